@@ -1,0 +1,24 @@
+"""Persistence: SQLModel tables, engine setup (SQLite default, PostgreSQL for teams),
+schema versions, and the queries the rest of wb uses.
+
+``store`` never imports ``workbench`` or ``lenses``. ``store.records`` is pure data
+(no database imports) and is the vocabulary every layer shares. sqlmodel loads only
+when a store is opened.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+
+def open_store(url: str | None = None, *, create: bool = True) -> "Store":
+    """Open (and create or upgrade when ``create``) the store at ``url``; see ``store.api``."""
+    from store.api import open_store as _open
+
+    return _open(url, create=create)
+
+
+__all__ = ["open_store"]

@@ -1,0 +1,85 @@
+"""The shared vocabulary: runs, their dimensions and columns (pure data, no database).
+
+A ``RunRecord`` is one observation window of one workload, normalized: every importer
+(native captures, Kineto traces, benchmark results, scrapes, sacct) produces these,
+and nothing downstream knows which file format a run came from.
+
+Missing values are unknown, never zero: numeric columns are float64 with NaN for a
+missing value, string columns use ``""``; a dimension that is absent is simply not
+in ``dimensions``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+DimensionSource = Literal["declared", "measured", "derived"]
+DIMENSION_SOURCES: tuple[str, ...] = ("declared", "measured", "derived")
+
+WindowKind = Literal["steady", "startup", "checkpointing", "mixed"]
+WINDOW_KINDS: tuple[str, ...] = ("steady", "startup", "checkpointing", "mixed")
+
+LENSES: tuple[str, ...] = ("inference", "training", "fleet")
+
+# The columnar table every run has; importers may add others ("operations",
+# "timeline", "gpu", ...), each a mapping of column name to a 1-D array.
+SAMPLES = "samples"
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A dimension's value and where it came from.
+
+    ``declared``: stated by a label, a file's metadata or the user (``--dim``);
+    ``measured``: read from the data itself (device identity in a trace);
+    ``derived``: computed from the samples (request mix from token counts).
+    """
+
+    value: Any
+    source: DimensionSource = "declared"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": self.value, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Work:
+    """The valid work a run completed: ``amount`` of ``unit`` (tokens, samples, GPU-hours)."""
+
+    unit: str
+    amount: float | None = None
+
+
+@dataclass
+class RunRecord:
+    lens: str
+    label: str
+    dimensions: dict[str, Dimension] = field(default_factory=dict)
+    # {"kind": "steady", "warmup_excluded": 20, "policy": "...", ...}
+    window: dict[str, Any] = field(default_factory=lambda: {"kind": "steady"})
+    work: Work | None = None
+    quality: dict[str, float] = field(default_factory=dict)
+    # Everything else worth keeping: recorded_at, unknown keys, pool capacity, ...
+    meta: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    # The input files this run came from (a subset of what was imported).
+    sources: list[Path] = field(default_factory=list)
+    # Set once the run is in a store.
+    id: int | None = None
+
+    @property
+    def samples(self) -> dict[str, np.ndarray]:
+        return self.tables.setdefault(SAMPLES, {})
+
+    @property
+    def sample_count(self) -> int:
+        cols = self.tables.get(SAMPLES) or {}
+        return len(next(iter(cols.values()))) if cols else 0
+
+    @property
+    def window_kind(self) -> str:
+        return str(self.window.get("kind", "steady"))

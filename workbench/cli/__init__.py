@@ -1,0 +1,104 @@
+"""The headless ``wb`` command line.
+
+Each command is a module in ``workbench/cli/commands/`` exposing ``command`` (a Click
+command or group); the module's name is the command's name (a trailing ``_`` is
+dropped, so ``import_.py`` is ``wb import``). Modules are imported only when their
+command runs or help is shown, and they keep heavy imports inside their functions,
+so ``wb --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+import sys
+
+import click
+
+from workbench import __version__
+from workbench.errors import EXIT_FAILURE, EXIT_INTERRUPTED, WbError
+
+_COMMANDS_PACKAGE = "workbench.cli.commands"
+
+
+def _command_modules() -> dict[str, str]:
+    from workbench.cli import commands
+
+    found = {}
+    for info in pkgutil.iter_modules(commands.__path__):
+        if info.name.startswith("_"):
+            continue
+        found[info.name.rstrip("_").replace("_", "-")] = info.name
+    return found
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_command_modules())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module_name = _command_modules().get(cmd_name)
+        if module_name is None:
+            return None
+        module = importlib.import_module(f"{_COMMANDS_PACKAGE}.{module_name}")
+        return module.command
+
+
+@click.group(
+    cls=_LazyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.option(
+    "--store",
+    "store_url",
+    envvar="WB_STORE",
+    metavar="URL",
+    help="Store URL (sqlite:///path or postgresql://...). Default: $XDG_DATA_HOME/wb/wb.sqlite.",
+)
+@click.option("--mouse", is_flag=True, help="Enable mouse support in the workbench TUI.")
+@click.version_option(__version__, "--version", prog_name="wb", message="%(prog)s %(version)s")
+@click.pass_context
+def cli(ctx: click.Context, store_url: str | None, mouse: bool) -> None:
+    """wb: find what changed in GPU performance, prove it, share the evidence.
+
+    With no command, opens the workbench TUI on the default store.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["store_url"] = store_url
+    if ctx.invoked_subcommand is None:
+        from workbench.cli.tui_launch import launch_tui
+
+        launch_tui(store_url=store_url, mouse=mouse)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: runs the CLI and turns errors into one line and an exit code."""
+    try:
+        cli.main(args=argv, prog_name="wb", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("wb: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:
+        click.echo("wb: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except WbError as exc:
+        from workbench.textsafe import clean
+
+        click.echo(f"wb: error: {clean(exc.message)}", err=True)
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        sys.exit(EXIT_FAILURE)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
+        if os.environ.get("WB_DEBUG"):
+            raise
+        from workbench.textsafe import clean
+
+        click.echo(f"wb: internal error: {type(exc).__name__}: {clean(str(exc))} (set WB_DEBUG=1 for a traceback)", err=True)
+        sys.exit(EXIT_FAILURE)

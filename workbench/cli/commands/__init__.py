@@ -1,0 +1,1 @@
+"""One module per ``wb`` command; see ``workbench.cli`` for the convention."""

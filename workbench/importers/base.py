@@ -1,0 +1,146 @@
+"""The importer contract: detect a format from content, read files into runs.
+
+An importer is a module in ``workbench/importers/`` with a module-level ``IMPORTER``
+(an instance of a subclass of :class:`Importer`). The registry finds them by listing
+the package, so adding a format touches no shared file. ``sniff`` must be cheap and
+decide from content (the first 64 KiB, decompressed), never from the file name.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from workbench.errors import BadInput
+from store.records import RunRecord
+
+HEAD_BYTES = 64 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What detection may look at: the path and the first bytes of content."""
+
+    path: Path
+    head: bytes  # decompressed when the file is gzip
+    compressed: bool
+
+    @property
+    def text(self) -> str:
+        return self.head.decode("utf-8", errors="replace")
+
+    @property
+    def stripped(self) -> str:
+        """The head without a UTF-8 BOM and leading whitespace."""
+        return self.text.lstrip("\ufeff \t\r\n")
+
+
+@dataclass
+class ImportOptions:
+    """What the user said on the command line that importers may use."""
+
+    label: str | None = None
+    # Importer-specific parameters (``--tz``, ``--from``, ``--to``, ``scrape_pair`` ...).
+    params: dict[str, Any] = field(default_factory=dict)
+    # Called with the number of raw (on-disk) bytes consumed so far in the current file.
+    progress: Callable[[Path, int, int], None] | None = None
+
+
+class Importer(ABC):
+    """One input format. ``name`` and ``version`` are recorded with every capture."""
+
+    name: str = ""
+    version: str = "1"
+    description: str = ""
+    # Lower runs first in detection; a specific format should beat a generic one.
+    priority: int = 50
+
+    @abstractmethod
+    def sniff(self, probe: Probe) -> bool:
+        """True when this importer recognises the content."""
+
+    @abstractmethod
+    def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        """Parse ``paths`` (all detected as this format) into runs.
+
+        Raise :class:`workbench.errors.BadInput` naming the file and place on any
+        fault; never return a partial run.
+        """
+
+
+def probe_file(path: Path) -> Probe:
+    """Read the head of ``path`` for detection, decompressing gzip."""
+    if path.is_dir():
+        raise BadInput(path, "is a directory where a file was expected")
+    try:
+        with open(path, "rb") as raw:
+            magic = raw.read(2)
+            raw.seek(0)
+            if magic == GZIP_MAGIC:
+                try:
+                    with gzip.GzipFile(fileobj=raw) as gz:
+                        head = gz.read(HEAD_BYTES)
+                except (OSError, EOFError, zlib.error) as exc:
+                    # A short file may be truncated right in the head: say so plainly.
+                    raise BadInput(path, f"corrupt or truncated gzip ({exc})") from None
+                return Probe(path, head, True)
+            return Probe(path, raw.read(HEAD_BYTES), False)
+    except PermissionError:
+        raise BadInput(path, "cannot be read (permission denied)") from None
+    except FileNotFoundError:
+        raise BadInput(path, "no such file") from None
+    except IsADirectoryError:
+        raise BadInput(path, "is a directory where a file was expected") from None
+    except OSError as exc:
+        raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+
+
+class CountingReader(io.RawIOBase):
+    """A raw file wrapper that reports how many on-disk bytes were consumed."""
+
+    def __init__(self, raw: IO[bytes], on_progress: Callable[[int], None] | None) -> None:
+        self._raw = raw
+        self._on_progress = on_progress
+        self.consumed = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._raw.readinto(buffer)
+        if n:
+            self.consumed += n
+            if self._on_progress is not None:
+                self._on_progress(self.consumed)
+        return n or 0
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def open_binary(path: Path, on_progress: Callable[[int], None] | None = None) -> IO[bytes]:
+    """Open ``path`` for streaming, transparently decompressing gzip.
+
+    Decompression errors surface from ``read`` as ``OSError``/``EOFError``/``zlib.error``;
+    use :func:`read_errors` to turn them into :class:`BadInput`.
+    """
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+    counted = io.BufferedReader(CountingReader(raw, on_progress), buffer_size=1 << 20)
+    if counted.peek(2)[:2] == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=counted, mode="rb")  # type: ignore[return-value]
+    return counted
+
+
+# Exceptions a streaming read of a (possibly gzip) file raises on damaged input.
+READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
