@@ -1,0 +1,182 @@
+"""Read a pickle that holds only plain data, without ever running ``pickle.load``.
+
+NCCL flight-recorder dumps are pickles written by ``torch::jit::Pickler``: generic dicts,
+lists, tuples, strings, numbers, booleans and ``None``. A pickle is a program for a small
+stack machine, and some of its instructions import names and call them (``GLOBAL``,
+``REDUCE``, ...), so loading an untrusted dump with ``pickle.load`` can run any code.
+
+This module interprets the opcode stream itself (``pickletools.genops`` decodes it) and
+knows how to build only plain containers and scalars. Every opcode that could import a
+name, call something or construct an object is refused before anything else happens; there
+is no path from the input to a function call. Refusal raises :class:`UnsafePickle`.
+"""
+
+from __future__ import annotations
+
+import io
+import pickletools
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from workbench.errors import BadInput
+
+#: Default cap on the size of a pickle we are willing to read (dumps are kilobytes to megabytes).
+MAX_BYTES = 256 * 1024 * 1024
+
+# Opcodes that import, call or construct: never interpreted (listed for the error message
+# and the docs; anything not in _ALLOWED is refused too).
+REFUSED = frozenset(
+    {
+        "GLOBAL", "STACK_GLOBAL", "REDUCE", "BUILD", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX",
+        "EXT1", "EXT2", "EXT4", "PERSID", "BINPERSID", "BYTEARRAY8", "NEXT_BUFFER",
+        "READONLY_BUFFER",
+    }
+)
+
+_SCALARS = frozenset(
+    {
+        "INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4", "FLOAT", "BINFLOAT",
+        "STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE",
+        "BINUNICODE8", "BINBYTES", "SHORT_BINBYTES", "BINBYTES8",
+    }
+)
+_ALLOWED = _SCALARS | {
+    "PROTO", "FRAME", "STOP", "MARK", "POP", "POP_MARK", "DUP",
+    "NONE", "NEWTRUE", "NEWFALSE",
+    "EMPTY_DICT", "DICT", "SETITEM", "SETITEMS",
+    "EMPTY_LIST", "LIST", "APPEND", "APPENDS",
+    "EMPTY_TUPLE", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3",
+    "EMPTY_SET", "ADDITEMS", "FROZENSET",
+    "PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE", "GET", "BINGET", "LONG_BINGET",
+}
+
+
+class UnsafePickle(BadInput):
+    """The pickle asks for an import, a call or an object construction: refused."""
+
+
+class _Mark:
+    __slots__ = ()
+
+
+_MARK = _Mark()
+
+
+def _pop_to_mark(stack: list[Any]) -> list[Any]:
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i] is _MARK:
+            items = stack[i + 1 :]
+            del stack[i:]
+            return items
+    raise ValueError("no MARK on the stack")
+
+
+def loads_plain(data: bytes, *, source: str | Path | None = None) -> Any:
+    """Decode ``data`` (a pickle of plain containers and scalars) without running code."""
+    return load_plain(io.BytesIO(data), source=source)
+
+
+def load_path(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Any:
+    path = Path(path)
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise BadInput(path, f"pickle is {size} bytes, over the {max_bytes}-byte limit")
+    with path.open("rb") as fh:
+        return load_plain(fh, source=path)
+
+
+def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
+    """Interpret the opcode stream in ``stream``; refuse anything but plain data."""
+    stack: list[Any] = []
+    memo: dict[int, Any] = {}
+    try:
+        for opcode, arg, pos in pickletools.genops(stream):
+            name = opcode.name
+            where = f"byte {pos}" if pos is not None else None
+            if name not in _ALLOWED:
+                raise UnsafePickle(
+                    source,
+                    f"refused pickle opcode {name}: it can import or call code "
+                    "(only plain dicts, lists, tuples, strings and numbers are read)",
+                    where=where,
+                )
+            if name in _SCALARS:
+                stack.append(arg)
+            elif name == "STOP":
+                if len(stack) != 1:
+                    raise ValueError("STOP with a malformed stack")
+                return stack.pop()
+            elif name in ("PROTO", "FRAME"):
+                continue
+            elif name == "MARK":
+                stack.append(_MARK)
+            elif name == "POP":
+                stack.pop()
+            elif name == "POP_MARK":
+                _pop_to_mark(stack)
+            elif name == "DUP":
+                stack.append(stack[-1])
+            elif name == "NONE":
+                stack.append(None)
+            elif name == "NEWTRUE":
+                stack.append(True)
+            elif name == "NEWFALSE":
+                stack.append(False)
+            elif name == "EMPTY_DICT":
+                stack.append({})
+            elif name == "DICT":
+                items = _pop_to_mark(stack)
+                stack.append(dict(zip(items[::2], items[1::2], strict=True)))
+            elif name == "SETITEM":
+                value, key = stack.pop(), stack.pop()
+                _as(stack[-1], dict)[key] = value
+            elif name == "SETITEMS":
+                items = _pop_to_mark(stack)
+                _as(stack[-1], dict).update(zip(items[::2], items[1::2], strict=True))
+            elif name == "EMPTY_LIST":
+                stack.append([])
+            elif name == "LIST":
+                stack.append(_pop_to_mark(stack))
+            elif name == "APPEND":
+                value = stack.pop()
+                _as(stack[-1], list).append(value)
+            elif name == "APPENDS":
+                items = _pop_to_mark(stack)
+                _as(stack[-1], list).extend(items)
+            elif name == "EMPTY_TUPLE":
+                stack.append(())
+            elif name == "TUPLE":
+                stack.append(tuple(_pop_to_mark(stack)))
+            elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
+                n = int(name[-1])
+                if len(stack) < n:
+                    raise ValueError(f"{name} on a short stack")
+                items = stack[-n:]
+                del stack[-n:]
+                stack.append(tuple(items))
+            elif name == "EMPTY_SET":
+                stack.append(set())
+            elif name == "ADDITEMS":
+                items = _pop_to_mark(stack)
+                _as(stack[-1], set).update(items)
+            elif name == "FROZENSET":
+                stack.append(frozenset(_pop_to_mark(stack)))
+            elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                memo[int(arg)] = stack[-1]
+            elif name == "MEMOIZE":
+                memo[len(memo)] = stack[-1]
+            elif name in ("GET", "BINGET", "LONG_BINGET"):
+                stack.append(memo[int(arg)])
+            else:  # pragma: no cover - _ALLOWED and the branches above are kept in step
+                raise UnsafePickle(source, f"pickle opcode {name} is not handled", where=where)
+    except UnsafePickle:
+        raise
+    except (ValueError, KeyError, IndexError, TypeError, EOFError, UnicodeDecodeError) as exc:
+        raise BadInput(source, f"not a readable pickle ({type(exc).__name__}: {exc})") from None
+    raise BadInput(source, "pickle ended without STOP (truncated?)")
+
+
+def _as(obj: Any, kind: type) -> Any:
+    if not isinstance(obj, kind):
+        raise TypeError(f"expected a {kind.__name__} on the stack, found {type(obj).__name__}")
+    return obj
