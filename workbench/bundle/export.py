@@ -1,0 +1,175 @@
+"""Building and writing a bundle from plain data (no store here: the caller gathers it).
+
+``workbench.investigations`` collects an investigation's records from the store and
+hands them to :func:`build_bundle` as dicts; this module decides the bundle's shape,
+applies :func:`bundle_value` (NFC, big integers as strings, no NaN), computes the
+recipe / results / samples digests and the checksum.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from workbench.bundle.canonical import bundle_value, digest_set
+from workbench.bundle.columns import encode_tables
+from workbench.bundle.format import (
+    FORMAT,
+    FORMAT_VERSION,
+    OBSERVATION_LABEL,
+    CanonicalParts,
+    checksum_member,
+)
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _digested(content: Any) -> dict[str, Any]:
+    return {"digest": digest_set(content), "content": content}
+
+
+def verdict_of(result: Mapping[str, Any]) -> str | None:
+    """The verdict a compare result states for its primary metric, if any."""
+    primary = result.get("primary") if isinstance(result, Mapping) else None
+    effect = primary.get("effect") if isinstance(primary, Mapping) else None
+    verdict = effect.get("verdict") if isinstance(effect, Mapping) else None
+    return verdict if isinstance(verdict, str) else None
+
+
+def build_bundle(
+    *,
+    investigation: Mapping[str, Any],
+    runs: Iterable[Mapping[str, Any]],
+    captures: Iterable[Mapping[str, Any]],
+    comparisons: Iterable[Mapping[str, Any]],
+    observations: Iterable[Mapping[str, Any]],
+    hypotheses: Iterable[Mapping[str, Any]],
+    rerun_plans: Iterable[Mapping[str, Any]] = (),
+    rerun_comparisons: Iterable[Mapping[str, Any]] = (),
+    samples: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+    tool: Mapping[str, str] | None = None,
+    created_at: str | None = None,
+) -> dict[str, Any]:
+    """A complete bundle, checksum included.
+
+    ``comparisons``: ``{"ref", "baseline": [run refs], "candidate": [...],
+    "parameters": {"lens", "changes", "accepts"}, "engine": {...}, "result": {...}}``.
+    ``captures``: ``{"sha256", "size", "name", "format", "importer", "importer_version",
+    "imported_at"}``. ``samples``: ``{run ref: {table: {column: array}}}`` or None.
+    """
+    if tool is None:
+        from workbench import TOOL_NAME, __version__
+
+        tool = {"name": TOOL_NAME, "version": __version__}
+    comparisons = [dict(c) for c in comparisons]
+    frame = bundle_value(dict(investigation))
+    recipe = bundle_value(
+        {
+            "comparisons": [
+                {k: c.get(k) for k in ("ref", "baseline", "candidate", "parameters", "engine")} for c in comparisons
+            ],
+            "declared_changes": frame.get("intended_change"),
+            "acceptances": [
+                {"comparison": c.get("ref"), "dimension": dim, "why": why}
+                for c in comparisons
+                for dim, why in sorted(((c.get("parameters") or {}).get("accepts") or {}).items())
+            ],
+            "guardrails": frame.get("guardrails"),
+            "rerun_plans": list(rerun_plans),
+        }
+    )
+    results = bundle_value(
+        {
+            "comparisons": [{"ref": c.get("ref"), "result": c.get("result")} for c in comparisons],
+            "verdicts": [
+                {
+                    "comparison": c.get("ref"),
+                    "comparable": bool((c.get("result") or {}).get("comparable")),
+                    "verdict": verdict_of(c.get("result") or {}),
+                }
+                for c in comparisons
+            ],
+            "rerun_comparisons": list(rerun_comparisons),
+        }
+    )
+    subject = [
+        {
+            "name": c.get("name"),
+            "digest": {"sha256": c.get("sha256")},
+            "size": c.get("size"),
+            "annotations": {
+                "format": c.get("format"),
+                "importer": c.get("importer"),
+                "importer_version": c.get("importer_version"),
+                "imported_at": c.get("imported_at"),
+            },
+        }
+        for c in _unique_captures(captures)
+    ]
+    bundle: dict[str, Any] = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "tool": bundle_value(dict(tool)),
+        "created_at": created_at or utc_now(),
+        "text_normalization": "NFC",
+        "investigation": frame,
+        "runs": bundle_value(list(runs)),
+        "subject": bundle_value(subject),
+        "recipe": _digested(recipe),
+        "results": _digested(results),
+        "observations": bundle_value([{**o, "label": OBSERVATION_LABEL} for o in observations]),
+        "hypotheses": bundle_value(list(hypotheses)),
+    }
+    if samples is not None:
+        bundle["samples"] = _digested({"runs": {ref: encode_tables(t) for ref, t in samples.items()}})
+    return seal(bundle)
+
+
+def _unique_captures(captures: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    seen: dict[str, Mapping[str, Any]] = {}
+    for c in captures:
+        seen.setdefault(str(c.get("sha256")), c)
+    return [seen[k] for k in sorted(seen)]
+
+
+def seal(bundle: dict[str, Any]) -> dict[str, Any]:
+    """``bundle`` with its checksum member (re)computed; the digests inside are not touched."""
+    body = {k: v for k, v in bundle.items() if k != "checksum"}
+    body["checksum"] = checksum_member(CanonicalParts(body))
+    return body
+
+
+def reseal_digests(bundle: dict[str, Any]) -> dict[str, Any]:
+    """Recompute every content digest and the checksum (what a forger would do; tests use it)."""
+    body = dict(bundle)
+    for name in ("recipe", "results", "samples"):
+        if isinstance(body.get(name), dict) and "content" in body[name]:
+            body[name] = _digested(body[name]["content"])
+    return seal(body)
+
+
+def dumps(bundle: Mapping[str, Any]) -> str:
+    """Readable JSON text (verification recanonicalizes, so layout does not matter)."""
+    return json.dumps(bundle, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+def write_bundle(bundle: Mapping[str, Any], path: str | Path) -> Path:
+    """Write atomically: a failed write leaves no partial bundle behind."""
+    path = Path(path)
+    text = dumps(bundle).encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

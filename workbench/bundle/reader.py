@@ -1,0 +1,133 @@
+"""Reading a bundle strictly: what we cannot canonicalize, we refuse.
+
+Python's ``json`` module silently keeps the last of two duplicate keys, accepts
+``NaN`` and ``Infinity``, turns ``1e400`` into ``inf`` and reads any integer; each of
+those would let two readers see different bundles under one checksum. Here each is
+an error that names the place. Size is checked before reading, nesting after.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from workbench.bundle.canonical import MAX_SAFE_INTEGER
+from workbench.errors import BadInput
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_DEPTH = 64
+
+
+class _Refused(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Refused(f"duplicate key {key!r} in one object")
+        out[key] = value
+    return out
+
+
+def _no_constants(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number (a missing value is null)")
+
+
+def _safe_int(text: str) -> int:
+    value = int(text)
+    if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        raise _Refused(f"integer {text[:40]} is outside ±(2^53−1); large integers must be strings")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _Refused(f"number {text[:40]} overflows a double")
+    return value
+
+
+def parse_strict(data: bytes | str, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """Parse JSON text refusing duplicate keys, NaN/Infinity, unsafe integers,
+    lone surrogates, text that is not NFC, and nesting deeper than ``max_depth``."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise BadInput(source, f"not UTF-8 text ({exc.reason})", where=f"byte {exc.start}") from None
+    try:
+        doc = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constants,
+            parse_int=_safe_int,
+            parse_float=_finite_float,
+        )
+    except _Refused as exc:
+        raise BadInput(source, str(exc)) from None
+    except RecursionError:
+        raise BadInput(source, f"nested deeper than {max_depth} levels") from None
+    except json.JSONDecodeError as exc:
+        raise BadInput(source, f"not valid JSON: {exc.msg}", where=f"line {exc.lineno} column {exc.colno}") from None
+    check_tree(doc, source=source, max_depth=max_depth)
+    return doc
+
+
+def check_tree(doc: Any, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+    """Walk ``doc`` iteratively: nesting depth, valid Unicode, NFC text."""
+    stack: list[tuple[Any, str, int]] = [(doc, "$", 0)]
+    while stack:
+        node, where, depth = stack.pop()
+        if depth > max_depth:
+            raise BadInput(source, f"nested deeper than {max_depth} levels", where=_short(where))
+        if isinstance(node, dict):
+            for key, value in node.items():
+                _check_text(key, f"{where} (key)", source)
+                stack.append((value, f"{where}.{key}", depth + 1))
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                stack.append((value, f"{where}[{i}]", depth + 1))
+        elif isinstance(node, str):
+            _check_text(node, where, source)
+
+
+def _check_text(text: str, where: str, source: str | Path | None) -> None:
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=_short(where)) from None
+    if not unicodedata.is_normalized("NFC", text):
+        raise BadInput(source, "text is not NFC-normalized (bundles carry NFC text only)", where=_short(where))
+
+
+def _short(where: str, limit: int = 120) -> str:
+    from workbench.textsafe import clean
+
+    where = clean(where)
+    return where if len(where) <= limit else "…" + where[-limit:]
+
+
+def read_bundle_file(
+    path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH
+) -> dict[str, Any]:
+    """Read and strictly parse the bundle at ``path``; :class:`BadInput` on any fault."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise BadInput(path, f"{size / 1e6:.1f} MB is over the {max_bytes / 2**20:.0f} MiB limit for bundles (raise it with --max-size)")
+        with path.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise BadInput(path, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:  # grew while we read, or not a regular file
+        raise BadInput(path, f"over the {max_bytes / 2**20:.0f} MiB limit for bundles")
+    doc = parse_strict(data, source=path, max_depth=max_depth)
+    if not isinstance(doc, dict):
+        raise BadInput(path, "a bundle is a JSON object")
+    return doc

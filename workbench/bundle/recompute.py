@@ -1,0 +1,122 @@
+"""``verify --recompute``: re-derive every comparison from the embedded samples.
+
+Integrity (digests) and correctness are separate claims. A forger who edits the
+results and recomputes every digest passes the integrity check; recompute catches
+them by running the same compare engine on runs rebuilt from the bundle and checking
+each recorded result against the recomputed one. Floats are compared within a
+tolerance (another machine or numpy version may differ in the last bits), everything
+else exactly; the report says "within tolerance", never "identical".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from workbench.bundle.canonical import bundle_value
+from workbench.bundle.columns import decode_tables
+from workbench.bundle.verify import Check
+from workbench.errors import UsageError
+
+REL_TOL = 1e-9
+ABS_TOL = 1e-12
+MAX_DIFFS = 5
+
+
+def default_engine() -> Callable[..., Any]:
+    try:
+        from workbench.compare import compare
+    except ImportError as exc:
+        raise UsageError(f"--recompute needs the compare engine, which is not available here ({exc})") from None
+    return compare
+
+
+def rebuild_runs(bundle: dict[str, Any]) -> dict[str, Any]:
+    """RunRecords keyed by ref, from ``runs`` and the embedded ``samples``."""
+    from store.records import Dimension, RunRecord, Work
+
+    tables_by_ref = ((bundle.get("samples") or {}).get("content") or {}).get("runs") or {}
+    runs = {}
+    for entry in bundle.get("runs") or []:
+        ref = entry["ref"]
+        work = entry.get("work")
+        runs[ref] = RunRecord(
+            lens=entry.get("lens", ""),
+            label=entry.get("label", ""),
+            dimensions={k: Dimension(d.get("value"), d.get("source", "declared")) for k, d in (entry.get("dimensions") or {}).items()},
+            window=dict(entry.get("window") or {"kind": "steady"}),
+            work=Work(work.get("unit", ""), work.get("amount")) if isinstance(work, dict) else None,
+            quality={k: (math.nan if v is None else v) for k, v in (entry.get("quality") or {}).items()},
+            meta=dict(entry.get("meta") or {}),
+            tables=decode_tables(tables_by_ref.get(ref) or {}, where=f"samples.{ref}"),
+            id=entry.get("id"),
+        )
+    return runs
+
+
+def recompute_results(bundle: dict[str, Any], *, engine: Callable[..., Any] | None = None) -> list[Check]:
+    engine = engine or default_engine()
+    try:
+        runs = rebuild_runs(bundle)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        return [Check("recompute", False, f"cannot rebuild runs from the bundle: {exc}")]
+    recorded = {c.get("ref"): c.get("result") for c in bundle["results"]["content"].get("comparisons", [])}
+    out = []
+    for i, spec in enumerate(bundle["recipe"]["content"].get("comparisons", [])):
+        ref = spec.get("ref")
+        part = f"results.comparisons[{i}] {ref}"
+        params = spec.get("parameters") or {}
+        try:
+            base = [runs[r] for r in spec.get("baseline", [])]
+            cand = [runs[r] for r in spec.get("candidate", [])]
+        except KeyError as exc:
+            out.append(Check(part, False, f"run {exc} has no embedded samples"))
+            continue
+        try:
+            result = engine(
+                base,
+                cand,
+                lens=params.get("lens"),
+                changes={k: tuple(v) for k, v in (params.get("changes") or {}).items()},
+                accepts=dict(params.get("accepts") or {}),
+            )
+        except Exception as exc:  # noqa: BLE001 - a bundle the engine cannot digest is a failed check
+            out.append(Check(part, False, f"the compare engine failed: {type(exc).__name__}: {exc}"))
+            continue
+        fresh = bundle_value(result.to_json() if hasattr(result, "to_json") else result)
+        diffs = list(differences(recorded.get(ref), fresh, "result"))
+        if diffs:
+            shown = "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
+            out.append(Check(part, False, f"recorded result differs from the recomputed one: {shown}"))
+        else:
+            out.append(Check(part, True, f"recomputed from {len(base)}+{len(cand)} runs' samples; equal within tolerance (rel {REL_TOL:g})"))
+    if not out:
+        out.append(Check("recompute", False, "the recipe lists no comparisons to recompute"))
+    return out
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def differences(recorded: Any, fresh: Any, where: str):
+    """Yield ``where: recorded X, recomputed Y`` for each leaf that differs."""
+    if _number(recorded) and _number(fresh):
+        if not math.isclose(recorded, fresh, rel_tol=REL_TOL, abs_tol=ABS_TOL):
+            yield f"{where}: recorded {recorded!r}, recomputed {fresh!r}"
+    elif isinstance(recorded, dict) and isinstance(fresh, dict):
+        for key in sorted(set(recorded) | set(fresh)):
+            if key not in fresh:
+                yield f"{where}.{key}: recorded but not recomputed"
+            elif key not in recorded:
+                yield f"{where}.{key}: recomputed but not recorded"
+            else:
+                yield from differences(recorded[key], fresh[key], f"{where}.{key}")
+    elif isinstance(recorded, list) and isinstance(fresh, list):
+        if len(recorded) != len(fresh):
+            yield f"{where}: {len(recorded)} items recorded, {len(fresh)} recomputed"
+        for i, (a, b) in enumerate(zip(recorded, fresh)):
+            yield from differences(a, b, f"{where}[{i}]")
+    elif recorded != fresh or type(recorded) is not type(fresh):
+        yield f"{where}: recorded {str(recorded)[:60]!r}, recomputed {str(fresh)[:60]!r}"

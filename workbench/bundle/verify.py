@@ -1,0 +1,226 @@
+"""Verifying a bundle offline: no store, no GPU, no network, no Textual.
+
+This module (and everything it imports) must stay importable with ``store``,
+``sqlmodel`` and ``textual`` unavailable; a test enforces it in a subprocess.
+Recompute (``--recompute``) is the exception: it needs the compare engine, and loads
+it only when asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.bundle.format import (
+    CANONICALIZATION,
+    CHECKSUM_COVERS,
+    DIGEST_ALG,
+    DIGESTED_PARTS,
+    FORMAT,
+    SUPPORTED_MAJOR,
+    UNSIGNED_NOTE,
+    CanonicalParts,
+)
+from workbench.errors import BadInput, UsageError
+
+REQUIRED_MEMBERS = ("format", "format_version", "tool", "investigation", "recipe", "results", "checksum")
+
+
+@dataclass
+class Check:
+    part: str
+    ok: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"part": self.part, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass
+class VerifyReport:
+    source: str
+    format_version: str
+    tool: dict[str, Any]
+    checks: list[Check] = field(default_factory=list)
+    recompute: list[Check] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks) and all(c.ok for c in self.recompute or [])
+
+    @property
+    def mismatched(self) -> list[str]:
+        return [c.part for c in [*self.checks, *(self.recompute or [])] if not c.ok]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bundle": self.source,
+            "format": FORMAT,
+            "format_version": self.format_version,
+            "tool": self.tool,
+            "valid": self.ok,
+            "integrity": "ok" if self.ok else "mismatch",
+            "mismatched": self.mismatched,
+            "checks": [c.to_json() for c in self.checks],
+            "recompute": None if self.recompute is None else [c.to_json() for c in self.recompute],
+            "signed": False,
+            "authenticity": "not signed",
+            "note": UNSIGNED_NOTE,
+        }
+
+
+def check_format(bundle: dict[str, Any], *, source: str | Path | None = None) -> str:
+    """Fail closed on anything that is not a bundle version we understand."""
+    if bundle.get("format") != FORMAT:
+        raise BadInput(source, f"not a wb evidence bundle (format is {str(bundle.get('format'))[:60]!r}, expected {FORMAT!r})")
+    version = bundle.get("format_version")
+    major = str(version).split(".")[0] if isinstance(version, str) else ""
+    if not major.isdigit() or int(major) != SUPPORTED_MAJOR:
+        raise BadInput(source, f"unsupported bundle format version {str(version)[:20]!r} (this wb reads {SUPPORTED_MAJOR}.x)")
+    return version
+
+
+def verify_bundle(
+    bundle: dict[str, Any],
+    *,
+    source: str | Path = "bundle",
+    captures_dir: str | Path | None = None,
+    recompute: bool = False,
+    engine: Callable[..., Any] | None = None,
+) -> VerifyReport:
+    """Recheck the checksum, every part's digest, optionally the capture files and the results."""
+    version = check_format(bundle, source=source)
+    tool = bundle.get("tool") if isinstance(bundle.get("tool"), dict) else {}
+    report = VerifyReport(source=str(source), format_version=version, tool=tool)
+    checks = report.checks
+    missing = [m for m in REQUIRED_MEMBERS if m not in bundle]
+    if missing:
+        checks.append(Check("structure", False, f"missing member(s): {', '.join(missing)}"))
+    try:
+        parts = CanonicalParts(bundle)
+    except Exception as exc:  # rfc8785.CanonicalizationError: only an unchecked in-memory dict gets here
+        raise BadInput(source, f"cannot canonicalize: {exc}") from None
+    checks.extend(_checksum_checks(bundle.get("checksum"), parts))
+    for name in DIGESTED_PARTS:
+        if name in bundle:
+            checks.append(_digest_check(name, bundle[name], parts))
+    if captures_dir is not None:
+        checks.extend(check_captures(bundle.get("subject"), Path(captures_dir)))
+    if recompute:
+        if not isinstance(bundle.get("samples"), dict):
+            raise UsageError(f"{source}: --recompute needs a bundle exported with --embed-samples")
+        from workbench.bundle.recompute import recompute_results
+
+        report.recompute = recompute_results(bundle, engine=engine)
+    return report
+
+
+def _checksum_checks(member: Any, parts: CanonicalParts) -> list[Check]:
+    if not isinstance(member, dict):
+        return [Check("checksum", False, "checksum member missing or not an object")]
+    expected = {"alg": DIGEST_ALG, "canonicalization": CANONICALIZATION, "covers": CHECKSUM_COVERS, "signed": False}
+    odd = [k for k, v in expected.items() if member.get(k) != v or type(member.get(k)) is not type(v)]
+    if odd:
+        return [Check("checksum", False, f"unsupported checksum settings: {', '.join(odd)}")]
+    out = []
+    computed = parts.checksum
+    recorded = member.get("value")
+    recorded_parts = member.get("parts") if isinstance(member.get("parts"), dict) else {}
+    computed_parts = parts.part_digests
+    changed = sorted(
+        name for name in set(recorded_parts) | set(computed_parts) if recorded_parts.get(name) != computed_parts.get(name)
+    )
+    if recorded == computed:
+        out.append(Check("checksum", True, f"sha256 {computed} over the RFC 8785 form without the checksum"))
+    else:
+        where = f"; changed part(s): {', '.join(changed)}" if changed else ""
+        out.append(Check("checksum", False, f"recorded {str(recorded)[:64]}, computed {computed}{where}"))
+    for name in changed:
+        if name not in computed_parts:
+            detail = "listed in the checksum but absent from the bundle"
+        elif name not in recorded_parts:
+            detail = "present in the bundle but not covered by the recorded part digests"
+        else:
+            detail = f"part digest differs (recorded {str(recorded_parts[name])[:64]}, computed {computed_parts[name]})"
+        out.append(Check(f"checksum.parts.{name}", False, detail))
+    if not changed and recorded == computed:
+        out.append(Check("parts", True, f"{len(computed_parts)} part digests match: {', '.join(sorted(computed_parts))}"))
+    return out
+
+
+def _digest_check(name: str, member: Any, parts: CanonicalParts) -> Check:
+    if name not in parts.content_digests:
+        return Check(name, False, "expected an object with exactly 'digest' and 'content'")
+    digest = member.get("digest")
+    recorded = digest.get("sha256") if isinstance(digest, dict) and set(digest) == {"sha256"} else None
+    computed = parts.content_digests[name]
+    if recorded == computed:
+        return Check(name, True, f"content sha256 {computed}")
+    return Check(name, False, f"content digest mismatch: recorded {str(recorded)[:64]}, computed {computed}")
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_captures(subject: Any, directory: Path) -> list[Check]:
+    """Match each recorded capture to a file under ``directory`` by content digest.
+
+    Files are matched by digest, so a renamed copy still counts; a file with the
+    recorded name but other content is reported as changed.
+    """
+    if not directory.is_dir():
+        raise UsageError(f"{directory}: not a directory")
+    if not isinstance(subject, list):
+        return [Check("captures", False, "the bundle lists no captures (subject)")]
+    by_digest: dict[str, Path] = {}
+    by_name: dict[str, Path] = {}
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        by_name.setdefault(path.name, path)
+        by_digest.setdefault(_file_sha256(path), path)
+    out = []
+    for i, entry in enumerate(subject):
+        entry = entry if isinstance(entry, dict) else {}
+        name = str(entry.get("name"))
+        want = (entry.get("digest") or {}).get("sha256") if isinstance(entry.get("digest"), dict) else None
+        part = f"captures[{i}] {name}"
+        if want in by_digest:
+            found = by_digest[want]
+            size_ok = entry.get("size") in (None, found.stat().st_size)
+            out.append(Check(part, size_ok, f"{found} sha256 matches" + ("" if size_ok else "; size differs")))
+        elif Path(name).name in by_name:
+            out.append(Check(part, False, f"{by_name[Path(name).name]} has other content than recorded (sha256 {str(want)[:16]}…)"))
+        else:
+            out.append(Check(part, False, f"no file under {directory} has the recorded sha256 {str(want)[:16]}…"))
+    return out
+
+
+def format_report(report: VerifyReport) -> str:
+    """The human-readable report (the caller escapes nothing: every string is cleaned here)."""
+    from workbench.textsafe import clean
+
+    tool = report.tool
+    lines = [
+        f"{clean(report.source)}: {FORMAT} {clean(report.format_version)}, "
+        f"made by {clean(tool.get('name', '?'))} {clean(tool.get('version', '?'))}"
+    ]
+    width = max([len(c.part) for c in [*report.checks, *(report.recompute or [])]] + [8])
+    for title, checks in (("integrity", report.checks), ("recompute", report.recompute)):
+        if checks is None:
+            continue
+        lines.append(f"{title}:")
+        for c in checks:
+            lines.append(f"  {'ok  ' if c.ok else 'FAIL'}  {clean(c.part):<{width}}  {clean(c.detail)}")
+    if report.ok:
+        lines.append("result: VALID — every checked digest matches" + (" and the results recompute within tolerance" if report.recompute else ""))
+    else:
+        lines.append(f"result: MISMATCH in {clean(', '.join(report.mismatched))}")
+    lines.append("authenticity: not signed. " + UNSIGNED_NOTE)
+    return "\n".join(lines)
