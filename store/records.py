@@ -20,8 +20,10 @@ import numpy as np
 DimensionSource = Literal["declared", "measured", "derived"]
 DIMENSION_SOURCES: tuple[str, ...] = ("declared", "measured", "derived")
 
-WindowKind = Literal["steady", "startup", "checkpointing", "mixed"]
+WindowKind = Literal["steady", "startup", "checkpointing", "mixed", "unknown"]
 WINDOW_KINDS: tuple[str, ...] = ("steady", "startup", "checkpointing", "mixed")
+# A capture that does not say which window it is gets kind "unknown", never a guess.
+UNKNOWN_WINDOW = "unknown"
 
 LENSES: tuple[str, ...] = ("inference", "training", "fleet")
 
@@ -60,7 +62,7 @@ class RunRecord:
     label: str
     dimensions: dict[str, Dimension] = field(default_factory=dict)
     # {"kind": "steady", "warmup_excluded": 20, "policy": "...", ...}
-    window: dict[str, Any] = field(default_factory=lambda: {"kind": "steady"})
+    window: dict[str, Any] = field(default_factory=lambda: {"kind": UNKNOWN_WINDOW})
     work: Work | None = None
     quality: dict[str, float] = field(default_factory=dict)
     # Everything else worth keeping: recorded_at, unknown keys, pool capacity, ...
@@ -82,4 +84,4 @@ class RunRecord:
 
     @property
     def window_kind(self) -> str:
-        return str(self.window.get("kind", "steady"))
+        return str(self.window.get("kind", UNKNOWN_WINDOW))

@@ -17,7 +17,8 @@ import sys
 import click
 
 from workbench import __version__
-from workbench.errors import EXIT_FAILURE, EXIT_INTERRUPTED, WbError
+from store.errors import StoreError
+from workbench.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, WbError
 
 _COMMANDS_PACKAGE = "workbench.cli.commands"
 
@@ -93,6 +94,12 @@ def main(argv: list[str] | None = None) -> None:
 
         click.echo(f"wb: error: {clean(exc.message)}", err=True)
         sys.exit(exc.exit_code)
+    except StoreError as exc:
+        from store.errors import RunNotFound
+        from workbench.textsafe import clean
+
+        click.echo(f"wb: error: {clean(str(exc))}", err=True)
+        sys.exit(EXIT_USAGE if isinstance(exc, RunNotFound) else EXIT_FAILURE)
     except BrokenPipeError:
         sys.exit(EXIT_FAILURE)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback

@@ -1,0 +1,1 @@
+"""Bundled sample captures (data files) and their generators."""

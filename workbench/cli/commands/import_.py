@@ -1,0 +1,81 @@
+"""wb import: bring captures into the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+PROGRESS_MIN_BYTES = 8 << 20
+
+
+@click.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--label", help="Label for the imported run(s) instead of the file's own.")
+@click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Declare a dimension the file does not carry (repeatable).")
+@click.option("--scrape-pair", is_flag=True, help="Treat two Prometheus scrapes as before/after one run.")
+@click.option("--tz", help="Time zone of naive timestamps (e.g. sacct output), e.g. UTC or Europe/Paris.")
+@click.option("--from", "window_from", metavar="TIME", help="Start of the observation window (fleet).")
+@click.option("--to", "window_to", metavar="TIME", help="End of the observation window (fleet).")
+@click.option("--wait-target", "wait_target_s", type=float, metavar="SECONDS", help="Queue-wait target for service attainment (fleet).")
+@click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
+@click.pass_context
+def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims: tuple[str, ...], scrape_pair: bool,
+            tz: str | None, window_from: str | None, window_to: str | None, wait_target_s: float | None, as_json: bool) -> None:
+    """Import capture files or directories (format detected from content).
+
+    An import is one transaction: if any file is bad, nothing is written. A file
+    already in the store (same SHA-256) is skipped.
+    """
+    from workbench.cli.context import emit_json, open_store_from, stderr_console
+    from workbench.importers.base import ImportOptions
+    from workbench.ingest import import_files, parse_dim_options
+    from workbench.textsafe import markup_safe
+
+    declared = parse_dim_options(dims)
+    params = {k: v for k, v in {"scrape_pair": scrape_pair or None, "tz": tz, "window_from": window_from,
+                                "window_to": window_to, "wait_target_s": wait_target_s}.items() if v is not None}
+    err = stderr_console()
+    store = open_store_from(ctx)
+    with _progress(err, paths) as on_progress:
+        report = import_files(store, paths, ImportOptions(label=label, params=params, progress=on_progress), dims=declared)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    for path, why in report.skipped:
+        err.print(f"skipped {markup_safe(path)}: {markup_safe(why)}")
+    for path, run_ids in report.imported:
+        runs = ", ".join(map(str, run_ids)) if run_ids else "no runs"
+        click.echo(f"imported {path} -> run {runs}")
+    if not report.imported:
+        err.print("nothing new imported")
+
+
+class _progress:
+    """A progress bar on stderr for files big enough to wait for."""
+
+    def __init__(self, console, paths: tuple[Path, ...]) -> None:
+        self.console = console
+        self.big = any(p.is_file() and p.stat().st_size >= PROGRESS_MIN_BYTES for p in paths)
+        self.bar = None
+        self.tasks: dict[Path, int] = {}
+
+    def __enter__(self):
+        if not self.big:
+            return None
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=self.console, transient=True)
+        self.bar.__enter__()
+        return self._update
+
+    def _update(self, path: Path, done: int, total: int) -> None:
+        if path not in self.tasks:
+            from rich.markup import escape
+
+            self.tasks[path] = self.bar.add_task(escape(path.name), total=total or None)
+        self.bar.update(self.tasks[path], completed=done)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)

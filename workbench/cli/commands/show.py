@@ -1,0 +1,86 @@
+"""wb show: one run in full: dimensions with sources, window, work, samples, phases."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("show")
+@click.argument("run")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def command(ctx: click.Context, run: str, as_json: bool) -> None:
+    """Show RUN (an id or a label)."""
+    from workbench.cli.context import emit_json, open_store_from
+
+    store = open_store_from(ctx)
+    run_id = store.resolve_run(run)
+    record = store.load_run(run_id)
+    doc = run_document(record, [c for c in store.run_captures(run_id)])
+    if as_json:
+        emit_json(doc)
+    else:
+        _print(doc)
+
+
+def run_document(record, captures) -> dict:
+    from workbench.summary import run_summary
+
+    return {
+        "id": record.id,
+        "lens": record.lens,
+        "label": record.label,
+        "dimensions": {k: d.to_json() for k, d in sorted(record.dimensions.items())},
+        "window": record.window,
+        "work": {"unit": record.work.unit, "amount": record.work.amount} if record.work else None,
+        "quality": record.quality,
+        "samples": record.sample_count,
+        "tables": {name: {"rows": len(next(iter(cols.values()))) if cols else 0, "columns": sorted(cols)} for name, cols in record.tables.items()},
+        "phases": run_summary(record),
+        "captures": [
+            {"sha256": c.sha256, "name": c.name, "size": c.size, "format": c.format, "importer": f"{c.importer} {c.importer_version}", "imported_at": c.imported_at}
+            for c in captures
+        ],
+        "meta": record.meta,
+    }
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    return str(value)
+
+
+def _print(doc: dict) -> None:
+    from rich.table import Table
+
+    from workbench.cli.context import stdout_console
+    from workbench.textsafe import markup_safe as esc
+
+    console = stdout_console()
+    console.print(f"[bold]run {doc['id']}[/bold]  {esc(doc['label'])}  ({doc['lens']})")
+    window = doc["window"]
+    warm = window.get("warmup_excluded")
+    console.print(f"window: {esc(window.get('kind', 'unknown'))}" + (f", warm-up excluded: {esc(warm)}" if warm is not None else ""))
+    work = doc["work"]
+    console.print(f"work: {esc(_fmt(work['amount']))} {esc(work['unit'])}" if work else "work: unknown")
+    if doc["quality"]:
+        console.print("quality: " + ", ".join(f"{esc(k)}={_fmt(v)}" for k, v in doc["quality"].items()))
+    console.print(f"samples: {doc['samples']:,}")
+    dims = Table(title="dimensions", title_justify="left", box=None, header_style="bold")
+    for col in ("name", "value", "source"):
+        dims.add_column(col, overflow="fold")
+    for name, d in doc["dimensions"].items():
+        dims.add_row(esc(name), esc(d["value"]), d["source"])
+    console.print(dims)
+    if doc["phases"]:
+        phases = Table(title="phases (descriptive, pooled within this run)", title_justify="left", box=None, header_style="bold")
+        for col in ("column", "n", "missing", "mean", "p50", "p95"):
+            phases.add_column(col, justify="left" if col == "column" else "right")
+        for name, s in doc["phases"].items():
+            phases.add_row(esc(name), str(s["count"]), str(s["missing"]), _fmt(s["mean"]), _fmt(s["p50"]), _fmt(s["p95"]))
+        console.print(phases)
+    for c in doc["captures"]:
+        console.print(f"capture {esc(c['name'])}  sha256:{c['sha256'][:16]}…  {c['size']:,} B  {esc(c['importer'])}")

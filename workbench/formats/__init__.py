@@ -1,0 +1,1 @@
+"""Shared parsing helpers for input formats (JSON streaming, timestamps, text formats)."""

@@ -1,0 +1,168 @@
+"""Stream one large JSON object: small top-level values whole, one big array item by item.
+
+``json.JSONDecoder.raw_decode`` (the C scanner) decodes each value, so the cost per
+item is the same as ``json.load``, while memory stays bounded by one item plus a
+read buffer. Strict: NaN and Infinity are refused, as is anything after the object.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+from workbench.errors import BadInput
+
+_WS = " \t\n\r"
+CHUNK_CHARS = 1 << 20
+
+
+class NonFiniteNumber(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NonFiniteNumber(f"{name} is not allowed (JSON has no NaN or Infinity; omit a missing value)")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+class ObjectStream:
+    """Walks a JSON object from a binary stream.
+
+    ``items(stream_keys)`` yields ``(key, value)`` for each member; for a key in
+    ``stream_keys`` whose value is an array, the value is an iterator over its items,
+    which must be consumed before the next member is read.
+    """
+
+    def __init__(self, binary: IO[bytes], file: str) -> None:
+        self._binary = binary
+        self._file = file
+        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._buf = ""
+        self._pos = 0
+        self._eof = False
+        self._base_chars = 0  # characters dropped before _buf[0]
+        self._base_lines = 0  # newlines dropped before _buf[0]
+        self._chunk = CHUNK_CHARS
+        self.where: Callable[[], str] = lambda: ""
+
+    # -- low level ---------------------------------------------------------------
+
+    def _fill(self) -> bool:
+        if self._eof:
+            return False
+        raw = self._binary.read(self._chunk)
+        try:
+            text = self._decoder.decode(raw, final=not raw)
+        except UnicodeDecodeError as exc:
+            raise BadInput(self._file, f"is not UTF-8 text ({exc.reason})", where=self._location(self._pos)) from None
+        if not raw:
+            self._eof = True
+        dropped = self._buf[: self._pos]
+        self._base_lines += dropped.count("\n")
+        self._base_chars += self._pos
+        self._buf = self._buf[self._pos :] + text
+        self._pos = 0
+        return bool(text) or not self._eof
+
+    def _location(self, pos: int) -> str:
+        line = self._base_lines + self._buf.count("\n", 0, pos) + 1
+        return f"line {line}, char {self._base_chars + pos}"
+
+    def _error(self, message: str, pos: int | None = None) -> BadInput:
+        path = self.where()
+        loc = self._location(self._pos if pos is None else pos)
+        return BadInput(self._file, message, where=f"{path} ({loc})" if path else loc)
+
+    def _skip_ws(self) -> str:
+        """The next non-blank character ("" at the end of input), not consumed."""
+        while True:
+            buf, pos = self._buf, self._pos
+            n = len(buf)
+            while pos < n and buf[pos] in _WS:
+                pos += 1
+            self._pos = pos
+            if pos < n:
+                return buf[pos]
+            if not self._fill():
+                return ""
+
+    def _expect(self, chars: str, what: str) -> str:
+        ch = self._skip_ws()
+        if ch == "":
+            raise self._error(f"truncated JSON: the input ends where {what} was expected")
+        if ch not in chars:
+            raise self._error(f"invalid JSON: expected {what}, found {ch!r}")
+        self._pos += 1
+        return ch
+
+    def value(self) -> Any:
+        """Decode one JSON value at the current position."""
+        self._skip_ws()
+        while True:
+            try:
+                obj, end = _DECODER.raw_decode(self._buf, self._pos)
+            except NonFiniteNumber as exc:
+                raise self._error(str(exc)) from None
+            except RecursionError:
+                raise self._error("nested too deeply") from None
+            except json.JSONDecodeError as exc:
+                if not self._eof:  # maybe the value runs past the buffer: read more and retry
+                    self._chunk = min(self._chunk * 2, 1 << 26)
+                    self._fill()
+                    continue
+                if exc.pos >= len(self._buf) - 1 or "Unterminated" in exc.msg:
+                    raise self._error("truncated JSON: the input ends inside a value", exc.pos) from None
+                raise self._error(f"invalid JSON: {exc.msg}", exc.pos) from None
+            if end >= len(self._buf) and not self._eof:
+                # A number at the very end of the buffer may continue in the next chunk.
+                self._fill()
+                continue
+            self._pos = end
+            self._chunk = CHUNK_CHARS
+            return obj
+
+    # -- structure ---------------------------------------------------------------
+
+    def items(self, stream_keys: frozenset[str] = frozenset()) -> Iterator[tuple[str, Any]]:
+        if self._skip_ws() == "\ufeff":
+            self._pos += 1
+        ch = self._skip_ws()
+        if ch == "":
+            raise self._error("is empty")
+        if ch != "{":
+            raise self._error(f"not a JSON object (starts with {ch!r})")
+        self._pos += 1
+        seen: set[str] = set()
+        if self._skip_ws() == "}":
+            self._pos += 1
+        else:
+            while True:
+                if self._skip_ws() != '"':
+                    self._expect('"', "a member name")
+                key = self.value()
+                if key in seen:
+                    raise self._error(f"duplicate key {key!r}")
+                seen.add(key)
+                self._expect(":", "':'")
+                if key in stream_keys and self._skip_ws() == "[":
+                    self._pos += 1
+                    yield key, self._array_items()
+                else:
+                    yield key, self.value()
+                if self._expect(",}", "',' or '}'") == "}":
+                    break
+        if self._skip_ws() != "":
+            raise self._error("unexpected data after the end of the JSON object")
+
+    def _array_items(self) -> Iterator[Any]:
+        if self._skip_ws() == "]":
+            self._pos += 1
+            return
+        while True:
+            yield self.value()
+            if self._expect(",]", "',' or ']'") == "]":
+                return

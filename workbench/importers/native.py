@@ -1,0 +1,372 @@
+"""The native capture format ``workbench.capture/1`` (docs/capture-format.md).
+
+Streams the ``samples`` array item by item into typed columns, so a capture of a
+million requests imports with memory bounded by its columns, not its JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from store.records import LENSES, SAMPLES, UNKNOWN_WINDOW, WINDOW_KINDS, Dimension, RunRecord, Work
+from workbench.errors import BadInput
+from workbench.formats.json_stream import ObjectStream
+from workbench.formats.timestamps import parse_timestamp
+from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
+
+FORMAT = "workbench.capture/1"
+FORMAT_PREFIX = "workbench.capture/"
+MAX_SAFE_INT = 2**53
+
+# Field kinds: "duration" (non-negative, unit in the key), "count" (non-negative number),
+# "number", "bool", "str", "timestamp" (epoch seconds out).
+SAMPLE_FIELDS: dict[str, dict[str, str]] = {
+    "inference": {
+        "id": "str", "prompt_tokens": "count", "output_tokens": "count",
+        "queue_ms": "duration", "prefill_ms": "duration", "decode_ms": "duration",
+        "ttft_ms": "duration", "e2e_ms": "duration", "ok": "bool",
+    },
+    "training": {
+        "step": "count", "rank": "count", "step_ms": "duration", "input_ms": "duration",
+        "compute_ms": "duration", "communication_ms": "duration", "checkpoint_ms": "duration",
+        "samples": "count", "tokens": "count", "loss": "number",
+    },
+    "fleet": {
+        "job": "str", "gpus": "count", "submit": "timestamp", "eligible": "timestamp",
+        "start": "timestamp", "end": "timestamp", "state": "str",
+    },
+}
+
+DIMENSION_KEYS: dict[str, tuple[str, ...]] = {
+    "inference": ("model", "weights", "hardware", "topology", "request_mix", "precision", "engine_revision", "power_policy", "engine_config"),
+    "training": ("model", "objective", "hardware", "topology", "rank_count", "effective_batch", "optimizer", "eval_metric", "framework"),
+    "fleet": ("pool", "device_types", "scheduler_policy", "eligibility_history", "workload_mix"),
+}
+
+_CHUNK = 65_536
+_NUMERIC_TYPES = frozenset({int, float})
+
+
+class NativeImporter(Importer):
+    name = "native"
+    version = "1"
+    description = "wb native capture (workbench.capture/1), .json or .json.gz"
+    priority = 10
+
+    def sniff(self, probe: Probe) -> bool:
+        text = probe.stripped
+        if not text.startswith("{"):
+            return False
+        head = probe.text
+        return FORMAT_PREFIX in head or ('"format"' in head and '"lens"' in head and '"samples"' in head)
+
+    def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        for path in paths:
+            yield read_capture(path, options)
+
+
+IMPORTER = NativeImporter()
+
+
+def read_capture(path: Path, options: ImportOptions | None = None) -> RunRecord:
+    """Parse one native capture file into a run; raises BadInput naming the file and place."""
+    options = options or ImportOptions()
+    progress = options.progress
+    total = path.stat().st_size if progress else 0
+    on_bytes = (lambda n: progress(path, n, total)) if progress else None
+    try:
+        with open_binary(path, on_bytes) as binary:
+            return _parse(ObjectStream(binary, str(path)), path, options)
+    except BadInput:
+        raise
+    except READ_ERRORS as exc:
+        raise BadInput(path, f"corrupt or truncated file ({exc or type(exc).__name__})") from None
+
+
+def _parse(stream: ObjectStream, path: Path, options: ImportOptions) -> RunRecord:
+    top: dict[str, Any] = {}
+    columns: _ColumnBuilder | None = None
+    pending_samples: list[Any] | None = None
+    for key, value in stream.items(frozenset({"samples"})):
+        if key == "samples":
+            if not isinstance(value, Iterator):
+                raise BadInput(path, f"expected an array, got {_type_name(value)}", where="samples")
+            lens = top.get("lens")
+            if isinstance(lens, str) and lens in SAMPLE_FIELDS:
+                columns = _ColumnBuilder(path, SAMPLE_FIELDS[lens])
+                stream.where = lambda: f"samples[{columns.n}]"  # type: ignore[union-attr]
+                for sample in value:
+                    columns.add(sample)
+                stream.where = lambda: ""
+            else:  # lens not seen yet (or bad): keep the samples and type them afterwards
+                pending_samples = list(value)
+        else:
+            top[key] = value
+    record = _header(top, path, options)
+    if columns is None:
+        if pending_samples is None:
+            raise BadInput(path, "missing required key 'samples'", where="samples")
+        columns = _ColumnBuilder(path, SAMPLE_FIELDS[record.lens])
+        for sample in pending_samples:
+            columns.add(sample)
+    record.tables[SAMPLES] = columns.finish()
+    return record
+
+
+def _header(top: dict[str, Any], path: Path, options: ImportOptions) -> RunRecord:
+    fmt = top.get("format")
+    if fmt is None:
+        raise BadInput(path, "missing required key 'format'", where="format")
+    if not isinstance(fmt, str) or not fmt.startswith(FORMAT_PREFIX):
+        raise BadInput(path, f"wrong format {fmt!r} (expected {FORMAT!r})", where="format")
+    if fmt != FORMAT:
+        raise BadInput(path, f"unsupported version {fmt!r} (this wb reads {FORMAT!r})", where="format")
+    lens = top.get("lens")
+    if lens is None:
+        raise BadInput(path, "missing required key 'lens'", where="lens")
+    if lens not in LENSES:
+        raise BadInput(path, f"unknown lens {lens!r} (known: {', '.join(LENSES)})", where="lens")
+
+    label = top.get("label", path.name.split(".")[0])
+    if not isinstance(label, str):
+        raise BadInput(path, f"expected a string, got {_type_name(label)}", where="label")
+    record = RunRecord(lens=lens, label=options.label or label, sources=[path])
+    meta: dict[str, Any] = {"format": fmt}
+    if "recorded_at" in top:
+        try:
+            parse_timestamp(top["recorded_at"])
+        except ValueError as exc:
+            raise BadInput(path, str(exc), where="recorded_at") from None
+        meta["recorded_at"] = top["recorded_at"]
+
+    dims = top.get("dimensions", {})
+    if not isinstance(dims, dict):
+        raise BadInput(path, f"expected an object, got {_type_name(dims)}", where="dimensions")
+    for name, value in dims.items():
+        if value is None:
+            continue  # null is unknown: the same as absent
+        _check_json_value(value, path, f"dimensions.{name}")
+        record.dimensions[name] = Dimension(value, "declared")
+
+    window = top.get("window")
+    if window is None:
+        record.window = {"kind": UNKNOWN_WINDOW}
+    else:
+        if not isinstance(window, dict):
+            raise BadInput(path, f"expected an object, got {_type_name(window)}", where="window")
+        kind = window.get("kind", UNKNOWN_WINDOW)
+        if kind != UNKNOWN_WINDOW and kind not in WINDOW_KINDS:
+            raise BadInput(path, f"unknown window kind {kind!r} (known: {', '.join(WINDOW_KINDS)})", where="window.kind")
+        warmup = window.get("warmup_excluded")
+        if warmup is not None and (isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0 or warmup >= MAX_SAFE_INT):
+            raise BadInput(path, "expected a non-negative integer", where="window.warmup_excluded")
+        _check_json_value(window, path, "window")
+        record.window = {**window, "kind": kind}
+
+    work = top.get("work")
+    if work is not None:
+        if not isinstance(work, dict) or not isinstance(work.get("unit"), str):
+            raise BadInput(path, "expected an object with a string 'unit'", where="work")
+        amount = work.get("amount")
+        if amount is not None:
+            _check_number(amount, path, "work.amount", minimum=0.0)
+        record.work = Work(work["unit"], None if amount is None else float(amount))
+
+    quality = top.get("quality", {})
+    if not isinstance(quality, dict):
+        raise BadInput(path, f"expected an object, got {_type_name(quality)}", where="quality")
+    for name, value in quality.items():
+        if value is None:
+            continue
+        _check_number(value, path, f"quality.{name}")
+        record.quality[name] = float(value)
+
+    if "pool" in top:
+        pool = top["pool"]
+        if not isinstance(pool, dict):
+            raise BadInput(path, f"expected an object, got {_type_name(pool)}", where="pool")
+        if "capacity_gpus" in pool:
+            _check_number(pool["capacity_gpus"], path, "pool.capacity_gpus", minimum=0.0)
+        for key in ("window_start", "window_end"):
+            if key in pool:
+                try:
+                    pool = {**pool, key: parse_timestamp(pool[key])}
+                except ValueError as exc:
+                    raise BadInput(path, str(exc), where=f"pool.{key}") from None
+        if "wait_target_s" in pool:
+            _check_number(pool["wait_target_s"], path, "pool.wait_target_s", minimum=0.0)
+        _check_json_value(pool, path, "pool")
+        meta["pool"] = pool
+
+    known = {"format", "lens", "label", "recorded_at", "dimensions", "window", "work", "quality", "samples", "pool"}
+    extra = {k: v for k, v in top.items() if k not in known}
+    if extra:
+        _check_json_value(extra, path, "")
+        meta["extra"] = extra
+    record.meta = meta
+    return record
+
+
+class _ColumnBuilder:
+    """Samples to typed columns, checked a chunk at a time (vectorized, not per value)."""
+
+    def __init__(self, path: Path, fields: dict[str, str]) -> None:
+        self.path = path
+        self.fields = fields
+        self.n = 0
+        self._lists: dict[str, list[Any]] = {}
+        self._chunks: dict[str, list[np.ndarray]] = {}
+        self._chunk_sizes: list[int] = []
+        self._first_chunk: dict[str, int] = {}  # the chunk in which a key first appeared
+        self._chunk_start = 0
+
+    def add(self, sample: Any) -> None:
+        if type(sample) is not dict:
+            raise BadInput(self.path, f"expected an object, got {_type_name(sample)}", where=f"samples[{self.n}]")
+        lists = self._lists
+        if sample.keys() == lists.keys():  # the common case: the same keys as before
+            for key, value in sample.items():
+                lists[key].append(value)
+        else:
+            filled = self.n - self._chunk_start
+            for key in sample.keys() - lists.keys():
+                lists[key] = [None] * filled
+                self._chunks[key] = []
+                self._first_chunk[key] = len(self._chunk_sizes)
+            for key, values in lists.items():
+                values.append(sample.get(key))
+        self.n += 1
+        if self.n - self._chunk_start >= _CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.n == self._chunk_start:
+            return
+        for key, values in self._lists.items():
+            self._chunks[key].append(self._convert(key, values, self._chunk_start))
+            values.clear()
+        self._chunk_sizes.append(self.n - self._chunk_start)
+        self._chunk_start = self.n
+
+    def finish(self) -> dict[str, np.ndarray]:
+        self._flush()
+        out: dict[str, np.ndarray] = {}
+        for key, chunks in self._chunks.items():
+            missing_before = sum(self._chunk_sizes[: self._first_chunk[key]])
+            if missing_before:
+                chunks = [self._convert(key, [None] * missing_before, 0), *chunks]
+            if len({c.dtype.kind for c in chunks}) > 1:  # an extra key: numbers in one chunk, text in another
+                chunks = [c if c.dtype.kind == "U" else np.array(["" if np.isnan(x) else repr(float(x)) for x in c], dtype=str) for c in chunks]
+            out[key] = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+        return out
+
+    def _fault(self, key: str, values: list[Any], start: int, ok: Any, message: str) -> BadInput:
+        for i, value in enumerate(values):
+            if not ok(value):
+                return BadInput(self.path, message.format(value=_short(value), type=_type_name(value)), where=f"samples[{start + i}].{key}")
+        return BadInput(self.path, message.format(value="?", type="?"), where=f"samples.{key}")
+
+    def _convert(self, key: str, values: list[Any], start: int) -> np.ndarray:
+        kind = self.fields.get(key) or _kind_by_name(key)
+        types = set(map(type, values))
+        types.discard(type(None))
+        if kind == "str":
+            if not types <= {str, int}:
+                raise self._fault(key, values, start, lambda v: v is None or type(v) in (str, int), "expected a string, got {type}")
+            return np.array(["" if v is None else str(v) for v in values], dtype=str)
+        if kind == "bool":
+            if not types <= {bool}:
+                raise self._fault(key, values, start, lambda v: v is None or type(v) is bool, "expected true or false, got {type}")
+            return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
+        if kind == "timestamp":
+            out = np.empty(len(values), dtype=np.float64)
+            for i, value in enumerate(values):
+                if value is None:
+                    out[i] = math.nan
+                    continue
+                try:
+                    out[i] = parse_timestamp(value)
+                except ValueError as exc:
+                    raise BadInput(self.path, str(exc), where=f"samples[{start + i}].{key}") from None
+            return out
+        if kind == "extra":
+            return self._extra_column(key, values, types, start)
+        # numeric kinds
+        if not types <= _NUMERIC_TYPES:
+            raise self._fault(key, values, start, lambda v: v is None or type(v) in _NUMERIC_TYPES, "expected a number, got {type}")
+        try:
+            arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown)
+        except OverflowError:
+            raise self._fault(key, values, start, lambda v: v is None or abs(v) < 1e308, "number {value} is out of range") from None
+        if int in types:
+            big = np.abs(arr) >= MAX_SAFE_INT
+            if big.any():
+                i = int(np.argmax(big))
+                raise BadInput(self.path, f"integer {_short(values[i])} is too large (2^53 or more; write such integers as strings)", where=f"samples[{start + i}].{key}")
+        if kind in ("duration", "count"):
+            negative = arr < 0
+            if negative.any():
+                i = int(np.argmax(negative))
+                what = "duration" if kind == "duration" else "count"
+                raise BadInput(self.path, f"negative {what} {_short(values[i])}", where=f"samples[{start + i}].{key}")
+        return arr
+
+    def _extra_column(self, key: str, values: list[Any], types: set[type], start: int) -> np.ndarray:
+        """An unknown sample key: kept as numbers, strings, or (mixed) JSON text."""
+        if types and types <= _NUMERIC_TYPES:
+            arr = np.array(values, dtype=np.float64)
+            if not np.isfinite(arr[~np.isnan(arr)]).all():
+                raise self._fault(key, values, start, lambda v: v is None or math.isfinite(v), "number {value} is out of range")
+            return arr
+        if types <= {bool}:
+            return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
+        if types <= {str}:
+            return np.array(["" if v is None else v for v in values], dtype=str)
+        return np.array(["" if v is None else json.dumps(v, sort_keys=True) for v in values], dtype=str)
+
+
+def _kind_by_name(key: str) -> str:
+    if key.endswith("_ms") or key.endswith("_s"):
+        return "duration"
+    return "extra"
+
+
+def _check_number(value: Any, path: Path, where: str, *, minimum: float | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadInput(path, f"expected a number, got {_type_name(value)}", where=where)
+    if isinstance(value, int) and abs(value) >= MAX_SAFE_INT:
+        raise BadInput(path, f"integer {_short(value)} is too large (2^53 or more; write such integers as strings)", where=where)
+    if not math.isfinite(value):
+        raise BadInput(path, "number is not finite", where=where)
+    if minimum is not None and value < minimum:
+        raise BadInput(path, f"expected a value of at least {minimum:g}, got {value}", where=where)
+
+
+def _check_json_value(value: Any, path: Path, where: str) -> None:
+    """Refuse unsafe integers anywhere in a metadata value (they must be strings)."""
+    stack = [(value, where)]
+    while stack:
+        v, w = stack.pop()
+        if isinstance(v, dict):
+            stack.extend((item, f"{w}.{k}" if w else str(k)) for k, item in v.items())
+        elif isinstance(v, list):
+            stack.extend((item, f"{w}[{i}]") for i, item in enumerate(v))
+        elif isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_SAFE_INT:
+            raise BadInput(path, f"integer {_short(v)} is too large (2^53 or more; write such integers as strings)", where=w)
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise BadInput(path, "number is not finite", where=w)
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,208 @@
+"""Prometheus text scrapes of a serving engine (vLLM, SGLang, TGI, TensorRT-LLM).
+
+``wb import before.prom after.prom --scrape-pair``: the two scrapes, in that order,
+become one summary-only inference run over the window between them: exact phase
+means from ``_sum``/``_count`` deltas, quantiles from the bucket deltas with the
+bucket that bounds them, counter deltas (tokens, requests, preemptions, prefix-cache
+hits). Problems (counter reset, ``le`` edges that differ, a family present on one
+side only, a family renamed inside the window) are listed in ``meta["scrape"]
+["problems"]`` and leave the affected figures unknown, never zero.
+
+Without ``--scrape-pair`` each scrape is its own run of everything since the server
+started (window kind ``mixed``), with a warning saying so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from store.records import Dimension, RunRecord
+from workbench.errors import BadInput
+from workbench.formats import engine_config, prom_text
+from workbench.formats.inference_records import inference_run
+from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
+
+# Canonical phase -> the histogram families that measure it, per engine. Each name is
+# read only if it is in the data; renamed families are kept under their own key.
+PHASE_HISTOGRAMS: dict[str, tuple[str, ...]] = {
+    "ttft_ms": ("vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds", "time_to_first_token_seconds"),
+    "queue_ms": ("vllm:request_queue_time_seconds", "sglang:queue_time_seconds", "tgi_request_queue_duration"),
+    "prefill_ms": ("vllm:request_prefill_time_seconds",),
+    "decode_ms": ("vllm:request_decode_time_seconds",),
+    "e2e_ms": ("vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds", "tgi_request_duration", "e2e_request_latency_seconds"),
+    "inter_token_latency_ms": ("vllm:inter_token_latency_seconds", "sglang:inter_token_latency_seconds"),
+    "time_per_output_token_ms": ("vllm:time_per_output_token_seconds", "sglang:time_per_output_token_seconds", "time_per_output_token_seconds"),
+}
+COUNTERS: dict[str, tuple[str, ...]] = {
+    "prompt_tokens": ("vllm:prompt_tokens", "sglang:prompt_tokens"),
+    "generation_tokens": ("vllm:generation_tokens", "sglang:generation_tokens"),
+    "requests_completed": ("vllm:request_success",),
+    "preemptions": ("vllm:num_preemptions",),
+    "prefix_cache_queries": ("vllm:prefix_cache_queries",),
+    "prefix_cache_hits": ("vllm:prefix_cache_hits",),
+    "gpu_prefix_cache_queries": ("vllm:gpu_prefix_cache_queries",),
+    "gpu_prefix_cache_hits": ("vllm:gpu_prefix_cache_hits",),
+}
+QUANTILES = (0.5, 0.9, 0.95, 0.99)
+
+
+class PrometheusImporter(Importer):
+    name = "prometheus"
+    version = "1"
+    description = "Prometheus text scrapes of a serving engine (before/after pair with --scrape-pair)"
+    priority = 60
+
+    def sniff(self, probe: Probe) -> bool:
+        return prom_text.looks_like_exposition(probe.text)
+
+    def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        scrapes = [_parse(p) for p in paths]
+        if options.params.get("scrape_pair"):
+            if len(scrapes) != 2:
+                raise BadInput(paths[0] if paths else None, f"--scrape-pair needs exactly two scrapes (before, after), got {len(scrapes)}")
+            yield window_run(scrapes[0], scrapes[1], options)
+            return
+        for scrape in scrapes:
+            yield cumulative_run(scrape, options)
+
+
+IMPORTER = PrometheusImporter()
+
+
+def _parse(path: Path) -> prom_text.Scrape:
+    try:
+        with open_binary(path) as stream:
+            return prom_text.parse(stream, path)
+    except READ_ERRORS as exc:
+        raise BadInput(path, f"cannot be read ({exc})") from None
+
+
+def _ms(value_s: float) -> float:
+    return value_s * 1000.0
+
+
+def _histogram_summary(hist: prom_text.Histogram) -> dict[str, Any]:
+    """Mean (exact), count and quantiles with their bucket bounds (all in ms)."""
+    out: dict[str, Any] = {"count": hist.count}
+    if hist.count > 0:
+        out["mean"] = _ms(hist.sum / hist.count)
+    if hist.edges and hist.count > 0:
+        for q in QUANTILES:
+            est = prom_text.histogram_quantile(hist.edges, hist.cumulative, q)
+            if est is None:
+                continue
+            key = "median" if q == 0.5 else f"p{q * 100:g}"
+            out[key] = _ms(est.value)
+            out[f"{key}_bounds"] = [_ms(est.lo), _ms(est.hi) if math.isfinite(est.hi) else None]
+            if est.lower_bound_only:
+                out[f"{key}_lower_bound_only"] = True
+    return out
+
+
+def _engine_dimensions(scrape: prom_text.Scrape) -> dict[str, Dimension]:
+    dims: dict[str, Dimension] = {}
+    config: dict[str, Any] = {}
+    for labels, _ in scrape.values("vllm:cache_config_info"):
+        config.update(engine_config.from_cache_config_info(dict(labels)))
+    models = {dict(labels).get("model_name") for (name, labels) in scrape.series if dict(labels).get("model_name")}
+    if len(models) == 1:
+        dims["model"] = Dimension(models.pop(), "measured")
+    engines = {dict(labels).get("engine") for (name, labels) in scrape.series if "engine" in dict(labels)}
+    if engines:
+        config["engine_cores"] = len(engines)
+    if config:
+        dims["engine_config"] = Dimension(dict(sorted(config.items())), "measured")
+    return dims
+
+
+def _engine_name(scrape: prom_text.Scrape) -> str | None:
+    prefixes = {name.split(":", 1)[0] for name in scrape.families() if ":" in name}
+    for engine in ("vllm", "sglang"):
+        if engine in prefixes:
+            return engine
+    if any(name.startswith("tgi_") for name in scrape.families()):
+        return "tgi"
+    return None
+
+
+def window_run(before: prom_text.Scrape, after: prom_text.Scrape, options: ImportOptions) -> RunRecord:
+    deltas, problems = prom_text.difference(before, after)
+    renamed_inside = {name for line in problems if "renamed" in line or "old name" in line for name in line.split() if ":" in name}
+    summary: dict[str, Any] = {}
+    families: dict[str, Any] = {}
+    for key, names in PHASE_HISTOGRAMS.items():
+        for name in names:
+            d = deltas.get(name)
+            if d is None or d.histogram is None or name in renamed_inside:
+                continue
+            summary[key] = _histogram_summary(d.histogram) | {"source": name}
+            families[name] = summary[key]
+            break
+    counters: dict[str, float] = {}
+    for key, names in COUNTERS.items():
+        for name in names:
+            d = deltas.get(name)
+            if d is not None and d.delta is not None:
+                counters[key] = d.delta
+                break
+    if "requests_completed" in counters:
+        summary["requests_completed"] = counters["requests_completed"]
+    if "generation_tokens" in counters:
+        summary["total_output_tokens"] = counters["generation_tokens"]
+    if "prompt_tokens" in counters:
+        summary["total_input_tokens"] = counters["prompt_tokens"]
+    for prefix in ("", "gpu_"):
+        q, h = counters.get(f"{prefix}prefix_cache_queries"), counters.get(f"{prefix}prefix_cache_hits")
+        if q and h is not None:
+            summary["prefix_cache_hit_rate"] = h / q
+    ttft, queue, prefill = (summary.get(k, {}).get("mean") for k in ("ttft_ms", "queue_ms", "prefill_ms"))
+    if None not in (ttft, queue, prefill):
+        # Exact in the mean only; TTFT also counts requests unfinished at the second scrape.
+        summary["frontend_residual_mean_ms"] = ttft - queue - prefill  # type: ignore[operator]
+    dims = _engine_dimensions(after)
+    engine = _engine_name(after)
+    if engine and "engine_config" in dims:
+        dims["engine_config"] = Dimension({**dims["engine_config"].value, "engine": engine}, "measured")
+    label = options.label or f"scrape {before.path.name if before.path else '?'} → {after.path.name if after.path else '?'}"
+    meta = {
+        "source_format": "prometheus scrape pair",
+        "scrape": {
+            "before": str(before.path),
+            "after": str(after.path),
+            "counters": counters,
+            "problems": problems,
+            "families_before": len(before.families()),
+            "families_after": len(after.families()),
+        },
+    }
+    run = inference_run(label, samples=None, summary=summary, dimensions=dims, meta=meta,
+                        sources=[p for p in (before.path, after.path) if p], window={"kind": "steady", "policy": "scrape pair (after − before)"})
+    if problems:
+        run.meta["warnings"] = list(problems)
+    return run
+
+
+def cumulative_run(scrape: prom_text.Scrape, options: ImportOptions) -> RunRecord:
+    """One scrape alone: totals since the server started (not a measurement window)."""
+    empty = prom_text.Scrape(None, dict(scrape.types), {})
+    run = window_run(_zero_like(scrape, empty), scrape, options)
+    run.label = options.label or f"scrape {scrape.path.name if scrape.path else '?'} (since server start)"
+    run.window = {"kind": "mixed", "policy": "single scrape: cumulative since server start"}
+    run.meta["warnings"] = [*run.meta.get("warnings", []),
+                            "single scrape: figures cover everything since the server started; use a before/after pair with --scrape-pair"]
+    run.meta["scrape"]["before"] = None
+    run.sources = [scrape.path] if scrape.path else []
+    return run
+
+
+def _zero_like(scrape: prom_text.Scrape, empty: prom_text.Scrape) -> prom_text.Scrape:
+    """A 'before' scrape with every counter and bucket at zero (the server's start)."""
+    empty.path = None
+    for (name, labels), _ in scrape.series.items():
+        family = scrape.family_of(name)
+        if scrape.kind(family) in ("counter", "histogram"):
+            empty.series[(name, labels)] = 0.0
+    return empty

@@ -1,0 +1,155 @@
+"""Import files into the store: digest, detect, read, then write everything in one transaction.
+
+A file whose SHA-256 is already in the store is skipped (and reported), so a second
+import of the same file adds nothing. Any fault in any file leaves the store as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from store.records import Dimension, RunRecord
+from workbench.errors import BadInput, UsageError
+from workbench.importers import detect, expand_paths
+from workbench.importers.base import READ_ERRORS, ImportOptions
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+
+@dataclass
+class ImportReport:
+    imported: list[tuple[Path, list[int]]] = field(default_factory=list)  # file -> new run ids
+    skipped: list[tuple[Path, str]] = field(default_factory=list)  # file -> why
+    run_ids: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "imported": [{"file": str(p), "runs": ids} for p, ids in self.imported],
+            "skipped": [{"file": str(p), "reason": why} for p, why in self.skipped],
+            "runs": self.run_ids,
+        }
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(chunk):
+                digest.update(block)
+                size += len(block)
+    except OSError as exc:
+        raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+    return digest.hexdigest(), size
+
+
+def parse_dim_options(values: Sequence[str]) -> dict[str, str]:
+    """``--dim NAME=VALUE`` options to a mapping (usage error on a malformed one)."""
+    dims: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--dim expects NAME=VALUE, got {item!r}")
+        dims[name.strip()] = value
+    return dims
+
+
+def apply_declared_dimensions(record: RunRecord, dims: dict[str, str]) -> None:
+    """Add user-declared dimensions; a value that contradicts the file is refused."""
+    for name, value in dims.items():
+        existing = record.dimensions.get(name)
+        if existing is not None and str(existing.value) != value:
+            where = record.sources[0] if record.sources else None
+            raise BadInput(where, f"--dim {name}={value} contradicts the file, which says {name} = {existing.value!r} ({existing.source})")
+        if existing is None:
+            record.dimensions[name] = Dimension(value, "declared")
+
+
+def read_files(
+    paths: Sequence[Path],
+    options: ImportOptions | None = None,
+    *,
+    known_digest: Callable[[str], str | None] = lambda _d: None,
+    dims: dict[str, str] | None = None,
+) -> tuple[list[tuple[Any, list[RunRecord]]], ImportReport]:
+    """Read everything (no store writes): returns (captures with their runs, report so far).
+
+    ``known_digest(sha256)`` says why a file must be skipped (already in the store), or None.
+    """
+    from store.api import CaptureInfo
+
+    options = options or ImportOptions()
+    report = ImportReport()
+    files = expand_paths(paths)
+    seen: dict[str, Path] = {}
+    groups: dict[str, list[tuple[Path, Any]]] = {}
+    importers: dict[str, Any] = {}
+    for path in files:
+        sha, size = sha256_file(path)
+        if sha in seen:
+            report.skipped.append((path, f"same content as {seen[sha]}"))
+            continue
+        why = known_digest(sha)
+        if why:
+            report.skipped.append((path, why))
+            continue
+        seen[sha] = path
+        importer, _probe = detect(path)
+        importers[importer.name] = importer
+        groups.setdefault(importer.name, []).append(
+            (path, CaptureInfo(path=path, sha256=sha, size=size, format=importer.name, importer=importer.name, importer_version=importer.version))
+        )
+    batches: list[tuple[Any, list[RunRecord]]] = []
+    for name, items in groups.items():
+        importer = importers[name]
+        group_paths = [p for p, _ in items]
+        try:
+            records = list(importer.read(group_paths, options))
+        except BadInput:
+            raise
+        except READ_ERRORS as exc:
+            raise BadInput(group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})") from None
+        for record in records:
+            if not record.sources:
+                if len(group_paths) != 1:
+                    raise RuntimeError(f"importer {name} produced a run without naming its source files")
+                record.sources = list(group_paths)
+            if dims:
+                apply_declared_dimensions(record, dims)
+        batches.append(([info for _, info in items], records))
+    return batches, report
+
+
+def import_files(
+    store: "Store",
+    paths: Sequence[Path | str],
+    options: ImportOptions | None = None,
+    *,
+    dims: dict[str, str] | None = None,
+    origin: str = "import",
+) -> ImportReport:
+    """Import ``paths`` (files or directories) into ``store`` in one transaction."""
+
+    def known(sha: str) -> str | None:
+        capture = store.find_capture(sha)
+        if capture is None:
+            return None
+        runs = store.capture_runs(int(capture.id))  # type: ignore[arg-type]
+        listed = ", ".join(map(str, runs)) or "none"
+        return f"already imported (capture {capture.id}, runs {listed}); nothing added"
+
+    batches, report = read_files([Path(p) for p in paths], options, known_digest=known, dims=dims)
+    captures = [info for infos, _ in batches for info in infos]
+    runs = [r for _, records in batches for r in records]
+    if not captures:
+        return report
+    run_ids = store.add_import(captures, runs, origin=origin)
+    report.run_ids = run_ids
+    for info in captures:
+        report.imported.append((info.path, [r.id for r in runs if info.path in r.sources]))  # type: ignore[misc]
+    return report
