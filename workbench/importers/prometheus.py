@@ -99,6 +99,9 @@ def _histogram_summary(hist: prom_text.Histogram) -> dict[str, Any]:
             out[f"{key}_bounds"] = [_ms(est.lo), _ms(est.hi) if math.isfinite(est.hi) else None]
             if est.lower_bound_only:
                 out[f"{key}_lower_bound_only"] = True
+            if est.hi == hist.edges[0]:
+                # Inside the first bucket the estimate is pure interpolation (0, edge].
+                out[f"{key}_first_bucket"] = True
     return out
 
 
@@ -130,13 +133,12 @@ def _engine_name(scrape: prom_text.Scrape) -> str | None:
 
 def window_run(before: prom_text.Scrape, after: prom_text.Scrape, options: ImportOptions) -> RunRecord:
     deltas, problems = prom_text.difference(before, after)
-    renamed_inside = {name for line in problems if "renamed" in line or "old name" in line for name in line.split() if ":" in name}
     summary: dict[str, Any] = {}
     families: dict[str, Any] = {}
     for key, names in PHASE_HISTOGRAMS.items():
         for name in names:
             d = deltas.get(name)
-            if d is None or d.histogram is None or name in renamed_inside:
+            if d is None or d.histogram is None:
                 continue
             summary[key] = _histogram_summary(d.histogram) | {"source": name}
             families[name] = summary[key]

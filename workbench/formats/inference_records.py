@@ -1,0 +1,167 @@
+"""Building inference runs from benchmark files: columns, summaries, request mix.
+
+Shared by the benchmark importers so every tool's output lands in the same shape:
+
+- ``samples``: one row per request with ``id, prompt_tokens, output_tokens, queue_ms,
+  prefill_ms, decode_ms, ttft_ms, e2e_ms, ok`` plus ``itl_ms`` (the request's mean
+  inter-token gap) and ``tpot_ms``; numeric columns float64, NaN when the file does
+  not say, ``ok`` 1.0/0.0.
+- ``meta["summary"]``: the file's own summary figures, keyed by metric
+  (``ttft_ms``, ``e2e_ms``, ``itl_ms``, ``tpot_ms``, ``queue_ms``, ``prefill_ms``,
+  ``decode_ms``, ``prompt_tokens``, ``output_tokens``) then statistic (``mean``,
+  ``median``, ``std``, ``min``, ``max``, ``p50``, ``p90``, ``p95``, ``p99``, ``p99.9``
+  ...), each present only when the file holds it: a p95 is never derived from a p99.
+  Histogram quantiles carry ``pNN_bounds: [lo, hi]``. Scalars (``requests_completed``,
+  ``duration_s``, ``request_throughput``...) sit at the top level of the summary.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from store.records import SAMPLES, Dimension, RunRecord, Work
+
+NUMERIC_COLUMNS = ("prompt_tokens", "output_tokens", "queue_ms", "prefill_ms", "decode_ms", "ttft_ms", "e2e_ms", "itl_ms", "tpot_ms", "ok")
+COLUMNS = ("id", *NUMERIC_COLUMNS)
+
+
+def number(value: Any) -> float:
+    """A finite float, or NaN for anything missing, non-numeric or non-finite."""
+    if isinstance(value, bool) or value is None:
+        return math.nan
+    if isinstance(value, (int, float)):
+        f = float(value)
+        return f if math.isfinite(f) else math.nan
+    if isinstance(value, str):
+        try:
+            f = float(value)
+        except ValueError:
+            return math.nan
+        return f if math.isfinite(f) else math.nan
+    return math.nan
+
+
+class SampleBuilder:
+    """Accumulates request rows into typed columns (missing -> NaN / "")."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.cols: dict[str, list[float]] = {c: [] for c in NUMERIC_COLUMNS}
+
+    def add(self, id: str = "", **values: Any) -> None:
+        unknown = set(values) - set(NUMERIC_COLUMNS)
+        if unknown:
+            raise KeyError(f"unknown sample columns {sorted(unknown)}")
+        self.ids.append(str(id))
+        for col in NUMERIC_COLUMNS:
+            self.cols[col].append(number(values.get(col)))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def table(self) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {"id": np.array(self.ids, dtype=str)}
+        for col in NUMERIC_COLUMNS:
+            out[col] = np.array(self.cols[col], dtype=np.float64)
+        return out
+
+
+_PCT = re.compile(r"^p(\d+(?:\.\d+)?)$")
+
+
+def stat_name(key: str) -> str | None:
+    """Normalize a statistic key: ``p99`` ``p99.9`` ``p001`` (GuideLLM 0.1 %) ``median``..."""
+    k = key.strip().lower()
+    if k in ("mean", "avg", "average"):
+        return "mean"
+    if k in ("median", "p50"):
+        return "median"
+    if k in ("std", "std_dev", "stddev"):
+        return "std"
+    if k in ("min", "max", "count"):
+        return k
+    m = _PCT.match(k)
+    if m:
+        digits = m.group(1)
+        if "." not in digits and len(digits) == 3 and digits.startswith("0"):
+            # GuideLLM writes p001 = 0.1 %, p01 = 1 %, p05 = 5 %.
+            return f"p{float(digits) / 10:g}"
+        return f"p{float(digits):g}"
+    return None
+
+
+def stats_block(raw: dict[str, Any] | None, scale: float = 1.0) -> dict[str, float]:
+    """A statistics mapping normalized and scaled (e.g. s -> ms); non-numbers dropped."""
+    out: dict[str, float] = {}
+    if not isinstance(raw, dict):
+        return out
+    for key, value in raw.items():
+        if key == "percentiles" and isinstance(value, dict):
+            out.update(stats_block(value, scale))
+            continue
+        name = stat_name(str(key))
+        v = number(value)
+        if name is None or math.isnan(v):
+            continue
+        out[name] = v if name == "count" else v * scale
+    return out
+
+
+def request_mix(prompt: float, output: float) -> str | None:
+    if math.isnan(prompt) or math.isnan(output):
+        return None
+    return f"{round(prompt)} prompt / {round(output)} output tokens"
+
+
+def request_mix_from_samples(table: dict[str, np.ndarray]) -> str | None:
+    ok = table["ok"] == 1.0
+    if not ok.any():
+        return None
+    prompt = table["prompt_tokens"][ok]
+    output = table["output_tokens"][ok]
+    if np.isnan(prompt).all() or np.isnan(output).all():
+        return None
+    return request_mix(float(np.nanmedian(prompt)), float(np.nanmedian(output)))
+
+
+def inference_run(
+    label: str,
+    *,
+    samples: SampleBuilder | None,
+    summary: dict[str, Any],
+    dimensions: dict[str, Dimension],
+    meta: dict[str, Any],
+    sources: list[Any],
+    window: dict[str, Any] | None = None,
+) -> RunRecord:
+    """A run with per-request samples when present, else a summary-only run."""
+    run = RunRecord(lens="inference", label=label, dimensions=dict(dimensions), meta=dict(meta), sources=list(sources))
+    if window:
+        run.window = dict(window)
+    run.meta["summary"] = summary
+    if samples is not None and len(samples):
+        table = samples.table()
+        run.tables[SAMPLES] = table
+        ok = table["ok"] == 1.0
+        failed = table["ok"] == 0.0
+        run.quality["error_rate"] = float(failed.sum() / max(1, (ok | failed).sum()))
+        out_tokens = table["output_tokens"][ok]
+        if out_tokens.size and not np.isnan(out_tokens).any():
+            run.work = Work("tokens", float(out_tokens.sum()))
+        if "request_mix" not in run.dimensions:
+            mix = request_mix_from_samples(table)
+            if mix:
+                run.dimensions["request_mix"] = Dimension(mix, "derived")
+    else:
+        run.meta["summary_only"] = True
+        total_out = number(summary.get("total_output_tokens"))
+        if not math.isnan(total_out):
+            run.work = Work("tokens", total_out)
+        completed, failed = number(summary.get("requests_completed")), number(summary.get("requests_failed"))
+        if not math.isnan(completed) and not math.isnan(failed) and completed + failed > 0:
+            run.quality["error_rate"] = failed / (completed + failed)
+    return run
