@@ -16,6 +16,7 @@ from sqlmodel import Field, SQLModel
 # Modules whose SQLModel tables belong to the schema (imported by load_all_tables).
 ALL_TABLE_MODULES: list[str] = [
     "store.tables",
+    "store.investigations",
 ]
 
 
