@@ -1,0 +1,215 @@
+"""Ratio intervals on per-run (or per-round) statistics.
+
+Every interval is for a ratio ``numerator / denominator`` of arm means, where both
+arrays hold one value per run (never one value per step). Which arm is the
+numerator is the caller's choice: ``analyze`` puts the candidate on top for
+time-like metrics so that > 1 always means "worse".
+
+Methods (statistics.md section 8.5):
+
+- ``fieller-paired``: Fieller (1954) on round means, with the covariance across
+  rounds and df = m - 1. The primary interval for rounds.
+- ``fieller-welch``: the unpaired form, covariance 0 and Welch-Satterthwaite df
+  evaluated at the point estimate. The primary interval for independent runs.
+- ``log-t-paired``: exp(mean ± t·sd/√m) of per-round log ratios; a ratio of geometric
+  means, reported as a cross-check.
+- ``delta-log-welch``: the delta-method interval of the log ratio of means with the
+  same Welch df; the unpaired cross-check.
+- ``bootstrap-percentile`` and ``bootstrap-expanded-percentile``: resampling of
+  rounds (the same index for every arm) or, unpaired, of runs within each arm.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.stats._tdist import norm_cdf, t_quantile
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A two-sided interval for a ratio, with the recipe that produced it.
+
+    ``low``/``high`` are ``-inf``/``inf`` when the method gives no bounded interval
+    (Fieller with a denominator mean not distinguishable from 0).
+    """
+
+    method: str
+    level: float
+    low: float
+    high: float
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def bounded(self) -> bool:
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
+    def contains(self, x: float) -> bool:
+        return self.low <= x <= self.high
+
+    def inverted(self) -> "Interval":
+        """The interval for the reciprocal ratio: [L, U] -> [1/U, 1/L]."""
+        if not self.bounded or self.low <= 0:
+            low, high = -math.inf, math.inf
+        else:
+            low, high = 1.0 / self.high, 1.0 / self.low
+        return Interval(self.method, self.level, low, high, dict(self.params))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "level": self.level,
+            "low": self.low if math.isfinite(self.low) else None,
+            "high": self.high if math.isfinite(self.high) else None,
+            "bounded": self.bounded,
+            **self.params,
+        }
+
+
+def _as_values(x: Any) -> np.ndarray:
+    arr = np.asarray(x, dtype=np.float64).ravel()
+    return arr
+
+
+def fieller(num_mean: float, num_var: float, den_mean: float, den_var: float, cov: float, tq: float) -> tuple[float, float]:
+    """Fieller's interval for num_mean/den_mean given the variances of the two means,
+    their covariance and the t quantile. Returns (-inf, inf) when unbounded (a <= 0 or
+    a negative discriminant)."""
+    a = den_mean * den_mean - tq * tq * den_var
+    b = num_mean * den_mean - tq * tq * cov
+    k = num_mean * num_mean - tq * tq * num_var
+    disc = b * b - a * k
+    if a <= 0 or disc < 0:
+        return (-math.inf, math.inf)
+    root = math.sqrt(disc)
+    return ((b - root) / a, (b + root) / a)
+
+
+def paired_fieller(num: Any, den: Any, level: float = 0.95) -> Interval:
+    """Fieller CI for mean(num)/mean(den) over m paired rounds (df = m - 1)."""
+    n, d = _as_values(num), _as_values(den)
+    m = len(n)
+    if m != len(d):
+        raise ValueError("paired arrays must have the same length")
+    if m < 2:
+        raise ValueError("a paired interval needs at least 2 rounds")
+    df = m - 1
+    tq = t_quantile(0.5 + level / 2, df)
+    cov = float(np.cov(n, d, ddof=1)[0, 1])
+    low, high = fieller(float(n.mean()), float(n.var(ddof=1)) / m, float(d.mean()), float(d.var(ddof=1)) / m, cov / m, tq)
+    return Interval("fieller-paired", level, low, high, {"df": df})
+
+
+def welch_df_at_ratio(num: Any, den: Any, rho: float) -> float:
+    """Welch-Satterthwaite df for N̄ - ρ·D̄ with independent arms."""
+    n, d = _as_values(num), _as_values(den)
+    vn = float(n.var(ddof=1)) / len(n)
+    vd = rho * rho * float(d.var(ddof=1)) / len(d)
+    denom = vn * vn / (len(n) - 1) + vd * vd / (len(d) - 1)
+    if denom == 0:
+        return float(len(n) + len(d) - 2)
+    return (vn + vd) ** 2 / denom
+
+
+def welch_fieller(num: Any, den: Any, level: float = 0.95) -> Interval:
+    """Unpaired Fieller CI for mean(num)/mean(den): covariance 0, Welch df at ρ = θ̂."""
+    n, d = _as_values(num), _as_values(den)
+    if len(n) < 2 or len(d) < 2:
+        raise ValueError("an unpaired interval needs at least 2 runs per arm")
+    theta = float(n.mean() / d.mean())
+    df = welch_df_at_ratio(n, d, theta)
+    tq = t_quantile(0.5 + level / 2, df)
+    low, high = fieller(float(n.mean()), float(n.var(ddof=1)) / len(n), float(d.mean()), float(d.var(ddof=1)) / len(d), 0.0, tq)
+    return Interval("fieller-welch", level, low, high, {"df": df})
+
+
+def paired_log_t(num: Any, den: Any, level: float = 0.95) -> Interval:
+    """exp(d̄ ± t·s_d/√m) with d_k = ln num_k - ln den_k: ratio of geometric means."""
+    n, d = _as_values(num), _as_values(den)
+    diff = np.log(n) - np.log(d)
+    m = len(diff)
+    if m < 2:
+        raise ValueError("a paired interval needs at least 2 rounds")
+    df = m - 1
+    tq = t_quantile(0.5 + level / 2, df)
+    centre = float(diff.mean())
+    half = tq * float(diff.std(ddof=1)) / math.sqrt(m)
+    return Interval("log-t-paired", level, math.exp(centre - half), math.exp(centre + half), {"df": df, "estimate": math.exp(centre)})
+
+
+def delta_log_welch(num: Any, den: Any, level: float = 0.95) -> Interval:
+    """exp(ln θ̂ ± t·se) with the delta-method se of ln(N̄/D̄) and Welch df at θ̂."""
+    n, d = _as_values(num), _as_values(den)
+    nm, dm = float(n.mean()), float(d.mean())
+    theta = nm / dm
+    df = welch_df_at_ratio(n, d, theta)
+    se = math.sqrt(float(n.var(ddof=1)) / len(n) / nm**2 + float(d.var(ddof=1)) / len(d) / dm**2)
+    half = t_quantile(0.5 + level / 2, df) * se
+    return Interval("delta-log-welch", level, theta * math.exp(-half), theta * math.exp(half), {"df": df})
+
+
+# --- bootstrap ---------------------------------------------------------------------------
+
+
+def bootstrap_ratios(
+    a: Any,
+    b: Any,
+    *,
+    paired: bool,
+    seed: int,
+    n_boot: int = 10_000,
+    indices: Any = None,
+) -> np.ndarray:
+    """Resampled ratios mean(b*)/mean(a*).
+
+    Paired: one index matrix of rounds, shared by both arms. Unpaired: A's runs are
+    drawn first, then B's, from ``Generator(PCG64(seed))``. ``indices`` injects the
+    index matrix (paired) or the pair ``(iA, iB)`` (unpaired) instead of drawing.
+    """
+    av, bv = _as_values(a), _as_values(b)
+    if indices is None:
+        rng = np.random.Generator(np.random.PCG64(seed))
+        if paired:
+            if len(av) != len(bv):
+                raise ValueError("paired arrays must have the same length")
+            ia = ib = rng.integers(0, len(av), size=(n_boot, len(av)))
+        else:
+            ia = rng.integers(0, len(av), size=(n_boot, len(av)))
+            ib = rng.integers(0, len(bv), size=(n_boot, len(bv)))
+    elif paired:
+        ia = ib = np.asarray(indices)
+    else:
+        ia, ib = (np.asarray(i) for i in indices)
+    return bv[ib].mean(axis=1) / av[ia].mean(axis=1)
+
+
+def expanded_alpha(level: float, m: int) -> float:
+    """Hesterberg's (2015) expanded percentile: the α' with α'/2 = Φ(-√(m/(m-1))·t_{1-α/2,m-1})."""
+    alpha = 1.0 - level
+    z = math.sqrt(m / (m - 1)) * t_quantile(1 - alpha / 2, m - 1)
+    return 2.0 * norm_cdf(-z)
+
+
+def percentile_interval(ratios: np.ndarray, level: float, *, expanded_m: int | None = None, params: dict | None = None) -> Interval:
+    """Percentile CI (numpy's linear interpolation); expanded when ``expanded_m`` is given."""
+    alpha = 1.0 - level if expanded_m is None else expanded_alpha(level, expanded_m)
+    low, high = np.percentile(ratios, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    method = "bootstrap-percentile" if expanded_m is None else "bootstrap-expanded-percentile"
+    extra = dict(params or {})
+    if expanded_m is not None:
+        extra["alpha_prime"] = alpha
+    return Interval(method, level, float(low), float(high), extra)
+
+
+def bootstrap_params(*, paired: bool, seed: int, n_boot: int) -> dict[str, Any]:
+    return {
+        "resampling": "rounds" if paired else "runs-within-arm",
+        "seed": seed,
+        "n_boot": n_boot,
+        "rng": "numpy.random.Generator(PCG64(seed))",
+        "numpy_version": np.__version__,
+    }
