@@ -1,0 +1,83 @@
+"""Generate the synthetic benchmark-result fixtures (labelled synthetic; field names and
+quirks as documented for each tool; see docs/importers.md). Deterministic.
+
+Run from the repository root: ``python tests/data/inference/make_bench.py``.
+"""
+
+import json
+import random
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def vllm_summary_lines():
+    """Three benchmark_serving.py --save-result summaries concatenated one per line:
+    metadata at top level, the 'request_goodput:' key, request_rate 'inf', p99 only."""
+    lines = []
+    for deployment, rate, ttft in (("base", 10.0, 54.58), ("kvcache", 10.0, 41.2), ("base", "inf", 1890.3)):
+        lines.append({
+            "date": "20250530-203806", "backend": "vllm", "model_id": "meta-llama/Llama-3.2-3B-Instruct",
+            "tokenizer_id": "meta-llama/Llama-3.2-3B-Instruct", "num_prompts": 300, "deployment": deployment,
+            "gpu": "4xNVIDIA_L40S", "input_len": "1000", "output_len": "500", "request_rate": rate,
+            "burstiness": 1.0, "max_concurrency": None, "duration": 36.03, "completed": 300,
+            "total_input_tokens": 300000, "total_output_tokens": 150000, "request_throughput": 8.33,
+            "request_goodput:": None, "output_throughput": 4163.2, "total_token_throughput": 12489.6,
+            "mean_ttft_ms": ttft, "median_ttft_ms": ttft * 0.97, "std_ttft_ms": 9.27, "p99_ttft_ms": ttft * 1.64,
+            "mean_tpot_ms": 12.1, "median_tpot_ms": 12.0, "std_tpot_ms": 0.4, "p99_tpot_ms": 13.2,
+            "mean_itl_ms": 12.1, "median_itl_ms": 11.9, "std_itl_ms": 2.0, "p99_itl_ms": 19.5,
+        })
+    return "\n".join(json.dumps(x) for x in lines) + "\n"
+
+
+def vllm_detailed(seed=7, n=40, failed=(5, 17)):
+    """A vllm bench serve --save-detailed result: arrays per request, failures included."""
+    rng = random.Random(seed)
+    ttfts, itls, outs, ins, errors, lat = [], [], [], [], [], []
+    for i in range(n):
+        if i in failed:
+            ttfts.append(0.0); itls.append([]); outs.append(0); ins.append(512); errors.append("ServerDisconnectedError"); lat.append(0.0)
+            continue
+        t = 0.09 + rng.random() * 0.04
+        gaps = [0.010 + rng.random() * 0.004 for _ in range(127)]
+        ttfts.append(t); itls.append(gaps); outs.append(128); ins.append(512); errors.append(""); lat.append(t + sum(gaps))
+    return json.dumps({
+        "date": "20260110-101500", "endpoint_type": "vllm", "backend": "vllm", "label": None,
+        "model_id": "meta-llama/Llama-3.1-8B-Instruct", "tokenizer_id": "meta-llama/Llama-3.1-8B-Instruct",
+        "num_prompts": n, "request_rate": "inf", "burstiness": 1.0, "max_concurrency": 8, "duration": 12.5,
+        "completed": n - len(failed), "failed": len(failed), "total_input_tokens": 512 * (n - len(failed)),
+        "total_output_tokens": 128 * (n - len(failed)), "request_throughput": 3.04, "request_goodput": None,
+        "output_throughput": 389.1, "total_token_throughput": 1945.6,
+        "mean_ttft_ms": 110.0, "median_ttft_ms": 109.0, "std_ttft_ms": 11.0, "p95_ttft_ms": 128.0, "p99_ttft_ms": 129.5,
+        "input_lens": ins, "output_lens": outs, "ttfts": ttfts, "itls": itls, "latencies": lat,
+        "generated_texts": ["" for _ in range(n)], "errors": errors, "vllm_version": "v0.11.0", "gpu": "1xH100-SXM5-80GB",
+    })
+
+
+def sglang_lines():
+    """Two SGLang bench_serving JSONL lines; the second with --output-details arrays."""
+    server_info = {"model_path": "meta-llama/Llama-3.1-8B-Instruct", "tp_size": 1, "dtype": "bfloat16",
+                   "max_running_requests": 256, "chunked_prefill_size": 8192, "disable_radix_cache": False,
+                   "disable_cuda_graph": False, "kv_cache_dtype": "auto", "version": "0.4.9"}
+    base = {"backend": "sglang", "dataset_name": "random", "request_rate": "inf", "max_concurrency": 16,
+            "random_input_len": 512, "random_output_len": 128, "random_range_ratio": 1.0, "server_info": server_info,
+            "duration": 20.0, "completed": 10, "total_input_tokens": 5120, "total_output_tokens": 1280,
+            "total_output_tokens_retokenized": 1279, "request_throughput": 0.5, "input_throughput": 256.0,
+            "output_throughput": 64.0, "total_throughput": 320.0,
+            "mean_e2e_latency_ms": 1500.0, "median_e2e_latency_ms": 1490.0, "std_e2e_latency_ms": 30.0, "p99_e2e_latency_ms": 1560.0,
+            "mean_ttft_ms": 120.0, "median_ttft_ms": 118.0, "std_ttft_ms": 5.0, "p99_ttft_ms": 135.0,
+            "mean_tpot_ms": 10.9, "median_tpot_ms": 10.8, "std_tpot_ms": 0.3, "p99_tpot_ms": 11.6,
+            "mean_itl_ms": 10.9, "median_itl_ms": 10.7, "std_itl_ms": 1.0, "p95_itl_ms": 12.5, "p99_itl_ms": 14.0,
+            "concurrency": 15.2}
+    detailed = dict(base, tag="details",
+                    input_lens=[512] * 10, output_lens=[128] * 9 + [0],
+                    ttfts=[0.118 + 0.001 * i for i in range(9)] + [0.0],
+                    itls=[[0.0109] * 127 for _ in range(9)] + [[]],
+                    generated_texts=[""] * 10, errors=[""] * 9 + ["timeout"])
+    return json.dumps(base) + "\n" + json.dumps(detailed) + "\n"
+
+
+if __name__ == "__main__":
+    (HERE / "vllm_bench_summaries.jsonl").write_text(vllm_summary_lines())
+    (HERE / "vllm_bench_detailed.json").write_text(vllm_detailed())
+    (HERE / "sglang_bench.jsonl").write_text(sglang_lines())

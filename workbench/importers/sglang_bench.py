@@ -1,0 +1,77 @@
+"""SGLang ``python -m sglang.bench_serving`` results: JSON Lines, one object per run.
+
+Each line embeds ``server_info`` (the server's own ``/get_server_info``): the best
+engine-configuration source any benchmark client writes, recorded as ``measured``.
+There is no top-level model field (the model path is in ``server_info``) and no p95
+TTFT; ``--output-details`` adds the same per-request arrays as vLLM's benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from store.records import Dimension, RunRecord
+from workbench.formats import bench_json, engine_config
+from workbench.formats.inference_records import inference_run, number, request_mix
+from workbench.importers.base import Importer, ImportOptions, Probe
+
+
+class SglangBenchImporter(Importer):
+    name = "sglang-bench"
+    version = "1"
+    description = "SGLang bench_serving JSONL results (with server_info)"
+    priority = 30
+
+    def sniff(self, probe: Probe) -> bool:
+        text = probe.stripped
+        if not text.startswith("{"):
+            return False
+        head = probe.text
+        return ('"server_info"' in head or '"mean_e2e_latency_ms"' in head) and '"mean_ttft_ms"' in head and '"model_id"' not in head
+
+    def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        for path in paths:
+            objs = list(bench_json.read_objects(path))
+            for index, (line, obj) in enumerate(objs):
+                yield _run(obj, path, line, index if len(objs) > 1 else None, options)
+
+
+IMPORTER = SglangBenchImporter()
+
+
+def _run(obj: dict[str, Any], path: Path, line: int, index: int | None, options: ImportOptions) -> RunRecord:
+    info = obj.get("server_info") if isinstance(obj.get("server_info"), dict) else {}
+    config = engine_config.from_sglang_server_info(info)
+    dims: dict[str, Dimension] = {}
+    if config.get("model"):
+        dims["model"] = Dimension(str(config["model"]), "measured")
+    dims.update(engine_config.dimensions(config, "measured"))
+    if info.get("version"):
+        dims["engine_revision"] = Dimension(f"sglang {info['version']}", "measured")
+    if obj.get("dataset_name") == "random" and obj.get("random_range_ratio") == 1.0:
+        # Fixed lengths only when range ratio is 1 (SGLang's 0 means uniform [1, len]).
+        mix = request_mix(number(obj.get("random_input_len")), number(obj.get("random_output_len")))
+        if mix:
+            dims["request_mix"] = Dimension(mix, "declared")
+    workload = {k: obj.get(k) for k in ("backend", "dataset_name", "request_rate", "max_concurrency", "random_input_len",
+                                        "random_output_len", "random_range_ratio", "sharegpt_output_len")}
+    dims["load"] = Dimension(", ".join(f"{k}={workload[k]}" for k in ("request_rate", "max_concurrency")), "declared")
+    summary = bench_json.flat_summary(obj)
+    samples = bench_json.samples_from_arrays(obj, path, f"line {line}") if bench_json.has_arrays(obj) else None
+    label = options.label or " ".join(str(x) for x in ("sglang", str(config.get("model", "")).rsplit("/", 1)[-1], f"rate={obj.get('request_rate')}", obj.get("tag") or "") if x).strip()
+    if index is not None:
+        label = f"{label} (line {line})"
+    meta = {"source_format": "sglang bench_serving", "workload": workload, "server_info": info, "line": line,
+            "quirks": [] if samples is not None else ["no per-request arrays: summary only (sample-level figures unknown)"]}
+    run = inference_run(label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window={"kind": "steady"})
+    if "request_mix" not in run.dimensions and number(summary.get("requests_completed")) > 0:
+        c = summary["requests_completed"]
+        mix = request_mix(number(summary.get("total_input_tokens")) / c, number(summary.get("total_output_tokens")) / c)
+        if mix:
+            run.dimensions["request_mix"] = Dimension(mix, "derived")
+    itl = bench_json.itl_table(obj)
+    if itl:
+        run.tables["itl"] = itl
+    return run

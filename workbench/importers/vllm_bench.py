@@ -1,0 +1,162 @@
+"""vLLM ``benchmark_serving.py`` / ``vllm bench serve --save-result`` result JSON.
+
+Every version's quirks: one object per file or several appended one per line
+(``--append-result``, or wrapper scripts concatenating results), the
+``"request_goodput:"`` key with a stray colon, ``request_rate: "inf"`` as a string,
+per-request arrays present or absent (``--save-detailed``), and summaries holding only
+the percentiles the run asked for (p99 by default: a p95 is then absent, not derived).
+``--metadata KEY=VALUE`` pairs sit at the top level as strings; known ones become
+declared dimensions (``gpu`` -> hardware, ``tp`` -> topology, ``version`` -> engine
+revision, engine knobs -> engine_config).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from store.records import Dimension, RunRecord
+from workbench.formats import bench_json
+from workbench.formats.engine_config import dimensions as engine_dimensions
+from workbench.formats.inference_records import inference_run, number, request_mix
+from workbench.importers.base import Importer, ImportOptions, Probe
+
+KNOWN = {
+    "date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "request_rate",
+    "burstiness", "max_concurrency", "ramp_up_strategy", "ramp_up_start_rps", "ramp_up_end_rps", "rtfx",
+    "generated_texts", "start_times", "queue_times", "rps_change_events", *bench_json.ARRAY_KEYS, *bench_json.SCALARS,
+}
+_STAT = re.compile(r"^(mean|median|std|p\d+(\.\d+)?)_")
+HARDWARE_KEYS = ("gpu", "gpus", "hardware", "accelerator", "device")
+REVISION_KEYS = ("engine_revision", "vllm_version", "version", "image", "engine_version")
+ENGINE_KNOBS = {
+    "max_num_seqs": int, "max_num_batched_tokens": int, "chunked_prefill": str, "enable_chunked_prefill": str,
+    "prefix_caching": str, "enable_prefix_caching": str, "dtype": str, "quantization": str, "kv_cache_dtype": str,
+    "tp": int, "tensor_parallel_size": int, "pp": int, "pipeline_parallel_size": int, "enforce_eager": str,
+}
+
+
+class VllmBenchImporter(Importer):
+    name = "vllm-bench"
+    version = "1"
+    description = "vLLM benchmark_serving / vllm bench serve result JSON (one object, or one per line)"
+    priority = 30
+
+    def sniff(self, probe: Probe) -> bool:
+        text = probe.stripped
+        if not text.startswith("{"):
+            return False
+        head = probe.text
+        return '"model_id"' in head and ('"request_throughput"' in head or '"ttfts"' in head or '"mean_ttft_ms"' in head) and '"server_info"' not in head
+
+    def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        for path in paths:
+            objs = list(bench_json.read_objects(path))
+            for index, (line, obj) in enumerate(objs):
+                yield result_run(obj, path, line, index if len(objs) > 1 else None, options)
+
+
+IMPORTER = VllmBenchImporter()
+
+
+def _bool(value: Any) -> bool | None:
+    s = str(value).strip().lower()
+    return True if s in ("1", "true", "yes", "on") else False if s in ("0", "false", "no", "off") else None
+
+
+def result_run(obj: dict[str, Any], path: Path, line: int, index: int | None, options: ImportOptions) -> RunRecord:
+    where = f"line {line}"
+    metadata = {k: v for k, v in obj.items() if k not in KNOWN and not _STAT.match(k) and not k.startswith(("probe_", "spec_decode_", "diffusion_"))}
+    dims: dict[str, Dimension] = {}
+    if obj.get("model_id"):
+        dims["model"] = Dimension(str(obj["model_id"]), "declared")
+    for key in HARDWARE_KEYS:
+        if metadata.get(key):
+            dims["hardware"] = Dimension(str(metadata[key]), "declared")
+            break
+    for key in REVISION_KEYS:
+        if metadata.get(key):
+            dims["engine_revision"] = Dimension(str(metadata[key]), "declared")
+            break
+    config: dict[str, Any] = {}
+    for key, kind in ENGINE_KNOBS.items():
+        if key in metadata:
+            canon = {"enable_chunked_prefill": "chunked_prefill", "enable_prefix_caching": "prefix_caching",
+                     "tensor_parallel_size": "tp", "pipeline_parallel_size": "pp"}.get(key, key)
+            value = metadata[key]
+            if kind is int:
+                value = int(number(value)) if not math.isnan(number(value)) else value
+            elif canon in ("chunked_prefill", "prefix_caching"):
+                value = _bool(value)
+            elif key == "enforce_eager":
+                canon, value = "cuda_graphs", (None if _bool(value) is None else not _bool(value))
+            if value is not None:
+                config[canon] = value
+    dims.update(engine_dimensions(config, "declared"))
+    in_len = number(metadata.get("input_len", metadata.get("random_input_len")))
+    out_len = number(metadata.get("output_len", metadata.get("random_output_len")))
+    mix = request_mix(in_len, out_len)
+    if mix:
+        dims["request_mix"] = Dimension(mix, "declared")
+    rate = obj.get("request_rate")
+    workload = {
+        "tool": "vllm bench serve" if "endpoint_type" in obj else "benchmark_serving.py",
+        "backend": obj.get("backend"),
+        "request_rate": rate if isinstance(rate, str) else number(rate) if rate is not None else None,
+        "burstiness": obj.get("burstiness"),
+        "max_concurrency": obj.get("max_concurrency"),
+        "num_prompts": obj.get("num_prompts"),
+    }
+    dims["load"] = Dimension(", ".join(f"{k}={workload[k]}" for k in ("request_rate", "burstiness", "max_concurrency", "num_prompts")), "declared")
+    summary = bench_json.flat_summary(obj)
+    samples = None
+    tables: dict[str, Any] = {}
+    if bench_json.has_arrays(obj):
+        samples = bench_json.samples_from_arrays(obj, path, where)
+        itl = bench_json.itl_table(obj)
+        if itl:
+            tables["itl"] = itl
+    quirks = []
+    if "request_goodput:" in obj:
+        quirks.append("'request_goodput:' key (stray colon, older vLLM)")
+    if isinstance(rate, str):
+        quirks.append(f"request_rate given as the string {rate!r}")
+    if samples is None:
+        quirks.append("no per-request arrays: summary only (sample-level figures unknown)")
+    label = options.label or str(obj.get("label") or "") or _default_label(obj, metadata)
+    if index is not None:
+        label = f"{label} #{index + 1}" if options.label else f"{label} (line {line})"
+    meta = {
+        "source_format": "vllm bench result",
+        "date": obj.get("date"),
+        "workload": workload,
+        "metadata": metadata,
+        "line": line,
+        "quirks": quirks,
+    }
+    if not math.isnan(in_len) or not math.isnan(out_len):
+        meta["declared_lengths"] = {"input_len": in_len, "output_len": out_len}
+    run = inference_run(label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path],
+                        window={"kind": "steady", "warmup_excluded": obj.get("num_warmups", 0) or 0})
+    if "request_mix" not in run.dimensions:
+        completed, tin, tout = (number(summary.get(k)) for k in ("requests_completed", "total_input_tokens", "total_output_tokens"))
+        if completed > 0:
+            mix = request_mix(tin / completed, tout / completed)
+            if mix:
+                run.dimensions["request_mix"] = Dimension(mix, "derived")
+    run.tables.update(tables)
+    return run
+
+
+def _default_label(obj: dict[str, Any], metadata: dict[str, Any]) -> str:
+    model = str(obj.get("model_id") or "model?").rstrip("/").rsplit("/", 1)[-1]
+    parts = [str(obj.get("backend") or "vllm"), model, f"rate={obj.get('request_rate')}"]
+    for key in ("deployment", "label", "tag"):
+        if metadata.get(key):
+            parts.append(str(metadata[key]))
+    if obj.get("date"):
+        parts.append(str(obj["date"]))
+    return " ".join(parts)
