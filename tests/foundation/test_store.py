@@ -1,0 +1,109 @@
+"""The store on every backend: schema, round trips, run references, atomic writes."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy import text
+
+from store import open_store
+from store.api import CaptureInfo
+from store.errors import RunNotFound, SchemaError, StoreError
+from store.records import Dimension, RunRecord, Work
+from store.schema import SCHEMA_VERSION
+
+
+def _record(label="run a", path=Path("/x/a.json")):
+    r = RunRecord(lens="training", label=label, dimensions={"rank_count": Dimension(8, "measured")},
+                  window={"kind": "steady", "warmup_excluded": 3}, work=Work("samples", 1024.0),
+                  quality={"eval_loss": 2.14}, meta={"note": "x"}, sources=[path])
+    r.samples["step_ms"] = np.array([420.0, np.nan, 421.5])
+    r.samples["rank"] = np.array([0.0, 1.0, 2.0])
+    r.tables["operations"] = {"name": np.array(["gemm", "nccl"]), "total_ms": np.array([1.0, 2.0])}
+    return r
+
+
+def _capture(path=Path("/x/a.json"), sha="a" * 64):
+    return CaptureInfo(path=path, sha256=sha, size=10, format="native", importer="native", importer_version="1")
+
+
+@pytest.mark.store
+def test_round_trip_keeps_everything(store_url):
+    st = open_store(store_url)
+    (run_id,) = st.add_import([_capture()], [_record()])
+    back = open_store(store_url).load_run(run_id)
+    assert back.lens == "training" and back.label == "run a"
+    assert back.dimensions["rank_count"] == Dimension(8, "measured")
+    assert back.window == {"kind": "steady", "warmup_excluded": 3}
+    assert back.work == Work("samples", 1024.0)
+    assert back.quality == {"eval_loss": 2.14}
+    np.testing.assert_array_equal(back.samples["step_ms"], [420.0, np.nan, 421.5])  # NaN stays unknown
+    assert list(back.tables["operations"]["name"]) == ["gemm", "nccl"]
+    assert [c.sha256 for c in st.run_captures(run_id)] == ["a" * 64]
+    assert st.list_runs()[0].sample_count == 3
+
+
+@pytest.mark.store
+def test_resolve_run_by_id_and_label(store_url):
+    st = open_store(store_url)
+    ids = st.add_import([_capture(), _capture(Path("/x/b"), "b" * 64)],
+                        [_record("same", Path("/x/a.json")), _record("same", Path("/x/b"))])
+    assert st.resolve_run(str(ids[0])) == ids[0]
+    with pytest.raises(RunNotFound, match="matches runs"):
+        st.resolve_run("same")
+    with pytest.raises(RunNotFound, match="no run"):
+        st.resolve_run("nope")
+
+
+@pytest.mark.store
+def test_failed_write_leaves_nothing(store_url):
+    st = open_store(store_url)
+    bad = _record("bad", Path("/not/imported"))
+    with pytest.raises(StoreError):
+        st.add_import([_capture()], [_record(), bad])
+    assert st.counts() == {"capture": 0, "run": 0, "run_source": 0, "run_column": 0}
+
+
+@pytest.mark.store
+def test_newer_schema_is_refused(store_url):
+    st = open_store(store_url)
+    with st.engine.begin() as conn:
+        conn.execute(text("UPDATE wb_meta SET value = :v WHERE key = 'schema_version'"), {"v": str(SCHEMA_VERSION + 1)})
+    with pytest.raises(SchemaError, match="newer than this wb"):
+        open_store(store_url)
+
+
+def test_foreign_database_is_refused(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "other.sqlite"
+    sqlite3.connect(path).execute("CREATE TABLE accounts (id INTEGER)").connection.commit()
+    with pytest.raises(SchemaError, match="not a wb store"):
+        open_store(str(path))
+
+
+def test_sqlite_pragmas_on_every_connection(sqlite_url):
+    st = open_store(sqlite_url)
+    for _ in range(2):
+        with st.engine.connect() as conn:
+            assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+            assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
+            assert conn.execute(text("PRAGMA busy_timeout")).scalar() >= 1000
+        st.engine.dispose()
+
+
+def test_default_url_follows_xdg(monkeypatch, tmp_path):
+    from store.engine import default_store_url, normalize_url
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert default_store_url() == f"sqlite:///{tmp_path / 'wb' / 'wb.sqlite'}"
+    assert normalize_url(None) == default_store_url()
+    assert normalize_url("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert normalize_url(str(tmp_path / "s.sqlite")) == f"sqlite:///{tmp_path / 's.sqlite'}"
+
+
+def test_object_arrays_are_never_stored():
+    from store import columns
+
+    with pytest.raises(TypeError):
+        columns.encode(np.array([{"a": 1}], dtype=object))
