@@ -1,0 +1,470 @@
+"""Failure signatures in text logs: per-rank training logs, torchrun output and error files,
+kernel logs (dmesg, ``dmesg -T``, ``dmesg --time-format iso``, ``journalctl -k``/syslog,
+``/dev/kmsg``), Slurm and Kubernetes messages.
+
+Each file is streamed line by line; every matching line becomes an :class:`Event` with its
+file, line number, raw text and extracted values. Time stamps are read from the line's own
+prefix; stamps without a zone are marked ``naive`` and stamps without a year or relative to
+boot are kept partial (the timeline decides whether they can be placed).
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import re
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from workbench.diagnostics import xid_catalog
+from workbench.diagnostics.events import Event, PartialTime
+from workbench.errors import BadInput
+
+MAX_TEXT = 400  # characters of a line kept as evidence
+
+_MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
+
+# ---------------------------------------------------------------- prefixes (rank, time, host)
+
+_RANK_PREFIX = re.compile(r"^\[(?:rank|Rank|RANK)\s*(\d+)\]:?\s?")
+_KMSG = re.compile(r"^(\d+),(\d+),(\d+),[^;]*;")
+_DMESG_BOOT = re.compile(r"^\[\s*(\d+\.\d+)\]\s?")
+_DMESG_T = re.compile(r"^\[(?:\w{3}) (\w{3})\s+(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]\s?")
+_DMESG_ISO = re.compile(
+    r"^(?:\w+\s*:\s*\w+\s*:\s*)?(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:[,.](\d+))?(Z|[+-]\d\d:?\d\d)?\s"
+)
+_ISO = re.compile(
+    r"^\[?(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[,.](\d+))?\s?(Z|UTC|[+-]\d\d:?\d\d)?\]?(?:\s|:\s|\s?-\s)"
+)
+_SYSLOG = re.compile(r"^(\w{3})\s+(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))? (\S+) (?:kernel|\S+?)(?:\[\d+\])?: ")
+_GLOG = re.compile(r"^\[?[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?\s+\S+(?:\s\S+)?\]\s?")
+
+# ---------------------------------------------------------------- signatures
+
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)(?: GPU-I:(\d+))?\): (\d+),\s*(.*)")
+_XID_PID = re.compile(r"pid=(?:'?<unknown>'?|(\d+))")
+_XID_NAME = re.compile(r"name=([^,]*)")
+_FELL_OFF = re.compile(r"NVRM: (?:The NVIDIA )?GPU (?:at )?(?:PCI:)?([0-9a-fA-F:.]+)[:\s].*fallen off the bus")
+_SXID = re.compile(r"SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+), (Fatal|Non-fatal)", re.IGNORECASE)
+_CUDA_OOM = re.compile(r"CUDA out of memory\.?(?: Tried to allocate ([\d.]+ [KMGT]?i?B))?")
+_OOM_GPU = re.compile(r"\(GPU (\d+);|GPU (\d+) has a total capac")
+_GPU_ALLOC = re.compile(r"CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|Cuda failure '?out of memory'?")
+_KILLED = re.compile(r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (\d+),? (?:UID \d+, )?\(([^)]*)\)")
+_OOM_KILL_LINE = re.compile(r"oom-kill:constraint=(\w+)(?:.*?,task=([^,]+),pid=(\d+))?")
+_OOM_INVOKED = re.compile(r"(\S+) invoked oom-killer:")
+_OOM_REAPER = re.compile(r"oom_reaper: reaped process (\d+) \(([^)]*)\)")
+_SLURM_OOM = re.compile(r"Detected (\d+) oom[-_]kill events? in (?:StepId=)?(?:step )?(\S+?)\.? ")
+_SRUN_OOM = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): Out Of Memory")
+_K8S_OOM = re.compile(r"(?:[Rr]eason\"?:?\s*\"?)OOMKilled")
+_SEGFAULT = re.compile(r"(\S+)\[(\d+)\]: segfault at \S+ .*? in (\S+?)\[")
+_NCCL_WARN = re.compile(r"^(\S+):(\d+):(\d+) \[(\d+)\] (\S+) NCCL WARN (.*)")
+_NCCL_WARN_ANY = re.compile(r"NCCL WARN (.*)")
+_NCCL_ERROR = re.compile(r"ncclRemoteError|DistBackendError|NCCL error in:|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage")
+_WATCHDOG = re.compile(
+    r"(?:\[Rank (\d+)\] )?Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+)"
+    r"(?:, NumelIn=(\d+), NumelOut=(\d+))?, Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds"
+)
+_WATCHDOG_COUNTERS = re.compile(
+    r"\[PG ID (\S+) PG GUID (\S+?)(?:\(([^)]*)\))? Rank (\d+)\] Exception \(either an error or timeout\) detected by watchdog at work: (\d+), "
+    r"last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+)"
+)
+_DUMP_SIGNAL = re.compile(r"Received a dump signal due to a collective timeout from (?:rank (\d+)|this local rank)")
+_SIGNAL_PID = re.compile(r"Signal (\d+) \((SIG\w+)\) received by PID (\d+)")
+_AGENT_FAILED = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
+_CLOSING = re.compile(r"Sending process (\d+) closing signal (SIG\w+)")
+_SRUN_EXIT = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (Exited with exit code (\d+)|Killed|Aborted|Segmentation fault|Terminated)")
+_SLURM_CANCEL = re.compile(r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*")
+_K8S_EXIT = re.compile(r"Exit Code:\s*(\d+)|\"exitCode\":\s*(\d+)")
+_TRACEBACK = "Traceback (most recent call last):"
+_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Failure))(?::\s?(.*))?$")
+_CHILD_FAILED_START = re.compile(r"ChildFailedError|Root Cause \(first observed failure\):")
+_CHILD_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s?(.*)$")
+_CHILD_INDEX = re.compile(r"^\s*\[(\d+)\]:\s*$")
+_RANK_IN_NAME = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
+
+SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+
+
+def rank_from_path(path: Path) -> int | None:
+    """A rank named in the file name or its parent folder (``rank3.log``, ``rank_3/...``)."""
+    for part in (path.name, path.parent.name):
+        m = _RANK_IN_NAME.search(part)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+# ---------------------------------------------------------------- time prefixes
+
+
+def _frac(digits: str | None) -> float:
+    return float("0." + digits) if digits else 0.0
+
+
+def _zone(text: str | None) -> timezone | None:
+    if not text:
+        return None
+    if text in ("Z", "UTC"):
+        return timezone.utc
+    sign = -1 if text[0] == "-" else 1
+    digits = text[1:].replace(":", "")
+    return timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0)))
+
+
+def _stamp(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: float, tz: timezone | None) -> tuple[float, bool]:
+    dt = datetime(y, mo, d, h, mi, s, tzinfo=tz or timezone.utc)
+    return dt.timestamp() + frac, tz is None
+
+
+def _take_time(line: str, ev: dict[str, Any]) -> str:
+    """Strip a time prefix from ``line``, recording it in ``ev``; return the rest."""
+    m = _KMSG.match(line)
+    if m:
+        ev["since_boot"] = int(m.group(3)) / 1e6
+        ev["resolution"] = 1e-6
+        return line[m.end() :]
+    m = _DMESG_BOOT.match(line)
+    if m:
+        ev["since_boot"] = float(m.group(1))
+        ev["resolution"] = 1e-6
+        return line[m.end() :]
+    m = _DMESG_T.match(line)
+    if m and m.group(1) in _MONTHS:
+        ev["time"], ev["naive"] = _stamp(int(m.group(6)), _MONTHS[m.group(1)], int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)), 0.0, None)
+        ev["resolution"] = 1.0
+        return line[m.end() :]
+    for pattern in (_DMESG_ISO, _ISO):
+        m = pattern.match(line)
+        if m:
+            y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
+            try:
+                ev["time"], ev["naive"] = _stamp(y, mo, d, h, mi, s, _frac(m.group(7)), _zone(m.group(8)))
+            except ValueError:
+                return line
+            ev["resolution"] = 10.0 ** -len(m.group(7)) if m.group(7) else 1.0
+            return line[m.end() :]
+    m = _SYSLOG.match(line)
+    if m and m.group(1) in _MONTHS:
+        ev["partial"] = PartialTime(_MONTHS[m.group(1)], int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)) + _frac(m.group(6)))
+        ev["resolution"] = 10.0 ** -len(m.group(6)) if m.group(6) else 1.0
+        ev["host"] = m.group(7)
+        return line[m.end() :]
+    m = _GLOG.match(line)
+    if m:
+        ev["partial"] = PartialTime(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)) + _frac(m.group(6)))
+        ev["resolution"] = 10.0 ** -min(len(m.group(6)), 6) if m.group(6) else 1.0
+        return line[m.end() :]
+    return line
+
+
+# ---------------------------------------------------------------- per-line matching
+
+
+def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
+    """(kind, role, values) for a message with prefixes removed, or None."""
+    m = _XID.search(msg)
+    if m:
+        code = int(m.group(3))
+        values: dict[str, Any] = {"code": code, "pci": m.group(1), "detail": m.group(4)[:200]}
+        if m.group(2):
+            values["mig_gpu_instance"] = int(m.group(2))
+        pid = _XID_PID.search(m.group(4))
+        if pid:
+            values["pid"] = int(pid.group(1)) if pid.group(1) else None
+        name = _XID_NAME.search(m.group(4))
+        if name:
+            values["process"] = name.group(1)
+        return "xid", _xid_role(code), values
+    m = _FELL_OFF.search(msg)
+    if m:
+        return "xid", "failure", {"code": 79, "pci": m.group(1).rstrip(":"), "detail": "GPU has fallen off the bus (no Xid line)", "inferred": True}
+    m = _SXID.search(msg)
+    if m:
+        fatal = m.group(3).lower() == "fatal"
+        return "sxid", "failure" if fatal else "info", {"code": int(m.group(2)), "pci": m.group(1), "fatal": fatal}
+    m = _CUDA_OOM.search(msg)
+    if m:
+        values = {}
+        if m.group(1):
+            values["requested"] = m.group(1)
+        g = _OOM_GPU.search(msg)
+        if g:
+            values["gpu"] = int(g.group(1) or g.group(2))
+        return "cuda_oom", "failure", values
+    m = _GPU_ALLOC.search(msg)
+    if m:
+        return "gpu_alloc_failure", "failure", {"signature": m.group(0)}
+    m = _KILLED.search(msg)
+    if m:
+        return "host_oom_kill", "failure", {"pid": int(m.group(1)), "process": m.group(2), "cgroup": msg.lstrip().startswith("Memory cgroup")}
+    m = _OOM_KILL_LINE.search(msg)
+    if m:
+        values = {"constraint": m.group(1)}
+        if m.group(3):
+            values.update(process=m.group(2), pid=int(m.group(3)))
+        return "host_oom_kill", "failure", values
+    m = _OOM_INVOKED.search(msg)
+    if m:
+        return "oom_invoked", "info", {"process": m.group(1)}
+    m = _OOM_REAPER.search(msg)
+    if m:
+        return "oom_reaper", "info", {"pid": int(m.group(1)), "process": m.group(2)}
+    m = _SLURM_OOM.search(msg)
+    if m:
+        return "slurm_oom", "failure", {"events": int(m.group(1)), "step": m.group(2)}
+    m = _SRUN_OOM.search(msg)
+    if m:
+        return "slurm_oom", "failure", {"node": m.group(1), "tasks": m.group(2)}
+    if _K8S_OOM.search(msg):
+        return "k8s_oomkilled", "failure", {}
+    m = _SEGFAULT.search(msg)
+    if m:
+        return "segfault", "failure", {"process": m.group(1), "pid": int(m.group(2)), "library": m.group(3)}
+    m = _WATCHDOG.search(msg)
+    if m:
+        values = {"seq": int(m.group(2)), "op": m.group(3), "timeout_ms": int(m.group(6)), "ran_ms": int(m.group(7))}
+        if m.group(1):
+            values["rank"] = int(m.group(1))
+        if m.group(4):
+            values.update(numel_in=int(m.group(4)), numel_out=int(m.group(5)))
+        return "watchdog_timeout", "follower", values
+    m = _WATCHDOG_COUNTERS.search(msg)
+    if m:
+        return "watchdog_counters", "follower", {
+            "pg_id": m.group(1), "pg_desc": m.group(3) or "", "rank": int(m.group(4)),
+            "work": int(m.group(5)), "last_enqueued": int(m.group(6)), "last_completed": int(m.group(7)),
+        }
+    m = _DUMP_SIGNAL.search(msg)
+    if m:
+        return "dump_signal", "follower", {"from_rank": int(m.group(1)) if m.group(1) else "self"}
+    m = _NCCL_WARN.search(msg)
+    if m:
+        return "nccl_warn", "follower", {"host": m.group(1), "pid": int(m.group(2)), "cuda_dev": int(m.group(4)), "where": m.group(5), "message": m.group(6)[:200]}
+    m = _NCCL_WARN_ANY.search(msg)
+    if m:
+        return "nccl_warn", "follower", {"message": m.group(1)[:200]}
+    m = _SIGNAL_PID.search(msg)
+    if m:
+        return "signal", "outcome", {"signal": int(m.group(1)), "name": m.group(2), "pid": int(m.group(3))}
+    m = _AGENT_FAILED.search(msg)
+    if m:
+        code = int(m.group(1))
+        return "exit", "outcome", {"exitcode": code, "local_rank": int(m.group(2)), "pid": int(m.group(3)), **_signal_of(code)}
+    m = _CLOSING.search(msg)
+    if m:
+        return "teardown_signal", "follower", {"pid": int(m.group(1)), "signal": m.group(2)}
+    m = _SRUN_EXIT.search(msg)
+    if m:
+        return "exit", "outcome", {"node": m.group(1), "tasks": m.group(2), "how": m.group(3)}
+    m = _SLURM_CANCEL.search(msg)
+    if m:
+        reason = (m.group(4) or "").strip()
+        role = "failure" if reason == "NODE FAILURE" else "outcome"
+        return "slurm_cancel", role, {"job": m.group(1), "node": m.group(2), "at": m.group(3), "reason": reason}
+    if _NCCL_ERROR.search(msg):
+        return "nccl_error", "follower", {"remote": "ncclRemoteError" in msg or "remote process exited" in msg}
+    m = _K8S_EXIT.search(msg)
+    if m:
+        code = int(m.group(1) or m.group(2))
+        if code:
+            return "exit", "outcome", {"exitcode": code, **_signal_of(code - 128 if code > 128 else 0, negative=False)}
+    return None
+
+
+def _xid_role(code: int) -> str:
+    info = xid_catalog.lookup(code)
+    if info is None:
+        return "failure"  # unknown codes are not waved through as harmless
+    if info.klass == "sympathetic":
+        return "follower"
+    if info.klass == "informational":
+        return "info"
+    return "failure"
+
+
+def _signal_of(code: int, *, negative: bool = True) -> dict[str, Any]:
+    sig = -code if negative else code
+    if sig > 0:
+        return {"signal": sig, "signal_name": SIGNALS.get(sig, f"signal {sig}")}
+    return {}
+
+
+def _exception(msg: str) -> tuple[str, str, dict[str, Any]] | None:
+    m = _EXCEPTION.match(msg.strip())
+    if not m:
+        return None
+    exc_type, text = m.group(1), (m.group(2) or "")
+    if exc_type.endswith("ChildFailedError"):
+        return None  # the block that follows carries the facts
+    if "NCCL" in text or "DistBackendError" in exc_type or "nccl" in text:
+        return "nccl_error", "follower", {"exception": exc_type, "remote": "remote process exited" in text or "ncclRemoteError" in text}
+    return "exception", "failure", {"exception": exc_type, "message": text[:200]}
+
+
+# ---------------------------------------------------------------- files
+
+
+def parse_file(path: Path, *, host: str | None = None, rank: int | None = None, display: str | None = None) -> list[Event]:
+    """Every failure-relevant event in the text file ``path``."""
+    from workbench.importers.base import READ_ERRORS, open_binary
+
+    name = display or str(path)
+    try:
+        with open_binary(path) as fh:
+            head = fh.peek(1)[:1] if hasattr(fh, "peek") else b""
+            if head == b"{":
+                data = fh.read()
+                parsed = _error_file(data, name, host, rank)
+                if parsed is not None:
+                    return parsed
+                lines = data.decode("utf-8", errors="replace").splitlines()
+                return list(_parse_lines(iter(lines), name, host, rank))
+            text_lines = (raw.decode("utf-8", errors="replace").rstrip("\r\n") for raw in fh)
+            return list(_parse_lines(text_lines, name, host, rank))
+    except READ_ERRORS as exc:
+        raise BadInput(path, f"cannot be read ({exc})") from None
+
+
+def _error_file(data: bytes, name: str, host: str | None, rank: int | None) -> list[Event] | None:
+    """A torchelastic error file (``{"message": {"message": ..., "extraInfo": {...}}}``)."""
+    try:
+        doc = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(doc, dict) or "message" not in doc:
+        return None
+    message = doc["message"]
+    extra: dict[str, Any] = {}
+    if isinstance(message, dict):
+        extra = message.get("extraInfo") or {}
+        message = message.get("message", "")
+    message = str(message)
+    first = message.strip().splitlines()[-1] if message.strip() else ""
+    matched = _match(message) or _exception(first) or ("exception", "failure", {"message": first[:200]})
+    kind, role, values = matched
+    values = {**values, "error_file": True}
+    if "errorCode" in doc:
+        values["error_code"] = doc["errorCode"]
+    ev = Event(kind, role, name, None, _short(message.strip().splitlines()[0] if message.strip() else ""), host=host, rank=rank, values=values)
+    ts = extra.get("timestamp") if isinstance(extra, dict) else None
+    try:
+        ev.time, ev.resolution = float(int(str(ts))), 1.0
+    except (TypeError, ValueError):
+        ev.notes.append("error file has no timestamp")
+    return [ev]
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def _parse_lines(lines: Iterator[str], name: str, host: str | None, rank: int | None) -> Iterator[Event]:
+    after_traceback = False
+    in_report, section_root = False, False
+    record: dict[str, Any] | None = None
+    record_line = 0
+    for number, line in enumerate(lines, 1):
+        if len(line) > 65536:
+            line = line[:65536]
+        stamp: dict[str, Any] = {}
+        body = line
+        m = _RANK_PREFIX.match(body)
+        line_rank = rank
+        if m:
+            line_rank = int(m.group(1))
+            body = body[m.end() :]
+        body = _take_time(body, stamp)
+        m = _RANK_PREFIX.match(body)
+        if m:
+            line_rank = int(m.group(1))
+            body = body[m.end() :]
+
+        # torchrun's ChildFailedError report: "field : value" lines, one record per "[N]:".
+        stripped = body.strip()
+        if _CHILD_FAILED_START.search(body) or (in_report and stripped == "Failures:"):
+            if record:
+                yield _child_event(record, name, record_line, host)
+            in_report, record = True, None
+            section_root = "Root Cause" in body
+            continue
+        if in_report:
+            f = _CHILD_FIELD.match(body)
+            if f:
+                if record is None:
+                    record, record_line = {"root_cause": section_root}, number
+                record[f.group(1)] = f.group(2).strip()
+                continue
+            if _CHILD_INDEX.match(body):
+                if record:
+                    yield _child_event(record, name, record_line, host)
+                record, record_line = {"root_cause": section_root}, number
+                continue
+            if not stripped or set(stripped) <= {"=", "-"} or stripped == "<NO_OTHER_FAILURES>" or stripped.endswith(" FAILED"):
+                continue
+            if record:
+                yield _child_event(record, name, record_line, host)
+            in_report, record = False, None
+
+        if body.strip() == _TRACEBACK:
+            after_traceback = True
+            continue
+        matched = _match(body)
+        if matched is None and (after_traceback or _EXCEPTION.match(body.strip())):
+            matched = _exception(body)
+            if matched is not None:
+                after_traceback = False
+        if matched is None:
+            continue
+        kind, role, values = matched
+        ev = Event(kind, role, name, number, _short(line.strip()), host=stamp.get("host") or host, rank=line_rank, values=values)
+        if kind == "nccl_warn" and "host" in values:
+            ev.host = values["host"]
+        if kind == "watchdog_timeout" and "rank" in values and ev.rank is None:
+            ev.rank = values["rank"]
+        if kind == "watchdog_counters" and ev.rank is None:
+            ev.rank = values["rank"]
+        if kind == "xid":
+            info = xid_catalog.lookup(values["code"])
+            values["catalog"] = info.to_json() if info else None
+        ev.time = stamp.get("time")
+        ev.resolution = stamp.get("resolution", 0.0)
+        ev.since_boot = stamp.get("since_boot")
+        ev.partial = stamp.get("partial")
+        ev.naive = stamp.get("naive", False)
+        yield ev
+    if record:
+        yield _child_event(record, name, record_line, host)
+
+
+_CHILD_RANK = re.compile(r"(-?\d+)(?: \(local_rank: (\d+)\))?")
+_CHILD_EXIT = re.compile(r"(-?\d+)(?: \(pid: (\d+)\))?")
+
+
+def _child_event(block: dict[str, Any], name: str, line: int, host: str | None) -> Event:
+    values: dict[str, Any] = {"root_cause": bool(block.get("root_cause"))}
+    rank = None
+    m = _CHILD_RANK.match(block.get("rank", ""))
+    if m:
+        rank = int(m.group(1))
+        if m.group(2):
+            values["local_rank"] = int(m.group(2))
+    m = _CHILD_EXIT.match(block.get("exitcode", ""))
+    if m:
+        values["exitcode"] = int(m.group(1))
+        if m.group(2):
+            values["pid"] = int(m.group(2))
+        values.update(_signal_of(values["exitcode"]))
+    if block.get("error_file") and block["error_file"] != "<N/A>":
+        values["error_file"] = block["error_file"]
+    if block.get("traceback"):
+        values["traceback"] = block["traceback"][:200]
+    text = f"torchrun failure report: rank {block.get('rank', '?')}, exitcode {block.get('exitcode', '?')}"
+    ev = Event("child_failed", "outcome", name, line, text, host=block.get("host") or host, rank=rank, values=values)
+    m = re.match(r"(\d{4})-(\d\d)-(\d\d)_(\d\d):(\d\d):(\d\d)", block.get("time", ""))
+    if m:
+        ev.time, ev.naive = _stamp(*(int(g) for g in m.groups()), 0.0, None)
+        ev.resolution = 1.0
+        ev.notes.append("torchrun time: when the agent observed the exit (second resolution)")
+    return ev
