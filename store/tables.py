@@ -17,6 +17,7 @@ from sqlmodel import Field, SQLModel
 ALL_TABLE_MODULES: list[str] = [
     "store.tables",
     "store.investigations",
+    "store.rerun",
 ]
 
 

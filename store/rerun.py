@@ -1,0 +1,169 @@
+"""Rerun records: plans, their executions, the runs of each execution, and comparisons.
+
+Plan, execution and comparison are separate records: a plan says what to run, an
+execution is one attempt to run it on one machine (with its preflight), a comparison
+is one analysis of an execution's runs. A plan is immutable once it has executions
+(enforced here, below the application): a changed plan is a new plan.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from sqlalchemy import JSON, Column, ForeignKey, Integer, UniqueConstraint, event, func
+from sqlalchemy import select as sa_select
+from sqlmodel import Field, SQLModel, select
+
+from store.errors import StoreError
+from store.tables import utcnow_iso
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+# Execution states. "running" with a process that is gone means it crashed.
+RUNNING, INTERRUPTED, COMPLETE, ABANDONED = "running", "interrupted", "complete", "abandoned"
+# Run states: a finished run is "ok" or "failed"; "interrupted" runs are run again on resume.
+RUN_OK, RUN_FAILED, RUN_INTERRUPTED = "ok", "failed", "interrupted"
+
+
+class PlanImmutable(StoreError):
+    """A plan that has executions cannot change."""
+
+
+class PlanNotFound(StoreError):
+    """No plan by that id or name."""
+
+
+class RerunPlan(SQLModel, table=True):
+    __tablename__ = "rerun_plan"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True)
+    lens: str
+    digest: str  # SHA-256 of the body's RFC 8785 form
+    origin: str = "user"  # "user" or "bundle:<sha256>"
+    body: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: str = Field(default_factory=utcnow_iso)
+
+
+class RerunExecution(SQLModel, table=True):
+    __tablename__ = "rerun_execution"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    plan_id: int = Field(sa_column=Column(Integer, ForeignKey("rerun_plan.id", ondelete="RESTRICT"), index=True, nullable=False))
+    status: str = RUNNING
+    host: str = ""
+    pid: int = 0  # the wb process running it (to tell a live execution from a crashed one)
+    workdir: str = ""  # where captures, stdout and stderr of each run are kept
+    # The preflight of the start, then one per resume.
+    preflights: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    schedule: list[list[Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    started_at: str = Field(default_factory=utcnow_iso)
+    ended_at: Optional[str] = None
+
+
+class RerunRun(SQLModel, table=True):
+    """One launch of one arm's command: its outcome is kept whether it succeeded or not."""
+
+    __tablename__ = "rerun_run"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    execution_id: int = Field(sa_column=Column(Integer, ForeignKey("rerun_execution.id", ondelete="CASCADE"), index=True, nullable=False))
+    round: int  # 1..rounds; 0 is a warm-up run
+    arm: str  # "A", "B", "A'"
+    slot: int  # position in the execution's schedule
+    status: str  # ok | failed | interrupted
+    reason: str = ""  # why it failed, in one line
+    argv: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    started_at: str = ""
+    ended_at: str = ""
+    wall_s: Optional[float] = None
+    exit_status: Optional[int] = None  # negative: killed by that signal
+    stderr_tail: str = ""
+    capture_path: str = ""
+    capture_sha256: str = ""
+    run_id: Optional[int] = Field(default=None, sa_column=Column(Integer, ForeignKey("run.id", ondelete="SET NULL"), nullable=True))
+    statistic: Optional[float] = None  # the plan's per-run statistic, when the capture gave one
+
+
+class RerunComparison(SQLModel, table=True):
+    __tablename__ = "rerun_comparison"
+    __table_args__ = (UniqueConstraint("execution_id", "digest"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    plan_id: int = Field(sa_column=Column(Integer, ForeignKey("rerun_plan.id", ondelete="RESTRICT"), index=True, nullable=False))
+    execution_id: int = Field(sa_column=Column(Integer, ForeignKey("rerun_execution.id", ondelete="CASCADE"), index=True, nullable=False))
+    rounds_used: int = 0
+    verdict: Optional[str] = None
+    digest: str = ""  # SHA-256 of the body: the same analysis is stored once
+    body: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: str = Field(default_factory=utcnow_iso)
+
+
+@event.listens_for(RerunPlan, "before_update")
+def _plan_is_immutable_once_executed(_mapper: Any, connection: Any, target: RerunPlan) -> None:
+    n = connection.execute(sa_select(func.count()).select_from(RerunExecution).where(RerunExecution.plan_id == target.id)).scalar_one()
+    if n:
+        raise PlanImmutable(f"plan {target.name!r} has {n} execution(s) and cannot change; save the changed plan under a new name")
+
+
+@event.listens_for(RerunPlan, "before_delete")
+def _executed_plan_is_kept(_mapper: Any, connection: Any, target: RerunPlan) -> None:
+    _plan_is_immutable_once_executed(_mapper, connection, target)
+
+
+# -- queries ----------------------------------------------------------------------------
+
+
+def find_plan(session: "Session", ref: str | int) -> RerunPlan:
+    """A plan by id or name."""
+    text = str(ref).strip()
+    row = session.get(RerunPlan, int(text)) if text.isdigit() else None
+    if row is None:
+        row = session.exec(select(RerunPlan).where(RerunPlan.name == text)).first()
+    if row is None:
+        raise PlanNotFound(f"no rerun plan with id or name {text!r} (see 'wb rerun plan --list')")
+    return row
+
+
+def execution_count(session: "Session", plan_id: int) -> int:
+    return int(session.exec(select(func.count()).select_from(RerunExecution).where(RerunExecution.plan_id == plan_id)).one())
+
+
+def save_plan(session: "Session", name: str, lens: str, digest: str, body: dict[str, Any], origin: str = "user") -> tuple[RerunPlan, str]:
+    """Add a plan, or keep the identical one; returns (plan, "added" | "unchanged" | "replaced").
+
+    A plan of the same name with a different body replaces it only while it has no
+    executions; otherwise :class:`PlanImmutable`.
+    """
+    existing = session.exec(select(RerunPlan).where(RerunPlan.name == name)).first()
+    if existing is None:
+        row = RerunPlan(name=name, lens=lens, digest=digest, body=body, origin=origin)
+        session.add(row)
+        session.flush()
+        return row, "added"
+    if existing.digest == digest:
+        return existing, "unchanged"
+    n = execution_count(session, int(existing.id))  # type: ignore[arg-type]
+    if n:
+        raise PlanImmutable(f"plan {name!r} has {n} execution(s) and cannot change; save the changed plan under a new name")
+    existing.lens, existing.digest, existing.body, existing.origin = lens, digest, body, origin
+    existing.created_at = utcnow_iso()
+    session.add(existing)
+    session.flush()
+    return existing, "replaced"
+
+
+def list_plans(session: "Session") -> list[RerunPlan]:
+    return list(session.exec(select(RerunPlan).order_by(RerunPlan.id)).all())
+
+
+def executions_of(session: "Session", plan_id: int) -> list[RerunExecution]:
+    stmt = select(RerunExecution).where(RerunExecution.plan_id == plan_id).order_by(RerunExecution.id)
+    return list(session.exec(stmt).all())
+
+
+def runs_of(session: "Session", execution_id: int) -> list[RerunRun]:
+    stmt = select(RerunRun).where(RerunRun.execution_id == execution_id).order_by(RerunRun.id)
+    return list(session.exec(stmt).all())
+
+
+def comparisons_of(session: "Session", execution_id: int) -> list[RerunComparison]:
+    stmt = select(RerunComparison).where(RerunComparison.execution_id == execution_id).order_by(RerunComparison.id)
+    return list(session.exec(stmt).all())

@@ -1,0 +1,436 @@
+"""Rerun plans: what to run, on what, how often, in which order.
+
+A plan is plain data with a canonical JSON form; its SHA-256 (over the RFC 8785 form)
+is its identity. Plans come from ``wb rerun plan`` options or a TOML file (relative
+paths in a file are relative to the file). Every artifact is pinned by digest when the
+plan is made; a stated digest that does not match the file is refused right away.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from store.records import LENSES
+from workbench.errors import BadInput, UsageError
+
+ARMS = ("A", "B", "A'")  # baseline, candidate, baseline again (the A/A control)
+ARM_NAMES = {"A": "baseline", "B": "candidate", "A'": "baseline (control)"}
+ORDERS = ("random", "abba")
+STATISTICS = ("mean", "median", "min", "p95")
+ARTIFACT_ROLES = ("executable", "library", "input", "model", "source", "other")
+DEFAULT_ROUNDS = 10
+MIN_ROUNDS = 3  # a CI exists from 2, but is useless; below 3 is refused
+WARN_ROUNDS = 5
+DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_METRIC = {"training": "step_ms", "inference": "ttft_ms"}
+DEFAULT_STATISTIC = {"training": "mean", "inference": "p95"}
+PLAN_KEYS = {
+    "name", "description", "lens", "baseline", "candidate", "control", "artifacts", "rounds", "order",
+    "seed", "timeout_s", "metric", "statistic", "higher_is_better", "delta", "warmup", "guardrails",
+}
+
+
+@dataclass(frozen=True)
+class Command:
+    """One arm's command: argv (never run through a shell), working directory, extra env."""
+
+    argv: tuple[str, ...]
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"argv": list(self.argv), "cwd": self.cwd, "env": dict(sorted(self.env.items()))}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Command":
+        return cls(tuple(data["argv"]), data.get("cwd"), dict(data.get("env") or {}))
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A file the experiment depends on, pinned by SHA-256 when the plan was made."""
+
+    path: str
+    sha256: str
+    size: int
+    role: str = "input"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "sha256": self.sha256, "size": self.size, "role": self.role}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Artifact":
+        return cls(str(data["path"]), str(data["sha256"]), int(data["size"]), str(data.get("role", "input")))
+
+
+@dataclass(frozen=True)
+class Guardrail:
+    """A metric that must not get worse by more than ``max_change_pct`` (B against A)."""
+
+    metric: str  # a sample column, or a quality key (``quality.error_rate``)
+    max_change_pct: float
+    statistic: str = "mean"
+    higher_is_better: bool = False
+    source: str = "plan"  # "plan" or "lens:<name>"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "max_change_pct": self.max_change_pct,
+            "statistic": self.statistic,
+            "higher_is_better": self.higher_is_better,
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Guardrail":
+        return cls(
+            str(data["metric"]),
+            float(data["max_change_pct"]),
+            str(data.get("statistic", "mean")),
+            bool(data.get("higher_is_better", False)),
+            str(data.get("source", "plan")),
+        )
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """Warm-up policy: untimed runs of each arm before round 1, and steps dropped per run.
+
+    ``steps``: ``"capture"`` trusts the capture (its samples already exclude warm-up,
+    as ``window.warmup_excluded`` says), an integer drops that many leading samples,
+    ``"auto"`` drops max(3, ceil(0.1 n)) (an engineering default, not from a pilot).
+    """
+
+    runs: int = 0
+    steps: int | str = "capture"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "steps": self.steps}
+
+    def steps_to_drop(self, n: int) -> int:
+        if self.steps == "capture":
+            return 0
+        if self.steps == "auto":
+            return min(n, max(3, -(-n // 10)))
+        return min(n, int(self.steps))
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    lens: str
+    baseline: Command
+    candidate: Command
+    artifacts: tuple[Artifact, ...] = ()
+    rounds: int = DEFAULT_ROUNDS
+    order: str = "random"
+    seed: int = 0
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    metric: str = "step_ms"
+    statistic: str = "mean"
+    higher_is_better: bool = False
+    delta: float = 0.02
+    warmup: Warmup = Warmup()
+    guardrails: tuple[Guardrail, ...] = ()
+    # A′ runs the baseline command unless an independent build of it is given.
+    control: Command | None = None
+    description: str = ""
+    # The machine the plan was made for (preflight's comparable fields); see preflight.
+    environment: dict[str, Any] = field(default_factory=dict)
+    # "user" (options or the user's own file) or "bundle:<sha256>" (needs confirmation).
+    origin: str = "user"
+
+    def command(self, arm: str) -> Command:
+        if arm == "B":
+            return self.candidate
+        if arm == "A'" and self.control is not None:
+            return self.control
+        return self.baseline
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "lens": self.lens,
+            "baseline": self.baseline.to_json(),
+            "candidate": self.candidate.to_json(),
+            "control": self.control.to_json() if self.control else None,
+            "artifacts": [a.to_json() for a in self.artifacts],
+            "rounds": self.rounds,
+            "order": self.order,
+            "seed": self.seed,
+            "timeout_s": self.timeout_s,
+            "metric": self.metric,
+            "statistic": self.statistic,
+            "higher_is_better": self.higher_is_better,
+            "delta": self.delta,
+            "warmup": self.warmup.to_json(),
+            "guardrails": [g.to_json() for g in self.guardrails],
+            "environment": self.environment,
+            "origin": self.origin,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Plan":
+        warm = data.get("warmup") or {}
+        return cls(
+            name=data["name"],
+            description=data.get("description", ""),
+            lens=data["lens"],
+            baseline=Command.from_json(data["baseline"]),
+            candidate=Command.from_json(data["candidate"]),
+            control=Command.from_json(data["control"]) if data.get("control") else None,
+            artifacts=tuple(Artifact.from_json(a) for a in data.get("artifacts", [])),
+            rounds=int(data["rounds"]),
+            order=data["order"],
+            seed=int(data["seed"]),
+            timeout_s=float(data["timeout_s"]),
+            metric=data["metric"],
+            statistic=data["statistic"],
+            higher_is_better=bool(data.get("higher_is_better", False)),
+            delta=float(data["delta"]),
+            warmup=Warmup(int(warm.get("runs", 0)), warm.get("steps", "capture")),
+            guardrails=tuple(Guardrail.from_json(g) for g in data.get("guardrails", [])),
+            environment=dict(data.get("environment") or {}),
+            origin=data.get("origin", "user"),
+        )
+
+    def digest(self) -> str:
+        """SHA-256 of the plan's RFC 8785 canonical JSON: the plan's identity."""
+        import rfc8785
+
+        return hashlib.sha256(rfc8785.dumps(self.to_json())).hexdigest()
+
+    def with_environment(self, environment: dict[str, Any]) -> "Plan":
+        return replace(self, environment=environment)
+
+    def warnings(self) -> list[str]:
+        out = []
+        if self.rounds < WARN_ROUNDS:
+            out.append(f"{self.rounds} rounds is few: intervals will be wide (at least {WARN_ROUNDS} recommended, {DEFAULT_ROUNDS} by default)")
+        if not self.artifacts:
+            out.append("no artifacts pinned: preflight cannot tell whether the binaries or inputs changed (add --artifact)")
+        return out
+
+
+# -- schedule -------------------------------------------------------------------------
+
+
+def schedule(plan: Plan) -> list[tuple[int, str]]:
+    """The (round, arm) slots in execution order; rounds count from 1.
+
+    ``random`` (RMIT): each round runs A, B and A′ in a fresh order drawn from
+    PCG64(seed), so ordering effects and drift add variance, not bias. ``abba``
+    alternates A B A′ and A′ B A, which cancels linear drift over each pair of rounds.
+    """
+    import numpy as np
+
+    slots: list[tuple[int, str]] = []
+    rng = np.random.Generator(np.random.PCG64(plan.seed))
+    for r in range(1, plan.rounds + 1):
+        if plan.order == "abba":
+            arms = list(ARMS) if r % 2 else list(reversed(ARMS))
+        else:
+            arms = [ARMS[i] for i in rng.permutation(len(ARMS))]
+        slots.extend((r, arm) for arm in arms)
+    return slots
+
+
+def warmup_slots(plan: Plan) -> list[tuple[int, str]]:
+    """Untimed warm-up runs (round 0): each distinct command ``warmup.runs`` times."""
+    arms = ["A", "B"] + (["A'"] if plan.control is not None else [])
+    return [(0, arm) for _ in range(plan.warmup.runs) for arm in arms]
+
+
+# -- building and validating ---------------------------------------------------------
+
+
+def sha256_of(path: Path) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+            size += len(block)
+    return digest.hexdigest(), size
+
+
+def pin_artifact(path: str | Path, role: str = "input", expected: str | None = None, *, base: Path | None = None, where: str | None = None) -> Artifact:
+    """Digest ``path`` now; refuse a missing file or one that differs from ``expected``."""
+    p = Path(os.path.expanduser(str(path)))
+    if not p.is_absolute():
+        p = (base or Path.cwd()) / p
+    p = p.resolve()
+    if role not in ARTIFACT_ROLES:
+        raise UsageError(f"artifact {path}: role must be one of {', '.join(ARTIFACT_ROLES)}, not {role!r}")
+    if not p.is_file():
+        raise BadInput(where, f"artifact {p} does not exist (or is not a file)")
+    try:
+        sha, size = sha256_of(p)
+    except OSError as exc:
+        raise BadInput(where, f"artifact {p} cannot be read ({exc.strerror or exc})") from None
+    if expected and expected.lower().removeprefix("sha256:") != sha:
+        raise BadInput(where, f"artifact {p} has SHA-256 {sha}, not the {expected} the plan states")
+    return Artifact(str(p), sha, size, role)
+
+
+def _command(data: Any, what: str, base: Path | None, where: str | None) -> Command:
+    if isinstance(data, (list, tuple)):
+        data = {"argv": list(data)}
+    if not isinstance(data, dict):
+        raise BadInput(where, f"{what}: expected a table with argv, cwd, env")
+    unknown = set(data) - {"argv", "cwd", "env"}
+    if unknown:
+        raise BadInput(where, f"{what}: unknown key(s) {', '.join(sorted(unknown))}")
+    argv = data.get("argv")
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and a for a in argv):
+        raise BadInput(where, f"{what}.argv: expected a non-empty list of non-empty strings")
+    cwd = data.get("cwd")
+    if cwd is not None:
+        if not isinstance(cwd, str):
+            raise BadInput(where, f"{what}.cwd: expected a string")
+        c = Path(os.path.expanduser(cwd))
+        cwd = str((c if c.is_absolute() else (base or Path.cwd()) / c).resolve())
+    env = data.get("env") or {}
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise BadInput(where, f"{what}.env: expected a table of strings")
+    if "WB_CAPTURE_OUT" in env:
+        raise BadInput(where, f"{what}.env: WB_CAPTURE_OUT is set by the harness for each run")
+    return Command(tuple(argv), cwd, dict(env))
+
+
+def build_plan(data: dict[str, Any], *, base: Path | None = None, where: str | None = None) -> Plan:
+    """Validate plan data (from TOML or options) and pin its artifacts by digest.
+
+    ``base`` resolves relative paths; ``where`` names the source in errors.
+    """
+    if not isinstance(data, dict):
+        raise BadInput(where, "a plan must be a table")
+    unknown = set(data) - PLAN_KEYS
+    if unknown:
+        raise BadInput(where, f"unknown plan key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(PLAN_KEYS))})")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip() or name.strip().isdigit():
+        raise BadInput(where, "name: a plan needs a name (not just digits: those are plan ids)")
+    lens = data.get("lens")
+    if lens not in LENSES:
+        raise BadInput(where, f"lens: expected one of {', '.join(LENSES)}, got {lens!r}")
+    for key in ("baseline", "candidate"):
+        if key not in data:
+            raise BadInput(where, f"{key}: missing (a table with argv, and optionally cwd and env)")
+    baseline = _command(data["baseline"], "baseline", base, where)
+    candidate = _command(data["candidate"], "candidate", base, where)
+    control = _command(data["control"], "control", base, where) if data.get("control") else None
+
+    rounds = _int(data.get("rounds", DEFAULT_ROUNDS), "rounds", where)
+    if rounds < MIN_ROUNDS:
+        raise UsageError(f"rounds: {rounds} is too few to say anything; at least {MIN_ROUNDS} (default {DEFAULT_ROUNDS})")
+    order = data.get("order", "random")
+    if order not in ORDERS:
+        raise BadInput(where, f"order: expected one of {', '.join(ORDERS)}, got {order!r}")
+    seed = data.get("seed")
+    seed = secrets.randbits(32) if seed is None else _int(seed, "seed", where)
+    timeout_s = _num(data.get("timeout_s", DEFAULT_TIMEOUT_S), "timeout_s", where)
+    if timeout_s <= 0:
+        raise BadInput(where, "timeout_s: must be positive")
+    metric = data.get("metric") or DEFAULT_METRIC.get(lens)
+    if not metric or not isinstance(metric, str):
+        raise BadInput(where, f"metric: the {lens} lens has no default rerun metric; name a sample column")
+    statistic = data.get("statistic") or DEFAULT_STATISTIC.get(lens, "mean")
+    if statistic not in STATISTICS:
+        raise BadInput(where, f"statistic: expected one of {', '.join(STATISTICS)}, got {statistic!r}")
+    delta = _num(data.get("delta", 0.02), "delta", where)
+    if not 0 < delta < 1:
+        raise BadInput(where, "delta: the equivalence band, a fraction between 0 and 1 (0.02 = 2 %)")
+    warm = data.get("warmup") or {}
+    if not isinstance(warm, dict) or set(warm) - {"runs", "steps"}:
+        raise BadInput(where, "warmup: expected a table with runs and steps")
+    steps = warm.get("steps", "capture")
+    if not (steps in ("capture", "auto") or (isinstance(steps, int) and not isinstance(steps, bool) and steps >= 0)):
+        raise BadInput(where, 'warmup.steps: "capture", "auto" or a number of leading samples to drop')
+    warmup = Warmup(_int(warm.get("runs", 0), "warmup.runs", where), steps)
+    if warmup.runs < 0:
+        raise BadInput(where, "warmup.runs: must not be negative")
+
+    artifacts = []
+    for i, item in enumerate(data.get("artifacts") or []):
+        if isinstance(item, str):
+            item = {"path": item}
+        if not isinstance(item, dict) or "path" not in item or set(item) - {"path", "role", "sha256"}:
+            raise BadInput(where, f"artifacts[{i}]: expected a table with path, and optionally role and sha256")
+        artifacts.append(pin_artifact(item["path"], item.get("role", "input"), item.get("sha256"), base=base, where=where))
+    paths = [a.path for a in artifacts]
+    if len(set(paths)) != len(paths):
+        raise BadInput(where, "artifacts: the same file is listed twice")
+
+    guardrails = []
+    for i, g in enumerate(data.get("guardrails") or []):
+        if not isinstance(g, dict) or "metric" not in g or "max_change_pct" not in g:
+            raise BadInput(where, f"guardrails[{i}]: expected a table with metric and max_change_pct")
+        if set(g) - {"metric", "max_change_pct", "statistic", "higher_is_better"}:
+            raise BadInput(where, f"guardrails[{i}]: unknown key(s) {', '.join(sorted(set(g) - {'metric', 'max_change_pct', 'statistic', 'higher_is_better'}))}")
+        pct = _num(g["max_change_pct"], f"guardrails[{i}].max_change_pct", where)
+        if pct <= 0:
+            raise BadInput(where, f"guardrails[{i}].max_change_pct: must be positive")
+        stat = g.get("statistic", "mean")
+        if stat not in STATISTICS:
+            raise BadInput(where, f"guardrails[{i}].statistic: expected one of {', '.join(STATISTICS)}")
+        guardrails.append(Guardrail(str(g["metric"]), pct, stat, bool(g.get("higher_is_better", False))))
+
+    return Plan(
+        name=name.strip(),
+        description=str(data.get("description", "")),
+        lens=lens,
+        baseline=baseline,
+        candidate=candidate,
+        control=control,
+        artifacts=tuple(artifacts),
+        rounds=rounds,
+        order=order,
+        seed=seed,
+        timeout_s=timeout_s,
+        metric=metric,
+        statistic=statistic,
+        higher_is_better=bool(data.get("higher_is_better", False)),
+        delta=delta,
+        warmup=warmup,
+        guardrails=tuple(guardrails),
+    )
+
+
+def load_plan_file(path: str | Path, overrides: dict[str, Any] | None = None) -> Plan:
+    """Read a TOML plan file; relative paths in it are relative to the file."""
+    import tomllib
+
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise BadInput(p, "no such file") from None
+    except OSError as exc:
+        raise BadInput(p, f"cannot be read ({exc.strerror or exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(p, f"not valid TOML ({exc})") from None
+    except UnicodeDecodeError:
+        raise BadInput(p, "not valid TOML (not UTF-8 text)") from None
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return build_plan(data, base=p.resolve().parent, where=str(p))
+
+
+def _int(value: Any, what: str, where: str | None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadInput(where, f"{what}: expected an integer, got {value!r}")
+    return value
+
+
+def _num(value: Any, what: str, where: str | None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise BadInput(where, f"{what}: expected a number, got {value!r}")
+    return float(value)
