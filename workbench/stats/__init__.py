@@ -78,6 +78,7 @@ from workbench.stats.diagnostics import (
     Drift,
     drift,
     hierarchical_bootstrap_ratio,
+    kj_mean_ci,
     kj_optimal_reps,
     kj_s2,
     kj_t2,
@@ -94,6 +95,8 @@ from workbench.stats.intervals import (
     paired_fieller,
     paired_log_t,
     percentile_interval,
+    WelchDifference,
+    welch_difference,
     welch_fieller,
 )
 from workbench.stats.multiplicity import benjamini_hochberg, holm

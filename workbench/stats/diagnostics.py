@@ -149,3 +149,14 @@ def hierarchical_bootstrap_ratio(
         else:
             means.append(arm[ir].mean(axis=(1, 2)))
     return means[1] / means[0]
+
+
+def kj_mean_ci(y: Any, level: float = 0.95) -> tuple[float, float]:
+    """K&J CI of one system's grand mean: Ȳ ± t_{r_n - 1}·sqrt(S_n²/r_n) (top level only).
+    Returns (mean, half-width)."""
+    from workbench.stats._tdist import t_quantile
+
+    arr = np.asarray(y, dtype=np.float64)
+    r = arr.shape[0]
+    half = t_quantile(0.5 + level / 2, r - 1) * math.sqrt(kj_s2(arr, arr.ndim) / r)
+    return float(arr.mean()), half

@@ -213,3 +213,28 @@ def bootstrap_params(*, paired: bool, seed: int, n_boot: int) -> dict[str, Any]:
         "rng": "numpy.random.Generator(PCG64(seed))",
         "numpy_version": np.__version__,
     }
+
+
+@dataclass(frozen=True)
+class WelchDifference:
+    """Welch's two-sample t on b - a (Georges et al. 2007): t, df, p and the CI of the difference."""
+
+    t: float
+    df: float
+    p: float
+    low: float
+    high: float
+    se: float
+
+
+def welch_difference(a: Any, b: Any, level: float = 0.95) -> WelchDifference:
+    from workbench.stats._tdist import t_two_sided_p
+
+    av, bv = _as_values(a), _as_values(b)
+    va, vb = float(av.var(ddof=1)) / len(av), float(bv.var(ddof=1)) / len(bv)
+    se = math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va * va / (len(av) - 1) + vb * vb / (len(bv) - 1))
+    diff = float(bv.mean() - av.mean())
+    t = diff / se
+    half = t_quantile(0.5 + level / 2, df) * se
+    return WelchDifference(t, df, t_two_sided_p(t, df), diff - half, diff + half, se)
