@@ -1,0 +1,33 @@
+"""wb hypothesis: decide a hypothesis (supported / refuted / undetermined / open) with evidence."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group("hypothesis")
+def command() -> None:
+    """Work with one hypothesis."""
+
+
+@command.command("status")
+@click.argument("hypothesis")
+@click.argument("status", type=click.Choice(["open", "supported", "refuted", "undetermined"]))
+@click.option("--evidence", multiple=True, metavar="REF", help="What decided it: plan:ID (or ID), comparison:ID, rerun-comparison:ID.")
+@click.option("--note", default="", help="A note on the decision.")
+@click.option("--by", default=None, help="Who decides (default: your login name).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def status(ctx, hypothesis, status, evidence, note, by, as_json) -> None:
+    """Set HYPOTHESIS's STATUS; supported and refuted need --evidence. History is kept."""
+    from workbench.cli.context import emit_json, open_store_from
+    from workbench.investigations.workflow import parse_hypothesis_evidence, set_hypothesis_status
+    from workbench.textsafe import clean
+
+    hyp = set_hypothesis_status(
+        open_store_from(ctx), hypothesis, status, evidence=parse_hypothesis_evidence(evidence), note=note, by=by
+    )
+    if as_json:
+        emit_json(hyp)
+    else:
+        click.echo(f"hypothesis {hyp['id']} is now {hyp['status']}: {clean(hyp['statement'])}")

@@ -1,0 +1,26 @@
+"""wb hypothesize: write a hypothesis (a claim to test) with the test that would decide it."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("hypothesize")
+@click.argument("investigation")
+@click.argument("statement")
+@click.option("--test", "test", required=True, help="The test that would decide it (e.g. a controlled interleaved rerun).")
+@click.option("--by", default=None, help="Who writes it (default: your login name).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def command(ctx, investigation, statement, test, by, as_json) -> None:
+    """Add a hypothesis to INVESTIGATION; it starts 'open'. It is a claim, not a finding."""
+    from workbench.cli.context import emit_json, open_store_from
+    from workbench.investigations.workflow import add_hypothesis
+    from workbench.textsafe import clean
+
+    hyp = add_hypothesis(open_store_from(ctx), investigation, statement, test, by=by)
+    if as_json:
+        emit_json(hyp)
+    else:
+        click.echo(f"hypothesis {hyp['id']} [open]: {clean(hyp['statement'])}")
+        click.echo(f"  decided by: {clean(hyp['test'])}")

@@ -1,0 +1,139 @@
+"""wb investigate: frame a question, list and show investigations, store comparisons."""
+
+from __future__ import annotations
+
+import click
+
+
+def _parse_changes(items: tuple[str, ...]) -> dict[str, list[str]]:
+    from workbench.errors import UsageError
+
+    out = {}
+    for item in items:
+        dim, sep, rest = item.partition("=")
+        before, sep2, after = rest.partition(":")
+        if not sep or not sep2 or not dim.strip():
+            raise UsageError(f"--change {item!r}: expected DIM=FROM:TO (e.g. engine_revision=v0.8.2:v0.8.3)")
+        out[dim.strip()] = [before, after]
+    return out
+
+
+def _parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str, str]:
+    from workbench.errors import UsageError
+
+    if len(accepts) != len(whys):
+        raise UsageError("each --accept DIM needs its own --why TEXT")
+    return dict(zip(accepts, whys))
+
+
+@click.group("investigate")
+def command() -> None:
+    """Investigations: a lens, a decision question, guardrails, runs, comparisons."""
+
+
+@command.command("new")
+@click.option("--lens", required=True, type=click.Choice(["inference", "training", "fleet"]))
+@click.option("--question", required=True, help="The decision question (what will you decide?).")
+@click.option("--title", default="", help="A short title.")
+@click.option("--guardrail", "guardrails", multiple=True, help="A guardrail (repeatable), e.g. 'error rate <= 0.1%'.")
+@click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The intended change (repeatable).")
+@click.option("--baseline", "baseline", multiple=True, metavar="RUN", help="A baseline run (repeatable).")
+@click.option("--candidate", "candidate", multiple=True, metavar="RUN", help="A candidate run (repeatable).")
+@click.option("--by", default=None, help="Who frames it (default: your login name).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def new(ctx, lens, question, title, guardrails, changes, baseline, candidate, by, as_json) -> None:
+    """Frame a new investigation."""
+    from workbench.investigations.text import print_investigation
+    from workbench.cli.context import emit_json, open_store_from
+    from workbench.investigations.workflow import create_investigation
+
+    inv = create_investigation(
+        open_store_from(ctx), lens=lens, question=question, title=title, guardrails=guardrails,
+        intended_change=_parse_changes(changes), baseline=baseline, candidate=candidate, by=by,
+    )
+    if as_json:
+        emit_json(inv)
+    else:
+        click.echo(f"investigation {inv['id']} framed")
+        print_investigation(inv)
+
+
+@command.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array.")
+@click.pass_context
+def list_(ctx, as_json) -> None:
+    """List investigations."""
+    from workbench.cli.context import emit_json, open_store_from
+    from workbench.investigations.workflow import list_investigations
+    from workbench.textsafe import clean
+
+    rows = list_investigations(open_store_from(ctx))
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        click.echo("no investigations yet (wb investigate new --lens L --question TEXT)", err=True)
+    for r in rows:
+        mark = " [imported]" if r["imported"] else ""
+        click.echo(
+            f"{r['id']:>4}  {r['lens']:<9}  {r['comparisons']} cmp  {r['observations']} obs  {r['hypotheses']} hyp  "
+            f"{clean(r['title'] or r['question'])[:60]}{mark}"
+        )
+
+
+@command.command("show")
+@click.argument("investigation")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def show(ctx, investigation, as_json) -> None:
+    """Show an investigation: frame, comparisons, observations, hypotheses."""
+    from workbench.investigations.text import print_investigation
+    from workbench.cli.context import emit_json, open_store_from
+    from workbench.investigations.workflow import show_investigation
+
+    inv = show_investigation(open_store_from(ctx), investigation)
+    if as_json:
+        emit_json(inv)
+    else:
+        print_investigation(inv)
+
+
+@command.command("compare")
+@click.argument("investigation")
+@click.argument("baseline", nargs=-1, required=True)
+@click.option("--vs", "candidate", multiple=True, required=True, metavar="RUN", help="A candidate run (repeatable).")
+@click.option("--lens", default=None, type=click.Choice(["inference", "training", "fleet"]), help="Default: the investigation's lens.")
+@click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="Declared change (default: the investigation's).")
+@click.option("--accept", "accepts", multiple=True, metavar="DIM", help="Accept a mismatched dimension (needs --why).")
+@click.option("--why", "whys", multiple=True, metavar="TEXT", help="The justification for the matching --accept.")
+@click.option("--by", default=None)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def compare(ctx, investigation, baseline, candidate, lens, changes, accepts, whys, by, as_json) -> None:
+    """Compare BASELINE runs with --vs candidate runs and store the result in INVESTIGATION."""
+    from workbench.cli.context import emit_json, open_store_from
+    from workbench.investigations.workflow import add_comparison
+    from workbench.textsafe import clean
+
+    comp = add_comparison(
+        open_store_from(ctx), investigation, list(baseline), list(candidate), lens=lens,
+        changes=_parse_changes(changes) if changes else None, accepts=_parse_accepts(accepts, whys), by=by,
+    )
+    if as_json:
+        emit_json(comp)
+        return
+    result = comp["result"]
+    click.echo(f"comparison {comp['id']} stored in investigation {investigation}")
+    if not comp["comparable"]:
+        refusal = result.get("refusal") or {}
+        click.echo(f"refused: {clean(refusal.get('reason') or refusal)}")
+    else:
+        primary = result.get("primary") or {}
+        click.echo(
+            f"{clean(primary.get('metric'))}: {primary.get('baseline')} -> {primary.get('candidate')} "
+            f"({primary.get('delta_pct')} %), verdict {comp['verdict'] or 'none (one run a side: no uncertainty)'}"
+        )
+        for obs in result.get("observations") or []:
+            click.echo(f"  observation, not cause: {clean(obs.get('text'))}")
+        click.echo(f"pin them with: wb observe {investigation} --from-compare {comp['id']}")

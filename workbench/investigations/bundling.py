@@ -1,0 +1,247 @@
+"""Between the store and bundles: gather an investigation for export; import one for review.
+
+Export collects plain data from the store and hands it to
+:func:`workbench.bundle.export.build_bundle`. Import verifies first, then copies the
+bundle's records into the store as a read-only investigation marked as imported,
+keeping the bundle text verbatim. Import never runs anything a bundle carries: its
+rerun plans stay inside the stored bundle text and are not made into plans.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import WbError
+from workbench.investigations.workflow import current_user, show_investigation
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+
+def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    record = store.load_run(run_id, tables=[])
+    captures = [
+        {
+            "sha256": c.sha256,
+            "size": c.size,
+            "name": c.name,
+            "format": c.format,
+            "importer": c.importer,
+            "importer_version": c.importer_version,
+            "imported_at": c.imported_at,
+        }
+        for c in store.run_captures(run_id)
+    ]
+    summary = store.get_run(run_id)
+    return (
+        {
+            "ref": f"run/{run_id}",
+            "id": run_id,
+            "label": record.label,
+            "lens": record.lens,
+            "dimensions": {k: d.to_json() for k, d in sorted(record.dimensions.items())},
+            "window": record.window,
+            "work": {"unit": record.work.unit, "amount": record.work.amount} if record.work else None,
+            "quality": record.quality,
+            "meta": record.meta,
+            "sample_count": summary.sample_count,
+            "captures": [c["sha256"] for c in captures],
+        },
+        captures,
+    )
+
+
+def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
+    """Linked rerun plans and rerun comparisons, as stored by the rerun harness (if present)."""
+    from workbench.investigations.workflow import _rerun_table
+
+    plans, comparisons = [], []
+    for kind, sink, key in (("rerun_plan", plans, "rerun_plans"), ("rerun_comparison", comparisons, "rerun_comparisons")):
+        ids = sorted({i for h in hypotheses for i in h["links"][key]})
+        table = _rerun_table(kind) if ids else None
+        with store.session() as s:
+            for i in ids:
+                row = s.get(table, i) if table is not None else None
+                record = row.model_dump() if row is not None else {"unavailable": "not found in this store"}
+                sink.append({"ref": f"{kind.replace('_', '-')}/{i}", "record": record})
+    return plans, comparisons
+
+
+def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool = False) -> dict[str, Any]:
+    """The bundle for investigation ``inv`` (a dict, sealed with its checksum)."""
+    from workbench.bundle.export import build_bundle
+
+    view = show_investigation(store, inv)
+    if view["imported"]:
+        raise WbError(f"investigation {view['id']} was imported; share the original bundle instead", exit_code=3)
+    run_ids: list[int] = []
+    for ids in [view["baseline_runs"], view["candidate_runs"]] + [
+        c[k] for c in view["comparisons"] for k in ("baseline_runs", "candidate_runs")
+    ]:
+        run_ids.extend(i for i in ids if i not in run_ids)
+    runs, captures = [], []
+    for run_id in run_ids:
+        desc, caps = _run_descriptor(store, run_id)
+        runs.append(desc)
+        captures.extend(caps)
+    frame_keys = ("ref", "title", "lens", "question", "guardrails", "intended_change", "created_by", "created_at")
+    frame = {k: view[k] for k in frame_keys}
+    frame["baseline"] = [f"run/{i}" for i in view["baseline_runs"]]
+    frame["candidate"] = [f"run/{i}" for i in view["candidate_runs"]]
+    comparisons = [
+        {
+            "ref": c["ref"],
+            "baseline": [f"run/{i}" for i in c["baseline_runs"]],
+            "candidate": [f"run/{i}" for i in c["candidate_runs"]],
+            "parameters": c["parameters"],
+            "engine": c["engine"],
+            "result": c["result"],
+            "created_by": c["created_by"],
+            "created_at": c["created_at"],
+        }
+        for c in view["comparisons"]
+    ]
+    observations = [{k: o[k] for k in o if k not in ("id", "label")} for o in view["observations"]]
+    hypotheses = [{k: h[k] for k in h if k != "id"} for h in view["hypotheses"]]
+    plans, rerun_comparisons = _rerun_records(store, view["hypotheses"])
+    samples = None
+    if embed_samples:
+        samples = {f"run/{i}": store.load_run(i).tables for i in run_ids}
+    return build_bundle(
+        investigation=frame,
+        runs=runs,
+        captures=captures,
+        comparisons=comparisons,
+        observations=observations,
+        hypotheses=hypotheses,
+        rerun_plans=plans,
+        rerun_comparisons=rerun_comparisons,
+        samples=samples,
+    )
+
+
+def import_bundle(store: "Store", path: str | Path, *, by: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
+    """Verify the bundle at ``path`` and keep it as a read-only, imported investigation.
+
+    Returns ``{"investigation": id, "bundle": id, "already_imported": bool, "checks": ...}``.
+    A bundle that fails verification is refused (exit 3); nothing is written.
+    """
+    from workbench.bundle.reader import DEFAULT_MAX_BYTES, read_bundle_file
+    from workbench.bundle.verify import verify_bundle
+
+    path = Path(path)
+    bundle = read_bundle_file(path, max_bytes=max_bytes or DEFAULT_MAX_BYTES)
+    report = verify_bundle(bundle, source=path)
+    if not report.ok:
+        raise WbError(f"{path}: not imported: verification failed ({', '.join(report.mismatched)}); run 'wb evidence verify' for details", exit_code=3)
+    checksum = bundle["checksum"]["value"]
+    by = by or current_user()
+    try:
+        return _copy_into_store(store, path, bundle, checksum, by)
+    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+        from workbench.errors import BadInput
+
+        raise BadInput(path, f"verified, but its records have an unexpected shape ({type(exc).__name__}: {exc}); nothing was imported") from None
+
+
+def _copy_into_store(store: "Store", path: Path, bundle: dict[str, Any], checksum: str, by: str) -> dict[str, Any]:
+    from sqlmodel import select
+
+    from store.investigations import (
+        Hypothesis,
+        HypothesisStatus,
+        ImportedBundle,
+        Investigation,
+        InvestigationComparison,
+        Observation,
+    )
+    from workbench.bundle.export import verdict_of
+
+    with store.session() as s:
+        existing = s.exec(select(ImportedBundle).where(ImportedBundle.checksum == checksum)).first()
+        if existing is not None:
+            inv = s.exec(select(Investigation).where(Investigation.imported_bundle_id == existing.id)).first()
+            return {"bundle": existing.id, "investigation": inv.id if inv else None, "already_imported": True, "checksum": checksum}
+        kept = ImportedBundle(
+            checksum=checksum,
+            format_version=bundle["format_version"],
+            tool=bundle.get("tool") or {},
+            source_name=path.name,
+            content=path.read_text(encoding="utf-8"),
+            verified=True,
+            imported_by=by,
+        )
+        s.add(kept)
+        s.flush()
+        frame = bundle.get("investigation") or {}
+        inv = Investigation(
+            title=str(frame.get("title") or ""),
+            lens=str(frame.get("lens") or ""),
+            question=str(frame.get("question") or ""),
+            guardrails=list(frame.get("guardrails") or []),
+            intended_change=dict(frame.get("intended_change") or {}),
+            baseline_runs=list(frame.get("baseline") or []),
+            candidate_runs=list(frame.get("candidate") or []),
+            created_by=str(frame.get("created_by") or ""),
+            created_at=str(frame.get("created_at") or ""),
+            imported_bundle_id=kept.id,
+        )
+        s.add(inv)
+        s.flush()
+        results = {c.get("ref"): c.get("result") for c in bundle["results"]["content"].get("comparisons", [])}
+        for spec in bundle["recipe"]["content"].get("comparisons", []):
+            result = results.get(spec.get("ref")) or {}
+
+            s.add(
+                InvestigationComparison(
+                    investigation_id=inv.id,
+                    baseline_runs=list(spec.get("baseline") or []),
+                    candidate_runs=list(spec.get("candidate") or []),
+                    parameters=dict(spec.get("parameters") or {}),
+                    engine=dict(spec.get("engine") or {}),
+                    result=result,
+                    comparable=bool(result.get("comparable")),
+                    verdict=verdict_of(result),
+                    origin_ref=spec.get("ref"),
+                    created_by=str(frame.get("created_by") or ""),
+                )
+            )
+        new_ids: dict[str, int] = {}
+        for obs in bundle.get("observations") or []:
+            row = Observation(
+                investigation_id=inv.id,
+                text=str(obs.get("text") or ""),
+                evidence=list(obs.get("evidence") or []),
+                source=str(obs.get("source") or "manual"),
+                retracts_id=new_ids.get(obs.get("retracts")),
+                origin_ref=obs.get("ref"),
+                pinned_by=str(obs.get("pinned_by") or ""),
+                pinned_at=str(obs.get("pinned_at") or ""),
+            )
+            s.add(row)
+            s.flush()
+            new_ids[obs.get("ref")] = row.id
+        for hyp in bundle.get("hypotheses") or []:
+            row = Hypothesis(
+                investigation_id=inv.id,
+                statement=str(hyp.get("statement") or ""),
+                test=str(hyp.get("test") or ""),
+                origin_ref=hyp.get("ref"),
+                created_by=str(hyp.get("created_by") or ""),
+                created_at=str(hyp.get("created_at") or ""),
+            )
+            s.add(row)
+            s.flush()
+            for step in hyp.get("history") or [{"status": hyp.get("status", "open")}]:
+                s.add(
+                    HypothesisStatus(
+                        hypothesis_id=row.id,
+                        status=str(step.get("status") or "open"),
+                        evidence=list(step.get("evidence") or []),
+                        note=str(step.get("note") or ""),
+                        decided_by=str(step.get("decided_by") or ""),
+                        decided_at=str(step.get("decided_at") or ""),
+                    )
+                )
+        return {"bundle": kept.id, "investigation": inv.id, "already_imported": False, "checksum": checksum}
