@@ -1,0 +1,164 @@
+"""Lens extension files: a team adds guardrails and metrics to a lens without code.
+
+A TOML file (see docs/lenses.md)::
+
+    lens = "inference"
+
+    [[metric]]
+    name = "e2e_p99"
+    title = "End-to-end latency, p99"
+    column = "e2e_ms"          # a samples column ...
+    statistic = "p99"          # ... reduced per run: mean, median, p50, p90, p95, p99, min, max, sum, count
+    unit = "ms"
+
+    [[guardrail]]
+    name = "e2e_p99"
+    metric = "e2e_p99"         # an extension metric, a lens metric or a quality key
+    rule = "max_increase_pct"  # max, min, max_increase, max_increase_pct, within, within_pct
+    limit = 5.0
+
+Everything is checked when the file is read; a fault is one ``ExtensionError`` naming the
+file and the place in it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lenses.base import GUARDRAIL_RULES, STATISTICS, ExtraMetric, GuardrailSpec
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
+_TOP_KEYS = {"lens", "description", "metric", "guardrail"}
+_METRIC_KEYS = {"name", "title", "unit", "column", "statistic", "quality", "table", "lower_is_better"}
+_GUARDRAIL_KEYS = {"name", "title", "metric", "rule", "limit", "unit"}
+
+
+class ExtensionError(ValueError):
+    """A lens extension file that cannot be used: ``file``, ``where`` and what is wrong."""
+
+    def __init__(self, file: str | Path, message: str, where: str | None = None) -> None:
+        self.file, self.where, self.detail = str(file), where, message
+        super().__init__(": ".join(p for p in (str(file), where, message) if p))
+
+
+@dataclass(frozen=True)
+class Extension:
+    path: str
+    lens: str
+    metrics: tuple[ExtraMetric, ...]
+    guardrails: tuple[GuardrailSpec, ...]
+
+
+def _text(file: Path, where: str, table: dict[str, Any], key: str, *, required: bool = False) -> str | None:
+    value = table.get(key)
+    if value is None:
+        if required:
+            raise ExtensionError(file, f"'{key}' is required", where)
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ExtensionError(file, f"'{key}' must be a non-empty string", where)
+    return value
+
+
+def _name(file: Path, where: str, table: dict[str, Any]) -> str:
+    name = _text(file, where, table, "name", required=True)
+    assert name is not None
+    if not _NAME.match(name):
+        raise ExtensionError(file, f"name {name!r} must be letters, digits, '_', '-' or '.' (at most 64)", where)
+    return name
+
+
+def _unknown_keys(file: Path, where: str, table: dict[str, Any], allowed: set[str]) -> None:
+    extra = sorted(set(table) - allowed)
+    if extra:
+        raise ExtensionError(file, f"unknown key '{extra[0]}' (allowed: {', '.join(sorted(allowed))})", where)
+
+
+def _metric(file: Path, where: str, table: Any) -> ExtraMetric:
+    if not isinstance(table, dict):
+        raise ExtensionError(file, "must be a table", where)
+    _unknown_keys(file, where, table, _METRIC_KEYS)
+    name = _name(file, where, table)
+    col, quality = _text(file, where, table, "column"), _text(file, where, table, "quality")
+    if (col is None) == (quality is None):
+        raise ExtensionError(file, "give exactly one of 'column' (a samples column) or 'quality' (a quality value)", where)
+    statistic = _text(file, where, table, "statistic") or "mean"
+    if statistic not in STATISTICS:
+        raise ExtensionError(file, f"unknown statistic {statistic!r} (one of {', '.join(STATISTICS)})", where)
+    lower = table.get("lower_is_better", True)
+    if not isinstance(lower, bool):
+        raise ExtensionError(file, "'lower_is_better' must be true or false", where)
+    return ExtraMetric(
+        name=name,
+        title=_text(file, where, table, "title") or name,
+        unit=_text(file, where, table, "unit") or "",
+        column=col,
+        statistic=statistic,
+        quality=quality,
+        table=_text(file, where, table, "table") or "samples",
+        lower_is_better=lower,
+    )
+
+
+def _guardrail(file: Path, where: str, table: Any) -> GuardrailSpec:
+    if not isinstance(table, dict):
+        raise ExtensionError(file, "must be a table", where)
+    _unknown_keys(file, where, table, _GUARDRAIL_KEYS)
+    name = _name(file, where, table)
+    rule = _text(file, where, table, "rule", required=True)
+    if rule not in GUARDRAIL_RULES:
+        raise ExtensionError(file, f"unknown rule {rule!r} (one of {', '.join(GUARDRAIL_RULES)})", where)
+    limit = table.get("limit")
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or not math.isfinite(limit):
+        raise ExtensionError(file, "'limit' must be a finite number", where)
+    return GuardrailSpec(
+        name=name,
+        title=_text(file, where, table, "title") or name,
+        metric=_text(file, where, table, "metric") or name,
+        rule=rule,
+        limit=float(limit),
+        unit=_text(file, where, table, "unit") or "",
+    )
+
+
+def parse_extension(text: str, file: str | Path = "<extension>") -> Extension:
+    file = Path(file)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ExtensionError(file, f"not valid TOML: {exc}") from None
+    _unknown_keys(file, "", doc, _TOP_KEYS)
+    from lenses import LENS_NAMES
+
+    lens = doc.get("lens")
+    if lens not in LENS_NAMES:
+        raise ExtensionError(file, f"'lens' must be one of {', '.join(LENS_NAMES)}, not {lens!r}")
+    metrics_raw, guards_raw = doc.get("metric", []), doc.get("guardrail", [])
+    if not isinstance(metrics_raw, list) or not isinstance(guards_raw, list):
+        raise ExtensionError(file, "use [[metric]] and [[guardrail]] (arrays of tables)")
+    metrics = tuple(_metric(file, f"metric[{i}]", t) for i, t in enumerate(metrics_raw))
+    guardrails = tuple(_guardrail(file, f"guardrail[{i}]", t) for i, t in enumerate(guards_raw))
+    for kind, items in (("metric", metrics), ("guardrail", guardrails)):
+        names = [x.name for x in items]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup:
+            raise ExtensionError(file, f"{kind} {dup!r} is defined twice")
+    if not metrics and not guardrails:
+        raise ExtensionError(file, "defines no [[metric]] and no [[guardrail]]")
+    return Extension(str(file), lens, metrics, guardrails)
+
+
+def load_extension(path: str | Path) -> Extension:
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ExtensionError(path, f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ExtensionError(path, f"not UTF-8 text (byte {exc.start})") from None
+    return parse_extension(text, path)

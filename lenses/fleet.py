@@ -1,0 +1,214 @@
+"""The fleet lens: one sample is a job; a run is an observation window of a GPU pool.
+
+Window metrics (capture-format.md): queue wait = start − eligible (eligible comes from
+the eligibility history; without it the wait is unknown, never start − submit in
+disguise); service attainment = share of jobs whose wait is within ``wait_target_s``;
+allocated GPUs = time-weighted mean over the window, and at its end; waiting jobs =
+eligible but not started at the window's end, with their gang sizes.
+
+Samples carry epoch seconds with ``nan`` for unknown; the pool is
+``run.meta["pool"] = {"capacity_gpus", "window_start", "window_end", "wait_target_s"}``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from lenses.base import NAN, WINDOW_DIMENSION, DimensionSpec, Lens, MetricSpec, column, finite, observed_window
+from store.records import Dimension, RunRecord
+
+_RECORDED_WORDS = {"recorded", "yes", "true", "1", "complete", "present", "available"}
+
+
+def _epoch(value: Any) -> float:
+    if value is None or isinstance(value, bool):
+        return NAN
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        pass
+    try:
+        dt = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return NAN
+    return dt.timestamp() if dt.tzinfo else NAN  # a time without a zone is not guessed
+
+
+def eligibility_equal(a: Any, b: Any) -> bool:
+    def norm(v: Any) -> str:
+        s = " ".join(str(v).split()).casefold()
+        return "recorded" if s in _RECORDED_WORDS else s
+
+    return norm(a) == norm(b)
+
+
+@dataclass(frozen=True)
+class FleetWindow:
+    """Everything the fleet lens reads from one run, computed once."""
+
+    start: float
+    end: float
+    capacity: float
+    wait_target_s: float
+    waits: np.ndarray  # start − eligible of jobs that started inside the window
+    attained: float  # share within target (0..1), nan when unknown
+    allocated_mean: float
+    allocated_end: float
+    waiting_gangs: tuple[int, ...]  # gang sizes of jobs waiting at the window's end
+    eligibility_known: bool
+    gpu_hours: float
+
+    @property
+    def idle_end(self) -> float:
+        if not (math.isfinite(self.capacity) and math.isfinite(self.allocated_end)):
+            return NAN
+        return self.capacity - self.allocated_end
+
+
+def read_window(run: RunRecord) -> FleetWindow:
+    pool = run.meta.get("pool") or {}
+    gpus = column(run, "gpus")
+    n = run.sample_count
+    nan_col = np.full(n, np.nan)
+    gpus = gpus if gpus is not None else nan_col
+    submit = column(run, "submit")
+    eligible = column(run, "eligible")
+    start = column(run, "start")
+    end = column(run, "end")
+    submit = submit if submit is not None else nan_col
+    eligible = eligible if eligible is not None else nan_col
+    start = start if start is not None else nan_col
+    end = end if end is not None else nan_col
+
+    ws, we = _epoch(pool.get("window_start")), _epoch(pool.get("window_end"))
+    if not math.isfinite(ws):
+        known = finite(np.concatenate([eligible, submit, start]))
+        ws = float(known.min()) if known.size else NAN
+    if not math.isfinite(we):
+        known = finite(np.concatenate([end, start]))
+        we = float(known.max()) if known.size else NAN
+    capacity = _epoch(pool.get("capacity_gpus"))
+    target = _epoch(pool.get("wait_target_s"))
+
+    started_in = np.isfinite(start) & (start >= ws) & (start <= we)
+    waits = (start - eligible)[started_in & np.isfinite(eligible)]
+    eligibility_known = bool(n) and bool(np.isfinite(eligible).all())
+
+    # Jobs still waiting at the window's end: eligible (or, without eligibility
+    # history, submitted) before the end, not started by then, not ended before it.
+    ready = np.where(np.isfinite(eligible), eligible, submit)
+    not_started = ~np.isfinite(start) | (start > we)
+    not_gone = ~np.isfinite(end) | (end > we)
+    waiting = np.isfinite(ready) & (ready <= we) & not_started & not_gone
+    waiting_gangs = tuple(int(g) for g in gpus[waiting] if math.isfinite(g))
+
+    # Attainment: started jobs by their wait; a job still waiting past the target has
+    # certainly missed it; one still waiting under the target has no outcome yet.
+    if math.isfinite(target) and (waits.size or waiting.any()):
+        censored = (we - eligible)[waiting & np.isfinite(eligible)]
+        missed_waiting = int((censored > target).sum())
+        denominator = waits.size + missed_waiting
+        attained = float((waits <= target).sum() / denominator) if denominator else NAN
+    else:
+        attained = NAN
+
+    # GPUs allocated over time: every job's [start, end) clipped to the window.
+    span = we - ws
+    run_from = np.clip(start, ws, we)
+    run_to = np.clip(np.where(np.isfinite(end), end, we), ws, we)
+    ran = np.isfinite(start) & np.isfinite(gpus) & (run_to > run_from)
+    gpu_seconds = float((gpus[ran] * (run_to[ran] - run_from[ran])).sum())
+    allocated_mean = gpu_seconds / span if math.isfinite(span) and span > 0 else NAN
+    at_end = np.isfinite(start) & (start <= we) & (~np.isfinite(end) | (end > we)) & np.isfinite(gpus)
+    allocated_end = float(gpus[at_end].sum()) if n else NAN
+
+    return FleetWindow(
+        start=ws,
+        end=we,
+        capacity=capacity,
+        wait_target_s=target,
+        waits=waits,
+        attained=attained,
+        allocated_mean=allocated_mean,
+        allocated_end=allocated_end,
+        waiting_gangs=waiting_gangs,
+        eligibility_known=eligibility_known,
+        gpu_hours=gpu_seconds / 3600.0,
+    )
+
+
+class FleetLens(Lens):
+    def primary_value(self, run: RunRecord) -> float:
+        waits = read_window(run).waits
+        return float(waits.mean()) if waits.size else NAN
+
+    def phase_values(self, run: RunRecord) -> dict[str, np.ndarray]:
+        return {}
+
+    def window_metrics(self, run: RunRecord) -> dict[str, float]:
+        w = read_window(run)
+        return {
+            "service_attainment": 100.0 * w.attained if math.isfinite(w.attained) else NAN,
+            "allocated_gpus": w.allocated_mean,
+            "allocated_gpus_end": w.allocated_end,
+            "capacity_gpus": w.capacity,
+            "idle_gpus_end": w.idle_end,
+            "waiting_jobs": float(len(w.waiting_gangs)),
+        }
+
+    def observed_dimensions(self, run: RunRecord) -> dict[str, Dimension]:
+        out = observed_window(run)
+        eligible = column(run, "eligible")
+        known = finite(eligible).size if eligible is not None else 0
+        if run.sample_count and known == run.sample_count:
+            out["eligibility_history"] = Dimension("recorded", "derived")
+        elif known:
+            out["eligibility_history"] = Dimension(f"partial ({known} of {run.sample_count} jobs)", "derived")
+        elif "eligibility_history" in run.dimensions:
+            # Declared, but the jobs carry no eligible times: the label disagrees with the data.
+            out["eligibility_history"] = Dimension("none in the data", "derived")
+        capacity = _epoch((run.meta.get("pool") or {}).get("capacity_gpus"))
+        if math.isfinite(capacity):
+            out["capacity_gpus"] = Dimension(int(capacity) if capacity.is_integer() else capacity, "measured")
+        return out
+
+    def guardrail_value(self, run: RunRecord, metric: str) -> float:
+        metrics = self.window_metrics(run)
+        if metric in metrics:
+            return metrics[metric]
+        return super().guardrail_value(run, metric)
+
+
+WINDOW_METRICS = (
+    # name, title, unit, higher is better
+    ("service_attainment", "Service attainment", "%", True),
+    ("allocated_gpus", "Allocated GPUs (time-weighted)", "GPUs", True),
+    ("allocated_gpus_end", "Allocated GPUs at window end", "GPUs", True),
+    ("waiting_jobs", "Waiting jobs at window end", "jobs", False),
+)
+
+LENS = FleetLens(
+    name="fleet",
+    title="GPU fleet",
+    dimensions=(
+        DimensionSpec("pool", "Pool", True),
+        DimensionSpec("capacity_gpus", "Pool capacity (GPUs)", True),
+        DimensionSpec("device_types", "Device types", True),
+        DimensionSpec("scheduler_policy", "Scheduler policy", True),
+        DimensionSpec("eligibility_history", "Eligibility history", True, equal=eligibility_equal),
+        DimensionSpec(WINDOW_DIMENSION, "Window kind", True, changeable=False),
+        DimensionSpec("workload_mix", "Workload mix", False),
+    ),
+    primary=MetricSpec("mean_queue_wait", "mean queue wait", "s"),
+    phases=(),
+    phase_note="Fleet windows have no phases; the window metrics are shown instead, each computed over the whole window.",
+    work_unit="GPU-hours",
+    guardrails=(),
+)

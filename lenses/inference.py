@@ -1,0 +1,169 @@
+"""The inference lens: one sample is a request.
+
+Primary metric: TTFT p95. TTFT = frontend + queue + prefill; decode happens after the
+first token, so it is shown beside TTFT and never summed into it. Failed requests
+(``ok`` false) count for the error rate, not for latency.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from lenses.base import (
+    NAN,
+    WINDOW_DIMENSION,
+    DimensionSpec,
+    GuardrailSpec,
+    Lens,
+    MetricSpec,
+    PhaseSpec,
+    WorkPerItem,
+    column,
+    finite,
+    normalize_text,
+    observed_window,
+    quantile_of,
+)
+from store.records import Dimension, RunRecord
+
+# Two request mixes are the same when their median prompt and output lengths agree
+# within this relative tolerance (benchmarks draw lengths at random around a target).
+MIX_TOLERANCE = 0.10
+
+_PROMPT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:prompt|input|in)\b", re.I)
+_OUTPUT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:output|completion|out|gen\w*)\b", re.I)
+_PAIR = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[/x:,]\s*(\d+(?:\.\d+)?)\b")
+
+
+def parse_mix(value: Any) -> tuple[float, float] | None:
+    """``(prompt, output)`` token lengths from a request-mix value, or ``None``.
+
+    Accepts "512 prompt / 128 output tokens", "512/128", {"prompt_tokens": 512,
+    "output_tokens": 128}; anything else (a data set name) cannot be checked.
+    """
+    if isinstance(value, dict):
+        p = value.get("prompt_tokens", value.get("prompt"))
+        o = value.get("output_tokens", value.get("output"))
+        try:
+            return (float(p), float(o)) if p is not None and o is not None else None
+        except (TypeError, ValueError):
+            return None
+    if not isinstance(value, str):
+        return None
+    p, o = _PROMPT.search(value), _OUTPUT.search(value)
+    if p and o:
+        return float(p.group(1)), float(o.group(1))
+    pair = _PAIR.match(value)
+    if pair:
+        return float(pair.group(1)), float(pair.group(2))
+    return None
+
+
+def mix_text(prompt: float, output: float) -> str:
+    return f"{round(prompt)} prompt / {round(output)} output tokens"
+
+
+def mix_equal(a: Any, b: Any) -> bool | None:
+    """Same request mix? ``None`` when either value cannot be read as lengths."""
+    pa, pb = parse_mix(a), parse_mix(b)
+    if pa is None or pb is None:
+        return None if (pa is None) != (pb is None) else normalize_text(a) == normalize_text(b)
+    return all(math.isclose(x, y, rel_tol=MIX_TOLERANCE) for x, y in zip(pa, pb))
+
+
+class InferenceLens(Lens):
+    def valid_mask(self, run: RunRecord, n: int) -> np.ndarray:
+        ok = column(run, "ok")
+        if ok is None or len(ok) != n:
+            return np.ones(n, dtype=bool)
+        return ~(ok == 0)  # unknown ``ok`` is kept; only known failures are dropped
+
+    def ttft_values(self, run: RunRecord) -> np.ndarray:
+        """Per-request TTFT (ms): the ``ttft_ms`` column, else frontend + queue + prefill
+        when all three are recorded; never queue + prefill alone (that would hide the
+        frontend and understate TTFT)."""
+        ttft = column(run, "ttft_ms")
+        if ttft is None or not finite(ttft).size:
+            parts = [column(run, c) for c in ("frontend_ms", "queue_ms", "prefill_ms")]
+            if any(p is None for p in parts):
+                return np.empty(0)
+            ttft = parts[0] + parts[1] + parts[2]
+        return ttft[self.valid_mask(run, len(ttft))]
+
+    def primary_value(self, run: RunRecord) -> float:
+        return quantile_of(self.ttft_values(run), 0.95)
+
+    def error_rate(self, run: RunRecord) -> float:
+        ok = finite(column(run, "ok"))
+        if ok.size:
+            return float(1.0 - (ok != 0).mean())
+        v = run.quality.get("error_rate")
+        return float(v) if v is not None and math.isfinite(float(v)) else NAN
+
+    def guardrail_value(self, run: RunRecord, metric: str) -> float:
+        if metric == "error_rate":
+            return self.error_rate(run)
+        return super().guardrail_value(run, metric)
+
+    def token_medians(self, run: RunRecord) -> tuple[float, float] | None:
+        p, o = finite(column(run, "prompt_tokens")), finite(column(run, "output_tokens"))
+        if not p.size or not o.size:
+            return None
+        return float(np.median(p)), float(np.median(o))
+
+    def observed_dimensions(self, run: RunRecord) -> dict[str, Dimension]:
+        out = observed_window(run)
+        medians = self.token_medians(run)
+        if medians is not None:
+            out["request_mix"] = Dimension(mix_text(*medians), "derived")
+        return out
+
+    def work_per_item(self, run: RunRecord) -> WorkPerItem | None:
+        p, o = column(run, "prompt_tokens"), column(run, "output_tokens")
+        if p is None or o is None:
+            return None
+        total = finite(p + o)
+        return WorkPerItem("tokens per request", float(total.mean())) if total.size else None
+
+    def throughput(self, run: RunRecord) -> tuple[float, str] | None:
+        duration = run.window.get("duration_s", run.meta.get("duration_s"))
+        if run.work is None or run.work.amount is None or not duration:
+            return None
+        try:
+            return float(run.work.amount) / float(duration), f"{run.work.unit}/s"
+        except (TypeError, ValueError, ZeroDivisionError):
+            return None
+
+
+LENS = InferenceLens(
+    name="inference",
+    title="Inference",
+    dimensions=(
+        DimensionSpec("model", "Model", True),
+        DimensionSpec("weights", "Weights", True),
+        DimensionSpec("hardware", "Hardware", True),
+        DimensionSpec("topology", "Topology", True),
+        DimensionSpec("request_mix", "Request mix", True, equal=mix_equal),
+        DimensionSpec(WINDOW_DIMENSION, "Window kind", True, changeable=False),
+        DimensionSpec("precision", "Precision", False),
+        DimensionSpec("engine_revision", "Engine revision", False),
+        DimensionSpec("power_policy", "Power policy", False),
+        DimensionSpec("engine_config", "Engine configuration", False),
+    ),
+    primary=MetricSpec("ttft_p95", "time to first token, p95", "ms"),
+    phases=(
+        PhaseSpec("queue", "Queue", "queue_ms", in_primary=True, stage="before_model"),
+        PhaseSpec("prefill", "Prefill", "prefill_ms", in_primary=True, stage="model"),
+        PhaseSpec("decode", "Decode", "decode_ms", in_primary=False, stage="model"),
+    ),
+    phase_note="TTFT = frontend + queue + prefill; decode comes after the first token and is shown beside TTFT, never summed into it.",
+    work_unit="tokens",
+    guardrails=(
+        # A candidate must not fail more requests: at most one percentage point more.
+        GuardrailSpec("error_rate", "Error rate", "error_rate", "max_increase", 0.01, unit="fraction"),
+    ),
+)

@@ -1,0 +1,141 @@
+"""Compare and Inspect: comparability first, then the delta, observations and the
+per-phase detail. Pure functions over ``RunRecord`` lists, for the CLI, the TUI and
+bundles alike::
+
+    from workbench.compare import compare, inspect
+    result = compare(baseline_runs, candidate_runs, lens=None,
+                     changes={"engine_revision": ("v0.8.2", "v0.8.3")},
+                     accepts={"power_policy": "set by the site, not by us"})
+    result.to_json()   # the `wb compare --json` contract
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from lenses.base import Lens
+    from store.records import RunRecord
+    from workbench.compare.inspect_data import InspectResult
+    from workbench.compare.model import Comparison
+
+
+def resolve_lens(
+    runs: Sequence["RunRecord"], lens: "str | Lens | None" = None, extensions: Iterable[str | Path] = ()
+) -> "Lens":
+    """The lens to use: the one named, else the runs' own (they must agree)."""
+    from lenses import LENS_NAMES, get_lens
+    from lenses.base import Lens
+    from lenses.extensions import ExtensionError
+    from workbench.errors import BadInput, UsageError
+
+    if isinstance(lens, Lens):
+        return lens
+    names = sorted({r.lens for r in runs})
+    if lens is None:
+        if len(names) != 1:
+            raise UsageError(f"the runs belong to different lenses ({', '.join(names)}): name one with --lens")
+        lens = names[0]
+    if lens not in LENS_NAMES:
+        raise UsageError(f"unknown lens {lens!r} (one of {', '.join(LENS_NAMES)})")
+    others = [r for r in runs if r.lens != lens]
+    if others:
+        r = others[0]
+        ref = r.id if r.id is not None else repr(r.label)
+        raise UsageError(f"run {ref} is a {r.lens} run: the {lens} lens cannot read it")
+    try:
+        return get_lens(lens, extensions)
+    except ExtensionError as exc:
+        raise BadInput(exc.file, exc.detail, where=exc.where) from None
+
+
+def compare(
+    baseline: Sequence["RunRecord"],
+    candidate: Sequence["RunRecord"],
+    lens: "str | Lens | None" = None,
+    changes: dict[str, tuple[str | None, str | None] | None] | None = None,
+    accepts: dict[str, str] | None = None,
+    extensions: Iterable[str | Path] = (),
+) -> "Comparison":
+    """Compare baseline runs with candidate runs through a lens.
+
+    Comparability is checked first; a refused pair gets no delta at all.
+    ``changes``: the intended change, ``{dim: (from, to)}`` (either may be ``None``);
+    ``accepts``: ``{dim: why}``, the only override of a refusal, recorded in the result.
+    """
+    from workbench.compare import comparability, delta, observations
+    from workbench.compare.model import Comparison
+    from workbench.errors import UsageError
+
+    if not baseline or not candidate:
+        raise UsageError("compare needs at least one baseline run and one candidate run")
+    the_lens = resolve_lens([*baseline, *candidate], lens, extensions)
+    check = comparability.check(the_lens, baseline, candidate, changes, accepts)
+    runs = {
+        "baseline": [r.id if r.id is not None else r.label for r in baseline],
+        "candidate": [r.id if r.id is not None else r.label for r in candidate],
+    }
+    result = Comparison(the_lens, runs, check)
+    if not check.comparable:
+        return result
+    result.guardrails = delta.guardrails(the_lens, baseline, candidate)
+    result.work = delta.work(the_lens, baseline, candidate, None)
+    timing_effect = result.work.get("same") is not False
+    result.primary = delta.primary(the_lens, baseline, candidate, timing_effect=timing_effect)
+    result.work = delta.work(the_lens, baseline, candidate, result.primary)
+    result.phases = delta.phases(the_lens, baseline, candidate)
+    result.metrics = delta.extra_metrics(the_lens, baseline, candidate)
+    result.observations = observations.observations(
+        the_lens, baseline, candidate, result.primary, result.phases, result.guardrails
+    )
+    if check.unrealized_changes:
+        result.observations.insert(
+            0,
+            {
+                "text": f"Declared change that did not happen: {', '.join(check.unrealized_changes)} is the same on both sides.",
+                "evidence": {"dimensions": check.unrealized_changes, "runs": runs},
+                "kind": observations.NOT_CAUSE,
+            },
+        )
+    return result
+
+
+def inspect(
+    baseline: Sequence["RunRecord"],
+    candidate: Sequence["RunRecord"],
+    lens: "str | Lens | None" = None,
+    changes: dict[str, tuple[str | None, str | None] | None] | None = None,
+    accepts: dict[str, str] | None = None,
+    extensions: Iterable[str | Path] = (),
+    windows: int = 8,
+    top: int = 10,
+) -> "InspectResult":
+    """Per-phase distributions, the change over time inside the runs, and the operations
+    that moved most; refused pairs (see ``compare``) get no detail."""
+    from workbench.compare.inspect_data import build_inspect
+
+    comparison = compare(baseline, candidate, lens, changes, accepts, extensions)
+    return build_inspect(comparison, baseline, candidate, windows=windows, top=top)
+
+
+def parse_change(text: str) -> tuple[str, tuple[str | None, str | None] | None]:
+    """``DIM``, ``DIM=FROM:TO`` or ``DIM=FROM->TO`` (use ``->`` when a value has ``:``)."""
+    from workbench.errors import UsageError
+
+    name, sep, rest = text.partition("=")
+    name = name.strip()
+    if not name:
+        raise UsageError(f"--change {text!r}: expected DIM=FROM:TO")
+    if not sep:
+        return name, None
+    if "->" in rest:
+        frm, _, to = rest.partition("->")
+    elif rest.count(":") == 1:
+        frm, _, to = rest.partition(":")
+    else:
+        raise UsageError(f"--change {text!r}: expected DIM=FROM:TO (or DIM=FROM->TO when a value contains ':')")
+    return name, (frm.strip() or None, to.strip() or None)
+
+
+__all__: list[Any] = ["compare", "inspect", "parse_change", "resolve_lens"]

@@ -1,0 +1,224 @@
+"""Comparability first: every dimension of the lens is ``same``, ``changed`` (declared and
+actually different), ``different`` (not declared) or ``unknown`` (missing on either side).
+
+Values are checked from the data wherever the lens can read them (request mix from token
+lengths, rank count and effective batch from the steps, eligibility from the jobs, the
+window kind); a label that disagrees with the data makes the dimension ``different``.
+A must-match dimension that is different or unknown refuses the pair, unless the user
+recorded an acceptance with a reason (``--accept DIM --why TEXT``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from lenses.base import WINDOW_DIMENSION, DimensionSpec, Lens, normalize_text
+from store.records import RunRecord
+from workbench.errors import UsageError
+
+STATES = ("same", "changed", "different", "unknown")
+
+Change = tuple[str | None, str | None] | None
+
+
+@dataclass
+class SideValue:
+    """One side's value of a dimension (``None`` = unknown), where it came from, and
+    what is wrong with it (label against data, runs that disagree)."""
+
+    value: Any = None
+    source: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DimensionRow:
+    name: str
+    title: str
+    must_match: bool
+    state: str
+    baseline: SideValue
+    candidate: SideValue
+    note: str = ""
+    declared_change: bool = False
+    accepted_why: str | None = None
+
+    @property
+    def blocks(self) -> bool:
+        return self.must_match and self.state in ("different", "unknown") and self.accepted_why is None
+
+    @property
+    def source(self) -> str | None:
+        b, c = self.baseline.source, self.candidate.source
+        if b == c or c is None:
+            return b
+        return c if b is None else f"{b}/{c}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "state": self.state,
+            "baseline": self.baseline.value,
+            "candidate": self.candidate.value,
+            "source": self.source,
+            "must_match": self.must_match,
+        }
+        if self.note:
+            out["note"] = self.note
+        if self.declared_change:
+            out["declared_change"] = True
+        if self.accepted_why is not None:
+            out["accepted"] = {"why": self.accepted_why}
+        return out
+
+
+@dataclass
+class Comparability:
+    rows: list[DimensionRow]
+    refusal: dict[str, Any] | None
+    unrealized_changes: list[str]
+
+    @property
+    def comparable(self) -> bool:
+        return self.refusal is None
+
+
+def _equal(spec: DimensionSpec, a: Any, b: Any) -> bool:
+    eq = spec.equal(a, b)
+    return normalize_text(a) == normalize_text(b) if eq is None else bool(eq)
+
+
+def _show(value: Any) -> str:
+    return "unknown" if value is None else repr(value) if isinstance(value, str) else str(value)
+
+
+def _run_name(run: RunRecord) -> str:
+    return f"run {run.id}" if run.id is not None else f"run {run.label!r}"
+
+
+def _run_value(spec: DimensionSpec, run: RunRecord, observed: dict) -> SideValue:
+    declared = run.dimensions.get(spec.name)
+    seen = observed.get(spec.name)
+    if declared is not None and declared.source != "declared":
+        return SideValue(declared.value, declared.source)  # the importer already measured it
+    if seen is None:
+        if declared is None:
+            return SideValue()
+        return SideValue(declared.value, declared.source)
+    if declared is not None and spec.equal(declared.value, seen.value) is False:
+        return SideValue(
+            seen.value,
+            seen.source,
+            [f"{_run_name(run)}: the label says {_show(declared.value)} but the data show {_show(seen.value)}"],
+        )
+    return SideValue(seen.value, seen.source)
+
+
+def side_value(lens: Lens, spec: DimensionSpec, runs: Sequence[RunRecord], observed: list[dict]) -> SideValue:
+    """The value of ``spec`` over a side's runs: unknown if any run lacks it, with a
+    problem when a label disagrees with its data or the runs disagree among themselves."""
+    values = [_run_value(spec, run, obs) for run, obs in zip(runs, observed)]
+    problems = [p for v in values for p in v.problems]
+    known = [v for v in values if v.value is not None]
+    if len(known) < len(values):
+        if known:
+            missing = ", ".join(_run_name(r) for r, v in zip(runs, values) if v.value is None)
+            problems.append(f"unknown for {missing}")
+        return SideValue(None, None, problems)
+    first = known[0]
+    for run, v in zip(runs[1:], values[1:]):
+        if not _equal(spec, first.value, v.value):
+            problems.append(f"runs disagree: {_run_name(runs[0])} has {_show(first.value)}, {_run_name(run)} has {_show(v.value)}")
+            break
+    sources = {v.source for v in values}
+    return SideValue(first.value, first.source if len(sources) == 1 else "/".join(sorted(s or "" for s in sources)), problems)
+
+
+def _matches(spec: DimensionSpec, expected: str | None, actual: Any) -> bool:
+    return expected is None or _equal(spec, expected, actual)
+
+
+def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, declared: bool) -> tuple[str, str]:
+    problems = [f"baseline {p}" if p.startswith("runs") or p.startswith("unknown") else p for p in b.problems]
+    problems += [f"candidate {p}" if p.startswith("runs") or p.startswith("unknown") else p for p in c.problems]
+    conflict = [p for p in problems if not p.startswith(("baseline unknown", "candidate unknown"))]
+    if conflict:
+        return "different", "; ".join(conflict)
+    if b.value is None or c.value is None:
+        side = "both sides" if b.value is None and c.value is None else "the baseline" if b.value is None else "the candidate"
+        note = f"missing on {side}"
+        if declared:
+            note += "; the declared change cannot be checked"
+        return "unknown", note
+    if _equal(spec, b.value, c.value):
+        return "same", "declared as the change, but it did not happen: both sides are the same" if declared else ""
+    if not declared:
+        return "different", ""
+    if not spec.changeable:
+        return "different", f"{spec.title.lower()} cannot be the change under test: the windows cannot isolate a change"
+    frm, to = change if change else (None, None)
+    if not (_matches(spec, frm, b.value) and _matches(spec, to, c.value)):
+        return "different", f"declared {_show(frm)} → {_show(to)}, but the runs show {_show(b.value)} → {_show(c.value)}"
+    return "changed", ""
+
+
+def _refusal(row: DimensionRow) -> dict[str, Any]:
+    what = f"{row.title} ({row.name})"
+    if row.state == "unknown":
+        reason = (
+            f"{what} must match but is unknown: baseline {_show(row.baseline.value)}, "
+            f"candidate {_show(row.candidate.value)} ({row.note})"
+        )
+    else:
+        reason = f"{what} must match but differs: baseline {_show(row.baseline.value)}, candidate {_show(row.candidate.value)}"
+        if row.note:
+            reason += f" ({row.note})"
+    hint = f"--change {row.name}=FROM:TO, " if row.state == "different" and not row.note and row.name != WINDOW_DIMENSION else ""
+    reason += f"; to compare anyway: {hint}--accept {row.name} --why TEXT"
+    return {"dimension": row.name, "reason": reason}
+
+
+def check(
+    lens: Lens,
+    baseline: Sequence[RunRecord],
+    candidate: Sequence[RunRecord],
+    changes: dict[str, Change] | None = None,
+    accepts: dict[str, str] | None = None,
+) -> Comparability:
+    changes, accepts = dict(changes or {}), dict(accepts or {})
+    specs = list(lens.dimensions)
+    known = {s.name for s in specs}
+    # Dimensions the runs carry beyond the lens contract are reported, never required.
+    for run in [*baseline, *candidate]:
+        for name in run.dimensions:
+            if name not in known:
+                known.add(name)
+                specs.append(DimensionSpec(name, name.replace("_", " ").capitalize(), False))
+    for what, names in (("--change", changes), ("--accept", accepts)):
+        for name in names:
+            if name not in known:
+                raise UsageError(f"{what} {name}: no such dimension in the {lens.name} lens or the runs (known: {', '.join(sorted(known))})")
+    for name, why in accepts.items():
+        if not str(why).strip():
+            raise UsageError(f"--accept {name} needs a reason (--why TEXT)")
+
+    obs_b = [lens.observed_dimensions(r) for r in baseline]
+    obs_c = [lens.observed_dimensions(r) for r in candidate]
+    rows = []
+    for spec in specs:
+        b = side_value(lens, spec, baseline, obs_b)
+        c = side_value(lens, spec, candidate, obs_c)
+        declared = spec.name in changes
+        state, note = _state(spec, b, c, changes.get(spec.name), declared)
+        rows.append(
+            DimensionRow(spec.name, spec.title, spec.must_match, state, b, c, note, declared, accepts.get(spec.name))
+        )
+    blocking = [r for r in rows if r.blocks]
+    refusal = None
+    if blocking:
+        refusal = _refusal(blocking[0])
+        if len(blocking) > 1:
+            refusal["also"] = [r.name for r in blocking[1:]]
+    unrealized = [r.name for r in rows if r.declared_change and r.state == "same"]
+    return Comparability(rows, refusal, unrealized)

@@ -1,0 +1,215 @@
+"""The delta of a comparable pair: the primary metric, the phases (or the fleet window
+metrics), the guardrails, the work, and a team's extra metrics.
+
+Every figure of a side is the mean over its runs of a per-run statistic (runs weigh
+equally); effects come from the statistics engine on those per-run values.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from lenses.base import Lens
+from store.records import RunRecord
+from workbench.compare.effects import run_effect
+from workbench.compare.fmt import change
+
+NAN = float("nan")
+
+
+def side_mean(values: Sequence[float]) -> float:
+    known = [v for v in values if v is not None and math.isfinite(v)]
+    return float(np.mean(known)) if known else NAN
+
+
+def _delta_fields(baseline: float, candidate: float) -> dict[str, float]:
+    delta = candidate - baseline if math.isfinite(baseline) and math.isfinite(candidate) else NAN
+    pct = 100.0 * delta / abs(baseline) if math.isfinite(delta) and baseline != 0 else NAN
+    return {"delta": delta, "delta_pct": pct}
+
+
+def primary(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], *, timing_effect: bool) -> dict[str, Any]:
+    spec = lens.primary
+    per_b = [lens.primary_value(r) for r in base]
+    per_c = [lens.primary_value(r) for r in cand]
+    b, c = side_mean(per_b), side_mean(per_c)
+    if timing_effect:
+        effect = run_effect(per_b, per_c, lower_is_better=spec.lower_is_better)
+    else:
+        effect = {"verdict": None, "note": "the valid work differs: work and time are reported separately, no timing-only effect"}
+    return {
+        "metric": spec.name,
+        "title": spec.title,
+        "unit": spec.unit,
+        "baseline": b,
+        "candidate": c,
+        **_delta_fields(b, c),
+        "text": change(b, c, spec.unit),
+        "per_run": {"baseline": per_b, "candidate": per_c},
+        "effect": effect,
+    }
+
+
+def phases(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    if not lens.phases:
+        return window_metrics(lens, base, cand)
+    sums_b = [lens.phase_summary(r) for r in base]
+    sums_c = [lens.phase_summary(r) for r in cand]
+    out = []
+    for phase in lens.phases:
+        def per_run(sums: list[dict], stat: str) -> list[float]:
+            return [s.get(phase.name, {}).get(stat, NAN) for s in sums]
+
+        if not any(phase.name in s for s in sums_b + sums_c):
+            continue  # no run records this phase: say nothing rather than zero
+        mean_b, mean_c = per_run(sums_b, "mean"), per_run(sums_c, "mean")
+        out.append(
+            {
+                "name": phase.name,
+                "title": phase.title,
+                "unit": phase.unit,
+                "in_primary": phase.in_primary,
+                "additive": lens.phases_additive,
+                "stage": phase.stage,
+                "baseline_mean": side_mean(mean_b),
+                "candidate_mean": side_mean(mean_c),
+                "baseline_p50": side_mean(per_run(sums_b, "p50")),
+                "candidate_p50": side_mean(per_run(sums_c, "p50")),
+                "baseline_p95": side_mean(per_run(sums_b, "p95")),
+                "candidate_p95": side_mean(per_run(sums_c, "p95")),
+                "effect": run_effect(mean_b, mean_c),
+            }
+        )
+    return out
+
+
+def window_metrics(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    """Fleet: the window metrics in the place of phases (no p95: one value per window)."""
+    from lenses.fleet import WINDOW_METRICS
+
+    per_b = [lens.window_metrics(r) for r in base]
+    per_c = [lens.window_metrics(r) for r in cand]
+    out = []
+    for name, title, unit, higher_better in WINDOW_METRICS:
+        vb = [m.get(name, NAN) for m in per_b]
+        vc = [m.get(name, NAN) for m in per_c]
+        out.append(
+            {
+                "name": name,
+                "title": title,
+                "unit": unit,
+                "in_primary": False,
+                "additive": False,
+                "baseline_mean": side_mean(vb),
+                "candidate_mean": side_mean(vc),
+                "baseline_p95": None,
+                "candidate_p95": None,
+                "effect": run_effect(vb, vc, lower_is_better=not higher_better),
+            }
+        )
+    return out
+
+
+def guardrails(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    out = []
+    for g in lens.guardrails:
+        b = side_mean([lens.guardrail_value(r, g.metric) for r in base])
+        c = side_mean([lens.guardrail_value(r, g.metric) for r in cand])
+        state = g.judge(b, c)
+        out.append(
+            {
+                "name": g.name,
+                "title": g.title,
+                "state": state,
+                "metric": g.metric,
+                "rule": g.rule,
+                "limit": g.limit,
+                "unit": g.unit,
+                "baseline": b,
+                "candidate": c,
+                **({"note": "a value is missing on a side: the guardrail cannot be judged"} if state == "unknown" else {}),
+            }
+        )
+    return out
+
+
+def extra_metrics(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    out = []
+    for m in lens.metrics:
+        per_b = [m.value(r) for r in base]
+        per_c = [m.value(r) for r in cand]
+        b, c = side_mean(per_b), side_mean(per_c)
+        out.append(
+            {
+                "name": m.name,
+                "title": m.title,
+                "unit": m.unit,
+                "baseline": b,
+                "candidate": c,
+                **_delta_fields(b, c),
+                "effect": run_effect(per_b, per_c, lower_is_better=m.lower_is_better),
+            }
+        )
+    return out
+
+
+# Work per item agreeing within this share is "the same valid work".
+WORK_TOLERANCE = 0.02
+
+
+def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], primary_json: dict | None) -> dict[str, Any]:
+    """Work of each side, whether the valid work per item is the same, and the throughput
+    conversion (throughput change = 1/θ − 1 for a time ratio θ) where it holds."""
+
+    def amount(runs: Sequence[RunRecord]) -> float:
+        values = [r.work.amount for r in runs if r.work is not None and r.work.amount is not None]
+        return float(np.sum(values)) if len(values) == len(runs) and values else NAN
+
+    units = {r.work.unit for r in [*base, *cand] if r.work is not None}
+    unit = units.pop() if len(units) == 1 else lens.work_unit
+    items_b = [lens.work_per_item(r) for r in base]
+    items_c = [lens.work_per_item(r) for r in cand]
+    out: dict[str, Any] = {"unit": unit, "baseline": amount(base), "candidate": amount(cand)}
+    if lens.name == "fleet":
+        out["baseline"] = side_mean([_gpu_hours(r) for r in base])
+        out["candidate"] = side_mean([_gpu_hours(r) for r in cand])
+        out["unit"] = "GPU-hours"
+        out["same"] = None
+        out["note"] = "GPU-hours allocated in each window (mean over windows); windows are compared, not equal work"
+        return out
+    if any(i is None for i in items_b + items_c):
+        out["same"] = None
+        out["note"] = "the data do not say the work per item on every run: work equivalence is unknown"
+        return out
+    name = items_b[0].name
+    b, c = side_mean([i.value for i in items_b]), side_mean([i.value for i in items_c])
+    same = math.isclose(b, c, rel_tol=WORK_TOLERANCE)
+    out["per_item"] = {"name": name, "baseline": b, "candidate": c}
+    out["same"] = same
+    if not same:
+        out["note"] = f"the valid work differs ({name}: {b:g} vs {c:g}): work and time are reported separately, never a timing-only effect"
+        return out
+    tb = [lens.throughput(r) for r in base]
+    tc = [lens.throughput(r) for r in cand]
+    if all(t is not None for t in tb + tc) and primary_json is not None:
+        vb, vc = side_mean([t[0] for t in tb]), side_mean([t[0] for t in tc])
+        out["throughput"] = {
+            "unit": tb[0][1],
+            "baseline": vb,
+            "candidate": vc,
+            "change_pct": 100.0 * (vc / vb - 1.0) if vb else NAN,
+        }
+        # For a time-like primary over fixed work: throughput change = 1/θ − 1.
+        pb, pc = primary_json["baseline"], primary_json["candidate"]
+        if lens.name == "training" and pb and pc and math.isfinite(pb) and math.isfinite(pc):
+            out["throughput"]["from_time_pct"] = 100.0 * (pb / pc - 1.0)
+    return out
+
+
+def _gpu_hours(run: RunRecord) -> float:
+    from lenses.fleet import read_window
+
+    return read_window(run).gpu_hours

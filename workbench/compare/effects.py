@@ -1,0 +1,68 @@
+"""Run-level effects from the statistics engine (unpaired: baseline and candidate runs
+are separate sets). Requests and steps inside a run are never samples of an interval:
+each run contributes one value."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+# A phase or metric "moved" when its interval is clear of 1 (these verdicts), and stayed
+# when the statistics call it equivalent within the band.
+MOVED = ("REGRESSION", "IMPROVEMENT", "SLOWER_UNRESOLVED", "FASTER_UNRESOLVED")
+STAYED = ("EQUIVALENT",)
+# With one run a side there is no uncertainty; a descriptive change beyond this share
+# of the baseline is reported as a change "in these runs", never as a verdict.
+DESCRIPTIVE_BAND = 0.02
+
+
+def run_effect(
+    baseline: Sequence[float], candidate: Sequence[float], *, lower_is_better: bool = True
+) -> dict[str, Any]:
+    """The statistics engine's analysis of one value per run, or why there is none.
+
+    Always has ``verdict`` (``None`` when no verdict can be given) and ``runs``.
+    """
+    b = [float(v) for v in baseline if v is not None and math.isfinite(v)]
+    c = [float(v) for v in candidate if v is not None and math.isfinite(v)]
+    runs = {"baseline": len(b), "candidate": len(c)}
+    if not b or not c:
+        return {"verdict": None, "runs": runs, "note": "unknown on a side: no effect"}
+    if len(b) < 2 or len(c) < 2:
+        return {
+            "verdict": None,
+            "runs": runs,
+            "note": "one run a side: no uncertainty can be given (two or more runs a side are needed)",
+        }
+    if min(b + c) <= 0:
+        return {"verdict": None, "runs": runs, "note": "a value is zero or negative: no ratio effect"}
+    from workbench.stats import analyze
+
+    try:
+        analysis = analyze(b, c, paired=False, lower_is_better=lower_is_better)
+    except ValueError as exc:
+        return {"verdict": None, "runs": runs, "note": f"no effect: {exc}"}
+    out = analysis.to_json()
+    out["runs"] = runs
+    return out
+
+
+def movement(effect: dict[str, Any] | None, baseline: float, candidate: float) -> str:
+    """``moved``, ``stayed`` or ``unresolved`` for observations: from the verdict when
+    there is one; with one run a side, descriptively from the band (said in the text)."""
+    if not (math.isfinite(baseline) and math.isfinite(candidate)):
+        return "unresolved"
+    verdict = (effect or {}).get("verdict")
+    if verdict in MOVED:
+        return "moved"
+    if verdict in STAYED:
+        return "stayed"
+    if verdict is None:  # one run a side, or a zero value: describe these runs only
+        scale = max(abs(baseline), abs(candidate))
+        return "moved" if abs(candidate - baseline) > DESCRIPTIVE_BAND * scale else "stayed"
+    return "unresolved"
+
+
+def single_run(effect: dict[str, Any] | None) -> bool:
+    runs = (effect or {}).get("runs") or {}
+    return min(runs.get("baseline", 0), runs.get("candidate", 0)) <= 1

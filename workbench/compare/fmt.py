@@ -1,0 +1,65 @@
+"""Numbers as people read them: "110 ms → 230 ms, +120 ms (+109 %)"."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def num(value: float | None) -> str:
+    """A number with about three significant digits, no exponent; "unknown" for nan/None."""
+    if value is None or not math.isfinite(value):
+        return "unknown"
+    a = abs(value)
+    if a >= 100 or a == 0:
+        text = f"{value:.0f}"
+    elif a >= 10:
+        text = f"{value:.1f}"
+    elif a >= 1:
+        text = f"{value:.2f}"
+    else:
+        text = f"{value:.3g}"
+    if "." in text and "e" not in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def qty(value: float | None, unit: str) -> str:
+    if value is None or not math.isfinite(value):
+        return "unknown"
+    if unit == "%":
+        return f"{num(value)} %"
+    if unit == "fraction":
+        return f"{num(100.0 * value)} %"
+    return f"{num(value)} {unit}".rstrip()
+
+
+def signed(value: float, unit: str = "") -> str:
+    text = qty(abs(value), unit)
+    return ("+" if value > 0 else "−" if value < 0 else "±") + text
+
+
+def change(baseline: float | None, candidate: float | None, unit: str) -> str:
+    """``"110 ms → 230 ms, +120 ms (+109 %)"``; the percentage is left out when the
+    baseline is zero and the delta when either side is unknown."""
+    head = f"{qty(baseline, unit)} → {qty(candidate, unit)}"
+    if baseline is None or candidate is None or not (math.isfinite(baseline) and math.isfinite(candidate)):
+        return head
+    delta = candidate - baseline
+    text = f"{head}, {signed(delta, unit)}"
+    if baseline != 0:
+        text += f" ({signed(100.0 * delta / abs(baseline), '%')})"
+    return text
+
+
+def jsonable(value: Any) -> Any:
+    """Floats that JSON can carry: nan and ±inf become ``None`` (unknown, never zero)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return jsonable(value.item())
+    return value

@@ -1,0 +1,194 @@
+"""Observations, not causes: rule-based statements derived from the delta, each citing
+its evidence (runs, metric, window, values). They say which phases moved beyond noise
+and which did not, and where in the request the change sits; they never name a cause.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from lenses.base import Lens
+from store.records import RunRecord
+from workbench.compare.effects import movement, single_run
+from workbench.compare.fmt import num, qty
+
+NOT_CAUSE = "observation, not cause"
+
+
+def _ref(run: RunRecord) -> Any:
+    return run.id if run.id is not None else run.label
+
+
+def _evidence(base, cand, metric: str, values: dict[str, Any], effect: dict | None = None) -> dict[str, Any]:
+    windows = sorted({str(r.window.get("kind") or "unknown") for r in [*base, *cand]})
+    ev = {
+        "runs": {"baseline": [_ref(r) for r in base], "candidate": [_ref(r) for r in cand]},
+        "metric": metric,
+        "window": windows[0] if len(windows) == 1 else windows,
+        "values": values,
+    }
+    if effect is not None:
+        ev["verdict"] = effect.get("verdict")
+        if effect.get("note"):
+            ev["effect_note"] = effect["note"]
+    return ev
+
+
+def _obs(text: str, evidence: dict[str, Any]) -> dict[str, Any]:
+    return {"text": text, "evidence": evidence, "kind": NOT_CAUSE}
+
+
+def _join(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _moved_text(title: str, b: float, c: float, unit: str) -> str:
+    verb = "grew" if c > b else "fell"
+    return f"{title} {verb} from {qty(b, unit)} to {qty(c, unit)}"
+
+
+def _classify(phases: list[dict]) -> dict[str, list[dict]]:
+    groups: dict[str, list[dict]] = {"moved": [], "stayed": [], "unresolved": []}
+    for p in phases:
+        groups[movement(p["effect"], p["baseline_mean"], p["candidate_mean"])].append(p)
+    return groups
+
+
+def _both(base, cand) -> str:
+    return "in both runs" if len(base) == 1 and len(cand) == 1 else "in the baseline and candidate runs"
+
+
+def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]) -> list[dict]:
+    out: list[dict] = []
+    groups = _classify(phases)
+    values = {p["name"]: {"baseline": p["baseline_mean"], "candidate": p["candidate_mean"]} for p in phases}
+    one = " (one run a side: a change in these runs, no uncertainty can be given)" if single_run(primary.get("effect")) else ""
+    if lens.name == "inference":
+        for p in groups["moved"]:
+            text = _moved_text(f"{p['title']} time", p["baseline_mean"], p["candidate_mean"], p["unit"]) + "."
+            out.append(_obs(text + one if one else text, _evidence(base, cand, f"{p['name']} mean", values[p["name"]], p["effect"])))
+        if groups["stayed"]:
+            names = _join([p["title"].lower() for p in groups["stayed"]]).capitalize()
+            text = f"{names} took the same time {_both(base, cand)}."
+            out.append(_obs(text, _evidence(base, cand, "phase means", {p["name"]: values[p["name"]] for p in groups["stayed"]})))
+    else:
+        stayed = sorted(groups["stayed"], key=lambda p: -(p["baseline_mean"] if math.isfinite(p["baseline_mean"]) else 0))
+        parts = []
+        if stayed:
+            first, rest = stayed[0], stayed[1:]
+            parts.append(
+                f"{first['title']} stayed at {qty(first['baseline_mean'], first['unit'])}"
+                + "".join(f", {p['title'].lower()} at {qty(p['baseline_mean'], p['unit'])}" for p in rest)
+            )
+        moved = [_moved_text(p["title"] if not parts and i == 0 else p["title"].lower(), p["baseline_mean"], p["candidate_mean"], p["unit"]) for i, p in enumerate(groups["moved"])]
+        if moved:
+            parts.append(_join(moved))
+        if parts:
+            text = "; ".join(parts) + "."
+            phase_vals = {p["name"]: values[p["name"]] for p in groups["stayed"] + groups["moved"]}
+            out.append(_obs(text + one if groups["moved"] and one else text, _evidence(base, cand, "phase means (exposed)", phase_vals)))
+    for p in groups["unresolved"]:
+        verdict = (p["effect"] or {}).get("verdict")
+        text = (
+            f"{p['title']} went from {qty(p['baseline_mean'], p['unit'])} to {qty(p['candidate_mean'], p['unit'])}, "
+            f"a change these runs do not resolve beyond noise ({verdict})."
+        )
+        out.append(_obs(text, _evidence(base, cand, f"{p['name']} mean", values[p["name"]], p["effect"])))
+    out.extend(_location(lens, base, cand, primary, groups))
+    return out
+
+
+def _location(lens: Lens, base, cand, primary: dict, groups: dict[str, list[dict]]) -> list[dict]:
+    """Where in the request the primary change sits: before the model or inside it."""
+    if lens.name != "inference":
+        return []
+    b, c = primary["baseline"], primary["candidate"]
+    if movement(primary.get("effect"), b, c) != "moved":
+        return []
+    moved_primary = [p for p in groups["moved"] if p["in_primary"]]
+    model_moved = [p for p in groups["moved"] if p["stage"] == "model"]
+    if not moved_primary:
+        return []
+    evidence = _evidence(
+        base,
+        cand,
+        primary["metric"],
+        {"baseline": b, "candidate": c, "moved": [p["name"] for p in groups["moved"]], "stayed": [p["name"] for p in groups["stayed"]]},
+        primary.get("effect"),
+    )
+    word = "added" if c > b else "saved"
+    if all(p["stage"] == "before_model" for p in moved_primary) and not model_moved:
+        return [_obs(f"The {word} latency happens before the model starts work on the request.", evidence)]
+    if all(p["stage"] == "model" for p in moved_primary) and not any(p["stage"] == "before_model" for p in groups["moved"]):
+        return [_obs(f"The {word} latency happens while the model works on the request ({_join([p['name'] for p in moved_primary])}).", evidence)]
+    return []
+
+
+def guardrail_observations(base, cand, guardrails: list[dict]) -> list[dict]:
+    out = []
+    for g in guardrails:
+        vals = f"{qty(g['baseline'], g['unit'])} vs {qty(g['candidate'], g['unit'])}" if g["unit"] else f"{num(g['baseline'])} vs {num(g['candidate'])}"
+        if g["state"] == "held":
+            text = f"{g['title']} held ({vals})."
+        elif g["state"] == "broken":
+            text = f"{g['title']} broke its guardrail ({vals}; rule {g['rule']} {num(g['limit'])})."
+        else:
+            text = f"{g['title']} is unknown on a side ({vals}): the guardrail cannot be judged."
+        out.append(_obs(text, _evidence(base, cand, g["metric"], {"baseline": g["baseline"], "candidate": g["candidate"], "state": g["state"]})))
+    return out
+
+
+def fleet_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]) -> list[dict]:
+    from lenses.fleet import read_window
+
+    out = []
+    b, c = primary["baseline"], primary["candidate"]
+    state = movement(primary.get("effect"), b, c)
+    if state == "moved":
+        out.append(_obs(_moved_text("Mean queue wait", b, c, "s") + ".", _evidence(base, cand, primary["metric"], {"baseline": b, "candidate": c}, primary.get("effect"))))
+    for p in phases:
+        if p["name"] == "service_attainment" and movement(p["effect"], p["baseline_mean"], p["candidate_mean"]) == "moved":
+            out.append(_obs(_moved_text("Service attainment", p["baseline_mean"], p["candidate_mean"], "%") + ".", _evidence(base, cand, p["name"], {"baseline": p["baseline_mean"], "candidate": p["candidate_mean"]}, p["effect"])))
+    for side, runs in (("baseline", base), ("candidate", cand)):
+        for run in runs:
+            out.extend(_gang_blocking(side, run, read_window(run), base, cand))
+    return out
+
+
+def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[dict]:
+    idle = w.idle_end
+    gangs = w.waiting_gangs
+    if not gangs or not math.isfinite(idle) or idle <= 0:
+        return []
+    blocked = [g for g in gangs if g > idle]
+    if not blocked:
+        return []
+    idle_n = num(idle)
+    if len(blocked) == len(gangs):
+        sizes = sorted(set(gangs))
+        need = f"each needing {sizes[0]} GPUs at once" if len(sizes) == 1 else f"each needing more GPUs at once than were free ({_join([str(s) for s in sizes])})"
+        text = f"{idle_n} GPUs sat unallocated while {len(gangs)} jobs waited, {need}."
+    else:
+        text = f"{idle_n} GPUs sat unallocated while {len(gangs)} jobs waited; {len(blocked)} of them needed more GPUs at once than were free."
+    # The caveat stays even with eligibility recorded: idle GPUs are a fact, their
+    # usability by the waiting jobs is not.
+    text += " Without eligibility history, idle capacity cannot be assumed usable."
+    evidence = _evidence(
+        [run] if side == "baseline" else [],
+        [run] if side == "candidate" else [],
+        "idle GPUs and waiting gangs at window end",
+        {"idle_gpus": idle, "capacity_gpus": w.capacity, "waiting_gang_sizes": list(gangs), "window_end": w.end, "eligibility_known": w.eligibility_known},
+    )
+    evidence["side"] = side
+    return [_obs(text, evidence)]
+
+
+def observations(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], primary: dict, phases: list[dict], guardrails: list[dict]) -> list[dict]:
+    if lens.name == "fleet":
+        found = fleet_observations(lens, base, cand, primary, phases)
+    else:
+        found = phase_observations(lens, base, cand, primary, phases)
+    return found + guardrail_observations(base, cand, guardrails)
