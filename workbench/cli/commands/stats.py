@@ -1,0 +1,231 @@
+"""wb stats: the A/B(/A′) analysis of per-run values, with the A/A noise floor and a verdict."""
+
+from __future__ import annotations
+
+import click
+
+_ARM_NAMES = {
+    "a": "A", "baseline": "A", "b": "B", "candidate": "B",
+    "a'": "A'", "a′": "A'", "aprime": "A'", "a_prime": "A'", "a-prime": "A'", "a2": "A'", "aa": "A'",
+}
+
+
+def _parse_values(option: str, texts: tuple[str, ...]) -> list[float] | None:
+    """Numbers separated by commas or whitespace; the option may repeat."""
+    import math
+
+    from workbench.errors import UsageError
+
+    if not texts:
+        return None
+    values = []
+    for text in texts:
+        for token in text.replace(",", " ").split():
+            try:
+                v = float(token)
+            except ValueError:
+                raise UsageError(f"{option}: not a number: {token!r}") from None
+            if not math.isfinite(v):
+                raise UsageError(f"{option}: not a finite number: {token!r} (leave a missing run out)")
+            values.append(v)
+    if not values:
+        raise UsageError(f"{option}: no values given")
+    return values
+
+
+def _read_csv(path: str, paired: bool) -> tuple[dict[str, list[float]], list[str], dict[str, list[int]]]:
+    """Arms from a CSV with columns round,arm,value. Returns (values per arm, notes, slots)."""
+    import csv
+    import io
+    import math
+    import sys
+
+    from workbench.errors import BadInput
+    from workbench.textsafe import clean
+
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8", newline="").read()
+    except OSError as exc:
+        raise BadInput(path, f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise BadInput(path, "not UTF-8 text") from None
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None:
+        raise BadInput(path, "empty file (expected a header round,arm,value)")
+    cols = [h.strip().lower() for h in header]
+    missing = [c for c in ("round", "arm", "value") if c not in cols]
+    if missing:
+        raise BadInput(path, f"missing column(s) {', '.join(missing)} (expected round,arm,value)", where="line 1")
+    ir, ia, iv = cols.index("round"), cols.index("arm"), cols.index("value")
+    cells: dict[tuple[str, str], float] = {}
+    order: list[str] = []
+    for line_no, row in enumerate(reader, start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) <= max(ir, ia, iv):
+            raise BadInput(path, f"expected {len(cols)} columns, found {len(row)}", where=f"line {line_no}")
+        rnd, arm_text, value_text = row[ir].strip(), row[ia].strip(), row[iv].strip()
+        arm = _ARM_NAMES.get(arm_text.lower())
+        if arm is None:
+            raise BadInput(path, f"unknown arm {clean(arm_text)!r} (use A, B or A')", where=f"line {line_no}")
+        if not rnd:
+            raise BadInput(path, "empty round", where=f"line {line_no}")
+        try:
+            value = float(value_text)
+        except ValueError:
+            raise BadInput(path, f"value is not a number: {clean(value_text)!r}", where=f"line {line_no}") from None
+        if not math.isfinite(value) or value <= 0:
+            raise BadInput(path, f"value must be a positive finite number, got {clean(value_text)!r}", where=f"line {line_no}")
+        if (rnd, arm) in cells:
+            raise BadInput(path, f"round {clean(rnd)!r} has two values for arm {arm}", where=f"line {line_no}")
+        cells[(rnd, arm)] = value
+        if rnd not in order:
+            order.append(rnd)
+    arms_present = sorted({arm for _, arm in cells}, key=["A", "B", "A'"].index)
+    if "A" not in arms_present or "B" not in arms_present:
+        raise BadInput(path, "needs values for both arms A and B")
+    notes: list[str] = []
+    rounds = order
+    if paired:
+        complete = [r for r in order if all((r, arm) in cells for arm in arms_present)]
+        dropped = [r for r in order if r not in complete]
+        if dropped:
+            notes.append(f"rounds without every arm were left out of the paired analysis: {', '.join(clean(r) for r in dropped)}")
+        rounds = complete
+    values = {arm: [cells[(r, arm)] for r in rounds if (r, arm) in cells] for arm in arms_present}
+    slots = {arm: [i for i, r in enumerate(rounds) if (r, arm) in cells] for arm in arms_present}
+    return values, notes, slots
+
+
+def _fmt(x: float | None, digits: int = 6) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def _pct(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:+.{digits}f} %"
+
+
+def _interval_line(i: dict) -> str:
+    if not i["bounded"]:
+        span = "unbounded (the denominator mean is not distinguishable from 0)"
+    else:
+        span = f"[{_fmt(i['low'])}, {_fmt(i['high'])}]  time {_pct(100 * (i['low'] - 1))} .. {_pct(100 * (i['high'] - 1))}"
+    extra = []
+    if "df" in i:
+        df = i["df"]
+        extra.append(f"df {df:g}" if isinstance(df, int) or float(df).is_integer() else f"df {df:.3f}")
+    if "seed" in i:
+        extra.append(f"{i['resampling']}, seed {i['seed']}, {i['n_boot']} resamples, numpy {i['numpy_version']}")
+    if "alpha_prime" in i:
+        extra.append(f"α' {i['alpha_prime']:.4g}")
+    level = f"{100 * i['level']:g} %"
+    return f"  {i['method']:<30} {level:>5}  {span}  ({'; '.join([i.get('role', '')] + extra)})"
+
+
+def _print_human(doc: dict, notes: list[str]) -> None:
+    out = click.echo
+    n = doc["n"]
+    unit = "rounds" if doc["paired"] else "runs"
+    arms = ", ".join(f"{k} {v}" for k, v in n.items())
+    direction = "lower is better" if doc["lower_is_better"] else "higher is better (inverted to time-like)"
+    out(f"effect: candidate B vs baseline A ({'paired by round' if doc['paired'] else 'unpaired runs'}; {arms} {unit}; {direction})")
+    out(f"  ratio (time-like)  {doc['ratio']:.6f}   time change {_pct(doc['time_change_pct'])}")
+    out(f"  throughput ratio   {doc['throughput_ratio']:.6f}   throughput change {_pct(doc['throughput_change_pct'])}")
+    out("intervals for the time-like ratio (run-level; steps are never treated as independent):")
+    for i in doc["intervals"]:
+        out(_interval_line(i))
+    tests = doc["tests"]
+    if "p_no_change" in tests:
+        d = 100 * doc["delta"]
+        out(f"tests ({tests['method']}): p(no change) {tests['p_no_change']:.4g}; "
+            f"p(regression > {d:g} %) {tests['p_regression_beyond_delta']:.4g}; "
+            f"p(improvement > {d:g} %) {tests['p_improvement_beyond_delta']:.4g}; TOST p {tests['p_tost']:.4g}")
+    rank = tests.get("rank_test")
+    if rank:
+        reach = "" if rank["can_reach_alpha"] else f" (cannot reach α with this n: smallest achievable p {rank['min_achievable_p']:.4g})"
+        out(f"  {rank['test']} ({rank['method']}): p {rank['p']:.4g}{reach}")
+    aa = doc["aa"]
+    if aa:
+        f95 = next(i for i in aa["intervals"] if i.get("role") == "primary" and i["level"] == 0.95)
+        span = f"[{_fmt(f95['low'])}, {_fmt(f95['high'])}]" if f95["bounded"] else "unbounded"
+        out(f"A/A control (A' vs A): ratio {aa['ratio']:.6f}, CI95 {span}")
+        out(f"  noise floor sd(log ratio) {_fmt(aa['noise_floor_sd_log'])}; resolution ±{_fmt(aa['resolution_pct'], 3)} %; "
+            f"MDE {_fmt(aa['mde_pct'], 3)} % (exact {_fmt(aa['mde_pct_exact'], 3)} %) at {aa['n']} {unit}, power {aa['power']:g}")
+        out(f"  stable: {'no (UNSTABLE)' if aa['unstable'] else 'yes'}; resolves δ: {'no (UNDERPOWERED)' if aa['underpowered'] else 'yes'}")
+    else:
+        out("A/A control: none (give --a-prime to check stability and measure the noise floor)")
+    out(f"verdict: {doc['verdict']} — {doc['reason']}")
+    out(f"flags: {', '.join(doc['flags']) if doc['flags'] else 'none'}")
+    out(f"gate: {doc['gate']}")
+    plan = doc["planning"]
+    if doc["gate"] == "RERUN" or doc["verdict"] in ("INCONCLUSIVE", "SLOWER_UNRESOLVED", "FASTER_UNRESOLVED"):
+        need = plan["rounds_needed"]
+        need_eq = plan["rounds_needed_equivalence"]
+        out(f"to resolve δ = {100 * doc['delta']:g} % (noise from {plan['noise_source']}): "
+            f"{need if need is not None else 'more than 10000'} {plan['counts']} to detect it, "
+            f"{need_eq if need_eq is not None else 'more than 10000'} to show equivalence (power {plan['power']:g})")
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+
+
+@click.command("stats")
+@click.option("-a", "--baseline", "baseline", multiple=True, metavar="VALUES", help="Baseline (A) per-run values, comma- or space-separated.")
+@click.option("-b", "--candidate", "candidate", multiple=True, metavar="VALUES", help="Candidate (B) per-run values.")
+@click.option("--a-prime", "a_prime", multiple=True, metavar="VALUES", help="A/A control (A′) per-run values: a second, independently scheduled baseline.")
+@click.option("--csv", "csv_path", metavar="FILE", help="Read per-run values from a CSV with columns round,arm,value (arm A, B or A'; '-' for stdin).")
+@click.option("--paired/--unpaired", default=True, show_default=True, help="Paired by round (value k of each arm is round k) or independent runs.")
+@click.option("--delta", default=0.02, show_default=True, type=float, help="Practical band: changes within [1/(1+δ), 1+δ] do not matter.")
+@click.option("--lower-is-better/--higher-is-better", default=True, show_default=True, help="Direction of the metric (times: lower; throughput: higher).")
+@click.option("--seed", default=12345, show_default=True, type=int, help="Bootstrap seed (numpy PCG64).")
+@click.option("--n-boot", default=10_000, show_default=True, type=click.IntRange(0, 1_000_000), help="Bootstrap resamples (0: none).")
+@click.option("--fail-on", type=click.Choice(["regression"]), help="Exit 4 when the verdict is REGRESSION or the gate is FAIL.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def command(baseline, candidate, a_prime, csv_path, paired, delta, lower_is_better, seed, n_boot, fail_on, as_json) -> None:
+    """Effect, intervals, A/A noise floor and verdict from per-run values.
+
+    Give one value per run (e.g. each run's mean step time after warm-up), never
+    per-step values. Example: wb stats -a 100.3,99.6,101.2 -b 102.9,102.1,104.0
+    --a-prime 100.0,100.1,100.6.
+    """
+    from workbench.errors import EXIT_REGRESSION, UsageError, WbError
+
+    notes: list[str] = []
+    slots = None
+    if csv_path:
+        if baseline or candidate or a_prime:
+            raise UsageError("give values either with --csv or with -a/-b/--a-prime, not both")
+        values, notes, slots = _read_csv(csv_path, paired)
+        a, b, ap = values["A"], values["B"], values.get("A'")
+    else:
+        a, b = _parse_values("--baseline", baseline), _parse_values("--candidate", candidate)
+        ap = _parse_values("--a-prime", a_prime)
+        if a is None or b is None:
+            raise UsageError("give baseline and candidate values (-a and -b) or --csv FILE")
+    if not 0 < delta < 1:
+        raise UsageError(f"--delta must be between 0 and 1 (a fraction: 0.02 is 2 %), got {delta}")
+    if paired:
+        lengths = {"A": len(a), "B": len(b)} | ({"A'": len(ap)} if ap is not None else {})
+        if len(set(lengths.values())) != 1:
+            counts = ", ".join(f"{k} {v}" for k, v in lengths.items())
+            raise UsageError(f"paired analysis needs one value per round in every arm ({counts}); use --unpaired for independent runs")
+
+    from workbench.stats import analyze
+
+    try:
+        result = analyze(a, b, ap, paired=paired, delta=delta, lower_is_better=lower_is_better, seed=seed, n_boot=n_boot, slots=slots)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    doc = result.to_json()
+    if notes:
+        doc["notes"] = notes
+    if as_json:
+        from workbench.cli.context import emit_json
+
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        emit_json(doc)
+    else:
+        _print_human(doc, notes)
+    if fail_on == "regression" and (result.verdict == "REGRESSION" or result.gate == "FAIL"):
+        raise WbError(f"regression: verdict {result.verdict}, gate {result.gate}", exit_code=EXIT_REGRESSION)
