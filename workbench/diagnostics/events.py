@@ -54,7 +54,7 @@ class Event:
             parts.append(self.host)
         if self.rank is not None:
             parts.append(f"rank {self.rank}")
-        return " ".join(parts) or "unknown origin"
+        return " ".join(parts) or f"(unnamed node, {self.file.rsplit('/', 1)[-1]})"
 
     def evidence(self) -> dict[str, Any]:
         ev: dict[str, Any] = {"file": self.file, "line": self.line, "text": self.text}

@@ -234,6 +234,7 @@ class GroupFinding:
     inferred: list[int] = field(default_factory=list)  # never_entered judged from absence in an active-only dump
     last_completed_by_all: int | None = None
     stale: list[int] = field(default_factory=list)
+    peer_completed: int | None = None  # highest seq some member's counter shows completed
     mismatches: list[dict[str, Any]] = field(default_factory=list)
     evidence: list[dict[str, Any]] = field(default_factory=list)
 
@@ -254,6 +255,7 @@ class GroupFinding:
             "unknown": self.unknown,
             "last_completed_by_all": self.last_completed_by_all,
             "stale_completion_counters": self.stale,
+            "peer_completed": self.peer_completed,
             "mismatches": self.mismatches,
             "evidence": self.evidence,
         }
@@ -368,6 +370,7 @@ def _analyze_group(key: GroupKey, descs: dict[str, list[int]], entries: dict[int
     if len(known_completed) == len(key.ranks):
         finding.last_completed_by_all = min(known_completed)
     peak_completed = max(known_completed, default=None)
+    finding.peer_completed = peak_completed
 
     # Stale completion counters: a peer completed seq s (so every member entered it), yet this
     # rank still lists s as not completed.

@@ -1,0 +1,262 @@
+"""``diagnose(paths)``: read rank dumps and logs, build the timeline, name the first failure
+(or say ``undecided``), classify it, match collectives, and word what is established as
+observations with evidence.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from workbench.diagnostics import classify as cls
+from workbench.diagnostics import flight_recorder as fr
+from workbench.diagnostics import logs, timeline, xid_catalog
+from workbench.diagnostics.events import Event
+from workbench.errors import BadInput
+
+FORMAT = "wb.diagnosis"
+VERSION = 1
+_SKIP_NAMES = {".DS_Store"}
+
+
+@dataclass
+class Diagnosis:
+    files: list[str]
+    skipped: list[dict[str, str]]
+    policy: timeline.ClockPolicy
+    clock_notes: list[str]
+    events: list[Event]
+    first: timeline.FirstFailure
+    failure_class: cls.FailureClass
+    collectives: fr.CollectiveAnalysis | None
+    watchdog: list[dict[str, Any]]
+    observations: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "inputs": {"files": self.files, "skipped": self.skipped, "flight_recorder_dumps": len(self.collectives.ranks_with_dumps) if self.collectives else 0},
+            "clock": {**self.policy.to_json(), "notes": self.clock_notes},
+            "first_failure": self.first.to_json(),
+            "failure_class": self.failure_class.to_json(),
+            "collectives": self.collectives.to_json() if self.collectives else None,
+            "watchdog_counters": self.watchdog,
+            "timeline": [{**e.to_json(), "label": label} for e, label in timeline.labelled(self.events, self.first)],
+            "observations": self.observations,
+            "xid_catalog_as_of": xid_catalog.catalog_date(),
+        }
+
+
+def diagnose(
+    paths: list[str | Path],
+    *,
+    clock_uncertainty: float = timeline.DEFAULT_CLOCK_UNCERTAINTY_S,
+    host_uncertainty: dict[str, float] | None = None,
+    boot_times: dict[str, float] | None = None,
+) -> Diagnosis:
+    """Diagnose an incident from files and directories of rank dumps and logs."""
+    policy = timeline.ClockPolicy(clock_uncertainty, dict(host_uncertainty or {}), dict(boot_times or {}))
+    files = _discover([Path(p) for p in paths])
+    dumps: list[fr.RankDump] = []
+    events: list[Event] = []
+    skipped: list[dict[str, str]] = []
+    for path, root in files:
+        head = _head(path)
+        if fr.sniff(head):
+            dumps.append(fr.load_dump(path))
+            continue
+        if b"\x00" in head[:4096]:
+            skipped.append({"file": str(path), "why": "binary, not a known dump"})
+            continue
+        events.extend(logs.parse_file(path, host=_host_hint(path, root), rank=logs.rank_from_path(path)))
+    clock_notes = timeline.place(events, policy)
+    collectives = fr.analyze(dumps) if dumps else None
+    first = timeline.first_failure(events, policy)
+    never_entered = collectives.never_entered if collectives else []
+    watchdog = _watchdog_counters(events)
+    if not never_entered:
+        never_entered = sorted({r for w in watchdog for r in w["never_enqueued"]})
+    if first.status == "none" and collectives is not None:
+        first.reason = "no failure signature in the logs (flight-recorder dumps record collectives, not failure times)"
+    failure_class = cls.classify(events, first, never_entered)
+    if not failure_class.evidence and collectives is not None:
+        failure_class.evidence = [ev for g in collectives.groups if g.status == "missing" for ev in g.evidence][:12]
+    d = Diagnosis([str(p) for p, _ in files], skipped, policy, clock_notes, events, first, failure_class, collectives, watchdog)
+    d.observations = _observations(d)
+    return d
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def _discover(paths: list[Path]) -> list[tuple[Path, Path | None]]:
+    found: list[tuple[Path, Path | None]] = []
+    for p in paths:
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts) and f.name not in _SKIP_NAMES:
+                    found.append((f, p))
+        elif p.is_file():
+            found.append((p, None))
+        else:
+            raise BadInput(p, "no such file or directory")
+    if not found:
+        raise BadInput(None, "no files to diagnose in " + ", ".join(str(p) for p in paths))
+    return found
+
+
+def _head(path: Path) -> bytes:
+    from workbench.importers.base import READ_ERRORS, open_binary
+
+    try:
+        with open_binary(path) as fh:
+            return fh.read(64 * 1024)
+    except READ_ERRORS as exc:
+        raise BadInput(path, f"cannot be read ({exc})") from None
+
+
+def _host_hint(path: Path, root: Path | None) -> str | None:
+    """The node a file belongs to: its first folder under a directory given on the command line."""
+    if root is None:
+        return None
+    parts = path.relative_to(root).parts
+    return parts[0] if len(parts) >= 2 else None
+
+
+# ---------------------------------------------------------------- watchdog counters (logs only)
+
+
+def _watchdog_counters(events: list[Event]) -> list[dict[str, Any]]:
+    """Per process group (by GUID, which is the cross-rank group name), ranks whose last
+    enqueued work is below the work another rank timed out on: they never enqueued it."""
+    by_group: dict[str, dict[int, Event]] = defaultdict(dict)
+    for e in events:
+        if e.kind == "watchdog_counters":
+            key = e.values.get("pg_desc") or e.values["pg_id"]
+            by_group[key].setdefault(e.values["rank"], e)
+    out = []
+    for key, ranks in sorted(by_group.items()):
+        stuck = max(e.values["work"] for e in ranks.values())
+        behind = sorted(r for r, e in ranks.items() if e.values["last_enqueued"] < stuck)
+        out.append(
+            {
+                "group": key,
+                "stuck_seq": stuck,
+                "never_enqueued": behind,
+                "ranks_reporting": sorted(ranks),
+                "evidence": [ranks[r].evidence() for r in sorted(ranks)][:16],
+            }
+        )
+    return out
+
+
+# ---------------------------------------------------------------- observations
+
+
+def _when(t: float | None) -> str:
+    if t is None:
+        return "at an unknown time"
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+
+
+def _ranks(ranks: list[int]) -> str:
+    return ", ".join(str(r) for r in ranks)
+
+
+def _Ranks(ranks: list[int]) -> str:
+    return ("Rank " if len(ranks) == 1 else "Ranks ") + _ranks(ranks)
+
+
+def _observations(d: Diagnosis) -> list[dict[str, Any]]:
+    obs: list[dict[str, Any]] = []
+
+    def add(text: str, evidence: list[dict[str, Any]]) -> None:
+        obs.append({"text": text, "evidence": evidence})
+
+    f = d.first
+    if f.status == "named" and f.event is not None:
+        e = f.event
+        caveat = " (only consequences were seen: this is the earliest error, not necessarily the origin)" if f.only_consequences else ""
+        add(f"Earliest failure signature: {_describe(e)} on {e.origin} {_when(e.time)}; it {f.reason}{caveat}.", [e.evidence()])
+    elif f.status == "undecided":
+        add(f"First failure undecided: {f.reason}.", [c.evidence() for c in f.candidates[:8]])
+
+    victims = cls.communication_victims(d.events, f)
+    if victims:
+        ranks = sorted({v.rank for v in victims if v.rank is not None})
+        hosts = sorted({v.host for v in victims if v.host})
+        where = f"ranks {_ranks(ranks)}" if ranks else ("hosts " + ", ".join(hosts) if hosts else "other processes")
+        add(
+            f"{len(victims)} communication errors (watchdog timeouts / NCCL errors) on {where} come after the first failure; they are labelled as following it, not as separate causes.",
+            [v.evidence() for v in victims[:8]],
+        )
+
+    for e in _first_per(d.events, "xid", lambda e: (e.host, e.values.get("pci"), e.values.get("code"))):
+        info = e.values.get("catalog")
+        name = f" ({info['name']}, class {info['class']})" if info else " (code not in the bundled catalog)"
+        add(f"Xid {e.values['code']}{name} on GPU {e.values.get('pci')} of {e.host or 'an unnamed node'} {_when(e.time)}.", [e.evidence()])
+    for e in _first_per(d.events, "cuda_oom", lambda e: (e.host, e.rank)):
+        req = e.values.get("requested")
+        add(f"CUDA out-of-memory on {e.origin}" + (f" (tried to allocate {req})" if req else "") + f" {_when(e.time)}.", [e.evidence()])
+    kills = [e for e in d.events if e.kind in ("host_oom_kill", "slurm_oom", "k8s_oomkilled")]
+    if kills:
+        pids = sorted({e.values["pid"] for e in kills if isinstance(e.values.get("pid"), int)})
+        add(f"{len(kills)} host memory kill lines (kernel / cgroup / Slurm / Kubernetes)" + (f" naming pids {_ranks(pids)}" if pids else "") + ".", [e.evidence() for e in kills[:8]])
+    for e in _first_per(d.events, "segfault", lambda e: (e.host, e.values.get("pid"))):
+        add(f"Segmentation fault in {e.values['library']} (process {e.values['process']}, pid {e.values['pid']}) on {e.origin}.", [e.evidence()])
+
+    if d.collectives is not None:
+        c = d.collectives
+        for g in c.groups:
+            if g.status == "missing":
+                inferred = " (judged from the absence of an active entry in an active-only dump)" if g.inferred else ""
+                add(
+                    f"{_Ranks(g.never_entered)} never entered collective seq {g.seq} ({g.op}, {g.size or 'size unknown'} {g.dtype or ''}) of group {g.group.name} ({g.desc}, ranks {_ranks(list(g.group.ranks))}), which {_Ranks(g.entered).lower()} entered{inferred}.",
+                    g.evidence[:8] or [{"file": "", "group": g.group.name, "seq": g.seq}],
+                )
+            elif g.status == "undecided":
+                who = g.no_dump or g.unknown
+                add(f"Group {g.group.name} ({g.desc}) at seq {g.seq}: undecided — no dump or no readable position for ranks {_ranks(who)}.", g.evidence[:8] or [{"group": g.group.name}])
+            if g.stale:
+                add(
+                    f"{_Ranks(g.stale)} still list collectives of group {g.group.name} ({g.desc}) as not completed although a peer's counter shows the group completed up to seq {g.peer_completed}: their completion counters look stale.",
+                    [{"group": g.group.name, "ranks": g.stale, "peer_completed": g.peer_completed, "last_completed_by_all": g.last_completed_by_all, "files": sorted({ev["file"] for ev in g.evidence})}],
+                )
+            for m in g.mismatches[:3]:
+                add(f"{m['kind']} mismatch in group {m['group']} seq {m.get('seq')} between ranks {_ranks(m.get('ranks', []))}.", [m])
+        if c.missing_dumps:
+            add(f"No flight-recorder dump for ranks {_ranks(c.missing_dumps)}; collectives involving them are undecided.", [{"missing_dumps": c.missing_dumps}])
+    for w in d.watchdog:
+        if w["never_enqueued"]:
+            add(f"Watchdog counters for group {w['group']}: {_Ranks(w['never_enqueued']).lower()} had not enqueued work {w['stuck_seq']}, which other ranks timed out on.", w["evidence"][:8])
+    return obs
+
+
+def _describe(e: Event) -> str:
+    if e.kind == "xid":
+        info = e.values.get("catalog")
+        return f"Xid {e.values['code']}" + (f" ({info['description']})" if info else "")
+    names = {
+        "cuda_oom": "CUDA out-of-memory", "gpu_alloc_failure": "GPU allocation failure", "host_oom_kill": "host OOM kill",
+        "slurm_oom": "Slurm OOM kill", "k8s_oomkilled": "Kubernetes OOMKilled", "exception": "Python exception",
+        "segfault": "segmentation fault", "watchdog_timeout": "NCCL watchdog timeout", "nccl_error": "NCCL error",
+        "sxid": "NVSwitch SXid", "slurm_cancel": "Slurm cancel",
+    }
+    text = names.get(e.kind, e.kind)
+    if e.kind == "exception":
+        text += f" {e.values.get('exception')}"
+    return text
+
+
+def _first_per(events: list[Event], kind: str, key: Any) -> list[Event]:
+    seen, out = set(), []
+    for e in sorted((e for e in events if e.kind == kind), key=lambda e: (e.time is None, e.time or 0.0)):
+        k = key(e)
+        if k not in seen:
+            seen.add(k)
+            out.append(e)
+    return out

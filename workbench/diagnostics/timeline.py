@@ -1,0 +1,169 @@
+"""Put events from many ranks and nodes on one clock and decide which failure came first.
+
+Each node's clock is only known to within an uncertainty (NTP offset, or whatever the user
+states); each stamp also has a resolution (one second for ``dmesg -T`` and torchrun). Two
+events on different nodes are ordered only when they are further apart than the sum of
+their uncertainties; on the same node only the resolutions count. The first failure is
+named only when it precedes every other candidate by more than that margin, otherwise it
+is ``undecided`` and the tied candidates are listed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from workbench.diagnostics.events import Event
+
+DEFAULT_CLOCK_UNCERTAINTY_S = 1.0
+
+
+@dataclass
+class ClockPolicy:
+    default_uncertainty: float = DEFAULT_CLOCK_UNCERTAINTY_S
+    per_host: dict[str, float] = field(default_factory=dict)
+    boot_times: dict[str, float] = field(default_factory=dict)  # host -> epoch seconds at boot
+
+    def for_host(self, host: str | None) -> float:
+        if host is not None and host in self.per_host:
+            return self.per_host[host]
+        return self.default_uncertainty
+
+    def to_json(self) -> dict[str, Any]:
+        return {"default_uncertainty_s": self.default_uncertainty, "per_host_uncertainty_s": self.per_host, "boot_times": self.boot_times}
+
+
+def place(events: list[Event], policy: ClockPolicy) -> list[str]:
+    """Give partial and boot-relative stamps a wall time where the inputs allow; return notes."""
+    notes: list[str] = []
+    years = Counter(datetime.fromtimestamp(e.time, timezone.utc).year for e in events if e.time is not None)
+    year = years.most_common(1)[0][0] if years else None
+    unplaced_partial = 0
+    for e in events:
+        if e.time is None and e.partial is not None:
+            if year is None:
+                unplaced_partial += 1
+                continue
+            p = e.partial
+            try:
+                whole = int(p.second)
+                dt = datetime(year, p.month, p.day, p.hour, p.minute, whole, tzinfo=timezone.utc)
+            except ValueError:
+                continue
+            e.time = dt.timestamp() + (p.second - whole)
+            e.naive = True
+            e.notes.append(f"year {year} taken from other stamps in the inputs")
+        if e.time is None and e.since_boot is not None and e.host in policy.boot_times:
+            e.time = policy.boot_times[e.host] + e.since_boot
+            e.notes.append("boot-relative stamp placed with the stated boot time")
+    if unplaced_partial:
+        notes.append(f"{unplaced_partial} events have stamps without a year and no dated source to borrow one from: left unplaced")
+    boot = sum(1 for e in events if e.time is None and e.since_boot is not None)
+    if boot:
+        notes.append(f"{boot} kernel-log events have boot-relative stamps; give --boot-time HOST=ISO to place them")
+    if any(e.naive for e in events):
+        notes.append("stamps without a time zone were read as UTC")
+    return notes
+
+
+def uncertainty(e: Event, policy: ClockPolicy) -> float:
+    return policy.for_host(e.host) + e.resolution
+
+
+def margin(a: Event, b: Event, policy: ClockPolicy) -> float:
+    """How far apart ``a`` and ``b`` must be before their order is known."""
+    if a.host is not None and a.host == b.host:
+        return a.resolution + b.resolution
+    return uncertainty(a, policy) + uncertainty(b, policy)
+
+
+def _same_origin(a: Event, b: Event) -> bool:
+    return a.host == b.host and a.rank == b.rank and (a.host is not None or a.rank is not None or a.file == b.file)
+
+
+@dataclass
+class FirstFailure:
+    status: str  # "named" | "undecided" | "none"
+    event: Event | None = None
+    candidates: list[Event] = field(default_factory=list)
+    reason: str = ""
+    only_consequences: bool = False  # no failure-role event: the earliest consequence is used
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "event": self.event.to_json() if self.event else None,
+            "candidates": [c.to_json() for c in self.candidates],
+            "reason": self.reason,
+            "only_consequences_seen": self.only_consequences,
+        }
+
+
+def first_failure(events: list[Event], policy: ClockPolicy) -> FirstFailure:
+    failures = [e for e in events if e.role == "failure"]
+    only_consequences = False
+    if not failures:
+        failures = [e for e in events if e.role == "follower"]
+        only_consequences = bool(failures)
+    if not failures:
+        return FirstFailure("none", reason="no failure signature found in the inputs")
+    placed = sorted((e for e in failures if e.time is not None), key=lambda e: e.time)
+    if not placed:
+        return FirstFailure("undecided", candidates=failures[:10], reason="no failure event has a usable time stamp", only_consequences=only_consequences)
+    first = placed[0]
+    ties = [e for e in placed[1:] if not _same_origin(e, first) and e.time - first.time <= margin(first, e, policy)]
+    earlier = [
+        e for e in events
+        if e.role in ("failure", "follower") and e.time is not None and not _same_origin(e, first) and first.time - e.time > margin(first, e, policy)
+    ]
+    unplaced = [e for e in failures if e.time is None and not _same_origin(e, first)]
+    if ties:
+        gap = ties[0].time - first.time
+        return FirstFailure(
+            "undecided", first, [first, *_one_per_origin(ties)],
+            reason=f"{first.origin} and {ties[0].origin} are {gap:.3f} s apart, within the clock uncertainty ({margin(first, ties[0], policy):.3f} s)",
+            only_consequences=only_consequences,
+        )
+    if earlier:
+        return FirstFailure("undecided", first, [earlier[0], first], reason=f"an earlier error on {earlier[0].origin} precedes it", only_consequences=only_consequences)
+    if unplaced:
+        return FirstFailure("undecided", first, [first, *unplaced[:5]], reason=f"{len(unplaced)} failure events elsewhere have no time stamp and cannot be ordered", only_consequences=only_consequences)
+    later = [e for e in placed if not _same_origin(e, first)]
+    reason = (
+        f"precedes the next failure elsewhere ({later[0].origin}) by {later[0].time - first.time:.3f} s, more than the clock uncertainty ({margin(first, later[0], policy):.3f} s)"
+        if later else "is the only origin with a failure signature"
+    )
+    return FirstFailure("named", first, [first], reason=reason, only_consequences=only_consequences)
+
+
+def _one_per_origin(events: list[Event]) -> list[Event]:
+    seen, out = set(), []
+    for e in events:
+        key = (e.host, e.rank, e.file if e.host is None and e.rank is None else None)
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return out
+
+
+def labelled(events: list[Event], first: FirstFailure) -> list[tuple[Event, str]]:
+    """The timeline: events by time (unplaced last), each with how it relates to the first failure."""
+    candidates = {id(c) for c in first.candidates}
+    out = []
+    for e in sorted(events, key=lambda e: (e.time is None, e.time or 0.0, e.file, e.line or 0)):
+        if first.status == "named" and e is first.event:
+            label = "first failure"
+        elif id(e) in candidates:
+            label = "candidate"
+        elif e.time is None:
+            label = "unplaced"
+        elif first.status == "named" and first.event is not None and e.time >= first.event.time:
+            label = "follows the first failure"
+        elif first.event is not None and e.time < first.event.time:
+            label = "before"
+        else:
+            label = ""
+        out.append((e, label))
+    return out
