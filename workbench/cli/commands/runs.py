@@ -32,8 +32,13 @@ def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
 
     table = Table(box=None, header_style="bold", pad_edge=False)
     for col in ("id", "lens", "label", "window", "samples", "dimensions"):
-        table.add_column(col, overflow="fold", justify="right" if col in ("id", "samples") else "left")
+        table.add_column(col, overflow="ellipsis", no_wrap=col != "label", justify="right" if col in ("id", "samples") else "left")
     for r in runs:
-        dims = ", ".join(f"{k}={v}" for k, v in list(r.dimension_values().items())[:3])
+        dims = ", ".join(f"{k}={_short(v)}" for k, v in list(r.dimension_values().items())[:3])
         table.add_row(str(r.id), r.lens, markup_safe(r.label), markup_safe(r.window.get("kind", "unknown")), str(r.sample_count), markup_safe(dims))
     console.print(table)
+
+
+def _short(value, width: int = 20) -> str:
+    text = value if isinstance(value, str) else __import__("json").dumps(value)
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -54,6 +54,8 @@ def _fmt(value) -> str:
 
 
 def _print(doc: dict) -> None:
+    import json
+
     from rich.table import Table
 
     from workbench.cli.context import stdout_console
@@ -73,7 +75,8 @@ def _print(doc: dict) -> None:
     for col in ("name", "value", "source"):
         dims.add_column(col, overflow="fold")
     for name, d in doc["dimensions"].items():
-        dims.add_row(esc(name), esc(d["value"]), d["source"])
+        value = d["value"] if isinstance(d["value"], str) else json.dumps(d["value"])
+        dims.add_row(esc(name), esc(value), esc(d["source"]))
     console.print(dims)
     if doc["phases"]:
         phases = Table(title="phases (descriptive, pooled within this run)", title_justify="left", box=None, header_style="bold")

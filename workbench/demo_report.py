@@ -1,0 +1,49 @@
+"""The headless demo: the three seed comparisons, printed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+# (lens, baseline side, candidate side) as labelled by captures/generate_demo.py
+DEMO_PAIRS = (
+    ("inference", "engine v0.8.2 run", "engine v0.8.3 run"),
+    ("training", "PyTorch 2.3.1 run", "PyTorch 2.4.0-rc1 run"),
+    ("fleet", "window A", "window B"),
+)
+
+
+def demo_pairs(store: "Store") -> list[tuple[str, list[int], list[int]]]:
+    """Run ids of each demo pair's baseline and candidate side (A′ controls excluded)."""
+    runs = store.list_runs()
+    pairs = []
+    for lens, base, cand in DEMO_PAIRS:
+        ours = [r for r in runs if r.lens == lens and "A′" not in r.label]
+        pairs.append((lens, [r.id for r in ours if r.label.startswith(base)], [r.id for r in ours if r.label.startswith(cand)]))
+    return pairs
+
+
+def print_demo_report(store: "Store") -> None:
+    try:
+        from workbench.compare.render import render_comparison  # built by the compare stage
+        from workbench.compare import compare
+    except ImportError:
+        click.echo("demo: try 'wb runs', then 'wb show RUN'")
+        return
+    for lens, base_ids, cand_ids in demo_pairs(store):
+        comparison = compare(store.load_runs(base_ids), store.load_runs(cand_ids), lens=lens,
+                             changes=_demo_change(lens, store, base_ids, cand_ids))
+        render_comparison(comparison)
+
+
+def _demo_change(lens: str, store: "Store", base_ids: list[int], cand_ids: list[int]) -> dict:
+    dim = {"inference": "engine_revision", "training": "framework"}.get(lens)
+    if dim is None:
+        return {}
+    before = store.get_run(base_ids[0]).dimension_values()[dim]
+    after = store.get_run(cand_ids[0]).dimension_values()[dim]
+    return {dim: (before, after)}
