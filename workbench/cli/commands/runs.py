@@ -31,8 +31,9 @@ def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
     from rich.table import Table
 
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for col in ("id", "lens", "label", "window", "samples", "dimensions"):
-        table.add_column(col, overflow="ellipsis", no_wrap=col != "label", justify="right" if col in ("id", "samples") else "left")
+    for col in ("id", "lens", "label", "window", "samples"):
+        table.add_column(col, no_wrap=col != "label", justify="right" if col in ("id", "samples") else "left")
+    table.add_column("dimensions", overflow="ellipsis", no_wrap=True, max_width=34)
     for r in runs:
         dims = ", ".join(f"{k}={_short(v)}" for k, v in list(r.dimension_values().items())[:3])
         table.add_row(str(r.id), r.lens, markup_safe(r.label), markup_safe(r.window.get("kind", "unknown")), str(r.sample_count), markup_safe(dims))
