@@ -1,0 +1,446 @@
+"""PyTorch profiler (Kineto) Chrome-trace JSON, ``.json`` or ``.json.gz``, one file per rank.
+
+All three format generations are read: the 2021 profiler's category names
+(``Operator``, ``Kernel``, ``Runtime``; ``tid`` like ``"stream 7"``), absolute
+integer microseconds (2022 to early 2024), and float microseconds relative to the
+top-level ``baseTimeNanoseconds`` (mid 2024 on).
+
+The event array is streamed with ijson (yajl2_c) and only what the training
+breakdown needs is kept, as compact columns; the small top-level members before and
+after the array (``distributedInfo``, ``deviceProperties``, ``baseTimeNanoseconds``)
+are decoded from the bytes that streamed past, with a real JSON parser. Files are
+grouped into jobs by directory (one job = the rank files of one directory); the
+ranks and world size come from ``distributedInfo``, and two files claiming one rank
+are an error, never an overwrite.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from store.records import RunRecord
+from workbench.errors import BadInput
+from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
+from workbench.training import model as m
+from workbench.training.job import build_job
+
+HEAD_CAP = 8 << 20  # bytes kept from the start of the document (the header members)
+TAIL_CAP = 1 << 20  # bytes kept from the end (the trailer members)
+MAX_DURATION_US = 7 * 24 * 3600 * 1e6  # an event longer than a week is corruption
+MAX_TS_US = 1e17  # microseconds; beyond year 5000
+_BUF = 256 * 1024
+
+# Category -> role. Legacy 2021 names first, then the current ActivityType names.
+_GPU, _RUNTIME, _CPU = 1, 2, 3
+_ROLES: dict[str, int] = {
+    "Kernel": _GPU, "Memcpy": _GPU, "Memset": _GPU, "Runtime": _RUNTIME, "Operator": _CPU,
+    "kernel": _GPU, "gpu_memcpy": _GPU, "gpu_memset": _GPU,
+    "cuda_runtime": _RUNTIME, "cuda_driver": _RUNTIME,
+    "cpu_op": _CPU, "user_annotation": _CPU,
+}
+_GPU_BASE_KIND = {"Kernel": m.KERNEL, "kernel": m.KERNEL, "Memcpy": m.MEMCPY, "gpu_memcpy": m.MEMCPY, "Memset": m.MEMSET, "gpu_memset": m.MEMSET}
+_STREAM_TID = re.compile(r"(\d+)")
+
+
+class KinetoImporter(Importer):
+    name = "kineto"
+    version = "1"
+    description = "PyTorch profiler (Kineto) trace, .json or .json.gz, one file per rank"
+    priority = 40
+
+    def sniff(self, probe: Probe) -> bool:
+        text = probe.stripped
+        if not text.startswith("{"):
+            return False
+        head = probe.text
+        if '"traceEvents"' not in head:
+            return False
+        # A Kineto trace says so in its header or in its first events.
+        markers = ('"schemaVersion"', '"deviceProperties"', '"distributedInfo"', '"cpu_op"', '"user_annotation"',
+                   '"cuda_runtime"', '"kernel"', '"Operator"', '"ProfilerStep#', '"ac2g"', '"python_function"')
+        return any(marker in head for marker in markers)
+
+    def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        jobs: dict[Path, list[Path]] = {}
+        for path in paths:
+            jobs.setdefault(path.parent, []).append(path)
+        for _directory, files in sorted(jobs.items()):
+            ranks = [read_rank(path, options) for path in files]
+            yield build_job(ranks, options, format_name="Kineto trace")
+
+
+IMPORTER = KinetoImporter()
+
+
+class _Tap:
+    """A file-like reader that remembers the first and the last bytes that passed through."""
+
+    def __init__(self, binary: Any) -> None:
+        self._binary = binary
+        self.head = bytearray()
+        self._tail: list[bytes] = []
+        self._tail_len = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._binary.read(n)
+        if data:
+            if len(self.head) < HEAD_CAP:
+                self.head += data[: HEAD_CAP - len(self.head)]
+            self._tail.append(data)
+            self._tail_len += len(data)
+            while self._tail_len - len(self._tail[0]) >= TAIL_CAP:
+                self._tail_len -= len(self._tail.pop(0))
+        return data
+
+    @property
+    def tail(self) -> bytes:
+        return b"".join(self._tail)
+
+
+def read_rank(path: Path, options: ImportOptions | None = None) -> m.RankTrace:
+    """Parse one rank's trace file; raises BadInput naming the file and place."""
+    import ijson
+
+    options = options or ImportOptions()
+    progress = options.progress
+    size = path.stat().st_size if path.exists() else 0
+    on_progress = (lambda n: progress(path, n, size)) if progress else None
+    binary = open_binary(path, on_progress)
+    tap = _Tap(binary)
+    parser = _EventSink(path)
+    try:
+        try:
+            parser.consume(ijson.items(tap, "traceEvents.item", use_float=True, buf_size=_BUF))
+        except ijson.IncompleteJSONError as exc:
+            raise BadInput(path, f"truncated or invalid JSON ({_short(exc)})", where=f"traceEvents[{parser.index}]") from None
+        except ijson.JSONError as exc:
+            raise BadInput(path, f"invalid JSON ({_short(exc)})", where=f"traceEvents[{parser.index}]") from None
+        except UnicodeDecodeError as exc:
+            raise BadInput(path, f"is not UTF-8 text ({exc.reason})", where=f"traceEvents[{parser.index}]") from None
+        except READ_ERRORS as exc:
+            raise BadInput(path, f"corrupt or truncated file ({_short(exc) or type(exc).__name__})", where=f"traceEvents[{parser.index}]") from None
+    finally:
+        binary.close()
+    if parser.index == 0 and b'"traceEvents"' not in tap.head:
+        raise BadInput(path, "not a trace: no traceEvents array")
+    top = _top_level(path, tap)
+    return parser.finish(top)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().replace("\n", " ")
+    return text[:200]
+
+
+# -- top-level members ---------------------------------------------------------------------
+
+
+def _top_level(path: Path, tap: _Tap) -> dict[str, Any]:
+    """The document's members other than ``traceEvents``, from the bytes that streamed past."""
+    head = bytes(tap.head)
+    header = _header(head)
+    if header is None:
+        raise BadInput(path, "cannot read the members before traceEvents (header larger than 8 MiB or not an object)")
+    trailer = _trailer(tap.tail)
+    if trailer is None:
+        raise BadInput(path, "cannot read the members after traceEvents (trailer larger than 1 MiB)")
+    for key in header.keys() & trailer.keys():
+        raise BadInput(path, f"duplicate top-level key {key!r}")
+    return {**header, **trailer}
+
+
+def _header(head: bytes) -> dict[str, Any] | None:
+    start = 0
+    while True:
+        pos = head.find(b'"traceEvents"', start)
+        if pos < 0:
+            return None
+        text = head[:pos].rstrip()
+        if text.endswith(b","):
+            text = text[:-1]
+        try:
+            obj = json.loads(text.decode("utf-8-sig") + "}")
+        except (ValueError, UnicodeDecodeError):
+            start = pos + 1
+            continue
+        return obj if isinstance(obj, dict) else None
+
+
+def _trailer(tail: bytes) -> dict[str, Any] | None:
+    """Members after the array: the first ``]`` followed by a valid run of members to the end.
+
+    A ``]`` inside the last events leaves unbalanced closers behind it, so its members
+    fail to decode within a few characters; the first candidate that decodes to the end
+    of the document is the array's own end.
+    """
+    text = tail.decode("utf-8", errors="replace")
+    for found in _ARRAY_END.finditer(text):
+        members = _members(text, found.end() - 1)
+        if members is not None:
+            return members
+    return None
+
+
+_ARRAY_END = re.compile(r"\][ \t\r\n]*[,}]")
+_WS_RUN = re.compile(r"[ \t\r\n]*")
+_DECODER = json.JSONDecoder()
+
+
+def _members(text: str, pos: int) -> dict[str, Any] | None:
+    """Decode ``, "key": value ... }`` from ``pos`` to the end of ``text`` (None if it is not that)."""
+    out: dict[str, Any] = {}
+    try:
+        while text[pos] == ",":
+            pos = _WS_RUN.match(text, pos + 1).end()  # type: ignore[union-attr]
+            key, pos = _DECODER.raw_decode(text, pos)
+            pos = _WS_RUN.match(text, pos).end()  # type: ignore[union-attr]
+            if not isinstance(key, str) or text[pos] != ":":
+                return None
+            pos = _WS_RUN.match(text, pos + 1).end()  # type: ignore[union-attr]
+            value, pos = _DECODER.raw_decode(text, pos)
+            if key in out:
+                return None
+            out[key] = value
+            pos = _WS_RUN.match(text, pos).end()  # type: ignore[union-attr]
+        if text[pos] != "}" or text[pos + 1 :].strip():
+            return None
+    except (ValueError, IndexError):
+        return None
+    return out
+
+
+# -- events ----------------------------------------------------------------------------------
+
+
+class _EventSink:
+    """Sorts streamed events into compact columns (microsecond floats until ``finish``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.index = 0
+        self.names = m.Names()
+        self.gpu = m.Columns(ts="d", dur="d", kind="b", stream="q", correlation="q", name="l", device="q")
+        self.runtime = m.Columns(ts="d", dur="d", correlation="q", name="l")
+        self.ops = m.Columns(ts="d", dur="d", name="l")
+        self.steps = m.Columns(number="q", ts="d", dur="d")
+        self.loader = m.Columns(ts="d", dur="d")
+        self.checkpoint = m.Columns(ts="d", dur="d")
+        self.saw_loader = False
+        self.saw_checkpoint = False
+        self.saw_runtime = False
+        self.saw_aten = False
+        self.legacy = False
+
+    def _bad(self, message: str) -> BadInput:
+        return BadInput(self.path, message, where=f"traceEvents[{self.index}]")
+
+    def consume(self, events: Iterator[Any]) -> None:
+        roles = _ROLES
+        names = self.names
+        gpu_cache: dict[str, tuple[int, int]] = {}
+        cpu_cache: dict[str, tuple[int, int, int | None]] = {}
+        g_ts, g_dur, g_kind, g_stream, g_corr, g_name, g_dev = (
+            self.gpu.ts, self.gpu.dur, self.gpu.kind, self.gpu.stream, self.gpu.correlation, self.gpu.name, self.gpu.device)
+        r_ts, r_dur, r_corr, r_name = self.runtime.ts, self.runtime.dur, self.runtime.correlation, self.runtime.name
+        o_ts, o_dur, o_name = self.ops.ts, self.ops.dur, self.ops.name
+        for ev in events:
+            self.index += 1
+            if type(ev) is not dict:
+                raise self._bad(f"expected an event object, got {type(ev).__name__}")
+            if ev.get("ph") != "X":
+                continue
+            role = roles.get(ev.get("cat"))  # type: ignore[arg-type]
+            if role is None:
+                continue
+            ts = ev.get("ts")
+            dur = ev.get("dur", 0)
+            try:
+                if not (0 <= dur <= MAX_DURATION_US and -MAX_TS_US < ts < MAX_TS_US):
+                    raise self._bad(f"implausible time (ts {ts!r}, dur {dur!r})")
+            except TypeError:
+                raise self._bad(f"ts and dur must be numbers (ts {_brief(ts)}, dur {_brief(dur)})") from None
+            name = ev.get("name", "")
+            if type(name) is not str:
+                raise self._bad(f"name must be a string, got {type(name).__name__}")
+            args = ev.get("args") or {}
+            if role == _GPU:
+                cached = gpu_cache.get(name)
+                if cached is None:
+                    cat = ev["cat"]
+                    kind = _GPU_BASE_KIND[cat]
+                    if kind == m.KERNEL and m.is_communication_kernel(name):
+                        kind = m.COLLECTIVE
+                    cached = gpu_cache[name] = (names.id(name), kind)
+                stream = args.get("stream")
+                if stream is None:
+                    stream = _stream_of(ev.get("tid"))
+                device = args.get("device", ev.get("pid"))
+                corr = args.get("correlation", -1)
+                try:
+                    g_stream.append(stream)
+                    g_dev.append(device if type(device) is int else -1)
+                    g_corr.append(corr if corr is not None else -1)
+                except (TypeError, OverflowError):
+                    raise self._bad(f"stream and correlation must be integers (stream {_brief(stream)}, correlation {_brief(corr)})") from None
+                g_ts.append(ts)
+                g_dur.append(dur)
+                g_kind.append(cached[1])
+                g_name.append(cached[0])
+            elif role == _RUNTIME:
+                corr = args.get("correlation", -1)
+                try:
+                    r_corr.append(corr if corr is not None else -1)
+                except (TypeError, OverflowError):
+                    raise self._bad(f"correlation must be an integer, got {_brief(corr)}") from None
+                r_ts.append(ts)
+                r_dur.append(dur)
+                r_name.append(names.id(name))
+            else:
+                cached_cpu = cpu_cache.get(name)
+                if cached_cpu is None:
+                    cached_cpu = cpu_cache[name] = (names.id(name), _cpu_class(name), m.step_number(name))
+                    if name.startswith("aten::"):
+                        self.saw_aten = True
+                name_id, cls, step = cached_cpu
+                if step is not None:
+                    self.steps.number.append(step)
+                    self.steps.ts.append(ts)
+                    self.steps.dur.append(dur)
+                    continue
+                o_ts.append(ts)
+                o_dur.append(dur)
+                o_name.append(name_id)
+                if cls == 1:
+                    self.loader.ts.append(ts)
+                    self.loader.dur.append(dur)
+                elif cls == 2:
+                    self.checkpoint.ts.append(ts)
+                    self.checkpoint.dur.append(dur)
+        self.saw_loader = len(self.loader.ts) > 0
+        self.saw_checkpoint = len(self.checkpoint.ts) > 0
+        self.saw_runtime = len(self.runtime.ts) > 0
+
+    def finish(self, top: dict[str, Any]) -> m.RankTrace:
+        path = self.path
+        base_ns = 0
+        base = top.get("baseTimeNanoseconds")
+        if base is not None:
+            if type(base) is not int or base < 0:
+                raise BadInput(path, f"baseTimeNanoseconds must be a non-negative integer, got {_brief(base)}", where="baseTimeNanoseconds")
+            base_ns = base
+        rank, world = _distributed(path, top.get("distributedInfo"))
+        gpu = self.gpu.finish()
+        runtime = self.runtime.finish()
+        ops = self.ops.finish()
+        steps = self.steps.finish()
+        trace = m.RankTrace(source=path, rank=rank, world_size=world, names=self.names.values)
+        trace.gpu = {"start": _ns(gpu["ts"], base_ns), "kind": gpu["kind"].astype(np.int8), "stream": gpu["stream"],
+                     "correlation": gpu["correlation"], "name": gpu["name"].astype(np.int32), "device": gpu["device"]}
+        trace.gpu["end"] = trace.gpu["start"] + np.rint(gpu["dur"] * 1000).astype(np.int64)
+        trace.runtime = _interval(runtime, base_ns)
+        trace.runtime.update(correlation=runtime["correlation"], name=runtime["name"].astype(np.int32))
+        trace.ops = _interval(ops, base_ns)
+        trace.ops["name"] = ops["name"].astype(np.int32)
+        trace.steps = _interval(steps, base_ns)
+        trace.steps["number"] = steps["number"]
+        trace.loader = _interval(self.loader.finish(), base_ns)
+        trace.checkpoint = _interval(self.checkpoint.finish(), base_ns)
+        trace.has_loader_annotations = self.saw_loader
+        trace.has_checkpoint_annotations = self.saw_checkpoint
+        trace.has_host_api = self.saw_runtime
+        trace.devices = _devices(path, top.get("deviceProperties"), gpu["device"])
+        trace.framework = "PyTorch" if self.saw_aten else None
+        trace.clock = "epoch"
+        trace.meta = _meta(top, base is not None)
+        return trace
+
+
+def _cpu_class(name: str) -> int:
+    if m.is_loader_wait(name):
+        return 1
+    if m.is_checkpoint(name):
+        return 2
+    return 0
+
+
+def _stream_of(tid: Any) -> int:
+    if type(tid) is int:
+        return tid
+    if isinstance(tid, str):  # 2021 traces: "stream 7"
+        found = _STREAM_TID.search(tid)
+        if found:
+            return int(found.group(1))
+    return -1
+
+
+def _ns(ts_us: np.ndarray, base_ns: int) -> np.ndarray:
+    """Microsecond floats to int64 nanoseconds, exact for integer microseconds."""
+    whole = np.floor(ts_us)
+    return whole.astype(np.int64) * 1000 + np.rint((ts_us - whole) * 1000).astype(np.int64) + base_ns
+
+
+def _interval(cols: dict[str, np.ndarray], base_ns: int) -> dict[str, np.ndarray]:
+    start = _ns(cols["ts"], base_ns)
+    return {"start": start, "end": start + np.rint(cols["dur"] * 1000).astype(np.int64)}
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _distributed(path: Path, info: Any) -> tuple[int | None, int | None]:
+    if info is None:
+        return None, None
+    if not isinstance(info, dict):
+        raise BadInput(path, f"expected an object, got {type(info).__name__}", where="distributedInfo")
+    values = []
+    for key in ("rank", "world_size"):
+        value = info.get(key)
+        if value is not None and (type(value) is not int or value < 0):
+            raise BadInput(path, f"expected a non-negative integer, got {_brief(value)}", where=f"distributedInfo.{key}")
+        values.append(value)
+    rank, world = values
+    if rank is not None and world is not None and rank >= world:
+        raise BadInput(path, f"rank {rank} is not below world_size {world}", where="distributedInfo.rank")
+    return rank, world
+
+
+def _devices(path: Path, props: Any, used: np.ndarray) -> list[str]:
+    """Names of the GPUs this rank's events ran on (all listed GPUs when none is referenced)."""
+    if props is None:
+        return []
+    if not isinstance(props, list):
+        raise BadInput(path, f"expected an array, got {type(props).__name__}", where="deviceProperties")
+    by_id: dict[int, str] = {}
+    for i, entry in enumerate(props):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise BadInput(path, "expected an object with a string 'name'", where=f"deviceProperties[{i}]")
+        by_id[entry.get("id", i)] = entry["name"].strip()
+    ids = {int(d) for d in np.unique(used)} if len(used) else set()
+    named = sorted({by_id[d] for d in ids if d in by_id})
+    return named or sorted(set(by_id.values()))
+
+
+_META_KEYS = ("schemaVersion", "traceName", "displayTimeUnit", "cupti_version", "cuda_runtime_version", "cuda_driver_version",
+              "roctracer_version", "hip_runtime_version", "hip_driver_version", "trace_id")
+
+
+def _meta(top: dict[str, Any], relative: bool) -> dict[str, Any]:
+    meta: dict[str, Any] = {k: top[k] for k in _META_KEYS if k in top and isinstance(top[k], (str, int, float)) and not isinstance(top[k], bool)}
+    info = top.get("distributedInfo")
+    if isinstance(info, dict):
+        meta["distributed"] = {k: info[k] for k in ("backend", "rank", "world_size", "pg_count", "nccl_version") if k in info}
+    meta["timestamps"] = "relative float us + baseTimeNanoseconds" if relative else "absolute us"
+    errors = top.get("ERROR")
+    if isinstance(errors, list) and errors:
+        meta["profiler_errors"] = [str(e)[:300] for e in errors[:20]]
+    return meta
+
+

@@ -1,0 +1,1 @@
+"""Training captures: normalized rank traces, per-step breakdown, diagnostics (see docs/training.md)."""

@@ -1,0 +1,160 @@
+"""From the rank traces of one job to one training ``RunRecord``.
+
+Checks the ranks belong together (distinct ranks, one world size), applies the step
+window policy (warm-up steps and an incomplete last step are excluded and recorded),
+and assembles the samples, operations and straggler tables plus the dimensions the
+trace can vouch for: hardware from the device properties (``measured``; absent means
+unknown), rank count from the world size, framework where the trace shows it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from store.records import Dimension, RunRecord
+from workbench.errors import BadInput
+from workbench.importers.base import ImportOptions
+from workbench.training import breakdown as bd
+from workbench.training import diagnostics
+from workbench.training.model import COLLECTIVE, RankTrace
+
+DEFAULT_WARMUP_STEPS = 1
+
+
+def _param_int(options: ImportOptions, key: str, default: int) -> int:
+    value = options.params.get(key, default)
+    try:
+        value = int(value)
+    except (TypeError, ValueError):
+        raise BadInput(None, f"{key} must be a non-negative integer, got {value!r}") from None
+    if value < 0:
+        raise BadInput(None, f"{key} must be a non-negative integer, got {value!r}")
+    return value
+
+
+def check_ranks(ranks: list[RankTrace]) -> None:
+    """Two files claiming one rank, or files from different world sizes, are an error."""
+    if len(ranks) > 1:
+        for trace in ranks:
+            if trace.rank is None:
+                raise BadInput(trace.source, "has no rank (no distributedInfo.rank), so it cannot be told apart from the other rank files in its directory")
+    seen: dict[int, RankTrace] = {}
+    for trace in ranks:
+        if trace.rank is None:
+            continue
+        if trace.rank in seen:
+            raise BadInput(trace.source, f"claims rank {trace.rank}, as does {seen[trace.rank].source}: two files for one rank")
+        seen[trace.rank] = trace
+    worlds = {t.world_size for t in ranks if t.world_size is not None}
+    if len(worlds) > 1:
+        raise BadInput(ranks[0].source.parent, f"rank files disagree on the world size ({', '.join(map(str, sorted(worlds)))}): not one job")
+
+
+def build_job(ranks: list[RankTrace], options: ImportOptions, *, format_name: str, clock_aligned: bool = False) -> RunRecord:
+    check_ranks(ranks)
+    ranks = sorted(ranks, key=lambda t: (-1 if t.rank is None else t.rank, str(t.source)))
+    warmup = _param_int(options, "warmup_steps", DEFAULT_WARMUP_STEPS)
+    spans = [t.span for t in ranks if t.span is not None]
+    origin = min(s[0] for s in spans) if spans else 0
+
+    windows = [bd.step_windows(t) for t in ranks]
+    numbers = sorted({float(x) for w in windows for x in w.numbers if not np.isnan(x)})
+    has_steps = bool(numbers)
+
+    # Window policy: an incomplete last step (kernel launches whose kernels never appear)
+    # is dropped; then the first `warmup` steps, as long as at least two steps remain.
+    excluded: dict[float, str] = {}
+    if has_steps:
+        last = numbers[-1]
+        for trace, w in zip(ranks, windows):
+            sel = w.numbers == last
+            missing = int(bd.unmatched_launches(trace, w)[sel].sum()) if np.any(sel) else 0
+            zero = bool(np.any((w.ends - w.starts)[sel] <= 0))
+            if missing or zero:
+                excluded[last] = "incomplete last step" + (f" ({missing} kernel launches with no kernel in the trace)" if missing else " (no duration)")
+                break
+        remaining = [n for n in numbers if n not in excluded]
+        n_warm = min(warmup, max(len(remaining) - 2, 0))
+        for n in remaining[:n_warm]:
+            excluded[n] = "warm-up"
+    warm_excluded = sum(1 for why in excluded.values() if why == "warm-up")
+
+    sample_parts: list[dict[str, np.ndarray]] = []
+    op_parts: list[dict[str, np.ndarray]] = []
+    collectives: dict[tuple[float, float], int] = {}
+    for trace, w in zip(ranks, windows):
+        samples = bd.rank_samples(trace, w, origin)
+        ops = bd.rank_operations(trace, w)
+        keep = ~np.isin(samples["step"], list(excluded))
+        sample_parts.append({k: v[keep] for k, v in samples.items()})
+        keep_ops = ~np.isin(ops["step"], list(excluded))
+        op_parts.append({k: v[keep_ops] for k, v in ops.items()})
+        rank_key = float("nan") if trace.rank is None else float(trace.rank)
+        coll = ops["kind"] == "collective"
+        for step in np.unique(ops["step"][coll]):
+            collectives[(float(step), rank_key)] = int(ops["count"][coll & (ops["step"] == step)].sum())
+    samples = _concat(sample_parts, bd.SAMPLE_COLUMNS)
+    operations = _concat(op_parts, ("name", "kind", "step", "rank", "count", "total_ms"))
+    findings, skew = diagnostics.run_all(samples, collectives, clock_aligned)
+
+    directory = ranks[0].source.parent
+    label = options.label or f"{directory.name or directory} ({len(ranks)} rank{'s' if len(ranks) != 1 else ''})"
+    window: dict[str, Any] = {
+        "kind": "steady" if has_steps and warm_excluded else "mixed",
+        "warmup_excluded": warm_excluded,
+        "policy": (f"steps from ProfilerStep#N; the first {warmup} step(s) excluded as warm-up when at least two steps remain; "
+                   "the last step excluded when incomplete (kernel launches with no kernel in the trace)") if has_steps
+        else "no step annotations: one window covering the whole trace",
+        "steps_total": len(numbers),
+        "steps_included": [n for n in numbers if n not in excluded],
+        "excluded_steps": {str(int(n)): why for n, why in sorted(excluded.items())},
+        "last_step_excluded": bool(has_steps and numbers[-1] in excluded and excluded[numbers[-1]] != "warm-up"),
+    }
+    record = RunRecord(lens="training", label=label, window=window, sources=[t.source for t in ranks])
+    record.dimensions.update(_dimensions(ranks))
+    record.tables["samples"] = samples
+    record.tables["operations"] = operations
+    record.tables["skew"] = skew
+    record.meta.update({
+        "format": format_name,
+        "ranks_present": [t.rank for t in ranks],
+        "clock": "host clocks per rank, not aligned across hosts" if not clock_aligned else "aligned",
+        "diagnostics": findings,
+        "rank_meta": {str(t.rank): t.meta for t in ranks},
+        "definitions": "docs/training.md",
+    })
+    return record
+
+
+def _concat(parts: list[dict[str, np.ndarray]], columns: tuple[str, ...]) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for col in columns:
+        arrays = [p[col] for p in parts if col in p]
+        if not arrays:
+            out[col] = np.zeros(0)
+            continue
+        if any(a.dtype.kind == "U" for a in arrays):
+            out[col] = np.concatenate([a.astype(str) for a in arrays]) if arrays else np.zeros(0, dtype="<U1")
+        else:
+            out[col] = np.concatenate(arrays).astype(np.float64)
+    return out
+
+
+def _dimensions(ranks: list[RankTrace]) -> dict[str, Dimension]:
+    dims: dict[str, Dimension] = {}
+    devices = [t.devices for t in ranks]
+    if devices and all(devices):
+        names = sorted({name for d in devices for name in d})
+        dims["hardware"] = Dimension(" + ".join(names), "measured")
+    worlds = {t.world_size for t in ranks if t.world_size is not None}
+    if worlds:
+        dims["rank_count"] = Dimension(int(next(iter(worlds))), "measured")
+    elif len(ranks) == 1 and ranks[0].rank is None:
+        # No distributedInfo at all: PyTorch writes it whenever torch.distributed is up.
+        dims["rank_count"] = Dimension(1, "derived")
+    frameworks = {t.framework for t in ranks}
+    if len(frameworks) == 1 and None not in frameworks:
+        dims["framework"] = Dimension(next(iter(frameworks)), "measured")
+    return dims
