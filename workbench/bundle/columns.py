@@ -43,7 +43,7 @@ def decode_column(column: dict[str, Any], *, where: str = "column") -> Any:
         values = column.get("values")
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
             raise ValueError(f"{where}: a str column needs 'values', a list of strings")
-        return np.asarray(values, dtype=object)
+        return np.asarray(values, dtype=str)
     if dtype not in NUMERIC_DTYPES or column.get("encoding") != "base64":
         raise ValueError(f"{where}: unknown column dtype/encoding {dtype!r}/{column.get('encoding')!r}")
     try:

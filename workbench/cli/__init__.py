@@ -17,10 +17,20 @@ import sys
 import click
 
 from workbench import __version__
-from store.errors import StoreError
 from workbench.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, WbError
 
 _COMMANDS_PACKAGE = "workbench.cli.commands"
+
+
+class _NeverRaised(Exception):
+    pass
+
+
+def _store_error() -> type[Exception]:
+    # Not imported at the top: `wb evidence verify` must run where `store` cannot be
+    # imported. If store.errors was never loaded, no StoreError can have been raised.
+    module = sys.modules.get("store.errors")
+    return getattr(module, "StoreError", _NeverRaised)
 
 
 def _command_modules() -> dict[str, str]:
@@ -94,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
 
         click.echo(f"wb: error: {clean(exc.message)}", err=True)
         sys.exit(exc.exit_code)
-    except StoreError as exc:
+    except _store_error() as exc:
         from store.errors import RunNotFound
         from workbench.textsafe import clean
 
