@@ -1,0 +1,42 @@
+"""The layering rules of docs/architecture.md, checked from the source."""
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def _violations(folder: str, forbidden: tuple[str, ...], skip: str | None = None) -> list[str]:
+    bad = []
+    for path in sorted((REPO / folder).rglob("*.py")):
+        if skip and skip in path.parts:
+            continue
+        for name in _imports(path):
+            if name.split(".")[0] in forbidden or name in forbidden:
+                bad.append(f"{path.relative_to(REPO)} imports {name}")
+    return bad
+
+
+def test_store_imports_neither_workbench_nor_lenses():
+    assert _violations("store", ("workbench", "lenses")) == []
+
+
+def test_lenses_never_import_workbench():
+    assert _violations("lenses", ("workbench",)) == []
+
+
+def test_only_the_tui_imports_textual():
+    assert _violations("workbench", ("textual",), skip="tui") == []
+    assert _violations("store", ("textual",)) == []
+    assert _violations("lenses", ("textual",)) == []
