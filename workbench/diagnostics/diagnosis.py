@@ -73,7 +73,9 @@ def diagnose(
             skipped.append({"file": str(path), "why": "binary, not a known dump"})
             continue
         events.extend(logs.parse_file(path, host=_host_hint(path, root), rank=logs.rank_from_path(path)))
+    _link_error_files(events)
     clock_notes = timeline.place(events, policy)
+    _mark_restatements(events)
     collectives = fr.analyze(dumps) if dumps else None
     first = timeline.first_failure(events, policy)
     never_entered = collectives.never_entered if collectives else []
@@ -125,6 +127,33 @@ def _host_hint(path: Path, root: Path | None) -> str | None:
         return None
     parts = path.relative_to(root).parts
     return parts[0] if len(parts) >= 2 else None
+
+
+def _link_error_files(events: list[Event]) -> None:
+    """torchrun's failure report names each failed rank's error file: give that file's event the rank."""
+    by_tail = {
+        Path(str(e.values["error_file"])).parts[-3:]: e.rank
+        for e in events
+        if e.kind == "child_failed" and isinstance(e.values.get("error_file"), str) and e.rank is not None
+    }
+    for e in events:
+        if e.values.get("error_file") is True and e.rank is None:
+            rank = by_tail.get(Path(e.file).parts[-3:])
+            if rank is not None:
+                e.rank = rank
+                e.notes.append("rank taken from torchrun's failure report naming this error file")
+
+
+def _mark_restatements(events: list[Event]) -> None:
+    """An unstamped failure line that restates a stamped one (same kind, node and rank,
+    e.g. a traceback and its error file) is the same failure, not a competing candidate."""
+    stamped = [e for e in events if e.role == "failure" and e.time is not None]
+    for u in events:
+        if u.role != "failure" or u.time is not None:
+            continue
+        twin = next((t for t in stamped if t.kind == u.kind and t.host == u.host and t.rank == u.rank and u.rank is not None), None)
+        if twin is not None:
+            u.values["same_failure_as"] = f"{twin.file}:{twin.line or 0}"
 
 
 # ---------------------------------------------------------------- watchdog counters (logs only)
@@ -181,7 +210,7 @@ def _observations(d: Diagnosis) -> list[dict[str, Any]]:
     if f.status == "named" and f.event is not None:
         e = f.event
         caveat = " (only consequences were seen: this is the earliest error, not necessarily the origin)" if f.only_consequences else ""
-        add(f"Earliest failure signature: {_describe(e)} on {e.origin} {_when(e.time)}; it {f.reason}{caveat}.", [e.evidence()])
+        add(f"Earliest failure signature: {_describe(e)} on {e.origin} at {_when(e.time)}; it {f.reason}{caveat}.", [e.evidence()])
     elif f.status == "undecided":
         add(f"First failure undecided: {f.reason}.", [c.evidence() for c in f.candidates[:8]])
 

@@ -39,7 +39,8 @@ _ISO = re.compile(
     r"^\[?(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[,.](\d+))?\s?(Z|UTC|[+-]\d\d:?\d\d)?\]?(?:\s|:\s|\s?-\s)"
 )
 _SYSLOG = re.compile(r"^(\w{3})\s+(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))? (\S+) (?:kernel|\S+?)(?:\[\d+\])?: ")
-_GLOG = re.compile(r"^\[?[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?\s+\S+(?:\s\S+)?\]\s?")
+# glog pads the month (E0321), c10's own logger does not (E321).
+_GLOG = re.compile(r"^\[?[IWEF](\d{1,2}?)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?\s+\S+(?:\s\S+)?\]\s?")
 
 # ---------------------------------------------------------------- signatures
 
@@ -61,7 +62,7 @@ _K8S_OOM = re.compile(r"(?:[Rr]eason\"?:?\s*\"?)OOMKilled")
 _SEGFAULT = re.compile(r"(\S+)\[(\d+)\]: segfault at \S+ .*? in (\S+?)\[")
 _NCCL_WARN = re.compile(r"^(\S+):(\d+):(\d+) \[(\d+)\] (\S+) NCCL WARN (.*)")
 _NCCL_WARN_ANY = re.compile(r"NCCL WARN (.*)")
-_NCCL_ERROR = re.compile(r"ncclRemoteError|DistBackendError|NCCL error in:|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage")
+_NCCL_ERROR = re.compile(r"ncclRemoteError|DistBackendError|NCCL error|remote process exited or there was a network error|NCCL communicator was aborted|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage")
 _WATCHDOG = re.compile(
     r"(?:\[Rank (\d+)\] )?Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+)"
     r"(?:, NumelIn=(\d+), NumelOut=(\d+))?, Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds"
@@ -167,7 +168,7 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
     m = _XID.search(msg)
     if m:
         code = int(m.group(3))
-        values: dict[str, Any] = {"code": code, "pci": m.group(1), "detail": m.group(4)[:200]}
+        values: dict[str, Any] = {"code": code, "pci": _pci(m.group(1)), "detail": m.group(4)[:200]}
         if m.group(2):
             values["mig_gpu_instance"] = int(m.group(2))
         pid = _XID_PID.search(m.group(4))
@@ -179,7 +180,7 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
         return "xid", _xid_role(code), values
     m = _FELL_OFF.search(msg)
     if m:
-        return "xid", "failure", {"code": 79, "pci": m.group(1).rstrip(":"), "detail": "GPU has fallen off the bus (no Xid line)", "inferred": True}
+        return "xid", "failure", {"code": 79, "pci": _pci(m.group(1)), "detail": "GPU has fallen off the bus (no Xid line)", "inferred": True}
     m = _SXID.search(msg)
     if m:
         fatal = m.group(3).lower() == "fatal"
@@ -271,6 +272,12 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
         if code:
             return "exit", "outcome", {"exitcode": code, **_signal_of(code - 128 if code > 128 else 0, negative=False)}
     return None
+
+
+def _pci(bus_id: str) -> str:
+    """PCI bus id without the function number: ``0000:3b:00.0`` and ``0000:3b:00`` are one GPU."""
+    bus_id = bus_id.rstrip(":").lower()
+    return bus_id[:-2] if re.search(r"\.\d$", bus_id) else bus_id
 
 
 def _xid_role(code: int) -> str:

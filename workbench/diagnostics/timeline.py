@@ -118,7 +118,7 @@ def first_failure(events: list[Event], policy: ClockPolicy) -> FirstFailure:
         e for e in events
         if e.role in ("failure", "follower") and e.time is not None and not _same_origin(e, first) and first.time - e.time > margin(first, e, policy)
     ]
-    unplaced = [e for e in failures if e.time is None and not _same_origin(e, first)]
+    unplaced = [e for e in failures if e.time is None and not _same_origin(e, first) and "same_failure_as" not in e.values]
     if ties:
         gap = ties[0].time - first.time
         return FirstFailure(
@@ -158,9 +158,9 @@ def labelled(events: list[Event], first: FirstFailure) -> list[tuple[Event, str]
         elif id(e) in candidates:
             label = "candidate"
         elif e.time is None:
-            label = "unplaced"
+            label = "restates a stamped line" if "same_failure_as" in e.values else "unplaced"
         elif first.status == "named" and first.event is not None and e.time >= first.event.time:
-            label = "follows the first failure"
+            label = "follows first failure"
         elif first.event is not None and e.time < first.event.time:
             label = "before"
         else:

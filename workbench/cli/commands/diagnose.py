@@ -155,7 +155,7 @@ def render(doc: dict, *, limit: int = 30, console=None) -> None:
     table.add_column("time", no_wrap=True)
     table.add_column("where", overflow="fold")
     table.add_column("event", overflow="fold")
-    table.add_column("label", overflow="fold")
+    table.add_column("label", no_wrap=True)
     for r, repeats in _collapse(interesting)[:limit]:
         text = _event_text(r) + (f" (x{repeats})" if repeats > 1 else "")
         table.add_row(when(r["time"]), esc(origin(r)), esc(text), esc(r["label"]))
@@ -172,7 +172,7 @@ def _collapse(rows: list[dict]) -> list[tuple[dict, int]]:
     out: list[tuple[dict, int]] = []
     for r in rows:
         key = (r.get("host"), r.get("rank"), r["file"], _event_text(r))
-        if out and out[-1][0]["label"] == r["label"] == "" and (out[-1][0].get("host"), out[-1][0].get("rank"), out[-1][0]["file"], _event_text(out[-1][0])) == key:
+        if out and out[-1][0]["label"] == r["label"] and (out[-1][0].get("host"), out[-1][0].get("rank"), out[-1][0]["file"], _event_text(out[-1][0])) == key:
             out[-1] = (out[-1][0], out[-1][1] + 1)
         else:
             out.append((r, 1))
