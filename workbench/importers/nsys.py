@@ -1,0 +1,281 @@
+"""Nsight Systems SQLite exports (``nsys export --type sqlite``), one report per rank.
+
+The export schema drifts between releases, so the export metadata is read first
+(``META_DATA_EXPORT``, or ``EXPORT_META_DATA`` before 2024) and only schema major
+version 3 is accepted; every column is checked with ``PRAGMA table_info`` before it
+is used, and tables that were not captured are simply absent (their columns are then
+unknown, not zero). Names are ids into ``StringIds``. Times are integer nanoseconds
+on the report's own session timebase, so ranks from different reports are not on
+one clock. Steps are NVTX ranges (``ProfilerStep#N``, ``step N``, ``iteration N``,
+or the ``step_pattern`` import parameter). The rank and world size come from the
+profiled process's ``RANK``/``WORLD_SIZE`` environment, when the report recorded it.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+import numpy as np
+
+from store.records import RunRecord
+from workbench.errors import BadInput
+from workbench.importers.base import Importer, ImportOptions, Probe
+from workbench.training import model as m
+from workbench.training.job import build_job
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+SUPPORTED_MAJOR = 3
+_CHUNK = 200_000
+DEFAULT_STEP_PATTERN = r"^(?:ProfilerStep#|(?:train[_ ]?)?step[ _#:]*|iter(?:ation)?[ _#:]*)(\d+)$"
+_NVTX_RANGES = (59, 60)  # PushPopRange, StartEndRange
+
+
+class NsysImporter(Importer):
+    name = "nsys"
+    version = "1"
+    description = "Nsight Systems SQLite export (nsys export --type sqlite), one report per rank"
+    priority = 30
+
+    def sniff(self, probe: Probe) -> bool:
+        head = probe.head
+        if not head.startswith(SQLITE_MAGIC) or b"StringIds" not in head:
+            return False
+        return any(marker in head for marker in (b"CUPTI_ACTIVITY_KIND", b"NVTX_EVENTS", b"TARGET_INFO_", b"META_DATA_EXPORT", b"EXPORT_META_DATA"))
+
+    def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        jobs: dict[Path, list[Path]] = {}
+        for path in paths:
+            jobs.setdefault(path.parent, []).append(path)
+        for _directory, files in sorted(jobs.items()):
+            ranks = [read_report(path, options) for path in files]
+            yield build_job(ranks, options, format_name="Nsight Systems SQLite export")
+
+
+IMPORTER = NsysImporter()
+
+
+def read_report(path: Path, options: ImportOptions | None = None) -> m.RankTrace:
+    options = options or ImportOptions()
+    try:
+        con = sqlite3.connect(f"file:{path.resolve()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error as exc:
+        raise BadInput(path, f"cannot open as SQLite ({exc})") from None
+    try:
+        return _Report(path, con, options).read()
+    except sqlite3.DatabaseError as exc:
+        raise BadInput(path, f"corrupt or truncated SQLite export ({exc})") from None
+    finally:
+        con.close()
+
+
+class _Report:
+    def __init__(self, path: Path, con: sqlite3.Connection, options: ImportOptions) -> None:
+        self.path = path
+        self.con = con
+        self.options = options
+        self.tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        self.names = m.Names()
+        self._strings: dict[int, str] | None = None
+
+    # -- schema ---------------------------------------------------------------------------
+
+    def columns(self, table: str) -> set[str]:
+        if table not in self.tables:
+            return set()
+        return {row[1] for row in self.con.execute(f'PRAGMA table_info("{table}")')}
+
+    def need(self, table: str, cols: tuple[str, ...]) -> bool:
+        """True when ``table`` exists with ``cols``; a table with some of them missing is an error."""
+        have = self.columns(table)
+        if not have:
+            return False
+        missing = [c for c in cols if c not in have]
+        if missing:
+            raise BadInput(self.path, f"export schema lacks column(s) {', '.join(missing)}", where=table)
+        return True
+
+    def export_meta(self) -> dict[str, str]:
+        for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+            if table in self.tables:
+                return {str(k): str(v) for k, v in self.con.execute(f'SELECT name, value FROM "{table}"')}
+        raise BadInput(self.path, "no export metadata table (META_DATA_EXPORT or EXPORT_META_DATA): not an nsys export, or one too old to trust")
+
+    def strings(self) -> dict[int, str]:
+        if self._strings is None:
+            self._strings = {int(i): str(v) for i, v in self.con.execute("SELECT id, value FROM StringIds")} if "StringIds" in self.tables else {}
+        return self._strings
+
+    def rows(self, sql: str) -> Iterator[np.ndarray]:
+        cur = self.con.execute(sql)
+        while True:
+            chunk = cur.fetchmany(_CHUNK)
+            if not chunk:
+                return
+            yield np.array(chunk, dtype=np.int64)
+
+    def int_table(self, sql: str, width: int) -> np.ndarray:
+        parts = list(self.rows(sql))
+        return np.concatenate(parts) if parts else np.zeros((0, width), dtype=np.int64)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def read(self) -> m.RankTrace:
+        meta = self.export_meta()
+        version = meta.get("EXPORT_SCHEMA_VERSION", "")
+        major = meta.get("EXPORT_SCHEMA_VERSION_MAJOR") or version.split(".")[0]
+        if not major.isdigit() or int(major) != SUPPORTED_MAJOR:
+            raise BadInput(self.path, f"unsupported export schema version {version or '?'} (this wb reads schema {SUPPORTED_MAJOR}.x)",
+                           where="META_DATA_EXPORT.EXPORT_SCHEMA_VERSION")
+        env = self.process_env()
+        rank = _env_int(env, "RANK")
+        world = _env_int(env, "WORLD_SIZE")
+        trace = m.RankTrace(source=self.path, rank=rank, world_size=world, names=self.names.values, clock="session")
+        trace.gpu = self.gpu_activity()
+        trace.runtime = self.runtime()
+        self.nvtx(trace)
+        trace.has_host_api = len(trace.runtime["start"]) > 0
+        trace.devices = self.devices(trace.gpu["device"])
+        trace.meta = {
+            "nsys_version": meta.get("EXPORT_PRODUCT_VERSION", ""),
+            "export_schema": version,
+            "timestamps": "integer ns on the report's session timebase",
+            "rank_from": "RANK environment variable" if rank is not None else "unknown",
+        }
+        if any(trace.names[i].startswith("aten::") for i in np.unique(trace.ops["name"])):
+            trace.framework = "PyTorch"
+        return trace
+
+    def process_env(self) -> dict[str, str]:
+        if "META_DATA_CAPTURE" not in self.tables:
+            return {}
+        env: dict[str, str] = {}
+        for name, value in self.con.execute("SELECT name, value FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE'"):
+            key, sep, val = str(value).partition("=")
+            if sep and key in ("RANK", "WORLD_SIZE"):
+                env[key] = val.strip().strip('"')
+        return env
+
+    def gpu_activity(self) -> dict[str, np.ndarray]:
+        parts: list[tuple[np.ndarray, int, np.ndarray]] = []  # (rows, base kind, name ids)
+        strings = self.strings()
+        kernel_cols = self.columns("CUPTI_ACTIVITY_KIND_KERNEL")
+        if kernel_cols:
+            name_col = "demangledName" if "demangledName" in kernel_cols else "shortName"
+            self.need("CUPTI_ACTIVITY_KIND_KERNEL", ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", name_col))
+            rows = self.int_table(f'SELECT start, "end", deviceId, streamId, correlationId, globalPid, {name_col} FROM CUPTI_ACTIVITY_KIND_KERNEL', 7)
+            uniq, inverse = np.unique(rows[:, 6], return_inverse=True)
+            texts = [strings.get(int(sid), f"<string {sid}>") for sid in uniq]
+            name_ids = np.array([self.names.id(t) for t in texts], dtype=np.int32)[inverse]
+            kernel_kinds = np.array([m.COLLECTIVE if m.is_communication_kernel(t) else m.KERNEL for t in texts], dtype=np.int8)[inverse]
+            parts.append((rows, -1, name_ids))
+        else:
+            kernel_kinds = np.zeros(0, dtype=np.int8)
+        copy_labels = self.memcpy_labels()
+        for table, kind in (("CUPTI_ACTIVITY_KIND_MEMCPY", m.MEMCPY), ("CUPTI_ACTIVITY_KIND_MEMSET", m.MEMSET)):
+            cols = self.columns(table)
+            if not cols:
+                continue
+            extra = "copyKind" if kind == m.MEMCPY and "copyKind" in cols else "0"
+            self.need(table, ("start", "end", "deviceId", "streamId", "correlationId", "globalPid"))
+            rows = self.int_table(f'SELECT start, "end", deviceId, streamId, correlationId, globalPid, {extra} FROM "{table}"', 7)
+            if kind == m.MEMCPY:
+                ids = np.array([self.names.id(f"Memcpy {copy_labels.get(int(k), 'Unknown')}") for k in rows[:, 6]], dtype=np.int32)
+            else:
+                ids = np.full(len(rows), self.names.id("Memset"), dtype=np.int32)
+            parts.append((rows, kind, ids))
+        if not parts:
+            return m.RankTrace(self.path, None, None, []).gpu
+        rows = np.concatenate([p[0] for p in parts])
+        kind = np.concatenate([kernel_kinds if p[1] == -1 else np.full(len(p[0]), p[1], dtype=np.int8) for p in parts])
+        names = np.concatenate([p[2] for p in parts])
+        if np.any(rows[:, 1] < rows[:, 0]):
+            bad = int(np.flatnonzero(rows[:, 1] < rows[:, 0])[0])
+            raise BadInput(self.path, f"an activity ends before it starts (start {rows[bad, 0]}, end {rows[bad, 1]})", where="CUPTI_ACTIVITY_KIND_*")
+        return {"start": rows[:, 0].copy(), "end": rows[:, 1].copy(), "kind": kind, "stream": rows[:, 3].copy(),
+                "correlation": _process_correlation(rows[:, 5], rows[:, 4]), "name": names, "device": rows[:, 2].copy()}
+
+    def memcpy_labels(self) -> dict[int, str]:
+        if "ENUM_CUDA_MEMCPY_OPER" not in self.tables:
+            return {}
+        short = {"HTOD": "HtoD", "DTOH": "DtoH", "DTOD": "DtoD", "HTOH": "HtoH", "PTOP": "PtoP"}
+        out = {}
+        for ident, name, label in self.con.execute("SELECT id, name, label FROM ENUM_CUDA_MEMCPY_OPER"):
+            tail = str(name).rsplit("_", 1)[-1]
+            out[int(ident)] = short.get(tail, str(label))
+        return out
+
+    def runtime(self) -> dict[str, np.ndarray]:
+        if not self.need("CUPTI_ACTIVITY_KIND_RUNTIME", ("start", "end", "globalTid", "correlationId", "nameId")):
+            return m.RankTrace(self.path, None, None, []).runtime
+        rows = self.int_table('SELECT start, "end", globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME', 5)
+        strings = self.strings()
+        ids = {int(s): self.names.id(strings.get(int(s), f"<string {s}>")) for s in np.unique(rows[:, 4])}
+        names = np.array([ids[int(s)] for s in rows[:, 4]], dtype=np.int32)
+        return {"start": rows[:, 0].copy(), "end": rows[:, 1].copy(), "correlation": _process_correlation(rows[:, 2], rows[:, 3]), "name": names}
+
+    def nvtx(self, trace: m.RankTrace) -> None:
+        cols = self.columns("NVTX_EVENTS")
+        if not cols:
+            return
+        self.need("NVTX_EVENTS", ("start", "end", "eventType"))
+        text = "COALESCE(n.text, s.value)" if {"text", "textId"} <= cols else ("n.text" if "text" in cols else "s.value")
+        join = "LEFT JOIN StringIds s ON s.id = n.textId" if "textId" in cols else ""
+        pattern = re.compile(str(self.options.params.get("step_pattern") or DEFAULT_STEP_PATTERN), re.IGNORECASE)
+        steps, ops, loader, ckpt = m.Columns(number="q", start="q", end="q"), m.Columns(start="q", end="q", name="l"), m.Columns(start="q", end="q"), m.Columns(start="q", end="q")
+        classes: dict[str, tuple[int, int | None, int]] = {}
+        sql = f'SELECT n.start, n."end", {text} FROM NVTX_EVENTS n {join} WHERE n.eventType IN {_NVTX_RANGES} AND n."end" IS NOT NULL'
+        cur = self.con.execute(sql)
+        while chunk := cur.fetchmany(_CHUNK):
+            for start, end, name in chunk:
+                name = "" if name is None else str(name)
+                got = classes.get(name)
+                if got is None:
+                    found = pattern.match(name)
+                    got = classes[name] = (self.names.id(name), int(found.group(1)) if found and found.groups() else None,
+                                           1 if m.is_loader_wait(name) else 2 if m.is_checkpoint(name) else 0)
+                name_id, step, cls = got
+                if end < start:
+                    raise BadInput(self.path, f"an NVTX range ends before it starts ({name!r})", where="NVTX_EVENTS")
+                if step is not None:
+                    steps.number.append(step)
+                    steps.start.append(start)
+                    steps.end.append(end)
+                    continue
+                ops.start.append(start)
+                ops.end.append(end)
+                ops.name.append(name_id)
+                if cls == 1:
+                    loader.start.append(start)
+                    loader.end.append(end)
+                elif cls == 2:
+                    ckpt.start.append(start)
+                    ckpt.end.append(end)
+        trace.steps = steps.finish()
+        trace.ops = ops.finish()
+        trace.ops["name"] = trace.ops["name"].astype(np.int32)
+        trace.loader = loader.finish()
+        trace.checkpoint = ckpt.finish()
+        trace.has_loader_annotations = len(trace.loader["start"]) > 0
+        trace.has_checkpoint_annotations = len(trace.checkpoint["start"]) > 0
+
+    def devices(self, used: np.ndarray) -> list[str]:
+        cols = self.columns("TARGET_INFO_GPU")
+        if not {"id", "name"} <= cols:
+            return []
+        by_id = {int(i): str(n).strip() for i, n in self.con.execute("SELECT id, name FROM TARGET_INFO_GPU") if n}
+        ids = {int(d) for d in np.unique(used)}
+        named = sorted({by_id[d] for d in ids if d in by_id})
+        return named or sorted(set(by_id.values()))
+
+
+def _process_correlation(global_id: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+    """Correlation ids are unique per process: key them by the PID inside the global id."""
+    pid = (global_id >> 24) & 0xFFFFFF
+    return (pid << 40) | (correlation & ((1 << 40) - 1))
+
+
+def _env_int(env: dict[str, str], key: str) -> int | None:
+    value = env.get(key)
+    return int(value) if value is not None and value.isdigit() else None
