@@ -21,7 +21,7 @@ from workbench.errors import BadInput, UsageError
 ARMS = ("A", "B", "A'")  # baseline, candidate, baseline again (the A/A control)
 ARM_NAMES = {"A": "baseline", "B": "candidate", "A'": "baseline (control)"}
 ORDERS = ("random", "abba")
-STATISTICS = ("mean", "median", "min", "p95")
+STATISTICS = ("mean", "median", "p95")  # min is a diagnostic, never the effect
 ARTIFACT_ROLES = ("executable", "library", "input", "model", "source", "other")
 DEFAULT_ROUNDS = 10
 MIN_ROUNDS = 3  # a CI exists from 2, but is useless; below 3 is refused
@@ -70,32 +70,33 @@ class Artifact:
 
 @dataclass(frozen=True)
 class Guardrail:
-    """A metric that must not get worse by more than ``max_change_pct`` (B against A)."""
+    """A metric the candidate must not worsen, in the lens vocabulary (``lenses.base``):
+    ``rule`` is max, min, max_increase, max_increase_pct, within or within_pct, with
+    ``limit``. ``metric`` is a lens guardrail metric, a quality key or a sample column."""
 
-    metric: str  # a sample column, or a quality key (``quality.error_rate``)
-    max_change_pct: float
-    statistic: str = "mean"
-    higher_is_better: bool = False
+    metric: str
+    rule: str
+    limit: float
+    name: str = ""
     source: str = "plan"  # "plan" or "lens:<name>"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "max_change_pct": self.max_change_pct,
-            "statistic": self.statistic,
-            "higher_is_better": self.higher_is_better,
-            "source": self.source,
-        }
+        return {"name": self.name or self.metric, "metric": self.metric, "rule": self.rule, "limit": self.limit, "source": self.source}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Guardrail":
-        return cls(
-            str(data["metric"]),
-            float(data["max_change_pct"]),
-            str(data.get("statistic", "mean")),
-            bool(data.get("higher_is_better", False)),
-            str(data.get("source", "plan")),
-        )
+        return cls(str(data["metric"]), str(data["rule"]), float(data["limit"]), str(data.get("name", "")), str(data.get("source", "plan")))
+
+
+def lens_guardrails(lens: str) -> tuple[Guardrail, ...]:
+    """The lens's own guardrails, copied into the plan so the plan says what was checked."""
+    from lenses import builtin_lens
+
+    try:
+        specs = builtin_lens(lens).guardrails
+    except KeyError:
+        return ()
+    return tuple(Guardrail(g.metric, g.rule, float(g.limit), g.name, f"lens:{lens}") for g in specs)
 
 
 @dataclass(frozen=True)
@@ -369,19 +370,18 @@ def build_plan(data: dict[str, Any], *, base: Path | None = None, where: str | N
     if len(set(paths)) != len(paths):
         raise BadInput(where, "artifacts: the same file is listed twice")
 
-    guardrails = []
+    from lenses.base import GUARDRAIL_RULES
+
+    guardrails = list(lens_guardrails(lens))
     for i, g in enumerate(data.get("guardrails") or []):
-        if not isinstance(g, dict) or "metric" not in g or "max_change_pct" not in g:
-            raise BadInput(where, f"guardrails[{i}]: expected a table with metric and max_change_pct")
-        if set(g) - {"metric", "max_change_pct", "statistic", "higher_is_better"}:
-            raise BadInput(where, f"guardrails[{i}]: unknown key(s) {', '.join(sorted(set(g) - {'metric', 'max_change_pct', 'statistic', 'higher_is_better'}))}")
-        pct = _num(g["max_change_pct"], f"guardrails[{i}].max_change_pct", where)
-        if pct <= 0:
-            raise BadInput(where, f"guardrails[{i}].max_change_pct: must be positive")
-        stat = g.get("statistic", "mean")
-        if stat not in STATISTICS:
-            raise BadInput(where, f"guardrails[{i}].statistic: expected one of {', '.join(STATISTICS)}")
-        guardrails.append(Guardrail(str(g["metric"]), pct, stat, bool(g.get("higher_is_better", False))))
+        what = f"guardrails[{i}]"
+        if not isinstance(g, dict) or not {"metric", "rule", "limit"} <= set(g) or set(g) - {"metric", "rule", "limit", "name"}:
+            raise BadInput(where, f"{what}: expected a table with metric, rule and limit (and optionally name)")
+        if g["rule"] not in GUARDRAIL_RULES:
+            raise BadInput(where, f"{what}.rule: expected one of {', '.join(GUARDRAIL_RULES)}, got {g['rule']!r}")
+        guard = Guardrail(str(g["metric"]), g["rule"], _num(g["limit"], f"{what}.limit", where), str(g.get("name") or g["metric"]))
+        # A plan guardrail of the same name replaces the lens's.
+        guardrails = [x for x in guardrails if (x.name or x.metric) != (guard.name or guard.metric)] + [guard]
 
     return Plan(
         name=name.strip(),

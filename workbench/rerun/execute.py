@@ -1,0 +1,421 @@
+"""Execution: run a plan's arms round by round, one process at a time, keeping every outcome.
+
+Each run gets ``WB_CAPTURE_OUT`` (where to write its native capture) and
+``WB_RERUN_PLAN``, ``WB_RERUN_ROUND``, ``WB_RERUN_ARM``, ``WB_RERUN_SLOT`` in its
+environment; it runs in its own process group so a Ctrl-C or a timeout can stop all
+of it. A run is ``ok`` only when it exited 0 and wrote a valid capture of the plan's
+lens with the plan's metric; otherwise it is ``failed`` with the reason (recorded, not
+dropped). Each finished run is written to the store as soon as it ends, so a Ctrl-C
+(or SIGTERM, or a crash) loses at most the run in flight, which ``resume`` runs again.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import EXIT_REFUSED, UsageError, WbError
+from workbench.rerun.plan import Plan, schedule, warmup_slots
+
+if TYPE_CHECKING:
+    from store.api import Store
+    from workbench.rerun.preflight import Preflight
+
+STDERR_TAIL_CHARS = 2000
+KILL_GRACE_S = 5.0
+
+
+class Blocked(WbError):
+    """Preflight found a missing or changed artifact, or a changed environment."""
+
+    exit_code = EXIT_REFUSED
+
+    def __init__(self, message: str, preflight: "Preflight") -> None:
+        super().__init__(message)
+        self.preflight = preflight
+
+
+class Observer:
+    """What the execution reports as it goes (the CLI draws a progress display)."""
+
+    def begin(self, plan: Plan, execution_id: int, total: int, done: int) -> None: ...
+
+    def run_started(self, index: int, round_: int, arm: str, argv: list[str]) -> None: ...
+
+    def run_finished(self, outcome: "Outcome", live: dict[str, Any]) -> None: ...
+
+    def end(self, status: str) -> None: ...
+
+
+@dataclass
+class Outcome:
+    round: int
+    arm: str
+    slot: int
+    status: str
+    reason: str = ""
+    wall_s: float | None = None
+    exit_status: int | None = None
+    statistic: float | None = None
+    run_id: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def default_workdir(plan: Plan, execution_id: int) -> Path:
+    from store.engine import default_data_dir
+
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", plan.name)[:60] or "plan"
+    return default_data_dir() / "rerun" / f"{safe}-e{execution_id}"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _still_running(execution: Any) -> bool:
+    """True when the execution's own process is alive (or cannot be checked: another host)."""
+    from store.rerun import RUNNING
+
+    if execution.status != RUNNING:
+        return False
+    if execution.host != socket.gethostname():
+        return True
+    return execution.pid != os.getpid() and _pid_alive(execution.pid)
+
+
+def check_preflight(plan: Plan, expected: dict[str, Any] | None = None, nvml: Any = None) -> "Preflight":
+    from workbench.rerun.preflight import run_preflight
+
+    pf = run_preflight(plan, expected=expected, nvml=nvml)
+    if pf.blockers:
+        lines = "; ".join(pf.blockers)
+        raise Blocked(
+            f"plan {plan.name!r} blocked by preflight: {lines}. A changed environment is a new experiment: "
+            "make a new plan under a new name (wb rerun plan ... --name NEW)",
+            pf,
+        )
+    return pf
+
+
+class Executor:
+    """Runs (or resumes) one execution of a plan that is in the store."""
+
+    def __init__(
+        self,
+        store: "Store",
+        plan_ref: str | int,
+        *,
+        observer: Observer | None = None,
+        workdir: Path | None = None,
+        confirmed: bool = False,
+        nvml: Any = None,
+    ) -> None:
+        from store.rerun import find_plan
+
+        self.store = store
+        self.observer = observer or Observer()
+        self.workdir_root = workdir
+        self.nvml = nvml
+        with store.session() as s:
+            row = find_plan(s, plan_ref)
+            self.plan_id = int(row.id)  # type: ignore[arg-type]
+            self.plan_digest = row.digest
+            self.plan = Plan.from_json(row.body)
+        if self.plan.origin != "user" and not confirmed:
+            raise WbError(
+                f"plan {self.plan.name!r} came from {self.plan.origin}; review its commands "
+                f"(wb rerun run {self.plan.name} --dry-run) and confirm with --yes",
+                exit_code=EXIT_REFUSED,
+            )
+
+    # -- starting ---------------------------------------------------------------------
+
+    def start(self, *, new: bool = False) -> int:
+        """Preflight, then create a new execution; returns its id (nothing is run yet)."""
+        from store.rerun import ABANDONED, INTERRUPTED, RUNNING, RerunExecution, executions_of
+
+        with self.store.session() as s:
+            unfinished = [e for e in executions_of(s, self.plan_id) if e.status in (RUNNING, INTERRUPTED)]
+        for e in unfinished:
+            if _still_running(e):
+                raise WbError(f"plan {self.plan.name!r} is already running (execution {e.id}, pid {e.pid} on {e.host}); runs never overlap", exit_code=EXIT_REFUSED)
+            if not new:
+                raise UsageError(
+                    f"plan {self.plan.name!r} has an unfinished execution {e.id}: continue it with "
+                    f"'wb rerun resume {self.plan.name}', or start over with 'wb rerun run {self.plan.name} --new'"
+                )
+        pf = check_preflight(self.plan, nvml=self.nvml)
+        with self.store.session() as s:
+            for e in unfinished:
+                e.status = ABANDONED
+                e.ended_at = now_iso()
+                s.add(e)
+            slots = warmup_slots(self.plan) + schedule(self.plan)
+            row = RerunExecution(
+                plan_id=self.plan_id,
+                status=RUNNING,
+                host=socket.gethostname(),
+                pid=os.getpid(),
+                preflights=[pf.to_json()],
+                schedule=[[r, arm] for r, arm in slots],
+            )
+            s.add(row)
+            s.flush()
+            execution_id = int(row.id)  # type: ignore[arg-type]
+            workdir = (self.workdir_root / f"e{execution_id}") if self.workdir_root else default_workdir(self.plan, execution_id)
+            row.workdir = str(workdir)
+            s.add(row)
+        return execution_id
+
+    def reopen(self) -> int:
+        """Preflight again and take over the latest unfinished execution; returns its id."""
+        from store.rerun import INTERRUPTED, RUNNING, executions_of
+
+        with self.store.session() as s:
+            unfinished = [e for e in executions_of(s, self.plan_id) if e.status in (RUNNING, INTERRUPTED)]
+        if not unfinished:
+            raise UsageError(f"plan {self.plan.name!r} has no unfinished execution to resume (start one with 'wb rerun run {self.plan.name}')")
+        e = unfinished[-1]
+        if _still_running(e):
+            raise WbError(f"execution {e.id} of plan {self.plan.name!r} is still running (pid {e.pid} on {e.host}); runs never overlap", exit_code=EXIT_REFUSED)
+        # Against the plan, and against the machine this execution started on.
+        pf = check_preflight(self.plan, nvml=self.nvml)
+        first_env = (e.preflights or [{}])[0].get("environment") or {}
+        if first_env:
+            from workbench.rerun.preflight import compare_environments
+
+            changes, _ = compare_environments(first_env, pf.environment)
+            if changes:
+                pf.environment_changes += [f"since execution {e.id} started: {c}" for c in changes]
+                raise Blocked(f"execution {e.id} cannot resume here: {'; '.join(changes)}", pf)
+        with self.store.session() as s:
+            from store.rerun import RerunExecution
+
+            row = s.get(RerunExecution, e.id)
+            row.status = RUNNING  # type: ignore[union-attr]
+            row.pid = os.getpid()  # type: ignore[union-attr]
+            row.host = socket.gethostname()  # type: ignore[union-attr]
+            row.preflights = [*row.preflights, pf.to_json()]  # type: ignore[union-attr]
+            s.add(row)
+        return int(e.id)  # type: ignore[arg-type]
+
+    # -- running ----------------------------------------------------------------------
+
+    def run(self, execution_id: int) -> str:
+        """Run every slot not yet finished; returns the final status. Ctrl-C: status
+        ``interrupted`` is recorded and KeyboardInterrupt propagates."""
+        from store.rerun import COMPLETE, INTERRUPTED, RUN_FAILED, RUN_OK, RerunExecution, runs_of
+        from workbench.rerun.report import live_effect
+
+        with self.store.session() as s:
+            execution = s.get(RerunExecution, execution_id)
+            slots = [(int(r), str(a)) for r, a in execution.schedule]  # type: ignore[union-attr]
+            workdir = Path(execution.workdir)  # type: ignore[union-attr]
+            finished = {r.slot: r for r in runs_of(s, execution_id) if r.status in (RUN_OK, RUN_FAILED)}
+        workdir.mkdir(parents=True, exist_ok=True)
+        history = [self._row_dict(r) for r in finished.values()]
+        self.observer.begin(self.plan, execution_id, len(slots), len(finished))
+
+        previous = signal.getsignal(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, _raise_interrupt)  # a polite kill is a Ctrl-C
+        status = INTERRUPTED
+        try:
+            for index, (round_, arm) in enumerate(slots):
+                if index in finished:
+                    continue
+                outcome = self._run_one(execution_id, workdir, index, round_, arm)
+                history.append(outcome.__dict__)
+                self.observer.run_finished(outcome, live_effect(history))
+            status = COMPLETE
+        finally:
+            with self.store.session() as s:
+                row = s.get(RerunExecution, execution_id)
+                row.status = status  # type: ignore[union-attr]
+                row.ended_at = now_iso()  # type: ignore[union-attr]
+                s.add(row)
+            signal.signal(signal.SIGTERM, previous)
+            self.observer.end(status)
+        return status
+
+    @staticmethod
+    def _row_dict(r: Any) -> dict[str, Any]:
+        return {"round": r.round, "arm": r.arm, "slot": r.slot, "status": r.status, "statistic": r.statistic, "run_id": r.run_id}
+
+    def _env(self, index: int, round_: int, arm: str, capture: Path, extra: dict[str, str]) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(extra)
+        env.update(
+            WB_CAPTURE_OUT=str(capture),
+            WB_RERUN_PLAN=self.plan.name,
+            WB_RERUN_ROUND=str(round_),
+            WB_RERUN_ARM=arm,
+            WB_RERUN_SLOT=str(index),
+        )
+        return env
+
+    def _run_one(self, execution_id: int, workdir: Path, index: int, round_: int, arm: str) -> Outcome:
+        from store.rerun import RUN_FAILED, RUN_INTERRUPTED, RUN_OK
+
+        cmd = self.plan.command(arm)
+        arm_tag = arm.replace("'", "prime")
+        tag = f"r{round_:03d}-{arm_tag}-s{index:03d}"
+        capture = workdir / f"{tag}.capture.json"
+        stdout_path, stderr_path = workdir / f"{tag}.stdout", workdir / f"{tag}.stderr"
+        for stale in (capture, Path(f"{capture}.partial")):
+            stale.unlink(missing_ok=True)
+        self.observer.run_started(index, round_, arm, list(cmd.argv))
+        started = now_iso()
+        t0 = time.monotonic()
+        outcome = Outcome(round_, arm, index, RUN_FAILED)
+        try:
+            with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+                try:
+                    proc = subprocess.Popen(
+                        list(cmd.argv), cwd=cmd.cwd, env=self._env(index, round_, arm, capture, cmd.env),
+                        stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
+                    )
+                except OSError as exc:
+                    outcome.reason = f"cannot start {cmd.argv[0]!r}: {exc.strerror or exc}"
+                else:
+                    try:
+                        outcome.exit_status = proc.wait(timeout=self.plan.timeout_s)
+                    except subprocess.TimeoutExpired:
+                        _stop(proc)
+                        outcome.exit_status = proc.returncode
+                        outcome.reason = f"timed out after {self.plan.timeout_s:g} s (killed)"
+                    except KeyboardInterrupt:
+                        _stop(proc)
+                        outcome.status, outcome.exit_status = RUN_INTERRUPTED, proc.returncode
+                        outcome.reason = "interrupted (Ctrl-C or SIGTERM); resume runs it again"
+                        outcome.wall_s = time.monotonic() - t0
+                        self._record(execution_id, outcome, started, cmd.argv, stderr_path, capture)
+                        raise
+            outcome.wall_s = time.monotonic() - t0
+            if not outcome.reason:
+                self._check(outcome, capture)
+            if outcome.status == RUN_OK:
+                outcome.run_id = self._import(execution_id, outcome, capture)
+        except KeyboardInterrupt:
+            raise
+        self._record(execution_id, outcome, started, cmd.argv, stderr_path, capture)
+        return outcome
+
+    def _check(self, outcome: Outcome, capture: Path) -> None:
+        """Decide ok / failed from the exit status and the capture."""
+        from store.rerun import RUN_OK
+        from workbench.errors import BadInput
+        from workbench.importers.native import read_capture
+        from workbench.rerun.report import run_statistic
+
+        code = outcome.exit_status
+        if code is not None and code < 0:
+            outcome.reason = f"killed by signal {-code} ({_signal_name(-code)})"
+            return
+        if code:
+            outcome.reason = f"exit status {code}"
+            return
+        if not capture.is_file():
+            outcome.reason = "exited 0 but wrote no capture to $WB_CAPTURE_OUT"
+            return
+        try:
+            record = read_capture(capture)
+        except BadInput as exc:
+            outcome.reason = f"invalid capture: {exc.message}"
+            return
+        if record.lens != self.plan.lens:
+            outcome.reason = f"invalid capture: lens {record.lens!r}, the plan's lens is {self.plan.lens!r}"
+            return
+        value, why = run_statistic(record, self.plan)
+        if value is None:
+            outcome.reason = f"invalid capture: {why}"
+            return
+        outcome.statistic = value
+        outcome.status = RUN_OK
+        outcome.extra["record"] = record
+
+    def _import(self, execution_id: int, outcome: Outcome, capture: Path) -> int:
+        """Write the run's capture into the store; returns the run id."""
+        from store.api import CaptureInfo
+        from workbench.ingest import sha256_file
+        from workbench.importers.native import IMPORTER
+
+        record = outcome.extra.pop("record")
+        sha, size = sha256_file(capture)
+        known = self.store.find_capture(sha)
+        if known is not None:  # byte-identical capture already stored: link its run
+            ids = self.store.capture_runs(int(known.id))  # type: ignore[arg-type]
+            if ids:
+                return ids[0]
+        record.meta["capture_label"] = record.label
+        record.meta["rerun"] = {"plan": self.plan.name, "plan_digest": self.plan_digest, "execution": execution_id,
+                                "round": outcome.round, "arm": outcome.arm, "slot": outcome.slot}
+        record.label = f"{self.plan.name} e{execution_id} r{outcome.round} {outcome.arm}"
+        record.sources = [capture]
+        info = CaptureInfo(path=capture, sha256=sha, size=size, format=IMPORTER.name, importer=IMPORTER.name, importer_version=IMPORTER.version)
+        outcome.extra["capture_sha256"] = sha
+        return self.store.add_import([info], [record], origin="rerun")[0]
+
+    def _record(self, execution_id: int, outcome: Outcome, started: str, argv: tuple[str, ...], stderr_path: Path, capture: Path) -> None:
+        from store.rerun import RerunRun
+
+        try:
+            with open(stderr_path, "rb") as f:
+                f.seek(max(0, os.path.getsize(stderr_path) - STDERR_TAIL_CHARS))
+                tail = f.read().decode("utf-8", errors="replace")
+        except OSError:
+            tail = ""
+        with self.store.session() as s:
+            s.add(
+                RerunRun(
+                    execution_id=execution_id, round=outcome.round, arm=outcome.arm, slot=outcome.slot,
+                    status=outcome.status, reason=outcome.reason, argv=list(argv), started_at=started, ended_at=now_iso(),
+                    wall_s=outcome.wall_s, exit_status=outcome.exit_status, stderr_tail=tail,
+                    capture_path=str(capture) if capture.is_file() else "",
+                    capture_sha256=outcome.extra.get("capture_sha256", ""), run_id=outcome.run_id, statistic=outcome.statistic,
+                )
+            )
+
+
+def _raise_interrupt(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return "unknown signal"
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop a run and everything it started: SIGTERM to its group, SIGKILL after a grace."""
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
