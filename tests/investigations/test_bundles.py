@@ -1,0 +1,114 @@
+"""Export from the store, verify, recompute, and import a colleague's bundle read-only."""
+
+import json
+
+import pytest
+
+from store import open_store
+from tests.investigations.fakes import fake_compare, populate
+from workbench.bundle.export import dumps, reseal_digests, write_bundle
+from workbench.bundle.reader import read_bundle_file
+from workbench.bundle.verify import verify_bundle
+from workbench.errors import BadInput, WbError
+from workbench.investigations import workflow as wf
+from workbench.investigations.bundling import export_investigation, import_bundle
+
+
+@pytest.fixture
+def investigation(store_url, tmp_path):
+    st = open_store(store_url)
+    (tmp_path / "caps").mkdir()
+    base, cand, _ = populate(st, tmp_path / "caps")
+    inv = wf.create_investigation(st, lens="inference", question="Ship engine v0.8.3?",
+                                  intended_change={"engine": ["v0.8.2", "v0.8.3"]}, baseline=base, candidate=cand, by="ana")
+    comp = wf.add_comparison(st, inv["id"], base, cand, engine=fake_compare, by="ana")
+    wf.observations_from_comparison(st, inv["id"], comp["id"], by="ana")
+    first = wf.pin_observation(st, inv["id"], "Prefill grew.", [{"kind": "run", "id": base[0]}], by="ana")
+    wf.retract_observation(st, first["id"], "wrong window", by="ana")
+    hyp = wf.add_hypothesis(st, inv["id"], "The scheduler admits requests later.", "interleaved rerun with A/A", by="ana")
+    wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=[{"kind": "comparison", "id": comp["id"]}], by="ana")
+    return st, inv, tmp_path / "caps"
+
+
+@pytest.mark.store
+def test_export_verify_round_trip_with_provenance(investigation, tmp_path):
+    st, inv, caps = investigation
+    bundle = export_investigation(st, inv["id"])
+    path = write_bundle(bundle, tmp_path / "bundle.json")
+    doc = read_bundle_file(path)
+    assert verify_bundle(doc, source=path, captures_dir=caps).ok
+    assert len(doc["subject"]) == 6 and {s["annotations"]["importer"] for s in doc["subject"]} == {"native"}
+    assert doc["investigation"]["question"] == "Ship engine v0.8.3?"
+    assert doc["recipe"]["content"]["comparisons"][0]["parameters"]["changes"] == {"engine": ["v0.8.2", "v0.8.3"]}
+    assert [o["kind"] for o in doc["observations"]] == ["observation", "observation", "retraction"]
+    assert doc["hypotheses"][0]["status"] == "supported"
+    assert "samples" not in doc
+
+
+@pytest.mark.store
+def test_embedded_samples_recompute(investigation, tmp_path):
+    st, inv, _ = investigation
+    bundle = json.loads(dumps(export_investigation(st, inv["id"], embed_samples=True)))
+    assert verify_bundle(bundle, recompute=True, engine=fake_compare).ok
+    bundle["results"]["content"]["comparisons"][0]["result"]["primary"]["delta_pct"] = 1.0
+    report = verify_bundle(reseal_digests(bundle), recompute=True, engine=fake_compare)
+    assert not report.ok and "delta_pct" in report.recompute[0].detail
+
+
+@pytest.mark.store
+def test_import_is_read_only_and_idempotent(investigation, tmp_path, store_url):
+    st, inv, _ = investigation
+    path = write_bundle(export_investigation(st, inv["id"]), tmp_path / "bundle.json")
+    colleague = open_store(store_url.replace("wb.sqlite", "colleague.sqlite")) if store_url.startswith("sqlite") else st
+    result = import_bundle(colleague, path, by="bo")
+    assert not result["already_imported"]
+    shown = wf.show_investigation(colleague, result["investigation"])
+    assert shown["imported"] and shown["question"] == "Ship engine v0.8.3?"
+    assert shown["baseline_runs"][0].startswith("run/")
+    assert [o["kind"] for o in shown["observations"]] == ["observation", "observation", "retraction"]
+    assert shown["observations"][1]["retracted_by"] == f"observation/{shown['observations'][2]['id']}"
+    assert shown["hypotheses"][0]["status"] == "supported" and shown["comparisons"][0]["verdict"] == "REGRESSION"
+    with pytest.raises(WbError, match="read-only"):
+        wf.pin_observation(colleague, result["investigation"], "x", [{"kind": "value", "value": "1"}])
+    with pytest.raises(WbError, match="read-only"):
+        wf.add_hypothesis(colleague, result["investigation"], "x", "y")
+    with pytest.raises(WbError, match="imported"):
+        export_investigation(colleague, result["investigation"])
+    again = import_bundle(colleague, path)
+    assert again["already_imported"] and again["investigation"] == result["investigation"]
+
+
+@pytest.mark.store
+def test_tampered_bundle_is_not_imported(investigation, tmp_path):
+    st, inv, _ = investigation
+    doc = json.loads(dumps(export_investigation(st, inv["id"])))
+    doc["hypotheses"][0]["status"] = "refuted"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    before = len(wf.list_investigations(st))
+    with pytest.raises(WbError, match="not imported: verification failed") as err:
+        import_bundle(st, path)
+    assert err.value.exit_code == 3
+    assert len(wf.list_investigations(st)) == before
+    path.write_text('{"a": 1, "a": 2}')
+    with pytest.raises(BadInput, match="duplicate key"):
+        import_bundle(st, path)
+
+
+@pytest.mark.store
+def test_import_never_runs_a_carried_command(investigation, tmp_path, monkeypatch):
+    import subprocess
+
+    st, inv, _ = investigation
+    doc = json.loads(dumps(export_investigation(st, inv["id"])))
+    marker = tmp_path / "ran"
+    doc["recipe"]["content"]["rerun_plans"] = [{"ref": "rerun-plan/1", "record": {"argv": ["touch", str(marker)]}}]
+    path = write_bundle(reseal_digests(doc), tmp_path / "b.json")
+
+    def forbidden(*a, **k):
+        raise AssertionError("import tried to run a command")
+
+    for name in ("run", "Popen", "call", "check_call", "check_output"):
+        monkeypatch.setattr(subprocess, name, forbidden)
+    result = import_bundle(st, path)
+    assert result["investigation"] and not marker.exists()

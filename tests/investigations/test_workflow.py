@@ -1,0 +1,148 @@
+"""Investigations in the store: frame, comparisons, immutable observations, hypotheses."""
+
+import pytest
+
+from store import open_store
+from tests.investigations.fakes import fake_compare, populate
+from workbench.errors import NotFound, UsageError, WbError
+from workbench.investigations import workflow as wf
+
+
+@pytest.fixture
+def setup(store_url, tmp_path):
+    st = open_store(store_url)
+    base, cand, files = populate(st, tmp_path)
+    inv = wf.create_investigation(st, lens="inference", question="Ship engine v0.8.3?", guardrails=["error rate <= 0.1%"],
+                                  intended_change={"engine": ["v0.8.2", "v0.8.3"]}, baseline=base, candidate=cand, by="ana")
+    return st, inv, base, cand, files
+
+
+@pytest.mark.store
+def test_frame_is_stored(setup):
+    st, inv, base, cand, _ = setup
+    shown = wf.show_investigation(st, f"investigation/{inv['id']}")
+    assert shown["question"] == "Ship engine v0.8.3?" and shown["lens"] == "inference"
+    assert shown["baseline_runs"] == base and shown["candidate_runs"] == cand
+    assert shown["intended_change"] == {"engine": ["v0.8.2", "v0.8.3"]}
+    assert shown["created_by"] == "ana" and not shown["imported"]
+    assert [i["id"] for i in wf.list_investigations(st)] == [inv["id"]]
+
+
+@pytest.mark.store
+def test_frame_refuses_bad_input(setup):
+    st = setup[0]
+    with pytest.raises(UsageError, match="unknown lens"):
+        wf.create_investigation(st, lens="nope", question="q")
+    with pytest.raises(UsageError, match="question"):
+        wf.create_investigation(st, lens="training", question="   ")
+    with pytest.raises(NotFound, match="no run"):
+        wf.create_investigation(st, lens="training", question="q", baseline=["missing-run"])
+    with pytest.raises(NotFound):
+        wf.show_investigation(st, 999)
+
+
+@pytest.mark.store
+def test_compare_stores_result_and_parameters(setup):
+    st, inv, base, cand, _ = setup
+    comp = wf.add_comparison(st, inv["id"], [str(i) for i in base], ["cand-0", "cand-1", "cand-2"], engine=fake_compare,
+                             accepts={"hardware": "same SKU, new serial"})
+    assert comp["candidate_runs"] == cand
+    assert comp["parameters"] == {"lens": "inference", "changes": {"engine": ["v0.8.2", "v0.8.3"]},
+                                  "accepts": {"hardware": "same SKU, new serial"}}
+    assert comp["verdict"] == "REGRESSION" and comp["comparable"]
+    assert comp["result"]["primary"]["candidate"] > 200
+    again = wf.get_comparison(st, comp["id"])
+    assert again["result"] == comp["result"]
+
+
+@pytest.mark.store
+def test_observations_from_a_comparison_cite_it(setup):
+    st, inv, base, cand, _ = setup
+    comp = wf.add_comparison(st, inv["id"], base, cand, engine=fake_compare)
+    pinned = wf.observations_from_comparison(st, inv["id"], comp["id"], by="ana")
+    assert len(pinned) == 1
+    obs = pinned[0]
+    assert obs["label"] == "observation, not cause" and obs["source"] == f"comparison:{comp['id']}"
+    assert obs["evidence"][0] == {"kind": "comparison", "id": comp["id"]}
+    assert obs["evidence"][1]["metric"] == "ttft_mean"
+    assert obs["pinned_by"] == "ana" and obs["pinned_at"]
+
+
+@pytest.mark.store
+def test_manual_observation_needs_evidence_and_resolves_runs(setup):
+    st, inv, base, _, _ = setup
+    with pytest.raises(UsageError, match="cites its evidence"):
+        wf.pin_observation(st, inv["id"], "Queue grew", [])
+    with pytest.raises(UsageError, match="KIND=VALUE"):
+        wf.parse_evidence(["run"], st)
+    ev = wf.parse_evidence(["run=base-0", "metric=queue_p95", "window=steady", "value=40 ms -> 160 ms"], st)
+    assert ev[0] == {"kind": "run", "id": base[0]}
+    obs = wf.pin_observation(st, inv["id"], "Queue time grew from 40 ms to 160 ms.", ev)
+    assert obs["kind"] == "observation" and obs["evidence"][3] == {"kind": "value", "value": "40 ms -> 160 ms"}
+
+
+@pytest.mark.store
+def test_retraction_is_a_new_record_and_both_are_kept(setup):
+    st, inv, base, _, _ = setup
+    first = wf.pin_observation(st, inv["id"], "Prefill grew.", [{"kind": "run", "id": base[0]}])
+    retraction = wf.retract_observation(st, first["id"], "prefill was measured on the wrong window")
+    assert retraction["retracts"] == f"observation/{first['id']}"
+    shown = wf.show_investigation(st, inv["id"])["observations"]
+    assert [o["id"] for o in shown] == [first["id"], retraction["id"]]
+    assert shown[0]["text"] == "Prefill grew." and shown[0]["retracted_by"] == f"observation/{retraction['id']}"
+    with pytest.raises(UsageError, match="itself a retraction"):
+        wf.retract_observation(st, retraction["id"], "again")
+
+
+@pytest.mark.store
+def test_hypothesis_lifecycle_with_links(setup):
+    st, inv, base, cand, _ = setup
+    hyp = wf.add_hypothesis(st, inv["id"], "A straggling rank slows the collectives.", "controlled interleaved rerun")
+    assert hyp["status"] == "open" and hyp["test"] == "controlled interleaved rerun"
+    with pytest.raises(UsageError, match="needs the evidence"):
+        wf.set_hypothesis_status(st, hyp["id"], "supported")
+    with pytest.raises(UsageError, match="status must be"):
+        wf.set_hypothesis_status(st, hyp["id"], "proven")
+    with pytest.raises(NotFound, match="no stored comparison"):
+        wf.set_hypothesis_status(st, hyp["id"], "refuted", evidence=[{"kind": "comparison", "id": 99}])
+    comp = wf.add_comparison(st, inv["id"], base, cand, engine=fake_compare)
+    decided = wf.set_hypothesis_status(st, hyp["id"], "refuted", evidence=wf.parse_hypothesis_evidence([f"comparison:{comp['id']}"]),
+                                       note="no rank lagged")
+    assert decided["status"] == "refuted" and decided["links"]["comparisons"] == [comp["id"]]
+    assert [h["status"] for h in decided["history"]] == ["open", "refuted"]
+    undetermined = wf.set_hypothesis_status(st, hyp["id"], "undetermined")
+    assert undetermined["status"] == "undetermined" and len(undetermined["history"]) == 3
+    shown = wf.show_investigation(st, inv["id"])
+    assert shown["hypotheses"][0]["status"] == "undetermined"
+    assert shown["observations"] == []  # a hypothesis never becomes an observation
+
+
+def test_hypothesis_evidence_parsing():
+    assert wf.parse_hypothesis_evidence(["3", "plan:4", "comparison:5", "rerun-comparison:6"]) == [
+        {"kind": "rerun_plan", "id": 3}, {"kind": "rerun_plan", "id": 4},
+        {"kind": "comparison", "id": 5}, {"kind": "rerun_comparison", "id": 6}]
+    with pytest.raises(UsageError):
+        wf.parse_hypothesis_evidence(["run:3"])
+
+
+@pytest.mark.store
+def test_comparison_must_belong_to_the_investigation(setup):
+    st, inv, base, cand, _ = setup
+    other = wf.create_investigation(st, lens="inference", question="other")
+    comp = wf.add_comparison(st, other["id"], base, cand, engine=fake_compare)
+    with pytest.raises(UsageError, match="belongs to investigation"):
+        wf.observations_from_comparison(st, inv["id"], comp["id"])
+
+
+@pytest.mark.store
+def test_refused_comparison_is_stored_and_has_nothing_to_pin(setup):
+    st, inv, base, cand, _ = setup
+
+    def refusing(b, c, **kw):
+        return {"lens": "inference", "comparable": False, "refusal": {"dimension": "model", "reason": "model differs: A vs B"},
+                "dimensions": [], "primary": None, "phases": None, "observations": [], "guardrails": [], "work": {}}
+
+    comp = wf.add_comparison(st, inv["id"], base, cand, engine=refusing)
+    assert not comp["comparable"] and comp["verdict"] is None
+    with pytest.raises(WbError, match="refused"):
+        wf.observations_from_comparison(st, inv["id"], comp["id"])
