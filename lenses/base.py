@@ -252,6 +252,9 @@ class Lens:
     metrics: tuple[ExtraMetric, ...] = ()
     # Phases are never summed into the primary metric by the workbench; this says why.
     phases_additive: bool = False
+    # The per-run statistic that speaks for a phase in effects and observations: the
+    # one matching the primary metric (p95 beside TTFT p95, mean beside mean step time).
+    phase_statistic: str = "mean"
     extensions: tuple[str, ...] = field(default=())
 
     # -- contract views

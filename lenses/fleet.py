@@ -1,8 +1,9 @@
 """The fleet lens: one sample is a job; a run is an observation window of a GPU pool.
 
-Window metrics (capture-format.md): queue wait = start − eligible (eligible comes from
-the eligibility history; without it the wait is unknown, never start − submit in
-disguise); service attainment = share of jobs whose wait is within ``wait_target_s``;
+Window metrics (capture-format.md): queue wait = start − eligible over the jobs that
+started inside the window (eligible comes from the eligibility history; without it the
+wait is unknown, never start − submit in disguise); service attainment = share of
+those jobs whose wait is within ``wait_target_s``;
 allocated GPUs = time-weighted mean over the window, and at its end; waiting jobs =
 eligible but not started at the window's end, with their gang sizes.
 
@@ -109,15 +110,9 @@ def read_window(run: RunRecord) -> FleetWindow:
     waiting = np.isfinite(ready) & (ready <= we) & not_started & not_gone
     waiting_gangs = tuple(int(g) for g in gpus[waiting] if math.isfinite(g))
 
-    # Attainment: started jobs by their wait; a job still waiting past the target has
-    # certainly missed it; one still waiting under the target has no outcome yet.
-    if math.isfinite(target) and (waits.size or waiting.any()):
-        censored = (we - eligible)[waiting & np.isfinite(eligible)]
-        missed_waiting = int((censored > target).sum())
-        denominator = waits.size + missed_waiting
-        attained = float((waits <= target).sum() / denominator) if denominator else NAN
-    else:
-        attained = NAN
+    # Attainment over the jobs that started inside the window (capture-format.md);
+    # jobs still waiting at its end are reported apart, as waiting jobs.
+    attained = float((waits <= target).mean()) if math.isfinite(target) and waits.size else NAN
 
     # GPUs allocated over time: every job's [start, end) clipped to the window.
     span = we - ws

@@ -162,6 +162,7 @@ LENS = InferenceLens(
     ),
     phase_note="TTFT = frontend + queue + prefill; decode comes after the first token and is shown beside TTFT, never summed into it.",
     work_unit="tokens",
+    phase_statistic="p95",
     guardrails=(
         # A candidate must not fail more requests: at most one percentage point more.
         GuardrailSpec("error_rate", "Error rate", "error_rate", "max_increase", 0.01, unit="fraction"),

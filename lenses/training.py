@@ -1,7 +1,8 @@
 """The training lens: one sample is a step on a rank.
 
-Primary metric: mean step time, where a step lasts until its slowest rank finishes
-(the maximum of ``step_ms`` over ranks), averaged over steps. Phases are exposed time
+Primary metric: mean step time: each step's ``step_ms`` averaged over its ranks (in a
+synchronous step every rank's wall time includes its wait for the others), then over
+steps, so a step missing a rank still weighs as one step. Phases are exposed time
 on one clock (input, compute, communication, checkpoint): overlapped time is not in
 them, so they are not additive with anything else and are never summed into the step.
 """
@@ -41,7 +42,7 @@ def number_equal(a: Any, b: Any) -> bool | None:
 
 
 def per_step(run: RunRecord, name: str, reduce: str) -> np.ndarray | None:
-    """``name`` reduced over ranks for each step (``max`` or ``sum``), in step order."""
+    """``name`` reduced over ranks for each step (``mean``, ``max`` or ``sum``), in step order."""
     values = column(run, name)
     if values is None:
         return None
@@ -55,14 +56,16 @@ def per_step(run: RunRecord, name: str, reduce: str) -> np.ndarray | None:
     out = np.full(len(uniq), -np.inf if reduce == "max" else 0.0)
     if reduce == "max":
         np.maximum.at(out, inverse, values[keep])
-    else:
-        np.add.at(out, inverse, values[keep])
+        return out
+    np.add.at(out, inverse, values[keep])
+    if reduce == "mean":
+        out /= np.bincount(inverse, minlength=len(uniq))
     return out
 
 
 class TrainingLens(Lens):
     def step_times(self, run: RunRecord) -> np.ndarray:
-        v = per_step(run, "step_ms", "max")
+        v = per_step(run, "step_ms", "mean")
         return finite(v)
 
     def primary_value(self, run: RunRecord) -> float:

@@ -65,6 +65,7 @@ def phases(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> 
 
         if not any(phase.name in s for s in sums_b + sums_c):
             continue  # no run records this phase: say nothing rather than zero
+        stat = lens.phase_statistic
         mean_b, mean_c = per_run(sums_b, "mean"), per_run(sums_c, "mean")
         out.append(
             {
@@ -80,7 +81,8 @@ def phases(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> 
                 "candidate_p50": side_mean(per_run(sums_c, "p50")),
                 "baseline_p95": side_mean(per_run(sums_b, "p95")),
                 "candidate_p95": side_mean(per_run(sums_c, "p95")),
-                "effect": run_effect(mean_b, mean_c),
+                "statistic": stat,
+                "effect": run_effect(per_run(sums_b, stat), per_run(sums_c, stat)),
             }
         )
     return out
@@ -107,6 +109,7 @@ def window_metrics(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunReco
                 "candidate_mean": side_mean(vc),
                 "baseline_p95": None,
                 "candidate_p95": None,
+                "statistic": "mean",
                 "effect": run_effect(vb, vc, lower_is_better=not higher_better),
             }
         )

@@ -57,6 +57,11 @@ def movement(effect: dict[str, Any] | None, baseline: float, candidate: float) -
         return "moved"
     if verdict in STAYED:
         return "stayed"
+    ratio = (effect or {}).get("ratio")
+    if verdict == "INCONCLUSIVE" and ratio and abs(ratio - 1.0) <= (effect or {}).get("delta", DESCRIPTIVE_BAND):
+        # The interval holds 1 and the estimate sits inside the band: no change beyond
+        # noise (not a proof of equivalence; the effect says which).
+        return "stayed"
     if verdict is None:  # one run a side, or a zero value: describe these runs only
         scale = max(abs(baseline), abs(candidate))
         return "moved" if abs(candidate - baseline) > DESCRIPTIVE_BAND * scale else "stayed"

@@ -45,6 +45,15 @@ def _join(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _b(p: dict) -> float:
+    """A phase's baseline figure in the lens's phase statistic (p95 for inference)."""
+    return p[f"baseline_{p.get('statistic', 'mean')}"]
+
+
+def _c(p: dict) -> float:
+    return p[f"candidate_{p.get('statistic', 'mean')}"]
+
+
 def _moved_text(title: str, b: float, c: float, unit: str) -> str:
     verb = "grew" if c > b else "fell"
     return f"{title} {verb} from {qty(b, unit)} to {qty(c, unit)}"
@@ -53,7 +62,7 @@ def _moved_text(title: str, b: float, c: float, unit: str) -> str:
 def _classify(phases: list[dict]) -> dict[str, list[dict]]:
     groups: dict[str, list[dict]] = {"moved": [], "stayed": [], "unresolved": []}
     for p in phases:
-        groups[movement(p["effect"], p["baseline_mean"], p["candidate_mean"])].append(p)
+        groups[movement(p["effect"], _b(p), _c(p))].append(p)
     return groups
 
 
@@ -64,26 +73,26 @@ def _both(base, cand) -> str:
 def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]) -> list[dict]:
     out: list[dict] = []
     groups = _classify(phases)
-    values = {p["name"]: {"baseline": p["baseline_mean"], "candidate": p["candidate_mean"]} for p in phases}
+    values = {p["name"]: {"baseline": _b(p), "candidate": _c(p)} for p in phases}
     one = " (one run a side: a change in these runs, no uncertainty can be given)" if single_run(primary.get("effect")) else ""
     if lens.name == "inference":
         for p in groups["moved"]:
-            text = _moved_text(f"{p['title']} time", p["baseline_mean"], p["candidate_mean"], p["unit"]) + "."
-            out.append(_obs(text + one if one else text, _evidence(base, cand, f"{p['name']} mean", values[p["name"]], p["effect"])))
+            text = _moved_text(f"{p['title']} time", _b(p), _c(p), p["unit"]) + "."
+            out.append(_obs(text + one if one else text, _evidence(base, cand, f"{p['name']} {p.get('statistic', 'mean')}", values[p["name"]], p["effect"])))
         if groups["stayed"]:
             names = _join([p["title"].lower() for p in groups["stayed"]]).capitalize()
-            text = f"{names} took the same time {_both(base, cand)}."
+            text = f"{names} took the same time {_both(base, cand)} (no change beyond noise)."
             out.append(_obs(text, _evidence(base, cand, "phase means", {p["name"]: values[p["name"]] for p in groups["stayed"]})))
     else:
-        stayed = sorted(groups["stayed"], key=lambda p: -(p["baseline_mean"] if math.isfinite(p["baseline_mean"]) else 0))
+        stayed = sorted(groups["stayed"], key=lambda p: -(_b(p) if math.isfinite(_b(p)) else 0))
         parts = []
         if stayed:
             first, rest = stayed[0], stayed[1:]
             parts.append(
-                f"{first['title']} stayed at {qty(first['baseline_mean'], first['unit'])}"
-                + "".join(f", {p['title'].lower()} at {qty(p['baseline_mean'], p['unit'])}" for p in rest)
+                f"{first['title']} stayed at {qty(_b(first), first['unit'])}"
+                + "".join(f", {p['title'].lower()} at {qty(_b(p), p['unit'])}" for p in rest)
             )
-        moved = [_moved_text(p["title"] if not parts and i == 0 else p["title"].lower(), p["baseline_mean"], p["candidate_mean"], p["unit"]) for i, p in enumerate(groups["moved"])]
+        moved = [_moved_text(p["title"] if not parts and i == 0 else p["title"].lower(), _b(p), _c(p), p["unit"]) for i, p in enumerate(groups["moved"])]
         if moved:
             parts.append(_join(moved))
         if parts:
@@ -93,10 +102,10 @@ def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
     for p in groups["unresolved"]:
         verdict = (p["effect"] or {}).get("verdict")
         text = (
-            f"{p['title']} went from {qty(p['baseline_mean'], p['unit'])} to {qty(p['candidate_mean'], p['unit'])}, "
+            f"{p['title']} went from {qty(_b(p), p['unit'])} to {qty(_c(p), p['unit'])}, "
             f"a change these runs do not resolve beyond noise ({verdict})."
         )
-        out.append(_obs(text, _evidence(base, cand, f"{p['name']} mean", values[p["name"]], p["effect"])))
+        out.append(_obs(text, _evidence(base, cand, f"{p['name']} {p.get('statistic', 'mean')}", values[p["name"]], p["effect"])))
     out.extend(_location(lens, base, cand, primary, groups))
     return out
 
@@ -152,9 +161,27 @@ def fleet_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
     for p in phases:
         if p["name"] == "service_attainment" and movement(p["effect"], p["baseline_mean"], p["candidate_mean"]) == "moved":
             out.append(_obs(_moved_text("Service attainment", p["baseline_mean"], p["candidate_mean"], "%") + ".", _evidence(base, cand, p["name"], {"baseline": p["baseline_mean"], "candidate": p["candidate_mean"]}, p["effect"])))
+    # One observation per distinct finding, citing every window where it holds.
+    merged: dict[str, dict] = {}
     for side, runs in (("baseline", base), ("candidate", cand)):
         for run in runs:
-            out.extend(_gang_blocking(side, run, read_window(run), base, cand))
+            for obs in _gang_blocking(side, run, read_window(run), base, cand):
+                seen = merged.get(obs["text"])
+                if seen is None:
+                    merged[obs["text"]] = obs
+                    obs["evidence"]["per_window"] = [obs["evidence"]["values"]]
+                    continue
+                for key in ("baseline", "candidate"):
+                    seen["evidence"]["runs"][key] += obs["evidence"]["runs"][key]
+                seen["evidence"]["per_window"].append(obs["evidence"]["values"])
+    for obs in merged.values():
+        ev = obs["evidence"]
+        ev["side"] = "both" if ev["runs"]["baseline"] and ev["runs"]["candidate"] else ev["side"]
+        side_runs = base if ev["side"] == "baseline" else cand
+        if ev["side"] != "both" and len(side_runs) > 1:
+            where = f" (in {len(ev['per_window'])} of {len(side_runs)} {ev['side']} windows). Without"
+            obs["text"] = obs["text"].replace(". Without", where, 1)
+    out.extend(merged.values())
     return out
 
 

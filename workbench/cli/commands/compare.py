@@ -1,0 +1,131 @@
+"""wb compare: comparability first, then the delta, phases, guardrails and observations.
+
+Exit codes: 0 compared (or refused, without --fail-on); with --fail-on, 3 when the pair
+was refused (refused|any) and 4 when a regression was found (regression|any): the
+primary verdict is REGRESSION or a guardrail broke.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+FAIL_ON = ("regression", "refused", "any")
+
+
+class VsCommand(click.Command):
+    """Reads ``BASE... --vs CAND...``: the values after ``--vs`` (up to the next option)
+    are the candidate runs."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                out.extend(args[i:])
+                break
+            if arg == "--vs":
+                i += 1
+                taken = 0
+                while i < len(args) and not (args[i].startswith("-") and args[i] != "-"):
+                    out += ["--vs", args[i]]
+                    i += 1
+                    taken += 1
+                if not taken:
+                    raise click.UsageError("--vs needs at least one candidate run", ctx=ctx)
+                continue
+            out.append(arg)
+            i += 1
+        return super().parse_args(ctx, out)
+
+
+def run_selection_options(f):
+    """Options shared by ``wb compare`` and ``wb inspect``."""
+    options = [
+        click.argument("baseline", nargs=-1, required=True),
+        click.option("--vs", "candidate", multiple=True, metavar="CAND...", help="Candidate runs (ids or labels), after the baseline runs."),
+        click.option("--lens", type=click.Choice(["inference", "training", "fleet"]), help="Lens (default: the runs' own)."),
+        click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The intended change (repeatable); DIM alone, or DIM=FROM:TO (FROM->TO when a value has ':')."),
+        click.option("--accept", "accepts", multiple=True, metavar="DIM", help="Accept a refusing dimension (needs a matching --why; recorded)."),
+        click.option("--why", "whys", multiple=True, metavar="TEXT", help="The reason for the --accept before it (one --why per --accept, in order)."),
+        click.option("--extension", "extensions", multiple=True, type=click.Path(dir_okay=False), help="Lens extension file (TOML; repeatable). Also $WB_LENS_EXTENSIONS (path list)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, whys, extensions) -> dict[str, Any]:
+    """Runs from the store and the parsed declarations, as keyword arguments for
+    ``workbench.compare.compare``/``inspect``."""
+    from store.errors import StoreError
+    from workbench.cli.context import open_store_from
+    from workbench.compare import parse_change
+    from workbench.errors import NotFound, UsageError
+
+    if not candidate:
+        raise UsageError("name the candidate runs: wb compare BASE... --vs CAND...")
+    if len(accepts) != len(whys):
+        raise UsageError(f"every --accept needs its own --why TEXT ({len(accepts)} --accept, {len(whys)} --why)")
+    parsed_changes = dict(parse_change(c) for c in changes)
+    parsed_accepts = dict(zip(accepts, whys))
+    env_ext = [p for p in os.environ.get("WB_LENS_EXTENSIONS", "").split(os.pathsep) if p]
+    store = open_store_from(ctx)
+    try:
+        base_ids = store.resolve_runs(list(baseline))
+        cand_ids = store.resolve_runs(list(candidate))
+        overlap = sorted(set(base_ids) & set(cand_ids))
+        if overlap:
+            raise UsageError(f"run {overlap[0]} is on both sides: a run cannot be its own baseline")
+        base = store.load_runs(base_ids)
+        cand = store.load_runs(cand_ids)
+    except StoreError as exc:
+        raise NotFound(str(exc)) from None
+    return {
+        "baseline": base,
+        "candidate": cand,
+        "changes": parsed_changes,
+        "accepts": parsed_accepts,
+        "extensions": [*env_ext, *extensions],
+    }
+
+
+def exit_code(result, fail_on: str | None) -> int:
+    from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION
+
+    if fail_on in ("refused", "any") and not result.comparable:
+        return EXIT_REFUSED
+    if fail_on in ("regression", "any") and result.comparable and result.regression:
+        return EXIT_REGRESSION
+    return EXIT_OK
+
+
+@click.command("compare", cls=VsCommand)
+@run_selection_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (the compare contract, docs/compare.md).")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), help="Exit 3 when refused, 4 on a regression (REGRESSION verdict or a broken guardrail), or both (any).")
+@click.pass_context
+def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, as_json, fail_on) -> None:
+    """Compare BASELINE runs with candidate runs (--vs CAND...), by id or label.
+
+    Comparability comes first: a pair whose must-match dimensions differ or are unknown
+    is refused with the reason, and no delta is computed. Example:
+
+      wb compare 1 2 3 --vs 4 5 6 --change engine_revision=v0.8.2:v0.8.3
+    """
+    from workbench.cli.context import emit_json
+    from workbench.compare import compare
+    from workbench.compare.render import render_comparison
+
+    selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions)
+    result = compare(lens=lens, **selection)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        click.echo(render_comparison(result))
+    if fail_on in ("regression", "any") and result.comparable and result.verdict is None:
+        click.echo("wb: note: no verdict on the primary metric (needs two or more runs a side): --fail-on regression cannot fire on it", err=True)
+    ctx.exit(exit_code(result, fail_on))

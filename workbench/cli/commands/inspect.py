@@ -1,0 +1,35 @@
+"""wb inspect: follow a comparable pair's delta into phase distributions, equal windows
+over time and the operations that moved most, with ASCII charts (80 columns)."""
+
+from __future__ import annotations
+
+import click
+
+from workbench.cli.commands.compare import VsCommand, run_selection_options
+
+
+@click.command("inspect", cls=VsCommand)
+@run_selection_options
+@click.option("--windows", default=8, show_default=True, type=click.IntRange(2, 50), help="Equal windows per run for the change over time.")
+@click.option("--top", default=10, show_default=True, type=click.IntRange(1, 200), help="Operations to list.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.pass_context
+def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, windows, top, as_json) -> None:
+    """Inspect BASELINE runs against candidate runs (--vs CAND...), by id or label.
+
+    A refused pair shows its comparability table and reason, and exits 3.
+    """
+    from workbench.cli.commands.compare import load_selection
+    from workbench.cli.context import emit_json
+    from workbench.compare import inspect
+    from workbench.compare.render import render_inspect
+    from workbench.errors import EXIT_REFUSED
+
+    selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions)
+    result = inspect(lens=lens, windows=windows, top=top, **selection)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        click.echo(render_inspect(result))
+    if not result.comparison.comparable:
+        ctx.exit(EXIT_REFUSED)

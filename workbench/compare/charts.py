@@ -1,0 +1,83 @@
+"""ASCII charts that read at 80 columns with no colour: baseline ``#`` against candidate
+``=``, on one shared scale per chart so bar lengths compare."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from workbench.compare.fmt import qty
+from workbench.textsafe import clean
+
+BASE_MARK, CAND_MARK = "#", "="
+
+
+def _bar(value: float, scale: float, width: int, mark: str) -> str:
+    if not math.isfinite(value) or scale <= 0:
+        return "?"
+    n = int(round(max(value, 0.0) / scale * width))
+    return mark * n if n else ("." if value > 0 else "")
+
+
+def paired_bars(rows: Sequence[tuple[str, float, float]], unit: str, width: int = 80) -> str:
+    """Two bars per row (baseline ``#``, candidate ``=``), labels on the left, values on
+    the right; an unknown value shows ``?`` and "unknown", never an empty bar."""
+    if not rows:
+        return ""
+    label_w = min(max(len(clean(r[0])) for r in rows), 18)
+    value_w = max(len(qty(v, unit)) for r in rows for v in r[1:]) + 1
+    bar_w = max(width - label_w - value_w - 6, 10)
+    finite = [v for r in rows for v in r[1:] if math.isfinite(v)]
+    scale = max(finite) if finite else 0.0
+    lines = []
+    for label, b, c in rows:
+        name = clean(label)[:label_w].ljust(label_w)
+        for tag, v, mark in (("B", b, BASE_MARK), ("C", c, CAND_MARK)):
+            bar = _bar(v, scale, bar_w, mark)
+            lines.append(f"{name} {tag} |{bar.ljust(bar_w)} {qty(v, unit).rjust(value_w - 1)}")
+            name = " " * label_w
+    lines.append(f"{' ' * label_w}   B = baseline ({BASE_MARK}), C = candidate ({CAND_MARK}); one scale, 0 to {qty(scale, unit)}")
+    return "\n".join(lines)
+
+
+def box_line(stats: dict[str, float], lo: float, hi: float, width: int) -> str:
+    """A one-line box plot: ``|`` at p5 and p95, ``[`` ``]`` at p25/p75, ``M`` at the median."""
+    cells = [" "] * width
+    if not all(math.isfinite(stats.get(k, math.nan)) for k in ("p5", "p25", "p50", "p75", "p95")) or hi <= lo:
+        return "?".ljust(width)
+
+    def pos(v: float) -> int:
+        return min(width - 1, max(0, int(round((v - lo) / (hi - lo) * (width - 1)))))
+
+    a, q1, m, q3, b = (pos(stats[k]) for k in ("p5", "p25", "p50", "p75", "p95"))
+    for i in range(a, b + 1):
+        cells[i] = "-"
+    for i in range(q1, q3 + 1):
+        cells[i] = "="
+    cells[a], cells[b] = "|", "|"
+    cells[q1], cells[q3] = "[", "]"
+    cells[m] = "M"
+    return "".join(cells)
+
+
+def distribution_chart(rows: Sequence[tuple[str, dict, dict]], unit: str, width: int = 80) -> str:
+    """Per phase, baseline and candidate box lines on one shared axis."""
+    if not rows:
+        return ""
+    label_w = min(max(len(clean(r[0])) for r in rows), 14)
+    values = [s[k] for r in rows for s in r[1:] for k in ("p5", "p95") if math.isfinite(s.get(k, math.nan))]
+    if not values:
+        return "(no values)"
+    lo, hi = min(values), max(values)
+    if hi == lo:
+        lo, hi = lo - 1.0, hi + 1.0
+    box_w = max(width - label_w - 5, 10)
+    lines = []
+    for label, b, c in rows:
+        name = clean(label)[:label_w].ljust(label_w)
+        lines.append(f"{name} B {box_line(b, lo, hi, box_w)}")
+        lines.append(f"{' ' * label_w} C {box_line(c, lo, hi, box_w)}")
+    left, right = qty(lo, unit), qty(hi, unit)
+    lines.append(f"{' ' * (label_w + 3)}{left}{right.rjust(box_w - len(left))}")
+    lines.append(f"{' ' * (label_w + 3)}|-- p5..p95, [==] p25..p75, M median (pooled requests/steps: descriptive)")
+    return "\n".join(lines)

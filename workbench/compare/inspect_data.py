@@ -1,0 +1,177 @@
+"""Inspect: follow the delta into phases, windows and operations.
+
+- distributions: per phase (and the primary's per-item measure), quantiles of the
+  requests or steps pooled over a side's runs. Descriptive only: items inside a run are
+  not independent samples, so no interval is drawn from them.
+- over time: each run cut into equal windows (by request order, step, or job start),
+  the mean per window averaged over a side's runs, to see when a change appears.
+- operations: where the runs carry an ``operations`` table, the time per step of each
+  operation, baseline against candidate, the ones that moved most first.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from lenses.base import Lens, column, finite
+from store.records import RunRecord
+from workbench.compare.fmt import jsonable
+from workbench.compare.model import Comparison
+
+QUANTILES = {"p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99}
+
+
+@dataclass
+class InspectResult:
+    comparison: Comparison
+    distributions: list[dict[str, Any]] = field(default_factory=list)
+    over_time: dict[str, Any] = field(default_factory=dict)
+    operations: list[dict[str, Any]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return jsonable(
+            {
+                "comparison": self.comparison.to_json(),
+                "distributions": self.distributions,
+                "over_time": self.over_time,
+                "operations": self.operations,
+            }
+        )
+
+
+def describe(values: np.ndarray) -> dict[str, float]:
+    v = finite(values)
+    if not v.size:
+        return {"n": 0, "mean": math.nan, **{k: math.nan for k in QUANTILES}}
+    qs = np.quantile(v, list(QUANTILES.values()))
+    return {"n": int(v.size), "mean": float(v.mean()), **{k: float(q) for k, q in zip(QUANTILES, qs)}}
+
+
+def _by_step(run: RunRecord, name: str, reduce: str) -> np.ndarray | None:
+    values, steps = column(run, name), column(run, "step")
+    if values is None:
+        return None
+    if steps is None:
+        return values
+    keep = np.isfinite(steps)
+    uniq, inverse = np.unique(steps[keep], return_inverse=True)
+    v = values[keep]
+    out = np.full(len(uniq), np.nan)
+    for i in range(len(uniq)):
+        chunk = finite(v[inverse == i])
+        if chunk.size:
+            out[i] = chunk.max() if reduce == "max" else chunk.mean()
+    return out
+
+
+def series(lens: Lens, run: RunRecord) -> dict[str, np.ndarray]:
+    """Per-item values in time order: the primary's per-item measure first, then phases."""
+    if lens.name == "training":
+        out = {"step_time": _by_step(run, "step_ms", "mean")}
+        for p in lens.phases:
+            out[p.name] = _by_step(run, p.column, "mean")
+        return {k: v for k, v in out.items() if v is not None}
+    if lens.name == "fleet":
+        from lenses.fleet import read_window
+
+        start, eligible = column(run, "start"), column(run, "eligible")
+        if start is None or eligible is None:
+            return {}
+        w = read_window(run)
+        inside = np.isfinite(start) & np.isfinite(eligible) & (start >= w.start) & (start <= w.end)
+        order = np.argsort(start[inside], kind="stable")
+        return {"queue_wait": (start - eligible)[inside][order]}
+    out = {"ttft": lens.ttft_values(run)} if hasattr(lens, "ttft_values") else {}
+    out.update(lens.phase_values(run))
+    return out
+
+
+def _units(lens: Lens) -> dict[str, str]:
+    units = {p.name: p.unit for p in lens.phases}
+    units.update({"ttft": "ms", "step_time": "ms", "queue_wait": "s"})
+    return units
+
+
+def distributions(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    sb = [series(lens, r) for r in base]
+    sc = [series(lens, r) for r in cand]
+    names = list(dict.fromkeys(k for s in sb + sc for k in s))
+    units = _units(lens)
+    out = []
+    for name in names:
+        pool_b = np.concatenate([s[name] for s in sb if name in s] or [np.empty(0)])
+        pool_c = np.concatenate([s[name] for s in sc if name in s] or [np.empty(0)])
+        out.append({"name": name, "unit": units.get(name, ""), "pooled": True, "baseline": describe(pool_b), "candidate": describe(pool_c)})
+    return out
+
+
+def _window_means(values: np.ndarray, k: int) -> list[float]:
+    if values.size < k:
+        return [math.nan] * k
+    return [float(finite(c).mean()) if finite(c).size else math.nan for c in np.array_split(values, k)]
+
+
+def over_time(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], windows: int) -> dict[str, Any]:
+    sb = [series(lens, r) for r in base]
+    sc = [series(lens, r) for r in cand]
+    names = list(dict.fromkeys(k for s in sb + sc for k in s))
+    units = _units(lens)
+    metrics = []
+    for name in names:
+        side = {}
+        for label, ss in (("baseline", sb), ("candidate", sc)):
+            rows = np.array([_window_means(s[name], windows) for s in ss if name in s]) if ss else np.empty((0, windows))
+            with np.errstate(all="ignore"):
+                side[label] = [float(np.nanmean(col)) if np.isfinite(col).any() else math.nan for col in rows.T] if rows.size else [math.nan] * windows
+        metrics.append({"name": name, "unit": units.get(name, ""), **side})
+    order = {"training": "step", "fleet": "job start time", "inference": "request order"}[lens.name]
+    return {"windows": windows, "by": order, "metrics": metrics}
+
+
+def operations(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -> list[dict[str, Any]] | None:
+    def per_step(run: RunRecord) -> dict[str, tuple[str, float]] | None:
+        ops = run.tables.get("operations")
+        if not ops or "name" not in ops:
+            return None
+        names = np.asarray(ops["name"]).astype(str)
+        total = column(run, "total_ms", "operations")
+        if total is None:
+            return None
+        kinds = np.asarray(ops["kind"]).astype(str) if "kind" in ops else np.full(len(names), "")
+        steps = column(run, "step", "operations")
+        n_steps = len(np.unique(finite(steps))) if steps is not None and finite(steps).size else 1
+        out: dict[str, tuple[str, float]] = {}
+        for name, kind, t in zip(names, kinds, total):
+            if math.isfinite(t):
+                prev = out.get(name, (kind, 0.0))
+                out[name] = (prev[0], prev[1] + float(t))
+        return {k: (kind, t / n_steps) for k, (kind, t) in out.items()}
+
+    ob = [o for o in (per_step(r) for r in base) if o is not None]
+    oc = [o for o in (per_step(r) for r in cand) if o is not None]
+    if not ob or not oc:
+        return None
+    names = set().union(*ob, *oc)
+    rows = []
+    for name in names:
+        kind = next((o[name][0] for o in ob + oc if name in o), "")
+        b = float(np.mean([o.get(name, (kind, 0.0))[1] for o in ob]))
+        c = float(np.mean([o.get(name, (kind, 0.0))[1] for o in oc]))
+        rows.append({"name": name, "kind": kind, "baseline_ms_per_step": b, "candidate_ms_per_step": c, "delta_ms": c - b})
+    rows.sort(key=lambda r: (-abs(r["delta_ms"]), r["name"]))
+    return rows[:top]
+
+
+def build_inspect(comparison: Comparison, base: Sequence[RunRecord], cand: Sequence[RunRecord], *, windows: int = 8, top: int = 10) -> InspectResult:
+    result = InspectResult(comparison)
+    if not comparison.comparable:
+        return result
+    lens = comparison.lens
+    result.distributions = distributions(lens, base, cand)
+    result.over_time = over_time(lens, base, cand, windows)
+    result.operations = operations(base, cand, top)
+    return result

@@ -1,0 +1,186 @@
+"""Plain-text reports of a comparison and an inspection, readable at 80 columns with no
+colour. Every string from a capture goes through ``clean`` (control characters shown,
+never interpreted)."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Any
+
+from workbench.compare.charts import distribution_chart, paired_bars
+from workbench.compare.fmt import change, num, qty
+from workbench.compare.inspect_data import InspectResult
+from workbench.compare.model import Comparison
+from workbench.textsafe import clean
+
+WIDTH = 80
+
+
+def _cut(value: Any, width: int) -> str:
+    text = "unknown" if value is None else clean(value)
+    return text if len(text) <= width else text[: width - 1] + "~"
+
+
+def _runs(refs: list[Any]) -> str:
+    return ", ".join(clean(r) for r in refs)
+
+
+def _effect_text(effect: dict | None) -> str:
+    effect = effect or {}
+    verdict = effect.get("verdict")
+    if verdict is None:
+        return effect.get("note", "no effect")
+    ci = next((i for i in effect.get("intervals", []) if i.get("level") == 0.95), None)
+    if ci and ci.get("low") is not None and ci.get("high") is not None:
+        return f"{verdict} (ratio {num(effect.get('ratio'))}, CI95 {num(ci['low'])}..{num(ci['high'])})"
+    return str(verdict)
+
+
+def dimensions_table(c: Comparison) -> list[str]:
+    rows = c.comparability.rows
+    # Non-same rows first: what differs is what a reader needs to see.
+    order = sorted(rows, key=lambda r: (r.state == "same", not r.must_match))
+    lines = [f"  {'dimension':<20} {'state':<9} {'baseline':<20} {'candidate':<20} source"]
+    for r in order:
+        mark = "*" if r.must_match else " "
+        lines.append(
+            f"{mark} {_cut(r.name, 20):<20} {r.state:<9} {_cut(r.baseline.value, 20):<20} "
+            f"{_cut(r.candidate.value, 20):<20} {_cut(r.source, 8)}"
+        )
+        if r.note:
+            lines.append(f"    note: {_cut(r.note, WIDTH - 10)}")
+        if r.accepted_why is not None:
+            lines.append(f"    accepted: {_cut(r.accepted_why, WIDTH - 14)}")
+    lines.append("  (* must match)")
+    return lines
+
+
+def render_comparison(c: Comparison) -> str:
+    out = [
+        f"lens: {c.lens.name}   baseline: {_runs(c.runs['baseline'])}   candidate: {_runs(c.runs['candidate'])}",
+        "",
+        "Comparability",
+        *dimensions_table(c),
+        "",
+    ]
+    if not c.comparable:
+        out += textwrap.wrap(f"REFUSED: {clean(c.refusal['reason'])}", WIDTH, subsequent_indent="  ")
+        if c.refusal.get("also"):
+            out.append(f"also blocking: {', '.join(c.refusal['also'])}")
+        out.append("No delta is computed for a pair that is not comparable.")
+        return "\n".join(out)
+    for a in c.accepted:
+        out.append(f"accepted {a['dimension']}: {clean(a['why'])}")
+    p = c.primary or {}
+    out += [f"{p.get('title', '')}: {p.get('text', '')}", f"  effect: {_effect_text(p.get('effect'))}", ""]
+    if c.phases:
+        out += phases_table(c)
+    if c.metrics:
+        out.append("Extra metrics")
+        for m in c.metrics:
+            out.append(f"  {_cut(m['title'], 28):<28} {change(m['baseline'], m['candidate'], m['unit'])}  {_effect_text(m['effect'])}")
+        out.append("")
+    if c.guardrails:
+        out.append("Guardrails")
+        for g in c.guardrails:
+            out.append(f"  {_cut(g['title'], 28):<28} {g['state']:<8} {qty(g['baseline'], g['unit'])} vs {qty(g['candidate'], g['unit'])}")
+        out.append("")
+    out += work_lines(c.work)
+    if c.observations:
+        out.append("Observations (observation, not cause)")
+        for o in c.observations:
+            out += textwrap.wrap(clean(o["text"]), WIDTH, initial_indent="  - ", subsequent_indent="    ")
+    return "\n".join(out)
+
+
+def phases_table(c: Comparison) -> list[str]:
+    fleet = c.lens.name == "fleet"
+    head = "Window metrics (one value per window, averaged over windows)" if fleet else "Phases (each run's mean, p50, p95, averaged over runs)"
+    lines = [head, *textwrap.wrap(clean(c.lens.phase_note), WIDTH - 2, initial_indent="  ", subsequent_indent="  ")]
+    if fleet:
+        lines.append(f"  {'metric':<30} {'baseline':>10} {'candidate':>10}  effect")
+        for p in c.phases or []:
+            lines.append(f"  {_cut(p['title'], 30):<30} {qty(p['baseline_mean'], p['unit']):>10} {qty(p['candidate_mean'], p['unit']):>10}  {_cut(_effect_text(p['effect']), 24)}")
+        return lines + [""]
+    lines.append(f"  {'phase':<18} {'mean':>19}  {'p50':>16}  {'p95':>16}")
+    for p in c.phases or []:
+        mark = "" if p["in_primary"] else " (beside)"
+        arrow = lambda b, v: f"{num(b)} → {num(v)}"  # noqa: E731
+        lines.append(
+            f"  {_cut(p['title'] + mark, 18):<18} {arrow(p['baseline_mean'], p['candidate_mean']):>19}  "
+            f"{arrow(p['baseline_p50'], p['candidate_p50']):>16}  {arrow(p['baseline_p95'], p['candidate_p95']):>16}"
+        )
+        lines.append(f"  {'':<18} {p.get('statistic', 'mean')}: {_cut(_effect_text(p['effect']), WIDTH - 28)}")
+    lines.append(f"  units: {c.phases[0]['unit'] if c.phases else ''}; phases are not additive")
+    return lines + [""]
+
+
+def work_lines(work: dict[str, Any]) -> list[str]:
+    if not work:
+        return []
+    lines = ["Work", f"  {work.get('unit', '')}: {num(work.get('baseline'))} vs {num(work.get('candidate'))}"]
+    item = work.get("per_item")
+    if item:
+        lines.append(f"  {item['name']}: {num(item['baseline'])} vs {num(item['candidate'])} ({'same' if work.get('same') else 'DIFFERENT'})")
+    t = work.get("throughput")
+    if t:
+        lines.append(f"  throughput: {change(t['baseline'], t['candidate'], t['unit'])}")
+    if work.get("note"):
+        lines += textwrap.wrap(clean(work["note"]), WIDTH, initial_indent="  ", subsequent_indent="  ")
+    return lines + [""]
+
+
+def render_inspect(r: InspectResult) -> str:
+    c = r.comparison
+    if not c.comparable:
+        return render_comparison(c)
+    out = [f"lens: {c.lens.name}   baseline: {_runs(c.runs['baseline'])}   candidate: {_runs(c.runs['candidate'])}"]
+    p = c.primary or {}
+    out += [f"{p.get('title', '')}: {p.get('text', '')}", ""]
+    if c.phases and c.lens.name != "fleet":
+        out.append("Phase means, baseline against candidate")
+        unit = c.phases[0]["unit"]
+        out.append(paired_bars([(ph["title"], ph["baseline_mean"], ph["candidate_mean"]) for ph in c.phases], unit, WIDTH))
+        out.append("")
+    elif c.phases:
+        out.append("Window metrics")
+        for ph in c.phases:
+            out.append(paired_bars([(ph["title"], ph["baseline_mean"], ph["candidate_mean"])], ph["unit"], WIDTH))
+        out.append("")
+    if r.distributions:
+        out.append("Distributions (items pooled over a side's runs; descriptive, not an interval)")
+        out.append(f"  {'measure':<12} {'side':<4} {'n':>7} {'p5':>8} {'p50':>8} {'p95':>8} {'p99':>8} {'mean':>8}")
+        for d in r.distributions:
+            for side in ("baseline", "candidate"):
+                s = d[side]
+                out.append(
+                    f"  {_cut(d['name'], 12):<12} {side[0].upper():<4} {s['n']:>7} "
+                    + " ".join(f"{num(s[k]):>8}" for k in ("p5", "p50", "p95", "p99", "mean"))
+                )
+        for unit in dict.fromkeys(d["unit"] for d in r.distributions):
+            rows = [(d["name"], d["baseline"], d["candidate"]) for d in r.distributions if d["unit"] == unit]
+            out.append(distribution_chart(rows, unit, WIDTH))
+        out.append("")
+    if r.over_time.get("metrics"):
+        k = r.over_time["windows"]
+        out.append(f"Over time: {k} equal windows by {r.over_time['by']} (mean per window, averaged over runs)")
+        for m in r.over_time["metrics"]:
+            rows = [(f"{m['name']} {i + 1}/{k}", b, v) for i, (b, v) in enumerate(zip(m["baseline"], m["candidate"]))]
+            out.append(paired_bars(rows, m["unit"], WIDTH))
+        out.append("")
+    if r.operations:
+        out.append("Operations that moved most (ms per step, mean over runs)")
+        out.append(f"  {'operation':<36} {'kind':<10} {'baseline':>9} {'candidate':>9} {'delta':>9}")
+        for o in r.operations:
+            out.append(
+                f"  {_cut(o['name'], 36):<36} {_cut(o['kind'], 10):<10} {num(o['baseline_ms_per_step']):>9} "
+                f"{num(o['candidate_ms_per_step']):>9} {('+' if o['delta_ms'] > 0 else '') + num(o['delta_ms']):>9}"
+            )
+    elif r.operations is None:
+        out.append("Operations: the runs carry no operations table.")
+    return "\n".join(line.rstrip() for line in "\n".join(out).splitlines())
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, int | float) and math.isfinite(v)
