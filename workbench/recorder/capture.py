@@ -1,0 +1,276 @@
+"""Turn what a snapshot took into a native capture (``workbench.capture/1``) and write it.
+
+Runs on the snapshot writer thread, never on a recording thread. numpy is imported
+here, lazily, to group rows without a Python loop per row.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import re
+import socket
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from workbench.recorder.gpu import METRICS
+from workbench.recorder.ring import RingView
+
+FORMAT = "workbench.capture/1"
+
+# One row of the span ring: (seq, kind, name id, a, b).
+SPAN_FIELDS: tuple[str, ...] = ("seq", "kind", "name", "a", "b")
+STEP, REQUEST, PHASE, VALUE, CUDA = 0.0, 1.0, 2.0, 3.0, 4.0
+# For STEP/REQUEST/PHASE rows a, b are start and end (ns since the recorder started);
+# for VALUE rows a is the value; for CUDA rows a is the start and b the elapsed ms.
+
+# Values that are flags or counts in the capture, not floats.
+_INTEGRAL = {"prompt_tokens", "output_tokens", "tokens", "samples", "rank", "step"}
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9_]+")
+
+
+def safe_name(name: str) -> str:
+    """A phase or value name as a capture key: letters, digits and underscores."""
+    cleaned = _SAFE_NAME.sub("_", str(name)).strip("_")[:64]
+    return cleaned or "unnamed"
+
+
+@dataclass
+class SnapshotData:
+    """Everything one snapshot took, by reference, at the moment it was taken."""
+
+    reason: str
+    taken_ns: float  # recorder clock, ns since start
+    wall0_s: float  # epoch seconds at recorder time 0
+    lens: str
+    spans: RingView
+    gpu: RingView | None
+    names: tuple[str, ...]
+    events: list[tuple[float, str, dict[str, Any]]]
+    gpu_info: dict[str, Any]
+    recorder: dict[str, Any]
+    trigger: dict[str, Any] | None = None
+    label: str | None = None
+    dimensions: dict[str, Any] = field(default_factory=dict)
+    window_kind: str = "steady"
+    rank: int | None = None
+    last_s: float | None = None
+
+
+def _rows(view: RingView) -> Any:
+    import numpy as np
+
+    width = len(view.fields)
+    parts = []
+    for seg in view.segments:
+        # tobytes() is one C call: a stale writer appending to this array can't
+        # interleave, and numpy never holds a buffer export on the live array.
+        raw = np.frombuffer(seg.values.tobytes(), dtype=np.float64)
+        usable = (raw.size // width) * width
+        parts.append(raw[:usable].reshape(-1, width))
+    if not parts:
+        return np.empty((0, width))
+    return np.concatenate(parts)
+
+
+def _epoch(data: SnapshotData, t_ns: float) -> float:
+    return round(data.wall0_s + t_ns / 1e9, 6)
+
+
+def _ms(ns: float) -> float:
+    return round(ns / 1e6, 6)
+
+
+def _finite(value: float) -> bool:
+    return not (math.isnan(value) or math.isinf(value))
+
+
+def _samples(data: SnapshotData) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One sample per closed step (training) or request (inference), oldest first."""
+    import numpy as np
+
+    rows = _rows(data.spans)
+    primary = REQUEST if data.lens == "inference" else STEP
+    if data.last_s is not None and rows.size:
+        since = data.taken_ns - data.last_s * 1e9
+        spans = rows[(rows[:, 1] == primary) & (rows[:, 4] >= since)]
+    else:
+        spans = rows[rows[:, 1] == primary]
+    spans = spans[np.argsort(spans[:, 0], kind="stable")]
+    if not spans.size:
+        return [], {}
+    seqs = spans[:, 0]
+    index = {float(s): i for i, s in enumerate(seqs)}
+    names = data.names
+
+    # Phases (summed per step and name), CUDA-event phases, and values (last wins).
+    extra: list[dict[str, Any]] = [{} for _ in range(len(seqs))]
+    sums: dict[tuple[int, str], float] = {}
+    for kind, key_of, amount in (
+        (PHASE, lambda n: f"{safe_name(n)}_ms", lambda r: (r[4] - r[3]) / 1e6),
+        (CUDA, lambda n: f"{safe_name(n)}_gpu_ms", lambda r: r[4]),
+    ):
+        sel = rows[rows[:, 1] == kind]
+        for r in sel:
+            i = index.get(float(r[0]))
+            if i is None:
+                continue
+            key = (i, key_of(names[int(r[2])]))
+            sums[key] = sums.get(key, 0.0) + float(amount(r))
+    for (i, key), total in sums.items():
+        extra[i][key] = round(total, 6)
+    for r in rows[rows[:, 1] == VALUE]:
+        i = index.get(float(r[0]))
+        if i is None or not _finite(float(r[3])):
+            continue
+        name = names[int(r[2])]
+        value = float(r[3])
+        if name == "ok":
+            extra[i]["ok"] = bool(value)
+        elif name in _INTEGRAL and value.is_integer():
+            extra[i][name] = int(value)
+        else:
+            extra[i][name] = value
+
+    samples: list[dict[str, Any]] = []
+    for i, r in enumerate(spans):
+        seq = int(r[0])
+        if primary == STEP:
+            sample: dict[str, Any] = {"step": seq}
+            if data.rank is not None:
+                sample["rank"] = data.rank
+            sample["step_ms"] = _ms(r[4] - r[3])
+        else:
+            sample = {"id": f"r-{seq}", "e2e_ms": _ms(r[4] - r[3]), "ok": True}
+        sample.update(extra[i])
+        sample["start_s"] = _epoch(data, r[3])  # epoch seconds: when the span began
+        samples.append(sample)
+    bounds = {
+        "start": _epoch(data, float(spans[:, 3].min())),
+        "end": _epoch(data, float(spans[:, 4].max())),
+        "first_seq": int(seqs[0]),
+        "last_seq": int(seqs[-1]),
+    }
+    return samples, bounds
+
+
+def _gpu_section(data: SnapshotData) -> dict[str, Any]:
+    section = dict(data.gpu_info)
+    if data.gpu is None or section.get("status") not in ("ok", "stopped", "failed"):
+        section.pop("samples_taken", None)
+        return section
+    rows = _rows(data.gpu)
+    out = []
+    for r in rows:
+        sample: dict[str, Any] = {"t": _epoch(data, float(r[0])), "device": int(r[1])}
+        for name, value in zip(METRICS, r[2:]):
+            value = float(value)
+            if _finite(value):  # unsupported or failed reads stay absent: unknown
+                sample[name] = int(value) if name in ("memory_used_bytes", "throttle_reasons") else value
+        out.append(sample)
+    section["fields"] = {
+        "util_pct": "%", "mem_util_pct": "%", "sm_clock_mhz": "MHz", "mem_clock_mhz": "MHz",
+        "power_w": "W", "temperature_c": "C", "memory_used_bytes": "bytes",
+        "throttle_reasons": "NVML clocks event reasons bitmask",
+    }
+    section["samples"] = out
+    section["evicted_samples"] = data.gpu.evicted_rows
+    return section
+
+
+def _work_and_quality(lens: str, samples: list[dict[str, Any]]) -> tuple[dict | None, dict]:
+    quality: dict[str, float] = {}
+    if lens == "inference":
+        if samples:
+            failed = sum(1 for s in samples if not s.get("ok", True))
+            quality["error_rate"] = failed / len(samples)
+        unit_keys = (("tokens", "output_tokens"),)
+    else:
+        unit_keys = (("tokens", "tokens"), ("samples", "samples"))
+    for unit, key in unit_keys:
+        if samples and all(key in s for s in samples):
+            return {"unit": unit, "amount": sum(s[key] for s in samples)}, quality
+    return None, quality
+
+
+def build_capture(data: SnapshotData) -> dict[str, Any]:
+    """The capture document for one snapshot (pure: no I/O)."""
+    samples, bounds = _samples(data)
+    taken_at = _epoch(data, data.taken_ns)
+    dims = dict(data.dimensions)
+    gpu = _gpu_section(data)
+    devices = gpu.get("devices") or []
+    if "hardware" not in dims and devices:
+        names = sorted({d.get("name", "") for d in devices} - {""})
+        if len(names) == 1:
+            dims["hardware"] = f"{len(devices)}x {names[0]}"
+    label = data.label or f"{data.lens} recorder"
+    window: dict[str, Any] = {"kind": data.window_kind, "source": "flight recorder"}
+    window.update(bounds)
+    window["snapshot_reason"] = data.reason
+    if data.trigger is not None:
+        window["incident_seq"] = data.trigger.get("seq")
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "lens": data.lens,
+        "label": f"{label}: {data.reason}",
+        "recorded_at": datetime.fromtimestamp(taken_at, timezone.utc).isoformat().replace("+00:00", "Z"),
+        "dimensions": dims,
+        "window": window,
+    }
+    work, quality = _work_and_quality(data.lens, samples)
+    if work is not None:
+        doc["work"] = work
+    if quality:
+        doc["quality"] = quality
+    doc["samples"] = samples
+    if data.trigger is not None:
+        doc["trigger"] = data.trigger
+    doc["gpu"] = gpu
+    recorder = dict(data.recorder)
+    recorder["events"] = [
+        {"t": _epoch(data, t), "kind": kind, **detail} for t, kind, detail in data.events
+    ]
+    recorder["host"] = socket.gethostname()
+    doc["recorder"] = recorder
+    return doc
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:120] or "snapshot"
+
+
+def write_capture(doc: dict[str, Any], out_dir: Path, stem: str, *, compress: bool) -> Path:
+    """Write ``doc`` to ``out_dir`` atomically (temporary file, then rename): a crash or
+    a kill mid-write leaves no half-written capture behind."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    body = json.dumps(doc, allow_nan=False, separators=(",", ":")).encode()
+    suffix = ".json.gz" if compress else ".json"
+    final = out_dir / f"{_slug(stem)}{suffix}"
+    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".wb-snapshot-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(gzip.compress(body, mtime=0) if compress else body)
+        os.replace(tmp, final)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return final
+
+
+def import_into_store(path: Path, store_url: str, label: str | None = None) -> Any:
+    """Import one snapshot file with the workbench's ingest API (same path as ``wb import``)."""
+    from workbench.importers.base import ImportOptions
+    from workbench.ingest import import_files  # lazy: pulls in the store (sqlmodel)
+    from store import open_store
+
+    store = open_store(store_url)
+    return import_files(store, [path], ImportOptions(label=label))

@@ -1,0 +1,114 @@
+"""The recorder's configuration: fixed at construction, never changed while running."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.recorder.trigger import TriggerRule
+
+# Set to off / 0 / false / no / disabled to turn every recorder in the process into a no-op.
+DISABLE_ENV = "WB_RECORDER"
+# Where snapshots go when no out_dir is given.
+DIR_ENV = "WB_RECORDER_DIR"
+# A store URL (as for ``wb --store``): snapshots are imported there as well.
+STORE_ENV = "WB_STORE"
+DEFAULT_DIR = "wb-snapshots"
+
+_OFF = {"0", "off", "false", "no", "disabled", "disable"}
+
+
+def disabled_by_env(environ: dict[str, str] | None = None) -> bool:
+    value = (environ if environ is not None else os.environ).get(DISABLE_ENV, "")
+    return value.strip().lower() in _OFF
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Retention for one stream: at most ``max_bytes`` and nothing older than ``max_age_s``.
+
+    ``segment_rows`` rows form a segment (capped at 1/16 of the budget); the active
+    segment is also sealed every ``seal_every_s`` so the age budget has something to trim.
+    """
+
+    max_bytes: int
+    max_age_s: float | None = 600.0
+    segment_rows: int = 4096
+    seal_every_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_bytes < 4096:
+            raise ValueError("max_bytes must be at least 4 KiB")
+        if self.max_age_s is not None and self.max_age_s <= 0:
+            raise ValueError("max_age_s must be positive (or None for no age limit)")
+
+    @property
+    def seal_interval_s(self) -> float | None:
+        if self.seal_every_s is not None:
+            return self.seal_every_s
+        return None if self.max_age_s is None else min(5.0, self.max_age_s / 8)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"max_bytes": self.max_bytes, "segment_rows": self.segment_rows}
+        if self.max_age_s is not None:
+            out["max_age_s"] = self.max_age_s
+        return out
+
+
+@dataclass(frozen=True)
+class RecorderConfig:
+    """What a recorder keeps, when it snapshots and where snapshots go.
+
+    ``lens`` decides what a sample is: a step (``training``) or a request
+    (``inference``). ``dimensions`` are declared as-is into every snapshot (a must-match
+    dimension left out is *unknown* and ``wb compare`` will refuse the pair).
+    """
+
+    lens: str = "training"
+    label: str | None = None
+    dimensions: dict[str, Any] = field(default_factory=dict)
+    rank: int | None = None
+    out_dir: Path | None = None
+    store_url: str | None = None
+    spans: Budget = Budget(max_bytes=16 << 20)
+    gpu: Budget = Budget(max_bytes=4 << 20)
+    gpu_interval_s: float | None = 0.5
+    trigger: TriggerRule | None = TriggerRule()
+    window_kind: str = "steady"
+    compress: bool = False
+    max_names: int = 1024
+    max_events: int = 1024
+
+    def __post_init__(self) -> None:
+        if self.lens not in ("training", "inference"):
+            raise ValueError(f"lens must be 'training' or 'inference', not {self.lens!r}")
+        if self.window_kind not in ("steady", "startup", "checkpointing", "mixed"):
+            raise ValueError(f"unknown window kind {self.window_kind!r}")
+        if self.gpu_interval_s is not None and self.gpu_interval_s <= 0:
+            raise ValueError("gpu_interval_s must be positive (or None for no GPU sampling)")
+
+    def resolved_out_dir(self) -> Path:
+        return Path(self.out_dir or os.environ.get(DIR_ENV) or DEFAULT_DIR)
+
+    def resolved_store_url(self) -> str | None:
+        return self.store_url or os.environ.get(STORE_ENV) or None
+
+    def resolved_rank(self) -> int | None:
+        if self.rank is not None:
+            return self.rank
+        value = os.environ.get("RANK")
+        return int(value) if value and value.isdigit() else None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "lens": self.lens,
+            "spans": self.spans.to_json(),
+            "gpu": self.gpu.to_json(),
+        }
+        if self.gpu_interval_s is not None:
+            out["gpu_interval_s"] = self.gpu_interval_s
+        if self.trigger is not None:
+            out["trigger"] = self.trigger.to_json()
+        return out

@@ -1,0 +1,784 @@
+"""The flight recorder: spans and phases on the workload's threads, GPU samples on a
+sampler thread, snapshots written by one writer thread.
+
+Hot path (``with rec.step():``): two clock reads, one row appended to the span ring
+(one C call), a comparison with the trigger threshold. No lock, no allocation beyond
+the span object and its row. Everything slow (sealing, trimming, median refresh,
+writing) happens rarely or on another thread.
+
+Nothing in here raises into the workload: every recorder-side failure is caught,
+counted, logged once per place and reported in ``stats()`` and in every snapshot.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import functools
+import itertools
+import logging
+import os
+import queue
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from workbench import __version__
+from workbench.recorder.capture import (
+    CUDA,
+    PHASE,
+    REQUEST,
+    SPAN_FIELDS,
+    STEP,
+    VALUE,
+    SnapshotData,
+    build_capture,
+    import_into_store,
+    write_capture,
+)
+from workbench.recorder.config import RecorderConfig, disabled_by_env
+from workbench.recorder.gpu import GPU_FIELDS, GpuSampler, GpuSource
+from workbench.recorder.ring import SegmentRing
+from workbench.recorder.trigger import IncidentBudget, LatencyTrigger
+
+log = logging.getLogger("workbench.recorder")
+
+_OVERFLOW_NAME = "other"
+# Every 16th span does the housekeeping (seal check, trigger refresh): a segment
+# overshoots by at most 15 span rows (phases check on every row: they can be many).
+_HOUSEKEEPING_MASK = 15
+_INF = float("inf")
+
+
+class _Span:
+    """One step or request; also a handle for its phases and values (any thread)."""
+
+    __slots__ = ("_rec", "_seq", "_start")
+    _kind = STEP
+
+    def __init__(self, rec: Recorder) -> None:
+        self._rec = rec
+        self._seq = seq = next(rec._seq)
+        rec._open_seq = seq
+
+    def __enter__(self) -> _Span:
+        try:
+            self._start = self._rec._clock()
+        except Exception as exc:  # noqa: BLE001 - never into the workload
+            self._start = None
+            self._rec._fault(exc, "clock")
+        return self
+
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
+        # The body of Recorder._close, inlined: this is the hottest code in the recorder.
+        rec = self._rec
+        try:
+            end = rec._clock()
+            start = self._start
+            if start is None:
+                return False
+            seq = self._seq
+            t0 = rec._t0
+            spans = rec._spans
+            spans.append([seq, self._kind, 0.0, start - t0, end - t0])
+            if et is not None:
+                spans.append([seq, VALUE, rec._ok_name, 0.0, 0.0])
+            trig = rec._trigger
+            if trig is not None and self._kind == rec._watch_kind:
+                duration = end - start
+                if duration > trig.threshold_ns:
+                    rec._slow(seq, self._kind, duration, end - t0)
+                trig.observe(duration)
+            if not seq & _HOUSEKEEPING_MASK:
+                rec._housekeeping(seq, end - t0)
+        except Exception as exc:  # noqa: BLE001
+            rec._fault(exc, "span")
+        return False
+
+    @property
+    def seq(self) -> int:
+        return self._seq
+
+    def phase(self, name: str, *, cuda: bool = False) -> Any:
+        """A phase of this span (use it when several spans are open on several threads)."""
+        return self._rec._phase_of(self._seq, name, cuda)
+
+    def value(self, name: str, value: float) -> None:
+        """Attach a number to this span (``tokens``, ``loss``, ``prompt_tokens``...)."""
+        self._rec._value_of(self._seq, name, value)
+
+
+class _Request(_Span):
+    __slots__ = ()
+    _kind = REQUEST
+
+
+class _Phase:
+    __slots__ = ("_rec", "_seq", "_name", "_start")
+
+    def __init__(self, rec: Recorder, seq: int, name: int) -> None:
+        self._rec = rec
+        self._seq = seq
+        self._name = name
+
+    def __enter__(self) -> _Phase:
+        try:
+            self._start = self._rec._clock()
+        except Exception as exc:  # noqa: BLE001
+            self._start = None
+            self._rec._fault(exc, "clock")
+        return self
+
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
+        rec = self._rec
+        try:
+            start = self._start
+            if start is not None:
+                end = rec._clock()
+                t0 = rec._t0
+                spans = rec._spans
+                spans.append([self._seq, PHASE, self._name, start - t0, end - t0])
+                if len(spans.active) >= spans.segment_values:
+                    rec._seal(end - t0)
+        except Exception as exc:  # noqa: BLE001
+            rec._fault(exc, "phase")
+        return False
+
+
+class _CudaPhase(_Phase):
+    """A phase timed on the host and, through CUDA events (cupy), on the GPU stream.
+
+    The events are resolved later (``done`` is a non-blocking query) so the workload
+    never synchronizes with the GPU because of the recorder.
+    """
+
+    __slots__ = ("_events",)
+
+    def __enter__(self) -> _CudaPhase:
+        super().__enter__()
+        try:
+            ev = self._rec._cupy.cuda.Event()
+            ev.record()
+            self._events = [ev]
+        except Exception as exc:  # noqa: BLE001
+            self._events = None
+            self._rec._fault(exc, "cuda event")
+        return self
+
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
+        super().__exit__(et, ev, tb)
+        rec = self._rec
+        try:
+            if self._events is not None and self._start is not None:
+                end_ev = rec._cupy.cuda.Event()
+                end_ev.record()
+                pending = rec._cuda_pending
+                if len(pending) == pending.maxlen:
+                    rec._cuda_dropped += 1
+                pending.append(
+                    (self._seq, self._name, self._start - rec._t0, self._events[0], end_ev)
+                )
+        except Exception as exc:  # noqa: BLE001
+            rec._fault(exc, "cuda event")
+        return False
+
+
+class _Null:
+    """What a disabled recorder hands out: every method does nothing."""
+
+    __slots__ = ()
+    seq = -1
+
+    def __enter__(self) -> _Null:
+        return self
+
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
+        return False
+
+    def phase(self, name: str, *, cuda: bool = False) -> _Null:
+        return self
+
+    def value(self, name: str, value: float) -> None:
+        return None
+
+
+_NULL = _Null()
+
+
+class Recorder:
+    """An in-process flight recorder for a training loop or a server.
+
+    >>> rec = Recorder(lens="training", dimensions={"model": "toy"})  # doctest: +SKIP
+    >>> with rec.step():                                               # doctest: +SKIP
+    ...     with rec.phase("input"): batch = next(loader)
+    ...     with rec.phase("compute"): loss = train(batch)
+
+    ``clock`` (ns, monotonic) and ``wall_clock`` (epoch seconds) are injectable for
+    tests; ``gpu_source`` replaces NVML. Keyword arguments not given as ``config``
+    are fields of :class:`RecorderConfig`.
+    """
+
+    def __init__(
+        self,
+        config: RecorderConfig | None = None,
+        *,
+        clock: Callable[[], int] | None = None,
+        wall_clock: Callable[[], float] | None = None,
+        gpu_source: GpuSource | None = None,
+        start_threads: bool = True,
+        enabled: bool | None = None,
+        **fields: Any,
+    ) -> None:
+        config = config or RecorderConfig()
+        if fields:
+            config = dataclasses.replace(config, **fields)
+        self.config = config
+        self.enabled = (not disabled_by_env()) if enabled is None else bool(enabled)
+        if not self.enabled:
+            self._disable()
+            return
+        self._clock: Callable[[], int] = clock or time.perf_counter_ns
+        self._wall_clock = wall_clock or time.time
+        self._start_threads = start_threads
+        self._gpu_source = gpu_source
+        self._t0 = self._clock()
+        self._wall0 = self._wall_clock()
+        self._pid = os.getpid()
+        self._forked_from: int | None = None
+        self._closed = False
+        self._setup_state()
+        self.step = functools.partial(_Span, self)  # type: ignore[method-assign]
+        self.request = functools.partial(_Request, self)  # type: ignore[method-assign]
+        _LIVE.add(self)
+
+    # -- set-up -------------------------------------------------------------------------
+
+    def _disable(self) -> None:
+        """Shadow every public method with a no-op (instance attributes beat methods)."""
+        self.step = self.request = lambda *a, **k: _NULL  # type: ignore[method-assign]
+        self.phase = lambda *a, **k: _NULL  # type: ignore[method-assign]
+        self.value = self.record_step = self.record_request = self.mark = (  # type: ignore[method-assign]
+            lambda *a, **k: None
+        )
+        self.snapshot = self.boundary = lambda *a, **k: None  # type: ignore[method-assign]
+        self.close = lambda *a, **k: None  # type: ignore[method-assign]
+        self.stats = lambda: {"enabled": False}  # type: ignore[method-assign]
+
+    def _setup_state(self) -> None:
+        cfg = self.config
+        now = 0.0
+
+        def ring(name: str, fields: tuple[str, ...], budget: Any) -> SegmentRing:
+            seal = budget.seal_interval_s
+            return SegmentRing(
+                name,
+                fields,
+                max_bytes=budget.max_bytes,
+                max_age_ns=None if budget.max_age_s is None else budget.max_age_s * 1e9,
+                segment_rows=budget.segment_rows,
+                seal_every_ns=_INF if seal is None else seal * 1e9,
+                now_ns=now,
+            )
+
+        self._spans = ring("spans", SPAN_FIELDS, cfg.spans)
+        self._gpu = ring("gpu", GPU_FIELDS, cfg.gpu)
+        self._names: dict[str, int] = {}
+        self._name_list: list[str] = []
+        self._names_dropped = 0
+        self._names_lock = threading.Lock()
+        self._ok_name = self._name_id("ok")
+        self._seq = itertools.count()
+        self._open_seq = -1
+        self._watch_kind = REQUEST if cfg.lens == "inference" else STEP
+        self._trigger = LatencyTrigger(cfg.trigger) if cfg.trigger is not None else None
+        self._incidents = IncidentBudget(cfg.trigger) if cfg.trigger is not None else None
+        self._suppression_logged: set[str] = set()
+        self._events: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=cfg.max_events)
+        self._events_seen = 0
+        self._faults = 0
+        self._fault_places: dict[str, int] = {}
+        self._last_fault: str | None = None
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
+        self._worker_lock = threading.Lock()
+        self._snapshot_seq = itertools.count(1)
+        self._written: deque[str] = deque(maxlen=64)
+        self._written_count = 0
+        self._imported_count = 0
+        self._cupy: Any = None
+        self._cuda_pending: deque[tuple[Any, ...]] = deque(maxlen=4096)
+        self._cuda_dropped = 0
+        self._cuda_lock = threading.Lock()
+        self._sampler: GpuSampler | None = None
+        if cfg.gpu_interval_s is not None:
+            self._sampler = GpuSampler(
+                self._gpu,
+                interval_s=cfg.gpu_interval_s,
+                clock_ns=self._now,
+                source=self._gpu_source,
+                on_fault=self._fault,
+                on_xid=self._xid,
+            )
+            if self._start_threads:
+                self._sampler.start()
+
+    # -- recording (workload threads) ---------------------------------------------------
+
+    def step(self) -> _Span:
+        """``with rec.step():`` around one training step.
+
+        (Replaced per instance by ``functools.partial(_Span, self)``: one Python frame
+        less on the hot path. This method is the documentation and the fallback.)"""
+        return _Span(self)
+
+    def request(self) -> _Span:
+        """``with rec.request() as r:`` around one request; ``r.phase("prefill")``."""
+        return _Request(self)
+
+    def phase(self, name: str, *, cuda: bool = False) -> Any:
+        """A phase of the most recently opened step (for a single-threaded loop; with
+        concurrent spans use ``span.phase``). ``cuda=True`` also times it with CUDA
+        events when cupy is installed."""
+        try:
+            nid = self._names.get(name)
+            if nid is not None and not cuda:
+                return _Phase(self, self._open_seq, nid)
+        except Exception as exc:  # noqa: BLE001 - e.g. an unhashable name
+            self._fault(exc, "phase")
+            return _NULL
+        return self._phase_of(self._open_seq, name, cuda)
+
+    def value(self, name: str, value: float) -> None:
+        """Attach a number (``tokens``, ``samples``, ``loss``) to the most recent step."""
+        self._value_of(self._open_seq, name, value)
+
+    def record_step(
+        self,
+        start_ns: int,
+        end_ns: int,
+        *,
+        phases: Mapping[str, tuple[int, int]] | None = None,
+        values: Mapping[str, float] | None = None,
+        failed: bool = False,
+    ) -> None:
+        """Record a step timed by the caller's own timers, on this recorder's clock
+        (``rec.clock()``; by default ``time.perf_counter_ns``)."""
+        self._record(STEP, start_ns, end_ns, phases, values, failed)
+
+    def record_request(
+        self,
+        start_ns: int,
+        end_ns: int,
+        *,
+        phases: Mapping[str, tuple[int, int]] | None = None,
+        values: Mapping[str, float] | None = None,
+        failed: bool = False,
+    ) -> None:
+        self._record(REQUEST, start_ns, end_ns, phases, values, failed)
+
+    def clock(self) -> int:
+        """Now, on the recorder's clock (ns)."""
+        return self._clock()
+
+    def mark(self, name: str, **detail: Any) -> None:
+        """Note a moment (``epoch 3 done``) in the recorder's event log."""
+        try:
+            self._event(self._now(), "mark", {"name": str(name)[:200], **_plain(detail)})
+        except Exception as exc:  # noqa: BLE001
+            self._fault(exc, "mark")
+
+    # -- internals of recording ---------------------------------------------------------
+
+    def _now(self) -> float:
+        return self._clock() - self._t0
+
+    def _close(self, seq: int, kind: float, start: int, end: int, failed: bool) -> None:
+        t0 = self._t0
+        spans = self._spans
+        spans.append([seq, kind, 0.0, start - t0, end - t0])
+        if failed:
+            spans.append([seq, VALUE, self._ok_name, 0.0, 0.0])
+        trig = self._trigger
+        if trig is not None and kind == self._watch_kind:
+            duration = end - start
+            if duration > trig.threshold_ns:
+                self._slow(seq, kind, duration, end - t0)
+            trig.observe(duration)
+            if not seq & trig.refresh_mask:
+                trig.refresh()
+        self._maybe_seal(end - t0)
+
+    def _record(self, kind: float, start: int, end: int, phases: Any, values: Any, failed: bool) -> None:
+        try:
+            seq = next(self._seq)
+            t0 = self._t0
+            for name, (p0, p1) in (phases or {}).items():
+                self._spans.append([seq, PHASE, self._name_id(name), p0 - t0, p1 - t0])
+            for name, v in (values or {}).items():
+                self._spans.append([seq, VALUE, self._name_id(name), float(v), 0.0])
+            self._close(seq, kind, start, end, failed)
+        except Exception as exc:  # noqa: BLE001
+            self._fault(exc, "record")
+
+    def _phase_of(self, seq: int, name: str, cuda: bool) -> Any:
+        try:
+            nid = self._names.get(name)
+            if nid is None:
+                nid = self._name_id(name)
+            if cuda and self._cuda_ready():
+                return _CudaPhase(self, seq, nid)
+            return _Phase(self, seq, nid)
+        except Exception as exc:  # noqa: BLE001
+            self._fault(exc, "phase")
+            return _NULL
+
+    def _value_of(self, seq: int, name: str, value: float) -> None:
+        try:
+            nid = self._names.get(name)
+            if nid is None:
+                nid = self._name_id(name)
+            self._spans.append([seq, VALUE, nid, float(value), 0.0])
+        except Exception as exc:  # noqa: BLE001
+            self._fault(exc, "value")
+
+    def _name_id(self, name: str) -> int:
+        name = str(name)
+        with self._names_lock:
+            nid = self._names.get(name)
+            if nid is not None:
+                return nid
+            if len(self._name_list) >= self.config.max_names:
+                # Bounded: a workload inventing names per step can't grow the table.
+                self._names_dropped += 1
+                if _OVERFLOW_NAME not in self._names:
+                    self._names[_OVERFLOW_NAME] = len(self._name_list)
+                    self._name_list.append(_OVERFLOW_NAME)
+                return self._names[_OVERFLOW_NAME]
+            nid = len(self._name_list)
+            self._name_list.append(name)
+            self._names[name] = nid
+            return nid
+
+    def _housekeeping(self, seq: int, now: float) -> None:
+        trig = self._trigger
+        if trig is not None and not seq & trig.refresh_mask:
+            trig.refresh()
+        self._maybe_seal(now)
+
+    def _maybe_seal(self, now: float) -> None:
+        spans = self._spans
+        if len(spans.active) >= spans.segment_values or now - spans.opened_at_ns > spans.seal_every_ns:
+            self._seal(now)
+
+    def _seal(self, now: float) -> None:
+        """Rare path: seal the span ring; do the housekeeping that must not be hot."""
+        self._spans.seal(now)
+        if self._cuda_pending:
+            self._resolve_cuda()
+        if self._forked_from is not None and self._sampler is not None and self._sampler.status == "not started":
+            if self._start_threads:
+                self._sampler.start()
+
+    def _cuda_ready(self) -> bool:
+        if self._cupy is None:
+            try:
+                import cupy  # noqa: F401 - lazy: the ``gpu`` extra
+
+                self._cupy = cupy
+            except Exception as exc:  # noqa: BLE001 - no cupy: host timing only
+                self._cupy = False
+                self._fault(exc, "cupy import")
+        return bool(self._cupy)
+
+    def _resolve_cuda(self, *, wait: bool = False) -> None:
+        """Turn completed CUDA event pairs into rows; never waits unless ``wait``."""
+        if not self._cuda_lock.acquire(blocking=False):
+            return
+        try:
+            pending = self._cuda_pending
+            while pending:
+                seq, nid, start_rel, ev0, ev1 = pending[0]
+                if not ev1.done:
+                    if not wait:
+                        break
+                    ev1.synchronize()
+                ms = self._cupy.cuda.get_elapsed_time(ev0, ev1)
+                self._spans.append([seq, CUDA, nid, start_rel, float(ms)])
+                pending.popleft()
+        except Exception as exc:  # noqa: BLE001
+            self._fault(exc, "cuda resolve")
+        finally:
+            self._cuda_lock.release()
+
+    def _event(self, t: float, kind: str, detail: dict[str, Any]) -> None:
+        self._events_seen += 1
+        self._events.append((t, kind, detail))
+
+    def _xid(self, t: float, device: int, xid: int) -> None:
+        self._event(t, "xid", {"device": device, "xid": xid})
+
+    def _fault(self, exc: BaseException, where: str) -> None:
+        """Count a recorder-side failure; log the first one of each place."""
+        try:
+            self._faults += 1
+            self._last_fault = f"{where}: {type(exc).__name__}: {exc}"[:500]
+            seen = self._fault_places.get(where, 0)
+            self._fault_places[where] = seen + 1
+            if not seen:
+                log.warning("wb recorder: %s (counted; the workload continues)", self._last_fault)
+        except Exception:  # noqa: BLE001 - the fault counter itself must never raise
+            pass
+
+    # -- triggers and snapshots -----------------------------------------------------------
+
+    def _slow(self, seq: int, kind: float, duration: float, now: float) -> None:
+        trig, budget = self._trigger, self._incidents
+        assert trig is not None and budget is not None
+        refused = budget.admit(now)
+        if refused is not None:
+            # Only the first suppression after an incident (per reason) goes to the event
+            # log; the rest are counted. A noisy loop must not pay for an event each time.
+            if budget.suppressed[refused] == 1 or refused not in self._suppression_logged:
+                self._suppression_logged.add(refused)
+                self._event(now, "suppressed", {"why": refused, "seq": seq,
+                                                "duration_ms": duration / 1e6})
+            return
+        self._suppression_logged.clear()
+        detail: dict[str, Any] = {"seq": seq, "span": "request" if kind == REQUEST else "step"}
+        detail.update(trig.explain(duration))
+        self._event(now, "trigger", dict(detail))
+        detail["at"] = round(self._wall0 + now / 1e9, 6)
+        self._take(f"slow {detail['span']}", trigger=detail, incident=True)
+
+    def snapshot(self, reason: str = "on demand", *, wait: bool = True, timeout: float = 60.0,
+                 last_s: float | None = None) -> Path | None:
+        """Write what the recorder holds now as a capture; returns its path (when
+        ``wait``), else ``None``. Never raises; a failure is counted in ``stats()``."""
+        try:
+            job = self._take(str(reason)[:200], last_s=last_s)
+            if job is None or not wait:
+                return None
+            job.done.wait(timeout)
+            return job.path
+        except Exception as exc:  # noqa: BLE001
+            self._fault(exc, "snapshot")
+            return None
+
+    def boundary(self, name: str) -> None:
+        """A workload boundary (end of an epoch, a checkpoint): mark it and snapshot."""
+        self.mark(name)
+        self.snapshot(f"boundary: {name}", wait=False)
+
+    def _take(self, reason: str, *, trigger: dict[str, Any] | None = None,
+              incident: bool = False, last_s: float | None = None) -> _Job | None:
+        """Seal and take references (fast, on the calling thread); queue the writing."""
+        try:
+            if self._closed:
+                return None
+            if self._cuda_pending:
+                self._resolve_cuda()
+            now = self._now()
+            cfg = self.config
+            data = SnapshotData(
+                reason=reason,
+                taken_ns=now,
+                wall0_s=self._wall0,
+                lens=cfg.lens,
+                spans=self._spans.view(now),
+                gpu=self._gpu.view(now) if self._sampler is not None else None,
+                names=tuple(self._name_list),
+                events=list(self._events),
+                gpu_info=self._gpu_info(),
+                recorder=self._report(),
+                trigger=trigger,
+                label=cfg.label,
+                dimensions=dict(cfg.dimensions),
+                window_kind=cfg.window_kind,
+                rank=cfg.resolved_rank(),
+                last_s=last_s,
+            )
+            job = _Job(data, incident)
+            self._ensure_worker()
+            self._jobs.put(job)
+            return job
+        except Exception as exc:  # noqa: BLE001
+            if incident and self._incidents is not None:
+                self._incidents.finished()
+            self._fault(exc, "snapshot")
+            return None
+
+    def _gpu_info(self) -> dict[str, Any]:
+        if self._sampler is None:
+            return {"status": "off", "reason": "GPU sampling not configured"}
+        return self._sampler.describe()
+
+    def _report(self) -> dict[str, Any]:
+        """The recorder's own state, as it goes into snapshots and ``stats()``."""
+        out: dict[str, Any] = {
+            "tool": "wb",
+            "version": __version__,
+            "pid": os.getpid(),
+            "config": self.config.to_json(),
+            "spans": self._spans.counters(),
+            "gpu": self._gpu.counters(),
+            "faults": self._faults,
+            "events_dropped": max(0, self._events_seen - len(self._events)),
+        }
+        if self._fault_places:
+            out["fault_places"] = dict(self._fault_places)
+        if self._last_fault:
+            out["last_fault"] = self._last_fault
+        if self._incidents is not None:
+            out.update(self._incidents.counters())
+        if self._names_dropped:
+            out["names_dropped"] = self._names_dropped
+        if self._cuda_dropped:
+            out["cuda_events_dropped"] = self._cuda_dropped
+        if self._forked_from is not None:
+            out["forked_from_pid"] = self._forked_from
+        return out
+
+    def _ensure_worker(self) -> None:
+        if self._worker is not None and self._worker.is_alive():
+            return
+        with self._worker_lock:
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(
+                    target=self._write_loop, name="wb-recorder-writer", daemon=True
+                )
+                self._worker.start()
+
+    def _write_loop(self) -> None:
+        """The single snapshot writer: one snapshot at a time, in order."""
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            try:
+                job.path = self._write(job)
+            except Exception as exc:  # noqa: BLE001
+                self._fault(exc, "snapshot write")
+            finally:
+                if job.incident and self._incidents is not None:
+                    self._incidents.finished()
+                job.done.set()
+
+    def _write(self, job: _Job) -> Path:
+        cfg = self.config
+        doc = build_capture(job.data)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stem = f"{cfg.label or cfg.lens}-{stamp}-p{os.getpid()}-{next(self._snapshot_seq):03d}-{job.data.reason}"
+        path = write_capture(doc, cfg.resolved_out_dir(), stem, compress=cfg.compress)
+        self._written_count += 1
+        self._written.append(str(path))
+        url = cfg.resolved_store_url()
+        if url:
+            try:
+                import_into_store(path, url)
+                self._imported_count += 1
+            except Exception as exc:  # noqa: BLE001 - the file is kept; the import is retried by hand
+                self._fault(exc, "store import")
+        return path
+
+    # -- reporting and lifetime ------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Counters: retention and evictions per stream, faults, incidents, snapshots."""
+        out = self._report()
+        out["enabled"] = True
+        out["gpu_sampler"] = self._gpu_info()
+        out["snapshots_written"] = self._written_count
+        out["snapshots_imported"] = self._imported_count
+        out["snapshot_paths"] = list(self._written)
+        return out
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop sampling and finish queued snapshots (bounded by ``timeout``)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._sampler is not None:
+                self._sampler.stop()
+            worker = self._worker
+            if worker is not None and worker.is_alive():
+                self._jobs.put(None)
+                worker.join(timeout)
+        except Exception as exc:  # noqa: BLE001
+            self._fault(exc, "close")
+        _LIVE.discard(self)
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.close()
+        return False
+
+    def _after_fork(self) -> None:
+        """In a forked child: fresh locks, empty rings, no threads (they did not survive
+        the fork); the sampler restarts at the next seal, the writer on first use."""
+        self._forked_from = self._pid
+        self._pid = os.getpid()
+        self._setup_state_without_threads()
+
+    def _setup_state_without_threads(self) -> None:
+        start = self._start_threads
+        self._start_threads = False
+        try:
+            self._setup_state()
+        finally:
+            self._start_threads = start
+
+
+class _Job:
+    __slots__ = ("data", "incident", "done", "path")
+
+    def __init__(self, data: SnapshotData, incident: bool) -> None:
+        self.data = data
+        self.incident = incident
+        self.done = threading.Event()
+        self.path: Path | None = None
+
+
+def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:
+    """Event details as JSON-safe scalars (no NaN, no objects)."""
+    out: dict[str, Any] = {}
+    for key, value in detail.items():
+        if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+            out[str(key)] = value
+        elif isinstance(value, float):
+            if value == value and value not in (_INF, -_INF):
+                out[str(key)] = value
+        else:
+            out[str(key)] = str(value)[:200]
+    return out
+
+
+# Every live recorder, for the fork and exit hooks (weak: a dropped recorder is gone).
+_LIVE: weakref.WeakSet[Recorder] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for rec in list(_LIVE):
+        try:
+            rec._after_fork()
+        except Exception:  # noqa: BLE001 - a recorder must never break a fork
+            pass
+
+
+def _close_all_at_exit() -> None:
+    for rec in list(_LIVE):
+        try:
+            rec.close(timeout=2.0)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+atexit.register(_close_all_at_exit)
