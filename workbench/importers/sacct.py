@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+from operator import itemgetter
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone, tzinfo
@@ -181,8 +182,8 @@ def _zone(tz: str, path: Path) -> tzinfo:
 
 # ---------------------------------------------------------------- records
 
-def iter_records(path: Path) -> Iterator[tuple[int, list[str], list[str]]]:
-    """``(line number, header, fields)`` per logical record; malformed ones are yielded
+def iter_records(path: Path) -> Iterator[tuple[int, list[str], list[str], str]]:
+    """``(line number, header, fields, record text)`` per logical record; malformed ones are yielded
     with fields ``[]`` so the caller can report them."""
     try:
         stream = open_binary(path)
@@ -215,7 +216,7 @@ def iter_records(path: Path) -> Iterator[tuple[int, list[str], list[str]]]:
                         continue
                     if text.count(delim) == need:
                         fields = text.split(delim)
-                        yield line_no, header, fields[:-1] if trailing else fields
+                        yield line_no, header, fields[:-1] if trailing else fields, text
                         continue
                     pending_start = line_no
                 pending.append(text)
@@ -223,15 +224,15 @@ def iter_records(path: Path) -> Iterator[tuple[int, list[str], list[str]]]:
                 count = joined.count(delim)
                 if count == need:
                     fields = joined.split(delim)
-                    yield pending_start, header, fields[:-1] if trailing else fields
+                    yield pending_start, header, fields[:-1] if trailing else fields, joined
                     pending = []
                 elif count > need or len(pending) > MAX_RECORD_LINES:
-                    yield pending_start, header, []
+                    yield pending_start, header, [], ""
                     pending = []
         except READ_ERRORS as exc:
             raise BadInput(path, f"corrupt or truncated ({exc})", where=f"line {line_no}") from None
         if pending:
-            yield pending_start, header, []  # the file ends inside a record
+            yield pending_start, header, [], ""  # the file ends inside a record
 
 
 def gang_size(alloc_tres: str, req_tres: str, alloc_gres: str, req_gres: str, nnodes: str) -> tuple[float, str]:
@@ -262,12 +263,99 @@ def gang_size(alloc_tres: str, req_tres: str, alloc_gres: str, req_gres: str, nn
     return NAN, ""
 
 
+TIME_COLUMNS = ("Submit", "Eligible", "Start", "End")
+CHUNK_ROWS = 65_536
+
+
+class _Columns:
+    """Job rows collected in chunks: times stay strings until a chunk is full, then
+    numpy parses them in one call and the zone is applied per distinct hour."""
+
+    def __init__(self, clock: LocalClock) -> None:
+        self.clock = clock
+        self.jobs: list[np.ndarray] = []
+        self.gpus: list[np.ndarray] = []
+        self.states: list[np.ndarray] = []
+        self.times: dict[str, list[np.ndarray]] = {c: [] for c in TIME_COLUMNS}
+        self._reset()
+
+    def _reset(self) -> None:
+        self.c_jobs: list[str] = []
+        self.c_gpus: list[float] = []
+        self.c_states: list[str] = []
+        self.c_times: dict[str, list[str]] = {c: [] for c in TIME_COLUMNS}
+        self.c_lines: list[int] = []
+        # (row in chunk, column, epoch) for stamps numpy should not parse (epoch, offsets).
+        self.overrides: list[tuple[int, str, float]] = []
+
+    def add(self, line_no: int, job: str, gpus: float, state: str, sub: str, eli: str, sta: str, end: str) -> None:
+        row = len(self.c_jobs)
+        self.c_jobs.append(job)
+        self.c_gpus.append(gpus)
+        self.c_states.append(state)
+        self.c_lines.append(line_no)
+        t = self.c_times
+        t["Submit"].append(sub if len(sub) == 19 else self._odd(row, "Submit", sub, line_no))
+        t["Eligible"].append(eli if len(eli) == 19 else self._odd(row, "Eligible", eli, line_no))
+        t["Start"].append(sta if len(sta) == 19 else self._odd(row, "Start", sta, line_no))
+        t["End"].append(end if len(end) == 19 else self._odd(row, "End", end, line_no))
+        if row + 1 >= CHUNK_ROWS:
+            self.flush()
+
+    def _odd(self, row: int, col: str, text: str, line_no: int) -> str:
+        """A sentinel (unknown), or a stamp numpy should not parse (epoch, offset)."""
+        text = text.strip()
+        if text not in _SENTINELS:
+            self.overrides.append((row, col, self.clock.epoch(text, f"line {line_no}")))
+        return "NaT"
+
+    def flush(self) -> None:
+        if not self.c_jobs:
+            return
+        self.jobs.append(np.array(self.c_jobs, dtype=str))
+        self.gpus.append(np.array(self.c_gpus, dtype=np.float64))
+        self.states.append(np.array(self.c_states, dtype=str))
+        for col in TIME_COLUMNS:
+            self.times[col].append(self._epochs(col))
+        self._reset()
+
+    def _epochs(self, col: str) -> np.ndarray:
+        texts = self.c_times[col]
+        try:
+            parsed = np.array(texts, dtype="datetime64[s]")
+        except ValueError:
+            # Find the bad stamp and let the scalar parser name it and its line.
+            for text, line_no in zip(texts, self.c_lines):
+                if text != "NaT":
+                    self.clock.epoch(text, f"line {line_no}")
+            raise BadInput(self.clock.path, f"unreadable {col} time in rows {self.c_lines[0]}..{self.c_lines[-1]}") from None
+        naive = parsed.astype(np.int64).astype(np.float64)
+        naive[np.isnat(parsed)] = np.nan
+        finite = np.isfinite(naive)
+        if finite.any():
+            first = int(np.argmax(finite))
+            if self.clock.zone is None:
+                self.clock._local(datetime(2000, 1, 1), f"line {self.c_lines[first]}")  # raises: --tz needed
+            hours, inverse = np.unique(np.floor(naive[finite] / 3600.0), return_inverse=True)
+            offsets = np.array([self._shift(h) for h in hours], dtype=np.float64)
+            naive[finite] += offsets[inverse]
+        for row, c, value in self.overrides:
+            if c == col:
+                naive[row] = value
+        return naive
+
+    def _shift(self, hour: float) -> float:
+        """Seconds to add to a naive local stamp in this hour to get epoch seconds."""
+        local = datetime(1970, 1, 1) + timedelta(hours=hour)
+        return self.clock._local(local, "") - hour * 3600.0
+
+    def column(self, parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.array([], dtype=dtype)
+
+
 def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: ImportOptions, folder: Path) -> RunRecord:
     params = options.params
     tz = params.get("tz")
-    jobs: list[str] = []
-    cols: dict[str, list[float]] = {"gpus": [], "submit": [], "eligible": [], "start": [], "end": [], "state_i": []}
-    states: dict[str, int] = {}
     seen: set[int] = set()
     skipped_steps = duplicates = 0
     malformed: list[str] = []
@@ -276,71 +364,68 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
     partitions: Counter[str] = Counter()
     clusters: set[str] = set()
     reasons: Counter[str] = Counter()
+    gang_cache: dict[tuple[str, ...], tuple[float, str]] = {}
     clocks = []
+    collected: list[_Columns] = []
     for path in sacct_paths:
         clock = LocalClock(tz, path)
         clocks.append(clock)
+        cols = _Columns(clock)
+        collected.append(cols)
         header: list[str] | None = None
-        idx: dict[str, int] = {}
-        for line_no, hdr, fields in iter_records(path):
+        for line_no, hdr, fields, raw in iter_records(path):
             if header is not hdr:
                 header = hdr
-                idx = {}
+                idx: dict[str, int] = {}
                 for i, name in enumerate(hdr):
                     idx.setdefault(name, i)  # a repeated column (GCM's trailing End) keeps the first
                 if "JobID" not in idx and "JobIDRaw" not in idx:
                     raise BadInput(path, "header has no JobID column", where="line 1")
                 has_eligible_col = has_eligible_col or "Eligible" in idx
+                i_job = idx["JobID"] if "JobID" in idx else idx["JobIDRaw"]
+                get_gang = itemgetter(*(idx.get(c, -1) for c in ("AllocTRES", "ReqTRES", "AllocGRES", "ReqGRES", "NNodes")))
+                get_rest = itemgetter(*(idx.get(c, -1) for c in (*TIME_COLUMNS, "State", "Partition", "Cluster", "Reason")))
             if not fields:
                 malformed.append(f"{path.name}: line {line_no}")
                 continue
-            job = fields[idx["JobID"] if "JobID" in idx else idx["JobIDRaw"]].strip()
+            job = fields[i_job].strip()
             if "." in job:
                 skipped_steps += 1
                 continue
-            key = hash(tuple(fields))
+            key = hash(raw)
             if key in seen:
                 duplicates += 1
                 continue
             seen.add(key)
-
-            def get(name: str) -> str:
-                i = idx.get(name)
-                return fields[i].strip() if i is not None else ""
-
-            where = f"line {line_no}"
-            gpus, kind = gang_size(get("AllocTRES"), get("ReqTRES"), get("AllocGRES"), get("ReqGRES"), get("NNodes"))
-            if kind:
-                device_types[kind] += 1
-            state = get("State").split(" ", 1)[0] or ""
-            code = states.setdefault(state, len(states))
-            jobs.append(job)
-            cols["gpus"].append(gpus)
-            cols["submit"].append(clock.epoch(get("Submit"), where))
-            cols["eligible"].append(clock.epoch(get("Eligible"), where))
-            cols["start"].append(clock.epoch(get("Start"), where))
-            cols["end"].append(clock.epoch(get("End"), where))
-            cols["state_i"].append(float(code))
-            part = get("Partition")
+            fields.append("")  # index -1: a column this header lacks reads as blank
+            gang_key = get_gang(fields)
+            found = gang_cache.get(gang_key)
+            if found is None:
+                found = gang_size(*(x.strip() for x in gang_key))
+                if len(gang_cache) < 100_000:
+                    gang_cache[gang_key] = found
+                if found[1]:
+                    device_types[found[1]] += 1
+            sub, eli, sta, end, state, part, cluster, reason = get_rest(fields)
+            cols.add(line_no, job, found[0], state.split(" ", 1)[0].strip(), sub, eli, sta, end)
             if part:
                 partitions[part] += 1
-            cluster = get("Cluster")
             if cluster:
                 clusters.add(cluster)
-            reason = get("Reason")
             if reason and reason not in _SENTINELS:
                 reasons[reason] += 1
-    if not jobs:
+        cols.flush()
+    job_col = np.concatenate([a for c in collected for a in c.jobs]) if any(c.jobs for c in collected) else np.array([], dtype=str)
+    if not len(job_col):
         why = []
         if skipped_steps:
             why.append(f"{skipped_steps} job-step rows skipped (JobID with '.'; run sacct with -X for allocations)")
         if malformed:
             why.append(f"{len(malformed)} malformed records ({', '.join(malformed[:3])}: field count differs from the header)")
         raise BadInput(sacct_paths[0], "no job records" + (": " + "; ".join(why) if why else ""))
-    arrays = {k: np.array(v, dtype=np.float64) for k, v in cols.items()}
-    names = np.array(list(states), dtype=str)
-    state_col = names[arrays.pop("state_i").astype(np.int64)] if len(names) else np.array([""] * len(jobs), dtype=str)
-    job_col = np.array(jobs, dtype=str)
+    arrays = {c.lower(): np.concatenate([a for col in collected for a in col.times[c]]) for c in TIME_COLUMNS}
+    arrays["gpus"] = np.concatenate([a for c in collected for a in c.gpus])
+    state_col = np.concatenate([a for c in collected for a in c.states])
 
     clock = clocks[0]
     ws = _window_bound(params.get("window_from"), clock, "--from")
