@@ -148,7 +148,9 @@ def parse_dump(doc: Any, path: str | Path) -> RankDump:
     for pg_id, counters in _mapping(doc.get("pg_status") or {}, path, "pg_status").items():
         if isinstance(counters, dict):
             status[str(pg_id)] = {k: _counter(v) for k, v in counters.items()}
-    raw_entries = doc.get("entries") or []
+    raw_entries = doc.get("entries")
+    if raw_entries is None:
+        raw_entries = []  # dumped without collectives
     if not isinstance(raw_entries, list):
         raise BadInput(path, "'entries' is not a list", where="entries")
     entries = [_parse_entry(e, i, rank, path) for i, e in enumerate(raw_entries)]
