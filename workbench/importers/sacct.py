@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe
 
 MAX_LINE = 1 << 20  # a physical line longer than 1 MiB is not sacct output
 MAX_RECORD_LINES = 64  # a record spanning more physical lines is corrupt
+BLOCK = 4 << 20
 NAN = math.nan
 _SENTINELS = {"", "Unknown", "None", "N/A", "NONE", "unknown"}
 _COLUMN = re.compile(r"^[A-Za-z][A-Za-z0-9_()/:]*$")
@@ -205,34 +206,59 @@ def iter_records(path: Path) -> Iterator[tuple[int, list[str], list[str], str]]:
         line_no = 1
         pending: list[str] = []
         pending_start = 0
-        try:
-            for raw in stream:
-                line_no += 1
-                if len(raw) > MAX_LINE:
-                    raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where=f"line {line_no}")
-                text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                if not pending:
-                    if not text.strip():
-                        continue
-                    if text.count(delim) == need:
-                        fields = text.split(delim)
-                        yield line_no, header, fields[:-1] if trailing else fields, text
-                        continue
-                    pending_start = line_no
-                pending.append(text)
-                joined = "\n".join(pending)
-                count = joined.count(delim)
-                if count == need:
-                    fields = joined.split(delim)
-                    yield pending_start, header, fields[:-1] if trailing else fields, joined
-                    pending = []
-                elif count > need or len(pending) > MAX_RECORD_LINES:
-                    yield pending_start, header, [], ""
-                    pending = []
-        except READ_ERRORS as exc:
-            raise BadInput(path, f"corrupt or truncated ({exc})", where=f"line {line_no}") from None
+        for text in _lines(stream, path):
+            line_no += 1
+            if not pending:
+                if text.count(delim) == need:
+                    fields = text.split(delim)
+                    yield line_no, header, fields[:-1] if trailing else fields, text
+                    continue
+                if not text.strip():
+                    continue
+                pending_start = line_no
+            pending.append(text)
+            joined = "\n".join(pending)
+            count = joined.count(delim)
+            if count == need:
+                fields = joined.split(delim)
+                yield pending_start, header, fields[:-1] if trailing else fields, joined
+                pending = []
+            elif count > need or len(pending) > MAX_RECORD_LINES:
+                yield pending_start, header, [], ""
+                pending = []
         if pending:
             yield pending_start, header, [], ""  # the file ends inside a record
+
+
+def _lines(stream: IO[bytes], path: Path) -> Iterator[str]:
+    """Decoded lines read in 4 MiB blocks (bounded memory even for one endless line)."""
+    carry = b""
+    line_no = 1
+    while True:
+        try:
+            block = stream.read(BLOCK)
+        except READ_ERRORS as exc:
+            raise BadInput(path, f"corrupt or truncated ({exc})", where=f"after line {line_no}") from None
+        if not block:
+            break
+        block = carry + block
+        cut = block.rfind(b"\n")
+        if cut < 0:
+            if len(block) > MAX_LINE:
+                raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where=f"line {line_no + 1}")
+            carry = block
+            continue
+        carry = block[cut + 1 :]
+        lines = block[:cut].decode("utf-8", errors="replace").split("\n")
+        for line in lines:
+            if len(line) > MAX_LINE:
+                raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where=f"line {line_no + 1}")
+            line_no += 1
+            yield line[:-1] if line.endswith("\r") else line
+    if carry:
+        if len(carry) > MAX_LINE:
+            raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where=f"line {line_no + 1}")
+        yield carry.decode("utf-8", errors="replace").rstrip("\r")
 
 
 def gang_size(alloc_tres: str, req_tres: str, alloc_gres: str, req_gres: str, nnodes: str) -> tuple[float, str]:
