@@ -86,10 +86,12 @@ class _Tap:
         self.head = bytearray()
         self._tail: list[bytes] = []
         self._tail_len = 0
+        self.total = 0
 
     def read(self, n: int = -1) -> bytes:
         data = self._binary.read(n)
         if data:
+            self.total += len(data)
             if len(self.head) < HEAD_CAP:
                 self.head += data[: HEAD_CAP - len(self.head)]
             self._tail.append(data)
@@ -144,10 +146,13 @@ def _short(exc: BaseException) -> str:
 def _top_level(path: Path, tap: _Tap) -> dict[str, Any]:
     """The document's members other than ``traceEvents``, from the bytes that streamed past."""
     head = bytes(tap.head)
-    header = _header(head)
-    if header is None:
+    found = _header(head)
+    if found is None:
         raise BadInput(path, "cannot read the members before traceEvents (header larger than 8 MiB or not an object)")
-    trailer = _trailer(tap.tail)
+    header, key_end = found
+    tail = tap.tail
+    # Only bytes after the "traceEvents" key can hold the array's end.
+    trailer = _trailer(tail[max(0, key_end - (tap.total - len(tail))) :])
     if trailer is None:
         raise BadInput(path, "cannot read the members after traceEvents (trailer larger than 1 MiB)")
     for key in header.keys() & trailer.keys():
@@ -155,7 +160,8 @@ def _top_level(path: Path, tap: _Tap) -> dict[str, Any]:
     return {**header, **trailer}
 
 
-def _header(head: bytes) -> dict[str, Any] | None:
+def _header(head: bytes) -> tuple[dict[str, Any], int] | None:
+    """The members before ``"traceEvents"``, and the byte offset just after that key."""
     start = 0
     while True:
         pos = head.find(b'"traceEvents"', start)
@@ -169,7 +175,7 @@ def _header(head: bytes) -> dict[str, Any] | None:
         except (ValueError, UnicodeDecodeError):
             start = pos + 1
             continue
-        return obj if isinstance(obj, dict) else None
+        return (obj, pos + len(b'"traceEvents"')) if isinstance(obj, dict) else None
 
 
 def _trailer(tail: bytes) -> dict[str, Any] | None:
