@@ -409,9 +409,8 @@ class Recorder:
             if duration > trig.threshold_ns:
                 self._slow(seq, kind, duration, end - t0)
             trig.observe(duration)
-            if not seq & trig.refresh_mask:
-                trig.refresh()
-        self._maybe_seal(end - t0)
+        if not seq & _HOUSEKEEPING_MASK:
+            self._housekeeping(seq, end - t0)
 
     def _record(self, kind: float, start: int, end: int, phases: Any, values: Any, failed: bool) -> None:
         try:
@@ -466,7 +465,9 @@ class Recorder:
 
     def _housekeeping(self, seq: int, now: float) -> None:
         trig = self._trigger
-        if trig is not None and not seq & trig.refresh_mask:
+        # Until the first median is known, refresh at every housekeeping (cheap: the
+        # history is short) so the relative rule arms as soon as min_history is reached.
+        if trig is not None and (trig.median_ns is None or not seq & trig.refresh_mask):
             trig.refresh()
         self._maybe_seal(now)
 
