@@ -42,7 +42,7 @@ class ExtensionError(ValueError):
     """A lens extension file that cannot be used: ``file``, ``where`` and what is wrong."""
 
     def __init__(self, file: str | Path, message: str, where: str | None = None) -> None:
-        self.file, self.where, self.detail = str(file), where, message
+        self.file, self.where, self.detail = str(file), where or None, message
         super().__init__(": ".join(p for p in (str(file), where, message) if p))
 
 

@@ -102,9 +102,10 @@ def read_window(run: RunRecord) -> FleetWindow:
     waits = (start - eligible)[started_in & np.isfinite(eligible)]
     eligibility_known = bool(n) and bool(np.isfinite(eligible).all())
 
-    # Jobs still waiting at the window's end: eligible (or, without eligibility
-    # history, submitted) before the end, not started by then, not ended before it.
-    ready = np.where(np.isfinite(eligible), eligible, submit)
+    # Jobs still waiting at the window's end: eligible before the end, not started by
+    # then, not ended before it. Only when the run has no eligibility history at all
+    # does submission stand in (and the observation then says idle GPUs may not be usable).
+    ready = eligible if np.isfinite(eligible).any() else submit
     not_started = ~np.isfinite(start) | (start > we)
     not_gone = ~np.isfinite(end) | (end > we)
     waiting = np.isfinite(ready) & (ready <= we) & not_started & not_gone

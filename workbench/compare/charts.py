@@ -61,23 +61,21 @@ def box_line(stats: dict[str, float], lo: float, hi: float, width: int) -> str:
 
 
 def distribution_chart(rows: Sequence[tuple[str, dict, dict]], unit: str, width: int = 80) -> str:
-    """Per phase, baseline and candidate box lines on one shared axis."""
+    """Per measure, baseline and candidate box lines on that measure's own axis (shared
+    by its two lines, so they compare; measures of different size stay readable)."""
     if not rows:
         return ""
     label_w = min(max(len(clean(r[0])) for r in rows), 14)
-    values = [s[k] for r in rows for s in r[1:] for k in ("p5", "p95") if math.isfinite(s.get(k, math.nan))]
-    if not values:
-        return "(no values)"
-    lo, hi = min(values), max(values)
-    if hi == lo:
-        lo, hi = lo - 1.0, hi + 1.0
-    box_w = max(width - label_w - 5, 10)
     lines = []
     for label, b, c in rows:
+        values = [s[k] for s in (b, c) for k in ("p5", "p95") if math.isfinite(s.get(k, math.nan))]
+        lo, hi = (min(values), max(values)) if values else (0.0, 0.0)
+        if hi == lo:
+            lo, hi = lo - max(abs(lo) * 0.05, 1e-9), hi + max(abs(hi) * 0.05, 1e-9)
+        axis = f"{qty(lo, unit)} .. {qty(hi, unit)}"
+        box_w = max(width - label_w - 4 - len(axis), 10)
         name = clean(label)[:label_w].ljust(label_w)
         lines.append(f"{name} B {box_line(b, lo, hi, box_w)}")
-        lines.append(f"{' ' * label_w} C {box_line(c, lo, hi, box_w)}")
-    left, right = qty(lo, unit), qty(hi, unit)
-    lines.append(f"{' ' * (label_w + 3)}{left}{right.rjust(box_w - len(left))}")
-    lines.append(f"{' ' * (label_w + 3)}|-- p5..p95, [==] p25..p75, M median (pooled requests/steps: descriptive)")
+        lines.append(f"{' ' * label_w} C {box_line(c, lo, hi, box_w)} {axis}")
+    lines.append(f"{' ' * (label_w + 3)}|-- p5..p95, [==] p25..p75, M median; each measure on its own axis")
     return "\n".join(lines)

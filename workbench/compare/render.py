@@ -150,12 +150,12 @@ def render_inspect(r: InspectResult) -> str:
         out.append("")
     if r.distributions:
         out.append("Distributions (items pooled over a side's runs; descriptive, not an interval)")
-        out.append(f"  {'measure':<12} {'side':<4} {'n':>7} {'p5':>8} {'p50':>8} {'p95':>8} {'p99':>8} {'mean':>8}")
+        out.append(f"  {'measure':<14} {'side':<4} {'n':>7} {'p5':>8} {'p50':>8} {'p95':>8} {'p99':>8} {'mean':>8}")
         for d in r.distributions:
             for side in ("baseline", "candidate"):
                 s = d[side]
                 out.append(
-                    f"  {_cut(d['name'], 12):<12} {side[0].upper():<4} {s['n']:>7} "
+                    f"  {_cut(d['name'], 14):<14} {side[0].upper():<4} {s['n']:>7} "
                     + " ".join(f"{num(s[k]):>8}" for k in ("p5", "p50", "p95", "p99", "mean"))
                 )
         for unit in dict.fromkeys(d["unit"] for d in r.distributions):
@@ -164,10 +164,17 @@ def render_inspect(r: InspectResult) -> str:
         out.append("")
     if r.over_time.get("metrics"):
         k = r.over_time["windows"]
-        out.append(f"Over time: {k} equal windows by {r.over_time['by']} (mean per window, averaged over runs)")
-        for m in r.over_time["metrics"]:
-            rows = [(f"{m['name']} {i + 1}/{k}", b, v) for i, (b, v) in enumerate(zip(m["baseline"], m["candidate"]))]
-            out.append(paired_bars(rows, m["unit"], WIDTH))
+        first, rest = r.over_time["metrics"][0], r.over_time["metrics"][1:]
+        out.append(f"Over time: {k} equal windows by {r.over_time['by']} (window means over runs)")
+        rows = [(f"{first['name']} {i + 1}/{k}", b, v) for i, (b, v) in enumerate(zip(first["baseline"], first["candidate"]))]
+        out.append(paired_bars(rows, first["unit"], WIDTH))
+        if rest:
+            out.append("")
+            out.append("  candidate / baseline per window (1.00 = no change; ? = unknown)")
+            out.append(f"  {'measure':<14}" + "".join(f"{i + 1:>7}" for i in range(min(k, 9))))
+            for m in rest:
+                cells = [_ratio(b, v) for b, v in zip(m["baseline"], m["candidate"])][:9]
+                out.append(f"  {_cut(m['name'], 14):<14}" + "".join(f"{c:>7}" for c in cells))
         out.append("")
     if r.operations:
         out.append("Operations that moved most (ms per step, mean over runs)")
@@ -182,5 +189,7 @@ def render_inspect(r: InspectResult) -> str:
     return "\n".join(line.rstrip() for line in "\n".join(out).splitlines())
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, int | float) and math.isfinite(v)
+def _ratio(b: Any, c: Any) -> str:
+    if not (isinstance(b, int | float) and isinstance(c, int | float)) or not (math.isfinite(b) and math.isfinite(c)) or b == 0:
+        return "?"
+    return f"{c / b:.2f}"
