@@ -328,3 +328,10 @@ def test_rank_from_path():
     assert logs.rank_from_path(Path("logs/rank3.log")) == 3
     assert logs.rank_from_path(Path("logs/rank_12/stdout.txt")) == 12
     assert logs.rank_from_path(Path("logs/dmesg.log")) is None
+
+
+def test_event_count_per_file_is_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(logs, "MAX_EVENTS_PER_FILE", 5)
+    events = _events(tmp_path, "NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=x, y\n" * 12)
+    assert [e.kind for e in events] == ["xid"] * 5 + ["truncated"]
+    assert events[-1].values["dropped"] == 7

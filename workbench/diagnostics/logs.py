@@ -23,6 +23,7 @@ from workbench.diagnostics.events import Event, PartialTime
 from workbench.errors import BadInput
 
 MAX_TEXT = 400  # characters of a line kept as evidence
+MAX_EVENTS_PER_FILE = 50_000  # beyond this a file's events are counted, not kept (bounded memory)
 
 _MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
 
@@ -329,9 +330,22 @@ def parse_file(path: Path, *, host: str | None = None, rank: int | None = None, 
                 lines = data.decode("utf-8", errors="replace").splitlines()
                 return list(_parse_lines(iter(lines), name, host, rank))
             text_lines = (raw.decode("utf-8", errors="replace").rstrip("\r\n") for raw in fh)
-            return list(_parse_lines(text_lines, name, host, rank))
+            return _bounded(_parse_lines(text_lines, name, host, rank), name)
     except READ_ERRORS as exc:
         raise BadInput(path, f"cannot be read ({exc})") from None
+
+
+def _bounded(events: Iterator[Event], name: str) -> list[Event]:
+    kept: list[Event] = []
+    dropped = 0
+    for e in events:
+        if len(kept) < MAX_EVENTS_PER_FILE:
+            kept.append(e)
+        else:
+            dropped += 1
+    if dropped:
+        kept.append(Event("truncated", "info", name, None, f"{dropped} more events in this file were counted but not kept", values={"dropped": dropped}))
+    return kept
 
 
 def _error_file(data: bytes, name: str, host: str | None, rank: int | None) -> list[Event] | None:

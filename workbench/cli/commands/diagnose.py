@@ -114,6 +114,7 @@ def render(doc: dict, *, limit: int = 30, console=None) -> None:
         con.print(f"[bold]First failure:[/bold] [yellow]undecided[/yellow] — {esc(ff['reason'])}")
         for c in ff["candidates"][:5]:
             con.print(f"  candidate: {esc(c['kind'])} on {esc(origin(c))} at {when(c['time'])}")
+            con.print(f"    [dim]{esc(c['text'][:150])}[/dim]", overflow="fold")
     else:
         con.print(f"[bold]First failure:[/bold] none found — {esc(ff['reason'])}")
 
