@@ -161,13 +161,18 @@ class AAResult:
     unstable: bool
     underpowered: bool
     mde_pct: float
-    mde_pct_exact: float
     rounds_needed: int | None
     rounds_needed_equivalence: int | None
 
     @property
     def ratio(self) -> float:
         return self.effect.ratio
+
+    @property
+    def mde_pct_exact(self) -> float:
+        """MDE from the exact noncentral-t power equation (computed on demand: it is slower)."""
+        e = self.effect
+        return pw.pct(pw.mde_log_exact(e.sd_unit_log, e.n, alpha=self.alpha, power=self.power, paired=self.paired))
 
     @property
     def noise_floor_sd_log(self) -> float:
@@ -213,7 +218,6 @@ def _aa(eff: Effect, *, delta: float, alpha: float, power: float, paired: bool) 
         underpowered = True
     sd = eff.sd_unit_log
     mde = pw.mde_log(sd, eff.n, alpha=alpha, power=power, paired=paired)
-    mde_x = pw.mde_log_exact(sd, eff.n, alpha=alpha, power=power, paired=paired)
     return AAResult(
         eff,
         delta,
@@ -223,7 +227,6 @@ def _aa(eff: Effect, *, delta: float, alpha: float, power: float, paired: bool) 
         unstable,
         underpowered,
         pw.pct(mde),
-        pw.pct(mde_x),
         pw.rounds_needed(sd, delta, alpha=alpha, power=power, paired=paired, minimum=MIN_ROUNDS),
         pw.rounds_needed(sd, delta, alpha=alpha, power=power, paired=paired, goal="equivalence", minimum=MIN_ROUNDS),
     )

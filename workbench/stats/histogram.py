@@ -71,6 +71,8 @@ def histogram_quantile(edges: Any, cumulative_counts: Any, q: float, *, lower_li
     bucket = int(np.searchsorted(c, k, side="left"))
     # Interpolation follows Prometheus: first bucket with count ≥ rank.
     ib = min(int(np.searchsorted(c, rank, side="left")), len(c) - 1)
+    if c[ib] == 0:  # q = 0 lands in empty leading buckets: use the first non-empty one
+        ib = int(np.flatnonzero(c > 0)[0])
     low = lower_limit if bucket == 0 else float(e[bucket - 1])
     high = float(e[bucket])
     if not math.isfinite(e[ib]):

@@ -82,7 +82,15 @@ def fieller(num_mean: float, num_var: float, den_mean: float, den_var: float, co
     a = den_mean * den_mean - tq * tq * den_var
     b = num_mean * den_mean - tq * tq * cov
     k = num_mean * num_mean - tq * tq * num_var
-    disc = b * b - a * k
+    # b² - a·k, expanded so that the large N̄²D̄² terms cancel algebraically rather than
+    # in floating point (the direct form loses half the digits when the CI is narrow).
+    disc = tq * tq * (
+        den_mean * den_mean * num_var
+        - 2 * num_mean * den_mean * cov
+        + num_mean * num_mean * den_var
+        - tq * tq * (num_var * den_var - cov * cov)
+    )
+    del k
     if a <= 0 or disc < 0:
         return (-math.inf, math.inf)
     root = math.sqrt(disc)
@@ -99,8 +107,9 @@ def paired_fieller(num: Any, den: Any, level: float = 0.95) -> Interval:
         raise ValueError("a paired interval needs at least 2 rounds")
     df = m - 1
     tq = t_quantile(0.5 + level / 2, df)
-    cov = float(np.cov(n, d, ddof=1)[0, 1])
-    low, high = fieller(float(n.mean()), float(n.var(ddof=1)) / m, float(d.mean()), float(d.var(ddof=1)) / m, cov / m, tq)
+    nc, dc = n - n.mean(), d - d.mean()
+    var_n, var_d, cov = (float(np.dot(x, y)) / (m - 1) for x, y in ((nc, nc), (dc, dc), (nc, dc)))
+    low, high = fieller(float(n.mean()), var_n / m, float(d.mean()), var_d / m, cov / m, tq)
     return Interval("fieller-paired", level, low, high, {"df": df})
 
 

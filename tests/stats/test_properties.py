@@ -1,0 +1,105 @@
+"""Invariants (hypothesis) and a small A/A simulation."""
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import workbench.stats as ws
+
+value = st.floats(50.0, 150.0, allow_nan=False, allow_infinity=False)
+
+
+def rounds(min_size=3, max_size=12):
+    return st.integers(min_size, max_size).flatmap(
+        lambda m: st.tuples(st.lists(value, min_size=m, max_size=m), st.lists(value, min_size=m, max_size=m))
+    )
+
+
+def _primary(r, level):
+    return next(i for i in r.intervals if i.params.get("role") == "primary" and i.level == level)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ab=rounds(), paired=st.booleans())
+def test_swapping_a_and_b_inverts_the_interval(ab, paired):
+    a, b = ab
+    assume(np.std(a) > 0 and np.std(b) > 0)
+    fwd = ws.analyze(a, b, paired=paired, n_boot=0, rank_test=False)
+    rev = ws.analyze(b, a, paired=paired, n_boot=0, rank_test=False)
+    assert rev.ratio == pytest.approx(1 / fwd.ratio, rel=1e-12)
+    for level in (0.95, 0.90):
+        f, r = _primary(fwd, level), _primary(rev, level)
+        if f.bounded:
+            assert (r.low, r.high) == pytest.approx((1 / f.high, 1 / f.low), rel=1e-9)
+        else:
+            assert not r.bounded
+    mirror = {ws.REGRESSION: ws.IMPROVEMENT, ws.SLOWER_UNRESOLVED: ws.FASTER_UNRESOLVED}
+    mirror |= {v: k for k, v in mirror.items()} | {ws.EQUIVALENT: ws.EQUIVALENT, ws.INCONCLUSIVE: ws.INCONCLUSIVE}
+    # Verdicts mirror except within rounding of a threshold.
+    edges = [1.02, 1 / 1.02, 1.0]
+    ends = [x for i in (fwd.ci95, fwd.ci90) for x in (i.low, i.high)]
+    if all(abs(x / e - 1) > 1e-9 for x in ends for e in edges):
+        assert rev.verdict == mirror[fwd.verdict]
+
+
+@settings(max_examples=100, deadline=None)
+@given(ab=rounds(), paired=st.booleans(), power=st.integers(-20, 20), scale=st.floats(1e-3, 1e3))
+def test_scaling_all_values_leaves_the_ratio_unchanged(ab, paired, power, scale):
+    a, b = (np.asarray(x) for x in ab)
+    base = ws.analyze(a, b, paired=paired, n_boot=200, seed=3, rank_test=False)
+    # Powers of two scale exactly in binary floating point: identical results.
+    k = 2.0**power
+    exact = ws.analyze(a * k, b * k, paired=paired, n_boot=200, seed=3, rank_test=False)
+    assert exact.ratio == base.ratio and exact.verdict == base.verdict and exact.gate == base.gate
+    # (log-based intervals add ln 2 and subtract it again, so they are equal up to rounding.)
+    arithmetic = [j for j, i in enumerate(base.intervals) if "log" not in i.method]
+    assert [(exact.intervals[j].low, exact.intervals[j].high) for j in arithmetic] == [
+        (base.intervals[j].low, base.intervals[j].high) for j in arithmetic
+    ]
+    # Any other factor: equal up to rounding.
+    scaled = ws.analyze(a * scale, b * scale, paired=paired, n_boot=200, seed=3, rank_test=False)
+    assert scaled.ratio == pytest.approx(base.ratio, rel=1e-12)
+    for x, y in zip(scaled.intervals, base.intervals):
+        if x.bounded:
+            assert (x.low, x.high) == pytest.approx((y.low, y.high), rel=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(a=st.lists(value, min_size=1, max_size=2), b=st.lists(value, min_size=1, max_size=2), ap=st.booleans())
+def test_fewer_than_the_minimum_rounds_is_never_a_verdict(a, b, ap):
+    m = min(len(a), len(b))
+    a, b = a[:m], b[:m]
+    r = ws.analyze(a, b, a if ap else None, paired=True, n_boot=50, rank_test=False)
+    assert r.verdict == ws.INCONCLUSIVE and r.gate == ws.RERUN and ws.TOO_FEW_ROUNDS in r.flags
+
+
+def _simulate_aa(n_exp, m, delta, seed):
+    """A, B and A′ drawn from one distribution (round effect + run noise)."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    verdicts, gates, unstable = [], [], 0
+    for _ in range(n_exp):
+        round_effect = rng.normal(0, 0.01, m)
+        arms = [100 * np.exp(round_effect + rng.normal(0, 0.01, m)) for _ in range(3)]
+        r = ws.analyze(arms[0], arms[1], arms[2], paired=True, delta=delta, n_boot=0, rank_test=False)
+        verdicts.append(r.verdict)
+        gates.append(r.gate)
+        unstable += ws.UNSTABLE in r.flags
+    return verdicts, gates, unstable
+
+
+def test_aa_simulation_regression_rate_is_near_nominal():
+    # With a negligible band, REGRESSION means "the CI95 lies above 1": one tail of a 95 %
+    # interval, so about 2.5 % of A/A experiments (binomial sd 0.64 % at 600 experiments).
+    # (UNSTABLE withholds a few verdicts, which can only lower the rate.)
+    verdicts, gates, _ = _simulate_aa(600, 10, 1e-6, seed=7)
+    rate = verdicts.count(ws.REGRESSION) / len(verdicts)
+    assert 0.005 <= rate <= 0.05, rate
+    assert gates.count(ws.FAIL) == verdicts.count(ws.REGRESSION)
+
+
+def test_aa_simulation_at_the_default_band_rarely_regresses():
+    verdicts, gates, unstable = _simulate_aa(300, 10, 0.02, seed=11)
+    assert verdicts.count(ws.REGRESSION) == 0
+    assert gates.count(ws.PASS) > 0.9 * len(gates)
+    assert unstable <= 0.05 * len(verdicts)  # excluding 1 by more than δ/2 is rarer than α
