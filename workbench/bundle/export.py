@@ -168,6 +168,9 @@ def write_bundle(bundle: Mapping[str, Any], path: str | Path) -> Path:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a bundle is for sharing
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -305,6 +305,11 @@ def add_comparison(
     with store.session() as s:
         s.add(row)
         s.flush()
+        inv_row = _investigation_row(s, frame["id"], writable=True)
+        if not inv_row.baseline_runs and not inv_row.candidate_runs:
+            # The first comparison names the run sets the frame left open.
+            inv_row.baseline_runs, inv_row.candidate_runs = base_ids, cand_ids
+            s.add(inv_row)
         return comparison_view(row)
 
 

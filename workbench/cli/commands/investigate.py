@@ -26,6 +26,12 @@ def _parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str,
     return dict(zip(accepts, whys))
 
 
+def _num(value, signed: bool = False) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "unknown"
+    return f"{value:+.4g}" if signed else f"{value:.4g}"
+
+
 @click.group("investigate")
 def command() -> None:
     """Investigations: a lens, a decision question, guardrails, runs, comparisons."""
@@ -131,8 +137,9 @@ def compare(ctx, investigation, baseline, candidate, lens, changes, accepts, why
     else:
         primary = result.get("primary") or {}
         click.echo(
-            f"{clean(primary.get('metric'))}: {primary.get('baseline')} -> {primary.get('candidate')} "
-            f"({primary.get('delta_pct')} %), verdict {comp['verdict'] or 'none (one run a side: no uncertainty)'}"
+            f"{clean(primary.get('metric'))}: {_num(primary.get('baseline'))} -> {_num(primary.get('candidate'))} "
+            f"{clean(primary.get('unit') or '')} ({_num(primary.get('delta_pct'), signed=True)} %), "
+            f"verdict {comp['verdict'] or 'none (one run a side gives no uncertainty)'}"
         )
         for obs in result.get("observations") or []:
             click.echo(f"  observation, not cause: {clean(obs.get('text'))}")
