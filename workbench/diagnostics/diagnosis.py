@@ -243,6 +243,8 @@ def _observations(d: Diagnosis) -> list[dict[str, Any]]:
         for g in c.groups:
             if g.status == "missing":
                 inferred = " (judged from the absence of an active entry in an active-only dump)" if g.inferred else ""
+                if g.last_completed_by_all is not None:
+                    inferred += f"; the last seq every member's own counter shows completed is {g.last_completed_by_all}"
                 add(
                     f"{_Ranks(g.never_entered)} never entered collective seq {g.seq} ({g.op}, {g.size or 'size unknown'} {g.dtype or ''}) of group {g.group.name} ({g.desc}, ranks {_ranks(list(g.group.ranks))}), which {_Ranks(g.entered).lower()} entered{inferred}.",
                     g.evidence[:8] or [{"file": "", "group": g.group.name, "seq": g.seq}],
