@@ -157,7 +157,7 @@ def engine_from_image(image: str) -> str | None:
 def read_k8s_manifest(path: Path) -> dict[str, Any]:
     """The serving container of a Kubernetes manifest: image, args, env, GPUs, node selector.
 
-    Returns ``{"engine", "engine_revision", "config", "gpus", "accelerator", "model"}``
+    Returns ``{"engine", "engine_revision", "config", "gpus", "accelerator", "model", "weights"}``
     (keys only when the manifest states them).
     """
     from workbench.formats import mini_yaml
@@ -198,6 +198,10 @@ def read_k8s_manifest(path: Path) -> dict[str, Any]:
                 out["model"] = config["model"]
             elif env.get("MODEL_ID"):
                 out["model"] = env["MODEL_ID"]
+            if out.get("model"):
+                # Weights as deployed: the model id at a pinned revision, or said to be unpinned.
+                revision = config.get("revision")
+                out["weights"] = f"{out['model']}@{revision}" if revision else f"{out['model']} (hub, revision not pinned)"
             return out
     raise BadInput(path, "manifest has no serving-engine container (vllm/sglang image or command)")
 

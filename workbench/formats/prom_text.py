@@ -197,6 +197,9 @@ def parse(stream: IO[bytes], path: Path | None = None) -> Scrape:
         saw_sample = True
     if not saw_sample:
         raise BadInput(path, "no samples (empty or comment-only scrape)")
+    for family in scrape.families():
+        if scrape.kind(family) == "histogram":
+            scrape.histogram(family)  # validate now, so the error names this file
     return scrape
 
 

@@ -194,6 +194,7 @@ def _run(label: str, files: dict[str, Path], all_stages: dict[str, dict[str, Pat
         generation = config.pop("engine_generation", None)
         if manifest.get("model"):
             dims["model"] = Dimension(str(manifest["model"]), "declared")
+            dims["weights"] = Dimension(str(manifest["weights"]), "declared")
         if manifest.get("engine_revision"):
             revision = f"{manifest['engine']} {manifest['engine_revision']}"
             if generation == "V0":
