@@ -45,7 +45,9 @@ def _epoch(value: Any) -> float:
 def eligibility_equal(a: Any, b: Any) -> bool:
     def norm(v: Any) -> str:
         s = " ".join(str(v).split()).casefold()
-        return "recorded" if s in _RECORDED_WORDS else s
+        if s in _RECORDED_WORDS:
+            return "recorded"
+        return "partial" if s.startswith("partial") else s  # "partial (24 of 25 jobs)"
 
     return norm(a) == norm(b)
 

@@ -148,6 +148,9 @@ def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, decl
     if b.value is None or c.value is None:
         side = "both sides" if b.value is None and c.value is None else "the baseline" if b.value is None else "the candidate"
         note = f"missing on {side}"
+        partial = [p for p in problems if p not in conflict]
+        if partial:
+            note += f" ({'; '.join(partial)})"
         if declared:
             note += "; the declared change cannot be checked"
         return "unknown", note
