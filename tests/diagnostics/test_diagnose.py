@@ -238,3 +238,38 @@ def test_cli_human_output_on_real_dumps():
     assert result.exit_code == 0
     assert "missing-ranks" in result.stdout
     assert "20537" in result.stdout
+
+
+# ---------------------------------------------------------------- pinning into an investigation
+
+
+@pytest.mark.store
+def test_observations_pin_into_an_investigation(store_url):
+    from store import open_store
+    from workbench.diagnostics.diagnosis import pin
+    from workbench.investigations import workflow as wf
+
+    st = open_store(store_url)
+    inv = wf.create_investigation(st, lens="training", question="Why did job 1042 fail?")
+    d = diagnose([DATA / "incident-xid79"])
+    pinned = pin(d, st, inv["id"], by="tester")
+    assert len(pinned) == len(d.observations)
+    shown = wf.show_investigation(st, inv["id"])["observations"]
+    assert [o["text"] for o in shown] == [o["text"] for o in d.observations]
+    assert all(o["source"] == "diagnose" and o["pinned_by"] == "tester" for o in shown)
+    first = shown[0]["evidence"][0]
+    assert first["kind"] == "log-line" and first["file"].endswith("kern.log") and first["line"] == 2
+
+
+@pytest.mark.store
+def test_cli_pin(store_url):
+    from store import open_store
+    from workbench.investigations import workflow as wf
+
+    st = open_store(store_url)
+    inv = wf.create_investigation(st, lens="training", question="Which rank hung?")
+    result = CliRunner().invoke(cli, ["--store", store_url, "diagnose", "--json", "--pin", str(inv["id"]), str(DATA / "nvrx-fr_traces" / "lock_gil_1st")], catch_exceptions=False)
+    doc = json.loads(result.stdout)
+    assert doc["pinned"] and all(ref.startswith("observation/") for ref in doc["pinned"])
+    obs = wf.show_investigation(st, inv["id"])["observations"]
+    assert any(e["kind"] == "flight-recorder" for o in obs for e in o["evidence"])

@@ -51,6 +51,32 @@ class Diagnosis:
         }
 
 
+def evidence_items(observation: dict[str, Any]) -> list[dict[str, Any]]:
+    """An observation's evidence as investigation evidence items (each with a ``kind``)."""
+    out = []
+    for ev in observation["evidence"]:
+        if "kind" in ev and isinstance(ev["kind"], str) and "file" not in ev:
+            kind = f"diagnosis-{ev['kind']}"
+        elif ev.get("line") is not None:
+            kind = "log-line"
+        elif "seq" in ev or "group" in ev or "missing_dumps" in ev:
+            kind = "flight-recorder"
+        else:
+            kind = "diagnosis"
+        out.append({**ev, "kind": kind})
+    return out
+
+
+def pin(diagnosis: Diagnosis, store: Any, investigation: str | int, *, by: str | None = None) -> list[dict[str, Any]]:
+    """Pin every observation of ``diagnosis`` to ``investigation`` (observations, not causes)."""
+    from workbench.investigations import workflow
+
+    return [
+        workflow.pin_observation(store, investigation, o["text"], evidence_items(o), source="diagnose", by=by)
+        for o in diagnosis.observations
+    ]
+
+
 def diagnose(
     paths: list[str | Path],
     *,

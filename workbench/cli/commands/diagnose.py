@@ -54,7 +54,10 @@ def _epoch(text: str, option: str) -> float:
 @click.option("--host-clock", multiple=True, metavar="HOST=SECONDS", help="Clock uncertainty of one node (repeatable).")
 @click.option("--boot-time", multiple=True, metavar="HOST=TIME", help="Boot time of a node (ISO or epoch) to place boot-relative kernel stamps.")
 @click.option("--limit", default=30, show_default=True, help="Timeline rows shown (human output).")
-def command(paths, as_json, clock_uncertainty, host_clock, boot_time, limit) -> None:
+@click.option("--pin", "pin_to", default=None, metavar="INVESTIGATION", help="Pin the observations to this investigation.")
+@click.option("--by", default=None, help="Who pins them (default: your login name).")
+@click.pass_context
+def command(ctx, paths, as_json, clock_uncertainty, host_clock, boot_time, limit, pin_to, by) -> None:
     """Diagnose an incident from rank dumps and logs in PATHS (files or directories).
 
     Reads NCCL flight-recorder dumps (pickle, read without running code, or JSON),
@@ -72,10 +75,21 @@ def command(paths, as_json, clock_uncertainty, host_clock, boot_time, limit) -> 
         host_uncertainty={h: _seconds(v, "--host-clock") for h, v in _pairs(host_clock, "--host-clock").items()},
         boot_times={h: _epoch(v, "--boot-time") for h, v in _pairs(boot_time, "--boot-time").items()},
     )
+    pinned = []
+    if pin_to is not None:
+        from workbench.cli.context import open_store_from
+        from workbench.diagnostics.diagnosis import pin
+
+        pinned = pin(diagnosis, open_store_from(ctx), pin_to, by=by)
     if as_json:
-        emit_json(diagnosis.to_json())
+        doc = diagnosis.to_json()
+        if pin_to is not None:
+            doc["pinned"] = [o["ref"] for o in pinned]
+        emit_json(doc)
     else:
         render(diagnosis.to_json(), limit=limit)
+        if pinned:
+            click.echo(f"pinned {len(pinned)} observations (observations, not causes) to investigation {pin_to}: " + ", ".join(o["ref"] for o in pinned))
 
 
 def render(doc: dict, *, limit: int = 30, console=None) -> None:
