@@ -169,3 +169,16 @@ def test_incident_budget_unit():
 def test_rule_validation(kwargs):
     with pytest.raises(ValueError):
         TriggerRule(**kwargs)
+
+
+def test_floor_keeps_small_jitter_from_firing(make_recorder, clock):
+    rec = make_recorder(trigger=TriggerRule(k_median=3.0, at_least_ms=200.0))
+    durations = [2.0] * 100
+    durations[50] = 30.0  # 15x the median, but a 30 ms blip
+    durations[90] = 400.0  # the real stall
+    record_steps(rec, clock, durations, phases=())
+    rec.close()
+    assert rec.stats()["incidents"] == 1
+    doc = load(rec.stats()["snapshot_paths"][0])
+    assert doc["trigger"]["seq"] == 90
+    assert doc["trigger"]["rule"].endswith("(and at least 200 ms)")

@@ -7,12 +7,15 @@ here, lazily, to group rows without a Python loop per row.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import os
 import re
 import socket
 import tempfile
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -148,7 +151,7 @@ def _samples(data: SnapshotData) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         else:
             sample = {"id": f"r-{seq}", "e2e_ms": _ms(r[4] - r[3]), "ok": True}
         sample.update(extra[i])
-        sample["start_s"] = _epoch(data, r[3])  # epoch seconds: when the span began
+        sample["started_at"] = _epoch(data, r[3])  # epoch seconds (a timestamp, not a duration)
         samples.append(sample)
     bounds = {
         "start": _epoch(data, float(spans[:, 3].min())),
@@ -245,17 +248,45 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:120] or "snapshot"
 
 
+def iter_json(value: Any, *, chunk: int = 256) -> Iterator[str]:
+    """``json.dumps(value)`` in pieces, pausing between chunks of long lists.
+
+    One ``json.dumps`` of a large snapshot is a single C call that holds the GIL for
+    its whole length, stalling the workload's threads; in pieces, with a ``sleep(0)``
+    between them, the writer yields the GIL at least every ``chunk`` items.
+    """
+    if isinstance(value, dict):
+        yield "{"
+        for i, (key, item) in enumerate(value.items()):
+            yield ("," if i else "") + json.dumps(str(key)) + ":"
+            yield from iter_json(item, chunk=chunk)
+        yield "}"
+    elif isinstance(value, list) and len(value) > chunk:
+        yield "["
+        for start in range(0, len(value), chunk):
+            body = json.dumps(value[start:start + chunk], allow_nan=False, separators=(",", ":"))
+            yield ("," if start else "") + body[1:-1]
+            time.sleep(0)  # let the recording threads run
+        yield "]"
+    else:
+        yield json.dumps(value, allow_nan=False, separators=(",", ":"))
+
+
 def write_capture(doc: dict[str, Any], out_dir: Path, stem: str, *, compress: bool) -> Path:
     """Write ``doc`` to ``out_dir`` atomically (temporary file, then rename): a crash or
     a kill mid-write leaves no half-written capture behind."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    body = json.dumps(doc, allow_nan=False, separators=(",", ":")).encode()
     suffix = ".json.gz" if compress else ".json"
     final = out_dir / f"{_slug(stem)}{suffix}"
     fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".wb-snapshot-", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(gzip.compress(body, mtime=0) if compress else body)
+        with os.fdopen(fd, "wb") as raw:
+            sink: Any = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if compress else raw
+            with io.BufferedWriter(_Unclosed(sink), buffer_size=1 << 16) as out:
+                for piece in iter_json(doc):
+                    out.write(piece.encode())
+            if compress:
+                sink.close()
         os.replace(tmp, final)
     except BaseException:
         try:
@@ -266,11 +297,29 @@ def write_capture(doc: dict[str, Any], out_dir: Path, stem: str, *, compress: bo
     return final
 
 
-def import_into_store(path: Path, store_url: str, label: str | None = None) -> Any:
-    """Import one snapshot file with the workbench's ingest API (same path as ``wb import``)."""
+class _Unclosed(io.RawIOBase):
+    """A raw writer over ``sink`` that does not close it (the caller does)."""
+
+    def __init__(self, sink: Any) -> None:
+        self._sink = sink
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        self._sink.write(b)
+        return len(b)
+
+
+def import_into_store(path: Path, store_url: str) -> Any:
+    """Import one snapshot file with the workbench's ingest API (what ``wb import`` does):
+    one transaction, so the store never holds half a snapshot."""
+    from store import open_store  # lazy: pulls in sqlmodel
     from workbench.importers.base import ImportOptions
-    from workbench.ingest import import_files  # lazy: pulls in the store (sqlmodel)
-    from store import open_store
+    from workbench.ingest import import_files
 
     store = open_store(store_url)
-    return import_files(store, [path], ImportOptions(label=label))
+    try:
+        return import_files(store, [path], ImportOptions(), origin="recorder")
+    finally:
+        store.close()

@@ -76,6 +76,8 @@ class RecorderConfig:
     gpu: Budget = Budget(max_bytes=4 << 20)
     gpu_interval_s: float | None = 0.5
     trigger: TriggerRule | None = TriggerRule()
+    # A triggered snapshot keeps only the last this-many seconds (None: all retained).
+    incident_window_s: float | None = None
     window_kind: str = "steady"
     compress: bool = False
     max_names: int = 1024
@@ -86,6 +88,8 @@ class RecorderConfig:
             raise ValueError(f"lens must be 'training' or 'inference', not {self.lens!r}")
         if self.window_kind not in ("steady", "startup", "checkpointing", "mixed"):
             raise ValueError(f"unknown window kind {self.window_kind!r}")
+        if self.incident_window_s is not None and self.incident_window_s <= 0:
+            raise ValueError("incident_window_s must be positive (or None for all retained)")
         if self.gpu_interval_s is not None and self.gpu_interval_s <= 0:
             raise ValueError("gpu_interval_s must be positive (or None for no GPU sampling)")
 

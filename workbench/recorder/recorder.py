@@ -310,6 +310,7 @@ class Recorder:
         self._written: deque[str] = deque(maxlen=64)
         self._written_count = 0
         self._imported_count = 0
+        self._imported_runs: deque[int] = deque(maxlen=64)
         self._cupy: Any = None
         self._cuda_pending: deque[tuple[Any, ...]] = deque(maxlen=4096)
         self._cuda_dropped = 0
@@ -554,7 +555,8 @@ class Recorder:
         detail.update(trig.explain(duration))
         self._event(now, "trigger", dict(detail))
         detail["at"] = round(self._wall0 + now / 1e9, 6)
-        self._take(f"slow {detail['span']}", trigger=detail, incident=True)
+        self._take(f"slow {detail['span']}", trigger=detail, incident=True,
+                   last_s=self.config.incident_window_s)
 
     def snapshot(self, reason: str = "on demand", *, wait: bool = True, timeout: float = 60.0,
                  last_s: float | None = None) -> Path | None:
@@ -662,29 +664,42 @@ class Recorder:
                 return
             try:
                 job.path = self._write(job)
+                self._import(job.path)
             except Exception as exc:  # noqa: BLE001
                 self._fault(exc, "snapshot write")
             finally:
-                if job.incident and self._incidents is not None:
-                    self._incidents.finished()
+                self._release(job)
                 job.done.set()
 
     def _write(self, job: _Job) -> Path:
         cfg = self.config
         doc = build_capture(job.data)
+        job.data = None  # drop the segment references: the ring's memory is its own again
+        self._release(job)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        stem = f"{cfg.label or cfg.lens}-{stamp}-p{os.getpid()}-{next(self._snapshot_seq):03d}-{job.data.reason}"
+        reason = doc["window"]["snapshot_reason"]
+        stem = f"{cfg.label or cfg.lens}-{stamp}-p{os.getpid()}-{next(self._snapshot_seq):03d}-{reason}"
         path = write_capture(doc, cfg.resolved_out_dir(), stem, compress=cfg.compress)
         self._written_count += 1
         self._written.append(str(path))
-        url = cfg.resolved_store_url()
-        if url:
-            try:
-                import_into_store(path, url)
-                self._imported_count += 1
-            except Exception as exc:  # noqa: BLE001 - the file is kept; the import is retried by hand
-                self._fault(exc, "store import")
         return path
+
+    def _release(self, job: _Job) -> None:
+        """An incident stops counting as in flight once its document is built."""
+        if job.incident and not job.released and self._incidents is not None:
+            job.released = True
+            self._incidents.finished()
+
+    def _import(self, path: Path) -> None:
+        url = self.config.resolved_store_url()
+        if not url:
+            return
+        try:
+            report = import_into_store(path, url)
+            self._imported_count += 1
+            self._imported_runs.extend(report.run_ids)
+        except Exception as exc:  # noqa: BLE001 - the file is kept; import it by hand
+            self._fault(exc, "store import")
 
     # -- reporting and lifetime ------------------------------------------------------------
 
@@ -695,6 +710,7 @@ class Recorder:
         out["gpu_sampler"] = self._gpu_info()
         out["snapshots_written"] = self._written_count
         out["snapshots_imported"] = self._imported_count
+        out["imported_run_ids"] = list(self._imported_runs)
         out["snapshot_paths"] = list(self._written)
         return out
 
@@ -738,13 +754,14 @@ class Recorder:
 
 
 class _Job:
-    __slots__ = ("data", "incident", "done", "path")
+    __slots__ = ("data", "incident", "done", "path", "released")
 
     def __init__(self, data: SnapshotData, incident: bool) -> None:
-        self.data = data
+        self.data: SnapshotData | None = data
         self.incident = incident
         self.done = threading.Event()
         self.path: Path | None = None
+        self.released = False
 
 
 def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:

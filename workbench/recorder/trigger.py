@@ -20,10 +20,15 @@ class TriggerRule:
     The median is refreshed every ``refresh_every`` spans (not on every span: sorting is
     the expensive part) and only once ``min_history`` durations are known, so the first
     spans of a run (warm-up, compilation) never fire the relative rule.
+
+    ``at_least_ms`` is a floor under either rule: a span shorter than that never fires,
+    so tiny steps on a noisy machine (where 3x a 2 ms median is ordinary jitter) don't
+    spend the incident budget.
     """
 
     slower_than_ms: float | None = None
     k_median: float | None = 3.0
+    at_least_ms: float = 0.0
     history: int = 128
     min_history: int = 32
     refresh_every: int = 64
@@ -40,6 +45,8 @@ class TriggerRule:
             raise ValueError("refresh_every must be a power of two")
         if self.min_history < 1 or self.history < self.min_history:
             raise ValueError("need 1 <= min_history <= history")
+        if self.at_least_ms < 0:
+            raise ValueError("at_least_ms must be non-negative")
         if self.max_incidents < 0 or self.max_concurrent < 1 or self.cooldown_s < 0:
             raise ValueError("incident budget must be non-negative, max_concurrent >= 1")
 
@@ -55,6 +62,8 @@ class TriggerRule:
             out["slower_than_ms"] = self.slower_than_ms
         if self.k_median is not None:
             out["k_median"] = self.k_median
+        if self.at_least_ms:
+            out["at_least_ms"] = self.at_least_ms
         return out
 
 
@@ -70,8 +79,9 @@ class LatencyTrigger:
         self.absolute_ns = (
             rule.slower_than_ms * 1e6 if rule.slower_than_ms is not None else math.inf
         )
+        self.floor_ns = rule.at_least_ms * 1e6
         self.median_ns: float | None = None
-        self.threshold_ns = self.absolute_ns
+        self.threshold_ns = max(self.floor_ns, self.absolute_ns)
 
     def refresh(self) -> None:
         """Recompute the threshold from the recent durations."""
@@ -83,7 +93,7 @@ class LatencyTrigger:
         mid = n // 2
         median = ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
         self.median_ns = median
-        self.threshold_ns = min(self.absolute_ns, rule.k_median * median)
+        self.threshold_ns = max(self.floor_ns, min(self.absolute_ns, rule.k_median * median))
 
     def explain(self, duration_ns: float) -> dict[str, float | str]:
         """Why a duration crossed the threshold, for the snapshot."""
@@ -100,12 +110,14 @@ class LatencyTrigger:
             out["rule"] = f"slower than {self.rule.k_median:g}x the median of the last {len(self.recent)}"
         else:
             out["rule"] = f"slower than {self.rule.slower_than_ms:g} ms"
+        if self.floor_ns and self.threshold_ns == self.floor_ns:
+            out["rule"] += f" (and at least {self.rule.at_least_ms:g} ms)"
         return out
 
     def reset(self) -> None:
         self.recent.clear()
         self.median_ns = None
-        self.threshold_ns = self.absolute_ns
+        self.threshold_ns = max(self.floor_ns, self.absolute_ns)
 
 
 class IncidentBudget:
