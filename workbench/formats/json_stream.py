@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from workbench.errors import BadInput
 
 _WS = " \t\n\r"
+_SKIP_WS = re.compile(r"[ \t\n\r]*").match
 CHUNK_CHARS = 1 << 20
 
 
@@ -80,12 +82,9 @@ class ObjectStream:
     def _skip_ws(self) -> str:
         """The next non-blank character ("" at the end of input), not consumed."""
         while True:
-            buf, pos = self._buf, self._pos
-            n = len(buf)
-            while pos < n and buf[pos] in _WS:
-                pos += 1
-            self._pos = pos
-            if pos < n:
+            buf = self._buf
+            pos = self._pos = _SKIP_WS(buf, self._pos).end()
+            if pos < len(buf):
                 return buf[pos]
             if not self._fill():
                 return ""
@@ -162,7 +161,31 @@ class ObjectStream:
         if self._skip_ws() == "]":
             self._pos += 1
             return
+        scan = _DECODER.scan_once
         while True:
-            yield self.value()
+            # Fast path: the C scanner straight on the buffer. Anything unusual (a value
+            # running past the buffer, an error) goes through value(), which refills and
+            # reports.
+            buf = self._buf
+            pos = _SKIP_WS(buf, self._pos).end()
+            try:
+                obj, end = scan(buf, pos)
+            except (StopIteration, json.JSONDecodeError):
+                obj, end = None, -1
+            except NonFiniteNumber as exc:
+                self._pos = pos
+                raise self._error(str(exc)) from None
+            if end < 0 or end >= len(buf):
+                self._pos = pos
+                obj = self.value()
+            else:
+                self._pos = end
+            yield obj
+            buf = self._buf
+            pos = _SKIP_WS(buf, self._pos).end()
+            if pos < len(buf) and buf[pos] == ",":
+                self._pos = pos + 1
+                continue
+            self._pos = pos
             if self._expect(",]", "',' or ']'") == "]":
                 return

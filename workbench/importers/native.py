@@ -49,7 +49,7 @@ DIMENSION_KEYS: dict[str, tuple[str, ...]] = {
     "fleet": ("pool", "device_types", "scheduler_policy", "eligibility_history", "workload_mix"),
 }
 
-_CHUNK = 65_536
+_CHUNK = 16_384
 _NUMERIC_TYPES = frozenset({int, float})
 
 
@@ -220,7 +220,8 @@ class _ColumnBuilder:
         self.path = path
         self.fields = fields
         self.n = 0
-        self._lists: dict[str, list[Any]] = {}
+        self._pending: list[dict[str, Any]] = []  # samples of the current chunk, as decoded
+        self._keys: dict[str, None] = {}  # every key seen so far, in order
         self._chunks: dict[str, list[np.ndarray]] = {}
         self._chunk_sizes: list[int] = []
         self._first_chunk: dict[str, int] = {}  # the chunk in which a key first appeared
@@ -229,30 +230,30 @@ class _ColumnBuilder:
     def add(self, sample: Any) -> None:
         if type(sample) is not dict:
             raise BadInput(self.path, f"expected an object, got {_type_name(sample)}", where=f"samples[{self.n}]")
-        lists = self._lists
-        if sample.keys() == lists.keys():  # the common case: the same keys as before
-            for key, value in sample.items():
-                lists[key].append(value)
-        else:
-            filled = self.n - self._chunk_start
-            for key in sample.keys() - lists.keys():
-                lists[key] = [None] * filled
-                self._chunks[key] = []
-                self._first_chunk[key] = len(self._chunk_sizes)
-            for key, values in lists.items():
-                values.append(sample.get(key))
+        self._pending.append(sample)
         self.n += 1
-        if self.n - self._chunk_start >= _CHUNK:
+        if len(self._pending) >= _CHUNK:
             self._flush()
 
     def _flush(self) -> None:
-        if self.n == self._chunk_start:
+        pending = self._pending
+        if not pending:
             return
-        for key, values in self._lists.items():
+        keys = self._keys
+        first = pending[0].keys()
+        if any(d.keys() != first for d in pending) or first != keys.keys():
+            for d in pending:
+                for key in d:
+                    if key not in keys:
+                        keys[key] = None
+                        self._chunks[key] = []
+                        self._first_chunk[key] = len(self._chunk_sizes)
+        for key in keys:
+            values = [d.get(key) for d in pending]  # missing -> None -> unknown
             self._chunks[key].append(self._convert(key, values, self._chunk_start))
-            values.clear()
-        self._chunk_sizes.append(self.n - self._chunk_start)
+        self._chunk_sizes.append(len(pending))
         self._chunk_start = self.n
+        self._pending = []
 
     def finish(self) -> dict[str, np.ndarray]:
         self._flush()
