@@ -8,6 +8,7 @@ primary verdict is REGRESSION or a guardrail broke.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import click
@@ -128,4 +129,8 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
         click.echo(render_comparison(result))
     if fail_on in ("regression", "any") and result.comparable and result.verdict is None:
         click.echo("wb: note: no verdict on the primary metric (needs two or more runs a side): --fail-on regression cannot fire on it", err=True)
-    ctx.exit(exit_code(result, fail_on))
+    code = exit_code(result, fail_on)
+    if code:
+        # sys.exit, not ctx.exit: wb runs Click in non-standalone mode, where ctx.exit's
+        # code would be returned and lost.
+        sys.exit(code)

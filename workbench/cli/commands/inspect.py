@@ -3,6 +3,8 @@ over time and the operations that moved most, with ASCII charts (80 columns)."""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from workbench.cli.commands.compare import VsCommand, run_selection_options
@@ -32,4 +34,4 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     else:
         click.echo(render_inspect(result))
     if not result.comparison.comparable:
-        ctx.exit(EXIT_REFUSED)
+        sys.exit(EXIT_REFUSED)
