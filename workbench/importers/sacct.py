@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import math
 import re
-from operator import itemgetter
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import IO, Any
@@ -44,6 +44,7 @@ from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe
 MAX_LINE = 1 << 20  # a physical line longer than 1 MiB is not sacct output
 MAX_RECORD_LINES = 64  # a record spanning more physical lines is corrupt
 BLOCK = 4 << 20
+CHUNK_ROWS = 65_536
 NAN = math.nan
 _SENTINELS = {"", "Unknown", "None", "N/A", "NONE", "unknown"}
 _COLUMN = re.compile(r"^[A-Za-z][A-Za-z0-9_()/:]*$")
@@ -183,9 +184,22 @@ def _zone(tz: str, path: Path) -> tzinfo:
 
 # ---------------------------------------------------------------- records
 
-def iter_records(path: Path) -> Iterator[tuple[int, list[str], list[str], str]]:
-    """``(line number, header, fields, record text)`` per logical record; malformed ones are yielded
-    with fields ``[]`` so the caller can report them."""
+@dataclass
+class Chunk:
+    """Complete records of one file, in order: ``lines[i]`` starts on ``line_numbers[i]``."""
+
+    header: list[str]
+    stride: int  # fields per record as split (one more than the header with -p's trailing delimiter)
+    delim: str
+    lines: list[str] = field(default_factory=list)
+    line_numbers: list[int] = field(default_factory=list)
+    malformed: list[int] = field(default_factory=list)
+
+
+def iter_chunks(path: Path, rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
+    """Logical records in chunks. A record with too few fields continues on the next
+    physical line; one with too many, or cut off by the end of the file, is listed in
+    ``malformed`` (by line) instead of being shifted into the wrong columns."""
     try:
         stream = open_binary(path)
     except READ_ERRORS as exc:
@@ -202,7 +216,9 @@ def iter_records(path: Path) -> Iterator[tuple[int, list[str], list[str], str]]:
         trailing = header[-1] == ""
         if trailing:
             header = header[:-1]
-        need = len(header) - 1 + (1 if trailing else 0)  # delimiters per complete record
+        stride = len(header) + (1 if trailing else 0)
+        need = stride - 1  # delimiters per complete record
+        chunk = Chunk(header, stride, delim)
         line_no = 1
         pending: list[str] = []
         pending_start = 0
@@ -210,8 +226,11 @@ def iter_records(path: Path) -> Iterator[tuple[int, list[str], list[str], str]]:
             line_no += 1
             if not pending:
                 if text.count(delim) == need:
-                    fields = text.split(delim)
-                    yield line_no, header, fields[:-1] if trailing else fields, text
+                    chunk.lines.append(text)
+                    chunk.line_numbers.append(line_no)
+                    if len(chunk.lines) >= rows:
+                        yield chunk
+                        chunk = Chunk(header, stride, delim)
                     continue
                 if not text.strip():
                     continue
@@ -220,14 +239,15 @@ def iter_records(path: Path) -> Iterator[tuple[int, list[str], list[str], str]]:
             joined = "\n".join(pending)
             count = joined.count(delim)
             if count == need:
-                fields = joined.split(delim)
-                yield pending_start, header, fields[:-1] if trailing else fields, joined
+                chunk.lines.append(joined)
+                chunk.line_numbers.append(pending_start)
                 pending = []
             elif count > need or len(pending) > MAX_RECORD_LINES:
-                yield pending_start, header, [], ""
+                chunk.malformed.append(pending_start)
                 pending = []
         if pending:
-            yield pending_start, header, [], ""  # the file ends inside a record
+            chunk.malformed.append(pending_start)  # the file ends inside a record
+        yield chunk
 
 
 def _lines(stream: IO[bytes], path: Path) -> Iterator[str]:
@@ -290,158 +310,153 @@ def gang_size(alloc_tres: str, req_tres: str, alloc_gres: str, req_gres: str, nn
 
 
 TIME_COLUMNS = ("Submit", "Eligible", "Start", "End")
-CHUNK_ROWS = 65_536
+GANG_COLUMNS = ("AllocTRES", "ReqTRES", "AllocGRES", "ReqGRES", "NNodes")
 
 
-class _Columns:
-    """Job rows collected in chunks: times stay strings until a chunk is full, then
-    numpy parses them in one call and the zone is applied per distinct hour."""
+class _Collector:
+    """Turns chunks of records into columns. Fields are cut column-wise: the chunk's
+    records are joined with the delimiter and split once, so column ``j`` is the slice
+    ``flat[j::stride]``; times are parsed by numpy per chunk, the zone per distinct hour."""
 
-    def __init__(self, clock: LocalClock) -> None:
-        self.clock = clock
-        self.jobs: list[np.ndarray] = []
-        self.gpus: list[np.ndarray] = []
-        self.states: list[np.ndarray] = []
-        self.times: dict[str, list[np.ndarray]] = {c: [] for c in TIME_COLUMNS}
-        self._reset()
+    def __init__(self, clock: LocalClock, path: Path) -> None:
+        self.clock, self.path = clock, path
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in ("job", "gpus", "state", *TIME_COLUMNS)}
+        self.seen: set[int] = set()
+        self.steps = self.duplicates = 0
+        self.malformed: list[int] = []
+        self.device_types: Counter[str] = Counter()
+        self.partitions: Counter[str] = Counter()
+        self.clusters: set[str] = set()
+        self.reasons: Counter[str] = Counter()
+        self.has_eligible = False
+        self.gang_cache: dict[tuple[str, ...], tuple[float, str]] = {}
 
-    def _reset(self) -> None:
-        self.c_jobs: list[str] = []
-        self.c_gpus: list[float] = []
-        self.c_states: list[str] = []
-        self.c_times: dict[str, list[str]] = {c: [] for c in TIME_COLUMNS}
-        self.c_lines: list[int] = []
-        # (row in chunk, column, epoch) for stamps numpy should not parse (epoch, offsets).
-        self.overrides: list[tuple[int, str, float]] = []
-
-    def add(self, line_no: int, job: str, gpus: float, state: str, sub: str, eli: str, sta: str, end: str) -> None:
-        row = len(self.c_jobs)
-        self.c_jobs.append(job)
-        self.c_gpus.append(gpus)
-        self.c_states.append(state)
-        self.c_lines.append(line_no)
-        t = self.c_times
-        t["Submit"].append(sub if len(sub) == 19 else self._odd(row, "Submit", sub, line_no))
-        t["Eligible"].append(eli if len(eli) == 19 else self._odd(row, "Eligible", eli, line_no))
-        t["Start"].append(sta if len(sta) == 19 else self._odd(row, "Start", sta, line_no))
-        t["End"].append(end if len(end) == 19 else self._odd(row, "End", end, line_no))
-        if row + 1 >= CHUNK_ROWS:
-            self.flush()
-
-    def _odd(self, row: int, col: str, text: str, line_no: int) -> str:
-        """A sentinel (unknown), or a stamp numpy should not parse (epoch, offset)."""
-        text = text.strip()
-        if text not in _SENTINELS:
-            self.overrides.append((row, col, self.clock.epoch(text, f"line {line_no}")))
-        return "NaT"
-
-    def flush(self) -> None:
-        if not self.c_jobs:
+    def add(self, chunk: Chunk) -> None:
+        self.malformed.extend(chunk.malformed)
+        if not chunk.lines:
             return
-        self.jobs.append(np.array(self.c_jobs, dtype=str))
-        self.gpus.append(np.array(self.c_gpus, dtype=np.float64))
-        self.states.append(np.array(self.c_states, dtype=str))
-        for col in TIME_COLUMNS:
-            self.times[col].append(self._epochs(col))
-        self._reset()
+        idx: dict[str, int] = {}
+        for i, name in enumerate(chunk.header):
+            idx.setdefault(name, i)  # a repeated column (GCM's trailing End) keeps the first
+        if "JobID" not in idx and "JobIDRaw" not in idx:
+            raise BadInput(self.path, "header has no JobID column", where="line 1")
+        self.has_eligible = self.has_eligible or "Eligible" in idx
+        flat = chunk.delim.join(chunk.lines).split(chunk.delim)
+        n, stride = len(chunk.lines), chunk.stride
+        if len(flat) != n * stride:  # cannot happen: every line was counted
+            raise BadInput(self.path, "internal: field count mismatch", where=f"line {chunk.line_numbers[0]}")
+        blank = [""] * n
 
-    def _epochs(self, col: str) -> np.ndarray:
-        texts = self.c_times[col]
+        def col(name: str) -> list[str]:
+            i = idx.get(name)
+            return flat[i::stride] if i is not None else blank
+
+        jobs = [j.strip() for j in col("JobID" if "JobID" in idx else "JobIDRaw")]
+        # Allocation rows only; byte-identical duplicates (sacct -D copies) once.
+        keep = []
+        seen = self.seen
+        for i, (job, line) in enumerate(zip(jobs, chunk.lines)):
+            if "." in job:
+                self.steps += 1
+                continue
+            h = hash(line)
+            if h in seen:
+                self.duplicates += 1
+                continue
+            seen.add(h)
+            keep.append(i)
+        if not keep:
+            return
+        every = len(keep) == n
+        pick = (lambda values: values) if every else (lambda values: [values[i] for i in keep])
+        lines_kept = pick(chunk.line_numbers)
+        gangs = zip(*(pick(col(c)) for c in GANG_COLUMNS))
+        cache = self.gang_cache
+        gpus = []
+        for key in gangs:
+            found = cache.get(key)
+            if found is None:
+                found = gang_size(*(x.strip() for x in key))
+                if len(cache) < 100_000:
+                    cache[key] = found
+            gpus.append(found[0])
+            if found[1]:
+                self.device_types[found[1]] += 1
+        states = [s.split(" ", 1)[0].strip() if " " in s or s != s.strip() else s for s in pick(col("State"))]
+        self.parts["job"].append(np.array(pick(jobs), dtype=str))
+        self.parts["gpus"].append(np.array(gpus, dtype=np.float64))
+        self.parts["state"].append(np.array(states, dtype=str))
+        for name in TIME_COLUMNS:
+            self.parts[name].append(self._epochs(pick(col(name)), lines_kept))
+        self.partitions.update(p.strip() for p in pick(col("Partition")) if p)
+        self.clusters.update(c.strip() for c in set(pick(col("Cluster"))) if c)
+        self.reasons.update(r.strip() for r in pick(col("Reason")) if r and r.strip() not in _SENTINELS)
+
+    def _epochs(self, texts: list[str], lines: list[int]) -> np.ndarray:
+        odd = [i for i, t in enumerate(texts) if len(t) != 19]
+        if odd:
+            texts = list(texts)
+            overrides = []
+            for i in odd:
+                t = texts[i].strip()
+                texts[i] = "NaT"
+                if t not in _SENTINELS:
+                    overrides.append((i, self.clock.epoch(t, f"line {lines[i]}")))  # epoch or offset stamps
+        else:
+            overrides = []
         try:
             parsed = np.array(texts, dtype="datetime64[s]")
         except ValueError:
-            # Find the bad stamp and let the scalar parser name it and its line.
-            for text, line_no in zip(texts, self.c_lines):
-                if text != "NaT":
-                    self.clock.epoch(text, f"line {line_no}")
-            raise BadInput(self.clock.path, f"unreadable {col} time in rows {self.c_lines[0]}..{self.c_lines[-1]}") from None
-        naive = parsed.astype(np.int64).astype(np.float64)
-        naive[np.isnat(parsed)] = np.nan
-        finite = np.isfinite(naive)
+            for t, line in zip(texts, lines):
+                if t != "NaT":
+                    self.clock.epoch(t, f"line {line}")  # names the bad stamp and its line
+            raise BadInput(self.path, f"unreadable time between lines {lines[0]} and {lines[-1]}") from None
+        out = parsed.astype(np.int64).astype(np.float64)
+        out[np.isnat(parsed)] = np.nan
+        finite = np.isfinite(out)
         if finite.any():
-            first = int(np.argmax(finite))
             if self.clock.zone is None:
-                self.clock._local(datetime(2000, 1, 1), f"line {self.c_lines[first]}")  # raises: --tz needed
-            hours, inverse = np.unique(np.floor(naive[finite] / 3600.0), return_inverse=True)
-            offsets = np.array([self._shift(h) for h in hours], dtype=np.float64)
-            naive[finite] += offsets[inverse]
-        for row, c, value in self.overrides:
-            if c == col:
-                naive[row] = value
-        return naive
+                self.clock.epoch(texts[int(np.argmax(finite))], f"line {lines[int(np.argmax(finite))]}")  # raises: --tz needed
+            hours, inverse = np.unique(np.floor(out[finite] / 3600.0), return_inverse=True)
+            shifts = np.array([self._shift(h) for h in hours], dtype=np.float64)
+            out[finite] += shifts[inverse]
+        for i, value in overrides:
+            out[i] = value
+        return out
 
     def _shift(self, hour: float) -> float:
         """Seconds to add to a naive local stamp in this hour to get epoch seconds."""
         local = datetime(1970, 1, 1) + timedelta(hours=hour)
         return self.clock._local(local, "") - hour * 3600.0
 
-    def column(self, parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-        return np.concatenate(parts) if parts else np.array([], dtype=dtype)
+
+def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.array([], dtype=dtype)
 
 
 def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: ImportOptions, folder: Path) -> RunRecord:
     params = options.params
     tz = params.get("tz")
-    seen: set[int] = set()
-    skipped_steps = duplicates = 0
-    malformed: list[str] = []
-    has_eligible_col = False
-    device_types: Counter[str] = Counter()
-    partitions: Counter[str] = Counter()
-    clusters: set[str] = set()
-    reasons: Counter[str] = Counter()
-    gang_cache: dict[tuple[str, ...], tuple[float, str]] = {}
-    clocks = []
-    collected: list[_Columns] = []
+    clocks: list[LocalClock] = []
+    collectors: list[_Collector] = []
     for path in sacct_paths:
         clock = LocalClock(tz, path)
         clocks.append(clock)
-        cols = _Columns(clock)
-        collected.append(cols)
-        header: list[str] | None = None
-        for line_no, hdr, fields, raw in iter_records(path):
-            if header is not hdr:
-                header = hdr
-                idx: dict[str, int] = {}
-                for i, name in enumerate(hdr):
-                    idx.setdefault(name, i)  # a repeated column (GCM's trailing End) keeps the first
-                if "JobID" not in idx and "JobIDRaw" not in idx:
-                    raise BadInput(path, "header has no JobID column", where="line 1")
-                has_eligible_col = has_eligible_col or "Eligible" in idx
-                i_job = idx["JobID"] if "JobID" in idx else idx["JobIDRaw"]
-                get_gang = itemgetter(*(idx.get(c, -1) for c in ("AllocTRES", "ReqTRES", "AllocGRES", "ReqGRES", "NNodes")))
-                get_rest = itemgetter(*(idx.get(c, -1) for c in (*TIME_COLUMNS, "State", "Partition", "Cluster", "Reason")))
-            if not fields:
-                malformed.append(f"{path.name}: line {line_no}")
-                continue
-            job = fields[i_job].strip()
-            if "." in job:
-                skipped_steps += 1
-                continue
-            key = hash(raw)
-            if key in seen:
-                duplicates += 1
-                continue
-            seen.add(key)
-            fields.append("")  # index -1: a column this header lacks reads as blank
-            gang_key = get_gang(fields)
-            found = gang_cache.get(gang_key)
-            if found is None:
-                found = gang_size(*(x.strip() for x in gang_key))
-                if len(gang_cache) < 100_000:
-                    gang_cache[gang_key] = found
-                if found[1]:
-                    device_types[found[1]] += 1
-            sub, eli, sta, end, state, part, cluster, reason = get_rest(fields)
-            cols.add(line_no, job, found[0], state.split(" ", 1)[0].strip(), sub, eli, sta, end)
-            if part:
-                partitions[part] += 1
-            if cluster:
-                clusters.add(cluster)
-            if reason and reason not in _SENTINELS:
-                reasons[reason] += 1
-        cols.flush()
-    job_col = np.concatenate([a for c in collected for a in c.jobs]) if any(c.jobs for c in collected) else np.array([], dtype=str)
+        collector = _Collector(clock, path)
+        if collectors:
+            collector.seen = collectors[0].seen  # duplicates across files of one window too
+        collectors.append(collector)
+        for chunk in iter_chunks(path):
+            collector.add(chunk)
+    skipped_steps = sum(c.steps for c in collectors)
+    duplicates = sum(c.duplicates for c in collectors)
+    malformed = [f"{c.path.name}: line {n}" for c in collectors for n in c.malformed]
+    has_eligible_col = any(c.has_eligible for c in collectors)
+    device_types: Counter[str] = sum((c.device_types for c in collectors), Counter())
+    partitions: Counter[str] = sum((c.partitions for c in collectors), Counter())
+    reasons: Counter[str] = sum((c.reasons for c in collectors), Counter())
+    clusters = set().union(*(c.clusters for c in collectors))
+    job_col = _concat([a for c in collectors for a in c.parts["job"]], str)
     if not len(job_col):
         why = []
         if skipped_steps:
@@ -449,9 +464,9 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         if malformed:
             why.append(f"{len(malformed)} malformed records ({', '.join(malformed[:3])}: field count differs from the header)")
         raise BadInput(sacct_paths[0], "no job records" + (": " + "; ".join(why) if why else ""))
-    arrays = {c.lower(): np.concatenate([a for col in collected for a in col.times[c]]) for c in TIME_COLUMNS}
-    arrays["gpus"] = np.concatenate([a for c in collected for a in c.gpus])
-    state_col = np.concatenate([a for c in collected for a in c.states])
+    arrays = {name.lower(): _concat([a for c in collectors for a in c.parts[name]], np.float64) for name in TIME_COLUMNS}
+    arrays["gpus"] = _concat([a for c in collectors for a in c.parts["gpus"]], np.float64)
+    state_col = _concat([a for c in collectors for a in c.parts["state"]], str)
 
     clock = clocks[0]
     ws = _window_bound(params.get("window_from"), clock, "--from")
