@@ -335,3 +335,9 @@ def test_event_count_per_file_is_bounded(tmp_path, monkeypatch):
     events = _events(tmp_path, "NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=x, y\n" * 12)
     assert [e.kind for e in events] == ["xid"] * 5 + ["truncated"]
     assert events[-1].values["dropped"] == 7
+
+
+@pytest.mark.parametrize("line, sig", [("Aborted (core dumped)", 6), ("/var/spool/slurmd/job1/slurm_script: line 12:  4242 Killed                  python train.py", 9), ("Segmentation fault (core dumped)", 11)])
+def test_shell_reported_deaths(tmp_path, line, sig):
+    e = _one(tmp_path, line)
+    assert e.kind == "exit" and e.values["signal"] == sig

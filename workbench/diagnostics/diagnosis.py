@@ -264,6 +264,15 @@ def _observations(d: Diagnosis) -> list[dict[str, Any]]:
     for e in _first_per(d.events, "segfault", lambda e: (e.host, e.values.get("pid"))):
         add(f"Segmentation fault in {e.values['library']} (process {e.values['process']}, pid {e.values['pid']}) on {e.origin}.", [e.evidence()])
 
+    for e in d.events:
+        if e.kind == "child_failed" and e.values.get("root_cause"):
+            how = e.values.get("signal_name") or f"exit code {e.values.get('exitcode')}"
+            add(
+                f"torchrun's report on {e.host or 'a node'} names rank {e.rank} ({how}) as its first observed failure; "
+                "that is per node and by the time the agent saw the exit, not an ordering across nodes.",
+                [e.evidence()],
+            )
+
     if d.collectives is not None:
         c = d.collectives
         for g in c.groups:

@@ -315,7 +315,7 @@ def analyze(dumps: list[RankDump]) -> CollectiveAnalysis:
     notes: list[str] = []
     for d in dumps:
         if d.rank in by_rank:
-            raise BadInput(d.path, f"second dump for rank {d.rank} (first: {by_rank[d.rank].path})")
+            raise BadInput(d.path, f"second dump for rank {d.rank} (first: {by_rank[d.rank].path}); give one job's dumps at a time")
         by_rank[d.rank] = d
     versions: dict[str, list[int]] = defaultdict(list)
     for d in dumps:

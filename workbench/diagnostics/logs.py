@@ -78,6 +78,8 @@ _AGENT_FAILED = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pi
 _CLOSING = re.compile(r"Sending process (\d+) closing signal (SIG\w+)")
 _SRUN_EXIT = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (Exited with exit code (\d+)|Killed|Aborted|Segmentation fault|Terminated)")
 _SLURM_CANCEL = re.compile(r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*")
+_SHELL_DEATH = re.compile(r"^(?:/\S+: line \d+: +\d+ )?(Aborted|Segmentation fault|Killed|Bus error|Terminated)(?: +\(core dumped\))?(?: +\S.*)?$")
+_SHELL_SIGNALS = {"Aborted": 6, "Segmentation fault": 11, "Killed": 9, "Bus error": 7, "Terminated": 15}
 _K8S_EXIT = re.compile(r"Exit Code:\s*(\d+)|\"exitCode\":\s*(\d+)")
 _TRACEBACK = "Traceback (most recent call last):"
 _EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Failure))(?::\s?(.*))?$")
@@ -265,6 +267,9 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
         reason = (m.group(4) or "").strip()
         role = "failure" if reason == "NODE FAILURE" else "outcome"
         return "slurm_cancel", role, {"job": m.group(1), "node": m.group(2), "at": m.group(3), "reason": reason}
+    m = _SHELL_DEATH.match(msg.strip())
+    if m:
+        return "exit", "outcome", {"how": m.group(1), **_signal_of(_SHELL_SIGNALS[m.group(1)], negative=False)}
     if _NCCL_ERROR.search(msg):
         return "nccl_error", "follower", {"remote": "ncclRemoteError" in msg or "remote process exited" in msg}
     m = _K8S_EXIT.search(msg)
