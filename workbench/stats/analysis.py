@@ -393,6 +393,9 @@ def analyze(
         return (x, base) if lower_is_better else (base, x)
 
     num, den = orient(bv, av)
+    if paired and n_boot > 0 and boot_indices is None:
+        # One draw of round indices serves B/A and A′/A (the same draw each would make).
+        boot_indices = np.random.Generator(np.random.PCG64(seed)).integers(0, len(av), size=(n_boot, len(av)))
     eff = effect(num, den, paired=paired, seed=seed, n_boot=n_boot, boot_indices=boot_indices)
     aa = None
     if apv is not None:
