@@ -37,7 +37,8 @@ def print_demo_report(store: "Store") -> None:
     for lens, base_ids, cand_ids in demo_pairs(store):
         comparison = compare(store.load_runs(base_ids), store.load_runs(cand_ids), lens=lens,
                              changes=_demo_change(lens, store, base_ids, cand_ids))
-        render_comparison(comparison)
+        click.echo(render_comparison(comparison))
+        click.echo("")
 
 
 def _demo_change(lens: str, store: "Store", base_ids: list[int], cand_ids: list[int]) -> dict:
