@@ -478,7 +478,7 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
     if math.isnan(we):
         last = np.fmax(np.fmax(end, sta), sub)
         we = float(np.nanmax(last)) if np.isfinite(last).any() else NAN
-    if math.isfinite(ws) and math.isfinite(we) and we <= ws:
+    if params.get("window_from") is not None and params.get("window_to") is not None and we <= ws:
         raise BadInput(sacct_paths[0], f"the window ends before it starts (--from {params.get('window_from')!r}, --to {params.get('window_to')!r})")
     keep = np.ones(len(job_col), dtype=bool)
     if params.get("window_from") is not None or params.get("window_to") is not None:

@@ -1,0 +1,197 @@
+"""Slurm sacct (+ sinfo) importer: real GCM fixtures, time zones, windows, the seed's pair."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.errors import BadInput
+from workbench.importers.base import ImportOptions, probe_file
+from workbench.importers.sacct import IMPORTER, gang_size
+
+ROOT = Path(__file__).resolve().parents[2]
+GCM = ROOT / "tests" / "data" / "fleet" / "gcm"
+PAIR = ROOT / "captures" / "fleet_sacct"
+UTC = {"tz": "UTC"}
+
+
+def read(*paths: Path, **params):
+    return list(IMPORTER.read(list(paths), ImportOptions(params=params)))
+
+
+def epoch(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in GCM.glob("sample-sacct*.txt")))
+def test_every_real_sacct_file_imports_or_fails_with_a_reason(name: str) -> None:
+    path = GCM / name
+    assert IMPORTER.sniff(probe_file(path))
+    try:
+        (run,) = read(path, **UTC)
+    except BadInput as err:
+        assert str(path) in str(err)
+        assert "malformed" in str(err) or "job-step rows" in str(err)
+        return
+    assert run.lens == "fleet" and run.sample_count > 0
+    assert set(run.samples) == {"job", "gpus", "submit", "eligible", "start", "end", "state"}
+    for col in ("gpus", "submit", "eligible", "start", "end"):
+        assert run.samples[col].dtype == np.float64
+
+
+def test_dependency_hold_is_zero_queue_wait() -> None:
+    """GCM job 201729: Start − Submit 4 h 32 m 36 s, Start − Eligible 0 s."""
+    (run,) = read(GCM / "sample-sacct-one-multiline.txt", **UTC)
+    s = run.samples
+    i = int(np.flatnonzero(s["job"] == "201729")[0])
+    assert s["start"][i] - s["submit"][i] == 4 * 3600 + 32 * 60 + 36
+    assert s["start"][i] - s["eligible"][i] == 0
+    assert s["gpus"][i] == 1024 and s["state"][i] == "FAILED"
+    assert run.dimensions["eligibility_history"].value == "recorded"
+
+
+def test_multiline_records_joined_and_duplicates_dropped() -> None:
+    (one,) = read(GCM / "sample-sacct-one-multiline.txt", **UTC)
+    (multi,) = read(GCM / "sample-sacct-multiple-multiline.txt", **UTC)
+    (fake,) = read(GCM / "sample-sacct-fake-line-break.txt", **UTC)
+    assert multi.meta["duplicate_rows_dropped"] == 2  # three byte-identical REQUEUED rows
+    for run in (one, multi, fake):
+        assert sorted(run.samples["job"].tolist()) == ["201729", "201844"]
+        assert run.meta["skipped_step_rows"] == 2
+        assert sorted(run.samples["gpus"].tolist()) == [256.0, 1024.0]
+
+
+def test_invalid_utf8_and_cancelled_by_uid() -> None:
+    (run,) = read(GCM / "sample-sacct-output-invalid-utf8.txt", **UTC)
+    assert run.sample_count == 2 and set(run.samples["gpus"].tolist()) == {8.0, 1.0}
+
+
+def test_malformed_record_is_flagged_not_shifted(tmp_path: Path) -> None:
+    good = (GCM / "sample-sacct-one-multiline.txt").read_text(encoding="utf-8")
+    header, *rest = good.split("\n", 1)
+    path = tmp_path / "sacct.txt"
+    path.write_text(header + "\n" + "x|#y|#z\n" * 0 + rest[0] + "a|#b|#c|#" * 200 + "\n", encoding="utf-8")
+    (run,) = read(path, **UTC)
+    assert run.meta["malformed_records"] and "line" in run.meta["malformed_records"][0]
+    assert any("malformed" in w for w in run.meta["warnings"])
+
+
+def test_times_need_an_explicit_zone() -> None:
+    with pytest.raises(BadInput, match="--tz"):
+        read(GCM / "sample-sacct-one-multiline.txt")
+    with pytest.raises(BadInput, match="unknown time zone"):
+        read(GCM / "sample-sacct-one-multiline.txt", tz="Mars/Olympus")
+
+
+def test_zone_conversion_iana_and_offset_and_dst(tmp_path: Path) -> None:
+    path = tmp_path / "s.txt"
+    path.write_text("JobID|State|Submit|Eligible|Start|End|AllocTRES\n"
+                    "1|COMPLETED|2026-01-15T12:00:00|2026-01-15T12:00:00|2026-01-15T12:00:10|2026-01-15T13:00:00|gres/gpu=8\n"
+                    "2|COMPLETED|2026-07-15T12:00:00|2026-07-15T12:00:00|2026-07-15T12:00:00|2026-07-15T13:00:00|gres/gpu=8\n"
+                    "3|COMPLETED|2026-10-25T02:30:00|2026-10-25T02:30:00|Unknown|None|gres/gpu=8\n")
+    (paris,) = read(path, tz="Europe/Paris")
+    (plus,) = read(path, tz="+01:00")
+    s = paris.samples
+    assert s["submit"][0] == epoch("2026-01-15T11:00:00")  # winter: UTC+1
+    assert s["submit"][1] == epoch("2026-07-15T10:00:00")  # summer: UTC+2
+    assert plus.samples["submit"][0] == epoch("2026-01-15T11:00:00")
+    assert any("daylight-saving" in w for w in paris.meta["warnings"])  # 02:30 on 25 Oct happens twice
+    assert math.isnan(s["start"][2]) and math.isnan(s["end"][2])
+
+
+def test_epoch_output_needs_no_zone(tmp_path: Path) -> None:
+    path = tmp_path / "s.txt"
+    path.write_text("JobID|State|Submit|Eligible|Start|End|ReqTRES\n7|PENDING|1790000000|1790000100|Unknown|Unknown|gres/gpu:a100=4\n")
+    (run,) = read(path)
+    assert run.samples["eligible"][0] == 1790000100 and run.samples["gpus"][0] == 4
+    assert run.dimensions["device_types"].value == "a100"
+
+
+def test_parsable_trailing_delimiter_and_other_delimiters(tmp_path: Path) -> None:
+    p = tmp_path / "p.txt"
+    p.write_text("JobID|State|Start|End|\n5|COMPLETED|2026-01-01T00:00:00|2026-01-01T01:00:00|\n")
+    (run,) = read(p, **UTC)
+    assert run.samples["end"][0] - run.samples["start"][0] == 3600
+    q = tmp_path / "q.txt"
+    q.write_text("JobID;State;Start;End;AllocTRES\n6;RUNNING;2026-01-01T00:00:00;Unknown;cpu=4,gres/gpu=2,node=1\n")
+    (run,) = read(q, **UTC)
+    assert run.samples["gpus"][0] == 2 and math.isnan(run.samples["end"][0])
+
+
+def test_gang_size_sources() -> None:
+    assert gang_size("billing=64,cpu=64,gres/gpu=8,mem=512G,node=1", "", "", "", "1") == (8.0, "")
+    assert gang_size("gres/gpu:h100=8,node=1", "", "", "", "1") == (8.0, "h100")
+    assert gang_size("", "cpu=8,gres/gpu=16,node=2", "", "", "2") == (16.0, "")  # pending: requested
+    assert gang_size("cpu=8,mem=1G", "", "", "", "1") == (0.0, "")  # CPU-only job
+    assert gang_size("", "", "gpu:8", "", "4") == (32.0, "")  # older AllocGRES, per node
+    assert math.isnan(gang_size("", "", "", "", "1")[0])  # no field says: unknown
+
+
+def test_window_filter_and_bad_window() -> None:
+    folder = PAIR / "window_a"
+    (all_jobs,) = read(*sorted(folder.glob("*.txt")), **UTC)
+    (window,) = read(*sorted(folder.glob("*.txt")), tz="UTC", window_from="2026-11-02T10:00:00", window_to="2026-11-02T10:10:00")
+    assert window.sample_count < all_jobs.sample_count
+    assert window.meta["pool"]["window_end"] - window.meta["pool"]["window_start"] == 600
+    with pytest.raises(BadInput, match="ends before it starts"):
+        read(*sorted(folder.glob("*.txt")), tz="UTC", window_from="2026-11-02T11:00:00", window_to="2026-11-02T10:00:00")
+
+
+def test_no_eligible_column_means_no_eligibility_dimension() -> None:
+    (run,) = read(GCM / "sample-sacct-output-midnight-edge-case-small.txt", **UTC)
+    assert "eligibility_history" not in run.dimensions
+    assert np.isnan(run.samples["eligible"]).all()
+    assert any("no Eligible column" in w for w in run.meta["warnings"])
+
+
+def test_sinfo_capacity_excludes_drained_nodes(tmp_path: Path) -> None:
+    sacct = tmp_path / "sacct.txt"
+    sacct.write_bytes((GCM / "sample-sacct-one-multiline.txt").read_bytes())
+    (tmp_path / "sinfo.txt").write_bytes((GCM / "sample-sinfo-output.txt").read_bytes())
+    (run,) = read(sacct, tmp_path / "sinfo.txt", **UTC)
+    # node0201 (8 GPUs) is drained; node1537 has 8 and node4180 has 2.
+    assert run.meta["pool"]["capacity_gpus"] == 10
+    assert run.meta["capacity"]["gpus_unavailable"] == 8
+    with pytest.raises(BadInput, match="sinfo capacity file alone"):
+        read(tmp_path / "sinfo.txt", **UTC)
+
+
+def test_million_column_line_fails_cleanly(tmp_path: Path) -> None:
+    path = tmp_path / "wide.txt"
+    path.write_bytes(b"JobID|State|Start\n" + b"1|" * 1_000_000 + b"\n")
+    with pytest.raises(BadInput, match="line 2"):
+        read(path, **UTC)
+
+
+def test_not_sacct_is_not_sniffed(tmp_path: Path) -> None:
+    assert not IMPORTER.sniff(probe_file(GCM.parent.parent / "inference" / "vllm_after.prom"))
+    path = tmp_path / "t.txt"
+    path.write_text("name|value\na|1\n")
+    assert not IMPORTER.sniff(probe_file(path))
+
+
+@pytest.mark.parametrize("window, day, expected", [
+    ("window_a", "2026-11-02", {"mean_wait": 14.2, "service_attainment": 98.5, "allocated_gpus": 60, "allocated_gpus_end": 60, "waiting": ()}),
+    ("window_b", "2026-11-09", {"mean_wait": 85.6, "service_attainment": 89.2, "allocated_gpus": 56, "allocated_gpus_end": 56, "waiting": (16,) * 6}),
+])
+def test_seed_fleet_pair_through_the_fleet_lens(window: str, day: str, expected: dict) -> None:
+    """The seed: 'Eight GPUs sat unallocated while six jobs waited, each needing 16'."""
+    fleet = pytest.importorskip("lenses.fleet")
+    folder = PAIR / window
+    (run,) = read(*sorted(folder.glob("*.txt")), tz="UTC", window_from=f"{day}T10:00:00", window_to=f"{day}T11:00:00", wait_target_s=60)
+    assert run.meta["pool"]["capacity_gpus"] == 64
+    assert run.dimensions["eligibility_history"].value == "recorded"
+    metrics = fleet.LENS.window_metrics(run)
+    assert fleet.LENS.primary_value(run) == pytest.approx(expected["mean_wait"])
+    assert metrics["service_attainment"] == pytest.approx(expected["service_attainment"])
+    assert metrics["allocated_gpus"] == pytest.approx(expected["allocated_gpus"])
+    assert metrics["allocated_gpus_end"] == expected["allocated_gpus_end"]
+    window_state = fleet.read_window(run)
+    assert window_state.waiting_gangs == expected["waiting"]
+    if expected["waiting"]:
+        idle = 64 - metrics["allocated_gpus_end"]
+        assert idle == 8 and all(g > idle for g in window_state.waiting_gangs)
