@@ -62,7 +62,8 @@ class SnapshotData:
     dimensions: dict[str, Any] = field(default_factory=dict)
     window_kind: str = "steady"
     rank: int | None = None
-    last_s: float | None = None
+    # Keep only spans that ended at or after this time (ns since start); None: all.
+    since_ns: float | None = None
 
 
 def _rows(view: RingView) -> Any:
@@ -99,9 +100,8 @@ def _samples(data: SnapshotData) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
     rows = _rows(data.spans)
     primary = REQUEST if data.lens == "inference" else STEP
-    if data.last_s is not None and rows.size:
-        since = data.taken_ns - data.last_s * 1e9
-        spans = rows[(rows[:, 1] == primary) & (rows[:, 4] >= since)]
+    if data.since_ns is not None and rows.size:
+        spans = rows[(rows[:, 1] == primary) & (rows[:, 4] >= data.since_ns)]
     else:
         spans = rows[rows[:, 1] == primary]
     spans = spans[np.argsort(spans[:, 0], kind="stable")]

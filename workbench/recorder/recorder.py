@@ -555,15 +555,19 @@ class Recorder:
         detail.update(trig.explain(duration))
         self._event(now, "trigger", dict(detail))
         detail["at"] = round(self._wall0 + now / 1e9, 6)
-        self._take(f"slow {detail['span']}", trigger=detail, incident=True,
-                   last_s=self.config.incident_window_s)
+        window = self.config.incident_window_s
+        # The window reaches back from when the slow span *began*: the moments before
+        # the delay, not the delay alone.
+        since = None if window is None else now - duration - window * 1e9
+        self._take(f"slow {detail['span']}", trigger=detail, incident=True, since_ns=since)
 
     def snapshot(self, reason: str = "on demand", *, wait: bool = True, timeout: float = 60.0,
                  last_s: float | None = None) -> Path | None:
         """Write what the recorder holds now as a capture; returns its path (when
         ``wait``), else ``None``. Never raises; a failure is counted in ``stats()``."""
         try:
-            job = self._take(str(reason)[:200], last_s=last_s)
+            since = None if last_s is None else self._now() - last_s * 1e9
+            job = self._take(str(reason)[:200], since_ns=since)
             if job is None or not wait:
                 return None
             job.done.wait(timeout)
@@ -578,7 +582,7 @@ class Recorder:
         self.snapshot(f"boundary: {name}", wait=False)
 
     def _take(self, reason: str, *, trigger: dict[str, Any] | None = None,
-              incident: bool = False, last_s: float | None = None) -> _Job | None:
+              incident: bool = False, since_ns: float | None = None) -> _Job | None:
         """Seal and take references (fast, on the calling thread); queue the writing."""
         try:
             if self._closed:
@@ -603,7 +607,7 @@ class Recorder:
                 dimensions=dict(cfg.dimensions),
                 window_kind=cfg.window_kind,
                 rank=cfg.resolved_rank(),
-                last_s=last_s,
+                since_ns=since_ns,
             )
             job = _Job(data, incident)
             self._ensure_worker()
