@@ -4,13 +4,14 @@ A numeric column travels as the base64 of its little-endian bytes, with its dtyp
 exact (no decimal round trip), NaN-capable (a missing value stays NaN, which a JSON
 number cannot say), and a single string, so RFC 8785 canonicalization costs one
 escape scan instead of formatting every float like ECMAScript. NaNs are written as
-the one canonical quiet NaN so equal data always gives equal bytes. String columns
-travel as JSON arrays of NFC text.
+the one canonical quiet NaN so equal data always gives equal bytes. A string column
+travels the same way: the base64 of a compact JSON array of its NFC text.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 from workbench.bundle.canonical import nfc
@@ -25,7 +26,10 @@ def encode_column(values: Any) -> dict[str, Any]:
     if arr.ndim != 1:
         arr = arr.reshape(-1)
     if arr.dtype.kind in "USO":
-        return {"dtype": "str", "values": [nfc(str(v)) for v in arr.tolist()]}
+        # One base64 string holding a JSON array of NFC text: one escape scan when
+        # canonicalized instead of one per value.
+        text = json.dumps([nfc(str(v)) for v in arr.tolist()], ensure_ascii=False, separators=(",", ":"))
+        return {"dtype": "str", "encoding": "json-base64", "length": int(arr.size), "data": base64.b64encode(text.encode("utf-8")).decode("ascii")}
     name = arr.dtype.name
     if name not in NUMERIC_DTYPES:
         arr, name = arr.astype(np.float64), "float64"
@@ -39,10 +43,16 @@ def decode_column(column: dict[str, Any], *, where: str = "column") -> Any:
     import numpy as np
 
     dtype = column.get("dtype")
-    if dtype == "str":
-        values = column.get("values")
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise ValueError(f"{where}: a str column needs 'values', a list of strings")
+    if dtype == "str" and column.get("encoding") == "json-base64":
+        from workbench.bundle.reader import parse_strict
+        from workbench.errors import WbError
+
+        try:
+            values = parse_strict(base64.b64decode(column.get("data", ""), validate=True), source=where, max_depth=1)
+        except (ValueError, TypeError, WbError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values) or len(values) != column.get("length"):
+            raise ValueError(f"{where}: a str column holds a JSON array of {column.get('length')} strings")
         return np.asarray(values, dtype=str)
     if dtype not in NUMERIC_DTYPES or column.get("encoding") != "base64":
         raise ValueError(f"{where}: unknown column dtype/encoding {dtype!r}/{column.get('encoding')!r}")

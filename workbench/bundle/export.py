@@ -16,9 +16,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from workbench.bundle.canonical import bundle_value, digest_set
+from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import encode_tables
 from workbench.bundle.format import (
+    DIGESTED_PARTS,
     FORMAT,
     FORMAT_VERSION,
     OBSERVATION_LABEL,
@@ -32,7 +33,8 @@ def utc_now() -> str:
 
 
 def _digested(content: Any) -> dict[str, Any]:
-    return {"digest": digest_set(content), "content": content}
+    # The digest is filled in by seal(), which canonicalizes each part once.
+    return {"digest": None, "content": content}
 
 
 def verdict_of(result: Mapping[str, Any]) -> str | None:
@@ -129,7 +131,7 @@ def build_bundle(
     }
     if samples is not None:
         bundle["samples"] = _digested({"runs": {ref: encode_tables(t) for ref, t in samples.items()}})
-    return seal(bundle)
+    return seal(bundle, fill_digests=True)
 
 
 def _unique_captures(captures: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -139,20 +141,17 @@ def _unique_captures(captures: Iterable[Mapping[str, Any]]) -> list[Mapping[str,
     return [seen[k] for k in sorted(seen)]
 
 
-def seal(bundle: dict[str, Any]) -> dict[str, Any]:
-    """``bundle`` with its checksum member (re)computed; the digests inside are not touched."""
-    body = {k: v for k, v in bundle.items() if k != "checksum"}
-    body["checksum"] = checksum_member(CanonicalParts(body))
+def seal(bundle: dict[str, Any], *, fill_digests: bool = False) -> dict[str, Any]:
+    """``bundle`` with its checksum member (re)computed; with ``fill_digests`` the
+    recipe / results / samples digests are (re)computed too, otherwise left as they are."""
+    body = {k: (dict(v) if k in DIGESTED_PARTS and isinstance(v, dict) else v) for k, v in bundle.items() if k != "checksum"}
+    body["checksum"] = checksum_member(CanonicalParts(body, fill_digests=fill_digests))
     return body
 
 
 def reseal_digests(bundle: dict[str, Any]) -> dict[str, Any]:
     """Recompute every content digest and the checksum (what a forger would do; tests use it)."""
-    body = dict(bundle)
-    for name in ("recipe", "results", "samples"):
-        if isinstance(body.get(name), dict) and "content" in body[name]:
-            body[name] = _digested(body[name]["content"])
-    return seal(body)
+    return seal(bundle, fill_digests=True)
 
 
 def dumps(bundle: Mapping[str, Any]) -> str:

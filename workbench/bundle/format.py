@@ -46,7 +46,9 @@ def assemble_object(members: dict[str, bytes]) -> bytes:
 class CanonicalParts:
     """Each top-level member's canonical bytes and digest, computed once."""
 
-    def __init__(self, bundle: dict[str, Any]) -> None:
+    def __init__(self, bundle: dict[str, Any], *, fill_digests: bool = False) -> None:
+        """With ``fill_digests`` (export), each digested part's ``digest`` is set from its
+        content first; without (verify), the recorded digest is taken as it is."""
         self.content_digests: dict[str, str] = {}
         self.member_bytes: dict[str, bytes] = {}
         for name, value in bundle.items():
@@ -55,6 +57,8 @@ class CanonicalParts:
             if name in DIGESTED_PARTS and isinstance(value, dict) and set(value) == {"digest", "content"}:
                 content = canonical_bytes(value["content"])
                 self.content_digests[name] = sha256_hex(content)
+                if fill_digests:
+                    value["digest"] = {DIGEST_ALG: self.content_digests[name]}
                 self.member_bytes[name] = assemble_object({"content": content, "digest": canonical_bytes(value["digest"])})
             else:
                 self.member_bytes[name] = canonical_bytes(value)
