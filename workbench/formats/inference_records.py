@@ -87,8 +87,8 @@ def stat_name(key: str) -> str | None:
     m = _PCT.match(k)
     if m:
         digits = m.group(1)
-        if "." not in digits and len(digits) == 3 and digits.startswith("0"):
-            # GuideLLM writes p001 = 0.1 %, p01 = 1 %, p05 = 5 %.
+        if "." not in digits and len(digits) == 3:
+            # GuideLLM writes p001 = 0.1 % and p999 = 99.9 % (p01 = 1 %, p05 = 5 %).
             return f"p{float(digits) / 10:g}"
         return f"p{float(digits):g}"
     return None

@@ -77,7 +77,46 @@ def sglang_lines():
     return json.dumps(base) + "\n" + json.dumps(detailed) + "\n"
 
 
+def otlp_export(seed=11, n=30):
+    """vLLM-shaped request spans, OTLP JSON, two export requests one per line (file exporter).
+    One request failed (status ERROR), and one HTTP span carries no gen_ai.latency attributes."""
+    rng = random.Random(seed)
+
+    def attr(key, value):
+        if isinstance(value, float):
+            return {"key": key, "value": {"doubleValue": value}}
+        if isinstance(value, int):
+            return {"key": key, "value": {"intValue": str(value)}}
+        return {"key": key, "value": {"stringValue": value}}
+
+    lines = []
+    for part in range(2):
+        spans = []
+        for i in range(part * n // 2, (part + 1) * n // 2):
+            queue, prefill = 0.005 + rng.random() * 0.02, 0.03 + rng.random() * 0.01
+            decode = 1.2 + rng.random() * 0.1
+            ttft = queue + prefill + 0.004
+            spans.append({
+                "traceId": f"{i:032x}", "spanId": f"{i:016x}", "name": "llm_request", "kind": 3,
+                "startTimeUnixNano": str(1767225600_000000000 + i * 10**8),
+                "endTimeUnixNano": str(1767225600_000000000 + i * 10**8 + int((ttft + decode) * 1e9)),
+                "attributes": [attr("gen_ai.request.id", f"cmpl-{i}"), attr("gen_ai.response.model", "meta-llama/Llama-3.1-8B-Instruct"),
+                               attr("gen_ai.usage.prompt_tokens", 512), attr("gen_ai.usage.completion_tokens", 128),
+                               attr("gen_ai.latency.time_in_queue", queue), attr("gen_ai.latency.time_in_model_prefill", prefill),
+                               attr("gen_ai.latency.time_in_model_decode", decode), attr("gen_ai.latency.time_to_first_token", ttft),
+                               attr("gen_ai.latency.e2e", ttft + decode)],
+                "status": {"code": 2, "message": "aborted"} if i == 7 else {},
+            })
+        if part == 0:
+            spans.append({"traceId": "f" * 32, "spanId": "e" * 16, "name": "POST /v1/completions", "kind": 2,
+                          "attributes": [attr("http.method", "POST")], "status": {}})
+        lines.append({"resourceSpans": [{"resource": {"attributes": [attr("service.name", "vllm")]},
+                                         "scopeSpans": [{"scope": {"name": "vllm.llm_engine"}, "spans": spans}]}]})
+    return "\n".join(json.dumps(x) for x in lines) + "\n"
+
+
 if __name__ == "__main__":
     (HERE / "vllm_bench_summaries.jsonl").write_text(vllm_summary_lines())
     (HERE / "vllm_bench_detailed.json").write_text(vllm_detailed())
     (HERE / "sglang_bench.jsonl").write_text(sglang_lines())
+    (HERE / "otlp_spans.jsonl").write_text(otlp_export())
