@@ -77,5 +77,5 @@ def distribution_chart(rows: Sequence[tuple[str, dict, dict]], unit: str, width:
         name = clean(label)[:label_w].ljust(label_w)
         lines.append(f"{name} B {box_line(b, lo, hi, box_w)}")
         lines.append(f"{' ' * label_w} C {box_line(c, lo, hi, box_w)} {axis}")
-    lines.append(f"{' ' * (label_w + 3)}|-- p5..p95, [==] p25..p75, M median; each measure on its own axis")
+    lines.append(f"{' ' * (label_w + 3)}|-- p5..p95, [==] p25..p75, M median; own axis per measure")
     return "\n".join(lines)

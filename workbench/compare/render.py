@@ -26,6 +26,13 @@ def _runs(refs: list[Any]) -> str:
     return ", ".join(clean(r) for r in refs)
 
 
+def header(c: Comparison) -> list[str]:
+    lines = [f"lens: {c.lens.name}"]
+    for side in ("baseline", "candidate"):
+        lines += textwrap.wrap(f"{side}: {_runs(c.runs[side])}", WIDTH, subsequent_indent="  ")
+    return lines
+
+
 def _effect_text(effect: dict | None) -> str:
     effect = effect or {}
     verdict = effect.get("verdict")
@@ -41,12 +48,12 @@ def dimensions_table(c: Comparison) -> list[str]:
     rows = c.comparability.rows
     # Non-same rows first: what differs is what a reader needs to see.
     order = sorted(rows, key=lambda r: (r.state == "same", not r.must_match))
-    lines = [f"  {'dimension':<20} {'state':<9} {'baseline':<20} {'candidate':<20} source"]
+    lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]
     for r in order:
         mark = "*" if r.must_match else " "
         lines.append(
-            f"{mark} {_cut(r.name, 20):<20} {r.state:<9} {_cut(r.baseline.value, 20):<20} "
-            f"{_cut(r.candidate.value, 20):<20} {_cut(r.source, 8)}"
+            f"{mark} {_cut(r.name, 18):<18} {r.state:<9} {_cut(r.baseline.value, 19):<19} "
+            f"{_cut(r.candidate.value, 19):<19} {_cut(r.source, 8)}"
         )
         if r.note:
             lines.append(f"    note: {_cut(r.note, WIDTH - 10)}")
@@ -58,7 +65,7 @@ def dimensions_table(c: Comparison) -> list[str]:
 
 def render_comparison(c: Comparison) -> str:
     out = [
-        f"lens: {c.lens.name}   baseline: {_runs(c.runs['baseline'])}   candidate: {_runs(c.runs['candidate'])}",
+        *header(c),
         "",
         "Comparability",
         *dimensions_table(c),
@@ -135,7 +142,7 @@ def render_inspect(r: InspectResult) -> str:
     c = r.comparison
     if not c.comparable:
         return render_comparison(c)
-    out = [f"lens: {c.lens.name}   baseline: {_runs(c.runs['baseline'])}   candidate: {_runs(c.runs['candidate'])}"]
+    out = header(c)
     p = c.primary or {}
     out += [f"{p.get('title', '')}: {p.get('text', '')}", ""]
     if c.phases and c.lens.name != "fleet":
