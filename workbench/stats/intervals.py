@@ -71,8 +71,7 @@ class Interval:
 
 
 def _as_values(x: Any) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float64).ravel()
-    return arr
+    return np.asarray(x, dtype=np.float64).ravel()
 
 
 def fieller(num_mean: float, num_var: float, den_mean: float, den_var: float, cov: float, tq: float) -> tuple[float, float]:
@@ -81,8 +80,7 @@ def fieller(num_mean: float, num_var: float, den_mean: float, den_var: float, co
     a negative discriminant)."""
     a = den_mean * den_mean - tq * tq * den_var
     b = num_mean * den_mean - tq * tq * cov
-    k = num_mean * num_mean - tq * tq * num_var
-    # b² - a·k, expanded so that the large N̄²D̄² terms cancel algebraically rather than
+    # b² - a·k with k = N̄² - t²·v_N, expanded so that the large N̄²D̄² terms cancel algebraically rather than
     # in floating point (the direct form loses half the digits when the CI is narrow).
     disc = tq * tq * (
         den_mean * den_mean * num_var
@@ -90,7 +88,6 @@ def fieller(num_mean: float, num_var: float, den_mean: float, den_var: float, co
         + num_mean * num_mean * den_var
         - tq * tq * (num_var * den_var - cov * cov)
     )
-    del k
     if a <= 0 or disc < 0:
         return (-math.inf, math.inf)
     root = math.sqrt(disc)
