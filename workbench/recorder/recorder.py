@@ -78,10 +78,10 @@ class _Span:
         # The body of Recorder._close, inlined: this is the hottest code in the recorder.
         rec = self._rec
         try:
-            end = rec._clock()
             start = self._start
-            if start is None:
+            if start is None:  # the clock failed at __enter__ (already counted)
                 return False
+            end = rec._clock()
             seq = self._seq
             t0 = rec._t0
             spans = rec._spans
