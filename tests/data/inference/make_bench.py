@@ -115,7 +115,42 @@ def otlp_export(seed=11, n=30):
     return "\n".join(json.dumps(x) for x in lines) + "\n"
 
 
+def aiperf_records(seed=5, n=24):
+    """AIPerf profile_export.jsonl with the older key set (ttft, timestamp_ns, credit_phase):
+    2 warm-up records, one error record, one cancelled request."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        phase = "warmup" if i < 2 else "profiling"
+        ttft = 40.0 + rng.random() * 10
+        rec = {"metadata": {"x_request_id": f"r{i}", "timestamp_ns": 1767225600_000000000 + i * 10**7, "worker_id": "w0",
+                            "credit_phase": phase, "was_cancelled": i == 9},
+               "metrics": {"ttft": {"value": ttft, "unit": "ms"}, "request_latency": {"value": ttft + 900.0, "unit": "ms"},
+                           "inter_token_latency": {"value": 7.0, "unit": "ms"},
+                           "input_sequence_length": {"value": 512, "unit": "tokens"},
+                           "output_sequence_length": {"value": 128, "unit": "tokens"}},
+               "error": None}
+        if i == 5:
+            rec["metrics"] = {}
+            rec["error"] = {"code": 500, "type": "InternalServerError", "message": "boom"}
+        out.append(json.dumps(rec))
+    return "\n".join(out) + "\n"
+
+
+def aiperf_aggregate():
+    """profile_export_aiperf.json, old 'records' wrapper layout, p99 but no p95 for TTFT."""
+    return json.dumps({"records": {
+        "ttft": {"tag": "ttft", "header": "Time to First Token", "unit": "ms", "avg": 45.1, "min": 40.2, "max": 60.3, "p50": 44.0, "p90": 51.0, "p99": 58.9, "std": 3.2},
+        "request_latency": {"tag": "request_latency", "unit": "ms", "avg": 945.0, "p50": 944.0, "p95": 951.0, "p99": 958.0},
+        "request_throughput": {"tag": "request_throughput", "unit": "requests/sec", "avg": 21.5},
+        "request_count": {"tag": "request_count", "unit": "requests", "avg": 21}},
+        "input_config": {"model": "openai/gpt-oss-20b", "synthetic_input_tokens_mean": 512, "output_tokens_mean": 128, "concurrency": 100},
+        "error_summary": [{"error_details": {"code": 500}, "count": 1}]})
+
+
 if __name__ == "__main__":
+    (HERE / "aiperf_profile_export.jsonl").write_text(aiperf_records())
+    (HERE / "aiperf_profile_export_aiperf.json").write_text(aiperf_aggregate())
     (HERE / "vllm_bench_summaries.jsonl").write_text(vllm_summary_lines())
     (HERE / "vllm_bench_detailed.json").write_text(vllm_detailed())
     (HERE / "sglang_bench.jsonl").write_text(sglang_lines())

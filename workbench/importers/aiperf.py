@@ -1,0 +1,173 @@
+"""NVIDIA AIPerf / GenAI-Perf profile exports.
+
+- ``profile_export.jsonl`` (AIPerf): one record per request, ``{"metadata", "metrics":
+  {name: {"value", "unit"}}, "error"}``. Both key sets are read: the current
+  (``time_to_first_token``, ``request_start_ns``, ``benchmark_phase``) and the older
+  (``ttft``, ``timestamp_ns``, ``credit_phase``). Warm-up records are excluded and
+  counted; an ``error`` or a cancelled request is a failed sample (``ok`` 0). Units
+  come from each metric's ``unit`` (ns, us, ms, s), never assumed.
+- ``profile_export_aiperf.json`` / GenAI-Perf ``profile_export_genai_perf.json``
+  (aggregates): one block per metric ``{unit, avg, p1 ... p99, std ...}``, either at the
+  top level or wrapped in ``"records"`` (AIPerf v0.1.x). A summary-only run: only the
+  percentiles present are kept.
+
+AIPerf's client-side timings never include the server's queue/prefill split.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from store.records import Dimension, RunRecord
+from workbench.errors import BadInput
+from workbench.formats import bench_json
+from workbench.formats.inference_records import SampleBuilder, inference_run, number, request_mix, stats_block
+from workbench.importers.base import Importer, ImportOptions, Probe
+
+UNIT_MS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0, "sec": 1000.0}
+# metric name(s) -> sample column (durations) or token column
+PER_REQUEST = {
+    "ttft_ms": ("time_to_first_token", "ttft"),
+    "e2e_ms": ("request_latency",),
+    "itl_ms": ("inter_token_latency",),
+}
+TOKENS = {
+    "prompt_tokens": ("input_sequence_length", "isl"),
+    "output_tokens": ("output_sequence_length", "output_token_count", "osl"),
+}
+AGGREGATE = {
+    "time_to_first_token": "ttft_ms", "ttft": "ttft_ms", "request_latency": "e2e_ms",
+    "inter_token_latency": "itl_ms", "time_to_second_token": "ttst_ms",
+    "input_sequence_length": "prompt_tokens", "output_sequence_length": "output_tokens",
+}
+
+
+class AIPerfImporter(Importer):
+    name = "aiperf"
+    version = "1"
+    description = "AIPerf profile_export.jsonl / profile_export_aiperf.json, GenAI-Perf profile_export_genai_perf.json"
+    priority = 30
+
+    def sniff(self, probe: Probe) -> bool:
+        head = probe.text
+        if not probe.stripped.startswith("{"):
+            return False
+        per_request = '"metrics"' in head and '"metadata"' in head and ('"request_start_ns"' in head or '"timestamp_ns"' in head)
+        aggregate = ('"input_config"' in head or '"schema_version"' in head or '"records"' in head) and (
+            '"time_to_first_token"' in head or '"ttft"' in head or '"request_latency"' in head)
+        return per_request or aggregate
+
+    def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        for path in paths:
+            objs = list(bench_json.read_objects(path))
+            first = objs[0][1]
+            if "metadata" in first and "metrics" in first:
+                yield _per_request_run(path, objs, options)
+            else:
+                for line, obj in objs:
+                    yield _aggregate_run(path, line, obj, options)
+
+
+IMPORTER = AIPerfImporter()
+
+
+def _metric_ms(metrics: dict[str, Any], names: tuple[str, ...], path: Path, where: str) -> float:
+    for name in names:
+        block = metrics.get(name)
+        if isinstance(block, dict) and "value" in block:
+            value = block["value"]
+            if isinstance(value, list):  # e.g. per-chunk latencies: the request's mean
+                vals = [number(v) for v in value]
+                vals = [v for v in vals if not math.isnan(v)]
+                value = sum(vals) / len(vals) if vals else None
+            unit = str(block.get("unit") or "").strip()
+            if unit not in UNIT_MS:
+                raise BadInput(path, f"metric {name!r} has unit {unit!r} (expected ns, us, ms or s)", where=where)
+            return number(value) * UNIT_MS[unit]
+    return math.nan
+
+
+def _metric_count(metrics: dict[str, Any], names: tuple[str, ...]) -> float:
+    for name in names:
+        block = metrics.get(name)
+        if isinstance(block, dict) and "value" in block:
+            return number(block["value"])
+    return math.nan
+
+
+def _per_request_run(path: Path, objs: list[tuple[int, dict[str, Any]]], options: ImportOptions) -> RunRecord:
+    builder = SampleBuilder()
+    warmup = 0
+    errors: dict[str, int] = {}
+    for line, rec in objs:
+        where = f"line {line}"
+        meta = rec.get("metadata") or {}
+        metrics = rec.get("metrics") or {}
+        if not isinstance(meta, dict) or not isinstance(metrics, dict):
+            raise BadInput(path, "record without metadata/metrics objects", where=where)
+        phase = meta.get("benchmark_phase", meta.get("credit_phase"))
+        if phase == "warmup":
+            warmup += 1
+            continue
+        err = rec.get("error")
+        failed = bool(err) or bool(meta.get("was_cancelled"))
+        if err:
+            kind = str((err or {}).get("type") or (err or {}).get("code") or "error") if isinstance(err, dict) else "error"
+            errors[kind] = errors.get(kind, 0) + 1
+        values = {col: _metric_ms(metrics, names, path, where) for col, names in PER_REQUEST.items()}
+        tokens = {col: _metric_count(metrics, names) for col, names in TOKENS.items()}
+        if failed:
+            values = {k: math.nan for k in values}
+        builder.add(id=str(meta.get("x_request_id") or meta.get("session_num") or line),
+                    ok=0.0 if failed else 1.0, **values, **tokens)
+    if not len(builder):
+        raise BadInput(path, f"no profiling records ({warmup} warm-up records)")
+    meta_out: dict[str, Any] = {"source_format": "aiperf profile_export.jsonl", "warmup_records_excluded": warmup, "errors": errors}
+    label = options.label or f"aiperf {path.parent.name or path.stem}"
+    return inference_run(label, samples=builder, summary={}, dimensions={}, meta=meta_out, sources=[path],
+                         window={"kind": "steady", "warmup_excluded": warmup, "policy": "benchmark_phase != warmup"})
+
+
+def _aggregate_run(path: Path, line: int, obj: dict[str, Any], options: ImportOptions) -> RunRecord:
+    blocks = obj.get("records") if isinstance(obj.get("records"), dict) else obj
+    summary: dict[str, Any] = {}
+    for name, target in AGGREGATE.items():
+        block = blocks.get(name)
+        if not isinstance(block, dict) or target in summary:
+            continue
+        unit = str(block.get("unit") or "").strip()
+        if target.endswith("_ms"):
+            if unit not in UNIT_MS:
+                raise BadInput(path, f"metric {name!r} has unit {unit!r} (expected ns, us, ms or s)", where=f"line {line}")
+            summary[target] = stats_block(block, UNIT_MS[unit])
+        else:
+            summary[target] = stats_block(block)
+    for name, target in (("request_throughput", "request_throughput"), ("output_token_throughput", "output_throughput"),
+                         ("request_count", "requests_completed")):
+        block = blocks.get(name)
+        if isinstance(block, dict):
+            v = number(block.get("avg", block.get("value")))
+            if not math.isnan(v):
+                summary[target] = v
+    if not summary:
+        raise BadInput(path, "no latency metrics in the aggregate export", where=f"line {line}")
+    cfg = obj.get("input_config") or {}
+    dims: dict[str, Dimension] = {}
+    model = cfg.get("model") or (cfg.get("endpoint") or {}).get("model_names") if isinstance(cfg, dict) else None
+    if isinstance(model, list):
+        model = model[0] if len(model) == 1 else None
+    if model:
+        dims["model"] = Dimension(str(model), "declared")
+    mix = request_mix(number(cfg.get("synthetic_input_tokens_mean")), number(cfg.get("output_tokens_mean"))) if isinstance(cfg, dict) else None
+    if mix:
+        dims["request_mix"] = Dimension(mix, "declared")
+    meta = {"source_format": "aiperf/genai-perf aggregate", "schema_version": obj.get("schema_version"),
+            "tool_version": obj.get("aiperf_version") or obj.get("version"),
+            "input_config": cfg if isinstance(cfg, dict) else {}, "error_summary": obj.get("error_summary")}
+    label = options.label or f"aiperf {path.parent.name or path.stem}"
+    return inference_run(label, samples=None, summary=summary, dimensions=dims, meta=json.loads(json.dumps(meta, default=str)),
+                         sources=[path], window={"kind": "steady"})
