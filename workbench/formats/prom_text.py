@@ -209,7 +209,7 @@ def looks_like_exposition(text: str) -> bool:
     if not lines:
         return False
     typed = sum(1 for ln in lines if ln.startswith(("# TYPE ", "# HELP ")))
-    samples = sum(1 for ln in lines if not ln.startswith("#") and _SAMPLE.match(ln))
+    samples = sum(1 for ln in lines if not ln.startswith("#") and (m := _SAMPLE.match(ln)) and _float(m.group(3)) is not None)
     other = len(lines) - typed - samples - sum(1 for ln in lines if ln.startswith("#"))
     # A final line may be cut at the probe's 64 KiB boundary.
     return (typed > 0 or samples >= 3) and other <= 1 and samples > 0
