@@ -139,3 +139,12 @@ def test_bounds_refuses_bad_bounds(baseline, candidate, message):
 def test_bounds_refusal_exit_code():
     p = run_wb("bounds", "--baseline", "101:99", "--candidate", "109:111")
     assert p.returncode == 2 and p.stdout == "" and p.stderr.startswith("wb: error: baseline bounds are inverted")
+
+
+def test_stats_with_one_run_a_side_says_the_noise_is_unknown():
+    r = invoke("stats", "-a", "100", "-b", "101")
+    assert r.exit_code == 0
+    assert "none: an interval needs at least 2 rounds" in r.stdout
+    assert "verdict: INCONCLUSIVE" in r.stdout and "noise is unknown" in r.stdout
+    doc = json.loads(invoke("stats", "-a", "100", "-b", "101", "--json").stdout)
+    assert doc["intervals"] == [] and doc["gate"] == "RERUN" and doc["tests"]["df"] is None

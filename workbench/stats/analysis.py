@@ -125,7 +125,9 @@ def effect(
         log_se = math.sqrt(a + b)
         denom = a * a / (len(num) - 1) + b * b / (len(den) - 1) if n >= 2 else math.nan
         log_df = (a + b) ** 2 / denom if denom and math.isfinite(denom) else float(len(num) + len(den) - 2)
-    if n >= 2:
+    if n < 2:
+        log_df = math.nan  # no spread, no test
+    else:
         primary, check = (iv.paired_fieller, iv.paired_log_t) if paired else (iv.welch_fieller, iv.delta_log_welch)
         for level in (0.95, 0.90):
             f = primary(num, den, level)

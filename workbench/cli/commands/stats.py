@@ -135,6 +135,8 @@ def _print_human(doc: dict, notes: list[str]) -> None:
     out("intervals for the time-like ratio (run-level; steps are never treated as independent):")
     for i in doc["intervals"]:
         out(_interval_line(i))
+    if not doc["intervals"]:
+        out(f"  none: an interval needs at least 2 {unit} per arm")
     tests = doc["tests"]
     if "p_no_change" in tests:
         d = 100 * doc["delta"]
@@ -162,9 +164,13 @@ def _print_human(doc: dict, notes: list[str]) -> None:
     if doc["gate"] == "RERUN" or doc["verdict"] in ("INCONCLUSIVE", "SLOWER_UNRESOLVED", "FASTER_UNRESOLVED"):
         need = plan["rounds_needed"]
         need_eq = plan["rounds_needed_equivalence"]
-        out(f"to resolve δ = {100 * doc['delta']:g} % (noise from {plan['noise_source']}): "
-            f"{need if need is not None else 'more than 10000'} {plan['counts']} to detect it, "
-            f"{need_eq if need_eq is not None else 'more than 10000'} to show equivalence (power {plan['power']:g})")
+        if plan["sd_unit_log"] is None:
+            out(f"to resolve δ: the noise is unknown until there are at least 2 {plan['counts']}; "
+                "run at least 3 (the hard minimum), 10 by default")
+        else:
+            out(f"to resolve δ = {100 * doc['delta']:g} % (noise from {plan['noise_source']}): "
+                f"{need if need is not None else 'more than 10000'} {plan['counts']} to detect it, "
+                f"{need_eq if need_eq is not None else 'more than 10000'} to show equivalence (power {plan['power']:g})")
     for note in notes:
         click.echo(f"note: {note}", err=True)
 
