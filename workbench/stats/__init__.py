@@ -29,7 +29,8 @@ The public API:
   ``delta_log_welch``, ``bootstrap_ratios``, ``percentile_interval``, ``mde_log``,
   ``mde_log_exact``, ``rounds_needed``, ``mann_whitney``, ``wilcoxon_signed_rank``,
   ``harrell_davis``, ``quantile_ci_ranks``, ``kj_t2``, ``kj_optimal_reps``,
-  ``hierarchical_bootstrap_ratio``.
+  ``hierarchical_bootstrap_ratio``, ``pooled_quantile_ratio`` (a pooled p95 ratio,
+  labelled descriptive, with a run-level cluster bootstrap).
 
 Verdicts: REGRESSION, IMPROVEMENT, EQUIVALENT, SLOWER_UNRESOLVED, FASTER_UNRESOLVED,
 INCONCLUSIVE. Gate: PASS, FAIL, RERUN. Bounds: SLOWER_CERTAIN, FASTER_CERTAIN,
@@ -100,6 +101,7 @@ from workbench.stats.intervals import (
     welch_fieller,
 )
 from workbench.stats.multiplicity import benjamini_hochberg, holm
+from workbench.stats.pooled import PooledRatio, pooled_quantile_ratio
 from workbench.stats.power import mde_log, mde_log_exact, rounds_needed
 from workbench.stats.rank_tests import RankTest, mann_whitney, mwu_min_p, wilcoxon_min_p, wilcoxon_signed_rank
 from workbench.stats.reduce import (
