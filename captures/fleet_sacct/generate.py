@@ -109,11 +109,13 @@ def main() -> None:
         eligible = ws_b + 1800 + 120 * i
         rows_b.append(row(429000 + i, 16, eligible, eligible, None, None, "PENDING", reason="Resources", name="gang16"))
 
-    for name, rows in (("window_a", rows_a), ("window_b", rows_b)):
+    for name, rows, ws in (("window_a", rows_a, ws_a), ("window_b", rows_b, ws_b)):
         folder = HERE / name
         folder.mkdir(exist_ok=True)
         write_sacct(folder / "sacct.txt", rows)
-        nodes = ["NODELIST|PARTITION|STATE|GRES"] + [f"gpu-node{i}|gpu|mixed|gpu:h100:8(S:0-1)" for i in range(8)]
+        # sinfo taken at the window's end: 8 nodes x 8 H100, none down or drained.
+        nodes = ["NODELIST|PARTITION|STATE|GRES|TIMESTAMP"] + [
+            f"gpu-node{i}|gpu|mixed|gpu:h100:8(S:0-1)|{stamp(ws + HOUR)}" for i in range(8)]
         (folder / "sinfo.txt").write_text("\n".join(nodes) + "\n", encoding="utf-8")
 
 
