@@ -13,7 +13,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 CPU_WORKLOAD = REPO / "captures" / "workloads" / "cpu_workload.py"
 # A step of known CPU cost, timed on the CPU clock: verdicts stay stable on a busy machine.
-CPU_ARGS = ["--size", "8", "--wait-ms", "4", "--steps", "15", "--warmup", "2", "--clock", "cpu"]
+CPU_ARGS = ["--size", "8", "--wait-ms", "4", "--steps", "30", "--warmup", "2", "--clock", "cpu"]
 
 
 def wb(*args: str, store: str) -> tuple[int, str, str]:

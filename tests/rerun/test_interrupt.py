@@ -60,6 +60,11 @@ def test_ctrl_c_in_round_3_keeps_rounds_1_and_2_and_resume_completes(tmp_path):
     finished = [(r, a) for r, a, s in runs if s == "ok"]
     assert sorted(finished) == sorted((r, a) for r in (1, 2) for a in ("A", "B", "A'"))
     assert [s for r, _, s in runs if r == 3] == ["interrupted"]
+    # The report works on the partial execution: two rounds, too few for a verdict.
+    code, out, err = wb("rerun", "report", "p", "--json", store=store)
+    partial = json.loads(out)
+    assert partial["partial"] and partial["rounds"]["used"] == [1, 2] and partial["verdict"] == "INCONCLUSIVE"
+    assert "TOO_FEW_ROUNDS" in partial["flags"]
 
     code, out, err = wb("rerun", "resume", "p", "--json", store=store)
     assert code == 0, err

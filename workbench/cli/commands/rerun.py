@@ -244,7 +244,7 @@ class _Display:
         self.console.print(f"execution {execution_id} of plan {markup_safe(plan.name)}: {total - done} of {total} runs to go")
         if self.live:
             self.progress = Progress(
-                TextColumn("{task.description}"), BarColumn(bar_width=16), MofNCompleteColumn(), TimeElapsedColumn(),
+                TextColumn("{task.description}"), BarColumn(bar_width=10), MofNCompleteColumn(), TimeElapsedColumn(),
                 console=self.console, transient=False,
             )
             self.progress.start()
@@ -260,7 +260,8 @@ class _Display:
         from workbench.textsafe import markup_safe
 
         if live.get("rounds"):
-            self.effect = f" · B/A {live['b_over_a']:.3f} A′/A {live['aprime_over_a']:.3f} ({live['rounds']} rounds)"
+            n = live["rounds"]
+            self.effect = f" · B/A {live['b_over_a']:.3f} A′/A {live['aprime_over_a']:.3f} ({n} round{'s' if n > 1 else ''})"
         value = f"{outcome.statistic:.4g}" if outcome.statistic is not None else "-"
         line = (f"round {outcome.round} {outcome.arm:<2} {outcome.status:<6} {value:>9}  {outcome.wall_s or 0:6.2f} s"
                 + (f"  {markup_safe(outcome.reason)}" if outcome.reason else ""))
@@ -322,7 +323,7 @@ def _execute(ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes:
     # Always show what will be launched; a plan from elsewhere needs an explicit yes.
     for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
         cmd = plan.command(arm)
-        err.print(f"{label} {markup_safe(_show_argv(cmd.argv))}" + (f"  (cwd {markup_safe(cmd.cwd)})" if cmd.cwd else ""))
+        err.print(f"{label} {markup_safe(_show_argv(cmd.argv))}" + (f"  (cwd {markup_safe(cmd.cwd)})" if cmd.cwd else ""), soft_wrap=True)
     confirmed = yes
     if plan.origin != "user" and not yes:
         if not err.is_terminal:
