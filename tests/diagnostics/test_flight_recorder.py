@@ -230,3 +230,19 @@ def test_rank_comes_from_the_file_name_or_the_dump():
 def test_duplicate_rank_is_refused():
     with pytest.raises(BadInput, match="second dump for rank 0"):
         fr.analyze([_dump(0, []), _dump(0, [])])
+
+
+def test_old_dump_without_pg_status_uses_the_entries():
+    """v2.4-style full dumps: no pg_status; completed entries stay in the buffer."""
+    def old(rank, seqs, states):
+        entries = [_entry(s, state=st) for s, st in zip(seqs, states)]
+        for e in entries:
+            del e["op_id"]
+        doc = {"version": "2.4", "pg_config": {"g1": {"name": "g1", "desc": "default_pg", "ranks": [0, 1, 2]}}, "entries": entries}
+        return fr.parse_dump(doc, Path(f"nccl_trace_rank_{rank}"))
+
+    dumps = [old(r, [7, 8], ["completed", "scheduled"]) for r in (0, 1)] + [old(2, [6, 7], ["completed", "completed"])]
+    analysis = fr.analyze(dumps)
+    g = analysis.groups[0]
+    assert (g.status, g.seq, g.never_entered) == ("missing", 8, [2])
+    assert g.last_completed_by_all is None  # no counters: unknown, not zero

@@ -393,9 +393,9 @@ def _analyze_group(key: GroupKey, descs: dict[str, list[int]], entries: dict[int
             return "entered"
         own = entries.get(r)
         if own:
-            # Entries are kept newest-last; a group whose newest recorded seq is below `seq`
-            # never got `seq` enqueued (no counter to say otherwise).
-            return "never_entered" if max(own) < seq else "unknown"
+            # A group's sequence numbers are enqueued in order: a later one recorded means
+            # `seq` was enqueued; a newest one below `seq` means it never was.
+            return "never_entered" if max(own) < seq else "entered"
         if by_rank[r].active_only:
             return "inferred"  # no active entry for this group in an active-only dump
         return "unknown"
