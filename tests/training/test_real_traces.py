@@ -168,6 +168,7 @@ def test_nsys_bad_exports_fail_cleanly(tmp_path, damage):
 REAL_FILES = sorted(REAL_TRAINING.rglob("*.json.gz")) + sorted(REAL_TRAINING.rglob("*.sqlite")) if REAL_TRAINING.is_dir() else []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REAL_FILES, reason="the shared real captures are not here")
 @pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name)
 def test_each_real_trace_imports(path):
