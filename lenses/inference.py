@@ -75,6 +75,18 @@ def mix_equal(a: Any, b: Any) -> bool | None:
     return all(math.isclose(x, y, rel_tol=MIX_TOLERANCE) for x, y in zip(pa, pb))
 
 
+def summary_stat(run: RunRecord, metric: str, stat: str) -> float:
+    """A figure from ``run.meta["summary"][metric][stat]`` (what a benchmark tool
+    reported for a run without per-request rows); ``nan`` when absent."""
+    block = (run.meta.get("summary") or {}).get(metric)
+    value = block.get(stat) if isinstance(block, dict) else None
+    try:
+        f = float(value) if value is not None and not isinstance(value, bool) else NAN
+    except (TypeError, ValueError):
+        return NAN
+    return f if math.isfinite(f) else NAN
+
+
 class InferenceLens(Lens):
     def valid_mask(self, run: RunRecord, n: int) -> np.ndarray:
         ok = column(run, "ok")
@@ -95,7 +107,12 @@ class InferenceLens(Lens):
         return ttft[self.valid_mask(run, len(ttft))]
 
     def primary_value(self, run: RunRecord) -> float:
-        return quantile_of(self.ttft_values(run), 0.95)
+        values = self.ttft_values(run)
+        if values.size:
+            return quantile_of(values, 0.95)
+        # A summary-only run (a benchmark report without per-request rows): the p95 the
+        # tool reported, if it reported one; never one computed from other figures.
+        return summary_stat(run, "ttft_ms", "p95")
 
     def error_rate(self, run: RunRecord) -> float:
         ok = finite(column(run, "ok"))
@@ -112,7 +129,8 @@ class InferenceLens(Lens):
     def token_medians(self, run: RunRecord) -> tuple[float, float] | None:
         p, o = finite(column(run, "prompt_tokens")), finite(column(run, "output_tokens"))
         if not p.size or not o.size:
-            return None
+            sp, so = summary_stat(run, "prompt_tokens", "median"), summary_stat(run, "output_tokens", "median")
+            return (sp, so) if math.isfinite(sp) and math.isfinite(so) else None
         return float(np.median(p)), float(np.median(o))
 
     def observed_dimensions(self, run: RunRecord) -> dict[str, Dimension]:

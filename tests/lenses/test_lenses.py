@@ -203,3 +203,11 @@ def test_guardrail_rules(rule, limit, base, cand, expected):
 def test_unknown_guardrail_rule_is_refused():
     with pytest.raises(ValueError, match="unknown rule"):
         GuardrailSpec("g", "G", "m", "about", 1.0)
+
+
+def test_summary_only_inference_run_uses_reported_figures():
+    lens = builtin_lens("inference")
+    r = RunRecord(lens="inference", label="guidellm", meta={"summary": {"ttft_ms": {"p95": 123.0, "mean": 80.0}, "prompt_tokens": {"median": 512}, "output_tokens": {"median": 128}}})
+    assert lens.primary_value(r) == 123.0
+    assert lens.observed_dimensions(r)["request_mix"].value == "512 prompt / 128 output tokens"
+    assert math.isnan(lens.primary_value(RunRecord(lens="inference", label="empty", meta={"summary": {"ttft_ms": {"mean": 80.0}}})))

@@ -36,7 +36,7 @@ def paired_bars(rows: Sequence[tuple[str, float, float]], unit: str, width: int 
             bar = _bar(v, scale, bar_w, mark)
             lines.append(f"{name} {tag} |{bar.ljust(bar_w)} {qty(v, unit).rjust(value_w - 1)}")
             name = " " * label_w
-    lines.append(f"{' ' * label_w}   B = baseline ({BASE_MARK}), C = candidate ({CAND_MARK}); one scale, 0 to {qty(scale, unit)}")
+    lines.append(f"{' ' * label_w}   B baseline {BASE_MARK}, C candidate {CAND_MARK}; scale 0 to {qty(scale, unit)}")
     return "\n".join(lines)
 
 
