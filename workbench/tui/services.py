@@ -1,0 +1,235 @@
+"""What the TUI asks of the headless core, in plain values (called from worker threads).
+
+Each function takes the store and returns dicts, strings or dataclasses, never ORM
+rows, so nothing crosses threads that should not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from store.api import RunSummary, Store
+
+
+@dataclass
+class CompareOutcome:
+    comparison: dict[str, Any]  # the stored comparison view (id, result JSON, ...)
+    text: str  # the rendered report (plain text, strings from captures cleaned)
+
+
+def investigations(store: "Store") -> list[dict[str, Any]]:
+    from workbench.investigations import workflow as wf
+
+    return wf.list_investigations(store)
+
+
+def investigation(store: "Store", inv_id: int) -> dict[str, Any]:
+    from workbench.investigations import workflow as wf
+
+    return wf.show_investigation(store, inv_id)
+
+
+def new_investigation(store: "Store", lens: str, question: str, guardrails: list[str]) -> dict[str, Any]:
+    from workbench.investigations import workflow as wf
+
+    return wf.create_investigation(store, lens=lens, question=question, guardrails=guardrails)
+
+
+def runs(store: "Store", lens: str) -> list["RunSummary"]:
+    return store.list_runs(lens)
+
+
+def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidate: list[int], accepts: dict[str, str]) -> CompareOutcome:
+    """Run the compare engine, store the comparison in the investigation, render it."""
+    from workbench.compare import compare
+    from workbench.compare.render import render_comparison
+    from workbench.investigations import workflow as wf
+
+    seen: list[Any] = []
+
+    def engine(*args: Any, **kwargs: Any) -> Any:
+        seen.append(compare(*args, **kwargs))
+        return seen[-1]
+
+    view = wf.add_comparison(store, inv_id, baseline, candidate, accepts=accepts, engine=engine)
+    return CompareOutcome(view, render_comparison(seen[-1]))
+
+
+def latest_comparison(inv: dict[str, Any]) -> dict[str, Any] | None:
+    comparisons = inv.get("comparisons") or []
+    return comparisons[-1] if comparisons else None
+
+
+def inspect_text(store: "Store", inv: dict[str, Any]) -> str:
+    """The Inspect report for the investigation's latest comparison."""
+    from workbench.compare import inspect
+    from workbench.compare.render import render_inspect
+
+    comp = latest_comparison(inv)
+    if comp is None:
+        return "No comparison yet: pick runs in Compare (2) and press c."
+    params = comp.get("parameters") or {}
+    changes = {k: tuple(v) for k, v in (params.get("changes") or {}).items()}
+    result = inspect(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]),
+                     lens=params.get("lens") or inv["lens"], changes=changes, accepts=params.get("accepts") or {})
+    return render_inspect(result)
+
+
+def pin_from_comparison(store: "Store", inv_id: int, comparison: dict[str, Any], index: int) -> dict[str, Any]:
+    """Pin one of the observations the compare engine derived, citing the comparison."""
+    from workbench.investigations import workflow as wf
+
+    derived = (comparison.get("result") or {}).get("observations") or []
+    obs = derived[index]
+    ev = obs.get("evidence")
+    evidence = [{"kind": "comparison", "id": comparison["id"]}, *(ev if isinstance(ev, list) else [ev] if ev else [])]
+    return wf.pin_observation(store, inv_id, obs.get("text", ""), evidence, source=f"comparison:{comparison['id']}")
+
+
+def add_hypothesis(store: "Store", inv_id: int, statement: str, test: str) -> dict[str, Any]:
+    from workbench.investigations import workflow as wf
+
+    return wf.add_hypothesis(store, inv_id, statement, test)
+
+
+def set_status(store: "Store", hypothesis_id: int, status: str, evidence: list[str], note: str) -> dict[str, Any]:
+    from workbench.investigations import workflow as wf
+
+    return wf.set_hypothesis_status(store, hypothesis_id, status, evidence=wf.parse_hypothesis_evidence(evidence), note=note)
+
+
+def retract(store: "Store", observation_id: int, reason: str) -> dict[str, Any]:
+    from workbench.investigations import workflow as wf
+
+    return wf.retract_observation(store, observation_id, reason)
+
+
+def export_bundle(store: "Store", inv_id: int, path: Path) -> tuple[Path, str]:
+    from workbench.bundle.export import write_bundle
+    from workbench.investigations.bundling import export_investigation
+
+    bundle = export_investigation(store, inv_id)
+    written = write_bundle(bundle, path)
+    return written, str(bundle["checksum"]["value"])
+
+
+def verify_bundle_text(path: Path) -> tuple[bool, str]:
+    """Verify a bundle file offline; (valid, the report as text)."""
+    from workbench.bundle.reader import read_bundle_file
+    from workbench.bundle.verify import format_report, verify_bundle
+
+    report = verify_bundle(read_bundle_file(path), source=path)
+    return report.ok, format_report(report)
+
+
+# -- Verify ------------------------------------------------------------------------
+
+
+def plans(store: "Store") -> list[dict[str, Any]]:
+    from store.rerun import executions_of, list_plans
+
+    with store.session() as s:
+        return [{"id": p.id, "name": p.name, "lens": p.lens, "origin": p.origin,
+                 "executions": [(e.id, e.status) for e in executions_of(s, int(p.id))]} for p in list_plans(s)]
+
+
+def plan_text(store: "Store", plan_id: int) -> str:
+    """The plan's commands and schedule, its last preflight and its latest comparison."""
+    from store.rerun import comparisons_of, executions_of, find_plan
+    from workbench.rerun.plan import Plan
+    from workbench.rerun.report import format_comparison
+    from workbench.textsafe import clean
+
+    with store.session() as s:
+        row = find_plan(s, plan_id)
+        plan = Plan.from_json(row.body)
+        executions = executions_of(s, int(row.id))
+        last = executions[-1] if executions else None
+        preflights = list(last.preflights or []) if last else []
+        comparisons = comparisons_of(s, int(last.id)) if last else []
+        body = dict(comparisons[-1].body) if comparisons else None
+    lines = [f"plan {row.id} {clean(plan.name)} ({plan.lens}, origin {clean(plan.origin)}): {plan.rounds} rounds, {plan.order} order, seed {plan.seed}"]
+    for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
+        lines.append(f"  {label} {clean(' '.join(plan.command(arm).argv))}")
+    if last is None:
+        lines.append("not run yet: press r to preflight and run it")
+    else:
+        lines.append(f"execution {last.id}: {last.status}")
+    if preflights:
+        pf = preflights[-1]
+        gpu = pf.get("gpu") or {}
+        lines.append(f"preflight: GPU {clean(gpu.get('status', 'unknown'))}; blockers: {clean('; '.join(pf.get('blockers') or []) or 'none')}")
+    if body:
+        lines += ["", *format_comparison(body)]
+    return "\n".join(lines)
+
+
+def new_cpu_plan(store: "Store", name: str, slowdown_pct: float, rounds: int) -> int:
+    """A plan over the bundled CPU workload (candidate slowed by ``slowdown_pct``)."""
+    import sys
+
+    import captures
+    from store.rerun import save_plan
+    from workbench.rerun.plan import build_plan
+    from workbench.rerun.preflight import run_preflight
+
+    script = str(Path(captures.__file__).resolve().parent / "workloads" / "cpu_workload.py")
+    base = [sys.executable, script, "--steps", "12", "--warmup", "2", "--size", "48", "--clock", "cpu"]
+    plan = build_plan({
+        "name": name, "lens": "training", "rounds": rounds,
+        "baseline": {"argv": base}, "candidate": {"argv": [*base, "--slowdown", f"{slowdown_pct:g}"]},
+        "artifacts": [{"path": script, "role": "executable"}],
+    })
+    plan = plan.with_environment(run_preflight().environment)
+    with store.session() as s:
+        row, _how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin)
+        return int(row.id)  # type: ignore[arg-type]
+
+
+class RunObserver:
+    """Receives the executor's progress (worker thread) and forwards it to the UI."""
+
+    def __init__(self, post: Any, stop: Any) -> None:
+        self._post = post  # called with a dict, thread-safe
+        self._stop = stop  # threading.Event
+
+    def begin(self, plan: Any, execution_id: int, total: int, done: int) -> None:
+        self._post({"event": "begin", "execution": execution_id, "total": total, "done": done})
+
+    def run_started(self, index: int, round_: int, arm: str, argv: list[str]) -> None:
+        self._post({"event": "started", "index": index, "round": round_, "arm": arm})
+
+    def run_finished(self, outcome: Any, live: dict[str, Any]) -> None:
+        self._post({"event": "finished", "index": outcome.slot if hasattr(outcome, "slot") else None,
+                    "status": getattr(outcome, "status", ""), "live": live})
+
+    def end(self, status: str) -> None:
+        self._post({"event": "end", "status": status})
+
+    def should_stop(self) -> bool:
+        return self._stop.is_set()
+
+
+def run_plan(store: "Store", plan_id: int, observer: RunObserver) -> str:
+    """Preflight, run (or resume) the plan's execution, and store its comparison."""
+    from store.rerun import INTERRUPTED, RUNNING, executions_of, runs_of
+    from workbench.rerun.execute import Executor
+    from workbench.rerun.report import build_comparison, format_comparison, save_comparison
+
+    executor = Executor(store, plan_id, observer=observer)
+    with store.session() as s:
+        unfinished = [e for e in executions_of(s, plan_id) if e.status in (RUNNING, INTERRUPTED)]
+    execution_id = executor.reopen() if unfinished else executor.start()
+    status = executor.run(execution_id)
+    from store.rerun import RerunExecution, find_plan
+
+    with store.session() as s:
+        plan_row = find_plan(s, plan_id)
+        execution = s.get(RerunExecution, execution_id)
+        body = build_comparison(store, plan_row, execution, runs_of(s, execution_id))
+    save_comparison(store, plan_id, execution_id, body)
+    head = f"execution {execution_id}: {status}"
+    return "\n".join([head, *format_comparison(body)])

@@ -1,0 +1,86 @@
+"""Frame: lens, decision question, guardrails, intended change; a new investigation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from workbench.tui.stages import Stage
+from workbench.tui.widgets import ChoiceScreen, Field, FormScreen
+
+LENSES = (("inference", "inference: latency of a serving engine (TTFT p95)"),
+          ("training", "training: step time of a training job"),
+          ("fleet", "fleet: queue waits in a GPU pool"))
+
+
+class FrameStage(Stage):
+    stage_id = "frame"
+    focus_target = "#frame-scroll"
+    BINDINGS = [Binding("n", "new", "New investigation")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(can_focus=True, id="frame-scroll"):
+            yield Static(id="frame-body")
+
+    def show(self, inv: dict[str, Any] | None) -> None:
+        body = self.query_one("#frame-body", Static)
+        if inv is None:
+            body.update(Text("No investigation open. Press i to pick one, or n to start a new one."))
+            return
+        t = Text()
+        t.append("Investigation ", style="bold")
+        t.append(f"{inv['id']}")
+        if inv.get("imported"):
+            t.append("  (imported bundle, read-only)", style="italic")
+        t.append("\n")
+        rows = [
+            ("title", inv.get("title") or "(none)"),
+            ("lens", inv["lens"]),
+            ("question", inv["question"]),
+            ("guardrails", ", ".join(inv.get("guardrails") or []) or "the lens defaults"),
+            ("intended change", ", ".join(f"{k}: {' -> '.join(map(str, v))}" for k, v in (inv.get("intended_change") or {}).items()) or "none declared"),
+            ("baseline runs", ", ".join(map(str, inv.get("baseline_runs") or [])) or "not chosen yet"),
+            ("candidate runs", ", ".join(map(str, inv.get("candidate_runs") or [])) or "not chosen yet"),
+            ("comparisons", str(len(inv.get("comparisons") or []))),
+            ("observations", str(sum(1 for o in inv.get("observations") or [] if o["kind"] == "observation"))),
+            ("hypotheses", str(len(inv.get("hypotheses") or []))),
+        ]
+        for name, value in rows:
+            t.append(f"\n{name:>16}  ", style="bold")
+            t.append_text(Text(_clean(value)))
+        t.append("\n\nGuardrails are checked at Compare and Verify. Next: 2 Compare.", style="dim")
+        body.update(t)
+
+    def action_new(self) -> None:
+        def chosen(lens: str | None) -> None:
+            if lens is None:
+                return
+            self.app.push_screen(
+                FormScreen(f"New {lens} investigation", [
+                    Field("question", "Decision question", placeholder="Did the engine upgrade raise p95 TTFT?"),
+                    Field("guardrails", "Guardrails (comma separated; empty: the lens defaults)"),
+                ]),
+                lambda form: self._create(lens, form),
+            )
+
+        self.app.push_screen(ChoiceScreen("Lens", list(LENSES)), chosen)
+
+    def _create(self, lens: str, form: dict[str, str] | None) -> None:
+        if not form:
+            return
+        from workbench.tui import services
+
+        guardrails = [g.strip() for g in form["guardrails"].split(",") if g.strip()]
+        self.wb.background(services.new_investigation, lens, form["question"], guardrails,
+                           done=lambda inv: self.wb.open_investigation(inv["id"]), what="creating the investigation")
+
+
+def _clean(value: Any) -> str:
+    from workbench.textsafe import clean
+
+    return clean(value)

@@ -1,0 +1,155 @@
+"""Hypothesize: observations and hypotheses in two lists that never mix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from workbench.tui.stages import Stage
+from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, safe
+
+STATUSES = (("supported", "supported: the deciding test supports it"), ("refuted", "refuted: the test contradicts it"),
+            ("undetermined", "undetermined: the test could not decide"), ("open", "open: not tested yet"))
+
+
+class HypothesizeStage(Stage):
+    stage_id = "hypothesize"
+    focus_target = "#observations"
+    BINDINGS = [
+        Binding("h", "hypothesis", "New hypothesis"),
+        Binding("s", "status", "Set status"),
+        Binding("x", "retract", "Retract obs."),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Label("Observations — facts with evidence (observation, not cause)", classes="section")
+        yield OptionList(id="observations")
+        yield Label("Hypotheses — claims to test, with the test that decides them", classes="section")
+        yield OptionList(id="hypotheses")
+        yield Static(id="hyp-detail")
+
+    def show(self, inv: dict[str, Any] | None) -> None:
+        obs_list = self.query_one("#observations", OptionList)
+        hyp_list = self.query_one("#hypotheses", OptionList)
+        obs_list.clear_options()
+        hyp_list.clear_options()
+        if inv is None:
+            return
+        for o in inv.get("observations") or []:
+            if o["kind"] == "retraction":
+                label = safe(f"{o['id']:>3}  {o['text']}", "dim")
+            elif o.get("retracted_by"):
+                label = safe(f"{o['id']:>3}  (retracted) {o['text']}", "strike dim")
+            else:
+                label = safe(f"{o['id']:>3}  {o['text']}")
+            obs_list.add_option(Option(label, id=f"o{o['id']}"))
+        for h in inv.get("hypotheses") or []:
+            label = Text(f"{h['id']:>3}  ")
+            label.append(f"[{h['status'].upper()}] ", style="bold")
+            label.append_text(safe(h["statement"]))
+            hyp_list.add_option(Option(label, id=f"h{h['id']}"))
+        self._detail()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._detail()
+
+    def _detail(self) -> None:
+        h = self._selected_hypothesis()
+        detail = self.query_one("#hyp-detail", Static)
+        if h is None:
+            detail.update("")
+            return
+        t = Text("test: ", style="bold")
+        t.append_text(safe(h["test"]))
+        last = (h.get("history") or [{}])[-1]
+        if last.get("note") or last.get("evidence"):
+            t.append("\ndecided by: ", style="bold")
+            t.append_text(safe("; ".join([*(f"{e.get('kind')} {e.get('id', e.get('value', ''))}" for e in last.get("evidence") or []), last.get("note") or ""]).strip("; ")))
+        detail.update(t)
+
+    def _selected_hypothesis(self) -> dict[str, Any] | None:
+        hyp_list = self.query_one("#hypotheses", OptionList)
+        if self.inv is None or hyp_list.highlighted is None:
+            return None
+        hid = int(str(hyp_list.get_option_at_index(hyp_list.highlighted).id)[1:])
+        return next((h for h in self.inv.get("hypotheses") or [] if h["id"] == hid), None)
+
+    def _selected_observation(self) -> dict[str, Any] | None:
+        obs_list = self.query_one("#observations", OptionList)
+        if self.inv is None or obs_list.highlighted is None:
+            return None
+        oid = int(str(obs_list.get_option_at_index(obs_list.highlighted).id)[1:])
+        return next((o for o in self.inv.get("observations") or [] if o["id"] == oid), None)
+
+    def action_hypothesis(self) -> None:
+        if not self.needs_investigation():
+            return
+        self.app.push_screen(
+            FormScreen("New hypothesis", [
+                Field("statement", "Statement (falsifiable)", placeholder="A straggling rank delays the all-reduce"),
+                Field("test", "The test that would decide it", placeholder="Rerun with rank 5 replaced; 10 interleaved rounds"),
+            ], note="A hypothesis is a claim to test, never an observation."),
+            self._add,
+        )
+
+    def _add(self, form: dict[str, str] | None) -> None:
+        if not form:
+            return
+        from workbench.tui import services
+
+        self.wb.background(services.add_hypothesis, self.inv["id"], form["statement"], form["test"],
+                           done=lambda _h: self.wb.reload_investigation(), what="adding the hypothesis")
+
+    def action_status(self) -> None:
+        if not self.needs_investigation():
+            return
+        h = self._selected_hypothesis()
+        if h is None:
+            self.wb.notify("Select a hypothesis first (tab to the list)", severity="warning")
+            return
+
+        def chosen(status: str | None) -> None:
+            if status is None:
+                return
+            self.app.push_screen(
+                FormScreen(f"Hypothesis {h['id']}: {status}", [
+                    Field("evidence", "Evidence that decided it (e.g. rerun_plan=3, comparison=2; comma separated)"),
+                    Field("note", "Note"),
+                ]),
+                lambda form: self._set(h["id"], status, form),
+            )
+
+        self.app.push_screen(ChoiceScreen(f"Status of hypothesis {h['id']}", list(STATUSES)), chosen)
+
+    def _set(self, hid: int, status: str, form: dict[str, str] | None) -> None:
+        if form is None:
+            return
+        from workbench.tui import services
+
+        evidence = [e.strip() for e in form["evidence"].split(",") if e.strip()]
+        self.wb.background(services.set_status, hid, status, evidence, form["note"],
+                           done=lambda _h: self.wb.reload_investigation(), what="setting the status")
+
+    def action_retract(self) -> None:
+        if not self.needs_investigation():
+            return
+        o = self._selected_observation()
+        if o is None or o["kind"] != "observation":
+            self.wb.notify("Select an observation first", severity="warning")
+            return
+        self.app.push_screen(
+            FormScreen(f"Retract observation {o['id']}", [Field("reason", "Why (the original is kept beside the retraction)")]),
+            lambda form: self._retract(o["id"], form),
+        )
+
+    def _retract(self, oid: int, form: dict[str, str] | None) -> None:
+        if not form or not form["reason"].strip():
+            return
+        from workbench.tui import services
+
+        self.wb.background(services.retract, oid, form["reason"], done=lambda _o: self.wb.reload_investigation(), what="retracting")

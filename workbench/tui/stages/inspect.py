@@ -1,0 +1,79 @@
+"""Inspect: phase chart, distributions, change over time, operations; pin an observation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from workbench.tui.stages import Stage
+from workbench.tui.widgets import block, safe
+
+
+class InspectStage(Stage):
+    stage_id = "inspect"
+    focus_target = "#derived"
+    BINDINGS = [Binding("r", "refresh", "Refresh"), Binding("p", "pin", "Pin observation")]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._for: tuple[int, int] | None = None  # (investigation, comparison) drawn
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="inspect-scroll", can_focus=True):
+            yield Static(id="inspect-report")
+        yield Label("Derived observations (observation, not cause): p pins the selected one", id="derived-label")
+        yield OptionList(id="derived")
+
+    def show(self, inv: dict[str, Any] | None) -> None:
+        from workbench.tui import services
+
+        report = self.query_one("#inspect-report", Static)
+        derived = self.query_one("#derived", OptionList)
+        comp = services.latest_comparison(inv) if inv else None
+        if comp is None:
+            report.update(Text("No comparison yet: pick runs in Compare (2) and press c."))
+            derived.clear_options()
+            self._for = None
+            return
+        observations = (comp.get("result") or {}).get("observations") or []
+        pinned = {o["text"] for o in inv.get("observations") or [] if o["kind"] == "observation" and not o.get("retracted_by")}
+        derived.clear_options()
+        derived.add_options([Option(safe(("✓ pinned  " if o.get("text") in pinned else "") + str(o.get("text", ""))), id=str(i))
+                             for i, o in enumerate(observations)])
+        key = (inv["id"], comp["id"])
+        if key != self._for:
+            self._for = key
+            self.action_refresh()
+
+    def action_refresh(self) -> None:
+        if self.inv is None:
+            return
+        from workbench.tui import services
+
+        self.query_one("#inspect-report", Static).update(Text("inspecting…"))
+        self.wb.background(services.inspect_text, self.inv, done=lambda text: self.query_one("#inspect-report", Static).update(block(text)),
+                           what="inspecting", group="inspect")
+
+    def action_pin(self) -> None:
+        if not self.needs_investigation():
+            return
+        from workbench.tui import services
+
+        derived = self.query_one("#derived", OptionList)
+        comp = services.latest_comparison(self.inv)
+        if comp is None or derived.highlighted is None:
+            self.wb.notify("Select a derived observation first", severity="warning")
+            return
+        index = int(derived.get_option_at_index(derived.highlighted).id or 0)
+
+        def pinned(obs: dict[str, Any]) -> None:
+            self.wb.notify(f"Pinned observation {obs['id']} (observation, not cause)")
+            self.wb.reload_investigation()
+
+        self.wb.background(services.pin_from_comparison, self.inv["id"], comp, index, done=pinned, what="pinning")
