@@ -132,6 +132,9 @@ def test_comparison_must_belong_to_the_investigation(setup):
     comp = wf.add_comparison(st, other["id"], base, cand, engine=fake_compare)
     with pytest.raises(UsageError, match="belongs to investigation"):
         wf.observations_from_comparison(st, inv["id"], comp["id"])
+    hyp = wf.add_hypothesis(st, inv["id"], "h", "t")
+    with pytest.raises(UsageError, match="not to this hypothesis's investigation"):
+        wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=[{"kind": "comparison", "id": comp["id"]}])
 
 
 @pytest.mark.store

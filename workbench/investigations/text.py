@@ -50,11 +50,17 @@ def print_investigation(inv: dict[str, Any]) -> None:
 def _evidence(evidence: Any) -> str:
     if not evidence:
         return "-"
-    parts = []
-    for e in evidence if isinstance(evidence, list) else [evidence]:
-        if isinstance(e, dict):
-            parts.append(" ".join(f"{k}={v}" for k, v in e.items()))
-        else:
-            parts.append(str(e))
+    parts = [_brief(e) for e in (evidence if isinstance(evidence, list) else [evidence])]
     text = "; ".join(parts)
     return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _brief(value: Any) -> str:
+    """Evidence in one short line: floats to 4 significant digits, dicts as key=value."""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        return " ".join(f"{k}={_brief(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return "[" + ", ".join(_brief(v) for v in value) + "]"
+    return str(value)

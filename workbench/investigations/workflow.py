@@ -444,14 +444,22 @@ def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _check_links(store: "Store", evidence: Sequence[Mapping[str, Any]]) -> None:
-    """A linked comparison must exist; rerun plans are checked when their tables exist."""
+def _check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investigation_id: int) -> None:
+    """A linked comparison must exist in the same investigation; rerun plans are checked
+    when their tables exist."""
     from store.investigations import InvestigationComparison
 
     with store.session() as s:
         for ev in evidence:
-            if ev["kind"] == "comparison" and s.get(InvestigationComparison, ev["id"]) is None:
-                raise NotFound(f"no stored comparison {ev['id']}")
+            if ev["kind"] == "comparison":
+                row = s.get(InvestigationComparison, ev["id"])
+                if row is None:
+                    raise NotFound(f"no stored comparison {ev['id']}")
+                if row.investigation_id != investigation_id:
+                    raise UsageError(
+                        f"comparison {ev['id']} belongs to investigation {row.investigation_id}, "
+                        f"not to this hypothesis's investigation {investigation_id}"
+                    )
             if ev["kind"] in ("rerun_plan", "rerun_comparison"):
                 table = _rerun_table(ev["kind"])
                 if table is not None and s.get(table, ev["id"]) is None:
@@ -489,13 +497,14 @@ def set_hypothesis_status(
         raise UsageError(f"status must be one of {', '.join(HYPOTHESIS_STATUSES)}")
     if status in DECIDED and not evidence:
         raise UsageError(f"'{status}' needs the evidence that decided it (--evidence plan:ID or comparison:ID)")
-    _check_links(store, evidence)
     hid = parse_id(hypothesis, "hypothesis")
     with store.session() as s:
         row = s.get(Hypothesis, hid)
         if row is None:
             raise NotFound(f"no hypothesis {hid}")
         _investigation_row(s, row.investigation_id, writable=True)
+    _check_links(store, evidence, row.investigation_id)
+    with store.session() as s:
         s.add(HypothesisStatus(hypothesis_id=hid, status=status, evidence=bundle_value(list(evidence)), note=nfc(note), decided_by=by or current_user()))
         s.flush()
         history = s.exec(select(HypothesisStatus).where(HypothesisStatus.hypothesis_id == hid).order_by(HypothesisStatus.id)).all()

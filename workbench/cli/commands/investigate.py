@@ -111,20 +111,24 @@ def show(ctx, investigation, as_json) -> None:
 @click.option("--vs", "candidate", multiple=True, required=True, metavar="RUN", help="A candidate run (repeatable).")
 @click.option("--lens", default=None, type=click.Choice(["inference", "training", "fleet"]), help="Default: the investigation's lens.")
 @click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="Declared change (default: the investigation's).")
+@click.option("--no-change", is_flag=True, help="Declare no change (an A/A control of baseline against baseline).")
 @click.option("--accept", "accepts", multiple=True, metavar="DIM", help="Accept a mismatched dimension (needs --why).")
 @click.option("--why", "whys", multiple=True, metavar="TEXT", help="The justification for the matching --accept.")
 @click.option("--by", default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
-def compare(ctx, investigation, baseline, candidate, lens, changes, accepts, whys, by, as_json) -> None:
+def compare(ctx, investigation, baseline, candidate, lens, changes, no_change, accepts, whys, by, as_json) -> None:
     """Compare BASELINE runs with --vs candidate runs and store the result in INVESTIGATION."""
     from workbench.cli.context import emit_json, open_store_from
     from workbench.investigations.workflow import add_comparison
+    from workbench.errors import UsageError
     from workbench.textsafe import clean
 
+    if no_change and changes:
+        raise UsageError("--no-change and --change exclude each other")
     comp = add_comparison(
         open_store_from(ctx), investigation, list(baseline), list(candidate), lens=lens,
-        changes=_parse_changes(changes) if changes else None, accepts=_parse_accepts(accepts, whys), by=by,
+        changes={} if no_change else _parse_changes(changes) if changes else None, accepts=_parse_accepts(accepts, whys), by=by,
     )
     if as_json:
         emit_json(comp)
