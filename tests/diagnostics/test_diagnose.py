@@ -273,3 +273,15 @@ def test_cli_pin(store_url):
     assert doc["pinned"] and all(ref.startswith("observation/") for ref in doc["pinned"])
     obs = wf.show_investigation(st, inv["id"])["observations"]
     assert any(e["kind"] == "flight-recorder" for o in obs for e in o["evidence"])
+
+
+def test_earlier_watchdog_timeout_elsewhere_leaves_it_undecided_but_init_warnings_do_not(tmp_path):
+    (tmp_path / "node-a").mkdir()
+    (tmp_path / "node-b").mkdir()
+    (tmp_path / "node-a" / "kern.log").write_text("2026-03-02T11:00:00.000000+00:00 node-a kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.\n")
+    (tmp_path / "node-b" / "rank4.log").write_text("2026-03-02 09:00:00,000 node-b:1:2 [0] init.cc:1 NCCL WARN NET/Plugin: Could not find: libnccl-net.so\n")
+    assert diagnose([tmp_path]).first.status == "named"
+    with (tmp_path / "node-b" / "rank4.log").open("a") as fh:
+        fh.write("2026-03-02 10:59:00,000 [Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, Timeout(ms)=60000) ran for 60010 milliseconds before timing out.\n")
+    d = diagnose([tmp_path])
+    assert d.first.status == "undecided" and "earlier error" in d.first.reason

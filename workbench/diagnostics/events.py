@@ -82,4 +82,5 @@ class Event:
             "values": self.values,
             "notes": self.notes,
             "since_boot_s": self.since_boot,
+            "time_zone_assumed": self.naive,
         }

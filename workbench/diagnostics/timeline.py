@@ -18,6 +18,9 @@ from typing import Any
 from workbench.diagnostics.events import Event
 
 DEFAULT_CLOCK_UNCERTAINTY_S = 1.0
+# Consequences that mean a failure was already under way elsewhere (an init-time NCCL WARN
+# or a teardown signal does not).
+HANG_SIGNS = frozenset({"watchdog_timeout", "watchdog_counters", "dump_signal", "nccl_error"})
 
 
 @dataclass
@@ -116,7 +119,7 @@ def first_failure(events: list[Event], policy: ClockPolicy) -> FirstFailure:
     ties = [e for e in placed[1:] if not _same_origin(e, first) and e.time - first.time <= margin(first, e, policy)]
     earlier = [
         e for e in events
-        if e.role in ("failure", "follower") and e.time is not None and not _same_origin(e, first) and first.time - e.time > margin(first, e, policy)
+        if (e.role == "failure" or e.kind in HANG_SIGNS) and e.time is not None and not _same_origin(e, first) and first.time - e.time > margin(first, e, policy)
     ]
     unplaced = [e for e in failures if e.time is None and not _same_origin(e, first) and "same_failure_as" not in e.values]
     if ties:
