@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
-import functools
 import itertools
 import logging
 import os
@@ -56,22 +55,27 @@ _INF = float("inf")
 
 
 class _Span:
-    """One step or request; also a handle for its phases and values (any thread)."""
+    """One step or request; also a handle for its phases and values (any thread).
 
-    __slots__ = ("_rec", "_seq", "_start")
+    Each recorder makes its own subclass with ``_rec`` as a class attribute, and binds
+    that class as ``rec.step``: creating a span is then a C-level call with no
+    ``__init__`` frame, the largest single saving on the hot path.
+    """
+
+    __slots__ = ("_seq", "_start")
     _kind = STEP
-
-    def __init__(self, rec: Recorder) -> None:
-        self._rec = rec
-        self._seq = seq = next(rec._seq)
-        rec._open_seq = seq
+    _rec: Recorder
+    _trig: LatencyTrigger | None = None
 
     def __enter__(self) -> _Span:
+        rec = self._rec
+        self._seq = seq = next(rec._seq)
+        rec._open_seq = seq
         try:
-            self._start = self._rec._clock()
+            self._start = rec._clock()
         except Exception as exc:  # noqa: BLE001 - never into the workload
             self._start = None
-            self._rec._fault(exc, "clock")
+            rec._fault(exc, "clock")
         return self
 
     def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
@@ -88,8 +92,8 @@ class _Span:
             spans.append([seq, self._kind, 0.0, start - t0, end - t0])
             if et is not None:
                 spans.append([seq, VALUE, rec._ok_name, 0.0, 0.0])
-            trig = rec._trigger
-            if trig is not None and self._kind == rec._watch_kind:
+            trig = self._trig  # this recorder's trigger, or None when this kind isn't watched
+            if trig is not None:
                 duration = end - start
                 if duration > trig.threshold_ns:
                     rec._slow(seq, self._kind, duration, end - t0)
@@ -116,6 +120,13 @@ class _Span:
 class _Request(_Span):
     __slots__ = ()
     _kind = REQUEST
+
+
+def _bound(cls: type, rec: Recorder) -> type:
+    """``cls`` with ``_rec`` (and the trigger watching this kind) fixed as class
+    attributes: calling it makes a span with no Python-level init."""
+    trig = rec._trigger if cls._kind == rec._watch_kind else None
+    return type(cls.__name__, (cls,), {"__slots__": (), "_rec": rec, "_trig": trig})
 
 
 class _Phase:
@@ -252,8 +263,6 @@ class Recorder:
         self._forked_from: int | None = None
         self._closed = False
         self._setup_state()
-        self.step = functools.partial(_Span, self)  # type: ignore[method-assign]
-        self.request = functools.partial(_Request, self)  # type: ignore[method-assign]
         _LIVE.add(self)
 
     # -- set-up -------------------------------------------------------------------------
@@ -296,6 +305,8 @@ class Recorder:
         self._open_seq = -1
         self._watch_kind = REQUEST if cfg.lens == "inference" else STEP
         self._trigger = LatencyTrigger(cfg.trigger) if cfg.trigger is not None else None
+        self.step = _bound(_Span, self)  # type: ignore[method-assign]
+        self.request = _bound(_Request, self)  # type: ignore[method-assign]
         self._incidents = IncidentBudget(cfg.trigger) if cfg.trigger is not None else None
         self._suppression_logged: set[str] = set()
         self._events: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=cfg.max_events)
@@ -333,13 +344,13 @@ class Recorder:
     def step(self) -> _Span:
         """``with rec.step():`` around one training step.
 
-        (Replaced per instance by ``functools.partial(_Span, self)``: one Python frame
-        less on the hot path. This method is the documentation and the fallback.)"""
-        return _Span(self)
+        (Shadowed per instance by a span class bound to this recorder: no Python frame
+        on the hot path. This method is the documentation and the fallback.)"""
+        return _bound(_Span, self)()
 
     def request(self) -> _Span:
         """``with rec.request() as r:`` around one request; ``r.phase("prefill")``."""
-        return _Request(self)
+        return _bound(_Request, self)()
 
     def phase(self, name: str, *, cuda: bool = False) -> Any:
         """A phase of the most recently opened step (for a single-threaded loop; with
