@@ -246,3 +246,18 @@ def test_old_dump_without_pg_status_uses_the_entries():
     g = analysis.groups[0]
     assert (g.status, g.seq, g.never_entered) == ("missing", 8, [2])
     assert g.last_completed_by_all is None  # no counters: unknown, not zero
+
+
+def test_gzipped_dump(tmp_path):
+    import gzip
+
+    src = DATA / "lock_gil_1st" / "_dump_8"
+    (tmp_path / "_dump_8.gz").write_bytes(gzip.compress(src.read_bytes()))
+    d = fr.load_dump(tmp_path / "_dump_8.gz")
+    assert d.rank == 8 and len(d.entries) == 9
+
+
+def test_truncated_json_dump(tmp_path):
+    (tmp_path / "trace_rank_1.json").write_text('{"version": "2.10", "entries": [')
+    with pytest.raises(BadInput, match="not valid JSON"):
+        fr.load_dump(tmp_path / "trace_rank_1.json")

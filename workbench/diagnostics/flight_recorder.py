@@ -27,7 +27,7 @@ from typing import Any
 from workbench.diagnostics import safe_pickle
 from workbench.errors import BadInput
 
-_TRAILING_DIGITS = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?$")
+_TRAILING_DIGITS = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?(?:\.gz)?$")
 # Ops whose per-rank sizes legitimately differ (or pair up) and so are not size-compared.
 _UNEVEN_OPS = {
     "all_to_all", "alltoall", "alltoall_base", "all_to_all_single", "gather", "scatter",
@@ -115,17 +115,25 @@ def sniff(head: bytes) -> bool:
     return head[:1] == b"\x80" and (b"pg_config" in head or b"entries" in head) and b"version" in head
 
 
-def load_dump(path: str | Path) -> RankDump:
+def load_dump(path: str | Path, *, max_bytes: int = safe_pickle.MAX_BYTES) -> RankDump:
+    """One rank's dump, pickle or JSON, plain or gzip."""
+    from workbench.importers.base import READ_ERRORS, open_binary
+
     path = Path(path)
-    raw = path.read_bytes()[:1]
-    if raw in (b"{", b" ", b"\n", b"\t", b"\r"):
+    try:
+        with open_binary(path) as fh:
+            raw = fh.read(max_bytes + 1)
+    except READ_ERRORS as exc:
+        raise BadInput(path, f"cannot be read ({exc})") from None
+    if len(raw) > max_bytes:
+        raise BadInput(path, f"dump is over the {max_bytes}-byte limit")
+    if raw.lstrip()[:1] == b"{":
         try:
-            with path.open("rb") as fh:
-                doc = json.load(fh)
+            doc = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise BadInput(path, f"flight-recorder JSON is not valid JSON ({exc})") from None
     else:
-        doc = safe_pickle.load_path(path)
+        doc = safe_pickle.loads_plain(raw, source=path)
     return parse_dump(doc, path)
 
 
