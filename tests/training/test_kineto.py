@@ -191,3 +191,15 @@ def test_import_into_store_then_bad_rank_file_writes_nothing(tmp_path, store_url
     with pytest.raises(BadInput):
         import_files(st, [bad])
     assert len(st.list_runs()) == 1
+
+
+def test_worker_processes_give_the_same_job_and_carry_errors_back(tmp_path):
+    paths = [synth.write(tmp_path / "job" / f"rank{r}.json.gz", synth.trace(r)) for r in (0, 1)]
+    serial = next(iter(IMPORTER.read(paths, ImportOptions(params={"jobs": 1}))))
+    pooled = next(iter(IMPORTER.read(paths, ImportOptions(params={"jobs": 2}))))
+    for key, values in serial.tables["samples"].items():
+        np.testing.assert_array_equal(values, pooled.tables["samples"][key])
+    paths[1].write_bytes(paths[1].read_bytes()[:200])
+    with pytest.raises(BadInput) as err:
+        list(IMPORTER.read(paths, ImportOptions(params={"jobs": 2})))
+    assert err.value.file == str(paths[1])

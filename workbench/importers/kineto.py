@@ -29,6 +29,7 @@ from workbench.errors import BadInput
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
 from workbench.training import model as m
 from workbench.training.job import build_job
+from workbench.training.parallel import read_all
 
 HEAD_CAP = 8 << 20  # bytes kept from the start of the document (the header members)
 TAIL_CAP = 1 << 20  # bytes kept from the end (the trailer members)
@@ -71,7 +72,7 @@ class KinetoImporter(Importer):
         for path in paths:
             jobs.setdefault(path.parent, []).append(path)
         for _directory, files in sorted(jobs.items()):
-            ranks = [read_rank(path, options) for path in files]
+            ranks = read_all(read_rank, files, options)
             yield build_job(ranks, options, format_name="Kineto trace")
 
 

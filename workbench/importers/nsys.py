@@ -24,6 +24,7 @@ from workbench.errors import BadInput
 from workbench.importers.base import Importer, ImportOptions, Probe
 from workbench.training import model as m
 from workbench.training.job import build_job
+from workbench.training.parallel import read_all
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SUPPORTED_MAJOR = 3
@@ -49,7 +50,7 @@ class NsysImporter(Importer):
         for path in paths:
             jobs.setdefault(path.parent, []).append(path)
         for _directory, files in sorted(jobs.items()):
-            ranks = [read_report(path, options) for path in files]
+            ranks = read_all(read_report, files, options)
             yield build_job(ranks, options, format_name="Nsight Systems SQLite export")
 
 
