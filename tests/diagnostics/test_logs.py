@@ -341,3 +341,16 @@ def test_event_count_per_file_is_bounded(tmp_path, monkeypatch):
 def test_shell_reported_deaths(tmp_path, line, sig):
     e = _one(tmp_path, line)
     assert e.kind == "exit" and e.values["signal"] == sig
+
+
+def test_block_boundaries_keep_line_numbers_and_reports(tmp_path, monkeypatch):
+    """Small blocks: a torchrun report split across blocks is still read whole."""
+    monkeypatch.setattr(logs, "CHUNK_BYTES", 64)
+    text = "noise line\n" * 7 + (DATA / "incident-cuda-oom" / "node-0" / "torchrun.out").read_text()
+    events = _events(tmp_path, text)
+    report = next(e for e in events if e.kind == "child_failed")
+    assert report.rank == 3 and report.values["exitcode"] == 1 and report.host == "node-0"
+    exits = [e for e in events if e.kind == "exit"]
+    assert exits[0].line == 7 + 3
+    xid = _events(tmp_path, "a\n" * 100 + "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, y\n")
+    assert xid[0].line == 101

@@ -364,13 +364,14 @@ def _scan(fh: Any, first: bytes = b"") -> Iterator[tuple[int, str]]:
     """
     done = 0  # lines before the current block
     carry = first
+    window = [0]  # report lines still to pass on whole, across a block boundary
     while True:
         block = fh.read(CHUNK_BYTES)
         data = carry + block
         if not block:
             if data:
                 text = data.decode("utf-8", errors="replace")
-                yield from _hits(text if text.endswith("\n") else text + "\n", done)
+                yield from _hits(text if text.endswith("\n") else text + "\n", done, window)
             return
         cut = data.rfind(b"\n")
         if cut == -1 and len(data) < 4 * CHUNK_BYTES:
@@ -381,22 +382,28 @@ def _scan(fh: Any, first: bytes = b"") -> Iterator[tuple[int, str]]:
         text = data[: cut + 1].decode("utf-8", errors="replace")
         if not text.endswith("\n"):
             text += "\n"
-        yield from _hits(text, done)
+        yield from _hits(text, done, window)
         done += text.count("\n")
 
 
-def _hits(text: str, done: int) -> Iterator[tuple[int, str]]:
+def _hits(text: str, done: int, window: list[int]) -> Iterator[tuple[int, str]]:
     starts: set[int] = set()
     for key in _KEYWORDS:
         i = text.find(key)
         while i != -1:
             starts.add(text.rfind("\n", 0, i) + 1)
             i = text.find(key, text.find("\n", i) + 1)
-    for s in [s for s in starts if _REPORT_START.search(text, s, text.find("\n", s))]:
+    carried, window[0] = window[0], 0
+    reports = [(s, REPORT_LINES) for s in starts if _REPORT_START.search(text, s, text.find("\n", s))]
+    if carried:
+        starts.add(0)
+        reports.append((0, carried - 1))
+    for s, lines in reports:
         pos = s
-        for _ in range(REPORT_LINES):
+        for left in range(lines, 0, -1):
             pos = text.find("\n", pos) + 1
-            if pos <= 0 or pos >= len(text):
+            if pos >= len(text):
+                window[0] = max(window[0], left)
                 break
             starts.add(pos)
     line_no, prev = done + 1, 0
