@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 import re
 import signal
+import threading
 import socket
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -236,24 +238,35 @@ class Executor:
         history = [self._row_dict(r) for r in finished.values()]
         self.observer.begin(self.plan, execution_id, len(slots), len(finished))
 
-        previous = signal.getsignal(signal.SIGTERM)
-        signal.signal(signal.SIGTERM, _raise_interrupt)  # a polite kill is a Ctrl-C
+        # A polite kill is a Ctrl-C. Signal handlers can only be set from the main
+        # thread; the TUI runs executions in a worker thread and stops them instead
+        # through the observer's should_stop().
+        main_thread = threading.current_thread() is threading.main_thread()
+        previous = signal.getsignal(signal.SIGTERM) if main_thread else None
+        if main_thread:
+            signal.signal(signal.SIGTERM, _raise_interrupt)
+        should_stop = getattr(self.observer, "should_stop", lambda: False)
         status = INTERRUPTED
         try:
             for index, (round_, arm) in enumerate(slots):
                 if index in finished:
                     continue
+                if should_stop():  # cancelled between runs: finished runs are kept
+                    break
                 outcome = self._run_one(execution_id, workdir, index, round_, arm)
                 history.append(outcome.__dict__)
                 self.observer.run_finished(outcome, live_effect(history))
-            status = COMPLETE
+            else:
+                status = COMPLETE
         finally:
             with self.store.session() as s:
                 row = s.get(RerunExecution, execution_id)
                 row.status = status  # type: ignore[union-attr]
                 row.ended_at = now_iso()  # type: ignore[union-attr]
                 s.add(row)
-            signal.signal(signal.SIGTERM, previous)
+            if main_thread:
+                if main_thread:
+                signal.signal(signal.SIGTERM, previous)
             self.observer.end(status)
         return status
 
@@ -287,36 +300,33 @@ class Executor:
         started = now_iso()
         t0 = time.monotonic()
         outcome = Outcome(round_, arm, index, RUN_FAILED)
-        try:
-            with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+            try:
+                proc = subprocess.Popen(
+                    list(cmd.argv), cwd=cmd.cwd, env=self._env(index, round_, arm, capture, cmd.env),
+                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
+                )
+            except OSError as exc:
+                outcome.reason = f"cannot start {cmd.argv[0]!r}: {exc.strerror or exc}"
+            else:
                 try:
-                    proc = subprocess.Popen(
-                        list(cmd.argv), cwd=cmd.cwd, env=self._env(index, round_, arm, capture, cmd.env),
-                        stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
-                    )
-                except OSError as exc:
-                    outcome.reason = f"cannot start {cmd.argv[0]!r}: {exc.strerror or exc}"
-                else:
-                    try:
-                        outcome.exit_status = proc.wait(timeout=self.plan.timeout_s)
-                    except subprocess.TimeoutExpired:
-                        _stop(proc)
-                        outcome.exit_status = proc.returncode
-                        outcome.reason = f"timed out after {self.plan.timeout_s:g} s (killed)"
-                    except KeyboardInterrupt:
-                        _stop(proc)
-                        outcome.status, outcome.exit_status = RUN_INTERRUPTED, proc.returncode
-                        outcome.reason = "interrupted (Ctrl-C or SIGTERM); resume runs it again"
-                        outcome.wall_s = time.monotonic() - t0
-                        self._record(execution_id, outcome, started, cmd.argv, stderr_path, capture)
-                        raise
-            outcome.wall_s = time.monotonic() - t0
-            if not outcome.reason:
-                self._check(outcome, capture)
-            if outcome.status == RUN_OK:
-                outcome.run_id = self._import(execution_id, outcome, capture)
-        except KeyboardInterrupt:
-            raise
+                    outcome.exit_status = proc.wait(timeout=self.plan.timeout_s)
+                except subprocess.TimeoutExpired:
+                    _stop(proc)
+                    outcome.exit_status = proc.returncode
+                    outcome.reason = f"timed out after {self.plan.timeout_s:g} s (killed)"
+                except KeyboardInterrupt:
+                    _stop(proc)
+                    outcome.status, outcome.exit_status = RUN_INTERRUPTED, proc.returncode
+                    outcome.reason = "interrupted (Ctrl-C or SIGTERM); resume runs it again"
+                    outcome.wall_s = time.monotonic() - t0
+                    self._record(execution_id, outcome, started, cmd.argv, stderr_path, capture)
+                    raise
+        outcome.wall_s = time.monotonic() - t0
+        if not outcome.reason:
+            self._check(outcome, capture)
+        if outcome.status == RUN_OK:
+            outcome.run_id = self._import(execution_id, outcome, capture)
         self._record(execution_id, outcome, started, cmd.argv, stderr_path, capture)
         return outcome
 
