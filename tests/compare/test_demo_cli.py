@@ -191,3 +191,19 @@ def test_bad_extension_file_is_one_line(capsys, store, tmp_path):
     bad.write_text('lens = "inference"\n[[guardrail]]\nname = "x"\nrule = "nearly"\nlimit = 1\n')
     code, _, err = wb(capsys, store, "compare", INF_A[0], "--vs", INF_B[0], "--extension", str(bad))
     assert code == 2 and "team.toml: guardrail[0]: unknown rule 'nearly'" in err
+
+
+def test_synthetic_sacct_pair_through_the_fleet_lens(capsys, tmp_path):
+    """The inference/fleet helper's sacct pair, imported with its window, yields the seed's fleet figures."""
+    url = f"sqlite:///{tmp_path / 'sacct.sqlite'}"
+    pair = REPO / "captures" / "fleet_sacct"
+    for name, day in (("window_a", "2026-11-02"), ("window_b", "2026-11-09")):
+        code, _, err = wb(capsys, url, "import", str(pair / name), "--tz", "UTC", "--from", f"{day}T10:00:00", "--to", f"{day}T11:00:00", "--wait-target", "60")
+        assert code == 0, err
+    code, doc, _ = compare_json(capsys, url, ["1"], ["2"], "--accept", "scheduler_policy", "--why", "sacct does not record it")
+    assert code == 0 and doc["comparable"]
+    assert doc["primary"]["baseline"] == pytest.approx(14.2) and doc["primary"]["candidate"] == pytest.approx(85.6)
+    m = {p["name"]: p for p in doc["phases"]}
+    assert m["service_attainment"]["candidate_mean"] == pytest.approx(89.2)
+    assert (m["allocated_gpus_end"]["baseline_mean"], m["allocated_gpus_end"]["candidate_mean"]) == (60, 56)
+    assert any(o["text"].startswith("8 GPUs sat unallocated while 6 jobs waited, each needing 16 GPUs at once") for o in doc["observations"])

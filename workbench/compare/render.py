@@ -44,6 +44,22 @@ def _effect_text(effect: dict | None) -> str:
     return str(verdict)
 
 
+def _effect_short(effect: dict | None) -> str:
+    """The effect in a table cell: the verdict and ratio, or why there is none."""
+    effect = effect or {}
+    verdict = effect.get("verdict")
+    if verdict is not None:
+        return f"{verdict} ×{num(effect.get('ratio'))}" if effect.get("ratio") is not None else str(verdict)
+    note = str(effect.get("note", ""))
+    if note.startswith("one run"):
+        return "no interval: 1 run/side"
+    if note.startswith("unknown"):
+        return "unknown"
+    if "zero" in note:
+        return "no ratio (a zero)"
+    return "no effect"
+
+
 def dimensions_table(c: Comparison) -> list[str]:
     rows = c.comparability.rows
     # Non-same rows first: what differs is what a reader needs to see.
@@ -108,7 +124,7 @@ def phases_table(c: Comparison) -> list[str]:
     if fleet:
         lines.append(f"  {'metric':<30} {'baseline':>10} {'candidate':>10}  effect")
         for p in c.phases or []:
-            lines.append(f"  {_cut(p['title'], 30):<30} {qty(p['baseline_mean'], p['unit']):>10} {qty(p['candidate_mean'], p['unit']):>10}  {_cut(_effect_text(p['effect']), 24)}")
+            lines.append(f"  {_cut(p['title'], 30):<30} {qty(p['baseline_mean'], p['unit']):>10} {qty(p['candidate_mean'], p['unit']):>10}  {_cut(_effect_short(p['effect']), 24)}")
         return lines + [""]
     lines.append(f"  {'phase':<18} {'mean':>19}  {'p50':>16}  {'p95':>16}")
     for p in c.phases or []:
