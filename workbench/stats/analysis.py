@@ -70,14 +70,16 @@ class Effect:
         if not (self.log_se >= 0 and math.isfinite(self.log_df)):
             return {}
         big = math.log1p(delta)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            def z(x: float) -> float:
-                return float(np.divide(x, self.log_se)) if self.log_se > 0 else (math.copysign(math.inf, x) if x else 0.0)
 
-            p_equal = t_two_sided_p(z(self.log_estimate), self.log_df)
-            p_reg = t_sf(z(self.log_estimate - big), self.log_df)
-            p_imp = t_cdf(z(self.log_estimate + big), self.log_df)
-            p_lower = t_sf(z(self.log_estimate + big), self.log_df)  # H01: φ ≤ -Δ
+        def z(x: float) -> float:  # t statistic; a zero se (identical rounds) gives ±inf or 0
+            if self.log_se > 0:
+                return x / self.log_se
+            return math.copysign(math.inf, x) if x else 0.0
+
+        p_equal = t_two_sided_p(z(self.log_estimate), self.log_df)
+        p_reg = t_sf(z(self.log_estimate - big), self.log_df)  # H0: φ ≤ +Δ
+        p_imp = t_cdf(z(self.log_estimate + big), self.log_df)  # H0: φ ≥ -Δ
+        p_lower = t_sf(z(self.log_estimate + big), self.log_df)  # TOST H01: φ ≤ -Δ
         return {
             "p_no_change": p_equal,
             "p_regression_beyond_delta": p_reg,
