@@ -240,3 +240,12 @@ def test_parse_change(text, expected):
 def test_parse_change_ambiguous():
     with pytest.raises(UsageError, match="->"):
         parse_change("weights=sha256:a:sha256:b")
+
+
+def test_change_values_from_stored_parameters():
+    """Callers that stored a change as a list (investigations, bundles) get the same result."""
+    b, c = inference_run("b", run_id=1), inference_run("c", run_id=2, engine_revision="v0.8.3")
+    for change in (["v0.8.2", "v0.8.3"], ("v0.8.2", "v0.8.3"), [], None):
+        assert state_of(compare([b], [c], changes={"engine_revision": change}), "engine_revision")["state"] == "changed"
+    with pytest.raises(UsageError, match="expected no values or FROM and TO"):
+        compare([b], [c], changes={"engine_revision": ["v0.8.3"]})

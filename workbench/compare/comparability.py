@@ -182,6 +182,15 @@ def _refusal(row: DimensionRow) -> dict[str, Any]:
     return {"dimension": row.name, "reason": reason}
 
 
+def _change_pair(name: str, value: Any) -> Change:
+    """A declared change as ``(from, to)``: ``None`` or ``()`` declare it without values."""
+    if value is None or (isinstance(value, tuple | list) and len(value) == 0):
+        return None
+    if isinstance(value, tuple | list) and len(value) == 2:
+        return (None if value[0] is None else str(value[0]), None if value[1] is None else str(value[1]))
+    raise UsageError(f"--change {name}: expected no values or FROM and TO, got {value!r}")
+
+
 def check(
     lens: Lens,
     baseline: Sequence[RunRecord],
@@ -189,7 +198,8 @@ def check(
     changes: dict[str, Change] | None = None,
     accepts: dict[str, str] | None = None,
 ) -> Comparability:
-    changes, accepts = dict(changes or {}), dict(accepts or {})
+    changes = {name: _change_pair(name, value) for name, value in (changes or {}).items()}
+    accepts = dict(accepts or {})
     specs = list(lens.dimensions)
     known = {s.name for s in specs}
     # Dimensions the runs carry beyond the lens contract are reported, never required.
