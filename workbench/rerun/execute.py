@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import threading
 import socket
 import subprocess
 import threading
@@ -265,7 +264,6 @@ class Executor:
                 row.ended_at = now_iso()  # type: ignore[union-attr]
                 s.add(row)
             if main_thread:
-                if main_thread:
                 signal.signal(signal.SIGTERM, previous)
             self.observer.end(status)
         return status
