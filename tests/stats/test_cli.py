@@ -148,3 +148,9 @@ def test_stats_with_one_run_a_side_says_the_noise_is_unknown():
     assert "verdict: INCONCLUSIVE" in r.stdout and "noise is unknown" in r.stdout
     doc = json.loads(invoke("stats", "-a", "100", "-b", "101", "--json").stdout)
     assert doc["intervals"] == [] and doc["gate"] == "RERUN" and doc["tests"]["df"] is None
+
+
+def test_stats_csv_from_stdin():
+    text = "round,arm,value\n" + "".join(f"{k},A,{a}\n{k},B,{b}\n" for k, (a, b) in enumerate(zip(A, B)))
+    r = CliRunner().invoke(cli, ["stats", "--csv", "-", "--json"], input=text, catch_exceptions=False)
+    assert json.loads(r.stdout)["ratio"] == pytest.approx(1.0271820449, abs=1e-10)

@@ -103,3 +103,13 @@ def test_aa_simulation_at_the_default_band_rarely_regresses():
     assert verdicts.count(ws.REGRESSION) == 0
     assert gates.count(ws.PASS) > 0.9 * len(gates)
     assert unstable <= 0.05 * len(verdicts)  # excluding 1 by more than δ/2 is rarer than α
+
+
+def test_unpaired_aa_simulation_regression_rate_is_near_nominal():
+    rng = np.random.Generator(np.random.PCG64(3))
+    verdicts = []
+    for _ in range(600):
+        a, b = (100 * np.exp(rng.normal(0, 0.01, 8)) for _ in range(2))
+        verdicts.append(ws.analyze(a, b, paired=False, delta=1e-6, n_boot=0, rank_test=False).verdict)
+    for tail in (ws.REGRESSION, ws.IMPROVEMENT):
+        assert 0.005 <= verdicts.count(tail) / len(verdicts) <= 0.05
