@@ -9,9 +9,13 @@ import pytest
 from .helpers import comparison, fake_bench, wb, write_plan
 
 
+pytestmark = pytest.mark.store
+
+
 @pytest.fixture
-def store(tmp_path):
-    return f"sqlite:///{tmp_path / 'wb.sqlite'}"
+def store(store_url):
+    """Every harness test on every store backend (SQLite; PostgreSQL when configured)."""
+    return store_url
 
 
 def _plan(tmp_path, store, *, baseline, candidate, name="p", **top):
@@ -60,8 +64,9 @@ def test_failing_candidate_is_recorded_and_reported(tmp_path, store):
     assert doc["failures"]["B"] == {"finished": 3, "failed": 3, "reasons": {"exit status 3": 3}}
     assert doc["verdict"] is None and doc["analysis"] is None
     assert any(n.startswith("B (candidate): 3 of 3 runs failed: 3× exit status 3") for n in doc["notes"])
+    assert all(r["stderr_tail"] == "boom\n" for r in failed)
     code, text, _ = wb("rerun", "report", "p", store=store)
-    assert "NO VERDICT" in text and "3 of 3 runs failed" in text
+    assert "NO VERDICT" in text and "3 of 3 runs failed" in text and "stderr: boom" in text
 
 
 @pytest.mark.parametrize(
@@ -152,3 +157,32 @@ def test_plan_from_a_bundle_needs_confirmation(tmp_path, store):
 def test_unknown_plan_is_a_usage_error(store):
     code, _, err = wb("rerun", "run", "nope", store=store)
     assert code == 2 and "no rerun plan" in err
+
+
+def test_executor_api_stops_between_runs_when_asked(tmp_path, store):
+    """The API the TUI uses: an observer that asks to stop; finished runs are kept, resume completes."""
+    from store import open_store
+    from workbench.rerun.execute import Executor, Observer
+
+    bench = fake_bench(tmp_path)
+    _plan(tmp_path, store, baseline=[str(bench), "10"], candidate=[str(bench), "11"])
+
+    class StopAfterTwo(Observer):
+        def __init__(self):
+            self.seen = []
+
+        def run_finished(self, outcome, live):
+            self.seen.append((outcome.round, outcome.arm, outcome.status))
+
+        def should_stop(self):
+            return len(self.seen) >= 2
+
+    st = open_store(store)
+    observer = StopAfterTwo()
+    executor = Executor(st, "p", observer=observer, workdir=tmp_path / "w")
+    execution_id = executor.start()
+    assert executor.run(execution_id) == "interrupted" and len(observer.seen) == 2
+    resumed = Executor(st, "p", workdir=tmp_path / "w")
+    assert resumed.reopen() == execution_id and resumed.run(execution_id) == "complete"
+    doc = comparison(store, "p")
+    assert doc["rounds"]["used"] == [1, 2, 3] and len(doc["runs"]) == 9

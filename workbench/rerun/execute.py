@@ -55,6 +55,10 @@ class Observer:
 
     def end(self, status: str) -> None: ...
 
+    def should_stop(self) -> bool:
+        """Asked between runs: True stops the execution there (finished runs are kept)."""
+        return False
+
 
 @dataclass
 class Outcome:
@@ -244,7 +248,7 @@ class Executor:
         previous = signal.getsignal(signal.SIGTERM) if main_thread else None
         if main_thread:
             signal.signal(signal.SIGTERM, _raise_interrupt)
-        should_stop = getattr(self.observer, "should_stop", lambda: False)
+        should_stop = getattr(self.observer, "should_stop", None) or (lambda: False)
         status = INTERRUPTED
         try:
             for index, (round_, arm) in enumerate(slots):

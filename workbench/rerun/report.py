@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from store.api import Store
 
 FORMAT = "wb.rerun.comparison/1"
+STDERR_SHOWN = 400  # characters of a failed run's stderr kept in the comparison
 SCOPE = (
     "Scoped to this machine and session: the effect of B against A under these conditions. "
     "The A/A control (A′ against A) shows how much two runs of the same baseline differ."
@@ -145,6 +146,8 @@ def build_comparison(store: "Store", plan_row: Any, execution_row: Any, runs: li
             "round": r.round, "arm": r.arm, "slot": r.slot, "status": r.status, "reason": r.reason,
             "started_at": r.started_at, "wall_s": r.wall_s, "exit_status": r.exit_status,
             "run_id": r.run_id, "statistic": r.statistic,
+            # What a failed run said last (untrusted text: cleaned before display).
+            **({"stderr_tail": r.stderr_tail[-STDERR_SHOWN:]} if r.status == "failed" and r.stderr_tail else {}),
         }
         for r in runs
     ]
@@ -280,5 +283,11 @@ def format_comparison(body: dict[str, Any], width: int = 80) -> list[str]:
                       + (f" — {g['why']}" if g.get("why") else ""))
     for note in body["notes"]:
         lines += wrap(note)
+    shown: set[str] = set()
+    for r in body["runs"]:  # the last stderr line of the first failed run of each arm
+        if r["status"] == "failed" and r.get("stderr_tail") and r["arm"] not in shown:
+            shown.add(r["arm"])
+            last = [x for x in r["stderr_tail"].splitlines() if x.strip()][-1:] or [""]
+            lines += wrap(f"{r['arm']} round {r['round']} stderr: {last[0]}", "    ")
     lines += wrap(body["scope"])
     return lines
