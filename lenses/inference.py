@@ -174,6 +174,8 @@ LENS = InferenceLens(
     ),
     primary=MetricSpec("ttft_p95", "time to first token, p95", "ms"),
     phases=(
+        # Shown only when the runs record it (most captures do not split it out).
+        PhaseSpec("frontend", "Frontend", "frontend_ms", in_primary=True, stage="before_model"),
         PhaseSpec("queue", "Queue", "queue_ms", in_primary=True, stage="before_model"),
         PhaseSpec("prefill", "Prefill", "prefill_ms", in_primary=True, stage="model"),
         PhaseSpec("decode", "Decode", "decode_ms", in_primary=False, stage="model"),

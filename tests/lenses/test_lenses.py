@@ -28,7 +28,7 @@ def test_contracts_follow_the_design_table():
     assert set(inf.must_match) == {"model", "weights", "hardware", "topology", "request_mix", "window"}
     assert {"precision", "engine_revision", "power_policy", "engine_config"} <= set(inf.also_recorded)
     assert (inf.primary.name, inf.primary.unit) == ("ttft_p95", "ms")
-    assert {p.name: p.in_primary for p in inf.phases} == {"queue": True, "prefill": True, "decode": False}
+    assert {p.name: p.in_primary for p in inf.phases} == {"frontend": True, "queue": True, "prefill": True, "decode": False}
     assert set(tr.must_match) == {"model", "objective", "hardware", "topology", "rank_count", "effective_batch", "window"}
     assert (tr.primary.name, tr.work_unit) == ("mean_step_time", "samples")
     assert [p.name for p in tr.phases] == ["input", "compute", "communication", "checkpoint"]

@@ -82,7 +82,8 @@ def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
         if groups["stayed"]:
             names = _join([p["title"].lower() for p in groups["stayed"]]).capitalize()
             text = f"{names} took the same time {_both(base, cand)} (no change beyond noise)."
-            out.append(_obs(text, _evidence(base, cand, "phase means", {p["name"]: values[p["name"]] for p in groups["stayed"]})))
+            stat = groups["stayed"][0].get("statistic", "mean")
+            out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p["name"]: values[p["name"]] for p in groups["stayed"]})))
     else:
         stayed = sorted(groups["stayed"], key=lambda p: -(_b(p) if math.isfinite(_b(p)) else 0))
         parts = []
@@ -98,7 +99,7 @@ def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
         if parts:
             text = "; ".join(parts) + "."
             phase_vals = {p["name"]: values[p["name"]] for p in groups["stayed"] + groups["moved"]}
-            out.append(_obs(text + one if groups["moved"] and one else text, _evidence(base, cand, "phase means (exposed)", phase_vals)))
+            out.append(_obs(text + one if groups["moved"] and one else text, _evidence(base, cand, "phase means (exposed time)", phase_vals)))
     for p in groups["unresolved"]:
         verdict = (p["effect"] or {}).get("verdict")
         text = (
