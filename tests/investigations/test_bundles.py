@@ -112,3 +112,31 @@ def test_import_never_runs_a_carried_command(investigation, tmp_path, monkeypatc
         monkeypatch.setattr(subprocess, name, forbidden)
     result = import_bundle(st, path)
     assert result["investigation"] and not marker.exists()
+
+
+@pytest.mark.store
+def test_linked_rerun_plan_travels_with_its_comparisons(investigation, tmp_path):
+    rerun = pytest.importorskip("store.rerun")
+    st, inv, _ = investigation
+    with st.session() as s:
+        plan = rerun.RerunPlan(name="queue-check", lens="inference", digest="d" * 64,
+                               body={"baseline": {"argv": ["bench", "--engine", "v0.8.2"]}, "rounds": 10})
+        s.add(plan)
+        s.flush()
+        execution = rerun.RerunExecution(plan_id=plan.id)
+        s.add(execution)
+        s.flush()
+        s.add(rerun.RerunComparison(plan_id=plan.id, execution_id=execution.id, rounds_used=10, verdict="REGRESSION",
+                                    digest="e" * 64, body={"verdict": "REGRESSION"}))
+        plan_id = plan.id
+    hyp = wf.add_hypothesis(st, inv["id"], "Admission is slower.", "interleaved rerun")
+    with pytest.raises(Exception, match="no rerun plan named"):
+        wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan:nope"]))
+    decided = wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan:queue-check"]))
+    assert decided["links"]["rerun_plans"] == [plan_id]
+    doc = json.loads(dumps(export_investigation(st, inv["id"])))
+    plans = doc["recipe"]["content"]["rerun_plans"]
+    assert [p["ref"] for p in plans] == [f"rerun-plan/{plan_id}"]
+    assert plans[0]["record"]["body"]["baseline"]["argv"] == ["bench", "--engine", "v0.8.2"]
+    assert [c["record"]["verdict"] for c in doc["results"]["content"]["rerun_comparisons"]] == ["REGRESSION"]
+    assert verify_bundle(doc).ok

@@ -116,6 +116,18 @@ def read_bundle_file(
     path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH
 ) -> dict[str, Any]:
     """Read and strictly parse the bundle at ``path``; :class:`BadInput` on any fault."""
+    return parse_bundle(read_bundle_bytes(path, max_bytes=max_bytes), source=path, max_depth=max_depth)
+
+
+def parse_bundle(data: bytes, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> dict[str, Any]:
+    doc = parse_strict(data, source=source, max_depth=max_depth)
+    if not isinstance(doc, dict):
+        raise BadInput(source, "a bundle is a JSON object")
+    return doc
+
+
+def read_bundle_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The file's bytes, refusing more than ``max_bytes`` (checked before reading)."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -127,7 +139,4 @@ def read_bundle_file(
         raise BadInput(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > max_bytes:  # grew while we read, or not a regular file
         raise BadInput(path, f"over the {max_bytes / 2**20:.0f} MiB limit for bundles")
-    doc = parse_strict(data, source=path, max_depth=max_depth)
-    if not isinstance(doc, dict):
-        raise BadInput(path, "a bundle is a JSON object")
-    return doc
+    return data

@@ -56,15 +56,26 @@ def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]]) -> tuple[li
     """Linked rerun plans and rerun comparisons, as stored by the rerun harness (if present)."""
     from workbench.investigations.workflow import _rerun_table
 
+    plan_ids = sorted({i for h in hypotheses for i in h["links"]["rerun_plans"]})
+    comparison_ids = {i for h in hypotheses for i in h["links"]["rerun_comparisons"]}
+    plan_table, comparison_table = _rerun_table("rerun_plan"), _rerun_table("rerun_comparison")
+    if comparison_table is not None and plan_ids and hasattr(comparison_table, "plan_id"):
+        # A linked plan brings every comparison made of its executions.
+        from sqlmodel import select
+
+        with store.session() as s:
+            rows = s.exec(select(comparison_table.id).where(comparison_table.plan_id.in_(plan_ids))).all()
+            comparison_ids.update(int(i) for i in rows)
     plans, comparisons = [], []
-    for kind, sink, key in (("rerun_plan", plans, "rerun_plans"), ("rerun_comparison", comparisons, "rerun_comparisons")):
-        ids = sorted({i for h in hypotheses for i in h["links"][key]})
-        table = _rerun_table(kind) if ids else None
+    for kind, table, ids, sink in (
+        ("rerun-plan", plan_table, plan_ids, plans),
+        ("rerun-comparison", comparison_table, sorted(comparison_ids), comparisons),
+    ):
         with store.session() as s:
             for i in ids:
                 row = s.get(table, i) if table is not None else None
                 record = row.model_dump() if row is not None else {"unavailable": "not found in this store"}
-                sink.append({"ref": f"{kind.replace('_', '-')}/{i}", "record": record})
+                sink.append({"ref": f"{kind}/{i}", "record": record})
     return plans, comparisons
 
 
@@ -127,25 +138,26 @@ def import_bundle(store: "Store", path: str | Path, *, by: str | None = None, ma
     Returns ``{"investigation": id, "bundle": id, "already_imported": bool, "checks": ...}``.
     A bundle that fails verification is refused (exit 3); nothing is written.
     """
-    from workbench.bundle.reader import DEFAULT_MAX_BYTES, read_bundle_file
+    from workbench.bundle.reader import DEFAULT_MAX_BYTES, parse_bundle, read_bundle_bytes
     from workbench.bundle.verify import verify_bundle
 
     path = Path(path)
-    bundle = read_bundle_file(path, max_bytes=max_bytes or DEFAULT_MAX_BYTES)
+    raw = read_bundle_bytes(path, max_bytes=max_bytes or DEFAULT_MAX_BYTES)
+    bundle = parse_bundle(raw, source=path)
     report = verify_bundle(bundle, source=path)
     if not report.ok:
         raise WbError(f"{path}: not imported: verification failed ({', '.join(report.mismatched)}); run 'wb evidence verify' for details", exit_code=3)
     checksum = bundle["checksum"]["value"]
     by = by or current_user()
     try:
-        return _copy_into_store(store, path, bundle, checksum, by)
+        return _copy_into_store(store, path, raw.decode("utf-8"), bundle, checksum, by)
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
         from workbench.errors import BadInput
 
         raise BadInput(path, f"verified, but its records have an unexpected shape ({type(exc).__name__}: {exc}); nothing was imported") from None
 
 
-def _copy_into_store(store: "Store", path: Path, bundle: dict[str, Any], checksum: str, by: str) -> dict[str, Any]:
+def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, Any], checksum: str, by: str) -> dict[str, Any]:
     from sqlmodel import select
 
     from store.investigations import (
@@ -168,7 +180,7 @@ def _copy_into_store(store: "Store", path: Path, bundle: dict[str, Any], checksu
             format_version=bundle["format_version"],
             tool=bundle.get("tool") or {},
             source_name=path.name,
-            content=path.read_text(encoding="utf-8"),
+            content=text,  # the bytes that were verified, not a second read
             verified=True,
             imported_by=by,
         )

@@ -432,15 +432,17 @@ def add_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *,
 
 
 def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
-    """``plan:3`` / ``3`` (a rerun plan), ``comparison:5``, ``rerun-comparison:2``."""
+    """``plan:3`` / ``plan:NAME`` / ``3`` (a rerun plan), ``comparison:5``, ``rerun-comparison:2``."""
     kinds = {"plan": "rerun_plan", "rerun-plan": "rerun_plan", "comparison": "comparison", "rerun-comparison": "rerun_comparison"}
     out = []
     for item in items:
-        kind, sep, value = str(item).strip().rpartition(":")
-        kind = kind if sep else "plan"
-        if kind not in kinds or not value.isdigit():
-            raise UsageError(f"evidence {item!r}: use plan:ID, comparison:ID or rerun-comparison:ID")
-        out.append({"kind": kinds[kind], "id": int(value)})
+        kind, sep, value = str(item).strip().partition(":")
+        if not sep:
+            kind, value = "plan", kind
+        kind, value = kind.strip(), value.strip()
+        if kind not in kinds or not value or (not value.isdigit() and kind != "plan" and kind != "rerun-plan"):
+            raise UsageError(f"evidence {item!r}: use plan:ID|NAME, comparison:ID or rerun-comparison:ID")
+        out.append({"kind": kinds[kind], "id": int(value)} if value.isdigit() else {"kind": kinds[kind], "name": nfc(value)})
     return out
 
 
@@ -462,6 +464,16 @@ def _check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investig
                     )
             if ev["kind"] in ("rerun_plan", "rerun_comparison"):
                 table = _rerun_table(ev["kind"])
+                if "id" not in ev:  # a plan named by its name
+                    row = None
+                    if table is not None and hasattr(table, "name"):
+                        from sqlmodel import select
+
+                        row = s.exec(select(table).where(table.name == ev["name"])).first()
+                    if row is None:
+                        raise NotFound(f"no rerun plan named {ev['name']!r} (see 'wb rerun')")
+                    ev["id"] = int(row.id)
+                    continue
                 if table is not None and s.get(table, ev["id"]) is None:
                     raise NotFound(f"no {ev['kind'].replace('_', ' ')} {ev['id']} (see 'wb rerun')")
 
@@ -503,6 +515,7 @@ def set_hypothesis_status(
         if row is None:
             raise NotFound(f"no hypothesis {hid}")
         _investigation_row(s, row.investigation_id, writable=True)
+    evidence = [dict(ev) for ev in evidence]
     _check_links(store, evidence, row.investigation_id)
     with store.session() as s:
         s.add(HypothesisStatus(hypothesis_id=hid, status=status, evidence=bundle_value(list(evidence)), note=nfc(note), decided_by=by or current_user()))
