@@ -124,7 +124,7 @@ def memory(total_steps: int, max_bytes: int, out: str) -> dict[str, float]:
     rows = (total_steps // 3) * 3
     return {
         "budget_bytes": max_bytes,
-        "unbounded_bytes": rows * 5 * 8,
+        "unbounded_bytes": rows * 3 * 8,
         "peak_bytes": peak - before,
         "end_bytes": current - before,
         "retained_bytes": stats["spans"]["retained_bytes"],

@@ -38,7 +38,7 @@ def test_cuda_phase_is_resolved_without_waiting_on_the_gpu(make_recorder, clock,
         with rec.phase("compute", cuda=True):
             clock.advance_ms(2.0)  # host time: the launch
             FakeEvent.gpu_ms += 7.5  # GPU time: the kernels
-    [(seq, _name, _start, ev0, ev1)] = list(rec._cuda_pending)
+    [(_code, _start, ev0, ev1)] = list(rec._cuda_pending)
     # The kernels have not finished: the snapshot does not wait for them.
     doc = load(rec.snapshot("early"))
     assert doc["samples"][0]["compute_ms"] == pytest.approx(2.0)

@@ -195,3 +195,24 @@ def test_snapshot_goes_straight_into_the_store_and_compares(make_recorder, clock
     assert primary["baseline"] == pytest.approx(10.0, abs=0.01)
     # 139 steps of 10 ms and one of 400 ms.
     assert primary["candidate"] == pytest.approx((139 * 10.0 + 400.0) / 140, abs=0.01)
+
+
+def test_row_codes_decode_and_the_counter_restarts_before_floats_lose_exactness(make_recorder, clock):
+    import itertools
+
+    import numpy as np
+
+    from workbench.recorder.capture import SEQ_LIMIT, SEQ_UNIT, VALUE, decode
+
+    seq, name, kind = decode(np.array([float(5 * SEQ_UNIT + 7 * 8 + VALUE)]))
+    assert (seq[0], name[0], kind[0]) == (5, 7, VALUE)
+    rec = make_recorder()
+    rec._seq = itertools.count(SEQ_LIMIT - 8 * SEQ_UNIT, SEQ_UNIT)  # 8 spans before the limit
+    record_steps(rec, clock, [1.0] * 40)
+    doc = load(rec.snapshot("x"))
+    steps = [s["step"] for s in doc["samples"]]
+    assert len(steps) == 40
+    assert steps[0] == SEQ_LIMIT // SEQ_UNIT - 8 and 0 in steps  # restarted, nothing lost
+    starts = [s["started_at"] for s in doc["samples"]]
+    assert starts == sorted(starts)  # ordered by time across the restart
+    assert all(s["input_ms"] == pytest.approx(0.5) for s in doc["samples"])

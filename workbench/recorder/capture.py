@@ -26,11 +26,27 @@ from workbench.recorder.ring import RingView
 
 FORMAT = "workbench.capture/1"
 
-# One row of the span ring: (seq, kind, name id, a, b).
-SPAN_FIELDS: tuple[str, ...] = ("seq", "kind", "name", "a", "b")
-STEP, REQUEST, PHASE, VALUE, CUDA = 0.0, 1.0, 2.0, 3.0, 4.0
+# One row of the span ring is three float64: (code, a, b).
+#   code = seq * SEQ_UNIT + name_id * NAME_UNIT + kind
+# Spans draw their ``seq * SEQ_UNIT`` (the *base*) from a counter stepping by SEQ_UNIT,
+# so a step's row code is its base plus a constant: no arithmetic on the hot path.
 # For STEP/REQUEST/PHASE rows a, b are start and end (ns since the recorder started);
 # for VALUE rows a is the value; for CUDA rows a is the start and b the elapsed ms.
+SPAN_FIELDS: tuple[str, ...] = ("code", "a", "b")
+STEP, REQUEST, PHASE, VALUE, CUDA = 0, 1, 2, 3, 4
+NAME_UNIT = 8  # 3 bits of kind
+MAX_NAMES = 1024  # 10 bits of name id
+SEQ_UNIT = NAME_UNIT * MAX_NAMES  # 2**13
+# Codes are exact in float64 below 2**53; the recorder restarts its counter here
+# (after 2**39 spans), and samples are ordered by time, not by seq.
+SEQ_LIMIT = 2**52
+
+
+def decode(codes: Any) -> tuple[Any, Any, Any]:
+    """(seq, name id, kind) arrays from a float64 array of row codes."""
+    as_int = codes.astype("int64")
+    return as_int >> 13, (as_int >> 3) & (MAX_NAMES - 1), as_int & (NAME_UNIT - 1)
+
 
 # Values that are flags or counts in the capture, not floats.
 _INTEGRAL = {"prompt_tokens", "output_tokens", "tokens", "samples", "rank", "step"}
@@ -99,65 +115,66 @@ def _samples(data: SnapshotData) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     import numpy as np
 
     rows = _rows(data.spans)
+    seq, name, kind = decode(rows[:, 0])
     primary = REQUEST if data.lens == "inference" else STEP
-    if data.since_ns is not None and rows.size:
-        spans = rows[(rows[:, 1] == primary) & (rows[:, 4] >= data.since_ns)]
-    else:
-        spans = rows[rows[:, 1] == primary]
-    spans = spans[np.argsort(spans[:, 0], kind="stable")]
-    if not spans.size:
+    pick = kind == primary
+    if data.since_ns is not None:
+        pick &= rows[:, 2] >= data.since_ns
+    order = np.flatnonzero(pick)
+    order = order[np.argsort(rows[order, 1], kind="stable")]  # by start time
+    if not order.size:
         return [], {}
-    seqs = spans[:, 0]
-    index = {float(s): i for i, s in enumerate(seqs)}
+    span_seqs = seq[order]
+    index = {int(s): i for i, s in enumerate(span_seqs)}
     names = data.names
+    extra: list[dict[str, Any]] = [{} for _ in range(order.size)]
 
-    # Phases (summed per step and name), CUDA-event phases, and values (last wins).
-    extra: list[dict[str, Any]] = [{} for _ in range(len(seqs))]
-    sums: dict[tuple[int, str], float] = {}
-    for kind, key_of, amount in (
-        (PHASE, lambda n: f"{safe_name(n)}_ms", lambda r: (r[4] - r[3]) / 1e6),
-        (CUDA, lambda n: f"{safe_name(n)}_gpu_ms", lambda r: r[4]),
+    # Phases and CUDA-event phases: summed per (span, name), vectorized.
+    for row_kind, suffix, amount in (
+        (PHASE, "_ms", (rows[:, 2] - rows[:, 1]) / 1e6),
+        (CUDA, "_gpu_ms", rows[:, 2]),
     ):
-        sel = rows[rows[:, 1] == kind]
-        for r in sel:
-            i = index.get(float(r[0]))
-            if i is None:
-                continue
-            key = (i, key_of(names[int(r[2])]))
-            sums[key] = sums.get(key, 0.0) + float(amount(r))
-    for (i, key), total in sums.items():
-        extra[i][key] = round(total, 6)
-    for r in rows[rows[:, 1] == VALUE]:
-        i = index.get(float(r[0]))
-        if i is None or not _finite(float(r[3])):
+        sel = np.flatnonzero(kind == row_kind)
+        if not sel.size:
             continue
-        name = names[int(r[2])]
-        value = float(r[3])
-        if name == "ok":
+        keys = seq[sel] * MAX_NAMES + name[sel]
+        unique, inverse = np.unique(keys, return_inverse=True)
+        totals = np.bincount(inverse, weights=amount[sel])
+        for key, total in zip(unique.tolist(), totals.tolist()):
+            i = index.get(key // MAX_NAMES)
+            if i is not None:
+                extra[i][f"{safe_name(names[key % MAX_NAMES])}{suffix}"] = round(total, 6)
+    # Values: the last one recorded wins.
+    for r in np.flatnonzero(kind == VALUE).tolist():
+        i = index.get(int(seq[r]))
+        value = float(rows[r, 1])
+        if i is None or not _finite(value):
+            continue
+        key = names[int(name[r])]
+        if key == "ok":
             extra[i]["ok"] = bool(value)
-        elif name in _INTEGRAL and value.is_integer():
-            extra[i][name] = int(value)
+        elif key in _INTEGRAL and value.is_integer():
+            extra[i][key] = int(value)
         else:
-            extra[i][name] = value
+            extra[i][key] = value
 
     samples: list[dict[str, Any]] = []
-    for i, r in enumerate(spans):
-        seq = int(r[0])
+    for i, (s, start, end) in enumerate(zip(span_seqs.tolist(), rows[order, 1].tolist(), rows[order, 2].tolist())):
         if primary == STEP:
-            sample: dict[str, Any] = {"step": seq}
+            sample: dict[str, Any] = {"step": s}
             if data.rank is not None:
                 sample["rank"] = data.rank
-            sample["step_ms"] = _ms(r[4] - r[3])
+            sample["step_ms"] = _ms(end - start)
         else:
-            sample = {"id": f"r-{seq}", "e2e_ms": _ms(r[4] - r[3]), "ok": True}
+            sample = {"id": f"r-{s}", "e2e_ms": _ms(end - start), "ok": True}
         sample.update(extra[i])
-        sample["started_at"] = _epoch(data, r[3])  # epoch seconds (a timestamp, not a duration)
+        sample["started_at"] = _epoch(data, start)  # epoch seconds (a timestamp, not a duration)
         samples.append(sample)
     bounds = {
-        "start": _epoch(data, float(spans[:, 3].min())),
-        "end": _epoch(data, float(spans[:, 4].max())),
-        "first_seq": int(seqs[0]),
-        "last_seq": int(seqs[-1]),
+        "start": _epoch(data, float(rows[order, 1].min())),
+        "end": _epoch(data, float(rows[order, 2].max())),
+        "first_seq": int(span_seqs[0]),
+        "last_seq": int(span_seqs[-1]),
     }
     return samples, bounds
 

@@ -90,6 +90,8 @@ class RecorderConfig:
             raise ValueError(f"unknown window kind {self.window_kind!r}")
         if self.incident_window_s is not None and self.incident_window_s <= 0:
             raise ValueError("incident_window_s must be positive (or None for all retained)")
+        if not 2 <= self.max_names <= 1024:
+            raise ValueError("max_names must be between 2 and 1024 (10 bits of a row code)")
         if self.gpu_interval_s is not None and self.gpu_interval_s <= 0:
             raise ValueError("gpu_interval_s must be positive (or None for no GPU sampling)")
 

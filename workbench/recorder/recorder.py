@@ -32,6 +32,9 @@ from workbench.recorder.capture import (
     CUDA,
     PHASE,
     REQUEST,
+    NAME_UNIT,
+    SEQ_LIMIT,
+    SEQ_UNIT,
     SPAN_FIELDS,
     STEP,
     VALUE,
@@ -50,7 +53,8 @@ log = logging.getLogger("workbench.recorder")
 _OVERFLOW_NAME = "other"
 # Every 16th span does the housekeeping (seal check, trigger refresh): a segment
 # overshoots by at most 15 span rows (phases check on every row: they can be many).
-_HOUSEKEEPING_MASK = 15
+# Spans carry base = seq * SEQ_UNIT, so the mask is shifted the same way.
+_HOUSEKEEPING_MASK = 15 * SEQ_UNIT
 _INF = float("inf")
 
 
@@ -69,8 +73,8 @@ class _Span:
 
     def __enter__(self) -> _Span:
         rec = self._rec
-        self._seq = seq = next(rec._seq)
-        rec._open_seq = seq
+        self._seq = base = next(rec._seq)  # seq * SEQ_UNIT: the row code of a step
+        rec._open_seq = base
         try:
             self._start = rec._clock()
         except Exception as exc:  # noqa: BLE001 - never into the workload
@@ -86,27 +90,28 @@ class _Span:
             if start is None:  # the clock failed at __enter__ (already counted)
                 return False
             end = rec._clock()
-            seq = self._seq
+            base = self._seq
             t0 = rec._t0
             spans = rec._spans
-            spans.append([seq, self._kind, 0.0, start - t0, end - t0])
+            spans.append([base + self._kind, start - t0, end - t0])
             if et is not None:
-                spans.append([seq, VALUE, rec._ok_name, 0.0, 0.0])
+                spans.append([base + rec._ok_code, 0.0, 0.0])
             trig = self._trig  # this recorder's trigger, or None when this kind isn't watched
             if trig is not None:
                 duration = end - start
                 if duration > trig.threshold_ns:
-                    rec._slow(seq, self._kind, duration, end - t0)
+                    rec._slow(base, self._kind, duration, end - t0)
                 trig.observe(duration)
-            if not seq & _HOUSEKEEPING_MASK:
-                rec._housekeeping(seq, end - t0)
+            if not base & _HOUSEKEEPING_MASK:
+                rec._housekeeping(base, end - t0)
         except Exception as exc:  # noqa: BLE001
             rec._fault(exc, "span")
         return False
 
     @property
     def seq(self) -> int:
-        return self._seq
+        """The span's sequence number (``step`` in a training snapshot, ``r-<seq>``)."""
+        return self._seq // SEQ_UNIT
 
     def phase(self, name: str, *, cuda: bool = False) -> Any:
         """A phase of this span (use it when several spans are open on several threads)."""
@@ -130,12 +135,11 @@ def _bound(cls: type, rec: Recorder) -> type:
 
 
 class _Phase:
-    __slots__ = ("_rec", "_seq", "_name", "_start")
+    __slots__ = ("_rec", "_code", "_start")
 
-    def __init__(self, rec: Recorder, seq: int, name: int) -> None:
+    def __init__(self, rec: Recorder, code: int) -> None:
         self._rec = rec
-        self._seq = seq
-        self._name = name
+        self._code = code  # the span's base + this phase's name code
 
     def __enter__(self) -> _Phase:
         try:
@@ -153,7 +157,7 @@ class _Phase:
                 end = rec._clock()
                 t0 = rec._t0
                 spans = rec._spans
-                spans.append([self._seq, PHASE, self._name, start - t0, end - t0])
+                spans.append([self._code + PHASE, start - t0, end - t0])
                 if len(spans.active) >= spans.segment_values:
                     rec._seal(end - t0)
         except Exception as exc:  # noqa: BLE001
@@ -191,9 +195,7 @@ class _CudaPhase(_Phase):
                 pending = rec._cuda_pending
                 if len(pending) == pending.maxlen:
                     rec._cuda_dropped += 1
-                pending.append(
-                    (self._seq, self._name, self._start - rec._t0, self._events[0], end_ev)
-                )
+                pending.append((self._code, self._start - rec._t0, self._events[0], end_ev))
         except Exception as exc:  # noqa: BLE001
             rec._fault(exc, "cuda event")
         return False
@@ -300,9 +302,9 @@ class Recorder:
         self._name_list: list[str] = []
         self._names_dropped = 0
         self._names_lock = threading.Lock()
-        self._ok_name = self._name_id("ok")
-        self._seq = itertools.count()
-        self._open_seq = -1
+        self._ok_code = self._name_code("ok") + VALUE
+        self._seq = itertools.count(0, SEQ_UNIT)
+        self._open_seq = 0
         self._watch_kind = REQUEST if cfg.lens == "inference" else STEP
         self._trigger = LatencyTrigger(cfg.trigger) if cfg.trigger is not None else None
         self.step = _bound(_Span, self)  # type: ignore[method-assign]
@@ -357,9 +359,9 @@ class Recorder:
         concurrent spans use ``span.phase``). ``cuda=True`` also times it with CUDA
         events when cupy is installed."""
         try:
-            nid = self._names.get(name)
-            if nid is not None and not cuda:
-                return _Phase(self, self._open_seq, nid)
+            code = self._names.get(name)
+            if code is not None and not cuda:
+                return _Phase(self, self._open_seq + code)
         except Exception as exc:  # noqa: BLE001 - e.g. an unhashable name
             self._fault(exc, "phase")
             return _NULL
@@ -409,78 +411,81 @@ class Recorder:
     def _now(self) -> float:
         return self._clock() - self._t0
 
-    def _close(self, seq: int, kind: float, start: int, end: int, failed: bool) -> None:
+    def _close(self, base: int, kind: int, start: int, end: int, failed: bool) -> None:
         t0 = self._t0
         spans = self._spans
-        spans.append([seq, kind, 0.0, start - t0, end - t0])
+        spans.append([base + kind, start - t0, end - t0])
         if failed:
-            spans.append([seq, VALUE, self._ok_name, 0.0, 0.0])
+            spans.append([base + self._ok_code, 0.0, 0.0])
         trig = self._trigger
         if trig is not None and kind == self._watch_kind:
             duration = end - start
             if duration > trig.threshold_ns:
-                self._slow(seq, kind, duration, end - t0)
+                self._slow(base, kind, duration, end - t0)
             trig.observe(duration)
-        if not seq & _HOUSEKEEPING_MASK:
-            self._housekeeping(seq, end - t0)
+        if not base & _HOUSEKEEPING_MASK:
+            self._housekeeping(base, end - t0)
 
-    def _record(self, kind: float, start: int, end: int, phases: Any, values: Any, failed: bool) -> None:
+    def _record(self, kind: int, start: int, end: int, phases: Any, values: Any, failed: bool) -> None:
         try:
-            seq = next(self._seq)
+            base = next(self._seq)
             t0 = self._t0
             for name, (p0, p1) in (phases or {}).items():
-                self._spans.append([seq, PHASE, self._name_id(name), p0 - t0, p1 - t0])
+                self._spans.append([base + self._name_code(name) + PHASE, p0 - t0, p1 - t0])
             for name, v in (values or {}).items():
-                self._spans.append([seq, VALUE, self._name_id(name), float(v), 0.0])
-            self._close(seq, kind, start, end, failed)
+                self._spans.append([base + self._name_code(name) + VALUE, float(v), 0.0])
+            self._close(base, kind, start, end, failed)
         except Exception as exc:  # noqa: BLE001
             self._fault(exc, "record")
 
-    def _phase_of(self, seq: int, name: str, cuda: bool) -> Any:
+    def _phase_of(self, base: int, name: str, cuda: bool) -> Any:
         try:
-            nid = self._names.get(name)
-            if nid is None:
-                nid = self._name_id(name)
+            code = self._names.get(name)
+            if code is None:
+                code = self._name_code(name)
             if cuda and self._cuda_ready():
-                return _CudaPhase(self, seq, nid)
-            return _Phase(self, seq, nid)
+                return _CudaPhase(self, base + code)
+            return _Phase(self, base + code)
         except Exception as exc:  # noqa: BLE001
             self._fault(exc, "phase")
             return _NULL
 
-    def _value_of(self, seq: int, name: str, value: float) -> None:
+    def _value_of(self, base: int, name: str, value: float) -> None:
         try:
-            nid = self._names.get(name)
-            if nid is None:
-                nid = self._name_id(name)
-            self._spans.append([seq, VALUE, nid, float(value), 0.0])
+            code = self._names.get(name)
+            if code is None:
+                code = self._name_code(name)
+            self._spans.append([base + code + VALUE, float(value), 0.0])
         except Exception as exc:  # noqa: BLE001
             self._fault(exc, "value")
 
-    def _name_id(self, name: str) -> int:
+    def _name_code(self, name: str) -> int:
+        """The code of a phase or value name (its id times NAME_UNIT), registering it."""
         name = str(name)
         with self._names_lock:
-            nid = self._names.get(name)
-            if nid is not None:
-                return nid
-            if len(self._name_list) >= self.config.max_names:
+            code = self._names.get(name)
+            if code is not None:
+                return code
+            if len(self._name_list) >= self.config.max_names - 1:
                 # Bounded: a workload inventing names per step can't grow the table.
                 self._names_dropped += 1
                 if _OVERFLOW_NAME not in self._names:
-                    self._names[_OVERFLOW_NAME] = len(self._name_list)
+                    self._names[_OVERFLOW_NAME] = len(self._name_list) * NAME_UNIT
                     self._name_list.append(_OVERFLOW_NAME)
                 return self._names[_OVERFLOW_NAME]
-            nid = len(self._name_list)
+            code = len(self._name_list) * NAME_UNIT
             self._name_list.append(name)
-            self._names[name] = nid
-            return nid
+            self._names[name] = code
+            return code
 
-    def _housekeeping(self, seq: int, now: float) -> None:
+    def _housekeeping(self, base: int, now: float) -> None:
         trig = self._trigger
         # Until the first median is known, refresh at every housekeeping (cheap: the
         # history is short) so the relative rule arms as soon as min_history is reached.
-        if trig is not None and (trig.median_ns is None or not seq & trig.refresh_mask):
+        if trig is not None and (trig.median_ns is None or not base & (trig.refresh_mask * SEQ_UNIT)):
             trig.refresh()
+        if base >= SEQ_LIMIT:  # keep row codes exact in float64 (after 2**39 spans)
+            self._seq = itertools.count(0, SEQ_UNIT)
         self._maybe_seal(now)
 
     def _maybe_seal(self, now: float) -> None:
@@ -515,13 +520,13 @@ class Recorder:
         try:
             pending = self._cuda_pending
             while pending:
-                seq, nid, start_rel, ev0, ev1 = pending[0]
+                code, start_rel, ev0, ev1 = pending[0]
                 if not ev1.done:
                     if not wait:
                         break
                     ev1.synchronize()
                 ms = self._cupy.cuda.get_elapsed_time(ev0, ev1)
-                self._spans.append([seq, CUDA, nid, start_rel, float(ms)])
+                self._spans.append([code + CUDA, start_rel, float(ms)])
                 pending.popleft()
         except Exception as exc:  # noqa: BLE001
             self._fault(exc, "cuda resolve")
@@ -549,9 +554,10 @@ class Recorder:
 
     # -- triggers and snapshots -----------------------------------------------------------
 
-    def _slow(self, seq: int, kind: float, duration: float, now: float) -> None:
+    def _slow(self, base: int, kind: int, duration: float, now: float) -> None:
         trig, budget = self._trigger, self._incidents
         assert trig is not None and budget is not None
+        seq = base // SEQ_UNIT
         refused = budget.admit(now)
         if refused is not None:
             # Only the first suppression after an incident (per reason) goes to the event
