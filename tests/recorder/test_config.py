@@ -42,7 +42,8 @@ def test_config_is_frozen_and_validated():
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.lens = "inference"  # type: ignore[misc]
     for bad in ({"lens": "fleet"}, {"window_kind": "weird"}, {"gpu_interval_s": 0},
-                {"incident_window_s": -1}):
+                {"incident_window_s": -1}, {"max_names": 2000},
+                {"dimensions": {"x": float("nan")}}, {"dimensions": {"x": object()}}):
         with pytest.raises(ValueError):
             RecorderConfig(**bad)
     with pytest.raises(TypeError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,10 @@ class RecorderConfig:
             raise ValueError(f"unknown window kind {self.window_kind!r}")
         if self.incident_window_s is not None and self.incident_window_s <= 0:
             raise ValueError("incident_window_s must be positive (or None for all retained)")
+        try:  # fail here, not in every snapshot later
+            json.dumps(self.dimensions, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"dimensions must be plain JSON values (no NaN): {exc}") from None
         if not 2 <= self.max_names <= 1024:
             raise ValueError("max_names must be between 2 and 1024 (10 bits of a row code)")
         if self.gpu_interval_s is not None and self.gpu_interval_s <= 0:
