@@ -20,7 +20,7 @@ def _primary(r, level):
     return next(i for i in r.intervals if i.params.get("role") == "primary" and i.level == level)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(ab=rounds(), paired=st.booleans())
 def test_swapping_a_and_b_inverts_the_interval(ab, paired):
     a, b = ab
@@ -30,10 +30,12 @@ def test_swapping_a_and_b_inverts_the_interval(ab, paired):
     assert rev.ratio == pytest.approx(1 / fwd.ratio, rel=1e-12)
     for level in (0.95, 0.90):
         f, r = _primary(fwd, level), _primary(rev, level)
-        if f.bounded:
+        if f.bounded and f.low > 0:
             assert (r.low, r.high) == pytest.approx((1 / f.high, 1 / f.low), rel=1e-9)
         else:
-            assert not r.bounded
+            # A numerator mean not distinguishable from 0 (interval reaching 0) turns into a
+            # denominator not distinguishable from 0: no bounded interval, and vice versa.
+            assert not r.bounded or r.low <= 0
     mirror = {ws.REGRESSION: ws.IMPROVEMENT, ws.SLOWER_UNRESOLVED: ws.FASTER_UNRESOLVED}
     mirror |= {v: k for k, v in mirror.items()} | {ws.EQUIVALENT: ws.EQUIVALENT, ws.INCONCLUSIVE: ws.INCONCLUSIVE}
     # Verdicts mirror except within rounding of a threshold.
