@@ -209,6 +209,9 @@ def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], prima
         pb, pc = primary_json["baseline"], primary_json["candidate"]
         if lens.name == "training" and pb and pc and math.isfinite(pb) and math.isfinite(pc):
             out["throughput"]["from_time_pct"] = 100.0 * (pb / pc - 1.0)
+    else:
+        out["throughput"] = None
+        out["note"] = "no completed duration recorded for every run: no throughput conversion"
     return out
 
 

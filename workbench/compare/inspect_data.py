@@ -52,20 +52,9 @@ def describe(values: np.ndarray) -> dict[str, float]:
 
 
 def _by_step(run: RunRecord, name: str, reduce: str) -> np.ndarray | None:
-    values, steps = column(run, name), column(run, "step")
-    if values is None:
-        return None
-    if steps is None:
-        return values
-    keep = np.isfinite(steps)
-    uniq, inverse = np.unique(steps[keep], return_inverse=True)
-    v = values[keep]
-    out = np.full(len(uniq), np.nan)
-    for i in range(len(uniq)):
-        chunk = finite(v[inverse == i])
-        if chunk.size:
-            out[i] = chunk.max() if reduce == "max" else chunk.mean()
-    return out
+    from lenses.training import per_step  # vectorized: one pass, however many steps
+
+    return per_step(run, name, reduce)
 
 
 def series(lens: Lens, run: RunRecord) -> dict[str, np.ndarray]:
@@ -144,12 +133,13 @@ def operations(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -
         kinds = np.asarray(ops["kind"]).astype(str) if "kind" in ops else np.full(len(names), "")
         steps = column(run, "step", "operations")
         n_steps = len(np.unique(finite(steps))) if steps is not None and finite(steps).size else 1
-        out: dict[str, tuple[str, float]] = {}
-        for name, kind, t in zip(names, kinds, total):
-            if math.isfinite(t):
-                prev = out.get(name, (kind, 0.0))
-                out[name] = (prev[0], prev[1] + float(t))
-        return {k: (kind, t / n_steps) for k, (kind, t) in out.items()}
+        keep = np.isfinite(total)
+        if not keep.any():
+            return {}
+        uniq, first, inverse = np.unique(names[keep], return_index=True, return_inverse=True)
+        sums = np.bincount(inverse, weights=total[keep], minlength=len(uniq))
+        kinds = kinds[keep][first]
+        return {str(n): (str(k), float(t) / n_steps) for n, k, t in zip(uniq, kinds, sums)}
 
     ob = [o for o in (per_step(r) for r in base) if o is not None]
     oc = [o for o in (per_step(r) for r in cand) if o is not None]
