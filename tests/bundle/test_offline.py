@@ -76,3 +76,11 @@ def test_unreadable_exit_2_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "duplicate key 'format'" in proc.stderr
     assert str(path) in proc.stderr
+
+
+def test_oversized_bundle_exit_2(tmp_path):
+    path = tmp_path / "big.json"
+    with path.open("wb") as fh:
+        fh.truncate(100 * 1000 * 1000)
+    proc = _run("evidence", "verify", str(path))
+    assert proc.returncode == 2 and "over the 64 MiB limit" in proc.stderr and "--max-size" in proc.stderr

@@ -140,3 +140,20 @@ def test_linked_rerun_plan_travels_with_its_comparisons(investigation, tmp_path)
     assert plans[0]["record"]["body"]["baseline"]["argv"] == ["bench", "--engine", "v0.8.2"]
     assert [c["record"]["verdict"] for c in doc["results"]["content"]["rerun_comparisons"]] == ["REGRESSION"]
     assert verify_bundle(doc).ok
+
+
+@pytest.mark.store
+def test_hostile_strings_in_an_imported_bundle_are_shown_escaped(investigation, tmp_path, capsys):
+    from workbench.investigations.text import print_investigation
+
+    st, inv, _ = investigation
+    doc = json.loads(dumps(export_investigation(st, inv["id"])))
+    doc["investigation"]["question"] = "\x1b[2J\x1b]0;owned\x07 ship it?"
+    doc["investigation"]["lens"] = "inference\x1b[31m"
+    doc["hypotheses"][0]["status"] = "supported\x1b[0m"
+    path = write_bundle(reseal_digests(doc), tmp_path / "hostile.json")
+    imported = import_bundle(st, path)
+    capsys.readouterr()
+    print_investigation(wf.show_investigation(st, imported["investigation"]))
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\x1b[2J" in out and "\\x1b[31m" in out

@@ -66,6 +66,8 @@ def test_observations_from_a_comparison_cite_it(setup):
     assert obs["evidence"][0] == {"kind": "comparison", "id": comp["id"]}
     assert obs["evidence"][1]["metric"] == "ttft_mean"
     assert obs["pinned_by"] == "ana" and obs["pinned_at"]
+    with pytest.raises(WbError, match="already pinned"):
+        wf.observations_from_comparison(st, inv["id"], comp["id"])
 
 
 @pytest.mark.store

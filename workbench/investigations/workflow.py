@@ -21,10 +21,11 @@ from workbench.errors import NotFound, UsageError, WbError
 if TYPE_CHECKING:
     from store.api import Store
 
-OBSERVATION_LABEL = "observation, not cause"
+from store.records import LENSES
+from workbench.bundle.format import OBSERVATION_LABEL
+
 HYPOTHESIS_STATUSES = ("open", "supported", "refuted", "undetermined")
 DECIDED = ("supported", "refuted")
-LENSES = ("inference", "training", "fleet")
 
 
 def current_user() -> str:
@@ -382,6 +383,16 @@ def observations_from_comparison(store: "Store", inv: str | int, comparison: str
     inv_id = parse_id(inv, "investigation")
     if comp["investigation_id"] != inv_id:
         raise UsageError(f"comparison {comp['id']} belongs to investigation {comp['investigation_id']}, not {inv_id}")
+    from sqlmodel import select
+
+    from store.investigations import Observation
+
+    with store.session() as s:
+        already = s.exec(
+            select(Observation.id).where(Observation.investigation_id == inv_id, Observation.source == f"comparison:{comp['id']}")
+        ).all()
+    if already:
+        raise WbError(f"the observations of comparison {comp['id']} are already pinned (observations {', '.join(map(str, already))})")
     derived = comp["result"].get("observations") or []
     if not derived:
         why = "it was refused" if not comp["comparable"] else "the engine derived none"

@@ -83,7 +83,7 @@ def list_(ctx, as_json) -> None:
     for r in rows:
         mark = " [imported]" if r["imported"] else ""
         click.echo(
-            f"{r['id']:>4}  {r['lens']:<9}  {r['comparisons']} cmp  {r['observations']} obs  {r['hypotheses']} hyp  "
+            f"{r['id']:>4}  {clean(r['lens']):<9}  {r['comparisons']} cmp  {r['observations']} obs  {r['hypotheses']} hyp  "
             f"{clean(r['title'] or r['question'])[:60]}{mark}"
         )
 
