@@ -222,3 +222,10 @@ def test_recompute_needs_embedded_samples():
     doc = sample_bundle(embed_samples=False)
     with pytest.raises(UsageError, match="--embed-samples"):
         verify_bundle(copy.deepcopy(doc), recompute=True, engine=fake_compare)
+
+
+def test_recompute_on_a_malformed_but_resealed_bundle_fails_cleanly():
+    doc = parse_strict(TEXT)
+    doc["recipe"]["content"]["comparisons"] = "not a list of comparisons"
+    report = verify_bundle(reseal_digests(doc), recompute=True, engine=fake_compare)
+    assert not report.ok and report.recompute[0].part == "recompute"

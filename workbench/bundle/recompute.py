@@ -61,9 +61,13 @@ def recompute_results(bundle: dict[str, Any], *, engine: Callable[..., Any] | No
         runs = rebuild_runs(bundle)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         return [Check("recompute", False, f"cannot rebuild runs from the bundle: {exc}")]
-    recorded = {c.get("ref"): c.get("result") for c in bundle["results"]["content"].get("comparisons", [])}
+    try:
+        recorded = {c.get("ref"): c.get("result") for c in bundle["results"]["content"].get("comparisons", [])}
+        specs = [dict(spec) for spec in bundle["recipe"]["content"].get("comparisons", [])]
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        return [Check("recompute", False, f"the recipe or results have an unexpected shape ({type(exc).__name__}: {exc})")]
     out = []
-    for i, spec in enumerate(bundle["recipe"]["content"].get("comparisons", [])):
+    for i, spec in enumerate(specs):
         ref = spec.get("ref")
         part = f"results.comparisons[{i}] {ref}"
         params = spec.get("parameters") or {}

@@ -119,6 +119,15 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     samples = None
     if embed_samples:
         samples = {f"run/{i}": store.load_run(i).tables for i in run_ids}
+    try:
+        return _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples)
+    except (ValueError, TypeError) as exc:  # text that cannot be canonicalized (e.g. a lone surrogate)
+        raise WbError(f"cannot export investigation {view['id']}: {exc}") from None
+
+
+def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples) -> dict[str, Any]:
+    from workbench.bundle.export import build_bundle
+
     return build_bundle(
         investigation=frame,
         runs=runs,
