@@ -111,6 +111,8 @@ def _interval_line(i: dict) -> str:
         span = "unbounded (the denominator mean is not distinguishable from 0)"
     else:
         span = f"[{_fmt(i['low'])}, {_fmt(i['high'])}]  time {_pct(100 * (i['low'] - 1))} .. {_pct(100 * (i['high'] - 1))}"
+        if i["low"] > 0:  # throughput: reciprocals, ends swapped
+            span += f", throughput {_pct(100 * (1 / i['high'] - 1))} .. {_pct(100 * (1 / i['low'] - 1))}"
     extra = []
     if "df" in i:
         df = i["df"]
