@@ -111,3 +111,9 @@ def test_hostile_strings_are_shown_not_interpreted():
     assert "\\x1b" in text
     assert "fake line" not in text.split("\n")[0]
     assert all(not line.startswith("fake line") for line in text.splitlines())
+
+
+def test_over_time_with_too_few_items_says_so():
+    result = inspect([training_run("b", steps=3, run_id=1)], [training_run("c", steps=3, run_id=2)], windows=8)
+    assert result.over_time["metrics"] == []
+    assert "too few items per run for 8 windows (the shortest run has 3)" in render_inspect(result)

@@ -116,9 +116,14 @@ def over_time(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], 
             rows = np.array([_window_means(s[name], windows) for s in ss if name in s]) if ss else np.empty((0, windows))
             with np.errstate(all="ignore"):
                 side[label] = [float(np.nanmean(col)) if np.isfinite(col).any() else math.nan for col in rows.T] if rows.size else [math.nan] * windows
-        metrics.append({"name": name, "unit": units.get(name, ""), **side})
+        if any(math.isfinite(v) for v in side["baseline"] + side["candidate"]):
+            metrics.append({"name": name, "unit": units.get(name, ""), **side})
     order = {"training": "step", "fleet": "job start time", "inference": "request order"}[lens.name]
-    return {"windows": windows, "by": order, "metrics": metrics}
+    out: dict[str, Any] = {"windows": windows, "by": order, "metrics": metrics}
+    if not metrics:
+        fewest = min((len(v) for s in sb + sc for v in s.values()), default=0)
+        out["note"] = f"too few items per run for {windows} windows (the shortest run has {fewest})"
+    return out
 
 
 def operations(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -> list[dict[str, Any]] | None:

@@ -199,6 +199,8 @@ def render_inspect(r: InspectResult) -> str:
                 cells = [_ratio(b, v) for b, v in zip(m["baseline"], m["candidate"])][:9]
                 out.append(f"  {_cut(m['name'], 14):<14}" + "".join(f"{c:>7}" for c in cells))
         out.append("")
+    if r.over_time.get("note"):
+        out += [f"Over time: {clean(r.over_time['note'])}", ""]
     if r.operations:
         out.append("Operations that moved most (ms per step, mean over runs)")
         out.append(f"  {'operation':<36} {'kind':<10} {'baseline':>9} {'candidate':>9} {'delta':>9}")
