@@ -92,6 +92,17 @@ def test_aiperf_aggregate_keeps_only_stated_percentiles() -> None:
     assert run.dimensions["model"].value == "openai/gpt-oss-20b"
 
 
+def test_genai_perf_raw_export_timestamps_become_samples() -> None:
+    (run,) = read(AIPERF, DATA / "genai_perf_profile_export.json")
+    s = run.samples
+    assert run.sample_count == 12 and s["ok"][4] == 0 and np.isnan(s["ttft_ms"][4])
+    ok = s["ok"] == 1
+    assert np.all((s["ttft_ms"][ok] >= 30) & (s["ttft_ms"][ok] <= 40))
+    assert s["itl_ms"][0] == pytest.approx(8.0) and s["e2e_ms"][0] == pytest.approx(s["ttft_ms"][0] + 63 * 8.0)
+    assert np.isnan(s["prompt_tokens"]).all()  # the raw export has no token counts
+    assert run.dimensions["load"].value == "concurrency=4"
+
+
 def test_aiperf_unknown_unit_fails(tmp_path: Path) -> None:
     text = (DATA / "aiperf_profile_export.jsonl").read_text().replace('"unit": "ms"', '"unit": "fortnights"')
     path = tmp_path / "p.jsonl"
@@ -102,7 +113,7 @@ def test_aiperf_unknown_unit_fails(tmp_path: Path) -> None:
 
 FIXTURES = {
     "vllm_bench_summaries.jsonl": VLLM, "vllm_bench_detailed.json": VLLM, "sglang_bench.jsonl": SGLANG,
-    "otlp_spans.jsonl": OTLP, "aiperf_profile_export.jsonl": AIPERF, "aiperf_profile_export_aiperf.json": AIPERF,
+    "otlp_spans.jsonl": OTLP, "genai_perf_profile_export.json": AIPERF, "aiperf_profile_export.jsonl": AIPERF, "aiperf_profile_export_aiperf.json": AIPERF,
     "vllm_before.prom": PROMETHEUS, "real/guidellm/benchmarks_stripped.json": GUIDELLM,
     "real/inference-perf-kubecon-na-2025/vllm/results/stage_0_lifecycle_metrics.json": INFERENCE_PERF,
     "real/inference-perf-kubecon-na-2025/vllm/results/stage_0_prometheus_metrics.json": INFERENCE_PERF,

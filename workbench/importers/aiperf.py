@@ -6,6 +6,10 @@
   (``ttft``, ``timestamp_ns``, ``credit_phase``). Warm-up records are excluded and
   counted; an ``error`` or a cancelled request is a failed sample (``ok`` 0). Units
   come from each metric's ``unit`` (ns, us, ms, s), never assumed.
+- ``profile_export.json`` (GenAI-Perf raw, written by Perf Analyzer): ``experiments[]``
+  with ``requests[]`` holding ``timestamp`` and ``response_timestamps`` (ns): TTFT =
+  first response − send, E2E = last response − send, ITL = mean gap. One run per
+  experiment (concurrency or request-rate value). No token counts (unknown).
 - ``profile_export_aiperf.json`` / GenAI-Perf ``profile_export_genai_perf.json``
   (aggregates): one block per metric ``{unit, avg, p1 ... p99, std ...}``, either at the
   top level or wrapped in ``"records"`` (AIPerf v0.1.x). A summary-only run: only the
@@ -56,6 +60,8 @@ class AIPerfImporter(Importer):
         head = probe.text
         if not probe.stripped.startswith("{"):
             return False
+        if '"experiments"' in head and ('"response_timestamps"' in head or '"experiment"' in head):
+            return True
         per_request = '"metrics"' in head and '"metadata"' in head and ('"request_start_ns"' in head or '"timestamp_ns"' in head)
         aggregate = ('"input_config"' in head or '"schema_version"' in head or '"records"' in head) and (
             '"time_to_first_token"' in head or '"ttft"' in head or '"request_latency"' in head)
@@ -65,7 +71,9 @@ class AIPerfImporter(Importer):
         for path in paths:
             objs = list(bench_json.read_objects(path))
             first = objs[0][1]
-            if "metadata" in first and "metrics" in first:
+            if isinstance(first.get("experiments"), list):
+                yield from _raw_runs(path, first, options)
+            elif "metadata" in first and "metrics" in first:
                 yield _per_request_run(path, objs, options)
             else:
                 for line, obj in objs:
@@ -171,3 +179,40 @@ def _aggregate_run(path: Path, line: int, obj: dict[str, Any], options: ImportOp
     label = options.label or f"aiperf {path.parent.name or path.stem}"
     return inference_run(label, samples=None, summary=summary, dimensions=dims, meta=json.loads(json.dumps(meta, default=str)),
                          sources=[path], window={"kind": "steady"})
+
+
+def _raw_runs(path: Path, obj: dict[str, Any], options: ImportOptions) -> Iterator[RunRecord]:
+    experiments = obj["experiments"]
+    if not experiments:
+        raise BadInput(path, "no experiments", where="experiments")
+    for e, exp in enumerate(experiments):
+        where = f"experiments[{e}]"
+        if not isinstance(exp, dict) or not isinstance(exp.get("requests"), list):
+            raise BadInput(path, "experiment without a requests list", where=where)
+        builder = SampleBuilder()
+        for r, req in enumerate(exp["requests"]):
+            if not isinstance(req, dict):
+                raise BadInput(path, "request is not an object", where=f"{where}.requests[{r}]")
+            sent = number(req.get("timestamp"))
+            responses = [number(t) for t in req.get("response_timestamps") or []]
+            responses = [t for t in responses if not math.isnan(t)]
+            if math.isnan(sent) or not responses:
+                builder.add(id=str(req.get("sequence_id", r)), ok=0.0)
+                continue
+            if any(t < sent for t in responses):
+                raise BadInput(path, "a response precedes its request", where=f"{where}.requests[{r}].response_timestamps")
+            gaps = [b - a for a, b in zip(responses, responses[1:])]
+            builder.add(id=str(req.get("sequence_id", r)), ok=1.0, ttft_ms=(responses[0] - sent) / 1e6,
+                        e2e_ms=(responses[-1] - sent) / 1e6, itl_ms=(sum(gaps) / len(gaps) / 1e6) if gaps else None)
+        if not len(builder):
+            raise BadInput(path, "experiment has no requests", where=where)
+        mode = (exp.get("experiment") or {}).get("mode")
+        value = (exp.get("experiment") or {}).get("value")
+        label = options.label or f"genai-perf {mode}={value}"
+        if len(experiments) > 1 and options.label:
+            label += f" [{e}]"
+        meta = {"source_format": "genai-perf profile_export.json", "experiment": exp.get("experiment"),
+                "tool_version": obj.get("version"), "service_kind": obj.get("service_kind"), "endpoint": obj.get("endpoint")}
+        dims = {"load": Dimension(f"{mode}={value}", "declared")} if mode else {}
+        yield inference_run(label, samples=builder, summary={}, dimensions=dims, meta=meta, sources=[path],
+                            window={"kind": "steady", "policy": "perf analyzer measurement window"})

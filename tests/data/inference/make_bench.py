@@ -148,7 +148,25 @@ def aiperf_aggregate():
         "error_summary": [{"error_details": {"code": 500}, "count": 1}]})
 
 
+def genai_perf_raw(seed=3, n=12):
+    """GenAI-Perf raw profile_export.json: one concurrency experiment, ns timestamps;
+    request 4 got no response."""
+    rng = random.Random(seed)
+    reqs = []
+    t0 = 1767225600_000_000_000
+    for i in range(n):
+        sent = t0 + i * 50_000_000
+        first = sent + int((0.030 + rng.random() * 0.01) * 1e9)
+        responses = [] if i == 4 else [first + k * 8_000_000 for k in range(64)]
+        reqs.append({"timestamp": sent, "sequence_id": i, "request_inputs": {"payload": "{}"},
+                     "response_timestamps": responses, "response_outputs": [{"response": "data: {}"}] * len(responses)})
+    return json.dumps({"experiments": [{"experiment": {"mode": "concurrency", "value": 4}, "requests": reqs,
+                                        "window_boundaries": [t0, t0 + n * 50_000_000]}],
+                       "version": "2.41.0", "service_kind": "openai", "endpoint": "v1/chat/completions"})
+
+
 if __name__ == "__main__":
+    (HERE / "genai_perf_profile_export.json").write_text(genai_perf_raw())
     (HERE / "aiperf_profile_export.jsonl").write_text(aiperf_records())
     (HERE / "aiperf_profile_export_aiperf.json").write_text(aiperf_aggregate())
     (HERE / "vllm_bench_summaries.jsonl").write_text(vllm_summary_lines())
