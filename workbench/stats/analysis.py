@@ -107,8 +107,10 @@ def effect(
     seed: int = DEFAULT_SEED,
     n_boot: int = DEFAULT_N_BOOT,
     boot_indices: Any = None,
+    boot_ratios: np.ndarray | None = None,
 ) -> Effect:
-    """Primary, cross-check and bootstrap intervals (95 % and 90 %) for mean(num)/mean(den)."""
+    """Primary, cross-check and bootstrap intervals (95 % and 90 %) for mean(num)/mean(den).
+    ``boot_ratios`` passes resampled ratios computed by the caller (shared round draws)."""
     ratio = float(num.mean() / den.mean())
     n = len(num) if paired else min(len(num), len(den))
     ints: list[iv.Interval] = []
@@ -143,13 +145,11 @@ def effect(
             c = check(num, den, level)
             ints.append(iv.Interval(c.method, level, c.low, c.high, {"role": "cross-check", **c.params}))
         if n_boot > 0:
-            ratios = iv.bootstrap_ratios(den, num, paired=paired, seed=seed, n_boot=n_boot, indices=boot_indices)
+            if boot_ratios is None:
+                boot_ratios = iv.bootstrap_ratios(den, num, paired=paired, seed=seed, n_boot=n_boot, indices=boot_indices)
             params = {"role": "cross-check", **iv.bootstrap_params(paired=paired, seed=seed, n_boot=n_boot)}
-            for level in (0.95, 0.90):
-                ints.append(iv.percentile_interval(ratios, level, params=params))
-            if n < EXPANDED_BELOW:
-                for level in (0.95, 0.90):
-                    ints.append(iv.percentile_interval(ratios, level, expanded_m=n, params=params))
+            expanded = n if n < EXPANDED_BELOW else None
+            ints += iv.percentile_intervals(boot_ratios, (0.95, 0.90), expanded_m=expanded, params=params)
     return Effect(ratio, n, p95, p90, ints, log_est, log_se, log_df, sd_unit)
 
 
@@ -397,14 +397,24 @@ def analyze(
         return (x, base) if lower_is_better else (base, x)
 
     num, den = orient(bv, av)
-    if paired and n_boot > 0 and boot_indices is None:
-        # One draw of round indices serves B/A and A′/A (the same draw each would make).
-        boot_indices = np.random.Generator(np.random.PCG64(seed)).integers(0, len(av), size=(n_boot, len(av)))
-    eff = effect(num, den, paired=paired, seed=seed, n_boot=n_boot, boot_indices=boot_indices)
+    boot_ratios: dict[str, np.ndarray | None] = {"B": None, "A'": None}
+    if paired and n_boot > 0 and len(av) >= 2:
+        # One draw of round indices serves B/A and A′/A (the same draw each would make);
+        # every arm's resampled means are computed once.
+        idx = boot_indices if boot_indices is not None else (
+            np.random.Generator(np.random.PCG64(seed)).integers(0, len(av), size=(n_boot, len(av)))
+        )
+        boot_a = av[idx].mean(axis=1)
+        for name, arm in (("B", bv), ("A'", apv)):
+            if arm is not None:
+                boot_x = arm[idx].mean(axis=1)
+                boot_ratios[name] = boot_x / boot_a if lower_is_better else boot_a / boot_x
+    eff = effect(num, den, paired=paired, seed=seed, n_boot=n_boot, boot_indices=boot_indices, boot_ratios=boot_ratios["B"])
     aa = None
     if apv is not None:
         aa_num, aa_den = orient(apv, av)
-        aa_eff = effect(aa_num, aa_den, paired=paired, seed=seed, n_boot=n_boot, boot_indices=boot_indices)
+        aa_eff = effect(aa_num, aa_den, paired=paired, seed=seed, n_boot=n_boot, boot_indices=boot_indices,
+                        boot_ratios=boot_ratios["A'"])
         aa = _aa(aa_eff, delta=delta, alpha=alpha, power=power, paired=paired)
 
     flags: list[str] = []

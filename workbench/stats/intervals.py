@@ -211,6 +211,27 @@ def percentile_interval(ratios: np.ndarray, level: float, *, expanded_m: int | N
     return Interval(method, level, float(low), float(high), extra)
 
 
+def percentile_intervals(
+    ratios: np.ndarray, levels: tuple[float, ...], *, expanded_m: int | None = None, params: dict | None = None
+) -> list[Interval]:
+    """``percentile_interval`` for several levels (plain, then expanded when ``expanded_m``
+    is given) from one partition of the resamples."""
+    specs = [(level, None) for level in levels]
+    if expanded_m is not None:
+        specs += [(level, expanded_m) for level in levels]
+    alphas = [1.0 - level if m is None else expanded_alpha(level, m) for level, m in specs]
+    qs = [q for a in alphas for q in (100 * a / 2, 100 * (1 - a / 2))]
+    ends = np.percentile(ratios, qs)
+    out = []
+    for k, ((level, m), alpha) in enumerate(zip(specs, alphas)):
+        extra = dict(params or {})
+        if m is not None:
+            extra["alpha_prime"] = alpha
+        method = "bootstrap-percentile" if m is None else "bootstrap-expanded-percentile"
+        out.append(Interval(method, level, float(ends[2 * k]), float(ends[2 * k + 1]), extra))
+    return out
+
+
 def bootstrap_params(*, paired: bool, seed: int, n_boot: int) -> dict[str, Any]:
     return {
         "resampling": "rounds" if paired else "runs-within-arm",
