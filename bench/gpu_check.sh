@@ -6,6 +6,7 @@
 #
 #   bash bench/gpu_check.sh            # from the repository root
 #   OUT=/tmp/gpu-check bash bench/gpu_check.sh
+#   GEMM=4096 REPEAT=20 STEPS=30 bash bench/gpu_check.sh   # other sizes
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -43,7 +44,8 @@ log "doctor --json: $(wc -c < "$OUT/doctor.json") bytes"
 # 3. A 3-round plan: A and A' the baseline GEMM, B with K grown by 10 %.
 export WB_STORE="$OUT/wb.sqlite"
 W="$REPO/captures/workloads/gpu_workload.py"
-ARGS='"--m", "8192", "--n", "8192", "--k", "8192", "--dtype", "float16", "--repeat", "10", "--steps", "30", "--warmup", "5"'
+G=${GEMM:-8192}   # GEMM side; fp16 8192^3 is about 1.1 TFLOP, a few ms on a datacenter GPU
+ARGS="\"--m\", \"$G\", \"--n\", \"$G\", \"--k\", \"$G\", \"--dtype\", \"float16\", \"--repeat\", \"${REPEAT:-10}\", \"--steps\", \"${STEPS:-30}\", \"--warmup\", \"5\""
 cat > "$OUT/plan.toml" <<TOML
 name = "gpu-check-gemm-10pct"
 lens = "training"
