@@ -51,7 +51,7 @@ def test_all_six_panes_in_tmux(demo_url, term, extra, tmp_path):
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", command], check=True,
                    env={**os.environ, "TMUX": ""})
     try:
-        first = _wait_for(session, "Investigations")
+        first = _wait_for(session, "enter opens")  # the picker (not the footer's "Investigations")
         assert all(len(line) <= 80 for line in first.splitlines())
         for key, expect in STEPS:
             _tmux("send-keys", "-t", session, key)
