@@ -152,7 +152,7 @@ def test_text_report_fits_80_columns(capsys, store):
 def test_inspect_shows_distributions_windows_and_charts(capsys, store):
     code, out, _ = wb(capsys, store, "inspect", *TR_A, "--vs", *TR_B, "--change", "framework")
     assert code == 0
-    assert "Phase means, baseline against candidate" in out
+    assert "Phase mean (each run's, averaged over runs), baseline against candidate" in out
     assert "Communication B |###" in out and "C |===" in out
     assert "Distributions" in out and "Over time: 8 equal windows by step" in out
     assert max(len(line) for line in out.splitlines()) <= 80

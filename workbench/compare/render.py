@@ -62,8 +62,9 @@ def _effect_short(effect: dict | None) -> str:
 
 def dimensions_table(c: Comparison) -> list[str]:
     rows = c.comparability.rows
-    # Non-same rows first: what differs is what a reader needs to see.
-    order = sorted(rows, key=lambda r: (r.state == "same", not r.must_match))
+    # What differs first (a diff-first view); unknown also-recorded rows last.
+    rank = {"changed": 0, "different": 1, "unknown": 2, "same": 3}
+    order = sorted(rows, key=lambda r: (4 if r.state == "unknown" and not r.must_match else rank[r.state], not r.must_match))
     lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]
     for r in order:
         mark = "*" if r.must_match else " "
@@ -162,9 +163,10 @@ def render_inspect(r: InspectResult) -> str:
     p = c.primary or {}
     out += [f"{p.get('title', '')}: {p.get('text', '')}", ""]
     if c.phases and c.lens.name != "fleet":
-        out.append("Phase means, baseline against candidate")
+        stat = c.phases[0].get("statistic", "mean")
+        out.append(f"Phase {stat} (each run's, averaged over runs), baseline against candidate")
         unit = c.phases[0]["unit"]
-        out.append(paired_bars([(ph["title"], ph["baseline_mean"], ph["candidate_mean"]) for ph in c.phases], unit, WIDTH))
+        out.append(paired_bars([(ph["title"], ph[f"baseline_{stat}"], ph[f"candidate_{stat}"]) for ph in c.phases], unit, WIDTH))
         out.append("")
     elif c.phases:
         out.append("Window metrics")
