@@ -116,6 +116,11 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     is refused with the reason, and no delta is computed. Example:
 
       wb compare 1 2 3 --vs 4 5 6 --change engine_revision=v0.8.2:v0.8.3
+
+    \b
+    Exit codes: 0 compared (also a refusal, unless --fail-on asks about it);
+    2 usage error or bad input; 3 refused, with --fail-on refused|any;
+    4 regression found, with --fail-on regression|any.
     """
     from workbench.cli.context import emit_json
     from workbench.compare import compare
