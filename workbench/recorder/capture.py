@@ -30,7 +30,8 @@ FORMAT = "workbench.capture/1"
 #   code = seq * SEQ_UNIT + name_id * NAME_UNIT + kind
 # Spans draw their ``seq * SEQ_UNIT`` (the *base*) from a counter stepping by SEQ_UNIT,
 # so a step's row code is its base plus a constant: no arithmetic on the hot path.
-# For STEP/REQUEST/PHASE rows a, b are start and end (ns since the recorder started);
+# For STEP/REQUEST/PHASE rows a, b are start and end (raw recorder clock, ns: exact in
+# float64 for 104 days of CLOCK_MONOTONIC, a few ns coarser after);
 # for VALUE rows a is the value; for CUDA rows a is the start and b the elapsed ms.
 SPAN_FIELDS: tuple[str, ...] = ("code", "a", "b")
 STEP, REQUEST, PHASE, VALUE, CUDA = 0, 1, 2, 3, 4
@@ -64,8 +65,9 @@ class SnapshotData:
     """Everything one snapshot took, by reference, at the moment it was taken."""
 
     reason: str
-    taken_ns: float  # recorder clock, ns since start
-    wall0_s: float  # epoch seconds at recorder time 0
+    taken_ns: float  # recorder clock (raw ns), as are all times in the rows and events
+    wall0_s: float  # epoch seconds at recorder clock t0_ns
+    t0_ns: float
     lens: str
     spans: RingView
     gpu: RingView | None
@@ -99,7 +101,7 @@ def _rows(view: RingView) -> Any:
 
 
 def _epoch(data: SnapshotData, t_ns: float) -> float:
-    return round(data.wall0_s + t_ns / 1e9, 6)
+    return round(data.wall0_s + (t_ns - data.t0_ns) / 1e9, 6)
 
 
 def _ms(ns: float) -> float:

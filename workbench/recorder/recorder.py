@@ -91,19 +91,19 @@ class _Span:
                 return False
             end = rec._clock()
             base = self._seq
-            t0 = rec._t0
             spans = rec._spans
-            spans.append([base + self._kind, start - t0, end - t0])
+            # Raw clock values: converting is the snapshot's job, not the hot path's.
+            spans.append([base + self._kind, start, end])
             if et is not None:
                 spans.append([base + rec._ok_code, 0.0, 0.0])
             trig = self._trig  # this recorder's trigger, or None when this kind isn't watched
             if trig is not None:
                 duration = end - start
                 if duration > trig.threshold_ns:
-                    rec._slow(base, self._kind, duration, end - t0)
+                    rec._slow(base, self._kind, duration, end)
                 trig.observe(duration)
             if not base & _HOUSEKEEPING_MASK:
-                rec._housekeeping(base, end - t0)
+                rec._housekeeping(base, end)
         except Exception as exc:  # noqa: BLE001
             rec._fault(exc, "span")
         return False
@@ -155,11 +155,10 @@ class _Phase:
             start = self._start
             if start is not None:
                 end = rec._clock()
-                t0 = rec._t0
                 spans = rec._spans
-                spans.append([self._code + PHASE, start - t0, end - t0])
+                spans.append([self._code + PHASE, start, end])
                 if len(spans.active) >= spans.segment_values:
-                    rec._seal(end - t0)
+                    rec._seal(end)
         except Exception as exc:  # noqa: BLE001
             rec._fault(exc, "phase")
         return False
@@ -195,7 +194,7 @@ class _CudaPhase(_Phase):
                 pending = rec._cuda_pending
                 if len(pending) == pending.maxlen:
                     rec._cuda_dropped += 1
-                pending.append((self._code, self._start - rec._t0, self._events[0], end_ev))
+                pending.append((self._code, self._start, self._events[0], end_ev))
         except Exception as exc:  # noqa: BLE001
             rec._fault(exc, "cuda event")
         return False
@@ -282,7 +281,7 @@ class Recorder:
 
     def _setup_state(self) -> None:
         cfg = self.config
-        now = 0.0
+        now = self._clock()
 
         def ring(name: str, fields: tuple[str, ...], budget: Any) -> SegmentRing:
             seal = budget.seal_interval_s
@@ -409,29 +408,29 @@ class Recorder:
     # -- internals of recording ---------------------------------------------------------
 
     def _now(self) -> float:
-        return self._clock() - self._t0
+        """The recorder's clock (raw ns). Rows, events, rings and snapshots all use it;
+        a snapshot converts to epoch seconds with one anchor pair (t0, wall0)."""
+        return self._clock()
 
     def _close(self, base: int, kind: int, start: int, end: int, failed: bool) -> None:
-        t0 = self._t0
         spans = self._spans
-        spans.append([base + kind, start - t0, end - t0])
+        spans.append([base + kind, start, end])
         if failed:
             spans.append([base + self._ok_code, 0.0, 0.0])
         trig = self._trigger
         if trig is not None and kind == self._watch_kind:
             duration = end - start
             if duration > trig.threshold_ns:
-                self._slow(base, kind, duration, end - t0)
+                self._slow(base, kind, duration, end)
             trig.observe(duration)
         if not base & _HOUSEKEEPING_MASK:
-            self._housekeeping(base, end - t0)
+            self._housekeeping(base, end)
 
     def _record(self, kind: int, start: int, end: int, phases: Any, values: Any, failed: bool) -> None:
         try:
             base = next(self._seq)
-            t0 = self._t0
             for name, (p0, p1) in (phases or {}).items():
-                self._spans.append([base + self._name_code(name) + PHASE, p0 - t0, p1 - t0])
+                self._spans.append([base + self._name_code(name) + PHASE, p0, p1])
             for name, v in (values or {}).items():
                 self._spans.append([base + self._name_code(name) + VALUE, float(v), 0.0])
             self._close(base, kind, start, end, failed)
@@ -571,7 +570,7 @@ class Recorder:
         detail: dict[str, Any] = {"seq": seq, "span": "request" if kind == REQUEST else "step"}
         detail.update(trig.explain(duration))
         self._event(now, "trigger", dict(detail))
-        detail["at"] = round(self._wall0 + now / 1e9, 6)
+        detail["at"] = round(self._wall0 + (now - self._t0) / 1e9, 6)
         window = self.config.incident_window_s
         # The window reaches back from when the slow span *began*: the moments before
         # the delay, not the delay alone.
@@ -612,6 +611,7 @@ class Recorder:
                 reason=reason,
                 taken_ns=now,
                 wall0_s=self._wall0,
+                t0_ns=self._t0,
                 lens=cfg.lens,
                 spans=self._spans.view(now),
                 gpu=self._gpu.view(now) if self._sampler is not None else None,
