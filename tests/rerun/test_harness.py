@@ -186,3 +186,21 @@ def test_executor_api_stops_between_runs_when_asked(tmp_path, store):
     assert resumed.reopen() == execution_id and resumed.run(execution_id) == "complete"
     doc = comparison(store, "p")
     assert doc["rounds"]["used"] == [1, 2, 3] and len(doc["runs"]) == 9
+
+
+def test_drift_and_outlier_runs_are_flagged_and_kept(tmp_path, store):
+    # Every run 2 % slower than the one before (a warming machine), and slot 7 three times slower.
+    script = (
+        'V=$(awk -v s="$WB_RERUN_SLOT" \'BEGIN { v = 10 * (1 + 0.02 * s); if (s == 7) v = v * 3; printf "%.4f", v }\'); '
+        'printf \'{"format": "workbench.capture/1", "lens": "training", "samples": [{"step": 0, "step_ms": %s}]}\' "$V" > "$WB_CAPTURE_OUT"'
+    )
+    _plan(tmp_path, store, baseline=["sh", "-c", script], candidate=["sh", "-c", script], rounds=6)
+    code, out, err = wb("rerun", "run", "p", "--workdir", str(tmp_path / "w"), "--json", store=store)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert len([r for r in doc["runs"] if r["status"] == "ok"]) == 18  # nothing dropped
+    assert "DRIFT" in doc["flags"] and "OUTLIER_RUNS" in doc["flags"]
+    slot7 = next(r for r in doc["runs"] if r["slot"] == 7)
+    assert doc["analysis"]["outliers"][slot7["arm"]] == [slot7["round"] - 1]
+    code, text, _ = wb("rerun", "report", "p", store=store)
+    assert "drift in" in text and f"outlier runs in {slot7['arm']}" in text

@@ -17,7 +17,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from store.records import SAMPLES, RunRecord
-from workbench.rerun.plan import ARMS, Plan
+from workbench.rerun.plan import ARM_NAMES, ARMS, Plan
 
 if TYPE_CHECKING:
     from store.api import Store
@@ -178,7 +178,7 @@ def build_comparison(store: "Store", plan_row: Any, execution_row: Any, runs: li
         f = failures[arm]
         if f["failed"]:
             why = "; ".join(f"{n}× {reason}" for reason, n in f["reasons"].items())
-            notes.append(f"{arm} ({_arm_name(arm)}): {f['failed']} of {f['finished']} runs failed: {why}")
+            notes.append(f"{arm} ({ARM_NAMES[arm]}): {f['failed']} of {f['finished']} runs failed: {why}")
     if incomplete:
         notes.append(f"rounds {', '.join(map(str, incomplete))} left out of the paired analysis: an arm failed or has no value")
     body["notes"] = notes
@@ -200,14 +200,8 @@ def build_comparison(store: "Store", plan_row: Any, execution_row: Any, runs: li
     return body
 
 
-def _arm_name(arm: str) -> str:
-    from workbench.rerun.plan import ARM_NAMES
-
-    return ARM_NAMES[arm]
-
-
 def digest_of(body: dict[str, Any]) -> str:
-    """SHA-256 of the comparison without its execution status and timestamps' volatility."""
+    """SHA-256 of the comparison document: an identical analysis is stored once."""
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
