@@ -129,6 +129,30 @@ def test_gang_size_sources() -> None:
     assert gang_size("cpu=8,mem=1G", "", "", "", "1") == (0.0, "")  # CPU-only job
     assert gang_size("", "", "gpu:8", "", "4") == (32.0, "")  # older AllocGRES, per node
     assert math.isnan(gang_size("", "", "", "", "1")[0])  # no field says: unknown
+    assert math.isnan(gang_size("gres/gpu=NaN,node=1", "", "", "", "1")[0])  # unreadable count: unknown
+
+
+def test_gzip_and_truncated_gzip(tmp_path: Path) -> None:
+    import gzip
+
+    raw = (GCM / "sample-sacct-one-multiline.txt").read_bytes()
+    good = tmp_path / "good" / "sacct.txt.gz"
+    good.parent.mkdir()
+    good.write_bytes(gzip.compress(raw))
+    (run,) = read(good, **UTC)
+    assert run.sample_count == 2
+    bad = tmp_path / "bad" / "sacct.txt.gz"
+    bad.parent.mkdir()
+    bad.write_bytes(gzip.compress(raw)[:-40])
+    with pytest.raises(BadInput, match="corrupt or truncated"):
+        read(bad, **UTC)
+
+
+def test_bad_time_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.txt"
+    path.write_text("JobID|State|Submit|Start\n1|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:00:00\n2|COMPLETED|nan|2026-13-45T99:00:00\n")
+    with pytest.raises(BadInput, match="line 3"):
+        read(path, **UTC)
 
 
 def test_window_filter_and_bad_window() -> None:

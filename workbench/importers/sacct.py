@@ -296,6 +296,8 @@ def gang_size(alloc_tres: str, req_tres: str, alloc_gres: str, req_gres: str, nn
                 return float(total), kind
             if typed:
                 return float(typed), kind
+            if "gres/gpu" in tres:
+                return NAN, ""  # a GPU count we cannot read is unknown, not zero
             return 0.0, ""  # TRES stated without gres/gpu: a CPU-only job
     for gres in (alloc_gres, req_gres):
         if gres and gres not in _SENTINELS:
@@ -572,8 +574,11 @@ def _capacity(paths: list[Path]) -> tuple[float, dict[str, Any]]:
         return NAN, {}
     nodes: dict[str, tuple[int, str, str]] = {}
     for path in paths:
-        with open_binary(path) as f:
-            lines = f.read(64 << 20).decode("utf-8", errors="replace").splitlines()
+        try:
+            with open_binary(path) as f:
+                lines = f.read(64 << 20).decode("utf-8", errors="replace").splitlines()
+        except READ_ERRORS as exc:
+            raise BadInput(path, f"cannot be read ({exc})") from None
         header = [h.strip() for h in lines[0].lstrip("\ufeff").split("|")]
         idx: dict[str, int] = {}
         for i, h in enumerate(header):
