@@ -189,3 +189,12 @@ def test_change_text(b, c, unit, expected):
 
 def test_num_never_uses_exponents():
     assert num(123456.7) == "123457" and num(0.000123) == "0.000123" and num(math.nan) == "unknown"
+
+
+def test_primary_moving_outside_the_recorded_phases_is_said():
+    base = [training_run(f"b{i}", seed=i, run_id=i) for i in range(1, 6)]
+    cand = [training_run(f"c{i}", seed=50 + i, run_id=50 + i) for i in range(1, 6)]
+    for r in cand:
+        r.samples["step_ms"] = r.samples["step_ms"] + 80.0  # time outside every recorded phase
+    obs = texts(compare(base, cand).to_json())
+    assert "Mean step time grew from 420 ms to 500 ms, but none of its recorded phases moved beyond noise." in obs

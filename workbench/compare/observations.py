@@ -108,6 +108,10 @@ def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
         )
         out.append(_obs(text, _evidence(base, cand, f"{p['name']} {p.get('statistic', 'mean')}", values[p["name"]], p["effect"])))
     out.extend(_location(lens, base, cand, primary, groups))
+    b, c = primary["baseline"], primary["candidate"]
+    if phases and movement(primary.get("effect"), b, c) == "moved" and not any(p["in_primary"] for p in groups["moved"]):
+        text = _moved_text(primary["title"].capitalize(), b, c, primary["unit"]) + ", but none of its recorded phases moved beyond noise."
+        out.append(_obs(text, _evidence(base, cand, primary["metric"], {"baseline": b, "candidate": c, "phases_stayed": [p["name"] for p in groups["stayed"]]}, primary.get("effect"))))
     return out
 
 
