@@ -54,11 +54,11 @@ def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[d
 
 def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
     """Linked rerun plans and rerun comparisons, as stored by the rerun harness (if present)."""
-    from workbench.investigations.workflow import _rerun_table
+    from workbench.investigations.hypotheses import rerun_table
 
     plan_ids = sorted({i for h in hypotheses for i in h["links"]["rerun_plans"]})
     comparison_ids = {i for h in hypotheses for i in h["links"]["rerun_comparisons"]}
-    plan_table, comparison_table = _rerun_table("rerun_plan"), _rerun_table("rerun_comparison")
+    plan_table, comparison_table = rerun_table("rerun_plan"), rerun_table("rerun_comparison")
     if comparison_table is not None and plan_ids and hasattr(comparison_table, "plan_id"):
         # A linked plan brings every comparison made of its executions.
         from sqlmodel import select

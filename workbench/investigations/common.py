@@ -1,0 +1,85 @@
+"""What the investigation modules share: ids and refs, users, the investigation row."""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from store.records import LENSES
+from workbench.bundle.canonical import nfc
+from workbench.bundle.format import OBSERVATION_LABEL
+from workbench.errors import NotFound, UsageError, WbError
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+HYPOTHESIS_STATUSES = ("open", "supported", "refuted", "undetermined")
+DECIDED = ("supported", "refuted")
+
+__all__ = ["LENSES", "OBSERVATION_LABEL", "HYPOTHESIS_STATUSES", "DECIDED"]
+
+
+def current_user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name in some containers
+        return "unknown"
+
+
+def required_text(value: str, what: str) -> str:
+    value = nfc(str(value)).strip()
+    if not value:
+        raise UsageError(f"{what} must not be empty")
+    return value
+
+
+def parse_id(ref: str | int, kind: str) -> int:
+    """``12``, ``"12"`` or ``"investigation/12"`` -> 12."""
+    text = str(ref).strip()
+    prefix = f"{kind}/"
+    if text.startswith(prefix):
+        text = text[len(prefix):]
+    if not text.isdigit():
+        raise UsageError(f"{kind} reference {str(ref)!r} is not an id")
+    return int(text)
+
+
+def resolve_runs(store: "Store", refs: Sequence[str | int]) -> list[int]:
+    """Run ids for ids or labels, as a user-facing error when one does not resolve."""
+    from store.errors import StoreError
+
+    try:
+        return store.resolve_runs(list(refs))
+    except StoreError as exc:
+        raise NotFound(str(exc)) from None
+
+
+def investigation_row(session: Any, inv: str | int, *, writable: bool = False) -> Any:
+    from store.investigations import Investigation
+
+    inv_id = parse_id(inv, "investigation")
+    row = session.get(Investigation, inv_id)
+    if row is None:
+        raise NotFound(f"no investigation {inv_id} (see 'wb investigate list')")
+    if writable and row.imported_bundle_id is not None:
+        raise WbError(f"investigation {inv_id} was imported from a bundle and is read-only", exit_code=3)
+    return row
+
+
+def frame_view(row: Any) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "ref": f"investigation/{row.id}",
+        "title": row.title,
+        "lens": row.lens,
+        "question": row.question,
+        "guardrails": list(row.guardrails or []),
+        "intended_change": dict(row.intended_change or {}),
+        "baseline_runs": list(row.baseline_runs or []),
+        "candidate_runs": list(row.candidate_runs or []),
+        "created_by": row.created_by,
+        "created_at": row.created_at,
+        "imported": row.imported_bundle_id is not None,
+        "imported_bundle_id": row.imported_bundle_id,
+    }

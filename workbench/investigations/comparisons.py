@@ -1,0 +1,116 @@
+"""Comparisons made inside an investigation: the compare engine's result, stored with its parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from workbench.bundle.canonical import bundle_value
+from workbench.errors import NotFound, UsageError, WbError
+from workbench.investigations.common import current_user, frame_view, investigation_row, parse_id, required_text, resolve_runs
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+def comparison_view(row: Any, *, with_result: bool = True) -> dict[str, Any]:
+    view = {
+        "id": row.id,
+        "ref": f"comparison/{row.id}",
+        "baseline_runs": list(row.baseline_runs or []),
+        "candidate_runs": list(row.candidate_runs or []),
+        "parameters": dict(row.parameters or {}),
+        "engine": dict(row.engine or {}),
+        "comparable": row.comparable,
+        "verdict": row.verdict,
+        "created_by": row.created_by,
+        "created_at": row.created_at,
+    }
+    if with_result:
+        view["result"] = dict(row.result or {})
+    return view
+
+
+def engine_identity() -> dict[str, str]:
+    from workbench import __version__
+
+    return {"name": "workbench.compare", "version": __version__}
+
+
+def default_compare_engine() -> Callable[..., Any]:
+    try:
+        from workbench.compare import compare
+    except ImportError as exc:
+        raise WbError(f"the compare engine is not available ({exc})") from None
+    return compare
+
+
+def add_comparison(
+    store: "Store",
+    inv: str | int,
+    baseline: Sequence[str | int],
+    candidate: Sequence[str | int],
+    *,
+    lens: str | None = None,
+    changes: Mapping[str, Sequence[Any]] | None = None,
+    accepts: Mapping[str, str] | None = None,
+    engine: Callable[..., Any] | None = None,
+    by: str | None = None,
+) -> dict[str, Any]:
+    """Compare run sets with the compare engine and store its JSON with the parameters.
+
+    ``changes`` defaults to the investigation's intended change. A refused comparison
+    is stored too: a refusal is a result.
+    """
+    from store.investigations import InvestigationComparison
+
+    with store.session() as s:
+        frame = frame_view(investigation_row(s, inv, writable=True))
+    if not baseline or not candidate:
+        raise UsageError("name at least one baseline and one candidate run")
+    base_ids = resolve_runs(store, baseline)
+    cand_ids = resolve_runs(store, candidate)
+    lens = lens or frame["lens"]
+    changes = {k: list(v) for k, v in (changes if changes is not None else frame["intended_change"]).items()}
+    accepts = {k: required_text(v, f"the reason for accepting {k}") for k, v in (accepts or {}).items()}
+    engine = engine or default_compare_engine()
+    result = engine(
+        store.load_runs(base_ids),
+        store.load_runs(cand_ids),
+        lens=lens,
+        changes={k: tuple(v) for k, v in changes.items()},
+        accepts=dict(accepts),
+    )
+    doc = bundle_value(result.to_json() if hasattr(result, "to_json") else result)
+    from workbench.bundle.export import verdict_of
+
+    row = InvestigationComparison(
+        investigation_id=frame["id"],
+        baseline_runs=base_ids,
+        candidate_runs=cand_ids,
+        parameters=bundle_value({"lens": lens, "changes": changes, "accepts": accepts}),
+        engine=engine_identity(),
+        result=doc,
+        comparable=bool(doc.get("comparable")),
+        verdict=verdict_of(doc),
+        created_by=by or current_user(),
+    )
+    with store.session() as s:
+        s.add(row)
+        s.flush()
+        inv_row = investigation_row(s, frame["id"], writable=True)
+        if not inv_row.baseline_runs and not inv_row.candidate_runs:
+            # The first comparison names the run sets the frame left open.
+            inv_row.baseline_runs, inv_row.candidate_runs = base_ids, cand_ids
+            s.add(inv_row)
+        return comparison_view(row)
+
+
+def get_comparison(store: "Store", comparison: str | int) -> dict[str, Any]:
+    from store.investigations import InvestigationComparison
+
+    cid = parse_id(comparison, "comparison")
+    with store.session() as s:
+        row = s.get(InvestigationComparison, cid)
+        if row is None:
+            raise NotFound(f"no stored comparison {cid}")
+        return {**comparison_view(row), "investigation_id": row.investigation_id}

@@ -1,0 +1,93 @@
+"""Framing an investigation, and reading investigations back whole."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from workbench.bundle.canonical import bundle_value, nfc
+from workbench.errors import UsageError
+from workbench.investigations.common import LENSES, current_user, frame_view, investigation_row, required_text, resolve_runs
+from workbench.investigations.comparisons import comparison_view
+from workbench.investigations.hypotheses import hypothesis_view
+from workbench.investigations.observations import observation_views
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+def create_investigation(
+    store: "Store",
+    *,
+    lens: str,
+    question: str,
+    guardrails: Sequence[str] = (),
+    intended_change: Mapping[str, Sequence[Any]] | None = None,
+    baseline: Sequence[str | int] = (),
+    candidate: Sequence[str | int] = (),
+    title: str = "",
+    by: str | None = None,
+) -> dict[str, Any]:
+    from store.investigations import Investigation
+
+    if lens not in LENSES:
+        raise UsageError(f"unknown lens {lens!r} (choose {', '.join(LENSES)})")
+    row = Investigation(
+        title=nfc(title).strip(),
+        lens=lens,
+        question=required_text(question, "the decision question"),
+        guardrails=[nfc(g) for g in guardrails],
+        intended_change=bundle_value({k: list(v) for k, v in (intended_change or {}).items()}),
+        baseline_runs=resolve_runs(store, baseline),
+        candidate_runs=resolve_runs(store, candidate),
+        created_by=by or current_user(),
+    )
+    with store.session() as s:
+        s.add(row)
+        s.flush()
+        inv_id = int(row.id)  # type: ignore[arg-type]
+    return show_investigation(store, inv_id)
+
+
+def list_investigations(store: "Store") -> list[dict[str, Any]]:
+    from sqlalchemy import func
+    from sqlmodel import select
+
+    from store.investigations import Hypothesis, Investigation, InvestigationComparison, Observation
+
+    with store.session() as s:
+        rows = s.exec(select(Investigation).order_by(Investigation.id)).all()
+        out = []
+        for row in rows:
+            counts = {
+                name: int(s.exec(select(func.count()).select_from(t).where(t.investigation_id == row.id)).one())
+                for name, t in (("comparisons", InvestigationComparison), ("observations", Observation), ("hypotheses", Hypothesis))
+            }
+            out.append({**frame_view(row), **counts})
+    return out
+
+
+def show_investigation(store: "Store", inv: str | int) -> dict[str, Any]:
+    """The frame with its comparisons, observations (retractions kept) and hypotheses."""
+    from sqlmodel import select
+
+    from store.investigations import Hypothesis, HypothesisStatus, InvestigationComparison, Observation
+
+    with store.session() as s:
+        row = investigation_row(s, inv)
+        comparisons = s.exec(
+            select(InvestigationComparison).where(InvestigationComparison.investigation_id == row.id).order_by(InvestigationComparison.id)
+        ).all()
+        observations = s.exec(select(Observation).where(Observation.investigation_id == row.id).order_by(Observation.id)).all()
+        hypotheses = s.exec(select(Hypothesis).where(Hypothesis.investigation_id == row.id).order_by(Hypothesis.id)).all()
+        history: dict[int, list[Any]] = {h.id: [] for h in hypotheses}
+        if hypotheses:
+            for st in s.exec(
+                select(HypothesisStatus).where(HypothesisStatus.hypothesis_id.in_(list(history))).order_by(HypothesisStatus.id)  # type: ignore[attr-defined]
+            ).all():
+                history[st.hypothesis_id].append(st)
+        return {
+            **frame_view(row),
+            "comparisons": [comparison_view(c) for c in comparisons],
+            "observations": observation_views(observations),
+            "hypotheses": [hypothesis_view(h, history[h.id]) for h in hypotheses],
+        }

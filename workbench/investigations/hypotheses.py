@@ -1,0 +1,148 @@
+"""Hypotheses: claims with the test that would decide them, and a status history."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from workbench.bundle.canonical import bundle_value, nfc
+from workbench.errors import NotFound, UsageError
+from workbench.investigations.common import DECIDED, HYPOTHESIS_STATUSES, current_user, investigation_row, parse_id, required_text
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+def hypothesis_view(row: Any, history: Sequence[Any]) -> dict[str, Any]:
+    steps = [
+        {"status": h.status, "evidence": list(h.evidence or []), "note": h.note, "decided_by": h.decided_by, "decided_at": h.decided_at}
+        for h in history
+    ]
+    links: dict[str, list[Any]] = {"rerun_plans": [], "comparisons": [], "rerun_comparisons": []}
+    for step in steps:
+        for ev in step["evidence"]:
+            key = {"rerun_plan": "rerun_plans", "comparison": "comparisons", "rerun_comparison": "rerun_comparisons"}.get(ev.get("kind"))
+            if key and ev.get("id") not in links[key]:
+                links[key].append(ev.get("id"))
+    return {
+        "id": row.id,
+        "ref": f"hypothesis/{row.id}",
+        "statement": row.statement,
+        "test": row.test,
+        "status": steps[-1]["status"] if steps else "open",
+        "links": links,
+        "history": steps,
+        "created_by": row.created_by,
+        "created_at": row.created_at,
+    }
+
+
+def add_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *, by: str | None = None) -> dict[str, Any]:
+    from store.investigations import Hypothesis, HypothesisStatus
+
+    with store.session() as s:
+        inv_row = investigation_row(s, inv, writable=True)
+        row = Hypothesis(
+            investigation_id=inv_row.id,
+            statement=required_text(statement, "the hypothesis"),
+            test=required_text(test, "the test that would decide it (--test)"),
+            created_by=by or current_user(),
+        )
+        s.add(row)
+        s.flush()
+        first = HypothesisStatus(hypothesis_id=row.id, status="open", decided_by=row.created_by)
+        s.add(first)
+        s.flush()
+        return hypothesis_view(row, [first])
+
+
+def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
+    """``plan:3`` / ``plan:NAME`` / ``3`` (a rerun plan), ``comparison:5``, ``rerun-comparison:2``."""
+    kinds = {"plan": "rerun_plan", "rerun-plan": "rerun_plan", "comparison": "comparison", "rerun-comparison": "rerun_comparison"}
+    out = []
+    for item in items:
+        kind, sep, value = str(item).strip().partition(":")
+        if not sep:
+            kind, value = "plan", kind
+        kind, value = kind.strip(), value.strip()
+        if kind not in kinds or not value or (not value.isdigit() and kind != "plan" and kind != "rerun-plan"):
+            raise UsageError(f"evidence {item!r}: use plan:ID|NAME, comparison:ID or rerun-comparison:ID")
+        out.append({"kind": kinds[kind], "id": int(value)} if value.isdigit() else {"kind": kinds[kind], "name": nfc(value)})
+    return out
+
+
+def check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investigation_id: int) -> None:
+    """A linked comparison must exist in the same investigation; rerun plans are checked
+    when their tables exist."""
+    from store.investigations import InvestigationComparison
+
+    with store.session() as s:
+        for ev in evidence:
+            if ev["kind"] == "comparison":
+                row = s.get(InvestigationComparison, ev["id"])
+                if row is None:
+                    raise NotFound(f"no stored comparison {ev['id']}")
+                if row.investigation_id != investigation_id:
+                    raise UsageError(
+                        f"comparison {ev['id']} belongs to investigation {row.investigation_id}, "
+                        f"not to this hypothesis's investigation {investigation_id}"
+                    )
+            if ev["kind"] in ("rerun_plan", "rerun_comparison"):
+                table = rerun_table(ev["kind"])
+                if "id" not in ev:  # a plan named by its name
+                    row = None
+                    if table is not None and hasattr(table, "name"):
+                        from sqlmodel import select
+
+                        row = s.exec(select(table).where(table.name == ev["name"])).first()
+                    if row is None:
+                        raise NotFound(f"no rerun plan named {ev['name']!r} (see 'wb rerun')")
+                    ev["id"] = int(row.id)
+                    continue
+                if table is not None and s.get(table, ev["id"]) is None:
+                    raise NotFound(f"no {ev['kind'].replace('_', ' ')} {ev['id']} (see 'wb rerun')")
+
+
+def rerun_table(kind: str) -> Any:
+    """The rerun helper's table for plans / comparisons, if that module exists."""
+    try:
+        import store.rerun as rerun
+    except ImportError:
+        return None
+    want = {"rerun_plan": ("RerunPlan", "Plan"), "rerun_comparison": ("RerunComparison", "Comparison")}[kind]
+    for name in want:
+        table = getattr(rerun, name, None)
+        if table is not None and hasattr(table, "__tablename__"):
+            return table
+    return None
+
+
+def set_hypothesis_status(
+    store: "Store",
+    hypothesis: str | int,
+    status: str,
+    *,
+    evidence: Sequence[Mapping[str, Any]] = (),
+    note: str = "",
+    by: str | None = None,
+) -> dict[str, Any]:
+    from sqlmodel import select
+
+    from store.investigations import Hypothesis, HypothesisStatus
+
+    if status not in HYPOTHESIS_STATUSES:
+        raise UsageError(f"status must be one of {', '.join(HYPOTHESIS_STATUSES)}")
+    if status in DECIDED and not evidence:
+        raise UsageError(f"'{status}' needs the evidence that decided it (--evidence plan:ID or comparison:ID)")
+    hid = parse_id(hypothesis, "hypothesis")
+    with store.session() as s:
+        row = s.get(Hypothesis, hid)
+        if row is None:
+            raise NotFound(f"no hypothesis {hid}")
+        investigation_row(s, row.investigation_id, writable=True)
+    evidence = [dict(ev) for ev in evidence]
+    check_links(store, evidence, row.investigation_id)
+    with store.session() as s:
+        s.add(HypothesisStatus(hypothesis_id=hid, status=status, evidence=bundle_value(list(evidence)), note=nfc(note), decided_by=by or current_user()))
+        s.flush()
+        history = s.exec(select(HypothesisStatus).where(HypothesisStatus.hypothesis_id == hid).order_by(HypothesisStatus.id)).all()
+        return hypothesis_view(row, history)

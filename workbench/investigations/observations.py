@@ -1,0 +1,125 @@
+"""Observations: facts with evidence, never edited (a retraction is a new record)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from workbench.bundle.canonical import bundle_value, nfc
+from workbench.errors import NotFound, UsageError, WbError
+from workbench.investigations.common import OBSERVATION_LABEL, current_user, investigation_row, parse_id, required_text, resolve_runs
+from workbench.investigations.comparisons import get_comparison
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+def observation_views(rows: Sequence[Any]) -> list[dict[str, Any]]:
+    retracted_by = {r.retracts_id: r.id for r in rows if r.retracts_id is not None}
+    return [
+        {
+            "id": r.id,
+            "ref": f"observation/{r.id}",
+            "label": OBSERVATION_LABEL,
+            "kind": "retraction" if r.retracts_id is not None else "observation",
+            "text": r.text,
+            "evidence": list(r.evidence or []),
+            "source": r.source,
+            "retracts": None if r.retracts_id is None else f"observation/{r.retracts_id}",
+            "retracted_by": None if r.id not in retracted_by else f"observation/{retracted_by[r.id]}",
+            "pinned_by": r.pinned_by,
+            "pinned_at": r.pinned_at,
+        }
+        for r in rows
+    ]
+
+
+def parse_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, Any]]:
+    """``KIND=VALUE`` items (run=12, metric=ttft_p95, window=steady, value=110ms ...).
+
+    Runs are resolved to ids when a store is given, so a cited run exists.
+    """
+    out = []
+    for item in items:
+        kind, sep, value = str(item).partition("=")
+        kind, value = nfc(kind).strip(), nfc(value).strip()
+        if not sep or not kind or not value:
+            raise UsageError(f"evidence {item!r} is not KIND=VALUE (e.g. run=12, metric=ttft_p95, window=steady, value='110 ms')")
+        entry: dict[str, Any] = {"kind": kind, "value": value}
+        if kind == "run" and store is not None:
+            entry = {"kind": "run", "id": resolve_runs(store, [value])[0]}
+        elif kind == "comparison":
+            entry = {"kind": "comparison", "id": parse_id(value, "comparison")}
+        out.append(entry)
+    return out
+
+
+def pin_observation(
+    store: "Store",
+    inv: str | int,
+    text: str,
+    evidence: Sequence[Mapping[str, Any]],
+    *,
+    source: str = "manual",
+    by: str | None = None,
+    retracts: int | None = None,
+) -> dict[str, Any]:
+    from store.investigations import Observation
+
+    if not evidence and retracts is None:
+        raise UsageError("an observation cites its evidence (--evidence run=ID, metric=..., window=..., value=...)")
+    with store.session() as s:
+        inv_row = investigation_row(s, inv, writable=True)
+        row = Observation(
+            investigation_id=inv_row.id,
+            text=required_text(text, "the observation text"),
+            evidence=bundle_value(list(evidence)),
+            source=source,
+            retracts_id=retracts,
+            pinned_by=by or current_user(),
+        )
+        s.add(row)
+        s.flush()
+        return observation_views([row])[0]
+
+
+def observations_from_comparison(store: "Store", inv: str | int, comparison: str | int, *, by: str | None = None) -> list[dict[str, Any]]:
+    """Pin each observation the compare engine derived, citing the stored comparison."""
+    comp = get_comparison(store, comparison)
+    inv_id = parse_id(inv, "investigation")
+    if comp["investigation_id"] != inv_id:
+        raise UsageError(f"comparison {comp['id']} belongs to investigation {comp['investigation_id']}, not {inv_id}")
+    from sqlmodel import select
+
+    from store.investigations import Observation
+
+    with store.session() as s:
+        already = s.exec(
+            select(Observation.id).where(Observation.investigation_id == inv_id, Observation.source == f"comparison:{comp['id']}")
+        ).all()
+    if already:
+        raise WbError(f"the observations of comparison {comp['id']} are already pinned (observations {', '.join(map(str, already))})")
+    derived = comp["result"].get("observations") or []
+    if not derived:
+        why = "it was refused" if not comp["comparable"] else "the engine derived none"
+        raise WbError(f"comparison {comp['id']} has no observations to pin ({why})")
+    pinned = []
+    for obs in derived:
+        ev = obs.get("evidence")
+        evidence = [{"kind": "comparison", "id": comp["id"]}, *(ev if isinstance(ev, list) else [ev] if ev else [])]
+        pinned.append(pin_observation(store, inv_id, obs.get("text", ""), evidence, source=f"comparison:{comp['id']}", by=by))
+    return pinned
+
+
+def retract_observation(store: "Store", observation: str | int, reason: str, *, by: str | None = None) -> dict[str, Any]:
+    """Pin a retraction of ``observation``; the original stays as it was."""
+    from store.investigations import Observation
+
+    oid = parse_id(observation, "observation")
+    with store.session() as s:
+        row = s.get(Observation, oid)
+        if row is None:
+            raise NotFound(f"no observation {oid}")
+        if row.retracts_id is not None:
+            raise UsageError(f"observation {oid} is itself a retraction")
+        inv_id = row.investigation_id
+    return pin_observation(store, inv_id, f"Retracted: {required_text(reason, 'the reason')}", [], source="retraction", by=by, retracts=oid)
