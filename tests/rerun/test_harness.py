@@ -204,3 +204,23 @@ def test_drift_and_outlier_runs_are_flagged_and_kept(tmp_path, store):
     assert doc["analysis"]["outliers"][slot7["arm"]] == [slot7["round"] - 1]
     code, text, _ = wb("rerun", "report", "p", store=store)
     assert "drift in" in text and f"outlier runs in {slot7['arm']}" in text
+
+
+def test_guardrails_are_judged_beside_the_control(tmp_path, store):
+    def bench(loss):
+        return ["sh", "-c", (
+            'printf \'{"format": "workbench.capture/1", "lens": "training", "quality": {"loss": %s, "eval_loss": 2.0}, '
+            '"samples": [{"step": 0, "step_ms": 10.%s}]}\' ' + f'{loss} "$WB_RERUN_SLOT" > "$WB_CAPTURE_OUT"'
+        )]
+
+    path = write_plan(tmp_path / "g.toml", baseline=bench(1.0), candidate=bench(1.1), name="g")
+    path.write_text(path.read_text() + '\n[[guardrails]]\nmetric = "loss"\nrule = "max_increase_pct"\nlimit = 5\n')
+    assert wb("rerun", "plan", "--from-file", str(path), store=store)[0] == 0
+    code, out, err = wb("rerun", "run", "g", "--workdir", str(tmp_path / "w"), "--json", store=store)
+    assert code == 0, err
+    rails = {g["name"]: g for g in json.loads(out)["guardrails"]}
+    assert rails["loss"]["status"] == "broken" and rails["loss"]["control_status"] == "held"
+    assert rails["loss"]["means"]["B"] == pytest.approx(1.1) and rails["loss"]["source"] == "plan"
+    assert rails["eval_loss"]["status"] == "held" and rails["eval_loss"]["source"] == "lens:training"
+    code, out, _ = wb("rerun", "plan", "--list", "--json", store=store)
+    assert [p["name"] for p in json.loads(out)["plans"]] == ["g"]
