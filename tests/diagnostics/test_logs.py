@@ -354,3 +354,14 @@ def test_block_boundaries_keep_line_numbers_and_reports(tmp_path, monkeypatch):
     assert exits[0].line == 7 + 3
     xid = _events(tmp_path, "a\n" * 100 + "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, y\n")
     assert xid[0].line == 101
+
+
+def test_pathological_long_lines_are_parsed(tmp_path):
+    """60 kB lines without spaces around the signature words (the leading-token regexes are
+    bounded, so this stays linear; unbounded ones took minutes here)."""
+    blob = "x" * 60000
+    text = f"{blob} segfault {blob}\n{blob} invoked oom-killer {blob}\n{blob}:1:2 [0] {blob} NCCL WARN\n"
+    text += "python[42]: segfault at 0 ip 0 sp 0 error 4 in libnccl.so.2[7f00+10]\n"
+    events = _events(tmp_path, text)
+    assert [e.kind for e in events][-1] == "segfault"
+    assert events[-1].line == 4
