@@ -12,7 +12,7 @@ bundles alike::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 if TYPE_CHECKING:
     from lenses.base import Lens
@@ -138,4 +138,4 @@ def parse_change(text: str) -> tuple[str, tuple[str | None, str | None] | None]:
     return name, (frm.strip() or None, to.strip() or None)
 
 
-__all__: list[Any] = ["compare", "inspect", "parse_change", "resolve_lens"]
+__all__ = ["compare", "inspect", "parse_change", "resolve_lens"]
