@@ -94,8 +94,12 @@ def test_total_incident_budget(make_recorder, clock):
     rec.close()
     stats = rec.stats()
     assert stats["incidents"] == 2
-    assert stats["suppressed"]["budget"] == 3
+    # The third stall finds the budget spent: the trigger disarms; later stalls cost nothing.
+    assert stats["suppressed"]["budget"] == 1
     assert stats["snapshots_written"] == 2
+    doc = load(stats["snapshot_paths"][-1])
+    assert rec._trigger.threshold_ns == float("inf")
+    assert doc["recorder"]["incidents"] == 2
 
 
 def test_concurrent_incident_budget_and_one_snapshot_at_a_time(make_recorder, clock, monkeypatch):

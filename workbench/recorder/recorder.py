@@ -558,6 +558,10 @@ class Recorder:
         assert trig is not None and budget is not None
         seq = base // SEQ_UNIT
         refused = budget.admit(now)
+        if refused == "budget" and trig.threshold_ns != _INF:
+            # Every incident is spent: disarm, so slow spans stop costing a call each.
+            trig.disarm()
+            self._event(now, "disarmed", {"why": "incident budget spent", "seq": seq})
         if refused is not None:
             # Only the first suppression after an incident (per reason) goes to the event
             # log; the rest are counted. A noisy loop must not pay for an event each time.

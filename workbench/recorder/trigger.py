@@ -95,6 +95,11 @@ class LatencyTrigger:
         self.median_ns = median
         self.threshold_ns = max(self.floor_ns, min(self.absolute_ns, rule.k_median * median))
 
+    def disarm(self) -> None:
+        """Never fire again (the incident budget is spent); spans still feed the median."""
+        self.absolute_ns = self.floor_ns = math.inf
+        self.threshold_ns = math.inf
+
     def explain(self, duration_ns: float) -> dict[str, float | str]:
         """Why a duration crossed the threshold, for the snapshot."""
         out: dict[str, float | str] = {
