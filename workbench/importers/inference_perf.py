@@ -148,8 +148,11 @@ def _folder_runs(folder: Path, files: list[Path], extras: list[Path], options: I
     for path in files:
         m = _REPORT.match(path.name)
         if not m:
-            obj = _load_json(path)  # content sniffed as a report but named otherwise: one run of its own
-            yield _run(path.stem, {"lifecycle": path} if "latency" in json.dumps(obj.get("successes", {}))[:4096] else {"prometheus": path}, {}, [], folder, extras, options)
+            # Content sniffed as a report but named otherwise: one run of its own. Client
+            # lifecycle reports nest latencies under "latency"; server ones do not.
+            succ = _load_json(path).get("successes") or {}
+            kind = "lifecycle" if isinstance(succ, dict) and "latency" in succ else "prometheus"
+            yield _run(options.label or path.stem, {kind: path}, {}, [], folder, extras, options)
             continue
         stage = "summary" if m.group(1) == "summary" else m.group(2)
         parsed[stage][m.group(3)] = path

@@ -163,7 +163,7 @@ class LocalClock:
             raise BadInput(self.path, "sacct times carry no time zone; say which with --tz (e.g. --tz UTC or --tz Europe/Paris)", where=where)
         first = naive.replace(tzinfo=self.zone, fold=0)
         if first.utcoffset() != naive.replace(tzinfo=self.zone, fold=1).utcoffset():
-            self.ambiguous += 1  # a daylight-saving hour: local time names two instants (or none)
+            self.ambiguous += 1  # counted per distinct hour: local time names two instants (or none)
         return first.timestamp()
 
 
@@ -517,7 +517,7 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         warnings.append("no Eligible column: queue wait (Start − Eligible) is unknown; Start − Submit would count holds and dependencies")
     ambiguous = sum(c.ambiguous for c in clocks)
     if ambiguous:
-        warnings.append(f"{ambiguous} time(s) fall in a daylight-saving hour of {tz}: read as the first occurrence")
+        warnings.append(f"times fall in {ambiguous} daylight-saving hour(s) of {tz} that local time names twice (or not at all): read as the first occurrence")
     if math.isnan(capacity):
         warnings.append("pool capacity unknown (import an sinfo file beside the sacct output)")
     gpu_seconds = _gpu_seconds(samples, ws, we)
