@@ -133,3 +133,15 @@ def test_gate_metrics_uses_holm():
     assert summary.holm_p_regression == ws.holm([ok.p_regression, fail.p_regression])
     unresolved = ws.analyze(A, B, AP, paired=True, delta=0.03, n_boot=0)
     assert ws.gate_metrics([ok, unresolved]).gate == ws.RERUN
+
+
+def test_drift_uses_the_slot_span():
+    # The same trend per round, measured on global slots 3 apart (three arms per round):
+    # the per-slot slope is a third, the change across the session the same.
+    m = 12
+    values = 100 * np.exp(0.004 * np.arange(m)) * (1 + 0.0005 * np.sin(np.arange(m)))
+    slots = {"A": 3 * np.arange(m), "B": 3 * np.arange(m) + 1}
+    r = ws.analyze(values, values * 1.001, paired=True, n_boot=0, slots=slots)
+    assert ws.DRIFT in r.flags
+    assert r.drift["A"]["pct_per_slot"] == pytest.approx(0.4 / 3, abs=0.01)
+    assert r.drift["A"]["session_change_pct"] == pytest.approx(100 * math.expm1(0.004 * 11), abs=0.3)

@@ -444,7 +444,7 @@ def analyze(
     for name, values in arms.items():
         d = diagnostics.drift(values, (slots or {}).get(name))
         drift_json[name] = d.to_json() if d else None
-        if d and d.p < alpha and abs(d.slope_log) * (d.n - 1) > math.log1p(delta) / 2:
+        if d and d.p < alpha and abs(d.change_log) > math.log1p(delta) / 2:
             drifting = True
         out = diagnostics.outlier_runs(values)
         if out:

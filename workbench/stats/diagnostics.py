@@ -24,6 +24,12 @@ class Drift:
     se: float
     p: float
     n: int
+    span: float = 0.0  # slots from the first run to the last
+
+    @property
+    def change_log(self) -> float:
+        """The fitted log change across the session (slope × span)."""
+        return self.slope_log * self.span
 
     @property
     def pct_per_slot(self) -> float:
@@ -36,6 +42,7 @@ class Drift:
             "se": self.se if math.isfinite(self.se) else None,
             "p": self.p if math.isfinite(self.p) else None,
             "n": self.n,
+            "session_change_pct": 100.0 * math.expm1(self.change_log),
         }
 
 
@@ -58,7 +65,7 @@ def drift(values: Any, slots: Any = None) -> Drift | None:
     s2 = float(np.dot(resid, resid)) / (n - 2)
     se = math.sqrt(s2 / sxx)
     p = t_two_sided_p(slope / se, n - 2) if se > 0 else (0.0 if slope != 0 else 1.0)
-    return Drift(slope, se, p, n)
+    return Drift(slope, se, p, n, float(x.max() - x.min()))
 
 
 def modified_z(values: Any) -> np.ndarray:
