@@ -139,8 +139,10 @@ def result_run(obj: dict[str, Any], path: Path, line: int, index: int | None, op
     }
     if not math.isnan(in_len) or not math.isnan(out_len):
         meta["declared_lengths"] = {"input_len": in_len, "output_len": out_len}
-    run = inference_run(label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path],
-                        window={"kind": "steady", "warmup_excluded": obj.get("num_warmups", 0) or 0})
+    window: dict[str, Any] = {"kind": "steady"}
+    if isinstance(obj.get("num_warmups"), int):
+        window["warmup_excluded"] = obj["num_warmups"]  # only when the file says
+    run = inference_run(label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window)
     if "request_mix" not in run.dimensions:
         completed, tin, tout = (number(summary.get(k)) for k in ("requests_completed", "total_input_tokens", "total_output_tokens"))
         if completed > 0:
