@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -34,7 +35,7 @@ STAGES: list[tuple[str, str, type[Stage]]] = [
 
 
 class WorkbenchApp(App[None]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "wb"
     COMMANDS = App.COMMANDS | {WorkbenchCommands}
     BINDINGS = [
@@ -87,11 +88,17 @@ class WorkbenchApp(App[None]):
                    group: str | None = None, needs_store: bool = True, on_error: Callable[[], None] | None = None) -> Worker[Any]:
         """Run ``fn(store, *args)`` in a thread; ``done(result)`` on the UI thread."""
 
+        def deliver(result: Any) -> None:
+            try:
+                done(result)  # type: ignore[misc]
+            except Exception as exc:  # noqa: BLE001 - an error shows in the app, never as a traceback
+                self.notify(clean(f"{what}: {type(exc).__name__}: {exc}"), severity="error", timeout=8, markup=False)
+
         def job() -> Any:
             store = self._ensure_store() if needs_store else self._open_store()
             result = fn(store, *args)
             if done is not None:
-                self.call_from_thread(done, result)
+                self.call_from_thread(deliver, result)
             return result
 
         worker = self.run_worker(job, thread=True, exclusive=group is not None, group=group or "default", exit_on_error=False, description=what)
