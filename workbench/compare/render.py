@@ -97,7 +97,17 @@ def render_comparison(c: Comparison) -> str:
     for a in c.accepted:
         out.append(f"accepted {a['dimension']}: {clean(a['why'])}")
     p = c.primary or {}
-    out += [f"{p.get('title', '')}: {p.get('text', '')}", f"  effect: {_effect_text(p.get('effect'))}", ""]
+    out += [f"{p.get('title', '')}: {p.get('text', '')}", f"  effect: {_effect_text(p.get('effect'))}"]
+    effect = p.get("effect") or {}
+    if effect.get("verdict") is not None:
+        runs = effect.get("runs") or {}
+        detail = f"{runs.get('baseline', '?')} vs {runs.get('candidate', '?')} runs, unpaired"
+        if effect.get("flags"):
+            detail += "; flags: " + ", ".join(effect["flags"])
+        out += textwrap.wrap(detail, WIDTH, initial_indent="  ", subsequent_indent="  ")
+        if effect.get("reason"):
+            out += textwrap.wrap(clean(effect["reason"]), WIDTH, initial_indent="  ", subsequent_indent="  ")
+    out.append("")
     if c.phases:
         out += phases_table(c)
     if c.metrics:
