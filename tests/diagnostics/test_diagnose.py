@@ -285,3 +285,13 @@ def test_earlier_watchdog_timeout_elsewhere_leaves_it_undecided_but_init_warning
         fh.write("2026-03-02 10:59:00,000 [Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, Timeout(ms)=60000) ran for 60010 milliseconds before timing out.\n")
     d = diagnose([tmp_path])
     assert d.first.status == "undecided" and "earlier error" in d.first.reason
+
+
+def test_stuck_collectives_are_placed_on_the_timeline():
+    doc = diagnose([DATA / "nvrx-fr_traces" / "lock_gil_1st"]).to_json()
+    waits = {r["values"]["group"]: r for r in doc["timeline"] if r["kind"] == "collective_wait"}
+    assert waits["72"]["values"]["seq"] == 45265 and waits["72"]["values"]["never_entered"] == [9, 14]
+    # the earliest enqueue among the ranks that entered (rank 8's entry, created_ns 1758581237547941040)
+    assert waits["72"]["time"] == pytest.approx(1758581237.547941, abs=1e-6)
+    g72 = next(g for g in doc["collectives"]["groups"] if g["group"] == "72")
+    assert g72["waiting_since"] == waits["72"]["time"]

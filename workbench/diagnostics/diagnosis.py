@@ -100,9 +100,11 @@ def diagnose(
             continue
         events.extend(logs.parse_file(path, host=_host_hint(path, root), rank=logs.rank_from_path(path)))
     _link_error_files(events)
+    collectives = fr.analyze(dumps) if dumps else None
+    if collectives is not None:
+        events.extend(_collective_waits(collectives))
     clock_notes = timeline.place(events, policy)
     _mark_restatements(events)
-    collectives = fr.analyze(dumps) if dumps else None
     first = timeline.first_failure(events, policy)
     never_entered = collectives.never_entered if collectives else []
     watchdog = _watchdog_counters(events)
@@ -180,6 +182,19 @@ def _mark_restatements(events: list[Event]) -> None:
         twin = next((t for t in stamped if t.kind == u.kind and t.host == u.host and t.rank == u.rank and u.rank is not None), None)
         if twin is not None:
             u.values["same_failure_as"] = f"{twin.file}:{twin.line or 0}"
+
+
+def _collective_waits(c: fr.CollectiveAnalysis) -> list[Event]:
+    """Put each group's stuck collective on the timeline: when its first member enqueued it."""
+    out = []
+    for g in c.groups:
+        if g.status != "missing" or g.waiting_since is None:
+            continue
+        text = f"ranks {_ranks(g.entered)} enqueued seq {g.seq} ({g.op}) of group {g.group.name}; ranks {_ranks(g.never_entered)} never did"
+        ev = Event("collective_wait", "info", g.evidence[0]["file"] if g.evidence else "", None, text, time=g.waiting_since, resolution=0.0, values={"group": g.group.name, "seq": g.seq, "never_entered": g.never_entered})
+        ev.notes.append("time: the earliest enqueue of this collective among the ranks that entered it (their own clocks)")
+        out.append(ev)
+    return out
 
 
 # ---------------------------------------------------------------- watchdog counters (logs only)
@@ -278,6 +293,8 @@ def _observations(d: Diagnosis) -> list[dict[str, Any]]:
         for g in c.groups:
             if g.status == "missing":
                 inferred = " (judged from the absence of an active entry in an active-only dump)" if g.inferred else ""
+                if g.waiting_since is not None:
+                    inferred += f"; a member first enqueued it at {_when(g.waiting_since)} (its own clock)"
                 if g.last_completed_by_all is not None:
                     inferred += f"; the last seq every member's own counter shows completed is {g.last_completed_by_all}"
                 add(

@@ -245,6 +245,7 @@ class GroupFinding:
     last_completed_by_all: int | None = None
     stale: list[int] = field(default_factory=list)
     peer_completed: int | None = None  # highest seq some member's counter shows completed
+    waiting_since: float | None = None  # earliest enqueue (epoch s, each rank's clock) of `seq`
     mismatches: list[dict[str, Any]] = field(default_factory=list)
     evidence: list[dict[str, Any]] = field(default_factory=list)
 
@@ -266,6 +267,7 @@ class GroupFinding:
             "last_completed_by_all": self.last_completed_by_all,
             "stale_completion_counters": self.stale,
             "peer_completed": self.peer_completed,
+            "waiting_since": self.waiting_since,
             "mismatches": self.mismatches,
             "evidence": self.evidence,
         }
@@ -447,6 +449,8 @@ def _describe(f: GroupFinding, seq: int, pos: dict[int, str], entries: dict[int,
         f.size = _size_text(first.input_sizes)
         f.dtype = ",".join(first.input_dtypes)
     f.evidence = [e.evidence() for e in present]
+    created = [e.time_created_ns for e in present if e.time_created_ns is not None]
+    f.waiting_since = min(created) / 1e9 if created else None
 
 
 def _mismatches(key: GroupKey, entries: dict[int, dict[int, Entry]], by_rank: dict[int, RankDump]) -> list[dict[str, Any]]:

@@ -163,7 +163,7 @@ def render(doc: dict, *, limit: int = 30, console=None) -> None:
             con.print("  every member entered the newest collective of each group; no rank can be singled out")
 
     rows = doc["timeline"]
-    interesting = [r for r in rows if r["role"] != "info"]
+    interesting = [r for r in rows if r["role"] != "info" or r["kind"] == "collective_wait"]
     con.print()
     con.print(f"[bold]Timeline[/bold] ({len(interesting)} events, UTC)")
     table = Table(show_edge=False, pad_edge=False, width=80)
@@ -198,6 +198,8 @@ def _event_text(r: dict) -> str:
     v = r.get("values") or {}
     if r["kind"] == "xid":
         return f"Xid {v.get('code')} {v.get('pci', '')}"
+    if r["kind"] == "collective_wait":
+        return f"waiting: seq {v.get('seq')} of group {v.get('group')}; never entered: {','.join(map(str, v.get('never_entered', [])))}"
     if r["kind"] == "watchdog_timeout":
         return f"watchdog timeout {v.get('op')} seq {v.get('seq')}"
     if r["kind"] == "exception":
