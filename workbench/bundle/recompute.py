@@ -94,10 +94,17 @@ def recompute_results(bundle: dict[str, Any], *, engine: Callable[..., Any] | No
             shown = "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
             out.append(Check(part, False, f"recorded result differs from the recomputed one: {shown}"))
         else:
-            out.append(Check(part, True, f"recomputed from {len(base)}+{len(cand)} runs' samples; equal within tolerance (rel {REL_TOL:g})"))
+            out.append(Check(part, True, f"recomputed from {len(base)}+{len(cand)} runs' samples; equal within tolerance (rel {REL_TOL:g}){_engine_note(spec)}"))
     if not out:
         out.append(Check("recompute", False, "the recipe lists no comparisons to recompute"))
     return out
+
+
+def _engine_note(spec: dict[str, Any]) -> str:
+    from workbench import __version__
+
+    recorded = (spec.get("engine") or {}).get("version") if isinstance(spec.get("engine"), dict) else None
+    return "" if recorded in (None, __version__) else f"; recorded with wb {recorded}, recomputed with wb {__version__}"
 
 
 def _number(x: Any) -> bool:
