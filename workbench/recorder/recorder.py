@@ -135,11 +135,13 @@ def _bound(cls: type, rec: Recorder) -> type:
 
 
 class _Phase:
-    __slots__ = ("_rec", "_code", "_start")
+    """A phase of a span. Made by a per-recorder subclass (``_rec`` a class attribute)
+    with ``_code`` (the span's base + the name's code) set by the maker: no init frame."""
 
-    def __init__(self, rec: Recorder, code: int) -> None:
-        self._rec = rec
-        self._code = code  # the span's base + this phase's name code
+    __slots__ = ("_code", "_start")
+    _rec: Recorder
+    _kind = PHASE
+    _trig = None
 
     def __enter__(self) -> _Phase:
         try:
@@ -172,6 +174,7 @@ class _CudaPhase(_Phase):
     """
 
     __slots__ = ("_events",)
+    _kind = CUDA
 
     def __enter__(self) -> _CudaPhase:
         super().__enter__()
@@ -198,6 +201,12 @@ class _CudaPhase(_Phase):
         except Exception as exc:  # noqa: BLE001
             rec._fault(exc, "cuda event")
         return False
+
+
+def _made(cls: type, code: int) -> Any:
+    phase = cls()
+    phase._code = code
+    return phase
 
 
 class _Null:
@@ -308,6 +317,8 @@ class Recorder:
         self._trigger = LatencyTrigger(cfg.trigger) if cfg.trigger is not None else None
         self.step = _bound(_Span, self)  # type: ignore[method-assign]
         self.request = _bound(_Request, self)  # type: ignore[method-assign]
+        self._phase_cls = _bound(_Phase, self)
+        self._cuda_phase_cls = _bound(_CudaPhase, self)
         self._incidents = IncidentBudget(cfg.trigger) if cfg.trigger is not None else None
         self._suppression_logged: set[str] = set()
         self._events: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=cfg.max_events)
@@ -360,7 +371,9 @@ class Recorder:
         try:
             code = self._names.get(name)
             if code is not None and not cuda:
-                return _Phase(self, self._open_seq + code)
+                phase = self._phase_cls()
+                phase._code = self._open_seq + code
+                return phase
         except Exception as exc:  # noqa: BLE001 - e.g. an unhashable name
             self._fault(exc, "phase")
             return _NULL
@@ -443,8 +456,8 @@ class Recorder:
             if code is None:
                 code = self._name_code(name)
             if cuda and self._cuda_ready():
-                return _CudaPhase(self, base + code)
-            return _Phase(self, base + code)
+                return _made(self._cuda_phase_cls, base + code)
+            return _made(self._phase_cls, base + code)
         except Exception as exc:  # noqa: BLE001
             self._fault(exc, "phase")
             return _NULL
