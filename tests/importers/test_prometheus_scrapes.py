@@ -184,3 +184,29 @@ def test_quantile_fallback_matches_shared_helper() -> None:
     assert (shared.value, shared.lo, shared.hi) == pytest.approx((local.value, local.lo, local.hi))
     top = prom_text.histogram_quantile([0.3, math.inf], [1, 10], 0.95)
     assert top is not None and top.lower_bound_only and top.lo == 0.3
+
+
+def _sglang(n: int, total_ttft: float) -> str:
+    lab = 'model_name="qwen",engine_type="unified",tp_rank="0"'
+    lines = ["# HELP sglang:time_to_first_token_seconds TTFT", "# TYPE sglang:time_to_first_token_seconds histogram"]
+    lines += [f'sglang:time_to_first_token_seconds_bucket{{{lab},le="{e}"}} {c}' for e, c in (("0.1", n // 2), ("0.5", n), ("+Inf", n))]
+    lines += [f"sglang:time_to_first_token_seconds_sum{{{lab}}} {total_ttft}", f"sglang:time_to_first_token_seconds_count{{{lab}}} {n}"]
+    lines += ["# TYPE sglang:queue_time_seconds histogram"]
+    lines += [f'sglang:queue_time_seconds_bucket{{{lab},le="{e}"}} {n}' for e in ("0.05", "+Inf")]
+    lines += [f"sglang:queue_time_seconds_sum{{{lab}}} {n * 0.01}", f"sglang:queue_time_seconds_count{{{lab}}} {n}"]
+    lines += ["# TYPE sglang:generation_tokens counter", f"sglang:generation_tokens_total{{{lab}}} {n * 128}",
+              "# TYPE sglang:num_running_reqs gauge", f"sglang:num_running_reqs{{{lab}}} 3"]
+    return "\n".join(lines) + "\n"
+
+
+def test_sglang_scrape_pair_maps_its_own_names(tmp_path: Path) -> None:
+    (tmp_path / "a.prom").write_text(_sglang(10, 1.0))
+    (tmp_path / "b.prom").write_text(_sglang(50, 9.0))
+    run = pair_run(tmp_path / "a.prom", tmp_path / "b.prom")
+    s = run.meta["summary"]
+    assert s["ttft_ms"]["source"] == "sglang:time_to_first_token_seconds"
+    assert s["ttft_ms"]["mean"] == pytest.approx(200.0) and s["ttft_ms"]["count"] == 40
+    assert s["queue_ms"]["mean"] == pytest.approx(10.0)
+    assert s["total_output_tokens"] == 40 * 128
+    assert "prefill_ms" not in s and "decode_ms" not in s  # SGLang has no such histograms: unknown
+    assert run.dimensions["model"].value == "qwen"
