@@ -103,3 +103,34 @@ def test_budget_validation():
         Budget(max_bytes=1 << 20, max_age_s=0)
     assert Budget(max_bytes=1 << 20, max_age_s=80).seal_interval_s == 5.0
     assert Budget(max_bytes=1 << 20, max_age_s=8).seal_interval_s == 1.0
+
+
+def test_recorder_memory_is_flat_over_a_long_run(make_recorder, clock):
+    """Through the public API: spans and phases for 45k steps in a 128 KiB budget."""
+    budget = 128 * 1024
+    rec = make_recorder(spans=Budget(max_bytes=budget, max_age_s=None))
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            with rec.step():
+                with rec.phase("input"):
+                    clock.advance_ms(1)
+                with rec.phase("compute"):
+                    clock.advance_ms(2)
+
+    run(5_000)  # warm: the name table, the trigger history, the first segments
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        run(10_000)
+        first = tracemalloc.get_traced_memory()[0] - base
+        run(30_000)
+        later, peak = (v - base for v in tracemalloc.get_traced_memory())
+    finally:
+        tracemalloc.stop()
+    stats = rec.stats()["spans"]
+    assert stats["retained_bytes"] <= budget
+    assert stats["evicted_records"] > 100_000  # 135k rows went through a ~5k-row budget
+    assert abs(later - first) <= 0.10 * budget
+    assert peak <= 1.10 * budget
