@@ -291,7 +291,16 @@ def test_stuck_collectives_are_placed_on_the_timeline():
     doc = diagnose([DATA / "nvrx-fr_traces" / "lock_gil_1st"]).to_json()
     waits = {r["values"]["group"]: r for r in doc["timeline"] if r["kind"] == "collective_wait"}
     assert waits["72"]["values"]["seq"] == 45265 and waits["72"]["values"]["never_entered"] == [9, 14]
-    # the earliest enqueue among the ranks that entered (rank 8's entry, created_ns 1758581237547941040)
-    assert waits["72"]["time"] == pytest.approx(1758581237.547941, abs=1e-6)
+    # the earliest enqueue among the ranks that entered, read straight from the dumps
+    from workbench.diagnostics import safe_pickle
+
+    created = [
+        e["time_created_ns"]
+        for p in (DATA / "nvrx-fr_traces" / "lock_gil_1st").glob("_dump_*")
+        for e in safe_pickle.load_path(p)["entries"]
+        if e["process_group"][0] == "72" and e["collective_seq_id"] == 45265
+    ]
+    assert len(created) == 6
+    assert waits["72"]["time"] == pytest.approx(min(created) / 1e9, abs=1e-6)
     g72 = next(g for g in doc["collectives"]["groups"] if g["group"] == "72")
     assert g72["waiting_since"] == waits["72"]["time"]
