@@ -242,96 +242,98 @@ class _EventSink:
         self.saw_checkpoint = False
         self.saw_runtime = False
         self.saw_aten = False
-        self.legacy = False
-
-    def _bad(self, message: str) -> BadInput:
-        return BadInput(self.path, message, where=f"traceEvents[{self.index}]")
+        self.gpu_cache: dict[str, tuple[int, int]] = {}
+        self.cpu_cache: dict[str, tuple[int, int, int | None]] = {}
+        self.rt_cache: dict[str, int] = {}
 
     def consume(self, events: Iterator[Any]) -> None:
-        roles = _ROLES
-        names = self.names
-        gpu_cache: dict[str, tuple[int, int]] = {}
-        cpu_cache: dict[str, tuple[int, int, int | None]] = {}
-        g_ts, g_dur, g_kind, g_stream, g_corr, g_name, g_dev = (
-            self.gpu.ts, self.gpu.dur, self.gpu.kind, self.gpu.stream, self.gpu.correlation, self.gpu.name, self.gpu.device)
-        r_ts, r_dur, r_corr, r_name = self.runtime.ts, self.runtime.dur, self.runtime.correlation, self.runtime.name
-        o_ts, o_dur, o_name = self.ops.ts, self.ops.dur, self.ops.name
-        for ev in events:
-            self.index += 1
-            if type(ev) is not dict:
-                raise self._bad(f"expected an event object, got {type(ev).__name__}")
-            if ev.get("ph") != "X":
-                continue
-            role = roles.get(ev.get("cat"))  # type: ignore[arg-type]
-            if role is None:
-                continue
-            ts = ev.get("ts")
-            dur = ev.get("dur", 0)
-            try:
-                if not (0 <= dur <= MAX_DURATION_US and -MAX_TS_US < ts < MAX_TS_US):
-                    raise self._bad(f"implausible time (ts {ts!r}, dur {dur!r})")
-            except TypeError:
-                raise self._bad(f"ts and dur must be numbers (ts {_brief(ts)}, dur {_brief(dur)})") from None
-            name = ev.get("name", "")
-            if type(name) is not str:
-                raise self._bad(f"name must be a string, got {type(name).__name__}")
-            args = ev.get("args") or {}
-            if role == _GPU:
-                cached = gpu_cache.get(name)
-                if cached is None:
-                    cat = ev["cat"]
-                    kind = _GPU_BASE_KIND[cat]
-                    if kind == m.KERNEL and m.is_communication_kernel(name):
-                        kind = m.COLLECTIVE
-                    cached = gpu_cache[name] = (names.id(name), kind)
-                stream = args.get("stream")
-                if stream is None:
-                    stream = _stream_of(ev.get("tid"))
-                device = args.get("device", ev.get("pid"))
-                corr = args.get("correlation", -1)
-                try:
-                    g_stream.append(stream)
-                    g_dev.append(device if type(device) is int else -1)
-                    g_corr.append(corr if corr is not None else -1)
-                except (TypeError, OverflowError):
-                    raise self._bad(f"stream and correlation must be integers (stream {_brief(stream)}, correlation {_brief(corr)})") from None
-                g_ts.append(ts)
-                g_dur.append(dur)
-                g_kind.append(cached[1])
-                g_name.append(cached[0])
-            elif role == _RUNTIME:
-                corr = args.get("correlation", -1)
-                try:
-                    r_corr.append(corr if corr is not None else -1)
-                except (TypeError, OverflowError):
-                    raise self._bad(f"correlation must be an integer, got {_brief(corr)}") from None
-                r_ts.append(ts)
-                r_dur.append(dur)
-                r_name.append(names.id(name))
-            else:
-                cached_cpu = cpu_cache.get(name)
-                if cached_cpu is None:
-                    cached_cpu = cpu_cache[name] = (names.id(name), _cpu_class(name), m.step_number(name))
-                    if name.startswith("aten::"):
-                        self.saw_aten = True
-                name_id, cls, step = cached_cpu
-                if step is not None:
-                    self.steps.number.append(step)
-                    self.steps.ts.append(ts)
-                    self.steps.dur.append(dur)
-                    continue
-                o_ts.append(ts)
-                o_dur.append(dur)
-                o_name.append(name_id)
-                if cls == 1:
-                    self.loader.ts.append(ts)
-                    self.loader.dur.append(dur)
-                elif cls == 2:
-                    self.checkpoint.ts.append(ts)
-                    self.checkpoint.dur.append(dur)
+        i = self.index
+        try:
+            for i, ev in enumerate(events, 1):  # noqa: B007 (the count names the place of a fault)
+                if type(ev) is not dict:
+                    raise BadInput(self.path, f"expected an event object, got {type(ev).__name__}", where=f"traceEvents[{i - 1}]")
+                if ev.get("ph") == "X":
+                    role = _ROLES.get(ev.get("cat"))  # type: ignore[arg-type]
+                    if role is not None:
+                        self._complete(ev, role, i - 1)
+        finally:
+            self.index = i
         self.saw_loader = len(self.loader.ts) > 0
         self.saw_checkpoint = len(self.checkpoint.ts) > 0
         self.saw_runtime = len(self.runtime.ts) > 0
+
+    def _complete(self, ev: dict[str, Any], role: int, index: int) -> None:
+        """One complete ("X") event of a kept category."""
+        ts = ev.get("ts")
+        dur = ev.get("dur", 0)
+        try:
+            if not (0 <= dur <= MAX_DURATION_US and -MAX_TS_US < ts < MAX_TS_US):
+                raise BadInput(self.path, f"implausible time (ts {_brief(ts)}, dur {_brief(dur)})", where=f"traceEvents[{index}]")
+        except TypeError:
+            raise BadInput(self.path, f"ts and dur must be numbers (ts {_brief(ts)}, dur {_brief(dur)})", where=f"traceEvents[{index}]") from None
+        name = ev.get("name", "")
+        if type(name) is not str:
+            raise BadInput(self.path, f"name must be a string, got {type(name).__name__}", where=f"traceEvents[{index}]")
+        if role == _GPU:
+            cached = self.gpu_cache.get(name)
+            if cached is None:
+                kind = _GPU_BASE_KIND[ev["cat"]]
+                if kind == m.KERNEL and m.is_communication_kernel(name):
+                    kind = m.COLLECTIVE
+                cached = self.gpu_cache[name] = (self.names.id(name), kind)
+            args = ev.get("args") or {}
+            stream = args.get("stream")
+            if stream is None:
+                stream = _stream_of(ev.get("tid"))
+            device = args.get("device", ev.get("pid"))
+            corr = args.get("correlation", -1)
+            gpu = self.gpu
+            try:
+                gpu.stream.append(stream)
+                gpu.device.append(device if type(device) is int else -1)
+                gpu.correlation.append(corr if corr is not None else -1)
+            except (TypeError, OverflowError):
+                raise BadInput(self.path, f"stream and correlation must be integers (stream {_brief(stream)}, correlation {_brief(corr)})",
+                               where=f"traceEvents[{index}]") from None
+            gpu.ts.append(ts)
+            gpu.dur.append(dur)
+            gpu.kind.append(cached[1])
+            gpu.name.append(cached[0])
+        elif role == _RUNTIME:
+            corr = (ev.get("args") or {}).get("correlation", -1)
+            rt = self.runtime
+            try:
+                rt.correlation.append(corr if corr is not None else -1)
+            except (TypeError, OverflowError):
+                raise BadInput(self.path, f"correlation must be an integer, got {_brief(corr)}", where=f"traceEvents[{index}]") from None
+            name_id = self.rt_cache.get(name)
+            if name_id is None:
+                name_id = self.rt_cache[name] = self.names.id(name)
+            rt.ts.append(ts)
+            rt.dur.append(dur)
+            rt.name.append(name_id)
+        else:
+            cached_cpu = self.cpu_cache.get(name)
+            if cached_cpu is None:
+                cached_cpu = self.cpu_cache[name] = (self.names.id(name), _cpu_class(name), m.step_number(name))
+                if name.startswith("aten::"):
+                    self.saw_aten = True
+            name_id, cls, step = cached_cpu
+            if step is not None:
+                self.steps.number.append(step)
+                self.steps.ts.append(ts)
+                self.steps.dur.append(dur)
+                return
+            ops = self.ops
+            ops.ts.append(ts)
+            ops.dur.append(dur)
+            ops.name.append(name_id)
+            if cls == 1:
+                self.loader.ts.append(ts)
+                self.loader.dur.append(dur)
+            elif cls == 2:
+                self.checkpoint.ts.append(ts)
+                self.checkpoint.dur.append(dur)
 
     def finish(self, top: dict[str, Any]) -> m.RankTrace:
         path = self.path

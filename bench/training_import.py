@@ -1,0 +1,176 @@
+"""Training import speed and memory, side by side with HTA, in one run.
+
+Cases (inputs are prepared once under ``$WB_BENCH_DIR``, default /tmp/wb-bench-training):
+
+* ``1 rank``: the real ``df_index_resolver`` trace (216 k events, 54 MB of JSON);
+* ``8 ranks``: 8 copies of it with ``distributedInfo.rank`` rewritten to 0..7
+  (compact JSON, gzip), as in the research notes' scale test;
+* ``1 GB``: one rank of about 1 GB of JSON (the same events repeated with shifted
+  times, step numbers and correlation ids); ours only, the target being peak RSS
+  under 2 GB.
+
+Ours is ``wb``'s Kineto importer: streamed parse, per-step breakdown, operations and
+diagnostics (``IMPORTER.read``). HTA's is ``TraceAnalysis(trace_dir)`` plus
+``get_temporal_breakdown``. Each side runs in a fresh process; the figures are the
+wall time of that work (imports excluded, reported apart) and the peak of the summed
+RSS of the process tree (HTA and wb both use worker processes), sampled every 20 ms.
+
+Run: ``.venv/bin/python bench/training_import.py [--no-1gb] [--no-hta]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+REAL = REPO.parent / "shared" / "real-captures" / "training" / "hta-df_index_resolver" / "df_index_resolver.json.gz"
+WORK = Path(os.environ.get("WB_BENCH_DIR", "/tmp/wb-bench-training"))
+
+OURS = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from pathlib import Path
+from workbench.importers.kineto import IMPORTER
+from workbench.importers.base import ImportOptions
+t1 = time.perf_counter()
+paths = sorted(p for p in Path(sys.argv[1]).iterdir() if p.is_file())
+runs = list(IMPORTER.read(paths, ImportOptions()))
+t2 = time.perf_counter()
+s = runs[0].tables["samples"]
+print(json.dumps({"import_s": t1 - t0, "work_s": t2 - t1, "rows": int(len(s["step"])), "ranks": len(set(s["rank"].tolist()))}))
+"""
+
+HTA = r"""
+import json, sys, time, logging, warnings
+warnings.simplefilter("ignore")
+t0 = time.perf_counter()
+from hta.trace_analysis import TraceAnalysis
+logging.disable(logging.WARNING)
+t1 = time.perf_counter()
+analysis = TraceAnalysis(trace_dir=sys.argv[1])
+df = analysis.get_temporal_breakdown(visualize=False)
+t2 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "work_s": t2 - t1, "rows": int(len(df)), "ranks": int(len(df))}))
+"""
+
+
+def run_measured(code: str, trace_dir: Path) -> dict:
+    """Run ``code`` in a fresh interpreter; its JSON line plus the peak summed RSS of its process tree."""
+    import psutil
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code, str(trace_dir)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    parent = psutil.Process(proc.pid)
+    peak = 0
+    while proc.poll() is None:
+        try:
+            tree = [parent, *parent.children(recursive=True)]
+            peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+        except psutil.Error:
+            pass
+        time.sleep(0.02)
+    out, _ = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark child failed (exit {proc.returncode}) on {trace_dir}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["peak_rss_mb"] = peak / 2**20
+    result["process_s"] = time.perf_counter() - start
+    return result
+
+
+# -- inputs ----------------------------------------------------------------------------------------
+
+
+def prepare_one() -> Path:
+    d = WORK / "one"
+    d.mkdir(parents=True, exist_ok=True)
+    target = d / REAL.name
+    if not target.exists():
+        target.write_bytes(REAL.read_bytes())
+    return d
+
+
+def prepare_eight() -> Path:
+    d = WORK / "eight"
+    if len(list(d.glob("rank-*.json.gz"))) == 8:
+        return d
+    d.mkdir(parents=True, exist_ok=True)
+    doc = json.load(gzip.open(REAL))
+    for rank in range(8):
+        doc["distributedInfo"]["rank"] = rank
+        doc["distributedInfo"]["world_size"] = 8
+        with gzip.open(d / f"rank-{rank}.json.gz", "wt", compresslevel=6) as f:
+            json.dump(doc, f, separators=(",", ":"))
+    return d
+
+
+def prepare_big(target_bytes: int = 1 << 30) -> Path:
+    d = WORK / "big"
+    out = d / "big.json"
+    if out.exists() and out.stat().st_size >= target_bytes * 0.95:
+        return d
+    d.mkdir(parents=True, exist_ok=True)
+    text = gzip.open(REAL).read().decode()
+    start = text.index('"traceEvents"')
+    open_at = text.index("[", start) + 1
+    close_at = text.rindex("]")
+    header, body, trailer = text[:open_at], text[open_at:close_at].strip(), text[close_at:]
+    copies = max(1, target_bytes // len(body) + 1)
+    ts_re, step_re, corr_re = re.compile(r'"ts": (\d+)'), re.compile(r"ProfilerStep#(\d+)"), re.compile(r'"correlation": (\d+)')
+    with open(out, "w") as f:
+        f.write(header)
+        for k in range(copies):
+            shift_us, shift_step, shift_corr = k * 3_000_000, k * 100, k * 10_000_000
+            chunk = ts_re.sub(lambda m: f'"ts": {int(m.group(1)) + shift_us}', body)
+            chunk = step_re.sub(lambda m: f"ProfilerStep#{int(m.group(1)) + shift_step}", chunk)
+            chunk = corr_re.sub(lambda m: f'"correlation": {int(m.group(1)) + shift_corr}', chunk)
+            f.write(("," if k else "") + chunk)
+        f.write(trailer)
+    return d
+
+
+# -- report -----------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-1gb", action="store_true", help="skip the 1 GB case")
+    ap.add_argument("--no-hta", action="store_true", help="run ours only")
+    args = ap.parse_args()
+    if not args.no_hta:
+        from hta_compare import ensure_hta
+
+        ensure_hta()
+    cases = [("1 rank", prepare_one()), ("8 ranks", prepare_eight())]
+    print(f"{'case':10} {'side':5} {'work s':>8} {'peak RSS MB':>12} {'imports s':>10} {'process s':>10}  rows")
+    for name, trace_dir in cases:
+        ours = run_measured(OURS, trace_dir)
+        print(f"{name:10} {'wb':5} {ours['work_s']:8.2f} {ours['peak_rss_mb']:12.0f} {ours['import_s']:10.2f} {ours['process_s']:10.2f}  {ours['rows']} rows, {ours['ranks']} ranks")
+        if args.no_hta:
+            continue
+        hta = run_measured(HTA, trace_dir)
+        print(f"{name:10} {'HTA':5} {hta['work_s']:8.2f} {hta['peak_rss_mb']:12.0f} {hta['import_s']:10.2f} {hta['process_s']:10.2f}  {hta['rows']} ranks")
+        print(f"{name:10} ratio: wb is {hta['work_s'] / ours['work_s']:.1f}x faster (target >= 5x), "
+              f"uses {ours['peak_rss_mb'] / hta['peak_rss_mb']:.2f} of HTA's peak RSS (target <= 0.33); "
+              f"whole process {hta['process_s'] / ours['process_s']:.1f}x")
+    if not args.no_1gb:
+        big = prepare_big()
+        size = sum(p.stat().st_size for p in big.iterdir())
+        ours = run_measured(OURS, big)
+        print(f"{'1 GB':10} {'wb':5} {ours['work_s']:8.2f} {ours['peak_rss_mb']:12.0f} {ours['import_s']:10.2f} {ours['process_s']:10.2f}  "
+              f"{ours['rows']} rows; {size / 1e9:.2f} GB JSON; peak RSS target < 2048 MB: {'met' if ours['peak_rss_mb'] < 2048 else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
