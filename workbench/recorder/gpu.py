@@ -140,12 +140,20 @@ class NvmlSource:
                 data = nv.nvmlEventSetWait_v2(self._events, 0)
             except Exception:  # noqa: BLE001 - NVMLError_Timeout: nothing pending
                 break
-            index = -1
-            for i, handle in enumerate(self._handles):
-                if handle == getattr(data, "device", None):
-                    index = i
-            found.append((index, int(getattr(data, "eventData", -1))))
+            found.append((self._index_of(getattr(data, "device", None)), int(getattr(data, "eventData", -1))))
         return found
+
+    def _index_of(self, handle: Any) -> int:
+        """The device index of an event's handle (ctypes handles don't compare by value:
+        match by UUID); -1 when it can't be told."""
+        try:
+            uuid = self._nv.nvmlDeviceGetUUID(handle)
+            for i, h in enumerate(self._handles):
+                if self._nv.nvmlDeviceGetUUID(h) == uuid:
+                    return i
+        except Exception:  # noqa: BLE001
+            pass
+        return -1
 
     def close(self) -> None:
         try:
