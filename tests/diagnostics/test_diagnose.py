@@ -304,3 +304,19 @@ def test_stuck_collectives_are_placed_on_the_timeline():
     assert waits["72"]["time"] == pytest.approx(min(created) / 1e9, abs=1e-6)
     g72 = next(g for g in doc["collectives"]["groups"] if g["group"] == "72")
     assert g72["waiting_since"] == waits["72"]["time"]
+
+
+def test_dumps_and_watchdog_logs_together_name_the_ranks_that_never_entered(tmp_path):
+    shutil.copytree(DATA / "nvrx-fr_traces" / "lock_gil_1st", tmp_path / "dumps")
+    for r in (8, 10):
+        (tmp_path / f"rank{r}.log").write_text(
+            f"[rank{r}]:[E922 22:57:17.6{r}0000000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=45265, OpType=ALLTOALL_BASE, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.\n"
+        )
+    d = diagnose([tmp_path])
+    # glog stamps have no year: it comes from the dumps' own clocks
+    assert all(e.time is not None for e in d.events)
+    assert d.first.only_consequences
+    fc = d.failure_class
+    assert fc.klass == "communication-timeout" and fc.role == "origin"
+    assert fc.where["ranks_never_entered"] == [9, 14]
