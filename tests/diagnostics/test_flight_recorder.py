@@ -261,3 +261,10 @@ def test_truncated_json_dump(tmp_path):
     (tmp_path / "trace_rank_1.json").write_text('{"version": "2.10", "entries": [')
     with pytest.raises(BadInput, match="not valid JSON"):
         fr.load_dump(tmp_path / "trace_rank_1.json")
+
+
+def test_sniff():
+    assert fr.sniff((DATA / "lock_gil_1st" / "_dump_9").read_bytes()[:65536])
+    assert fr.sniff(b'{"version": "2.10", "pg_config": {}, "entries": []}')
+    assert not fr.sniff(b'{"version": 1, "entries": [{"name": "har"}]}')  # some other JSON
+    assert not fr.sniff(b"NVRM: Xid (PCI:0000:3b:00): 79")

@@ -109,10 +109,11 @@ class RankDump:
 
 def sniff(head: bytes) -> bool:
     """True if ``head`` (first bytes of a file) looks like a flight-recorder dump."""
+    keys = (b"pg_config", b"collective_seq_id", b"pg_status")
     stripped = head.lstrip()
     if stripped[:1] == b"{":
-        return b'"version"' in head and (b'"pg_config"' in head or b'"entries"' in head)
-    return head[:1] == b"\x80" and (b"pg_config" in head or b"entries" in head) and b"version" in head
+        return b'"version"' in head and any(b'"' + k + b'"' in head for k in keys)
+    return head[:1] == b"\x80" and b"version" in head and any(k in head for k in keys)
 
 
 def load_dump(path: str | Path, *, max_bytes: int = safe_pickle.MAX_BYTES) -> RankDump:
