@@ -99,3 +99,29 @@ def test_detection_picks_these_importers() -> None:
     }
     for path, name in cases.items():
         assert detect(path)[0].name == name, path
+
+
+def test_every_run_is_json_clean() -> None:
+    """Unknown is None in metadata, never NaN: bundles and --json refuse non-finite numbers."""
+    from workbench.importers import expand_paths
+
+    files = {
+        "vllm-bench": [DATA / "inference" / "vllm_bench_summaries.jsonl", DATA / "inference" / "vllm_bench_detailed.json"],
+        "sglang-bench": [DATA / "inference" / "sglang_bench.jsonl"],
+        "guidellm": [DATA / "inference" / "real" / "guidellm" / "benchmarks_stripped.json"],
+        "aiperf": [DATA / "inference" / "aiperf_profile_export.jsonl", DATA / "inference" / "aiperf_profile_export_aiperf.json",
+                   DATA / "inference" / "genai_perf_profile_export.json"],
+        "otlp": [DATA / "inference" / "otlp_spans.jsonl"],
+        "inference-perf": expand_paths([DATA / "inference" / "real" / "inference-perf-kubecon-na-2025"]),
+    }
+    from workbench.importers import get_importer
+
+    runs = [run for name, paths in files.items() for run in get_importer(name).read(list(paths), ImportOptions())]
+    runs += list(get_importer("prometheus").read([DATA / "inference" / "vllm_after.prom"], ImportOptions()))
+    runs += list(get_importer("sacct").read([DATA / "fleet" / "gcm" / "sample-sacct-output-midnight-edge-case-small.txt"],
+                                            ImportOptions(params={"tz": "UTC"})))
+    assert len(runs) >= 14
+    for run in runs:
+        json.dumps(run.meta, allow_nan=False)
+        json.dumps({k: d.to_json() for k, d in run.dimensions.items()}, allow_nan=False)
+        json.dumps(run.quality, allow_nan=False)

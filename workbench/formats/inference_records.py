@@ -111,6 +111,22 @@ def stats_block(raw: dict[str, Any] | None, scale: float = 1.0) -> dict[str, flo
     return out
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by ``None`` (unknown), so run
+    metadata stays valid JSON (bundles refuse NaN and Infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.floating):
+        return json_safe(float(value))
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
 def request_mix(prompt: float, output: float) -> str | None:
     if math.isnan(prompt) or math.isnan(output):
         return None
@@ -143,6 +159,7 @@ def inference_run(
     if window:
         run.window = dict(window)
     run.meta["summary"] = summary
+    run.meta = json_safe(run.meta)
     if samples is not None and len(samples):
         table = samples.table()
         run.tables[SAMPLES] = table

@@ -163,7 +163,9 @@ def _run(bench: dict[str, Any], path: Path, index: int, count: int, options: Imp
         table = builder.table()
         table["client_queue_ms"] = np.array(client_queue, dtype=np.float64)
         run.tables["sampled_requests"] = table
-        run.meta["sampled_requests"] = f"{len(records)} of {int(number(totals.get('total')) or 0)} requests kept by the report: summary only"
+        total = number(totals.get("total"))
+        of = f" of {int(total)}" if math.isfinite(total) else ""
+        run.meta["sampled_requests"] = f"{len(records)}{of} requests kept by the report: summary only"
     elif kept_all:
         run.tables["client_queue"] = {"client_queue_ms": np.array(client_queue, dtype=np.float64)}
     return run

@@ -537,11 +537,13 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
     }
     if warnings:
         meta["warnings"] = warnings
+    from workbench.formats.inference_records import json_safe
+
     return RunRecord(
         lens="fleet", label=label, dimensions=dims,
         window={"kind": "steady", "policy": "sacct window" + (" (--from/--to)" if params.get("window_from") or params.get("window_to") else " (span of the data)")},
         work=Work("GPU-hours", gpu_seconds / 3600.0) if math.isfinite(gpu_seconds) else Work("GPU-hours"),
-        meta=meta, tables={SAMPLES: samples}, sources=[*sacct_paths, *sinfo_paths],
+        meta=json_safe(meta), tables={SAMPLES: samples}, sources=[*sacct_paths, *sinfo_paths],
     )
 
 
