@@ -365,3 +365,11 @@ def test_pathological_long_lines_are_parsed(tmp_path):
     events = _events(tmp_path, text)
     assert [e.kind for e in events][-1] == "segfault"
     assert events[-1].line == 4
+
+
+def test_other_json_with_a_message_is_not_an_error_file(tmp_path):
+    assert _events(tmp_path, json.dumps({"message": "all good", "level": "info"}), name="status.json") == []
+    pod = {"status": {"containerStatuses": [{"lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}, "message": "x"}
+    events = _events(tmp_path, json.dumps(pod, indent=1), name="pod.json")
+    assert [e.kind for e in events] == ["exit", "k8s_oomkilled"]
+    assert events[0].values["signal_name"] == "SIGKILL"

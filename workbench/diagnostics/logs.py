@@ -435,6 +435,8 @@ def _error_file(data: bytes, name: str, host: str | None, rank: int | None) -> l
     if not isinstance(doc, dict) or "message" not in doc:
         return None
     message = doc["message"]
+    if not ((isinstance(message, dict) and "extraInfo" in message) or "errorCode" in doc):
+        return None  # some other JSON with a "message": read it as text
     extra: dict[str, Any] = {}
     if isinstance(message, dict):
         extra = message.get("extraInfo") or {}
