@@ -49,7 +49,8 @@ def detect(path: Path) -> tuple[Importer, Probe]:
     for importer in all_importers():
         if importer.sniff(probe):
             return importer, probe
-    raise BadInput(path, "unknown format (not a workbench capture or any format wb reads; see 'wb import --help')")
+    known = ", ".join(imp.name for imp in all_importers())
+    raise BadInput(path, f"unknown format (wb reads: {known}; see docs/importers.md)")
 
 
 def expand_paths(paths: Iterable[Path]) -> list[Path]:
