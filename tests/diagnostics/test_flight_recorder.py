@@ -57,7 +57,9 @@ def test_gpu_error_scenario_reports_stale_counters_and_blames_no_healthy_rank():
     assert g74.entered == [13, 14, 15]
     # 12 and 14 both had the GPU error: both keep stale "not completed" state.
     assert g74.stale == [12, 14]
-    assert g74.last_completed_by_all == 20529
+    # own counters say 20529 (stale on 12, 14), a peer says 20536: undecided between them
+    assert g74.last_completed_by_all is None
+    assert g74.last_completed_by_all_between == (20529, 20536)
     assert g74.peer_completed == 20536
     # Groups of ranks 0-11 all entered their newest collective: nobody singled out there.
     for g in analysis.groups:
@@ -143,6 +145,7 @@ def test_all_entered_blames_nobody():
     dumps = [_dump(r, [_entry(5)], enq=5, comp=4) for r in range(4)]
     analysis = fr.analyze(dumps)
     assert analysis.groups[0].status == "all-entered"
+    assert analysis.groups[0].last_completed_by_all == 4
     assert analysis.never_entered == [] and analysis.verdict == "no-missing-rank"
 
 

@@ -296,7 +296,10 @@ def _observations(d: Diagnosis) -> list[dict[str, Any]]:
                 if g.waiting_since is not None:
                     inferred += f"; a member first enqueued it at {_when(g.waiting_since)} (its own clock)"
                 if g.last_completed_by_all is not None:
-                    inferred += f"; the last seq every member's own counter shows completed is {g.last_completed_by_all}"
+                    inferred += f"; the last seq every member completed is {g.last_completed_by_all}"
+                elif g.last_completed_by_all_between is not None:
+                    lo, hi = g.last_completed_by_all_between
+                    inferred += f"; the last seq every member completed is undecided between {lo} and {hi} (stale counters)"
                 add(
                     f"{_Ranks(g.never_entered)} never entered collective seq {g.seq} ({g.op}, {g.size or 'size unknown'} {g.dtype or ''}) of group {g.group.name} ({g.desc}, ranks {_ranks(list(g.group.ranks))}), which {_Ranks(g.entered).lower()} entered{inferred}.",
                     g.evidence[:8] or [{"file": "", "group": g.group.name, "seq": g.seq}],
@@ -307,7 +310,7 @@ def _observations(d: Diagnosis) -> list[dict[str, Any]]:
             if g.stale:
                 add(
                     f"{_Ranks(g.stale)} still list collectives of group {g.group.name} ({g.desc}) as not completed although a peer's counter shows the group completed up to seq {g.peer_completed}: their completion counters look stale.",
-                    [{"group": g.group.name, "ranks": g.stale, "peer_completed": g.peer_completed, "last_completed_by_all": g.last_completed_by_all, "files": sorted({ev["file"] for ev in g.evidence})}],
+                    [{"group": g.group.name, "ranks": g.stale, "peer_completed": g.peer_completed, "last_completed_by_all_undecided_between": g.last_completed_by_all_between, "files": sorted({ev["file"] for ev in g.evidence})}],
                 )
             for m in g.mismatches[:3]:
                 add(f"{m['kind']} mismatch in group {m['group']} seq {m.get('seq')} between ranks {_ranks(m.get('ranks', []))}.", [m])

@@ -244,6 +244,7 @@ class GroupFinding:
     unknown: list[int] = field(default_factory=list)
     inferred: list[int] = field(default_factory=list)  # never_entered judged from absence in an active-only dump
     last_completed_by_all: int | None = None
+    last_completed_by_all_between: tuple[int, int] | None = None  # undecided: stale counters
     stale: list[int] = field(default_factory=list)
     peer_completed: int | None = None  # highest seq some member's counter shows completed
     waiting_since: float | None = None  # earliest enqueue (epoch s, each rank's clock) of `seq`
@@ -266,6 +267,7 @@ class GroupFinding:
             "no_dump": self.no_dump,
             "unknown": self.unknown,
             "last_completed_by_all": self.last_completed_by_all,
+            "last_completed_by_all_undecided_between": list(self.last_completed_by_all_between) if self.last_completed_by_all_between else None,
             "stale_completion_counters": self.stale,
             "peer_completed": self.peer_completed,
             "waiting_since": self.waiting_since,
@@ -380,8 +382,6 @@ def _analyze_group(key: GroupKey, descs: dict[str, list[int]], entries: dict[int
     completed = {r: (c or {}).get("last_completed_collective") for r, c in counters.items()}
     enqueued = {r: (c or {}).get("last_enqueued_collective") for r, c in counters.items()}
     known_completed = [v for v in completed.values() if v is not None]
-    if len(known_completed) == len(key.ranks):
-        finding.last_completed_by_all = min(known_completed)
     peak_completed = max(known_completed, default=None)
     finding.peer_completed = peak_completed
 
@@ -391,6 +391,14 @@ def _analyze_group(key: GroupKey, descs: dict[str, list[int]], entries: dict[int
         if peak_completed is not None and any(e.state != "completed" and s <= peak_completed for s, e in seqs.items()):
             finding.stale.append(r)
     finding.stale.sort()
+
+    # The last collective every member completed: from each member's own counter, unless a
+    # counter is unknown (then unknown) or stale (then undecided between its value and the peak).
+    if len(known_completed) == len(key.ranks):
+        if finding.stale:
+            finding.last_completed_by_all_between = (min(known_completed), peak_completed)
+        else:
+            finding.last_completed_by_all = min(known_completed)
 
     def position(r: int, seq: int) -> str:
         if r not in by_rank:
