@@ -44,7 +44,7 @@ from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe
 MAX_LINE = 1 << 20  # a physical line longer than 1 MiB is not sacct output
 MAX_RECORD_LINES = 64  # a record spanning more physical lines is corrupt
 BLOCK = 4 << 20
-CHUNK_ROWS = 65_536
+CHUNK_ROWS = 16_384
 NAN = math.nan
 _SENTINELS = {"", "Unknown", "None", "N/A", "NONE", "unknown"}
 _COLUMN = re.compile(r"^[A-Za-z][A-Za-z0-9_()/:]*$")
