@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).parent

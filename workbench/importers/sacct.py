@@ -50,7 +50,6 @@ _SENTINELS = {"", "Unknown", "None", "N/A", "NONE", "unknown"}
 _COLUMN = re.compile(r"^[A-Za-z][A-Za-z0-9_()/:]*$")
 _GPU_TRES = re.compile(r"(?:^|,)gres/gpu(?::([^=,]+))?=(\d+)")
 _GPU_GRES = re.compile(r"(?:^|,)(?:PER_NODE:)?gpu(?::([^:,(]+))?(?::(\d+))?")
-_SACCT_MARKERS = ("JobID", "State")
 _SACCT_TIMES = ("Submit", "Start", "End", "Eligible")
 _DOWN = ("down", "drain", "fail", "maint", "inval", "unk", "no_resp", "reserved")
 
