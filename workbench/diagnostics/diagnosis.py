@@ -309,7 +309,7 @@ def _observations(d: Diagnosis) -> list[dict[str, Any]]:
                 add(f"Group {g.group.name} ({g.desc}) at seq {g.seq}: undecided — no dump or no readable position for ranks {_ranks(who)}.", g.evidence[:8] or [{"group": g.group.name}])
             if g.stale:
                 add(
-                    f"{_Ranks(g.stale)} still list collectives of group {g.group.name} ({g.desc}) as not completed although a peer's counter shows the group completed up to seq {g.peer_completed}: their completion counters look stale.",
+                    f"{_Ranks(g.stale)} still {'lists' if len(g.stale) == 1 else 'list'} collectives of group {g.group.name} ({g.desc}) as not completed although a peer's counter shows the group completed up to seq {g.peer_completed}: {'its' if len(g.stale) == 1 else 'their'} completion counters look stale.",
                     [{"group": g.group.name, "ranks": g.stale, "peer_completed": g.peer_completed, "last_completed_by_all_undecided_between": g.last_completed_by_all_between, "files": sorted({ev["file"] for ev in g.evidence})}],
                 )
             for m in g.mismatches[:3]:
