@@ -373,3 +373,12 @@ def test_other_json_with_a_message_is_not_an_error_file(tmp_path):
     events = _events(tmp_path, json.dumps(pod, indent=1), name="pod.json")
     assert [e.kind for e in events] == ["exit", "k8s_oomkilled"]
     assert events[0].values["signal_name"] == "SIGKILL"
+
+
+def test_cuda_device_errors_are_not_application_errors(tmp_path):
+    from workbench.diagnostics import classify
+
+    e = _one(tmp_path, "RuntimeError: CUDA error: uncorrectable ECC error encountered")
+    assert e.kind == "cuda_device_error" and classify.event_class(e) == classify.HARDWARE
+    e = _one(tmp_path, "RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert e.kind == "exception" and classify.event_class(e) == classify.APPLICATION

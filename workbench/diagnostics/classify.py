@@ -45,6 +45,8 @@ def event_class(e: Event) -> str | None:
         return None
     if e.kind == "sxid":
         return HARDWARE if e.values.get("fatal") else None
+    if e.kind == "cuda_device_error":
+        return HARDWARE
     if e.kind == "slurm_cancel" and e.values.get("reason") == "NODE FAILURE":
         return HARDWARE
     if e.kind in ("host_oom_kill", "slurm_oom", "k8s_oomkilled"):

@@ -330,7 +330,7 @@ def _describe(e: Event) -> str:
         "cuda_oom": "CUDA out-of-memory", "gpu_alloc_failure": "GPU allocation failure", "host_oom_kill": "host OOM kill",
         "slurm_oom": "Slurm OOM kill", "k8s_oomkilled": "Kubernetes OOMKilled", "exception": "Python exception",
         "segfault": "segmentation fault", "watchdog_timeout": "NCCL watchdog timeout", "nccl_error": "NCCL error",
-        "sxid": "NVSwitch SXid", "slurm_cancel": "Slurm cancel",
+        "sxid": "NVSwitch SXid", "slurm_cancel": "Slurm cancel", "cuda_device_error": "CUDA device error",
     }
     text = names.get(e.kind, e.kind)
     if e.kind == "exception":

@@ -52,6 +52,8 @@ _FELL_OFF = re.compile(r"NVRM: (?:The NVIDIA )?GPU (?:at )?(?:PCI:)?([0-9a-fA-F:
 _SXID = re.compile(r"SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+), (Fatal|Non-fatal)", re.IGNORECASE)
 _CUDA_OOM = re.compile(r"CUDA out of memory\.?(?: Tried to allocate ([\d.]+ [KMGT]?i?B))?")
 _OOM_GPU = re.compile(r"\(GPU (\d+);|GPU (\d+) has a total capac")
+# CUDA runtime errors that name a device fault rather than a program error.
+_CUDA_HW = re.compile(r"uncorrectable ECC error encountered|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorDevicesUnavailable|GPU is lost")
 _GPU_ALLOC = re.compile(r"CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|Cuda failure '?out of memory'?")
 _KILLED = re.compile(r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (\d+),? (?:UID \d+, )?\(([^)]*)\)")
 _OOM_KILL_LINE = re.compile(r"oom-kill:constraint=(\w+)(?:.*?,task=([^,]+),pid=(\d+))?")
@@ -96,6 +98,7 @@ _KEYWORDS = (
     "nccl", "Signal ", "exitcode", "closing signal", "srun: error", "CANCELLED", "Exit Code",
     "exitCode", "Aborted", "Segmentation fault", "Killed", "Kill process", "Bus error", "Terminated",
     "Error", "Exception", "Interrupt", "Failure", "Traceback", "Root Cause", "remote process",
+    "ECC", "GPU is lost",
 )
 
 
@@ -214,6 +217,9 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
         if g:
             values["gpu"] = int(g.group(1) or g.group(2))
         return "cuda_oom", "failure", values
+    m = _CUDA_HW.search(msg)
+    if m:
+        return "cuda_device_error", "failure", {"signature": m.group(0)}
     m = _GPU_ALLOC.search(msg)
     if m:
         return "gpu_alloc_failure", "failure", {"signature": m.group(0)}
