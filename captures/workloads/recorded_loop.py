@@ -36,6 +36,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--stall-at", type=int, default=320)
     p.add_argument("--stall-ms", type=float, default=1000.0)
     p.add_argument("--k", type=float, default=5.0, help="trigger: k x the recent median step time")
+    p.add_argument("--at-least-ms", type=float, default=200.0, help="trigger: and at least this long")
     p.add_argument("--input-ms", type=float, default=2.0, help="normal time to read a batch")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--width", type=int, default=128)
@@ -66,11 +67,13 @@ def main(argv: list[str] | None = None) -> int:
             "effective_batch": args.batch,
             "framework": f"numpy {np.__version__}",
         },
-        # Fire on a step k times slower than the recent median and at least 200 ms:
-        # on a busy machine a few-ms step often takes 5x longer (the boundary
-        # snapshot's own writing can do that), and such jitter must not spend the
-        # incident budget.
-        trigger=TriggerRule(k_median=args.k, at_least_ms=200.0, cooldown_s=10.0, max_incidents=3),
+        # Fire on a step k times slower than the recent median and at least
+        # --at-least-ms: on a busy machine a few-ms step often takes 5x longer (the
+        # boundary snapshot's own writing can do that), and such jitter must not spend
+        # the incident budget. No cooldown and room for 3: should a busy machine still
+        # produce a spurious incident, it cannot hide the real one.
+        trigger=TriggerRule(k_median=args.k, at_least_ms=args.at_least_ms, cooldown_s=0.0,
+                            max_incidents=3, max_concurrent=3),
         incident_window_s=0.5,  # the moments before the stall
     )
     for step in range(args.steps):

@@ -25,22 +25,26 @@ def test_recorded_loop_stalls_once_and_the_snapshot_compares(tmp_path):
     env["OMP_NUM_THREADS"] = "1"
     out = subprocess.run(
         [sys.executable, str(EXAMPLE), "--steps", "120", "--normal-steps", "60", "--stall-at", "100",
-         "--stall-ms", "600", "--input-ms", "1", "--out", str(tmp_path / "snaps"), "--store", url],
+         "--stall-ms", "1200", "--at-least-ms", "500", "--input-ms", "1", "--out", str(tmp_path / "snaps"),
+         "--store", url],
         capture_output=True, text=True, cwd=REPO, env=env, timeout=300,
     )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert report["faults"] == 0 and report["incidents"] == 1
-    normal_path, incident_path = report["snapshots"]
-    normal, incident = load(normal_path), load(incident_path)
+    assert report["faults"] == 0 and report["incidents"] >= 1
+    docs = [load(p) for p in report["snapshots"]]
+    normal = docs[0]
     assert normal["window"]["snapshot_reason"] == "boundary: normal window"
     assert [s["step"] for s in normal["samples"]] == list(range(60))
-    assert incident["trigger"]["seq"] == 100
+    # The stall's incident (a very busy machine may add a spurious one; it can't hide this).
+    [k] = [i for i, d in enumerate(docs) if d.get("trigger", {}).get("seq") == 100]
+    incident = docs[k]
     assert incident["samples"][-1]["step"] == 100
-    assert incident["samples"][-1]["input_ms"] >= 600
+    assert incident["samples"][-1]["input_ms"] >= 1200
     assert len(incident["samples"]) > 1  # the moments before the stall, not the stall alone
 
-    baseline, candidate = report["imported_runs"]
+    assert len(report["imported_runs"]) == len(docs)
+    baseline, candidate = report["imported_runs"][0], report["imported_runs"][k]
     res = run_wb("--store", url, "compare", str(baseline), "--vs", str(candidate), "--json")
     assert res.returncode == 0, res.stderr
     result = json.loads(res.stdout)
