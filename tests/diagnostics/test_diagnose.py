@@ -320,3 +320,16 @@ def test_dumps_and_watchdog_logs_together_name_the_ranks_that_never_entered(tmp_
     fc = d.failure_class
     assert fc.klass == "communication-timeout" and fc.role == "origin"
     assert fc.where["ranks_never_entered"] == [9, 14]
+
+
+def test_evidence_items_for_investigations():
+    from workbench.diagnostics.diagnosis import evidence_items
+
+    items = evidence_items({"text": "t", "evidence": [
+        {"file": "k.log", "line": 3, "text": "x"},
+        {"kind": "size", "group": "74", "seq": 5, "ranks": [0, 3]},
+        {"file": "e.json", "line": None, "values": {"error_file": True}},
+        {"missing_dumps": [9]},
+    ]})
+    assert [i["kind"] for i in items] == ["log-line", "flight-recorder", "error-file", "flight-recorder"]
+    assert items[1]["mismatch"] == "size"

@@ -55,15 +55,18 @@ def evidence_items(observation: dict[str, Any]) -> list[dict[str, Any]]:
     """An observation's evidence as investigation evidence items (each with a ``kind``)."""
     out = []
     for ev in observation["evidence"]:
-        if "kind" in ev and isinstance(ev["kind"], str) and "file" not in ev:
-            kind = f"diagnosis-{ev['kind']}"
-        elif ev.get("line") is not None:
+        item = dict(ev)
+        if "kind" in item:  # a flight-recorder mismatch record carries its own kind
+            item["mismatch"] = item.pop("kind")
+        if item.get("line") is not None:
             kind = "log-line"
-        elif "seq" in ev or "group" in ev or "missing_dumps" in ev:
+        elif {"seq", "group", "missing_dumps", "mismatch"} & set(item):
             kind = "flight-recorder"
+        elif item.get("values", {}).get("error_file") is True:
+            kind = "error-file"
         else:
             kind = "diagnosis"
-        out.append({**ev, "kind": kind})
+        out.append({"kind": kind, **item})
     return out
 
 
