@@ -87,7 +87,10 @@ def cli(ctx: click.Context, store_url: str | None, mouse: bool) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the CLI and turns errors into one line and an exit code."""
     try:
-        cli.main(args=argv, prog_name="wb", standalone_mode=False)
+        # Without standalone mode Click returns ctx.exit()'s code instead of exiting.
+        rc = cli.main(args=argv, prog_name="wb", standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:

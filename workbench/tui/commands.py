@@ -17,6 +17,7 @@ COMMANDS = [
     ("Pick an investigation", "open the investigation picker", None, "pick"),
     ("New investigation", "frame a new question", "frame", "new"),
     ("Compare selected runs", "comparability first, then the delta", "compare", "compare"),
+    ("Declare the intended change", "dimension, from, to", "compare", "declare"),
     ("Accept a refused dimension", "record an acceptance with a reason", "compare", "accept"),
     ("Refresh Inspect", "recompute the inspect report", "inspect", "refresh"),
     ("Pin observation", "pin the selected derived observation", "inspect", "pin"),

@@ -42,7 +42,8 @@ def runs(store: "Store", lens: str) -> list["RunSummary"]:
     return store.list_runs(lens)
 
 
-def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidate: list[int], accepts: dict[str, str]) -> CompareOutcome:
+def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidate: list[int], accepts: dict[str, str],
+                      changes: dict[str, list[Any]] | None = None) -> CompareOutcome:
     """Run the compare engine, store the comparison in the investigation, render it."""
     from workbench.compare import compare
     from workbench.compare.render import render_comparison
@@ -54,7 +55,7 @@ def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidat
         seen.append(compare(*args, **kwargs))
         return seen[-1]
 
-    view = wf.add_comparison(store, inv_id, baseline, candidate, accepts=accepts, engine=engine)
+    view = wf.add_comparison(store, inv_id, baseline, candidate, accepts=accepts, changes=changes, engine=engine)
     return CompareOutcome(view, render_comparison(seen[-1]))
 
 

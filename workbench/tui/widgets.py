@@ -104,8 +104,8 @@ Keys (the footer shows those of the pane you are in)
   tab        next list or field; arrows move; enter selects
 
 Frame        n new investigation
-Compare      f filter runs  space select a run  c compare  a accept a refused
-             dimension with a reason (recorded with the comparison)
+Compare      f filter runs  space select a run  d declare the intended change
+             c compare  a accept a refused dimension with a reason (recorded)
 Inspect      r refresh  p pin the selected observation
 Hypothesize  h new hypothesis  s set its status with evidence
              x retract an observation (the original is kept)

@@ -18,7 +18,8 @@ class CompareStage(Stage):
     stage_id = "compare"
     BINDINGS = [
         Binding("c", "compare", "Compare"),
-        Binding("a", "accept", "Accept…"),
+        Binding("a", "accept", "Accept"),
+        Binding("d", "declare", "Change"),
         Binding("f", "filter", "Filter"),
     ]
     focus_target = "#baseline-list"
@@ -27,6 +28,7 @@ class CompareStage(Stage):
         super().__init__(*args, **kwargs)
         self.runs: list[Any] = []  # RunSummary of the investigation's lens
         self.accepts: dict[str, str] = {}
+        self.changes: dict[str, list[Any]] = {}  # the intended change, {dim: [from, to]}
         self.last: dict[str, Any] | None = None  # the last comparison's stored view
 
     def compose(self) -> ComposeResult:
@@ -46,6 +48,7 @@ class CompareStage(Stage):
 
     def show(self, inv: dict[str, Any] | None) -> None:
         self.accepts = {}
+        self.changes = dict((inv or {}).get("intended_change") or {})
         if inv is None:
             self.runs = []
             self._fill_lists()
@@ -57,6 +60,7 @@ class CompareStage(Stage):
         if comp is not None:
             self.last = comp
             self.accepts = dict((comp.get("parameters") or {}).get("accepts") or {})
+            self.changes = dict((comp.get("parameters") or {}).get("changes") or self.changes)
             self._draw_result(comp, None)
         else:
             self.last = None
@@ -130,12 +134,31 @@ class CompareStage(Stage):
 
         self.query_one("#compare-banner", Static).update(Text("comparing…"))
         self.wb.background(services.compare_and_store, self.inv["id"], sorted(set(base)), sorted(set(cand)), dict(self.accepts),
-                           done=self._compared, what="comparing")
+                           dict(self.changes), done=self._compared, what="comparing")
 
     def _compared(self, outcome: Any) -> None:
         self.last = outcome.comparison
         self._draw_result(outcome.comparison, outcome.text)
         self.wb.reload_investigation()
+
+    def action_declare(self) -> None:
+        if not self.needs_investigation():
+            return
+        dim, values = next(iter(self.changes.items()), ("", ["", ""]))
+        self.app.push_screen(
+            FormScreen("Declare the intended change", [
+                Field("dimension", "Dimension", value=str(dim), placeholder="engine_revision"),
+                Field("from", "From (baseline value)", value=str(values[0] if values else "")),
+                Field("to", "To (candidate value)", value=str(values[1] if len(values) > 1 else "")),
+            ], note="A declared change that did not happen is reported; an undeclared difference is 'different'."),
+            self._declared,
+        )
+
+    def _declared(self, form: dict[str, str] | None) -> None:
+        if not form or not form["dimension"].strip():
+            return
+        self.changes = {form["dimension"].strip(): [form["from"].strip() or None, form["to"].strip() or None]}
+        self.wb.notify(f"Intended change: {form['dimension'].strip()} (used by the next compare, c)", markup=False)
 
     def action_accept(self) -> None:
         if not self.needs_investigation():
