@@ -187,7 +187,7 @@ class _Report:
                 ids = np.full(len(rows), self.names.id("Memset"), dtype=np.int32)
             parts.append((rows, kind, ids))
         if not parts:
-            return m.RankTrace(self.path, None, None, []).gpu
+            return m.empty_gpu()
         rows = np.concatenate([p[0] for p in parts])
         kind = np.concatenate([kernel_kinds if p[1] == -1 else np.full(len(p[0]), p[1], dtype=np.int8) for p in parts])
         names = np.concatenate([p[2] for p in parts])
@@ -209,7 +209,7 @@ class _Report:
 
     def runtime(self) -> dict[str, np.ndarray]:
         if not self.need("CUPTI_ACTIVITY_KIND_RUNTIME", ("start", "end", "globalTid", "correlationId", "nameId")):
-            return m.RankTrace(self.path, None, None, []).runtime
+            return m.empty_runtime()
         rows = self.int_table('SELECT start, "end", globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME', 5)
         strings = self.strings()
         ids = {int(s): self.names.id(strings.get(int(s), f"<string {s}>")) for s in np.unique(rows[:, 4])}

@@ -18,7 +18,7 @@ from workbench.errors import BadInput
 from workbench.importers.base import ImportOptions
 from workbench.training import breakdown as bd
 from workbench.training import diagnostics
-from workbench.training.model import COLLECTIVE, RankTrace
+from workbench.training.model import RankTrace
 
 DEFAULT_WARMUP_STEPS = 1
 

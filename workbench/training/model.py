@@ -18,7 +18,6 @@ import numpy as np
 
 # GPU activity kinds (column ``gpu_kind``).
 KERNEL, COLLECTIVE, MEMCPY, MEMSET = 0, 1, 2, 3
-GPU_KIND_NAMES = {KERNEL: "kernel", COLLECTIVE: "collective", MEMCPY: "memcpy", MEMSET: "memcpy"}
 
 # Communication kernels across NCCL/RCCL generations: ncclKernel_* (2.1x), ncclDevKernel_*
 # (>= 2.19, and RCCL's ncclDevKernel_Generic), ncclSymDevKernel_*, rccl*. Not HTA's ``^hip``,
@@ -84,6 +83,14 @@ def _empty(*names: str, dtype: Any = np.int64) -> dict[str, np.ndarray]:
     return {n: np.zeros(0, dtype=dtype) for n in names}
 
 
+def empty_gpu() -> dict[str, np.ndarray]:
+    return _empty("start", "end", "kind", "stream", "correlation", "name", "device")
+
+
+def empty_runtime() -> dict[str, np.ndarray]:
+    return _empty("start", "end", "correlation", "name")
+
+
 @dataclass
 class RankTrace:
     """One rank's activity. Interval tables have ``start`` and ``end`` (int64 ns)."""
@@ -93,9 +100,9 @@ class RankTrace:
     world_size: int | None
     names: list[str]
     # GPU activities: start, end, kind (KERNEL...), stream, correlation (-1 when absent), name, device
-    gpu: dict[str, np.ndarray] = field(default_factory=lambda: _empty("start", "end", "kind", "stream", "correlation", "name", "device"))
+    gpu: dict[str, np.ndarray] = field(default_factory=empty_gpu)
     # Host CUDA runtime/driver calls: start, end, correlation, name
-    runtime: dict[str, np.ndarray] = field(default_factory=lambda: _empty("start", "end", "correlation", "name"))
+    runtime: dict[str, np.ndarray] = field(default_factory=empty_runtime)
     # CPU operators and user annotations (inclusive durations): start, end, name
     ops: dict[str, np.ndarray] = field(default_factory=lambda: _empty("start", "end", "name"))
     # Step ranges: number, start, end
