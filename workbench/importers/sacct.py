@@ -221,38 +221,52 @@ def iter_chunks(path: Path, rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
         line_no = 1
         pending: list[str] = []
         pending_start = 0
-        for text in _lines(stream, path):
-            line_no += 1
-            if not pending:
-                if text.count(delim) == need:
-                    chunk.lines.append(text)
-                    chunk.line_numbers.append(line_no)
-                    if len(chunk.lines) >= rows:
-                        yield chunk
-                        chunk = Chunk(header, stride, delim)
-                    continue
-                if not text.strip():
-                    continue
-                pending_start = line_no
-            pending.append(text)
-            joined = "\n".join(pending)
-            count = joined.count(delim)
-            if count == need:
-                chunk.lines.append(joined)
-                chunk.line_numbers.append(pending_start)
-                pending = []
-            elif count > need or len(pending) > MAX_RECORD_LINES:
-                chunk.malformed.append(pending_start)
-                pending = []
+        for lines in _blocks(stream, path):
+            first = line_no + 1
+            line_no += len(lines)
+            counts = [text.count(delim) for text in lines]
+            if not pending and counts.count(need) == len(lines):
+                chunk.lines.extend(lines)  # the usual case: every line is one whole record
+                chunk.line_numbers.extend(range(first, line_no + 1))
+            else:
+                for number, text, count in zip(range(first, line_no + 1), lines, counts):
+                    if not pending:
+                        if count == need:
+                            chunk.lines.append(text)
+                            chunk.line_numbers.append(number)
+                            continue
+                        if not text.strip():
+                            continue
+                        pending_start = number
+                    pending.append(text)
+                    joined = "\n".join(pending)
+                    count = joined.count(delim)
+                    if count == need:
+                        chunk.lines.append(joined)
+                        chunk.line_numbers.append(pending_start)
+                        pending = []
+                    elif count > need or len(pending) > MAX_RECORD_LINES:
+                        chunk.malformed.append(pending_start)
+                        pending = []
+            if len(chunk.lines) >= rows:
+                yield chunk
+                chunk = Chunk(header, stride, delim)
         if pending:
             chunk.malformed.append(pending_start)  # the file ends inside a record
         yield chunk
 
 
-def _lines(stream: IO[bytes], path: Path) -> Iterator[str]:
-    """Decoded lines read in 4 MiB blocks (bounded memory even for one endless line)."""
+def _blocks(stream: IO[bytes], path: Path) -> Iterator[list[str]]:
+    """Decoded lines, a 4 MiB block at a time (bounded memory even for one endless line)."""
     carry = b""
     line_no = 1
+
+    def checked(lines: list[str]) -> list[str]:
+        if lines and max(map(len, lines)) > MAX_LINE:
+            at = line_no + 1 + next(i for i, text in enumerate(lines) if len(text) > MAX_LINE)
+            raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where=f"line {at}")
+        return [text.rstrip("\r") for text in lines] if any(text.endswith("\r") for text in lines) else lines
+
     while True:
         try:
             block = stream.read(BLOCK)
@@ -268,16 +282,11 @@ def _lines(stream: IO[bytes], path: Path) -> Iterator[str]:
             carry = block
             continue
         carry = block[cut + 1 :]
-        lines = block[:cut].decode("utf-8", errors="replace").split("\n")
-        for line in lines:
-            if len(line) > MAX_LINE:
-                raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where=f"line {line_no + 1}")
-            line_no += 1
-            yield line[:-1] if line.endswith("\r") else line
+        lines = checked(block[:cut].decode("utf-8", errors="replace").split("\n"))
+        yield lines
+        line_no += len(lines)
     if carry:
-        if len(carry) > MAX_LINE:
-            raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where=f"line {line_no + 1}")
-        yield carry.decode("utf-8", errors="replace").rstrip("\r")
+        yield checked([carry.decode("utf-8", errors="replace")])
 
 
 def gang_size(alloc_tres: str, req_tres: str, alloc_gres: str, req_gres: str, nnodes: str) -> tuple[float, str]:
@@ -331,6 +340,7 @@ class _Collector:
         self.reasons: Counter[str] = Counter()
         self.has_eligible = False
         self.gang_cache: dict[tuple[str, ...], tuple[float, str]] = {}
+        self.shifts: dict[float, float] = {}
 
     def add(self, chunk: Chunk) -> None:
         self.malformed.extend(chunk.malformed)
@@ -352,20 +362,27 @@ class _Collector:
             i = idx.get(name)
             return flat[i::stride] if i is not None else blank
 
-        jobs = [j.strip() for j in col("JobID" if "JobID" in idx else "JobIDRaw")]
+        jobs = col("JobID" if "JobID" in idx else "JobIDRaw")
+        if _padded(jobs):
+            jobs = [j.strip() for j in jobs]
         # Allocation rows only; byte-identical duplicates (sacct -D copies) once.
-        keep = []
-        seen = self.seen
-        for i, (job, line) in enumerate(zip(jobs, chunk.lines)):
-            if "." in job:
-                self.steps += 1
-                continue
-            h = hash(line)
-            if h in seen:
-                self.duplicates += 1
-                continue
-            seen.add(h)
-            keep.append(i)
+        hashes = list(map(hash, chunk.lines))
+        fresh = set(hashes)
+        if "." not in "".join(jobs) and len(fresh) == n and self.seen.isdisjoint(fresh):
+            self.seen |= fresh  # the usual case: no step rows, no duplicates
+            keep = list(range(n))
+        else:
+            keep = []
+            seen = self.seen
+            for i, (job, h) in enumerate(zip(jobs, hashes)):
+                if "." in job:
+                    self.steps += 1
+                    continue
+                if h in seen:
+                    self.duplicates += 1
+                    continue
+                seen.add(h)
+                keep.append(i)
         if not keep:
             return
         every = len(keep) == n
@@ -383,18 +400,24 @@ class _Collector:
             gpus.append(found[0])
             if found[1]:
                 self.device_types[found[1]] += 1
-        states = [s.split(" ", 1)[0].strip() if " " in s or s != s.strip() else s for s in pick(col("State"))]
+        states = pick(col("State"))
+        if _padded(states):  # "CANCELLED by 123" -> "CANCELLED"
+            states = [s.strip().split(" ", 1)[0] for s in states]
         self.parts["job"].append(np.array(pick(jobs), dtype=str))
         self.parts["gpus"].append(np.array(gpus, dtype=np.float64))
         self.parts["state"].append(np.array(states, dtype=str))
         for name in TIME_COLUMNS:
             self.parts[name].append(self._epochs(pick(col(name)), lines_kept))
-        self.partitions.update(p.strip() for p in pick(col("Partition")) if p)
-        self.clusters.update(c.strip() for c in set(pick(col("Cluster"))) if c)
-        self.reasons.update(r.strip() for r in pick(col("Reason")) if r and r.strip() not in _SENTINELS)
+        for counter, name in ((self.partitions, "Partition"), (self.reasons, "Reason")):
+            for value, count in Counter(pick(col(name))).items():
+                value = value.strip()
+                if value and value not in _SENTINELS:
+                    counter[value] += count
+        self.clusters.update(c.strip() for c in set(pick(col("Cluster"))) if c.strip())
 
     def _epochs(self, texts: list[str], lines: list[int]) -> np.ndarray:
-        odd = [i for i, t in enumerate(texts) if len(t) != 19]
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        odd = np.flatnonzero(lengths != 19).tolist()
         if odd:
             texts = list(texts)
             overrides = []
@@ -427,8 +450,17 @@ class _Collector:
 
     def _shift(self, hour: float) -> float:
         """Seconds to add to a naive local stamp in this hour to get epoch seconds."""
-        local = datetime(1970, 1, 1) + timedelta(hours=hour)
-        return self.clock._local(local, "") - hour * 3600.0
+        shift = self.shifts.get(hour)
+        if shift is None:
+            local = datetime(1970, 1, 1) + timedelta(hours=hour)
+            shift = self.shifts[hour] = self.clock._local(local, "") - hour * 3600.0
+        return shift
+
+
+def _padded(values: list[str]) -> bool:
+    """Whether any value has blanks (one C-level scan instead of a check per value)."""
+    joined = "".join(values)
+    return " " in joined or "\t" in joined or "\r" in joined or "\n" in joined
 
 
 def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
