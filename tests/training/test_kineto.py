@@ -203,3 +203,43 @@ def test_worker_processes_give_the_same_job_and_carry_errors_back(tmp_path):
     with pytest.raises(BadInput) as err:
         list(IMPORTER.read(paths, ImportOptions(params={"jobs": 2})))
     assert err.value.file == str(paths[1])
+
+
+def _write_job(tmp_path: Path, docs) -> list[Path]:
+    return [synth.write(tmp_path / "job" / f"rank{i}.json.gz", doc) for i, doc in enumerate(docs)]
+
+
+def test_idle_without_correlation_ids_is_unresolved_not_guessed(tmp_path):
+    doc = synth.trace(0)
+    for ev in doc["traceEvents"]:
+        if ev.get("cat") in ("kernel", "gpu_memcpy"):
+            del ev["args"]["correlation"]
+    record = next(iter(IMPORTER.read(_write_job(tmp_path, [doc]), ImportOptions())))
+    got = row(record, 2, 0)
+    assert got["host_submission_ms"] == 0.0
+    assert got["idle_unresolved_ms"] == pytest.approx(got["idle_ms"]) == pytest.approx(19.05)  # every idle gap
+    assert got["compute_ms"] == pytest.approx(50.0)  # the breakdown itself does not need the ids
+
+
+def test_without_runtime_events_host_figures_are_unknown(tmp_path):
+    doc = synth.trace(0)
+    doc["traceEvents"] = [ev for ev in doc["traceEvents"] if ev.get("cat") != "cuda_runtime"]
+    record = next(iter(IMPORTER.read(_write_job(tmp_path, [doc]), ImportOptions())))
+    s = record.tables["samples"]
+    assert np.all(np.isnan(s["host_api_ms"])) and np.all(np.isnan(s["host_submission_ms"]))
+    findings = {f["check"]: f for f in record.meta["diagnostics"]}
+    assert findings["host_submission"]["status"] == "undecided"
+    assert findings["straggler"]["status"] == "undecided"  # one rank
+
+
+def test_a_step_whose_collectives_differ_across_ranks_is_not_compared(tmp_path):
+    docs = [synth.trace(0), synth.trace(1)]
+    t2 = synth.T0_US + synth.STEP_US  # step 2 of rank 1: drop its collective kernel
+    docs[1]["traceEvents"] = [ev for ev in docs[1]["traceEvents"]
+                              if not (ev.get("cat") == "kernel" and ev["name"].startswith("nccl") and t2 <= ev["ts"] < t2 + synth.STEP_US)]
+    record = next(iter(IMPORTER.read(_write_job(tmp_path, docs), ImportOptions())))
+    skew = record.tables["skew"]
+    assert skew["step"].tolist() == [2.0, 3.0, 4.0]
+    assert np.isnan(skew["straggler_rank"][0]) and skew["straggler_rank"][1:].tolist() == [1.0, 1.0]
+    strag = {f["check"]: f for f in record.meta["diagnostics"]}["straggler"]
+    assert strag["evidence"]["steps_compared"] == 2
