@@ -219,3 +219,10 @@ def test_seed_fleet_pair_through_the_fleet_lens(window: str, day: str, expected:
     if expected["waiting"]:
         idle = 64 - metrics["allocated_gpus_end"]
         assert idle == 8 and all(g > idle for g in window_state.waiting_gangs)
+
+
+def test_crlf_line_endings(tmp_path: Path) -> None:
+    path = tmp_path / "crlf.txt"
+    path.write_bytes(b"JobID|State|Start|End|AllocTRES\r\n9|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:10:00|gres/gpu=4\r\n")
+    (run,) = read(path, **UTC)
+    assert run.samples["gpus"][0] == 4 and run.samples["end"][0] - run.samples["start"][0] == 600
