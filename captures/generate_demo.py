@@ -57,28 +57,25 @@ def inference_side(rng: np.random.Generator, queue_p95: float, revision: str, ru
     TTFT = frontend + queue + prefill has p95 close to the sum of the phase p95s."""
     sides = []
     for run in range(runs):
-        level = rng.normal(1.0, 0.005)  # run-to-run variation (placement, clocks)
+        level = rng.normal(1.0, 0.003)  # run-to-run variation (placement, clocks)
         u = rng.uniform(0.0, 1.0, REQUESTS_PER_RUN)
         load = -np.log1p(-u * 0.995)  # exponential-ish tail, bounded
         queue = level * (0.35 + 0.65 * load / 3.0)
         prefill = level * (0.80 + 0.20 * load / 3.0) * (1 + rng.normal(0, 0.004, REQUESTS_PER_RUN))
         decode = level * (0.85 + 0.15 * rng.beta(2, 5, REQUESTS_PER_RUN) * 2)
-        frontend = rng.uniform(0.05, 0.15, REQUESTS_PER_RUN)
+        frontend = rng.uniform(0.01, 0.05, REQUESTS_PER_RUN)
         sides.append({"queue": queue, "prefill": prefill, "decode": decode, "frontend": frontend, "revision": revision})
-    # Calibrate each phase's p95 to the seed's figure, both pooled over the side and as
-    # the mean of per-run p95s (the run is the unit wb compares): aim between the two.
+    # Calibrate each phase's p95 to the seed's figure as the mean of per-run p95s (the run
+    # is the unit wb compares); pooled p95s then agree within rounding (checked below).
     for phase, target in (("queue", queue_p95), ("prefill", 70.0), ("decode", 90.0)):
         per_run = np.mean([np.percentile(s[phase], 95) for s in sides])
         pooled = np.percentile(np.concatenate([s[phase] for s in sides]), 95)
-        scale = target / ((per_run + pooled) / 2)
+        # The pooled p95 sits above the mean of per-run p95s; give up just enough of the
+        # per-run figure that the pooled one still rounds to the target.
+        excess = max(0.0, (pooled - per_run) / per_run - 0.4 / target)  # relative, beyond 0.4 ms
+        scale = target / (per_run * (1 + excess))
         for s in sides:
             s[phase] = s[phase] * scale
-    # TTFT = frontend + queue + prefill: take up the frontend's share in the queue.
-    ttft = [s["frontend"] + s["queue"] + s["prefill"] for s in sides]
-    metric = (np.mean([np.percentile(t, 95) for t in ttft]) + np.percentile(np.concatenate(ttft), 95)) / 2
-    excess = metric - (queue_p95 + 70.0)
-    for s in sides:
-        s["queue"] = s["queue"] * (1 - excess / queue_p95)
     return sides
 
 
@@ -278,7 +275,8 @@ def check(inference: dict, training: dict, fleet: dict) -> list[str]:
         for figures in (got, per_run):  # pooled over the side, and the mean of per-run p95s
             assert round(figures["ttft_ms"]) == expect[0] and round(figures["queue_ms"]) == expect[1], (side, figures)
             assert round(figures["prefill_ms"]) == 70 and round(figures["decode_ms"]) == 90, (side, figures)
-        lines.append(f"inference {side}: p95 TTFT {got['ttft_ms']:.1f}, queue {got['queue_ms']:.1f}, prefill {got['prefill_ms']:.1f}, decode {got['decode_ms']:.1f} ms")
+        lines.append(f"inference {side}: p95 TTFT {got['ttft_ms']:.1f}, queue {got['queue_ms']:.1f}, prefill {got['prefill_ms']:.1f}, decode {got['decode_ms']:.1f} ms"
+                     f" (mean of per-run p95s: {per_run['ttft_ms']:.2f}, {per_run['queue_ms']:.2f}, {per_run['prefill_ms']:.2f}, {per_run['decode_ms']:.2f})")
     for side, (step, comm, loss) in (("baseline", (420, 115, 2.14)), ("candidate", (570, 265, 2.15)), ("baseline-extra", (420, 115, 2.14))):
         docs = training[side]
         got = {k: _pooled(docs, k).mean() for k in ("step_ms", "input_ms", "compute_ms", "communication_ms", "checkpoint_ms")}
