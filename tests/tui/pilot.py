@@ -4,10 +4,19 @@ from __future__ import annotations
 
 
 async def settle(app, pilot, rounds: int = 3) -> None:
-    """Let workers finish and their results land on the UI (a few times: results start work)."""
-    for _ in range(rounds):
+    """Let workers finish and their results land on the UI, until nothing new starts.
+
+    A result can start more work (an investigation loads, then each pane fetches), so
+    wait until the app has been quiet for two checks in a row (at least ``rounds``).
+    """
+    quiet = 0
+    for i in range(200):
         await app.workers.wait_for_complete()
         await pilot.pause()
+        busy = any(not w.is_finished for w in app.workers)
+        quiet = 0 if busy else quiet + 1
+        if quiet >= 2 and i + 1 >= rounds:
+            return
 
 
 def text_of(widget) -> str:

@@ -18,9 +18,15 @@ SNAPSHOT_TEXTUAL = "8.2.8"
 pytestmark = pytest.mark.skipif(version("textual") != SNAPSHOT_TEXTUAL, reason=f"snapshots were made with textual {SNAPSHOT_TEXTUAL}")
 
 
+def _still(app: WorkbenchApp) -> WorkbenchApp:
+    """The tab underline animates on a stage switch; a snapshot must not catch it midway."""
+    app.animation_level = "none"
+    return app
+
+
 @pytest.mark.parametrize("key", ["1", "2", "3", "4", "5", "6"])
 def test_stage_pane(snap_compare, demo_url, key):
-    app = WorkbenchApp(demo_url)
+    app = _still(WorkbenchApp(demo_url))
 
     async def open_stage(pilot):
         await settle(app, pilot)
@@ -33,7 +39,7 @@ def test_stage_pane(snap_compare, demo_url, key):
 
 
 def test_picker(snap_compare, demo_url):
-    app = WorkbenchApp(demo_url)
+    app = _still(WorkbenchApp(demo_url))
 
     async def wait(pilot):
         await settle(app, pilot)
