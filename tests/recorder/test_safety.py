@@ -18,7 +18,7 @@ from .helpers import load, record_steps
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_import_is_light_and_recording_loads_nothing_heavy():
+def test_import_is_light_and_recording_loads_nothing_heavy(tmp_path):
     code = (
         "import sys\n"
         "import workbench.recorder as r\n"
@@ -31,6 +31,7 @@ def test_import_is_light_and_recording_loads_nothing_heavy():
         "print(heavy)\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("WB_RECORDER", "WB_STORE")}
+    env["WB_RECORDER_DIR"] = str(tmp_path)  # a slow step on a busy machine may snapshot: not into the repo
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env,
                          timeout=120)
     assert out.returncode == 0, out.stderr
