@@ -12,8 +12,17 @@ import pytest
 from workbench.errors import BadInput
 from workbench.importers import detect
 from workbench.importers.base import ImportOptions
+from workbench.importers import kineto
 from workbench.importers.kineto import IMPORTER
 from tests.training import synth
+
+
+@pytest.fixture(params=["typed", "streamed"])
+def reader(request, monkeypatch):
+    """Both readers: the one-shot typed decode (msgspec) and the ijson stream (large traces)."""
+    if request.param == "streamed":
+        monkeypatch.setattr(kineto, "ONE_SHOT_MAX", 0)
+    return request.param
 
 
 def job(tmp_path: Path, generation: str = "absolute", ranks=(0, 1), **kw):
@@ -41,7 +50,7 @@ EXPECTED = {  # (rank) -> figures of a middle step (2) in ms
 
 
 @pytest.mark.parametrize("generation", ["legacy", "absolute", "relative"])
-def test_known_wait_overlap_and_straggler_give_exactly_those_figures(tmp_path, generation):
+def test_known_wait_overlap_and_straggler_give_exactly_those_figures(tmp_path, generation, reader):
     record = job(tmp_path, generation)
     assert record.lens == "training"
     for rank, expected in EXPECTED.items():
@@ -103,7 +112,7 @@ def test_incomplete_last_step_is_excluded_and_recorded(tmp_path):
     assert sorted(set(record.tables["samples"]["step"].tolist())) == [2.0, 3.0]
 
 
-def test_compact_json_keeps_its_rank_and_detection_is_by_content(tmp_path):
+def test_compact_json_keeps_its_rank_and_detection_is_by_content(tmp_path, reader):
     a = synth.write(tmp_path / "j" / "x.data", synth.trace(0), compact=True)
     b = synth.write(tmp_path / "j" / "y.data", synth.trace(1), compact=True)
     assert b'"rank":1' in b.read_bytes()
@@ -137,7 +146,7 @@ def test_without_device_properties_the_hardware_is_unknown(tmp_path):
     assert "hardware" not in record.dimensions
 
 
-def test_trailer_and_header_members_are_read(tmp_path):
+def test_trailer_and_header_members_are_read(tmp_path, reader):
     # baseTimeNanoseconds after the event array (as Kineto writes it) shifts the clock.
     doc = synth.trace(0, generation="relative")
     path = synth.write(tmp_path / "r.json", doc)
@@ -147,7 +156,7 @@ def test_trailer_and_header_members_are_read(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["truncate", "corrupt_gzip", "bad_json", "bad_ts", "bad_rank"])
-def test_damaged_traces_fail_cleanly(tmp_path, damage):
+def test_damaged_traces_fail_cleanly(tmp_path, damage, reader):
     path = synth.write(tmp_path / "r.json.gz", synth.trace(0))
     data = path.read_bytes()
     if damage == "truncate":
@@ -243,3 +252,12 @@ def test_a_step_whose_collectives_differ_across_ranks_is_not_compared(tmp_path):
     assert np.isnan(skew["straggler_rank"][0]) and skew["straggler_rank"][1:].tolist() == [1.0, 1.0]
     strag = {f["check"]: f for f in record.meta["diagnostics"]}["straggler"]
     assert strag["evidence"]["steps_compared"] == 2
+
+
+def test_a_field_the_typed_decoder_refuses_falls_back_to_the_stream(tmp_path):
+    doc = synth.trace(0)
+    for ev in doc["traceEvents"]:
+        if ev.get("cat") == "kernel":
+            ev["pid"] = 0.0  # a float pid: legal JSON, not what the typed decoder expects
+    record = next(iter(IMPORTER.read(_write_job(tmp_path, [doc]), ImportOptions())))
+    assert row(record, 2, 0)["compute_ms"] == pytest.approx(50.0)
