@@ -106,20 +106,21 @@ class Store:
 
     # -- writing ----------------------------------------------------------------
 
-    def add_import(self, captures: Sequence[CaptureInfo], runs: Sequence[RunRecord], *, origin: str = "import") -> list[int]:
+    def add_import(self, captures: Sequence[CaptureInfo], runs: Sequence[RunRecord], *, origin: str = "import",
+                   existing: dict[Path, int] | None = None) -> list[int]:
         """Record ``captures`` and ``runs`` in one transaction; returns the new run ids.
 
-        Each run's ``sources`` must name paths among ``captures``. Either everything is
-        written or nothing is.
+        Each run's ``sources`` must name paths among ``captures`` or in ``existing``
+        (files already in the store, by capture id). Either everything is written or
+        nothing is.
         """
         from sqlalchemy import insert
 
         from store.tables import Capture, Run, RunColumn, RunSource
 
-        by_path = {c.path: c for c in captures}
         run_ids: list[int] = []
         with self.session() as s:
-            capture_ids: dict[Path, int] = {}
+            capture_ids: dict[Path, int] = dict(existing or {})
             for info in captures:
                 row = Capture(
                     sha256=info.sha256,
@@ -139,7 +140,7 @@ class Store:
                 s.flush()
                 run_id = int(row.id)  # type: ignore[arg-type]
                 for source in record.sources:
-                    if source not in by_path:
+                    if source not in capture_ids:
                         raise StoreError(f"run {record.label!r} names a source {source} that is not being imported")
                     s.add(RunSource(run_id=run_id, capture_id=capture_ids[source]))
                 rows = [

@@ -70,59 +70,84 @@ def apply_declared_dimensions(record: RunRecord, dims: dict[str, str]) -> None:
             record.dimensions[name] = Dimension(value, "declared")
 
 
+@dataclass
+class ReadResult:
+    """What was read, before anything is written."""
+
+    captures: list[Any] = field(default_factory=list)  # CaptureInfo of new files
+    runs: list[RunRecord] = field(default_factory=list)
+    existing: dict[Path, int] = field(default_factory=dict)  # known files that new runs use -> capture id
+    report: ImportReport = field(default_factory=ImportReport)
+
+
 def read_files(
     paths: Sequence[Path],
     options: ImportOptions | None = None,
     *,
-    known_digest: Callable[[str], str | None] = lambda _d: None,
+    known_capture: Callable[[str], tuple[int, str] | None] = lambda _d: None,
     dims: dict[str, str] | None = None,
-) -> tuple[list[tuple[Any, list[RunRecord]]], ImportReport]:
-    """Read everything (no store writes): returns (captures with their runs, report so far).
+) -> ReadResult:
+    """Read everything (no store writes).
 
-    ``known_digest(sha256)`` says why a file must be skipped (already in the store), or None.
+    ``known_capture(sha256)`` gives (capture id, why) for a file already in the store.
+    A group of files whose importer reads them together (rank traces, a sacct file and
+    its sinfo) is read whole when any of its files is new, so a companion imported
+    before still informs the new run; runs made only of known files are dropped.
     """
     from store.api import CaptureInfo
 
     options = options or ImportOptions()
-    report = ImportReport()
-    files = expand_paths(paths)
+    result = ReadResult()
+    report = result.report
     seen: dict[str, Path] = {}
     groups: dict[str, list[tuple[Path, Any]]] = {}
     importers: dict[str, Any] = {}
-    for path in files:
+    known: dict[Path, tuple[int, str]] = {}
+    for path in expand_paths(paths):
         sha, size = sha256_file(path)
         if sha in seen:
             report.skipped.append((path, f"same content as {seen[sha]}"))
             continue
-        why = known_digest(sha)
-        if why:
-            report.skipped.append((path, why))
-            continue
         seen[sha] = path
+        hit = known_capture(sha)
+        if hit:
+            known[path] = hit
         importer, _probe = detect(path)
         importers[importer.name] = importer
         groups.setdefault(importer.name, []).append(
             (path, CaptureInfo(path=path, sha256=sha, size=size, format=importer.name, importer=importer.name, importer_version=importer.version))
         )
-    batches: list[tuple[Any, list[RunRecord]]] = []
     for name, items in groups.items():
-        importer = importers[name]
         group_paths = [p for p, _ in items]
+        if all(p in known for p in group_paths):  # nothing new: do not read at all
+            report.skipped.extend((p, known[p][1]) for p in group_paths)
+            continue
         try:
-            records = list(importer.read(group_paths, options))
+            records = list(importers[name].read(group_paths, options))
         except BadInput:
             raise
         except READ_ERRORS as exc:
             raise BadInput(group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})") from None
+        used: set[Path] = set()
         for record in records:
             if not record.sources:
                 if len(group_paths) != 1:
                     raise RuntimeError(f"importer {name} produced a run without naming its source files")
                 record.sources = list(group_paths)
+            if all(src in known for src in record.sources):
+                continue  # this run was imported before
             if dims:
                 apply_declared_dimensions(record, dims)
-        batches.append(([info for _, info in items], records))
-    return batches, report
+            used.update(record.sources)
+            result.runs.append(record)
+        for path, info in items:
+            if path not in known:
+                result.captures.append(info)
+            elif path in used:
+                result.existing[path] = known[path][0]
+            else:
+                report.skipped.append((path, known[path][1]))
+    return result
 
 
 def import_files(
@@ -135,21 +160,20 @@ def import_files(
 ) -> ImportReport:
     """Import ``paths`` (files or directories) into ``store`` in one transaction."""
 
-    def known(sha: str) -> str | None:
+    def known(sha: str) -> tuple[int, str] | None:
         capture = store.find_capture(sha)
         if capture is None:
             return None
         runs = store.capture_runs(int(capture.id))  # type: ignore[arg-type]
         listed = ", ".join(map(str, runs)) or "none"
-        return f"already imported (capture {capture.id}, runs {listed}); nothing added"
+        return int(capture.id), f"already imported (capture {capture.id}, runs {listed}); nothing added"  # type: ignore[arg-type]
 
-    batches, report = read_files([Path(p) for p in paths], options, known_digest=known, dims=dims)
-    captures = [info for infos, _ in batches for info in infos]
-    runs = [r for _, records in batches for r in records]
-    if not captures:
+    read = read_files([Path(p) for p in paths], options, known_capture=known, dims=dims)
+    report = read.report
+    if not read.runs and not read.captures:
         return report
-    run_ids = store.add_import(captures, runs, origin=origin)
+    run_ids = store.add_import(read.captures, read.runs, origin=origin, existing=read.existing)
     report.run_ids = run_ids
-    for info in captures:
-        report.imported.append((info.path, [r.id for r in runs if info.path in r.sources]))  # type: ignore[misc]
+    for path in [info.path for info in read.captures] + list(read.existing):
+        report.imported.append((path, [r.id for r in read.runs if path in r.sources]))  # type: ignore[misc]
     return report
