@@ -17,11 +17,13 @@ from workbench.importers.kineto import IMPORTER
 from tests.training import synth
 
 
-@pytest.fixture(params=["typed", "streamed"])
+@pytest.fixture(params=["typed", "typed-small-runs", "streamed"])
 def reader(request, monkeypatch):
-    """Both readers: the one-shot typed decode (msgspec) and the ijson stream (large traces)."""
+    """Both readers: runs of events decoded by msgspec (also cut into 1 KiB runs), and the ijson stream."""
     if request.param == "streamed":
-        monkeypatch.setattr(kineto, "ONE_SHOT_MAX", 0)
+        monkeypatch.setattr(kineto, "TYPED", False)
+    if request.param == "typed-small-runs":
+        monkeypatch.setattr(kineto, "RUN_BYTES", 1024)
     return request.param
 
 

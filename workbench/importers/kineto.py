@@ -30,9 +30,11 @@ from workbench.errors import BadInput
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
 from workbench.training import model as m
 from workbench.training.job import build_job
+from workbench.training.json_chunks import ArrayChunks, ScanError
 from workbench.training.parallel import read_all
 
-ONE_SHOT_MAX = 128 << 20  # JSON bytes decoded in one typed pass; larger traces are streamed
+TYPED = True  # decode runs of events with msgspec (False: the ijson stream only)
+RUN_BYTES = 4 << 20  # bytes of events per msgspec run
 HEAD_CAP = 8 << 20  # bytes kept from the start of the document (the header members)
 TAIL_CAP = 1 << 20  # bytes kept from the end (the trailer members)
 MAX_DURATION_US = 7 * 24 * 3600 * 1e6  # an event longer than a week is corruption
@@ -112,65 +114,58 @@ class _Tap:
 def read_rank(path: Path, options: ImportOptions | None = None) -> m.RankTrace:
     """Parse one rank's trace file; raises BadInput naming the file and place.
 
-    A trace of up to ``ONE_SHOT_MAX`` bytes of JSON is decoded in one typed pass
-    (msgspec decodes only the fields we keep, several times faster than building
-    every event as a dict); a larger one, or one the typed pass refuses, is streamed
-    with ijson, whose reader also names the fault and its place.
+    The event array is cut into runs of whole events a few MiB at a time
+    (``workbench.training.json_chunks``) and each run is decoded by msgspec into
+    structs holding only the fields wb keeps: fast, and memory bounded by one run.
+    Anything that path refuses is read again with the ijson stream, which either
+    accepts it or names the fault and its place.
     """
     options = options or ImportOptions()
     progress = options.progress
     size = path.stat().st_size if path.exists() else 0
     on_progress = (lambda n: progress(path, n, size)) if progress else None
-    data = _read_if_small(path, on_progress)
-    if data is not None:
-        trace = _decode_whole(path, data)
+    if TYPED:
+        trace = _read_typed(path, on_progress)
         if trace is not None:
             return trace
-        on_progress = None  # already reported once
-    return _read_streamed(path, on_progress)
+    return _read_streamed(path, None if TYPED else on_progress)
 
 
-def _read_if_small(path: Path, on_progress: Any) -> bytes | None:
-    """The whole decompressed document when it is at most ``ONE_SHOT_MAX`` bytes, else None."""
-    binary = open_binary(path, on_progress)
-    try:
-        data = binary.read(ONE_SHOT_MAX + 1)
-    except READ_ERRORS as exc:
-        raise BadInput(path, f"corrupt or truncated file ({_short(exc) or type(exc).__name__})") from None
-    finally:
-        binary.close()
-    return data if len(data) <= ONE_SHOT_MAX else None
-
-
-def _decode_whole(path: Path, data: bytes) -> m.RankTrace | None:
+def _read_typed(path: Path, on_progress: Any) -> m.RankTrace | None:
     try:
         import msgspec
-    except ImportError:  # pragma: no cover - a declared dependency; streaming still works without it
+    except ImportError:  # pragma: no cover - a declared dependency; the stream still works without it
         return None
-    try:
-        doc = _document_decoder().decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None  # the streaming reader says what and where
-    if doc.traceEvents is None:
-        return None
+    decoder = _events_decoder()
+    binary = open_binary(path, on_progress)
+    splitter = ArrayChunks(binary, b"traceEvents", chunk=RUN_BYTES, head_cap=HEAD_CAP, tail_cap=TAIL_CAP)
     sink = _EventSink(path)
-    sink.consume_structs(doc.traceEvents)
-    top = {key: getattr(doc, key) for key in _TOP_KEYS if getattr(doc, key) is not None}
-    return sink.finish(top)
+    try:
+        for run in splitter.chunks():
+            sink.consume_structs(decoder.decode(run))
+    except (ScanError, msgspec.DecodeError, msgspec.ValidationError):
+        return None  # the stream reader says what and where
+    except READ_ERRORS as exc:
+        raise BadInput(path, f"corrupt or truncated file ({_short(exc) or type(exc).__name__})", where=f"traceEvents[{sink.index}]") from None
+    finally:
+        binary.close()
+    found = _header(splitter.header + b'"traceEvents"')
+    trailer = _trailer(b"]" + splitter.trailer)
+    if found is None or trailer is None or found[0].keys() & trailer.keys():
+        return None
+    return sink.finish({**found[0], **trailer})
 
 
 @cache
-def _document_decoder() -> Any:
-    """A msgspec decoder for the fields wb keeps (unknown fields are skipped unparsed)."""
+def _events_decoder() -> Any:
+    """A msgspec decoder for a run of events, keeping only the fields wb uses."""
     import msgspec
 
     # Built with defstruct: this module's postponed annotations cannot name local classes.
     args = msgspec.defstruct("KinetoArgs", [("stream", int | None, None), ("correlation", int | None, None), ("device", int | None, None)], gc=False)
     event = msgspec.defstruct("KinetoEvent", [("ph", str, ""), ("cat", str, ""), ("name", str, ""), ("ts", float | None, None), ("dur", float, 0.0),
                                               ("pid", int | str | None, None), ("tid", int | str | None, None), ("args", args | None, None)], gc=False)
-    fields = [("traceEvents", list[event] | None, None)] + [(key, Any, None) for key in _TOP_KEYS]
-    document = msgspec.defstruct("KinetoDocument", fields)
-    return msgspec.json.Decoder(document)
+    return msgspec.json.Decoder(list[event])
 
 
 def _read_streamed(path: Path, on_progress: Any) -> m.RankTrace:
@@ -328,8 +323,8 @@ class _EventSink:
         self._seen()
 
     def consume_structs(self, events: list[Any]) -> None:
-        """The same, for events decoded by msgspec into ``_Event`` structs."""
-        for i, ev in enumerate(events):
+        """The same, for a run of events decoded by msgspec into structs."""
+        for i, ev in enumerate(events, self.index):  # i names the place of a fault
             if ev.ph == "X":
                 role = _ROLES.get(ev.cat)
                 if role is not None:
@@ -338,7 +333,7 @@ class _EventSink:
                         self._complete(i, role, ev.cat, ev.name, ev.ts, ev.dur, ev.pid, ev.tid, None, -1, None)
                     else:
                         self._complete(i, role, ev.cat, ev.name, ev.ts, ev.dur, ev.pid, ev.tid, args.stream, args.correlation, args.device)
-        self.index = len(events)
+        self.index += len(events)
         self._seen()
 
     def _seen(self) -> None:
@@ -518,9 +513,6 @@ def _devices(path: Path, props: Any, used: np.ndarray) -> list[str]:
 
 _META_KEYS = ("schemaVersion", "traceName", "displayTimeUnit", "cupti_version", "cuda_runtime_version", "cuda_driver_version",
               "roctracer_version", "hip_runtime_version", "hip_driver_version", "trace_id")
-
-
-_TOP_KEYS = ("distributedInfo", "deviceProperties", "baseTimeNanoseconds", "ERROR", *_META_KEYS)
 
 
 def _meta(top: dict[str, Any], relative: bool) -> dict[str, Any]:
