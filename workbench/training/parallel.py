@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from workbench.errors import BadInput
 from workbench.importers.base import ImportOptions
@@ -58,11 +58,23 @@ def read_all(read_one: Callable[[Path, ImportOptions], T], files: list[Path], op
     if workers == 1:
         return [read_one(path, options) for path in files]
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     plain = ImportOptions(label=options.label, params=dict(options.params))  # progress callbacks stay here
+    try:
+        return _pooled(read_one, files, options, plain, workers, multiprocessing.get_context("spawn"))
+    except (BrokenProcessPool, OSError):
+        # Workers could not start (an interpreter whose main module cannot be re-imported,
+        # no processes left): the same work, here.
+        return [read_one(path, options) for path in files]
+
+
+def _pooled(read_one: Callable[[Path, ImportOptions], T], files: list[Path], options: ImportOptions, plain: ImportOptions,
+            workers: int, context: Any) -> list[T]:
+    from concurrent.futures import ProcessPoolExecutor
+
     results: list[T] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures = [pool.submit(_guarded, read_one, path, plain) for path in files]
         try:
             for path, future in zip(files, futures):
