@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -241,16 +242,21 @@ class _ColumnBuilder:
             return
         keys = self._keys
         first = pending[0].keys()
-        if any(d.keys() != first for d in pending) or first != keys.keys():
+        uniform = all(map(first.__eq__, map(dict.keys, pending)))  # the same keys in every sample
+        if not uniform or first != keys.keys():
             for d in pending:
                 for key in d:
                     if key not in keys:
                         keys[key] = None
                         self._chunks[key] = []
                         self._first_chunk[key] = len(self._chunk_sizes)
-        for key in keys:
-            values = [d.get(key) for d in pending]  # missing -> None -> unknown
-            self._chunks[key].append(self._convert(key, values, self._chunk_start))
+        names = list(keys)
+        if uniform and first == keys.keys():
+            columns = {key: list(map(itemgetter(key), pending)) for key in names}  # C-level, no Python loop
+        else:
+            columns = {key: [d.get(key) for d in pending] for key in names}  # missing -> None -> unknown
+        for key in names:
+            self._chunks[key].append(self._convert(key, columns[key], self._chunk_start))
         self._chunk_sizes.append(len(pending))
         self._chunk_start = self.n
         self._pending = []
