@@ -24,12 +24,14 @@ if TYPE_CHECKING:
 @dataclass
 class ImportReport:
     imported: list[tuple[Path, list[int]]] = field(default_factory=list)  # file -> new run ids
+    linked: list[tuple[Path, list[int]]] = field(default_factory=list)  # a file already stored, read with new ones
     skipped: list[tuple[Path, str]] = field(default_factory=list)  # file -> why
     run_ids: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "imported": [{"file": str(p), "runs": ids} for p, ids in self.imported],
+            "linked": [{"file": str(p), "runs": ids} for p, ids in self.linked],
             "skipped": [{"file": str(p), "reason": why} for p, why in self.skipped],
             "runs": self.run_ids,
         }
@@ -174,6 +176,9 @@ def import_files(
         return report
     run_ids = store.add_import(read.captures, read.runs, origin=origin, existing=read.existing)
     report.run_ids = run_ids
-    for path in [info.path for info in read.captures] + list(read.existing):
-        report.imported.append((path, [r.id for r in read.runs if path in r.sources]))  # type: ignore[misc]
+    def runs_of(path: Path) -> list[int]:
+        return [r.id for r in read.runs if path in r.sources]  # type: ignore[misc]
+
+    report.imported = [(info.path, runs_of(info.path)) for info in read.captures]
+    report.linked = [(path, runs_of(path)) for path in read.existing]
     return report

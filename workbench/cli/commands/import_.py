@@ -37,7 +37,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
                                 "window_to": window_to, "wait_target_s": wait_target_s}.items() if v is not None}
     err = stderr_console()
     store = open_store_from(ctx)
-    with _progress(err, paths) as on_progress:
+    with _Progress(err, paths) as on_progress:
         report = import_files(store, paths, ImportOptions(label=label, params=params, progress=on_progress), dims=declared)
     if as_json:
         emit_json(report.to_json())
@@ -47,11 +47,13 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
     for path, run_ids in report.imported:
         runs = ", ".join(map(str, run_ids)) if run_ids else "no runs"
         click.echo(f"imported {path} -> run {runs}")
+    for path, run_ids in report.linked:
+        err.print(f"read again with the new files (already stored): {markup_safe(path)} -> run {', '.join(map(str, run_ids))}")
     if not report.imported:
         err.print("nothing new imported")
 
 
-class _progress:
+class _Progress:
     """A progress bar on stderr for files big enough to wait for."""
 
     def __init__(self, console, paths: tuple[Path, ...]) -> None:
