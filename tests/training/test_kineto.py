@@ -263,3 +263,18 @@ def test_a_field_the_typed_decoder_refuses_falls_back_to_the_stream(tmp_path):
             ev["pid"] = 0.0  # a float pid: legal JSON, not what the typed decoder expects
     record = next(iter(IMPORTER.read(_write_job(tmp_path, [doc]), ImportOptions())))
     assert row(record, 2, 0)["compute_ms"] == pytest.approx(50.0)
+
+
+def test_cli_warmup_steps_reaches_the_importer(tmp_path):
+    """`wb import --warmup-steps N` is recorded in the run's window policy."""
+    import json as _json
+    import subprocess
+    import sys
+
+    data = Path(__file__).resolve().parents[1] / "data" / "training" / "sampled"
+    store = f"sqlite:///{tmp_path / 's.sqlite'}"
+    out = subprocess.run([sys.executable, "-m", "workbench", "--store", store, "import", str(data), "--warmup-steps", "0", "--jobs", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    shown = subprocess.run([sys.executable, "-m", "workbench", "--store", store, "show", "1", "--json"], capture_output=True, text=True, timeout=300)
+    assert "the first 0 step(s) excluded" in _json.loads(shown.stdout)["window"]["policy"]

@@ -18,10 +18,14 @@ PROGRESS_MIN_BYTES = 8 << 20
 @click.option("--from", "window_from", metavar="TIME", help="Start of the observation window (fleet).")
 @click.option("--to", "window_to", metavar="TIME", help="End of the observation window (fleet).")
 @click.option("--wait-target", "wait_target_s", type=float, metavar="SECONDS", help="Queue-wait target for service attainment (fleet).")
+@click.option("--warmup-steps", type=click.IntRange(min=0), help="Steps to drop as warm-up from training traces (default 1).")
+@click.option("--step-pattern", metavar="REGEX", help="NVTX range name that marks a step in Nsight exports.")
+@click.option("--jobs", type=click.IntRange(min=1), help="Worker processes for reading rank traces (default: by input size).")
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
 @click.pass_context
 def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims: tuple[str, ...], scrape_pair: bool,
-            tz: str | None, window_from: str | None, window_to: str | None, wait_target_s: float | None, as_json: bool) -> None:
+            tz: str | None, window_from: str | None, window_to: str | None, wait_target_s: float | None,
+            warmup_steps: int | None, step_pattern: str | None, jobs: int | None, as_json: bool) -> None:
     """Import capture files or directories (format detected from content).
 
     An import is one transaction: if any file is bad, nothing is written. A file
@@ -34,7 +38,8 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
 
     declared = parse_dim_options(dims)
     params = {k: v for k, v in {"scrape_pair": scrape_pair or None, "tz": tz, "window_from": window_from,
-                                "window_to": window_to, "wait_target_s": wait_target_s}.items() if v is not None}
+                                "window_to": window_to, "wait_target_s": wait_target_s, "warmup_steps": warmup_steps,
+                                "step_pattern": step_pattern, "jobs": jobs}.items() if v is not None}
     err = stderr_console()
     store = open_store_from(ctx)
     with _Progress(err, paths) as on_progress:
