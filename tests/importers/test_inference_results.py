@@ -192,3 +192,16 @@ def test_truncated_report_fails_cleanly(tmp_path: Path) -> None:
     bad.write_text(src[:500])
     with pytest.raises(BadInput, match="invalid JSON"):
         read(INFERENCE_PERF, bad)
+
+
+def test_error_rate_is_unknown_when_no_request_outcome_is_known() -> None:
+    from workbench.formats.inference_records import SampleBuilder, inference_run
+
+    rows = SampleBuilder()
+    rows.add("r1", ttft_ms=12.0)  # a row without an ok/failed flag
+    run = inference_run("x", samples=rows, summary={}, dimensions={}, meta={}, sources=[])
+    assert "error_rate" not in run.quality  # unknown, never 0
+
+    rows.add("r2", ttft_ms=13.0, ok=0.0)
+    run = inference_run("y", samples=rows, summary={}, dimensions={}, meta={}, sources=[])
+    assert run.quality["error_rate"] == 1.0  # the one known outcome failed

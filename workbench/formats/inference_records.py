@@ -165,7 +165,9 @@ def inference_run(
         run.tables[SAMPLES] = table
         ok = table["ok"] == 1.0
         failed = table["ok"] == 0.0
-        run.quality["error_rate"] = float(failed.sum() / max(1, (ok | failed).sum()))
+        known = int((ok | failed).sum())
+        if known:  # no request with a known outcome: the error rate is unknown, not 0
+            run.quality["error_rate"] = float(failed.sum() / known)
         out_tokens = table["output_tokens"][ok]
         if out_tokens.size and not np.isnan(out_tokens).any():
             run.work = Work("tokens", float(out_tokens.sum()))
