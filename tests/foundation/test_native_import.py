@@ -179,3 +179,12 @@ def test_json_output_is_one_document(tmp_path, wb_env):
     shown = json.loads(run_wb("--store", store, "show", "1", "--json").stdout)
     assert shown["phases"]["queue_ms"]["count"] == 4
     assert shown["dimensions"]["model"] == {"value": "Llama 3.1 8B", "source": "declared"}
+
+
+def test_file_names_from_a_directory_print_without_control_characters(tmp_path, wb_env):
+    d = tmp_path / "caps"
+    d.mkdir()
+    write_json(d / "evil\x1b[2Jname.json", inference_capture(2))
+    out = run_wb("--store", f"sqlite:///{tmp_path / 'e.sqlite'}", "import", str(d))
+    assert out.returncode == 0, out.stderr
+    assert "\x1b" not in out.stdout and "evil\\x1b[2Jname.json -> run 1" in out.stdout

@@ -34,7 +34,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
     from workbench.cli.context import emit_json, open_store_from, stderr_console
     from workbench.importers.base import ImportOptions
     from workbench.ingest import import_files, parse_dim_options
-    from workbench.textsafe import markup_safe
+    from workbench.textsafe import clean, markup_safe
 
     declared = parse_dim_options(dims)
     params = {k: v for k, v in {"scrape_pair": scrape_pair or None, "tz": tz, "window_from": window_from,
@@ -51,7 +51,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
         err.print(f"skipped {markup_safe(path)}: {markup_safe(why)}")
     for path, run_ids in report.imported:
         runs = ", ".join(map(str, run_ids)) if run_ids else "no runs"
-        click.echo(f"imported {path} -> run {runs}")
+        click.echo(f"imported {clean(path)} -> run {runs}")  # a file name found in a directory is untrusted
     for path, run_ids in report.linked:
         err.print(f"read again with the new files (already stored): {markup_safe(path)} -> run {', '.join(map(str, run_ids))}")
     if not report.imported:
@@ -78,9 +78,9 @@ class _Progress:
 
     def _update(self, path: Path, done: int, total: int) -> None:
         if path not in self.tasks:
-            from rich.markup import escape
+            from workbench.textsafe import markup_safe
 
-            self.tasks[path] = self.bar.add_task(escape(path.name), total=total or None)
+            self.tasks[path] = self.bar.add_task(markup_safe(path.name), total=total or None)
         self.bar.update(self.tasks[path], completed=done)
 
     def __exit__(self, *exc) -> None:
