@@ -182,6 +182,16 @@ def test_damaged_traces_fail_cleanly(tmp_path, damage, reader):
     assert str(path) in str(err.value)
 
 
+def test_a_kernel_without_a_duration_is_bad_input_not_zero_time(tmp_path, reader):
+    doc = synth.trace(0)
+    assert doc["traceEvents"][6]["cat"] == "kernel"
+    del doc["traceEvents"][6]["dur"]
+    path = synth.write(tmp_path / "r.json.gz", doc)
+    with pytest.raises(BadInput, match="dur None") as err:
+        list(IMPORTER.read([path], ImportOptions()))
+    assert "traceEvents[6]" in str(err.value)
+
+
 def test_import_into_store_then_bad_rank_file_writes_nothing(tmp_path, store_url):
     from store import open_store
     from workbench.ingest import import_files

@@ -163,7 +163,7 @@ def _events_decoder() -> Any:
 
     # Built with defstruct: this module's postponed annotations cannot name local classes.
     args = msgspec.defstruct("KinetoArgs", [("stream", int | None, None), ("correlation", int | None, None), ("device", int | None, None)], gc=False)
-    event = msgspec.defstruct("KinetoEvent", [("ph", str, ""), ("cat", str, ""), ("name", str, ""), ("ts", float | None, None), ("dur", float, 0.0),
+    event = msgspec.defstruct("KinetoEvent", [("ph", str, ""), ("cat", str, ""), ("name", str, ""), ("ts", float | None, None), ("dur", float | None, None),
                                               ("pid", int | str | None, None), ("tid", int | str | None, None), ("args", args | None, None)], gc=False)
     return msgspec.json.Decoder(list[event])
 
@@ -316,7 +316,7 @@ class _EventSink:
                         args = (ev.get("args") or {}) if role != _CPU else _NO_ARGS
                         if type(args) is not dict:
                             raise BadInput(self.path, f"args must be an object, got {type(args).__name__}", where=f"traceEvents[{i - 1}].args")
-                        self._complete(i - 1, role, cat, ev.get("name", ""), ev.get("ts"), ev.get("dur", 0), ev.get("pid"), ev.get("tid"),
+                        self._complete(i - 1, role, cat, ev.get("name", ""), ev.get("ts"), ev.get("dur"), ev.get("pid"), ev.get("tid"),
                                        args.get("stream"), args.get("correlation", -1), args.get("device"))
         finally:
             self.index = i
