@@ -58,6 +58,8 @@ def per_step(run: RunRecord, name: str, reduce: str) -> np.ndarray | None:
         np.maximum.at(out, inverse, values[keep])
         return out
     np.add.at(out, inverse, values[keep])
+    if reduce == "sum":  # a rank that does not report a step makes its total unknown, not smaller
+        out[np.isin(uniq, steps[np.isfinite(steps) & ~np.isfinite(values)])] = NAN
     if reduce == "mean":
         out /= np.bincount(inverse, minlength=len(uniq))
     return out

@@ -118,6 +118,20 @@ def test_mean_step_time_weighs_steps_equally_and_reads_ranks_and_batch():
     assert lens.throughput(r)[0] == pytest.approx(32 / (lens.primary_value(r) / 1000))
 
 
+def test_a_step_with_a_rank_missing_its_batch_has_an_unknown_total_not_a_smaller_one():
+    lens = builtin_lens("training")
+    r = run(
+        "training",
+        {
+            "step": [0, 0, 1, 1, 2, 2],
+            "rank": [0, 1, 0, 1, 0, 1],
+            "step_ms": [100, 110, 200, 210, 300, 310],
+            "samples": [16, 16, 16, np.nan, 16, np.nan],  # rank 1 silent on steps 1 and 2
+        },
+    )
+    assert as_number(lens.observed_dimensions(r)["effective_batch"].value) == 32  # step 0, not median(32, 16, 16)
+
+
 def test_eval_loss_absent_is_unknown():
     lens = builtin_lens("training")
     assert math.isnan(lens.guardrail_value(run("training", {"step_ms": [1.0]}), "eval_loss"))
