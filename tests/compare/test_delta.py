@@ -198,3 +198,16 @@ def test_primary_moving_outside_the_recorded_phases_is_said():
         r.samples["step_ms"] = r.samples["step_ms"] + 80.0  # time outside every recorded phase
     obs = texts(compare(base, cand).to_json())
     assert "Mean step time grew from 420 ms to 500 ms, but none of its recorded phases moved beyond noise." in obs
+
+
+def test_a_work_unit_from_a_capture_renders_without_control_characters():
+    from workbench.compare.render import render_comparison
+    from store.records import Work
+
+    base, cand = inference_pair(n=2)
+    for r in base + cand:
+        r.work = Work("tok\x1b[31m", r.work.amount)
+        r.window["duration_s"] = 10.0
+    text = render_comparison(compare(base, cand))
+    assert "\x1b" not in text
+    assert "tok\\x1b[31m:" in text and "tok\\x1b[31m/s" in text  # the work line and the throughput line

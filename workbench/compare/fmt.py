@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from workbench.textsafe import clean
+
 
 def num(value: float | None) -> str:
     """A number with about three significant digits, no exponent; "unknown" for nan/None."""
@@ -31,7 +33,7 @@ def qty(value: float | None, unit: str) -> str:
         return f"{num(value)} %"
     if unit == "fraction":
         return f"{num(100.0 * value)} %"
-    return f"{num(value)} {unit}".rstrip()
+    return f"{num(value)} {clean(unit)}".rstrip()  # a unit may come from a capture
 
 
 def signed(value: float, unit: str = "") -> str:

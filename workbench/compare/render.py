@@ -153,10 +153,10 @@ def phases_table(c: Comparison) -> list[str]:
 def work_lines(work: dict[str, Any]) -> list[str]:
     if not work:
         return []
-    lines = ["Work", f"  {work.get('unit', '')}: {num(work.get('baseline'))} vs {num(work.get('candidate'))}"]
+    lines = ["Work", f"  {clean(work.get('unit', ''))}: {num(work.get('baseline'))} vs {num(work.get('candidate'))}"]  # unit: from the capture
     item = work.get("per_item")
     if item:
-        lines.append(f"  {item['name']}: {num(item['baseline'])} vs {num(item['candidate'])} ({'same' if work.get('same') else 'DIFFERENT'})")
+        lines.append(f"  {clean(item['name'])}: {num(item['baseline'])} vs {num(item['candidate'])} ({'same' if work.get('same') else 'DIFFERENT'})")
     t = work.get("throughput")
     if t:
         lines.append(f"  throughput: {change(t['baseline'], t['candidate'], t['unit'])}")
