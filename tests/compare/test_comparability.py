@@ -218,8 +218,10 @@ def test_usage_errors():
         compare(b, c, changes={"modle": None})
     with pytest.raises(UsageError, match="needs a reason"):
         compare(b, c, accepts={"model": "  "})
-    with pytest.raises(UsageError, match="training run"):
+    with pytest.raises(UsageError, match="is a training run"):
         compare(b, [training_run("t", run_id=3)], lens="inference")
+    with pytest.raises(UsageError, match="is an inference run"):
+        compare([training_run("t", run_id=3)], b, lens="training")
     with pytest.raises(UsageError, match="different lenses"):
         compare(b, [training_run("t", run_id=3)])
 

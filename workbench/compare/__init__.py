@@ -43,7 +43,8 @@ def resolve_lens(
     if others:
         r = others[0]
         ref = r.id if r.id is not None else repr(r.label)
-        raise UsageError(f"run {ref} is a {r.lens} run: the {lens} lens cannot read it")
+        raise UsageError(f"run {ref} is {'an' if r.lens[:1] in 'aeiou' else 'a'} {r.lens} run: "
+                         f"the {lens} lens cannot read it")
     try:
         return get_lens(lens, extensions)
     except ExtensionError as exc:
