@@ -224,3 +224,15 @@ def test_guardrails_are_judged_beside_the_control(tmp_path, store):
     assert rails["eval_loss"]["status"] == "held" and rails["eval_loss"]["source"] == "lens:training"
     code, out, _ = wb("rerun", "plan", "--list", "--json", store=store)
     assert [p["name"] for p in json.loads(out)["plans"]] == ["g"]
+
+
+def test_a_plan_name_prints_literally_without_control_characters(tmp_path, store):
+    bench = fake_bench(tmp_path)
+    path = write_plan(tmp_path / "odd.toml", baseline=[str(bench), "10"], candidate=[str(bench), "11"], name="[b]o\rd\x07d")
+    # (not an ANSI sequence: click strips those itself when stdout is not a terminal, as here)
+    code, out, err = wb("rerun", "plan", "--from-file", str(path), store=store)
+    assert code == 0, err
+    assert "plan 1 [b]o\\rd\\x07d: saved" in out and "wb rerun run [b]o\\rd\\x07d --dry-run" in out
+    code, out, err = wb("rerun", "plan", "--list", store=store)
+    assert code == 0, err
+    assert " [b]o\\rd\\x07d " in out and "\x07" not in out  # click prints plain text: no markup escapes

@@ -140,7 +140,7 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
     from workbench.errors import UsageError
     from workbench.rerun.plan import build_plan, load_plan_file
     from workbench.rerun.preflight import run_preflight
-    from workbench.textsafe import markup_safe
+    from workbench.textsafe import clean, markup_safe
 
     store = open_store_from(ctx)
     if list_:
@@ -150,7 +150,7 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
             emit_json({"plans": rows})
         else:
             for r in rows:
-                click.echo(f"{r['id']:>4}  {markup_safe(r['name'])[:40]:<40} {r['lens']:<10} {r['digest'][:12]}")
+                click.echo(f"{r['id']:>4}  {clean(r['name'])[:40]:<40} {r['lens']:<10} {r['digest'][:12]}")
             if not rows:
                 click.echo("no rerun plans (make one with 'wb rerun plan NAME ...')", err=True)
         return
@@ -193,12 +193,12 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
         emit_json(summary)
         return
     verb = {"added": "saved", "unchanged": "unchanged (same digest)", "replaced": "replaced (it had not run yet)"}[how]
-    click.echo(f"plan {row.id} {markup_safe(plan.name)}: {verb}; digest {row.digest[:16]}")
+    click.echo(f"plan {row.id} {clean(plan.name)}: {verb}; digest {row.digest[:16]}")
     for label, cmd in (("A ", plan.baseline), ("B ", plan.candidate), ("A′", plan.command("A'"))):
         click.echo(f"  {label} {_show_argv(cmd.argv)}")
     click.echo(f"  {plan.rounds} rounds, {plan.order} order (seed {plan.seed}), timeout {plan.timeout_s:g} s, "
                f"{len(plan.artifacts)} artifact(s), {len(plan.guardrails)} guardrail(s)")
-    click.echo(f"next: wb rerun run {plan.name} --dry-run")
+    click.echo(f"next: wb rerun run {clean(plan.name)} --dry-run")
 
 
 def _int_option(text: str, what: str) -> int:
