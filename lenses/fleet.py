@@ -121,10 +121,11 @@ def read_window(run: RunRecord) -> FleetWindow:
     span = we - ws
     run_from = np.clip(start, ws, we)
     run_to = np.clip(np.where(np.isfinite(end), end, we), ws, we)
-    ran = np.isfinite(start) & np.isfinite(gpus) & (run_to > run_from)
-    gpu_seconds = float((gpus[ran] * (run_to[ran] - run_from[ran])).sum())
+    # A job that held GPUs in the window with an unknown gang size makes the total unknown, not smaller.
+    ran = np.isfinite(start) & (run_to > run_from)
+    gpu_seconds = float((gpus[ran] * (run_to[ran] - run_from[ran])).sum())  # NaN when a gang size is unknown
     allocated_mean = gpu_seconds / span if math.isfinite(span) and span > 0 else NAN
-    at_end = np.isfinite(start) & (start <= we) & (~np.isfinite(end) | (end > we)) & np.isfinite(gpus)
+    at_end = np.isfinite(start) & (start <= we) & (~np.isfinite(end) | (end > we))
     allocated_end = float(gpus[at_end].sum()) if n else NAN
 
     return FleetWindow(

@@ -226,3 +226,15 @@ def test_crlf_line_endings(tmp_path: Path) -> None:
     path.write_bytes(b"JobID|State|Start|End|AllocTRES\r\n9|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:10:00|gres/gpu=4\r\n")
     (run,) = read(path, **UTC)
     assert run.samples["gpus"][0] == 4 and run.samples["end"][0] - run.samples["start"][0] == 600
+
+
+def test_gpu_hours_are_unknown_when_a_running_job_has_no_gang_size(tmp_path: Path) -> None:
+    path = tmp_path / "s.txt"
+    head = "JobID|State|Submit|Eligible|Start|End|ReqTRES\n"
+    known = "1|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T01:00:00|gres/gpu=4\n"
+    path.write_text(head + known)
+    (run,) = read(path, tz="UTC", window_from="2026-01-01T00:00:00", window_to="2026-01-01T01:00:00")
+    assert run.work.amount == pytest.approx(4.0)
+    path.write_text(head + known + "2|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T01:00:00|\n")  # no GPU field
+    (run,) = read(path, tz="UTC", window_from="2026-01-01T00:00:00", window_to="2026-01-01T01:00:00")
+    assert run.work.unit == "GPU-hours" and run.work.amount is None  # not 4: job 2 held an unknown number

@@ -175,6 +175,14 @@ def test_fleet_window_metrics_by_their_definitions():
     assert m["waiting_jobs"] == 2
 
 
+def test_fleet_allocation_is_unknown_when_a_running_gang_size_is():
+    jobs = [(8, -100, -90, -50, NAN), (NAN, 0, 10, 40, 540)]  # the second job's GPU count is unknown
+    w = read_window(fleet(jobs))
+    assert math.isnan(w.allocated_mean)  # not 8: the unknown job held GPUs for half the window
+    w = read_window(fleet([*jobs[:1], (NAN, 0, 10, 40, 300)]))  # it ended before the window did
+    assert math.isnan(w.allocated_mean) and w.allocated_end == 8
+
+
 def test_fleet_without_eligibility_history_has_unknown_waits():
     lens = builtin_lens("fleet")
     r = fleet([(4, 0, NAN, 40, 540), (2, 90, NAN, 200, 300)])

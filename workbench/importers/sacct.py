@@ -597,8 +597,8 @@ def _gpu_seconds(s: dict[str, np.ndarray], ws: float, we: float) -> float:
         return NAN
     run_from = np.clip(s["start"], ws, we)
     run_to = np.clip(np.where(np.isfinite(s["end"]), s["end"], we), ws, we)
-    ran = np.isfinite(s["start"]) & np.isfinite(s["gpus"]) & (run_to > run_from)
-    return float((s["gpus"][ran] * (run_to[ran] - run_from[ran])).sum())
+    ran = np.isfinite(s["start"]) & (run_to > run_from)
+    return float((s["gpus"][ran] * (run_to[ran] - run_from[ran])).sum())  # NaN (unknown work) when a gang size is unknown
 
 
 def _capacity(paths: list[Path]) -> tuple[float, dict[str, Any]]:
