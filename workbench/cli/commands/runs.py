@@ -26,7 +26,7 @@ def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
         return
     console = stdout_console()
     if not runs:
-        console.print("no runs in this store yet: try 'wb import FILE' or 'wb demo'")
+        console.print("no runs in this store yet: try 'wb import FILE' ('wb demo' has its own store)")
         return
     from rich.table import Table
 
