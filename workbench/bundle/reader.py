@@ -126,17 +126,22 @@ def parse_bundle(data: bytes, *, source: str | Path | None = None, max_depth: in
     return doc
 
 
+def _limit(max_bytes: int) -> str:
+    """The size limit as given: whole MiB, else bytes (a small limit must not read '0 MiB')."""
+    return f"{max_bytes >> 20} MiB" if max_bytes >= 2**20 and max_bytes % 2**20 == 0 else f"{max_bytes:,}-byte"
+
+
 def read_bundle_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The file's bytes, refusing more than ``max_bytes`` (checked before reading)."""
     path = Path(path)
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            raise BadInput(path, f"{size / 1e6:.1f} MB is over the {max_bytes / 2**20:.0f} MiB limit for bundles (raise it with --max-size)")
+            raise BadInput(path, f"{size / 1e6:.1f} MB is over the {_limit(max_bytes)} limit for bundles (raise it with --max-size)")
         with path.open("rb") as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise BadInput(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > max_bytes:  # grew while we read, or not a regular file
-        raise BadInput(path, f"over the {max_bytes / 2**20:.0f} MiB limit for bundles")
+        raise BadInput(path, f"over the {_limit(max_bytes)} limit for bundles")
     return data
