@@ -26,3 +26,10 @@ def demo_url(_demo_store_master, tmp_path):
     target = tmp_path / "demo.sqlite"
     shutil.copy(_demo_store_master, target)
     return f"sqlite:///{target}"
+
+
+@pytest.fixture(autouse=True)
+def _private_data_dir(tmp_path, monkeypatch):
+    """Rerun work directories (and any default store) go under tmp_path, not the user's data dir."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("WB_STORE", raising=False)
