@@ -304,6 +304,19 @@ def check(inference: dict, training: dict, fleet: dict) -> list[str]:
     return lines
 
 
+def not_comparable_doc() -> dict:
+    """One candidate-like run on other hardware: the demo's example of a refused pair.
+
+    Its own RNG stream, so adding it leaves every other file as it was.
+    """
+    rng = np.random.default_rng(SEED + 1)
+    doc = inference_docs(rng)["candidate"][0]
+    doc["label"] = "engine v0.8.3 on 1x A100 (other hardware)"
+    doc["dimensions"] = {**doc["dimensions"], "hardware": "1x A100 SXM4 80GB"}
+    doc["demo"] = {"side": "not-comparable", "synthetic": True}
+    return doc
+
+
 def main() -> int:
     rng = np.random.default_rng(SEED)
     inference, training, fleet = inference_docs(rng), training_docs(rng), fleet_docs(rng)
@@ -312,6 +325,8 @@ def main() -> int:
         for side, docs in sides.items():
             for i, doc in enumerate(docs, start=1):
                 _write(lens, f"{side}-{i}", doc)
+    # In a folder of its own, imported last, so the other runs keep their ids.
+    _write("not-comparable", "inference-a100-1", not_comparable_doc())
     print("\n".join(lines))
     return 0
 

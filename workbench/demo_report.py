@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 # (lens, baseline side, candidate side) as labelled by captures/generate_demo.py
 DEMO_PAIRS = (
-    ("inference", "engine v0.8.2 run", "engine v0.8.3 run"),
+    ("inference", "engine v0.8.2 run", "engine v0.8.3 run "),
     ("training", "PyTorch 2.3.1 run", "PyTorch 2.4.0-rc1 run"),
     ("fleet", "window A", "window B"),
 )
@@ -28,17 +28,23 @@ def demo_pairs(store: "Store") -> list[tuple[str, list[int], list[int]]]:
 
 
 def print_demo_report(store: "Store") -> None:
-    try:
-        from workbench.compare.render import render_comparison  # built by the compare stage
-        from workbench.compare import compare
-    except ImportError:
-        click.echo("demo: try 'wb runs', then 'wb show RUN'")
-        return
-    for lens, base_ids, cand_ids in demo_pairs(store):
+    from workbench.compare import compare
+    from workbench.compare.render import render_comparison
+
+    pairs = demo_pairs(store)
+    for lens, base_ids, cand_ids in pairs:
         comparison = compare(store.load_runs(base_ids), store.load_runs(cand_ids), lens=lens,
                              changes=_demo_change(lens, store, base_ids, cand_ids))
         click.echo(render_comparison(comparison))
         click.echo("")
+    # The demo's pair that cannot be compared: comparability comes before any delta.
+    other = [r.id for r in store.list_runs("inference") if r.label.endswith("(other hardware)")]
+    base_ids = pairs[0][1]
+    if other and base_ids:
+        click.echo("A pair the inference lens refuses (the candidate ran on other hardware):")
+        refused = compare(store.load_runs(base_ids), store.load_runs(other), lens="inference",
+                          changes=_demo_change("inference", store, base_ids, other))
+        click.echo(render_comparison(refused))
 
 
 def _demo_change(lens: str, store: "Store", base_ids: list[int], cand_ids: list[int]) -> dict:

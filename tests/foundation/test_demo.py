@@ -7,15 +7,15 @@ from tests.conftest import REPO, run_wb
 
 def test_demo_loads_every_capture_once(wb_env):
     files = sorted((REPO / "captures" / "demo").rglob("*.json"))
-    assert len(files) == 45
+    assert len(files) == 46
     first = run_wb("demo", "--json")
     assert first.returncode == 0, first.stderr
     loaded = json.loads(first.stdout)
-    assert len(loaded["imported_runs"]) == 45
-    assert loaded["runs_by_lens"] == {"inference": 15, "training": 15, "fleet": 15}
+    assert len(loaded["imported_runs"]) == 46
+    assert loaded["runs_by_lens"] == {"inference": 16, "training": 15, "fleet": 15}
     assert "demo.sqlite" in loaded["store"]
     again = json.loads(run_wb("demo", "--json").stdout)
-    assert again["imported_runs"] == [] and again["already_loaded_files"] == 45
+    assert again["imported_runs"] == [] and again["already_loaded_files"] == 46
 
 
 def test_import_every_capture_then_list(wb_env):
@@ -23,7 +23,7 @@ def test_import_every_capture_then_list(wb_env):
     out = run_wb("--store", store, "import", str(REPO / "captures" / "demo"))
     assert out.returncode == 0, out.stderr
     runs = json.loads(run_wb("--store", store, "runs", "--json").stdout)
-    assert len(runs) == 45
+    assert len(runs) == 46
     by_label = {r["label"]: r for r in runs}
     run = by_label["engine v0.8.3 run 1"]
     assert run["lens"] == "inference" and run["samples"] == 400
