@@ -118,16 +118,10 @@ def sniff(head: bytes) -> bool:
 
 def load_dump(path: str | Path, *, max_bytes: int = safe_pickle.MAX_BYTES) -> RankDump:
     """One rank's dump, pickle or JSON, plain or gzip."""
-    from workbench.importers.base import READ_ERRORS, open_binary
+    from workbench.importers.base import read_bounded
 
     path = Path(path)
-    try:
-        with open_binary(path) as fh:
-            raw = fh.read(max_bytes + 1)
-    except READ_ERRORS as exc:
-        raise BadInput(path, f"cannot be read ({exc})") from None
-    if len(raw) > max_bytes:
-        raise BadInput(path, f"dump is over the {max_bytes}-byte limit")
+    raw = read_bounded(path, max_bytes, f"dump is over the {max_bytes}-byte limit")
     if raw.lstrip()[:1] == b"{":
         try:
             doc = json.loads(raw)

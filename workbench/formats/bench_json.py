@@ -18,7 +18,7 @@ from typing import Any
 
 from workbench.errors import BadInput
 from workbench.formats.inference_records import SampleBuilder, number, stat_name
-from workbench.importers.base import READ_ERRORS, open_binary
+from workbench.importers.base import read_bounded
 
 MAX_BYTES = 2 << 30  # a single result file bigger than this is not a benchmark result
 
@@ -32,13 +32,7 @@ _DECODER = json.JSONDecoder(parse_constant=_refuse)
 
 def read_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each top-level JSON object with the line it starts on (JSONL or concatenated)."""
-    try:
-        with open_binary(path) as stream:
-            data = stream.read(MAX_BYTES + 1)
-    except READ_ERRORS as exc:
-        raise BadInput(path, f"cannot be read ({exc})") from None
-    if len(data) > MAX_BYTES:
-        raise BadInput(path, "larger than 2 GiB; not a benchmark result file")
+    data = read_bounded(path, MAX_BYTES, "larger than 2 GiB; not a benchmark result file")
     text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
     pos, n = 0, len(text)
     found = 0
@@ -183,3 +177,15 @@ def itl_table(obj: dict[str, Any]) -> dict[str, Any] | None:
     if not gaps:
         return None
     return {"request": np.array(req, dtype=np.float64), "itl_ms": np.array(gaps, dtype=np.float64)}
+
+
+def load_object(path: Path, limit: int, too_big: str) -> dict[str, Any]:
+    """One strict JSON object from a small file (NaN/Infinity refused; faults name the line)."""
+    data = read_bounded(path, limit, too_big)
+    try:
+        obj = json.loads(data.decode("utf-8", errors="replace"), parse_constant=_refuse)
+    except (ValueError, RecursionError) as exc:
+        raise BadInput(path, f"invalid JSON ({getattr(exc, 'msg', exc)}; truncated?)", where=f"line {getattr(exc, 'lineno', '?')}") from None
+    if not isinstance(obj, dict):
+        raise BadInput(path, "expected a JSON object")
+    return obj

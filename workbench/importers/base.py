@@ -144,3 +144,18 @@ def open_binary(path: Path, on_progress: Callable[[int], None] | None = None) ->
 
 # Exceptions a streaming read of a (possibly gzip) file raises on damaged input.
 READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
+
+
+def read_bounded(path: Path, limit: int, too_big: str) -> bytes:
+    """The whole (decompressed) content of a file that is expected to be small.
+
+    ``too_big`` is the message when it holds more than ``limit`` bytes.
+    """
+    try:
+        with open_binary(path) as stream:
+            data = stream.read(limit + 1)
+    except READ_ERRORS as exc:
+        raise BadInput(path, f"cannot be read ({exc})") from None
+    if len(data) > limit:
+        raise BadInput(path, too_big)
+    return data

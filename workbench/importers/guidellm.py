@@ -13,7 +13,6 @@ never as ``queue_ms``.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterator
@@ -25,7 +24,8 @@ import numpy as np
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats.inference_records import SampleBuilder, inference_run, number, request_mix, stats_block
-from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
+from workbench.formats.bench_json import load_object
+from workbench.importers.base import Importer, ImportOptions, Probe
 
 MAX_BYTES = 1 << 30
 METRICS = {
@@ -67,25 +67,8 @@ class GuideLLMImporter(Importer):
 IMPORTER = GuideLLMImporter()
 
 
-def _refuse(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _load(path: Path) -> dict[str, Any]:
-    try:
-        with open_binary(path) as f:
-            data = f.read(MAX_BYTES + 1)
-    except READ_ERRORS as exc:
-        raise BadInput(path, f"cannot be read ({exc})") from None
-    if len(data) > MAX_BYTES:
-        raise BadInput(path, "larger than 1 GiB; not a GuideLLM report")
-    try:
-        obj = json.loads(data.decode("utf-8", errors="replace"), parse_constant=_refuse)
-    except (ValueError, RecursionError) as exc:
-        raise BadInput(path, f"invalid JSON ({getattr(exc, 'msg', exc)}; truncated?)", where=f"line {getattr(exc, 'lineno', '?')}") from None
-    if not isinstance(obj, dict):
-        raise BadInput(path, "expected a JSON object")
-    return obj
+    return load_object(path, MAX_BYTES, "larger than 1 GiB; not a GuideLLM report")
 
 
 def _run(bench: dict[str, Any], path: Path, index: int, count: int, options: ImportOptions) -> RunRecord:

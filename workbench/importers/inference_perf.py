@@ -21,7 +21,6 @@ requests (the v0.11 ``kv_cache_usage_percentage`` queried under its old name,
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import defaultdict
@@ -34,6 +33,7 @@ import numpy as np
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats import engine_config, mini_yaml
+from workbench.formats.bench_json import load_object
 from workbench.formats.inference_records import inference_run, number, request_mix, stats_block
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
 
@@ -92,25 +92,10 @@ def _is_load_config(head: str) -> bool:
 
 
 def _load_json(path: Path) -> dict[str, Any]:
-    try:
-        with open_binary(path) as f:
-            data = f.read(MAX_JSON_BYTES + 1)
-    except READ_ERRORS as exc:
-        raise BadInput(path, f"cannot be read ({exc})") from None
-    if len(data) > MAX_JSON_BYTES:
-        raise BadInput(path, "larger than 64 MiB; not an inference-perf report")
-    try:
-        obj = json.loads(data.decode("utf-8", errors="replace"), parse_constant=_refuse)
-    except (ValueError, RecursionError) as exc:
-        raise BadInput(path, f"invalid JSON ({getattr(exc, 'msg', exc)}; truncated?)",
-                       where=f"line {getattr(exc, 'lineno', '?')}") from None
-    if not isinstance(obj, dict) or "successes" not in obj:
+    obj = load_object(path, MAX_JSON_BYTES, "larger than 64 MiB; not an inference-perf report")
+    if "successes" not in obj:
         raise BadInput(path, "not an inference-perf report (no 'successes')")
     return obj
-
-
-def _refuse(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def _companions(folder: Path, extras: list[Path]) -> dict[str, Any]:
