@@ -21,6 +21,13 @@ def safe(value: Any, style: str = "") -> Text:
     return Text(clean("unknown" if value is None else value), style=style)
 
 
+def highlighted_id(options: OptionList) -> int | None:
+    """The integer id of the highlighted option, or None when nothing is highlighted."""
+    if options.highlighted is None or not options.option_count:
+        return None
+    return int(options.get_option_at_index(options.highlighted).id or 0)
+
+
 def block(text: str) -> Text:
     """A multi-line report (already cleaned by its renderer) shown literally."""
     return Text(clean(text, single_line=False), no_wrap=True)
@@ -153,9 +160,9 @@ class RunPicker(OptionList):
         return safe(f"{mark} {run_id:>4}  {self._labels.get(run_id, '')}")
 
     def action_toggle(self) -> None:
-        if self.highlighted is None:
+        run_id = highlighted_id(self)
+        if run_id is None:
             return
-        run_id = int(self.get_option_at_index(self.highlighted).id or 0)
         self.selected.symmetric_difference_update({run_id})
         self.replace_option_prompt_at_index(self.highlighted, self._prompt(run_id))
 

@@ -11,7 +11,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, safe
+from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, highlighted_id, safe
 
 STATUSES = (("supported", "supported: the deciding test supports it"), ("refuted", "refuted: the test contradicts it"),
             ("undetermined", "undetermined: the test could not decide"), ("open", "open: not tested yet"))
@@ -47,12 +47,12 @@ class HypothesizeStage(Stage):
                 label = safe(f"{o['id']:>3}  (retracted) {o['text']}", "strike dim")
             else:
                 label = safe(f"{o['id']:>3}  {o['text']}")
-            obs_list.add_option(Option(label, id=f"o{o['id']}"))
+            obs_list.add_option(Option(label, id=str(o["id"])))
         for h in inv.get("hypotheses") or []:
             label = Text(f"{h['id']:>3}  ")
             label.append(f"[{h['status'].upper()}] ", style="bold")
             label.append_text(safe(h["statement"]))
-            hyp_list.add_option(Option(label, id=f"h{h['id']}"))
+            hyp_list.add_option(Option(label, id=str(h["id"])))
         self._detail()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -73,17 +73,15 @@ class HypothesizeStage(Stage):
         detail.update(t)
 
     def _selected_hypothesis(self) -> dict[str, Any] | None:
-        hyp_list = self.query_one("#hypotheses", OptionList)
-        if self.inv is None or hyp_list.highlighted is None:
+        hid = highlighted_id(self.query_one("#hypotheses", OptionList))
+        if self.inv is None or hid is None:
             return None
-        hid = int(str(hyp_list.get_option_at_index(hyp_list.highlighted).id)[1:])
         return next((h for h in self.inv.get("hypotheses") or [] if h["id"] == hid), None)
 
     def _selected_observation(self) -> dict[str, Any] | None:
-        obs_list = self.query_one("#observations", OptionList)
-        if self.inv is None or obs_list.highlighted is None:
+        oid = highlighted_id(self.query_one("#observations", OptionList))
+        if self.inv is None or oid is None:
             return None
-        oid = int(str(obs_list.get_option_at_index(obs_list.highlighted).id)[1:])
         return next((o for o in self.inv.get("observations") or [] if o["id"] == oid), None)
 
     def action_hypothesis(self) -> None:

@@ -12,7 +12,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import block, safe
+from workbench.tui.widgets import block, highlighted_id, safe
 
 
 class InspectStage(Stage):
@@ -65,12 +65,11 @@ class InspectStage(Stage):
             return
         from workbench.tui import services
 
-        derived = self.query_one("#derived", OptionList)
         comp = services.latest_comparison(self.inv)
-        if comp is None or derived.highlighted is None:
+        index = highlighted_id(self.query_one("#derived", OptionList))
+        if comp is None or index is None:
             self.wb.notify("Select a derived observation first", severity="warning")
             return
-        index = int(derived.get_option_at_index(derived.highlighted).id or 0)
 
         def pinned(obs: dict[str, Any]) -> None:
             self.wb.notify(f"Pinned observation {obs['id']} (observation, not cause)")

@@ -14,7 +14,7 @@ from textual.widgets import OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import Field, FormScreen, block, safe
+from workbench.tui.widgets import Field, FormScreen, block, highlighted_id, safe
 
 
 class RunProgress(Message):
@@ -70,10 +70,7 @@ class VerifyStage(Stage):
                                                                "or see docs/verify.md to wrap your own benchmark (wb rerun plan)."))
 
     def _plan_id(self) -> int | None:
-        widget = self.query_one("#plans", OptionList)
-        if widget.highlighted is None or not self.plans:
-            return None
-        return int(widget.get_option_at_index(widget.highlighted).id or 0)
+        return highlighted_id(self.query_one("#plans", OptionList)) if self.plans else None
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         plan_id = self._plan_id()
