@@ -8,7 +8,8 @@ median wall time and the median CPU time (user + system) of the child, with the 
 of the wall median to `wb --help`'s, and the load average before and after.
 
 Children run with byte-compiled modules (as an installed wb is): PYTHONDONTWRITEBYTECODE
-is cleared for them and one warm-up round comes first.
+is cleared for them and one warm-up round comes first. They run in a scratch directory,
+so ``PYTHONPATH=OTHER_CHECKOUT`` measures another checkout's code with the same venv.
 
     .venv/bin/python bench/cli_latency.py [--rounds 7]
 """
@@ -28,10 +29,10 @@ from pathlib import Path
 DEMO_INFERENCE = ["1", "2", "3", "4", "5", "--vs", "11", "12", "13", "14", "15", "--change", "engine_revision=v0.8.2:v0.8.3"]
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+def timed(cmd: list[str], env: dict[str, str], cwd: str) -> tuple[float, float, int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc.returncode
@@ -47,8 +48,8 @@ def main() -> None:
         env = {**os.environ, "XDG_DATA_HOME": tmp, "PYTHONDONTWRITEBYTECODE": ""}
         env.pop("WB_STORE", None)
         empty, demo = str(Path(tmp) / "empty.sqlite"), str(Path(tmp) / "wb" / "demo.sqlite")
-        subprocess.run([py, "-c", "from store import open_store; open_store(__import__('sys').argv[1]).engine", empty], env=env, check=True)
-        subprocess.run([*wb, "demo", "--json"], env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([py, "-c", "from store import open_store; open_store(__import__('sys').argv[1]).engine", empty], env=env, check=True, cwd=tmp)
+        subprocess.run([*wb, "demo", "--json"], env=env, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
         rows = {
             "python -c pass": [py, "-c", "pass"],
             "wb --help": [*wb, "--help"],
@@ -58,14 +59,14 @@ def main() -> None:
             "wb inspect (demo inference)": [*wb, "--store", demo, "inspect", *DEMO_INFERENCE, "--json"],
         }
         for cmd in rows.values():  # warm-up: byte-compile, fill the page cache
-            if timed(cmd, env)[2] != 0:
+            if timed(cmd, env, tmp)[2] != 0:
                 sys.exit(f"failed: {' '.join(cmd)}")
         load_before = os.getloadavg()
         walls: dict[str, list[float]] = {k: [] for k in rows}
         cpus: dict[str, list[float]] = {k: [] for k in rows}
         for _ in range(args.rounds):
             for name, cmd in rows.items():
-                wall, cpu, _rc = timed(cmd, env)
+                wall, cpu, _rc = timed(cmd, env, tmp)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
         load_after = os.getloadavg()
