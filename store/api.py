@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from store import columns
 from store.engine import connect_sqlite, default_data_dir, display_url, make_engine, normalize_url, sqlite_path, writable
 from store.errors import RunNotFound, SchemaError, StoreError
@@ -164,6 +162,7 @@ class Store:
         (files already in the store, by capture id). Either everything is written or
         nothing is.
         """
+        import numpy as np
         from sqlalchemy import insert
 
         from store.tables import Capture, Run, RunColumn, RunSource
