@@ -63,6 +63,7 @@ class Store:
         self.read_only = read_only
         self._absent = absent
         self._engine = engine
+        self._warmer: Any = None
 
     def __repr__(self) -> str:
         return f"Store({display_url(self.url)!r})"
@@ -126,25 +127,27 @@ class Store:
 
     # -- captures ---------------------------------------------------------------
 
-    def find_capture(self, sha256: str) -> "Capture | None":
-        from sqlmodel import select
-
-        from store.tables import Capture
-
+    def find_capture(self, sha256: str) -> "CaptureRow | None":
         if self._absent:
             return None
-        with self.session() as s:
-            return s.exec(select(Capture).where(Capture.sha256 == sha256)).first()
+        with self._read() as q:
+            rows = q(f"SELECT {_CAPTURE_COLUMNS} FROM capture c WHERE c.sha256 = :sha", {"sha": sha256})
+        return CaptureRow(*rows[0]) if rows else None
 
     def capture_runs(self, capture_id: int) -> list[int]:
-        from sqlmodel import select
-
-        from store.tables import RunSource
-
         if self._absent:
             return []
-        with self.session() as s:
-            return sorted(s.exec(select(RunSource.run_id).where(RunSource.capture_id == capture_id)).all())
+        with self._read() as q:
+            return sorted(int(r[0]) for r in q("SELECT run_id FROM run_source WHERE capture_id = :c", {"c": capture_id}))
+
+    def prepare_writes(self) -> None:
+        """Load SQLAlchemy and the tables in a background thread (a command that will
+        write calls this first, so the load overlaps reading its input)."""
+        import threading
+
+        if self._warmer is None:
+            self._warmer = threading.Thread(target=_load_orm, name="wb-store-warm-up", daemon=True)
+            self._warmer.start()
 
     def run_captures(self, run_id: int) -> list["CaptureRow"]:
         if self._absent:
@@ -300,10 +303,20 @@ def _run_row(record: RunRecord, origin: str) -> "Run":
 
 # "window" is a reserved word in PostgreSQL: quoted.
 _RUN_COLUMNS = 'id, lens, label, dimensions, "window", work_unit, work_amount, quality, meta, sample_count, origin, created_at'
-_CAPTURES_OF_RUN = (
-    "SELECT c.id, c.sha256, c.size, c.name, c.path, c.format, c.importer, c.importer_version, c.imported_at "
-    "FROM capture c JOIN run_source s ON s.capture_id = c.id WHERE s.run_id = :run ORDER BY c.id"
-)
+_CAPTURE_COLUMNS = "c.id, c.sha256, c.size, c.name, c.path, c.format, c.importer, c.importer_version, c.imported_at"
+_CAPTURES_OF_RUN = f"SELECT {_CAPTURE_COLUMNS} FROM capture c JOIN run_source s ON s.capture_id = c.id WHERE s.run_id = :run ORDER BY c.id"
+
+
+def _load_orm() -> None:
+    try:
+        import sqlalchemy.orm  # noqa: F401
+        import sqlmodel  # noqa: F401
+
+        from store.tables import load_all_tables
+
+        load_all_tables()
+    except Exception:  # noqa: BLE001 - only a head start: the writer imports (and reports) again
+        pass
 
 
 @dataclass(frozen=True)

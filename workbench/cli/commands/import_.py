@@ -42,6 +42,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
                                 "step_pattern": step_pattern, "jobs": jobs}.items() if v is not None}
     err = stderr_console()
     store = open_store_from(ctx)
+    store.prepare_writes()  # SQLAlchemy and the tables load while the files are read
     with _Progress(err, paths) as on_progress:
         report = import_files(store, paths, ImportOptions(label=label, params=params, progress=on_progress), dims=declared)
     if as_json:
