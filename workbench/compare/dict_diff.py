@@ -81,14 +81,21 @@ def unread_note(baseline: Any, candidate: Any) -> str | None:
     return "; ".join(parts) + " (what was not read cannot be called the same)" if parts else None
 
 
+def _setting(key: str) -> str:
+    """The setting a flattened key belongs to: a flag (``speculative_config.method`` ->
+    ``speculative_config``) or one environment variable (``env.VLLM_USE_V1``)."""
+    parts = key.split(".")
+    return ".".join(parts[:2]) if parts[0] == "env" and len(parts) > 1 else parts[0]
+
+
 def several_changed(name: str, changes: list[dict[str, Any]]) -> str | None:
     """``2 engine settings changed at once: a, b — the effect cannot be given to either``."""
-    if len(changes) < 2:
+    settings = list(dict.fromkeys(_setting(c["key"]) for c in changes))
+    if len(settings) < 2:
         return None
     noun = NOUNS.get(name, ("setting", "settings"))[1]
-    keys = ", ".join(c["key"] for c in changes)
-    which = "either" if len(changes) == 2 else "any one of them"
-    return f"{len(changes)} {noun} changed at once: {keys} — the effect cannot be given to {which}"
+    which = "either" if len(settings) == 2 else "any one of them"
+    return f"{len(settings)} {noun} changed at once: {', '.join(settings)} — the effect cannot be given to {which}"
 
 
 def row_json(name: str, state: str, baseline: Any, candidate: Any) -> dict[str, Any]:

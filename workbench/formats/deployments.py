@@ -16,6 +16,7 @@ configuration can say where it came from. Reading the flags is engine_flags' job
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,12 +50,19 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _argv(value: Any) -> list[str]:
+def _argv(value: Any, *, split: bool = False) -> list[str]:
+    """A command as a list; a string one split as compose splits it (``split``), else
+    kept whole, to be read as a shell line."""
     if value is None:
         return []
     if isinstance(value, list):
         return [_text(v) for v in value]
-    return [_text(value)]  # a string command: split later, as a shell line
+    if split:
+        try:
+            return shlex.split(_text(value))
+        except ValueError:
+            pass  # an unbalanced quote: kept whole, and reported as not read
+    return [_text(value)]
 
 
 def _gpus(resources: Any) -> int | None:
@@ -180,7 +188,7 @@ def _compose(doc: dict[str, Any], where: str) -> list[Site]:
             continue
         swhere = f"{where}services.{name}"
         site = Site("docker compose", swhere, image=_text(service.get("image")))
-        site.argv = _argv(service.get("entrypoint")) + _argv(service.get("command"))
+        site.argv = _argv(service.get("entrypoint"), split=True) + _argv(service.get("command"), split=True)
         parts = [p for p in ("entrypoint", "command") if service.get(p) is not None]
         site.argv_where = f"{swhere}.{' + '.join(parts)}" if parts else ""
         env = service.get("environment")

@@ -55,7 +55,7 @@ def _finish(settings: dict[str, Any], unparsed: list[str], env: dict[str, str], 
     stated = {k: v for k, v in sorted(env.items()) if engine_env(k)}
     if stated:
         out["env"] = stated
-    unparsed = [*unparsed, *(f"env {n} (value not in the file)" for n in env_unread if engine_env(n) or " " in n)]
+    unparsed = [*unparsed, *(n if " " in n else f"env {n} (value not in the file)" for n in env_unread if engine_env(n) or " " in n)]
     if unparsed:
         out["unparsed"] = unparsed
     if env.get("VLLM_USE_V1") in ("0", "1"):
@@ -135,7 +135,7 @@ def read_site(site: deployments.Site, file: Path | str) -> dict[str, Any] | None
     "weights", "sources", "shape"}`` (keys only when the file states them).
     """
     image_engine = engine_from_image(site.image) or site.engine_hint
-    cmd, problems, how = engine_flags.engine_command(site.argv, image_engine)
+    cmd, problems, how = engine_flags.engine_command(site.argv, image_engine, site.env)
     engine = cmd.engine if cmd else image_engine
     if engine is None:
         return None
@@ -154,7 +154,7 @@ def read_site(site: deployments.Site, file: Path | str) -> dict[str, Any] | None
         unparsed += parsed.unparsed
         if cmd.args or site.argv:
             sources.append({"file": str(file), "path": site.argv_where, "read": f"{how} ({cmd.launcher})"})
-    elif site.argv:
+    elif site.argv and not problems:
         unparsed.append(f"{' '.join(site.argv)[:200]} (no {engine} command found in it)")
         sources.append({"file": str(file), "path": site.argv_where, "read": "unreadable command"})
     if site.env or site.env_unread:
@@ -177,6 +177,13 @@ def read_site(site: deployments.Site, file: Path | str) -> dict[str, Any] | None
         revision = config.get("revision")
         out["weights"] = f"{model}@{revision}" if revision else f"{model} (hub, revision not pinned)"
     return out
+
+
+def looks_like_deployment(head: str) -> bool:
+    """The start of a file that deploys vLLM or SGLang, in one of the shapes read."""
+    if not re.search(r"vllm|sglang", head, re.IGNORECASE):
+        return False
+    return ("apiVersion:" in head and "kind:" in head) or "servingEngineSpec:" in head or bool(re.search(r"(?m)^services:\s*$", head))
 
 
 def read_deployment(path: Path) -> list[dict[str, Any]]:

@@ -128,11 +128,13 @@ NOT_ENGINE = frozenset({
     "disable_fastapi_docs", "allowed_origins", "allowed_methods", "allowed_headers", "middleware", "response_role",
     "disable_log_requests", "enable_log_requests", "enable_request_id_headers", "log_level", "dist_init_addr",
     "data_parallel_address", "data_parallel_rpc_port", "engine_generation", "tokenizer_path", "chat_template",
+    "backend",  # KServe's runtime backend: it names the engine
 })
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 _VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmgKMG])$")
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh"}
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -379,7 +381,7 @@ def shell_commands(script: str) -> tuple[list[list[str]], list[str]]:
     problems: list[str] = []
     for line in _logical_lines(script):
         line = re.sub(r"(?<=\s)\d*[<>]&\d+|^\d*[<>]&\d+", " ", line)  # 2>&1, >&2
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")  # not "()": $(VAR) stays one word
         lexer.whitespace_split = True
         lexer.commenters = ""
         try:
@@ -394,7 +396,7 @@ def shell_commands(script: str) -> tuple[list[list[str]], list[str]]:
                 skip = False
             elif token.startswith("#") and not words or token == "#":
                 break
-            elif token and set(token) <= set(";&|()"):
+            elif token and set(token) <= set(";&|"):
                 if words:
                     commands.append(words)
                 words = []
@@ -469,12 +471,13 @@ def script_engine(script: str) -> tuple[Command | None, list[str]]:
     return None, problems
 
 
-def engine_command(argv: list[str], image_engine: str | None) -> tuple[Command | None, list[str], str]:
+def engine_command(argv: list[str], image_engine: str | None, env: dict[str, str] | None = None) -> tuple[Command | None, list[str], str]:
     """The engine invocation in a container's argv: ``(command, unparsed, how)``.
 
     ``how`` says which form was read: ``argv``, ``shell command line``, ``image entrypoint``.
+    Kubernetes' ``$(VAR)`` is expanded first, as the kubelet does before any shell runs.
     """
-    argv = [str(a) for a in argv]
+    argv = [_K8S_VAR.sub(lambda m: (env or {}).get(m.group(1), m.group(0)), str(a)) for a in argv]
     for i, word in enumerate(argv[:-1]):
         if os.path.basename(word) in _SHELLS and re.fullmatch(r"-[a-z]*c[a-z]*", argv[i + 1]) and i + 2 < len(argv):
             found, problems = script_engine(argv[i + 2])

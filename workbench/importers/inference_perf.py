@@ -84,7 +84,7 @@ def _looks_json(path: Path) -> bool:
 
 
 def _is_manifest(head: str) -> bool:
-    return "apiVersion:" in head and "kind:" in head and ("vllm" in head or "sglang" in head)
+    return engine_config.looks_like_deployment(head)
 
 
 def _is_load_config(head: str) -> bool:
