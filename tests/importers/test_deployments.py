@@ -190,3 +190,53 @@ def test_a_deployment_shape_beside_results_is_found(tmp_path: Path) -> None:
     (run,) = INFERENCE_PERF.read(expand_paths([variant / "results", variant / "compose.yaml"]), ImportOptions())
     assert run.dimensions["engine_config"].value == EXPECTED
     assert run.meta["engine_config_sources"][0]["path"] == "services.vllm.command"
+
+
+KEYS = ["kind", "spec", "template", "containers", "args", "command", "env", "name", "value", "valueFrom", "services",
+        "servingEngineSpec", "modelSpec", "vllmConfig", "extraArgs", "predictor", "model", "leaderWorkerTemplate",
+        "leaderTemplate", "workerTemplate", "image", "resources", "limits", "nvidia.com/gpu", "nodeSelector", "envFrom",
+        "configMapRef", "environment", "deploy", "items", "jobTemplate", "entrypoint", "requestGPU", "tag", "repository",
+        "modelFormat", "data", "metadata"]
+WORDS = ["Deployment", "Pod", "List", "CronJob", "LeaderWorkerSet", "InferenceService", "ConfigMap", "vllm/vllm-openai:v1",
+         "lmsysorg/sglang", "vllm", "serve", "sh", "-c", "--max-num-seqs", "--enable-prefix-caching", "--no-x", "8", "-O3",
+         "--speculative-config", "{", "'", '"', "$(A)", "${B}", "VLLM_USE_V1", "python3", "-m", "sglang.launch_server",
+         "vllm serve m --tp 2 \\\n --x=1", "exec", "&&", "2>&1", "#", "|", "huggingface", "--compilation-config.level"]
+
+
+def test_any_shape_of_data_reads_without_crashing() -> None:
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 300), st.floats(allow_nan=False), st.sampled_from(WORDS))
+    values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                           st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)), max_leaves=30)
+
+    @hypothesis.settings(max_examples=300, deadline=None, database=None)
+    @hypothesis.given(st.lists(values, max_size=3))
+    def check(docs):
+        import json
+
+        from workbench.formats import deployments
+
+        for site in deployments.sites(docs):
+            found = engine_config.read_site(site, "f.yaml")
+            if found is not None:
+                json.dumps(engine_config.dimensions(found["config"], "declared")["engine_config"].value
+                           if found["config"] else {}, default=None)
+
+    check()
+
+
+def test_any_command_line_reads_without_crashing() -> None:
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=300, deadline=None, database=None)
+    @hypothesis.given(st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=12)), max_size=12), st.sampled_from(["vllm", "sglang"]))
+    def check(argv, engine):
+        cmd, problems, _ = engine_command(argv, engine, {"A": "1"})
+        parse_flags(argv, engine, {"A": "1"})
+        shell_commands(" ".join(argv))
+        if cmd:
+            parse_flags(cmd.args, cmd.engine, cmd.env, positional_model=cmd.positional_model)
+
+    check()

@@ -43,6 +43,15 @@ class Site:
     engine_hint: str | None = None
 
 
+def _map(value: Any) -> dict[str, Any]:
+    """A mapping where the file has one; anything else reads as empty (files are untrusted)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _text(value: Any) -> str:
     """A scalar as the text a process would see (YAML ``true`` -> ``true``, ``1`` -> ``1``)."""
     if isinstance(value, bool):
@@ -68,7 +77,7 @@ def _argv(value: Any, *, split: bool = False) -> list[str]:
 def _gpus(resources: Any) -> int | None:
     if not isinstance(resources, dict):
         return None
-    limits = resources.get("limits") or resources.get("requests") or {}
+    limits = _map(resources.get("limits")) or _map(resources.get("requests"))
     for key in ("nvidia.com/gpu", "amd.com/gpu"):
         if key in limits:
             try:
@@ -79,17 +88,17 @@ def _gpus(resources: Any) -> int | None:
 
 
 def _k8s_env(container: dict[str, Any], where: str, configmaps: dict[str, dict[str, Any]], site: Site) -> None:
-    for ref_i, ref in enumerate(container.get("envFrom") or []):
+    for ref in _list(container.get("envFrom")):
         if not isinstance(ref, dict):
             continue
-        cm = ref.get("configMapRef") or {}
+        cm = _map(ref.get("configMapRef"))
         if cm:
             data = configmaps.get(str(cm.get("name")))
             if data is None:
                 site.env_unread.append(f"envFrom configMapRef {cm.get('name')} (not in the file)")
             else:
-                site.env.update({str(k): _text(v) for k, v in data.items()})
-    for e in container.get("env") or []:
+                site.env.update({str(k): _text(v) for k, v in _map(data).items()})
+    for e in _list(container.get("env")):
         if isinstance(e, dict) and e.get("name"):
             if "value" in e:
                 site.env[str(e["name"])] = _text(e["value"])
@@ -102,11 +111,11 @@ def _container_sites(shape: str, pod: Any, where: str, configmaps: dict[str, dic
     if not isinstance(pod, dict):
         return []
     accelerator = None
-    for key, value in (pod.get("nodeSelector") or {}).items():
+    for key, value in _map(pod.get("nodeSelector")).items():
         if "accelerator" in str(key) or "gpu" in str(key).lower():
             accelerator = _text(value)
     sites = []
-    for i, container in enumerate(pod.get("containers") or []):
+    for i, container in enumerate(_list(pod.get("containers"))):
         if not isinstance(container, dict):
             continue
         cwhere = f"{where}.containers[{i}]"
@@ -121,15 +130,15 @@ def _container_sites(shape: str, pod: Any, where: str, configmaps: dict[str, dic
 
 
 def _kserve(doc: dict[str, Any], where: str, configmaps: dict[str, dict[str, Any]]) -> list[Site]:
-    spec = doc.get("spec") or {}
+    spec = _map(doc.get("spec"))
     if doc.get("kind") in ("ServingRuntime", "ClusterServingRuntime"):
         return _container_sites(doc["kind"], spec, f"{where}spec", configmaps)
-    predictor = spec.get("predictor") or {}
+    predictor = _map(spec.get("predictor"))
     sites = _container_sites("InferenceService", predictor, f"{where}spec.predictor", configmaps)
     model = predictor.get("model")
     if isinstance(model, dict):
         mwhere = f"{where}spec.predictor.model"
-        fmt = (model.get("modelFormat") or {}).get("name") if isinstance(model.get("modelFormat"), dict) else None
+        fmt = _map(model.get("modelFormat")).get("name")
         site = Site("InferenceService", mwhere, image=_text(model.get("image")), gpus=_gpus(model.get("resources")),
                     engine_hint="kserve-huggingface" if str(fmt).lower() == "huggingface" else None)
         site.argv = _argv(model.get("command")) + _argv(model.get("args"))
@@ -144,8 +153,7 @@ def _kserve(doc: dict[str, Any], where: str, configmaps: dict[str, dict[str, Any
 
 def _helm(values: dict[str, Any], where: str) -> list[Site]:
     sites = []
-    specs = (values.get("servingEngineSpec") or {}).get("modelSpec") or []
-    for i, spec in enumerate(specs if isinstance(specs, list) else []):
+    for i, spec in enumerate(_list(_map(values.get("servingEngineSpec")).get("modelSpec"))):
         if not isinstance(spec, dict):
             continue
         swhere = f"{where}servingEngineSpec.modelSpec[{i}]"
@@ -165,7 +173,7 @@ def _helm(values: dict[str, Any], where: str) -> list[Site]:
             if config.get("extraArgs") is not None:
                 site.argv = _argv(config["extraArgs"])
                 site.argv_where = f"{swhere}.vllmConfig.extraArgs"
-        for e in spec.get("env") or []:
+        for e in _list(spec.get("env")):
             if isinstance(e, dict) and e.get("name"):
                 if "value" in e:
                     site.env[str(e["name"])] = _text(e["value"])
@@ -183,7 +191,7 @@ def _helm(values: dict[str, Any], where: str) -> list[Site]:
 
 def _compose(doc: dict[str, Any], where: str) -> list[Site]:
     sites = []
-    for name, service in (doc.get("services") or {}).items():
+    for name, service in _map(doc.get("services")).items():
         if not isinstance(service, dict):
             continue
         swhere = f"{where}services.{name}"
@@ -206,8 +214,8 @@ def _compose(doc: dict[str, Any], where: str) -> list[Site]:
                 else:
                     site.env_unread.append(k)
         site.env_where = f"{swhere}.environment"
-        devices = (((service.get("deploy") or {}).get("resources") or {}).get("reservations") or {}).get("devices") or []
-        for device in devices if isinstance(devices, list) else []:
+        devices = _map(_map(_map(service.get("deploy")).get("resources")).get("reservations")).get("devices")
+        for device in _list(devices):
             if isinstance(device, dict) and isinstance(device.get("count"), int):
                 site.gpus = device["count"]
         sites.append(site)
@@ -217,7 +225,7 @@ def _compose(doc: dict[str, Any], where: str) -> list[Site]:
 def sites(docs: list[Any]) -> list[Site]:
     """Every container-like place in the documents, in file order."""
     configmaps = {
-        str((d.get("metadata") or {}).get("name")): d.get("data") or {}
+        str(_map(d.get("metadata")).get("name")): _map(d.get("data"))
         for d in docs if isinstance(d, dict) and d.get("kind") == "ConfigMap"
     }
     out: list[Site] = []
@@ -230,27 +238,27 @@ def sites(docs: list[Any]) -> list[Site]:
 def _doc_sites(doc: Any, where: str, configmaps: dict[str, dict[str, Any]]) -> list[Site]:
     if not isinstance(doc, dict):
         return []
-    kind = doc.get("kind")
-    spec = doc.get("spec") or {}
+    kind = doc.get("kind") if isinstance(doc.get("kind"), str) else None
+    spec = _map(doc.get("spec"))
     if kind == "List":
-        return [s for i, item in enumerate(doc.get("items") or []) for s in _doc_sites(item, f"{where}items[{i}].", configmaps)]
+        return [s for i, item in enumerate(_list(doc.get("items"))) for s in _doc_sites(item, f"{where}items[{i}].", configmaps)]
     if kind in WORKLOADS:
         if kind == "Pod":
             return _container_sites(kind, spec, f"{where}spec", configmaps)
         if kind == "CronJob":
-            return _container_sites(kind, (((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec"),
+            return _container_sites(kind, _map(_map(_map(spec.get("jobTemplate")).get("spec")).get("template")).get("spec"),
                                     f"{where}spec.jobTemplate.spec.template.spec", configmaps)
-        return _container_sites(kind, (spec.get("template") or {}).get("spec"), f"{where}spec.template.spec", configmaps)
+        return _container_sites(kind, _map(spec.get("template")).get("spec"), f"{where}spec.template.spec", configmaps)
     if kind == "LeaderWorkerSet":
-        lws = spec.get("leaderWorkerTemplate") or {}
+        lws = _map(spec.get("leaderWorkerTemplate"))
         found = []
         for part in ("leaderTemplate", "workerTemplate"):
-            found += _container_sites(f"LeaderWorkerSet ({part[:-8]})", (lws.get(part) or {}).get("spec"),
+            found += _container_sites(f"LeaderWorkerSet ({part[:-8]})", _map(lws.get(part)).get("spec"),
                                       f"{where}spec.leaderWorkerTemplate.{part}.spec", configmaps)
         return found
     if kind in ("InferenceService", "ServingRuntime", "ClusterServingRuntime"):
         return _kserve(doc, where, configmaps)
-    if "servingEngineSpec" in doc:
+    if isinstance(doc.get("servingEngineSpec"), dict):
         return _helm(doc, where)
     if isinstance(doc.get("services"), dict):
         return _compose(doc, where)
