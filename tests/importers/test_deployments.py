@@ -240,3 +240,16 @@ def test_any_command_line_reads_without_crashing() -> None:
             parse_flags(cmd.args, cmd.engine, cmd.env, positional_model=cmd.positional_model)
 
     check()
+
+
+def test_comments_quotes_across_lines_and_long_scripts() -> None:
+    commands, problems = shell_commands(
+        "# don't start yet\nvllm serve m --chat-template 'a#b' --x=1#2 # it's on\n"
+        "vllm serve m --speculative-config '{\"method\":\n  \"ngram\"}'\n")
+    assert problems == []
+    assert commands[0] == ["vllm", "serve", "m", "--chat-template", "a#b", "--x=1#2"]
+    assert commands[1][-1] == '{"method":\n  "ngram"}'
+    _, problems = shell_commands("echo 'x\n" + "y\n" * 200_000)
+    assert problems and "not read" in problems[0]
+    _, problems = shell_commands("vllm serve m --a 'open\n" + "y\n" * 20_000)  # one pass, then one clear problem
+    assert problems and "No closing quotation" in problems[0]

@@ -356,21 +356,43 @@ def settings_from_mapping(values: dict[str, Any], engine: str = "vllm") -> Parse
 # --- finding the engine's arguments in a command line ------------------------------------
 
 
+MAX_SCRIPT = 256 << 10
+
+
+def _scan(line: str, quote: str) -> tuple[str, str]:
+    """``line`` without its comment, and the quote still open at its end ("" when none),
+    given the quote open before it."""
+    escaped = False
+    for i, ch in enumerate(line):
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t;&|"):
+            return line[:i], ""  # a comment runs to the end of the line
+    return line, quote
+
+
 def _logical_lines(script: str) -> list[str]:
-    """Physical lines with continuations joined and quoted newlines kept inside their line."""
+    """Physical lines with continuations joined, comments dropped, and quoted newlines
+    kept inside their line (one pass: the quote state is carried from line to line)."""
     text = re.sub(r"\\\r?\n", " ", script)
     lines: list[str] = []
-    pending = ""
+    pending: list[str] = []
+    quote = ""
     for line in text.splitlines():
-        pending = f"{pending}\n{line}" if pending else line
-        try:
-            shlex.split(pending, comments=False)
-        except ValueError:
-            continue  # an open quote: the value goes on on the next line
-        lines.append(pending)
-        pending = ""
+        code, quote = _scan(line, quote)
+        pending.append(code)
+        if not quote:
+            lines.append("\n".join(pending))
+            pending = []
     if pending:
-        lines.append(pending)
+        lines.append("\n".join(pending))  # an unbalanced quote: shlex names it below
     return lines
 
 
@@ -379,6 +401,8 @@ def shell_commands(script: str) -> tuple[list[list[str]], list[str]]:
     and what could not be split (an unbalanced quote)."""
     commands: list[list[str]] = []
     problems: list[str] = []
+    if len(script) > MAX_SCRIPT:
+        return [], [f"a shell script of {len(script):,} characters (more than {MAX_SCRIPT >> 10} KiB; not read)"]
     for line in _logical_lines(script):
         line = re.sub(r"(?<=\s)\d*[<>]&\d+|^\d*[<>]&\d+", " ", line)  # 2>&1, >&2
         lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")  # not "()": $(VAR) stays one word
@@ -394,16 +418,12 @@ def shell_commands(script: str) -> tuple[list[list[str]], list[str]]:
         for token in tokens:
             if skip:
                 skip = False
-            elif token.startswith("#") and not words or token == "#":
-                break
             elif token and set(token) <= set(";&|"):
                 if words:
                     commands.append(words)
                 words = []
             elif re.fullmatch(r"\d*(>>?|<|&>)", token):
                 skip = True  # the redirection's target
-            elif token.startswith("#") and words and words[-1] != "":
-                break  # an unquoted comment after the command
             else:
                 words.append(token)
         if words:
