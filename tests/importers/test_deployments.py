@@ -253,3 +253,18 @@ def test_comments_quotes_across_lines_and_long_scripts() -> None:
     assert problems and "not read" in problems[0]
     _, problems = shell_commands("vllm serve m --a 'open\n" + "y\n" * 20_000)  # one pass, then one clear problem
     assert problems and "No closing quotation" in problems[0]
+
+
+def test_an_unread_manifest_argument_makes_the_comparison_unknown(tmp_path: Path) -> None:
+    from workbench.compare import compare
+
+    variant = tmp_path / "vllm+unread"
+    shutil.copytree(REAL / "vllm+batch_size" / "results", variant / "results")
+    text = (REAL / "vllm+batch_size" / "manifests.yaml").read_text().replace('- "--max-num-seqs=192"', '- "--max-num-seqs 192"')
+    (variant / "manifests.yaml").write_text(text)
+    (unread,) = INFERENCE_PERF.read(expand_paths([variant / "results"]), ImportOptions())
+    (base,) = INFERENCE_PERF.read(expand_paths([REAL / "vllm" / "results"]), ImportOptions())
+    assert unread.dimensions["engine_config"].value["unparsed"] == ["--max-num-seqs 192"]
+    (row,) = [d for d in compare([base], [unread]).to_json()["dimensions"] if d["name"] == "engine_config"]
+    assert row["state"] == "unknown" and "'--max-num-seqs 192'" in row["note"]
+    assert row["key_changes"] == [{"key": "max_num_seqs", "change": "removed", "baseline": 128}]
