@@ -107,6 +107,8 @@ def test_what_cannot_be_read_is_named_never_dropped() -> None:
         (["--max-num-seqs", "lots"], {}, ["--max-num-seqs lots"]),
         (["--max-num-seqs"], {}, ["--max-num-seqs"]),
         (["--api-key", "s3cret", "--hf-token=hf_x"], {}, []),  # secrets are never recorded
+        (["--openai-api-key", "sk-1", "--x-token=zz", "--max-num-batched-tokens=9"], {"max_num_batched_tokens": 9}, []),
+        (["--max-num-seqs 8 --api-key sk-3"], {}, ["--max-num-seqs 8 --api-key <hidden>"]),  # nor shown when unread
         (["--new-flag=on", "--new-switch", "--other"], {"new_flag": "on", "new_switch": True, "other": True}, []),
         (["--tp", "$TP"], {}, ["--tp $TP"]),
         (["--chunked-prefill-size", "-1"], {}, ["--chunked-prefill-size -1"]),  # not a vLLM flag
@@ -268,3 +270,11 @@ def test_an_unread_manifest_argument_makes_the_comparison_unknown(tmp_path: Path
     (row,) = [d for d in compare([base], [unread]).to_json()["dimensions"] if d["name"] == "engine_config"]
     assert row["state"] == "unknown" and "'--max-num-seqs 192'" in row["note"]
     assert row["key_changes"] == [{"key": "max_num_seqs", "change": "removed", "baseline": 128}]
+
+
+def test_a_secret_in_an_unreadable_shell_line_is_hidden(tmp_path: Path) -> None:
+    path = tmp_path / "deploy.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: vllm/vllm-openai:v0.10.1\n"
+                    "    command: [sh, -c, \"vllm serve m --api-key sk-live-123 --served-model-name 'x\"]\n")
+    (found,) = engine_config.read_deployment(path)
+    assert "sk-live-123" not in str(found) and "--api-key <hidden>" in found["config"]["unparsed"][0]

@@ -29,7 +29,6 @@ from workbench.formats import deployments, engine_flags, safe_yaml
 
 # Environment variables that change engine behaviour: recorded under engine_config["env"].
 _ENGINE_ENV = re.compile(r"^(VLLM_|SGLANG_|SGL_|NCCL_|LMCACHE_|TORCH_|TORCHINDUCTOR_|PYTORCH_|CUDA_DEVICE_MAX_CONNECTIONS$|OMP_NUM_THREADS$)")
-_SECRET = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 _NOT_ENGINE_ENV = {
     "VLLM_HOST_IP", "VLLM_PORT", "VLLM_LOGGING_LEVEL", "VLLM_CONFIGURE_LOGGING", "VLLM_LOGGING_CONFIG_PATH",
     "VLLM_NO_USAGE_STATS", "VLLM_DO_NOT_TRACK", "VLLM_USAGE_SOURCE", "VLLM_RPC_BASE_PATH",
@@ -37,7 +36,7 @@ _NOT_ENGINE_ENV = {
 
 
 def engine_env(name: str) -> bool:
-    return bool(_ENGINE_ENV.match(name)) and not _SECRET.search(name) and name not in _NOT_ENGINE_ENV
+    return bool(_ENGINE_ENV.match(name)) and not engine_flags.is_secret(name) and name not in _NOT_ENGINE_ENV
 
 
 def from_vllm_args(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -57,7 +56,7 @@ def _finish(settings: dict[str, Any], unparsed: list[str], env: dict[str, str], 
         out["env"] = stated
     unparsed = [*unparsed, *(n if " " in n else f"env {n} (value not in the file)" for n in env_unread if engine_env(n) or " " in n)]
     if unparsed:
-        out["unparsed"] = unparsed
+        out["unparsed"] = [engine_flags.redact(u) for u in unparsed]
     if env.get("VLLM_USE_V1") in ("0", "1"):
         out["engine_generation"] = "V1" if env["VLLM_USE_V1"] == "1" else "V0"
     return out

@@ -146,6 +146,20 @@ ENGINE_MODULES = {
 }
 
 
+_SECRET_PARTS = {"token", "key", "secret", "password", "passwd", "credential", "credentials", "apikey"}
+_SECRET_ARG = re.compile(r"(?i)(--?[\w.-]*?(?:token|key|secret|passw(?:or)?d|credentials?)(?![a-z])[\w.-]*)(=|\s+)(\S+)")
+
+
+def is_secret(name: str) -> bool:
+    """A flag or variable that holds a secret (``--api-key``, ``HF_TOKEN``; not ``max_num_batched_tokens``)."""
+    return bool(_SECRET_PARTS & set(re.split(r"[_\-.]", name.lower().lstrip("-"))))
+
+
+def redact(text: str) -> str:
+    """``--api-key sk-123`` -> ``--api-key <hidden>``: unread text is shown and stored."""
+    return _SECRET_ARG.sub(lambda m: f"{m.group(1)}{m.group(2)}<hidden>" if is_secret(m.group(1)) else m.group(0), text)
+
+
 @dataclass
 class Parsed:
     settings: dict[str, Any] = field(default_factory=dict)
@@ -256,7 +270,9 @@ def parse_flags(argv: list[str], engine: str, env: dict[str, str] | None = None,
             flag, negated = table[base[3:]], True
         if flag is None:
             # Unknown to the table: readable only when it cannot take the next token.
-            if eq and _unset(value):
+            if is_secret(base):
+                i += 0 if eq or i >= len(args) or args[i].startswith("-") else 1  # never recorded
+            elif eq and _unset(value):
                 out.unparsed.append(raw)
             elif eq:
                 out.settings[norm] = scalar(value)
@@ -318,6 +334,7 @@ def parse_flags(argv: list[str], engine: str, env: dict[str, str] | None = None,
             out.unparsed.append(raw)
     if engine == "sglang" and isinstance(out.settings.get("max_num_batched_tokens"), int):
         out.settings["chunked_prefill"] = out.settings["max_num_batched_tokens"] > 0
+    out.unparsed = [redact(u) for u in out.unparsed]
     return out
 
 
@@ -329,6 +346,8 @@ def settings_from_mapping(values: dict[str, Any], engine: str = "vllm") -> Parse
         norm = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", str(name)).replace("-", "_").lower()
         flag = table.get(norm)
         if value is None:
+            continue
+        if flag is None and is_secret(norm):
             continue
         if flag is None:
             if isinstance(value, str | int | float | bool | list | dict):
