@@ -278,3 +278,12 @@ def test_a_secret_in_an_unreadable_shell_line_is_hidden(tmp_path: Path) -> None:
                     "    command: [sh, -c, \"vllm serve m --api-key sk-live-123 --served-model-name 'x\"]\n")
     (found,) = engine_config.read_deployment(path)
     assert "sk-live-123" not in str(found) and "--api-key <hidden>" in found["config"]["unparsed"][0]
+
+
+def test_a_file_with_several_engines_says_which_was_read(tmp_path: Path) -> None:
+    variant = tmp_path / "lws"
+    shutil.copytree(REAL / "vllm" / "results", variant / "results")
+    shutil.copy(DEPLOY / "lws.yaml", variant / "manifests.yaml")
+    (run,) = INFERENCE_PERF.read(expand_paths([variant / "results"]), ImportOptions())
+    assert run.dimensions["engine_config"].value == EXPECTED
+    assert any("workerTemplate" in w and "leaderTemplate" in w for w in run.meta["warnings"])

@@ -193,6 +193,9 @@ def _run(label: str, files: dict[str, Path], all_stages: dict[str, dict[str, Pat
             dims["hardware"] = Dimension(f"{gpus}x {manifest['accelerator']}" if gpus else str(manifest["accelerator"]), "declared")
         dims.update(engine_config.dimensions(config, "declared", gpus=manifest.get("gpus")))
         meta["engine_config_sources"] = manifest.get("sources", [])
+        if manifest.get("also"):
+            meta["warnings"].append(f"the deployment file runs more engines than the one read ({manifest['where'] or 'first'}): "
+                                    + ", ".join(manifest["also"]))
     load_cfg = comp.get("load_config")
     if load_cfg:
         data = load_cfg.get("data") or {}
