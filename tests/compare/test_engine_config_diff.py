@@ -84,6 +84,11 @@ def test_unread_arguments_make_the_config_unknown_never_same() -> None:
     assert "'--max-num-seqs 256'" in row["note"] and "cannot be called the same" in row["note"]
     assert row["unparsed"] == {"candidate": ["--max-num-seqs 256"]}
     assert "not read (candidate): '--max-num-seqs 256'" in render_comparison(result)
+    # What was read may still differ, but which settings changed is itself unknown.
+    mixed = compare([inference_run("a", engine_config=BASE)],
+                    [inference_run("b", engine_config={"prefix_caching": True, "unparsed": ["--max-num-seqs 256"]}, seed=1)])
+    assert _row(mixed)["state"] == "unknown" and len(_row(mixed)["key_changes"]) == 4
+    assert "several_changed" not in _row(mixed)
     # Even when both sides hold the very same unread argument.
     both = compare([inference_run("a", engine_config=unread)], [inference_run("b", engine_config=unread, seed=1)])
     assert _row(both)["state"] == "unknown" and _row(both)["unparsed"] == {"baseline": ["--max-num-seqs 256"], "candidate": ["--max-num-seqs 256"]}

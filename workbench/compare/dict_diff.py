@@ -104,8 +104,8 @@ def row_json(name: str, state: str, baseline: Any, candidate: Any) -> dict[str, 
     if is_mapping(baseline) and is_mapping(candidate) and state != "same":
         changes = key_changes(baseline, candidate)
         out["key_changes"] = changes
-        summary = several_changed(name, changes)
-        if summary:
+        summary = None if unparsed(baseline) or unparsed(candidate) else several_changed(name, changes)
+        if summary:  # (with arguments unread, which settings changed is itself unknown)
             out["several_changed"] = summary
     for side, value in (("baseline", baseline), ("candidate", candidate)):
         if unparsed(value):
