@@ -52,8 +52,9 @@ def test_the_c_loader_is_used_where_present() -> None:
         ("a:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 200)), r"^line \d+: nested more than 64 levels deep"),
         ("a: [1, 2\nb: 3\n", r"^line 2: did not find expected ',' or ']'"),
         ("a: *nowhere\n", r"^line 1: alias \*nowhere names no anchor before it"),
+        ("a: 1\nb: x\x00y\n", r"^line 2: character #x0000 is not allowed in YAML$"),
     ],
-    ids=["billion-laughs", "10MB-scalar", "python-apply-tag", "python-object-tag", "deep-flow", "very-deep-flow", "deep-block", "syntax", "alias"],
+    ids=["billion-laughs", "10MB-scalar", "python-apply-tag", "python-object-tag", "deep-flow", "very-deep-flow", "deep-block", "syntax", "alias", "nul"],
 )
 def test_hostile_yaml_is_one_line_with_the_line_number(text: str, message: str) -> None:
     tracemalloc.start()

@@ -102,10 +102,14 @@ def load_all(text: str) -> list[Any]:
         if isinstance(exc, yaml.constructor.ConstructorError) and "constructor for the tag" in problem:
             problem = f"tag {problem.rsplit(' ', 1)[-1]} is not plain data; refused (safe loader)"
         raise ValueError(f"{_line(mark)}: {problem}") from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise ValueError(f"line {line}: character #x{exc.character if isinstance(exc.character, int) else ord(exc.character):04x} "
+                         "is not allowed in YAML") from None
     except yaml.YAMLError as exc:
         raise ValueError(f"line ?: {' '.join(str(exc).split())}") from None
     except RecursionError:
-        raise ValueError(f"line ?: nested too deeply; not a deployment file") from None
+        raise ValueError("line ?: nested too deeply; not a deployment file") from None
 
 
 def load_file(path: Path, limit: int = MAX_BYTES) -> list[Any]:
