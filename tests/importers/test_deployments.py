@@ -287,3 +287,36 @@ def test_a_file_with_several_engines_says_which_was_read(tmp_path: Path) -> None
     (run,) = INFERENCE_PERF.read(expand_paths([variant / "results"]), ImportOptions())
     assert run.dimensions["engine_config"].value == EXPECTED
     assert any("workerTemplate" in w and "leaderTemplate" in w for w in run.meta["warnings"])
+
+
+def test_cli_compare_names_the_changed_key_and_a_bad_manifest_exits_2(tmp_path: Path, capsys) -> None:
+    import json
+
+    from workbench.cli import main
+
+    def wb(*args):
+        try:
+            main(["--store", f"sqlite:///{tmp_path / 'wb.sqlite'}", *args])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code or 0
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    for variant in ("vllm", "vllm+batch_size"):
+        assert wb("import", str(REAL / variant / "results"), "--json")[0] == 0
+    code, out, _ = wb("compare", "vllm", "--vs", "vllm+batch_size", "--json")
+    (row,) = [d for d in json.loads(out)["dimensions"] if d["name"] == "engine_config"]
+    assert code == 0 and row["key_changes"] == [{"key": "max_num_seqs", "change": "changed", "baseline": 128, "candidate": 192}]
+    code, out, _ = wb("compare", "vllm", "--vs", "vllm+batch_size")
+    assert "~ max_num_seqs: 128 → 192" in out
+    bad = tmp_path / "bad"
+    shutil.copytree(REAL / "vllm" / "results", bad / "results")
+    for report in (bad / "results").iterdir():  # other bytes: not "already imported"
+        report.write_text(report.read_text() + "\n")
+    (bad / "manifests.yaml").write_text("apiVersion: v1\nkind: Pod\nspec: !!python/object/apply:os.system [vllm]\n")
+    code, out, err = wb("import", str(bad / "results"))
+    assert code == 2 and "manifests.yaml: deployment file is not readable YAML (line 3: tag" in err
+    assert len(err.strip().splitlines()) == 1
+    code, out, _ = wb("runs", "--json")
+    assert len(json.loads(out)) == 2  # nothing half-written
