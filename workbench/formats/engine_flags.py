@@ -42,6 +42,7 @@ def _table(groups: dict[str, str], renames: dict[str, str], negated: dict[str, s
     out: dict[str, Flag] = {}
     for kind, names in groups.items():
         for name in names.split():
+            assert name not in out, f"flag {name} listed twice"
             out[name] = Flag(renames.get(name, name), kind)
     for name, key in negated.items():
         out[name] = Flag(key, "bool", negate=True)
@@ -57,15 +58,20 @@ VLLM = _table(
             num_gpu_blocks_override max_num_partial_prefills max_long_partial_prefills long_prefill_token_threshold
             max_lora_rank max_loras max_cpu_loras num_lookahead_slots num_scheduler_steps kv_cache_memory
             max_parallel_loading_workers speculative_draft_tensor_parallel_size num_speculative_tokens
-            api_server_count port data_parallel_rpc_port max_num_on_the_fly""",
-        "float": "gpu_memory_utilization swap_space cpu_offload_gb scheduler_delay_factor rope_theta",
+            api_server_count port data_parallel_rpc_port max_num_on_the_fly max_cudagraph_capture_size
+            num_redundant_experts stream_interval lora_extra_vocab_size kv_cache_memory_bytes dbo_decode_token_threshold
+            dbo_prefill_token_threshold max_log_len ssl_cert_reqs tokenizer_pool_size""",
+        "float": "gpu_memory_utilization swap_space cpu_offload_gb scheduler_delay_factor rope_theta mm_processor_cache_gb kv_offloading_size",
         "str": """model dtype quantization q kv_cache_dtype load_format tokenizer tokenizer_mode revision
             tokenizer_revision code_revision download_dir attention_backend distributed_executor_backend
             scheduling_policy guided_decoding_backend preemption_mode prefix_caching_hash_algo tool_call_parser
             reasoning_parser chat_template generation_config task runner convert host uvicorn_log_level root_path
             ssl_certfile ssl_ca_certs worker_cls worker_extension_cls config_format speculative_model device
             lora_dtype response_role override_attention_dtype model_impl data_parallel_address data_parallel_backend
-            model_id model_name backend model_dir expert_placement_strategy cudagraph_mode config""",
+            model_id model_name backend model_dir expert_placement_strategy cudagraph_mode config kv_offloading_backend
+            all2all_backend tool_parser_plugin scheduler_cls safetensors_load_strategy hf_config_path
+            allowed_local_media_path mm_encoder_tp_mode otlp_traces_endpoint collect_detailed_traces pt_load_map_location
+            logits_processor_pattern""",
         "bool": """enable_prefix_caching enable_chunked_prefill async_scheduling trust_remote_code disable_log_stats
             disable_log_requests enable_log_requests enable_lora enable_expert_parallel enable_eplb
             disable_custom_all_reduce disable_sliding_window skip_tokenizer_init enable_prompt_tokens_details
@@ -75,12 +81,14 @@ VLLM = _table(
             enable_request_id_headers enable_server_load_tracking disable_fastapi_docs enable_force_include_usage
             disable_chunked_mm_input kv_sharing_fast_prefill headless data_parallel_hybrid_lb
             data_parallel_external_lb enable_multimodal_encoder_data_parallel ray_workers_use_nsight
-            enable_return_routed_experts disable_mm_preprocessor_cache""",
+            enable_return_routed_experts disable_mm_preprocessor_cache enable_log_outputs log_error_stack
+            return_tokens_as_token_ids enable_tokenizer_info_endpoint disable_hybrid_kv_cache_manager
+            exclude_tools_when_tool_choice_none""",
         "json": """speculative_config compilation_config kv_transfer_config kv_events_config override_generation_config
             hf_overrides limit_mm_per_prompt mm_processor_kwargs rope_scaling override_neuron_config
             override_pooler_config additional_config structured_outputs_config allowed_origins allowed_methods
-            allowed_headers model_loader_extra_config eplb_config""",
-        "list": "served_model_name cuda_graph_sizes lora_modules prompt_adapters middleware long_lora_scaling_factors",
+            allowed_headers model_loader_extra_config eplb_config media_io_kwargs""",
+        "list": "served_model_name cuda_graph_sizes lora_modules prompt_adapters middleware long_lora_scaling_factors logits_processors",
         "secret": "api_key hf_token ssl_keyfile",
     },
     renames={
@@ -99,15 +107,20 @@ SGLANG = _table(
         "int": """tp_size tp dp_size dp pp_size ep_size max_running_requests max_total_tokens chunked_prefill_size
             max_prefill_tokens context_length page_size cuda_graph_max_bs torch_compile_max_bs random_seed
             speculative_num_steps speculative_eagle_topk speculative_num_draft_tokens nnodes node_rank
-            stream_interval port num_continuous_decode_steps""",
-        "float": "mem_fraction_static schedule_conservativeness",
+            stream_interval port num_continuous_decode_steps triton_attention_num_kv_splits num_reserved_decode_tokens
+            base_gpu_id gpu_id_step ep_num_redundant_experts nccl_port watchdog_timeout decode_log_interval""",
+        "float": "mem_fraction_static schedule_conservativeness cpu_offload_gb hicache_ratio",
         "str": """model_path tokenizer_path dtype kv_cache_dtype quantization schedule_policy attention_backend
             sampling_backend grammar_backend speculative_algorithm speculative_draft_model_path host log_level
             dist_init_addr chat_template revision load_format tool_call_parser reasoning_parser moe_a2a_backend
-            device""",
+            device moe_runner_backend disaggregation_mode disaggregation_transfer_backend mm_attention_backend
+            prefill_attention_backend decode_attention_backend speculative_draft_model_revision load_balance_method
+            tokenizer_mode file_storage_path warmups""",
         "bool": """disable_radix_cache disable_cuda_graph enable_torch_compile enable_dp_attention enable_mixed_chunk
             disable_overlap_schedule enable_metrics trust_remote_code enable_ep_moe enable_deepep_moe
-            disable_custom_all_reduce enable_two_batch_overlap skip_tokenizer_init enable_lora""",
+            disable_custom_all_reduce enable_two_batch_overlap skip_tokenizer_init enable_lora disable_chunked_prefix_cache
+            enable_hierarchical_cache enable_p2p_check enable_nan_detection enable_memory_saver enable_cache_report
+            show_time_cost skip_server_warmup enable_multimodal""",
         "json": "json_model_override_args",
         "list": "served_model_name cuda_graph_bs lora_paths",
         "secret": "api_key",
@@ -129,6 +142,9 @@ NOT_ENGINE = frozenset({
     "disable_log_requests", "enable_log_requests", "enable_request_id_headers", "log_level", "dist_init_addr",
     "data_parallel_address", "data_parallel_rpc_port", "engine_generation", "tokenizer_path", "chat_template",
     "backend",  # KServe's runtime backend: it names the engine
+    "max_log_len", "ssl_cert_reqs", "enable_log_outputs", "log_error_stack", "enable_tokenizer_info_endpoint",
+    "tool_parser_plugin", "allowed_local_media_path", "return_tokens_as_token_ids", "nccl_port", "watchdog_timeout",
+    "decode_log_interval", "file_storage_path", "enable_metrics", "show_time_cost", "enable_cache_report",
 })
 
 _TRUE = {"true", "1", "yes", "on"}
