@@ -95,7 +95,7 @@ VLLM = _table(
         "tensor_parallel_size": "tp", "pipeline_parallel_size": "pp", "data_parallel_size": "dp",
         "data_parallel_size_local": "dp_local", "dpl": "dp_local", "decode_context_parallel_size": "dcp",
         "q": "quantization", "enable_prefix_caching": "prefix_caching", "enable_chunked_prefill": "chunked_prefill",
-        "model_id": "model", "model_dir": "model", "model_name": "served_model_name", "o": "compilation_config",
+        "model_id": "model", "model_dir": "model", "model_name": "served_model_name",
     },
     negated={"enforce_eager": "cuda_graphs"},
 )
