@@ -72,9 +72,9 @@ def writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
-def _sqlite_uri(path: Path, read_only: bool) -> str:
-    if not read_only:
-        return f"file:{quote(str(path))}"
+def _sqlite_uri(path: Path, read_only: bool, *, create: bool = False) -> str:
+    if not read_only:  # never an implicit new file: a store is created on purpose (store.api)
+        return f"file:{quote(str(path))}?mode={'rwc' if create else 'rw'}"
     # A read-only directory cannot take the -shm file a WAL reader needs; with no -wal
     # file there is nothing beyond the main file to read, so it is opened as immutable.
     immutable = not os.access(path.parent, os.W_OK) and not Path(f"{path}-wal").exists()
@@ -100,7 +100,7 @@ def make_engine(url: str, *, read_only: bool = False) -> "Engine":
         if path is not None:  # the stdlib driver with our URI (read-only stores open with mode=ro)
             import sqlite3
 
-            uri = _sqlite_uri(path, read_only)
+            uri = _sqlite_uri(path, read_only, create=not path.exists())
             engine = create_engine("sqlite+pysqlite://", creator=lambda: sqlite3.connect(
                 uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000, check_same_thread=False))
         else:
