@@ -56,6 +56,7 @@ def build_bundle(
     rerun_plans: Iterable[Mapping[str, Any]] = (),
     rerun_comparisons: Iterable[Mapping[str, Any]] = (),
     samples: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+    bisections: Iterable[Mapping[str, Any]] = (),
     tool: Mapping[str, str] | None = None,
     created_at: str | None = None,
 ) -> dict[str, Any]:
@@ -85,6 +86,8 @@ def build_bundle(
             ],
             "guardrails": frame.get("guardrails"),
             "rerun_plans": list(rerun_plans),
+            # Only when there are any, so bundles without bisections keep their bytes.
+            **({"bisections": [dict(b) for b in bisections]} if bisections else {}),
         }
     )
     results = bundle_value(
