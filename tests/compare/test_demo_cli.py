@@ -207,3 +207,25 @@ def test_synthetic_sacct_pair_through_the_fleet_lens(capsys, tmp_path):
     assert m["service_attainment"]["candidate_mean"] == pytest.approx(89.2)
     assert (m["allocated_gpus_end"]["baseline_mean"], m["allocated_gpus_end"]["candidate_mean"]) == (60, 56)
     assert any(o["text"].startswith("8 GPUs sat unallocated while 6 jobs waited, each needing 16 GPUs at once") for o in doc["observations"])
+
+
+def test_control_gives_the_demo_pair_its_aa_noise_floor(capsys, store):
+    code, out, err = wb(capsys, store, "compare", *INF_A, "--vs", *INF_B, "--control", *INF_A2,
+                        "--change", "engine_revision=v0.8.2:v0.8.3", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    effect = doc["primary"]["effect"]
+    assert len(doc["runs"]["control"]) == 5 and effect["runs"]["control"] == 5
+    assert "NO_AA_CONTROL" not in effect["flags"] and effect["aa"]["ratio"] == pytest.approx(1.0, abs=0.02)
+    code, out, _ = wb(capsys, store, "compare", *INF_A, "--control", *INF_A2, "--vs", *INF_B)
+    assert code == 0 and "A/A control: A′/A" in out and "5 A′ control runs" in out
+    code, out, _ = wb(capsys, store, "inspect", *TR_A, "--vs", *TR_B, "--control", *TR_A2, "--json")
+    assert code == 0 and len(json.loads(out)["comparison"]["runs"]["control"]) == 5
+
+
+def test_control_that_is_not_the_baseline_again_is_one_line_exit_2(capsys, store):
+    code, _, err = wb(capsys, store, "compare", *INF_A, "--vs", *INF_B[:3], "--control", *INF_B[3:])
+    assert code == 2
+    assert err.strip().count("\n") == 0 and "not baseline-again runs: engine_revision differs" in err
+    code, _, err = wb(capsys, store, "compare", *INF_A, "--vs", *INF_B, "--control")
+    assert code == 2 and "--control needs at least one control run" in err

@@ -89,7 +89,7 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     run_ids: list[int] = []
     for ids in [view["baseline_runs"], view["candidate_runs"]] + [
         c[k] for c in view["comparisons"] for k in ("baseline_runs", "candidate_runs")
-    ]:
+    ] + [_control_ids(c) for c in view["comparisons"]]:
         run_ids.extend(i for i in ids if i not in run_ids)
     runs, captures = [], []
     for run_id in run_ids:
@@ -105,6 +105,8 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
             "ref": c["ref"],
             "baseline": [f"run/{i}" for i in c["baseline_runs"]],
             "candidate": [f"run/{i}" for i in c["candidate_runs"]],
+            # The A/A control runs (baseline again), when the comparison had them.
+            **({"control": [f"run/{i}" for i in _control_ids(c)]} if _control_ids(c) else {}),
             "parameters": c["parameters"],
             "engine": c["engine"],
             "result": c["result"],
@@ -123,6 +125,10 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
         return _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples)
     except (ValueError, TypeError) as exc:  # text that cannot be canonicalized (e.g. a lone surrogate)
         raise WbError(f"cannot export investigation {view['id']}: {exc}") from None
+
+
+def _control_ids(comparison: dict[str, Any]) -> list[int]:
+    return [int(i) for i in (comparison.get("parameters") or {}).get("control") or []]
 
 
 def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples) -> dict[str, Any]:

@@ -43,8 +43,9 @@ def runs(store: "Store", lens: str) -> list["RunSummary"]:
 
 
 def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidate: list[int], accepts: dict[str, str],
-                      changes: dict[str, list[Any]] | None = None) -> CompareOutcome:
-    """Run the compare engine, store the comparison in the investigation, render it."""
+                      changes: dict[str, list[Any]] | None = None, control: list[int] | None = None) -> CompareOutcome:
+    """Run the compare engine, store the comparison in the investigation, render it.
+    ``control``: A/A control runs (baseline again), stored with the comparison."""
     from workbench.compare import compare
     from workbench.compare.render import render_comparison
     from workbench.investigations import workflow as wf
@@ -55,7 +56,8 @@ def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidat
         seen.append(compare(*args, **kwargs))
         return seen[-1]
 
-    view = wf.add_comparison(store, inv_id, baseline, candidate, accepts=accepts, changes=changes, engine=engine)
+    view = wf.add_comparison(store, inv_id, baseline, candidate, accepts=accepts, changes=changes, engine=engine,
+                             control=control or ())
     return CompareOutcome(view, render_comparison(seen[-1]))
 
 
