@@ -95,7 +95,9 @@ def test_fleet_demo(capsys, store):
     assert doc["primary"]["candidate"] == pytest.approx(85.6, abs=0.05)
     m = {p["name"]: p for p in doc["phases"]}
     assert m["service_attainment"]["baseline_mean"] == pytest.approx(98.5, abs=0.1)
-    assert m["service_attainment"]["candidate_mean"] == pytest.approx(89.2, abs=0.1)
+    # 178 or 179 of 200 started jobs met the 60 s target, and the six still waiting are
+    # past it (known misses): (3 × 178 + 2 × 179) / (5 × 206).
+    assert m["service_attainment"]["candidate_mean"] == pytest.approx(100 * 892 / 1030)
     assert m["allocated_gpus_end"]["baseline_mean"] == 60 and m["allocated_gpus_end"]["candidate_mean"] == 56
     assert m["waiting_jobs"]["candidate_mean"] == 6
     blocking = [o for o in doc["observations"] if "sat unallocated" in o["text"]]
@@ -204,7 +206,9 @@ def test_synthetic_sacct_pair_through_the_fleet_lens(capsys, tmp_path):
     assert code == 0 and doc["comparable"]
     assert doc["primary"]["baseline"] == pytest.approx(14.2) and doc["primary"]["candidate"] == pytest.approx(85.6)
     m = {p["name"]: p for p in doc["phases"]}
-    assert m["service_attainment"]["candidate_mean"] == pytest.approx(89.2)
+    # 223 of the 250 started jobs met the 60 s target (89.2 % of started jobs); the six
+    # still waiting, for 1200 to 1800 s, are known misses: 223 / 256.
+    assert m["service_attainment"]["candidate_mean"] == pytest.approx(100 * 223 / 256)
     assert (m["allocated_gpus_end"]["baseline_mean"], m["allocated_gpus_end"]["candidate_mean"]) == (60, 56)
     assert any(o["text"].startswith("8 GPUs sat unallocated while 6 jobs waited, each needing 16 GPUs at once") for o in doc["observations"])
 

@@ -166,6 +166,7 @@ def fleet_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
     for p in phases:
         if p["name"] == "service_attainment" and movement(p["effect"], p["baseline_mean"], p["candidate_mean"]) == "moved":
             out.append(_obs(_moved_text("Service attainment", p["baseline_mean"], p["candidate_mean"], "%") + ".", _evidence(base, cand, p["name"], {"baseline": p["baseline_mean"], "candidate": p["candidate_mean"]}, p["effect"])))
+    out.extend(_censored_waits(base, cand))
     # One observation per distinct finding, citing every window where it holds.
     merged: dict[str, dict] = {}
     for side, runs in (("baseline", base), ("candidate", cand)):
@@ -187,6 +188,58 @@ def fleet_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
             where = f" (in {len(ev['per_window'])} of {len(side_runs)} {ev['side']} windows). Without"
             obs["text"] = obs["text"].replace(". Without", where, 1)
     out.extend(merged.values())
+    return out
+
+
+def _censored_waits(base, cand) -> list[dict]:
+    """Jobs still waiting at a window's end: right-censored waits, said with their lower
+    bounds, their share of the target (known misses, pending) and, when more than half
+    may still be waiting, the Kaplan–Meier median as a bound."""
+    import numpy as np
+
+    from lenses.fleet import read_window
+
+    out = []
+    for side, runs in (("baseline", base), ("candidate", cand)):
+        windows = [read_window(r) for r in runs]
+        censored = np.concatenate([w.censored for w in windows]) if windows else np.array([])
+        if not censored.size:
+            continue
+        n = int(censored.size)
+        where = f"the {side} window" if len(runs) == 1 else f"{len(runs)} {side} windows"
+        lo, hi = float(censored.min()), float(censored.max())
+        span = qty(lo, "s") if lo == hi else f"{qty(lo, 's')} to {qty(hi, 's')}"
+        idle = [w for w in windows if not w.waits.size]
+        lead = ""
+        if idle:
+            lead = (f"No job started in {where if len(idle) == len(windows) else f'{len(idle)} of the {side} windows'}: "
+                    "the mean queue wait is unknown there; ")
+        jobs = f"{n} job{'s' if n > 1 else ''}"
+        text = (f"{lead}{jobs} in {where} {'were' if n > 1 else 'was'} still waiting at the end, "
+                f"after at least {span} (right-censored waits: lower bounds, not in the mean queue wait)")
+        known = sum(w.known_misses for w in windows)
+        pending = sum(w.pending for w in windows)
+        targets = sorted({w.wait_target_s for w in windows if math.isfinite(w.wait_target_s)})
+        target = f"the {qty(targets[0], 's')} target" if len(targets) == 1 else "the wait target"
+        if targets and known:
+            text += f"; {'all' if known == n else known} {'of them ' if known != n else ''}already past {target}: known misses in the service attainment"
+        if targets and pending:
+            bounds = [w.attainment_bounds for w in windows if w.pending]
+            low = min(b[0] for b in bounds)
+            high = max(b[1] for b in bounds)
+            text += (f"; {pending} still within {target}: pending, so attainment lies between "
+                     f"{qty(100 * low, '%')} and {qty(100 * high, '%')}")
+        unreached = [w.km_median()[1] for w in windows if math.isfinite(w.km_median()[1])]
+        if unreached:
+            text += f"; more than half may still be waiting: the median wait (Kaplan–Meier) exceeds {qty(min(unreached), 's')}"
+        values = {
+            "censored_jobs": n, "min_elapsed_s": lo, "max_elapsed_s": hi, "known_misses": known,
+            "pending": pending, "windows_without_started_jobs": len(idle), "windows": len(runs),
+        }
+        ev = _evidence(base if side == "baseline" else [], cand if side == "candidate" else [],
+                       "right-censored waits at window end", values)
+        ev["side"] = side
+        out.append(_obs(text[0].upper() + text[1:] + ".", ev))
     return out
 
 
