@@ -80,6 +80,7 @@ class FleetWindow:
     waiting_gangs: tuple[int, ...]  # gang sizes of jobs waiting at the window's end
     eligibility_known: bool
     gpu_hours: float
+    starts_known: bool = True  # False when the run has no start column: who waited is unknown
 
     @property
     def attainment_bounds(self) -> tuple[float, float]:
@@ -118,6 +119,7 @@ def read_window(run: RunRecord) -> FleetWindow:
     submit = column(run, "submit")
     eligible = column(run, "eligible")
     start = column(run, "start")
+    starts_known = start is not None
     end = column(run, "end")
     submit = submit if submit is not None else nan_col
     eligible = eligible if eligible is not None else nan_col
@@ -144,7 +146,7 @@ def read_window(run: RunRecord) -> FleetWindow:
     ready = eligible if np.isfinite(eligible).any() else submit
     not_started = ~np.isfinite(start) | (start > we)
     not_gone = ~np.isfinite(end) | (end > we)
-    waiting = np.isfinite(ready) & (ready <= we) & not_started & not_gone
+    waiting = np.isfinite(ready) & (ready <= we) & not_started & not_gone & starts_known
     waiting_gangs = tuple(int(g) for g in gpus[waiting] if math.isfinite(g))
 
     # Right-censored waits: eligible (known), still waiting at the window's end.
@@ -185,6 +187,7 @@ def read_window(run: RunRecord) -> FleetWindow:
         waiting_gangs=waiting_gangs,
         eligibility_known=eligibility_known,
         gpu_hours=gpu_seconds / 3600.0,
+        starts_known=starts_known,
     )
 
 
@@ -222,7 +225,7 @@ class FleetLens(Lens):
             "allocated_gpus_end": w.allocated_end,
             "capacity_gpus": w.capacity,
             "idle_gpus_end": w.idle_end,
-            "waiting_jobs": float(len(w.waiting_gangs)),
+            "waiting_jobs": float(len(w.waiting_gangs)) if w.starts_known else NAN,
         }
 
     def observed_dimensions(self, run: RunRecord) -> dict[str, Dimension]:
