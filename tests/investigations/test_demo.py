@@ -82,3 +82,16 @@ def test_bundle_carries_the_control_and_recompute_uses_it(demo_store):
     tampered["samples"]["content"]["runs"][spec["control"][0]] = encode_tables({"samples": edited})
     report = verify_bundle(reseal_digests(tampered), recompute=True)
     assert not report.ok and "aa" in report.recompute[0].detail
+
+
+def test_an_imported_bundle_keeps_the_control_refs(demo_store, tmp_path):
+    from workbench.bundle.export import write_bundle
+    from workbench.investigations.bundling import export_investigation, import_bundle
+
+    inv_id = create_demo_investigations(demo_store)[0]
+    path = write_bundle(export_investigation(demo_store, inv_id), tmp_path / "b.json")
+    other = open_store(f"sqlite:///{tmp_path / 'other.sqlite'}")
+    imported = import_bundle(other, path)
+    comp = wf.show_investigation(other, imported["investigation"])["comparisons"][0]
+    assert comp["parameters"]["control"] == [f"run/{i}" for i in range(6, 11)]
+    assert "NO_AA_CONTROL" not in comp["result"]["primary"]["effect"]["flags"]

@@ -225,7 +225,8 @@ def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, An
                     investigation_id=inv.id,
                     baseline_runs=list(spec.get("baseline") or []),
                     candidate_runs=list(spec.get("candidate") or []),
-                    parameters=dict(spec.get("parameters") or {}),
+                    # Run sets are the bundle's refs ("run/6"), the control's too.
+                    parameters={**dict(spec.get("parameters") or {}), **({"control": list(spec["control"])} if spec.get("control") else {})},
                     engine=dict(spec.get("engine") or {}),
                     result=result,
                     comparable=bool(result.get("comparable")),
