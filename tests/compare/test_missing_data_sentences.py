@@ -182,3 +182,24 @@ def test_a_phase_missing_on_one_side_is_said_once():
     texts = [o["text"] for o in compare(base, cand).to_json()["observations"]]
     assert "Queue was not recorded in the baseline runs: its change cannot be given." in texts
     assert not any("Queue went from" in t for t in texts)
+
+
+PHASE_COLUMNS = {"inference": ("queue_ms", "prefill_ms", "decode_ms"),
+                 "training": ("input_ms", "compute_ms", "communication_ms", "checkpoint_ms")}
+
+
+def _every_phase_pattern(lens: str):
+    import itertools
+
+    for pattern in itertools.product(("kept", "baseline", "candidate", "both"), repeat=len(PHASE_COLUMNS[lens])):
+        yield {c: (where, "absent") for c, where in zip(PHASE_COLUMNS[lens], pattern) if where != "kept"}
+
+
+def test_every_subset_of_missing_phases_on_either_side():
+    """Exhaustive over which phases are missing where (one run a side, the primary moved)."""
+    shifts = {"inference": {"queue": 4.0}, "training": {"comm": 2.3}}
+    for lens in ("inference", "training"):
+        for columns in _every_phase_pattern(lens):
+            case = {"n_base": 1, "n_cand": 1, "shift": shifts[lens], "columns": columns, "dims": {},
+                    "quality": "kept", "fleet_pool": "kept"}
+            check(lens, case)
