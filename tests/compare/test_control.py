@@ -112,3 +112,10 @@ def test_the_report_shows_the_control():
     assert "control (A′, baseline again): 21, 22, 23, 24, 25" in text
     assert "5 A′ control runs" in text and "A/A control: A′/A" in text
     assert "NO_AA_CONTROL" not in text
+
+
+def test_an_unstable_control_is_named_in_the_observations():
+    base, cand = base_cand()
+    control = side(5, 20, 21, queue=55.0)
+    texts = [o["text"] for o in compare(base, cand, changes=CHANGE, control=control).to_json()["observations"]]
+    assert any("the A/A control moved on its own (UNSTABLE)" in t for t in texts), texts

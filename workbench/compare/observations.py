@@ -148,10 +148,11 @@ def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
             out.append(_obs(text + one if groups["moved"] and one else text, _evidence(base, cand, "phase means (exposed time)", phase_vals)))
     for p in groups["unresolved"]:
         verdict = (p["effect"] or {}).get("verdict")
-        text = (
-            f"{p['title']} went from {qty(_b(p), p['unit'])} to {qty(_c(p), p['unit'])}, "
-            f"a change these runs do not resolve beyond noise{f' ({verdict})' if verdict else ''}."
-        )
+        if "UNSTABLE" in ((p["effect"] or {}).get("flags") or []):
+            why = "a change these runs cannot judge: the A/A control moved on its own (UNSTABLE)"
+        else:
+            why = f"a change these runs do not resolve beyond noise{f' ({verdict})' if verdict else ''}"
+        text = f"{p['title']} went from {qty(_b(p), p['unit'])} to {qty(_c(p), p['unit'])}, {why}."
         out.append(_obs(text, _evidence(base, cand, f"{p['name']} {p.get('statistic', 'mean')}", values[p["name"]], p["effect"])))
     out.extend(_not_recorded(base, cand, missing))
     out.extend(_location(lens, base, cand, primary, groups))
@@ -305,7 +306,7 @@ def _censored_waits(base, cand) -> list[dict]:
             high = max(b[1] for b in bounds)
             text += (f"; {pending} still within {target}: pending, so attainment lies between "
                      f"{qty(100 * low, '%')} and {qty(100 * high, '%')}")
-        unreached = [w.km_median()[1] for w in windows if math.isfinite(w.km_median()[1])]
+        unreached = [bound for _, bound in map(lambda w: w.km_median(), windows) if math.isfinite(bound)]
         if unreached:
             text += f"; more than half may still be waiting: the median wait (Kaplan–Meier) exceeds {qty(min(unreached), 's')}"
         values = {
