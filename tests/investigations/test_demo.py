@@ -95,3 +95,15 @@ def test_an_imported_bundle_keeps_the_control_refs(demo_store, tmp_path):
     comp = wf.show_investigation(other, imported["investigation"])["comparisons"][0]
     assert comp["parameters"]["control"] == [f"run/{i}" for i in range(6, 11)]
     assert "NO_AA_CONTROL" not in comp["result"]["primary"]["effect"]["flags"]
+
+
+def test_the_tui_service_stores_a_comparison_with_its_control(demo_store):
+    """The headless call the TUI's Compare stage makes, with a third run list (A′)."""
+    from workbench.investigations.demo import demo_run_sets
+    from workbench.tui import services
+
+    inv_id = create_demo_investigations(demo_store)[1]
+    base, cand, control = demo_run_sets(demo_store, "training")
+    outcome = services.compare_and_store(demo_store, inv_id, base, cand, {}, control=control)
+    assert outcome.comparison["parameters"]["control"] == control
+    assert "A/A control: A′/A" in outcome.text and "control (A′, baseline again)" in outcome.text
