@@ -59,6 +59,20 @@ def primary(
         "text": change(b, c, spec.unit),
         "per_run": {"baseline": per_b, "candidate": per_c, **({"control": per_a} if control else {})},
         "effect": effect,
+        **({"censored": {"baseline": _censored(base), "candidate": _censored(cand)}} if lens.name == "fleet" else {}),
+    }
+
+
+def _censored(runs: Sequence[RunRecord]) -> dict[str, Any]:
+    """Fleet: jobs still waiting at their window's end, not in the mean of started waits;
+    their elapsed waits are lower bounds (right-censored)."""
+    from lenses.fleet import read_window
+
+    elapsed = np.concatenate([read_window(r).censored for r in runs]) if runs else np.array([])
+    return {
+        "jobs": int(elapsed.size),
+        "min_elapsed_s": float(elapsed.min()) if elapsed.size else None,
+        "max_elapsed_s": float(elapsed.max()) if elapsed.size else None,
     }
 
 

@@ -130,6 +130,16 @@ def render_comparison(c: Comparison) -> str:
         if effect.get("reason"):
             out += textwrap.wrap(clean(effect["reason"]), WIDTH, initial_indent="  ", subsequent_indent="  ")
     out += control_lines(effect)
+    censored = p.get("censored")
+    if censored and any(side["jobs"] for side in censored.values()):
+        def said(side: dict) -> str:
+            if not side["jobs"]:
+                return "none"
+            lo, hi = qty(side["min_elapsed_s"], "s"), qty(side["max_elapsed_s"], "s")
+            return f"{side['jobs']} job{'s' if side['jobs'] > 1 else ''}, waiting {lo if lo == hi else f'{lo} to {hi}'} so far"
+        text = (f"still waiting at the end (right-censored, not in this mean): baseline {said(censored['baseline'])}; "
+                f"candidate {said(censored['candidate'])}")
+        out += textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="    ")
     out.append("")
     if c.phases:
         out += phases_table(c)
