@@ -203,3 +203,11 @@ def test_every_subset_of_missing_phases_on_either_side():
             case = {"n_base": 1, "n_cand": 1, "shift": shifts[lens], "columns": columns, "dims": {},
                     "quality": "kept", "fleet_pool": "kept"}
             check(lens, case)
+
+
+def test_the_headline_never_reads_unknown_to_unknown():
+    from workbench.compare.fmt import change
+
+    assert change(None, float("nan"), "ms") == "not recorded on either side"
+    assert change(None, 230.0, "ms") == "unknown → 230 ms"
+    assert change(110.0, 230.0, "ms") == "110 ms → 230 ms, +120 ms (+109 %)"
