@@ -179,7 +179,6 @@ def _location(lens: Lens, base, cand, primary: dict, groups: dict[str, list[dict
     if movement(primary.get("effect"), b, c) != "moved":
         return []
     moved_primary = [p for p in groups["moved"] if p["in_primary"]]
-    model_moved = [p for p in groups["moved"] if p["stage"] == "model"]
     if not moved_primary:
         return []
     known = {p["name"] for g in groups.values() for p in g}
