@@ -62,8 +62,8 @@ def build_bundle(
 ) -> dict[str, Any]:
     """A complete bundle, checksum included.
 
-    ``comparisons``: ``{"ref", "baseline": [run refs], "candidate": [...],
-    "parameters": {"lens", "changes", "accepts"}, "engine": {...}, "result": {...}}``.
+    ``comparisons``: ``{"ref", "baseline": [run refs], "candidate": [...], ["control": [...]],
+    "parameters": {"lens", "changes", "accepts"[, "control"]}, "engine": {...}, "result": {...}}``.
     ``captures``: ``{"sha256", "size", "name", "format", "importer", "importer_version",
     "imported_at"}``. ``samples``: ``{run ref: {table: {column: array}}}`` or None.
     """
@@ -76,7 +76,9 @@ def build_bundle(
     recipe = bundle_value(
         {
             "comparisons": [
-                {k: c.get(k) for k in ("ref", "baseline", "candidate", "parameters", "engine")} for c in comparisons
+                {k: c.get(k) for k in ("ref", "baseline", "candidate", "parameters", "engine")}
+                | ({"control": c["control"]} if c.get("control") else {})  # A/A control run refs
+                for c in comparisons
             ],
             "declared_changes": frame.get("intended_change"),
             "acceptances": [

@@ -117,6 +117,7 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
         try:
             base = [runs[r] for r in spec.get("baseline", [])]
             cand = [runs[r] for r in spec.get("candidate", [])]
+            control = [runs[r] for r in spec.get("control") or []]
         except KeyError as exc:
             out.append(Check(part, False, f"run {exc} has no embedded samples"))
             continue
@@ -127,6 +128,7 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
                 lens=params.get("lens"),
                 changes={k: tuple(v) for k, v in (params.get("changes") or {}).items()},
                 accepts=dict(params.get("accepts") or {}),
+                **({"control": control} if control else {}),
             )
         except Exception as exc:  # noqa: BLE001 - a bundle the engine cannot digest is a failed check
             out.append(Check(part, False, f"the compare engine failed: {type(exc).__name__}: {exc}"))
@@ -137,7 +139,8 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
             shown = "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
             out.append(Check(part, False, f"recorded result differs from the recomputed one: {shown}"))
         else:
-            out.append(Check(part, True, f"recomputed from {len(base)}+{len(cand)} runs' samples; equal within tolerance (rel {REL_TOL:g}){_engine_note(spec)}"))
+            runs_used = f"{len(base)}+{len(cand)}" + (f"+{len(control)} control" if control else "")
+            out.append(Check(part, True, f"recomputed from {runs_used} runs' samples; equal within tolerance (rel {REL_TOL:g}){_engine_note(spec)}"))
     return out
 
 

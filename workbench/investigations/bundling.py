@@ -99,7 +99,7 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     run_ids: list[int] = []
     for ids in [view["baseline_runs"], view["candidate_runs"]] + [
         c[k] for c in view["comparisons"] for k in ("baseline_runs", "candidate_runs")
-    ]:
+    ] + [_control_ids(c) for c in view["comparisons"]]:
         run_ids.extend(i for i in ids if i not in run_ids)
     runs, captures = [], []
     for run_id in run_ids:
@@ -115,6 +115,8 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
             "ref": c["ref"],
             "baseline": [f"run/{i}" for i in c["baseline_runs"]],
             "candidate": [f"run/{i}" for i in c["candidate_runs"]],
+            # The A/A control runs (baseline again), when the comparison had them.
+            **({"control": [f"run/{i}" for i in _control_ids(c)]} if _control_ids(c) else {}),
             "parameters": c["parameters"],
             "engine": c["engine"],
             "result": c["result"],
@@ -145,6 +147,10 @@ def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
     with store.session() as s:
         rows = s.exec(select(Bisection).where(Bisection.investigation_id == investigation_id).order_by(Bisection.id)).all()
         return [{"ref": f"bisection/{r.id}", "name": r.name, "status": r.status, "spec": r.spec, "state": r.state} for r in rows]
+
+
+def _control_ids(comparison: dict[str, Any]) -> list[int]:
+    return [int(i) for i in (comparison.get("parameters") or {}).get("control") or []]
 
 
 def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections=()) -> dict[str, Any]:
@@ -242,7 +248,8 @@ def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, An
                     investigation_id=inv.id,
                     baseline_runs=list(spec.get("baseline") or []),
                     candidate_runs=list(spec.get("candidate") or []),
-                    parameters=dict(spec.get("parameters") or {}),
+                    # Run sets are the bundle's refs ("run/6"), the control's too.
+                    parameters={**dict(spec.get("parameters") or {}), **({"control": list(spec["control"])} if spec.get("control") else {})},
                     engine=dict(spec.get("engine") or {}),
                     result=result,
                     comparable=bool(result.get("comparable")),
