@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import BadInput
-from workbench.formats.inference_records import SampleBuilder, number, stat_name
+from workbench.formats.inference_records import SampleBuilder, number, stat_name, strict_number
 from workbench.importers.base import read_bounded
 
 MAX_BYTES = 2 << 30  # a single result file bigger than this is not a benchmark result
@@ -86,19 +86,21 @@ SCALARS = {
 }
 
 
-def flat_summary(obj: dict[str, Any]) -> dict[str, Any]:
-    """Only the statistics the file states: no percentile is derived from another."""
+def flat_summary(obj: dict[str, Any], path: Any = None, where: str = "") -> dict[str, Any]:
+    """Only the statistics the file states: no percentile is derived from another. A
+    figure of the wrong type (``"request_throughput": "fast"``) is bad input."""
     summary: dict[str, Any] = {}
+    at = f"{where}: " if where else ""
     for key, value in obj.items():
         m = _SUMMARY_KEY.match(key)
         if m and m.group(2) in METRIC_KEYS:
-            v = number(value)
+            v = strict_number(value, path, f"{at}{key}")
             stat = stat_name(m.group(1))
             if stat and not math.isnan(v):
                 summary.setdefault(METRIC_KEYS[m.group(2)], {})[stat] = v
     for key, target in SCALARS.items():
         if key in obj:
-            v = number(obj[key])
+            v = strict_number(obj[key], path, f"{at}{key}")
             if not math.isnan(v):
                 summary[target] = v
     return summary
@@ -107,7 +109,13 @@ def flat_summary(obj: dict[str, Any]) -> dict[str, Any]:
 ARRAY_KEYS = ("input_lens", "output_lens", "ttfts", "itls", "errors", "latencies")
 
 
-def has_arrays(obj: dict[str, Any]) -> bool:
+def has_arrays(obj: dict[str, Any], path: Any = None, where: str = "") -> bool:
+    """Whether the per-request arrays are there; one that is there but not a list is
+    bad input (``"ttfts": "nope"`` is not "summary only")."""
+    if path is not None:
+        for key in ARRAY_KEYS:
+            if obj.get(key) is not None and not isinstance(obj[key], list):
+                raise BadInput(path, f"per-request array {key!r} is not a list", where=f"{where}: {key}" if where else key)
     return isinstance(obj.get("ttfts"), list) and isinstance(obj.get("output_lens"), list)
 
 
@@ -128,8 +136,8 @@ def samples_from_arrays(obj: dict[str, Any], path: Path, where: str) -> SampleBu
             ok = 1.0 if errors[i] in ("", None) else 0.0
         else:
             ok = math.nan  # the file does not say which requests failed
-        ttft = number(ttfts[i])
-        out = number(outs[i])
+        ttft = strict_number(ttfts[i], path, f"{where}: ttfts[{i}]")
+        out = strict_number(outs[i], path, f"{where}: output_lens[{i}]")
         if ok == 0.0 or (ok != 1.0 and ttft == 0.0):
             ttft = math.nan  # failures are written as 0.0: unknown, not zero
         if not math.isnan(ttft) and ttft < 0:
@@ -137,11 +145,11 @@ def samples_from_arrays(obj: dict[str, Any], path: Path, where: str) -> SampleBu
         gaps = itls[i] if itls is not None and isinstance(itls[i], list) else None
         itl_ms = math.nan
         if gaps:
-            vals = [number(g) for g in gaps]
+            vals = [strict_number(g, path, f"{where}: itls[{i}]") for g in gaps]
             finite = [v for v in vals if not math.isnan(v)]
             if finite:
                 itl_ms = 1000.0 * math.fsum(finite) / len(finite)
-        e2e = number(latencies[i]) if latencies is not None else math.nan
+        e2e = strict_number(latencies[i], path, f"{where}: latencies[{i}]") if latencies is not None else math.nan
         if ok == 0.0:
             e2e = math.nan
         tpot = math.nan
@@ -149,7 +157,7 @@ def samples_from_arrays(obj: dict[str, Any], path: Path, where: str) -> SampleBu
             tpot = 1000.0 * (e2e - ttft) / (out - 1)
         builder.add(
             id=str(i),
-            prompt_tokens=number(ins[i]) if ins is not None else None,
+            prompt_tokens=strict_number(ins[i], path, f"{where}: input_lens[{i}]") if ins is not None else None,
             output_tokens=out if ok != 0.0 else None,
             ttft_ms=ttft * 1000.0,
             e2e_ms=e2e * 1000.0,
