@@ -115,3 +115,24 @@ def mark_sweep(runs: list[RunRecord], *, tool: str, label: str, parts: Sequence[
             run.label = f"{label} @ {load_text(loads[i])}"
         out.append(run)
     return out
+
+
+def group_levels(runs: list[RunRecord], tool: str, label: str | None) -> list[RunRecord]:
+    """Results of one setup at several loads (one file each or appended in one) become
+    the levels of one sweep: same model, backend, label and ``--metadata``; different
+    request rate or concurrency. Results at one load only stay single runs.
+
+    Each run carries ``meta["_setup"]`` (the grouping key) and ``meta["_sweep_label"]``;
+    both are removed here. ``label``: the user's ``--label``, which then names the
+    sweep and each level ("LABEL @ 10 req/s")."""
+    groups: dict[str, list[RunRecord]] = {}
+    for run in runs:
+        groups.setdefault(run.meta.pop("_setup"), []).append(run)
+    for members in groups.values():
+        loads = {load_text(r.meta["load"]) for r in members}
+        if len(loads) > 1:
+            mark_sweep(members, tool=tool, label=label or members[0].meta.get("_sweep_label") or tool, relabel=bool(label),
+                       parts=[f"{r.sources[0].resolve()}:{r.meta.get('line')}" for r in members])
+        for r in members:
+            r.meta.pop("_sweep_label", None)
+    return runs

@@ -23,7 +23,7 @@ from store.records import Dimension, RunRecord
 from workbench.formats import bench_json
 from workbench.formats.engine_config import dimensions as engine_dimensions
 from workbench.formats.inference_records import inference_run, number, request_mix, strict_number
-from workbench.formats.load_sweep import load_meta, load_text, mark_sweep
+from workbench.formats.load_sweep import group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
 
 KNOWN = {
@@ -60,28 +60,10 @@ class VllmBenchImporter(Importer):
             objs = list(bench_json.read_objects(path))
             for index, (line, obj) in enumerate(objs):
                 runs.append(result_run(obj, path, line, index if len(objs) > 1 else None, options))
-        yield from group_levels(runs, "vllm bench", options)
+        yield from group_levels(runs, "vllm bench", options.label)
 
 
 IMPORTER = VllmBenchImporter()
-
-
-def group_levels(runs: list[RunRecord], tool: str, options: ImportOptions) -> list[RunRecord]:
-    """Results of one setup at several loads (one file each or appended in one) become
-    the levels of one sweep: same model, backend, label and ``--metadata``; different
-    request rate or concurrency. Results at one load only stay single runs."""
-    groups: dict[str, list[RunRecord]] = {}
-    for run in runs:
-        groups.setdefault(run.meta.pop("_setup"), []).append(run)
-    for members in groups.values():
-        loads = {load_text(r.meta["load"]) for r in members}
-        if len(loads) > 1:
-            label = options.label or members[0].meta.pop("_sweep_label", tool)
-            mark_sweep(members, tool=tool, label=label, relabel=bool(options.label),
-                       parts=[f"{r.sources[0].resolve()}:{r.meta.get('line')}" for r in members])
-        for r in members:
-            r.meta.pop("_sweep_label", None)
-    return runs
 
 
 def _bool(value: Any) -> bool | None:
