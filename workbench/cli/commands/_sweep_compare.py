@@ -1,0 +1,54 @@
+"""``wb compare SWEEP --vs SWEEP``: when each side is one name that is a sweep (its id
+``sw-…`` or its label) rather than a run, compare the sweeps at matched load."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+
+def sweep_sides(ctx: click.Context, baseline: tuple[str, ...], candidate: tuple[str, ...]) -> tuple[list[int], list[int]] | None:
+    """The two sweeps' run ids, or ``None`` when the names are runs (the usual compare)."""
+    if len(baseline) != 1 or len(candidate) != 1:
+        return None
+    from store.errors import StoreError
+    from workbench.cli.context import open_store_from
+    from workbench.compare.sweep import find_sweep
+
+    store = open_store_from(ctx)
+    sides = []
+    for ref in (baseline[0], candidate[0]):
+        if not ref.startswith("sw-"):
+            try:
+                store.resolve_run(ref)
+                return None  # a run by that id or label: an ordinary comparison
+            except StoreError:
+                pass
+        ids = find_sweep(store, ref)
+        if ids is None:
+            return None
+        sides.append(ids)
+    return sides[0], sides[1]
+
+
+def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *, metric: str | None, slo: str | None,
+                      rate_tolerance: float, changes: Any, accepts: Any, whys: Any, as_json: bool) -> None:
+    from workbench.cli.context import emit_json, open_store_from
+    from workbench.compare import parse_change
+    from workbench.compare.sweep import compare_sweeps, parse_slo
+    from workbench.compare.sweep_render import render_sweep_comparison
+    from workbench.errors import UsageError
+
+    if len(accepts) != len(whys):
+        raise UsageError(f"every --accept needs its own --why TEXT ({len(accepts)} --accept, {len(whys)} --why)")
+    if set(sides[0]) & set(sides[1]):
+        raise UsageError("the same sweep is on both sides")
+    store = open_store_from(ctx)
+    doc = compare_sweeps(store.load_runs(sides[0]), store.load_runs(sides[1]), metric=metric, slo=parse_slo(slo),
+                         rate_tolerance=rate_tolerance, changes=dict(parse_change(c) for c in changes),
+                         accepts=dict(zip(accepts, whys)))
+    if as_json:
+        emit_json(doc)
+    else:
+        click.echo(render_sweep_comparison(doc))
