@@ -242,3 +242,8 @@ def test_error_rate_is_unknown_when_no_request_outcome_is_known() -> None:
     rows.add("r2", ttft_ms=13.0, ok=0.0)
     run = inference_run("y", samples=rows, summary={}, dimensions={}, meta={}, sources=[])
     assert run.quality["error_rate"] == 1.0  # the one known outcome failed
+
+
+def test_silent_zero_names_the_rename(demo_levels) -> None:
+    warnings = demo_levels["vllm"][2].meta["warnings"]
+    assert any("kv_cache_usage_percentage" in w and "renamed vllm:kv_cache_usage_perc in vLLM 0.9" in w for w in warnings)

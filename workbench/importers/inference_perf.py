@@ -48,6 +48,12 @@ LATENCIES = {
     "normalized_time_per_output_token": "normalized_tpot_ms",
 }
 MAX_JSON_BYTES = 64 << 20
+# What inference-perf queries for a server block that reads all-zero on newer vLLM.
+SILENT_RENAMES = {
+    "kv_cache_usage_percentage": "inference-perf queried vllm:gpu_cache_usage_perc, renamed vllm:kv_cache_usage_perc in vLLM 0.9 "
+                                 "and no longer fed from about 0.11 (kubernetes-sigs/inference-perf#277)",
+    "num_requests_swapped": "vllm:num_requests_swapped exists in the V0 engine only",
+}
 
 
 class InferencePerfImporter(Importer):
@@ -316,8 +322,9 @@ def server_summary(obj: dict[str, Any], path: Path | None = None) -> tuple[dict[
         stats = {k: v for k, v in block.items() if k != "rate"}
         if served and key in ("kv_cache_usage_percentage", "prompt_len", "output_len", "queue_len", "time_to_first_token", "request_latency") \
                 and stats and all(v == 0.0 for v in stats.values()):
+            why = SILENT_RENAMES.get(key, "a metric missing under this engine version's name?")
             unknown.append(f"server {key}: every statistic is 0 while the server served requests "
-                           f"(a metric missing under this engine version's name?); recorded as unknown")
+                           f"({why}); recorded as unknown")
             block = {k: v for k, v in block.items() if k == "rate"}
             block["unknown"] = True
         out[key] = block
