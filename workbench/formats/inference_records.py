@@ -122,6 +122,22 @@ class SampleBuilder:
         return out
 
 
+class RequestColumns:
+    """Request columns built at once (vectorised), in the shape ``SampleBuilder`` makes."""
+
+    def __init__(self, columns: dict[str, np.ndarray]) -> None:
+        missing = set(COLUMNS) - set(columns)
+        if missing:
+            raise KeyError(f"missing sample columns {sorted(missing)}")
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(self.columns["id"])
+
+    def table(self) -> dict[str, np.ndarray]:
+        return self.columns
+
+
 _PCT = re.compile(r"^p(\d+(?:\.\d+)?)$")
 
 
@@ -204,7 +220,7 @@ def request_mix_from_samples(table: dict[str, np.ndarray]) -> str | None:
 def inference_run(
     label: str,
     *,
-    samples: SampleBuilder | None,
+    samples: SampleBuilder | RequestColumns | None,
     summary: dict[str, Any],
     dimensions: dict[str, Dimension],
     meta: dict[str, Any],

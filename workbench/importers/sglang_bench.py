@@ -88,7 +88,7 @@ def _run(obj: dict[str, Any], path: Path, line: int, index: int | None, options:
         mix = request_mix(number(summary.get("total_input_tokens")) / c, number(summary.get("total_output_tokens")) / c)
         if mix:
             run.dimensions["request_mix"] = Dimension(mix, "derived")
-    itl = bench_json.itl_table(obj)
+    itl = bench_json.itl_table(obj, path, where)
     if itl:
         run.tables["itl"] = itl
     return run

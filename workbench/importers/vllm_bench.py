@@ -122,7 +122,7 @@ def result_run(obj: dict[str, Any], path: Path, line: int, index: int | None, op
     tables: dict[str, Any] = {}
     if bench_json.has_arrays(obj, path, where):
         samples = bench_json.samples_from_arrays(obj, path, where)
-        itl = bench_json.itl_table(obj)
+        itl = bench_json.itl_table(obj, path, where)
         if itl:
             tables["itl"] = itl
     quirks = []
