@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from store.records import RunRecord
 
@@ -190,21 +190,21 @@ def level_metrics(lens: "InferenceLens", level: Level) -> dict[str, dict[str, An
     return out
 
 
-def saturation(lens: "InferenceLens", levels: list[Level], axis: str, slo: dict[str, float]) -> dict[str, Any]:
-    """The highest achieved rate the side sustains (module docstring), or why unknown."""
-    achieved = [lv.achieved_rate(lens) for lv in levels]
+def saturation(levels: list[dict[str, Any]], axis: str, slo: dict[str, float]) -> dict[str, Any]:
+    """The highest achieved rate the side sustains (module docstring), or why unknown;
+    ``levels`` are the side's level documents in load order."""
+    achieved = [lv["achieved_rate"] for lv in levels]
     peak = max((a for a in achieved if math.isfinite(a)), default=math.nan)
     out: dict[str, Any] = {"unit": "req/s", "peak_achieved": peak}
     if slo:
         out["rule"] = "highest achieved rate while every SLO holds (" + ", ".join(f"{k} ≤ {v:g} ms" for k, v in slo.items()) + ")"
         checks = []
         for lv in levels:
-            figures = level_metrics(lens, lv)
-            vals = {k: figures[k]["value"] for k in slo}
+            vals = {k: lv["metrics"][k] for k in slo}
             checks.append(None if any(not math.isfinite(v) for v in vals.values()) else all(vals[k] <= slo[k] for k in slo))
     elif axis == "rate":
         out["rule"] = f"highest achieved rate while achieved/requested ≥ {SUSTAINED:g}"
-        checks = [None if not (math.isfinite(a) and lv.requested_rate) else a / lv.requested_rate >= SUSTAINED
+        checks = [None if not (math.isfinite(a) and lv["requested_rate"]) else a / lv["requested_rate"] >= SUSTAINED
                   for lv, a in zip(levels, achieved)]
     else:
         out.update(value=math.nan, state="unknown",
@@ -214,7 +214,7 @@ def saturation(lens: "InferenceLens", levels: list[Level], axis: str, slo: dict[
     for lv, a, ok in zip(levels, achieved, checks):
         if ok is None:
             state = "unknown"
-            out["note"] = f"the level at {lv.text()} does not state what the rule needs"
+            out["note"] = f"the level at {lv['load']} does not state what the rule needs"
             break
         if not ok:
             state, broke_at = "reached", lv
@@ -223,7 +223,7 @@ def saturation(lens: "InferenceLens", levels: list[Level], axis: str, slo: dict[
     out["value"] = value
     out["state"] = state
     if broke_at is not None:
-        out["first_unsustained"] = broke_at.text()
+        out["first_unsustained"] = broke_at["load"]
     elif state == "not reached":
         out["note"] = "every level sustained: saturation lies beyond the sweep (the value is a lower bound)"
     return out
@@ -265,14 +265,19 @@ def _duration(run: RunRecord) -> float:
 
 def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], *, metric: str | None = None,
                    slo: dict[str, float] | None = None, rate_tolerance: float = DEFAULT_RATE_TOLERANCE,
-                   changes: dict | None = None, accepts: dict | None = None) -> dict[str, Any]:
-    """The sweep comparison as one JSON-ready document (``wb compare SWEEP --vs SWEEP``)."""
+                   changes: dict | None = None, accepts: dict | None = None,
+                   load: Callable[[list[RunRecord]], list[RunRecord]] | None = None) -> dict[str, Any]:
+    """The sweep comparison as one JSON-ready document (``wb compare SWEEP --vs SWEEP``).
+
+    ``load``: gives a level's runs with their columns when ``baseline``/``candidate``
+    hold metadata only (the CLI), so at most two levels' rows are in memory at once."""
     from lenses import get_lens
     from workbench.compare import compare
     from workbench.compare.fmt import jsonable
     from workbench.errors import UsageError
 
     slo = slo or {}
+    load = load or (lambda runs: list(runs))
     for side, runs in (("baseline", baseline), ("candidate", candidate)):
         if not runs:
             raise UsageError(f"the {side} sweep has no runs")
@@ -288,36 +293,43 @@ def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]
     axis = _common_axis(baseline, candidate)
     base_levels, cand_levels = levels_of(baseline), levels_of(candidate)
     pairs, only_b, only_c = match_levels(base_levels, cand_levels, axis, rate_tolerance)
-    sides = {}
-    for side, runs, levels in (("baseline", baseline, base_levels), ("candidate", candidate, cand_levels)):
-        sweep = sweep_of(runs[0]) or {}
-        sides[side] = {
-            "sweep": sweep.get("id"), "label": sweep.get("label"), "tool": sweep.get("tool"), "axis": sweep.get("axis"),
-            "runs": [r.id if r.id is not None else r.label for r in runs],
-            "levels": [_level_json(lens, lv, slo) for lv in levels],
-            "saturation": saturation(lens, levels, axis, slo),
-            "summary_not_compared": bool(sweep.get("summary")),
-        }
-        good = [lv["goodput"]["value"] for lv in sides[side]["levels"] if math.isfinite(lv["goodput"].get("value", math.nan))]
-        sides[side]["max_goodput"] = max(good) if good else math.nan
+    docs: dict[int, dict[str, Any]] = {}  # id(level) -> its document (figures kept for the rows)
     matched = []
     table = None
     for b, c in pairs:
-        result = compare(b.runs, c.runs, lens, changes, accepts)
+        full_b, full_c = Level(b.load, load(b.runs)), Level(c.load, load(c.runs))
+        docs[id(b)], docs[id(c)] = _level_json(lens, full_b, slo), _level_json(lens, full_c, slo)
+        result = compare(full_b.runs, full_c.runs, lens, changes, accepts)
         if table is None:
             table = [row.to_json() for row in result.comparability.rows]
-        fig_b, fig_c = level_metrics(lens, b), level_metrics(lens, c)
         entry: dict[str, Any] = {
-            "baseline": {"load": b.text(), "runs": [r.id for r in b.runs], "achieved_rate": b.achieved_rate(lens)},
-            "candidate": {"load": c.text(), "runs": [r.id for r in c.runs], "achieved_rate": c.achieved_rate(lens)},
+            "baseline": {"load": b.text(), "runs": [r.id for r in b.runs], "achieved_rate": docs[id(b)]["achieved_rate"]},
+            "candidate": {"load": c.text(), "runs": [r.id for r in c.runs], "achieved_rate": docs[id(c)]["achieved_rate"]},
             "comparable": result.comparable,
             "refusal": result.refusal,
         }
         if result.comparable:
             entry["primary"] = result.primary
             entry["guardrails"] = result.guardrails
-            entry["metrics"] = [_metric_row(lens, name, fig_b[name], fig_c[name], b, c) for name in LEVEL_METRICS]
+            entry["metrics"] = [_metric_row(name, docs[id(b)]["_figures"][name], docs[id(c)]["_figures"][name])
+                                for name in LEVEL_METRICS]
         matched.append(entry)
+        del full_b, full_c, result
+    for lv in [*only_b, *only_c]:
+        docs[id(lv)] = _level_json(lens, Level(lv.load, load(lv.runs)), slo)
+    sides = {}
+    for side, runs, levels in (("baseline", baseline, base_levels), ("candidate", candidate, cand_levels)):
+        sweep = sweep_of(runs[0]) or {}
+        level_docs = [{k: v for k, v in docs[id(lv)].items() if k != "_figures"} for lv in levels]
+        good = [d["goodput"]["value"] for d in level_docs if math.isfinite(d["goodput"].get("value", math.nan))]
+        sides[side] = {
+            "sweep": sweep.get("id"), "label": sweep.get("label"), "tool": sweep.get("tool"), "axis": sweep.get("axis"),
+            "runs": [r.id if r.id is not None else r.label for r in runs],
+            "levels": level_docs,
+            "saturation": saturation(level_docs, axis, slo),
+            "max_goodput": max(good) if good else math.nan,
+            "summary_not_compared": bool(sweep.get("summary")),
+        }
     doc = {
         "kind": "sweep comparison",
         "lens": "inference",
@@ -365,10 +377,10 @@ def _level_json(lens: "InferenceLens", level: Level, slo: dict[str, float]) -> d
             "achieved_rate": level.achieved_rate(lens), "runs": [r.id for r in level.runs],
             "metrics": {k: v["value"] for k, v in figures.items()},
             "sources": {k: v["source"] for k, v in figures.items()},
-            "goodput": goodput(lens, level, slo)}
+            "goodput": goodput(lens, level, slo), "_figures": figures}
 
 
-def _metric_row(lens: "InferenceLens", name: str, fb: dict, fc: dict, b: Level, c: Level) -> dict[str, Any]:
+def _metric_row(name: str, fb: dict, fc: dict) -> dict[str, Any]:
     from lenses.inference import SERVING_METRICS
     from workbench.compare.effects import run_effect
 

@@ -45,9 +45,11 @@ def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *,
     if set(sides[0]) & set(sides[1]):
         raise UsageError("the same sweep is on both sides")
     store = open_store_from(ctx)
-    doc = compare_sweeps(store.load_runs(sides[0]), store.load_runs(sides[1]), metric=metric, slo=parse_slo(slo),
+    # Metadata first; each level's rows are loaded when it is compared (bounded memory).
+    meta_only = [store.load_runs(ids, tables=[]) for ids in sides]
+    doc = compare_sweeps(meta_only[0], meta_only[1], metric=metric, slo=parse_slo(slo),
                          rate_tolerance=rate_tolerance, changes=dict(parse_change(c) for c in changes),
-                         accepts=dict(zip(accepts, whys)))
+                         accepts=dict(zip(accepts, whys)), load=lambda runs: store.load_runs([r.id for r in runs]))
     if as_json:
         emit_json(doc)
     else:
