@@ -258,3 +258,49 @@ def test_concurrency_sweep_needs_an_slo_for_saturation(tmp_path) -> None:
     doc = compare_sweeps(runs, other)
     assert len(doc["matched"]) == 3 and doc["baseline"]["saturation"]["state"] == "unknown"
     assert "--slo" in doc["baseline"]["saturation"]["note"]
+
+
+def test_batch_size_variant_saturates_later(demo) -> None:
+    from workbench.compare.sweep import compare_sweeps
+
+    doc = compare_sweeps(demo["vllm"], demo["vllm+batch_size"])
+    assert doc["candidate"]["saturation"]["value"] == pytest.approx(111.92445601750451)
+    assert doc["observations"][0]["text"].startswith("Candidate saturates at 112 req/s against 92.2 (+21 %)")
+    # engine_config differs (max_num_seqs 128 -> 192): reported, not hidden.
+    assert {d["name"]: d["state"] for d in doc["dimensions"]}["engine_config"] == "different"
+
+
+def test_repeated_sweeps_give_run_level_effects_per_level(tmp_path) -> None:
+    from workbench.compare.sweep import compare_sweeps
+
+    def sweep(name: str, slow: float):
+        paths = []
+        for rep in range(3):
+            for rate in (1.0, 2.0):
+                obj = _level(rate, rate, 20 - int(slow * rate) - rep)
+                path = tmp_path / f"{name}-{rep}-{rate:g}.json"
+                path.write_text(json.dumps(obj))
+                paths.append(path)
+        return list(VLLM.read(paths, ImportOptions(label=name)))
+
+    b, c = _ids(sweep("a", 1.0), 1), _ids(sweep("b", 3.0), 100)
+    assert len({r.meta["sweep"]["id"] for r in b}) == 1
+    doc = compare_sweeps(b, c, accepts=ACCEPT)
+    assert [len(m["baseline"]["runs"]) for m in doc["matched"]] == [3, 3]
+    effect = doc["matched"][0]["metrics"][1]["effect"]  # ttft_p95
+    assert effect["runs"] == {"baseline": 3, "candidate": 3} and "one run" not in str(effect.get("note", ""))
+    assert "run-level intervals" in doc["uncertainty"]
+
+
+def test_genai_perf_raw_experiments_are_one_sweep(tmp_path) -> None:
+    from workbench.importers.aiperf import IMPORTER as AIPERF
+
+    raw = json.loads((DATA / "genai_perf_profile_export.json").read_text())
+    exp = raw["experiments"][0]
+    raw["experiments"] = [dict(exp, experiment={"mode": "concurrency", "value": v}) for v in (1, 4, 16)]
+    path = tmp_path / "profile_export.json"
+    path.write_text(json.dumps(raw))
+    runs = list(AIPERF.read([path], ImportOptions()))
+    assert [r.meta["load"]["concurrency"] for r in runs] == [1, 4, 16]
+    assert len({r.meta["sweep"]["id"] for r in runs}) == 1 and runs[0].meta["sweep"]["axis"] == "concurrency"
+    assert all(r.window["duration_s"] > 0 for r in runs)
