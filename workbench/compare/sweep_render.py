@@ -27,6 +27,28 @@ def _pct(row: dict[str, Any]) -> str:
     return "" if p is None or not math.isfinite(p) else f"{p:+.1f} %".replace("-", "−")
 
 
+def _dimension_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The comparability table from its JSON rows, as ``render.dimensions_table`` draws it
+    (a mapping's differing keys one per line, never cut)."""
+    from workbench.compare import dict_diff
+
+    rank = {"changed": 0, "different": 1, "unknown": 2, "same": 3}
+    order = sorted(rows, key=lambda r: (4 if r["state"] == "unknown" and not r.get("must_match") else rank.get(r["state"], 3),
+                                        not r.get("must_match")))
+    lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]
+    for r in order:
+        mark = "*" if r.get("must_match") else " "
+        b, v = (dict_diff.cell(x) or x for x in (r.get("baseline"), r.get("candidate")))
+        lines.append(f"{mark} {_cut(r['name'], 18):<18} {r['state']:<9} {_cut(b, 19):<19} {_cut(v, 19):<19} {_cut(r.get('source'), 8)}")
+        lines += dict_diff.table_lines(r["name"], r["state"], r.get("baseline"), r.get("candidate"), WIDTH)
+        if r.get("note") and not (r["state"] == "unknown" and dict_diff.unread_note(r.get("baseline"), r.get("candidate"))):
+            lines.append(f"    note: {_cut(r['note'], WIDTH - 10)}")
+        if r.get("accepted"):
+            lines.append(f"    accepted: {_cut(r['accepted'].get('why'), WIDTH - 14)}")
+    lines.append("  (* must match)")
+    return lines
+
+
 def render_sweep_comparison(doc: dict[str, Any]) -> str:
     b, c = doc["baseline"], doc["candidate"]
     out = [f"lens: {doc['lens']} (sweep comparison; primary {doc['primary_metric']})"]
@@ -38,11 +60,7 @@ def render_sweep_comparison(doc: dict[str, Any]) -> str:
     out.append("")
     if doc.get("dimensions"):
         out.append("Comparability (first matched level; every level is checked)")
-        out.append(f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19}")
-        for d in doc["dimensions"]:
-            mark = "*" if d.get("must_match") else " "
-            out.append(f"{mark} {_cut(d['name'], 18):<18} {d['state']:<9} {_cut(d.get('baseline'), 19):<19} {_cut(d.get('candidate'), 19):<19}")
-        out.append("  (* must match)")
+        out += _dimension_lines(doc["dimensions"])
         out.append("")
     out.append("Saturation (observation, not cause)")
     for side, s in (("baseline", b), ("candidate", c)):
