@@ -304,3 +304,15 @@ def test_genai_perf_raw_experiments_are_one_sweep(tmp_path) -> None:
     assert [r.meta["load"]["concurrency"] for r in runs] == [1, 4, 16]
     assert len({r.meta["sweep"]["id"] for r in runs}) == 1 and runs[0].meta["sweep"]["axis"] == "concurrency"
     assert all(r.window["duration_s"] > 0 for r in runs)
+
+
+def test_fail_on_for_sweeps() -> None:
+    from workbench.cli.commands._sweep_compare import sweep_exit_code
+
+    level = {"comparable": True, "primary": {"effect": {"verdict": "REGRESSION"}}, "guardrails": []}
+    assert sweep_exit_code({"matched": [level]}, "regression") == 4
+    assert sweep_exit_code({"matched": [level]}, None) == 0
+    assert sweep_exit_code({"matched": [dict(level, comparable=False)]}, "refused") == 3
+    assert sweep_exit_code({"matched": []}, "any") == 3  # nothing matched: nothing compared
+    quiet = {"comparable": True, "primary": {"effect": {"verdict": None}}, "guardrails": [{"state": "held"}]}
+    assert sweep_exit_code({"matched": [quiet]}, "any") == 0

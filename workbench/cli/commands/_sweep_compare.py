@@ -33,7 +33,8 @@ def sweep_sides(ctx: click.Context, baseline: tuple[str, ...], candidate: tuple[
 
 
 def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *, metric: str | None, slo: str | None,
-                      rate_tolerance: float, changes: Any, accepts: Any, whys: Any, as_json: bool) -> None:
+                      rate_tolerance: float, changes: Any, accepts: Any, whys: Any, as_json: bool,
+                      fail_on: str | None = None) -> None:
     from workbench.cli.context import emit_json, open_store_from
     from workbench.compare import parse_change
     from workbench.compare.sweep import compare_sweeps, parse_slo
@@ -54,3 +55,23 @@ def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *,
         emit_json(doc)
     else:
         click.echo(render_sweep_comparison(doc))
+    code = sweep_exit_code(doc, fail_on)
+    if code:
+        import sys
+
+        sys.exit(code)
+
+
+def sweep_exit_code(doc: dict[str, Any], fail_on: str | None) -> int:
+    """As for runs: 3 when a matched level was refused (or none matched), 4 when a level's
+    primary verdict is REGRESSION or a guardrail broke (needs two or more runs a level)."""
+    from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION
+
+    matched = doc["matched"]
+    if fail_on in ("refused", "any") and (not matched or any(not m["comparable"] for m in matched)):
+        return EXIT_REFUSED
+    regression = any(((m.get("primary") or {}).get("effect") or {}).get("verdict") == "REGRESSION"
+                     or any(g["state"] == "broken" for g in m.get("guardrails") or []) for m in matched)
+    if fail_on in ("regression", "any") and regression:
+        return EXIT_REGRESSION
+    return EXIT_OK

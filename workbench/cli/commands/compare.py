@@ -139,7 +139,7 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     sides = sweep_sides(ctx, baseline, candidate)
     if sides is not None:  # SWEEP --vs SWEEP: levels matched by load
         return run_sweep_compare(ctx, sides, metric=metric, slo=slo, rate_tolerance=rate_tolerance, changes=changes,
-                                 accepts=accepts, whys=whys, as_json=as_json)
+                                 accepts=accepts, whys=whys, as_json=as_json, fail_on=fail_on)
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions)
     if metric:
         from workbench.compare import resolve_lens
