@@ -148,6 +148,14 @@ def test_aiperf_value_of_wrong_type(tmp_path) -> None:
     path.write_text("\n".join(lines))
     with pytest.raises(BadInput, match=r"line 4: metrics\.ttft\.value.*'fast'"):
         read(AIPERF, path)
+    warm = json.loads(lines[0])  # a warm-up record is checked too, though not used
+    assert warm["metadata"]["credit_phase"] == "warmup"
+    warm["metrics"]["ttft"]["value"] = "fast"
+    lines = (DATA / "aiperf_profile_export.jsonl").read_text().splitlines()
+    lines[0] = json.dumps(warm)
+    path.write_text("\n".join(lines))
+    with pytest.raises(BadInput, match=r"line 1: metrics\.ttft\.value"):
+        read(AIPERF, path)
 
 
 @pytest.mark.parametrize("mutate, place", [

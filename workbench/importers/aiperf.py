@@ -135,6 +135,9 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, Any]]], options
         if not isinstance(meta, dict) or not isinstance(metrics, dict):
             raise BadInput(path, "record without metadata/metrics objects", where=where)
         phase = meta.get("benchmark_phase", meta.get("credit_phase"))
+        # Read (and check) every record, warm-up too: a wrong type is bad input anywhere.
+        values = {col: _metric_ms(metrics, names, path, where) for col, names in PER_REQUEST.items()}
+        tokens = {col: _metric_count(metrics, names, path, where) for col, names in TOKENS.items()}
         if phase == "warmup":
             warmup += 1
             continue
@@ -143,8 +146,6 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, Any]]], options
         if err:
             kind = str((err or {}).get("type") or (err or {}).get("code") or "error") if isinstance(err, dict) else "error"
             errors[kind] = errors.get(kind, 0) + 1
-        values = {col: _metric_ms(metrics, names, path, where) for col, names in PER_REQUEST.items()}
-        tokens = {col: _metric_count(metrics, names, path, where) for col, names in TOKENS.items()}
         start_key = "request_start_ns" if "request_start_ns" in meta else "timestamp_ns"
         start = strict_number(meta.get(start_key), path, f"{where}: metadata.{start_key}")
         end = strict_number(meta.get("request_end_ns"), path, f"{where}: metadata.request_end_ns")
