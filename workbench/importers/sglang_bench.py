@@ -15,7 +15,7 @@ from typing import Any
 
 from store.records import Dimension, RunRecord
 from workbench.formats import bench_json, engine_config
-from workbench.formats.inference_records import inference_run, number, request_mix, strict_number
+from workbench.formats.inference_records import as_object, inference_run, number, request_mix, strict_number
 from workbench.formats.load_sweep import group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
 
@@ -46,7 +46,7 @@ IMPORTER = SglangBenchImporter()
 
 
 def _run(obj: dict[str, Any], path: Path, line: int, index: int | None, options: ImportOptions) -> RunRecord:
-    info = obj.get("server_info") if isinstance(obj.get("server_info"), dict) else {}
+    info = as_object(obj.get("server_info"), path, f"line {line}: server_info")
     config = engine_config.from_sglang_server_info(info)
     dims: dict[str, Dimension] = {}
     if config.get("model"):
