@@ -74,8 +74,14 @@ def render_sweep_comparison(doc: dict[str, Any]) -> str:
     if rule:
         out += _wrap(f"rule: {rule}")
     if doc.get("slo"):
-        out += _wrap("goodput (DistServe: requests/s meeting every target): baseline max "
-                     f"{qty(b.get('max_goodput'), 'req/s')}, candidate max {qty(c.get('max_goodput'), 'req/s')}")
+        def best(s: dict[str, Any]) -> str:
+            value = s.get("max_goodput")
+            if value is not None and math.isfinite(value):
+                return qty(value, "req/s")
+            notes = {lv["goodput"].get("note") for lv in s["levels"] if lv["goodput"].get("note")}
+            return "unknown" + (f" ({'; '.join(sorted(notes))})" if notes else "")
+        out += _wrap(f"goodput (DistServe: requests/s meeting every target), best level: baseline {best(b)}; "
+                     f"candidate {best(c)}")
     out.append("")
     out.append("Curve")
     out.append(doc["chart"])
@@ -102,7 +108,7 @@ def render_sweep_comparison(doc: dict[str, Any]) -> str:
     if un["baseline"] or un["candidate"]:
         out += _wrap(f"Unmatched: baseline {', '.join(un['baseline']) or 'none'}; candidate {', '.join(un['candidate']) or 'none'}", "")
         out.append("")
-    if doc.get("slo"):
+    if doc.get("slo") and any(lv["goodput"].get("attainment") is not None for s in (b, c) for lv in s["levels"]):
         out.append("Goodput per level (requests/s meeting every target; attainment)")
         for side, s in (("baseline", b), ("candidate", c)):
             for lv in s["levels"]:
