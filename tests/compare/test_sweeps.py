@@ -316,3 +316,14 @@ def test_fail_on_for_sweeps() -> None:
     assert sweep_exit_code({"matched": []}, "any") == 3  # nothing matched: nothing compared
     quiet = {"comparable": True, "primary": {"effect": {"verdict": None}}, "guardrails": [{"state": "held"}]}
     assert sweep_exit_code({"matched": [quiet]}, "any") == 0
+
+
+def test_synthetic_report_shows_goodput_per_level(synthetic) -> None:
+    from workbench.compare.sweep import compare_sweeps
+    from workbench.compare.sweep_render import render_sweep_comparison
+
+    b, c = synthetic
+    text = render_sweep_comparison(compare_sweeps(b, c, slo={"ttft_p95": 500.0, "tpot_p95": 50.0}, accepts=ACCEPT))
+    assert "Goodput per level" in text and "2 req/s (100 % met)" in text and "0.3 req/s (15 % met)" in text
+    assert "best level: baseline 2" in text and "candidate 2 req/s" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
