@@ -67,6 +67,7 @@ def compare(
     """
     from workbench.compare import comparability, delta, observations
     from workbench.compare.model import Comparison
+    from workbench.declare import declarations_relied_on
     from workbench.errors import UsageError
 
     if not baseline or not candidate:
@@ -78,6 +79,7 @@ def compare(
         "candidate": [r.id if r.id is not None else r.label for r in candidate],
     }
     result = Comparison(the_lens, runs, check)
+    result.declarations = declarations_relied_on([*baseline, *candidate])
     if not check.comparable:
         return result
     result.guardrails = delta.guardrails(the_lens, baseline, candidate)

@@ -27,6 +27,8 @@ class Comparison:
     guardrails: list[dict[str, Any]] = field(default_factory=list)
     work: dict[str, Any] = field(default_factory=dict)
     metrics: list[dict[str, Any]] = field(default_factory=list)
+    # Dimensions set by `wb declare` that the comparison relied on (with history ids).
+    declarations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def comparable(self) -> bool:
@@ -51,22 +53,23 @@ class Comparison:
         return [{"dimension": r.name, "why": r.accepted_why} for r in self.comparability.rows if r.accepted_why is not None]
 
     def to_json(self) -> dict[str, Any]:
-        return jsonable(
-            {
-                "lens": self.lens.name,
-                "comparable": self.comparable,
-                "refusal": self.refusal,
-                "dimensions": [r.to_json() for r in self.comparability.rows],
-                "primary": self.primary,
-                "phases": self.phases,
-                "observations": self.observations,
-                "guardrails": self.guardrails,
-                "work": self.work,
-                "runs": self.runs,
-                "metrics": self.metrics,
-                "accepted": self.accepted,
-                "changes_not_made": self.comparability.unrealized_changes,
-                "phase_note": self.lens.phase_note,
-                "extensions": list(self.lens.extensions),
-            }
-        )
+        doc = {
+            "lens": self.lens.name,
+            "comparable": self.comparable,
+            "refusal": self.refusal,
+            "dimensions": [r.to_json() for r in self.comparability.rows],
+            "primary": self.primary,
+            "phases": self.phases,
+            "observations": self.observations,
+            "guardrails": self.guardrails,
+            "work": self.work,
+            "runs": self.runs,
+            "metrics": self.metrics,
+            "accepted": self.accepted,
+            "changes_not_made": self.comparability.unrealized_changes,
+            "phase_note": self.lens.phase_note,
+            "extensions": list(self.lens.extensions),
+        }
+        if self.declarations:  # absent when none: results recorded before declarations still verify
+            doc["declarations"] = self.declarations
+        return jsonable(doc)
