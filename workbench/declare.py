@@ -25,6 +25,12 @@ def split_arguments(items: Sequence[str]) -> tuple[list[str], dict[str, str]]:
 
     refs = [i for i in items if "=" not in i]
     assignments = [i for i in items if "=" in i]
+    if assignments:
+        first = items.index(assignments[0])
+        stray = [i for i in items[first:] if "=" not in i]
+        if stray:
+            raise UsageError(f"{stray[0]!r} follows {items[first]!r}: runs come first, and a value with spaces "
+                             f"needs quotes ({assignments[-1].partition('=')[0]}='a value with spaces')")
     return refs, parse_dim_options(assignments)
 
 

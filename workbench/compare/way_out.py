@@ -1,0 +1,91 @@
+"""The way out of a refusal: the exact commands that resolve it.
+
+For every blocking dimension there are at most three honest ways on: declare the value
+where the files do not carry it (``wb declare``, kept in each run's history), declare
+that it is the change under test (``--change``), or accept the difference with a
+reason (``--accept``, recorded one dimension at a time). Which of them applies follows
+from the row's state; a value the data measured differently is never offered as a
+declaration.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from lenses.base import WINDOW_DIMENSION
+from workbench.compare.model import Comparison
+
+PLACEHOLDER = "VALUE"
+
+
+def _q(text: Any) -> str:
+    return shlex.quote(str(text))
+
+
+def _known(value: Any) -> bool:
+    return value is not None and not isinstance(value, (dict, list))
+
+
+def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any], command: Sequence[str]) -> dict[str, Any] | None:
+    """``{"declare": [cmd...], "change": [cmd...], "accept": cmd}`` for a refused
+    comparison (None when it was compared). ``command``: the words that rerun the
+    comparison (``["wb", "compare", "1", "--vs", "2", ...]``)."""
+    if result.comparable:
+        return None
+    blocking = [r for r in result.comparability.rows if r.blocks]
+    declare_all: list[str] = []  # NAME=VALUE for both sides
+    declare_side: list[str] = []  # commands for one side missing a value the other has
+    changes: list[str] = []
+    for row in blocking:
+        b, c = row.baseline.value, row.candidate.value
+        plain = not row.baseline.problems and not row.candidate.problems
+        if row.state == "unknown" and plain:
+            if b is None and c is None:
+                declare_all.append(f"{row.name}={PLACEHOLDER}")
+            elif b is None and _known(c):
+                declare_side.append(" ".join(["wb declare", *map(_q, baseline), _q(f"{row.name}={c}"), "--why", _q("same as the candidate")]))
+            elif c is None and _known(b):
+                declare_side.append(" ".join(["wb declare", *map(_q, candidate), _q(f"{row.name}={b}"), "--why", _q("same as the baseline")]))
+            else:
+                declare_all.append(f"{row.name}={PLACEHOLDER}")
+        elif row.state == "different" and not row.note and row.name != WINDOW_DIMENSION and _known(b) and _known(c):
+            changes.append(_q(f"{row.name}={b}->{c}" if ":" in f"{b}{c}" else f"{row.name}={b}:{c}"))
+    out: dict[str, Any] = {"declare": [], "change": [], "accept": None}
+    if declare_all:
+        out["declare"].append(" ".join(["wb declare", *map(_q, [*baseline, *candidate]), *map(_q, declare_all),
+                                         "--why", _q("what makes it true")]))
+    out["declare"] += declare_side
+    if changes:
+        out["change"].append(" ".join([*command, *(w for ch in changes for w in ("--change", ch))]))
+    out["accept"] = " ".join([*command, "--accept", ",".join(r.name for r in blocking), "--why", _q("why the difference does not matter")])
+    return out
+
+
+def render_way_out(ways: dict[str, Any]) -> list[str]:
+    lines = ["To go on, run one of:"]
+    if ways["declare"]:
+        lines.append("  declare what is true of the runs (replace VALUE; kept in each run's history, see 'wb show RUN'):")
+        lines += [f"    {cmd}" for cmd in ways["declare"]]
+    if ways["change"]:
+        lines.append("  declare the change under test:")
+        lines += [f"    {cmd}" for cmd in ways["change"]]
+    lines.append("  accept the difference with a reason (recorded with the comparison, one dimension at a time):")
+    lines.append(f"    {ways['accept']}")
+    return lines
+
+
+def rerun_words(name: str, baseline: Sequence[Any], candidate: Sequence[Any], lens: str | None,
+                changes: Sequence[str], accepts: dict[str, str], extensions: Sequence[str]) -> list[str]:
+    """The words of the command that was run, to be extended with a way out."""
+    words = ["wb", name, *map(_q, baseline), "--vs", *map(_q, candidate)]
+    if lens:
+        words += ["--lens", lens]
+    for ch in changes:
+        words += ["--change", _q(ch)]
+    for dim, why in accepts.items():
+        words += ["--accept", _q(dim), "--why", _q(why)]
+    for ext in extensions:
+        words += ["--extension", _q(ext)]
+    return words
