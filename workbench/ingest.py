@@ -184,6 +184,8 @@ def import_files(
     read = read_files([Path(p) for p in paths], options, known_capture=known, dims=folder)
     report = read.report
     declare_on_stored(store, read, folder)
+    if not (options and options.label) and read.runs:
+        distinguish_labels(read.runs, {r.label for r in store.list_runs()})
     if not read.runs and not read.captures:
         return report
     run_ids = store.add_import(read.captures, read.runs, origin=origin, existing=read.existing)
@@ -211,3 +213,27 @@ def declare_on_stored(store: "Store", read: ReadResult, folder: FolderDimensions
         done = declare_dimensions(store, run_ids, dims, why=f"declared at a new import of {path.name}")
         report.declared.append((path, done))
         report.skipped = [(p, why) for p, why in report.skipped if p != path]
+
+
+def distinguish_labels(runs: Sequence[RunRecord], taken: set[str]) -> None:
+    """Runs from different files that would share a label (with each other or with a
+    stored run) get the file's name after it, or its folder and name when the names
+    match too: two files imported without --label never look alike in 'wb runs'."""
+    from collections import Counter
+
+    def source(run: RunRecord) -> Path | None:
+        return run.sources[0] if run.sources else None
+
+    counts = Counter(r.label for r in runs)
+    files: dict[str, set[Path | None]] = {}
+    for r in runs:
+        files.setdefault(r.label, set()).add(source(r))
+    for r in runs:
+        if r.label not in taken and (counts[r.label] < 2 or len(files[r.label]) < 2):
+            continue
+        path = source(r)
+        if path is None:
+            continue
+        names = {p.name for p in files[r.label] if p is not None}
+        hint = path.name if len(names) == len(files[r.label]) else f"{path.parent.name}/{path.name}"
+        r.label = f"{r.label} ({hint})"

@@ -35,7 +35,10 @@ def resolve_lens(
     names = sorted({r.lens for r in runs})
     if lens is None:
         if len(names) != 1:
-            raise UsageError(f"the runs belong to different lenses ({', '.join(names)}): name one with --lens")
+            by_lens = {n: [r.id if r.id is not None else repr(r.label) for r in runs if r.lens == n] for n in names}
+            shown = "; ".join(f"{n}: run {', '.join(map(str, ids))}" for n, ids in by_lens.items())
+            raise UsageError(f"the runs are of different lenses ({shown}) and cannot be compared: "
+                             "baseline and candidate must be runs of one lens")
         lens = names[0]
     if lens not in LENS_NAMES:
         raise UsageError(f"unknown lens {lens!r} (one of {', '.join(LENS_NAMES)})")
