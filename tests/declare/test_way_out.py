@@ -20,7 +20,7 @@ def test_printed_declare_resolves_the_refusal(tmp_path, capsys):
     store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
     wb(capsys, *store, "import", *map(str, inference_pair(tmp_path, drop=("model", "topology"))))
     _c, out, _e = wb(capsys, *store, "compare", "1", "--vs", "2")
-    assert "REFUSED" in out and "To go on, run one of:" in out
+    assert "REFUSED" in out and "To go on, resolve each blocking dimension:" in out
     doc = wbj(capsys, *store, "compare", "1", "--vs", "2")
     ways = doc["way_out"]
     assert ways["declare"] == ["wb declare 1 2 model=VALUE topology=VALUE --why 'what makes it true'"]

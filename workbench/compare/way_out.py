@@ -64,14 +64,15 @@ def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any
 
 
 def render_way_out(ways: dict[str, Any]) -> list[str]:
-    lines = ["To go on, run one of:"]
+    lines = ["To go on, resolve each blocking dimension:"]
     if ways["declare"]:
-        lines.append("  declare what is true of the runs (replace VALUE; kept in each run's history, see 'wb show RUN'):")
+        lines.append("  where the files do not say it, declare the value (replace VALUE; kept in each run's history, 'wb show RUN'):")
         lines += [f"    {cmd}" for cmd in ways["declare"]]
     if ways["change"]:
-        lines.append("  declare the change under test:")
+        lines.append("  where the runs differ because that is the change under test, say so:")
         lines += [f"    {cmd}" for cmd in ways["change"]]
-    lines.append("  accept the difference with a reason (recorded with the comparison, one dimension at a time):")
+    lines.append(("  or " if ways["declare"] or ways["change"] else "  ")
+                 + "accept the differences with a reason (recorded with the comparison, one dimension at a time):")
     lines.append(f"    {ways['accept']}")
     return lines
 
