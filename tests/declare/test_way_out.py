@@ -40,9 +40,35 @@ def test_one_side_missing_is_declared_from_the_other(tmp_path, capsys):
     wb(capsys, *store, "import", str(b), "--dim", "x=1")  # keeps both distinct files
     wb(capsys, *store, "declare", "1", "--unset", "model")
     ways = wbj(capsys, *store, "compare", "1", "--vs", "2")["way_out"]
-    assert ways["declare"] == ["wb declare 1 'model=Llama 3.1 8B' --why 'same as the candidate'"]
+    assert ways["declare"] == ["wb declare 1 'model=Llama 3.1 8B' --why 'what makes it true'"]  # declared there: offered
     _run_printed(capsys, store, ways["declare"][0])
     assert wbj(capsys, *store, "compare", "1", "--vs", "2")["comparable"]
+
+
+def test_a_measured_value_is_not_offered_for_the_other_side(tmp_path, capsys):
+    """What one side's data measured is no evidence about the other side's."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from store import open_store
+    from store.api import CaptureInfo
+    from store.records import Dimension, RunRecord
+
+    url = f"sqlite:///{tmp_path / 'wb.sqlite'}"
+    st = open_store(url)
+    common = {"model": Dimension("m", "declared"), "weights": Dimension("w", "declared"), "topology": Dimension("t", "declared"),
+              "request_mix": Dimension("512 prompt / 128 output tokens", "declared")}
+    recs, caps = [], []
+    for i, extra in enumerate(({}, {"hardware": Dimension("1x H100", "measured")})):
+        path = Path(f"/x/{i}.json")
+        r = RunRecord(lens="inference", label=f"r{i}", sources=[path], dimensions={**common, **extra}, window={"kind": "steady"})
+        r.samples["ttft_ms"] = np.array([100.0, 110.0])
+        recs.append(r)
+        caps.append(CaptureInfo(path=path, sha256=str(i) * 64, size=1, format="native", importer="native", importer_version="1"))
+    st.add_import(caps, recs)
+    ways = wbj(capsys, "--store", url, "compare", "1", "--vs", "2")["way_out"]
+    assert ways["declare"] == ["wb declare 1 hardware=VALUE --why 'what makes it true'"]
 
 
 def test_printed_accept_resolves_and_records_each_dimension(tmp_path, capsys):

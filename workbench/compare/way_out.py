@@ -35,28 +35,25 @@ def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any
     if result.comparable:
         return None
     blocking = [r for r in result.comparability.rows if r.blocks]
-    declare_all: list[str] = []  # NAME=VALUE for both sides
-    declare_side: list[str] = []  # commands for one side missing a value the other has
+    # runs to declare on -> NAME=VALUE words; both sides first, then each side alone
+    targets: dict[tuple[Any, ...], list[str]] = {tuple([*baseline, *candidate]): [], tuple(baseline): [], tuple(candidate): []}
     changes: list[str] = []
     for row in blocking:
-        b, c = row.baseline.value, row.candidate.value
-        plain = not row.baseline.problems and not row.candidate.problems
+        b, c = row.baseline, row.candidate
+        plain = not b.problems and not c.problems
         if row.state == "unknown" and plain:
-            if b is None and c is None:
-                declare_all.append(f"{row.name}={PLACEHOLDER}")
-            elif b is None and _known(c):
-                declare_side.append(" ".join(["wb declare", *map(_q, baseline), _q(f"{row.name}={c}"), "--why", _q("same as the candidate")]))
-            elif c is None and _known(b):
-                declare_side.append(" ".join(["wb declare", *map(_q, candidate), _q(f"{row.name}={b}"), "--why", _q("same as the baseline")]))
-            else:
-                declare_all.append(f"{row.name}={PLACEHOLDER}")
-        elif row.state == "different" and not row.note and row.name != WINDOW_DIMENSION and _known(b) and _known(c):
-            changes.append(_q(f"{row.name}={b}->{c}" if ":" in f"{b}{c}" else f"{row.name}={b}:{c}"))
+            missing = tuple([*baseline, *candidate]) if b.value is None and c.value is None else tuple(baseline) if b.value is None else tuple(candidate)
+            other = c if b.value is None else b
+            # The other side's value is offered only when someone declared it there too;
+            # a measured value is what that side's data show, not what this side's are.
+            value = other.value if len(missing) < len(baseline) + len(candidate) and other.source == "declared" and _known(other.value) else PLACEHOLDER
+            targets[missing].append(f"{row.name}={value}")
+        elif row.state == "different" and not row.note and row.name != WINDOW_DIMENSION and _known(b.value) and _known(c.value):
+            changes.append(_q(f"{row.name}={b.value}->{c.value}" if ":" in f"{b.value}{c.value}" else f"{row.name}={b.value}:{c.value}"))
     out: dict[str, Any] = {"declare": [], "change": [], "accept": None}
-    if declare_all:
-        out["declare"].append(" ".join(["wb declare", *map(_q, [*baseline, *candidate]), *map(_q, declare_all),
-                                         "--why", _q("what makes it true")]))
-    out["declare"] += declare_side
+    for runs, words in targets.items():
+        if words:
+            out["declare"].append(" ".join(["wb declare", *map(_q, runs), *map(_q, words), "--why", _q("what makes it true")]))
     if changes:
         out["change"].append(" ".join([*command, *(w for ch in changes for w in ("--change", ch))]))
     out["accept"] = " ".join([*command, "--accept", ",".join(r.name for r in blocking), "--why", _q("why the difference does not matter")])

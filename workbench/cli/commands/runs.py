@@ -25,6 +25,9 @@ def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
         ])
         return
     console = stdout_console()
+    if not runs and lens:
+        console.print(f"no {lens} runs in this store (without --lens: all runs)")
+        return
     if not runs:
         console.print("no runs in this store yet: try 'wb import FILE' ('wb demo' has its own store)")
         return
