@@ -19,19 +19,13 @@ if TYPE_CHECKING:
     from store.declarations import Declared
 
 
-def split_arguments(items: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """``RUN... NAME=VALUE...`` into run references and declarations (parsed as ``--dim``)."""
-    from workbench.ingest import parse_dim_options
+def _login_name() -> str:
+    import getpass
 
-    refs = [i for i in items if "=" not in i]
-    assignments = [i for i in items if "=" in i]
-    if assignments:
-        first = items.index(assignments[0])
-        stray = [i for i in items[first:] if "=" not in i]
-        if stray:
-            raise UsageError(f"{stray[0]!r} follows {items[first]!r}: runs come first, and a value with spaces "
-                             f"needs quotes ({assignments[-1].partition('=')[0]}='a value with spaces')")
-    return refs, parse_dim_options(assignments)
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name in some containers
+        return "unknown"
 
 
 def _check_against_data(store: "Store", run_id: int, values: Mapping[str, Any]) -> None:
@@ -60,7 +54,6 @@ def declare_dimensions(store: "Store", run_ids: Sequence[int], values: Mapping[s
     """Record the declarations on every run (all or nothing); refusals are usage errors
     that name both values."""
     from store.declarations import DeclarationRefused, declare
-    from workbench.investigations.common import current_user
 
     if not run_ids:
         raise UsageError("name the runs to declare on: wb declare RUN... NAME=VALUE...")
@@ -72,18 +65,6 @@ def declare_dimensions(store: "Store", run_ids: Sequence[int], values: Mapping[s
     for run_id in run_ids:
         _check_against_data(store, run_id, values)
     try:
-        return declare(store, list(run_ids), dict(values), list(unset), who=who or current_user(), why=why.strip())
+        return declare(store, list(run_ids), dict(values), list(unset), who=who or _login_name(), why=why.strip())
     except DeclarationRefused as exc:
         raise UsageError(str(exc)) from None
-
-
-def declarations_relied_on(runs: Sequence[Any]) -> list[dict[str, Any]]:
-    """The declared dimensions of ``runs`` that came from ``wb declare``, with their
-    history ids: what a comparison relied on beyond the files."""
-    out = []
-    for run in runs:
-        for name, dim in sorted(run.dimensions.items()):
-            if getattr(dim, "declaration", None) is not None:
-                out.append({"run": run.id if run.id is not None else run.label, "dimension": name,
-                            "value": dim.value, "declaration": dim.declaration})
-    return out

@@ -70,7 +70,6 @@ def compare(
     """
     from workbench.compare import comparability, delta, observations
     from workbench.compare.model import Comparison
-    from workbench.declare import declarations_relied_on
     from workbench.errors import UsageError
 
     if not baseline or not candidate:
@@ -82,7 +81,7 @@ def compare(
         "candidate": [r.id if r.id is not None else r.label for r in candidate],
     }
     result = Comparison(the_lens, runs, check)
-    result.declarations = declarations_relied_on([*baseline, *candidate])
+    result.declarations = _declarations_relied_on([*baseline, *candidate])
     if not check.comparable:
         return result
     result.guardrails = delta.guardrails(the_lens, baseline, candidate)
@@ -123,6 +122,16 @@ def inspect(
 
     comparison = compare(baseline, candidate, lens, changes, accepts, extensions)
     return build_inspect(comparison, baseline, candidate, windows=windows, top=top)
+
+
+def _declarations_relied_on(runs: Sequence["RunRecord"]) -> list[dict]:
+    """The dimensions set by ``wb declare`` on ``runs``, with their history ids."""
+    return [
+        {"run": run.id if run.id is not None else run.label, "dimension": name, "value": dim.value, "declaration": dim.declaration}
+        for run in runs
+        for name, dim in sorted(run.dimensions.items())
+        if dim.declaration is not None
+    ]
 
 
 def parse_change(text: str) -> tuple[str, tuple[str | None, str | None] | None]:

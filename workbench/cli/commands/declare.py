@@ -21,7 +21,7 @@ def command(ctx: click.Context, items: tuple[str, ...], unset: tuple[str, ...], 
     data show (a measured dimension) is refused with both values.
     """
     from workbench.cli.context import emit_json, open_store_from
-    from workbench.declare import declare_dimensions, split_arguments
+    from workbench.declare import declare_dimensions
     from workbench.textsafe import clean
 
     refs, values = split_arguments(items)
@@ -39,3 +39,19 @@ def command(ctx: click.Context, items: tuple[str, ...], unset: tuple[str, ...], 
         else:
             click.echo(f"run {d.run_id}: {clean(what)} (already so; nothing recorded)", err=True)
 
+
+
+def split_arguments(items: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
+    """``RUN... NAME=VALUE...`` into run references and declarations (parsed as ``--dim``)."""
+    from workbench.errors import UsageError
+    from workbench.ingest import parse_dim_options
+
+    refs = [i for i in items if "=" not in i]
+    assignments = [i for i in items if "=" in i]
+    if assignments:
+        first = items.index(assignments[0])
+        stray = [i for i in items[first:] if "=" not in i]
+        if stray:
+            raise UsageError(f"{stray[0]!r} follows {items[first]!r}: runs come first, and a value with spaces "
+                             f"needs quotes ({assignments[-1].partition('=')[0]}='a value with spaces')")
+    return refs, parse_dim_options(assignments)
