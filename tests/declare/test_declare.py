@@ -97,6 +97,8 @@ def test_cli_declare_show_and_compare_record(tmp_path, capsys):
     assert doc["comparable"]
     assert doc["declarations"] == [{"run": 1, "dimension": "model", "value": "Llama 3.1 8B", "declaration": 1},
                                    {"run": 2, "dimension": "model", "value": "Llama 3.1 8B", "declaration": 2}]
+    _c, text, _e = wb(capsys, *store, "compare", "1", "--vs", "2")
+    assert "relies on declarations: run 1 model (#1), run 2 model (#2)" in text
     # Unset brings the refusal back; the history keeps all three rows.
     wb(capsys, *store, "declare", "1", "--unset", "model", "--why", "oops")
     assert not wbj(capsys, *store, "compare", "1", "--vs", "2")["comparable"]

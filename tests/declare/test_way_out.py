@@ -107,3 +107,13 @@ def test_different_values_offer_the_change(tmp_path, capsys):
     assert ways["change"] == ["wb compare 1 --vs 2 --change 'topology=single GPU:2x tensor parallel'"]
     doc = wbj(capsys, *store, *shlex.split(ways["change"][0])[1:])
     assert doc["comparable"] and any(d["name"] == "topology" and d["state"] == "changed" for d in doc["dimensions"])
+
+
+def test_investigation_compare_takes_accept_lists(tmp_path, capsys):
+    store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
+    wb(capsys, *store, "import", *map(str, inference_pair(tmp_path, drop=("model", "topology"))))
+    inv = wbj(capsys, *store, "investigate", "new", "--lens", "inference", "--question", "q?")
+    comp = wbj(capsys, *store, "investigate", "compare", str(inv["id"]), "1", "--vs", "2",
+               "--accept", "model,topology", "--why", "same job script")
+    assert comp["comparable"]
+    assert comp["parameters"]["accepts"] == {"model": "same job script", "topology": "same job script"}
