@@ -98,7 +98,7 @@ def declare(store: "Store", run_ids: Sequence[int], values: Mapping[str, Any], u
                     raise DeclarationRefused(
                         f"run {run_id}: {name}={value} contradicts the data, which say {name} = {current.get('value')!r} ({source})"
                     )
-                if current is not None and _same(current.get("value"), value) and (source != "declared" or "declaration" in current):
+                if current is not None and _same(current.get("value"), value):
                     out.append(Declared(None, run_id, name, SET, current.get("value"), current, who, why, "", changed=False))
                     continue
                 entry = DimensionDeclaration(run_id=run_id, name=name, action=SET, value=value, previous=current, who=who, why=why)

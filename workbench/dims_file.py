@@ -58,7 +58,6 @@ class FolderDimensions:
         self.cli = dict(cli or {})
         self.explicit = load_dims_file(dims_file) if dims_file is not None else None
         self.files: dict[Path, dict[str, str]] = {}
-        self.used: set[Path] = set()
 
     def for_source(self, source: Path | None) -> dict[str, str]:
         if self.explicit is not None:
@@ -68,9 +67,4 @@ class FolderDimensions:
         candidate = source.parent / DIMS_FILE_NAME
         if candidate not in self.files:
             self.files[candidate] = load_dims_file(candidate) if candidate.is_file() else {}
-        if self.files[candidate]:
-            self.used.add(candidate)
         return {**self.files[candidate], **self.cli}
-
-    def __bool__(self) -> bool:
-        return True

@@ -46,6 +46,8 @@ def test_wb_toml_beside_the_files_declares_for_the_folder(tmp_path, capsys):
     dims = wbj(capsys, *store, "show", "1")["dimensions"]
     assert dims["model"] == {"value": "Llama 3.1 8B", "source": "declared"} and dims["max_batch"]["value"] == "64"
     assert wbj(capsys, *store, "compare", "1", "--vs", "2")["comparable"]
+    wb(capsys, *store, "import", str(job))  # again, unchanged: no history rows
+    assert wbj(capsys, *store, "show", "1")["declarations"] == []
     # --dim wins over the file; a later wb.toml change applies to the stored runs as declarations
     (job / "wb.toml").write_text('[dimensions]\nmodel = "Llama 3.1 8B"\nobjective = "chat"\n')
     wb(capsys, *store, "import", str(job), "--dim", "model=Llama 3.1 8B Instruct")
