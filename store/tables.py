@@ -19,6 +19,7 @@ ALL_TABLE_MODULES: list[str] = [
     "store.investigations",
     "store.rerun",
     "store.declarations",
+    "store.bisect",
 ]
 
 

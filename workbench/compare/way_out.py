@@ -75,9 +75,12 @@ def render_way_out(ways: dict[str, Any]) -> list[str]:
 
 
 def rerun_words(name: str, baseline: Sequence[Any], candidate: Sequence[Any], lens: str | None,
-                changes: Sequence[str], accepts: dict[str, str], extensions: Sequence[str]) -> list[str]:
+                changes: Sequence[str], accepts: dict[str, str], extensions: Sequence[str],
+                control: Sequence[Any] = ()) -> list[str]:
     """The words of the command that was run, to be extended with a way out."""
     words = ["wb", name, *map(_q, baseline), "--vs", *map(_q, candidate)]
+    if control:
+        words += ["--control", *map(_q, control)]
     if lens:
         words += ["--lens", lens]
     for ch in changes:
