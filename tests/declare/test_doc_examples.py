@@ -28,7 +28,7 @@ from tests.conftest import REPO
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SHELL = {"sh", "bash", "console"}
 BLOCK = re.compile(r"^(?:<!--\s*doc-test:\s*skip\s*\((?P<why>[^)]+)\)\s*-->\n)?```(?P<lang>[\w-]*)\n(?P<body>.*?)^```", re.S | re.M)
-MAX_SKIPPED = 8
+MAX_SKIPPED = 10
 
 
 def blocks(path: Path):
