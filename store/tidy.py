@@ -60,7 +60,8 @@ def references(session: "Session", run_id: int) -> list[str]:
         if sides:
             found.append(f"investigation {inv.id} ({' and '.join(sides)} runs)")
     for comp in session.exec(select(InvestigationComparison)).all():
-        if comp.investigation_id in local and (_refers(comp.baseline_runs, run_id) or _refers(comp.candidate_runs, run_id)):
+        control = (comp.parameters or {}).get("control")  # A′ runs of an A/A control
+        if comp.investigation_id in local and any(_refers(r, run_id) for r in (comp.baseline_runs, comp.candidate_runs, control)):
             found.append(f"comparison {comp.id} of investigation {comp.investigation_id}")
     for obs in session.exec(select(Observation)).all():
         if obs.investigation_id in local and any(

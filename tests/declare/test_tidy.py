@@ -62,6 +62,12 @@ def test_remove_is_refused_while_an_investigation_refers_to_the_run(store_url):
     with pytest.raises(RunInUse, match=rf"run {a} is evidence in investigation 1 \(baseline runs\)"):
         remove_runs(st, [b, a])
     assert len(st.list_runs()) == 2  # all or nothing
+    from store.investigations import InvestigationComparison
+
+    with st.session() as s:
+        s.add(InvestigationComparison(investigation_id=1, baseline_runs=[], candidate_runs=[], parameters={"control": [b]}))
+    with pytest.raises(RunInUse, match=rf"run {b} is evidence in comparison 1 of investigation 1"):
+        remove_runs(st, [b])
     with pytest.raises(RunNotFound):
         remove_runs(st, [99])
 
