@@ -53,23 +53,24 @@ class Comparison:
         return [{"dimension": r.name, "why": r.accepted_why} for r in self.comparability.rows if r.accepted_why is not None]
 
     def to_json(self) -> dict[str, Any]:
-        doc = {
-            "lens": self.lens.name,
-            "comparable": self.comparable,
-            "refusal": self.refusal,
-            "dimensions": [r.to_json() for r in self.comparability.rows],
-            "primary": self.primary,
-            "phases": self.phases,
-            "observations": self.observations,
-            "guardrails": self.guardrails,
-            "work": self.work,
-            "runs": self.runs,
-            "metrics": self.metrics,
-            "accepted": self.accepted,
-            "changes_not_made": self.comparability.unrealized_changes,
-            "phase_note": self.lens.phase_note,
-            "extensions": list(self.lens.extensions),
-        }
-        if self.declarations:  # absent when none: results recorded before declarations still verify
-            doc["declarations"] = self.declarations
-        return jsonable(doc)
+        return jsonable(
+            {
+                "lens": self.lens.name,
+                "comparable": self.comparable,
+                "refusal": self.refusal,
+                "dimensions": [r.to_json() for r in self.comparability.rows],
+                "primary": self.primary,
+                "phases": self.phases,
+                "observations": self.observations,
+                "guardrails": self.guardrails,
+                "work": self.work,
+                "runs": self.runs,
+                "metrics": self.metrics,
+                "accepted": self.accepted,
+                "changes_not_made": self.comparability.unrealized_changes,
+                "phase_note": self.lens.phase_note,
+                "extensions": list(self.lens.extensions),
+                # absent when none: results recorded before `wb declare` existed still verify
+                **({"declarations": self.declarations} if self.declarations else {}),
+            }
+        )
