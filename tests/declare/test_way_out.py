@@ -26,6 +26,9 @@ def test_printed_declare_resolves_the_refusal(tmp_path, capsys):
     assert ways["declare"] == ["wb declare 1 2 model=VALUE topology=VALUE --why 'what makes it true'"]
     assert ways["accept"] == "wb compare 1 --vs 2 --accept model,topology --why 'why the difference does not matter'"
     assert ways["declare"][0] in out and ways["accept"] in out
+    assert wbj(capsys, *store, "inspect", "1", "--vs", "2", expect=3)["way_out"]["accept"] == ways["accept"].replace("compare", "inspect")
+    _c, text, _e = wb(capsys, *store, "inspect", "1", "--vs", "2", expect=3)
+    assert ways["declare"][0] in text
     _run_printed(capsys, store, ways["declare"][0])
     assert wbj(capsys, *store, "compare", "1", "--vs", "2")["comparable"]
     # pasted without quotes around a value with spaces: one line that says so

@@ -29,8 +29,9 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
 
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     result = inspect(lens=lens, windows=windows, top=top, **selection)
+    ways = print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, True)
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), **({"way_out": ways} if ways else {})})
     else:
         click.echo(render_inspect(result))
         print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, as_json)
