@@ -124,15 +124,19 @@ def group_levels(runs: list[RunRecord], tool: str, label: str | None) -> list[Ru
 
     Each run carries ``meta["_setup"]`` (the grouping key) and ``meta["_sweep_label"]``;
     both are removed here. ``label``: the user's ``--label``, which then names the
-    sweep and each level ("LABEL @ 10 req/s")."""
+    sweep; levels that would all be called LABEL become "LABEL @ 10 req/s" (results
+    of one file keep their "LABEL #k")."""
     groups: dict[str, list[RunRecord]] = {}
     for run in runs:
         groups.setdefault(run.meta.pop("_setup"), []).append(run)
     for members in groups.values():
         loads = {load_text(r.meta["load"]) for r in members}
         if len(loads) > 1:
-            mark_sweep(members, tool=tool, label=label or members[0].meta.get("_sweep_label") or tool, relabel=bool(label),
+            mark_sweep(members, tool=tool, label=label or members[0].meta.get("_sweep_label") or tool, relabel=False,
                        parts=[f"{r.sources[0].resolve()}:{r.meta.get('line')}" for r in members])
+            for r in members:
+                if label and r.label == label:  # one result per file: "LABEL @ 10 req/s" tells them apart
+                    r.label = f"{label} @ {load_text(r.meta['load'])}"
         for r in members:
             r.meta.pop("_sweep_label", None)
     return runs
