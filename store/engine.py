@@ -50,8 +50,8 @@ def sqlite_path(url: str) -> Path | None:
     if not url.startswith("sqlite"):
         return None
     scheme, sep, rest = url.partition(":///")
-    if not sep or "+" in scheme and scheme != "sqlite+pysqlite" or "?" in rest:
-        return None  # driver options or URI parameters: leave the URL to SQLAlchemy
+    if not sep or scheme not in ("sqlite", "sqlite+pysqlite") or "?" in rest:
+        return None  # another driver or URI parameters: leave the URL to SQLAlchemy
     if rest in ("", ":memory:"):
         return None
     return Path(rest)
