@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from workbench.errors import BadInput
-from workbench.limits import decompressed_cap, exceeded, size_text
+from workbench.limits import (DECOMPRESSED_ABSOLUTE, DECOMPRESSED_FLOOR, DECOMPRESSED_RATIO, decompressed_cap, exceeded,
+                              size_text)
 from store.records import RunRecord
 
 HEAD_BYTES = 64 * 1024
@@ -186,8 +187,8 @@ class BoundedReader(io.RawIOBase):
         view[:n] = data
         self.produced += n
         if self.produced > self._limit:
-            raise exceeded(self._path, f"decompresses to more than {size_text(self._limit)} from {size_text(self._compressed)} of gzip:",
-                           "over the limit of 200x the compressed size (at least 64 MiB, at most 16 GiB)", where=f"byte {self.produced - n} decompressed")
+            raise exceeded(self._path, f"gzip of {size_text(self._compressed)} decompresses to more than {size_text(self._limit)}, over",
+                           f"{DECOMPRESSED_RATIO}x the compressed size (at least {size_text(DECOMPRESSED_FLOOR)}, at most {size_text(DECOMPRESSED_ABSOLUTE)})")
         return n
 
     def close(self) -> None:
@@ -222,11 +223,16 @@ def read_bounded(path: Path, limit: int, too_big: str) -> bytes:
 
     ``too_big`` is the message when it holds more than ``limit`` bytes.
     """
+    parts: list[bytes] = []
+    total = 0
     try:
         with open_binary(path) as stream:
-            data = stream.read(limit + 1)
+            # In pieces: read(limit) would allocate the whole limit up front.
+            while total <= limit and (block := stream.read(min(1 << 24, limit + 1 - total))):
+                parts.append(block)
+                total += len(block)
     except READ_ERRORS as exc:
         raise BadInput(path, f"cannot be read ({exc})") from None
-    if len(data) > limit:
+    if total > limit:
         raise BadInput(path, too_big)
-    return data
+    return b"".join(parts)
