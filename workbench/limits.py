@@ -31,7 +31,7 @@ MAX_ROWS = 100_000_000  # rows in one table (samples, events, strings of an expo
 MAX_OBJECTS = 2_000_000  # containers a bundle or values a pickle may create
 MAX_PICKLE_OBJECTS = 20_000_000  # values (incl. references) a flight-recorder pickle may push
 MAX_DUMP_ENTRIES = 1_000_000  # collective entries in one flight-recorder dump
-SQL_STEPS_PER_BYTE = 2_000  # SQLite VM steps per byte of an export (a recursive view never ends)
+SQL_STEPS_PER_BYTE = 200  # SQLite VM steps per byte of an export (a recursive view never ends)
 
 
 class LimitExceeded(BadInput):
