@@ -38,10 +38,12 @@ class ImportReport:
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int]:
+    from workbench.importers.base import open_regular
+
     digest = hashlib.sha256()
     size = 0
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # a FIFO or device would never end
             while block := f.read(chunk):
                 digest.update(block)
                 size += len(block)
@@ -105,7 +107,7 @@ def read_files(
     groups: dict[str, list[tuple[Path, Any]]] = {}
     importers: dict[str, Any] = {}
     known: dict[Path, tuple[int, str]] = {}
-    for path in expand_paths(paths):
+    for path in expand_paths(paths, report.skipped):
         sha, size = sha256_file(path)
         if sha in seen:
             report.skipped.append((path, f"same content as {seen[sha]}"))
