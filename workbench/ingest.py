@@ -172,11 +172,21 @@ def import_files(
         listed = ", ".join(map(str, runs)) or "none"
         return int(capture.id), f"already imported (capture {capture.id}, runs {listed}); nothing added"  # type: ignore[arg-type]
 
-    read = read_files([Path(p) for p in paths], options, known_capture=known, dims=dims)
-    report = read.report
-    if not read.runs and not read.captures:
-        return report
-    run_ids = store.add_import(read.captures, read.runs, origin=origin, existing=read.existing)
+    from store.errors import DuplicateCapture
+
+    for attempt in range(2):
+        read = read_files([Path(p) for p in paths], options, known_capture=known, dims=dims)
+        report = read.report
+        if not read.runs and not read.captures:
+            return report
+        try:
+            run_ids = store.add_import(read.captures, read.runs, origin=origin, existing=read.existing)
+            break
+        except DuplicateCapture:
+            if attempt:
+                raise
+            # A concurrent import stored one of these files first (nothing of ours was
+            # written): read again, and the digest check now says "already imported".
     report.run_ids = run_ids
     def runs_of(path: Path) -> list[int]:
         return [r.id for r in read.runs if path in r.sources]  # type: ignore[misc]

@@ -28,9 +28,10 @@ MAX_COLUMNS = 1024  # distinct keys (columns) in one table of samples
 MAX_SPARSITY = 16
 SPARSE_FLOOR_CELLS = 4_000_000
 MAX_ROWS = 100_000_000  # rows in one table (samples, events, strings of an export)
-MAX_OBJECTS = 2_000_000  # containers a bundle or values a pickle may create
-MAX_PICKLE_OBJECTS = 20_000_000  # values (incl. references) a flight-recorder pickle may push
-MAX_DUMP_ENTRIES = 1_000_000  # collective entries in one flight-recorder dump
+MAX_OBJECTS = 2_000_000  # arrays and objects in one bundle (JSON: counted before parsing)
+# Values a pickle (or a dump read as JSON) may hold, counting each shared reference as the
+# copy readers will see: a few kilobytes of back-references must not become gigabytes.
+MAX_PICKLE_OBJECTS = 5_000_000
 SQL_STEPS_PER_BYTE = 200  # SQLite VM steps per byte of an export (a recursive view never ends)
 
 
@@ -54,3 +55,21 @@ def size_text(n: int) -> str:
     if n >= MiB and n % MiB == 0:
         return f"{n // MiB} MiB"
     return f"{n:,} bytes"
+
+
+def check_expanded_size(value: object, file: str | Path | None, limit: int = MAX_PICKLE_OBJECTS) -> int:
+    """The number of values in ``value`` as a tree (a shared or cyclic reference counts
+    each time it is reached); :class:`LimitExceeded` past ``limit``. Cost bounded by ``limit``."""
+    count = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > limit:
+            raise exceeded(file, "holds more values (counting each shared reference) than", f"{limit:,}")
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple, set, frozenset)):
+            stack.extend(node)
+    return count
