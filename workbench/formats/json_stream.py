@@ -122,7 +122,7 @@ class ObjectStream:
             except ValueError as exc:
                 raise self._refusal(exc) from None
             except RecursionError:
-                raise self._error(f"nested deeper than the {MAX_DEPTH} levels the reader allows") from None
+                raise self._error(str(exceeded(None, "nested deeper than", f"{MAX_DEPTH} levels"))) from None
             if end >= len(self._buf) and not self._eof:
                 # A number at the very end of the buffer may continue in the next chunk.
                 self._grow()
