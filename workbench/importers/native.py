@@ -336,7 +336,7 @@ class _ColumnBuilder:
         infinite = np.isinf(arr)
         if infinite.any():  # 1e400 decodes to inf: a number out of range, not a value
             i = int(np.argmax(infinite))
-            raise BadInput(self.path, f"number {_short(values[i])} is out of range (not finite)", where=f"samples[{start + i}].{key}")
+            raise BadInput(self.path, "number out of range (it reads as infinity; a value must be finite)", where=f"samples[{start + i}].{key}")
         if int in types:
             big = np.abs(arr) >= MAX_SAFE_INT
             if big.any():
