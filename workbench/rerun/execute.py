@@ -230,7 +230,7 @@ class Executor:
         """Run every slot not yet finished; returns the final status. Ctrl-C: status
         ``interrupted`` is recorded and KeyboardInterrupt propagates."""
         from store.rerun import COMPLETE, INTERRUPTED, RUN_FAILED, RUN_OK, RerunExecution, runs_of
-        from workbench.rerun.report import live_effect
+        from workbench.rerun.report import live_effect, sequential_look
 
         with self.store.session() as s:
             execution = s.get(RerunExecution, execution_id)
@@ -259,6 +259,10 @@ class Executor:
                 outcome = self._run_one(execution_id, workdir, index, round_, arm)
                 history.append(outcome.__dict__)
                 self.observer.run_finished(outcome, live_effect(history))
+                look = sequential_look(self.plan, history)
+                if look is not None and look.decided:  # the data decided: the rounds left are not needed
+                    status = COMPLETE
+                    break
             else:
                 status = COMPLETE
         finally:
