@@ -37,7 +37,7 @@ def test_concurrent_import_of_one_file(store_url, tmp_path):
     from store import open_store
 
     open_store(store_url).close()  # created first: concurrent creation is a separate item (6)
-    capture = inputs.native_capture(tmp_path / "c.json", n=20_000)
+    capture = inputs.native_capture(tmp_path / "c.json", n=2_000)
     results = _at_once("--store", store_url, "import", str(capture), "--json")
     for r in results:
         assert r.returncode == 0, r.stderr
