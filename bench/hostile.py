@@ -163,8 +163,9 @@ def main() -> int:
     try:
         # The read-only store exists and holds one run.
         seed = inputs.native_capture(directory / "seed.json", label="seed", ttft=5.0)
-        subprocess.run([sys.executable, "-m", "workbench", "--store", f"sqlite:///{directory / 'ro.sqlite'}", "import", str(seed)],
-                       capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+        for url in [f"sqlite:///{directory / 'ro.sqlite'}", *([args.postgres] if args.postgres else [])]:
+            subprocess.run([sys.executable, "-m", "workbench", "--store", url, "import", str(seed)],
+                           capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
         rows = []
         print(f"{'item':<5} {'input':<52} {'size':>18} {'peak RSS':>9} {'exit':>4} {'time':>6}  message", flush=True)
         for item, name, make, wb_args in cases(directory, args.postgres):

@@ -91,10 +91,14 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
     stack: list[Any] = []
     memo: dict[int, Any] = {}
     try:
-        for steps, (opcode, arg, pos) in enumerate(pickletools.genops(stream)):
+        # Values so far, a back-reference to a container counting its items: a lower bound
+        # of the final count (check_expanded_size), so a flood of references stops early.
+        seen = 0
+        for opcode, arg, pos in pickletools.genops(stream):
             name = opcode.name
-            if steps > MAX_PICKLE_OBJECTS:
-                raise exceeded(source, "has more opcodes than", f"{MAX_PICKLE_OBJECTS:,}", where=f"byte {pos}")
+            seen += 1
+            if seen > MAX_PICKLE_OBJECTS:
+                raise exceeded(source, "holds more values (counting each shared reference) than", f"{MAX_PICKLE_OBJECTS:,}", where=f"byte {pos}")
             where = f"byte {pos}" if pos is not None else None
             if name not in _ALLOWED:
                 raise UnsafePickle(
@@ -175,7 +179,10 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
             elif name == "MEMOIZE":
                 memo[len(memo)] = stack[-1]
             elif name in ("GET", "BINGET", "LONG_BINGET"):
-                stack.append(memo[int(arg)])
+                value = memo[int(arg)]
+                if isinstance(value, (dict, list, tuple, set, frozenset)):
+                    seen += len(value)
+                stack.append(value)
             else:  # pragma: no cover - _ALLOWED and the branches above are kept in step
                 raise UnsafePickle(source, f"pickle opcode {name} is not handled", where=where)
     except UnsafePickle:
