@@ -128,3 +128,18 @@ def test_bundle_of_tiny_arrays_refused_before_parsing(tmp_path):
     one_line_refusal(result, "bundle.json", "arrays and objects are more than 2,000,000")
     result = wb_capped("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}", "bundle", "import", str(path))
     one_line_refusal(result, "bundle.json", "arrays and objects are more than 2,000,000")
+
+
+def test_kineto_gzip_bomb_refused(tmp_path):
+    # Every importer reads through the one bounded reader: the typed Kineto path too.
+    path = inputs._gzip_repeated(tmp_path / "trace.json.gz", b'{"schemaVersion":1,"deviceProperties":[],"traceEvents":[',
+                                 b'{"ph":"i","cat":"cpu_op","name":"a","ts":1},', 3_000_000, b"{}]}")
+    one_line_refusal(_import(tmp_path, path), "trace.json.gz", "decompresses to more than", "200x the compressed size")
+
+
+def test_distinct_keys_before_the_lens_are_refused(tmp_path):
+    # Samples before "lens" are kept and typed afterwards: the same column budget applies.
+    path = tmp_path / "late.json"
+    path.write_text('{"format":"workbench.capture/1","samples":[' + ",".join(f'{{"k{i}":1}}' for i in range(3_000))
+                    + '],"lens":"inference"}')
+    one_line_refusal(_import(tmp_path, path), "late.json", "more distinct keys than 1,024")

@@ -57,6 +57,7 @@ class ObjectStream:
         self._base_lines = 0  # newlines dropped before _buf[0]
         self._chunk = CHUNK_CHARS
         self.where: Callable[[], str] = lambda: ""
+        self._member = ""  # the top-level member being decoded, for messages
 
     # -- low level ---------------------------------------------------------------
 
@@ -82,7 +83,7 @@ class ObjectStream:
         return f"line {line}, char {self._base_chars + pos}"
 
     def _error(self, message: str, pos: int | None = None) -> BadInput:
-        path = self.where()
+        path = self.where() or self._member
         loc = self._location(self._pos if pos is None else pos)
         return BadInput(self._file, message, where=f"{path} ({loc})" if path else loc)
 
@@ -138,9 +139,11 @@ class ObjectStream:
 
     def _grow(self) -> None:
         """Read more of one value, refusing a value larger than the limit."""
-        if len(self._buf) - self._pos > MAX_VALUE_BYTES:
+        held = len(self._buf) - self._pos
+        if held > MAX_VALUE_BYTES:
             raise self._error(str(exceeded(None, "one JSON value is larger than", size_text(MAX_VALUE_BYTES))))
-        self._chunk = min(self._chunk * 2, 1 << 26)
+        # Doubling, but never reading far past the cap (each read is copied into the buffer).
+        self._chunk = max(1, min(self._chunk * 2, 1 << 26, MAX_VALUE_BYTES + 1 - held))
         self._fill()
 
     def _refusal(self, exc: ValueError) -> BadInput:
@@ -178,7 +181,10 @@ class ObjectStream:
                     self._pos += 1
                     yield key, self._array_items()
                 else:
-                    yield key, self.value()
+                    self._member = key if len(key) <= 80 else key[:77] + "..."
+                    value = self.value()
+                    self._member = ""
+                    yield key, value
                 if self._expect(",}", "',' or '}'") == "}":
                     break
         if self._skip_ws() != "":
