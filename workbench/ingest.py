@@ -74,6 +74,41 @@ def apply_declared_dimensions(record: RunRecord, dims: dict[str, str]) -> None:
             record.dimensions[name] = Dimension(value, "declared")
 
 
+def check_text(record: RunRecord) -> None:
+    """What every importer hands the store is text the store can keep: no lone surrogate
+    (a JSON ``\\ud800`` escape; the insert would fail) and no string over the limit, in the
+    label, dimensions, window, meta or a text column. Cheap: metadata is small and text
+    columns are checked as arrays."""
+    import numpy as np
+
+    from workbench.limits import MAX_STRING_CHARS, exceeded
+
+    source = record.sources[0] if record.sources else None
+    stack: list[tuple[Any, str]] = [(record.label, "label"), (record.window, "window"), (record.meta, "meta")]
+    stack.extend((d.value, f"dimensions.{name}") for name, d in record.dimensions.items())
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((k, f"{where} (key)") for k in value)
+            stack.extend((v, f"{where}.{k}") for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(value))
+        elif isinstance(value, str):
+            if len(value) > MAX_STRING_CHARS:
+                raise exceeded(source, f"a string of {len(value):,} characters is longer than", f"{MAX_STRING_CHARS:,}", where=where[:120])
+            if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
+                raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=where[:120])
+    for table, cols in record.tables.items():
+        for name, arr in cols.items():
+            arr = np.asarray(arr)
+            if arr.dtype.kind == "U" and arr.size:
+                codes = np.ascontiguousarray(arr).view(np.uint32)
+                bad = (codes >= 0xD800) & (codes <= 0xDFFF)
+                if bad.any():
+                    row = int(np.argmax(bad)) // max(1, arr.dtype.itemsize // 4)
+                    raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=f"{table}[{row}].{name}")
+
+
 @dataclass
 class ReadResult:
     """What was read, before anything is written."""
@@ -142,6 +177,7 @@ def read_files(
                 continue  # this run was imported before
             if dims:
                 apply_declared_dimensions(record, dims)
+            check_text(record)
             used.update(record.sources)
             result.runs.append(record)
         for path, info in items:

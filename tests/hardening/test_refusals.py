@@ -275,3 +275,12 @@ def test_diagnose_does_not_follow_symlinks_out(capsys, tmp_path):
     doc = json.loads(out)
     assert str(secret) not in json.dumps(doc["inputs"]["files"]) and "illegal memory access" not in out
     assert any("rank1.log" in item["file"] and "not followed" in item["why"] for item in doc["inputs"]["skipped"])
+
+
+def test_every_importer_hands_the_store_valid_text(capsys, tmp_path, store):
+    """The guard in ingest covers importers without their own check (a vLLM model id here)."""
+    path = tmp_path / "vllm.json"
+    path.write_text('{"backend":"vllm","model_id":"m\\ud800","request_throughput":1.0,"ttfts":[0.1]}')
+    line = refused(capsys, "--store", store, "import", str(path))
+    assert "vllm.json" in line and "lone surrogate" in line
+    assert run_count(capsys, store) == 0
