@@ -26,7 +26,8 @@ MAX_STRING_CHARS = 1 * MiB  # one string (a label, a dimension, a sample's text)
 MAX_COLUMNS = 1024  # distinct keys (columns) in one table of samples
 # Sparse tables: rows x columns may exceed the values present by this factor (beyond a small floor).
 MAX_SPARSITY = 16
-SPARSE_FLOOR_CELLS = 4_000_000
+SPARSE_FLOOR_CELLS = 16_000_000  # numbers: 128 MB of float64 before sparsity matters
+TEXT_FLOOR_CHARS = 64_000_000  # text: 256 MB of UCS-4 before a long string among short ones matters
 MAX_ROWS = 100_000_000  # rows in one table (samples, events, strings of an export)
 MAX_OBJECTS = 2_000_000  # arrays and objects in one bundle (JSON: counted before parsing)
 # Values a pickle (or a dump read as JSON) may hold, counting each shared reference as the

@@ -32,9 +32,9 @@ def test_distinct_keys_refused_not_squared(tmp_path):
 
 
 def test_sparse_table_refused(tmp_path):
-    # 1,000 keys (under the column cap), one value each: a table of 1 value per 1,000 cells.
+    # 1,000 keys (under the column cap), one value per sample: 1 value per 1,000 cells.
     path = tmp_path / "sparse.json"
-    path.write_text(inputs.NATIVE_HEAD + '"samples":[' + ",".join(f'{{"k{i % 1000}":1}}' for i in range(5_000)) + "]}")
+    path.write_text(inputs.NATIVE_HEAD + '"samples":[' + ",".join(f'{{"k{i % 1000}":1}}' for i in range(20_000)) + "]}")
     one_line_refusal(_import(tmp_path, path), "sparse.json", "more sparse than 1 value in 16 cells")
 
 
@@ -143,3 +143,14 @@ def test_distinct_keys_before_the_lens_are_refused(tmp_path):
     path.write_text('{"format":"workbench.capture/1","samples":[' + ",".join(f'{{"k{i}":1}}' for i in range(3_000))
                     + '],"lens":"inference"}')
     one_line_refusal(_import(tmp_path, path), "late.json", "more distinct keys than 1,024")
+
+
+def test_a_few_long_error_texts_are_kept(tmp_path):
+    # Sparse long text that costs little (10,000 rows x 500 chars = 20 MB) is not refused.
+    path = tmp_path / "errors.json"
+    rows = [{"ttft_ms": 1.0, "error": ("x" * 500 if i % 1000 == 0 else "")} for i in range(10_000)]
+    import json
+
+    path.write_text(inputs.NATIVE_HEAD + '"samples":' + json.dumps(rows) + "}")
+    result = _import(tmp_path, path)
+    assert result.returncode == 0, result.stderr

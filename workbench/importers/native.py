@@ -21,7 +21,7 @@ from workbench.formats.json_stream import ObjectStream
 from workbench.formats.timestamps import parse_timestamp
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
 from workbench.limits import (MAX_COLUMNS, MAX_DEPTH, MAX_ROWS, MAX_SPARSITY, MAX_STRING_CHARS, SPARSE_FLOOR_CELLS,
-                              exceeded)
+                              TEXT_FLOOR_CHARS, exceeded)
 
 FORMAT = "workbench.capture/1"
 FORMAT_PREFIX = "workbench.capture/"
@@ -387,7 +387,7 @@ class _ColumnBuilder:
         return np.array(texts, dtype=str)
 
     def _check_width(self, key: str, rows: int, width: int, chars: int) -> None:
-        if rows * width > max(SPARSE_FLOOR_CELLS, MAX_SPARSITY * chars):
+        if rows * width > max(TEXT_FLOOR_CHARS, MAX_SPARSITY * chars):
             raise exceeded(self.path, f"column {_short(key)} has a string of {width:,} characters among {rows:,} rows holding {chars:,} "
                            "in all: fixed-width storage would be more sparse than", f"1 character in {MAX_SPARSITY}", where=f"samples.{key}")
 
