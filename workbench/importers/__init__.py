@@ -99,6 +99,8 @@ def expand_paths(paths: Iterable[Path], passed: list[tuple[Path, str]] | None = 
     for path in paths:
         if path.is_dir():
             inner, skipped = scan_directory(path)
+            # wb.toml declares the folder's dimensions (workbench.dims_file); it is not a capture.
+            inner = [p for p in inner if p.name != "wb.toml"]
             if passed is not None:
                 passed.extend(skipped)
             if not inner:

@@ -318,11 +318,11 @@ class Executor:
                 try:
                     outcome.exit_status = proc.wait(timeout=self.plan.timeout_s)
                 except subprocess.TimeoutExpired:
-                    _stop(proc)
+                    stop_group(proc)
                     outcome.exit_status = proc.returncode
                     outcome.reason = f"timed out after {self.plan.timeout_s:g} s (killed)"
                 except KeyboardInterrupt:
-                    _stop(proc)
+                    stop_group(proc)
                     outcome.status, outcome.exit_status = RUN_INTERRUPTED, proc.returncode
                     outcome.reason = "interrupted (Ctrl-C or SIGTERM); resume runs it again"
                     outcome.wall_s = time.monotonic() - t0
@@ -423,7 +423,7 @@ def _signal_name(n: int) -> str:
         return "unknown signal"
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def stop_group(proc: subprocess.Popen) -> None:
     """Stop a run and everything it started: SIGTERM to its group, SIGKILL after a grace."""
     for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
         try:
