@@ -218,7 +218,9 @@ def test_bidi_and_zero_width_characters_shown_as_escapes(capsys, tmp_path, store
     rc, _out, err = wb(capsys, "--store", store, "import", str(inputs.native_capture(tmp_path / "b.json", label=label)))
     assert rc == 0, err
     rc, out, _err = wb(capsys, "--store", store, "runs")
-    assert "\u202e" not in out and "\u200b" not in out
+    assert rc == 0 and "\u202e" not in out and "\u200b" not in out and "run\\u202e" in out
+    rc, out, _err = wb(capsys, "--store", store, "show", "1")
+    assert rc == 0 and "\u202e" not in out and "\u200b" not in out
     assert "run\\u202eexe.txt\\u200bA" in out
     rc, out, _err = wb(capsys, "--store", store, "runs", "--json")
     assert json.loads(out)  # JSON keeps the exact text for programs
