@@ -76,7 +76,7 @@ def scan_directory(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
             if path.is_symlink():
                 target = path.resolve()
                 if not target.is_relative_to(base):
-                    passed.append((path, f"a symlink out of {root} (to {target}); not followed"))
+                    passed.append((path, f"a symlink out of the directory (to {target}); not followed"))
                     continue
             try:
                 mode = path.stat().st_mode
