@@ -32,7 +32,7 @@ from tests.hardening import inputs  # noqa: E402
 
 def run_wb(args: list[str], cap: int, timeout: float = 300) -> tuple[int, str, float]:
     """(exit code, the message, seconds) of ``wb ARGS``."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"}  # BLAS threads reserve address space
     env.pop("WB_DEBUG", None)
 
     def limit() -> None:
