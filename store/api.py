@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from store import columns
 from store.engine import connect_sqlite, default_data_dir, display_url, make_engine, normalize_url, sqlite_path, writable
-from store.errors import RunNotFound, SchemaError, StoreError
+from store.errors import ReadOnlyStore, RunNotFound, SchemaError, StoreError
 from store.records import SAMPLES, Dimension, RunRecord, Work
 from store.schema import ABSENT, READY, SCHEMA_VERSION, apply, sqlalchemy_query, state
 
@@ -82,7 +82,7 @@ class Store:
         """The SQLAlchemy engine (made on first use; a store still to be created is created now)."""
         if self._absent:
             if self.read_only:
-                raise StoreError(f"store {self.display_url} is read-only and holds no wb store")
+                raise ReadOnlyStore(f"the store {self.display_url} is read-only and holds no wb store")
             _create_sqlite(self.path)  # type: ignore[arg-type]
             self._absent = False
         if self._engine is None:
@@ -100,8 +100,8 @@ class Store:
                 session.commit()
             except BaseException as exc:
                 session.rollback()
-                if self.read_only and "readonly" in str(exc).replace(" ", "").lower():
-                    raise StoreError(f"store {self.display_url} is read-only: wb can read it but not write to it") from None
+                if _read_only(exc):
+                    raise ReadOnlyStore(f"the store {self.display_url} is read-only: nothing was written") from None
                 raise
 
     @contextmanager
@@ -167,7 +167,9 @@ class Store:
         """
         import numpy as np
         from sqlalchemy import insert
+        from sqlalchemy.exc import IntegrityError
 
+        from store.errors import DuplicateCapture
         from store.tables import Capture, Run, RunColumn, RunSource
 
         run_ids: list[int] = []
@@ -184,7 +186,12 @@ class Store:
                     importer_version=info.importer_version,
                 )
                 s.add(row)
-                s.flush()
+                try:
+                    s.flush()
+                except IntegrityError:
+                    # Another process stored this file between our digest check and this
+                    # insert: the unique index decides, and the whole import rolls back.
+                    raise DuplicateCapture(info.sha256, info.path) from None
                 capture_ids[info.path] = row.id  # type: ignore[assignment]
             for record in runs:
                 row = _run_row(record, origin)
@@ -469,3 +476,11 @@ def _create_sqlite(path: Path) -> None:
         engine.dispose()
         for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             leftover.unlink(missing_ok=True)
+
+
+def _read_only(exc: BaseException) -> bool:
+    """A write refused because the store is read-only (a file or database without write access)."""
+    from sqlalchemy.exc import DBAPIError
+
+    text = str(getattr(exc, "orig", exc)).lower()
+    return isinstance(exc, DBAPIError) and ("readonly database" in text or "read-only transaction" in text)
