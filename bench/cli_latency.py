@@ -48,7 +48,7 @@ def main() -> None:
         env = {**os.environ, "XDG_DATA_HOME": tmp, "PYTHONDONTWRITEBYTECODE": ""}
         env.pop("WB_STORE", None)
         empty, demo = str(Path(tmp) / "empty.sqlite"), str(Path(tmp) / "wb" / "demo.sqlite")
-        subprocess.run([py, "-c", "from store import open_store; open_store(__import__('sys').argv[1]).engine", empty], env=env, check=True, cwd=tmp)
+        subprocess.run([py, "-c", "from store import open_store; open_store(__import__('sys').argv[1]).ensure_exists()", empty], env=env, check=True, cwd=tmp)
         subprocess.run([*wb, "demo", "--json"], env=env, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
         rows = {
             "python -c pass": [py, "-c", "pass"],

@@ -77,14 +77,19 @@ class Store:
         """False while a new SQLite store waits for its first write."""
         return not self._absent
 
-    @property
-    def engine(self) -> "Engine":
-        """The SQLAlchemy engine (made on first use; a store still to be created is created now)."""
+    def ensure_exists(self) -> "Store":
+        """Create the store now if it does not exist yet (any write does this first)."""
         if self._absent:
             if self.read_only:
                 raise ReadOnlyStore(f"the store {self.display_url} is read-only and holds no wb store")
             _create_sqlite(self.path)  # type: ignore[arg-type]
             self._absent = False
+        return self
+
+    @property
+    def engine(self) -> "Engine":
+        """The SQLAlchemy engine (made on first use; a store still to be created is created now)."""
+        self.ensure_exists()
         if self._engine is None:
             self._engine = make_engine(self.url, read_only=self.read_only)
         return self._engine

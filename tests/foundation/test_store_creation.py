@@ -47,7 +47,7 @@ def slow(*args, **kwargs):
     time.sleep(60)
 SQLModel.metadata.create_all = slow
 from store import open_store
-open_store(sys.argv[1]).counts() if "sqlite" not in sys.argv[1] else open_store(sys.argv[1]).engine
+open_store(sys.argv[1]).ensure_exists()
 """
 
 
