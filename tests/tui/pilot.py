@@ -27,3 +27,15 @@ def text_of(widget) -> str:
 
 def option_texts(option_list) -> list[str]:
     return [str(getattr(o.prompt, "plain", o.prompt)) for o in option_list.options]
+
+
+async def select_only(pilot, picker, run_ids: set[int]) -> None:
+    """Make ``run_ids`` the selection of a run list by keys: highlight each run, press space."""
+    picker.focus()
+    for index, option in enumerate(list(picker.options)):
+        run_id = int(option.id)
+        if (run_id in picker.selected) != (run_id in run_ids):
+            picker.highlighted = index
+            await pilot.press("space")
+    await pilot.pause()
+    assert picker.selected == run_ids

@@ -9,7 +9,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from workbench.textsafe import clean
@@ -22,7 +22,8 @@ from workbench.tui.stages.hypothesize import HypothesizeStage
 from workbench.tui.stages.inspect import InspectStage
 from workbench.tui.stages.share import ShareStage
 from workbench.tui.stages.verify import VerifyStage
-from workbench.tui.widgets import HelpScreen, safe
+from workbench.tui.state import InvestigationState
+from workbench.tui.widgets import HelpScreen, KeyFooter, TooSmallScreen, one_line, safe
 
 STAGES: list[tuple[str, str, type[Stage]]] = [
     ("frame", "1 Frame", FrameStage),
@@ -32,6 +33,7 @@ STAGES: list[tuple[str, str, type[Stage]]] = [
     ("verify", "5 Verify", VerifyStage),
     ("share", "6 Share", ShareStage),
 ]
+MINIMUM_SIZE = (60, 20)
 
 
 class WorkbenchApp(App[None]):
@@ -51,6 +53,14 @@ class WorkbenchApp(App[None]):
         self.demo = demo
         self.store: Any = None
         self.inv: dict[str, Any] | None = None
+        self.states: dict[int, InvestigationState] = {}  # per investigation, kept while the app runs
+        self.runs_cache: dict[str, list[Any]] = {}  # runs by lens
+        self._too_small: TooSmallScreen | None = None
+
+    @property
+    def state(self) -> InvestigationState | None:
+        """The open investigation's own selections, filter, declarations and banner."""
+        return self.states.get(self.inv["id"]) if self.inv is not None else None
 
     # -- layout ----------------------------------------------------------------
 
@@ -60,10 +70,11 @@ class WorkbenchApp(App[None]):
             for sid, label, cls in STAGES:
                 with TabPane(label, id=sid):
                     yield cls(id=f"stage-{sid}")
-        yield Footer(compact=True)
+        yield KeyFooter(id="footer")
 
     def on_mount(self) -> None:
         self._title()
+        self._check_size()
         self.background(lambda store: store, done=self._opened, what="opening the store", needs_store=False)
 
     def _opened(self, store: Any) -> None:
@@ -77,7 +88,26 @@ class WorkbenchApp(App[None]):
         else:
             t.append(f"  investigation {self.inv['id']} · {self.inv['lens']} · ")
             t.append_text(safe(self.inv.get("title") or self.inv["question"]))
-        self.query_one("#titlebar", Static).update(t)
+        self.query_one("#titlebar", Static).update(one_line(t))
+
+    # -- size ------------------------------------------------------------------
+
+    def on_resize(self, event: Any) -> None:
+        self._check_size()
+
+    def _check_size(self) -> None:
+        """Below the minimum size, one line asks for a bigger terminal instead of a garbled screen."""
+        width, height = self.size
+        small = width < MINIMUM_SIZE[0] or height < MINIMUM_SIZE[1]
+        if small and self._too_small is None:
+            self._too_small = TooSmallScreen(MINIMUM_SIZE)
+            self.push_screen(self._too_small)
+        if self._too_small is not None:
+            if small:
+                self.call_after_refresh(self._too_small.show_size, width, height)
+            elif self.screen is self._too_small:
+                self._too_small = None
+                self.pop_screen()
 
     def stages(self) -> list[Stage]:
         return list(self.query(Stage))
@@ -85,14 +115,18 @@ class WorkbenchApp(App[None]):
     # -- background work --------------------------------------------------------
 
     def background(self, fn: Callable[..., Any], *args: Any, done: Callable[[Any], None] | None = None, what: str = "working",
-                   group: str | None = None, needs_store: bool = True, on_error: Callable[[], None] | None = None) -> Worker[Any]:
-        """Run ``fn(store, *args)`` in a thread; ``done(result)`` on the UI thread."""
+                   group: str | None = None, needs_store: bool = True,
+                   on_error: Callable[[BaseException], None] | None = None) -> Worker[Any]:
+        """Run ``fn(store, *args)`` in a thread; ``done(result)`` on the UI thread, or
+        ``on_error(exception)`` when it fails (either way, whatever waits on it is resolved)."""
 
         def deliver(result: Any) -> None:
             try:
                 done(result)  # type: ignore[misc]
             except Exception as exc:  # noqa: BLE001 - an error shows in the app, never as a traceback
                 self.notify(clean(f"{what}: {type(exc).__name__}: {exc}"), severity="error", timeout=8, markup=False)
+                if on_error is not None:
+                    on_error(exc)
 
         def job() -> Any:
             store = self._ensure_store() if needs_store else self._open_store()
@@ -122,7 +156,7 @@ class WorkbenchApp(App[None]):
             self.notify(clean(f"{event.worker.description}: {message}"), severity="error", timeout=8, markup=False)
             callback = getattr(event.worker, "_wb_on_error", None)
             if callback:
-                callback()
+                callback(error)
 
     # -- investigations ---------------------------------------------------------
 
@@ -131,12 +165,15 @@ class WorkbenchApp(App[None]):
 
         self.background(services.investigation, inv_id, done=self._show_investigation, what="loading the investigation", group="inv")
 
-    def reload_investigation(self) -> None:
-        if self.inv is not None:
+    def reload_investigation(self, inv_id: int | None = None) -> None:
+        """Reload the open investigation (only if it is still ``inv_id``, when given)."""
+        if self.inv is not None and inv_id in (None, self.inv["id"]):
             self.open_investigation(self.inv["id"])
 
     def _show_investigation(self, inv: dict[str, Any]) -> None:
         self.inv = inv
+        if inv["id"] not in self.states:
+            self.states[inv["id"]] = InvestigationState.of(inv)
         self._title()
         for stage in self.stages():
             stage.show(inv)
@@ -161,7 +198,8 @@ class WorkbenchApp(App[None]):
                 self.open_investigation(choice)
                 self.action_stage("frame")
 
-        self.background(services.investigations, done=lambda invs: self.push_screen(InvestigationPicker(invs), picked),
+        current = self.inv["id"] if self.inv else None
+        self.background(services.investigations, done=lambda invs: self.push_screen(InvestigationPicker(invs, current), picked),
                         what="listing investigations", group="picker")
 
     def run_palette_command(self, stage: str | None, action: str | None) -> None:

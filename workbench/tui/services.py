@@ -59,6 +59,14 @@ def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidat
     return CompareOutcome(view, render_comparison(seen[-1]))
 
 
+def comparison_report(comparison: dict[str, Any]) -> str:
+    """A stored comparison's report: the same renderer as ``wb compare``, on the same typed object."""
+    from workbench.compare.render import render_comparison
+    from workbench.compare.stored import comparison_from_json
+
+    return render_comparison(comparison_from_json(comparison.get("result") or {}))
+
+
 def latest_comparison(inv: dict[str, Any]) -> dict[str, Any] | None:
     comparisons = inv.get("comparisons") or []
     return comparisons[-1] if comparisons else None

@@ -11,7 +11,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, highlighted_id, safe
+from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, fill_options, highlighted_id, one_line, safe
 
 STATUSES = (("supported", "supported: the deciding test supports it"), ("refuted", "refuted: the test contradicts it"),
             ("undetermined", "undetermined: the test could not decide"), ("open", "open: not tested yet"))
@@ -36,10 +36,11 @@ class HypothesizeStage(Stage):
     def show(self, inv: dict[str, Any] | None) -> None:
         obs_list = self.query_one("#observations", OptionList)
         hyp_list = self.query_one("#hypotheses", OptionList)
-        obs_list.clear_options()
-        hyp_list.clear_options()
         if inv is None:
+            obs_list.clear_options()
+            hyp_list.clear_options()
             return
+        observations, hypotheses = [], []
         for o in inv.get("observations") or []:
             if o["kind"] == "retraction":
                 label = safe(f"{o['id']:>3}  {o['text']}", "dim")
@@ -47,12 +48,14 @@ class HypothesizeStage(Stage):
                 label = safe(f"{o['id']:>3}  (retracted) {o['text']}", "strike dim")
             else:
                 label = safe(f"{o['id']:>3}  {o['text']}")
-            obs_list.add_option(Option(label, id=str(o["id"])))
+            observations.append(Option(one_line(label), id=str(o["id"])))
         for h in inv.get("hypotheses") or []:
             label = Text(f"{h['id']:>3}  ")
             label.append(f"[{h['status'].upper()}] ", style="bold")
             label.append_text(safe(h["statement"]))
-            hyp_list.add_option(Option(label, id=str(h["id"])))
+            hypotheses.append(Option(one_line(label), id=str(h["id"])))
+        fill_options(obs_list, observations, obs_list.highlighted)
+        fill_options(hyp_list, hypotheses, hyp_list.highlighted)
         self._detail()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -12,7 +12,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import block, highlighted_id, safe
+from workbench.tui.widgets import block, fill_options, highlighted_id, one_line, safe
 
 
 class InspectStage(Stage):
@@ -43,9 +43,8 @@ class InspectStage(Stage):
             return
         observations = (comp.get("result") or {}).get("observations") or []
         pinned = {o["text"] for o in inv.get("observations") or [] if o["kind"] == "observation" and not o.get("retracted_by")}
-        derived.clear_options()
-        derived.add_options([Option(safe(("✓ pinned  " if o.get("text") in pinned else "") + str(o.get("text", ""))), id=str(i))
-                             for i, o in enumerate(observations)])
+        fill_options(derived, [Option(one_line(safe(("✓ pinned  " if o.get("text") in pinned else "") + str(o.get("text", "")))), id=str(i))
+                               for i, o in enumerate(observations)], derived.highlighted)
         key = (inv["id"], comp["id"])
         if key != self._for:
             self._for = key

@@ -124,7 +124,7 @@ class VerifyStage(Stage):
             self.show(self.inv)
 
         self.wb.background(services.run_plan, plan_id, observer, done=finished, what="running the plan", group="rerun",
-                           on_error=lambda: setattr(self, "running", False))
+                           on_error=lambda _error: setattr(self, "running", False))
 
     def action_cancel(self) -> None:
         if self.running:
