@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -84,7 +85,7 @@ class FormScreen(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            with VerticalScroll(classes="dialog-body"):
+            with VerticalScroll(classes="dialog-body", can_focus=False):
                 if self.note:
                     yield Static(safe(self.note), classes="note")
                 for f in self.fields:
@@ -93,6 +94,12 @@ class FormScreen(Dialog):
             with Horizontal(classes="buttons"):
                 yield Button("OK", variant="primary", id="ok", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        inputs = list(self.query(Input))
+        # The first empty field takes the cursor (a prefilled dimension needs only its reason).
+        next((i for i in inputs if not i.value), inputs[0]).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         inputs = list(self.query(Input))
@@ -245,6 +252,9 @@ class RunPicker(OptionList):
 
     BINDINGS = [Binding("space", "toggle", "Select", show=False)]
 
+    class Toggled(Message):
+        """A run was selected or deselected."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.selected: set[int] = set()
@@ -268,6 +278,7 @@ class RunPicker(OptionList):
             return
         self.selected.symmetric_difference_update({run_id})
         self.replace_option_prompt_at_index(self.highlighted, self._prompt(run_id))
+        self.post_message(self.Toggled())
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -106,6 +106,9 @@ class CompareStage(Stage):
         if isinstance(event.option_list, RunPicker):
             self._detail(event.option_list)
 
+    def on_run_picker_toggled(self, event: RunPicker.Toggled) -> None:
+        self._detail(self.app.focused if isinstance(self.app.focused, RunPicker) else None)
+
     def _draw(self) -> None:
         """The banner and report from the investigation's state."""
         state = self.state
@@ -262,7 +265,7 @@ def banner_text(comp: dict[str, Any]) -> Text:
         line = Text(" REFUSED ", style="bold reverse")
         line.append_text(safe(f" {refusal.get('reason', 'not comparable')}"))
         line.append("\nPress a to accept this dimension with a recorded reason, or pick other runs.")
-        return line
+        return one_line(line)
     primary = result.get("primary") or {}
     effect = (primary.get("effect") or {}).get("verdict")
     line = Text(" COMPARABLE ", style="bold reverse")
@@ -270,5 +273,6 @@ def banner_text(comp: dict[str, Any]) -> Text:
     line.append_text(safe(f"  {primary.get('title') or primary.get('metric', '')}: {primary.get('text') or ''}"))
     accepted = [a.get("dimension") for a in result.get("accepted") or []]
     if accepted:
-        line.append_text(safe(f"\naccepted with a recorded reason: {', '.join(map(str, accepted))} (see the report)"))
-    return one_line(line) if not accepted else line
+        line.append("\n")
+        line.append_text(safe(f"accepted with a recorded reason: {', '.join(map(str, accepted))} (see the report)"))
+    return one_line(line)
