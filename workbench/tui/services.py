@@ -161,6 +161,8 @@ def plan_text(store: "Store", plan_id: int) -> str:
         comparisons = comparisons_of(s, int(last.id)) if last else []
         body = dict(comparisons[-1].body) if comparisons else None
     lines = [f"plan {row.id} {clean(plan.name)} ({plan.lens}, origin {clean(plan.origin)}): {plan.rounds} rounds, {plan.order} order, seed {plan.seed}"]
+    if plan.description:
+        lines.append(f"  {clean(plan.description)}")
     for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
         lines.append(f"  {label} {clean(' '.join(plan.command(arm).argv))}")
     if last is None:
@@ -176,26 +178,88 @@ def plan_text(store: "Store", plan_id: int) -> str:
     return "\n".join(lines)
 
 
-def new_cpu_plan(store: "Store", name: str, slowdown_pct: float, rounds: int) -> int:
-    """A plan over the bundled CPU workload (candidate slowed by ``slowdown_pct``)."""
+# The one-key plan: CPU-clocked steps of a known cost (>= 5 ms each), so that a 5 % slowdown
+# stands far above the noise even on a busy 2-core machine (docs/verify.md, section 6).
+CPU_STEP_ARGS = ["--size", "8", "--wait-ms", "5", "--clock", "cpu", "--warmup", "2"]
+CPU_STEPS = {"training": 20, "inference": 80}  # inference: p95 needs at least 72 requests
+DEFAULT_SLOWDOWN_PCT = 5.0
+DEFAULT_ROUNDS = 5
+
+
+def _workload() -> str:
+    import captures
+
+    return str(Path(captures.__file__).resolve().parent / "workloads" / "cpu_workload.py")
+
+
+def cpu_plan_lens(lens: str | None) -> str:
+    """The lens a CPU plan records in: the investigation's, where the workload can speak it."""
+    from workbench.errors import UsageError
+
+    if lens in (None, "training", "inference"):
+        return lens or "training"
+    raise UsageError(f"the bundled CPU workload cannot stand in for a {lens} investigation: "
+                     "wrap your own benchmark with wb rerun plan (docs/verify.md)")
+
+
+def calibrate(argv: list[str]) -> float:
+    """Seconds one run of ``argv`` takes here (one real run, its capture thrown away)."""
+    import os
+    import subprocess
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        subprocess.run(argv, env={**os.environ, "WB_CAPTURE_OUT": str(Path(tmp) / "calibration.json")},
+                       check=True, capture_output=True, timeout=120)
+        return time.perf_counter() - start
+
+
+def estimated_seconds(plan: Any, run_s: float) -> float:
+    from workbench.rerun.plan import schedule, warmup_slots
+
+    return (len(warmup_slots(plan)) + len(schedule(plan))) * run_s
+
+
+def new_cpu_plan(store: "Store", name: str, slowdown_pct: float = DEFAULT_SLOWDOWN_PCT, rounds: int = DEFAULT_ROUNDS,
+                 lens: str | None = None) -> int:
+    """A plan over the bundled CPU workload in the investigation's lens, the candidate
+    slowed by ``slowdown_pct``; one calibration run puts the estimated duration in its description."""
     import sys
 
-    import captures
     from store.rerun import save_plan
     from workbench.rerun.plan import build_plan
     from workbench.rerun.preflight import run_preflight
 
-    script = str(Path(captures.__file__).resolve().parent / "workloads" / "cpu_workload.py")
-    base = [sys.executable, script, "--steps", "12", "--warmup", "2", "--size", "48", "--clock", "cpu"]
-    plan = build_plan({
-        "name": name, "lens": "training", "rounds": rounds,
+    lens = cpu_plan_lens(lens)
+    script = _workload()
+    base = [sys.executable, script, "--lens", lens, "--steps", str(CPU_STEPS[lens]), *CPU_STEP_ARGS]
+    data = {
+        "name": name, "lens": lens, "rounds": rounds,
         "baseline": {"argv": base}, "candidate": {"argv": [*base, "--slowdown", f"{slowdown_pct:g}"]},
         "artifacts": [{"path": script, "role": "executable"}],
-    })
-    plan = plan.with_environment(run_preflight().environment)
+    }
+    run_s = calibrate(base)
+    plan = build_plan(data)
+    data["description"] = (f"bundled CPU workload, {CPU_STEPS[lens]} CPU-clocked steps of 5 ms per run; candidate +{slowdown_pct:g} %; "
+                           f"calibrated: {run_s:.1f} s a run here, estimated {estimated_seconds(plan, run_s):.0f} s in all")
+    plan = build_plan(data).with_environment(run_preflight().environment)
     with store.session() as s:
         row, _how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin)
         return int(row.id)  # type: ignore[arg-type]
+
+
+def plan_estimate(store: "Store", plan_id: int) -> str:
+    """What the plan's description says of its duration, or what its schedule implies."""
+    from store.rerun import find_plan
+    from workbench.rerun.plan import Plan, schedule, warmup_slots
+
+    with store.session() as s:
+        plan = Plan.from_json(find_plan(s, plan_id).body)
+    runs = len(warmup_slots(plan)) + len(schedule(plan))
+    calibrated = plan.description.split("calibrated: ", 1)[1] if "calibrated: " in plan.description else ""
+    return f"{runs} runs; {calibrated}" if calibrated else f"{runs} runs; duration unknown until the first run finishes"
 
 
 class RunObserver:
