@@ -38,7 +38,7 @@ async def test_picker_then_frame(demo_url):
         for key, stage in zip("123456", ("frame", "compare", "inspect", "hypothesize", "verify", "share")):
             await pilot.press(key)
             await pilot.pause()
-            assert app.query_one("#stages").active == stage
+            assert app.stage == stage
 
 
 async def test_refused_comparison_shows_reason_and_accepts(demo_url):

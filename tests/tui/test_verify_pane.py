@@ -9,7 +9,7 @@ import pytest
 from tests.tui.pilot import settle, text_of
 from workbench.tui.app import WorkbenchApp
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 
 
 async def test_one_key_plan_in_the_investigations_lens_reaches_regression(demo_url):

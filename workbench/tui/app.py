@@ -9,7 +9,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher
 from textual.worker import Worker, WorkerState
 
 from workbench.textsafe import clean
@@ -23,7 +23,7 @@ from workbench.tui.stages.inspect import InspectStage
 from workbench.tui.stages.share import ShareStage
 from workbench.tui.stages.verify import VerifyStage
 from workbench.tui.state import InvestigationState
-from workbench.tui.widgets import HelpScreen, KeyFooter, TooSmallScreen, one_line, safe
+from workbench.tui.widgets import HelpScreen, KeyFooter, Line, TooSmallScreen, safe
 
 STAGES: list[tuple[str, str, type[Stage]]] = [
     ("frame", "1 Frame", FrameStage),
@@ -65,14 +65,29 @@ class WorkbenchApp(App[None]):
     # -- layout ----------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Static(id="titlebar")
-        with TabbedContent(id="stages"):
-            for sid, label, cls in STAGES:
-                with TabPane(label, id=sid):
-                    yield cls(id=f"stage-{sid}")
+        yield Line(id="titlebar")
+        yield Line(id="stage-bar")
+        # Every pane is mounted once; a stage key only switches which one is displayed.
+        with ContentSwitcher(id="stages", initial="stage-frame"):
+            for sid, _label, cls in STAGES:
+                yield cls(id=f"stage-{sid}")
         yield KeyFooter(id="footer")
 
+    @property
+    def stage(self) -> str:
+        """The stage shown ("frame", "compare", ...)."""
+        return (self.query_one("#stages", ContentSwitcher).current or "stage-frame").removeprefix("stage-")
+
+    def _stage_bar(self) -> None:
+        """The stages as one line; the active one in brackets and reverse, readable without colour."""
+        bar, current = Text(), self.stage
+        for sid, label, _cls in STAGES:
+            bar.append(f"[{label}]" if sid == current else f" {label} ", style="bold reverse" if sid == current else "")
+            bar.append(" ")
+        self.query_one("#stage-bar", Line).show(bar)
+
     def on_mount(self) -> None:
+        self._stage_bar()
         self._title()
         self._check_size()
         self.background(lambda store: store, done=self._opened, what="opening the store", needs_store=False)
@@ -88,7 +103,7 @@ class WorkbenchApp(App[None]):
         else:
             t.append(f"  investigation {self.inv['id']} · {self.inv['lens']} · ")
             t.append_text(safe(self.inv.get("title") or self.inv["question"]))
-        self.query_one("#titlebar", Static).update(one_line(t))
+        self.query_one("#titlebar", Line).show(t)
 
     # -- size ------------------------------------------------------------------
 
@@ -181,7 +196,8 @@ class WorkbenchApp(App[None]):
     # -- actions ----------------------------------------------------------------
 
     def action_stage(self, stage_id: str) -> None:
-        self.query_one("#stages", TabbedContent).active = stage_id
+        self.query_one("#stages", ContentSwitcher).current = f"stage-{stage_id}"
+        self._stage_bar()
         self.query_one(f"#stage-{stage_id}", Stage).focus_first()
 
     def action_help(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -211,7 +212,26 @@ class TooSmallScreen(Screen[None]):
             one_line(Text(f"Terminal too small ({width}×{height}): make it at least {w}×{h}, or press q to quit.")))
 
 
-class KeyFooter(Static):
+class Line(Static):
+    """A line (or two) of fixed height: redrawing it never relays out the screen."""
+
+    def show(self, text: Text) -> None:
+        self.update(one_line(text), layout=False)
+
+
+class Report(Static):
+    """A plain-text report shown literally, line for line. Its size is set from the text,
+    so showing the pane again never has to measure it."""
+
+    def show(self, text: str | Text) -> None:
+        content = block(text) if isinstance(text, str) else text
+        lines = content.plain.split("\n")
+        self.styles.width = max((cell_len(line) for line in lines), default=0)
+        self.styles.height = len(lines)
+        self.update(content)
+
+
+class KeyFooter(Line):
     """One line of keys: the global ones (q, ?, palette) first so they never drop off,
     then those of the focused pane, cut with an ellipsis when the line is full."""
 
@@ -240,7 +260,7 @@ class KeyFooter(Static):
             key, what = shown[action]
             line.append(f" {key} ", style="reverse bold")
             line.append(f" {what} ")
-        self.update(one_line(line))
+        self.show(line)
 
 
 class RunPicker(OptionList):

@@ -12,11 +12,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import Input, OptionList
 
 from workbench.tui.stages import Stage
 from workbench.tui.state import InvestigationState
-from workbench.tui.widgets import Field, FormScreen, RunPicker, block, one_line, safe
+from workbench.tui.widgets import Field, FormScreen, Line, Report, RunPicker, one_line, safe
 
 
 class CompareStage(Stage):
@@ -39,10 +39,10 @@ class CompareStage(Stage):
         with Horizontal(id="run-lists"):
             yield RunPicker(id="baseline-list")
             yield RunPicker(id="candidate-list")
-        yield Static(id="run-detail", classes="detail")
-        yield Static(id="compare-banner")
+        yield Line(id="run-detail", classes="detail")
+        yield Line(id="compare-banner")
         with VerticalScroll(id="compare-scroll", can_focus=True):
-            yield Static(id="compare-report")
+            yield Report(id="compare-report")
 
     def on_mount(self) -> None:
         self.query_one("#baseline-list").border_title = "baseline (space selects)"
@@ -100,7 +100,7 @@ class CompareStage(Stage):
                 run_id = int(picker.get_option_at_index(picker.highlighted).id or 0)
                 t.append(" · ")
                 t.append_text(safe(f"{run_id}: {picker.label_of(run_id)}"))
-        self.query_one("#run-detail", Static).update(one_line(t))
+        self.query_one("#run-detail", Line).show(t)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if isinstance(event.option_list, RunPicker):
@@ -112,30 +112,30 @@ class CompareStage(Stage):
     def _draw(self) -> None:
         """The banner and report from the investigation's state."""
         state = self.state
-        banner = self.query_one("#compare-banner", Static)
-        report = self.query_one("#compare-report", Static)
+        banner = self.query_one("#compare-banner", Line)
+        report = self.query_one("#compare-report", Report)
         if state is None:
-            banner.update(Text("Pick an investigation first (i)."))
-            report.update("")
+            banner.show(Text("Pick an investigation first (i)."))
+            report.show("")
             return
         if state.banner == "comparing":
-            banner.update(Text("comparing…", style="bold"))
+            banner.show(Text("comparing…", style="bold"))
         elif state.banner == "failed":
             line = Text(" FAILED ", style="bold reverse")
             line.append_text(safe(f" {state.error}"))
             line.append("\nNothing was stored. Pick other runs, or fix the cause and press c again.")
-            banner.update(line)
+            banner.show(line)
         elif state.banner == "shown" and state.comparison is not None:
-            banner.update(banner_text(state.comparison))
+            banner.show(banner_text(state.comparison))
         else:
-            banner.update(Text("Select baseline and candidate runs (space), then press c."))
+            banner.show(Text("Select baseline and candidate runs (space), then press c."))
         if state.banner == "shown" and state.comparison is not None:
             if state.report is None:
                 self._render_stored(state)
             else:
-                report.update(block(state.report))
+                report.show(state.report)
         elif state.banner == "select":
-            report.update("")
+            report.show("")
 
     def _render_stored(self, state: InvestigationState) -> None:
         from workbench.tui import services
@@ -146,9 +146,9 @@ class CompareStage(Stage):
             if state.comparison is comp:
                 state.report = text
                 if state is self.state:
-                    self.query_one("#compare-report", Static).update(block(text))
+                    self.query_one("#compare-report", Report).show(text)
 
-        self.query_one("#compare-report", Static).update(Text("drawing the report…"))
+        self.query_one("#compare-report", Report).show(Text("drawing the report…"))
         self.wb.background(lambda _store, c: services.comparison_report(c), comp, done=rendered, what="drawing the report",
                            needs_store=False)
 

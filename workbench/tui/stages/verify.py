@@ -11,11 +11,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import OptionList, ProgressBar, Static
+from textual.widgets import OptionList, ProgressBar
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import Field, FormScreen, block, fill_options, highlighted_id, one_line, safe
+from workbench.tui.widgets import Field, FormScreen, Line, Report, fill_options, highlighted_id, one_line, safe
 
 
 class RunProgress(Message):
@@ -51,9 +51,9 @@ class VerifyStage(Stage):
     def compose(self) -> ComposeResult:
         yield OptionList(id="plans")
         yield ProgressBar(total=1, show_eta=False, id="rerun-progress")
-        yield Static(id="rerun-status")
+        yield Line(id="rerun-status")
         with VerticalScroll(id="verify-scroll", can_focus=True):
-            yield Static(id="plan-detail")
+            yield Report(id="plan-detail")
 
     def on_mount(self) -> None:
         self.query_one("#plans").border_title = "rerun plans (n new, r run, N custom)"
@@ -74,7 +74,7 @@ class VerifyStage(Stage):
                                                    f"{p['executions'][-1][1] if p['executions'] else 'not run'}]")), id=str(p["id"]))
                               for p in plans], keep)
         if not plans:
-            self.query_one("#plan-detail", Static).update(Text("No rerun plans yet. Press n to make one with the bundled CPU workload, "
+            self.query_one("#plan-detail", Report).show(Text("No rerun plans yet. Press n to make one with the bundled CPU workload,\n"
                                                                "or see docs/verify.md to wrap your own benchmark (wb rerun plan)."))
 
     def _plan_id(self) -> int | None:
@@ -86,7 +86,7 @@ class VerifyStage(Stage):
             return
         from workbench.tui import services
 
-        self.wb.background(services.plan_text, plan_id, done=lambda text: self.query_one("#plan-detail", Static).update(block(text)),
+        self.wb.background(services.plan_text, plan_id, done=lambda text: self.query_one("#plan-detail", Report).show(text),
                            what="loading the plan", group="plan-detail")
 
     def _lens(self) -> str | None:
@@ -124,16 +124,16 @@ class VerifyStage(Stage):
     def _make_plan(self, name: str, slowdown: float, rounds: int) -> None:
         from workbench.tui import services
 
-        status = self.query_one("#rerun-status", Static)
-        status.update(Text("calibrating the workload (one run) to estimate the plan's duration…"))
+        status = self.query_one("#rerun-status", Line)
+        status.show(Text("calibrating the workload (one run) to estimate the plan's duration…"))
 
         def made(plan_id: int) -> None:
-            status.update(Text(f"plan {plan_id} saved: press r to run it"))
+            status.show(Text(f"plan {plan_id} saved: press r to run it"))
             self._select_after_load = plan_id
             self.show(self.inv)
 
         self.wb.background(services.new_cpu_plan, name, slowdown, rounds, self._lens(), done=made, what="making the plan",
-                           on_error=lambda error: status.update(safe(f"no plan made: {getattr(error, 'message', None) or error}")))
+                           on_error=lambda error: status.show(safe(f"no plan made: {getattr(error, 'message', None) or error}")))
 
     def action_run(self) -> None:
         plan_id = self._plan_id()
@@ -149,14 +149,14 @@ class VerifyStage(Stage):
         self.running = True
         self._estimate = ""
         observer = services.RunObserver(lambda event: self.post_message(RunProgress(event)), self.stop)
-        status = self.query_one("#rerun-status", Static)
-        status.update(Text("estimating…"))
+        status = self.query_one("#rerun-status", Line)
+        status.show(Text("estimating…"))
 
         def finished(text: str) -> None:
             self.running = False
             elapsed = time.monotonic() - self._started
             self._status(f"finished in {elapsed:.0f} s: the verdict is below")
-            self.query_one("#plan-detail", Static).update(block(text))
+            self.query_one("#plan-detail", Report).show(text)
             self.show(self.inv)
 
         def failed(error: BaseException) -> None:
@@ -175,7 +175,7 @@ class VerifyStage(Stage):
 
     def _status(self, line: str) -> None:
         text = safe(self._estimate) + Text("\n") if self._estimate else Text()
-        self.query_one("#rerun-status", Static).update(one_line(text + safe(line)))
+        self.query_one("#rerun-status", Line).show(text + safe(line))
 
     def action_cancel(self) -> None:
         if self.running:
