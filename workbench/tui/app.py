@@ -97,7 +97,7 @@ class WorkbenchApp(App[None]):
         self.action_pick()
 
     def _title(self) -> None:
-        t = Text("wb", style="bold")
+        t = Text().append("wb", style="bold")
         if self.inv is None:
             t.append("  no investigation open (i to pick one)")
         else:

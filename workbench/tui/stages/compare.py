@@ -121,7 +121,7 @@ class CompareStage(Stage):
         if state.banner == "comparing":
             banner.show(Text("comparing…", style="bold"))
         elif state.banner == "failed":
-            line = Text(" FAILED ", style="bold reverse")
+            line = Text().append(" FAILED ", style="bold reverse")
             line.append_text(safe(f" {state.error}"))
             line.append("\nNothing was stored. Pick other runs, or fix the cause and press c again.")
             banner.show(line)
@@ -262,13 +262,13 @@ def banner_text(comp: dict[str, Any]) -> Text:
     result = comp.get("result") or {}
     if not result.get("comparable", comp.get("comparable")):
         refusal = result.get("refusal") or {}
-        line = Text(" REFUSED ", style="bold reverse")
+        line = Text().append(" REFUSED ", style="bold reverse")
         line.append_text(safe(f" {refusal.get('reason', 'not comparable')}"))
         line.append("\nPress a to accept this dimension with a recorded reason, or pick other runs.")
         return one_line(line)
     primary = result.get("primary") or {}
     effect = (primary.get("effect") or {}).get("verdict")
-    line = Text(" COMPARABLE ", style="bold reverse")
+    line = Text().append(" COMPARABLE ", style="bold reverse")
     line.append(f" {effect}" if effect else " no verdict", style="bold")
     line.append_text(safe(f"  {primary.get('title') or primary.get('metric', '')}: {primary.get('text') or ''}"))
     accepted = [a.get("dimension") for a in result.get("accepted") or []]

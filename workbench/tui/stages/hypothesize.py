@@ -67,7 +67,7 @@ class HypothesizeStage(Stage):
         if h is None:
             detail.update("")
             return
-        t = Text("test: ", style="bold")
+        t = Text().append("test: ", style="bold")
         t.append_text(safe(h["test"]))
         last = (h.get("history") or [{}])[-1]
         if last.get("note") or last.get("evidence"):
