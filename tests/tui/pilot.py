@@ -39,3 +39,8 @@ async def select_only(pilot, picker, run_ids: set[int]) -> None:
             await pilot.press("space")
     await pilot.pause()
     assert picker.selected == run_ids
+
+
+def screen_text(app) -> list[str]:
+    """The characters on screen, one string per row, as the compositor draws them."""
+    return ["".join(seg.text for strip in line for seg in strip) for line in app.screen._compositor.render_full_update().strips]

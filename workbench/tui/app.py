@@ -108,11 +108,11 @@ class WorkbenchApp(App[None]):
     # -- size ------------------------------------------------------------------
 
     def on_resize(self, event: Any) -> None:
-        self._check_size()
+        self._check_size(event.size)
 
-    def _check_size(self) -> None:
+    def _check_size(self, size: Any = None) -> None:
         """Below the minimum size, one line asks for a bigger terminal instead of a garbled screen."""
-        width, height = self.size
+        width, height = size or self.size
         small = width < MINIMUM_SIZE[0] or height < MINIMUM_SIZE[1]
         if small and self._too_small is None:
             self._too_small = TooSmallScreen(MINIMUM_SIZE)
@@ -120,9 +120,11 @@ class WorkbenchApp(App[None]):
         if self._too_small is not None:
             if small:
                 self.call_after_refresh(self._too_small.show_size, width, height)
-            elif self.screen is self._too_small:
-                self._too_small = None
-                self.pop_screen()
+            else:
+                screen, self._too_small = self._too_small, None
+                if self.screen is screen:
+                    self.pop_screen()
+                self.refresh(layout=True)
 
     def stages(self) -> list[Stage]:
         return list(self.query(Stage))

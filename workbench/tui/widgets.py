@@ -177,9 +177,9 @@ def help_table() -> Table:
     table.add_column(ratio=1)  # wraps inside its column: a hanging indent
     for section, rows in HELP:
         for i, (keys, what) in enumerate(rows):
-            table.add_row(section if i == 0 else "", keys, what)
+            table.add_row(Text(section if i == 0 else ""), Text(keys), Text(what))  # Text: never parsed as markup
     table.add_row("", "", "")
-    table.add_row("", "", HELP_NOTE)
+    table.add_row("", "", Text(HELP_NOTE))
     return table
 
 
@@ -209,7 +209,7 @@ class TooSmallScreen(Screen[None]):
     def show_size(self, width: int, height: int) -> None:
         w, h = self.minimum
         self.query_one("#too-small", Static).update(
-            one_line(Text(f"Terminal too small ({width}×{height}): make it at least {w}×{h}, or press q to quit.")))
+            one_line(Text(f"Too small ({width}×{height}): need {w}×{h}. q quits.")))
 
 
 class Line(Static):

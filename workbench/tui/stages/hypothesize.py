@@ -43,9 +43,9 @@ class HypothesizeStage(Stage):
         observations, hypotheses = [], []
         for o in inv.get("observations") or []:
             if o["kind"] == "retraction":
-                label = safe(f"{o['id']:>3}  {o['text']}", "dim")
+                label = safe(f"{o['id']:>3}  {o['text']}", "italic")
             elif o.get("retracted_by"):
-                label = safe(f"{o['id']:>3}  (retracted) {o['text']}", "strike dim")
+                label = safe(f"{o['id']:>3}  (retracted) {o['text']}", "strike")
             else:
                 label = safe(f"{o['id']:>3}  {o['text']}")
             observations.append(Option(one_line(label), id=str(o["id"])))
@@ -61,9 +61,23 @@ class HypothesizeStage(Stage):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._detail()
 
+    def on_descendant_focus(self, event: Any) -> None:
+        self._detail()
+
     def _detail(self) -> None:
-        h = self._selected_hypothesis()
+        """The full text of what is highlighted in the focused list (labels there end in an ellipsis)."""
         detail = self.query_one("#hyp-detail", Static)
+        if self.app.focused is self.query_one("#observations", OptionList):
+            o = self._selected_observation()
+            if o is not None:
+                t = safe(o["text"])
+                evidence = o.get("evidence") or []
+                if evidence:
+                    t.append("\nevidence: ", style="bold")
+                    t.append_text(safe(", ".join(f"{e.get('kind')} {e.get('id', e.get('value', ''))}" for e in evidence if isinstance(e, dict))))
+                detail.update(t)
+                return
+        h = self._selected_hypothesis()
         if h is None:
             detail.update("")
             return
