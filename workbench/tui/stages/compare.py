@@ -257,14 +257,16 @@ class CompareStage(Stage):
 
 
 def banner_text(comp: dict[str, Any]) -> Text:
-    """One or two lines that agree with the report: REFUSED with the reason, or the verdict,
-    with every acceptance named (the report shows the reasons under their rows)."""
+    """Two lines that agree with the report: REFUSED with the reason, or the verdict, with
+    every acceptance named (the report shows the reasons under their rows); then the
+    comparison's id, which hypotheses cite as evidence."""
     result = comp.get("result") or {}
+    cite = f"comparison {comp.get('id')} · "
     if not result.get("comparable", comp.get("comparable")):
         refusal = result.get("refusal") or {}
         line = Text().append(" REFUSED ", style="bold reverse")
         line.append_text(safe(f" {refusal.get('reason', 'not comparable')}"))
-        line.append("\nPress a to accept this dimension with a recorded reason, or pick other runs.")
+        line.append(f"\n{cite}press a to accept this dimension with a recorded reason, or pick other runs.")
         return one_line(line)
     primary = result.get("primary") or {}
     effect = (primary.get("effect") or {}).get("verdict")
@@ -272,7 +274,9 @@ def banner_text(comp: dict[str, Any]) -> Text:
     line.append(f" {effect}" if effect else " no verdict", style="bold")
     line.append_text(safe(f"  {primary.get('title') or primary.get('metric', '')}: {primary.get('text') or ''}"))
     accepted = [a.get("dimension") for a in result.get("accepted") or []]
+    line.append(f"\n{cite}")
     if accepted:
-        line.append("\n")
         line.append_text(safe(f"accepted with a recorded reason: {', '.join(map(str, accepted))} (see the report)"))
+    else:
+        line.append(f"cite it as evidence: comparison={comp.get('id')}")
     return one_line(line)
