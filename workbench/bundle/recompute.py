@@ -16,7 +16,7 @@ from typing import Any
 
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import decode_tables
-from workbench.bundle.verify import Check
+from workbench.bundle.format import Check
 from workbench.errors import UsageError
 
 REL_TOL = 1e-9

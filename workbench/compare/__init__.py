@@ -65,7 +65,7 @@ def compare(
     ``changes``: the intended change, ``{dim: (from, to)}`` (either may be ``None``);
     ``accepts``: ``{dim: why}``, the only override of a refusal, recorded in the result.
     """
-    from workbench.compare import comparability, delta, observations
+    from workbench.compare import comparability, delta, dict_diff, observations
     from workbench.compare.model import Comparison
     from workbench.errors import UsageError
 
@@ -90,6 +90,11 @@ def compare(
     result.observations = observations.observations(
         the_lens, baseline, candidate, result.primary, result.phases, result.guardrails
     )
+    for row in check.rows:  # several settings of one mapping changed at once (engine flags)
+        several = dict_diff.row_json(row.name, row.state, row.baseline.value, row.candidate.value).get("several_changed")
+        if several:
+            result.observations.insert(0, {"text": several[:1].upper() + several[1:] + ".",
+                                           "evidence": {"dimensions": [row.name], "runs": runs}, "kind": observations.NOT_CAUSE})
     if check.unrealized_changes:
         result.observations.insert(
             0,

@@ -8,6 +8,7 @@ import math
 import textwrap
 from typing import Any
 
+from workbench.compare import dict_diff
 from workbench.compare.charts import distribution_chart, paired_bars
 from workbench.compare.fmt import change, num, qty
 from workbench.compare.inspect_data import InspectResult
@@ -68,11 +69,14 @@ def dimensions_table(c: Comparison) -> list[str]:
     lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]
     for r in order:
         mark = "*" if r.must_match else " "
+        b, v = (dict_diff.cell(x) or x for x in (r.baseline.value, r.candidate.value))
         lines.append(
-            f"{mark} {_cut(r.name, 18):<18} {r.state:<9} {_cut(r.baseline.value, 19):<19} "
-            f"{_cut(r.candidate.value, 19):<19} {_cut(r.source, 8)}"
+            f"{mark} {_cut(r.name, 18):<18} {r.state:<9} {_cut(b, 19):<19} "
+            f"{_cut(v, 19):<19} {_cut(r.source, 8)}"
         )
-        if r.note:
+        # A mapping's differing keys, each with both values, wrapped (never cut).
+        lines += dict_diff.table_lines(r.name, r.state, r.baseline.value, r.candidate.value, WIDTH)
+        if r.note and not (r.state == "unknown" and dict_diff.unread_note(r.baseline.value, r.candidate.value)):
             lines.append(f"    note: {_cut(r.note, WIDTH - 10)}")
         if r.accepted_why is not None:
             lines.append(f"    accepted: {_cut(r.accepted_why, WIDTH - 14)}")
