@@ -135,3 +135,23 @@ async def test_report_is_the_cli_report_fresh_and_stored(demo_url):
         assert text_of(app.query_one("#compare-report")) == cli
         assert app.state.comparison["id"] == comp["id"]
         assert "accepted with a recorded reason: hardware" in text_of(app.query_one("#compare-banner"))
+
+
+def test_every_stored_demo_comparison_renders_as_the_cli_prints_it(demo_url):
+    """The stored JSON, turned back into the typed comparison, draws the same report as a fresh run."""
+    from store import open_store
+    from workbench.compare import compare
+    from workbench.compare.render import render_comparison
+    from workbench.investigations import workflow as wf
+    from workbench.tui import services
+
+    store = open_store(demo_url)
+    seen = 0
+    for inv in wf.list_investigations(store):
+        for comp in wf.show_investigation(store, inv["id"])["comparisons"]:
+            p = comp["parameters"]
+            fresh = compare(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]), lens=p["lens"],
+                            changes={k: tuple(v) for k, v in p["changes"].items()}, accepts=p["accepts"])
+            assert services.comparison_report(comp) == render_comparison(fresh)
+            seen += 1
+    assert seen >= 3
