@@ -7,7 +7,6 @@ import pytest
 from tests.tui.pilot import option_texts, select_only, settle, text_of
 from workbench.tui.app import WorkbenchApp
 
-pytestmark = pytest.mark.asyncio
 
 
 async def _pick(app, pilot, inv_id: int) -> None:
@@ -22,6 +21,7 @@ async def _pick(app, pilot, inv_id: int) -> None:
     assert app.inv["id"] == inv_id
 
 
+@pytest.mark.asyncio
 async def test_state_per_investigation_across_all_three_and_back(demo_url):
     from store import open_store
 
@@ -72,6 +72,7 @@ async def test_state_per_investigation_across_all_three_and_back(demo_url):
         assert cand.selected == set(first["candidate_runs"])
 
 
+@pytest.mark.asyncio
 async def test_a_failed_comparison_resolves_the_banner(demo_url, monkeypatch):
     from workbench.tui import services
 
@@ -91,6 +92,7 @@ async def test_a_failed_comparison_resolves_the_banner(demo_url, monkeypatch):
         assert app.state.banner == "failed"
 
 
+@pytest.mark.asyncio
 async def test_report_is_the_cli_report_fresh_and_stored(demo_url):
     """After a refusal and an acceptance, the pane shows `wb compare`'s text, reasons included;
     reopened from the store, the same text."""
