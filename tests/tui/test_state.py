@@ -157,3 +157,29 @@ def test_every_stored_demo_comparison_renders_as_the_cli_prints_it(demo_url):
             assert services.comparison_report(comp) == render_comparison(fresh)
             seen += 1
     assert seen >= 3
+
+
+@pytest.mark.asyncio
+async def test_compare_pane_shows_each_run_over_time(demo_url):
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter", "2")
+        await settle(app, pilot)
+        comp = app.state.comparison
+        lines = text_of(app.query_one("#compare-sparks")).strip().splitlines()
+    assert lines[0].startswith("Over time: TTFT by request")
+    runs = [*comp["baseline_runs"], *comp["candidate_runs"]]
+    assert [int(line.split()[1]) for line in lines[1:]] == runs
+    assert all(len(line) <= 80 and any(ch in line for ch in "▁▂▃▄▅▆▇█") for line in lines[1:])
+
+
+def test_sparkline_shares_one_scale_and_marks_unknown():
+    import math
+
+    from workbench.compare.charts import sparkline
+
+    assert sparkline([1.0, 1.0, 8.0, 8.0], 4, 1.0, 8.0) == "▁▁██"
+    assert sparkline([1.0, math.nan, 4.5], 3, 1.0, 8.0) == "▁?▅"
+    assert sparkline(list(range(100)), 10, 0.0, 99.0)[0] == "▁" and sparkline(list(range(100)), 10, 0.0, 99.0)[-1] == "█"
+    assert len(sparkline([2.0] * 5, 40, 0.0, 4.0)) == 5  # never stretched beyond its items

@@ -79,3 +79,25 @@ def distribution_chart(rows: Sequence[tuple[str, dict, dict]], unit: str, width:
         lines.append(f"{' ' * label_w} C {box_line(c, lo, hi, box_w)} {axis}")
     lines.append(f"{' ' * (label_w + 3)}|-- p5..p95, [==] p25..p75, M median; own axis per measure")
     return "\n".join(lines)
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float], width: int, low: float, high: float) -> str:
+    """``values`` in time order as ``width`` block characters (the mean of each slice), on
+    the shared scale ``low``..``high`` so that lines of several runs compare; a slice with
+    no finite value is ``?``."""
+    n = len(values)
+    if n == 0 or width <= 0:
+        return ""
+    cells = []
+    for i in range(min(width, n)):
+        chunk = [v for v in values[i * n // min(width, n):(i + 1) * n // min(width, n)] if math.isfinite(v)]
+        if not chunk:
+            cells.append("?")
+            continue
+        mean = sum(chunk) / len(chunk)
+        level = 0 if high <= low else int((mean - low) / (high - low) * (len(SPARKS) - 1) + 0.5)
+        cells.append(SPARKS[max(0, min(level, len(SPARKS) - 1))])
+    return "".join(cells)

@@ -67,6 +67,37 @@ def comparison_report(comparison: dict[str, Any]) -> str:
     return render_comparison(comparison_from_json(comparison.get("result") or {}))
 
 
+def sparklines(store: "Store", comparison: dict[str, Any], width: int = 80) -> str:
+    """One line per run of the comparison: its primary per-item measure over time (requests,
+    steps or job starts in order), all on one scale; the run's mean at the end."""
+    import math
+
+    from lenses import builtin_lens
+    from workbench.compare.charts import sparkline
+    from workbench.compare.fmt import qty
+    from workbench.compare.inspect_data import series
+    from workbench.textsafe import clean
+
+    lens = builtin_lens(str((comparison.get("parameters") or {}).get("lens") or (comparison.get("result") or {}).get("lens")))
+    rows = []
+    for side, ids in (("B", comparison["baseline_runs"]), ("C", comparison["candidate_runs"])):
+        for run in store.load_runs(ids):
+            values = next(iter(series(lens, run).values()), None)
+            rows.append((side, run, [] if values is None else [float(v) for v in values]))
+    finite = [v for _s, _r, vs in rows for v in vs if math.isfinite(v)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
+    unit = {"training": "ms", "inference": "ms", "fleet": "s"}[lens.name]
+    what = {"training": "step time by step", "inference": "TTFT by request", "fleet": "queue wait by job start"}[lens.name]
+    spark_w = max(width - 30, 10)
+    lines = [f"Over time: {what}, one line a run, one scale {qty(low, unit)} .. {qty(high, unit)} (B baseline, C candidate)"]
+    for side, run, values in rows:
+        fin = [v for v in values if math.isfinite(v)]
+        mean = qty(sum(fin) / len(fin), unit) if fin else "unknown"
+        spark = sparkline(values, spark_w, low, high) if values else "no per-item values"
+        lines.append(f"{side} {run.id:>4} {spark:<{spark_w}} {mean:>9} {clean(run.label)[:12]}")
+    return "\n".join(lines)
+
+
 def latest_comparison(inv: dict[str, Any]) -> dict[str, Any] | None:
     comparisons = inv.get("comparisons") or []
     return comparisons[-1] if comparisons else None

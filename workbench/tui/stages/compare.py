@@ -43,6 +43,7 @@ class CompareStage(Stage):
         yield Line(id="compare-banner")
         with VerticalScroll(id="compare-scroll", can_focus=True):
             yield Report(id="compare-report")
+            yield Report(id="compare-sparks")
 
     def on_mount(self) -> None:
         self.query_one("#baseline-list").border_title = "baseline (space selects)"
@@ -117,6 +118,7 @@ class CompareStage(Stage):
         if state is None:
             banner.show(Text("Pick an investigation first (i)."))
             report.show("")
+            self.query_one("#compare-sparks", Report).show("")
             return
         if state.banner == "comparing":
             banner.show(Text("comparing…", style="bold"))
@@ -129,13 +131,19 @@ class CompareStage(Stage):
             banner.show(banner_text(state.comparison))
         else:
             banner.show(Text("Select baseline and candidate runs (space), then press c."))
+        sparks = self.query_one("#compare-sparks", Report)
         if state.banner == "shown" and state.comparison is not None:
             if state.report is None:
                 self._render_stored(state)
             else:
                 report.show(state.report)
+            if state.sparks is None:
+                self._sparklines(state)
+            else:
+                sparks.show("\n" + state.sparks)
         elif state.banner == "select":
             report.show("")
+            sparks.show("")
 
     def _render_stored(self, state: InvestigationState) -> None:
         from workbench.tui import services
@@ -151,6 +159,19 @@ class CompareStage(Stage):
         self.query_one("#compare-report", Report).show(Text("drawing the report…"))
         self.wb.background(lambda _store, c: services.comparison_report(c), comp, done=rendered, what="drawing the report",
                            needs_store=False)
+
+    def _sparklines(self, state: InvestigationState) -> None:
+        from workbench.tui import services
+
+        comp = state.comparison
+
+        def drawn(text: str) -> None:
+            if state.comparison is comp:
+                state.sparks = text
+                if state is self.state:
+                    self.query_one("#compare-sparks", Report).show("\n" + text)
+
+        self.wb.background(services.sparklines, comp, done=drawn, what="drawing the runs over time")
 
     # -- input -----------------------------------------------------------------
 
@@ -196,7 +217,7 @@ class CompareStage(Stage):
         self._draw()
 
         def compared(outcome: Any) -> None:
-            state.comparison, state.report, state.banner = outcome.comparison, outcome.text, "shown"
+            state.comparison, state.report, state.sparks, state.banner = outcome.comparison, outcome.text, None, "shown"
             self._redraw_if_current(state)
             self.wb.reload_investigation(state.inv_id)
 
