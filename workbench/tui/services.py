@@ -193,9 +193,9 @@ def plan_text(store: "Store", plan_id: int) -> str:
         body = dict(comparisons[-1].body) if comparisons else None
     lines = [f"plan {row.id} {clean(plan.name)} ({plan.lens}, origin {clean(plan.origin)}): {plan.rounds} rounds, {plan.order} order, seed {plan.seed}"]
     if plan.description:
-        lines.append(f"  {clean(plan.description)}")
-    for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
-        lines.append(f"  {label} {clean(' '.join(plan.command(arm).argv))}")
+        import textwrap
+
+        lines += textwrap.wrap(clean(plan.description), 78, initial_indent="  ", subsequent_indent="  ")
     if last is None:
         lines.append("not run yet: press r to preflight and run it")
     else:
@@ -206,6 +206,9 @@ def plan_text(store: "Store", plan_id: int) -> str:
         lines.append(f"preflight: GPU {clean(gpu.get('status', 'unknown'))}; blockers: {clean('; '.join(pf.get('blockers') or []) or 'none')}")
     if body:
         lines += ["", *format_comparison(body)]
+    lines += ["", "Commands"]  # last: long lines, and the verdict matters more on a small screen
+    for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
+        lines.append(f"  {label} {clean(' '.join(plan.command(arm).argv))}")
     return "\n".join(lines)
 
 

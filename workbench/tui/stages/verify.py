@@ -155,7 +155,8 @@ class VerifyStage(Stage):
         def finished(text: str) -> None:
             self.running = False
             elapsed = time.monotonic() - self._started
-            self._status(f"finished in {elapsed:.0f} s: the verdict is below")
+            verdict = next((line.strip() for line in text.splitlines() if line.startswith("Verdict:")), "no verdict")
+            self._status(f"finished in {elapsed:.0f} s · {verdict} (the report is below)")
             self.query_one("#plan-detail", Report).show(text)
             self.show(self.inv)
 
