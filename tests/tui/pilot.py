@@ -20,9 +20,17 @@ async def settle(app, pilot, rounds: int = 3) -> None:
 
 
 def text_of(widget) -> str:
-    """The plain text a Static shows."""
+    """The plain text a Static shows (a rich renderable is printed without styles)."""
     content = widget.render()
-    return getattr(content, "plain", str(content))
+    if hasattr(content, "plain"):
+        return content.plain
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=200, no_color=True, record=True, file=io.StringIO())
+    console.print(getattr(content, "_renderable", content))
+    return console.export_text(styles=False)
 
 
 def option_texts(option_list) -> list[str]:
