@@ -118,3 +118,41 @@ def test_list_mode_and_bad_input(tmp_path, store_url):
     assert code == 2 and "at least two versions" in err
     code, out, err = wb("bisect", "report", "nope", store=store_url)
     assert code == 2 and "no bisection 'nope'" in err
+
+
+def test_a_bisection_travels_in_a_bundle_and_its_steps_recompute(tmp_path, store_url):
+    from store import open_store
+    from workbench.investigations import workflow as wf
+
+    inv = wf.create_investigation(open_store(store_url), lens="training", question="Which commit made the step slower?")
+    repo, ids = history(tmp_path, {5: 1.05}, commits=8)
+    doc = _bisect(tmp_path, store_url, repo, ids[0], ids[-1], "--investigation", str(inv["id"]))
+    assert doc["result"]["first_bad"] == ids[5]
+    observations = wf.show_investigation(open_store(store_url), inv["id"])["observations"]
+    assert len(observations) == 1 and observations[0]["source"] == "bisect"
+    assert ids[5][:12] in observations[0]["text"]
+    assert {e["kind"] for e in observations[0]["evidence"]} == {"rerun_comparison"}
+
+    out = tmp_path / "b.json"
+    code, _, err = wb("bundle", "export", str(inv["id"]), "-o", str(out), "--embed-samples", store=store_url)
+    assert code == 0, err
+    bundle = json.loads(out.read_text())
+    carried = bundle["recipe"]["content"]["bisections"]
+    assert carried[0]["state"]["result"]["first_bad"] == ids[5]
+    assert len(bundle["results"]["content"]["rerun_comparisons"]) == doc["steps_done"]
+    code, text, err = wb("evidence", "verify", str(out), "--recompute", "--json", store=store_url)
+    assert code == 0, err + text
+    checks = json.loads(text)["recompute"]
+    assert sum(c["part"].startswith("results.rerun_comparisons") and c["ok"] for c in checks) == doc["steps_done"]
+
+    # A step's verdict changed after the fact no longer recomputes (checksum resealed by hand).
+    from workbench.bundle.export import reseal_digests
+
+    body = bundle["results"]["content"]["rerun_comparisons"][0]["record"]["body"]
+    body["verdict"] = "EQUIVALENT"
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(reseal_digests(bundle)))
+    code, text, err = wb("evidence", "verify", str(forged), "--recompute", "--json", store=store_url)
+    assert code == 3
+    bad = [c for c in json.loads(text)["recompute"] if not c["ok"]]
+    assert bad and "verdict" in bad[0]["detail"]

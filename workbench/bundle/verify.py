@@ -81,6 +81,7 @@ def verify_bundle(
     captures_dir: str | Path | None = None,
     recompute: bool = False,
     engine: Callable[..., Any] | None = None,
+    rerun_engine: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> VerifyReport:
     """Recheck the checksum, every part's digest, optionally the capture files and the results."""
     version = check_format(bundle, source=source)
@@ -105,7 +106,7 @@ def verify_bundle(
             raise UsageError(f"{source}: --recompute needs a bundle exported with --embed-samples")
         from workbench.bundle.recompute import recompute_results  # lazy: pulls in compare, numpy and scipy
 
-        report.recompute = recompute_results(bundle, engine=engine)
+        report.recompute = recompute_results(bundle, engine=engine, rerun_engine=rerun_engine)
     return report
 
 

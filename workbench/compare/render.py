@@ -31,7 +31,27 @@ def header(c: Comparison) -> list[str]:
     lines = [f"lens: {c.lens.name}"]
     for side in ("baseline", "candidate"):
         lines += textwrap.wrap(f"{side}: {_runs(c.runs[side])}", WIDTH, subsequent_indent="  ")
+    if c.runs.get("control"):
+        lines += textwrap.wrap(f"control (A′, baseline again): {_runs(c.runs['control'])}", WIDTH, subsequent_indent="  ")
     return lines
+
+
+def control_lines(effect: dict[str, Any]) -> list[str]:
+    """The A/A control of an effect: A′/A, its CI90 against the band, the noise floor."""
+    aa = effect.get("aa")
+    if not aa:
+        note = effect.get("control_note")
+        return textwrap.wrap(f"A/A control: {clean(note)}", WIDTH, initial_indent="  ", subsequent_indent="    ") if note else []
+    ci = next((i for i in aa.get("intervals", []) if i.get("level") == 0.90 and i.get("role") == "primary"), None)
+    ci_text = f", CI90 {num(ci['low'])}..{num(ci['high'])}" if ci and ci.get("low") is not None and ci.get("high") is not None else ""
+    text = (
+        f"A/A control: A′/A {num(aa.get('ratio'))}{ci_text}; noise floor {num(aa.get('noise_floor_sd_log'))} "
+        f"(SD of log values); smallest detectable change {num(aa.get('mde_pct'))} %"
+    )
+    needed = (effect.get("planning") or {}).get("rounds_needed")
+    if aa.get("underpowered") and needed and effect.get("delta"):
+        text += f"; about {needed} runs a side would resolve δ = {num(100 * effect['delta'])} %"
+    return textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="    ")
 
 
 def _effect_text(effect: dict | None) -> str:
@@ -100,17 +120,33 @@ def render_comparison(c: Comparison) -> str:
         return "\n".join(out)
     for a in c.accepted:
         out.append(f"accepted {a['dimension']}: {clean(a['why'])}")
+    if c.declarations:  # what `wb declare` said, beyond the files ('wb show RUN' has who and why)
+        relied = ", ".join(f"run {d['run']} {d['dimension']} (#{d['declaration']})" for d in c.declarations)
+        out += textwrap.wrap(clean(f"relies on declarations: {relied}"), WIDTH, subsequent_indent="  ")
     p = c.primary or {}
     out += [f"{p.get('title', '')}: {p.get('text', '')}", f"  effect: {_effect_text(p.get('effect'))}"]
     effect = p.get("effect") or {}
     if effect.get("verdict") is not None:
         runs = effect.get("runs") or {}
         detail = f"{runs.get('baseline', '?')} vs {runs.get('candidate', '?')} runs, unpaired"
+        if "control" in runs:
+            detail += f", {runs['control']} A′ control runs"
         if effect.get("flags"):
             detail += "; flags: " + ", ".join(effect["flags"])
         out += textwrap.wrap(detail, WIDTH, initial_indent="  ", subsequent_indent="  ")
         if effect.get("reason"):
             out += textwrap.wrap(clean(effect["reason"]), WIDTH, initial_indent="  ", subsequent_indent="  ")
+    out += control_lines(effect)
+    censored = p.get("censored")
+    if censored and any(side["jobs"] for side in censored.values()):
+        def said(side: dict) -> str:
+            if not side["jobs"]:
+                return "none"
+            lo, hi = qty(side["min_elapsed_s"], "s"), qty(side["max_elapsed_s"], "s")
+            return f"{side['jobs']} job{'s' if side['jobs'] > 1 else ''}, waiting {lo if lo == hi else f'{lo} to {hi}'} so far"
+        text = (f"still waiting at the end (right-censored, not in this mean): baseline {said(censored['baseline'])}; "
+                f"candidate {said(censored['candidate'])}")
+        out += textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="    ")
     out.append("")
     if c.phases:
         out += phases_table(c)
@@ -123,6 +159,8 @@ def render_comparison(c: Comparison) -> str:
         out.append("Guardrails")
         for g in c.guardrails:
             out.append(f"  {_cut(g['title'], 28):<28} {g['state']:<8} {qty(g['baseline'], g['unit'])} vs {qty(g['candidate'], g['unit'])}")
+            if "control_state" in g:
+                out.append(f"  {'':<28} A/A control: {g['control_state']} ({qty(g['control'], g['unit'])})")
         out.append("")
     out += work_lines(c.work)
     if c.observations:

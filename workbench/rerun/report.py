@@ -90,39 +90,77 @@ class SequentialLook:
 
 
 def sequential_look(plan: Plan, runs: list[dict[str, Any]]) -> SequentialLook | None:
-    """None for a fixed plan; else the current look over the paired rounds (time-like log
-    ratios: for a higher-is-better metric the ratio is inverted, so > 1 is always worse)."""
+    """None for a fixed plan; else the current look over the paired rounds."""
     if plan.stopping != "sequential":
         return None
+    return look_over(runs, rounds=plan.rounds, delta=plan.delta, higher_is_better=plan.higher_is_better, spending=plan.spending)
+
+
+def look_over(runs: list[dict[str, Any]], *, rounds: int, delta: float, higher_is_better: bool, spending: str) -> SequentialLook:
+    """The sequential look over the paired rounds of ``runs`` (time-like log ratios: for a
+    higher-is-better metric the ratio is inverted, so > 1 is always worse)."""
     from workbench.stats.sequential import SequentialDesign, look
 
     complete, by_round = paired_rounds(runs)
-    sign = -1.0 if plan.higher_is_better else 1.0
+    sign = -1.0 if higher_is_better else 1.0
     log_ratio = lambda k, arm: sign * math.log(by_round[k][arm]["statistic"] / by_round[k]["A"]["statistic"])  # noqa: E731
-    design = SequentialDesign(plan.rounds, spending=plan.spending)
+    design = SequentialDesign(rounds, spending=spending)
     b = [log_ratio(k, "B") for k in complete]
     aa = [log_ratio(k, "A'") for k in complete]
     sd = statistics.stdev(b) if len(b) >= 2 else math.nan
-    return SequentialLook(design, look(design, b, plan.delta, aa), complete, sd)
+    return SequentialLook(design, look(design, b, delta, aa), complete, sd)
 
 
-def _sequential_section(plan: Plan, seq: SequentialLook, status: str) -> dict[str, Any]:
+def _analysis(plan_info: dict[str, Any], rounds: list[int], by_round: dict[int, dict[str, dict[str, Any]]]) -> Any:
+    """The fixed paired analysis of the rounds where A, B and A′ were all measured."""
+    from workbench.stats import analyze
+
+    if len(rounds) < 2:
+        return None
+    a = [by_round[k]["A"]["statistic"] for k in rounds]
+    b = [by_round[k]["B"]["statistic"] for k in rounds]
+    ap = [by_round[k]["A'"]["statistic"] for k in rounds]
+    slots = {arm: [by_round[k][arm]["slot"] for k in rounds] for arm in ARMS}
+    return analyze(a, b, ap, paired=True, delta=plan_info["delta"], lower_is_better=not plan_info["higher_is_better"],
+                   seed=plan_info["seed"], slots=slots)
+
+
+def reanalyze(body: dict[str, Any]) -> dict[str, Any]:
+    """A stored comparison's verdict-bearing parts derived again from its per-run values
+    (what ``wb evidence verify --recompute`` checks): analysis, verdict, flags, sequential."""
+    p = body["plan"]
+    rows = body["runs"]
+    rounds, by_round = paired_rounds(rows)
+    analysis = _analysis(p, rounds, by_round)
+    out: dict[str, Any] = {"analysis": analysis.to_json() if analysis else None,
+                           "verdict": analysis.verdict if analysis else None,
+                           "flags": list(analysis.flags) if analysis else []}
+    if p.get("stopping") == "sequential" and len(rounds) >= 2:
+        seq = look_over(rows, rounds=p["rounds"], delta=p["delta"], higher_is_better=p["higher_is_better"], spending=p["spending"])
+        section = _sequential_section(p, seq, body["execution"]["status"])
+        out["sequential"] = section
+        out["verdict"] = section["decision"] if section["decision"] != "CONTINUE" else None
+    return out
+
+
+def _sequential_section(plan: dict[str, Any], seq: SequentialLook, status: str) -> dict[str, Any]:
     from workbench.stats import rounds_needed
     from workbench.stats.sequential import CONTINUE
 
     lk = seq.look
-    band = f"[{1 / (1 + plan.delta):.4f}, {1 + plan.delta:.4f}]"
+    delta, rounds = plan["delta"], plan["rounds"]
+    band = f"[{1 / (1 + delta):.4f}, {1 + delta:.4f}]"
     interval = f"[{lk.low95:.4f}, {lk.high95:.4f}]"
     if lk.decision == CONTINUE:
-        why = (f"no decision after {lk.round} of {plan.rounds} rounds: the repeated 95 % interval {interval} "
+        why = (f"no decision after {lk.round} of {rounds} rounds: the repeated 95 % interval {interval} "
                f"still overlaps the band {band} ({status})")
     elif lk.aa_unstable and lk.decision not in ("REGRESSION", "IMPROVEMENT", "EQUIVALENT"):
-        why = f"ran all {plan.rounds} rounds: the A/A control stayed unstable, so no verdict is given"
-    elif lk.round < plan.rounds:
-        why = f"stopped after round {lk.round} of {plan.rounds}: the repeated 95 % interval {interval} decides {lk.decision} against the band {band}"
+        why = f"ran all {rounds} rounds: the A/A control stayed unstable, so no verdict is given"
+    elif lk.round < rounds:
+        why = f"stopped after round {lk.round} of {rounds}: the repeated 95 % interval {interval} decides {lk.decision} against the band {band}"
     else:
-        why = f"ran all {plan.rounds} rounds: repeated 95 % interval {interval} against the band {band}"
-    fixed = rounds_needed(seq.sd_log, plan.delta, paired=True) if math.isfinite(seq.sd_log) else None
+        why = f"ran all {rounds} rounds: repeated 95 % interval {interval} against the band {band}"
+    fixed = rounds_needed(seq.sd_log, delta, paired=True) if math.isfinite(seq.sd_log) else None
     return {
         "design": seq.design.to_json(),
         "stopped_at_round": lk.round if lk.decision != CONTINUE else None,
@@ -203,7 +241,7 @@ def _finite_mean(values: list[float]) -> float:
 
 def build_comparison(store: "Store", plan_row: Any, execution_row: Any, runs: list[Any]) -> dict[str, Any]:
     """The comparison document for one execution (see ``docs/verify.md``)."""
-    from workbench.stats import MIN_ROUNDS, analyze
+    from workbench.stats import MIN_ROUNDS
 
     plan = Plan.from_json(plan_row.body)
     rows = [
@@ -249,13 +287,7 @@ def build_comparison(store: "Store", plan_row: Any, execution_row: Any, runs: li
         notes.append(f"rounds {', '.join(map(str, incomplete))} left out of the paired analysis: an arm failed or has no value")
     body["notes"] = notes
 
-    analysis = None
-    if len(rounds) >= 2:
-        a = [by_round[k]["A"]["statistic"] for k in rounds]
-        b = [by_round[k]["B"]["statistic"] for k in rounds]
-        ap = [by_round[k]["A'"]["statistic"] for k in rounds]
-        slots = {arm: [by_round[k][arm]["slot"] for k in rounds] for arm in ARMS}
-        analysis = analyze(a, b, ap, paired=True, delta=plan.delta, lower_is_better=not plan.higher_is_better, seed=plan.seed, slots=slots)
+    analysis = _analysis(body["plan"], rounds, by_round)
     body["analysis"] = analysis.to_json() if analysis else None
     if analysis is not None:
         body["verdict"], body["flags"], body["reason"] = analysis.verdict, list(analysis.flags), analysis.reason
@@ -266,7 +298,7 @@ def build_comparison(store: "Store", plan_row: Any, execution_row: Any, runs: li
     if seq is not None and len(rounds) >= 2:
         # The fixed analysis above keeps its intervals for reading, but its nominal levels
         # do not hold after repeated looks: the verdict is the sequential design's.
-        section = _sequential_section(plan, seq, execution_row.status)
+        section = _sequential_section(body["plan"], seq, execution_row.status)
         body["sequential"] = section
         if section["decision"] != "CONTINUE":
             body["verdict"] = section["decision"]

@@ -17,8 +17,10 @@ FAIL_ON = ("regression", "refused", "any")
 
 
 class VsCommand(click.Command):
-    """Reads ``BASE... --vs CAND...``: the values after ``--vs`` (up to the next option)
-    are the candidate runs."""
+    """Reads ``BASE... --vs CAND... [--control APRIME...]``: the values after ``--vs``
+    (and ``--control``), up to the next option, are the candidate (control) runs."""
+
+    LISTS = {"--vs": "candidate", "--control": "control"}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         out: list[str] = []
@@ -28,15 +30,15 @@ class VsCommand(click.Command):
             if arg == "--":
                 out.extend(args[i:])
                 break
-            if arg == "--vs":
+            if arg in self.LISTS:
                 i += 1
                 taken = 0
                 while i < len(args) and not (args[i].startswith("-") and args[i] != "-"):
-                    out += ["--vs", args[i]]
+                    out += [arg, args[i]]
                     i += 1
                     taken += 1
                 if not taken:
-                    raise click.UsageError("--vs needs at least one candidate run", ctx=ctx)
+                    raise click.UsageError(f"{arg} needs at least one {self.LISTS[arg]} run", ctx=ctx)
                 continue
             out.append(arg)
             i += 1
@@ -48,10 +50,11 @@ def run_selection_options(f):
     options = [
         click.argument("baseline", nargs=-1, required=True),
         click.option("--vs", "candidate", multiple=True, metavar="CAND...", help="Candidate runs (ids or labels), after the baseline runs."),
+        click.option("--control", "control", multiple=True, metavar="APRIME...", help="A/A control: baseline-again runs (ids or labels), the noise floor of every effect."),
         click.option("--lens", type=click.Choice(["inference", "training", "fleet"]), help="Lens (default: the runs' own)."),
         click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The intended change (repeatable); DIM alone, or DIM=FROM:TO (FROM->TO when a value has ':')."),
-        click.option("--accept", "accepts", multiple=True, metavar="DIM", help="Accept a refusing dimension (needs a matching --why; recorded)."),
-        click.option("--why", "whys", multiple=True, metavar="TEXT", help="The reason for the --accept before it (one --why per --accept, in order)."),
+        click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept refusing dimensions (needs a --why; each is recorded)."),
+        click.option("--why", "whys", multiple=True, metavar="TEXT", help="The reason for the --accept before it (one --why per --accept, in order, or one for all)."),
         click.option("--extension", "extensions", multiple=True, type=click.Path(dir_okay=False), help="Lens extension file (TOML; repeatable). Also $WB_LENS_EXTENSIONS (path list)."),
     ]
     for option in reversed(options):
@@ -59,7 +62,7 @@ def run_selection_options(f):
     return f
 
 
-def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, whys, extensions) -> dict[str, Any]:
+def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, whys, extensions, control=()) -> dict[str, Any]:
     """Runs from the store and the parsed declarations, as keyword arguments for
     ``workbench.compare.compare``/``inspect``."""
     from store.errors import StoreError
@@ -69,10 +72,8 @@ def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, wh
 
     if not candidate:
         raise UsageError("name the candidate runs: wb compare BASE... --vs CAND...")
-    if len(accepts) != len(whys):
-        raise UsageError(f"every --accept needs its own --why TEXT ({len(accepts)} --accept, {len(whys)} --why)")
     parsed_changes = dict(parse_change(c) for c in changes)
-    parsed_accepts = dict(zip(accepts, whys))
+    parsed_accepts = parse_accepts(accepts, whys)
     env_ext = [p for p in os.environ.get("WB_LENS_EXTENSIONS", "").split(os.pathsep) if p]
     store = open_store_from(ctx)
     try:
@@ -83,15 +84,49 @@ def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, wh
             raise UsageError(f"run {overlap[0]} is on both sides: a run cannot be its own baseline")
         base = store.load_runs(base_ids)
         cand = store.load_runs(cand_ids)
+        aprime = store.load_runs(store.resolve_runs(list(control))) if control else []
     except StoreError as exc:
         raise NotFound(str(exc)) from None
     return {
+        **({"control": aprime} if control else {}),
         "baseline": base,
         "candidate": cand,
         "changes": parsed_changes,
         "accepts": parsed_accepts,
         "extensions": [*env_ext, *extensions],
     }
+
+
+def parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str, str]:
+    """``--accept a,b --why TEXT``: one reason for several dimensions, or one --why per
+    --accept, in order; every dimension gets its own recorded acceptance."""
+    from workbench.errors import UsageError
+
+    if len(whys) == 1 and accepts:
+        whys = whys * len(accepts)
+    if len(accepts) != len(whys):
+        raise UsageError(f"every --accept needs its own --why TEXT, or one --why for all ({len(accepts)} --accept, {len(whys)} --why)")
+    out: dict[str, str] = {}
+    for names, why in zip(accepts, whys):
+        for name in (n.strip() for n in names.split(",")):
+            if not name:
+                raise UsageError(f"--accept {names!r}: an empty dimension name")
+            out[name] = why
+    return out
+
+
+def print_way_out(result, name: str, selection: dict[str, Any], lens: str | None, changes, extensions, as_json: bool) -> dict | None:
+    """The commands that resolve a refusal (stderr with --json, else stdout); returned for the JSON."""
+    from workbench.compare.way_out import render_way_out, rerun_words, way_out
+
+    base = [r.id for r in selection["baseline"]]
+    cand = [r.id for r in selection["candidate"]]
+    words = rerun_words(name, base, cand, lens, changes, selection["accepts"], extensions,
+                        [r.id for r in selection.get("control", [])])
+    ways = way_out(result, base, cand, words)
+    if ways is not None and not as_json:
+        click.echo("\n".join(render_way_out(ways)))
+    return ways
 
 
 def exit_code(result, fail_on: str | None) -> int:
@@ -109,13 +144,16 @@ def exit_code(result, fail_on: str | None) -> int:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (the compare contract, docs/compare.md).")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), help="Exit 3 when refused, 4 on a regression (REGRESSION verdict or a broken guardrail), or both (any).")
 @click.pass_context
-def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, as_json, fail_on) -> None:
+def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, as_json, fail_on, control=()) -> None:
     """Compare BASELINE runs with candidate runs (--vs CAND...), by id or label.
 
     Comparability comes first: a pair whose must-match dimensions differ or are unknown
     is refused with the reason, and no delta is computed. Example:
 
       wb compare 1 2 3 --vs 4 5 6 --change engine_revision=v0.8.2:v0.8.3
+
+    With --control 7 8 9 (baseline-again runs) every effect gets the A/A noise floor
+    and the rerun guards: UNSTABLE withholds the verdict, UNDERPOWERED flags it.
 
     \b
     Exit codes: 0 compared (also a refusal, unless --fail-on asks about it);
@@ -126,12 +164,17 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     from workbench.compare import compare
     from workbench.compare.render import render_comparison
 
-    selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions)
+    selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     result = compare(lens=lens, **selection)
     if as_json:
-        emit_json(result.to_json())
+        doc = result.to_json()
+        ways = print_way_out(result, "compare", selection, lens, changes, extensions, as_json)
+        if ways is not None:
+            doc["way_out"] = ways
+        emit_json(doc)
     else:
         click.echo(render_comparison(result))
+        print_way_out(result, "compare", selection, lens, changes, extensions, as_json)
     if fail_on in ("regression", "any") and result.comparable and result.verdict is None:
         click.echo("wb: note: no verdict on the primary metric (needs two or more runs a side): --fail-on regression cannot fire on it", err=True)
     code = exit_code(result, fail_on)
