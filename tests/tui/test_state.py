@@ -58,11 +58,15 @@ async def test_state_per_investigation_across_all_three_and_back(demo_url):
             shown = {int(o.id) for o in base.options}
             assert shown == lens_runs[lens]  # only this lens's runs are listed, so only they can be selected
             assert base.selected == set(inv["baseline_runs"]) and cand.selected == set(inv["candidate_runs"])
+            control = set(inv["comparisons"][-1]["parameters"].get("control") or [])
+            assert control and app.query_one("#control-list").selected == control  # the A′ runs of its latest comparison
             await pilot.press("c")
             await settle(app, pilot)
             banner = text_of(app.query_one("#compare-banner"))
             assert "comparing" not in banner and ("COMPARABLE" in banner or "REFUSED" in banner), banner
-            assert app.inv["comparisons"][-1]["parameters"]["lens"] == lens
+            params = app.inv["comparisons"][-1]["parameters"]
+            assert params["lens"] == lens and set(params["control"]) == control
+            assert "control (A′, baseline again)" in text_of(app.query_one("#compare-report"))
 
         await _pick(app, pilot, 1)
         await pilot.press("2")
@@ -125,7 +129,7 @@ async def test_report_is_the_cli_report_fresh_and_stored(demo_url):
     params = comp["parameters"]
     cli = render_comparison(compare(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]),
                                     lens=params["lens"], changes={k: tuple(v) for k, v in params["changes"].items()},
-                                    accepts=params["accepts"]))
+                                    accepts=params["accepts"], control=store.load_runs(params.get("control") or [])))
     assert shown == cli
     assert f"accepted: {why}" in shown
 
@@ -153,7 +157,8 @@ def test_every_stored_demo_comparison_renders_as_the_cli_prints_it(demo_url):
         for comp in wf.show_investigation(store, inv["id"])["comparisons"]:
             p = comp["parameters"]
             fresh = compare(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]), lens=p["lens"],
-                            changes={k: tuple(v) for k, v in p["changes"].items()}, accepts=p["accepts"])
+                            changes={k: tuple(v) for k, v in p["changes"].items()}, accepts=p["accepts"],
+                            control=store.load_runs(p.get("control") or []))
             assert services.comparison_report(comp) == render_comparison(fresh)
             seen += 1
     assert seen >= 3

@@ -32,7 +32,7 @@ STEPS = [
     ("i", "enter opens"),
     ("Down", "training"),
     ("Enter", "investigation 2 · training"),
-    ("2", "5 baseline, 5 candidate selected"),
+    ("2", "5 baseline, 5 candidate, 5 A′ selected"),
     ("c", "comparison 5 · "),
     ("i", "enter opens"),
     ("Down", "fleet"),

@@ -13,6 +13,7 @@ class InvestigationState:
     lens: str
     baseline: set[int] = field(default_factory=set)
     candidate: set[int] = field(default_factory=set)
+    control: set[int] = field(default_factory=set)  # A′: baseline-again runs, the A/A control
     filter: str = ""
     changes: dict[str, list[Any]] = field(default_factory=dict)  # the intended change, {dim: [from, to]}
     accepts: dict[str, str] = field(default_factory=dict)  # {dimension: why}
@@ -36,12 +37,14 @@ class InvestigationState:
             lens=str(inv["lens"]),
             baseline={int(r) for r in baseline},
             candidate={int(r) for r in candidate},
+            control={int(r) for r in params.get("control") or []},
             changes={k: list(v) for k, v in (params.get("changes") or inv.get("intended_change") or {}).items()},
             accepts=dict(params.get("accepts") or {}),
             comparison=latest,
             banner="shown" if latest else "select",
         )
 
-    def runs_to_compare(self, lens_runs: set[int]) -> tuple[list[int], list[int]]:
-        """The selected runs that belong to this investigation's lens (nothing else is sent)."""
-        return sorted(self.baseline & lens_runs), sorted(self.candidate & lens_runs)
+    def runs_to_compare(self, lens_runs: set[int]) -> tuple[list[int], list[int], list[int]]:
+        """The selected baseline, candidate and A′ control runs that belong to this
+        investigation's lens (nothing else is sent)."""
+        return sorted(self.baseline & lens_runs), sorted(self.candidate & lens_runs), sorted(self.control & lens_runs)

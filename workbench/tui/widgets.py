@@ -148,7 +148,8 @@ HELP: list[tuple[str, list[tuple[str, str]]]] = [
     ("Frame", [("n", "new investigation")]),
     ("Compare", [
         ("f", "filter runs by id or label (hides runs from view, never from the selection)"),
-        ("space", "select the highlighted run [x]"),
+        ("space", "select the highlighted run [x] in the baseline, candidate or A′ control list "
+                  "(A′: baseline-again runs, the A/A noise floor; optional)"),
         ("d", "declare the intended change: a dimension with its from and to values"),
         ("c", "compare: comparability first, then the delta"),
         ("a", "accept a refused dimension with a reason (recorded with the comparison)"),
@@ -290,7 +291,7 @@ class RunPicker(OptionList):
 
     def _prompt(self, run_id: int) -> Text:
         mark = "[x]" if run_id in self.selected else "[ ]"
-        return one_line(safe(f"{mark} {run_id:>4}  {self._labels.get(run_id, '')}"))
+        return one_line(safe(f"{mark} {run_id:>3} {self._labels.get(run_id, '')}"))
 
     def action_toggle(self) -> None:
         run_id = highlighted_id(self)

@@ -39,6 +39,7 @@ class CompareStage(Stage):
         with Horizontal(id="run-lists"):
             yield RunPicker(id="baseline-list")
             yield RunPicker(id="candidate-list")
+            yield RunPicker(id="control-list")
         yield Line(id="run-detail", classes="detail")
         yield Line(id="compare-banner")
         with VerticalScroll(id="compare-scroll", can_focus=True):
@@ -48,6 +49,7 @@ class CompareStage(Stage):
     def on_mount(self) -> None:
         self.query_one("#baseline-list").border_title = "baseline (space selects)"
         self.query_one("#candidate-list").border_title = "candidate"
+        self.query_one("#control-list").border_title = "A′ control"
 
     @property
     def state(self) -> InvestigationState | None:
@@ -87,6 +89,7 @@ class CompareStage(Stage):
         shown = [(r.id, r.label) for r in self.runs if not needle or needle in f"{r.id} {r.label}".lower()]
         self.query_one("#baseline-list", RunPicker).set_runs(shown, state.baseline if state else set())
         self.query_one("#candidate-list", RunPicker).set_runs(shown, state.candidate if state else set())
+        self.query_one("#control-list", RunPicker).set_runs(shown, state.control if state else set())
         self._detail()
 
     def _detail(self, picker: RunPicker | None = None) -> None:
@@ -94,7 +97,7 @@ class CompareStage(Stage):
         state = self.state
         t = Text()
         if state is not None:
-            t.append(f"{len(state.baseline)} baseline, {len(state.candidate)} candidate selected")
+            t.append(f"{len(state.baseline)} baseline, {len(state.candidate)} candidate, {len(state.control)} A′ selected")
             if state.filter:
                 t.append(f" (filter {state.filter!r} hides the rest)")
             if picker.highlighted is not None and picker.option_count:
@@ -204,12 +207,16 @@ class CompareStage(Stage):
         if state.banner == "comparing":
             self.wb.notify("A comparison is already running", severity="warning")
             return
-        base, cand = state.runs_to_compare({r.id for r in self.runs})
+        base, cand, control = state.runs_to_compare({r.id for r in self.runs})
         if not base or not cand:
             self.wb.notify("Select at least one baseline and one candidate run (space)", severity="warning")
             return
         if set(base) & set(cand):
             self.wb.notify(f"Run {sorted(set(base) & set(cand))[0]} is on both sides: a run cannot be its own baseline", severity="warning")
+            return
+        if set(control) & (set(base) | set(cand)):
+            self.wb.notify(f"Run {sorted(set(control) & (set(base) | set(cand)))[0]} is compared: an A′ control run is a separate "
+                           "baseline-again run", severity="warning")
             return
         from workbench.tui import services
 
@@ -226,7 +233,7 @@ class CompareStage(Stage):
             state.error = f"comparison failed: {getattr(error, 'message', None) or error or type(error).__name__}"
             self._redraw_if_current(state)
 
-        self.wb.background(services.compare_and_store, state.inv_id, base, cand, dict(state.accepts), dict(state.changes),
+        self.wb.background(services.compare_and_store, state.inv_id, base, cand, dict(state.accepts), dict(state.changes), control,
                            done=compared, on_error=failed, what="comparing")
 
     def _redraw_if_current(self, state: InvestigationState) -> None:
