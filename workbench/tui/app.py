@@ -194,6 +194,7 @@ class WorkbenchApp(App[None]):
         self._title()
         for stage in self.stages():
             stage.show(inv)
+        self.call_after_refresh(_settle_memory)
 
     # -- actions ----------------------------------------------------------------
 
@@ -227,6 +228,16 @@ class WorkbenchApp(App[None]):
             return
         target: Any = self.query_one(f"#stage-{stage}", Stage) if stage is not None else self
         getattr(target, f"action_{action}")()
+
+
+def _settle_memory() -> None:
+    """Move what the app has built so far out of the garbage collector's reach: a full
+    collection over every widget otherwise lands in the middle of a key press now and
+    then (a 400-500 ms stall on a busy machine; bench/tui.py's max)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def run_app(store_url: str | None = None, *, mouse: bool = False, demo: bool = False) -> None:
