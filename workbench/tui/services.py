@@ -194,6 +194,30 @@ def plans(store: "Store") -> list[dict[str, Any]]:
                  "executions": [(e.id, e.status) for e in executions_of(s, int(p.id))]} for p in list_plans(s)]
 
 
+def bisections(store: "Store") -> list[dict[str, Any]]:
+    """Every bisection, for the Verify list: name, status, steps done, the open range."""
+    from sqlmodel import select
+
+    from store.bisect import Bisection
+
+    with store.session() as s:
+        rows = s.exec(select(Bisection).order_by(Bisection.id)).all()
+        return [{"id": r.id, "name": r.name, "status": r.status, "steps": len(r.state.get("steps") or []),
+                 "open": max(int(r.state.get("hi", 0)) - int(r.state.get("lo", 0)) - 1, 0)} for r in rows]
+
+
+def bisection_text(store: "Store", bisection_id: int) -> str:
+    """The bisection's report (``wb bisect status``), and how to carry it on from a shell."""
+    from workbench.bisect.bisection import report
+    from workbench.bisect.format import format_report
+    from workbench.textsafe import clean
+
+    doc = report(store, bisection_id)
+    hint = ("" if doc["status"] in ("done", "no-regression") else
+            f"\n\nIt runs from a shell (builds and benchmarks take a while): wb bisect resume {clean(doc['name'])}")
+    return "\n".join(format_report(doc)) + hint
+
+
 def plan_text(store: "Store", plan_id: int) -> str:
     """The plan's commands and schedule, its last preflight and its latest comparison."""
     from store.rerun import comparisons_of, executions_of, find_plan

@@ -15,7 +15,7 @@ from textual.widgets import OptionList, ProgressBar
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import Field, FormScreen, Line, Report, fill_options, highlighted_id, one_line, safe
+from workbench.tui.widgets import Field, FormScreen, Line, Report, fill_options, one_line, safe
 
 
 class RunProgress(Message):
@@ -41,6 +41,7 @@ class VerifyStage(Stage):
         self.stop = threading.Event()
         self.running = False
         self.plans: list[dict[str, Any]] = []
+        self.bisections: list[dict[str, Any]] = []  # listed after the plans, with ids "b<id>"
         self._started = 0.0  # when the current rerun began (monotonic), for the time left
         self._runs_done = 0
         self._runs_total = 0
@@ -56,7 +57,7 @@ class VerifyStage(Stage):
             yield Report(id="plan-detail")
 
     def on_mount(self) -> None:
-        self.query_one("#plans").border_title = "rerun plans (n new, r run, N custom)"
+        self.query_one("#plans").border_title = "rerun plans and bisections (n new, r run, N custom)"
 
     def show(self, inv: dict[str, Any] | None) -> None:
         from workbench.tui import services
@@ -64,27 +65,50 @@ class VerifyStage(Stage):
         self.wb.background(services.plans, done=self._got_plans, what="loading plans", group="plans")
 
     def _got_plans(self, plans: list[dict[str, Any]]) -> None:
+        from workbench.tui import services
+
         self.plans = plans
+        self.wb.background(services.bisections, done=self._got_bisections, what="loading bisections", group="bisections")
+
+    def _got_bisections(self, bisections: list[dict[str, Any]]) -> None:
+        plans = self.plans
+        self.bisections = bisections
         widget = self.query_one("#plans", OptionList)
         ids = [p["id"] for p in plans]
         # A new plan is highlighted (r runs it); otherwise the highlight stays, or starts on the first.
         keep = ids.index(self._select_after_load) if self._select_after_load in ids else widget.highlighted
         self._select_after_load = None
-        fill_options(widget, [Option(one_line(safe(f"{p['id']:>3}  {p['name']}  [{p['lens']}, "
-                                                   f"{p['executions'][-1][1] if p['executions'] else 'not run'}]")), id=str(p["id"]))
-                              for p in plans], keep)
-        if not plans:
+        options = [Option(one_line(safe(f"{p['id']:>3}  {p['name']}  [{p['lens']}, "
+                                        f"{p['executions'][-1][1] if p['executions'] else 'not run'}]")), id=str(p["id"]))
+                   for p in plans]
+        options += [Option(one_line(safe(f"bisect {b['name']}  [{b['status']}, {b['steps']} steps, {b['open']} open]")), id=f"b{b['id']}")
+                    for b in bisections]
+        fill_options(widget, options, keep)
+        if not plans and not bisections:
             self.query_one("#plan-detail", Report).show(Text("No rerun plans yet. Press n to make one with the bundled CPU workload,\n"
                                                                "or see docs/verify.md to wrap your own benchmark (wb rerun plan)."))
 
+    def _highlighted(self) -> str | None:
+        widget = self.query_one("#plans", OptionList)
+        if widget.highlighted is None or not widget.option_count:
+            return None
+        return widget.get_option_at_index(widget.highlighted).id
+
     def _plan_id(self) -> int | None:
-        return highlighted_id(self.query_one("#plans", OptionList)) if self.plans else None
+        option = self._highlighted()
+        return int(option) if option and option.isdigit() else None
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        from workbench.tui import services
+
+        option = self._highlighted()
+        if option and option.startswith("b"):  # a bisection: its report (ranges, steps, result)
+            self.wb.background(services.bisection_text, int(option[1:]), what="loading the bisection", group="plan-detail",
+                               done=lambda text: self.query_one("#plan-detail", Report).show(text))
+            return
         plan_id = self._plan_id()
         if plan_id is None:
             return
-        from workbench.tui import services
 
         self.wb.background(services.plan_text, plan_id, done=lambda text: self.query_one("#plan-detail", Report).show(text),
                            what="loading the plan", group="plan-detail")
