@@ -211,7 +211,7 @@ def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, An
         InvestigationComparison,
         Observation,
     )
-    from workbench.bundle.export import verdict_of
+    from workbench.compare.model import verdict_of
 
     with store.session() as s:
         existing = s.exec(select(ImportedBundle).where(ImportedBundle.checksum == checksum)).first()

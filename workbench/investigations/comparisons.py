@@ -85,7 +85,7 @@ def add_comparison(
         **({"control": store.load_runs(control_ids)} if control_ids else {}),
     )
     doc = bundle_value(result.to_json() if hasattr(result, "to_json") else result)
-    from workbench.bundle.export import verdict_of
+    from workbench.compare.model import verdict_of
 
     row = InvestigationComparison(
         investigation_id=frame["id"],
