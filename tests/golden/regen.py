@@ -1,7 +1,8 @@
 """Rewrite the golden outputs: ``.venv/bin/python -m tests.golden.regen [CASE...]``.
 
 Run it after a change that is meant to alter a ``--json`` output or a bundle, then review
-``git diff tests/data/golden/`` and commit the goldens with the change that explains them.
+``git diff tests/data/golden/ docs/schema/`` and commit the goldens with the change that
+explains them. It also rewrites the JSON Schemas in docs/schema/ (tests/golden/schemas.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from tests.golden.cases import CASES, GOLDEN_DIR, Stores, golden_path, produce
+from tests.golden.schemas import write as write_schemas
 
 
 def main(names: list[str]) -> int:
@@ -31,6 +33,8 @@ def main(names: list[str]) -> int:
             changed = not path.is_file() or path.read_text(encoding="utf-8") != text
             path.write_text(text, encoding="utf-8")
             print(f"{'changed' if changed else 'same   '} {path.relative_to(GOLDEN_DIR.parents[2])}", file=sys.stderr)
+    for path in write_schemas():
+        print(f"changed {path.relative_to(GOLDEN_DIR.parents[2])}", file=sys.stderr)
     return 0
 
 

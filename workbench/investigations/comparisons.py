@@ -9,26 +9,13 @@ from workbench.bundle.canonical import bundle_value
 from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import NotFound, UsageError, WbError
 from workbench.investigations.common import current_user, frame_view, investigation_row, parse_id, required_text, resolve_runs
+from workbench.investigations.views import comparison_of
 
 if TYPE_CHECKING:
     from store.api import Store
 
 def comparison_view(row: Any, *, with_result: bool = True) -> dict[str, Any]:
-    view = {
-        "id": row.id,
-        "ref": f"comparison/{row.id}",
-        "baseline_runs": list(row.baseline_runs or []),
-        "candidate_runs": list(row.candidate_runs or []),
-        "parameters": dict(row.parameters or {}),
-        "engine": dict(row.engine or {}),
-        "comparable": row.comparable,
-        "verdict": row.verdict,
-        "created_by": row.created_by,
-        "created_at": row.created_at,
-    }
-    if with_result:
-        view["result"] = dict(row.result or {})
-    return view
+    return comparison_of(row, with_result=with_result).to_json()
 
 
 def engine_identity() -> dict[str, str]:
