@@ -85,11 +85,12 @@ class Stores:
         return self._urls["real"]
 
 
+# Single-run captures first, so their run ids do not move when an importer splits a file differently.
 REAL_IMPORTS = {
-    "vllm": ["inference/real/inference-perf-kubecon-na-2025/vllm"],
-    "vllm_v0": ["inference/real/inference-perf-kubecon-na-2025/vllm+v0_engine"],
     "trace_control": ["training/trace_diff/control/control.json.gz"],
     "trace_test": ["training/trace_diff/test/test.json.gz"],
+    "vllm": ["inference/real/inference-perf-kubecon-na-2025/vllm"],
+    "vllm_v0": ["inference/real/inference-perf-kubecon-na-2025/vllm+v0_engine"],
 }
 
 
