@@ -64,14 +64,14 @@ class Stores:
 
     tmp: Path
     _urls: dict[str, str] = field(default_factory=dict)
-    imported: dict[str, list[int]] = field(default_factory=dict)
+    imported: dict[str, list[int]] = field(default_factory=dict)  # REAL_IMPORTS group -> run ids
+    demo_load: Any = None  # what `wb demo --json` said when it loaded the demo store
 
     def demo(self) -> str:
         if "demo" not in self._urls:
             url = f"sqlite:///{self.tmp / 'demo.sqlite'}"
-            doc = wb_json(url, "demo")
+            self.demo_load = wb_json(url, "demo")
             self._urls["demo"] = url
-            self.demo_load = doc
         return self._urls["demo"]
 
     def real(self) -> str:
@@ -129,8 +129,8 @@ def _bundle(inv: int, *extra: str) -> Callable[[Stores], Any]:
 
 def _real(kind: str, a: str, b: str, *extra: str, ok=(0,)) -> Callable[[Stores], Any]:
     def run(s: Stores) -> Any:
-        s.real()
-        return wb_json(s.real(), kind, *_ids(s.imported[a]), "--vs", *_ids(s.imported[b]), *extra, ok=ok)
+        url = s.real()
+        return wb_json(url, kind, *_ids(s.imported[a]), "--vs", *_ids(s.imported[b]), *extra, ok=ok)
 
     return run
 

@@ -5,8 +5,9 @@ engine was called with, as JSON: ``{"lens", "changes": {dim: [from, to] or []},
 "accepts": {dim: why}[, "control": [run ids]]}`` (``control`` only when there is one, so
 results stored before the A/A control existed keep their bytes). Bundles carry the same
 object in ``recipe.comparisons[].parameters``. The investigation workflow writes it,
-``wb evidence verify --recompute`` and the TUI's Inspect read it back: all through
-:class:`ComparisonParameters`.
+``wb evidence verify --recompute`` reads it back through :class:`ComparisonParameters`;
+the TUI's Inspect (``tui/services.inspect_text``) should too:
+``ComparisonParameters.from_json(comp["parameters"]).engine_arguments()``.
 """
 
 from __future__ import annotations
