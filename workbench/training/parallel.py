@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -62,19 +63,21 @@ class _Failure:
 
 @dataclass
 class Returned:
-    """What one rank task sends back, and the size of that on the wire."""
+    """What one rank task sends back, its size on the wire and the seconds the task took."""
 
     summary: RankSummary | _Failure
     nbytes: int
+    seconds: float
 
 
 def read_rank_summary(read_one: ReadOne, path: Path, options: ImportOptions) -> Returned:
     """The per-rank task, the same in a local process and on a cluster worker."""
+    start = time.perf_counter()
     try:
         result: RankSummary | _Failure = summarize(read_one(path, options))
     except BadInput as err:
         result = _Failure(err.at(path))
-    return Returned(result, len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)))
+    return Returned(result, len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)), time.perf_counter() - start)
 
 
 @dataclass
@@ -84,14 +87,17 @@ class Transfer:
     ranks: int = 0
     read_bytes: int = 0
     returned_bytes: int = 0
+    task_seconds: float = 0.0  # summed over the rank tasks, where they ran
 
-    def add(self, summary: RankSummary, returned: int) -> None:
+    def add(self, summary: RankSummary, returned: Returned) -> None:
         self.ranks += 1
         self.read_bytes += summary.read_bytes
-        self.returned_bytes += returned
+        self.returned_bytes += returned.nbytes
+        self.task_seconds += returned.seconds
 
-    def to_json(self) -> dict[str, int]:
-        return {"ranks": self.ranks, "read_bytes": self.read_bytes, "returned_bytes": self.returned_bytes}
+    def to_json(self) -> dict[str, Any]:
+        return {"ranks": self.ranks, "read_bytes": self.read_bytes, "returned_bytes": self.returned_bytes,
+                "task_seconds": round(self.task_seconds, 3)}
 
 
 class RankExecutor(Protocol):
@@ -176,7 +182,7 @@ def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], optio
                     raise returned.summary.error()
                 summary = returned.summary
                 results[futures[future]] = summary
-                where.transfer.add(summary, returned.nbytes)
+                where.transfer.add(summary, returned)
                 where.finished(files[futures[future]], summary.read_bytes)
     except BaseException as exc:
         for future in futures:

@@ -1,0 +1,162 @@
+"""Rank traces read on a Dask cluster (``wb import --cluster``).
+
+The cluster is only another ``concurrent.futures.Executor`` for the per-rank task of
+``workbench.training.parallel`` (the Dask client's own ``get_executor()``): workers
+read each file from the path they see (a shared filesystem), reduce it to its
+``RankSummary`` and send back only that; the client builds the run and writes the
+store in one transaction, as for a local import. Before anything is submitted,
+every worker checks it can open every file and runs the client's wb version.
+
+A worker that dies mid-task has its task rescheduled by Dask, at most
+``distributed.scheduler.allowed-failures`` times (the scheduler's setting; 3 unless
+configured); past that the import fails whole. Dask is imported only here, and only
+when ``--cluster`` is given: ``import workbench`` never loads it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from concurrent.futures import CancelledError
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from workbench.errors import BadInput, UsageError, WbError
+from workbench.training.parallel import Transfer
+
+INSTALL = "pip install 'wb[cluster]'  (or: pip install 'distributed>=2025.1,<2027')"
+CONNECT_TIMEOUT_S = 30  # reaching the scheduler
+WORKERS_TIMEOUT_S = 120  # the first worker joining (a Slurm job may still be queued)
+_NAMED_AT_MOST = 5  # unreadable paths named in the one-line refusal
+
+
+class ClusterProgress(Protocol):
+    def start(self, ranks: int, nbytes: int, workers: int) -> None: ...
+
+    def advance(self, nbytes: int) -> None: ...
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError(f"--cluster needs Dask distributed, which is not installed: {INSTALL}") from None
+    return distributed
+
+
+def parse_local(spec: str) -> int | None:
+    """``local:N`` -> N worker processes; None for a scheduler address."""
+    if spec != "local" and not spec.startswith("local:"):
+        return None
+    count = spec.partition(":")[2] or str(max(1, (os.cpu_count() or 1)))
+    if not count.isdigit() or int(count) < 1:
+        raise UsageError(f"--cluster local:N needs a positive number of workers, got {spec!r}")
+    return int(count)
+
+
+@contextmanager
+def open_cluster(spec: str, progress: ClusterProgress | None = None) -> Iterator["DaskRanks"]:
+    """A client on the cluster ``spec`` names, as a ``parallel.RankExecutor``.
+
+    ``spec``: ``local:N`` (a LocalCluster of N one-thread worker processes, for trying
+    it), a scheduler file (``dask scheduler --scheduler-file``), or a scheduler address
+    (``tcp://host:8786``).
+    """
+    distributed = _distributed()
+    spec = spec.strip()
+    workers = parse_local(spec)
+    cluster = None
+    try:
+        if workers is not None:
+            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                               dashboard_address=None, silence_logs=logging.ERROR)
+            client = distributed.Client(cluster)
+        elif spec.endswith(".json") and Path(spec).is_file():
+            client = distributed.Client(scheduler_file=spec, timeout=CONNECT_TIMEOUT_S)
+        else:
+            client = distributed.Client(spec, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError, ValueError) as exc:
+        if cluster is not None:
+            cluster.close()
+        raise WbError(f"cannot reach the Dask scheduler at {spec} ({exc or type(exc).__name__})") from None
+    try:
+        try:
+            client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
+        except (OSError, TimeoutError) as exc:
+            raise WbError(f"the Dask scheduler at {spec} has no workers after {WORKERS_TIMEOUT_S} s ({exc or type(exc).__name__})") from None
+        yield DaskRanks(client, spec, progress)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+class DaskRanks:
+    """``parallel.RankExecutor`` on a Dask client."""
+
+    def __init__(self, client: Any, spec: str, progress: ClusterProgress | None) -> None:
+        self.client = client
+        self.spec = spec
+        self.progress = progress
+        # pure=False: each submission is a task of its own; retries=0: a rank that fails
+        # to parse fails the same way again (lost workers are the scheduler's business).
+        self.executor = client.get_executor(pure=False, retries=0)
+        self.transfer = Transfer()
+
+    @property
+    def workers(self) -> int:
+        return len(self.client.nthreads())
+
+    def check(self, files: list[Path]) -> None:
+        from workbench import __version__
+
+        try:
+            answers = self.client.run(worker_view, [str(p) for p in files])
+        except ImportError as exc:
+            raise WbError(f"the Dask workers at {self.spec} cannot import wb ({exc}): install wb {__version__} on them") from None
+        unreadable: dict[str, str] = {}
+        for worker, (version, bad) in sorted(answers.items()):
+            if version != __version__:
+                raise WbError(f"the Dask worker {worker} runs wb {version}, this client wb {__version__}: install the same wb on both")
+            for path, why in bad:
+                unreadable.setdefault(path, f"{why} on {worker}")
+        if unreadable:
+            named = "; ".join(f"{p} ({why})" for p, why in list(unreadable.items())[:_NAMED_AT_MOST])
+            more = f"; and {len(unreadable) - _NAMED_AT_MOST} more" if len(unreadable) > _NAMED_AT_MOST else ""
+            raise BadInput(None, f"the Dask workers cannot read {len(unreadable)} of {len(files)} rank files "
+                                 f"(they read each file from the path the client gives: a filesystem they share): {named}{more}")
+
+    def started(self, files: list[Path]) -> None:
+        if self.progress is not None:
+            self.progress.start(len(files), sum(p.stat().st_size for p in files if p.exists()), self.workers)
+
+    def finished(self, path: Path, nbytes: int) -> None:
+        if self.progress is not None:
+            self.progress.advance(nbytes)
+
+    def failure(self, exc: BaseException) -> BaseException | None:
+        from distributed.scheduler import KilledWorker
+
+        if isinstance(exc, KilledWorker):
+            return WbError(f"Dask workers died reading a rank file, more often than the scheduler retries it ({exc}); "
+                           "nothing was written")
+        if isinstance(exc, CancelledError):
+            return WbError(f"the Dask cluster at {self.spec} cancelled the rank reads (scheduler or client connection lost); "
+                           "nothing was written")
+        return None
+
+
+def worker_view(paths: list[str]) -> tuple[str, list[tuple[str, str]]]:
+    """On a worker: its wb version, and the paths it cannot open with the reason."""
+    from workbench import __version__
+
+    bad: list[tuple[str, str]] = []
+    for path in paths:
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            bad.append((path, exc.strerror or type(exc).__name__))
+    return __version__, bad
