@@ -27,7 +27,7 @@ from workbench.errors import BadInput, UsageError, WbError
 from workbench.training.parallel import Transfer
 
 INSTALL = "pip install 'wb[cluster]'  (or: pip install 'distributed>=2025.1,<2027')"
-CONNECT_TIMEOUT_S = 30  # reaching the scheduler
+CONNECT_TIMEOUT_S = 15  # reaching the scheduler
 WORKERS_TIMEOUT_S = 120  # the first worker joining (a Slurm job may still be queued)
 _NAMED_AT_MOST = 5  # unreadable paths named in the one-line refusal
 

@@ -89,7 +89,7 @@ def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions
     collectives: dict[tuple[float, float], int] = {}
     for trace, w in zip(ranks, windows):
         samples = {**trace.samples, "step_start_ms": (w.starts - origin).astype(np.float64) / bd.NS_PER_MS}
-        ops = trace.operations
+        ops = trace.operations_table()
         keep = ~np.isin(samples["step"], list(excluded))
         sample_parts.append({k: v[keep] for k, v in samples.items()})
         keep_ops = ~np.isin(ops["step"], list(excluded))
