@@ -12,7 +12,7 @@ Input: 32 copies of the real ``df_index_resolver`` trace (216 k events, 54 MB of
   client's memory grows with the number of ranks.
 
 Figures: wall seconds of ``IMPORTER.read`` (read, reduce, build the run), seconds per
-rank (wall / ranks, and the mean task time where the task ran), the scheduling
+rank (wall / ranks, and the mean task wall and CPU time where the task ran), the scheduling
 overhead per rank = (wall x workers - summed task seconds) / ranks (what the workers
 spent not running a rank task: submission, transfer, waiting at the end), peak RSS of
 the client process (the LocalCluster's scheduler runs inside it) and of the largest
@@ -132,7 +132,7 @@ def main() -> int:
     print(f"{args.ranks} ranks, {size / 1e6:.0f} MB gzip ({size / args.ranks / 1e6:.1f} MB per rank); load average {os.getloadavg()[0]:.1f}")
     cases = [("--jobs 1", "serial", args.ranks), ("--jobs 2", "pool", args.ranks),
              ("LocalCluster(2)", "cluster", args.ranks), ("LocalCluster(2), 8 ranks", "cluster", 8)]
-    print(f"{'case':26} {'wall s':>7} {'s/rank':>7} {'task s':>7} {'overhead s/rank':>16} {'client MB':>10} {'worker MB':>10} "
+    print(f"{'case':26} {'wall s':>7} {'s/rank':>7} {'task s':>7} {'task CPU s':>10} {'overhead s/rank':>16} {'client MB':>10} {'worker MB':>10} "
           f"{'read/rank':>10} {'returned/rank':>14}")
     results = {}
     for name, mode, limit in cases:
@@ -140,11 +140,13 @@ def main() -> int:
         results[name] = r
         n = r["ranks"]
         task = r.get("task_seconds")
+        task_cpu = r.get("task_cpu_seconds")
         overhead = (r["wall_s"] * r["workers"] - task) / n if task is not None else None
         fmt = lambda v, spec: format(v, spec) if v is not None else "-"  # noqa: E731
         read = r.get("read_bytes")
         returned = r.get("returned_bytes")
         print(f"{name:26} {r['wall_s']:7.2f} {r['wall_s'] / n:7.3f} {fmt(task / n if task else None, '7.3f'):>7} "
+              f"{fmt(task_cpu / n if task_cpu else None, '10.3f'):>10} "
               f"{fmt(overhead, '16.3f'):>16} {r['client_rss_mb']:10.0f} {fmt(r['worker_rss_mb'], '10.0f'):>10} "
               f"{fmt(read / n / 1e6 if read else None, '8.2f') + ' MB':>10} {fmt(returned / n / 1e3 if returned else None, '10.1f') + ' kB':>14}"
               + (f"  (cluster start-up {r['startup_s']:.1f} s)" if "startup_s" in r else ""))

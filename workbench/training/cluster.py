@@ -70,17 +70,24 @@ def open_cluster(spec: str, progress: ClusterProgress | None = None) -> Iterator
     cluster = None
     try:
         if workers is not None:
-            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                               dashboard_address=None, silence_logs=logging.ERROR)
+            import dask
+
+            # Dask's default MALLOC_TRIM_THRESHOLD_ for workers turns off glibc's adaptive mmap
+            # threshold: every few-MiB parse buffer is then mapped and faulted in afresh, which
+            # costs the reader about half again its CPU time (docs/scale.md).
+            with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+                cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                   dashboard_address=None, silence_logs=logging.ERROR)
             client = distributed.Client(cluster)
         elif spec.endswith(".json") and Path(spec).is_file():
             client = distributed.Client(scheduler_file=spec, timeout=CONNECT_TIMEOUT_S)
         else:
             client = distributed.Client(spec, timeout=CONNECT_TIMEOUT_S)
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, TimeoutError, ValueError, RuntimeError) as exc:
         if cluster is not None:
             cluster.close()
-        raise WbError(f"cannot reach the Dask scheduler at {spec} ({exc or type(exc).__name__})") from None
+        what = "cannot start a local Dask cluster" if workers is not None else f"cannot reach the Dask scheduler at {spec}"
+        raise WbError(f"{what} ({exc or type(exc).__name__})") from None
     try:
         try:
             client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)

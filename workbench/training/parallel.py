@@ -63,21 +63,23 @@ class _Failure:
 
 @dataclass
 class Returned:
-    """What one rank task sends back, its size on the wire and the seconds the task took."""
+    """What one rank task sends back, its size on the wire, and the task's wall and CPU seconds."""
 
     summary: RankSummary | _Failure
     nbytes: int
     seconds: float
+    cpu_seconds: float
 
 
 def read_rank_summary(read_one: ReadOne, path: Path, options: ImportOptions) -> Returned:
     """The per-rank task, the same in a local process and on a cluster worker."""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.thread_time()
     try:
         result: RankSummary | _Failure = summarize(read_one(path, options))
     except BadInput as err:
         result = _Failure(err.at(path))
-    return Returned(result, len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)), time.perf_counter() - start)
+    size = len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    return Returned(result, size, time.perf_counter() - start, time.thread_time() - cpu)
 
 
 @dataclass
@@ -87,17 +89,19 @@ class Transfer:
     ranks: int = 0
     read_bytes: int = 0
     returned_bytes: int = 0
-    task_seconds: float = 0.0  # summed over the rank tasks, where they ran
+    task_seconds: float = 0.0  # summed over the rank tasks, where they ran: wall
+    task_cpu_seconds: float = 0.0  # and CPU (steadier than wall on a shared machine)
 
     def add(self, summary: RankSummary, returned: Returned) -> None:
         self.ranks += 1
         self.read_bytes += summary.read_bytes
         self.returned_bytes += returned.nbytes
         self.task_seconds += returned.seconds
+        self.task_cpu_seconds += returned.cpu_seconds
 
     def to_json(self) -> dict[str, Any]:
         return {"ranks": self.ranks, "read_bytes": self.read_bytes, "returned_bytes": self.returned_bytes,
-                "task_seconds": round(self.task_seconds, 3)}
+                "task_seconds": round(self.task_seconds, 3), "task_cpu_seconds": round(self.task_cpu_seconds, 3)}
 
 
 class RankExecutor(Protocol):
