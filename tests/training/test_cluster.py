@@ -84,6 +84,13 @@ def test_cluster_import_gives_the_local_runs_row_for_row(cluster, job, tmp_path)
     assert moved["ranks"] == 4
     assert moved["read_bytes"] == sum(p.stat().st_size for p in job.rglob("*.json.gz"))
     assert 0 < moved["returned_bytes"] < moved["read_bytes"]
+    # The files were digested on the workers (every file under the import),
+    # and the store knows them by the same SHA-256 as the client computes.
+    from workbench.ingest import sha256_file
+
+    assert moved["digest_bytes"] == sum(p.stat().st_size for p in job.rglob("*") if p.is_file())
+    for path in job.rglob("*.json.gz"):
+        assert remote.find_capture(sha256_file(path)[0]) is not None
 
 
 def test_a_path_the_workers_cannot_read_is_refused_in_one_line(cluster, job):

@@ -116,6 +116,24 @@ class DaskRanks:
     def workers(self) -> int:
         return len(self.client.nthreads())
 
+    def digests(self, files: list[Path]) -> dict[Path, tuple[str, int]]:
+        """Every file hashed on the workers (in parallel, beside the data), not through the client.
+
+        A file a worker cannot read is left out: the client digests it itself, or names it.
+        """
+        futures = [self.executor.submit(worker_digest, str(path)) for path in files]
+        try:
+            found = {path: future.result() for path, future in zip(files, futures)}
+        except BaseException as exc:
+            for future in futures:
+                future.cancel()
+            translated = self.failure(exc)
+            if translated is not None:
+                raise translated from None
+            raise
+        self.transfer.digest_bytes += sum(d[1] for d in found.values() if d is not None)
+        return {path: d for path, d in found.items() if d is not None}
+
     def check(self, files: list[Path]) -> None:
         from workbench import __version__
 
@@ -167,3 +185,13 @@ def worker_view(paths: list[str]) -> tuple[str, list[tuple[str, str]]]:
         except OSError as exc:
             bad.append((path, exc.strerror or type(exc).__name__))
     return __version__, bad
+
+
+def worker_digest(path: str) -> tuple[str, int] | None:
+    """On a worker: the file's (SHA-256, size), or None when it cannot be read here."""
+    from workbench.ingest import sha256_file
+
+    try:
+        return sha256_file(Path(path))
+    except BadInput:
+        return None

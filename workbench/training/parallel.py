@@ -91,6 +91,7 @@ class Transfer:
     returned_bytes: int = 0
     task_seconds: float = 0.0  # summed over the rank tasks, where they ran: wall
     task_cpu_seconds: float = 0.0  # and CPU (steadier than wall on a shared machine)
+    digest_bytes: int = 0  # files hashed where they were read (SHA-256 for the store's identity)
 
     def add(self, summary: RankSummary, returned: Returned) -> None:
         self.ranks += 1
@@ -101,7 +102,8 @@ class Transfer:
 
     def to_json(self) -> dict[str, Any]:
         return {"ranks": self.ranks, "read_bytes": self.read_bytes, "returned_bytes": self.returned_bytes,
-                "task_seconds": round(self.task_seconds, 3), "task_cpu_seconds": round(self.task_cpu_seconds, 3)}
+                "task_seconds": round(self.task_seconds, 3), "task_cpu_seconds": round(self.task_cpu_seconds, 3),
+                "digest_bytes": self.digest_bytes}
 
 
 class RankExecutor(Protocol):
@@ -109,6 +111,9 @@ class RankExecutor(Protocol):
 
     executor: Executor
     transfer: Transfer
+
+    def digests(self, files: list[Path]) -> dict[Path, tuple[str, int]]:
+        """(SHA-256, size) of the files the workers can read, computed there."""
 
     def check(self, files: list[Path]) -> None:
         """Raise BadInput naming the files the workers cannot read."""
@@ -130,6 +135,9 @@ class _Local:
     executor: Executor
     progress: Callable[[Path, int, int], None] | None
     transfer: Transfer = field(default_factory=Transfer)
+
+    def digests(self, files: list[Path]) -> dict[Path, tuple[str, int]]:
+        return {}
 
     def check(self, files: list[Path]) -> None:
         pass
