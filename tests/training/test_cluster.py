@@ -165,3 +165,81 @@ def test_cli_cluster_json_is_one_document_with_what_travelled(tmp_path):
     travelled = doc["cluster"]
     assert travelled["ranks"] == 2 and travelled["workers"] == 1
     assert 0 < travelled["returned_bytes"] < travelled["read_bytes"]
+
+
+class _InterruptAfterFirst:
+    """Progress that presses Ctrl-C when the first rank comes back."""
+
+    def start(self, ranks, nbytes, workers):
+        self.workers = workers
+
+    def advance(self, nbytes):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_leaves_no_task_on_the_scheduler(cluster, tmp_path):
+    import time
+
+    files = []
+    for i in range(8):  # more ranks than workers: some are still queued when Ctrl-C comes
+        target = tmp_path / f"rank-{i}.json.gz"
+        shutil.copy(DATA / "sampled" / f"sampled_rank-{i % 2}.json.gz", target)
+        files.append(target)
+    cluster.progress = _InterruptAfterFirst()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            read_all(kineto.read_rank, files, ImportOptions(rank_executor=cluster))
+    finally:
+        cluster.progress = None
+
+    def tasks_left():
+        return cluster.client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
+
+    deadline = time.monotonic() + 30
+    while tasks_left() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert tasks_left() == 0  # nothing left running for nobody
+
+
+def test_the_progress_bar_counts_ranks_bytes_and_workers():
+    import io
+
+    from rich.console import Console
+
+    from workbench.cli.cluster_progress import ClusterBar
+
+    out = io.StringIO()
+    bar = ClusterBar(Console(file=out, force_terminal=True, width=100))
+    bar.start(3, 3000, 2)
+    bar.advance(1000)
+    bar.advance(1000)
+    bar.bar.refresh()
+    assert "rank files 2/3 on 2 workers" in out.getvalue()
+    bar.start(1, 500, 2)  # a second job in the same import adds to the totals
+    assert bar.bar.tasks[0].total == 3500 and bar.ranks == 4
+    bar.close()
+
+
+def test_ctrl_c_cancels_what_is_still_queued(tmp_path):
+    """The same, on any executor: the futures not yet started are cancelled, not run to the end."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench.training.parallel import _Local
+
+    class Recording(ThreadPoolExecutor):
+        def __init__(self):
+            super().__init__(max_workers=1)
+            self.futures = []
+
+        def submit(self, *args, **kwargs):
+            self.futures.append(super().submit(*args, **kwargs))
+            return self.futures[-1]
+
+    def interrupt(path, done, total):
+        raise KeyboardInterrupt
+
+    files = [DATA / "sampled" / f"sampled_rank-{i % 2}.json.gz" for i in range(6)]
+    with Recording() as pool:
+        with pytest.raises(KeyboardInterrupt):
+            read_all(kineto.read_rank, files, ImportOptions(rank_executor=_Local(pool, interrupt)))
+    assert sum(f.cancelled() for f in pool.futures) >= 4  # one done, at most one running
