@@ -2,10 +2,18 @@
 
 Window metrics (capture-format.md): queue wait = start − eligible over the jobs that
 started inside the window (eligible comes from the eligibility history; without it the
-wait is unknown, never start − submit in disguise); service attainment = share of
-those jobs whose wait is within ``wait_target_s``;
-allocated GPUs = time-weighted mean over the window, and at its end; waiting jobs =
-eligible but not started at the window's end, with their gang sizes.
+wait is unknown, never start − submit in disguise); allocated GPUs = time-weighted mean
+over the window, and at its end; waiting jobs = eligible but not started at the
+window's end, with their gang sizes.
+
+Waits that have not ended are still waits (docs/lenses.md, "Censored waits"): a job
+eligible and still waiting at the window's end has waited at least (end − eligible), a
+right-censored wait. It is kept as a lower bound: in the mean wait with the waiting jobs
+included (a lower bound of the mean), in the Kaplan–Meier median wait (scipy's
+``ecdf`` on ``CensoredData``), and in service attainment: a started job met or missed
+``wait_target_s``; a waiting job already past it is a known miss; one still within it is
+pending (unknown: attainment is over the decided jobs, with bounds that count the
+pending jobs as met and as missed).
 
 Samples carry epoch seconds with ``nan`` for unknown; the pool is
 ``run.meta["pool"] = {"capacity_gpus", "window_start", "window_end", "wait_target_s"}``.
@@ -61,12 +69,39 @@ class FleetWindow:
     capacity: float
     wait_target_s: float
     waits: np.ndarray  # start − eligible of jobs that started inside the window
-    attained: float  # share within target (0..1), nan when unknown
+    censored: np.ndarray  # end − eligible of jobs still waiting at the window's end (lower bounds)
+    attained: float  # share of decided jobs within target (0..1), nan when unknown
+    met: int  # started within the target
+    missed: int  # started after waiting longer than the target
+    known_misses: int  # still waiting, already longer than the target
+    pending: int  # still waiting, not yet past the target: undecided
     allocated_mean: float
     allocated_end: float
     waiting_gangs: tuple[int, ...]  # gang sizes of jobs waiting at the window's end
     eligibility_known: bool
     gpu_hours: float
+    starts_known: bool = True  # False when the run has no start column: who waited is unknown
+
+    @property
+    def attainment_bounds(self) -> tuple[float, float]:
+        """Attainment with the pending jobs counted as missed, and as met (0..1)."""
+        total = self.met + self.missed + self.known_misses + self.pending
+        if not total or not math.isfinite(self.wait_target_s):
+            return NAN, NAN
+        return self.met / total, (self.met + self.pending) / total
+
+    @property
+    def mean_wait_lower(self) -> float:
+        """Mean wait with the waiting jobs at their elapsed wait: a lower bound of the mean."""
+        both = np.concatenate([self.waits, self.censored])
+        return float(both.mean()) if both.size else NAN
+
+    def km_median(self) -> tuple[float, float]:
+        """(Kaplan–Meier median wait, the time it is known to exceed). The median is the
+        smallest finished wait t with S(t) ≤ 0.5; when S never falls to 0.5 (most jobs
+        still waiting) it is ``nan`` and the second value is the longest wait seen, which
+        it exceeds. ``(nan, nan)`` without waits."""
+        return km_median(self.waits, self.censored)
 
     @property
     def idle_end(self) -> float:
@@ -84,6 +119,7 @@ def read_window(run: RunRecord) -> FleetWindow:
     submit = column(run, "submit")
     eligible = column(run, "eligible")
     start = column(run, "start")
+    starts_known = start is not None
     end = column(run, "end")
     submit = submit if submit is not None else nan_col
     eligible = eligible if eligible is not None else nan_col
@@ -110,12 +146,18 @@ def read_window(run: RunRecord) -> FleetWindow:
     ready = eligible if np.isfinite(eligible).any() else submit
     not_started = ~np.isfinite(start) | (start > we)
     not_gone = ~np.isfinite(end) | (end > we)
-    waiting = np.isfinite(ready) & (ready <= we) & not_started & not_gone
+    waiting = np.isfinite(ready) & (ready <= we) & not_started & not_gone & starts_known
     waiting_gangs = tuple(int(g) for g in gpus[waiting] if math.isfinite(g))
 
-    # Attainment over the jobs that started inside the window (capture-format.md);
-    # jobs still waiting at its end are reported apart, as waiting jobs.
-    attained = float((waits <= target).mean()) if math.isfinite(target) and waits.size else NAN
+    # Right-censored waits: eligible (known), still waiting at the window's end.
+    censored = (we - eligible)[waiting & np.isfinite(eligible)]
+    if math.isfinite(target):
+        met, missed = int((waits <= target).sum()), int((waits > target).sum())
+        known_misses, pending = int((censored > target).sum()), int((censored <= target).sum())
+    else:
+        met = missed = known_misses = pending = 0
+    decided = met + missed + known_misses
+    attained = met / decided if decided else NAN
 
     # GPUs allocated over time: every job's [start, end) clipped to the window.
     span = we - ws
@@ -134,13 +176,35 @@ def read_window(run: RunRecord) -> FleetWindow:
         capacity=capacity,
         wait_target_s=target,
         waits=waits,
+        censored=censored,
         attained=attained,
+        met=met,
+        missed=missed,
+        known_misses=known_misses,
+        pending=pending,
         allocated_mean=allocated_mean,
         allocated_end=allocated_end,
         waiting_gangs=waiting_gangs,
         eligibility_known=eligibility_known,
         gpu_hours=gpu_seconds / 3600.0,
+        starts_known=starts_known,
     )
+
+
+def km_median(waits: np.ndarray, censored: np.ndarray) -> tuple[float, float]:
+    """See ``FleetWindow.km_median``: (median, lower bound when the median is not reached)."""
+    if not (waits.size or censored.size):
+        return NAN, NAN
+    longest = float(max(waits.max(initial=0.0), censored.max(initial=0.0)))
+    if not waits.size:  # nobody started: S(t) = 1 up to the longest censored wait
+        return NAN, longest
+    from scipy.stats import CensoredData, ecdf
+
+    sf = ecdf(CensoredData(uncensored=waits, right=censored)).sf
+    below = np.flatnonzero(sf.probabilities <= 0.5 + 1e-12)
+    if below.size:
+        return float(sf.quantiles[below[0]]), NAN
+    return NAN, longest
 
 
 class FleetLens(Lens):
@@ -155,11 +219,13 @@ class FleetLens(Lens):
         w = read_window(run)
         return {
             "service_attainment": 100.0 * w.attained if math.isfinite(w.attained) else NAN,
+            "mean_wait_with_waiting": w.mean_wait_lower,
+            "km_median_wait": w.km_median()[0],
             "allocated_gpus": w.allocated_mean,
             "allocated_gpus_end": w.allocated_end,
             "capacity_gpus": w.capacity,
             "idle_gpus_end": w.idle_end,
-            "waiting_jobs": float(len(w.waiting_gangs)),
+            "waiting_jobs": float(len(w.waiting_gangs)) if w.starts_known else NAN,
         }
 
     def observed_dimensions(self, run: RunRecord) -> dict[str, Dimension]:
@@ -188,6 +254,8 @@ class FleetLens(Lens):
 WINDOW_METRICS = (
     # name, title, unit, higher is better
     ("service_attainment", "Service attainment", "%", True),
+    ("mean_wait_with_waiting", "Mean wait incl. waiting (≥)", "s", False),
+    ("km_median_wait", "Median wait (Kaplan–Meier)", "s", False),
     ("allocated_gpus", "Allocated GPUs (time-weighted)", "GPUs", True),
     ("allocated_gpus_end", "Allocated GPUs at window end", "GPUs", True),
     ("waiting_jobs", "Waiting jobs at window end", "jobs", False),

@@ -47,10 +47,8 @@ def load_demo(store: "Store") -> DemoLoad:
 
 
 def _demo_investigations(store: "Store") -> list[int]:
-    """The three seed investigations, when the investigations module is present."""
-    try:
-        from workbench.investigations.demo import create_demo_investigations
-    except ImportError:
-        return []
+    """The three seed investigations."""
+    from workbench.investigations.demo import create_demo_investigations
+
     created = create_demo_investigations(store)
     return list(created or [])

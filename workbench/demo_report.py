@@ -27,6 +27,11 @@ def demo_pairs(store: "Store") -> list[tuple[str, list[int], list[int]]]:
     return pairs
 
 
+def demo_controls(store: "Store", lens: str) -> list[int]:
+    """The A′ runs of a demo lens (the baseline again): the A/A control of its comparison."""
+    return [r.id for r in store.list_runs(lens) if "A′" in r.label]
+
+
 def print_demo_report(store: "Store") -> None:
     from workbench.compare import compare
     from workbench.compare.render import render_comparison
@@ -34,7 +39,8 @@ def print_demo_report(store: "Store") -> None:
     pairs = demo_pairs(store)
     for lens, base_ids, cand_ids in pairs:
         comparison = compare(store.load_runs(base_ids), store.load_runs(cand_ids), lens=lens,
-                             changes=_demo_change(lens, store, base_ids, cand_ids))
+                             changes=_demo_change(lens, store, base_ids, cand_ids),
+                             control=store.load_runs(demo_controls(store, lens)))
         click.echo(render_comparison(comparison))
         click.echo("")
     # The demo's pair that cannot be compared: comparability comes before any delta.

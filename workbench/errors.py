@@ -60,6 +60,3 @@ class BadInput(WbError):
 class NotFound(WbError):
     exit_code = EXIT_USAGE
 
-
-class StoreError(WbError):
-    exit_code = EXIT_FAILURE

@@ -95,7 +95,9 @@ def test_fleet_demo(capsys, store):
     assert doc["primary"]["candidate"] == pytest.approx(85.6, abs=0.05)
     m = {p["name"]: p for p in doc["phases"]}
     assert m["service_attainment"]["baseline_mean"] == pytest.approx(98.5, abs=0.1)
-    assert m["service_attainment"]["candidate_mean"] == pytest.approx(89.2, abs=0.1)
+    # 178 or 179 of 200 started jobs met the 60 s target, and the six still waiting are
+    # past it (known misses): (3 × 178 + 2 × 179) / (5 × 206).
+    assert m["service_attainment"]["candidate_mean"] == pytest.approx(100 * 892 / 1030)
     assert m["allocated_gpus_end"]["baseline_mean"] == 60 and m["allocated_gpus_end"]["candidate_mean"] == 56
     assert m["waiting_jobs"]["candidate_mean"] == 6
     blocking = [o for o in doc["observations"] if "sat unallocated" in o["text"]]
@@ -204,6 +206,30 @@ def test_synthetic_sacct_pair_through_the_fleet_lens(capsys, tmp_path):
     assert code == 0 and doc["comparable"]
     assert doc["primary"]["baseline"] == pytest.approx(14.2) and doc["primary"]["candidate"] == pytest.approx(85.6)
     m = {p["name"]: p for p in doc["phases"]}
-    assert m["service_attainment"]["candidate_mean"] == pytest.approx(89.2)
+    # 223 of the 250 started jobs met the 60 s target (89.2 % of started jobs); the six
+    # still waiting, for 1200 to 1800 s, are known misses: 223 / 256.
+    assert m["service_attainment"]["candidate_mean"] == pytest.approx(100 * 223 / 256)
     assert (m["allocated_gpus_end"]["baseline_mean"], m["allocated_gpus_end"]["candidate_mean"]) == (60, 56)
     assert any(o["text"].startswith("8 GPUs sat unallocated while 6 jobs waited, each needing 16 GPUs at once") for o in doc["observations"])
+
+
+def test_control_gives_the_demo_pair_its_aa_noise_floor(capsys, store):
+    code, out, err = wb(capsys, store, "compare", *INF_A, "--vs", *INF_B, "--control", *INF_A2,
+                        "--change", "engine_revision=v0.8.2:v0.8.3", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    effect = doc["primary"]["effect"]
+    assert len(doc["runs"]["control"]) == 5 and effect["runs"]["control"] == 5
+    assert "NO_AA_CONTROL" not in effect["flags"] and effect["aa"]["ratio"] == pytest.approx(1.0, abs=0.02)
+    code, out, _ = wb(capsys, store, "compare", *INF_A, "--control", *INF_A2, "--vs", *INF_B)
+    assert code == 0 and "A/A control: A′/A" in out and "5 A′ control runs" in out
+    code, out, _ = wb(capsys, store, "inspect", *TR_A, "--vs", *TR_B, "--control", *TR_A2, "--json")
+    assert code == 0 and len(json.loads(out)["comparison"]["runs"]["control"]) == 5
+
+
+def test_control_that_is_not_the_baseline_again_is_one_line_exit_2(capsys, store):
+    code, _, err = wb(capsys, store, "compare", *INF_A, "--vs", *INF_B[:3], "--control", *INF_B[3:])
+    assert code == 2
+    assert err.strip().count("\n") == 0 and "not baseline-again runs: engine_revision differs" in err
+    code, _, err = wb(capsys, store, "compare", *INF_A, "--vs", *INF_B, "--control")
+    assert code == 2 and "--control needs at least one control run" in err

@@ -246,13 +246,13 @@ def test_cli_human_output_on_real_dumps():
 @pytest.mark.store
 def test_observations_pin_into_an_investigation(store_url):
     from store import open_store
-    from workbench.diagnostics.diagnosis import pin
+    from workbench.diagnostics.diagnosis import evidence_items
     from workbench.investigations import workflow as wf
 
     st = open_store(store_url)
     inv = wf.create_investigation(st, lens="training", question="Why did job 1042 fail?")
     d = diagnose([DATA / "incident-xid79"])
-    pinned = pin(d, st, inv["id"], by="tester")
+    pinned = [wf.pin_observation(st, inv["id"], o["text"], evidence_items(o), source="diagnose", by="tester") for o in d.observations]
     assert len(pinned) == len(d.observations)
     shown = wf.show_investigation(st, inv["id"])["observations"]
     assert [o["text"] for o in shown] == [o["text"] for o in d.observations]

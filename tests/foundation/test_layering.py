@@ -1,4 +1,7 @@
-"""The layering rules of docs/architecture.md, checked from the source."""
+"""The layering rules of docs/architecture.md, checked from the source.
+
+The import-linter contracts in pyproject.toml are the rules; the AST checks below are a
+second, dependency-free reading of the most important ones."""
 
 import ast
 from pathlib import Path
@@ -40,3 +43,9 @@ def test_only_the_tui_imports_textual():
     assert _violations("workbench", ("textual",), skip="tui") == []
     assert _violations("store", ("textual",)) == []
     assert _violations("lenses", ("textual",)) == []
+
+
+def test_import_linter_contracts_hold():
+    from importlinter.cli import lint_imports
+
+    assert lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True, no_logo=True) == 0

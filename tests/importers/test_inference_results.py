@@ -165,14 +165,24 @@ def test_pair_is_an_intended_engine_revision_change(demo_runs) -> None:
     assert result["comparable"]
     states = {d["name"]: d["state"] for d in result["dimensions"]}
     assert states["engine_revision"] == "changed"
-    assert all(states[k] == "same" for k in ("model", "weights", "hardware", "topology", "request_mix", "engine_config"))
+    assert all(states[k] == "same" for k in ("model", "weights", "hardware", "topology", "request_mix"))
+    # The V0 variant also sets VLLM_USE_V1=0: the engine config says so, key by key.
+    (row,) = [d for d in result["dimensions"] if d["name"] == "engine_config"]
+    assert row["state"] == "different"
+    assert row["key_changes"] == [{"key": "env.VLLM_USE_V1", "change": "added", "candidate": "0"}]
 
 
 def test_config_only_variant_shows_the_engine_config_change(demo_runs) -> None:
     compare = pytest.importorskip("workbench.compare").compare
+    from workbench.compare.render import render_comparison
     result = compare([demo_runs["vllm"]], [demo_runs["vllm+batch_size"]]).to_json()
     states = {d["name"]: d["state"] for d in result["dimensions"]}
     assert states["engine_config"] == "different" and states["engine_revision"] == "same"
+    (row,) = [d for d in result["dimensions"] if d["name"] == "engine_config"]
+    assert row["key_changes"] == [{"key": "max_num_seqs", "change": "changed", "baseline": 128, "candidate": 192}]
+    assert "several_changed" not in row
+    text = render_comparison(compare([demo_runs["vllm"]], [demo_runs["vllm+batch_size"]]))
+    assert "~ max_num_seqs: 128 → 192" in text and "{'chunked_prefill'~" not in text
 
 
 def test_results_folder_alone_finds_its_manifest() -> None:

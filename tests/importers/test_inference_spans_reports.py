@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from workbench.errors import BadInput
-from workbench.formats import engine_config, mini_yaml
+from workbench.formats import engine_config
 from workbench.importers.aiperf import IMPORTER as AIPERF
 from workbench.importers.base import ImportOptions, probe_file
 from workbench.importers.guidellm import IMPORTER as GUIDELLM
@@ -148,21 +148,14 @@ def test_metric_family_list_is_not_a_scrape_and_agrees_with_the_rename_table() -
         assert all(families[n] == "histogram" for n in vllm_names)
 
 
-def test_mini_yaml_subset_and_refusals() -> None:
-    docs = mini_yaml.load_all("a: 1\nb:\n  - x\n  - 'y: z'\n  - k: v\n    m: [1, 2]\nc: \"q\\\"\" # note\n---\nd: ~\n")
-    assert docs == [{"a": 1, "b": ["x", "y: z", {"k": "v", "m": [1, 2]}], "c": 'q"'}, {"d": None}]
-    for bad in ("a: &anchor 1\n", "a: |\n  text\n", "a: [1,\n  2]\n", "\ta: 1\n  b: 2\n"):
-        with pytest.raises(ValueError):
-            mini_yaml.load_all(bad if not bad.startswith("\t") else "x:\n\ty: 1\n")
-
-
 def test_vllm_args_parsing() -> None:
     cfg = engine_config.from_vllm_args(
         ["vllm", "serve", "--model=$(M)", "--tensor-parallel-size", "2", "--enforce-eager", "--kv-cache-dtype=fp8",
          "--no-enable-prefix-caching", "--max_num_batched_tokens=8192", "--quantization", "awq", "--dtype", "bfloat16"],
         {"M": "org/model", "VLLM_USE_V1": "1"})
     assert cfg == {"model": "org/model", "tp": 2, "cuda_graphs": False, "kv_cache_dtype": "fp8", "prefix_caching": False,
-                   "max_num_batched_tokens": 8192, "quantization": "awq", "dtype": "bfloat16", "engine_generation": "V1"}
+                   "max_num_batched_tokens": 8192, "quantization": "awq", "dtype": "bfloat16", "engine_generation": "V1",
+                   "env": {"VLLM_USE_V1": "1"}}
     dims = engine_config.dimensions(cfg, "declared")
     assert dims["precision"].value == "bf16+awq" and dims["topology"].value == "TP2 PP1"
     assert "model" not in dims["engine_config"].value

@@ -175,13 +175,14 @@ def test_sniff_by_content_not_name(tmp_path: Path) -> None:
     assert not IMPORTER.sniff(probe_file(DATA / "vllm_bench_detailed.json"))
 
 
-def test_quantile_fallback_matches_shared_helper() -> None:
+def test_histogram_quantile_interpolates_inside_its_bucket() -> None:
+    # 140 observations; rank 0.95 * 140 = 133 falls in (0.06, 0.08], which holds 123..138:
+    # 0.06 + 0.02 * (133 - 123) / 15, by hand.
     edges = [0.02, 0.04, 0.06, 0.08, 0.1, math.inf]
     cum = [13, 97, 123, 138, 140, 140]
-    shared = prom_text.histogram_quantile(edges, cum, 0.95)
-    local = prom_text._fallback_quantile(edges, cum, 0.95)
-    assert shared is not None and local is not None
-    assert (shared.value, shared.lo, shared.hi) == pytest.approx((local.value, local.lo, local.hi))
+    q = prom_text.histogram_quantile(edges, cum, 0.95)
+    assert q is not None
+    assert (q.value, q.lo, q.hi) == pytest.approx((0.06 + 0.02 * 10 / 15, 0.06, 0.08))
     top = prom_text.histogram_quantile([0.3, math.inf], [1, 10], 0.95)
     assert top is not None and top.lower_bound_only and top.lo == 0.3
 

@@ -200,7 +200,7 @@ def test_not_sacct_is_not_sniffed(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("window, day, expected", [
     ("window_a", "2026-11-02", {"mean_wait": 14.2, "service_attainment": 98.5, "allocated_gpus": 60, "allocated_gpus_end": 60, "waiting": ()}),
-    ("window_b", "2026-11-09", {"mean_wait": 85.6, "service_attainment": 89.2, "allocated_gpus": 56, "allocated_gpus_end": 56, "waiting": (16,) * 6}),
+    ("window_b", "2026-11-09", {"mean_wait": 85.6, "service_attainment": 100 * 223 / 256, "allocated_gpus": 56, "allocated_gpus_end": 56, "waiting": (16,) * 6}),
 ])
 def test_seed_fleet_pair_through_the_fleet_lens(window: str, day: str, expected: dict) -> None:
     """The seed: 'Eight GPUs sat unallocated while six jobs waited, each needing 16'."""
@@ -238,3 +238,24 @@ def test_gpu_hours_are_unknown_when_a_running_job_has_no_gang_size(tmp_path: Pat
     path.write_text(head + known + "2|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T01:00:00|\n")  # no GPU field
     (run,) = read(path, tz="UTC", window_from="2026-01-01T00:00:00", window_to="2026-01-01T01:00:00")
     assert run.work.unit == "GPU-hours" and run.work.amount is None  # not 4: job 2 held an unknown number
+
+
+def test_pending_jobs_keep_their_eligible_time_and_are_censored_waits(tmp_path: Path) -> None:
+    """A job still PENDING at the window's end is kept with its Eligible time: the fleet
+    lens reads it as a right-censored wait (window end − eligible), a known miss here."""
+    fleet = pytest.importorskip("lenses.fleet")
+    path = tmp_path / "s.txt"
+    path.write_text(
+        "JobID|State|Submit|Eligible|Start|End|ReqTRES|AllocTRES\n"
+        "1|COMPLETED|1790000000|1790000000|1790000030|1790000100|gres/gpu=8|gres/gpu=8\n"
+        "2|PENDING|1790000500|1790000600|Unknown|Unknown|gres/gpu=16|\n"
+        "3|PENDING|1790003000|1790003550|Unknown|Unknown|gres/gpu=16|\n"
+    )
+    (run,) = read(path, window_from=1790000000, window_to=1790003600, wait_target_s=60)
+    assert run.sample_count == 3
+    s = run.samples
+    assert list(s["eligible"][1:]) == [1790000600, 1790003550] and np.isnan(s["start"][1:]).all()
+    w = fleet.read_window(run)
+    assert list(w.waits) == [30] and sorted(w.censored) == [50, 3000]
+    assert (w.met, w.missed, w.known_misses, w.pending) == (1, 0, 1, 1)
+    assert w.attained == pytest.approx(1 / 2) and w.attainment_bounds == (pytest.approx(1 / 3), pytest.approx(2 / 3))

@@ -131,8 +131,8 @@ def test_linked_rerun_plan_travels_with_its_comparisons(investigation, tmp_path)
         plan_id = plan.id
     hyp = wf.add_hypothesis(st, inv["id"], "Admission is slower.", "interleaved rerun")
     with pytest.raises(Exception, match="no rerun plan named"):
-        wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan:nope"]))
-    decided = wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan:queue-check"]))
+        wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan=nope"]))
+    decided = wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan=queue-check"]))
     assert decided["links"]["rerun_plans"] == [plan_id]
     doc = json.loads(dumps(export_investigation(st, inv["id"])))
     plans = doc["recipe"]["content"]["rerun_plans"]

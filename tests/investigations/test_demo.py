@@ -40,3 +40,70 @@ def test_seed_wording(demo_store):
     assert "Queue time grew" in texts["inference"]
     assert "communication grew" in texts["training"].lower()
     assert "straggling rank" in wf.show_investigation(demo_store, ids[1])["hypotheses"][0]["statement"]
+
+
+def test_demo_comparisons_carry_their_aa_control(demo_store):
+    """The demo's A′ runs are the A/A control of its comparisons: no NO_AA_CONTROL."""
+    from workbench.investigations.demo import demo_run_sets
+
+    for inv_id, demo in zip(create_demo_investigations(demo_store), DEMOS):
+        _, _, control = demo_run_sets(demo_store, demo["lens"])
+        comp = wf.show_investigation(demo_store, inv_id)["comparisons"][0]
+        assert len(control) == 5 and comp["parameters"]["control"] == control
+        assert comp["result"]["runs"]["control"] == control
+        effect = comp["result"]["primary"]["effect"]
+        assert "NO_AA_CONTROL" not in effect["flags"] and effect["aa"] is not None
+
+
+def test_bundle_carries_the_control_and_recompute_uses_it(demo_store):
+    import json
+
+    from workbench.bundle.export import dumps, reseal_digests
+    from workbench.bundle.verify import verify_bundle
+    from workbench.investigations.bundling import export_investigation
+
+    inv_id = create_demo_investigations(demo_store)[0]
+    bundle = json.loads(dumps(export_investigation(demo_store, inv_id, embed_samples=True)))
+    spec = bundle["recipe"]["content"]["comparisons"][0]
+    assert spec["control"] == [f"run/{i}" for i in spec["parameters"]["control"]]
+    assert {r["ref"] for r in bundle["runs"]} >= set(spec["control"])
+    report = verify_bundle(bundle, recompute=True)
+    assert report.ok and "+5 control" in report.recompute[0].detail
+    # Edit one control run's samples (and reseal): the recomputed A/A control differs.
+    samples = bundle["samples"]["content"]["runs"][spec["control"][0]]["samples"]
+    assert "ttft_ms" in samples
+    tampered = json.loads(json.dumps(bundle))
+    from workbench.bundle.columns import decode_tables
+
+    table = decode_tables({"samples": samples}, where="test")["samples"]
+    edited = {k: (v * 1.5 if k in ("ttft_ms", "queue_ms") else v) for k, v in table.items()}
+    from workbench.bundle.columns import encode_tables
+
+    tampered["samples"]["content"]["runs"][spec["control"][0]] = encode_tables({"samples": edited})
+    report = verify_bundle(reseal_digests(tampered), recompute=True)
+    assert not report.ok and "aa" in report.recompute[0].detail
+
+
+def test_an_imported_bundle_keeps_the_control_refs(demo_store, tmp_path):
+    from workbench.bundle.export import write_bundle
+    from workbench.investigations.bundling import export_investigation, import_bundle
+
+    inv_id = create_demo_investigations(demo_store)[0]
+    path = write_bundle(export_investigation(demo_store, inv_id), tmp_path / "b.json")
+    other = open_store(f"sqlite:///{tmp_path / 'other.sqlite'}")
+    imported = import_bundle(other, path)
+    comp = wf.show_investigation(other, imported["investigation"])["comparisons"][0]
+    assert comp["parameters"]["control"] == [f"run/{i}" for i in range(6, 11)]
+    assert "NO_AA_CONTROL" not in comp["result"]["primary"]["effect"]["flags"]
+
+
+def test_the_tui_service_stores_a_comparison_with_its_control(demo_store):
+    """The headless call the TUI's Compare stage makes, with a third run list (A′)."""
+    from workbench.investigations.demo import demo_run_sets
+    from workbench.tui import services
+
+    inv_id = create_demo_investigations(demo_store)[1]
+    base, cand, control = demo_run_sets(demo_store, "training")
+    outcome = services.compare_and_store(demo_store, inv_id, base, cand, {}, control=control)
+    assert outcome.comparison["parameters"]["control"] == control
+    assert "A/A control: A′/A" in outcome.text and "control (A′, baseline again)" in outcome.text

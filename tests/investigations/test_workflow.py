@@ -108,7 +108,7 @@ def test_hypothesis_lifecycle_with_links(setup):
     with pytest.raises(NotFound, match="no stored comparison"):
         wf.set_hypothesis_status(st, hyp["id"], "refuted", evidence=[{"kind": "comparison", "id": 99}])
     comp = wf.add_comparison(st, inv["id"], base, cand, engine=fake_compare)
-    decided = wf.set_hypothesis_status(st, hyp["id"], "refuted", evidence=wf.parse_hypothesis_evidence([f"comparison:{comp['id']}"]),
+    decided = wf.set_hypothesis_status(st, hyp["id"], "refuted", evidence=wf.parse_hypothesis_evidence([f"comparison={comp['id']}"]),
                                        note="no rank lagged")
     assert decided["status"] == "refuted" and decided["links"]["comparisons"] == [comp["id"]]
     assert [h["status"] for h in decided["history"]] == ["open", "refuted"]
@@ -120,11 +120,34 @@ def test_hypothesis_lifecycle_with_links(setup):
 
 
 def test_hypothesis_evidence_parsing():
-    assert wf.parse_hypothesis_evidence(["3", "plan:4", "comparison:5", "rerun-comparison:6"]) == [
+    """One syntax, KIND=VALUE, as for observations; a wrong form gets one line naming the kinds."""
+    assert wf.parse_hypothesis_evidence(["rerun_plan=3", "plan=4", "comparison=5", "rerun-comparison=6", "Plan=queue-check"]) == [
         {"kind": "rerun_plan", "id": 3}, {"kind": "rerun_plan", "id": 4},
-        {"kind": "comparison", "id": 5}, {"kind": "rerun_comparison", "id": 6}]
-    with pytest.raises(UsageError):
-        wf.parse_hypothesis_evidence(["run:3"])
+        {"kind": "comparison", "id": 5}, {"kind": "rerun_comparison", "id": 6}, {"kind": "rerun_plan", "name": "queue-check"}]
+    kinds = "accepted kinds: plan=ID|NAME, comparison=N, rerun_comparison=N"
+    for item, hint in (("comparison:5", "(write comparison=5)"), ("3", "(a plan? write plan=3)"), ("plan=", "")):
+        with pytest.raises(UsageError) as exc:
+            wf.parse_hypothesis_evidence([item])
+        assert str(exc.value) == f"evidence {item!r} is not KIND=VALUE{' ' + hint if hint else ''}; {kinds}"
+    with pytest.raises(UsageError, match="'run' cannot decide a hypothesis; accepted kinds: plan=ID"):
+        wf.parse_hypothesis_evidence(["run=3"])
+    with pytest.raises(UsageError, match="comparison needs a number"):
+        wf.parse_hypothesis_evidence(["comparison=five"])
+
+
+def test_observation_evidence_wrong_form_lists_the_kinds():
+    with pytest.raises(UsageError) as exc:
+        wf.parse_evidence(["run:12"])
+    assert str(exc.value) == ("evidence 'run:12' is not KIND=VALUE (write run=12); accepted kinds: run=ID|LABEL, "
+                              "comparison=N, metric=NAME, window=KIND, value=TEXT (or another KIND=TEXT)")
+    assert wf.parse_evidence(["value=a=b", "note=free text"]) == [{"kind": "value", "value": "a=b"}, {"kind": "note", "value": "free text"}]
+
+
+def test_tui_dialog_evidence_line_is_checked_headlessly():
+    from workbench.tui import services
+
+    assert services.check_evidence("rerun_plan=3, comparison=2") is None
+    assert "accepted kinds" in services.check_evidence("plan:3")
 
 
 @pytest.mark.store

@@ -165,13 +165,18 @@ def test_fleet_window_metrics_by_their_definitions():
     w = read_window(r)
     assert sorted(w.waits) == [30, 100]
     assert lens.primary_value(r) == pytest.approx(65.0)
-    assert w.attained == pytest.approx(0.5)
+    # Met: the 30 s wait; missed: the 100 s wait; two jobs still waiting at the end, for
+    # 1000 − 900 = 100 s and 1000 − 510 = 490 s, both past the 60 s target: known misses.
+    assert sorted(w.censored) == [100, 490]
+    assert (w.met, w.missed, w.known_misses, w.pending) == (1, 1, 2, 0)
+    assert w.attained == pytest.approx(1 / 4)
     assert w.allocated_mean == pytest.approx((8 * 1000 + 4 * 500 + 2 * 100) / 1000)
     assert w.allocated_end == 8
     assert sorted(w.waiting_gangs) == [1, 8]
     assert w.idle_end == 8
     m = lens.window_metrics(r)
-    assert m["service_attainment"] == pytest.approx(50.0)
+    assert m["service_attainment"] == pytest.approx(25.0)
+    assert m["mean_wait_with_waiting"] == pytest.approx((30 + 100 + 100 + 490) / 4)
     assert m["waiting_jobs"] == 2
 
 

@@ -79,7 +79,3 @@ def digest(value: Any) -> str:
     """SHA-256 (hex) of the canonical form of ``value``."""
     return sha256_hex(canonical_bytes(value))
 
-
-def digest_set(value: Any) -> dict[str, str]:
-    """An in-toto DigestSet for ``value``'s canonical form."""
-    return {"sha256": digest(value)}

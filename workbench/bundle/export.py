@@ -56,13 +56,14 @@ def build_bundle(
     rerun_plans: Iterable[Mapping[str, Any]] = (),
     rerun_comparisons: Iterable[Mapping[str, Any]] = (),
     samples: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+    bisections: Iterable[Mapping[str, Any]] = (),
     tool: Mapping[str, str] | None = None,
     created_at: str | None = None,
 ) -> dict[str, Any]:
     """A complete bundle, checksum included.
 
-    ``comparisons``: ``{"ref", "baseline": [run refs], "candidate": [...],
-    "parameters": {"lens", "changes", "accepts"}, "engine": {...}, "result": {...}}``.
+    ``comparisons``: ``{"ref", "baseline": [run refs], "candidate": [...], ["control": [...]],
+    "parameters": {"lens", "changes", "accepts"[, "control"]}, "engine": {...}, "result": {...}}``.
     ``captures``: ``{"sha256", "size", "name", "format", "importer", "importer_version",
     "imported_at"}``. ``samples``: ``{run ref: {table: {column: array}}}`` or None.
     """
@@ -75,7 +76,9 @@ def build_bundle(
     recipe = bundle_value(
         {
             "comparisons": [
-                {k: c.get(k) for k in ("ref", "baseline", "candidate", "parameters", "engine")} for c in comparisons
+                {k: c.get(k) for k in ("ref", "baseline", "candidate", "parameters", "engine")}
+                | ({"control": c["control"]} if c.get("control") else {})  # A/A control run refs
+                for c in comparisons
             ],
             "declared_changes": frame.get("intended_change"),
             "acceptances": [
@@ -85,6 +88,8 @@ def build_bundle(
             ],
             "guardrails": frame.get("guardrails"),
             "rerun_plans": list(rerun_plans),
+            # Only when there are any, so bundles without bisections keep their bytes.
+            **({"bisections": [dict(b) for b in bisections]} if bisections else {}),
         }
     )
     results = bundle_value(

@@ -11,6 +11,7 @@ byte-for-byte ``rfc8785.dumps(bundle_without_checksum)`` (tested), at half the c
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.bundle.canonical import canonical_bytes, sha256_hex
@@ -30,6 +31,18 @@ UNSIGNED_NOTE = (
 
 # Members whose content carries its own digest: {"digest": {"sha256": ...}, "content": ...}.
 DIGESTED_PARTS = ("recipe", "results", "samples")
+
+
+@dataclass
+class Check:
+    """One verified part of a bundle (structure, a digest, a recomputed result)."""
+
+    part: str
+    ok: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"part": self.part, "ok": self.ok, "detail": self.detail}
 
 
 def utf16_key(name: str) -> bytes:

@@ -16,7 +16,7 @@ from typing import Any
 
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import decode_tables
-from workbench.bundle.verify import Check
+from workbench.bundle.format import Check
 from workbench.errors import UsageError
 
 REL_TOL = 1e-9
@@ -55,8 +55,51 @@ def rebuild_runs(bundle: dict[str, Any]) -> dict[str, Any]:
     return runs
 
 
-def recompute_results(bundle: dict[str, Any], *, engine: Callable[..., Any] | None = None) -> list[Check]:
-    engine = engine or default_engine()
+def recompute_results(
+    bundle: dict[str, Any], *, engine: Callable[..., Any] | None = None, rerun_engine: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> list[Check]:
+    """Re-derive the stored comparisons from the embedded samples (``engine``: the compare
+    engine) and the rerun comparisons from their per-run values (``rerun_engine``: the
+    rerun harness's ``reanalyze``, passed in by the layer above)."""
+    out = _recompute_comparisons(bundle, engine or default_engine())
+    out += recompute_reruns(bundle, rerun_engine)
+    if not out:
+        out.append(Check("recompute", False, "the recipe lists no comparisons to recompute"))
+    return out
+
+
+def recompute_reruns(bundle: dict[str, Any], rerun_engine: Callable[[dict[str, Any]], dict[str, Any]] | None) -> list[Check]:
+    """Each carried rerun comparison's analysis, verdict and sequential decision, again."""
+    try:
+        carried = (bundle["results"]["content"] or {}).get("rerun_comparisons") or []
+    except (KeyError, TypeError, AttributeError):
+        return [Check("recompute", False, "the results have an unexpected shape")]
+    out = []
+    for entry in carried:
+        ref = entry.get("ref") if isinstance(entry, dict) else None
+        body = ((entry.get("record") or {}).get("body") if isinstance(entry, dict) else None) or {}
+        part = f"results.rerun_comparisons {ref}"
+        if not body.get("runs"):
+            continue  # not found in the exporting store: nothing to recompute
+        if rerun_engine is None:
+            out.append(Check(part, False, "not recomputed: this wb has no rerun engine to hand"))
+            continue
+        try:
+            fresh = bundle_value(rerun_engine(body))
+        except Exception as exc:  # noqa: BLE001 - a record the engine cannot digest is a failed check
+            out.append(Check(part, False, f"the rerun analysis failed: {type(exc).__name__}: {exc}"))
+            continue
+        diffs = [d for key in fresh for d in differences(body.get(key), fresh[key], key)]
+        if diffs:
+            shown = "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
+            out.append(Check(part, False, f"recorded result differs from the recomputed one: {shown}"))
+        else:
+            rounds = len((body.get("rounds") or {}).get("used") or [])
+            out.append(Check(part, True, f"verdict {fresh.get('verdict')} recomputed from {rounds} rounds' per-run values; equal within tolerance"))
+    return out
+
+
+def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -> list[Check]:
     try:
         runs = rebuild_runs(bundle)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -74,6 +117,7 @@ def recompute_results(bundle: dict[str, Any], *, engine: Callable[..., Any] | No
         try:
             base = [runs[r] for r in spec.get("baseline", [])]
             cand = [runs[r] for r in spec.get("candidate", [])]
+            control = [runs[r] for r in spec.get("control") or []]
         except KeyError as exc:
             out.append(Check(part, False, f"run {exc} has no embedded samples"))
             continue
@@ -84,6 +128,7 @@ def recompute_results(bundle: dict[str, Any], *, engine: Callable[..., Any] | No
                 lens=params.get("lens"),
                 changes={k: tuple(v) for k, v in (params.get("changes") or {}).items()},
                 accepts=dict(params.get("accepts") or {}),
+                **({"control": control} if control else {}),
             )
         except Exception as exc:  # noqa: BLE001 - a bundle the engine cannot digest is a failed check
             out.append(Check(part, False, f"the compare engine failed: {type(exc).__name__}: {exc}"))
@@ -94,9 +139,8 @@ def recompute_results(bundle: dict[str, Any], *, engine: Callable[..., Any] | No
             shown = "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
             out.append(Check(part, False, f"recorded result differs from the recomputed one: {shown}"))
         else:
-            out.append(Check(part, True, f"recomputed from {len(base)}+{len(cand)} runs' samples; equal within tolerance (rel {REL_TOL:g}){_engine_note(spec)}"))
-    if not out:
-        out.append(Check("recompute", False, "the recipe lists no comparisons to recompute"))
+            runs_used = f"{len(base)}+{len(cand)}" + (f"+{len(control)} control" if control else "")
+            out.append(Check(part, True, f"recomputed from {runs_used} runs' samples; equal within tolerance (rel {REL_TOL:g}){_engine_note(spec)}"))
     return out
 
 

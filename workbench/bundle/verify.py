@@ -23,20 +23,11 @@ from workbench.bundle.format import (
     SUPPORTED_MAJOR,
     UNSIGNED_NOTE,
     CanonicalParts,
+    Check,
 )
 from workbench.errors import BadInput, UsageError
 
 REQUIRED_MEMBERS = ("format", "format_version", "tool", "investigation", "recipe", "results", "checksum")
-
-
-@dataclass
-class Check:
-    part: str
-    ok: bool
-    detail: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"part": self.part, "ok": self.ok, "detail": self.detail}
 
 
 @dataclass
@@ -90,6 +81,7 @@ def verify_bundle(
     captures_dir: str | Path | None = None,
     recompute: bool = False,
     engine: Callable[..., Any] | None = None,
+    rerun_engine: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> VerifyReport:
     """Recheck the checksum, every part's digest, optionally the capture files and the results."""
     version = check_format(bundle, source=source)
@@ -112,9 +104,9 @@ def verify_bundle(
     if recompute:
         if not isinstance(bundle.get("samples"), dict):
             raise UsageError(f"{source}: --recompute needs a bundle exported with --embed-samples")
-        from workbench.bundle.recompute import recompute_results
+        from workbench.bundle.recompute import recompute_results  # lazy: pulls in compare, numpy and scipy
 
-        report.recompute = recompute_results(bundle, engine=engine)
+        report.recompute = recompute_results(bundle, engine=engine, rerun_engine=rerun_engine)
     return report
 
 

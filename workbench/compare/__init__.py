@@ -58,38 +58,55 @@ def compare(
     changes: dict[str, tuple[str | None, str | None] | None] | None = None,
     accepts: dict[str, str] | None = None,
     extensions: Iterable[str | Path] = (),
+    control: Sequence["RunRecord"] | None = None,
 ) -> "Comparison":
     """Compare baseline runs with candidate runs through a lens.
 
     Comparability is checked first; a refused pair gets no delta at all.
     ``changes``: the intended change, ``{dim: (from, to)}`` (either may be ``None``);
     ``accepts``: ``{dim: why}``, the only override of a refusal, recorded in the result.
+    ``control``: baseline-again (A′) runs, the A/A noise floor of every effect (see
+    ``workbench.compare.control``); they must match the baseline, changed dimensions included.
     """
-    from workbench.compare import comparability, delta, observations
+    from workbench.compare import comparability, delta, dict_diff, observations
     from workbench.compare.model import Comparison
     from workbench.errors import UsageError
 
     if not baseline or not candidate:
         raise UsageError("compare needs at least one baseline run and one candidate run")
-    the_lens = resolve_lens([*baseline, *candidate], lens, extensions)
+    control = list(control or [])
+    the_lens = resolve_lens([*baseline, *candidate, *control], lens, extensions)
     check = comparability.check(the_lens, baseline, candidate, changes, accepts)
     runs = {
         "baseline": [r.id if r.id is not None else r.label for r in baseline],
         "candidate": [r.id if r.id is not None else r.label for r in candidate],
     }
+    if control:
+        from workbench.compare.control import check_control
+
+        runs["control"] = [r.id if r.id is not None else r.label for r in control]
+        shared = [r.id for r in control if r.id is not None and (r.id in runs["baseline"] or r.id in runs["candidate"])]
+        if shared:
+            raise UsageError(f"--control: run {shared[0]} is also compared: a control run is a separate baseline-again run")
+        check_control(the_lens, baseline, control, changes, accepts)
     result = Comparison(the_lens, runs, check)
     if not check.comparable:
         return result
-    result.guardrails = delta.guardrails(the_lens, baseline, candidate)
+    result.guardrails = delta.guardrails(the_lens, baseline, candidate, control)
     result.work = delta.work(the_lens, baseline, candidate, None)
     timing_effect = result.work.get("same") is not False
-    result.primary = delta.primary(the_lens, baseline, candidate, timing_effect=timing_effect)
+    result.primary = delta.primary(the_lens, baseline, candidate, timing_effect=timing_effect, control=control)
     result.work = delta.work(the_lens, baseline, candidate, result.primary)
-    result.phases = delta.phases(the_lens, baseline, candidate)
-    result.metrics = delta.extra_metrics(the_lens, baseline, candidate)
+    result.phases = delta.phases(the_lens, baseline, candidate, control)
+    result.metrics = delta.extra_metrics(the_lens, baseline, candidate, control)
     result.observations = observations.observations(
         the_lens, baseline, candidate, result.primary, result.phases, result.guardrails
     )
+    for row in check.rows:  # several settings of one mapping changed at once (engine flags)
+        several = dict_diff.row_json(row.name, row.state, row.baseline.value, row.candidate.value).get("several_changed")
+        if several:
+            result.observations.insert(0, {"text": several[:1].upper() + several[1:] + ".",
+                                           "evidence": {"dimensions": [row.name], "runs": runs}, "kind": observations.NOT_CAUSE})
     if check.unrealized_changes:
         result.observations.insert(
             0,
@@ -111,12 +128,13 @@ def inspect(
     extensions: Iterable[str | Path] = (),
     windows: int = 8,
     top: int = 10,
+    control: Sequence["RunRecord"] | None = None,
 ) -> "InspectResult":
     """Per-phase distributions, the change over time inside the runs, and the operations
     that moved most; refused pairs (see ``compare``) get no detail."""
     from workbench.compare.inspect_data import build_inspect
 
-    comparison = compare(baseline, candidate, lens, changes, accepts, extensions)
+    comparison = compare(baseline, candidate, lens, changes, accepts, extensions, control=control)
     return build_inspect(comparison, baseline, candidate, windows=windows, top=top)
 
 

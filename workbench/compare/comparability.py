@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from lenses.base import WINDOW_DIMENSION, DimensionSpec, Lens, normalize_text
 from store.records import RunRecord
+from workbench.compare import dict_diff
 from workbench.errors import UsageError
 
 STATES = ("same", "changed", "different", "unknown")
@@ -66,6 +67,7 @@ class DimensionRow:
         }
         if self.note:
             out["note"] = self.note
+        out.update(dict_diff.row_json(self.name, self.state, self.baseline.value, self.candidate.value))
         if self.declared_change:
             out["declared_change"] = True
         if self.accepted_why is not None:
@@ -85,6 +87,8 @@ class Comparability:
 
 
 def _equal(spec: DimensionSpec, a: Any, b: Any) -> bool:
+    if dict_diff.is_mapping(a) and dict_diff.is_mapping(b):
+        return not dict_diff.key_changes(a, b)  # key by key, as the table shows them
     eq = spec.equal(a, b)
     return normalize_text(a) == normalize_text(b) if eq is None else bool(eq)
 
@@ -154,6 +158,9 @@ def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, decl
         if declared:
             note += "; the declared change cannot be checked"
         return "unknown", note
+    unread = dict_diff.unread_note(b.value, c.value)
+    if unread:
+        return "unknown", unread + ("; the declared change cannot be checked" if declared else "")
     if _equal(spec, b.value, c.value):
         return "same", "declared as the change, but it did not happen: both sides are the same" if declared else ""
     if not declared:

@@ -31,13 +31,22 @@ def _delta_fields(baseline: float, candidate: float) -> dict[str, float]:
     return {"delta": delta, "delta_pct": pct}
 
 
-def primary(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], *, timing_effect: bool) -> dict[str, Any]:
+def _control(values: list[float], control: Sequence[RunRecord] | None) -> list[float] | None:
+    """The A/A control's values for ``run_effect`` (``None`` when there is no control)."""
+    return values if control else None
+
+
+def primary(
+    lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], *, timing_effect: bool,
+    control: Sequence[RunRecord] | None = None,
+) -> dict[str, Any]:
     spec = lens.primary
     per_b = [lens.primary_value(r) for r in base]
     per_c = [lens.primary_value(r) for r in cand]
+    per_a = [lens.primary_value(r) for r in control or ()]
     b, c = side_mean(per_b), side_mean(per_c)
     if timing_effect:
-        effect = run_effect(per_b, per_c, lower_is_better=spec.lower_is_better)
+        effect = run_effect(per_b, per_c, lower_is_better=spec.lower_is_better, control=_control(per_a, control))
     else:
         effect = {"verdict": None, "note": "the valid work differs: work and time are reported separately, no timing-only effect"}
     return {
@@ -48,16 +57,33 @@ def primary(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], *,
         "candidate": c,
         **_delta_fields(b, c),
         "text": change(b, c, spec.unit),
-        "per_run": {"baseline": per_b, "candidate": per_c},
+        "per_run": {"baseline": per_b, "candidate": per_c, **({"control": per_a} if control else {})},
         "effect": effect,
+        **({"censored": {"baseline": _censored(base), "candidate": _censored(cand)}} if lens.name == "fleet" else {}),
     }
 
 
-def phases(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[dict[str, Any]]:
+def _censored(runs: Sequence[RunRecord]) -> dict[str, Any]:
+    """Fleet: jobs still waiting at their window's end, not in the mean of started waits;
+    their elapsed waits are lower bounds (right-censored)."""
+    from lenses.fleet import read_window
+
+    elapsed = np.concatenate([read_window(r).censored for r in runs]) if runs else np.array([])
+    return {
+        "jobs": int(elapsed.size),
+        "min_elapsed_s": float(elapsed.min()) if elapsed.size else None,
+        "max_elapsed_s": float(elapsed.max()) if elapsed.size else None,
+    }
+
+
+def phases(
+    lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
+) -> list[dict[str, Any]]:
     if not lens.phases:
-        return window_metrics(lens, base, cand)
+        return window_metrics(lens, base, cand, control)
     sums_b = [lens.phase_summary(r) for r in base]
     sums_c = [lens.phase_summary(r) for r in cand]
+    sums_a = [lens.phase_summary(r) for r in control or ()]
     out = []
     for phase in lens.phases:
         def per_run(sums: list[dict], stat: str) -> list[float]:
@@ -82,22 +108,26 @@ def phases(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> 
                 "baseline_p95": side_mean(per_run(sums_b, "p95")),
                 "candidate_p95": side_mean(per_run(sums_c, "p95")),
                 "statistic": stat,
-                "effect": run_effect(per_run(sums_b, stat), per_run(sums_c, stat)),
+                "effect": run_effect(per_run(sums_b, stat), per_run(sums_c, stat), control=_control(per_run(sums_a, stat), control)),
             }
         )
     return out
 
 
-def window_metrics(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[dict[str, Any]]:
+def window_metrics(
+    lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
+) -> list[dict[str, Any]]:
     """Fleet: the window metrics in the place of phases (no p95: one value per window)."""
     from lenses.fleet import WINDOW_METRICS
 
     per_b = [lens.window_metrics(r) for r in base]
     per_c = [lens.window_metrics(r) for r in cand]
+    per_a = [lens.window_metrics(r) for r in control or ()]
     out = []
     for name, title, unit, higher_better in WINDOW_METRICS:
         vb = [m.get(name, NAN) for m in per_b]
         vc = [m.get(name, NAN) for m in per_c]
+        va = [m.get(name, NAN) for m in per_a]
         out.append(
             {
                 "name": name,
@@ -110,18 +140,29 @@ def window_metrics(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunReco
                 "baseline_p95": None,
                 "candidate_p95": None,
                 "statistic": "mean",
-                "effect": run_effect(vb, vc, lower_is_better=not higher_better),
+                "effect": run_effect(vb, vc, lower_is_better=not higher_better, control=_control(va, control)),
             }
         )
     return out
 
 
-def guardrails(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[dict[str, Any]]:
+def guardrails(
+    lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
+) -> list[dict[str, Any]]:
     out = []
     for g in lens.guardrails:
         b = side_mean([lens.guardrail_value(r, g.metric) for r in base])
         c = side_mean([lens.guardrail_value(r, g.metric) for r in cand])
         state = g.judge(b, c)
+        if control:
+            # The same rule on the A/A control, as reruns do: a guardrail the baseline
+            # breaks against itself is within the noise of these runs.
+            a = side_mean([lens.guardrail_value(r, g.metric) for r in control])
+            extra = {"control": a, "control_state": g.judge(b, a)}
+            if extra["control_state"] == "broken":
+                extra["control_note"] = "the A/A control breaks it too: the guardrail is within these runs' noise"
+        else:
+            extra = {}
         out.append(
             {
                 "name": g.name,
@@ -134,16 +175,20 @@ def guardrails(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord])
                 "baseline": b,
                 "candidate": c,
                 **({"note": "a value is missing on a side: the guardrail cannot be judged"} if state == "unknown" else {}),
+                **extra,
             }
         )
     return out
 
 
-def extra_metrics(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[dict[str, Any]]:
+def extra_metrics(
+    lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
+) -> list[dict[str, Any]]:
     out = []
     for m in lens.metrics:
         per_b = [m.value(r) for r in base]
         per_c = [m.value(r) for r in cand]
+        per_a = [m.value(r) for r in control or ()]
         b, c = side_mean(per_b), side_mean(per_c)
         out.append(
             {
@@ -153,7 +198,7 @@ def extra_metrics(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecor
                 "baseline": b,
                 "candidate": c,
                 **_delta_fields(b, c),
-                "effect": run_effect(per_b, per_c, lower_is_better=m.lower_is_better),
+                "effect": run_effect(per_b, per_c, lower_is_better=m.lower_is_better, control=_control(per_a, control)),
             }
         )
     return out

@@ -16,16 +16,38 @@ STAYED = ("EQUIVALENT",)
 DESCRIPTIVE_BAND = 0.02
 
 
+def _known(values: Sequence[float]) -> list[float]:
+    return [float(v) for v in values if v is not None and math.isfinite(v)]
+
+
 def run_effect(
-    baseline: Sequence[float], candidate: Sequence[float], *, lower_is_better: bool = True
+    baseline: Sequence[float],
+    candidate: Sequence[float],
+    *,
+    lower_is_better: bool = True,
+    control: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """The statistics engine's analysis of one value per run, or why there is none.
 
     Always has ``verdict`` (``None`` when no verdict can be given) and ``runs``.
+    ``control``: one value per A/A control run (baseline again): the noise floor, with
+    the same guards as a rerun's A′ arm (UNSTABLE withholds the verdict, UNDERPOWERED
+    says the runs cannot resolve δ). Fewer than two known control values: not used,
+    and ``control_note`` says why.
     """
-    b = [float(v) for v in baseline if v is not None and math.isfinite(v)]
-    c = [float(v) for v in candidate if v is not None and math.isfinite(v)]
+    b, c = _known(baseline), _known(candidate)
     runs = {"baseline": len(b), "candidate": len(c)}
+    a_prime = None
+    control_note = None
+    if control is not None:
+        a_prime = _known(control)
+        runs["control"] = len(a_prime)
+        if len(a_prime) < 2 or min(a_prime) <= 0:
+            control_note = (
+                f"the A/A control has {len(a_prime)} run(s) with a positive value here: "
+                "two or more are needed for a noise floor"
+            )
+            a_prime = None
     if not b or not c:
         return {"verdict": None, "runs": runs, "note": "unknown on a side: no effect"}
     if len(b) < 2 or len(c) < 2:
@@ -39,11 +61,13 @@ def run_effect(
     from workbench.stats import analyze
 
     try:
-        analysis = analyze(b, c, paired=False, lower_is_better=lower_is_better)
+        analysis = analyze(b, c, a_prime, paired=False, lower_is_better=lower_is_better)
     except ValueError as exc:
         return {"verdict": None, "runs": runs, "note": f"no effect: {exc}"}
     out = analysis.to_json()
     out["runs"] = runs
+    if control_note:
+        out["control_note"] = control_note
     return out
 
 

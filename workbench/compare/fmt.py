@@ -43,7 +43,11 @@ def signed(value: float, unit: str = "") -> str:
 
 def change(baseline: float | None, candidate: float | None, unit: str) -> str:
     """``"110 ms → 230 ms, +120 ms (+109 %)"``; the percentage is left out when the
-    baseline is zero and the delta when either side is unknown."""
+    baseline is zero and the delta when either side is unknown ("not recorded on either
+    side" when both are: never "unknown → unknown")."""
+    known = [v is not None and math.isfinite(v) for v in (baseline, candidate)]
+    if not any(known):
+        return "not recorded on either side"
     head = f"{qty(baseline, unit)} → {qty(candidate, unit)}"
     if baseline is None or candidate is None or not (math.isfinite(baseline) and math.isfinite(candidate)):
         return head

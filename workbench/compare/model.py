@@ -1,4 +1,4 @@
-"""The result of a comparison, and its JSON contract (issue 4)::
+"""The result of a comparison, and its JSON contract ::
 
     {"lens", "comparable", "refusal", "dimensions", "primary", "phases",
      "observations", "guardrails", "work", + "runs", "metrics", "changes_not_made"}

@@ -1,6 +1,10 @@
 """Observations, not causes: rule-based statements derived from the delta, each citing
 its evidence (runs, metric, window, values). They say which phases moved beyond noise
 and which did not, and where in the request the change sits; they never name a cause.
+
+A rule fires only when every value it cites is known on both sides; what is missing
+gets one sentence of its own ("Queue and prefill were not recorded in the baseline
+runs: their change cannot be given."), never "from unknown to unknown".
 """
 
 from __future__ import annotations
@@ -70,8 +74,50 @@ def _both(base, cand) -> str:
     return "in both runs" if len(base) == 1 and len(cand) == 1 else "in the baseline and candidate runs"
 
 
+def _known(*values: Any) -> bool:
+    return all(v is not None and math.isfinite(v) for v in values)
+
+
+def _missing_sides(base, cand, b: Any, c: Any) -> str:
+    """Where a value is missing: "in the baseline runs", "in the candidate run", "on either side"."""
+    if not _known(b) and not _known(c):
+        return "on either side"
+    side, runs = ("baseline", base) if not _known(b) else ("candidate", cand)
+    return f"in the {side} run{'s' if len(runs) != 1 else ''}"
+
+
+def _were(names: list[str]) -> str:
+    return "was" if len(names) == 1 else "were"
+
+
+def _not_recorded(base, cand, missing: list[dict]) -> list[dict]:
+    """One sentence per set of sides for the phases not known on both sides."""
+    by_where: dict[str, list[dict]] = {}
+    for p in missing:
+        by_where.setdefault(_missing_sides(base, cand, _b(p), _c(p)), []).append(p)
+    out = []
+    for where, ps in by_where.items():
+        names = [p["title"].lower() for p in ps]
+        text = f"{_join(names).capitalize()} {_were(names)} not recorded {where}: {'its' if len(ps) == 1 else 'their'} change cannot be given."
+        known = {p["name"]: {k: v for k, v in (("baseline", _b(p)), ("candidate", _c(p))) if _known(v)} for p in ps}
+        ev = _evidence(base, cand, "phases not recorded", {"missing": [p["name"] for p in ps], "recorded": known})
+        out.append(_obs(text, ev))
+    return out
+
+
+def _primary_missing(base, cand, primary: dict) -> list[dict]:
+    b, c = primary["baseline"], primary["candidate"]
+    if _known(b, c):
+        return []
+    text = f"{primary['title'].capitalize()} was not recorded {_missing_sides(base, cand, b, c)}: its change cannot be given."
+    known = {k: v for k, v in (("baseline", b), ("candidate", c)) if _known(v)}
+    return [_obs(text, _evidence(base, cand, primary["metric"], {"missing": primary["metric"], "recorded": known}))]
+
+
 def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]) -> list[dict]:
-    out: list[dict] = []
+    out: list[dict] = _primary_missing(base, cand, primary)
+    missing = [p for p in phases if not _known(_b(p), _c(p))]
+    phases = [p for p in phases if _known(_b(p), _c(p))]
     groups = _classify(phases)
     values = {p["name"]: {"baseline": _b(p), "candidate": _c(p)} for p in phases}
     one = " (one run a side: a change in these runs, no uncertainty can be given)" if single_run(primary.get("effect")) else ""
@@ -102,30 +148,42 @@ def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
             out.append(_obs(text + one if groups["moved"] and one else text, _evidence(base, cand, "phase means (exposed time)", phase_vals)))
     for p in groups["unresolved"]:
         verdict = (p["effect"] or {}).get("verdict")
-        text = (
-            f"{p['title']} went from {qty(_b(p), p['unit'])} to {qty(_c(p), p['unit'])}, "
-            f"a change these runs do not resolve beyond noise ({verdict})."
-        )
+        if "UNSTABLE" in ((p["effect"] or {}).get("flags") or []):
+            why = "a change these runs cannot judge: the A/A control moved on its own (UNSTABLE)"
+        else:
+            why = f"a change these runs do not resolve beyond noise{f' ({verdict})' if verdict else ''}"
+        text = f"{p['title']} went from {qty(_b(p), p['unit'])} to {qty(_c(p), p['unit'])}, {why}."
         out.append(_obs(text, _evidence(base, cand, f"{p['name']} {p.get('statistic', 'mean')}", values[p["name"]], p["effect"])))
+    out.extend(_not_recorded(base, cand, missing))
     out.extend(_location(lens, base, cand, primary, groups))
     b, c = primary["baseline"], primary["candidate"]
-    if phases and movement(primary.get("effect"), b, c) == "moved" and not any(p["in_primary"] for p in groups["moved"]):
-        text = _moved_text(primary["title"].capitalize(), b, c, primary["unit"]) + ", but none of its recorded phases moved beyond noise."
-        out.append(_obs(text, _evidence(base, cand, primary["metric"], {"baseline": b, "candidate": c, "phases_stayed": [p["name"] for p in groups["stayed"]]}, primary.get("effect"))))
+    if lens.phases and movement(primary.get("effect"), b, c) == "moved" and not any(p["in_primary"] for p in groups["moved"]):
+        recorded = {p["name"] for p in phases if p["in_primary"]}
+        unrecorded = [s.title.lower() for s in lens.phases if s.in_primary and s.name not in recorded]
+        if not recorded:  # nothing of what the primary measures is known on both sides
+            text = f"{_join(unrecorded).capitalize()} {_were(unrecorded)} not recorded: the change in {primary['title']} cannot be located."
+            out.append(_obs(text, _evidence(base, cand, primary["metric"], {"baseline": b, "candidate": c, "phases_not_recorded": unrecorded}, primary.get("effect"))))
+        else:
+            text = _moved_text(primary["title"].capitalize(), b, c, primary["unit"]) + ", but none of its recorded phases moved beyond noise"
+            text += f" ({_join(unrecorded)} not recorded)." if unrecorded else "."
+            out.append(_obs(text, _evidence(base, cand, primary["metric"], {"baseline": b, "candidate": c, "phases_stayed": [p["name"] for p in groups["stayed"]]}, primary.get("effect"))))
     return out
 
 
 def _location(lens: Lens, base, cand, primary: dict, groups: dict[str, list[dict]]) -> list[dict]:
-    """Where in the request the primary change sits: before the model or inside it."""
+    """Where in the request the primary change sits: before the model or inside it (only
+    when every part of the primary at the other stage is known on both sides)."""
     if lens.name != "inference":
         return []
     b, c = primary["baseline"], primary["candidate"]
     if movement(primary.get("effect"), b, c) != "moved":
         return []
     moved_primary = [p for p in groups["moved"] if p["in_primary"]]
-    model_moved = [p for p in groups["moved"] if p["stage"] == "model"]
     if not moved_primary:
         return []
+    known = {p["name"] for g in groups.values() for p in g}
+    unknown_at = {stage: [s.title.lower() for s in lens.phases if s.in_primary and s.stage == stage and s.name not in known]
+                  for stage in ("model", "before_model")}
     evidence = _evidence(
         base,
         cand,
@@ -134,10 +192,17 @@ def _location(lens: Lens, base, cand, primary: dict, groups: dict[str, list[dict
         primary.get("effect"),
     )
     word = "added" if c > b else "saved"
-    if all(p["stage"] == "before_model" for p in moved_primary) and not model_moved:
-        return [_obs(f"The {word} latency happens before the model starts work on the request.", evidence)]
-    if all(p["stage"] == "model" for p in moved_primary) and not any(p["stage"] == "before_model" for p in groups["moved"]):
-        return [_obs(f"The {word} latency happens while the model works on the request ({_join([p['name'] for p in moved_primary])}).", evidence)]
+    where = {"before_model": "before the model starts work on the request", "model": "while the model works on the request"}
+    for stage, other in (("before_model", "model"), ("model", "before_model")):
+        if all(p["stage"] == stage for p in moved_primary) and not any(p["stage"] == other for p in groups["moved"]):
+            if unknown_at[other]:  # the other stage may have moved too: no location claim
+                names = unknown_at[other]
+                text = f"{_join(names).capitalize()} {_were(names)} not recorded: whether all the {word} latency happens {where[stage]} cannot be established."
+                evidence["values"]["not_recorded"] = [s.name for s in lens.phases if s.title.lower() in names]
+                return [_obs(text, evidence)]
+            if stage == "before_model":
+                return [_obs(f"The {word} latency happens {where[stage]}.", evidence)]
+            return [_obs(f"The {word} latency happens {where[stage]} ({_join([p['name'] for p in moved_primary])}).", evidence)]
     return []
 
 
@@ -150,7 +215,10 @@ def guardrail_observations(base, cand, guardrails: list[dict]) -> list[dict]:
         elif g["state"] == "broken":
             text = f"{g['title']} broke its guardrail ({vals}; rule {g['rule']} {num(g['limit'])})."
         else:
-            text = f"{g['title']} is unknown on a side ({vals}): the guardrail cannot be judged."
+            text = f"{g['title']} was not recorded {_missing_sides(base, cand, g['baseline'], g['candidate'])}: the guardrail cannot be judged."
+            known = {k: g[k] for k in ("baseline", "candidate") if _known(g[k])}
+            out.append(_obs(text, _evidence(base, cand, g["metric"], {**known, "state": g["state"], "missing": [k for k in ("baseline", "candidate") if k not in known]})))
+            continue
         out.append(_obs(text, _evidence(base, cand, g["metric"], {"baseline": g["baseline"], "candidate": g["candidate"], "state": g["state"]})))
     return out
 
@@ -166,6 +234,15 @@ def fleet_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
     for p in phases:
         if p["name"] == "service_attainment" and movement(p["effect"], p["baseline_mean"], p["candidate_mean"]) == "moved":
             out.append(_obs(_moved_text("Service attainment", p["baseline_mean"], p["candidate_mean"], "%") + ".", _evidence(base, cand, p["name"], {"baseline": p["baseline_mean"], "candidate": p["candidate_mean"]}, p["effect"])))
+    censored = _censored_waits(base, cand)
+    explained = {o["evidence"]["side"] for o in censored if o["evidence"]["values"]["windows_without_started_jobs"] == o["evidence"]["values"]["windows"]}
+    for side, runs, value in (("baseline", base, b), ("candidate", cand, c)):
+        if not _known(value) and side not in explained:
+            where = f"the {side} window" if len(runs) == 1 else f"the {side} windows"
+            text = f"The mean queue wait is unknown in {where}: no job with a known eligible time started there (queue wait = start − eligible)."
+            ev = _evidence(base, cand, primary["metric"], {"missing": side, **{k: v for k, v in (("baseline", b), ("candidate", c)) if _known(v)}})
+            out.append(_obs(text, ev))
+    out.extend(censored)
     # One observation per distinct finding, citing every window where it holds.
     merged: dict[str, dict] = {}
     for side, runs in (("baseline", base), ("candidate", cand)):
@@ -187,6 +264,58 @@ def fleet_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
             where = f" (in {len(ev['per_window'])} of {len(side_runs)} {ev['side']} windows). Without"
             obs["text"] = obs["text"].replace(". Without", where, 1)
     out.extend(merged.values())
+    return out
+
+
+def _censored_waits(base, cand) -> list[dict]:
+    """Jobs still waiting at a window's end: right-censored waits, said with their lower
+    bounds, their share of the target (known misses, pending) and, when more than half
+    may still be waiting, the Kaplan–Meier median as a bound."""
+    import numpy as np
+
+    from lenses.fleet import read_window
+
+    out = []
+    for side, runs in (("baseline", base), ("candidate", cand)):
+        windows = [read_window(r) for r in runs]
+        censored = np.concatenate([w.censored for w in windows]) if windows else np.array([])
+        if not censored.size:
+            continue
+        n = int(censored.size)
+        where = f"the {side} window" if len(runs) == 1 else f"{len(runs)} {side} windows"
+        lo, hi = float(censored.min()), float(censored.max())
+        span = qty(lo, "s") if lo == hi else f"{qty(lo, 's')} to {qty(hi, 's')}"
+        idle = [w for w in windows if not w.waits.size]
+        lead = ""
+        if idle:
+            lead = (f"No job started in {where if len(idle) == len(windows) else f'{len(idle)} of the {side} windows'}: "
+                    "the mean queue wait is unknown there; ")
+        jobs = f"{n} job{'s' if n > 1 else ''}"
+        text = (f"{lead}{jobs} in {where} {'were' if n > 1 else 'was'} still waiting at the end, "
+                f"after at least {span} (right-censored waits: lower bounds, not in the mean queue wait)")
+        known = sum(w.known_misses for w in windows)
+        pending = sum(w.pending for w in windows)
+        targets = sorted({w.wait_target_s for w in windows if math.isfinite(w.wait_target_s)})
+        target = f"the {qty(targets[0], 's')} target" if len(targets) == 1 else "the wait target"
+        if targets and known:
+            text += f"; {'all' if known == n else known} {'of them ' if known != n else ''}already past {target}: known misses in the service attainment"
+        if targets and pending:
+            bounds = [w.attainment_bounds for w in windows if w.pending]
+            low = min(b[0] for b in bounds)
+            high = max(b[1] for b in bounds)
+            text += (f"; {pending} still within {target}: pending, so attainment lies between "
+                     f"{qty(100 * low, '%')} and {qty(100 * high, '%')}")
+        unreached = [bound for _, bound in map(lambda w: w.km_median(), windows) if math.isfinite(bound)]
+        if unreached:
+            text += f"; more than half may still be waiting: the median wait (Kaplan–Meier) exceeds {qty(min(unreached), 's')}"
+        values = {
+            "censored_jobs": n, "min_elapsed_s": lo, "max_elapsed_s": hi, "known_misses": known,
+            "pending": pending, "windows_without_started_jobs": len(idle), "windows": len(runs),
+        }
+        ev = _evidence(base if side == "baseline" else [], cand if side == "candidate" else [],
+                       "right-censored waits at window end", values)
+        ev["side"] = side
+        out.append(_obs(text[0].upper() + text[1:] + ".", ev))
     return out
 
 

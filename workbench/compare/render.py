@@ -8,6 +8,7 @@ import math
 import textwrap
 from typing import Any
 
+from workbench.compare import dict_diff
 from workbench.compare.charts import distribution_chart, paired_bars
 from workbench.compare.fmt import change, num, qty
 from workbench.compare.inspect_data import InspectResult
@@ -30,7 +31,27 @@ def header(c: Comparison) -> list[str]:
     lines = [f"lens: {c.lens.name}"]
     for side in ("baseline", "candidate"):
         lines += textwrap.wrap(f"{side}: {_runs(c.runs[side])}", WIDTH, subsequent_indent="  ")
+    if c.runs.get("control"):
+        lines += textwrap.wrap(f"control (A′, baseline again): {_runs(c.runs['control'])}", WIDTH, subsequent_indent="  ")
     return lines
+
+
+def control_lines(effect: dict[str, Any]) -> list[str]:
+    """The A/A control of an effect: A′/A, its CI90 against the band, the noise floor."""
+    aa = effect.get("aa")
+    if not aa:
+        note = effect.get("control_note")
+        return textwrap.wrap(f"A/A control: {clean(note)}", WIDTH, initial_indent="  ", subsequent_indent="    ") if note else []
+    ci = next((i for i in aa.get("intervals", []) if i.get("level") == 0.90 and i.get("role") == "primary"), None)
+    ci_text = f", CI90 {num(ci['low'])}..{num(ci['high'])}" if ci and ci.get("low") is not None and ci.get("high") is not None else ""
+    text = (
+        f"A/A control: A′/A {num(aa.get('ratio'))}{ci_text}; noise floor {num(aa.get('noise_floor_sd_log'))} "
+        f"(SD of log values); smallest detectable change {num(aa.get('mde_pct'))} %"
+    )
+    needed = (effect.get("planning") or {}).get("rounds_needed")
+    if aa.get("underpowered") and needed and effect.get("delta"):
+        text += f"; about {needed} runs a side would resolve δ = {num(100 * effect['delta'])} %"
+    return textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="    ")
 
 
 def _effect_text(effect: dict | None) -> str:
@@ -68,11 +89,14 @@ def dimensions_table(c: Comparison) -> list[str]:
     lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]
     for r in order:
         mark = "*" if r.must_match else " "
+        b, v = (dict_diff.cell(x) or x for x in (r.baseline.value, r.candidate.value))
         lines.append(
-            f"{mark} {_cut(r.name, 18):<18} {r.state:<9} {_cut(r.baseline.value, 19):<19} "
-            f"{_cut(r.candidate.value, 19):<19} {_cut(r.source, 8)}"
+            f"{mark} {_cut(r.name, 18):<18} {r.state:<9} {_cut(b, 19):<19} "
+            f"{_cut(v, 19):<19} {_cut(r.source, 8)}"
         )
-        if r.note:
+        # A mapping's differing keys, each with both values, wrapped (never cut).
+        lines += dict_diff.table_lines(r.name, r.state, r.baseline.value, r.candidate.value, WIDTH)
+        if r.note and not (r.state == "unknown" and dict_diff.unread_note(r.baseline.value, r.candidate.value)):
             lines.append(f"    note: {_cut(r.note, WIDTH - 10)}")
         if r.accepted_why is not None:
             lines.append(f"    accepted: {_cut(r.accepted_why, WIDTH - 14)}")
@@ -102,11 +126,24 @@ def render_comparison(c: Comparison) -> str:
     if effect.get("verdict") is not None:
         runs = effect.get("runs") or {}
         detail = f"{runs.get('baseline', '?')} vs {runs.get('candidate', '?')} runs, unpaired"
+        if "control" in runs:
+            detail += f", {runs['control']} A′ control runs"
         if effect.get("flags"):
             detail += "; flags: " + ", ".join(effect["flags"])
         out += textwrap.wrap(detail, WIDTH, initial_indent="  ", subsequent_indent="  ")
         if effect.get("reason"):
             out += textwrap.wrap(clean(effect["reason"]), WIDTH, initial_indent="  ", subsequent_indent="  ")
+    out += control_lines(effect)
+    censored = p.get("censored")
+    if censored and any(side["jobs"] for side in censored.values()):
+        def said(side: dict) -> str:
+            if not side["jobs"]:
+                return "none"
+            lo, hi = qty(side["min_elapsed_s"], "s"), qty(side["max_elapsed_s"], "s")
+            return f"{side['jobs']} job{'s' if side['jobs'] > 1 else ''}, waiting {lo if lo == hi else f'{lo} to {hi}'} so far"
+        text = (f"still waiting at the end (right-censored, not in this mean): baseline {said(censored['baseline'])}; "
+                f"candidate {said(censored['candidate'])}")
+        out += textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="    ")
     out.append("")
     if c.phases:
         out += phases_table(c)
@@ -119,6 +156,8 @@ def render_comparison(c: Comparison) -> str:
         out.append("Guardrails")
         for g in c.guardrails:
             out.append(f"  {_cut(g['title'], 28):<28} {g['state']:<8} {qty(g['baseline'], g['unit'])} vs {qty(g['candidate'], g['unit'])}")
+            if "control_state" in g:
+                out.append(f"  {'':<28} A/A control: {g['control_state']} ({qty(g['control'], g['unit'])})")
         out.append("")
     out += work_lines(c.work)
     if c.observations:

@@ -70,16 +70,6 @@ def evidence_items(observation: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def pin(diagnosis: Diagnosis, store: Any, investigation: str | int, *, by: str | None = None) -> list[dict[str, Any]]:
-    """Pin every observation of ``diagnosis`` to ``investigation`` (observations, not causes)."""
-    from workbench.investigations import workflow
-
-    return [
-        workflow.pin_observation(store, investigation, o["text"], evidence_items(o), source="diagnose", by=by)
-        for o in diagnosis.observations
-    ]
-
-
 def diagnose(
     paths: list[str | Path],
     *,

@@ -1,15 +1,21 @@
 """Serving-engine configuration from what files carry, as run dimensions.
 
-Sources: vLLM command-line arguments (in a Kubernetes manifest next to the results,
-or a benchmark's metadata), SGLang's ``server_info``, and the labels of
-``vllm:cache_config_info`` in a scrape. Only values the source states are recorded:
-a flag that is not given stays absent (its default depends on version and GPU, so
-it is unknown, never assumed). Keys of the ``engine_config`` object:
+Sources: deployment files (Kubernetes, KServe, LeaderWorkerSet, Helm values of the vLLM
+production stack, docker compose: see ``deployments``) whose command lines
+``engine_flags`` reads, a benchmark's metadata, SGLang's ``server_info``, and the labels
+of ``vllm:cache_config_info`` in a scrape. Only values the source states are recorded:
+a flag that is not given stays absent (its default depends on version and GPU, so it is
+unknown, never assumed). Keys of the ``engine_config`` object: one per setting, named
+after the flag with dashes as underscores, the common ones shortened so that vLLM and
+SGLang agree:
 
 ``max_num_seqs, max_num_batched_tokens, chunked_prefill, prefix_caching, tp, pp, dp,
 dtype, quantization, kv_cache_dtype, cuda_graphs, max_model_len,
-gpu_memory_utilization, async_scheduling, block_size, num_gpu_blocks, engine_generation``
-"""
+gpu_memory_utilization, async_scheduling, block_size, num_gpu_blocks``
+
+plus ``env`` (the engine's environment variables: ``VLLM_*``, ``SGLANG_*``, ``NCCL_*``...)
+and ``unparsed`` (the arguments that could not be read, as written: a config with
+``unparsed`` is unknown in a comparison, never the same)."""
 
 from __future__ import annotations
 
@@ -19,71 +25,38 @@ from typing import Any
 
 from store.records import Dimension
 from workbench.errors import BadInput
+from workbench.formats import deployments, engine_flags, safe_yaml
 
-_VLLM_FLAGS: dict[str, tuple[str, type]] = {
-    "max-num-seqs": ("max_num_seqs", int),
-    "max-num-batched-tokens": ("max_num_batched_tokens", int),
-    "tensor-parallel-size": ("tp", int),
-    "tp": ("tp", int),
-    "pipeline-parallel-size": ("pp", int),
-    "pp": ("pp", int),
-    "data-parallel-size": ("dp", int),
-    "dp": ("dp", int),
-    "dtype": ("dtype", str),
-    "quantization": ("quantization", str),
-    "q": ("quantization", str),
-    "kv-cache-dtype": ("kv_cache_dtype", str),
-    "max-model-len": ("max_model_len", int),
-    "gpu-memory-utilization": ("gpu_memory_utilization", float),
-    "block-size": ("block_size", int),
-    "model": ("model", str),
-    "revision": ("revision", str),
-    "served-model-name": ("served_model_name", str),
+# Environment variables that change engine behaviour: recorded under engine_config["env"].
+_ENGINE_ENV = re.compile(r"^(VLLM_|SGLANG_|SGL_|NCCL_|LMCACHE_|TORCH_|TORCHINDUCTOR_|PYTORCH_|CUDA_DEVICE_MAX_CONNECTIONS$|OMP_NUM_THREADS$)")
+_NOT_ENGINE_ENV = {
+    "VLLM_HOST_IP", "VLLM_PORT", "VLLM_LOGGING_LEVEL", "VLLM_CONFIGURE_LOGGING", "VLLM_LOGGING_CONFIG_PATH",
+    "VLLM_NO_USAGE_STATS", "VLLM_DO_NOT_TRACK", "VLLM_USAGE_SOURCE", "VLLM_RPC_BASE_PATH",
 }
-_VLLM_BOOLS: dict[str, tuple[str, bool]] = {
-    "enable-chunked-prefill": ("chunked_prefill", True),
-    "no-enable-chunked-prefill": ("chunked_prefill", False),
-    "enable-prefix-caching": ("prefix_caching", True),
-    "no-enable-prefix-caching": ("prefix_caching", False),
-    "enforce-eager": ("cuda_graphs", False),
-    "async-scheduling": ("async_scheduling", True),
-    "no-async-scheduling": ("async_scheduling", False),
-}
-# Keys that identify the workload/hardware rather than engine behaviour.
-_NOT_ENGINE = {"model", "revision", "served_model_name"}
 
 
-def _expand(value: str, env: dict[str, str]) -> str:
-    """Kubernetes ``$(VAR)`` substitution from the container's env."""
-    return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value)
+def engine_env(name: str) -> bool:
+    return bool(_ENGINE_ENV.match(name)) and not engine_flags.is_secret(name) and name not in _NOT_ENGINE_ENV
 
 
 def from_vllm_args(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """The settings a vLLM server command line states (``--a=b`` and ``--a b``; ``_`` or ``-``)."""
-    env = env or {}
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(argv):
-        arg = _expand(str(argv[i]), env)
-        i += 1
-        if not arg.startswith("-"):
-            continue
-        name, eq, value = arg.lstrip("-").partition("=")
-        name = name.replace("_", "-")
-        if name in _VLLM_BOOLS and not eq:
-            key, flag = _VLLM_BOOLS[name]
-            out[key] = flag
-        elif name in _VLLM_FLAGS:
-            key, kind = _VLLM_FLAGS[name]
-            if not eq:
-                if i >= len(argv):
-                    continue
-                value = _expand(str(argv[i]), env)
-                i += 1
-            try:
-                out[key] = kind(value)
-            except ValueError:
-                out[key] = value
+    """The settings a vLLM command line states (launcher included or not), with
+    ``unparsed`` naming what could not be read and ``env`` the engine variables."""
+    env = {str(k): str(v) for k, v in (env or {}).items()}
+    cmd, problems, _ = engine_flags.engine_command(list(argv), "vllm")
+    parsed = engine_flags.parse_flags(cmd.args, "vllm", {**env, **cmd.env}, positional_model=cmd.positional_model) \
+        if cmd else engine_flags.Parsed()
+    return _finish(parsed.settings, [*problems, *parsed.unparsed], {**env, **(cmd.env if cmd else {})}, [])
+
+
+def _finish(settings: dict[str, Any], unparsed: list[str], env: dict[str, str], env_unread: list[str]) -> dict[str, Any]:
+    out = dict(settings)
+    stated = {k: v for k, v in sorted(env.items()) if engine_env(k)}
+    if stated:
+        out["env"] = stated
+    unparsed = [*unparsed, *(n if " " in n else f"env {n} (value not in the file)" for n in env_unread if engine_env(n) or " " in n)]
+    if unparsed:
+        out["unparsed"] = [engine_flags.redact(u) for u in unparsed]
     if env.get("VLLM_USE_V1") in ("0", "1"):
         out["engine_generation"] = "V1" if env["VLLM_USE_V1"] == "1" else "V0"
     return out
@@ -154,56 +127,85 @@ def engine_from_image(image: str) -> str | None:
     return None
 
 
-def read_k8s_manifest(path: Path) -> dict[str, Any]:
-    """The serving container of a Kubernetes manifest: image, args, env, GPUs, node selector.
+def read_site(site: deployments.Site, file: Path | str) -> dict[str, Any] | None:
+    """The engine a deployment site runs, and what its files state about it (``None``: no engine).
 
-    Returns ``{"engine", "engine_revision", "config", "gpus", "accelerator", "model", "weights"}``
-    (keys only when the manifest states them).
+    Returns ``{"engine", "engine_revision", "config", "gpus", "accelerator", "model",
+    "weights", "sources", "shape"}`` (keys only when the file states them).
     """
-    from workbench.formats import mini_yaml
+    image_engine = engine_from_image(site.image) or site.engine_hint
+    cmd, problems, how = engine_flags.engine_command(site.argv, image_engine, site.env)
+    engine = cmd.engine if cmd else image_engine
+    if engine is None:
+        return None
+    env = {**site.env, **(cmd.env if cmd else {})}
+    settings: dict[str, Any] = {}
+    unparsed = list(problems)
+    sources: list[dict[str, str]] = []
+    if site.mapping:
+        mapped = engine_flags.settings_from_mapping(site.mapping, engine)
+        settings.update(mapped.settings)
+        unparsed += mapped.unparsed
+        sources.append({"file": str(file), "path": site.mapping_where, "read": "settings mapping"})
+    if cmd:
+        parsed = engine_flags.parse_flags(cmd.args, engine, env, positional_model=cmd.positional_model)
+        settings.update(parsed.settings)  # extraArgs come after vllmConfig on the command line
+        unparsed += parsed.unparsed
+        if cmd.args or site.argv:
+            sources.append({"file": str(file), "path": site.argv_where, "read": f"{how} ({cmd.launcher})"})
+    elif site.argv and not problems:
+        unparsed.append(f"{' '.join(site.argv)[:200]} (no {engine} command found in it)")
+        sources.append({"file": str(file), "path": site.argv_where, "read": "unreadable command"})
+    if site.env or site.env_unread:
+        sources.append({"file": str(file), "path": site.env_where, "read": "environment"})
+    if engine == "kserve-huggingface" and settings.get("backend"):
+        engine = "vllm" if settings["backend"] == "vllm" else f"kserve-huggingface ({settings['backend']})"
+    config = _finish(settings, unparsed, env, site.env_unread)
+    out: dict[str, Any] = {"engine": engine, "config": config, "shape": site.shape, "sources": sources, "where": site.where}
+    revision = image_revision(site.image) if site.image else None
+    if revision:
+        out["engine_revision"] = revision
+    if site.gpus is not None:
+        out["gpus"] = site.gpus
+    if site.accelerator:
+        out["accelerator"] = site.accelerator
+    model = config.get("model") or site.model or env.get("MODEL_ID") or env.get("MODEL_NAME")
+    if model:
+        out["model"] = model
+        # Weights as deployed: the model id at a pinned revision, or said to be unpinned.
+        revision = config.get("revision")
+        out["weights"] = f"{model}@{revision}" if revision else f"{model} (hub, revision not pinned)"
+    return out
 
+
+def looks_like_deployment(head: str) -> bool:
+    """The start of a file that deploys vLLM or SGLang, in one of the shapes read."""
+    if not re.search(r"vllm|sglang", head, re.IGNORECASE):
+        return False
+    return ("apiVersion:" in head and "kind:" in head) or "servingEngineSpec:" in head or bool(re.search(r"(?m)^services:\s*$", head))
+
+
+def read_deployment(path: Path) -> list[dict[str, Any]]:
+    """Every serving engine a deployment file runs (Kubernetes, KServe, LeaderWorkerSet,
+    Helm values of the vLLM production stack, docker compose), in file order."""
     try:
-        docs = mini_yaml.load_all(path.read_text(encoding="utf-8", errors="replace"))
+        docs = safe_yaml.load_file(path)
     except ValueError as exc:
-        raise BadInput(path, f"manifest is not readable YAML ({exc})") from None
-    for doc in docs:
-        if not isinstance(doc, dict) or doc.get("kind") not in ("Deployment", "StatefulSet", "Pod", "LeaderWorkerSet"):
-            continue
-        pod = doc.get("spec", {}) or {}
-        if doc.get("kind") != "Pod":
-            pod = ((pod.get("template") or {}).get("spec")) or {}
-        for container in pod.get("containers") or []:
-            if not isinstance(container, dict):
-                continue
-            image = str(container.get("image") or "")
-            argv = [str(a) for a in (container.get("command") or []) + (container.get("args") or [])]
-            engine = engine_from_image(image) or ("vllm" if any("vllm" in a for a in argv) else None)
-            if engine is None:
-                continue
-            env = {str(e.get("name")): str(e.get("value")) for e in container.get("env") or [] if isinstance(e, dict) and "value" in e}
-            config = from_vllm_args(argv, env) if engine == "vllm" else {}
-            out: dict[str, Any] = {"engine": engine, "config": config}
-            revision = image_revision(image)
-            if revision:
-                out["engine_revision"] = revision
-            limits = ((container.get("resources") or {}).get("limits")) or {}
-            for key in ("nvidia.com/gpu", "amd.com/gpu"):
-                if key in limits:
-                    out["gpus"] = int(limits[key])
-            selector = pod.get("nodeSelector") or {}
-            for key, value in selector.items():
-                if "accelerator" in key or "gpu" in key.lower():
-                    out["accelerator"] = str(value)
-            if "model" in config:
-                out["model"] = config["model"]
-            elif env.get("MODEL_ID"):
-                out["model"] = env["MODEL_ID"]
-            if out.get("model"):
-                # Weights as deployed: the model id at a pinned revision, or said to be unpinned.
-                revision = config.get("revision")
-                out["weights"] = f"{out['model']}@{revision}" if revision else f"{out['model']} (hub, revision not pinned)"
-            return out
-    raise BadInput(path, "manifest has no serving-engine container (vllm/sglang image or command)")
+        raise BadInput(path, f"deployment file is not readable YAML ({exc})") from None
+    except OSError as exc:
+        raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+    return [found for site in deployments.sites(docs) if (found := read_site(site, path)) is not None]
+
+
+def read_k8s_manifest(path: Path) -> dict[str, Any]:
+    """The serving engine of a deployment file (the first one; the others are named in ``also``)."""
+    found = read_deployment(path)
+    if not found:
+        raise BadInput(path, "deployment file has no serving-engine container (vllm/sglang image or command)")
+    first = dict(found[0])
+    if len(found) > 1:
+        first["also"] = [f"{f['where']} ({f['engine']})" for f in found[1:]]
+    return first
 
 
 def precision_of(config: dict[str, Any]) -> str | None:
@@ -228,7 +230,7 @@ def topology_of(config: dict[str, Any], gpus: int | None = None) -> str | None:
 def dimensions(config: dict[str, Any], source: str, *, gpus: int | None = None) -> dict[str, Dimension]:
     """``engine_config`` (engine knobs only), ``precision`` and ``topology`` dimensions."""
     dims: dict[str, Dimension] = {}
-    engine_only = {k: v for k, v in sorted(config.items()) if k not in _NOT_ENGINE}
+    engine_only = {k: v for k, v in sorted(config.items()) if k not in engine_flags.NOT_ENGINE}
     if engine_only:
         dims["engine_config"] = Dimension(engine_only, source)  # type: ignore[arg-type]
     precision = precision_of(config)

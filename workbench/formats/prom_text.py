@@ -305,37 +305,14 @@ class Quantile:
 def histogram_quantile(edges: Iterable[float], cumulative: Iterable[float], q: float) -> Quantile | None:
     """PromQL ``histogram_quantile`` with its bucket bounds; ``None`` when undefined.
 
-    Uses ``workbench.stats.histogram_quantile`` when that helper exists, so the two
-    can never disagree; the fallback follows the same documented algorithm.
+    The estimate is ``workbench.stats.histogram_quantile``'s, so the two never disagree.
     """
-    edges, cumulative = list(edges), list(cumulative)
+    from workbench.stats.histogram import histogram_quantile as shared
+
     try:
-        from workbench.stats.histogram import histogram_quantile as shared
-    except ImportError:
-        return _fallback_quantile(edges, cumulative, q)
-    try:
-        est = shared(edges, cumulative, q)
+        est = shared(list(edges), list(cumulative), q)
     except ValueError:
         return None
     if math.isnan(est.value):
         return None
     return Quantile(float(est.value), float(est.low), float(est.high), math.isinf(est.high))
-
-
-def _fallback_quantile(edges: list[float], cumulative: list[float], q: float) -> Quantile | None:
-    if len(edges) < 2 or not cumulative or cumulative[-1] <= 0 or not (0 <= q <= 1):
-        return None
-    n = cumulative[-1]
-    rank = q * n
-    i = next(k for k, c in enumerate(cumulative) if c >= rank)
-    if math.isinf(edges[i]):
-        top = edges[-2]
-        return Quantile(top, top, math.inf, True)
-    lo = 0.0 if i == 0 else edges[i - 1]
-    if i == 0 and edges[0] <= 0:
-        return Quantile(edges[0], edges[0], edges[0])
-    hi = edges[i]
-    prev = 0.0 if i == 0 else cumulative[i - 1]
-    width = cumulative[i] - prev
-    value = lo + (hi - lo) * ((rank - prev) / width if width > 0 else 1.0)
-    return Quantile(value, lo, hi)

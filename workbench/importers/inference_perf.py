@@ -32,7 +32,7 @@ import numpy as np
 
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
-from workbench.formats import engine_config, mini_yaml
+from workbench.formats import engine_config, safe_yaml
 from workbench.formats.bench_json import load_object
 from workbench.formats.inference_records import inference_run, number, request_mix, stats_block
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
@@ -84,7 +84,7 @@ def _looks_json(path: Path) -> bool:
 
 
 def _is_manifest(head: str) -> bool:
-    return "apiVersion:" in head and "kind:" in head and ("vllm" in head or "sglang" in head)
+    return engine_config.looks_like_deployment(head)
 
 
 def _is_load_config(head: str) -> bool:
@@ -121,7 +121,7 @@ def _companions(folder: Path, extras: list[Path]) -> dict[str, Any]:
         out["manifest"] = engine_config.read_k8s_manifest(found["manifest"])
     if "load_config" in found:
         try:
-            docs = mini_yaml.load_all(found["load_config"].read_text(encoding="utf-8", errors="replace"))
+            docs = safe_yaml.load_file(found["load_config"])
         except ValueError as exc:
             raise BadInput(found["load_config"], f"load config is not readable YAML ({exc})") from None
         out["load_config"] = docs[0] if docs and isinstance(docs[0], dict) else {}
@@ -192,6 +192,10 @@ def _run(label: str, files: dict[str, Path], all_stages: dict[str, dict[str, Pat
             gpus = manifest.get("gpus")
             dims["hardware"] = Dimension(f"{gpus}x {manifest['accelerator']}" if gpus else str(manifest["accelerator"]), "declared")
         dims.update(engine_config.dimensions(config, "declared", gpus=manifest.get("gpus")))
+        meta["engine_config_sources"] = manifest.get("sources", [])
+        if manifest.get("also"):
+            meta["warnings"].append(f"the deployment file runs more engines than the one read ({manifest['where'] or 'first'}): "
+                                    + ", ".join(manifest["also"]))
     load_cfg = comp.get("load_config")
     if load_cfg:
         data = load_cfg.get("data") or {}

@@ -52,12 +52,15 @@ def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[d
     )
 
 
-def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
-    """Linked rerun plans and rerun comparisons, as stored by the rerun harness (if present)."""
+def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]], observations: list[dict[str, Any]] = ()) -> tuple[list[Any], list[Any]]:
+    """Rerun plans and comparisons linked to hypotheses or cited by observations (a
+    bisection's steps), as stored by the rerun harness."""
     from workbench.investigations.hypotheses import rerun_table
 
     plan_ids = sorted({i for h in hypotheses for i in h["links"]["rerun_plans"]})
     comparison_ids = {i for h in hypotheses for i in h["links"]["rerun_comparisons"]}
+    comparison_ids |= {int(e["id"]) for o in observations for e in o.get("evidence") or []
+                       if isinstance(e, dict) and e.get("kind") == "rerun_comparison" and isinstance(e.get("id"), int)}
     plan_table, comparison_table = rerun_table("rerun_plan"), rerun_table("rerun_comparison")
     if comparison_table is not None and plan_ids and hasattr(comparison_table, "plan_id"):
         # A linked plan brings every comparison made of its executions.
@@ -66,6 +69,13 @@ def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]]) -> tuple[li
         with store.session() as s:
             rows = s.exec(select(comparison_table.id).where(comparison_table.plan_id.in_(plan_ids))).all()
             comparison_ids.update(int(i) for i in rows)
+    if comparison_table is not None and comparison_ids:
+        # A carried comparison brings the plan it analysed.
+        from sqlmodel import select
+
+        with store.session() as s:
+            rows = s.exec(select(comparison_table.plan_id).where(comparison_table.id.in_(sorted(comparison_ids)))).all()
+        plan_ids = sorted(set(plan_ids) | {int(i) for i in rows})
     plans, comparisons = [], []
     for kind, table, ids, sink in (
         ("rerun-plan", plan_table, plan_ids, plans),
@@ -89,7 +99,7 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     run_ids: list[int] = []
     for ids in [view["baseline_runs"], view["candidate_runs"]] + [
         c[k] for c in view["comparisons"] for k in ("baseline_runs", "candidate_runs")
-    ]:
+    ] + [_control_ids(c) for c in view["comparisons"]]:
         run_ids.extend(i for i in ids if i not in run_ids)
     runs, captures = [], []
     for run_id in run_ids:
@@ -105,6 +115,8 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
             "ref": c["ref"],
             "baseline": [f"run/{i}" for i in c["baseline_runs"]],
             "candidate": [f"run/{i}" for i in c["candidate_runs"]],
+            # The A/A control runs (baseline again), when the comparison had them.
+            **({"control": [f"run/{i}" for i in _control_ids(c)]} if _control_ids(c) else {}),
             "parameters": c["parameters"],
             "engine": c["engine"],
             "result": c["result"],
@@ -115,17 +127,33 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     ]
     observations = [{k: o[k] for k in o if k not in ("id", "label")} for o in view["observations"]]
     hypotheses = [{k: h[k] for k in h if k != "id"} for h in view["hypotheses"]]
-    plans, rerun_comparisons = _rerun_records(store, view["hypotheses"])
+    plans, rerun_comparisons = _rerun_records(store, view["hypotheses"], view["observations"])
     samples = None
     if embed_samples:
         samples = {f"run/{i}": store.load_run(i).tables for i in run_ids}
+    bisections = _bisections(store, view["id"])
     try:
-        return _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples)
+        return _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections)
     except (ValueError, TypeError) as exc:  # text that cannot be canonicalized (e.g. a lone surrogate)
         raise WbError(f"cannot export investigation {view['id']}: {exc}") from None
 
 
-def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples) -> dict[str, Any]:
+def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
+    """The investigation's bisections (specification and every step), for the recipe."""
+    from sqlmodel import select
+
+    from store.bisect import Bisection
+
+    with store.session() as s:
+        rows = s.exec(select(Bisection).where(Bisection.investigation_id == investigation_id).order_by(Bisection.id)).all()
+        return [{"ref": f"bisection/{r.id}", "name": r.name, "status": r.status, "spec": r.spec, "state": r.state} for r in rows]
+
+
+def _control_ids(comparison: dict[str, Any]) -> list[int]:
+    return [int(i) for i in (comparison.get("parameters") or {}).get("control") or []]
+
+
+def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections=()) -> dict[str, Any]:
     from workbench.bundle.export import build_bundle
 
     return build_bundle(
@@ -138,6 +166,7 @@ def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, 
         rerun_plans=plans,
         rerun_comparisons=rerun_comparisons,
         samples=samples,
+        bisections=bisections,
     )
 
 
@@ -219,7 +248,8 @@ def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, An
                     investigation_id=inv.id,
                     baseline_runs=list(spec.get("baseline") or []),
                     candidate_runs=list(spec.get("candidate") or []),
-                    parameters=dict(spec.get("parameters") or {}),
+                    # Run sets are the bundle's refs ("run/6"), the control's too.
+                    parameters={**dict(spec.get("parameters") or {}), **({"control": list(spec["control"])} if spec.get("control") else {})},
                     engine=dict(spec.get("engine") or {}),
                     result=result,
                     comparable=bool(result.get("comparable")),

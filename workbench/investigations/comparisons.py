@@ -55,11 +55,13 @@ def add_comparison(
     accepts: Mapping[str, str] | None = None,
     engine: Callable[..., Any] | None = None,
     by: str | None = None,
+    control: Sequence[str | int] = (),
 ) -> dict[str, Any]:
     """Compare run sets with the compare engine and store its JSON with the parameters.
 
     ``changes`` defaults to the investigation's intended change. A refused comparison
-    is stored too: a refusal is a result.
+    is stored too: a refusal is a result. ``control``: baseline-again (A′) runs, the
+    A/A noise floor; their ids are stored in the parameters (``control``).
     """
     from store.investigations import InvestigationComparison
 
@@ -72,6 +74,7 @@ def add_comparison(
     lens = lens or frame["lens"]
     changes = {k: list(v) for k, v in (changes if changes is not None else frame["intended_change"]).items()}
     accepts = {k: required_text(v, f"the reason for accepting {k}") for k, v in (accepts or {}).items()}
+    control_ids = resolve_runs(store, control) if control else []
     engine = engine or default_compare_engine()
     result = engine(
         store.load_runs(base_ids),
@@ -79,6 +82,7 @@ def add_comparison(
         lens=lens,
         changes={k: tuple(v) for k, v in changes.items()},
         accepts=dict(accepts),
+        **({"control": store.load_runs(control_ids)} if control_ids else {}),
     )
     doc = bundle_value(result.to_json() if hasattr(result, "to_json") else result)
     from workbench.bundle.export import verdict_of
@@ -87,7 +91,7 @@ def add_comparison(
         investigation_id=frame["id"],
         baseline_runs=base_ids,
         candidate_runs=cand_ids,
-        parameters=bundle_value({"lens": lens, "changes": changes, "accepts": accepts}),
+        parameters=bundle_value({"lens": lens, "changes": changes, "accepts": accepts, **({"control": control_ids} if control_ids else {})}),
         engine=engine_identity(),
         result=doc,
         comparable=bool(doc.get("comparable")),

@@ -1,7 +1,8 @@
 """The three seed investigations for ``wb demo``: a finished example of every stage up to Share.
 
 Each is framed (lens, decision question, guardrails, intended change), compared with
-the compare engine on the demo runs (captures ``baseline-N`` against ``candidate-N``),
+the compare engine on the demo runs (captures ``baseline-N`` against ``candidate-N``,
+with the ``baseline-extra-N`` runs, the baseline again, as the A/A control),
 has the engine's observations pinned, and one hypothesis with the test that would
 decide it, left ``open``: a demo must not pretend a rerun happened.
 Synthetic demonstrations, illustrative values, not measurements.
@@ -53,20 +54,20 @@ DEMOS: list[dict[str, Any]] = [
     },
 ]
 
-_SIDE = re.compile(r"^(baseline|candidate)-(\d+)\.json(\.gz)?$")
+_SIDE = re.compile(r"^(baseline|candidate|baseline-extra)-(\d+)\.json(\.gz)?$")
 
 
-def demo_run_sets(store: "Store", lens: str) -> tuple[list[int], list[int]]:
-    """The demo runs of ``lens``, by capture file name: ``baseline-N`` and ``candidate-N``
-    (the ``baseline-extra-N`` A′ controls are left for Verify)."""
-    sides: dict[str, list[int]] = {"baseline": [], "candidate": []}
+def demo_run_sets(store: "Store", lens: str) -> tuple[list[int], list[int], list[int]]:
+    """The demo runs of ``lens``, by capture file name: ``baseline-N``, ``candidate-N``
+    and the ``baseline-extra-N`` A′ runs (the baseline again: the A/A control)."""
+    sides: dict[str, list[int]] = {"baseline": [], "candidate": [], "baseline-extra": []}
     for run in store.list_runs(lens=lens):
         for capture in store.run_captures(run.id):
             match = _SIDE.match(capture.name)
             if match:
                 sides[match.group(1)].append(run.id)
                 break
-    return sorted(sides["baseline"]), sorted(sides["candidate"])
+    return sorted(sides["baseline"]), sorted(sides["candidate"]), sorted(sides["baseline-extra"])
 
 
 def create_demo_investigations(store: "Store", *, engine: Callable[..., Any] | None = None) -> list[int]:
@@ -81,14 +82,14 @@ def create_demo_investigations(store: "Store", *, engine: Callable[..., Any] | N
         if demo["title"] in existing:
             ids.append(existing[demo["title"]])
             continue
-        baseline, candidate = demo_run_sets(store, demo["lens"])
+        baseline, candidate, control = demo_run_sets(store, demo["lens"])
         if not baseline or not candidate:
             continue
         inv = wf.create_investigation(
             store, lens=demo["lens"], question=demo["question"], title=demo["title"], guardrails=demo["guardrails"],
             intended_change=demo["change"], baseline=baseline, candidate=candidate, by=DEMO_BY,
         )
-        comp = wf.add_comparison(store, inv["id"], baseline, candidate, engine=engine, by=DEMO_BY)
+        comp = wf.add_comparison(store, inv["id"], baseline, candidate, engine=engine, by=DEMO_BY, control=control)
         if comp["result"].get("observations"):
             wf.observations_from_comparison(store, inv["id"], comp["id"], by=DEMO_BY)
         wf.add_hypothesis(store, inv["id"], demo["hypothesis"], demo["test"], by=DEMO_BY)

@@ -56,18 +56,11 @@ def add_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *,
 
 
 def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
-    """``plan:3`` / ``plan:NAME`` / ``3`` (a rerun plan), ``comparison:5``, ``rerun-comparison:2``."""
-    kinds = {"plan": "rerun_plan", "rerun-plan": "rerun_plan", "comparison": "comparison", "rerun-comparison": "rerun_comparison"}
-    out = []
-    for item in items:
-        kind, sep, value = str(item).strip().partition(":")
-        if not sep:
-            kind, value = "plan", kind
-        kind, value = kind.strip(), value.strip()
-        if kind not in kinds or not value or (not value.isdigit() and kind != "plan" and kind != "rerun-plan"):
-            raise UsageError(f"evidence {item!r}: use plan:ID|NAME, comparison:ID or rerun-comparison:ID")
-        out.append({"kind": kinds[kind], "id": int(value)} if value.isdigit() else {"kind": kinds[kind], "name": nfc(value)})
-    return out
+    """``plan=3`` / ``plan=NAME`` (a rerun plan), ``comparison=5``, ``rerun_comparison=2``;
+    see ``workbench.investigations.evidence``."""
+    from workbench.investigations.evidence import parse_decision_evidence
+
+    return parse_decision_evidence(items)
 
 
 def check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investigation_id: int) -> None:
@@ -132,7 +125,7 @@ def set_hypothesis_status(
     if status not in HYPOTHESIS_STATUSES:
         raise UsageError(f"status must be one of {', '.join(HYPOTHESIS_STATUSES)}")
     if status in DECIDED and not evidence:
-        raise UsageError(f"'{status}' needs the evidence that decided it (--evidence plan:ID or comparison:ID)")
+        raise UsageError(f"'{status}' needs the evidence that decided it (--evidence plan=ID or comparison=ID)")
     hid = parse_id(hypothesis, "hypothesis")
     with store.session() as s:
         row = s.get(Hypothesis, hid)

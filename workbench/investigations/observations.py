@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from workbench.bundle.canonical import bundle_value, nfc
+from workbench.bundle.canonical import bundle_value
 from workbench.errors import NotFound, UsageError, WbError
-from workbench.investigations.common import OBSERVATION_LABEL, current_user, investigation_row, parse_id, required_text, resolve_runs
+from workbench.investigations.common import OBSERVATION_LABEL, current_user, investigation_row, parse_id, required_text
 from workbench.investigations.comparisons import get_comparison
 
 if TYPE_CHECKING:
@@ -34,23 +34,11 @@ def observation_views(rows: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def parse_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, Any]]:
-    """``KIND=VALUE`` items (run=12, metric=ttft_p95, window=steady, value=110ms ...).
+    """``KIND=VALUE`` items (run=12, metric=ttft_p95, window=steady, value=110ms ...); see
+    ``workbench.investigations.evidence``. Runs resolve to ids when a store is given."""
+    from workbench.investigations.evidence import parse_observation_evidence
 
-    Runs are resolved to ids when a store is given, so a cited run exists.
-    """
-    out = []
-    for item in items:
-        kind, sep, value = str(item).partition("=")
-        kind, value = nfc(kind).strip(), nfc(value).strip()
-        if not sep or not kind or not value:
-            raise UsageError(f"evidence {item!r} is not KIND=VALUE (e.g. run=12, metric=ttft_p95, window=steady, value='110 ms')")
-        entry: dict[str, Any] = {"kind": kind, "value": value}
-        if kind == "run" and store is not None:
-            entry = {"kind": "run", "id": resolve_runs(store, [value])[0]}
-        elif kind == "comparison":
-            entry = {"kind": "comparison", "id": parse_id(value, "comparison")}
-        out.append(entry)
-    return out
+    return parse_observation_evidence(items, store)
 
 
 def pin_observation(

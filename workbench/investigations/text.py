@@ -27,7 +27,9 @@ def print_investigation(inv: dict[str, Any]) -> None:
         echo("comparisons:")
     for c in comps:
         state = (c.get("verdict") or "compared") if c.get("comparable") else "REFUSED"
-        echo(f"  {c['id']:>4}  {clean(c['baseline_runs'])} vs {clean(c['candidate_runs'])}  {clean(state)}")
+        control = (c.get("parameters") or {}).get("control")
+        aa = f" (A/A control {clean(control)})" if control else ""
+        echo(f"  {c['id']:>4}  {clean(c['baseline_runs'])} vs {clean(c['candidate_runs'])}{aa}  {clean(state)}")
     obs = inv.get("observations") or []
     if obs:
         echo("observations (observation, not cause):")

@@ -328,17 +328,3 @@ class _Unclosed(io.RawIOBase):
     def write(self, b: Any) -> int:
         self._sink.write(b)
         return len(b)
-
-
-def import_into_store(path: Path, store_url: str) -> Any:
-    """Import one snapshot file with the workbench's ingest API (what ``wb import`` does):
-    one transaction, so the store never holds half a snapshot."""
-    from store import open_store  # lazy: pulls in sqlmodel
-    from workbench.importers.base import ImportOptions
-    from workbench.ingest import import_files
-
-    store = open_store(store_url)
-    try:
-        return import_files(store, [path], ImportOptions(), origin="recorder")
-    finally:
-        store.close()

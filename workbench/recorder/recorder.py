@@ -40,7 +40,6 @@ from workbench.recorder.capture import (
     VALUE,
     SnapshotData,
     build_capture,
-    import_into_store,
     write_capture,
 )
 from workbench.recorder.config import RecorderConfig, disabled_by_env
@@ -733,6 +732,8 @@ class Recorder:
         if not url:
             return
         try:
+            from workbench.recorder.handoff import import_into_store  # the store loads here, in the writer thread
+
             report = import_into_store(path, url)
             self._imported_count += 1
             self._imported_runs.extend(report.run_ids)

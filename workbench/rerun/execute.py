@@ -230,7 +230,7 @@ class Executor:
         """Run every slot not yet finished; returns the final status. Ctrl-C: status
         ``interrupted`` is recorded and KeyboardInterrupt propagates."""
         from store.rerun import COMPLETE, INTERRUPTED, RUN_FAILED, RUN_OK, RerunExecution, runs_of
-        from workbench.rerun.report import live_effect
+        from workbench.rerun.report import live_effect, sequential_look
 
         with self.store.session() as s:
             execution = s.get(RerunExecution, execution_id)
@@ -259,6 +259,10 @@ class Executor:
                 outcome = self._run_one(execution_id, workdir, index, round_, arm)
                 history.append(outcome.__dict__)
                 self.observer.run_finished(outcome, live_effect(history))
+                look = sequential_look(self.plan, history)
+                if look is not None and look.decided:  # the data decided: the rounds left are not needed
+                    status = COMPLETE
+                    break
             else:
                 status = COMPLETE
         finally:
@@ -314,11 +318,11 @@ class Executor:
                 try:
                     outcome.exit_status = proc.wait(timeout=self.plan.timeout_s)
                 except subprocess.TimeoutExpired:
-                    _stop(proc)
+                    stop_group(proc)
                     outcome.exit_status = proc.returncode
                     outcome.reason = f"timed out after {self.plan.timeout_s:g} s (killed)"
                 except KeyboardInterrupt:
-                    _stop(proc)
+                    stop_group(proc)
                     outcome.status, outcome.exit_status = RUN_INTERRUPTED, proc.returncode
                     outcome.reason = "interrupted (Ctrl-C or SIGTERM); resume runs it again"
                     outcome.wall_s = time.monotonic() - t0
@@ -419,7 +423,7 @@ def _signal_name(n: int) -> str:
         return "unknown signal"
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def stop_group(proc: subprocess.Popen) -> None:
     """Stop a run and everything it started: SIGTERM to its group, SIGKILL after a grace."""
     for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
         try:

@@ -1,6 +1,6 @@
 """GPU identity and settings through NVML (``pynvml`` from nvidia-ml-py), read defensively.
 
-Every field is a :class:`Probe` that says how it was obtained:
+Every field is a :class:`Reading` that says how it was obtained:
 
 - ``ran``: the query ran and gave a value;
 - ``no data``: the query ran but the device gave nothing (not supported on this SKU,
@@ -34,7 +34,7 @@ IDENTITY_FIELDS = (
 
 
 @dataclass(frozen=True)
-class Probe:
+class Reading:
     status: str
     value: Any = None
     detail: str = ""
@@ -58,10 +58,10 @@ class Probe:
 class GpuReport:
     status: str  # "ran" (NVML answered) or "unavailable"
     reason: str
-    driver_version: Probe
-    cuda_driver_version: Probe
-    nvml_version: Probe
-    devices: tuple[dict[str, Probe], ...]
+    driver_version: Reading
+    cuda_driver_version: Reading
+    nvml_version: Reading
+    devices: tuple[dict[str, Reading], ...]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,7 +76,7 @@ class GpuReport:
 
 
 def _unavailable_report(reason: str) -> GpuReport:
-    none = Probe(UNAVAILABLE, None, reason)
+    none = Reading(UNAVAILABLE, None, reason)
     return GpuReport(UNAVAILABLE, reason, none, none, none, ())
 
 
@@ -84,25 +84,25 @@ def _on_off(v: Any) -> str:
     return "enabled" if v == 1 else "disabled" if v == 0 else str(v)
 
 
-def _read(call: Callable[[], Any], convert: Callable[[Any], Any] = lambda v: v) -> Probe:
+def _read(call: Callable[[], Any], convert: Callable[[Any], Any] = lambda v: v) -> Reading:
     """Run one NVML query; NVML errors become ``no data`` with the reason."""
     try:
         value = call()
     except Exception as exc:  # noqa: BLE001 - NotSupported, NoPermission, an old binding without the call
-        return Probe(NO_DATA, None, str(exc) or type(exc).__name__)
+        return Reading(NO_DATA, None, str(exc) or type(exc).__name__)
     if value is None or value == "":
-        return Probe(NO_DATA, None, "empty answer")
+        return Reading(NO_DATA, None, "empty answer")
     try:
-        return Probe(RAN, convert(value))
+        return Reading(RAN, convert(value))
     except (TypeError, ValueError, IndexError) as exc:
-        return Probe(NO_DATA, None, f"unreadable answer {value!r} ({exc})")
+        return Reading(NO_DATA, None, f"unreadable answer {value!r} ({exc})")
 
 
 def _cuda_version(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 
-def _device(nvml: Any, h: Any) -> dict[str, Probe]:
+def _device(nvml: Any, h: Any) -> dict[str, Reading]:
     clock = lambda kind: (lambda: nvml.nvmlDeviceGetClockInfo(h, kind))  # noqa: E731
     app = lambda kind: (lambda: nvml.nvmlDeviceGetApplicationsClock(h, kind))  # noqa: E731
     readers: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
@@ -127,7 +127,7 @@ def _device(nvml: Any, h: Any) -> dict[str, Probe]:
 
 
 def probe_gpus(nvml: Any = None) -> GpuReport:
-    """Probe every GPU NVML can see. Never raises: no GPU means ``unavailable``/``unknown``."""
+    """Reading every GPU NVML can see. Never raises: no GPU means ``unavailable``/``unknown``."""
     if nvml is None:
         try:
             import pynvml as nvml  # nvidia-ml-py
@@ -147,7 +147,7 @@ def probe_gpus(nvml: Any = None) -> GpuReport:
             try:
                 handle = nvml.nvmlDeviceGetHandleByIndex(i)
             except Exception as exc:  # noqa: BLE001
-                devices.append({f: Probe(NO_DATA, None, f"device {i}: {exc}") for f in DEVICE_FIELDS})
+                devices.append({f: Reading(NO_DATA, None, f"device {i}: {exc}") for f in DEVICE_FIELDS})
                 continue
             devices.append(_device(nvml, handle))
         reason = "" if devices else ("NVML reports no GPUs" if count.known else f"device count: {count.detail}")

@@ -32,7 +32,10 @@ DEFAULT_STATISTIC = {"training": "mean", "inference": "p95"}
 PLAN_KEYS = {
     "name", "description", "lens", "baseline", "candidate", "control", "artifacts", "rounds", "order",
     "seed", "timeout_s", "metric", "statistic", "higher_is_better", "delta", "warmup", "guardrails",
+    "stopping", "spending",
 }
+STOPPINGS = ("fixed", "sequential")  # sequential: look after every round from 3, stop once decided
+SPENDINGS = ("obrien-fleming", "pocock")
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,10 @@ class Plan:
     environment: dict[str, Any] = field(default_factory=dict)
     # "user" (options or the user's own file) or "bundle:<sha256>" (needs confirmation).
     origin: str = "user"
+    # "fixed": every round runs, one analysis at the end. "sequential": ``rounds`` is the
+    # maximum; a look after each round stops as soon as the data decide (stats.sequential).
+    stopping: str = "fixed"
+    spending: str = "obrien-fleming"
 
     def command(self, arm: str) -> Command:
         if arm == "B":
@@ -175,6 +182,8 @@ class Plan:
             "guardrails": [g.to_json() for g in self.guardrails],
             "environment": self.environment,
             "origin": self.origin,
+            # Only sequential plans carry these, so a fixed plan keeps the digest it always had.
+            **({"stopping": self.stopping, "spending": self.spending} if self.stopping != "fixed" else {}),
         }
 
     @classmethod
@@ -200,6 +209,8 @@ class Plan:
             guardrails=tuple(Guardrail.from_json(g) for g in data.get("guardrails", [])),
             environment=dict(data.get("environment") or {}),
             origin=data.get("origin", "user"),
+            stopping=data.get("stopping", "fixed"),
+            spending=data.get("spending", "obrien-fleming"),
         )
 
     def digest(self) -> str:
@@ -332,6 +343,12 @@ def build_plan(data: dict[str, Any], *, base: Path | None = None, where: str | N
     rounds = _int(data.get("rounds", DEFAULT_ROUNDS), "rounds", where)
     if rounds < MIN_ROUNDS:
         raise UsageError(f"rounds: {rounds} is too few to say anything; at least {MIN_ROUNDS} (default {DEFAULT_ROUNDS})")
+    stopping = data.get("stopping", "fixed")
+    if stopping not in STOPPINGS:
+        raise BadInput(where, f"stopping: expected one of {', '.join(STOPPINGS)}, got {stopping!r}")
+    spending = data.get("spending", "obrien-fleming")
+    if spending not in SPENDINGS:
+        raise BadInput(where, f"spending: expected one of {', '.join(SPENDINGS)}, got {spending!r}")
     order = data.get("order", "random")
     if order not in ORDERS:
         raise BadInput(where, f"order: expected one of {', '.join(ORDERS)}, got {order!r}")
@@ -401,6 +418,8 @@ def build_plan(data: dict[str, Any], *, base: Path | None = None, where: str | N
         delta=delta,
         warmup=warmup,
         guardrails=tuple(guardrails),
+        stopping=stopping,
+        spending=spending,
     )
 
 

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.rerun.gpu_probe import IDENTITY_FIELDS, NO_DATA, RAN, UNAVAILABLE, UNKNOWN, GpuReport, Probe, probe_gpus
+from workbench.rerun.gpu_probe import IDENTITY_FIELDS, NO_DATA, RAN, UNAVAILABLE, UNKNOWN, GpuReport, Reading, probe_gpus
 
 if TYPE_CHECKING:
     from workbench.rerun.plan import Plan
@@ -35,19 +35,19 @@ if TYPE_CHECKING:
 KEY_PACKAGES = ("wb", "numpy", "scipy", "nvidia-ml-py", "cupy-cuda12x", "cupy-cuda11x", "torch", "vllm", "sglang")
 
 
-def toolkit_probe(timeout_s: float = 10.0) -> Probe:
+def toolkit_probe(timeout_s: float = 10.0) -> Reading:
     """The CUDA toolkit from ``nvcc --version`` (``unavailable`` when there is no nvcc)."""
     nvcc = shutil.which("nvcc") or next((p for p in ("/usr/local/cuda/bin/nvcc",) if os.access(p, os.X_OK)), None)
     if nvcc is None:
-        return Probe(UNAVAILABLE, None, "nvcc not found on PATH")
+        return Reading(UNAVAILABLE, None, "nvcc not found on PATH")
     try:
         out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=timeout_s, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return Probe(NO_DATA, None, f"{nvcc} --version failed: {exc}")
+        return Reading(NO_DATA, None, f"{nvcc} --version failed: {exc}")
     match = re.search(r"release\s+([\d.]+)(?:,\s*V([\w.\-]+))?", out.stdout)
     if out.returncode != 0 or not match:
-        return Probe(NO_DATA, None, f"{nvcc} --version gave no release (exit {out.returncode})")
-    return Probe(RAN, match.group(2) or match.group(1), nvcc)
+        return Reading(NO_DATA, None, f"{nvcc} --version gave no release (exit {out.returncode})")
+    return Reading(RAN, match.group(2) or match.group(1), nvcc)
 
 
 def software_versions() -> dict[str, str]:
@@ -83,7 +83,7 @@ def check_artifacts(plan: "Plan") -> list[dict[str, Any]]:
     return out
 
 
-def environment_of(gpu: GpuReport, toolkit: Probe) -> dict[str, Any]:
+def environment_of(gpu: GpuReport, toolkit: Reading) -> dict[str, Any]:
     """The comparable environment: identity fields, ``unknown`` where not known."""
     return {
         "driver_version": gpu.driver_version.shown,
@@ -123,7 +123,7 @@ class Preflight:
     taken_at: str
     host: str
     gpu: GpuReport
-    toolkit: Probe
+    toolkit: Reading
     software: dict[str, str]
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     environment_changes: list[str] = field(default_factory=list)
@@ -159,7 +159,7 @@ class Preflight:
 
 
 def run_preflight(plan: "Plan | None" = None, *, expected: dict[str, Any] | None = None, nvml: Any = None) -> Preflight:
-    """Probe this machine; with a plan, check its artifacts and its environment.
+    """Reading this machine; with a plan, check its artifacts and its environment.
 
     ``expected`` overrides the plan's recorded environment (a resume compares with the
     execution's first preflight as well).

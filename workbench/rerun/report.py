@@ -14,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import statistics
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from store.records import SAMPLES, RunRecord
@@ -69,6 +71,107 @@ def live_effect(runs: list[dict[str, Any]]) -> dict[str, Any]:
         return {"rounds": 0}
     mean = lambda arm: sum(by_round[k][arm]["statistic"] for k in complete) / len(complete)  # noqa: E731
     return {"rounds": len(complete), "b_over_a": mean("B") / mean("A"), "aprime_over_a": mean("A'") / mean("A")}
+
+
+@dataclass(frozen=True)
+class SequentialLook:
+    """The look after the rounds complete so far, for a plan with ``stopping = "sequential"``."""
+
+    design: Any  # stats.sequential.SequentialDesign
+    look: Any  # stats.sequential.Look
+    rounds: list[int]
+    sd_log: float
+
+    @property
+    def decided(self) -> bool:
+        from workbench.stats.sequential import CONTINUE
+
+        return self.look.decision != CONTINUE
+
+
+def sequential_look(plan: Plan, runs: list[dict[str, Any]]) -> SequentialLook | None:
+    """None for a fixed plan; else the current look over the paired rounds."""
+    if plan.stopping != "sequential":
+        return None
+    return look_over(runs, rounds=plan.rounds, delta=plan.delta, higher_is_better=plan.higher_is_better, spending=plan.spending)
+
+
+def look_over(runs: list[dict[str, Any]], *, rounds: int, delta: float, higher_is_better: bool, spending: str) -> SequentialLook:
+    """The sequential look over the paired rounds of ``runs`` (time-like log ratios: for a
+    higher-is-better metric the ratio is inverted, so > 1 is always worse)."""
+    from workbench.stats.sequential import SequentialDesign, look
+
+    complete, by_round = paired_rounds(runs)
+    sign = -1.0 if higher_is_better else 1.0
+    log_ratio = lambda k, arm: sign * math.log(by_round[k][arm]["statistic"] / by_round[k]["A"]["statistic"])  # noqa: E731
+    design = SequentialDesign(rounds, spending=spending)
+    b = [log_ratio(k, "B") for k in complete]
+    aa = [log_ratio(k, "A'") for k in complete]
+    sd = statistics.stdev(b) if len(b) >= 2 else math.nan
+    return SequentialLook(design, look(design, b, delta, aa), complete, sd)
+
+
+def _analysis(plan_info: dict[str, Any], rounds: list[int], by_round: dict[int, dict[str, dict[str, Any]]]) -> Any:
+    """The fixed paired analysis of the rounds where A, B and A′ were all measured."""
+    from workbench.stats import analyze
+
+    if len(rounds) < 2:
+        return None
+    a = [by_round[k]["A"]["statistic"] for k in rounds]
+    b = [by_round[k]["B"]["statistic"] for k in rounds]
+    ap = [by_round[k]["A'"]["statistic"] for k in rounds]
+    slots = {arm: [by_round[k][arm]["slot"] for k in rounds] for arm in ARMS}
+    return analyze(a, b, ap, paired=True, delta=plan_info["delta"], lower_is_better=not plan_info["higher_is_better"],
+                   seed=plan_info["seed"], slots=slots)
+
+
+def reanalyze(body: dict[str, Any]) -> dict[str, Any]:
+    """A stored comparison's verdict-bearing parts derived again from its per-run values
+    (what ``wb evidence verify --recompute`` checks): analysis, verdict, flags, sequential."""
+    p = body["plan"]
+    rows = body["runs"]
+    rounds, by_round = paired_rounds(rows)
+    analysis = _analysis(p, rounds, by_round)
+    out: dict[str, Any] = {"analysis": analysis.to_json() if analysis else None,
+                           "verdict": analysis.verdict if analysis else None,
+                           "flags": list(analysis.flags) if analysis else []}
+    if p.get("stopping") == "sequential" and len(rounds) >= 2:
+        seq = look_over(rows, rounds=p["rounds"], delta=p["delta"], higher_is_better=p["higher_is_better"], spending=p["spending"])
+        section = _sequential_section(p, seq, body["execution"]["status"])
+        out["sequential"] = section
+        out["verdict"] = section["decision"] if section["decision"] != "CONTINUE" else None
+    return out
+
+
+def _sequential_section(plan: dict[str, Any], seq: SequentialLook, status: str) -> dict[str, Any]:
+    from workbench.stats import rounds_needed
+    from workbench.stats.sequential import CONTINUE
+
+    lk = seq.look
+    delta, rounds = plan["delta"], plan["rounds"]
+    band = f"[{1 / (1 + delta):.4f}, {1 + delta:.4f}]"
+    interval = f"[{lk.low95:.4f}, {lk.high95:.4f}]"
+    if lk.decision == CONTINUE:
+        why = (f"no decision after {lk.round} of {rounds} rounds: the repeated 95 % interval {interval} "
+               f"still overlaps the band {band} ({status})")
+    elif lk.aa_unstable and lk.decision not in ("REGRESSION", "IMPROVEMENT", "EQUIVALENT"):
+        why = f"ran all {rounds} rounds: the A/A control stayed unstable, so no verdict is given"
+    elif lk.round < rounds:
+        why = f"stopped after round {lk.round} of {rounds}: the repeated 95 % interval {interval} decides {lk.decision} against the band {band}"
+    else:
+        why = f"ran all {rounds} rounds: repeated 95 % interval {interval} against the band {band}"
+    fixed = rounds_needed(seq.sd_log, delta, paired=True) if math.isfinite(seq.sd_log) else None
+    return {
+        "design": seq.design.to_json(),
+        "stopped_at_round": lk.round if lk.decision != CONTINUE else None,
+        "decision": lk.decision,
+        "why": why,
+        "ratio": lk.ratio,
+        "repeated_ci95": [lk.low95, lk.high95],
+        "aa_unstable": lk.aa_unstable,
+        "fixed_design_rounds": fixed,
+        "method": "group-sequential, Lan–DeMets spending; repeated confidence intervals on the mean per-round log ratio (docs/methods.md)",
+    }
 
 
 def _failures(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -138,7 +241,7 @@ def _finite_mean(values: list[float]) -> float:
 
 def build_comparison(store: "Store", plan_row: Any, execution_row: Any, runs: list[Any]) -> dict[str, Any]:
     """The comparison document for one execution (see ``docs/verify.md``)."""
-    from workbench.stats import MIN_ROUNDS, analyze
+    from workbench.stats import MIN_ROUNDS
 
     plan = Plan.from_json(plan_row.body)
     rows = [
@@ -162,6 +265,7 @@ def build_comparison(store: "Store", plan_row: Any, execution_row: Any, runs: li
             "metric": plan.metric, "statistic": plan.statistic, "higher_is_better": plan.higher_is_better,
             "rounds": plan.rounds, "order": plan.order, "seed": plan.seed, "delta": plan.delta,
             "warmup": plan.warmup.to_json(),
+            **({"stopping": plan.stopping, "spending": plan.spending} if plan.stopping != "fixed" else {}),
         },
         "execution": {
             "id": execution_row.id, "status": execution_row.status, "host": execution_row.host,
@@ -183,19 +287,24 @@ def build_comparison(store: "Store", plan_row: Any, execution_row: Any, runs: li
         notes.append(f"rounds {', '.join(map(str, incomplete))} left out of the paired analysis: an arm failed or has no value")
     body["notes"] = notes
 
-    analysis = None
-    if len(rounds) >= 2:
-        a = [by_round[k]["A"]["statistic"] for k in rounds]
-        b = [by_round[k]["B"]["statistic"] for k in rounds]
-        ap = [by_round[k]["A'"]["statistic"] for k in rounds]
-        slots = {arm: [by_round[k][arm]["slot"] for k in rounds] for arm in ARMS}
-        analysis = analyze(a, b, ap, paired=True, delta=plan.delta, lower_is_better=not plan.higher_is_better, seed=plan.seed, slots=slots)
+    analysis = _analysis(body["plan"], rounds, by_round)
     body["analysis"] = analysis.to_json() if analysis else None
     if analysis is not None:
         body["verdict"], body["flags"], body["reason"] = analysis.verdict, list(analysis.flags), analysis.reason
     else:
         body["verdict"], body["flags"] = None, []
         body["reason"] = f"no comparison: {len(rounds)} round(s) with A, B and A′ all measured (a verdict needs at least {MIN_ROUNDS})"
+    seq = sequential_look(plan, rows)
+    if seq is not None and len(rounds) >= 2:
+        # The fixed analysis above keeps its intervals for reading, but its nominal levels
+        # do not hold after repeated looks: the verdict is the sequential design's.
+        section = _sequential_section(body["plan"], seq, execution_row.status)
+        body["sequential"] = section
+        if section["decision"] != "CONTINUE":
+            body["verdict"] = section["decision"]
+        else:
+            body["verdict"] = None
+        body["reason"] = section["why"]
     body["guardrails"] = _judge_guardrails(store, plan, rounds, by_round)
     return body
 
@@ -268,6 +377,12 @@ def format_comparison(body: dict[str, Any], width: int = 80) -> list[str]:
                 lines += wrap(f"drift in {arm}: {d.get('pct_per_slot', 0):+.3f} % per slot (p {d['p']:.3g})")
         for arm, idx in (a.get("outliers") or {}).items():
             lines += wrap(f"outlier runs in {arm} (modified z > 3.5, kept): rounds {', '.join(str(body['rounds']['used'][i]) for i in idx)}")
+    seq = body.get("sequential")
+    if seq:
+        fixed = seq.get("fixed_design_rounds")
+        lines += wrap(f"sequential stopping ({seq['design']['spending']} spending, α {seq['design']['alpha']:g} over every look): "
+                      f"θ {seq['ratio']:.4f}, repeated 95 % interval [{seq['repeated_ci95'][0]:.4f}, {seq['repeated_ci95'][1]:.4f}]"
+                      + (f"; a fixed design would need about {fixed} rounds at this noise" if fixed else ""))
     verdict = body["verdict"] or "NO VERDICT"
     flags = f"  [{', '.join(body['flags'])}]" if body["flags"] else ""
     lines.append(f"Verdict: {verdict}{flags}")

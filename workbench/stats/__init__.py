@@ -1,12 +1,11 @@
 """Statistics engine: honest effects, A/A noise floors, verdicts, deterministic bounds.
 
 Pure numpy/scipy; no store, no Textual. scipy is imported inside functions only, so
-importing this package stays cheap. Methods: docs/methods.md (normative source:
-shared research/statistics.md section 8).
+importing this package stays cheap. Methods and their sources: docs/methods.md.
 
 The public API:
 
-- ``reduce_run(values, warmup=0) -> RunSummary``: one run's steps to run-level
+- ``reduce_run(values, warmup=0) -> RunReduction``: one run's steps to run-level
   statistics (mean primary; median; min diagnostic; p95 and Harrell–Davis p95 from
   72 samples). ``default_warmup(n)`` is the no-pilot default.
 - ``analyze(a, b, a_prime=None, *, paired, delta=0.02, lower_is_better=True,
@@ -106,7 +105,7 @@ from workbench.stats.power import mde_log, mde_log_exact, rounds_needed
 from workbench.stats.rank_tests import RankTest, mann_whitney, mwu_min_p, wilcoxon_min_p, wilcoxon_signed_rank
 from workbench.stats.reduce import (
     P95_MIN_SAMPLES,
-    RunSummary,
+    RunReduction,
     default_warmup,
     harrell_davis,
     harrell_davis_se,

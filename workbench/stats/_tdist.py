@@ -42,12 +42,6 @@ def norm_cdf(x: float) -> float:
     return float(ndtr(x))
 
 
-def norm_quantile(p: float) -> float:
-    from scipy.special import ndtri
-
-    return float(ndtri(p))
-
-
 def nct_cdf(x: float, df: float, nc: float) -> float:
     """CDF of the noncentral t distribution (for exact power)."""
     from scipy.special import nctdtr

@@ -21,7 +21,7 @@ def default_warmup(n_steps: int) -> int:
 
 
 @dataclass(frozen=True)
-class RunSummary:
+class RunReduction:
     """Run-level statistics after warm-up. ``mean`` is the primary statistic; ``min`` is a
     diagnostic (Chen & Revels) and must not be used as the effect; ``p95``/``p95_hd``
     are None below 72 kept samples. Diagnostics are reported, never used to filter."""
@@ -122,7 +122,7 @@ def _cov_settled_at(x: np.ndarray, window: int = 10, threshold: float = 0.02) ->
     return int(hits[0]) + window - 1 if len(hits) else None
 
 
-def reduce_run(values: Any, warmup: int = 0) -> RunSummary:
+def reduce_run(values: Any, warmup: int = 0) -> RunReduction:
     """Reduce one run's step values (e.g. step times) to its run-level statistics.
 
     The first ``warmup`` steps are dropped (see ``default_warmup``); NaN steps are
@@ -145,7 +145,7 @@ def reduce_run(values: Any, warmup: int = 0) -> RunSummary:
     if n >= P95_MIN_SAMPLES:
         p95 = float(np.percentile(kept, 95))
         p95_hd = harrell_davis(kept, 0.95)
-    return RunSummary(
+    return RunReduction(
         n_total=len(v),
         warmup=min(warmup, len(v)),
         n=n,

@@ -187,11 +187,17 @@ def worker_view(paths: list[str]) -> tuple[str, list[tuple[str, str]]]:
     return __version__, bad
 
 
-def worker_digest(path: str) -> tuple[str, int] | None:
-    """On a worker: the file's (SHA-256, size), or None when it cannot be read here."""
-    from workbench.ingest import sha256_file
+def worker_digest(path: str, chunk: int = 1 << 20) -> tuple[str, int] | None:
+    """On a worker: the file's (SHA-256, size) as ``ingest.sha256_file`` has it, or None when it cannot be read here."""
+    import hashlib
 
+    digest = hashlib.sha256()
+    size = 0
     try:
-        return sha256_file(Path(path))
-    except BadInput:
+        with open(path, "rb") as f:
+            while block := f.read(chunk):
+                digest.update(block)
+                size += len(block)
+    except OSError:
         return None
+    return digest.hexdigest(), size

@@ -43,8 +43,9 @@ def runs(store: "Store", lens: str) -> list["RunSummary"]:
 
 
 def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidate: list[int], accepts: dict[str, str],
-                      changes: dict[str, list[Any]] | None = None) -> CompareOutcome:
-    """Run the compare engine, store the comparison in the investigation, render it."""
+                      changes: dict[str, list[Any]] | None = None, control: list[int] | None = None) -> CompareOutcome:
+    """Run the compare engine, store the comparison in the investigation, render it.
+    ``control``: A/A control runs (baseline again), stored with the comparison."""
     from workbench.compare import compare
     from workbench.compare.render import render_comparison
     from workbench.investigations import workflow as wf
@@ -55,7 +56,8 @@ def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidat
         seen.append(compare(*args, **kwargs))
         return seen[-1]
 
-    view = wf.add_comparison(store, inv_id, baseline, candidate, accepts=accepts, changes=changes, engine=engine)
+    view = wf.add_comparison(store, inv_id, baseline, candidate, accepts=accepts, changes=changes, engine=engine,
+                             control=control or ())
     return CompareOutcome(view, render_comparison(seen[-1]))
 
 
@@ -96,10 +98,26 @@ def add_hypothesis(store: "Store", inv_id: int, statement: str, test: str) -> di
     return wf.add_hypothesis(store, inv_id, statement, test)
 
 
-def set_status(store: "Store", hypothesis_id: int, status: str, evidence: list[str], note: str) -> dict[str, Any]:
-    from workbench.investigations import workflow as wf
+def check_evidence(text: str) -> str | None:
+    """The dialog's one-line evidence ("plan=3, comparison=2"), checked before anything is
+    stored: ``None`` when it parses, else the one-line reason (the dialog keeps the text)."""
+    from workbench.errors import UsageError
+    from workbench.investigations.evidence import parse_decision_evidence, split_items
 
-    return wf.set_hypothesis_status(store, hypothesis_id, status, evidence=wf.parse_hypothesis_evidence(evidence), note=note)
+    try:
+        parse_decision_evidence(split_items(text))
+    except UsageError as exc:
+        return str(exc)
+    return None
+
+
+def set_status(store: "Store", hypothesis_id: int, status: str, evidence: list[str] | str, note: str) -> dict[str, Any]:
+    """``evidence``: ``KIND=VALUE`` items, or the dialog's one line ("plan=3, comparison=2")."""
+    from workbench.investigations import workflow as wf
+    from workbench.investigations.evidence import split_items
+
+    items = split_items(evidence) if isinstance(evidence, str) else evidence
+    return wf.set_hypothesis_status(store, hypothesis_id, status, evidence=wf.parse_hypothesis_evidence(items), note=note)
 
 
 def retract(store: "Store", observation_id: int, reason: str) -> dict[str, Any]:

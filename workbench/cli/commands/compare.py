@@ -17,8 +17,10 @@ FAIL_ON = ("regression", "refused", "any")
 
 
 class VsCommand(click.Command):
-    """Reads ``BASE... --vs CAND...``: the values after ``--vs`` (up to the next option)
-    are the candidate runs."""
+    """Reads ``BASE... --vs CAND... [--control APRIME...]``: the values after ``--vs``
+    (and ``--control``), up to the next option, are the candidate (control) runs."""
+
+    LISTS = {"--vs": "candidate", "--control": "control"}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         out: list[str] = []
@@ -28,15 +30,15 @@ class VsCommand(click.Command):
             if arg == "--":
                 out.extend(args[i:])
                 break
-            if arg == "--vs":
+            if arg in self.LISTS:
                 i += 1
                 taken = 0
                 while i < len(args) and not (args[i].startswith("-") and args[i] != "-"):
-                    out += ["--vs", args[i]]
+                    out += [arg, args[i]]
                     i += 1
                     taken += 1
                 if not taken:
-                    raise click.UsageError("--vs needs at least one candidate run", ctx=ctx)
+                    raise click.UsageError(f"{arg} needs at least one {self.LISTS[arg]} run", ctx=ctx)
                 continue
             out.append(arg)
             i += 1
@@ -48,6 +50,7 @@ def run_selection_options(f):
     options = [
         click.argument("baseline", nargs=-1, required=True),
         click.option("--vs", "candidate", multiple=True, metavar="CAND...", help="Candidate runs (ids or labels), after the baseline runs."),
+        click.option("--control", "control", multiple=True, metavar="APRIME...", help="A/A control: baseline-again runs (ids or labels), the noise floor of every effect."),
         click.option("--lens", type=click.Choice(["inference", "training", "fleet"]), help="Lens (default: the runs' own)."),
         click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The intended change (repeatable); DIM alone, or DIM=FROM:TO (FROM->TO when a value has ':')."),
         click.option("--accept", "accepts", multiple=True, metavar="DIM", help="Accept a refusing dimension (needs a matching --why; recorded)."),
@@ -59,7 +62,7 @@ def run_selection_options(f):
     return f
 
 
-def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, whys, extensions) -> dict[str, Any]:
+def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, whys, extensions, control=()) -> dict[str, Any]:
     """Runs from the store and the parsed declarations, as keyword arguments for
     ``workbench.compare.compare``/``inspect``."""
     from store.errors import StoreError
@@ -83,9 +86,11 @@ def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, wh
             raise UsageError(f"run {overlap[0]} is on both sides: a run cannot be its own baseline")
         base = store.load_runs(base_ids)
         cand = store.load_runs(cand_ids)
+        aprime = store.load_runs(store.resolve_runs(list(control))) if control else []
     except StoreError as exc:
         raise NotFound(str(exc)) from None
     return {
+        **({"control": aprime} if control else {}),
         "baseline": base,
         "candidate": cand,
         "changes": parsed_changes,
@@ -109,13 +114,16 @@ def exit_code(result, fail_on: str | None) -> int:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (the compare contract, docs/compare.md).")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), help="Exit 3 when refused, 4 on a regression (REGRESSION verdict or a broken guardrail), or both (any).")
 @click.pass_context
-def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, as_json, fail_on) -> None:
+def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, as_json, fail_on, control=()) -> None:
     """Compare BASELINE runs with candidate runs (--vs CAND...), by id or label.
 
     Comparability comes first: a pair whose must-match dimensions differ or are unknown
     is refused with the reason, and no delta is computed. Example:
 
       wb compare 1 2 3 --vs 4 5 6 --change engine_revision=v0.8.2:v0.8.3
+
+    With --control 7 8 9 (baseline-again runs) every effect gets the A/A noise floor
+    and the rerun guards: UNSTABLE withholds the verdict, UNDERPOWERED flags it.
 
     \b
     Exit codes: 0 compared (also a refusal, unless --fail-on asks about it);
@@ -126,7 +134,7 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     from workbench.compare import compare
     from workbench.compare.render import render_comparison
 
-    selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions)
+    selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     result = compare(lens=lens, **selection)
     if as_json:
         emit_json(result.to_json())

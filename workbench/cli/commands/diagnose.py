@@ -78,9 +78,14 @@ def command(ctx, paths, as_json, clock_uncertainty, host_clock, boot_time, limit
     pinned = []
     if pin_to is not None:
         from workbench.cli.context import open_store_from
-        from workbench.diagnostics.diagnosis import pin
+        from workbench.diagnostics.diagnosis import evidence_items
+        from workbench.investigations.workflow import pin_observation
 
-        pinned = pin(diagnosis, open_store_from(ctx), pin_to, by=by)
+        store = open_store_from(ctx)
+        pinned = [
+            pin_observation(store, pin_to, o["text"], evidence_items(o), source="diagnose", by=by)
+            for o in diagnosis.observations
+        ]
     if as_json:
         doc = diagnosis.to_json()
         if pin_to is not None:

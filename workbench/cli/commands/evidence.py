@@ -45,7 +45,11 @@ def verify(bundle, recompute, captures_dir, max_size, as_json) -> None:
     from workbench.errors import EXIT_REFUSED
 
     doc = read_bundle_file(bundle, max_bytes=_size(max_size))
-    report = verify_bundle(doc, source=bundle, captures_dir=captures_dir, recompute=recompute)
+    rerun_engine = None
+    if recompute:
+        from workbench.rerun.report import reanalyze as rerun_engine  # rerun comparisons, from their per-run values
+
+    report = verify_bundle(doc, source=bundle, captures_dir=captures_dir, recompute=recompute, rerun_engine=rerun_engine)
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
     else:

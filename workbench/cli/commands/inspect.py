@@ -16,7 +16,7 @@ from workbench.cli.commands.compare import VsCommand, run_selection_options
 @click.option("--top", default=10, show_default=True, type=click.IntRange(1, 200), help="Operations to list.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.pass_context
-def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, windows, top, as_json) -> None:
+def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, windows, top, as_json, control=()) -> None:
     """Inspect BASELINE runs against candidate runs (--vs CAND...), by id or label.
 
     A refused pair shows its comparability table and reason, and exits 3.
@@ -27,7 +27,7 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     from workbench.compare.render import render_inspect
     from workbench.errors import EXIT_REFUSED
 
-    selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions)
+    selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     result = inspect(lens=lens, windows=windows, top=top, **selection)
     if as_json:
         emit_json(result.to_json())

@@ -109,6 +109,7 @@ def show(ctx, investigation, as_json) -> None:
 @click.argument("investigation")
 @click.argument("baseline", nargs=-1, required=True)
 @click.option("--vs", "candidate", multiple=True, required=True, metavar="RUN", help="A candidate run (repeatable).")
+@click.option("--control", "control", multiple=True, metavar="RUN", help="An A/A control run: the baseline again (repeatable); the noise floor of every effect.")
 @click.option("--lens", default=None, type=click.Choice(["inference", "training", "fleet"]), help="Default: the investigation's lens.")
 @click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="Declared change (default: the investigation's).")
 @click.option("--no-change", is_flag=True, help="Declare no change (an A/A control of baseline against baseline).")
@@ -117,7 +118,7 @@ def show(ctx, investigation, as_json) -> None:
 @click.option("--by", default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
-def compare(ctx, investigation, baseline, candidate, lens, changes, no_change, accepts, whys, by, as_json) -> None:
+def compare(ctx, investigation, baseline, candidate, control, lens, changes, no_change, accepts, whys, by, as_json) -> None:
     """Compare BASELINE runs with --vs candidate runs and store the result in INVESTIGATION."""
     from workbench.cli.context import emit_json, open_store_from
     from workbench.investigations.workflow import add_comparison
@@ -129,6 +130,7 @@ def compare(ctx, investigation, baseline, candidate, lens, changes, no_change, a
     comp = add_comparison(
         open_store_from(ctx), investigation, list(baseline), list(candidate), lens=lens,
         changes={} if no_change else _parse_changes(changes) if changes else None, accepts=_parse_accepts(accepts, whys), by=by,
+        control=list(control),
     )
     if as_json:
         emit_json(comp)
@@ -145,6 +147,9 @@ def compare(ctx, investigation, baseline, candidate, lens, changes, no_change, a
             f"{clean(primary.get('unit') or '')} ({_num(primary.get('delta_pct'), signed=True)} %), "
             f"verdict {comp['verdict'] or 'none (one run a side gives no uncertainty)'}"
         )
+        flags = ((primary.get("effect") or {}).get("flags")) or []
+        if flags:
+            click.echo(f"  flags: {', '.join(clean(f) for f in flags)}")
         for obs in result.get("observations") or []:
             click.echo(f"  observation, not cause: {clean(obs.get('text'))}")
         click.echo(f"pin them with: wb observe {investigation} --from-compare {comp['id']}")

@@ -106,7 +106,9 @@ def _plan_summary(plan: Any, row: Any, how: str) -> dict[str, Any]:
 @click.option("--baseline-env", multiple=True, metavar="NAME=VALUE", help="Extra environment for A and A′.")
 @click.option("--candidate-env", multiple=True, metavar="NAME=VALUE", help="Extra environment for B.")
 @click.option("--artifact", "artifacts", multiple=True, metavar="PATH[:ROLE]", help="A file the experiment depends on (pinned by SHA-256); role: executable, library, input, model, source, other.")
-@click.option("--rounds", type=int, help="Rounds of A, B, A′ (default 10; warns below 5, refuses below 3).")
+@click.option("--rounds", type=int, help="Rounds of A, B, A′ (default 10; warns below 5, refuses below 3); the maximum with --stopping sequential.")
+@click.option("--stopping", type=click.Choice(["fixed", "sequential"]), help="fixed (default): run every round; sequential: look after each round from 3 and stop once decided, α held over all looks.")
+@click.option("--spending", type=click.Choice(["obrien-fleming", "pocock"]), help="Alpha-spending function of a sequential plan (default obrien-fleming).")
 @click.option("--order", type=click.Choice(["random", "abba"]), help="Arm order in each round (default random, seeded).")
 @click.option("--seed", type=int, help="Seed of the random order (default: drawn and recorded).")
 @click.option("--timeout", "timeout_s", type=float, help="Per-run timeout in seconds (default 600).")
@@ -123,18 +125,19 @@ def plan_cmd(ctx: click.Context, name: str | None, from_file: Path | None, lens:
              control: str | None, cwd: Path | None, env_all: tuple[str, ...], baseline_env: tuple[str, ...], candidate_env: tuple[str, ...],
              artifacts: tuple[str, ...], rounds: int | None, order: str | None, seed: int | None, timeout_s: float | None,
              metric: str | None, statistic: str | None, higher_is_better: bool | None, delta: float | None, warmup_runs: int | None,
-             warmup_steps: str | None, list_: bool, as_json: bool) -> None:
+             warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None = None, spending: str | None = None) -> None:
     """Create a rerun plan (or --list them). A plan is immutable once it has run."""
     with _store_errors():
         _plan(ctx, name, from_file, lens, baseline, candidate, control, cwd, env_all, baseline_env, candidate_env, artifacts, rounds,
-              order, seed, timeout_s, metric, statistic, higher_is_better, delta, warmup_runs, warmup_steps, list_, as_json)
+              order, seed, timeout_s, metric, statistic, higher_is_better, delta, warmup_runs, warmup_steps, list_, as_json,
+              stopping, spending)
 
 
 def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: str | None, baseline: str | None, candidate: str | None,
           control: str | None, cwd: Path | None, env_all: tuple[str, ...], baseline_env: tuple[str, ...], candidate_env: tuple[str, ...],
           artifacts: tuple[str, ...], rounds: int | None, order: str | None, seed: int | None, timeout_s: float | None,
           metric: str | None, statistic: str | None, higher_is_better: bool | None, delta: float | None, warmup_runs: int | None,
-          warmup_steps: str | None, list_: bool, as_json: bool) -> None:
+          warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None, spending: str | None) -> None:
     from store.rerun import list_plans, save_plan
     from workbench.cli.context import stderr_console
     from workbench.errors import UsageError
@@ -166,6 +169,7 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
     options: dict[str, Any] = {
         "name": name, "lens": lens, "rounds": rounds, "order": order, "seed": seed, "timeout_s": timeout_s,
         "metric": metric, "statistic": statistic, "higher_is_better": higher_is_better, "delta": delta,
+        "stopping": stopping, "spending": spending,
         "baseline": command_table(_argv(baseline, "--baseline"), _parse_env(baseline_env, "--baseline-env")),
         "candidate": command_table(_argv(candidate, "--candidate"), _parse_env(candidate_env, "--candidate-env")),
         "control": command_table(_argv(control, "--control"), _parse_env(baseline_env, "--baseline-env")),

@@ -1,0 +1,37 @@
+"""A bisection as plain lines for an 80-column terminal (untrusted text cleaned)."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from workbench.textsafe import clean
+
+
+def _ratio(step: dict[str, Any]) -> str:
+    ci = step.get("ci95")
+    if step.get("ratio") is None:
+        return "no effect measured"
+    return f"θ {step['ratio']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def format_report(doc: dict[str, Any], width: int = 80) -> list[str]:
+    wrap = lambda text, indent="  ": textwrap.wrap(clean(text), width, initial_indent=indent, subsequent_indent=indent + "  ")  # noqa: E731
+    cs = doc["candidates"]
+    lines = [clean(f"Bisection {doc['id']} {doc['name']} · {doc['status']} · {len(cs)} candidates, "
+                   f"{doc['steps_done']} steps")]
+    lo, hi = doc["lo"], doc["hi"]
+    lines += wrap(f"open range: {cs[lo]['rev'][:12]} (last good) .. {cs[hi]['rev'][:12]} (first bad), "
+                  f"{max(hi - lo - 1, 0)} candidates between")
+    for step in doc["steps"]:
+        what = "endpoints" if step.get("endpoint") else step.get("class", "")
+        rounds = f"{step['rounds_used']} rounds" if step.get("rounds_used") is not None else step.get("reason", "")
+        lines += wrap(f"step {step['step']}: {step['rev'][:12]} vs {step['against'][:12]}: {step.get('verdict') or 'no verdict'} "
+                      f"{_ratio(step)} → {what} ({rounds})")
+    result = doc.get("result")
+    if result:
+        lines.append("Result (an observation, not a cause):")
+        lines += wrap(result["text"])
+        if result.get("skipped"):
+            lines += wrap("skipped (undecided or did not build): " + ", ".join(r[:12] for r in result["skipped"]))
+    return lines

@@ -1,0 +1,46 @@
+"""The A/A control of a comparison of stored runs: baseline-again (A′) runs.
+
+Two runs of the same baseline differ by the noise of the setup; A′ against A measures
+it. Every effect then carries the rerun harness's A/A guards (``workbench.stats.analyze``
+with its A′ arm, unpaired because stored runs have no rounds): UNSTABLE when A′/A is
+clear of 1 beyond δ/2 (the verdict is withheld), UNDERPOWERED when A′/A's CI90 is not
+inside the band. A control is only a control when it matches the baseline: a dimension
+known on both and different (the declared change included) or a must-match dimension
+unknown refuses it, unless accepted (``--accept DIM --why``) as for the pair.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from lenses.base import Lens
+    from store.records import RunRecord
+
+
+def check_control(
+    lens: "Lens",
+    baseline: Sequence["RunRecord"],
+    control: Sequence["RunRecord"],
+    changes: dict[str, Any] | None = None,
+    accepts: dict[str, str] | None = None,
+) -> None:
+    """Raise ``UsageError`` (one line) when the control runs are not baseline-again runs."""
+    from workbench.compare import comparability
+    from workbench.compare.fmt import jsonable
+    from workbench.errors import UsageError
+    from workbench.textsafe import clean
+
+    check = comparability.check(lens, baseline, control, None, accepts)
+    for row in check.rows:
+        if row.blocks or (row.state == "different" and row.accepted_why is None):
+            b, a = (jsonable(v.value) for v in (row.baseline, row.candidate))
+            what = "is unknown" if row.state == "unknown" else "differs"
+            raise UsageError(
+                f"--control: the control runs are not baseline-again runs: {row.name} {what} "
+                f"(baseline {clean(_show(b))}, control {clean(_show(a))})"
+            )
+
+
+def _show(value: Any) -> str:
+    return "unknown" if value is None else str(value)
