@@ -77,7 +77,7 @@ def open_cluster(spec: str, progress: ClusterProgress | None = None) -> Iterator
             # costs the reader about half again its CPU time (docs/scale.md).
             with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
                 cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                                   dashboard_address=":0", silence_logs=logging.ERROR)  # any free port
             client = distributed.Client(cluster)
         elif spec.endswith(".json") and Path(spec).is_file():
             client = distributed.Client(scheduler_file=spec, timeout=CONNECT_TIMEOUT_S)
