@@ -244,3 +244,11 @@ def test_ctrl_c_cancels_what_is_still_queued(tmp_path):
         with pytest.raises(KeyboardInterrupt):
             read_all(kineto.read_rank, files, ImportOptions(rank_executor=_Local(pool, interrupt)))
     assert sum(f.cancelled() for f in pool.futures) >= 4  # one done, at most one running
+
+
+def test_a_worker_with_another_wb_version_is_refused(cluster, monkeypatch):
+    import workbench
+
+    monkeypatch.setattr(workbench, "__version__", "0.0.0-client")
+    with pytest.raises(WbError, match=r"runs wb .*, this client wb 0\.0\.0-client"):
+        cluster.check_workers()

@@ -4,8 +4,9 @@ The cluster is only another ``concurrent.futures.Executor`` for the per-rank tas
 ``workbench.training.parallel`` (the Dask client's own ``get_executor()``): workers
 read each file from the path they see (a shared filesystem), reduce it to its
 ``RankSummary`` and send back only that; the client builds the run and writes the
-store in one transaction, as for a local import. Before anything is submitted,
-every worker checks it can open every file and runs the client's wb version.
+store in one transaction, as for a local import. Every worker must run the client's
+wb version, and before a job's ranks are submitted every worker checks that it can
+open every one of its files. The files are hashed there too (``digests``).
 
 A worker that dies mid-task has its task rescheduled by Dask, at most
 ``distributed.scheduler.allowed-failures`` times (the scheduler's setting; 3 unless
@@ -93,7 +94,9 @@ def open_cluster(spec: str, progress: ClusterProgress | None = None) -> Iterator
             client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
         except (OSError, TimeoutError) as exc:
             raise WbError(f"the Dask scheduler at {spec} has no workers after {WORKERS_TIMEOUT_S} s ({exc or type(exc).__name__})") from None
-        yield DaskRanks(client, spec, progress)
+        ranks = DaskRanks(client, spec, progress)
+        ranks.check_workers()
+        yield ranks
     finally:
         client.close()
         if cluster is not None:
@@ -134,17 +137,23 @@ class DaskRanks:
         self.transfer.digest_bytes += sum(d[1] for d in found.values() if d is not None)
         return {path: d for path, d in found.items() if d is not None}
 
-    def check(self, files: list[Path]) -> None:
+    def check_workers(self) -> None:
+        """Every worker can import wb, the client's version (the reader runs there by reference)."""
         from workbench import __version__
 
         try:
-            answers = self.client.run(worker_view, [str(p) for p in files])
+            answers = self.client.run(worker_version)
         except ImportError as exc:
             raise WbError(f"the Dask workers at {self.spec} cannot import wb ({exc}): install wb {__version__} on them") from None
-        unreadable: dict[str, str] = {}
-        for worker, (version, bad) in sorted(answers.items()):
+        for worker, version in sorted(answers.items()):
             if version != __version__:
                 raise WbError(f"the Dask worker {worker} runs wb {version}, this client wb {__version__}: install the same wb on both")
+
+    def check(self, files: list[Path]) -> None:
+        self.check_workers()  # workers may have joined since
+        answers = self.client.run(unreadable_here, [str(p) for p in files])
+        unreadable: dict[str, str] = {}
+        for worker, bad in sorted(answers.items()):
             for path, why in bad:
                 unreadable.setdefault(path, f"{why} on {worker}")
         if unreadable:
@@ -173,10 +182,14 @@ class DaskRanks:
         return None
 
 
-def worker_view(paths: list[str]) -> tuple[str, list[tuple[str, str]]]:
-    """On a worker: its wb version, and the paths it cannot open with the reason."""
+def worker_version() -> str:
     from workbench import __version__
 
+    return __version__
+
+
+def unreadable_here(paths: list[str]) -> list[tuple[str, str]]:
+    """On a worker: the paths it cannot open, with the reason."""
     bad: list[tuple[str, str]] = []
     for path in paths:
         try:
@@ -184,7 +197,7 @@ def worker_view(paths: list[str]) -> tuple[str, list[tuple[str, str]]]:
                 pass
         except OSError as exc:
             bad.append((path, exc.strerror or type(exc).__name__))
-    return __version__, bad
+    return bad
 
 
 def worker_digest(path: str, chunk: int = 1 << 20) -> tuple[str, int] | None:
