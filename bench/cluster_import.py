@@ -58,9 +58,9 @@ if mode == "cluster":
 elif mode == "pool":
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    from workbench.training.parallel import _Local
+    from workbench.training.parallel import LocalPool
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        local = _Local(pool, None)
+        local = LocalPool(pool, None)
         pool.submit(int).result()  # start-up apart, as for the cluster
         print("READY", flush=True)
         t1 = time.perf_counter()

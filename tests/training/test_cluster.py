@@ -225,7 +225,7 @@ def test_ctrl_c_cancels_what_is_still_queued(tmp_path):
     """The same, on any executor: the futures not yet started are cancelled, not run to the end."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from workbench.training.parallel import _Local
+    from workbench.training.parallel import LocalPool
 
     class Recording(ThreadPoolExecutor):
         def __init__(self):
@@ -242,7 +242,7 @@ def test_ctrl_c_cancels_what_is_still_queued(tmp_path):
     files = [DATA / "sampled" / f"sampled_rank-{i % 2}.json.gz" for i in range(6)]
     with Recording() as pool:
         with pytest.raises(KeyboardInterrupt):
-            read_all(kineto.read_rank, files, ImportOptions(rank_executor=_Local(pool, interrupt)))
+            read_all(kineto.read_rank, files, ImportOptions(rank_executor=LocalPool(pool, interrupt)))
     assert sum(f.cancelled() for f in pool.futures) >= 4  # one done, at most one running
 
 

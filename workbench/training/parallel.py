@@ -107,7 +107,7 @@ class Transfer:
 
 
 class RankExecutor(Protocol):
-    """Where rank files are read when not here: an executor plus what a remote one needs."""
+    """Where rank files are read: an executor, plus the checks and progress a remote one needs."""
 
     executor: Executor
     transfer: Transfer
@@ -129,7 +129,7 @@ class RankExecutor(Protocol):
 
 
 @dataclass
-class _Local:
+class LocalPool:
     """A local process pool behind the same interface (no checks: the files are here)."""
 
     executor: Executor
@@ -167,7 +167,7 @@ def read_all(read_one: ReadOne, files: list[Path], options: ImportOptions) -> li
 
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            return _submit_all(_Local(pool, options.progress), read_one, files, options)
+            return _submit_all(LocalPool(pool, options.progress), read_one, files, options)
     except (BrokenProcessPool, OSError):
         # Workers could not start (an interpreter whose main module cannot be re-imported,
         # no processes left): the same work, here.
