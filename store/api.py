@@ -271,7 +271,7 @@ def _record(row: "Run") -> RunRecord:
         id=row.id,
         lens=row.lens,
         label=row.label,
-        dimensions={k: Dimension(v.get("value"), v.get("source", "declared")) for k, v in (row.dimensions or {}).items()},
+        dimensions={k: Dimension(v.get("value"), v.get("source", "declared"), v.get("declaration")) for k, v in (row.dimensions or {}).items()},
         window=dict(row.window or {}),
         work=Work(row.work_unit, row.work_amount) if row.work_unit else None,
         quality=dict(row.quality or {}),

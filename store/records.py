@@ -43,9 +43,14 @@ class Dimension:
 
     value: Any
     source: DimensionSource = "declared"
+    # The id of the ``wb declare`` history row that set it (None: it came with the import).
+    declaration: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"value": self.value, "source": self.source}
+        out = {"value": self.value, "source": self.source}
+        if self.declaration is not None:
+            out["declaration"] = self.declaration
+        return out
 
 
 @dataclass(frozen=True)

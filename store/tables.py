@@ -18,6 +18,7 @@ ALL_TABLE_MODULES: list[str] = [
     "store.tables",
     "store.investigations",
     "store.rerun",
+    "store.declarations",
     "store.bisect",
 ]
 

@@ -17,6 +17,8 @@ from workbench.errors import BadInput, UsageError
 from workbench.importers import detect, expand_paths
 from workbench.importers.base import READ_ERRORS, ImportOptions
 
+from workbench.dims_file import FolderDimensions
+
 if TYPE_CHECKING:
     from store.api import Store
 
@@ -27,6 +29,8 @@ class ImportReport:
     linked: list[tuple[Path, list[int]]] = field(default_factory=list)  # a file already stored, read with new ones
     skipped: list[tuple[Path, str]] = field(default_factory=list)  # file -> why
     run_ids: list[int] = field(default_factory=list)
+    # a file already stored, imported again with declarations -> what was declared
+    declared: list[tuple[Path, list[Any]]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -34,6 +38,7 @@ class ImportReport:
             "linked": [{"file": str(p), "runs": ids} for p, ids in self.linked],
             "skipped": [{"file": str(p), "reason": why} for p, why in self.skipped],
             "runs": self.run_ids,
+            "declared": [{"file": str(p), "declarations": [d.to_json() for d in ds if d.changed]} for p, ds in self.declared],
         }
 
 
@@ -79,6 +84,7 @@ class ReadResult:
     captures: list[Any] = field(default_factory=list)  # CaptureInfo of new files
     runs: list[RunRecord] = field(default_factory=list)
     existing: dict[Path, int] = field(default_factory=dict)  # known files that new runs use -> capture id
+    stored: dict[Path, int] = field(default_factory=dict)  # known files not read again -> capture id
     report: ImportReport = field(default_factory=ImportReport)
 
 
@@ -87,7 +93,7 @@ def read_files(
     options: ImportOptions | None = None,
     *,
     known_capture: Callable[[str], tuple[int, str] | None] = lambda _d: None,
-    dims: dict[str, str] | None = None,
+    dims: "dict[str, str] | FolderDimensions | None" = None,
 ) -> ReadResult:
     """Read everything (no store writes).
 
@@ -99,6 +105,7 @@ def read_files(
     from store.api import CaptureInfo
 
     options = options or ImportOptions()
+    folder = dims if isinstance(dims, FolderDimensions) else FolderDimensions(dims)
     result = ReadResult()
     report = result.report
     seen: dict[str, Path] = {}
@@ -126,6 +133,7 @@ def read_files(
         group_paths = [p for p, _ in items]
         if all(p in known for p in group_paths):  # nothing new: do not read at all
             report.skipped.extend((p, known[p][1]) for p in group_paths)
+            result.stored.update((p, known[p][0]) for p in group_paths)
             continue
         try:
             records = list(importers[name].read(group_paths, options))
@@ -141,8 +149,9 @@ def read_files(
                 record.sources = list(group_paths)
             if all(src in known for src in record.sources):
                 continue  # this run was imported before
-            if dims:
-                apply_declared_dimensions(record, dims)
+            declared = folder.for_source(record.sources[0])
+            if declared:
+                apply_declared_dimensions(record, declared)
             used.update(record.sources)
             result.runs.append(record)
         for path, info in items:
@@ -152,6 +161,7 @@ def read_files(
                 result.existing[path] = known[path][0]
             else:
                 report.skipped.append((path, known[path][1]))
+                result.stored[path] = known[path][0]
     return result
 
 
@@ -160,7 +170,7 @@ def import_files(
     paths: Sequence[Path | str],
     options: ImportOptions | None = None,
     *,
-    dims: dict[str, str] | None = None,
+    dims: "dict[str, str] | FolderDimensions | None" = None,
     origin: str = "import",
 ) -> ImportReport:
     """Import ``paths`` (files or directories) into ``store`` in one transaction."""
@@ -173,8 +183,12 @@ def import_files(
         listed = ", ".join(map(str, runs)) or "none"
         return int(capture.id), f"already imported (capture {capture.id}, runs {listed}); nothing added"  # type: ignore[arg-type]
 
-    read = read_files([Path(p) for p in paths], options, known_capture=known, dims=dims)
+    folder = dims if isinstance(dims, FolderDimensions) else FolderDimensions(dims)
+    read = read_files([Path(p) for p in paths], options, known_capture=known, dims=folder)
     report = read.report
+    declare_on_stored(store, read, folder)
+    if not (options and options.label) and read.runs:
+        distinguish_labels(read.runs, {r.label for r in store.list_runs()})
     if not read.runs and not read.captures:
         return report
     run_ids = store.add_import(read.captures, read.runs, origin=origin, existing=read.existing)
@@ -185,3 +199,44 @@ def import_files(
     report.imported = [(info.path, runs_of(info.path)) for info in read.captures]
     report.linked = [(path, runs_of(path)) for path in read.existing]
     return report
+
+
+def declare_on_stored(store: "Store", read: ReadResult, folder: FolderDimensions) -> None:
+    """Files already stored, imported again with ``--dim`` or a ``wb.toml``: the
+    declarations go on their runs (``wb declare``'s rules and history) instead of
+    "nothing added"."""
+    from workbench.declare import declare_dimensions
+
+    report = read.report
+    for path, capture_id in read.stored.items():
+        dims = folder.for_source(path)
+        run_ids = store.capture_runs(capture_id)
+        if not dims or not run_ids:
+            continue
+        done = declare_dimensions(store, run_ids, dims, why=f"declared at a new import of {path.name}")
+        report.declared.append((path, done))
+        report.skipped = [(p, why) for p, why in report.skipped if p != path]
+
+
+def distinguish_labels(runs: Sequence[RunRecord], taken: set[str]) -> None:
+    """Runs from different files that would share a label (with each other or with a
+    stored run) get the file's name after it, or its folder and name when the names
+    match too: two files imported without --label never look alike in 'wb runs'."""
+    from collections import Counter
+
+    def source(run: RunRecord) -> Path | None:
+        return run.sources[0] if run.sources else None
+
+    counts = Counter(r.label for r in runs)
+    files: dict[str, set[Path | None]] = {}
+    for r in runs:
+        files.setdefault(r.label, set()).add(source(r))
+    for r in runs:
+        if r.label not in taken and (counts[r.label] < 2 or len(files[r.label]) < 2):
+            continue
+        path = source(r)
+        if path is None:
+            continue
+        names = {p.name for p in files[r.label] if p is not None}
+        hint = path.name if len(names) == len(files[r.label]) else f"{path.parent.name}/{path.name}"
+        r.label = f"{r.label} ({hint})"

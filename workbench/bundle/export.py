@@ -166,9 +166,17 @@ def dumps(bundle: Mapping[str, Any]) -> str:
 
 def write_bundle(bundle: Mapping[str, Any], path: str | Path) -> Path:
     """Write atomically: a failed write leaves no partial bundle behind."""
+    from workbench.errors import BadInput
+
     path = Path(path)
     text = dumps(bundle).encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise BadInput(path, f"cannot be written: the directory {parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:  # one line about the bundle's path, not the temporary file's
+        raise BadInput(path, f"cannot be written ({exc.strerror or type(exc).__name__})") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(text)

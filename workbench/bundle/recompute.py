@@ -44,7 +44,7 @@ def rebuild_runs(bundle: dict[str, Any]) -> dict[str, Any]:
         runs[ref] = RunRecord(
             lens=entry.get("lens", ""),
             label=entry.get("label", ""),
-            dimensions={k: Dimension(d.get("value"), d.get("source", "declared")) for k, d in (entry.get("dimensions") or {}).items()},
+            dimensions={k: Dimension(d.get("value"), d.get("source", "declared"), d.get("declaration")) for k, d in (entry.get("dimensions") or {}).items()},
             window=dict(entry.get("window") or {"kind": "steady"}),
             work=Work(work.get("unit", ""), work.get("amount")) if isinstance(work, dict) else None,
             quality={k: (math.nan if v is None else v) for k, v in (entry.get("quality") or {}).items()},

@@ -35,7 +35,10 @@ def resolve_lens(
     names = sorted({r.lens for r in runs})
     if lens is None:
         if len(names) != 1:
-            raise UsageError(f"the runs belong to different lenses ({', '.join(names)}): name one with --lens")
+            by_lens = {n: [r.id if r.id is not None else repr(r.label) for r in runs if r.lens == n] for n in names}
+            shown = "; ".join(f"{n}: run {', '.join(map(str, ids))}" for n, ids in by_lens.items())
+            raise UsageError(f"the runs are of different lenses ({shown}) and cannot be compared: "
+                             "baseline and candidate must be runs of one lens")
         lens = names[0]
     if lens not in LENS_NAMES:
         raise UsageError(f"unknown lens {lens!r} (one of {', '.join(LENS_NAMES)})")
@@ -90,6 +93,7 @@ def compare(
             raise UsageError(f"--control: run {shared[0]} is also compared: a control run is a separate baseline-again run")
         check_control(the_lens, baseline, control, changes, accepts)
     result = Comparison(the_lens, runs, check)
+    result.declarations = _declarations_relied_on([*baseline, *candidate])
     if not check.comparable:
         return result
     result.guardrails = delta.guardrails(the_lens, baseline, candidate, control)
@@ -136,6 +140,16 @@ def inspect(
 
     comparison = compare(baseline, candidate, lens, changes, accepts, extensions, control=control)
     return build_inspect(comparison, baseline, candidate, windows=windows, top=top)
+
+
+def _declarations_relied_on(runs: Sequence["RunRecord"]) -> list[dict]:
+    """The dimensions set by ``wb declare`` on ``runs``, with their history ids."""
+    return [
+        {"run": run.id if run.id is not None else run.label, "dimension": name, "value": dim.value, "declaration": dim.declaration}
+        for run in runs
+        for name, dim in sorted(run.dimensions.items())
+        if dim.declaration is not None
+    ]
 
 
 def parse_change(text: str) -> tuple[str, tuple[str | None, str | None] | None]:

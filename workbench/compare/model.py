@@ -27,6 +27,8 @@ class Comparison:
     guardrails: list[dict[str, Any]] = field(default_factory=list)
     work: dict[str, Any] = field(default_factory=dict)
     metrics: list[dict[str, Any]] = field(default_factory=list)
+    # Dimensions set by `wb declare` that the comparison relied on (with history ids).
+    declarations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def comparable(self) -> bool:
@@ -68,5 +70,7 @@ class Comparison:
                 "changes_not_made": self.comparability.unrealized_changes,
                 "phase_note": self.lens.phase_note,
                 "extensions": list(self.lens.extensions),
+                # absent when none: results recorded before `wb declare` existed still verify
+                **({"declarations": self.declarations} if self.declarations else {}),
             }
         )

@@ -120,6 +120,9 @@ def render_comparison(c: Comparison) -> str:
         return "\n".join(out)
     for a in c.accepted:
         out.append(f"accepted {a['dimension']}: {clean(a['why'])}")
+    if c.declarations:  # what `wb declare` said, beyond the files ('wb show RUN' has who and why)
+        relied = ", ".join(f"run {d['run']} {d['dimension']} (#{d['declaration']})" for d in c.declarations)
+        out += textwrap.wrap(clean(f"relies on declarations: {relied}"), WIDTH, subsequent_indent="  ")
     p = c.primary or {}
     out += [f"{p.get('title', '')}: {p.get('text', '')}", f"  effect: {_effect_text(p.get('effect'))}"]
     effect = p.get("effect") or {}

@@ -58,7 +58,9 @@ def expand_paths(paths: Iterable[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            inner = sorted(p for p in path.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts))
+            # wb.toml declares the folder's dimensions (workbench.dims_file); it is not a capture.
+            inner = sorted(p for p in path.rglob("*") if p.is_file() and p.name != "wb.toml"
+                           and not any(part.startswith(".") for part in p.relative_to(path).parts))
             if not inner:
                 raise BadInput(path, "is a directory with no files in it")
             files.extend(inner)

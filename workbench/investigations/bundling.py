@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 
 def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from store.declarations import history
+
     record = store.load_run(run_id, tables=[])
     captures = [
         {
@@ -34,6 +36,7 @@ def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[d
         for c in store.run_captures(run_id)
     ]
     summary = store.get_run(run_id)
+    declared = [d.to_json() for d in history(store, [run_id])]
     return (
         {
             "ref": f"run/{run_id}",
@@ -47,6 +50,8 @@ def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[d
             "meta": record.meta,
             "sample_count": summary.sample_count,
             "captures": [c["sha256"] for c in captures],
+            # `wb declare` history; absent when none, so older bundles read the same.
+            **({"declarations": declared} if declared else {}),
         },
         captures,
     )

@@ -12,7 +12,7 @@ def command() -> None:
 
 @command.command("export")
 @click.argument("investigation")
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False, writable=True), help="Where to write the bundle.")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), help="Where to write the bundle (default: investigation-ID.bundle.json in the working directory; the path is printed).")
 @click.option("--embed-samples", is_flag=True, help="Embed the runs' normalized samples so 'verify --recompute' can re-derive the results.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary (path, checksum, digests).")
 @click.pass_context
@@ -24,9 +24,14 @@ def export(ctx, investigation, output, embed_samples, as_json) -> None:
     from workbench.investigations.bundling import export_investigation
 
     bundle = export_investigation(open_store_from(ctx), investigation, embed_samples=embed_samples)
+    if output is None:  # the working directory, as the TUI's Share stage proposes
+        from pathlib import Path
+
+        ref = str(bundle["investigation"].get("ref") or investigation).rsplit("/", 1)[-1]
+        output = Path.cwd() / f"investigation-{ref}.bundle.json"
     path = write_bundle(bundle, output)
     summary = {
-        "path": str(path),
+        "path": str(path.resolve()),
         "size": path.stat().st_size,
         "checksum": bundle["checksum"]["value"],
         "recipe_sha256": bundle["recipe"]["digest"]["sha256"],
@@ -38,7 +43,7 @@ def export(ctx, investigation, output, embed_samples, as_json) -> None:
     if as_json:
         emit_json(summary)
         return
-    click.echo(f"wrote {path} ({summary['size']:,} bytes)")
+    click.echo(f"wrote {path.resolve()} ({summary['size']:,} bytes)")
     click.echo(f"  checksum sha256 {summary['checksum']}")
     click.echo(f"  recipe   sha256 {summary['recipe_sha256']}")
     click.echo(f"  results  sha256 {summary['results_sha256']}")

@@ -53,8 +53,8 @@ def run_selection_options(f):
         click.option("--control", "control", multiple=True, metavar="APRIME...", help="A/A control: baseline-again runs (ids or labels), the noise floor of every effect."),
         click.option("--lens", type=click.Choice(["inference", "training", "fleet"]), help="Lens (default: the runs' own)."),
         click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The intended change (repeatable); DIM alone, or DIM=FROM:TO (FROM->TO when a value has ':')."),
-        click.option("--accept", "accepts", multiple=True, metavar="DIM", help="Accept a refusing dimension (needs a matching --why; recorded)."),
-        click.option("--why", "whys", multiple=True, metavar="TEXT", help="The reason for the --accept before it (one --why per --accept, in order)."),
+        click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept refusing dimensions (needs a --why; each is recorded)."),
+        click.option("--why", "whys", multiple=True, metavar="TEXT", help="The reason for the --accept before it (one --why per --accept, in order, or one for all)."),
         click.option("--extension", "extensions", multiple=True, type=click.Path(dir_okay=False), help="Lens extension file (TOML; repeatable). Also $WB_LENS_EXTENSIONS (path list)."),
     ]
     for option in reversed(options):
@@ -72,10 +72,8 @@ def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, wh
 
     if not candidate:
         raise UsageError("name the candidate runs: wb compare BASE... --vs CAND...")
-    if len(accepts) != len(whys):
-        raise UsageError(f"every --accept needs its own --why TEXT ({len(accepts)} --accept, {len(whys)} --why)")
     parsed_changes = dict(parse_change(c) for c in changes)
-    parsed_accepts = dict(zip(accepts, whys))
+    parsed_accepts = parse_accepts(accepts, whys)
     env_ext = [p for p in os.environ.get("WB_LENS_EXTENSIONS", "").split(os.pathsep) if p]
     store = open_store_from(ctx)
     try:
@@ -97,6 +95,38 @@ def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, wh
         "accepts": parsed_accepts,
         "extensions": [*env_ext, *extensions],
     }
+
+
+def parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str, str]:
+    """``--accept a,b --why TEXT``: one reason for several dimensions, or one --why per
+    --accept, in order; every dimension gets its own recorded acceptance."""
+    from workbench.errors import UsageError
+
+    if len(whys) == 1 and accepts:
+        whys = whys * len(accepts)
+    if len(accepts) != len(whys):
+        raise UsageError(f"every --accept needs its own --why TEXT, or one --why for all ({len(accepts)} --accept, {len(whys)} --why)")
+    out: dict[str, str] = {}
+    for names, why in zip(accepts, whys):
+        for name in (n.strip() for n in names.split(",")):
+            if not name:
+                raise UsageError(f"--accept {names!r}: an empty dimension name")
+            out[name] = why
+    return out
+
+
+def print_way_out(result, name: str, selection: dict[str, Any], lens: str | None, changes, extensions, as_json: bool) -> dict | None:
+    """The commands that resolve a refusal (stderr with --json, else stdout); returned for the JSON."""
+    from workbench.compare.way_out import render_way_out, rerun_words, way_out
+
+    base = [r.id for r in selection["baseline"]]
+    cand = [r.id for r in selection["candidate"]]
+    words = rerun_words(name, base, cand, lens, changes, selection["accepts"], extensions,
+                        [r.id for r in selection.get("control", [])])
+    ways = way_out(result, base, cand, words)
+    if ways is not None and not as_json:
+        click.echo("\n".join(render_way_out(ways)))
+    return ways
 
 
 def exit_code(result, fail_on: str | None) -> int:
@@ -137,9 +167,14 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     result = compare(lens=lens, **selection)
     if as_json:
-        emit_json(result.to_json())
+        doc = result.to_json()
+        ways = print_way_out(result, "compare", selection, lens, changes, extensions, as_json)
+        if ways is not None:
+            doc["way_out"] = ways
+        emit_json(doc)
     else:
         click.echo(render_comparison(result))
+        print_way_out(result, "compare", selection, lens, changes, extensions, as_json)
     if fail_on in ("regression", "any") and result.comparable and result.verdict is None:
         click.echo("wb: note: no verdict on the primary metric (needs two or more runs a side): --fail-on regression cannot fire on it", err=True)
     code = exit_code(result, fail_on)

@@ -13,6 +13,8 @@ PROGRESS_MIN_BYTES = 8 << 20
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--label", help="Label for the imported run(s) instead of the file's own.")
 @click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Declare a dimension the file does not carry (repeatable).")
+@click.option("--dims-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Dimensions for every imported run, as in a wb.toml ([dimensions] NAME = VALUE); default: a wb.toml beside each file.")
 @click.option("--scrape-pair", is_flag=True, help="Treat two Prometheus scrapes as before/after one run.")
 @click.option("--tz", help="Time zone of naive timestamps (e.g. sacct output), e.g. UTC or Europe/Paris.")
 @click.option("--from", "window_from", metavar="TIME", help="Start of the observation window (fleet).")
@@ -26,20 +28,22 @@ PROGRESS_MIN_BYTES = 8 << 20
                    "or local:N to try it on N local workers. Needs wb[cluster]; see docs/scale.md.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims: tuple[str, ...], scrape_pair: bool,
+def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims: tuple[str, ...], dims_file: Path | None, scrape_pair: bool,
             tz: str | None, window_from: str | None, window_to: str | None, wait_target_s: float | None,
             warmup_steps: int | None, step_pattern: str | None, jobs: int | None, cluster: str | None, as_json: bool) -> None:
     """Import capture files or directories (format detected from content).
 
     An import is one transaction: if any file is bad, nothing is written. A file
-    already in the store (same SHA-256) is skipped.
+    already in the store (same SHA-256) is not read again; with --dim (or a wb.toml)
+    the declarations go on its runs, as 'wb declare' would.
     """
     from workbench.cli.context import emit_json, open_store_from, stderr_console
     from workbench.importers.base import ImportOptions
+    from workbench.dims_file import FolderDimensions
     from workbench.ingest import import_files, parse_dim_options
     from workbench.textsafe import clean, markup_safe
 
-    declared = parse_dim_options(dims)
+    declared = FolderDimensions(parse_dim_options(dims), dims_file)
     params = {k: v for k, v in {"scrape_pair": scrape_pair or None, "tz": tz, "window_from": window_from,
                                 "window_to": window_to, "wait_target_s": wait_target_s, "warmup_steps": warmup_steps,
                                 "step_pattern": step_pattern, "jobs": jobs}.items() if v is not None}
@@ -64,7 +68,11 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
         click.echo(f"imported {clean(path)} -> run {runs}")  # a file name found in a directory is untrusted
     for path, run_ids in report.linked:
         err.print(f"read again with the new files (already stored): {markup_safe(path)} -> run {', '.join(map(str, run_ids))}")
-    if not report.imported:
+    for path, done in report.declared:
+        changed = [d for d in done if d.changed]
+        what = ", ".join(f"run {d.run_id} {d.name}={d.value}" for d in changed) or "nothing new (the runs already say so)"
+        click.echo(f"already stored {clean(path)}: declared {clean(what)}")
+    if not report.imported and not report.declared:
         err.print("nothing new imported")
 
 

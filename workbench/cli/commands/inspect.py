@@ -21,7 +21,7 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
 
     A refused pair shows its comparability table and reason, and exits 3.
     """
-    from workbench.cli.commands.compare import load_selection
+    from workbench.cli.commands.compare import load_selection, print_way_out
     from workbench.cli.context import emit_json
     from workbench.compare import inspect
     from workbench.compare.render import render_inspect
@@ -29,9 +29,11 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
 
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     result = inspect(lens=lens, windows=windows, top=top, **selection)
+    ways = print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, True)
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), **({"way_out": ways} if ways else {})})
     else:
         click.echo(render_inspect(result))
+        print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, as_json)
     if not result.comparison.comparable:
         sys.exit(EXIT_REFUSED)

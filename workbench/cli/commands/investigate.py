@@ -19,11 +19,9 @@ def _parse_changes(items: tuple[str, ...]) -> dict[str, list[str]]:
 
 
 def _parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str, str]:
-    from workbench.errors import UsageError
+    from workbench.cli.commands.compare import parse_accepts
 
-    if len(accepts) != len(whys):
-        raise UsageError("each --accept DIM needs its own --why TEXT")
-    return dict(zip(accepts, whys))
+    return parse_accepts(accepts, whys)
 
 
 def _num(value, signed: bool = False) -> str:
@@ -113,7 +111,7 @@ def show(ctx, investigation, as_json) -> None:
 @click.option("--lens", default=None, type=click.Choice(["inference", "training", "fleet"]), help="Default: the investigation's lens.")
 @click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="Declared change (default: the investigation's).")
 @click.option("--no-change", is_flag=True, help="Declare no change (an A/A control of baseline against baseline).")
-@click.option("--accept", "accepts", multiple=True, metavar="DIM", help="Accept a mismatched dimension (needs --why).")
+@click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept mismatched dimensions (needs a --why; each is recorded).")
 @click.option("--why", "whys", multiple=True, metavar="TEXT", help="The justification for the matching --accept.")
 @click.option("--by", default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

@@ -25,21 +25,41 @@ def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
         ])
         return
     console = stdout_console()
+    if not runs and lens:
+        console.print(f"no {lens} runs in this store (without --lens: all runs)")
+        return
     if not runs:
         console.print("no runs in this store yet: try 'wb import FILE' ('wb demo' has its own store)")
         return
     from rich.table import Table
 
+    rows = [(str(r.id), r.lens, r.label, str(r.window.get("kind", "unknown")), str(r.sample_count),
+             ", ".join(f"{k}={_short(v)}" for k, v in list(r.dimension_values().items())[:3])) for r in runs]
+    headers = ("id", "lens", "label", "window", "samples", "dimensions")
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+    # One line per run: the fixed columns keep their width, the label and the dimensions
+    # share the rest; a long label loses its middle to an ellipsis, keeping the end that
+    # tells similar runs apart (the full label: --json, 'wb show').
+    room = max(console.width - sum(w for i, w in enumerate(widths) if i not in (2, 5)) - 2 * (len(headers) - 1), 24)
+    label_w = min(widths[2], max(12, room - min(widths[5], 20)))
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for col in ("id", "lens", "label", "window", "samples"):
-        table.add_column(col, no_wrap=col != "label", justify="right" if col in ("id", "samples") else "left")
-    table.add_column("dimensions", overflow="ellipsis", no_wrap=True, max_width=34)
-    for r in runs:
-        dims = ", ".join(f"{k}={_short(v)}" for k, v in list(r.dimension_values().items())[:3])
-        table.add_row(str(r.id), r.lens, markup_safe(r.label), markup_safe(r.window.get("kind", "unknown")), str(r.sample_count), markup_safe(dims))
+    for i, col in enumerate(headers):
+        table.add_column(col, no_wrap=True, overflow="ellipsis", justify="right" if col in ("id", "samples") else "left",
+                         min_width=label_w if i == 2 else None if i == 5 else widths[i],
+                         max_width=label_w if i == 2 else max(room - label_w, 8) if i == 5 else None)
+    for row in rows:
+        table.add_row(*(markup_safe(_middle(cell, label_w) if i == 2 else cell) for i, cell in enumerate(row)))
     console.print(table)
 
 
 def _short(value, width: int = 20) -> str:
     text = value if isinstance(value, str) else __import__("json").dumps(value)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _middle(text: str, width: int) -> str:
+    """``text`` in ``width`` characters, its middle replaced by an ellipsis."""
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 2
+    return text[: width - 1 - tail] + "…" + text[len(text) - tail:]

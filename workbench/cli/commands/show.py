@@ -11,12 +11,14 @@ import click
 @click.pass_context
 def command(ctx: click.Context, run: str, as_json: bool) -> None:
     """Show RUN (an id or a label)."""
+    from store.declarations import history
     from workbench.cli.context import emit_json, open_store_from
 
     store = open_store_from(ctx)
     run_id = store.resolve_run(run)
     record = store.load_run(run_id)
     doc = run_document(record, [c for c in store.run_captures(run_id)])
+    doc["declarations"] = [d.to_json() for d in history(store, [run_id])]
     if as_json:
         emit_json(doc)
     else:
@@ -76,7 +78,8 @@ def _print(doc: dict) -> None:
         dims.add_column(col, overflow="fold")
     for name, d in doc["dimensions"].items():
         value = d["value"] if isinstance(d["value"], str) else json.dumps(d["value"])
-        dims.add_row(esc(name), esc(value), esc(d["source"]))
+        source = d["source"] + (f" (#{d['declaration']})" if d.get("declaration") is not None else "")
+        dims.add_row(esc(name), esc(value), esc(source))
     console.print(dims)
     if doc["phases"]:
         phases = Table(title="phases (descriptive, pooled within this run)", title_justify="left", box=None, header_style="bold")
@@ -85,5 +88,11 @@ def _print(doc: dict) -> None:
         for name, s in doc["phases"].items():
             phases.add_row(esc(name), str(s["count"]), str(s["missing"]), _fmt(s["mean"]), _fmt(s["p50"]), _fmt(s["p95"]))
         console.print(phases)
+    if doc.get("declarations"):
+        console.print("[bold]declarations[/bold] (wb declare, oldest first)")
+        for d in doc["declarations"]:
+            what = f"{d['name']}={d['value']}" if d["action"] == "set" else f"{d['name']} unset"
+            why = f"  why: {d['why']}" if d["why"] else ""
+            console.print(f"  #{d['id']}  {esc(what)}  by {esc(d['who'])} at {esc(d['at'])}{esc(why)}")
     for c in doc["captures"]:
         console.print(f"capture {esc(c['name'])}  sha256:{c['sha256'][:16]}…  {c['size']:,} B  {esc(c['importer'])}")

@@ -1,0 +1,98 @@
+"""Tidying runs: rename a run's label, remove a run nothing refers to.
+
+A run that an investigation (its run sets, a stored comparison, an observation's
+evidence) or a rerun execution refers to is kept: removing it would leave evidence
+pointing at nothing, and a bundle exported from that investigation would name a run
+the store no longer has. There is no override; remove the investigation's need for it
+first. Removing a run removes its columns, sources and declaration history (foreign
+keys cascade), and the captures no other run uses, so the file can be imported again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, func
+from sqlmodel import select
+
+from store.errors import RunNotFound, StoreError
+from store.tables import Capture, Run, RunSource
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from store.api import Store
+
+
+class RunInUse(StoreError):
+    """A run that evidence refers to and that therefore cannot be removed."""
+
+
+def rename_run(store: "Store", run_id: int, label: str) -> str:
+    """Give the run a new label; returns the old one."""
+    label = label.strip()
+    if not label:
+        raise StoreError("a run's label cannot be empty")
+    with store.session() as s:
+        row = s.get(Run, run_id)
+        if row is None:
+            raise RunNotFound(f"no run with id {run_id}")
+        old, row.label = row.label, label
+        s.add(row)
+    return old
+
+
+def _refers(value: Any, run_id: int) -> bool:
+    """Run ids in JSON run lists (ints; imported investigations keep bundle refs as strings)."""
+    return any(isinstance(v, int) and not isinstance(v, bool) and v == run_id for v in (value or []))
+
+
+def references(session: "Session", run_id: int) -> list[str]:
+    """What refers to the run, in words ("investigation 2 (baseline runs)", ...)."""
+    from store.investigations import Investigation, InvestigationComparison, Observation
+    from store.rerun import RerunRun
+
+    found: list[str] = []
+    local = {inv.id: inv for inv in session.exec(select(Investigation).where(Investigation.imported_bundle_id.is_(None))).all()}  # type: ignore[union-attr]
+    for inv in local.values():
+        sides = [name for name, runs in (("baseline", inv.baseline_runs), ("candidate", inv.candidate_runs)) if _refers(runs, run_id)]
+        if sides:
+            found.append(f"investigation {inv.id} ({' and '.join(sides)} runs)")
+    for comp in session.exec(select(InvestigationComparison)).all():
+        control = (comp.parameters or {}).get("control")  # A′ runs of an A/A control
+        if comp.investigation_id in local and any(_refers(r, run_id) for r in (comp.baseline_runs, comp.candidate_runs, control)):
+            found.append(f"comparison {comp.id} of investigation {comp.investigation_id}")
+    for obs in session.exec(select(Observation)).all():
+        if obs.investigation_id in local and any(
+            isinstance(e, dict) and e.get("kind") == "run" and e.get("id") == run_id for e in (obs.evidence or [])
+        ):
+            found.append(f"observation {obs.id} of investigation {obs.investigation_id}")
+    n = session.exec(select(func.count()).select_from(RerunRun).where(RerunRun.run_id == run_id)).one()
+    if n:
+        found.append(f"{n} rerun record(s)")
+    return found
+
+
+def remove_runs(store: "Store", run_ids: Sequence[int]) -> dict[str, Any]:
+    """Remove the runs (all or nothing); refused with the reason when anything refers to one."""
+    removed_captures: list[str] = []
+    with store.session() as s:
+        for run_id in run_ids:
+            if s.get(Run, run_id) is None:
+                raise RunNotFound(f"no run with id {run_id}")
+            refs = references(s, run_id)
+            if refs:
+                shown = ", ".join(refs[:3]) + (f" and {len(refs) - 3} more" if len(refs) > 3 else "")
+                raise RunInUse(f"run {run_id} is evidence in {shown}; it is kept (an investigation and its bundles must keep their runs)")
+        capture_ids = set(s.exec(select(RunSource.capture_id).where(RunSource.run_id.in_(list(run_ids)))).all())  # type: ignore[attr-defined]
+        s.exec(delete(Run).where(Run.id.in_(list(run_ids))))  # type: ignore[call-overload,union-attr]
+        s.flush()
+        for capture_id in sorted(capture_ids):
+            still = s.exec(select(func.count()).select_from(RunSource).where(RunSource.capture_id == capture_id)).one()
+            if not still:
+                cap = s.get(Capture, capture_id)
+                if cap is not None:
+                    removed_captures.append(cap.name)
+                    s.delete(cap)
+    return {"runs": list(run_ids), "captures": removed_captures}

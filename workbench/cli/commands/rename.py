@@ -1,0 +1,30 @@
+"""wb rename: give a stored run a new label."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("rename")
+@click.argument("run")
+@click.argument("label")
+@click.option("--json", "as_json", is_flag=True, help="Print the run id with its old and new label.")
+@click.pass_context
+def command(ctx: click.Context, run: str, label: str, as_json: bool) -> None:
+    """Rename RUN (an id or a label) to LABEL. The capture files are not touched."""
+    from store.tidy import rename_run
+    from workbench.cli.context import emit_json, open_store_from
+    from workbench.errors import UsageError
+    from workbench.bundle.canonical import nfc
+    from workbench.textsafe import clean
+
+    store = open_store_from(ctx, create=False)
+    run_id = store.resolve_run(run)
+    label = nfc(label).strip()
+    if not label:
+        raise UsageError("the new label is empty")
+    old = rename_run(store, run_id, label)
+    if as_json:
+        emit_json({"id": run_id, "old_label": old, "label": label})
+    else:
+        click.echo(f"run {run_id}: {clean(old)} -> {clean(label)}")

@@ -1,0 +1,92 @@
+"""The way out of a refusal: the exact commands that resolve it.
+
+For every blocking dimension there are at most three honest ways on: declare the value
+where the files do not carry it (``wb declare``, kept in each run's history), declare
+that it is the change under test (``--change``), or accept the difference with a
+reason (``--accept``, recorded one dimension at a time). Which of them applies follows
+from the row's state; a value the data measured differently is never offered as a
+declaration.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from lenses.base import WINDOW_DIMENSION
+from workbench.compare.model import Comparison
+
+PLACEHOLDER = "VALUE"
+
+
+def _q(text: Any) -> str:
+    return shlex.quote(str(text))
+
+
+def _known(value: Any) -> bool:
+    return value is not None and not isinstance(value, (dict, list))
+
+
+def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any], command: Sequence[str]) -> dict[str, Any] | None:
+    """``{"declare": [cmd...], "change": [cmd...], "accept": cmd}`` for a refused
+    comparison (None when it was compared). ``command``: the words that rerun the
+    comparison (``["wb", "compare", "1", "--vs", "2", ...]``)."""
+    if result.comparable:
+        return None
+    blocking = [r for r in result.comparability.rows if r.blocks]
+    # runs to declare on -> NAME=VALUE words; both sides first, then each side alone
+    targets: dict[tuple[Any, ...], list[str]] = {tuple([*baseline, *candidate]): [], tuple(baseline): [], tuple(candidate): []}
+    changes: list[str] = []
+    for row in blocking:
+        b, c = row.baseline, row.candidate
+        plain = not b.problems and not c.problems
+        if row.state == "unknown" and plain:
+            missing = tuple([*baseline, *candidate]) if b.value is None and c.value is None else tuple(baseline) if b.value is None else tuple(candidate)
+            other = c if b.value is None else b
+            # The other side's value is offered only when someone declared it there too;
+            # a measured value is what that side's data show, not what this side's are.
+            value = other.value if len(missing) < len(baseline) + len(candidate) and other.source == "declared" and _known(other.value) else PLACEHOLDER
+            targets[missing].append(f"{row.name}={value}")
+        elif row.state == "different" and not row.note and row.name != WINDOW_DIMENSION and _known(b.value) and _known(c.value):
+            changes.append(_q(f"{row.name}={b.value}->{c.value}" if ":" in f"{b.value}{c.value}" else f"{row.name}={b.value}:{c.value}"))
+    out: dict[str, Any] = {"declare": [], "change": [], "accept": None}
+    for runs, words in targets.items():
+        if words:
+            out["declare"].append(" ".join(["wb declare", *map(_q, runs), *map(_q, words), "--why", _q("what makes it true")]))
+    if changes:
+        out["change"].append(" ".join([*command, *(w for ch in changes for w in ("--change", ch))]))
+    out["accept"] = " ".join([*command, "--accept", ",".join(r.name for r in blocking), "--why", _q("why the difference does not matter")])
+    return out
+
+
+def render_way_out(ways: dict[str, Any]) -> list[str]:
+    lines = ["To go on, resolve each blocking dimension:"]
+    if ways["declare"]:
+        lines.append("  where the files do not say it, declare the value (replace VALUE; kept in each run's history, 'wb show RUN'):")
+        lines += [f"    {cmd}" for cmd in ways["declare"]]
+    if ways["change"]:
+        lines.append("  where the runs differ because that is the change under test, say so:")
+        lines += [f"    {cmd}" for cmd in ways["change"]]
+    lines.append(("  or " if ways["declare"] or ways["change"] else "  ")
+                 + "accept the differences with a reason (recorded with the comparison, one dimension at a time):")
+    lines.append(f"    {ways['accept']}")
+    return lines
+
+
+def rerun_words(name: str, baseline: Sequence[Any], candidate: Sequence[Any], lens: str | None,
+                changes: Sequence[str], accepts: dict[str, str], extensions: Sequence[str],
+                control: Sequence[Any] = ()) -> list[str]:
+    """The words of the command that was run, to be extended with a way out."""
+    words = ["wb", name, *map(_q, baseline), "--vs", *map(_q, candidate)]
+    if control:
+        words += ["--control", *map(_q, control)]
+    if lens:
+        words += ["--lens", lens]
+    for ch in changes:
+        words += ["--change", _q(ch)]
+    for dim, why in accepts.items():
+        words += ["--accept", _q(dim), "--why", _q(why)]
+    for ext in extensions:
+        words += ["--extension", _q(ext)]
+    return words

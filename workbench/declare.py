@@ -1,0 +1,70 @@
+"""Declaring dimensions on stored runs (``wb declare``, ``wb import --dim`` on a stored
+file, ``wb.toml``): the checks against the data, then one append-only history write.
+
+The store refuses a value that contradicts a ``measured``/``derived`` dimension of the
+run; here the lens's own reading of the samples (request mix from token lengths, rank
+count from the steps...) is checked too, so a declaration can never say something the
+data contradict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import UsageError
+
+if TYPE_CHECKING:
+    from store.api import Store
+    from store.declarations import Declared
+
+
+def _login_name() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name in some containers
+        return "unknown"
+
+
+def _check_against_data(store: "Store", run_id: int, values: Mapping[str, Any]) -> None:
+    from lenses import get_lens
+    from workbench.compare.comparability import _equal
+
+    record = store.load_run(run_id)
+    try:
+        lens = get_lens(record.lens)
+    except Exception:  # noqa: BLE001 - a run of a lens this wb does not know: nothing to check against
+        return
+    observed = lens.observed_dimensions(record)
+    specs = {s.name: s for s in lens.dimensions}
+    for name, value in values.items():
+        seen = observed.get(name)
+        if seen is None or seen.value is None:
+            continue
+        spec = specs.get(name)
+        same = _equal(spec, value, seen.value) if spec else str(value) == str(seen.value)
+        if not same:
+            raise UsageError(f"run {run_id}: {name}={value} contradicts the data, which show {name} = {seen.value!r} ({seen.source})")
+
+
+def declare_dimensions(store: "Store", run_ids: Sequence[int], values: Mapping[str, str], unset: Sequence[str] = (), *,
+                       why: str = "", who: str | None = None) -> list["Declared"]:
+    """Record the declarations on every run (all or nothing); refusals are usage errors
+    that name both values."""
+    from store.declarations import DeclarationRefused, declare
+
+    if not run_ids:
+        raise UsageError("name the runs to declare on: wb declare RUN... NAME=VALUE...")
+    if not values and not unset:
+        raise UsageError("nothing to declare: give NAME=VALUE or --unset NAME")
+    both = sorted(set(values) & set(unset))
+    if both:
+        raise UsageError(f"{both[0]} is both set and unset")
+    for run_id in run_ids:
+        _check_against_data(store, run_id, values)
+    try:
+        return declare(store, list(run_ids), dict(values), list(unset), who=who or _login_name(), why=why.strip())
+    except DeclarationRefused as exc:
+        raise UsageError(str(exc)) from None
