@@ -39,10 +39,11 @@ def cluster():
 
 @pytest.fixture
 def job(tmp_path):
-    """The two sampled ranks of a real 128-rank job, plus the two one-rank trace_diff jobs."""
+    """The two sampled ranks of a real 128-rank job, the two one-rank trace_diff jobs, an Nsight Systems report."""
     root = tmp_path / "traces"
     shutil.copytree(DATA / "sampled", root / "sampled")
     shutil.copytree(DATA / "trace_diff", root / "trace_diff")
+    shutil.copytree(DATA / "nsys", root / "nsys")
     return root
 
 
@@ -77,19 +78,19 @@ def test_cluster_import_gives_the_local_runs_row_for_row(cluster, job, tmp_path)
     before = cluster.transfer.to_json()
     import_files(remote, [job], ImportOptions(rank_executor=cluster))
     runs = _runs(local)
-    assert len(runs) == 3 and sum(len(r.tables["samples"]["step"]) for r in runs) > 0
+    assert len(runs) == 4 and sum(len(r.tables["samples"]["step"]) for r in runs) > 0
     _assert_same_runs(runs, _runs(remote))
-    # Four rank files were read on the workers; what came back is smaller than what they read.
+    # Five rank files were read on the workers; what came back is smaller than what they read.
     moved = {k: v - before[k] for k, v in cluster.transfer.to_json().items()}
-    assert moved["ranks"] == 4
-    assert moved["read_bytes"] == sum(p.stat().st_size for p in job.rglob("*.json.gz"))
+    assert moved["ranks"] == 5
+    assert moved["read_bytes"] == sum(p.stat().st_size for p in job.rglob("*") if p.is_file())
     assert 0 < moved["returned_bytes"] < moved["read_bytes"]
     # The files were digested on the workers (every file under the import),
     # and the store knows them by the same SHA-256 as the client computes.
     from workbench.ingest import sha256_file
 
     assert moved["digest_bytes"] == sum(p.stat().st_size for p in job.rglob("*") if p.is_file())
-    for path in job.rglob("*.json.gz"):
+    for path in (p for p in job.rglob("*") if p.is_file()):
         assert remote.find_capture(sha256_file(path)[0]) is not None
 
 
