@@ -49,6 +49,10 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
                                 "step_pattern": step_pattern, "jobs": jobs}.items() if v is not None}
     err = stderr_console()
     store = open_store_from(ctx)
+    if cluster and jobs:
+        from workbench.errors import UsageError
+
+        raise UsageError("--jobs sets local worker processes and --cluster a Dask cluster: give one of them")
     if cluster:
         report, remote = _import_on_cluster(cluster, err, store, paths, ImportOptions(label=label, params=params), declared)
     else:
