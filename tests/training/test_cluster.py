@@ -171,10 +171,10 @@ def test_cli_cluster_json_is_one_document_with_what_travelled(tmp_path):
 class _InterruptAfterFirst:
     """Progress that presses Ctrl-C when the first rank comes back."""
 
-    def start(self, ranks, nbytes, workers):
+    def start(self, what, files, nbytes, workers):
         self.workers = workers
 
-    def advance(self, nbytes):
+    def advance(self, what, nbytes):
         raise KeyboardInterrupt
 
 
@@ -212,13 +212,16 @@ def test_the_progress_bar_counts_ranks_bytes_and_workers():
 
     out = io.StringIO()
     bar = ClusterBar(Console(file=out, force_terminal=True, width=100))
-    bar.start(3, 3000, 2)
-    bar.advance(1000)
-    bar.advance(1000)
+    bar.start("files hashed", 3, 3000, 2)
+    for _ in range(3):
+        bar.advance("files hashed", 1000)
+    bar.start("rank files read", 3, 3000, 2)
+    bar.advance("rank files read", 1000)
+    bar.advance("rank files read", 1000)
     bar.bar.refresh()
-    assert "rank files 2/3 on 2 workers" in out.getvalue()
-    bar.start(1, 500, 2)  # a second job in the same import adds to the totals
-    assert bar.bar.tasks[0].total == 3500 and bar.ranks == 4
+    assert "files hashed 3/3 on 2 workers" in out.getvalue() and "rank files read 2/3 on 2 workers" in out.getvalue()
+    bar.start("rank files read", 1, 500, 2)  # a second job in the same import adds to the totals
+    assert bar.bar.tasks[1].total == 3500 and bar.phases["rank files read"].files == 4
     bar.close()
 
 

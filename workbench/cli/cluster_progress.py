@@ -1,40 +1,54 @@
-"""The progress of rank files read on a Dask cluster: one bar on stderr (ranks, bytes, workers)."""
+"""The progress of work on a Dask cluster: a bar per phase on stderr (files, bytes, workers)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 
+@dataclass
+class _Phase:
+    task: Any
+    files: int = 0
+    done: int = 0
+    workers: int = 0
+
+
 class ClusterBar:
-    """``workbench.training.cluster.ClusterProgress`` drawn with Rich; a job adds to the totals."""
+    """``workbench.training.cluster.ClusterProgress`` drawn with Rich.
+
+    One bar per phase (``files hashed``, ``rank files read``); a second job of the
+    same import adds to its phase's totals.
+    """
 
     def __init__(self, console: Any) -> None:
         self.console = console
         self.bar: Any = None
-        self.task: Any = None
-        self.ranks = 0
-        self.done = 0
-        self.workers = 0
+        self.phases: dict[str, _Phase] = {}
 
-    def start(self, ranks: int, nbytes: int, workers: int) -> None:
+    def start(self, what: str, files: int, nbytes: int, workers: int) -> None:
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self.ranks += ranks
         if self.bar is None:
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                                 console=self.console, transient=True)
             self.bar.start()
-            self.task = self.bar.add_task("", total=0)
-        task = self.bar.tasks[0]
-        self.workers = workers
-        self.bar.update(self.task, total=(task.total or 0) + nbytes, description=self._describe(workers))
+        phase = self.phases.get(what)
+        if phase is None:
+            phase = self.phases[what] = _Phase(self.bar.add_task("", total=0))
+        phase.files += files
+        phase.workers = workers
+        total = self.bar.tasks[phase.task].total or 0
+        self.bar.update(phase.task, total=total + nbytes, description=self._describe(what, phase))
 
-    def advance(self, nbytes: int) -> None:
-        self.done += 1
-        self.bar.update(self.task, advance=nbytes, description=self._describe(self.workers))
+    def advance(self, what: str, nbytes: int) -> None:
+        phase = self.phases[what]
+        phase.done += 1
+        self.bar.update(phase.task, advance=nbytes, description=self._describe(what, phase))
 
-    def _describe(self, workers: int) -> str:
-        return f"rank files {self.done}/{self.ranks} on {workers} worker{'s' if workers != 1 else ''}"
+    @staticmethod
+    def _describe(what: str, phase: _Phase) -> str:
+        return f"{what} {phase.done}/{phase.files} on {phase.workers} worker{'s' if phase.workers != 1 else ''}"
 
     def close(self) -> None:
         if self.bar is not None:

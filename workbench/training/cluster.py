@@ -34,9 +34,12 @@ _NAMED_AT_MOST = 5  # unreadable paths named in the one-line refusal
 
 
 class ClusterProgress(Protocol):
-    def start(self, ranks: int, nbytes: int, workers: int) -> None: ...
+    def start(self, what: str, files: int, nbytes: int, workers: int) -> None: ...
 
-    def advance(self, nbytes: int) -> None: ...
+    def advance(self, what: str, nbytes: int) -> None: ...
+
+
+HASHED, READ = "files hashed", "rank files read"
 
 
 def _distributed() -> Any:
@@ -124,9 +127,15 @@ class DaskRanks:
 
         A file a worker cannot read is left out: the client digests it itself, or names it.
         """
-        futures = [self.executor.submit(worker_digest, str(path)) for path in files]
+        from concurrent.futures import as_completed
+
+        self._start(HASHED, files)
+        futures = {self.executor.submit(worker_digest, str(path)): path for path in files}
+        found: dict[Path, tuple[str, int] | None] = {}
         try:
-            found = {path: future.result() for path, future in zip(files, futures)}
+            for future in as_completed(futures):
+                found[futures[future]] = digest = future.result()
+                self._advance(HASHED, digest[1] if digest else 0)
         except BaseException as exc:
             for future in futures:
                 future.cancel()
@@ -163,12 +172,18 @@ class DaskRanks:
                                  f"(they read each file from the path the client gives: a filesystem they share): {named}{more}")
 
     def started(self, files: list[Path]) -> None:
-        if self.progress is not None:
-            self.progress.start(len(files), sum(p.stat().st_size for p in files if p.exists()), self.workers)
+        self._start(READ, files)
 
     def finished(self, path: Path, nbytes: int) -> None:
+        self._advance(READ, nbytes)
+
+    def _start(self, what: str, files: list[Path]) -> None:
         if self.progress is not None:
-            self.progress.advance(nbytes)
+            self.progress.start(what, len(files), sum(p.stat().st_size for p in files if p.exists()), self.workers)
+
+    def _advance(self, what: str, nbytes: int) -> None:
+        if self.progress is not None:
+            self.progress.advance(what, nbytes)
 
     def failure(self, exc: BaseException) -> BaseException | None:
         from distributed.scheduler import KilledWorker
