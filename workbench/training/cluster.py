@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from pathlib import Path
@@ -122,15 +122,15 @@ class DaskRanks:
     def workers(self) -> int:
         return len(self.client.nthreads())
 
-    def digests(self, files: list[Path]) -> dict[Path, tuple[str, int]]:
-        """Every file hashed on the workers (in parallel, beside the data), not through the client.
+    def digests(self, files: list[Path], digest: Callable[[Path], tuple[str, int]]) -> dict[Path, tuple[str, int]]:
+        """Every file hashed on the workers with ``digest`` (in parallel, beside the data), not through the client.
 
         A file a worker cannot read is left out: the client digests it itself, or names it.
         """
         from concurrent.futures import as_completed
 
         self._start(HASHED, files)
-        futures = {self.executor.submit(worker_digest, str(path)): path for path in files}
+        futures = {self.executor.submit(worker_digest, digest, str(path)): path for path in files}
         found: dict[Path, tuple[str, int] | None] = {}
         try:
             for future in as_completed(futures):
@@ -205,27 +205,26 @@ def worker_version() -> str:
 
 def unreadable_here(paths: list[str]) -> list[tuple[str, str]]:
     """On a worker: the paths it cannot open, with the reason."""
+    import stat
+
     bad: list[tuple[str, str]] = []
     for path in paths:
         try:
-            with open(path, "rb"):
-                pass
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the check
         except OSError as exc:
             bad.append((path, exc.strerror or type(exc).__name__))
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                bad.append((path, "not a regular file"))
+        finally:
+            os.close(fd)
     return bad
 
 
-def worker_digest(path: str, chunk: int = 1 << 20) -> tuple[str, int] | None:
-    """On a worker: the file's (SHA-256, size) as ``ingest.sha256_file`` has it, or None when it cannot be read here."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    size = 0
+def worker_digest(digest: Callable[[Path], tuple[str, int]], path: str) -> tuple[str, int] | None:
+    """On a worker: ``digest`` (the client's own file digest) of ``path``, or None when it cannot be read here."""
     try:
-        with open(path, "rb") as f:
-            while block := f.read(chunk):
-                digest.update(block)
-                size += len(block)
-    except OSError:
+        return digest(Path(path))
+    except BadInput:
         return None
-    return digest.hexdigest(), size

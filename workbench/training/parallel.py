@@ -112,8 +112,8 @@ class RankExecutor(Protocol):
     executor: Executor
     transfer: Transfer
 
-    def digests(self, files: list[Path]) -> dict[Path, tuple[str, int]]:
-        """(SHA-256, size) of the files the workers can read, computed there."""
+    def digests(self, files: list[Path], digest: Callable[[Path], tuple[str, int]]) -> dict[Path, tuple[str, int]]:
+        """``digest`` (SHA-256, size) of the files the workers can read, computed there."""
 
     def check(self, files: list[Path]) -> None:
         """Raise BadInput naming the files the workers cannot read."""
@@ -136,7 +136,7 @@ class LocalPool:
     progress: Callable[[Path, int, int], None] | None
     transfer: Transfer = field(default_factory=Transfer)
 
-    def digests(self, files: list[Path]) -> dict[Path, tuple[str, int]]:
+    def digests(self, files: list[Path], digest: Callable[[Path], tuple[str, int]]) -> dict[Path, tuple[str, int]]:
         return {}
 
     def check(self, files: list[Path]) -> None:
