@@ -104,6 +104,14 @@ def test_a_path_the_workers_cannot_read_is_refused_in_one_line(cluster, job):
     assert str(files[0]) + " (" not in text  # the readable ones are not named
 
 
+def test_a_fifo_is_refused_by_the_workers_check_without_blocking_it(cluster, tmp_path):
+    fifo = tmp_path / "rank-0.json.gz"
+    os.mkfifo(fifo)
+    with pytest.raises(BadInput, match="not a regular file") as err:
+        read_all(kineto.read_rank, [fifo], ImportOptions(rank_executor=cluster))
+    assert str(fifo) in str(err.value)
+
+
 def test_a_rank_that_fails_to_parse_fails_the_import_naming_its_file(cluster, job, tmp_path):
     from workbench.ingest import import_files
 
