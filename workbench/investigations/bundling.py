@@ -67,14 +67,14 @@ def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]], observation
     comparison_ids |= {int(e["id"]) for o in observations for e in o.get("evidence") or []
                        if isinstance(e, dict) and e.get("kind") == "rerun_comparison" and isinstance(e.get("id"), int)}
     plan_table, comparison_table = rerun_table("rerun_plan"), rerun_table("rerun_comparison")
-    if comparison_table is not None and plan_ids and hasattr(comparison_table, "plan_id"):
+    if plan_ids:
         # A linked plan brings every comparison made of its executions.
         from sqlmodel import select
 
         with store.session() as s:
             rows = s.exec(select(comparison_table.id).where(comparison_table.plan_id.in_(plan_ids))).all()
             comparison_ids.update(int(i) for i in rows)
-    if comparison_table is not None and comparison_ids:
+    if comparison_ids:
         # A carried comparison brings the plan it analysed.
         from sqlmodel import select
 
@@ -88,7 +88,7 @@ def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]], observation
     ):
         with store.session() as s:
             for i in ids:
-                row = s.get(table, i) if table is not None else None
+                row = s.get(table, i)
                 record = row.model_dump() if row is not None else {"unavailable": "not found in this store"}
                 sink.append({"ref": f"{kind}/{i}", "record": record})
     return plans, comparisons

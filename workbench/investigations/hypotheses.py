@@ -63,31 +63,22 @@ def check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investiga
             if ev["kind"] in ("rerun_plan", "rerun_comparison"):
                 table = rerun_table(ev["kind"])
                 if "id" not in ev:  # a plan named by its name
-                    row = None
-                    if table is not None and hasattr(table, "name"):
-                        from sqlmodel import select
+                    from sqlmodel import select
 
-                        row = s.exec(select(table).where(table.name == ev["name"])).first()
+                    row = s.exec(select(table).where(table.name == ev["name"])).first()
                     if row is None:
                         raise NotFound(f"no rerun plan named {ev['name']!r} (see 'wb rerun')")
                     ev["id"] = int(row.id)
                     continue
-                if table is not None and s.get(table, ev["id"]) is None:
+                if s.get(table, ev["id"]) is None:
                     raise NotFound(f"no {ev['kind'].replace('_', ' ')} {ev['id']} (see 'wb rerun')")
 
 
 def rerun_table(kind: str) -> Any:
-    """The rerun helper's table for plans / comparisons, if that module exists."""
-    try:
-        import store.rerun as rerun
-    except ImportError:
-        return None
-    want = {"rerun_plan": ("RerunPlan", "Plan"), "rerun_comparison": ("RerunComparison", "Comparison")}[kind]
-    for name in want:
-        table = getattr(rerun, name, None)
-        if table is not None and hasattr(table, "__tablename__"):
-            return table
-    return None
+    """The rerun harness's table for ``rerun_plan`` or ``rerun_comparison`` evidence."""
+    from store.rerun import RerunComparison, RerunPlan
+
+    return {"rerun_plan": RerunPlan, "rerun_comparison": RerunComparison}[kind]
 
 
 def set_hypothesis_status(
