@@ -100,8 +100,13 @@ def make_engine(url: str, *, read_only: bool = False) -> "Engine":
         if path is not None:  # the stdlib driver with our URI (read-only stores open with mode=ro)
             import sqlite3
 
+            from sqlalchemy.pool import QueuePool
+
             uri = _sqlite_uri(path, read_only, create=not path.exists())
-            engine = create_engine("sqlite+pysqlite://", creator=lambda: sqlite3.connect(
+            # A URL without a path reads as an in-memory database, whose default pool
+            # (SingletonThreadPool) closes other threads' connections under load: a file
+            # store takes the pool a file URL would (the TUI reads from several workers).
+            engine = create_engine("sqlite+pysqlite://", poolclass=QueuePool, creator=lambda: sqlite3.connect(
                 uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000, check_same_thread=False))
         else:
             engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})

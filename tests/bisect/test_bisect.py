@@ -185,3 +185,24 @@ def test_resume_after_an_interruption_continues_to_the_same_answer(tmp_path, sto
     assert code == 0, err
     doc = json.loads(out)
     assert doc["result"]["first_bad"] == ids[11] and doc["current"] is None
+
+
+@pytest.mark.slow
+def test_finds_a_real_cpu_clocked_slowdown(tmp_path, store_url):
+    """The same search with a real workload: each commit's bench runs the bundled CPU
+    workload, CPU-clocked (stable on a busy machine), 5 % slower from commit 9 on."""
+    import sys
+
+    from tests.rerun.helpers import CPU_ARGS, CPU_WORKLOAD
+
+    repo, ids = history(tmp_path, {9: 1.05}, commits=16)
+    bench = (f'{sys.executable} {CPU_WORKLOAD} {" ".join(CPU_ARGS)} '
+             '--slowdown $(awk -v f="$(cat speed.txt)" \'BEGIN { printf "%g", (f - 1) * 100 }\')')
+    (repo / "cpu_bench.sh").write_text(bench + "\n")
+    code, out, err = wb("bisect", "start", "--repo", str(repo), "--good", ids[0], "--bad", ids[-1],
+                        "--bench", f"sh {repo / 'cpu_bench.sh'}", "--max-rounds", "12",
+                        "--workdir", str(tmp_path / "work"), "--json", store=store_url)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["result"]["first_bad"] == ids[9], doc["steps"]
+    assert doc["steps_done"] <= 5  # the endpoint check and four halvings of 15

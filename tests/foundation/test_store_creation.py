@@ -166,3 +166,34 @@ def test_store_in_a_read_only_directory(tmp_path):
         assert ro.read_only and len(ro.list_runs()) == 1
     finally:
         folder.chmod(0o755)
+
+
+def test_a_file_store_pools_connections_safely_across_threads(tmp_path):
+    """A SQLite file store must not get SQLAlchemy's in-memory pool (SingletonThreadPool),
+    which closes one thread's connection while another uses it (a segfault in the TUI,
+    whose workers read at once)."""
+    import threading
+
+    from sqlalchemy.pool import SingletonThreadPool
+
+    from store import open_store
+
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}")
+    store.ensure_exists()
+    assert not isinstance(store.engine.pool, SingletonThreadPool)
+    errors = []
+
+    def reader() -> None:
+        try:
+            for _ in range(30):
+                with store.engine.connect() as conn:
+                    conn.exec_driver_sql("SELECT count(*) FROM run").fetchall()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
