@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from workbench.dims_file import refuse_empty
 from workbench.errors import UsageError
 
 if TYPE_CHECKING:
@@ -29,7 +30,10 @@ def _login_name() -> str:
 
 
 def _check_against_data(store: "Store", run_id: int, values: Mapping[str, Any]) -> None:
+    from dataclasses import replace
+
     from lenses import get_lens
+    from store.records import Dimension
     from workbench.compare.comparability import _equal
 
     record = store.load_run(run_id)
@@ -37,7 +41,10 @@ def _check_against_data(store: "Store", run_id: int, values: Mapping[str, Any]) 
         lens = get_lens(record.lens)
     except Exception:  # noqa: BLE001 - a run of a lens this wb does not know: nothing to check against
         return
-    observed = lens.observed_dimensions(record)
+    # Read the data as a comparison will, with the declarations in place: some readings
+    # exist only against a declaration (an eligibility history the jobs do not carry).
+    declared = {**record.dimensions, **{name: Dimension(value, "declared") for name, value in values.items()}}
+    observed = lens.observed_dimensions(replace(record, dimensions=declared))
     specs = {s.name: s for s in lens.dimensions}
     for name, value in values.items():
         seen = observed.get(name)
@@ -59,6 +66,7 @@ def declare_dimensions(store: "Store", run_ids: Sequence[int], values: Mapping[s
         raise UsageError("name the runs to declare on: wb declare RUN... NAME=VALUE...")
     if not values and not unset:
         raise UsageError("nothing to declare: give NAME=VALUE or --unset NAME")
+    refuse_empty(values, "declare")
     both = sorted(set(values) & set(unset))
     if both:
         raise UsageError(f"{both[0]} is both set and unset")
