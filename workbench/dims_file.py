@@ -78,6 +78,7 @@ class FolderDimensions:
         self.cli = dict(cli or {})
         refuse_empty(self.cli, "--dim")
         self.explicit = load_dims_file(dims_file) if dims_file is not None else None
+        self.explicit_path = dims_file
         # The folders named on the command line: a wb.toml is looked for from a file's own
         # folder up to the one of these that holds it, never above (no stray file in $HOME).
         self.roots = [_absolute(r) for r in roots if Path(r).is_dir()]
@@ -113,3 +114,12 @@ class FolderDimensions:
             return []
         candidates = [folder / DIMS_FILE_NAME for folder in self._folders(source)]
         return [c for c in candidates if self._read(c)]
+
+    def origin(self, source: Path | None, name: str) -> str:
+        """Where the declared ``name`` for ``source`` came from, for messages and history:
+        ``--dim``, ``--dims-file FILE`` or the ``wb.toml`` that gave it."""
+        if name in self.cli:
+            return "--dim"
+        if self.explicit is not None:
+            return f"--dims-file {self.explicit_path}"
+        return next((str(f) for f in self.files_for(source) if name in self._read(f)), "--dim")

@@ -80,3 +80,24 @@ def test_a_declaration_the_data_would_contradict_is_refused_and_never_offered(tm
     _sacct_window(tmp_path / "w3", eligible=True, end="10:07:00")
     wb(capsys, *store, "import", "--tz", "UTC", str(tmp_path / "w3"), "--label", "w3")
     wb(capsys, *store, "declare", "w3", "eligibility_history=recorded", "--why", "sacct has Eligible")
+
+
+def test_a_wb_toml_value_is_named_as_coming_from_the_wb_toml(tmp_path, capsys):
+    # the user passed no --dim: the refusal must not say "--dim hardware=..."
+    from tests.conftest import REPO
+
+    store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
+    job = tmp_path / "job"
+    job.mkdir()
+    trace = REPO / "tests" / "data" / "training" / "sampled" / "sampled_rank-0.json.gz"
+    (job / trace.name).write_bytes(trace.read_bytes())
+    (job / "wb.toml").write_text('[dimensions]\nframework = "JAX"\n')
+    _c, _o, err = wb(capsys, *store, "import", str(job), expect=2)
+    assert err.count("\n") == 1 and f"{job / 'wb.toml'} framework=JAX contradicts the file" in err and "--dim" not in err
+    (job / "wb.toml").write_text('[dimensions]\nmodel = "llama"\n')
+    wb(capsys, *store, "import", str(job))
+    (job / "wb.toml").write_text('[dimensions]\nmodel = "llama"\nobjective = "pretrain"\n')
+    wb(capsys, *store, "import", str(job))  # stored already: the new line goes into the history
+    history = wbj(capsys, *store, "show", "1")["declarations"]
+    assert [(d["name"], d["value"]) for d in history] == [("objective", "pretrain")]
+    assert str(job / "wb.toml") in history[0]["why"]
