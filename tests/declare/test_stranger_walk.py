@@ -101,3 +101,15 @@ def test_a_wb_toml_value_is_named_as_coming_from_the_wb_toml(tmp_path, capsys):
     history = wbj(capsys, *store, "show", "1")["declarations"]
     assert [(d["name"], d["value"]) for d in history] == [("objective", "pretrain")]
     assert str(job / "wb.toml") in history[0]["why"]
+
+
+def test_a_name_no_lens_compares_is_recorded_with_a_note(tmp_path, capsys):
+    # a typo ("modle") used to pass silently while "model" stayed unknown
+    store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
+    a, b = inference_pair(tmp_path)
+    wb(capsys, *store, "import", str(a), str(b))
+    _c, out, err = wb(capsys, *store, "declare", "1", "2", "modle=llama", "--why", "typo")
+    assert "run 1: modle=llama" in out
+    assert err.count("\n") == 1 and "note: modle is not a dimension the inference lens compares" in err and "model," in err
+    _c, _o, err = wb(capsys, *store, "declare", "1", "2", "model=llama", "--why", "fixed")
+    assert "note:" not in err
