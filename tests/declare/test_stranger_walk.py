@@ -113,3 +113,18 @@ def test_a_name_no_lens_compares_is_recorded_with_a_note(tmp_path, capsys):
     assert err.count("\n") == 1 and "note: modle is not a dimension the inference lens compares" in err and "model," in err
     _c, _o, err = wb(capsys, *store, "declare", "1", "2", "model=llama", "--why", "fixed")
     assert "note:" not in err
+
+
+def test_a_label_its_data_contradict_is_not_called_a_difference_between_equal_values(tmp_path, capsys):
+    # a wb.toml declared an eligibility history the jobs do not carry: both sides read
+    # "none in the data"; the refusal used to say "differs: baseline X, candidate X"
+    store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
+    for name, end in (("w1", "10:05:00"), ("w2", "10:06:00")):
+        _sacct_window(tmp_path / name, eligible=False, end=end)
+        (tmp_path / name / "wb.toml").write_text('[dimensions]\neligibility_history = "recorded"\n')
+        wb(capsys, *store, "import", "--tz", "UTC", str(tmp_path / name), "--label", name)
+    doc = wbj(capsys, *store, "compare", "w1", "--vs", "w2", "--accept", "pool,capacity_gpus,device_types,scheduler_policy",
+              "--why", "one pool")
+    reason = doc["refusal"]["reason"]
+    assert "the data contradict the label" in reason and "but differs" not in reason
+    assert "the label says 'recorded' but the data show 'none in the data'" in reason
