@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -87,7 +88,93 @@ def summary_stat(run: RunRecord, metric: str, stat: str) -> float:
     return f if math.isfinite(f) else NAN
 
 
+@dataclass(frozen=True)
+class ServingMetric:
+    """A serving metric: a statistic of a per-request column, else the same statistic
+    as the benchmark file states it (never one statistic derived from another)."""
+
+    name: str
+    title: str
+    unit: str
+    lower_is_better: bool = True
+    column: str = ""  # per-request column (ms)
+    summary: str = ""  # key in run.meta["summary"]
+    statistic: str = ""  # "median", "p95"...; "" for a scalar (throughputs)
+
+
+SERVING_METRICS: dict[str, ServingMetric] = {m.name: m for m in (
+    ServingMetric("ttft_p50", "TTFT p50", "ms", True, "ttft_ms", "ttft_ms", "median"),
+    ServingMetric("ttft_p95", "TTFT p95", "ms", True, "ttft_ms", "ttft_ms", "p95"),
+    ServingMetric("tpot_p50", "TPOT p50", "ms", True, "tpot_ms", "tpot_ms", "median"),
+    ServingMetric("tpot_p95", "TPOT p95", "ms", True, "tpot_ms", "tpot_ms", "p95"),
+    ServingMetric("itl_p50", "ITL p50", "ms", True, "itl_ms", "itl_ms", "median"),
+    ServingMetric("itl_p95", "ITL p95", "ms", True, "itl_ms", "itl_ms", "p95"),
+    ServingMetric("e2e_p95", "E2E latency p95", "ms", True, "e2e_ms", "e2e_ms", "p95"),
+    ServingMetric("request_throughput", "request throughput", "req/s", False, summary="request_throughput"),
+    ServingMetric("output_throughput", "output-token throughput", "tok/s", False, summary="output_throughput"),
+    ServingMetric("error_rate", "error rate", "fraction", True),
+)}
+_QUANTILE = {"median": 0.5, "p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+
+
+def _duration(run: RunRecord) -> float:
+    for value in (run.window.get("duration_s"), run.meta.get("duration_s"), (run.meta.get("summary") or {}).get("duration_s")):
+        try:
+            f = float(value)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(f) and f > 0:
+            return f
+    return NAN
+
+
 class InferenceLens(Lens):
+    def with_metric(self, name: str) -> "InferenceLens":
+        """This lens with ``name`` (a serving metric) as the primary metric."""
+        m = SERVING_METRICS.get(name)
+        if m is None:
+            raise ValueError(f"unknown metric {name!r} (one of {', '.join(SERVING_METRICS)})")
+        return replace(self, primary=MetricSpec(m.name, m.title, m.unit, m.lower_is_better))
+
+    def metric_value(self, run: RunRecord, name: str) -> tuple[float, str]:
+        """``(value, source)``: source is ``requests`` (computed from per-request rows),
+        ``pooled gaps`` (every inter-token gap), ``file`` (the figure the file states),
+        ``requests/duration`` or ``unknown``."""
+        m = SERVING_METRICS[name]
+        if name == "error_rate":
+            v = self.error_rate(run)
+            return v, "requests" if finite(column(run, "ok")).size else "file" if math.isfinite(v) else "unknown"
+        if m.statistic:
+            q = _QUANTILE[m.statistic]
+            if name.startswith("itl") and column(run, "itl_ms", "itl") is not None:
+                pooled = finite(column(run, "itl_ms", "itl"))
+                if pooled.size:
+                    return quantile_of(pooled, q), "pooled gaps"
+            values = self.ttft_values(run) if m.column == "ttft_ms" else column(run, m.column)
+            if values is not None and m.column != "ttft_ms":
+                values = values[self.valid_mask(run, len(values))]
+            if values is not None and finite(values).size:
+                return quantile_of(values, q), "requests"
+            v = summary_stat(run, m.summary, m.statistic)
+            return v, "file" if math.isfinite(v) else "unknown"
+        stated = (run.meta.get("summary") or {}).get(m.summary)
+        if isinstance(stated, (int, float)) and not isinstance(stated, bool) and math.isfinite(stated):
+            return float(stated), "file"
+        duration = _duration(run)
+        ok = column(run, "ok")
+        if math.isfinite(duration) and ok is not None and finite(ok).size:
+            if name == "request_throughput":
+                return float((ok == 1).sum()) / duration, "requests/duration"
+            out = column(run, "output_tokens")
+            if out is not None and finite(out[ok == 1]).size == int((ok == 1).sum()):
+                return float(out[ok == 1].sum()) / duration, "requests/duration"
+        return NAN, "unknown"
+
+    def primary_value(self, run: RunRecord) -> float:
+        if self.primary.name != "ttft_p95" and self.primary.name in SERVING_METRICS:
+            return self.metric_value(run, self.primary.name)[0]
+        return self.ttft_p95(run)
+
     def valid_mask(self, run: RunRecord, n: int) -> np.ndarray:
         ok = column(run, "ok")
         if ok is None or len(ok) != n:
@@ -106,7 +193,7 @@ class InferenceLens(Lens):
             ttft = parts[0] + parts[1] + parts[2]
         return ttft[self.valid_mask(run, len(ttft))]
 
-    def primary_value(self, run: RunRecord) -> float:
+    def ttft_p95(self, run: RunRecord) -> float:
         values = self.ttft_values(run)
         if values.size:
             return quantile_of(values, 0.95)

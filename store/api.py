@@ -12,7 +12,7 @@ import numpy as np
 
 from store import columns
 from store.engine import display_url, make_engine, normalize_url
-from store.errors import RunNotFound, StoreError
+from store.errors import ReadOnlyStore, RunNotFound, StoreError
 from store.records import SAMPLES, Dimension, RunRecord, Work
 
 if TYPE_CHECKING:
@@ -70,8 +70,10 @@ class Store:
             try:
                 yield session
                 session.commit()
-            except BaseException:
+            except BaseException as exc:
                 session.rollback()
+                if _read_only(exc):
+                    raise ReadOnlyStore(f"the store {self.display_url} is read-only: nothing was written") from None
                 raise
 
     def close(self) -> None:
@@ -115,7 +117,9 @@ class Store:
         nothing is.
         """
         from sqlalchemy import insert
+        from sqlalchemy.exc import IntegrityError
 
+        from store.errors import DuplicateCapture
         from store.tables import Capture, Run, RunColumn, RunSource
 
         run_ids: list[int] = []
@@ -132,7 +136,12 @@ class Store:
                     importer_version=info.importer_version,
                 )
                 s.add(row)
-                s.flush()
+                try:
+                    s.flush()
+                except IntegrityError:
+                    # Another process stored this file between our digest check and this
+                    # insert: the unique index decides, and the whole import rolls back.
+                    raise DuplicateCapture(info.sha256, info.path) from None
                 capture_ids[info.path] = row.id  # type: ignore[assignment]
             for record in runs:
                 row = _run_row(record, origin)
@@ -292,3 +301,11 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
     except Exception as exc:  # driver errors: unreachable server, bad path, permissions
         raise StoreError(f"cannot open store {display_url(normalized)}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
     return Store(normalized, engine)
+
+
+def _read_only(exc: BaseException) -> bool:
+    """A write refused because the store is read-only (a file or database without write access)."""
+    from sqlalchemy.exc import DBAPIError
+
+    text = str(getattr(exc, "orig", exc)).lower()
+    return isinstance(exc, DBAPIError) and ("readonly database" in text or "read-only transaction" in text)

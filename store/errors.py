@@ -11,3 +11,15 @@ class SchemaError(StoreError):
 
 class RunNotFound(StoreError):
     """A run reference (id or label) that matches no run, or several."""
+
+
+class DuplicateCapture(StoreError):
+    """A file whose digest another process stored first (the unique index said so)."""
+
+    def __init__(self, sha256: str, path: object) -> None:
+        super().__init__(f"{path}: already imported (by a concurrent import); nothing added")
+        self.sha256 = sha256
+
+
+class ReadOnlyStore(StoreError):
+    """A write to a store opened (or only openable) for reading."""

@@ -43,10 +43,12 @@ class ImportReport:
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int]:
+    from workbench.importers.base import open_regular
+
     digest = hashlib.sha256()
     size = 0
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # a FIFO or device would never end
             while block := f.read(chunk):
                 digest.update(block)
                 size += len(block)
@@ -76,6 +78,41 @@ def apply_declared_dimensions(record: RunRecord, dims: dict[str, str], origin: C
             raise BadInput(where, f"{origin(name)} {name}={value} contradicts the file, which says {name} = {existing.value!r} ({existing.source})")
         if existing is None:
             record.dimensions[name] = Dimension(value, "declared")
+
+
+def check_text(record: RunRecord) -> None:
+    """What every importer hands the store is text the store can keep: no lone surrogate
+    (a JSON ``\\ud800`` escape; the insert would fail) and no string over the limit, in the
+    label, dimensions, window, meta or a text column. Cheap: metadata is small and text
+    columns are checked as arrays."""
+    import numpy as np
+
+    from workbench.limits import MAX_STRING_CHARS, exceeded
+
+    source = record.sources[0] if record.sources else None
+    stack: list[tuple[Any, str]] = [(record.label, "label"), (record.window, "window"), (record.meta, "meta")]
+    stack.extend((d.value, f"dimensions.{name}") for name, d in record.dimensions.items())
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((k, f"{where} (key)") for k in value)
+            stack.extend((v, f"{where}.{k}") for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(value))
+        elif isinstance(value, str):
+            if len(value) > MAX_STRING_CHARS:
+                raise exceeded(source, f"a string of {len(value):,} characters is longer than", f"{MAX_STRING_CHARS:,}", where=where[:120])
+            if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
+                raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=where[:120])
+    for table, cols in record.tables.items():
+        for name, arr in cols.items():
+            arr = np.asarray(arr)
+            if arr.dtype.kind == "U" and arr.size:
+                codes = np.ascontiguousarray(arr).view(np.uint32)
+                bad = (codes >= 0xD800) & (codes <= 0xDFFF)
+                if bad.any():
+                    row = int(np.argmax(bad)) // max(1, arr.dtype.itemsize // 4)
+                    raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=f"{table}[{row}].{name}")
 
 
 @dataclass
@@ -113,7 +150,7 @@ def read_files(
     groups: dict[str, list[tuple[Path, Any]]] = {}
     importers: dict[str, Any] = {}
     known: dict[Path, tuple[int, str]] = {}
-    for path in expand_paths(paths):
+    for path in expand_paths(paths, report.skipped):
         sha, size = sha256_file(path)
         if sha in seen:
             report.skipped.append((path, f"same content as {seen[sha]}"))
@@ -150,6 +187,7 @@ def read_files(
             declared = folder.for_source(record.sources[0])
             if declared:
                 apply_declared_dimensions(record, declared, lambda name, src=record.sources[0]: folder.origin(src, name))
+            check_text(record)
             used.update(record.sources)
             result.runs.append(record)
         for path, info in items:
@@ -181,15 +219,25 @@ def import_files(
         listed = ", ".join(map(str, runs)) or "none"
         return int(capture.id), f"already imported (capture {capture.id}, runs {listed}); nothing added"  # type: ignore[arg-type]
 
+    from store.errors import DuplicateCapture
+
     folder = dims if isinstance(dims, FolderDimensions) else FolderDimensions(dims)
-    read = read_files([Path(p) for p in paths], options, known_capture=known, dims=folder)
-    report = read.report
-    declare_on_stored(store, read, folder)
-    if not (options and options.label) and read.runs:
-        distinguish_labels(read.runs, {r.label for r in store.list_runs()})
-    if not read.runs and not read.captures:
-        return report
-    run_ids = store.add_import(read.captures, read.runs, origin=origin, existing=read.existing)
+    for attempt in range(2):
+        read = read_files([Path(p) for p in paths], options, known_capture=known, dims=folder)
+        report = read.report
+        declare_on_stored(store, read, folder)
+        if not (options and options.label) and read.runs:
+            distinguish_labels(read.runs, {r.label for r in store.list_runs()})
+        if not read.runs and not read.captures:
+            return report
+        try:
+            run_ids = store.add_import(read.captures, read.runs, origin=origin, existing=read.existing)
+            break
+        except DuplicateCapture:
+            if attempt:
+                raise
+            # A concurrent import stored one of these files first (nothing of ours was
+            # written): read again, and the digest check now says "already imported".
     report.run_ids = run_ids
     def runs_of(path: Path) -> list[int]:
         return [r.id for r in read.runs if path in r.sources]  # type: ignore[misc]

@@ -169,3 +169,32 @@ def test_a_bisection_travels_in_a_bundle_and_its_steps_recompute(tmp_path, store
     assert code == 3
     bad = [c for c in json.loads(text)["recompute"] if not c["ok"]]
     assert bad and "verdict" in bad[0]["detail"]
+
+
+def test_resume_after_an_interruption_continues_to_the_same_answer(tmp_path, store_url, monkeypatch):
+    from store import open_store
+    from workbench.bisect import bisection
+
+    repo, ids = history(tmp_path, {11: 1.05}, commits=16)
+    spec = bisection.Spec(name="resumed", bench=["sh", "built.sh"], build=["cp", "bench.sh", "built.sh"],
+                          workdir=str(tmp_path / "work"), repo=str(repo), good=ids[0], bad=ids[-1], max_rounds=12)
+    store = open_store(store_url)
+    bisection.start(store, spec)
+    real, calls = bisection._execute, []
+
+    def interrupted_third(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bisection, "_execute", interrupted_third)
+    with pytest.raises(KeyboardInterrupt):
+        bisection.run(store, "resumed")
+    status = bisection.report(store, "resumed")
+    assert status["status"] == "bisecting" and status["steps_done"] == 2 and status["current"]
+    monkeypatch.setattr(bisection, "_execute", real)
+    code, out, err = wb("bisect", "resume", "resumed", "--json", store=store_url)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["result"]["first_bad"] == ids[11] and doc["current"] is None

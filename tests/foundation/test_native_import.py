@@ -3,6 +3,7 @@
 import gzip
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -153,7 +154,15 @@ def test_directory_and_unreadable(tmp_path, sqlite_url, monkeypatch):
             raise PermissionError(13, "Permission denied")
         return real_open(file, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def guarded_os_open(file, *args, **kwargs):  # files are opened with os.open (regular files only)
+        if str(file) == str(locked):
+            raise PermissionError(13, "Permission denied")
+        return real_os_open(file, *args, **kwargs)
+
     monkeypatch.setattr("builtins.open", guarded_open)
+    monkeypatch.setattr("os.open", guarded_os_open)
     with pytest.raises(BadInput, match="cannot be read"):
         import_files(st, [locked])
     assert st.counts() == EMPTY

@@ -179,7 +179,8 @@ def test_a_configmap_in_the_same_file_is_read(tmp_path: Path) -> None:
 
 
 def test_real_manifests_with_their_sources(tmp_path: Path) -> None:
-    runs = {r.label: r for r in INFERENCE_PERF.read(expand_paths([REAL]), ImportOptions())}
+    # One run per load level: the first level of each variant's sweep.
+    runs = {r.meta["sweep"]["label"]: r for r in INFERENCE_PERF.read(expand_paths([REAL]), ImportOptions()) if r.meta["sweep"]["level"] == 0}
     assert runs["vllm+batch_size"].dimensions["engine_config"].value["max_num_seqs"] == 192
     assert runs["vllm+v0_engine"].dimensions["engine_config"].value["env"] == {"VLLM_USE_V1": "0"}
     sources = runs["vllm"].meta["engine_config_sources"]
@@ -191,7 +192,7 @@ def test_a_deployment_shape_beside_results_is_found(tmp_path: Path) -> None:
     variant = tmp_path / "vllm"
     shutil.copytree(REAL / "vllm" / "results", variant / "results")
     shutil.copy(DEPLOY / "compose.yaml", variant / "compose.yaml")
-    (run,) = INFERENCE_PERF.read(expand_paths([variant / "results", variant / "compose.yaml"]), ImportOptions())
+    run, *_levels = INFERENCE_PERF.read(expand_paths([variant / "results", variant / "compose.yaml"]), ImportOptions())
     assert run.dimensions["engine_config"].value == EXPECTED
     assert run.meta["engine_config_sources"][0]["path"] == "services.vllm.command"
 
@@ -266,8 +267,8 @@ def test_an_unread_manifest_argument_makes_the_comparison_unknown(tmp_path: Path
     shutil.copytree(REAL / "vllm+batch_size" / "results", variant / "results")
     text = (REAL / "vllm+batch_size" / "manifests.yaml").read_text().replace('- "--max-num-seqs=192"', '- "--max-num-seqs 192"')
     (variant / "manifests.yaml").write_text(text)
-    (unread,) = INFERENCE_PERF.read(expand_paths([variant / "results"]), ImportOptions())
-    (base,) = INFERENCE_PERF.read(expand_paths([REAL / "vllm" / "results"]), ImportOptions())
+    unread, *_levels = INFERENCE_PERF.read(expand_paths([variant / "results"]), ImportOptions())
+    base, *_levels = INFERENCE_PERF.read(expand_paths([REAL / "vllm" / "results"]), ImportOptions())
     assert unread.dimensions["engine_config"].value["unparsed"] == ["--max-num-seqs 192"]
     (row,) = [d for d in compare([base], [unread]).to_json()["dimensions"] if d["name"] == "engine_config"]
     assert row["state"] == "unknown" and "'--max-num-seqs 192'" in row["note"]
@@ -286,7 +287,7 @@ def test_a_file_with_several_engines_says_which_was_read(tmp_path: Path) -> None
     variant = tmp_path / "lws"
     shutil.copytree(REAL / "vllm" / "results", variant / "results")
     shutil.copy(DEPLOY / "lws.yaml", variant / "manifests.yaml")
-    (run,) = INFERENCE_PERF.read(expand_paths([variant / "results"]), ImportOptions())
+    run, *_levels = INFERENCE_PERF.read(expand_paths([variant / "results"]), ImportOptions())
     assert run.dimensions["engine_config"].value == EXPECTED
     assert any("workerTemplate" in w and "leaderTemplate" in w for w in run.meta["warnings"])
 
@@ -321,4 +322,4 @@ def test_cli_compare_names_the_changed_key_and_a_bad_manifest_exits_2(tmp_path: 
     assert code == 2 and "manifests.yaml: deployment file is not readable YAML (line 3: tag" in err
     assert len(err.strip().splitlines()) == 1
     code, out, _ = wb("runs", "--json")
-    assert len(json.loads(out)) == 2  # nothing half-written
+    assert len(json.loads(out)) == 14  # two sweeps of 7 levels: nothing half-written

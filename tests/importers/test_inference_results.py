@@ -114,27 +114,60 @@ def test_sglang_server_info_is_measured_engine_config() -> None:
 
 
 @pytest.fixture(scope="module")
-def demo_runs():
-    return {run.label: run for run in read(INFERENCE_PERF, *expand_paths([DEMO]))}
+def demo_levels():
+    """Every level run of the three real sweeps, by sweep label."""
+    out: dict[str, list] = {}
+    for run in read(INFERENCE_PERF, *expand_paths([DEMO])):
+        out.setdefault(run.meta["sweep"]["label"], []).append(run)
+    return {k: sorted(v, key=lambda r: r.meta["sweep"]["level"]) for k, v in out.items()}
 
 
-def test_every_demo_file_is_recognised_and_imports(demo_runs) -> None:
+@pytest.fixture(scope="module")
+def demo_runs(demo_levels):
+    """The first (1 req/s) level of each sweep."""
+    return {k: v[0] for k, v in demo_levels.items()}
+
+
+def test_every_demo_file_is_recognised_and_imports(demo_levels) -> None:
     files = expand_paths([DEMO])
     assert all(INFERENCE_PERF.sniff(probe_file(f)) for f in files)
-    assert set(demo_runs) == {"vllm", "vllm+v0_engine", "vllm+batch_size"}
-    for run in demo_runs.values():
-        assert run.tables["stages"]["stage"].tolist() == [0, 1, 2, 3, 4, 5, 6]
-        assert run.sample_count == 0 and run.meta["summary_only"]
+    assert set(demo_levels) == {"vllm", "vllm+v0_engine", "vllm+batch_size"}
+    ids = set()
+    for label, levels in demo_levels.items():
+        assert [r.meta["stage"] for r in levels] == [0, 1, 2, 3, 4, 5, 6]  # one run per load level
+        sweep = {r.meta["sweep"]["id"] for r in levels}
+        assert len(sweep) == 1
+        ids |= sweep
+        for run in levels:
+            assert run.sample_count == 0 and run.meta["summary_only"]
+            assert run.window["kind"] == "steady"
+            assert run.meta["sweep"]["axis"] == "rate" and run.meta["sweep"]["levels"] == 7
+            assert run.label == f"{label} @ {run.meta['load']['requested_rate']:g} req/s"
+            # The summary over all stages is sweep metadata, never a level.
+            assert run.meta["sweep"]["summary"]["client"]["requests_completed"] > run.meta["summary"]["requests_completed"]
+    assert len(ids) == 3
 
 
-def test_summary_figures_match_the_files(demo_runs) -> None:
-    s = demo_runs["vllm"].meta["summary"]
-    assert s["ttft_ms"]["p95"] == pytest.approx(3303.848, rel=1e-6)
-    assert s["requests_completed"] == 38717 and s["requests_failed"] == 0
-    assert demo_runs["vllm+v0_engine"].meta["summary"]["ttft_ms"]["p95"] == pytest.approx(5291.067, rel=1e-6)
-    stages = demo_runs["vllm"].tables["stages"]
-    assert stages["requested_rate"][3] == pytest.approx(92.19)
-    assert stages["ttft_p95_ms"][0] == pytest.approx(36, abs=1)
+def test_level_figures_match_the_files(demo_levels) -> None:
+    vllm = demo_levels["vllm"]
+    s3 = vllm[3].meta["summary"]
+    assert vllm[3].meta["load"]["requested_rate"] == pytest.approx(92.19)
+    assert vllm[3].meta["load"]["achieved_rate"] == pytest.approx(92.22409851829183)
+    assert s3["ttft_ms"]["p95"] == pytest.approx(80.24103753268719)
+    assert s3["tpot_ms"]["p95"] == pytest.approx(9.37609843072272)
+    assert s3["requests_completed"] == 5531 and s3["requests_failed"] == 0
+    assert vllm[4].meta["load"]["achieved_rate"] == pytest.approx(106.49371985245213)  # past the knee
+    assert vllm[0].meta["sweep"]["summary"]["client"]["ttft_ms"]["p95"] == pytest.approx(3303.848, rel=1e-6)
+    assert demo_levels["vllm+v0_engine"][0].meta["sweep"]["summary"]["client"]["ttft_ms"]["p95"] == pytest.approx(5291.067, rel=1e-6)
+    assert vllm[0].meta["summary"]["ttft_ms"]["p95"] == pytest.approx(36, abs=1)
+
+
+def test_summary_files_alone_are_one_mixed_run(tmp_path: Path) -> None:
+    for name in ("summary_lifecycle_metrics.json", "summary_prometheus_metrics.json"):
+        (tmp_path / name).write_bytes((DEMO / "vllm" / "results" / name).read_bytes())
+    (run,) = read(INFERENCE_PERF, *sorted(tmp_path.iterdir()))
+    assert run.window["kind"] == "mixed" and "sweep" not in run.meta and "sweep_summary_only" in run.meta
+    assert run.meta["summary"]["ttft_ms"]["p95"] == pytest.approx(3303.848, rel=1e-6)
 
 
 def test_engine_config_from_manifests(demo_runs) -> None:
@@ -150,12 +183,14 @@ def test_engine_config_from_manifests(demo_runs) -> None:
         assert run.dimensions["model"].value == "meta-llama/Llama-3.1-8B-Instruct"
 
 
-def test_silent_zero_server_metrics_are_unknown(demo_runs) -> None:
-    srv = demo_runs["vllm"].meta["server_summary"]
-    assert srv["kv_cache_usage_percentage"] == {"unknown": True}
+def test_silent_zero_server_metrics_are_unknown(demo_levels) -> None:
+    for run in demo_levels["vllm"]:
+        srv = run.meta["server_summary"]
+        assert srv["kv_cache_usage_percentage"] == {"unknown": True}
+    srv = demo_levels["vllm"][0].meta["sweep"]["summary"]["server"]
     assert srv["prompt_len"].get("unknown") and "mean" not in srv["prompt_len"]
     assert srv["prompt_len"]["rate"] > 0
-    v0 = demo_runs["vllm+v0_engine"].meta["server_summary"]
+    v0 = demo_levels["vllm+v0_engine"][0].meta["sweep"]["summary"]["server"]
     assert v0["kv_cache_usage_percentage"]["mean"] == pytest.approx(0.042485)
 
 
@@ -186,7 +221,9 @@ def test_config_only_variant_shows_the_engine_config_change(demo_runs) -> None:
 
 
 def test_results_folder_alone_finds_its_manifest() -> None:
-    (run,) = read(INFERENCE_PERF, *expand_paths([DEMO / "vllm" / "results"]))
+    runs = read(INFERENCE_PERF, *expand_paths([DEMO / "vllm" / "results"]))
+    assert len(runs) == 7
+    run = runs[0]
     assert run.meta["companions"]["manifest"].endswith("vllm/manifests.yaml")
     assert run.dimensions["engine_revision"].value == "vllm v0.11.0"
 
@@ -215,3 +252,8 @@ def test_error_rate_is_unknown_when_no_request_outcome_is_known() -> None:
     rows.add("r2", ttft_ms=13.0, ok=0.0)
     run = inference_run("y", samples=rows, summary={}, dimensions={}, meta={}, sources=[])
     assert run.quality["error_rate"] == 1.0  # the one known outcome failed
+
+
+def test_silent_zero_names_the_rename(demo_levels) -> None:
+    warnings = demo_levels["vllm"][2].meta["warnings"]
+    assert any("kv_cache_usage_percentage" in w and "renamed vllm:kv_cache_usage_perc in vLLM 0.9" in w for w in warnings)

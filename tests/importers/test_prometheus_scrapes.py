@@ -211,3 +211,56 @@ def test_sglang_scrape_pair_maps_its_own_names(tmp_path: Path) -> None:
     assert s["total_output_tokens"] == 40 * 128
     assert "prefill_ms" not in s and "decode_ms" not in s  # SGLang has no such histograms: unknown
     assert run.dimensions["model"].value == "qwen"
+
+
+# ---------------------------------------------------------------- silent zeros (issue 17 item 6)
+
+_LABELS = 'engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"'
+
+
+def _silent_pair(tmp_path, keep_new: bool):
+    """The synthetic pair, as a v0.11 server scraped by a harness that still asks for
+    the pre-0.9 names: gpu_cache_usage_perc and gpu_prefix_cache_* exist but stay 0."""
+    out = []
+    for name in ("vllm_before.prom", "vllm_after.prom"):
+        text = (DATA / name).read_text()
+        if not keep_new:
+            text = "\n".join(line for line in text.splitlines() if "kv_cache_usage_perc" not in line) + "\n"
+        text += (f"# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{{{_LABELS}}} 0.0\n"
+                 f"# TYPE vllm:gpu_prefix_cache_queries counter\nvllm:gpu_prefix_cache_queries_total{{{_LABELS}}} 0.0\n"
+                 f"# TYPE vllm:gpu_prefix_cache_hits counter\nvllm:gpu_prefix_cache_hits_total{{{_LABELS}}} 0.0\n")
+        path = tmp_path / name
+        path.write_text(text)
+        out.append(path)
+    return out
+
+
+def test_renamed_metric_stuck_at_zero_is_missing_with_the_rename(tmp_path) -> None:
+    from workbench.importers.prometheus import IMPORTER as PROM
+
+    (run,) = PROM.read(_silent_pair(tmp_path, keep_new=False), ImportOptions(params={"scrape_pair": True}))
+    missing = {m["metric"]: m["reason"] for m in run.meta["scrape"]["missing"]}
+    assert "kv_cache_usage_perc in vLLM 0.9" in missing["vllm:gpu_cache_usage_perc"]
+    assert "vllm:gpu_prefix_cache_hits" in missing
+    summary = run.meta["summary"]
+    assert summary["kv_cache_usage"]["unknown"] is True  # never "0 %"
+    assert "prefix_cache_hit_rate" not in summary
+    assert any("reported missing, not 0" in w for w in run.meta["warnings"])
+
+
+def test_new_name_present_is_read_and_old_zero_still_named(tmp_path) -> None:
+    from workbench.importers.prometheus import IMPORTER as PROM
+
+    (run,) = PROM.read(_silent_pair(tmp_path, keep_new=True), ImportOptions(params={"scrape_pair": True}))
+    usage = run.meta["summary"]["kv_cache_usage"]
+    assert usage["after"] == pytest.approx(0.031) and usage["source"] == "vllm:kv_cache_usage_perc"
+    assert "vllm:gpu_cache_usage_perc" in {m["metric"] for m in run.meta["scrape"]["missing"]}
+
+
+def test_zero_without_traffic_is_not_called_missing(tmp_path) -> None:
+    from workbench.importers.prometheus import IMPORTER as PROM
+
+    paths = _silent_pair(tmp_path, keep_new=False)
+    paths[1].write_text(paths[0].read_text())  # nothing served in the window
+    (run,) = PROM.read(paths, ImportOptions(params={"scrape_pair": True}))
+    assert "missing" not in run.meta["scrape"]

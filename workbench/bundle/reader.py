@@ -15,6 +15,7 @@ from typing import Any
 
 from workbench.bundle.canonical import MAX_SAFE_INTEGER
 from workbench.errors import BadInput
+from workbench.limits import MAX_OBJECTS, exceeded
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 64
@@ -38,6 +39,8 @@ def _no_constants(name: str) -> Any:
 
 
 def _safe_int(text: str) -> int:
+    if len(text.lstrip("-")) > 16:  # 2^53 has 16 digits; int() of 4,300+ digits would raise
+        raise _Refused(f"integer {text[:40]}{'...' if len(text) > 40 else ''} is outside ±(2^53−1); large integers must be strings")
     value = int(text)
     if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
         raise _Refused(f"integer {text[:40]} is outside ±(2^53−1); large integers must be strings")
@@ -58,6 +61,11 @@ def parse_strict(data: bytes | str, *, source: str | Path | None = None, max_dep
         text = data.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError as exc:
         raise BadInput(source, f"not UTF-8 text ({exc.reason})", where=f"byte {exc.start}") from None
+    # Counted before parsing (an upper bound: brackets inside strings count too): a few
+    # bytes per empty array would otherwise cost ~100 bytes each once parsed.
+    containers = text.count("[") + text.count("{")
+    if containers > MAX_OBJECTS:
+        raise exceeded(source, f"{containers:,} arrays and objects are more than", f"{MAX_OBJECTS:,}")
     try:
         doc = json.loads(
             text,

@@ -84,6 +84,28 @@ def cli(ctx: click.Context, store_url: str | None, mouse: bool) -> None:
         launch_tui(store_url=store_url, mouse=mouse)
 
 
+def _input_fault(exc: BaseException) -> str | None:
+    """What an exception that only hostile input causes says about the input (None: a bug)."""
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply to process"
+    if isinstance(exc, MemoryError):
+        return "input too large to process in the memory available"
+    if isinstance(exc, UnicodeError) and "surrogate" in str(exc):
+        return "input text is not valid Unicode (a lone surrogate)"
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+        return "input holds an integer of more than 4,300 digits"
+    return None
+
+
+def _internal(exc: BaseException) -> None:
+    if os.environ.get("WB_DEBUG"):
+        raise exc
+    from workbench.textsafe import clean
+
+    click.echo(f"wb: internal error: {type(exc).__name__}: {clean(str(exc))} (set WB_DEBUG=1 for a traceback)", err=True)
+    sys.exit(EXIT_FAILURE)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the CLI and turns errors into one line and an exit code."""
     try:
@@ -108,17 +130,21 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"wb: error: {clean(exc.message)}", err=True)
         sys.exit(exc.exit_code)
     except _store_error() as exc:
-        from store.errors import RunNotFound
+        from store.errors import ReadOnlyStore, RunNotFound
         from workbench.textsafe import clean
 
         click.echo(f"wb: error: {clean(str(exc))}", err=True)
-        sys.exit(EXIT_USAGE if isinstance(exc, RunNotFound) else EXIT_FAILURE)
+        sys.exit(EXIT_USAGE if isinstance(exc, (RunNotFound, ReadOnlyStore)) else EXIT_FAILURE)
     except BrokenPipeError:
         sys.exit(EXIT_FAILURE)
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
-        if os.environ.get("WB_DEBUG"):
-            raise
+    except (RecursionError, MemoryError, UnicodeError, ValueError) as exc:
+        # Input shapes no reader should have let through (the readers name the file and
+        # the limit; this is the net under them): one line, bad input, not a traceback.
+        if os.environ.get("WB_DEBUG") or _input_fault(exc) is None:
+            _internal(exc)
         from workbench.textsafe import clean
 
-        click.echo(f"wb: internal error: {type(exc).__name__}: {clean(str(exc))} (set WB_DEBUG=1 for a traceback)", err=True)
-        sys.exit(EXIT_FAILURE)
+        click.echo(f"wb: error: {_input_fault(exc)} ({type(exc).__name__}: {clean(str(exc))[:200]}; set WB_DEBUG=1 for a traceback)", err=True)
+        sys.exit(EXIT_USAGE)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
+        _internal(exc)

@@ -79,10 +79,10 @@ def diagnose(
 ) -> Diagnosis:
     """Diagnose an incident from files and directories of rank dumps and logs."""
     policy = timeline.ClockPolicy(clock_uncertainty, dict(host_uncertainty or {}), dict(boot_times or {}))
-    files = _discover([Path(p) for p in paths])
+    skipped: list[dict[str, str]] = []
+    files = _discover([Path(p) for p in paths], skipped)
     dumps: list[fr.RankDump] = []
     events: list[Event] = []
-    skipped: list[dict[str, str]] = []
     for path, root in files:
         head = _head(path)
         if fr.sniff(head):
@@ -116,15 +116,18 @@ def diagnose(
 # ---------------------------------------------------------------- inputs
 
 
-def _discover(paths: list[Path]) -> list[tuple[Path, Path | None]]:
+def _discover(paths: list[Path], skipped: list[dict[str, str]]) -> list[tuple[Path, Path | None]]:
+    from workbench.importers import scan_directory
+
     found: list[tuple[Path, Path | None]] = []
     for p in paths:
         if p.is_dir():
-            for f in sorted(p.rglob("*")):
-                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts) and f.name not in _SKIP_NAMES:
-                    found.append((f, p))
-        elif p.is_file():
-            found.append((p, None))
+            inner, passed = scan_directory(p)  # symlinks out of p are not followed
+            found.extend((f, p) for f in inner if f.name not in _SKIP_NAMES)
+            for f, why in passed:
+                skipped.append({"file": str(f), "why": why})
+        elif p.exists():
+            found.append((p, None))  # reading it refuses anything but a regular file
         else:
             raise BadInput(p, "no such file or directory")
     if not found:

@@ -26,6 +26,7 @@ from typing import Any
 
 from workbench.diagnostics import safe_pickle
 from workbench.errors import BadInput
+from workbench.limits import check_expanded_size, exceeded
 
 _TRAILING_DIGITS = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?(?:\.gz)?$")
 # Ops whose per-rank sizes legitimately differ (or pair up) and so are not size-compared.
@@ -127,6 +128,11 @@ def load_dump(path: str | Path, *, max_bytes: int = safe_pickle.MAX_BYTES) -> Ra
             doc = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise BadInput(path, f"flight-recorder JSON is not valid JSON ({exc})") from None
+        except RecursionError:
+            raise exceeded(path, "flight-recorder JSON is nested deeper than", "the parser's recursion limit (~1,000 levels)") from None
+        except ValueError as exc:  # an integer of more than 4,300 digits
+            raise BadInput(path, f"flight-recorder JSON holds a number that cannot be read ({str(exc)[:80]})") from None
+        check_expanded_size(doc, path)
     else:
         doc = safe_pickle.loads_plain(raw, source=path)
     return parse_dump(doc, path)

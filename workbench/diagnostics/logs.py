@@ -436,7 +436,7 @@ def _error_file(data: bytes, name: str, host: str | None, rank: int | None) -> l
     """A torchelastic error file (``{"message": {"message": ..., "extraInfo": {...}}}``)."""
     try:
         doc = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, absurdly nested, or a 4,300-digit integer: read it as text
         return None
     if not isinstance(doc, dict) or "message" not in doc:
         return None

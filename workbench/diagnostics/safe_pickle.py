@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from workbench.errors import BadInput
+from workbench.limits import MAX_PICKLE_OBJECTS, check_expanded_size, exceeded
 
 #: Default cap on the size of a pickle we are willing to read (dumps are kilobytes to megabytes).
 MAX_BYTES = 256 * 1024 * 1024
@@ -90,8 +91,14 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
     stack: list[Any] = []
     memo: dict[int, Any] = {}
     try:
+        # Values so far, a back-reference to a container counting its items: a lower bound
+        # of the final count (check_expanded_size), so a flood of references stops early.
+        seen = 0
         for opcode, arg, pos in pickletools.genops(stream):
             name = opcode.name
+            seen += 1
+            if seen > MAX_PICKLE_OBJECTS:
+                raise exceeded(source, "holds more values (counting each shared reference) than", f"{MAX_PICKLE_OBJECTS:,}", where=f"byte {pos}")
             where = f"byte {pos}" if pos is not None else None
             if name not in _ALLOWED:
                 raise UnsafePickle(
@@ -101,11 +108,17 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
                     where=where,
                 )
             if name in _SCALARS:
+                if type(arg) is int and arg.bit_length() > 14_000:  # str() refuses more than 4,300 digits
+                    raise BadInput(source, f"an integer of {arg.bit_length():,} bits (more than 4,300 digits) cannot be read", where=where)
                 stack.append(arg)
             elif name == "STOP":
                 if len(stack) != 1:
                     raise ValueError("STOP with a malformed stack")
-                return stack.pop()
+                result = stack.pop()
+                # Back-references (GET) make sharing cheap in the pickle but not for the
+                # readers, who see every reference as a copy: count the tree.
+                check_expanded_size(result, source)
+                return result
             elif name in ("PROTO", "FRAME"):
                 continue
             elif name == "MARK":
@@ -166,7 +179,10 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
             elif name == "MEMOIZE":
                 memo[len(memo)] = stack[-1]
             elif name in ("GET", "BINGET", "LONG_BINGET"):
-                stack.append(memo[int(arg)])
+                value = memo[int(arg)]
+                if isinstance(value, (dict, list, tuple, set, frozenset)):
+                    seen += len(value)
+                stack.append(value)
             else:  # pragma: no cover - _ALLOWED and the branches above are kept in step
                 raise UnsafePickle(source, f"pickle opcode {name} is not handled", where=where)
     except UnsafePickle:

@@ -9,6 +9,7 @@ arrays into request samples; the importers add what is tool-specific.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -16,8 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from workbench.errors import BadInput
-from workbench.formats.inference_records import SampleBuilder, number, stat_name
+from workbench.formats.inference_records import RequestColumns, stat_name, strict_number
 from workbench.importers.base import read_bounded
 
 MAX_BYTES = 2 << 30  # a single result file bigger than this is not a benchmark result
@@ -86,19 +89,21 @@ SCALARS = {
 }
 
 
-def flat_summary(obj: dict[str, Any]) -> dict[str, Any]:
-    """Only the statistics the file states: no percentile is derived from another."""
+def flat_summary(obj: dict[str, Any], path: Any = None, where: str = "") -> dict[str, Any]:
+    """Only the statistics the file states: no percentile is derived from another. A
+    figure of the wrong type (``"request_throughput": "fast"``) is bad input."""
     summary: dict[str, Any] = {}
+    at = f"{where}: " if where else ""
     for key, value in obj.items():
         m = _SUMMARY_KEY.match(key)
         if m and m.group(2) in METRIC_KEYS:
-            v = number(value)
+            v = strict_number(value, path, f"{at}{key}")
             stat = stat_name(m.group(1))
             if stat and not math.isnan(v):
                 summary.setdefault(METRIC_KEYS[m.group(2)], {})[stat] = v
     for key, target in SCALARS.items():
         if key in obj:
-            v = number(obj[key])
+            v = strict_number(obj[key], path, f"{at}{key}")
             if not math.isnan(v):
                 summary[target] = v
     return summary
@@ -107,11 +112,49 @@ def flat_summary(obj: dict[str, Any]) -> dict[str, Any]:
 ARRAY_KEYS = ("input_lens", "output_lens", "ttfts", "itls", "errors", "latencies")
 
 
-def has_arrays(obj: dict[str, Any]) -> bool:
+def has_arrays(obj: dict[str, Any], path: Any = None, where: str = "") -> bool:
+    """Whether the per-request arrays are there; one that is there but not a list is
+    bad input (``"ttfts": "nope"`` is not "summary only")."""
+    if path is not None:
+        for key in ARRAY_KEYS:
+            if obj.get(key) is not None and not isinstance(obj[key], list):
+                raise BadInput(path, f"per-request array {key!r} is not a list", where=f"{where}: {key}" if where else key)
     return isinstance(obj.get("ttfts"), list) and isinstance(obj.get("output_lens"), list)
 
 
-def samples_from_arrays(obj: dict[str, Any], path: Path, where: str) -> SampleBuilder:
+def _floats(values: list[Any], path: Any, where: str, key: str) -> np.ndarray:
+    """A per-request array as float64 (``None``/"NaN" -> NaN), at numpy speed; anything
+    else than a finite number is bad input naming the element (found by a slow pass)."""
+    try:
+        arr = np.array(values, dtype=np.float64)
+        fast = arr.ndim == 1 and bool(np.isfinite(arr[~np.isnan(arr)]).all()) and not any(type(v) is bool for v in values)
+    except (ValueError, TypeError, OverflowError):
+        fast = False
+    if fast:
+        return arr
+    return np.array([strict_number(v, path, f"{where}: {key}[{i}]") for i, v in enumerate(values)], dtype=np.float64)
+
+
+def _gaps(itls: list[Any], path: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every inter-token gap (seconds) and the index of the request it belongs to."""
+    rows = []
+    for i, row in enumerate(itls):
+        if row is not None and not isinstance(row, list):
+            raise BadInput(path, f"expected a list of gaps, found {type(row).__name__}", where=f"{where}: itls[{i}]")
+        rows.append(row or [])
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    flat = list(itertools.chain.from_iterable(rows))
+    try:
+        gaps = _floats(flat, path, where, "itls")
+    except BadInput:
+        for i, row in enumerate(rows):  # name the request, not the flattened index
+            for g in row:
+                strict_number(g, path, f"{where}: itls[{i}]")
+        raise
+    return gaps, np.repeat(np.arange(len(rows), dtype=np.float64), lengths)
+
+
+def samples_from_arrays(obj: dict[str, Any], path: Path, where: str) -> RequestColumns:
     """One sample per request; failed requests stay (``ok`` 0) with unknown timings."""
     ttfts, outs = obj["ttfts"], obj["output_lens"]
     n = len(ttfts)
@@ -122,61 +165,52 @@ def samples_from_arrays(obj: dict[str, Any], path: Path, where: str) -> SampleBu
     for key, arr in (("output_lens", outs), ("input_lens", ins), ("itls", itls), ("errors", errors), ("latencies", latencies)):
         if arr is not None and (not isinstance(arr, list) or len(arr) != n):
             raise BadInput(path, f"per-request array '{key}' has {len(arr) if isinstance(arr, list) else 'no'} items, 'ttfts' has {n}", where=where)
-    builder = SampleBuilder()
-    for i in range(n):
-        if errors is not None:
-            ok = 1.0 if errors[i] in ("", None) else 0.0
-        else:
-            ok = math.nan  # the file does not say which requests failed
-        ttft = number(ttfts[i])
-        out = number(outs[i])
-        if ok == 0.0 or (ok != 1.0 and ttft == 0.0):
-            ttft = math.nan  # failures are written as 0.0: unknown, not zero
-        if not math.isnan(ttft) and ttft < 0:
-            raise BadInput(path, f"negative TTFT {ttft}", where=f"{where}.ttfts[{i}]")
-        gaps = itls[i] if itls is not None and isinstance(itls[i], list) else None
-        itl_ms = math.nan
-        if gaps:
-            vals = [number(g) for g in gaps]
-            finite = [v for v in vals if not math.isnan(v)]
-            if finite:
-                itl_ms = 1000.0 * math.fsum(finite) / len(finite)
-        e2e = number(latencies[i]) if latencies is not None else math.nan
-        if ok == 0.0:
-            e2e = math.nan
-        tpot = math.nan
-        if not math.isnan(e2e) and not math.isnan(ttft) and out > 1:
-            tpot = 1000.0 * (e2e - ttft) / (out - 1)
-        builder.add(
-            id=str(i),
-            prompt_tokens=number(ins[i]) if ins is not None else None,
-            output_tokens=out if ok != 0.0 else None,
-            ttft_ms=ttft * 1000.0,
-            e2e_ms=e2e * 1000.0,
-            itl_ms=itl_ms,
-            tpot_ms=tpot,
-            ok=ok,
-        )
-    return builder
+    nan = np.full(n, np.nan)
+    if errors is not None:
+        ok = np.fromiter((1.0 if e in ("", None) else 0.0 for e in errors), dtype=np.float64, count=n)
+    else:
+        ok = nan.copy()  # the file does not say which requests failed
+    ttft = _floats(ttfts, path, where, "ttfts")
+    out = _floats(outs, path, where, "output_lens")
+    # Failures are written as 0.0: unknown, not zero.
+    ttft[(ok == 0.0) | (np.isnan(ok) & (ttft == 0.0))] = np.nan
+    negative = np.flatnonzero(ttft < 0)
+    if negative.size:
+        raise BadInput(path, f"negative TTFT {ttft[negative[0]]}", where=f"{where}: ttfts[{negative[0]}]")
+    itl_ms = nan.copy()
+    if itls is not None:
+        gaps, req = _gaps(itls, path, where)
+        finite = np.isfinite(gaps)
+        counts = np.bincount(req[finite].astype(np.int64), minlength=n)
+        sums = np.bincount(req[finite].astype(np.int64), weights=gaps[finite], minlength=n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            itl_ms = np.where(counts > 0, 1000.0 * sums / np.maximum(counts, 1), np.nan)
+    e2e = _floats(latencies, path, where, "latencies") if latencies is not None else nan.copy()
+    e2e[ok == 0.0] = np.nan
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpot = np.where(np.isfinite(e2e) & np.isfinite(ttft) & (out > 1), 1000.0 * (e2e - ttft) / (out - 1), np.nan)
+    columns = {
+        "id": np.array([str(i) for i in range(n)], dtype=str),
+        "prompt_tokens": _floats(ins, path, where, "input_lens") if ins is not None else nan.copy(),
+        "output_tokens": np.where(ok != 0.0, out, np.nan),
+        "queue_ms": nan.copy(), "prefill_ms": nan.copy(), "decode_ms": nan.copy(),
+        "ttft_ms": ttft * 1000.0, "e2e_ms": e2e * 1000.0, "itl_ms": itl_ms, "tpot_ms": tpot, "ok": ok,
+    }
+    return RequestColumns(columns)
 
 
-def itl_table(obj: dict[str, Any]) -> dict[str, Any] | None:
+def itl_table(obj: dict[str, Any], path: Any = None, where: str = "") -> dict[str, Any] | None:
     """All inter-token gaps pooled, with the request index they belong to (ms)."""
-    import numpy as np
-
     itls = obj.get("itls")
     if not isinstance(itls, list):
         return None
-    req: list[float] = []
-    gaps: list[float] = []
-    for i, row in enumerate(itls):
-        if isinstance(row, list):
-            for g in row:
-                req.append(float(i))
-                gaps.append(number(g) * 1000.0)
-    if not gaps:
+    gaps, req = _gaps(itls, path, where)
+    if not gaps.size:
         return None
-    return {"request": np.array(req, dtype=np.float64), "itl_ms": np.array(gaps, dtype=np.float64)}
+    # One row per gap is the biggest table of a detailed result (~127 gaps a request):
+    # float32 ms (7 significant digits, well under a nanosecond at these sizes) and an
+    # int32 request index halve it.
+    return {"request": req.astype(np.int32), "itl_ms": (gaps * 1000.0).astype(np.float32)}
 
 
 def load_object(path: Path, limit: int, too_big: str) -> dict[str, Any]:

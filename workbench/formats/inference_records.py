@@ -24,9 +24,61 @@ from typing import Any
 import numpy as np
 
 from store.records import SAMPLES, Dimension, RunRecord, Work
+from workbench.errors import BadInput
 
 NUMERIC_COLUMNS = ("prompt_tokens", "output_tokens", "queue_ms", "prefill_ms", "decode_ms", "ttft_ms", "e2e_ms", "itl_ms", "tpot_ms", "ok")
 COLUMNS = ("id", *NUMERIC_COLUMNS)
+
+
+def strict_number(value: Any, path: Any, where: str) -> float:
+    """A number the file states: NaN when absent (``None``) or written as ``"NaN"``;
+    a text that is not a number, a boolean, a list or an object is bad input (a wrong
+    type is never a missing value)."""
+    if value is None:
+        return math.nan
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise BadInput(path, f"expected a number, found {_kind(value)}", where=where)
+    if isinstance(value, str):
+        try:
+            f = float(value)
+        except ValueError:
+            raise BadInput(path, f"expected a number, found the text {value[:40]!r}", where=where) from None
+        if math.isnan(f):
+            return math.nan
+    else:
+        try:
+            f = float(value)
+        except OverflowError:
+            raise BadInput(path, "number too large", where=where) from None
+    if not math.isfinite(f):
+        raise BadInput(path, f"number is not finite ({value!r:.40})", where=where)
+    return f
+
+
+def as_object(value: Any, path: Any, where: str) -> dict[str, Any]:
+    """An object the file must hold at ``where``: ``{}`` when absent, bad input when
+    it is another type."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadInput(path, f"expected an object, found {_kind(value)}", where=where)
+    return value
+
+
+def as_list(value: Any, path: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise BadInput(path, f"expected a list, found {_kind(value)}", where=where)
+    return value
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
 
 
 def number(value: Any) -> float:
@@ -70,6 +122,22 @@ class SampleBuilder:
         return out
 
 
+class RequestColumns:
+    """Request columns built at once (vectorised), in the shape ``SampleBuilder`` makes."""
+
+    def __init__(self, columns: dict[str, np.ndarray]) -> None:
+        missing = set(COLUMNS) - set(columns)
+        if missing:
+            raise KeyError(f"missing sample columns {sorted(missing)}")
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(self.columns["id"])
+
+    def table(self) -> dict[str, np.ndarray]:
+        return self.columns
+
+
 _PCT = re.compile(r"^p(\d+(?:\.\d+)?)$")
 
 
@@ -94,18 +162,23 @@ def stat_name(key: str) -> str | None:
     return None
 
 
-def stats_block(raw: dict[str, Any] | None, scale: float = 1.0) -> dict[str, float]:
-    """A statistics mapping normalized and scaled (e.g. s -> ms); non-numbers dropped."""
+def stats_block(raw: dict[str, Any] | None, scale: float = 1.0, path: Any = None, where: str = "") -> dict[str, float]:
+    """A statistics mapping normalized and scaled (e.g. s -> ms). With ``path`` a value
+    of the wrong type is bad input (named by ``where``); without, it is dropped."""
     out: dict[str, float] = {}
+    if path is not None:
+        raw = as_object(raw, path, where)
     if not isinstance(raw, dict):
         return out
     for key, value in raw.items():
-        if key == "percentiles" and isinstance(value, dict):
-            out.update(stats_block(value, scale))
+        if key == "percentiles" and (isinstance(value, dict) or path is not None):
+            out.update(stats_block(value, scale, path, f"{where}.percentiles"))
             continue
         name = stat_name(str(key))
-        v = number(value)
-        if name is None or math.isnan(v):
+        if name is None:
+            continue
+        v = strict_number(value, path, f"{where}.{key}") if path is not None else number(value)
+        if math.isnan(v):
             continue
         out[name] = v if name == "count" else v * scale
     return out
@@ -147,7 +220,7 @@ def request_mix_from_samples(table: dict[str, np.ndarray]) -> str | None:
 def inference_run(
     label: str,
     *,
-    samples: SampleBuilder | None,
+    samples: SampleBuilder | RequestColumns | None,
     summary: dict[str, Any],
     dimensions: dict[str, Dimension],
     meta: dict[str, Any],

@@ -3,6 +3,9 @@
 ``json.JSONDecoder.raw_decode`` (the C scanner) decodes each value, so the cost per
 item is the same as ``json.load``, while memory stays bounded by one item plus a
 read buffer. Strict: NaN and Infinity are refused, as is anything after the object.
+One value may not exceed ``workbench.limits.MAX_VALUE_BYTES`` (the buffer grows to
+hold it, never to the end of a file that is not JSON), nor nest deeper than the
+interpreter allows; an integer of more than 4,300 digits is refused.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from workbench.errors import BadInput
+from workbench.limits import MAX_DEPTH, MAX_VALUE_BYTES, exceeded, size_text
 
 _WS = " \t\n\r"
 _SKIP_WS = re.compile(r"[ \t\n\r]*").match
@@ -29,6 +33,9 @@ def _refuse_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+# Errors that say the value cannot end inside the buffer we have (more input may fix them).
+_NEEDS_MORE = ("Unterminated string", "Expecting value", "Expecting ',' delimiter", "Expecting ':' delimiter",
+               "Expecting property name", "Invalid \\uXXXX escape", "Invalid \\escape")
 
 
 class ObjectStream:
@@ -50,6 +57,7 @@ class ObjectStream:
         self._base_lines = 0  # newlines dropped before _buf[0]
         self._chunk = CHUNK_CHARS
         self.where: Callable[[], str] = lambda: ""
+        self._member = ""  # the top-level member being decoded, for messages
 
     # -- low level ---------------------------------------------------------------
 
@@ -75,7 +83,7 @@ class ObjectStream:
         return f"line {line}, char {self._base_chars + pos}"
 
     def _error(self, message: str, pos: int | None = None) -> BadInput:
-        path = self.where()
+        path = self.where() or self._member
         loc = self._location(self._pos if pos is None else pos)
         return BadInput(self._file, message, where=f"{path} ({loc})" if path else loc)
 
@@ -104,25 +112,47 @@ class ObjectStream:
         while True:
             try:
                 obj, end = _DECODER.raw_decode(self._buf, self._pos)
-            except NonFiniteNumber as exc:
-                raise self._error(str(exc)) from None
-            except RecursionError:
-                raise self._error("nested too deeply") from None
             except json.JSONDecodeError as exc:
-                if not self._eof:  # maybe the value runs past the buffer: read more and retry
-                    self._chunk = min(self._chunk * 2, 1 << 26)
-                    self._fill()
+                # Only an error at the very end of the buffer can be cured by reading more.
+                if not self._eof and self._may_continue(exc):
+                    self._grow()
                     continue
                 if exc.pos >= len(self._buf) - 1 or "Unterminated" in exc.msg:
                     raise self._error("truncated JSON: the input ends inside a value", exc.pos) from None
                 raise self._error(f"invalid JSON: {exc.msg}", exc.pos) from None
+            except ValueError as exc:
+                raise self._refusal(exc) from None
+            except RecursionError:
+                raise self._error(str(exceeded(None, "nested deeper than", f"{MAX_DEPTH} levels"))) from None
             if end >= len(self._buf) and not self._eof:
                 # A number at the very end of the buffer may continue in the next chunk.
-                self._fill()
+                self._grow()
                 continue
             self._pos = end
             self._chunk = CHUNK_CHARS
             return obj
+
+    def _may_continue(self, exc: json.JSONDecodeError) -> bool:
+        if exc.msg.startswith("Unterminated string"):
+            return True  # reported at the string's start
+        return exc.pos >= len(self._buf) - 6 and exc.msg.startswith(_NEEDS_MORE)
+
+    def _grow(self) -> None:
+        """Read more of one value, refusing a value larger than the limit."""
+        held = len(self._buf) - self._pos
+        if held > MAX_VALUE_BYTES:
+            raise self._error(str(exceeded(None, "one JSON value is larger than", size_text(MAX_VALUE_BYTES))))
+        # Doubling, but never reading far past the cap (each read is copied into the buffer).
+        self._chunk = max(1, min(self._chunk * 2, 1 << 26, MAX_VALUE_BYTES + 1 - held))
+        self._fill()
+
+    def _refusal(self, exc: ValueError) -> BadInput:
+        """A ValueError from decoding: a non-finite constant or an absurdly long number."""
+        if "digits" in str(exc):  # int() refuses integers of more than 4,300 digits
+            return self._error(str(exceeded(None, "an integer has more digits than", "4,300")))
+        if isinstance(exc, NonFiniteNumber):
+            return self._error(str(exc))
+        return self._error(f"invalid JSON: {exc}")
 
     # -- structure ---------------------------------------------------------------
 
@@ -151,7 +181,10 @@ class ObjectStream:
                     self._pos += 1
                     yield key, self._array_items()
                 else:
-                    yield key, self.value()
+                    self._member = key if len(key) <= 80 else key[:77] + "..."
+                    value = self.value()
+                    self._member = ""
+                    yield key, value
                 if self._expect(",}", "',' or '}'") == "}":
                     break
         if self._skip_ws() != "":
@@ -170,11 +203,11 @@ class ObjectStream:
             pos = _SKIP_WS(buf, self._pos).end()
             try:
                 obj, end = scan(buf, pos)
-            except (StopIteration, json.JSONDecodeError):
-                obj, end = None, -1
-            except NonFiniteNumber as exc:
+            except (StopIteration, json.JSONDecodeError, RecursionError):
+                obj, end = None, -1  # value() says what and where
+            except ValueError as exc:
                 self._pos = pos
-                raise self._error(str(exc)) from None
+                raise self._refusal(exc) from None
             if end < 0 or end >= len(buf):
                 self._pos = pos
                 obj = self.value()

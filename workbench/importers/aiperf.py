@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,8 @@ from typing import Any
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats import bench_json
-from workbench.formats.inference_records import SampleBuilder, inference_run, number, request_mix, stats_block
+from workbench.formats.inference_records import SampleBuilder, as_list, as_object, inference_run, number, request_mix, stats_block, strict_number
+from workbench.formats.load_sweep import group_levels, load_meta, mark_sweep
 from workbench.importers.base import Importer, ImportOptions, Probe
 
 UNIT_MS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0, "sec": 1000.0}
@@ -68,16 +70,18 @@ class AIPerfImporter(Importer):
         return per_request or aggregate
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        runs: list[RunRecord] = []
         for path in paths:
             objs = list(bench_json.read_objects(path))
             first = objs[0][1]
             if isinstance(first.get("experiments"), list):
                 yield from _raw_runs(path, first, options)
             elif "metadata" in first and "metrics" in first:
-                yield _per_request_run(path, objs, options)
+                runs.append(_per_request_run(path, objs, options))
             else:
-                for line, obj in objs:
-                    yield _aggregate_run(path, line, obj, options)
+                runs.extend(_aggregate_run(path, line, obj, options) for line, obj in objs)
+        # One profile per load (artifacts/<model>-...-concurrency<N>/ for each N): a sweep.
+        yield from group_levels(runs, "aiperf", options.label)
 
 
 IMPORTER = AIPerfImporter()
@@ -85,32 +89,45 @@ IMPORTER = AIPerfImporter()
 
 def _metric_ms(metrics: dict[str, Any], names: tuple[str, ...], path: Path, where: str) -> float:
     for name in names:
-        block = metrics.get(name)
-        if isinstance(block, dict) and "value" in block:
+        block = as_object(metrics.get(name), path, f"{where}: metrics.{name}")
+        if "value" in block:
             value = block["value"]
+            at = f"{where}: metrics.{name}.value"
             if isinstance(value, list):  # e.g. per-chunk latencies: the request's mean
-                vals = [number(v) for v in value]
+                vals = [strict_number(v, path, f"{at}[{i}]") for i, v in enumerate(value)]
                 vals = [v for v in vals if not math.isnan(v)]
                 value = sum(vals) / len(vals) if vals else None
             unit = str(block.get("unit") or "").strip()
             if unit not in UNIT_MS:
                 raise BadInput(path, f"metric {name!r} has unit {unit!r} (expected ns, us, ms or s)", where=where)
-            return number(value) * UNIT_MS[unit]
+            return strict_number(value, path, at) * UNIT_MS[unit]
     return math.nan
 
 
-def _metric_count(metrics: dict[str, Any], names: tuple[str, ...]) -> float:
+def _metric_count(metrics: dict[str, Any], names: tuple[str, ...], path: Path, where: str) -> float:
     for name in names:
-        block = metrics.get(name)
-        if isinstance(block, dict) and "value" in block:
-            return number(block["value"])
+        block = as_object(metrics.get(name), path, f"{where}: metrics.{name}")
+        if "value" in block:
+            return strict_number(block["value"], path, f"{where}: metrics.{name}.value")
     return math.nan
+
+
+_CONCURRENCY_DIR = re.compile(r"concurrency(\d+)$")
+_RATE_DIR = re.compile(r"request_rate(\d+(?:\.\d+)?)$")
+
+
+def _folder_load(path: Path) -> dict[str, Any]:
+    """GenAI-Perf/AIPerf artifact folders end in ``-concurrency<N>`` or ``-request_rate<R>``."""
+    name = path.parent.name
+    c, r = _CONCURRENCY_DIR.search(name), _RATE_DIR.search(name)
+    return {"concurrency": float(c.group(1)) if c else None, "requested_rate": float(r.group(1)) if r else None}
 
 
 def _per_request_run(path: Path, objs: list[tuple[int, dict[str, Any]]], options: ImportOptions) -> RunRecord:
     builder = SampleBuilder()
     warmup = 0
     errors: dict[str, int] = {}
+    first_start, last_end = math.inf, -math.inf
     for line, rec in objs:
         where = f"line {line}"
         meta = rec.get("metadata") or {}
@@ -118,6 +135,9 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, Any]]], options
         if not isinstance(meta, dict) or not isinstance(metrics, dict):
             raise BadInput(path, "record without metadata/metrics objects", where=where)
         phase = meta.get("benchmark_phase", meta.get("credit_phase"))
+        # Read (and check) every record, warm-up too: a wrong type is bad input anywhere.
+        values = {col: _metric_ms(metrics, names, path, where) for col, names in PER_REQUEST.items()}
+        tokens = {col: _metric_count(metrics, names, path, where) for col, names in TOKENS.items()}
         if phase == "warmup":
             warmup += 1
             continue
@@ -126,8 +146,15 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, Any]]], options
         if err:
             kind = str((err or {}).get("type") or (err or {}).get("code") or "error") if isinstance(err, dict) else "error"
             errors[kind] = errors.get(kind, 0) + 1
-        values = {col: _metric_ms(metrics, names, path, where) for col, names in PER_REQUEST.items()}
-        tokens = {col: _metric_count(metrics, names) for col, names in TOKENS.items()}
+        start_key = "request_start_ns" if "request_start_ns" in meta else "timestamp_ns"
+        start = strict_number(meta.get(start_key), path, f"{where}: metadata.{start_key}")
+        end = strict_number(meta.get("request_end_ns"), path, f"{where}: metadata.request_end_ns")
+        if math.isnan(end) and not math.isnan(values["e2e_ms"]):
+            end = start + values["e2e_ms"] * 1e6
+        if not math.isnan(start):
+            first_start = min(first_start, start)
+        if not math.isnan(end):
+            last_end = max(last_end, end)
         if failed:
             values = {k: math.nan for k in values}
         builder.add(id=str(meta.get("x_request_id") or meta.get("session_num") or line),
@@ -135,30 +162,45 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, Any]]], options
     if not len(builder):
         raise BadInput(path, f"no profiling records ({warmup} warm-up records)")
     meta_out: dict[str, Any] = {"source_format": "aiperf profile_export.jsonl", "warmup_records_excluded": warmup, "errors": errors}
+    window: dict[str, Any] = {"kind": "steady", "warmup_excluded": warmup, "policy": "benchmark_phase != warmup"}
+    summary: dict[str, Any] = {}
+    completed = sum(1 for ok in builder.cols["ok"] if ok == 1.0)
+    if last_end > first_start:
+        # First send to last response of the profiling records: the measured window.
+        window["duration_s"] = summary["duration_s"] = (last_end - first_start) / 1e9
+        summary["request_throughput"] = completed / window["duration_s"]
+    folder = _folder_load(path)
+    meta_out["load"] = load_meta(requested_rate=folder["requested_rate"], concurrency=folder["concurrency"],
+                                 achieved_rate=summary.get("request_throughput"))
+    if folder["concurrency"] is not None or folder["requested_rate"] is not None:
+        meta_out["load_source"] = "artifact folder name"
+    meta_out["_setup"] = json.dumps(["per-request", str(path.parent.parent.resolve())])
+    meta_out["_sweep_label"] = f"aiperf {path.parent.parent.name or path.stem}"
     label = options.label or f"aiperf {path.parent.name or path.stem}"
-    return inference_run(label, samples=builder, summary={}, dimensions={}, meta=meta_out, sources=[path],
-                         window={"kind": "steady", "warmup_excluded": warmup, "policy": "benchmark_phase != warmup"})
+    return inference_run(label, samples=builder, summary=summary, dimensions={}, meta=meta_out, sources=[path], window=window)
 
 
 def _aggregate_run(path: Path, line: int, obj: dict[str, Any], options: ImportOptions) -> RunRecord:
     blocks = obj.get("records") if isinstance(obj.get("records"), dict) else obj
     summary: dict[str, Any] = {}
     for name, target in AGGREGATE.items():
-        block = blocks.get(name)
-        if not isinstance(block, dict) or target in summary:
+        block = as_object(blocks.get(name), path, f"line {line}: {name}")
+        if not block or target in summary:
             continue
         unit = str(block.get("unit") or "").strip()
+        at = f"line {line}: {name}"
         if target.endswith("_ms"):
             if unit not in UNIT_MS:
                 raise BadInput(path, f"metric {name!r} has unit {unit!r} (expected ns, us, ms or s)", where=f"line {line}")
-            summary[target] = stats_block(block, UNIT_MS[unit])
+            summary[target] = stats_block({k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, UNIT_MS[unit], path, at)
         else:
-            summary[target] = stats_block(block)
+            summary[target] = stats_block({k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, 1.0, path, at)
     for name, target in (("request_throughput", "request_throughput"), ("output_token_throughput", "output_throughput"),
                          ("request_count", "requests_completed")):
-        block = blocks.get(name)
-        if isinstance(block, dict):
-            v = number(block.get("avg", block.get("value")))
+        block = as_object(blocks.get(name), path, f"line {line}: {name}")
+        if block:
+            key = "avg" if "avg" in block else "value"
+            v = strict_number(block.get(key), path, f"line {line}: {name}.{key}")
             if not math.isnan(v):
                 summary[target] = v
     if not summary:
@@ -173,28 +215,41 @@ def _aggregate_run(path: Path, line: int, obj: dict[str, Any], options: ImportOp
     mix = request_mix(number(cfg.get("synthetic_input_tokens_mean")), number(cfg.get("output_tokens_mean"))) if isinstance(cfg, dict) else None
     if mix:
         dims["request_mix"] = Dimension(mix, "declared")
-    meta = {"source_format": "aiperf/genai-perf aggregate", "schema_version": obj.get("schema_version"),
+    loadgen = cfg.get("loadgen") if isinstance(cfg, dict) and isinstance(cfg.get("loadgen"), dict) else cfg if isinstance(cfg, dict) else {}
+    folder = _folder_load(path)
+    conc = strict_number(loadgen.get("concurrency"), path, f"line {line}: input_config.concurrency")
+    rate = strict_number(loadgen.get("request_rate"), path, f"line {line}: input_config.request_rate")
+    load = load_meta(requested_rate=rate if not math.isnan(rate) else folder["requested_rate"],
+                     concurrency=conc if not math.isnan(conc) else folder["concurrency"],
+                     achieved_rate=summary.get("request_throughput"))
+    meta = {"source_format": "aiperf/genai-perf aggregate", "schema_version": obj.get("schema_version"), "load": load,
             "tool_version": obj.get("aiperf_version") or obj.get("version"),
             "input_config": cfg if isinstance(cfg, dict) else {}, "error_summary": obj.get("error_summary")}
     label = options.label or f"aiperf {path.parent.name or path.stem}"
-    return inference_run(label, samples=None, summary=summary, dimensions=dims, meta=json.loads(json.dumps(meta, default=str)),
-                         sources=[path], window={"kind": "steady"})
+    meta = json.loads(json.dumps(meta, default=str))
+    meta["_setup"] = json.dumps(["aggregate", dims["model"].value if "model" in dims else None,
+                                 dims["request_mix"].value if "request_mix" in dims else None], default=str)
+    meta["_sweep_label"] = f"aiperf {dims['model'].value if 'model' in dims else path.stem}"
+    return inference_run(label, samples=None, summary=summary, dimensions=dims, meta=meta, sources=[path], window={"kind": "steady"})
 
 
 def _raw_runs(path: Path, obj: dict[str, Any], options: ImportOptions) -> Iterator[RunRecord]:
     experiments = obj["experiments"]
     if not experiments:
         raise BadInput(path, "no experiments", where="experiments")
+    runs = []
     for e, exp in enumerate(experiments):
         where = f"experiments[{e}]"
         if not isinstance(exp, dict) or not isinstance(exp.get("requests"), list):
             raise BadInput(path, "experiment without a requests list", where=where)
         builder = SampleBuilder()
+        first, last, completed = math.inf, -math.inf, 0
         for r, req in enumerate(exp["requests"]):
             if not isinstance(req, dict):
                 raise BadInput(path, "request is not an object", where=f"{where}.requests[{r}]")
-            sent = number(req.get("timestamp"))
-            responses = [number(t) for t in req.get("response_timestamps") or []]
+            at = f"{where}.requests[{r}]"
+            sent = strict_number(req.get("timestamp"), path, f"{at}.timestamp")
+            responses = [strict_number(t, path, f"{at}.response_timestamps") for t in as_list(req.get("response_timestamps"), path, f"{at}.response_timestamps")]
             responses = [t for t in responses if not math.isnan(t)]
             if math.isnan(sent) or not responses:
                 builder.add(id=str(req.get("sequence_id", r)), ok=0.0)
@@ -202,17 +257,28 @@ def _raw_runs(path: Path, obj: dict[str, Any], options: ImportOptions) -> Iterat
             if any(t < sent for t in responses):
                 raise BadInput(path, "a response precedes its request", where=f"{where}.requests[{r}].response_timestamps")
             gaps = [b - a for a, b in zip(responses, responses[1:])]
+            first, last, completed = min(first, sent), max(last, responses[-1]), completed + 1
             builder.add(id=str(req.get("sequence_id", r)), ok=1.0, ttft_ms=(responses[0] - sent) / 1e6,
                         e2e_ms=(responses[-1] - sent) / 1e6, itl_ms=(sum(gaps) / len(gaps) / 1e6) if gaps else None)
         if not len(builder):
             raise BadInput(path, "experiment has no requests", where=where)
-        mode = (exp.get("experiment") or {}).get("mode")
-        value = (exp.get("experiment") or {}).get("value")
+        setting = as_object(exp.get("experiment"), path, f"{where}.experiment")
+        mode = setting.get("mode")
+        value = strict_number(setting.get("value"), path, f"{where}.experiment.value")
         label = options.label or f"genai-perf {mode}={value}"
         if len(experiments) > 1 and options.label:
             label += f" [{e}]"
         meta = {"source_format": "genai-perf profile_export.json", "experiment": exp.get("experiment"),
                 "tool_version": obj.get("version"), "service_kind": obj.get("service_kind"), "endpoint": obj.get("endpoint")}
-        dims = {"load": Dimension(f"{mode}={value}", "declared")} if mode else {}
-        yield inference_run(label, samples=builder, summary={}, dimensions=dims, meta=meta, sources=[path],
-                            window={"kind": "steady", "policy": "perf analyzer measurement window"})
+        dims = {"load": Dimension(f"{mode}={value:g}", "declared")} if mode else {}
+        window: dict[str, Any] = {"kind": "steady", "policy": "perf analyzer measurement window"}
+        summary: dict[str, Any] = {}
+        if last > first:
+            window["duration_s"] = summary["duration_s"] = (last - first) / 1e9
+            summary["request_throughput"] = completed / window["duration_s"]
+        meta["load"] = load_meta(concurrency=value if mode == "concurrency" else None,
+                                 requested_rate=value if mode == "request_rate" else None,
+                                 achieved_rate=summary.get("request_throughput"))
+        runs.append(inference_run(label, samples=builder, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window))
+    yield from mark_sweep(runs, tool="genai-perf", label=options.label or f"genai-perf {path.parent.name or path.stem}",
+                          parts=[str(path.resolve())], relabel=False)

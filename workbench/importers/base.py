@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
+import stat
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -18,6 +20,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from workbench.errors import BadInput
+from workbench.limits import (DECOMPRESSED_ABSOLUTE, DECOMPRESSED_FLOOR, DECOMPRESSED_RATIO, decompressed_cap, exceeded,
+                              size_text)
 from store.records import RunRecord
 
 HEAD_BYTES = 64 * 1024
@@ -75,12 +79,55 @@ class Importer(ABC):
         """
 
 
+def open_regular(path: Path) -> IO[bytes]:
+    """Open ``path`` for reading, refusing anything but a regular file.
+
+    Opened non-blocking and checked with ``fstat`` on the open descriptor, so a FIFO
+    never blocks the open and a file swapped for a device after a ``stat`` is still
+    caught (a FIFO, ``/dev/zero`` or ``/dev/urandom`` would never end).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except PermissionError:
+        raise BadInput(path, "cannot be read (permission denied)") from None
+    except FileNotFoundError:
+        raise BadInput(path, "no such file") from None
+    except IsADirectoryError:
+        raise BadInput(path, "is a directory where a file was expected") from None
+    except OSError as exc:
+        raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise BadInput(path, "is a directory where a file was expected")
+        if not stat.S_ISREG(mode):
+            raise BadInput(path, f"is not a regular file ({_kind(mode)}); wb reads only regular files")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a plain file"
+
+
 def probe_file(path: Path) -> Probe:
     """Read the head of ``path`` for detection, decompressing gzip."""
     if path.is_dir():
         raise BadInput(path, "is a directory where a file was expected")
-    try:
-        with open(path, "rb") as raw:
+    with open_regular(path) as raw:
+        try:
             magic = raw.read(2)
             raw.seek(0)
             if magic == GZIP_MAGIC:
@@ -92,14 +139,8 @@ def probe_file(path: Path) -> Probe:
                     raise BadInput(path, f"corrupt or truncated gzip ({exc})") from None
                 return Probe(path, head, True)
             return Probe(path, raw.read(HEAD_BYTES), False)
-    except PermissionError:
-        raise BadInput(path, "cannot be read (permission denied)") from None
-    except FileNotFoundError:
-        raise BadInput(path, "no such file") from None
-    except IsADirectoryError:
-        raise BadInput(path, "is a directory where a file was expected") from None
-    except OSError as exc:
-        raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+        except OSError as exc:
+            raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
 
 
 class CountingReader(io.RawIOBase):
@@ -126,19 +167,50 @@ class CountingReader(io.RawIOBase):
         super().close()
 
 
+class BoundedReader(io.RawIOBase):
+    """Decompressed bytes of a gzip, refused past ``limit`` (a decompression bomb)."""
+
+    def __init__(self, inner: IO[bytes], limit: int, path: Path, compressed: int) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._path = path
+        self._compressed = compressed
+        self.produced = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._inner.read1(len(view))  # what one decompression step gives, as GzipFile itself reads
+        n = len(data)
+        view[:n] = data
+        self.produced += n
+        if self.produced > self._limit:
+            raise exceeded(self._path, f"gzip of {size_text(self._compressed)} decompresses to more than {size_text(self._limit)}, over",
+                           f"{DECOMPRESSED_RATIO}x the compressed size (at least {size_text(DECOMPRESSED_FLOOR)}, at most {size_text(DECOMPRESSED_ABSOLUTE)})")
+        return n
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
 def open_binary(path: Path, on_progress: Callable[[int], None] | None = None) -> IO[bytes]:
     """Open ``path`` for streaming, transparently decompressing gzip.
 
-    Decompression errors surface from ``read`` as ``OSError``/``EOFError``/``zlib.error``;
-    use :func:`read_errors` to turn them into :class:`BadInput`.
+    Only regular files are opened; a gzip may not decompress to more than
+    :func:`workbench.limits.decompressed_cap` of its size (``LimitExceeded`` from
+    ``read``). Decompression errors surface from ``read`` as ``OSError``/``EOFError``/
+    ``zlib.error``; use :data:`READ_ERRORS` to turn them into :class:`BadInput`.
     """
-    try:
-        raw = open(path, "rb")
-    except OSError as exc:
-        raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+    raw = open_regular(path)
+    compressed = os.fstat(raw.fileno()).st_size
     counted = io.BufferedReader(CountingReader(raw, on_progress), buffer_size=1 << 20)
     if counted.peek(2)[:2] == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=counted, mode="rb")  # type: ignore[return-value]
+        gz = gzip.GzipFile(fileobj=counted, mode="rb")
+        bounded = BoundedReader(gz, decompressed_cap(compressed), path, compressed)  # type: ignore[arg-type]
+        return io.BufferedReader(bounded)  # type: ignore[return-value]
     return counted
 
 
@@ -151,11 +223,16 @@ def read_bounded(path: Path, limit: int, too_big: str) -> bytes:
 
     ``too_big`` is the message when it holds more than ``limit`` bytes.
     """
+    parts: list[bytes] = []
+    total = 0
     try:
         with open_binary(path) as stream:
-            data = stream.read(limit + 1)
+            # In pieces: read(limit) would allocate the whole limit up front.
+            while total <= limit and (block := stream.read(min(1 << 24, limit + 1 - total))):
+                parts.append(block)
+                total += len(block)
     except READ_ERRORS as exc:
         raise BadInput(path, f"cannot be read ({exc})") from None
-    if len(data) > limit:
+    if total > limit:
         raise BadInput(path, too_big)
-    return data
+    return b"".join(parts)

@@ -1,7 +1,8 @@
 """GuideLLM benchmark reports (``guidellm benchmark``, v0.2/v0.3 ``{"benchmarks": [...]}``).
 
 One run per benchmark (one strategy of a sweep: synchronous, throughput, constant
-rate ...). Metric distributions (split by successful/errored/incomplete) become the
+rate ...), each with its load in ``meta["load"]``; the benchmarks of one report are the
+levels of one sweep (``meta["sweep"]``). A value of the wrong type is bad input. Metric distributions (split by successful/errored/incomplete) become the
 summary from the ``successful`` split, with GuideLLM's ``p001``/``p01``/``p05`` read as
 0.1 %/1 %/5 %. Per-request records become samples only when the report kept every
 request; a report that kept a sample of them (``request_samples``) gives a
@@ -23,7 +24,8 @@ import numpy as np
 
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
-from workbench.formats.inference_records import SampleBuilder, inference_run, number, request_mix, stats_block
+from workbench.formats.inference_records import SampleBuilder, as_list, as_object, inference_run, number, request_mix, stats_block, strict_number
+from workbench.formats.load_sweep import load_meta, mark_sweep
 from workbench.formats.bench_json import load_object
 from workbench.importers.base import Importer, ImportOptions, Probe
 
@@ -58,10 +60,14 @@ class GuideLLMImporter(Importer):
             benchmarks = report.get("benchmarks")
             if not isinstance(benchmarks, list) or not benchmarks:
                 raise BadInput(path, "no benchmarks in the report", where="benchmarks")
+            runs = []
             for i, bench in enumerate(benchmarks):
                 if not isinstance(bench, dict):
                     raise BadInput(path, "benchmark is not an object", where=f"benchmarks[{i}]")
-                yield _run(bench, path, i, len(benchmarks), options)
+                runs.append(_run(bench, path, i, len(benchmarks), options))
+            # The benchmarks of one report are the levels of one sweep (its profile).
+            label = options.label or f"guidellm {path.stem}"
+            yield from mark_sweep(runs, tool="guidellm", label=label, parts=[str(path.resolve())], relabel=bool(options.label))
 
 
 IMPORTER = GuideLLMImporter()
@@ -73,51 +79,54 @@ def _load(path: Path) -> dict[str, Any]:
 
 def _run(bench: dict[str, Any], path: Path, index: int, count: int, options: ImportOptions) -> RunRecord:
     where = f"benchmarks[{index}]"
-    metrics = bench.get("metrics") or {}
+    metrics = as_object(bench.get("metrics"), path, f"{where}.metrics")
     summary: dict[str, Any] = {}
     for key, (target, scale) in METRICS.items():
-        block = ((metrics.get(key) or {}).get("successful")) if isinstance(metrics.get(key), dict) else None
-        stats = stats_block(block, scale)
+        split = as_object(metrics.get(key), path, f"{where}.metrics.{key}")
+        stats = stats_block(split.get("successful"), scale, path, f"{where}.metrics.{key}.successful")
         if stats:
             summary[target] = stats
-    totals = bench.get("request_totals") or {}
+    totals = as_object(bench.get("request_totals"), path, f"{where}.request_totals")
     for key, target in (("successful", "requests_completed"), ("errored", "requests_failed"), ("incomplete", "requests_incomplete")):
-        v = number(totals.get(key))
+        v = strict_number(totals.get(key), path, f"{where}.request_totals.{key}")
         if not math.isnan(v):
             summary[target] = v
-    duration = number(bench.get("duration"))
+    duration = strict_number(bench.get("duration"), path, f"{where}.duration")
     if not math.isnan(duration):
         summary["duration_s"] = duration
     if "output_tokens" in summary and "requests_completed" in summary and "mean" in summary["output_tokens"]:
         summary["total_output_tokens"] = round(summary["output_tokens"]["mean"] * summary["requests_completed"])
 
-    requests = bench.get("requests") or {}
-    records: list[tuple[dict[str, Any], float]] = []
+    requests = as_object(bench.get("requests"), path, f"{where}.requests")
+    records: list[tuple[dict[str, Any], float, str]] = []
     for status, ok in (("successful", 1.0), ("errored", 0.0), ("incomplete", math.nan)):
-        for rec in requests.get(status) or []:
-            if isinstance(rec, dict):
-                records.append((rec, ok))
+        for r, rec in enumerate(as_list(requests.get(status), path, f"{where}.requests.{status}")):
+            records.append((as_object(rec, path, f"{where}.requests.{status}[{r}]"), ok, f"{where}.requests.{status}[{r}]"))
     kept_all = bool(records) and bench.get("request_samples") is None and all(
         len(requests.get(k) or []) == number(totals.get(k)) for k in ("successful", "errored", "incomplete"))
     builder = SampleBuilder()
     client_queue: list[float] = []
-    for rec, ok in records:
-        sched = rec.get("scheduler_info") or {}
+    for rec, ok, at in records:
+        sched = as_object(rec.get("scheduler_info"), path, f"{at}.scheduler_info")
+        field = {k: strict_number(rec.get(k), path, f"{at}.{k}") for k in (
+            "prompt_tokens", "output_tokens", "time_to_first_token_ms", "request_latency", "time_per_output_token_ms", "inter_token_latency_ms")}
         builder.add(
             id=str(rec.get("request_id", "")),
-            prompt_tokens=rec.get("prompt_tokens"),
-            output_tokens=rec.get("output_tokens"),
-            ttft_ms=rec.get("time_to_first_token_ms"),
-            e2e_ms=number(rec.get("request_latency")) * 1000.0,
-            tpot_ms=rec.get("time_per_output_token_ms"),
-            itl_ms=rec.get("inter_token_latency_ms"),
+            prompt_tokens=field["prompt_tokens"],
+            output_tokens=field["output_tokens"],
+            ttft_ms=field["time_to_first_token_ms"],
+            e2e_ms=field["request_latency"] * 1000.0,
+            tpot_ms=field["time_per_output_token_ms"],
+            itl_ms=field["inter_token_latency_ms"],
             ok=ok,
         )
-        client_queue.append((number(sched.get("dequeued_time")) - number(sched.get("queued_time"))) * 1000.0)
+        client_queue.append((strict_number(sched.get("dequeued_time"), path, f"{at}.scheduler_info.dequeued_time")
+                             - strict_number(sched.get("queued_time"), path, f"{at}.scheduler_info.queued_time")) * 1000.0)
 
-    worker = bench.get("worker") or {}
-    loader = bench.get("request_loader") or {}
-    args = bench.get("args") or {}
+    worker = as_object(bench.get("worker"), path, f"{where}.worker")
+    loader = as_object(bench.get("request_loader"), path, f"{where}.request_loader")
+    args = as_object(bench.get("args"), path, f"{where}.args")
+    strategy_obj = as_object(args.get("strategy"), path, f"{where}.args.strategy")
     dims: dict[str, Dimension] = {}
     if worker.get("backend_model"):
         dims["model"] = Dimension(str(worker["backend_model"]), "declared")
@@ -125,8 +134,11 @@ def _run(bench: dict[str, Any], path: Path, index: int, count: int, options: Imp
     m_in, m_out = re.search(r"prompt_tokens=(\d+)", data), re.search(r"output_tokens=(\d+)", data)
     if m_in and m_out:
         dims["request_mix"] = Dimension(request_mix(float(m_in.group(1)), float(m_out.group(1))), "declared")  # type: ignore[arg-type]
-    strategy = (args.get("strategy") or {}).get("type_") or "?"
-    rate = (args.get("strategy") or {}).get("rate")
+    strategy = str(strategy_obj.get("type_") or "?")
+    rate = strategy_obj.get("rate")
+    rate_value = strict_number(rate, path, f"{where}.args.strategy.rate")
+    streams = strict_number(strategy_obj.get("streams"), path, f"{where}.args.strategy.streams")
+    achieved = summary.get("request_throughput_dist", {}).get("mean")
     dims["load"] = Dimension(f"strategy={strategy}" + (f", rate={rate}" if rate is not None else ""), "declared")
     label = options.label or f"guidellm {strategy}" + (f" rate={rate}" if rate is not None else "")
     if count > 1:
@@ -139,9 +151,18 @@ def _run(bench: dict[str, Any], path: Path, index: int, count: int, options: Imp
         "request_loader": {k: loader.get(k) for k in ("data", "processor")},
         "where": where,
         "note": "GuideLLM's queued time is the client scheduler's, not the server's queue",
+        # synchronous = one request at a time; throughput = as fast as possible.
+        "load": load_meta(requested_rate=rate_value if strategy in ("constant", "poisson") else None,
+                          concurrency=1 if strategy == "synchronous" else streams if strategy == "concurrent" else None,
+                          strategy=strategy, achieved_rate=achieved),
     }
+    if not math.isnan(duration):
+        meta["duration_s"] = duration
+    window: dict[str, Any] = {"kind": "steady", "policy": f"guidellm {strategy}"}
+    if not math.isnan(duration):
+        window["duration_s"] = duration
     run = inference_run(label, samples=builder if kept_all else None, summary=summary, dimensions=dims, meta=meta,
-                        sources=[path], window={"kind": "steady", "policy": f"guidellm {strategy}"})
+                        sources=[path], window=window)
     if records and not kept_all:
         table = builder.table()
         table["client_queue_ms"] = np.array(client_queue, dtype=np.float64)

@@ -2,9 +2,12 @@
 
 A report folder holds ``stage_N_lifecycle_metrics.json`` (client side, seconds) and
 ``stage_N_prometheus_metrics.json`` (server side, PromQL over the stage), plus
-``summary_*`` over all stages. One folder becomes **one run** from the summary files,
-with every stage in a ``stages`` table (requested and achieved rate, count, TTFT
-p50/p95, TPOT p95...). A folder without summary files gives one run per stage.
+``summary_*`` over all stages. Each stage is one load level: one run per stage, with
+its load (requested and achieved rate) in ``meta["load"]``, the stages grouped as one
+sweep (``meta["sweep"]``, see ``workbench.formats.load_sweep``). The summary files
+mix every load, so they are the sweep's metadata (``meta["sweep"]["summary"]``), never
+a level; a folder holding only summary files gives one run of window kind ``mixed``.
+A value of the wrong type (an object where a number belongs...) is bad input.
 
 Engine configuration comes from the Kubernetes ``manifests.yaml`` next to the results
 (the variant folder) and the workload from the load ``config.yaml`` one level up; both
@@ -28,13 +31,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats import engine_config, safe_yaml
 from workbench.formats.bench_json import load_object
-from workbench.formats.inference_records import inference_run, number, request_mix, stats_block
+from workbench.formats.inference_records import as_object, inference_run, number, request_mix, stats_block, strict_number
+from workbench.formats.load_sweep import load_meta, mark_sweep
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
 
 _REPORT = re.compile(r"^(stage_(\d+)|summary)_(lifecycle|prometheus)_metrics\.json$")
@@ -46,6 +48,12 @@ LATENCIES = {
     "normalized_time_per_output_token": "normalized_tpot_ms",
 }
 MAX_JSON_BYTES = 64 << 20
+# What inference-perf queries for a server block that reads all-zero on newer vLLM.
+SILENT_RENAMES = {
+    "kv_cache_usage_percentage": "inference-perf queried vllm:gpu_cache_usage_perc, renamed vllm:kv_cache_usage_perc in vLLM 0.9 "
+                                 "and no longer fed from about 0.11 (kubernetes-sigs/inference-perf#277)",
+    "num_requests_swapped": "vllm:num_requests_swapped exists in the V0 engine only",
+}
 
 
 class InferencePerfImporter(Importer):
@@ -135,9 +143,9 @@ def _folder_runs(folder: Path, files: list[Path], extras: list[Path], options: I
         if not m:
             # Content sniffed as a report but named otherwise: one run of its own. Client
             # lifecycle reports nest latencies under "latency"; server ones do not.
-            succ = _load_json(path).get("successes") or {}
+            succ = _load_json(path).get("successes")
             kind = "lifecycle" if isinstance(succ, dict) and "latency" in succ else "prometheus"
-            yield _run(options.label or path.stem, {kind: path}, {}, [], folder, extras, options)
+            yield _run(options.label or path.stem, {kind: path}, folder, extras, options)
             continue
         stage = "summary" if m.group(1) == "summary" else m.group(2)
         parsed[stage][m.group(3)] = path
@@ -145,15 +153,36 @@ def _folder_runs(folder: Path, files: list[Path], extras: list[Path], options: I
         return
     stages = sorted((s for s in parsed if s != "summary"), key=int)
     variant = folder.parent.name if folder.name == "results" else folder.name
-    if "summary" in parsed:
-        yield _run(options.label or variant, parsed["summary"], parsed, stages, folder, extras, options)
-    else:
-        for stage in stages:
-            yield _run(f"{options.label or variant} stage {stage}", parsed[stage], {}, [], folder, extras, options)
+    name = options.label or variant
+    if not stages:
+        # Only the summary over a whole sweep: one run, window "mixed" (it mixes loads).
+        yield _run(name, parsed["summary"], folder, extras, options, summary_only=True)
+        return
+    summary_files = parsed.get("summary", {})
+    sweep_summary = _sweep_summary(summary_files) if summary_files else None
+    runs = []
+    for stage in stages:
+        run = _run(f"{name} stage {stage}", parsed[stage], folder, extras, options, stage=stage)
+        run.sources.extend(p for p in summary_files.values() if p not in run.sources)
+        runs.append(run)
+    parts = [str(p.resolve()) for stage in stages for p in sorted(parsed[stage].values())]
+    yield from mark_sweep(runs, tool="inference-perf", label=name, parts=parts, summary=sweep_summary)
 
 
-def _run(label: str, files: dict[str, Path], all_stages: dict[str, dict[str, Path]], stages: list[str],
-         folder: Path, extras: list[Path], options: ImportOptions) -> RunRecord:
+def _sweep_summary(files: dict[str, Path]) -> dict[str, Any]:
+    """The summary files' figures: metadata of the sweep, never a load level."""
+    out: dict[str, Any] = {"note": "aggregated over every stage of the sweep: not a load level"}
+    if "lifecycle" in files:
+        life = lifecycle_summary(_load_json(files["lifecycle"]), files["lifecycle"])
+        life.pop("_lengths", None)
+        out["client"] = life
+    if "prometheus" in files:
+        out["server"], _ = server_summary(_load_json(files["prometheus"]), files["prometheus"])
+    return out
+
+
+def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], options: ImportOptions,
+         stage: str | None = None, summary_only: bool = False) -> RunRecord:
     summary: dict[str, Any] = {}
     meta: dict[str, Any] = {"source_format": "inference-perf report", "warnings": []}
     sources: list[Path] = []
@@ -164,14 +193,18 @@ def _run(label: str, files: dict[str, Path], all_stages: dict[str, dict[str, Pat
     if "prometheus" in files:
         prom = _load_json(files["prometheus"])
         sources.append(files["prometheus"])
-        meta["server_summary"], unknown = server_summary(prom)
+        meta["server_summary"], unknown = server_summary(prom, files["prometheus"])
         if unknown:
             meta["warnings"].extend(unknown)
-    if stages:
-        table, stage_sources = _stage_table(all_stages, stages)
-        meta["stages_note"] = ("stage rates are calibrated per run: compare stages at matched requested_rate, "
-                               "not by stage number; the summary aggregates the whole sweep")
-        sources.extend(stage_sources)
+    if stage is not None:
+        meta["stage"] = int(stage)
+    if not summary_only:
+        meta["load"] = load_meta(requested_rate=summary.get("requested_rate"), achieved_rate=summary.get("achieved_rate"),
+                                 strategy="constant" if "requested_rate" in summary else None)
+    else:
+        meta["sweep_summary_only"] = "summary over a whole sweep (it mixes loads): import the stage files for one run per load level"
+    if "send_duration" in summary:
+        summary["duration_s"] = summary["send_duration"]
     dims: dict[str, Dimension] = {}
     comp = _companions(folder, extras)
     meta["companions"] = comp["paths"]
@@ -206,9 +239,13 @@ def _run(label: str, files: dict[str, Path], all_stages: dict[str, dict[str, Pat
                 dims["request_mix"] = Dimension(f"{mix} (shared prefix {sp.get('system_prompt_len')})", "declared")
         load = load_cfg.get("load") or {}
         sweep = load.get("sweep") or {}
-        dims["load"] = Dimension(
-            f"{load.get('type')} load, {sweep.get('type', 'no')} sweep of {sweep.get('num_stages', '?')} x {sweep.get('stage_duration', '?')} s"
-            if sweep else f"{load.get('type')} load", "declared")
+        if stage is not None and "requested_rate" in summary:
+            dims["load"] = Dimension(f"{load.get('type')} load at {summary['requested_rate']:g} req/s (stage {stage} of a "
+                                     f"{sweep.get('type', '?')} sweep)", "declared")
+        else:
+            dims["load"] = Dimension(
+                f"{load.get('type')} load, {sweep.get('type', 'no')} sweep of {sweep.get('num_stages', '?')} x {sweep.get('stage_duration', '?')} s"
+                if sweep else f"{load.get('type')} load", "declared")
         client_model = (load_cfg.get("server") or {}).get("model_name")
         if client_model and "model" in dims and client_model != dims["model"].value:
             meta["warnings"].append(f"load config names model {client_model!r}; the manifest serves {dims['model'].value!r}")
@@ -223,44 +260,42 @@ def _run(label: str, files: dict[str, Path], all_stages: dict[str, dict[str, Pat
                 dims["request_mix"] = Dimension(mix, "derived")
     if not meta["warnings"]:
         del meta["warnings"]
-    run = inference_run(label, samples=None, summary=summary, dimensions=dims, meta=meta, sources=sources,
-                        window={"kind": "mixed" if stages else "steady", "policy": "inference-perf stages" if stages else "one stage"})
-    if stages:
-        run.tables["stages"] = table
-    return run
+    window = ({"kind": "mixed", "policy": "inference-perf summary over all stages"} if summary_only
+              else {"kind": "steady", "policy": f"inference-perf stage {stage}" if stage is not None else "one stage"})
+    if "send_duration" in summary:
+        window["duration_s"] = summary["send_duration"]
+    return inference_run(label, samples=None, summary=summary, dimensions=dims, meta=meta, sources=sources, window=window)
 
 
 def lifecycle_summary(obj: dict[str, Any], path: Path) -> dict[str, Any]:
-    succ = obj.get("successes") or {}
-    if not isinstance(succ, dict):
-        raise BadInput(path, "'successes' is not an object")
+    """The client figures of one report; a value of the wrong type is bad input."""
+    succ = as_object(obj.get("successes"), path, "successes")
     out: dict[str, Any] = {}
-    lat = succ.get("latency") or {}
+    lat = as_object(succ.get("latency"), path, "successes.latency")
     for key, target in LATENCIES.items():
-        block = stats_block(lat.get(key), 1000.0)
+        block = stats_block(lat.get(key), 1000.0, path, f"successes.latency.{key}")
         if block:
             out[target] = block
     for key, target in (("prompt_len", "prompt_tokens"), ("output_len", "output_tokens")):
-        block = stats_block(succ.get(key))
+        block = stats_block(succ.get(key), 1.0, path, f"successes.{key}")
         if block:
             out[target] = block
-    thr = succ.get("throughput") or {}
+    thr = as_object(succ.get("throughput"), path, "successes.throughput")
     for key, target in (("requests_per_sec", "request_throughput"), ("output_tokens_per_sec", "output_throughput"),
                         ("input_tokens_per_sec", "input_throughput"), ("total_tokens_per_sec", "total_token_throughput")):
-        v = number(thr.get(key))
+        v = strict_number(thr.get(key), path, f"successes.throughput.{key}")
         if not math.isnan(v):
             out[target] = v
-    for key, target in (("count", "requests_completed"),):
-        v = number(succ.get(key))
-        if not math.isnan(v):
-            out[target] = v
-    failures = obj.get("failures") or {}
-    v = number(failures.get("count")) if isinstance(failures, dict) else math.nan
+    v = strict_number(succ.get("count"), path, "successes.count")
+    if not math.isnan(v):
+        out["requests_completed"] = v
+    failures = as_object(obj.get("failures"), path, "failures")
+    v = strict_number(failures.get("count"), path, "failures.count")
     if not math.isnan(v):
         out["requests_failed"] = v
-    load = obj.get("load_summary") or {}
+    load = as_object(obj.get("load_summary"), path, "load_summary")
     for key in ("requested_rate", "achieved_rate", "send_duration"):
-        v = number(load.get(key))
+        v = strict_number(load.get(key), path, f"load_summary.{key}")
         if not math.isnan(v):
             out[key] = v
     if "output_tokens" in out and "requests_completed" in out and "mean" in out["output_tokens"]:
@@ -273,48 +308,28 @@ def lifecycle_summary(obj: dict[str, Any], path: Path) -> dict[str, Any]:
     return out
 
 
-def server_summary(obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def server_summary(obj: dict[str, Any], path: Path | None = None) -> tuple[dict[str, Any], list[str]]:
     """Server-side aggregates, with blocks that are silently zero under load set unknown."""
-    succ = obj.get("successes") or {}
+    succ = as_object(obj.get("successes"), path, "successes") if path is not None else (obj.get("successes") or {})
     out: dict[str, Any] = {}
     unknown: list[str] = []
     served = number(succ.get("count")) > 0 or number(succ.get("rate")) > 0
     for key, value in succ.items():
+        where = f"successes.{key}"
         if not isinstance(value, dict):
-            v = number(value)
+            v = strict_number(value, path, where) if path is not None else number(value)
             if not math.isnan(v):
                 out[key] = v
             continue
-        block = {k: number(v) for k, v in value.items() if not math.isnan(number(v))}
+        block = {k: (strict_number(v, path, f"{where}.{k}") if path is not None else number(v)) for k, v in value.items()}
+        block = {k: v for k, v in block.items() if not math.isnan(v)}
         stats = {k: v for k, v in block.items() if k != "rate"}
         if served and key in ("kv_cache_usage_percentage", "prompt_len", "output_len", "queue_len", "time_to_first_token", "request_latency") \
                 and stats and all(v == 0.0 for v in stats.values()):
+            why = SILENT_RENAMES.get(key, "a metric missing under this engine version's name?")
             unknown.append(f"server {key}: every statistic is 0 while the server served requests "
-                           f"(a metric missing under this engine version's name?); recorded as unknown")
+                           f"({why}); recorded as unknown")
             block = {k: v for k, v in block.items() if k == "rate"}
             block["unknown"] = True
         out[key] = block
     return out, unknown
-
-
-def _stage_table(all_stages: dict[str, dict[str, Path]], stages: list[str]) -> tuple[dict[str, np.ndarray], list[Path]]:
-    cols: dict[str, list[float]] = defaultdict(list)
-    sources: list[Path] = []
-    for stage in stages:
-        files = all_stages[stage]
-        s: dict[str, Any] = {}
-        if "lifecycle" in files:
-            s = lifecycle_summary(_load_json(files["lifecycle"]), files["lifecycle"])
-            sources.append(files["lifecycle"])
-        srv: dict[str, Any] = {}
-        if "prometheus" in files:
-            srv, _ = server_summary(_load_json(files["prometheus"]))
-            sources.append(files["prometheus"])
-        cols["stage"].append(float(stage))
-        for key in ("requested_rate", "achieved_rate", "requests_completed", "requests_failed", "request_throughput"):
-            cols[key].append(number(s.get(key)))
-        for metric, stat in (("ttft_ms", "median"), ("ttft_ms", "p95"), ("ttft_ms", "p99"), ("tpot_ms", "p95"), ("e2e_ms", "p95")):
-            cols[f"{metric[:-3]}_{stat}_ms"].append(number(s.get(metric, {}).get(stat)))
-        cols["server_count"].append(number(srv.get("count")))
-        cols["server_ttft_mean_ms"].append(number((srv.get("time_to_first_token") or {}).get("mean")) * 1000.0)
-    return {k: np.array(v, dtype=np.float64) for k, v in cols.items()}, sources

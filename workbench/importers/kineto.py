@@ -28,6 +28,7 @@ import numpy as np
 from store.records import RunRecord
 from workbench.errors import BadInput
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
+from workbench.limits import MAX_DEPTH, exceeded
 from workbench.training import model as m
 from workbench.training.job import build_job
 from workbench.training.json_chunks import ArrayChunks, ScanError
@@ -125,7 +126,10 @@ def read_rank(path: Path, options: ImportOptions | None = None) -> m.RankTrace:
     size = path.stat().st_size if path.exists() else 0
     on_progress = (lambda n: progress(path, n, size)) if progress else None
     if TYPED:
-        trace = _read_typed(path, on_progress)
+        try:
+            trace = _read_typed(path, on_progress)
+        except RecursionError:  # msgspec on absurd nesting: the stream reader names the place and the limit
+            trace = None
         if trace is not None:
             return trace
     return _read_streamed(path, None if TYPED else on_progress)
@@ -176,7 +180,7 @@ def _read_streamed(path: Path, on_progress: Any) -> m.RankTrace:
     parser = _EventSink(path)
     try:
         try:
-            parser.consume(ijson.items(tap, "traceEvents.item", use_float=True, buf_size=_BUF))
+            parser.consume(_trace_events(path, tap))
         except ijson.IncompleteJSONError as exc:
             raise BadInput(path, f"truncated or invalid JSON ({_short(exc)})", where=f"traceEvents[{parser.index}]") from None
         except ijson.JSONError as exc:
@@ -191,6 +195,76 @@ def _read_streamed(path: Path, on_progress: Any) -> m.RankTrace:
         raise BadInput(path, "not a trace: no traceEvents array")
     top = _top_level(path, tap)
     return parser.finish(top)
+
+
+def _trace_events(path: Path, stream: Any) -> Iterator[Any]:
+    """The items of the top-level ``traceEvents`` array, built from ijson's flat event stream.
+
+    Not ``ijson.items``: its prefixes grow with the nesting, so a few kilobytes of ``[[[[``
+    cost gigabytes. Here nesting is counted and refused past the limit, and a
+    ``traceEvents`` that is not an array is named as such.
+    """
+    import ijson
+
+    depth = 0  # containers open, the document's own object included
+    member: str | None = None  # the top-level member whose value comes next
+    in_events = False
+    stack: list[Any] = []  # the event being built, outermost first
+    key: Any = None
+    n = 0
+    for event, value in ijson.basic_parse(stream, use_float=True, buf_size=_BUF):
+        if event == "map_key":
+            key = value
+            if depth == 1:
+                member = value
+            continue
+        if event == "start_map" or event == "start_array":
+            depth += 1
+            if depth > MAX_DEPTH + 2:
+                raise exceeded(path, "nested deeper than", f"{MAX_DEPTH} levels", where=f"traceEvents[{n}]" if in_events else member)
+            if depth == 2 and member == "traceEvents" and not in_events:
+                if event != "start_array":
+                    raise BadInput(path, "traceEvents must be an array of events, got an object", where="traceEvents")
+                in_events = True
+                continue
+            if in_events:
+                container: Any = {} if event == "start_map" else []
+                if stack:
+                    parent = stack[-1]
+                    if type(parent) is dict:
+                        parent[key] = container
+                    else:
+                        parent.append(container)
+                stack.append(container)
+            continue
+        if event == "end_map" or event == "end_array":
+            depth -= 1
+            if in_events:
+                if depth == 1:
+                    in_events = False  # the end of the array
+                else:
+                    item = stack.pop()
+                    if not stack:
+                        n += 1
+                        yield item
+            continue
+        # a scalar
+        if depth == 1 and member == "traceEvents" and not in_events:
+            raise BadInput(path, f"traceEvents must be an array of events, got {_json_type(value)}", where="traceEvents")
+        if in_events:
+            if stack:
+                parent = stack[-1]
+                if type(parent) is dict:
+                    parent[key] = value
+                else:
+                    parent.append(value)
+            else:
+                n += 1
+                yield value
+
+
+def _json_type(value: Any) -> str:
+    return {str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
 
 
 def _short(exc: BaseException) -> str:

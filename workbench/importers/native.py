@@ -20,6 +20,8 @@ from workbench.errors import BadInput
 from workbench.formats.json_stream import ObjectStream
 from workbench.formats.timestamps import parse_timestamp
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
+from workbench.limits import (MAX_COLUMNS, MAX_DEPTH, MAX_ROWS, MAX_SPARSITY, MAX_STRING_CHARS, SPARSE_FLOOR_CELLS,
+                              TEXT_FLOOR_CHARS, exceeded)
 
 FORMAT = "workbench.capture/1"
 FORMAT_PREFIX = "workbench.capture/"
@@ -137,6 +139,7 @@ def _header(top: dict[str, Any], path: Path, options: ImportOptions) -> RunRecor
     label = top.get("label", path.name.split(".")[0])
     if not isinstance(label, str):
         raise BadInput(path, f"expected a string, got {_type_name(label)}", where="label")
+    _check_json_value(label, path, "label")
     record = RunRecord(lens=lens, label=options.label or label, sources=[path])
     meta: dict[str, Any] = {"format": fmt}
     if "recorded_at" in top:
@@ -227,12 +230,15 @@ class _ColumnBuilder:
         self._chunk_sizes: list[int] = []
         self._first_chunk: dict[str, int] = {}  # the chunk in which a key first appeared
         self._chunk_start = 0
+        self._present = 0  # values present in all samples so far (the data a sparse table must be worth)
 
     def add(self, sample: Any) -> None:
         if type(sample) is not dict:
             raise BadInput(self.path, f"expected an object, got {_type_name(sample)}", where=f"samples[{self.n}]")
         self._pending.append(sample)
         self.n += 1
+        if self.n > MAX_ROWS:
+            raise exceeded(self.path, "more samples than", f"{MAX_ROWS:,}", where=f"samples[{self.n - 1}]")
         if len(self._pending) >= _CHUNK:
             self._flush()
 
@@ -244,12 +250,17 @@ class _ColumnBuilder:
         first = pending[0].keys()
         uniform = all(map(first.__eq__, map(dict.keys, pending)))  # the same keys in every sample
         if not uniform or first != keys.keys():
-            for d in pending:
+            for i, d in enumerate(pending):
                 for key in d:
                     if key not in keys:
+                        if len(keys) >= MAX_COLUMNS:
+                            raise exceeded(self.path, f"sample key {_short(key)} would be column {len(keys) + 1}: more distinct keys than",
+                                           f"{MAX_COLUMNS:,}", where=f"samples[{self._chunk_start + i}]")
                         keys[key] = None
                         self._chunks[key] = []
                         self._first_chunk[key] = len(self._chunk_sizes)
+        self._present += len(first) * len(pending) if uniform else sum(map(len, pending))
+        self._check_sparsity()
         names = list(keys)
         if uniform and first == keys.keys():
             columns = {key: list(map(itemgetter(key), pending)) for key in names}  # C-level, no Python loop
@@ -261,6 +272,14 @@ class _ColumnBuilder:
         self._chunk_start = self.n
         self._pending = []
 
+    def _check_sparsity(self) -> None:
+        """Every key is a column as long as the table: refuse a table mostly made of holes
+        (memory would grow with keys x samples, the square of the input)."""
+        cells = self.n * len(self._keys)
+        if cells > max(SPARSE_FLOOR_CELLS, MAX_SPARSITY * self._present):
+            raise exceeded(self.path, f"{len(self._keys):,} sample keys over {self.n:,} samples hold only {self._present:,} values: "
+                           "a table more sparse than", f"1 value in {MAX_SPARSITY} cells", where=f"samples[{self.n - 1}]")
+
     def finish(self) -> dict[str, np.ndarray]:
         self._flush()
         out: dict[str, np.ndarray] = {}
@@ -270,6 +289,9 @@ class _ColumnBuilder:
                 chunks = [self._convert(key, [None] * missing_before, 0), *chunks]
             if len({c.dtype.kind for c in chunks}) > 1:  # an extra key: numbers in one chunk, text in another
                 chunks = [c if c.dtype.kind == "U" else np.array(["" if np.isnan(x) else repr(float(x)) for x in c], dtype=str) for c in chunks]
+            if chunks[0].dtype.kind == "U" and len(chunks) > 1:
+                self._check_width(key, sum(map(len, chunks)), max(c.dtype.itemsize // 4 for c in chunks),
+                                  sum(int(np.char.str_len(c).sum()) for c in chunks))
             out[key] = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
         return out
 
@@ -286,7 +308,7 @@ class _ColumnBuilder:
         if kind == "str":
             if not types <= {str, int}:
                 raise self._fault(key, values, start, lambda v: v is None or type(v) in (str, int), "expected a string, got {type}")
-            return np.array(["" if v is None else str(v) for v in values], dtype=str)
+            return self._text(key, ["" if v is None else str(v) for v in values], start)
         if kind == "bool":
             if not types <= {bool}:
                 raise self._fault(key, values, start, lambda v: v is None or type(v) is bool, "expected true or false, got {type}")
@@ -311,6 +333,10 @@ class _ColumnBuilder:
             arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown)
         except OverflowError:
             raise self._fault(key, values, start, lambda v: v is None or abs(v) < 1e308, "number {value} is out of range") from None
+        infinite = np.isinf(arr)
+        if infinite.any():  # 1e400 decodes to inf: a number out of range, not a value
+            i = int(np.argmax(infinite))
+            raise BadInput(self.path, "number out of range (it reads as infinity; a value must be finite)", where=f"samples[{start + i}].{key}")
         if int in types:
             big = np.abs(arr) >= MAX_SAFE_INT
             if big.any():
@@ -334,8 +360,44 @@ class _ColumnBuilder:
         if types <= {bool}:
             return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
         if types <= {str}:
-            return np.array(["" if v is None else v for v in values], dtype=str)
-        return np.array(["" if v is None else json.dumps(v, sort_keys=True) for v in values], dtype=str)
+            return self._text(key, ["" if v is None else v for v in values], start)
+        texts = []
+        for i, v in enumerate(values):
+            if isinstance(v, (dict, list)):
+                _check_json_value(v, self.path, f"samples[{start + i}].{key}")
+            texts.append("" if v is None else json.dumps(v, sort_keys=True))
+        return self._text(key, texts, start)
+
+    def _text(self, key: str, texts: list[str], start: int) -> np.ndarray:
+        """A text column: each string within the limit, valid Unicode, and a fixed width
+        (numpy keeps the longest string's width for every row) worth its data."""
+        lengths = list(map(len, texts))
+        longest = max(lengths, default=0)
+        if longest > MAX_STRING_CHARS:
+            i = lengths.index(longest)
+            raise exceeded(self.path, f"a string of {longest:,} characters is longer than", f"{MAX_STRING_CHARS:,}", where=f"samples[{start + i}].{key}")
+        joined = "".join(texts)
+        if not joined.isascii():
+            try:
+                joined.encode("utf-8")
+            except UnicodeEncodeError:
+                i = next(i for i, t in enumerate(texts) if not _encodes(t))
+                _check_text(texts[i], self.path, f"samples[{start + i}].{key}")
+        self._check_width(key, len(texts), longest, len(joined))
+        return np.array(texts, dtype=str)
+
+    def _check_width(self, key: str, rows: int, width: int, chars: int) -> None:
+        if rows * width > max(TEXT_FLOOR_CHARS, MAX_SPARSITY * chars):
+            raise exceeded(self.path, f"column {_short(key)} has a string of {width:,} characters among {rows:,} rows holding {chars:,} "
+                           "in all: fixed-width storage would be more sparse than", f"1 character in {MAX_SPARSITY}", where=f"samples.{key}")
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _kind_by_name(key: str) -> str:
@@ -356,18 +418,41 @@ def _check_number(value: Any, path: Path, where: str, *, minimum: float | None =
 
 
 def _check_json_value(value: Any, path: Path, where: str) -> None:
-    """Refuse unsafe integers anywhere in a metadata value (they must be strings)."""
-    stack = [(value, where)]
+    """Refuse what the store cannot keep faithfully anywhere in a metadata value: unsafe
+    integers (they must be strings), non-finite numbers, invalid or oversized text, and
+    nesting deeper than the limit."""
+    stack = [(value, where, 0)]
     while stack:
-        v, w = stack.pop()
+        v, w, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise exceeded(path, "nested deeper than", f"{MAX_DEPTH} levels", where=_short_where(w))
         if isinstance(v, dict):
-            stack.extend((item, f"{w}.{k}" if w else str(k)) for k, item in v.items())
+            for k, item in v.items():
+                _check_text(k, path, w)
+                stack.append((item, f"{w}.{k}" if w else str(k), depth + 1))
         elif isinstance(v, list):
-            stack.extend((item, f"{w}[{i}]") for i, item in enumerate(v))
+            stack.extend((item, f"{w}[{i}]", depth + 1) for i, item in enumerate(v))
+        elif isinstance(v, str):
+            _check_text(v, path, w)
         elif isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_SAFE_INT:
             raise BadInput(path, f"integer {_short(v)} is too large (2^53 or more; write such integers as strings)", where=w)
         elif isinstance(v, float) and not math.isfinite(v):
             raise BadInput(path, "number is not finite", where=w)
+
+
+def _check_text(text: str, path: Path, where: str) -> None:
+    if len(text) > MAX_STRING_CHARS:
+        raise exceeded(path, f"a string of {len(text):,} characters is longer than", f"{MAX_STRING_CHARS:,}", where=_short_where(where))
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadInput(path, "string contains a lone surrogate (\\ud800-\\udfff escape without its pair; not valid Unicode)",
+                           where=_short_where(where)) from None
+
+
+def _short_where(where: str) -> str:
+    return where if len(where) <= 120 else where[:117] + "..."
 
 
 def _type_name(value: Any) -> str:

@@ -13,6 +13,7 @@ profiled process's ``RANK``/``WORLD_SIZE`` environment, when the report recorded
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -21,7 +22,8 @@ import numpy as np
 
 from store.records import RunRecord
 from workbench.errors import BadInput
-from workbench.importers.base import Importer, ImportOptions, Probe
+from workbench.importers.base import Importer, ImportOptions, Probe, open_regular
+from workbench.limits import SQL_STEPS_PER_BYTE, exceeded
 from workbench.training import model as m
 from workbench.training.job import build_job
 from workbench.training.parallel import read_all
@@ -31,6 +33,10 @@ SUPPORTED_MAJOR = 3
 _CHUNK = 200_000
 DEFAULT_STEP_PATTERN = r"^(?:ProfilerStep#|(?:train[_ ]?)?step[ _#:]*|iter(?:ation)?[ _#:]*)(\d+)$"
 _NVTX_RANGES = (59, 60)  # PushPopRange, StartEndRange
+# The tables this reader queries.
+_READ = frozenset({"META_DATA_EXPORT", "EXPORT_META_DATA", "META_DATA_CAPTURE", "StringIds", "CUPTI_ACTIVITY_KIND_KERNEL",
+                   "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME", "ENUM_CUDA_MEMCPY_OPER",
+                   "NVTX_EVENTS", "TARGET_INFO_GPU"})
 
 
 class NsysImporter(Importer):
@@ -57,15 +63,32 @@ class NsysImporter(Importer):
 IMPORTER = NsysImporter()
 
 
+_PROGRESS_EVERY = 100_000  # SQLite VM steps between checks of the budget
+
+
 def read_report(path: Path, options: ImportOptions | None = None) -> m.RankTrace:
     options = options or ImportOptions()
+    with open_regular(path) as f:  # a FIFO or device is refused before SQLite sees it
+        size = os.fstat(f.fileno()).st_size
     try:
         con = sqlite3.connect(f"file:{path.resolve()}?mode=ro&immutable=1", uri=True)
     except sqlite3.Error as exc:
         raise BadInput(path, f"cannot open as SQLite ({exc})") from None
+    # Work bounded by the file's size: a query that runs on (a crafted view, a join
+    # without an index) is stopped, not waited for.
+    budget = max(1, SQL_STEPS_PER_BYTE * size // _PROGRESS_EVERY)
+    calls = [0]
+
+    def progress() -> int:
+        calls[0] += 1
+        return 1 if calls[0] > budget else 0
+
+    con.set_progress_handler(progress, _PROGRESS_EVERY)
     try:
         return _Report(path, con, options).read()
     except sqlite3.DatabaseError as exc:
+        if calls[0] > budget:
+            raise exceeded(path, "reading the export takes more work than", f"{SQL_STEPS_PER_BYTE} SQLite steps per byte of the file") from None
         raise BadInput(path, f"corrupt or truncated SQLite export ({exc})") from None
     finally:
         con.close()
@@ -76,7 +99,10 @@ class _Report:
         self.path = path
         self.con = con
         self.options = options
-        self.tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        self.tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        views = sorted(row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'view'") if row[0] in _READ)
+        if views:  # nsys writes tables; a view can compute without end (a recursive CTE)
+            raise BadInput(path, f"{views[0]} is a view, not a table: an nsys export holds its data in tables", where=views[0])
         self.names = m.Names()
         self._strings: dict[int, str] | None = None
 

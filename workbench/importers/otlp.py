@@ -56,28 +56,98 @@ class OtlpSpansImporter(Importer):
 IMPORTER = OtlpSpansImporter()
 
 
+_INT64 = 1 << 63
+
+
+class _WrongType(ValueError):
+    pass
+
+
 def attribute_value(value: Any) -> Any:
-    """An OTLP ``AnyValue`` as a Python value (int64 arrives as a string in JSON)."""
-    if not isinstance(value, dict):
+    """An OTLP ``AnyValue`` as a Python value (int64 arrives as a string in JSON).
+
+    A value whose content contradicts its kind (``"intValue": "fast"``, a double of
+    ``1e999``) raises ``ValueError``: a wrong type is bad input, not a missing value.
+    Kinds wb does not use (arrays, key-value lists, bytes) read as None.
+    """
+    if value is None:
         return None
+    if not isinstance(value, dict):
+        raise _WrongType(f"an attribute value must be an object like {{\"doubleValue\": 1.5}}, got {_kind(value)}")
     if "doubleValue" in value:
-        return number(value["doubleValue"])
+        return _double(value["doubleValue"])
     if "intValue" in value:
-        return number(value["intValue"])
+        return _int64(value["intValue"])
     if "stringValue" in value:
-        return str(value["stringValue"])
+        text = value["stringValue"]
+        if not isinstance(text, str):
+            raise _WrongType(f"stringValue must be a string, got {_kind(text)}")
+        return text
     if "boolValue" in value:
-        return bool(value["boolValue"])
+        flag = value["boolValue"]
+        if not isinstance(flag, bool):
+            raise _WrongType(f"boolValue must be true or false, got {_kind(flag)}")
+        return flag
     return None
 
 
+def _double(raw: Any) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        raise _WrongType(f"doubleValue must be a number, got {_kind(raw)}")
+    try:
+        f = float(raw)  # proto3 JSON may write a double as a string
+    except ValueError:
+        raise _WrongType(f"doubleValue must be a number, got {_brief(raw)}") from None
+    if not math.isfinite(f):
+        raise _WrongType(f"doubleValue {_brief(raw)} is not a finite number")
+    return f
+
+
+def _int64(raw: Any) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        raise _WrongType(f"intValue must be an integer (or its decimal string), got {_kind(raw)}")
+    text = raw if isinstance(raw, str) else None
+    if text is not None and not (text.lstrip("-").isdigit() and len(text) <= 20):
+        raise _WrongType(f"intValue must be a decimal integer, got {_brief(raw)}")
+    n = int(raw)
+    if not -_INT64 <= n < _INT64:
+        raise _WrongType(f"intValue {_brief(raw)} is outside int64")
+    return n
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def attributes(items: Any) -> dict[str, Any]:
+    """``[{"key": ..., "value": AnyValue}]`` as a mapping of raw AnyValues (decoded on use)."""
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise _WrongType(f"attributes must be an array, got {_kind(items)}")
     out: dict[str, Any] = {}
-    if isinstance(items, list):
-        for item in items:
-            if isinstance(item, dict) and isinstance(item.get("key"), str):
-                out[item["key"]] = attribute_value(item.get("value"))
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            raise _WrongType("an attribute must be an object with a string 'key'")
+        out[item["key"]] = item.get("value")
     return out
+
+
+def _members(obj: Any, key: str, where: str, path: Path) -> list[Any]:
+    """``obj[key]`` as a list of objects (absent: empty)."""
+    if not isinstance(obj, dict):
+        raise BadInput(path, f"expected an object, got {_kind(obj)}", where=where)
+    items = obj.get(key)
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise BadInput(path, f"'{key}' must be an array, got {_kind(items)}", where=where)
+    return items
 
 
 def spans_run(path: Path, options: ImportOptions) -> RunRecord:
@@ -91,33 +161,56 @@ def spans_run(path: Path, options: ImportOptions) -> RunRecord:
         if not isinstance(resource_spans, list):
             raise BadInput(path, "no 'resourceSpans' list", where=f"line {line}")
         for r, rs in enumerate(resource_spans):
-            res = attributes(((rs or {}).get("resource") or {}).get("attributes"))
-            for ss in (rs or {}).get("scopeSpans") or []:
-                for span in (ss or {}).get("spans") or []:
+            at = f"line {line}, resourceSpans[{r}]"
+            try:
+                resource = rs.get("resource") if isinstance(rs, dict) else None
+                res = attributes(resource.get("attributes")) if isinstance(resource, dict) else {}
+                service = attribute_value(res.get("service.name"))
+            except ValueError as exc:
+                raise BadInput(path, str(exc), where=f"{at}.resource") from None
+            for s_i, ss in enumerate(_members(rs, "scopeSpans", at, path)):
+                for p_i, span in enumerate(_members(ss, "spans", f"{at}.scopeSpans[{s_i}]", path)):
+                    where = f"{at}.scopeSpans[{s_i}].spans[{p_i}]"
                     if not isinstance(span, dict):
-                        raise BadInput(path, "span is not an object", where=f"line {line}, resourceSpans[{r}]")
-                    attrs = attributes(span.get("attributes"))
-                    if not any(k in attrs for k in LATENCY):
-                        skipped += 1
-                        continue
-                    values: dict[str, float] = {}
-                    for key, col in LATENCY.items():
-                        v = attrs.get(key)
-                        v = v * 1000.0 if isinstance(v, float) and not math.isnan(v) else math.nan
-                        if v < 0:
-                            negative += 1
-                            v = math.nan  # clocks from different processes: unknown, not negative
-                        values[col] = v
-                    prompt = next((attrs[k] for k in PROMPT if k in attrs), None)
-                    output = next((attrs[k] for k in OUTPUT if k in attrs), None)
-                    status = ((span.get("status") or {}).get("code"))
-                    failed = status in (STATUS_ERROR, "STATUS_CODE_ERROR")
-                    builder.add(id=str(attrs.get("gen_ai.request.id") or span.get("spanId") or ""),
-                                prompt_tokens=prompt, output_tokens=output, ok=0.0 if failed else 1.0, **values)
-                    if attrs.get("gen_ai.response.model"):
-                        models[str(attrs["gen_ai.response.model"])] += 1
-                    if res.get("service.name"):
-                        services[str(res["service.name"])] += 1
+                        raise BadInput(path, "span is not an object", where=where)
+                    key = ""
+                    try:
+                        attrs = attributes(span.get("attributes"))
+                        if not any(k in attrs for k in LATENCY):
+                            skipped += 1
+                            continue
+                        values: dict[str, float] = {}
+                        for key, col in LATENCY.items():
+                            v = attribute_value(attrs.get(key))
+                            if isinstance(v, (str, bool)):
+                                raise _WrongType(f"a latency must be a number, got {_kind(v)}")
+                            v = math.nan if v is None else float(v) * 1000.0
+                            if v < 0:
+                                negative += 1
+                                v = math.nan  # clocks from different processes: unknown, not negative
+                            values[col] = v
+                        counts = []
+                        for names in (PROMPT, OUTPUT):
+                            key = next((k for k in names if k in attrs), names[0])
+                            count = attribute_value(attrs.get(key))
+                            if isinstance(count, (str, bool)):
+                                raise _WrongType(f"a token count must be a number, got {_kind(count)}")
+                            counts.append(count)
+                        key = "gen_ai.request.id"
+                        request_id = attribute_value(attrs.get(key))
+                        key = "gen_ai.response.model"
+                        model = attribute_value(attrs.get(key))
+                    except ValueError as exc:
+                        raise BadInput(path, str(exc), where=f"{where}.attributes[{key!r}]" if key else where) from None
+                    status = span.get("status")
+                    code = status.get("code") if isinstance(status, dict) else None
+                    failed = code in (STATUS_ERROR, "STATUS_CODE_ERROR")
+                    builder.add(id=str(request_id or span.get("spanId") or ""),
+                                prompt_tokens=counts[0], output_tokens=counts[1], ok=0.0 if failed else 1.0, **values)
+                    if model:
+                        models[str(model)] += 1
+                    if service:
+                        services[str(service)] += 1
     if not len(builder):
         raise BadInput(path, f"no request spans with gen_ai.latency.* attributes ({skipped} other spans)")
     dims: dict[str, Dimension] = {}

@@ -47,6 +47,22 @@ COUNTERS: dict[str, tuple[str, ...]] = {
     "gpu_prefix_cache_hits": ("vllm:gpu_prefix_cache_hits",),
 }
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
+# Gauges read as a snapshot at each scrape (fraction 0-1 despite "_perc").
+GAUGES: dict[str, tuple[str, ...]] = {
+    "kv_cache_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"),
+}
+# Names an engine version renamed or dropped, and what happened to them. Such a family
+# that stays exactly 0 over a window in which requests were served is not "0": the
+# engine no longer feeds it (or a harness still asks for the old name).
+RENAMED_OR_DROPPED: dict[str, str] = {
+    "vllm:gpu_cache_usage_perc": "renamed vllm:kv_cache_usage_perc in vLLM 0.9 (PR #18354), no longer fed or emitted by default from about 0.11",
+    "vllm:gpu_prefix_cache_queries": "renamed vllm:prefix_cache_queries in vLLM 0.9",
+    "vllm:gpu_prefix_cache_hits": "renamed vllm:prefix_cache_hits in vLLM 0.9",
+    "vllm:cpu_cache_usage_perc": "V0 engine only: dropped by the V1 engine",
+    "vllm:num_requests_swapped": "V0 engine only: dropped by the V1 engine",
+    "vllm:gpu_prefix_cache_hit_rate": "V0 engine only: replaced by the prefix_cache_queries/hits counters in V1",
+    "vllm:cpu_prefix_cache_hit_rate": "V0 engine only: dropped by the V1 engine",
+}
 
 
 class PrometheusImporter(Importer):
@@ -150,6 +166,14 @@ def window_run(before: prom_text.Scrape, after: prom_text.Scrape, options: Impor
             if d is not None and d.delta is not None:
                 counters[key] = d.delta
                 break
+    served = counters.get("requests_completed", 0.0) > 0 or counters.get("generation_tokens", 0.0) > 0
+    missing = silent_zeros(before, after, deltas, served)
+    for key, names in COUNTERS.items():
+        if any(m["metric"] in names for m in missing) and key in counters:
+            del counters[key]  # a renamed counter that stayed 0 is unknown, not 0
+    gauges = gauge_snapshots(before, after, {m["metric"] for m in missing})
+    if gauges:
+        summary.update(gauges)
     if "requests_completed" in counters:
         summary["requests_completed"] = counters["requests_completed"]
     if "generation_tokens" in counters:
@@ -180,11 +204,57 @@ def window_run(before: prom_text.Scrape, after: prom_text.Scrape, options: Impor
             "families_after": len(after.families()),
         },
     }
+    if missing:
+        meta["scrape"]["missing"] = missing
     run = inference_run(label, samples=None, summary=summary, dimensions=dims, meta=meta,
                         sources=[p for p in (before.path, after.path) if p], window={"kind": "steady", "policy": "scrape pair (after − before)"})
-    if problems:
-        run.meta["warnings"] = list(problems)
+    warnings = [*problems, *(m["text"] for m in missing)]
+    if warnings:
+        run.meta["warnings"] = warnings
     return run
+
+
+def _family_total(scrape: prom_text.Scrape, family: str) -> float | None:
+    if family not in scrape.families():
+        return None
+    kind = scrape.kind(family)
+    if kind == "counter":
+        return scrape.counter_total(family)
+    vals = scrape.gauge_values(family)
+    return math.fsum(abs(v) for _, v in vals) if vals else None
+
+
+def silent_zeros(before: prom_text.Scrape, after: prom_text.Scrape, deltas: dict[str, Any], served: bool) -> list[dict[str, Any]]:
+    """Families an engine version renamed or dropped that stayed exactly 0 in both
+    scrapes while requests were served: missing, with the rename named, never 0 %."""
+    out = []
+    if not served:
+        return out
+    for family, what in RENAMED_OR_DROPPED.items():
+        b, a = _family_total(before, family), _family_total(after, family)
+        if b is None or a is None or b != 0.0 or a != 0.0:
+            continue
+        out.append({"metric": family, "reason": what,
+                    "text": f"{family} stayed exactly 0 over the window while requests were served: {what}; "
+                            f"reported missing, not 0"})
+    return out
+
+
+def gauge_snapshots(before: prom_text.Scrape, after: prom_text.Scrape, missing: set[str]) -> dict[str, Any]:
+    """Each known gauge's value at both scrapes (a snapshot, not a window mean)."""
+    out: dict[str, Any] = {}
+    for key, names in GAUGES.items():
+        for name in names:
+            if name in missing:
+                out[key] = {"unknown": True, "source": name, "note": "missing: see meta.scrape.missing"}
+                continue
+            vb, va = before.gauge_values(name), after.gauge_values(name)
+            if not va:
+                continue
+            out[key] = {"before": math.fsum(v for _, v in vb) if vb else None, "after": math.fsum(v for _, v in va),
+                        "source": name, "note": "snapshot at each scrape"}
+            break
+    return out
 
 
 def cumulative_run(scrape: prom_text.Scrape, options: ImportOptions) -> RunRecord:

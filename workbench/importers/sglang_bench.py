@@ -8,13 +8,15 @@ TTFT; ``--output-details`` adds the same per-request arrays as vLLM's benchmark.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from store.records import Dimension, RunRecord
 from workbench.formats import bench_json, engine_config
-from workbench.formats.inference_records import inference_run, number, request_mix
+from workbench.formats.inference_records import as_object, inference_run, number, request_mix, strict_number
+from workbench.formats.load_sweep import group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
 
 
@@ -32,17 +34,19 @@ class SglangBenchImporter(Importer):
         return ('"server_info"' in head or '"mean_e2e_latency_ms"' in head) and '"mean_ttft_ms"' in head and '"model_id"' not in head
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        runs = []
         for path in paths:
             objs = list(bench_json.read_objects(path))
             for index, (line, obj) in enumerate(objs):
-                yield _run(obj, path, line, index if len(objs) > 1 else None, options)
+                runs.append(_run(obj, path, line, index if len(objs) > 1 else None, options))
+        yield from group_levels(runs, "sglang bench", options.label)
 
 
 IMPORTER = SglangBenchImporter()
 
 
 def _run(obj: dict[str, Any], path: Path, line: int, index: int | None, options: ImportOptions) -> RunRecord:
-    info = obj.get("server_info") if isinstance(obj.get("server_info"), dict) else {}
+    info = as_object(obj.get("server_info"), path, f"line {line}: server_info")
     config = engine_config.from_sglang_server_info(info)
     dims: dict[str, Dimension] = {}
     if config.get("model"):
@@ -58,20 +62,33 @@ def _run(obj: dict[str, Any], path: Path, line: int, index: int | None, options:
     workload = {k: obj.get(k) for k in ("backend", "dataset_name", "request_rate", "max_concurrency", "random_input_len",
                                         "random_output_len", "random_range_ratio", "sharegpt_output_len")}
     dims["load"] = Dimension(", ".join(f"{k}={workload[k]}" for k in ("request_rate", "max_concurrency")), "declared")
-    summary = bench_json.flat_summary(obj)
-    samples = bench_json.samples_from_arrays(obj, path, f"line {line}") if bench_json.has_arrays(obj) else None
+    where = f"line {line}"
+    summary = bench_json.flat_summary(obj, path, where)
+    samples = bench_json.samples_from_arrays(obj, path, where) if bench_json.has_arrays(obj, path, where) else None
     label = options.label or " ".join(str(x) for x in ("sglang", str(config.get("model", "")).rsplit("/", 1)[-1], f"rate={obj.get('request_rate')}", obj.get("tag") or "") if x).strip()
     if index is not None:
         label = f"{label} (line {line})"
     meta = {"source_format": "sglang bench_serving", "workload": workload, "server_info": info, "line": line,
             "quirks": [] if samples is not None else ["no per-request arrays: summary only (sample-level figures unknown)"]}
-    run = inference_run(label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window={"kind": "steady"})
+    rate = obj.get("request_rate")
+    rate_value = None if isinstance(rate, str) else strict_number(rate, path, f"{where}: request_rate")
+    concurrency = strict_number(obj.get("max_concurrency"), path, f"{where}: max_concurrency")
+    meta["load"] = load_meta(requested_rate=rate_value, concurrency=concurrency,
+                             strategy=(str(rate) if isinstance(rate, str) else "poisson") if rate is not None else None,
+                             achieved_rate=summary.get("request_throughput"))
+    setup = {k: v for k, v in workload.items() if k not in ("request_rate", "max_concurrency")}
+    meta["_setup"] = json.dumps([config.get("model"), obj.get("tag"), setup], sort_keys=True, default=str)
+    meta["_sweep_label"] = " ".join(str(x) for x in ("sglang", str(config.get("model", "")).rsplit("/", 1)[-1], obj.get("tag") or "") if x).strip()
+    window: dict[str, Any] = {"kind": "steady"}
+    if "duration_s" in summary:
+        window["duration_s"] = summary["duration_s"]
+    run = inference_run(label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window)
     if "request_mix" not in run.dimensions and number(summary.get("requests_completed")) > 0:
         c = summary["requests_completed"]
         mix = request_mix(number(summary.get("total_input_tokens")) / c, number(summary.get("total_output_tokens")) / c)
         if mix:
             run.dimensions["request_mix"] = Dimension(mix, "derived")
-    itl = bench_json.itl_table(obj)
+    itl = bench_json.itl_table(obj, path, where)
     if itl:
         run.tables["itl"] = itl
     return run

@@ -12,6 +12,7 @@ revision, engine knobs -> engine_config).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterator
@@ -21,7 +22,8 @@ from typing import Any
 from store.records import Dimension, RunRecord
 from workbench.formats import bench_json
 from workbench.formats.engine_config import dimensions as engine_dimensions
-from workbench.formats.inference_records import inference_run, number, request_mix
+from workbench.formats.inference_records import inference_run, number, request_mix, strict_number
+from workbench.formats.load_sweep import group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
 
 KNOWN = {
@@ -53,10 +55,12 @@ class VllmBenchImporter(Importer):
         return '"model_id"' in head and ('"request_throughput"' in head or '"ttfts"' in head or '"mean_ttft_ms"' in head) and '"server_info"' not in head
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        runs: list[RunRecord] = []
         for path in paths:
             objs = list(bench_json.read_objects(path))
             for index, (line, obj) in enumerate(objs):
-                yield result_run(obj, path, line, index if len(objs) > 1 else None, options)
+                runs.append(result_run(obj, path, line, index if len(objs) > 1 else None, options))
+        yield from group_levels(runs, "vllm bench", options.label)
 
 
 IMPORTER = VllmBenchImporter()
@@ -111,12 +115,14 @@ def result_run(obj: dict[str, Any], path: Path, line: int, index: int | None, op
         "num_prompts": obj.get("num_prompts"),
     }
     dims["load"] = Dimension(", ".join(f"{k}={workload[k]}" for k in ("request_rate", "burstiness", "max_concurrency", "num_prompts")), "declared")
-    summary = bench_json.flat_summary(obj)
+    if isinstance(rate, str) and rate.strip().lower() not in ("inf", "infinity"):
+        strict_number(rate, path, f"{where}: request_rate")
+    summary = bench_json.flat_summary(obj, path, where)
     samples = None
     tables: dict[str, Any] = {}
-    if bench_json.has_arrays(obj):
+    if bench_json.has_arrays(obj, path, where):
         samples = bench_json.samples_from_arrays(obj, path, where)
-        itl = bench_json.itl_table(obj)
+        itl = bench_json.itl_table(obj, path, where)
         if itl:
             tables["itl"] = itl
     quirks = []
@@ -139,7 +145,23 @@ def result_run(obj: dict[str, Any], path: Path, line: int, index: int | None, op
     }
     if not math.isnan(in_len) or not math.isnan(out_len):
         meta["declared_lengths"] = {"input_len": in_len, "output_len": out_len}
+    rate_value = None if isinstance(rate, str) else strict_number(rate, path, f"{where}: request_rate")
+    concurrency = strict_number(obj.get("max_concurrency"), path, f"{where}: max_concurrency")
+    burstiness = strict_number(obj.get("burstiness"), path, f"{where}: burstiness")
+    if rate_value is not None and math.isnan(rate_value):
+        rate_value = None
+    meta["load"] = load_meta(
+        requested_rate=rate_value, concurrency=None if math.isnan(concurrency) else concurrency,
+        strategy=None if rate is None else "inf rate" if rate_value is None else "poisson" if burstiness == 1.0 else f"gamma (burstiness {burstiness:g})" if not math.isnan(burstiness) else None,
+        achieved_rate=summary.get("request_throughput"))
+    if "duration_s" in summary:
+        meta["duration_s"] = summary["duration_s"]
+    setup = {k: v for k, v in metadata.items() if k not in ("date",)}
+    meta["_setup"] = json.dumps([obj.get("model_id"), obj.get("backend"), obj.get("label"), setup], sort_keys=True, default=str)
+    meta["_sweep_label"] = _default_label(obj, metadata, with_load=False)
     window: dict[str, Any] = {"kind": "steady"}
+    if "duration_s" in summary:
+        window["duration_s"] = summary["duration_s"]
     if isinstance(obj.get("num_warmups"), int):
         window["warmup_excluded"] = obj["num_warmups"]  # only when the file says
     run = inference_run(label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window)
@@ -153,12 +175,16 @@ def result_run(obj: dict[str, Any], path: Path, line: int, index: int | None, op
     return run
 
 
-def _default_label(obj: dict[str, Any], metadata: dict[str, Any]) -> str:
+def _default_label(obj: dict[str, Any], metadata: dict[str, Any], with_load: bool = True) -> str:
     model = str(obj.get("model_id") or "model?").rstrip("/").rsplit("/", 1)[-1]
-    parts = [str(obj.get("backend") or "vllm"), model, f"rate={obj.get('request_rate')}"]
+    parts = [str(obj.get("backend") or "vllm"), model]
+    if with_load:
+        parts.append(f"rate={obj.get('request_rate')}")
+        if obj.get("max_concurrency") is not None:
+            parts.append(f"concurrency={obj.get('max_concurrency')}")
     for key in ("deployment", "label", "tag"):
         if metadata.get(key):
             parts.append(str(metadata[key]))
-    if obj.get("date"):
+    if with_load and obj.get("date"):
         parts.append(str(obj["date"]))
     return " ".join(parts)

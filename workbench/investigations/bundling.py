@@ -192,8 +192,15 @@ def import_bundle(store: "Store", path: str | Path, *, by: str | None = None, ma
         raise WbError(f"{path}: not imported: verification failed ({', '.join(report.mismatched)}); run 'wb evidence verify' for details", exit_code=3)
     checksum = bundle["checksum"]["value"]
     by = by or current_user()
+    from sqlalchemy.exc import IntegrityError
+
     try:
-        return _copy_into_store(store, path, raw.decode("utf-8"), bundle, checksum, by)
+        try:
+            return _copy_into_store(store, path, raw.decode("utf-8"), bundle, checksum, by)
+        except IntegrityError:
+            # A concurrent import kept this bundle between our check and our insert (the
+            # unique checksum decides; ours rolled back): the second look finds it.
+            return _copy_into_store(store, path, raw.decode("utf-8"), bundle, checksum, by)
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
         from workbench.errors import BadInput
 

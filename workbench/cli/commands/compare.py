@@ -143,8 +143,12 @@ def exit_code(result, fail_on: str | None) -> int:
 @run_selection_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (the compare contract, docs/compare.md).")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), help="Exit 3 when refused, 4 on a regression (REGRESSION verdict or a broken guardrail), or both (any).")
+@click.option("--metric", metavar="NAME", help="Inference: the primary metric instead of ttft_p95 (tpot_p95, itl_p95, e2e_p95, ...).")
+@click.option("--slo", metavar="M=V,...", help="Sweeps: SLO for saturation and goodput, e.g. ttft_p95=500ms,tpot_p95=50ms.")
+@click.option("--rate-tolerance", type=click.FloatRange(0, 1), default=0.05, show_default=True, help="Sweeps: requested rates within this share match.")
 @click.pass_context
-def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, as_json, fail_on, control=()) -> None:
+def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, as_json, fail_on, metric, slo, rate_tolerance,
+            control=()) -> None:
     """Compare BASELINE runs with candidate runs (--vs CAND...), by id or label.
 
     Comparability comes first: a pair whose must-match dimensions differ or are unknown
@@ -155,6 +159,11 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     With --control 7 8 9 (baseline-again runs) every effect gets the A/A noise floor
     and the rerun guards: UNSTABLE withholds the verdict, UNDERPOWERED flags it.
 
+    Two load sweeps (by sweep id sw-... or label) are compared level by level at
+    matched load, with each side's saturation and the latency-throughput curve:
+
+      wb compare vllm --vs vllm+v0_engine --slo ttft_p95=500ms
+
     \b
     Exit codes: 0 compared (also a refusal, unless --fail-on asks about it);
     2 usage error or bad input; 3 refused, with --fail-on refused|any;
@@ -164,7 +173,24 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     from workbench.compare import compare
     from workbench.compare.render import render_comparison
 
+    from workbench.cli.commands._sweep_compare import run_sweep_compare, sweep_sides
+
+    sides = sweep_sides(ctx, baseline, candidate) if not control else None
+    if sides is not None:  # SWEEP --vs SWEEP: levels matched by load
+        return run_sweep_compare(ctx, sides, metric=metric, slo=slo, rate_tolerance=rate_tolerance, changes=changes,
+                                 accepts=accepts, whys=whys, as_json=as_json, fail_on=fail_on)
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
+    if metric:
+        from workbench.compare import resolve_lens
+        from workbench.errors import UsageError
+
+        the_lens = resolve_lens([*selection["baseline"], *selection["candidate"]], lens, selection["extensions"])
+        if not hasattr(the_lens, "with_metric"):
+            raise UsageError(f"--metric applies to the inference lens, not {the_lens.name}")
+        try:
+            lens = the_lens.with_metric(metric)
+        except ValueError as exc:
+            raise UsageError(f"--metric: {exc}") from None
     result = compare(lens=lens, **selection)
     if as_json:
         doc = result.to_json()

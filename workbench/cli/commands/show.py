@@ -73,6 +73,13 @@ def _print(doc: dict) -> None:
     if doc["quality"]:
         console.print("quality: " + ", ".join(f"{esc(k)}={_fmt(v)}" for k, v in doc["quality"].items()))
     console.print(f"samples: {doc['samples']:,}")
+    load, sweep = doc["meta"].get("load"), doc["meta"].get("sweep")
+    if isinstance(load, dict):
+        console.print(f"load: requested {esc(_fmt(load.get('requested_rate')))} req/s, concurrency {esc(_fmt(load.get('concurrency')))}, "
+                      f"strategy {esc(_fmt(load.get('strategy')))}; achieved {esc(_fmt(load.get('achieved_rate')))} req/s")
+    if isinstance(sweep, dict):
+        console.print(f"sweep: {esc(sweep.get('id'))} {esc(sweep.get('label'))!r}, level {_fmt((sweep.get('level') or 0) + 1)} of "
+                      f"{_fmt(sweep.get('levels'))} ({esc(sweep.get('axis'))}): wb compare {esc(sweep.get('id'))} --vs SWEEP")
     dims = Table(title="dimensions", title_justify="left", box=None, header_style="bold")
     for col in ("name", "value", "source"):
         dims.add_column(col, overflow="fold")

@@ -1,0 +1,190 @@
+"""Issue 16's hostile inputs at full size: each `wb` run's peak RSS beside the input size.
+
+    .venv/bin/python bench/hostile.py [--only NAME] [--postgres URL] [--keep DIR]
+
+Every input is written (streamed, sparse where it can be) into a scratch directory,
+then `wb` runs on it in a subprocess whose address space is capped (``--cap``, 8 GiB by
+default, so a regression fails instead of taking the machine down). The table has the
+input, its size on disk, the peak RSS of the run (``wait4``), the exit code and the
+first line of the message. The small variants of the same inputs are the tests in
+tests/hardening/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.hardening import inputs  # noqa: E402
+
+
+def run_wb(args: list[str], cap: int, timeout: float = 300) -> tuple[int, str, float]:
+    """(exit code, the message, seconds) of ``wb ARGS``."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"}  # BLAS threads reserve address space
+    env.pop("WB_DEBUG", None)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env, preexec_fn=limit)
+    try:
+        _out, err = proc.communicate(timeout=timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _out, err = proc.communicate()
+        return 124, f"(hung: killed after {timeout:.0f} s)", time.perf_counter() - start
+    # communicate() reaped the child; its rusage is folded into RUSAGE_CHILDREN only as a
+    # running max, so each case runs in its own helper process (see main).
+    lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+    message = " | ".join(lines)
+    return rc, message, time.perf_counter() - start
+
+
+def _size(path: Path) -> str:
+    if not path.exists() and not path.is_symlink():
+        return "-"
+    if path.is_symlink() and not path.resolve().is_file():
+        return f"-> {os.readlink(path)}"
+    if path.is_dir():
+        return "directory"
+    if not path.is_file():
+        return "FIFO" if path.is_fifo() else "device"
+    st = path.stat()
+    text = _human(st.st_size)
+    if st.st_blocks * 512 < st.st_size // 2:
+        text += " (sparse)"
+    return text
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return str(n)
+
+
+Case = tuple[str, str, Callable[[], Path], Callable[[Path], list[str]]]
+
+
+def cases(d: Path, postgres: str | None) -> list[Case]:
+    """(item, name, write the input, wb arguments for it); inputs are written only when run."""
+    store = f"sqlite:///{d / 'wb.sqlite'}"
+
+    def imp(path: Path) -> list[str]:
+        return ["--store", store, "import", str(path)]
+
+    def fifo() -> Path:
+        os.mkfifo(d / "fifo.json")
+        return d / "fifo.json"
+
+    def link(name: str, target: str) -> Path:
+        (d / name).symlink_to(target)
+        return d / name
+
+    def folder() -> Path:
+        (d / "folder").mkdir()
+        inputs.native_capture(d / "folder" / "in.json", label="inside")
+        (d / "folder" / "passwd").symlink_to("/etc/passwd")
+        return d / "folder"
+
+    ro = f"sqlite:///file:{d / 'ro.sqlite'}?mode=ro&uri=true"
+    out: list[Case] = [
+        ("1", "native: 20,000 distinct sample keys", lambda: inputs.distinct_keys(d / "uk.json", 20_000), imp),
+        ("2", "kineto: arrays nested 40,000 deep (80 KB)", lambda: inputs.kineto_deep(d / "deep80k.json", 40_000), imp),
+        ("2", "kineto: arrays nested 100,000 deep (200 KB)", lambda: inputs.kineto_deep(d / "deep200k.json", 100_000), imp),
+        ("3", "nsys: StringIds an endless recursive view", lambda: inputs.nsys_recursive_strings(d / "report.sqlite"), imp),
+        ("4", "vLLM .json.gz: 268 M zeros", lambda: inputs.vllm_zeros(d / "vllm.json.gz", 268_000_000), imp),
+        ("4", "native .json.gz: a 1 GB label", lambda: inputs.label_bomb(d / "label.json.gz", 1_000_000_000), imp),
+        ("4", "native: a header, then 2 GB of NULs", lambda: inputs.sparse_nuls(d / "sparse.json", 2_000_000_000), imp),
+        ("5", "diagnose: pickle, 4 M references to one dict (gz)", lambda: inputs.pickle_backrefs(d / "_dump_0", 4_000_000),
+         lambda p: ["diagnose", str(p)]),
+        ("5", "evidence verify: 10.5 M tiny arrays", lambda: inputs.bundle_tiny_arrays(d / "bundle.json", 10_500_000),
+         lambda p: ["evidence", "verify", str(p)]),
+        ("5", "bundle import: 10.5 M tiny arrays", lambda: inputs.bundle_tiny_arrays(d / "bundle.json", 10_500_000),
+         lambda p: ["--store", store, "bundle", "import", str(p)]),
+        ("8", "native: 1e400 in a sample", lambda: inputs.infinity_sample(d / "inf.json"), imp),
+        ("9", "native: arrays nested 100,000 deep in a sample", lambda: inputs.deep_sample(d / "deep_sample.json", 100_000), imp),
+        ("9", "native: a 5,000-digit integer", lambda: inputs.long_integer(d / "digits.json", 5_000), imp),
+        ("9", "bundle: a 5,000-digit integer", lambda: inputs.bundle_long_integer(d / "digits_bundle.json", 5_000),
+         lambda p: ["evidence", "verify", str(p)]),
+        ("9", "dump (JSON): a 5,000-digit rank", lambda: inputs.dump_long_integer(d / "_dump_digits", 5_000), lambda p: ["diagnose", str(p)]),
+        ("9", "dump (JSON): nested 100,000 deep", lambda: inputs.dump_deep_json(d / "_dump_deep", 100_000), lambda p: ["diagnose", str(p)]),
+        ("9", "native: a lone surrogate in the label", lambda: inputs.lone_surrogate_label(d / "surrogate.json"), imp),
+        ("9", "import into a read-only SQLite store", lambda: inputs.native_capture(d / "new.json", label="new"),
+         lambda p: ["--store", ro, "import", str(p)]),
+        ("9", 'kineto: "traceEvents": {"a": 1}', lambda: inputs.kineto_events_object(d / "events_object.json"), imp),
+        ("10", "a FIFO", fifo, imp),
+        ("10", "a symlink to /dev/zero", lambda: link("zero.json", "/dev/zero"), imp),
+        ("10", "/dev/urandom named directly", lambda: Path("/dev/urandom"), imp),
+        ("11", 'OTLP: doubleValue "1e999"', lambda: inputs.otlp_span(d / "otlp.json", '{"doubleValue":"1e999"}'), imp),
+        ("13", "directory import with a symlink to /etc/passwd", folder, lambda p: ["--store", store, "import", str(p)]),
+    ]
+    if postgres:
+        pg_ro = postgres + ("&" if "?" in postgres else "?") + "options=-c%20default_transaction_read_only%3Don"
+        out.append(("9", "import into a read-only PostgreSQL store", lambda: inputs.native_capture(d / "new_pg.json", label="new"),
+                    lambda p: ["--store", pg_ro, "import", str(p)]))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", help="run only cases whose name contains this text")
+    ap.add_argument("--cap", type=float, default=8.0, help="address-space cap per run, GiB (default 8)")
+    ap.add_argument("--postgres", help="a PostgreSQL URL for the read-only case (a database wb may create tables in)")
+    ap.add_argument("--keep", help="write inputs here and keep them (default: a temporary directory)")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one case (JSON argument list), print its rusage
+    args = ap.parse_args()
+    cap = int(args.cap * (1 << 30))
+
+    if args.one:  # helper process: one wb run; its own RUSAGE_CHILDREN is that run's peak
+        rc, message, seconds = run_wb(json.loads(args.one), cap)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+        print(f"{rc}\t{peak}\t{seconds:.1f}\t{message}")
+        return 0
+
+    directory = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="wb-hostile-"))
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        # The read-only store exists and holds one run.
+        seed = inputs.native_capture(directory / "seed.json", label="seed", ttft=5.0)
+        for url in [f"sqlite:///{directory / 'ro.sqlite'}", *([args.postgres] if args.postgres else [])]:
+            subprocess.run([sys.executable, "-m", "workbench", "--store", url, "import", str(seed)],
+                           capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+        rows = []
+        print(f"{'item':<5} {'input':<52} {'size':>18} {'peak RSS':>9} {'exit':>4} {'time':>6}  message", flush=True)
+        for item, name, make, wb_args in cases(directory, args.postgres):
+            if args.only and args.only not in name:
+                continue
+            path = make()
+            size = _size(path)
+            helper = subprocess.run([sys.executable, __file__, "--cap", str(args.cap), "--one", json.dumps(wb_args(path))],
+                                    capture_output=True, text=True, timeout=600)
+            rc_s, peak_s, secs, message = (helper.stdout.rstrip("\n").split("\t", 3) + ["", "", "", ""])[:4]
+            peak = _human(int(peak_s)) if peak_s.isdigit() else "?"
+            row = (item, name, size, peak, rc_s, secs, message.replace(str(directory) + "/", ""))
+            rows.append(row)
+            print(f"{item:<5} {name:<52} {size:>18} {peak:>9} {rc_s:>4} {secs:>5}s  {row[6][:200]}", flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(directory, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

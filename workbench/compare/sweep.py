@@ -1,0 +1,461 @@
+"""Compare two load sweeps at matched load: levels paired by requested rate (within a
+stated tolerance) or by concurrency (exactly), every serving metric per matched level,
+each side's saturation point, goodput at an SLO, and the latency–throughput curve.
+
+A sweep is the set of runs sharing ``meta["sweep"]["id"]`` (see
+``workbench.formats.load_sweep``). Each matched level is an ordinary comparison
+(``workbench.compare.compare``): the same comparability table, effects and flags. One
+run per level a side gives no uncertainty, and the comparison says so; repeated sweeps
+(several runs at one load) give run-level intervals per level. The sweep summary
+(figures over every level together) is never compared as a level.
+
+Definitions (docs/compare.md):
+
+- **Saturation** (no SLO): walking the levels by requested rate, the highest achieved
+  rate while achieved/requested stays ≥ 0.95. With an SLO: the highest achieved rate
+  while every SLO statistic of the level holds. Concurrency sweeps need an SLO.
+- **Goodput** (DistServe): per level, completed requests meeting *every* per-request
+  target (TTFT ≤ t, TPOT ≤ p ...) per second of the level's duration; only where the
+  run has per-request rows. A request whose value is unknown does not count as meeting.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from store.records import RunRecord
+
+if TYPE_CHECKING:
+    from lenses.inference import InferenceLens
+
+DEFAULT_RATE_TOLERANCE = 0.05
+SUSTAINED = 0.95  # achieved/requested at or above this: the load was served
+LEVEL_METRICS = ("ttft_p50", "ttft_p95", "tpot_p50", "tpot_p95", "itl_p50", "itl_p95", "e2e_p95",
+                 "request_throughput", "output_throughput", "error_rate")
+NOT_CAUSE = "observation, not cause"
+_SLO_ITEM = re.compile(r"^\s*([a-z0-9_]+)\s*(?:=|<=|<)\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*(ms|s|us|µs)?\s*$")
+_UNIT_MS = {"ms": 1.0, "s": 1000.0, "us": 1e-3, "µs": 1e-3, None: 1.0}
+# per-request column of each SLO metric's base (ttft_p95 -> every request's TTFT)
+_REQUEST_COLUMN = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2e": "e2e_ms"}
+
+
+# ----------------------------------------------------------------------------- input
+
+
+def parse_slo(text: str | None) -> dict[str, float]:
+    """``"ttft_p95=500ms,tpot_p95=50ms"`` -> ``{"ttft_p95": 500.0, "tpot_p95": 50.0}`` (ms)."""
+    from lenses.inference import SERVING_METRICS
+    from workbench.errors import UsageError
+
+    if not text:
+        return {}
+    out: dict[str, float] = {}
+    for item in text.split(","):
+        m = _SLO_ITEM.match(item)
+        if not m:
+            raise UsageError(f"--slo {item.strip()!r}: expected METRIC=VALUE[ms|s], e.g. ttft_p95=500ms")
+        name, value, unit = m.group(1), float(m.group(2)), m.group(3)
+        spec = SERVING_METRICS.get(name)
+        if spec is None or spec.unit != "ms" or name.split("_")[0] not in _REQUEST_COLUMN:
+            names = ", ".join(n for n, s in SERVING_METRICS.items() if s.unit == "ms")
+            raise UsageError(f"--slo {name!r}: not a latency metric (one of {names})")
+        out[name] = value * _UNIT_MS[unit]
+    return out
+
+
+def sweep_of(run: RunRecord) -> dict[str, Any] | None:
+    sweep = run.meta.get("sweep")
+    return sweep if isinstance(sweep, dict) and sweep.get("id") else None
+
+
+def find_sweep(store: Any, ref: str) -> list[int] | None:
+    """Run ids of the sweep named by id (``sw-…``) or label; ``None`` when no sweep has
+    that name. A label shared by several sweeps is an error naming their ids."""
+    from sqlmodel import select
+
+    from store.tables import Run
+    from workbench.errors import UsageError
+
+    ref = str(ref).strip()
+    found: dict[str, list[int]] = {}
+    with store.session() as s:
+        for run_id, meta in s.exec(select(Run.id, Run.meta).where(Run.lens == "inference").order_by(Run.id)).all():
+            sweep = (meta or {}).get("sweep")
+            if isinstance(sweep, dict) and ref in (sweep.get("id"), sweep.get("label")):
+                found.setdefault(str(sweep["id"]), []).append(int(run_id))
+    if not found:
+        return None
+    if len(found) > 1:
+        raise UsageError(f"sweep label {ref!r} names several sweeps ({', '.join(sorted(found))}); name one by id")
+    return next(iter(found.values()))
+
+
+# ----------------------------------------------------------------------------- levels
+
+
+@dataclass
+class Level:
+    """The runs of one side at one load (several when the sweep was repeated)."""
+
+    load: dict[str, Any]
+    runs: list[RunRecord] = field(default_factory=list)
+
+    @property
+    def requested_rate(self) -> float | None:
+        return self.load.get("requested_rate")
+
+    @property
+    def concurrency(self) -> float | None:
+        return self.load.get("concurrency")
+
+    def achieved_rate(self, lens: "InferenceLens") -> float:
+        values = [r.meta.get("load", {}).get("achieved_rate") for r in self.runs]
+        known = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+        if len(known) == len(self.runs):
+            return sum(known) / len(known)
+        thr = [lens.metric_value(r, "request_throughput")[0] for r in self.runs]
+        thr = [v for v in thr if math.isfinite(v)]
+        return sum(thr) / len(thr) if len(thr) == len(self.runs) else math.nan
+
+    def text(self) -> str:
+        from workbench.formats.load_sweep import load_text
+
+        return load_text(self.load)
+
+
+def levels_of(runs: Sequence[RunRecord]) -> list[Level]:
+    """A side's levels in load order: runs at the same load are one level."""
+    from workbench.formats.load_sweep import load_text
+
+    by_load: dict[str, Level] = {}
+    for run in sorted(runs, key=lambda r: ((sweep_of(r) or {}).get("level", 0), r.id or 0)):
+        load = run.meta.get("load") or {}
+        key = load_text(load)
+        level = by_load.setdefault(key, Level({k: load.get(k) for k in ("requested_rate", "concurrency", "strategy")}))
+        level.runs.append(run)
+    return list(by_load.values())
+
+
+def match_levels(base: list[Level], cand: list[Level], axis: str, tolerance: float) -> tuple[list[tuple[Level, Level]], list[Level], list[Level]]:
+    """Pairs (baseline, candidate) in load order, and the unmatched levels of each side.
+
+    ``rate``: requested rates within ``tolerance`` of the larger (nearest first, each level
+    used once); ``concurrency``: equal; ``strategy``: the same strategy and load text."""
+    def key(level: Level) -> float | None:
+        return level.requested_rate if axis == "rate" else level.concurrency if axis == "concurrency" else None
+
+    candidates: list[tuple[float, int, int]] = []
+    for i, b in enumerate(base):
+        for j, c in enumerate(cand):
+            kb, kc = key(b), key(c)
+            if axis == "strategy":
+                if b.text() == c.text():
+                    candidates.append((0.0, i, j))
+            elif kb is not None and kc is not None:
+                gap = abs(kb - kc) / max(abs(kb), abs(kc), 1e-12)
+                if (axis == "rate" and gap <= tolerance) or (axis == "concurrency" and kb == kc):
+                    candidates.append((gap, i, j))
+    used_b: set[int] = set()
+    used_c: set[int] = set()
+    pairs: list[tuple[int, int]] = []
+    for _gap, i, j in sorted(candidates):
+        if i not in used_b and j not in used_c:
+            used_b.add(i)
+            used_c.add(j)
+            pairs.append((i, j))
+    pairs.sort()
+    return ([(base[i], cand[j]) for i, j in pairs],
+            [b for i, b in enumerate(base) if i not in used_b],
+            [c for j, c in enumerate(cand) if j not in used_c])
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def level_metrics(lens: "InferenceLens", level: Level) -> dict[str, dict[str, Any]]:
+    """Every serving metric of a level: the mean over its runs of each run's value."""
+    out = {}
+    for name in LEVEL_METRICS:
+        values, sources = [], set()
+        for run in level.runs:
+            v, src = lens.metric_value(run, name)
+            values.append(v)
+            sources.add(src)
+        known = [v for v in values if math.isfinite(v)]
+        out[name] = {"value": sum(known) / len(known) if len(known) == len(values) and known else math.nan,
+                     "per_run": values, "source": "/".join(sorted(sources))}
+    return out
+
+
+def saturation(levels: list[dict[str, Any]], axis: str, slo: dict[str, float]) -> dict[str, Any]:
+    """The highest achieved rate the side sustains (module docstring), or why unknown;
+    ``levels`` are the side's level documents in load order."""
+    achieved = [lv["achieved_rate"] for lv in levels]
+    peak = max((a for a in achieved if math.isfinite(a)), default=math.nan)
+    out: dict[str, Any] = {"unit": "req/s", "peak_achieved": peak}
+    if slo:
+        out["rule"] = "highest achieved rate while every SLO holds (" + ", ".join(f"{k} ≤ {v:g} ms" for k, v in slo.items()) + ")"
+        checks = []
+        for lv in levels:
+            vals = {k: lv["metrics"][k] for k in slo}
+            checks.append(None if any(not math.isfinite(v) for v in vals.values()) else all(vals[k] <= slo[k] for k in slo))
+    elif axis == "rate":
+        out["rule"] = f"highest achieved rate while achieved/requested ≥ {SUSTAINED:g}"
+        checks = [None if not (math.isfinite(a) and lv["requested_rate"]) else a / lv["requested_rate"] >= SUSTAINED
+                  for lv, a in zip(levels, achieved)]
+    else:
+        out.update(value=math.nan, state="unknown",
+                   note="a concurrency or strategy sweep states no requested rate: give --slo to find saturation")
+        return out
+    value, state, broke_at = math.nan, "not reached", None
+    for lv, a, ok in zip(levels, achieved, checks):
+        if ok is None:
+            state = "unknown"
+            out["note"] = f"the level at {lv['load']} does not state what the rule needs"
+            break
+        if not ok:
+            state, broke_at = "reached", lv
+            break
+        value = a
+    out["value"] = value
+    out["state"] = state
+    if broke_at is not None:
+        out["first_unsustained"] = broke_at["load"]
+    elif state == "not reached":
+        out["note"] = "every level sustained: saturation lies beyond the sweep (the value is a lower bound)"
+    return out
+
+
+def goodput(lens: "InferenceLens", level: Level, slo: dict[str, float]) -> dict[str, Any]:
+    """Requests per second meeting every per-request target (DistServe), per level."""
+    from lenses.base import column
+
+    if not slo:
+        return {"value": math.nan, "note": "no --slo given"}
+    values, attained = [], []
+    for run in level.runs:
+        ok = column(run, "ok")
+        duration = _duration(run)
+        if ok is None or not len(ok):
+            return {"value": math.nan, "note": "no per-request rows: goodput needs them"}
+        if not math.isfinite(duration):
+            return {"value": math.nan, "note": "the run states no duration"}
+        meets = ok == 1
+        for name, target in slo.items():
+            col = column(run, _REQUEST_COLUMN[name.split("_")[0]])
+            if col is None or not (col[ok == 1] == col[ok == 1]).any():
+                return {"value": math.nan, "note": f"no per-request {name.split('_')[0].upper()} values"}
+            meets = meets & (col <= target)  # NaN (unknown) never meets a target
+        values.append(float(meets.sum()) / duration)
+        attained.append(float(meets.sum()) / len(ok))
+    return {"value": sum(values) / len(values), "attainment": sum(attained) / len(attained), "unit": "req/s"}
+
+
+def _duration(run: RunRecord) -> float:
+    from lenses.inference import _duration as duration
+
+    return duration(run)
+
+
+# ----------------------------------------------------------------------------- the comparison
+
+
+def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], *, metric: str | None = None,
+                   slo: dict[str, float] | None = None, rate_tolerance: float = DEFAULT_RATE_TOLERANCE,
+                   changes: dict | None = None, accepts: dict | None = None,
+                   load: Callable[[list[RunRecord]], list[RunRecord]] | None = None) -> dict[str, Any]:
+    """The sweep comparison as one JSON-ready document (``wb compare SWEEP --vs SWEEP``).
+
+    ``load``: gives a level's runs with their columns when ``baseline``/``candidate``
+    hold metadata only (the CLI), so at most two levels' rows are in memory at once."""
+    from lenses import get_lens
+    from workbench.compare import compare
+    from workbench.compare.fmt import jsonable
+    from workbench.errors import UsageError
+
+    slo = slo or {}
+    load = load or (lambda runs: list(runs))
+    for side, runs in (("baseline", baseline), ("candidate", candidate)):
+        if not runs:
+            raise UsageError(f"the {side} sweep has no runs")
+        others = [r for r in runs if r.lens != "inference"]
+        if others:
+            raise UsageError(f"run {others[0].id} is not an inference run: sweeps are compared in the inference lens")
+    lens = get_lens("inference")
+    if metric:
+        try:
+            lens = lens.with_metric(metric)
+        except ValueError as exc:
+            raise UsageError(f"--metric: {exc}") from None
+    axis = _common_axis(baseline, candidate)
+    base_levels, cand_levels = levels_of(baseline), levels_of(candidate)
+    pairs, only_b, only_c = match_levels(base_levels, cand_levels, axis, rate_tolerance)
+    docs: dict[int, dict[str, Any]] = {}  # id(level) -> its document (figures kept for the rows)
+    matched = []
+    table = None
+    for b, c in pairs:
+        full_b, full_c = Level(b.load, load(b.runs)), Level(c.load, load(c.runs))
+        docs[id(b)], docs[id(c)] = _level_json(lens, full_b, slo), _level_json(lens, full_c, slo)
+        result = compare(full_b.runs, full_c.runs, lens, changes, accepts)
+        if table is None:
+            table = [row.to_json() for row in result.comparability.rows]
+        entry: dict[str, Any] = {
+            "baseline": {"load": b.text(), "runs": [r.id for r in b.runs], "achieved_rate": docs[id(b)]["achieved_rate"]},
+            "candidate": {"load": c.text(), "runs": [r.id for r in c.runs], "achieved_rate": docs[id(c)]["achieved_rate"]},
+            "comparable": result.comparable,
+            "refusal": result.refusal,
+        }
+        if result.comparable:
+            entry["primary"] = result.primary
+            entry["guardrails"] = result.guardrails
+            entry["metrics"] = [_metric_row(name, docs[id(b)]["_figures"][name], docs[id(c)]["_figures"][name])
+                                for name in LEVEL_METRICS]
+        matched.append(entry)
+        del full_b, full_c, result
+    for lv in [*only_b, *only_c]:
+        docs[id(lv)] = _level_json(lens, Level(lv.load, load(lv.runs)), slo)
+    sides = {}
+    for side, runs, levels in (("baseline", baseline, base_levels), ("candidate", candidate, cand_levels)):
+        sweep = sweep_of(runs[0]) or {}
+        level_docs = [{k: v for k, v in docs[id(lv)].items() if k != "_figures"} for lv in levels]
+        good = [d["goodput"]["value"] for d in level_docs if math.isfinite(d["goodput"].get("value", math.nan))]
+        sides[side] = {
+            "sweep": sweep.get("id"), "label": sweep.get("label"), "tool": sweep.get("tool"), "axis": sweep.get("axis"),
+            "runs": [r.id if r.id is not None else r.label for r in runs],
+            "levels": level_docs,
+            "saturation": saturation(level_docs, axis, slo),
+            "max_goodput": max(good) if good else math.nan,
+            "summary_not_compared": bool(sweep.get("summary")),
+        }
+    doc = {
+        "kind": "sweep comparison",
+        "lens": "inference",
+        "primary_metric": lens.primary.name,
+        "matching": _matching_json(axis, rate_tolerance),
+        "slo": slo,
+        "baseline": sides["baseline"],
+        "candidate": sides["candidate"],
+        "dimensions": table,
+        "matched": matched,
+        "unmatched": {"baseline": [lv.text() for lv in only_b], "candidate": [lv.text() for lv in only_c]},
+        "uncertainty": _uncertainty_note(pairs),
+    }
+    doc["observations"] = observations(doc, lens)
+    doc["chart"] = curve_chart(doc, lens)
+    return jsonable(doc)
+
+
+def _common_axis(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]) -> str:
+    from workbench.errors import UsageError
+
+    axes = {(sweep_of(r) or {}).get("axis") for r in [*baseline, *candidate]}
+    axes.discard(None)
+    if len(axes) > 1:
+        raise UsageError(f"the sweeps vary different things ({' and '.join(sorted(axes))}): levels cannot be matched")
+    return axes.pop() if axes else "rate"
+
+
+def _matching_json(axis: str, tolerance: float) -> dict[str, Any]:
+    rule = {"rate": f"requested rate within {tolerance:.0%} of the larger", "concurrency": "equal concurrency",
+            "strategy": "the same strategy and load"}[axis]
+    return {"axis": axis, "tolerance": tolerance if axis == "rate" else None, "rule": rule}
+
+
+def _uncertainty_note(pairs: list[tuple[Level, Level]]) -> str:
+    if any(len(b.runs) < 2 or len(c.runs) < 2 for b, c in pairs):
+        return ("one run per level on a side: no uncertainty can be given for those levels; the figures "
+                "describe these runs (repeat the sweep for run-level intervals per level)")
+    return "several runs per level on both sides: effects are run-level intervals per level"
+
+
+def _level_json(lens: "InferenceLens", level: Level, slo: dict[str, float]) -> dict[str, Any]:
+    figures = level_metrics(lens, level)
+    return {"load": level.text(), "requested_rate": level.requested_rate, "concurrency": level.concurrency,
+            "achieved_rate": level.achieved_rate(lens), "runs": [r.id for r in level.runs],
+            "metrics": {k: v["value"] for k, v in figures.items()},
+            "sources": {k: v["source"] for k, v in figures.items()},
+            "goodput": goodput(lens, level, slo), "_figures": figures}
+
+
+def _metric_row(name: str, fb: dict, fc: dict) -> dict[str, Any]:
+    from lenses.inference import SERVING_METRICS
+    from workbench.compare.effects import run_effect
+
+    spec = SERVING_METRICS[name]
+    vb, vc = fb["value"], fc["value"]
+    delta = vc - vb if math.isfinite(vb) and math.isfinite(vc) else math.nan
+    row = {"name": name, "title": spec.title, "unit": spec.unit, "lower_is_better": spec.lower_is_better,
+           "baseline": vb, "candidate": vc, "delta": delta,
+           "delta_pct": 100.0 * delta / abs(vb) if math.isfinite(delta) and vb else math.nan,
+           "source": {"baseline": fb["source"], "candidate": fc["source"]},
+           "effect": run_effect(fb["per_run"], fc["per_run"], lower_is_better=spec.lower_is_better)}
+    if fb["source"] != fc["source"] and "unknown" not in (fb["source"], fc["source"]):
+        row["note"] = "the sides state this figure differently (per-request rows against a file's summary)"
+    return row
+
+
+# ----------------------------------------------------------------------------- words and chart
+
+
+def _pct(b: float, c: float) -> str:
+    return f"{100.0 * (c - b) / abs(b):+.0f} %".replace("-", "−") if b else "n/a"
+
+
+def observations(doc: dict[str, Any], lens: "InferenceLens") -> list[dict[str, Any]]:
+    from workbench.compare.fmt import num, qty
+
+    out: list[dict[str, Any]] = []
+    sb, sc = doc["baseline"]["saturation"], doc["candidate"]["saturation"]
+    vb, vc = sb.get("value", math.nan), sc.get("value", math.nan)
+    if math.isfinite(vb) and math.isfinite(vc):
+        bound = " (a lower bound: not reached in the sweep)" if "not reached" in (sb.get("state"), sc.get("state")) else ""
+        verb = "saturates at" if sc.get("state") == "reached" else "sustains at least"
+        out.append({"text": f"Candidate {verb} {num(vc)} req/s against {num(vb)} ({_pct(vb, vc)}){bound}; "
+                            f"rule: {sc.get('rule')}.",
+                    "evidence": {"baseline": sb, "candidate": sc}, "kind": NOT_CAUSE})
+    for name in LEVEL_METRICS:
+        rows = [(m["baseline"]["load"], row) for m in doc["matched"] if m.get("metrics")
+                for row in m["metrics"] if row["name"] == name and row["delta"] is not None and math.isfinite(row["delta"])]
+        if len(rows) < 2:
+            continue
+        spec_title, unit = rows[0][1]["title"], rows[0][1]["unit"]
+        scale = [max(abs(r["baseline"]), abs(r["candidate"])) for _, r in rows]
+        up = [load for (load, r), s in zip(rows, scale) if r["delta"] > 0.02 * s]
+        down = [load for (load, r), s in zip(rows, scale) if r["delta"] < -0.02 * s]
+        lowest = rows[0][0]
+        evidence = {"metric": name, "levels": {load: {"baseline": r["baseline"], "candidate": r["candidate"]} for load, r in rows}}
+        if len(up) == len(rows):
+            out.append({"text": f"{spec_title} is higher at every matched load, also at {lowest} "
+                                f"({qty(rows[0][1]['baseline'], unit)} → {qty(rows[0][1]['candidate'], unit)}).",
+                        "evidence": evidence, "kind": NOT_CAUSE})
+        elif len(down) == len(rows):
+            out.append({"text": f"{spec_title} is lower at every matched load, also at {lowest} "
+                                f"({qty(rows[0][1]['baseline'], unit)} → {qty(rows[0][1]['candidate'], unit)}).",
+                        "evidence": evidence, "kind": NOT_CAUSE})
+        elif up and down:
+            out.append({"text": f"{spec_title} is higher at {len(up)} and lower at {len(down)} of {len(rows)} matched loads.",
+                        "evidence": evidence, "kind": NOT_CAUSE})
+    un = doc["unmatched"]
+    if un["baseline"] or un["candidate"]:
+        out.append({"text": f"Unmatched levels ({doc['matching']['rule']}): baseline {', '.join(un['baseline']) or 'none'}; "
+                            f"candidate {', '.join(un['candidate']) or 'none'}. They appear on the curve only.",
+                    "evidence": un, "kind": NOT_CAUSE})
+    if not doc["matched"]:
+        out.append({"text": "No level matched: the sweeps can be read side by side on the curve, not compared level by level.",
+                    "evidence": un, "kind": NOT_CAUSE})
+    return out
+
+
+def curve_chart(doc: dict[str, Any], lens: "InferenceLens", width: int = 80, height: int = 14) -> str:
+    """Primary metric against achieved throughput, both sides on one scale."""
+    from workbench.compare.charts import xy_chart
+
+    name = lens.primary.name
+    series = []
+    for side, mark in (("baseline", "o"), ("candidate", "x")):
+        points = [(lv["achieved_rate"], lv["metrics"].get(name)) for lv in doc[side]["levels"]]
+        series.append((side, mark, [(x, y) for x, y in points if x is not None and y is not None]))
+    return xy_chart(series, x_title="achieved req/s", y_title=f"{lens.primary.title} ({lens.primary.unit})", width=width, height=height)

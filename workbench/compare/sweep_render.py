@@ -1,0 +1,124 @@
+"""The plain-text report of a sweep comparison (80 columns, no colour); every string
+from a capture goes through ``clean``."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Any
+
+from workbench.compare.fmt import num, qty
+from workbench.textsafe import clean
+
+WIDTH = 80
+
+
+def _cut(value: Any, width: int) -> str:
+    text = "unknown" if value is None else clean(value)
+    return text if len(text) <= width else text[: width - 1] + "~"
+
+
+def _wrap(text: str, indent: str = "  ") -> list[str]:
+    return textwrap.wrap(clean(text), WIDTH, initial_indent=indent, subsequent_indent=indent + "  ")
+
+
+def _pct(row: dict[str, Any]) -> str:
+    p = row.get("delta_pct")
+    return "" if p is None or not math.isfinite(p) else f"{p:+.1f} %".replace("-", "−")
+
+
+def _dimension_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The comparability table from its JSON rows, as ``render.dimensions_table`` draws it
+    (a mapping's differing keys one per line, never cut)."""
+    from workbench.compare import dict_diff
+
+    rank = {"changed": 0, "different": 1, "unknown": 2, "same": 3}
+    order = sorted(rows, key=lambda r: (4 if r["state"] == "unknown" and not r.get("must_match") else rank.get(r["state"], 3),
+                                        not r.get("must_match")))
+    lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]
+    for r in order:
+        mark = "*" if r.get("must_match") else " "
+        b, v = (dict_diff.cell(x) or x for x in (r.get("baseline"), r.get("candidate")))
+        lines.append(f"{mark} {_cut(r['name'], 18):<18} {r['state']:<9} {_cut(b, 19):<19} {_cut(v, 19):<19} {_cut(r.get('source'), 8)}")
+        lines += dict_diff.table_lines(r["name"], r["state"], r.get("baseline"), r.get("candidate"), WIDTH)
+        if r.get("note") and not (r["state"] == "unknown" and dict_diff.unread_note(r.get("baseline"), r.get("candidate"))):
+            lines.append(f"    note: {_cut(r['note'], WIDTH - 10)}")
+        if r.get("accepted"):
+            lines.append(f"    accepted: {_cut(r['accepted'].get('why'), WIDTH - 14)}")
+    lines.append("  (* must match)")
+    return lines
+
+
+def render_sweep_comparison(doc: dict[str, Any]) -> str:
+    b, c = doc["baseline"], doc["candidate"]
+    out = [f"lens: {doc['lens']} (sweep comparison; primary {doc['primary_metric']})"]
+    for side, s in (("baseline", b), ("candidate", c)):
+        out += _wrap(f"{side}: sweep {s['sweep']} {s['label'] or ''} ({s['tool'] or '?'}), {len(s['levels'])} levels, "
+                     f"runs {', '.join(map(str, s['runs']))}", "")
+    out += _wrap(f"Levels matched by {doc['matching']['rule']}. The sweep summaries (all loads together) are "
+                 f"metadata, never compared as a level.", "")
+    out.append("")
+    if doc.get("dimensions"):
+        out.append("Comparability (first matched level; every level is checked)")
+        out += _dimension_lines(doc["dimensions"])
+        out.append("")
+    out.append("Saturation (observation, not cause)")
+    for side, s in (("baseline", b), ("candidate", c)):
+        sat = s["saturation"]
+        value = qty(sat.get("value"), "req/s")
+        more = f", first unsustained at {sat['first_unsustained']}" if sat.get("first_unsustained") else ""
+        out += _wrap(f"{side}: {value} ({sat.get('state')}){more}; peak achieved {qty(sat.get('peak_achieved'), 'req/s')}")
+        if sat.get("note"):
+            out += _wrap(sat["note"], "    ")
+    rule = b["saturation"].get("rule")
+    if rule:
+        out += _wrap(f"rule: {rule}")
+    if doc.get("slo"):
+        def best(s: dict[str, Any]) -> str:
+            value = s.get("max_goodput")
+            if value is not None and math.isfinite(value):
+                return qty(value, "req/s")
+            notes = {lv["goodput"].get("note") for lv in s["levels"] if lv["goodput"].get("note")}
+            return "unknown" + (f" ({'; '.join(sorted(notes))})" if notes else "")
+        out += _wrap(f"goodput (DistServe: requests/s meeting every target), best level: baseline {best(b)}; "
+                     f"candidate {best(c)}")
+    out.append("")
+    out.append("Curve")
+    out.append(doc["chart"])
+    out.append("")
+    for m in doc["matched"]:
+        head = f"Level {m['baseline']['load']} vs {m['candidate']['load']}: achieved {num(m['baseline']['achieved_rate'])} vs {num(m['candidate']['achieved_rate'])} req/s"
+        out.append(_cut(head, WIDTH))
+        if not m["comparable"]:
+            out += _wrap(f"REFUSED: {(m.get('refusal') or {}).get('reason', '')}")
+            continue
+        out.append(f"  {'metric':<24} {'baseline':>12} {'candidate':>12} {'change':>9}  source")
+        for row in m["metrics"]:
+            src = row["source"]
+            source = src["baseline"] if src["baseline"] == src["candidate"] else f"{src['baseline']}/{src['candidate']}"
+            out.append(f"  {_cut(row['title'], 24):<24} {qty(row['baseline'], row['unit']):>12} {qty(row['candidate'], row['unit']):>12} "
+                       f"{_pct(row):>9}  {_cut(source, 14)}")
+        broken = [g["title"] for g in m.get("guardrails") or [] if g["state"] == "broken"]
+        if broken:
+            out.append(f"  guardrail broken: {', '.join(broken)}")
+    if doc["matched"]:
+        out += _wrap(doc["uncertainty"], "")
+        out.append("")
+    un = doc["unmatched"]
+    if un["baseline"] or un["candidate"]:
+        out += _wrap(f"Unmatched: baseline {', '.join(un['baseline']) or 'none'}; candidate {', '.join(un['candidate']) or 'none'}", "")
+        out.append("")
+    if doc.get("slo") and any(lv["goodput"].get("attainment") is not None for s in (b, c) for lv in s["levels"]):
+        out.append("Goodput per level (requests/s meeting every target; attainment)")
+        for side, s in (("baseline", b), ("candidate", c)):
+            for lv in s["levels"]:
+                g = lv["goodput"]
+                text = (f"{qty(g.get('value'), 'req/s')} ({num(100 * g['attainment'])} % met)" if g.get("attainment") is not None
+                        else f"unknown: {g.get('note', '')}")
+                out.append(_cut(f"  {side[0].upper()} {lv['load']:<16} {text}", WIDTH))
+        out.append("")
+    if doc["observations"]:
+        out.append("Observations (observation, not cause)")
+        for o in doc["observations"]:
+            out += textwrap.wrap(clean(o["text"]), WIDTH, initial_indent="  - ", subsequent_indent="    ")
+    return "\n".join(line.rstrip() for line in out)
