@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from workbench.dims_file import refuse_empty
 from workbench.errors import UsageError
 
 if TYPE_CHECKING:
@@ -66,7 +65,9 @@ def declare_dimensions(store: "Store", run_ids: Sequence[int], values: Mapping[s
         raise UsageError("name the runs to declare on: wb declare RUN... NAME=VALUE...")
     if not values and not unset:
         raise UsageError("nothing to declare: give NAME=VALUE or --unset NAME")
-    refuse_empty(values, "declare")
+    for name, value in values.items():  # an empty value would make two unknowns look "same"
+        if not str(value).strip():
+            raise UsageError(f"declare {name}=: an empty value declares nothing (to take a declaration back: wb declare RUN --unset {name})")
     both = sorted(set(values) & set(unset))
     if both:
         raise UsageError(f"{both[0]} is both set and unset")

@@ -60,7 +60,7 @@ def load_dims_file(path: Path) -> dict[str, str]:
 
 
 def refuse_empty(values: Mapping[str, str], how: str) -> None:
-    """An empty declared value would make two unknowns look \"same\"; refuse it (usage error)."""
+    """An empty declared value would make two unknowns look the same; refuse it (usage error)."""
     for name, value in values.items():
         if not str(value).strip():
             raise UsageError(f"{how} {name}=: an empty value declares nothing (to take a declaration back: wb declare RUN --unset {name})")
