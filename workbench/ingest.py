@@ -78,6 +78,13 @@ def apply_declared_dimensions(record: RunRecord, dims: dict[str, str], origin: C
             raise BadInput(where, f"{origin(name)} {name}={value} contradicts the file, which says {name} = {existing.value!r} ({existing.source})")
         if existing is None:
             record.dimensions[name] = Dimension(value, "declared")
+    from workbench.declare import contradiction
+
+    found = contradiction(record, dims)  # as 'wb declare' checks: the lens's reading of the samples
+    if found:
+        name, value, seen = found
+        where = record.sources[0] if record.sources else None
+        raise BadInput(where, f"{origin(name)} {name}={value} contradicts the data, which show {name} = {seen.value!r} ({seen.source})")
 
 
 def check_text(record: RunRecord) -> None:

@@ -116,15 +116,34 @@ def test_a_name_no_lens_compares_is_recorded_with_a_note(tmp_path, capsys):
 
 
 def test_a_label_its_data_contradict_is_not_called_a_difference_between_equal_values(tmp_path, capsys):
-    # a wb.toml declared an eligibility history the jobs do not carry: both sides read
-    # "none in the data"; the refusal used to say "differs: baseline X, candidate X"
-    store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
+    # a store from before the data check holds an eligibility history the jobs do not
+    # carry: both sides read "none in the data"; the refusal used to say
+    # "differs: baseline X, candidate X"
+    from store import open_store
+    from store.declarations import declare
+
+    url = f"sqlite:///{tmp_path / 'wb.sqlite'}"
+    store = ("--store", url)
     for name, end in (("w1", "10:05:00"), ("w2", "10:06:00")):
         _sacct_window(tmp_path / name, eligible=False, end=end)
-        (tmp_path / name / "wb.toml").write_text('[dimensions]\neligibility_history = "recorded"\n')
         wb(capsys, *store, "import", "--tz", "UTC", str(tmp_path / name), "--label", name)
+    declare(open_store(url), [1, 2], {"eligibility_history": "recorded"}, [], who="old wb", why="before the check")
     doc = wbj(capsys, *store, "compare", "w1", "--vs", "w2", "--accept", "pool,capacity_gpus,device_types,scheduler_policy",
               "--why", "one pool")
     reason = doc["refusal"]["reason"]
     assert "the data contradict the label" in reason and "but differs" not in reason
     assert "the label says 'recorded' but the data show 'none in the data'" in reason
+
+
+def test_import_time_declarations_meet_the_same_data_check_as_wb_declare(tmp_path, capsys):
+    # --dim / wb.toml at import used to record an eligibility history the jobs do not carry
+    store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
+    _sacct_window(tmp_path / "w1", eligible=False)
+    _c, _o, err = wb(capsys, *store, "import", "--tz", "UTC", str(tmp_path / "w1"), "--dim", "eligibility_history=recorded", expect=2)
+    assert err.count("\n") == 1 and "--dim eligibility_history=recorded contradicts the data" in err and "none in the data" in err
+    (tmp_path / "w1" / "wb.toml").write_text('[dimensions]\neligibility_history = "recorded"\n')
+    _c, _o, err = wb(capsys, *store, "import", "--tz", "UTC", str(tmp_path / "w1"), expect=2)
+    assert f"{tmp_path / 'w1' / 'wb.toml'} eligibility_history=recorded contradicts the data" in err
+    assert wbj(capsys, *store, "runs") == []  # nothing half-written
+    (tmp_path / "w1" / "wb.toml").write_text('[dimensions]\nscheduler_policy = "fifo"\n')
+    wb(capsys, *store, "import", "--tz", "UTC", str(tmp_path / "w1"))
