@@ -17,6 +17,7 @@ from workbench.errors import UsageError
 if TYPE_CHECKING:
     from store.api import Store
     from store.declarations import Declared
+    from store.records import Dimension, RunRecord
 
 
 def _login_name() -> str:
@@ -28,16 +29,24 @@ def _login_name() -> str:
         return "unknown"
 
 
-def _check_against_data(store: "Store", run_id: int, values: Mapping[str, Any]) -> None:
+def contradiction(record: "RunRecord", values: Mapping[str, Any]) -> "tuple[str, Any, Dimension] | None":
+    """The first declared ``(name, value, what the data show)`` that the run's own data
+    contradict, as the lens reads them (request mix from token lengths, rank count from
+    the steps, eligibility history from the jobs...); None when there is none."""
+    from dataclasses import replace
+
     from lenses import get_lens
+    from store.records import Dimension
     from workbench.compare.comparability import _equal
 
-    record = store.load_run(run_id)
     try:
         lens = get_lens(record.lens)
     except Exception:  # noqa: BLE001 - a run of a lens this wb does not know: nothing to check against
-        return
-    observed = lens.observed_dimensions(record)
+        return None
+    # Read the data as a comparison will, with the declarations in place: some readings
+    # exist only against a declaration (an eligibility history the jobs do not carry).
+    declared = {**record.dimensions, **{name: Dimension(value, "declared") for name, value in values.items()}}
+    observed = lens.observed_dimensions(replace(record, dimensions=declared))
     specs = {s.name: s for s in lens.dimensions}
     for name, value in values.items():
         seen = observed.get(name)
@@ -46,7 +55,15 @@ def _check_against_data(store: "Store", run_id: int, values: Mapping[str, Any]) 
         spec = specs.get(name)
         same = _equal(spec, value, seen.value) if spec else str(value) == str(seen.value)
         if not same:
-            raise UsageError(f"run {run_id}: {name}={value} contradicts the data, which show {name} = {seen.value!r} ({seen.source})")
+            return name, value, seen
+    return None
+
+
+def _check_against_data(store: "Store", run_id: int, values: Mapping[str, Any]) -> None:
+    found = contradiction(store.load_run(run_id), values)
+    if found:
+        name, value, seen = found
+        raise UsageError(f"run {run_id}: {name}={value} contradicts the data, which show {name} = {seen.value!r} ({seen.source})")
 
 
 def declare_dimensions(store: "Store", run_ids: Sequence[int], values: Mapping[str, str], unset: Sequence[str] = (), *,
@@ -59,6 +76,9 @@ def declare_dimensions(store: "Store", run_ids: Sequence[int], values: Mapping[s
         raise UsageError("name the runs to declare on: wb declare RUN... NAME=VALUE...")
     if not values and not unset:
         raise UsageError("nothing to declare: give NAME=VALUE or --unset NAME")
+    for name, value in values.items():  # an empty value would make two unknowns look "same"
+        if not str(value).strip():
+            raise UsageError(f"declare {name}=: an empty value declares nothing (to take a declaration back: wb declare RUN --unset {name})")
     both = sorted(set(values) & set(unset))
     if both:
         raise UsageError(f"{both[0]} is both set and unset")

@@ -1,9 +1,12 @@
 """``wb.toml``: the dimensions a folder's captures share, written once by the team.
 
-A ``wb.toml`` beside the imported files (in the file's own directory) declares
-dimensions for every run imported from that folder; ``wb import --dims-file FILE``
-names one explicitly. ``--dim`` on the command line wins over the file. Values are
-kept as text, exactly as ``--dim NAME=VALUE`` would give them::
+A ``wb.toml`` beside the imported files declares dimensions for every run imported
+from that folder, and one in a folder above them, up to the folder named on the command
+line, applies too (``wb import job/`` reads ``job/wb.toml`` for ``job/results/*.json``;
+the nearer file wins a name both give). ``wb import --dims-file FILE`` names one
+explicitly. ``--dim`` on the command line wins over the files. Values are kept as text,
+exactly as ``--dim NAME=VALUE`` would give them; an empty value declares nothing and is
+refused::
 
     [dimensions]
     model = "llama-3-8b"
@@ -14,9 +17,11 @@ kept as text, exactly as ``--dim NAME=VALUE`` would give them::
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from workbench.errors import BadInput
+from workbench.errors import BadInput, UsageError
 
 DIMS_FILE_NAME = "wb.toml"
 MAX_BYTES = 1 << 20
@@ -46,25 +51,75 @@ def load_dims_file(path: Path) -> dict[str, str]:
     for name, value in table.items():
         if isinstance(value, (dict, list)) or not str(name).strip():
             raise BadInput(path, f"dimension {name!r} must be a single value (text or number)", where="[dimensions]")
-        out[str(name).strip()] = str(value).lower() if isinstance(value, bool) else str(value)
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        if not text.strip():
+            raise BadInput(path, f"dimension {str(name).strip()!r} is empty: an empty value declares nothing (leave the line out)",
+                           where="[dimensions]")
+        out[str(name).strip()] = text
     return out
+
+
+def refuse_empty(values: Mapping[str, str], how: str) -> None:
+    """An empty declared value would make two unknowns look the same; refuse it (usage error)."""
+    for name, value in values.items():
+        if not str(value).strip():
+            raise UsageError(f"{how} {name}=: an empty value declares nothing (to take a declaration back: wb declare RUN --unset {name})")
+
+
+def _absolute(path: Path) -> Path:
+    return Path(os.path.abspath(path))
 
 
 class FolderDimensions:
     """The declared dimensions for each imported file: its folder's ``wb.toml`` (or the
     one ``--dims-file``), then ``--dim`` over it. Each file is read once."""
 
-    def __init__(self, cli: dict[str, str] | None = None, dims_file: Path | None = None) -> None:
+    def __init__(self, cli: dict[str, str] | None = None, dims_file: Path | None = None, roots: Iterable[Path] = ()) -> None:
         self.cli = dict(cli or {})
+        refuse_empty(self.cli, "--dim")
         self.explicit = load_dims_file(dims_file) if dims_file is not None else None
+        self.explicit_path = dims_file
+        # The folders named on the command line: a wb.toml is looked for from a file's own
+        # folder up to the one of these that holds it, never above (no stray file in $HOME).
+        self.roots = [_absolute(r) for r in roots if Path(r).is_dir()]
         self.files: dict[Path, dict[str, str]] = {}
+
+    def _folders(self, source: Path) -> list[Path]:
+        """The file's folder, then each folder above it up to its import root (nearest first)."""
+        here = _absolute(source).parent
+        root = max((r for r in self.roots if here.is_relative_to(r)), key=lambda r: len(r.parts), default=here)
+        folders = [here]
+        while folders[-1] != root and folders[-1].parent != folders[-1]:
+            folders.append(folders[-1].parent)
+        return folders
+
+    def _read(self, candidate: Path) -> dict[str, str]:
+        if candidate not in self.files:
+            self.files[candidate] = load_dims_file(candidate) if candidate.is_file() else {}
+        return self.files[candidate]
 
     def for_source(self, source: Path | None) -> dict[str, str]:
         if self.explicit is not None:
             return {**self.explicit, **self.cli}
         if source is None:
             return dict(self.cli)
-        candidate = source.parent / DIMS_FILE_NAME
-        if candidate not in self.files:
-            self.files[candidate] = load_dims_file(candidate) if candidate.is_file() else {}
-        return {**self.files[candidate], **self.cli}
+        merged: dict[str, str] = {}
+        for folder in reversed(self._folders(source)):  # the nearer file wins
+            merged.update(self._read(folder / DIMS_FILE_NAME))
+        return {**merged, **self.cli}
+
+    def files_for(self, source: Path | None) -> list[Path]:
+        """The dimension files that declare for ``source`` (for messages), nearest first."""
+        if self.explicit is not None or source is None:
+            return []
+        candidates = [folder / DIMS_FILE_NAME for folder in self._folders(source)]
+        return [c for c in candidates if self._read(c)]
+
+    def origin(self, source: Path | None, name: str) -> str:
+        """Where the declared ``name`` for ``source`` came from, for messages and history:
+        ``--dim``, ``--dims-file FILE`` or the ``wb.toml`` that gave it."""
+        if name in self.cli:
+            return "--dim"
+        if self.explicit is not None:
+            return f"--dims-file {self.explicit_path}"
+        return next((str(f) for f in self.files_for(source) if name in self._read(f)), "--dim")

@@ -68,15 +68,23 @@ def parse_dim_options(values: Sequence[str]) -> dict[str, str]:
     return dims
 
 
-def apply_declared_dimensions(record: RunRecord, dims: dict[str, str]) -> None:
-    """Add user-declared dimensions; a value that contradicts the file is refused."""
+def apply_declared_dimensions(record: RunRecord, dims: dict[str, str], origin: Callable[[str], str] = lambda _name: "--dim") -> None:
+    """Add user-declared dimensions; a value that contradicts the file is refused.
+    ``origin(name)`` says where a value came from (``--dim``, a ``wb.toml``)."""
     for name, value in dims.items():
         existing = record.dimensions.get(name)
         if existing is not None and str(existing.value) != value:
             where = record.sources[0] if record.sources else None
-            raise BadInput(where, f"--dim {name}={value} contradicts the file, which says {name} = {existing.value!r} ({existing.source})")
+            raise BadInput(where, f"{origin(name)} {name}={value} contradicts the file, which says {name} = {existing.value!r} ({existing.source})")
         if existing is None:
             record.dimensions[name] = Dimension(value, "declared")
+    from workbench.declare import contradiction
+
+    found = contradiction(record, dims)  # as 'wb declare' checks: the lens's reading of the samples
+    if found:
+        name, value, seen = found
+        where = record.sources[0] if record.sources else None
+        raise BadInput(where, f"{origin(name)} {name}={value} contradicts the data, which show {name} = {seen.value!r} ({seen.source})")
 
 
 def check_text(record: RunRecord) -> None:
@@ -188,7 +196,7 @@ def read_files(
                 continue  # this run was imported before
             declared = folder.for_source(record.sources[0])
             if declared:
-                apply_declared_dimensions(record, declared)
+                apply_declared_dimensions(record, declared, lambda name, src=record.sources[0]: folder.origin(src, name))
             check_text(record)
             used.update(record.sources)
             result.runs.append(record)
@@ -261,7 +269,8 @@ def declare_on_stored(store: "Store", read: ReadResult, folder: FolderDimensions
         run_ids = store.capture_runs(capture_id)
         if not dims or not run_ids:
             continue
-        done = declare_dimensions(store, run_ids, dims, why=f"declared at a new import of {path.name}")
+        origins = ", ".join(sorted({folder.origin(path, name) for name in dims}))
+        done = declare_dimensions(store, run_ids, dims, why=f"declared at a new import of {path.name} ({origins})")
         report.declared.append((path, done))
         report.skipped = [(p, why) for p, why in report.skipped if p != path]
 

@@ -103,6 +103,19 @@ def test_a_candidate_that_does_not_build_is_skipped(tmp_path, store_url, broken,
         assert doc["result"]["first_bad"] is None and ids[4][:12] in doc["result"]["text"] and ids[5][:12] in doc["result"]["text"]
 
 
+def test_an_endpoint_that_does_not_build_stops_the_bisection_with_the_reason(tmp_path, store_url):
+    # qa walk: a wrong --build left the bisection "started · 0 steps" for ever, with no reason
+    repo, ids = history(tmp_path, {5: 1.05}, commits=4)
+    code, out, err = wb("bisect", "start", "--repo", str(repo), "--good", ids[0], "--bad", ids[-1], "--build", "false",
+                        "--bench", "sh built.sh", "--workdir", str(tmp_path / "work"), "--name", "b", store=store_url)
+    assert code != 0 and "does not build" in err
+    code, out, err = wb("bisect", "report", "b", "--json", store=store_url)
+    doc = json.loads(out)
+    assert doc["status"] == "stopped" and "does not build" in doc["stopped"]
+    code, text, err = wb("bisect", "status", "b", store=store_url)
+    assert code == 0 and "stopped: the reference" in text and "wb bisect resume b" in text
+
+
 def test_list_mode_and_bad_input(tmp_path, store_url):
     versions = tmp_path / "versions.txt"
     versions.write_text("1.0\n1.1\n1.2\n1.3\n")

@@ -77,3 +77,20 @@ def test_two_files_without_label_get_distinguishable_labels(tmp_path, capsys):
     e.write_text(a.read_text().replace("110.0", "140.0"))
     wb(capsys, *store, "import", str(e), "--label", "engine run")  # an explicit --label is kept as given
     assert wbj(capsys, *store, "runs")[-1]["label"] == "engine run"
+
+
+def test_runs_at_80_columns_never_shows_two_different_labels_alike(tmp_path, capsys, monkeypatch):
+    # the qa walk: two sacct files of one folder read "sacct gcm (samp…multiline.txt)" twice
+    store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
+    a, b = inference_pair(tmp_path)
+    wb(capsys, *store, "import", str(a), str(b))
+    first = "sacct gcm (sample-sacct-multiple-multiline.txt) from the nightly window"
+    second = "sacct gcm (sample-sacct-one-multiline.txt) from the nightly window"
+    wb(capsys, *store, "rename", "1", first)
+    wb(capsys, *store, "rename", "2", second)
+    monkeypatch.setenv("COLUMNS", "80")
+    _c, out, _e = wb(capsys, *store, "runs")
+    lines = out.splitlines()
+    assert len(lines) == 3 and all(len(line) <= 80 for line in lines)
+    shown = [line[line.index("inference") + len("inference"):].strip() for line in lines[1:]]
+    assert "…" in shown[0] and "…" in shown[1] and shown[0] != shown[1]

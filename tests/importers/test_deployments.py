@@ -54,6 +54,8 @@ def test_every_shape_gives_the_same_normalised_engine_config(name: str) -> None:
     assert found["model"] == "Qwen/Qwen2.5-7B-Instruct" and found["gpus"] == 2
     # Each source is recorded: the file and the path inside it.
     assert any(s["path"] == path and s["read"].startswith(read) and s["file"] == str(DEPLOY / name) for s in found["sources"])
+    # said once: "image entrypoint", never "image entrypoint (image entrypoint)"
+    assert all(s["read"].count(s["read"].split(" (")[0]) == 1 for s in found["sources"])
     assert any(s["path"].endswith((".env", ".environment")) for s in found["sources"])
 
 

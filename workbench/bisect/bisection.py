@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from workbench.rerun.execute import Observer
 
 STARTED, BISECTING, DONE, NO_REGRESSION = "started", "bisecting", "done", "no-regression"
+STOPPED = "stopped"  # an endpoint did not build (or a step failed): resume tries again
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,8 @@ def start(store: "Store", spec: Spec) -> int:
     state["candidates"][0]["status"] = GOOD
     with store.session() as s:
         if s.exec(select(Bisection).where(Bisection.name == spec.name)).first() is not None:
-            raise UsageError(f"a bisection named {spec.name!r} exists; resume it with 'wb bisect resume {spec.name}' or choose another --name")
+            raise UsageError(f"a bisection named {spec.name!r} exists; resume it with 'wb bisect resume {spec.name}' "
+                             "or start a new one with another --name")
         row = Bisection(name=spec.name, spec=spec.to_json(), state=state, investigation_id=spec.investigation)
         s.add(row)
         s.flush()
@@ -120,6 +122,17 @@ def run(store: "Store", ref: str | int | None, observer: "Observer | None" = Non
     bisection_id, spec, state, status = load(store, ref)
     if status in (DONE, NO_REGRESSION):
         return report(store, bisection_id)
+    state.pop("stopped", None)
+    try:
+        return _run(store, bisection_id, spec, state, observer)
+    except WbError as exc:
+        # Not left "started" for ever: the record says why it stopped (resume tries again).
+        state["stopped"] = str(exc)
+        _save(store, bisection_id, state, STOPPED)
+        raise
+
+
+def _run(store: "Store", bisection_id: int, spec: Spec, state: dict[str, Any], observer: "Observer | None") -> dict[str, Any]:
     repo = Path(spec.repo) if spec.repo else None
     root = Path(spec.workdir)
     while True:

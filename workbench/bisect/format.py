@@ -28,6 +28,9 @@ def format_report(doc: dict[str, Any], width: int = 80) -> list[str]:
         rounds = f"{step['rounds_used']} rounds" if step.get("rounds_used") is not None else step.get("reason", "")
         lines += wrap(f"step {step['step']}: {step['rev'][:12]} vs {step['against'][:12]}: {step.get('verdict') or 'no verdict'} "
                       f"{_ratio(step)} → {what} ({rounds})")
+    if doc.get("stopped"):
+        lines += wrap(f"stopped: {doc['stopped']}. 'wb bisect resume {doc['name']}' tries again with the same commands; "
+                      "to change them, start a new bisection with another --name")
     result = doc.get("result")
     if result:
         lines.append("Result (an observation, not a cause):")

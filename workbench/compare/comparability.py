@@ -181,6 +181,9 @@ def _refusal(row: DimensionRow) -> dict[str, Any]:
             f"{what} must match but is unknown: baseline {_show(row.baseline.value)}, "
             f"candidate {_show(row.candidate.value)} ({row.note})"
         )
+    elif row.note and _show(row.baseline.value) == _show(row.candidate.value):
+        # Both sides read alike; what blocks is a label its own data contradict.
+        reason = f"{what} must match, but the data contradict the label: {row.note}"
     else:
         reason = f"{what} must match but differs: baseline {_show(row.baseline.value)}, candidate {_show(row.candidate.value)}"
         if row.note:

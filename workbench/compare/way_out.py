@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from lenses.base import WINDOW_DIMENSION
+from store.records import Dimension, RunRecord
 from workbench.compare.model import Comparison
 from workbench.compare.states import DIFFERENT, UNKNOWN
 
@@ -29,10 +31,28 @@ def _known(value: Any) -> bool:
     return value is not None and not isinstance(value, (dict, list))
 
 
-def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any], command: Sequence[str]) -> dict[str, Any] | None:
+def _data_refuse_a_declaration(result: Comparison, records: dict[Any, RunRecord], run_ids: Sequence[Any], name: str) -> bool:
+    """Would the data contradict any value declared for ``name`` on these runs? (A fleet
+    window whose jobs carry no eligible times shows "none in the data" against every
+    declared eligibility history: declaring cannot resolve it.)"""
+    for run_id in run_ids:
+        record = records.get(run_id)
+        if record is None:
+            continue
+        probe = replace(record, dimensions={**record.dimensions, name: Dimension(PLACEHOLDER, "declared")})
+        seen = result.lens.observed_dimensions(probe).get(name)
+        if seen is not None and seen.value is not None:
+            return True
+    return False
+
+
+def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any], command: Sequence[str],
+            records: Sequence[RunRecord] = ()) -> dict[str, Any] | None:
     """``{"declare": [cmd...], "change": [cmd...], "accept": cmd}`` for a refused
     comparison (None when it was compared). ``command``: the words that rerun the
-    comparison (``["wb", "compare", "1", "--vs", "2", ...]``)."""
+    comparison (``["wb", "compare", "1", "--vs", "2", ...]``). ``records``: the runs
+    themselves, so that no declaration their data would refuse is offered."""
+    by_id = {r.id: r for r in records}
     if result.comparable:
         return None
     blocking = [r for r in result.comparability.rows if r.blocks]
@@ -44,6 +64,8 @@ def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any
         plain = not b.problems and not c.problems
         if row.state == UNKNOWN and plain:
             missing = tuple([*baseline, *candidate]) if b.value is None and c.value is None else tuple(baseline) if b.value is None else tuple(candidate)
+            if _data_refuse_a_declaration(result, by_id, missing, row.name):
+                continue  # only --accept (or data that carry it) resolves this one
             other = c if b.value is None else b
             # The other side's value is offered only when someone declared it there too;
             # a measured value is what that side's data show, not what this side's are.

@@ -152,7 +152,8 @@ def read_site(site: deployments.Site, file: Path | str) -> dict[str, Any] | None
         settings.update(parsed.settings)  # extraArgs come after vllmConfig on the command line
         unparsed += parsed.unparsed
         if cmd.args or site.argv:
-            sources.append({"file": str(file), "path": site.argv_where, "read": f"{how} ({cmd.launcher})"})
+            read = how if how == cmd.launcher else f"{how} ({cmd.launcher})"  # not "image entrypoint (image entrypoint)"
+            sources.append({"file": str(file), "path": site.argv_where, "read": read})
     elif site.argv and not problems:
         unparsed.append(f"{' '.join(site.argv)[:200]} (no {engine} command found in it)")
         sources.append({"file": str(file), "path": site.argv_where, "read": "unreadable command"})

@@ -123,7 +123,7 @@ def print_way_out(result, name: str, selection: dict[str, Any], lens: str | None
     cand = [r.id for r in selection["candidate"]]
     words = rerun_words(name, base, cand, lens, changes, selection["accepts"], extensions,
                         [r.id for r in selection.get("control", [])])
-    ways = way_out(result, base, cand, words)
+    ways = way_out(result, base, cand, words, [*selection["baseline"], *selection["candidate"]])
     if ways is not None and not as_json:
         click.echo("\n".join(render_way_out(ways)))
     return ways

@@ -28,6 +28,7 @@ def command(ctx: click.Context, items: tuple[str, ...], unset: tuple[str, ...], 
     store = open_store_from(ctx, create=False)
     run_ids = store.resolve_runs(refs)
     done = declare_dimensions(store, run_ids, values, list(unset), why=why)
+    _note_unchecked(store, run_ids, values)
     if as_json:
         emit_json({"declarations": [d.to_json() for d in done if d.changed],
                    "unchanged": [{"run": d.run_id, "name": d.name} for d in done if not d.changed]})
@@ -39,6 +40,24 @@ def command(ctx: click.Context, items: tuple[str, ...], unset: tuple[str, ...], 
         else:
             click.echo(f"run {d.run_id}: {clean(what)} (already so; nothing recorded)", err=True)
 
+
+def _note_unchecked(store, run_ids, values) -> None:
+    """A name no lens of these runs compares (a typo such as 'modle') is recorded, but
+    no comparison will ever require it: say so, with the names that are checked."""
+    from lenses import get_lens
+    from workbench.textsafe import clean
+
+    lenses = sorted({store.get_run(run_id).lens for run_id in run_ids})
+    known: list[str] = []
+    for name in lenses:
+        try:
+            known += [d.name for d in get_lens(name).dimensions if d.name not in known]
+        except Exception:  # noqa: BLE001 - a lens this wb does not know: nothing to say
+            return
+    for name in values:
+        if name not in known:
+            click.echo(clean(f"note: {name} is not a dimension the {'/'.join(lenses)} lens compares "
+                             f"({', '.join(known)}): recorded, but no comparison checks it"), err=True)
 
 
 def split_arguments(items: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:

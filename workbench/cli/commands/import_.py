@@ -43,7 +43,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
     from workbench.ingest import import_files, parse_dim_options
     from workbench.textsafe import clean, markup_safe
 
-    declared = FolderDimensions(parse_dim_options(dims), dims_file)
+    declared = FolderDimensions(parse_dim_options(dims), dims_file, roots=paths)
     params = {k: v for k, v in {"scrape_pair": scrape_pair or None, "tz": tz, "window_from": window_from,
                                 "window_to": window_to, "wait_target_s": wait_target_s, "warmup_steps": warmup_steps,
                                 "step_pattern": step_pattern, "jobs": jobs}.items() if v is not None}

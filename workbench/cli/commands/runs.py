@@ -47,8 +47,9 @@ def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
         table.add_column(col, no_wrap=True, overflow="ellipsis", justify="right" if col in ("id", "samples") else "left",
                          min_width=label_w if i == 2 else None if i == 5 else widths[i],
                          max_width=label_w if i == 2 else max(room - label_w, 8) if i == 5 else None)
-    for row in rows:
-        table.add_row(*(markup_safe(_middle(cell, label_w) if i == 2 else cell) for i, cell in enumerate(row)))
+    shown = _distinct_middles([row[2] for row in rows], label_w)
+    for row, label in zip(rows, shown):
+        table.add_row(*(markup_safe(label if i == 2 else cell) for i, cell in enumerate(row)))
     console.print(table)
 
 
@@ -57,9 +58,31 @@ def _short(value, width: int = 20) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _middle(text: str, width: int) -> str:
-    """``text`` in ``width`` characters, its middle replaced by an ellipsis."""
+def _middle(text: str, width: int, tail: int | None = None) -> str:
+    """``text`` in ``width`` characters, its middle replaced by an ellipsis (keeping
+    ``tail`` characters of its end; by default half)."""
     if len(text) <= width:
         return text
-    tail = (width - 1) // 2
+    tail = (width - 1) // 2 if tail is None else tail
     return text[: width - 1 - tail] + "…" + text[len(text) - tail:]
+
+
+def _distinct_middles(labels: list[str], width: int) -> list[str]:
+    """Each label shortened by ``_middle``; labels that differ but would look alike
+    ("sacct (sample-one-multiline.txt)" and "sacct (sample-multiple-multiline.txt)" both
+    "sacct (samp…multiline.txt)") move the ellipsis, nearest the middle first, until
+    they look different."""
+    shown = [_middle(label, width) for label in labels]
+    groups: dict[str, set[str]] = {}
+    for label, short in zip(labels, shown):
+        groups.setdefault(short, set()).add(label)
+    for short, originals in groups.items():
+        if len(originals) < 2:
+            continue
+        half = (width - 1) // 2
+        for tail in sorted(range(width - 1), key=lambda t: abs(t - half)):
+            moved = {label: _middle(label, width, tail) for label in originals}
+            if len(set(moved.values())) == len(originals):
+                shown = [moved.get(label, s) if s == short else s for label, s in zip(labels, shown)]
+                break
+    return shown
