@@ -29,7 +29,7 @@ from workbench.formats.timestamps import parse_timestamp
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
 from workbench.limits import (MAX_COLUMNS, MAX_DEPTH, MAX_ROWS, MAX_SPARSITY, MAX_STRING_CHARS, MAX_VALUE_BYTES,
                               SPARSE_FLOOR_CELLS, TEXT_FLOOR_CHARS, exceeded)
-from workbench.training.json_chunks import ArrayChunks, ScanError
+from workbench.training.json_chunks import ArrayChunks, ScanError, structure
 
 FORMAT = "workbench.capture/1"
 FORMAT_PREFIX = "workbench.capture/"
@@ -116,6 +116,57 @@ def read_capture(path: Path, options: ImportOptions | None = None) -> RunRecord:
         raise BadInput(path, f"corrupt or truncated file ({exc or type(exc).__name__})") from None
 
 
+class _SampleRuns(ArrayChunks):
+    """Runs of whole samples, cut without scanning their bytes: at the last ``}`` that a
+    ``,`` follows. A cut is only trusted because the run is then decoded by a strict JSON
+    decoder: a cut inside a string or a nested value leaves ``[`` + run + ``]`` unbalanced,
+    one past the array's end leaves data after it, and either fails the fast path. Only
+    the last buffer (where the array ends) is scanned for its structure."""
+
+    def chunks(self) -> Iterator[bytes]:
+        runs, self.chunk = self.chunk, 256 << 10  # the header is small: scan little of the samples for it
+        carry = self._find_array()
+        self.chunk = runs
+        while True:
+            more = self._read()
+            buf = carry + more if carry else more
+            if not more:
+                yield from self._last(buf)
+                return
+            cut = _last_item_end(buf)
+            if cut < 0:
+                carry = buf  # no sample ends in this buffer: read on (the guard bounds it)
+                continue
+            yield b"[" + buf[:cut] + b"]"
+            carry = buf[cut:].lstrip(b" \t\r\n")[1:]  # past the comma
+
+    def _last(self, buf: bytes) -> Iterator[bytes]:
+        st = structure(buf, 2)
+        closing = np.flatnonzero(st.depth_after == 1)
+        if not len(closing):
+            raise ScanError("the input ends inside the array (truncated)")
+        end = int(st.positions[closing[0]])
+        if buf[end] != ord("]") or np.any(st.depth_after[: closing[0]] < 2):
+            raise ScanError("unbalanced nesting in the array")
+        body = buf[:end].strip(b" \t\r\n")
+        if body:
+            yield b"[" + body + b"]"
+        self.trailer = buf[end + 1 :]
+
+
+def _last_item_end(buf: bytes, tries: int = 8) -> int:
+    """Just past the last ``}`` followed (after blanks) by ``,`` in ``buf``, or -1."""
+    pos = len(buf)
+    for _ in range(tries):
+        pos = buf.rfind(b"}", 0, pos)
+        if pos < 0:
+            return -1
+        after = buf[pos + 1 : pos + 65].lstrip(b" \t\r\n")
+        if after[:1] == b",":
+            return pos + 1
+    return -1
+
+
 class _Guard:
     """A stream that refuses to be read far past the runs handed out: the splitter keeps
     reading while one sample has no end, and such a value is the stream reader's to refuse."""
@@ -126,7 +177,7 @@ class _Guard:
         self.used_bytes = 0
 
     def read(self, n: int) -> bytes:
-        if self.read_bytes - self.used_bytes > MAX_VALUE_BYTES + 2 * RUN_BYTES:
+        if self.read_bytes - self.used_bytes > HEAD_CAP + 2 * RUN_BYTES:
             raise ScanError("one sample larger than the limit")
         data = self._binary.read(n)
         self.read_bytes += len(data)
@@ -146,7 +197,7 @@ def _read_fast(path: Path, options: ImportOptions, on_bytes: Any) -> RunRecord |
     except READ_ERRORS:
         return None
     guard = _Guard(binary)
-    splitter = ArrayChunks(guard, b"samples", chunk=RUN_BYTES, head_cap=HEAD_CAP, tail_cap=TAIL_CAP)  # type: ignore[arg-type]
+    splitter = _SampleRuns(guard, b"samples", chunk=RUN_BYTES, head_cap=HEAD_CAP, tail_cap=TAIL_CAP)  # type: ignore[arg-type]
     try:
         runs = splitter.chunks()
         first = next(runs, None)  # the header is known once the array opened
@@ -357,7 +408,7 @@ class _ColumnBuilder:
         converted: dict[str, np.ndarray] = {}
         fresh: set[str] = set()
         for key, kind in self.fields.items():
-            column, present = self._fast_column(key, kind, list(map(attrgetter(key), rows)), start)
+            column, present = self._fast_column(key, kind, rows, start)
             if present or key in self._keys:
                 converted[key] = column
                 self._present += present
@@ -366,8 +417,8 @@ class _ColumnBuilder:
         if fresh:  # new columns, in the order they first appear (as the stream reader orders them)
             import msgspec
 
-            for sample in msgspec.json.decode(run):
-                for key in sample:
+            for raw in msgspec.json.decode(run, type=list[msgspec.Raw]):
+                for key in msgspec.json.decode(raw):
                     if key in fresh:
                         fresh.discard(key)
                         self._keys[key] = None
@@ -381,13 +432,21 @@ class _ColumnBuilder:
         self._chunk_sizes.append(n)
         self._chunk_start = self.n
 
-    def _fast_column(self, key: str, kind: str, values: list[Any], start: int) -> tuple[np.ndarray, int]:
+    def _fast_column(self, key: str, kind: str, rows: list[Any], start: int) -> tuple[np.ndarray, int]:
         """One column of a decoded run and how many samples hold its key. Any value the
         stream reader would refuse raises (so that reader names the first one)."""
-        n = len(values)
+        n = len(rows)
+        get = attrgetter(key)
         if kind in _NUMERIC_KINDS or kind == "bool":
-            arr = np.array(values, dtype=np.float64)  # None and _ABSENT -> NaN (unknown)
-            absent = values.count(_ABSENT) if np.isnan(arr).any() else 0
+            values: list[Any] | None = None
+            try:
+                arr = np.fromiter(map(get, rows), dtype=np.float64, count=n)  # _ABSENT is a NaN already
+            except TypeError:  # a null
+                values = list(map(get, rows))
+                arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown)
+            absent = 0
+            if np.isnan(arr).any():
+                absent = (values or list(map(get, rows))).count(_ABSENT)
             if kind != "bool":
                 # Out of range, infinite, an integer past 2^53 (or a float as large: the stream
                 # reader tells them apart), a negative duration or count.
@@ -395,6 +454,7 @@ class _ColumnBuilder:
                 if ((arr >= MAX_SAFE_INT) | (arr <= low if kind == "number" else arr < low)).any():
                     raise BadInput(self.path, "a number out of range", where=f"samples.{key}")
             return arr, n - absent
+        values = list(map(get, rows))
         if kind == "str":
             types = set(map(type, values))
             if types == {str}:
