@@ -149,8 +149,11 @@ def read_files(
     groups: dict[str, list[tuple[Path, Any]]] = {}
     importers: dict[str, Any] = {}
     known: dict[Path, tuple[int, str]] = {}
-    for path in expand_paths(paths, report.skipped):
-        sha, size = sha256_file(path)
+    files = expand_paths(paths, report.skipped)
+    # A cluster import digests on the workers, beside the data (``training.cluster``).
+    digests = options.rank_executor.digests(files, sha256_file) if options.rank_executor is not None else {}
+    for path in files:
+        sha, size = digests.get(path) or sha256_file(path)
         if sha in seen:
             report.skipped.append((path, f"same content as {seen[sha]}"))
             continue

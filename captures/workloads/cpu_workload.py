@@ -4,8 +4,9 @@
 Each step multiplies two ``--size`` x ``--size`` matrices ``--repeat`` times, then
 waits ``--wait-ms`` (a stand-in for a kernel or I/O of fixed cost), and is timed on its
 own; after ``--warmup`` untimed steps, ``--steps`` timed steps are written as one native
-capture (``workbench.capture/1``, training lens: one sample per step, ``step_ms``) to
-the path in ``$WB_CAPTURE_OUT`` (or ``--out``).
+capture (``workbench.capture/1``, training lens: one sample per step, ``step_ms``; with
+``--lens inference`` one request per step, ``ttft_ms``) to the path in
+``$WB_CAPTURE_OUT`` (or ``--out``).
 
 Knobs for trying the harness:
 
@@ -81,24 +82,43 @@ def run(args: argparse.Namespace) -> dict:
 
     for _ in range(args.warmup):
         step()
-    samples = [{"step": i, "rank": 0, "step_ms": step()} for i in range(args.steps)]
     flops = 2.0 * args.size**3 * args.repeat * args.steps
-    return {
-        "format": FORMAT,
-        "lens": "training",
-        "label": args.label or f"cpu_workload size={args.size} slowdown={args.slowdown:g}%",
-        "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "dimensions": {
+    hardware = platform.processor() or platform.machine()
+    if args.lens == "inference":
+        # Each step stands in for one request served end to end (first token = last token).
+        samples = []
+        for i in range(args.steps):
+            ms = step()
+            samples.append({"id": f"r-{i:04d}", "prompt_tokens": args.size, "output_tokens": 1, "ttft_ms": ms, "e2e_ms": ms, "ok": True})
+        dimensions: dict = {
+            "model": f"numpy matmul {args.size}x{args.size}",
+            "hardware": hardware,
+            "topology": "single process",
+            "request_mix": f"{args.size} prompt / 1 output tokens",
+            "precision": "float64",
+            "engine_revision": f"numpy {np.__version__}",
+        }
+        work = {"unit": "requests", "amount": args.steps}
+    else:
+        samples = [{"step": i, "rank": 0, "step_ms": step()} for i in range(args.steps)]
+        dimensions = {
             "model": f"numpy matmul {args.size}x{args.size}",
             "objective": "cpu benchmark",
-            "hardware": platform.processor() or platform.machine(),
+            "hardware": hardware,
             "topology": "single process",
             "rank_count": 1,
             "effective_batch": args.repeat,
             "framework": f"numpy {np.__version__}",
-        },
+        }
+        work = {"unit": "flop", "amount": flops}
+    return {
+        "format": FORMAT,
+        "lens": args.lens,
+        "label": args.label or f"cpu_workload size={args.size} slowdown={args.slowdown:g}%",
+        "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "dimensions": dimensions,
         "window": {"kind": "steady", "warmup_excluded": args.warmup},
-        "work": {"unit": "flop", "amount": flops},
+        "work": work,
         "samples": samples,
         "workload": {
             "name": "cpu_workload",
@@ -125,6 +145,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--noise", type=float, default=0.0, metavar="PCT", help="random per-run delay up to PCT %%")
     p.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="step clock (default wall)")
     p.add_argument("--label", default=None, help="run label in the capture")
+    p.add_argument("--lens", choices=("training", "inference"), default="training",
+                   help="capture lens: training (one step per sample, step_ms) or inference (one request per step, ttft_ms)")
     p.add_argument("--fail", action="store_true", help="exit 1 without writing a capture")
     p.add_argument("--out", default=None, help="capture path (default $WB_CAPTURE_OUT)")
     args = p.parse_args(argv)

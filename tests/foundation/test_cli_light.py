@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-HEAVY = ["scipy", "sqlmodel", "sqlalchemy", "textual", "pynvml", "cupy"]
+HEAVY = ["scipy", "sqlmodel", "sqlalchemy", "textual", "pynvml", "cupy", "dask", "distributed"]
 
 PROBE = """
 import sys

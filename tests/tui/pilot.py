@@ -20,10 +20,35 @@ async def settle(app, pilot, rounds: int = 3) -> None:
 
 
 def text_of(widget) -> str:
-    """The plain text a Static shows."""
+    """The plain text a Static shows (a rich renderable is printed without styles)."""
     content = widget.render()
-    return getattr(content, "plain", str(content))
+    if hasattr(content, "plain"):
+        return content.plain
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=200, no_color=True, record=True, file=io.StringIO())
+    console.print(getattr(content, "_renderable", content))
+    return console.export_text(styles=False)
 
 
 def option_texts(option_list) -> list[str]:
     return [str(getattr(o.prompt, "plain", o.prompt)) for o in option_list.options]
+
+
+async def select_only(pilot, picker, run_ids: set[int]) -> None:
+    """Make ``run_ids`` the selection of a run list by keys: highlight each run, press space."""
+    picker.focus()
+    for index, option in enumerate(list(picker.options)):
+        run_id = int(option.id)
+        if (run_id in picker.selected) != (run_id in run_ids):
+            picker.highlighted = index
+            await pilot.press("space")
+    await pilot.pause()
+    assert picker.selected == run_ids
+
+
+def screen_text(app) -> list[str]:
+    """The characters on screen, one string per row, as the compositor draws them."""
+    return ["".join(seg.text for strip in line for seg in strip) for line in app.screen._compositor.render_full_update().strips]

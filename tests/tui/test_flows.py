@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.foundation.helpers import inference_capture, write_json
-from tests.tui.pilot import option_texts, settle, text_of
+from tests.tui.pilot import option_texts, select_only, settle, text_of
 from workbench.tui.app import WorkbenchApp
 
 pytestmark = pytest.mark.asyncio
@@ -38,7 +38,7 @@ async def test_picker_then_frame(demo_url):
         for key, stage in zip("123456", ("frame", "compare", "inspect", "hypothesize", "verify", "share")):
             await pilot.press(key)
             await pilot.pause()
-            assert app.query_one("#stages").active == stage
+            assert app.stage == stage
 
 
 async def test_refused_comparison_shows_reason_and_accepts(demo_url):
@@ -52,8 +52,7 @@ async def test_refused_comparison_shows_reason_and_accepts(demo_url):
         await _open(app, pilot, 1)
         await pilot.press("2")
         await settle(app, pilot)
-        cand = app.query_one("#candidate-list")
-        cand.selected = {new_id}
+        await select_only(pilot, app.query_one("#candidate-list"), {new_id})
         await pilot.press("c")
         await settle(app, pilot)
         banner = text_of(app.query_one("#compare-banner"))

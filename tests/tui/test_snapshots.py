@@ -1,4 +1,5 @@
-"""SVG snapshots of every stage pane at 80x24 on the demo store.
+"""SVG snapshots at 80x24 on the demo store: every stage pane, the picker and every dialog,
+and the panes again with NO_COLOR.
 
 Regenerate after an intended change with ``pytest tests/tui/test_snapshots.py --snapshot-update``
 and review ``snapshot_report.html``. Snapshots depend on the Textual version; they were made
@@ -17,25 +18,64 @@ from workbench.tui.app import WorkbenchApp
 SNAPSHOT_TEXTUAL = "8.2.8"
 pytestmark = pytest.mark.skipif(version("textual") != SNAPSHOT_TEXTUAL, reason=f"snapshots were made with textual {SNAPSHOT_TEXTUAL}")
 
+# name -> (pane key, keys that open the dialog)
+DIALOGS = {
+    "new-lens": ("1", ("n",)),
+    "new-investigation": ("1", ("n", "enter")),
+    "declare": ("2", ("d",)),
+    "accept": ("2", ("a",)),
+    "hypothesis": ("4", ("h",)),
+    "status": ("4", ("tab", "s", "enter")),
+    "retract": ("4", ("x",)),
+    "custom-plan": ("5", ("N",)),
+    "export": ("6", ("e",)),
+    "help": ("1", ("question_mark",)),
+}
+
 
 def _still(app: WorkbenchApp) -> WorkbenchApp:
-    """The tab underline animates on a stage switch; a snapshot must not catch it midway."""
+    """No animation may be caught midway by a snapshot."""
     app.animation_level = "none"
     return app
+
+
+def _opened(app: WorkbenchApp, *keys: str):
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("enter")  # investigation 1 (inference) from the picker
+        await settle(app, pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(app, pilot)
+
+    return run_before
 
 
 @pytest.mark.parametrize("key", ["1", "2", "3", "4", "5", "6"])
 def test_stage_pane(snap_compare, demo_url, key):
     app = _still(WorkbenchApp(demo_url))
+    assert snap_compare(app, run_before=_opened(app, key), terminal_size=(80, 24))
 
-    async def open_stage(pilot):
-        await settle(app, pilot)
-        await pilot.press("enter")  # investigation 1 (inference) from the picker
-        await settle(app, pilot)
-        await pilot.press(key)
-        await settle(app, pilot)
 
-    assert snap_compare(app, run_before=open_stage, terminal_size=(80, 24))
+@pytest.mark.parametrize("key", ["1", "2", "3", "4", "5", "6"])
+def test_stage_pane_no_color(snap_compare, demo_url, key, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = _still(WorkbenchApp(demo_url))
+    assert snap_compare(app, run_before=_opened(app, key), terminal_size=(80, 24))
+
+
+@pytest.mark.parametrize("name", sorted(DIALOGS))
+def test_dialog(snap_compare, demo_url, name, monkeypatch):
+    monkeypatch.chdir("/")  # the export dialog proposes a path in the working directory
+    pane, keys = DIALOGS[name]
+    app = _still(WorkbenchApp(demo_url))
+    assert snap_compare(app, run_before=_opened(app, pane, *keys), terminal_size=(80, 24))
+
+
+def test_accept_dialog_no_color(snap_compare, demo_url, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = _still(WorkbenchApp(demo_url))
+    assert snap_compare(app, run_before=_opened(app, "2", "a"), terminal_size=(80, 24))
 
 
 def test_picker(snap_compare, demo_url):

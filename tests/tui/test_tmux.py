@@ -1,4 +1,5 @@
-"""The real app in a real terminal: tmux at 80x24, driven with send-keys through all six panes.
+"""The real app in a real terminal: tmux at 80x24, driven with send-keys through all six panes,
+then across the three demo investigations, comparing in each.
 
 Run it by hand too: ``pytest tests/tui/test_tmux.py -s``. Skipped when tmux is absent.
 """
@@ -25,6 +26,24 @@ STEPS = [
     ("5", "rerun plans"),
     ("6", "evidence bundle"),
     ("1", "Investigation 1"),
+    # across the investigations (the picker opens on the current one), comparing in each
+    ("2", "[2 Compare]"),
+    ("c", "comparison 4 · cite"),
+    ("i", "enter opens"),
+    ("Down", "training"),
+    ("Enter", "investigation 2 · training"),
+    ("2", "5 baseline, 5 candidate, 5 A′ selected"),
+    ("c", "comparison 5 · "),
+    ("i", "enter opens"),
+    ("Down", "fleet"),
+    ("Enter", "investigation 3 · fleet"),
+    ("2", "window A1"),
+    ("c", "comparison 6 · cite"),
+    ("i", "enter opens"),
+    ("Up", "training"),
+    ("Up", "inference"),
+    ("Enter", "investigation 1 · inference"),
+    ("2", "engine v0.8.2 run 1"),
 ]
 
 

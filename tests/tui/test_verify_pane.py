@@ -1,4 +1,4 @@
-"""Verify from the TUI: a rerun runs to a verdict in a worker; cancel keeps finished runs."""
+"""Verify from the TUI: the one-key plan reaches a verdict; cancel keeps finished runs."""
 
 from __future__ import annotations
 
@@ -9,34 +9,49 @@ import pytest
 from tests.tui.pilot import settle, text_of
 from workbench.tui.app import WorkbenchApp
 
-pytestmark = pytest.mark.asyncio
-
-VERDICTS = ("REGRESSION", "IMPROVEMENT", "EQUIVALENT", "SLOWER_UNRESOLVED", "FASTER_UNRESOLVED", "INCONCLUSIVE")
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 
 
-async def _new_plan(app, pilot, rounds: str) -> None:
-    await pilot.press("5")
-    await settle(app, pilot)
-    await pilot.press("n")
-    await pilot.pause()
-    app.screen.query_one("#field-slowdown").value = "30"
-    app.screen.query_one("#field-rounds").value = rounds
-    await pilot.click("#ok")
-    await settle(app, pilot)
-
-
-async def test_rerun_runs_to_a_verdict(demo_url):
+async def test_one_key_plan_in_the_investigations_lens_reaches_regression(demo_url):
+    """Verify → n → r: the bundled CPU workload in the inference investigation's lens, the
+    estimate first, and REGRESSION for the built-in +5 % candidate."""
     app = WorkbenchApp(demo_url)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        await pilot.press("escape")  # close the picker: Verify needs no investigation
-        await _new_plan(app, pilot, "3")
-        assert app.query_one("#plans").option_count == 1
+        await pilot.press("enter")  # investigation 1: inference
+        await settle(app, pilot)
+        await pilot.press("5", "n")
+        await settle(app, pilot)
+        plans = app.query_one("#plans")
+        assert plans.option_count == 1 and "[inference, not run]" in str(plans.get_option_at_index(0).prompt)
+        detail = text_of(app.query_one("#plan-detail"))
+        assert "estimated" in detail and "candidate +5 %" in detail, detail
         await pilot.press("r")
+        await pilot.pause()
+        for _ in range(50):  # the estimate comes before the first run finishes
+            status = text_of(app.query_one("#rerun-status"))
+            if "estimated" in status:
+                break
+            await asyncio.sleep(0.05)
+        assert "estimated" in status and "runs" in status, status
         await settle(app, pilot, rounds=4)
         detail = text_of(app.query_one("#plan-detail"))
-        assert "complete" in detail
-        assert any(v in detail for v in VERDICTS), detail
+        assert "complete" in detail and "inference lens" in detail
+        assert "Verdict: REGRESSION" in detail, detail
+
+
+async def test_fleet_investigation_gets_a_clear_refusal(demo_url):
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        picker = app.screen.query_one("#picker-list")
+        picker.highlighted = 2  # investigation 3: fleet
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("5", "n")
+        await settle(app, pilot)
+        assert app.query_one("#plans").option_count == 0
+        assert "cannot stand in for a fleet investigation" in text_of(app.query_one("#rerun-status"))
 
 
 async def test_cancel_keeps_finished_runs(demo_url):
@@ -46,8 +61,12 @@ async def test_cancel_keeps_finished_runs(demo_url):
     app = WorkbenchApp(demo_url)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        await pilot.press("escape")
-        await _new_plan(app, pilot, "6")
+        await pilot.press("escape")  # no investigation: a training plan
+        await pilot.press("5", "N")
+        await pilot.pause()
+        app.screen.query_one("#field-rounds").value = "6"
+        await pilot.click("#ok")
+        await settle(app, pilot)
         stage = app.query_one("#stage-verify")
         await pilot.press("r")
         for _ in range(600):  # wait until at least one run has finished

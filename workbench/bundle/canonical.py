@@ -35,7 +35,7 @@ def bundle_value(value: Any) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
-        return nfc(value)
+        return nfc(str(value))  # str(): a string enum (a verdict, a state) as plain text
     if isinstance(value, int):
         return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else str(value)
     if isinstance(value, float):

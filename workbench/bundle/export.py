@@ -26,6 +26,7 @@ from workbench.bundle.format import (
     CanonicalParts,
     checksum_member,
 )
+from workbench.compare.model import verdict_of
 
 
 def utc_now() -> str:
@@ -35,14 +36,6 @@ def utc_now() -> str:
 def _digested(content: Any) -> dict[str, Any]:
     # The digest is filled in by seal(), which canonicalizes each part once.
     return {"digest": None, "content": content}
-
-
-def verdict_of(result: Mapping[str, Any]) -> str | None:
-    """The verdict a compare result states for its primary metric, if any."""
-    primary = result.get("primary") if isinstance(result, Mapping) else None
-    effect = primary.get("effect") if isinstance(primary, Mapping) else None
-    verdict = effect.get("verdict") if isinstance(effect, Mapping) else None
-    return verdict if isinstance(verdict, str) else None
 
 
 def build_bundle(

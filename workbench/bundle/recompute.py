@@ -14,9 +14,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import decode_tables
 from workbench.bundle.format import Check
+from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import UsageError
 
 REL_TOL = 1e-9
@@ -113,7 +116,11 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
     for i, spec in enumerate(specs):
         ref = spec.get("ref")
         part = f"results.comparisons[{i}] {ref}"
-        params = spec.get("parameters") or {}
+        try:
+            params = ComparisonParameters.from_json(spec.get("parameters"))
+        except (msgspec.ValidationError, TypeError, ValueError) as exc:
+            out.append(Check(part, False, f"the recorded parameters cannot be read: {exc}"))
+            continue
         try:
             base = [runs[r] for r in spec.get("baseline", [])]
             cand = [runs[r] for r in spec.get("candidate", [])]
@@ -125,9 +132,7 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
             result = engine(
                 base,
                 cand,
-                lens=params.get("lens"),
-                changes={k: tuple(v) for k, v in (params.get("changes") or {}).items()},
-                accepts=dict(params.get("accepts") or {}),
+                **params.engine_arguments(),
                 **({"control": control} if control else {}),
             )
         except Exception as exc:  # noqa: BLE001 - a bundle the engine cannot digest is a failed check

@@ -124,3 +124,25 @@ def xy_chart(series: Sequence[tuple[str, str, Sequence[tuple[float, float]]]], *
     legend = ", ".join(f"{mark} {clean(name)}" for name, mark, _ in series)
     lines.append(f"{' ' * label_w}  {clean(x_title)}; {legend}; * both")
     return "\n".join(lines)
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float], width: int, low: float, high: float) -> str:
+    """``values`` in time order as ``width`` block characters (the mean of each slice), on
+    the shared scale ``low``..``high`` so that lines of several runs compare; a slice with
+    no finite value is ``?``."""
+    n = len(values)
+    if n == 0 or width <= 0:
+        return ""
+    cells = []
+    for i in range(min(width, n)):
+        chunk = [v for v in values[i * n // min(width, n):(i + 1) * n // min(width, n)] if math.isfinite(v)]
+        if not chunk:
+            cells.append("?")
+            continue
+        mean = sum(chunk) / len(chunk)
+        level = 0 if high <= low else int((mean - low) / (high - low) * (len(SPARKS) - 1) + 0.5)
+        cells.append(SPARKS[max(0, min(level, len(SPARKS) - 1))])
+    return "".join(cells)

@@ -16,9 +16,10 @@ from typing import Any, Sequence
 from lenses.base import WINDOW_DIMENSION, DimensionSpec, Lens, normalize_text
 from store.records import RunRecord
 from workbench.compare import dict_diff
+from workbench.compare.states import CHANGED, DIFFERENT, SAME, UNKNOWN, DimensionState
 from workbench.errors import UsageError
 
-STATES = ("same", "changed", "different", "unknown")
+
 
 Change = tuple[str | None, str | None] | None
 
@@ -38,7 +39,7 @@ class DimensionRow:
     name: str
     title: str
     must_match: bool
-    state: str
+    state: DimensionState
     baseline: SideValue
     candidate: SideValue
     note: str = ""
@@ -47,7 +48,7 @@ class DimensionRow:
 
     @property
     def blocks(self) -> bool:
-        return self.must_match and self.state in ("different", "unknown") and self.accepted_why is None
+        return self.must_match and self.state in (DIFFERENT, UNKNOWN) and self.accepted_why is None
 
     @property
     def source(self) -> str | None:
@@ -143,12 +144,12 @@ def _matches(spec: DimensionSpec, expected: str | None, actual: Any) -> bool:
     return expected is None or _equal(spec, expected, actual)
 
 
-def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, declared: bool) -> tuple[str, str]:
+def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, declared: bool) -> tuple[DimensionState, str]:
     problems = [f"baseline {p}" if p.startswith("runs") or p.startswith("unknown") else p for p in b.problems]
     problems += [f"candidate {p}" if p.startswith("runs") or p.startswith("unknown") else p for p in c.problems]
     conflict = [p for p in problems if not p.startswith(("baseline unknown", "candidate unknown"))]
     if conflict:
-        return "different", "; ".join(conflict)
+        return DIFFERENT, "; ".join(conflict)
     if b.value is None or c.value is None:
         side = "both sides" if b.value is None and c.value is None else "the baseline" if b.value is None else "the candidate"
         note = f"missing on {side}"
@@ -157,25 +158,25 @@ def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, decl
             note += f" ({'; '.join(partial)})"
         if declared:
             note += "; the declared change cannot be checked"
-        return "unknown", note
+        return UNKNOWN, note
     unread = dict_diff.unread_note(b.value, c.value)
     if unread:
-        return "unknown", unread + ("; the declared change cannot be checked" if declared else "")
+        return UNKNOWN, unread + ("; the declared change cannot be checked" if declared else "")
     if _equal(spec, b.value, c.value):
-        return "same", "declared as the change, but it did not happen: both sides are the same" if declared else ""
+        return SAME, "declared as the change, but it did not happen: both sides are the same" if declared else ""
     if not declared:
-        return "different", ""
+        return DIFFERENT, ""
     if not spec.changeable:
-        return "different", f"{spec.title.lower()} cannot be the change under test: the windows cannot isolate a change"
+        return DIFFERENT, f"{spec.title.lower()} cannot be the change under test: the windows cannot isolate a change"
     frm, to = change if change else (None, None)
     if not (_matches(spec, frm, b.value) and _matches(spec, to, c.value)):
-        return "different", f"declared {_show(frm)} → {_show(to)}, but the runs show {_show(b.value)} → {_show(c.value)}"
-    return "changed", ""
+        return DIFFERENT, f"declared {_show(frm)} → {_show(to)}, but the runs show {_show(b.value)} → {_show(c.value)}"
+    return CHANGED, ""
 
 
 def _refusal(row: DimensionRow) -> dict[str, Any]:
     what = f"{row.title} ({row.name})"
-    if row.state == "unknown":
+    if row.state == UNKNOWN:
         reason = (
             f"{what} must match but is unknown: baseline {_show(row.baseline.value)}, "
             f"candidate {_show(row.candidate.value)} ({row.note})"
@@ -184,7 +185,7 @@ def _refusal(row: DimensionRow) -> dict[str, Any]:
         reason = f"{what} must match but differs: baseline {_show(row.baseline.value)}, candidate {_show(row.candidate.value)}"
         if row.note:
             reason += f" ({row.note})"
-    hint = f"--change {row.name}=FROM:TO, " if row.state == "different" and not row.note and row.name != WINDOW_DIMENSION else ""
+    hint = f"--change {row.name}=FROM:TO, " if row.state == DIFFERENT and not row.note and row.name != WINDOW_DIMENSION else ""
     reason += f"; to compare anyway: {hint}--accept {row.name} --why TEXT"
     return {"dimension": row.name, "reason": reason}
 
@@ -240,5 +241,5 @@ def check(
         refusal = _refusal(blocking[0])
         if len(blocking) > 1:
             refusal["also"] = [r.name for r in blocking[1:]]
-    unrealized = [r.name for r in rows if r.declared_change and r.state == "same"]
+    unrealized = [r.name for r in rows if r.declared_change and r.state == SAME]
     return Comparability(rows, refusal, unrealized)

@@ -16,6 +16,7 @@ import textwrap
 from typing import Any
 
 from lenses.base import default_equal
+from workbench.compare.states import SAME
 from workbench.textsafe import clean
 
 UNPARSED = "unparsed"
@@ -101,7 +102,7 @@ def several_changed(name: str, changes: list[dict[str, Any]]) -> str | None:
 def row_json(name: str, state: str, baseline: Any, candidate: Any) -> dict[str, Any]:
     """What a comparability row adds for mapping values (nothing when neither side is one)."""
     out: dict[str, Any] = {}
-    if is_mapping(baseline) and is_mapping(candidate) and state != "same":
+    if is_mapping(baseline) and is_mapping(candidate) and state != SAME:
         changes = key_changes(baseline, candidate)
         out["key_changes"] = changes
         summary = None if unparsed(baseline) or unparsed(candidate) else several_changed(name, changes)

@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-# A phase or metric "moved" when its interval is clear of 1 (these verdicts), and stayed
+from workbench.stats.verdicts import MOVED, Verdict
+
+# A phase or metric "moved" when its interval is clear of 1 (MOVED verdicts), and stayed
 # when the statistics call it equivalent within the band.
-MOVED = ("REGRESSION", "IMPROVEMENT", "SLOWER_UNRESOLVED", "FASTER_UNRESOLVED")
-STAYED = ("EQUIVALENT",)
+STAYED = (Verdict.EQUIVALENT,)
 # With one run a side there is no uncertainty; a descriptive change beyond this share
 # of the baseline is reported as a change "in these runs", never as a verdict.
 DESCRIPTIVE_BAND = 0.02
@@ -82,7 +83,7 @@ def movement(effect: dict[str, Any] | None, baseline: float, candidate: float) -
     if verdict in STAYED:
         return "stayed"
     ratio = (effect or {}).get("ratio")
-    if verdict == "INCONCLUSIVE" and ratio and abs(ratio - 1.0) <= (effect or {}).get("delta", DESCRIPTIVE_BAND):
+    if verdict == Verdict.INCONCLUSIVE and ratio and abs(ratio - 1.0) <= (effect or {}).get("delta", DESCRIPTIVE_BAND):
         # The interval holds 1 and the estimate sits inside the band: no change beyond
         # noise (not a proof of equivalence; the effect says which).
         return "stayed"

@@ -8,12 +8,23 @@ When refused, ``primary`` and ``phases`` are null: no delta is computed at all.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from lenses.base import Lens
 from workbench.compare.comparability import Comparability
 from workbench.compare.fmt import jsonable
+from workbench.stats.verdicts import Verdict
+
+
+def verdict_of(result: Mapping[str, Any]) -> str | None:
+    """The verdict a comparison's JSON (fresh, stored or from a bundle) states for its
+    primary metric; ``None`` when it gives none or the document has another shape."""
+    primary = result.get("primary") if isinstance(result, Mapping) else None
+    effect = primary.get("effect") if isinstance(primary, Mapping) else None
+    verdict = effect.get("verdict") if isinstance(effect, Mapping) else None
+    return verdict if isinstance(verdict, str) else None
 
 
 @dataclass
@@ -41,12 +52,12 @@ class Comparison:
     @property
     def verdict(self) -> str | None:
         """The statistics engine's verdict on the primary metric (``None``: none given)."""
-        return ((self.primary or {}).get("effect") or {}).get("verdict")
+        return verdict_of({"primary": self.primary})
 
     @property
     def regression(self) -> bool:
         """A regression for gating: the primary verdict is REGRESSION or a guardrail broke."""
-        return self.verdict == "REGRESSION" or any(g["state"] == "broken" for g in self.guardrails)
+        return self.verdict == Verdict.REGRESSION or any(g["state"] == "broken" for g in self.guardrails)
 
     @property
     def accepted(self) -> list[dict[str, str]]:

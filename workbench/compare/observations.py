@@ -16,6 +16,7 @@ from lenses.base import Lens
 from store.records import RunRecord
 from workbench.compare.effects import movement, single_run
 from workbench.compare.fmt import num, qty
+from workbench.stats.verdicts import Flag
 
 NOT_CAUSE = "observation, not cause"
 
@@ -148,7 +149,7 @@ def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
             out.append(_obs(text + one if groups["moved"] and one else text, _evidence(base, cand, "phase means (exposed time)", phase_vals)))
     for p in groups["unresolved"]:
         verdict = (p["effect"] or {}).get("verdict")
-        if "UNSTABLE" in ((p["effect"] or {}).get("flags") or []):
+        if Flag.UNSTABLE in ((p["effect"] or {}).get("flags") or []):
             why = "a change these runs cannot judge: the A/A control moved on its own (UNSTABLE)"
         else:
             why = f"a change these runs do not resolve beyond noise{f' ({verdict})' if verdict else ''}"

@@ -13,6 +13,7 @@ from workbench.compare.charts import distribution_chart, paired_bars
 from workbench.compare.fmt import change, num, qty
 from workbench.compare.inspect_data import InspectResult
 from workbench.compare.model import Comparison
+from workbench.compare.states import CHANGED, DIFFERENT, SAME, UNKNOWN
 from workbench.textsafe import clean
 
 WIDTH = 80
@@ -84,8 +85,8 @@ def _effect_short(effect: dict | None) -> str:
 def dimensions_table(c: Comparison) -> list[str]:
     rows = c.comparability.rows
     # What differs first (a diff-first view); unknown also-recorded rows last.
-    rank = {"changed": 0, "different": 1, "unknown": 2, "same": 3}
-    order = sorted(rows, key=lambda r: (4 if r.state == "unknown" and not r.must_match else rank[r.state], not r.must_match))
+    rank = {CHANGED: 0, DIFFERENT: 1, UNKNOWN: 2, SAME: 3}
+    order = sorted(rows, key=lambda r: (4 if r.state == UNKNOWN and not r.must_match else rank[r.state], not r.must_match))
     lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]
     for r in order:
         mark = "*" if r.must_match else " "
@@ -96,7 +97,7 @@ def dimensions_table(c: Comparison) -> list[str]:
         )
         # A mapping's differing keys, each with both values, wrapped (never cut).
         lines += dict_diff.table_lines(r.name, r.state, r.baseline.value, r.candidate.value, WIDTH)
-        if r.note and not (r.state == "unknown" and dict_diff.unread_note(r.baseline.value, r.candidate.value)):
+        if r.note and not (r.state == UNKNOWN and dict_diff.unread_note(r.baseline.value, r.candidate.value)):
             lines.append(f"    note: {_cut(r.note, WIDTH - 10)}")
         if r.accepted_why is not None:
             lines.append(f"    accepted: {_cut(r.accepted_why, WIDTH - 14)}")

@@ -16,6 +16,7 @@ from typing import Any
 
 from lenses.base import WINDOW_DIMENSION
 from workbench.compare.model import Comparison
+from workbench.compare.states import DIFFERENT, UNKNOWN
 
 PLACEHOLDER = "VALUE"
 
@@ -41,14 +42,14 @@ def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any
     for row in blocking:
         b, c = row.baseline, row.candidate
         plain = not b.problems and not c.problems
-        if row.state == "unknown" and plain:
+        if row.state == UNKNOWN and plain:
             missing = tuple([*baseline, *candidate]) if b.value is None and c.value is None else tuple(baseline) if b.value is None else tuple(candidate)
             other = c if b.value is None else b
             # The other side's value is offered only when someone declared it there too;
             # a measured value is what that side's data show, not what this side's are.
             value = other.value if len(missing) < len(baseline) + len(candidate) and other.source == "declared" and _known(other.value) else PLACEHOLDER
             targets[missing].append(f"{row.name}={value}")
-        elif row.state == "different" and not row.note and row.name != WINDOW_DIMENSION and _known(b.value) and _known(c.value):
+        elif row.state == DIFFERENT and not row.note and row.name != WINDOW_DIMENSION and _known(b.value) and _known(c.value):
             changes.append(_q(f"{row.name}={b.value}->{c.value}" if ":" in f"{b.value}{c.value}" else f"{row.name}={b.value}:{c.value}"))
     out: dict[str, Any] = {"declare": [], "change": [], "accept": None}
     for runs, words in targets.items():

@@ -55,6 +55,9 @@ class ImportOptions:
     params: dict[str, Any] = field(default_factory=dict)
     # Called with the number of raw (on-disk) bytes consumed so far in the current file.
     progress: Callable[[Path, int, int], None] | None = None
+    # Where rank traces are read when not in local processes (``wb import --cluster``):
+    # a ``workbench.training.parallel.RankExecutor``; never sent to workers.
+    rank_executor: Any = None
 
 
 class Importer(ABC):

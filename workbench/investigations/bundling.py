@@ -155,7 +155,9 @@ def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
 
 
 def _control_ids(comparison: dict[str, Any]) -> list[int]:
-    return [int(i) for i in (comparison.get("parameters") or {}).get("control") or []]
+    from workbench.compare.parameters import ComparisonParameters
+
+    return [int(i) for i in ComparisonParameters.from_json(comparison.get("parameters")).control]
 
 
 def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections=()) -> dict[str, Any]:
@@ -218,7 +220,7 @@ def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, An
         InvestigationComparison,
         Observation,
     )
-    from workbench.bundle.export import verdict_of
+    from workbench.compare.model import verdict_of
 
     with store.session() as s:
         existing = s.exec(select(ImportedBundle).where(ImportedBundle.checksum == checksum)).first()

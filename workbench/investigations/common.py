@@ -10,6 +10,7 @@ from store.records import LENSES
 from workbench.bundle.canonical import nfc
 from workbench.bundle.format import OBSERVATION_LABEL
 from workbench.errors import NotFound, UsageError, WbError
+from workbench.investigations.views import frame_of
 
 if TYPE_CHECKING:
     from store.api import Store
@@ -68,18 +69,4 @@ def investigation_row(session: Any, inv: str | int, *, writable: bool = False) -
 
 
 def frame_view(row: Any) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "ref": f"investigation/{row.id}",
-        "title": row.title,
-        "lens": row.lens,
-        "question": row.question,
-        "guardrails": list(row.guardrails or []),
-        "intended_change": dict(row.intended_change or {}),
-        "baseline_runs": list(row.baseline_runs or []),
-        "candidate_runs": list(row.candidate_runs or []),
-        "created_by": row.created_by,
-        "created_at": row.created_at,
-        "imported": row.imported_bundle_id is not None,
-        "imported_bundle_id": row.imported_bundle_id,
-    }
+    return frame_of(row).to_json()

@@ -6,28 +6,16 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.bundle.canonical import bundle_value
+from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import NotFound, UsageError, WbError
 from workbench.investigations.common import current_user, frame_view, investigation_row, parse_id, required_text, resolve_runs
+from workbench.investigations.views import comparison_of
 
 if TYPE_CHECKING:
     from store.api import Store
 
 def comparison_view(row: Any, *, with_result: bool = True) -> dict[str, Any]:
-    view = {
-        "id": row.id,
-        "ref": f"comparison/{row.id}",
-        "baseline_runs": list(row.baseline_runs or []),
-        "candidate_runs": list(row.candidate_runs or []),
-        "parameters": dict(row.parameters or {}),
-        "engine": dict(row.engine or {}),
-        "comparable": row.comparable,
-        "verdict": row.verdict,
-        "created_by": row.created_by,
-        "created_at": row.created_at,
-    }
-    if with_result:
-        view["result"] = dict(row.result or {})
-    return view
+    return comparison_of(row, with_result=with_result).to_json()
 
 
 def engine_identity() -> dict[str, str]:
@@ -71,27 +59,27 @@ def add_comparison(
         raise UsageError("name at least one baseline and one candidate run")
     base_ids = resolve_runs(store, baseline)
     cand_ids = resolve_runs(store, candidate)
-    lens = lens or frame["lens"]
-    changes = {k: list(v) for k, v in (changes if changes is not None else frame["intended_change"]).items()}
-    accepts = {k: required_text(v, f"the reason for accepting {k}") for k, v in (accepts or {}).items()}
-    control_ids = resolve_runs(store, control) if control else []
+    params = ComparisonParameters(
+        lens=lens or frame["lens"],
+        changes={k: tuple(v) for k, v in (changes if changes is not None else frame["intended_change"]).items()},
+        accepts={k: required_text(v, f"the reason for accepting {k}") for k, v in (accepts or {}).items()},
+        control=tuple(resolve_runs(store, control)) if control else (),
+    )
     engine = engine or default_compare_engine()
     result = engine(
         store.load_runs(base_ids),
         store.load_runs(cand_ids),
-        lens=lens,
-        changes={k: tuple(v) for k, v in changes.items()},
-        accepts=dict(accepts),
-        **({"control": store.load_runs(control_ids)} if control_ids else {}),
+        **params.engine_arguments(),
+        **({"control": store.load_runs(list(params.control))} if params.control else {}),
     )
     doc = bundle_value(result.to_json() if hasattr(result, "to_json") else result)
-    from workbench.bundle.export import verdict_of
+    from workbench.compare.model import verdict_of
 
     row = InvestigationComparison(
         investigation_id=frame["id"],
         baseline_runs=base_ids,
         candidate_runs=cand_ids,
-        parameters=bundle_value({"lens": lens, "changes": changes, "accepts": accepts, **({"control": control_ids} if control_ids else {})}),
+        parameters=bundle_value(params.to_json()),
         engine=engine_identity(),
         result=doc,
         comparable=bool(doc.get("comparable")),

@@ -5,12 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.errors import UsageError
-from workbench.investigations.common import LENSES, current_user, frame_view, investigation_row, required_text, resolve_runs
-from workbench.investigations.comparisons import comparison_view
-from workbench.investigations.hypotheses import hypothesis_view
-from workbench.investigations.observations import observation_views
+from workbench.investigations.common import LENSES, current_user, investigation_row, required_text, resolve_runs
+from workbench.investigations.views import (
+    InvestigationSummary,
+    InvestigationView,
+    comparison_of,
+    frame_of,
+    hypothesis_of,
+    observations_of,
+)
 
 if TYPE_CHECKING:
     from store.api import Store
@@ -49,6 +56,11 @@ def create_investigation(
 
 
 def list_investigations(store: "Store") -> list[dict[str, Any]]:
+    """``wb investigate list --json``: :func:`investigation_summaries` as JSON."""
+    return [i.to_json() for i in investigation_summaries(store)]
+
+
+def investigation_summaries(store: "Store") -> list[InvestigationSummary]:
     from sqlalchemy import func
     from sqlmodel import select
 
@@ -62,11 +74,16 @@ def list_investigations(store: "Store") -> list[dict[str, Any]]:
                 name: int(s.exec(select(func.count()).select_from(t).where(t.investigation_id == row.id)).one())
                 for name, t in (("comparisons", InvestigationComparison), ("observations", Observation), ("hypotheses", Hypothesis))
             }
-            out.append({**frame_view(row), **counts})
+            out.append(InvestigationSummary(**msgspec.structs.asdict(frame_of(row)), **counts))
     return out
 
 
 def show_investigation(store: "Store", inv: str | int) -> dict[str, Any]:
+    """``wb investigate show --json``: :func:`investigation_view` as JSON."""
+    return investigation_view(store, inv).to_json()
+
+
+def investigation_view(store: "Store", inv: str | int) -> InvestigationView:
     """The frame with its comparisons, observations (retractions kept) and hypotheses."""
     from sqlmodel import select
 
@@ -85,9 +102,9 @@ def show_investigation(store: "Store", inv: str | int) -> dict[str, Any]:
                 select(HypothesisStatus).where(HypothesisStatus.hypothesis_id.in_(list(history))).order_by(HypothesisStatus.id)  # type: ignore[attr-defined]
             ).all():
                 history[st.hypothesis_id].append(st)
-        return {
-            **frame_view(row),
-            "comparisons": [comparison_view(c) for c in comparisons],
-            "observations": observation_views(observations),
-            "hypotheses": [hypothesis_view(h, history[h.id]) for h in hypotheses],
-        }
+        return InvestigationView(
+            **msgspec.structs.asdict(frame_of(row)),
+            comparisons=[comparison_of(c) for c in comparisons],
+            observations=observations_of(observations),
+            hypotheses=[hypothesis_of(h, history[h.id]) for h in hypotheses],
+        )

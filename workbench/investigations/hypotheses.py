@@ -8,32 +8,13 @@ from typing import TYPE_CHECKING, Any
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.errors import NotFound, UsageError
 from workbench.investigations.common import DECIDED, HYPOTHESIS_STATUSES, current_user, investigation_row, parse_id, required_text
+from workbench.investigations.views import hypothesis_of
 
 if TYPE_CHECKING:
     from store.api import Store
 
 def hypothesis_view(row: Any, history: Sequence[Any]) -> dict[str, Any]:
-    steps = [
-        {"status": h.status, "evidence": list(h.evidence or []), "note": h.note, "decided_by": h.decided_by, "decided_at": h.decided_at}
-        for h in history
-    ]
-    links: dict[str, list[Any]] = {"rerun_plans": [], "comparisons": [], "rerun_comparisons": []}
-    for step in steps:
-        for ev in step["evidence"]:
-            key = {"rerun_plan": "rerun_plans", "comparison": "comparisons", "rerun_comparison": "rerun_comparisons"}.get(ev.get("kind"))
-            if key and ev.get("id") not in links[key]:
-                links[key].append(ev.get("id"))
-    return {
-        "id": row.id,
-        "ref": f"hypothesis/{row.id}",
-        "statement": row.statement,
-        "test": row.test,
-        "status": steps[-1]["status"] if steps else "open",
-        "links": links,
-        "history": steps,
-        "created_by": row.created_by,
-        "created_at": row.created_at,
-    }
+    return hypothesis_of(row, history).to_json()
 
 
 def add_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *, by: str | None = None) -> dict[str, Any]:

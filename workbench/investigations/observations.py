@@ -9,28 +9,13 @@ from workbench.bundle.canonical import bundle_value
 from workbench.errors import NotFound, UsageError, WbError
 from workbench.investigations.common import OBSERVATION_LABEL, current_user, investigation_row, parse_id, required_text
 from workbench.investigations.comparisons import get_comparison
+from workbench.investigations.views import observations_of
 
 if TYPE_CHECKING:
     from store.api import Store
 
 def observation_views(rows: Sequence[Any]) -> list[dict[str, Any]]:
-    retracted_by = {r.retracts_id: r.id for r in rows if r.retracts_id is not None}
-    return [
-        {
-            "id": r.id,
-            "ref": f"observation/{r.id}",
-            "label": OBSERVATION_LABEL,
-            "kind": "retraction" if r.retracts_id is not None else "observation",
-            "text": r.text,
-            "evidence": list(r.evidence or []),
-            "source": r.source,
-            "retracts": None if r.retracts_id is None else f"observation/{r.retracts_id}",
-            "retracted_by": None if r.id not in retracted_by else f"observation/{retracted_by[r.id]}",
-            "pinned_by": r.pinned_by,
-            "pinned_at": r.pinned_at,
-        }
-        for r in rows
-    ]
+    return [o.to_json() for o in observations_of(rows)]
 
 
 def parse_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """The headless investigation workflow: frame, compare, pin observations, hypothesize.
 
 Every function takes an open ``Store`` and returns plain dicts (what ``--json``
-prints). Rules kept here rather than in the CLI so the TUI gets them too:
+prints); :func:`investigation_view` and :func:`investigation_summaries` return the typed
+records (``workbench.investigations.views``) those dicts encode. Rules kept here rather than in the CLI so the TUI gets them too:
 
 - an observation is never edited: :func:`retract_observation` pins a retraction;
 - hypotheses and observations stay apart; nothing turns one into the other;
@@ -19,7 +20,13 @@ from workbench.investigations.common import (  # noqa: F401 - the workflow's pub
     resolve_runs,
 )
 from workbench.investigations.comparisons import add_comparison, comparison_view, default_compare_engine, engine_identity, get_comparison  # noqa: F401
-from workbench.investigations.frame import create_investigation, list_investigations, show_investigation  # noqa: F401
+from workbench.investigations.frame import (  # noqa: F401
+    create_investigation,
+    investigation_summaries,
+    investigation_view,
+    list_investigations,
+    show_investigation,
+)
 from workbench.investigations.hypotheses import (  # noqa: F401
     add_hypothesis,
     hypothesis_view,

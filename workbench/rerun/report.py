@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from store.records import SAMPLES, RunRecord
 from workbench.rerun.plan import ARM_NAMES, ARMS, Plan
+from workbench.stats.verdicts import DECIDED
 
 if TYPE_CHECKING:
     from store.api import Store
@@ -154,7 +155,7 @@ def _sequential_section(plan: dict[str, Any], seq: SequentialLook, status: str) 
     if lk.decision == CONTINUE:
         why = (f"no decision after {lk.round} of {rounds} rounds: the repeated 95 % interval {interval} "
                f"still overlaps the band {band} ({status})")
-    elif lk.aa_unstable and lk.decision not in ("REGRESSION", "IMPROVEMENT", "EQUIVALENT"):
+    elif lk.aa_unstable and lk.decision not in DECIDED:
         why = f"ran all {rounds} rounds: the A/A control stayed unstable, so no verdict is given"
     elif lk.round < rounds:
         why = f"stopped after round {lk.round} of {rounds}: the repeated 95 % interval {interval} decides {lk.decision} against the band {band}"

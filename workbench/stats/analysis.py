@@ -18,30 +18,16 @@ import numpy as np
 
 from workbench.stats import diagnostics, intervals as iv, power as pw
 from workbench.stats._tdist import t_cdf, t_sf, t_two_sided_p
+from workbench.stats.verdicts import VERDICTS, Flag, Gate, Verdict
 
-# Verdicts (section 8.6)
-REGRESSION = "REGRESSION"
-IMPROVEMENT = "IMPROVEMENT"
-EQUIVALENT = "EQUIVALENT"
-SLOWER_UNRESOLVED = "SLOWER_UNRESOLVED"
-FASTER_UNRESOLVED = "FASTER_UNRESOLVED"
-INCONCLUSIVE = "INCONCLUSIVE"
-VERDICTS = (REGRESSION, IMPROVEMENT, EQUIVALENT, SLOWER_UNRESOLVED, FASTER_UNRESOLVED, INCONCLUSIVE)
-
-# CI gate
-PASS, FAIL, RERUN = "PASS", "FAIL", "RERUN"
-
-# Flags (documented in docs/methods.md)
-UNSTABLE = "UNSTABLE"  # A/A guard failed: numbers reported, verdict withheld (INCONCLUSIVE)
-UNDERPOWERED = "UNDERPOWERED"  # A/A CI90 not inside the band: this session cannot resolve δ
-TOO_FEW_ROUNDS = "TOO_FEW_ROUNDS"  # below the hard minimum: no verdict, never a pass
-FEW_ROUNDS = "FEW_ROUNDS"  # below the recommended minimum of 5
-NO_AA_CONTROL = "NO_AA_CONTROL"  # no A′ arm: stability and noise floor unchecked
-SIGNIFICANT_BELOW_THRESHOLD = "SIGNIFICANT_BELOW_THRESHOLD"  # EQUIVALENT, yet the CI95 excludes 1
-UNBOUNDED_INTERVAL = "UNBOUNDED_INTERVAL"  # Fieller gave no bounded interval
-METHODS_DISAGREE = "METHODS_DISAGREE"  # primary and cross-check intervals differ: skew or outliers
-DRIFT = "DRIFT"  # an arm's log run values trend across the session
-OUTLIER_RUNS = "OUTLIER_RUNS"  # runs with |modified z| > 3.5 (flagged, never dropped)
+# Verdicts, gate and flags are defined once in workbench.stats.verdicts (string enums);
+# these names stay for the engine's own code and its callers.
+REGRESSION, IMPROVEMENT, EQUIVALENT = Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.EQUIVALENT
+SLOWER_UNRESOLVED, FASTER_UNRESOLVED, INCONCLUSIVE = Verdict.SLOWER_UNRESOLVED, Verdict.FASTER_UNRESOLVED, Verdict.INCONCLUSIVE
+PASS, FAIL, RERUN = Gate.PASS, Gate.FAIL, Gate.RERUN
+UNSTABLE, UNDERPOWERED, TOO_FEW_ROUNDS, FEW_ROUNDS = Flag.UNSTABLE, Flag.UNDERPOWERED, Flag.TOO_FEW_ROUNDS, Flag.FEW_ROUNDS
+NO_AA_CONTROL, SIGNIFICANT_BELOW_THRESHOLD = Flag.NO_AA_CONTROL, Flag.SIGNIFICANT_BELOW_THRESHOLD
+UNBOUNDED_INTERVAL, METHODS_DISAGREE, DRIFT, OUTLIER_RUNS = Flag.UNBOUNDED_INTERVAL, Flag.METHODS_DISAGREE, Flag.DRIFT, Flag.OUTLIER_RUNS
 
 MIN_ROUNDS = 3
 WARN_ROUNDS = 5

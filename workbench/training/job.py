@@ -19,6 +19,7 @@ from workbench.importers.base import ImportOptions
 from workbench.training import breakdown as bd
 from workbench.training import diagnostics
 from workbench.training.model import RankTrace
+from workbench.training.rank_summary import RankSummary, summarize
 
 DEFAULT_WARMUP_STEPS = 1
 
@@ -34,13 +35,13 @@ def _param_int(options: ImportOptions, key: str, default: int) -> int:
     return value
 
 
-def check_ranks(ranks: list[RankTrace]) -> None:
+def check_ranks(ranks: list[RankSummary]) -> None:
     """Two files claiming one rank, or files from different world sizes, are an error."""
     if len(ranks) > 1:
         for trace in ranks:
             if trace.rank is None:
                 raise BadInput(trace.source, "has no rank (no distributedInfo.rank), so it cannot be told apart from the other rank files in its directory")
-    seen: dict[int, RankTrace] = {}
+    seen: dict[int, RankSummary] = {}
     for trace in ranks:
         if trace.rank is None:
             continue
@@ -52,14 +53,16 @@ def check_ranks(ranks: list[RankTrace]) -> None:
         raise BadInput(ranks[0].source.parent, f"rank files disagree on the world size ({', '.join(map(str, sorted(worlds)))}): not one job")
 
 
-def build_job(ranks: list[RankTrace], options: ImportOptions, *, format_name: str, clock_aligned: bool = False) -> RunRecord:
+def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions, *, format_name: str, clock_aligned: bool = False) -> RunRecord:
+    """One run from the job's ranks: their summaries (``rank_summary.summarize``), or whole traces."""
+    ranks = [r if isinstance(r, RankSummary) else summarize(r) for r in ranks]
     check_ranks(ranks)
     ranks = sorted(ranks, key=lambda t: (-1 if t.rank is None else t.rank, str(t.source)))
     warmup = _param_int(options, "warmup_steps", DEFAULT_WARMUP_STEPS)
     spans = [t.span for t in ranks if t.span is not None]
     origin = min(s[0] for s in spans) if spans else 0
 
-    windows = [bd.step_windows(t) for t in ranks]
+    windows = [t.windows for t in ranks]
     numbers = sorted({float(x) for w in windows for x in w.numbers if not np.isnan(x)})
     has_steps = bool(numbers)
 
@@ -70,7 +73,7 @@ def build_job(ranks: list[RankTrace], options: ImportOptions, *, format_name: st
         last = numbers[-1]
         for trace, w in zip(ranks, windows):
             sel = w.numbers == last
-            missing = int(bd.unmatched_launches(trace, w)[sel].sum()) if np.any(sel) else 0
+            missing = int(trace.unmatched[sel].sum()) if np.any(sel) else 0
             zero = bool(np.any((w.ends - w.starts)[sel] <= 0))
             if missing or zero:
                 excluded[last] = "incomplete last step" + (f" ({missing} kernel launches with no kernel in the trace)" if missing else " (no duration)")
@@ -85,8 +88,8 @@ def build_job(ranks: list[RankTrace], options: ImportOptions, *, format_name: st
     op_parts: list[dict[str, np.ndarray]] = []
     collectives: dict[tuple[float, float], int] = {}
     for trace, w in zip(ranks, windows):
-        samples = bd.rank_samples(trace, w, origin)
-        ops = bd.rank_operations(trace, w)
+        samples = {**trace.samples, "step_start_ms": (w.starts - origin).astype(np.float64) / bd.NS_PER_MS}
+        ops = trace.operations_table()
         keep = ~np.isin(samples["step"], list(excluded))
         sample_parts.append({k: v[keep] for k, v in samples.items()})
         keep_ops = ~np.isin(ops["step"], list(excluded))
@@ -142,7 +145,7 @@ def _concat(parts: list[dict[str, np.ndarray]], columns: tuple[str, ...]) -> dic
     return out
 
 
-def _dimensions(ranks: list[RankTrace]) -> dict[str, Dimension]:
+def _dimensions(ranks: list[RankSummary]) -> dict[str, Dimension]:
     dims: dict[str, Dimension] = {}
     devices = [t.devices for t in ranks]
     if devices and all(devices):

@@ -1,25 +1,38 @@
-"""Read the rank files of one job in parallel worker processes.
+"""Read the rank files of one job through a ``concurrent.futures.Executor``.
 
 Parsing is CPU-bound Python (the GIL rules out threads), and each rank file is
-independent, so a job's files are spread over up to ``jobs`` processes (import
-parameter; default: one per CPU, at most one per file, and none for small inputs). Workers are spawned, not forked, so a caller with
-threads (the TUI) is safe; each worker holds one rank at a time, so memory stays
-bounded by ``jobs`` ranks. The results are our own normalized arrays, pickled only
-between our own processes.
+independent, so the per-rank task (``read_rank_summary``: read one file, reduce it to
+its ``RankSummary``) runs wherever an executor puts it:
+
+* by default a local process pool of up to ``jobs`` processes (import parameter;
+  default: one per CPU, at most one per file, and none for small inputs). Workers are
+  spawned, not forked, so a caller with threads (the TUI) is safe;
+* with ``ImportOptions.rank_executor`` set (``wb import --cluster``), the executor of a Dask
+  client (``workbench.training.cluster``): the same task, on the cluster's workers.
+
+Each worker holds one rank at a time and sends back only the summary, so memory stays
+bounded by the number of workers, and the client's by the size of the summaries. The
+results are our own objects, pickled only between our own processes (or a Dask
+cluster the user started: see docs/scale.md).
 """
 
 from __future__ import annotations
 
 import os
+import pickle
+import time
 from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol
 
 from workbench.errors import BadInput
 from workbench.importers.base import ImportOptions
+from workbench.training.model import RankTrace
+from workbench.training.rank_summary import RankSummary, summarize
 
-T = TypeVar("T")
-
+ReadOne = Callable[[Path, ImportOptions], RankTrace]
 
 # Below this much input (on disk) starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 8 << 20
@@ -44,49 +57,150 @@ class _Failure:
     def __init__(self, err: BadInput) -> None:
         self.file, self.detail, self.where = err.file, err.detail, err.where
 
+    def error(self) -> BadInput:
+        return BadInput(self.file, self.detail, where=self.where)
 
-def _guarded(read_one: Callable[[Path, ImportOptions], T], path: Path, options: ImportOptions) -> T | _Failure:
+
+@dataclass
+class Returned:
+    """What one rank task sends back, its size on the wire, and the task's wall and CPU seconds."""
+
+    summary: RankSummary | _Failure
+    nbytes: int
+    seconds: float
+    cpu_seconds: float
+
+
+def read_rank_summary(read_one: ReadOne, path: Path, options: ImportOptions) -> Returned:
+    """The per-rank task, the same in a local process and on a cluster worker."""
+    start, cpu = time.perf_counter(), time.thread_time()
     try:
-        return read_one(path, options)
+        result: RankSummary | _Failure = summarize(read_one(path, options))
     except BadInput as err:
-        return _Failure(err.at(path))
+        result = _Failure(err.at(path))
+    size = len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    return Returned(result, size, time.perf_counter() - start, time.thread_time() - cpu)
 
 
-def read_all(read_one: Callable[[Path, ImportOptions], T], files: list[Path], options: ImportOptions) -> list[T]:
-    """``read_one`` over ``files`` (in order), in worker processes when that pays off."""
+@dataclass
+class Transfer:
+    """What travelled: rank files read (bytes on disk, where they were read) and bytes sent back."""
+
+    ranks: int = 0
+    read_bytes: int = 0
+    returned_bytes: int = 0
+    task_seconds: float = 0.0  # summed over the rank tasks, where they ran: wall
+    task_cpu_seconds: float = 0.0  # and CPU (steadier than wall on a shared machine)
+    digest_bytes: int = 0  # files hashed where they were read (SHA-256 for the store's identity)
+
+    def add(self, summary: RankSummary, returned: Returned) -> None:
+        self.ranks += 1
+        self.read_bytes += summary.read_bytes
+        self.returned_bytes += returned.nbytes
+        self.task_seconds += returned.seconds
+        self.task_cpu_seconds += returned.cpu_seconds
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ranks": self.ranks, "read_bytes": self.read_bytes, "returned_bytes": self.returned_bytes,
+                "task_seconds": round(self.task_seconds, 3), "task_cpu_seconds": round(self.task_cpu_seconds, 3),
+                "digest_bytes": self.digest_bytes}
+
+
+class RankExecutor(Protocol):
+    """Where rank files are read: an executor, plus the checks and progress a remote one needs."""
+
+    executor: Executor
+    transfer: Transfer
+
+    def digests(self, files: list[Path], digest: Callable[[Path], tuple[str, int]]) -> dict[Path, tuple[str, int]]:
+        """``digest`` (SHA-256, size) of the files the workers can read, computed there."""
+
+    def check(self, files: list[Path]) -> None:
+        """Raise BadInput naming the files the workers cannot read."""
+
+    def started(self, files: list[Path]) -> None:
+        """The files of one job are about to be read (progress)."""
+
+    def finished(self, path: Path, nbytes: int) -> None:
+        """One rank file is read (progress)."""
+
+    def failure(self, exc: BaseException) -> BaseException | None:
+        """The user-facing error for an executor's own failure (a lost worker), or None."""
+
+
+@dataclass
+class LocalPool:
+    """A local process pool behind the same interface (no checks: the files are here)."""
+
+    executor: Executor
+    progress: Callable[[Path, int, int], None] | None
+    transfer: Transfer = field(default_factory=Transfer)
+
+    def digests(self, files: list[Path], digest: Callable[[Path], tuple[str, int]]) -> dict[Path, tuple[str, int]]:
+        return {}
+
+    def check(self, files: list[Path]) -> None:
+        pass
+
+    def started(self, files: list[Path]) -> None:
+        pass
+
+    def finished(self, path: Path, nbytes: int) -> None:
+        if self.progress is not None:
+            self.progress(path, nbytes, nbytes)
+
+    def failure(self, exc: BaseException) -> BaseException | None:
+        return None
+
+
+def read_all(read_one: ReadOne, files: list[Path], options: ImportOptions) -> list[RankSummary]:
+    """``read_one`` over ``files``, each reduced to its summary, in ``files`` order."""
+    remote: RankExecutor | None = options.rank_executor
+    if remote is not None:
+        return _submit_all(remote, read_one, files, options)
     workers = worker_count(options, files)
     if workers == 1:
-        return [read_one(path, options) for path in files]
+        return [summarize(read_one(path, options)) for path in files]
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    plain = ImportOptions(label=options.label, params=dict(options.params))  # progress callbacks stay here
     try:
-        return _pooled(read_one, files, options, plain, workers, multiprocessing.get_context("spawn"))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return _submit_all(LocalPool(pool, options.progress), read_one, files, options)
     except (BrokenProcessPool, OSError):
         # Workers could not start (an interpreter whose main module cannot be re-imported,
         # no processes left): the same work, here.
-        return [read_one(path, options) for path in files]
+        return [summarize(read_one(path, options)) for path in files]
 
 
-def _pooled(read_one: Callable[[Path, ImportOptions], T], files: list[Path], options: ImportOptions, plain: ImportOptions,
-            workers: int, context: Any) -> list[T]:
-    from concurrent.futures import ProcessPoolExecutor
+def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], options: ImportOptions) -> list[RankSummary]:
+    from concurrent.futures import FIRST_COMPLETED, wait
 
-    results: list[T] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [pool.submit(_guarded, read_one, path, plain) for path in files]
-        try:
-            for path, future in zip(files, futures):
-                result = future.result()
-                if isinstance(result, _Failure):
-                    raise BadInput(result.file, result.detail, where=result.where)
-                results.append(result)
-                if options.progress is not None:
-                    size = path.stat().st_size
-                    options.progress(path, size, size)
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
-    return results
+    where.check(files)
+    where.started(files)
+    plain = ImportOptions(label=options.label, params=dict(options.params))  # callbacks and executors stay here
+    futures: dict[Future[Any], int] = {}
+    results: list[RankSummary | None] = [None] * len(files)
+    try:
+        for i, path in enumerate(files):
+            futures[where.executor.submit(read_rank_summary, read_one, path, plain)] = i
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                returned: Returned = future.result()
+                if isinstance(returned.summary, _Failure):
+                    raise returned.summary.error()
+                summary = returned.summary
+                results[futures[future]] = summary
+                where.transfer.add(summary, returned)
+                where.finished(files[futures[future]], summary.read_bytes)
+    except BaseException as exc:
+        for future in futures:
+            future.cancel()
+        translated = where.failure(exc)
+        if translated is not None and translated is not exc:
+            raise translated from None
+        raise
+    return [r for r in results if r is not None]

@@ -9,7 +9,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher
 from textual.worker import Worker, WorkerState
 
 from workbench.textsafe import clean
@@ -22,7 +22,8 @@ from workbench.tui.stages.hypothesize import HypothesizeStage
 from workbench.tui.stages.inspect import InspectStage
 from workbench.tui.stages.share import ShareStage
 from workbench.tui.stages.verify import VerifyStage
-from workbench.tui.widgets import HelpScreen, safe
+from workbench.tui.state import InvestigationState
+from workbench.tui.widgets import HelpScreen, KeyFooter, Line, TooSmallScreen, safe
 
 STAGES: list[tuple[str, str, type[Stage]]] = [
     ("frame", "1 Frame", FrameStage),
@@ -32,6 +33,7 @@ STAGES: list[tuple[str, str, type[Stage]]] = [
     ("verify", "5 Verify", VerifyStage),
     ("share", "6 Share", ShareStage),
 ]
+MINIMUM_SIZE = (60, 20)
 
 
 class WorkbenchApp(App[None]):
@@ -51,19 +53,43 @@ class WorkbenchApp(App[None]):
         self.demo = demo
         self.store: Any = None
         self.inv: dict[str, Any] | None = None
+        self.states: dict[int, InvestigationState] = {}  # per investigation, kept while the app runs
+        self.runs_cache: dict[str, list[Any]] = {}  # runs by lens
+        self._too_small: TooSmallScreen | None = None
+
+    @property
+    def state(self) -> InvestigationState | None:
+        """The open investigation's own selections, filter, declarations and banner."""
+        return self.states.get(self.inv["id"]) if self.inv is not None else None
 
     # -- layout ----------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Static(id="titlebar")
-        with TabbedContent(id="stages"):
-            for sid, label, cls in STAGES:
-                with TabPane(label, id=sid):
-                    yield cls(id=f"stage-{sid}")
-        yield Footer(compact=True)
+        yield Line(id="titlebar")
+        yield Line(id="stage-bar")
+        # Every pane is mounted once; a stage key only switches which one is displayed.
+        with ContentSwitcher(id="stages", initial="stage-frame"):
+            for sid, _label, cls in STAGES:
+                yield cls(id=f"stage-{sid}")
+        yield KeyFooter(id="footer")
+
+    @property
+    def stage(self) -> str:
+        """The stage shown ("frame", "compare", ...)."""
+        return (self.query_one("#stages", ContentSwitcher).current or "stage-frame").removeprefix("stage-")
+
+    def _stage_bar(self) -> None:
+        """The stages as one line; the active one in brackets and reverse, readable without colour."""
+        bar, current = Text(), self.stage
+        for sid, label, _cls in STAGES:
+            bar.append(f"[{label}]" if sid == current else f" {label} ", style="bold reverse" if sid == current else "")
+            bar.append(" ")
+        self.query_one("#stage-bar", Line).show(bar)
 
     def on_mount(self) -> None:
+        self._stage_bar()
         self._title()
+        self._check_size()
         self.background(lambda store: store, done=self._opened, what="opening the store", needs_store=False)
 
     def _opened(self, store: Any) -> None:
@@ -71,13 +97,34 @@ class WorkbenchApp(App[None]):
         self.action_pick()
 
     def _title(self) -> None:
-        t = Text("wb", style="bold")
+        t = Text().append("wb", style="bold")
         if self.inv is None:
             t.append("  no investigation open (i to pick one)")
         else:
             t.append(f"  investigation {self.inv['id']} · {self.inv['lens']} · ")
             t.append_text(safe(self.inv.get("title") or self.inv["question"]))
-        self.query_one("#titlebar", Static).update(t)
+        self.query_one("#titlebar", Line).show(t)
+
+    # -- size ------------------------------------------------------------------
+
+    def on_resize(self, event: Any) -> None:
+        self._check_size(event.size)
+
+    def _check_size(self, size: Any = None) -> None:
+        """Below the minimum size, one line asks for a bigger terminal instead of a garbled screen."""
+        width, height = size or self.size
+        small = width < MINIMUM_SIZE[0] or height < MINIMUM_SIZE[1]
+        if small and self._too_small is None:
+            self._too_small = TooSmallScreen(MINIMUM_SIZE)
+            self.push_screen(self._too_small)
+        if self._too_small is not None:
+            if small:
+                self.call_after_refresh(self._too_small.show_size, width, height)
+            else:
+                screen, self._too_small = self._too_small, None
+                if self.screen is screen:
+                    self.pop_screen()
+                self.refresh(layout=True)
 
     def stages(self) -> list[Stage]:
         return list(self.query(Stage))
@@ -85,14 +132,18 @@ class WorkbenchApp(App[None]):
     # -- background work --------------------------------------------------------
 
     def background(self, fn: Callable[..., Any], *args: Any, done: Callable[[Any], None] | None = None, what: str = "working",
-                   group: str | None = None, needs_store: bool = True, on_error: Callable[[], None] | None = None) -> Worker[Any]:
-        """Run ``fn(store, *args)`` in a thread; ``done(result)`` on the UI thread."""
+                   group: str | None = None, needs_store: bool = True,
+                   on_error: Callable[[BaseException], None] | None = None) -> Worker[Any]:
+        """Run ``fn(store, *args)`` in a thread; ``done(result)`` on the UI thread, or
+        ``on_error(exception)`` when it fails (either way, whatever waits on it is resolved)."""
 
         def deliver(result: Any) -> None:
             try:
                 done(result)  # type: ignore[misc]
             except Exception as exc:  # noqa: BLE001 - an error shows in the app, never as a traceback
                 self.notify(clean(f"{what}: {type(exc).__name__}: {exc}"), severity="error", timeout=8, markup=False)
+                if on_error is not None:
+                    on_error(exc)
 
         def job() -> Any:
             store = self._ensure_store() if needs_store else self._open_store()
@@ -122,7 +173,7 @@ class WorkbenchApp(App[None]):
             self.notify(clean(f"{event.worker.description}: {message}"), severity="error", timeout=8, markup=False)
             callback = getattr(event.worker, "_wb_on_error", None)
             if callback:
-                callback()
+                callback(error)
 
     # -- investigations ---------------------------------------------------------
 
@@ -131,20 +182,25 @@ class WorkbenchApp(App[None]):
 
         self.background(services.investigation, inv_id, done=self._show_investigation, what="loading the investigation", group="inv")
 
-    def reload_investigation(self) -> None:
-        if self.inv is not None:
+    def reload_investigation(self, inv_id: int | None = None) -> None:
+        """Reload the open investigation (only if it is still ``inv_id``, when given)."""
+        if self.inv is not None and inv_id in (None, self.inv["id"]):
             self.open_investigation(self.inv["id"])
 
     def _show_investigation(self, inv: dict[str, Any]) -> None:
         self.inv = inv
+        if inv["id"] not in self.states:
+            self.states[inv["id"]] = InvestigationState.of(inv)
         self._title()
         for stage in self.stages():
             stage.show(inv)
+        self.call_after_refresh(_settle_memory)
 
     # -- actions ----------------------------------------------------------------
 
     def action_stage(self, stage_id: str) -> None:
-        self.query_one("#stages", TabbedContent).active = stage_id
+        self.query_one("#stages", ContentSwitcher).current = f"stage-{stage_id}"
+        self._stage_bar()
         self.query_one(f"#stage-{stage_id}", Stage).focus_first()
 
     def action_help(self) -> None:
@@ -161,7 +217,8 @@ class WorkbenchApp(App[None]):
                 self.open_investigation(choice)
                 self.action_stage("frame")
 
-        self.background(services.investigations, done=lambda invs: self.push_screen(InvestigationPicker(invs), picked),
+        current = self.inv["id"] if self.inv else None
+        self.background(services.investigations, done=lambda invs: self.push_screen(InvestigationPicker(invs, current), picked),
                         what="listing investigations", group="picker")
 
     def run_palette_command(self, stage: str | None, action: str | None) -> None:
@@ -171,6 +228,16 @@ class WorkbenchApp(App[None]):
             return
         target: Any = self.query_one(f"#stage-{stage}", Stage) if stage is not None else self
         getattr(target, f"action_{action}")()
+
+
+def _settle_memory() -> None:
+    """Move what the app has built so far out of the garbage collector's reach: a full
+    collection over every widget otherwise lands in the middle of a key press now and
+    then (a 400-500 ms stall on a busy machine; bench/tui.py's max)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def run_app(store_url: str | None = None, *, mouse: bool = False, demo: bool = False) -> None:

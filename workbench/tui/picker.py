@@ -8,36 +8,48 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from workbench.tui.widgets import safe
+from workbench.tui.widgets import Dialog, fill_options, one_line, safe
 
 
-class InvestigationPicker(ModalScreen[int | str | None]):
+class InvestigationPicker(Dialog):
     """Returns an investigation id, "new", or None (escape)."""
 
-    BINDINGS = [Binding("n", "new", "New"), Binding("escape", "close", "Close")]
+    BINDINGS = [Binding("n", "new", "New"), Binding("escape", "cancel", "Close"), Binding("q", "quit", "Quit")]
 
-    def __init__(self, investigations: list[dict[str, Any]]) -> None:
-        super().__init__()
+    def __init__(self, investigations: list[dict[str, Any]], current: int | None = None) -> None:
+        super().__init__("Investigations")
         self.investigations = investigations
+        self.current = current
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog picker"):
-            yield Label(Text("Investigations  (enter opens, n new, escape closes)", style="bold"))
-            options = []
-            for inv in self.investigations:
-                label = Text(f"{inv['id']:>3}  {inv['lens']:<9} ")
-                label.append_text(safe(inv.get("title") or inv["question"]))
-                label.append(f"  {inv.get('observations', 0)}o {inv.get('hypotheses', 0)}h", style="dim")
-                if inv.get("imported"):
-                    label.append(" (imported)", style="italic")
-                options.append(Option(label, id=str(inv["id"])))
-            if not options:
-                options.append(Option(Text("No investigations yet: press n to frame one (or run wb demo)."), id="new"))
-            yield OptionList(*options, id="picker-list")
+            yield OptionList(id="picker-list")
+            yield Static(id="picker-detail", classes="detail")
+            yield Static(Text("enter opens · n new · escape closes · q quits"), classes="hint")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        options = []
+        for inv in self.investigations:
+            label = Text(f"{inv['id']:>3}  {inv['lens']:<9} ")
+            label.append_text(safe(inv.get("title") or inv["question"]))
+            label.append(f"  {inv.get('observations', 0)}o {inv.get('hypotheses', 0)}h")
+            if inv.get("imported"):
+                label.append(" (imported)", style="italic")
+            options.append(Option(one_line(label), id=str(inv["id"])))
+        if not options:
+            options.append(Option(Text("No investigations yet: press n to frame one (or run wb demo)."), id="new"))
+        ids = [inv["id"] for inv in self.investigations]
+        keep = ids.index(self.current) if self.current in ids else 0
+        fill_options(self.query_one(OptionList), options, keep)
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        inv = next((i for i in self.investigations if str(i["id"]) == event.option.id), None)
+        detail = self.query_one("#picker-detail", Static)
+        detail.update(safe(inv["question"]) if inv else "")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss("new" if event.option.id == "new" else int(event.option.id or 0))
@@ -45,5 +57,5 @@ class InvestigationPicker(ModalScreen[int | str | None]):
     def action_new(self) -> None:
         self.dismiss("new")
 
-    def action_close(self) -> None:
-        self.dismiss(None)
+    def action_quit(self) -> None:
+        self.app.exit()

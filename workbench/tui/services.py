@@ -61,6 +61,45 @@ def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidat
     return CompareOutcome(view, render_comparison(seen[-1]))
 
 
+def comparison_report(comparison: dict[str, Any]) -> str:
+    """A stored comparison's report: the same renderer as ``wb compare``, on the same typed object."""
+    from workbench.compare.render import render_comparison
+    from workbench.compare.stored import comparison_from_json
+
+    return render_comparison(comparison_from_json(comparison.get("result") or {}))
+
+
+def sparklines(store: "Store", comparison: dict[str, Any], width: int = 80) -> str:
+    """One line per run of the comparison: its primary per-item measure over time (requests,
+    steps or job starts in order), all on one scale; the run's mean at the end."""
+    import math
+
+    from lenses import builtin_lens
+    from workbench.compare.charts import sparkline
+    from workbench.compare.fmt import qty
+    from workbench.compare.inspect_data import series
+    from workbench.textsafe import clean
+
+    lens = builtin_lens(str((comparison.get("parameters") or {}).get("lens") or (comparison.get("result") or {}).get("lens")))
+    rows = []
+    for side, ids in (("B", comparison["baseline_runs"]), ("C", comparison["candidate_runs"])):
+        for run in store.load_runs(ids):
+            values = next(iter(series(lens, run).values()), None)
+            rows.append((side, run, [] if values is None else [float(v) for v in values]))
+    finite = [v for _s, _r, vs in rows for v in vs if math.isfinite(v)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
+    unit = {"training": "ms", "inference": "ms", "fleet": "s"}[lens.name]
+    what = {"training": "step time by step", "inference": "TTFT by request", "fleet": "queue wait by job start"}[lens.name]
+    spark_w = max(width - 30, 10)
+    lines = [f"Over time: {what}, one line a run, one scale {qty(low, unit)} .. {qty(high, unit)} (B baseline, C candidate)"]
+    for side, run, values in rows:
+        fin = [v for v in values if math.isfinite(v)]
+        mean = qty(sum(fin) / len(fin), unit) if fin else "unknown"
+        spark = sparkline(values, spark_w, low, high) if values else "no per-item values"
+        lines.append(f"{side} {run.id:>4} {spark:<{spark_w}} {mean:>9} {clean(run.label)[:12]}")
+    return "\n".join(lines)
+
+
 def latest_comparison(inv: dict[str, Any]) -> dict[str, Any] | None:
     comparisons = inv.get("comparisons") or []
     return comparisons[-1] if comparisons else None
@@ -155,6 +194,30 @@ def plans(store: "Store") -> list[dict[str, Any]]:
                  "executions": [(e.id, e.status) for e in executions_of(s, int(p.id))]} for p in list_plans(s)]
 
 
+def bisections(store: "Store") -> list[dict[str, Any]]:
+    """Every bisection, for the Verify list: name, status, steps done, the open range."""
+    from sqlmodel import select
+
+    from store.bisect import Bisection
+
+    with store.session() as s:
+        rows = s.exec(select(Bisection).order_by(Bisection.id)).all()
+        return [{"id": r.id, "name": r.name, "status": r.status, "steps": len(r.state.get("steps") or []),
+                 "open": max(int(r.state.get("hi", 0)) - int(r.state.get("lo", 0)) - 1, 0)} for r in rows]
+
+
+def bisection_text(store: "Store", bisection_id: int) -> str:
+    """The bisection's report (``wb bisect status``), and how to carry it on from a shell."""
+    from workbench.bisect.bisection import report
+    from workbench.bisect.format import format_report
+    from workbench.textsafe import clean
+
+    doc = report(store, bisection_id)
+    hint = ("" if doc["status"] in ("done", "no-regression") else
+            f"\n\nIt runs from a shell (builds and benchmarks take a while): wb bisect resume {clean(doc['name'])}")
+    return "\n".join(format_report(doc)) + hint
+
+
 def plan_text(store: "Store", plan_id: int) -> str:
     """The plan's commands and schedule, its last preflight and its latest comparison."""
     from store.rerun import comparisons_of, executions_of, find_plan
@@ -171,8 +234,10 @@ def plan_text(store: "Store", plan_id: int) -> str:
         comparisons = comparisons_of(s, int(last.id)) if last else []
         body = dict(comparisons[-1].body) if comparisons else None
     lines = [f"plan {row.id} {clean(plan.name)} ({plan.lens}, origin {clean(plan.origin)}): {plan.rounds} rounds, {plan.order} order, seed {plan.seed}"]
-    for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
-        lines.append(f"  {label} {clean(' '.join(plan.command(arm).argv))}")
+    if plan.description:
+        import textwrap
+
+        lines += textwrap.wrap(clean(plan.description), 78, initial_indent="  ", subsequent_indent="  ")
     if last is None:
         lines.append("not run yet: press r to preflight and run it")
     else:
@@ -183,29 +248,94 @@ def plan_text(store: "Store", plan_id: int) -> str:
         lines.append(f"preflight: GPU {clean(gpu.get('status', 'unknown'))}; blockers: {clean('; '.join(pf.get('blockers') or []) or 'none')}")
     if body:
         lines += ["", *format_comparison(body)]
+    lines += ["", "Commands"]  # last: long lines, and the verdict matters more on a small screen
+    for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
+        lines.append(f"  {label} {clean(' '.join(plan.command(arm).argv))}")
     return "\n".join(lines)
 
 
-def new_cpu_plan(store: "Store", name: str, slowdown_pct: float, rounds: int) -> int:
-    """A plan over the bundled CPU workload (candidate slowed by ``slowdown_pct``)."""
+# The one-key plan: CPU-clocked steps of a known cost (>= 5 ms each), so that a 5 % slowdown
+# stands far above the noise even on a busy 2-core machine (docs/verify.md, section 6).
+CPU_STEP_ARGS = ["--size", "8", "--wait-ms", "5", "--clock", "cpu", "--warmup", "2"]
+CPU_STEPS = {"training": 20, "inference": 80}  # inference: p95 needs at least 72 requests
+DEFAULT_SLOWDOWN_PCT = 5.0
+DEFAULT_ROUNDS = 5
+
+
+def _workload() -> str:
+    import captures
+
+    return str(Path(captures.__file__).resolve().parent / "workloads" / "cpu_workload.py")
+
+
+def cpu_plan_lens(lens: str | None) -> str:
+    """The lens a CPU plan records in: the investigation's, where the workload can speak it."""
+    from workbench.errors import UsageError
+
+    if lens in (None, "training", "inference"):
+        return lens or "training"
+    raise UsageError(f"the bundled CPU workload cannot stand in for a {lens} investigation: "
+                     "wrap your own benchmark with wb rerun plan (docs/verify.md)")
+
+
+def calibrate(argv: list[str]) -> float:
+    """Seconds one run of ``argv`` takes here (one real run, its capture thrown away)."""
+    import os
+    import subprocess
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        subprocess.run(argv, env={**os.environ, "WB_CAPTURE_OUT": str(Path(tmp) / "calibration.json")},
+                       check=True, capture_output=True, timeout=120)
+        return time.perf_counter() - start
+
+
+def estimated_seconds(plan: Any, run_s: float) -> float:
+    from workbench.rerun.plan import schedule, warmup_slots
+
+    return (len(warmup_slots(plan)) + len(schedule(plan))) * run_s
+
+
+def new_cpu_plan(store: "Store", name: str, slowdown_pct: float = DEFAULT_SLOWDOWN_PCT, rounds: int = DEFAULT_ROUNDS,
+                 lens: str | None = None) -> int:
+    """A plan over the bundled CPU workload in the investigation's lens, the candidate
+    slowed by ``slowdown_pct``; one calibration run puts the estimated duration in its description."""
     import sys
 
-    import captures
     from store.rerun import save_plan
     from workbench.rerun.plan import build_plan
     from workbench.rerun.preflight import run_preflight
 
-    script = str(Path(captures.__file__).resolve().parent / "workloads" / "cpu_workload.py")
-    base = [sys.executable, script, "--steps", "12", "--warmup", "2", "--size", "48", "--clock", "cpu"]
-    plan = build_plan({
-        "name": name, "lens": "training", "rounds": rounds,
+    lens = cpu_plan_lens(lens)
+    script = _workload()
+    base = [sys.executable, script, "--lens", lens, "--steps", str(CPU_STEPS[lens]), *CPU_STEP_ARGS]
+    data = {
+        "name": name, "lens": lens, "rounds": rounds,
         "baseline": {"argv": base}, "candidate": {"argv": [*base, "--slowdown", f"{slowdown_pct:g}"]},
         "artifacts": [{"path": script, "role": "executable"}],
-    })
-    plan = plan.with_environment(run_preflight().environment)
+    }
+    run_s = calibrate(base)
+    plan = build_plan(data)
+    data["description"] = (f"bundled CPU workload, {CPU_STEPS[lens]} CPU-clocked steps of 5 ms per run; candidate +{slowdown_pct:g} %; "
+                           f"calibrated: {run_s:.1f} s a run here, estimated {estimated_seconds(plan, run_s):.0f} s in all")
+    plan = build_plan(data).with_environment(run_preflight().environment)
     with store.session() as s:
         row, _how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin)
         return int(row.id)  # type: ignore[arg-type]
+
+
+def plan_estimate(store: "Store", plan_id: int) -> str:
+    """What the plan's description says of its duration, or what its schedule implies."""
+    from store.rerun import find_plan
+    from workbench.rerun.plan import Plan, schedule, warmup_slots
+
+    with store.session() as s:
+        plan = Plan.from_json(find_plan(s, plan_id).body)
+    runs = len(warmup_slots(plan)) + len(schedule(plan))
+    calibrated = plan.description.split("calibrated: ", 1)[1] if "calibrated: " in plan.description else ""
+    return f"{runs} runs; {calibrated}" if calibrated else f"{runs} runs; duration unknown until the first run finishes"
 
 
 class RunObserver:

@@ -1,15 +1,18 @@
-"""Small shared pieces: safe text, a form dialog, a choice dialog, the help screen."""
+"""Small shared pieces: safe text, one-line labels, dialogs, the help screen, the footer."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -21,6 +24,13 @@ def safe(value: Any, style: str = "") -> Text:
     return Text(clean("unknown" if value is None else value), style=style)
 
 
+def one_line(text: Text) -> Text:
+    """A label kept to one line: too long, it ends in an ellipsis (the full text is shown elsewhere)."""
+    text.no_wrap = True
+    text.overflow = "ellipsis"
+    return text
+
+
 def highlighted_id(options: OptionList) -> int | None:
     """The integer id of the highlighted option, or None when nothing is highlighted."""
     if options.highlighted is None or not options.option_count:
@@ -28,9 +38,17 @@ def highlighted_id(options: OptionList) -> int | None:
     return int(options.get_option_at_index(options.highlighted).id or 0)
 
 
+def fill_options(options: OptionList, items: list[Option], keep: int | None = None) -> None:
+    """Replace a list's options; the highlight stays where it was, else on the first item."""
+    options.clear_options()
+    options.add_options(items)
+    if items:
+        options.highlighted = keep if keep is not None and keep < len(items) else 0
+
+
 def block(text: str) -> Text:
     """A multi-line report (already cleaned by its renderer) shown literally."""
-    return Text(clean(text, single_line=False), no_wrap=True)
+    return Text(clean(text, single_line=False), no_wrap=True, overflow="ellipsis")
 
 
 @dataclass(frozen=True)
@@ -41,26 +59,48 @@ class Field:
     placeholder: str = ""
 
 
-class FormScreen(ModalScreen[dict[str, str] | None]):
-    """A few text fields; Enter on the last one (or OK) submits, Escape cancels."""
+class Dialog(ModalScreen[Any]):
+    """A bordered dialog whose body scrolls and whose buttons always stay in view."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, fields: list[Field], note: str = "") -> None:
+    def __init__(self, title: str) -> None:
         super().__init__()
         self.title_text = title
+
+    def on_mount(self) -> None:
+        box = self.query_one(".dialog")
+        box.border_title = clean(self.title_text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class FormScreen(Dialog):
+    """A few text fields; Enter on the last one (or OK) submits, Escape cancels."""
+
+    def __init__(self, title: str, fields: list[Field], note: str = "") -> None:
+        super().__init__(title)
         self.fields = fields
         self.note = note
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(safe(self.title_text, "bold"))
-            if self.note:
-                yield Static(safe(self.note), classes="note")
-            for f in self.fields:
-                yield Label(safe(f.label))
-                yield Input(value=f.value, placeholder=f.placeholder, id=f"field-{f.name}")
-            yield Button("OK", variant="primary", id="ok")
+            with VerticalScroll(classes="dialog-body", can_focus=False):
+                if self.note:
+                    yield Static(safe(self.note), classes="note")
+                for f in self.fields:
+                    yield Label(safe(f.label), classes="field-label")
+                    yield Input(value=f.value, placeholder=f.placeholder, id=f"field-{f.name}", compact=True)
+            with Horizontal(classes="buttons"):
+                yield Button("OK", variant="primary", id="ok", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        inputs = list(self.query(Input))
+        # The first empty field takes the cursor (a prefilled dimension needs only its reason).
+        next((i for i in inputs if not i.value), inputs[0]).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         inputs = list(self.query(Input))
@@ -70,76 +110,171 @@ class FormScreen(ModalScreen[dict[str, str] | None]):
             inputs[inputs.index(event.input) + 1].focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self._submit()
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
 
     def _submit(self) -> None:
         self.dismiss({f.name: self.query_one(f"#field-{f.name}", Input).value for f in self.fields})
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
-
-class ChoiceScreen(ModalScreen[str | None]):
+class ChoiceScreen(Dialog):
     """Pick one of a few options (Enter), or Escape."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
     def __init__(self, title: str, choices: list[tuple[str, str]]) -> None:
-        super().__init__()
-        self.title_text = title
+        super().__init__(title)
         self.choices = choices
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(safe(self.title_text, "bold"))
-            yield OptionList(*[Option(safe(label), id=key) for key, label in self.choices])
+            yield OptionList(*[Option(one_line(safe(label)), id=key) for key, label in self.choices])
+            yield Static(Text("enter chooses · escape cancels"), classes="hint")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+
+# (keys, what they do), by section; drawn as a table so long lines wrap with a hanging indent.
+HELP: list[tuple[str, list[tuple[str, str]]]] = [
+    ("Everywhere", [
+        ("1-6", "Frame, Compare, Inspect, Hypothesize, Verify, Share"),
+        ("i", "investigations: pick another, or n for a new one"),
+        ("ctrl+p", "command palette: every action by name"),
+        ("?", "this help"),
+        ("q", "quit"),
+        ("tab", "next list or field; arrows move; enter selects; escape closes a dialog"),
+    ]),
+    ("Frame", [("n", "new investigation")]),
+    ("Compare", [
+        ("f", "filter runs by id or label (hides runs from view, never from the selection)"),
+        ("space", "select the highlighted run [x] in the baseline, candidate or A′ control list "
+                  "(A′: baseline-again runs, the A/A noise floor; optional)"),
+        ("d", "declare the intended change: a dimension with its from and to values"),
+        ("c", "compare: comparability first, then the delta"),
+        ("a", "accept a refused dimension with a reason (recorded with the comparison)"),
+    ]),
+    ("Inspect", [("r", "refresh"), ("p", "pin the highlighted derived observation")]),
+    ("Hypothesize", [
+        ("h", "new hypothesis with the test that decides it"),
+        ("s", "set its status with the evidence that decided it"),
+        ("x", "retract an observation (the original is kept)"),
+    ]),
+    ("Verify", [
+        ("n", "new plan with the bundled CPU workload, in the investigation's lens"),
+        ("r", "run the highlighted plan (its estimated duration is shown first)"),
+        ("escape", "stop after the current run (finished runs are kept)"),
+    ]),
+    ("Share", [("e", "export an evidence bundle"), ("v", "verify a bundle file")]),
+]
+HELP_NOTE = ("Strings from captures are shown literally: markup and control characters are escaped. "
+             "Observations are observations, not causes.")
 
 
-HELP = """\
-Keys (the footer shows those of the pane you are in)
-
-  1-6        Frame, Compare, Inspect, Hypothesize, Verify, Share
-  i          investigations: pick another, or n for a new one
-  ctrl+p     command palette: every action by name
-  ?          this help          q  quit
-  tab        next list or field; arrows move; enter selects
-
-Frame        n new investigation
-Compare      f filter runs  space select a run  d declare the intended change
-             c compare  a accept a refused dimension with a reason (recorded)
-Inspect      r refresh  p pin the selected observation
-Hypothesize  h new hypothesis  s set its status with evidence
-             x retract an observation (the original is kept)
-Verify       n new plan (bundled CPU workload)  r run  escape cancel after the
-             current run (finished runs are kept)
-Share        e export a bundle  v verify a bundle file
-
-Strings from captures are shown literally: markup and control characters are
-escaped. Observations are observations, not causes.
-"""
+def help_table() -> Table:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True, style="bold")
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1)  # wraps inside its column: a hanging indent
+    for section, rows in HELP:
+        for i, (keys, what) in enumerate(rows):
+            table.add_row(Text(section if i == 0 else ""), Text(keys), Text(what))  # Text: never parsed as markup
+    table.add_row("", "", "")
+    table.add_row("", "", Text(HELP_NOTE))
+    return table
 
 
-class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "close", "Close")]
+class HelpScreen(Dialog):
+    BINDINGS = [Binding("escape,question_mark,q", "cancel", "Close")]
+
+    def __init__(self) -> None:
+        super().__init__("Keys (the footer shows those of the pane you are in)")
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="dialog help"):
-            yield Static(Text(HELP))
+        with Vertical(classes="dialog help"):
+            with VerticalScroll(classes="dialog-body", can_focus=True):
+                yield Static(help_table())
+            yield Static(Text("arrows scroll · escape closes"), classes="hint")
 
-    def action_close(self) -> None:
-        self.dismiss(None)
+
+class TooSmallScreen(Screen[None]):
+    """Shown while the terminal is below the minimum size; the app removes it when it grows."""
+
+    def __init__(self, minimum: tuple[int, int]) -> None:
+        super().__init__()
+        self.minimum = minimum
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="too-small")
+
+    def show_size(self, width: int, height: int) -> None:
+        w, h = self.minimum
+        self.query_one("#too-small", Static).update(
+            one_line(Text(f"Too small ({width}×{height}): need {w}×{h}. q quits.")))
+
+
+class Line(Static):
+    """A line (or two) of fixed height: redrawing it never relays out the screen."""
+
+    def show(self, text: Text) -> None:
+        self.update(one_line(text), layout=False)
+
+
+class Report(Static):
+    """A plain-text report shown literally, line for line. Its size is set from the text,
+    so showing the pane again never has to measure it."""
+
+    def show(self, text: str | Text) -> None:
+        content = block(text) if isinstance(text, str) else text
+        lines = content.plain.split("\n")
+        self.styles.width = max((cell_len(line) for line in lines), default=0)
+        self.styles.height = len(lines)
+        self.update(content)
+
+
+class KeyFooter(Line):
+    """One line of keys: the global ones (q, ?, palette) first so they never drop off,
+    then those of the focused pane, cut with an ellipsis when the line is full."""
+
+    FIRST = ("quit", "help", "command_palette", "pick")
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._changed)
+        self._draw()
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _changed(self, screen: Any) -> None:
+        if self.is_attached and screen is self.screen:
+            self._draw()
+
+    def _draw(self) -> None:
+        shown: dict[str, tuple[str, str]] = {}
+        for _ns, binding, enabled, _tip in self.screen.active_bindings.values():
+            if binding.show and enabled and binding.action not in shown:
+                shown[binding.action] = (self.app.get_key_display(binding), binding.description)
+        shown.setdefault("command_palette", ("^p", "Palette"))
+        order = [a for a in self.FIRST if a in shown] + [a for a in shown if a not in self.FIRST]
+        line = Text()
+        for action in order:
+            key, what = shown[action]
+            line.append(f" {key} ", style="reverse bold")
+            line.append(f" {what} ")
+        self.show(line)
 
 
 class RunPicker(OptionList):
-    """A list of runs with a visible [x] / [ ] mark (readable without colour); space toggles."""
+    """A list of runs with a visible [x] / [ ] mark (readable without colour); space toggles.
+
+    ``selected`` is the investigation's own set (the pane hands it over), so a toggle is
+    remembered per investigation.
+    """
 
     BINDINGS = [Binding("space", "toggle", "Select", show=False)]
+
+    class Toggled(Message):
+        """A run was selected or deselected."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -147,24 +282,24 @@ class RunPicker(OptionList):
         self._labels: dict[int, str] = {}
 
     def set_runs(self, runs: list[tuple[int, str]], selected: set[int]) -> None:
-        self.selected = set(selected)
+        self.selected = selected
         self._labels = dict(runs)
-        keep = self.highlighted
-        self.clear_options()
-        self.add_options([Option(self._prompt(run_id), id=str(run_id)) for run_id, _ in runs])
-        if runs:
-            self.highlighted = keep if keep is not None and keep < len(runs) else 0
+        fill_options(self, [Option(self._prompt(run_id), id=str(run_id)) for run_id, _ in runs], self.highlighted)
+
+    def label_of(self, run_id: int) -> str:
+        return self._labels.get(run_id, "")
 
     def _prompt(self, run_id: int) -> Text:
         mark = "[x]" if run_id in self.selected else "[ ]"
-        return safe(f"{mark} {run_id:>4}  {self._labels.get(run_id, '')}")
+        return one_line(safe(f"{mark} {run_id:>3} {self._labels.get(run_id, '')}"))
 
     def action_toggle(self) -> None:
         run_id = highlighted_id(self)
-        if run_id is None:
+        if run_id is None or self.highlighted is None:
             return
         self.selected.symmetric_difference_update({run_id})
         self.replace_option_prompt_at_index(self.highlighted, self._prompt(run_id))
+        self.post_message(self.Toggled())
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -23,11 +23,14 @@ PROGRESS_MIN_BYTES = 8 << 20
 @click.option("--warmup-steps", type=click.IntRange(min=0), help="Steps to drop as warm-up from training traces (default 1).")
 @click.option("--step-pattern", metavar="REGEX", help="NVTX range name that marks a step in Nsight exports.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes for reading rank traces (default: by input size).")
+@click.option("--cluster", envvar="WB_CLUSTER", metavar="ADDRESS",
+              help="Read rank traces on a Dask cluster: a scheduler address (tcp://host:8786), a scheduler file, "
+                   "or local:N to try it on N local workers. Needs wb[cluster]; see docs/scale.md.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
 @click.pass_context
 def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims: tuple[str, ...], dims_file: Path | None, scrape_pair: bool,
             tz: str | None, window_from: str | None, window_to: str | None, wait_target_s: float | None,
-            warmup_steps: int | None, step_pattern: str | None, jobs: int | None, as_json: bool) -> None:
+            warmup_steps: int | None, step_pattern: str | None, jobs: int | None, cluster: str | None, as_json: bool) -> None:
     """Import capture files or directories (format detected from content).
 
     An import is one transaction: if any file is bad, nothing is written. A file
@@ -46,11 +49,22 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
                                 "step_pattern": step_pattern, "jobs": jobs}.items() if v is not None}
     err = stderr_console()
     store = open_store_from(ctx)
-    with _Progress(err, paths) as on_progress:
-        report = import_files(store, paths, ImportOptions(label=label, params=params, progress=on_progress), dims=declared)
+    if cluster and jobs:
+        from workbench.errors import UsageError
+
+        raise UsageError("--jobs sets local worker processes and --cluster a Dask cluster: give one of them")
+    if cluster:
+        report, remote = _import_on_cluster(cluster, err, store, paths, ImportOptions(label=label, params=params), declared)
+    else:
+        with _Progress(err, paths) as on_progress:
+            report = import_files(store, paths, ImportOptions(label=label, params=params, progress=on_progress), dims=declared)
+        remote = None
     if as_json:
-        emit_json(report.to_json())
+        emit_json({**report.to_json(), **({"cluster": remote} if remote else {})})
         return
+    if remote:
+        err.print(f"cluster: {remote['ranks']} rank files, {_size(remote['read_bytes'])} read on {remote['workers']} workers, "
+                  f"{_size(remote['returned_bytes'])} returned")
     for path, why in report.skipped:
         err.print(f"skipped {markup_safe(path)}: {markup_safe(why)}")
     for path, run_ids in report.imported:
@@ -64,6 +78,29 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
         click.echo(f"already stored {clean(path)}: declared {clean(what)}")
     if not report.imported and not report.declared:
         err.print("nothing new imported")
+
+
+def _import_on_cluster(spec, err, store, paths, options, declared):
+    """The import with rank traces read on the Dask cluster ``spec``; also what travelled."""
+    from workbench.cli.cluster_progress import ClusterBar
+    from workbench.ingest import import_files
+    from workbench.training.cluster import open_cluster
+
+    bar = ClusterBar(err)
+    try:
+        with open_cluster(spec, progress=bar) as remote:
+            options.rank_executor = remote
+            report = import_files(store, paths, options, dims=declared)
+            workers = remote.workers
+    finally:
+        bar.close()
+    return report, {"address": spec, "workers": workers, **remote.transfer.to_json()}
+
+
+def _size(nbytes: int) -> str:
+    from rich.filesize import decimal
+
+    return decimal(nbytes)
 
 
 class _Progress:

@@ -126,6 +126,8 @@ def _interval_line(i: dict) -> str:
 
 
 def _print_human(doc: dict, notes: list[str]) -> None:
+    from workbench.stats.verdicts import Gate, Verdict
+
     out = click.echo
     n = doc["n"]
     unit = "rounds" if doc["paired"] else "runs"
@@ -163,7 +165,7 @@ def _print_human(doc: dict, notes: list[str]) -> None:
     out(f"flags: {', '.join(doc['flags']) if doc['flags'] else 'none'}")
     out(f"gate: {doc['gate']}")
     plan = doc["planning"]
-    if doc["gate"] == "RERUN" or doc["verdict"] in ("INCONCLUSIVE", "SLOWER_UNRESOLVED", "FASTER_UNRESOLVED"):
+    if doc["gate"] == Gate.RERUN or doc["verdict"] in (Verdict.INCONCLUSIVE, Verdict.SLOWER_UNRESOLVED, Verdict.FASTER_UNRESOLVED):
         need = plan["rounds_needed"]
         need_eq = plan["rounds_needed_equivalence"]
         if plan["sd_unit_log"] is None:
@@ -197,6 +199,7 @@ def command(baseline, candidate, a_prime, csv_path, paired, delta, lower_is_bett
     --a-prime 100.0,100.1,100.6.
     """
     from workbench.errors import EXIT_REGRESSION, UsageError, WbError
+    from workbench.stats.verdicts import Gate, Verdict
 
     notes: list[str] = []
     slots = None
@@ -235,5 +238,5 @@ def command(baseline, candidate, a_prime, csv_path, paired, delta, lower_is_bett
         emit_json(doc)
     else:
         _print_human(doc, notes)
-    if fail_on == "regression" and (result.verdict == "REGRESSION" or result.gate == "FAIL"):
+    if fail_on == "regression" and (result.verdict == Verdict.REGRESSION or result.gate == Gate.FAIL):
         raise WbError(f"regression: verdict {result.verdict}, gate {result.gate}", exit_code=EXIT_REGRESSION)

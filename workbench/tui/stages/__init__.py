@@ -29,7 +29,7 @@ class Stage(Vertical):
 
     def focus_first(self) -> None:
         if self.focus_target:
-            self.query_one(self.focus_target).focus()
+            self.query_one(self.focus_target).focus(scroll_visible=False)
             return
         from textual.widgets import Input
 
@@ -37,7 +37,7 @@ class Stage(Vertical):
             if isinstance(widget, Input):
                 continue
             if widget.focusable and widget.display:
-                widget.focus()
+                widget.focus(scroll_visible=False)
                 return
 
     def needs_investigation(self) -> bool:

@@ -1,4 +1,8 @@
-"""Compare: pick baseline and candidate runs, see comparability first, then the delta."""
+"""Compare: pick baseline and candidate runs, see comparability first, then the delta.
+
+Selections, the filter, the declared change, acceptances and the banner belong to the
+investigation (``InvestigationState``); the report is the one ``wb compare`` prints.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import Field, FormScreen, RunPicker, block, safe
+from workbench.tui.state import InvestigationState
+from workbench.tui.widgets import Field, FormScreen, Line, Report, RunPicker, one_line, safe
 
 
 class CompareStage(Stage):
@@ -26,67 +31,156 @@ class CompareStage(Stage):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.runs: list[Any] = []  # RunSummary of the investigation's lens
-        self.accepts: dict[str, str] = {}
-        self.changes: dict[str, list[Any]] = {}  # the intended change, {dim: [from, to]}
-        self.last: dict[str, Any] | None = None  # the last comparison's stored view
+        self.runs: list[Any] = []  # RunSummary of the shown investigation's lens
+        self._runs_lens = ""
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter runs by id or label (f)", id="run-filter")
+        yield Input(placeholder="filter runs by id or label (f)", id="run-filter", compact=True)
         with Horizontal(id="run-lists"):
             yield RunPicker(id="baseline-list")
             yield RunPicker(id="candidate-list")
-        yield Static(id="compare-banner")
+            yield RunPicker(id="control-list")
+        yield Line(id="run-detail", classes="detail")
+        yield Line(id="compare-banner")
         with VerticalScroll(id="compare-scroll", can_focus=True):
-            yield Static(id="compare-report")
+            yield Report(id="compare-report")
+            yield Report(id="compare-sparks")
 
     def on_mount(self) -> None:
         self.query_one("#baseline-list").border_title = "baseline (space selects)"
         self.query_one("#candidate-list").border_title = "candidate"
+        self.query_one("#control-list").border_title = "A′ control"
+
+    @property
+    def state(self) -> InvestigationState | None:
+        return self.wb.state
 
     # -- drawing ---------------------------------------------------------------
 
     def show(self, inv: dict[str, Any] | None) -> None:
-        self.accepts = {}
-        self.changes = dict((inv or {}).get("intended_change") or {})
-        if inv is None:
+        state = self.state
+        if inv is None or state is None:
             self.runs = []
             self._fill_lists()
+            self._draw()
             return
-        from workbench.tui import services
+        filt = self.query_one("#run-filter", Input)
+        with filt.prevent(Input.Changed):
+            filt.value = state.filter
+        if self._runs_lens != state.lens:
+            self.runs, self._runs_lens = self.wb.runs_cache.get(state.lens, []), state.lens
+            from workbench.tui import services
 
-        self.wb.background(services.runs, inv["lens"], done=self._got_runs, what="loading runs")
-        comp = services.latest_comparison(inv)
-        if comp is not None:
-            self.last = comp
-            self.accepts = dict((comp.get("parameters") or {}).get("accepts") or {})
-            self.changes = dict((comp.get("parameters") or {}).get("changes") or self.changes)
-            self._draw_result(comp, None)
-        else:
-            self.last = None
-            self.query_one("#compare-banner", Static).update(Text("Select baseline and candidate runs, then press c."))
-            self.query_one("#compare-report", Static).update("")
-
-    def _got_runs(self, runs: list[Any]) -> None:
-        self.runs = runs
+            lens = state.lens
+            self.wb.background(services.runs, lens, done=lambda runs: self._got_runs(lens, runs), what="loading runs", group="runs")
         self._fill_lists()
+        self._draw()
 
-    def _selected(self) -> tuple[set[int], set[int]]:
-        return self.query_one("#baseline-list", RunPicker).selected, self.query_one("#candidate-list", RunPicker).selected
+    def _got_runs(self, lens: str, runs: list[Any]) -> None:
+        self.wb.runs_cache[lens] = runs
+        if self.state is not None and self.state.lens == lens:
+            self.runs = runs
+            self._fill_lists()
 
     def _fill_lists(self) -> None:
-        inv = self.inv or {}
-        base_sel, cand_sel = self._selected()
-        base_sel = base_sel or set(inv.get("baseline_runs") or [])
-        cand_sel = cand_sel or set(inv.get("candidate_runs") or [])
-        needle = self.query_one("#run-filter", Input).value.strip().lower()
+        state = self.state
+        needle = state.filter.strip().lower() if state else ""
         # A filter hides runs from view, never from the selection.
         shown = [(r.id, r.label) for r in self.runs if not needle or needle in f"{r.id} {r.label}".lower()]
-        self.query_one("#baseline-list", RunPicker).set_runs(shown, base_sel)
-        self.query_one("#candidate-list", RunPicker).set_runs(shown, cand_sel)
+        self.query_one("#baseline-list", RunPicker).set_runs(shown, state.baseline if state else set())
+        self.query_one("#candidate-list", RunPicker).set_runs(shown, state.candidate if state else set())
+        self.query_one("#control-list", RunPicker).set_runs(shown, state.control if state else set())
+        self._detail()
+
+    def _detail(self, picker: RunPicker | None = None) -> None:
+        picker = picker or self.query_one("#baseline-list", RunPicker)
+        state = self.state
+        t = Text()
+        if state is not None:
+            t.append(f"{len(state.baseline)} baseline, {len(state.candidate)} candidate, {len(state.control)} A′ selected")
+            if state.filter:
+                t.append(f" (filter {state.filter!r} hides the rest)")
+            if picker.highlighted is not None and picker.option_count:
+                run_id = int(picker.get_option_at_index(picker.highlighted).id or 0)
+                t.append(" · ")
+                t.append_text(safe(f"{run_id}: {picker.label_of(run_id)}"))
+        self.query_one("#run-detail", Line).show(t)
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if isinstance(event.option_list, RunPicker):
+            self._detail(event.option_list)
+
+    def on_run_picker_toggled(self, event: RunPicker.Toggled) -> None:
+        self._detail(self.app.focused if isinstance(self.app.focused, RunPicker) else None)
+
+    def _draw(self) -> None:
+        """The banner and report from the investigation's state."""
+        state = self.state
+        banner = self.query_one("#compare-banner", Line)
+        report = self.query_one("#compare-report", Report)
+        if state is None:
+            banner.show(Text("Pick an investigation first (i)."))
+            report.show("")
+            self.query_one("#compare-sparks", Report).show("")
+            return
+        if state.banner == "comparing":
+            banner.show(Text("comparing…", style="bold"))
+        elif state.banner == "failed":
+            line = Text().append(" FAILED ", style="bold reverse")
+            line.append_text(safe(f" {state.error}"))
+            line.append("\nNothing was stored. Pick other runs, or fix the cause and press c again.")
+            banner.show(line)
+        elif state.banner == "shown" and state.comparison is not None:
+            banner.show(banner_text(state.comparison))
+        else:
+            banner.show(Text("Select baseline and candidate runs (space), then press c."))
+        sparks = self.query_one("#compare-sparks", Report)
+        if state.banner == "shown" and state.comparison is not None:
+            if state.report is None:
+                self._render_stored(state)
+            else:
+                report.show(state.report)
+            if state.sparks is None:
+                self._sparklines(state)
+            else:
+                sparks.show("\n" + state.sparks)
+        elif state.banner == "select":
+            report.show("")
+            sparks.show("")
+
+    def _render_stored(self, state: InvestigationState) -> None:
+        from workbench.tui import services
+
+        comp = state.comparison
+
+        def rendered(text: str) -> None:
+            if state.comparison is comp:
+                state.report = text
+                if state is self.state:
+                    self.query_one("#compare-report", Report).show(text)
+
+        self.query_one("#compare-report", Report).show(Text("drawing the report…"))
+        self.wb.background(lambda _store, c: services.comparison_report(c), comp, done=rendered, what="drawing the report",
+                           needs_store=False)
+
+    def _sparklines(self, state: InvestigationState) -> None:
+        from workbench.tui import services
+
+        comp = state.comparison
+
+        def drawn(text: str) -> None:
+            if state.comparison is comp:
+                state.sparks = text
+                if state is self.state:
+                    self.query_one("#compare-sparks", Report).show("\n" + text)
+
+        self.wb.background(services.sparklines, comp, done=drawn, what="drawing the runs over time")
+
+    # -- input -----------------------------------------------------------------
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "run-filter":
+        if event.input.id == "run-filter" and self.state is not None:
+            self.state.filter = event.value
             self._fill_lists()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -97,26 +191,9 @@ class CompareStage(Stage):
             event.stop()
             self.query_one("#baseline-list").focus()
 
-    def _draw_result(self, comp: dict[str, Any], text: str | None) -> None:
-        result = comp.get("result") or {}
-        banner = self.query_one("#compare-banner", Static)
-        if not result.get("comparable", comp.get("comparable")):
-            refusal = result.get("refusal") or {}
-            line = Text("REFUSED ", style="bold reverse")
-            line.append_text(safe(f" {refusal.get('reason', 'not comparable')}"))
-            line.append("\nPress a to accept this dimension with a recorded reason, or pick other runs.", style="dim")
-            banner.update(line)
-        else:
-            primary = result.get("primary") or {}
-            line = Text("COMPARABLE ", style="bold")
-            effect = (primary.get("effect") or {}).get("verdict")
-            line.append_text(safe(f" {primary.get('metric', '')}: {primary.get('text') or ''}"))
-            if effect:
-                line.append(f"  [{effect}]", style="bold")
-            banner.update(line)
-        if text is None:  # a comparison loaded from the store: drawn from its JSON
-            text = _json_report(comp)
-        self.query_one("#compare-report", Static).update(block(text))
+    def on_descendant_focus(self, event: Any) -> None:
+        if isinstance(event.widget, RunPicker):
+            self._detail(event.widget)
 
     # -- actions ---------------------------------------------------------------
 
@@ -124,94 +201,110 @@ class CompareStage(Stage):
         self.query_one("#run-filter", Input).focus()
 
     def action_compare(self) -> None:
-        if not self.needs_investigation():
+        if not self.needs_investigation() or self.state is None:
             return
-        base, cand = self._selected()
+        state = self.state
+        if state.banner == "comparing":
+            self.wb.notify("A comparison is already running", severity="warning")
+            return
+        base, cand, control = state.runs_to_compare({r.id for r in self.runs})
         if not base or not cand:
             self.wb.notify("Select at least one baseline and one candidate run (space)", severity="warning")
             return
+        if set(base) & set(cand):
+            self.wb.notify(f"Run {sorted(set(base) & set(cand))[0]} is on both sides: a run cannot be its own baseline", severity="warning")
+            return
+        if set(control) & (set(base) | set(cand)):
+            self.wb.notify(f"Run {sorted(set(control) & (set(base) | set(cand)))[0]} is compared: an A′ control run is a separate "
+                           "baseline-again run", severity="warning")
+            return
         from workbench.tui import services
 
-        self.query_one("#compare-banner", Static).update(Text("comparing…"))
-        self.wb.background(services.compare_and_store, self.inv["id"], sorted(set(base)), sorted(set(cand)), dict(self.accepts),
-                           dict(self.changes), done=self._compared, what="comparing")
+        state.banner = "comparing"
+        self._draw()
 
-    def _compared(self, outcome: Any) -> None:
-        self.last = outcome.comparison
-        self._draw_result(outcome.comparison, outcome.text)
-        self.wb.reload_investigation()
+        def compared(outcome: Any) -> None:
+            state.comparison, state.report, state.sparks, state.banner = outcome.comparison, outcome.text, None, "shown"
+            self._redraw_if_current(state)
+            self.wb.reload_investigation(state.inv_id)
+
+        def failed(error: BaseException) -> None:
+            state.banner = "failed"
+            state.error = f"comparison failed: {getattr(error, 'message', None) or error or type(error).__name__}"
+            self._redraw_if_current(state)
+
+        self.wb.background(services.compare_and_store, state.inv_id, base, cand, dict(state.accepts), dict(state.changes), control,
+                           done=compared, on_error=failed, what="comparing")
+
+    def _redraw_if_current(self, state: InvestigationState) -> None:
+        if state is self.state:
+            self._draw()
 
     def action_declare(self) -> None:
-        if not self.needs_investigation():
+        if not self.needs_investigation() or self.state is None:
             return
-        dim, values = next(iter(self.changes.items()), ("", ["", ""]))
+        state = self.state
+        dim, values = next(iter(state.changes.items()), ("", ["", ""]))
         self.app.push_screen(
             FormScreen("Declare the intended change", [
                 Field("dimension", "Dimension", value=str(dim), placeholder="engine_revision"),
-                Field("from", "From (baseline value)", value=str(values[0] if values else "")),
-                Field("to", "To (candidate value)", value=str(values[1] if len(values) > 1 else "")),
+                Field("from", "From (baseline value)", value=str(values[0] if values and values[0] is not None else "")),
+                Field("to", "To (candidate value)", value=str(values[1] if len(values) > 1 and values[1] is not None else "")),
             ], note="A declared change that did not happen is reported; an undeclared difference is 'different'."),
-            self._declared,
+            lambda form: self._declared(state, form),
         )
 
-    def _declared(self, form: dict[str, str] | None) -> None:
+    def _declared(self, state: InvestigationState, form: dict[str, str] | None) -> None:
         if not form or not form["dimension"].strip():
             return
-        self.changes = {form["dimension"].strip(): [form["from"].strip() or None, form["to"].strip() or None]}
+        state.changes = {form["dimension"].strip(): [form["from"].strip() or None, form["to"].strip() or None]}
         self.wb.notify(f"Intended change: {form['dimension'].strip()} (used by the next compare, c)", markup=False)
 
     def action_accept(self) -> None:
-        if not self.needs_investigation():
+        if not self.needs_investigation() or self.state is None:
             return
-        refusal = ((self.last or {}).get("result") or {}).get("refusal") if self.last else None
-        dim = (refusal or {}).get("dimension", "")
+        state = self.state
+        refusal = ((state.comparison or {}).get("result") or {}).get("refusal") or {}
         self.app.push_screen(
             FormScreen("Accept a refused dimension", [
-                Field("dimension", "Dimension", value=str(dim)),
-                Field("why", "Why is this pair still worth comparing? (recorded with the comparison)"),
+                Field("dimension", "Dimension", value=str(refusal.get("dimension", ""))),
+                Field("why", "Why is this pair still worth comparing? (recorded)"),
             ], note="An acceptance is the only override of a refusal; it travels in the bundle."),
-            self._accepted,
+            lambda form: self._accepted(state, form),
         )
 
-    def _accepted(self, form: dict[str, str] | None) -> None:
+    def _accepted(self, state: InvestigationState, form: dict[str, str] | None) -> None:
         if not form or not form["dimension"].strip():
             return
         if not form["why"].strip():
             self.wb.notify("An acceptance needs a reason", severity="warning")
             return
-        self.accepts[form["dimension"].strip()] = form["why"].strip()
-        self.action_compare()
+        state.accepts[form["dimension"].strip()] = form["why"].strip()
+        if state is self.state:
+            self.action_compare()
 
 
-def _json_report(comp: dict[str, Any]) -> str:
-    """A stored comparison (JSON) as text, for comparisons loaded from the store."""
-    from workbench.textsafe import clean
-
+def banner_text(comp: dict[str, Any]) -> Text:
+    """Two lines that agree with the report: REFUSED with the reason, or the verdict, with
+    every acceptance named (the report shows the reasons under their rows); then the
+    comparison's id, which hypotheses cite as evidence."""
     result = comp.get("result") or {}
-    def v(value: Any, width: int = 20) -> str:
-        text = "unknown" if value is None else clean(value)
-        return text if len(text) <= width else text[: width - 1] + "~"
-
-    lines = [f"comparison {comp.get('id')}  baseline {comp.get('baseline_runs')}  candidate {comp.get('candidate_runs')}", ""]
-    lines.append("Comparability (non-same first)")
-    dims = sorted(result.get("dimensions") or [], key=lambda d: d.get("state") == "same")
-    for d in dims:
-        lines.append(f"  {v(d.get('name')):<20} {v(d.get('state'), 9):<9} {v(d.get('baseline')):<20} {v(d.get('candidate'))}")
-    primary = result.get("primary")
-    if primary:
-        lines += ["", f"{clean(primary.get('metric'))}: {clean(primary.get('text') or '')}"]
-    for ph in result.get("phases") or []:
-        effect = (ph.get("effect") or {}).get("verdict") or ""
-        lines.append(f"  {v(ph.get('name'), 16):<16} mean {_num(ph.get('baseline_mean'))} -> {_num(ph.get('candidate_mean'))}"
-                     f"   p95 {_num(ph.get('baseline_p95'))} -> {_num(ph.get('candidate_p95'))}  {effect}")
-    obs = result.get("observations") or []
-    if obs:
-        lines += ["", "Observations (observation, not cause)"]
-        lines += [f"  - {clean(o.get('text'))}" for o in obs]
-    for g in result.get("guardrails") or []:
-        lines.append(f"guardrail {clean(g.get('name'))}: {clean(g.get('state'))}")
-    return "\n".join(lines)
-
-
-def _num(value: Any) -> str:
-    return "unknown" if not isinstance(value, (int, float)) else f"{value:.4g}"
+    cite = f"comparison {comp.get('id')} · "
+    if not result.get("comparable", comp.get("comparable")):
+        refusal = result.get("refusal") or {}
+        line = Text().append(" REFUSED ", style="bold reverse")
+        line.append_text(safe(f" {refusal.get('reason', 'not comparable')}"))
+        line.append(f"\n{cite}press a to accept this dimension with a recorded reason, or pick other runs.")
+        return one_line(line)
+    primary = result.get("primary") or {}
+    effect = (primary.get("effect") or {}).get("verdict")
+    line = Text().append(" COMPARABLE ", style="bold reverse")
+    line.append(f" {effect}" if effect else " no verdict", style="bold")
+    line.append_text(safe(f"  {primary.get('title') or primary.get('metric', '')}: {primary.get('text') or ''}"))
+    accepted = [a.get("dimension") for a in result.get("accepted") or []]
+    line.append(f"\n{cite}")
+    if accepted:
+        line.append_text(safe(f"accepted with a recorded reason: {', '.join(map(str, accepted))} (see the report)"))
+    else:
+        line.append(f"cite it as evidence: comparison={comp.get('id')}")
+    return one_line(line)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -50,11 +52,12 @@ class FrameStage(Stage):
             ("observations", str(sum(1 for o in inv.get("observations") or [] if o["kind"] == "observation"))),
             ("hypotheses", str(len(inv.get("hypotheses") or []))),
         ]
+        table = Table.grid(padding=(0, 2))
+        table.add_column(justify="right", style="bold", no_wrap=True)
+        table.add_column(ratio=1)  # long values wrap under themselves: a hanging indent
         for name, value in rows:
-            t.append(f"\n{name:>16}  ", style="bold")
-            t.append_text(Text(_clean(value)))
-        t.append("\n\nGuardrails are checked at Compare and Verify. Next: 2 Compare.", style="dim")
-        body.update(t)
+            table.add_row(name, Text(_clean(value)))
+        body.update(Group(t, table, Text("\nGuardrails are checked at Compare and Verify. Next: 2 Compare.")))
 
     def action_new(self) -> None:
         def chosen(lens: str | None) -> None:

@@ -11,7 +11,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, highlighted_id, safe
+from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, fill_options, highlighted_id, one_line, safe
 
 STATUSES = (("supported", "supported: the deciding test supports it"), ("refuted", "refuted: the test contradicts it"),
             ("undetermined", "undetermined: the test could not decide"), ("open", "open: not tested yet"))
@@ -36,35 +36,52 @@ class HypothesizeStage(Stage):
     def show(self, inv: dict[str, Any] | None) -> None:
         obs_list = self.query_one("#observations", OptionList)
         hyp_list = self.query_one("#hypotheses", OptionList)
-        obs_list.clear_options()
-        hyp_list.clear_options()
         if inv is None:
+            obs_list.clear_options()
+            hyp_list.clear_options()
             return
+        observations, hypotheses = [], []
         for o in inv.get("observations") or []:
             if o["kind"] == "retraction":
-                label = safe(f"{o['id']:>3}  {o['text']}", "dim")
+                label = safe(f"{o['id']:>3}  {o['text']}", "italic")
             elif o.get("retracted_by"):
-                label = safe(f"{o['id']:>3}  (retracted) {o['text']}", "strike dim")
+                label = safe(f"{o['id']:>3}  (retracted) {o['text']}", "strike")
             else:
                 label = safe(f"{o['id']:>3}  {o['text']}")
-            obs_list.add_option(Option(label, id=str(o["id"])))
+            observations.append(Option(one_line(label), id=str(o["id"])))
         for h in inv.get("hypotheses") or []:
             label = Text(f"{h['id']:>3}  ")
             label.append(f"[{h['status'].upper()}] ", style="bold")
             label.append_text(safe(h["statement"]))
-            hyp_list.add_option(Option(label, id=str(h["id"])))
+            hypotheses.append(Option(one_line(label), id=str(h["id"])))
+        fill_options(obs_list, observations, obs_list.highlighted)
+        fill_options(hyp_list, hypotheses, hyp_list.highlighted)
         self._detail()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._detail()
 
+    def on_descendant_focus(self, event: Any) -> None:
+        self._detail()
+
     def _detail(self) -> None:
-        h = self._selected_hypothesis()
+        """The full text of what is highlighted in the focused list (labels there end in an ellipsis)."""
         detail = self.query_one("#hyp-detail", Static)
+        if self.app.focused is self.query_one("#observations", OptionList):
+            o = self._selected_observation()
+            if o is not None:
+                t = safe(o["text"])
+                evidence = o.get("evidence") or []
+                if evidence:
+                    t.append("\nevidence: ", style="bold")
+                    t.append_text(safe(", ".join(f"{e.get('kind')} {e.get('id', e.get('value', ''))}" for e in evidence if isinstance(e, dict))))
+                detail.update(t)
+                return
+        h = self._selected_hypothesis()
         if h is None:
             detail.update("")
             return
-        t = Text("test: ", style="bold")
+        t = Text().append("test: ", style="bold")
         t.append_text(safe(h["test"]))
         last = (h.get("history") or [{}])[-1]
         if last.get("note") or last.get("evidence"):

@@ -8,11 +8,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Label, OptionList, Static
+from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import block, highlighted_id, safe
+from workbench.tui.widgets import Report, fill_options, highlighted_id, one_line, safe
 
 
 class InspectStage(Stage):
@@ -26,26 +26,25 @@ class InspectStage(Stage):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="inspect-scroll", can_focus=True):
-            yield Static(id="inspect-report")
+            yield Report(id="inspect-report")
         yield Label("Derived observations (observation, not cause): p pins the selected one", id="derived-label")
         yield OptionList(id="derived")
 
     def show(self, inv: dict[str, Any] | None) -> None:
         from workbench.tui import services
 
-        report = self.query_one("#inspect-report", Static)
+        report = self.query_one("#inspect-report", Report)
         derived = self.query_one("#derived", OptionList)
         comp = services.latest_comparison(inv) if inv else None
         if comp is None:
-            report.update(Text("No comparison yet: pick runs in Compare (2) and press c."))
+            report.show(Text("No comparison yet: pick runs in Compare (2) and press c."))
             derived.clear_options()
             self._for = None
             return
         observations = (comp.get("result") or {}).get("observations") or []
         pinned = {o["text"] for o in inv.get("observations") or [] if o["kind"] == "observation" and not o.get("retracted_by")}
-        derived.clear_options()
-        derived.add_options([Option(safe(("✓ pinned  " if o.get("text") in pinned else "") + str(o.get("text", ""))), id=str(i))
-                             for i, o in enumerate(observations)])
+        fill_options(derived, [Option(one_line(safe(("✓ pinned  " if o.get("text") in pinned else "") + str(o.get("text", "")))), id=str(i))
+                               for i, o in enumerate(observations)], derived.highlighted)
         key = (inv["id"], comp["id"])
         if key != self._for:
             self._for = key
@@ -56,8 +55,8 @@ class InspectStage(Stage):
             return
         from workbench.tui import services
 
-        self.query_one("#inspect-report", Static).update(Text("inspecting…"))
-        self.wb.background(services.inspect_text, self.inv, done=lambda text: self.query_one("#inspect-report", Static).update(block(text)),
+        self.query_one("#inspect-report", Report).show(Text("inspecting…"))
+        self.wb.background(services.inspect_text, self.inv, done=lambda text: self.query_one("#inspect-report", Report).show(text),
                            what="inspecting", group="inspect")
 
     def action_pin(self) -> None:

@@ -55,7 +55,7 @@ class ShareStage(Stage):
         def done(result: tuple[Path, str]) -> None:
             path, checksum = result
             self.last_path = str(path)
-            t = Text("Exported ", style="bold")
+            t = Text().append("Exported ", style="bold")
             t.append_text(safe(path))
             t.append(f"\nchecksum sha256:{checksum}\nRecheck anywhere with: wb evidence verify {path.name}")
             self.query_one("#share-result", Static).update(t)
@@ -72,7 +72,7 @@ class ShareStage(Stage):
 
         def done(result: tuple[bool, str]) -> None:
             ok, text = result
-            t = Text("VALID" if ok else "MISMATCH", style="bold reverse")
+            t = Text().append("VALID" if ok else "MISMATCH", style="bold reverse")
             t.append("\n")
             t.append_text(block(text))
             self.query_one("#share-result", Static).update(t)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from rich.text import Text
@@ -10,11 +11,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import OptionList, ProgressBar, Static
+from textual.widgets import OptionList, ProgressBar
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import Field, FormScreen, block, highlighted_id, safe
+from workbench.tui.widgets import Field, FormScreen, Line, Report, fill_options, one_line, safe
 
 
 class RunProgress(Message):
@@ -30,6 +31,7 @@ class VerifyStage(Stage):
     focus_target = "#plans"
     BINDINGS = [
         Binding("n", "new_plan", "New plan"),
+        Binding("N", "custom_plan", "Custom plan", show=False),
         Binding("r", "run", "Run"),
         Binding("escape", "cancel", "Cancel run"),
     ]
@@ -39,16 +41,23 @@ class VerifyStage(Stage):
         self.stop = threading.Event()
         self.running = False
         self.plans: list[dict[str, Any]] = []
+        self.bisections: list[dict[str, Any]] = []  # listed after the plans, with ids "b<id>"
+        self._started = 0.0  # when the current rerun began (monotonic), for the time left
+        self._runs_done = 0
+        self._runs_total = 0
+        self._select_after_load: int | None = None
+        self._estimate = ""
+        self._begun_at = 0
 
     def compose(self) -> ComposeResult:
         yield OptionList(id="plans")
         yield ProgressBar(total=1, show_eta=False, id="rerun-progress")
-        yield Static(id="rerun-status")
+        yield Line(id="rerun-status")
         with VerticalScroll(id="verify-scroll", can_focus=True):
-            yield Static(id="plan-detail")
+            yield Report(id="plan-detail")
 
     def on_mount(self) -> None:
-        self.query_one("#plans").border_title = "rerun plans (n new, r run)"
+        self.query_one("#plans").border_title = "rerun plans and bisections (n new, r run, N custom)"
 
     def show(self, inv: dict[str, Any] | None) -> None:
         from workbench.tui import services
@@ -56,37 +65,72 @@ class VerifyStage(Stage):
         self.wb.background(services.plans, done=self._got_plans, what="loading plans", group="plans")
 
     def _got_plans(self, plans: list[dict[str, Any]]) -> None:
+        from workbench.tui import services
+
         self.plans = plans
+        self.wb.background(services.bisections, done=self._got_bisections, what="loading bisections", group="bisections")
+
+    def _got_bisections(self, bisections: list[dict[str, Any]]) -> None:
+        plans = self.plans
+        self.bisections = bisections
         widget = self.query_one("#plans", OptionList)
-        keep = widget.highlighted
-        widget.clear_options()
-        for p in plans:
-            status = p["executions"][-1][1] if p["executions"] else "not run"
-            widget.add_option(Option(safe(f"{p['id']:>3}  {p['name']}  [{p['lens']}, {status}]"), id=str(p["id"])))
-        if plans:
-            widget.highlighted = keep if keep is not None and keep < len(plans) else len(plans) - 1
-        else:
-            self.query_one("#plan-detail", Static).update(Text("No rerun plans yet. Press n to make one with the bundled CPU workload, "
+        ids = [p["id"] for p in plans]
+        # A new plan is highlighted (r runs it); otherwise the highlight stays, or starts on the first.
+        keep = ids.index(self._select_after_load) if self._select_after_load in ids else widget.highlighted
+        self._select_after_load = None
+        options = [Option(one_line(safe(f"{p['id']:>3}  {p['name']}  [{p['lens']}, "
+                                        f"{p['executions'][-1][1] if p['executions'] else 'not run'}]")), id=str(p["id"]))
+                   for p in plans]
+        options += [Option(one_line(safe(f"bisect {b['name']}  [{b['status']}, {b['steps']} steps, {b['open']} open]")), id=f"b{b['id']}")
+                    for b in bisections]
+        fill_options(widget, options, keep)
+        if not plans and not bisections:
+            self.query_one("#plan-detail", Report).show(Text("No rerun plans yet. Press n to make one with the bundled CPU workload,\n"
                                                                "or see docs/verify.md to wrap your own benchmark (wb rerun plan)."))
 
+    def _highlighted(self) -> str | None:
+        widget = self.query_one("#plans", OptionList)
+        if widget.highlighted is None or not widget.option_count:
+            return None
+        return widget.get_option_at_index(widget.highlighted).id
+
     def _plan_id(self) -> int | None:
-        return highlighted_id(self.query_one("#plans", OptionList)) if self.plans else None
+        option = self._highlighted()
+        return int(option) if option and option.isdigit() else None
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        from workbench.tui import services
+
+        option = self._highlighted()
+        if option and option.startswith("b"):  # a bisection: its report (ranges, steps, result)
+            self.wb.background(services.bisection_text, int(option[1:]), what="loading the bisection", group="plan-detail",
+                               done=lambda text: self.query_one("#plan-detail", Report).show(text))
+            return
         plan_id = self._plan_id()
         if plan_id is None:
             return
-        from workbench.tui import services
 
-        self.wb.background(services.plan_text, plan_id, done=lambda text: self.query_one("#plan-detail", Static).update(block(text)),
+        self.wb.background(services.plan_text, plan_id, done=lambda text: self.query_one("#plan-detail", Report).show(text),
                            what="loading the plan", group="plan-detail")
 
+    def _lens(self) -> str | None:
+        return self.inv["lens"] if self.inv else None
+
     def action_new_plan(self) -> None:
+        """The one-key plan: the bundled CPU workload in the investigation's lens, candidate +5 %."""
+        from workbench.tui import services
+
+        lens = self._lens()
+        self._make_plan(f"cpu-{lens or 'training'}-{len(self.plans) + 1}", services.DEFAULT_SLOWDOWN_PCT, services.DEFAULT_ROUNDS)
+
+    def action_custom_plan(self) -> None:
+        from workbench.tui import services
+
         self.app.push_screen(
             FormScreen("New rerun plan (bundled CPU workload)", [
-                Field("name", "Name", value=f"cpu-demo-{len(self.plans) + 1}"),
-                Field("slowdown", "Candidate slowdown, %", value="10"),
-                Field("rounds", "Rounds (A, B, A′ each)", value="5"),
+                Field("name", "Name", value=f"cpu-{self._lens() or 'training'}-{len(self.plans) + 1}"),
+                Field("slowdown", "Candidate slowdown, %", value=f"{services.DEFAULT_SLOWDOWN_PCT:g}"),
+                Field("rounds", "Rounds (A, B, A′ each)", value=str(services.DEFAULT_ROUNDS)),
             ], note="Your own benchmark: wb rerun plan NAME --baseline ... --candidate ... (docs/verify.md)."),
             self._create_plan,
         )
@@ -94,14 +138,26 @@ class VerifyStage(Stage):
     def _create_plan(self, form: dict[str, str] | None) -> None:
         if not form:
             return
-        from workbench.tui import services
-
         try:
             slowdown, rounds = float(form["slowdown"]), int(form["rounds"])
         except ValueError:
             self.wb.notify("Slowdown and rounds must be numbers", severity="error")
             return
-        self.wb.background(services.new_cpu_plan, form["name"], slowdown, rounds, done=lambda _id: self.show(self.inv), what="saving the plan")
+        self._make_plan(form["name"], slowdown, rounds)
+
+    def _make_plan(self, name: str, slowdown: float, rounds: int) -> None:
+        from workbench.tui import services
+
+        status = self.query_one("#rerun-status", Line)
+        status.show(Text("calibrating the workload (one run) to estimate the plan's duration…"))
+
+        def made(plan_id: int) -> None:
+            status.show(Text(f"plan {plan_id} saved: press r to run it"))
+            self._select_after_load = plan_id
+            self.show(self.inv)
+
+        self.wb.background(services.new_cpu_plan, name, slowdown, rounds, self._lens(), done=made, what="making the plan",
+                           on_error=lambda error: status.show(safe(f"no plan made: {getattr(error, 'message', None) or error}")))
 
     def action_run(self) -> None:
         plan_id = self._plan_id()
@@ -115,36 +171,62 @@ class VerifyStage(Stage):
 
         self.stop.clear()
         self.running = True
+        self._estimate = ""
         observer = services.RunObserver(lambda event: self.post_message(RunProgress(event)), self.stop)
-        self.query_one("#rerun-status", Static).update(Text("preflight…"))
+        status = self.query_one("#rerun-status", Line)
+        status.show(Text("estimating…"))
 
         def finished(text: str) -> None:
             self.running = False
-            self.query_one("#plan-detail", Static).update(block(text))
+            elapsed = time.monotonic() - self._started
+            verdict = next((line.strip() for line in text.splitlines() if line.startswith("Verdict:")), "no verdict")
+            self._status(f"finished in {elapsed:.0f} s · {verdict} (the report is below)")
+            self.query_one("#plan-detail", Report).show(text)
             self.show(self.inv)
 
-        self.wb.background(services.run_plan, plan_id, observer, done=finished, what="running the plan", group="rerun",
-                           on_error=lambda: setattr(self, "running", False))
+        def failed(error: BaseException) -> None:
+            self.running = False
+            self._status(f"the rerun stopped: {getattr(error, 'message', None) or error}")
+
+        def estimated(text: str) -> None:
+            # The estimate is on screen before anything runs; it stays as the first status line.
+            self._estimate = f"plan {plan_id}: {text}"
+            self._status("preflight, then the runs (escape stops after the current one)…")
+            self._started = time.monotonic()
+            self.wb.background(services.run_plan, plan_id, observer, done=finished, what="running the plan", group="rerun",
+                               on_error=failed)
+
+        self.wb.background(services.plan_estimate, plan_id, done=estimated, what="estimating the plan", on_error=failed)
+
+    def _status(self, line: str) -> None:
+        text = safe(self._estimate) + Text("\n") if self._estimate else Text()
+        self.query_one("#rerun-status", Line).show(text + safe(line))
 
     def action_cancel(self) -> None:
         if self.running:
             self.stop.set()
-            self.query_one("#rerun-status", Static).update(Text("cancelling after the current run; finished runs are kept…"))
+            self._status("cancelling after the current run; finished runs are kept…")
 
     def on_run_progress(self, message: RunProgress) -> None:
         event = message.event
         bar = self.query_one("#rerun-progress", ProgressBar)
-        status = self.query_one("#rerun-status", Static)
         if event["event"] == "begin":
             bar.update(total=max(event["total"], 1), progress=event["done"])
+            self._runs_total, self._runs_done, self._started = event["total"], event["done"], time.monotonic()
+            self._begun_at = event["done"]
         elif event["event"] == "started":
-            status.update(Text(f"round {event['round']}, arm {event['arm']}: running"))
+            self._status(f"round {event['round']}, arm {event['arm']}: running")
         elif event["event"] == "finished":
             bar.advance(1)
+            self._runs_done += 1
             live = event.get("live") or {}
             text = f"last run: {event['status']}"
+            ran = self._runs_done - self._begun_at
+            if ran > 0:
+                left = (time.monotonic() - self._started) / ran * max(self._runs_total - self._runs_done, 0)
+                text += f"; about {left:.0f} s left"
             if live.get("rounds"):
                 text += f"; after {live['rounds']} complete rounds B/A = {live['b_over_a']:.3f}, A′/A = {live['aprime_over_a']:.3f} (live, not a verdict)"
-            status.update(Text(text))
+            self._status(text)
         elif event["event"] == "end":
-            status.update(Text(f"execution {event['status']}"))
+            self._status(f"execution {event['status']}")

@@ -1,0 +1,39 @@
+"""The JSON Schemas in docs/schema/, generated from the typed results (msgspec.json.schema).
+
+``python -m tests.golden.regen`` rewrites them with the goldens; tests/golden/test_schemas.py
+checks that the committed files match the types.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA_DIR = REPO / "docs" / "schema"
+
+
+def schemas() -> dict[str, str]:
+    """File name -> schema text, for each typed result that is a ``--json`` contract."""
+    import msgspec
+
+    from workbench.compare.parameters import ComparisonParameters
+    from workbench.investigations.views import InvestigationSummary, InvestigationView
+
+    types = {
+        "investigation.json": InvestigationView,  # wb investigate show --json
+        "investigation-list.json": list[InvestigationSummary],  # wb investigate list --json
+        "comparison-parameters.json": ComparisonParameters,  # a stored comparison's parameters
+    }
+    return {name: json.dumps(msgspec.json.schema(t), indent=2, sort_keys=True) + "\n" for name, t in types.items()}
+
+
+def write() -> list[Path]:
+    SCHEMA_DIR.mkdir(parents=True, exist_ok=True)
+    changed = []
+    for name, text in schemas().items():
+        path = SCHEMA_DIR / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            changed.append(path)
+    return changed

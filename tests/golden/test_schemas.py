@@ -1,0 +1,28 @@
+"""docs/schema/*.json are the typed results' JSON Schemas, generated (python -m tests.golden.regen)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.golden.schemas import SCHEMA_DIR, schemas
+
+
+@pytest.mark.parametrize("name", sorted(schemas()))
+def test_committed_schema_matches_the_types(name):
+    path = SCHEMA_DIR / name
+    assert path.is_file(), f"{path} missing: run python -m tests.golden.regen"
+    assert path.read_text(encoding="utf-8") == schemas()[name], f"{path} is stale: run python -m tests.golden.regen"
+
+
+def test_investigation_golden_validates_against_its_types():
+    """The golden `wb investigate show --json` decodes into InvestigationView and encodes back to the same JSON."""
+    from tests.golden.cases import golden_path
+    from workbench.investigations.views import InvestigationSummary, InvestigationView
+
+    for n in (1, 2, 3):
+        doc = json.loads(golden_path(f"demo_investigate_show_{n}").read_text(encoding="utf-8"))["document"]
+        assert InvestigationView.from_json(doc).to_json() == doc
+    for row in json.loads(golden_path("demo_investigate_list").read_text(encoding="utf-8"))["document"]:
+        assert InvestigationSummary.from_json(row).to_json() == row

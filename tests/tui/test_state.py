@@ -1,0 +1,190 @@
+"""State belongs to the investigation, and the Compare pane shows the CLI's own report."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tui.pilot import option_texts, select_only, settle, text_of
+from workbench.tui.app import WorkbenchApp
+
+
+
+async def _pick(app, pilot, inv_id: int) -> None:
+    """Open an investigation through the picker, by keys."""
+    await pilot.press("i")
+    await settle(app, pilot)
+    picker = app.screen.query_one("#picker-list")
+    ids = [int(o.id) for o in picker.options]
+    picker.highlighted = ids.index(inv_id)
+    await pilot.press("enter")
+    await settle(app, pilot)
+    assert app.inv["id"] == inv_id
+
+
+@pytest.mark.asyncio
+async def test_state_per_investigation_across_all_three_and_back(demo_url):
+    from store import open_store
+
+    store = open_store(demo_url)
+    lens_runs = {lens: {r.id for r in store.list_runs(lens)} for lens in ("inference", "training", "fleet")}
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter")  # investigation 1 (inference)
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        first = dict(app.inv)
+        base = app.query_one("#baseline-list")
+        cand = app.query_one("#candidate-list")
+        # Opening it preselected its run sets.
+        assert base.selected == set(first["baseline_runs"]) and cand.selected == set(first["candidate_runs"])
+        # Change the selection and filter in investigation 1.
+        await select_only(pilot, base, set(first["baseline_runs"][:2]))
+        await pilot.press("f")
+        for ch in "run 1":
+            await pilot.press("space" if ch == " " else ch)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert all("run 1" in t for t in option_texts(base))
+
+        for inv_id, lens in ((2, "training"), (3, "fleet")):
+            await _pick(app, pilot, inv_id)
+            await pilot.press("2")
+            await settle(app, pilot)
+            inv = app.inv
+            assert inv["lens"] == lens
+            assert app.query_one("#run-filter").value == ""  # the other investigation's filter stays there
+            shown = {int(o.id) for o in base.options}
+            assert shown == lens_runs[lens]  # only this lens's runs are listed, so only they can be selected
+            assert base.selected == set(inv["baseline_runs"]) and cand.selected == set(inv["candidate_runs"])
+            control = set(inv["comparisons"][-1]["parameters"].get("control") or [])
+            assert control and app.query_one("#control-list").selected == control  # the A′ runs of its latest comparison
+            await pilot.press("c")
+            await settle(app, pilot)
+            banner = text_of(app.query_one("#compare-banner"))
+            assert "comparing" not in banner and ("COMPARABLE" in banner or "REFUSED" in banner), banner
+            params = app.inv["comparisons"][-1]["parameters"]
+            assert params["lens"] == lens and set(params["control"]) == control
+            assert "control (A′, baseline again)" in text_of(app.query_one("#compare-report"))
+
+        await _pick(app, pilot, 1)
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert app.query_one("#run-filter").value == "run 1"
+        assert base.selected == set(first["baseline_runs"][:2])
+        assert cand.selected == set(first["candidate_runs"])
+
+
+@pytest.mark.asyncio
+async def test_a_failed_comparison_resolves_the_banner(demo_url, monkeypatch):
+    from workbench.tui import services
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the store went away")
+
+    monkeypatch.setattr(services, "compare_and_store", broken)
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter", "2")
+        await settle(app, pilot)
+        await pilot.press("c")
+        await settle(app, pilot)
+        banner = text_of(app.query_one("#compare-banner"))
+        assert "FAILED" in banner and "the store went away" in banner and "comparing" not in banner
+        assert app.state.banner == "failed"
+
+
+@pytest.mark.asyncio
+async def test_report_is_the_cli_report_fresh_and_stored(demo_url):
+    """After a refusal and an acceptance, the pane shows `wb compare`'s text, reasons included;
+    reopened from the store, the same text."""
+    from store import open_store
+    from workbench.compare import compare
+    from workbench.compare.render import render_comparison
+
+    store = open_store(demo_url)
+    (other,) = [r.id for r in store.list_runs("inference") if "other hardware" in r.label]
+    why = "triage of the engine change only; hardware accepted"
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter", "2")
+        await settle(app, pilot)
+        await select_only(pilot, app.query_one("#candidate-list"), {other})
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert "REFUSED" in text_of(app.query_one("#compare-banner"))
+        await pilot.press("a")
+        await pilot.pause()
+        for ch in why:
+            await pilot.press("space" if ch == " " else ch)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        banner = text_of(app.query_one("#compare-banner"))
+        shown = text_of(app.query_one("#compare-report"))
+        comp = app.inv["comparisons"][-1]
+    assert "REFUSED" not in banner and "hardware" in banner
+    params = comp["parameters"]
+    cli = render_comparison(compare(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]),
+                                    lens=params["lens"], changes={k: tuple(v) for k, v in params["changes"].items()},
+                                    accepts=params["accepts"], control=store.load_runs(params.get("control") or [])))
+    assert shown == cli
+    assert f"accepted: {why}" in shown
+
+    app = WorkbenchApp(demo_url)  # a new session: the comparison comes from the store
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter", "2")
+        await settle(app, pilot)
+        assert text_of(app.query_one("#compare-report")) == cli
+        assert app.state.comparison["id"] == comp["id"]
+        assert "accepted with a recorded reason: hardware" in text_of(app.query_one("#compare-banner"))
+
+
+def test_every_stored_demo_comparison_renders_as_the_cli_prints_it(demo_url):
+    """The stored JSON, turned back into the typed comparison, draws the same report as a fresh run."""
+    from store import open_store
+    from workbench.compare import compare
+    from workbench.compare.render import render_comparison
+    from workbench.investigations import workflow as wf
+    from workbench.tui import services
+
+    store = open_store(demo_url)
+    seen = 0
+    for inv in wf.list_investigations(store):
+        for comp in wf.show_investigation(store, inv["id"])["comparisons"]:
+            p = comp["parameters"]
+            fresh = compare(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]), lens=p["lens"],
+                            changes={k: tuple(v) for k, v in p["changes"].items()}, accepts=p["accepts"],
+                            control=store.load_runs(p.get("control") or []))
+            assert services.comparison_report(comp) == render_comparison(fresh)
+            seen += 1
+    assert seen >= 3
+
+
+@pytest.mark.asyncio
+async def test_compare_pane_shows_each_run_over_time(demo_url):
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter", "2")
+        await settle(app, pilot)
+        comp = app.state.comparison
+        lines = text_of(app.query_one("#compare-sparks")).strip().splitlines()
+    assert lines[0].startswith("Over time: TTFT by request")
+    runs = [*comp["baseline_runs"], *comp["candidate_runs"]]
+    assert [int(line.split()[1]) for line in lines[1:]] == runs
+    assert all(len(line) <= 80 and any(ch in line for ch in "▁▂▃▄▅▆▇█") for line in lines[1:])
+
+
+def test_sparkline_shares_one_scale_and_marks_unknown():
+    import math
+
+    from workbench.compare.charts import sparkline
+
+    assert sparkline([1.0, 1.0, 8.0, 8.0], 4, 1.0, 8.0) == "▁▁██"
+    assert sparkline([1.0, math.nan, 4.5], 3, 1.0, 8.0) == "▁?▅"
+    assert sparkline(list(range(100)), 10, 0.0, 99.0)[0] == "▁" and sparkline(list(range(100)), 10, 0.0, 99.0)[-1] == "█"
+    assert len(sparkline([2.0] * 5, 40, 0.0, 4.0)) == 5  # never stretched beyond its items

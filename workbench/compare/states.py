@@ -1,0 +1,19 @@
+"""A dimension's state in a comparison, defined once (docs/compare.md, "Comparability comes first").
+
+A string enum: a member *is* its word, so the JSON and the stored results carry the same text.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class DimensionState(StrEnum):
+    SAME = "same"  # equal on both sides
+    CHANGED = "changed"  # declared as the change and actually different
+    DIFFERENT = "different"  # different and not declared (or a label against its data, runs that disagree)
+    UNKNOWN = "unknown"  # missing on either side
+
+
+SAME, CHANGED, DIFFERENT, UNKNOWN = DimensionState
+STATES = tuple(DimensionState)

@@ -1,0 +1,204 @@
+"""An investigation as it crosses layers: frozen, typed records with a lossless JSON round trip.
+
+``wb investigate show --json`` prints :class:`InvestigationView` encoded (field order is
+the JSON's key order); ``docs/schema/investigation.json`` is its JSON Schema, generated
+from these types (``python -m tests.golden.regen`` rewrites it, a test checks it).
+msgspec Structs rather than dataclasses: decoding validates (a wrong type names the
+place), encoding is fast and the JSON Schema comes from the same definition (see
+docs/architecture.md, "Typed results").
+
+The comparison's ``result`` stays the compare engine's JSON document (``Any``): its own
+typed model is the compare layer's to give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+import msgspec
+
+from workbench.bundle.format import OBSERVATION_LABEL
+
+RunRef = int | str  # a store id; a bundle's ref ("run/6") in an imported investigation
+
+T = TypeVar("T", bound="View")
+
+
+class View(msgspec.Struct, frozen=True):
+    def to_json(self) -> dict[str, Any]:
+        return msgspec.to_builtins(self)
+
+    @classmethod
+    def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:
+        return msgspec.convert(dict(doc), cls)
+
+
+class Frame(View, frozen=True):
+    """The decision: lens, question, guardrails, intended change, run sets."""
+
+    id: int
+    ref: str
+    title: str
+    lens: str
+    question: str
+    guardrails: list[str]
+    intended_change: dict[str, list[Any]]
+    baseline_runs: list[RunRef]
+    candidate_runs: list[RunRef]
+    created_by: str
+    created_at: str
+    imported: bool
+    imported_bundle_id: int | None
+
+
+class InvestigationSummary(Frame, frozen=True):
+    """A row of ``wb investigate list``: the frame and how many records it holds."""
+
+    comparisons: int
+    observations: int
+    hypotheses: int
+
+
+class ComparisonView(View, frozen=True, omit_defaults=True):
+    """A stored comparison: its parameters (:class:`ComparisonParameters`' JSON), the
+    engine that made it and its result (absent when asked without it)."""
+
+    id: int
+    ref: str
+    baseline_runs: list[RunRef]
+    candidate_runs: list[RunRef]
+    parameters: dict[str, Any]
+    engine: dict[str, Any]
+    comparable: bool
+    verdict: str | None
+    created_by: str
+    created_at: str
+    result: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+
+
+class ObservationView(View, frozen=True):
+    """A pinned fact with its evidence, or the retraction of one (never edited)."""
+
+    id: int
+    ref: str
+    label: str
+    kind: str  # "observation" or "retraction"
+    text: str
+    evidence: list[dict[str, Any]]
+    source: str | None
+    retracts: str | None
+    retracted_by: str | None
+    pinned_by: str
+    pinned_at: str
+
+
+class HypothesisStep(View, frozen=True):
+    status: str
+    evidence: list[dict[str, Any]]
+    note: str | None
+    decided_by: str
+    decided_at: str
+
+
+class HypothesisView(View, frozen=True):
+    """A claim, the test that would decide it, its status and every decision."""
+
+    id: int
+    ref: str
+    statement: str
+    test: str
+    status: str
+    links: dict[str, list[Any]]
+    history: list[HypothesisStep]
+    created_by: str
+    created_at: str
+
+
+class InvestigationView(Frame, frozen=True):
+    """``wb investigate show``: the frame with its comparisons, observations and hypotheses."""
+
+    comparisons: list[ComparisonView]
+    observations: list[ObservationView]
+    hypotheses: list[HypothesisView]
+
+
+def frame_of(row: Any) -> Frame:
+    return Frame(
+        id=row.id,
+        ref=f"investigation/{row.id}",
+        title=row.title,
+        lens=row.lens,
+        question=row.question,
+        guardrails=list(row.guardrails or []),
+        intended_change=dict(row.intended_change or {}),
+        baseline_runs=list(row.baseline_runs or []),
+        candidate_runs=list(row.candidate_runs or []),
+        created_by=row.created_by,
+        created_at=row.created_at,
+        imported=row.imported_bundle_id is not None,
+        imported_bundle_id=row.imported_bundle_id,
+    )
+
+
+def comparison_of(row: Any, *, with_result: bool = True) -> ComparisonView:
+    return ComparisonView(
+        id=row.id,
+        ref=f"comparison/{row.id}",
+        baseline_runs=list(row.baseline_runs or []),
+        candidate_runs=list(row.candidate_runs or []),
+        parameters=dict(row.parameters or {}),
+        engine=dict(row.engine or {}),
+        comparable=row.comparable,
+        verdict=row.verdict,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        result=dict(row.result or {}) if with_result else msgspec.UNSET,
+    )
+
+
+def observations_of(rows: Sequence[Any]) -> list[ObservationView]:
+    retracted_by = {r.retracts_id: r.id for r in rows if r.retracts_id is not None}
+    return [
+        ObservationView(
+            id=r.id,
+            ref=f"observation/{r.id}",
+            label=OBSERVATION_LABEL,
+            kind="retraction" if r.retracts_id is not None else "observation",
+            text=r.text,
+            evidence=list(r.evidence or []),
+            source=r.source,
+            retracts=None if r.retracts_id is None else f"observation/{r.retracts_id}",
+            retracted_by=None if r.id not in retracted_by else f"observation/{retracted_by[r.id]}",
+            pinned_by=r.pinned_by,
+            pinned_at=r.pinned_at,
+        )
+        for r in rows
+    ]
+
+
+LINK_KEYS = {"rerun_plan": "rerun_plans", "comparison": "comparisons", "rerun_comparison": "rerun_comparisons"}
+
+
+def hypothesis_of(row: Any, history: Sequence[Any]) -> HypothesisView:
+    steps = [
+        HypothesisStep(status=h.status, evidence=list(h.evidence or []), note=h.note, decided_by=h.decided_by, decided_at=h.decided_at)
+        for h in history
+    ]
+    links: dict[str, list[Any]] = {key: [] for key in LINK_KEYS.values()}
+    for step in steps:
+        for ev in step.evidence:
+            key = LINK_KEYS.get(ev.get("kind"))
+            if key and ev.get("id") not in links[key]:
+                links[key].append(ev.get("id"))
+    return HypothesisView(
+        id=row.id,
+        ref=f"hypothesis/{row.id}",
+        statement=row.statement,
+        test=row.test,
+        status=steps[-1].status if steps else "open",
+        links=links,
+        history=steps,
+        created_by=row.created_by,
+        created_at=row.created_at,
+    )
