@@ -19,6 +19,10 @@ and its reaped workers; steadier than wall time on a shared machine) and the pea
 the summed RSS of the process tree (HTA and wb both use worker processes), sampled
 every 20 ms.
 
+Beside them, in the same run: the floor (gunzip + ``json.load`` of the same files, in a
+fresh process) and ``wb import`` end to end into a new store, with ratios and the load
+average.
+
 Run: ``.venv/bin/python bench/training_import.py [--no-1gb] [--no-hta]``
 """
 
@@ -70,26 +74,66 @@ t2 = time.perf_counter()
 print(json.dumps({"import_s": t1 - t0, "work_s": t2 - t1, "cpu_s": cpu() - c1, "rows": int(len(df)), "ranks": int(len(df))}))
 """
 
+# The floor: gunzip + json.load of every file, nothing kept.
+FLOOR = r"""
+import gzip, json, resource, sys, time
+from pathlib import Path
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+t1 = time.perf_counter(); c1 = cpu()
+paths = sorted(p for p in Path(sys.argv[1]).iterdir() if p.is_file())
+for p in paths:
+    with (gzip.open(p) if p.suffix == ".gz" else open(p, "rb")) as f:
+        json.load(f)
+print(json.dumps({"import_s": 0.0, "work_s": time.perf_counter() - t1, "cpu_s": cpu() - c1, "rows": 0, "ranks": len(paths)}))
+"""
+
+# `wb import` end to end into a new store (interpreter start, imports, store creation and
+# writes included: the figure a user waits for is process s).
+WB_IMPORT = r"""
+import json, resource, sys, tempfile, time
+def cpu():
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+t0 = time.perf_counter()
+from workbench.cli import main
+t1 = time.perf_counter(); c1 = cpu()
+with tempfile.TemporaryDirectory() as tmp:
+    main(["--store", tmp + "/wb.sqlite", "import", "--json", sys.argv[1]])
+print(json.dumps({"import_s": t1 - t0, "work_s": time.perf_counter() - t1, "cpu_s": cpu() - c1, "rows": 0, "ranks": 0}))
+"""
+
 
 def run_measured(code: str, trace_dir: Path) -> dict:
-    """Run ``code`` in a fresh interpreter; its JSON line plus the peak summed RSS of its process tree."""
-    import psutil
-
+    """Run ``code`` in a fresh interpreter; its JSON line plus the peak summed RSS of its
+    process tree (sampled with psutil when installed; else the process's own peak from
+    wait4, which leaves out worker processes)."""
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
     env = dict(os.environ, PYTHONPATH=str(REPO))
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code, str(trace_dir)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
-    parent = psutil.Process(proc.pid)
     peak = 0
-    while proc.poll() is None:
-        try:
-            tree = [parent, *parent.children(recursive=True)]
-            peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
-        except psutil.Error:
-            pass
-        time.sleep(0.02)
-    out, _ = proc.communicate()
-    if proc.returncode != 0:
-        raise RuntimeError(f"benchmark child failed (exit {proc.returncode}) on {trace_dir}")
+    if psutil is not None:
+        parent = psutil.Process(proc.pid)
+        while proc.poll() is None:
+            try:
+                tree = [parent, *parent.children(recursive=True)]
+                peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+            except psutil.Error:
+                pass
+            time.sleep(0.02)
+        out, _ = proc.communicate()
+        returncode = proc.returncode
+    else:
+        out = proc.stdout.read()
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = returncode = os.waitstatus_to_exitcode(status)
+        peak = usage.ru_maxrss * 1024
+    if returncode != 0:
+        raise RuntimeError(f"benchmark child failed (exit {returncode}) on {trace_dir}")
     result = json.loads(out.strip().splitlines()[-1])
     result["peak_rss_mb"] = peak / 2**20
     result["process_s"] = time.perf_counter() - start
@@ -160,10 +204,18 @@ def main() -> int:
 
         ensure_hta()
     cases = [("1 rank", prepare_one()), ("8 ranks", prepare_eight())]
-    print(f"{'case':10} {'side':5} {'work s':>8} {'CPU s':>7} {'peak RSS MB':>12} {'imports s':>10} {'process s':>10}  rows")
+    print(f"load average {os.getloadavg()[0]:.2f} (1 min, {os.cpu_count()} CPUs, shared machine)")
+    print(f"{'case':10} {'side':9} {'work s':>8} {'CPU s':>7} {'peak RSS MB':>12} {'imports s':>10} {'process s':>10}  rows")
     for name, trace_dir in cases:
         ours = run_measured(OURS, trace_dir)
-        print(f"{name:10} {'wb':5} {ours['work_s']:8.2f} {ours['cpu_s']:7.2f} {ours['peak_rss_mb']:12.0f} {ours['import_s']:10.2f} {ours['process_s']:10.2f}  {ours['rows']} rows, {ours['ranks']} ranks")
+        print(f"{name:10} {'wb':9} {ours['work_s']:8.2f} {ours['cpu_s']:7.2f} {ours['peak_rss_mb']:12.0f} {ours['import_s']:10.2f} {ours['process_s']:10.2f}  {ours['rows']} rows, {ours['ranks']} ranks")
+        floor = run_measured(FLOOR, trace_dir)
+        print(f"{name:10} {'floor':9} {floor['work_s']:8.2f} {floor['cpu_s']:7.2f} {floor['peak_rss_mb']:12.0f} {'':>10} {floor['process_s']:10.2f}  gunzip + json.load")
+        cli = run_measured(WB_IMPORT, trace_dir)
+        print(f"{name:10} {'wb import':9} {cli['work_s']:8.2f} {cli['cpu_s']:7.2f} {cli['peak_rss_mb']:12.0f} {cli['import_s']:10.2f} {cli['process_s']:10.2f}  end to end into a new store")
+        print(f"{name:10} ratio: wb's read is {ours['work_s'] / floor['work_s']:.2f}x the floor in wall time, "
+              f"{ours['cpu_s'] / floor['cpu_s']:.2f}x in CPU time; `wb import` whole process {cli['process_s']:.2f} s = "
+              f"{cli['process_s'] / floor['process_s']:.2f}x the floor's process; load average now {os.getloadavg()[0]:.2f}")
         if args.no_hta:
             continue
         hta = run_measured(HTA, trace_dir)

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from store import columns
-from store.engine import display_url, make_engine, normalize_url
-from store.errors import ReadOnlyStore, RunNotFound, StoreError
+from store.engine import connect_sqlite, default_data_dir, display_url, make_engine, normalize_url, sqlite_path, writable
+from store.errors import ReadOnlyStore, RunNotFound, SchemaError, StoreError
 from store.records import SAMPLES, Dimension, RunRecord, Work
+from store.schema import ABSENT, READY, SCHEMA_VERSION, apply, sqlalchemy_query, state
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -50,9 +51,19 @@ class RunSummary:
 
 
 class Store:
-    def __init__(self, url: str, engine: "Engine") -> None:
+    """An open store. Reads of runs go through ``_read`` (the standard library's sqlite3
+    for a SQLite file: no SQLAlchemy import); the SQLAlchemy engine and the ORM load on
+    first use by a writer. A SQLite store that does not exist yet is created (atomically)
+    by the first write, so reading or a failed import leaves no file behind."""
+
+    def __init__(self, url: str, engine: "Engine | None" = None, *, path: Path | None = None,
+                 read_only: bool = False, absent: bool = False) -> None:
         self.url = url
-        self.engine = engine
+        self.path = path  # the SQLite file, if this store is one
+        self.read_only = read_only
+        self._absent = absent
+        self._engine = engine
+        self._warmer: Any = None
 
     def __repr__(self) -> str:
         return f"Store({display_url(self.url)!r})"
@@ -60,6 +71,28 @@ class Store:
     @property
     def display_url(self) -> str:
         return display_url(self.url)
+
+    @property
+    def exists(self) -> bool:
+        """False while a new SQLite store waits for its first write."""
+        return not self._absent
+
+    def ensure_exists(self) -> "Store":
+        """Create the store now if it does not exist yet (any write does this first)."""
+        if self._absent:
+            if self.read_only:
+                raise ReadOnlyStore(f"the store {self.display_url} is read-only and holds no wb store")
+            _create_sqlite(self.path)  # type: ignore[arg-type]
+            self._absent = False
+        return self
+
+    @property
+    def engine(self) -> "Engine":
+        """The SQLAlchemy engine (made on first use; a store still to be created is created now)."""
+        self.ensure_exists()
+        if self._engine is None:
+            self._engine = make_engine(self.url, read_only=self.read_only)
+        return self._engine
 
     @contextmanager
     def session(self) -> Iterator["Session"]:
@@ -76,35 +109,56 @@ class Store:
                     raise ReadOnlyStore(f"the store {self.display_url} is read-only: nothing was written") from None
                 raise
 
+    @contextmanager
+    def _read(self) -> Iterator[Callable[..., list[tuple[Any, ...]]]]:
+        """``query(sql, params)`` in one read snapshot: sqlite3 for a SQLite file (no
+        SQLAlchemy), the engine otherwise."""
+        if self.path is not None and (self._engine is None or self.read_only):
+            conn = connect_sqlite(self.path, read_only=self.read_only)
+            try:
+                conn.execute("BEGIN")
+                yield lambda sql, params=None: conn.execute(sql, params or {}).fetchall()
+            finally:
+                conn.close()
+            return
+        from store.schema import sqlalchemy_query
+
+        with self.engine.connect() as conn:
+            yield sqlalchemy_query(conn)
+
     def close(self) -> None:
-        self.engine.dispose()
+        if self._engine is not None:
+            self._engine.dispose()
 
     # -- captures ---------------------------------------------------------------
 
-    def find_capture(self, sha256: str) -> "Capture | None":
-        from sqlmodel import select
-
-        from store.tables import Capture
-
-        with self.session() as s:
-            return s.exec(select(Capture).where(Capture.sha256 == sha256)).first()
+    def find_capture(self, sha256: str) -> "CaptureRow | None":
+        if self._absent:
+            return None
+        with self._read() as q:
+            rows = q(f"SELECT {_CAPTURE_COLUMNS} FROM capture c WHERE c.sha256 = :sha", {"sha": sha256})
+        return CaptureRow(*rows[0]) if rows else None
 
     def capture_runs(self, capture_id: int) -> list[int]:
-        from sqlmodel import select
+        if self._absent:
+            return []
+        with self._read() as q:
+            return sorted(int(r[0]) for r in q("SELECT run_id FROM run_source WHERE capture_id = :c", {"c": capture_id}))
 
-        from store.tables import RunSource
+    def prepare_writes(self) -> None:
+        """Load SQLAlchemy and the tables in a background thread (a command that will
+        write calls this first, so the load overlaps reading its input)."""
+        import threading
 
-        with self.session() as s:
-            return sorted(s.exec(select(RunSource.run_id).where(RunSource.capture_id == capture_id)).all())
+        if self._warmer is None:
+            self._warmer = threading.Thread(target=_load_orm, name="wb-store-warm-up", daemon=True)
+            self._warmer.start()
 
-    def run_captures(self, run_id: int) -> list["Capture"]:
-        from sqlmodel import select
-
-        from store.tables import Capture, RunSource
-
-        with self.session() as s:
-            stmt = select(Capture).join(RunSource, RunSource.capture_id == Capture.id).where(RunSource.run_id == run_id)
-            return list(s.exec(stmt.order_by(Capture.id)).all())
+    def run_captures(self, run_id: int) -> list["CaptureRow"]:
+        if self._absent:
+            return []
+        with self._read() as q:
+            return [CaptureRow(*r) for r in q(_CAPTURES_OF_RUN, {"run": run_id})]
 
     # -- writing ----------------------------------------------------------------
 
@@ -116,6 +170,7 @@ class Store:
         (files already in the store, by capture id). Either everything is written or
         nothing is.
         """
+        import numpy as np
         from sqlalchemy import insert
         from sqlalchemy.exc import IntegrityError
 
@@ -167,39 +222,27 @@ class Store:
     # -- reading ----------------------------------------------------------------
 
     def list_runs(self, lens: str | None = None) -> list[RunSummary]:
-        from sqlmodel import select
-
-        from store.tables import Run
-
-        with self.session() as s:
-            stmt = select(Run).order_by(Run.id)
-            if lens:
-                stmt = stmt.where(Run.lens == lens)
-            return [_summary(r) for r in s.exec(stmt).all()]
+        if self._absent:
+            return []
+        with self._read() as q:
+            rows = q(f"SELECT {_RUN_COLUMNS} FROM run" + (" WHERE lens = :lens" if lens else "") + " ORDER BY id", {"lens": lens})
+        return [_summary(_RunRow(*r)) for r in rows]
 
     def get_run(self, run_id: int) -> RunSummary:
-        from store.tables import Run
-
-        with self.session() as s:
-            row = s.get(Run, run_id)
-            if row is None:
-                raise RunNotFound(f"no run with id {run_id}")
+        with self._read_run(run_id) as (row, _q):
             return _summary(row)
 
     def resolve_run(self, ref: str | int) -> int:
         """A run id from an id or a label; a label that matches several runs is an error."""
-        from sqlmodel import select
-
-        from store.tables import Run
-
         text_ref = str(ref).strip()
-        with self.session() as s:
-            if text_ref.isdigit():
-                if s.get(Run, int(text_ref)) is not None:
+        ids: list[int] = []
+        if not self._absent:
+            with self._read() as q:
+                if text_ref.isdigit() and q("SELECT id FROM run WHERE id = :id", {"id": int(text_ref)}):
                     return int(text_ref)
-            ids = list(s.exec(select(Run.id).where(Run.label == text_ref).order_by(Run.id)).all())
+                ids = [int(r[0]) for r in q("SELECT id FROM run WHERE label = :label ORDER BY id", {"label": text_ref})]
         if len(ids) == 1:
-            return int(ids[0])  # type: ignore[arg-type]
+            return ids[0]
         if not ids:
             raise RunNotFound(f"no run with id or label {text_ref!r} (see 'wb runs')")
         raise RunNotFound(f"label {text_ref!r} matches runs {', '.join(map(str, ids))}; name one by id")
@@ -209,28 +252,34 @@ class Store:
 
     def load_run(self, run_id: int, tables: Sequence[str] | None = None) -> RunRecord:
         """The run with its columns (all tables, or only ``tables``)."""
-        from sqlmodel import select
-
-        from store.tables import Run, RunColumn
-
-        with self.session() as s:
-            row = s.get(Run, run_id)
-            if row is None:
-                raise RunNotFound(f"no run with id {run_id}")
-            stmt = select(RunColumn).where(RunColumn.run_id == run_id).order_by(RunColumn.id)
+        with self._read_run(run_id) as (row, q):
+            sql = "SELECT table_name, name, data FROM run_column WHERE run_id = :run"
+            params: dict[str, Any] = {"run": run_id}
             if tables is not None:
-                stmt = stmt.where(RunColumn.table_name.in_(list(tables)))  # type: ignore[attr-defined]
-            col_rows = s.exec(stmt).all()
-            sources = [Path(c.path) for c in self.run_captures(run_id)]
+                names = list(tables)
+                params.update({f"t{i}": t for i, t in enumerate(names)})
+                sql += " AND table_name IN (" + ", ".join(f":t{i}" for i in range(len(names))) + ")" if names else " AND 1 = 0"
+            col_rows = q(sql + " ORDER BY id", params)
+            sources = [Path(r[4]) for r in q(_CAPTURES_OF_RUN, {"run": run_id})]
         record = _record(row)
         record.sources = sources
-        for col in col_rows:
-            record.tables.setdefault(col.table_name, {})[col.name] = columns.decode(col.data)
+        for table_name, name, data in col_rows:
+            record.tables.setdefault(table_name, {})[name] = columns.decode(bytes(data))
         record.tables.setdefault(SAMPLES, {})
         return record
 
     def load_runs(self, run_ids: Sequence[int], tables: Sequence[str] | None = None) -> list[RunRecord]:
         return [self.load_run(i, tables) for i in run_ids]
+
+    @contextmanager
+    def _read_run(self, run_id: int) -> Iterator[tuple["_RunRow", Callable[..., list[tuple[Any, ...]]]]]:
+        if self._absent:
+            raise RunNotFound(f"no run with id {run_id}")
+        with self._read() as q:
+            rows = q(f"SELECT {_RUN_COLUMNS} FROM run WHERE id = :id", {"id": int(run_id)})
+            if not rows:
+                raise RunNotFound(f"no run with id {run_id}")
+            yield _RunRow(*rows[0]), q
 
     def counts(self) -> dict[str, int]:
         """Row counts of the core tables (tests and `wb doctor` use them)."""
@@ -238,6 +287,8 @@ class Store:
 
         from store.tables import Capture, Run, RunColumn, RunSource
 
+        if self._absent:
+            return {"capture": 0, "run": 0, "run_source": 0, "run_column": 0}
         with self.engine.connect() as conn:
             return {
                 t.__tablename__: int(conn.execute(select(func.count()).select_from(t)).scalar_one())  # type: ignore[arg-type]
@@ -262,7 +313,65 @@ def _run_row(record: RunRecord, origin: str) -> "Run":
     )
 
 
-def _summary(row: "Run") -> RunSummary:
+# "window" is a reserved word in PostgreSQL: quoted.
+_RUN_COLUMNS = 'id, lens, label, dimensions, "window", work_unit, work_amount, quality, meta, sample_count, origin, created_at'
+_CAPTURE_COLUMNS = "c.id, c.sha256, c.size, c.name, c.path, c.format, c.importer, c.importer_version, c.imported_at"
+_CAPTURES_OF_RUN = f"SELECT {_CAPTURE_COLUMNS} FROM capture c JOIN run_source s ON s.capture_id = c.id WHERE s.run_id = :run ORDER BY c.id"
+
+
+def _load_orm() -> None:
+    try:
+        import sqlalchemy.orm  # noqa: F401
+        import sqlmodel  # noqa: F401
+
+        from store.tables import load_all_tables
+
+        load_all_tables()
+    except Exception:  # noqa: BLE001 - only a head start: the writer imports (and reports) again
+        pass
+
+
+@dataclass(frozen=True)
+class CaptureRow:
+    """A stored capture, as read (the fields of ``store.tables.Capture``)."""
+
+    id: int
+    sha256: str
+    size: int
+    name: str
+    path: str
+    format: str
+    importer: str
+    importer_version: str
+    imported_at: str
+
+
+@dataclass
+class _RunRow:
+    """A ``run`` row as read without the ORM (JSON columns decoded)."""
+
+    id: int
+    lens: str
+    label: str
+    dimensions: Any
+    window: Any
+    work_unit: str | None
+    work_amount: float | None
+    quality: Any
+    meta: Any
+    sample_count: int
+    origin: str
+    created_at: str
+
+    def __post_init__(self) -> None:
+        # SQLite returns JSON columns as text; psycopg has already decoded them.
+        for name in ("dimensions", "window", "quality", "meta"):
+            value = getattr(self, name)
+            if isinstance(value, (str, bytes)):
+                setattr(self, name, json.loads(value))
+
+
+def _summary(row: "_RunRow") -> RunSummary:
     return RunSummary(
         id=int(row.id),  # type: ignore[arg-type]
         lens=row.lens,
@@ -275,7 +384,7 @@ def _summary(row: "Run") -> RunSummary:
     )
 
 
-def _record(row: "Run") -> RunRecord:
+def _record(row: "_RunRow") -> RunRecord:
     return RunRecord(
         id=row.id,
         lens=row.lens,
@@ -289,18 +398,89 @@ def _record(row: "Run") -> RunRecord:
 
 
 def open_store(url: str | None = None, *, create: bool = True) -> Store:
-    """Open the store at ``url`` (default: the user's SQLite store), creating or upgrading its schema."""
-    from store.schema import ensure_schema
-
+    """Open the store at ``url`` (default: the user's SQLite store), upgrading its schema
+    when needed. A SQLite store that does not exist yet is created by its first write
+    (``create``; with ``create=False`` it is an error), and only in a directory that
+    exists (the default store's directory is made for it)."""
     normalized = normalize_url(url)
     try:
+        path = sqlite_path(normalized)
+        if path is not None:
+            return _open_sqlite(normalized, path, create)
         engine = make_engine(normalized)
-        ensure_schema(engine, create=create)
+        with engine.connect() as conn:
+            found, _version = state(sqlalchemy_query(conn), engine.dialect.name)
+            if found != READY:
+                if found == ABSENT and not create:
+                    raise SchemaError(f"no wb store at {display_url(normalized)} yet: 'wb --store URL import FILE' creates one")
+                apply(conn)
+                conn.commit()
+        return Store(normalized, engine)
     except StoreError:
         raise
     except Exception as exc:  # driver errors: unreachable server, bad path, permissions
         raise StoreError(f"cannot open store {display_url(normalized)}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
-    return Store(normalized, engine)
+
+
+def _open_sqlite(url: str, path: Path, create: bool) -> Store:
+    if not path.exists():
+        if not path.parent.is_dir() and path.parent != default_data_dir():
+            raise StoreError(f"no store at {path}: its directory {path.parent} does not exist "
+                             f"(create the directory with 'mkdir -p {path.parent}', then 'wb --store {path} import FILE' creates the store)")
+        if not create:
+            raise SchemaError(f"no wb store at {path} yet: 'wb --store {path} import FILE' creates one")
+        return Store(url, path=path, absent=True)
+    if not path.is_file():
+        raise StoreError(f"store {path} is not a file")
+    if path.stat().st_size == 0:
+        raise StoreError(f"store {path} is an empty file, not a wb store: remove it ('rm {path}') and the next "
+                         f"'wb --store {path} import FILE' creates the store there")
+    read_only = not writable(path)
+    conn = connect_sqlite(path, read_only=read_only)
+    try:
+        found, version = state(lambda sql, params=None: conn.execute(sql, params or {}).fetchall(), "sqlite")
+    finally:
+        conn.close()
+    store = Store(url, path=path, read_only=read_only)
+    if found == READY or (read_only and found != ABSENT and version is not None and version == SCHEMA_VERSION):
+        return store  # (read-only: tables another wb added cannot be added here, and need not be)
+    if read_only:
+        raise StoreError(f"store {path} is read-only and {'holds no wb store' if found == ABSENT else 'needs an upgrade this wb cannot write'}")
+    if found == ABSENT and not create:
+        raise SchemaError(f"no wb store at {path} yet: 'wb --store {path} import FILE' creates one")
+    with store.engine.connect() as sa_conn:
+        apply(sa_conn)
+        sa_conn.commit()
+    return store
+
+
+def _create_sqlite(path: Path) -> None:
+    """Create a new SQLite store at ``path`` atomically: the schema is built in a file
+    beside it and linked into place, so ``path`` never holds a half-made store (a
+    ``kill -9`` leaves only the temporary file) and of concurrent first uses one
+    creates it and the others use that one."""
+    import secrets
+
+    if path.parent == default_data_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.creating")
+    engine = make_engine(f"sqlite:///{tmp}")
+    try:
+        with engine.connect() as conn:
+            apply(conn)
+            conn.commit()
+        engine.dispose()  # the last connection checkpoints the WAL into the file
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process created it first: use that one
+        except OSError:  # a file system without hard links
+            if not path.exists():
+                os.replace(tmp, path)
+    finally:
+        engine.dispose()
+        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+            leftover.unlink(missing_ok=True)
 
 
 def _read_only(exc: BaseException) -> bool:

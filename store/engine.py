@@ -1,12 +1,21 @@
-"""Store URLs and engines: SQLite by default (WAL, foreign keys, busy timeout), PostgreSQL for teams."""
+"""Store URLs and connections: SQLite by default (WAL, foreign keys, busy timeout), PostgreSQL for teams.
+
+Reading a SQLite store needs no SQLAlchemy: ``connect_sqlite`` is the standard
+library's driver with the same settings, and costs a millisecond where importing
+SQLAlchemy costs a good part of a second. ``make_engine`` is for writes and for
+PostgreSQL.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from sqlalchemy.engine import Engine
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -36,27 +45,72 @@ def normalize_url(url: str | None) -> str:
     return url
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite store URL (None for another backend or an in-memory database)."""
+    if not url.startswith("sqlite"):
+        return None
+    scheme, sep, rest = url.partition(":///")
+    if not sep or scheme not in ("sqlite", "sqlite+pysqlite") or "?" in rest:
+        return None  # another driver or URI parameters: leave the URL to SQLAlchemy
+    if rest in ("", ":memory:"):
+        return None
+    return Path(rest)
+
+
 def display_url(url: str) -> str:
     """The URL with any password hidden, for messages."""
+    if url.startswith("sqlite"):  # no credentials in a file URL; no SQLAlchemy import for it
+        return url
     from sqlalchemy.engine import make_url
 
     return make_url(url).render_as_string(hide_password=True)
 
 
-def make_engine(url: str) -> "Engine":
+def writable(path: Path) -> bool:
+    """Whether wb may write the SQLite store at ``path``: the file and its directory (for
+    the WAL and the lock files) both writable."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _sqlite_uri(path: Path, read_only: bool, *, create: bool = False) -> str:
+    if not read_only:  # never an implicit new file: a store is created on purpose (store.api)
+        return f"file:{quote(str(path))}?mode={'rwc' if create else 'rw'}"
+    # A read-only directory cannot take the -shm file a WAL reader needs; with no -wal
+    # file there is nothing beyond the main file to read, so it is opened as immutable.
+    immutable = not os.access(path.parent, os.W_OK) and not Path(f"{path}-wal").exists()
+    return f"file:{quote(str(path))}?mode=ro" + ("&immutable=1" if immutable else "")
+
+
+def connect_sqlite(path: Path, *, read_only: bool = False) -> "sqlite3.Connection":
+    """A standard-library connection in autocommit mode (the caller says BEGIN)."""
+    import sqlite3
+
+    conn = sqlite3.connect(_sqlite_uri(path, read_only), uri=True, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
+                           isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    return conn
+
+
+def make_engine(url: str, *, read_only: bool = False) -> "Engine":
     from sqlalchemy import create_engine, event
 
     url = normalize_url(url)
     if url.startswith("sqlite"):
-        path = url.split("sqlite:///", 1)[1] if "sqlite:///" in url else ""
-        if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        path = sqlite_path(url)
+        if path is not None:  # the stdlib driver with our URI (read-only stores open with mode=ro)
+            import sqlite3
+
+            uri = _sqlite_uri(path, read_only, create=not path.exists())
+            engine = create_engine("sqlite+pysqlite://", creator=lambda: sqlite3.connect(
+                uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000, check_same_thread=False))
+        else:
+            engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record) -> None:  # every connection, not just the first
             cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
+            if not read_only:
+                cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
             cur.execute("PRAGMA synchronous=NORMAL")

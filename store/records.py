@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 DimensionSource = Literal["declared", "measured", "derived"]
 DIMENSION_SOURCES: tuple[str, ...] = ("declared", "measured", "derived")

@@ -4,72 +4,128 @@ The version lives in ``wb_meta``. A migration is a function that takes a connect
 inside a transaction and moves the schema from version N to N+1. A store made by a
 newer wb, or a database that is not a wb store, is refused with a clear message
 rather than misread.
+
+Opening is cheap: ``state`` reads the table names and ``wb_meta`` with two queries and
+no ORM. ``wb_meta`` also records the fingerprint of the table code that last created
+tables in the store (``tables``); while it matches, nothing is created, so the ORM
+is imported only by a process that writes or has tables to add (a new table group is
+created empty in old stores, without a migration). Every change runs in one
+transaction under a lock (SQLite ``BEGIN IMMEDIATE``, a PostgreSQL advisory lock)
+that re-reads the state first: concurrent first uses create the tables once, and a
+killed creation leaves nothing behind.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from store.errors import SchemaError
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection, Engine
+    from sqlalchemy.engine import Connection
 
 SCHEMA_VERSION = 1
 
 # MIGRATIONS[n] upgrades a store at version n to n + 1. Version 1 is the first release.
 MIGRATIONS: dict[int, Callable[["Connection"], None]] = {}
 
+# What ``state`` finds.
+READY = "ready"  # the version and the tables of this wb
+ABSENT = "absent"  # no wb tables yet (an empty database, or an older creation that was cut short)
+CHANGE = "change"  # an older version to upgrade, or tables to add
 
-def read_version(conn: "Connection") -> int | None:
-    from sqlalchemy import inspect, text
+# pg_advisory_xact_lock key: "wb schema" (any constant; held only while the schema changes).
+_PG_LOCK = 0x77622D736368656D
 
-    tables = set(inspect(conn).get_table_names())
+Query = Callable[..., list[tuple[Any, ...]]]  # (sql, params=None) -> rows
+
+
+@cache
+def tables_fingerprint() -> str:
+    """SHA-256 of the store package's source with the schema version: it changes when
+    a table may have been added or changed (``create_all`` then runs once per store)."""
+    digest = hashlib.sha256(f"schema {SCHEMA_VERSION}\n".encode())
+    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def table_names(query: Query, dialect: str) -> set[str]:
+    if dialect == "sqlite":
+        return {r[0] for r in query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+    return {r[0] for r in query("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = current_schema()")}
+
+
+def state(query: Query, dialect: str) -> tuple[str, int | None]:
+    """(READY | ABSENT | CHANGE, the version found); raises SchemaError for a store this
+    wb must not touch (newer, not a wb store, damaged)."""
+    tables = table_names(query, dialect)
+    if not tables:
+        return ABSENT, None
     if "wb_meta" not in tables:
-        if tables & {"run", "capture"} or tables:
-            raise SchemaError(f"this database is not a wb store (it has tables {', '.join(sorted(tables)[:5])} but no wb_meta)")
-        return None
-    row = conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).first()
-    if row is None:
-        raise SchemaError("this wb store has no schema version; it may be damaged")
+        raise SchemaError(f"this database is not a wb store (it has tables {', '.join(sorted(tables)[:5])} but no wb_meta)")
+    meta = dict(query("SELECT key, value FROM wb_meta"))
+    raw = meta.get("schema_version")
+    if raw is None:
+        # Only an older wb's creation cut short leaves wb_meta without a version (it
+        # created tables outside a transaction); with no data in it, creating again repairs it.
+        if any(query(f"SELECT 1 FROM {t} LIMIT 1") for t in ("run", "capture") if t in tables):
+            raise SchemaError("this wb store has no schema version but holds runs; it may be damaged "
+                              "(keep a copy, then export what you need with 'wb bundle export')")
+        return ABSENT, None
     try:
-        return int(row[0])
+        version = int(raw)
     except ValueError:
-        raise SchemaError(f"this wb store has an unreadable schema version {row[0]!r}") from None
+        raise SchemaError(f"this wb store has an unreadable schema version {raw!r}") from None
+    if version > SCHEMA_VERSION:
+        raise SchemaError(
+            f"this store has schema version {version}, newer than this wb understands ({SCHEMA_VERSION}); "
+            "upgrade wb to use it"
+        )
+    if version < SCHEMA_VERSION or meta.get("tables") != tables_fingerprint():
+        return CHANGE, version
+    return READY, version
 
 
-def ensure_schema(engine: "Engine", *, create: bool = True) -> int:
-    """Create or upgrade the schema; return the version now in force."""
+def sqlalchemy_query(conn: "Connection") -> Query:
+    from sqlalchemy import text
+
+    return lambda sql, params=None: list(conn.execute(text(sql), params or {}).all())
+
+
+def apply(conn: "Connection") -> int:
+    """Under the schema lock, in the caller's transaction: bring the store to this wb's
+    schema (create, upgrade, add tables); return the version now in force."""
     from sqlalchemy import text
     from sqlmodel import SQLModel
 
     from store.tables import load_all_tables
 
+    dialect = conn.dialect.name
+    if dialect == "sqlite":
+        conn.exec_driver_sql("BEGIN IMMEDIATE")  # the write lock first: the state read next stays true
+    elif dialect == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
+    found, version = state(sqlalchemy_query(conn), dialect)
+    if found == READY:
+        return int(version)  # type: ignore[arg-type]
     load_all_tables()
-    with engine.begin() as conn:
-        version = read_version(conn)
-        if version is None:
-            if not create:
-                raise SchemaError("no wb store here (nothing has been imported yet)")
-            SQLModel.metadata.create_all(conn)
-            conn.execute(
-                text("INSERT INTO wb_meta (key, value) VALUES ('schema_version', :v)"),
-                {"v": str(SCHEMA_VERSION)},
-            )
-            return SCHEMA_VERSION
-        if version > SCHEMA_VERSION:
-            raise SchemaError(
-                f"this store has schema version {version}, newer than this wb understands ({SCHEMA_VERSION}); "
-                "upgrade wb to use it"
-            )
-        while version < SCHEMA_VERSION:
-            step = MIGRATIONS.get(version)
+    if found == ABSENT:
+        version = SCHEMA_VERSION
+    else:
+        while version < SCHEMA_VERSION:  # type: ignore[operator]
+            step = MIGRATIONS.get(version)  # type: ignore[arg-type]
             if step is None:
                 raise SchemaError(f"no migration from schema version {version}; this store cannot be upgraded")
             step(conn)
-            version += 1
-            conn.execute(text("UPDATE wb_meta SET value = :v WHERE key = 'schema_version'"), {"v": str(version)})
-        # Tables added in this version without a migration of their own (new groups) are created empty.
-        SQLModel.metadata.create_all(conn)
-        return version
+            version += 1  # type: ignore[operator]
+    # New tables (a new group, or the whole schema) are created empty; existing ones are kept.
+    SQLModel.metadata.create_all(conn)
+    conn.execute(text("DELETE FROM wb_meta WHERE key IN ('schema_version', 'tables')"))
+    conn.execute(text("INSERT INTO wb_meta (key, value) VALUES ('schema_version', :v), ('tables', :t)"),
+                 {"v": str(version), "t": tables_fingerprint()})
+    return int(version)  # type: ignore[arg-type]

@@ -36,7 +36,7 @@ def _at_once(*args: str) -> list[subprocess.CompletedProcess]:
 def test_concurrent_import_of_one_file(store_url, tmp_path):
     from store import open_store
 
-    open_store(store_url).close()  # created first: concurrent creation is a separate item (6)
+    open_store(store_url).ensure_exists().close()  # created first: concurrent creation is a separate item (6)
     capture = inputs.native_capture(tmp_path / "c.json", n=2_000)
     results = _at_once("--store", store_url, "import", str(capture), "--json")
     for r in results:
@@ -68,7 +68,7 @@ def test_concurrent_import_of_one_bundle(store_url, tmp_path):
     bundle = write_bundle(export_investigation(author, inv["id"]), tmp_path / "bundle.json")
     author.close()
 
-    open_store(store_url).close()
+    open_store(store_url).ensure_exists().close()
     results = _at_once("--store", store_url, "bundle", "import", str(bundle), "--json")
     for r in results:
         assert r.returncode == 0, r.stderr

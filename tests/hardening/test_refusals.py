@@ -123,7 +123,7 @@ def test_kineto_trace_events_not_an_array(capsys, tmp_path, store):
 def test_import_into_a_read_only_store(capsys, tmp_path, store_url):
     from store import open_store
 
-    open_store(store_url).close()
+    open_store(store_url).ensure_exists().close()
     if store_url.startswith("sqlite"):
         path = store_url.split("sqlite:///", 1)[1]
         read_only = f"sqlite:///file:{path}?mode=ro&uri=true"

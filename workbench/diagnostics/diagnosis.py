@@ -136,7 +136,7 @@ def _discover(paths: list[Path], skipped: list[dict[str, str]]) -> list[tuple[Pa
 
 
 def _head(path: Path) -> bytes:
-    from workbench.importers.base import READ_ERRORS, open_binary
+    from workbench.inputs import READ_ERRORS, open_binary
 
     try:
         with open_binary(path) as fh:

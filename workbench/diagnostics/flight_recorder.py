@@ -119,7 +119,7 @@ def sniff(head: bytes) -> bool:
 
 def load_dump(path: str | Path, *, max_bytes: int = safe_pickle.MAX_BYTES) -> RankDump:
     """One rank's dump, pickle or JSON, plain or gzip."""
-    from workbench.importers.base import read_bounded
+    from workbench.inputs import read_bounded
 
     path = Path(path)
     raw = read_bounded(path, max_bytes, f"dump is over the {max_bytes}-byte limit")

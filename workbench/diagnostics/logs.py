@@ -344,7 +344,7 @@ def _exception(msg: str) -> tuple[str, str, dict[str, Any]] | None:
 
 def parse_file(path: Path, *, host: str | None = None, rank: int | None = None, display: str | None = None) -> list[Event]:
     """Every failure-relevant event in the text file ``path`` (streamed in large blocks)."""
-    from workbench.importers.base import READ_ERRORS, open_binary
+    from workbench.inputs import READ_ERRORS, open_binary
 
     name = display or str(path)
     try:

@@ -21,7 +21,7 @@ import numpy as np
 
 from workbench.errors import BadInput
 from workbench.formats.inference_records import RequestColumns, stat_name, strict_number
-from workbench.importers.base import read_bounded
+from workbench.inputs import read_bounded
 
 MAX_BYTES = 2 << 30  # a single result file bigger than this is not a benchmark result
 

@@ -16,7 +16,7 @@ def import_into_store(path: Path, store_url: str) -> Any:
     """Import one snapshot file as ``wb import`` would: one transaction, so the store
     never holds half a snapshot."""
     from store import open_store
-    from workbench.importers.base import ImportOptions
+    from workbench.inputs import ImportOptions
     from workbench.ingest import import_files
 
     store = open_store(store_url)

@@ -15,7 +15,7 @@ import numpy as np
 
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
-from workbench.importers.base import ImportOptions
+from workbench.inputs import ImportOptions
 from workbench.training import breakdown as bd
 from workbench.training import diagnostics
 from workbench.training.model import RankTrace

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from workbench.errors import BadInput
-from workbench.importers.base import ImportOptions
+from workbench.inputs import ImportOptions
 from workbench.training.model import RankTrace
 from workbench.training.rank_summary import RankSummary, summarize
 

@@ -49,6 +49,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
                                 "step_pattern": step_pattern, "jobs": jobs}.items() if v is not None}
     err = stderr_console()
     store = open_store_from(ctx)
+    store.prepare_writes()  # SQLAlchemy and the tables load while the files are read
     if cluster and jobs:
         from workbench.errors import UsageError
 

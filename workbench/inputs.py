@@ -1,0 +1,217 @@
+"""What an import reads, and how: the user's options, a probe of a file's first bytes,
+and bounded, regular-file-only access to its content (decompressed when gzip).
+
+Importers, formats, the training readers and the diagnostics all read files through
+here, so the resource budget (``workbench.limits``) and the refusal of FIFOs, devices and
+sockets hold everywhere. It sits below all of them (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import stat
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from workbench.errors import BadInput
+from workbench.limits import (DECOMPRESSED_ABSOLUTE, DECOMPRESSED_FLOOR, DECOMPRESSED_RATIO, decompressed_cap, exceeded,
+                              size_text)
+
+HEAD_BYTES = 64 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What detection may look at: the path and the first bytes of content."""
+
+    path: Path
+    head: bytes  # decompressed when the file is gzip
+    compressed: bool
+
+    @property
+    def text(self) -> str:
+        return self.head.decode("utf-8", errors="replace")
+
+    @property
+    def stripped(self) -> str:
+        """The head without a UTF-8 BOM and leading whitespace."""
+        return self.text.lstrip("\ufeff \t\r\n")
+
+
+@dataclass
+class ImportOptions:
+    """What the user said on the command line that importers may use."""
+
+    label: str | None = None
+    # Importer-specific parameters (``--tz``, ``--from``, ``--to``, ``scrape_pair`` ...).
+    params: dict[str, Any] = field(default_factory=dict)
+    # Called with the number of raw (on-disk) bytes consumed so far in the current file.
+    progress: Callable[[Path, int, int], None] | None = None
+    # Where rank traces are read when not in local processes (``wb import --cluster``):
+    # a ``workbench.training.parallel.RankExecutor``; never sent to workers.
+    rank_executor: Any = None
+
+
+def open_regular(path: Path) -> IO[bytes]:
+    """Open ``path`` for reading, refusing anything but a regular file.
+
+    Opened non-blocking and checked with ``fstat`` on the open descriptor, so a FIFO
+    never blocks the open and a file swapped for a device after a ``stat`` is still
+    caught (a FIFO, ``/dev/zero`` or ``/dev/urandom`` would never end).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except PermissionError:
+        raise BadInput(path, "cannot be read (permission denied)") from None
+    except FileNotFoundError:
+        raise BadInput(path, "no such file") from None
+    except IsADirectoryError:
+        raise BadInput(path, "is a directory where a file was expected") from None
+    except OSError as exc:
+        raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise BadInput(path, "is a directory where a file was expected")
+        if not stat.S_ISREG(mode):
+            raise BadInput(path, f"is not a regular file ({_kind(mode)}); wb reads only regular files")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a plain file"
+
+
+def probe_file(path: Path) -> Probe:
+    """Read the head of ``path`` for detection, decompressing gzip."""
+    if path.is_dir():
+        raise BadInput(path, "is a directory where a file was expected")
+    with open_regular(path) as raw:
+        try:
+            magic = raw.read(2)
+            raw.seek(0)
+            if magic == GZIP_MAGIC:
+                try:
+                    with gzip.GzipFile(fileobj=raw) as gz:
+                        head = gz.read(HEAD_BYTES)
+                except (OSError, EOFError, zlib.error) as exc:
+                    # A short file may be truncated right in the head: say so plainly.
+                    raise BadInput(path, f"corrupt or truncated gzip ({exc})") from None
+                return Probe(path, head, True)
+            return Probe(path, raw.read(HEAD_BYTES), False)
+        except OSError as exc:
+            raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+
+
+class CountingReader(io.RawIOBase):
+    """A raw file wrapper that reports how many on-disk bytes were consumed."""
+
+    def __init__(self, raw: IO[bytes], on_progress: Callable[[int], None] | None) -> None:
+        self._raw = raw
+        self._on_progress = on_progress
+        self.consumed = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._raw.readinto(buffer)
+        if n:
+            self.consumed += n
+            if self._on_progress is not None:
+                self._on_progress(self.consumed)
+        return n or 0
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class BoundedReader(io.RawIOBase):
+    """Decompressed bytes of a gzip, refused past ``limit`` (a decompression bomb)."""
+
+    def __init__(self, inner: IO[bytes], limit: int, path: Path, compressed: int) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._path = path
+        self._compressed = compressed
+        self.produced = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._inner.read1(len(view))  # what one decompression step gives, as GzipFile itself reads
+        n = len(data)
+        view[:n] = data
+        self.produced += n
+        if self.produced > self._limit:
+            raise exceeded(self._path, f"gzip of {size_text(self._compressed)} decompresses to more than {size_text(self._limit)}, over",
+                           f"{DECOMPRESSED_RATIO}x the compressed size (at least {size_text(DECOMPRESSED_FLOOR)}, at most {size_text(DECOMPRESSED_ABSOLUTE)})")
+        return n
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
+def open_binary(path: Path, on_progress: Callable[[int], None] | None = None) -> IO[bytes]:
+    """Open ``path`` for streaming, transparently decompressing gzip.
+
+    Only regular files are opened; a gzip may not decompress to more than
+    :func:`workbench.limits.decompressed_cap` of its size (``LimitExceeded`` from
+    ``read``). Decompression errors surface from ``read`` as ``OSError``/``EOFError``/
+    ``zlib.error``; use :data:`READ_ERRORS` to turn them into :class:`BadInput`.
+    """
+    raw = open_regular(path)
+    compressed = os.fstat(raw.fileno()).st_size
+    counted = io.BufferedReader(CountingReader(raw, on_progress), buffer_size=1 << 20)
+    if counted.peek(2)[:2] == GZIP_MAGIC:
+        gz = gzip.GzipFile(fileobj=counted, mode="rb")
+        bounded = BoundedReader(gz, decompressed_cap(compressed), path, compressed)  # type: ignore[arg-type]
+        return io.BufferedReader(bounded)  # type: ignore[return-value]
+    return counted
+
+
+# Exceptions a streaming read of a (possibly gzip) file raises on damaged input.
+READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
+
+
+def read_bounded(path: Path, limit: int, too_big: str) -> bytes:
+    """The whole (decompressed) content of a file that is expected to be small.
+
+    ``too_big`` is the message when it holds more than ``limit`` bytes.
+    """
+    parts: list[bytes] = []
+    total = 0
+    try:
+        with open_binary(path) as stream:
+            # In pieces: read(limit) would allocate the whole limit up front.
+            while total <= limit and (block := stream.read(min(1 << 24, limit + 1 - total))):
+                parts.append(block)
+                total += len(block)
+    except READ_ERRORS as exc:
+        raise BadInput(path, f"cannot be read ({exc})") from None
+    if total > limit:
+        raise BadInput(path, too_big)
+    return b"".join(parts)
