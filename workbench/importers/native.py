@@ -27,7 +27,7 @@ from workbench.errors import BadInput
 from workbench.formats.json_stream import ObjectStream
 from workbench.formats.timestamps import parse_timestamp
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
-from workbench.limits import (MAX_COLUMNS, MAX_DEPTH, MAX_ROWS, MAX_SPARSITY, MAX_STRING_CHARS, MAX_VALUE_BYTES,
+from workbench.limits import (MAX_COLUMNS, MAX_DEPTH, MAX_ROWS, MAX_SPARSITY, MAX_STRING_CHARS,
                               SPARSE_FLOOR_CELLS, TEXT_FLOOR_CHARS, exceeded)
 from workbench.training.json_chunks import ArrayChunks, ScanError, structure
 
