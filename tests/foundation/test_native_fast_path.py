@@ -1,0 +1,171 @@
+"""The native importer's msgspec fast path: the same run as the stream reader, or it steps aside.
+
+Every document is read twice, with the fast path and with the stream reader only; the
+records must be identical (columns, their order and types, metadata). Inputs the fast
+path does not take must fall back, and bad inputs must get the stream reader's message.
+"""
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import workbench.importers.native as native
+from tests.foundation.helpers import inference_capture, write_json
+from workbench.errors import BadInput
+
+
+def _read(path: Path, fast: bool, monkeypatch) -> object:
+    monkeypatch.setattr(native, "FAST", fast)
+    return native.read_capture(path)
+
+
+def _fast_took_it(path: Path) -> bool:
+    return native._read_fast(path, native.ImportOptions(), None) is not None
+
+
+def _assert_same(path: Path, monkeypatch) -> None:
+    fast, stream = _read(path, True, monkeypatch), _read(path, False, monkeypatch)
+    a, b = fast.tables["samples"], stream.tables["samples"]
+    assert list(a) == list(b)  # column order is insertion order in the store
+    for key in a:
+        assert a[key].dtype == b[key].dtype, key
+        assert np.array_equal(a[key], b[key], equal_nan=a[key].dtype.kind == "f"), key
+    for attr in ("lens", "label", "meta", "dimensions", "window", "work", "quality"):
+        assert getattr(fast, attr) == getattr(stream, attr), attr
+
+
+def _training(n: int) -> dict:
+    return {"format": "workbench.capture/1", "lens": "training", "label": "t",
+            "samples": [{"step": i, "rank": 0, "step_ms": 100.0 + i, "compute_ms": 80.5, "loss": 2.0 - i / 100,
+                         "samples": 32, "tokens": 4096} for i in range(n)]}
+
+
+def _fleet(n: int) -> dict:
+    return {"format": "workbench.capture/1", "lens": "fleet", "label": "f",
+            "samples": [{"job": f"j{i}", "gpus": 8, "submit": "2026-11-29T10:00:00Z", "start": 1764410400 + i,
+                         "end": 1764414000.5 + i, "state": "COMPLETED"} for i in range(n)]}
+
+
+def _good_docs() -> dict[str, dict]:
+    docs = {"plain": inference_capture(300), "training": _training(200), "fleet": _fleet(50)}
+    doc = inference_capture(300)
+    for i in range(0, 300, 7):
+        del doc["samples"][i]["queue_ms"]
+    for i in range(0, 300, 11):
+        doc["samples"][i]["ttft_ms"] = None
+    doc["samples"][5]["id"] = 12345  # a number where a string is expected: kept as its text
+    docs["holes"] = doc
+    doc = inference_capture(300)
+    for i in range(250, 300):
+        doc["samples"][i]["e2e_ms"] = 300.0 + i  # a key that first appears late
+    docs["late_key"] = doc
+    doc = inference_capture(100)
+    doc["samples"] = [dict(reversed(list(s.items()))) for s in doc["samples"]]  # keys in another order
+    docs["reordered"] = doc
+    doc = inference_capture(100)
+    doc["samples"][3]["id"] = 'a "},{" inside'  # looks like a sample boundary inside a string
+    docs["brace_in_string"] = doc
+    doc = inference_capture(0)
+    docs["empty"] = doc
+    doc = inference_capture(100)
+    doc["quality"] = doc.pop("quality")  # a member after the samples
+    docs["trailer"] = doc
+    return docs
+
+
+@pytest.mark.parametrize("name", list(_good_docs()))
+def test_fast_path_reads_what_the_stream_reader_reads(name, tmp_path, monkeypatch):
+    monkeypatch.setattr(native, "RUN_BYTES", 2048)  # many runs, cut at many places
+    path = write_json(tmp_path / f"{name}.json", _good_docs()[name])
+    assert _fast_took_it(path) or name == "brace_in_string"
+    _assert_same(path, monkeypatch)
+
+
+def test_fast_path_reads_gzip_and_blank_layouts(tmp_path, monkeypatch):
+    monkeypatch.setattr(native, "RUN_BYTES", 4096)
+    doc = inference_capture(200)
+    gz = write_json(tmp_path / "a.json.gz", doc, gz=True)
+    pretty = tmp_path / "p.json"
+    pretty.write_text(json.dumps(doc, indent=4))
+    for path in (gz, pretty):
+        assert _fast_took_it(path)
+        _assert_same(path, monkeypatch)
+
+
+def _stepping_aside() -> dict[str, dict]:
+    docs = {}
+    doc = inference_capture(20)
+    doc["samples"][4]["gpu_temp_c"] = 61  # an unknown key: the stream reader keeps it
+    docs["unknown_key"] = doc
+    doc = inference_capture(20)
+    docs["lens_after_samples"] = {"samples": doc.pop("samples"), **doc}
+    doc = inference_capture(20)
+    doc["samples"][7]["queue_ms"] = 2**53  # an integer too large (a float as large is allowed)
+    docs["big_int"] = doc
+    doc = inference_capture(20)
+    doc["samples"][7]["queue_ms"] = -1.0
+    docs["negative"] = doc
+    doc = inference_capture(20)
+    doc["samples"][7]["ok"] = "yes"
+    docs["wrong_type"] = doc
+    doc = inference_capture(20)
+    doc["samples"][7] = [1, 2]
+    docs["not_an_object"] = doc
+    return docs
+
+
+@pytest.mark.parametrize("name", list(_stepping_aside()))
+def test_fast_path_steps_aside_and_the_stream_reader_decides(name, tmp_path, monkeypatch):
+    path = write_json(tmp_path / f"{name}.json", _stepping_aside()[name])
+    assert not _fast_took_it(path)
+    try:
+        stream = _read(path, False, monkeypatch)
+    except BadInput as exc:
+        with pytest.raises(BadInput) as fast:
+            _read(path, True, monkeypatch)
+        assert str(fast.value) == str(exc)  # the same message and place
+    else:
+        _assert_same(path, monkeypatch)
+        assert stream.sample_count == 20
+
+
+def test_bad_json_gets_the_stream_readers_message(tmp_path, monkeypatch):
+    good = json.dumps(inference_capture(400)).encode()
+    cases = {
+        "truncated.json": good[: len(good) // 2],
+        "truncated.json.gz": gzip.compress(good)[:-100],
+        "nan.json": good.replace(b'"queue_ms": 45.0', b'"queue_ms": NaN', 1),
+        "after.json": good + b" {}",
+        "surrogate.json": good.replace(b'"r-0003"', b'"\\ud800"', 1),
+    }
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        monkeypatch.setattr(native, "FAST", False)
+        with pytest.raises(BadInput) as stream:
+            native.read_capture(path)
+        monkeypatch.setattr(native, "FAST", True)
+        with pytest.raises(BadInput) as fast:
+            native.read_capture(path)
+        assert str(fast.value) == str(stream.value), name
+
+
+def test_a_sample_without_end_is_not_read_past_the_guard(tmp_path, monkeypatch):
+    monkeypatch.setattr(native, "RUN_BYTES", 1024)
+    monkeypatch.setattr(native, "HEAD_CAP", 4096)
+    path = tmp_path / "endless.json"
+    path.write_bytes(b'{"format": "workbench.capture/1", "lens": "inference", "samples": [{"id": "' + b"x" * 2_000_000 + b'"}]}')
+    reads = []
+    real = native._Guard.read
+
+    def counting(self, n):
+        data = real(self, n)
+        reads.append(self.read_bytes)
+        return data
+
+    monkeypatch.setattr(native._Guard, "read", counting)
+    assert not _fast_took_it(path)
+    assert max(reads) < 300_000  # of 2 MB: the header scan's first 256 KiB, then refused
