@@ -66,3 +66,10 @@ def test_sample_quantile_always_inside_the_bucket_bounds(data, edges, q, with_in
     true = np.sort(data)[k - 1]
     assert est.low <= true <= est.high
     assert est.low <= est.value <= est.high or (math.isinf(est.high) and est.value == est.low)
+
+
+def test_interpolation_at_the_top_of_a_bucket_stays_inside_it():
+    # Found by the property test above: 0 + (e - 0) * 7/7 rounded one ulp past e.
+    edge = 37.36223107077447
+    est = ws.histogram_quantile([edge], ws.cumulative_histogram([0.0] * 7, [edge]), 1.0)
+    assert est.low <= est.value <= est.high == edge

@@ -82,6 +82,7 @@ def histogram_quantile(edges: Any, cumulative_counts: Any, q: float, *, lower_li
         below = 0.0 if ib == 0 else float(c[ib - 1])
         inside = float(c[ib]) - below
         value = float(e[ib]) if inside == 0 else start + (float(e[ib]) - start) * (rank - below) / inside
+        value = min(max(value, start), float(e[ib]))  # rounding must not carry it past its bucket's edge
     return QuantileEstimate(q, value, low, high, bucket, total)
 
 
