@@ -50,7 +50,7 @@ def run_effect(
             )
             a_prime = None
     if not b or not c:
-        return {"verdict": None, "runs": runs, "note": "unknown on a side: no effect"}
+        return {"verdict": None, "runs": runs, "note": "unknown on a side: the effect cannot be given"}
     if len(b) < 2 or len(c) < 2:
         return {
             "verdict": None,
