@@ -219,3 +219,13 @@ def test_finds_a_real_cpu_clocked_slowdown(tmp_path, store_url):
     doc = json.loads(out)
     assert doc["result"]["first_bad"] == ids[9], doc["steps"]
     assert doc["steps_done"] <= 5  # the endpoint check and four halvings of 15
+
+
+def test_status_before_any_step_says_the_endpoints_come_first():
+    from workbench.bisect.format import format_report
+
+    cs = [{"rev": "a" * 40, "title": "", "status": "good"}, {"rev": "b" * 40, "title": "", "status": "untested"}]
+    doc = {"id": 1, "name": "n", "status": "started", "candidates": cs, "lo": 0, "hi": 1, "endpoint": None,
+           "steps": [], "steps_done": 0, "result": None}
+    text = "\n".join(format_report(doc))
+    assert "endpoints not checked yet" in text and "open range" not in text

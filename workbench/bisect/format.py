@@ -21,8 +21,11 @@ def format_report(doc: dict[str, Any], width: int = 80) -> list[str]:
     lines = [clean(f"Bisection {doc['id']} {doc['name']} · {doc['status']} · {len(cs)} candidates, "
                    f"{doc['steps_done']} steps")]
     lo, hi = doc["lo"], doc["hi"]
-    lines += wrap(f"open range: {cs[lo]['rev'][:12]} (last good) .. {cs[hi]['rev'][:12]} (first bad), "
-                  f"{max(hi - lo - 1, 0)} candidates between")
+    if doc.get("endpoint") is None and not doc["steps"]:
+        lines += wrap(f"endpoints not checked yet: {cs[hi]['rev'][:12]} (bad) against {cs[lo]['rev'][:12]} (good) comes first")
+    else:
+        lines += wrap(f"open range: {cs[lo]['rev'][:12]} (last good) .. {cs[hi]['rev'][:12]} (first bad), "
+                      f"{max(hi - lo - 1, 0)} candidates between")
     for step in doc["steps"]:
         what = "endpoints" if step.get("endpoint") else step.get("class", "")
         rounds = f"{step['rounds_used']} rounds" if step.get("rounds_used") is not None else step.get("reason", "")

@@ -114,11 +114,7 @@ def resume_cmd(ctx: click.Context, name: str | None, as_json: bool) -> None:
 @click.pass_context
 def status_cmd(ctx: click.Context, name: str | None, as_json: bool) -> None:
     """The open range and the steps done so far."""
-    from workbench.bisect.bisection import report
-
-    with _errors():
-        doc = report(open_store_from(ctx), name)
-    _show(doc, as_json)
+    _stored(ctx, name, as_json)
 
 
 @command.command("report")
@@ -127,6 +123,12 @@ def status_cmd(ctx: click.Context, name: str | None, as_json: bool) -> None:
 @click.pass_context
 def report_cmd(ctx: click.Context, name: str | None, as_json: bool) -> None:
     """The result: the first bad change, its effect, splits and skips."""
+    _stored(ctx, name, as_json)
+
+
+def _stored(ctx: click.Context, name: str | None, as_json: bool) -> None:
+    """A bisection as stored (status and report read the same record; the text leads with
+    the open range while it runs, and with the result once it has ended)."""
     from workbench.bisect.bisection import report
 
     with _errors():
