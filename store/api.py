@@ -202,7 +202,7 @@ class Store:
             conn.execute("BEGIN IMMEDIATE")  # the write lock first (waits up to the busy timeout)
             try:
                 run_ids = _write_import(lambda sql, params: _first(conn.execute(sql, params)), ":{}",
-                                        captures, runs, origin, existing)
+                                        captures, runs, origin, existing, write_column=_sqlite_column_writer(conn))
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:  # (an error may have ended it already)
@@ -312,10 +312,12 @@ def _first(result: Any) -> Any:
 
 
 def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str, captures: Sequence[CaptureInfo],
-                  runs: Sequence[RunRecord], origin: str, existing: dict[Path, int] | None) -> list[int]:
+                  runs: Sequence[RunRecord], origin: str, existing: dict[Path, int] | None,
+                  write_column: Callable[[dict[str, Any], Any], None] | None = None) -> list[int]:
     """The inserts of one import, in the caller's transaction. ``execute(sql, params)``
     returns the first value of the statement's first row (the ``RETURNING id``);
-    ``json_param`` writes a JSON parameter (PostgreSQL casts, SQLite stores the text)."""
+    ``json_param`` writes a JSON parameter (PostgreSQL casts, SQLite stores the text);
+    ``write_column(row, array)`` stores one column (default: its blob in one insert)."""
     import sqlite3
 
     import numpy as np
@@ -353,17 +355,35 @@ def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str
                     {"run_id": run_id, "capture_id": capture_ids[source]})
         for table, cols in record.tables.items():
             for name, arr in cols.items():
-                # One blob at a time, dropped after its insert: peak memory is the
-                # arrays plus one column, not the arrays plus every column's bytes.
-                blob = columns.encode(arr)
-                execute(_INSERT_COLUMN, {"run_id": run_id, "table_name": table, "name": name,
-                                         "dtype": str(np.asarray(arr).dtype), "length": len(arr), "data": blob})
-                del blob
+                # One column at a time, its blob dropped after the insert: peak memory is
+                # the arrays plus one column, not the arrays plus every column's bytes.
+                row = {"run_id": run_id, "table_name": table, "name": name, "dtype": str(np.asarray(arr).dtype), "length": len(arr)}
+                if write_column is not None:
+                    write_column(row, arr)
+                else:
+                    execute(_INSERT_COLUMN, {**row, "data": columns.encode(arr)})
         run_ids.append(run_id)
         record.id = run_id
     return run_ids
 
 
+def _sqlite_column_writer(conn: Any) -> Callable[[dict[str, Any], Any], None]:
+    """Columns streamed into SQLite: the row is inserted with a zero blob of the right
+    size, then the ``.npy`` header and the array's bytes are written into it in chunks
+    (incremental blob I/O), so no copy of a whole column is ever made, by us or by SQLite."""
+
+    def write(row: dict[str, Any], array: Any) -> None:
+        header, data = columns.npy_parts(array)
+        rowid = _first(conn.execute(_INSERT_ZERO_COLUMN, {**row, "size": len(header) + data.nbytes}))
+        with conn.blobopen("run_column", "data", rowid) as blob:
+            blob.write(header)
+            for start in range(0, data.nbytes, _BLOB_CHUNK):
+                blob.write(data[start:start + _BLOB_CHUNK])
+
+    return write
+
+
+_BLOB_CHUNK = 1 << 20
 _INSERT_CAPTURE = ("INSERT INTO capture (sha256, size, name, path, format, importer, importer_version, imported_at) "
                    "VALUES (:sha256, :size, :name, :path, :format, :importer, :importer_version, :imported_at) RETURNING id")
 # (the JSON columns' parameters are filled in per backend)
@@ -371,6 +391,8 @@ _INSERT_RUN = ('INSERT INTO run (lens, label, dimensions, "window", work_unit, w
                "VALUES (:lens, :label, {}, {}, :work_unit, :work_amount, {}, {}, :sample_count, :origin, :created_at) RETURNING id")
 _INSERT_COLUMN = ("INSERT INTO run_column (run_id, table_name, name, dtype, length, data) "
                   "VALUES (:run_id, :table_name, :name, :dtype, :length, :data)")
+_INSERT_ZERO_COLUMN = ("INSERT INTO run_column (run_id, table_name, name, dtype, length, data) "
+                       "VALUES (:run_id, :table_name, :name, :dtype, :length, zeroblob(:size)) RETURNING id")
 
 
 # "window" is a reserved word in PostgreSQL: quoted.
