@@ -50,10 +50,12 @@ class RunSummary:
 
 
 class Store:
-    """An open store. Reads of runs go through ``_read`` (the standard library's sqlite3
-    for a SQLite file: no SQLAlchemy import); the SQLAlchemy engine and the ORM load on
-    first use by a writer. A SQLite store that does not exist yet is created (atomically)
-    by the first write, so reading or a failed import leaves no file behind."""
+    """An open store. Reads of runs go through ``_read`` and imports through
+    ``add_import``, both plain SQL (the standard library's sqlite3 for a SQLite file: no
+    SQLAlchemy import); the SQLAlchemy engine and the ORM load on first use by the other
+    writers (investigation records, declarations, ...) and to create a store. A SQLite
+    store that does not exist yet is created (atomically) by the first write, so reading
+    or a failed import leaves no file behind."""
 
     def __init__(self, url: str, engine: "Engine | None" = None, *, path: Path | None = None,
                  read_only: bool = False, absent: bool = False) -> None:
@@ -169,8 +171,8 @@ class Store:
         Each run's ``sources`` must name paths among ``captures`` or in ``existing``
         (files already in the store, by capture id). Either everything is written or
         nothing is. Plain SQL, no ORM: the standard library's sqlite3 for a SQLite file
-        (no SQLAlchemy import), SQLAlchemy Core otherwise. Columns are encoded and
-        inserted one at a time, so at most one ``.npy`` blob is alive beside the arrays.
+        (no SQLAlchemy import), SQLAlchemy Core otherwise. Columns go in one at a time:
+        streamed into SQLite (no copy of a whole column), one ``.npy`` blob at a time elsewhere.
         """
         self.ensure_exists()
         if self.path is not None:
