@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Any
 from store import columns
 from store.engine import connect_sqlite, default_data_dir, display_url, make_engine, normalize_url, sqlite_path, writable
 from store.errors import ReadOnlyStore, RunNotFound, SchemaError, StoreError
-from store.records import SAMPLES, Dimension, RunRecord, Work
+from store.records import SAMPLES, Dimension, RunRecord, Work, utcnow_iso
 from store.schema import ABSENT, READY, SCHEMA_VERSION, apply, sqlalchemy_query, state
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
     from sqlmodel import Session
 
-    from store.tables import Capture, Run
 
 
 @dataclass(frozen=True)
@@ -51,10 +50,12 @@ class RunSummary:
 
 
 class Store:
-    """An open store. Reads of runs go through ``_read`` (the standard library's sqlite3
-    for a SQLite file: no SQLAlchemy import); the SQLAlchemy engine and the ORM load on
-    first use by a writer. A SQLite store that does not exist yet is created (atomically)
-    by the first write, so reading or a failed import leaves no file behind."""
+    """An open store. Reads of runs go through ``_read`` and imports through
+    ``add_import``, both plain SQL (the standard library's sqlite3 for a SQLite file: no
+    SQLAlchemy import); the SQLAlchemy engine and the ORM load on first use by the other
+    writers (investigation records, declarations, ...) and to create a store. A SQLite
+    store that does not exist yet is created (atomically) by the first write, so reading
+    or a failed import leaves no file behind."""
 
     def __init__(self, url: str, engine: "Engine | None" = None, *, path: Path | None = None,
                  read_only: bool = False, absent: bool = False) -> None:
@@ -146,11 +147,12 @@ class Store:
             return sorted(int(r[0]) for r in q("SELECT run_id FROM run_source WHERE capture_id = :c", {"c": capture_id}))
 
     def prepare_writes(self) -> None:
-        """Load SQLAlchemy and the tables in a background thread (a command that will
-        write calls this first, so the load overlaps reading its input)."""
+        """A command that will write calls this first. Writing an import needs no ORM;
+        creating a new store does: SQLAlchemy and the tables then load in a background
+        thread, overlapping reading the input."""
         import threading
 
-        if self._warmer is None:
+        if self._absent and self._warmer is None:
             self._warmer = threading.Thread(target=_load_orm, name="wb-store-warm-up", daemon=True)
             self._warmer.start()
 
@@ -168,56 +170,55 @@ class Store:
 
         Each run's ``sources`` must name paths among ``captures`` or in ``existing``
         (files already in the store, by capture id). Either everything is written or
-        nothing is.
+        nothing is. Plain SQL, no ORM: the standard library's sqlite3 for a SQLite file
+        (no SQLAlchemy import), SQLAlchemy Core otherwise. Columns go in one at a time:
+        streamed into SQLite (no copy of a whole column), one ``.npy`` blob at a time elsewhere.
         """
-        import numpy as np
-        from sqlalchemy import insert
-        from sqlalchemy.exc import IntegrityError
+        self.ensure_exists()
+        if self.path is not None:
+            return self._add_import_sqlite(captures, runs, origin, existing)
+        from sqlalchemy import text
 
-        from store.errors import DuplicateCapture
-        from store.tables import Capture, Run, RunColumn, RunSource
+        json_param = "CAST(:{} AS JSON)" if self.engine.dialect.name == "postgresql" else ":{}"
+        try:
+            with self.engine.begin() as conn:
+                return _write_import(lambda sql, params: _first(conn.execute(text(sql), params)), json_param,
+                                     captures, runs, origin, existing)
+        except _Conflict as exc:
+            raise exc.duplicate from None
+        except Exception as exc:
+            if _read_only(exc):
+                raise ReadOnlyStore(f"the store {self.display_url} is read-only: nothing was written") from None
+            raise
 
-        run_ids: list[int] = []
-        with self.session() as s:
-            capture_ids: dict[Path, int] = dict(existing or {})
-            for info in captures:
-                row = Capture(
-                    sha256=info.sha256,
-                    size=info.size,
-                    name=info.path.name,
-                    path=str(info.path),
-                    format=info.format,
-                    importer=info.importer,
-                    importer_version=info.importer_version,
-                )
-                s.add(row)
-                try:
-                    s.flush()
-                except IntegrityError:
-                    # Another process stored this file between our digest check and this
-                    # insert: the unique index decides, and the whole import rolls back.
-                    raise DuplicateCapture(info.sha256, info.path) from None
-                capture_ids[info.path] = row.id  # type: ignore[assignment]
-            for record in runs:
-                row = _run_row(record, origin)
-                s.add(row)
-                s.flush()
-                run_id = int(row.id)  # type: ignore[arg-type]
-                for source in record.sources:
-                    if source not in capture_ids:
-                        raise StoreError(f"run {record.label!r} names a source {source} that is not being imported")
-                    s.add(RunSource(run_id=run_id, capture_id=capture_ids[source]))
-                rows = [
-                    {"run_id": run_id, "table_name": table, "name": name, "dtype": str(np.asarray(arr).dtype), "length": len(arr), "data": columns.encode(arr)}
-                    for table, cols in record.tables.items()
-                    for name, arr in cols.items()
-                ]
-                if rows:
-                    # Core executemany: column blobs never go through the ORM.
-                    s.connection().execute(insert(RunColumn), rows)
-                run_ids.append(run_id)
-                record.id = run_id
-        return run_ids
+    def _add_import_sqlite(self, captures: Sequence[CaptureInfo], runs: Sequence[RunRecord], origin: str,
+                           existing: dict[Path, int] | None) -> list[int]:
+        if self.read_only:
+            raise ReadOnlyStore(f"the store {self.display_url} is read-only: nothing was written")
+        conn = connect_sqlite(self.path)  # type: ignore[arg-type]
+        try:
+            # The settings ``make_engine`` gives every connection (WAL, foreign keys, ...).
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("BEGIN IMMEDIATE")  # the write lock first (waits up to the busy timeout)
+            try:
+                run_ids = _write_import(lambda sql, params: _first(conn.execute(sql, params)), ":{}",
+                                        captures, runs, origin, existing, write_column=_sqlite_column_writer(conn))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:  # (an error may have ended it already)
+                    conn.execute("ROLLBACK")
+                raise
+            return run_ids
+        except _Conflict as exc:
+            raise exc.duplicate from None
+        except Exception as exc:
+            if _read_only(exc):
+                raise ReadOnlyStore(f"the store {self.display_url} is read-only: nothing was written") from None
+            raise
+        finally:
+            conn.close()
 
     # -- reading ----------------------------------------------------------------
 
@@ -296,21 +297,104 @@ class Store:
             }
 
 
-def _run_row(record: RunRecord, origin: str) -> "Run":
-    from store.tables import Run
+class _Conflict(Exception):
+    """A unique violation on a capture insert (carries the DuplicateCapture to raise)."""
 
-    return Run(
-        lens=record.lens,
-        label=record.label,
-        dimensions={k: d.to_json() for k, d in record.dimensions.items()},
-        window=dict(record.window),
-        work_unit=record.work.unit if record.work else None,
-        work_amount=record.work.amount if record.work else None,
-        quality=dict(record.quality),
-        meta=dict(record.meta),
-        sample_count=record.sample_count,
-        origin=origin,
-    )
+    def __init__(self, duplicate: StoreError) -> None:
+        super().__init__(str(duplicate))
+        self.duplicate = duplicate
+
+
+def _first(result: Any) -> Any:
+    """The first value of a statement's first row (None for a statement without rows)."""
+    if getattr(result, "returns_rows", True) is False:  # SQLAlchemy's result of an INSERT without RETURNING
+        return None
+    row = result.fetchone()
+    return row[0] if row else None
+
+
+def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str, captures: Sequence[CaptureInfo],
+                  runs: Sequence[RunRecord], origin: str, existing: dict[Path, int] | None,
+                  write_column: Callable[[dict[str, Any], Any], None] | None = None) -> list[int]:
+    """The inserts of one import, in the caller's transaction. ``execute(sql, params)``
+    returns the first value of the statement's first row (the ``RETURNING id``);
+    ``json_param`` writes a JSON parameter (PostgreSQL casts, SQLite stores the text);
+    ``write_column(row, array)`` stores one column (default: its blob in one insert)."""
+    import sqlite3
+
+    import numpy as np
+
+    from store.errors import DuplicateCapture
+
+    capture_ids: dict[Path, int] = dict(existing or {})
+    for info in captures:
+        try:
+            capture_ids[info.path] = int(execute(_INSERT_CAPTURE, {
+                "sha256": info.sha256, "size": int(info.size), "name": info.path.name, "path": str(info.path),
+                "format": info.format, "importer": info.importer, "importer_version": info.importer_version,
+                "imported_at": utcnow_iso()}))
+        except Exception as exc:
+            if isinstance(exc, sqlite3.IntegrityError) or type(exc).__name__ == "IntegrityError":
+                # Another process stored this file between our digest check and this
+                # insert: the unique index decides, and the whole import rolls back.
+                raise _Conflict(DuplicateCapture(info.sha256, info.path)) from None
+            raise
+    insert_run = _INSERT_RUN.format(*(json_param.format(c) for c in ("dimensions", "window", "quality", "meta")))
+    run_ids: list[int] = []
+    for record in runs:
+        run_id = int(execute(insert_run, {
+            "lens": record.lens, "label": record.label,
+            "dimensions": json.dumps({k: d.to_json() for k, d in record.dimensions.items()}),
+            "window": json.dumps(dict(record.window)),
+            "work_unit": record.work.unit if record.work else None,
+            "work_amount": float(record.work.amount) if record.work and record.work.amount is not None else None,
+            "quality": json.dumps(dict(record.quality)), "meta": json.dumps(dict(record.meta)),
+            "sample_count": int(record.sample_count), "origin": origin, "created_at": utcnow_iso()}))
+        for source in record.sources:
+            if source not in capture_ids:
+                raise StoreError(f"run {record.label!r} names a source {source} that is not being imported")
+            execute("INSERT INTO run_source (run_id, capture_id) VALUES (:run_id, :capture_id)",
+                    {"run_id": run_id, "capture_id": capture_ids[source]})
+        for table, cols in record.tables.items():
+            for name, arr in cols.items():
+                # One column at a time, its blob dropped after the insert: peak memory is
+                # the arrays plus one column, not the arrays plus every column's bytes.
+                row = {"run_id": run_id, "table_name": table, "name": name, "dtype": str(np.asarray(arr).dtype), "length": len(arr)}
+                if write_column is not None:
+                    write_column(row, arr)
+                else:
+                    execute(_INSERT_COLUMN, {**row, "data": columns.encode(arr)})
+        run_ids.append(run_id)
+        record.id = run_id
+    return run_ids
+
+
+def _sqlite_column_writer(conn: Any) -> Callable[[dict[str, Any], Any], None]:
+    """Columns streamed into SQLite: the row is inserted with a zero blob of the right
+    size, then the ``.npy`` header and the array's bytes are written into it in chunks
+    (incremental blob I/O), so no copy of a whole column is ever made, by us or by SQLite."""
+
+    def write(row: dict[str, Any], array: Any) -> None:
+        header, data = columns.npy_parts(array)
+        rowid = _first(conn.execute(_INSERT_ZERO_COLUMN, {**row, "size": len(header) + data.nbytes}))
+        with conn.blobopen("run_column", "data", rowid) as blob:
+            blob.write(header)
+            for start in range(0, data.nbytes, _BLOB_CHUNK):
+                blob.write(data[start:start + _BLOB_CHUNK])
+
+    return write
+
+
+_BLOB_CHUNK = 1 << 20
+_INSERT_CAPTURE = ("INSERT INTO capture (sha256, size, name, path, format, importer, importer_version, imported_at) "
+                   "VALUES (:sha256, :size, :name, :path, :format, :importer, :importer_version, :imported_at) RETURNING id")
+# (the JSON columns' parameters are filled in per backend)
+_INSERT_RUN = ('INSERT INTO run (lens, label, dimensions, "window", work_unit, work_amount, quality, meta, sample_count, origin, created_at) '
+               "VALUES (:lens, :label, {}, {}, :work_unit, :work_amount, {}, {}, :sample_count, :origin, :created_at) RETURNING id")
+_INSERT_COLUMN = ("INSERT INTO run_column (run_id, table_name, name, dtype, length, data) "
+                  "VALUES (:run_id, :table_name, :name, :dtype, :length, :data)")
+_INSERT_ZERO_COLUMN = ("INSERT INTO run_column (run_id, table_name, name, dtype, length, data) "
+                       "VALUES (:run_id, :table_name, :name, :dtype, :length, zeroblob(:size)) RETURNING id")
 
 
 # "window" is a reserved word in PostgreSQL: quoted.
@@ -485,7 +569,14 @@ def _create_sqlite(path: Path) -> None:
 
 def _read_only(exc: BaseException) -> bool:
     """A write refused because the store is read-only (a file or database without write access)."""
-    from sqlalchemy.exc import DBAPIError
+    import sqlite3
+    import sys
 
     text = str(getattr(exc, "orig", exc)).lower()
+    if isinstance(exc, sqlite3.Error):  # the stdlib driver, used directly (no SQLAlchemy to import)
+        return "readonly database" in text
+    if "sqlalchemy" not in sys.modules:
+        return False
+    from sqlalchemy.exc import DBAPIError
+
     return isinstance(exc, DBAPIError) and ("readonly database" in text or "read-only transaction" in text)

@@ -14,14 +14,22 @@ if TYPE_CHECKING:  # numpy loads with the first column: listing runs needs none
 
 
 def encode(array: "np.ndarray") -> bytes:
+    header, data = npy_parts(array)
+    return header + data  # one copy of the data
+
+
+def npy_parts(array: "np.ndarray") -> tuple[bytes, memoryview]:
+    """The ``.npy`` header and the array's data as bytes without a copy (for a writer
+    that streams a column into the store instead of building its blob)."""
     import numpy as np
 
     array = np.asarray(array)
     if array.dtype == object:
         raise TypeError("object arrays cannot be stored; convert to float64 or str first")
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
-    return buf.getvalue()
+    array = np.ascontiguousarray(array)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, np.lib.format.header_data_from_array_1_0(array))
+    return header.getvalue(), memoryview(array.reshape(-1).view(np.uint8))
 
 
 def decode(blob: bytes) -> "np.ndarray":

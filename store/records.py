@@ -12,6 +12,7 @@ in ``dimensions``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -27,6 +28,11 @@ WINDOW_KINDS: tuple[str, ...] = ("steady", "startup", "checkpointing", "mixed")
 UNKNOWN_WINDOW = "unknown"
 
 LENSES: tuple[str, ...] = ("inference", "training", "fleet")
+
+
+def utcnow_iso() -> str:
+    """The time rows are stamped with (UTC, to the second)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 # The columnar table every run has; importers may add others ("operations",
 # "timeline", "gpu", ...), each a mapping of column name to a 1-D array.

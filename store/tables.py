@@ -7,11 +7,12 @@ listed in ``ALL_TABLE_MODULES`` so that creating a store creates them all.
 from __future__ import annotations
 
 import importlib
-from datetime import datetime, timezone
 from typing import Any, Optional
 
 from sqlalchemy import JSON, Column, ForeignKey, Integer, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
+
+from store.records import utcnow_iso  # noqa: F401 - the table modules take it from here
 
 # Modules whose SQLModel tables belong to the schema (imported by load_all_tables).
 ALL_TABLE_MODULES: list[str] = [
@@ -21,10 +22,6 @@ ALL_TABLE_MODULES: list[str] = [
     "store.declarations",
     "store.bisect",
 ]
-
-
-def utcnow_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 class Meta(SQLModel, table=True):
