@@ -152,7 +152,9 @@ HELP: list[tuple[str, list[tuple[str, str]]]] = [
                   "(A′: baseline-again runs, the A/A noise floor; optional)"),
         ("d", "declare the intended change: a dimension with its from and to values"),
         ("c", "compare: comparability first, then the delta"),
-        ("a", "accept a refused dimension with a reason (recorded with the comparison)"),
+        ("a", "accept refused dimensions (comma separated) with one reason, recorded for each"),
+        ("", "a refusal ends with the way out, as wb compare prints it: the wb declare lines to run "
+             "from a shell (then c), the change under test (d), or an acceptance (a)"),
     ]),
     ("Inspect", [("r", "refresh"), ("p", "pin the highlighted derived observation")]),
     ("Hypothesize", [

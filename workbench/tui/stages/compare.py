@@ -160,8 +160,7 @@ class CompareStage(Stage):
                     self.query_one("#compare-report", Report).show(text)
 
         self.query_one("#compare-report", Report).show(Text("drawing the report…"))
-        self.wb.background(lambda _store, c: services.comparison_report(c), comp, done=rendered, what="drawing the report",
-                           needs_store=False)
+        self.wb.background(services.comparison_report, comp, done=rendered, what="drawing the report")
 
     def _sparklines(self, state: InvestigationState) -> None:
         from workbench.tui import services
@@ -264,12 +263,12 @@ class CompareStage(Stage):
         if not self.needs_investigation() or self.state is None:
             return
         state = self.state
-        refusal = ((state.comparison or {}).get("result") or {}).get("refusal") or {}
         self.app.push_screen(
-            FormScreen("Accept a refused dimension", [
-                Field("dimension", "Dimension", value=str(refusal.get("dimension", ""))),
-                Field("why", "Why is this pair still worth comparing? (recorded)"),
-            ], note="An acceptance is the only override of a refusal; it travels in the bundle."),
+            FormScreen("Accept refused dimensions", [
+                Field("dimension", "Dimensions (comma separated)", value=", ".join(blocking_dimensions(state.comparison))),
+                Field("why", "Why is this pair still worth comparing? (recorded for each dimension)"),
+            ], note="An acceptance overrides a refusal (declaring a missing value, wb declare, resolves it instead); "
+                    "it travels in the bundle."),
             lambda form: self._accepted(state, form),
         )
 
@@ -279,7 +278,9 @@ class CompareStage(Stage):
         if not form["why"].strip():
             self.wb.notify("An acceptance needs a reason", severity="warning")
             return
-        state.accepts[form["dimension"].strip()] = form["why"].strip()
+        for name in (n.strip() for n in form["dimension"].split(",")):
+            if name:
+                state.accepts[name] = form["why"].strip()
         if state is self.state:
             self.action_compare()
 
@@ -294,7 +295,7 @@ def banner_text(comp: dict[str, Any]) -> Text:
         refusal = result.get("refusal") or {}
         line = Text().append(" REFUSED ", style="bold reverse")
         line.append_text(safe(f" {refusal.get('reason', 'not comparable')}"))
-        line.append(f"\n{cite}press a to accept this dimension with a recorded reason, or pick other runs.")
+        line.append(f"\n{cite}to go on, see the report's end: wb declare, then c · d change · a accept")
         return one_line(line)
     primary = result.get("primary") or {}
     effect = (primary.get("effect") or {}).get("verdict")
@@ -308,3 +309,14 @@ def banner_text(comp: dict[str, Any]) -> Text:
     else:
         line.append(f"cite it as evidence: comparison={comp.get('id')}")
     return one_line(line)
+
+
+def blocking_dimensions(comp: dict[str, Any] | None) -> list[str]:
+    """The dimensions that blocked a stored comparison (the refusal names only the first)."""
+    result = (comp or {}).get("result") or {}
+    if not comp or result.get("comparable", True):
+        return []
+    from workbench.compare.stored import comparison_from_json
+
+    rows = comparison_from_json(result).comparability.rows
+    return [r.name for r in rows if r.blocks] or [str((result.get("refusal") or {}).get("dimension", ""))]
