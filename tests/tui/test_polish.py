@@ -82,3 +82,34 @@ async def test_accepting_several_dimensions_records_each(demo_url):
         assert app.state.accepts == {"model": "same job script", "hardware": "same job script"}
         accepted = [a["dimension"] for a in app.state.comparison["result"]["accepted"]]
         assert "model" in accepted and "REFUSED" not in text_of(app.query_one("#compare-banner"))
+
+
+@pytest.mark.asyncio
+async def test_status_dialog_keeps_the_typed_evidence_and_names_every_kind(demo_url):
+    from workbench.tui.widgets import FormScreen
+
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter", "4")
+        await settle(app, pilot)
+        app.query_one("#hypotheses").focus()
+        await pilot.press("s")
+        await settle(app, pilot)
+        await pilot.press("enter")  # supported
+        await settle(app, pilot)
+        for ch in "run=3":
+            await pilot.press(ch)
+        await pilot.press("enter", "enter")  # to the note, then submit
+        await settle(app, pilot)
+        assert isinstance(app.screen, FormScreen), "the dialog stays open on a wrong form"
+        assert app.screen.query_one("#field-evidence").value == "run=3"
+        error = text_of(app.screen.query_one("#form-error"))
+        assert "'run' cannot decide a hypothesis" in error and "rerun_plan=" in error
+        assert any("rerun_plan=" in row for row in screen_text(app)), "the reason is on screen at 80×24"
+        app.screen.query_one("#field-evidence").value = "comparison=1"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, FormScreen)
+        hyp = app.inv["hypotheses"][0]
+    assert hyp["status"] == "supported" and hyp["history"][-1]["evidence"] == [{"kind": "comparison", "id": 1}]
