@@ -113,3 +113,23 @@ async def test_status_dialog_keeps_the_typed_evidence_and_names_every_kind(demo_
         assert not isinstance(app.screen, FormScreen)
         hyp = app.inv["hypotheses"][0]
     assert hyp["status"] == "supported" and hyp["history"][-1]["evidence"] == [{"kind": "comparison", "id": 1}]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("lens,words", [("inference", "TTFT"), ("training", "training step"), ("fleet", "queue waits")])
+async def test_new_investigation_question_placeholder_follows_the_lens(demo_url, lens, words):
+    from workbench.tui.stages.frame import LENSES
+
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("n")  # from the start-up picker
+        await settle(app, pilot)
+        for _ in range([key for key, _label in LENSES].index(lens)):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        placeholder = app.screen.query_one("#field-question").placeholder
+    assert words in placeholder
+    others = {"inference": "TTFT", "training": "step", "fleet": "queue"}
+    assert not any(w in placeholder for name, w in others.items() if name != lens)
