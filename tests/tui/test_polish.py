@@ -133,3 +133,66 @@ async def test_new_investigation_question_placeholder_follows_the_lens(demo_url,
     assert words in placeholder
     others = {"inference": "TTFT", "training": "step", "fleet": "queue"}
     assert not any(w in placeholder for name, w in others.items() if name != lens)
+
+
+def _rows_after(rows: list[str], start: str) -> list[str]:
+    i = next(i for i, row in enumerate(rows) if start in row)
+    return rows[i:]
+
+
+@pytest.mark.asyncio
+async def test_share_intro_wraps_at_the_pane_width_not_mid_sentence(demo_url):
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter", "6")
+        await settle(app, pilot)
+        rows = _rows_after(screen_text(app), "An evidence bundle is JSON")
+    paragraph = [row.rstrip() for row in rows[: next(i for i, row in enumerate(rows) if not row.strip())]]
+    assert len(paragraph) >= 3 and all(len(row) >= 60 for row in paragraph[:-1]), paragraph  # full rows, no hard breaks
+    assert "captures' provenance" in " ".join(row.strip() for row in paragraph)
+
+
+@pytest.mark.asyncio
+async def test_inspect_fleet_chart_labels_are_whole_at_80_columns(demo_url):
+    from lenses.fleet import WINDOW_METRICS
+
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("i")
+        await settle(app, pilot)
+        app.screen.query_one("#picker-list").highlighted = 2
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.inv["lens"] == "fleet"
+        await pilot.press("3")
+        await settle(app, pilot)
+        lines = text_of(app.query_one("#inspect-report")).splitlines()
+    chart = lines[lines.index("Window metrics"):]
+    shown = [title for _name, title, _unit, _better in WINDOW_METRICS if title in chart]
+    assert "Mean wait incl. waiting (≥)" in shown and "Median wait (Kaplan–Meier)" in shown
+    assert all(len(line) <= 80 for line in lines)
+
+
+@pytest.mark.asyncio
+async def test_frame_question_wraps_under_itself(demo_url):
+    from store import open_store
+    from workbench.investigations import workflow as wf
+
+    question = ("Did the scheduler change in the new engine release raise the p95 time to first token "
+                "for long prompts under the production request mix at peak load?")
+    store = open_store(demo_url)
+    inv = wf.create_investigation(store, lens="inference", question=question)
+    store.close()
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("escape")  # the start-up picker
+        app.open_investigation(inv["id"])
+        await settle(app, pilot)
+        rows = _rows_after(screen_text(app), "question")
+    column = rows[0].index("Did the")
+    following = rows[1: next(i for i, row in enumerate(rows) if "guardrails" in row)]
+    assert following and all(row[:column].strip() == "" and row[column] != " " for row in following)
+    assert " ".join([rows[0][column:].strip(), *(row.strip() for row in following)]) == question
