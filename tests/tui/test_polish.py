@@ -196,3 +196,44 @@ async def test_frame_question_wraps_under_itself(demo_url):
     following = rows[1: next(i for i, row in enumerate(rows) if "guardrails" in row)]
     assert following and all(row[:column].strip() == "" and row[column] != " " for row in following)
     assert " ".join([rows[0][column:].strip(), *(row.strip() for row in following)]) == question
+
+
+@pytest.mark.asyncio
+async def test_compare_on_a_users_store_says_what_to_do(tmp_path):
+    """No investigation open: the empty lists come with what fills them; an investigation
+    of a lens with no runs says so, and what to do."""
+    from pathlib import Path
+
+    import captures
+    from store import open_store
+    from workbench.ingest import import_files
+    from workbench.investigations import workflow as wf
+
+    url = f"sqlite:///{tmp_path / 'user.sqlite'}"
+    demo = Path(captures.__file__).parent / "demo" / "inference"
+    store = open_store(url)
+    import_files(store, [demo / "baseline-1.json", demo / "candidate-1.json"])
+    store.close()
+    app = WorkbenchApp(url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("escape", "2")  # close the start-up picker, go to Compare
+        await settle(app, pilot)
+        banner = text_of(app.query_one("#compare-banner"))
+        assert "No investigation open" in banner and "i to pick" in banner and "n to create" in banner
+        assert any("press i to pick" in row.lower() for row in screen_text(app))
+        await pilot.press("1")
+        assert "No investigation open" in text_of(app.query_one("#frame-body"))
+
+    store = open_store(url)
+    inv = wf.create_investigation(store, lens="training", question="Did the step time grow?")
+    store.close()
+    app = WorkbenchApp(url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("escape")
+        app.open_investigation(inv["id"])
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert "No training runs in this store" in text_of(app.query_one("#run-detail"))

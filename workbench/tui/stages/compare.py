@@ -50,6 +50,9 @@ class CompareStage(Stage):
         self.query_one("#baseline-list").border_title = "baseline (space selects)"
         self.query_one("#candidate-list").border_title = "candidate"
         self.query_one("#control-list").border_title = "A′ control"
+        if self.state is None:
+            self._fill_lists()  # no investigation yet: say what fills the lists
+            self._draw()
 
     @property
     def state(self) -> InvestigationState | None:
@@ -67,7 +70,7 @@ class CompareStage(Stage):
         filt = self.query_one("#run-filter", Input)
         with filt.prevent(Input.Changed):
             filt.value = state.filter
-        if self._runs_lens != state.lens:
+        if self._runs_lens != state.lens or not self.runs:  # none yet: some may have been imported since
             self.runs, self._runs_lens = self.wb.runs_cache.get(state.lens, []), state.lens
             from workbench.tui import services
 
@@ -96,7 +99,11 @@ class CompareStage(Stage):
         picker = picker or self.query_one("#baseline-list", RunPicker)
         state = self.state
         t = Text()
-        if state is not None:
+        if state is None:
+            t.append("The lists show the runs of the open investigation's lens.")
+        elif not self.runs and self._runs_lens in self.wb.runs_cache:
+            t.append(f"No {state.lens} runs in this store: import captures (wb import FILE), then reopen it (i).")
+        else:
             t.append(f"{len(state.baseline)} baseline, {len(state.candidate)} candidate, {len(state.control)} A′ selected")
             if state.filter:
                 t.append(f" (filter {state.filter!r} hides the rest)")
@@ -119,7 +126,8 @@ class CompareStage(Stage):
         banner = self.query_one("#compare-banner", Line)
         report = self.query_one("#compare-report", Report)
         if state is None:
-            banner.show(Text("Pick an investigation first (i)."))
+            banner.show(Text("No investigation open: runs are compared inside one.\n"
+                             "Press i to pick one, or n to create one (in the picker, or in 1 Frame)."))
             report.show("")
             self.query_one("#compare-sparks", Report).show("")
             return

@@ -33,6 +33,10 @@ class FrameStage(Stage):
         with VerticalScroll(can_focus=True, id="frame-scroll"):
             yield Static(id="frame-body")
 
+    def on_mount(self) -> None:
+        if self.inv is None:
+            self.show(None)
+
     def show(self, inv: dict[str, Any] | None) -> None:
         body = self.query_one("#frame-body", Static)
         if inv is None:
