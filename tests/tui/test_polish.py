@@ -31,6 +31,13 @@ def _unset_model(demo_url: str) -> tuple[list[int], str]:
     return cand, ways["declare"][0]
 
 
+def _unwrapped(report: str) -> list[str]:
+    """The report's lines with shell continuations (`` \\`` and a deeper indent) joined."""
+    import re
+
+    return re.sub(r" \\\n +", " ", report).splitlines()
+
+
 @pytest.mark.asyncio
 async def test_a_refusal_shows_the_declare_lines_fresh_and_stored(demo_url):
     cand, declare_line = _unset_model(demo_url)
@@ -45,10 +52,9 @@ async def test_a_refusal_shows_the_declare_lines_fresh_and_stored(demo_url):
         banner = text_of(app.query_one("#compare-banner"))
         report = text_of(app.query_one("#compare-report"))
         assert "REFUSED" in banner and "wb declare" in banner
-        assert declare_line in report.splitlines()[-6:] or f"    {declare_line}" in report.splitlines()
+        assert f"    {declare_line}" in _unwrapped(report)
+        assert all(len(line) <= 80 for line in report.split("To go on", 1)[1].splitlines())
         assert "--accept model --why" in report and "d declares the change under test" in report
-        # sentences wrap at 80 columns; only the commands (to be copied whole) may be longer
-        assert all(len(line) <= 80 for line in report.split("To go on", 1)[1].splitlines() if not line.startswith("    "))
         await pilot.press("a")
         await settle(app, pilot)
         assert app.screen.query_one("#field-dimension").value == "model"
@@ -59,7 +65,7 @@ async def test_a_refusal_shows_the_declare_lines_fresh_and_stored(demo_url):
         await settle(app, pilot)
         await pilot.press("enter", "2")
         await settle(app, pilot)
-        assert f"    {declare_line}" in text_of(app.query_one("#compare-report")).splitlines()
+        assert f"    {declare_line}" in _unwrapped(text_of(app.query_one("#compare-report")))
 
 
 @pytest.mark.asyncio
@@ -237,3 +243,17 @@ async def test_compare_on_a_users_store_says_what_to_do(tmp_path):
         await pilot.press("2")
         await settle(app, pilot)
         assert "No training runs in this store" in text_of(app.query_one("#run-detail"))
+
+
+def test_long_commands_wrap_into_lines_a_shell_reads_back_as_one():
+    import shlex
+
+    from workbench.tui.services import shell_lines
+
+    command = ("wb compare 1 2 3 4 5 --vs 11 12 13 14 15 --control 6 7 8 9 10 --change 'engine_revision=v0.8.2:v0.8.3' "
+               "--accept model,hardware --why 'it'\"'\"'s the same job script -- really'")
+    lines = shell_lines(command, 4)
+    assert len(lines) > 1 and all(len(line) <= 80 for line in lines)
+    assert all(line.endswith(" \\") for line in lines[:-1]) and all(line.startswith("      --") for line in lines[1:])
+    assert shlex.split(" ".join(line.removesuffix(" \\").strip() for line in lines)) == shlex.split(command)
+    assert shell_lines("wb declare 1 x=y", 4) == ["    wb declare 1 x=y"]

@@ -78,6 +78,31 @@ WAY_OUT_KEYS = ("In the workbench: run a 'wb declare' line from a shell, then pr
                 "d declares the change under test; a accepts dimensions (comma separated) with one reason.")
 
 
+def shell_lines(command: str, indent: int, width: int = 80) -> list[str]:
+    """A long shell command over several lines that a shell reads back as one (`` \\``
+    continuations, broken only before an option), so it can be read and copied at 80 columns."""
+    words, word, quote = [], "", ""
+    for ch in command:  # split at spaces outside quotes, each word kept as written
+        if ch == " " and not quote:
+            words.append(word)
+            word = ""
+            continue
+        quote = "" if ch == quote else ch if ch in "'\"" and not quote else quote
+        word += ch
+    groups: list[list[str]] = []
+    for word in [*words, word]:
+        if not groups or word.startswith("--"):
+            groups.append([])
+        groups[-1].append(word)
+    lines, current = [], " " * indent
+    for group in (" ".join(g) for g in groups):
+        if current.strip() and len(current) + 1 + len(group) + 2 > width:
+            lines.append(current + " \\")
+            current = " " * (indent + 2)
+        current += (" " if current.strip() else "") + group
+    return [*lines, current]
+
+
 def way_out_text(result: Any, comparison: dict[str, Any], records: list[Any]) -> str:
     """What ``wb compare`` prints after a refusal (the ``wb declare`` lines, ``--change``,
     ``--accept a,b --why``), its sentences wrapped to 80 columns (commands stay whole, to
@@ -100,7 +125,7 @@ def way_out_text(result: Any, comparison: dict[str, Any], records: list[Any]) ->
     for line in render_way_out(ways):
         indent = len(line) - len(line.lstrip())
         if indent >= 4:  # a command
-            lines.append(line)
+            lines += shell_lines(line.strip(), indent)
         else:
             lines += textwrap.wrap(line, 78, initial_indent=" " * indent, subsequent_indent=" " * (indent + 1))  # commands sit at 4
     lines += ["", *textwrap.wrap(WAY_OUT_KEYS, 78, subsequent_indent="  ")]
