@@ -159,7 +159,7 @@ def test_every_stored_demo_comparison_renders_as_the_cli_prints_it(demo_url):
             fresh = compare(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]), lens=p["lens"],
                             changes={k: tuple(v) for k, v in p["changes"].items()}, accepts=p["accepts"],
                             control=store.load_runs(p.get("control") or []))
-            assert services.comparison_report(comp) == render_comparison(fresh)
+            assert services.comparison_report(store, comp) == render_comparison(fresh)
             seen += 1
     assert seen >= 3
 

@@ -19,12 +19,22 @@ def _bar(value: float, scale: float, width: int, mark: str) -> str:
     return mark * n if n else ("." if value > 0 else "")
 
 
+LABEL_W = 18  # the label column of paired_bars
+
+
 def paired_bars(rows: Sequence[tuple[str, float, float]], unit: str, width: int = 80) -> str:
     """Two bars per row (baseline ``#``, candidate ``=``), labels on the left, values on
-    the right; an unknown value shows ``?`` and "unknown", never an empty bar."""
+    the right; an unknown value shows ``?`` and "unknown", never an empty bar. A label
+    longer than the label column gets a line of its own above its bars, never cut."""
     if not rows:
         return ""
-    label_w = min(max(len(clean(r[0])) for r in rows), 18)
+    if any(len(clean(r[0])) > LABEL_W for r in rows):
+        bars = paired_bars([(" ", b, c) for _label, b, c in rows], unit, width).split("\n")  # one scale for all
+        lines = []
+        for i, (label, _b, _c) in enumerate(rows):
+            lines += [clean(label), bars[2 * i], bars[2 * i + 1]]
+        return "\n".join([*lines, bars[-1]])
+    label_w = max(len(clean(r[0])) for r in rows)
     value_w = max(len(qty(v, unit)) for r in rows for v in r[1:]) + 1
     bar_w = max(width - label_w - value_w - 6, 10)
     finite = [v for r in rows for v in r[1:] if math.isfinite(v)]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from store.api import Store
 
 OBSERVATION_KINDS = "run=ID|LABEL, comparison=N, metric=NAME, window=KIND, value=TEXT (or another KIND=TEXT)"
-DECISION_KINDS = "plan=ID|NAME, comparison=N, rerun_comparison=N"
+DECISION_KINDS = "plan=ID|NAME (or rerun_plan=ID|NAME), comparison=N, rerun_comparison=N"
 # What a decision's kind is stored as; "-" and "_" are the same, case does not count.
 _DECISION = {"plan": "rerun_plan", "rerun_plan": "rerun_plan", "comparison": "comparison", "rerun_comparison": "rerun_comparison"}
 

@@ -51,22 +51,85 @@ def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidat
     from workbench.investigations import workflow as wf
 
     seen: list[Any] = []
+    records: list[Any] = []
 
-    def engine(*args: Any, **kwargs: Any) -> Any:
-        seen.append(compare(*args, **kwargs))
+    def engine(base: Any, cand: Any, *args: Any, **kwargs: Any) -> Any:
+        records.extend([*base, *cand])
+        seen.append(compare(base, cand, *args, **kwargs))
         return seen[-1]
 
     view = wf.add_comparison(store, inv_id, baseline, candidate, accepts=accepts, changes=changes, engine=engine,
                              control=control or ())
-    return CompareOutcome(view, render_comparison(seen[-1]))
+    return CompareOutcome(view, render_comparison(seen[-1]) + way_out_text(seen[-1], view, records))
 
 
-def comparison_report(comparison: dict[str, Any]) -> str:
-    """A stored comparison's report: the same renderer as ``wb compare``, on the same typed object."""
+def comparison_report(store: "Store", comparison: dict[str, Any]) -> str:
+    """A stored comparison's report: the same renderer as ``wb compare``, on the same typed
+    object, with the same way out of a refusal."""
     from workbench.compare.render import render_comparison
     from workbench.compare.stored import comparison_from_json
 
-    return render_comparison(comparison_from_json(comparison.get("result") or {}))
+    result = comparison_from_json(comparison.get("result") or {})
+    records = [] if result.comparable else store.load_runs([*comparison["baseline_runs"], *comparison["candidate_runs"]])
+    return render_comparison(result) + way_out_text(result, comparison, records)
+
+
+WAY_OUT_KEYS = ("In the workbench: run a 'wb declare' line from a shell, then press c to compare again; "
+                "d declares the change under test; a accepts dimensions (comma separated) with one reason.")
+
+
+def shell_lines(command: str, indent: int, width: int = 80) -> list[str]:
+    """A long shell command over several lines that a shell reads back as one (`` \\``
+    continuations, broken only before an option), so it can be read and copied at 80 columns."""
+    words, word, quote = [], "", ""
+    for ch in command:  # split at spaces outside quotes, each word kept as written
+        if ch == " " and not quote:
+            words.append(word)
+            word = ""
+            continue
+        quote = "" if ch == quote else ch if ch in "'\"" and not quote else quote
+        word += ch
+    groups: list[list[str]] = []
+    for word in [*words, word]:
+        if not groups or word.startswith("--"):
+            groups.append([])
+        groups[-1].append(word)
+    lines, current = [], " " * indent
+    for group in (" ".join(g) for g in groups):
+        if current.strip() and len(current) + 1 + len(group) + 2 > width:
+            lines.append(current + " \\")
+            current = " " * (indent + 2)
+        current += (" " if current.strip() else "") + group
+    return [*lines, current]
+
+
+def way_out_text(result: Any, comparison: dict[str, Any], records: list[Any]) -> str:
+    """What ``wb compare`` prints after a refusal (the ``wb declare`` lines, ``--change``,
+    ``--accept a,b --why``), its sentences wrapped to 80 columns (commands stay whole, to
+    be copied), then the keys that do the same here. Empty when the runs were compared."""
+    import textwrap
+
+    from workbench.compare.way_out import render_way_out, rerun_words, way_out
+
+    params = comparison.get("parameters") or {}
+    base, cand = list(comparison["baseline_runs"]), list(comparison["candidate_runs"])
+    changes = []
+    for name, values in (params.get("changes") or {}).items():
+        old, new = ("" if v is None else str(v) for v in (list(values) + [None, None])[:2])
+        changes.append(f"{name}={old}->{new}" if ":" in old + new else f"{name}={old}:{new}" if old or new else str(name))
+    words = rerun_words("compare", base, cand, None, changes, dict(params.get("accepts") or {}), (), params.get("control") or ())
+    ways = way_out(result, base, cand, words, records)
+    if ways is None:
+        return ""
+    lines = [""]
+    for line in render_way_out(ways):
+        indent = len(line) - len(line.lstrip())
+        if indent >= 4:  # a command
+            lines += shell_lines(line.strip(), indent)
+        else:
+            lines += textwrap.wrap(line, 78, initial_indent=" " * indent, subsequent_indent=" " * (indent + 1))  # commands sit at 4
+    lines += ["", *textwrap.wrap(WAY_OUT_KEYS, 78, subsequent_indent="  ")]
+    return "\n".join(lines)
 
 
 def sparklines(store: "Store", comparison: dict[str, Any], width: int = 80) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,12 +78,17 @@ class Dialog(ModalScreen[Any]):
 
 
 class FormScreen(Dialog):
-    """A few text fields; Enter on the last one (or OK) submits, Escape cancels."""
+    """A few text fields; Enter on the last one (or OK) submits, Escape cancels.
 
-    def __init__(self, title: str, fields: list[Field], note: str = "") -> None:
+    ``check(form)`` returns the one-line reason a form cannot be taken, or None: the
+    dialog then stays open with the reason shown and the typed text kept."""
+
+    def __init__(self, title: str, fields: list[Field], note: str = "",
+                 check: Callable[[dict[str, str]], str | None] | None = None) -> None:
         super().__init__(title)
         self.fields = fields
         self.note = note
+        self.check = check
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -92,6 +98,7 @@ class FormScreen(Dialog):
                 for f in self.fields:
                     yield Label(safe(f.label), classes="field-label")
                     yield Input(value=f.value, placeholder=f.placeholder, id=f"field-{f.name}", compact=True)
+                yield Static(id="form-error", classes="error")
             with Horizontal(classes="buttons"):
                 yield Button("OK", variant="primary", id="ok", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
@@ -116,7 +123,15 @@ class FormScreen(Dialog):
             self.dismiss(None)
 
     def _submit(self) -> None:
-        self.dismiss({f.name: self.query_one(f"#field-{f.name}", Input).value for f in self.fields})
+        form = {f.name: self.query_one(f"#field-{f.name}", Input).value for f in self.fields}
+        problem = self.check(form) if self.check is not None else None
+        if problem:
+            error = self.query_one("#form-error", Static)
+            error.update(Text("✗ ", style="bold").append_text(safe(problem)))
+            error.display = True
+            error.scroll_visible()
+            return
+        self.dismiss(form)
 
 
 class ChoiceScreen(Dialog):
@@ -152,7 +167,9 @@ HELP: list[tuple[str, list[tuple[str, str]]]] = [
                   "(A′: baseline-again runs, the A/A noise floor; optional)"),
         ("d", "declare the intended change: a dimension with its from and to values"),
         ("c", "compare: comparability first, then the delta"),
-        ("a", "accept a refused dimension with a reason (recorded with the comparison)"),
+        ("a", "accept refused dimensions (comma separated) with one reason, recorded for each"),
+        ("", "a refusal ends with the way out, as wb compare prints it: the wb declare lines to run "
+             "from a shell (then c), the change under test (d), or an acceptance (a)"),
     ]),
     ("Inspect", [("r", "refresh"), ("p", "pin the highlighted derived observation")]),
     ("Hypothesize", [

@@ -50,6 +50,9 @@ class CompareStage(Stage):
         self.query_one("#baseline-list").border_title = "baseline (space selects)"
         self.query_one("#candidate-list").border_title = "candidate"
         self.query_one("#control-list").border_title = "A′ control"
+        if self.state is None:
+            self._fill_lists()  # no investigation yet: say what fills the lists
+            self._draw()
 
     @property
     def state(self) -> InvestigationState | None:
@@ -67,7 +70,7 @@ class CompareStage(Stage):
         filt = self.query_one("#run-filter", Input)
         with filt.prevent(Input.Changed):
             filt.value = state.filter
-        if self._runs_lens != state.lens:
+        if self._runs_lens != state.lens or not self.runs:  # none yet: some may have been imported since
             self.runs, self._runs_lens = self.wb.runs_cache.get(state.lens, []), state.lens
             from workbench.tui import services
 
@@ -96,7 +99,11 @@ class CompareStage(Stage):
         picker = picker or self.query_one("#baseline-list", RunPicker)
         state = self.state
         t = Text()
-        if state is not None:
+        if state is None:
+            t.append("The lists show the runs of the open investigation's lens.")
+        elif not self.runs and self._runs_lens in self.wb.runs_cache:
+            t.append(f"No {state.lens} runs in this store: import captures (wb import FILE), then reopen it (i).")
+        else:
             t.append(f"{len(state.baseline)} baseline, {len(state.candidate)} candidate, {len(state.control)} A′ selected")
             if state.filter:
                 t.append(f" (filter {state.filter!r} hides the rest)")
@@ -119,7 +126,8 @@ class CompareStage(Stage):
         banner = self.query_one("#compare-banner", Line)
         report = self.query_one("#compare-report", Report)
         if state is None:
-            banner.show(Text("Pick an investigation first (i)."))
+            banner.show(Text("No investigation open: runs are compared inside one.\n"
+                             "Press i to pick one, or n to create one (in the picker, or in 1 Frame)."))
             report.show("")
             self.query_one("#compare-sparks", Report).show("")
             return
@@ -160,8 +168,7 @@ class CompareStage(Stage):
                     self.query_one("#compare-report", Report).show(text)
 
         self.query_one("#compare-report", Report).show(Text("drawing the report…"))
-        self.wb.background(lambda _store, c: services.comparison_report(c), comp, done=rendered, what="drawing the report",
-                           needs_store=False)
+        self.wb.background(services.comparison_report, comp, done=rendered, what="drawing the report")
 
     def _sparklines(self, state: InvestigationState) -> None:
         from workbench.tui import services
@@ -264,12 +271,12 @@ class CompareStage(Stage):
         if not self.needs_investigation() or self.state is None:
             return
         state = self.state
-        refusal = ((state.comparison or {}).get("result") or {}).get("refusal") or {}
         self.app.push_screen(
-            FormScreen("Accept a refused dimension", [
-                Field("dimension", "Dimension", value=str(refusal.get("dimension", ""))),
-                Field("why", "Why is this pair still worth comparing? (recorded)"),
-            ], note="An acceptance is the only override of a refusal; it travels in the bundle."),
+            FormScreen("Accept refused dimensions", [
+                Field("dimension", "Dimensions (comma separated)", value=", ".join(blocking_dimensions(state.comparison))),
+                Field("why", "Why is this pair still worth comparing? (recorded for each dimension)"),
+            ], note="An acceptance overrides a refusal (declaring a missing value, wb declare, resolves it instead); "
+                    "it travels in the bundle."),
             lambda form: self._accepted(state, form),
         )
 
@@ -279,7 +286,9 @@ class CompareStage(Stage):
         if not form["why"].strip():
             self.wb.notify("An acceptance needs a reason", severity="warning")
             return
-        state.accepts[form["dimension"].strip()] = form["why"].strip()
+        for name in (n.strip() for n in form["dimension"].split(",")):
+            if name:
+                state.accepts[name] = form["why"].strip()
         if state is self.state:
             self.action_compare()
 
@@ -294,7 +303,7 @@ def banner_text(comp: dict[str, Any]) -> Text:
         refusal = result.get("refusal") or {}
         line = Text().append(" REFUSED ", style="bold reverse")
         line.append_text(safe(f" {refusal.get('reason', 'not comparable')}"))
-        line.append(f"\n{cite}press a to accept this dimension with a recorded reason, or pick other runs.")
+        line.append(f"\n{cite}to go on, see the report's end: wb declare, then c · d change · a accept")
         return one_line(line)
     primary = result.get("primary") or {}
     effect = (primary.get("effect") or {}).get("verdict")
@@ -308,3 +317,14 @@ def banner_text(comp: dict[str, Any]) -> Text:
     else:
         line.append(f"cite it as evidence: comparison={comp.get('id')}")
     return one_line(line)
+
+
+def blocking_dimensions(comp: dict[str, Any] | None) -> list[str]:
+    """The dimensions that blocked a stored comparison (the refusal names only the first)."""
+    result = (comp or {}).get("result") or {}
+    if not comp or result.get("comparable", True):
+        return []
+    from workbench.compare.stored import comparison_from_json
+
+    rows = comparison_from_json(result).comparability.rows
+    return [r.name for r in rows if r.blocks] or [str((result.get("refusal") or {}).get("dimension", ""))]

@@ -18,6 +18,10 @@ from workbench.tui.widgets import ChoiceScreen, Field, FormScreen
 LENSES = (("inference", "inference: latency of a serving engine (TTFT p95)"),
           ("training", "training: step time of a training job"),
           ("fleet", "fleet: queue waits in a GPU pool"))
+# A decision question of the lens's own kind, as the placeholder of a new investigation's.
+QUESTIONS = {"inference": "Did the engine upgrade raise p95 TTFT?",
+             "training": "Did the PyTorch upgrade slow the training step?",
+             "fleet": "Did queue waits in the pool grow, and is capacity the limit?"}
 
 
 class FrameStage(Stage):
@@ -28,6 +32,10 @@ class FrameStage(Stage):
     def compose(self) -> ComposeResult:
         with VerticalScroll(can_focus=True, id="frame-scroll"):
             yield Static(id="frame-body")
+
+    def on_mount(self) -> None:
+        if self.inv is None:
+            self.show(None)
 
     def show(self, inv: dict[str, Any] | None) -> None:
         body = self.query_one("#frame-body", Static)
@@ -65,7 +73,7 @@ class FrameStage(Stage):
                 return
             self.app.push_screen(
                 FormScreen(f"New {lens} investigation", [
-                    Field("question", "Decision question", placeholder="Did the engine upgrade raise p95 TTFT?"),
+                    Field("question", "Decision question", placeholder=QUESTIONS[lens]),
                     Field("guardrails", "Guardrails (comma separated; empty: the lens defaults)"),
                 ]),
                 lambda form: self._create(lens, form),

@@ -131,11 +131,13 @@ class HypothesizeStage(Stage):
         def chosen(status: str | None) -> None:
             if status is None:
                 return
+            from workbench.tui import services
+
             self.app.push_screen(
                 FormScreen(f"Hypothesis {h['id']}: {status}", [
-                    Field("evidence", "Evidence that decided it (e.g. rerun_plan=3, comparison=2; comma separated)"),
+                    Field("evidence", "Evidence that decided it (e.g. rerun_plan=3, comparison=2)"),
                     Field("note", "Note"),
-                ]),
+                ], check=lambda form: services.check_evidence(form["evidence"])),
                 lambda form: self._set(h["id"], status, form),
             )
 

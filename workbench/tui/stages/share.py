@@ -14,10 +14,11 @@ from textual.widgets import Static
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import Field, FormScreen, block, safe
 
+# Sentences without line breaks of their own: the pane wraps them at its width.
 INTRO = (
-    "An evidence bundle is JSON: the frame, the recipe and results with their SHA-256, the captures'\n"
-    "provenance, observations and hypotheses, and a checksum over its RFC 8785 canonical form.\n"
-    "Bundles are unsigned: a valid bundle was not changed since export; it does not prove who\n"
+    "An evidence bundle is JSON: the frame, the recipe and results with their SHA-256, the captures' "
+    "provenance, observations and hypotheses, and a checksum over its RFC 8785 canonical form. "
+    "Bundles are unsigned: a valid bundle was not changed since export; it does not prove who "
     "made it, nor that the result is right.\n\n"
     "e  export this investigation      v  verify a bundle file"
 )
