@@ -18,8 +18,6 @@ Normalised, and nothing else:
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 from collections.abc import Callable
@@ -39,16 +37,9 @@ VERSION_KEYS = frozenset({"version"})
 
 def wb(store: str, *args: str) -> tuple[int, str, str]:
     """``wb --store STORE args...`` in this process: (exit code, stdout, stderr)."""
-    from workbench.cli import main
+    from tests.rerun.helpers import wb as run_wb
 
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(["--store", store, *args])
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
+    return run_wb(*args, store=store)
 
 
 def wb_json(store: str, *args: str, ok: tuple[int, ...] = (0,)) -> Any:
