@@ -267,6 +267,8 @@ class Lens:
     # metrics stand in for phases, the work is the window's (``window_work``) and the
     # observations are about the window (waiting jobs, idle capacity).
     runs_are_windows: bool = False
+    # What stands in for phases when ``runs_are_windows`` (values from ``window_metrics``).
+    window_metric_specs: tuple[MetricSpec, ...] = ()
     # Said of the work when ``runs_are_windows``.
     work_note: str = ""
     # Some values of the primary had not ended when the run did (``censored_values``):

@@ -295,6 +295,7 @@ LENS = FleetLens(
     work_unit="GPU-hours",
     guardrails=(),
     runs_are_windows=True,
+    window_metric_specs=tuple(MetricSpec(name, title, unit, lower_is_better=not higher) for name, title, unit, higher in WINDOW_METRICS),
     work_note="GPU-hours allocated in each window (mean over windows); windows are compared, not equal work",
     primary_censored=True,
 )

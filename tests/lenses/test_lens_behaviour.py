@@ -122,3 +122,18 @@ def test_compare_asks_the_lens_for_the_throughput_conversion():
     assert work["throughput"]["from_time_pct"] == pytest.approx(100 * (420 / 570 - 1), abs=0.3)
     work = compare(base, cand, lens=replace(lens, throughput_from_primary=False), changes={"framework": None}).to_json()["work"]
     assert "from_time_pct" not in work["throughput"]
+
+
+def test_window_metrics_come_from_the_lens():
+    from lenses.fleet import WINDOW_METRICS
+
+    fl = builtin_lens("fleet")
+    assert [(m.name, m.title, m.unit, not m.lower_is_better) for m in fl.window_metric_specs] == list(WINDOW_METRICS)
+    assert builtin_lens("training").window_metric_specs == ()
+
+
+def test_a_lens_without_phases_is_not_taken_for_a_fleet_window():
+    base, cand = pair()
+    lens = replace(builtin_lens("training"), phases=())
+    doc = compare(base, cand, lens=lens, changes={"framework": None}).to_json()
+    assert doc["phases"] == [] and doc["primary"]["candidate"] == pytest.approx(570, abs=1)

@@ -77,7 +77,7 @@ def _censored(lens: Lens, runs: Sequence[RunRecord]) -> dict[str, Any]:
 def phases(
     lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
 ) -> list[dict[str, Any]]:
-    if not lens.phases:
+    if lens.runs_are_windows:
         return window_metrics(lens, base, cand, control)
     sums_b = [lens.phase_summary(r) for r in base]
     sums_c = [lens.phase_summary(r) for r in cand]
@@ -116,13 +116,11 @@ def window_metrics(
     lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
 ) -> list[dict[str, Any]]:
     """Fleet: the window metrics in the place of phases (no p95: one value per window)."""
-    from lenses.fleet import WINDOW_METRICS
-
     per_b = [lens.window_metrics(r) for r in base]
     per_c = [lens.window_metrics(r) for r in cand]
     per_a = [lens.window_metrics(r) for r in control or ()]
     out = []
-    for name, title, unit, higher_better in WINDOW_METRICS:
+    for name, title, unit, higher_better in ((m.name, m.title, m.unit, not m.lower_is_better) for m in lens.window_metric_specs):
         vb = [m.get(name, NAN) for m in per_b]
         vc = [m.get(name, NAN) for m in per_c]
         va = [m.get(name, NAN) for m in per_a]
