@@ -46,7 +46,7 @@ def plugin_lenses() -> dict[str, "Lens"]:
     """The lenses of the ``wb.lenses`` entry points that load and are sound, by name."""
     from importlib.metadata import entry_points  # ~30 ms (email, zipfile): only when a plug-in is asked for
 
-    from lenses.base import Lens
+    from lenses.base import Lens  # numpy: not for `import lenses`
 
     found: dict[str, Lens] = {}
     for entry in entry_points(group=PLUGIN_GROUP):

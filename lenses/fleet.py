@@ -198,7 +198,7 @@ def km_median(waits: np.ndarray, censored: np.ndarray) -> tuple[float, float]:
     longest = float(max(waits.max(initial=0.0), censored.max(initial=0.0)))
     if not waits.size:  # nobody started: S(t) = 1 up to the longest censored wait
         return NAN, longest
-    from scipy.stats import CensoredData, ecdf
+    from scipy.stats import CensoredData, ecdf  # scipy is heavy: only when some waits are censored
 
     sf = ecdf(CensoredData(uncensored=waits, right=censored)).sf
     below = np.flatnonzero(sf.probabilities <= 0.5 + 1e-12)

@@ -6,7 +6,9 @@ import logging
 from pathlib import Path
 
 import click
+from rich.filesize import decimal
 
+from workbench.cli.cluster_progress import ClusterBar
 from workbench.cli.context import emit_json, open_store_from, stderr_console
 from workbench.dims_file import FolderDimensions
 from workbench.errors import UsageError
@@ -115,8 +117,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
 
 def _import_on_cluster(spec, err, store, paths, options, declared):
     """The import with rank traces read on the Dask cluster ``spec``; also what travelled."""
-    from workbench.cli.cluster_progress import ClusterBar
-    from workbench.training.cluster import open_cluster  # Dask: loaded only for --cluster
+    from workbench.training.cluster import open_cluster  # numpy (the rank readers), Dask later: only for --cluster
 
     bar = ClusterBar(err)
     try:
@@ -130,8 +131,6 @@ def _import_on_cluster(spec, err, store, paths, options, declared):
 
 
 def _size(nbytes: int) -> str:
-    from rich.filesize import decimal
-
     return decimal(nbytes)
 
 
@@ -147,6 +146,7 @@ class _Progress:
     def __enter__(self):
         if not self.big:
             return None
+        # rich.progress is ~70 modules: loaded only for a file big enough to wait for.
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=self.console, transient=True)
