@@ -298,4 +298,6 @@ LENS = FleetLens(
     window_metric_specs=tuple(MetricSpec(name, title, unit, lower_is_better=not higher) for name, title, unit, higher in WINDOW_METRICS),
     work_note="GPU-hours allocated in each window (mean over windows); windows are compared, not equal work",
     primary_censored=True,
+    item_measure=MetricSpec("queue_wait", "queue wait by job start", "s"),
+    item_order="job start time",
 )

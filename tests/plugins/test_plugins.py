@@ -135,6 +135,14 @@ def test_a_toy_file_through_the_plug_in_end_to_end(site, tmp_path):
     assert (doc["primary"]["metric"], doc["primary"]["baseline"], doc["primary"]["candidate"]) == ("mean_latency", 22.0, 16.0)
     assert doc["phases"] == []
 
+    # Inspect reads the lens's per-item series: its latencies (scaled), in request order.
+    code, out, err = wb("inspect", "before", "--vs", "after", "--change", "build=7:7", "--json", store=store)
+    assert code == 0, err
+    inspected = json.loads(out)
+    assert inspected["over_time"]["by"] == "request order"
+    (latency,) = inspected["distributions"]
+    assert (latency["name"], latency["unit"], latency["baseline"]["n"], latency["baseline"]["mean"]) == ("latency", "ms", 3, 22.0)
+
 
 def test_the_plug_in_option_is_in_wb_import_help(site):
     install(site, "wb-example-plugin", example_groups())

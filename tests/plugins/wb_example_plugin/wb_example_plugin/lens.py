@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from lenses.base import WINDOW_DIMENSION, DimensionSpec, Lens, MetricSpec, column, mean_of, observed_window
 from store.records import Dimension, RunRecord
 
@@ -12,6 +14,10 @@ class ToyLens(Lens):
 
     def observed_dimensions(self, run: RunRecord) -> dict[str, Dimension]:
         return observed_window(run)
+
+    def item_series(self, run: RunRecord) -> dict[str, np.ndarray]:
+        latency = column(run, "latency_ms")
+        return {} if latency is None else {"latency": latency}
 
 
 LENS = ToyLens(
@@ -26,4 +32,7 @@ LENS = ToyLens(
     phases=(),
     phase_note="Toy runs have no phases.",
     work_unit="requests",
+    # What wb inspect and the TUI call the per-request series (the defaults fit any lens).
+    item_measure=MetricSpec("latency", "latency by request", "ms"),
+    item_order="request order",
 )
