@@ -146,11 +146,6 @@ class Store:
         with self._read() as q:
             return sorted(int(r[0]) for r in q("SELECT run_id FROM run_source WHERE capture_id = :c", {"c": capture_id}))
 
-    def prepare_writes(self) -> None:
-        """A command that will write calls this first. Nothing is left to prepare: an
-        import is written with plain SQL and a new store is created from checked-in DDL
-        (``store.ddl``), neither needing the ORM that this once loaded ahead."""
-
     def run_captures(self, run_id: int) -> list["CaptureRow"]:
         if self._absent:
             return []
