@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from store import columns
 from store.engine import SQLITE_PRAGMAS, connect_sqlite, default_data_dir, display_url, make_engine, normalize_url, sqlite_path, writable
-from store.errors import ReadOnlyStore, RunNotFound, SchemaError, StoreError
+from store.errors import DuplicateCapture, ReadOnlyStore, RunNotFound, SchemaError, StoreError
 from store.records import SAMPLES, Dimension, RunRecord, Work, utcnow_iso
 from store.schema import ABSENT, READY, SCHEMA_VERSION, apply, sqlalchemy_query, state
 from store.schema import create as create_schema
@@ -122,8 +122,6 @@ class Store:
             finally:
                 conn.close()
             return
-        from store.schema import sqlalchemy_query
-
         with self.engine.connect() as conn:
             yield sqlalchemy_query(conn)
 
@@ -314,7 +312,6 @@ def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str
 
     import numpy as np
 
-    from store.errors import DuplicateCapture
 
     capture_ids: dict[Path, int] = dict(existing or {})
     for info in captures:
