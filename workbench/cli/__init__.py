@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"wb: error: {clean(exc.message)}", err=True)
         sys.exit(exc.exit_code)
     except _store_error() as exc:
-        from store.errors import ReadOnlyStore, RunNotFound  # loaded already (see _store_error); evidence verify runs store-free
+        from store.errors import ReadOnlyStore, RunNotFound  # loaded already (see _store_error)
 
         click.echo(f"wb: error: {clean(str(exc))}", err=True)
         sys.exit(EXIT_USAGE if isinstance(exc, (RunNotFound, ReadOnlyStore)) else EXIT_FAILURE)
