@@ -5,9 +5,10 @@ command or group); the module's name is the command's name (a trailing ``_`` is
 added to a Python keyword, so ``wb import`` is ``import_.py``). ``wb --help`` lists
 the commands from ``commands.SUMMARIES`` and imports none of their modules; a
 command's module is imported only when that command (or its own ``--help``) runs,
-and it imports what it needs at its top. Heavy third-party modules (SQLAlchemy via
-the store's tables, numpy/scipy, Textual) still load inside functions, each with
-its reason, so ``wb CMD --help`` stays light too.
+and it imports what it needs at its top. What would load SQLAlchemy (the store's
+table modules), Textual, or Rich on a ``--json`` path still loads inside functions,
+each with its reason, so ``wb CMD --help`` loads none of the heavy modules that
+tests/foundation/test_cli_light.py names (numpy it may: most commands need it).
 """
 
 from __future__ import annotations
