@@ -59,9 +59,9 @@ def test_trace_diff_pair_refused_by_the_training_lens_hardware_and_rank_count():
     _, test = read([DATA / "trace_diff" / "test" / "test.json.gz"])
     result = compare_mod.compare([control], [test], lens="training")
     assert not result.comparable
-    refused = {result.refusal["dimension"], *result.refusal.get("also", [])}
+    refused = {result.refusal.dimension, *(result.refusal.also or ())}
     assert {"hardware", "rank_count"} <= refused
-    assert "A100" in result.refusal["reason"] or "A100" in str(result.to_json())
+    assert "A100" in result.refusal.reason or "A100" in str(result.to_json())
     assert result.primary is None
 
 

@@ -66,10 +66,10 @@ def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidat
 def comparison_report(store: "Store", comparison: dict[str, Any]) -> str:
     """A stored comparison's report: the same renderer as ``wb compare``, on the same typed
     object, with the same way out of a refusal."""
+    from workbench.compare.model import Comparison
     from workbench.compare.render import render_comparison
-    from workbench.compare.stored import comparison_from_json
 
-    result = comparison_from_json(comparison.get("result") or {})
+    result = Comparison.from_json(comparison.get("result") or {})
     records = [] if result.comparable else store.load_runs([*comparison["baseline_runs"], *comparison["candidate_runs"]])
     return render_comparison(result) + way_out_text(result, comparison, records)
 

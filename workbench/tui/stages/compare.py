@@ -324,7 +324,7 @@ def blocking_dimensions(comp: dict[str, Any] | None) -> list[str]:
     result = (comp or {}).get("result") or {}
     if not comp or result.get("comparable", True):
         return []
-    from workbench.compare.stored import comparison_from_json
+    from workbench.compare.model import Comparison
 
-    rows = comparison_from_json(result).comparability.rows
+    rows = Comparison.from_json(result).comparability.rows
     return [r.name for r in rows if r.blocks] or [str((result.get("refusal") or {}).get("dimension", ""))]
