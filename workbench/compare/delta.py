@@ -14,7 +14,6 @@ import numpy as np
 from msgspec import UNSET
 
 from lenses.base import Lens
-from lenses.fleet import WINDOW_METRICS, read_window
 from store.records import RunRecord
 from workbench.compare.effects import run_effect
 from workbench.compare.fmt import change
@@ -69,15 +68,15 @@ def primary(
         effect = no_effect("the valid work differs: work and time are reported separately, no timing-only effect")
     delta, pct = _delta(b, c)
     per_run = PerRun(baseline=tuple(per_b), candidate=tuple(per_c), **({"control": tuple(per_a)} if control else {}))
-    censored = CensoredSides(baseline=_censored(base), candidate=_censored(cand)) if lens.name == "fleet" else UNSET
+    censored = CensoredSides(baseline=_censored(lens, base), candidate=_censored(lens, cand)) if lens.primary_censored else UNSET
     return Primary(metric=spec.name, title=spec.title, unit=spec.unit, baseline=b, candidate=c, delta=delta,
                    delta_pct=pct, text=change(b, c, spec.unit), per_run=per_run, effect=effect, censored=censored)
 
 
-def _censored(runs: Sequence[RunRecord]) -> Censored:
+def _censored(lens: Lens, runs: Sequence[RunRecord]) -> Censored:
     """Fleet: jobs still waiting at their window's end, not in the mean of started waits;
     their elapsed waits are lower bounds (right-censored)."""
-    elapsed = np.concatenate([read_window(r).censored for r in runs]) if runs else np.array([])
+    elapsed = np.concatenate([lens.censored_values(r) for r in runs]) if runs else np.array([])
     return Censored(
         jobs=int(elapsed.size),
         min_elapsed_s=float(elapsed.min()) if elapsed.size else None,
@@ -88,7 +87,7 @@ def _censored(runs: Sequence[RunRecord]) -> Censored:
 def phases(
     lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
 ) -> list[Phase]:
-    if not lens.phases:
+    if lens.runs_are_windows:
         return window_metrics(lens, base, cand, control)
     sums_b = [lens.phase_summary(r) for r in base]
     sums_c = [lens.phase_summary(r) for r in cand]
@@ -131,7 +130,7 @@ def window_metrics(
     per_c = [lens.window_metrics(r) for r in cand]
     per_a = [lens.window_metrics(r) for r in control or ()]
     out = []
-    for name, title, unit, higher_better in WINDOW_METRICS:
+    for name, title, unit, higher_better in ((m.name, m.title, m.unit, not m.lower_is_better) for m in lens.window_metric_specs):
         vb = [m.get(name, NAN) for m in per_b]
         vc = [m.get(name, NAN) for m in per_c]
         va = [m.get(name, NAN) for m in per_a]
@@ -210,10 +209,9 @@ def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], prima
     unit = units.pop() if len(units) == 1 else lens.work_unit
     items_b = [lens.work_per_item(r) for r in base]
     items_c = [lens.work_per_item(r) for r in cand]
-    if lens.name == "fleet":
-        return Work(unit="GPU-hours", baseline=side_mean([_gpu_hours(r) for r in base]),
-                    candidate=side_mean([_gpu_hours(r) for r in cand]), same=None,
-                    note="GPU-hours allocated in each window (mean over windows); windows are compared, not equal work")
+    if lens.runs_are_windows:
+        return Work(unit=lens.work_unit, baseline=side_mean([lens.window_work(r) for r in base]),
+                    candidate=side_mean([lens.window_work(r) for r in cand]), same=None, note=lens.work_note)
     sides = {"unit": unit, "baseline": amount(base), "candidate": amount(cand)}
     if any(i is None for i in items_b + items_c):
         return Work(**sides, same=None,
@@ -233,12 +231,8 @@ def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], prima
     vb, vc = side_mean([t[0] for t in tb]), side_mean([t[0] for t in tc])
     # For a time-like primary over fixed work: throughput change = 1/θ − 1.
     pb, pc = primary.baseline, primary.candidate
-    from_time = (100.0 * (pb / pc - 1.0) if lens.name == "training" and pb and pc and math.isfinite(pb) and math.isfinite(pc)
+    from_time = (100.0 * (pb / pc - 1.0) if lens.throughput_from_primary and pb and pc and math.isfinite(pb) and math.isfinite(pc)
                  else UNSET)
     throughput = Throughput(unit=tb[0][1], baseline=vb, candidate=vc, change_pct=100.0 * (vc / vb - 1.0) if vb else NAN,
                             from_time_pct=from_time)
     return Work(**sides, per_item=per_item, same=same, throughput=throughput)
-
-
-def _gpu_hours(run: RunRecord) -> float:
-    return read_window(run).gpu_hours

@@ -132,7 +132,7 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
     groups = _classify(phases)
     values = {p.name: {"baseline": _b(p), "candidate": _c(p)} for p in phases}
     one = " (one run a side: a change in these runs, no uncertainty can be given)" if single_run(primary.effect) else ""
-    if lens.name == "inference":
+    if lens.phase_sentences == "each":
         for p in groups["moved"]:
             text = _moved_text(f"{p.title} time", _b(p), _c(p), p.unit) + "."
             out.append(_obs(text + one if one else text, _evidence(base, cand, f"{p.name} {p.statistic}", values[p.name], p.effect)))
@@ -184,7 +184,7 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
 def _location(lens: Lens, base, cand, primary: Primary, groups: dict[str, list[Phase]]) -> list[Draft]:
     """Where in the request the primary change sits: before the model or inside it (only
     when every part of the primary at the other stage is known on both sides)."""
-    if lens.name != "inference":
+    if not lens.locates_by_stage:
         return []
     b, c = primary.baseline, primary.candidate
     if movement(primary.effect, b, c) != "moved":
@@ -356,7 +356,7 @@ def observations(
     lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], primary: Primary, phases: Sequence[Phase],
     guardrails: Sequence[Guardrail],
 ) -> list[Observation]:
-    if lens.name == "fleet":
+    if lens.runs_are_windows:
         found = fleet_observations(lens, base, cand, primary, phases)
     else:
         found = phase_observations(lens, base, cand, primary, phases)
