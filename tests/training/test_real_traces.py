@@ -77,7 +77,7 @@ def test_inspect_on_two_real_ranks_shows_operations_aligned_by_name():
     accepts = {name: why for name in ("model", "objective", "hardware", "topology", "effective_batch")}
     result = compare_mod.inspect([a], [b], lens="training", accepts=accepts)
     assert result.comparison.comparable, result.comparison.refusal
-    assert result.operations and {"name", "kind", "delta_ms"} <= set(result.operations[0])
+    assert result.operations and {"name", "kind", "delta_ms"} <= set(result.operations[0].to_json())
 
 
 def test_nsys_export_imports_with_the_device_and_kernel_names():

@@ -9,6 +9,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
 from msgspec import UNSET
 
 from workbench.compare import dict_diff
@@ -229,39 +230,40 @@ def render_inspect(r: InspectResult) -> str:
         out.append("Distributions (items pooled over a side's runs; descriptive, not an interval)")
         out.append(f"  {'measure':<14} {'side':<4} {'n':>7} {'p5':>8} {'p50':>8} {'p95':>8} {'p99':>8} {'mean':>8}")
         for d in r.distributions:
-            for side in ("baseline", "candidate"):
-                s = d[side]
+            for side, s in (("baseline", d.baseline), ("candidate", d.candidate)):
                 out.append(
-                    f"  {_cut(d['name'], 14):<14} {side[0].upper():<4} {s['n']:>7} "
-                    + " ".join(f"{num(s[k]):>8}" for k in ("p5", "p50", "p95", "p99", "mean"))
+                    f"  {_cut(d.name, 14):<14} {side[0].upper():<4} {s.n:>7} "
+                    + " ".join(f"{num(v):>8}" for v in (s.p5, s.p50, s.p95, s.p99, s.mean))
                 )
-        for unit in dict.fromkeys(d["unit"] for d in r.distributions):
-            rows = [(d["name"], d["baseline"], d["candidate"]) for d in r.distributions if d["unit"] == unit]
+        for unit in dict.fromkeys(d.unit for d in r.distributions):
+            # the chart reads each side's figures by name (nan: unknown)
+            rows = [(d.name, msgspec.to_builtins(d.baseline), msgspec.to_builtins(d.candidate)) for d in r.distributions if d.unit == unit]
             out.append(distribution_chart(rows, unit, WIDTH))
         out.append("")
-    if r.over_time.get("metrics"):
-        k = r.over_time["windows"]
-        first, rest = r.over_time["metrics"][0], r.over_time["metrics"][1:]
-        out.append(f"Over time: {k} equal windows by {r.over_time['by']} (window means over runs)")
-        rows = [(f"{first['name']} {i + 1}/{k}", b, v) for i, (b, v) in enumerate(zip(first["baseline"], first["candidate"]))]
-        out.append(paired_bars(rows, first["unit"], WIDTH))
+    t = r.over_time
+    if t is not None and t.metrics:
+        k = t.windows
+        first, rest = t.metrics[0], t.metrics[1:]
+        out.append(f"Over time: {k} equal windows by {t.by} (window means over runs)")
+        rows = [(f"{first.name} {i + 1}/{k}", b, v) for i, (b, v) in enumerate(zip(first.baseline, first.candidate))]
+        out.append(paired_bars(rows, first.unit, WIDTH))
         if rest:
             out.append("")
             out.append("  candidate / baseline per window (1.00 = no change; ? = unknown)")
             out.append(f"  {'measure':<14}" + "".join(f"{i + 1:>7}" for i in range(min(k, 9))))
             for m in rest:
-                cells = [_ratio(b, v) for b, v in zip(m["baseline"], m["candidate"])][:9]
-                out.append(f"  {_cut(m['name'], 14):<14}" + "".join(f"{c:>7}" for c in cells))
+                cells = [_ratio(b, v) for b, v in zip(m.baseline, m.candidate)][:9]
+                out.append(f"  {_cut(m.name, 14):<14}" + "".join(f"{c:>7}" for c in cells))
         out.append("")
-    if r.over_time.get("note"):
-        out += [f"Over time: {clean(r.over_time['note'])}", ""]
+    if t is not None and t.note:
+        out += [f"Over time: {clean(t.note)}", ""]
     if r.operations:
         out.append("Operations that moved most (ms per step, mean over runs)")
         out.append(f"  {'operation':<36} {'kind':<10} {'baseline':>9} {'candidate':>9} {'delta':>9}")
         for o in r.operations:
             out.append(
-                f"  {_cut(o['name'], 36):<36} {_cut(o['kind'], 10):<10} {num(o['baseline_ms_per_step']):>9} "
-                f"{num(o['candidate_ms_per_step']):>9} {('+' if o['delta_ms'] > 0 else '') + num(o['delta_ms']):>9}"
+                f"  {_cut(o.name, 36):<36} {_cut(o.kind, 10):<10} {num(o.baseline_ms_per_step):>9} "
+                f"{num(o.candidate_ms_per_step):>9} {('+' if o.delta_ms > 0 else '') + num(o.delta_ms):>9}"
             )
     elif r.operations is None:
         out.append("Operations: the runs carry no operations table.")
