@@ -109,7 +109,7 @@ def compare(
             text=f"Declared change that did not happen: {', '.join(check.unrealized_changes)} is the same on both sides.",
             evidence=Evidence(dimensions=tuple(check.unrealized_changes), runs=runs), kind=observations.NOT_CAUSE))
     for row in reversed(check.rows):  # several settings of one mapping changed at once (engine flags)
-        several = dict_diff.row_json(row.name, row.state, row.baseline.value, row.candidate.value).get("several_changed")
+        several = dict_diff.mapping_diff(row.name, row.state, row.baseline.value, row.candidate.value).several_changed
         if several:
             first.append(Observation(text=several[:1].upper() + several[1:] + ".",
                                      evidence=Evidence(dimensions=(row.name,), runs=runs), kind=observations.NOT_CAUSE))

@@ -60,8 +60,8 @@ class DimensionRow:
             return b
         return c if b is None else f"{b}/{c}"
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "name": self.name,
             "state": self.state,
             "baseline": self.baseline.value,
@@ -71,7 +71,7 @@ class DimensionRow:
         }
         if self.note:
             out["note"] = self.note
-        out.update(dict_diff.row_json(self.name, self.state, self.baseline.value, self.candidate.value))
+        out.update(dict_diff.mapping_diff(self.name, self.state, self.baseline.value, self.candidate.value).to_json())
         if self.declared_change:
             out["declared_change"] = True
         if self.accepted_why is not None:
