@@ -13,13 +13,21 @@ the TUI's Inspect (``tui/services.inspect_text``) should too:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TypedDict
 
 import msgspec
 
 from workbench.compare.fmt import jsonable
 
 Value = str | int | float | bool | None
+
+
+class EngineArguments(TypedDict):
+    """Keyword arguments of ``workbench.compare.compare``/``inspect``."""
+
+    lens: str | None
+    changes: dict[str, tuple[Value, ...]]
+    accepts: dict[str, str]
 
 
 class ComparisonParameters(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -45,7 +53,7 @@ class ComparisonParameters(msgspec.Struct, frozen=True, omit_defaults=True):
         """The stored form (the inverse of :meth:`from_json`)."""
         return jsonable(msgspec.to_builtins(self))
 
-    def engine_arguments(self) -> dict[str, Any]:
+    def engine_arguments(self) -> "EngineArguments":
         """Keyword arguments of ``workbench.compare.compare``/``inspect`` (the control
         runs are loaded by the caller: they are ids here, records there)."""
         return {
