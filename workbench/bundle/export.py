@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from workbench import TOOL_NAME, __version__
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import encode_tables
 from workbench.bundle.format import (
@@ -27,6 +28,7 @@ from workbench.bundle.format import (
     checksum_member,
 )
 from workbench.compare.model import verdict_of
+from workbench.errors import BadInput
 
 
 def utc_now() -> str:
@@ -61,8 +63,6 @@ def build_bundle(
     "imported_at"}``. ``samples``: ``{run ref: {table: {column: array}}}`` or None.
     """
     if tool is None:
-        from workbench import TOOL_NAME, __version__
-
         tool = {"name": TOOL_NAME, "version": __version__}
     comparisons = [dict(c) for c in comparisons]
     frame = bundle_value(dict(investigation))
@@ -159,8 +159,6 @@ def dumps(bundle: Mapping[str, Any]) -> str:
 
 def write_bundle(bundle: Mapping[str, Any], path: str | Path) -> Path:
     """Write atomically: a failed write leaves no partial bundle behind."""
-    from workbench.errors import BadInput
-
     path = Path(path)
     text = dumps(bundle).encode("utf-8")
     parent = path.parent if str(path.parent) else Path(".")

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from workbench import __version__
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import decode_tables
 from workbench.bundle.format import Check
@@ -33,7 +34,7 @@ def default_engine() -> Callable[..., Any]:
 
 def rebuild_runs(bundle: dict[str, Any]) -> dict[str, Any]:
     """RunRecords keyed by ref, from ``runs`` and the embedded ``samples``."""
-    from store.records import Dimension, RunRecord, Work
+    from store.records import Dimension, RunRecord, Work  # verify without --recompute never loads the store package
 
     tables_by_ref = ((bundle.get("samples") or {}).get("content") or {}).get("runs") or {}
     runs = {}
@@ -146,8 +147,6 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
 
 
 def _engine_note(spec: dict[str, Any]) -> str:
-    from workbench import __version__
-
     recorded = (spec.get("engine") or {}).get("version") if isinstance(spec.get("engine"), dict) else None
     return "" if recorded in (None, __version__) else f"; recorded with wb {recorded}, recomputed with wb {__version__}"
 

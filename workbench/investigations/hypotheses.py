@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.errors import NotFound, UsageError
 from workbench.investigations.common import DECIDED, HYPOTHESIS_STATUSES, current_user, investigation_row, parse_id, required_text
+from workbench.investigations.evidence import parse_decision_evidence
 from workbench.investigations.views import hypothesis_of
 
 if TYPE_CHECKING:
@@ -39,8 +40,6 @@ def add_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *,
 def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
     """``plan=3`` / ``plan=NAME`` (a rerun plan), ``comparison=5``, ``rerun_comparison=2``;
     see ``workbench.investigations.evidence``."""
-    from workbench.investigations.evidence import parse_decision_evidence
-
     return parse_decision_evidence(items)
 
 

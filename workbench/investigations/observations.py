@@ -9,6 +9,7 @@ from workbench.bundle.canonical import bundle_value
 from workbench.errors import NotFound, UsageError, WbError
 from workbench.investigations.common import OBSERVATION_LABEL, current_user, investigation_row, parse_id, required_text
 from workbench.investigations.comparisons import get_comparison
+from workbench.investigations.evidence import parse_observation_evidence
 from workbench.investigations.views import observations_of
 
 if TYPE_CHECKING:
@@ -21,8 +22,6 @@ def observation_views(rows: Sequence[Any]) -> list[dict[str, Any]]:
 def parse_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, Any]]:
     """``KIND=VALUE`` items (run=12, metric=ttft_p95, window=steady, value=110ms ...); see
     ``workbench.investigations.evidence``. Runs resolve to ids when a store is given."""
-    from workbench.investigations.evidence import parse_observation_evidence
-
     return parse_observation_evidence(items, store)
 
 

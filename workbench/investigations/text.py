@@ -6,10 +6,10 @@ from typing import Any
 
 import click
 
+from workbench.textsafe import clean
+
 
 def print_investigation(inv: dict[str, Any]) -> None:
-    from workbench.textsafe import clean
-
     echo = click.echo
     imported = " (imported, read-only)" if inv.get("imported") else ""
     echo(f"investigation {inv['id']}{imported}: {clean(inv.get('title') or '')}")

@@ -22,7 +22,6 @@ import msgspec
 from workbench.bundle.format import OBSERVATION_LABEL
 from workbench.compare.fmt import jsonable
 from workbench.compare.parameters import ComparisonParameters
-from workbench.stats.verdicts import Verdict
 
 RunRef = int | str  # a store id; a bundle's ref ("run/6") in an imported investigation
 
@@ -82,7 +81,7 @@ class ComparisonView(View, frozen=True, omit_defaults=True):
     parameters: ComparisonParameters
     engine: EngineIdentity
     comparable: bool
-    verdict: Verdict | None
+    verdict: str | None  # a Verdict's word (workbench.stats.verdicts: importing it loads the statistics engine)
     created_by: str
     created_at: str
     result: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET  # the engine's document as stored (raw JSON)
