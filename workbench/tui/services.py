@@ -159,15 +159,14 @@ def latest_comparison(inv: dict[str, Any]) -> dict[str, Any] | None:
 
 def inspect_text(store: "Store", inv: dict[str, Any]) -> str:
     """The Inspect report for the investigation's latest comparison: the engine again on
-    the stored parameters (control runs included), with the per-phase detail."""
+    the stored parameters, with the per-phase detail (as before, without the A/A control
+    runs: the detail is descriptive, and the Compare stage shows the control)."""
     comp = latest_comparison(inv)
     if comp is None:
         return "No comparison yet: pick runs in Compare (2) and press c."
     params = ComparisonParameters.from_json(comp.get("parameters"))
     arguments = {**params.engine_arguments(), "lens": params.lens or inv["lens"]}
-    control = store.load_runs(list(params.control)) if params.control else None
-    result = inspect(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]), **arguments,
-                     control=control)
+    result = inspect(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]), **arguments)
     return render_inspect(result)
 
 
