@@ -95,3 +95,14 @@ def test_run_effect_is_typed():
     none = run_effect([100.0], [120.0])
     assert none.verdict is None and none.note.startswith("one run a side")
     assert list(none.to_json()) == ["verdict", "runs", "note"]  # the keys a missing effect has, in order
+
+
+def test_every_golden_effect_validates_against_the_published_schema():
+    """docs/schema/comparison-effect.json is Effect's schema: every effect in the goldens decodes."""
+    from tests.golden.schemas import SCHEMA_DIR
+
+    schema = json.loads((SCHEMA_DIR / "comparison-effect.json").read_text(encoding="utf-8"))
+    assert "verdict" in schema["$defs"]["Effect"]["required"]
+    effects = [e for p in GOLDEN_COMPARISONS if p.values[0].get("primary")
+               for e in [p.values[0]["primary"]["effect"], *(ph["effect"] for ph in p.values[0]["phases"] or [])]]
+    assert effects and all(Effect.from_json(e).to_json() == e for e in effects)
