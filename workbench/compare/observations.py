@@ -10,48 +10,45 @@ runs: their change cannot be given."), never "from unknown to unknown".
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Sequence
 
 import msgspec
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from lenses.base import Lens
 from lenses.fleet import read_window
 from store.records import RunRecord
 from workbench.compare.effects import movement, single_run
 from workbench.compare.fmt import num, qty
-from workbench.compare.results import Effect, Guardrail, Observation, Phase, Primary
+from workbench.compare.results import Effect, Evidence, Guardrail, Observation, Phase, Primary, RunRef, Runs
 from workbench.stats.verdicts import Flag
 
 NOT_CAUSE = "observation, not cause"
 
 
-def _ref(run: RunRecord) -> Any:
+def _ref(run: RunRecord) -> RunRef:
     return run.id if run.id is not None else run.label
 
 
-# Observations are assembled as their JSON (the fleet rules merge findings across
-# windows) and typed once, in ``observations``.
-Draft = dict[str, Any]
-
-
-def _evidence(base, cand, metric: str, values: dict[str, Any], effect: Effect | None = None) -> Draft:
+def _evidence(base, cand, metric: str, values: dict[str, object], effect: Effect | None = None, *,
+              side: str | UnsetType = UNSET) -> Evidence:
+    """The runs, metric, window kind and figures an observation cites (``values``: the
+    figures by name, as the rule that fired gives them)."""
     windows = sorted({str(r.window.get("kind") or "unknown") for r in [*base, *cand]})
-    ev = {
-        "runs": {"baseline": [_ref(r) for r in base], "candidate": [_ref(r) for r in cand]},
-        "metric": metric,
-        "window": windows[0] if len(windows) == 1 else windows,
-        "values": values,
-    }
-    if effect is not None:
-        ev["verdict"] = effect.verdict
-        if effect.note:
-            ev["effect_note"] = effect.note
-    return ev
+    return Evidence(
+        runs=Runs(baseline=tuple(_ref(r) for r in base), candidate=tuple(_ref(r) for r in cand)),
+        metric=metric,
+        window=windows[0] if len(windows) == 1 else tuple(windows),
+        values=values,
+        verdict=effect.verdict if effect is not None else UNSET,
+        effect_note=effect.note if effect is not None and effect.note else UNSET,
+        side=side,
+    )
 
 
-def _obs(text: str, evidence: Draft) -> Draft:
-    return {"text": text, "evidence": evidence, "kind": NOT_CAUSE}
+def _obs(text: str, evidence: Evidence) -> Observation:
+    return Observation(text=text, evidence=evidence, kind=NOT_CAUSE)
 
 
 def _join(items: list[str]) -> str:
@@ -85,11 +82,11 @@ def _both(base, cand) -> str:
     return "in both runs" if len(base) == 1 and len(cand) == 1 else "in the baseline and candidate runs"
 
 
-def _known(*values: Any) -> bool:
+def _known(*values: float | None) -> bool:
     return all(v is not None and math.isfinite(v) for v in values)
 
 
-def _missing_sides(base, cand, b: Any, c: Any) -> str:
+def _missing_sides(base, cand, b: float | None, c: float | None) -> str:
     """Where a value is missing: "in the baseline runs", "in the candidate run", "on either side"."""
     if not _known(b) and not _known(c):
         return "on either side"
@@ -101,7 +98,7 @@ def _were(names: list[str]) -> str:
     return "was" if len(names) == 1 else "were"
 
 
-def _not_recorded(base, cand, missing: list[Phase]) -> list[Draft]:
+def _not_recorded(base, cand, missing: list[Phase]) -> list[Observation]:
     """One sentence per set of sides for the phases not known on both sides."""
     by_where: dict[str, list[Phase]] = {}
     for p in missing:
@@ -116,7 +113,7 @@ def _not_recorded(base, cand, missing: list[Phase]) -> list[Draft]:
     return out
 
 
-def _primary_missing(base, cand, primary: Primary) -> list[Draft]:
+def _primary_missing(base, cand, primary: Primary) -> list[Observation]:
     b, c = primary.baseline, primary.candidate
     if _known(b, c):
         return []
@@ -125,8 +122,8 @@ def _primary_missing(base, cand, primary: Primary) -> list[Draft]:
     return [_obs(text, _evidence(base, cand, primary.metric, {"missing": primary.metric, "recorded": known}))]
 
 
-def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequence[Phase]) -> list[Draft]:
-    out: list[Draft] = _primary_missing(base, cand, primary)
+def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequence[Phase]) -> list[Observation]:
+    out: list[Observation] = _primary_missing(base, cand, primary)
     missing = [p for p in phases if not _known(_b(p), _c(p))]
     phases = [p for p in phases if _known(_b(p), _c(p))]
     groups = _classify(phases)
@@ -181,7 +178,7 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
     return out
 
 
-def _location(lens: Lens, base, cand, primary: Primary, groups: dict[str, list[Phase]]) -> list[Draft]:
+def _location(lens: Lens, base, cand, primary: Primary, groups: dict[str, list[Phase]]) -> list[Observation]:
     """Where in the request the primary change sits: before the model or inside it (only
     when every part of the primary at the other stage is known on both sides)."""
     if not lens.locates_by_stage:
@@ -195,13 +192,8 @@ def _location(lens: Lens, base, cand, primary: Primary, groups: dict[str, list[P
     known = {p.name for g in groups.values() for p in g}
     unknown_at = {stage: [s.title.lower() for s in lens.phases if s.in_primary and s.stage == stage and s.name not in known]
                   for stage in ("model", "before_model")}
-    evidence = _evidence(
-        base,
-        cand,
-        primary.metric,
-        {"baseline": b, "candidate": c, "moved": [p.name for p in groups["moved"]], "stayed": [p.name for p in groups["stayed"]]},
-        primary.effect,
-    )
+    values: dict[str, object] = {"baseline": b, "candidate": c, "moved": [p.name for p in groups["moved"]],
+                                 "stayed": [p.name for p in groups["stayed"]]}
     word = "added" if c > b else "saved"
     where = {"before_model": "before the model starts work on the request", "model": "while the model works on the request"}
     for stage, other in (("before_model", "model"), ("model", "before_model")):
@@ -209,15 +201,16 @@ def _location(lens: Lens, base, cand, primary: Primary, groups: dict[str, list[P
             if unknown_at[other]:  # the other stage may have moved too: no location claim
                 names = unknown_at[other]
                 text = f"{_join(names).capitalize()} {_were(names)} not recorded: whether all the {word} latency happens {where[stage]} cannot be established."
-                evidence["values"]["not_recorded"] = [s.name for s in lens.phases if s.title.lower() in names]
-                return [_obs(text, evidence)]
+                values["not_recorded"] = [s.name for s in lens.phases if s.title.lower() in names]
+                return [_obs(text, _evidence(base, cand, primary.metric, values, primary.effect))]
+            evidence = _evidence(base, cand, primary.metric, values, primary.effect)
             if stage == "before_model":
                 return [_obs(f"The {word} latency happens {where[stage]}.", evidence)]
             return [_obs(f"The {word} latency happens {where[stage]} ({_join([p.name for p in moved_primary])}).", evidence)]
     return []
 
 
-def guardrail_observations(base, cand, guardrails: Sequence[Guardrail]) -> list[Draft]:
+def guardrail_observations(base, cand, guardrails: Sequence[Guardrail]) -> list[Observation]:
     out = []
     for g in guardrails:
         vals = f"{qty(g.baseline, g.unit)} vs {qty(g.candidate, g.unit)}" if g.unit else f"{num(g.baseline)} vs {num(g.candidate)}"
@@ -234,7 +227,7 @@ def guardrail_observations(base, cand, guardrails: Sequence[Guardrail]) -> list[
     return out
 
 
-def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequence[Phase]) -> list[Draft]:
+def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequence[Phase]) -> list[Observation]:
     out = []
     b, c = primary.baseline, primary.candidate
     state = movement(primary.effect, b, c)
@@ -244,7 +237,7 @@ def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
         if p.name == "service_attainment" and movement(p.effect, p.baseline_mean, p.candidate_mean) == "moved":
             out.append(_obs(_moved_text("Service attainment", p.baseline_mean, p.candidate_mean, "%") + ".", _evidence(base, cand, p.name, {"baseline": p.baseline_mean, "candidate": p.candidate_mean}, p.effect)))
     censored = _censored_waits(base, cand)
-    explained = {o["evidence"]["side"] for o in censored if o["evidence"]["values"]["windows_without_started_jobs"] == o["evidence"]["values"]["windows"]}
+    explained = {o.evidence.side for o in censored if o.evidence.values["windows_without_started_jobs"] == o.evidence.values["windows"]}
     for side, runs, value in (("baseline", base, b), ("candidate", cand, c)):
         if not _known(value) and side not in explained:
             where = f"the {side} window" if len(runs) == 1 else f"the {side} windows"
@@ -253,30 +246,25 @@ def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
             out.append(_obs(text, ev))
     out.extend(censored)
     # One observation per distinct finding, citing every window where it holds.
-    merged: dict[str, Draft] = {}
+    found: dict[str, list[Observation]] = {}  # text -> the windows' observations of it
     for side, runs in (("baseline", base), ("candidate", cand)):
         for run in runs:
             for obs in _gang_blocking(side, run, read_window(run), base, cand):
-                seen = merged.get(obs["text"])
-                if seen is None:
-                    merged[obs["text"]] = obs
-                    obs["evidence"]["per_window"] = [obs["evidence"]["values"]]
-                    continue
-                for key in ("baseline", "candidate"):
-                    seen["evidence"]["runs"][key] += obs["evidence"]["runs"][key]
-                seen["evidence"]["per_window"].append(obs["evidence"]["values"])
-    for obs in merged.values():
-        ev = obs["evidence"]
-        ev["side"] = "both" if ev["runs"]["baseline"] and ev["runs"]["candidate"] else ev["side"]
-        side_runs = base if ev["side"] == "baseline" else cand
-        if ev["side"] != "both" and len(side_runs) > 1:
-            where = f" (in {len(ev['per_window'])} of {len(side_runs)} {ev['side']} windows). Without"
-            obs["text"] = obs["text"].replace(". Without", where, 1)
-    out.extend(merged.values())
+                found.setdefault(obs.text, []).append(obs)
+    for text, same in found.items():
+        first = same[0].evidence
+        runs = Runs(baseline=tuple(r for o in same for r in o.evidence.runs.baseline),
+                    candidate=tuple(r for o in same for r in o.evidence.runs.candidate))
+        side = "both" if runs.baseline and runs.candidate else first.side
+        side_runs = base if side == "baseline" else cand
+        if side != "both" and len(side_runs) > 1:
+            text = text.replace(". Without", f" (in {len(same)} of {len(side_runs)} {side} windows). Without", 1)
+        evidence = msgspec.structs.replace(first, runs=runs, side=side, per_window=tuple(o.evidence.values for o in same))
+        out.append(_obs(text, evidence))
     return out
 
 
-def _censored_waits(base, cand) -> list[Draft]:
+def _censored_waits(base, cand) -> list[Observation]:
     """Jobs still waiting at a window's end: right-censored waits, said with their lower
     bounds, their share of the target (known misses, pending) and, when more than half
     may still be waiting, the Kaplan–Meier median as a bound."""
@@ -318,13 +306,12 @@ def _censored_waits(base, cand) -> list[Draft]:
             "pending": pending, "windows_without_started_jobs": len(idle), "windows": len(runs),
         }
         ev = _evidence(base if side == "baseline" else [], cand if side == "candidate" else [],
-                       "right-censored waits at window end", values)
-        ev["side"] = side
+                       "right-censored waits at window end", values, side=side)
         out.append(_obs(text[0].upper() + text[1:] + ".", ev))
     return out
 
 
-def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[Draft]:
+def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[Observation]:
     idle = w.idle_end
     gangs = w.waiting_gangs
     if not gangs or not math.isfinite(idle) or idle <= 0:
@@ -347,8 +334,8 @@ def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[Draft]:
         [run] if side == "candidate" else [],
         "idle GPUs and waiting gangs at window end",
         {"idle_gpus": idle, "capacity_gpus": w.capacity, "waiting_gang_sizes": list(gangs), "window_end": w.end, "eligibility_known": w.eligibility_known},
+        side=side,
     )
-    evidence["side"] = side
     return [_obs(text, evidence)]
 
 
@@ -360,4 +347,4 @@ def observations(
         found = fleet_observations(lens, base, cand, primary, phases)
     else:
         found = phase_observations(lens, base, cand, primary, phases)
-    return [msgspec.convert(o, Observation) for o in found + guardrail_observations(base, cand, guardrails)]
+    return found + guardrail_observations(base, cand, guardrails)
