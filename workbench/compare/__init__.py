@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from lenses import LENS_NAMES, get_lens
+from lenses import LENS_NAMES, get_lens, lens_names
 from workbench.errors import BadInput, UsageError
 
 if TYPE_CHECKING:
@@ -41,8 +41,8 @@ def resolve_lens(
             raise UsageError(f"the runs are of different lenses ({shown}) and cannot be compared: "
                              "baseline and candidate must be runs of one lens")
         lens = names[0]
-    if lens not in LENS_NAMES:
-        raise UsageError(f"unknown lens {lens!r} (one of {', '.join(LENS_NAMES)})")
+    if lens not in LENS_NAMES and lens not in lens_names():  # plug-ins are looked up only when needed
+        raise UsageError(f"unknown lens {lens!r} (one of {', '.join(lens_names())})")
     others = [r for r in runs if r.lens != lens]
     if others:
         r = others[0]

@@ -106,7 +106,7 @@ def series(lens: Lens, run: RunRecord) -> dict[str, np.ndarray]:
 
 def _units(lens: Lens) -> dict[str, str]:
     units = {p.name: p.unit for p in lens.phases}
-    units.update({"ttft": "ms", "step_time": "ms", "queue_wait": "s"})
+    units.update({lens.item_measure.name: lens.item_measure.unit} if lens.item_measure else {})
     return units
 
 
@@ -144,7 +144,7 @@ def over_time(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], 
         if any(math.isfinite(v) for v in side["baseline"] + side["candidate"]):
             metrics.append(WindowSeries(name=name, unit=units.get(name, ""), baseline=tuple(side["baseline"]),
                                         candidate=tuple(side["candidate"])))
-    order = {"training": "step", "fleet": "job start time", "inference": "request order"}[lens.name]
+    order = lens.item_order
     note: str | UnsetType = UNSET
     if not metrics:
         fewest = min((len(v) for s in sb + sc for v in s.values()), default=0)
