@@ -106,3 +106,9 @@ def test_every_golden_effect_validates_against_the_published_schema():
     effects = [e for p in GOLDEN_COMPARISONS if p.values[0].get("primary")
                for e in [p.values[0]["primary"]["effect"], *(ph["effect"] for ph in p.values[0]["phases"] or [])]]
     assert effects and all(Effect.from_json(e).to_json() == e for e in effects)
+
+
+def test_a_lens_not_installed_here_is_named():
+    doc = next(p.values[0] for p in GOLDEN_COMPARISONS if p.values[0].get("primary"))
+    with pytest.raises(msgspec.ValidationError, match=r"unknown lens 'gone'.*\$\.lens"):
+        Comparison.from_json({**doc, "lens": "gone"})

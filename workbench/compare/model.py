@@ -129,7 +129,10 @@ class Comparison(msgspec.Struct, frozen=True, kw_only=True):
         they existed are absent: they decode to their defaults. ``msgspec.ValidationError``
         names the place when a part has another shape.
         """
-        lens = builtin_lens(str(doc.get("lens")))
+        try:
+            lens = builtin_lens(str(doc.get("lens")))
+        except KeyError as exc:  # a plug-in's lens not installed here, or no lens at all
+            raise msgspec.ValidationError(f"{exc.args[0]} - at `$.lens`") from None
         lens = replace(lens, phase_note=str(doc.get("phase_note") or lens.phase_note),
                        extensions=tuple(str(e) for e in _list(doc.get("extensions"))))
         rows = [_row(lens, d) for d in _list(doc.get("dimensions")) if isinstance(d, Mapping)]
