@@ -28,6 +28,7 @@ from workbench.bundle.format import (
     checksum_member,
 )
 from workbench.compare.model import verdict_of
+from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import BadInput
 
 
@@ -77,7 +78,7 @@ def build_bundle(
             "acceptances": [
                 {"comparison": c.get("ref"), "dimension": dim, "why": why}
                 for c in comparisons
-                for dim, why in sorted(((c.get("parameters") or {}).get("accepts") or {}).items())
+                for dim, why in sorted(ComparisonParameters.from_json(c.get("parameters")).accepts.items())
             ],
             "guardrails": frame.get("guardrails"),
             "rerun_plans": list(rerun_plans),

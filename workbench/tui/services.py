@@ -132,7 +132,7 @@ def way_out_text(result: Comparison, comparison: Mapping[str, Any], records: Seq
 def sparklines(store: "Store", comparison: dict[str, Any], width: int = 80) -> str:
     """One line per run of the comparison: its primary per-item measure over time (requests,
     steps or job starts in order), all on one scale; the run's mean at the end."""
-    lens = builtin_lens(str((comparison.get("parameters") or {}).get("lens") or (comparison.get("result") or {}).get("lens")))
+    lens = builtin_lens(str(ComparisonParameters.from_json(comparison.get("parameters")).lens or (comparison.get("result") or {}).get("lens")))
     rows = []
     for side, ids in (("B", comparison["baseline_runs"]), ("C", comparison["candidate_runs"])):
         for run in store.load_runs(ids):
