@@ -29,7 +29,7 @@ def resolve_lens(
 ) -> "Lens":
     """The lens to use: the one named, else the runs' own (they must agree)."""
     from lenses.base import Lens  # numpy: with the engine
-    from lenses.extensions import ExtensionError
+    from lenses.extensions import ExtensionError  # lenses.base: numpy
 
     if isinstance(lens, Lens):
         return lens
@@ -72,12 +72,12 @@ def compare(
     ``control``: baseline-again (A′) runs, the A/A noise floor of every effect (see
     ``workbench.compare.control``); they must match the baseline, changed dimensions included.
     """
-    # The engine's modules load numpy and the lenses: imported here, so that the CLI's
-    # ``parse_change`` (and ``wb --help``) does not pay for them.
-    from workbench.compare import comparability, delta, dict_diff, observations
-    from workbench.compare.control import check_control
-    from workbench.compare.model import Comparison
-    from workbench.compare.results import Declaration, Evidence, Observation, Runs
+    # The engine's modules load numpy, the lenses and the statistics engine: imported
+    # here, so that the CLI's ``parse_change`` (and ``wb --help``) does not pay for them.
+    from workbench.compare import comparability, delta, dict_diff, observations  # numpy
+    from workbench.compare.control import check_control  # numpy
+    from workbench.compare.model import Comparison  # numpy
+    from workbench.compare.results import Declaration, Evidence, Observation, Runs  # workbench.stats: numpy
 
     if not baseline or not candidate:
         raise UsageError("compare needs at least one baseline run and one candidate run")
@@ -145,7 +145,7 @@ def inspect(
 ) -> "InspectResult":
     """Per-phase distributions, the change over time inside the runs, and the operations
     that moved most; refused pairs (see ``compare``) get no detail."""
-    from workbench.compare.inspect_data import build_inspect
+    from workbench.compare.inspect_data import build_inspect  # numpy
 
     comparison = compare(baseline, candidate, lens, changes, accepts, extensions, control=control)
     return build_inspect(comparison, baseline, candidate, windows=windows, top=top)

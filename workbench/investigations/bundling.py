@@ -73,14 +73,14 @@ def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]], observation
     plan_table, comparison_table = rerun_table("rerun_plan"), rerun_table("rerun_comparison")
     if plan_ids:
         # A linked plan brings every comparison made of its executions.
-        from sqlmodel import select
+        from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
         with store.session() as s:
             rows = s.exec(select(comparison_table.id).where(comparison_table.plan_id.in_(plan_ids))).all()
             comparison_ids.update(int(i) for i in rows)
     if comparison_ids:
         # A carried comparison brings the plan it analysed.
-        from sqlmodel import select
+        from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
         with store.session() as s:
             rows = s.exec(select(comparison_table.plan_id).where(comparison_table.id.in_(sorted(comparison_ids)))).all()
@@ -147,9 +147,9 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
 
 def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
     """The investigation's bisections (specification and every step), for the recipe."""
-    from sqlmodel import select
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.bisect import Bisection
+    from store.bisect import Bisection  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         rows = s.exec(select(Bisection).where(Bisection.investigation_id == investigation_id).order_by(Bisection.id)).all()
@@ -203,9 +203,9 @@ def import_bundle(store: "Store", path: str | Path, *, by: str | None = None, ma
 
 
 def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, Any], checksum: str, by: str) -> dict[str, Any]:
-    from sqlmodel import select
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.investigations import (
+    from store.investigations import (  # SQLAlchemy: loaded with the store, not at import
         Hypothesis,
         HypothesisStatus,
         ImportedBundle,

@@ -59,7 +59,7 @@ def add_comparison(
     is stored too: a refusal is a result. ``control``: baseline-again (A′) runs, the
     A/A noise floor; their ids are stored in the parameters (``control``).
     """
-    from store.investigations import InvestigationComparison
+    from store.investigations import InvestigationComparison  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         frame = frame_view(investigation_row(s, inv, writable=True))
@@ -104,7 +104,7 @@ def add_comparison(
 
 
 def get_comparison(store: "Store", comparison: str | int) -> dict[str, Any]:
-    from store.investigations import InvestigationComparison
+    from store.investigations import InvestigationComparison  # SQLAlchemy: loaded with the store, not at import
 
     cid = parse_id(comparison, "comparison")
     with store.session() as s:

@@ -35,7 +35,7 @@ def pin_observation(
     by: str | None = None,
     retracts: int | None = None,
 ) -> dict[str, Any]:
-    from store.investigations import Observation
+    from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
 
     if not evidence and retracts is None:
         raise UsageError("an observation cites its evidence (--evidence run=ID, metric=..., window=..., value=...)")
@@ -60,9 +60,9 @@ def observations_from_comparison(store: "Store", inv: str | int, comparison: str
     inv_id = parse_id(inv, "investigation")
     if comp["investigation_id"] != inv_id:
         raise UsageError(f"comparison {comp['id']} belongs to investigation {comp['investigation_id']}, not {inv_id}")
-    from sqlmodel import select
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.investigations import Observation
+    from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         already = s.exec(
@@ -84,7 +84,7 @@ def observations_from_comparison(store: "Store", inv: str | int, comparison: str
 
 def retract_observation(store: "Store", observation: str | int, reason: str, *, by: str | None = None) -> dict[str, Any]:
     """Pin a retraction of ``observation``; the original stays as it was."""
-    from store.investigations import Observation
+    from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
 
     oid = parse_id(observation, "observation")
     with store.session() as s:
