@@ -18,12 +18,14 @@ def schemas() -> dict[str, str]:
     import msgspec
 
     from workbench.compare.parameters import ComparisonParameters
+    from workbench.compare.results import Effect
     from workbench.investigations.views import InvestigationSummary, InvestigationView
 
     types = {
         "investigation.json": InvestigationView,  # wb investigate show --json
         "investigation-list.json": list[InvestigationSummary],  # wb investigate list --json
         "comparison-parameters.json": ComparisonParameters,  # a stored comparison's parameters
+        "comparison-effect.json": Effect,  # wb compare --json: primary.effect, phases[].effect, metrics[].effect
     }
     return {name: json.dumps(msgspec.json.schema(t), indent=2, sort_keys=True) + "\n" for name, t in types.items()}
 

@@ -306,11 +306,11 @@ def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]
             "baseline": {"load": b.text(), "runs": [r.id for r in b.runs], "achieved_rate": docs[id(b)]["achieved_rate"]},
             "candidate": {"load": c.text(), "runs": [r.id for r in c.runs], "achieved_rate": docs[id(c)]["achieved_rate"]},
             "comparable": result.comparable,
-            "refusal": result.refusal,
+            "refusal": result.refusal.to_json() if result.refusal else None,
         }
         if result.comparable:
-            entry["primary"] = result.primary
-            entry["guardrails"] = result.guardrails
+            entry["primary"] = result.primary.to_json()
+            entry["guardrails"] = [g.to_json() for g in result.guardrails]
             entry["metrics"] = [_metric_row(name, docs[id(b)]["_figures"][name], docs[id(c)]["_figures"][name])
                                 for name in LEVEL_METRICS]
         matched.append(entry)
@@ -391,7 +391,7 @@ def _metric_row(name: str, fb: dict, fc: dict) -> dict[str, Any]:
            "baseline": vb, "candidate": vc, "delta": delta,
            "delta_pct": 100.0 * delta / abs(vb) if math.isfinite(delta) and vb else math.nan,
            "source": {"baseline": fb["source"], "candidate": fc["source"]},
-           "effect": run_effect(fb["per_run"], fc["per_run"], lower_is_better=spec.lower_is_better)}
+           "effect": run_effect(fb["per_run"], fc["per_run"], lower_is_better=spec.lower_is_better).to_json()}
     if fb["source"] != fc["source"] and "unknown" not in (fb["source"], fc["source"]):
         row["note"] = "the sides state this figure differently (per-request rows against a file's summary)"
     return row

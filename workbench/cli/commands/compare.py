@@ -125,7 +125,7 @@ def print_way_out(result, name: str, selection: dict[str, Any], lens: str | None
     ways = way_out(result, base, cand, words, [*selection["baseline"], *selection["candidate"]])
     if ways is not None and not as_json:
         click.echo("\n".join(render_way_out(ways)))
-    return ways
+    return None if ways is None else ways.to_json()
 
 
 def exit_code(result, fail_on: str | None) -> int:
