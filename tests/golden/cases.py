@@ -148,7 +148,7 @@ def _rerun(name: str, baseline: str, candidate: list[str], **top: Any) -> Callab
     def run(s: Stores) -> Any:
         from tests.rerun.helpers import fake_bench, write_plan
 
-        url = f"sqlite:///{s.tmp / 'rerun.sqlite'}"
+        url = f"sqlite:///{s.tmp / f'rerun-{name}.sqlite'}"  # one store per case: run ids do not depend on the order
         bench = fake_bench(s.tmp)
         cand = [str(bench) if c == "BENCH" else c for c in candidate]
         plan = write_plan(s.tmp / f"{name}.toml", baseline=[str(bench), baseline], candidate=cand, name=name, **top)
