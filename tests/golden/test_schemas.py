@@ -26,3 +26,17 @@ def test_investigation_golden_validates_against_its_types():
         assert InvestigationView.from_json(doc).to_json() == doc
     for row in json.loads(golden_path("demo_investigate_list").read_text(encoding="utf-8"))["document"]:
         assert InvestigationSummary.from_json(row).to_json() == row
+
+
+@pytest.mark.parametrize("case", ["rerun_report_fixed", "rerun_report_sequential", "rerun_report_failing"])
+def test_rerun_report_golden_round_trips_through_its_type(case):
+    """The golden `wb rerun report --json` decodes into RerunReport and encodes back key for key, in order."""
+    from tests.golden.cases import golden_path
+    from workbench.rerun.comparison import RerunReport
+
+    text = golden_path(case).read_text(encoding="utf-8").replace('"wall_s": "<MASKED>"', '"wall_s": 0.25')
+    doc = json.loads(text)["document"]
+    again = RerunReport.from_json(doc).to_json()
+    assert json.dumps(again) == json.dumps(doc)
+    stored = RerunReport.from_json(doc).stored().to_json()
+    assert "comparison_id" not in stored and list(stored) == list(doc)[1:]

@@ -228,13 +228,14 @@ def _step(store: "Store", spec: Spec, state: dict[str, Any], bisection_id: int, 
         plan_name = _make_plan(store, spec, number, ref_c, new_c, workspaces[ref_i], workspaces[cand_i])
         state["current"] = {"plan": plan_name, "reference": ref_i, "candidate": cand_i, "endpoint": endpoint}
         _save(store, bisection_id, state, BISECTING)
-    body, comparison_id = _execute(store, plan_name, root, observer)
-    seq = body.get("sequential") or {}
-    ci = seq.get("repeated_ci95") or [math.nan, math.nan]
+    report, comparison_id = _execute(store, plan_name, root, observer)
+    seq = report.sequential
+    ci = [math.nan if v is None else v for v in seq.repeated_ci95] if seq else [math.nan, math.nan]
+    ratio = seq.ratio if seq and seq.ratio is not None else math.nan
     step.update({
-        "plan": plan_name, "comparison_id": comparison_id, "verdict": body.get("verdict"),
-        "ratio": seq.get("ratio", math.nan), "ci95": ci, "rounds_used": len(body["rounds"]["used"]),
-        "stopped_at_round": seq.get("stopped_at_round"), "why": body.get("reason", ""),
+        "plan": plan_name, "comparison_id": comparison_id, "verdict": report.verdict,
+        "ratio": ratio, "ci95": ci, "rounds_used": len(report.rounds.used),
+        "stopped_at_round": seq.stopped_at_round if seq else None, "why": report.reason,
     })
     if not endpoint:
         e = state["endpoint"]
@@ -267,7 +268,7 @@ def _make_plan(store: "Store", spec: Spec, number: int, ref_c: cand.Candidate, n
     return name
 
 
-def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | None") -> tuple[dict[str, Any], int]:
+def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | None") -> tuple["RerunReport", int]:
     """Run (or resume) the plan's execution, then build and store its comparison."""
     from store.rerun import COMPLETE, INTERRUPTED, RUNNING, RerunExecution, executions_of, find_plan, runs_of
     from workbench.rerun.execute import Executor
@@ -287,10 +288,10 @@ def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | N
         execution_id = int(latest.id)  # type: ignore[arg-type]
     with store.session() as s:
         plan_row, execution, runs = find_plan(s, plan_name), s.get(RerunExecution, execution_id), runs_of(s, execution_id)
-    body = build_comparison(store, plan_row, execution, runs)
+    report = build_comparison(store, plan_row, execution, runs)
     plan_id = int(plan_row.id)  # type: ignore[arg-type]
-    comparison_id = save_comparison(store, plan_id, execution_id, body)
-    return body, comparison_id
+    comparison_id = save_comparison(store, plan_id, execution_id, report)
+    return report, comparison_id
 
 
 def _result(state: dict[str, Any]) -> dict[str, Any]:

@@ -238,7 +238,7 @@ class Executor:
             workdir = Path(execution.workdir)  # type: ignore[union-attr]
             finished = {r.slot: r for r in runs_of(s, execution_id) if r.status in (RUN_OK, RUN_FAILED)}
         workdir.mkdir(parents=True, exist_ok=True)
-        history = [self._row_dict(r) for r in finished.values()]
+        history: list[Outcome] = [Outcome(r.round, r.arm, r.slot, r.status, statistic=r.statistic, run_id=r.run_id) for r in finished.values()]
         self.observer.begin(self.plan, execution_id, len(slots), len(finished))
 
         # A polite kill is a Ctrl-C. Signal handlers can only be set from the main
@@ -257,7 +257,7 @@ class Executor:
                 if should_stop():  # cancelled between runs: finished runs are kept
                     break
                 outcome = self._run_one(execution_id, workdir, index, round_, arm)
-                history.append(outcome.__dict__)
+                history.append(outcome)
                 self.observer.run_finished(outcome, live_effect(history))
                 look = sequential_look(self.plan, history)
                 if look is not None and look.decided:  # the data decided: the rounds left are not needed
@@ -275,10 +275,6 @@ class Executor:
                 signal.signal(signal.SIGTERM, previous)
             self.observer.end(status)
         return status
-
-    @staticmethod
-    def _row_dict(r: Any) -> dict[str, Any]:
-        return {"round": r.round, "arm": r.arm, "slot": r.slot, "status": r.status, "statistic": r.statistic, "run_id": r.run_id}
 
     def _env(self, index: int, round_: int, arm: str, capture: Path, extra: dict[str, str]) -> dict[str, str]:
         env = dict(os.environ)

@@ -304,12 +304,12 @@ def _finish(store: Any, plan_ref: str, execution_id: int, as_json: bool, status:
     from workbench.rerun.report import build_comparison, format_comparison, save_comparison
 
     plan_row, execution, runs = _load_execution(store, plan_ref, execution_id)
-    body = build_comparison(store, plan_row, execution, runs)
-    comparison_id = save_comparison(store, int(plan_row.id), int(execution.id), body)
+    report = build_comparison(store, plan_row, execution, runs)
+    comparison_id = save_comparison(store, int(plan_row.id), int(execution.id), report)
     if as_json:
-        emit_json({"comparison_id": comparison_id, **body})
+        emit_json(report.with_id(comparison_id).to_json())
     else:
-        click.echo("\n".join(format_comparison(body)))
+        click.echo("\n".join(format_comparison(report)))
 
 
 def _execute(ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes: bool, workdir: Path | None, as_json: bool) -> None:
