@@ -40,3 +40,14 @@ def test_rerun_report_golden_round_trips_through_its_type(case):
     assert json.dumps(again) == json.dumps(doc)
     stored = RerunReport.from_json(doc).stored().to_json()
     assert "comparison_id" not in stored and list(stored) == list(doc)[1:]
+
+
+@pytest.mark.parametrize("case", ["diagnose_xid79", "diagnose_tie", "diagnose_cuda_oom", "diagnose_nvrx_gpu_error",
+                                  "diagnose_nvrx_lock_gil", "diagnose_gpud"])
+def test_diagnosis_golden_round_trips_through_its_type(case):
+    """The golden `wb diagnose --json` decodes into DiagnosisReport and encodes back key for key, in order."""
+    from tests.golden.cases import golden_path
+    from workbench.diagnostics.report import DiagnosisReport
+
+    doc = json.loads(golden_path(case).read_text(encoding="utf-8"))["document"]
+    assert json.dumps(DiagnosisReport.from_json(doc).to_json()) == json.dumps(doc)
