@@ -51,3 +51,12 @@ def test_diagnosis_golden_round_trips_through_its_type(case):
 
     doc = json.loads(golden_path(case).read_text(encoding="utf-8"))["document"]
     assert json.dumps(DiagnosisReport.from_json(doc).to_json()) == json.dumps(doc)
+
+
+def test_bisection_golden_round_trips_through_its_type():
+    """The golden `wb bisect report --json` decodes into BisectionReport and encodes back key for key, in order."""
+    from tests.golden.cases import golden_path
+    from workbench.bisect.result import BisectionReport
+
+    doc = json.loads(golden_path("bisect_report_list").read_text(encoding="utf-8"))["document"]
+    assert json.dumps(BisectionReport.from_json(doc).to_json()) == json.dumps(doc)

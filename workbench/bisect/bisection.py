@@ -21,52 +21,33 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.bisect import candidates as cand
 from workbench.bisect.classify import BAD, BETWEEN, GOOD, SKIP, UNDECIDED, UNTESTED, classify
+from workbench.bisect.result import BisectionReport, Spec
 from workbench.errors import UsageError, WbError
+from workbench.investigations.common import investigation_row
+from workbench.investigations.workflow import pin_observation
+from workbench.rerun.execute import Executor
+from workbench.rerun.plan import build_plan
+from workbench.rerun.report import build_comparison, save_comparison
 
 if TYPE_CHECKING:
     from store.api import Store
+    from workbench.rerun.comparison import RerunReport
     from workbench.rerun.execute import Observer
 
 STARTED, BISECTING, DONE, NO_REGRESSION = "started", "bisecting", "done", "no-regression"
 STOPPED = "stopped"  # an endpoint did not build (or a step failed): resume tries again
 
 
-@dataclass(frozen=True)
-class Spec:
-    """What the user asked for (stored with the bisection; the commands are theirs)."""
-
-    name: str
-    bench: list[str]
-    workdir: str
-    build: list[str] | None = None
-    repo: str | None = None  # git mode
-    good: str = ""
-    bad: str = ""
-    candidates_file: str | None = None  # list mode
-    lens: str = "training"
-    metric: str | None = None
-    statistic: str | None = None
-    higher_is_better: bool = False
-    delta: float = 0.02
-    max_rounds: int = 20
-    timeout_s: float = 600.0
-    spending: str = "obrien-fleming"
-    investigation: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def start(store: "Store", spec: Spec) -> int:
     """Record a new bisection over the candidates between good and bad; returns its id."""
+    from sqlmodel import select  # SQLModel/SQLAlchemy: heavy, loaded when a bisection is recorded
+
     from store.bisect import Bisection
-    from sqlmodel import select
 
     if spec.max_rounds < 3:
         raise UsageError("--max-rounds: at least 3 (a sequential step looks from round 3)")
@@ -79,8 +60,6 @@ def start(store: "Store", spec: Spec) -> int:
     else:
         raise UsageError("wb bisect start needs --good and --bad in a git repository, or --candidates FILE")
     if spec.investigation is not None:
-        from workbench.investigations.common import investigation_row
-
         with store.session() as s:
             investigation_row(s, spec.investigation, writable=True)
     state = {
@@ -100,15 +79,16 @@ def start(store: "Store", spec: Spec) -> int:
 
 
 def load(store: "Store", ref: str | int | None) -> tuple[int, Spec, dict[str, Any], str]:
-    from store.bisect import find_bisection
+    """The bisection's id, spec, working state (the stored JSON document) and status."""
+    from store.bisect import find_bisection  # the store's tables: SQLModel, heavy
 
     with store.session() as s:
         row = find_bisection(s, ref)
-        return int(row.id), Spec(**row.spec), dict(row.state), row.status  # type: ignore[arg-type]
+        return int(row.id), Spec.from_json(row.spec), dict(row.state), row.status  # type: ignore[arg-type]
 
 
 def _save(store: "Store", bisection_id: int, state: dict[str, Any], status: str) -> None:
-    from store.bisect import Bisection
+    from store.bisect import Bisection  # the store's tables: SQLModel, heavy
     from store.tables import utcnow_iso
 
     with store.session() as s:
@@ -117,7 +97,7 @@ def _save(store: "Store", bisection_id: int, state: dict[str, Any], status: str)
         s.add(row)
 
 
-def run(store: "Store", ref: str | int | None, observer: "Observer | None" = None) -> dict[str, Any]:
+def run(store: "Store", ref: str | int | None, observer: "Observer | None" = None) -> BisectionReport:
     """Run (or resume) a bisection to its end; returns its report."""
     bisection_id, spec, state, status = load(store, ref)
     if status in (DONE, NO_REGRESSION):
@@ -132,7 +112,7 @@ def run(store: "Store", ref: str | int | None, observer: "Observer | None" = Non
         raise
 
 
-def _run(store: "Store", bisection_id: int, spec: Spec, state: dict[str, Any], observer: "Observer | None") -> dict[str, Any]:
+def _run(store: "Store", bisection_id: int, spec: Spec, state: dict[str, Any], observer: "Observer | None") -> BisectionReport:
     repo = Path(spec.repo) if spec.repo else None
     root = Path(spec.workdir)
     while True:
@@ -246,8 +226,7 @@ def _step(store: "Store", spec: Spec, state: dict[str, Any], bisection_id: int, 
 
 
 def _make_plan(store: "Store", spec: Spec, number: int, ref_c: cand.Candidate, new_c: cand.Candidate, ref_ws: Path, new_ws: Path) -> str:
-    from store.rerun import save_plan
-    from workbench.rerun.plan import build_plan
+    from store.rerun import save_plan  # the store's tables: SQLModel, heavy
 
     name = f"{spec.name}-step{number}-{new_c.short}"
     # A seed drawn from the step's name: the arm orders are recorded and reproducible.
@@ -270,9 +249,7 @@ def _make_plan(store: "Store", spec: Spec, number: int, ref_c: cand.Candidate, n
 
 def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | None") -> tuple["RerunReport", int]:
     """Run (or resume) the plan's execution, then build and store its comparison."""
-    from store.rerun import COMPLETE, INTERRUPTED, RUNNING, RerunExecution, executions_of, find_plan, runs_of
-    from workbench.rerun.execute import Executor
-    from workbench.rerun.report import build_comparison, save_comparison
+    from store.rerun import COMPLETE, INTERRUPTED, RUNNING, RerunExecution, executions_of, find_plan, runs_of  # SQLModel, heavy
 
     executor = Executor(store, plan_name, observer=observer, workdir=root / "runs", confirmed=True)
     with store.session() as s:
@@ -320,8 +297,6 @@ def _result(state: dict[str, Any]) -> dict[str, Any]:
 
 def _pin(store: "Store", spec: Spec, state: dict[str, Any]) -> None:
     """The result as an observation (not a cause) with the decisive comparisons as evidence."""
-    from workbench.investigations.workflow import pin_observation
-
     result = state["result"]
     evidence = [{"kind": "rerun_comparison", "id": s["comparison_id"], "rev": s["rev"], "against": s["against"],
                  "verdict": s["verdict"]} for s in state["steps"] if s.get("comparison_id") is not None]
@@ -329,10 +304,11 @@ def _pin(store: "Store", spec: Spec, state: dict[str, Any]) -> None:
         pin_observation(store, spec.investigation, f"bisection {spec.name}: {result['text']}", evidence, source="bisect")
 
 
-def report(store: "Store", ref: str | int | None) -> dict[str, Any]:
+def report(store: "Store", ref: str | int | None) -> BisectionReport:
+    """The bisection as stored, typed (``wb bisect status|report``)."""
     bisection_id, spec, state, status = load(store, ref)
-    return {"id": bisection_id, "name": spec.name, "status": status, "spec": spec.to_json(), **state,
-            "steps_done": len(state["steps"])}
+    return BisectionReport.from_json({"id": bisection_id, "name": spec.name, "status": status, "spec": spec.to_json(), **state,
+                                      "steps_done": len(state["steps"])})
 
 
 def _jsonable(step: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,8 @@ makes its candidate a ``skip``, with the reason.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import subprocess
 import time
 from dataclasses import dataclass
@@ -73,7 +75,7 @@ def from_file(path: Path) -> list[Candidate]:
     return [Candidate(v, v) for v in versions]
 
 
-def substitute(argv: list[str], candidate: Candidate, workspace: Path) -> list[str]:
+def substitute(argv: Sequence[str], candidate: Candidate, workspace: Path) -> list[str]:
     values = {"rev": candidate.rev, "version": candidate.rev, "workspace": str(workspace)}
     out = []
     for arg in argv:
@@ -103,7 +105,7 @@ def remove_workspaces(repo: Path | None, root: Path) -> None:
             subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(ws)], capture_output=True)
 
 
-def build(argv: list[str] | None, candidate: Candidate, workspace: Path, timeout_s: float) -> str:
+def build(argv: Sequence[str] | None, candidate: Candidate, workspace: Path, timeout_s: float) -> str:
     """Run the build in the workspace; '' on success, else the reason (the candidate is skipped)."""
     from workbench.rerun.execute import stop_group
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from workbench.cli.context import emit_json, open_store_from
+
+if TYPE_CHECKING:
+    from workbench.bisect.result import BisectionReport
 
 
 @click.group("bisect")
@@ -71,7 +74,8 @@ def start_cmd(ctx: click.Context, repo: Path | None, good: str | None, bad: str 
     import re
 
     from store.engine import default_data_dir
-    from workbench.bisect.bisection import Spec, start
+    from workbench.bisect.bisection import start
+    from workbench.bisect.result import Spec
     from workbench.cli.commands.rerun import _argv
     from workbench.errors import UsageError
 
@@ -85,7 +89,7 @@ def start_cmd(ctx: click.Context, repo: Path | None, good: str | None, bad: str 
     name = name or re.sub(r"[^A-Za-z0-9_.-]+", "_", default)[:60]
     root = (workdir or default_data_dir() / "bisect" / name).resolve()
     spec = Spec(
-        name=name, bench=_argv(bench, "--bench") or [], build=_argv(build, "--build"), workdir=str(root),
+        name=name, bench=tuple(_argv(bench, "--bench") or ()), build=_tuple(_argv(build, "--build")), workdir=str(root),
         repo=str(repo) if repo else None, good=good or "", bad=bad or "",
         candidates_file=str(candidates_file.resolve()) if candidates_file else None, lens=lens, metric=metric,
         statistic=statistic, higher_is_better=higher_is_better, delta=delta, max_rounds=max_rounds, timeout_s=timeout_s,
@@ -132,8 +136,8 @@ def _stored(ctx: click.Context, name: str | None, as_json: bool) -> None:
     from workbench.bisect.bisection import report
 
     with _errors():
-        doc = report(open_store_from(ctx), name)
-    _show(doc, as_json)
+        result = report(open_store_from(ctx), name)
+    _show(result, as_json)
 
 
 def _run(store: Any, ref: Any, as_json: bool) -> None:
@@ -143,17 +147,21 @@ def _run(store: Any, ref: Any, as_json: bool) -> None:
     from workbench.textsafe import markup_safe
 
     try:
-        doc = run(store, ref, observer=_Display())
+        result = run(store, ref, observer=_Display())
     except KeyboardInterrupt:
         stderr_console().print(f"[yellow]interrupted:[/] finished steps and runs are kept; continue with: wb bisect resume {markup_safe(str(ref or ''))}")
         raise
-    _show(doc, as_json)
+    _show(result, as_json)
 
 
-def _show(doc: dict[str, Any], as_json: bool) -> None:
+def _show(report: "BisectionReport", as_json: bool) -> None:
     from workbench.bisect.format import format_report
 
     if as_json:
-        emit_json(doc)
+        emit_json(report.to_json())
     else:
-        click.echo("\n".join(format_report(doc)))
+        click.echo("\n".join(format_report(report)))
+
+
+def _tuple(argv: list[str] | None) -> tuple[str, ...] | None:
+    return tuple(argv) if argv is not None else None
