@@ -159,6 +159,18 @@ def _rerun(name: str, baseline: str, candidate: list[str], **top: Any) -> Callab
     return run
 
 
+def _rerun_plan(s: Stores) -> Any:
+    """``wb rerun plan --json`` for a plan file with every kind of field (the machine's environment masked)."""
+    from tests.rerun.helpers import fake_bench, write_plan
+
+    url = f"sqlite:///{s.tmp / 'rerun-plan.sqlite'}"
+    bench = fake_bench(s.tmp)
+    plan = write_plan(s.tmp / "full.toml", baseline=[str(bench), "10"], candidate=[str(bench), "11"], artifacts=[str(bench)],
+                      name="full", rounds=4, stopping="sequential", spending="pocock", order="abba", description="golden plan",
+                      warmup={"runs": 1, "steps": "auto"}, guardrails=[{"metric": "step_ms", "rule": "max", "limit": 50, "name": "cap"}])
+    return _masked(wb_json(url, "rerun", "plan", "--from-file", str(plan)), RERUN_VOLATILE | {"environment"})
+
+
 def _bisect_list(s: Stores) -> Any:
     from tests.bisect.test_bisect import BENCH
 
@@ -216,6 +228,7 @@ CASES: dict[str, Callable[[Stores], Any]] = {
     "rerun_report_sequential": _rerun("seq", "10", ["BENCH", "10.4"], rounds=8, stopping="sequential"),
     "rerun_report_failing": _rerun("failing", "10", ["sh", "-c", "echo boom >&2; exit 3"]),
     "bisect_report_list": _bisect_list,
+    "rerun_plan_full": _rerun_plan,
 }
 
 
