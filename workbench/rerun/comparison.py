@@ -29,9 +29,18 @@ def _plain(value: Any) -> Any:
     raise NotImplementedError(f"cannot encode {type(value).__name__}")
 
 
+def _lists(value: Any) -> Any:
+    """Tuples as JSON arrays (``msgspec.to_builtins`` keeps them as tuples)."""
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_lists(v) for v in value]
+    return value
+
+
 class _Record(msgspec.Struct, frozen=True, kw_only=True):
     def to_json(self) -> dict[str, Any]:
-        return msgspec.to_builtins(self, enc_hook=_plain)  # type: ignore[no-any-return]
+        return _lists(msgspec.to_builtins(self, enc_hook=_plain))  # type: ignore[no-any-return]
 
 
 class PlanInfo(_Record, kw_only=True, omit_defaults=True):
