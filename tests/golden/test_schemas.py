@@ -60,3 +60,15 @@ def test_bisection_golden_round_trips_through_its_type():
 
     doc = json.loads(golden_path("bisect_report_list").read_text(encoding="utf-8"))["document"]
     assert json.dumps(BisectionReport.from_json(doc).to_json()) == json.dumps(doc)
+
+
+def test_rerun_plan_golden_round_trips_through_its_type():
+    """The golden `wb rerun plan --json` decodes into PlanSaved (a typed Plan inside) and encodes back."""
+    from tests.golden.cases import golden_path
+    from workbench.rerun.plan_summary import PlanSaved
+
+    text = golden_path("rerun_plan_full").read_text(encoding="utf-8").replace('"environment": "<MASKED>"', '"environment": {}')
+    doc = json.loads(text)["document"]
+    saved = PlanSaved.from_json(doc)
+    assert saved.plan.warmup.steps == "auto" and saved.plan.guardrails[-1].name == "cap"
+    assert json.dumps(saved.to_json()) == json.dumps(doc)

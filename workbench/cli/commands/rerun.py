@@ -90,10 +90,6 @@ def _artifact_options(values: tuple[str, ...]) -> list[dict[str, str]]:
     return out
 
 
-def _plan_summary(plan: Any, row: Any, how: str) -> dict[str, Any]:
-    return {"id": row.id, "name": plan.name, "digest": row.digest, "status": how, "plan": plan.to_json(), "warnings": plan.warnings()}
-
-
 @command.command("plan")
 @click.argument("name", required=False)
 @click.option("--from-file", "from_file", type=click.Path(dir_okay=False, path_type=Path), help="Read the plan from a TOML file (options below override it).")
@@ -142,19 +138,21 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
     from workbench.cli.context import stderr_console
     from workbench.errors import UsageError
     from workbench.rerun.plan import build_plan, load_plan_file
+    from workbench.rerun.plan_summary import PlanList, PlanRow, PlanSaved
     from workbench.rerun.preflight import run_preflight
     from workbench.textsafe import clean, markup_safe
 
     store = open_store_from(ctx)
     if list_:
         with store.session() as s:
-            rows = [{"id": p.id, "name": p.name, "lens": p.lens, "digest": p.digest, "origin": p.origin, "created_at": p.created_at} for p in list_plans(s)]
+            listing = PlanList(plans=tuple(PlanRow(id=p.id, name=p.name, lens=p.lens, digest=p.digest, origin=p.origin, created_at=p.created_at)
+                                           for p in list_plans(s)))
         if as_json:
-            emit_json({"plans": rows})
+            emit_json(listing.to_json())
         else:
-            for r in rows:
-                click.echo(f"{r['id']:>4}  {clean(r['name'])[:40]:<40} {r['lens']:<10} {r['digest'][:12]}")
-            if not rows:
+            for r in listing.plans:
+                click.echo(f"{r.id:>4}  {clean(r.name)[:40]:<40} {r.lens:<10} {r.digest[:12]}")
+            if not listing.plans:
                 click.echo("no rerun plans (make one with 'wb rerun plan NAME ...')", err=True)
         return
 
@@ -189,12 +187,12 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
     plan = plan.with_environment(run_preflight().environment)
     with store.session() as s:
         row, how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin)
-    summary = _plan_summary(plan, row, how)
+    summary = PlanSaved(id=row.id, name=plan.name, digest=row.digest, status=how, plan=plan, warnings=tuple(plan.warnings()))
     err = stderr_console()
-    for w in summary["warnings"]:
+    for w in summary.warnings:
         err.print(f"[yellow]warning:[/] {markup_safe(w)}")
     if as_json:
-        emit_json(summary)
+        emit_json(summary.to_json())
         return
     verb = {"added": "saved", "unchanged": "unchanged (same digest)", "replaced": "replaced (it had not run yet)"}[how]
     click.echo(f"plan {row.id} {clean(plan.name)}: {verb}; digest {row.digest[:16]}")
