@@ -20,7 +20,7 @@ FORMAT = "wb.diagnosis"
 VERSION = 1
 
 # One evidence item: at least where it was read ("file", and "line" for a log line).
-Evidence = dict[str, object]
+Evidence = dict[str, Any]
 
 
 def _lists(value: Any) -> Any:
@@ -49,7 +49,7 @@ class EventRecord(_Record, kw_only=True):
     resolution_s: float
     host: str | None
     rank: int | None
-    values: dict[str, object]  # what the parser read from the line (untrusted)
+    values: dict[str, Any]  # what the parser read from the line (untrusted)
     notes: tuple[str, ...]
     since_boot_s: float | None
     time_zone_assumed: bool
