@@ -133,6 +133,25 @@ class Result(_Record, kw_only=True):
     splits: tuple[Split, ...] | UnsetType = UNSET
 
 
+class BisectionState(_Record, kw_only=True):
+    """The search's working state as stored (``bisection.state``), rewritten after every step."""
+
+    candidates: tuple[CandidateState, ...]
+    lo: int  # last good
+    hi: int  # first bad
+    reference: int  # what candidates are compared with (the good endpoint, or a split point)
+    endpoint: Endpoint | None = None
+    steps: tuple[Step, ...] = ()
+    current: Current | None = None
+    splits: tuple[Split, ...] = ()
+    result: Result | None = None
+    stopped: str | UnsetType = UNSET  # why the last run stopped (resume tries again)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> "BisectionState":
+        return msgspec.convert(dict(doc), cls)
+
+
 class BisectionReport(_Record, kw_only=True):
     """A bisection as stored: its spec, the candidates, the open range [lo, hi], the steps."""
 
@@ -151,6 +170,11 @@ class BisectionReport(_Record, kw_only=True):
     result: Result | None
     stopped: str | UnsetType = UNSET  # why the last run stopped (resume tries again)
     steps_done: int
+
+    @classmethod
+    def of(cls, bisection_id: int, status: str, spec: Spec, state: BisectionState) -> "BisectionReport":
+        fields = {f: getattr(state, f) for f in state.__struct_fields__}
+        return cls(id=bisection_id, name=spec.name, status=status, spec=spec, **fields, steps_done=len(state.steps))
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> "BisectionReport":
