@@ -11,14 +11,14 @@ makes its candidate a ``skip``, with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.errors import BadInput, UsageError
+from workbench.rerun.execute import stop_group
 
 BUILD_LOG_TAIL = 400  # characters of a failed build's output kept as its reason
 
@@ -107,8 +107,6 @@ def remove_workspaces(repo: Path | None, root: Path) -> None:
 
 def build(argv: Sequence[str] | None, candidate: Candidate, workspace: Path, timeout_s: float) -> str:
     """Run the build in the workspace; '' on success, else the reason (the candidate is skipped)."""
-    from workbench.rerun.execute import stop_group
-
     if not argv:
         return ""
     marker = workspace / ".wb-built"

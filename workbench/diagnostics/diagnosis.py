@@ -6,6 +6,7 @@ observations with evidence.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -89,7 +90,7 @@ def evidence_items(observation: Observation) -> list[Evidence]:
 
 
 def diagnose(
-    paths: list[str | Path],
+    paths: Iterable[str | Path],
     *,
     clock_uncertainty: float = timeline.DEFAULT_CLOCK_UNCERTAINTY_S,
     host_uncertainty: dict[str, float] | None = None,

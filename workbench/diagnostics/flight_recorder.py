@@ -27,6 +27,7 @@ from typing import Any
 from workbench.diagnostics import safe_pickle
 from workbench.diagnostics.report import CollectivesRecord, Evidence, GroupRecord
 from workbench.errors import BadInput
+from workbench.inputs import read_bounded
 from workbench.limits import check_expanded_size, exceeded
 
 _TRAILING_DIGITS = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?(?:\.gz)?$")
@@ -120,8 +121,6 @@ def sniff(head: bytes) -> bool:
 
 def load_dump(path: str | Path, *, max_bytes: int = safe_pickle.MAX_BYTES) -> RankDump:
     """One rank's dump, pickle or JSON, plain or gzip."""
-    from workbench.inputs import read_bounded
-
     path = Path(path)
     raw = read_bounded(path, max_bytes, f"dump is over the {max_bytes}-byte limit")
     if raw.lstrip()[:1] == b"{":

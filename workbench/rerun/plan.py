@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import rfc8785
 
 from lenses import builtin_lens
 from lenses.base import GUARDRAIL_RULES
@@ -196,8 +197,6 @@ class Plan(msgspec.Struct, frozen=True):
 
     def digest(self) -> str:
         """SHA-256 of the plan's RFC 8785 canonical JSON: the plan's identity."""
-        import rfc8785
-
         return hashlib.sha256(rfc8785.dumps(self.to_json())).hexdigest()
 
     def with_environment(self, environment: dict[str, Any]) -> "Plan":
@@ -225,7 +224,7 @@ def schedule(plan: Plan) -> list[tuple[int, str]]:
     PCG64(seed), so ordering effects and drift add variance, not bias. ``abba``
     alternates A B A′ and A′ B A, which cancels linear drift over each pair of rounds.
     """
-    import numpy as np
+    import numpy as np  # numpy: kept off the import of plan definitions (wb rerun plan --list)
 
     slots: list[tuple[int, str]] = []
     rng = np.random.Generator(np.random.PCG64(plan.seed))

@@ -21,15 +21,18 @@ import re
 import shutil
 import socket
 import subprocess
+import textwrap
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import msgspec
 
 from workbench.rerun.gpu_probe import IDENTITY_FIELDS, NO_DATA, RAN, UNAVAILABLE, UNKNOWN, GpuReport, Reading, probe_gpus
-
-if TYPE_CHECKING:
-    from workbench.rerun.plan import Plan
+from workbench.rerun.plan import Plan, sha256_of
+from workbench.textsafe import clean
 
 # Distributions whose versions are recorded (read from metadata: nothing is imported).
 KEY_PACKAGES = ("wb", "numpy", "scipy", "nvidia-ml-py", "cupy-cuda12x", "cupy-cuda11x", "torch", "vllm", "sglang")
@@ -51,8 +54,6 @@ def toolkit_probe(timeout_s: float = 10.0) -> Reading:
 
 
 def software_versions() -> dict[str, str]:
-    from importlib import metadata
-
     versions = {"python": platform.python_version(), "python_implementation": platform.python_implementation()}
     for name in KEY_PACKAGES:
         try:
@@ -62,24 +63,36 @@ def software_versions() -> dict[str, str]:
     return versions
 
 
-def check_artifacts(plan: "Plan") -> list[dict[str, Any]]:
-    """Each pinned artifact as it is now: ``ok``, ``missing`` or ``changed`` (with both digests)."""
-    from workbench.rerun.plan import sha256_of
+class ArtifactCheck(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A pinned artifact as it is now (``detail``: why it could not be read; ``size``: when it could)."""
 
+    path: str
+    role: str
+    sha256: str  # in the plan
+    status: str  # ok | missing | changed
+    now: str | None  # its SHA-256 now
+    detail: str | None = None
+    size: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+
+
+def check_artifacts(plan: Plan) -> list[ArtifactCheck]:
+    """Each pinned artifact as it is now: ``ok``, ``missing`` or ``changed`` (with both digests)."""
     out = []
     for a in plan.artifacts:
-        row: dict[str, Any] = {"path": a.path, "role": a.role, "sha256": a.sha256}
+        pinned = {"path": a.path, "role": a.role, "sha256": a.sha256}
         p = Path(a.path)
         if not p.is_file():
-            row.update(status="missing", now=None)
+            out.append(ArtifactCheck(**pinned, status="missing", now=None))
+            continue
+        try:
+            sha, size = sha256_of(p)
+        except OSError as exc:
+            out.append(ArtifactCheck(**pinned, status="missing", now=None, detail=str(exc.strerror or exc)))
         else:
-            try:
-                sha, size = sha256_of(p)
-            except OSError as exc:
-                row.update(status="missing", now=None, detail=str(exc.strerror or exc))
-            else:
-                row.update(status="ok" if sha == a.sha256 else "changed", now=sha, size=size)
-        out.append(row)
+            out.append(ArtifactCheck(**pinned, status="ok" if sha == a.sha256 else "changed", now=sha, size=size))
     return out
 
 
@@ -125,7 +138,7 @@ class Preflight:
     gpu: GpuReport
     toolkit: Reading
     software: dict[str, str]
-    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: list[ArtifactCheck] = field(default_factory=list)
     environment_changes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -136,8 +149,8 @@ class Preflight:
     @property
     def blockers(self) -> list[str]:
         """Why this execution must not run; empty when it may."""
-        out = [f"artifact {a['path']} is missing" for a in self.artifacts if a["status"] == "missing"]
-        out += [f"artifact {a['path']} changed: SHA-256 {a['now']} now, {a['sha256']} in the plan" for a in self.artifacts if a["status"] == "changed"]
+        out = [f"artifact {a.path} is missing" for a in self.artifacts if a.status == "missing"]
+        out += [f"artifact {a.path} changed: SHA-256 {a.now} now, {a.sha256} in the plan" for a in self.artifacts if a.status == "changed"]
         out += [f"environment changed: {c}" for c in self.environment_changes]
         return out
 
@@ -150,7 +163,7 @@ class Preflight:
             "cuda_toolkit": self.toolkit.to_json(),
             "software": self.software,
             "environment": self.environment,
-            "artifacts": self.artifacts,
+            "artifacts": [a.to_json() for a in self.artifacts],
             "environment_changes": self.environment_changes,
             "notes": self.notes,
             "blockers": self.blockers,
@@ -158,7 +171,7 @@ class Preflight:
         }
 
 
-def run_preflight(plan: "Plan | None" = None, *, expected: dict[str, Any] | None = None, nvml: Any = None) -> Preflight:
+def run_preflight(plan: Plan | None = None, *, expected: dict[str, Any] | None = None, nvml: Any = None) -> Preflight:
     """Reading this machine; with a plan, check its artifacts and its environment.
 
     ``expected`` overrides the plan's recorded environment (a resume compares with the
@@ -193,8 +206,6 @@ def _line(label: str, value: str, status: str = "", width: int = 80) -> str:
 
 def format_preflight(pf: Preflight, width: int = 80) -> list[str]:
     """The report as plain lines of at most ``width`` columns (values are clean text)."""
-    from workbench.textsafe import clean
-
     lines = [f"Preflight on {clean(pf.host)} at {pf.taken_at}"]
     gpu = pf.gpu
     lines.append("GPU")
@@ -215,8 +226,7 @@ def format_preflight(pf: Preflight, width: int = 80) -> list[str]:
     if pf.artifacts:
         lines.append("Artifacts")
         for a in pf.artifacts:
-            lines.append(_line(a["status"], clean(a["path"]), "", width))
-    import textwrap
+            lines.append(_line(a.status, clean(a.path), "", width))
 
     for prefix, texts in (("note: ", pf.notes), ("BLOCKED: ", pf.blockers)):
         for text in texts:

@@ -258,7 +258,7 @@ class _Display:
         if self.progress is not None:
             self.progress.update(self.task, description=text)
 
-    def run_finished(self, outcome: Any, live: dict[str, Any]) -> None:
+    def run_finished(self, outcome: Any, live: dict[str, float]) -> None:
         from workbench.textsafe import markup_safe
 
         if live.get("rounds"):
