@@ -24,6 +24,7 @@ def schemas() -> dict[str, str]:
     from workbench.rerun.comparison import RerunReport
     from workbench.rerun.plan import Plan
     from workbench.rerun.plan_summary import PlanList, PlanSaved
+    from workbench.rerun.preflight import PreflightReport
 
     types = {
         "investigation.json": InvestigationView,  # wb investigate show --json
@@ -33,6 +34,7 @@ def schemas() -> dict[str, str]:
         "rerun-plan.json": Plan,  # a stored rerun plan (rerun_plan.body, a bundle's recipe.rerun_plans[])
         "rerun-plan-saved.json": PlanSaved,  # wb rerun plan --json
         "rerun-plan-list.json": PlanList,  # wb rerun plan --list --json
+        "preflight.json": PreflightReport,  # wb doctor --json, and each rerun execution's preflights
         "diagnosis.json": DiagnosisReport,  # wb diagnose --json
         "bisection.json": BisectionReport,  # wb bisect start|resume|status|report --json
     }

@@ -17,33 +17,13 @@ from typing import Any
 import msgspec
 
 from workbench.rerun.plan import Warmup
+from workbench.rerun.records import Record
 from workbench.stats.verdicts import Flag, Verdict
 
 FORMAT = "wb.rerun.comparison/1"
 
 
-def _plain(value: Any) -> Any:
-    """NumPy scalars (in an analysis document) as the Python numbers they hold."""
-    if hasattr(value, "item"):
-        return value.item()
-    raise NotImplementedError(f"cannot encode {type(value).__name__}")
-
-
-def _lists(value: Any) -> Any:
-    """Tuples as JSON arrays (``msgspec.to_builtins`` keeps them as tuples)."""
-    if isinstance(value, dict):
-        return {k: _lists(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_lists(v) for v in value]
-    return value
-
-
-class _Record(msgspec.Struct, frozen=True, kw_only=True):
-    def to_json(self) -> dict[str, Any]:
-        return _lists(msgspec.to_builtins(self, enc_hook=_plain))  # type: ignore[no-any-return]
-
-
-class PlanInfo(_Record, kw_only=True, omit_defaults=True):
+class PlanInfo(Record, kw_only=True, omit_defaults=True):
     """The plan as the comparison read it (``stopping``/``spending`` only for a sequential plan)."""
 
     id: int
@@ -62,7 +42,7 @@ class PlanInfo(_Record, kw_only=True, omit_defaults=True):
     spending: str | None = None
 
 
-class ExecutionInfo(_Record, kw_only=True):
+class ExecutionInfo(Record, kw_only=True):
     id: int
     status: str  # store.rerun: running, interrupted, complete, ...
     host: str
@@ -71,13 +51,13 @@ class ExecutionInfo(_Record, kw_only=True):
     workdir: str
 
 
-class Rounds(_Record, kw_only=True):
+class Rounds(Record, kw_only=True):
     planned: int
     used: tuple[int, ...]  # rounds with A, B and A′ all measured: the paired analysis
     left_out: tuple[int, ...]  # finished rounds where an arm failed or has no value
 
 
-class RunRow(_Record, kw_only=True, omit_defaults=True):
+class RunRow(Record, kw_only=True, omit_defaults=True):
     """One run of one arm (round 0: warm-up). ``stderr_tail``: what a failed run said last
     (untrusted text: cleaned before display); absent for a run that did not fail."""
 
@@ -94,13 +74,13 @@ class RunRow(_Record, kw_only=True, omit_defaults=True):
     stderr_tail: str | None = None
 
 
-class ArmFailures(_Record, kw_only=True):
+class ArmFailures(Record, kw_only=True):
     finished: int
     failed: int
     reasons: dict[str, int]  # why -> how many runs
 
 
-class DesignInfo(_Record, kw_only=True):
+class DesignInfo(Record, kw_only=True):
     """``stats.sequential.SequentialDesign`` as it was run."""
 
     stopping: str
@@ -110,7 +90,7 @@ class DesignInfo(_Record, kw_only=True):
     first_look: int
 
 
-class SequentialResult(_Record, kw_only=True):
+class SequentialResult(Record, kw_only=True):
     """The look after the rounds complete so far; for a sequential plan its decision is
     the verdict (``CONTINUE``: none yet)."""
 
@@ -129,7 +109,7 @@ class SequentialResult(_Record, kw_only=True):
         return None if self.decision == "CONTINUE" else Verdict(self.decision)
 
 
-class GuardrailResult(_Record, kw_only=True, omit_defaults=True):
+class GuardrailResult(Record, kw_only=True, omit_defaults=True):
     """A guardrail judged on arm means (B against A), beside A′ against A as the noise reference."""
 
     name: str
@@ -144,7 +124,7 @@ class GuardrailResult(_Record, kw_only=True, omit_defaults=True):
     why: str | None = None
 
 
-class RerunReport(_Record, kw_only=True, omit_defaults=True):
+class RerunReport(Record, kw_only=True, omit_defaults=True):
     """The comparison of one execution (see docs/verify.md). ``comparison_id`` is set
     once it is stored (the printed form leads with it; the stored body has none)."""
 

@@ -25,13 +25,26 @@ import textwrap
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from workbench.rerun.gpu_probe import IDENTITY_FIELDS, NO_DATA, RAN, UNAVAILABLE, UNKNOWN, GpuReport, Reading, probe_gpus
+from workbench.rerun.gpu_probe import (
+    IDENTITY_FIELDS,
+    NO_DATA,
+    RAN,
+    UNAVAILABLE,
+    UNKNOWN,
+    GpuReport,
+    GpuSummary,
+    ProbeResult,
+    Reading,
+    probe_gpus,
+)
 from workbench.rerun.plan import Plan, sha256_of
+from workbench.rerun.records import Record
 from workbench.textsafe import clean
 
 # Distributions whose versions are recorded (read from metadata: nothing is imported).
@@ -63,7 +76,7 @@ def software_versions() -> dict[str, str]:
     return versions
 
 
-class ArtifactCheck(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class ArtifactCheck(Record, kw_only=True, omit_defaults=True):
     """A pinned artifact as it is now (``detail``: why it could not be read; ``size``: when it could)."""
 
     path: str
@@ -73,9 +86,6 @@ class ArtifactCheck(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     now: str | None  # its SHA-256 now
     detail: str | None = None
     size: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
 
 
 def check_artifacts(plan: Plan) -> list[ArtifactCheck]:
@@ -131,6 +141,27 @@ def compare_environments(expected: dict[str, Any], now: dict[str, Any]) -> tuple
     return changes, notes
 
 
+class PreflightReport(Record, kw_only=True):
+    """``wb doctor --json``, and what each execution records before it runs (``preflights``)."""
+
+    taken_at: str
+    host: str
+    os: str
+    gpu: GpuSummary
+    cuda_toolkit: ProbeResult
+    software: dict[str, str]  # distribution -> version
+    environment: dict[str, Any]  # the comparable fields (environment_of): what a plan pins
+    artifacts: tuple[ArtifactCheck, ...]
+    environment_changes: tuple[str, ...]
+    notes: tuple[str, ...]
+    blockers: tuple[str, ...]
+    ok: bool
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> "PreflightReport":
+        return msgspec.convert(dict(doc), cls)
+
+
 @dataclass
 class Preflight:
     taken_at: str
@@ -154,21 +185,24 @@ class Preflight:
         out += [f"environment changed: {c}" for c in self.environment_changes]
         return out
 
+    def report(self) -> PreflightReport:
+        return PreflightReport(
+            taken_at=self.taken_at,
+            host=self.host,
+            os=f"{platform.system()} {platform.release()} {platform.machine()}",
+            gpu=self.gpu.record(),
+            cuda_toolkit=self.toolkit.record(),
+            software=self.software,
+            environment=self.environment,
+            artifacts=tuple(self.artifacts),
+            environment_changes=tuple(self.environment_changes),
+            notes=tuple(self.notes),
+            blockers=tuple(self.blockers),
+            ok=not self.blockers,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "taken_at": self.taken_at,
-            "host": self.host,
-            "os": f"{platform.system()} {platform.release()} {platform.machine()}",
-            "gpu": self.gpu.to_json(),
-            "cuda_toolkit": self.toolkit.to_json(),
-            "software": self.software,
-            "environment": self.environment,
-            "artifacts": [a.to_json() for a in self.artifacts],
-            "environment_changes": self.environment_changes,
-            "notes": self.notes,
-            "blockers": self.blockers,
-            "ok": not self.blockers,
-        }
+        return self.report().to_json()
 
 
 def run_preflight(plan: Plan | None = None, *, expected: dict[str, Any] | None = None, nvml: Any = None) -> Preflight:
