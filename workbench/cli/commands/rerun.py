@@ -352,7 +352,8 @@ def _execute(ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes:
 def _dry_run(ctx: click.Context, plan_ref: str, as_json: bool) -> None:
     from store.rerun import find_plan
     from workbench.errors import EXIT_REFUSED, WbError
-    from workbench.rerun.plan import Plan, schedule, warmup_slots
+    from workbench.rerun.plan import Plan
+    from workbench.rerun.plan_summary import DryRun
     from workbench.rerun.preflight import format_preflight, run_preflight
 
     store = open_store_from(ctx)
@@ -360,22 +361,15 @@ def _dry_run(ctx: click.Context, plan_ref: str, as_json: bool) -> None:
         row = find_plan(s, plan_ref)
         plan, digest = Plan.from_json(row.body), row.digest
     pf = run_preflight(plan)
-    slots = warmup_slots(plan) + schedule(plan)
-    doc = {
-        "plan": plan.to_json(), "digest": digest, "preflight": pf.to_json(),
-        "schedule": [{"round": r, "arm": a} for r, a in slots],
-        "commands": {arm: plan.command(arm).to_json() for arm in ("A", "B", "A'")},
-        "environment_added": ["WB_CAPTURE_OUT", "WB_RERUN_PLAN", "WB_RERUN_ROUND", "WB_RERUN_ARM", "WB_RERUN_SLOT"],
-        "would_run": not pf.blockers,
-    }
+    dry = DryRun.of(plan, digest, pf)
     if as_json:
-        emit_json(doc)
+        emit_json(dry.to_json())
     else:
         click.echo("\n".join(format_preflight(pf)))
         click.echo("Schedule (nothing is run in a dry run)")
         by_round: dict[int, list[str]] = {}
-        for r, a in slots:
-            by_round.setdefault(r, []).append(a)
+        for slot in dry.schedule:
+            by_round.setdefault(slot.round, []).append(slot.arm)
         for r, arms in by_round.items():
             click.echo(f"  {'warm-up' if r == 0 else f'round {r:>3}'}: {' '.join(arms)}")
         for arm in ("A", "B", "A'"):
