@@ -17,22 +17,10 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-
-def _lists(value: Any) -> Any:
-    """Tuples as JSON arrays (``msgspec.to_builtins`` keeps them as tuples)."""
-    if isinstance(value, dict):
-        return {k: _lists(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_lists(v) for v in value]
-    return value
+from workbench.rerun.records import Record
 
 
-class _Record(msgspec.Struct, frozen=True, kw_only=True):
-    def to_json(self) -> dict[str, Any]:
-        return _lists(msgspec.to_builtins(self))  # type: ignore[no-any-return]
-
-
-class Spec(_Record, kw_only=True):
+class Spec(Record, kw_only=True):
     """What the user asked for (stored with the bisection; the commands are theirs)."""
 
     name: str
@@ -61,7 +49,7 @@ class Spec(_Record, kw_only=True):
 Interval = tuple[float, float]
 
 
-class CandidateState(_Record, kw_only=True):
+class CandidateState(Record, kw_only=True):
     """A change and what the search knows of it (the effect fields once it was tested)."""
 
     rev: str  # a full commit id, or the version string
@@ -76,7 +64,7 @@ class CandidateState(_Record, kw_only=True):
     against: str | UnsetType = UNSET  # the reference it was compared with
 
 
-class Step(_Record, kw_only=True):
+class Step(Record, kw_only=True):
     """One controlled comparison, candidate against reference. A candidate that did not
     build has ``klass`` undecided and a ``reason``, and no plan."""
 
@@ -98,7 +86,7 @@ class Step(_Record, kw_only=True):
     reason: str | UnsetType = UNSET
 
 
-class Endpoint(_Record, kw_only=True):
+class Endpoint(Record, kw_only=True):
     """The whole regression being followed: bad against the current reference."""
 
     ratio: float | None
@@ -106,7 +94,7 @@ class Endpoint(_Record, kw_only=True):
     step: int
 
 
-class Current(_Record, kw_only=True):
+class Current(Record, kw_only=True):
     """The step in progress (its plan exists; resume runs it again)."""
 
     plan: str
@@ -115,14 +103,14 @@ class Current(_Record, kw_only=True):
     endpoint: bool
 
 
-class Split(_Record, kw_only=True):
+class Split(Record, kw_only=True):
     rev: str
     ratio: float
     of: float  # the whole regression it is part of
     share: float | None  # log share of the whole
 
 
-class Result(_Record, kw_only=True):
+class Result(Record, kw_only=True):
     """The answer (an observation, not a cause): found, range, no-regression, ..."""
 
     outcome: str
@@ -133,7 +121,7 @@ class Result(_Record, kw_only=True):
     splits: tuple[Split, ...] | UnsetType = UNSET
 
 
-class BisectionState(_Record, kw_only=True):
+class BisectionState(Record, kw_only=True):
     """The search's working state as stored (``bisection.state``), rewritten after every step."""
 
     candidates: tuple[CandidateState, ...]
@@ -152,7 +140,7 @@ class BisectionState(_Record, kw_only=True):
         return msgspec.convert(dict(doc), cls)
 
 
-class BisectionReport(_Record, kw_only=True):
+class BisectionReport(Record, kw_only=True):
     """A bisection as stored: its spec, the candidates, the open range [lo, hi], the steps."""
 
     id: int
