@@ -277,6 +277,10 @@ class Lens:
     # The primary is a mean time per item of fixed work, so a throughput change follows
     # from it: 1/θ − 1 for a time ratio θ (mean step time; not TTFT p95).
     throughput_from_primary: bool = False
+    # The first series of ``item_series`` (the primary's per-item measure; its title says
+    # what a line over time shows) and what orders the items in time.
+    item_measure: MetricSpec | None = None
+    item_order: str = "item order"
 
     # -- contract views
     @property

@@ -198,7 +198,7 @@ def km_median(waits: np.ndarray, censored: np.ndarray) -> tuple[float, float]:
     longest = float(max(waits.max(initial=0.0), censored.max(initial=0.0)))
     if not waits.size:  # nobody started: S(t) = 1 up to the longest censored wait
         return NAN, longest
-    from scipy.stats import CensoredData, ecdf
+    from scipy.stats import CensoredData, ecdf  # scipy is heavy: only when some waits are censored
 
     sf = ecdf(CensoredData(uncensored=waits, right=censored)).sf
     below = np.flatnonzero(sf.probabilities <= 0.5 + 1e-12)
@@ -298,4 +298,6 @@ LENS = FleetLens(
     window_metric_specs=tuple(MetricSpec(name, title, unit, lower_is_better=not higher) for name, title, unit, higher in WINDOW_METRICS),
     work_note="GPU-hours allocated in each window (mean over windows); windows are compared, not equal work",
     primary_censored=True,
+    item_measure=MetricSpec("queue_wait", "queue wait by job start", "s"),
+    item_order="job start time",
 )

@@ -274,6 +274,8 @@ LENS = InferenceLens(
     work_unit="tokens",
     phase_statistic="p95",
     phase_sentences="each",
+    item_measure=MetricSpec("ttft", "TTFT by request", "ms"),
+    item_order="request order",
     locates_by_stage=True,
     guardrails=(
         # A candidate must not fail more requests: at most one percentage point more.

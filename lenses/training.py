@@ -142,6 +142,8 @@ LENS = TrainingLens(
     phase_note="Phases are exposed time on one clock; overlapped work is not in them, so they are not additive.",
     work_unit="samples",
     throughput_from_primary=True,
+    item_measure=MetricSpec("step_time", "step time by step", "ms"),
+    item_order="step",
     guardrails=(
         # Evaluation loss may not get worse by more than 1 % of the baseline's.
         GuardrailSpec("eval_loss", "Evaluation loss", "eval_loss", "max_increase_pct", 1.0),

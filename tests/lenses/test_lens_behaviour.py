@@ -23,8 +23,8 @@ from factories import training_run  # noqa: E402
 from workbench.compare import compare  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-# ``lens.name ==``, ``c.lens.name != ...``, ``lens.name in (...)``: a switch on the name.
-NAME_SWITCH = re.compile(r"\blens\.name\s*(==|!=|\bin\b|\bnot in\b)")
+# ``lens.name ==``, ``c.lens.name != ...``, ``lens.name in (...)``, ``{...}[lens.name]``: a switch on the name.
+NAME_SWITCH = re.compile(r"\blens\.name\s*(==|!=|\bin\b|\bnot in\b|\])")
 
 
 def test_no_switch_on_a_lens_name_outside_lenses():
@@ -38,7 +38,8 @@ def test_no_switch_on_a_lens_name_outside_lenses():
 
 
 def test_the_scan_catches_a_switch():
-    for line in ('if lens.name == "fleet":', 'fleet = c.lens.name != "fleet"', 'if lens.name in ("a", "b"):'):
+    for line in ('if lens.name == "fleet":', 'fleet = c.lens.name != "fleet"', 'if lens.name in ("a", "b"):',
+                 'unit = {"training": "ms", "fleet": "s"}[lens.name]'):
         assert NAME_SWITCH.search(line), line
     assert not NAME_SWITCH.search('title = lens.name.title()')
 
@@ -51,6 +52,8 @@ def test_builtin_lenses_declare_their_behaviour():
     assert (inf.primary_censored, tr.primary_censored, fl.primary_censored) == (False, False, True)
     assert (inf.throughput_from_primary, tr.throughput_from_primary, fl.throughput_from_primary) == (False, True, False)
     assert fl.work_note and not inf.work_note and not tr.work_note
+    assert [(x.item_measure.name, x.item_measure.unit, x.item_order) for x in (inf, tr, fl)] == [
+        ("ttft", "ms", "request order"), ("step_time", "ms", "step"), ("queue_wait", "s", "job start time")]
     # a stage is what locates a change: the inference phases all carry one
     assert all(p.stage for p in inf.phases) and not any(p.stage for p in tr.phases)
 
@@ -60,6 +63,7 @@ def test_base_defaults_are_those_of_a_plain_item_lens():
     base = Lens.__dataclass_fields__
     assert base["phase_sentences"].default == "one"
     assert not any(base[f].default for f in ("locates_by_stage", "runs_are_windows", "primary_censored", "throughput_from_primary"))
+    assert (base["item_measure"].default, base["item_order"].default) == (None, "item order")
     r = training_run("r", steps=3, ranks=2)
     assert Lens.item_series(lens, r).keys() == lens.phase_values(r).keys()  # the default: the phases
     assert np.isnan(Lens.window_work(lens, r)) and Lens.censored_values(lens, r).size == 0

@@ -58,7 +58,7 @@ def series(lens: Lens, run: RunRecord) -> dict[str, np.ndarray]:
 
 def _units(lens: Lens) -> dict[str, str]:
     units = {p.name: p.unit for p in lens.phases}
-    units.update({"ttft": "ms", "step_time": "ms", "queue_wait": "s"})
+    units.update({lens.item_measure.name: lens.item_measure.unit} if lens.item_measure else {})
     return units
 
 
@@ -95,7 +95,7 @@ def over_time(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], 
                 side[label] = [float(np.nanmean(col)) if np.isfinite(col).any() else math.nan for col in rows.T] if rows.size else [math.nan] * windows
         if any(math.isfinite(v) for v in side["baseline"] + side["candidate"]):
             metrics.append({"name": name, "unit": units.get(name, ""), **side})
-    order = {"training": "step", "fleet": "job start time", "inference": "request order"}[lens.name]
+    order = lens.item_order
     out: dict[str, Any] = {"windows": windows, "by": order, "metrics": metrics}
     if not metrics:
         fewest = min((len(v) for s in sb + sc for v in s.values()), default=0)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from workbench.errors import BadInput
-from workbench.inputs import ImportOptions
+from workbench.inputs import ImporterOption, ImportOptions
 from workbench.training.model import RankTrace
 from workbench.training.rank_summary import RankSummary, summarize
 
@@ -36,6 +36,9 @@ ReadOne = Callable[[Path, ImportOptions], RankTrace]
 
 # Below this much input (on disk) starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 8 << 20
+
+
+JOBS = ImporterOption("jobs", "--jobs", "Worker processes for reading rank traces (default: by input size).", int, minimum=1)
 
 
 def worker_count(options: ImportOptions, files: list[Path]) -> int:

@@ -151,8 +151,7 @@ def sparklines(store: "Store", comparison: dict[str, Any], width: int = 80) -> s
             rows.append((side, run, [] if values is None else [float(v) for v in values]))
     finite = [v for _s, _r, vs in rows for v in vs if math.isfinite(v)]
     low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
-    unit = {"training": "ms", "inference": "ms", "fleet": "s"}[lens.name]
-    what = {"training": "step time by step", "inference": "TTFT by request", "fleet": "queue wait by job start"}[lens.name]
+    unit, what = (lens.item_measure.unit, lens.item_measure.title) if lens.item_measure else ("", "per-item values")
     spark_w = max(width - 30, 10)
     lines = [f"Over time: {what}, one line a run, one scale {qty(low, unit)} .. {qty(high, unit)} (B baseline, C candidate)"]
     for side, run, values in rows:
