@@ -29,7 +29,7 @@ from store.records import RunRecord
 from workbench.errors import EXIT_REFUSED, BadInput, UsageError, WbError
 from workbench.importers.native import IMPORTER, read_capture
 from workbench.ingest import sha256_file
-from workbench.rerun.plan import Plan, schedule, warmup_slots
+from workbench.rerun.plan import Environment, Plan, schedule, warmup_slots
 from workbench.rerun.preflight import Preflight, compare_environments, run_preflight
 from workbench.rerun.report import live_effect, run_statistic, sequential_look
 
@@ -113,7 +113,7 @@ def _still_running(execution: Any) -> bool:
     return execution.pid != os.getpid() and _pid_alive(execution.pid)
 
 
-def check_preflight(plan: Plan, expected: dict[str, Any] | None = None, nvml: Any = None) -> Preflight:
+def check_preflight(plan: Plan, expected: Environment | None = None, nvml: Any = None) -> Preflight:
     pf = run_preflight(plan, expected=expected, nvml=nvml)
     if pf.blockers:
         lines = "; ".join(pf.blockers)
@@ -208,8 +208,8 @@ class Executor:
             raise WbError(f"execution {e.id} of plan {self.plan.name!r} is still running (pid {e.pid} on {e.host}); runs never overlap", exit_code=EXIT_REFUSED)
         # Against the plan, and against the machine this execution started on.
         pf = check_preflight(self.plan, nvml=self.nvml)
-        first_env = (e.preflights or [{}])[0].get("environment") or {}
-        if first_env:
+        first_env = Environment.from_json((e.preflights or [{}])[0].get("environment"))
+        if first_env.recorded:
             changes, _ = compare_environments(first_env, pf.environment)
             if changes:
                 pf.environment_changes += [f"since execution {e.id} started: {c}" for c in changes]

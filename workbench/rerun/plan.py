@@ -126,6 +126,31 @@ class Warmup(msgspec.Struct, frozen=True):
         return min(n, int(self.steps))
 
 
+class Environment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The machine a plan is for: preflight's comparable fields (``environment_of``), ``unknown``
+    where not known. A plan made before preflight recorded one has none (``{}``)."""
+
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    cuda_toolkit: str | None = None
+    device_count: int | str | None = None  # "unknown" when NVML did not answer
+    devices: tuple[dict[str, str], ...] | None = None  # per device: identity field -> value as shown
+
+    @property
+    def recorded(self) -> bool:
+        return self != Environment()
+
+    def to_json(self) -> dict[str, Any]:
+        out = msgspec.to_builtins(self)
+        if "devices" in out:
+            out["devices"] = [dict(d) for d in out["devices"]]
+        return out  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any] | None) -> "Environment":
+        return msgspec.convert(dict(doc or {}), cls)
+
+
 class Plan(msgspec.Struct, frozen=True):
     """A rerun plan (``to_json()`` is the stored form, and what its digest is taken over)."""
 
@@ -147,9 +172,8 @@ class Plan(msgspec.Struct, frozen=True):
     # A′ runs the baseline command unless an independent build of it is given.
     control: Command | None = None
     description: str = ""
-    # The machine the plan was made for: preflight's comparable fields (``environment_of``),
-    # kept as the document preflight compares key by key.
-    environment: dict[str, Any] = {}
+    # The machine the plan was made for (see preflight).
+    environment: Environment = Environment()
     # "user" (options or the user's own file) or "bundle:<sha256>" (needs confirmation).
     origin: str = "user"
     # "fixed": every round runs, one analysis at the end. "sequential": ``rounds`` is the
@@ -183,7 +207,7 @@ class Plan(msgspec.Struct, frozen=True):
             "delta": self.delta,
             "warmup": self.warmup.to_json(),
             "guardrails": [g.to_json() for g in self.guardrails],
-            "environment": self.environment,
+            "environment": self.environment.to_json(),
             "origin": self.origin,
             # Only sequential plans carry these, so a fixed plan keeps the digest it always had.
             **({"stopping": self.stopping, "spending": self.spending} if self.stopping != "fixed" else {}),
@@ -199,7 +223,7 @@ class Plan(msgspec.Struct, frozen=True):
         """SHA-256 of the plan's RFC 8785 canonical JSON: the plan's identity."""
         return hashlib.sha256(rfc8785.dumps(self.to_json())).hexdigest()
 
-    def with_environment(self, environment: dict[str, Any]) -> "Plan":
+    def with_environment(self, environment: Environment) -> "Plan":
         return msgspec.structs.replace(self, environment=environment)
 
     def with_origin(self, origin: str) -> "Plan":

@@ -43,7 +43,7 @@ from workbench.rerun.gpu_probe import (
     Reading,
     probe_gpus,
 )
-from workbench.rerun.plan import Plan, sha256_of
+from workbench.rerun.plan import Environment, Plan, sha256_of
 from workbench.rerun.records import Record
 from workbench.textsafe import clean
 
@@ -106,18 +106,18 @@ def check_artifacts(plan: Plan) -> list[ArtifactCheck]:
     return out
 
 
-def environment_of(gpu: GpuReport, toolkit: Reading) -> dict[str, Any]:
+def environment_of(gpu: GpuReport, toolkit: Reading) -> Environment:
     """The comparable environment: identity fields, ``unknown`` where not known."""
-    return {
-        "driver_version": gpu.driver_version.shown,
-        "cuda_driver_version": gpu.cuda_driver_version.shown,
-        "cuda_toolkit": toolkit.shown,
-        "device_count": len(gpu.devices) if gpu.status == RAN else UNKNOWN,
-        "devices": [{f: d[f].shown for f in IDENTITY_FIELDS if f in d} for d in gpu.devices],
-    }
+    return Environment(
+        driver_version=gpu.driver_version.shown,
+        cuda_driver_version=gpu.cuda_driver_version.shown,
+        cuda_toolkit=toolkit.shown,
+        device_count=len(gpu.devices) if gpu.status == RAN else UNKNOWN,
+        devices=tuple({f: d[f].shown for f in IDENTITY_FIELDS if f in d} for d in gpu.devices),
+    )
 
 
-def compare_environments(expected: dict[str, Any], now: dict[str, Any]) -> tuple[list[str], list[str]]:
+def compare_environments(expected: Environment, now: Environment) -> tuple[list[str], list[str]]:
     """(changes that block, notes): a field known in ``expected`` must be the same now."""
     changes: list[str] = []
     notes: list[str] = []
@@ -128,12 +128,12 @@ def compare_environments(expected: dict[str, Any], now: dict[str, Any]) -> tuple
                 notes.append(f"{label}: unknown when the plan was made, now {is_} (not compared)")
             return
         if is_ != was:
-            changes.append(f"{label}: {was} in the plan, {'unknown (gone or unreadable)' if is_ == UNKNOWN else is_} now")
+            changes.append(f"{label}: {was} in the plan, {'unknown (gone or unreadable)' if is_ in (UNKNOWN, None) else is_} now")
 
     for key in ("driver_version", "cuda_driver_version", "cuda_toolkit", "device_count"):
-        check(key, expected.get(key, UNKNOWN), now.get(key, UNKNOWN))
-    was_devices = expected.get("devices") or []
-    now_devices = now.get("devices") or []
+        check(key, getattr(expected, key), getattr(now, key))
+    was_devices = expected.devices or ()
+    now_devices = now.devices or ()
     for i, was in enumerate(was_devices):
         is_ = now_devices[i] if i < len(now_devices) else {}
         for f in IDENTITY_FIELDS:
@@ -150,7 +150,7 @@ class PreflightReport(Record, kw_only=True):
     gpu: GpuSummary
     cuda_toolkit: ProbeResult
     software: dict[str, str]  # distribution -> version
-    environment: dict[str, Any]  # the comparable fields (environment_of): what a plan pins
+    environment: Environment  # the comparable fields (environment_of): what a plan pins
     artifacts: tuple[ArtifactCheck, ...]
     environment_changes: tuple[str, ...]
     notes: tuple[str, ...]
@@ -174,7 +174,7 @@ class Preflight:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def environment(self) -> dict[str, Any]:
+    def environment(self) -> Environment:
         return environment_of(self.gpu, self.toolkit)
 
     @property
@@ -205,7 +205,7 @@ class Preflight:
         return self.report().to_json()
 
 
-def run_preflight(plan: Plan | None = None, *, expected: dict[str, Any] | None = None, nvml: Any = None) -> Preflight:
+def run_preflight(plan: Plan | None = None, *, expected: Environment | None = None, nvml: Any = None) -> Preflight:
     """Reading this machine; with a plan, check its artifacts and its environment.
 
     ``expected`` overrides the plan's recorded environment (a resume compares with the
@@ -223,7 +223,7 @@ def run_preflight(plan: Plan | None = None, *, expected: dict[str, Any] | None =
     if plan is not None:
         pf.artifacts = check_artifacts(plan)
         reference = expected if expected is not None else plan.environment
-        if reference:
+        if reference.recorded:
             pf.environment_changes, pf.notes = compare_environments(reference, pf.environment)
     return pf
 
