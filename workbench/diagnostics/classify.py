@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import msgspec
-from typing import Any
 
 from workbench.diagnostics import xid_catalog
 from workbench.diagnostics.events import Event

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
 
 from workbench.diagnostics.events import Event
 from workbench.diagnostics.report import Clock, FirstFailureRecord
