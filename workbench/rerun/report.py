@@ -183,7 +183,9 @@ def _sequential_section(plan: PlanInfo, seq: SequentialLook, status: str) -> Seq
     delta, rounds = plan.delta, plan.rounds
     band = f"[{1 / (1 + delta):.4f}, {1 + delta:.4f}]"
     interval = f"[{lk.low95:.4f}, {lk.high95:.4f}]"
-    if lk.decision == CONTINUE:
+    if lk.round < seq.design.first_look:
+        why = f"no look yet after {lk.round} of {rounds} rounds: the first look is after round {seq.design.first_look} ({status})"
+    elif lk.decision == CONTINUE:
         why = (f"no decision after {lk.round} of {rounds} rounds: the repeated 95 % interval {interval} "
                f"still overlaps the band {band} ({status})")
     elif lk.aa_unstable and lk.decision not in DECIDED:
@@ -199,12 +201,17 @@ def _sequential_section(plan: PlanInfo, seq: SequentialLook, status: str) -> Seq
         stopped_at_round=lk.round if lk.decision != CONTINUE else None,
         decision=lk.decision,
         why=why,
-        ratio=lk.ratio,
-        repeated_ci95=(lk.low95, lk.high95),
+        # Before the first look, or with an unbounded interval, the bounds are unknown (null), never NaN.
+        ratio=_finite(lk.ratio),
+        repeated_ci95=(_finite(lk.low95), _finite(lk.high95)),
         aa_unstable=lk.aa_unstable,
         fixed_design_rounds=fixed,
         method="group-sequential, Lan–DeMets spending; repeated confidence intervals on the mean per-round log ratio (docs/methods.md)",
     )
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
 
 
 def _failures(runs: Sequence[RunRow]) -> dict[str, ArmFailures]:
