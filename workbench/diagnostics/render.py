@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from workbench.diagnostics.report import DiagnosisReport, EventRecord, TimelineRow
 from workbench.textsafe import markup_safe as esc
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _when(t: float | None) -> str:
@@ -24,8 +24,11 @@ def _origin(e: EventRecord) -> str:
     return " ".join(p for p in parts if p) or "-"
 
 
-def render(report: DiagnosisReport | Mapping[str, Any], *, limit: int = 30, console: Console | None = None) -> None:
+def render(report: DiagnosisReport | Mapping[str, Any], *, limit: int = 30, console: "Console | None" = None) -> None:
     """Print the diagnosis (a printed document is decoded first): the one renderer of a diagnosis."""
+    from rich.console import Console  # Rich (~40 ms): only to draw, never for --json
+    from rich.table import Table
+
     d = report if isinstance(report, DiagnosisReport) else DiagnosisReport.from_json(report)
     con = console or Console(width=80, highlight=False)
 

@@ -18,11 +18,13 @@ cluster the user started: see docs/scale.md).
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -164,9 +166,6 @@ def read_all(read_one: ReadOne, files: list[Path], options: ImportOptions) -> li
     workers = worker_count(options, files)
     if workers == 1:
         return [summarize(read_one(path, options)) for path in files]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -178,8 +177,6 @@ def read_all(read_one: ReadOne, files: list[Path], options: ImportOptions) -> li
 
 
 def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], options: ImportOptions) -> list[RankSummary]:
-    from concurrent.futures import FIRST_COMPLETED, wait
-
     where.check(files)
     where.started(files)
     plain = ImportOptions(label=options.label, params=dict(options.params))  # callbacks and executors stay here
