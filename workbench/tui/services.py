@@ -260,8 +260,8 @@ def bisection_text(store: "Store", bisection_id: int) -> str:
     from workbench.textsafe import clean
 
     doc = report(store, bisection_id)
-    hint = ("" if doc["status"] in ("done", "no-regression") else
-            f"\n\nIt runs from a shell (builds and benchmarks take a while): wb bisect resume {clean(doc['name'])}")
+    hint = ("" if doc.status in ("done", "no-regression") else
+            f"\n\nIt runs from a shell (builds and benchmarks take a while): wb bisect resume {clean(doc.name)}")
     return "\n".join(format_report(doc)) + hint
 
 
