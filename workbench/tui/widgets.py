@@ -9,9 +9,11 @@ from typing import Any
 from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, OptionList, Static
@@ -281,7 +283,21 @@ class KeyFooter(Line):
         self.show(line)
 
 
-class RunPicker(OptionList):
+class PaneList(OptionList):
+    """An OptionList that keeps its measured options when its pane is shown again.
+
+    Textual sends every widget that is shown a Resize, and OptionList answers each one by
+    measuring and rendering all its options again; at the same size nothing changed."""
+
+    _measured_at: Size | None = None
+
+    def _on_resize(self, event: events.Resize) -> None:
+        if event.size == self._measured_at:
+            event.prevent_default()  # skips OptionList._on_resize (clears every cached option)
+        self._measured_at = event.size
+
+
+class RunPicker(PaneList):
     """A list of runs with a visible [x] / [ ] mark (readable without colour); space toggles.
 
     ``selected`` is the investigation's own set (the pane hands it over), so a toggle is

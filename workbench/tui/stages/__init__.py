@@ -28,6 +28,9 @@ class Stage(Vertical):
         """Redraw from the investigation (called on the UI thread)."""
 
     def focus_first(self) -> None:
+        if self.can_focus:  # a pane that scrolls itself
+            self.focus(scroll_visible=False)
+            return
         if self.focus_target:
             self.query_one(self.focus_target).focus(scroll_visible=False)
             return

@@ -9,7 +9,6 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from workbench.tui.stages import Stage
@@ -26,12 +25,11 @@ QUESTIONS = {"inference": "Did the engine upgrade raise p95 TTFT?",
 
 class FrameStage(Stage):
     stage_id = "frame"
-    focus_target = "#frame-scroll"
+    can_focus = True  # the pane scrolls itself: one container less to lay out and paint on a switch
     BINDINGS = [Binding("n", "new", "New investigation")]
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(can_focus=True, id="frame-scroll"):
-            yield Static(id="frame-body")
+        yield Static(id="frame-body")
 
     def on_mount(self) -> None:
         if self.inv is None:

@@ -11,7 +11,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, fill_options, highlighted_id, one_line, safe
+from workbench.tui.widgets import PaneList, ChoiceScreen, Field, FormScreen, fill_options, highlighted_id, one_line, safe
 
 STATUSES = (("supported", "supported: the deciding test supports it"), ("refuted", "refuted: the test contradicts it"),
             ("undetermined", "undetermined: the test could not decide"), ("open", "open: not tested yet"))
@@ -28,9 +28,9 @@ class HypothesizeStage(Stage):
 
     def compose(self) -> ComposeResult:
         yield Label("Observations — facts with evidence (observation, not cause)", classes="section")
-        yield OptionList(id="observations")
+        yield PaneList(id="observations")
         yield Label("Hypotheses — claims to test, with the test that decides them", classes="section")
-        yield OptionList(id="hypotheses")
+        yield PaneList(id="hypotheses")
         yield Static(id="hyp-detail")
 
     def show(self, inv: dict[str, Any] | None) -> None:

@@ -12,7 +12,7 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import Report, fill_options, highlighted_id, one_line, safe
+from workbench.tui.widgets import PaneList, Report, fill_options, highlighted_id, one_line, safe
 
 
 class InspectStage(Stage):
@@ -28,7 +28,7 @@ class InspectStage(Stage):
         with VerticalScroll(id="inspect-scroll", can_focus=True):
             yield Report(id="inspect-report")
         yield Label("Derived observations (observation, not cause): p pins the selected one", id="derived-label")
-        yield OptionList(id="derived")
+        yield PaneList(id="derived")
 
     def show(self, inv: dict[str, Any] | None) -> None:
         from workbench.tui import services

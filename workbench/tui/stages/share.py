@@ -8,7 +8,6 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from workbench.tui.stages import Stage
@@ -26,7 +25,7 @@ INTRO = (
 
 class ShareStage(Stage):
     stage_id = "share"
-    focus_target = "#share-scroll"
+    can_focus = True  # the pane scrolls itself: one container less to lay out and paint on a switch
     BINDINGS = [Binding("e", "export", "Export bundle"), Binding("v", "verify", "Verify bundle")]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -34,9 +33,8 @@ class ShareStage(Stage):
         self.last_path: str = ""
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="share-scroll", can_focus=True):
-            yield Static(Text(INTRO), id="share-intro")
-            yield Static(id="share-result")
+        yield Static(Text(INTRO), id="share-intro")
+        yield Static(id="share-result")
 
     def show(self, inv: dict[str, Any] | None) -> None:
         pass

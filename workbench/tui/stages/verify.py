@@ -15,7 +15,7 @@ from textual.widgets import OptionList, ProgressBar
 from textual.widgets.option_list import Option
 
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import Field, FormScreen, Line, Report, fill_options, one_line, safe
+from workbench.tui.widgets import PaneList, Field, FormScreen, Line, Report, fill_options, one_line, safe
 
 
 class RunProgress(Message):
@@ -50,7 +50,7 @@ class VerifyStage(Stage):
         self._begun_at = 0
 
     def compose(self) -> ComposeResult:
-        yield OptionList(id="plans")
+        yield PaneList(id="plans")
         yield ProgressBar(total=1, show_eta=False, id="rerun-progress")
         yield Line(id="rerun-status")
         with VerticalScroll(id="verify-scroll", can_focus=True):
