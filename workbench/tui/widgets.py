@@ -290,6 +290,12 @@ class PaneList(OptionList):
     measuring and rendering all its options again; at the same size nothing changed."""
 
     _measured_at: Size | None = None
+    moved: Callable[["PaneList"], None] | None = None  # called as the highlight moves, in the same frame
+
+    def watch_highlighted(self, highlighted: int | None) -> None:
+        super().watch_highlighted(highlighted)
+        if self.moved is not None:
+            self.moved(self)  # not via OptionHighlighted, which lands a frame later: one redraw, not two
 
     def _on_resize(self, event: events.Resize) -> None:
         if event.size == self._measured_at:

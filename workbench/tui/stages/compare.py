@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Input, OptionList
+from textual.widgets import Input
 
 from workbench.tui.stages import Stage
 from workbench.tui.state import InvestigationState
@@ -50,6 +50,8 @@ class CompareStage(Stage):
         self.query_one("#baseline-list").border_title = "baseline (space selects)"
         self.query_one("#candidate-list").border_title = "candidate"
         self.query_one("#control-list").border_title = "A′ control"
+        for picker in self.query(RunPicker):
+            picker.moved = self._detail
         if self.state is None:
             self._fill_lists()  # no investigation yet: say what fills the lists
             self._draw()
@@ -95,8 +97,9 @@ class CompareStage(Stage):
         self.query_one("#control-list", RunPicker).set_runs(shown, state.control if state else set())
         self._detail()
 
-    def _detail(self, picker: RunPicker | None = None) -> None:
-        picker = picker or self.query_one("#baseline-list", RunPicker)
+    def _detail(self, picker: Any = None) -> None:
+        """The line under the lists: what is selected, and the highlighted run's full label."""
+        picker = picker if isinstance(picker, RunPicker) else self.query_one("#baseline-list", RunPicker)
         state = self.state
         t = Text()
         if state is None:
@@ -112,10 +115,6 @@ class CompareStage(Stage):
                 t.append(" · ")
                 t.append_text(safe(f"{run_id}: {picker.label_of(run_id)}"))
         self.query_one("#run-detail", Line).show(t)
-
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if isinstance(event.option_list, RunPicker):
-            self._detail(event.option_list)
 
     def on_run_picker_toggled(self, event: RunPicker.Toggled) -> None:
         self._detail(self.app.focused if isinstance(self.app.focused, RunPicker) else None)

@@ -58,13 +58,14 @@ class HypothesizeStage(Stage):
         fill_options(hyp_list, hypotheses, hyp_list.highlighted)
         self._detail()
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        self._detail()
+    def on_mount(self) -> None:
+        for options in self.query(PaneList):
+            options.moved = self._detail
 
     def on_descendant_focus(self, event: Any) -> None:
         self._detail()
 
-    def _detail(self) -> None:
+    def _detail(self, _moved: Any = None) -> None:
         """The full text of what is highlighted in the focused list (labels there end in an ellipsis)."""
         detail = self.query_one("#hyp-detail", Static)
         if self.app.focused is self.query_one("#observations", OptionList):
