@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from workbench.textsafe import clean
+from workbench.tui import services
 from workbench.tui.commands import WorkbenchCommands
 from workbench.tui.picker import InvestigationPicker
 from workbench.tui.stages import Stage
@@ -56,6 +58,7 @@ class WorkbenchApp(App[None]):
         self.runs_cache: dict[str, list[Any]] = {}  # runs by lens
         self._too_small: TooSmallScreen | None = None
         self._current = "frame"  # the stage shown
+        self._settled = False  # whether the widgets were moved out of the collector's reach
 
     @property
     def state(self) -> InvestigationState | None:
@@ -160,7 +163,7 @@ class WorkbenchApp(App[None]):
         return worker
 
     def _open_store(self) -> Any:
-        from store import open_store
+        from store import open_store  # SQLAlchemy: loaded by the worker that opens the store, after the first frame
 
         return open_store(self.store_url)
 
@@ -181,8 +184,6 @@ class WorkbenchApp(App[None]):
     # -- investigations ---------------------------------------------------------
 
     def open_investigation(self, inv_id: int) -> None:
-        from workbench.tui import services
-
         self.background(services.investigation, inv_id, done=self._show_investigation, what="loading the investigation", group="inv")
 
     def reload_investigation(self, inv_id: int | None = None) -> None:
@@ -197,7 +198,9 @@ class WorkbenchApp(App[None]):
         self._title()
         for stage in self.stages():
             stage.show(inv)
-        self.call_after_refresh(_settle_memory)
+        if not self._settled:  # once: each freeze keeps what dies after it (cycles) for good
+            self._settled = True
+            self.call_after_refresh(_settle_memory)
 
     # -- actions ----------------------------------------------------------------
 
@@ -213,8 +216,6 @@ class WorkbenchApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_pick(self) -> None:
-        from workbench.tui import services
-
         def picked(choice: int | str | None) -> None:
             if choice == "new":
                 self.action_stage("frame")
@@ -239,9 +240,12 @@ class WorkbenchApp(App[None]):
 def _settle_memory() -> None:
     """Move what the app has built so far out of the garbage collector's reach: a full
     collection over every widget otherwise lands in the middle of a key press now and
-    then (a 400-500 ms stall on a busy machine; bench/tui.py's max)."""
-    import gc
+    then (a 400-500 ms stall on a busy machine; bench/tui.py's max).
 
+    Done once, after the first investigation is drawn (the panes are mounted once): a
+    frozen object that later becomes cyclic garbage is never collected, so a freeze on
+    every load kept ~2,600 objects a load for good; one freeze keeps a bounded few
+    thousand (tests/tui/test_speed.py)."""
     gc.collect()
     gc.freeze()
 

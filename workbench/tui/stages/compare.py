@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input
 
+from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.state import InvestigationState
 from workbench.tui.widgets import Field, FormScreen, Line, Report, RunPicker, one_line, safe
@@ -74,8 +75,6 @@ class CompareStage(Stage):
             filt.value = state.filter
         if self._runs_lens != state.lens or not self.runs:  # none yet: some may have been imported since
             self.runs, self._runs_lens = self.wb.runs_cache.get(state.lens, []), state.lens
-            from workbench.tui import services
-
             lens = state.lens
             self.wb.background(services.runs, lens, done=lambda runs: self._got_runs(lens, runs), what="loading runs", group="runs")
         self._fill_lists()
@@ -156,8 +155,6 @@ class CompareStage(Stage):
             sparks.show("")
 
     def _render_stored(self, state: InvestigationState) -> None:
-        from workbench.tui import services
-
         comp = state.comparison
 
         def rendered(text: str) -> None:
@@ -170,8 +167,6 @@ class CompareStage(Stage):
         self.wb.background(services.comparison_report, comp, done=rendered, what="drawing the report")
 
     def _sparklines(self, state: InvestigationState) -> None:
-        from workbench.tui import services
-
         comp = state.comparison
 
         def drawn(text: str) -> None:
@@ -224,8 +219,6 @@ class CompareStage(Stage):
             self.wb.notify(f"Run {sorted(set(control) & (set(base) | set(cand)))[0]} is compared: an A′ control run is a separate "
                            "baseline-again run", severity="warning")
             return
-        from workbench.tui import services
-
         state.banner = "comparing"
         self._draw()
 
@@ -323,7 +316,7 @@ def blocking_dimensions(comp: dict[str, Any] | None) -> list[str]:
     result = (comp or {}).get("result") or {}
     if not comp or result.get("comparable", True):
         return []
-    from workbench.compare.stored import comparison_from_json
+    from workbench.compare.stored import comparison_from_json  # numpy (through the lenses): not before the first frame
 
     rows = comparison_from_json(result).comparability.rows
     return [r.name for r in rows if r.blocks] or [str((result.get("refusal") or {}).get("dimension", ""))]

@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import PaneList, ChoiceScreen, Field, FormScreen, fill_options, highlighted_id, one_line, safe
 
@@ -116,8 +117,6 @@ class HypothesizeStage(Stage):
     def _add(self, form: dict[str, str] | None) -> None:
         if not form:
             return
-        from workbench.tui import services
-
         self.wb.background(services.add_hypothesis, self.inv["id"], form["statement"], form["test"],
                            done=lambda _h: self.wb.reload_investigation(), what="adding the hypothesis")
 
@@ -132,8 +131,6 @@ class HypothesizeStage(Stage):
         def chosen(status: str | None) -> None:
             if status is None:
                 return
-            from workbench.tui import services
-
             self.app.push_screen(
                 FormScreen(f"Hypothesis {h['id']}: {status}", [
                     Field("evidence", "Evidence that decided it (e.g. rerun_plan=3, comparison=2)"),
@@ -147,8 +144,6 @@ class HypothesizeStage(Stage):
     def _set(self, hid: int, status: str, form: dict[str, str] | None) -> None:
         if form is None:
             return
-        from workbench.tui import services
-
         evidence = [e.strip() for e in form["evidence"].split(",") if e.strip()]
         self.wb.background(services.set_status, hid, status, evidence, form["note"],
                            done=lambda _h: self.wb.reload_investigation(), what="setting the status")
@@ -168,6 +163,4 @@ class HypothesizeStage(Stage):
     def _retract(self, oid: int, form: dict[str, str] | None) -> None:
         if not form or not form["reason"].strip():
             return
-        from workbench.tui import services
-
         self.wb.background(services.retract, oid, form["reason"], done=lambda _o: self.wb.reload_investigation(), what="retracting")

@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
+from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import Field, FormScreen, block, safe
 
@@ -49,8 +50,6 @@ class ShareStage(Stage):
     def _export(self, form: dict[str, str] | None) -> None:
         if not form or not form["path"].strip():
             return
-        from workbench.tui import services
-
         def done(result: tuple[Path, str]) -> None:
             path, checksum = result
             self.last_path = str(path)
@@ -67,8 +66,6 @@ class ShareStage(Stage):
     def _verify(self, form: dict[str, str] | None) -> None:
         if not form or not form["path"].strip():
             return
-        from workbench.tui import services
-
         def done(result: tuple[bool, str]) -> None:
             ok, text = result
             t = Text().append("VALID" if ok else "MISMATCH", style="bold reverse")
