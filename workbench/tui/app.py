@@ -56,6 +56,7 @@ class WorkbenchApp(App[None]):
         self.inv: dict[str, Any] | None = None
         self.states: dict[int, InvestigationState] = {}  # per investigation, kept while the app runs
         self.runs_cache: dict[str, list[Any]] = {}  # runs by lens
+        self.sparks_cache: dict[int, services.RunSpark] = {}  # each run's measure over time (runs never change)
         self._too_small: TooSmallScreen | None = None
         self._current = "frame"  # the stage shown
         self._settled = False  # whether the widgets were moved out of the collector's reach
