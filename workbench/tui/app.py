@@ -212,6 +212,7 @@ class WorkbenchApp(App[None]):
             self._current = stage_id
         self._stage_bar()
         self.query_one(f"#stage-{stage_id}", Stage).focus_first()
+        self.query_one("#footer", KeyFooter).redraw()
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

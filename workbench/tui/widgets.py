@@ -235,10 +235,16 @@ class TooSmallScreen(Screen[None]):
 
 
 class Line(Static):
-    """A line (or two) of fixed height: redrawing it never relays out the screen."""
+    """A line (or two) of fixed height: redrawing it never relays out the screen, and
+    showing what it already shows draws nothing (no frame of its own)."""
+
+    _shown: Text | None = None
 
     def show(self, text: Text) -> None:
-        self.update(one_line(text), layout=False)
+        text = one_line(text)
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)
 
 
 class Report(Static):
@@ -258,6 +264,10 @@ class KeyFooter(Line):
     then those of the focused pane, cut with an ellipsis when the line is full."""
 
     FIRST = ("quit", "help", "command_palette", "pick")
+
+    def redraw(self) -> None:
+        """Draw the keys of what has focus now (a stage switch calls it, in its own frame)."""
+        self._draw()
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._changed)
@@ -282,7 +292,7 @@ class KeyFooter(Line):
             key, what = shown[action]
             line.append(f" {key} ", style="reverse bold")
             line.append(f" {what} ")
-        self.show(line)
+        self.show(line)  # the same keys again (a stage switch draws them first): nothing to draw
 
 
 class PaneList(OptionList):

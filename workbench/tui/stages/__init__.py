@@ -29,7 +29,8 @@ class Stage(Vertical):
 
     def focus_first(self) -> None:
         """Focus the pane's list, or the pane where it scrolls itself."""
-        (self if self.can_focus else self.query_one(self.focus_target)).focus(scroll_visible=False)
+        # Now, not a message later (Widget.focus): the footer and the pane then share a frame.
+        self.screen.set_focus(self if self.can_focus else self.query_one(self.focus_target), scroll_visible=False)
 
     def needs_investigation(self) -> bool:
         if self.inv is None:
