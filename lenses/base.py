@@ -256,6 +256,31 @@ class Lens:
     # one matching the primary metric (p95 beside TTFT p95, mean beside mean step time).
     phase_statistic: str = "mean"
     extensions: tuple[str, ...] = field(default=())
+    # How the comparison speaks of phases, asked by ``workbench.compare`` instead of the
+    # lens's name. "one": the stayed and moved phases in one sentence (exposed time);
+    # "each": a sentence per moved phase, the stayed ones together.
+    phase_sentences: str = "one"
+    # The phases carry ``stage`` ("before_model", "model"): a change of the primary is
+    # located at a stage when every part of the primary at the other stage is known.
+    locates_by_stage: bool = False
+    # A run is an observation window of a pool, not a set of comparable items: window
+    # metrics stand in for phases, the work is the window's (``window_work``) and the
+    # observations are about the window (waiting jobs, idle capacity).
+    runs_are_windows: bool = False
+    # What stands in for phases when ``runs_are_windows`` (values from ``window_metrics``).
+    window_metric_specs: tuple[MetricSpec, ...] = ()
+    # Said of the work when ``runs_are_windows``.
+    work_note: str = ""
+    # Some values of the primary had not ended when the run did (``censored_values``):
+    # lower bounds, reported beside the primary, never in its mean.
+    primary_censored: bool = False
+    # The primary is a mean time per item of fixed work, so a throughput change follows
+    # from it: 1/θ − 1 for a time ratio θ (mean step time; not TTFT p95).
+    throughput_from_primary: bool = False
+    # The first series of ``item_series`` (the primary's per-item measure; its title says
+    # what a line over time shows) and what orders the items in time.
+    item_measure: MetricSpec | None = None
+    item_order: str = "item order"
 
     # -- contract views
     @property
@@ -337,3 +362,17 @@ class Lens:
     def window_metrics(self, run: RunRecord) -> dict[str, float]:
         """Extra per-run figures shown beside the phases (fleet window metrics)."""
         return {}
+
+    def window_work(self, run: RunRecord) -> float:
+        """The work of one window (``runs_are_windows``), in ``work_unit``; ``nan`` unknown."""
+        return NAN
+
+    def censored_values(self, run: RunRecord) -> np.ndarray:
+        """Right-censored values of the primary's items (``primary_censored``): how long
+        those not ended by the run's end had lasted, lower bounds."""
+        return np.empty(0)
+
+    def item_series(self, run: RunRecord) -> dict[str, np.ndarray]:
+        """Per-item values in time order: the primary's per-item measure first (when the
+        lens has one), then the phases."""
+        return self.phase_values(run)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lenses import lens_names
 from lenses.base import GUARDRAIL_RULES, STATISTICS, ExtraMetric, GuardrailSpec
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
@@ -133,11 +134,9 @@ def parse_extension(text: str, file: str | Path = "<extension>") -> Extension:
     except tomllib.TOMLDecodeError as exc:
         raise ExtensionError(file, f"not valid TOML: {exc}") from None
     _unknown_keys(file, "", doc, _TOP_KEYS)
-    from lenses import LENS_NAMES
-
     lens = doc.get("lens")
-    if lens not in LENS_NAMES:
-        raise ExtensionError(file, f"'lens' must be one of {', '.join(LENS_NAMES)}, not {lens!r}")
+    if lens not in lens_names():
+        raise ExtensionError(file, f"'lens' must be one of {', '.join(lens_names())}, not {lens!r}")
     metrics_raw, guards_raw = doc.get("metric", []), doc.get("guardrail", [])
     if not isinstance(metrics_raw, list) or not isinstance(guards_raw, list):
         raise ExtensionError(file, "use [[metric]] and [[guardrail]] (arrays of tables)")

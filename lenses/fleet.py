@@ -198,7 +198,7 @@ def km_median(waits: np.ndarray, censored: np.ndarray) -> tuple[float, float]:
     longest = float(max(waits.max(initial=0.0), censored.max(initial=0.0)))
     if not waits.size:  # nobody started: S(t) = 1 up to the longest censored wait
         return NAN, longest
-    from scipy.stats import CensoredData, ecdf
+    from scipy.stats import CensoredData, ecdf  # scipy is heavy: only when some waits are censored
 
     sf = ecdf(CensoredData(uncensored=waits, right=censored)).sf
     below = np.flatnonzero(sf.probabilities <= 0.5 + 1e-12)
@@ -244,6 +244,22 @@ class FleetLens(Lens):
             out["capacity_gpus"] = Dimension(int(capacity) if capacity.is_integer() else capacity, "measured")
         return out
 
+    def window_work(self, run: RunRecord) -> float:
+        return read_window(run).gpu_hours
+
+    def censored_values(self, run: RunRecord) -> np.ndarray:
+        return read_window(run).censored
+
+    def item_series(self, run: RunRecord) -> dict[str, np.ndarray]:
+        """Queue waits of the jobs that started inside the window, in start order."""
+        start, eligible = column(run, "start"), column(run, "eligible")
+        if start is None or eligible is None:
+            return {}
+        w = read_window(run)
+        inside = np.isfinite(start) & np.isfinite(eligible) & (start >= w.start) & (start <= w.end)
+        order = np.argsort(start[inside], kind="stable")
+        return {"queue_wait": (start - eligible)[inside][order]}
+
     def guardrail_value(self, run: RunRecord, metric: str) -> float:
         metrics = self.window_metrics(run)
         if metric in metrics:
@@ -278,4 +294,10 @@ LENS = FleetLens(
     phase_note="Fleet windows have no phases; the window metrics are shown instead, each computed over the whole window.",
     work_unit="GPU-hours",
     guardrails=(),
+    runs_are_windows=True,
+    window_metric_specs=tuple(MetricSpec(name, title, unit, lower_is_better=not higher) for name, title, unit, higher in WINDOW_METRICS),
+    work_note="GPU-hours allocated in each window (mean over windows); windows are compared, not equal work",
+    primary_censored=True,
+    item_measure=MetricSpec("queue_wait", "queue wait by job start", "s"),
+    item_order="job start time",
 )

@@ -227,6 +227,9 @@ class InferenceLens(Lens):
             out["request_mix"] = Dimension(mix_text(*medians), "derived")
         return out
 
+    def item_series(self, run: RunRecord) -> dict[str, np.ndarray]:
+        return {"ttft": self.ttft_values(run), **self.phase_values(run)}
+
     def work_per_item(self, run: RunRecord) -> WorkPerItem | None:
         p, o = column(run, "prompt_tokens"), column(run, "output_tokens")
         if p is None or o is None:
@@ -270,6 +273,10 @@ LENS = InferenceLens(
     phase_note="TTFT = frontend + queue + prefill; decode comes after the first token and is shown beside TTFT, never summed into it.",
     work_unit="tokens",
     phase_statistic="p95",
+    phase_sentences="each",
+    item_measure=MetricSpec("ttft", "TTFT by request", "ms"),
+    item_order="request order",
+    locates_by_stage=True,
     guardrails=(
         # A candidate must not fail more requests: at most one percentage point more.
         GuardrailSpec("error_rate", "Error rate", "error_rate", "max_increase", 0.01, unit="fraction"),

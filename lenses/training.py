@@ -103,6 +103,13 @@ class TrainingLens(Lens):
         batch = self.batch_per_step(run)
         return WorkPerItem(f"{batch[1]} per step", batch[0]) if batch else None
 
+    def item_series(self, run: RunRecord) -> dict[str, np.ndarray]:
+        # per_step is vectorized: one pass, however many steps
+        out = {"step_time": per_step(run, "step_ms", "mean")}
+        for p in self.phases:
+            out[p.name] = per_step(run, p.column, "mean")
+        return {k: v for k, v in out.items() if v is not None}
+
     def throughput(self, run: RunRecord) -> tuple[float, str] | None:
         batch, step_ms = self.batch_per_step(run), self.primary_value(run)
         if batch is None or not math.isfinite(step_ms) or step_ms <= 0:
@@ -134,6 +141,9 @@ LENS = TrainingLens(
     ),
     phase_note="Phases are exposed time on one clock; overlapped work is not in them, so they are not additive.",
     work_unit="samples",
+    throughput_from_primary=True,
+    item_measure=MetricSpec("step_time", "step time by step", "ms"),
+    item_order="step",
     guardrails=(
         # Evaluation loss may not get worse by more than 1 % of the baseline's.
         GuardrailSpec("eval_loss", "Evaluation loss", "eval_loss", "max_increase_pct", 1.0),

@@ -9,20 +9,23 @@ data contradict.
 
 from __future__ import annotations
 
+import getpass
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from lenses import get_lens
+from store.records import Dimension
+from workbench.compare.comparability import _equal
 from workbench.errors import UsageError
 
 if TYPE_CHECKING:
     from store.api import Store
     from store.declarations import Declared
-    from store.records import Dimension, RunRecord
+    from store.records import RunRecord
 
 
 def _login_name() -> str:
-    import getpass
-
     try:
         return getpass.getuser()
     except Exception:  # noqa: BLE001 - no login name in some containers
@@ -33,12 +36,6 @@ def contradiction(record: "RunRecord", values: Mapping[str, Any]) -> "tuple[str,
     """The first declared ``(name, value, what the data show)`` that the run's own data
     contradict, as the lens reads them (request mix from token lengths, rank count from
     the steps, eligibility history from the jobs...); None when there is none."""
-    from dataclasses import replace
-
-    from lenses import get_lens
-    from store.records import Dimension
-    from workbench.compare.comparability import _equal
-
     try:
         lens = get_lens(record.lens)
     except Exception:  # noqa: BLE001 - a run of a lens this wb does not know: nothing to check against
@@ -70,7 +67,7 @@ def declare_dimensions(store: "Store", run_ids: Sequence[int], values: Mapping[s
                        why: str = "", who: str | None = None) -> list["Declared"]:
     """Record the declarations on every run (all or nothing); refusals are usage errors
     that name both values."""
-    from store.declarations import DeclarationRefused, declare
+    from store.declarations import DeclarationRefused, declare  # loads SQLAlchemy: not for 'wb declare --help'
 
     if not run_ids:
         raise UsageError("name the runs to declare on: wb declare RUN... NAME=VALUE...")

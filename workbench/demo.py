@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import captures
+
+from workbench.errors import WbError
+from workbench.ingest import import_files
+from workbench.investigations.demo import create_demo_investigations
+
 if TYPE_CHECKING:
     from store.api import Store
 
@@ -16,8 +22,6 @@ DEMO_EXTRA = ("not-comparable",)
 
 
 def demo_captures_dir() -> Path:
-    import captures
-
     return Path(captures.__file__).resolve().parent / "demo"
 
 
@@ -31,12 +35,8 @@ class DemoLoad:
 
 def load_demo(store: "Store") -> DemoLoad:
     """Import the demo captures (idempotent: files already in the store are skipped)."""
-    from workbench.ingest import import_files
-
     root = demo_captures_dir()
     if not root.is_dir():
-        from workbench.errors import WbError
-
         raise WbError(f"demo captures not found at {root}; reinstall wb or run captures/generate_demo.py")
     report = import_files(store, [root / name for name in (*DEMO_LENSES, *DEMO_EXTRA)])
     result = DemoLoad(imported_runs=list(report.run_ids), already_there=len(report.skipped))
@@ -48,7 +48,5 @@ def load_demo(store: "Store") -> DemoLoad:
 
 def _demo_investigations(store: "Store") -> list[int]:
     """The three seed investigations."""
-    from workbench.investigations.demo import create_demo_investigations
-
     created = create_demo_investigations(store)
     return list(created or [])

@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from workbench.compare import compare
+from workbench.compare.render import render_comparison
+
 if TYPE_CHECKING:
     from store.api import Store
 
@@ -33,9 +36,6 @@ def demo_controls(store: "Store", lens: str) -> list[int]:
 
 
 def print_demo_report(store: "Store") -> None:
-    from workbench.compare import compare
-    from workbench.compare.render import render_comparison
-
     pairs = demo_pairs(store)
     for lens, base_ids, cand_ids in pairs:
         comparison = compare(store.load_runs(base_ids), store.load_runs(cand_ids), lens=lens,

@@ -18,6 +18,7 @@ refused::
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -29,8 +30,6 @@ MAX_BYTES = 1 << 20
 
 def load_dims_file(path: Path) -> dict[str, str]:
     """The ``[dimensions]`` table of ``path`` as NAME -> text; anything else is refused."""
-    import tomllib
-
     try:
         if path.stat().st_size > MAX_BYTES:
             raise BadInput(path, f"is larger than {MAX_BYTES >> 10} KiB; a dimensions file is a few lines")

@@ -7,20 +7,23 @@ import of the same file adds nothing. Any fault in any file leaves the store as 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+
+from store.api import CaptureInfo, Store
+from store.errors import DuplicateCapture
 from store.records import Dimension, RunRecord
+from workbench.declare import contradiction, declare_dimensions
+from workbench.dims_file import FolderDimensions
 from workbench.errors import BadInput, UsageError
 from workbench.importers import detect, expand_paths
-from workbench.importers.base import READ_ERRORS, ImportOptions
-
-from workbench.dims_file import FolderDimensions
-
-if TYPE_CHECKING:
-    from store.api import Store
+from workbench.importers.base import READ_ERRORS, ImportOptions, open_regular
+from workbench.limits import MAX_STRING_CHARS, exceeded
 
 
 @dataclass
@@ -43,8 +46,6 @@ class ImportReport:
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int]:
-    from workbench.importers.base import open_regular
-
     digest = hashlib.sha256()
     size = 0
     try:
@@ -78,8 +79,6 @@ def apply_declared_dimensions(record: RunRecord, dims: dict[str, str], origin: C
             raise BadInput(where, f"{origin(name)} {name}={value} contradicts the file, which says {name} = {existing.value!r} ({existing.source})")
         if existing is None:
             record.dimensions[name] = Dimension(value, "declared")
-    from workbench.declare import contradiction
-
     found = contradiction(record, dims)  # as 'wb declare' checks: the lens's reading of the samples
     if found:
         name, value, seen = found
@@ -92,10 +91,6 @@ def check_text(record: RunRecord) -> None:
     (a JSON ``\\ud800`` escape; the insert would fail) and no string over the limit, in the
     label, dimensions, window, meta or a text column. Cheap: metadata is small and text
     columns are checked as arrays."""
-    import numpy as np
-
-    from workbench.limits import MAX_STRING_CHARS, exceeded
-
     source = record.sources[0] if record.sources else None
     stack: list[tuple[Any, str]] = [(record.label, "label"), (record.window, "window"), (record.meta, "meta")]
     stack.extend((d.value, f"dimensions.{name}") for name, d in record.dimensions.items())
@@ -147,8 +142,6 @@ def read_files(
     its sinfo) is read whole when any of its files is new, so a companion imported
     before still informs the new run; runs made only of known files are dropped.
     """
-    from store.api import CaptureInfo
-
     options = options or ImportOptions()
     folder = dims if isinstance(dims, FolderDimensions) else FolderDimensions(dims)
     result = ReadResult()
@@ -229,8 +222,6 @@ def import_files(
         listed = ", ".join(map(str, runs)) or "none"
         return int(capture.id), f"already imported (capture {capture.id}, runs {listed}); nothing added"  # type: ignore[arg-type]
 
-    from store.errors import DuplicateCapture
-
     folder = dims if isinstance(dims, FolderDimensions) else FolderDimensions(dims)
     for attempt in range(2):
         read = read_files([Path(p) for p in paths], options, known_capture=known, dims=folder)
@@ -261,8 +252,6 @@ def declare_on_stored(store: "Store", read: ReadResult, folder: FolderDimensions
     """Files already stored, imported again with ``--dim`` or a ``wb.toml``: the
     declarations go on their runs (``wb declare``'s rules and history) instead of
     "nothing added"."""
-    from workbench.declare import declare_dimensions
-
     report = read.report
     for path, capture_id in read.stored.items():
         dims = folder.for_source(path)
@@ -279,8 +268,6 @@ def distinguish_labels(runs: Sequence[RunRecord], taken: set[str]) -> None:
     """Runs from different files that would share a label (with each other or with a
     stored run) get the file's name after it, or its folder and name when the names
     match too: two files imported without --label never look alike in 'wb runs'."""
-    from collections import Counter
-
     def source(run: RunRecord) -> Path | None:
         return run.sources[0] if run.sources else None
 

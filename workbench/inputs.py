@@ -44,6 +44,24 @@ class Probe:
         return self.text.lstrip("\ufeff \t\r\n")
 
 
+@dataclass(frozen=True)
+class ImporterOption:
+    """A ``wb import`` flag an importer reads, declared by the importer (``Importer.options``):
+    the value is ``ImportOptions.params[param]``, present only when the user gave it.
+
+    ``type`` is ``str``, ``int``, ``float`` or ``bool`` (a flag without a value, present as
+    ``True``); ``minimum`` bounds an ``int``. ``help`` says what it does; the formats that
+    read it are added by the registry (``workbench.importers.import_options``).
+    """
+
+    param: str
+    flag: str
+    help: str
+    type: type = str
+    metavar: str | None = None
+    minimum: int | None = None
+
+
 @dataclass
 class ImportOptions:
     """What the user said on the command line that importers may use."""

@@ -2,22 +2,28 @@
 
 Each command is a module in ``workbench/cli/commands/`` exposing ``command`` (a Click
 command or group); the module's name is the command's name (a trailing ``_`` is
-dropped, so ``import_.py`` is ``wb import``). Modules are imported only when their
-command runs or help is shown, and they keep heavy imports inside their functions,
-so ``wb --help`` stays fast.
+added to a Python keyword, so ``wb import`` is ``import_.py``). ``wb --help`` lists
+the commands from ``commands.SUMMARIES`` and imports none of their modules; a
+command's module is imported only when that command (or its own ``--help``) runs,
+and it imports what it needs at its top. What would load SQLAlchemy (the store's
+table modules), Textual, or Rich on a ``--json`` path still loads inside functions,
+each with its reason, so ``wb CMD --help`` loads none of the heavy modules that
+tests/foundation/test_cli_light.py names (numpy it may: most commands need it).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 import sys
 
 import click
 
 from workbench import __version__
+from workbench.cli.commands import SUMMARIES, module_name
+from workbench.cli.tui_launch import launch_tui
 from workbench.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, WbError
+from workbench.textsafe import clean
 
 _COMMANDS_PACKAGE = "workbench.cli.commands"
 
@@ -33,27 +39,25 @@ def _store_error() -> type[Exception]:
     return getattr(module, "StoreError", _NeverRaised)
 
 
-def _command_modules() -> dict[str, str]:
-    from workbench.cli import commands
-
-    found = {}
-    for info in pkgutil.iter_modules(commands.__path__):
-        if info.name.startswith("_"):
-            continue
-        found[info.name.rstrip("_").replace("_", "-")] = info.name
-    return found
-
-
 class _LazyGroup(click.Group):
+    """Lists the commands from ``SUMMARIES``; imports a command's module only to run it."""
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(_command_modules())
+        return sorted(SUMMARIES)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        module_name = _command_modules().get(cmd_name)
-        if module_name is None:
+        if cmd_name not in SUMMARIES:
             return None
-        module = importlib.import_module(f"{_COMMANDS_PACKAGE}.{module_name}")
-        return module.command
+        return importlib.import_module(f"{_COMMANDS_PACKAGE}.{module_name(cmd_name)}").command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # As click.Group.format_commands, with a stand-in command per summary (it
+        # shortens the text to the terminal as the real command's help would be).
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(map(len, names))
+        rows = [(name, click.Command(name, help=SUMMARIES[name]).get_short_help_str(limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 @click.group(
@@ -79,8 +83,6 @@ def cli(ctx: click.Context, store_url: str | None, mouse: bool) -> None:
     ctx.ensure_object(dict)
     ctx.obj["store_url"] = store_url
     if ctx.invoked_subcommand is None:
-        from workbench.cli.tui_launch import launch_tui
-
         launch_tui(store_url=store_url, mouse=mouse)
 
 
@@ -100,8 +102,6 @@ def _input_fault(exc: BaseException) -> str | None:
 def _internal(exc: BaseException) -> None:
     if os.environ.get("WB_DEBUG"):
         raise exc
-    from workbench.textsafe import clean
-
     click.echo(f"wb: internal error: {type(exc).__name__}: {clean(str(exc))} (set WB_DEBUG=1 for a traceback)", err=True)
     sys.exit(EXIT_FAILURE)
 
@@ -125,13 +125,10 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("wb: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except WbError as exc:
-        from workbench.textsafe import clean
-
         click.echo(f"wb: error: {clean(exc.message)}", err=True)
         sys.exit(exc.exit_code)
     except _store_error() as exc:
-        from store.errors import ReadOnlyStore, RunNotFound
-        from workbench.textsafe import clean
+        from store.errors import ReadOnlyStore, RunNotFound  # loaded already (see _store_error)
 
         click.echo(f"wb: error: {clean(str(exc))}", err=True)
         sys.exit(EXIT_USAGE if isinstance(exc, (RunNotFound, ReadOnlyStore)) else EXIT_FAILURE)
@@ -142,8 +139,6 @@ def main(argv: list[str] | None = None) -> None:
         # the limit; this is the net under them): one line, bad input, not a traceback.
         if os.environ.get("WB_DEBUG") or _input_fault(exc) is None:
             _internal(exc)
-        from workbench.textsafe import clean
-
         click.echo(f"wb: error: {_input_fault(exc)} ({type(exc).__name__}: {clean(str(exc))[:200]}; set WB_DEBUG=1 for a traceback)", err=True)
         sys.exit(EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback

@@ -27,6 +27,7 @@ class ClusterBar:
         self.phases: dict[str, _Phase] = {}
 
     def start(self, what: str, files: int, nbytes: int, workers: int) -> None:
+        # Rich's progress (~70 ms) loads once a cluster job starts, not with every import.
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
         if self.bar is None:

@@ -8,8 +8,32 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from lenses import LENS_NAMES, lens_names
+from store import open_store
+from store.errors import StoreError
+from workbench.errors import WbError
+
 if TYPE_CHECKING:
     from store.api import Store
+
+
+class LensName(click.ParamType):
+    """A lens name: a built-in one or a plug-in's (``wb.lenses``). Checked when the
+    command runs, so ``--help`` does not load the plug-ins' entry points."""
+
+    name = "lens"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(LENS_NAMES) + "|PLUG-IN]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        names = lens_names()
+        if value not in names:
+            self.fail(f"{value!r} is not a lens (one of {', '.join(names)})", param, ctx)
+        return value
+
+
+LENS = LensName()
 
 
 def store_url_from(ctx: click.Context) -> str | None:
@@ -19,10 +43,6 @@ def store_url_from(ctx: click.Context) -> str | None:
 
 def open_store_from(ctx: click.Context, *, create: bool = True) -> "Store":
     """The store named by ``--store``/``WB_STORE`` (or the default), as a WbError on failure."""
-    from store import open_store
-    from store.errors import StoreError
-    from workbench.errors import WbError
-
     try:
         return open_store(store_url_from(ctx), create=create)
     except StoreError as exc:
@@ -36,22 +56,20 @@ def emit_json(document: Any) -> None:
 
 
 def _default(value: Any) -> Any:
-    import numpy as np
-
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
+    # numpy scalars and arrays, known by their module: importing numpy to test them
+    # would cost ~200 ms on every --json output.
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
         return value.tolist()
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
 def stderr_console():
-    from rich.console import Console
+    from rich.console import Console  # Rich (~40 ms): only to draw, never for --json
 
     return Console(stderr=True, highlight=False)
 
 
 def stdout_console():
-    from rich.console import Console
+    from rich.console import Console  # Rich (~40 ms): only to draw, never for --json
 
     return Console(highlight=False)

@@ -25,7 +25,7 @@ def resolve_lens(
     runs: Sequence["RunRecord"], lens: "str | Lens | None" = None, extensions: Iterable[str | Path] = ()
 ) -> "Lens":
     """The lens to use: the one named, else the runs' own (they must agree)."""
-    from lenses import LENS_NAMES, get_lens
+    from lenses import LENS_NAMES, get_lens, lens_names
     from lenses.base import Lens
     from lenses.extensions import ExtensionError
     from workbench.errors import BadInput, UsageError
@@ -40,8 +40,8 @@ def resolve_lens(
             raise UsageError(f"the runs are of different lenses ({shown}) and cannot be compared: "
                              "baseline and candidate must be runs of one lens")
         lens = names[0]
-    if lens not in LENS_NAMES:
-        raise UsageError(f"unknown lens {lens!r} (one of {', '.join(LENS_NAMES)})")
+    if lens not in LENS_NAMES and lens not in lens_names():  # plug-ins are looked up only when needed
+        raise UsageError(f"unknown lens {lens!r} (one of {', '.join(lens_names())})")
     others = [r for r in runs if r.lens != lens]
     if others:
         r = others[0]

@@ -59,16 +59,14 @@ def primary(
         "text": change(b, c, spec.unit),
         "per_run": {"baseline": per_b, "candidate": per_c, **({"control": per_a} if control else {})},
         "effect": effect,
-        **({"censored": {"baseline": _censored(base), "candidate": _censored(cand)}} if lens.name == "fleet" else {}),
+        **({"censored": {"baseline": _censored(lens, base), "candidate": _censored(lens, cand)}} if lens.primary_censored else {}),
     }
 
 
-def _censored(runs: Sequence[RunRecord]) -> dict[str, Any]:
+def _censored(lens: Lens, runs: Sequence[RunRecord]) -> dict[str, Any]:
     """Fleet: jobs still waiting at their window's end, not in the mean of started waits;
     their elapsed waits are lower bounds (right-censored)."""
-    from lenses.fleet import read_window
-
-    elapsed = np.concatenate([read_window(r).censored for r in runs]) if runs else np.array([])
+    elapsed = np.concatenate([lens.censored_values(r) for r in runs]) if runs else np.array([])
     return {
         "jobs": int(elapsed.size),
         "min_elapsed_s": float(elapsed.min()) if elapsed.size else None,
@@ -79,7 +77,7 @@ def _censored(runs: Sequence[RunRecord]) -> dict[str, Any]:
 def phases(
     lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
 ) -> list[dict[str, Any]]:
-    if not lens.phases:
+    if lens.runs_are_windows:
         return window_metrics(lens, base, cand, control)
     sums_b = [lens.phase_summary(r) for r in base]
     sums_c = [lens.phase_summary(r) for r in cand]
@@ -118,13 +116,11 @@ def window_metrics(
     lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
 ) -> list[dict[str, Any]]:
     """Fleet: the window metrics in the place of phases (no p95: one value per window)."""
-    from lenses.fleet import WINDOW_METRICS
-
     per_b = [lens.window_metrics(r) for r in base]
     per_c = [lens.window_metrics(r) for r in cand]
     per_a = [lens.window_metrics(r) for r in control or ()]
     out = []
-    for name, title, unit, higher_better in WINDOW_METRICS:
+    for name, title, unit, higher_better in ((m.name, m.title, m.unit, not m.lower_is_better) for m in lens.window_metric_specs):
         vb = [m.get(name, NAN) for m in per_b]
         vc = [m.get(name, NAN) for m in per_c]
         va = [m.get(name, NAN) for m in per_a]
@@ -221,12 +217,12 @@ def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], prima
     items_b = [lens.work_per_item(r) for r in base]
     items_c = [lens.work_per_item(r) for r in cand]
     out: dict[str, Any] = {"unit": unit, "baseline": amount(base), "candidate": amount(cand)}
-    if lens.name == "fleet":
-        out["baseline"] = side_mean([_gpu_hours(r) for r in base])
-        out["candidate"] = side_mean([_gpu_hours(r) for r in cand])
-        out["unit"] = "GPU-hours"
+    if lens.runs_are_windows:
+        out["baseline"] = side_mean([lens.window_work(r) for r in base])
+        out["candidate"] = side_mean([lens.window_work(r) for r in cand])
+        out["unit"] = lens.work_unit
         out["same"] = None
-        out["note"] = "GPU-hours allocated in each window (mean over windows); windows are compared, not equal work"
+        out["note"] = lens.work_note
         return out
     if any(i is None for i in items_b + items_c):
         out["same"] = None
@@ -252,15 +248,9 @@ def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], prima
         }
         # For a time-like primary over fixed work: throughput change = 1/θ − 1.
         pb, pc = primary_json["baseline"], primary_json["candidate"]
-        if lens.name == "training" and pb and pc and math.isfinite(pb) and math.isfinite(pc):
+        if lens.throughput_from_primary and pb and pc and math.isfinite(pb) and math.isfinite(pc):
             out["throughput"]["from_time_pct"] = 100.0 * (pb / pc - 1.0)
     else:
         out["throughput"] = None
         out["note"] = "no completed duration recorded for every run: no throughput conversion"
     return out
-
-
-def _gpu_hours(run: RunRecord) -> float:
-    from lenses.fleet import read_window
-
-    return read_window(run).gpu_hours

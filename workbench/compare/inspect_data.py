@@ -51,37 +51,14 @@ def describe(values: np.ndarray) -> dict[str, float]:
     return {"n": int(v.size), "mean": float(v.mean()), **{k: float(q) for k, q in zip(QUANTILES, qs)}}
 
 
-def _by_step(run: RunRecord, name: str, reduce: str) -> np.ndarray | None:
-    from lenses.training import per_step  # vectorized: one pass, however many steps
-
-    return per_step(run, name, reduce)
-
-
 def series(lens: Lens, run: RunRecord) -> dict[str, np.ndarray]:
     """Per-item values in time order: the primary's per-item measure first, then phases."""
-    if lens.name == "training":
-        out = {"step_time": _by_step(run, "step_ms", "mean")}
-        for p in lens.phases:
-            out[p.name] = _by_step(run, p.column, "mean")
-        return {k: v for k, v in out.items() if v is not None}
-    if lens.name == "fleet":
-        from lenses.fleet import read_window
-
-        start, eligible = column(run, "start"), column(run, "eligible")
-        if start is None or eligible is None:
-            return {}
-        w = read_window(run)
-        inside = np.isfinite(start) & np.isfinite(eligible) & (start >= w.start) & (start <= w.end)
-        order = np.argsort(start[inside], kind="stable")
-        return {"queue_wait": (start - eligible)[inside][order]}
-    out = {"ttft": lens.ttft_values(run)} if hasattr(lens, "ttft_values") else {}
-    out.update(lens.phase_values(run))
-    return out
+    return lens.item_series(run)
 
 
 def _units(lens: Lens) -> dict[str, str]:
     units = {p.name: p.unit for p in lens.phases}
-    units.update({"ttft": "ms", "step_time": "ms", "queue_wait": "s"})
+    units.update({lens.item_measure.name: lens.item_measure.unit} if lens.item_measure else {})
     return units
 
 
@@ -118,7 +95,7 @@ def over_time(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], 
                 side[label] = [float(np.nanmean(col)) if np.isfinite(col).any() else math.nan for col in rows.T] if rows.size else [math.nan] * windows
         if any(math.isfinite(v) for v in side["baseline"] + side["candidate"]):
             metrics.append({"name": name, "unit": units.get(name, ""), **side})
-    order = {"training": "step", "fleet": "job start time", "inference": "request order"}[lens.name]
+    order = lens.item_order
     out: dict[str, Any] = {"windows": windows, "by": order, "metrics": metrics}
     if not metrics:
         fewest = min((len(v) for s in sb + sc for v in s.values()), default=0)

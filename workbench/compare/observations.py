@@ -122,7 +122,7 @@ def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
     groups = _classify(phases)
     values = {p["name"]: {"baseline": _b(p), "candidate": _c(p)} for p in phases}
     one = " (one run a side: a change in these runs, no uncertainty can be given)" if single_run(primary.get("effect")) else ""
-    if lens.name == "inference":
+    if lens.phase_sentences == "each":
         for p in groups["moved"]:
             text = _moved_text(f"{p['title']} time", _b(p), _c(p), p["unit"]) + "."
             out.append(_obs(text + one if one else text, _evidence(base, cand, f"{p['name']} {p.get('statistic', 'mean')}", values[p["name"]], p["effect"])))
@@ -174,7 +174,7 @@ def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]
 def _location(lens: Lens, base, cand, primary: dict, groups: dict[str, list[dict]]) -> list[dict]:
     """Where in the request the primary change sits: before the model or inside it (only
     when every part of the primary at the other stage is known on both sides)."""
-    if lens.name != "inference":
+    if not lens.locates_by_stage:
         return []
     b, c = primary["baseline"], primary["candidate"]
     if movement(primary.get("effect"), b, c) != "moved":
@@ -349,7 +349,7 @@ def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[dict]:
 
 
 def observations(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], primary: dict, phases: list[dict], guardrails: list[dict]) -> list[dict]:
-    if lens.name == "fleet":
+    if lens.runs_are_windows:
         found = fleet_observations(lens, base, cand, primary, phases)
     else:
         found = phase_observations(lens, base, cand, primary, phases)

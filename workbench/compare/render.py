@@ -172,7 +172,7 @@ def render_comparison(c: Comparison) -> str:
 
 
 def phases_table(c: Comparison) -> list[str]:
-    fleet = c.lens.name == "fleet"
+    fleet = c.lens.runs_are_windows
     head = "Window metrics (one value per window, averaged over windows)" if fleet else "Phases (each run's mean, p50, p95, averaged over runs)"
     lines = [head, *textwrap.wrap(clean(c.lens.phase_note), WIDTH - 2, initial_indent="  ", subsequent_indent="  ")]
     if fleet:
@@ -215,7 +215,7 @@ def render_inspect(r: InspectResult) -> str:
     out = header(c)
     p = c.primary or {}
     out += [f"{p.get('title', '')}: {p.get('text', '')}", ""]
-    if c.phases and c.lens.name != "fleet":
+    if c.phases and not c.lens.runs_are_windows:
         stat = c.phases[0].get("statistic", "mean")
         out.append(f"Phase {stat} (each run's, averaged over runs), baseline against candidate")
         unit = c.phases[0]["unit"]

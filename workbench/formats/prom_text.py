@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from workbench.errors import BadInput
+from workbench.stats.histogram import histogram_quantile as shared_histogram_quantile
 
 MAX_LINE_BYTES = 64 * 1024
 
@@ -307,10 +308,8 @@ def histogram_quantile(edges: Iterable[float], cumulative: Iterable[float], q: f
 
     The estimate is ``workbench.stats.histogram_quantile``'s, so the two never disagree.
     """
-    from workbench.stats.histogram import histogram_quantile as shared
-
     try:
-        est = shared(list(edges), list(cumulative), q)
+        est = shared_histogram_quantile(list(edges), list(cumulative), q)
     except ValueError:
         return None
     if math.isnan(est.value):

@@ -3,27 +3,44 @@
 ``detect(path)`` picks an importer by content; ``read_paths`` expands directories,
 groups files by importer and reads them. Writing to the store is the job of
 ``workbench.ingest`` (one transaction per import).
+
+The registry holds the built-in importers (the modules of this package) and the
+plug-ins other packages declare in the entry-point group ``wb.importers`` (an
+``Importer`` instance or class). A plug-in that cannot be loaded is reported on one line
+(logger ``wb.plugins``) and left out; the built-ins never depend on it.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import pkgutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from workbench.errors import BadInput
-from workbench.importers.base import Importer, ImportOptions, Probe, probe_file
+from store.records import RunRecord
+from workbench.errors import BadInput, WbError
+from workbench.importers.base import Importer, ImporterOption, ImportOptions, Probe, probe_file
 
-__all__ = ["Importer", "ImportOptions", "Probe", "all_importers", "detect", "expand_paths", "get_importer", "scan_directory"]
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+__all__ = ["Importer", "ImporterOption", "ImportOptions", "Probe", "all_importers", "detect", "expand_paths", "get_importer",
+           "import_options", "scan_directory"]
+
+PLUGIN_GROUP = "wb.importers"
+OPTION_TYPES = (str, int, float, bool)
+log = logging.getLogger("wb.plugins")
 
 
 @cache
 def all_importers() -> tuple[Importer, ...]:
-    """Every importer module's ``IMPORTER``, in detection order."""
+    """Every importer, in detection order: the built-ins by priority, then the plug-ins by
+    priority (a plug-in never takes a file a built-in recognises)."""
     found: list[Importer] = []
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("_") or info.name == "base":
@@ -32,7 +49,88 @@ def all_importers() -> tuple[Importer, ...]:
         importer = getattr(module, "IMPORTER", None)
         if importer is not None:
             found.append(importer)
-    return tuple(sorted(found, key=lambda imp: (imp.priority, imp.name)))
+    builtins = sorted(found, key=lambda imp: (imp.priority, imp.name))
+    return (*builtins, *sorted(_plugins(builtins), key=lambda imp: (imp.priority, imp.name)))
+
+
+def import_options() -> tuple[tuple[ImporterOption, tuple[str, ...]], ...]:
+    """Every importer's ``wb import`` options, each once (first declaration's order), with
+    the names of the formats that read it."""
+    formats: dict[ImporterOption, list[str]] = {}
+    for importer in all_importers():
+        for option in importer.options:
+            formats.setdefault(option, []).append(importer.name)
+    return tuple((option, tuple(names)) for option, names in formats.items())
+
+
+def _plugins(builtins: list[Importer]) -> Iterator[Importer]:
+    from importlib.metadata import entry_points  # ~30 ms (email, zipfile): not at `wb --help`
+
+    taken = {imp.name for imp in builtins}
+    declared = {opt.param: opt for imp in builtins for opt in imp.options}
+    for entry in entry_points(group=PLUGIN_GROUP):
+        what = _describe(entry)
+        try:
+            importer = entry.load()
+            if isinstance(importer, type) and issubclass(importer, Importer):
+                importer = importer()
+            problem = _problem(importer, taken, declared)
+        except Exception as exc:  # noqa: BLE001 - a plug-in's failure, whatever it is, is reported, never raised
+            problem = f"{type(exc).__name__}: {exc}"
+        if problem:
+            log.warning("wb: %s not loaded: %s", what, problem)
+            continue
+        taken.add(importer.name)
+        declared.update((opt.param, opt) for opt in importer.options)
+        yield _Guarded(importer, what)
+
+
+def _describe(entry: "EntryPoint") -> str:
+    dist = getattr(entry, "dist", None)
+    return f"plug-in importer {entry.name!r} ({entry.value}{f', package {dist.name}' if dist is not None else ''})"
+
+
+def _problem(importer: object, taken: set[str], declared: dict[str, ImporterOption]) -> str | None:
+    """Why ``importer`` cannot join the registry, or None."""
+    if not isinstance(importer, Importer):
+        return f"{type(importer).__name__} is not a workbench.importers.base.Importer"
+    if not isinstance(importer.name, str) or not importer.name:
+        return "it has no name"
+    if importer.name in taken:
+        return f"the format name {importer.name!r} is taken"
+    flags = {opt.flag: opt.param for opt in declared.values()}
+    for opt in importer.options:
+        if not isinstance(opt, ImporterOption):
+            return f"option {opt!r} is not an ImporterOption"
+        if not opt.flag.startswith("--") or not opt.param.isidentifier() or opt.type not in OPTION_TYPES:
+            return f"option {opt.flag!r}: a flag starts with '--', a param is a Python name, a type is str, int, float or bool"
+        if declared.get(opt.param, opt) != opt or flags.get(opt.flag, opt.param) != opt.param:
+            return f"option {opt.flag} ({opt.param}) differs from the one another importer declares"
+    return None
+
+
+class _Guarded(Importer):
+    """A plug-in importer whose unexpected failures become one line naming the plug-in
+    (a ``BadInput``: nothing is written), never a traceback."""
+
+    def __init__(self, inner: Importer, what: str) -> None:
+        self.inner, self.what = inner, what
+        self.name, self.version, self.description = inner.name, inner.version, inner.description
+        self.priority, self.options = inner.priority, tuple(inner.options)
+
+    def sniff(self, probe: Probe) -> bool:
+        try:
+            return bool(self.inner.sniff(probe))
+        except Exception as exc:  # noqa: BLE001 - see the class docstring
+            raise BadInput(probe.path, f"{self.what} failed to sniff it: {type(exc).__name__}: {exc}") from None
+
+    def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
+        try:
+            yield from self.inner.read(paths, options)
+        except WbError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - see the class docstring
+            raise BadInput(paths[0] if len(paths) == 1 else None, f"{self.what} failed: {type(exc).__name__}: {exc}") from None
 
 
 def get_importer(name: str) -> Importer:

@@ -21,6 +21,7 @@ from workbench.inputs import (  # noqa: F401
     READ_ERRORS,
     BoundedReader,
     CountingReader,
+    ImporterOption,
     ImportOptions,
     Probe,
     open_binary,
@@ -38,6 +39,9 @@ class Importer(ABC):
     description: str = ""
     # Lower runs first in detection; a specific format should beat a generic one.
     priority: int = 50
+    # The ``wb import`` flags this importer reads (``ImportOptions.params``); the CLI
+    # builds them from the registry, so a format's flags live with the format.
+    options: tuple[ImporterOption, ...] = ()
 
     @abstractmethod
     def sniff(self, probe: Probe) -> bool:

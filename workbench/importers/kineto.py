@@ -30,9 +30,9 @@ from workbench.errors import BadInput
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
 from workbench.limits import MAX_DEPTH, exceeded
 from workbench.training import model as m
-from workbench.training.job import build_job
+from workbench.training.job import WARMUP_STEPS, build_job
 from workbench.training.json_chunks import ArrayChunks, ScanError
-from workbench.training.parallel import read_all
+from workbench.training.parallel import JOBS, read_all
 
 TYPED = True  # decode runs of events with msgspec (False: the ijson stream only)
 RUN_BYTES = 4 << 20  # bytes of events per msgspec run
@@ -60,6 +60,7 @@ class KinetoImporter(Importer):
     version = "1"
     description = "PyTorch profiler (Kineto) trace, .json or .json.gz, one file per rank"
     priority = 40
+    options = (WARMUP_STEPS, JOBS)
 
     def sniff(self, probe: Probe) -> bool:
         text = probe.stripped

@@ -22,11 +22,11 @@ import numpy as np
 
 from store.records import RunRecord
 from workbench.errors import BadInput
-from workbench.importers.base import Importer, ImportOptions, Probe, open_regular
+from workbench.importers.base import Importer, ImporterOption, ImportOptions, Probe, open_regular
 from workbench.limits import SQL_STEPS_PER_BYTE, exceeded
 from workbench.training import model as m
-from workbench.training.job import build_job
-from workbench.training.parallel import read_all
+from workbench.training.job import WARMUP_STEPS, build_job
+from workbench.training.parallel import JOBS, read_all
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SUPPORTED_MAJOR = 3
@@ -44,6 +44,11 @@ class NsysImporter(Importer):
     version = "1"
     description = "Nsight Systems SQLite export (nsys export --type sqlite), one report per rank"
     priority = 30
+    options = (
+        WARMUP_STEPS,
+        ImporterOption("step_pattern", "--step-pattern", "NVTX range name (a regular expression) that marks a step in Nsight exports.", metavar="REGEX"),
+        JOBS,
+    )
 
     def sniff(self, probe: Probe) -> bool:
         head = probe.head

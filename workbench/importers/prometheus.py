@@ -23,7 +23,7 @@ from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats import engine_config, prom_text
 from workbench.formats.inference_records import inference_run
-from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
+from workbench.importers.base import READ_ERRORS, Importer, ImporterOption, ImportOptions, Probe, open_binary
 
 # Canonical phase -> the histogram families that measure it, per engine. Each name is
 # read only if it is in the data; renamed families are kept under their own key.
@@ -70,6 +70,7 @@ class PrometheusImporter(Importer):
     version = "1"
     description = "Prometheus text scrapes of a serving engine (before/after pair with --scrape-pair)"
     priority = 60
+    options = (ImporterOption("scrape_pair", "--scrape-pair", "Treat two Prometheus scrapes as before/after one run.", bool),)
 
     def sniff(self, probe: Probe) -> bool:
         return prom_text.looks_like_exposition(probe.text)

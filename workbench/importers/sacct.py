@@ -39,7 +39,7 @@ import numpy as np
 
 from store.records import SAMPLES, Dimension, RunRecord, Work
 from workbench.errors import BadInput
-from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
+from workbench.importers.base import READ_ERRORS, Importer, ImporterOption, ImportOptions, Probe, open_binary
 
 MAX_LINE = 1 << 20  # a physical line longer than 1 MiB is not sacct output
 MAX_RECORD_LINES = 64  # a record spanning more physical lines is corrupt
@@ -59,6 +59,12 @@ class SacctImporter(Importer):
     version = "1"
     description = "Slurm sacct --parsable2 (any delimiter), with sinfo for pool capacity"
     priority = 40
+    options = (
+        ImporterOption("tz", "--tz", "Time zone of naive timestamps, e.g. UTC or Europe/Paris.", metavar="ZONE"),
+        ImporterOption("window_from", "--from", "Start of the observation window (fleet), e.g. 2026-03-02T08:00.", metavar="TIME"),
+        ImporterOption("window_to", "--to", "End of the observation window (fleet).", metavar="TIME"),
+        ImporterOption("wait_target_s", "--wait-target", "Queue-wait target for service attainment (fleet).", float, metavar="SECONDS"),
+    )
 
     def sniff(self, probe: Probe) -> bool:
         first = probe.text.lstrip("\ufeff").split("\n", 1)[0]

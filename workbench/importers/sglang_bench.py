@@ -31,7 +31,8 @@ class SglangBenchImporter(Importer):
         if not text.startswith("{"):
             return False
         head = probe.text
-        return ('"server_info"' in head or '"mean_e2e_latency_ms"' in head) and '"mean_ttft_ms"' in head and '"model_id"' not in head
+        # Its own words: the /get_server_info response and the e2e-latency names.
+        return ('"server_info"' in head or '"mean_e2e_latency_ms"' in head) and '"mean_ttft_ms"' in head
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
         runs = []

@@ -52,7 +52,8 @@ class VllmBenchImporter(Importer):
         if not text.startswith("{"):
             return False
         head = probe.text
-        return '"model_id"' in head and ('"request_throughput"' in head or '"ttfts"' in head or '"mean_ttft_ms"' in head) and '"server_info"' not in head
+        # Its own words: the --model value as "model_id", beside its throughput or TTFT fields.
+        return '"model_id"' in head and ('"request_throughput"' in head or '"ttfts"' in head or '"mean_ttft_ms"' in head)
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
         runs: list[RunRecord] = []

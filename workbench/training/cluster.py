@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Callable, Iterator
-from concurrent.futures import CancelledError
+from concurrent.futures import CancelledError, as_completed
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+import workbench
 from workbench.errors import BadInput, UsageError, WbError
 from workbench.training.parallel import Transfer
 
@@ -44,7 +46,7 @@ HASHED, READ = "files hashed", "rank files read"
 
 def _distributed() -> Any:
     try:
-        import distributed
+        import distributed  # optional and heavy: only --cluster needs it
     except ImportError:
         raise UsageError(f"--cluster needs Dask distributed, which is not installed: {INSTALL}") from None
     return distributed
@@ -74,7 +76,7 @@ def open_cluster(spec: str, progress: ClusterProgress | None = None) -> Iterator
     cluster = None
     try:
         if workers is not None:
-            import dask
+            import dask  # optional, as distributed above (which has loaded it already)
 
             # Dask's default MALLOC_TRIM_THRESHOLD_ for workers turns off glibc's adaptive mmap
             # threshold: every few-MiB parse buffer is then mapped and faulted in afresh, which
@@ -127,8 +129,6 @@ class DaskRanks:
 
         A file a worker cannot read is left out: the client digests it itself, or names it.
         """
-        from concurrent.futures import as_completed
-
         self._start(HASHED, files)
         futures = {self.executor.submit(worker_digest, digest, str(path)): path for path in files}
         found: dict[Path, tuple[str, int] | None] = {}
@@ -148,15 +148,13 @@ class DaskRanks:
 
     def check_workers(self) -> None:
         """Every worker can import wb, the client's version (the reader runs there by reference)."""
-        from workbench import __version__
-
         try:
             answers = self.client.run(worker_version)
         except ImportError as exc:
-            raise WbError(f"the Dask workers at {self.spec} cannot import wb ({exc}): install wb {__version__} on them") from None
+            raise WbError(f"the Dask workers at {self.spec} cannot import wb ({exc}): install wb {workbench.__version__} on them") from None
         for worker, version in sorted(answers.items()):
-            if version != __version__:
-                raise WbError(f"the Dask worker {worker} runs wb {version}, this client wb {__version__}: install the same wb on both")
+            if version != workbench.__version__:
+                raise WbError(f"the Dask worker {worker} runs wb {version}, this client wb {workbench.__version__}: install the same wb on both")
 
     def check(self, files: list[Path]) -> None:
         self.check_workers()  # workers may have joined since
@@ -186,7 +184,7 @@ class DaskRanks:
             self.progress.advance(what, nbytes)
 
     def failure(self, exc: BaseException) -> BaseException | None:
-        from distributed.scheduler import KilledWorker
+        from distributed.scheduler import KilledWorker  # loaded already by the cluster that failed; optional
 
         if isinstance(exc, KilledWorker):
             return WbError(f"Dask workers died reading a rank file, more often than the scheduler retries it ({exc}); "
@@ -198,15 +196,11 @@ class DaskRanks:
 
 
 def worker_version() -> str:
-    from workbench import __version__
-
-    return __version__
+    return workbench.__version__
 
 
 def unreadable_here(paths: list[str]) -> list[tuple[str, str]]:
     """On a worker: the paths it cannot open, with the reason."""
-    import stat
-
     bad: list[tuple[str, str]] = []
     for path in paths:
         try:

@@ -15,13 +15,15 @@ import numpy as np
 
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
-from workbench.inputs import ImportOptions
+from workbench.inputs import ImporterOption, ImportOptions
 from workbench.training import breakdown as bd
 from workbench.training import diagnostics
 from workbench.training.model import RankTrace
 from workbench.training.rank_summary import RankSummary, summarize
 
 DEFAULT_WARMUP_STEPS = 1
+WARMUP_STEPS = ImporterOption("warmup_steps", "--warmup-steps", f"Steps to drop as warm-up from training traces (default {DEFAULT_WARMUP_STEPS}).",
+                              int, minimum=0)
 
 
 def _param_int(options: ImportOptions, key: str, default: int) -> int:

@@ -18,17 +18,19 @@ cluster the user started: see docs/scale.md).
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from workbench.errors import BadInput
-from workbench.inputs import ImportOptions
+from workbench.inputs import ImporterOption, ImportOptions
 from workbench.training.model import RankTrace
 from workbench.training.rank_summary import RankSummary, summarize
 
@@ -36,6 +38,9 @@ ReadOne = Callable[[Path, ImportOptions], RankTrace]
 
 # Below this much input (on disk) starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 8 << 20
+
+
+JOBS = ImporterOption("jobs", "--jobs", "Worker processes for reading rank traces (default: by input size).", int, minimum=1)
 
 
 def worker_count(options: ImportOptions, files: list[Path]) -> int:
@@ -161,9 +166,6 @@ def read_all(read_one: ReadOne, files: list[Path], options: ImportOptions) -> li
     workers = worker_count(options, files)
     if workers == 1:
         return [summarize(read_one(path, options)) for path in files]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -175,8 +177,6 @@ def read_all(read_one: ReadOne, files: list[Path], options: ImportOptions) -> li
 
 
 def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], options: ImportOptions) -> list[RankSummary]:
-    from concurrent.futures import FIRST_COMPLETED, wait
-
     where.check(files)
     where.started(files)
     plain = ImportOptions(label=options.label, params=dict(options.params))  # callbacks and executors stay here

@@ -175,6 +175,7 @@ def sparklines(lens_name: str, rows: list[tuple[str, int, RunSpark]]) -> str:
     the run's mean at the end; fits 80 columns."""
     import math
 
+    from lenses import builtin_lens
     from workbench.compare.charts import sparkline
     from workbench.compare.fmt import qty
     from workbench.textsafe import clean
@@ -184,8 +185,8 @@ def sparklines(lens_name: str, rows: list[tuple[str, int, RunSpark]]) -> str:
     lows = [r.low for _s, _i, r in rows if math.isfinite(r.low)]
     highs = [r.high for _s, _i, r in rows if math.isfinite(r.high)]
     low, high = (min(lows), max(highs)) if lows else (0.0, 0.0)
-    unit = {"training": "ms", "inference": "ms", "fleet": "s"}[lens_name]
-    what = {"training": "step time by step", "inference": "TTFT by request", "fleet": "queue wait by job start"}[lens_name]
+    measure = builtin_lens(lens_name).item_measure
+    unit, what = (measure.unit, measure.title) if measure else ("", "per-item values")
     lines = [f"Over time: {what}, one scale {qty(low, unit)} .. {qty(high, unit)}",
              "a line per selected run (B baseline, C candidate, A A′ control), then its mean"]
     for side, run_id, r in rows:

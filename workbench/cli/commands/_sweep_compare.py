@@ -3,18 +3,23 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
+
+from store.errors import StoreError
+from workbench.cli.context import emit_json, open_store_from
+from workbench.compare import parse_change
+from workbench.compare.sweep import compare_sweeps, find_sweep, parse_slo
+from workbench.compare.sweep_render import render_sweep_comparison
+from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION, UsageError
 
 
 def sweep_sides(ctx: click.Context, baseline: tuple[str, ...], candidate: tuple[str, ...]) -> tuple[list[int], list[int]] | None:
     """The two sweeps' run ids, or ``None`` when the names are runs (the usual compare)."""
     if len(baseline) != 1 or len(candidate) != 1:
         return None
-    from store.errors import StoreError
-    from workbench.cli.context import open_store_from
-    from workbench.compare.sweep import find_sweep
 
     store = open_store_from(ctx)
     sides = []
@@ -35,12 +40,6 @@ def sweep_sides(ctx: click.Context, baseline: tuple[str, ...], candidate: tuple[
 def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *, metric: str | None, slo: str | None,
                       rate_tolerance: float, changes: Any, accepts: Any, whys: Any, as_json: bool,
                       fail_on: str | None = None) -> None:
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.compare import parse_change
-    from workbench.compare.sweep import compare_sweeps, parse_slo
-    from workbench.compare.sweep_render import render_sweep_comparison
-    from workbench.errors import UsageError
-
     if len(accepts) != len(whys):
         raise UsageError(f"every --accept needs its own --why TEXT ({len(accepts)} --accept, {len(whys)} --why)")
     if set(sides[0]) & set(sides[1]):
@@ -57,16 +56,12 @@ def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *,
         click.echo(render_sweep_comparison(doc))
     code = sweep_exit_code(doc, fail_on)
     if code:
-        import sys
-
         sys.exit(code)
 
 
 def sweep_exit_code(doc: dict[str, Any], fail_on: str | None) -> int:
     """As for runs: 3 when a matched level was refused (or none matched), 4 when a level's
     primary verdict is REGRESSION or a guardrail broke (needs two or more runs a level)."""
-    from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION
-
     matched = doc["matched"]
     if fail_on in ("refused", "any") and (not matched or any(not m["comparable"] for m in matched)):
         return EXIT_REFUSED

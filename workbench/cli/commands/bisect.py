@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,7 +10,14 @@ from typing import Any
 
 import click
 
-from workbench.cli.context import emit_json, open_store_from
+from store.engine import default_data_dir
+from store.errors import StoreError
+from workbench.bisect.bisection import Spec, report, run, start
+from workbench.bisect.format import format_report
+from workbench.cli.commands.rerun import _Display, _argv
+from workbench.cli.context import emit_json, open_store_from, stderr_console
+from workbench.errors import UsageError, WbError
+from workbench.textsafe import markup_safe
 
 
 @click.group("bisect")
@@ -32,9 +40,7 @@ def command() -> None:
 
 @contextmanager
 def _errors() -> Iterator[None]:
-    from store.bisect import BisectionNotFound
-    from store.errors import StoreError
-    from workbench.errors import UsageError, WbError
+    from store.bisect import BisectionNotFound  # loads SQLAlchemy: not for --help
 
     try:
         yield
@@ -68,13 +74,6 @@ def start_cmd(ctx: click.Context, repo: Path | None, good: str | None, bad: str 
               bench: str, lens: str, metric: str | None, statistic: str | None, higher_is_better: bool, delta: float, max_rounds: int,
               timeout_s: float, spending: str, name: str | None, investigation: int | None, workdir: Path | None, as_json: bool) -> None:
     """Check the endpoints, then bisect to the first bad change."""
-    import re
-
-    from store.engine import default_data_dir
-    from workbench.bisect.bisection import Spec, start
-    from workbench.cli.commands.rerun import _argv
-    from workbench.errors import UsageError
-
     if candidates_file is None:
         if not good or not bad:
             raise UsageError("wb bisect start needs --good and --bad (or --candidates FILE)")
@@ -129,19 +128,12 @@ def report_cmd(ctx: click.Context, name: str | None, as_json: bool) -> None:
 def _stored(ctx: click.Context, name: str | None, as_json: bool) -> None:
     """A bisection as stored (status and report read the same record; the text leads with
     the open range while it runs, and with the result once it has ended)."""
-    from workbench.bisect.bisection import report
-
     with _errors():
         doc = report(open_store_from(ctx), name)
     _show(doc, as_json)
 
 
 def _run(store: Any, ref: Any, as_json: bool) -> None:
-    from workbench.bisect.bisection import run
-    from workbench.cli.commands.rerun import _Display
-    from workbench.cli.context import stderr_console
-    from workbench.textsafe import markup_safe
-
     try:
         doc = run(store, ref, observer=_Display())
     except KeyboardInterrupt:
@@ -151,8 +143,6 @@ def _run(store: Any, ref: Any, as_json: bool) -> None:
 
 
 def _show(doc: dict[str, Any], as_json: bool) -> None:
-    from workbench.bisect.format import format_report
-
     if as_json:
         emit_json(doc)
     else:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import click
+
+from workbench.cli.context import emit_json
+from workbench.errors import UsageError
+from workbench.stats.bounds import bounds, outward, to_fraction
+from workbench.textsafe import clean
 
 _SECONDS = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
 def _parse_range(option: str, text: str):
-    from workbench.errors import UsageError
-    from workbench.stats.bounds import to_fraction
-
     parts = text.split(":")
     if len(parts) != 2:
         raise UsageError(f"{option}: expected LOW:HIGH (e.g. 99:101), got {text!r}")
@@ -25,8 +29,6 @@ def _exact(p) -> str:
 
 
 def _pct_pair(p, places: int) -> str:
-    from workbench.stats.bounds import outward
-
     low, high = outward(p[0], p[1], places)
     sign = lambda s: s if s.startswith("-") else f"+{s}"  # noqa: E731
     return f"[{sign(low)} %, {sign(high)} %]"
@@ -48,11 +50,6 @@ def command(baseline: str, candidate: str, work: str | None, unit: str, time_uni
     interval arithmetic, not statistics: no confidence level applies, and a range
     that contains 1 establishes no direction.
     """
-    from fractions import Fraction
-
-    from workbench.errors import UsageError
-    from workbench.stats.bounds import bounds, outward, to_fraction
-
     a = _parse_range("--baseline", baseline)
     b = _parse_range("--candidate", candidate)
     w = None
@@ -79,11 +76,8 @@ def command(baseline: str, candidate: str, work: str | None, unit: str, time_uni
         doc["candidate_throughput_exact"] = [str(cand[0]), str(cand[1])]
         doc["throughput_unit"] = f"{unit}/s"
     if as_json:
-        from workbench.cli.context import emit_json
-
         emit_json(doc)
         return
-    from workbench.textsafe import clean
 
     out = click.echo
     out("deterministic bounds — not a confidence interval: if the stated durations hold, the ratio lies inside")

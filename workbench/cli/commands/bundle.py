@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from workbench.bundle.export import write_bundle
+from workbench.bundle.format import UNSIGNED_NOTE
+from workbench.cli.context import emit_json, open_store_from
+from workbench.investigations.bundling import export_investigation, import_bundle
 
 
 @click.group("bundle")
@@ -18,15 +25,8 @@ def command() -> None:
 @click.pass_context
 def export(ctx, investigation, output, embed_samples, as_json) -> None:
     """Export INVESTIGATION to a bundle file."""
-    from workbench.bundle.export import write_bundle
-    from workbench.bundle.format import UNSIGNED_NOTE
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.investigations.bundling import export_investigation
-
     bundle = export_investigation(open_store_from(ctx), investigation, embed_samples=embed_samples)
     if output is None:  # the working directory, as the TUI's Share stage proposes
-        from pathlib import Path
-
         ref = str(bundle["investigation"].get("ref") or investigation).rsplit("/", 1)[-1]
         output = Path.cwd() / f"investigation-{ref}.bundle.json"
     path = write_bundle(bundle, output)
@@ -64,9 +64,6 @@ def import_(ctx, bundle, by, as_json) -> None:
 
     Nothing the bundle carries is run (its rerun plans are kept as text only).
     """
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.investigations.bundling import import_bundle
-
     result = import_bundle(open_store_from(ctx), bundle, by=by)
     if as_json:
         emit_json(result)

@@ -13,6 +13,14 @@ from typing import Any
 
 import click
 
+from store.errors import StoreError
+from workbench.cli.commands._sweep_compare import run_sweep_compare, sweep_sides
+from workbench.cli.context import LENS, emit_json, open_store_from
+from workbench.compare import compare, parse_change, resolve_lens
+from workbench.compare.render import render_comparison
+from workbench.compare.way_out import render_way_out, rerun_words, way_out
+from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION, NotFound, UsageError
+
 FAIL_ON = ("regression", "refused", "any")
 
 
@@ -51,7 +59,7 @@ def run_selection_options(f):
         click.argument("baseline", nargs=-1, required=True),
         click.option("--vs", "candidate", multiple=True, metavar="CAND...", help="Candidate runs (ids or labels), after the baseline runs."),
         click.option("--control", "control", multiple=True, metavar="APRIME...", help="A/A control: baseline-again runs (ids or labels), the noise floor of every effect."),
-        click.option("--lens", type=click.Choice(["inference", "training", "fleet"]), help="Lens (default: the runs' own)."),
+        click.option("--lens", type=LENS, help="Lens (default: the runs' own)."),
         click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The intended change (repeatable); DIM alone, or DIM=FROM:TO (FROM->TO when a value has ':')."),
         click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept refusing dimensions (needs a --why; each is recorded)."),
         click.option("--why", "whys", multiple=True, metavar="TEXT", help="The reason for the --accept before it (one --why per --accept, in order, or one for all)."),
@@ -65,11 +73,6 @@ def run_selection_options(f):
 def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, whys, extensions, control=()) -> dict[str, Any]:
     """Runs from the store and the parsed declarations, as keyword arguments for
     ``workbench.compare.compare``/``inspect``."""
-    from store.errors import StoreError
-    from workbench.cli.context import open_store_from
-    from workbench.compare import parse_change
-    from workbench.errors import NotFound, UsageError
-
     if not candidate:
         raise UsageError("name the candidate runs: wb compare BASE... --vs CAND...")
     parsed_changes = dict(parse_change(c) for c in changes)
@@ -100,8 +103,6 @@ def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, wh
 def parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str, str]:
     """``--accept a,b --why TEXT``: one reason for several dimensions, or one --why per
     --accept, in order; every dimension gets its own recorded acceptance."""
-    from workbench.errors import UsageError
-
     if len(whys) == 1 and accepts:
         whys = whys * len(accepts)
     if len(accepts) != len(whys):
@@ -117,8 +118,6 @@ def parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str, 
 
 def print_way_out(result, name: str, selection: dict[str, Any], lens: str | None, changes, extensions, as_json: bool) -> dict | None:
     """The commands that resolve a refusal (stderr with --json, else stdout); returned for the JSON."""
-    from workbench.compare.way_out import render_way_out, rerun_words, way_out
-
     base = [r.id for r in selection["baseline"]]
     cand = [r.id for r in selection["candidate"]]
     words = rerun_words(name, base, cand, lens, changes, selection["accepts"], extensions,
@@ -130,8 +129,6 @@ def print_way_out(result, name: str, selection: dict[str, Any], lens: str | None
 
 
 def exit_code(result, fail_on: str | None) -> int:
-    from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION
-
     if fail_on in ("refused", "any") and not result.comparable:
         return EXIT_REFUSED
     if fail_on in ("regression", "any") and result.comparable and result.regression:
@@ -169,21 +166,12 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     2 usage error or bad input; 3 refused, with --fail-on refused|any;
     4 regression found, with --fail-on regression|any.
     """
-    from workbench.cli.context import emit_json
-    from workbench.compare import compare
-    from workbench.compare.render import render_comparison
-
-    from workbench.cli.commands._sweep_compare import run_sweep_compare, sweep_sides
-
     sides = sweep_sides(ctx, baseline, candidate) if not control else None
     if sides is not None:  # SWEEP --vs SWEEP: levels matched by load
         return run_sweep_compare(ctx, sides, metric=metric, slo=slo, rate_tolerance=rate_tolerance, changes=changes,
                                  accepts=accepts, whys=whys, as_json=as_json, fail_on=fail_on)
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     if metric:
-        from workbench.compare import resolve_lens
-        from workbench.errors import UsageError
-
         the_lens = resolve_lens([*selection["baseline"], *selection["candidate"]], lens, selection["extensions"])
         if not hasattr(the_lens, "with_metric"):
             raise UsageError(f"--metric applies to the inference lens, not {the_lens.name}")

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import click
 
+from lenses import get_lens
+from workbench.cli.context import emit_json, open_store_from
+from workbench.declare import declare_dimensions
+from workbench.errors import UsageError
+from workbench.ingest import parse_dim_options
+from workbench.textsafe import clean
+
 
 @click.command("declare")
 @click.argument("items", nargs=-1, required=True, metavar="RUN... NAME=VALUE...")
@@ -20,10 +27,6 @@ def command(ctx: click.Context, items: tuple[str, ...], unset: tuple[str, ...], 
     'wb show RUN'); the captured files never change. A value that contradicts what the
     data show (a measured dimension) is refused with both values.
     """
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.declare import declare_dimensions
-    from workbench.textsafe import clean
-
     refs, values = split_arguments(items)
     store = open_store_from(ctx, create=False)
     run_ids = store.resolve_runs(refs)
@@ -44,9 +47,6 @@ def command(ctx: click.Context, items: tuple[str, ...], unset: tuple[str, ...], 
 def _note_unchecked(store, run_ids, values) -> None:
     """A name no lens of these runs compares (a typo such as 'modle') is recorded, but
     no comparison will ever require it: say so, with the names that are checked."""
-    from lenses import get_lens
-    from workbench.textsafe import clean
-
     lenses = sorted({store.get_run(run_id).lens for run_id in run_ids})
     known: list[str] = []
     for name in lenses:
@@ -62,9 +62,6 @@ def _note_unchecked(store, run_ids, values) -> None:
 
 def split_arguments(items: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
     """``RUN... NAME=VALUE...`` into run references and declarations (parsed as ``--dim``)."""
-    from workbench.errors import UsageError
-    from workbench.ingest import parse_dim_options
-
     refs = [i for i in items if "=" not in i]
     assignments = [i for i in items if "=" in i]
     if assignments:

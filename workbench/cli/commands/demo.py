@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
+
+from store import open_store
+from store.engine import demo_store_url
+from store.errors import StoreError
+from workbench.cli.context import emit_json, store_url_from
+from workbench.cli.tui_launch import launch_tui
+from workbench.demo import load_demo
+from workbench.demo_report import print_demo_report
+from workbench.errors import WbError
 
 
 @click.command("demo")
@@ -12,15 +23,6 @@ import click
 def command(ctx: click.Context, headless: bool, as_json: bool) -> None:
     """Load the seed's three worked examples (inference, training, fleet) into a
     separate demo store ($XDG_DATA_HOME/wb/demo.sqlite, or --store), idempotently."""
-    import sys
-
-    from store import open_store
-    from store.engine import demo_store_url
-    from store.errors import StoreError
-    from workbench.cli.context import emit_json, store_url_from
-    from workbench.demo import load_demo
-    from workbench.errors import WbError
-
     url = store_url_from(ctx) or demo_store_url()
     try:
         store = open_store(url)
@@ -38,10 +40,7 @@ def command(ctx: click.Context, headless: bool, as_json: bool) -> None:
         say(f"demo: already loaded ({loaded.already_there} captures) in {store.display_url}")
     say("demo: runs by lens: " + ", ".join(f"{lens} {n}" for lens, n in sorted(loaded.runs_by_lens.items())))
     if not headless and sys.stdout.isatty() and sys.stdin.isatty():
-        from workbench.cli.tui_launch import launch_tui
-
         launch_tui(store_url=store.url, demo=True)
         return
-    from workbench.demo_report import print_demo_report
 
     print_demo_report(store)

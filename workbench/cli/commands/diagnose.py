@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import math
+from datetime import datetime, timezone
+
 import click
+
+from workbench.cli.context import emit_json, open_store_from
+from workbench.diagnostics import diagnose
+from workbench.diagnostics.diagnosis import evidence_items
+from workbench.errors import UsageError
+from workbench.investigations.workflow import pin_observation
+from workbench.textsafe import markup_safe as esc
 
 
 def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
-    from workbench.errors import UsageError
-
     out = {}
     for v in values:
         host, sep, value = v.partition("=")
@@ -18,10 +26,6 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 
 
 def _seconds(text: str, option: str) -> float:
-    import math
-
-    from workbench.errors import UsageError
-
     try:
         value = float(text)
     except ValueError:
@@ -32,10 +36,6 @@ def _seconds(text: str, option: str) -> float:
 
 
 def _epoch(text: str, option: str) -> float:
-    from datetime import datetime, timezone
-
-    from workbench.errors import UsageError
-
     try:
         return float(text)
     except ValueError:
@@ -66,9 +66,6 @@ def command(ctx, paths, as_json, clock_uncertainty, host_clock, boot_time, limit
     undecided. Files in a sub-folder of a given directory are attributed to a node
     named after that sub-folder.
     """
-    from workbench.cli.context import emit_json
-    from workbench.diagnostics import diagnose
-
     diagnosis = diagnose(
         paths,
         clock_uncertainty=_seconds(clock_uncertainty, "--clock-uncertainty"),
@@ -77,10 +74,6 @@ def command(ctx, paths, as_json, clock_uncertainty, host_clock, boot_time, limit
     )
     pinned = []
     if pin_to is not None:
-        from workbench.cli.context import open_store_from
-        from workbench.diagnostics.diagnosis import evidence_items
-        from workbench.investigations.workflow import pin_observation
-
         store = open_store_from(ctx)
         pinned = [
             pin_observation(store, pin_to, o["text"], evidence_items(o), source="diagnose", by=by)
@@ -99,12 +92,8 @@ def command(ctx, paths, as_json, clock_uncertainty, host_clock, boot_time, limit
 
 def render(doc: dict, *, limit: int = 30, console=None) -> None:
     """Human report of a diagnosis document, 80 columns, untrusted text escaped."""
-    from datetime import datetime, timezone
-
-    from rich.console import Console
+    from rich.console import Console  # Rich (~40 ms): only to draw, never for --json
     from rich.table import Table
-
-    from workbench.textsafe import markup_safe as esc
 
     con = console or Console(width=80, highlight=False)
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import click
 
+from workbench.cli.context import emit_json
+from workbench.rerun.preflight import format_preflight, run_preflight
+
 
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document to stdout.")
@@ -13,12 +16,8 @@ def command(as_json: bool) -> None:
     Every GPU field says how it was read: ran, no data (the device did not say) or
     unavailable (no NVML, no driver, no GPU). No GPU is not an error: fields are unknown.
     """
-    from workbench.rerun.preflight import format_preflight, run_preflight
-
     pf = run_preflight()
     if as_json:
-        from workbench.cli.context import emit_json
-
         emit_json(pf.to_json())
         return
     click.echo("\n".join(format_preflight(pf)))

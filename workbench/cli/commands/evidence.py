@@ -5,12 +5,17 @@ Only ``workbench.bundle`` is imported on this path, never the store or Textual.
 
 from __future__ import annotations
 
+import json
+import sys
+
 import click
+
+from workbench.bundle.reader import read_bundle_file
+from workbench.bundle.verify import format_report, verify_bundle
+from workbench.errors import EXIT_REFUSED, UsageError
 
 
 def _size(text: str) -> int:
-    from workbench.errors import UsageError
-
     units = {"": 1, "B": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 2**20, "MB": 2**20, "MIB": 2**20, "G": 2**30, "GB": 2**30, "GIB": 2**30}
     t = text.strip().upper()
     num = t.rstrip("KMGIB")
@@ -37,17 +42,11 @@ def verify(bundle, recompute, captures_dir, max_size, as_json) -> None:
     Bundles are unsigned: valid means unchanged since export, not who made it
     nor that the result is right.
     """
-    import json
-    import sys
-
-    from workbench.bundle.reader import read_bundle_file
-    from workbench.bundle.verify import format_report, verify_bundle
-    from workbench.errors import EXIT_REFUSED
-
     doc = read_bundle_file(bundle, max_bytes=_size(max_size))
     rerun_engine = None
     if recompute:
-        from workbench.rerun.report import reanalyze as rerun_engine  # rerun comparisons, from their per-run values
+        # Rerun comparisons are re-derived from their per-run values; only --recompute loads numpy for it.
+        from workbench.rerun.report import reanalyze as rerun_engine
 
     report = verify_bundle(doc, source=bundle, captures_dir=captures_dir, recompute=recompute, rerun_engine=rerun_engine)
     if as_json:

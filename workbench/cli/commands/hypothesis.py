@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import click
 
+from workbench.cli.context import emit_json, open_store_from
+from workbench.investigations.workflow import parse_hypothesis_evidence, set_hypothesis_status
+from workbench.textsafe import clean
+
 
 @click.group("hypothesis")
 def command() -> None:
@@ -20,10 +24,6 @@ def command() -> None:
 @click.pass_context
 def status(ctx, hypothesis, status, evidence, note, by, as_json) -> None:
     """Set HYPOTHESIS's STATUS; supported and refuted need --evidence. History is kept."""
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.investigations.workflow import parse_hypothesis_evidence, set_hypothesis_status
-    from workbench.textsafe import clean
-
     hyp = set_hypothesis_status(
         open_store_from(ctx), hypothesis, status, evidence=parse_hypothesis_evidence(evidence), note=note, by=by
     )

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import click
 
+from workbench.cli.context import emit_json, open_store_from
+from workbench.investigations.workflow import add_hypothesis
+from workbench.textsafe import clean
+
 
 @click.command("hypothesize")
 @click.argument("investigation")
@@ -14,10 +18,6 @@ import click
 @click.pass_context
 def command(ctx, investigation, statement, test, by, as_json) -> None:
     """Add a hypothesis to INVESTIGATION; it starts 'open'. It is a claim, not a finding."""
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.investigations.workflow import add_hypothesis
-    from workbench.textsafe import clean
-
     hyp = add_hypothesis(open_store_from(ctx), investigation, statement, test, by=by)
     if as_json:
         emit_json(hyp)

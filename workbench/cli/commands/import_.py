@@ -2,57 +2,91 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import click
+from rich.filesize import decimal
+
+from workbench.cli.cluster_progress import ClusterBar
+from workbench.cli.context import emit_json, open_store_from, stderr_console
+from workbench.dims_file import FolderDimensions
+from workbench.errors import UsageError
+from workbench.importers import all_importers, import_options
+from workbench.inputs import ImportOptions
+from workbench.ingest import import_files, parse_dim_options
+from workbench.textsafe import clean, markup_safe
 
 PROGRESS_MIN_BYTES = 8 << 20
 
 
-@click.command("import")
+class _ImportCommand(click.Command):
+    """``wb import`` with each importer's own flags (``Importer.options``), added from the
+    registry when the command runs or shows its help, not when ``wb --help`` lists it."""
+
+    _built_for: tuple | None = None
+
+    @property
+    def params(self) -> list[click.Parameter]:
+        importers = all_importers()  # cached: rebuilt only when the registry is (tests add plug-ins)
+        if self._built_for is not importers:
+            self._built_for = importers
+            at = next(i for i, p in enumerate(self._own) if p.name == "cluster")
+            taken = {n for p in self._own for n in (p.name, *p.opts)}
+            self._params = [*self._own[:at], *_registry_options(taken), *self._own[at:]]
+        return self._params
+
+    @params.setter
+    def params(self, value: list[click.Parameter]) -> None:
+        self._own, self._built_for = list(value), None
+
+
+def _registry_options(taken: set[str | None]) -> list[click.Option]:
+    """A click option per importer option; one taken by ``wb import`` itself is left out
+    with one line (it can only come from a plug-in: the built-ins are tested)."""
+    out = []
+    for option, formats in import_options():
+        if option.flag in taken or option.param in taken:
+            logging.getLogger("wb.plugins").warning("wb: option %s of %s is taken by wb import; left out", option.flag, ", ".join(formats))
+            continue
+        taken.update((option.flag, option.param))
+        kind = click.IntRange(min=option.minimum) if option.type is int and option.minimum is not None else option.type
+        # is_flag None, not False: an explicit False makes click take a value like "-1" for an option.
+        out.append(click.Option(
+            [option.flag, option.param], is_flag=True if option.type is bool else None, type=None if option.type is bool else kind,
+            metavar=option.metavar, help=f"{option.help} [{', '.join(formats)}]",
+        ))
+    return out
+
+
+@click.command("import", cls=_ImportCommand)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--label", help="Label for the imported run(s) instead of the file's own.")
 @click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Declare a dimension the file does not carry (repeatable).")
 @click.option("--dims-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Dimensions for every imported run, as in a wb.toml ([dimensions] NAME = VALUE); default: a wb.toml beside each file.")
-@click.option("--scrape-pair", is_flag=True, help="Treat two Prometheus scrapes as before/after one run.")
-@click.option("--tz", help="Time zone of naive timestamps (e.g. sacct output), e.g. UTC or Europe/Paris.")
-@click.option("--from", "window_from", metavar="TIME", help="Start of the observation window (fleet).")
-@click.option("--to", "window_to", metavar="TIME", help="End of the observation window (fleet).")
-@click.option("--wait-target", "wait_target_s", type=float, metavar="SECONDS", help="Queue-wait target for service attainment (fleet).")
-@click.option("--warmup-steps", type=click.IntRange(min=0), help="Steps to drop as warm-up from training traces (default 1).")
-@click.option("--step-pattern", metavar="REGEX", help="NVTX range name that marks a step in Nsight exports.")
-@click.option("--jobs", type=click.IntRange(min=1), help="Worker processes for reading rank traces (default: by input size).")
 @click.option("--cluster", envvar="WB_CLUSTER", metavar="ADDRESS",
               help="Read rank traces on a Dask cluster: a scheduler address (tcp://host:8786), a scheduler file, "
                    "or local:N to try it on N local workers. Needs wb[cluster]; see docs/scale.md.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims: tuple[str, ...], dims_file: Path | None, scrape_pair: bool,
-            tz: str | None, window_from: str | None, window_to: str | None, wait_target_s: float | None,
-            warmup_steps: int | None, step_pattern: str | None, jobs: int | None, cluster: str | None, as_json: bool) -> None:
+def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims: tuple[str, ...], dims_file: Path | None,
+            cluster: str | None, as_json: bool, **given: object) -> None:
     """Import capture files or directories (format detected from content).
 
     An import is one transaction: if any file is bad, nothing is written. A file
     already in the store (same SHA-256) is not read again; with --dim (or a wb.toml)
-    the declarations go on its runs, as 'wb declare' would.
+    the declarations go on its runs, as 'wb declare' would. The options marked [format]
+    are read by the importers of those formats.
     """
-    from workbench.cli.context import emit_json, open_store_from, stderr_console
-    from workbench.importers.base import ImportOptions
-    from workbench.dims_file import FolderDimensions
-    from workbench.ingest import import_files, parse_dim_options
-    from workbench.textsafe import clean, markup_safe
-
     declared = FolderDimensions(parse_dim_options(dims), dims_file, roots=paths)
-    params = {k: v for k, v in {"scrape_pair": scrape_pair or None, "tz": tz, "window_from": window_from,
-                                "window_to": window_to, "wait_target_s": wait_target_s, "warmup_steps": warmup_steps,
-                                "step_pattern": step_pattern, "jobs": jobs}.items() if v is not None}
+    # What the user gave, for the importers (a flag only when set), as they always got it.
+    params = {k: v for k, v in given.items() if v is not None and v is not False}
+    jobs = params.get("jobs")
     err = stderr_console()
     store = open_store_from(ctx)
     store.prepare_writes()  # SQLAlchemy and the tables load while the files are read
     if cluster and jobs:
-        from workbench.errors import UsageError
-
         raise UsageError("--jobs sets local worker processes and --cluster a Dask cluster: give one of them")
     if cluster:
         report, remote = _import_on_cluster(cluster, err, store, paths, ImportOptions(label=label, params=params), declared)
@@ -83,9 +117,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
 
 def _import_on_cluster(spec, err, store, paths, options, declared):
     """The import with rank traces read on the Dask cluster ``spec``; also what travelled."""
-    from workbench.cli.cluster_progress import ClusterBar
-    from workbench.ingest import import_files
-    from workbench.training.cluster import open_cluster
+    from workbench.training.cluster import open_cluster  # numpy (the rank readers), Dask later: only for --cluster
 
     bar = ClusterBar(err)
     try:
@@ -99,8 +131,6 @@ def _import_on_cluster(spec, err, store, paths, options, declared):
 
 
 def _size(nbytes: int) -> str:
-    from rich.filesize import decimal
-
     return decimal(nbytes)
 
 
@@ -116,6 +146,7 @@ class _Progress:
     def __enter__(self):
         if not self.big:
             return None
+        # rich.progress is ~70 modules: loaded only for a file big enough to wait for.
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=self.console, transient=True)
@@ -124,8 +155,6 @@ class _Progress:
 
     def _update(self, path: Path, done: int, total: int) -> None:
         if path not in self.tasks:
-            from workbench.textsafe import markup_safe
-
             self.tasks[path] = self.bar.add_task(markup_safe(path.name), total=total or None)
         self.bar.update(self.tasks[path], completed=done)
 

@@ -7,7 +7,11 @@ import sys
 
 import click
 
-from workbench.cli.commands.compare import VsCommand, run_selection_options
+from workbench.cli.commands.compare import VsCommand, load_selection, print_way_out, run_selection_options
+from workbench.cli.context import emit_json
+from workbench.compare import inspect
+from workbench.compare.render import render_inspect
+from workbench.errors import EXIT_REFUSED
 
 
 @click.command("inspect", cls=VsCommand)
@@ -21,12 +25,6 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
 
     A refused pair shows its comparability table and reason, and exits 3.
     """
-    from workbench.cli.commands.compare import load_selection, print_way_out
-    from workbench.cli.context import emit_json
-    from workbench.compare import inspect
-    from workbench.compare.render import render_inspect
-    from workbench.errors import EXIT_REFUSED
-
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     result = inspect(lens=lens, windows=windows, top=top, **selection)
     ways = print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, True)

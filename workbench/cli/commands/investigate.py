@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import click
 
+from workbench.cli.commands.compare import parse_accepts
+from workbench.cli.context import LENS, emit_json, open_store_from
+from workbench.errors import UsageError
+from workbench.investigations.text import print_investigation
+from workbench.investigations.workflow import (
+    add_comparison,
+    create_investigation,
+    list_investigations,
+    show_investigation,
+)
+from workbench.textsafe import clean
+
 
 def _parse_changes(items: tuple[str, ...]) -> dict[str, list[str]]:
-    from workbench.errors import UsageError
-
     out = {}
     for item in items:
         dim, sep, rest = item.partition("=")
@@ -19,8 +29,6 @@ def _parse_changes(items: tuple[str, ...]) -> dict[str, list[str]]:
 
 
 def _parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str, str]:
-    from workbench.cli.commands.compare import parse_accepts
-
     return parse_accepts(accepts, whys)
 
 
@@ -36,7 +44,7 @@ def command() -> None:
 
 
 @command.command("new")
-@click.option("--lens", required=True, type=click.Choice(["inference", "training", "fleet"]))
+@click.option("--lens", required=True, type=LENS)
 @click.option("--question", required=True, help="The decision question (what will you decide?).")
 @click.option("--title", default="", help="A short title.")
 @click.option("--guardrail", "guardrails", multiple=True, help="A guardrail (repeatable), e.g. 'error rate <= 0.1%'.")
@@ -48,10 +56,6 @@ def command() -> None:
 @click.pass_context
 def new(ctx, lens, question, title, guardrails, changes, baseline, candidate, by, as_json) -> None:
     """Frame a new investigation."""
-    from workbench.investigations.text import print_investigation
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.investigations.workflow import create_investigation
-
     inv = create_investigation(
         open_store_from(ctx), lens=lens, question=question, title=title, guardrails=guardrails,
         intended_change=_parse_changes(changes), baseline=baseline, candidate=candidate, by=by,
@@ -68,10 +72,6 @@ def new(ctx, lens, question, title, guardrails, changes, baseline, candidate, by
 @click.pass_context
 def list_(ctx, as_json) -> None:
     """List investigations."""
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.investigations.workflow import list_investigations
-    from workbench.textsafe import clean
-
     rows = list_investigations(open_store_from(ctx))
     if as_json:
         emit_json(rows)
@@ -92,10 +92,6 @@ def list_(ctx, as_json) -> None:
 @click.pass_context
 def show(ctx, investigation, as_json) -> None:
     """Show an investigation: frame, comparisons, observations, hypotheses."""
-    from workbench.investigations.text import print_investigation
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.investigations.workflow import show_investigation
-
     inv = show_investigation(open_store_from(ctx), investigation)
     if as_json:
         emit_json(inv)
@@ -108,7 +104,7 @@ def show(ctx, investigation, as_json) -> None:
 @click.argument("baseline", nargs=-1, required=True)
 @click.option("--vs", "candidate", multiple=True, required=True, metavar="RUN", help="A candidate run (repeatable).")
 @click.option("--control", "control", multiple=True, metavar="RUN", help="An A/A control run: the baseline again (repeatable); the noise floor of every effect.")
-@click.option("--lens", default=None, type=click.Choice(["inference", "training", "fleet"]), help="Default: the investigation's lens.")
+@click.option("--lens", default=None, type=LENS, help="Default: the investigation's lens.")
 @click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="Declared change (default: the investigation's).")
 @click.option("--no-change", is_flag=True, help="Declare no change (an A/A control of baseline against baseline).")
 @click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept mismatched dimensions (needs a --why; each is recorded).")
@@ -118,11 +114,6 @@ def show(ctx, investigation, as_json) -> None:
 @click.pass_context
 def compare(ctx, investigation, baseline, candidate, control, lens, changes, no_change, accepts, whys, by, as_json) -> None:
     """Compare BASELINE runs with --vs candidate runs and store the result in INVESTIGATION."""
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.investigations.workflow import add_comparison
-    from workbench.errors import UsageError
-    from workbench.textsafe import clean
-
     if no_change and changes:
         raise UsageError("--no-change and --change exclude each other")
     comp = add_comparison(

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import click
 
+from workbench.cli.context import emit_json, open_store_from
+from workbench.errors import UsageError
+from workbench.investigations import workflow as wf
+from workbench.textsafe import clean
+
 
 @click.command("observe")
 @click.argument("investigation")
@@ -16,11 +21,6 @@ import click
 @click.pass_context
 def command(ctx, investigation, from_compare, text, evidence, retract, by, as_json) -> None:
     """Pin an observation to INVESTIGATION. Observations are never edited: retract and pin anew."""
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.errors import UsageError
-    from workbench.investigations import workflow as wf
-    from workbench.textsafe import clean
-
     modes = sum(x is not None for x in (from_compare, retract)) + (text is not None and retract is None)
     if modes != 1:
         raise UsageError("give one of --from-compare N, --text TEXT --evidence ..., or --retract OBS --text REASON")

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import click
 
+from workbench.cli.context import emit_json, open_store_from
+from workbench.errors import UsageError
+from workbench.textsafe import clean
+
 
 @click.command("remove")
 @click.argument("runs", nargs=-1, required=True)
@@ -17,10 +21,7 @@ def command(ctx: click.Context, runs: tuple[str, ...], as_json: bool) -> None:
     Capture records no remaining run uses are removed too, so the file can be imported
     again; the files themselves are never touched. All or nothing.
     """
-    from store.tidy import RunInUse, remove_runs
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.errors import UsageError
-    from workbench.textsafe import clean
+    from store.tidy import RunInUse, remove_runs  # loads SQLAlchemy: not for --help
 
     store = open_store_from(ctx, create=False)
     run_ids = list(dict.fromkeys(store.resolve_runs(list(runs))))

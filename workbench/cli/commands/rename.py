@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import click
 
+from workbench.bundle.canonical import nfc
+from workbench.cli.context import emit_json, open_store_from
+from workbench.errors import UsageError
+from workbench.textsafe import clean
+
 
 @click.command("rename")
 @click.argument("run")
@@ -12,11 +17,7 @@ import click
 @click.pass_context
 def command(ctx: click.Context, run: str, label: str, as_json: bool) -> None:
     """Rename RUN (an id or a label) to LABEL. The capture files are not touched."""
-    from store.tidy import rename_run
-    from workbench.cli.context import emit_json, open_store_from
-    from workbench.errors import UsageError
-    from workbench.bundle.canonical import nfc
-    from workbench.textsafe import clean
+    from store.tidy import rename_run  # loads SQLAlchemy: not for --help
 
     store = open_store_from(ctx, create=False)
     run_id = store.resolve_run(run)

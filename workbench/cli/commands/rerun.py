@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,7 +10,14 @@ from typing import Any
 
 import click
 
-from workbench.cli.context import emit_json, open_store_from
+from store.errors import StoreError
+from workbench.cli.context import emit_json, open_store_from, stderr_console
+from workbench.errors import EXIT_REFUSED, UsageError, WbError
+from workbench.rerun.execute import Blocked, Executor
+from workbench.rerun.plan import ARTIFACT_ROLES, Plan, build_plan, load_plan_file, schedule, warmup_slots
+from workbench.rerun.preflight import format_preflight, run_preflight
+from workbench.rerun.report import build_comparison, format_comparison, save_comparison
+from workbench.textsafe import clean, markup_safe
 
 
 @click.group("rerun")
@@ -32,9 +40,7 @@ def command() -> None:
 def _store_errors() -> Iterator[None]:
     """Store-level refusals as the CLI's errors: an unknown plan is a usage error, a
     change to an executed plan is refused."""
-    from store.errors import StoreError
-    from store.rerun import PlanImmutable, PlanNotFound
-    from workbench.errors import EXIT_REFUSED, UsageError, WbError
+    from store.rerun import PlanImmutable, PlanNotFound  # loads SQLAlchemy: not for --help
 
     try:
         yield
@@ -50,8 +56,6 @@ def _store_errors() -> Iterator[None]:
 
 
 def _parse_env(values: tuple[str, ...], what: str) -> dict[str, str]:
-    from workbench.errors import UsageError
-
     env = {}
     for item in values:
         key, sep, value = item.partition("=")
@@ -62,10 +66,6 @@ def _parse_env(values: tuple[str, ...], what: str) -> dict[str, str]:
 
 
 def _argv(text: str | None, what: str) -> list[str] | None:
-    import shlex
-
-    from workbench.errors import UsageError
-
     if text is None:
         return None
     try:
@@ -78,8 +78,6 @@ def _argv(text: str | None, what: str) -> list[str] | None:
 
 
 def _artifact_options(values: tuple[str, ...]) -> list[dict[str, str]]:
-    from workbench.rerun.plan import ARTIFACT_ROLES
-
     out = []
     for item in values:
         path, sep, role = item.rpartition(":")
@@ -138,12 +136,7 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
           artifacts: tuple[str, ...], rounds: int | None, order: str | None, seed: int | None, timeout_s: float | None,
           metric: str | None, statistic: str | None, higher_is_better: bool | None, delta: float | None, warmup_runs: int | None,
           warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None, spending: str | None) -> None:
-    from store.rerun import list_plans, save_plan
-    from workbench.cli.context import stderr_console
-    from workbench.errors import UsageError
-    from workbench.rerun.plan import build_plan, load_plan_file
-    from workbench.rerun.preflight import run_preflight
-    from workbench.textsafe import clean, markup_safe
+    from store.rerun import list_plans, save_plan  # loads SQLAlchemy: not for --help
 
     store = open_store_from(ctx)
     if list_:
@@ -206,8 +199,6 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
 
 
 def _int_option(text: str, what: str) -> int:
-    from workbench.errors import UsageError
-
     try:
         return int(text)
     except ValueError:
@@ -215,10 +206,6 @@ def _int_option(text: str, what: str) -> int:
 
 
 def _show_argv(argv: Any) -> str:
-    import shlex
-
-    from workbench.textsafe import clean
-
     return clean(shlex.join(list(argv)))
 
 
@@ -229,8 +216,6 @@ class _Display:
     """The progress display on stderr: round, arm, run, elapsed and the live effect."""
 
     def __init__(self) -> None:
-        from workbench.cli.context import stderr_console
-
         self.console = stderr_console()
         self.live = self.console.is_terminal
         self.progress: Any = None
@@ -240,9 +225,7 @@ class _Display:
         self.effect = ""
 
     def begin(self, plan: Any, execution_id: int, total: int, done: int) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        from workbench.textsafe import markup_safe
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # Rich: only to draw
 
         self.total, self.rounds = total, plan.rounds
         self.console.print(f"execution {execution_id} of plan {markup_safe(plan.name)}: {total - done} of {total} runs to go")
@@ -261,8 +244,6 @@ class _Display:
             self.progress.update(self.task, description=text)
 
     def run_finished(self, outcome: Any, live: dict[str, Any]) -> None:
-        from workbench.textsafe import markup_safe
-
         if live.get("rounds"):
             n = live["rounds"]
             self.effect = f" · B/A {live['b_over_a']:.3f} A′/A {live['aprime_over_a']:.3f} ({n} round{'s' if n > 1 else ''})"
@@ -283,8 +264,7 @@ class _Display:
 
 
 def _load_execution(store: Any, plan_ref: str, execution_id: int | None) -> tuple[Any, Any, list[Any]]:
-    from store.rerun import RerunExecution, executions_of, find_plan, runs_of
-    from workbench.errors import UsageError
+    from store.rerun import RerunExecution, executions_of, find_plan, runs_of  # loads SQLAlchemy: not for --help
 
     with store.session() as s:
         plan_row = find_plan(s, plan_ref)
@@ -301,8 +281,6 @@ def _load_execution(store: Any, plan_ref: str, execution_id: int | None) -> tupl
 
 
 def _finish(store: Any, plan_ref: str, execution_id: int, as_json: bool, status: str | None = None) -> None:
-    from workbench.rerun.report import build_comparison, format_comparison, save_comparison
-
     plan_row, execution, runs = _load_execution(store, plan_ref, execution_id)
     body = build_comparison(store, plan_row, execution, runs)
     comparison_id = save_comparison(store, int(plan_row.id), int(execution.id), body)
@@ -313,12 +291,7 @@ def _finish(store: Any, plan_ref: str, execution_id: int, as_json: bool, status:
 
 
 def _execute(ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes: bool, workdir: Path | None, as_json: bool) -> None:
-    from store.rerun import find_plan
-    from workbench.cli.context import stderr_console
-    from workbench.errors import EXIT_REFUSED, WbError
-    from workbench.rerun.execute import Blocked, Executor
-    from workbench.rerun.plan import Plan
-    from workbench.textsafe import markup_safe
+    from store.rerun import find_plan  # loads SQLAlchemy: not for --help
 
     store = open_store_from(ctx)
     err = stderr_console()
@@ -352,10 +325,7 @@ def _execute(ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes:
 
 
 def _dry_run(ctx: click.Context, plan_ref: str, as_json: bool) -> None:
-    from store.rerun import find_plan
-    from workbench.errors import EXIT_REFUSED, WbError
-    from workbench.rerun.plan import Plan, schedule, warmup_slots
-    from workbench.rerun.preflight import format_preflight, run_preflight
+    from store.rerun import find_plan  # loads SQLAlchemy: not for --help
 
     store = open_store_from(ctx)
     with store.session() as s:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import click
 
+from workbench.cli.context import LENS, emit_json, open_store_from, stdout_console
+from workbench.textsafe import markup_safe
+
 
 @click.command("runs")
-@click.option("--lens", type=click.Choice(["inference", "training", "fleet"]), help="Only runs of this lens.")
+@click.option("--lens", type=LENS, help="Only runs of this lens.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @click.pass_context
 def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
     """List runs: id, lens, label, window, samples, key dimensions."""
-    from workbench.cli.context import emit_json, open_store_from, stdout_console
-    from workbench.textsafe import markup_safe
-
     store = open_store_from(ctx)
     runs = store.list_runs(lens)
     if as_json:
@@ -31,7 +31,7 @@ def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
     if not runs:
         console.print("no runs in this store yet: try 'wb import FILE' ('wb demo' has its own store)")
         return
-    from rich.table import Table
+    from rich.table import Table  # Rich (~40 ms): only to draw, never for --json
 
     rows = [(str(r.id), r.lens, r.label, str(r.window.get("kind", "unknown")), str(r.sample_count),
              ", ".join(f"{k}={_short(v)}" for k, v in list(r.dimension_values().items())[:3])) for r in runs]

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import click
+
+from workbench.cli.context import emit_json, open_store_from, stdout_console
+from workbench.summary import run_summary
+from workbench.textsafe import markup_safe as esc
 
 
 @click.command("show")
@@ -11,8 +17,7 @@ import click
 @click.pass_context
 def command(ctx: click.Context, run: str, as_json: bool) -> None:
     """Show RUN (an id or a label)."""
-    from store.declarations import history
-    from workbench.cli.context import emit_json, open_store_from
+    from store.declarations import history  # loads SQLAlchemy: not for --help
 
     store = open_store_from(ctx)
     run_id = store.resolve_run(run)
@@ -26,8 +31,6 @@ def command(ctx: click.Context, run: str, as_json: bool) -> None:
 
 
 def run_document(record, captures) -> dict:
-    from workbench.summary import run_summary
-
     return {
         "id": record.id,
         "lens": record.lens,
@@ -56,12 +59,7 @@ def _fmt(value) -> str:
 
 
 def _print(doc: dict) -> None:
-    import json
-
-    from rich.table import Table
-
-    from workbench.cli.context import stdout_console
-    from workbench.textsafe import markup_safe as esc
+    from rich.table import Table  # Rich (~40 ms): only to draw, never for --json
 
     console = stdout_console()
     console.print(f"[bold]run {doc['id']}[/bold]  {esc(doc['label'])}  ({doc['lens']})")

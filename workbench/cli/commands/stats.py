@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import math
+import sys
+
 import click
+
+from workbench.cli.context import emit_json
+from workbench.errors import EXIT_REGRESSION, BadInput, UsageError, WbError
+from workbench.stats import analyze
+from workbench.stats.verdicts import Gate, Verdict
+from workbench.textsafe import clean
 
 _ARM_NAMES = {
     "a": "A", "baseline": "A", "b": "B", "candidate": "B",
@@ -12,10 +23,6 @@ _ARM_NAMES = {
 
 def _parse_values(option: str, texts: tuple[str, ...]) -> list[float] | None:
     """Numbers separated by commas or whitespace; the option may repeat."""
-    import math
-
-    from workbench.errors import UsageError
-
     if not texts:
         return None
     values = []
@@ -35,14 +42,6 @@ def _parse_values(option: str, texts: tuple[str, ...]) -> list[float] | None:
 
 def _read_csv(path: str, paired: bool) -> tuple[dict[str, list[float]], list[str], dict[str, list[int]]]:
     """Arms from a CSV with columns round,arm,value. Returns (values per arm, notes, slots)."""
-    import csv
-    import io
-    import math
-    import sys
-
-    from workbench.errors import BadInput
-    from workbench.textsafe import clean
-
     try:
         text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8", newline="").read()
     except OSError as exc:
@@ -126,8 +125,6 @@ def _interval_line(i: dict) -> str:
 
 
 def _print_human(doc: dict, notes: list[str]) -> None:
-    from workbench.stats.verdicts import Gate, Verdict
-
     out = click.echo
     n = doc["n"]
     unit = "rounds" if doc["paired"] else "runs"
@@ -198,9 +195,6 @@ def command(baseline, candidate, a_prime, csv_path, paired, delta, lower_is_bett
     per-step values. Example: wb stats -a 100.3,99.6,101.2 -b 102.9,102.1,104.0
     --a-prime 100.0,100.1,100.6.
     """
-    from workbench.errors import EXIT_REGRESSION, UsageError, WbError
-    from workbench.stats.verdicts import Gate, Verdict
-
     notes: list[str] = []
     slots = None
     if csv_path:
@@ -221,8 +215,6 @@ def command(baseline, candidate, a_prime, csv_path, paired, delta, lower_is_bett
             counts = ", ".join(f"{k} {v}" for k, v in lengths.items())
             raise UsageError(f"paired analysis needs one value per round in every arm ({counts}); use --unpaired for independent runs")
 
-    from workbench.stats import analyze
-
     try:
         result = analyze(a, b, ap, paired=paired, delta=delta, lower_is_better=lower_is_better, seed=seed, n_boot=n_boot, slots=slots)
     except ValueError as exc:
@@ -231,8 +223,6 @@ def command(baseline, candidate, a_prime, csv_path, paired, delta, lower_is_bett
     if notes:
         doc["notes"] = notes
     if as_json:
-        from workbench.cli.context import emit_json
-
         for note in notes:
             click.echo(f"note: {note}", err=True)
         emit_json(doc)

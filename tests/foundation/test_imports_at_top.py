@@ -1,0 +1,119 @@
+"""Imports sit at the top of a module; one inside a function is the exception, with its
+reason on its line (or the line above): a heavy third-party module (SQLAlchemy, numpy,
+Rich, Textual, Dask) that a light path must not load, or the store-free path of
+``wb evidence verify``.
+
+Scope: the modules cleared of function-level imports so far (issue 14 item 4): the CLI
+(``wb import``'s module aside, which the importer-options work owns), the top-level
+``workbench/*.py`` modules, ``workbench/training`` and ``workbench/formats`` (the fast
+readers ``training/json_chunks.py`` and ``formats/sacct*`` aside). Widen ``SCOPE`` as
+other packages are cleared.
+
+An import of the project's own modules (``workbench``, ``store``, ``lenses``) inside a
+function must be listed in ``OWN_LAZY`` with why; ``heavy`` entries are checked: the
+module must really load what the reason says, so an entry goes stale loudly once that
+module gets lighter.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+OWN = ("workbench", "store", "lenses")
+
+SCOPE = ["workbench/cli/**/*.py", "workbench/*.py", "workbench/training/**/*.py", "workbench/formats/**/*.py"]
+OUT_OF_SCOPE = ("workbench/cli/commands/import_.py", "workbench/training/json_chunks.py", "workbench/formats/sacct")
+
+SQLALCHEMY = ("heavy", "sqlalchemy")  # SQLModel tables: `wb CMD --help` and `wb import` into SQLite stay without it
+# (file, module imported inside a function) -> why
+OWN_LAZY = {
+    ("workbench/cli/__init__.py", "store.errors"): ("why", "`wb evidence verify` runs where `store` cannot be imported"),
+    ("workbench/cli/tui_launch.py", "workbench.tui.app"): ("heavy", "textual"),
+    ("workbench/cli/commands/evidence.py", "workbench.rerun.report"): ("heavy", "numpy"),  # only for --recompute
+    ("workbench/cli/commands/bisect.py", "store.bisect"): SQLALCHEMY,
+    ("workbench/cli/commands/remove.py", "store.tidy"): SQLALCHEMY,
+    ("workbench/cli/commands/rename.py", "store.tidy"): SQLALCHEMY,
+    ("workbench/cli/commands/rerun.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/cli/commands/show.py", "store.declarations"): SQLALCHEMY,
+    ("workbench/declare.py", "store.declarations"): SQLALCHEMY,
+}
+
+
+def _scoped() -> list[Path]:
+    found = {p for pattern in SCOPE for p in REPO.glob(pattern)}
+    return sorted(p for p in found if not str(p.relative_to(REPO)).startswith(OUT_OF_SCOPE))
+
+
+def _function_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    out = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
+                out.append(child)
+            visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    visit(tree, False)
+    return out
+
+
+def _modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    return ["." * node.level + (node.module or "")]
+
+
+def _is_own(module: str) -> bool:
+    return module.startswith(".") or module.split(".")[0] in OWN
+
+
+def _inside_imports() -> list[tuple[str, int, str, list[str]]]:
+    """(file, line, module, the file's lines) for every import inside a function in scope."""
+    found = []
+    for path in _scoped():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for node in _function_imports(ast.parse(text, filename=str(path))):
+            for module in _modules(node):
+                found.append((str(path.relative_to(REPO)), node.lineno, module, lines))
+    return found
+
+
+def test_the_scope_is_what_it_says():
+    names = {str(p.relative_to(REPO)) for p in _scoped()}
+    assert "workbench/cli/commands/compare.py" in names and "workbench/ingest.py" in names
+    assert "workbench/training/cluster.py" in names and "workbench/formats/prom_text.py" in names
+    assert not [n for n in names if n.startswith(OUT_OF_SCOPE)]
+
+
+def test_own_modules_are_imported_inside_functions_only_where_listed():
+    found = {(path, module) for path, _line, module, _lines in _inside_imports() if _is_own(module)}
+    unlisted = sorted(found - set(OWN_LAZY))
+    assert not unlisted, ("import these at the top of the module (or list them in OWN_LAZY with the reason): "
+                          + ", ".join(f"{p}: {m}" for p, m in unlisted))
+    stale = sorted(set(OWN_LAZY) - found)
+    assert not stale, f"no longer imported inside a function; drop from OWN_LAZY: {stale}"
+
+
+def test_every_import_inside_a_function_says_why():
+    bare = []
+    for path, line, module, lines in _inside_imports():
+        here = lines[line - 1]
+        above = lines[line - 2].strip() if line > 1 else ""
+        # a group of imports shares the reason on its first line
+        if "#" in here or above.startswith("#") or (above.startswith(("from ", "import ")) and "#" in above):
+            continue
+        bare.append(f"{path}:{line} {module}")
+    assert not bare, "an import inside a function needs a one-line reason (a comment on its line or above): " + ", ".join(bare)
+
+
+def test_the_heavy_reasons_are_true():
+    """Each module kept lazy for weight really loads that weight when imported alone."""
+    for (path, module), (kind, what) in sorted(OWN_LAZY.items()):
+        if kind != "heavy":
+            continue
+        probe = f"import sys, {module}; print({what!r} in sys.modules)"
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert out.stdout.strip() == "True", f"{module} (lazy in {path}) no longer loads {what}: import it at the top{out.stderr}"
