@@ -89,7 +89,7 @@ class SnapshotData:
 
 
 def _rows(view: RingView) -> Any:
-    import numpy as np
+    import numpy as np  # lazy: only the writer thread needs it, not `import workbench.recorder`
 
     width = len(view.fields)
     parts = []
@@ -118,7 +118,7 @@ def _finite(value: float) -> bool:
 
 def _samples(data: SnapshotData) -> tuple[list[Sample], dict[str, float | int]]:
     """One sample per closed step (training) or request (inference), oldest first."""
-    import numpy as np
+    import numpy as np  # lazy: only the writer thread needs it, not `import workbench.recorder`
 
     rows = _rows(data.spans)
     seq, name, kind = decode(rows[:, 0])
