@@ -40,14 +40,14 @@ class RunSummary:
     id: int
     lens: str
     label: str
-    dimensions: dict[str, Any]  # name -> {"value", "source"}
-    window: dict[str, Any]
+    dimensions: dict[str, Dimension]
+    window: dict[str, Any]  # the stored window document (keys differ per importer), as RunRecord.window
     sample_count: int
     origin: str
     created_at: str
 
-    def dimension_values(self) -> dict[str, Any]:
-        return {name: d.get("value") for name, d in self.dimensions.items()}
+    def dimension_values(self) -> dict[str, object]:
+        return {name: d.value for name, d in self.dimensions.items()}
 
 
 class Store:
@@ -435,7 +435,7 @@ def _summary(row: "_RunRow") -> RunSummary:
         id=int(row.id),  # type: ignore[arg-type]
         lens=row.lens,
         label=row.label,
-        dimensions=dict(row.dimensions or {}),
+        dimensions=_dimensions(row),
         window=dict(row.window or {}),
         sample_count=row.sample_count,
         origin=row.origin,
@@ -443,12 +443,17 @@ def _summary(row: "_RunRow") -> RunSummary:
     )
 
 
+def _dimensions(row: "_RunRow") -> dict[str, Dimension]:
+    """A run's stored dimensions (name -> {"value", "source", "declaration"}) decoded."""
+    return {k: Dimension(v.get("value"), v.get("source", "declared"), v.get("declaration")) for k, v in (row.dimensions or {}).items()}
+
+
 def _record(row: "_RunRow") -> RunRecord:
     return RunRecord(
         id=row.id,
         lens=row.lens,
         label=row.label,
-        dimensions={k: Dimension(v.get("value"), v.get("source", "declared"), v.get("declaration")) for k, v in (row.dimensions or {}).items()},
+        dimensions=_dimensions(row),
         window=dict(row.window or {}),
         work=Work(row.work_unit, row.work_amount) if row.work_unit else None,
         quality=dict(row.quality or {}),
