@@ -11,8 +11,6 @@ names.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 from msgspec import UNSET, UnsetType
 
@@ -24,7 +22,7 @@ Detail = dict[str, str | int | float | bool | None]
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The record as the JSON document's dict, key for key (``UNSET`` left out)."""
         return msgspec.to_builtins(self)  # type: ignore[no-any-return]
 
@@ -150,6 +148,6 @@ class Capture(Record, frozen=True, kw_only=True):
     recorder: RecorderInfo
 
 
-def fields_of(record: msgspec.Struct) -> dict[str, Any]:
+def fields_of(record: msgspec.Struct) -> dict[str, object]:
     """A record's set fields, in order, one level deep (nested records stay records)."""
     return {name: value for name in record.__struct_fields__ if (value := getattr(record, name)) is not UNSET}
