@@ -1,0 +1,199 @@
+"""The typed result of a load-sweep comparison (``wb compare SWEEP --vs SWEEP``): frozen
+``msgspec.Struct`` records whose encoding is the ``--json`` contract.
+
+Field order is the JSON's key order (the document's bytes stay what they were). A key the
+JSON leaves out when it does not apply is ``UNSET`` (never encoded), never ``None``
+(encoded as null: unknown). Non-finite floats may sit in a fresh result and are
+written as null by :meth:`SweepComparison.to_json`: unknown, never zero.
+
+A sweep comparison is printed, never stored or bundled, so there is no ``from_json``.
+The parts that come from the ordinary comparison of a matched level (``refusal``,
+``primary``, ``guardrails``, a metric's ``effect``, the comparability rows) are carried as
+that comparison's JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from workbench.compare.fmt import jsonable
+
+RunRef = int | str | None  # a store id; a label for runs compared before they were stored
+
+
+class _Record(msgspec.Struct, frozen=True, kw_only=True):
+    pass
+
+
+class Matching(_Record, frozen=True, kw_only=True):
+    """How levels were paired: ``rate`` (within ``tolerance``), ``concurrency``, ``strategy``."""
+
+    axis: str
+    tolerance: float | None
+    rule: str
+
+
+class Goodput(_Record, frozen=True, kw_only=True):
+    """Requests per second meeting every per-request target (DistServe), or why unknown."""
+
+    value: float
+    attainment: float | UnsetType = UNSET  # share of the level's requests meeting every target
+    unit: str | UnsetType = UNSET
+    note: str | UnsetType = UNSET
+
+
+class Saturation(_Record, frozen=True, kw_only=True):
+    """The highest achieved rate a side sustains under ``rule``, or why unknown."""
+
+    unit: str
+    peak_achieved: float
+    rule: str | UnsetType = UNSET
+    value: float
+    state: str  # "reached", "not reached" (a lower bound), "unknown"
+    first_unsustained: str | UnsetType = UNSET  # the load where the rule broke
+    note: str | UnsetType = UNSET
+
+    def to_json(self) -> dict[str, object]:
+        doc = _builtins(self)
+        if self.rule is not UNSET and self.state == "unknown" and self.note is not UNSET:
+            # A level that does not state what the rule needs: the note was written
+            # before the value and the state (the document's key order is kept).
+            doc = {"unit": doc["unit"], "peak_achieved": doc["peak_achieved"], "rule": doc["rule"],
+                   "note": doc["note"], "value": doc["value"], "state": doc["state"]}
+        return doc
+
+
+class LevelFigures(_Record, frozen=True, kw_only=True):
+    """One level of a side: its load, its runs, every serving metric and its goodput."""
+
+    load: str
+    requested_rate: float | None
+    concurrency: float | None
+    achieved_rate: float
+    runs: list[RunRef]
+    metrics: dict[str, float]  # the mean over the level's runs of each run's value
+    sources: dict[str, str]  # where each figure came from ("file", "requests", ...)
+    goodput: Goodput
+
+
+class Side(_Record, frozen=True, kw_only=True):
+    """One sweep: what it is, its levels in load order, its saturation and best goodput."""
+
+    sweep: str | None
+    label: str | None
+    tool: str | None
+    axis: str | None
+    runs: list[RunRef]
+    levels: list[LevelFigures]
+    saturation: Saturation
+    max_goodput: float
+    summary_not_compared: bool  # the sweep has a summary over every load: metadata, never a level
+
+
+class LevelRef(_Record, frozen=True, kw_only=True):
+    load: str
+    runs: list[RunRef]
+    achieved_rate: float
+
+
+class SourcePair(_Record, frozen=True, kw_only=True):
+    baseline: str
+    candidate: str
+
+
+class ValuePair(_Record, frozen=True, kw_only=True):
+    baseline: float
+    candidate: float
+
+
+class MetricRow(_Record, frozen=True, kw_only=True):
+    """One serving metric at one matched level, both sides and the change."""
+
+    name: str
+    title: str
+    unit: str
+    lower_is_better: bool
+    baseline: float
+    candidate: float
+    delta: float
+    delta_pct: float
+    source: SourcePair
+    effect: dict[str, Any]  # workbench.compare.effects.run_effect's JSON
+    note: str | UnsetType = UNSET
+
+
+class MatchedLevel(_Record, frozen=True, kw_only=True):
+    """A pair of levels at matched load, compared as an ordinary comparison."""
+
+    baseline: LevelRef
+    candidate: LevelRef
+    comparable: bool
+    refusal: dict[str, Any] | None  # the level comparison's refusal JSON
+    primary: dict[str, Any] | UnsetType = UNSET  # only when comparable
+    guardrails: list[dict[str, Any]] | UnsetType = UNSET
+    metrics: list[MetricRow] | UnsetType = UNSET
+
+
+class Unmatched(_Record, frozen=True, kw_only=True):
+    """Each side's levels with no partner (their load texts): on the curve only."""
+
+    baseline: list[str]
+    candidate: list[str]
+
+
+class SaturationEvidence(_Record, frozen=True, kw_only=True):
+    baseline: Saturation
+    candidate: Saturation
+
+
+class MetricEvidence(_Record, frozen=True, kw_only=True):
+    metric: str
+    levels: dict[str, ValuePair]  # load text -> both sides' values
+
+
+class SweepObservation(_Record, frozen=True, kw_only=True):
+    text: str
+    evidence: SaturationEvidence | MetricEvidence | Unmatched
+    kind: str  # "observation, not cause"
+
+
+class SweepComparison(_Record, frozen=True, kw_only=True):
+    """Two load sweeps compared at matched load (``workbench.compare.sweep``)."""
+
+    kind: str
+    lens: str
+    primary_metric: str
+    matching: Matching
+    slo: dict[str, float]  # metric -> target in ms
+    baseline: Side
+    candidate: Side
+    dimensions: list[dict[str, Any]] | None  # the first matched level's comparability rows
+    matched: list[MatchedLevel]
+    unmatched: Unmatched
+    uncertainty: str
+    observations: list[SweepObservation]
+    chart: str  # the latency-throughput curve, 80 columns
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` document (nan and ±inf as null)."""
+        doc = _builtins(self)
+        for name, side in (("baseline", self.baseline), ("candidate", self.candidate)):
+            doc[name]["saturation"] = side.saturation.to_json()
+        for obs, out in zip(self.observations, doc["observations"]):
+            if isinstance(obs.evidence, SaturationEvidence):
+                out["evidence"] = {"baseline": obs.evidence.baseline.to_json(), "candidate": obs.evidence.candidate.to_json()}
+        return doc
+
+
+def _builtins(record: msgspec.Struct) -> Any:
+    return jsonable(msgspec.to_builtins(record, enc_hook=_numpy_scalar))
+
+
+def _numpy_scalar(value: Any) -> Any:
+    # numpy scalars inside a level comparison's JSON, known without importing numpy
+    if hasattr(value, "item") and callable(value.item):
+        return value.item()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
