@@ -8,6 +8,7 @@ import textwrap
 from typing import Any
 
 from workbench.compare.fmt import num, qty
+from workbench.compare.sweep_result import SweepComparison
 from workbench.textsafe import clean
 
 WIDTH = 80
@@ -49,7 +50,8 @@ def _dimension_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def render_sweep_comparison(doc: dict[str, Any]) -> str:
+def render_sweep_comparison(comparison: SweepComparison) -> str:
+    doc = comparison.to_json()  # the report reads the --json document (nulls where unknown)
     b, c = doc["baseline"], doc["candidate"]
     out = [f"lens: {doc['lens']} (sweep comparison; primary {doc['primary_metric']})"]
     for side, s in (("baseline", b), ("candidate", c)):
