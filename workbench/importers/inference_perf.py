@@ -31,10 +31,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
+from msgspec import UNSET
+
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats import engine_config, safe_yaml
 from workbench.formats.bench_json import load_object
+from workbench.formats.engine_config import EngineSite
 from workbench.formats.inference_records import as_object, inference_run, number, request_mix, stats_block, strict_number
 from workbench.formats.load_sweep import load_meta, mark_sweep
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
@@ -209,26 +213,26 @@ def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], o
     comp = _companions(folder, extras)
     meta["companions"] = comp["paths"]
     sources.extend(p for p in (Path(x) for x in comp["paths"].values()) if p in extras)
-    manifest = comp.get("manifest")
+    manifest: EngineSite | None = comp.get("manifest")
     if manifest:
-        config = dict(manifest.get("config", {}))
+        config = dict(manifest.config)
         generation = config.pop("engine_generation", None)
-        if manifest.get("model"):
-            dims["model"] = Dimension(str(manifest["model"]), "declared")
-            dims["weights"] = Dimension(str(manifest["weights"]), "declared")
-        if manifest.get("engine_revision"):
-            revision = f"{manifest['engine']} {manifest['engine_revision']}"
+        gpus = manifest.gpus if manifest.gpus is not UNSET else None
+        if manifest.model:
+            dims["model"] = Dimension(str(manifest.model), "declared")
+            dims["weights"] = Dimension(str(manifest.weights), "declared")
+        if manifest.engine_revision:
+            revision = f"{manifest.engine} {manifest.engine_revision}"
             if generation == "V0":
                 revision += " (V0 engine)"
             dims["engine_revision"] = Dimension(revision, "declared")
-        if manifest.get("accelerator"):
-            gpus = manifest.get("gpus")
-            dims["hardware"] = Dimension(f"{gpus}x {manifest['accelerator']}" if gpus else str(manifest["accelerator"]), "declared")
-        dims.update(engine_config.dimensions(config, "declared", gpus=manifest.get("gpus")))
-        meta["engine_config_sources"] = manifest.get("sources", [])
-        if manifest.get("also"):
-            meta["warnings"].append(f"the deployment file runs more engines than the one read ({manifest['where'] or 'first'}): "
-                                    + ", ".join(manifest["also"]))
+        if manifest.accelerator:
+            dims["hardware"] = Dimension(f"{gpus}x {manifest.accelerator}" if gpus else str(manifest.accelerator), "declared")
+        dims.update(engine_config.dimensions(config, "declared", gpus=gpus))
+        meta["engine_config_sources"] = msgspec.to_builtins(manifest.sources)
+        if manifest.also:
+            meta["warnings"].append(f"the deployment file runs more engines than the one read ({manifest.where or 'first'}): "
+                                    + ", ".join(manifest.also))
     load_cfg = comp.get("load_config")
     if load_cfg:
         data = load_cfg.get("data") or {}
