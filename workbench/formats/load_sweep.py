@@ -15,32 +15,57 @@ When one file or folder holds several levels, each level's run also gets
 
 The sweep summary (figures over every level together) is metadata of the sweep, never
 a level of its own: it mixes loads and cannot be compared as one.
+
+Both are typed as ``TypedDict`` (:class:`Load`, :class:`SweepMeta`), not records: they
+live inside ``run.meta``, which the store keeps as JSON, so they stay plain mappings that
+round-trip through it unchanged.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import NotRequired, TypedDict
 
 from store.records import RunRecord
 
 AXES = ("rate", "concurrency", "strategy")
 
 
-def _finite(value: Any) -> float | None:
+class Load(TypedDict):
+    """``meta["load"]``: the load a run was measured at (``None``: the file does not say)."""
+
+    requested_rate: float | None
+    concurrency: float | None
+    strategy: str | None
+    achieved_rate: float | None
+
+
+class SweepMeta(TypedDict):
+    """``meta["sweep"]``: the sweep a level's run belongs to."""
+
+    id: str
+    label: str
+    tool: str
+    axis: str  # one of AXES
+    level: int  # index in load order
+    levels: int
+    summary: NotRequired[Mapping[str, object]]  # figures over every level: never a level
+
+
+def _finite(value: object) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     try:
-        f = float(value)
+        f = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return None
     return f if math.isfinite(f) and f >= 0 else None
 
 
-def load_meta(*, requested_rate: Any = None, concurrency: Any = None, strategy: str | None = None,
-              achieved_rate: Any = None) -> dict[str, Any]:
+def load_meta(*, requested_rate: object = None, concurrency: object = None, strategy: str | None = None,
+              achieved_rate: object = None) -> Load:
     """A level's load, every figure a finite number or ``None`` (unknown)."""
     return {
         "requested_rate": _finite(requested_rate),
@@ -50,7 +75,7 @@ def load_meta(*, requested_rate: Any = None, concurrency: Any = None, strategy: 
     }
 
 
-def load_text(load: dict[str, Any]) -> str:
+def load_text(load: Mapping[str, object]) -> str:
     """``37.97 req/s``, ``concurrency 8``, ``synchronous`` ... for labels and tables."""
     parts = []
     if load.get("requested_rate") is not None:
@@ -62,7 +87,7 @@ def load_text(load: dict[str, Any]) -> str:
     return ", ".join(parts) or "load unknown"
 
 
-def sweep_axis(loads: Sequence[dict[str, Any]]) -> str:
+def sweep_axis(loads: Sequence[Mapping[str, object]]) -> str:
     """What the levels vary: the requested rate when every level states one and they
     differ, else the concurrency, else the strategy (GuideLLM's mixed profiles)."""
     rates = [ld.get("requested_rate") for ld in loads]
@@ -74,7 +99,7 @@ def sweep_axis(loads: Sequence[dict[str, Any]]) -> str:
     return "strategy"
 
 
-def _order_key(axis: str, load: dict[str, Any]) -> tuple:
+def _order_key(axis: str, load: Mapping[str, object]) -> tuple:
     if axis == "rate":
         return (load["requested_rate"],)
     if axis == "concurrency":
@@ -85,14 +110,14 @@ def _order_key(axis: str, load: dict[str, Any]) -> tuple:
     return (rank, load.get("requested_rate") or load.get("concurrency") or 0.0)
 
 
-def sweep_id(tool: str, label: str, parts: Sequence[Any]) -> str:
+def sweep_id(tool: str, label: str, parts: Sequence[object]) -> str:
     """A stable identity for the sweep (tool, label and where its levels came from)."""
     digest = hashlib.sha256("\x1f".join([tool, label, *map(str, parts)]).encode("utf-8", "surrogatepass")).hexdigest()
     return f"sw-{digest[:10]}"
 
 
-def mark_sweep(runs: list[RunRecord], *, tool: str, label: str, parts: Sequence[Any],
-               summary: dict[str, Any] | None = None, relabel: bool = True) -> list[RunRecord]:
+def mark_sweep(runs: list[RunRecord], *, tool: str, label: str, parts: Sequence[object],
+               summary: Mapping[str, object] | None = None, relabel: bool = True) -> list[RunRecord]:
     """Give ≥ 2 runs (each with ``meta["load"]``) one sweep identity, in load order.
 
     ``relabel``: each run's label becomes ``"<label> @ <load>"`` so levels are told
@@ -107,7 +132,7 @@ def mark_sweep(runs: list[RunRecord], *, tool: str, label: str, parts: Sequence[
     out = []
     for level, i in enumerate(order):
         run = runs[i]
-        sweep: dict[str, Any] = {"id": ident, "label": label, "tool": tool, "axis": axis, "level": level, "levels": len(runs)}
+        sweep: SweepMeta = {"id": ident, "label": label, "tool": tool, "axis": axis, "level": level, "levels": len(runs)}
         if summary:
             sweep["summary"] = summary
         run.meta["sweep"] = sweep
