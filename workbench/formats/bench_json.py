@@ -22,7 +22,7 @@ from typing import NoReturn
 import numpy as np
 
 from workbench.errors import BadInput
-from workbench.formats.inference_records import RequestColumns, stat_name, strict_number
+from workbench.formats.inference_records import RequestColumns, Summary, stat_name, strict_number
 from workbench.inputs import read_bounded
 
 MAX_BYTES = 2 << 30  # a single result file bigger than this is not a benchmark result
@@ -91,11 +91,11 @@ SCALARS = {
 }
 
 
-def flat_summary(obj: Mapping[str, object], path: Path | None = None, where: str = "") -> dict[str, float | dict[str, float]]:
+def flat_summary(obj: Mapping[str, object], path: Path | None = None, where: str = "") -> Summary:
     """Only the statistics the file states: no percentile is derived from another. A
     figure of the wrong type (``"request_throughput": "fast"``) is bad input. Returns
     ``{"ttft_ms": {"mean": ..., "p99": ...}, "duration_s": ...}`` (``meta["summary"]``)."""
-    summary: dict[str, float | dict[str, float]] = {}
+    summary: Summary = {}
     at = f"{where}: " if where else ""
     for key, value in obj.items():
         m = _SUMMARY_KEY.match(key)
