@@ -180,9 +180,10 @@ def _folder_runs(folder: Path, files: list[Path], extras: list[Path], options: I
     yield from mark_sweep(runs, tool="inference-perf", label=name, parts=parts, summary=sweep_summary)
 
 
-def _sweep_summary(files: dict[str, Path]) -> dict[str, Any]:
-    """The summary files' figures: metadata of the sweep, never a load level."""
-    out: dict[str, Any] = {"note": "aggregated over every stage of the sweep: not a load level"}
+def _sweep_summary(files: dict[str, Path]) -> dict[str, object]:
+    """The summary files' figures: metadata of the sweep, never a load level
+    (``meta["sweep"]["summary"]``: a note, the client and the server figures)."""
+    out: dict[str, object] = {"note": "aggregated over every stage of the sweep: not a load level"}
     if "lifecycle" in files:
         life = lifecycle_summary(_load_json(files["lifecycle"]), files["lifecycle"])
         life.pop("_lengths", None)
@@ -319,10 +320,10 @@ def lifecycle_summary(obj: Mapping[str, object], path: Path) -> Summary:
     return out
 
 
-def server_summary(obj: Mapping[str, object], path: Path | None = None) -> tuple[dict[str, Any], list[str]]:
+def server_summary(obj: Mapping[str, object], path: Path | None = None) -> tuple[dict[str, float | dict[str, float | bool]], list[str]]:
     """Server-side aggregates, with blocks that are silently zero under load set unknown."""
     succ = as_object(obj.get("successes"), path, "successes") if path is not None else (obj.get("successes") or {})
-    out: dict[str, Any] = {}
+    out: dict[str, float | dict[str, float | bool]] = {}
     unknown: list[str] = []
     served = number(succ.get("count")) > 0 or number(succ.get("rate")) > 0
     for key, value in succ.items():
