@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from store import columns
-from store.engine import connect_sqlite, default_data_dir, display_url, make_engine, normalize_url, sqlite_path, writable
-from store.errors import ReadOnlyStore, RunNotFound, SchemaError, StoreError
+from store.engine import SQLITE_PRAGMAS, connect_sqlite, default_data_dir, display_url, make_engine, normalize_url, sqlite_path, writable
+from store.errors import DuplicateCapture, ReadOnlyStore, RunNotFound, SchemaError, StoreError
 from store.records import SAMPLES, Dimension, RunRecord, Work, utcnow_iso
 from store.schema import ABSENT, READY, SCHEMA_VERSION, apply, sqlalchemy_query, state
+from store.schema import create as create_schema
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -53,7 +54,7 @@ class Store:
     """An open store. Reads of runs go through ``_read`` and imports through
     ``add_import``, both plain SQL (the standard library's sqlite3 for a SQLite file: no
     SQLAlchemy import); the SQLAlchemy engine and the ORM load on first use by the other
-    writers (investigation records, declarations, ...) and to create a store. A SQLite
+    writers (investigation records, declarations, ...) and to upgrade a store. A SQLite
     store that does not exist yet is created (atomically) by the first write, so reading
     or a failed import leaves no file behind."""
 
@@ -64,7 +65,6 @@ class Store:
         self.read_only = read_only
         self._absent = absent
         self._engine = engine
-        self._warmer: Any = None
 
     def __repr__(self) -> str:
         return f"Store({display_url(self.url)!r})"
@@ -122,8 +122,6 @@ class Store:
             finally:
                 conn.close()
             return
-        from store.schema import sqlalchemy_query
-
         with self.engine.connect() as conn:
             yield sqlalchemy_query(conn)
 
@@ -145,16 +143,6 @@ class Store:
             return []
         with self._read() as q:
             return sorted(int(r[0]) for r in q("SELECT run_id FROM run_source WHERE capture_id = :c", {"c": capture_id}))
-
-    def prepare_writes(self) -> None:
-        """A command that will write calls this first. Writing an import needs no ORM;
-        creating a new store does: SQLAlchemy and the tables then load in a background
-        thread, overlapping reading the input."""
-        import threading
-
-        if self._absent and self._warmer is None:
-            self._warmer = threading.Thread(target=_load_orm, name="wb-store-warm-up", daemon=True)
-            self._warmer.start()
 
     def run_captures(self, run_id: int) -> list["CaptureRow"]:
         if self._absent:
@@ -324,7 +312,6 @@ def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str
 
     import numpy as np
 
-    from store.errors import DuplicateCapture
 
     capture_ids: dict[Path, int] = dict(existing or {})
     for info in captures:
@@ -401,18 +388,6 @@ _INSERT_ZERO_COLUMN = ("INSERT INTO run_column (run_id, table_name, name, dtype,
 _RUN_COLUMNS = 'id, lens, label, dimensions, "window", work_unit, work_amount, quality, meta, sample_count, origin, created_at'
 _CAPTURE_COLUMNS = "c.id, c.sha256, c.size, c.name, c.path, c.format, c.importer, c.importer_version, c.imported_at"
 _CAPTURES_OF_RUN = f"SELECT {_CAPTURE_COLUMNS} FROM capture c JOIN run_source s ON s.capture_id = c.id WHERE s.run_id = :run ORDER BY c.id"
-
-
-def _load_orm() -> None:
-    try:
-        import sqlalchemy.orm  # noqa: F401
-        import sqlmodel  # noqa: F401
-
-        from store.tables import load_all_tables
-
-        load_all_tables()
-    except Exception:  # noqa: BLE001 - only a head start: the writer imports (and reports) again
-        pass
 
 
 @dataclass(frozen=True)
@@ -548,12 +523,16 @@ def _create_sqlite(path: Path) -> None:
     if path.parent == default_data_dir():
         path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.creating")
-    engine = make_engine(f"sqlite:///{tmp}")
     try:
-        with engine.connect() as conn:
-            apply(conn)
-            conn.commit()
-        engine.dispose()  # the last connection checkpoints the WAL into the file
+        conn = connect_sqlite(tmp, create=True)  # the standard library's driver: no SQLAlchemy, no ORM
+        try:
+            for pragma in SQLITE_PRAGMAS:
+                conn.execute(pragma)
+            conn.execute("BEGIN IMMEDIATE")
+            create_schema(conn.execute, "sqlite")
+            conn.execute("COMMIT")
+        finally:
+            conn.close()  # the last connection checkpoints the WAL into the file
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -562,7 +541,6 @@ def _create_sqlite(path: Path) -> None:
             if not path.exists():
                 os.replace(tmp, path)
     finally:
-        engine.dispose()
         for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             leftover.unlink(missing_ok=True)
 

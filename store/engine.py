@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
+# Every writing connection's settings (a read-only one skips the first).
+SQLITE_PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA foreign_keys=ON", f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
+                  "PRAGMA synchronous=NORMAL")
 
 
 def default_data_dir() -> Path:
@@ -81,11 +84,12 @@ def _sqlite_uri(path: Path, read_only: bool, *, create: bool = False) -> str:
     return f"file:{quote(str(path))}?mode=ro" + ("&immutable=1" if immutable else "")
 
 
-def connect_sqlite(path: Path, *, read_only: bool = False) -> "sqlite3.Connection":
-    """A standard-library connection in autocommit mode (the caller says BEGIN)."""
+def connect_sqlite(path: Path, *, read_only: bool = False, create: bool = False) -> "sqlite3.Connection":
+    """A standard-library connection in autocommit mode (the caller says BEGIN);
+    ``create``: the file may be new (a store being created)."""
     import sqlite3
 
-    conn = sqlite3.connect(_sqlite_uri(path, read_only), uri=True, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
+    conn = sqlite3.connect(_sqlite_uri(path, read_only, create=create), uri=True, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
                            isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     return conn
@@ -114,11 +118,8 @@ def make_engine(url: str, *, read_only: bool = False) -> "Engine":
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record) -> None:  # every connection, not just the first
             cur = dbapi_conn.cursor()
-            if not read_only:
-                cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-            cur.execute("PRAGMA synchronous=NORMAL")
+            for pragma in SQLITE_PRAGMAS if not read_only else SQLITE_PRAGMAS[1:]:
+                cur.execute(pragma)
             cur.close()
 
         return engine

@@ -6,7 +6,8 @@ newer wb, or a database that is not a wb store, is refused with a clear message
 rather than misread.
 
 Opening is cheap: ``state`` reads the table names and ``wb_meta`` with two queries and
-no ORM. ``wb_meta`` also records the fingerprint of the table code that last created
+no ORM. Creating a store is too: an empty database gets the checked-in DDL
+(``store.ddl``). ``wb_meta`` also records the fingerprint of the table code that last created
 tables in the store (``tables``); while it matches, nothing is created, so the ORM
 is imported only by a process that writes or has tables to add (a new table group is
 created empty in old stores, without a migration). Every change runs in one
@@ -23,6 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from store.ddl import STATEMENTS
 from store.errors import SchemaError
 
 if TYPE_CHECKING:
@@ -97,22 +99,37 @@ def sqlalchemy_query(conn: "Connection") -> Query:
     return lambda sql, params=None: list(conn.execute(text(sql), params or {}).all())
 
 
+def create(execute: Callable[[str], Any], dialect: str) -> None:
+    """A new store's schema in the caller's transaction, from the checked-in DDL (no ORM):
+    every table and index, then the version and the tables' fingerprint in ``wb_meta``.
+    ``execute(sql)`` runs one statement as is (no parameters)."""
+    for statement in STATEMENTS[dialect]:
+        execute(statement)
+    execute(f"INSERT INTO wb_meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}'), "
+            f"('tables', '{tables_fingerprint()}')")
+
+
 def apply(conn: "Connection") -> int:
     """Under the schema lock, in the caller's transaction: bring the store to this wb's
     schema (create, upgrade, add tables); return the version now in force."""
     from sqlalchemy import text
-    from sqlmodel import SQLModel
-
-    from store.tables import load_all_tables
 
     dialect = conn.dialect.name
     if dialect == "sqlite":
         conn.exec_driver_sql("BEGIN IMMEDIATE")  # the write lock first: the state read next stays true
     elif dialect == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
-    found, version = state(sqlalchemy_query(conn), dialect)
+    query = sqlalchemy_query(conn)
+    found, version = state(query, dialect)
     if found == READY:
         return int(version)  # type: ignore[arg-type]
+    if found == ABSENT and dialect in STATEMENTS and not table_names(query, dialect):  # an empty database
+        create(conn.exec_driver_sql, dialect)
+        return SCHEMA_VERSION
+    from sqlmodel import SQLModel  # the ORM: upgrades and table groups new to an older store
+
+    from store.tables import load_all_tables
+
     load_all_tables()
     if found == ABSENT:
         version = SCHEMA_VERSION

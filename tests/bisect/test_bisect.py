@@ -192,7 +192,7 @@ def test_resume_after_an_interruption_continues_to_the_same_answer(tmp_path, sto
     with pytest.raises(KeyboardInterrupt):
         bisection.run(store, "resumed")
     status = bisection.report(store, "resumed")
-    assert status["status"] == "bisecting" and status["steps_done"] == 2 and status["current"]
+    assert status.status == "bisecting" and status.steps_done == 2 and status.current
     monkeypatch.setattr(bisection, "_execute", real)
     code, out, err = wb("bisect", "resume", "resumed", "--json", store=store_url)
     assert code == 0, err
@@ -225,7 +225,8 @@ def test_status_before_any_step_says_the_endpoints_come_first():
     from workbench.bisect.format import format_report
 
     cs = [{"rev": "a" * 40, "title": "", "status": "good"}, {"rev": "b" * 40, "title": "", "status": "untested"}]
-    doc = {"id": 1, "name": "n", "status": "started", "candidates": cs, "lo": 0, "hi": 1, "endpoint": None,
-           "steps": [], "steps_done": 0, "result": None}
+    doc = {"id": 1, "name": "n", "status": "started", "spec": {"name": "n", "bench": ["true"], "workdir": "/w"},
+           "candidates": cs, "lo": 0, "hi": 1, "reference": 0, "endpoint": None, "steps": [], "current": None,
+           "splits": [], "result": None, "steps_done": 0}
     text = "\n".join(format_report(doc))
     assert "endpoints not checked yet" in text and "open range" not in text

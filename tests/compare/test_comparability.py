@@ -71,11 +71,11 @@ def state_of(result, dim):
 def test_refused_when_different(lens, dim):
     result = compare([base_run(lens)], [different(lens, dim)])
     assert not result.comparable
-    assert result.refusal["dimension"] == dim
+    assert result.refusal.dimension == dim
     row = state_of(result, dim)
     assert row["state"] == "different"
-    assert dim in result.refusal["reason"] and "differs" in result.refusal["reason"]
-    assert str(row["baseline"]) in result.refusal["reason"]
+    assert dim in result.refusal.reason and "differs" in result.refusal.reason
+    assert str(row["baseline"]) in result.refusal.reason
     doc = result.to_json()
     assert doc["primary"] is None and doc["phases"] is None  # no delta at all
 
@@ -84,9 +84,9 @@ def test_refused_when_different(lens, dim):
 def test_refused_when_unknown(lens, dim):
     result = compare([base_run(lens)], [unknown(lens, dim)])
     assert not result.comparable
-    assert result.refusal["dimension"] == dim
+    assert result.refusal.dimension == dim
     assert state_of(result, dim)["state"] == "unknown"
-    assert "unknown" in result.refusal["reason"]
+    assert "unknown" in result.refusal.reason
     assert result.to_json()["primary"] is None
 
 
@@ -95,8 +95,8 @@ def test_accepted_when_declared_as_the_change(lens, dim):
     result = compare([base_run(lens)], [different(lens, dim)], changes={dim: None})
     if dim == "window":
         # A window kind is never the change under test: steady vs startup cannot isolate one.
-        assert not result.comparable and result.refusal["dimension"] == "window"
-        assert "cannot be the change" in result.refusal["reason"]
+        assert not result.comparable and result.refusal.dimension == "window"
+        assert "cannot be the change" in result.refusal.reason
         return
     assert result.comparable, result.refusal
     assert state_of(result, dim)["state"] == "changed"
@@ -123,7 +123,7 @@ def test_label_that_disagrees_with_the_data_is_different():
     row = state_of(result, "request_mix")
     assert row["state"] == "different"
     assert "the label says '512 prompt / 128 output tokens' but the data show '1024 prompt / 128 output tokens'" in row["note"]
-    assert not result.comparable and result.refusal["dimension"] == "request_mix"
+    assert not result.comparable and result.refusal.dimension == "request_mix"
 
 
 def test_label_wrong_on_both_sides_is_still_different():
@@ -152,8 +152,8 @@ def test_measured_dimension_from_an_importer_is_trusted():
 
 def test_steady_against_startup_is_refused():
     result = compare([inference_run("b", run_id=1)], [inference_run("c", run_id=2, window="startup")])
-    assert result.refusal["dimension"] == "window"
-    assert "'steady'" in result.refusal["reason"] and "'startup'" in result.refusal["reason"]
+    assert result.refusal.dimension == "window"
+    assert "'steady'" in result.refusal.reason and "'startup'" in result.refusal.reason
 
 
 def test_declared_change_that_did_not_happen_is_reported():

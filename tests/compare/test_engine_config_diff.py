@@ -4,7 +4,7 @@ table and in --json; several settings changed at once said so; unread arguments 
 from __future__ import annotations
 
 from workbench.compare import compare
-from workbench.compare.dict_diff import key_changes, several_changed
+from workbench.compare.dict_diff import KeyChange, key_changes, several_changed
 from workbench.compare.render import WIDTH, render_comparison
 
 from .factories import inference_run
@@ -103,7 +103,7 @@ def test_a_declared_change_of_an_unread_config_cannot_be_checked() -> None:
 
 
 def test_key_changes_treat_true_and_one_as_different() -> None:
-    assert key_changes({"a": True}, {"a": 1}) == [{"key": "a", "change": "changed", "baseline": True, "candidate": 1}]
+    assert [c.to_json() for c in key_changes({"a": True}, {"a": 1})] == [{"key": "a", "change": "changed", "baseline": True, "candidate": 1}]
     assert key_changes({"a": [1, 2]}, {"a": [1, 2]}) == []
-    assert several_changed("power", [{"key": "x"}, {"key": "y"}, {"key": "z.a"}, {"key": "z.b"}]) == (
+    assert several_changed("power", [KeyChange(key=k, change="added", candidate=1) for k in ("x", "y", "z.a", "z.b")]) == (
         "3 settings changed at once: x, y, z — the effect cannot be given to any one of them")

@@ -18,11 +18,11 @@ def test_operations_that_moved_most_come_first():
     base = [training_run(f"b{i}", seed=i, run_id=i) for i in (1, 2)]
     cand = [training_run(f"c{i}", seed=9 + i, comm=265, run_id=10 + i) for i in (1, 2)]
     ops = inspect(base, cand).operations
-    assert ops[0]["name"] == "ncclAllReduce" and ops[0]["kind"] == "collective"
-    assert ops[0]["baseline_ms_per_step"] == pytest.approx(115 * 0.9)
-    assert ops[0]["delta_ms"] == pytest.approx(150 * 0.9)
-    assert {o["name"] for o in ops[1:]} == {"gemm_bf16", "adam_step"}
-    assert all(o["delta_ms"] == pytest.approx(0) for o in ops[1:])
+    assert ops[0].name == "ncclAllReduce" and ops[0].kind == "collective"
+    assert ops[0].baseline_ms_per_step == pytest.approx(115 * 0.9)
+    assert ops[0].delta_ms == pytest.approx(150 * 0.9)
+    assert {o.name for o in ops[1:]} == {"gemm_bf16", "adam_step"}
+    assert all(o.delta_ms == pytest.approx(0) for o in ops[1:])
 
 
 def test_no_operations_table_is_said_not_hidden():
@@ -36,31 +36,31 @@ def test_over_time_shows_when_the_change_appears():
     cand = inference_run("c", run_id=2, n=400)
     cand.samples["queue_ms"][200:] += 100.0  # the second half of the run slowed down
     result = inspect(base, [cand], windows=4)
-    queue = next(m for m in result.over_time["metrics"] if m["name"] == "queue")
-    ratios = [c / b for b, c in zip(queue["baseline"], queue["candidate"])]
+    queue = next(m for m in result.over_time.metrics if m.name == "queue")
+    ratios = [c / b for b, c in zip(queue.baseline, queue.candidate)]
     assert ratios[0] == pytest.approx(1, abs=0.05) and ratios[1] == pytest.approx(1, abs=0.05)
     assert ratios[2] > 3 and ratios[3] > 3
-    assert result.over_time["by"] == "request order"
+    assert result.over_time.by == "request order"
 
 
 def test_distributions_are_pooled_and_labelled_descriptive():
     result = inspect([inference_run("b", run_id=1, n=100), inference_run("b2", run_id=3, n=100)], [inference_run("c", run_id=2, n=100)])
-    queue = next(d for d in result.distributions if d["name"] == "queue")
-    assert queue["pooled"] is True and queue["baseline"]["n"] == 200 and queue["candidate"]["n"] == 100
+    queue = next(d for d in result.distributions if d.name == "queue")
+    assert queue.pooled is True and queue.baseline.n == 200 and queue.candidate.n == 100
     assert "descriptive, not an interval" in render_inspect(result)
     json.dumps(result.to_json(), allow_nan=False)
 
 
 def test_fleet_inspect_orders_waits_by_start():
     result = inspect([fleet_run("A", run_id=1)], [fleet_run("B", waits=tuple(range(10, 30)), run_id=2)], windows=2)
-    m = result.over_time["metrics"][0]
-    assert m["name"] == "queue_wait" and m["candidate"][0] < m["candidate"][1]
+    m = result.over_time.metrics[0]
+    assert m.name == "queue_wait" and m.candidate[0] < m.candidate[1]
 
 
 def test_refused_inspect_has_no_detail():
     result = inspect([inference_run("b", run_id=1)], [inference_run("c", run_id=2, model="other")])
     assert not result.comparison.comparable
-    assert result.distributions == [] and result.operations is None
+    assert result.distributions == () and result.operations is None
     assert "REFUSED" in render_inspect(result)
 
 
@@ -115,5 +115,5 @@ def test_hostile_strings_are_shown_not_interpreted():
 
 def test_over_time_with_too_few_items_says_so():
     result = inspect([training_run("b", steps=3, run_id=1)], [training_run("c", steps=3, run_id=2)], windows=8)
-    assert result.over_time["metrics"] == []
+    assert result.over_time.metrics == ()
     assert "too few items per run for 8 windows (the shortest run has 3)" in render_inspect(result)

@@ -34,8 +34,8 @@ def test_xid79_then_watchdog_timeouts_everywhere():
     assert fc["retry"]["rule"].startswith("A retry helps only if")
     labels = _labels(d)
     assert labels["watchdog_timeout"] == ["follows first failure"] * 8
-    victims = [o for o in d.observations if "come after the first failure" in o["text"]]
-    assert len(victims) == 1 and "ranks 0, 1, 2, 3, 4, 5, 6, 7" in victims[0]["text"]
+    victims = [o for o in d.observations if "come after the first failure" in o.text]
+    assert len(victims) == 1 and "ranks 0, 1, 2, 3, 4, 5, 6, 7" in victims[0].text
     # glog stamps have no year: it was taken from the dated kernel log
     assert all(e.time is not None for e in d.events)
 
@@ -47,7 +47,7 @@ def test_two_nodes_within_the_clock_uncertainty_are_undecided():
     assert "within the clock uncertainty" in d.first.reason
     # both candidates are hardware: the class is still established, the node is not
     assert d.failure_class.klass == "node-or-gpu-hardware"
-    assert any(o["text"].startswith("First failure undecided") for o in d.observations)
+    assert any(o.text.startswith("First failure undecided") for o in d.observations)
 
 
 def test_tighter_clocks_decide_the_tie():
@@ -108,9 +108,9 @@ def test_watchdog_counters_single_out_the_rank_that_never_enqueued(tmp_path):
             f"[PG ID 0 PG GUID 0(default_pg) Rank {r}] Exception (either an error or timeout) detected by watchdog at work: {1580 if r == 0 else 1579}, {tail}.\n"
         )
     d = diagnose([tmp_path])
-    assert d.watchdog[0]["never_enqueued"] == [1]
+    assert d.watchdog[0].never_enqueued == (1,)
     assert d.failure_class.klass == "communication-timeout"
-    assert any("rank 1 had not enqueued work 1580" in o["text"] for o in d.observations)
+    assert any("rank 1 had not enqueued work 1580" in o.text for o in d.observations)
 
 
 @pytest.mark.parametrize("scenario, missing", [("gpu_error_1st", [12]), ("lock_gil_1st", [9, 14])])
@@ -122,7 +122,7 @@ def test_real_flight_recorder_scenarios_end_to_end(scenario, missing):
     assert doc["failure_class"]["role"] == "origin"
     assert doc["failure_class"]["where"]["ranks"] == missing
     assert doc["first_failure"]["status"] == "none"
-    texts = [o["text"] for o in d.observations]
+    texts = [o.text for o in d.observations]
     assert any("never entered collective" in t for t in texts)
 
 
@@ -140,12 +140,12 @@ def test_observations_are_pinnable_items_with_evidence():
         d = diagnose([DATA / case])
         assert d.observations
         for o in d.observations:
-            assert set(o) == {"text", "evidence"}
-            assert isinstance(o["text"], str) and o["text"]
-            assert o["evidence"] and all(isinstance(ev, dict) for ev in o["evidence"])
+            assert set(o.to_json()) == {"text", "evidence"}
+            assert isinstance(o.text, str) and o.text
+            assert o.evidence and all(isinstance(ev, dict) for ev in o.evidence)
             # worded as observations, not causes
-            assert "caused" not in o["text"] and "because" not in o["text"]
-            json.dumps(o)
+            assert "caused" not in o.text and "because" not in o.text
+            json.dumps(o.to_json())
 
 
 def test_missing_value_stays_missing():
@@ -221,7 +221,7 @@ def test_human_output_fits_80_columns_and_escapes_hostile_text(tmp_path):
 
     from rich.console import Console
 
-    from workbench.cli.commands.diagnose import render
+    from workbench.diagnostics.render import render
 
     buf = StringIO()
     render(diagnose([tmp_path / "inc"]).to_json(), console=Console(file=buf, width=80, highlight=False, color_system=None))
@@ -252,10 +252,10 @@ def test_observations_pin_into_an_investigation(store_url):
     st = open_store(store_url)
     inv = wf.create_investigation(st, lens="training", question="Why did job 1042 fail?")
     d = diagnose([DATA / "incident-xid79"])
-    pinned = [wf.pin_observation(st, inv["id"], o["text"], evidence_items(o), source="diagnose", by="tester") for o in d.observations]
+    pinned = [wf.pin_observation(st, inv["id"], o.text, evidence_items(o), source="diagnose", by="tester") for o in d.observations]
     assert len(pinned) == len(d.observations)
     shown = wf.show_investigation(st, inv["id"])["observations"]
-    assert [o["text"] for o in shown] == [o["text"] for o in d.observations]
+    assert [o["text"] for o in shown] == [o.text for o in d.observations]
     assert all(o["source"] == "diagnose" and o["pinned_by"] == "tester" for o in shown)
     first = shown[0]["evidence"][0]
     assert first["kind"] == "log-line" and first["file"].endswith("kern.log") and first["line"] == 2
@@ -319,17 +319,35 @@ def test_dumps_and_watchdog_logs_together_name_the_ranks_that_never_entered(tmp_
     assert d.first.only_consequences
     fc = d.failure_class
     assert fc.klass == "communication-timeout" and fc.role == "origin"
-    assert fc.where["ranks_never_entered"] == [9, 14]
+    assert fc.where.ranks_never_entered == (9, 14)
 
 
 def test_evidence_items_for_investigations():
     from workbench.diagnostics.diagnosis import evidence_items
 
-    items = evidence_items({"text": "t", "evidence": [
+    from workbench.diagnostics.report import Observation
+
+    items = evidence_items(Observation(text="t", evidence=(
         {"file": "k.log", "line": 3, "text": "x"},
         {"kind": "size", "group": "74", "seq": 5, "ranks": [0, 3]},
         {"file": "e.json", "line": None, "values": {"error_file": True}},
         {"missing_dumps": [9]},
-    ]})
+    )))
     assert [i["kind"] for i in items] == ["log-line", "flight-recorder", "error-file", "flight-recorder"]
     assert items[1]["mismatch"] == "size"
+
+
+def test_the_renderer_draws_a_fresh_and_a_decoded_diagnosis_alike():
+    import io
+
+    from rich.console import Console
+
+    from workbench.diagnostics.render import render
+
+    d = diagnose([DATA / "nvrx-fr_traces" / "lock_gil_1st"])
+    texts = []
+    for report in (d.report(), json.loads(json.dumps(d.to_json()))):
+        buf = io.StringIO()
+        render(report, console=Console(file=buf, width=80, highlight=False, color_system=None))
+        texts.append(buf.getvalue())
+    assert texts[0] == texts[1] and "Collectives" in texts[0] and "never entered" in texts[0].lower()

@@ -39,13 +39,13 @@ print("OK", flush=True)
 # transaction and then stalling there, so the parent can kill it mid-creation.
 KILLED_CREATION = """
 import sys, time
-from sqlmodel import SQLModel
-real = SQLModel.metadata.create_all
+import store.api, store.schema
+real = store.schema.create
 def slow(*args, **kwargs):
     real(*args, **kwargs)
     print("CREATED", flush=True)
     time.sleep(60)
-SQLModel.metadata.create_all = slow
+store.schema.create = store.api.create_schema = slow  # PostgreSQL (schema.apply), SQLite (api._create_sqlite)
 from store import open_store
 open_store(sys.argv[1]).ensure_exists()
 """

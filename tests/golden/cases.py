@@ -130,6 +130,60 @@ def _diagnose(*paths: str) -> Callable[[Stores], Any]:
     return lambda s: wb_json(s.demo(), "diagnose", *[str(DATA / "failures" / p) for p in paths])
 
 
+# Rerun and bisection documents: what the machine and the clock put in them is masked.
+RERUN_VOLATILE = frozenset({"started_at", "ended_at", "wall_s", "host", "digest"})
+
+
+def _masked(value: Any, keys: frozenset[str] = RERUN_VOLATILE) -> Any:
+    if isinstance(value, dict):
+        return {k: ("<MASKED>" if k in keys and v is not None else _masked(v, keys)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, keys) for v in value]
+    return value
+
+
+def _rerun(name: str, baseline: str, candidate: list[str], **top: Any) -> Callable[[Stores], Any]:
+    """A plan over the deterministic fake bench (tests/rerun/helpers.py), run, then reported."""
+
+    def run(s: Stores) -> Any:
+        from tests.rerun.helpers import fake_bench, write_plan
+
+        url = f"sqlite:///{s.tmp / f'rerun-{name}.sqlite'}"  # one store per case: run ids do not depend on the order
+        bench = fake_bench(s.tmp)
+        cand = [str(bench) if c == "BENCH" else c for c in candidate]
+        plan = write_plan(s.tmp / f"{name}.toml", baseline=[str(bench), baseline], candidate=cand, name=name, **top)
+        wb_json(url, "rerun", "plan", "--from-file", str(plan))
+        wb_json(url, "rerun", "run", name, "--workdir", str(s.tmp / "rerun-work"))
+        return _masked(wb_json(url, "rerun", "report", name))
+
+    return run
+
+
+def _rerun_plan(s: Stores) -> Any:
+    """``wb rerun plan --json`` for a plan file with every kind of field (the machine's environment masked)."""
+    from tests.rerun.helpers import fake_bench, write_plan
+
+    url = f"sqlite:///{s.tmp / 'rerun-plan.sqlite'}"
+    bench = fake_bench(s.tmp)
+    plan = write_plan(s.tmp / "full.toml", baseline=[str(bench), "10"], candidate=[str(bench), "11"], artifacts=[str(bench)],
+                      name="full", rounds=4, stopping="sequential", spending="pocock", order="abba", description="golden plan",
+                      warmup={"runs": 1, "steps": "auto"}, guardrails=[{"metric": "step_ms", "rule": "max", "limit": 50, "name": "cap"}])
+    return _masked(wb_json(url, "rerun", "plan", "--from-file", str(plan)), RERUN_VOLATILE | {"environment"})
+
+
+def _bisect_list(s: Stores) -> Any:
+    from tests.bisect.test_bisect import BENCH
+
+    url = f"sqlite:///{s.tmp / 'bisect.sqlite'}"
+    versions = s.tmp / "versions.txt"
+    versions.write_text("1.0\n1.1\n1.2\n1.3\n")
+    bench = s.tmp / "bisect-bench.sh"
+    bench.write_text(BENCH.replace("F=$(cat speed.txt)", 'F=$(case "$1" in 1.0|1.1) echo 1.0;; *) echo 1.05;; esac)'))
+    wb_json(url, "bisect", "start", "--candidates", str(versions), "--bench", f"sh {bench} {{version}}", "--name", "golden",
+            "--max-rounds", "12", "--workdir", str(s.tmp / "bisect-work"))
+    return _masked(wb_json(url, "bisect", "report", "golden"))
+
+
 CHANGE_ENGINE = ("--change", "engine_revision=v0.8.2:v0.8.3")
 CHANGE_FRAMEWORK = ("--change", "framework=PyTorch 2.3.1:PyTorch 2.4.0-rc1")
 
@@ -170,6 +224,11 @@ CASES: dict[str, Callable[[Stores], Any]] = {
     "diagnose_nvrx_gpu_error": _diagnose("nvrx-fr_traces/gpu_error_1st"),
     "diagnose_nvrx_lock_gil": _diagnose("nvrx-fr_traces/lock_gil_1st"),
     "diagnose_gpud": _diagnose("gpud"),
+    "rerun_report_fixed": _rerun("fixed", "10", ["BENCH", "11"], guardrails=[{"metric": "step_ms", "rule": "max_increase_pct", "limit": 5.0}]),
+    "rerun_report_sequential": _rerun("seq", "10", ["BENCH", "10.4"], rounds=8, stopping="sequential"),
+    "rerun_report_failing": _rerun("failing", "10", ["sh", "-c", "echo boom >&2; exit 3"]),
+    "bisect_report_list": _bisect_list,
+    "rerun_plan_full": _rerun_plan,
 }
 
 

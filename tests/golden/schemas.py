@@ -17,13 +17,28 @@ def schemas() -> dict[str, str]:
     """File name -> schema text, for each typed result that is a ``--json`` contract."""
     import msgspec
 
+    from workbench.bisect.result import BisectionReport
     from workbench.compare.parameters import ComparisonParameters
+    from workbench.compare.results import Effect
+    from workbench.diagnostics.report import DiagnosisReport
     from workbench.investigations.views import InvestigationSummary, InvestigationView
+    from workbench.rerun.comparison import RerunReport
+    from workbench.rerun.plan import Plan
+    from workbench.rerun.plan_summary import PlanList, PlanSaved
+    from workbench.rerun.preflight import PreflightReport
 
     types = {
         "investigation.json": InvestigationView,  # wb investigate show --json
         "investigation-list.json": list[InvestigationSummary],  # wb investigate list --json
         "comparison-parameters.json": ComparisonParameters,  # a stored comparison's parameters
+        "comparison-effect.json": Effect,  # wb compare --json: primary.effect, phases[].effect, metrics[].effect
+        "rerun-report.json": RerunReport,  # wb rerun report|run|resume --json, and the stored comparison
+        "rerun-plan.json": Plan,  # a stored rerun plan (rerun_plan.body, a bundle's recipe.rerun_plans[])
+        "rerun-plan-saved.json": PlanSaved,  # wb rerun plan --json
+        "rerun-plan-list.json": PlanList,  # wb rerun plan --list --json
+        "preflight.json": PreflightReport,  # wb doctor --json, and each rerun execution's preflights
+        "diagnosis.json": DiagnosisReport,  # wb diagnose --json
+        "bisection.json": BisectionReport,  # wb bisect start|resume|status|report --json
     }
     return {name: json.dumps(msgspec.json.schema(t), indent=2, sort_keys=True) + "\n" for name, t in types.items()}
 

@@ -3,7 +3,7 @@
 import pytest
 
 from store import open_store
-from tests.investigations.fakes import fake_compare, populate
+from tests.investigations.fakes import FakeComparison, fake_compare, populate
 from workbench.errors import NotFound, UsageError, WbError
 from workbench.investigations import workflow as wf
 
@@ -167,8 +167,9 @@ def test_refused_comparison_is_stored_and_has_nothing_to_pin(setup):
     st, inv, base, cand, _ = setup
 
     def refusing(b, c, **kw):
-        return {"lens": "inference", "comparable": False, "refusal": {"dimension": "model", "reason": "model differs: A vs B"},
-                "dimensions": [], "primary": None, "phases": None, "observations": [], "guardrails": [], "work": {}}
+        return FakeComparison({"lens": "inference", "comparable": False,
+                               "refusal": {"dimension": "model", "reason": "model differs: A vs B"},
+                               "dimensions": [], "primary": None, "phases": None, "observations": [], "guardrails": [], "work": {}})
 
     comp = wf.add_comparison(st, inv["id"], base, cand, engine=refusing)
     assert not comp["comparable"] and comp["verdict"] is None

@@ -122,6 +122,11 @@ def test_a_toy_file_through_the_plug_in_end_to_end(site, tmp_path):
     runs = json.loads(out)
     assert code == 0 and [(r["lens"], r["label"]) for r in runs] == [("toy", "before"), ("toy", "after")]
 
+    # The plug-in's lens can be named wherever a lens is chosen.
+    code, out, err = wb("runs", "--lens", "toy", "--json", store=store)
+    assert code == 0, err
+    assert [r["label"] for r in json.loads(out)] == ["before", "after"]
+
     code, out, err = wb("show", "before", "--json", store=store)
     shown = json.loads(out)
     assert code == 0 and shown["lens"] == "toy"
@@ -136,6 +141,10 @@ def test_a_toy_file_through_the_plug_in_end_to_end(site, tmp_path):
     assert doc["phases"] == []
 
     # Inspect reads the lens's per-item series: its latencies (scaled), in request order.
+    code, out, err = wb("compare", "before", "--vs", "after", "--lens", "toy", "--change", "build=7:7", "--json", store=store)
+    assert code == 0, err
+    assert json.loads(out)["lens"] == "toy"
+
     code, out, err = wb("inspect", "before", "--vs", "after", "--change", "build=7:7", "--json", store=store)
     assert code == 0, err
     inspected = json.loads(out)
@@ -206,3 +215,9 @@ def test_in_a_fresh_process_a_broken_plug_in_is_one_line_on_stderr(tmp_path):
         "wb: plug-in importer 'missing' (wb_example_plugin.no_such_module:IMPORTER, package wb-broken-plugin) not loaded: "
         "ModuleNotFoundError: No module named 'wb_example_plugin.no_such_module'"
     ]
+
+
+def test_a_lens_that_is_neither_built_in_nor_a_plug_in_is_refused_by_name(tmp_path):
+    code, out, err = wb("runs", "--lens", "toy", store=f"sqlite:///{tmp_path / 's.sqlite'}")
+    assert code == 2
+    assert "'toy' is not a lens (one of inference, training, fleet)" in err

@@ -44,7 +44,7 @@ def test_a_broken_clock_never_reaches_the_workload(make_recorder, clock):
     def broken() -> int:
         raise OSError("clock gone")
 
-    rec._clock = broken
+    rec._set_clock(broken)
     done = 0
     for _ in range(10):
         with rec.step():

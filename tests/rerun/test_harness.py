@@ -141,9 +141,7 @@ def test_plan_from_a_bundle_needs_confirmation(tmp_path, store):
 
     bench = fake_bench(tmp_path)
     plan = build_plan({"name": "imported", "lens": "training", "baseline": [str(bench), "10"], "candidate": [str(bench), "11"], "rounds": 3})
-    from dataclasses import replace
-
-    plan = replace(plan, origin="bundle:" + "ab" * 32)
+    plan = plan.with_origin("bundle:" + "ab" * 32)
     st = open_store(store)
     with st.session() as s:
         save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin)

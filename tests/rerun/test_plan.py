@@ -104,3 +104,24 @@ def test_random_schedule_runs_every_arm_once_per_round_reproducibly():
 def test_abba_schedule_alternates():
     slots = schedule(build_plan(_data(rounds=4, order="abba")))
     assert [a for _, a in slots] == ["A", "B", "A'", "A'", "B", "A", "A", "B", "A'", "A'", "B", "A"]
+
+
+def test_a_sequential_report_before_its_first_look_has_unknown_bounds_not_nan():
+    """Two complete rounds of a sequential plan (the first look is after round 3): the live
+    report says so, and its interval is null (unknown) so `--json` stays valid JSON."""
+    import json
+
+    from workbench.rerun.comparison import PlanInfo
+    from workbench.rerun.execute import Outcome
+    from workbench.rerun.plan import Warmup
+    from workbench.rerun.report import _sequential_section, look_over
+
+    values = [(1, "A", 10.0), (1, "B", 11.0), (1, "A'", 10.1), (2, "A", 10.0), (2, "B", 11.1), (2, "A'", 9.9)]
+    runs = [Outcome(k, arm, i, "ok", statistic=v) for i, (k, arm, v) in enumerate(values)]
+    seq = look_over(runs, rounds=8, delta=0.02, higher_is_better=False, spending="obrien-fleming")
+    plan = PlanInfo(id=1, name="s", digest="d", lens="training", metric="step_ms", statistic="mean", higher_is_better=False,
+                    rounds=8, order="random", seed=1, delta=0.02, warmup=Warmup(), stopping="sequential", spending="obrien-fleming")
+    section = _sequential_section(plan, seq, "running")
+    assert section.repeated_ci95 == (None, None) and section.verdict is None
+    assert "the first look is after round 3" in section.why
+    json.dumps(section.to_json(), allow_nan=False)

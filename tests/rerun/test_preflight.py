@@ -155,3 +155,18 @@ def test_wb_doctor_without_gpu(tmp_path):
     assert doc["gpu"]["status"] in (RAN, UNAVAILABLE) and "software" in doc and "cuda_toolkit" in doc
     code, out, _ = wb("doctor", store=str(tmp_path / "s.sqlite"))
     assert code == 0 and out.startswith("Preflight on") and max(map(len, out.splitlines())) <= 80
+
+
+def test_the_preflight_document_is_a_typed_report_that_round_trips():
+    """What `wb doctor --json` prints (and each execution stores) decodes into PreflightReport and back, key for key."""
+    import json
+
+    from workbench.rerun.preflight import PreflightReport
+
+    for nvml in (FakeNvml(), NoDriver()):
+        doc = run_preflight(nvml=nvml).to_json()
+        report = PreflightReport.from_json(doc)
+        assert json.dumps(report.to_json()) == json.dumps(doc)
+    assert report.gpu.device_count == UNKNOWN and report.ok
+    report = PreflightReport.from_json(run_preflight(nvml=FakeNvml()).to_json())
+    assert report.gpu.devices[0]["uuid"].value == "GPU-1111" and report.gpu.devices[0]["ecc_mode"].detail

@@ -59,9 +59,9 @@ def test_trace_diff_pair_refused_by_the_training_lens_hardware_and_rank_count():
     _, test = read([DATA / "trace_diff" / "test" / "test.json.gz"])
     result = compare_mod.compare([control], [test], lens="training")
     assert not result.comparable
-    refused = {result.refusal["dimension"], *result.refusal.get("also", [])}
+    refused = {result.refusal.dimension, *(result.refusal.also or ())}
     assert {"hardware", "rank_count"} <= refused
-    assert "A100" in result.refusal["reason"] or "A100" in str(result.to_json())
+    assert "A100" in result.refusal.reason or "A100" in str(result.to_json())
     assert result.primary is None
 
 
@@ -77,7 +77,7 @@ def test_inspect_on_two_real_ranks_shows_operations_aligned_by_name():
     accepts = {name: why for name in ("model", "objective", "hardware", "topology", "effective_batch")}
     result = compare_mod.inspect([a], [b], lens="training", accepts=accepts)
     assert result.comparison.comparable, result.comparison.refusal
-    assert result.operations and {"name", "kind", "delta_ms"} <= set(result.operations[0])
+    assert result.operations and {"name", "kind", "delta_ms"} <= set(result.operations[0].to_json())
 
 
 def test_nsys_export_imports_with_the_device_and_kernel_names():

@@ -26,9 +26,9 @@ def _unset_model(demo_url: str) -> tuple[list[int], str]:
     records = [*store.load_runs(base), *store.load_runs(cand)]
     result = compare(store.load_runs(base), store.load_runs(cand), lens="inference")
     ways = way_out(result, base, cand, ["wb", "compare"], records)
-    assert ways is not None and ways["declare"]
+    assert ways is not None and ways.declare
     store.close()
-    return cand, ways["declare"][0]
+    return cand, ways.declare[0]
 
 
 def _unwrapped(report: str) -> list[str]:

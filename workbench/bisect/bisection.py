@@ -21,52 +21,77 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+from msgspec import UNSET
+
 from workbench.bisect import candidates as cand
 from workbench.bisect.classify import BAD, BETWEEN, GOOD, SKIP, UNDECIDED, UNTESTED, classify
+from workbench.bisect.result import (
+    BisectionReport,
+    BisectionState,
+    CandidateState,
+    Current,
+    Endpoint,
+    Interval,
+    Result,
+    Spec,
+    Split,
+    Step,
+)
 from workbench.errors import UsageError, WbError
+from workbench.investigations.common import investigation_row
+from workbench.investigations.workflow import pin_observation
+from workbench.rerun.execute import Executor
+from workbench.rerun.plan import build_plan
+from workbench.rerun.report import build_comparison, save_comparison
 
 if TYPE_CHECKING:
     from store.api import Store
+    from workbench.rerun.comparison import RerunReport
     from workbench.rerun.execute import Observer
 
 STARTED, BISECTING, DONE, NO_REGRESSION = "started", "bisecting", "done", "no-regression"
 STOPPED = "stopped"  # an endpoint did not build (or a step failed): resume tries again
 
 
-@dataclass(frozen=True)
-class Spec:
-    """What the user asked for (stored with the bisection; the commands are theirs)."""
+@dataclass
+class Search:
+    """The search while it runs (stored as a :class:`BisectionState` after every step)."""
 
-    name: str
-    bench: list[str]
-    workdir: str
-    build: list[str] | None = None
-    repo: str | None = None  # git mode
-    good: str = ""
-    bad: str = ""
-    candidates_file: str | None = None  # list mode
-    lens: str = "training"
-    metric: str | None = None
-    statistic: str | None = None
-    higher_is_better: bool = False
-    delta: float = 0.02
-    max_rounds: int = 20
-    timeout_s: float = 600.0
-    spending: str = "obrien-fleming"
-    investigation: int | None = None
+    candidates: list[CandidateState]
+    lo: int
+    hi: int
+    reference: int
+    endpoint: Endpoint | None = None
+    steps: list[Step] = field(default_factory=list)
+    current: Current | None = None
+    splits: list[Split] = field(default_factory=list)
+    result: Result | None = None
+    stopped: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    @classmethod
+    def of(cls, state: BisectionState) -> "Search":
+        return cls(list(state.candidates), state.lo, state.hi, state.reference, state.endpoint, list(state.steps),
+                   state.current, list(state.splits), state.result, state.stopped or None)
+
+    def state(self) -> BisectionState:
+        return BisectionState(candidates=tuple(self.candidates), lo=self.lo, hi=self.hi, reference=self.reference,
+                              endpoint=self.endpoint, steps=tuple(self.steps), current=self.current, splits=tuple(self.splits),
+                              result=self.result, stopped=self.stopped if self.stopped is not None else UNSET)
+
+    def name(self, index: int) -> str:
+        return self.candidates[index].rev[:12]
 
 
 def start(store: "Store", spec: Spec) -> int:
     """Record a new bisection over the candidates between good and bad; returns its id."""
+    from sqlmodel import select  # SQLModel/SQLAlchemy: heavy, loaded when a bisection is recorded
+
     from store.bisect import Bisection
-    from sqlmodel import select
 
     if spec.max_rounds < 3:
         raise UsageError("--max-rounds: at least 3 (a sequential step looks from round 3)")
@@ -79,138 +104,144 @@ def start(store: "Store", spec: Spec) -> int:
     else:
         raise UsageError("wb bisect start needs --good and --bad in a git repository, or --candidates FILE")
     if spec.investigation is not None:
-        from workbench.investigations.common import investigation_row
-
         with store.session() as s:
             investigation_row(s, spec.investigation, writable=True)
-    state = {
-        "candidates": [{**c.to_json(), "status": UNTESTED} for c in found],
-        "lo": 0, "hi": len(found) - 1, "reference": 0, "endpoint": None,
-        "steps": [], "current": None, "splits": [], "result": None,
-    }
-    state["candidates"][0]["status"] = GOOD
+    candidates = [CandidateState(rev=c.rev, title=c.title, status=GOOD if i == 0 else UNTESTED) for i, c in enumerate(found)]
+    search = Search(candidates, lo=0, hi=len(found) - 1, reference=0)
     with store.session() as s:
         if s.exec(select(Bisection).where(Bisection.name == spec.name)).first() is not None:
             raise UsageError(f"a bisection named {spec.name!r} exists; resume it with 'wb bisect resume {spec.name}' "
                              "or start a new one with another --name")
-        row = Bisection(name=spec.name, spec=spec.to_json(), state=state, investigation_id=spec.investigation)
+        row = Bisection(name=spec.name, spec=spec.to_json(), state=search.state().to_json(), investigation_id=spec.investigation)
         s.add(row)
         s.flush()
         return int(row.id)  # type: ignore[arg-type]
 
 
-def load(store: "Store", ref: str | int | None) -> tuple[int, Spec, dict[str, Any], str]:
-    from store.bisect import find_bisection
+def load(store: "Store", ref: str | int | None) -> tuple[int, Spec, BisectionState, str]:
+    """The bisection's id, spec, stored state and status."""
+    from store.bisect import find_bisection  # the store's tables: SQLModel, heavy
 
     with store.session() as s:
         row = find_bisection(s, ref)
-        return int(row.id), Spec(**row.spec), dict(row.state), row.status  # type: ignore[arg-type]
+        return int(row.id), Spec.from_json(row.spec), BisectionState.from_json(row.state), row.status  # type: ignore[arg-type]
 
 
-def _save(store: "Store", bisection_id: int, state: dict[str, Any], status: str) -> None:
-    from store.bisect import Bisection
+def _save(store: "Store", bisection_id: int, search: Search, status: str) -> None:
+    from store.bisect import Bisection  # the store's tables: SQLModel, heavy
     from store.tables import utcnow_iso
 
     with store.session() as s:
         row = s.get(Bisection, bisection_id)
-        row.state, row.status, row.updated_at = state, status, utcnow_iso()  # type: ignore[union-attr]
+        row.state, row.status, row.updated_at = search.state().to_json(), status, utcnow_iso()  # type: ignore[union-attr]
         s.add(row)
 
 
-def run(store: "Store", ref: str | int | None, observer: "Observer | None" = None) -> dict[str, Any]:
+def run(store: "Store", ref: str | int | None, observer: "Observer | None" = None) -> BisectionReport:
     """Run (or resume) a bisection to its end; returns its report."""
     bisection_id, spec, state, status = load(store, ref)
     if status in (DONE, NO_REGRESSION):
         return report(store, bisection_id)
-    state.pop("stopped", None)
+    search = Search.of(state)
+    search.stopped = None
     try:
-        return _run(store, bisection_id, spec, state, observer)
+        return _run(store, bisection_id, spec, search, observer)
     except WbError as exc:
         # Not left "started" for ever: the record says why it stopped (resume tries again).
-        state["stopped"] = str(exc)
-        _save(store, bisection_id, state, STOPPED)
+        search.stopped = str(exc)
+        _save(store, bisection_id, search, STOPPED)
         raise
 
 
-def _run(store: "Store", bisection_id: int, spec: Spec, state: dict[str, Any], observer: "Observer | None") -> dict[str, Any]:
+def _run(store: "Store", bisection_id: int, spec: Spec, search: Search, observer: "Observer | None") -> BisectionReport:
     repo = Path(spec.repo) if spec.repo else None
     root = Path(spec.workdir)
     while True:
-        if state["endpoint"] is None:
-            ref_i, cand_i = state["reference"], state["hi"]
-            step = _step(store, spec, state, bisection_id, ref_i, cand_i, repo, root, observer, endpoint=True)
-            if step["verdict"] != "REGRESSION":
-                first = state["reference"] == 0 and state["hi"] == len(state["candidates"]) - 1
-                state["result"] = {
-                    "outcome": NO_REGRESSION if first else "split-part-does-not-reproduce",
-                    "text": (f"{_name(state, cand_i)} against {_name(state, ref_i)} is {step['verdict'] or 'undecided'} "
-                             f"(θ {step['ratio']:.4f}), not a REGRESSION beyond δ = {spec.delta:g}: "
-                             + ("the regression does not reproduce here" if first else "the rest of the split regression is too small to follow")),
-                }
-                _save(store, bisection_id, state, NO_REGRESSION if first else DONE)
+        if search.endpoint is None:
+            ref_i, cand_i = search.reference, search.hi
+            step = _step(store, spec, search, bisection_id, ref_i, cand_i, repo, root, observer, endpoint=True)
+            if step.verdict != "REGRESSION":
+                first = search.reference == 0 and search.hi == len(search.candidates) - 1
+                search.result = Result(
+                    outcome=NO_REGRESSION if first else "split-part-does-not-reproduce",
+                    text=(f"{search.name(cand_i)} against {search.name(ref_i)} is {step.verdict or 'undecided'} "
+                          f"(θ {_theta(step.ratio)}), not a REGRESSION beyond δ = {spec.delta:g}: "
+                          + ("the regression does not reproduce here" if first else "the rest of the split regression is too small to follow")),
+                )
+                _save(store, bisection_id, search, NO_REGRESSION if first else DONE)
                 return report(store, bisection_id)
-            state["endpoint"] = {"ratio": step["ratio"], "ci95": step["ci95"], "step": len(state["steps"]) - 1}
-            _mark(state, cand_i, BAD, step)
-            _save(store, bisection_id, state, BISECTING)
+            search.endpoint = Endpoint(ratio=step.ratio, ci95=step.ci95, step=len(search.steps) - 1)
+            _mark(search, cand_i, BAD, step)
+            _save(store, bisection_id, search, BISECTING)
             continue
-        mid = _next_candidate(state)
+        mid = _next_candidate(search)
         if mid is None:
             break
-        step = _step(store, spec, state, bisection_id, state["reference"], mid, repo, root, observer, endpoint=False)
-        kind = step["class"]
+        step = _step(store, spec, search, bisection_id, search.reference, mid, repo, root, observer, endpoint=False)
+        kind = step.klass
         if kind == GOOD:
-            state["lo"] = mid
+            search.lo = mid
         elif kind == BAD:
-            state["hi"] = mid
+            search.hi = mid
         elif kind == BETWEEN:
-            whole, part = math.log(state["endpoint"]["ratio"]), math.log(step["ratio"])
-            state["splits"].append({"rev": state["candidates"][mid]["rev"], "ratio": step["ratio"], "of": state["endpoint"]["ratio"],
-                                    "share": part / whole if whole else None})
+            assert step.ratio is not None and search.endpoint.ratio is not None  # a split has both effects
+            whole, part = math.log(search.endpoint.ratio), math.log(step.ratio)
+            search.splits.append(Split(rev=search.candidates[mid].rev, ratio=step.ratio, of=search.endpoint.ratio,
+                                       share=part / whole if whole else None))
             if part >= whole / 2:  # most of it is before the split point: follow that part
-                state["hi"] = mid
-                state["endpoint"] = {"ratio": step["ratio"], "ci95": step["ci95"], "step": len(state["steps"]) - 1}
+                search.hi = mid
+                search.endpoint = Endpoint(ratio=step.ratio, ci95=step.ci95, step=len(search.steps) - 1)
             else:  # most of it is after: the split point is the new reference
-                state["lo"] = state["reference"] = mid
-                state["endpoint"] = None
-        _mark(state, mid, kind, step)
-        _save(store, bisection_id, state, BISECTING)
-    state["result"] = _result(state)
-    _save(store, bisection_id, state, DONE)
+                search.lo = search.reference = mid
+                search.endpoint = None
+        _mark(search, mid, kind if isinstance(kind, str) else UNDECIDED, step)
+        _save(store, bisection_id, search, BISECTING)
+    search.result = _result(search)
+    _save(store, bisection_id, search, DONE)
     if spec.investigation is not None:
-        _pin(store, spec, state)
+        _pin(store, spec, search)
     return report(store, bisection_id)
 
 
-def _next_candidate(state: dict[str, Any]) -> int | None:
+def _theta(ratio: float | None) -> str:
+    return f"{ratio if ratio is not None else math.nan:.4f}"
+
+
+def _next_candidate(search: Search) -> int | None:
     """The untested candidate nearest the middle of the open range (skips are passed over)."""
-    lo, hi = state["lo"], state["hi"]
-    open_ = [i for i in range(lo + 1, hi) if state["candidates"][i]["status"] == UNTESTED]
+    lo, hi = search.lo, search.hi
+    open_ = [i for i in range(lo + 1, hi) if search.candidates[i].status == UNTESTED]
     if not open_:
         return None
     middle = (lo + hi) / 2
     return min(open_, key=lambda i: (abs(i - middle), i))
 
 
-def _mark(state: dict[str, Any], index: int, status: str, step: dict[str, Any]) -> None:
-    c = state["candidates"][index]
-    c["status"] = SKIP if status == UNDECIDED else status
-    clean = _jsonable(step)
-    c.update({k: clean.get(k) for k in ("ratio", "ci95", "verdict", "plan", "comparison_id", "reason")})
-    c["against"] = state["candidates"][step["reference"]]["rev"]
+def _mark(search: Search, index: int, status: str, step: Step) -> None:
+    search.candidates[index] = msgspec.structs.replace(
+        search.candidates[index],
+        status=SKIP if status == UNDECIDED else status,
+        ratio=step.ratio, ci95=step.ci95, verdict=step.verdict,
+        plan=step.plan or None, comparison_id=step.comparison_id if step.comparison_id is not UNSET else None,
+        reason=step.reason or None,
+        against=search.candidates[step.reference].rev,
+    )
 
 
-def _name(state: dict[str, Any], index: int) -> str:
-    return state["candidates"][index]["rev"][:12]
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
 
 
-def _step(store: "Store", spec: Spec, state: dict[str, Any], bisection_id: int, ref_i: int, cand_i: int,
-          repo: Path | None, root: Path, observer: "Observer | None", *, endpoint: bool) -> dict[str, Any]:
+def _step(store: "Store", spec: Spec, search: Search, bisection_id: int, ref_i: int, cand_i: int,
+          repo: Path | None, root: Path, observer: "Observer | None", *, endpoint: bool) -> Step:
     """One controlled comparison: candidate ``cand_i`` against reference ``ref_i``."""
-    candidates = [cand.Candidate(c["rev"], c["title"]) for c in state["candidates"]]
+    candidates = [cand.Candidate(c.rev, c.title) for c in search.candidates]
     ref_c, new_c = candidates[ref_i], candidates[cand_i]
-    number = len(state["steps"]) + 1
-    step: dict[str, Any] = {"step": number, "endpoint": endpoint, "reference": ref_i, "candidate": cand_i,
-                            "rev": new_c.rev, "against": ref_c.rev, "verdict": None, "ratio": math.nan, "ci95": None}
+    number = len(search.steps) + 1
+
+    def step_of(**outcome: Any) -> Step:
+        return Step(step=number, endpoint=endpoint, reference=ref_i, candidate=cand_i, rev=new_c.rev, against=ref_c.rev, **outcome)
+
     workspaces = {}
     for i, c in ((ref_i, ref_c), (cand_i, new_c)):
         ws = cand.prepare(c, repo=repo, root=root)
@@ -218,35 +249,34 @@ def _step(store: "Store", spec: Spec, state: dict[str, Any], bisection_id: int, 
         if why and (i == ref_i or endpoint):
             raise WbError(f"{'the reference' if i == ref_i else 'the bad endpoint'} {c.short} does not build: {why}")
         if why:  # a candidate that does not build is skipped, like git bisect skip
-            step.update({"class": UNDECIDED, "reason": why})
-            state["steps"].append(_jsonable(step))
-            return step
+            skipped = step_of(verdict=None, ratio=None, ci95=None, klass=UNDECIDED, reason=why)
+            search.steps.append(skipped)
+            return skipped
         workspaces[i] = ws
-    current = state.get("current") or {}
-    plan_name = current.get("plan") if (current.get("reference"), current.get("candidate")) == (ref_i, cand_i) else None
+    current = search.current
+    plan_name = current.plan if current is not None and (current.reference, current.candidate) == (ref_i, cand_i) else None
     if plan_name is None:
         plan_name = _make_plan(store, spec, number, ref_c, new_c, workspaces[ref_i], workspaces[cand_i])
-        state["current"] = {"plan": plan_name, "reference": ref_i, "candidate": cand_i, "endpoint": endpoint}
-        _save(store, bisection_id, state, BISECTING)
-    body, comparison_id = _execute(store, plan_name, root, observer)
-    seq = body.get("sequential") or {}
-    ci = seq.get("repeated_ci95") or [math.nan, math.nan]
-    step.update({
-        "plan": plan_name, "comparison_id": comparison_id, "verdict": body.get("verdict"),
-        "ratio": seq.get("ratio", math.nan), "ci95": ci, "rounds_used": len(body["rounds"]["used"]),
-        "stopped_at_round": seq.get("stopped_at_round"), "why": body.get("reason", ""),
-    })
+        search.current = Current(plan=plan_name, reference=ref_i, candidate=cand_i, endpoint=endpoint)
+        _save(store, bisection_id, search, BISECTING)
+    result, comparison_id = _execute(store, plan_name, root, observer)
+    seq = result.sequential
+    lo, hi = seq.repeated_ci95 if seq else (None, None)
+    ci: Interval | None = (lo, hi) if _finite(lo) is not None and _finite(hi) is not None else None  # type: ignore[assignment]
+    klass = UNSET
     if not endpoint:
-        e = state["endpoint"]
-        step["class"] = classify(step["verdict"], (ci[0], ci[1]), e["ratio"])
-    state["steps"].append(_jsonable(step))
-    state["current"] = None
+        assert search.endpoint is not None and search.endpoint.ratio is not None
+        klass = classify(result.verdict, ci or (math.nan, math.nan), search.endpoint.ratio)
+    step = step_of(verdict=result.verdict, ratio=_finite(seq.ratio) if seq else None, ci95=ci, plan=plan_name,
+                comparison_id=comparison_id, rounds_used=len(result.rounds.used),
+                stopped_at_round=seq.stopped_at_round if seq else None, why=result.reason, klass=klass)
+    search.steps.append(step)
+    search.current = None
     return step
 
 
 def _make_plan(store: "Store", spec: Spec, number: int, ref_c: cand.Candidate, new_c: cand.Candidate, ref_ws: Path, new_ws: Path) -> str:
-    from store.rerun import save_plan
-    from workbench.rerun.plan import build_plan
+    from store.rerun import save_plan  # the store's tables: SQLModel, heavy
 
     name = f"{spec.name}-step{number}-{new_c.short}"
     # A seed drawn from the step's name: the arm orders are recorded and reproducible.
@@ -267,11 +297,9 @@ def _make_plan(store: "Store", spec: Spec, number: int, ref_c: cand.Candidate, n
     return name
 
 
-def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | None") -> tuple[dict[str, Any], int]:
+def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | None") -> tuple["RerunReport", int]:
     """Run (or resume) the plan's execution, then build and store its comparison."""
-    from store.rerun import COMPLETE, INTERRUPTED, RUNNING, RerunExecution, executions_of, find_plan, runs_of
-    from workbench.rerun.execute import Executor
-    from workbench.rerun.report import build_comparison, save_comparison
+    from store.rerun import COMPLETE, INTERRUPTED, RUNNING, RerunExecution, executions_of, find_plan, runs_of  # SQLModel, heavy
 
     executor = Executor(store, plan_name, observer=observer, workdir=root / "runs", confirmed=True)
     with store.session() as s:
@@ -287,57 +315,48 @@ def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | N
         execution_id = int(latest.id)  # type: ignore[arg-type]
     with store.session() as s:
         plan_row, execution, runs = find_plan(s, plan_name), s.get(RerunExecution, execution_id), runs_of(s, execution_id)
-    body = build_comparison(store, plan_row, execution, runs)
+    result = build_comparison(store, plan_row, execution, runs)
     plan_id = int(plan_row.id)  # type: ignore[arg-type]
-    comparison_id = save_comparison(store, plan_id, execution_id, body)
-    return body, comparison_id
+    comparison_id = save_comparison(store, plan_id, execution_id, result)
+    return result, comparison_id
 
 
-def _result(state: dict[str, Any]) -> dict[str, Any]:
-    lo, hi = state["lo"], state["hi"]
-    cs = state["candidates"]
-    skipped = [c["rev"] for c in cs if c["status"] == SKIP]
-    splits = state["splits"]
-    if all(cs[i]["status"] == SKIP for i in range(lo + 1, hi)):
+def _result(search: Search) -> Result:
+    lo, hi = search.lo, search.hi
+    cs = search.candidates
+    skipped = tuple(c.rev for c in cs if c.status == SKIP)
+    splits = tuple(search.splits)
+    if all(cs[i].status == SKIP for i in range(lo + 1, hi)):
         bad, good = cs[hi], cs[lo]
         if hi - lo == 1:
-            effect = f"θ {bad['ratio']:.3f} [{bad['ci95'][0]:.3f}, {bad['ci95'][1]:.3f}] against `{bad['against'][:12]}`" if bad.get("ci95") else ""
-            text = f"first bad: `{bad['rev'][:12]}` ({bad['title']}) — {effect}; last good: `{good['rev'][:12]}`"
+            effect = ""
+            if bad.ci95 and bad.ratio is not None and bad.against:
+                effect = f"θ {bad.ratio:.3f} [{bad.ci95[0]:.3f}, {bad.ci95[1]:.3f}] against `{bad.against[:12]}`"
+            text = f"first bad: `{bad.rev[:12]}` ({bad.title}) — {effect}; last good: `{good.rev[:12]}`"
             outcome = "found"
         else:
-            between = [c["rev"][:12] for c in cs[lo + 1:hi + 1]]
+            between = [c.rev[:12] for c in cs[lo + 1:hi + 1]]
             text = (f"the first bad change is one of {', '.join(f'`{r}`' for r in between)} "
-                    f"(undecided candidates in between were skipped); last good: `{good['rev'][:12]}`")
+                    f"(undecided candidates in between were skipped); last good: `{good.rev[:12]}`")
             outcome = "range"
         if splits:
             text += "; the regression is split across changes: " + ", ".join(
-                f"`{sp['rev'][:12]}` carries θ {sp['ratio']:.3f} of {sp['of']:.3f}" for sp in splits)
-        return {"outcome": outcome, "first_bad": bad["rev"] if outcome == "found" else None, "last_good": good["rev"],
-                "text": text, "skipped": skipped, "splits": splits}
-    return {"outcome": "unfinished", "text": "the search stopped before the range closed", "skipped": skipped, "splits": splits}
+                f"`{sp.rev[:12]}` carries θ {sp.ratio:.3f} of {sp.of:.3f}" for sp in splits)
+        return Result(outcome=outcome, first_bad=bad.rev if outcome == "found" else None, last_good=good.rev,
+                      text=text, skipped=skipped, splits=splits)
+    return Result(outcome="unfinished", text="the search stopped before the range closed", skipped=skipped, splits=splits)
 
 
-def _pin(store: "Store", spec: Spec, state: dict[str, Any]) -> None:
+def _pin(store: "Store", spec: Spec, search: Search) -> None:
     """The result as an observation (not a cause) with the decisive comparisons as evidence."""
-    from workbench.investigations.workflow import pin_observation
-
-    result = state["result"]
-    evidence = [{"kind": "rerun_comparison", "id": s["comparison_id"], "rev": s["rev"], "against": s["against"],
-                 "verdict": s["verdict"]} for s in state["steps"] if s.get("comparison_id") is not None]
+    assert search.result is not None and spec.investigation is not None
+    evidence = [{"kind": "rerun_comparison", "id": s.comparison_id, "rev": s.rev, "against": s.against, "verdict": s.verdict}
+                for s in search.steps if s.comparison_id is not UNSET]
     if evidence:
-        pin_observation(store, spec.investigation, f"bisection {spec.name}: {result['text']}", evidence, source="bisect")
+        pin_observation(store, spec.investigation, f"bisection {spec.name}: {search.result.text}", evidence, source="bisect")
 
 
-def report(store: "Store", ref: str | int | None) -> dict[str, Any]:
+def report(store: "Store", ref: str | int | None) -> BisectionReport:
+    """The bisection as stored, typed (``wb bisect status|report``)."""
     bisection_id, spec, state, status = load(store, ref)
-    return {"id": bisection_id, "name": spec.name, "status": status, "spec": spec.to_json(), **state,
-            "steps_done": len(state["steps"])}
-
-
-def _jsonable(step: dict[str, Any]) -> dict[str, Any]:
-    out = dict(step)
-    if isinstance(out.get("ratio"), float) and not math.isfinite(out["ratio"]):
-        out["ratio"] = None
-    if out.get("ci95") and any(not isinstance(v, (int, float)) or not math.isfinite(v) for v in out["ci95"]):
-        out["ci95"] = None
-    return out
+    return BisectionReport.of(bisection_id, status, spec, state)

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.errors import BadInput, UsageError
+from workbench.rerun.execute import stop_group
 
 BUILD_LOG_TAIL = 400  # characters of a failed build's output kept as its reason
 
@@ -73,7 +75,7 @@ def from_file(path: Path) -> list[Candidate]:
     return [Candidate(v, v) for v in versions]
 
 
-def substitute(argv: list[str], candidate: Candidate, workspace: Path) -> list[str]:
+def substitute(argv: Sequence[str], candidate: Candidate, workspace: Path) -> list[str]:
     values = {"rev": candidate.rev, "version": candidate.rev, "workspace": str(workspace)}
     out = []
     for arg in argv:
@@ -103,10 +105,8 @@ def remove_workspaces(repo: Path | None, root: Path) -> None:
             subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(ws)], capture_output=True)
 
 
-def build(argv: list[str] | None, candidate: Candidate, workspace: Path, timeout_s: float) -> str:
+def build(argv: Sequence[str] | None, candidate: Candidate, workspace: Path, timeout_s: float) -> str:
     """Run the build in the workspace; '' on success, else the reason (the candidate is skipped)."""
-    from workbench.rerun.execute import stop_group
-
     if not argv:
         return ""
     marker = workspace / ".wb-built"

@@ -3,41 +3,46 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 from typing import Any
 
+from msgspec import UNSET
+
+from workbench.bisect.result import BisectionReport, Step
 from workbench.textsafe import clean
 
 
-def _ratio(step: dict[str, Any]) -> str:
-    ci = step.get("ci95")
-    if step.get("ratio") is None:
+def _ratio(step: Step) -> str:
+    if step.ratio is None:
         return "no effect measured"
-    return f"θ {step['ratio']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+    ci = step.ci95
+    return f"θ {step.ratio:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
 
-def format_report(doc: dict[str, Any], width: int = 80) -> list[str]:
+def format_report(report: BisectionReport | Mapping[str, Any], width: int = 80) -> list[str]:
+    """The one renderer of a bisection (a printed or stored document is decoded first)."""
+    doc = report if isinstance(report, BisectionReport) else BisectionReport.from_json(report)
     wrap = lambda text, indent="  ": textwrap.wrap(clean(text), width, initial_indent=indent, subsequent_indent=indent + "  ")  # noqa: E731
-    cs = doc["candidates"]
-    lines = [clean(f"Bisection {doc['id']} {doc['name']} · {doc['status']} · {len(cs)} candidates, "
-                   f"{doc['steps_done']} steps")]
-    lo, hi = doc["lo"], doc["hi"]
-    if doc.get("endpoint") is None and not doc["steps"]:
-        lines += wrap(f"endpoints not checked yet: {cs[hi]['rev'][:12]} (bad) against {cs[lo]['rev'][:12]} (good) comes first")
+    cs = doc.candidates
+    lines = [clean(f"Bisection {doc.id} {doc.name} · {doc.status} · {len(cs)} candidates, {doc.steps_done} steps")]
+    lo, hi = doc.lo, doc.hi
+    if doc.endpoint is None and not doc.steps:
+        lines += wrap(f"endpoints not checked yet: {cs[hi].rev[:12]} (bad) against {cs[lo].rev[:12]} (good) comes first")
     else:
-        lines += wrap(f"open range: {cs[lo]['rev'][:12]} (last good) .. {cs[hi]['rev'][:12]} (first bad), "
+        lines += wrap(f"open range: {cs[lo].rev[:12]} (last good) .. {cs[hi].rev[:12]} (first bad), "
                       f"{max(hi - lo - 1, 0)} candidates between")
-    for step in doc["steps"]:
-        what = "endpoints" if step.get("endpoint") else step.get("class", "")
-        rounds = f"{step['rounds_used']} rounds" if step.get("rounds_used") is not None else step.get("reason", "")
-        lines += wrap(f"step {step['step']}: {step['rev'][:12]} vs {step['against'][:12]}: {step.get('verdict') or 'no verdict'} "
+    for step in doc.steps:
+        what = "endpoints" if step.endpoint else (step.klass or "")
+        rounds = f"{step.rounds_used} rounds" if step.rounds_used is not UNSET else (step.reason or "")
+        lines += wrap(f"step {step.step}: {step.rev[:12]} vs {step.against[:12]}: {step.verdict or 'no verdict'} "
                       f"{_ratio(step)} → {what} ({rounds})")
-    if doc.get("stopped"):
-        lines += wrap(f"stopped: {doc['stopped']}. 'wb bisect resume {doc['name']}' tries again with the same commands; "
+    if doc.stopped:
+        lines += wrap(f"stopped: {doc.stopped}. 'wb bisect resume {doc.name}' tries again with the same commands; "
                       "to change them, start a new bisection with another --name")
-    result = doc.get("result")
+    result = doc.result
     if result:
         lines.append("Result (an observation, not a cause):")
-        lines += wrap(result["text"])
-        if result.get("skipped"):
-            lines += wrap("skipped (undecided or did not build): " + ", ".join(r[:12] for r in result["skipped"]))
+        lines += wrap(result.text)
+        if result.skipped:
+            lines += wrap("skipped (undecided or did not build): " + ", ".join(r[:12] for r in result.skipped))
     return lines

@@ -15,12 +15,14 @@ import json
 from typing import Any
 
 from workbench.bundle.canonical import nfc
+from workbench.bundle.reader import parse_strict
+from workbench.errors import WbError
 
 NUMERIC_DTYPES = {"float64": "<f8", "float32": "<f4", "int64": "<i8", "int32": "<i4", "uint8": "|u1", "bool": "|b1"}
 
 
 def encode_column(values: Any) -> dict[str, Any]:
-    import numpy as np
+    import numpy as np  # heavy for `wb evidence verify`: only when a column is encoded or decoded
 
     arr = np.asarray(values)
     if arr.ndim != 1:
@@ -40,13 +42,10 @@ def encode_column(values: Any) -> dict[str, Any]:
 
 
 def decode_column(column: dict[str, Any], *, where: str = "column") -> Any:
-    import numpy as np
+    import numpy as np  # heavy for `wb evidence verify`: only when a column is encoded or decoded
 
     dtype = column.get("dtype")
     if dtype == "str" and column.get("encoding") == "json-base64":
-        from workbench.bundle.reader import parse_strict
-        from workbench.errors import WbError
-
         try:
             values = parse_strict(base64.b64decode(column.get("data", ""), validate=True), source=where, max_depth=1)
         except (ValueError, TypeError, WbError) as exc:

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from workbench import TOOL_NAME, __version__
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import encode_tables
 from workbench.bundle.format import (
@@ -27,6 +28,8 @@ from workbench.bundle.format import (
     checksum_member,
 )
 from workbench.compare.model import verdict_of
+from workbench.compare.parameters import ComparisonParameters
+from workbench.errors import BadInput
 
 
 def utc_now() -> str:
@@ -61,8 +64,6 @@ def build_bundle(
     "imported_at"}``. ``samples``: ``{run ref: {table: {column: array}}}`` or None.
     """
     if tool is None:
-        from workbench import TOOL_NAME, __version__
-
         tool = {"name": TOOL_NAME, "version": __version__}
     comparisons = [dict(c) for c in comparisons]
     frame = bundle_value(dict(investigation))
@@ -77,7 +78,7 @@ def build_bundle(
             "acceptances": [
                 {"comparison": c.get("ref"), "dimension": dim, "why": why}
                 for c in comparisons
-                for dim, why in sorted(((c.get("parameters") or {}).get("accepts") or {}).items())
+                for dim, why in sorted(ComparisonParameters.from_json(c.get("parameters")).accepts.items())
             ],
             "guardrails": frame.get("guardrails"),
             "rerun_plans": list(rerun_plans),
@@ -159,8 +160,6 @@ def dumps(bundle: Mapping[str, Any]) -> str:
 
 def write_bundle(bundle: Mapping[str, Any], path: str | Path) -> Path:
     """Write atomically: a failed write leaves no partial bundle behind."""
-    from workbench.errors import BadInput
-
     path = Path(path)
     text = dumps(bundle).encode("utf-8")
     parent = path.parent if str(path.parent) else Path(".")

@@ -16,6 +16,7 @@ from typing import Any
 from workbench.bundle.canonical import MAX_SAFE_INTEGER
 from workbench.errors import BadInput
 from workbench.limits import MAX_OBJECTS, exceeded
+from workbench.textsafe import clean
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 64
@@ -114,8 +115,6 @@ def _check_text(text: str, where: str, source: str | Path | None) -> None:
 
 
 def _short(where: str, limit: int = 120) -> str:
-    from workbench.textsafe import clean
-
     where = clean(where)
     return where if len(where) <= limit else "…" + where[-limit:]
 

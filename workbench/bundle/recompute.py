@@ -16,11 +16,12 @@ from typing import Any
 
 import msgspec
 
+from workbench import __version__
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import decode_tables
 from workbench.bundle.format import Check
+from workbench.compare import compare
 from workbench.compare.parameters import ComparisonParameters
-from workbench.errors import UsageError
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
@@ -28,16 +29,12 @@ MAX_DIFFS = 5
 
 
 def default_engine() -> Callable[..., Any]:
-    try:
-        from workbench.compare import compare
-    except ImportError as exc:
-        raise UsageError(f"--recompute needs the compare engine, which is not available here ({exc})") from None
     return compare
 
 
 def rebuild_runs(bundle: dict[str, Any]) -> dict[str, Any]:
     """RunRecords keyed by ref, from ``runs`` and the embedded ``samples``."""
-    from store.records import Dimension, RunRecord, Work
+    from store.records import Dimension, RunRecord, Work  # verify without --recompute never loads the store package
 
     tables_by_ref = ((bundle.get("samples") or {}).get("content") or {}).get("runs") or {}
     runs = {}
@@ -138,7 +135,7 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
         except Exception as exc:  # noqa: BLE001 - a bundle the engine cannot digest is a failed check
             out.append(Check(part, False, f"the compare engine failed: {type(exc).__name__}: {exc}"))
             continue
-        fresh = bundle_value(result.to_json() if hasattr(result, "to_json") else result)
+        fresh = bundle_value(result.to_json())
         diffs = list(differences(recorded.get(ref), fresh, "result"))
         if diffs:
             shown = "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
@@ -150,8 +147,6 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
 
 
 def _engine_note(spec: dict[str, Any]) -> str:
-    from workbench import __version__
-
     recorded = (spec.get("engine") or {}).get("version") if isinstance(spec.get("engine"), dict) else None
     return "" if recorded in (None, __version__) else f"; recorded with wb {recorded}, recomputed with wb {__version__}"
 

@@ -25,7 +25,9 @@ from workbench.bundle.format import (
     CanonicalParts,
     Check,
 )
+from workbench.bundle.recompute import recompute_results
 from workbench.errors import BadInput, UsageError
+from workbench.textsafe import clean
 
 REQUIRED_MEMBERS = ("format", "format_version", "tool", "investigation", "recipe", "results", "checksum")
 
@@ -104,8 +106,6 @@ def verify_bundle(
     if recompute:
         if not isinstance(bundle.get("samples"), dict):
             raise UsageError(f"{source}: --recompute needs a bundle exported with --embed-samples")
-        from workbench.bundle.recompute import recompute_results  # lazy: pulls in compare, numpy and scipy
-
         report.recompute = recompute_results(bundle, engine=engine, rerun_engine=rerun_engine)
     return report
 
@@ -196,8 +196,6 @@ def check_captures(subject: Any, directory: Path) -> list[Check]:
 
 def format_report(report: VerifyReport) -> str:
     """The human-readable report (the caller escapes nothing: every string is cleaned here)."""
-    from workbench.textsafe import clean
-
     tool = report.tool
     lines = [
         f"{clean(report.source)}: {FORMAT} {clean(report.format_version)}, "

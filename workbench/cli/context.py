@@ -8,12 +8,32 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from lenses import LENS_NAMES, lens_names
 from store import open_store
 from store.errors import StoreError
 from workbench.errors import WbError
 
 if TYPE_CHECKING:
     from store.api import Store
+
+
+class LensName(click.ParamType):
+    """A lens name: a built-in one or a plug-in's (``wb.lenses``). Checked when the
+    command runs, so ``--help`` does not load the plug-ins' entry points."""
+
+    name = "lens"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(LENS_NAMES) + "|PLUG-IN]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        names = lens_names()
+        if value not in names:
+            self.fail(f"{value!r} is not a lens (one of {', '.join(names)})", param, ctx)
+        return value
+
+
+LENS = LensName()
 
 
 def store_url_from(ctx: click.Context) -> str | None:

@@ -14,6 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+from lenses import LENS_NAMES, get_lens, lens_names
+from workbench.errors import BadInput, UsageError
+
 if TYPE_CHECKING:
     from lenses.base import Lens
     from store.records import RunRecord
@@ -25,10 +28,8 @@ def resolve_lens(
     runs: Sequence["RunRecord"], lens: "str | Lens | None" = None, extensions: Iterable[str | Path] = ()
 ) -> "Lens":
     """The lens to use: the one named, else the runs' own (they must agree)."""
-    from lenses import LENS_NAMES, get_lens, lens_names
-    from lenses.base import Lens
-    from lenses.extensions import ExtensionError
-    from workbench.errors import BadInput, UsageError
+    from lenses.base import Lens  # numpy: with the engine
+    from lenses.extensions import ExtensionError  # lenses.base: numpy
 
     if isinstance(lens, Lens):
         return lens
@@ -71,56 +72,64 @@ def compare(
     ``control``: baseline-again (A′) runs, the A/A noise floor of every effect (see
     ``workbench.compare.control``); they must match the baseline, changed dimensions included.
     """
-    from workbench.compare import comparability, delta, dict_diff, observations
-    from workbench.compare.model import Comparison
-    from workbench.errors import UsageError
+    # The engine's modules load numpy, the lenses and the statistics engine: imported
+    # here, so that the CLI's ``parse_change`` (and ``wb --help``) does not pay for them.
+    from workbench.compare import comparability, delta, dict_diff, observations  # numpy
+    from workbench.compare.control import check_control  # numpy
+    from workbench.compare.model import Comparison  # numpy
+    from workbench.compare.results import Declaration, Evidence, Observation, Runs  # workbench.stats: numpy
 
     if not baseline or not candidate:
         raise UsageError("compare needs at least one baseline run and one candidate run")
     control = list(control or [])
     the_lens = resolve_lens([*baseline, *candidate, *control], lens, extensions)
     check = comparability.check(the_lens, baseline, candidate, changes, accepts)
-    runs = {
-        "baseline": [r.id if r.id is not None else r.label for r in baseline],
-        "candidate": [r.id if r.id is not None else r.label for r in candidate],
-    }
+    base_refs, cand_refs = tuple(_ref(r) for r in baseline), tuple(_ref(r) for r in candidate)
+    runs = Runs(baseline=base_refs, candidate=cand_refs)
     if control:
-        from workbench.compare.control import check_control
-
-        runs["control"] = [r.id if r.id is not None else r.label for r in control]
-        shared = [r.id for r in control if r.id is not None and (r.id in runs["baseline"] or r.id in runs["candidate"])]
+        runs = Runs(baseline=base_refs, candidate=cand_refs, control=tuple(_ref(r) for r in control))
+        shared = [r.id for r in control if r.id is not None and (r.id in base_refs or r.id in cand_refs)]
         if shared:
             raise UsageError(f"--control: run {shared[0]} is also compared: a control run is a separate baseline-again run")
         check_control(the_lens, baseline, control, changes, accepts)
-    result = Comparison(the_lens, runs, check)
-    result.declarations = _declarations_relied_on([*baseline, *candidate])
+    declarations = tuple(Declaration(run=_ref(run), dimension=name, value=dim.value, declaration=dim.declaration)
+                         for run in [*baseline, *candidate]
+                         for name, dim in sorted(run.dimensions.items())
+                         if dim.declaration is not None)
     if not check.comparable:
-        return result
-    result.guardrails = delta.guardrails(the_lens, baseline, candidate, control)
-    result.work = delta.work(the_lens, baseline, candidate, None)
-    timing_effect = result.work.get("same") is not False
-    result.primary = delta.primary(the_lens, baseline, candidate, timing_effect=timing_effect, control=control)
-    result.work = delta.work(the_lens, baseline, candidate, result.primary)
-    result.phases = delta.phases(the_lens, baseline, candidate, control)
-    result.metrics = delta.extra_metrics(the_lens, baseline, candidate, control)
-    result.observations = observations.observations(
-        the_lens, baseline, candidate, result.primary, result.phases, result.guardrails
-    )
-    for row in check.rows:  # several settings of one mapping changed at once (engine flags)
-        several = dict_diff.row_json(row.name, row.state, row.baseline.value, row.candidate.value).get("several_changed")
-        if several:
-            result.observations.insert(0, {"text": several[:1].upper() + several[1:] + ".",
-                                           "evidence": {"dimensions": [row.name], "runs": runs}, "kind": observations.NOT_CAUSE})
+        return Comparison(lens=the_lens, runs=runs, comparability=check, declarations=declarations)
+    guardrails = delta.guardrails(the_lens, baseline, candidate, control)
+    timing_effect = delta.work(the_lens, baseline, candidate, None).same is not False
+    primary = delta.primary(the_lens, baseline, candidate, timing_effect=timing_effect, control=control)
+    phases = delta.phases(the_lens, baseline, candidate, control)
+    found = observations.observations(the_lens, baseline, candidate, primary, phases, guardrails)
+    first: list[Observation] = []
     if check.unrealized_changes:
-        result.observations.insert(
-            0,
-            {
-                "text": f"Declared change that did not happen: {', '.join(check.unrealized_changes)} is the same on both sides.",
-                "evidence": {"dimensions": check.unrealized_changes, "runs": runs},
-                "kind": observations.NOT_CAUSE,
-            },
-        )
-    return result
+        first.append(Observation(
+            text=f"Declared change that did not happen: {', '.join(check.unrealized_changes)} is the same on both sides.",
+            evidence=Evidence(dimensions=tuple(check.unrealized_changes), runs=runs), kind=observations.NOT_CAUSE))
+    for row in reversed(check.rows):  # several settings of one mapping changed at once (engine flags)
+        several = dict_diff.mapping_diff(row.name, row.state, row.baseline.value, row.candidate.value).several_changed
+        if several:
+            first.append(Observation(text=several[:1].upper() + several[1:] + ".",
+                                     evidence=Evidence(dimensions=(row.name,), runs=runs), kind=observations.NOT_CAUSE))
+    return Comparison(
+        lens=the_lens,
+        runs=runs,
+        comparability=check,
+        primary=primary,
+        phases=tuple(phases),
+        observations=(*first, *found),
+        guardrails=tuple(guardrails),
+        work=delta.work(the_lens, baseline, candidate, primary),
+        metrics=tuple(delta.extra_metrics(the_lens, baseline, candidate, control)),
+        declarations=declarations,
+    )
+
+
+def _ref(run: "RunRecord") -> int | str:
+    """A run by store id, or by label before it is stored."""
+    return run.id if run.id is not None else run.label
 
 
 def inspect(
@@ -136,26 +145,14 @@ def inspect(
 ) -> "InspectResult":
     """Per-phase distributions, the change over time inside the runs, and the operations
     that moved most; refused pairs (see ``compare``) get no detail."""
-    from workbench.compare.inspect_data import build_inspect
+    from workbench.compare.inspect_data import build_inspect  # numpy
 
     comparison = compare(baseline, candidate, lens, changes, accepts, extensions, control=control)
     return build_inspect(comparison, baseline, candidate, windows=windows, top=top)
 
 
-def _declarations_relied_on(runs: Sequence["RunRecord"]) -> list[dict]:
-    """The dimensions set by ``wb declare`` on ``runs``, with their history ids."""
-    return [
-        {"run": run.id if run.id is not None else run.label, "dimension": name, "value": dim.value, "declaration": dim.declaration}
-        for run in runs
-        for name, dim in sorted(run.dimensions.items())
-        if dim.declaration is not None
-    ]
-
-
 def parse_change(text: str) -> tuple[str, tuple[str | None, str | None] | None]:
     """``DIM``, ``DIM=FROM:TO`` or ``DIM=FROM->TO`` (use ``->`` when a value has ``:``)."""
-    from workbench.errors import UsageError
-
     name, sep, rest = text.partition("=")
     name = name.strip()
     if not name:

@@ -13,9 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from msgspec import UNSET
+
 from lenses.base import WINDOW_DIMENSION, DimensionSpec, Lens, normalize_text
 from store.records import RunRecord
 from workbench.compare import dict_diff
+from workbench.compare.results import Refusal
 from workbench.compare.states import CHANGED, DIFFERENT, SAME, UNKNOWN, DimensionState
 from workbench.errors import UsageError
 
@@ -57,8 +60,8 @@ class DimensionRow:
             return b
         return c if b is None else f"{b}/{c}"
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "name": self.name,
             "state": self.state,
             "baseline": self.baseline.value,
@@ -68,7 +71,7 @@ class DimensionRow:
         }
         if self.note:
             out["note"] = self.note
-        out.update(dict_diff.row_json(self.name, self.state, self.baseline.value, self.candidate.value))
+        out.update(dict_diff.mapping_diff(self.name, self.state, self.baseline.value, self.candidate.value).to_json())
         if self.declared_change:
             out["declared_change"] = True
         if self.accepted_why is not None:
@@ -79,7 +82,7 @@ class DimensionRow:
 @dataclass
 class Comparability:
     rows: list[DimensionRow]
-    refusal: dict[str, Any] | None
+    refusal: Refusal | None
     unrealized_changes: list[str]
 
     @property
@@ -174,7 +177,7 @@ def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, decl
     return CHANGED, ""
 
 
-def _refusal(row: DimensionRow) -> dict[str, Any]:
+def _refusal(row: DimensionRow, also: Sequence[DimensionRow]) -> Refusal:
     what = f"{row.title} ({row.name})"
     if row.state == UNKNOWN:
         reason = (
@@ -190,7 +193,7 @@ def _refusal(row: DimensionRow) -> dict[str, Any]:
             reason += f" ({row.note})"
     hint = f"--change {row.name}=FROM:TO, " if row.state == DIFFERENT and not row.note and row.name != WINDOW_DIMENSION else ""
     reason += f"; to compare anyway: {hint}--accept {row.name} --why TEXT"
-    return {"dimension": row.name, "reason": reason}
+    return Refusal(dimension=row.name, reason=reason, also=tuple(r.name for r in also) if also else UNSET)
 
 
 def _change_pair(name: str, value: Any) -> Change:
@@ -239,10 +242,6 @@ def check(
             DimensionRow(spec.name, spec.title, spec.must_match, state, b, c, note, declared, accepts.get(spec.name))
         )
     blocking = [r for r in rows if r.blocks]
-    refusal = None
-    if blocking:
-        refusal = _refusal(blocking[0])
-        if len(blocking) > 1:
-            refusal["also"] = [r.name for r in blocking[1:]]
+    refusal = _refusal(blocking[0], blocking[1:]) if blocking else None
     unrealized = [r.name for r in rows if r.declared_change and r.state == SAME]
     return Comparability(rows, refusal, unrealized)

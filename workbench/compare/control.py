@@ -11,26 +11,27 @@ unknown refuses it, unless accepted (``--accept DIM --why``) as for the pair.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Mapping, Sequence
 
-if TYPE_CHECKING:
-    from lenses.base import Lens
-    from store.records import RunRecord
+from lenses.base import Lens
+from store.records import RunRecord
+from workbench.compare import comparability
+from workbench.compare.comparability import Change
+from workbench.compare.fmt import jsonable
+from workbench.errors import UsageError
+from workbench.textsafe import clean
 
 
 def check_control(
-    lens: "Lens",
-    baseline: Sequence["RunRecord"],
-    control: Sequence["RunRecord"],
-    changes: dict[str, Any] | None = None,
-    accepts: dict[str, str] | None = None,
+    lens: Lens,
+    baseline: Sequence[RunRecord],
+    control: Sequence[RunRecord],
+    changes: Mapping[str, Change] | None = None,
+    accepts: Mapping[str, str] | None = None,
 ) -> None:
-    """Raise ``UsageError`` (one line) when the control runs are not baseline-again runs."""
-    from workbench.compare import comparability
-    from workbench.compare.fmt import jsonable
-    from workbench.errors import UsageError
-    from workbench.textsafe import clean
-
+    """Raise ``UsageError`` (one line) when the control runs are not baseline-again runs.
+    ``changes``: the pair's declared change, which the control must *not* show (so it is
+    not passed on: every dimension must match the baseline)."""
     check = comparability.check(lens, baseline, control, None, accepts)
     for row in check.rows:
         if row.blocks or (row.state == "different" and row.accepted_why is None):
@@ -42,5 +43,5 @@ def check_control(
             )
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     return "unknown" if value is None else str(value)

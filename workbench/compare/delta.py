@@ -8,14 +8,29 @@ equally); effects come from the statistics engine on those per-run values.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
+from msgspec import UNSET
 
 from lenses.base import Lens
 from store.records import RunRecord
 from workbench.compare.effects import run_effect
 from workbench.compare.fmt import change
+from workbench.compare.results import (
+    Censored,
+    CensoredSides,
+    Effect,
+    Guardrail,
+    Metric,
+    PerItem,
+    PerRun,
+    Phase,
+    Primary,
+    Throughput,
+    Work,
+    no_effect,
+)
 
 NAN = float("nan")
 
@@ -25,10 +40,11 @@ def side_mean(values: Sequence[float]) -> float:
     return float(np.mean(known)) if known else NAN
 
 
-def _delta_fields(baseline: float, candidate: float) -> dict[str, float]:
+def _delta(baseline: float, candidate: float) -> tuple[float, float]:
+    """The change and the change in % of the baseline (nan: unknown)."""
     delta = candidate - baseline if math.isfinite(baseline) and math.isfinite(candidate) else NAN
     pct = 100.0 * delta / abs(baseline) if math.isfinite(delta) and baseline != 0 else NAN
-    return {"delta": delta, "delta_pct": pct}
+    return delta, pct
 
 
 def _control(values: list[float], control: Sequence[RunRecord] | None) -> list[float] | None:
@@ -39,44 +55,38 @@ def _control(values: list[float], control: Sequence[RunRecord] | None) -> list[f
 def primary(
     lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], *, timing_effect: bool,
     control: Sequence[RunRecord] | None = None,
-) -> dict[str, Any]:
+) -> Primary:
     spec = lens.primary
     per_b = [lens.primary_value(r) for r in base]
     per_c = [lens.primary_value(r) for r in cand]
     per_a = [lens.primary_value(r) for r in control or ()]
     b, c = side_mean(per_b), side_mean(per_c)
+    effect: Effect
     if timing_effect:
         effect = run_effect(per_b, per_c, lower_is_better=spec.lower_is_better, control=_control(per_a, control))
     else:
-        effect = {"verdict": None, "note": "the valid work differs: work and time are reported separately, no timing-only effect"}
-    return {
-        "metric": spec.name,
-        "title": spec.title,
-        "unit": spec.unit,
-        "baseline": b,
-        "candidate": c,
-        **_delta_fields(b, c),
-        "text": change(b, c, spec.unit),
-        "per_run": {"baseline": per_b, "candidate": per_c, **({"control": per_a} if control else {})},
-        "effect": effect,
-        **({"censored": {"baseline": _censored(lens, base), "candidate": _censored(lens, cand)}} if lens.primary_censored else {}),
-    }
+        effect = no_effect("the valid work differs: work and time are reported separately, no timing-only effect")
+    delta, pct = _delta(b, c)
+    per_run = PerRun(baseline=tuple(per_b), candidate=tuple(per_c), **({"control": tuple(per_a)} if control else {}))
+    censored = CensoredSides(baseline=_censored(lens, base), candidate=_censored(lens, cand)) if lens.primary_censored else UNSET
+    return Primary(metric=spec.name, title=spec.title, unit=spec.unit, baseline=b, candidate=c, delta=delta,
+                   delta_pct=pct, text=change(b, c, spec.unit), per_run=per_run, effect=effect, censored=censored)
 
 
-def _censored(lens: Lens, runs: Sequence[RunRecord]) -> dict[str, Any]:
+def _censored(lens: Lens, runs: Sequence[RunRecord]) -> Censored:
     """Fleet: jobs still waiting at their window's end, not in the mean of started waits;
     their elapsed waits are lower bounds (right-censored)."""
     elapsed = np.concatenate([lens.censored_values(r) for r in runs]) if runs else np.array([])
-    return {
-        "jobs": int(elapsed.size),
-        "min_elapsed_s": float(elapsed.min()) if elapsed.size else None,
-        "max_elapsed_s": float(elapsed.max()) if elapsed.size else None,
-    }
+    return Censored(
+        jobs=int(elapsed.size),
+        min_elapsed_s=float(elapsed.min()) if elapsed.size else None,
+        max_elapsed_s=float(elapsed.max()) if elapsed.size else None,
+    )
 
 
 def phases(
     lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
-) -> list[dict[str, Any]]:
+) -> list[Phase]:
     if lens.runs_are_windows:
         return window_metrics(lens, base, cand, control)
     sums_b = [lens.phase_summary(r) for r in base]
@@ -84,7 +94,7 @@ def phases(
     sums_a = [lens.phase_summary(r) for r in control or ()]
     out = []
     for phase in lens.phases:
-        def per_run(sums: list[dict], stat: str) -> list[float]:
+        def per_run(sums: list[dict[str, dict[str, float]]], stat: str) -> list[float]:
             return [s.get(phase.name, {}).get(stat, NAN) for s in sums]
 
         if not any(phase.name in s for s in sums_b + sums_c):
@@ -92,29 +102,29 @@ def phases(
         stat = lens.phase_statistic
         mean_b, mean_c = per_run(sums_b, "mean"), per_run(sums_c, "mean")
         out.append(
-            {
-                "name": phase.name,
-                "title": phase.title,
-                "unit": phase.unit,
-                "in_primary": phase.in_primary,
-                "additive": lens.phases_additive,
-                "stage": phase.stage,
-                "baseline_mean": side_mean(mean_b),
-                "candidate_mean": side_mean(mean_c),
-                "baseline_p50": side_mean(per_run(sums_b, "p50")),
-                "candidate_p50": side_mean(per_run(sums_c, "p50")),
-                "baseline_p95": side_mean(per_run(sums_b, "p95")),
-                "candidate_p95": side_mean(per_run(sums_c, "p95")),
-                "statistic": stat,
-                "effect": run_effect(per_run(sums_b, stat), per_run(sums_c, stat), control=_control(per_run(sums_a, stat), control)),
-            }
+            Phase(
+                name=phase.name,
+                title=phase.title,
+                unit=phase.unit,
+                in_primary=phase.in_primary,
+                additive=lens.phases_additive,
+                stage=phase.stage,
+                baseline_mean=side_mean(mean_b),
+                candidate_mean=side_mean(mean_c),
+                baseline_p50=side_mean(per_run(sums_b, "p50")),
+                candidate_p50=side_mean(per_run(sums_c, "p50")),
+                baseline_p95=side_mean(per_run(sums_b, "p95")),
+                candidate_p95=side_mean(per_run(sums_c, "p95")),
+                statistic=stat,
+                effect=run_effect(per_run(sums_b, stat), per_run(sums_c, stat), control=_control(per_run(sums_a, stat), control)),
+            )
         )
     return out
 
 
 def window_metrics(
     lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
-) -> list[dict[str, Any]]:
+) -> list[Phase]:
     """Fleet: the window metrics in the place of phases (no p95: one value per window)."""
     per_b = [lens.window_metrics(r) for r in base]
     per_c = [lens.window_metrics(r) for r in cand]
@@ -125,26 +135,26 @@ def window_metrics(
         vc = [m.get(name, NAN) for m in per_c]
         va = [m.get(name, NAN) for m in per_a]
         out.append(
-            {
-                "name": name,
-                "title": title,
-                "unit": unit,
-                "in_primary": False,
-                "additive": False,
-                "baseline_mean": side_mean(vb),
-                "candidate_mean": side_mean(vc),
-                "baseline_p95": None,
-                "candidate_p95": None,
-                "statistic": "mean",
-                "effect": run_effect(vb, vc, lower_is_better=not higher_better, control=_control(va, control)),
-            }
+            Phase(
+                name=name,
+                title=title,
+                unit=unit,
+                in_primary=False,
+                additive=False,
+                baseline_mean=side_mean(vb),
+                candidate_mean=side_mean(vc),
+                baseline_p95=None,
+                candidate_p95=None,
+                statistic="mean",
+                effect=run_effect(vb, vc, lower_is_better=not higher_better, control=_control(va, control)),
+            )
         )
     return out
 
 
 def guardrails(
     lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
-) -> list[dict[str, Any]]:
+) -> list[Guardrail]:
     out = []
     for g in lens.guardrails:
         b = side_mean([lens.guardrail_value(r, g.metric) for r in base])
@@ -154,49 +164,32 @@ def guardrails(
             # The same rule on the A/A control, as reruns do: a guardrail the baseline
             # breaks against itself is within the noise of these runs.
             a = side_mean([lens.guardrail_value(r, g.metric) for r in control])
-            extra = {"control": a, "control_state": g.judge(b, a)}
-            if extra["control_state"] == "broken":
+            control_state = g.judge(b, a)
+            extra = {"control": a, "control_state": control_state}
+            if control_state == "broken":
                 extra["control_note"] = "the A/A control breaks it too: the guardrail is within these runs' noise"
         else:
             extra = {}
-        out.append(
-            {
-                "name": g.name,
-                "title": g.title,
-                "state": state,
-                "metric": g.metric,
-                "rule": g.rule,
-                "limit": g.limit,
-                "unit": g.unit,
-                "baseline": b,
-                "candidate": c,
-                **({"note": "a value is missing on a side: the guardrail cannot be judged"} if state == "unknown" else {}),
-                **extra,
-            }
-        )
+        if state == "unknown":
+            extra["note"] = "a value is missing on a side: the guardrail cannot be judged"
+        out.append(Guardrail(name=g.name, title=g.title, state=state, metric=g.metric, rule=g.rule, limit=g.limit,
+                             unit=g.unit, baseline=b, candidate=c, **extra))
     return out
 
 
 def extra_metrics(
     lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
-) -> list[dict[str, Any]]:
+) -> list[Metric]:
     out = []
     for m in lens.metrics:
         per_b = [m.value(r) for r in base]
         per_c = [m.value(r) for r in cand]
         per_a = [m.value(r) for r in control or ()]
         b, c = side_mean(per_b), side_mean(per_c)
-        out.append(
-            {
-                "name": m.name,
-                "title": m.title,
-                "unit": m.unit,
-                "baseline": b,
-                "candidate": c,
-                **_delta_fields(b, c),
-                "effect": run_effect(per_b, per_c, lower_is_better=m.lower_is_better, control=_control(per_a, control)),
-            }
-        )
+        delta, pct = _delta(b, c)
+        effect = run_effect(per_b, per_c, lower_is_better=m.lower_is_better, control=_control(per_a, control))
+        out.append(Metric(name=m.name, title=m.title, unit=m.unit, baseline=b, candidate=c, delta=delta, delta_pct=pct,
+                          effect=effect))
     return out
 
 
@@ -204,7 +197,7 @@ def extra_metrics(
 WORK_TOLERANCE = 0.02
 
 
-def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], primary_json: dict | None) -> dict[str, Any]:
+def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], primary: Primary | None) -> Work:
     """Work of each side, whether the valid work per item is the same, and the throughput
     conversion (throughput change = 1/θ − 1 for a time ratio θ) where it holds."""
 
@@ -216,41 +209,30 @@ def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], prima
     unit = units.pop() if len(units) == 1 else lens.work_unit
     items_b = [lens.work_per_item(r) for r in base]
     items_c = [lens.work_per_item(r) for r in cand]
-    out: dict[str, Any] = {"unit": unit, "baseline": amount(base), "candidate": amount(cand)}
     if lens.runs_are_windows:
-        out["baseline"] = side_mean([lens.window_work(r) for r in base])
-        out["candidate"] = side_mean([lens.window_work(r) for r in cand])
-        out["unit"] = lens.work_unit
-        out["same"] = None
-        out["note"] = lens.work_note
-        return out
+        return Work(unit=lens.work_unit, baseline=side_mean([lens.window_work(r) for r in base]),
+                    candidate=side_mean([lens.window_work(r) for r in cand]), same=None, note=lens.work_note)
+    sides = {"unit": unit, "baseline": amount(base), "candidate": amount(cand)}
     if any(i is None for i in items_b + items_c):
-        out["same"] = None
-        out["note"] = "the data do not say the work per item on every run: work equivalence is unknown"
-        return out
+        return Work(**sides, same=None,
+                    note="the data do not say the work per item on every run: work equivalence is unknown")
     name = items_b[0].name
     b, c = side_mean([i.value for i in items_b]), side_mean([i.value for i in items_c])
     same = math.isclose(b, c, rel_tol=WORK_TOLERANCE)
-    out["per_item"] = {"name": name, "baseline": b, "candidate": c}
-    out["same"] = same
+    per_item = PerItem(name=name, baseline=b, candidate=c)
     if not same:
-        out["note"] = f"the valid work differs ({name}: {b:g} vs {c:g}): work and time are reported separately, never a timing-only effect"
-        return out
+        return Work(**sides, per_item=per_item, same=same,
+                    note=f"the valid work differs ({name}: {b:g} vs {c:g}): work and time are reported separately, never a timing-only effect")
     tb = [lens.throughput(r) for r in base]
     tc = [lens.throughput(r) for r in cand]
-    if all(t is not None for t in tb + tc) and primary_json is not None:
-        vb, vc = side_mean([t[0] for t in tb]), side_mean([t[0] for t in tc])
-        out["throughput"] = {
-            "unit": tb[0][1],
-            "baseline": vb,
-            "candidate": vc,
-            "change_pct": 100.0 * (vc / vb - 1.0) if vb else NAN,
-        }
-        # For a time-like primary over fixed work: throughput change = 1/θ − 1.
-        pb, pc = primary_json["baseline"], primary_json["candidate"]
-        if lens.throughput_from_primary and pb and pc and math.isfinite(pb) and math.isfinite(pc):
-            out["throughput"]["from_time_pct"] = 100.0 * (pb / pc - 1.0)
-    else:
-        out["throughput"] = None
-        out["note"] = "no completed duration recorded for every run: no throughput conversion"
-    return out
+    if not (all(t is not None for t in tb + tc) and primary is not None):
+        return Work(**sides, per_item=per_item, same=same, throughput=None,
+                    note="no completed duration recorded for every run: no throughput conversion")
+    vb, vc = side_mean([t[0] for t in tb]), side_mean([t[0] for t in tc])
+    # For a time-like primary over fixed work: throughput change = 1/θ − 1.
+    pb, pc = primary.baseline, primary.candidate
+    from_time = (100.0 * (pb / pc - 1.0) if lens.throughput_from_primary and pb and pc and math.isfinite(pb) and math.isfinite(pc)
+                 else UNSET)
+    throughput = Throughput(unit=tb[0][1], baseline=vb, candidate=vc, change_pct=100.0 * (vc / vb - 1.0) if vb else NAN,
+                            from_time_pct=from_time)
+    return Work(**sides, per_item=per_item, same=same, throughput=throughput)

@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Mapping
 from typing import Any
 
+from msgspec import UNSET, UnsetType
+
 from lenses.base import default_equal
+from workbench.compare.results import Result
 from workbench.compare.states import SAME
 from workbench.textsafe import clean
 
@@ -24,13 +28,31 @@ UNPARSED = "unparsed"
 NOUNS = {"engine_config": ("engine setting", "engine settings")}
 
 
-def is_mapping(value: Any) -> bool:
+class KeyChange(Result, frozen=True, kw_only=True):
+    """One key of a mapping that differs; a side's value is absent where the key is."""
+
+    key: str  # dotted: ``env.VLLM_USE_V1``
+    change: str  # added, removed or changed
+    baseline: object | UnsetType = UNSET  # as the capture gives it
+    candidate: object | UnsetType = UNSET
+
+
+class MappingDiff(Result, frozen=True, kw_only=True):
+    """What a comparability row adds for mapping values (nothing when neither side is one)."""
+
+    key_changes: tuple[KeyChange, ...] | UnsetType = UNSET
+    several_changed: str | UnsetType = UNSET
+    unparsed: dict[str, tuple[str, ...]] | UnsetType = UNSET  # side -> arguments not read
+
+
+def is_mapping(value: object) -> bool:
     return isinstance(value, dict)
 
 
-def flatten(value: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"env": {"A": "1"}, "tp": 2}`` -> ``{"env.A": "1", "tp": 2}`` (lists stay values)."""
-    out: dict[str, Any] = {}
+def flatten(value: Mapping[str, object], prefix: str = "") -> dict[str, object]:
+    """``{"env": {"A": "1"}, "tp": 2}`` -> ``{"env.A": "1", "tp": 2}`` (lists stay values).
+    ``value``: a mapping as a capture gives it (raw JSON)."""
+    out: dict[str, object] = {}
     for key, item in value.items():
         if not prefix and key == UNPARSED:
             continue
@@ -50,18 +72,17 @@ def _equal(a: Any, b: Any) -> bool:
     return bool(default_equal(a, b))
 
 
-def key_changes(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each key that differs: ``{"key", "change": added|removed|changed, "baseline", "candidate"}``
-    (a side's value is absent where the key is)."""
+def key_changes(baseline: Mapping[str, object], candidate: Mapping[str, object]) -> list[KeyChange]:
+    """Each key that differs, added, removed or changed, with the values it has."""
     a, b = flatten(baseline), flatten(candidate)
-    out: list[dict[str, Any]] = []
+    out: list[KeyChange] = []
     for key in sorted(a.keys() | b.keys()):
         if key not in b:
-            out.append({"key": key, "change": "removed", "baseline": a[key]})
+            out.append(KeyChange(key=key, change="removed", baseline=a[key]))
         elif key not in a:
-            out.append({"key": key, "change": "added", "candidate": b[key]})
+            out.append(KeyChange(key=key, change="added", candidate=b[key]))
         elif not _equal(a[key], b[key]):
-            out.append({"key": key, "change": "changed", "baseline": a[key], "candidate": b[key]})
+            out.append(KeyChange(key=key, change="changed", baseline=a[key], candidate=b[key]))
     return out
 
 
@@ -89,9 +110,9 @@ def _setting(key: str) -> str:
     return ".".join(parts[:2]) if parts[0] == "env" and len(parts) > 1 else parts[0]
 
 
-def several_changed(name: str, changes: list[dict[str, Any]]) -> str | None:
+def several_changed(name: str, changes: list[KeyChange]) -> str | None:
     """``2 engine settings changed at once: a, b — the effect cannot be given to either``."""
-    settings = list(dict.fromkeys(_setting(c["key"]) for c in changes))
+    settings = list(dict.fromkeys(_setting(c.key) for c in changes))
     if len(settings) < 2:
         return None
     noun = NOUNS.get(name, ("setting", "settings"))[1]
@@ -99,19 +120,16 @@ def several_changed(name: str, changes: list[dict[str, Any]]) -> str | None:
     return f"{len(settings)} {noun} changed at once: {', '.join(settings)} — the effect cannot be given to {which}"
 
 
-def row_json(name: str, state: str, baseline: Any, candidate: Any) -> dict[str, Any]:
+def mapping_diff(name: str, state: str, baseline: object, candidate: object) -> MappingDiff:
     """What a comparability row adds for mapping values (nothing when neither side is one)."""
-    out: dict[str, Any] = {}
+    changes: tuple[KeyChange, ...] | UnsetType = UNSET
+    summary: str | UnsetType = UNSET
     if is_mapping(baseline) and is_mapping(candidate) and state != SAME:
-        changes = key_changes(baseline, candidate)
-        out["key_changes"] = changes
-        summary = None if unparsed(baseline) or unparsed(candidate) else several_changed(name, changes)
-        if summary:  # (with arguments unread, which settings changed is itself unknown)
-            out["several_changed"] = summary
-    for side, value in (("baseline", baseline), ("candidate", candidate)):
-        if unparsed(value):
-            out.setdefault("unparsed", {})[side] = unparsed(value)
-    return out
+        changes = tuple(key_changes(baseline, candidate))
+        if not (unparsed(baseline) or unparsed(candidate)):  # (with arguments unread, which settings changed is itself unknown)
+            summary = several_changed(name, list(changes)) or UNSET
+    unread = {side: tuple(unparsed(value)) for side, value in (("baseline", baseline), ("candidate", candidate)) if unparsed(value)}
+    return MappingDiff(key_changes=changes, several_changed=summary, unparsed=unread or UNSET)
 
 
 def cell(value: Any) -> str | None:
@@ -127,23 +145,23 @@ def _show(value: Any) -> str:
     return clean(json.dumps(value, sort_keys=True, ensure_ascii=False))  # "0" (text) is not 0 (a number)
 
 
-def table_lines(name: str, state: str, baseline: Any, candidate: Any, width: int, indent: str = "    ") -> list[str]:
+def table_lines(name: str, state: str, baseline: object, candidate: object, width: int, indent: str = "    ") -> list[str]:
     """The lines under a mapping row: every differing key with both values, wrapped."""
-    extra = row_json(name, state, baseline, candidate)
+    diff = mapping_diff(name, state, baseline, candidate)
     lines: list[str] = []
-    for c in extra.get("key_changes", []):
-        key = clean(c["key"])
-        if c["change"] == "added":
-            text = f"+ {key}: {_show(c['candidate'])} (candidate only)"
-        elif c["change"] == "removed":
-            text = f"- {key}: {_show(c['baseline'])} (baseline only)"
+    for c in diff.key_changes or ():
+        key = clean(c.key)
+        if c.change == "added":
+            text = f"+ {key}: {_show(c.candidate)} (candidate only)"
+        elif c.change == "removed":
+            text = f"- {key}: {_show(c.baseline)} (baseline only)"
         else:
-            text = f"~ {key}: {_show(c['baseline'])} → {_show(c['candidate'])}"
+            text = f"~ {key}: {_show(c.baseline)} → {_show(c.candidate)}"
         lines += textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "    ",
                                break_long_words=True, break_on_hyphens=False)
-    for side, items in extra.get("unparsed", {}).items():
+    for side, items in (diff.unparsed or {}).items():
         text = f"not read ({side}): " + ", ".join(clean(repr(i)) for i in items)
         lines += textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "    ")
-    if extra.get("several_changed"):
-        lines += textwrap.wrap(clean(extra["several_changed"]), width, initial_indent=indent, subsequent_indent=indent + "  ")
+    if diff.several_changed:
+        lines += textwrap.wrap(clean(diff.several_changed), width, initial_indent=indent, subsequent_indent=indent + "  ")
     return lines

@@ -5,8 +5,12 @@ each run contributes one value."""
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Sequence
 
+import msgspec
+from msgspec import UNSET
+
+from workbench.compare.results import Effect, RunCounts, no_effect
 from workbench.stats.verdicts import MOVED, Verdict
 
 # A phase or metric "moved" when its interval is clear of 1 (MOVED verdicts), and stayed
@@ -27,7 +31,7 @@ def run_effect(
     *,
     lower_is_better: bool = True,
     control: Sequence[float] | None = None,
-) -> dict[str, Any]:
+) -> Effect:
     """The statistics engine's analysis of one value per run, or why there is none.
 
     Always has ``verdict`` (``None`` when no verdict can be given) and ``runs``.
@@ -37,62 +41,56 @@ def run_effect(
     and ``control_note`` says why.
     """
     b, c = _known(baseline), _known(candidate)
-    runs = {"baseline": len(b), "candidate": len(c)}
     a_prime = None
-    control_note = None
+    control_note = ""
     if control is not None:
         a_prime = _known(control)
-        runs["control"] = len(a_prime)
+        runs = RunCounts(baseline=len(b), candidate=len(c), control=len(a_prime))
         if len(a_prime) < 2 or min(a_prime) <= 0:
             control_note = (
                 f"the A/A control has {len(a_prime)} run(s) with a positive value here: "
                 "two or more are needed for a noise floor"
             )
             a_prime = None
+    else:
+        runs = RunCounts(baseline=len(b), candidate=len(c))
     if not b or not c:
-        return {"verdict": None, "runs": runs, "note": "unknown on a side: the effect cannot be given"}
+        return no_effect("unknown on a side: the effect cannot be given", runs)
     if len(b) < 2 or len(c) < 2:
-        return {
-            "verdict": None,
-            "runs": runs,
-            "note": "one run a side: no uncertainty can be given (two or more runs a side are needed)",
-        }
+        return no_effect("one run a side: no uncertainty can be given (two or more runs a side are needed)", runs)
     if min(b + c) <= 0:
-        return {"verdict": None, "runs": runs, "note": "a value is zero or negative: no ratio effect"}
-    from workbench.stats import analyze
+        return no_effect("a value is zero or negative: no ratio effect", runs)
+    from workbench.stats import analyze  # scipy: loaded when an effect is computed
 
     try:
         analysis = analyze(b, c, a_prime, paired=False, lower_is_better=lower_is_better)
     except ValueError as exc:
-        return {"verdict": None, "runs": runs, "note": f"no effect: {exc}"}
-    out = analysis.to_json()
-    out["runs"] = runs
-    if control_note:
-        out["control_note"] = control_note
-    return out
+        return no_effect(f"no effect: {exc}", runs)
+    doc = {**analysis.to_json(), "runs": runs, **({"control_note": control_note} if control_note else {})}
+    return msgspec.convert(doc, Effect)
 
 
-def movement(effect: dict[str, Any] | None, baseline: float, candidate: float) -> str:
+def movement(effect: Effect | None, baseline: float | None, candidate: float | None) -> str:
     """``moved``, ``stayed`` or ``unresolved`` for observations: from the verdict when
     there is one; with one run a side, descriptively from the band (said in the text)."""
-    if not (math.isfinite(baseline) and math.isfinite(candidate)):
+    if baseline is None or candidate is None or not (math.isfinite(baseline) and math.isfinite(candidate)):
         return "unresolved"
-    verdict = (effect or {}).get("verdict")
+    verdict = effect.verdict if effect is not None else None
     if verdict in MOVED:
         return "moved"
     if verdict in STAYED:
         return "stayed"
-    ratio = (effect or {}).get("ratio")
-    if verdict == Verdict.INCONCLUSIVE and ratio and abs(ratio - 1.0) <= (effect or {}).get("delta", DESCRIPTIVE_BAND):
-        # The interval holds 1 and the estimate sits inside the band: no change beyond
-        # noise (not a proof of equivalence; the effect says which).
-        return "stayed"
+    if verdict == Verdict.INCONCLUSIVE and effect is not None and effect.ratio:
+        band = DESCRIPTIVE_BAND if effect.delta is UNSET else effect.delta
+        if abs(effect.ratio - 1.0) <= band:
+            # The interval holds 1 and the estimate sits inside the band: no change beyond
+            # noise (not a proof of equivalence; the effect says which).
+            return "stayed"
     if verdict is None:  # one run a side, or a zero value: describe these runs only
         scale = max(abs(baseline), abs(candidate))
         return "moved" if abs(candidate - baseline) > DESCRIPTIVE_BAND * scale else "stayed"
     return "unresolved"
 
 
-def single_run(effect: dict[str, Any] | None) -> bool:
-    runs = (effect or {}).get("runs") or {}
-    return min(runs.get("baseline", 0), runs.get("candidate", 0)) <= 1
+def single_run(effect: Effect | None) -> bool:
+    return effect is None or effect.single_run

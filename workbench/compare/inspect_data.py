@@ -12,43 +12,91 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
+import msgspec
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from lenses.base import Lens, column, finite
 from store.records import RunRecord
 from workbench.compare.fmt import jsonable
 from workbench.compare.model import Comparison
+from workbench.compare.results import Result
 
 QUANTILES = {"p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99}
 
 
-@dataclass
-class InspectResult:
-    comparison: Comparison
-    distributions: list[dict[str, Any]] = field(default_factory=list)
-    over_time: dict[str, Any] = field(default_factory=dict)
-    operations: list[dict[str, Any]] | None = None
+class Summary(Result, frozen=True, kw_only=True):
+    """Items pooled over a side's runs: count, mean and quantiles (descriptive only)."""
 
-    def to_json(self) -> dict[str, Any]:
+    n: int
+    mean: float | None
+    p5: float | None
+    p25: float | None
+    p50: float | None
+    p75: float | None
+    p95: float | None
+    p99: float | None
+
+
+class Distribution(Result, frozen=True, kw_only=True):
+    name: str
+    unit: str
+    pooled: bool
+    baseline: Summary
+    candidate: Summary
+
+
+class WindowSeries(Result, frozen=True, kw_only=True):
+    """One measure's window means (averaged over a side's runs), window by window."""
+
+    name: str
+    unit: str
+    baseline: tuple[float | None, ...]
+    candidate: tuple[float | None, ...]
+
+
+class OverTime(Result, frozen=True, kw_only=True):
+    windows: int
+    by: str  # what orders the items: request order, step, job start time
+    metrics: tuple[WindowSeries, ...]
+    note: str | UnsetType = UNSET  # why there are no metrics
+
+
+class Operation(Result, frozen=True, kw_only=True):
+    name: str
+    kind: str
+    baseline_ms_per_step: float
+    candidate_ms_per_step: float
+    delta_ms: float
+
+
+class InspectResult(msgspec.Struct, frozen=True, kw_only=True):
+    """``wb inspect``: the comparison and, for a comparable pair, the per-phase detail."""
+
+    comparison: Comparison
+    distributions: tuple[Distribution, ...] = ()
+    over_time: OverTime | None = None  # None: not computed (a refused pair), written as {}
+    operations: tuple[Operation, ...] | None = None  # None: the runs carry no operations table
+
+    def to_json(self) -> dict[str, object]:
         return jsonable(
             {
                 "comparison": self.comparison.to_json(),
-                "distributions": self.distributions,
-                "over_time": self.over_time,
-                "operations": self.operations,
+                "distributions": [msgspec.to_builtins(d) for d in self.distributions],
+                "over_time": msgspec.to_builtins(self.over_time) if self.over_time is not None else {},
+                "operations": None if self.operations is None else [msgspec.to_builtins(o) for o in self.operations],
             }
         )
 
 
-def describe(values: np.ndarray) -> dict[str, float]:
+def describe(values: np.ndarray) -> Summary:
     v = finite(values)
     if not v.size:
-        return {"n": 0, "mean": math.nan, **{k: math.nan for k in QUANTILES}}
+        return Summary(n=0, mean=math.nan, **{k: math.nan for k in QUANTILES})
     qs = np.quantile(v, list(QUANTILES.values()))
-    return {"n": int(v.size), "mean": float(v.mean()), **{k: float(q) for k, q in zip(QUANTILES, qs)}}
+    return Summary(n=int(v.size), mean=float(v.mean()), **{k: float(q) for k, q in zip(QUANTILES, qs)})
 
 
 def series(lens: Lens, run: RunRecord) -> dict[str, np.ndarray]:
@@ -62,7 +110,7 @@ def _units(lens: Lens) -> dict[str, str]:
     return units
 
 
-def distributions(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[dict[str, Any]]:
+def distributions(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[Distribution]:
     sb = [series(lens, r) for r in base]
     sc = [series(lens, r) for r in cand]
     names = list(dict.fromkeys(k for s in sb + sc for k in s))
@@ -71,7 +119,7 @@ def distributions(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecor
     for name in names:
         pool_b = np.concatenate([s[name] for s in sb if name in s] or [np.empty(0)])
         pool_c = np.concatenate([s[name] for s in sc if name in s] or [np.empty(0)])
-        out.append({"name": name, "unit": units.get(name, ""), "pooled": True, "baseline": describe(pool_b), "candidate": describe(pool_c)})
+        out.append(Distribution(name=name, unit=units.get(name, ""), pooled=True, baseline=describe(pool_b), candidate=describe(pool_c)))
     return out
 
 
@@ -81,7 +129,7 @@ def _window_means(values: np.ndarray, k: int) -> list[float]:
     return [float(finite(c).mean()) if finite(c).size else math.nan for c in np.array_split(values, k)]
 
 
-def over_time(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], windows: int) -> dict[str, Any]:
+def over_time(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], windows: int) -> OverTime:
     sb = [series(lens, r) for r in base]
     sc = [series(lens, r) for r in cand]
     names = list(dict.fromkeys(k for s in sb + sc for k in s))
@@ -94,16 +142,17 @@ def over_time(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], 
             with np.errstate(all="ignore"):
                 side[label] = [float(np.nanmean(col)) if np.isfinite(col).any() else math.nan for col in rows.T] if rows.size else [math.nan] * windows
         if any(math.isfinite(v) for v in side["baseline"] + side["candidate"]):
-            metrics.append({"name": name, "unit": units.get(name, ""), **side})
+            metrics.append(WindowSeries(name=name, unit=units.get(name, ""), baseline=tuple(side["baseline"]),
+                                        candidate=tuple(side["candidate"])))
     order = lens.item_order
-    out: dict[str, Any] = {"windows": windows, "by": order, "metrics": metrics}
+    note: str | UnsetType = UNSET
     if not metrics:
         fewest = min((len(v) for s in sb + sc for v in s.values()), default=0)
-        out["note"] = f"too few items per run for {windows} windows (the shortest run has {fewest})"
-    return out
+        note = f"too few items per run for {windows} windows (the shortest run has {fewest})"
+    return OverTime(windows=windows, by=order, metrics=tuple(metrics), note=note)
 
 
-def operations(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -> list[dict[str, Any]] | None:
+def operations(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -> list[Operation] | None:
     def per_step(run: RunRecord) -> dict[str, tuple[str, float]] | None:
         ops = run.tables.get("operations")
         if not ops or "name" not in ops:
@@ -133,17 +182,15 @@ def operations(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -
         kind = next((o[name][0] for o in ob + oc if name in o), "")
         b = float(np.mean([o.get(name, (kind, 0.0))[1] for o in ob]))
         c = float(np.mean([o.get(name, (kind, 0.0))[1] for o in oc]))
-        rows.append({"name": name, "kind": kind, "baseline_ms_per_step": b, "candidate_ms_per_step": c, "delta_ms": c - b})
-    rows.sort(key=lambda r: (-abs(r["delta_ms"]), r["name"]))
+        rows.append(Operation(name=name, kind=kind, baseline_ms_per_step=b, candidate_ms_per_step=c, delta_ms=c - b))
+    rows.sort(key=lambda r: (-abs(r.delta_ms), r.name))
     return rows[:top]
 
 
 def build_inspect(comparison: Comparison, base: Sequence[RunRecord], cand: Sequence[RunRecord], *, windows: int = 8, top: int = 10) -> InspectResult:
-    result = InspectResult(comparison)
     if not comparison.comparable:
-        return result
+        return InspectResult(comparison=comparison)
     lens = comparison.lens
-    result.distributions = distributions(lens, base, cand)
-    result.over_time = over_time(lens, base, cand, windows)
-    result.operations = operations(base, cand, top)
-    return result
+    found = operations(base, cand, top)
+    return InspectResult(comparison=comparison, distributions=tuple(distributions(lens, base, cand)),
+                         over_time=over_time(lens, base, cand, windows), operations=None if found is None else tuple(found))

@@ -10,38 +10,45 @@ runs: their change cannot be given."), never "from unknown to unknown".
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Sequence
+
+import msgspec
+import numpy as np
+from msgspec import UNSET, UnsetType
 
 from lenses.base import Lens
+from lenses.fleet import read_window
 from store.records import RunRecord
 from workbench.compare.effects import movement, single_run
 from workbench.compare.fmt import num, qty
+from workbench.compare.results import Effect, Evidence, Guardrail, Observation, Phase, Primary, RunRef, Runs
 from workbench.stats.verdicts import Flag
 
 NOT_CAUSE = "observation, not cause"
 
 
-def _ref(run: RunRecord) -> Any:
+def _ref(run: RunRecord) -> RunRef:
     return run.id if run.id is not None else run.label
 
 
-def _evidence(base, cand, metric: str, values: dict[str, Any], effect: dict | None = None) -> dict[str, Any]:
+def _evidence(base, cand, metric: str, values: dict[str, object], effect: Effect | None = None, *,
+              side: str | UnsetType = UNSET) -> Evidence:
+    """The runs, metric, window kind and figures an observation cites (``values``: the
+    figures by name, as the rule that fired gives them)."""
     windows = sorted({str(r.window.get("kind") or "unknown") for r in [*base, *cand]})
-    ev = {
-        "runs": {"baseline": [_ref(r) for r in base], "candidate": [_ref(r) for r in cand]},
-        "metric": metric,
-        "window": windows[0] if len(windows) == 1 else windows,
-        "values": values,
-    }
-    if effect is not None:
-        ev["verdict"] = effect.get("verdict")
-        if effect.get("note"):
-            ev["effect_note"] = effect["note"]
-    return ev
+    return Evidence(
+        runs=Runs(baseline=tuple(_ref(r) for r in base), candidate=tuple(_ref(r) for r in cand)),
+        metric=metric,
+        window=windows[0] if len(windows) == 1 else tuple(windows),
+        values=values,
+        verdict=effect.verdict if effect is not None else UNSET,
+        effect_note=effect.note if effect is not None and effect.note else UNSET,
+        side=side,
+    )
 
 
-def _obs(text: str, evidence: dict[str, Any]) -> dict[str, Any]:
-    return {"text": text, "evidence": evidence, "kind": NOT_CAUSE}
+def _obs(text: str, evidence: Evidence) -> Observation:
+    return Observation(text=text, evidence=evidence, kind=NOT_CAUSE)
 
 
 def _join(items: list[str]) -> str:
@@ -50,24 +57,24 @@ def _join(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _b(p: dict) -> float:
+def _b(p: Phase) -> float | None:
     """A phase's baseline figure in the lens's phase statistic (p95 for inference)."""
-    return p[f"baseline_{p.get('statistic', 'mean')}"]
+    return p.side("baseline", p.statistic)
 
 
-def _c(p: dict) -> float:
-    return p[f"candidate_{p.get('statistic', 'mean')}"]
+def _c(p: Phase) -> float | None:
+    return p.side("candidate", p.statistic)
 
 
-def _moved_text(title: str, b: float, c: float, unit: str) -> str:
+def _moved_text(title: str, b: float | None, c: float | None, unit: str) -> str:
     verb = "grew" if c > b else "fell"
     return f"{title} {verb} from {qty(b, unit)} to {qty(c, unit)}"
 
 
-def _classify(phases: list[dict]) -> dict[str, list[dict]]:
-    groups: dict[str, list[dict]] = {"moved": [], "stayed": [], "unresolved": []}
+def _classify(phases: Sequence[Phase]) -> dict[str, list[Phase]]:
+    groups: dict[str, list[Phase]] = {"moved": [], "stayed": [], "unresolved": []}
     for p in phases:
-        groups[movement(p["effect"], _b(p), _c(p))].append(p)
+        groups[movement(p.effect, _b(p), _c(p))].append(p)
     return groups
 
 
@@ -75,11 +82,11 @@ def _both(base, cand) -> str:
     return "in both runs" if len(base) == 1 and len(cand) == 1 else "in the baseline and candidate runs"
 
 
-def _known(*values: Any) -> bool:
+def _known(*values: float | None) -> bool:
     return all(v is not None and math.isfinite(v) for v in values)
 
 
-def _missing_sides(base, cand, b: Any, c: Any) -> str:
+def _missing_sides(base, cand, b: float | None, c: float | None) -> str:
     """Where a value is missing: "in the baseline runs", "in the candidate run", "on either side"."""
     if not _known(b) and not _known(c):
         return "on either side"
@@ -91,191 +98,176 @@ def _were(names: list[str]) -> str:
     return "was" if len(names) == 1 else "were"
 
 
-def _not_recorded(base, cand, missing: list[dict]) -> list[dict]:
+def _not_recorded(base, cand, missing: list[Phase]) -> list[Observation]:
     """One sentence per set of sides for the phases not known on both sides."""
-    by_where: dict[str, list[dict]] = {}
+    by_where: dict[str, list[Phase]] = {}
     for p in missing:
         by_where.setdefault(_missing_sides(base, cand, _b(p), _c(p)), []).append(p)
     out = []
     for where, ps in by_where.items():
-        names = [p["title"].lower() for p in ps]
+        names = [p.title.lower() for p in ps]
         text = f"{_join(names).capitalize()} {_were(names)} not recorded {where}: {'its' if len(ps) == 1 else 'their'} change cannot be given."
-        known = {p["name"]: {k: v for k, v in (("baseline", _b(p)), ("candidate", _c(p))) if _known(v)} for p in ps}
-        ev = _evidence(base, cand, "phases not recorded", {"missing": [p["name"] for p in ps], "recorded": known})
+        known = {p.name: {k: v for k, v in (("baseline", _b(p)), ("candidate", _c(p))) if _known(v)} for p in ps}
+        ev = _evidence(base, cand, "phases not recorded", {"missing": [p.name for p in ps], "recorded": known})
         out.append(_obs(text, ev))
     return out
 
 
-def _primary_missing(base, cand, primary: dict) -> list[dict]:
-    b, c = primary["baseline"], primary["candidate"]
+def _primary_missing(base, cand, primary: Primary) -> list[Observation]:
+    b, c = primary.baseline, primary.candidate
     if _known(b, c):
         return []
-    text = f"{primary['title'].capitalize()} was not recorded {_missing_sides(base, cand, b, c)}: its change cannot be given."
+    text = f"{primary.title.capitalize()} was not recorded {_missing_sides(base, cand, b, c)}: its change cannot be given."
     known = {k: v for k, v in (("baseline", b), ("candidate", c)) if _known(v)}
-    return [_obs(text, _evidence(base, cand, primary["metric"], {"missing": primary["metric"], "recorded": known}))]
+    return [_obs(text, _evidence(base, cand, primary.metric, {"missing": primary.metric, "recorded": known}))]
 
 
-def phase_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]) -> list[dict]:
-    out: list[dict] = _primary_missing(base, cand, primary)
+def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequence[Phase]) -> list[Observation]:
+    out: list[Observation] = _primary_missing(base, cand, primary)
     missing = [p for p in phases if not _known(_b(p), _c(p))]
     phases = [p for p in phases if _known(_b(p), _c(p))]
     groups = _classify(phases)
-    values = {p["name"]: {"baseline": _b(p), "candidate": _c(p)} for p in phases}
-    one = " (one run a side: a change in these runs, no uncertainty can be given)" if single_run(primary.get("effect")) else ""
+    values = {p.name: {"baseline": _b(p), "candidate": _c(p)} for p in phases}
+    one = " (one run a side: a change in these runs, no uncertainty can be given)" if single_run(primary.effect) else ""
     if lens.phase_sentences == "each":
         for p in groups["moved"]:
-            text = _moved_text(f"{p['title']} time", _b(p), _c(p), p["unit"]) + "."
-            out.append(_obs(text + one if one else text, _evidence(base, cand, f"{p['name']} {p.get('statistic', 'mean')}", values[p["name"]], p["effect"])))
+            text = _moved_text(f"{p.title} time", _b(p), _c(p), p.unit) + "."
+            out.append(_obs(text + one if one else text, _evidence(base, cand, f"{p.name} {p.statistic}", values[p.name], p.effect)))
         if groups["stayed"]:
-            names = _join([p["title"].lower() for p in groups["stayed"]]).capitalize()
+            names = _join([p.title.lower() for p in groups["stayed"]]).capitalize()
             text = f"{names} took the same time {_both(base, cand)} (no change beyond noise)."
-            stat = groups["stayed"][0].get("statistic", "mean")
-            out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p["name"]: values[p["name"]] for p in groups["stayed"]})))
+            stat = groups["stayed"][0].statistic
+            out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p.name: values[p.name] for p in groups["stayed"]})))
     else:
         stayed = sorted(groups["stayed"], key=lambda p: -(_b(p) if math.isfinite(_b(p)) else 0))
         parts = []
         if stayed:
             first, rest = stayed[0], stayed[1:]
             parts.append(
-                f"{first['title']} stayed at {qty(_b(first), first['unit'])}"
-                + "".join(f", {p['title'].lower()} at {qty(_b(p), p['unit'])}" for p in rest)
+                f"{first.title} stayed at {qty(_b(first), first.unit)}"
+                + "".join(f", {p.title.lower()} at {qty(_b(p), p.unit)}" for p in rest)
             )
-        moved = [_moved_text(p["title"] if not parts and i == 0 else p["title"].lower(), _b(p), _c(p), p["unit"]) for i, p in enumerate(groups["moved"])]
+        moved = [_moved_text(p.title if not parts and i == 0 else p.title.lower(), _b(p), _c(p), p.unit) for i, p in enumerate(groups["moved"])]
         if moved:
             parts.append(_join(moved))
         if parts:
             text = "; ".join(parts) + "."
-            phase_vals = {p["name"]: values[p["name"]] for p in groups["stayed"] + groups["moved"]}
+            phase_vals = {p.name: values[p.name] for p in groups["stayed"] + groups["moved"]}
             out.append(_obs(text + one if groups["moved"] and one else text, _evidence(base, cand, "phase means (exposed time)", phase_vals)))
     for p in groups["unresolved"]:
-        verdict = (p["effect"] or {}).get("verdict")
-        if Flag.UNSTABLE in ((p["effect"] or {}).get("flags") or []):
+        verdict = p.effect.verdict
+        if Flag.UNSTABLE in (p.effect.flags or ()):
             why = "a change these runs cannot judge: the A/A control moved on its own (UNSTABLE)"
         else:
             why = f"a change these runs do not resolve beyond noise{f' ({verdict})' if verdict else ''}"
-        text = f"{p['title']} went from {qty(_b(p), p['unit'])} to {qty(_c(p), p['unit'])}, {why}."
-        out.append(_obs(text, _evidence(base, cand, f"{p['name']} {p.get('statistic', 'mean')}", values[p["name"]], p["effect"])))
+        text = f"{p.title} went from {qty(_b(p), p.unit)} to {qty(_c(p), p.unit)}, {why}."
+        out.append(_obs(text, _evidence(base, cand, f"{p.name} {p.statistic}", values[p.name], p.effect)))
     out.extend(_not_recorded(base, cand, missing))
     out.extend(_location(lens, base, cand, primary, groups))
-    b, c = primary["baseline"], primary["candidate"]
-    if lens.phases and movement(primary.get("effect"), b, c) == "moved" and not any(p["in_primary"] for p in groups["moved"]):
-        recorded = {p["name"] for p in phases if p["in_primary"]}
+    b, c = primary.baseline, primary.candidate
+    if lens.phases and movement(primary.effect, b, c) == "moved" and not any(p.in_primary for p in groups["moved"]):
+        recorded = {p.name for p in phases if p.in_primary}
         unrecorded = [s.title.lower() for s in lens.phases if s.in_primary and s.name not in recorded]
         if not recorded:  # nothing of what the primary measures is known on both sides
-            text = f"{_join(unrecorded).capitalize()} {_were(unrecorded)} not recorded: the change in {primary['title']} cannot be located."
-            out.append(_obs(text, _evidence(base, cand, primary["metric"], {"baseline": b, "candidate": c, "phases_not_recorded": unrecorded}, primary.get("effect"))))
+            text = f"{_join(unrecorded).capitalize()} {_were(unrecorded)} not recorded: the change in {primary.title} cannot be located."
+            out.append(_obs(text, _evidence(base, cand, primary.metric, {"baseline": b, "candidate": c, "phases_not_recorded": unrecorded}, primary.effect)))
         else:
-            text = _moved_text(primary["title"].capitalize(), b, c, primary["unit"]) + ", but none of its recorded phases moved beyond noise"
+            text = _moved_text(primary.title.capitalize(), b, c, primary.unit) + ", but none of its recorded phases moved beyond noise"
             text += f" ({_join(unrecorded)} not recorded)." if unrecorded else "."
-            out.append(_obs(text, _evidence(base, cand, primary["metric"], {"baseline": b, "candidate": c, "phases_stayed": [p["name"] for p in groups["stayed"]]}, primary.get("effect"))))
+            out.append(_obs(text, _evidence(base, cand, primary.metric, {"baseline": b, "candidate": c, "phases_stayed": [p.name for p in groups["stayed"]]}, primary.effect)))
     return out
 
 
-def _location(lens: Lens, base, cand, primary: dict, groups: dict[str, list[dict]]) -> list[dict]:
+def _location(lens: Lens, base, cand, primary: Primary, groups: dict[str, list[Phase]]) -> list[Observation]:
     """Where in the request the primary change sits: before the model or inside it (only
     when every part of the primary at the other stage is known on both sides)."""
     if not lens.locates_by_stage:
         return []
-    b, c = primary["baseline"], primary["candidate"]
-    if movement(primary.get("effect"), b, c) != "moved":
+    b, c = primary.baseline, primary.candidate
+    if movement(primary.effect, b, c) != "moved":
         return []
-    moved_primary = [p for p in groups["moved"] if p["in_primary"]]
+    moved_primary = [p for p in groups["moved"] if p.in_primary]
     if not moved_primary:
         return []
-    known = {p["name"] for g in groups.values() for p in g}
+    known = {p.name for g in groups.values() for p in g}
     unknown_at = {stage: [s.title.lower() for s in lens.phases if s.in_primary and s.stage == stage and s.name not in known]
                   for stage in ("model", "before_model")}
-    evidence = _evidence(
-        base,
-        cand,
-        primary["metric"],
-        {"baseline": b, "candidate": c, "moved": [p["name"] for p in groups["moved"]], "stayed": [p["name"] for p in groups["stayed"]]},
-        primary.get("effect"),
-    )
+    values: dict[str, object] = {"baseline": b, "candidate": c, "moved": [p.name for p in groups["moved"]],
+                                 "stayed": [p.name for p in groups["stayed"]]}
     word = "added" if c > b else "saved"
     where = {"before_model": "before the model starts work on the request", "model": "while the model works on the request"}
     for stage, other in (("before_model", "model"), ("model", "before_model")):
-        if all(p["stage"] == stage for p in moved_primary) and not any(p["stage"] == other for p in groups["moved"]):
+        if all(p.stage == stage for p in moved_primary) and not any(p.stage == other for p in groups["moved"]):
             if unknown_at[other]:  # the other stage may have moved too: no location claim
                 names = unknown_at[other]
                 text = f"{_join(names).capitalize()} {_were(names)} not recorded: whether all the {word} latency happens {where[stage]} cannot be established."
-                evidence["values"]["not_recorded"] = [s.name for s in lens.phases if s.title.lower() in names]
-                return [_obs(text, evidence)]
+                values["not_recorded"] = [s.name for s in lens.phases if s.title.lower() in names]
+                return [_obs(text, _evidence(base, cand, primary.metric, values, primary.effect))]
+            evidence = _evidence(base, cand, primary.metric, values, primary.effect)
             if stage == "before_model":
                 return [_obs(f"The {word} latency happens {where[stage]}.", evidence)]
-            return [_obs(f"The {word} latency happens {where[stage]} ({_join([p['name'] for p in moved_primary])}).", evidence)]
+            return [_obs(f"The {word} latency happens {where[stage]} ({_join([p.name for p in moved_primary])}).", evidence)]
     return []
 
 
-def guardrail_observations(base, cand, guardrails: list[dict]) -> list[dict]:
+def guardrail_observations(base, cand, guardrails: Sequence[Guardrail]) -> list[Observation]:
     out = []
     for g in guardrails:
-        vals = f"{qty(g['baseline'], g['unit'])} vs {qty(g['candidate'], g['unit'])}" if g["unit"] else f"{num(g['baseline'])} vs {num(g['candidate'])}"
-        if g["state"] == "held":
-            text = f"{g['title']} held ({vals})."
-        elif g["state"] == "broken":
-            text = f"{g['title']} broke its guardrail ({vals}; rule {g['rule']} {num(g['limit'])})."
+        vals = f"{qty(g.baseline, g.unit)} vs {qty(g.candidate, g.unit)}" if g.unit else f"{num(g.baseline)} vs {num(g.candidate)}"
+        if g.state == "held":
+            text = f"{g.title} held ({vals})."
+        elif g.state == "broken":
+            text = f"{g.title} broke its guardrail ({vals}; rule {g.rule} {num(g.limit)})."
         else:
-            text = f"{g['title']} was not recorded {_missing_sides(base, cand, g['baseline'], g['candidate'])}: the guardrail cannot be judged."
-            known = {k: g[k] for k in ("baseline", "candidate") if _known(g[k])}
-            out.append(_obs(text, _evidence(base, cand, g["metric"], {**known, "state": g["state"], "missing": [k for k in ("baseline", "candidate") if k not in known]})))
+            text = f"{g.title} was not recorded {_missing_sides(base, cand, g.baseline, g.candidate)}: the guardrail cannot be judged."
+            known = {k: getattr(g, k) for k in ("baseline", "candidate") if _known(getattr(g, k))}
+            out.append(_obs(text, _evidence(base, cand, g.metric, {**known, "state": g.state, "missing": [k for k in ("baseline", "candidate") if k not in known]})))
             continue
-        out.append(_obs(text, _evidence(base, cand, g["metric"], {"baseline": g["baseline"], "candidate": g["candidate"], "state": g["state"]})))
+        out.append(_obs(text, _evidence(base, cand, g.metric, {"baseline": g.baseline, "candidate": g.candidate, "state": g.state})))
     return out
 
 
-def fleet_observations(lens: Lens, base, cand, primary: dict, phases: list[dict]) -> list[dict]:
-    from lenses.fleet import read_window
-
+def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequence[Phase]) -> list[Observation]:
     out = []
-    b, c = primary["baseline"], primary["candidate"]
-    state = movement(primary.get("effect"), b, c)
+    b, c = primary.baseline, primary.candidate
+    state = movement(primary.effect, b, c)
     if state == "moved":
-        out.append(_obs(_moved_text("Mean queue wait", b, c, "s") + ".", _evidence(base, cand, primary["metric"], {"baseline": b, "candidate": c}, primary.get("effect"))))
+        out.append(_obs(_moved_text("Mean queue wait", b, c, "s") + ".", _evidence(base, cand, primary.metric, {"baseline": b, "candidate": c}, primary.effect)))
     for p in phases:
-        if p["name"] == "service_attainment" and movement(p["effect"], p["baseline_mean"], p["candidate_mean"]) == "moved":
-            out.append(_obs(_moved_text("Service attainment", p["baseline_mean"], p["candidate_mean"], "%") + ".", _evidence(base, cand, p["name"], {"baseline": p["baseline_mean"], "candidate": p["candidate_mean"]}, p["effect"])))
+        if p.name == "service_attainment" and movement(p.effect, p.baseline_mean, p.candidate_mean) == "moved":
+            out.append(_obs(_moved_text("Service attainment", p.baseline_mean, p.candidate_mean, "%") + ".", _evidence(base, cand, p.name, {"baseline": p.baseline_mean, "candidate": p.candidate_mean}, p.effect)))
     censored = _censored_waits(base, cand)
-    explained = {o["evidence"]["side"] for o in censored if o["evidence"]["values"]["windows_without_started_jobs"] == o["evidence"]["values"]["windows"]}
+    explained = {o.evidence.side for o in censored if o.evidence.values["windows_without_started_jobs"] == o.evidence.values["windows"]}
     for side, runs, value in (("baseline", base, b), ("candidate", cand, c)):
         if not _known(value) and side not in explained:
             where = f"the {side} window" if len(runs) == 1 else f"the {side} windows"
             text = f"The mean queue wait is unknown in {where}: no job with a known eligible time started there (queue wait = start − eligible)."
-            ev = _evidence(base, cand, primary["metric"], {"missing": side, **{k: v for k, v in (("baseline", b), ("candidate", c)) if _known(v)}})
+            ev = _evidence(base, cand, primary.metric, {"missing": side, **{k: v for k, v in (("baseline", b), ("candidate", c)) if _known(v)}})
             out.append(_obs(text, ev))
     out.extend(censored)
     # One observation per distinct finding, citing every window where it holds.
-    merged: dict[str, dict] = {}
+    found: dict[str, list[Observation]] = {}  # text -> the windows' observations of it
     for side, runs in (("baseline", base), ("candidate", cand)):
         for run in runs:
             for obs in _gang_blocking(side, run, read_window(run), base, cand):
-                seen = merged.get(obs["text"])
-                if seen is None:
-                    merged[obs["text"]] = obs
-                    obs["evidence"]["per_window"] = [obs["evidence"]["values"]]
-                    continue
-                for key in ("baseline", "candidate"):
-                    seen["evidence"]["runs"][key] += obs["evidence"]["runs"][key]
-                seen["evidence"]["per_window"].append(obs["evidence"]["values"])
-    for obs in merged.values():
-        ev = obs["evidence"]
-        ev["side"] = "both" if ev["runs"]["baseline"] and ev["runs"]["candidate"] else ev["side"]
-        side_runs = base if ev["side"] == "baseline" else cand
-        if ev["side"] != "both" and len(side_runs) > 1:
-            where = f" (in {len(ev['per_window'])} of {len(side_runs)} {ev['side']} windows). Without"
-            obs["text"] = obs["text"].replace(". Without", where, 1)
-    out.extend(merged.values())
+                found.setdefault(obs.text, []).append(obs)
+    for text, same in found.items():
+        first = same[0].evidence
+        runs = Runs(baseline=tuple(r for o in same for r in o.evidence.runs.baseline),
+                    candidate=tuple(r for o in same for r in o.evidence.runs.candidate))
+        side = "both" if runs.baseline and runs.candidate else first.side
+        side_runs = base if side == "baseline" else cand
+        if side != "both" and len(side_runs) > 1:
+            text = text.replace(". Without", f" (in {len(same)} of {len(side_runs)} {side} windows). Without", 1)
+        evidence = msgspec.structs.replace(first, runs=runs, side=side, per_window=tuple(o.evidence.values for o in same))
+        out.append(_obs(text, evidence))
     return out
 
 
-def _censored_waits(base, cand) -> list[dict]:
+def _censored_waits(base, cand) -> list[Observation]:
     """Jobs still waiting at a window's end: right-censored waits, said with their lower
     bounds, their share of the target (known misses, pending) and, when more than half
     may still be waiting, the Kaplan–Meier median as a bound."""
-    import numpy as np
-
-    from lenses.fleet import read_window
-
     out = []
     for side, runs in (("baseline", base), ("candidate", cand)):
         windows = [read_window(r) for r in runs]
@@ -314,13 +306,12 @@ def _censored_waits(base, cand) -> list[dict]:
             "pending": pending, "windows_without_started_jobs": len(idle), "windows": len(runs),
         }
         ev = _evidence(base if side == "baseline" else [], cand if side == "candidate" else [],
-                       "right-censored waits at window end", values)
-        ev["side"] = side
+                       "right-censored waits at window end", values, side=side)
         out.append(_obs(text[0].upper() + text[1:] + ".", ev))
     return out
 
 
-def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[dict]:
+def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[Observation]:
     idle = w.idle_end
     gangs = w.waiting_gangs
     if not gangs or not math.isfinite(idle) or idle <= 0:
@@ -343,12 +334,15 @@ def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[dict]:
         [run] if side == "candidate" else [],
         "idle GPUs and waiting gangs at window end",
         {"idle_gpus": idle, "capacity_gpus": w.capacity, "waiting_gang_sizes": list(gangs), "window_end": w.end, "eligibility_known": w.eligibility_known},
+        side=side,
     )
-    evidence["side"] = side
     return [_obs(text, evidence)]
 
 
-def observations(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], primary: dict, phases: list[dict], guardrails: list[dict]) -> list[dict]:
+def observations(
+    lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], primary: Primary, phases: Sequence[Phase],
+    guardrails: Sequence[Guardrail],
+) -> list[Observation]:
     if lens.runs_are_windows:
         found = fleet_observations(lens, base, cand, primary, phases)
     else:

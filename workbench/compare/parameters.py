@@ -13,41 +13,47 @@ the TUI's Inspect (``tui/services.inspect_text``) should too:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TypedDict
 
 import msgspec
+
+from workbench.compare.fmt import jsonable
 
 Value = str | int | float | bool | None
 
 
-class ComparisonParameters(msgspec.Struct, frozen=True):
+class EngineArguments(TypedDict):
+    """Keyword arguments of ``workbench.compare.compare``/``inspect``."""
+
+    lens: str | None
+    changes: dict[str, tuple[Value, ...]]
+    accepts: dict[str, str]
+
+
+class ComparisonParameters(msgspec.Struct, frozen=True, omit_defaults=True):
     """The compare engine's arguments for one stored comparison (frozen: a record).
 
     ``control``: the A′ runs, by store id; in an imported (read-only) investigation by
-    the bundle's run refs (``"run/6"``).
+    the bundle's run refs (``"run/6"``); left out of the JSON when there are none.
     """
 
-    lens: str | None = None
-    changes: dict[str, tuple[Value, ...]] = {}
-    accepts: dict[str, str] = {}
+    lens: str | None
+    changes: dict[str, tuple[Value, ...]]
+    accepts: dict[str, str]
     control: tuple[int | str, ...] = ()
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any] | None) -> "ComparisonParameters":
-        """Decode stored or bundled parameters; ``msgspec.ValidationError`` names the
-        place (``$.accepts[...]``) when the document has another shape."""
-        return msgspec.convert(dict(doc or {}), cls)
+    def from_json(cls, doc: Mapping[str, object] | None) -> "ComparisonParameters":
+        """Decode stored or bundled parameters (a missing key: none given);
+        ``msgspec.ValidationError`` names the place (``$.accepts[...]``) when the
+        document has another shape."""
+        return msgspec.convert({"lens": None, "changes": {}, "accepts": {}, **dict(doc or {})}, cls)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The stored form (the inverse of :meth:`from_json`)."""
-        return {
-            "lens": self.lens,
-            "changes": {k: list(v) for k, v in self.changes.items()},
-            "accepts": dict(self.accepts),
-            **({"control": list(self.control)} if self.control else {}),
-        }
+        return jsonable(msgspec.to_builtins(self))
 
-    def engine_arguments(self) -> dict[str, Any]:
+    def engine_arguments(self) -> "EngineArguments":
         """Keyword arguments of ``workbench.compare.compare``/``inspect`` (the control
         runs are loaded by the caller: they are ids here, records there)."""
         return {

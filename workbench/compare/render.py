@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Sequence
 from typing import Any
+
+import msgspec
+from msgspec import UNSET
 
 from workbench.compare import dict_diff
 from workbench.compare.charts import distribution_chart, paired_bars
 from workbench.compare.fmt import change, num, qty
 from workbench.compare.inspect_data import InspectResult
 from workbench.compare.model import Comparison
+from workbench.compare.results import Censored, Effect, RunRef, Work
 from workbench.compare.states import CHANGED, DIFFERENT, SAME, UNKNOWN
 from workbench.textsafe import clean
 
@@ -24,55 +29,53 @@ def _cut(value: Any, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "~"
 
 
-def _runs(refs: list[Any]) -> str:
+def _runs(refs: Sequence[RunRef]) -> str:
     return ", ".join(clean(r) for r in refs)
 
 
 def header(c: Comparison) -> list[str]:
     lines = [f"lens: {c.lens.name}"]
     for side in ("baseline", "candidate"):
-        lines += textwrap.wrap(f"{side}: {_runs(c.runs[side])}", WIDTH, subsequent_indent="  ")
+        lines += textwrap.wrap(f"{side}: {_runs(c.runs.get(side))}", WIDTH, subsequent_indent="  ")
     if c.runs.get("control"):
-        lines += textwrap.wrap(f"control (A′, baseline again): {_runs(c.runs['control'])}", WIDTH, subsequent_indent="  ")
+        lines += textwrap.wrap(f"control (A′, baseline again): {_runs(c.runs.get('control'))}", WIDTH, subsequent_indent="  ")
     return lines
 
 
-def control_lines(effect: dict[str, Any]) -> list[str]:
+def control_lines(effect: Effect | None) -> list[str]:
     """The A/A control of an effect: A′/A, its CI90 against the band, the noise floor."""
-    aa = effect.get("aa")
+    aa = effect.aa if effect is not None else None
     if not aa:
-        note = effect.get("control_note")
+        note = effect.control_note if effect is not None else None
         return textwrap.wrap(f"A/A control: {clean(note)}", WIDTH, initial_indent="  ", subsequent_indent="    ") if note else []
-    ci = next((i for i in aa.get("intervals", []) if i.get("level") == 0.90 and i.get("role") == "primary"), None)
-    ci_text = f", CI90 {num(ci['low'])}..{num(ci['high'])}" if ci and ci.get("low") is not None and ci.get("high") is not None else ""
+    ci = aa.interval(0.90)
+    ci_text = f", CI90 {num(ci.low)}..{num(ci.high)}" if ci and ci.low is not None and ci.high is not None else ""
     text = (
-        f"A/A control: A′/A {num(aa.get('ratio'))}{ci_text}; noise floor {num(aa.get('noise_floor_sd_log'))} "
-        f"(SD of log values); smallest detectable change {num(aa.get('mde_pct'))} %"
+        f"A/A control: A′/A {num(aa.ratio)}{ci_text}; noise floor {num(aa.noise_floor_sd_log)} "
+        f"(SD of log values); smallest detectable change {num(aa.mde_pct)} %"
     )
-    needed = (effect.get("planning") or {}).get("rounds_needed")
-    if aa.get("underpowered") and needed and effect.get("delta"):
-        text += f"; about {needed} runs a side would resolve δ = {num(100 * effect['delta'])} %"
+    needed = effect.planning.rounds_needed if effect.planning else None
+    if aa.underpowered and needed and effect.delta:
+        text += f"; about {needed} runs a side would resolve δ = {num(100 * effect.delta)} %"
     return textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="    ")
 
 
-def _effect_text(effect: dict | None) -> str:
-    effect = effect or {}
-    verdict = effect.get("verdict")
-    if verdict is None:
-        return effect.get("note", "no effect")
-    ci = next((i for i in effect.get("intervals", []) if i.get("level") == 0.95), None)
-    if ci and ci.get("low") is not None and ci.get("high") is not None:
-        return f"{verdict} (ratio {num(effect.get('ratio'))}, CI95 {num(ci['low'])}..{num(ci['high'])})"
-    return str(verdict)
+def _effect_text(effect: Effect | None) -> str:
+    if effect is None:
+        return "no effect"
+    if effect.verdict is None:
+        return effect.note or "no effect"
+    ci = effect.interval(0.95)
+    if ci and ci.low is not None and ci.high is not None:
+        return f"{effect.verdict} (ratio {num(effect.ratio or None)}, CI95 {num(ci.low)}..{num(ci.high)})"
+    return str(effect.verdict)
 
 
-def _effect_short(effect: dict | None) -> str:
+def _effect_short(effect: Effect | None) -> str:
     """The effect in a table cell: the verdict and ratio, or why there is none."""
-    effect = effect or {}
-    verdict = effect.get("verdict")
-    if verdict is not None:
-        return f"{verdict} ×{num(effect.get('ratio'))}" if effect.get("ratio") is not None else str(verdict)
-    note = str(effect.get("note", ""))
+    if effect is not None and effect.verdict is not None:
+        return f"{effect.verdict} ×{num(effect.ratio)}" if effect.ratio else str(effect.verdict)
+    note = str(effect.note or "") if effect is not None else ""
     if note.startswith("one run"):
         return "no interval: 1 run/side"
     if note.startswith("unknown"):
@@ -114,39 +117,39 @@ def render_comparison(c: Comparison) -> str:
         "",
     ]
     if not c.comparable:
-        out += textwrap.wrap(f"REFUSED: {clean(c.refusal['reason'])}", WIDTH, subsequent_indent="  ")
-        if c.refusal.get("also"):
-            out.append(f"also blocking: {', '.join(c.refusal['also'])}")
+        out += textwrap.wrap(f"REFUSED: {clean(c.refusal.reason)}", WIDTH, subsequent_indent="  ")
+        if c.refusal.also:
+            out.append(f"also blocking: {', '.join(c.refusal.also)}")
         out.append("No delta is computed for a pair that is not comparable.")
         return "\n".join(out)
     for a in c.accepted:
-        out.append(f"accepted {a['dimension']}: {clean(a['why'])}")
+        out.append(f"accepted {a.dimension}: {clean(a.why)}")
     if c.declarations:  # what `wb declare` said, beyond the files ('wb show RUN' has who and why)
-        relied = ", ".join(f"run {d['run']} {d['dimension']} (#{d['declaration']})" for d in c.declarations)
+        relied = ", ".join(f"run {d.run} {d.dimension} (#{d.declaration})" for d in c.declarations)
         out += textwrap.wrap(clean(f"relies on declarations: {relied}"), WIDTH, subsequent_indent="  ")
-    p = c.primary or {}
-    out += [f"{p.get('title', '')}: {p.get('text', '')}", f"  effect: {_effect_text(p.get('effect'))}"]
-    effect = p.get("effect") or {}
-    if effect.get("verdict") is not None:
-        runs = effect.get("runs") or {}
-        detail = f"{runs.get('baseline', '?')} vs {runs.get('candidate', '?')} runs, unpaired"
-        if "control" in runs:
-            detail += f", {runs['control']} A′ control runs"
-        if effect.get("flags"):
-            detail += "; flags: " + ", ".join(effect["flags"])
+    p = c.primary
+    effect = c.effect
+    out += [f"{p.title if p else ''}: {p.text if p else ''}", f"  effect: {_effect_text(effect)}"]
+    if effect is not None and effect.verdict is not None:
+        runs = effect.runs
+        detail = f"{runs.baseline if runs else '?'} vs {runs.candidate if runs else '?'} runs, unpaired"
+        if runs and runs.control is not UNSET:
+            detail += f", {runs.control} A′ control runs"
+        if effect.flags:
+            detail += "; flags: " + ", ".join(effect.flags)
         out += textwrap.wrap(detail, WIDTH, initial_indent="  ", subsequent_indent="  ")
-        if effect.get("reason"):
-            out += textwrap.wrap(clean(effect["reason"]), WIDTH, initial_indent="  ", subsequent_indent="  ")
+        if effect.reason:
+            out += textwrap.wrap(clean(effect.reason), WIDTH, initial_indent="  ", subsequent_indent="  ")
     out += control_lines(effect)
-    censored = p.get("censored")
-    if censored and any(side["jobs"] for side in censored.values()):
-        def said(side: dict) -> str:
-            if not side["jobs"]:
+    censored = p.censored if p else None
+    if censored and (censored.baseline.jobs or censored.candidate.jobs):
+        def said(side: Censored) -> str:
+            if not side.jobs:
                 return "none"
-            lo, hi = qty(side["min_elapsed_s"], "s"), qty(side["max_elapsed_s"], "s")
-            return f"{side['jobs']} job{'s' if side['jobs'] > 1 else ''}, waiting {lo if lo == hi else f'{lo} to {hi}'} so far"
-        text = (f"still waiting at the end (right-censored, not in this mean): baseline {said(censored['baseline'])}; "
-                f"candidate {said(censored['candidate'])}")
+            lo, hi = qty(side.min_elapsed_s, "s"), qty(side.max_elapsed_s, "s")
+            return f"{side.jobs} job{'s' if side.jobs > 1 else ''}, waiting {lo if lo == hi else f'{lo} to {hi}'} so far"
+        text = (f"still waiting at the end (right-censored, not in this mean): baseline {said(censored.baseline)}; "
+                f"candidate {said(censored.candidate)}")
         out += textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="    ")
     out.append("")
     if c.phases:
@@ -154,20 +157,20 @@ def render_comparison(c: Comparison) -> str:
     if c.metrics:
         out.append("Extra metrics")
         for m in c.metrics:
-            out.append(f"  {_cut(m['title'], 28):<28} {change(m['baseline'], m['candidate'], m['unit'])}  {_effect_text(m['effect'])}")
+            out.append(f"  {_cut(m.title, 28):<28} {change(m.baseline, m.candidate, m.unit)}  {_effect_text(m.effect)}")
         out.append("")
     if c.guardrails:
         out.append("Guardrails")
         for g in c.guardrails:
-            out.append(f"  {_cut(g['title'], 28):<28} {g['state']:<8} {qty(g['baseline'], g['unit'])} vs {qty(g['candidate'], g['unit'])}")
-            if "control_state" in g:
-                out.append(f"  {'':<28} A/A control: {g['control_state']} ({qty(g['control'], g['unit'])})")
+            out.append(f"  {_cut(g.title, 28):<28} {g.state:<8} {qty(g.baseline, g.unit)} vs {qty(g.candidate, g.unit)}")
+            if g.control_state is not UNSET:
+                out.append(f"  {'':<28} A/A control: {g.control_state} ({qty(None if g.control is UNSET else g.control, g.unit)})")
         out.append("")
     out += work_lines(c.work)
     if c.observations:
         out.append("Observations (observation, not cause)")
         for o in c.observations:
-            out += textwrap.wrap(clean(o["text"]), WIDTH, initial_indent="  - ", subsequent_indent="    ")
+            out += textwrap.wrap(clean(o.text), WIDTH, initial_indent="  - ", subsequent_indent="    ")
     return "\n".join(out)
 
 
@@ -177,34 +180,31 @@ def phases_table(c: Comparison) -> list[str]:
     lines = [head, *textwrap.wrap(clean(c.lens.phase_note), WIDTH - 2, initial_indent="  ", subsequent_indent="  ")]
     if fleet:
         lines.append(f"  {'metric':<30} {'baseline':>10} {'candidate':>10}  effect")
-        for p in c.phases or []:
-            lines.append(f"  {_cut(p['title'], 30):<30} {qty(p['baseline_mean'], p['unit']):>10} {qty(p['candidate_mean'], p['unit']):>10}  {_cut(_effect_short(p['effect']), 24)}")
+        for p in c.phases or ():
+            lines.append(f"  {_cut(p.title, 30):<30} {qty(p.baseline_mean, p.unit):>10} {qty(p.candidate_mean, p.unit):>10}  {_cut(_effect_short(p.effect), 24)}")
         return lines + [""]
     lines.append(f"  {'phase':<18} {'mean':>19}  {'p50':>16}  {'p95':>16}")
-    for p in c.phases or []:
-        mark = "" if p["in_primary"] else " (beside)"
-        arrow = lambda b, v: f"{num(b)} → {num(v)}"  # noqa: E731
-        lines.append(
-            f"  {_cut(p['title'] + mark, 18):<18} {arrow(p['baseline_mean'], p['candidate_mean']):>19}  "
-            f"{arrow(p['baseline_p50'], p['candidate_p50']):>16}  {arrow(p['baseline_p95'], p['candidate_p95']):>16}"
-        )
-        lines.append(f"  {'':<18} {p.get('statistic', 'mean')}: {_cut(_effect_text(p['effect']), WIDTH - 28)}")
-    lines.append(f"  units: {c.phases[0]['unit'] if c.phases else ''}; phases are not additive")
+    for p in c.phases or ():
+        mark = "" if p.in_primary else " (beside)"
+        arrow = lambda stat: f"{num(p.side('baseline', stat))} → {num(p.side('candidate', stat))}"  # noqa: E731
+        lines.append(f"  {_cut(p.title + mark, 18):<18} {arrow('mean'):>19}  {arrow('p50'):>16}  {arrow('p95'):>16}")
+        lines.append(f"  {'':<18} {p.statistic}: {_cut(_effect_text(p.effect), WIDTH - 28)}")
+    lines.append(f"  units: {c.phases[0].unit if c.phases else ''}; phases are not additive")
     return lines + [""]
 
 
-def work_lines(work: dict[str, Any]) -> list[str]:
-    if not work:
+def work_lines(work: Work | None) -> list[str]:
+    if work is None:
         return []
-    lines = ["Work", f"  {clean(work.get('unit', ''))}: {num(work.get('baseline'))} vs {num(work.get('candidate'))}"]  # unit: from the capture
-    item = work.get("per_item")
+    lines = ["Work", f"  {clean(work.unit or '')}: {num(work.baseline)} vs {num(work.candidate)}"]  # unit: from the capture
+    item = work.per_item
     if item:
-        lines.append(f"  {clean(item['name'])}: {num(item['baseline'])} vs {num(item['candidate'])} ({'same' if work.get('same') else 'DIFFERENT'})")
-    t = work.get("throughput")
+        lines.append(f"  {clean(item.name)}: {num(item.baseline)} vs {num(item.candidate)} ({'same' if work.same else 'DIFFERENT'})")
+    t = work.throughput
     if t:
-        lines.append(f"  throughput: {change(t['baseline'], t['candidate'], t['unit'])}")
-    if work.get("note"):
-        lines += textwrap.wrap(clean(work["note"]), WIDTH, initial_indent="  ", subsequent_indent="  ")
+        lines.append(f"  throughput: {change(t.baseline, t.candidate, t.unit)}")
+    if work.note:
+        lines += textwrap.wrap(clean(work.note), WIDTH, initial_indent="  ", subsequent_indent="  ")
     return lines + [""]
 
 
@@ -213,56 +213,57 @@ def render_inspect(r: InspectResult) -> str:
     if not c.comparable:
         return render_comparison(c)
     out = header(c)
-    p = c.primary or {}
-    out += [f"{p.get('title', '')}: {p.get('text', '')}", ""]
+    p = c.primary
+    out += [f"{p.title if p else ''}: {p.text if p else ''}", ""]
     if c.phases and not c.lens.runs_are_windows:
-        stat = c.phases[0].get("statistic", "mean")
+        stat = c.phases[0].statistic
         out.append(f"Phase {stat} (each run's, averaged over runs), baseline against candidate")
-        unit = c.phases[0]["unit"]
-        out.append(paired_bars([(ph["title"], ph[f"baseline_{stat}"], ph[f"candidate_{stat}"]) for ph in c.phases], unit, WIDTH))
+        unit = c.phases[0].unit
+        out.append(paired_bars([(ph.title, ph.side("baseline", stat), ph.side("candidate", stat)) for ph in c.phases], unit, WIDTH))
         out.append("")
     elif c.phases:
         out.append("Window metrics")
         for ph in c.phases:
-            out.append(paired_bars([(ph["title"], ph["baseline_mean"], ph["candidate_mean"])], ph["unit"], WIDTH))
+            out.append(paired_bars([(ph.title, ph.baseline_mean, ph.candidate_mean)], ph.unit, WIDTH))
         out.append("")
     if r.distributions:
         out.append("Distributions (items pooled over a side's runs; descriptive, not an interval)")
         out.append(f"  {'measure':<14} {'side':<4} {'n':>7} {'p5':>8} {'p50':>8} {'p95':>8} {'p99':>8} {'mean':>8}")
         for d in r.distributions:
-            for side in ("baseline", "candidate"):
-                s = d[side]
+            for side, s in (("baseline", d.baseline), ("candidate", d.candidate)):
                 out.append(
-                    f"  {_cut(d['name'], 14):<14} {side[0].upper():<4} {s['n']:>7} "
-                    + " ".join(f"{num(s[k]):>8}" for k in ("p5", "p50", "p95", "p99", "mean"))
+                    f"  {_cut(d.name, 14):<14} {side[0].upper():<4} {s.n:>7} "
+                    + " ".join(f"{num(v):>8}" for v in (s.p5, s.p50, s.p95, s.p99, s.mean))
                 )
-        for unit in dict.fromkeys(d["unit"] for d in r.distributions):
-            rows = [(d["name"], d["baseline"], d["candidate"]) for d in r.distributions if d["unit"] == unit]
+        for unit in dict.fromkeys(d.unit for d in r.distributions):
+            # the chart reads each side's figures by name (nan: unknown)
+            rows = [(d.name, msgspec.to_builtins(d.baseline), msgspec.to_builtins(d.candidate)) for d in r.distributions if d.unit == unit]
             out.append(distribution_chart(rows, unit, WIDTH))
         out.append("")
-    if r.over_time.get("metrics"):
-        k = r.over_time["windows"]
-        first, rest = r.over_time["metrics"][0], r.over_time["metrics"][1:]
-        out.append(f"Over time: {k} equal windows by {r.over_time['by']} (window means over runs)")
-        rows = [(f"{first['name']} {i + 1}/{k}", b, v) for i, (b, v) in enumerate(zip(first["baseline"], first["candidate"]))]
-        out.append(paired_bars(rows, first["unit"], WIDTH))
+    t = r.over_time
+    if t is not None and t.metrics:
+        k = t.windows
+        first, rest = t.metrics[0], t.metrics[1:]
+        out.append(f"Over time: {k} equal windows by {t.by} (window means over runs)")
+        rows = [(f"{first.name} {i + 1}/{k}", b, v) for i, (b, v) in enumerate(zip(first.baseline, first.candidate))]
+        out.append(paired_bars(rows, first.unit, WIDTH))
         if rest:
             out.append("")
             out.append("  candidate / baseline per window (1.00 = no change; ? = unknown)")
             out.append(f"  {'measure':<14}" + "".join(f"{i + 1:>7}" for i in range(min(k, 9))))
             for m in rest:
-                cells = [_ratio(b, v) for b, v in zip(m["baseline"], m["candidate"])][:9]
-                out.append(f"  {_cut(m['name'], 14):<14}" + "".join(f"{c:>7}" for c in cells))
+                cells = [_ratio(b, v) for b, v in zip(m.baseline, m.candidate)][:9]
+                out.append(f"  {_cut(m.name, 14):<14}" + "".join(f"{c:>7}" for c in cells))
         out.append("")
-    if r.over_time.get("note"):
-        out += [f"Over time: {clean(r.over_time['note'])}", ""]
+    if t is not None and t.note:
+        out += [f"Over time: {clean(t.note)}", ""]
     if r.operations:
         out.append("Operations that moved most (ms per step, mean over runs)")
         out.append(f"  {'operation':<36} {'kind':<10} {'baseline':>9} {'candidate':>9} {'delta':>9}")
         for o in r.operations:
             out.append(
-                f"  {_cut(o['name'], 36):<36} {_cut(o['kind'], 10):<10} {num(o['baseline_ms_per_step']):>9} "
-                f"{num(o['candidate_ms_per_step']):>9} {('+' if o['delta_ms'] > 0 else '') + num(o['delta_ms']):>9}"
+                f"  {_cut(o.name, 36):<36} {_cut(o.kind, 10):<10} {num(o.baseline_ms_per_step):>9} "
+                f"{num(o.candidate_ms_per_step):>9} {('+' if o.delta_ms > 0 else '') + num(o.delta_ms):>9}"
             )
     elif r.operations is None:
         out.append("Operations: the runs carry no operations table.")

@@ -330,7 +330,7 @@ def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]
                 for side, lv in (("baseline", b), ("candidate", c))}
         if result.comparable:
             matched.append(MatchedLevel(
-                **refs, comparable=True, refusal=result.refusal, primary=result.primary, guardrails=result.guardrails,
+                **refs, comparable=True, refusal=result.refusal, primary=result.primary, guardrails=list(result.guardrails),
                 metrics=[_metric_row(name, metrics_b[name], metrics_c[name]) for name in LEVEL_METRICS]))
         else:
             matched.append(MatchedLevel(**refs, comparable=False, refusal=result.refusal))

@@ -7,9 +7,9 @@ JSON leaves out when it does not apply is ``UNSET`` (never encoded), never ``Non
 written as null by :meth:`SweepComparison.to_json`: unknown, never zero.
 
 A sweep comparison is printed, never stored or bundled, so there is no ``from_json``.
-The parts that come from the ordinary comparison of a matched level (``refusal``,
-``primary``, ``guardrails``, a metric's ``effect``, the comparability rows) are carried as
-that comparison's JSON.
+The parts that come from the ordinary comparison of a matched level are its typed parts
+(``Refusal``, ``Primary``, ``Guardrail``, ``Effect`` from ``workbench.compare.results``);
+the comparability rows are carried as their JSON (``DimensionRow.to_json``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from workbench.compare.fmt import jsonable
+from workbench.compare.results import Effect, Guardrail, Primary, Refusal
 
 RunRef = int | str | None  # a store id; a label for runs compared before they were stored
 
@@ -121,7 +122,7 @@ class MetricRow(_Record, frozen=True, kw_only=True):
     delta: float
     delta_pct: float
     source: SourcePair
-    effect: dict[str, Any]  # workbench.compare.effects.run_effect's JSON
+    effect: Effect  # workbench.compare.effects.run_effect over the level's runs
     note: str | UnsetType = UNSET
 
 
@@ -131,9 +132,9 @@ class MatchedLevel(_Record, frozen=True, kw_only=True):
     baseline: LevelRef
     candidate: LevelRef
     comparable: bool
-    refusal: dict[str, Any] | None  # the level comparison's refusal JSON
-    primary: dict[str, Any] | UnsetType = UNSET  # only when comparable
-    guardrails: list[dict[str, Any]] | UnsetType = UNSET
+    refusal: Refusal | None
+    primary: Primary | None | UnsetType = UNSET  # only when comparable
+    guardrails: list[Guardrail] | UnsetType = UNSET
     metrics: list[MetricRow] | UnsetType = UNSET
 
 
@@ -170,14 +171,14 @@ class SweepComparison(_Record, frozen=True, kw_only=True):
     slo: dict[str, float]  # metric -> target in ms
     baseline: Side
     candidate: Side
-    dimensions: list[dict[str, Any]] | None  # the first matched level's comparability rows
+    dimensions: list[dict[str, object]] | None  # the first matched level's comparability rows (their JSON)
     matched: list[MatchedLevel]
     unmatched: Unmatched
     uncertainty: str
     observations: list[SweepObservation]
     chart: str  # the latency-throughput curve, 80 columns
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The ``--json`` document (nan and ±inf as null)."""
         doc = _builtins(self)
         for name, side in (("baseline", self.baseline), ("candidate", self.candidate)):

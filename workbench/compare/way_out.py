@@ -18,9 +18,18 @@ from typing import Any
 from lenses.base import WINDOW_DIMENSION
 from store.records import Dimension, RunRecord
 from workbench.compare.model import Comparison
+from workbench.compare.results import Result
 from workbench.compare.states import DIFFERENT, UNKNOWN
 
 PLACEHOLDER = "VALUE"
+
+
+class WayOut(Result, frozen=True, kw_only=True):
+    """``wb compare``'s ``way_out``: each way on from a refusal, as commands to copy."""
+
+    declare: tuple[str, ...]  # wb declare lines, where the files do not carry a value
+    change: tuple[str, ...]  # the comparison again, naming the change under test
+    accept: str  # the comparison again, accepting every blocking dimension with a reason
 
 
 def _q(text: Any) -> str:
@@ -47,9 +56,8 @@ def _data_refuse_a_declaration(result: Comparison, records: dict[Any, RunRecord]
 
 
 def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any], command: Sequence[str],
-            records: Sequence[RunRecord] = ()) -> dict[str, Any] | None:
-    """``{"declare": [cmd...], "change": [cmd...], "accept": cmd}`` for a refused
-    comparison (None when it was compared). ``command``: the words that rerun the
+            records: Sequence[RunRecord] = ()) -> WayOut | None:
+    """The commands that resolve a refused comparison (None when it was compared). ``command``: the words that rerun the
     comparison (``["wb", "compare", "1", "--vs", "2", ...]``). ``records``: the runs
     themselves, so that no declaration their data would refuse is offered."""
     by_id = {r.id: r for r in records}
@@ -73,27 +81,24 @@ def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any
             targets[missing].append(f"{row.name}={value}")
         elif row.state == DIFFERENT and not row.note and row.name != WINDOW_DIMENSION and _known(b.value) and _known(c.value):
             changes.append(_q(f"{row.name}={b.value}->{c.value}" if ":" in f"{b.value}{c.value}" else f"{row.name}={b.value}:{c.value}"))
-    out: dict[str, Any] = {"declare": [], "change": [], "accept": None}
-    for runs, words in targets.items():
-        if words:
-            out["declare"].append(" ".join(["wb declare", *map(_q, runs), *map(_q, words), "--why", _q("what makes it true")]))
-    if changes:
-        out["change"].append(" ".join([*command, *(w for ch in changes for w in ("--change", ch))]))
-    out["accept"] = " ".join([*command, "--accept", ",".join(r.name for r in blocking), "--why", _q("why the difference does not matter")])
-    return out
+    declare = tuple(" ".join(["wb declare", *map(_q, runs), *map(_q, words), "--why", _q("what makes it true")])
+                    for runs, words in targets.items() if words)
+    change = (" ".join([*command, *(w for ch in changes for w in ("--change", ch))]),) if changes else ()
+    accept = " ".join([*command, "--accept", ",".join(r.name for r in blocking), "--why", _q("why the difference does not matter")])
+    return WayOut(declare=declare, change=change, accept=accept)
 
 
-def render_way_out(ways: dict[str, Any]) -> list[str]:
+def render_way_out(ways: WayOut) -> list[str]:
     lines = ["To go on, resolve each blocking dimension:"]
-    if ways["declare"]:
+    if ways.declare:
         lines.append("  where the files do not say it, declare the value (replace VALUE; kept in each run's history, 'wb show RUN'):")
-        lines += [f"    {cmd}" for cmd in ways["declare"]]
-    if ways["change"]:
+        lines += [f"    {cmd}" for cmd in ways.declare]
+    if ways.change:
         lines.append("  where the runs differ because that is the change under test, say so:")
-        lines += [f"    {cmd}" for cmd in ways["change"]]
-    lines.append(("  or " if ways["declare"] or ways["change"] else "  ")
+        lines += [f"    {cmd}" for cmd in ways.change]
+    lines.append(("  or " if ways.declare or ways.change else "  ")
                  + "accept the differences with a reason (recorded with the comparison, one dimension at a time):")
-    lines.append(f"    {ways['accept']}")
+    lines.append(f"    {ways.accept}")
     return lines
 
 

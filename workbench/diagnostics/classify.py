@@ -8,10 +8,12 @@ evidence, not a proven cause; the retry advice says what would have to change.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+import msgspec
 
 from workbench.diagnostics import xid_catalog
 from workbench.diagnostics.events import Event
+from workbench.diagnostics.report import Evidence, FailureClassRecord, Retry, Where
 from workbench.diagnostics.timeline import FirstFailure
 
 APPLICATION = "application-error"
@@ -64,28 +66,27 @@ def event_class(e: Event) -> str | None:
 class FailureClass:
     klass: str
     role: str | None = None  # for communication: "victim" | "origin" | "origin-undetermined"
-    where: dict[str, Any] = field(default_factory=dict)  # hosts / ranks
-    evidence: list[dict[str, Any]] = field(default_factory=list)
+    where: Where = Where()  # hosts / ranks
+    evidence: list[Evidence] = field(default_factory=list)
     detail: str = ""
     candidates: list[str] = field(default_factory=list)
     xid_action: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"class": self.klass, "role": self.role, "where": self.where, "detail": self.detail, "evidence": self.evidence}
-        if self.candidates:
-            out["candidate_classes"] = self.candidates
+    def record(self) -> FailureClassRecord:
+        retry = None
         if self.klass in WHAT_CHANGES:
-            out["retry"] = {"rule": RETRY_RULE, "what_would_change_it": WHAT_CHANGES[self.klass]}
-            if self.xid_action:
-                out["retry"]["xid_action"] = self.xid_action
-        return out
+            retry = Retry(rule=RETRY_RULE, what_would_change_it=WHAT_CHANGES[self.klass], xid_action=self.xid_action or None)
+        return FailureClassRecord(
+            klass=self.klass, role=self.role, where=self.where, detail=self.detail, evidence=tuple(self.evidence),
+            candidate_classes=tuple(self.candidates) or None, retry=retry,
+        )
 
 
 def classify(events: list[Event], first: FirstFailure, never_entered: list[int]) -> FailureClass:
     """Class of the incident, decided from the first failure (or its tied candidates)."""
     if first.status == "none":
         if never_entered:
-            return FailureClass(COMMUNICATION, "origin", {"ranks": never_entered}, detail="collective hang: ranks that never entered the collective their peers wait on (flight recorder)")
+            return FailureClass(COMMUNICATION, "origin", Where(ranks=tuple(never_entered)), detail="collective hang: ranks that never entered the collective their peers wait on (flight recorder)")
         return FailureClass(NONE, detail="no failure signature found")
     if first.status == "undecided":
         classes = sorted({c for c in (event_class(e) for e in first.candidates) if c})
@@ -104,15 +105,15 @@ def classify(events: list[Event], first: FirstFailure, never_entered: list[int])
 def _of(klass: str, primary: list[Event], events: list[Event], never_entered: list[int]) -> FailureClass:
     related = [e for e in events if event_class(e) == klass and any(_same_place(e, p) for p in primary)]
     evidence = [e.evidence() for e in _dedupe([*primary, *related])][:12]
-    where = {
-        "hosts": sorted({e.host for e in primary if e.host}),
-        "ranks": sorted({e.rank for e in primary if e.rank is not None}),
-    }
+    where = Where(
+        hosts=tuple(sorted({e.host for e in primary if e.host})),
+        ranks=tuple(sorted({e.rank for e in primary if e.rank is not None})),
+    )
     fc = FailureClass(klass, where=where, evidence=evidence)
     if klass == COMMUNICATION:
         if never_entered:
             fc.role = "origin"
-            fc.where["ranks_never_entered"] = never_entered
+            fc.where = msgspec.structs.replace(where, ranks_never_entered=tuple(never_entered))
             fc.detail = "ranks that never entered the collective their peers wait on; the ranks that logged the timeout are waiting on them"
         else:
             fc.role = "origin-undetermined"

@@ -6,6 +6,7 @@ observations with evidence.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,54 +16,72 @@ from workbench.diagnostics import classify as cls
 from workbench.diagnostics import flight_recorder as fr
 from workbench.diagnostics import logs, timeline, xid_catalog
 from workbench.diagnostics.events import Event
+from workbench.diagnostics.report import (
+    FORMAT,
+    VERSION,
+    DiagnosisReport,
+    Evidence,
+    Inputs,
+    Observation,
+    SkippedFile,
+    WatchdogCounters,
+)
 from workbench.errors import BadInput
-
-FORMAT = "wb.diagnosis"
-VERSION = 1
+from workbench.importers import scan_directory
+from workbench.inputs import READ_ERRORS, open_binary
 _SKIP_NAMES = {".DS_Store"}
 
 
 @dataclass
 class Diagnosis:
+    """The working state of one diagnosis (events stay mutable while they are placed);
+    :meth:`report` is what it concludes."""
+
     files: list[str]
-    skipped: list[dict[str, str]]
+    skipped: list[SkippedFile]
     policy: timeline.ClockPolicy
     clock_notes: list[str]
     events: list[Event]
     first: timeline.FirstFailure
     failure_class: cls.FailureClass
     collectives: fr.CollectiveAnalysis | None
-    watchdog: list[dict[str, Any]]
-    observations: list[dict[str, Any]] = field(default_factory=list)
+    watchdog: list[WatchdogCounters]
+    observations: list[Observation] = field(default_factory=list)
+
+    def report(self) -> DiagnosisReport:
+        return DiagnosisReport(
+            format=FORMAT,
+            version=VERSION,
+            inputs=Inputs(files=tuple(self.files), skipped=tuple(self.skipped),
+                          flight_recorder_dumps=len(self.collectives.ranks_with_dumps) if self.collectives else 0),
+            clock=self.policy.record(self.clock_notes),
+            first_failure=self.first.record(),
+            failure_class=self.failure_class.record(),
+            collectives=self.collectives.record() if self.collectives else None,
+            watchdog_counters=tuple(self.watchdog),
+            timeline=tuple(e.row(label) for e, label in timeline.labelled(self.events, self.first)),
+            observations=tuple(self.observations),
+            xid_catalog_as_of=xid_catalog.catalog_date(),
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "inputs": {"files": self.files, "skipped": self.skipped, "flight_recorder_dumps": len(self.collectives.ranks_with_dumps) if self.collectives else 0},
-            "clock": {**self.policy.to_json(), "notes": self.clock_notes},
-            "first_failure": self.first.to_json(),
-            "failure_class": self.failure_class.to_json(),
-            "collectives": self.collectives.to_json() if self.collectives else None,
-            "watchdog_counters": self.watchdog,
-            "timeline": [{**e.to_json(), "label": label} for e, label in timeline.labelled(self.events, self.first)],
-            "observations": self.observations,
-            "xid_catalog_as_of": xid_catalog.catalog_date(),
-        }
+        """``wb diagnose --json`` (without ``pinned``)."""
+        return self.report().to_json()
 
 
-def evidence_items(observation: dict[str, Any]) -> list[dict[str, Any]]:
+def evidence_items(observation: Observation) -> list[Evidence]:
     """An observation's evidence as investigation evidence items (each with a ``kind``)."""
     out = []
-    for ev in observation["evidence"]:
+    for ev in observation.evidence:
         item = dict(ev)
         if "kind" in item:  # a flight-recorder mismatch record carries its own kind
             item["mismatch"] = item.pop("kind")
+        values = item.get("values")
         if item.get("line") is not None:
             kind = "log-line"
         elif {"seq", "group", "missing_dumps", "mismatch"} & set(item):
             kind = "flight-recorder"
-        elif item.get("values", {}).get("error_file") is True:
+        elif isinstance(values, dict) and values.get("error_file") is True:
             kind = "error-file"
         else:
             kind = "diagnosis"
@@ -71,7 +90,7 @@ def evidence_items(observation: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def diagnose(
-    paths: list[str | Path],
+    paths: Iterable[str | Path],
     *,
     clock_uncertainty: float = timeline.DEFAULT_CLOCK_UNCERTAINTY_S,
     host_uncertainty: dict[str, float] | None = None,
@@ -79,7 +98,7 @@ def diagnose(
 ) -> Diagnosis:
     """Diagnose an incident from files and directories of rank dumps and logs."""
     policy = timeline.ClockPolicy(clock_uncertainty, dict(host_uncertainty or {}), dict(boot_times or {}))
-    skipped: list[dict[str, str]] = []
+    skipped: list[SkippedFile] = []
     files = _discover([Path(p) for p in paths], skipped)
     dumps: list[fr.RankDump] = []
     events: list[Event] = []
@@ -89,7 +108,7 @@ def diagnose(
             dumps.append(fr.load_dump(path))
             continue
         if b"\x00" in head[:4096]:
-            skipped.append({"file": str(path), "why": "binary, not a known dump"})
+            skipped.append(SkippedFile(file=str(path), why="binary, not a known dump"))
             continue
         events.extend(logs.parse_file(path, host=_host_hint(path, root), rank=logs.rank_from_path(path)))
     _link_error_files(events)
@@ -102,7 +121,7 @@ def diagnose(
     never_entered = collectives.never_entered if collectives else []
     watchdog = _watchdog_counters(events)
     if not never_entered:
-        never_entered = sorted({r for w in watchdog for r in w["never_enqueued"]})
+        never_entered = sorted({r for w in watchdog for r in w.never_enqueued})
     if first.status == "none" and collectives is not None:
         first.reason = "no failure signature in the logs (flight-recorder dumps record collectives, not failure times)"
     failure_class = cls.classify(events, first, never_entered)
@@ -116,16 +135,14 @@ def diagnose(
 # ---------------------------------------------------------------- inputs
 
 
-def _discover(paths: list[Path], skipped: list[dict[str, str]]) -> list[tuple[Path, Path | None]]:
-    from workbench.importers import scan_directory
-
+def _discover(paths: list[Path], skipped: list[SkippedFile]) -> list[tuple[Path, Path | None]]:
     found: list[tuple[Path, Path | None]] = []
     for p in paths:
         if p.is_dir():
             inner, passed = scan_directory(p)  # symlinks out of p are not followed
             found.extend((f, p) for f in inner if f.name not in _SKIP_NAMES)
             for f, why in passed:
-                skipped.append({"file": str(f), "why": why})
+                skipped.append(SkippedFile(file=str(f), why=why))
         elif p.exists():
             found.append((p, None))  # reading it refuses anything but a regular file
         else:
@@ -136,8 +153,6 @@ def _discover(paths: list[Path], skipped: list[dict[str, str]]) -> list[tuple[Pa
 
 
 def _head(path: Path) -> bytes:
-    from workbench.inputs import READ_ERRORS, open_binary
-
     try:
         with open_binary(path) as fh:
             return fh.read(64 * 1024)
@@ -196,7 +211,7 @@ def _collective_waits(c: fr.CollectiveAnalysis) -> list[Event]:
 # ---------------------------------------------------------------- watchdog counters (logs only)
 
 
-def _watchdog_counters(events: list[Event]) -> list[dict[str, Any]]:
+def _watchdog_counters(events: list[Event]) -> list[WatchdogCounters]:
     """Per process group (by GUID, which is the cross-rank group name), ranks whose last
     enqueued work is below the work another rank timed out on: they never enqueued it."""
     by_group: dict[str, dict[int, Event]] = defaultdict(dict)
@@ -208,15 +223,8 @@ def _watchdog_counters(events: list[Event]) -> list[dict[str, Any]]:
     for key, ranks in sorted(by_group.items()):
         stuck = max(e.values["work"] for e in ranks.values())
         behind = sorted(r for r, e in ranks.items() if e.values["last_enqueued"] < stuck)
-        out.append(
-            {
-                "group": key,
-                "stuck_seq": stuck,
-                "never_enqueued": behind,
-                "ranks_reporting": sorted(ranks),
-                "evidence": [ranks[r].evidence() for r in sorted(ranks)][:16],
-            }
-        )
+        out.append(WatchdogCounters(group=key, stuck_seq=stuck, never_enqueued=tuple(behind), ranks_reporting=tuple(sorted(ranks)),
+                                    evidence=tuple([ranks[r].evidence() for r in sorted(ranks)][:16])))
     return out
 
 
@@ -237,11 +245,11 @@ def _Ranks(ranks: list[int]) -> str:
     return ("Rank " if len(ranks) == 1 else "Ranks ") + _ranks(ranks)
 
 
-def _observations(d: Diagnosis) -> list[dict[str, Any]]:
-    obs: list[dict[str, Any]] = []
+def _observations(d: Diagnosis) -> list[Observation]:
+    obs: list[Observation] = []
 
-    def add(text: str, evidence: list[dict[str, Any]]) -> None:
-        obs.append({"text": text, "evidence": evidence})
+    def add(text: str, evidence: list[Evidence]) -> None:
+        obs.append(Observation(text=text, evidence=tuple(evidence)))
 
     f = d.first
     if f.status == "named" and f.event is not None:
@@ -313,8 +321,8 @@ def _observations(d: Diagnosis) -> list[dict[str, Any]]:
         if c.missing_dumps:
             add(f"No flight-recorder dump for ranks {_ranks(c.missing_dumps)}; collectives involving them are undecided.", [{"missing_dumps": c.missing_dumps}])
     for w in d.watchdog:
-        if w["never_enqueued"]:
-            add(f"Watchdog counters for group {w['group']}: {_Ranks(w['never_enqueued']).lower()} had not enqueued work {w['stuck_seq']}, which other ranks timed out on.", w["evidence"][:8])
+        if w.never_enqueued:
+            add(f"Watchdog counters for group {w.group}: {_Ranks(list(w.never_enqueued)).lower()} had not enqueued work {w.stuck_seq}, which other ranks timed out on.", list(w.evidence[:8]))
     return obs
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.diagnostics.report import EventRecord, Evidence, TimelineRow
+
 ROLES = ("failure", "follower", "outcome", "info")
 
 
@@ -56,8 +58,8 @@ class Event:
             parts.append(f"rank {self.rank}")
         return " ".join(parts) or f"(unnamed node, {self.file.rsplit('/', 1)[-1]})"
 
-    def evidence(self) -> dict[str, Any]:
-        ev: dict[str, Any] = {"file": self.file, "line": self.line, "text": self.text}
+    def evidence(self) -> Evidence:
+        ev: Evidence = {"file": self.file, "line": self.line, "text": self.text}
         if self.rank is not None:
             ev["rank"] = self.rank
         if self.host:
@@ -68,19 +70,17 @@ class Event:
             ev["values"] = self.values
         return ev
 
-    def to_json(self) -> dict[str, Any]:
+    def record(self) -> EventRecord:
+        return EventRecord(**self._fields())
+
+    def row(self, label: str) -> TimelineRow:
+        """The event as a timeline row, labelled by how it relates to the first failure."""
+        return TimelineRow(**self._fields(), label=label)
+
+    def _fields(self) -> dict[str, Any]:
         return {
-            "kind": self.kind,
-            "role": self.role,
-            "file": self.file,
-            "line": self.line,
-            "text": self.text,
-            "time": self.time,
-            "resolution_s": self.resolution,
-            "host": self.host,
-            "rank": self.rank,
-            "values": self.values,
-            "notes": self.notes,
-            "since_boot_s": self.since_boot,
+            "kind": self.kind, "role": self.role, "file": self.file, "line": self.line, "text": self.text,
+            "time": self.time, "resolution_s": self.resolution, "host": self.host, "rank": self.rank,
+            "values": self.values, "notes": tuple(self.notes), "since_boot_s": self.since_boot,
             "time_zone_assumed": self.naive,
         }

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.diagnostics import safe_pickle
+from workbench.diagnostics.report import CollectivesRecord, Evidence, GroupRecord
 from workbench.errors import BadInput
+from workbench.inputs import read_bounded
 from workbench.limits import check_expanded_size, exceeded
 
 _TRAILING_DIGITS = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?(?:\.gz)?$")
@@ -66,7 +68,7 @@ class Entry:
     time_created_ns: int | None
     path: str = ""
 
-    def evidence(self) -> dict[str, Any]:
+    def evidence(self) -> Evidence:
         return {
             "file": self.path,
             "rank": self.rank,
@@ -119,8 +121,6 @@ def sniff(head: bytes) -> bool:
 
 def load_dump(path: str | Path, *, max_bytes: int = safe_pickle.MAX_BYTES) -> RankDump:
     """One rank's dump, pickle or JSON, plain or gzip."""
-    from workbench.inputs import read_bounded
-
     path = Path(path)
     raw = read_bounded(path, max_bytes, f"dump is over the {max_bytes}-byte limit")
     if raw.lstrip()[:1] == b"{":
@@ -248,32 +248,32 @@ class GroupFinding:
     stale: list[int] = field(default_factory=list)
     peer_completed: int | None = None  # highest seq some member's counter shows completed
     waiting_since: float | None = None  # earliest enqueue (epoch s, each rank's clock) of `seq`
-    mismatches: list[dict[str, Any]] = field(default_factory=list)
-    evidence: list[dict[str, Any]] = field(default_factory=list)
+    mismatches: list[Evidence] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "group": self.group.name,
-            "ranks": list(self.group.ranks),
-            "desc": self.desc,
-            "status": self.status,
-            "seq": self.seq,
-            "op": self.op,
-            "size": self.size,
-            "dtype": self.dtype,
-            "never_entered": self.never_entered,
-            "never_entered_inferred_from_absence": self.inferred,
-            "entered": self.entered,
-            "no_dump": self.no_dump,
-            "unknown": self.unknown,
-            "last_completed_by_all": self.last_completed_by_all,
-            "last_completed_by_all_undecided_between": list(self.last_completed_by_all_between) if self.last_completed_by_all_between else None,
-            "stale_completion_counters": self.stale,
-            "peer_completed": self.peer_completed,
-            "waiting_since": self.waiting_since,
-            "mismatches": self.mismatches,
-            "evidence": self.evidence,
-        }
+    def record(self) -> GroupRecord:
+        return GroupRecord(
+            group=self.group.name,
+            ranks=tuple(self.group.ranks),
+            desc=self.desc,
+            status=self.status,
+            seq=self.seq,
+            op=self.op,
+            size=self.size,
+            dtype=self.dtype,
+            never_entered=tuple(self.never_entered),
+            never_entered_inferred_from_absence=tuple(self.inferred),
+            entered=tuple(self.entered),
+            no_dump=tuple(self.no_dump),
+            unknown=tuple(self.unknown),
+            last_completed_by_all=self.last_completed_by_all,
+            last_completed_by_all_undecided_between=self.last_completed_by_all_between or None,
+            stale_completion_counters=tuple(self.stale),
+            peer_completed=self.peer_completed,
+            waiting_since=self.waiting_since,
+            mismatches=tuple(self.mismatches),
+            evidence=tuple(self.evidence),
+        )
 
 
 @dataclass
@@ -295,7 +295,7 @@ class CollectiveAnalysis:
         return sorted({r for g in self.groups for r in (*g.no_dump, *g.unknown)} - decided)
 
     @property
-    def mismatches(self) -> list[dict[str, Any]]:
+    def mismatches(self) -> list[Evidence]:
         return [m for g in self.groups for m in g.mismatches]
 
     @property
@@ -308,18 +308,18 @@ class CollectiveAnalysis:
             return "mismatch"
         return "no-missing-rank"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "ranks_with_dumps": self.ranks_with_dumps,
-            "expected_ranks": self.expected_ranks,
-            "missing_dumps": self.missing_dumps,
-            "never_entered": self.never_entered,
-            "undecided_ranks": self.undecided,
-            "versions": self.versions,
-            "groups": [g.to_json() for g in self.groups],
-            "notes": self.notes,
-        }
+    def record(self) -> CollectivesRecord:
+        return CollectivesRecord(
+            verdict=self.verdict,
+            ranks_with_dumps=tuple(self.ranks_with_dumps),
+            expected_ranks=tuple(self.expected_ranks),
+            missing_dumps=tuple(self.missing_dumps),
+            never_entered=tuple(self.never_entered),
+            undecided_ranks=tuple(self.undecided),
+            versions={k: tuple(v) for k, v in self.versions.items()},
+            groups=tuple(g.record() for g in self.groups),
+            notes=tuple(self.notes),
+        )
 
 
 def analyze(dumps: list[RankDump]) -> CollectiveAnalysis:
@@ -462,7 +462,7 @@ def _describe(f: GroupFinding, seq: int, pos: dict[int, str], entries: dict[int,
     f.waiting_since = min(created) / 1e9 if created else None
 
 
-def _mismatches(key: GroupKey, entries: dict[int, dict[int, Entry]], by_rank: dict[int, RankDump]) -> list[dict[str, Any]]:
+def _mismatches(key: GroupKey, entries: dict[int, dict[int, Entry]], by_rank: dict[int, RankDump]) -> list[Evidence]:
     out = []
     seqs = sorted({s for v in entries.values() for s in v})
     for seq in seqs:

@@ -21,6 +21,7 @@ from typing import Any
 from workbench.diagnostics import xid_catalog
 from workbench.diagnostics.events import Event, PartialTime
 from workbench.errors import BadInput
+from workbench.inputs import READ_ERRORS, open_binary
 
 MAX_TEXT = 400  # characters of a line kept as evidence
 MAX_EVENTS_PER_FILE = 50_000  # beyond this a file's events are counted, not kept (bounded memory)
@@ -344,8 +345,6 @@ def _exception(msg: str) -> tuple[str, str, dict[str, Any]] | None:
 
 def parse_file(path: Path, *, host: str | None = None, rank: int | None = None, display: str | None = None) -> list[Event]:
     """Every failure-relevant event in the text file ``path`` (streamed in large blocks)."""
-    from workbench.inputs import READ_ERRORS, open_binary
-
     name = display or str(path)
     try:
         with open_binary(path) as fh:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
 
 from workbench.diagnostics.events import Event
+from workbench.diagnostics.report import Clock, FirstFailureRecord
 
 DEFAULT_CLOCK_UNCERTAINTY_S = 1.0
 # Consequences that mean a failure was already under way elsewhere (an init-time NCCL WARN
@@ -34,8 +34,9 @@ class ClockPolicy:
             return self.per_host[host]
         return self.default_uncertainty
 
-    def to_json(self) -> dict[str, Any]:
-        return {"default_uncertainty_s": self.default_uncertainty, "per_host_uncertainty_s": self.per_host, "boot_times": self.boot_times}
+    def record(self, notes: list[str]) -> Clock:
+        return Clock(default_uncertainty_s=self.default_uncertainty, per_host_uncertainty_s=self.per_host,
+                     boot_times=self.boot_times, notes=tuple(notes))
 
 
 def place(events: list[Event], policy: ClockPolicy) -> list[str]:
@@ -94,14 +95,14 @@ class FirstFailure:
     reason: str = ""
     only_consequences: bool = False  # no failure-role event: the earliest consequence is used
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "event": self.event.to_json() if self.event else None,
-            "candidates": [c.to_json() for c in self.candidates],
-            "reason": self.reason,
-            "only_consequences_seen": self.only_consequences,
-        }
+    def record(self) -> FirstFailureRecord:
+        return FirstFailureRecord(
+            status=self.status,
+            event=self.event.record() if self.event else None,
+            candidates=tuple(c.record() for c in self.candidates),
+            reason=self.reason,
+            only_consequences_seen=self.only_consequences,
+        )
 
 
 def first_failure(events: list[Event], policy: ClockPolicy) -> FirstFailure:

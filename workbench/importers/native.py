@@ -11,6 +11,7 @@ which holds every rule and names the fault and its place.
 
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import math
@@ -518,6 +519,8 @@ class _ColumnBuilder:
                 self._check_width(key, sum(map(len, chunks)), max(c.dtype.itemsize // 4 for c in chunks),
                                   sum(int(np.char.str_len(c).sum()) for c in chunks))
             out[key] = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+            del chunks
+            _release_freed_heap()
         return out
 
     def _fault(self, key: str, values: list[Any], start: int, ok: Any, message: str) -> BadInput:
@@ -615,6 +618,24 @@ class _ColumnBuilder:
         if rows * width > max(TEXT_FLOOR_CHARS, MAX_SPARSITY * chars):
             raise exceeded(self.path, f"column {_short(key)} has a string of {width:,} characters among {rows:,} rows holding {chars:,} "
                            "in all: fixed-width storage would be more sparse than", f"1 character in {MAX_SPARSITY}", where=f"samples.{key}")
+
+
+@cache
+def _malloc_trim() -> Any:
+    try:
+        return ctypes.CDLL(None).malloc_trim  # glibc; absent elsewhere (macOS, musl)
+    except (OSError, AttributeError):
+        return None
+
+
+def _release_freed_heap() -> None:
+    """Give freed heap pages back to the OS. A column's chunks are small arrays on the C
+    heap; once joined and freed, glibc keeps their pages, and without this the process
+    would hold every column twice (its chunks and the joined array) at its peak: about
+    0.55x the file in RSS for a native capture of 1 M requests. Elsewhere a no-op."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def _encodes(text: str) -> bool:

@@ -39,6 +39,7 @@ import numpy as np
 
 from store.records import SAMPLES, Dimension, RunRecord, Work
 from workbench.errors import BadInput
+from workbench.formats.inference_records import json_safe
 from workbench.importers.base import READ_ERRORS, Importer, ImporterOption, ImportOptions, Probe, open_binary
 
 MAX_LINE = 1 << 20  # a physical line longer than 1 MiB is not sacct output
@@ -574,8 +575,6 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
     }
     if warnings:
         meta["warnings"] = warnings
-    from workbench.formats.inference_records import json_safe
-
     return RunRecord(
         lens="fleet", label=label, dimensions=dims,
         window={"kind": "steady", "policy": "sacct window" + (" (--from/--to)" if params.get("window_from") or params.get("window_to") else " (span of the data)")},

@@ -12,7 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import WbError
+from workbench.bundle.export import build_bundle
+from workbench.bundle.reader import DEFAULT_MAX_BYTES, parse_bundle, read_bundle_bytes
+from workbench.bundle.verify import verify_bundle
+from workbench.compare.model import verdict_of
+from workbench.compare.parameters import ComparisonParameters
+from workbench.errors import BadInput, WbError
+from workbench.investigations.hypotheses import rerun_table
 from workbench.investigations.workflow import current_user, show_investigation
 
 if TYPE_CHECKING:
@@ -20,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from store.declarations import history
+    from store.declarations import history  # SQLModel: loaded with the store, not at import
 
     record = store.load_run(run_id, tables=[])
     captures = [
@@ -60,8 +66,6 @@ def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[d
 def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]], observations: list[dict[str, Any]] = ()) -> tuple[list[Any], list[Any]]:
     """Rerun plans and comparisons linked to hypotheses or cited by observations (a
     bisection's steps), as stored by the rerun harness."""
-    from workbench.investigations.hypotheses import rerun_table
-
     plan_ids = sorted({i for h in hypotheses for i in h["links"]["rerun_plans"]})
     comparison_ids = {i for h in hypotheses for i in h["links"]["rerun_comparisons"]}
     comparison_ids |= {int(e["id"]) for o in observations for e in o.get("evidence") or []
@@ -69,14 +73,14 @@ def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]], observation
     plan_table, comparison_table = rerun_table("rerun_plan"), rerun_table("rerun_comparison")
     if plan_ids:
         # A linked plan brings every comparison made of its executions.
-        from sqlmodel import select
+        from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
         with store.session() as s:
             rows = s.exec(select(comparison_table.id).where(comparison_table.plan_id.in_(plan_ids))).all()
             comparison_ids.update(int(i) for i in rows)
     if comparison_ids:
         # A carried comparison brings the plan it analysed.
-        from sqlmodel import select
+        from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
         with store.session() as s:
             rows = s.exec(select(comparison_table.plan_id).where(comparison_table.id.in_(sorted(comparison_ids)))).all()
@@ -96,8 +100,6 @@ def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]], observation
 
 def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool = False) -> dict[str, Any]:
     """The bundle for investigation ``inv`` (a dict, sealed with its checksum)."""
-    from workbench.bundle.export import build_bundle
-
     view = show_investigation(store, inv)
     if view["imported"]:
         raise WbError(f"investigation {view['id']} was imported; share the original bundle instead", exit_code=3)
@@ -145,9 +147,9 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
 
 def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
     """The investigation's bisections (specification and every step), for the recipe."""
-    from sqlmodel import select
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.bisect import Bisection
+    from store.bisect import Bisection  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         rows = s.exec(select(Bisection).where(Bisection.investigation_id == investigation_id).order_by(Bisection.id)).all()
@@ -155,14 +157,10 @@ def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
 
 
 def _control_ids(comparison: dict[str, Any]) -> list[int]:
-    from workbench.compare.parameters import ComparisonParameters
-
     return [int(i) for i in ComparisonParameters.from_json(comparison.get("parameters")).control]
 
 
 def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections=()) -> dict[str, Any]:
-    from workbench.bundle.export import build_bundle
-
     return build_bundle(
         investigation=frame,
         runs=runs,
@@ -183,9 +181,6 @@ def import_bundle(store: "Store", path: str | Path, *, by: str | None = None, ma
     Returns ``{"investigation": id, "bundle": id, "already_imported": bool, "checks": ...}``.
     A bundle that fails verification is refused (exit 3); nothing is written.
     """
-    from workbench.bundle.reader import DEFAULT_MAX_BYTES, parse_bundle, read_bundle_bytes
-    from workbench.bundle.verify import verify_bundle
-
     path = Path(path)
     raw = read_bundle_bytes(path, max_bytes=max_bytes or DEFAULT_MAX_BYTES)
     bundle = parse_bundle(raw, source=path)
@@ -194,7 +189,7 @@ def import_bundle(store: "Store", path: str | Path, *, by: str | None = None, ma
         raise WbError(f"{path}: not imported: verification failed ({', '.join(report.mismatched)}); run 'wb evidence verify' for details", exit_code=3)
     checksum = bundle["checksum"]["value"]
     by = by or current_user()
-    from sqlalchemy.exc import IntegrityError
+    from sqlalchemy.exc import IntegrityError  # SQLAlchemy: loaded with the store, not at import
 
     try:
         try:
@@ -204,15 +199,13 @@ def import_bundle(store: "Store", path: str | Path, *, by: str | None = None, ma
             # unique checksum decides; ours rolled back): the second look finds it.
             return _copy_into_store(store, path, raw.decode("utf-8"), bundle, checksum, by)
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
-        from workbench.errors import BadInput
-
         raise BadInput(path, f"verified, but its records have an unexpected shape ({type(exc).__name__}: {exc}); nothing was imported") from None
 
 
 def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, Any], checksum: str, by: str) -> dict[str, Any]:
-    from sqlmodel import select
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.investigations import (
+    from store.investigations import (  # SQLAlchemy: loaded with the store, not at import
         Hypothesis,
         HypothesisStatus,
         ImportedBundle,
@@ -220,7 +213,6 @@ def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, An
         InvestigationComparison,
         Observation,
     )
-    from workbench.compare.model import verdict_of
 
     with store.session() as s:
         existing = s.exec(select(ImportedBundle).where(ImportedBundle.checksum == checksum)).first()

@@ -6,6 +6,7 @@ import getpass
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from store.errors import StoreError
 from store.records import LENSES
 from workbench.bundle.canonical import nfc
 from workbench.bundle.format import OBSERVATION_LABEL
@@ -48,7 +49,6 @@ def parse_id(ref: str | int, kind: str) -> int:
 
 def resolve_runs(store: "Store", refs: Sequence[str | int]) -> list[int]:
     """Run ids for ids or labels, as a user-facing error when one does not resolve."""
-    from store.errors import StoreError
 
     try:
         return store.resolve_runs(list(refs))
@@ -57,7 +57,7 @@ def resolve_runs(store: "Store", refs: Sequence[str | int]) -> list[int]:
 
 
 def investigation_row(session: Any, inv: str | int, *, writable: bool = False) -> Any:
-    from store.investigations import Investigation
+    from store.investigations import Investigation  # SQLAlchemy: loaded with the store, not at import
 
     inv_id = parse_id(inv, "investigation")
     row = session.get(Investigation, inv_id)

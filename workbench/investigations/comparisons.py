@@ -3,32 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from workbench import __version__
 from workbench.bundle.canonical import bundle_value
+from workbench.compare import compare
+from workbench.compare.model import verdict_of
 from workbench.compare.parameters import ComparisonParameters
-from workbench.errors import NotFound, UsageError, WbError
+from workbench.errors import NotFound, UsageError
 from workbench.investigations.common import current_user, frame_view, investigation_row, parse_id, required_text, resolve_runs
 from workbench.investigations.views import comparison_of
 
 if TYPE_CHECKING:
     from store.api import Store
 
+
+class CompareResult(Protocol):
+    """What a compare engine returns: ``workbench.compare.model.Comparison`` (or a stand-in)."""
+
+    def to_json(self) -> Mapping[str, Any]: ...
+
+
+CompareEngine = Callable[..., CompareResult]
+
+
 def comparison_view(row: Any, *, with_result: bool = True) -> dict[str, Any]:
     return comparison_of(row, with_result=with_result).to_json()
 
 
 def engine_identity() -> dict[str, str]:
-    from workbench import __version__
-
     return {"name": "workbench.compare", "version": __version__}
 
 
-def default_compare_engine() -> Callable[..., Any]:
-    try:
-        from workbench.compare import compare
-    except ImportError as exc:
-        raise WbError(f"the compare engine is not available ({exc})") from None
+def default_compare_engine() -> CompareEngine:
     return compare
 
 
@@ -41,17 +48,18 @@ def add_comparison(
     lens: str | None = None,
     changes: Mapping[str, Sequence[Any]] | None = None,
     accepts: Mapping[str, str] | None = None,
-    engine: Callable[..., Any] | None = None,
+    engine: CompareEngine | None = None,
     by: str | None = None,
     control: Sequence[str | int] = (),
 ) -> dict[str, Any]:
-    """Compare run sets with the compare engine and store its JSON with the parameters.
+    """Compare run sets with the compare engine and store its JSON with the parameters;
+    the stored view is returned (``Comparison.from_json(view["result"])`` types it).
 
     ``changes`` defaults to the investigation's intended change. A refused comparison
     is stored too: a refusal is a result. ``control``: baseline-again (A′) runs, the
     A/A noise floor; their ids are stored in the parameters (``control``).
     """
-    from store.investigations import InvestigationComparison
+    from store.investigations import InvestigationComparison  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         frame = frame_view(investigation_row(s, inv, writable=True))
@@ -72,9 +80,7 @@ def add_comparison(
         **params.engine_arguments(),
         **({"control": store.load_runs(list(params.control))} if params.control else {}),
     )
-    doc = bundle_value(result.to_json() if hasattr(result, "to_json") else result)
-    from workbench.compare.model import verdict_of
-
+    doc = bundle_value(result.to_json())
     row = InvestigationComparison(
         investigation_id=frame["id"],
         baseline_runs=base_ids,
@@ -98,7 +104,7 @@ def add_comparison(
 
 
 def get_comparison(store: "Store", comparison: str | int) -> dict[str, Any]:
-    from store.investigations import InvestigationComparison
+    from store.investigations import InvestigationComparison  # SQLAlchemy: loaded with the store, not at import
 
     cid = parse_id(comparison, "comparison")
     with store.session() as s:

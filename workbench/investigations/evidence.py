@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.bundle.canonical import nfc
 from workbench.errors import UsageError
+from workbench.investigations.common import parse_id, resolve_runs
 
 if TYPE_CHECKING:
     from store.api import Store
@@ -49,8 +50,6 @@ def _kind_value(item: Any, kinds: str) -> tuple[str, str]:
 
 def parse_observation_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, Any]]:
     """``KIND=VALUE`` items of an observation; runs resolve to ids when a store is given."""
-    from workbench.investigations.common import parse_id, resolve_runs
-
     out = []
     for item in items:
         kind, value = _kind_value(item, OBSERVATION_KINDS)

@@ -34,7 +34,7 @@ def create_investigation(
     title: str = "",
     by: str | None = None,
 ) -> dict[str, Any]:
-    from store.investigations import Investigation
+    from store.investigations import Investigation  # SQLAlchemy: loaded with the store, not at import
 
     if lens not in LENSES:
         raise UsageError(f"unknown lens {lens!r} (choose {', '.join(LENSES)})")
@@ -61,10 +61,10 @@ def list_investigations(store: "Store") -> list[dict[str, Any]]:
 
 
 def investigation_summaries(store: "Store") -> list[InvestigationSummary]:
-    from sqlalchemy import func
-    from sqlmodel import select
+    from sqlalchemy import func  # SQLAlchemy: loaded with the store, not at import
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.investigations import Hypothesis, Investigation, InvestigationComparison, Observation
+    from store.investigations import Hypothesis, Investigation, InvestigationComparison, Observation  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         rows = s.exec(select(Investigation).order_by(Investigation.id)).all()
@@ -85,9 +85,9 @@ def show_investigation(store: "Store", inv: str | int) -> dict[str, Any]:
 
 def investigation_view(store: "Store", inv: str | int) -> InvestigationView:
     """The frame with its comparisons, observations (retractions kept) and hypotheses."""
-    from sqlmodel import select
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.investigations import Hypothesis, HypothesisStatus, InvestigationComparison, Observation
+    from store.investigations import Hypothesis, HypothesisStatus, InvestigationComparison, Observation  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         row = investigation_row(s, inv)

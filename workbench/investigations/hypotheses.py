@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.errors import NotFound, UsageError
 from workbench.investigations.common import DECIDED, HYPOTHESIS_STATUSES, current_user, investigation_row, parse_id, required_text
+from workbench.investigations.evidence import parse_decision_evidence
 from workbench.investigations.views import hypothesis_of
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ def hypothesis_view(row: Any, history: Sequence[Any]) -> dict[str, Any]:
 
 
 def add_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *, by: str | None = None) -> dict[str, Any]:
-    from store.investigations import Hypothesis, HypothesisStatus
+    from store.investigations import Hypothesis, HypothesisStatus  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         inv_row = investigation_row(s, inv, writable=True)
@@ -39,15 +40,13 @@ def add_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *,
 def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
     """``plan=3`` / ``plan=NAME`` (a rerun plan), ``comparison=5``, ``rerun_comparison=2``;
     see ``workbench.investigations.evidence``."""
-    from workbench.investigations.evidence import parse_decision_evidence
-
     return parse_decision_evidence(items)
 
 
 def check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investigation_id: int) -> None:
     """A linked comparison must exist in the same investigation; rerun plans are checked
     when their tables exist."""
-    from store.investigations import InvestigationComparison
+    from store.investigations import InvestigationComparison  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         for ev in evidence:
@@ -63,7 +62,7 @@ def check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investiga
             if ev["kind"] in ("rerun_plan", "rerun_comparison"):
                 table = rerun_table(ev["kind"])
                 if "id" not in ev:  # a plan named by its name
-                    from sqlmodel import select
+                    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
                     row = s.exec(select(table).where(table.name == ev["name"])).first()
                     if row is None:
@@ -76,7 +75,7 @@ def check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investiga
 
 def rerun_table(kind: str) -> Any:
     """The rerun harness's table for ``rerun_plan`` or ``rerun_comparison`` evidence."""
-    from store.rerun import RerunComparison, RerunPlan
+    from store.rerun import RerunComparison, RerunPlan  # SQLAlchemy: loaded with the store, not at import
 
     return {"rerun_plan": RerunPlan, "rerun_comparison": RerunComparison}[kind]
 
@@ -90,9 +89,9 @@ def set_hypothesis_status(
     note: str = "",
     by: str | None = None,
 ) -> dict[str, Any]:
-    from sqlmodel import select
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.investigations import Hypothesis, HypothesisStatus
+    from store.investigations import Hypothesis, HypothesisStatus  # SQLAlchemy: loaded with the store, not at import
 
     if status not in HYPOTHESIS_STATUSES:
         raise UsageError(f"status must be one of {', '.join(HYPOTHESIS_STATUSES)}")

@@ -9,6 +9,7 @@ from workbench.bundle.canonical import bundle_value
 from workbench.errors import NotFound, UsageError, WbError
 from workbench.investigations.common import OBSERVATION_LABEL, current_user, investigation_row, parse_id, required_text
 from workbench.investigations.comparisons import get_comparison
+from workbench.investigations.evidence import parse_observation_evidence
 from workbench.investigations.views import observations_of
 
 if TYPE_CHECKING:
@@ -21,8 +22,6 @@ def observation_views(rows: Sequence[Any]) -> list[dict[str, Any]]:
 def parse_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, Any]]:
     """``KIND=VALUE`` items (run=12, metric=ttft_p95, window=steady, value=110ms ...); see
     ``workbench.investigations.evidence``. Runs resolve to ids when a store is given."""
-    from workbench.investigations.evidence import parse_observation_evidence
-
     return parse_observation_evidence(items, store)
 
 
@@ -36,7 +35,7 @@ def pin_observation(
     by: str | None = None,
     retracts: int | None = None,
 ) -> dict[str, Any]:
-    from store.investigations import Observation
+    from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
 
     if not evidence and retracts is None:
         raise UsageError("an observation cites its evidence (--evidence run=ID, metric=..., window=..., value=...)")
@@ -61,9 +60,9 @@ def observations_from_comparison(store: "Store", inv: str | int, comparison: str
     inv_id = parse_id(inv, "investigation")
     if comp["investigation_id"] != inv_id:
         raise UsageError(f"comparison {comp['id']} belongs to investigation {comp['investigation_id']}, not {inv_id}")
-    from sqlmodel import select
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.investigations import Observation
+    from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         already = s.exec(
@@ -85,7 +84,7 @@ def observations_from_comparison(store: "Store", inv: str | int, comparison: str
 
 def retract_observation(store: "Store", observation: str | int, reason: str, *, by: str | None = None) -> dict[str, Any]:
     """Pin a retraction of ``observation``; the original stays as it was."""
-    from store.investigations import Observation
+    from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
 
     oid = parse_id(observation, "observation")
     with store.session() as s:

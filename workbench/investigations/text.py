@@ -6,10 +6,11 @@ from typing import Any
 
 import click
 
+from workbench.compare.parameters import ComparisonParameters
+from workbench.textsafe import clean
+
 
 def print_investigation(inv: dict[str, Any]) -> None:
-    from workbench.textsafe import clean
-
     echo = click.echo
     imported = " (imported, read-only)" if inv.get("imported") else ""
     echo(f"investigation {inv['id']}{imported}: {clean(inv.get('title') or '')}")
@@ -27,8 +28,8 @@ def print_investigation(inv: dict[str, Any]) -> None:
         echo("comparisons:")
     for c in comps:
         state = (c.get("verdict") or "compared") if c.get("comparable") else "REFUSED"
-        control = (c.get("parameters") or {}).get("control")
-        aa = f" (A/A control {clean(control)})" if control else ""
+        control = ComparisonParameters.from_json(c.get("parameters")).control
+        aa = f" (A/A control {clean(list(control))})" if control else ""
         echo(f"  {c['id']:>4}  {clean(c['baseline_runs'])} vs {clean(c['candidate_runs'])}{aa}  {clean(state)}")
     obs = inv.get("observations") or []
     if obs:

@@ -7,8 +7,9 @@ msgspec Structs rather than dataclasses: decoding validates (a wrong type names 
 place), encoding is fast and the JSON Schema comes from the same definition (see
 docs/architecture.md, "Typed results").
 
-The comparison's ``result`` stays the compare engine's JSON document (``Any``): its own
-typed model is the compare layer's to give.
+A stored comparison's ``result`` is kept as the document the compare engine wrote (raw
+JSON, possibly from an older wb or a bundle); ``workbench.compare.model.Comparison.from_json``
+types it where it is drawn or read.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import Any, TypeVar
 import msgspec
 
 from workbench.bundle.format import OBSERVATION_LABEL
+from workbench.compare.fmt import jsonable
+from workbench.compare.parameters import ComparisonParameters
 
 RunRef = int | str  # a store id; a bundle's ref ("run/6") in an imported investigation
 
@@ -27,7 +30,7 @@ T = TypeVar("T", bound="View")
 
 class View(msgspec.Struct, frozen=True):
     def to_json(self) -> dict[str, Any]:
-        return msgspec.to_builtins(self)
+        return jsonable(msgspec.to_builtins(self))  # tuples as lists, as JSON reads back
 
     @classmethod
     def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:
@@ -60,21 +63,28 @@ class InvestigationSummary(Frame, frozen=True):
     hypotheses: int
 
 
+class EngineIdentity(View, frozen=True, omit_defaults=True):
+    """The compare engine that made a stored comparison (absent parts: not recorded)."""
+
+    name: str | msgspec.UnsetType = msgspec.UNSET
+    version: str | msgspec.UnsetType = msgspec.UNSET
+
+
 class ComparisonView(View, frozen=True, omit_defaults=True):
-    """A stored comparison: its parameters (:class:`ComparisonParameters`' JSON), the
-    engine that made it and its result (absent when asked without it)."""
+    """A stored comparison: what it was asked, the engine that made it and its result
+    (absent when asked without it)."""
 
     id: int
     ref: str
     baseline_runs: list[RunRef]
     candidate_runs: list[RunRef]
-    parameters: dict[str, Any]
-    engine: dict[str, Any]
+    parameters: ComparisonParameters
+    engine: EngineIdentity
     comparable: bool
-    verdict: str | None
+    verdict: str | None  # a Verdict's word (workbench.stats.verdicts: importing it loads the statistics engine)
     created_by: str
     created_at: str
-    result: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    result: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET  # the engine's document as stored (raw JSON)
 
 
 class ObservationView(View, frozen=True):
@@ -147,8 +157,8 @@ def comparison_of(row: Any, *, with_result: bool = True) -> ComparisonView:
         ref=f"comparison/{row.id}",
         baseline_runs=list(row.baseline_runs or []),
         candidate_runs=list(row.candidate_runs or []),
-        parameters=dict(row.parameters or {}),
-        engine=dict(row.engine or {}),
+        parameters=ComparisonParameters.from_json(row.parameters),
+        engine=msgspec.convert(dict(row.engine or {}), EngineIdentity),
         comparable=row.comparable,
         verdict=row.verdict,
         created_by=row.created_by,

@@ -11,14 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from store import open_store
+from workbench.inputs import ImportOptions
+from workbench.ingest import import_files
+
 
 def import_into_store(path: Path, store_url: str) -> Any:
     """Import one snapshot file as ``wb import`` would: one transaction, so the store
     never holds half a snapshot."""
-    from store import open_store
-    from workbench.inputs import ImportOptions
-    from workbench.ingest import import_files
-
     store = open_store(store_url)
     try:
         return import_files(store, [path], ImportOptions(), origin="recorder")

@@ -69,42 +69,45 @@ class _Span:
     _kind = STEP
     _rec: Recorder
     _trig: LatencyTrigger | None = None
+    # Set by _bound from the recorder, so the hot path reads one class attribute each
+    # instead of an attribute chain through the recorder: its clock, its sequence's
+    # __next__, its span ring.
+    _clock: Callable[[], int]
+    _next_seq: Callable[[], int]
+    _ring: SegmentRing
 
     def __enter__(self) -> _Span:
-        rec = self._rec
-        self._seq = base = next(rec._seq)  # seq * SEQ_UNIT: the row code of a step
-        rec._open_seq = base
+        self._seq = base = self._next_seq()  # seq * SEQ_UNIT: the row code of a step
+        self._rec._open_seq = base
         try:
-            self._start = rec._clock()
+            self._start = self._clock()
         except Exception as exc:  # noqa: BLE001 - never into the workload
             self._start = None
-            rec._fault(exc, "clock")
+            self._rec._fault(exc, "clock")
         return self
 
     def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
         # The body of Recorder._close, inlined: this is the hottest code in the recorder.
-        rec = self._rec
         try:
             start = self._start
             if start is None:  # the clock failed at __enter__ (already counted)
                 return False
-            end = rec._clock()
+            end = self._clock()
             base = self._seq
-            spans = rec._spans
             # Raw clock values: converting is the snapshot's job, not the hot path's.
-            spans.append([base + self._kind, start, end])
+            self._ring.append([base + self._kind, start, end])
             if et is not None:
-                spans.append([base + rec._ok_code, 0.0, 0.0])
+                self._ring.append([base + self._rec._ok_code, 0.0, 0.0])
             trig = self._trig  # this recorder's trigger, or None when this kind isn't watched
             if trig is not None:
                 duration = end - start
                 if duration > trig.threshold_ns:
-                    rec._slow(base, self._kind, duration, end)
+                    self._rec._slow(base, self._kind, duration, end)
                 trig.observe(duration)
             if not base & _HOUSEKEEPING_MASK:
-                rec._housekeeping(base, end)
+                self._rec._housekeeping(base, end)
         except Exception as exc:  # noqa: BLE001
-            rec._fault(exc, "span")
+            self._rec._fault(exc, "span")
         return False
 
     @property
@@ -127,10 +130,18 @@ class _Request(_Span):
 
 
 def _bound(cls: type, rec: Recorder) -> type:
-    """``cls`` with ``_rec`` (and the trigger watching this kind) fixed as class
-    attributes: calling it makes a span with no Python-level init."""
+    """``cls`` with ``_rec``, the trigger watching this kind, the clock, the sequence and
+    the span ring fixed as class attributes: calling it makes a span with no
+    Python-level init, and the hot path reads no attribute chains."""
     trig = rec._trigger if cls._kind == rec._watch_kind else None
-    return type(cls.__name__, (cls,), {"__slots__": (), "_rec": rec, "_trig": trig})
+    return type(cls.__name__, (cls,), {"__slots__": (), "_rec": rec, "_trig": trig, "_clock": _plain_callable(rec._clock),
+                                       "_next_seq": _plain_callable(rec._seq.__next__), "_ring": rec._spans})
+
+
+def _plain_callable(fn: Callable[..., Any]) -> Any:
+    """``fn`` as a class attribute that reads back as itself: a builtin as is (no
+    descriptor: the cheapest read), anything else (a Python function) as a staticmethod."""
+    return staticmethod(fn) if hasattr(type(fn), "__get__") else fn
 
 
 class _Phase:
@@ -142,26 +153,28 @@ class _Phase:
     _kind = PHASE
     _trig = None
 
+    _clock: Callable[[], int]
+    _ring: SegmentRing
+
     def __enter__(self) -> _Phase:
         try:
-            self._start = self._rec._clock()
+            self._start = self._clock()
         except Exception as exc:  # noqa: BLE001
             self._start = None
             self._rec._fault(exc, "clock")
         return self
 
     def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
-        rec = self._rec
         try:
             start = self._start
             if start is not None:
-                end = rec._clock()
-                spans = rec._spans
+                end = self._clock()
+                spans = self._ring
                 spans.append([self._code + PHASE, start, end])
                 if len(spans.active) >= spans.segment_values:
-                    rec._seal(end)
+                    self._rec._seal(end)
         except Exception as exc:  # noqa: BLE001
-            rec._fault(exc, "phase")
+            self._rec._fault(exc, "phase")
         return False
 
 
@@ -410,6 +423,12 @@ class Recorder:
         """Now, on the recorder's clock (ns)."""
         return self._clock()
 
+    def _set_clock(self, clock: Callable[[], int]) -> None:
+        """Change the clock (tests: a clock that breaks), in the span classes too."""
+        self._clock = clock
+        for cls in (self.step, self.request, self._phase_cls, self._cuda_phase_cls):
+            cls._clock = _plain_callable(clock)  # type: ignore[union-attr]
+
     def mark(self, name: str, **detail: Any) -> None:
         """Note a moment (``epoch 3 done``) in the recorder's event log."""
         try:
@@ -493,11 +512,14 @@ class Recorder:
         trig = self._trigger
         # Until the first median is known, refresh at every housekeeping (cheap: the
         # history is short) so the relative rule arms as soon as min_history is reached.
-        if trig is not None and (trig.median_ns is None or not base & (trig.refresh_mask * SEQ_UNIT)):
+        if trig is not None and (trig.median_ns is None or not base & trig.refresh_seq_mask):
             trig.refresh()
         if base >= SEQ_LIMIT:  # keep row codes exact in float64 (after 2**39 spans)
             self._seq = itertools.count(0, SEQ_UNIT)
-        self._maybe_seal(now)
+            self.step._next_seq = self.request._next_seq = self._seq.__next__  # type: ignore[attr-defined]
+        spans = self._spans  # _maybe_seal, inlined (every 16th span comes here)
+        if len(spans.active) >= spans.segment_values or now - spans.opened_at_ns > spans.seal_every_ns:
+            self._seal(now)
 
     def _maybe_seal(self, now: float) -> None:
         spans = self._spans

@@ -11,6 +11,8 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 
+from workbench.recorder.capture import SEQ_UNIT
+
 
 @dataclass(frozen=True)
 class TriggerRule:
@@ -76,6 +78,7 @@ class LatencyTrigger:
         # Bound method: one C call per observed span.
         self.observe = self.recent.append
         self.refresh_mask = rule.refresh_every - 1
+        self.refresh_seq_mask = self.refresh_mask * SEQ_UNIT  # the same, on span row codes
         self.absolute_ns = (
             rule.slower_than_ms * 1e6 if rule.slower_than_ms is not None else math.inf
         )

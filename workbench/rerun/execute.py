@@ -18,17 +18,23 @@ import socket
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import EXIT_REFUSED, UsageError, WbError
-from workbench.rerun.plan import Plan, schedule, warmup_slots
+from store.api import CaptureInfo
+from store.engine import default_data_dir
+from store.records import RunRecord
+from workbench.errors import EXIT_REFUSED, BadInput, UsageError, WbError
+from workbench.importers.native import IMPORTER, read_capture
+from workbench.ingest import sha256_file
+from workbench.rerun.plan import Environment, Plan, schedule, warmup_slots
+from workbench.rerun.preflight import Preflight, compare_environments, run_preflight
+from workbench.rerun.report import live_effect, run_statistic, sequential_look
 
 if TYPE_CHECKING:
     from store.api import Store
-    from workbench.rerun.preflight import Preflight
 
 STDERR_TAIL_CHARS = 2000
 KILL_GRACE_S = 5.0
@@ -51,7 +57,7 @@ class Observer:
 
     def run_started(self, index: int, round_: int, arm: str, argv: list[str]) -> None: ...
 
-    def run_finished(self, outcome: "Outcome", live: dict[str, Any]) -> None: ...
+    def run_finished(self, outcome: "Outcome", live: dict[str, float]) -> None: ...
 
     def end(self, status: str) -> None: ...
 
@@ -71,7 +77,8 @@ class Outcome:
     exit_status: int | None = None
     statistic: float | None = None
     run_id: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    record: RunRecord | None = None  # the capture as read, until it is stored
+    capture_sha256: str | None = None
 
 
 def now_iso() -> str:
@@ -79,8 +86,6 @@ def now_iso() -> str:
 
 
 def default_workdir(plan: Plan, execution_id: int) -> Path:
-    from store.engine import default_data_dir
-
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", plan.name)[:60] or "plan"
     return default_data_dir() / "rerun" / f"{safe}-e{execution_id}"
 
@@ -99,7 +104,7 @@ def _pid_alive(pid: int) -> bool:
 
 def _still_running(execution: Any) -> bool:
     """True when the execution's own process is alive (or cannot be checked: another host)."""
-    from store.rerun import RUNNING
+    from store.rerun import RUNNING  # the store's rerun tables: SQLModel, heavy
 
     if execution.status != RUNNING:
         return False
@@ -108,9 +113,7 @@ def _still_running(execution: Any) -> bool:
     return execution.pid != os.getpid() and _pid_alive(execution.pid)
 
 
-def check_preflight(plan: Plan, expected: dict[str, Any] | None = None, nvml: Any = None) -> "Preflight":
-    from workbench.rerun.preflight import run_preflight
-
+def check_preflight(plan: Plan, expected: Environment | None = None, nvml: Any = None) -> Preflight:
     pf = run_preflight(plan, expected=expected, nvml=nvml)
     if pf.blockers:
         lines = "; ".join(pf.blockers)
@@ -135,7 +138,7 @@ class Executor:
         confirmed: bool = False,
         nvml: Any = None,
     ) -> None:
-        from store.rerun import find_plan
+        from store.rerun import find_plan  # SQLModel, heavy
 
         self.store = store
         self.observer = observer or Observer()
@@ -157,7 +160,7 @@ class Executor:
 
     def start(self, *, new: bool = False) -> int:
         """Preflight, then create a new execution; returns its id (nothing is run yet)."""
-        from store.rerun import ABANDONED, INTERRUPTED, RUNNING, RerunExecution, executions_of
+        from store.rerun import ABANDONED, INTERRUPTED, RUNNING, RerunExecution, executions_of  # SQLModel, heavy
 
         with self.store.session() as s:
             unfinished = [e for e in executions_of(s, self.plan_id) if e.status in (RUNNING, INTERRUPTED)]
@@ -194,7 +197,7 @@ class Executor:
 
     def reopen(self) -> int:
         """Preflight again and take over the latest unfinished execution; returns its id."""
-        from store.rerun import INTERRUPTED, RUNNING, executions_of
+        from store.rerun import INTERRUPTED, RUNNING, executions_of  # SQLModel, heavy
 
         with self.store.session() as s:
             unfinished = [e for e in executions_of(s, self.plan_id) if e.status in (RUNNING, INTERRUPTED)]
@@ -205,16 +208,14 @@ class Executor:
             raise WbError(f"execution {e.id} of plan {self.plan.name!r} is still running (pid {e.pid} on {e.host}); runs never overlap", exit_code=EXIT_REFUSED)
         # Against the plan, and against the machine this execution started on.
         pf = check_preflight(self.plan, nvml=self.nvml)
-        first_env = (e.preflights or [{}])[0].get("environment") or {}
-        if first_env:
-            from workbench.rerun.preflight import compare_environments
-
+        first_env = Environment.from_json((e.preflights or [{}])[0].get("environment"))
+        if first_env.recorded:
             changes, _ = compare_environments(first_env, pf.environment)
             if changes:
                 pf.environment_changes += [f"since execution {e.id} started: {c}" for c in changes]
                 raise Blocked(f"execution {e.id} cannot resume here: {'; '.join(changes)}", pf)
         with self.store.session() as s:
-            from store.rerun import RerunExecution
+            from store.rerun import RerunExecution  # SQLModel, heavy
 
             row = s.get(RerunExecution, e.id)
             row.status = RUNNING  # type: ignore[union-attr]
@@ -229,8 +230,7 @@ class Executor:
     def run(self, execution_id: int) -> str:
         """Run every slot not yet finished; returns the final status. Ctrl-C: status
         ``interrupted`` is recorded and KeyboardInterrupt propagates."""
-        from store.rerun import COMPLETE, INTERRUPTED, RUN_FAILED, RUN_OK, RerunExecution, runs_of
-        from workbench.rerun.report import live_effect, sequential_look
+        from store.rerun import COMPLETE, INTERRUPTED, RUN_FAILED, RUN_OK, RerunExecution, runs_of  # SQLModel, heavy
 
         with self.store.session() as s:
             execution = s.get(RerunExecution, execution_id)
@@ -238,7 +238,7 @@ class Executor:
             workdir = Path(execution.workdir)  # type: ignore[union-attr]
             finished = {r.slot: r for r in runs_of(s, execution_id) if r.status in (RUN_OK, RUN_FAILED)}
         workdir.mkdir(parents=True, exist_ok=True)
-        history = [self._row_dict(r) for r in finished.values()]
+        history: list[Outcome] = [Outcome(r.round, r.arm, r.slot, r.status, statistic=r.statistic, run_id=r.run_id) for r in finished.values()]
         self.observer.begin(self.plan, execution_id, len(slots), len(finished))
 
         # A polite kill is a Ctrl-C. Signal handlers can only be set from the main
@@ -257,7 +257,7 @@ class Executor:
                 if should_stop():  # cancelled between runs: finished runs are kept
                     break
                 outcome = self._run_one(execution_id, workdir, index, round_, arm)
-                history.append(outcome.__dict__)
+                history.append(outcome)
                 self.observer.run_finished(outcome, live_effect(history))
                 look = sequential_look(self.plan, history)
                 if look is not None and look.decided:  # the data decided: the rounds left are not needed
@@ -276,10 +276,6 @@ class Executor:
             self.observer.end(status)
         return status
 
-    @staticmethod
-    def _row_dict(r: Any) -> dict[str, Any]:
-        return {"round": r.round, "arm": r.arm, "slot": r.slot, "status": r.status, "statistic": r.statistic, "run_id": r.run_id}
-
     def _env(self, index: int, round_: int, arm: str, capture: Path, extra: dict[str, str]) -> dict[str, str]:
         env = dict(os.environ)
         env.update(extra)
@@ -293,7 +289,7 @@ class Executor:
         return env
 
     def _run_one(self, execution_id: int, workdir: Path, index: int, round_: int, arm: str) -> Outcome:
-        from store.rerun import RUN_FAILED, RUN_INTERRUPTED, RUN_OK
+        from store.rerun import RUN_FAILED, RUN_INTERRUPTED, RUN_OK  # SQLModel, heavy
 
         cmd = self.plan.command(arm)
         arm_tag = arm.replace("'", "prime")
@@ -338,10 +334,7 @@ class Executor:
 
     def _check(self, outcome: Outcome, capture: Path) -> None:
         """Decide ok / failed from the exit status and the capture."""
-        from store.rerun import RUN_OK
-        from workbench.errors import BadInput
-        from workbench.importers.native import read_capture
-        from workbench.rerun.report import run_statistic
+        from store.rerun import RUN_OK  # SQLModel, heavy
 
         code = outcome.exit_status
         if code is not None and code < 0:
@@ -367,15 +360,12 @@ class Executor:
             return
         outcome.statistic = value
         outcome.status = RUN_OK
-        outcome.extra["record"] = record
+        outcome.record = record
 
     def _import(self, execution_id: int, outcome: Outcome, capture: Path) -> int:
         """Write the run's capture into the store; returns the run id."""
-        from store.api import CaptureInfo
-        from workbench.ingest import sha256_file
-        from workbench.importers.native import IMPORTER
-
-        record = outcome.extra.pop("record")
+        record, outcome.record = outcome.record, None
+        assert record is not None  # _check read it
         sha, size = sha256_file(capture)
         known = self.store.find_capture(sha)
         if known is not None:  # byte-identical capture already stored: link its run
@@ -388,11 +378,11 @@ class Executor:
         record.label = f"{self.plan.name} e{execution_id} r{outcome.round} {outcome.arm}"
         record.sources = [capture]
         info = CaptureInfo(path=capture, sha256=sha, size=size, format=IMPORTER.name, importer=IMPORTER.name, importer_version=IMPORTER.version)
-        outcome.extra["capture_sha256"] = sha
+        outcome.capture_sha256 = sha
         return self.store.add_import([info], [record], origin="rerun")[0]
 
     def _record(self, execution_id: int, outcome: Outcome, started: str, argv: tuple[str, ...], stderr_path: Path, capture: Path) -> None:
-        from store.rerun import RerunRun
+        from store.rerun import RerunRun  # SQLModel, heavy
 
         try:
             with open(stderr_path, "rb") as f:
@@ -407,7 +397,7 @@ class Executor:
                     status=outcome.status, reason=outcome.reason, argv=list(argv), started_at=started, ended_at=now_iso(),
                     wall_s=outcome.wall_s, exit_status=outcome.exit_status, stderr_tail=tail,
                     capture_path=str(capture) if capture.is_file() else "",
-                    capture_sha256=outcome.extra.get("capture_sha256", ""), run_id=outcome.run_id, statistic=outcome.statistic,
+                    capture_sha256=outcome.capture_sha256 or "", run_id=outcome.run_id, statistic=outcome.statistic,
                 )
             )
 

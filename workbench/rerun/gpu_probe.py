@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from workbench.rerun.records import Record
+
 UNKNOWN = "unknown"
 RAN, NO_DATA, UNAVAILABLE = "ran", "no data", "unavailable"
 
@@ -33,6 +35,26 @@ IDENTITY_FIELDS = (
 )
 
 
+class ProbeResult(Record, kw_only=True, omit_defaults=True):
+    """A reading as shown: how it was obtained, the value (``unknown`` unless it ran) and why not."""
+
+    status: str  # ran | no data | unavailable
+    value: str | int | float
+    detail: str | None = None
+
+
+class GpuSummary(Record, kw_only=True):
+    """What NVML said: the system's versions and each device's identity and settings."""
+
+    status: str  # "ran" (NVML answered) or "unavailable"
+    reason: str
+    driver_version: ProbeResult
+    cuda_driver_version: ProbeResult
+    nvml_version: ProbeResult
+    device_count: int | str  # "unknown" when NVML did not answer
+    devices: tuple[dict[str, ProbeResult], ...]  # field name -> reading, in DEVICE_FIELDS order
+
+
 @dataclass(frozen=True)
 class Reading:
     status: str
@@ -47,11 +69,8 @@ class Reading:
     def shown(self) -> str:
         return str(self.value) if self.known else UNKNOWN
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": self.status, "value": self.value if self.known else UNKNOWN}
-        if self.detail:
-            out["detail"] = self.detail
-        return out
+    def record(self) -> ProbeResult:
+        return ProbeResult(status=self.status, value=self.value if self.known else UNKNOWN, detail=self.detail or None)
 
 
 @dataclass(frozen=True)
@@ -63,16 +82,16 @@ class GpuReport:
     nvml_version: Reading
     devices: tuple[dict[str, Reading], ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "reason": self.reason,
-            "driver_version": self.driver_version.to_json(),
-            "cuda_driver_version": self.cuda_driver_version.to_json(),
-            "nvml_version": self.nvml_version.to_json(),
-            "device_count": len(self.devices) if self.status == RAN else UNKNOWN,
-            "devices": [{k: p.to_json() for k, p in d.items()} for d in self.devices],
-        }
+    def record(self) -> GpuSummary:
+        return GpuSummary(
+            status=self.status,
+            reason=self.reason,
+            driver_version=self.driver_version.record(),
+            cuda_driver_version=self.cuda_driver_version.record(),
+            nvml_version=self.nvml_version.record(),
+            device_count=len(self.devices) if self.status == RAN else UNKNOWN,
+            devices=tuple({k: p.record() for k, p in d.items()} for d in self.devices),
+        )
 
 
 def _unavailable_report(reason: str) -> GpuReport:

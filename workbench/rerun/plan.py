@@ -1,7 +1,7 @@
 """Rerun plans: what to run, on what, how often, in which order.
 
-A plan is plain data with a canonical JSON form; its SHA-256 (over the RFC 8785 form)
-is its identity. Plans come from ``wb rerun plan`` options or a TOML file (relative
+A plan is a frozen record (``msgspec.Struct``) with a canonical JSON form; its SHA-256
+(over the RFC 8785 form) is its identity. Plans come from ``wb rerun plan`` options or a TOML file (relative
 paths in a file are relative to the file). Every artifact is pinned by digest when the
 plan is made; a stated digest that does not match the file is refused right away.
 """
@@ -11,10 +11,16 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-from dataclasses import dataclass, field, replace
+import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import rfc8785
+
+from lenses import builtin_lens
+from lenses.base import GUARDRAIL_RULES
 from store.records import LENSES
 from workbench.errors import BadInput, UsageError
 
@@ -38,24 +44,22 @@ STOPPINGS = ("fixed", "sequential")  # sequential: look after every round from 3
 SPENDINGS = ("obrien-fleming", "pocock")
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     """One arm's command: argv (never run through a shell), working directory, extra env."""
 
     argv: tuple[str, ...]
     cwd: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = {}
 
     def to_json(self) -> dict[str, Any]:
         return {"argv": list(self.argv), "cwd": self.cwd, "env": dict(sorted(self.env.items()))}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Command":
-        return cls(tuple(data["argv"]), data.get("cwd"), dict(data.get("env") or {}))
+    def from_json(cls, data: Mapping[str, Any]) -> "Command":
+        return msgspec.convert(dict(data), cls)
 
 
-@dataclass(frozen=True)
-class Artifact:
+class Artifact(msgspec.Struct, frozen=True):
     """A file the experiment depends on, pinned by SHA-256 when the plan was made."""
 
     path: str
@@ -67,15 +71,15 @@ class Artifact:
         return {"path": self.path, "sha256": self.sha256, "size": self.size, "role": self.role}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Artifact":
-        return cls(str(data["path"]), str(data["sha256"]), int(data["size"]), str(data.get("role", "input")))
+    def from_json(cls, data: Mapping[str, Any]) -> "Artifact":
+        return msgspec.convert(dict(data), cls)
 
 
-@dataclass(frozen=True)
-class Guardrail:
+class Guardrail(msgspec.Struct, frozen=True):
     """A metric the candidate must not worsen, in the lens vocabulary (``lenses.base``):
     ``rule`` is max, min, max_increase, max_increase_pct, within or within_pct, with
-    ``limit``. ``metric`` is a lens guardrail metric, a quality key or a sample column."""
+    ``limit``. ``metric`` is a lens guardrail metric, a quality key or a sample column.
+    In JSON the name comes first (the metric when it has none)."""
 
     metric: str
     rule: str
@@ -87,14 +91,12 @@ class Guardrail:
         return {"name": self.name or self.metric, "metric": self.metric, "rule": self.rule, "limit": self.limit, "source": self.source}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Guardrail":
-        return cls(str(data["metric"]), str(data["rule"]), float(data["limit"]), str(data.get("name", "")), str(data.get("source", "plan")))
+    def from_json(cls, data: Mapping[str, Any]) -> "Guardrail":
+        return msgspec.convert(dict(data), cls)
 
 
 def lens_guardrails(lens: str) -> tuple[Guardrail, ...]:
     """The lens's own guardrails, copied into the plan so the plan says what was checked."""
-    from lenses import builtin_lens
-
     try:
         specs = builtin_lens(lens).guardrails
     except KeyError:
@@ -102,8 +104,7 @@ def lens_guardrails(lens: str) -> tuple[Guardrail, ...]:
     return tuple(Guardrail(g.metric, g.rule, float(g.limit), g.name, f"lens:{lens}") for g in specs)
 
 
-@dataclass(frozen=True)
-class Warmup:
+class Warmup(msgspec.Struct, frozen=True):
     """Warm-up policy: untimed runs of each arm before round 1, and steps dropped per run.
 
     ``steps``: ``"capture"`` trusts the capture (its samples already exclude warm-up,
@@ -125,8 +126,34 @@ class Warmup:
         return min(n, int(self.steps))
 
 
-@dataclass(frozen=True)
-class Plan:
+class Environment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The machine a plan is for: preflight's comparable fields (``environment_of``), ``unknown``
+    where not known. A plan made before preflight recorded one has none (``{}``)."""
+
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    cuda_toolkit: str | None = None
+    device_count: int | str | None = None  # "unknown" when NVML did not answer
+    devices: tuple[dict[str, str], ...] | None = None  # per device: identity field -> value as shown
+
+    @property
+    def recorded(self) -> bool:
+        return self != Environment()
+
+    def to_json(self) -> dict[str, Any]:
+        out = msgspec.to_builtins(self)
+        if "devices" in out:
+            out["devices"] = [dict(d) for d in out["devices"]]
+        return out  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any] | None) -> "Environment":
+        return msgspec.convert(dict(doc or {}), cls)
+
+
+class Plan(msgspec.Struct, frozen=True):
+    """A rerun plan (``to_json()`` is the stored form, and what its digest is taken over)."""
+
     name: str
     lens: str
     baseline: Command
@@ -145,8 +172,8 @@ class Plan:
     # A′ runs the baseline command unless an independent build of it is given.
     control: Command | None = None
     description: str = ""
-    # The machine the plan was made for (preflight's comparable fields); see preflight.
-    environment: dict[str, Any] = field(default_factory=dict)
+    # The machine the plan was made for (see preflight).
+    environment: Environment = Environment()
     # "user" (options or the user's own file) or "bundle:<sha256>" (needs confirmation).
     origin: str = "user"
     # "fixed": every round runs, one analysis at the end. "sequential": ``rounds`` is the
@@ -180,47 +207,27 @@ class Plan:
             "delta": self.delta,
             "warmup": self.warmup.to_json(),
             "guardrails": [g.to_json() for g in self.guardrails],
-            "environment": self.environment,
+            "environment": self.environment.to_json(),
             "origin": self.origin,
             # Only sequential plans carry these, so a fixed plan keeps the digest it always had.
             **({"stopping": self.stopping, "spending": self.spending} if self.stopping != "fixed" else {}),
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Plan":
-        warm = data.get("warmup") or {}
-        return cls(
-            name=data["name"],
-            description=data.get("description", ""),
-            lens=data["lens"],
-            baseline=Command.from_json(data["baseline"]),
-            candidate=Command.from_json(data["candidate"]),
-            control=Command.from_json(data["control"]) if data.get("control") else None,
-            artifacts=tuple(Artifact.from_json(a) for a in data.get("artifacts", [])),
-            rounds=int(data["rounds"]),
-            order=data["order"],
-            seed=int(data["seed"]),
-            timeout_s=float(data["timeout_s"]),
-            metric=data["metric"],
-            statistic=data["statistic"],
-            higher_is_better=bool(data.get("higher_is_better", False)),
-            delta=float(data["delta"]),
-            warmup=Warmup(int(warm.get("runs", 0)), warm.get("steps", "capture")),
-            guardrails=tuple(Guardrail.from_json(g) for g in data.get("guardrails", [])),
-            environment=dict(data.get("environment") or {}),
-            origin=data.get("origin", "user"),
-            stopping=data.get("stopping", "fixed"),
-            spending=data.get("spending", "obrien-fleming"),
-        )
+    def from_json(cls, data: Mapping[str, Any]) -> "Plan":
+        """Decode a stored plan (keys added since, like ``stopping``, take their defaults);
+        ``msgspec.ValidationError`` names the place when the document has another shape."""
+        return msgspec.convert(dict(data), cls)
 
     def digest(self) -> str:
         """SHA-256 of the plan's RFC 8785 canonical JSON: the plan's identity."""
-        import rfc8785
-
         return hashlib.sha256(rfc8785.dumps(self.to_json())).hexdigest()
 
-    def with_environment(self, environment: dict[str, Any]) -> "Plan":
-        return replace(self, environment=environment)
+    def with_environment(self, environment: Environment) -> "Plan":
+        return msgspec.structs.replace(self, environment=environment)
+
+    def with_origin(self, origin: str) -> "Plan":
+        return msgspec.structs.replace(self, origin=origin)
 
     def warnings(self) -> list[str]:
         out = []
@@ -241,7 +248,7 @@ def schedule(plan: Plan) -> list[tuple[int, str]]:
     PCG64(seed), so ordering effects and drift add variance, not bias. ``abba``
     alternates A B A′ and A′ B A, which cancels linear drift over each pair of rounds.
     """
-    import numpy as np
+    import numpy as np  # numpy: kept off the import of plan definitions (wb rerun plan --list)
 
     slots: list[tuple[int, str]] = []
     rng = np.random.Generator(np.random.PCG64(plan.seed))
@@ -317,12 +324,12 @@ def _command(data: Any, what: str, base: Path | None, where: str | None) -> Comm
     return Command(tuple(argv), cwd, dict(env))
 
 
-def build_plan(data: dict[str, Any], *, base: Path | None = None, where: str | None = None) -> Plan:
+def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str | None = None) -> Plan:
     """Validate plan data (from TOML or options) and pin its artifacts by digest.
 
     ``base`` resolves relative paths; ``where`` names the source in errors.
     """
-    if not isinstance(data, dict):
+    if not isinstance(data, Mapping):
         raise BadInput(where, "a plan must be a table")
     unknown = set(data) - PLAN_KEYS
     if unknown:
@@ -387,8 +394,6 @@ def build_plan(data: dict[str, Any], *, base: Path | None = None, where: str | N
     if len(set(paths)) != len(paths):
         raise BadInput(where, "artifacts: the same file is listed twice")
 
-    from lenses.base import GUARDRAIL_RULES
-
     guardrails = list(lens_guardrails(lens))
     for i, g in enumerate(data.get("guardrails") or []):
         what = f"guardrails[{i}]"
@@ -423,10 +428,8 @@ def build_plan(data: dict[str, Any], *, base: Path | None = None, where: str | N
     )
 
 
-def load_plan_file(path: str | Path, overrides: dict[str, Any] | None = None) -> Plan:
+def load_plan_file(path: str | Path, overrides: Mapping[str, object] | None = None) -> Plan:
     """Read a TOML plan file; relative paths in it are relative to the file."""
-    import tomllib
-
     p = Path(path)
     try:
         with open(p, "rb") as f:

@@ -21,15 +21,31 @@ import re
 import shutil
 import socket
 import subprocess
+import textwrap
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from importlib import metadata
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from workbench.rerun.gpu_probe import IDENTITY_FIELDS, NO_DATA, RAN, UNAVAILABLE, UNKNOWN, GpuReport, Reading, probe_gpus
+import msgspec
 
-if TYPE_CHECKING:
-    from workbench.rerun.plan import Plan
+from workbench.rerun.gpu_probe import (
+    IDENTITY_FIELDS,
+    NO_DATA,
+    RAN,
+    UNAVAILABLE,
+    UNKNOWN,
+    GpuReport,
+    GpuSummary,
+    ProbeResult,
+    Reading,
+    probe_gpus,
+)
+from workbench.rerun.plan import Environment, Plan, sha256_of
+from workbench.rerun.records import Record
+from workbench.textsafe import clean
 
 # Distributions whose versions are recorded (read from metadata: nothing is imported).
 KEY_PACKAGES = ("wb", "numpy", "scipy", "nvidia-ml-py", "cupy-cuda12x", "cupy-cuda11x", "torch", "vllm", "sglang")
@@ -51,8 +67,6 @@ def toolkit_probe(timeout_s: float = 10.0) -> Reading:
 
 
 def software_versions() -> dict[str, str]:
-    from importlib import metadata
-
     versions = {"python": platform.python_version(), "python_implementation": platform.python_implementation()}
     for name in KEY_PACKAGES:
         try:
@@ -62,39 +76,48 @@ def software_versions() -> dict[str, str]:
     return versions
 
 
-def check_artifacts(plan: "Plan") -> list[dict[str, Any]]:
-    """Each pinned artifact as it is now: ``ok``, ``missing`` or ``changed`` (with both digests)."""
-    from workbench.rerun.plan import sha256_of
+class ArtifactCheck(Record, kw_only=True, omit_defaults=True):
+    """A pinned artifact as it is now (``detail``: why it could not be read; ``size``: when it could)."""
 
+    path: str
+    role: str
+    sha256: str  # in the plan
+    status: str  # ok | missing | changed
+    now: str | None  # its SHA-256 now
+    detail: str | None = None
+    size: int | None = None
+
+
+def check_artifacts(plan: Plan) -> list[ArtifactCheck]:
+    """Each pinned artifact as it is now: ``ok``, ``missing`` or ``changed`` (with both digests)."""
     out = []
     for a in plan.artifacts:
-        row: dict[str, Any] = {"path": a.path, "role": a.role, "sha256": a.sha256}
+        pinned = {"path": a.path, "role": a.role, "sha256": a.sha256}
         p = Path(a.path)
         if not p.is_file():
-            row.update(status="missing", now=None)
+            out.append(ArtifactCheck(**pinned, status="missing", now=None))
+            continue
+        try:
+            sha, size = sha256_of(p)
+        except OSError as exc:
+            out.append(ArtifactCheck(**pinned, status="missing", now=None, detail=str(exc.strerror or exc)))
         else:
-            try:
-                sha, size = sha256_of(p)
-            except OSError as exc:
-                row.update(status="missing", now=None, detail=str(exc.strerror or exc))
-            else:
-                row.update(status="ok" if sha == a.sha256 else "changed", now=sha, size=size)
-        out.append(row)
+            out.append(ArtifactCheck(**pinned, status="ok" if sha == a.sha256 else "changed", now=sha, size=size))
     return out
 
 
-def environment_of(gpu: GpuReport, toolkit: Reading) -> dict[str, Any]:
+def environment_of(gpu: GpuReport, toolkit: Reading) -> Environment:
     """The comparable environment: identity fields, ``unknown`` where not known."""
-    return {
-        "driver_version": gpu.driver_version.shown,
-        "cuda_driver_version": gpu.cuda_driver_version.shown,
-        "cuda_toolkit": toolkit.shown,
-        "device_count": len(gpu.devices) if gpu.status == RAN else UNKNOWN,
-        "devices": [{f: d[f].shown for f in IDENTITY_FIELDS if f in d} for d in gpu.devices],
-    }
+    return Environment(
+        driver_version=gpu.driver_version.shown,
+        cuda_driver_version=gpu.cuda_driver_version.shown,
+        cuda_toolkit=toolkit.shown,
+        device_count=len(gpu.devices) if gpu.status == RAN else UNKNOWN,
+        devices=tuple({f: d[f].shown for f in IDENTITY_FIELDS if f in d} for d in gpu.devices),
+    )
 
 
-def compare_environments(expected: dict[str, Any], now: dict[str, Any]) -> tuple[list[str], list[str]]:
+def compare_environments(expected: Environment, now: Environment) -> tuple[list[str], list[str]]:
     """(changes that block, notes): a field known in ``expected`` must be the same now."""
     changes: list[str] = []
     notes: list[str] = []
@@ -105,17 +128,38 @@ def compare_environments(expected: dict[str, Any], now: dict[str, Any]) -> tuple
                 notes.append(f"{label}: unknown when the plan was made, now {is_} (not compared)")
             return
         if is_ != was:
-            changes.append(f"{label}: {was} in the plan, {'unknown (gone or unreadable)' if is_ == UNKNOWN else is_} now")
+            changes.append(f"{label}: {was} in the plan, {'unknown (gone or unreadable)' if is_ in (UNKNOWN, None) else is_} now")
 
     for key in ("driver_version", "cuda_driver_version", "cuda_toolkit", "device_count"):
-        check(key, expected.get(key, UNKNOWN), now.get(key, UNKNOWN))
-    was_devices = expected.get("devices") or []
-    now_devices = now.get("devices") or []
+        check(key, getattr(expected, key), getattr(now, key))
+    was_devices = expected.devices or ()
+    now_devices = now.devices or ()
     for i, was in enumerate(was_devices):
         is_ = now_devices[i] if i < len(now_devices) else {}
         for f in IDENTITY_FIELDS:
             check(f"gpu{i}.{f}", was.get(f, UNKNOWN), is_.get(f, UNKNOWN))
     return changes, notes
+
+
+class PreflightReport(Record, kw_only=True):
+    """``wb doctor --json``, and what each execution records before it runs (``preflights``)."""
+
+    taken_at: str
+    host: str
+    os: str
+    gpu: GpuSummary
+    cuda_toolkit: ProbeResult
+    software: dict[str, str]  # distribution -> version
+    environment: Environment  # the comparable fields (environment_of): what a plan pins
+    artifacts: tuple[ArtifactCheck, ...]
+    environment_changes: tuple[str, ...]
+    notes: tuple[str, ...]
+    blockers: tuple[str, ...]
+    ok: bool
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> "PreflightReport":
+        return msgspec.convert(dict(doc), cls)
 
 
 @dataclass
@@ -125,40 +169,43 @@ class Preflight:
     gpu: GpuReport
     toolkit: Reading
     software: dict[str, str]
-    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: list[ArtifactCheck] = field(default_factory=list)
     environment_changes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
-    def environment(self) -> dict[str, Any]:
+    def environment(self) -> Environment:
         return environment_of(self.gpu, self.toolkit)
 
     @property
     def blockers(self) -> list[str]:
         """Why this execution must not run; empty when it may."""
-        out = [f"artifact {a['path']} is missing" for a in self.artifacts if a["status"] == "missing"]
-        out += [f"artifact {a['path']} changed: SHA-256 {a['now']} now, {a['sha256']} in the plan" for a in self.artifacts if a["status"] == "changed"]
+        out = [f"artifact {a.path} is missing" for a in self.artifacts if a.status == "missing"]
+        out += [f"artifact {a.path} changed: SHA-256 {a.now} now, {a.sha256} in the plan" for a in self.artifacts if a.status == "changed"]
         out += [f"environment changed: {c}" for c in self.environment_changes]
         return out
 
+    def report(self) -> PreflightReport:
+        return PreflightReport(
+            taken_at=self.taken_at,
+            host=self.host,
+            os=f"{platform.system()} {platform.release()} {platform.machine()}",
+            gpu=self.gpu.record(),
+            cuda_toolkit=self.toolkit.record(),
+            software=self.software,
+            environment=self.environment,
+            artifacts=tuple(self.artifacts),
+            environment_changes=tuple(self.environment_changes),
+            notes=tuple(self.notes),
+            blockers=tuple(self.blockers),
+            ok=not self.blockers,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "taken_at": self.taken_at,
-            "host": self.host,
-            "os": f"{platform.system()} {platform.release()} {platform.machine()}",
-            "gpu": self.gpu.to_json(),
-            "cuda_toolkit": self.toolkit.to_json(),
-            "software": self.software,
-            "environment": self.environment,
-            "artifacts": self.artifacts,
-            "environment_changes": self.environment_changes,
-            "notes": self.notes,
-            "blockers": self.blockers,
-            "ok": not self.blockers,
-        }
+        return self.report().to_json()
 
 
-def run_preflight(plan: "Plan | None" = None, *, expected: dict[str, Any] | None = None, nvml: Any = None) -> Preflight:
+def run_preflight(plan: Plan | None = None, *, expected: Environment | None = None, nvml: Any = None) -> Preflight:
     """Reading this machine; with a plan, check its artifacts and its environment.
 
     ``expected`` overrides the plan's recorded environment (a resume compares with the
@@ -176,7 +223,7 @@ def run_preflight(plan: "Plan | None" = None, *, expected: dict[str, Any] | None
     if plan is not None:
         pf.artifacts = check_artifacts(plan)
         reference = expected if expected is not None else plan.environment
-        if reference:
+        if reference.recorded:
             pf.environment_changes, pf.notes = compare_environments(reference, pf.environment)
     return pf
 
@@ -193,8 +240,6 @@ def _line(label: str, value: str, status: str = "", width: int = 80) -> str:
 
 def format_preflight(pf: Preflight, width: int = 80) -> list[str]:
     """The report as plain lines of at most ``width`` columns (values are clean text)."""
-    from workbench.textsafe import clean
-
     lines = [f"Preflight on {clean(pf.host)} at {pf.taken_at}"]
     gpu = pf.gpu
     lines.append("GPU")
@@ -215,8 +260,7 @@ def format_preflight(pf: Preflight, width: int = 80) -> list[str]:
     if pf.artifacts:
         lines.append("Artifacts")
         for a in pf.artifacts:
-            lines.append(_line(a["status"], clean(a["path"]), "", width))
-    import textwrap
+            lines.append(_line(a.status, clean(a.path), "", width))
 
     for prefix, texts in (("note: ", pf.notes), ("BLOCKED: ", pf.blockers)):
         for text in texts:

@@ -15,17 +15,39 @@ import hashlib
 import json
 import math
 import statistics
+import textwrap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
+
+from lenses import builtin_lens
+from lenses.base import GuardrailSpec
 from store.records import SAMPLES, RunRecord
+from workbench.rerun.comparison import (
+    FORMAT,
+    ArmFailures,
+    DesignInfo,
+    ExecutionInfo,
+    GuardrailResult,
+    PlanInfo,
+    RerunReport,
+    Rounds,
+    RunRow,
+    SequentialResult,
+)
 from workbench.rerun.plan import ARM_NAMES, ARMS, Plan
+from workbench.stats import MIN_ROUNDS, Analysis, analyze, reduce_run, rounds_needed
+from workbench.stats.sequential import CONTINUE, SequentialDesign, look
 from workbench.stats.verdicts import DECIDED
+from workbench.textsafe import clean
 
 if TYPE_CHECKING:
     from store.api import Store
+    from store.rerun import RerunExecution, RerunPlan, RerunRun
+    from workbench.stats.sequential import Look
 
-FORMAT = "wb.rerun.comparison/1"
 STDERR_SHOWN = 400  # characters of a failed run's stderr kept in the comparison
 SCOPE = (
     "Scoped to this machine and session: the effect of B against A under these conditions. "
@@ -33,15 +55,25 @@ SCOPE = (
 )
 
 
+class MeasuredRun(Protocol):
+    """What the analysis reads of a run: a stored row, an executor outcome or a report row."""
+
+    round: int
+    arm: str
+    slot: int
+    status: str
+    statistic: float | None
+    run_id: int | None
+
+
+ByRound = dict[int, dict[str, MeasuredRun]]
+
+
 def run_statistic(record: RunRecord, plan: Plan) -> tuple[float | None, str]:
     """The plan's per-run value for one run, or (None, why not)."""
-    from workbench.stats import reduce_run
-
     values = (record.tables.get(SAMPLES) or {}).get(plan.metric)
     if values is None:
         return None, f"the capture has no {plan.metric!r} samples"
-    import numpy as np
-
     values = np.asarray(values, dtype=np.float64)
     try:
         summary = reduce_run(values, warmup=plan.warmup.steps_to_drop(len(values)))
@@ -55,22 +87,29 @@ def run_statistic(record: RunRecord, plan: Plan) -> tuple[float | None, str]:
     return float(value), ""
 
 
-def paired_rounds(runs: list[dict[str, Any]]) -> tuple[list[int], dict[int, dict[str, dict[str, Any]]]]:
+def paired_rounds(runs: Sequence[MeasuredRun]) -> tuple[list[int], ByRound]:
     """Rounds where every arm has an ``ok`` run with a value (the last such run counts)."""
-    by_round: dict[int, dict[str, dict[str, Any]]] = {}
+    by_round: ByRound = {}
     for r in runs:
-        if r["round"] >= 1 and r["status"] == "ok" and r["statistic"] is not None:
-            by_round.setdefault(r["round"], {})[r["arm"]] = r
+        if r.round >= 1 and r.status == "ok" and r.statistic is not None:
+            by_round.setdefault(r.round, {})[r.arm] = r
     complete = sorted(k for k, arms in by_round.items() if all(a in arms for a in ARMS))
     return complete, by_round
 
 
-def live_effect(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Ratio of means over the rounds complete so far (for the progress display only)."""
+def _value(by_round: ByRound, k: int, arm: str) -> float:
+    value = by_round[k][arm].statistic
+    assert value is not None  # paired_rounds keeps only runs with a value
+    return value
+
+
+def live_effect(runs: Sequence[MeasuredRun]) -> dict[str, float]:
+    """Ratio of means over the rounds complete so far (for the progress display only):
+    ``rounds``, and from one complete round ``b_over_a`` and ``aprime_over_a``."""
     complete, by_round = paired_rounds(runs)
     if not complete:
         return {"rounds": 0}
-    mean = lambda arm: sum(by_round[k][arm]["statistic"] for k in complete) / len(complete)  # noqa: E731
+    mean = lambda arm: sum(_value(by_round, k, arm) for k in complete) / len(complete)  # noqa: E731
     return {"rounds": len(complete), "b_over_a": mean("B") / mean("A"), "aprime_over_a": mean("A'") / mean("A")}
 
 
@@ -78,33 +117,29 @@ def live_effect(runs: list[dict[str, Any]]) -> dict[str, Any]:
 class SequentialLook:
     """The look after the rounds complete so far, for a plan with ``stopping = "sequential"``."""
 
-    design: Any  # stats.sequential.SequentialDesign
-    look: Any  # stats.sequential.Look
+    design: SequentialDesign
+    look: "Look"
     rounds: list[int]
     sd_log: float
 
     @property
     def decided(self) -> bool:
-        from workbench.stats.sequential import CONTINUE
-
         return self.look.decision != CONTINUE
 
 
-def sequential_look(plan: Plan, runs: list[dict[str, Any]]) -> SequentialLook | None:
+def sequential_look(plan: Plan, runs: Sequence[MeasuredRun]) -> SequentialLook | None:
     """None for a fixed plan; else the current look over the paired rounds."""
     if plan.stopping != "sequential":
         return None
     return look_over(runs, rounds=plan.rounds, delta=plan.delta, higher_is_better=plan.higher_is_better, spending=plan.spending)
 
 
-def look_over(runs: list[dict[str, Any]], *, rounds: int, delta: float, higher_is_better: bool, spending: str) -> SequentialLook:
+def look_over(runs: Sequence[MeasuredRun], *, rounds: int, delta: float, higher_is_better: bool, spending: str) -> SequentialLook:
     """The sequential look over the paired rounds of ``runs`` (time-like log ratios: for a
     higher-is-better metric the ratio is inverted, so > 1 is always worse)."""
-    from workbench.stats.sequential import SequentialDesign, look
-
     complete, by_round = paired_rounds(runs)
     sign = -1.0 if higher_is_better else 1.0
-    log_ratio = lambda k, arm: sign * math.log(by_round[k][arm]["statistic"] / by_round[k]["A"]["statistic"])  # noqa: E731
+    log_ratio = lambda k, arm: sign * math.log(_value(by_round, k, arm) / _value(by_round, k, "A"))  # noqa: E731
     design = SequentialDesign(rounds, spending=spending)
     b = [log_ratio(k, "B") for k in complete]
     aa = [log_ratio(k, "A'") for k in complete]
@@ -112,47 +147,45 @@ def look_over(runs: list[dict[str, Any]], *, rounds: int, delta: float, higher_i
     return SequentialLook(design, look(design, b, delta, aa), complete, sd)
 
 
-def _analysis(plan_info: dict[str, Any], rounds: list[int], by_round: dict[int, dict[str, dict[str, Any]]]) -> Any:
+def _analysis(plan: PlanInfo, rounds: list[int], by_round: ByRound) -> Analysis | None:
     """The fixed paired analysis of the rounds where A, B and A′ were all measured."""
-    from workbench.stats import analyze
-
     if len(rounds) < 2:
         return None
-    a = [by_round[k]["A"]["statistic"] for k in rounds]
-    b = [by_round[k]["B"]["statistic"] for k in rounds]
-    ap = [by_round[k]["A'"]["statistic"] for k in rounds]
-    slots = {arm: [by_round[k][arm]["slot"] for k in rounds] for arm in ARMS}
-    return analyze(a, b, ap, paired=True, delta=plan_info["delta"], lower_is_better=not plan_info["higher_is_better"],
-                   seed=plan_info["seed"], slots=slots)
+    a = [_value(by_round, k, "A") for k in rounds]
+    b = [_value(by_round, k, "B") for k in rounds]
+    ap = [_value(by_round, k, "A'") for k in rounds]
+    slots = {arm: [by_round[k][arm].slot for k in rounds] for arm in ARMS}
+    return analyze(a, b, ap, paired=True, delta=plan.delta, lower_is_better=not plan.higher_is_better, seed=plan.seed, slots=slots)
 
 
-def reanalyze(body: dict[str, Any]) -> dict[str, Any]:
+def reanalyze(body: Mapping[str, Any]) -> dict[str, Any]:
     """A stored comparison's verdict-bearing parts derived again from its per-run values
-    (what ``wb evidence verify --recompute`` checks): analysis, verdict, flags, sequential."""
-    p = body["plan"]
-    rows = body["runs"]
-    rounds, by_round = paired_rounds(rows)
+    (what ``wb evidence verify --recompute`` checks): analysis, verdict, flags, sequential.
+    ``body`` is a bundle's JSON: it is decoded first (a bad shape raises, naming the place)."""
+    report = RerunReport.from_json(body)
+    p = report.plan
+    rounds, by_round = paired_rounds(report.runs)
     analysis = _analysis(p, rounds, by_round)
     out: dict[str, Any] = {"analysis": analysis.to_json() if analysis else None,
                            "verdict": analysis.verdict if analysis else None,
                            "flags": list(analysis.flags) if analysis else []}
-    if p.get("stopping") == "sequential" and len(rounds) >= 2:
-        seq = look_over(rows, rounds=p["rounds"], delta=p["delta"], higher_is_better=p["higher_is_better"], spending=p["spending"])
-        section = _sequential_section(p, seq, body["execution"]["status"])
-        out["sequential"] = section
-        out["verdict"] = section["decision"] if section["decision"] != "CONTINUE" else None
+    if p.stopping == "sequential" and len(rounds) >= 2:
+        assert p.spending is not None
+        seq = look_over(report.runs, rounds=p.rounds, delta=p.delta, higher_is_better=p.higher_is_better, spending=p.spending)
+        section = _sequential_section(p, seq, report.execution.status)
+        out["sequential"] = section.to_json()
+        out["verdict"] = section.verdict
     return out
 
 
-def _sequential_section(plan: dict[str, Any], seq: SequentialLook, status: str) -> dict[str, Any]:
-    from workbench.stats import rounds_needed
-    from workbench.stats.sequential import CONTINUE
-
+def _sequential_section(plan: PlanInfo, seq: SequentialLook, status: str) -> SequentialResult:
     lk = seq.look
-    delta, rounds = plan["delta"], plan["rounds"]
+    delta, rounds = plan.delta, plan.rounds
     band = f"[{1 / (1 + delta):.4f}, {1 + delta:.4f}]"
     interval = f"[{lk.low95:.4f}, {lk.high95:.4f}]"
-    if lk.decision == CONTINUE:
+    if lk.round < seq.design.first_look:
+        why = f"no look yet after {lk.round} of {rounds} rounds: the first look is after round {seq.design.first_look} ({status})"
+    elif lk.decision == CONTINUE:
         why = (f"no decision after {lk.round} of {rounds} rounds: the repeated 95 % interval {interval} "
                f"still overlaps the band {band} ({status})")
     elif lk.aa_unstable and lk.decision not in DECIDED:
@@ -162,37 +195,39 @@ def _sequential_section(plan: dict[str, Any], seq: SequentialLook, status: str) 
     else:
         why = f"ran all {rounds} rounds: repeated 95 % interval {interval} against the band {band}"
     fixed = rounds_needed(seq.sd_log, delta, paired=True) if math.isfinite(seq.sd_log) else None
-    return {
-        "design": seq.design.to_json(),
-        "stopped_at_round": lk.round if lk.decision != CONTINUE else None,
-        "decision": lk.decision,
-        "why": why,
-        "ratio": lk.ratio,
-        "repeated_ci95": [lk.low95, lk.high95],
-        "aa_unstable": lk.aa_unstable,
-        "fixed_design_rounds": fixed,
-        "method": "group-sequential, Lan–DeMets spending; repeated confidence intervals on the mean per-round log ratio (docs/methods.md)",
-    }
+    d = seq.design
+    return SequentialResult(
+        design=DesignInfo(stopping="sequential", max_rounds=d.max_rounds, alpha=d.alpha, spending=d.spending, first_look=d.first_look),
+        stopped_at_round=lk.round if lk.decision != CONTINUE else None,
+        decision=lk.decision,
+        why=why,
+        # Before the first look, or with an unbounded interval, the bounds are unknown (null), never NaN.
+        ratio=_finite(lk.ratio),
+        repeated_ci95=(_finite(lk.low95), _finite(lk.high95)),
+        aa_unstable=lk.aa_unstable,
+        fixed_design_rounds=fixed,
+        method="group-sequential, Lan–DeMets spending; repeated confidence intervals on the mean per-round log ratio (docs/methods.md)",
+    )
 
 
-def _failures(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _failures(runs: Sequence[RunRow]) -> dict[str, ArmFailures]:
+    out: dict[str, ArmFailures] = {}
     for arm in ARMS:
-        mine = [r for r in runs if r["arm"] == arm and r["round"] >= 1 and r["status"] in ("ok", "failed")]
-        failed = [r for r in mine if r["status"] == "failed"]
+        mine = [r for r in runs if r.arm == arm and r.round >= 1 and r.status in ("ok", "failed")]
+        failed = [r for r in mine if r.status == "failed"]
         reasons: dict[str, int] = {}
         for r in failed:
-            reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
-        out[arm] = {"finished": len(mine), "failed": len(failed), "reasons": reasons}
+            reasons[r.reason] = reasons.get(r.reason, 0) + 1
+        out[arm] = ArmFailures(finished=len(mine), failed=len(failed), reasons=reasons)
     return out
 
 
 def _guardrail_values(store: "Store", plan: Plan, run_ids: dict[str, list[int]]) -> dict[str, dict[str, list[float]]]:
     """metric -> arm -> per-run values (NaN where the run does not say)."""
-    import numpy as np
-
-    from lenses import builtin_lens
-
     lens = builtin_lens(plan.lens)
     values: dict[str, dict[str, list[float]]] = {g.metric: {arm: [] for arm in ARMS} for g in plan.guardrails}
     for arm, ids in run_ids.items():
@@ -207,12 +242,10 @@ def _guardrail_values(store: "Store", plan: Plan, run_ids: dict[str, list[int]])
     return values
 
 
-def _judge_guardrails(store: "Store", plan: Plan, rounds: list[int], by_round: dict[int, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    from lenses.base import GuardrailSpec
-
+def _judge_guardrails(store: "Store", plan: Plan, rounds: list[int], by_round: ByRound) -> tuple[GuardrailResult, ...]:
     if not plan.guardrails:
-        return []
-    run_ids = {arm: [by_round[k][arm]["run_id"] for k in rounds if by_round[k][arm]["run_id"] is not None] for arm in ARMS}
+        return ()
+    run_ids = {arm: [rid for k in rounds if (rid := by_round[k][arm].run_id) is not None] for arm in ARMS}
     values = _guardrail_values(store, plan, run_ids)
     out = []
     for g in plan.guardrails:
@@ -221,18 +254,18 @@ def _judge_guardrails(store: "Store", plan: Plan, rounds: list[int], by_round: d
         means = {arm: _finite_mean(v) for arm, v in per_arm.items()}
         status = spec.judge(means["A"], means["B"]) if rounds else "unknown"
         control = spec.judge(means["A"], means["A'"]) if rounds else "unknown"
-        row = g.to_json() | {
-            "status": status,
-            "means": {arm: (m if math.isfinite(m) else None) for arm, m in means.items()},
-            "runs_with_value": {arm: sum(math.isfinite(x) for x in v) for arm, v in per_arm.items()},
-            "control_status": control,
-        }
+        why = None
         if status == "unknown":
-            row["why"] = f"no run reported {g.metric!r}" if rounds else "no complete rounds"
+            why = f"no run reported {g.metric!r}" if rounds else "no complete rounds"
         elif control == "broken":
-            row["why"] = "A′ against A breaks it too: the guardrail is within this session's noise"
-        out.append(row)
-    return out
+            why = "A′ against A breaks it too: the guardrail is within this session's noise"
+        out.append(GuardrailResult(
+            name=g.name or g.metric, metric=g.metric, rule=g.rule, limit=g.limit, source=g.source, status=status,
+            means={arm: (m if math.isfinite(m) else None) for arm, m in means.items()},
+            runs_with_value={arm: sum(math.isfinite(x) for x in v) for arm, v in per_arm.items()},
+            control_status=control, why=why,
+        ))
+    return tuple(out)
 
 
 def _finite_mean(values: list[float]) -> float:
@@ -240,95 +273,94 @@ def _finite_mean(values: list[float]) -> float:
     return sum(kept) / len(kept) if kept else math.nan
 
 
-def build_comparison(store: "Store", plan_row: Any, execution_row: Any, runs: list[Any]) -> dict[str, Any]:
-    """The comparison document for one execution (see ``docs/verify.md``)."""
-    from workbench.stats import MIN_ROUNDS
+def _run_row(r: "RerunRun") -> RunRow:
+    return RunRow(
+        round=r.round, arm=r.arm, slot=r.slot, status=r.status, reason=r.reason, started_at=r.started_at,
+        wall_s=r.wall_s, exit_status=r.exit_status, run_id=r.run_id, statistic=r.statistic,
+        # What a failed run said last (untrusted text: cleaned before display).
+        stderr_tail=r.stderr_tail[-STDERR_SHOWN:] if r.status == "failed" and r.stderr_tail else None,
+    )
 
+
+def build_comparison(store: "Store", plan_row: "RerunPlan", execution_row: "RerunExecution", runs: Sequence["RerunRun"]) -> RerunReport:
+    """The comparison of one execution (see ``docs/verify.md``)."""
     plan = Plan.from_json(plan_row.body)
-    rows = [
-        {
-            "round": r.round, "arm": r.arm, "slot": r.slot, "status": r.status, "reason": r.reason,
-            "started_at": r.started_at, "wall_s": r.wall_s, "exit_status": r.exit_status,
-            "run_id": r.run_id, "statistic": r.statistic,
-            # What a failed run said last (untrusted text: cleaned before display).
-            **({"stderr_tail": r.stderr_tail[-STDERR_SHOWN:]} if r.status == "failed" and r.stderr_tail else {}),
-        }
-        for r in runs
-    ]
+    rows = tuple(_run_row(r) for r in runs)
     rounds, by_round = paired_rounds(rows)
     failures = _failures(rows)
-    finished_rounds = {r["round"] for r in rows if r["round"] >= 1 and r["status"] in ("ok", "failed")}
+    finished_rounds = {r.round for r in rows if r.round >= 1 and r.status in ("ok", "failed")}
     incomplete = sorted(k for k in finished_rounds if k not in rounds)
-    body: dict[str, Any] = {
-        "format": FORMAT,
-        "plan": {
-            "id": plan_row.id, "name": plan.name, "digest": plan_row.digest, "lens": plan.lens,
-            "metric": plan.metric, "statistic": plan.statistic, "higher_is_better": plan.higher_is_better,
-            "rounds": plan.rounds, "order": plan.order, "seed": plan.seed, "delta": plan.delta,
-            "warmup": plan.warmup.to_json(),
-            **({"stopping": plan.stopping, "spending": plan.spending} if plan.stopping != "fixed" else {}),
-        },
-        "execution": {
-            "id": execution_row.id, "status": execution_row.status, "host": execution_row.host,
-            "started_at": execution_row.started_at, "ended_at": execution_row.ended_at, "workdir": execution_row.workdir,
-        },
-        "partial": execution_row.status != "complete",
-        "rounds": {"planned": plan.rounds, "used": rounds, "left_out": incomplete},
-        "runs": rows,
-        "failures": failures,
-        "scope": SCOPE,
-    }
+    sequential = plan.stopping != "fixed"
+    info = PlanInfo(
+        id=int(plan_row.id), name=plan.name, digest=plan_row.digest, lens=plan.lens,  # type: ignore[arg-type]
+        metric=plan.metric, statistic=plan.statistic, higher_is_better=plan.higher_is_better,
+        rounds=plan.rounds, order=plan.order, seed=plan.seed, delta=plan.delta, warmup=plan.warmup,
+        stopping=plan.stopping if sequential else None, spending=plan.spending if sequential else None,
+    )
     notes = []
     for arm in ARMS:
         f = failures[arm]
-        if f["failed"]:
-            why = "; ".join(f"{n}× {reason}" for reason, n in f["reasons"].items())
-            notes.append(f"{arm} ({ARM_NAMES[arm]}): {f['failed']} of {f['finished']} runs failed: {why}")
+        if f.failed:
+            why = "; ".join(f"{n}× {reason}" for reason, n in f.reasons.items())
+            notes.append(f"{arm} ({ARM_NAMES[arm]}): {f.failed} of {f.finished} runs failed: {why}")
     if incomplete:
         notes.append(f"rounds {', '.join(map(str, incomplete))} left out of the paired analysis: an arm failed or has no value")
-    body["notes"] = notes
 
-    analysis = _analysis(body["plan"], rounds, by_round)
-    body["analysis"] = analysis.to_json() if analysis else None
+    analysis = _analysis(info, rounds, by_round)
     if analysis is not None:
-        body["verdict"], body["flags"], body["reason"] = analysis.verdict, list(analysis.flags), analysis.reason
+        verdict, flags, reason = analysis.verdict, tuple(analysis.flags), analysis.reason
     else:
-        body["verdict"], body["flags"] = None, []
-        body["reason"] = f"no comparison: {len(rounds)} round(s) with A, B and A′ all measured (a verdict needs at least {MIN_ROUNDS})"
+        verdict, flags = None, ()
+        reason = f"no comparison: {len(rounds)} round(s) with A, B and A′ all measured (a verdict needs at least {MIN_ROUNDS})"
+    section = None
     seq = sequential_look(plan, rows)
     if seq is not None and len(rounds) >= 2:
-        # The fixed analysis above keeps its intervals for reading, but its nominal levels
+        # The fixed analysis keeps its intervals for reading, but its nominal levels
         # do not hold after repeated looks: the verdict is the sequential design's.
-        section = _sequential_section(body["plan"], seq, execution_row.status)
-        body["sequential"] = section
-        if section["decision"] != "CONTINUE":
-            body["verdict"] = section["decision"]
-        else:
-            body["verdict"] = None
-        body["reason"] = section["why"]
-    body["guardrails"] = _judge_guardrails(store, plan, rounds, by_round)
-    return body
+        section = _sequential_section(info, seq, execution_row.status)
+        verdict, reason = section.verdict, section.why
+    return RerunReport(
+        format=FORMAT,
+        plan=info,
+        execution=ExecutionInfo(
+            id=int(execution_row.id), status=execution_row.status, host=execution_row.host,  # type: ignore[arg-type]
+            started_at=execution_row.started_at, ended_at=execution_row.ended_at, workdir=execution_row.workdir,
+        ),
+        partial=execution_row.status != "complete",
+        rounds=Rounds(planned=plan.rounds, used=tuple(rounds), left_out=tuple(incomplete)),
+        runs=rows,
+        failures=failures,
+        scope=SCOPE,
+        notes=tuple(notes),
+        analysis=analysis.to_json() if analysis else None,
+        verdict=verdict,
+        flags=flags,
+        reason=reason,
+        sequential=section,
+        guardrails=_judge_guardrails(store, plan, rounds, by_round),
+    )
 
 
-def digest_of(body: dict[str, Any]) -> str:
-    """SHA-256 of the comparison document: an identical analysis is stored once."""
-    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+def digest_of(report: RerunReport) -> str:
+    """SHA-256 of the stored comparison document: an identical analysis is stored once."""
+    return hashlib.sha256(json.dumps(report.stored().to_json(), sort_keys=True, default=str).encode()).hexdigest()
 
 
-def save_comparison(store: "Store", plan_id: int, execution_id: int, body: dict[str, Any]) -> int:
+def save_comparison(store: "Store", plan_id: int, execution_id: int, report: RerunReport) -> int:
     """Store the comparison (once per distinct result) and return its id."""
-    from sqlmodel import select
+    from sqlmodel import select  # SQLModel/SQLAlchemy: heavy, loaded when a comparison is stored
 
     from store.rerun import RerunComparison
 
-    digest = digest_of(body)
+    body = report.stored().to_json()
+    digest = digest_of(report)
     with store.session() as s:
         existing = s.exec(select(RerunComparison).where(RerunComparison.execution_id == execution_id, RerunComparison.digest == digest)).first()
         if existing is not None:
             return int(existing.id)  # type: ignore[arg-type]
         row = RerunComparison(
-            plan_id=plan_id, execution_id=execution_id, rounds_used=len(body["rounds"]["used"]),
-            verdict=body["verdict"], digest=digest, body=body,
+            plan_id=plan_id, execution_id=execution_id, rounds_used=len(report.rounds.used),
+            verdict=report.verdict, digest=digest, body=body,
         )
         s.add(row)
         s.flush()
@@ -342,20 +374,18 @@ def _pct(x: float | None) -> str:
     return "unknown" if x is None else f"{x:+.2f} %"
 
 
-def format_comparison(body: dict[str, Any], width: int = 80) -> list[str]:
-    """The comparison as plain lines for an 80-column terminal (untrusted text cleaned)."""
-    import textwrap
-
-    from workbench.textsafe import clean
-
+def format_comparison(report: RerunReport | Mapping[str, Any], width: int = 80) -> list[str]:
+    """The comparison as plain lines for an 80-column terminal (untrusted text cleaned):
+    the one renderer of a rerun comparison, fresh or stored (a stored body is decoded)."""
+    r = report if isinstance(report, RerunReport) else RerunReport.from_json(report)
     wrap = lambda text, indent="  ": textwrap.wrap(clean(text), width, initial_indent=indent, subsequent_indent=indent + "  ")  # noqa: E731
-    p, e = body["plan"], body["execution"]
-    lines = [f"Plan {p['id']} {clean(p['name'])} · execution {e['id']} ({e['status']}) · {p['lens']} lens"]
-    lines += wrap(f"metric: per-run {p['statistic']} of {p['metric']} ({'higher' if p['higher_is_better'] else 'lower'} is better); "
-                  f"rounds used {len(body['rounds']['used'])} of {p['rounds']} planned; order {p['order']}, seed {p['seed']}")
-    if body["partial"]:
+    p, e = r.plan, r.execution
+    lines = [f"Plan {p.id} {clean(p.name)} · execution {e.id} ({e.status}) · {p.lens} lens"]
+    lines += wrap(f"metric: per-run {p.statistic} of {p.metric} ({'higher' if p.higher_is_better else 'lower'} is better); "
+                  f"rounds used {len(r.rounds.used)} of {p.rounds} planned; order {p.order}, seed {p.seed}")
+    if r.partial:
         lines += wrap("PARTIAL: the execution is not complete; this is the result so far.")
-    a = body["analysis"]
+    a = r.analysis
     if a is not None:
         m = a["means"]
         a_prime = m["A'"]
@@ -371,33 +401,37 @@ def format_comparison(body: dict[str, Any], width: int = 80) -> list[str]:
             lines.append(f"    resolution ±{aa['resolution_pct']:.2f} %, MDE {aa['mde_pct']:.2f} %")
         plan_info = a.get("planning") or {}
         if plan_info.get("rounds_needed"):
-            lines += wrap(f"rounds that would resolve δ = {p['delta'] * 100:g} %: {plan_info['rounds_needed']} "
+            lines += wrap(f"rounds that would resolve δ = {p.delta * 100:g} %: {plan_info['rounds_needed']} "
                           f"(equivalence: {plan_info.get('rounds_needed_equivalence')})")
         for arm, d in (a.get("drift") or {}).items():
             if d and d.get("p") is not None and d["p"] < 0.05:
                 lines += wrap(f"drift in {arm}: {d.get('pct_per_slot', 0):+.3f} % per slot (p {d['p']:.3g})")
         for arm, idx in (a.get("outliers") or {}).items():
-            lines += wrap(f"outlier runs in {arm} (modified z > 3.5, kept): rounds {', '.join(str(body['rounds']['used'][i]) for i in idx)}")
-    seq = body.get("sequential")
-    if seq:
-        fixed = seq.get("fixed_design_rounds")
-        lines += wrap(f"sequential stopping ({seq['design']['spending']} spending, α {seq['design']['alpha']:g} over every look): "
-                      f"θ {seq['ratio']:.4f}, repeated 95 % interval [{seq['repeated_ci95'][0]:.4f}, {seq['repeated_ci95'][1]:.4f}]"
+            lines += wrap(f"outlier runs in {arm} (modified z > 3.5, kept): rounds {', '.join(str(r.rounds.used[i]) for i in idx)}")
+    seq = r.sequential
+    if seq is not None:
+        fixed = seq.fixed_design_rounds
+        lo95, hi95 = seq.repeated_ci95
+        lines += wrap(f"sequential stopping ({seq.design.spending} spending, α {seq.design.alpha:g} over every look): "
+                      f"θ {_num(seq.ratio)}, repeated 95 % interval [{_num(lo95)}, {_num(hi95)}]"
                       + (f"; a fixed design would need about {fixed} rounds at this noise" if fixed else ""))
-    verdict = body["verdict"] or "NO VERDICT"
-    flags = f"  [{', '.join(body['flags'])}]" if body["flags"] else ""
+    verdict = r.verdict or "NO VERDICT"
+    flags = f"  [{', '.join(r.flags)}]" if r.flags else ""
     lines.append(f"Verdict: {verdict}{flags}")
-    lines += wrap(body["reason"])
-    for g in body["guardrails"]:
-        lines += wrap(f"guardrail {g['name']} ({g['rule']} {g['limit']:g}, {g['source']}): {g['status']}"
-                      + (f" — {g['why']}" if g.get("why") else ""))
-    for note in body["notes"]:
+    lines += wrap(r.reason)
+    for g in r.guardrails:
+        lines += wrap(f"guardrail {g.name} ({g.rule} {g.limit:g}, {g.source}): {g.status}" + (f" — {g.why}" if g.why else ""))
+    for note in r.notes:
         lines += wrap(note)
     shown: set[str] = set()
-    for r in body["runs"]:  # the last stderr line of the first failed run of each arm
-        if r["status"] == "failed" and r.get("stderr_tail") and r["arm"] not in shown:
-            shown.add(r["arm"])
-            last = [x for x in r["stderr_tail"].splitlines() if x.strip()][-1:] or [""]
-            lines += wrap(f"{r['arm']} round {r['round']} stderr: {last[0]}", "    ")
-    lines += wrap(body["scope"])
+    for run in r.runs:  # the last stderr line of the first failed run of each arm
+        if run.status == "failed" and run.stderr_tail and run.arm not in shown:
+            shown.add(run.arm)
+            last = [x for x in run.stderr_tail.splitlines() if x.strip()][-1:] or [""]
+            lines += wrap(f"{run.arm} round {run.round} stderr: {last[0]}", "    ")
+    lines += wrap(r.scope)
     return lines
+
+
+def _num(x: float | None) -> str:
+    return "unknown" if x is None or not math.isfinite(x) else f"{x:.4f}"

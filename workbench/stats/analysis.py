@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from workbench.stats import diagnostics, intervals as iv, power as pw
-from workbench.stats._tdist import t_cdf, t_sf, t_two_sided_p
+from workbench.stats import diagnostics, intervals as iv, power as pw, rank_tests
+from workbench.stats._tdist import t_cdf, t_quantile, t_sf, t_two_sided_p
+from workbench.stats.multiplicity import holm
 from workbench.stats.verdicts import VERDICTS, Flag, Gate, Verdict
 
 # Verdicts, gate and flags are defined once in workbench.stats.verdicts (string enums);
@@ -174,8 +175,6 @@ class AAResult:
         e = self.effect
         if e.n < 2:
             return math.inf
-        from workbench.stats._tdist import t_quantile
-
         return pw.pct(t_quantile(1 - self.alpha / 2, e.log_df) * e.log_se)
 
     def to_json(self) -> dict[str, Any]:
@@ -458,8 +457,6 @@ def analyze(
     tests: dict[str, Any] = {"method": "paired t on log ratios" if paired else "Welch t on log values", "df": eff.log_df}
     tests.update(eff.p_values(delta))
     if rank_test and eff.n >= 2:
-        from workbench.stats import rank_tests
-
         if paired:
             tests["rank_test"] = rank_tests.wilcoxon_signed_rank(np.log(num) - np.log(den), alpha=alpha).to_json()
         else:
@@ -530,8 +527,6 @@ def gate_metrics(analyses: Sequence[Analysis], alpha: float = 0.05) -> GateSumma
     """The CI gate over several metrics: FAIL if any metric fails on its own or its
     Holm-adjusted p("regression > δ") < α; PASS only if every metric passes
     (intersection–union: no correction needed); otherwise RERUN."""
-    from workbench.stats.multiplicity import holm
-
     per = [x.gate for x in analyses]
     ps = [x.p_regression for x in analyses]
     usable = [p if math.isfinite(p) else 1.0 for p in ps]

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.stats._tdist import t_two_sided_p
+from workbench.stats._tdist import t_quantile, t_two_sided_p
 
 OUTLIER_Z = 3.5  # Iglewicz & Hoaglin (1993)
 
@@ -161,8 +161,6 @@ def hierarchical_bootstrap_ratio(
 def kj_mean_ci(y: Any, level: float = 0.95) -> tuple[float, float]:
     """K&J CI of one system's grand mean: Ȳ ± t_{r_n - 1}·sqrt(S_n²/r_n) (top level only).
     Returns (mean, half-width)."""
-    from workbench.stats._tdist import t_quantile
-
     arr = np.asarray(y, dtype=np.float64)
     r = arr.shape[0]
     half = t_quantile(0.5 + level / 2, r - 1) * math.sqrt(kj_s2(arr, arr.ndim) / r)

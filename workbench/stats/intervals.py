@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.stats._tdist import norm_cdf, t_quantile
+from workbench.stats._tdist import norm_cdf, t_quantile, t_two_sided_p
 
 
 @dataclass(frozen=True)
@@ -255,8 +255,6 @@ class WelchDifference:
 
 
 def welch_difference(a: Any, b: Any, level: float = 0.95) -> WelchDifference:
-    from workbench.stats._tdist import t_two_sided_p
-
     av, bv = _as_values(a), _as_values(b)
     va, vb = float(av.var(ddof=1)) / len(av), float(bv.var(ddof=1)) / len(bv)
     se = math.sqrt(va + vb)

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.stats._special import special
+
 EXACT_MAX_N = 25  # above this the normal approximation is close, and exact is slow
 
 
@@ -93,25 +95,21 @@ def _average_ranks(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _mwu_normal_sf(u: float, n1: int, n2: int, ties_t: np.ndarray) -> float:
     """P(U >= u) by the normal approximation, tie- and continuity-corrected."""
-    from scipy.special import ndtr
-
     n = n1 + n2
     tie_term = np.sum(ties_t**3 - ties_t)
     s = np.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (u - n1 * n2 / 2 - 0.5) / s
-    return float(ndtr(-z))
+    return float(special().ndtr(-z))
 
 
 def _mwu_exact_sf(u: int, n1: int, n2: int) -> float:
     """P(U >= u) under the null for u >= n1*n2/2: the CDF at the complement, from the
     frequencies of U (Löffler's recurrence, as scipy builds them)."""
-    from scipy.special import binom
-
     small, large = min(n1, n2), max(n1, n2)
     k = small * large - u
     freqs = _u_frequencies(small, large, k)
-    return float(np.cumsum(freqs / binom(small + large, small))[k])
+    return float(np.cumsum(freqs / special().binom(small + large, small))[k])
 
 
 def _u_frequencies(n1: int, n2: int, maxu: int) -> np.ndarray:

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.stats._special import special
+
 P95_MIN_SAMPLES = 72  # smallest n with a finite two-sided 95% order-statistic CI for p95
 
 
@@ -47,26 +49,22 @@ class RunReduction:
 
 def harrell_davis(x: Any, p: float) -> float:
     """Harrell–Davis (1982) estimate of the p-quantile: Σ W_i X_(i) with Beta(p(n+1), (1-p)(n+1)) weights."""
-    from scipy.special import betainc
-
     xs = np.sort(np.asarray(x, dtype=np.float64).ravel())
     n = len(xs)
     if n == 0:
         return math.nan
     a, b = p * (n + 1), (1 - p) * (n + 1)
-    cdf = betainc(a, b, np.arange(n + 1) / n)
+    cdf = special().betainc(a, b, np.arange(n + 1) / n)
     return float(np.dot(np.diff(cdf), xs))
 
 
 def harrell_davis_se(x: Any, p: float) -> float:
     """Jackknife standard error of the Harrell–Davis estimate (as scipy's ``hdquantiles_sd``)."""
-    from scipy.special import betainc
-
     xs = np.sort(np.asarray(x, dtype=np.float64).ravel())
     n = len(xs)
     if n < 2:
         return math.nan
-    cdf = betainc(n * p, n * (1 - p), np.arange(n) / (n - 1))
+    cdf = special().betainc(n * p, n * (1 - p), np.arange(n) / (n - 1))
     w = np.diff(cdf)  # weights of the n-1 order statistics of a leave-one-out sample
     loo = np.zeros(n)
     loo[1:] = np.cumsum(w * xs[:-1])
@@ -81,10 +79,8 @@ def quantile_ci_ranks(n: int, p: float, alpha: float = 0.05) -> tuple[int | None
     F the Binomial(n, p) CDF; None where no such rank exists (the bound is infinite).
     Returns (l, u, coverage) with coverage = P(l ≤ K ≤ u-1) for the ranks found.
     """
-    from scipy.special import bdtr
-
     def cdf(k: int) -> float:
-        return 0.0 if k < 0 else (1.0 if k >= n else float(bdtr(k, n, p)))
+        return 0.0 if k < 0 else (1.0 if k >= n else float(special().bdtr(k, n, p)))
 
     low = None
     for rank in range(n, 0, -1):

@@ -33,6 +33,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from workbench.stats._special import special
+
 from workbench.stats.analysis import (
     EQUIVALENT,
     FASTER_UNRESOLVED,
@@ -54,13 +56,11 @@ _GRID_STEP = 0.0025
 
 def spent(t: float, alpha: float, spending: str) -> float:
     """Cumulative error spent by information fraction ``t`` (Lan–DeMets)."""
-    from scipy.special import ndtr, ndtri
-
     if t <= 0:
         return 0.0
     t = min(t, 1.0)
     if spending == "obrien-fleming":
-        return float(2.0 - 2.0 * ndtr(ndtri(1.0 - alpha / 2.0) / math.sqrt(t)))
+        return float(2.0 - 2.0 * special().ndtr(special().ndtri(1.0 - alpha / 2.0) / math.sqrt(t)))
     if spending == "pocock":
         return float(alpha * math.log(1.0 + (math.e - 1.0) * t))
     raise ValueError(f"unknown spending function {spending!r} (known: {', '.join(SPENDING)})")
@@ -74,8 +74,6 @@ def boundaries(fractions: tuple[float, ...], alpha: float, spending: str = "obri
     spending function says; ``sides=1``: the upper boundary alone. ``inf`` where a look
     spends nothing.
     """
-    from scipy.special import ndtr
-
     if not fractions or any(b <= a for a, b in zip(fractions, fractions[1:])) or not 0 < fractions[0] or fractions[-1] > 1 + 1e-12:
         raise ValueError(f"information fractions must increase within (0, 1]: {fractions}")
     grid = np.arange(-_GRID_HALF_WIDTH, _GRID_HALF_WIDTH + _GRID_STEP / 2, _GRID_STEP)
@@ -87,11 +85,11 @@ def boundaries(fractions: tuple[float, ...], alpha: float, spending: str = "obri
         step_sd = math.sqrt(t - previous_t)
         if mass is None:
             edges = np.concatenate(([-np.inf], (grid[:-1] + grid[1:]) / 2, [np.inf]))
-            mass = np.diff(ndtr(edges / step_sd))
+            mass = np.diff(special().ndtr(edges / step_sd))
         else:
             reach = int(math.ceil(8 * step_sd / _GRID_STEP))
             offsets = np.arange(-reach, reach + 1) * _GRID_STEP
-            kernel = np.diff(ndtr(np.concatenate((offsets - _GRID_STEP / 2, [offsets[-1] + _GRID_STEP / 2])) / step_sd))
+            kernel = np.diff(special().ndtr(np.concatenate((offsets - _GRID_STEP / 2, [offsets[-1] + _GRID_STEP / 2])) / step_sd))
             mass = np.convolve(mass, kernel, mode="same")
         target = spent(t, alpha, spending) - previous_spent
         z = _solve(grid, mass, target, math.sqrt(t), sides)
@@ -159,12 +157,11 @@ class SequentialDesign:
 
 def t_boundary(z: float, n: int) -> float:
     """The z boundary applied as a t quantile (n − 1 df) at the same one-sided tail."""
-    from scipy.special import ndtr
     from scipy.stats import t as t_dist
 
     if not math.isfinite(z):
         return math.inf
-    return float(t_dist.isf(ndtr(-z), n - 1))
+    return float(t_dist.isf(special().ndtr(-z), n - 1))
 
 
 def repeated_interval(mean: np.ndarray, sd: np.ndarray, n: int, z: float) -> tuple[np.ndarray, np.ndarray]:

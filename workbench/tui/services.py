@@ -6,12 +6,28 @@ rows, so nothing crosses threads that should not.
 
 from __future__ import annotations
 
+import math
+import textwrap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lenses import builtin_lens
+from workbench.compare import inspect
+from workbench.compare.charts import sparkline
+from workbench.compare.fmt import qty
+from workbench.compare.inspect_data import series
+from workbench.compare.model import Comparison
+from workbench.compare.parameters import ComparisonParameters
+from workbench.compare.render import render_comparison, render_inspect
+from workbench.compare.way_out import render_way_out, rerun_words, way_out
+from workbench.investigations import workflow as wf
+from workbench.textsafe import clean
+
 if TYPE_CHECKING:
     from store.api import RunSummary, Store
+    from store.records import RunRecord
 
 
 @dataclass
@@ -44,32 +60,17 @@ def runs(store: "Store", lens: str) -> list["RunSummary"]:
 
 def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidate: list[int], accepts: dict[str, str],
                       changes: dict[str, list[Any]] | None = None, control: list[int] | None = None) -> CompareOutcome:
-    """Run the compare engine, store the comparison in the investigation, render it.
-    ``control``: A/A control runs (baseline again), stored with the comparison."""
-    from workbench.compare import compare
-    from workbench.compare.render import render_comparison
-    from workbench.investigations import workflow as wf
-
-    seen: list[Any] = []
-    records: list[Any] = []
-
-    def engine(base: Any, cand: Any, *args: Any, **kwargs: Any) -> Any:
-        records.extend([*base, *cand])
-        seen.append(compare(base, cand, *args, **kwargs))
-        return seen[-1]
-
-    view = wf.add_comparison(store, inv_id, baseline, candidate, accepts=accepts, changes=changes, engine=engine,
-                             control=control or ())
-    return CompareOutcome(view, render_comparison(seen[-1]) + way_out_text(seen[-1], view, records))
+    """Run the compare engine, store the comparison in the investigation, render it (the
+    stored result, decoded: what is shown is what was stored). ``control``: A/A control
+    runs (baseline again), stored with the comparison."""
+    view = wf.add_comparison(store, inv_id, baseline, candidate, accepts=accepts, changes=changes, control=control or ())
+    return CompareOutcome(view, comparison_report(store, view))
 
 
 def comparison_report(store: "Store", comparison: dict[str, Any]) -> str:
     """A stored comparison's report: the same renderer as ``wb compare``, on the same typed
     object, with the same way out of a refusal."""
-    from workbench.compare.render import render_comparison
-    from workbench.compare.stored import comparison_from_json
-
-    result = comparison_from_json(comparison.get("result") or {})
+    result = Comparison.from_json(comparison.get("result") or {})
     records = [] if result.comparable else store.load_runs([*comparison["baseline_runs"], *comparison["candidate_runs"]])
     return render_comparison(result) + way_out_text(result, comparison, records)
 
@@ -103,21 +104,17 @@ def shell_lines(command: str, indent: int, width: int = 80) -> list[str]:
     return [*lines, current]
 
 
-def way_out_text(result: Any, comparison: dict[str, Any], records: list[Any]) -> str:
+def way_out_text(result: Comparison, comparison: Mapping[str, Any], records: Sequence[RunRecord]) -> str:
     """What ``wb compare`` prints after a refusal (the ``wb declare`` lines, ``--change``,
     ``--accept a,b --why``), its sentences wrapped to 80 columns (commands stay whole, to
     be copied), then the keys that do the same here. Empty when the runs were compared."""
-    import textwrap
-
-    from workbench.compare.way_out import render_way_out, rerun_words, way_out
-
-    params = comparison.get("parameters") or {}
+    params = ComparisonParameters.from_json(comparison.get("parameters"))
     base, cand = list(comparison["baseline_runs"]), list(comparison["candidate_runs"])
     changes = []
-    for name, values in (params.get("changes") or {}).items():
+    for name, values in params.changes.items():
         old, new = ("" if v is None else str(v) for v in (list(values) + [None, None])[:2])
         changes.append(f"{name}={old}->{new}" if ":" in old + new else f"{name}={old}:{new}" if old or new else str(name))
-    words = rerun_words("compare", base, cand, None, changes, dict(params.get("accepts") or {}), (), params.get("control") or ())
+    words = rerun_words("compare", base, cand, None, changes, dict(params.accepts), (), params.control)
     ways = way_out(result, base, cand, words, records)
     if ways is None:
         return ""
@@ -135,15 +132,7 @@ def way_out_text(result: Any, comparison: dict[str, Any], records: list[Any]) ->
 def sparklines(store: "Store", comparison: dict[str, Any], width: int = 80) -> str:
     """One line per run of the comparison: its primary per-item measure over time (requests,
     steps or job starts in order), all on one scale; the run's mean at the end."""
-    import math
-
-    from lenses import builtin_lens
-    from workbench.compare.charts import sparkline
-    from workbench.compare.fmt import qty
-    from workbench.compare.inspect_data import series
-    from workbench.textsafe import clean
-
-    lens = builtin_lens(str((comparison.get("parameters") or {}).get("lens") or (comparison.get("result") or {}).get("lens")))
+    lens = builtin_lens(str(ComparisonParameters.from_json(comparison.get("parameters")).lens or (comparison.get("result") or {}).get("lens")))
     rows = []
     for side, ids in (("B", comparison["baseline_runs"]), ("C", comparison["candidate_runs"])):
         for run in store.load_runs(ids):
@@ -168,24 +157,20 @@ def latest_comparison(inv: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def inspect_text(store: "Store", inv: dict[str, Any]) -> str:
-    """The Inspect report for the investigation's latest comparison."""
-    from workbench.compare import inspect
-    from workbench.compare.render import render_inspect
-
+    """The Inspect report for the investigation's latest comparison: the engine again on
+    the stored parameters, with the per-phase detail (as before, without the A/A control
+    runs: the detail is descriptive, and the Compare stage shows the control)."""
     comp = latest_comparison(inv)
     if comp is None:
         return "No comparison yet: pick runs in Compare (2) and press c."
-    params = comp.get("parameters") or {}
-    changes = {k: tuple(v) for k, v in (params.get("changes") or {}).items()}
-    result = inspect(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]),
-                     lens=params.get("lens") or inv["lens"], changes=changes, accepts=params.get("accepts") or {})
+    params = ComparisonParameters.from_json(comp.get("parameters"))
+    arguments = {**params.engine_arguments(), "lens": params.lens or inv["lens"]}
+    result = inspect(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]), **arguments)
     return render_inspect(result)
 
 
 def pin_from_comparison(store: "Store", inv_id: int, comparison: dict[str, Any], index: int) -> dict[str, Any]:
     """Pin one of the observations the compare engine derived, citing the comparison."""
-    from workbench.investigations import workflow as wf
-
     derived = (comparison.get("result") or {}).get("observations") or []
     obs = derived[index]
     ev = obs.get("evidence")
@@ -275,8 +260,8 @@ def bisection_text(store: "Store", bisection_id: int) -> str:
     from workbench.textsafe import clean
 
     doc = report(store, bisection_id)
-    hint = ("" if doc["status"] in ("done", "no-regression") else
-            f"\n\nIt runs from a shell (builds and benchmarks take a while): wb bisect resume {clean(doc['name'])}")
+    hint = ("" if doc.status in ("done", "no-regression") else
+            f"\n\nIt runs from a shell (builds and benchmarks take a while): wb bisect resume {clean(doc.name)}")
     return "\n".join(format_report(doc)) + hint
 
 

@@ -12,8 +12,9 @@ import click
 
 from store.engine import default_data_dir
 from store.errors import StoreError
-from workbench.bisect.bisection import Spec, report, run, start
+from workbench.bisect.bisection import report, run, start
 from workbench.bisect.format import format_report
+from workbench.bisect.result import BisectionReport, Spec
 from workbench.cli.commands.rerun import _Display, _argv
 from workbench.cli.context import emit_json, open_store_from, stderr_console
 from workbench.errors import UsageError, WbError
@@ -84,7 +85,7 @@ def start_cmd(ctx: click.Context, repo: Path | None, good: str | None, bad: str 
     name = name or re.sub(r"[^A-Za-z0-9_.-]+", "_", default)[:60]
     root = (workdir or default_data_dir() / "bisect" / name).resolve()
     spec = Spec(
-        name=name, bench=_argv(bench, "--bench") or [], build=_argv(build, "--build"), workdir=str(root),
+        name=name, bench=tuple(_argv(bench, "--bench") or ()), build=_tuple(_argv(build, "--build")), workdir=str(root),
         repo=str(repo) if repo else None, good=good or "", bad=bad or "",
         candidates_file=str(candidates_file.resolve()) if candidates_file else None, lens=lens, metric=metric,
         statistic=statistic, higher_is_better=higher_is_better, delta=delta, max_rounds=max_rounds, timeout_s=timeout_s,
@@ -129,21 +130,25 @@ def _stored(ctx: click.Context, name: str | None, as_json: bool) -> None:
     """A bisection as stored (status and report read the same record; the text leads with
     the open range while it runs, and with the result once it has ended)."""
     with _errors():
-        doc = report(open_store_from(ctx), name)
-    _show(doc, as_json)
+        result = report(open_store_from(ctx), name)
+    _show(result, as_json)
 
 
 def _run(store: Any, ref: Any, as_json: bool) -> None:
     try:
-        doc = run(store, ref, observer=_Display())
+        result = run(store, ref, observer=_Display())
     except KeyboardInterrupt:
         stderr_console().print(f"[yellow]interrupted:[/] finished steps and runs are kept; continue with: wb bisect resume {markup_safe(str(ref or ''))}")
         raise
-    _show(doc, as_json)
+    _show(result, as_json)
 
 
-def _show(doc: dict[str, Any], as_json: bool) -> None:
+def _show(result: BisectionReport, as_json: bool) -> None:
     if as_json:
-        emit_json(doc)
+        emit_json(result.to_json())
     else:
-        click.echo("\n".join(format_report(doc)))
+        click.echo("\n".join(format_report(result)))
+
+
+def _tuple(argv: list[str] | None) -> tuple[str, ...] | None:
+    return tuple(argv) if argv is not None else None

@@ -15,7 +15,7 @@ import click
 
 from store.errors import StoreError
 from workbench.cli.commands._sweep_compare import run_sweep_compare, sweep_sides
-from workbench.cli.context import emit_json, open_store_from
+from workbench.cli.context import LENS, emit_json, open_store_from
 from workbench.compare import compare, parse_change, resolve_lens
 from workbench.compare.render import render_comparison
 from workbench.compare.way_out import render_way_out, rerun_words, way_out
@@ -59,7 +59,7 @@ def run_selection_options(f):
         click.argument("baseline", nargs=-1, required=True),
         click.option("--vs", "candidate", multiple=True, metavar="CAND...", help="Candidate runs (ids or labels), after the baseline runs."),
         click.option("--control", "control", multiple=True, metavar="APRIME...", help="A/A control: baseline-again runs (ids or labels), the noise floor of every effect."),
-        click.option("--lens", type=click.Choice(["inference", "training", "fleet"]), help="Lens (default: the runs' own)."),
+        click.option("--lens", type=LENS, help="Lens (default: the runs' own)."),
         click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The intended change (repeatable); DIM alone, or DIM=FROM:TO (FROM->TO when a value has ':')."),
         click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept refusing dimensions (needs a --why; each is recorded)."),
         click.option("--why", "whys", multiple=True, metavar="TEXT", help="The reason for the --accept before it (one --why per --accept, in order, or one for all)."),
@@ -125,7 +125,7 @@ def print_way_out(result, name: str, selection: dict[str, Any], lens: str | None
     ways = way_out(result, base, cand, words, [*selection["baseline"], *selection["candidate"]])
     if ways is not None and not as_json:
         click.echo("\n".join(render_way_out(ways)))
-    return ways
+    return None if ways is None else ways.to_json()
 
 
 def exit_code(result, fail_on: str | None) -> int:

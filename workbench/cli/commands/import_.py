@@ -85,7 +85,6 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
     jobs = params.get("jobs")
     err = stderr_console()
     store = open_store_from(ctx)
-    store.prepare_writes()  # SQLAlchemy and the tables load while the files are read
     if cluster and jobs:
         raise UsageError("--jobs sets local worker processes and --cluster a Dask cluster: give one of them")
     if cluster:

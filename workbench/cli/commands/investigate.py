@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from workbench.cli.commands.compare import parse_accepts
-from workbench.cli.context import emit_json, open_store_from
+from workbench.cli.context import LENS, emit_json, open_store_from
 from workbench.errors import UsageError
 from workbench.investigations.text import print_investigation
 from workbench.investigations.workflow import (
@@ -44,7 +44,7 @@ def command() -> None:
 
 
 @command.command("new")
-@click.option("--lens", required=True, type=click.Choice(["inference", "training", "fleet"]))
+@click.option("--lens", required=True, type=LENS)
 @click.option("--question", required=True, help="The decision question (what will you decide?).")
 @click.option("--title", default="", help="A short title.")
 @click.option("--guardrail", "guardrails", multiple=True, help="A guardrail (repeatable), e.g. 'error rate <= 0.1%'.")
@@ -104,7 +104,7 @@ def show(ctx, investigation, as_json) -> None:
 @click.argument("baseline", nargs=-1, required=True)
 @click.option("--vs", "candidate", multiple=True, required=True, metavar="RUN", help="A candidate run (repeatable).")
 @click.option("--control", "control", multiple=True, metavar="RUN", help="An A/A control run: the baseline again (repeatable); the noise floor of every effect.")
-@click.option("--lens", default=None, type=click.Choice(["inference", "training", "fleet"]), help="Default: the investigation's lens.")
+@click.option("--lens", default=None, type=LENS, help="Default: the investigation's lens.")
 @click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="Declared change (default: the investigation's).")
 @click.option("--no-change", is_flag=True, help="Declare no change (an A/A control of baseline against baseline).")
 @click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept mismatched dimensions (needs a --why; each is recorded).")

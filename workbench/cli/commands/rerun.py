@@ -14,7 +14,8 @@ from store.errors import StoreError
 from workbench.cli.context import emit_json, open_store_from, stderr_console
 from workbench.errors import EXIT_REFUSED, UsageError, WbError
 from workbench.rerun.execute import Blocked, Executor
-from workbench.rerun.plan import ARTIFACT_ROLES, Plan, build_plan, load_plan_file, schedule, warmup_slots
+from workbench.rerun.plan import ARTIFACT_ROLES, Plan, build_plan, load_plan_file
+from workbench.rerun.plan_summary import DryRun, PlanList, PlanRow, PlanSaved
 from workbench.rerun.preflight import format_preflight, run_preflight
 from workbench.rerun.report import build_comparison, format_comparison, save_comparison
 from workbench.textsafe import clean, markup_safe
@@ -88,10 +89,6 @@ def _artifact_options(values: tuple[str, ...]) -> list[dict[str, str]]:
     return out
 
 
-def _plan_summary(plan: Any, row: Any, how: str) -> dict[str, Any]:
-    return {"id": row.id, "name": plan.name, "digest": row.digest, "status": how, "plan": plan.to_json(), "warnings": plan.warnings()}
-
-
 @command.command("plan")
 @click.argument("name", required=False)
 @click.option("--from-file", "from_file", type=click.Path(dir_okay=False, path_type=Path), help="Read the plan from a TOML file (options below override it).")
@@ -141,13 +138,14 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
     store = open_store_from(ctx)
     if list_:
         with store.session() as s:
-            rows = [{"id": p.id, "name": p.name, "lens": p.lens, "digest": p.digest, "origin": p.origin, "created_at": p.created_at} for p in list_plans(s)]
+            listing = PlanList(plans=tuple(PlanRow(id=p.id, name=p.name, lens=p.lens, digest=p.digest, origin=p.origin, created_at=p.created_at)
+                                           for p in list_plans(s)))
         if as_json:
-            emit_json({"plans": rows})
+            emit_json(listing.to_json())
         else:
-            for r in rows:
-                click.echo(f"{r['id']:>4}  {clean(r['name'])[:40]:<40} {r['lens']:<10} {r['digest'][:12]}")
-            if not rows:
+            for r in listing.plans:
+                click.echo(f"{r.id:>4}  {clean(r.name)[:40]:<40} {r.lens:<10} {r.digest[:12]}")
+            if not listing.plans:
                 click.echo("no rerun plans (make one with 'wb rerun plan NAME ...')", err=True)
         return
 
@@ -182,12 +180,12 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
     plan = plan.with_environment(run_preflight().environment)
     with store.session() as s:
         row, how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin)
-    summary = _plan_summary(plan, row, how)
+    summary = PlanSaved(id=row.id, name=plan.name, digest=row.digest, status=how, plan=plan, warnings=tuple(plan.warnings()))
     err = stderr_console()
-    for w in summary["warnings"]:
+    for w in summary.warnings:
         err.print(f"[yellow]warning:[/] {markup_safe(w)}")
     if as_json:
-        emit_json(summary)
+        emit_json(summary.to_json())
         return
     verb = {"added": "saved", "unchanged": "unchanged (same digest)", "replaced": "replaced (it had not run yet)"}[how]
     click.echo(f"plan {row.id} {clean(plan.name)}: {verb}; digest {row.digest[:16]}")
@@ -243,7 +241,7 @@ class _Display:
         if self.progress is not None:
             self.progress.update(self.task, description=text)
 
-    def run_finished(self, outcome: Any, live: dict[str, Any]) -> None:
+    def run_finished(self, outcome: Any, live: dict[str, float]) -> None:
         if live.get("rounds"):
             n = live["rounds"]
             self.effect = f" · B/A {live['b_over_a']:.3f} A′/A {live['aprime_over_a']:.3f} ({n} round{'s' if n > 1 else ''})"
@@ -282,12 +280,12 @@ def _load_execution(store: Any, plan_ref: str, execution_id: int | None) -> tupl
 
 def _finish(store: Any, plan_ref: str, execution_id: int, as_json: bool, status: str | None = None) -> None:
     plan_row, execution, runs = _load_execution(store, plan_ref, execution_id)
-    body = build_comparison(store, plan_row, execution, runs)
-    comparison_id = save_comparison(store, int(plan_row.id), int(execution.id), body)
+    report = build_comparison(store, plan_row, execution, runs)
+    comparison_id = save_comparison(store, int(plan_row.id), int(execution.id), report)
     if as_json:
-        emit_json({"comparison_id": comparison_id, **body})
+        emit_json(report.with_id(comparison_id).to_json())
     else:
-        click.echo("\n".join(format_comparison(body)))
+        click.echo("\n".join(format_comparison(report)))
 
 
 def _execute(ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes: bool, workdir: Path | None, as_json: bool) -> None:
@@ -332,22 +330,15 @@ def _dry_run(ctx: click.Context, plan_ref: str, as_json: bool) -> None:
         row = find_plan(s, plan_ref)
         plan, digest = Plan.from_json(row.body), row.digest
     pf = run_preflight(plan)
-    slots = warmup_slots(plan) + schedule(plan)
-    doc = {
-        "plan": plan.to_json(), "digest": digest, "preflight": pf.to_json(),
-        "schedule": [{"round": r, "arm": a} for r, a in slots],
-        "commands": {arm: plan.command(arm).to_json() for arm in ("A", "B", "A'")},
-        "environment_added": ["WB_CAPTURE_OUT", "WB_RERUN_PLAN", "WB_RERUN_ROUND", "WB_RERUN_ARM", "WB_RERUN_SLOT"],
-        "would_run": not pf.blockers,
-    }
+    dry = DryRun.of(plan, digest, pf)
     if as_json:
-        emit_json(doc)
+        emit_json(dry.to_json())
     else:
         click.echo("\n".join(format_preflight(pf)))
         click.echo("Schedule (nothing is run in a dry run)")
         by_round: dict[int, list[str]] = {}
-        for r, a in slots:
-            by_round.setdefault(r, []).append(a)
+        for slot in dry.schedule:
+            by_round.setdefault(slot.round, []).append(slot.arm)
         for r, arms in by_round.items():
             click.echo(f"  {'warm-up' if r == 0 else f'round {r:>3}'}: {' '.join(arms)}")
         for arm in ("A", "B", "A'"):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.context import emit_json, open_store_from, stdout_console
+from workbench.cli.context import LENS, emit_json, open_store_from, stdout_console
 from workbench.textsafe import markup_safe
 
 
 @click.command("runs")
-@click.option("--lens", type=click.Choice(["inference", "training", "fleet"]), help="Only runs of this lens.")
+@click.option("--lens", type=LENS, help="Only runs of this lens.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @click.pass_context
 def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:

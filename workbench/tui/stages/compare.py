@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, OptionList
 
+from workbench.compare.model import verdict_of
 from workbench.tui.stages import Stage
 from workbench.tui.state import InvestigationState
 from workbench.tui.widgets import Field, FormScreen, Line, Report, RunPicker, one_line, safe
@@ -306,7 +307,7 @@ def banner_text(comp: dict[str, Any]) -> Text:
         line.append(f"\n{cite}to go on, see the report's end: wb declare, then c · d change · a accept")
         return one_line(line)
     primary = result.get("primary") or {}
-    effect = (primary.get("effect") or {}).get("verdict")
+    effect = verdict_of(result)
     line = Text().append(" COMPARABLE ", style="bold reverse")
     line.append(f" {effect}" if effect else " no verdict", style="bold")
     line.append_text(safe(f"  {primary.get('title') or primary.get('metric', '')}: {primary.get('text') or ''}"))
@@ -324,7 +325,7 @@ def blocking_dimensions(comp: dict[str, Any] | None) -> list[str]:
     result = (comp or {}).get("result") or {}
     if not comp or result.get("comparable", True):
         return []
-    from workbench.compare.stored import comparison_from_json
+    from workbench.compare.model import Comparison
 
-    rows = comparison_from_json(result).comparability.rows
+    rows = Comparison.from_json(result).comparability.rows
     return [r.name for r in rows if r.blocks] or [str((result.get("refusal") or {}).get("dimension", ""))]

@@ -1,0 +1,126 @@
+"""The diagnosis for people: 80 columns, untrusted text escaped (``wb diagnose``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from workbench.diagnostics.report import DiagnosisReport, EventRecord, TimelineRow
+from workbench.textsafe import markup_safe as esc
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def _when(t: float | None) -> str:
+    if t is None:
+        return "unplaced"
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%m-%d %H:%M:%S.%f")[:-3]
+
+
+def _origin(e: EventRecord) -> str:
+    parts = [e.host or "", f"r{e.rank}" if e.rank is not None else ""]
+    return " ".join(p for p in parts if p) or "-"
+
+
+def render(report: DiagnosisReport | Mapping[str, Any], *, limit: int = 30, console: "Console | None" = None) -> None:
+    """Print the diagnosis (a printed document is decoded first): the one renderer of a diagnosis."""
+    from rich.console import Console  # Rich (~40 ms): only to draw, never for --json
+    from rich.table import Table
+
+    d = report if isinstance(report, DiagnosisReport) else DiagnosisReport.from_json(report)
+    con = console or Console(width=80, highlight=False)
+
+    con.print(f"[bold]wb diagnose[/bold] — {len(d.inputs.files)} files, {d.inputs.flight_recorder_dumps} flight-recorder dumps")
+    for note in d.clock.notes:
+        con.print(f"  [dim]{esc(note)}[/dim]")
+
+    ff = d.first_failure
+    con.print()
+    if ff.status == "named" and ff.event is not None:
+        e = ff.event
+        con.print(f"[bold]First failure:[/bold] {esc(e.kind)} on {esc(_origin(e))} at {_when(e.time)}")
+        con.print(f"  {esc(e.text)}", overflow="fold")
+        con.print(f"  [dim]{esc(ff.reason)}[/dim]")
+    elif ff.status == "undecided":
+        con.print(f"[bold]First failure:[/bold] [yellow]undecided[/yellow] — {esc(ff.reason)}")
+        for c in ff.candidates[:5]:
+            con.print(f"  candidate: {esc(c.kind)} on {esc(_origin(c))} at {_when(c.time)}")
+            con.print(f"    [dim]{esc(c.text[:150])}[/dim]", overflow="fold")
+    else:
+        con.print(f"[bold]First failure:[/bold] none found — {esc(ff.reason)}")
+
+    fc = d.failure_class
+    role = f" ({fc.role})" if fc.role else ""
+    con.print(f"[bold]Class:[/bold] {esc(fc.klass)}{esc(role)}" + (f" — {esc(fc.detail)}" if fc.detail else ""))
+    if fc.candidate_classes:
+        con.print(f"  candidates: {esc(', '.join(fc.candidate_classes))}")
+    if fc.retry:
+        con.print(f"  [dim]{esc(fc.retry.rule)} What would change them: {esc(fc.retry.what_would_change_it)}.[/dim]")
+        if fc.retry.xid_action:
+            con.print(f"  {esc(fc.retry.xid_action)}")
+
+    coll = d.collectives
+    if coll:
+        con.print()
+        con.print(f"[bold]Collectives[/bold] ({len(coll.ranks_with_dumps)} dumps): verdict {esc(coll.verdict)}")
+        if coll.missing_dumps:
+            con.print(f"  no dump for ranks {esc(str(list(coll.missing_dumps)))}: undecided for them")
+        table = Table(show_edge=False, pad_edge=False, width=80)
+        for col in ("group", "desc", "seq", "op", "size", "missing", "status"):
+            table.add_column(col, overflow="fold")
+        for g in coll.groups:
+            if g.status in ("missing", "undecided") or g.mismatches:
+                table.add_row(
+                    esc(g.group), esc(g.desc[:22]), str(g.seq), esc((g.op or "").replace("nccl:", "")),
+                    esc(g.size or ""), esc(",".join(map(str, g.never_entered or g.no_dump or g.unknown))), esc(g.status),
+                )
+        if table.row_count:
+            con.print(table)
+        else:
+            con.print("  every member entered the newest collective of each group; no rank can be singled out")
+
+    interesting = [r for r in d.timeline if r.role != "info" or r.kind == "collective_wait"]
+    con.print()
+    con.print(f"[bold]Timeline[/bold] ({len(interesting)} events, UTC)")
+    table = Table(show_edge=False, pad_edge=False, width=80)
+    table.add_column("time", no_wrap=True)
+    table.add_column("where", overflow="fold")
+    table.add_column("event", overflow="fold")
+    table.add_column("label", no_wrap=True)
+    for r, repeats in _collapse(interesting)[:limit]:
+        text = _event_text(r) + (f" (x{repeats})" if repeats > 1 else "")
+        table.add_row(_when(r.time), esc(_origin(r)), esc(text), esc(r.label))
+    con.print(table)
+
+    con.print()
+    con.print("[bold]Observations[/bold] (observations, not causes)")
+    for o in d.observations:
+        con.print(f"  • {esc(o.text)}", overflow="fold")
+
+
+def _collapse(rows: list[TimelineRow]) -> list[tuple[TimelineRow, int]]:
+    """Runs of the same event on the same origin (an Xid burst) shown once with a count."""
+    out: list[tuple[TimelineRow, int]] = []
+    key = lambda r: (r.host, r.rank, r.file, _event_text(r))  # noqa: E731
+    for r in rows:
+        if out and out[-1][0].label == r.label and key(out[-1][0]) == key(r):
+            out[-1] = (out[-1][0], out[-1][1] + 1)
+        else:
+            out.append((r, 1))
+    return out
+
+
+def _event_text(r: EventRecord) -> str:
+    v = r.values
+    if r.kind == "xid":
+        return f"Xid {v.get('code')} {v.get('pci', '')}"
+    if r.kind == "collective_wait":
+        never = v.get("never_entered")
+        return f"waiting: seq {v.get('seq')} of group {v.get('group')}; never entered: {','.join(map(str, never if isinstance(never, list) else []))}"
+    if r.kind == "watchdog_timeout":
+        return f"watchdog timeout {v.get('op')} seq {v.get('seq')}"
+    if r.kind == "exception":
+        return f"{v.get('exception')}: {v.get('message', '')}"[:60]
+    return r.kind.replace("_", " ")

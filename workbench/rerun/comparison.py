@@ -1,0 +1,161 @@
+"""The rerun comparison (``wb rerun report --json``) as frozen, typed records.
+
+One execution's result: the plan it ran, the runs (failed ones kept), the paired B/A
+analysis with its A/A control, the verdict and flags, the sequential look of a
+sequential plan, and the guardrails. ``to_json()`` is the stored and printed document,
+key for key (fields are declared in the document's order; keys that the document leaves
+out when they do not apply default to ``None`` and are omitted), and ``from_json()``
+decodes it back: ``RerunReport.from_json(r.to_json()) == r``. The JSON Schema is in
+docs/schema/rerun-report.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from workbench.rerun.plan import Warmup
+from workbench.rerun.records import Record
+from workbench.stats.verdicts import Flag, Verdict
+
+FORMAT = "wb.rerun.comparison/1"
+
+
+class PlanInfo(Record, kw_only=True, omit_defaults=True):
+    """The plan as the comparison read it (``stopping``/``spending`` only for a sequential plan)."""
+
+    id: int
+    name: str
+    digest: str
+    lens: str
+    metric: str
+    statistic: str
+    higher_is_better: bool
+    rounds: int
+    order: str
+    seed: int
+    delta: float
+    warmup: Warmup
+    stopping: str | None = None
+    spending: str | None = None
+
+
+class ExecutionInfo(Record, kw_only=True):
+    id: int
+    status: str  # store.rerun: running, interrupted, complete, ...
+    host: str
+    started_at: str
+    ended_at: str | None
+    workdir: str
+
+
+class Rounds(Record, kw_only=True):
+    planned: int
+    used: tuple[int, ...]  # rounds with A, B and A′ all measured: the paired analysis
+    left_out: tuple[int, ...]  # finished rounds where an arm failed or has no value
+
+
+class RunRow(Record, kw_only=True, omit_defaults=True):
+    """One run of one arm (round 0: warm-up). ``stderr_tail``: what a failed run said last
+    (untrusted text: cleaned before display); absent for a run that did not fail."""
+
+    round: int
+    arm: str  # "A", "B", "A'"
+    slot: int
+    status: str  # ok | failed | interrupted
+    reason: str
+    started_at: str
+    wall_s: float | None
+    exit_status: int | None
+    run_id: int | None
+    statistic: float | None
+    stderr_tail: str | None = None
+
+
+class ArmFailures(Record, kw_only=True):
+    finished: int
+    failed: int
+    reasons: dict[str, int]  # why -> how many runs
+
+
+class DesignInfo(Record, kw_only=True):
+    """``stats.sequential.SequentialDesign`` as it was run."""
+
+    stopping: str
+    max_rounds: int
+    alpha: float
+    spending: str
+    first_look: int
+
+
+class SequentialResult(Record, kw_only=True):
+    """The look after the rounds complete so far; for a sequential plan its decision is
+    the verdict (``CONTINUE``: none yet)."""
+
+    design: DesignInfo
+    stopped_at_round: int | None
+    decision: str  # a Verdict, or CONTINUE
+    why: str
+    ratio: float | None
+    repeated_ci95: tuple[float | None, float | None]
+    aa_unstable: bool | None
+    fixed_design_rounds: int | None
+    method: str
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return None if self.decision == "CONTINUE" else Verdict(self.decision)
+
+
+class GuardrailResult(Record, kw_only=True, omit_defaults=True):
+    """A guardrail judged on arm means (B against A), beside A′ against A as the noise reference."""
+
+    name: str
+    metric: str
+    rule: str
+    limit: float
+    source: str  # "plan" or "lens:<name>"
+    status: str  # ok | broken | unknown
+    means: dict[str, float | None]  # arm -> mean of per-run values (None: no run said)
+    runs_with_value: dict[str, int]
+    control_status: str
+    why: str | None = None
+
+
+class RerunReport(Record, kw_only=True, omit_defaults=True):
+    """The comparison of one execution (see docs/verify.md). ``comparison_id`` is set
+    once it is stored (the printed form leads with it; the stored body has none)."""
+
+    comparison_id: int | None = None
+    format: str
+    plan: PlanInfo
+    execution: ExecutionInfo
+    partial: bool
+    rounds: Rounds
+    runs: tuple[RunRow, ...]
+    failures: dict[str, ArmFailures]  # arm -> counts
+    scope: str
+    notes: tuple[str, ...]
+    # stats.Analysis.to_json() (None below two complete rounds); typed as a document here
+    # until stats.Analysis has its own decoder.
+    analysis: dict[str, Any] | None
+    verdict: Verdict | None
+    flags: tuple[Flag, ...]
+    reason: str
+    sequential: SequentialResult | None = None
+    guardrails: tuple[GuardrailResult, ...]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> "RerunReport":
+        """Decode a stored or printed comparison; ``msgspec.ValidationError`` names the place."""
+        return msgspec.convert(dict(doc), cls)
+
+    def with_id(self, comparison_id: int) -> "RerunReport":
+        """The printed form: the stored comparison's id leads the document."""
+        return msgspec.structs.replace(self, comparison_id=comparison_id)
+
+    def stored(self) -> "RerunReport":
+        """The form kept in the store (no ``comparison_id``)."""
+        return msgspec.structs.replace(self, comparison_id=None)
