@@ -348,3 +348,20 @@ def test_saturation_json_keeps_its_key_order_in_every_state() -> None:
     assert list(beyond.to_json()) == ["unit", "peak_achieved", "rule", "value", "state", "note"]
     conc = saturation([level("concurrency 1", None, 1.0, 10)], "concurrency", {})
     assert list(conc.to_json()) == ["unit", "peak_achieved", "value", "state", "note"] and conc.to_json()["value"] is None
+
+
+def test_sweep_json_decodes_into_its_type(demo, synthetic) -> None:
+    """The --json document has the shape docs/schema/sweep-comparison.json states
+    (unknown figures null, evidence of each kind), for real and synthetic sweeps."""
+    import msgspec
+
+    from workbench.compare.sweep import compare_sweeps
+    from workbench.compare.sweep_result import SweepComparison
+
+    b, c = synthetic
+    for result in (compare_sweeps(demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None}),
+                   compare_sweeps(b, c, slo={"ttft_p95": 500.0, "tpot_p95": 50.0}, accepts=ACCEPT)):
+        doc = json.loads(json.dumps(result.to_json(), allow_nan=False))
+        decoded = msgspec.convert(doc, SweepComparison)
+        assert decoded.primary_metric == "ttft_p95" and len(decoded.matched) == len(result.matched)
+        assert decoded.baseline.saturation.state == result.baseline.saturation.state

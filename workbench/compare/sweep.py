@@ -40,13 +40,12 @@ from workbench.compare.sweep_result import (
     LevelRef,
     MatchedLevel,
     Matching,
-    MetricEvidence,
     MetricRow,
     Saturation,
-    SaturationEvidence,
     Side,
     SourcePair,
     SweepComparison,
+    SweepEvidence,
     SweepObservation,
     Unmatched,
     ValuePair,
@@ -434,7 +433,7 @@ def observations(baseline: Side, candidate: Side, matched: list[MatchedLevel], u
         rule = None if sc.rule is UNSET else sc.rule
         out.append(SweepObservation(text=f"Candidate {verb} {num(vc)} req/s against {num(vb)} ({_pct(vb, vc)}){bound}; "
                                          f"rule: {rule}.",
-                                    evidence=SaturationEvidence(baseline=sb, candidate=sc), kind=NOT_CAUSE))
+                                    evidence=SweepEvidence(baseline=sb, candidate=sc), kind=NOT_CAUSE))
     for name in LEVEL_METRICS:
         rows = [(m.baseline.load, row) for m in matched if m.metrics
                 for row in m.metrics if row.name == name and row.delta is not None and math.isfinite(row.delta)]
@@ -445,7 +444,7 @@ def observations(baseline: Side, candidate: Side, matched: list[MatchedLevel], u
         up = [load for (load, r), s in zip(rows, scale) if r.delta > 0.02 * s]
         down = [load for (load, r), s in zip(rows, scale) if r.delta < -0.02 * s]
         lowest = rows[0][0]
-        evidence = MetricEvidence(metric=name, levels={load: ValuePair(baseline=r.baseline, candidate=r.candidate) for load, r in rows})
+        evidence = SweepEvidence(metric=name, levels={load: ValuePair(baseline=r.baseline, candidate=r.candidate) for load, r in rows})
         if len(up) == len(rows):
             out.append(SweepObservation(text=f"{spec_title} is higher at every matched load, also at {lowest} "
                                              f"({qty(rows[0][1].baseline, unit)} → {qty(rows[0][1].candidate, unit)}).",
@@ -461,10 +460,10 @@ def observations(baseline: Side, candidate: Side, matched: list[MatchedLevel], u
     if un.baseline or un.candidate:
         out.append(SweepObservation(text=f"Unmatched levels ({matching.rule}): baseline {', '.join(un.baseline) or 'none'}; "
                                          f"candidate {', '.join(un.candidate) or 'none'}. They appear on the curve only.",
-                                    evidence=un, kind=NOT_CAUSE))
+                                    evidence=SweepEvidence(baseline=un.baseline, candidate=un.candidate), kind=NOT_CAUSE))
     if not matched:
         out.append(SweepObservation(text="No level matched: the sweeps can be read side by side on the curve, not compared level by level.",
-                                    evidence=un, kind=NOT_CAUSE))
+                                    evidence=SweepEvidence(baseline=un.baseline, candidate=un.candidate), kind=NOT_CAUSE))
     return out
 
 

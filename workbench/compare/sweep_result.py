@@ -23,6 +23,8 @@ from workbench.compare.fmt import jsonable
 from workbench.compare.results import Effect, Guardrail, Primary, Refusal
 
 RunRef = int | str | None  # a store id; a label for runs compared before they were stored
+# A figure that may be unknown: NaN in a fresh result, null in the JSON (never zero).
+Unknowable = float | None
 
 
 class _Record(msgspec.Struct, frozen=True, kw_only=True):
@@ -40,7 +42,7 @@ class Matching(_Record, frozen=True, kw_only=True):
 class Goodput(_Record, frozen=True, kw_only=True):
     """Requests per second meeting every per-request target (DistServe), or why unknown."""
 
-    value: float
+    value: Unknowable
     attainment: float | UnsetType = UNSET  # share of the level's requests meeting every target
     unit: str | UnsetType = UNSET
     note: str | UnsetType = UNSET
@@ -50,9 +52,9 @@ class Saturation(_Record, frozen=True, kw_only=True):
     """The highest achieved rate a side sustains under ``rule``, or why unknown."""
 
     unit: str
-    peak_achieved: float
+    peak_achieved: Unknowable
     rule: str | UnsetType = UNSET
-    value: float
+    value: Unknowable
     state: str  # "reached", "not reached" (a lower bound), "unknown"
     first_unsustained: str | UnsetType = UNSET  # the load where the rule broke
     note: str | UnsetType = UNSET
@@ -73,9 +75,9 @@ class LevelFigures(_Record, frozen=True, kw_only=True):
     load: str
     requested_rate: float | None
     concurrency: float | None
-    achieved_rate: float
+    achieved_rate: Unknowable
     runs: list[RunRef]
-    metrics: dict[str, float]  # the mean over the level's runs of each run's value
+    metrics: dict[str, Unknowable]  # the mean over the level's runs of each run's value
     sources: dict[str, str]  # where each figure came from ("file", "requests", ...)
     goodput: Goodput
 
@@ -90,14 +92,14 @@ class Side(_Record, frozen=True, kw_only=True):
     runs: list[RunRef]
     levels: list[LevelFigures]
     saturation: Saturation
-    max_goodput: float
+    max_goodput: Unknowable
     summary_not_compared: bool  # the sweep has a summary over every load: metadata, never a level
 
 
 class LevelRef(_Record, frozen=True, kw_only=True):
     load: str
     runs: list[RunRef]
-    achieved_rate: float
+    achieved_rate: Unknowable
 
 
 class SourcePair(_Record, frozen=True, kw_only=True):
@@ -117,10 +119,10 @@ class MetricRow(_Record, frozen=True, kw_only=True):
     title: str
     unit: str
     lower_is_better: bool
-    baseline: float
-    candidate: float
-    delta: float
-    delta_pct: float
+    baseline: Unknowable
+    candidate: Unknowable
+    delta: Unknowable
+    delta_pct: Unknowable
     source: SourcePair
     effect: Effect  # workbench.compare.effects.run_effect over the level's runs
     note: str | UnsetType = UNSET
@@ -145,19 +147,20 @@ class Unmatched(_Record, frozen=True, kw_only=True):
     candidate: list[str]
 
 
-class SaturationEvidence(_Record, frozen=True, kw_only=True):
-    baseline: Saturation
-    candidate: Saturation
+class SweepEvidence(_Record, frozen=True, kw_only=True):
+    """What an observation rests on: a metric at each matched load (``metric``,
+    ``levels``), both sides' saturation, or the unmatched loads (``baseline``,
+    ``candidate``)."""
 
-
-class MetricEvidence(_Record, frozen=True, kw_only=True):
-    metric: str
-    levels: dict[str, ValuePair]  # load text -> both sides' values
+    metric: str | UnsetType = UNSET
+    levels: dict[str, ValuePair] | UnsetType = UNSET  # load text -> both sides' values
+    baseline: Saturation | list[str] | UnsetType = UNSET
+    candidate: Saturation | list[str] | UnsetType = UNSET
 
 
 class SweepObservation(_Record, frozen=True, kw_only=True):
     text: str
-    evidence: SaturationEvidence | MetricEvidence | Unmatched
+    evidence: SweepEvidence
     kind: str  # "observation, not cause"
 
 
@@ -171,7 +174,7 @@ class SweepComparison(_Record, frozen=True, kw_only=True):
     slo: dict[str, float]  # metric -> target in ms
     baseline: Side
     candidate: Side
-    dimensions: list[dict[str, object]] | None  # the first matched level's comparability rows (their JSON)
+    dimensions: list[dict[str, Any]] | None  # the first matched level's comparability rows: their JSON (any dimension value)
     matched: list[MatchedLevel]
     unmatched: Unmatched
     uncertainty: str
@@ -184,8 +187,9 @@ class SweepComparison(_Record, frozen=True, kw_only=True):
         for name, side in (("baseline", self.baseline), ("candidate", self.candidate)):
             doc[name]["saturation"] = side.saturation.to_json()
         for obs, out in zip(self.observations, doc["observations"]):
-            if isinstance(obs.evidence, SaturationEvidence):
-                out["evidence"] = {"baseline": obs.evidence.baseline.to_json(), "candidate": obs.evidence.candidate.to_json()}
+            b, c = obs.evidence.baseline, obs.evidence.candidate
+            if isinstance(b, Saturation) and isinstance(c, Saturation):
+                out["evidence"] = {"baseline": b.to_json(), "candidate": c.to_json()}
         return doc
 
 
