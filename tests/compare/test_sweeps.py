@@ -365,3 +365,11 @@ def test_sweep_json_decodes_into_its_type(demo, synthetic) -> None:
         decoded = msgspec.convert(doc, SweepComparison)
         assert decoded.primary_metric == "ttft_p95" and len(decoded.matched) == len(result.matched)
         assert decoded.baseline.saturation.state == result.baseline.saturation.state
+
+
+def test_curve_is_the_one_xy_chart(monkeypatch) -> None:
+    from lenses import get_lens
+    from workbench.compare import charts, sweep
+
+    monkeypatch.setattr(charts, "xy_chart", lambda *args, **kwargs: "the one xy chart")
+    assert sweep.curve_chart([], [], get_lens("inference")) == "the one xy chart"

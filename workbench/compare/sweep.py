@@ -32,7 +32,7 @@ from msgspec import UNSET
 from lenses import get_lens
 from store.records import RunRecord
 from workbench.compare import compare
-from workbench.compare.charts import xy_chart
+from workbench.compare import charts
 from workbench.compare.fmt import num, qty
 from workbench.compare.sweep_result import (
     Goodput,
@@ -365,7 +365,7 @@ def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]
         unmatched=unmatched,
         uncertainty=_uncertainty_note(pairs),
         observations=observations(sides["baseline"], sides["candidate"], matched, unmatched, matching),
-        chart=curve_chart(sides["baseline"], sides["candidate"], lens),
+        chart=curve_chart(sides["baseline"].levels, sides["candidate"].levels, lens),
     )
 
 
@@ -467,11 +467,13 @@ def observations(baseline: Side, candidate: Side, matched: list[MatchedLevel], u
     return out
 
 
-def curve_chart(baseline: Side, candidate: Side, lens: "InferenceLens", width: int = 80, height: int = 14) -> str:
-    """Primary metric against achieved throughput, both sides on one scale."""
+def curve_chart(baseline: Sequence[LevelFigures], candidate: Sequence[LevelFigures], lens: "InferenceLens",
+                width: int = 80, height: int = 14) -> str:
+    """Primary metric against achieved throughput, both sides' levels on one scale (the
+    one xy chart of ``compare/charts.py``)."""
     name = lens.primary.name
     series = []
-    for side, mark, levels in (("baseline", "o", baseline.levels), ("candidate", "x", candidate.levels)):
+    for side, mark, levels in (("baseline", "o", baseline), ("candidate", "x", candidate)):
         points = [(lv.achieved_rate, lv.metrics.get(name)) for lv in levels]
         series.append((side, mark, [(x, y) for x, y in points if x is not None and y is not None]))
-    return xy_chart(series, x_title="achieved req/s", y_title=f"{lens.primary.title} ({lens.primary.unit})", width=width, height=height)
+    return charts.xy_chart(series, x_title="achieved req/s", y_title=f"{lens.primary.title} ({lens.primary.unit})", width=width, height=height)
