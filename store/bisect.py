@@ -14,6 +14,7 @@ from sqlalchemy import JSON, Column, ForeignKey, Integer
 from sqlmodel import Field, SQLModel, select
 
 from store.errors import StoreError
+from store.investigations import Investigation  # noqa: F401 - the table bisection.investigation_id refers to
 from store.tables import utcnow_iso
 
 if TYPE_CHECKING:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +34,29 @@ def _private_data_dir(tmp_path, monkeypatch):
     """Rerun work directories (and any default store) go under tmp_path, not the user's data dir."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("WB_STORE", raising=False)
+
+
+SWEEPS = Path(__file__).resolve().parents[1] / "data" / "inference" / "real" / "inference-perf-kubecon-na-2025"
+
+
+@pytest.fixture(scope="session")
+def _sweep_store_master(_demo_store_master, tmp_path_factory):
+    """The demo store with three real load sweeps (inference-perf, KubeCon NA 2025) imported."""
+    from store import open_store
+    from workbench.ingest import import_files
+
+    path = tmp_path_factory.mktemp("sweeps") / "sweeps.sqlite"
+    shutil.copy(_demo_store_master, path)
+    store = open_store(f"sqlite:///{path}")
+    import_files(store, [SWEEPS])
+    with store.engine.connect() as conn:
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    return path
+
+
+@pytest.fixture
+def sweep_url(_sweep_store_master, tmp_path):
+    target = tmp_path / "sweeps.sqlite"
+    shutil.copy(_sweep_store_master, target)
+    return f"sqlite:///{target}"

@@ -106,3 +106,81 @@ async def test_states_read_without_colour(demo_url):
         await settle(app, pilot)
         assert text_of(app.query_one("#compare-banner")).startswith(" REFUSED ")
         assert " different " in text_of(app.query_one("#compare-report"))
+
+
+def sixteen_colour_segments(screen):
+    """(row, text, style, fg, bg) of every text segment on the screen, its colours as a
+    16-colour terminal gets them (ANSI numbers 0-15: Rich's downgrade, which the app's
+    console applies when ``TEXTUAL_COLOR_SYSTEM=standard``)."""
+    from rich.color import ColorSystem
+
+    out = []
+    for y, line in enumerate(screen._compositor.render_full_update().strips):
+        for segment in (seg for strip in line for seg in strip):
+            style = segment.style
+            if style is None or not segment.text.strip():
+                continue
+            fg, bg = (c.downgrade(ColorSystem.STANDARD).number if c is not None else None for c in (style.color, style.bgcolor))
+            out.append((y, segment.text, style, fg, bg))
+    return out
+
+
+@pytest.mark.asyncio
+async def test_sixteen_colours_keep_states_apart_by_words_and_weight(demo_url, monkeypatch):
+    """With 16 colours the active tab, the states, verdicts and the REFUSED banner still
+    read apart by text or weight (brackets, words, bold, reverse), and no text is drawn
+    in its own background's colour."""
+    from textual import constants
+
+    from store import open_store
+
+    from tests.tui.pilot import select_only
+
+    # TEXTUAL_COLOR_SYSTEM is read once, when Textual is imported: set what the app reads.
+    monkeypatch.setattr(constants, "COLOR_SYSTEM", "standard")
+    (other,) = [r.id for r in open_store(demo_url).list_runs("inference") if "other hardware" in r.label]
+    app = WorkbenchApp(demo_url)
+    app.animation_level = "none"
+    invisible: list[str] = []
+
+    def check_visible(where: str) -> list:
+        segments = sixteen_colour_segments(app.screen)
+        invisible.extend(f"{where} row {y}: {text.strip()!r}" for y, text, style, fg, bg in segments
+                         if any(ch.isalnum() for ch in text) and fg is not None and fg == bg)
+        return segments
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.console.color_system == "standard"
+        await settle(app, pilot)
+        check_visible("picker")
+        await pilot.press("enter", "2")
+        await settle(app, pilot)
+        segments = check_visible("compare")
+        # The active tab: brackets (text) and bold reverse (weight); the others neither.
+        (active,) = [s for y, text, s, _fg, _bg in segments if y == 1 and "[2 Compare]" in text]
+        assert active.bold and active.reverse
+        assert all(not (s.bold or s.reverse) for y, text, s, _f, _b in segments if y == 1 and "Frame" in text)
+        # Verdicts and states are words in the banner and the report.
+        assert any("COMPARABLE" in text and s.bold and s.reverse for _y, text, s, _f, _b in segments)
+        assert any("REGRESSION" in text and s.bold for _y, text, s, _f, _b in segments)
+        report = text_of(app.query_one("#compare-report"))
+        assert all(f" {state} " in report for state in ("same", "changed", "unknown"))
+        for key in "13456":
+            await pilot.press(key)
+            await settle(app, pilot)
+            check_visible(f"pane {key}")
+        await pilot.press("2")
+        await settle(app, pilot)
+        await select_only(pilot, app.query_one("#candidate-list"), {other})
+        await pilot.press("c")
+        await settle(app, pilot)
+        segments = check_visible("refused")
+        assert any("REFUSED" in text and s.bold and s.reverse for _y, text, s, _f, _b in segments)
+        assert " different " in text_of(app.query_one("#compare-report"))
+        for dialog in ("d", "a"):
+            await pilot.press(dialog)
+            await settle(app, pilot)
+            check_visible(f"dialog {dialog}")
+            await pilot.press("escape")
+            await settle(app, pilot)
+    assert not invisible, "\n".join(invisible)

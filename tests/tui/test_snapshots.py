@@ -85,3 +85,22 @@ def test_picker(snap_compare, demo_url):
         await settle(app, pilot)
 
     assert snap_compare(app, run_before=wait, terminal_size=(80, 24))
+
+
+def test_sweep_pick_dialog(snap_compare, sweep_url):
+    app = _still(WorkbenchApp(sweep_url))
+    assert snap_compare(app, run_before=_opened(app, "2", "w"), terminal_size=(80, 24))
+
+
+def test_sweep_view(snap_compare, sweep_url):
+    """Two load sweeps compared level by level, the report scrolled to its curve."""
+    app = _still(WorkbenchApp(sweep_url))
+
+    async def run_before(pilot):
+        await _opened(app, "2", "w", "enter", "down", "enter")(pilot)
+        report = app.query_one("#compare-report")
+        line = next(i for i, text in enumerate(str(report.render()).splitlines()) if text == "Curve")
+        app.query_one("#compare-scroll").scroll_to(y=line, animate=False)
+        await settle(app, pilot)
+
+    assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))

@@ -165,18 +165,40 @@ def test_every_stored_demo_comparison_renders_as_the_cli_prints_it(demo_url):
 
 
 @pytest.mark.asyncio
-async def test_compare_pane_shows_each_run_over_time(demo_url):
+async def test_compare_pane_shows_each_selected_run_over_time(demo_url, monkeypatch):
+    from workbench.tui import services
+
+    read: list[list[int]] = []
+    run_sparks = services.run_sparks
+    monkeypatch.setattr(services, "run_sparks", lambda store, lens, ids: (read.append(ids), run_sparks(store, lens, ids))[1])
     app = WorkbenchApp(demo_url)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         await pilot.press("enter", "2")
         await settle(app, pilot)
-        comp = app.state.comparison
+        state = app.state
         lines = text_of(app.query_one("#compare-sparks")).strip().splitlines()
-    assert lines[0].startswith("Over time: TTFT by request")
-    runs = [*comp["baseline_runs"], *comp["candidate_runs"]]
-    assert [int(line.split()[1]) for line in lines[1:]] == runs
-    assert all(len(line) <= 80 and any(ch in line for ch in "▁▂▃▄▅▆▇█") for line in lines[1:])
+        selected = [*sorted(state.baseline), *sorted(state.candidate), *sorted(state.control)]
+        assert lines[0].startswith("Over time: TTFT by request, one scale")
+        assert [(line[0], int(line.split()[1])) for line in lines[2:]] == [
+            *(("B", r) for r in sorted(state.baseline)), *(("C", r) for r in sorted(state.candidate)),
+            *(("A", r) for r in sorted(state.control))]
+        assert all(len(line) <= 80 for line in lines)
+        assert all(any(ch in line for ch in "▁▂▃▄▅▆▇█") for line in lines[2:])
+        # The sparklines follow the selection: space on the first baseline run drops its line ...
+        base = app.query_one("#baseline-list")
+        base.focus()
+        base.highlighted = [int(o.id) for o in base.options].index(min(state.baseline))
+        await pilot.press("space")
+        await settle(app, pilot)
+        shown = [int(line.split()[1]) for line in text_of(app.query_one("#compare-sparks")).strip().splitlines()[2:]]
+        assert shown == selected[1:]
+        # ... and again brings it back, from what was read: each run is read once.
+        await pilot.press("space")
+        await settle(app, pilot)
+        shown = [int(line.split()[1]) for line in text_of(app.query_one("#compare-sparks")).strip().splitlines()[2:]]
+        assert shown == selected
+    assert sorted(r for ids in read for r in ids) == sorted(selected)
 
 
 def test_sparkline_shares_one_scale_and_marks_unknown():

@@ -19,6 +19,7 @@ COMMANDS = [
     ("Compare selected runs", "comparability first, then the delta", "compare", "compare"),
     ("Declare the intended change", "dimension, from, to", "compare", "declare"),
     ("Accept a refused dimension", "record an acceptance with a reason", "compare", "accept"),
+    ("Compare two load sweeps", "level by level at matched load, with the curve", "compare", "sweeps"),
     ("Refresh Inspect", "recompute the inspect report", "inspect", "refresh"),
     ("Pin observation", "pin the selected derived observation", "inspect", "pin"),
     ("New hypothesis", "a claim with its deciding test", "hypothesize", "hypothesis"),

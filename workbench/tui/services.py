@@ -129,26 +129,84 @@ def way_out_text(result: Comparison, comparison: Mapping[str, Any], records: Seq
     return "\n".join(lines)
 
 
-def sparklines(store: "Store", comparison: dict[str, Any], width: int = 80) -> str:
-    """One line per run of the comparison: its primary per-item measure over time (requests,
-    steps or job starts in order), all on one scale; the run's mean at the end."""
-    lens = builtin_lens(str(ComparisonParameters.from_json(comparison.get("parameters")).lens or (comparison.get("result") or {}).get("lens")))
-    rows = []
-    for side, ids in (("B", comparison["baseline_runs"]), ("C", comparison["candidate_runs"])):
-        for run in store.load_runs(ids):
-            values = next(iter(series(lens, run).values()), None)
-            rows.append((side, run, [] if values is None else [float(v) for v in values]))
-    finite = [v for _s, _r, vs in rows for v in vs if math.isfinite(v)]
-    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
-    unit, what = (lens.item_measure.unit, lens.item_measure.title) if lens.item_measure else ("", "per-item values")
-    spark_w = max(width - 30, 10)
-    lines = [f"Over time: {what}, one line a run, one scale {qty(low, unit)} .. {qty(high, unit)} (B baseline, C candidate)"]
-    for side, run, values in rows:
-        fin = [v for v in values if math.isfinite(v)]
-        mean = qty(sum(fin) / len(fin), unit) if fin else "unknown"
-        spark = sparkline(values, spark_w, low, high) if values else "no per-item values"
-        lines.append(f"{side} {run.id:>4} {spark:<{spark_w}} {mean:>9} {clean(run.label)[:12]}")
+SPARK_W = 50  # the sparkline's cells: 80 columns less the side, id, mean and label
+
+
+@dataclass(frozen=True)
+class RunSpark:
+    """A run's primary per-item measure over time, reduced to what its sparkline needs:
+    the mean of each of at most ``SPARK_W`` slices, the extremes, the run's mean."""
+
+    label: str
+    slices: tuple[float, ...]
+    low: float
+    high: float
+    mean: float
+
+
+def run_sparks(store: "Store", lens_name: str, run_ids: list[int]) -> dict[int, RunSpark]:
+    """Each run's measure over time (requests, steps or job starts in order), reduced once:
+    the pane keeps them, so selecting a run again never reads it again."""
+    lens = builtin_lens(lens_name)
+    out = {}
+    for run in store.load_runs(run_ids):
+        values = [float(v) for v in next(iter(series(lens, run).values()), [])]
+        n, cells = len(values), min(SPARK_W, len(values))
+        slices = []
+        for i in range(cells):
+            chunk = [v for v in values[i * n // cells:(i + 1) * n // cells] if math.isfinite(v)]
+            slices.append(sum(chunk) / len(chunk) if chunk else math.nan)
+        finite = [v for v in values if math.isfinite(v)]
+        out[int(run.id)] = RunSpark(run.label, tuple(slices), min(finite, default=math.nan), max(finite, default=math.nan),
+                                    sum(finite) / len(finite) if finite else math.nan)
+    return out
+
+
+def sparklines(lens_name: str, rows: list[tuple[str, int, RunSpark]]) -> str:
+    """One line a run (``B`` baseline, ``C`` candidate, ``A`` A′ control), all on one scale,
+    the run's mean at the end; fits 80 columns."""
+    if not rows:
+        return ""
+    lows = [r.low for _s, _i, r in rows if math.isfinite(r.low)]
+    highs = [r.high for _s, _i, r in rows if math.isfinite(r.high)]
+    low, high = (min(lows), max(highs)) if lows else (0.0, 0.0)
+    measure = builtin_lens(lens_name).item_measure
+    unit, what = (measure.unit, measure.title) if measure else ("", "per-item values")
+    lines = [f"Over time: {what}, one scale {qty(low, unit)} .. {qty(high, unit)}",
+             "a line per selected run (B baseline, C candidate, A A′ control), then its mean"]
+    for side, run_id, r in rows:
+        spark = sparkline(list(r.slices), SPARK_W, low, high) if r.slices else "no per-item values"
+        mean = qty(r.mean, unit) if math.isfinite(r.mean) else "unknown"
+        lines.append(f"{side} {run_id:>4} {spark:<{SPARK_W}} {mean:>9} {clean(r.label)[:12]}")
     return "\n".join(lines)
+
+
+def sweeps(store: "Store") -> list[dict[str, Any]]:
+    """Every load sweep in the store (one inference run a load level, sharing a sweep id):
+    id, label, tool and its run ids in level order."""
+    from workbench.compare.sweep import sweep_of
+
+    found: dict[str, dict[str, Any]] = {}
+    for run in store.load_runs([r.id for r in store.list_runs("inference")], tables=[]):  # metadata only
+        sweep = sweep_of(run)
+        if sweep is not None:
+            entry = found.setdefault(str(sweep["id"]), {"id": str(sweep["id"]), "label": str(sweep.get("label") or ""),
+                                                        "tool": str(sweep.get("tool") or run.meta.get("tool") or ""), "runs": []})
+            entry["runs"].append(int(run.id))
+    return list(found.values())
+
+
+def sweep_report(store: "Store", baseline: list[int], candidate: list[int], changes: dict[str, list[Any]] | None = None,
+                 accepts: dict[str, str] | None = None) -> str:
+    """What ``wb compare SWEEP --vs SWEEP`` prints: levels matched by load, saturation,
+    the curve, each matched level's metrics (one level's rows in memory at a time)."""
+    from workbench.compare.sweep import compare_sweeps
+    from workbench.compare.sweep_render import render_sweep_comparison
+
+    meta_only = [store.load_runs(ids, tables=[]) for ids in (baseline, candidate)]
+    doc = compare_sweeps(meta_only[0], meta_only[1], changes={k: tuple(v) for k, v in (changes or {}).items()},
+                         accepts=dict(accepts or {}), load=lambda runs: store.load_runs([r.id for r in runs]))
+    return render_sweep_comparison(doc)
 
 
 def latest_comparison(inv: dict[str, Any]) -> dict[str, Any] | None:

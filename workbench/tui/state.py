@@ -19,8 +19,8 @@ class InvestigationState:
     accepts: dict[str, str] = field(default_factory=dict)  # {dimension: why}
     comparison: dict[str, Any] | None = None  # the comparison shown (a stored view)
     report: str | None = None  # its report, as `wb compare` prints it
-    sparks: str | None = None  # its runs' primary measure over time, one line a run
-    banner: str = "select"  # select | comparing | shown | failed
+    sweep: tuple[str, str] | None = None  # the load sweeps shown level by level (baseline, candidate labels)
+    banner: str = "select"  # select | comparing | shown | failed | sweep
     error: str = ""
 
     @classmethod

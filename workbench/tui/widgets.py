@@ -9,9 +9,11 @@ from typing import Any
 from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, OptionList, Static
@@ -168,6 +170,8 @@ HELP: list[tuple[str, list[tuple[str, str]]]] = [
         ("d", "declare the intended change: a dimension with its from and to values"),
         ("c", "compare: comparability first, then the delta"),
         ("a", "accept refused dimensions (comma separated) with one reason, recorded for each"),
+        ("w", "load sweeps (inference): pick a baseline and a candidate sweep; their runs are selected together and "
+              "compared level by level at matched load, with the curve, as wb compare SWEEP --vs SWEEP prints it"),
         ("", "a refusal ends with the way out, as wb compare prints it: the wb declare lines to run "
              "from a shell (then c), the change under test (d), or an acceptance (a)"),
     ]),
@@ -231,10 +235,16 @@ class TooSmallScreen(Screen[None]):
 
 
 class Line(Static):
-    """A line (or two) of fixed height: redrawing it never relays out the screen."""
+    """A line (or two) of fixed height: redrawing it never relays out the screen, and
+    showing what it already shows draws nothing (no frame of its own)."""
+
+    _shown: Text | None = None
 
     def show(self, text: Text) -> None:
-        self.update(one_line(text), layout=False)
+        text = one_line(text)
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)
 
 
 class Report(Static):
@@ -254,6 +264,10 @@ class KeyFooter(Line):
     then those of the focused pane, cut with an ellipsis when the line is full."""
 
     FIRST = ("quit", "help", "command_palette", "pick")
+
+    def redraw(self) -> None:
+        """Draw the keys of what has focus now (a stage switch calls it, in its own frame)."""
+        self._draw()
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._changed)
@@ -278,10 +292,30 @@ class KeyFooter(Line):
             key, what = shown[action]
             line.append(f" {key} ", style="reverse bold")
             line.append(f" {what} ")
-        self.show(line)
+        self.show(line)  # the same keys again (a stage switch draws them first): nothing to draw
 
 
-class RunPicker(OptionList):
+class PaneList(OptionList):
+    """An OptionList that keeps its measured options when its pane is shown again.
+
+    Textual sends every widget that is shown a Resize, and OptionList answers each one by
+    measuring and rendering all its options again; at the same size nothing changed."""
+
+    _measured_at: Size | None = None
+    moved: Callable[["PaneList"], None] | None = None  # called as the highlight moves, in the same frame
+
+    def watch_highlighted(self, highlighted: int | None) -> None:
+        super().watch_highlighted(highlighted)
+        if self.moved is not None:
+            self.moved(self)  # not via OptionHighlighted, which lands a frame later: one redraw, not two
+
+    def _on_resize(self, event: events.Resize) -> None:
+        if event.size == self._measured_at:
+            event.prevent_default()  # skips OptionList._on_resize (clears every cached option)
+        self._measured_at = event.size
+
+
+class RunPicker(PaneList):
     """A list of runs with a visible [x] / [ ] mark (readable without colour); space toggles.
 
     ``selected`` is the investigation's own set (the pane hands it over), so a toggle is

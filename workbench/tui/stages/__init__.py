@@ -14,7 +14,7 @@ class Stage(Vertical):
     """A stage pane: it draws an investigation and asks the app to do work off the UI thread."""
 
     stage_id = ""
-    focus_target = ""  # a selector for the widget that takes focus when the stage opens
+    focus_target = ""  # a selector for the widget that takes focus when the stage opens (unless it can itself)
 
     @property
     def wb(self) -> "WorkbenchApp":
@@ -28,17 +28,9 @@ class Stage(Vertical):
         """Redraw from the investigation (called on the UI thread)."""
 
     def focus_first(self) -> None:
-        if self.focus_target:
-            self.query_one(self.focus_target).focus(scroll_visible=False)
-            return
-        from textual.widgets import Input
-
-        for widget in self.query("*"):
-            if isinstance(widget, Input):
-                continue
-            if widget.focusable and widget.display:
-                widget.focus(scroll_visible=False)
-                return
+        """Focus the pane's list, or the pane where it scrolls itself."""
+        # Now, not a message later (Widget.focus): the footer and the pane then share a frame.
+        self.screen.set_focus(self if self.can_focus else self.query_one(self.focus_target), scroll_visible=False)
 
     def needs_investigation(self) -> bool:
         if self.inv is None:

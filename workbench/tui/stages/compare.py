@@ -12,12 +12,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Input, OptionList
+from textual.widgets import Input
 
-from workbench.compare.model import verdict_of
+from workbench.compare.model import Comparison, verdict_of
+from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.state import InvestigationState
-from workbench.tui.widgets import Field, FormScreen, Line, Report, RunPicker, one_line, safe
+from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, Line, Report, RunPicker, one_line, safe
 
 
 class CompareStage(Stage):
@@ -27,6 +28,7 @@ class CompareStage(Stage):
         Binding("a", "accept", "Accept"),
         Binding("d", "declare", "Change"),
         Binding("f", "filter", "Filter"),
+        Binding("w", "sweeps", "Sweeps"),
     ]
     focus_target = "#baseline-list"
 
@@ -51,6 +53,8 @@ class CompareStage(Stage):
         self.query_one("#baseline-list").border_title = "baseline (space selects)"
         self.query_one("#candidate-list").border_title = "candidate"
         self.query_one("#control-list").border_title = "A′ control"
+        for picker in self.query(RunPicker):
+            picker.moved = self._detail
         if self.state is None:
             self._fill_lists()  # no investigation yet: say what fills the lists
             self._draw()
@@ -73,8 +77,6 @@ class CompareStage(Stage):
             filt.value = state.filter
         if self._runs_lens != state.lens or not self.runs:  # none yet: some may have been imported since
             self.runs, self._runs_lens = self.wb.runs_cache.get(state.lens, []), state.lens
-            from workbench.tui import services
-
             lens = state.lens
             self.wb.background(services.runs, lens, done=lambda runs: self._got_runs(lens, runs), what="loading runs", group="runs")
         self._fill_lists()
@@ -95,9 +97,11 @@ class CompareStage(Stage):
         self.query_one("#candidate-list", RunPicker).set_runs(shown, state.candidate if state else set())
         self.query_one("#control-list", RunPicker).set_runs(shown, state.control if state else set())
         self._detail()
+        self._draw_sparks()
 
-    def _detail(self, picker: RunPicker | None = None) -> None:
-        picker = picker or self.query_one("#baseline-list", RunPicker)
+    def _detail(self, picker: Any = None) -> None:
+        """The line under the lists: what is selected, and the highlighted run's full label."""
+        picker = picker if isinstance(picker, RunPicker) else self.query_one("#baseline-list", RunPicker)
         state = self.state
         t = Text()
         if state is None:
@@ -114,12 +118,9 @@ class CompareStage(Stage):
                 t.append_text(safe(f"{run_id}: {picker.label_of(run_id)}"))
         self.query_one("#run-detail", Line).show(t)
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if isinstance(event.option_list, RunPicker):
-            self._detail(event.option_list)
-
     def on_run_picker_toggled(self, event: RunPicker.Toggled) -> None:
         self._detail(self.app.focused if isinstance(self.app.focused, RunPicker) else None)
+        self._draw_sparks()
 
     def _draw(self) -> None:
         """The banner and report from the investigation's state."""
@@ -130,7 +131,6 @@ class CompareStage(Stage):
             banner.show(Text("No investigation open: runs are compared inside one.\n"
                              "Press i to pick one, or n to create one (in the picker, or in 1 Frame)."))
             report.show("")
-            self.query_one("#compare-sparks", Report).show("")
             return
         if state.banner == "comparing":
             banner.show(Text("comparing…", style="bold"))
@@ -141,25 +141,24 @@ class CompareStage(Stage):
             banner.show(line)
         elif state.banner == "shown" and state.comparison is not None:
             banner.show(banner_text(state.comparison))
+        elif state.banner == "sweep" and state.sweep is not None:
+            line = Text().append(" SWEEPS ", style="bold reverse")
+            line.append_text(safe(f" {state.sweep[0]} vs {state.sweep[1]}: level by level at matched load"))
+            line.append("\nas wb compare SWEEP --vs SWEEP prints it; not stored (c compares the runs pooled)")
+            banner.show(one_line(line))
         else:
             banner.show(Text("Select baseline and candidate runs (space), then press c."))
-        sparks = self.query_one("#compare-sparks", Report)
+        if state.banner == "sweep":
+            report.show(state.report or Text("comparing the sweeps level by level…"))
         if state.banner == "shown" and state.comparison is not None:
             if state.report is None:
                 self._render_stored(state)
             else:
                 report.show(state.report)
-            if state.sparks is None:
-                self._sparklines(state)
-            else:
-                sparks.show("\n" + state.sparks)
         elif state.banner == "select":
             report.show("")
-            sparks.show("")
 
     def _render_stored(self, state: InvestigationState) -> None:
-        from workbench.tui import services
-
         comp = state.comparison
 
         def rendered(text: str) -> None:
@@ -171,18 +170,26 @@ class CompareStage(Stage):
         self.query_one("#compare-report", Report).show(Text("drawing the report…"))
         self.wb.background(services.comparison_report, comp, done=rendered, what="drawing the report")
 
-    def _sparklines(self, state: InvestigationState) -> None:
-        from workbench.tui import services
+    def _draw_sparks(self) -> None:
+        """A sparkline of each selected run's primary measure over time (read once a run, in a worker)."""
+        state, box = self.state, self.query_one("#compare-sparks", Report)
+        if state is None:
+            box.show("")
+            return
+        lens_runs = {r.id for r in self.runs}
+        rows = [(side, run_id) for side, ids in (("B", state.baseline), ("C", state.candidate), ("A", state.control))
+                for run_id in sorted(ids & lens_runs)]
+        cache = self.wb.sparks_cache
+        missing = sorted({run_id for _side, run_id in rows if run_id not in cache})
+        if missing:
+            self.wb.background(services.run_sparks, state.lens, missing, done=self._got_sparks, what="drawing the runs over time",
+                               group="sparks")
+        text = services.sparklines(state.lens, [(side, run_id, cache[run_id]) for side, run_id in rows if run_id in cache])
+        box.show("\n" + text if text else "")
 
-        comp = state.comparison
-
-        def drawn(text: str) -> None:
-            if state.comparison is comp:
-                state.sparks = text
-                if state is self.state:
-                    self.query_one("#compare-sparks", Report).show("\n" + text)
-
-        self.wb.background(services.sparklines, comp, done=drawn, what="drawing the runs over time")
+    def _got_sparks(self, sparks: dict[int, Any]) -> None:
+        self.wb.sparks_cache.update(sparks)
+        self._draw_sparks()
 
     # -- input -----------------------------------------------------------------
 
@@ -226,13 +233,11 @@ class CompareStage(Stage):
             self.wb.notify(f"Run {sorted(set(control) & (set(base) | set(cand)))[0]} is compared: an A′ control run is a separate "
                            "baseline-again run", severity="warning")
             return
-        from workbench.tui import services
-
         state.banner = "comparing"
         self._draw()
 
         def compared(outcome: Any) -> None:
-            state.comparison, state.report, state.sparks, state.banner = outcome.comparison, outcome.text, None, "shown"
+            state.comparison, state.report, state.banner = outcome.comparison, outcome.text, "shown"
             self._redraw_if_current(state)
             self.wb.reload_investigation(state.inv_id)
 
@@ -243,6 +248,63 @@ class CompareStage(Stage):
 
         self.wb.background(services.compare_and_store, state.inv_id, base, cand, dict(state.accepts), dict(state.changes), control,
                            done=compared, on_error=failed, what="comparing")
+
+    def action_sweeps(self) -> None:
+        """Two load sweeps (one run a load level) side by side at matched load: pick the
+        baseline sweep, then the candidate; their runs are selected together."""
+        if not self.needs_investigation() or self.state is None:
+            return
+        state = self.state
+        if state.lens != "inference":
+            self.wb.notify(f"Load sweeps are inference runs: this is a {state.lens} investigation", severity="warning")
+            return
+        self.wb.background(services.sweeps, done=lambda found: self._pick_sweeps(state, found), what="listing load sweeps")
+
+    def _pick_sweeps(self, state: InvestigationState, found: list[dict[str, Any]]) -> None:
+        if len(found) < 2:
+            self.wb.notify("A sweep comparison needs two load sweeps in the store (wb import a sweep's files: "
+                           "docs/importers.md)", severity="warning", markup=False)
+            return
+        by_id = {s["id"]: s for s in found}
+
+        def label(s: dict[str, Any]) -> str:
+            return f"{s['label'] or s['id']}  ({len(s['runs'])} levels, runs {s['runs'][0]}-{s['runs'][-1]}, {s['id']})"
+
+        def candidate(base_id: str | None) -> None:
+            if base_id is None:
+                return
+            others = [(s["id"], label(s)) for s in found if s["id"] != base_id]
+            self.app.push_screen(ChoiceScreen("Candidate sweep", others),
+                                 lambda cand_id: cand_id is not None and self._compare_sweeps(state, by_id[base_id], by_id[cand_id]))
+
+        self.app.push_screen(ChoiceScreen("Baseline sweep", [(s["id"], label(s)) for s in found]), candidate)
+
+    def _compare_sweeps(self, state: InvestigationState, base: dict[str, Any], cand: dict[str, Any]) -> None:
+        state.baseline, state.candidate, state.control = set(base["runs"]), set(cand["runs"]), set()
+        state.sweep = (base["label"] or base["id"], cand["label"] or cand["id"])
+        state.banner, state.report = "sweep", None
+        self._fill_lists()
+        for picker, first in ((self.query_one("#baseline-list", RunPicker), min(base["runs"])),
+                              (self.query_one("#candidate-list", RunPicker), min(cand["runs"]))):
+            ids = [int(o.id or 0) for o in picker.options]
+            if first in ids:
+                picker.highlighted = ids.index(first)  # the sweep's runs in view
+        self._redraw_if_current(state)
+        key = state.sweep
+
+        def drawn(text: str) -> None:
+            if state.sweep == key and state.banner == "sweep":
+                state.report = text
+                self._redraw_if_current(state)
+
+        def failed(error: BaseException) -> None:
+            if state.sweep == key:
+                state.banner = "failed"
+                state.error = f"sweep comparison failed: {getattr(error, 'message', None) or error or type(error).__name__}"
+                self._redraw_if_current(state)
+
+        self.wb.background(services.sweep_report, base["runs"], cand["runs"], dict(state.changes), dict(state.accepts),
+                           done=drawn, on_error=failed, what="comparing the sweeps")
 
     def _redraw_if_current(self, state: InvestigationState) -> None:
         if state is self.state:
@@ -325,7 +387,5 @@ def blocking_dimensions(comp: dict[str, Any] | None) -> list[str]:
     result = (comp or {}).get("result") or {}
     if not comp or result.get("comparable", True):
         return []
-    from workbench.compare.model import Comparison
-
     rows = Comparison.from_json(result).comparability.rows
     return [r.name for r in rows if r.blocks] or [str((result.get("refusal") or {}).get("dimension", ""))]

@@ -9,9 +9,10 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from workbench.textsafe import clean
+from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import ChoiceScreen, Field, FormScreen
 
@@ -26,12 +27,11 @@ QUESTIONS = {"inference": "Did the engine upgrade raise p95 TTFT?",
 
 class FrameStage(Stage):
     stage_id = "frame"
-    focus_target = "#frame-scroll"
+    can_focus = True  # the pane scrolls itself: one container less to lay out and paint on a switch
     BINDINGS = [Binding("n", "new", "New investigation")]
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(can_focus=True, id="frame-scroll"):
-            yield Static(id="frame-body")
+        yield Static(id="frame-body")
 
     def on_mount(self) -> None:
         if self.inv is None:
@@ -64,7 +64,7 @@ class FrameStage(Stage):
         table.add_column(justify="right", style="bold", no_wrap=True)
         table.add_column(ratio=1)  # long values wrap under themselves: a hanging indent
         for name, value in rows:
-            table.add_row(name, Text(_clean(value)))
+            table.add_row(name, Text(clean(value)))
         body.update(Group(t, table, Text("\nGuardrails are checked at Compare and Verify. Next: 2 Compare.")))
 
     def action_new(self) -> None:
@@ -84,14 +84,6 @@ class FrameStage(Stage):
     def _create(self, lens: str, form: dict[str, str] | None) -> None:
         if not form:
             return
-        from workbench.tui import services
-
         guardrails = [g.strip() for g in form["guardrails"].split(",") if g.strip()]
         self.wb.background(services.new_investigation, lens, form["question"], guardrails,
                            done=lambda inv: self.wb.open_investigation(inv["id"]), what="creating the investigation")
-
-
-def _clean(value: Any) -> str:
-    from workbench.textsafe import clean
-
-    return clean(value)

@@ -10,8 +10,9 @@ from textual.binding import Binding
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from workbench.tui import services
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, fill_options, highlighted_id, one_line, safe
+from workbench.tui.widgets import PaneList, ChoiceScreen, Field, FormScreen, fill_options, highlighted_id, one_line, safe
 
 STATUSES = (("supported", "supported: the deciding test supports it"), ("refuted", "refuted: the test contradicts it"),
             ("undetermined", "undetermined: the test could not decide"), ("open", "open: not tested yet"))
@@ -28,9 +29,9 @@ class HypothesizeStage(Stage):
 
     def compose(self) -> ComposeResult:
         yield Label("Observations — facts with evidence (observation, not cause)", classes="section")
-        yield OptionList(id="observations")
+        yield PaneList(id="observations")
         yield Label("Hypotheses — claims to test, with the test that decides them", classes="section")
-        yield OptionList(id="hypotheses")
+        yield PaneList(id="hypotheses")
         yield Static(id="hyp-detail")
 
     def show(self, inv: dict[str, Any] | None) -> None:
@@ -58,13 +59,14 @@ class HypothesizeStage(Stage):
         fill_options(hyp_list, hypotheses, hyp_list.highlighted)
         self._detail()
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        self._detail()
+    def on_mount(self) -> None:
+        for options in self.query(PaneList):
+            options.moved = self._detail
 
     def on_descendant_focus(self, event: Any) -> None:
         self._detail()
 
-    def _detail(self) -> None:
+    def _detail(self, _moved: Any = None) -> None:
         """The full text of what is highlighted in the focused list (labels there end in an ellipsis)."""
         detail = self.query_one("#hyp-detail", Static)
         if self.app.focused is self.query_one("#observations", OptionList):
@@ -115,8 +117,6 @@ class HypothesizeStage(Stage):
     def _add(self, form: dict[str, str] | None) -> None:
         if not form:
             return
-        from workbench.tui import services
-
         self.wb.background(services.add_hypothesis, self.inv["id"], form["statement"], form["test"],
                            done=lambda _h: self.wb.reload_investigation(), what="adding the hypothesis")
 
@@ -131,8 +131,6 @@ class HypothesizeStage(Stage):
         def chosen(status: str | None) -> None:
             if status is None:
                 return
-            from workbench.tui import services
-
             self.app.push_screen(
                 FormScreen(f"Hypothesis {h['id']}: {status}", [
                     Field("evidence", "Evidence that decided it (e.g. rerun_plan=3, comparison=2)"),
@@ -146,8 +144,6 @@ class HypothesizeStage(Stage):
     def _set(self, hid: int, status: str, form: dict[str, str] | None) -> None:
         if form is None:
             return
-        from workbench.tui import services
-
         evidence = [e.strip() for e in form["evidence"].split(",") if e.strip()]
         self.wb.background(services.set_status, hid, status, evidence, form["note"],
                            done=lambda _h: self.wb.reload_investigation(), what="setting the status")
@@ -167,6 +163,4 @@ class HypothesizeStage(Stage):
     def _retract(self, oid: int, form: dict[str, str] | None) -> None:
         if not form or not form["reason"].strip():
             return
-        from workbench.tui import services
-
         self.wb.background(services.retract, oid, form["reason"], done=lambda _o: self.wb.reload_investigation(), what="retracting")

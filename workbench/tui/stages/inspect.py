@@ -11,8 +11,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from workbench.tui import services
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import Report, fill_options, highlighted_id, one_line, safe
+from workbench.tui.widgets import PaneList, Report, fill_options, highlighted_id, one_line, safe
 
 
 class InspectStage(Stage):
@@ -28,11 +29,9 @@ class InspectStage(Stage):
         with VerticalScroll(id="inspect-scroll", can_focus=True):
             yield Report(id="inspect-report")
         yield Label("Derived observations (observation, not cause): p pins the selected one", id="derived-label")
-        yield OptionList(id="derived")
+        yield PaneList(id="derived")
 
     def show(self, inv: dict[str, Any] | None) -> None:
-        from workbench.tui import services
-
         report = self.query_one("#inspect-report", Report)
         derived = self.query_one("#derived", OptionList)
         comp = services.latest_comparison(inv) if inv else None
@@ -53,8 +52,6 @@ class InspectStage(Stage):
     def action_refresh(self) -> None:
         if self.inv is None:
             return
-        from workbench.tui import services
-
         self.query_one("#inspect-report", Report).show(Text("inspecting…"))
         self.wb.background(services.inspect_text, self.inv, done=lambda text: self.query_one("#inspect-report", Report).show(text),
                            what="inspecting", group="inspect")
@@ -62,8 +59,6 @@ class InspectStage(Stage):
     def action_pin(self) -> None:
         if not self.needs_investigation():
             return
-        from workbench.tui import services
-
         comp = services.latest_comparison(self.inv)
         index = highlighted_id(self.query_one("#derived", OptionList))
         if comp is None or index is None:

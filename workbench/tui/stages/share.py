@@ -8,9 +8,9 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import Field, FormScreen, block, safe
 
@@ -26,7 +26,7 @@ INTRO = (
 
 class ShareStage(Stage):
     stage_id = "share"
-    focus_target = "#share-scroll"
+    can_focus = True  # the pane scrolls itself: one container less to lay out and paint on a switch
     BINDINGS = [Binding("e", "export", "Export bundle"), Binding("v", "verify", "Verify bundle")]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -34,9 +34,8 @@ class ShareStage(Stage):
         self.last_path: str = ""
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="share-scroll", can_focus=True):
-            yield Static(Text(INTRO), id="share-intro")
-            yield Static(id="share-result")
+        yield Static(Text(INTRO), id="share-intro")
+        yield Static(id="share-result")
 
     def show(self, inv: dict[str, Any] | None) -> None:
         pass
@@ -51,8 +50,6 @@ class ShareStage(Stage):
     def _export(self, form: dict[str, str] | None) -> None:
         if not form or not form["path"].strip():
             return
-        from workbench.tui import services
-
         def done(result: tuple[Path, str]) -> None:
             path, checksum = result
             self.last_path = str(path)
@@ -69,8 +66,6 @@ class ShareStage(Stage):
     def _verify(self, form: dict[str, str] | None) -> None:
         if not form or not form["path"].strip():
             return
-        from workbench.tui import services
-
         def done(result: tuple[bool, str]) -> None:
             ok, text = result
             t = Text().append("VALID" if ok else "MISMATCH", style="bold reverse")

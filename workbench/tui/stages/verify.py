@@ -14,8 +14,9 @@ from textual.message import Message
 from textual.widgets import OptionList, ProgressBar
 from textual.widgets.option_list import Option
 
+from workbench.tui import services
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import Field, FormScreen, Line, Report, fill_options, one_line, safe
+from workbench.tui.widgets import PaneList, Field, FormScreen, Line, Report, fill_options, one_line, safe
 
 
 class RunProgress(Message):
@@ -48,9 +49,10 @@ class VerifyStage(Stage):
         self._select_after_load: int | None = None
         self._estimate = ""
         self._begun_at = 0
+        self._texts: dict[str, str] = {}  # each listed plan's or bisection's report, by option id
 
     def compose(self) -> ComposeResult:
-        yield OptionList(id="plans")
+        yield PaneList(id="plans")
         yield ProgressBar(total=1, show_eta=False, id="rerun-progress")
         yield Line(id="rerun-status")
         with VerticalScroll(id="verify-scroll", can_focus=True):
@@ -60,19 +62,16 @@ class VerifyStage(Stage):
         self.query_one("#plans").border_title = "rerun plans and bisections (n new, r run, N custom)"
 
     def show(self, inv: dict[str, Any] | None) -> None:
-        from workbench.tui import services
-
         self.wb.background(services.plans, done=self._got_plans, what="loading plans", group="plans")
 
     def _got_plans(self, plans: list[dict[str, Any]]) -> None:
-        from workbench.tui import services
-
         self.plans = plans
         self.wb.background(services.bisections, done=self._got_bisections, what="loading bisections", group="bisections")
 
     def _got_bisections(self, bisections: list[dict[str, Any]]) -> None:
         plans = self.plans
         self.bisections = bisections
+        self._texts.clear()  # the list was reloaded: a plan may have run since
         widget = self.query_one("#plans", OptionList)
         ids = [p["id"] for p in plans]
         # A new plan is highlighted (r runs it); otherwise the highlight stays, or starts on the first.
@@ -99,33 +98,32 @@ class VerifyStage(Stage):
         return int(option) if option and option.isdigit() else None
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        from workbench.tui import services
-
         option = self._highlighted()
-        if option and option.startswith("b"):  # a bisection: its report (ranges, steps, result)
-            self.wb.background(services.bisection_text, int(option[1:]), what="loading the bisection", group="plan-detail",
-                               done=lambda text: self.query_one("#plan-detail", Report).show(text))
+        if option is None:
             return
-        plan_id = self._plan_id()
-        if plan_id is None:
+        if option in self._texts:  # drawn before, and nothing was run or made since
+            self.query_one("#plan-detail", Report).show(self._texts[option])
             return
 
-        self.wb.background(services.plan_text, plan_id, done=lambda text: self.query_one("#plan-detail", Report).show(text),
-                           what="loading the plan", group="plan-detail")
+        def drawn(text: str) -> None:
+            self._texts[option] = text
+            if self._highlighted() == option:
+                self.query_one("#plan-detail", Report).show(text)
+
+        if option.startswith("b"):  # a bisection: its report (ranges, steps, result)
+            self.wb.background(services.bisection_text, int(option[1:]), what="loading the bisection", group="plan-detail", done=drawn)
+        else:
+            self.wb.background(services.plan_text, int(option), what="loading the plan", group="plan-detail", done=drawn)
 
     def _lens(self) -> str | None:
         return self.inv["lens"] if self.inv else None
 
     def action_new_plan(self) -> None:
         """The one-key plan: the bundled CPU workload in the investigation's lens, candidate +5 %."""
-        from workbench.tui import services
-
         lens = self._lens()
         self._make_plan(f"cpu-{lens or 'training'}-{len(self.plans) + 1}", services.DEFAULT_SLOWDOWN_PCT, services.DEFAULT_ROUNDS)
 
     def action_custom_plan(self) -> None:
-        from workbench.tui import services
-
         self.app.push_screen(
             FormScreen("New rerun plan (bundled CPU workload)", [
                 Field("name", "Name", value=f"cpu-{self._lens() or 'training'}-{len(self.plans) + 1}"),
@@ -146,8 +144,6 @@ class VerifyStage(Stage):
         self._make_plan(form["name"], slowdown, rounds)
 
     def _make_plan(self, name: str, slowdown: float, rounds: int) -> None:
-        from workbench.tui import services
-
         status = self.query_one("#rerun-status", Line)
         status.show(Text("calibrating the workload (one run) to estimate the plan's duration…"))
 
@@ -167,8 +163,6 @@ class VerifyStage(Stage):
         if self.running:
             self.wb.notify("A rerun is already running; escape cancels it after the current run", severity="warning")
             return
-        from workbench.tui import services
-
         self.stop.clear()
         self.running = True
         self._estimate = ""

@@ -1,0 +1,42 @@
+"""Charts where people look: Inspect's phase chart for each lens (the fleet view too), the
+sweep curve and the sparklines all come from ``workbench.compare.charts`` and fit 80
+columns in the pane."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tui.pilot import settle, text_of
+from workbench.compare import charts, render, sweep
+from workbench.tui.app import WorkbenchApp
+
+
+def test_one_chart_module(monkeypatch):
+    from lenses import builtin_lens
+
+    assert render.paired_bars is charts.paired_bars and render.distribution_chart is charts.distribution_chart
+    monkeypatch.setattr(charts, "xy_chart", lambda *args, **kwargs: "the one xy chart")
+    empty = {"baseline": {"levels": []}, "candidate": {"levels": []}}
+    assert sweep.curve_chart(empty, builtin_lens("inference")) == "the one xy chart"  # the sweep curve
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("inv_id, lens, chart", [
+    (1, "inference", "B baseline #, C candidate =; scale 0 to"),
+    (2, "training", "B baseline #, C candidate =; scale 0 to"),
+    (3, "fleet", "Service attainment B |"),
+])
+async def test_inspect_chart_fits_80_columns_for_each_lens(demo_url, inv_id, lens, chart):
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.open_investigation(inv_id)
+        await settle(app, pilot)
+        await pilot.press("escape", "3")
+        await settle(app, pilot)
+        assert app.inv["lens"] == lens
+        report = text_of(app.query_one("#inspect-report"))
+    lines = report.splitlines()
+    assert any(chart in line for line in lines)
+    assert "p5..p95, [==] p25..p75, M median" in report  # the distribution chart
+    assert max(len(line) for line in lines) <= 80
