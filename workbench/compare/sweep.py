@@ -23,16 +23,19 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
 
 from msgspec import UNSET
 
 from lenses import get_lens
+from lenses.base import column
+from lenses.inference import SERVING_METRICS, InferenceLens
+from lenses.inference import _duration as inference_duration
 from store.records import RunRecord
-from workbench.compare import compare
-from workbench.compare import charts
+from workbench.compare import charts, compare
+from workbench.compare.effects import run_effect
 from workbench.compare.fmt import num, qty
 from workbench.compare.sweep_result import (
     Goodput,
@@ -53,9 +56,6 @@ from workbench.compare.sweep_result import (
 from workbench.errors import UsageError
 from workbench.formats.load_sweep import load_text
 
-if TYPE_CHECKING:
-    from lenses.inference import InferenceLens
-
 DEFAULT_RATE_TOLERANCE = 0.05
 SUSTAINED = 0.95  # achieved/requested at or above this: the load was served
 LEVEL_METRICS = ("ttft_p50", "ttft_p95", "tpot_p50", "tpot_p95", "itl_p50", "itl_p95", "e2e_p95",
@@ -72,7 +72,6 @@ _REQUEST_COLUMN = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2e":
 
 def parse_slo(text: str | None) -> dict[str, float]:
     """``"ttft_p95=500ms,tpot_p95=50ms"`` -> ``{"ttft_p95": 500.0, "tpot_p95": 50.0}`` (ms)."""
-    from lenses.inference import SERVING_METRICS  # loads numpy: not on `wb compare --help`
 
     if not text:
         return {}
@@ -136,7 +135,7 @@ class Level:
     def concurrency(self) -> float | None:
         return self.load.get("concurrency")
 
-    def achieved_rate(self, lens: "InferenceLens") -> float:
+    def achieved_rate(self, lens: InferenceLens) -> float:
         values = [r.meta.get("load", {}).get("achieved_rate") for r in self.runs]
         known = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
         if len(known) == len(self.runs):
@@ -206,7 +205,7 @@ class Figure:
     source: str
 
 
-def level_metrics(lens: "InferenceLens", level: Level) -> dict[str, Figure]:
+def level_metrics(lens: InferenceLens, level: Level) -> dict[str, Figure]:
     """Every serving metric of a level: the mean over its runs of each run's value."""
     out = {}
     for name in LEVEL_METRICS:
@@ -256,16 +255,15 @@ def saturation(levels: list[LevelFigures], axis: str, slo: dict[str, float]) -> 
                       note="every level sustained: saturation lies beyond the sweep (the value is a lower bound)")
 
 
-def goodput(lens: "InferenceLens", level: Level, slo: dict[str, float]) -> Goodput:
+def goodput(lens: InferenceLens, level: Level, slo: dict[str, float]) -> Goodput:
     """Requests per second meeting every per-request target (DistServe), per level."""
-    from lenses.base import column  # loads numpy: not on `wb compare --help`
 
     if not slo:
         return Goodput(value=math.nan, note="no --slo given")
     values, attained = [], []
     for run in level.runs:
         ok = column(run, "ok")
-        duration = _duration(run)
+        duration = inference_duration(run)
         if ok is None or not len(ok):
             return Goodput(value=math.nan, note="no per-request rows: goodput needs them")
         if not math.isfinite(duration):
@@ -279,12 +277,6 @@ def goodput(lens: "InferenceLens", level: Level, slo: dict[str, float]) -> Goodp
         values.append(float(meets.sum()) / duration)
         attained.append(float(meets.sum()) / len(ok))
     return Goodput(value=sum(values) / len(values), attainment=sum(attained) / len(attained), unit="req/s")
-
-
-def _duration(run: RunRecord) -> float:
-    from lenses.inference import _duration as duration  # loads numpy: not on `wb compare --help`
-
-    return duration(run)
 
 
 # ----------------------------------------------------------------------------- the comparison
@@ -390,7 +382,7 @@ def _uncertainty_note(pairs: list[tuple[Level, Level]]) -> str:
     return "several runs per level on both sides: effects are run-level intervals per level"
 
 
-def _level_figures(lens: "InferenceLens", level: Level, slo: dict[str, float], metrics: dict[str, Figure]) -> LevelFigures:
+def _level_figures(lens: InferenceLens, level: Level, slo: dict[str, float], metrics: dict[str, Figure]) -> LevelFigures:
     return LevelFigures(load=level.text(), requested_rate=level.requested_rate, concurrency=level.concurrency,
                         achieved_rate=level.achieved_rate(lens), runs=[r.id for r in level.runs],
                         metrics={k: v.value for k, v in metrics.items()},
@@ -399,8 +391,6 @@ def _level_figures(lens: "InferenceLens", level: Level, slo: dict[str, float], m
 
 
 def _metric_row(name: str, fb: Figure, fc: Figure) -> MetricRow:
-    from lenses.inference import SERVING_METRICS  # loads numpy: not on `wb compare --help`
-    from workbench.compare.effects import run_effect  # loads numpy
 
     spec = SERVING_METRICS[name]
     vb, vc = fb.value, fc.value
@@ -467,7 +457,7 @@ def observations(baseline: Side, candidate: Side, matched: list[MatchedLevel], u
     return out
 
 
-def curve_chart(baseline: Sequence[LevelFigures], candidate: Sequence[LevelFigures], lens: "InferenceLens",
+def curve_chart(baseline: Sequence[LevelFigures], candidate: Sequence[LevelFigures], lens: InferenceLens,
                 width: int = 80, height: int = 14) -> str:
     """Primary metric against achieved throughput, both sides' levels on one scale (the
     one xy chart of ``compare/charts.py``)."""
