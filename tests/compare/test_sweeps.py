@@ -373,3 +373,17 @@ def test_curve_is_the_one_xy_chart(monkeypatch) -> None:
 
     monkeypatch.setattr(charts, "xy_chart", lambda *args, **kwargs: "the one xy chart")
     assert sweep.curve_chart([], [], get_lens("inference")) == "the one xy chart"
+
+
+def test_a_sweep_is_known_by_the_content_of_its_files_not_their_folder(tmp_path):
+    from workbench.formats.load_sweep import sweep_id
+
+    for folder in ("a", "b", "c"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "stage_0.json").write_text('{"rate": 1}' if folder != "c" else '{"rate": 2}')
+    ids = {f: sweep_id("inference-perf", "x", [tmp_path / f / "stage_0.json"]) for f in ("a", "b", "c")}
+    assert ids["a"] == ids["b"]  # the same file in another folder (another checkout)
+    assert ids["c"] != ids["a"]  # other content
+    # PATH:LINE names one result of a file; the line still counts.
+    assert sweep_id("t", "x", [f"{tmp_path / 'a' / 'stage_0.json'}:1"]) != sweep_id("t", "x", [f"{tmp_path / 'a' / 'stage_0.json'}:2"])
+    assert sweep_id("t", "x", [f"{tmp_path / 'a' / 'stage_0.json'}:1"]) == sweep_id("t", "x", [f"{tmp_path / 'b' / 'stage_0.json'}:1"])

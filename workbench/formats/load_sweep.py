@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import NotRequired, TypedDict
 
 from store.records import RunRecord
@@ -111,9 +112,23 @@ def _order_key(axis: str, load: Mapping[str, object]) -> tuple:
 
 
 def sweep_id(tool: str, label: str, parts: Sequence[object]) -> str:
-    """A stable identity for the sweep (tool, label and where its levels came from)."""
-    digest = hashlib.sha256("\x1f".join([tool, label, *map(str, parts)]).encode("utf-8", "surrogatepass")).hexdigest()
+    """A stable identity for the sweep: tool, label and what its levels came from. A part
+    naming a file (``PATH`` or ``PATH:LINE``) counts by the file's content, not its path,
+    so the same files give the same sweep in any checkout or folder."""
+    digest = hashlib.sha256("\x1f".join([tool, label, *map(_content, parts)]).encode("utf-8", "surrogatepass")).hexdigest()
     return f"sw-{digest[:10]}"
+
+
+def _content(part: object) -> str:
+    text = str(part)
+    path, sep, line = text.rpartition(":")
+    if not (sep and line.isdigit()):
+        path, line = text, ""
+    file = Path(path)
+    if not file.is_file():
+        return text
+    with file.open("rb") as f:
+        return f"{hashlib.file_digest(f, 'sha256').hexdigest()}:{line}"
 
 
 def mark_sweep(runs: list[RunRecord], *, tool: str, label: str, parts: Sequence[object],
