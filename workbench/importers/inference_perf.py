@@ -243,14 +243,15 @@ def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], o
                                     + ", ".join(manifest.also))
     load_cfg = comp.load_config
     if load_cfg:
-        data = load_cfg.get("data") or {}
-        sp = data.get("shared_prefix") or {}
+        config_file = comp.paths.get("load_config")
+        data = _section(load_cfg, "data", config_file)
+        sp = _section(data, "data.shared_prefix", config_file)
         if sp:
             mix = request_mix(number(sp.get("system_prompt_len")) + number(sp.get("question_len")), number(sp.get("output_len")))
             if mix:
                 dims["request_mix"] = Dimension(f"{mix} (shared prefix {sp.get('system_prompt_len')})", "declared")
-        load = load_cfg.get("load") or {}
-        sweep = load.get("sweep") or {}
+        load = _section(load_cfg, "load", config_file)
+        sweep = _section(load, "load.sweep", config_file)
         if stage is not None and "requested_rate" in summary:
             dims["load"] = Dimension(f"{load.get('type')} load at {summary['requested_rate']:g} req/s (stage {stage} of a "
                                      f"{sweep.get('type', '?')} sweep)", "declared")
@@ -258,11 +259,13 @@ def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], o
             dims["load"] = Dimension(
                 f"{load.get('type')} load, {sweep.get('type', 'no')} sweep of {sweep.get('num_stages', '?')} x {sweep.get('stage_duration', '?')} s"
                 if sweep else f"{load.get('type')} load", "declared")
-        client_model = (load_cfg.get("server") or {}).get("model_name")
+        client_model = _section(load_cfg, "server", config_file).get("model_name")
         if client_model and "model" in dims and client_model != dims["model"].value:
             meta["warnings"].append(f"load config names model {client_model!r}; the manifest serves {dims['model'].value!r}")
         meta["load_config"] = {k: load_cfg.get(k) for k in ("api", "data", "load", "server") if k in load_cfg}
-        meta["load_config"].get("server", {}).pop("token", None)
+        server = meta["load_config"].get("server")
+        if isinstance(server, dict):
+            server.pop("token", None)
     measured = summary.pop("_lengths", None)
     if measured:
         meta["measured_lengths"] = measured
@@ -345,3 +348,14 @@ def server_summary(obj: Mapping[str, object], path: Path | None = None) -> tuple
             block["unknown"] = True
         out[key] = block
     return out, unknown
+
+
+def _section(config: Mapping[str, object], where: str, file: str | None) -> Mapping[str, object]:
+    """The mapping at ``where`` (the last key of a dotted path) in the load config; absent or
+    empty is an empty one, anything else but a mapping is bad input naming the place."""
+    value = config.get(where.rpartition(".")[2])
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise BadInput(file, f"should be a mapping, not {type(value).__name__}", where=where)
+    return value
