@@ -98,7 +98,7 @@ class Store:
     @contextmanager
     def session(self) -> Iterator["Session"]:
         """A session in one transaction: committed on success, rolled back on error."""
-        from sqlmodel import Session
+        from sqlmodel import Session  # SQLModel: heavy, only for the ORM writers
 
         with Session(self.engine, expire_on_commit=False) as session:
             try:
@@ -165,7 +165,7 @@ class Store:
         self.ensure_exists()
         if self.path is not None:
             return self._add_import_sqlite(captures, runs, origin, existing)
-        from sqlalchemy import text
+        from sqlalchemy import text  # SQLAlchemy: heavy, only for a server store
 
         json_param = "CAST(:{} AS JSON)" if self.engine.dialect.name == "postgresql" else ":{}"
         try:
@@ -272,9 +272,9 @@ class Store:
 
     def counts(self) -> dict[str, int]:
         """Row counts of the core tables (tests and `wb doctor` use them)."""
-        from sqlalchemy import func, select
+        from sqlalchemy import func, select  # SQLAlchemy: heavy, only for counts
 
-        from store.tables import Capture, Run, RunColumn, RunSource
+        from store.tables import Capture, Run, RunColumn, RunSource  # SQLModel tables: heavy
 
         if self._absent:
             return {"capture": 0, "run": 0, "run_source": 0, "run_column": 0}
@@ -310,7 +310,7 @@ def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str
     ``write_column(row, array)`` stores one column (default: its blob in one insert)."""
     import sqlite3
 
-    import numpy as np
+    import numpy as np  # numpy: not for `wb --help`, only when writing columns
 
 
     capture_ids: dict[Path, int] = dict(existing or {})
@@ -560,6 +560,6 @@ def _read_only(exc: BaseException) -> bool:
         return "readonly database" in text
     if "sqlalchemy" not in sys.modules:
         return False
-    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.exc import DBAPIError  # SQLAlchemy: heavy, only once a server store failed
 
     return isinstance(exc, DBAPIError) and ("readonly database" in text or "read-only transaction" in text)
