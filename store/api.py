@@ -40,14 +40,14 @@ class RunSummary:
     id: int
     lens: str
     label: str
-    dimensions: dict[str, Any]  # name -> {"value", "source"}
-    window: dict[str, Any]
+    dimensions: dict[str, Dimension]
+    window: dict[str, Any]  # the stored window document (keys differ per importer), as RunRecord.window
     sample_count: int
     origin: str
     created_at: str
 
-    def dimension_values(self) -> dict[str, Any]:
-        return {name: d.get("value") for name, d in self.dimensions.items()}
+    def dimension_values(self) -> dict[str, object]:
+        return {name: d.value for name, d in self.dimensions.items()}
 
 
 class Store:
@@ -98,7 +98,7 @@ class Store:
     @contextmanager
     def session(self) -> Iterator["Session"]:
         """A session in one transaction: committed on success, rolled back on error."""
-        from sqlmodel import Session
+        from sqlmodel import Session  # SQLModel: heavy, only for the ORM writers
 
         with Session(self.engine, expire_on_commit=False) as session:
             try:
@@ -165,7 +165,7 @@ class Store:
         self.ensure_exists()
         if self.path is not None:
             return self._add_import_sqlite(captures, runs, origin, existing)
-        from sqlalchemy import text
+        from sqlalchemy import text  # SQLAlchemy: heavy, only for a server store
 
         json_param = "CAST(:{} AS JSON)" if self.engine.dialect.name == "postgresql" else ":{}"
         try:
@@ -272,9 +272,9 @@ class Store:
 
     def counts(self) -> dict[str, int]:
         """Row counts of the core tables (tests and `wb doctor` use them)."""
-        from sqlalchemy import func, select
+        from sqlalchemy import func, select  # SQLAlchemy: heavy, only for counts
 
-        from store.tables import Capture, Run, RunColumn, RunSource
+        from store.tables import Capture, Run, RunColumn, RunSource  # SQLModel tables: heavy
 
         if self._absent:
             return {"capture": 0, "run": 0, "run_source": 0, "run_column": 0}
@@ -310,7 +310,7 @@ def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str
     ``write_column(row, array)`` stores one column (default: its blob in one insert)."""
     import sqlite3
 
-    import numpy as np
+    import numpy as np  # numpy: not for `wb --help`, only when writing columns
 
 
     capture_ids: dict[Path, int] = dict(existing or {})
@@ -435,7 +435,7 @@ def _summary(row: "_RunRow") -> RunSummary:
         id=int(row.id),  # type: ignore[arg-type]
         lens=row.lens,
         label=row.label,
-        dimensions=dict(row.dimensions or {}),
+        dimensions=_dimensions(row),
         window=dict(row.window or {}),
         sample_count=row.sample_count,
         origin=row.origin,
@@ -443,12 +443,17 @@ def _summary(row: "_RunRow") -> RunSummary:
     )
 
 
+def _dimensions(row: "_RunRow") -> dict[str, Dimension]:
+    """A run's stored dimensions (name -> {"value", "source", "declaration"}) decoded."""
+    return {k: Dimension(v.get("value"), v.get("source", "declared"), v.get("declaration")) for k, v in (row.dimensions or {}).items()}
+
+
 def _record(row: "_RunRow") -> RunRecord:
     return RunRecord(
         id=row.id,
         lens=row.lens,
         label=row.label,
-        dimensions={k: Dimension(v.get("value"), v.get("source", "declared"), v.get("declaration")) for k, v in (row.dimensions or {}).items()},
+        dimensions=_dimensions(row),
         window=dict(row.window or {}),
         work=Work(row.work_unit, row.work_amount) if row.work_unit else None,
         quality=dict(row.quality or {}),
@@ -555,6 +560,6 @@ def _read_only(exc: BaseException) -> bool:
         return "readonly database" in text
     if "sqlalchemy" not in sys.modules:
         return False
-    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.exc import DBAPIError  # SQLAlchemy: heavy, only once a server store failed
 
     return isinstance(exc, DBAPIError) and ("readonly database" in text or "read-only transaction" in text)

@@ -49,7 +49,7 @@ def test_real_pynvml_without_a_gpu_is_unavailable():
     sampler = GpuSampler(gpu_ring(), interval_s=0.1, clock_ns=lambda: 0, source=NvmlSource())
     assert sampler.open() is False
     assert sampler.status == "unavailable"
-    assert sampler.describe()["status"] == "unavailable"
+    assert sampler.describe().status == "unavailable"
 
 
 def test_samples_are_recorded_with_units_and_device_identity(make_recorder, clock):

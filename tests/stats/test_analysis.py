@@ -45,7 +45,7 @@ def test_unstable_session_withholds_the_verdict():
 def test_no_aa_control_is_flagged():
     r = ws.analyze(A, B, paired=True)
     assert ws.NO_AA_CONTROL in r.flags and r.aa is None and r.to_json()["aa"] is None
-    assert r.planning["noise_source"].startswith("B vs A")
+    assert r.planning.noise_source.startswith("B vs A")
 
 
 def test_higher_is_better_inverts_to_time_like():
@@ -62,8 +62,8 @@ def test_unpaired_uses_welch_fieller_and_mann_whitney():
     assert r.ci95.method == "fieller-welch"
     methods = {i.method for i in r.intervals}
     assert {"fieller-welch", "delta-log-welch", "bootstrap-percentile", "bootstrap-expanded-percentile"} <= methods
-    assert r.tests["rank_test"]["test"] == "mann-whitney-u"
-    assert r.planning["counts"] == "runs per arm" and r.n == {"A": 8, "B": 6}
+    assert r.tests.rank_test.name == "mann-whitney-u"
+    assert r.planning.counts == "runs per arm" and r.n == {"A": 8, "B": 6}
     full = ws.analyze(A, B, paired=False, n_boot=0)
     assert (full.ci95.low, full.ci95.high) == pytest.approx((1.0204360665, 1.0339667681), abs=1e-10)  # O-R9
     assert full.verdict == ws.REGRESSION
@@ -100,7 +100,7 @@ def test_drift_flag():
     drifting = 100 * np.exp(0.004 * np.arange(m)) * (1 + 0.0005 * np.sin(np.arange(m)))
     r = ws.analyze(drifting, drifting * 1.001, paired=True, n_boot=0)
     assert ws.DRIFT in r.flags
-    assert r.drift["A"]["pct_per_slot"] == pytest.approx(0.4, abs=0.02)
+    assert r.drift["A"].pct_per_slot == pytest.approx(0.4, abs=0.02)
     steady = ws.analyze(A, B, paired=True, n_boot=0)
     assert ws.DRIFT not in steady.flags
 
@@ -114,14 +114,14 @@ def test_methods_disagree_on_skewed_rounds():
 
 def test_rank_test_states_the_smallest_achievable_p():
     r = ws.analyze(A[:3], B[:3], paired=True, n_boot=0)
-    rank = r.tests["rank_test"]
-    assert rank["min_achievable_p"] == 0.25 and rank["can_reach_alpha"] is False
+    rank = r.tests.rank_test
+    assert rank.min_achievable_p == 0.25 and rank.can_reach_alpha is False
 
 
 def test_inconclusive_gives_rounds_needed():
     r = ws.analyze(A, B2, AP, paired=True, delta=0.005, n_boot=0)
     assert r.verdict == ws.INCONCLUSIVE
-    assert r.planning["rounds_needed"] == ws.rounds_needed(r.aa.noise_floor_sd_log, 0.005) == 8
+    assert r.planning.rounds_needed == ws.rounds_needed(r.aa.noise_floor_sd_log, 0.005) == 8
 
 
 def test_gate_metrics_uses_holm():
@@ -143,5 +143,5 @@ def test_drift_uses_the_slot_span():
     slots = {"A": 3 * np.arange(m), "B": 3 * np.arange(m) + 1}
     r = ws.analyze(values, values * 1.001, paired=True, n_boot=0, slots=slots)
     assert ws.DRIFT in r.flags
-    assert r.drift["A"]["pct_per_slot"] == pytest.approx(0.4 / 3, abs=0.01)
-    assert r.drift["A"]["session_change_pct"] == pytest.approx(100 * math.expm1(0.004 * 11), abs=0.3)
+    assert r.drift["A"].pct_per_slot == pytest.approx(0.4 / 3, abs=0.01)
+    assert r.to_json()["drift"]["A"]["session_change_pct"] == pytest.approx(100 * math.expm1(0.004 * 11), abs=0.3)

@@ -54,7 +54,7 @@ def test_o_r(b, ratio, thr, time_pct, thr_pct, f95, f90, gm, lt95, lt90, welch_d
     uf = ws.welch_fieller(b, A, 0.95)
     assert uf.params["df"] == pytest.approx(welch_df, abs=1e-6)
     pair(uf, *uf95)
-    assert r.tests["p_no_change"] == pytest.approx(p_log, rel=1e-6)
+    assert r.tests.p_no_change == pytest.approx(p_log, rel=1e-6)
     # The analysis reports the same primary intervals.
     pair(r.ci95, *f95)
     pair(r.ci90, *f90)
@@ -72,7 +72,7 @@ def test_o_r_d1_extras():
     pair(d, 1.0204390156, 1.0339696319)
     assert close(float(np.std(np.log(B) - np.log(A), ddof=1)), 0.0061474587)
     r = ws.analyze(A, B, paired=True, n_boot=0)
-    assert r.tests["df"] == 7
+    assert r.tests.df == 7
     assert close(r.effect.log_estimate / r.effect.log_se, 12.3374472285)
 
 
@@ -255,8 +255,8 @@ def test_o_u4_smallest_p(n, min_p):
 )
 def test_o_t(b, delta, p_tost, p_reg, verdict, below):
     r = ws.analyze(A, b, AP, paired=True, delta=delta, n_boot=0)
-    assert r.tests["p_tost"] == pytest.approx(p_tost, rel=1e-6)
-    assert r.tests["p_regression_beyond_delta"] == pytest.approx(p_reg, rel=1e-6)
+    assert r.tests.p_tost == pytest.approx(p_tost, rel=1e-6)
+    assert r.tests.p_regression_beyond_delta == pytest.approx(p_reg, rel=1e-6)
     assert r.verdict == verdict
     assert r.significant_below_threshold is below
     assert (ws.SIGNIFICANT_BELOW_THRESHOLD in r.flags) is below

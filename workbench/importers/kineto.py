@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from store.records import RunRecord
@@ -52,7 +53,7 @@ _ROLES: dict[str, int] = {
 }
 _GPU_BASE_KIND = {"Kernel": m.KERNEL, "kernel": m.KERNEL, "Memcpy": m.MEMCPY, "gpu_memcpy": m.MEMCPY, "Memset": m.MEMSET, "gpu_memset": m.MEMSET}
 _STREAM_TID = re.compile(r"(\d+)")
-_NO_ARGS: dict[str, Any] = {}
+_NO_ARGS: Mapping[str, object] = {}  # a CPU op's args are not read
 
 
 class KinetoImporter(Importer):
@@ -137,10 +138,6 @@ def read_rank(path: Path, options: ImportOptions | None = None) -> m.RankTrace:
 
 
 def _read_typed(path: Path, on_progress: Any) -> m.RankTrace | None:
-    try:
-        import msgspec
-    except ImportError:  # pragma: no cover - a declared dependency; the stream still works without it
-        return None
     decoder = _events_decoder()
     binary = open_binary(path, on_progress)
     splitter = ArrayChunks(binary, b"traceEvents", chunk=RUN_BYTES, head_cap=HEAD_CAP, tail_cap=TAIL_CAP)
@@ -164,8 +161,6 @@ def _read_typed(path: Path, on_progress: Any) -> m.RankTrace | None:
 @cache
 def _events_decoder() -> Any:
     """A msgspec decoder for a run of events, keeping only the fields wb uses."""
-    import msgspec
-
     # Built with defstruct: this module's postponed annotations cannot name local classes.
     args = msgspec.defstruct("KinetoArgs", [("stream", int | None, None), ("correlation", int | None, None), ("device", int | None, None)], gc=False)
     event = msgspec.defstruct("KinetoEvent", [("ph", str, ""), ("cat", str, ""), ("name", str, ""), ("ts", float | None, None), ("dur", float | None, None),
@@ -174,7 +169,7 @@ def _events_decoder() -> Any:
 
 
 def _read_streamed(path: Path, on_progress: Any) -> m.RankTrace:
-    import ijson
+    import ijson  # lazy: only the streaming fallback reads with it
 
     binary = open_binary(path, on_progress)
     tap = _Tap(binary)
@@ -205,7 +200,7 @@ def _trace_events(path: Path, stream: Any) -> Iterator[Any]:
     cost gigabytes. Here nesting is counted and refused past the limit, and a
     ``traceEvents`` that is not an array is named as such.
     """
-    import ijson
+    import ijson  # lazy: only the streaming fallback reads with it
 
     depth = 0  # containers open, the document's own object included
     member: str | None = None  # the top-level member whose value comes next
@@ -276,7 +271,7 @@ def _short(exc: BaseException) -> str:
 # -- top-level members ---------------------------------------------------------------------
 
 
-def _top_level(path: Path, tap: _Tap) -> dict[str, Any]:
+def _top_level(path: Path, tap: _Tap) -> dict[str, object]:
     """The document's members other than ``traceEvents``, from the bytes that streamed past."""
     head = bytes(tap.head)
     found = _header(head)
@@ -293,7 +288,7 @@ def _top_level(path: Path, tap: _Tap) -> dict[str, Any]:
     return {**header, **trailer}
 
 
-def _header(head: bytes) -> tuple[dict[str, Any], int] | None:
+def _header(head: bytes) -> tuple[dict[str, object], int] | None:
     """The members before ``"traceEvents"``, and the byte offset just after that key."""
     start = 0
     while True:
@@ -311,7 +306,7 @@ def _header(head: bytes) -> tuple[dict[str, Any], int] | None:
         return (obj, pos + len(b'"traceEvents"')) if isinstance(obj, dict) else None
 
 
-def _trailer(tail: bytes) -> dict[str, Any] | None:
+def _trailer(tail: bytes) -> dict[str, object] | None:
     """Members after the array: the first ``]`` followed by a valid run of members to the end.
 
     A ``]`` inside the last events leaves unbalanced closers behind it, so its members
@@ -331,9 +326,9 @@ _WS_RUN = re.compile(r"[ \t\r\n]*")
 _DECODER = json.JSONDecoder()
 
 
-def _members(text: str, pos: int) -> dict[str, Any] | None:
+def _members(text: str, pos: int) -> dict[str, object] | None:
     """Decode ``, "key": value ... }`` from ``pos`` to the end of ``text`` (None if it is not that)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     try:
         while text[pos] == ",":
             pos = _WS_RUN.match(text, pos + 1).end()  # type: ignore[union-attr]
@@ -484,7 +479,7 @@ class _EventSink:
                 self.checkpoint.ts.append(ts)
                 self.checkpoint.dur.append(dur)
 
-    def finish(self, top: dict[str, Any]) -> m.RankTrace:
+    def finish(self, top: Mapping[str, object]) -> m.RankTrace:
         path = self.path
         base_ns = 0
         base = top.get("baseTimeNanoseconds")
@@ -590,8 +585,9 @@ _META_KEYS = ("schemaVersion", "traceName", "displayTimeUnit", "cupti_version", 
               "roctracer_version", "hip_runtime_version", "hip_driver_version", "trace_id")
 
 
-def _meta(top: dict[str, Any], relative: bool) -> dict[str, Any]:
-    meta: dict[str, Any] = {k: top[k] for k in _META_KEYS if k in top and isinstance(top[k], (str, int, float)) and not isinstance(top[k], bool)}
+def _meta(top: Mapping[str, object], relative: bool) -> dict[str, object]:
+    """The trace's own metadata worth keeping (its values as the trace wrote them)."""
+    meta: dict[str, object] = {k: top[k] for k in _META_KEYS if k in top and isinstance(top[k], (str, int, float)) and not isinstance(top[k], bool)}
     info = top.get("distributedInfo")
     if isinstance(info, dict):
         meta["distributed"] = {k: info[k] for k in ("backend", "rank", "world_size", "pg_count", "nccl_version") if k in info}

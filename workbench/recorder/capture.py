@@ -21,7 +21,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import msgspec
+from msgspec import UNSET
+
 from workbench.recorder.gpu import METRICS
+from workbench.recorder.records import Capture, Detail, GpuSample, GpuSection, RecorderInfo, Sample, Window, Work, fields_of
 from workbench.recorder.ring import RingView
 
 FORMAT = "workbench.capture/1"
@@ -72,12 +76,12 @@ class SnapshotData:
     spans: RingView
     gpu: RingView | None
     names: tuple[str, ...]
-    events: list[tuple[float, str, dict[str, Any]]]
-    gpu_info: dict[str, Any]
-    recorder: dict[str, Any]
-    trigger: dict[str, Any] | None = None
+    events: list[tuple[float, str, Detail]]
+    gpu_info: GpuSection
+    recorder: RecorderInfo
+    trigger: Detail | None = None
     label: str | None = None
-    dimensions: dict[str, Any] = field(default_factory=dict)
+    dimensions: dict[str, object] = field(default_factory=dict)
     window_kind: str = "steady"
     rank: int | None = None
     # Keep only spans that ended at or after this time (ns since start); None: all.
@@ -85,7 +89,7 @@ class SnapshotData:
 
 
 def _rows(view: RingView) -> Any:
-    import numpy as np
+    import numpy as np  # lazy: only the writer thread needs it, not `import workbench.recorder`
 
     width = len(view.fields)
     parts = []
@@ -112,9 +116,9 @@ def _finite(value: float) -> bool:
     return not (math.isnan(value) or math.isinf(value))
 
 
-def _samples(data: SnapshotData) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _samples(data: SnapshotData) -> tuple[list[Sample], dict[str, float | int]]:
     """One sample per closed step (training) or request (inference), oldest first."""
-    import numpy as np
+    import numpy as np  # lazy: only the writer thread needs it, not `import workbench.recorder`
 
     rows = _rows(data.spans)
     seq, name, kind = decode(rows[:, 0])
@@ -129,7 +133,7 @@ def _samples(data: SnapshotData) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     span_seqs = seq[order]
     index = {int(s): i for i, s in enumerate(span_seqs)}
     names = data.names
-    extra: list[dict[str, Any]] = [{} for _ in range(order.size)]
+    extra: list[Sample] = [{} for _ in range(order.size)]
 
     # Phases and CUDA-event phases: summed per (span, name), vectorized.
     for row_kind, suffix, amount in (
@@ -160,10 +164,10 @@ def _samples(data: SnapshotData) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         else:
             extra[i][key] = value
 
-    samples: list[dict[str, Any]] = []
+    samples: list[Sample] = []
     for i, (s, start, end) in enumerate(zip(span_seqs.tolist(), rows[order, 1].tolist(), rows[order, 2].tolist())):
         if primary == STEP:
-            sample: dict[str, Any] = {"step": s}
+            sample: Sample = {"step": s}
             if data.rank is not None:
                 sample["rank"] = data.rank
             sample["step_ms"] = _ms(end - start)
@@ -181,31 +185,29 @@ def _samples(data: SnapshotData) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return samples, bounds
 
 
-def _gpu_section(data: SnapshotData) -> dict[str, Any]:
-    section = dict(data.gpu_info)
-    if data.gpu is None or section.get("status") not in ("ok", "stopped", "failed"):
-        section.pop("samples_taken", None)
-        return section
+def _gpu_section(data: SnapshotData) -> GpuSection:
+    section = data.gpu_info
+    if data.gpu is None or section.status not in ("ok", "stopped", "failed"):
+        return msgspec.structs.replace(section, samples_taken=UNSET)
     rows = _rows(data.gpu)
     out = []
     for r in rows:
-        sample: dict[str, Any] = {"t": _epoch(data, float(r[0])), "device": int(r[1])}
-        for name, value in zip(METRICS, r[2:]):
-            value = float(value)
-            if _finite(value):  # unsupported or failed reads stay absent: unknown
-                sample[name] = int(value) if name in ("memory_used_bytes", "throttle_reasons") else value
-        out.append(sample)
-    section["fields"] = {
-        "util_pct": "%", "mem_util_pct": "%", "sm_clock_mhz": "MHz", "mem_clock_mhz": "MHz",
-        "power_w": "W", "temperature_c": "C", "memory_used_bytes": "bytes",
-        "throttle_reasons": "NVML clocks event reasons bitmask",
-    }
-    section["samples"] = out
-    section["evicted_samples"] = data.gpu.evicted_rows
-    return section
+        # unsupported or failed reads stay absent: unknown
+        metrics = {name: int(value) if name in _INTEGRAL_METRICS else value
+                   for name, value in zip(METRICS, r[2:].tolist()) if _finite(value)}
+        out.append(GpuSample(t=_epoch(data, float(r[0])), device=int(r[1]), **metrics))
+    return msgspec.structs.replace(section, fields=_GPU_UNITS, samples=out, evicted_samples=data.gpu.evicted_rows)
 
 
-def _work_and_quality(lens: str, samples: list[dict[str, Any]]) -> tuple[dict | None, dict]:
+_INTEGRAL_METRICS = ("memory_used_bytes", "throttle_reasons")
+_GPU_UNITS = {
+    "util_pct": "%", "mem_util_pct": "%", "sm_clock_mhz": "MHz", "mem_clock_mhz": "MHz",
+    "power_w": "W", "temperature_c": "C", "memory_used_bytes": "bytes",
+    "throttle_reasons": "NVML clocks event reasons bitmask",
+}
+
+
+def _work_and_quality(lens: str, samples: list[Sample]) -> tuple[Work | None, dict[str, float]]:
     quality: dict[str, float] = {}
     if lens == "inference":
         if samples:
@@ -216,51 +218,43 @@ def _work_and_quality(lens: str, samples: list[dict[str, Any]]) -> tuple[dict | 
         unit_keys = (("tokens", "tokens"), ("samples", "samples"))
     for unit, key in unit_keys:
         if samples and all(key in s for s in samples):
-            return {"unit": unit, "amount": sum(s[key] for s in samples)}, quality
+            return Work(unit=unit, amount=sum(s[key] for s in samples)), quality  # type: ignore[misc]
     return None, quality
 
 
-def build_capture(data: SnapshotData) -> dict[str, Any]:
+def build_capture(data: SnapshotData) -> Capture:
     """The capture document for one snapshot (pure: no I/O)."""
     samples, bounds = _samples(data)
     taken_at = _epoch(data, data.taken_ns)
     dims = dict(data.dimensions)
     gpu = _gpu_section(data)
-    devices = gpu.get("devices") or []
+    devices = gpu.devices or []
     if "hardware" not in dims and devices:
-        names = sorted({d.get("name", "") for d in devices} - {""})
+        names = sorted({d.name or "" for d in devices} - {""})
         if len(names) == 1:
             dims["hardware"] = f"{len(devices)}x {names[0]}"
     label = data.label or f"{data.lens} recorder"
-    window: dict[str, Any] = {"kind": data.window_kind, "source": "flight recorder"}
-    window.update(bounds)
-    window["snapshot_reason"] = data.reason
-    if data.trigger is not None:
-        window["incident_seq"] = data.trigger.get("seq")
-    doc: dict[str, Any] = {
-        "format": FORMAT,
-        "lens": data.lens,
-        "label": f"{label}: {data.reason}",
-        "recorded_at": datetime.fromtimestamp(taken_at, timezone.utc).isoformat().replace("+00:00", "Z"),
-        "dimensions": dims,
-        "window": window,
-    }
+    window = Window(
+        kind=data.window_kind, source="flight recorder", **bounds,  # type: ignore[arg-type]
+        snapshot_reason=data.reason,
+        incident_seq=UNSET if data.trigger is None else data.trigger.get("seq"),  # type: ignore[arg-type]
+    )
     work, quality = _work_and_quality(data.lens, samples)
-    if work is not None:
-        doc["work"] = work
-    if quality:
-        doc["quality"] = quality
-    doc["samples"] = samples
-    if data.trigger is not None:
-        doc["trigger"] = data.trigger
-    doc["gpu"] = gpu
-    recorder = dict(data.recorder)
-    recorder["events"] = [
-        {"t": _epoch(data, t), "kind": kind, **detail} for t, kind, detail in data.events
-    ]
-    recorder["host"] = socket.gethostname()
-    doc["recorder"] = recorder
-    return doc
+    events: list[Detail] = [{"t": _epoch(data, t), "kind": kind, **detail} for t, kind, detail in data.events]
+    return Capture(
+        format=FORMAT,
+        lens=data.lens,
+        label=f"{label}: {data.reason}",
+        recorded_at=datetime.fromtimestamp(taken_at, timezone.utc).isoformat().replace("+00:00", "Z"),
+        dimensions=dims,
+        window=window,
+        work=UNSET if work is None else work,
+        quality=quality or UNSET,
+        samples=samples,
+        trigger=UNSET if data.trigger is None else data.trigger,
+        gpu=gpu,
+        recorder=msgspec.structs.replace(data.recorder, events=events, host=socket.gethostname()),
+    )
 
 
 def _slug(text: str) -> str:
@@ -268,12 +262,15 @@ def _slug(text: str) -> str:
 
 
 def iter_json(value: Any, *, chunk: int = 256) -> Iterator[str]:
-    """``json.dumps(value)`` in pieces, pausing between chunks of long lists.
+    """``json.dumps(value)`` in pieces, pausing between chunks of long lists (records
+    written as objects of their set fields, in field order).
 
     One ``json.dumps`` of a large snapshot is a single C call that holds the GIL for
     its whole length, stalling the workload's threads; in pieces, with a ``sleep(0)``
     between them, the writer yields the GIL at least every ``chunk`` items.
     """
+    if isinstance(value, msgspec.Struct):
+        value = fields_of(value)
     if isinstance(value, dict):
         yield "{"
         for i, (key, item) in enumerate(value.items()):
@@ -283,15 +280,15 @@ def iter_json(value: Any, *, chunk: int = 256) -> Iterator[str]:
     elif isinstance(value, list) and len(value) > chunk:
         yield "["
         for start in range(0, len(value), chunk):
-            body = json.dumps(value[start:start + chunk], allow_nan=False, separators=(",", ":"))
+            body = json.dumps(value[start:start + chunk], allow_nan=False, separators=(",", ":"), default=fields_of)
             yield ("," if start else "") + body[1:-1]
             time.sleep(0)  # let the recording threads run
         yield "]"
     else:
-        yield json.dumps(value, allow_nan=False, separators=(",", ":"))
+        yield json.dumps(value, allow_nan=False, separators=(",", ":"), default=fields_of)
 
 
-def write_capture(doc: dict[str, Any], out_dir: Path, stem: str, *, compress: bool) -> Path:
+def write_capture(doc: Capture, out_dir: Path, stem: str, *, compress: bool) -> Path:
     """Write ``doc`` to ``out_dir`` atomically (temporary file, then rename): a crash or
     a kill mid-write leaves no half-written capture behind."""
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -6,8 +6,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from msgspec import UNSET
+
+from workbench.recorder.records import BudgetInfo, ConfigInfo
 from workbench.recorder.trigger import TriggerRule
 
 # Set to off / 0 / false / no / disabled to turn every recorder in the process into a no-op.
@@ -51,11 +53,9 @@ class Budget:
             return self.seal_every_s
         return None if self.max_age_s is None else min(5.0, self.max_age_s / 8)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"max_bytes": self.max_bytes, "segment_rows": self.segment_rows}
-        if self.max_age_s is not None:
-            out["max_age_s"] = self.max_age_s
-        return out
+    def info(self) -> BudgetInfo:
+        return BudgetInfo(max_bytes=self.max_bytes, segment_rows=self.segment_rows,
+                          max_age_s=UNSET if self.max_age_s is None else self.max_age_s)
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class RecorderConfig:
 
     lens: str = "training"
     label: str | None = None
-    dimensions: dict[str, Any] = field(default_factory=dict)
+    dimensions: dict[str, object] = field(default_factory=dict)  # plain JSON values
     rank: int | None = None
     out_dir: Path | None = None
     store_url: str | None = None
@@ -112,14 +112,12 @@ class RecorderConfig:
         value = os.environ.get("RANK")
         return int(value) if value and value.isdigit() else None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "lens": self.lens,
-            "spans": self.spans.to_json(),
-            "gpu": self.gpu.to_json(),
-        }
-        if self.gpu_interval_s is not None:
-            out["gpu_interval_s"] = self.gpu_interval_s
-        if self.trigger is not None:
-            out["trigger"] = self.trigger.to_json()
-        return out
+    def info(self) -> ConfigInfo:
+        """What a snapshot states of this configuration (``recorder.config``)."""
+        return ConfigInfo(
+            lens=self.lens,
+            spans=self.spans.info(),
+            gpu=self.gpu.info(),
+            gpu_interval_s=UNSET if self.gpu_interval_s is None else self.gpu_interval_s,
+            trigger=UNSET if self.trigger is None else self.trigger.to_json(),
+        )

@@ -14,6 +14,10 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from msgspec import UNSET
+
+from workbench.recorder.records import Device, GpuSection
+
 NAN = math.nan
 
 # One row of the GPU ring. Units are in the names; throttle_reasons is NVML's bitmask.
@@ -35,7 +39,7 @@ METRICS: tuple[str, ...] = GPU_FIELDS[2:]
 class GpuSource(Protocol):
     """What the sampler reads from. ``open`` raises when no GPU can be observed."""
 
-    def open(self) -> list[dict[str, Any]]: ...
+    def open(self) -> list[Device]: ...
 
     def read(self, index: int) -> list[float]: ...
 
@@ -53,18 +57,24 @@ class NvmlSource:
         self._events: Any = None
         self.xid_status = "unknown"
 
-    def open(self) -> list[dict[str, Any]]:
+    def open(self) -> list[Device]:
         if self._nv is None:
             import pynvml  # lazy: only the sampler thread pays for it
 
             self._nv = pynvml
         nv = self._nv
         nv.nvmlInit()
+        driver = None
+        try:
+            value = nv.nvmlSystemGetDriverVersion()
+            driver = value.decode() if isinstance(value, bytes) else str(value)
+        except Exception:  # noqa: BLE001
+            pass
         devices = []
         for index in range(nv.nvmlDeviceGetCount()):
             handle = nv.nvmlDeviceGetHandleByIndex(index)
             self._handles.append(handle)
-            info: dict[str, Any] = {"index": index}
+            info: dict[str, str | int] = {}
             for key, fn in (("name", "nvmlDeviceGetName"), ("uuid", "nvmlDeviceGetUUID"),
                             ("pci_bus_id", None)):
                 try:
@@ -79,13 +89,9 @@ class NvmlSource:
                 info["memory_total_bytes"] = int(nv.nvmlDeviceGetMemoryInfo(handle).total)
             except Exception:  # noqa: BLE001
                 pass
-            devices.append(info)
-        try:
-            info_driver = nv.nvmlSystemGetDriverVersion()
-            for info in devices:
-                info["driver"] = info_driver.decode() if isinstance(info_driver, bytes) else str(info_driver)
-        except Exception:  # noqa: BLE001
-            pass
+            if driver is not None:
+                info["driver"] = driver
+            devices.append(Device(index=index, **info))  # type: ignore[arg-type]
         self._open_xid_events()
         return devices
 
@@ -190,7 +196,7 @@ class GpuSampler:
         self.on_xid = on_xid or (lambda t, dev, xid: None)
         self.status = "not started"
         self.reason: str | None = None
-        self.devices: list[dict[str, Any]] = []
+        self.devices: list[Device] = []
         self.samples = 0
         self.overruns = 0
         self._stop = threading.Event()
@@ -212,7 +218,7 @@ class GpuSampler:
 
     def sample_once(self, now_ns: float) -> None:
         for info in self.devices:
-            index = info["index"]
+            index = info.index
             try:
                 self.ring.append([now_ns, float(index), *self.source.read(index)])
             except Exception as exc:  # noqa: BLE001
@@ -257,15 +263,14 @@ class GpuSampler:
         if self.status in ("ok", "starting"):
             self.status = "stopped"
 
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": self.status, "interval_s": self.interval_s}
-        if self.reason:
-            out["reason"] = self.reason
-        if self.devices:
-            out["devices"] = [dict(d) for d in self.devices]
-        out["samples_taken"] = self.samples
-        out["overruns"] = self.overruns
+    def describe(self) -> GpuSection:
         xid = getattr(self.source, "xid_status", None)
-        if xid is not None and self.status != "unavailable":
-            out["xid_events"] = xid
-        return out
+        return GpuSection(
+            status=self.status,
+            interval_s=self.interval_s,
+            reason=self.reason or UNSET,
+            devices=list(self.devices) or UNSET,
+            samples_taken=self.samples,
+            overruns=self.overruns,
+            xid_events=xid if xid is not None and self.status != "unavailable" else UNSET,
+        )

@@ -27,6 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from msgspec import UNSET
+
 from workbench import __version__
 from workbench.recorder.capture import (
     CUDA,
@@ -44,6 +46,7 @@ from workbench.recorder.capture import (
 )
 from workbench.recorder.config import RecorderConfig, disabled_by_env
 from workbench.recorder.gpu import GPU_FIELDS, GpuSampler, GpuSource
+from workbench.recorder.records import Detail, GpuSection, RecorderInfo
 from workbench.recorder.ring import SegmentRing
 from workbench.recorder.trigger import IncidentBudget, LatencyTrigger
 
@@ -333,7 +336,7 @@ class Recorder:
         self._cuda_phase_cls = _bound(_CudaPhase, self)
         self._incidents = IncidentBudget(cfg.trigger) if cfg.trigger is not None else None
         self._suppression_logged: set[str] = set()
-        self._events: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=cfg.max_events)
+        self._events: deque[tuple[float, str, Detail]] = deque(maxlen=cfg.max_events)
         self._events_seen = 0
         self._faults = 0
         self._fault_places: dict[str, int] = {}
@@ -566,7 +569,7 @@ class Recorder:
         finally:
             self._cuda_lock.release()
 
-    def _event(self, t: float, kind: str, detail: dict[str, Any]) -> None:
+    def _event(self, t: float, kind: str, detail: Detail) -> None:
         self._events_seen += 1
         self._events.append((t, kind, detail))
 
@@ -605,7 +608,7 @@ class Recorder:
                                                 "duration_ms": duration / 1e6})
             return
         self._suppression_logged.clear()
-        detail: dict[str, Any] = {"seq": seq, "span": "request" if kind == REQUEST else "step"}
+        detail: Detail = {"seq": seq, "span": "request" if kind == REQUEST else "step"}
         detail.update(trig.explain(duration))
         self._event(now, "trigger", dict(detail))
         detail["at"] = round(self._wall0 + (now - self._t0) / 1e9, 6)
@@ -635,7 +638,7 @@ class Recorder:
         self.mark(name)
         self.snapshot(f"boundary: {name}", wait=False)
 
-    def _take(self, reason: str, *, trigger: dict[str, Any] | None = None,
+    def _take(self, reason: str, *, trigger: Detail | None = None,
               incident: bool = False, since_ns: float | None = None) -> _Job | None:
         """Seal and take references (fast, on the calling thread); queue the writing."""
         try:
@@ -674,36 +677,32 @@ class Recorder:
             self._fault(exc, "snapshot")
             return None
 
-    def _gpu_info(self) -> dict[str, Any]:
+    def _gpu_info(self) -> GpuSection:
         if self._sampler is None:
-            return {"status": "off", "reason": "GPU sampling not configured"}
+            return GpuSection(status="off", reason="GPU sampling not configured")
         return self._sampler.describe()
 
-    def _report(self) -> dict[str, Any]:
+    def _report(self) -> RecorderInfo:
         """The recorder's own state, as it goes into snapshots and ``stats()``."""
-        out: dict[str, Any] = {
-            "tool": "wb",
-            "version": __version__,
-            "pid": os.getpid(),
-            "config": self.config.to_json(),
-            "spans": self._spans.counters(),
-            "gpu": self._gpu.counters(),
-            "faults": self._faults,
-            "events_dropped": max(0, self._events_seen - len(self._events)),
-        }
-        if self._fault_places:
-            out["fault_places"] = dict(self._fault_places)
-        if self._last_fault:
-            out["last_fault"] = self._last_fault
-        if self._incidents is not None:
-            out.update(self._incidents.counters())
-        if self._names_dropped:
-            out["names_dropped"] = self._names_dropped
-        if self._cuda_dropped:
-            out["cuda_events_dropped"] = self._cuda_dropped
-        if self._forked_from is not None:
-            out["forked_from_pid"] = self._forked_from
-        return out
+        incidents = self._incidents
+        return RecorderInfo(
+            tool="wb",
+            version=__version__,
+            pid=os.getpid(),
+            config=self.config.info(),
+            spans=self._spans.counters(),
+            gpu=self._gpu.counters(),
+            faults=self._faults,
+            events_dropped=max(0, self._events_seen - len(self._events)),
+            fault_places=dict(self._fault_places) or UNSET,
+            last_fault=self._last_fault or UNSET,
+            incidents=UNSET if incidents is None else incidents.taken,
+            in_flight=UNSET if incidents is None else incidents.in_flight,
+            suppressed=UNSET if incidents is None else dict(incidents.suppressed),
+            names_dropped=self._names_dropped or UNSET,
+            cuda_events_dropped=self._cuda_dropped or UNSET,
+            forked_from_pid=UNSET if self._forked_from is None else self._forked_from,
+        )
 
     def _ensure_worker(self) -> None:
         if self._worker is not None and self._worker.is_alive():
@@ -736,7 +735,7 @@ class Recorder:
         job.data = None  # drop the segment references: the ring's memory is its own again
         self._release(job)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        reason = doc["window"]["snapshot_reason"]
+        reason = doc.window.snapshot_reason
         stem = f"{cfg.label or cfg.lens}-{stamp}-p{os.getpid()}-{next(self._snapshot_seq):03d}-{reason}"
         path = write_capture(doc, cfg.resolved_out_dir(), stem, compress=cfg.compress)
         self._written_count += 1
@@ -765,10 +764,11 @@ class Recorder:
     # -- reporting and lifetime ------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
-        """Counters: retention and evictions per stream, faults, incidents, snapshots."""
-        out = self._report()
+        """Counters: retention and evictions per stream, faults, incidents, snapshots
+        (a plain dict: what a user's script prints or logs)."""
+        out = self._report().to_json()
         out["enabled"] = True
-        out["gpu_sampler"] = self._gpu_info()
+        out["gpu_sampler"] = self._gpu_info().to_json()
         out["snapshots_written"] = self._written_count
         out["snapshots_imported"] = self._imported_count
         out["imported_run_ids"] = list(self._imported_runs)
@@ -825,9 +825,9 @@ class _Job:
         self.released = False
 
 
-def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:
+def _plain(detail: Mapping[str, object]) -> Detail:
     """Event details as JSON-safe scalars (no NaN, no objects)."""
-    out: dict[str, Any] = {}
+    out: Detail = {}
     for key, value in detail.items():
         if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
             out[str(key)] = value

@@ -171,13 +171,6 @@ class IncidentBudget:
         with self._lock:
             self.in_flight = max(0, self.in_flight - 1)
 
-    def counters(self) -> dict[str, object]:
-        return {
-            "incidents": self.taken,
-            "in_flight": self.in_flight,
-            "suppressed": dict(self.suppressed),
-        }
-
     def reset(self) -> None:
         self._lock = threading.Lock()
         self.taken = 0

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from workbench.compare.results import Effect
 from workbench.rerun.plan import Warmup
 from workbench.rerun.records import Record
 from workbench.stats.verdicts import Flag, Verdict
@@ -138,9 +139,8 @@ class RerunReport(Record, kw_only=True, omit_defaults=True):
     failures: dict[str, ArmFailures]  # arm -> counts
     scope: str
     notes: tuple[str, ...]
-    # stats.Analysis.to_json() (None below two complete rounds); typed as a document here
-    # until stats.Analysis has its own decoder.
-    analysis: dict[str, Any] | None
+    # stats.Analysis as the compare layer carries it (None below two complete rounds)
+    analysis: Effect | None
     verdict: Verdict | None
     flags: tuple[Flag, ...]
     reason: str

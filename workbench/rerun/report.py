@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from lenses import builtin_lens
 from lenses.base import GuardrailSpec
 from store.records import SAMPLES, RunRecord
+from workbench.compare.results import Effect
 from workbench.rerun.comparison import (
     FORMAT,
     ArmFailures,
@@ -332,7 +334,7 @@ def build_comparison(store: "Store", plan_row: "RerunPlan", execution_row: "Reru
         failures=failures,
         scope=SCOPE,
         notes=tuple(notes),
-        analysis=analysis.to_json() if analysis else None,
+        analysis=Effect.from_json(analysis.to_json()) if analysis else None,
         verdict=verdict,
         flags=flags,
         reason=reason,
@@ -374,6 +376,10 @@ def _pct(x: float | None) -> str:
     return "unknown" if x is None else f"{x:+.2f} %"
 
 
+def _known(x: float | None | UnsetType) -> float | None:
+    return None if x is UNSET else x  # type: ignore[return-value]
+
+
 def format_comparison(report: RerunReport | Mapping[str, Any], width: int = 80) -> list[str]:
     """The comparison as plain lines for an 80-column terminal (untrusted text cleaned):
     the one renderer of a rerun comparison, fresh or stored (a stored body is decoded)."""
@@ -387,26 +393,27 @@ def format_comparison(report: RerunReport | Mapping[str, Any], width: int = 80) 
         lines += wrap("PARTIAL: the execution is not complete; this is the result so far.")
     a = r.analysis
     if a is not None:
-        m = a["means"]
+        m = a.means or {}
         a_prime = m["A'"]
         lines.append(f"  means per run: A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}")
-        lines.append(f"  B/A effect θ {a['ratio']:.4f}: time {_pct(a['time_change_pct'])}, throughput {_pct(a['throughput_change_pct'])}")
-        for iv in a["intervals"]:
-            lo, hi = iv.get("low"), iv.get("high")
+        lines.append(f"  B/A effect θ {a.ratio:.4f}: time {_pct(_known(a.time_change_pct))}, "
+                     f"throughput {_pct(_known(a.throughput_change_pct))}")
+        for iv in a.intervals or ():
+            lo, hi = iv.low, iv.high
             rng = f"[{lo:.4f}, {hi:.4f}]" if lo is not None and hi is not None else "unbounded"
-            lines.append(f"    {int(round(iv['level'] * 100))} % {clean(iv['method'])}: {rng}"[:width])
-        aa = a.get("aa")
+            lines.append(f"    {int(round(iv.level * 100))} % {clean(iv.method)}: {rng}"[:width])
+        aa = a.aa
         if aa:
-            lines.append(f"  A/A control A′/A {aa['ratio']:.4f}; noise floor (SD of log ratios) {aa['noise_floor_sd_log']:.4f}")
-            lines.append(f"    resolution ±{aa['resolution_pct']:.2f} %, MDE {aa['mde_pct']:.2f} %")
-        plan_info = a.get("planning") or {}
-        if plan_info.get("rounds_needed"):
-            lines += wrap(f"rounds that would resolve δ = {p.delta * 100:g} %: {plan_info['rounds_needed']} "
-                          f"(equivalence: {plan_info.get('rounds_needed_equivalence')})")
-        for arm, d in (a.get("drift") or {}).items():
-            if d and d.get("p") is not None and d["p"] < 0.05:
-                lines += wrap(f"drift in {arm}: {d.get('pct_per_slot', 0):+.3f} % per slot (p {d['p']:.3g})")
-        for arm, idx in (a.get("outliers") or {}).items():
+            lines.append(f"  A/A control A′/A {aa.ratio:.4f}; noise floor (SD of log ratios) {aa.noise_floor_sd_log:.4f}")
+            lines.append(f"    resolution ±{aa.resolution_pct:.2f} %, MDE {aa.mde_pct:.2f} %")
+        plan_info = a.planning or None
+        if plan_info and plan_info.rounds_needed:
+            lines += wrap(f"rounds that would resolve δ = {p.delta * 100:g} %: {plan_info.rounds_needed} "
+                          f"(equivalence: {plan_info.rounds_needed_equivalence})")
+        for arm, d in (a.drift or {}).items():
+            if d and d.p is not None and d.p < 0.05:
+                lines += wrap(f"drift in {arm}: {d.pct_per_slot or 0:+.3f} % per slot (p {d.p:.3g})")
+        for arm, idx in (a.outliers or {}).items():
             lines += wrap(f"outlier runs in {arm} (modified z > 3.5, kept): rounds {', '.join(str(r.rounds.used[i]) for i in idx)}")
     seq = r.sequential
     if seq is not None:

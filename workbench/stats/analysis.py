@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -177,7 +177,7 @@ class AAResult:
             return math.inf
         return pw.pct(t_quantile(1 - self.alpha / 2, e.log_df) * e.log_se)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return _clean(
             {
                 "ratio": self.ratio,
@@ -246,6 +246,48 @@ def gate_for(ci95: iv.Interval, ci90: iv.Interval, delta: float) -> str:
     return RERUN
 
 
+@dataclass(frozen=True)
+class TestResults:
+    """The tests on the log effect (``None``: not computed, e.g. below two units) and
+    the rank test beside them."""
+
+    method: str  # "paired t on log ratios" or "Welch t on log values"
+    df: float
+    p_no_change: float | None = None
+    p_regression_beyond_delta: float | None = None
+    p_improvement_beyond_delta: float | None = None
+    p_tost: float | None = None
+    rank_test: rank_tests.RankTest | None = None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"method": self.method, "df": self.df}
+        for name in ("p_no_change", "p_regression_beyond_delta", "p_improvement_beyond_delta", "p_tost"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.rank_test is not None:
+            out["rank_test"] = self.rank_test.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class Planning:
+    """How many units would resolve the band, from the noise floor named in ``noise_source``."""
+
+    noise_source: str
+    sd_unit_log: float
+    n: int
+    alpha: float
+    power: float
+    mde_pct: float
+    rounds_needed: int | None
+    rounds_needed_equivalence: int | None
+    counts: str  # "rounds" or "runs per arm"
+
+    def to_json(self) -> dict[str, object]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 @dataclass
 class Analysis:
     """Result of ``analyze``; ``to_json()`` is the ``wb stats --json`` document."""
@@ -260,9 +302,9 @@ class Analysis:
     flags: list[str]
     gate: str
     significant_below_threshold: bool
-    tests: dict[str, Any]
-    planning: dict[str, Any]
-    drift: dict[str, Any]
+    tests: TestResults
+    planning: Planning
+    drift: dict[str, diagnostics.Drift | None]  # per arm; None below three runs
     outliers: dict[str, list[int]]
     paired: bool
     delta: float
@@ -283,9 +325,10 @@ class Analysis:
 
     @property
     def p_regression(self) -> float:
-        return self.tests.get("p_regression_beyond_delta", math.nan)
+        p = self.tests.p_regression_beyond_delta
+        return math.nan if p is None else p
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return _clean(
             {
                 "ratio": self.ratio,
@@ -312,9 +355,9 @@ class Analysis:
                 "lower_is_better": self.lower_is_better,
                 "n": self.n,
                 "means": self.means,
-                "tests": self.tests,
-                "planning": self.planning,
-                "drift": self.drift,
+                "tests": self.tests.to_json(),
+                "planning": self.planning.to_json(),
+                "drift": {arm: d.to_json() if d else None for arm, d in self.drift.items()},
                 "outliers": self.outliers,
                 "numpy_version": np.__version__,
             }
@@ -423,12 +466,12 @@ def analyze(
 
     # Drift and outliers, per arm, on the values as given.
     arms = {"A": av, "B": bv} | ({"A'": apv} if apv is not None else {})
-    drift_json: dict[str, Any] = {}
+    drifts: dict[str, diagnostics.Drift | None] = {}
     outliers: dict[str, list[int]] = {}
     drifting = False
     for name, values in arms.items():
         d = diagnostics.drift(values, (slots or {}).get(name))
-        drift_json[name] = d.to_json() if d else None
+        drifts[name] = d
         if d and d.p < alpha and abs(d.change_log) > math.log1p(delta) / 2:
             drifting = True
         out = diagnostics.outlier_runs(values)
@@ -454,30 +497,31 @@ def analyze(
     if significant_below:
         flags.append(SIGNIFICANT_BELOW_THRESHOLD)
 
-    tests: dict[str, Any] = {"method": "paired t on log ratios" if paired else "Welch t on log values", "df": eff.log_df}
-    tests.update(eff.p_values(delta))
+    rank = None
     if rank_test and eff.n >= 2:
         if paired:
-            tests["rank_test"] = rank_tests.wilcoxon_signed_rank(np.log(num) - np.log(den), alpha=alpha).to_json()
+            rank = rank_tests.wilcoxon_signed_rank(np.log(num) - np.log(den), alpha=alpha)
         else:
-            tests["rank_test"] = rank_tests.mann_whitney(den, num, alpha=alpha).to_json()
+            rank = rank_tests.mann_whitney(den, num, alpha=alpha)
+    tests = TestResults(method="paired t on log ratios" if paired else "Welch t on log values", df=eff.log_df,
+                        **eff.p_values(delta), rank_test=rank)
 
     # What would resolve it: from the A/A noise floor when there is one, else from B/A scatter.
     source = aa.effect if aa is not None else eff
     sd = source.sd_unit_log
-    planning = {
-        "noise_source": "A/A (A' vs A)" if aa is not None else "B vs A residual scatter (no A/A control)",
-        "sd_unit_log": sd,
-        "n": eff.n,
-        "alpha": alpha,
-        "power": power,
-        "mde_pct": pw.pct(pw.mde_log(sd, eff.n, alpha=alpha, power=power, paired=paired)),
-        "rounds_needed": pw.rounds_needed(sd, delta, alpha=alpha, power=power, paired=paired, minimum=MIN_ROUNDS),
-        "rounds_needed_equivalence": pw.rounds_needed(
+    planning = Planning(
+        noise_source="A/A (A' vs A)" if aa is not None else "B vs A residual scatter (no A/A control)",
+        sd_unit_log=sd,
+        n=eff.n,
+        alpha=alpha,
+        power=power,
+        mde_pct=pw.pct(pw.mde_log(sd, eff.n, alpha=alpha, power=power, paired=paired)),
+        rounds_needed=pw.rounds_needed(sd, delta, alpha=alpha, power=power, paired=paired, minimum=MIN_ROUNDS),
+        rounds_needed_equivalence=pw.rounds_needed(
             sd, delta, alpha=alpha, power=power, paired=paired, goal="equivalence", minimum=MIN_ROUNDS
         ),
-        "counts": "rounds" if paired else "runs per arm",
-    }
+        counts="rounds" if paired else "runs per arm",
+    )
 
     ratio = eff.ratio
     return Analysis(
@@ -493,7 +537,7 @@ def analyze(
         significant_below_threshold=significant_below,
         tests=tests,
         planning=planning,
-        drift=drift_json,
+        drift=drifts,
         outliers=outliers,
         paired=paired,
         delta=delta,

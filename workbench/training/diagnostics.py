@@ -8,8 +8,7 @@ trace cannot say), a one-line ``summary``, its ``evidence`` figures and a ``cave
 
 from __future__ import annotations
 
-from typing import Any
-
+import msgspec
 import numpy as np
 
 OBSERVATION = "observation, not cause"
@@ -17,8 +16,26 @@ OBSERVATION = "observation, not cause"
 SHARE_THRESHOLD = 0.05
 
 
-def _finding(check: str, status: str, summary: str, evidence: dict[str, Any] | None = None, caveat: str = "") -> dict[str, Any]:
-    return {"check": check, "status": status, "summary": summary, "evidence": evidence or {}, "caveat": caveat}
+# A finding's figures, by name (which names depends on the check); NaN: unknown.
+Figures = dict[str, float | int | None]
+
+
+class Finding(msgspec.Struct, frozen=True, kw_only=True):
+    """One check's result; ``to_json()`` is its entry in a training run's
+    ``meta["diagnostics"]``, key for key."""
+
+    check: str
+    status: str  # found | not_found | undecided
+    summary: str
+    evidence: Figures
+    caveat: str
+
+    def to_json(self) -> dict[str, object]:
+        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+
+
+def _finding(check: str, status: str, summary: str, evidence: Figures | None = None, caveat: str = "") -> Finding:
+    return Finding(check=check, status=status, summary=summary, evidence=evidence or {}, caveat=caveat)
 
 
 def _share(part: np.ndarray, whole: np.ndarray) -> float:
@@ -38,14 +55,14 @@ def _worst_rank(samples: dict[str, np.ndarray], column: str) -> tuple[int | None
     return best
 
 
-def input_stall(samples: dict[str, np.ndarray]) -> dict[str, Any]:
+def input_stall(samples: dict[str, np.ndarray]) -> Finding:
     x = samples["input_ms"]
     if len(x) == 0 or np.all(np.isnan(x)):
         return _finding("input_stall", "undecided", "no data-loader annotations in the trace: input stall cannot be measured",
                         caveat="PyTorch marks the wait as enumerate(DataLoader)#...__next__; without it, input time is unknown, not zero")
     share = _share(x, samples["step_ms"])
     rank, mean = _worst_rank(samples, "input_ms")
-    evidence = {"input_ms_mean": float(np.nanmean(x)), "share_of_step": share, "worst_rank": rank, "worst_rank_input_ms_mean": mean,
+    evidence: Figures = {"input_ms_mean": float(np.nanmean(x)), "share_of_step": share, "worst_rank": rank, "worst_rank_input_ms_mean": mean,
                 "host_wait_ms_mean": float(np.nanmean(samples["input_wait_ms"]))}
     status = "found" if share >= SHARE_THRESHOLD else "not_found"
     return _finding("input_stall", status,
@@ -54,7 +71,7 @@ def input_stall(samples: dict[str, np.ndarray]) -> dict[str, Any]:
                     "exposed wait only: loader time hidden behind GPU work is in input_wait_ms, not here")
 
 
-def host_submission(samples: dict[str, np.ndarray]) -> dict[str, Any]:
+def host_submission(samples: dict[str, np.ndarray]) -> Finding:
     x = samples["host_submission_ms"]
     unresolved = samples["idle_unresolved_ms"]
     idle = samples["idle_ms"]
@@ -63,7 +80,7 @@ def host_submission(samples: dict[str, np.ndarray]) -> dict[str, Any]:
                         "no host runtime events (or no GPU activity): idle gaps cannot be matched to their launches",
                         caveat="matching needs correlation ids on both the kernel and its launch call")
     share = _share(x, samples["step_ms"])
-    evidence = {"host_submission_ms_mean": float(np.nanmean(x)), "share_of_step": share,
+    evidence: Figures = {"host_submission_ms_mean": float(np.nanmean(x)), "share_of_step": share,
                 "idle_ms_mean": float(np.nanmean(idle)), "unresolved_idle_ms_mean": float(np.nanmean(unresolved))}
     status = "found" if share >= SHARE_THRESHOLD else "not_found"
     return _finding("host_submission", status,
@@ -73,7 +90,7 @@ def host_submission(samples: dict[str, np.ndarray]) -> dict[str, Any]:
                     "has no matching launch (no correlation id, or the call is not in the trace) are unresolved, not guessed")
 
 
-def exposed_communication(samples: dict[str, np.ndarray]) -> dict[str, Any]:
+def exposed_communication(samples: dict[str, np.ndarray]) -> Finding:
     exposed = samples["communication_ms"]
     overlapped = samples["communication_overlapped_ms"]
     if len(exposed) == 0 or np.all(np.isnan(exposed)):
@@ -81,7 +98,7 @@ def exposed_communication(samples: dict[str, np.ndarray]) -> dict[str, Any]:
     share = _share(exposed, samples["step_ms"])
     total = np.nansum(exposed) + np.nansum(overlapped)
     hidden = float(np.nansum(overlapped) / total) if total > 0 else float("nan")
-    evidence = {"communication_ms_mean": float(np.nanmean(exposed)), "overlapped_ms_mean": float(np.nanmean(overlapped)),
+    evidence: Figures = {"communication_ms_mean": float(np.nanmean(exposed)), "overlapped_ms_mean": float(np.nanmean(overlapped)),
                 "share_of_step": share, "share_of_communication_hidden": hidden}
     status = "found" if share >= SHARE_THRESHOLD else "not_found"
     hidden_text = "no communication kernels" if total == 0 else f"{100 * hidden:.1f} % of communication overlapped with compute"
@@ -92,7 +109,7 @@ def exposed_communication(samples: dict[str, np.ndarray]) -> dict[str, Any]:
                     "for a late peer is exposed communication here")
 
 
-def straggler(samples: dict[str, np.ndarray], collectives: dict[tuple[float, float], int], clock_aligned: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def straggler(samples: dict[str, np.ndarray], collectives: dict[tuple[float, float], int], clock_aligned: bool) -> tuple[Finding, dict[str, np.ndarray]]:
     """The rank the others wait for, per step, from exposed communication (clock-free) and start skew.
 
     In a synchronous job every rank's collective waits for the last rank to arrive, so
@@ -142,7 +159,7 @@ def straggler(samples: dict[str, np.ndarray], collectives: dict[tuple[float, flo
     median_spread = float(np.nanmedian(spread))
     median_step = float(np.nanmedian(samples["step_ms"]))
     leader, n_votes = max(votes.items(), key=lambda kv: (kv[1], -kv[0]))
-    evidence = {"straggler_rank": leader, "steps_as_straggler": n_votes, "steps_compared": decided,
+    evidence: Figures = {"straggler_rank": leader, "steps_as_straggler": n_votes, "steps_compared": decided,
                 "comm_spread_ms_median": median_spread, "start_skew_ms_median": float(np.nanmedian(table["start_skew_ms"]))}
     significant = median_spread >= max(1.0, SHARE_THRESHOLD * median_step) and n_votes * 2 > decided
     if significant:
@@ -155,7 +172,7 @@ def straggler(samples: dict[str, np.ndarray], collectives: dict[tuple[float, flo
     return _finding("straggler", status, summary, evidence, clock_caveat), table
 
 
-def run_all(samples: dict[str, np.ndarray], collectives: dict[tuple[float, float], int], clock_aligned: bool = False) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
+def run_all(samples: dict[str, np.ndarray], collectives: dict[tuple[float, float], int], clock_aligned: bool = False) -> tuple[list[Finding], dict[str, np.ndarray]]:
     findings = [input_stall(samples), host_submission(samples), exposed_communication(samples)]
     strag, table = straggler(samples, collectives, clock_aligned)
     findings.append(strag)

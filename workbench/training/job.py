@@ -126,7 +126,7 @@ def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions
         "format": format_name,
         "ranks_present": [t.rank for t in ranks],
         "clock": "host clocks per rank, not aligned across hosts" if not clock_aligned else "aligned",
-        "diagnostics": findings,
+        "diagnostics": [f.to_json() for f in findings],
         "rank_meta": {str(t.rank): t.meta for t in ranks},
         "definitions": "docs/training.md",
     })

@@ -19,7 +19,7 @@ def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
     if as_json:
         emit_json([
             {"id": r.id, "lens": r.lens, "label": r.label, "dimensions": r.dimension_values(),
-             "dimension_sources": {k: v.get("source") for k, v in r.dimensions.items()},
+             "dimension_sources": {k: v.source for k, v in r.dimensions.items()},
              "window": r.window, "samples": r.sample_count, "origin": r.origin, "created_at": r.created_at}
             for r in runs
         ])

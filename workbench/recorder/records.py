@@ -1,0 +1,153 @@
+"""The recorder's typed records: its configuration as a snapshot states it, the GPU
+devices and samples, the recorder's own state, and the capture document a snapshot
+writes (``workbench.capture/1``, the contract in docs/capture-format.md).
+
+Frozen ``msgspec.Struct`` records, built at the edges only (a snapshot, ``stats()``,
+the GPU sampler opening NVML): never per span. Field order is the written JSON's key
+order; a key the file leaves out when it does not apply defaults to ``UNSET`` (never
+written). Samples stay plain dicts: their keys are the workload's own phase and value
+names.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+# One sample (a step or a request): fixed keys (``step``, ``step_ms``, ``id``, ...)
+# beside the workload's phase and value names, each a JSON scalar.
+Sample = dict[str, float | int | bool | str]
+# An event's or a trigger's detail: JSON scalars under the recorder's or the caller's keys.
+Detail = dict[str, str | int | float | bool | None]
+
+
+class Record(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    def to_json(self) -> dict[str, object]:
+        """The record as the JSON document's dict, key for key (``UNSET`` left out)."""
+        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+
+
+class BudgetInfo(Record, frozen=True, kw_only=True):
+    """A stream's retention (``config.Budget``) as a snapshot states it."""
+
+    max_bytes: int
+    segment_rows: int
+    max_age_s: float | UnsetType = UNSET
+
+
+class ConfigInfo(Record, frozen=True, kw_only=True):
+    """What of ``RecorderConfig`` a snapshot states (``recorder.config``)."""
+
+    lens: str
+    spans: BudgetInfo
+    gpu: BudgetInfo
+    gpu_interval_s: float | UnsetType = UNSET
+    trigger: dict[str, float | int] | UnsetType = UNSET  # TriggerRule.to_json()
+
+
+class Device(Record, frozen=True, kw_only=True):
+    """One GPU as NVML names it; an identity field NVML would not give is left out (unknown)."""
+
+    index: int
+    name: str | UnsetType = UNSET
+    uuid: str | UnsetType = UNSET
+    pci_bus_id: str | UnsetType = UNSET
+    memory_total_bytes: int | UnsetType = UNSET
+    driver: str | UnsetType = UNSET
+
+
+class GpuSample(Record, frozen=True, kw_only=True):
+    """One device read at one tick (epoch seconds); a metric NVML did not give is left
+    out (unknown, never zero). Field order follows ``gpu.METRICS``."""
+
+    t: float
+    device: int
+    util_pct: float | UnsetType = UNSET
+    mem_util_pct: float | UnsetType = UNSET
+    sm_clock_mhz: float | UnsetType = UNSET
+    mem_clock_mhz: float | UnsetType = UNSET
+    power_w: float | UnsetType = UNSET
+    temperature_c: float | UnsetType = UNSET
+    memory_used_bytes: int | UnsetType = UNSET
+    throttle_reasons: int | UnsetType = UNSET
+
+
+class GpuSection(Record, frozen=True, kw_only=True):
+    """The GPU sampler's state (``GpuSampler.describe()``), and in a capture its samples.
+    ``status`` ``off``: not configured (then only a reason)."""
+
+    status: str
+    interval_s: float | UnsetType = UNSET
+    reason: str | UnsetType = UNSET
+    devices: list[Device] | UnsetType = UNSET
+    samples_taken: int | UnsetType = UNSET
+    overruns: int | UnsetType = UNSET
+    xid_events: str | UnsetType = UNSET
+    fields: dict[str, str] | UnsetType = UNSET  # metric -> unit
+    samples: list[GpuSample] | UnsetType = UNSET
+    evicted_samples: int | UnsetType = UNSET
+
+
+class RecorderInfo(Record, frozen=True, kw_only=True):
+    """The recorder's own state as it goes into a snapshot (``recorder``) and
+    ``stats()``; ``events`` and ``host`` only in a snapshot."""
+
+    tool: str
+    version: str
+    pid: int
+    config: ConfigInfo
+    spans: dict[str, int]  # SegmentRing.counters()
+    gpu: dict[str, int]
+    faults: int
+    events_dropped: int
+    fault_places: dict[str, int] | UnsetType = UNSET
+    last_fault: str | UnsetType = UNSET
+    incidents: int | UnsetType = UNSET
+    in_flight: int | UnsetType = UNSET
+    suppressed: dict[str, int] | UnsetType = UNSET
+    names_dropped: int | UnsetType = UNSET
+    cuda_events_dropped: int | UnsetType = UNSET
+    forked_from_pid: int | UnsetType = UNSET
+    events: list[Detail] | UnsetType = UNSET  # {"t", "kind", **detail}
+    host: str | UnsetType = UNSET
+
+
+class Window(Record, frozen=True, kw_only=True):
+    """The snapshot's window: the span of its samples (absent when it has none) and why it was taken."""
+
+    kind: str
+    source: str
+    start: float | UnsetType = UNSET
+    end: float | UnsetType = UNSET
+    first_seq: int | UnsetType = UNSET
+    last_seq: int | UnsetType = UNSET
+    snapshot_reason: str
+    incident_seq: int | None | UnsetType = UNSET
+
+
+class Work(Record, frozen=True, kw_only=True):
+    unit: str
+    amount: int | float
+
+
+class Capture(Record, frozen=True, kw_only=True):
+    """One snapshot as a native capture. ``samples`` may be long: ``capture.iter_json``
+    writes it in pieces."""
+
+    format: str
+    lens: str
+    label: str
+    recorded_at: str
+    dimensions: dict[str, object]  # declared as-is (plain JSON values)
+    window: Window
+    work: Work | UnsetType = UNSET
+    quality: dict[str, float] | UnsetType = UNSET
+    samples: list[Sample]
+    trigger: Detail | UnsetType = UNSET
+    gpu: GpuSection
+    recorder: RecorderInfo
+
+
+def fields_of(record: msgspec.Struct) -> dict[str, object]:
+    """A record's set fields, in order, one level deep (nested records stay records)."""
+    return {name: value for name in record.__struct_fields__ if (value := getattr(record, name)) is not UNSET}
