@@ -12,6 +12,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
+from workbench.investigations.views import InvestigationView
 from workbench.textsafe import clean
 from workbench.tui import services
 from workbench.tui.commands import WorkbenchCommands
@@ -53,7 +54,7 @@ class WorkbenchApp(App[None]):
         self.store_url = store_url
         self.demo = demo
         self.store: Any = None
-        self.inv: dict[str, Any] | None = None
+        self.inv: InvestigationView | None = None
         self.states: dict[int, InvestigationState] = {}  # per investigation, kept while the app runs
         self.runs_cache: dict[str, list[Any]] = {}  # runs by lens
         self.sparks_cache: dict[int, services.RunSpark] = {}  # each run's measure over time (runs never change)
@@ -64,7 +65,7 @@ class WorkbenchApp(App[None]):
     @property
     def state(self) -> InvestigationState | None:
         """The open investigation's own selections, filter, declarations and banner."""
-        return self.states.get(self.inv["id"]) if self.inv is not None else None
+        return self.states.get(self.inv.id) if self.inv is not None else None
 
     # -- layout ----------------------------------------------------------------
 
@@ -108,8 +109,8 @@ class WorkbenchApp(App[None]):
         if self.inv is None:
             t.append("  no investigation open (i to pick one)")
         else:
-            t.append(f"  investigation {self.inv['id']} · {self.inv['lens']} · ")
-            t.append_text(safe(self.inv.get("title") or self.inv["question"]))
+            t.append(f"  investigation {self.inv.id} · {self.inv.lens} · ")
+            t.append_text(safe(self.inv.title or self.inv.question))
         self.query_one("#titlebar", Line).show(t)
 
     # -- size ------------------------------------------------------------------
@@ -189,13 +190,13 @@ class WorkbenchApp(App[None]):
 
     def reload_investigation(self, inv_id: int | None = None) -> None:
         """Reload the open investigation (only if it is still ``inv_id``, when given)."""
-        if self.inv is not None and inv_id in (None, self.inv["id"]):
-            self.open_investigation(self.inv["id"])
+        if self.inv is not None and inv_id in (None, self.inv.id):
+            self.open_investigation(self.inv.id)
 
-    def _show_investigation(self, inv: dict[str, Any]) -> None:
+    def _show_investigation(self, inv: InvestigationView) -> None:
         self.inv = inv
-        if inv["id"] not in self.states:
-            self.states[inv["id"]] = InvestigationState.of(inv)
+        if inv.id not in self.states:
+            self.states[inv.id] = InvestigationState.of(inv)
         self._title()
         for stage in self.stages():
             stage.show(inv)
@@ -226,7 +227,7 @@ class WorkbenchApp(App[None]):
                 self.open_investigation(choice)
                 self.action_stage("frame")
 
-        current = self.inv["id"] if self.inv else None
+        current = self.inv.id if self.inv else None
         self.background(services.investigations, done=lambda invs: self.push_screen(InvestigationPicker(invs, current), picked),
                         what="listing investigations", group="picker")
 
