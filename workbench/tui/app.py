@@ -12,6 +12,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
+from store import open_store
 from workbench.investigations.views import InvestigationView
 from workbench.textsafe import clean
 from workbench.tui import services
@@ -165,9 +166,7 @@ class WorkbenchApp(App[None]):
         return worker
 
     def _open_store(self) -> Any:
-        from store import open_store  # SQLAlchemy: loaded by the worker that opens the store, after the first frame
-
-        return open_store(self.store_url)
+        return open_store(self.store_url)  # SQLAlchemy loads here, in the worker, after the first frame
 
     def _ensure_store(self) -> Any:
         if self.store is None:
