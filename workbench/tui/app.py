@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -27,6 +27,9 @@ from workbench.tui.stages.share import ShareStage
 from workbench.tui.stages.verify import VerifyStage
 from workbench.tui.state import InvestigationState
 from workbench.tui.widgets import HelpScreen, KeyFooter, Line, TooSmallScreen, safe
+
+if TYPE_CHECKING:
+    from store.api import RunSummary, Store
 
 STAGES: list[tuple[str, str, type[Stage]]] = [
     ("frame", "1 Frame", FrameStage),
@@ -54,10 +57,10 @@ class WorkbenchApp(App[None]):
         super().__init__()
         self.store_url = store_url
         self.demo = demo
-        self.store: Any = None
+        self.store: Store | None = None
         self.inv: InvestigationView | None = None
         self.states: dict[int, InvestigationState] = {}  # per investigation, kept while the app runs
-        self.runs_cache: dict[str, list[Any]] = {}  # runs by lens
+        self.runs_cache: dict[str, list[RunSummary]] = {}  # runs by lens
         self.sparks_cache: dict[int, services.RunSpark] = {}  # each run's measure over time (runs never change)
         self._too_small: TooSmallScreen | None = None
         self._current = "frame"  # the stage shown
@@ -101,7 +104,7 @@ class WorkbenchApp(App[None]):
         self._check_size()
         self.background(lambda store: store, done=self._opened, what="opening the store", needs_store=False)
 
-    def _opened(self, store: Any) -> None:
+    def _opened(self, store: Store) -> None:
         self.store = store
         self.action_pick()
 
@@ -165,10 +168,10 @@ class WorkbenchApp(App[None]):
         worker._wb_on_error = on_error  # type: ignore[attr-defined]
         return worker
 
-    def _open_store(self) -> Any:
+    def _open_store(self) -> Store:
         return open_store(self.store_url)  # SQLAlchemy loads here, in the worker, after the first frame
 
-    def _ensure_store(self) -> Any:
+    def _ensure_store(self) -> Store:
         if self.store is None:
             self.store = self._open_store()
         return self.store
