@@ -27,10 +27,6 @@ class CompareResult(Protocol):
 CompareEngine = Callable[..., CompareResult]
 
 
-def comparison_view(row: Any, *, with_result: bool = True) -> dict[str, Any]:
-    return comparison_of(row, with_result=with_result).to_json()
-
-
 def engine_identity() -> dict[str, str]:
     return {"name": "workbench.compare", "version": __version__}
 

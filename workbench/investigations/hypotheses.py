@@ -14,10 +14,6 @@ from workbench.investigations.views import HypothesisView, hypothesis_of
 if TYPE_CHECKING:
     from store.api import Store
 
-def hypothesis_view(row: Any, history: Sequence[Any]) -> dict[str, Any]:
-    return hypothesis_of(row, history).to_json()
-
-
 def add_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *, by: str | None = None) -> dict[str, Any]:
     """``wb hypothesize --json``: :func:`new_hypothesis` as JSON."""
     return new_hypothesis(store, inv, statement, test, by=by).to_json()

@@ -15,10 +15,6 @@ from workbench.investigations.views import ComparisonView, ObservationView, obse
 if TYPE_CHECKING:
     from store.api import Store
 
-def observation_views(rows: Sequence[Any]) -> list[dict[str, Any]]:
-    return [o.to_json() for o in observations_of(rows)]
-
-
 def parse_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, Any]]:
     """``KIND=VALUE`` items (run=12, metric=ttft_p95, window=steady, value=110ms ...); see
     ``workbench.investigations.evidence``. Runs resolve to ids when a store is given."""

@@ -25,7 +25,6 @@ from workbench.investigations.common import (  # noqa: F401 - the workflow's pub
 from workbench.investigations.comparisons import (  # noqa: F401
     add_comparison,
     comparison_in,
-    comparison_view,
     default_compare_engine,
     engine_identity,
     get_comparison,
@@ -42,7 +41,6 @@ from workbench.investigations.frame import (  # noqa: F401
 from workbench.investigations.hypotheses import (  # noqa: F401
     add_hypothesis,
     decide_hypothesis,
-    hypothesis_view,
     new_hypothesis,
     parse_hypothesis_evidence,
     rerun_table,
@@ -52,7 +50,6 @@ from workbench.investigations.observations import (  # noqa: F401
     derived_observations,
     new_observation,
     new_retraction,
-    observation_views,
     pin_derived,
     observations_from_comparison,
     parse_evidence,
