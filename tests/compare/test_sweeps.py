@@ -43,7 +43,7 @@ def demo():
 def test_real_sweeps_matched_levels_and_saturation(demo) -> None:
     from workbench.compare.sweep import compare_sweeps
 
-    doc = compare_sweeps(demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None})
+    doc = compare_sweeps(demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None}).to_json()
     assert doc["matching"]["axis"] == "rate" and doc["matching"]["tolerance"] == 0.05
     # Stage rates are calibrated per run: only 1, ~120 and ~155 req/s match within 5 %.
     pairs = [(m["baseline"]["load"], m["candidate"]["load"]) for m in doc["matched"]]
@@ -78,11 +78,11 @@ def test_curve_is_80_columns_with_both_sides(demo) -> None:
     from workbench.compare.sweep import compare_sweeps
     from workbench.compare.sweep_render import render_sweep_comparison
 
-    doc = compare_sweeps(demo["vllm"], demo["vllm+batch_size"])
-    chart = doc["chart"]
+    result = compare_sweeps(demo["vllm"], demo["vllm+batch_size"])
+    chart = result.chart
     assert all(len(line) <= 80 for line in chart.splitlines())
     assert "o" in chart and "x" in chart and "log scale" in chart
-    text = render_sweep_comparison(doc)
+    text = render_sweep_comparison(result)
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "Saturation" in text and "Curve" in text
 
@@ -195,7 +195,7 @@ def test_synthetic_knee_and_goodput_match_hand_computed_values(synthetic) -> Non
     from workbench.compare.sweep import compare_sweeps
 
     b, c = synthetic
-    doc = compare_sweeps(b, c, slo={"ttft_p95": 500.0, "tpot_p95": 50.0})
+    doc = compare_sweeps(b, c, slo={"ttft_p95": 500.0, "tpot_p95": 50.0}).to_json()
     # Knee by ratio would be: baseline 4 req/s -> 3.9 (0.975 >= 0.95), 8 -> 5.0 (0.625): 3.9;
     # candidate 4 -> 3.0 (0.75): 2.0. With the SLO given, the SLO rule is used instead:
     # baseline level 2 req/s has 2 of 20 requests at TTFT 900 ms, so TTFT p95 = 900 ms: it breaks at 2 -> 1.0.
@@ -209,7 +209,7 @@ def test_synthetic_knee_and_goodput_match_hand_computed_values(synthetic) -> Non
     assert doc["baseline"]["levels"][3]["goodput"]["attainment"] == pytest.approx(3 / 20)
     assert doc["baseline"]["max_goodput"] == pytest.approx(2.0)
     # Without an SLO: the achieved/requested rule.
-    plain = compare_sweeps(b, c, accepts=ACCEPT)
+    plain = compare_sweeps(b, c, accepts=ACCEPT).to_json()
     assert all(m["comparable"] for m in plain["matched"])
     assert plain["baseline"]["saturation"]["value"] == pytest.approx(3.9)
     assert plain["candidate"]["saturation"]["value"] == pytest.approx(2.0)
@@ -255,7 +255,7 @@ def test_concurrency_sweep_needs_an_slo_for_saturation(tmp_path) -> None:
     runs = _ids(list(VLLM.read([path], ImportOptions())))
     assert runs[0].meta["sweep"]["axis"] == "concurrency"
     other = _ids(list(VLLM.read([path], ImportOptions(label="again"))), 50)
-    doc = compare_sweeps(runs, other)
+    doc = compare_sweeps(runs, other).to_json()
     assert len(doc["matched"]) == 3 and doc["baseline"]["saturation"]["state"] == "unknown"
     assert "--slo" in doc["baseline"]["saturation"]["note"]
 
@@ -263,7 +263,7 @@ def test_concurrency_sweep_needs_an_slo_for_saturation(tmp_path) -> None:
 def test_batch_size_variant_saturates_later(demo) -> None:
     from workbench.compare.sweep import compare_sweeps
 
-    doc = compare_sweeps(demo["vllm"], demo["vllm+batch_size"])
+    doc = compare_sweeps(demo["vllm"], demo["vllm+batch_size"]).to_json()
     assert doc["candidate"]["saturation"]["value"] == pytest.approx(111.92445601750451)
     assert doc["observations"][0]["text"].startswith("Candidate saturates at 112 req/s against 92.2 (+21 %)")
     # engine_config differs (max_num_seqs 128 -> 192): reported, not hidden.
@@ -285,7 +285,7 @@ def test_repeated_sweeps_give_run_level_effects_per_level(tmp_path) -> None:
 
     b, c = _ids(sweep("a", 1.0), 1), _ids(sweep("b", 3.0), 100)
     assert len({r.meta["sweep"]["id"] for r in b}) == 1
-    doc = compare_sweeps(b, c, accepts=ACCEPT)
+    doc = compare_sweeps(b, c, accepts=ACCEPT).to_json()
     assert [len(m["baseline"]["runs"]) for m in doc["matched"]] == [3, 3]
     effect = doc["matched"][0]["metrics"][1]["effect"]  # ttft_p95
     assert effect["runs"] == {"baseline": 3, "candidate": 3} and "one run" not in str(effect.get("note", ""))
@@ -327,6 +327,52 @@ def test_synthetic_report_shows_goodput_per_level(synthetic) -> None:
     assert "Goodput per level" in text and "2 req/s (100 % met)" in text and "0.3 req/s (15 % met)" in text
     assert "best level: baseline 2" in text and "candidate 2 req/s" in text
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_saturation_json_keeps_its_key_order_in_every_state() -> None:
+    """The typed saturation writes the keys in the order ``--json`` always had: a level
+    that does not state what the rule needs puts the note before the value."""
+    from workbench.compare.sweep import saturation
+    from workbench.compare.sweep_result import Goodput, LevelFigures
+
+    def level(load: str, rate: float | None, achieved: float, ttft: float) -> LevelFigures:
+        return LevelFigures(load=load, requested_rate=rate, concurrency=None, achieved_rate=achieved, runs=[1],
+                            metrics={"ttft_p95": ttft}, sources={}, goodput=Goodput(value=math.nan))
+
+    unread = saturation([level("1 req/s", 1, 1.0, 10), level("2 req/s", 2, 2.0, math.nan)], "rate", {"ttft_p95": 500.0})
+    assert list(unread.to_json()) == ["unit", "peak_achieved", "rule", "note", "value", "state"]
+    assert unread.to_json()["value"] == 1.0 and "2 req/s" in unread.to_json()["note"]
+    broke = saturation([level("1 req/s", 1, 1.0, 10), level("2 req/s", 2, 1.0, 1)], "rate", {})
+    assert list(broke.to_json()) == ["unit", "peak_achieved", "rule", "value", "state", "first_unsustained"]
+    beyond = saturation([level("1 req/s", 1, 1.0, 10)], "rate", {})
+    assert list(beyond.to_json()) == ["unit", "peak_achieved", "rule", "value", "state", "note"]
+    conc = saturation([level("concurrency 1", None, 1.0, 10)], "concurrency", {})
+    assert list(conc.to_json()) == ["unit", "peak_achieved", "value", "state", "note"] and conc.to_json()["value"] is None
+
+
+def test_sweep_json_decodes_into_its_type(demo, synthetic) -> None:
+    """The --json document has the shape docs/schema/sweep-comparison.json states
+    (unknown figures null, evidence of each kind), for real and synthetic sweeps."""
+    import msgspec
+
+    from workbench.compare.sweep import compare_sweeps
+    from workbench.compare.sweep_result import SweepComparison
+
+    b, c = synthetic
+    for result in (compare_sweeps(demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None}),
+                   compare_sweeps(b, c, slo={"ttft_p95": 500.0, "tpot_p95": 50.0}, accepts=ACCEPT)):
+        doc = json.loads(json.dumps(result.to_json(), allow_nan=False))
+        decoded = msgspec.convert(doc, SweepComparison)
+        assert decoded.primary_metric == "ttft_p95" and len(decoded.matched) == len(result.matched)
+        assert decoded.baseline.saturation.state == result.baseline.saturation.state
+
+
+def test_curve_is_the_one_xy_chart(monkeypatch) -> None:
+    from lenses import get_lens
+    from workbench.compare import charts, sweep
+
+    monkeypatch.setattr(charts, "xy_chart", lambda *args, **kwargs: "the one xy chart")
+    assert sweep.curve_chart([], [], get_lens("inference")) == "the one xy chart"
 
 
 def test_a_sweep_is_known_by_the_content_of_its_files_not_their_folder(tmp_path):

@@ -20,6 +20,7 @@ def schemas() -> dict[str, str]:
     from workbench.bisect.result import BisectionReport
     from workbench.compare.parameters import ComparisonParameters
     from workbench.compare.results import Effect
+    from workbench.compare.sweep_result import SweepComparison
     from workbench.diagnostics.report import DiagnosisReport
     from workbench.investigations.views import InvestigationSummary, InvestigationView
     from workbench.rerun.comparison import RerunReport
@@ -32,6 +33,7 @@ def schemas() -> dict[str, str]:
         "investigation-list.json": list[InvestigationSummary],  # wb investigate list --json
         "comparison-parameters.json": ComparisonParameters,  # a stored comparison's parameters
         "comparison-effect.json": Effect,  # wb compare --json: primary.effect, phases[].effect, metrics[].effect
+        "sweep-comparison.json": SweepComparison,  # wb compare SWEEP --vs SWEEP --json
         "rerun-report.json": RerunReport,  # wb rerun report|run|resume --json, and the stored comparison
         "rerun-plan.json": Plan,  # a stored rerun plan (rerun_plan.body, a bundle's recipe.rerun_plans[])
         "rerun-plan-saved.json": PlanSaved,  # wb rerun plan --json

@@ -41,7 +41,7 @@ SHAPES = {
 
 def _engine_config(path: Path) -> tuple[dict, dict]:
     found = engine_config.read_k8s_manifest(path)
-    dims = engine_config.dimensions(found["config"], "declared", gpus=found.get("gpus"))
+    dims = engine_config.dimensions(found.config, "declared", gpus=found.gpus or None)
     return found, dims["engine_config"].value
 
 
@@ -50,13 +50,13 @@ def test_every_shape_gives_the_same_normalised_engine_config(name: str) -> None:
     found, config = _engine_config(DEPLOY / name)
     assert config == EXPECTED
     shape, path, read = SHAPES[name]
-    assert found["engine"] == "vllm" and found["shape"] == shape
-    assert found["model"] == "Qwen/Qwen2.5-7B-Instruct" and found["gpus"] == 2
+    assert found.engine == "vllm" and found.shape == shape
+    assert found.model == "Qwen/Qwen2.5-7B-Instruct" and found.gpus == 2
     # Each source is recorded: the file and the path inside it.
-    assert any(s["path"] == path and s["read"].startswith(read) and s["file"] == str(DEPLOY / name) for s in found["sources"])
+    assert any(s.path == path and s.read.startswith(read) and s.file == str(DEPLOY / name) for s in found.sources)
     # said once: "image entrypoint", never "image entrypoint (image entrypoint)"
-    assert all(s["read"].count(s["read"].split(" (")[0]) == 1 for s in found["sources"])
-    assert any(s["path"].endswith((".env", ".environment")) for s in found["sources"])
+    assert all(s.read.count(s.read.split(" (")[0]) == 1 for s in found.sources)
+    assert any(s.path.endswith((".env", ".environment")) for s in found.sources)
 
 
 def test_the_three_manifests_the_old_reader_refused() -> None:
@@ -66,18 +66,18 @@ def test_the_three_manifests_the_old_reader_refused() -> None:
 
 def test_revision_accelerator_and_the_other_engines_in_a_file() -> None:
     found, _ = _engine_config(DEPLOY / "k8s_block_scalar.yaml")
-    assert found["engine_revision"] == "v0.11.0" and found["accelerator"] == "nvidia-l4"
+    assert found.engine_revision == "v0.11.0" and found.accelerator == "nvidia-l4"
     lws, _ = _engine_config(DEPLOY / "lws.yaml")
-    assert lws["also"] == ["spec.leaderWorkerTemplate.workerTemplate.spec.containers[0] (vllm)"]
+    assert lws.also == ["spec.leaderWorkerTemplate.workerTemplate.spec.containers[0] (vllm)"]
     helm, _ = _engine_config(DEPLOY / "helm_values.yaml")
-    assert helm["engine_revision"] == "v0.11.0"
+    assert helm.engine_revision == "v0.11.0"
     compose = engine_config.read_deployment(DEPLOY / "compose.yaml")
-    assert [c["where"] for c in compose] == ["services.vllm"]  # the load generator runs no engine
+    assert [c.where for c in compose] == ["services.vllm"]  # the load generator runs no engine
 
 
 def test_sglang_flags_land_on_the_same_keys() -> None:
     found, config = _engine_config(DEPLOY / "sglang_pod.yaml")
-    assert found["engine"] == "sglang" and found["engine_revision"] == "v0.5.3-cu126"
+    assert found.engine == "sglang" and found.engine_revision == "v0.5.3-cu126"
     assert config == {
         "chunked_prefill": True, "env": {"SGLANG_ENABLE_TORCH_COMPILE": "0"}, "gpu_memory_utilization": 0.9,
         "max_model_len": 4096, "max_num_batched_tokens": 8192, "max_num_seqs": 128, "prefix_caching": False, "tp": 2,
@@ -150,8 +150,8 @@ def test_an_unbalanced_quote_or_no_engine_command_is_unparsed(tmp_path: Path) ->
         "  - image: vllm/vllm-openai:v0.10.1\n    command: [sh, -c, ./start.sh]\n"
     )
     first, second = engine_config.read_deployment(bad)
-    assert first["config"]["unparsed"] == ["vllm serve m --max-num-seqs 8 --served-model-name 'x (No closing quotation)"]
-    assert second["config"]["unparsed"] == ["sh -c ./start.sh (no vllm command found in it)"]
+    assert first.config["unparsed"] == ["vllm serve m --max-num-seqs 8 --served-model-name 'x (No closing quotation)"]
+    assert second.config["unparsed"] == ["sh -c ./start.sh (no vllm command found in it)"]
 
 
 def test_env_from_a_secret_is_not_engine_env_but_an_unset_engine_variable_is_unparsed(tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_env_from_a_secret_is_not_engine_env_but_an_unset_engine_variable_is_unp
         "    - {name: VLLM_API_KEY, value: hunter2}\n"
     )
     (found,) = engine_config.read_deployment(path)
-    assert found["config"] == {"max_num_seqs": 8, "unparsed": ["env VLLM_ATTENTION_BACKEND (value not in the file)"]}
+    assert found.config == {"max_num_seqs": 8, "unparsed": ["env VLLM_ATTENTION_BACKEND (value not in the file)"]}
 
 
 def test_a_configmap_in_the_same_file_is_read(tmp_path: Path) -> None:
@@ -174,8 +174,8 @@ def test_a_configmap_in_the_same_file_is_read(tmp_path: Path) -> None:
         "    envFrom: [{configMapRef: {name: engine}}, {configMapRef: {name: elsewhere}}]\n"
     )
     (found,) = engine_config.read_deployment(path)
-    assert found["config"]["env"] == {"VLLM_USE_V1": "0"} and found["config"]["engine_generation"] == "V0"
-    assert found["config"]["unparsed"] == ["envFrom configMapRef elsewhere (not in the file)"]
+    assert found.config["env"] == {"VLLM_USE_V1": "0"} and found.config["engine_generation"] == "V0"
+    assert found.config["unparsed"] == ["envFrom configMapRef elsewhere (not in the file)"]
 
 
 def test_real_manifests_with_their_sources(tmp_path: Path) -> None:
@@ -225,8 +225,8 @@ def test_any_shape_of_data_reads_without_crashing() -> None:
         for site in deployments.sites(docs):
             found = engine_config.read_site(site, "f.yaml")
             if found is not None:
-                json.dumps(engine_config.dimensions(found["config"], "declared")["engine_config"].value
-                           if found["config"] else {}, default=None)
+                json.dumps(engine_config.dimensions(found.config, "declared")["engine_config"].value
+                           if found.config else {}, default=None)
 
     check()
 
@@ -280,7 +280,7 @@ def test_a_secret_in_an_unreadable_shell_line_is_hidden(tmp_path: Path) -> None:
     path.write_text("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: vllm/vllm-openai:v0.10.1\n"
                     "    command: [sh, -c, \"vllm serve m --api-key sk-live-123 --served-model-name 'x\"]\n")
     (found,) = engine_config.read_deployment(path)
-    assert "sk-live-123" not in str(found) and "--api-key <hidden>" in found["config"]["unparsed"][0]
+    assert "sk-live-123" not in str(found) and "--api-key <hidden>" in found.config["unparsed"][0]
 
 
 def test_a_file_with_several_engines_says_which_was_read(tmp_path: Path) -> None:

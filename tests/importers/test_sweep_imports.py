@@ -199,3 +199,23 @@ def test_wrong_type_cli_is_one_line_exit_2(tmp_path, wb_env) -> None:
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "request_throughput" in lines[0] and "fast" in lines[0]
+
+
+@pytest.mark.parametrize("section, replacement, place", [
+    ("data:", "data: [1, 2]\n", "data: should be a mapping, not list"),
+    ("data:", "data:\n  shared_prefix: 7\n", "data.shared_prefix: should be a mapping, not int"),
+    ("load:", "load:\n  type: constant\n  sweep: linear\n", "load.sweep: should be a mapping, not str"),
+])
+def test_inference_perf_load_config_of_the_wrong_shape_is_one_line_exit_2(tmp_path, wb_env, section, replacement, place) -> None:
+    real = STAGE.parents[2] / "config.yaml"
+    text = real.read_text()
+    start = text.index(section)
+    end = next((text.index(k, start + 1) for k in ("load:", "metrics:") if k in text[start + 1:]), len(text))
+    folder = tmp_path / "sweep"
+    (folder / "vllm" / "results").mkdir(parents=True)
+    (folder / "vllm" / "results" / STAGE.name).write_bytes(STAGE.read_bytes())
+    (folder / "config.yaml").write_text(text[:start] + replacement + text[end:])
+    out = run_wb("--store", f"sqlite:///{tmp_path / 'w.sqlite'}", "import", str(folder))
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "config.yaml" in lines[0] and place in lines[0]

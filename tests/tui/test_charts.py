@@ -16,8 +16,7 @@ def test_one_chart_module(monkeypatch):
 
     assert render.paired_bars is charts.paired_bars and render.distribution_chart is charts.distribution_chart
     monkeypatch.setattr(charts, "xy_chart", lambda *args, **kwargs: "the one xy chart")
-    empty = {"baseline": {"levels": []}, "candidate": {"levels": []}}
-    assert sweep.curve_chart(empty, builtin_lens("inference")) == "the one xy chart"  # the sweep curve
+    assert sweep.curve_chart([], [], builtin_lens("inference")) == "the one xy chart"  # the sweep curve (both sides' levels)
 
 
 @pytest.mark.asyncio

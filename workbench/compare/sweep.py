@@ -23,13 +23,38 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
+from msgspec import UNSET
+
+from lenses import get_lens
+from lenses.base import column
+from lenses.inference import SERVING_METRICS, InferenceLens
+from lenses.inference import _duration as inference_duration
 from store.records import RunRecord
-
-if TYPE_CHECKING:
-    from lenses.inference import InferenceLens
+from workbench.compare import charts, compare
+from workbench.compare.effects import run_effect
+from workbench.compare.fmt import num, qty
+from workbench.compare.sweep_result import (
+    Goodput,
+    LevelFigures,
+    LevelRef,
+    MatchedLevel,
+    Matching,
+    MetricRow,
+    Saturation,
+    Side,
+    SourcePair,
+    SweepComparison,
+    SweepEvidence,
+    SweepObservation,
+    Unmatched,
+    ValuePair,
+)
+from workbench.errors import UsageError
+from workbench.formats.load_sweep import load_text
 
 DEFAULT_RATE_TOLERANCE = 0.05
 SUSTAINED = 0.95  # achieved/requested at or above this: the load was served
@@ -47,8 +72,6 @@ _REQUEST_COLUMN = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2e":
 
 def parse_slo(text: str | None) -> dict[str, float]:
     """``"ttft_p95=500ms,tpot_p95=50ms"`` -> ``{"ttft_p95": 500.0, "tpot_p95": 50.0}`` (ms)."""
-    from lenses.inference import SERVING_METRICS
-    from workbench.errors import UsageError
 
     if not text:
         return {}
@@ -66,7 +89,8 @@ def parse_slo(text: str | None) -> dict[str, float]:
     return out
 
 
-def sweep_of(run: RunRecord) -> dict[str, Any] | None:
+def sweep_of(run: RunRecord) -> Mapping[str, Any] | None:
+    """The run's ``meta["sweep"]`` (as its importer wrote it), when it names a sweep."""
     sweep = run.meta.get("sweep")
     return sweep if isinstance(sweep, dict) and sweep.get("id") else None
 
@@ -74,10 +98,9 @@ def sweep_of(run: RunRecord) -> dict[str, Any] | None:
 def find_sweep(store: Any, ref: str) -> list[int] | None:
     """Run ids of the sweep named by id (``sw-…``) or label; ``None`` when no sweep has
     that name. A label shared by several sweeps is an error naming their ids."""
-    from sqlmodel import select
+    from sqlmodel import select  # SQLAlchemy: not on `wb compare --help`
 
-    from store.tables import Run
-    from workbench.errors import UsageError
+    from store.tables import Run  # SQLModel tables
 
     ref = str(ref).strip()
     found: dict[str, list[int]] = {}
@@ -98,9 +121,10 @@ def find_sweep(store: Any, ref: str) -> list[int] | None:
 
 @dataclass
 class Level:
-    """The runs of one side at one load (several when the sweep was repeated)."""
+    """The runs of one side at one load (several when the sweep was repeated); ``load``
+    is the runs' ``meta["load"]`` keys that place a level."""
 
-    load: dict[str, Any]
+    load: Mapping[str, Any]
     runs: list[RunRecord] = field(default_factory=list)
 
     @property
@@ -111,7 +135,7 @@ class Level:
     def concurrency(self) -> float | None:
         return self.load.get("concurrency")
 
-    def achieved_rate(self, lens: "InferenceLens") -> float:
+    def achieved_rate(self, lens: InferenceLens) -> float:
         values = [r.meta.get("load", {}).get("achieved_rate") for r in self.runs]
         known = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
         if len(known) == len(self.runs):
@@ -121,15 +145,11 @@ class Level:
         return sum(thr) / len(thr) if len(thr) == len(self.runs) else math.nan
 
     def text(self) -> str:
-        from workbench.formats.load_sweep import load_text
-
         return load_text(self.load)
 
 
 def levels_of(runs: Sequence[RunRecord]) -> list[Level]:
     """A side's levels in load order: runs at the same load are one level."""
-    from workbench.formats.load_sweep import load_text
-
     by_load: dict[str, Level] = {}
     for run in sorted(runs, key=lambda r: ((sweep_of(r) or {}).get("level", 0), r.id or 0)):
         load = run.meta.get("load") or {}
@@ -175,7 +195,17 @@ def match_levels(base: list[Level], cand: list[Level], axis: str, tolerance: flo
 # ----------------------------------------------------------------------------- figures
 
 
-def level_metrics(lens: "InferenceLens", level: Level) -> dict[str, dict[str, Any]]:
+@dataclass(frozen=True)
+class Figure:
+    """One serving metric of a level: the mean over its runs, each run's value, and where
+    the values came from (working figures: the rows of the matched-level table)."""
+
+    value: float
+    per_run: list[float]
+    source: str
+
+
+def level_metrics(lens: InferenceLens, level: Level) -> dict[str, Figure]:
     """Every serving metric of a level: the mean over its runs of each run's value."""
     out = {}
     for name in LEVEL_METRICS:
@@ -185,79 +215,68 @@ def level_metrics(lens: "InferenceLens", level: Level) -> dict[str, dict[str, An
             values.append(v)
             sources.add(src)
         known = [v for v in values if math.isfinite(v)]
-        out[name] = {"value": sum(known) / len(known) if len(known) == len(values) and known else math.nan,
-                     "per_run": values, "source": "/".join(sorted(sources))}
+        out[name] = Figure(sum(known) / len(known) if len(known) == len(values) and known else math.nan,
+                           values, "/".join(sorted(sources)))
     return out
 
 
-def saturation(levels: list[dict[str, Any]], axis: str, slo: dict[str, float]) -> dict[str, Any]:
+def saturation(levels: list[LevelFigures], axis: str, slo: dict[str, float]) -> Saturation:
     """The highest achieved rate the side sustains (module docstring), or why unknown;
-    ``levels`` are the side's level documents in load order."""
-    achieved = [lv["achieved_rate"] for lv in levels]
+    ``levels`` are the side's levels in load order."""
+    achieved = [lv.achieved_rate for lv in levels]
     peak = max((a for a in achieved if math.isfinite(a)), default=math.nan)
-    out: dict[str, Any] = {"unit": "req/s", "peak_achieved": peak}
+    checks: list[bool | None]
     if slo:
-        out["rule"] = "highest achieved rate while every SLO holds (" + ", ".join(f"{k} ≤ {v:g} ms" for k, v in slo.items()) + ")"
+        rule = "highest achieved rate while every SLO holds (" + ", ".join(f"{k} ≤ {v:g} ms" for k, v in slo.items()) + ")"
         checks = []
         for lv in levels:
-            vals = {k: lv["metrics"][k] for k in slo}
+            vals = {k: lv.metrics[k] for k in slo}
             checks.append(None if any(not math.isfinite(v) for v in vals.values()) else all(vals[k] <= slo[k] for k in slo))
     elif axis == "rate":
-        out["rule"] = f"highest achieved rate while achieved/requested ≥ {SUSTAINED:g}"
-        checks = [None if not (math.isfinite(a) and lv["requested_rate"]) else a / lv["requested_rate"] >= SUSTAINED
+        rule = f"highest achieved rate while achieved/requested ≥ {SUSTAINED:g}"
+        checks = [None if not (math.isfinite(a) and lv.requested_rate) else a / lv.requested_rate >= SUSTAINED
                   for lv, a in zip(levels, achieved)]
     else:
-        out.update(value=math.nan, state="unknown",
-                   note="a concurrency or strategy sweep states no requested rate: give --slo to find saturation")
-        return out
+        return Saturation(unit="req/s", peak_achieved=peak, value=math.nan, state="unknown",
+                          note="a concurrency or strategy sweep states no requested rate: give --slo to find saturation")
     value, state, broke_at = math.nan, "not reached", None
     for lv, a, ok in zip(levels, achieved, checks):
         if ok is None:
-            state = "unknown"
-            out["note"] = f"the level at {lv['load']} does not state what the rule needs"
-            break
+            return Saturation(unit="req/s", peak_achieved=peak, rule=rule, value=value, state="unknown",
+                              note=f"the level at {lv.load} does not state what the rule needs")
         if not ok:
             state, broke_at = "reached", lv
             break
         value = a
-    out["value"] = value
-    out["state"] = state
     if broke_at is not None:
-        out["first_unsustained"] = broke_at["load"]
-    elif state == "not reached":
-        out["note"] = "every level sustained: saturation lies beyond the sweep (the value is a lower bound)"
-    return out
+        return Saturation(unit="req/s", peak_achieved=peak, rule=rule, value=value, state=state,
+                          first_unsustained=broke_at.load)
+    return Saturation(unit="req/s", peak_achieved=peak, rule=rule, value=value, state=state,
+                      note="every level sustained: saturation lies beyond the sweep (the value is a lower bound)")
 
 
-def goodput(lens: "InferenceLens", level: Level, slo: dict[str, float]) -> dict[str, Any]:
+def goodput(lens: InferenceLens, level: Level, slo: dict[str, float]) -> Goodput:
     """Requests per second meeting every per-request target (DistServe), per level."""
-    from lenses.base import column
 
     if not slo:
-        return {"value": math.nan, "note": "no --slo given"}
+        return Goodput(value=math.nan, note="no --slo given")
     values, attained = [], []
     for run in level.runs:
         ok = column(run, "ok")
-        duration = _duration(run)
+        duration = inference_duration(run)
         if ok is None or not len(ok):
-            return {"value": math.nan, "note": "no per-request rows: goodput needs them"}
+            return Goodput(value=math.nan, note="no per-request rows: goodput needs them")
         if not math.isfinite(duration):
-            return {"value": math.nan, "note": "the run states no duration"}
+            return Goodput(value=math.nan, note="the run states no duration")
         meets = ok == 1
         for name, target in slo.items():
             col = column(run, _REQUEST_COLUMN[name.split("_")[0]])
             if col is None or not (col[ok == 1] == col[ok == 1]).any():
-                return {"value": math.nan, "note": f"no per-request {name.split('_')[0].upper()} values"}
+                return Goodput(value=math.nan, note=f"no per-request {name.split('_')[0].upper()} values")
             meets = meets & (col <= target)  # NaN (unknown) never meets a target
         values.append(float(meets.sum()) / duration)
         attained.append(float(meets.sum()) / len(ok))
-    return {"value": sum(values) / len(values), "attainment": sum(attained) / len(attained), "unit": "req/s"}
-
-
-def _duration(run: RunRecord) -> float:
-    from lenses.inference import _duration as duration
-
-    return duration(run)
+    return Goodput(value=sum(values) / len(values), attainment=sum(attained) / len(attained), unit="req/s")
 
 
 # ----------------------------------------------------------------------------- the comparison
@@ -266,16 +285,11 @@ def _duration(run: RunRecord) -> float:
 def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], *, metric: str | None = None,
                    slo: dict[str, float] | None = None, rate_tolerance: float = DEFAULT_RATE_TOLERANCE,
                    changes: dict | None = None, accepts: dict | None = None,
-                   load: Callable[[list[RunRecord]], list[RunRecord]] | None = None) -> dict[str, Any]:
-    """The sweep comparison as one JSON-ready document (``wb compare SWEEP --vs SWEEP``).
+                   load: Callable[[list[RunRecord]], list[RunRecord]] | None = None) -> SweepComparison:
+    """The sweep comparison (``wb compare SWEEP --vs SWEEP``; ``.to_json()`` is its ``--json``).
 
     ``load``: gives a level's runs with their columns when ``baseline``/``candidate``
     hold metadata only (the CLI), so at most two levels' rows are in memory at once."""
-    from lenses import get_lens
-    from workbench.compare import compare
-    from workbench.compare.fmt import jsonable
-    from workbench.errors import UsageError
-
     slo = slo or {}
     load = load or (lambda runs: list(runs))
     for side, runs in (("baseline", baseline), ("candidate", candidate)):
@@ -293,64 +307,61 @@ def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]
     axis = _common_axis(baseline, candidate)
     base_levels, cand_levels = levels_of(baseline), levels_of(candidate)
     pairs, only_b, only_c = match_levels(base_levels, cand_levels, axis, rate_tolerance)
-    docs: dict[int, dict[str, Any]] = {}  # id(level) -> its document (figures kept for the rows)
+    figures: dict[int, LevelFigures] = {}  # id(level) -> its figures
     matched = []
     table = None
     for b, c in pairs:
         full_b, full_c = Level(b.load, load(b.runs)), Level(c.load, load(c.runs))
-        docs[id(b)], docs[id(c)] = _level_json(lens, full_b, slo), _level_json(lens, full_c, slo)
+        metrics_b, metrics_c = level_metrics(lens, full_b), level_metrics(lens, full_c)
+        figures[id(b)], figures[id(c)] = _level_figures(lens, full_b, slo, metrics_b), _level_figures(lens, full_c, slo, metrics_c)
         result = compare(full_b.runs, full_c.runs, lens, changes, accepts)
         if table is None:
             table = [row.to_json() for row in result.comparability.rows]
-        entry: dict[str, Any] = {
-            "baseline": {"load": b.text(), "runs": [r.id for r in b.runs], "achieved_rate": docs[id(b)]["achieved_rate"]},
-            "candidate": {"load": c.text(), "runs": [r.id for r in c.runs], "achieved_rate": docs[id(c)]["achieved_rate"]},
-            "comparable": result.comparable,
-            "refusal": result.refusal.to_json() if result.refusal else None,
-        }
+        refs = {side: LevelRef(load=lv.text(), runs=[r.id for r in lv.runs], achieved_rate=figures[id(lv)].achieved_rate)
+                for side, lv in (("baseline", b), ("candidate", c))}
         if result.comparable:
-            entry["primary"] = result.primary.to_json()
-            entry["guardrails"] = [g.to_json() for g in result.guardrails]
-            entry["metrics"] = [_metric_row(name, docs[id(b)]["_figures"][name], docs[id(c)]["_figures"][name])
-                                for name in LEVEL_METRICS]
-        matched.append(entry)
+            matched.append(MatchedLevel(
+                **refs, comparable=True, refusal=result.refusal, primary=result.primary, guardrails=list(result.guardrails),
+                metrics=[_metric_row(name, metrics_b[name], metrics_c[name]) for name in LEVEL_METRICS]))
+        else:
+            matched.append(MatchedLevel(**refs, comparable=False, refusal=result.refusal))
         del full_b, full_c, result
     for lv in [*only_b, *only_c]:
-        docs[id(lv)] = _level_json(lens, Level(lv.load, load(lv.runs)), slo)
+        full = Level(lv.load, load(lv.runs))
+        figures[id(lv)] = _level_figures(lens, full, slo, level_metrics(lens, full))
     sides = {}
     for side, runs, levels in (("baseline", baseline, base_levels), ("candidate", candidate, cand_levels)):
         sweep = sweep_of(runs[0]) or {}
-        level_docs = [{k: v for k, v in docs[id(lv)].items() if k != "_figures"} for lv in levels]
-        good = [d["goodput"]["value"] for d in level_docs if math.isfinite(d["goodput"].get("value", math.nan))]
-        sides[side] = {
-            "sweep": sweep.get("id"), "label": sweep.get("label"), "tool": sweep.get("tool"), "axis": sweep.get("axis"),
-            "runs": [r.id if r.id is not None else r.label for r in runs],
-            "levels": level_docs,
-            "saturation": saturation(level_docs, axis, slo),
-            "max_goodput": max(good) if good else math.nan,
-            "summary_not_compared": bool(sweep.get("summary")),
-        }
-    doc = {
-        "kind": "sweep comparison",
-        "lens": "inference",
-        "primary_metric": lens.primary.name,
-        "matching": _matching_json(axis, rate_tolerance),
-        "slo": slo,
-        "baseline": sides["baseline"],
-        "candidate": sides["candidate"],
-        "dimensions": table,
-        "matched": matched,
-        "unmatched": {"baseline": [lv.text() for lv in only_b], "candidate": [lv.text() for lv in only_c]},
-        "uncertainty": _uncertainty_note(pairs),
-    }
-    doc["observations"] = observations(doc, lens)
-    doc["chart"] = curve_chart(doc, lens)
-    return jsonable(doc)
+        side_levels = [figures[id(lv)] for lv in levels]
+        good = [lv.goodput.value for lv in side_levels if math.isfinite(lv.goodput.value)]
+        sides[side] = Side(
+            sweep=sweep.get("id"), label=sweep.get("label"), tool=sweep.get("tool"), axis=sweep.get("axis"),
+            runs=[r.id if r.id is not None else r.label for r in runs],
+            levels=side_levels,
+            saturation=saturation(side_levels, axis, slo),
+            max_goodput=max(good) if good else math.nan,
+            summary_not_compared=bool(sweep.get("summary")),
+        )
+    matching = _matching(axis, rate_tolerance)
+    unmatched = Unmatched(baseline=[lv.text() for lv in only_b], candidate=[lv.text() for lv in only_c])
+    return SweepComparison(
+        kind="sweep comparison",
+        lens="inference",
+        primary_metric=lens.primary.name,
+        matching=matching,
+        slo=slo,
+        baseline=sides["baseline"],
+        candidate=sides["candidate"],
+        dimensions=table,
+        matched=matched,
+        unmatched=unmatched,
+        uncertainty=_uncertainty_note(pairs),
+        observations=observations(sides["baseline"], sides["candidate"], matched, unmatched, matching),
+        chart=curve_chart(sides["baseline"].levels, sides["candidate"].levels, lens),
+    )
 
 
 def _common_axis(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]) -> str:
-    from workbench.errors import UsageError
-
     axes = {(sweep_of(r) or {}).get("axis") for r in [*baseline, *candidate]}
     axes.discard(None)
     if len(axes) > 1:
@@ -358,10 +369,10 @@ def _common_axis(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]) 
     return axes.pop() if axes else "rate"
 
 
-def _matching_json(axis: str, tolerance: float) -> dict[str, Any]:
+def _matching(axis: str, tolerance: float) -> Matching:
     rule = {"rate": f"requested rate within {tolerance:.0%} of the larger", "concurrency": "equal concurrency",
             "strategy": "the same strategy and load"}[axis]
-    return {"axis": axis, "tolerance": tolerance if axis == "rate" else None, "rule": rule}
+    return Matching(axis=axis, tolerance=tolerance if axis == "rate" else None, rule=rule)
 
 
 def _uncertainty_note(pairs: list[tuple[Level, Level]]) -> str:
@@ -371,30 +382,27 @@ def _uncertainty_note(pairs: list[tuple[Level, Level]]) -> str:
     return "several runs per level on both sides: effects are run-level intervals per level"
 
 
-def _level_json(lens: "InferenceLens", level: Level, slo: dict[str, float]) -> dict[str, Any]:
-    figures = level_metrics(lens, level)
-    return {"load": level.text(), "requested_rate": level.requested_rate, "concurrency": level.concurrency,
-            "achieved_rate": level.achieved_rate(lens), "runs": [r.id for r in level.runs],
-            "metrics": {k: v["value"] for k, v in figures.items()},
-            "sources": {k: v["source"] for k, v in figures.items()},
-            "goodput": goodput(lens, level, slo), "_figures": figures}
+def _level_figures(lens: InferenceLens, level: Level, slo: dict[str, float], metrics: dict[str, Figure]) -> LevelFigures:
+    return LevelFigures(load=level.text(), requested_rate=level.requested_rate, concurrency=level.concurrency,
+                        achieved_rate=level.achieved_rate(lens), runs=[r.id for r in level.runs],
+                        metrics={k: v.value for k, v in metrics.items()},
+                        sources={k: v.source for k, v in metrics.items()},
+                        goodput=goodput(lens, level, slo))
 
 
-def _metric_row(name: str, fb: dict, fc: dict) -> dict[str, Any]:
-    from lenses.inference import SERVING_METRICS
-    from workbench.compare.effects import run_effect
+def _metric_row(name: str, fb: Figure, fc: Figure) -> MetricRow:
 
     spec = SERVING_METRICS[name]
-    vb, vc = fb["value"], fc["value"]
+    vb, vc = fb.value, fc.value
     delta = vc - vb if math.isfinite(vb) and math.isfinite(vc) else math.nan
-    row = {"name": name, "title": spec.title, "unit": spec.unit, "lower_is_better": spec.lower_is_better,
-           "baseline": vb, "candidate": vc, "delta": delta,
-           "delta_pct": 100.0 * delta / abs(vb) if math.isfinite(delta) and vb else math.nan,
-           "source": {"baseline": fb["source"], "candidate": fc["source"]},
-           "effect": run_effect(fb["per_run"], fc["per_run"], lower_is_better=spec.lower_is_better).to_json()}
-    if fb["source"] != fc["source"] and "unknown" not in (fb["source"], fc["source"]):
-        row["note"] = "the sides state this figure differently (per-request rows against a file's summary)"
-    return row
+    differ = fb.source != fc.source and "unknown" not in (fb.source, fc.source)
+    return MetricRow(
+        name=name, title=spec.title, unit=spec.unit, lower_is_better=spec.lower_is_better,
+        baseline=vb, candidate=vc, delta=delta,
+        delta_pct=100.0 * delta / abs(vb) if math.isfinite(delta) and vb else math.nan,
+        source=SourcePair(baseline=fb.source, candidate=fc.source),
+        effect=run_effect(fb.per_run, fc.per_run, lower_is_better=spec.lower_is_better),
+        **({"note": "the sides state this figure differently (per-request rows against a file's summary)"} if differ else {}))
 
 
 # ----------------------------------------------------------------------------- words and chart
@@ -404,58 +412,58 @@ def _pct(b: float, c: float) -> str:
     return f"{100.0 * (c - b) / abs(b):+.0f} %".replace("-", "−") if b else "n/a"
 
 
-def observations(doc: dict[str, Any], lens: "InferenceLens") -> list[dict[str, Any]]:
-    from workbench.compare.fmt import num, qty
-
-    out: list[dict[str, Any]] = []
-    sb, sc = doc["baseline"]["saturation"], doc["candidate"]["saturation"]
-    vb, vc = sb.get("value", math.nan), sc.get("value", math.nan)
+def observations(baseline: Side, candidate: Side, matched: list[MatchedLevel], unmatched: Unmatched,
+                 matching: Matching) -> list[SweepObservation]:
+    out: list[SweepObservation] = []
+    sb, sc = baseline.saturation, candidate.saturation
+    vb, vc = sb.value, sc.value
     if math.isfinite(vb) and math.isfinite(vc):
-        bound = " (a lower bound: not reached in the sweep)" if "not reached" in (sb.get("state"), sc.get("state")) else ""
-        verb = "saturates at" if sc.get("state") == "reached" else "sustains at least"
-        out.append({"text": f"Candidate {verb} {num(vc)} req/s against {num(vb)} ({_pct(vb, vc)}){bound}; "
-                            f"rule: {sc.get('rule')}.",
-                    "evidence": {"baseline": sb, "candidate": sc}, "kind": NOT_CAUSE})
+        bound = " (a lower bound: not reached in the sweep)" if "not reached" in (sb.state, sc.state) else ""
+        verb = "saturates at" if sc.state == "reached" else "sustains at least"
+        rule = None if sc.rule is UNSET else sc.rule
+        out.append(SweepObservation(text=f"Candidate {verb} {num(vc)} req/s against {num(vb)} ({_pct(vb, vc)}){bound}; "
+                                         f"rule: {rule}.",
+                                    evidence=SweepEvidence(baseline=sb, candidate=sc), kind=NOT_CAUSE))
     for name in LEVEL_METRICS:
-        rows = [(m["baseline"]["load"], row) for m in doc["matched"] if m.get("metrics")
-                for row in m["metrics"] if row["name"] == name and row["delta"] is not None and math.isfinite(row["delta"])]
+        rows = [(m.baseline.load, row) for m in matched if m.metrics
+                for row in m.metrics if row.name == name and row.delta is not None and math.isfinite(row.delta)]
         if len(rows) < 2:
             continue
-        spec_title, unit = rows[0][1]["title"], rows[0][1]["unit"]
-        scale = [max(abs(r["baseline"]), abs(r["candidate"])) for _, r in rows]
-        up = [load for (load, r), s in zip(rows, scale) if r["delta"] > 0.02 * s]
-        down = [load for (load, r), s in zip(rows, scale) if r["delta"] < -0.02 * s]
+        spec_title, unit = rows[0][1].title, rows[0][1].unit
+        scale = [max(abs(r.baseline), abs(r.candidate)) for _, r in rows]
+        up = [load for (load, r), s in zip(rows, scale) if r.delta > 0.02 * s]
+        down = [load for (load, r), s in zip(rows, scale) if r.delta < -0.02 * s]
         lowest = rows[0][0]
-        evidence = {"metric": name, "levels": {load: {"baseline": r["baseline"], "candidate": r["candidate"]} for load, r in rows}}
+        evidence = SweepEvidence(metric=name, levels={load: ValuePair(baseline=r.baseline, candidate=r.candidate) for load, r in rows})
         if len(up) == len(rows):
-            out.append({"text": f"{spec_title} is higher at every matched load, also at {lowest} "
-                                f"({qty(rows[0][1]['baseline'], unit)} → {qty(rows[0][1]['candidate'], unit)}).",
-                        "evidence": evidence, "kind": NOT_CAUSE})
+            out.append(SweepObservation(text=f"{spec_title} is higher at every matched load, also at {lowest} "
+                                             f"({qty(rows[0][1].baseline, unit)} → {qty(rows[0][1].candidate, unit)}).",
+                                        evidence=evidence, kind=NOT_CAUSE))
         elif len(down) == len(rows):
-            out.append({"text": f"{spec_title} is lower at every matched load, also at {lowest} "
-                                f"({qty(rows[0][1]['baseline'], unit)} → {qty(rows[0][1]['candidate'], unit)}).",
-                        "evidence": evidence, "kind": NOT_CAUSE})
+            out.append(SweepObservation(text=f"{spec_title} is lower at every matched load, also at {lowest} "
+                                             f"({qty(rows[0][1].baseline, unit)} → {qty(rows[0][1].candidate, unit)}).",
+                                        evidence=evidence, kind=NOT_CAUSE))
         elif up and down:
-            out.append({"text": f"{spec_title} is higher at {len(up)} and lower at {len(down)} of {len(rows)} matched loads.",
-                        "evidence": evidence, "kind": NOT_CAUSE})
-    un = doc["unmatched"]
-    if un["baseline"] or un["candidate"]:
-        out.append({"text": f"Unmatched levels ({doc['matching']['rule']}): baseline {', '.join(un['baseline']) or 'none'}; "
-                            f"candidate {', '.join(un['candidate']) or 'none'}. They appear on the curve only.",
-                    "evidence": un, "kind": NOT_CAUSE})
-    if not doc["matched"]:
-        out.append({"text": "No level matched: the sweeps can be read side by side on the curve, not compared level by level.",
-                    "evidence": un, "kind": NOT_CAUSE})
+            out.append(SweepObservation(text=f"{spec_title} is higher at {len(up)} and lower at {len(down)} of {len(rows)} matched loads.",
+                                        evidence=evidence, kind=NOT_CAUSE))
+    un = unmatched
+    if un.baseline or un.candidate:
+        out.append(SweepObservation(text=f"Unmatched levels ({matching.rule}): baseline {', '.join(un.baseline) or 'none'}; "
+                                         f"candidate {', '.join(un.candidate) or 'none'}. They appear on the curve only.",
+                                    evidence=SweepEvidence(baseline=un.baseline, candidate=un.candidate), kind=NOT_CAUSE))
+    if not matched:
+        out.append(SweepObservation(text="No level matched: the sweeps can be read side by side on the curve, not compared level by level.",
+                                    evidence=SweepEvidence(baseline=un.baseline, candidate=un.candidate), kind=NOT_CAUSE))
     return out
 
 
-def curve_chart(doc: dict[str, Any], lens: "InferenceLens", width: int = 80, height: int = 14) -> str:
-    """Primary metric against achieved throughput, both sides on one scale."""
-    from workbench.compare.charts import xy_chart
-
+def curve_chart(baseline: Sequence[LevelFigures], candidate: Sequence[LevelFigures], lens: InferenceLens,
+                width: int = 80, height: int = 14) -> str:
+    """Primary metric against achieved throughput, both sides' levels on one scale (the
+    one xy chart of ``compare/charts.py``)."""
     name = lens.primary.name
     series = []
-    for side, mark in (("baseline", "o"), ("candidate", "x")):
-        points = [(lv["achieved_rate"], lv["metrics"].get(name)) for lv in doc[side]["levels"]]
+    for side, mark, levels in (("baseline", "o", baseline), ("candidate", "x", candidate)):
+        points = [(lv.achieved_rate, lv.metrics.get(name)) for lv in levels]
         series.append((side, mark, [(x, y) for x, y in points if x is not None and y is not None]))
-    return xy_chart(series, x_title="achieved req/s", y_title=f"{lens.primary.title} ({lens.primary.unit})", width=width, height=height)
+    return charts.xy_chart(series, x_title="achieved req/s", y_title=f"{lens.primary.title} ({lens.primary.unit})", width=width, height=height)

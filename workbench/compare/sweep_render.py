@@ -7,7 +7,10 @@ import math
 import textwrap
 from typing import Any
 
+from msgspec import UNSET
+
 from workbench.compare.fmt import num, qty
+from workbench.compare.sweep_result import Side, SweepComparison
 from workbench.textsafe import clean
 
 WIDTH = 80
@@ -22,8 +25,7 @@ def _wrap(text: str, indent: str = "  ") -> list[str]:
     return textwrap.wrap(clean(text), WIDTH, initial_indent=indent, subsequent_indent=indent + "  ")
 
 
-def _pct(row: dict[str, Any]) -> str:
-    p = row.get("delta_pct")
+def _pct(p: float | None) -> str:
     return "" if p is None or not math.isfinite(p) else f"{p:+.1f} %".replace("-", "−")
 
 
@@ -49,76 +51,77 @@ def _dimension_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def render_sweep_comparison(doc: dict[str, Any]) -> str:
-    b, c = doc["baseline"], doc["candidate"]
-    out = [f"lens: {doc['lens']} (sweep comparison; primary {doc['primary_metric']})"]
+def render_sweep_comparison(comparison: SweepComparison) -> str:
+    doc = comparison
+    b, c = doc.baseline, doc.candidate
+    out = [f"lens: {doc.lens} (sweep comparison; primary {doc.primary_metric})"]
     for side, s in (("baseline", b), ("candidate", c)):
-        out += _wrap(f"{side}: sweep {s['sweep']} {s['label'] or ''} ({s['tool'] or '?'}), {len(s['levels'])} levels, "
-                     f"runs {', '.join(map(str, s['runs']))}", "")
-    out += _wrap(f"Levels matched by {doc['matching']['rule']}. The sweep summaries (all loads together) are "
+        out += _wrap(f"{side}: sweep {s.sweep} {s.label or ''} ({s.tool or '?'}), {len(s.levels)} levels, "
+                     f"runs {', '.join(map(str, s.runs))}", "")
+    out += _wrap(f"Levels matched by {doc.matching.rule}. The sweep summaries (all loads together) are "
                  f"metadata, never compared as a level.", "")
     out.append("")
-    if doc.get("dimensions"):
+    if doc.dimensions:
         out.append("Comparability (first matched level; every level is checked)")
-        out += _dimension_lines(doc["dimensions"])
+        out += _dimension_lines(doc.dimensions)
         out.append("")
     out.append("Saturation (observation, not cause)")
     for side, s in (("baseline", b), ("candidate", c)):
-        sat = s["saturation"]
-        value = qty(sat.get("value"), "req/s")
-        more = f", first unsustained at {sat['first_unsustained']}" if sat.get("first_unsustained") else ""
-        out += _wrap(f"{side}: {value} ({sat.get('state')}){more}; peak achieved {qty(sat.get('peak_achieved'), 'req/s')}")
-        if sat.get("note"):
-            out += _wrap(sat["note"], "    ")
-    rule = b["saturation"].get("rule")
+        sat = s.saturation
+        value = qty(sat.value, "req/s")
+        more = f", first unsustained at {sat.first_unsustained}" if sat.first_unsustained else ""
+        out += _wrap(f"{side}: {value} ({sat.state}){more}; peak achieved {qty(sat.peak_achieved, 'req/s')}")
+        if sat.note:
+            out += _wrap(sat.note, "    ")
+    rule = b.saturation.rule
     if rule:
         out += _wrap(f"rule: {rule}")
-    if doc.get("slo"):
-        def best(s: dict[str, Any]) -> str:
-            value = s.get("max_goodput")
+    if doc.slo:
+        def best(s: Side) -> str:
+            value = s.max_goodput
             if value is not None and math.isfinite(value):
                 return qty(value, "req/s")
-            notes = {lv["goodput"].get("note") for lv in s["levels"] if lv["goodput"].get("note")}
+            notes = {lv.goodput.note for lv in s.levels if lv.goodput.note}
             return "unknown" + (f" ({'; '.join(sorted(notes))})" if notes else "")
         out += _wrap(f"goodput (DistServe: requests/s meeting every target), best level: baseline {best(b)}; "
                      f"candidate {best(c)}")
     out.append("")
     out.append("Curve")
-    out.append(doc["chart"])
+    out.append(doc.chart)
     out.append("")
-    for m in doc["matched"]:
-        head = f"Level {m['baseline']['load']} vs {m['candidate']['load']}: achieved {num(m['baseline']['achieved_rate'])} vs {num(m['candidate']['achieved_rate'])} req/s"
+    for m in doc.matched:
+        head = f"Level {m.baseline.load} vs {m.candidate.load}: achieved {num(m.baseline.achieved_rate)} vs {num(m.candidate.achieved_rate)} req/s"
         out.append(_cut(head, WIDTH))
-        if not m["comparable"]:
-            out += _wrap(f"REFUSED: {(m.get('refusal') or {}).get('reason', '')}")
+        if not m.comparable:
+            out += _wrap(f"REFUSED: {m.refusal.reason if m.refusal else ''}")
             continue
         out.append(f"  {'metric':<24} {'baseline':>12} {'candidate':>12} {'change':>9}  source")
-        for row in m["metrics"]:
-            src = row["source"]
-            source = src["baseline"] if src["baseline"] == src["candidate"] else f"{src['baseline']}/{src['candidate']}"
-            out.append(f"  {_cut(row['title'], 24):<24} {qty(row['baseline'], row['unit']):>12} {qty(row['candidate'], row['unit']):>12} "
-                       f"{_pct(row):>9}  {_cut(source, 14)}")
-        broken = [g["title"] for g in m.get("guardrails") or [] if g["state"] == "broken"]
+        for row in m.metrics or []:
+            src = row.source
+            source = src.baseline if src.baseline == src.candidate else f"{src.baseline}/{src.candidate}"
+            out.append(f"  {_cut(row.title, 24):<24} {qty(row.baseline, row.unit):>12} {qty(row.candidate, row.unit):>12} "
+                       f"{_pct(row.delta_pct):>9}  {_cut(source, 14)}")
+        broken = [g.title for g in m.guardrails or [] if g.state == "broken"]
         if broken:
             out.append(f"  guardrail broken: {', '.join(broken)}")
-    if doc["matched"]:
-        out += _wrap(doc["uncertainty"], "")
+    if doc.matched:
+        out += _wrap(doc.uncertainty, "")
         out.append("")
-    un = doc["unmatched"]
-    if un["baseline"] or un["candidate"]:
-        out += _wrap(f"Unmatched: baseline {', '.join(un['baseline']) or 'none'}; candidate {', '.join(un['candidate']) or 'none'}", "")
+    un = doc.unmatched
+    if un.baseline or un.candidate:
+        out += _wrap(f"Unmatched: baseline {', '.join(un.baseline) or 'none'}; candidate {', '.join(un.candidate) or 'none'}", "")
         out.append("")
-    if doc.get("slo") and any(lv["goodput"].get("attainment") is not None for s in (b, c) for lv in s["levels"]):
+    if doc.slo and any(lv.goodput.attainment is not UNSET for s in (b, c) for lv in s.levels):
         out.append("Goodput per level (requests/s meeting every target; attainment)")
         for side, s in (("baseline", b), ("candidate", c)):
-            for lv in s["levels"]:
-                g = lv["goodput"]
-                text = (f"{qty(g.get('value'), 'req/s')} ({num(100 * g['attainment'])} % met)" if g.get("attainment") is not None
-                        else f"unknown: {g.get('note', '')}")
-                out.append(_cut(f"  {side[0].upper()} {lv['load']:<16} {text}", WIDTH))
+            for lv in s.levels:
+                g = lv.goodput
+                text = (f"{qty(g.value, 'req/s')} ({num(100 * g.attainment)} % met)" if g.attainment is not UNSET
+                        else f"unknown: {g.note or ''}")
+                out.append(_cut(f"  {side[0].upper()} {lv.load:<16} {text}", WIDTH))
         out.append("")
-    if doc["observations"]:
+    if doc.observations:
         out.append("Observations (observation, not cause)")
-        for o in doc["observations"]:
-            out += textwrap.wrap(clean(o["text"]), WIDTH, initial_indent="  - ", subsequent_indent="    ")
+        for o in doc.observations:
+            out += textwrap.wrap(clean(o.text), WIDTH, initial_indent="  - ", subsequent_indent="    ")
     return "\n".join(line.rstrip() for line in out)

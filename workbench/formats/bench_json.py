@@ -4,7 +4,9 @@ vLLM ``benchmark_serving.py`` / ``vllm bench serve`` and SGLang ``bench_serving`
 share the per-request array layout (``input_lens``, ``output_lens``, ``ttfts`` and
 ``itls`` in seconds, ``errors`` with ``""`` for success) and a flat summary
 (``mean_ttft_ms``, ``p99_ttft_ms`` ...). This module reads the objects and turns the
-arrays into request samples; the importers add what is tool-specific.
+arrays into request samples; the importers add what is tool-specific. The objects are
+untrusted parsed JSON (``Mapping[str, object]``): each value is checked for its type
+where it is read, and a wrong one is bad input naming the file and the key.
 """
 
 from __future__ import annotations
@@ -13,27 +15,27 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 import numpy as np
 
 from workbench.errors import BadInput
-from workbench.formats.inference_records import RequestColumns, stat_name, strict_number
+from workbench.formats.inference_records import RequestColumns, Summary, stat_name, strict_number
 from workbench.inputs import read_bounded
 
 MAX_BYTES = 2 << 30  # a single result file bigger than this is not a benchmark result
 
 
-def _refuse(name: str) -> Any:
+def _refuse(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse)
 
 
-def read_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_objects(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
     """Each top-level JSON object with the line it starts on (JSONL or concatenated)."""
     data = read_bounded(path, MAX_BYTES, "larger than 2 GiB; not a benchmark result file")
     text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
@@ -89,10 +91,11 @@ SCALARS = {
 }
 
 
-def flat_summary(obj: dict[str, Any], path: Any = None, where: str = "") -> dict[str, Any]:
+def flat_summary(obj: Mapping[str, object], path: Path | None = None, where: str = "") -> Summary:
     """Only the statistics the file states: no percentile is derived from another. A
-    figure of the wrong type (``"request_throughput": "fast"``) is bad input."""
-    summary: dict[str, Any] = {}
+    figure of the wrong type (``"request_throughput": "fast"``) is bad input. Returns
+    ``{"ttft_ms": {"mean": ..., "p99": ...}, "duration_s": ...}`` (``meta["summary"]``)."""
+    summary: Summary = {}
     at = f"{where}: " if where else ""
     for key, value in obj.items():
         m = _SUMMARY_KEY.match(key)
@@ -100,7 +103,7 @@ def flat_summary(obj: dict[str, Any], path: Any = None, where: str = "") -> dict
             v = strict_number(value, path, f"{at}{key}")
             stat = stat_name(m.group(1))
             if stat and not math.isnan(v):
-                summary.setdefault(METRIC_KEYS[m.group(2)], {})[stat] = v
+                summary.setdefault(METRIC_KEYS[m.group(2)], {})[stat] = v  # type: ignore[index]
     for key, target in SCALARS.items():
         if key in obj:
             v = strict_number(obj[key], path, f"{at}{key}")
@@ -112,7 +115,7 @@ def flat_summary(obj: dict[str, Any], path: Any = None, where: str = "") -> dict
 ARRAY_KEYS = ("input_lens", "output_lens", "ttfts", "itls", "errors", "latencies")
 
 
-def has_arrays(obj: dict[str, Any], path: Any = None, where: str = "") -> bool:
+def has_arrays(obj: Mapping[str, object], path: Path | None = None, where: str = "") -> bool:
     """Whether the per-request arrays are there; one that is there but not a list is
     bad input (``"ttfts": "nope"`` is not "summary only")."""
     if path is not None:
@@ -122,7 +125,7 @@ def has_arrays(obj: dict[str, Any], path: Any = None, where: str = "") -> bool:
     return isinstance(obj.get("ttfts"), list) and isinstance(obj.get("output_lens"), list)
 
 
-def _floats(values: list[Any], path: Any, where: str, key: str) -> np.ndarray:
+def _floats(values: list[object], path: Path | None, where: str, key: str) -> np.ndarray:
     """A per-request array as float64 (``None``/"NaN" -> NaN), at numpy speed; anything
     else than a finite number is bad input naming the element (found by a slow pass)."""
     try:
@@ -135,7 +138,7 @@ def _floats(values: list[Any], path: Any, where: str, key: str) -> np.ndarray:
     return np.array([strict_number(v, path, f"{where}: {key}[{i}]") for i, v in enumerate(values)], dtype=np.float64)
 
 
-def _gaps(itls: list[Any], path: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
+def _gaps(itls: list[object], path: Path | None, where: str) -> tuple[np.ndarray, np.ndarray]:
     """Every inter-token gap (seconds) and the index of the request it belongs to."""
     rows = []
     for i, row in enumerate(itls):
@@ -154,7 +157,7 @@ def _gaps(itls: list[Any], path: Any, where: str) -> tuple[np.ndarray, np.ndarra
     return gaps, np.repeat(np.arange(len(rows), dtype=np.float64), lengths)
 
 
-def samples_from_arrays(obj: dict[str, Any], path: Path, where: str) -> RequestColumns:
+def samples_from_arrays(obj: Mapping[str, object], path: Path, where: str) -> RequestColumns:
     """One sample per request; failed requests stay (``ok`` 0) with unknown timings."""
     ttfts, outs = obj["ttfts"], obj["output_lens"]
     n = len(ttfts)
@@ -199,7 +202,7 @@ def samples_from_arrays(obj: dict[str, Any], path: Path, where: str) -> RequestC
     return RequestColumns(columns)
 
 
-def itl_table(obj: dict[str, Any], path: Any = None, where: str = "") -> dict[str, Any] | None:
+def itl_table(obj: Mapping[str, object], path: Path | None = None, where: str = "") -> dict[str, np.ndarray] | None:
     """All inter-token gaps pooled, with the request index they belong to (ms)."""
     itls = obj.get("itls")
     if not isinstance(itls, list):
@@ -213,7 +216,7 @@ def itl_table(obj: dict[str, Any], path: Any = None, where: str = "") -> dict[st
     return {"request": req.astype(np.int32), "itl_ms": (gaps * 1000.0).astype(np.float32)}
 
 
-def load_object(path: Path, limit: int, too_big: str) -> dict[str, Any]:
+def load_object(path: Path, limit: int, too_big: str) -> dict[str, object]:
     """One strict JSON object from a small file (NaN/Infinity refused; faults name the line)."""
     data = read_bounded(path, limit, too_big)
     try:

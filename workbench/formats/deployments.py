@@ -11,14 +11,16 @@
   ``environment`` as a list or a mapping, GPU ``deploy.resources`` reservations).
 
 Each site keeps the path inside its document where every part was found, so the engine
-configuration can say where it came from. Reading the flags is engine_flags' job.
+configuration can say where it came from. Reading the flags is engine_flags' job. The
+documents are untrusted parsed YAML (``Mapping[str, object]``, ``object``): every value is
+checked for its shape before it is read.
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Pod", "CronJob"}
 
@@ -35,7 +37,7 @@ class Site:
     env: dict[str, str] = field(default_factory=dict)
     env_where: str = ""
     env_unread: list[str] = field(default_factory=list)  # names whose value the file does not hold
-    mapping: dict[str, Any] | None = None  # settings written as a mapping (Helm vllmConfig)
+    mapping: Mapping[str, object] | None = None  # settings written as a mapping (Helm vllmConfig)
     mapping_where: str = ""
     model: str | None = None
     gpus: int | None = None
@@ -43,23 +45,23 @@ class Site:
     engine_hint: str | None = None
 
 
-def _map(value: Any) -> dict[str, Any]:
+def _map(value: object) -> Mapping[str, object]:
     """A mapping where the file has one; anything else reads as empty (files are untrusted)."""
     return value if isinstance(value, dict) else {}
 
 
-def _list(value: Any) -> list[Any]:
+def _list(value: object) -> list[object]:
     return value if isinstance(value, list) else []
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     """A scalar as the text a process would see (YAML ``true`` -> ``true``, ``1`` -> ``1``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return "" if value is None else str(value)
 
 
-def _argv(value: Any, *, split: bool = False) -> list[str]:
+def _argv(value: object, *, split: bool = False) -> list[str]:
     """A command as a list; a string one split as compose splits it (``split``), else
     kept whole, to be read as a shell line."""
     if value is None:
@@ -74,7 +76,7 @@ def _argv(value: Any, *, split: bool = False) -> list[str]:
     return [_text(value)]
 
 
-def _gpus(resources: Any) -> int | None:
+def _gpus(resources: object) -> int | None:
     if not isinstance(resources, dict):
         return None
     limits = _map(resources.get("limits")) or _map(resources.get("requests"))
@@ -87,7 +89,7 @@ def _gpus(resources: Any) -> int | None:
     return None
 
 
-def _k8s_env(container: dict[str, Any], where: str, configmaps: dict[str, dict[str, Any]], site: Site) -> None:
+def _k8s_env(container: Mapping[str, object], where: str, configmaps: dict[str, Mapping[str, object]], site: Site) -> None:
     for ref in _list(container.get("envFrom")):
         if not isinstance(ref, dict):
             continue
@@ -107,7 +109,7 @@ def _k8s_env(container: dict[str, Any], where: str, configmaps: dict[str, dict[s
     site.env_where = f"{where}.env"
 
 
-def _container_sites(shape: str, pod: Any, where: str, configmaps: dict[str, dict[str, Any]]) -> list[Site]:
+def _container_sites(shape: str, pod: object, where: str, configmaps: dict[str, Mapping[str, object]]) -> list[Site]:
     if not isinstance(pod, dict):
         return []
     accelerator = None
@@ -129,7 +131,7 @@ def _container_sites(shape: str, pod: Any, where: str, configmaps: dict[str, dic
     return sites
 
 
-def _kserve(doc: dict[str, Any], where: str, configmaps: dict[str, dict[str, Any]]) -> list[Site]:
+def _kserve(doc: Mapping[str, object], where: str, configmaps: dict[str, Mapping[str, object]]) -> list[Site]:
     spec = _map(doc.get("spec"))
     if doc.get("kind") in ("ServingRuntime", "ClusterServingRuntime"):
         return _container_sites(doc["kind"], spec, f"{where}spec", configmaps)
@@ -151,7 +153,7 @@ def _kserve(doc: dict[str, Any], where: str, configmaps: dict[str, dict[str, Any
     return sites
 
 
-def _helm(values: dict[str, Any], where: str) -> list[Site]:
+def _helm(values: Mapping[str, object], where: str) -> list[Site]:
     sites = []
     for i, spec in enumerate(_list(_map(values.get("servingEngineSpec")).get("modelSpec"))):
         if not isinstance(spec, dict):
@@ -189,7 +191,7 @@ def _helm(values: dict[str, Any], where: str) -> list[Site]:
     return sites
 
 
-def _compose(doc: dict[str, Any], where: str) -> list[Site]:
+def _compose(doc: Mapping[str, object], where: str) -> list[Site]:
     sites = []
     for name, service in _map(doc.get("services")).items():
         if not isinstance(service, dict):
@@ -222,7 +224,7 @@ def _compose(doc: dict[str, Any], where: str) -> list[Site]:
     return sites
 
 
-def sites(docs: list[Any]) -> list[Site]:
+def sites(docs: list[object]) -> list[Site]:
     """Every container-like place in the documents, in file order."""
     configmaps = {
         str(_map(d.get("metadata")).get("name")): _map(d.get("data"))
@@ -235,7 +237,7 @@ def sites(docs: list[Any]) -> list[Site]:
     return out
 
 
-def _doc_sites(doc: Any, where: str, configmaps: dict[str, dict[str, Any]]) -> list[Site]:
+def _doc_sites(doc: object, where: str, configmaps: dict[str, Mapping[str, object]]) -> list[Site]:
     if not isinstance(doc, dict):
         return []
     kind = doc.get("kind") if isinstance(doc.get("kind"), str) else None

@@ -15,13 +15,21 @@ gpu_memory_utilization, async_scheduling, block_size, num_gpu_blocks``
 
 plus ``env`` (the engine's environment variables: ``VLLM_*``, ``SGLANG_*``, ``NCCL_*``...)
 and ``unparsed`` (the arguments that could not be read, as written: a config with
-``unparsed`` is unknown in a comparison, never the same)."""
+``unparsed`` is unknown in a comparison, never the same). Such an object is a
+``dict[str, object]``: one key per setting the source states, a JSON value each (open
+keys: a new engine flag is a new key, never a schema change).
+
+What a deployment file says about one engine is an :class:`EngineSite` (a frozen record).
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from store.records import Dimension
 from workbench.errors import BadInput
@@ -39,7 +47,7 @@ def engine_env(name: str) -> bool:
     return bool(_ENGINE_ENV.match(name)) and not engine_flags.is_secret(name) and name not in _NOT_ENGINE_ENV
 
 
-def from_vllm_args(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+def from_vllm_args(argv: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
     """The settings a vLLM command line states (launcher included or not), with
     ``unparsed`` naming what could not be read and ``env`` the engine variables."""
     env = {str(k): str(v) for k, v in (env or {}).items()}
@@ -49,7 +57,7 @@ def from_vllm_args(argv: list[str], env: dict[str, str] | None = None) -> dict[s
     return _finish(parsed.settings, [*problems, *parsed.unparsed], {**env, **(cmd.env if cmd else {})}, [])
 
 
-def _finish(settings: dict[str, Any], unparsed: list[str], env: dict[str, str], env_unread: list[str]) -> dict[str, Any]:
+def _finish(settings: dict[str, object], unparsed: list[str], env: dict[str, str], env_unread: list[str]) -> dict[str, object]:
     out = dict(settings)
     stated = {k: v for k, v in sorted(env.items()) if engine_env(k)}
     if stated:
@@ -62,9 +70,10 @@ def _finish(settings: dict[str, Any], unparsed: list[str], env: dict[str, str], 
     return out
 
 
-def from_sglang_server_info(info: dict[str, Any]) -> dict[str, Any]:
-    """Engine settings from SGLang's ``/get_server_info`` (embedded in bench results)."""
-    out: dict[str, Any] = {}
+def from_sglang_server_info(info: Mapping[str, object]) -> dict[str, object]:
+    """Engine settings from SGLang's ``/get_server_info`` (embedded in bench results:
+    untrusted parsed JSON)."""
+    out: dict[str, object] = {}
     pairs = {
         "max_running_requests": "max_num_seqs",
         "chunked_prefill_size": "max_num_batched_tokens",
@@ -85,7 +94,7 @@ def from_sglang_server_info(info: dict[str, Any]) -> dict[str, Any]:
         if info.get(src) is not None:
             out[dst] = info[src]
     if "chunked_prefill_size" in info and info["chunked_prefill_size"] is not None:
-        out["chunked_prefill"] = int(info["chunked_prefill_size"]) > 0
+        out["chunked_prefill"] = int(info["chunked_prefill_size"]) > 0  # type: ignore[call-overload]
     if "disable_radix_cache" in info:
         out["prefix_caching"] = not bool(info["disable_radix_cache"])
     if "disable_cuda_graph" in info:
@@ -93,9 +102,9 @@ def from_sglang_server_info(info: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def from_cache_config_info(labels: dict[str, str]) -> dict[str, Any]:
+def from_cache_config_info(labels: dict[str, str]) -> dict[str, object]:
     """What ``vllm:cache_config_info`` labels say (measured: the running server's values)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     if "cache_dtype" in labels:
         out["kv_cache_dtype"] = labels["cache_dtype"]
     if "enable_prefix_caching" in labels:
@@ -127,56 +136,78 @@ def engine_from_image(image: str) -> str | None:
     return None
 
 
-def read_site(site: deployments.Site, file: Path | str) -> dict[str, Any] | None:
-    """The engine a deployment site runs, and what its files state about it (``None``: no engine).
+class ConfigSource(msgspec.Struct, frozen=True, kw_only=True):
+    """Where an engine's settings were read: the file, the place in it, and how."""
 
-    Returns ``{"engine", "engine_revision", "config", "gpus", "accelerator", "model",
-    "weights", "sources", "shape"}`` (keys only when the file states them).
-    """
+    file: str
+    path: str
+    read: str  # "settings mapping", "image entrypoint", "environment", ...
+
+
+class EngineSite(msgspec.Struct, frozen=True, kw_only=True):
+    """The serving engine one deployment site runs and what the file states about it;
+    a field is ``UNSET`` when the file does not state it (unknown, never a default)."""
+
+    engine: str
+    config: dict[str, object]  # the engine_config object (module docstring)
+    shape: str  # "Deployment", "Helm values (vLLM production stack)", ...
+    sources: list[ConfigSource]
+    where: str  # the site in the file ("spec.template.spec.containers[0]")
+    engine_revision: str | UnsetType = UNSET
+    gpus: int | UnsetType = UNSET
+    accelerator: str | UnsetType = UNSET
+    model: str | UnsetType = UNSET
+    weights: str | UnsetType = UNSET  # model@revision, or said to be unpinned
+    also: list[str] | UnsetType = UNSET  # the file's other engines (read_k8s_manifest)
+
+
+def read_site(site: deployments.Site, file: Path | str) -> EngineSite | None:
+    """The engine a deployment site runs, and what its files state about it (``None``: no engine)."""
     image_engine = engine_from_image(site.image) or site.engine_hint
     cmd, problems, how = engine_flags.engine_command(site.argv, image_engine, site.env)
     engine = cmd.engine if cmd else image_engine
     if engine is None:
         return None
     env = {**site.env, **(cmd.env if cmd else {})}
-    settings: dict[str, Any] = {}
+    settings: dict[str, object] = {}
     unparsed = list(problems)
-    sources: list[dict[str, str]] = []
+    sources: list[ConfigSource] = []
     if site.mapping:
         mapped = engine_flags.settings_from_mapping(site.mapping, engine)
         settings.update(mapped.settings)
         unparsed += mapped.unparsed
-        sources.append({"file": str(file), "path": site.mapping_where, "read": "settings mapping"})
+        sources.append(ConfigSource(file=str(file), path=site.mapping_where, read="settings mapping"))
     if cmd:
         parsed = engine_flags.parse_flags(cmd.args, engine, env, positional_model=cmd.positional_model)
         settings.update(parsed.settings)  # extraArgs come after vllmConfig on the command line
         unparsed += parsed.unparsed
         if cmd.args or site.argv:
             read = how if how == cmd.launcher else f"{how} ({cmd.launcher})"  # not "image entrypoint (image entrypoint)"
-            sources.append({"file": str(file), "path": site.argv_where, "read": read})
+            sources.append(ConfigSource(file=str(file), path=site.argv_where, read=read))
     elif site.argv and not problems:
         unparsed.append(f"{' '.join(site.argv)[:200]} (no {engine} command found in it)")
-        sources.append({"file": str(file), "path": site.argv_where, "read": "unreadable command"})
+        sources.append(ConfigSource(file=str(file), path=site.argv_where, read="unreadable command"))
     if site.env or site.env_unread:
-        sources.append({"file": str(file), "path": site.env_where, "read": "environment"})
+        sources.append(ConfigSource(file=str(file), path=site.env_where, read="environment"))
     if engine == "kserve-huggingface" and settings.get("backend"):
         engine = "vllm" if settings["backend"] == "vllm" else f"kserve-huggingface ({settings['backend']})"
     config = _finish(settings, unparsed, env, site.env_unread)
-    out: dict[str, Any] = {"engine": engine, "config": config, "shape": site.shape, "sources": sources, "where": site.where}
+    stated: dict[str, object] = {}  # the optional fields the file states
     revision = image_revision(site.image) if site.image else None
     if revision:
-        out["engine_revision"] = revision
+        stated["engine_revision"] = revision
     if site.gpus is not None:
-        out["gpus"] = site.gpus
+        stated["gpus"] = site.gpus
     if site.accelerator:
-        out["accelerator"] = site.accelerator
+        stated["accelerator"] = site.accelerator
     model = config.get("model") or site.model or env.get("MODEL_ID") or env.get("MODEL_NAME")
     if model:
-        out["model"] = model
+        stated["model"] = model
         # Weights as deployed: the model id at a pinned revision, or said to be unpinned.
-        revision = config.get("revision")
-        out["weights"] = f"{model}@{revision}" if revision else f"{model} (hub, revision not pinned)"
-    return out
+        pinned = config.get("revision")
+        stated["weights"] = f"{model}@{pinned}" if pinned else f"{model} (hub, revision not pinned)"
+    return EngineSite(engine=engine, config=config, shape=site.shape, sources=sources, where=site.where,
+                      **stated)  # type: ignore[arg-type]
 
 
 def looks_like_deployment(head: str) -> bool:
@@ -186,7 +217,7 @@ def looks_like_deployment(head: str) -> bool:
     return ("apiVersion:" in head and "kind:" in head) or "servingEngineSpec:" in head or bool(re.search(r"(?m)^services:\s*$", head))
 
 
-def read_deployment(path: Path) -> list[dict[str, Any]]:
+def read_deployment(path: Path) -> list[EngineSite]:
     """Every serving engine a deployment file runs (Kubernetes, KServe, LeaderWorkerSet,
     Helm values of the vLLM production stack, docker compose), in file order."""
     try:
@@ -198,18 +229,17 @@ def read_deployment(path: Path) -> list[dict[str, Any]]:
     return [found for site in deployments.sites(docs) if (found := read_site(site, path)) is not None]
 
 
-def read_k8s_manifest(path: Path) -> dict[str, Any]:
+def read_k8s_manifest(path: Path) -> EngineSite:
     """The serving engine of a deployment file (the first one; the others are named in ``also``)."""
     found = read_deployment(path)
     if not found:
         raise BadInput(path, "deployment file has no serving-engine container (vllm/sglang image or command)")
-    first = dict(found[0])
     if len(found) > 1:
-        first["also"] = [f"{f['where']} ({f['engine']})" for f in found[1:]]
-    return first
+        return msgspec.structs.replace(found[0], also=[f"{f.where} ({f.engine})" for f in found[1:]])
+    return found[0]
 
 
-def precision_of(config: dict[str, Any]) -> str | None:
+def precision_of(config: Mapping[str, object]) -> str | None:
     """``bf16`` / ``fp16`` / ``awq`` ... as stated (``auto`` dtype is not a precision)."""
     dtype = config.get("dtype")
     quant = config.get("quantization")
@@ -221,14 +251,14 @@ def precision_of(config: dict[str, Any]) -> str | None:
     return "+".join(parts) or None
 
 
-def topology_of(config: dict[str, Any], gpus: int | None = None) -> str | None:
+def topology_of(config: Mapping[str, object], gpus: int | None = None) -> str | None:
     tp, pp, dp = config.get("tp"), config.get("pp"), config.get("dp")
     if tp is None and pp is None and dp is None:
         return "single GPU" if gpus == 1 else None
     return f"TP{tp or 1} PP{pp or 1}" + (f" DP{dp}" if dp else "")
 
 
-def dimensions(config: dict[str, Any], source: str, *, gpus: int | None = None) -> dict[str, Dimension]:
+def dimensions(config: Mapping[str, object], source: str, *, gpus: int | None = None) -> dict[str, Dimension]:
     """``engine_config`` (engine knobs only), ``precision`` and ``topology`` dimensions."""
     dims: dict[str, Dimension] = {}
     engine_only = {k: v for k, v in sorted(config.items()) if k not in engine_flags.NOT_ENGINE}

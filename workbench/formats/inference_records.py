@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,11 +28,14 @@ import numpy as np
 from store.records import SAMPLES, Dimension, RunRecord, Work
 from workbench.errors import BadInput
 
+# meta["summary"] (module docstring): metric -> statistic -> value, scalars at the top level.
+Summary = dict[str, float | dict[str, float]]
+
 NUMERIC_COLUMNS = ("prompt_tokens", "output_tokens", "queue_ms", "prefill_ms", "decode_ms", "ttft_ms", "e2e_ms", "itl_ms", "tpot_ms", "ok")
 COLUMNS = ("id", *NUMERIC_COLUMNS)
 
 
-def strict_number(value: Any, path: Any, where: str) -> float:
+def strict_number(value: object, path: Path | str | None, where: str) -> float:
     """A number the file states: NaN when absent (``None``) or written as ``"NaN"``;
     a text that is not a number, a boolean, a list or an object is bad input (a wrong
     type is never a missing value)."""
@@ -55,9 +60,9 @@ def strict_number(value: Any, path: Any, where: str) -> float:
     return f
 
 
-def as_object(value: Any, path: Any, where: str) -> dict[str, Any]:
+def as_object(value: object, path: Path | str | None, where: str) -> dict[str, object]:
     """An object the file must hold at ``where``: ``{}`` when absent, bad input when
-    it is another type."""
+    it is another type (its values are still untrusted: ``object``)."""
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -65,7 +70,7 @@ def as_object(value: Any, path: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def as_list(value: Any, path: Any, where: str) -> list[Any]:
+def as_list(value: object, path: Path | str | None, where: str) -> list[object]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -73,7 +78,7 @@ def as_list(value: Any, path: Any, where: str) -> list[Any]:
     return value
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, str):
@@ -81,7 +86,7 @@ def _kind(value: Any) -> str:
     return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
 
 
-def number(value: Any) -> float:
+def number(value: object) -> float:
     """A finite float, or NaN for anything missing, non-numeric or non-finite."""
     if isinstance(value, bool) or value is None:
         return math.nan
@@ -104,7 +109,7 @@ class SampleBuilder:
         self.ids: list[str] = []
         self.cols: dict[str, list[float]] = {c: [] for c in NUMERIC_COLUMNS}
 
-    def add(self, id: str = "", **values: Any) -> None:
+    def add(self, id: str = "", **values: object) -> None:
         unknown = set(values) - set(NUMERIC_COLUMNS)
         if unknown:
             raise KeyError(f"unknown sample columns {sorted(unknown)}")
@@ -162,7 +167,7 @@ def stat_name(key: str) -> str | None:
     return None
 
 
-def stats_block(raw: dict[str, Any] | None, scale: float = 1.0, path: Any = None, where: str = "") -> dict[str, float]:
+def stats_block(raw: object, scale: float = 1.0, path: Path | str | None = None, where: str = "") -> dict[str, float]:
     """A statistics mapping normalized and scaled (e.g. s -> ms). With ``path`` a value
     of the wrong type is bad input (named by ``where``); without, it is dropped."""
     out: dict[str, float] = {}
@@ -221,11 +226,11 @@ def inference_run(
     label: str,
     *,
     samples: SampleBuilder | RequestColumns | None,
-    summary: dict[str, Any],
+    summary: Summary | Mapping[str, object],
     dimensions: dict[str, Dimension],
-    meta: dict[str, Any],
-    sources: list[Any],
-    window: dict[str, Any] | None = None,
+    meta: Mapping[str, object],
+    sources: list[Path],
+    window: Mapping[str, object] | None = None,
 ) -> RunRecord:
     """A run with per-request samples when present, else a summary-only run."""
     run = RunRecord(lens="inference", label=label, dimensions=dict(dimensions), meta=dict(meta), sources=list(sources))

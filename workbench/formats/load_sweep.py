@@ -15,33 +15,58 @@ When one file or folder holds several levels, each level's run also gets
 
 The sweep summary (figures over every level together) is metadata of the sweep, never
 a level of its own: it mixes loads and cannot be compared as one.
+
+Both are typed as ``TypedDict`` (:class:`Load`, :class:`SweepMeta`), not records: they
+live inside ``run.meta``, which the store keeps as JSON, so they stay plain mappings that
+round-trip through it unchanged.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from store.records import RunRecord
 
 AXES = ("rate", "concurrency", "strategy")
 
 
-def _finite(value: Any) -> float | None:
+class Load(TypedDict):
+    """``meta["load"]``: the load a run was measured at (``None``: the file does not say)."""
+
+    requested_rate: float | None
+    concurrency: float | None
+    strategy: str | None
+    achieved_rate: float | None
+
+
+class SweepMeta(TypedDict):
+    """``meta["sweep"]``: the sweep a level's run belongs to."""
+
+    id: str
+    label: str
+    tool: str
+    axis: str  # one of AXES
+    level: int  # index in load order
+    levels: int
+    summary: NotRequired[Mapping[str, object]]  # figures over every level: never a level
+
+
+def _finite(value: object) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     try:
-        f = float(value)
+        f = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return None
     return f if math.isfinite(f) and f >= 0 else None
 
 
-def load_meta(*, requested_rate: Any = None, concurrency: Any = None, strategy: str | None = None,
-              achieved_rate: Any = None) -> dict[str, Any]:
+def load_meta(*, requested_rate: object = None, concurrency: object = None, strategy: str | None = None,
+              achieved_rate: object = None) -> Load:
     """A level's load, every figure a finite number or ``None`` (unknown)."""
     return {
         "requested_rate": _finite(requested_rate),
@@ -51,7 +76,7 @@ def load_meta(*, requested_rate: Any = None, concurrency: Any = None, strategy: 
     }
 
 
-def load_text(load: dict[str, Any]) -> str:
+def load_text(load: Mapping[str, object]) -> str:
     """``37.97 req/s``, ``concurrency 8``, ``synchronous`` ... for labels and tables."""
     parts = []
     if load.get("requested_rate") is not None:
@@ -63,7 +88,7 @@ def load_text(load: dict[str, Any]) -> str:
     return ", ".join(parts) or "load unknown"
 
 
-def sweep_axis(loads: Sequence[dict[str, Any]]) -> str:
+def sweep_axis(loads: Sequence[Mapping[str, object]]) -> str:
     """What the levels vary: the requested rate when every level states one and they
     differ, else the concurrency, else the strategy (GuideLLM's mixed profiles)."""
     rates = [ld.get("requested_rate") for ld in loads]
@@ -75,7 +100,7 @@ def sweep_axis(loads: Sequence[dict[str, Any]]) -> str:
     return "strategy"
 
 
-def _order_key(axis: str, load: dict[str, Any]) -> tuple:
+def _order_key(axis: str, load: Mapping[str, object]) -> tuple:
     if axis == "rate":
         return (load["requested_rate"],)
     if axis == "concurrency":
@@ -86,7 +111,7 @@ def _order_key(axis: str, load: dict[str, Any]) -> tuple:
     return (rank, load.get("requested_rate") or load.get("concurrency") or 0.0)
 
 
-def sweep_id(tool: str, label: str, parts: Sequence[Any]) -> str:
+def sweep_id(tool: str, label: str, parts: Sequence[object]) -> str:
     """A stable identity for the sweep: tool, label and what its levels came from. A part
     naming a file (``PATH`` or ``PATH:LINE``) counts by the file's content, not its path,
     so the same files give the same sweep in any checkout or folder."""
@@ -94,7 +119,7 @@ def sweep_id(tool: str, label: str, parts: Sequence[Any]) -> str:
     return f"sw-{digest[:10]}"
 
 
-def _content(part: Any) -> str:
+def _content(part: object) -> str:
     text = str(part)
     path, sep, line = text.rpartition(":")
     if not (sep and line.isdigit()):
@@ -106,8 +131,8 @@ def _content(part: Any) -> str:
         return f"{hashlib.file_digest(f, 'sha256').hexdigest()}:{line}"
 
 
-def mark_sweep(runs: list[RunRecord], *, tool: str, label: str, parts: Sequence[Any],
-               summary: dict[str, Any] | None = None, relabel: bool = True) -> list[RunRecord]:
+def mark_sweep(runs: list[RunRecord], *, tool: str, label: str, parts: Sequence[object],
+               summary: Mapping[str, object] | None = None, relabel: bool = True) -> list[RunRecord]:
     """Give ≥ 2 runs (each with ``meta["load"]``) one sweep identity, in load order.
 
     ``relabel``: each run's label becomes ``"<label> @ <load>"`` so levels are told
@@ -122,7 +147,7 @@ def mark_sweep(runs: list[RunRecord], *, tool: str, label: str, parts: Sequence[
     out = []
     for level, i in enumerate(order):
         run = runs[i]
-        sweep: dict[str, Any] = {"id": ident, "label": label, "tool": tool, "axis": axis, "level": level, "levels": len(runs)}
+        sweep: SweepMeta = {"id": ident, "label": label, "tool": tool, "axis": axis, "level": level, "levels": len(runs)}
         if summary:
             sweep["summary"] = summary
         run.meta["sweep"] = sweep

@@ -23,14 +23,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats import bench_json
-from workbench.formats.inference_records import SampleBuilder, as_list, as_object, inference_run, number, request_mix, stats_block, strict_number
+from workbench.formats.inference_records import SampleBuilder, Summary, as_list, as_object, inference_run, number, request_mix, stats_block, strict_number
 from workbench.formats.load_sweep import group_levels, load_meta, mark_sweep
 from workbench.importers.base import Importer, ImportOptions, Probe
 
@@ -87,7 +87,7 @@ class AIPerfImporter(Importer):
 IMPORTER = AIPerfImporter()
 
 
-def _metric_ms(metrics: dict[str, Any], names: tuple[str, ...], path: Path, where: str) -> float:
+def _metric_ms(metrics: Mapping[str, object], names: tuple[str, ...], path: Path, where: str) -> float:
     for name in names:
         block = as_object(metrics.get(name), path, f"{where}: metrics.{name}")
         if "value" in block:
@@ -104,7 +104,7 @@ def _metric_ms(metrics: dict[str, Any], names: tuple[str, ...], path: Path, wher
     return math.nan
 
 
-def _metric_count(metrics: dict[str, Any], names: tuple[str, ...], path: Path, where: str) -> float:
+def _metric_count(metrics: Mapping[str, object], names: tuple[str, ...], path: Path, where: str) -> float:
     for name in names:
         block = as_object(metrics.get(name), path, f"{where}: metrics.{name}")
         if "value" in block:
@@ -116,14 +116,14 @@ _CONCURRENCY_DIR = re.compile(r"concurrency(\d+)$")
 _RATE_DIR = re.compile(r"request_rate(\d+(?:\.\d+)?)$")
 
 
-def _folder_load(path: Path) -> dict[str, Any]:
+def _folder_load(path: Path) -> dict[str, float | None]:
     """GenAI-Perf/AIPerf artifact folders end in ``-concurrency<N>`` or ``-request_rate<R>``."""
     name = path.parent.name
     c, r = _CONCURRENCY_DIR.search(name), _RATE_DIR.search(name)
     return {"concurrency": float(c.group(1)) if c else None, "requested_rate": float(r.group(1)) if r else None}
 
 
-def _per_request_run(path: Path, objs: list[tuple[int, dict[str, Any]]], options: ImportOptions) -> RunRecord:
+def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], options: ImportOptions) -> RunRecord:
     builder = SampleBuilder()
     warmup = 0
     errors: dict[str, int] = {}
@@ -162,8 +162,8 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, Any]]], options
     if not len(builder):
         raise BadInput(path, f"no profiling records ({warmup} warm-up records)")
     meta_out: dict[str, Any] = {"source_format": "aiperf profile_export.jsonl", "warmup_records_excluded": warmup, "errors": errors}
-    window: dict[str, Any] = {"kind": "steady", "warmup_excluded": warmup, "policy": "benchmark_phase != warmup"}
-    summary: dict[str, Any] = {}
+    window: dict[str, object] = {"kind": "steady", "warmup_excluded": warmup, "policy": "benchmark_phase != warmup"}
+    summary: Summary = {}
     completed = sum(1 for ok in builder.cols["ok"] if ok == 1.0)
     if last_end > first_start:
         # First send to last response of the profiling records: the measured window.
@@ -180,9 +180,9 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, Any]]], options
     return inference_run(label, samples=builder, summary=summary, dimensions={}, meta=meta_out, sources=[path], window=window)
 
 
-def _aggregate_run(path: Path, line: int, obj: dict[str, Any], options: ImportOptions) -> RunRecord:
+def _aggregate_run(path: Path, line: int, obj: Mapping[str, object], options: ImportOptions) -> RunRecord:
     blocks = obj.get("records") if isinstance(obj.get("records"), dict) else obj
-    summary: dict[str, Any] = {}
+    summary: Summary = {}
     for name, target in AGGREGATE.items():
         block = as_object(blocks.get(name), path, f"line {line}: {name}")
         if not block or target in summary:
@@ -233,7 +233,7 @@ def _aggregate_run(path: Path, line: int, obj: dict[str, Any], options: ImportOp
     return inference_run(label, samples=None, summary=summary, dimensions=dims, meta=meta, sources=[path], window={"kind": "steady"})
 
 
-def _raw_runs(path: Path, obj: dict[str, Any], options: ImportOptions) -> Iterator[RunRecord]:
+def _raw_runs(path: Path, obj: Mapping[str, object], options: ImportOptions) -> Iterator[RunRecord]:
     experiments = obj["experiments"]
     if not experiments:
         raise BadInput(path, "no experiments", where="experiments")
@@ -271,8 +271,8 @@ def _raw_runs(path: Path, obj: dict[str, Any], options: ImportOptions) -> Iterat
         meta = {"source_format": "genai-perf profile_export.json", "experiment": exp.get("experiment"),
                 "tool_version": obj.get("version"), "service_kind": obj.get("service_kind"), "endpoint": obj.get("endpoint")}
         dims = {"load": Dimension(f"{mode}={value:g}", "declared")} if mode else {}
-        window: dict[str, Any] = {"kind": "steady", "policy": "perf analyzer measurement window"}
-        summary: dict[str, Any] = {}
+        window: dict[str, object] = {"kind": "steady", "policy": "perf analyzer measurement window"}
+        summary: Summary = {}
         if last > first:
             window["duration_s"] = summary["duration_s"] = (last - first) / 1e9
             summary["request_throughput"] = completed / window["duration_s"]

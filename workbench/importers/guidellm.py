@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
-from workbench.formats.inference_records import SampleBuilder, as_list, as_object, inference_run, number, request_mix, stats_block, strict_number
+from workbench.formats.inference_records import SampleBuilder, Summary, as_list, as_object, inference_run, number, request_mix, stats_block, strict_number
 from workbench.formats.load_sweep import load_meta, mark_sweep
 from workbench.formats.bench_json import load_object
 from workbench.importers.base import Importer, ImportOptions, Probe
@@ -73,14 +72,14 @@ class GuideLLMImporter(Importer):
 IMPORTER = GuideLLMImporter()
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _load(path: Path) -> dict[str, object]:
     return load_object(path, MAX_BYTES, "larger than 1 GiB; not a GuideLLM report")
 
 
-def _run(bench: dict[str, Any], path: Path, index: int, count: int, options: ImportOptions) -> RunRecord:
+def _run(bench: Mapping[str, object], path: Path, index: int, count: int, options: ImportOptions) -> RunRecord:
     where = f"benchmarks[{index}]"
     metrics = as_object(bench.get("metrics"), path, f"{where}.metrics")
-    summary: dict[str, Any] = {}
+    summary: Summary = {}
     for key, (target, scale) in METRICS.items():
         split = as_object(metrics.get(key), path, f"{where}.metrics.{key}")
         stats = stats_block(split.get("successful"), scale, path, f"{where}.metrics.{key}.successful")
@@ -98,7 +97,7 @@ def _run(bench: dict[str, Any], path: Path, index: int, count: int, options: Imp
         summary["total_output_tokens"] = round(summary["output_tokens"]["mean"] * summary["requests_completed"])
 
     requests = as_object(bench.get("requests"), path, f"{where}.requests")
-    records: list[tuple[dict[str, Any], float, str]] = []
+    records: list[tuple[dict[str, object], float, str]] = []
     for status, ok in (("successful", 1.0), ("errored", 0.0), ("incomplete", math.nan)):
         for r, rec in enumerate(as_list(requests.get(status), path, f"{where}.requests.{status}")):
             records.append((as_object(rec, path, f"{where}.requests.{status}[{r}]"), ok, f"{where}.requests.{status}[{r}]"))
@@ -158,7 +157,7 @@ def _run(bench: dict[str, Any], path: Path, index: int, count: int, options: Imp
     }
     if not math.isnan(duration):
         meta["duration_s"] = duration
-    window: dict[str, Any] = {"kind": "steady", "policy": f"guidellm {strategy}"}
+    window: dict[str, object] = {"kind": "steady", "policy": f"guidellm {strategy}"}
     if not math.isnan(duration):
         window["duration_s"] = duration
     run = inference_run(label, samples=builder if kept_all else None, summary=summary, dimensions=dims, meta=meta,

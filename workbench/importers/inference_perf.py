@@ -27,15 +27,19 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import msgspec
+from msgspec import UNSET
 
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats import engine_config, safe_yaml
 from workbench.formats.bench_json import load_object
-from workbench.formats.inference_records import as_object, inference_run, number, request_mix, stats_block, strict_number
+from workbench.formats.engine_config import EngineSite
+from workbench.formats.inference_records import Summary, as_object, inference_run, number, request_mix, stats_block, strict_number
 from workbench.formats.load_sweep import load_meta, mark_sweep
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
 
@@ -99,14 +103,22 @@ def _is_load_config(head: str) -> bool:
     return bool(re.search(r"(?m)^load:\s*$", head) and re.search(r"(?m)^(data|server|api):\s*$", head) and re.search(r"(?m)^report:\s*$", head))
 
 
-def _load_json(path: Path) -> dict[str, Any]:
+def _load_json(path: Path) -> dict[str, object]:
     obj = load_object(path, MAX_JSON_BYTES, "larger than 64 MiB; not an inference-perf report")
     if "successes" not in obj:
         raise BadInput(path, "not an inference-perf report (no 'successes')")
     return obj
 
 
-def _companions(folder: Path, extras: list[Path]) -> dict[str, Any]:
+class Companions(msgspec.Struct, frozen=True, kw_only=True):
+    """The files beside a results folder that say how it was produced."""
+
+    paths: dict[str, str]  # "manifest" / "load_config" -> the file read
+    manifest: EngineSite | None = None  # the serving engine the deployment file runs
+    load_config: Mapping[str, object] | None = None  # the load generator's config (untrusted YAML)
+
+
+def _companions(folder: Path, extras: list[Path]) -> Companions:
     """The manifest and load config for a results folder: imported ones first, then beside it."""
     variant = folder.parent if folder.name == "results" else folder
     found: dict[str, Path] = {}
@@ -124,16 +136,15 @@ def _companions(folder: Path, extras: list[Path]) -> dict[str, Any]:
                 if candidate.is_file():
                     found[kind] = candidate
                     break
-    out: dict[str, Any] = {"paths": {k: str(v) for k, v in found.items()}}
-    if "manifest" in found:
-        out["manifest"] = engine_config.read_k8s_manifest(found["manifest"])
+    manifest = engine_config.read_k8s_manifest(found["manifest"]) if "manifest" in found else None
+    load_config = None
     if "load_config" in found:
         try:
             docs = safe_yaml.load_file(found["load_config"])
         except ValueError as exc:
             raise BadInput(found["load_config"], f"load config is not readable YAML ({exc})") from None
-        out["load_config"] = docs[0] if docs and isinstance(docs[0], dict) else {}
-    return out
+        load_config = docs[0] if docs and isinstance(docs[0], dict) else {}
+    return Companions(paths={k: str(v) for k, v in found.items()}, manifest=manifest, load_config=load_config)
 
 
 def _folder_runs(folder: Path, files: list[Path], extras: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
@@ -169,9 +180,10 @@ def _folder_runs(folder: Path, files: list[Path], extras: list[Path], options: I
     yield from mark_sweep(runs, tool="inference-perf", label=name, parts=parts, summary=sweep_summary)
 
 
-def _sweep_summary(files: dict[str, Path]) -> dict[str, Any]:
-    """The summary files' figures: metadata of the sweep, never a load level."""
-    out: dict[str, Any] = {"note": "aggregated over every stage of the sweep: not a load level"}
+def _sweep_summary(files: dict[str, Path]) -> dict[str, object]:
+    """The summary files' figures: metadata of the sweep, never a load level
+    (``meta["sweep"]["summary"]``: a note, the client and the server figures)."""
+    out: dict[str, object] = {"note": "aggregated over every stage of the sweep: not a load level"}
     if "lifecycle" in files:
         life = lifecycle_summary(_load_json(files["lifecycle"]), files["lifecycle"])
         life.pop("_lengths", None)
@@ -183,7 +195,7 @@ def _sweep_summary(files: dict[str, Path]) -> dict[str, Any]:
 
 def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], options: ImportOptions,
          stage: str | None = None, summary_only: bool = False) -> RunRecord:
-    summary: dict[str, Any] = {}
+    summary: Summary = {}
     meta: dict[str, Any] = {"source_format": "inference-perf report", "warnings": []}
     sources: list[Path] = []
     if "lifecycle" in files:
@@ -207,38 +219,39 @@ def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], o
         summary["duration_s"] = summary["send_duration"]
     dims: dict[str, Dimension] = {}
     comp = _companions(folder, extras)
-    meta["companions"] = comp["paths"]
-    sources.extend(p for p in (Path(x) for x in comp["paths"].values()) if p in extras)
-    manifest = comp.get("manifest")
+    meta["companions"] = comp.paths
+    sources.extend(p for p in (Path(x) for x in comp.paths.values()) if p in extras)
+    manifest = comp.manifest
     if manifest:
-        config = dict(manifest.get("config", {}))
+        config = dict(manifest.config)
         generation = config.pop("engine_generation", None)
-        if manifest.get("model"):
-            dims["model"] = Dimension(str(manifest["model"]), "declared")
-            dims["weights"] = Dimension(str(manifest["weights"]), "declared")
-        if manifest.get("engine_revision"):
-            revision = f"{manifest['engine']} {manifest['engine_revision']}"
+        gpus = manifest.gpus if manifest.gpus is not UNSET else None
+        if manifest.model:
+            dims["model"] = Dimension(str(manifest.model), "declared")
+            dims["weights"] = Dimension(str(manifest.weights), "declared")
+        if manifest.engine_revision:
+            revision = f"{manifest.engine} {manifest.engine_revision}"
             if generation == "V0":
                 revision += " (V0 engine)"
             dims["engine_revision"] = Dimension(revision, "declared")
-        if manifest.get("accelerator"):
-            gpus = manifest.get("gpus")
-            dims["hardware"] = Dimension(f"{gpus}x {manifest['accelerator']}" if gpus else str(manifest["accelerator"]), "declared")
-        dims.update(engine_config.dimensions(config, "declared", gpus=manifest.get("gpus")))
-        meta["engine_config_sources"] = manifest.get("sources", [])
-        if manifest.get("also"):
-            meta["warnings"].append(f"the deployment file runs more engines than the one read ({manifest['where'] or 'first'}): "
-                                    + ", ".join(manifest["also"]))
-    load_cfg = comp.get("load_config")
+        if manifest.accelerator:
+            dims["hardware"] = Dimension(f"{gpus}x {manifest.accelerator}" if gpus else str(manifest.accelerator), "declared")
+        dims.update(engine_config.dimensions(config, "declared", gpus=gpus))
+        meta["engine_config_sources"] = msgspec.to_builtins(manifest.sources)
+        if manifest.also:
+            meta["warnings"].append(f"the deployment file runs more engines than the one read ({manifest.where or 'first'}): "
+                                    + ", ".join(manifest.also))
+    load_cfg = comp.load_config
     if load_cfg:
-        data = load_cfg.get("data") or {}
-        sp = data.get("shared_prefix") or {}
+        config_file = comp.paths.get("load_config")
+        data = _section(load_cfg, "data", config_file)
+        sp = _section(data, "data.shared_prefix", config_file)
         if sp:
             mix = request_mix(number(sp.get("system_prompt_len")) + number(sp.get("question_len")), number(sp.get("output_len")))
             if mix:
                 dims["request_mix"] = Dimension(f"{mix} (shared prefix {sp.get('system_prompt_len')})", "declared")
-        load = load_cfg.get("load") or {}
-        sweep = load.get("sweep") or {}
+        load = _section(load_cfg, "load", config_file)
+        sweep = _section(load, "load.sweep", config_file)
         if stage is not None and "requested_rate" in summary:
             dims["load"] = Dimension(f"{load.get('type')} load at {summary['requested_rate']:g} req/s (stage {stage} of a "
                                      f"{sweep.get('type', '?')} sweep)", "declared")
@@ -246,11 +259,13 @@ def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], o
             dims["load"] = Dimension(
                 f"{load.get('type')} load, {sweep.get('type', 'no')} sweep of {sweep.get('num_stages', '?')} x {sweep.get('stage_duration', '?')} s"
                 if sweep else f"{load.get('type')} load", "declared")
-        client_model = (load_cfg.get("server") or {}).get("model_name")
+        client_model = _section(load_cfg, "server", config_file).get("model_name")
         if client_model and "model" in dims and client_model != dims["model"].value:
             meta["warnings"].append(f"load config names model {client_model!r}; the manifest serves {dims['model'].value!r}")
         meta["load_config"] = {k: load_cfg.get(k) for k in ("api", "data", "load", "server") if k in load_cfg}
-        meta["load_config"].get("server", {}).pop("token", None)
+        server = meta["load_config"].get("server")
+        if isinstance(server, dict):
+            server.pop("token", None)
     measured = summary.pop("_lengths", None)
     if measured:
         meta["measured_lengths"] = measured
@@ -267,10 +282,10 @@ def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], o
     return inference_run(label, samples=None, summary=summary, dimensions=dims, meta=meta, sources=sources, window=window)
 
 
-def lifecycle_summary(obj: dict[str, Any], path: Path) -> dict[str, Any]:
+def lifecycle_summary(obj: Mapping[str, object], path: Path) -> Summary:
     """The client figures of one report; a value of the wrong type is bad input."""
     succ = as_object(obj.get("successes"), path, "successes")
-    out: dict[str, Any] = {}
+    out: Summary = {}
     lat = as_object(succ.get("latency"), path, "successes.latency")
     for key, target in LATENCIES.items():
         block = stats_block(lat.get(key), 1000.0, path, f"successes.latency.{key}")
@@ -308,10 +323,10 @@ def lifecycle_summary(obj: dict[str, Any], path: Path) -> dict[str, Any]:
     return out
 
 
-def server_summary(obj: dict[str, Any], path: Path | None = None) -> tuple[dict[str, Any], list[str]]:
+def server_summary(obj: Mapping[str, object], path: Path | None = None) -> tuple[dict[str, float | dict[str, float | bool]], list[str]]:
     """Server-side aggregates, with blocks that are silently zero under load set unknown."""
     succ = as_object(obj.get("successes"), path, "successes") if path is not None else (obj.get("successes") or {})
-    out: dict[str, Any] = {}
+    out: dict[str, float | dict[str, float | bool]] = {}
     unknown: list[str] = []
     served = number(succ.get("count")) > 0 or number(succ.get("rate")) > 0
     for key, value in succ.items():
@@ -333,3 +348,14 @@ def server_summary(obj: dict[str, Any], path: Path | None = None) -> tuple[dict[
             block["unknown"] = True
         out[key] = block
     return out, unknown
+
+
+def _section(config: Mapping[str, object], where: str, file: str | None) -> Mapping[str, object]:
+    """The mapping at ``where`` (the last key of a dotted path) in the load config; absent or
+    empty is an empty one, anything else but a mapping is bad input naming the place."""
+    value = config.get(where.rpartition(".")[2])
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise BadInput(file, f"should be a mapping, not {type(value).__name__}", where=where)
+    return value

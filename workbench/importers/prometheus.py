@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
@@ -101,9 +101,9 @@ def _ms(value_s: float) -> float:
     return value_s * 1000.0
 
 
-def _histogram_summary(hist: prom_text.Histogram) -> dict[str, Any]:
+def _histogram_summary(hist: prom_text.Histogram) -> dict[str, object]:
     """Mean (exact), count and quantiles with their bucket bounds (all in ms)."""
-    out: dict[str, Any] = {"count": hist.count}
+    out: dict[str, object] = {"count": hist.count}
     if hist.count > 0:
         out["mean"] = _ms(hist.sum / hist.count)
     if hist.edges and hist.count > 0:
@@ -124,7 +124,7 @@ def _histogram_summary(hist: prom_text.Histogram) -> dict[str, Any]:
 
 def _engine_dimensions(scrape: prom_text.Scrape) -> dict[str, Dimension]:
     dims: dict[str, Dimension] = {}
-    config: dict[str, Any] = {}
+    config: dict[str, object] = {}  # the engine_config object (formats/engine_config.py)
     for labels, _ in scrape.values("vllm:cache_config_info"):
         config.update(engine_config.from_cache_config_info(dict(labels)))
     models = {dict(labels).get("model_name") for (name, labels) in scrape.series if dict(labels).get("model_name")}
@@ -150,8 +150,8 @@ def _engine_name(scrape: prom_text.Scrape) -> str | None:
 
 def window_run(before: prom_text.Scrape, after: prom_text.Scrape, options: ImportOptions) -> RunRecord:
     deltas, problems = prom_text.difference(before, after)
-    summary: dict[str, Any] = {}
-    families: dict[str, Any] = {}
+    summary: dict[str, float | dict[str, object]] = {}  # meta["summary"]: scalars and statistics blocks
+    families: dict[str, dict[str, object]] = {}
     for key, names in PHASE_HISTOGRAMS.items():
         for name in names:
             d = deltas.get(name)
@@ -225,10 +225,20 @@ def _family_total(scrape: prom_text.Scrape, family: str) -> float | None:
     return math.fsum(abs(v) for _, v in vals) if vals else None
 
 
-def silent_zeros(before: prom_text.Scrape, after: prom_text.Scrape, deltas: dict[str, Any], served: bool) -> list[dict[str, Any]]:
+class SilentZero(TypedDict):
+    """A family that stayed 0 where an engine version renamed or dropped it
+    (``meta["scrape"]["missing"]``)."""
+
+    metric: str
+    reason: str
+    text: str
+
+
+def silent_zeros(before: prom_text.Scrape, after: prom_text.Scrape, deltas: dict[str, prom_text.FamilyDelta],
+                 served: bool) -> list[SilentZero]:
     """Families an engine version renamed or dropped that stayed exactly 0 in both
     scrapes while requests were served: missing, with the rename named, never 0 %."""
-    out = []
+    out: list[SilentZero] = []
     if not served:
         return out
     for family, what in RENAMED_OR_DROPPED.items():
@@ -241,9 +251,9 @@ def silent_zeros(before: prom_text.Scrape, after: prom_text.Scrape, deltas: dict
     return out
 
 
-def gauge_snapshots(before: prom_text.Scrape, after: prom_text.Scrape, missing: set[str]) -> dict[str, Any]:
+def gauge_snapshots(before: prom_text.Scrape, after: prom_text.Scrape, missing: set[str]) -> dict[str, dict[str, object]]:
     """Each known gauge's value at both scrapes (a snapshot, not a window mean)."""
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, object]] = {}
     for key, names in GAUGES.items():
         for name in names:
             if name in missing:

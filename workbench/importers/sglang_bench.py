@@ -9,9 +9,8 @@ TTFT; ``--output-details`` adds the same per-request arrays as vLLM's benchmark.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from store.records import Dimension, RunRecord
 from workbench.formats import bench_json, engine_config
@@ -46,7 +45,7 @@ class SglangBenchImporter(Importer):
 IMPORTER = SglangBenchImporter()
 
 
-def _run(obj: dict[str, Any], path: Path, line: int, index: int | None, options: ImportOptions) -> RunRecord:
+def _run(obj: Mapping[str, object], path: Path, line: int, index: int | None, options: ImportOptions) -> RunRecord:
     info = as_object(obj.get("server_info"), path, f"line {line}: server_info")
     config = engine_config.from_sglang_server_info(info)
     dims: dict[str, Dimension] = {}
@@ -80,7 +79,7 @@ def _run(obj: dict[str, Any], path: Path, line: int, index: int | None, options:
     setup = {k: v for k, v in workload.items() if k not in ("request_rate", "max_concurrency")}
     meta["_setup"] = json.dumps([config.get("model"), obj.get("tag"), setup], sort_keys=True, default=str)
     meta["_sweep_label"] = " ".join(str(x) for x in ("sglang", str(config.get("model", "")).rsplit("/", 1)[-1], obj.get("tag") or "") if x).strip()
-    window: dict[str, Any] = {"kind": "steady"}
+    window: dict[str, object] = {"kind": "steady"}
     if "duration_s" in summary:
         window["duration_s"] = summary["duration_s"]
     run = inference_run(label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from store.records import Dimension, RunRecord
 from workbench.formats import bench_json
@@ -25,6 +25,9 @@ from workbench.formats.engine_config import dimensions as engine_dimensions
 from workbench.formats.inference_records import inference_run, number, request_mix, strict_number
 from workbench.formats.load_sweep import group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
+
+if TYPE_CHECKING:
+    import numpy as np
 
 KNOWN = {
     "date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "request_rate",
@@ -67,12 +70,12 @@ class VllmBenchImporter(Importer):
 IMPORTER = VllmBenchImporter()
 
 
-def _bool(value: Any) -> bool | None:
+def _bool(value: object) -> bool | None:
     s = str(value).strip().lower()
     return True if s in ("1", "true", "yes", "on") else False if s in ("0", "false", "no", "off") else None
 
 
-def result_run(obj: dict[str, Any], path: Path, line: int, index: int | None, options: ImportOptions) -> RunRecord:
+def result_run(obj: Mapping[str, object], path: Path, line: int, index: int | None, options: ImportOptions) -> RunRecord:
     where = f"line {line}"
     metadata = {k: v for k, v in obj.items() if k not in KNOWN and not _STAT.match(k) and not k.startswith(("probe_", "spec_decode_", "diffusion_"))}
     dims: dict[str, Dimension] = {}
@@ -86,7 +89,7 @@ def result_run(obj: dict[str, Any], path: Path, line: int, index: int | None, op
         if metadata.get(key):
             dims["engine_revision"] = Dimension(str(metadata[key]), "declared")
             break
-    config: dict[str, Any] = {}
+    config: dict[str, object] = {}  # the engine_config object (formats/engine_config.py)
     for key, kind in ENGINE_KNOBS.items():
         if key in metadata:
             canon = {"enable_chunked_prefill": "chunked_prefill", "enable_prefix_caching": "prefix_caching",
@@ -120,7 +123,7 @@ def result_run(obj: dict[str, Any], path: Path, line: int, index: int | None, op
         strict_number(rate, path, f"{where}: request_rate")
     summary = bench_json.flat_summary(obj, path, where)
     samples = None
-    tables: dict[str, Any] = {}
+    tables: dict[str, dict[str, np.ndarray]] = {}
     if bench_json.has_arrays(obj, path, where):
         samples = bench_json.samples_from_arrays(obj, path, where)
         itl = bench_json.itl_table(obj, path, where)
@@ -160,7 +163,7 @@ def result_run(obj: dict[str, Any], path: Path, line: int, index: int | None, op
     setup = {k: v for k, v in metadata.items() if k not in ("date",)}
     meta["_setup"] = json.dumps([obj.get("model_id"), obj.get("backend"), obj.get("label"), setup], sort_keys=True, default=str)
     meta["_sweep_label"] = _default_label(obj, metadata, with_load=False)
-    window: dict[str, Any] = {"kind": "steady"}
+    window: dict[str, object] = {"kind": "steady"}
     if "duration_s" in summary:
         window["duration_s"] = summary["duration_s"]
     if isinstance(obj.get("num_warmups"), int):
@@ -176,7 +179,7 @@ def result_run(obj: dict[str, Any], path: Path, line: int, index: int | None, op
     return run
 
 
-def _default_label(obj: dict[str, Any], metadata: dict[str, Any], with_load: bool = True) -> str:
+def _default_label(obj: Mapping[str, object], metadata: Mapping[str, object], with_load: bool = True) -> str:
     model = str(obj.get("model_id") or "model?").rstrip("/").rsplit("/", 1)[-1]
     parts = [str(obj.get("backend") or "vllm"), model]
     if with_load:

@@ -47,13 +47,14 @@ def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *,
     store = open_store_from(ctx)
     # Metadata first; each level's rows are loaded when it is compared (bounded memory).
     meta_only = [store.load_runs(ids, tables=[]) for ids in sides]
-    doc = compare_sweeps(meta_only[0], meta_only[1], metric=metric, slo=parse_slo(slo),
-                         rate_tolerance=rate_tolerance, changes=dict(parse_change(c) for c in changes),
-                         accepts=dict(zip(accepts, whys)), load=lambda runs: store.load_runs([r.id for r in runs]))
+    result = compare_sweeps(meta_only[0], meta_only[1], metric=metric, slo=parse_slo(slo),
+                            rate_tolerance=rate_tolerance, changes=dict(parse_change(c) for c in changes),
+                            accepts=dict(zip(accepts, whys)), load=lambda runs: store.load_runs([r.id for r in runs]))
+    doc = result.to_json()
     if as_json:
         emit_json(doc)
     else:
-        click.echo(render_sweep_comparison(doc))
+        click.echo(render_sweep_comparison(result))
     code = sweep_exit_code(doc, fail_on)
     if code:
         sys.exit(code)
