@@ -6,8 +6,9 @@ Rich, Textual, Dask) that a light path must not load, or the store-free path of
 Scope: the modules cleared of function-level imports so far (issue 14 item 4): the CLI
 (``wb import``'s module aside, which the importer-options work owns), the top-level
 ``workbench/*.py`` modules, ``workbench/training`` and ``workbench/formats`` (the fast
-readers ``training/json_chunks.py`` and ``formats/sacct*`` aside). Widen ``SCOPE`` as
-other packages are cleared.
+readers ``training/json_chunks.py`` and ``formats/sacct*`` aside), the TUI, ``compare``
+(the load sweep modules aside, for now), ``investigations``, ``rerun``, ``bisect``,
+``bundle`` and ``diagnostics``. Widen ``SCOPE`` as other packages are cleared.
 
 An import of the project's own modules (``workbench``, ``store``, ``lenses``) inside a
 function must be listed in ``OWN_LAZY`` with why; ``heavy`` entries are checked: the
@@ -23,10 +24,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 OWN = ("workbench", "store", "lenses")
 
-SCOPE = ["workbench/cli/**/*.py", "workbench/*.py", "workbench/training/**/*.py", "workbench/formats/**/*.py"]
-OUT_OF_SCOPE = ("workbench/cli/commands/import_.py", "workbench/training/json_chunks.py", "workbench/formats/sacct")
+SCOPE = ["workbench/cli/**/*.py", "workbench/*.py", "workbench/training/**/*.py", "workbench/formats/**/*.py",
+         "workbench/tui/**/*.py", "workbench/compare/**/*.py", "workbench/investigations/**/*.py", "workbench/rerun/**/*.py",
+         "workbench/bisect/**/*.py", "workbench/bundle/**/*.py", "workbench/diagnostics/**/*.py"]
+OUT_OF_SCOPE = ("workbench/cli/commands/import_.py", "workbench/training/json_chunks.py", "workbench/formats/sacct",
+                "workbench/compare/sweep")
 
-SQLALCHEMY = ("heavy", "sqlalchemy")  # SQLModel tables: `wb CMD --help` and `wb import` into SQLite stay without it
+SQLALCHEMY = ("heavy", "sqlalchemy")  # SQLModel tables: `wb CMD --help`, `wb import` into SQLite and the TUI's first frame stay without it
+NUMPY = ("heavy", "numpy")  # the compare engine: `wb --help` imports the `workbench.compare` package, not the engine
+FIRST_FRAME = ("heavy", "importlib.metadata")  # the rerun executor (and the importers it loads): not for the TUI's first frame
 # (file, module imported inside a function) -> why
 OWN_LAZY = {
     ("workbench/cli/__init__.py", "store.errors"): ("why", "`wb evidence verify` runs where `store` cannot be imported"),
@@ -38,6 +44,33 @@ OWN_LAZY = {
     ("workbench/cli/commands/rerun.py", "store.rerun"): SQLALCHEMY,
     ("workbench/cli/commands/show.py", "store.declarations"): SQLALCHEMY,
     ("workbench/declare.py", "store.declarations"): SQLALCHEMY,
+    ("workbench/tui/services.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/tui/services.py", "store.bisect"): SQLALCHEMY,
+    ("workbench/tui/services.py", "workbench.bisect.bisection"): FIRST_FRAME,
+    ("workbench/tui/services.py", "workbench.rerun.execute"): FIRST_FRAME,
+    ("workbench/tui/services.py", "workbench.rerun.preflight"): FIRST_FRAME,
+    ("workbench/compare/__init__.py", "lenses.base"): NUMPY,
+    ("workbench/compare/__init__.py", "lenses.extensions"): NUMPY,
+    ("workbench/compare/__init__.py", "workbench.compare"): ("why", "its engine modules (comparability, delta, ...) load numpy"),
+    ("workbench/compare/__init__.py", "workbench.compare.control"): NUMPY,
+    ("workbench/compare/__init__.py", "workbench.compare.model"): NUMPY,
+    ("workbench/compare/__init__.py", "workbench.compare.results"): NUMPY,
+    ("workbench/compare/__init__.py", "workbench.compare.inspect_data"): NUMPY,
+    ("workbench/investigations/bundling.py", "store.declarations"): SQLALCHEMY,
+    ("workbench/investigations/bundling.py", "store.bisect"): SQLALCHEMY,
+    ("workbench/investigations/bundling.py", "store.investigations"): SQLALCHEMY,
+    ("workbench/investigations/common.py", "store.investigations"): SQLALCHEMY,
+    ("workbench/investigations/comparisons.py", "store.investigations"): SQLALCHEMY,
+    ("workbench/investigations/frame.py", "store.investigations"): SQLALCHEMY,
+    ("workbench/investigations/hypotheses.py", "store.investigations"): SQLALCHEMY,
+    ("workbench/investigations/hypotheses.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/investigations/observations.py", "store.investigations"): SQLALCHEMY,
+    ("workbench/rerun/execute.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/rerun/report.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/bisect/bisection.py", "store.bisect"): SQLALCHEMY,
+    ("workbench/bisect/bisection.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/bisect/bisection.py", "store.tables"): SQLALCHEMY,
+    ("workbench/bundle/recompute.py", "store.records"): ("why", "`wb evidence verify` without --recompute runs where `store` cannot be imported"),
 }
 
 
@@ -86,6 +119,13 @@ def test_the_scope_is_what_it_says():
     assert "workbench/cli/commands/compare.py" in names and "workbench/ingest.py" in names
     assert "workbench/training/cluster.py" in names and "workbench/formats/prom_text.py" in names
     assert not [n for n in names if n.startswith(OUT_OF_SCOPE)]
+
+
+def test_the_tuis_first_frame_loads_no_sqlalchemy():
+    """The TUI's modules load without SQLAlchemy (its tables are imported by the workers that need them)."""
+    probe = "import sys, workbench.tui.app; print(sorted(m for m in ('sqlalchemy', 'sqlmodel') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
 def test_own_modules_are_imported_inside_functions_only_where_listed():

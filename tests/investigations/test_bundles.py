@@ -154,6 +154,6 @@ def test_hostile_strings_in_an_imported_bundle_are_shown_escaped(investigation, 
     path = write_bundle(reseal_digests(doc), tmp_path / "hostile.json")
     imported = import_bundle(st, path)
     capsys.readouterr()
-    print_investigation(wf.show_investigation(st, imported["investigation"]))
+    print_investigation(wf.investigation_view(st, imported["investigation"]))
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\x1b[2J" in out and "\\x1b[31m" in out

@@ -33,7 +33,7 @@ async def test_inspect_chart_fits_80_columns_for_each_lens(demo_url, inv_id, len
         await settle(app, pilot)
         await pilot.press("escape", "3")
         await settle(app, pilot)
-        assert app.inv["lens"] == lens
+        assert app.inv.lens == lens
         report = text_of(app.query_one("#inspect-report"))
     lines = report.splitlines()
     assert any(chart in line for line in lines)

@@ -28,7 +28,7 @@ async def test_picker_then_frame(demo_url):
         texts = option_texts(app.screen.query_one("#picker-list"))
         assert len(texts) == 3 and "inference" in texts[0] and "training" in texts[1] and "fleet" in texts[2]
         await _open(app, pilot, 2)
-        assert app.inv["lens"] == "training"
+        assert app.inv.lens == "training"
         body = text_of(app.query_one("#frame-body"))
         assert "framework" in body and "PyTorch" in body
         await pilot.press("?")
@@ -66,8 +66,8 @@ async def test_refused_comparison_shows_reason_and_accepts(demo_url):
         await settle(app, pilot)
         banner = text_of(app.query_one("#compare-banner"))
         assert "REFUSED" not in banner, banner
-        comp = app.inv["comparisons"][-1]
-        assert comp["parameters"]["accepts"] == {"hardware": "checking the engine only; hardware difference accepted for triage"}
+        comp = app.inv.comparisons[-1]
+        assert comp.parameters.accepts == {"hardware": "checking the engine only; hardware difference accepted for triage"}
 
 
 async def test_pin_observation_reaches_hypothesize_and_bundle(demo_url, tmp_path):
@@ -77,7 +77,7 @@ async def test_pin_observation_reaches_hypothesize_and_bundle(demo_url, tmp_path
         # retract one pinned observation first so that pinning it again is a new pin
         await pilot.press("4")
         await settle(app, pilot)
-        before = [o for o in app.inv["observations"] if o["kind"] == "observation"]
+        before = [o for o in app.inv.observations if o.kind == "observation"]
         await pilot.press("3")
         await settle(app, pilot)
         derived = app.query_one("#derived")
@@ -85,15 +85,15 @@ async def test_pin_observation_reaches_hypothesize_and_bundle(demo_url, tmp_path
         derived.highlighted = 0
         await pilot.press("p")
         await settle(app, pilot)
-        after = [o for o in app.inv["observations"] if o["kind"] == "observation"]
+        after = [o for o in app.inv.observations if o.kind == "observation"]
         assert len(after) == len(before) + 1
         pinned = after[-1]
-        assert pinned["evidence"][0]["kind"] == "comparison"
+        assert pinned.evidence[0]["kind"] == "comparison"
         await pilot.press("4")
         await settle(app, pilot)
         texts = option_texts(app.query_one("#observations"))
-        assert any(pinned["text"] in t for t in texts)
-        assert not any(pinned["text"] in t for t in option_texts(app.query_one("#hypotheses")))
+        assert any(pinned.text in t for t in texts)
+        assert not any(pinned.text in t for t in option_texts(app.query_one("#hypotheses")))
         await pilot.press("6")
         await pilot.press("e")
         await pilot.pause()
@@ -103,7 +103,7 @@ async def test_pin_observation_reaches_hypothesize_and_bundle(demo_url, tmp_path
         await settle(app, pilot)
         assert "checksum sha256:" in text_of(app.query_one("#share-result"))
         bundle = json.loads(path.read_text())
-        assert pinned["text"] in json.dumps(bundle["observations"], ensure_ascii=False)
+        assert pinned.text in json.dumps(bundle["observations"], ensure_ascii=False)
         await pilot.press("v")
         await pilot.pause()
         await pilot.click("#ok")
@@ -117,14 +117,14 @@ async def test_hypothesis_add_and_status(demo_url):
         await _open(app, pilot, 2)
         await pilot.press("4")
         await settle(app, pilot)
-        n = len(app.inv["hypotheses"])
+        n = len(app.inv.hypotheses)
         await pilot.press("h")
         await pilot.pause()
         app.screen.query_one("#field-statement").value = "NCCL 2.21 picks a slower all-reduce algorithm"
         app.screen.query_one("#field-test").value = "rerun with NCCL_ALGO=Ring on both sides, 10 rounds"
         await pilot.click("#ok")
         await settle(app, pilot)
-        assert len(app.inv["hypotheses"]) == n + 1
+        assert len(app.inv.hypotheses) == n + 1
         hyp = app.query_one("#hypotheses")
         hyp.focus()
         hyp.highlighted = n
@@ -136,7 +136,7 @@ async def test_hypothesis_add_and_status(demo_url):
         app.screen.query_one("#field-note").value = "the rerun could not pin the algorithm"
         await pilot.click("#ok")
         await settle(app, pilot)
-        assert app.inv["hypotheses"][-1]["status"] == "undetermined"
+        assert app.inv.hypotheses[-1].status == "undetermined"
         assert any("[UNDETERMINED]" in t for t in option_texts(hyp))
 
 

@@ -76,10 +76,10 @@ async def test_lists_open_highlighted_so_p_pins_at_once(demo_url):
         await pilot.press("enter", "3")
         await settle(app, pilot)
         assert app.query_one("#derived").highlighted == 0
-        before = len(app.inv["observations"])
+        before = len(app.inv.observations)
         await pilot.press("p")
         await settle(app, pilot)
-        assert len(app.inv["observations"]) == before + 1
+        assert len(app.inv.observations) == before + 1
         for selector in ("#observations", "#hypotheses"):
             assert app.query_one(selector).highlighted == 0
 

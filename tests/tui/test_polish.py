@@ -86,7 +86,7 @@ async def test_accepting_several_dimensions_records_each(demo_url):
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.state.accepts == {"model": "same job script", "hardware": "same job script"}
-        accepted = [a["dimension"] for a in app.state.comparison["result"]["accepted"]]
+        accepted = [a.dimension for a in app.state.comparison.comparison().accepted]
         assert "model" in accepted and "REFUSED" not in text_of(app.query_one("#compare-banner"))
 
 
@@ -117,8 +117,8 @@ async def test_status_dialog_keeps_the_typed_evidence_and_names_every_kind(demo_
         await pilot.press("enter")
         await settle(app, pilot)
         assert not isinstance(app.screen, FormScreen)
-        hyp = app.inv["hypotheses"][0]
-    assert hyp["status"] == "supported" and hyp["history"][-1]["evidence"] == [{"kind": "comparison", "id": 1}]
+        hyp = app.inv.hypotheses[0]
+    assert hyp.status == "supported" and hyp.history[-1].evidence == [{"kind": "comparison", "id": 1}]
 
 
 @pytest.mark.asyncio
@@ -171,7 +171,7 @@ async def test_inspect_fleet_chart_labels_are_whole_at_80_columns(demo_url):
         app.screen.query_one("#picker-list").highlighted = 2
         await pilot.press("enter")
         await settle(app, pilot)
-        assert app.inv["lens"] == "fleet"
+        assert app.inv.lens == "fleet"
         await pilot.press("3")
         await settle(app, pilot)
         lines = text_of(app.query_one("#inspect-report")).splitlines()

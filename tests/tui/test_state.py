@@ -18,7 +18,7 @@ async def _pick(app, pilot, inv_id: int) -> None:
     picker.highlighted = ids.index(inv_id)
     await pilot.press("enter")
     await settle(app, pilot)
-    assert app.inv["id"] == inv_id
+    assert app.inv.id == inv_id
 
 
 @pytest.mark.asyncio
@@ -34,7 +34,7 @@ async def test_state_per_investigation_across_all_three_and_back(demo_url):
         await settle(app, pilot)
         await pilot.press("2")
         await settle(app, pilot)
-        first = dict(app.inv)
+        first = app.inv.to_json()
         base = app.query_one("#baseline-list")
         cand = app.query_one("#candidate-list")
         # Opening it preselected its run sets.
@@ -52,7 +52,7 @@ async def test_state_per_investigation_across_all_three_and_back(demo_url):
             await _pick(app, pilot, inv_id)
             await pilot.press("2")
             await settle(app, pilot)
-            inv = app.inv
+            inv = app.inv.to_json()
             assert inv["lens"] == lens
             assert app.query_one("#run-filter").value == ""  # the other investigation's filter stays there
             shown = {int(o.id) for o in base.options}
@@ -64,8 +64,8 @@ async def test_state_per_investigation_across_all_three_and_back(demo_url):
             await settle(app, pilot)
             banner = text_of(app.query_one("#compare-banner"))
             assert "comparing" not in banner and ("COMPARABLE" in banner or "REFUSED" in banner), banner
-            params = app.inv["comparisons"][-1]["parameters"]
-            assert params["lens"] == lens and set(params["control"]) == control
+            params = app.inv.comparisons[-1].parameters
+            assert params.lens == lens and set(params.control) == control
             assert "control (A′, baseline again)" in text_of(app.query_one("#compare-report"))
 
         await _pick(app, pilot, 1)
@@ -124,12 +124,11 @@ async def test_report_is_the_cli_report_fresh_and_stored(demo_url):
         await settle(app, pilot)
         banner = text_of(app.query_one("#compare-banner"))
         shown = text_of(app.query_one("#compare-report"))
-        comp = app.inv["comparisons"][-1]
+        comp = app.inv.comparisons[-1]
     assert "REFUSED" not in banner and "hardware" in banner
-    params = comp["parameters"]
-    cli = render_comparison(compare(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]),
-                                    lens=params["lens"], changes={k: tuple(v) for k, v in params["changes"].items()},
-                                    accepts=params["accepts"], control=store.load_runs(params.get("control") or [])))
+    params = comp.parameters
+    cli = render_comparison(compare(store.load_runs(comp.baseline_runs), store.load_runs(comp.candidate_runs),
+                                    **params.engine_arguments(), control=store.load_runs(list(params.control))))
     assert shown == cli
     assert f"accepted: {why}" in shown
 
@@ -139,7 +138,7 @@ async def test_report_is_the_cli_report_fresh_and_stored(demo_url):
         await pilot.press("enter", "2")
         await settle(app, pilot)
         assert text_of(app.query_one("#compare-report")) == cli
-        assert app.state.comparison["id"] == comp["id"]
+        assert app.state.comparison.id == comp.id
         assert "accepted with a recorded reason: hardware" in text_of(app.query_one("#compare-banner"))
 
 
@@ -153,12 +152,11 @@ def test_every_stored_demo_comparison_renders_as_the_cli_prints_it(demo_url):
 
     store = open_store(demo_url)
     seen = 0
-    for inv in wf.list_investigations(store):
-        for comp in wf.show_investigation(store, inv["id"])["comparisons"]:
-            p = comp["parameters"]
-            fresh = compare(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]), lens=p["lens"],
-                            changes={k: tuple(v) for k, v in p["changes"].items()}, accepts=p["accepts"],
-                            control=store.load_runs(p.get("control") or []))
+    for inv in wf.investigation_summaries(store):
+        for comp in wf.investigation_view(store, inv.id).comparisons:
+            p = comp.parameters
+            fresh = compare(store.load_runs(comp.baseline_runs), store.load_runs(comp.candidate_runs), **p.engine_arguments(),
+                            control=store.load_runs(list(p.control)))
             assert services.comparison_report(store, comp) == render_comparison(fresh)
             seen += 1
     assert seen >= 3

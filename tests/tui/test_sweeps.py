@@ -25,9 +25,9 @@ async def test_two_sweeps_selected_together_and_compared_by_level(sweep_url):
     from workbench.compare.sweep_render import render_sweep_comparison
 
     store = open_store(sweep_url)
-    found = {s["label"]: s for s in services.sweeps(store)}
+    found = {s.label: s for s in services.sweeps(store)}
     assert sorted(found) == ["vllm", "vllm+batch_size", "vllm+v0_engine"]
-    assert all(len(s["runs"]) == 7 and s["id"].startswith("sw-") for s in found.values())
+    assert all(len(s.runs) == 7 and s.id.startswith("sw-") for s in found.values())
     app = WorkbenchApp(sweep_url)
     async with app.run_test(size=(80, 24)) as pilot:
         await _open(app, pilot)
@@ -39,13 +39,13 @@ async def test_two_sweeps_selected_together_and_compared_by_level(sweep_url):
         await pilot.press("down", "enter")  # the candidates leave vllm out: vllm+v0_engine is second
         await settle(app, pilot)
         state = app.state
-        assert state.baseline == set(found["vllm"]["runs"]) and state.candidate == set(found["vllm+v0_engine"]["runs"])
+        assert state.baseline == set(found["vllm"].runs) and state.candidate == set(found["vllm+v0_engine"].runs)
         assert app.query_one("#baseline-list").selected == state.baseline  # shown selected, one run a level
         banner = text_of(app.query_one("#compare-banner"))
         assert "SWEEPS" in banner and "vllm vs vllm+v0_engine" in banner
         report = text_of(app.query_one("#compare-report"))
     # The CLI's own report on the same runs (with the investigation's declared change).
-    doc = compare_sweeps(store.load_runs(found["vllm"]["runs"]), store.load_runs(found["vllm+v0_engine"]["runs"]),
+    doc = compare_sweeps(store.load_runs(list(found["vllm"].runs)), store.load_runs(list(found["vllm+v0_engine"].runs)),
                          changes={k: tuple(v) for k, v in state.changes.items()}, accepts=state.accepts)
     assert report.rstrip("\n") == render_sweep_comparison(doc)
     assert "Curve" in report and "Level 1 req/s vs 1 req/s" in report and "Saturation" in report

@@ -91,7 +91,7 @@ def start(store: "Store", spec: Spec) -> int:
     """Record a new bisection over the candidates between good and bad; returns its id."""
     from sqlmodel import select  # SQLModel/SQLAlchemy: heavy, loaded when a bisection is recorded
 
-    from store.bisect import Bisection
+    from store.bisect import Bisection  # the store's tables: SQLModel, heavy
 
     if spec.max_rounds < 3:
         raise UsageError("--max-rounds: at least 3 (a sequential step looks from round 3)")

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
+import rfc8785
+
 MAX_SAFE_INTEGER = 2**53 - 1
 
 
@@ -66,8 +68,6 @@ def bundle_value(value: Any) -> Any:
 
 def canonical_bytes(value: Any) -> bytes:
     """The RFC 8785 canonical form of ``value`` (already a bundle value)."""
-    import rfc8785
-
     return rfc8785.dumps(value)
 
 

@@ -11,6 +11,7 @@ import msgspec
 from msgspec import UNSET
 
 from workbench.compare.results import Effect, RunCounts, no_effect
+from workbench.stats import analyze  # scipy loads inside, when an effect is computed
 from workbench.stats.verdicts import MOVED, Verdict
 
 # A phase or metric "moved" when its interval is clear of 1 (MOVED verdicts), and stayed
@@ -60,8 +61,6 @@ def run_effect(
         return no_effect("one run a side: no uncertainty can be given (two or more runs a side are needed)", runs)
     if min(b + c) <= 0:
         return no_effect("a value is zero or negative: no ratio effect", runs)
-    from workbench.stats import analyze  # scipy: loaded when an effect is computed
-
     try:
         analysis = analyze(b, c, a_prime, paired=False, lower_is_better=lower_is_better)
     except ValueError as exc:

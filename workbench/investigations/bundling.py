@@ -9,6 +9,7 @@ rerun plans stay inside the stored bundle text and are not made into plans.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +17,10 @@ from workbench.bundle.export import build_bundle
 from workbench.bundle.reader import DEFAULT_MAX_BYTES, parse_bundle, read_bundle_bytes
 from workbench.bundle.verify import verify_bundle
 from workbench.compare.model import verdict_of
-from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import BadInput, WbError
 from workbench.investigations.hypotheses import rerun_table
-from workbench.investigations.workflow import current_user, show_investigation
+from workbench.investigations.views import ComparisonView, HypothesisView, ObservationView
+from workbench.investigations.workflow import current_user, investigation_view
 
 if TYPE_CHECKING:
     from store.api import Store
@@ -63,12 +64,12 @@ def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[d
     )
 
 
-def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]], observations: list[dict[str, Any]] = ()) -> tuple[list[Any], list[Any]]:
+def _rerun_records(store: "Store", hypotheses: Sequence[HypothesisView], observations: Sequence[ObservationView] = ()) -> tuple[list[Any], list[Any]]:
     """Rerun plans and comparisons linked to hypotheses or cited by observations (a
     bisection's steps), as stored by the rerun harness."""
-    plan_ids = sorted({i for h in hypotheses for i in h["links"]["rerun_plans"]})
-    comparison_ids = {i for h in hypotheses for i in h["links"]["rerun_comparisons"]}
-    comparison_ids |= {int(e["id"]) for o in observations for e in o.get("evidence") or []
+    plan_ids = sorted({i for h in hypotheses for i in h.links["rerun_plans"]})
+    comparison_ids = {i for h in hypotheses for i in h.links["rerun_comparisons"]}
+    comparison_ids |= {int(e["id"]) for o in observations for e in o.evidence
                        if isinstance(e, dict) and e.get("kind") == "rerun_comparison" and isinstance(e.get("id"), int)}
     plan_table, comparison_table = rerun_table("rerun_plan"), rerun_table("rerun_comparison")
     if plan_ids:
@@ -100,49 +101,49 @@ def _rerun_records(store: "Store", hypotheses: list[dict[str, Any]], observation
 
 def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool = False) -> dict[str, Any]:
     """The bundle for investigation ``inv`` (a dict, sealed with its checksum)."""
-    view = show_investigation(store, inv)
-    if view["imported"]:
-        raise WbError(f"investigation {view['id']} was imported; share the original bundle instead", exit_code=3)
+    view = investigation_view(store, inv)
+    if view.imported:
+        raise WbError(f"investigation {view.id} was imported; share the original bundle instead", exit_code=3)
     run_ids: list[int] = []
-    for ids in [view["baseline_runs"], view["candidate_runs"]] + [
-        c[k] for c in view["comparisons"] for k in ("baseline_runs", "candidate_runs")
-    ] + [_control_ids(c) for c in view["comparisons"]]:
-        run_ids.extend(i for i in ids if i not in run_ids)
+    for ids in [view.baseline_runs, view.candidate_runs] + [
+        ids for c in view.comparisons for ids in (c.baseline_runs, c.candidate_runs, _control_ids(c))
+    ]:
+        run_ids.extend(int(i) for i in ids if i not in run_ids)
     runs, captures = [], []
     for run_id in run_ids:
         desc, caps = _run_descriptor(store, run_id)
         runs.append(desc)
         captures.extend(caps)
-    frame_keys = ("ref", "title", "lens", "question", "guardrails", "intended_change", "created_by", "created_at")
-    frame = {k: view[k] for k in frame_keys}
-    frame["baseline"] = [f"run/{i}" for i in view["baseline_runs"]]
-    frame["candidate"] = [f"run/{i}" for i in view["candidate_runs"]]
+    frame = {"ref": view.ref, "title": view.title, "lens": view.lens, "question": view.question, "guardrails": list(view.guardrails),
+             "intended_change": view.intended_change, "created_by": view.created_by, "created_at": view.created_at,
+             "baseline": [f"run/{i}" for i in view.baseline_runs], "candidate": [f"run/{i}" for i in view.candidate_runs]}
     comparisons = [
         {
-            "ref": c["ref"],
-            "baseline": [f"run/{i}" for i in c["baseline_runs"]],
-            "candidate": [f"run/{i}" for i in c["candidate_runs"]],
+            "ref": c.ref,
+            "baseline": [f"run/{i}" for i in c.baseline_runs],
+            "candidate": [f"run/{i}" for i in c.candidate_runs],
             # The A/A control runs (baseline again), when the comparison had them.
             **({"control": [f"run/{i}" for i in _control_ids(c)]} if _control_ids(c) else {}),
-            "parameters": c["parameters"],
-            "engine": c["engine"],
-            "result": c["result"],
-            "created_by": c["created_by"],
-            "created_at": c["created_at"],
+            "parameters": c.parameters.to_json(),
+            "engine": c.engine.to_json(),
+            "result": c.result,
+            "created_by": c.created_by,
+            "created_at": c.created_at,
         }
-        for c in view["comparisons"]
+        for c in view.comparisons
     ]
-    observations = [{k: o[k] for k in o if k not in ("id", "label")} for o in view["observations"]]
-    hypotheses = [{k: h[k] for k in h if k != "id"} for h in view["hypotheses"]]
-    plans, rerun_comparisons = _rerun_records(store, view["hypotheses"], view["observations"])
+    # Observations and hypotheses travel as their JSON, without the store's own ids.
+    observations = [{k: v for k, v in o.to_json().items() if k not in ("id", "label")} for o in view.observations]
+    hypotheses = [{k: v for k, v in h.to_json().items() if k != "id"} for h in view.hypotheses]
+    plans, rerun_comparisons = _rerun_records(store, view.hypotheses, view.observations)
     samples = None
     if embed_samples:
         samples = {f"run/{i}": store.load_run(i).tables for i in run_ids}
-    bisections = _bisections(store, view["id"])
+    bisections = _bisections(store, view.id)
     try:
         return _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections)
     except (ValueError, TypeError) as exc:  # text that cannot be canonicalized (e.g. a lone surrogate)
-        raise WbError(f"cannot export investigation {view['id']}: {exc}") from None
+        raise WbError(f"cannot export investigation {view.id}: {exc}") from None
 
 
 def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
@@ -156,8 +157,8 @@ def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
         return [{"ref": f"bisection/{r.id}", "name": r.name, "status": r.status, "spec": r.spec, "state": r.state} for r in rows]
 
 
-def _control_ids(comparison: dict[str, Any]) -> list[int]:
-    return [int(i) for i in ComparisonParameters.from_json(comparison.get("parameters")).control]
+def _control_ids(comparison: ComparisonView) -> list[int]:
+    return [int(i) for i in comparison.parameters.control]
 
 
 def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections=()) -> dict[str, Any]:

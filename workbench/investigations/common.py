@@ -11,7 +11,6 @@ from store.records import LENSES
 from workbench.bundle.canonical import nfc
 from workbench.bundle.format import OBSERVATION_LABEL
 from workbench.errors import NotFound, UsageError, WbError
-from workbench.investigations.views import frame_of
 
 if TYPE_CHECKING:
     from store.api import Store
@@ -67,6 +66,3 @@ def investigation_row(session: Any, inv: str | int, *, writable: bool = False) -
         raise WbError(f"investigation {inv_id} was imported from a bundle and is read-only", exit_code=3)
     return row
 
-
-def frame_view(row: Any) -> dict[str, Any]:
-    return frame_of(row).to_json()

@@ -11,8 +11,8 @@ from workbench.compare import compare
 from workbench.compare.model import verdict_of
 from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import NotFound, UsageError
-from workbench.investigations.common import current_user, frame_view, investigation_row, parse_id, required_text, resolve_runs
-from workbench.investigations.views import comparison_of
+from workbench.investigations.common import current_user, investigation_row, parse_id, required_text, resolve_runs
+from workbench.investigations.views import ComparisonView, comparison_of, frame_of
 
 if TYPE_CHECKING:
     from store.api import Store
@@ -25,10 +25,6 @@ class CompareResult(Protocol):
 
 
 CompareEngine = Callable[..., CompareResult]
-
-
-def comparison_view(row: Any, *, with_result: bool = True) -> dict[str, Any]:
-    return comparison_of(row, with_result=with_result).to_json()
 
 
 def engine_identity() -> dict[str, str]:
@@ -52,8 +48,26 @@ def add_comparison(
     by: str | None = None,
     control: Sequence[str | int] = (),
 ) -> dict[str, Any]:
+    """``wb investigate compare --json``: :func:`store_comparison` as JSON."""
+    return store_comparison(store, inv, baseline, candidate, lens=lens, changes=changes, accepts=accepts, engine=engine,
+                            by=by, control=control).to_json()
+
+
+def store_comparison(
+    store: "Store",
+    inv: str | int,
+    baseline: Sequence[str | int],
+    candidate: Sequence[str | int],
+    *,
+    lens: str | None = None,
+    changes: Mapping[str, Sequence[Any]] | None = None,
+    accepts: Mapping[str, str] | None = None,
+    engine: CompareEngine | None = None,
+    by: str | None = None,
+    control: Sequence[str | int] = (),
+) -> ComparisonView:
     """Compare run sets with the compare engine and store its JSON with the parameters;
-    the stored view is returned (``Comparison.from_json(view["result"])`` types it).
+    the stored view is returned (``view.comparison()`` types its result).
 
     ``changes`` defaults to the investigation's intended change. A refused comparison
     is stored too: a refusal is a result. ``control``: baseline-again (A′) runs, the
@@ -62,14 +76,14 @@ def add_comparison(
     from store.investigations import InvestigationComparison  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
-        frame = frame_view(investigation_row(s, inv, writable=True))
+        frame = frame_of(investigation_row(s, inv, writable=True))
     if not baseline or not candidate:
         raise UsageError("name at least one baseline and one candidate run")
     base_ids = resolve_runs(store, baseline)
     cand_ids = resolve_runs(store, candidate)
     params = ComparisonParameters(
-        lens=lens or frame["lens"],
-        changes={k: tuple(v) for k, v in (changes if changes is not None else frame["intended_change"]).items()},
+        lens=lens or frame.lens,
+        changes={k: tuple(v) for k, v in (changes if changes is not None else frame.intended_change).items()},
         accepts={k: required_text(v, f"the reason for accepting {k}") for k, v in (accepts or {}).items()},
         control=tuple(resolve_runs(store, control)) if control else (),
     )
@@ -82,7 +96,7 @@ def add_comparison(
     )
     doc = bundle_value(result.to_json())
     row = InvestigationComparison(
-        investigation_id=frame["id"],
+        investigation_id=frame.id,
         baseline_runs=base_ids,
         candidate_runs=cand_ids,
         parameters=bundle_value(params.to_json()),
@@ -95,15 +109,22 @@ def add_comparison(
     with store.session() as s:
         s.add(row)
         s.flush()
-        inv_row = investigation_row(s, frame["id"], writable=True)
+        inv_row = investigation_row(s, frame.id, writable=True)
         if not inv_row.baseline_runs and not inv_row.candidate_runs:
             # The first comparison names the run sets the frame left open.
             inv_row.baseline_runs, inv_row.candidate_runs = base_ids, cand_ids
             s.add(inv_row)
-        return comparison_view(row)
+        return comparison_of(row)
 
 
 def get_comparison(store: "Store", comparison: str | int) -> dict[str, Any]:
+    """``wb investigate comparison --json``: the stored view and its investigation's id."""
+    view, investigation_id = comparison_in(store, comparison)
+    return {**view.to_json(), "investigation_id": investigation_id}
+
+
+def comparison_in(store: "Store", comparison: str | int) -> tuple[ComparisonView, int]:
+    """A stored comparison and the id of the investigation it belongs to."""
     from store.investigations import InvestigationComparison  # SQLAlchemy: loaded with the store, not at import
 
     cid = parse_id(comparison, "comparison")
@@ -111,4 +132,4 @@ def get_comparison(store: "Store", comparison: str | int) -> dict[str, Any]:
         row = s.get(InvestigationComparison, cid)
         if row is None:
             raise NotFound(f"no stored comparison {cid}")
-        return {**comparison_view(row), "investigation_id": row.investigation_id}
+        return comparison_of(row), int(row.investigation_id)

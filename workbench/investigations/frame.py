@@ -34,6 +34,24 @@ def create_investigation(
     title: str = "",
     by: str | None = None,
 ) -> dict[str, Any]:
+    """``wb investigate new --json``: :func:`new_investigation` as JSON."""
+    return new_investigation(store, lens=lens, question=question, guardrails=guardrails, intended_change=intended_change,
+                             baseline=baseline, candidate=candidate, title=title, by=by).to_json()
+
+
+def new_investigation(
+    store: "Store",
+    *,
+    lens: str,
+    question: str,
+    guardrails: Sequence[str] = (),
+    intended_change: Mapping[str, Sequence[Any]] | None = None,
+    baseline: Sequence[str | int] = (),
+    candidate: Sequence[str | int] = (),
+    title: str = "",
+    by: str | None = None,
+) -> InvestigationView:
+    """Frame a new investigation: lens, decision question, guardrails, intended change."""
     from store.investigations import Investigation  # SQLAlchemy: loaded with the store, not at import
 
     if lens not in LENSES:
@@ -52,7 +70,7 @@ def create_investigation(
         s.add(row)
         s.flush()
         inv_id = int(row.id)  # type: ignore[arg-type]
-    return show_investigation(store, inv_id)
+    return investigation_view(store, inv_id)
 
 
 def list_investigations(store: "Store") -> list[dict[str, Any]]:

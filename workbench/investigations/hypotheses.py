@@ -9,16 +9,18 @@ from workbench.bundle.canonical import bundle_value, nfc
 from workbench.errors import NotFound, UsageError
 from workbench.investigations.common import DECIDED, HYPOTHESIS_STATUSES, current_user, investigation_row, parse_id, required_text
 from workbench.investigations.evidence import parse_decision_evidence
-from workbench.investigations.views import hypothesis_of
+from workbench.investigations.views import HypothesisView, hypothesis_of
 
 if TYPE_CHECKING:
     from store.api import Store
 
-def hypothesis_view(row: Any, history: Sequence[Any]) -> dict[str, Any]:
-    return hypothesis_of(row, history).to_json()
-
-
 def add_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *, by: str | None = None) -> dict[str, Any]:
+    """``wb hypothesize --json``: :func:`new_hypothesis` as JSON."""
+    return new_hypothesis(store, inv, statement, test, by=by).to_json()
+
+
+def new_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *, by: str | None = None) -> HypothesisView:
+    """A claim with the test that would decide it, opened (status ``open``)."""
     from store.investigations import Hypothesis, HypothesisStatus  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
@@ -34,7 +36,7 @@ def add_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *,
         first = HypothesisStatus(hypothesis_id=row.id, status="open", decided_by=row.created_by)
         s.add(first)
         s.flush()
-        return hypothesis_view(row, [first])
+        return hypothesis_of(row, [first])
 
 
 def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
@@ -89,6 +91,20 @@ def set_hypothesis_status(
     note: str = "",
     by: str | None = None,
 ) -> dict[str, Any]:
+    """``wb hypothesis --json``: :func:`decide_hypothesis` as JSON."""
+    return decide_hypothesis(store, hypothesis, status, evidence=evidence, note=note, by=by).to_json()
+
+
+def decide_hypothesis(
+    store: "Store",
+    hypothesis: str | int,
+    status: str,
+    *,
+    evidence: Sequence[Mapping[str, Any]] = (),
+    note: str = "",
+    by: str | None = None,
+) -> HypothesisView:
+    """A new status for a hypothesis, with the evidence that decided it (its history kept)."""
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
     from store.investigations import Hypothesis, HypothesisStatus  # SQLAlchemy: loaded with the store, not at import
@@ -109,4 +125,4 @@ def set_hypothesis_status(
         s.add(HypothesisStatus(hypothesis_id=hid, status=status, evidence=bundle_value(list(evidence)), note=nfc(note), decided_by=by or current_user()))
         s.flush()
         history = s.exec(select(HypothesisStatus).where(HypothesisStatus.hypothesis_id == hid).order_by(HypothesisStatus.id)).all()
-        return hypothesis_view(row, history)
+        return hypothesis_of(row, history)

@@ -8,16 +8,12 @@ from typing import TYPE_CHECKING, Any
 from workbench.bundle.canonical import bundle_value
 from workbench.errors import NotFound, UsageError, WbError
 from workbench.investigations.common import OBSERVATION_LABEL, current_user, investigation_row, parse_id, required_text
-from workbench.investigations.comparisons import get_comparison
+from workbench.investigations.comparisons import comparison_in
 from workbench.investigations.evidence import parse_observation_evidence
-from workbench.investigations.views import observations_of
+from workbench.investigations.views import ComparisonView, ObservationView, observations_of
 
 if TYPE_CHECKING:
     from store.api import Store
-
-def observation_views(rows: Sequence[Any]) -> list[dict[str, Any]]:
-    return [o.to_json() for o in observations_of(rows)]
-
 
 def parse_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, Any]]:
     """``KIND=VALUE`` items (run=12, metric=ttft_p95, window=steady, value=110ms ...); see
@@ -35,6 +31,21 @@ def pin_observation(
     by: str | None = None,
     retracts: int | None = None,
 ) -> dict[str, Any]:
+    """``wb observe --json``: :func:`new_observation` as JSON."""
+    return new_observation(store, inv, text, evidence, source=source, by=by, retracts=retracts).to_json()
+
+
+def new_observation(
+    store: "Store",
+    inv: str | int,
+    text: str,
+    evidence: Sequence[Mapping[str, Any]],
+    *,
+    source: str = "manual",
+    by: str | None = None,
+    retracts: int | None = None,
+) -> ObservationView:
+    """Pin an observation (or, with ``retracts``, the retraction of one)."""
     from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
 
     if not evidence and retracts is None:
@@ -51,38 +62,53 @@ def pin_observation(
         )
         s.add(row)
         s.flush()
-        return observation_views([row])[0]
+        return observations_of([row])[0]
+
+
+def derived_observations(comparison: ComparisonView) -> list[Mapping[str, Any]]:
+    """The observations the compare engine derived, as its stored document holds them (raw
+    JSON: the workflow stores what any compare engine returned, a stand-in's too)."""
+    found = comparison.result.get("observations") if comparison.result else None
+    return [o for o in found or [] if isinstance(o, Mapping)]
+
+
+def pin_derived(store: "Store", inv_id: int, comparison: ComparisonView, observation: Mapping[str, Any], *,
+                by: str | None = None) -> ObservationView:
+    """Pin one observation the compare engine derived, citing the stored comparison."""
+    ev = observation.get("evidence")
+    evidence = [{"kind": "comparison", "id": comparison.id}, *(ev if isinstance(ev, list) else [ev] if ev else [])]
+    return new_observation(store, inv_id, str(observation.get("text", "")), evidence, source=f"comparison:{comparison.id}", by=by)
 
 
 def observations_from_comparison(store: "Store", inv: str | int, comparison: str | int, *, by: str | None = None) -> list[dict[str, Any]]:
     """Pin each observation the compare engine derived, citing the stored comparison."""
-    comp = get_comparison(store, comparison)
-    inv_id = parse_id(inv, "investigation")
-    if comp["investigation_id"] != inv_id:
-        raise UsageError(f"comparison {comp['id']} belongs to investigation {comp['investigation_id']}, not {inv_id}")
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
     from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
 
+    comp, owner = comparison_in(store, comparison)
+    inv_id = parse_id(inv, "investigation")
+    if owner != inv_id:
+        raise UsageError(f"comparison {comp.id} belongs to investigation {owner}, not {inv_id}")
     with store.session() as s:
         already = s.exec(
-            select(Observation.id).where(Observation.investigation_id == inv_id, Observation.source == f"comparison:{comp['id']}")
+            select(Observation.id).where(Observation.investigation_id == inv_id, Observation.source == f"comparison:{comp.id}")
         ).all()
     if already:
-        raise WbError(f"the observations of comparison {comp['id']} are already pinned (observations {', '.join(map(str, already))})")
-    derived = comp["result"].get("observations") or []
+        raise WbError(f"the observations of comparison {comp.id} are already pinned (observations {', '.join(map(str, already))})")
+    derived = derived_observations(comp)
     if not derived:
-        why = "it was refused" if not comp["comparable"] else "the engine derived none"
-        raise WbError(f"comparison {comp['id']} has no observations to pin ({why})")
-    pinned = []
-    for obs in derived:
-        ev = obs.get("evidence")
-        evidence = [{"kind": "comparison", "id": comp["id"]}, *(ev if isinstance(ev, list) else [ev] if ev else [])]
-        pinned.append(pin_observation(store, inv_id, obs.get("text", ""), evidence, source=f"comparison:{comp['id']}", by=by))
-    return pinned
+        why = "it was refused" if not comp.comparable else "the engine derived none"
+        raise WbError(f"comparison {comp.id} has no observations to pin ({why})")
+    return [pin_derived(store, inv_id, comp, obs, by=by).to_json() for obs in derived]
 
 
 def retract_observation(store: "Store", observation: str | int, reason: str, *, by: str | None = None) -> dict[str, Any]:
+    """``wb observe --retract --json``: :func:`new_retraction` as JSON."""
+    return new_retraction(store, observation, reason, by=by).to_json()
+
+
+def new_retraction(store: "Store", observation: str | int, reason: str, *, by: str | None = None) -> ObservationView:
     """Pin a retraction of ``observation``; the original stays as it was."""
     from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
 
@@ -94,4 +120,4 @@ def retract_observation(store: "Store", observation: str | int, reason: str, *, 
         if row.retracts_id is not None:
             raise UsageError(f"observation {oid} is itself a retraction")
         inv_id = row.investigation_id
-    return pin_observation(store, inv_id, f"Retracted: {required_text(reason, 'the reason')}", [], source="retraction", by=by, retracts=oid)
+    return new_observation(store, inv_id, f"Retracted: {required_text(reason, 'the reason')}", [], source="retraction", by=by, retracts=oid)

@@ -21,6 +21,7 @@ import msgspec
 
 from workbench.bundle.format import OBSERVATION_LABEL
 from workbench.compare.fmt import jsonable
+from workbench.compare.model import Comparison
 from workbench.compare.parameters import ComparisonParameters
 
 RunRef = int | str  # a store id; a bundle's ref ("run/6") in an imported investigation
@@ -85,6 +86,13 @@ class ComparisonView(View, frozen=True, omit_defaults=True):
     created_by: str
     created_at: str
     result: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET  # the engine's document as stored (raw JSON)
+
+    def comparison(self) -> Comparison:
+        """The stored result, typed (``msgspec.ValidationError`` names the place when it
+        has another shape); a view read without its result has none to type."""
+        if self.result is msgspec.UNSET:
+            raise ValueError(f"{self.ref} was read without its result")
+        return Comparison.from_json(self.result)
 
 
 class ObservationView(View, frozen=True):

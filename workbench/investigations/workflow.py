@@ -1,8 +1,11 @@
 """The headless investigation workflow: frame, compare, pin observations, hypothesize.
 
-Every function takes an open ``Store`` and returns plain dicts (what ``--json``
-prints); :func:`investigation_view` and :func:`investigation_summaries` return the typed
-records (``workbench.investigations.views``) those dicts encode. Rules kept here rather than in the CLI so the TUI gets them too:
+Every function takes an open ``Store``. The typed ones (:func:`investigation_view`,
+:func:`investigation_summaries`, :func:`new_investigation`, :func:`store_comparison`,
+:func:`new_observation`, :func:`new_retraction`, :func:`new_hypothesis`,
+:func:`decide_hypothesis`) return the records of ``workbench.investigations.views``, which
+the TUI holds; the others return those records encoded (what ``--json`` prints).
+Rules kept here rather than in the CLI so the TUI gets them too:
 
 - an observation is never edited: :func:`retract_observation` pins a retraction;
 - hypotheses and observations stay apart; nothing turns one into the other;
@@ -19,23 +22,35 @@ from workbench.investigations.common import (  # noqa: F401 - the workflow's pub
     parse_id,
     resolve_runs,
 )
-from workbench.investigations.comparisons import add_comparison, comparison_view, default_compare_engine, engine_identity, get_comparison  # noqa: F401
+from workbench.investigations.comparisons import (  # noqa: F401
+    add_comparison,
+    comparison_in,
+    default_compare_engine,
+    engine_identity,
+    get_comparison,
+    store_comparison,
+)
 from workbench.investigations.frame import (  # noqa: F401
     create_investigation,
     investigation_summaries,
+    new_investigation,
     investigation_view,
     list_investigations,
     show_investigation,
 )
 from workbench.investigations.hypotheses import (  # noqa: F401
     add_hypothesis,
-    hypothesis_view,
+    decide_hypothesis,
+    new_hypothesis,
     parse_hypothesis_evidence,
     rerun_table,
     set_hypothesis_status,
 )
 from workbench.investigations.observations import (  # noqa: F401
-    observation_views,
+    derived_observations,
+    new_observation,
+    new_retraction,
+    pin_derived,
     observations_from_comparison,
     parse_evidence,
     pin_observation,

@@ -352,7 +352,7 @@ def save_comparison(store: "Store", plan_id: int, execution_id: int, report: Rer
     """Store the comparison (once per distinct result) and return its id."""
     from sqlmodel import select  # SQLModel/SQLAlchemy: heavy, loaded when a comparison is stored
 
-    from store.rerun import RerunComparison
+    from store.rerun import RerunComparison  # SQLModel tables: heavy, loaded when a comparison is stored
 
     body = report.stored().to_json()
     digest = digest_of(report)

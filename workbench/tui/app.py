@@ -5,13 +5,15 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
+from store import open_store
+from workbench.investigations.views import InvestigationView
 from workbench.textsafe import clean
 from workbench.tui import services
 from workbench.tui.commands import WorkbenchCommands
@@ -25,6 +27,9 @@ from workbench.tui.stages.share import ShareStage
 from workbench.tui.stages.verify import VerifyStage
 from workbench.tui.state import InvestigationState
 from workbench.tui.widgets import HelpScreen, KeyFooter, Line, TooSmallScreen, safe
+
+if TYPE_CHECKING:
+    from store.api import RunSummary, Store
 
 STAGES: list[tuple[str, str, type[Stage]]] = [
     ("frame", "1 Frame", FrameStage),
@@ -52,10 +57,10 @@ class WorkbenchApp(App[None]):
         super().__init__()
         self.store_url = store_url
         self.demo = demo
-        self.store: Any = None
-        self.inv: dict[str, Any] | None = None
+        self.store: Store | None = None
+        self.inv: InvestigationView | None = None
         self.states: dict[int, InvestigationState] = {}  # per investigation, kept while the app runs
-        self.runs_cache: dict[str, list[Any]] = {}  # runs by lens
+        self.runs_cache: dict[str, list[RunSummary]] = {}  # runs by lens
         self.sparks_cache: dict[int, services.RunSpark] = {}  # each run's measure over time (runs never change)
         self._too_small: TooSmallScreen | None = None
         self._current = "frame"  # the stage shown
@@ -64,7 +69,7 @@ class WorkbenchApp(App[None]):
     @property
     def state(self) -> InvestigationState | None:
         """The open investigation's own selections, filter, declarations and banner."""
-        return self.states.get(self.inv["id"]) if self.inv is not None else None
+        return self.states.get(self.inv.id) if self.inv is not None else None
 
     # -- layout ----------------------------------------------------------------
 
@@ -99,7 +104,7 @@ class WorkbenchApp(App[None]):
         self._check_size()
         self.background(lambda store: store, done=self._opened, what="opening the store", needs_store=False)
 
-    def _opened(self, store: Any) -> None:
+    def _opened(self, store: Store) -> None:
         self.store = store
         self.action_pick()
 
@@ -108,8 +113,8 @@ class WorkbenchApp(App[None]):
         if self.inv is None:
             t.append("  no investigation open (i to pick one)")
         else:
-            t.append(f"  investigation {self.inv['id']} · {self.inv['lens']} · ")
-            t.append_text(safe(self.inv.get("title") or self.inv["question"]))
+            t.append(f"  investigation {self.inv.id} · {self.inv.lens} · ")
+            t.append_text(safe(self.inv.title or self.inv.question))
         self.query_one("#titlebar", Line).show(t)
 
     # -- size ------------------------------------------------------------------
@@ -163,12 +168,10 @@ class WorkbenchApp(App[None]):
         worker._wb_on_error = on_error  # type: ignore[attr-defined]
         return worker
 
-    def _open_store(self) -> Any:
-        from store import open_store  # SQLAlchemy: loaded by the worker that opens the store, after the first frame
+    def _open_store(self) -> Store:
+        return open_store(self.store_url)  # SQLAlchemy loads here, in the worker, after the first frame
 
-        return open_store(self.store_url)
-
-    def _ensure_store(self) -> Any:
+    def _ensure_store(self) -> Store:
         if self.store is None:
             self.store = self._open_store()
         return self.store
@@ -189,13 +192,13 @@ class WorkbenchApp(App[None]):
 
     def reload_investigation(self, inv_id: int | None = None) -> None:
         """Reload the open investigation (only if it is still ``inv_id``, when given)."""
-        if self.inv is not None and inv_id in (None, self.inv["id"]):
-            self.open_investigation(self.inv["id"])
+        if self.inv is not None and inv_id in (None, self.inv.id):
+            self.open_investigation(self.inv.id)
 
-    def _show_investigation(self, inv: dict[str, Any]) -> None:
+    def _show_investigation(self, inv: InvestigationView) -> None:
         self.inv = inv
-        if inv["id"] not in self.states:
-            self.states[inv["id"]] = InvestigationState.of(inv)
+        if inv.id not in self.states:
+            self.states[inv.id] = InvestigationState.of(inv)
         self._title()
         for stage in self.stages():
             stage.show(inv)
@@ -226,7 +229,7 @@ class WorkbenchApp(App[None]):
                 self.open_investigation(choice)
                 self.action_stage("frame")
 
-        current = self.inv["id"] if self.inv else None
+        current = self.inv.id if self.inv else None
         self.background(services.investigations, done=lambda invs: self.push_screen(InvestigationPicker(invs, current), picked),
                         what="listing investigations", group="picker")
 

@@ -1,57 +1,74 @@
 """What the TUI asks of the headless core, in plain values (called from worker threads).
 
-Each function takes the store and returns dicts, strings or dataclasses, never ORM
-rows, so nothing crosses threads that should not.
+Each function takes the store and returns typed records (the investigation views of
+``workbench.investigations.views``, frozen dataclasses) or strings, never ORM rows, so
+nothing crosses threads that should not.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+import tempfile
 import textwrap
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from threading import Event
+from typing import TYPE_CHECKING
 
+import captures
 from lenses import builtin_lens
+from workbench.bisect.format import format_report as format_bisection
+from workbench.bundle.export import write_bundle
+from workbench.bundle.reader import read_bundle_file
+from workbench.bundle.verify import format_report, verify_bundle
 from workbench.compare import inspect
 from workbench.compare.charts import sparkline
 from workbench.compare.fmt import qty
 from workbench.compare.inspect_data import series
 from workbench.compare.model import Comparison
-from workbench.compare.parameters import ComparisonParameters
+from workbench.compare.parameters import Value
 from workbench.compare.render import render_comparison, render_inspect
+from workbench.compare.sweep import compare_sweeps, sweep_of
+from workbench.compare.sweep_render import render_sweep_comparison
 from workbench.compare.way_out import render_way_out, rerun_words, way_out
+from workbench.errors import UsageError
 from workbench.investigations import workflow as wf
+from workbench.investigations.bundling import export_investigation
+from workbench.investigations.evidence import parse_decision_evidence, split_items
+from workbench.investigations.views import ComparisonView, HypothesisView, InvestigationSummary, InvestigationView, ObservationView
+from workbench.rerun.plan import Plan, build_plan, schedule, warmup_slots
+from workbench.rerun.report import build_comparison, format_comparison, save_comparison
 from workbench.textsafe import clean
 
 if TYPE_CHECKING:
     from store.api import RunSummary, Store
     from store.records import RunRecord
+    from workbench.rerun.execute import Outcome
+
+Changes = dict[str, list[Value]]  # the intended change, {dimension: [from, to]}
 
 
-@dataclass
+@dataclass(frozen=True)
 class CompareOutcome:
-    comparison: dict[str, Any]  # the stored comparison view (id, result JSON, ...)
+    comparison: ComparisonView  # the stored comparison
     text: str  # the rendered report (plain text, strings from captures cleaned)
 
 
-def investigations(store: "Store") -> list[dict[str, Any]]:
-    from workbench.investigations import workflow as wf
-
-    return wf.list_investigations(store)
+def investigations(store: "Store") -> list[InvestigationSummary]:
+    return wf.investigation_summaries(store)
 
 
-def investigation(store: "Store", inv_id: int) -> dict[str, Any]:
-    from workbench.investigations import workflow as wf
-
-    return wf.show_investigation(store, inv_id)
+def investigation(store: "Store", inv_id: int) -> InvestigationView:
+    return wf.investigation_view(store, inv_id)
 
 
-def new_investigation(store: "Store", lens: str, question: str, guardrails: list[str]) -> dict[str, Any]:
-    from workbench.investigations import workflow as wf
-
-    return wf.create_investigation(store, lens=lens, question=question, guardrails=guardrails)
+def new_investigation(store: "Store", lens: str, question: str, guardrails: list[str]) -> InvestigationView:
+    return wf.new_investigation(store, lens=lens, question=question, guardrails=guardrails)
 
 
 def runs(store: "Store", lens: str) -> list["RunSummary"]:
@@ -59,19 +76,19 @@ def runs(store: "Store", lens: str) -> list["RunSummary"]:
 
 
 def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidate: list[int], accepts: dict[str, str],
-                      changes: dict[str, list[Any]] | None = None, control: list[int] | None = None) -> CompareOutcome:
+                      changes: Changes | None = None, control: list[int] | None = None) -> CompareOutcome:
     """Run the compare engine, store the comparison in the investigation, render it (the
     stored result, decoded: what is shown is what was stored). ``control``: A/A control
     runs (baseline again), stored with the comparison."""
-    view = wf.add_comparison(store, inv_id, baseline, candidate, accepts=accepts, changes=changes, control=control or ())
+    view = wf.store_comparison(store, inv_id, baseline, candidate, accepts=accepts, changes=changes, control=control or ())
     return CompareOutcome(view, comparison_report(store, view))
 
 
-def comparison_report(store: "Store", comparison: dict[str, Any]) -> str:
+def comparison_report(store: "Store", comparison: ComparisonView) -> str:
     """A stored comparison's report: the same renderer as ``wb compare``, on the same typed
     object, with the same way out of a refusal."""
-    result = Comparison.from_json(comparison.get("result") or {})
-    records = [] if result.comparable else store.load_runs([*comparison["baseline_runs"], *comparison["candidate_runs"]])
+    result = comparison.comparison()
+    records = [] if result.comparable else store.load_runs([*comparison.baseline_runs, *comparison.candidate_runs])
     return render_comparison(result) + way_out_text(result, comparison, records)
 
 
@@ -104,12 +121,12 @@ def shell_lines(command: str, indent: int, width: int = 80) -> list[str]:
     return [*lines, current]
 
 
-def way_out_text(result: Comparison, comparison: Mapping[str, Any], records: Sequence[RunRecord]) -> str:
+def way_out_text(result: Comparison, comparison: ComparisonView, records: Sequence["RunRecord"]) -> str:
     """What ``wb compare`` prints after a refusal (the ``wb declare`` lines, ``--change``,
     ``--accept a,b --why``), its sentences wrapped to 80 columns (commands stay whole, to
     be copied), then the keys that do the same here. Empty when the runs were compared."""
-    params = ComparisonParameters.from_json(comparison.get("parameters"))
-    base, cand = list(comparison["baseline_runs"]), list(comparison["candidate_runs"])
+    params = comparison.parameters
+    base, cand = list(comparison.baseline_runs), list(comparison.candidate_runs)
     changes = []
     for name, values in params.changes.items():
         old, new = ("" if v is None else str(v) for v in (list(values) + [None, None])[:2])
@@ -181,73 +198,74 @@ def sparklines(lens_name: str, rows: list[tuple[str, int, RunSpark]]) -> str:
     return "\n".join(lines)
 
 
-def sweeps(store: "Store") -> list[dict[str, Any]]:
-    """Every load sweep in the store (one inference run a load level, sharing a sweep id):
-    id, label, tool and its run ids in level order."""
-    from workbench.compare.sweep import sweep_of
+@dataclass(frozen=True)
+class Sweep:
+    """A load sweep in the store: one inference run a load level, sharing a sweep id."""
 
-    found: dict[str, dict[str, Any]] = {}
+    id: str
+    label: str
+    tool: str
+    runs: tuple[int, ...]  # in level order
+
+    @property
+    def name(self) -> str:
+        return self.label or self.id
+
+
+def sweeps(store: "Store") -> list[Sweep]:
+    """Every load sweep in the store: id, label, tool and its run ids in level order."""
+    found: dict[str, tuple[str, str, list[int]]] = {}
     for run in store.load_runs([r.id for r in store.list_runs("inference")], tables=[]):  # metadata only
         sweep = sweep_of(run)
         if sweep is not None:
-            entry = found.setdefault(str(sweep["id"]), {"id": str(sweep["id"]), "label": str(sweep.get("label") or ""),
-                                                        "tool": str(sweep.get("tool") or run.meta.get("tool") or ""), "runs": []})
-            entry["runs"].append(int(run.id))
-    return list(found.values())
+            entry = found.setdefault(str(sweep["id"]), (str(sweep.get("label") or ""), str(sweep.get("tool") or run.meta.get("tool") or ""), []))
+            entry[2].append(int(run.id))
+    return [Sweep(sweep_id, label, tool, tuple(ids)) for sweep_id, (label, tool, ids) in found.items()]
 
 
-def sweep_report(store: "Store", baseline: list[int], candidate: list[int], changes: dict[str, list[Any]] | None = None,
+def sweep_report(store: "Store", baseline: Sequence[int], candidate: Sequence[int], changes: Changes | None = None,
                  accepts: dict[str, str] | None = None) -> str:
     """What ``wb compare SWEEP --vs SWEEP`` prints: levels matched by load, saturation,
     the curve, each matched level's metrics (one level's rows in memory at a time)."""
-    from workbench.compare.sweep import compare_sweeps
-    from workbench.compare.sweep_render import render_sweep_comparison
-
-    meta_only = [store.load_runs(ids, tables=[]) for ids in (baseline, candidate)]
+    meta_only = [store.load_runs(list(ids), tables=[]) for ids in (baseline, candidate)]
     doc = compare_sweeps(meta_only[0], meta_only[1], changes={k: tuple(v) for k, v in (changes or {}).items()},
                          accepts=dict(accepts or {}), load=lambda runs: store.load_runs([r.id for r in runs]))
     return render_sweep_comparison(doc)
 
 
-def latest_comparison(inv: dict[str, Any]) -> dict[str, Any] | None:
-    comparisons = inv.get("comparisons") or []
-    return comparisons[-1] if comparisons else None
+def latest_comparison(inv: InvestigationView) -> ComparisonView | None:
+    return inv.comparisons[-1] if inv.comparisons else None
 
 
-def inspect_text(store: "Store", inv: dict[str, Any]) -> str:
+def inspect_text(store: "Store", inv: InvestigationView) -> str:
     """The Inspect report for the investigation's latest comparison: the engine again on
     the stored parameters, with the per-phase detail (as before, without the A/A control
     runs: the detail is descriptive, and the Compare stage shows the control)."""
     comp = latest_comparison(inv)
     if comp is None:
         return "No comparison yet: pick runs in Compare (2) and press c."
-    params = ComparisonParameters.from_json(comp.get("parameters"))
-    arguments = {**params.engine_arguments(), "lens": params.lens or inv["lens"]}
-    result = inspect(store.load_runs(comp["baseline_runs"]), store.load_runs(comp["candidate_runs"]), **arguments)
+    arguments = {**comp.parameters.engine_arguments(), "lens": comp.parameters.lens or inv.lens}
+    result = inspect(store.load_runs(list(comp.baseline_runs)), store.load_runs(list(comp.candidate_runs)), **arguments)
     return render_inspect(result)
 
 
-def pin_from_comparison(store: "Store", inv_id: int, comparison: dict[str, Any], index: int) -> dict[str, Any]:
+def derived_texts(comparison: ComparisonView) -> list[str]:
+    """The texts of the observations the compare engine derived, in its order (``p`` pins one by index)."""
+    return [str(o.get("text", "")) for o in wf.derived_observations(comparison)]
+
+
+def pin_from_comparison(store: "Store", inv_id: int, comparison: ComparisonView, index: int) -> ObservationView:
     """Pin one of the observations the compare engine derived, citing the comparison."""
-    derived = (comparison.get("result") or {}).get("observations") or []
-    obs = derived[index]
-    ev = obs.get("evidence")
-    evidence = [{"kind": "comparison", "id": comparison["id"]}, *(ev if isinstance(ev, list) else [ev] if ev else [])]
-    return wf.pin_observation(store, inv_id, obs.get("text", ""), evidence, source=f"comparison:{comparison['id']}")
+    return wf.pin_derived(store, inv_id, comparison, wf.derived_observations(comparison)[index])
 
 
-def add_hypothesis(store: "Store", inv_id: int, statement: str, test: str) -> dict[str, Any]:
-    from workbench.investigations import workflow as wf
-
-    return wf.add_hypothesis(store, inv_id, statement, test)
+def add_hypothesis(store: "Store", inv_id: int, statement: str, test: str) -> HypothesisView:
+    return wf.new_hypothesis(store, inv_id, statement, test)
 
 
 def check_evidence(text: str) -> str | None:
     """The dialog's one-line evidence ("plan=3, comparison=2"), checked before anything is
     stored: ``None`` when it parses, else the one-line reason (the dialog keeps the text)."""
-    from workbench.errors import UsageError
-    from workbench.investigations.evidence import parse_decision_evidence, split_items
-
     try:
         parse_decision_evidence(split_items(text))
     except UsageError as exc:
@@ -255,25 +273,17 @@ def check_evidence(text: str) -> str | None:
     return None
 
 
-def set_status(store: "Store", hypothesis_id: int, status: str, evidence: list[str] | str, note: str) -> dict[str, Any]:
+def set_status(store: "Store", hypothesis_id: int, status: str, evidence: list[str] | str, note: str) -> HypothesisView:
     """``evidence``: ``KIND=VALUE`` items, or the dialog's one line ("plan=3, comparison=2")."""
-    from workbench.investigations import workflow as wf
-    from workbench.investigations.evidence import split_items
-
     items = split_items(evidence) if isinstance(evidence, str) else evidence
-    return wf.set_hypothesis_status(store, hypothesis_id, status, evidence=wf.parse_hypothesis_evidence(items), note=note)
+    return wf.decide_hypothesis(store, hypothesis_id, status, evidence=wf.parse_hypothesis_evidence(items), note=note)
 
 
-def retract(store: "Store", observation_id: int, reason: str) -> dict[str, Any]:
-    from workbench.investigations import workflow as wf
-
-    return wf.retract_observation(store, observation_id, reason)
+def retract(store: "Store", observation_id: int, reason: str) -> ObservationView:
+    return wf.new_retraction(store, observation_id, reason)
 
 
 def export_bundle(store: "Store", inv_id: int, path: Path) -> tuple[Path, str]:
-    from workbench.bundle.export import write_bundle
-    from workbench.investigations.bundling import export_investigation
-
     bundle = export_investigation(store, inv_id)
     written = write_bundle(bundle, path)
     return written, str(bundle["checksum"]["value"])
@@ -281,9 +291,6 @@ def export_bundle(store: "Store", inv_id: int, path: Path) -> tuple[Path, str]:
 
 def verify_bundle_text(path: Path) -> tuple[bool, str]:
     """Verify a bundle file offline; (valid, the report as text)."""
-    from workbench.bundle.reader import read_bundle_file
-    from workbench.bundle.verify import format_report, verify_bundle
-
     report = verify_bundle(read_bundle_file(path), source=path)
     return report.ok, format_report(report)
 
@@ -291,44 +298,65 @@ def verify_bundle_text(path: Path) -> tuple[bool, str]:
 # -- Verify ------------------------------------------------------------------------
 
 
-def plans(store: "Store") -> list[dict[str, Any]]:
-    from store.rerun import executions_of, list_plans
+@dataclass(frozen=True)
+class PlanRow:
+    """A rerun plan in the Verify list: its executions' ids and statuses, oldest first."""
+
+    id: int
+    name: str
+    lens: str
+    origin: str
+    executions: tuple[tuple[int, str], ...]
+
+    @property
+    def last_status(self) -> str:
+        return self.executions[-1][1] if self.executions else "not run"
+
+
+@dataclass(frozen=True)
+class BisectionRow:
+    """A bisection in the Verify list: its status, the steps done, the candidates still open."""
+
+    id: int
+    name: str
+    status: str
+    steps: int
+    open: int
+
+
+def plans(store: "Store") -> list[PlanRow]:
+    from store.rerun import executions_of, list_plans  # SQLAlchemy tables: the TUI's first frame does without them
 
     with store.session() as s:
-        return [{"id": p.id, "name": p.name, "lens": p.lens, "origin": p.origin,
-                 "executions": [(e.id, e.status) for e in executions_of(s, int(p.id))]} for p in list_plans(s)]
+        return [PlanRow(int(p.id), p.name, p.lens, p.origin, tuple((int(e.id), e.status) for e in executions_of(s, int(p.id))))
+                for p in list_plans(s)]
 
 
-def bisections(store: "Store") -> list[dict[str, Any]]:
+def bisections(store: "Store") -> list[BisectionRow]:
     """Every bisection, for the Verify list: name, status, steps done, the open range."""
-    from sqlmodel import select
+    from sqlmodel import select  # SQLAlchemy: the TUI's first frame does without it
 
-    from store.bisect import Bisection
+    from store.bisect import Bisection  # SQLAlchemy tables: the TUI's first frame does without them
 
     with store.session() as s:
         rows = s.exec(select(Bisection).order_by(Bisection.id)).all()
-        return [{"id": r.id, "name": r.name, "status": r.status, "steps": len(r.state.get("steps") or []),
-                 "open": max(int(r.state.get("hi", 0)) - int(r.state.get("lo", 0)) - 1, 0)} for r in rows]
+        return [BisectionRow(int(r.id), r.name, r.status, len(r.state.get("steps") or []),
+                             max(int(r.state.get("hi", 0)) - int(r.state.get("lo", 0)) - 1, 0)) for r in rows]
 
 
 def bisection_text(store: "Store", bisection_id: int) -> str:
     """The bisection's report (``wb bisect status``), and how to carry it on from a shell."""
-    from workbench.bisect.bisection import report
-    from workbench.bisect.format import format_report
-    from workbench.textsafe import clean
+    from workbench.bisect.bisection import report  # loads the rerun executor and the importers: not for the first frame
 
     doc = report(store, bisection_id)
     hint = ("" if doc.status in ("done", "no-regression") else
             f"\n\nIt runs from a shell (builds and benchmarks take a while): wb bisect resume {clean(doc.name)}")
-    return "\n".join(format_report(doc)) + hint
+    return "\n".join(format_bisection(doc)) + hint
 
 
 def plan_text(store: "Store", plan_id: int) -> str:
     """The plan's commands and schedule, its last preflight and its latest comparison."""
-    from store.rerun import comparisons_of, executions_of, find_plan
-    from workbench.rerun.plan import Plan
-    from workbench.rerun.report import format_comparison
-    from workbench.textsafe import clean
+    from store.rerun import comparisons_of, executions_of, find_plan  # SQLAlchemy tables: the TUI's first frame does without them
 
     with store.session() as s:
         row = find_plan(s, plan_id)
@@ -340,8 +368,6 @@ def plan_text(store: "Store", plan_id: int) -> str:
         body = dict(comparisons[-1].body) if comparisons else None
     lines = [f"plan {row.id} {clean(plan.name)} ({plan.lens}, origin {clean(plan.origin)}): {plan.rounds} rounds, {plan.order} order, seed {plan.seed}"]
     if plan.description:
-        import textwrap
-
         lines += textwrap.wrap(clean(plan.description), 78, initial_indent="  ", subsequent_indent="  ")
     if last is None:
         lines.append("not run yet: press r to preflight and run it")
@@ -368,15 +394,11 @@ DEFAULT_ROUNDS = 5
 
 
 def _workload() -> str:
-    import captures
-
     return str(Path(captures.__file__).resolve().parent / "workloads" / "cpu_workload.py")
 
 
 def cpu_plan_lens(lens: str | None) -> str:
     """The lens a CPU plan records in: the investigation's, where the workload can speak it."""
-    from workbench.errors import UsageError
-
     if lens in (None, "training", "inference"):
         return lens or "training"
     raise UsageError(f"the bundled CPU workload cannot stand in for a {lens} investigation: "
@@ -385,11 +407,6 @@ def cpu_plan_lens(lens: str | None) -> str:
 
 def calibrate(argv: list[str]) -> float:
     """Seconds one run of ``argv`` takes here (one real run, its capture thrown away)."""
-    import os
-    import subprocess
-    import tempfile
-    import time
-
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         subprocess.run(argv, env={**os.environ, "WB_CAPTURE_OUT": str(Path(tmp) / "calibration.json")},
@@ -397,9 +414,7 @@ def calibrate(argv: list[str]) -> float:
         return time.perf_counter() - start
 
 
-def estimated_seconds(plan: Any, run_s: float) -> float:
-    from workbench.rerun.plan import schedule, warmup_slots
-
+def estimated_seconds(plan: Plan, run_s: float) -> float:
     return (len(warmup_slots(plan)) + len(schedule(plan))) * run_s
 
 
@@ -407,11 +422,8 @@ def new_cpu_plan(store: "Store", name: str, slowdown_pct: float = DEFAULT_SLOWDO
                  lens: str | None = None) -> int:
     """A plan over the bundled CPU workload in the investigation's lens, the candidate
     slowed by ``slowdown_pct``; one calibration run puts the estimated duration in its description."""
-    import sys
-
-    from store.rerun import save_plan
-    from workbench.rerun.plan import build_plan
-    from workbench.rerun.preflight import run_preflight
+    from store.rerun import save_plan  # SQLAlchemy tables: the TUI's first frame does without them
+    from workbench.rerun.preflight import run_preflight  # loads importlib.metadata: not for the first frame
 
     lens = cpu_plan_lens(lens)
     script = _workload()
@@ -433,8 +445,7 @@ def new_cpu_plan(store: "Store", name: str, slowdown_pct: float = DEFAULT_SLOWDO
 
 def plan_estimate(store: "Store", plan_id: int) -> str:
     """What the plan's description says of its duration, or what its schedule implies."""
-    from store.rerun import find_plan
-    from workbench.rerun.plan import Plan, schedule, warmup_slots
+    from store.rerun import find_plan  # SQLAlchemy tables: the TUI's first frame does without them
 
     with store.session() as s:
         plan = Plan.from_json(find_plan(s, plan_id).body)
@@ -443,25 +454,41 @@ def plan_estimate(store: "Store", plan_id: int) -> str:
     return f"{runs} runs; {calibrated}" if calibrated else f"{runs} runs; duration unknown until the first run finishes"
 
 
+@dataclass(frozen=True)
+class RunEvent:
+    """The executor's progress, as the Verify pane reads it: ``begin`` (``total`` runs,
+    ``done`` already), ``started`` (``round``, ``arm``), ``finished`` (``status``, the
+    ``live`` ratios after complete rounds), ``end`` (``status``)."""
+
+    kind: str
+    execution: int | None = None
+    total: int = 0
+    done: int = 0
+    index: int | None = None
+    round: int = 0
+    arm: str = ""
+    status: str = ""
+    live: Mapping[str, float] = field(default_factory=dict)
+
+
 class RunObserver:
     """Receives the executor's progress (worker thread) and forwards it to the UI."""
 
-    def __init__(self, post: Any, stop: Any) -> None:
-        self._post = post  # called with a dict, thread-safe
-        self._stop = stop  # threading.Event
+    def __init__(self, post: Callable[[RunEvent], None], stop: Event) -> None:
+        self._post = post  # thread-safe
+        self._stop = stop
 
-    def begin(self, plan: Any, execution_id: int, total: int, done: int) -> None:
-        self._post({"event": "begin", "execution": execution_id, "total": total, "done": done})
+    def begin(self, plan: Plan, execution_id: int, total: int, done: int) -> None:
+        self._post(RunEvent("begin", execution=execution_id, total=total, done=done))
 
     def run_started(self, index: int, round_: int, arm: str, argv: list[str]) -> None:
-        self._post({"event": "started", "index": index, "round": round_, "arm": arm})
+        self._post(RunEvent("started", index=index, round=round_, arm=arm))
 
-    def run_finished(self, outcome: Any, live: dict[str, Any]) -> None:
-        self._post({"event": "finished", "index": outcome.slot if hasattr(outcome, "slot") else None,
-                    "status": getattr(outcome, "status", ""), "live": live})
+    def run_finished(self, outcome: "Outcome", live: dict[str, float]) -> None:
+        self._post(RunEvent("finished", index=outcome.slot, status=outcome.status, live=dict(live)))
 
     def end(self, status: str) -> None:
-        self._post({"event": "end", "status": status})
+        self._post(RunEvent("end", status=status))
 
     def should_stop(self) -> bool:
         return self._stop.is_set()
@@ -469,17 +496,14 @@ class RunObserver:
 
 def run_plan(store: "Store", plan_id: int, observer: RunObserver) -> str:
     """Preflight, run (or resume) the plan's execution, and store its comparison."""
-    from store.rerun import INTERRUPTED, RUNNING, executions_of, runs_of
-    from workbench.rerun.execute import Executor
-    from workbench.rerun.report import build_comparison, format_comparison, save_comparison
+    from store.rerun import INTERRUPTED, RUNNING, RerunExecution, executions_of, find_plan, runs_of  # SQLAlchemy tables: not for the first frame
+    from workbench.rerun.execute import Executor  # loads the importers and importlib.metadata: not for the first frame
 
     executor = Executor(store, plan_id, observer=observer)
     with store.session() as s:
         unfinished = [e for e in executions_of(s, plan_id) if e.status in (RUNNING, INTERRUPTED)]
     execution_id = executor.reopen() if unfinished else executor.start()
     status = executor.run(execution_id)
-    from store.rerun import RerunExecution, find_plan
-
     with store.session() as s:
         plan_row = find_plan(s, plan_id)
         execution = s.get(RerunExecution, execution_id)

@@ -4,7 +4,9 @@ investigations never carries one's selections, filter, declarations or banner in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from workbench.compare.parameters import Value
+from workbench.investigations.views import ComparisonView, InvestigationView
 
 
 @dataclass
@@ -15,31 +17,30 @@ class InvestigationState:
     candidate: set[int] = field(default_factory=set)
     control: set[int] = field(default_factory=set)  # A′: baseline-again runs, the A/A control
     filter: str = ""
-    changes: dict[str, list[Any]] = field(default_factory=dict)  # the intended change, {dim: [from, to]}
+    changes: dict[str, list[Value]] = field(default_factory=dict)  # the intended change, {dim: [from, to]}
     accepts: dict[str, str] = field(default_factory=dict)  # {dimension: why}
-    comparison: dict[str, Any] | None = None  # the comparison shown (a stored view)
+    comparison: ComparisonView | None = None  # the comparison shown (stored)
     report: str | None = None  # its report, as `wb compare` prints it
     sweep: tuple[str, str] | None = None  # the load sweeps shown level by level (baseline, candidate labels)
     banner: str = "select"  # select | comparing | shown | failed | sweep
     error: str = ""
 
     @classmethod
-    def of(cls, inv: dict[str, Any]) -> "InvestigationState":
+    def of(cls, inv: InvestigationView) -> "InvestigationState":
         """A fresh state: the investigation's run sets preselected, its latest comparison's
         declarations and acceptances (or the frame's intended change)."""
-        comps = inv.get("comparisons") or []
-        latest = comps[-1] if comps else None
-        params = (latest or {}).get("parameters") or {}
-        baseline = inv.get("baseline_runs") or (latest or {}).get("baseline_runs") or []
-        candidate = inv.get("candidate_runs") or (latest or {}).get("candidate_runs") or []
+        latest = inv.comparisons[-1] if inv.comparisons else None
+        params = latest.parameters if latest else None
+        baseline = inv.baseline_runs or (latest.baseline_runs if latest else [])
+        candidate = inv.candidate_runs or (latest.candidate_runs if latest else [])
         return cls(
-            inv_id=int(inv["id"]),
-            lens=str(inv["lens"]),
+            inv_id=inv.id,
+            lens=inv.lens,
             baseline={int(r) for r in baseline},
             candidate={int(r) for r in candidate},
-            control={int(r) for r in params.get("control") or []},
-            changes={k: list(v) for k, v in (params.get("changes") or inv.get("intended_change") or {}).items()},
-            accepts=dict(params.get("accepts") or {}),
+            control={int(r) for r in params.control} if params else set(),
+            changes={k: list(v) for k, v in ((params.changes if params else None) or inv.intended_change).items()},
+            accepts=dict(params.accepts) if params else {},
             comparison=latest,
             banner="shown" if latest else "select",
         )

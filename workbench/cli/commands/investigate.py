@@ -10,9 +10,9 @@ from workbench.errors import UsageError
 from workbench.investigations.text import print_investigation
 from workbench.investigations.workflow import (
     add_comparison,
-    create_investigation,
+    investigation_view,
     list_investigations,
-    show_investigation,
+    new_investigation,
 )
 from workbench.textsafe import clean
 
@@ -56,14 +56,14 @@ def command() -> None:
 @click.pass_context
 def new(ctx, lens, question, title, guardrails, changes, baseline, candidate, by, as_json) -> None:
     """Frame a new investigation."""
-    inv = create_investigation(
+    inv = new_investigation(
         open_store_from(ctx), lens=lens, question=question, title=title, guardrails=guardrails,
         intended_change=_parse_changes(changes), baseline=baseline, candidate=candidate, by=by,
     )
     if as_json:
-        emit_json(inv)
+        emit_json(inv.to_json())
     else:
-        click.echo(f"investigation {inv['id']} framed")
+        click.echo(f"investigation {inv.id} framed")
         print_investigation(inv)
 
 
@@ -92,9 +92,9 @@ def list_(ctx, as_json) -> None:
 @click.pass_context
 def show(ctx, investigation, as_json) -> None:
     """Show an investigation: frame, comparisons, observations, hypotheses."""
-    inv = show_investigation(open_store_from(ctx), investigation)
+    inv = investigation_view(open_store_from(ctx), investigation)
     if as_json:
-        emit_json(inv)
+        emit_json(inv.to_json())
     else:
         print_investigation(inv)
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.containers import Vertical
+
+from workbench.investigations.views import InvestigationView
 
 if TYPE_CHECKING:
     from workbench.tui.app import WorkbenchApp
@@ -21,10 +23,10 @@ class Stage(Vertical):
         return self.app  # type: ignore[return-value]
 
     @property
-    def inv(self) -> dict[str, Any] | None:
+    def inv(self) -> InvestigationView | None:
         return self.wb.inv
 
-    def show(self, inv: dict[str, Any] | None) -> None:  # pragma: no cover - overridden
+    def show(self, inv: InvestigationView | None) -> None:  # pragma: no cover - overridden
         """Redraw from the investigation (called on the UI thread)."""
 
     def focus_first(self) -> None:
@@ -36,7 +38,7 @@ class Stage(Vertical):
         if self.inv is None:
             self.wb.notify("Pick or create an investigation first (i)", severity="warning")
             return False
-        if self.inv.get("imported"):
+        if self.inv.imported:
             self.wb.notify("This investigation was imported from a bundle: read-only", severity="warning")
             return False
         return True

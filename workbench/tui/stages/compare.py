@@ -6,7 +6,7 @@ investigation (``InvestigationState``); the report is the one ``wb compare`` pri
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,11 +14,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input
 
-from workbench.compare.model import Comparison, verdict_of
+from workbench.investigations.views import ComparisonView, InvestigationView
 from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.state import InvestigationState
 from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, Line, Report, RunPicker, one_line, safe
+
+if TYPE_CHECKING:
+    from store.api import RunSummary
 
 
 class CompareStage(Stage):
@@ -34,7 +37,7 @@ class CompareStage(Stage):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.runs: list[Any] = []  # RunSummary of the shown investigation's lens
+        self.runs: list[RunSummary] = []  # the runs of the shown investigation's lens
         self._runs_lens = ""
 
     def compose(self) -> ComposeResult:
@@ -65,7 +68,7 @@ class CompareStage(Stage):
 
     # -- drawing ---------------------------------------------------------------
 
-    def show(self, inv: dict[str, Any] | None) -> None:
+    def show(self, inv: InvestigationView | None) -> None:
         state = self.state
         if inv is None or state is None:
             self.runs = []
@@ -82,7 +85,7 @@ class CompareStage(Stage):
         self._fill_lists()
         self._draw()
 
-    def _got_runs(self, lens: str, runs: list[Any]) -> None:
+    def _got_runs(self, lens: str, runs: list[RunSummary]) -> None:
         self.wb.runs_cache[lens] = runs
         if self.state is not None and self.state.lens == lens:
             self.runs = runs
@@ -187,7 +190,7 @@ class CompareStage(Stage):
         text = services.sparklines(state.lens, [(side, run_id, cache[run_id]) for side, run_id in rows if run_id in cache])
         box.show("\n" + text if text else "")
 
-    def _got_sparks(self, sparks: dict[int, Any]) -> None:
+    def _got_sparks(self, sparks: dict[int, services.RunSpark]) -> None:
         self.wb.sparks_cache.update(sparks)
         self._draw_sparks()
 
@@ -236,7 +239,7 @@ class CompareStage(Stage):
         state.banner = "comparing"
         self._draw()
 
-        def compared(outcome: Any) -> None:
+        def compared(outcome: services.CompareOutcome) -> None:
             state.comparison, state.report, state.banner = outcome.comparison, outcome.text, "shown"
             self._redraw_if_current(state)
             self.wb.reload_investigation(state.inv_id)
@@ -260,32 +263,32 @@ class CompareStage(Stage):
             return
         self.wb.background(services.sweeps, done=lambda found: self._pick_sweeps(state, found), what="listing load sweeps")
 
-    def _pick_sweeps(self, state: InvestigationState, found: list[dict[str, Any]]) -> None:
+    def _pick_sweeps(self, state: InvestigationState, found: list[services.Sweep]) -> None:
         if len(found) < 2:
             self.wb.notify("A sweep comparison needs two load sweeps in the store (wb import a sweep's files: "
                            "docs/importers.md)", severity="warning", markup=False)
             return
-        by_id = {s["id"]: s for s in found}
+        by_id = {s.id: s for s in found}
 
-        def label(s: dict[str, Any]) -> str:
-            return f"{s['label'] or s['id']}  ({len(s['runs'])} levels, runs {s['runs'][0]}-{s['runs'][-1]}, {s['id']})"
+        def label(s: services.Sweep) -> str:
+            return f"{s.name}  ({len(s.runs)} levels, runs {s.runs[0]}-{s.runs[-1]}, {s.id})"
 
         def candidate(base_id: str | None) -> None:
             if base_id is None:
                 return
-            others = [(s["id"], label(s)) for s in found if s["id"] != base_id]
+            others = [(s.id, label(s)) for s in found if s.id != base_id]
             self.app.push_screen(ChoiceScreen("Candidate sweep", others),
                                  lambda cand_id: cand_id is not None and self._compare_sweeps(state, by_id[base_id], by_id[cand_id]))
 
-        self.app.push_screen(ChoiceScreen("Baseline sweep", [(s["id"], label(s)) for s in found]), candidate)
+        self.app.push_screen(ChoiceScreen("Baseline sweep", [(s.id, label(s)) for s in found]), candidate)
 
-    def _compare_sweeps(self, state: InvestigationState, base: dict[str, Any], cand: dict[str, Any]) -> None:
-        state.baseline, state.candidate, state.control = set(base["runs"]), set(cand["runs"]), set()
-        state.sweep = (base["label"] or base["id"], cand["label"] or cand["id"])
+    def _compare_sweeps(self, state: InvestigationState, base: services.Sweep, cand: services.Sweep) -> None:
+        state.baseline, state.candidate, state.control = set(base.runs), set(cand.runs), set()
+        state.sweep = (base.name, cand.name)
         state.banner, state.report = "sweep", None
         self._fill_lists()
-        for picker, first in ((self.query_one("#baseline-list", RunPicker), min(base["runs"])),
-                              (self.query_one("#candidate-list", RunPicker), min(cand["runs"]))):
+        for picker, first in ((self.query_one("#baseline-list", RunPicker), min(base.runs)),
+                              (self.query_one("#candidate-list", RunPicker), min(cand.runs))):
             ids = [int(o.id or 0) for o in picker.options]
             if first in ids:
                 picker.highlighted = ids.index(first)  # the sweep's runs in view
@@ -303,7 +306,7 @@ class CompareStage(Stage):
                 state.error = f"sweep comparison failed: {getattr(error, 'message', None) or error or type(error).__name__}"
                 self._redraw_if_current(state)
 
-        self.wb.background(services.sweep_report, base["runs"], cand["runs"], dict(state.changes), dict(state.accepts),
+        self.wb.background(services.sweep_report, base.runs, cand.runs, dict(state.changes), dict(state.accepts),
                            done=drawn, on_error=failed, what="comparing the sweeps")
 
     def _redraw_if_current(self, state: InvestigationState) -> None:
@@ -356,36 +359,35 @@ class CompareStage(Stage):
             self.action_compare()
 
 
-def banner_text(comp: dict[str, Any]) -> Text:
+def banner_text(comp: ComparisonView) -> Text:
     """Two lines that agree with the report: REFUSED with the reason, or the verdict, with
     every acceptance named (the report shows the reasons under their rows); then the
     comparison's id, which hypotheses cite as evidence."""
-    result = comp.get("result") or {}
-    cite = f"comparison {comp.get('id')} · "
-    if not result.get("comparable", comp.get("comparable")):
-        refusal = result.get("refusal") or {}
+    result = comp.comparison()
+    cite = f"comparison {comp.id} · "
+    if not result.comparable:
         line = Text().append(" REFUSED ", style="bold reverse")
-        line.append_text(safe(f" {refusal.get('reason', 'not comparable')}"))
+        line.append_text(safe(f" {result.refusal.reason if result.refusal else 'not comparable'}"))
         line.append(f"\n{cite}to go on, see the report's end: wb declare, then c · d change · a accept")
         return one_line(line)
-    primary = result.get("primary") or {}
-    effect = verdict_of(result)
+    primary = result.primary
     line = Text().append(" COMPARABLE ", style="bold reverse")
-    line.append(f" {effect}" if effect else " no verdict", style="bold")
-    line.append_text(safe(f"  {primary.get('title') or primary.get('metric', '')}: {primary.get('text') or ''}"))
-    accepted = [a.get("dimension") for a in result.get("accepted") or []]
+    line.append(f" {result.verdict}" if result.verdict else " no verdict", style="bold")
+    line.append_text(safe(f"  {(primary.title or primary.metric) if primary else ''}: {primary.text if primary else ''}"))
+    accepted = [a.dimension for a in result.accepted]
     line.append(f"\n{cite}")
     if accepted:
-        line.append_text(safe(f"accepted with a recorded reason: {', '.join(map(str, accepted))} (see the report)"))
+        line.append_text(safe(f"accepted with a recorded reason: {', '.join(accepted)} (see the report)"))
     else:
-        line.append(f"cite it as evidence: comparison={comp.get('id')}")
+        line.append(f"cite it as evidence: comparison={comp.id}")
     return one_line(line)
 
 
-def blocking_dimensions(comp: dict[str, Any] | None) -> list[str]:
+def blocking_dimensions(comp: ComparisonView | None) -> list[str]:
     """The dimensions that blocked a stored comparison (the refusal names only the first)."""
-    result = (comp or {}).get("result") or {}
-    if not comp or result.get("comparable", True):
+    if comp is None:
         return []
-    rows = Comparison.from_json(result).comparability.rows
-    return [r.name for r in rows if r.blocks] or [str((result.get("refusal") or {}).get("dimension", ""))]
+    result = comp.comparison()
+    if result.comparable:
+        return []
+    return [r.name for r in result.comparability.rows if r.blocks] or [result.refusal.dimension if result.refusal else ""]

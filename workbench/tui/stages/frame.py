@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -11,6 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
+from workbench.investigations.views import InvestigationView
 from workbench.textsafe import clean
 from workbench.tui import services
 from workbench.tui.stages import Stage
@@ -37,28 +36,28 @@ class FrameStage(Stage):
         if self.inv is None:
             self.show(None)
 
-    def show(self, inv: dict[str, Any] | None) -> None:
+    def show(self, inv: InvestigationView | None) -> None:
         body = self.query_one("#frame-body", Static)
         if inv is None:
             body.update(Text("No investigation open. Press i to pick one, or n to start a new one."))
             return
         t = Text()
         t.append("Investigation ", style="bold")
-        t.append(f"{inv['id']}")
-        if inv.get("imported"):
+        t.append(f"{inv.id}")
+        if inv.imported:
             t.append("  (imported bundle, read-only)", style="italic")
         t.append("\n")
         rows = [
-            ("title", inv.get("title") or "(none)"),
-            ("lens", inv["lens"]),
-            ("question", inv["question"]),
-            ("guardrails", ", ".join(inv.get("guardrails") or []) or "the lens defaults"),
-            ("intended change", ", ".join(f"{k}: {' -> '.join(map(str, v))}" for k, v in (inv.get("intended_change") or {}).items()) or "none declared"),
-            ("baseline runs", ", ".join(map(str, inv.get("baseline_runs") or [])) or "not chosen yet"),
-            ("candidate runs", ", ".join(map(str, inv.get("candidate_runs") or [])) or "not chosen yet"),
-            ("comparisons", str(len(inv.get("comparisons") or []))),
-            ("observations", str(sum(1 for o in inv.get("observations") or [] if o["kind"] == "observation"))),
-            ("hypotheses", str(len(inv.get("hypotheses") or []))),
+            ("title", inv.title or "(none)"),
+            ("lens", inv.lens),
+            ("question", inv.question),
+            ("guardrails", ", ".join(inv.guardrails) or "the lens defaults"),
+            ("intended change", ", ".join(f"{k}: {' -> '.join(map(str, v))}" for k, v in inv.intended_change.items()) or "none declared"),
+            ("baseline runs", ", ".join(map(str, inv.baseline_runs)) or "not chosen yet"),
+            ("candidate runs", ", ".join(map(str, inv.candidate_runs)) or "not chosen yet"),
+            ("comparisons", str(len(inv.comparisons))),
+            ("observations", str(sum(1 for o in inv.observations if o.kind == "observation"))),
+            ("hypotheses", str(len(inv.hypotheses))),
         ]
         table = Table.grid(padding=(0, 2))
         table.add_column(justify="right", style="bold", no_wrap=True)
@@ -86,4 +85,4 @@ class FrameStage(Stage):
             return
         guardrails = [g.strip() for g in form["guardrails"].split(",") if g.strip()]
         self.wb.background(services.new_investigation, lens, form["question"], guardrails,
-                           done=lambda inv: self.wb.open_investigation(inv["id"]), what="creating the investigation")
+                           done=lambda inv: self.wb.open_investigation(inv.id), what="creating the investigation")

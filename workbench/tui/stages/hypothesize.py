@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from workbench.investigations.views import HypothesisView, InvestigationView, ObservationView
 from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import PaneList, ChoiceScreen, Field, FormScreen, fill_options, highlighted_id, one_line, safe
@@ -34,7 +35,7 @@ class HypothesizeStage(Stage):
         yield PaneList(id="hypotheses")
         yield Static(id="hyp-detail")
 
-    def show(self, inv: dict[str, Any] | None) -> None:
+    def show(self, inv: InvestigationView | None) -> None:
         obs_list = self.query_one("#observations", OptionList)
         hyp_list = self.query_one("#hypotheses", OptionList)
         if inv is None:
@@ -42,19 +43,19 @@ class HypothesizeStage(Stage):
             hyp_list.clear_options()
             return
         observations, hypotheses = [], []
-        for o in inv.get("observations") or []:
-            if o["kind"] == "retraction":
-                label = safe(f"{o['id']:>3}  {o['text']}", "italic")
-            elif o.get("retracted_by"):
-                label = safe(f"{o['id']:>3}  (retracted) {o['text']}", "strike")
+        for o in inv.observations:
+            if o.kind == "retraction":
+                label = safe(f"{o.id:>3}  {o.text}", "italic")
+            elif o.retracted_by:
+                label = safe(f"{o.id:>3}  (retracted) {o.text}", "strike")
             else:
-                label = safe(f"{o['id']:>3}  {o['text']}")
-            observations.append(Option(one_line(label), id=str(o["id"])))
-        for h in inv.get("hypotheses") or []:
-            label = Text(f"{h['id']:>3}  ")
-            label.append(f"[{h['status'].upper()}] ", style="bold")
-            label.append_text(safe(h["statement"]))
-            hypotheses.append(Option(one_line(label), id=str(h["id"])))
+                label = safe(f"{o.id:>3}  {o.text}")
+            observations.append(Option(one_line(label), id=str(o.id)))
+        for h in inv.hypotheses:
+            label = Text(f"{h.id:>3}  ")
+            label.append(f"[{h.status.upper()}] ", style="bold")
+            label.append_text(safe(h.statement))
+            hypotheses.append(Option(one_line(label), id=str(h.id)))
         fill_options(obs_list, observations, obs_list.highlighted)
         fill_options(hyp_list, hypotheses, hyp_list.highlighted)
         self._detail()
@@ -72,8 +73,8 @@ class HypothesizeStage(Stage):
         if self.app.focused is self.query_one("#observations", OptionList):
             o = self._selected_observation()
             if o is not None:
-                t = safe(o["text"])
-                evidence = o.get("evidence") or []
+                t = safe(o.text)
+                evidence = o.evidence
                 if evidence:
                     t.append("\nevidence: ", style="bold")
                     t.append_text(safe(", ".join(f"{e.get('kind')} {e.get('id', e.get('value', ''))}" for e in evidence if isinstance(e, dict))))
@@ -84,24 +85,24 @@ class HypothesizeStage(Stage):
             detail.update("")
             return
         t = Text().append("test: ", style="bold")
-        t.append_text(safe(h["test"]))
-        last = (h.get("history") or [{}])[-1]
-        if last.get("note") or last.get("evidence"):
+        t.append_text(safe(h.test))
+        last = h.history[-1] if h.history else None
+        if last is not None and (last.note or last.evidence):
             t.append("\ndecided by: ", style="bold")
-            t.append_text(safe("; ".join([*(f"{e.get('kind')} {e.get('id', e.get('value', ''))}" for e in last.get("evidence") or []), last.get("note") or ""]).strip("; ")))
+            t.append_text(safe("; ".join([*(f"{e.get('kind')} {e.get('id', e.get('value', ''))}" for e in last.evidence), last.note or ""]).strip("; ")))
         detail.update(t)
 
-    def _selected_hypothesis(self) -> dict[str, Any] | None:
+    def _selected_hypothesis(self) -> HypothesisView | None:
         hid = highlighted_id(self.query_one("#hypotheses", OptionList))
         if self.inv is None or hid is None:
             return None
-        return next((h for h in self.inv.get("hypotheses") or [] if h["id"] == hid), None)
+        return next((h for h in self.inv.hypotheses if h.id == hid), None)
 
-    def _selected_observation(self) -> dict[str, Any] | None:
+    def _selected_observation(self) -> ObservationView | None:
         oid = highlighted_id(self.query_one("#observations", OptionList))
         if self.inv is None or oid is None:
             return None
-        return next((o for o in self.inv.get("observations") or [] if o["id"] == oid), None)
+        return next((o for o in self.inv.observations if o.id == oid), None)
 
     def action_hypothesis(self) -> None:
         if not self.needs_investigation():
@@ -117,7 +118,7 @@ class HypothesizeStage(Stage):
     def _add(self, form: dict[str, str] | None) -> None:
         if not form:
             return
-        self.wb.background(services.add_hypothesis, self.inv["id"], form["statement"], form["test"],
+        self.wb.background(services.add_hypothesis, self.inv.id, form["statement"], form["test"],
                            done=lambda _h: self.wb.reload_investigation(), what="adding the hypothesis")
 
     def action_status(self) -> None:
@@ -132,14 +133,14 @@ class HypothesizeStage(Stage):
             if status is None:
                 return
             self.app.push_screen(
-                FormScreen(f"Hypothesis {h['id']}: {status}", [
+                FormScreen(f"Hypothesis {h.id}: {status}", [
                     Field("evidence", "Evidence that decided it (e.g. rerun_plan=3, comparison=2)"),
                     Field("note", "Note"),
                 ], check=lambda form: services.check_evidence(form["evidence"])),
-                lambda form: self._set(h["id"], status, form),
+                lambda form: self._set(h.id, status, form),
             )
 
-        self.app.push_screen(ChoiceScreen(f"Status of hypothesis {h['id']}", list(STATUSES)), chosen)
+        self.app.push_screen(ChoiceScreen(f"Status of hypothesis {h.id}", list(STATUSES)), chosen)
 
     def _set(self, hid: int, status: str, form: dict[str, str] | None) -> None:
         if form is None:
@@ -152,12 +153,12 @@ class HypothesizeStage(Stage):
         if not self.needs_investigation():
             return
         o = self._selected_observation()
-        if o is None or o["kind"] != "observation":
+        if o is None or o.kind != "observation":
             self.wb.notify("Select an observation first", severity="warning")
             return
         self.app.push_screen(
-            FormScreen(f"Retract observation {o['id']}", [Field("reason", "Why (the original is kept beside the retraction)")]),
-            lambda form: self._retract(o["id"], form),
+            FormScreen(f"Retract observation {o.id}", [Field("reason", "Why (the original is kept beside the retraction)")]),
+            lambda form: self._retract(o.id, form),
         )
 
     def _retract(self, oid: int, form: dict[str, str] | None) -> None:

@@ -11,6 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from workbench.investigations.views import InvestigationView, ObservationView
 from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import PaneList, Report, fill_options, highlighted_id, one_line, safe
@@ -31,7 +32,7 @@ class InspectStage(Stage):
         yield Label("Derived observations (observation, not cause): p pins the selected one", id="derived-label")
         yield PaneList(id="derived")
 
-    def show(self, inv: dict[str, Any] | None) -> None:
+    def show(self, inv: InvestigationView | None) -> None:
         report = self.query_one("#inspect-report", Report)
         derived = self.query_one("#derived", OptionList)
         comp = services.latest_comparison(inv) if inv else None
@@ -40,11 +41,11 @@ class InspectStage(Stage):
             derived.clear_options()
             self._for = None
             return
-        observations = (comp.get("result") or {}).get("observations") or []
-        pinned = {o["text"] for o in inv.get("observations") or [] if o["kind"] == "observation" and not o.get("retracted_by")}
-        fill_options(derived, [Option(one_line(safe(("✓ pinned  " if o.get("text") in pinned else "") + str(o.get("text", "")))), id=str(i))
-                               for i, o in enumerate(observations)], derived.highlighted)
-        key = (inv["id"], comp["id"])
+        observations = services.derived_texts(comp)
+        pinned = {o.text for o in inv.observations if o.kind == "observation" and not o.retracted_by}
+        fill_options(derived, [Option(one_line(safe(("✓ pinned  " if text in pinned else "") + text)), id=str(i))
+                               for i, text in enumerate(observations)], derived.highlighted)
+        key = (inv.id, comp.id)
         if key != self._for:
             self._for = key
             self.action_refresh()
@@ -65,8 +66,8 @@ class InspectStage(Stage):
             self.wb.notify("Select a derived observation first", severity="warning")
             return
 
-        def pinned(obs: dict[str, Any]) -> None:
-            self.wb.notify(f"Pinned observation {obs['id']} (observation, not cause)")
+        def pinned(obs: ObservationView) -> None:
+            self.wb.notify(f"Pinned observation {obs.id} (observation, not cause)")
             self.wb.reload_investigation()
 
-        self.wb.background(services.pin_from_comparison, self.inv["id"], comp, index, done=pinned, what="pinning")
+        self.wb.background(services.pin_from_comparison, self.inv.id, comp, index, done=pinned, what="pinning")

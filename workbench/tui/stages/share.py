@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
+from workbench.investigations.views import InvestigationView
 from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import Field, FormScreen, block, safe
@@ -37,14 +38,14 @@ class ShareStage(Stage):
         yield Static(Text(INTRO), id="share-intro")
         yield Static(id="share-result")
 
-    def show(self, inv: dict[str, Any] | None) -> None:
+    def show(self, inv: InvestigationView | None) -> None:
         pass
 
     def action_export(self) -> None:
         if self.inv is None:
             self.wb.notify("Pick an investigation first (i)", severity="warning")
             return
-        default = self.last_path or str(Path.cwd() / f"investigation-{self.inv['id']}.bundle.json")
+        default = self.last_path or str(Path.cwd() / f"investigation-{self.inv.id}.bundle.json")
         self.app.push_screen(FormScreen("Export evidence bundle", [Field("path", "Write to", value=default)]), self._export)
 
     def _export(self, form: dict[str, str] | None) -> None:
@@ -58,7 +59,7 @@ class ShareStage(Stage):
             t.append(f"\nchecksum sha256:{checksum}\nRecheck anywhere with: wb evidence verify {path.name}")
             self.query_one("#share-result", Static).update(t)
 
-        self.wb.background(services.export_bundle, self.inv["id"], Path(form["path"].strip()).expanduser(), done=done, what="exporting")
+        self.wb.background(services.export_bundle, self.inv.id, Path(form["path"].strip()).expanduser(), done=done, what="exporting")
 
     def action_verify(self) -> None:
         self.app.push_screen(FormScreen("Verify a bundle file", [Field("path", "Bundle", value=self.last_path)]), self._verify)

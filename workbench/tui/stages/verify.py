@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widgets import OptionList, ProgressBar
 from textual.widgets.option_list import Option
 
+from workbench.investigations.views import InvestigationView
 from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import PaneList, Field, FormScreen, Line, Report, fill_options, one_line, safe
@@ -22,7 +23,7 @@ from workbench.tui.widgets import PaneList, Field, FormScreen, Line, Report, fil
 class RunProgress(Message):
     """Progress from the executor's thread."""
 
-    def __init__(self, event: dict[str, Any]) -> None:
+    def __init__(self, event: services.RunEvent) -> None:
         super().__init__()
         self.event = event
 
@@ -41,8 +42,8 @@ class VerifyStage(Stage):
         super().__init__(*args, **kwargs)
         self.stop = threading.Event()
         self.running = False
-        self.plans: list[dict[str, Any]] = []
-        self.bisections: list[dict[str, Any]] = []  # listed after the plans, with ids "b<id>"
+        self.plans: list[services.PlanRow] = []
+        self.bisections: list[services.BisectionRow] = []  # listed after the plans, with ids "b<id>"
         self._started = 0.0  # when the current rerun began (monotonic), for the time left
         self._runs_done = 0
         self._runs_total = 0
@@ -61,26 +62,24 @@ class VerifyStage(Stage):
     def on_mount(self) -> None:
         self.query_one("#plans").border_title = "rerun plans and bisections (n new, r run, N custom)"
 
-    def show(self, inv: dict[str, Any] | None) -> None:
+    def show(self, inv: InvestigationView | None) -> None:
         self.wb.background(services.plans, done=self._got_plans, what="loading plans", group="plans")
 
-    def _got_plans(self, plans: list[dict[str, Any]]) -> None:
+    def _got_plans(self, plans: list[services.PlanRow]) -> None:
         self.plans = plans
         self.wb.background(services.bisections, done=self._got_bisections, what="loading bisections", group="bisections")
 
-    def _got_bisections(self, bisections: list[dict[str, Any]]) -> None:
+    def _got_bisections(self, bisections: list[services.BisectionRow]) -> None:
         plans = self.plans
         self.bisections = bisections
         self._texts.clear()  # the list was reloaded: a plan may have run since
         widget = self.query_one("#plans", OptionList)
-        ids = [p["id"] for p in plans]
+        ids = [p.id for p in plans]
         # A new plan is highlighted (r runs it); otherwise the highlight stays, or starts on the first.
         keep = ids.index(self._select_after_load) if self._select_after_load in ids else widget.highlighted
         self._select_after_load = None
-        options = [Option(one_line(safe(f"{p['id']:>3}  {p['name']}  [{p['lens']}, "
-                                        f"{p['executions'][-1][1] if p['executions'] else 'not run'}]")), id=str(p["id"]))
-                   for p in plans]
-        options += [Option(one_line(safe(f"bisect {b['name']}  [{b['status']}, {b['steps']} steps, {b['open']} open]")), id=f"b{b['id']}")
+        options = [Option(one_line(safe(f"{p.id:>3}  {p.name}  [{p.lens}, {p.last_status}]")), id=str(p.id)) for p in plans]
+        options += [Option(one_line(safe(f"bisect {b.name}  [{b.status}, {b.steps} steps, {b.open} open]")), id=f"b{b.id}")
                     for b in bisections]
         fill_options(widget, options, keep)
         if not plans and not bisections:
@@ -116,7 +115,7 @@ class VerifyStage(Stage):
             self.wb.background(services.plan_text, int(option), what="loading the plan", group="plan-detail", done=drawn)
 
     def _lens(self) -> str | None:
-        return self.inv["lens"] if self.inv else None
+        return self.inv.lens if self.inv else None
 
     def action_new_plan(self) -> None:
         """The one-key plan: the bundled CPU workload in the investigation's lens, candidate +5 %."""
@@ -204,17 +203,17 @@ class VerifyStage(Stage):
     def on_run_progress(self, message: RunProgress) -> None:
         event = message.event
         bar = self.query_one("#rerun-progress", ProgressBar)
-        if event["event"] == "begin":
-            bar.update(total=max(event["total"], 1), progress=event["done"])
-            self._runs_total, self._runs_done, self._started = event["total"], event["done"], time.monotonic()
-            self._begun_at = event["done"]
-        elif event["event"] == "started":
-            self._status(f"round {event['round']}, arm {event['arm']}: running")
-        elif event["event"] == "finished":
+        if event.kind == "begin":
+            bar.update(total=max(event.total, 1), progress=event.done)
+            self._runs_total, self._runs_done, self._started = event.total, event.done, time.monotonic()
+            self._begun_at = event.done
+        elif event.kind == "started":
+            self._status(f"round {event.round}, arm {event.arm}: running")
+        elif event.kind == "finished":
             bar.advance(1)
             self._runs_done += 1
-            live = event.get("live") or {}
-            text = f"last run: {event['status']}"
+            live = event.live
+            text = f"last run: {event.status}"
             ran = self._runs_done - self._begun_at
             if ran > 0:
                 left = (time.monotonic() - self._started) / ran * max(self._runs_total - self._runs_done, 0)
@@ -222,5 +221,5 @@ class VerifyStage(Stage):
             if live.get("rounds"):
                 text += f"; after {live['rounds']} complete rounds B/A = {live['b_over_a']:.3f}, A′/A = {live['aprime_over_a']:.3f} (live, not a verdict)"
             self._status(text)
-        elif event["event"] == "end":
-            self._status(f"execution {event['status']}")
+        elif event.kind == "end":
+            self._status(f"execution {event.status}")
