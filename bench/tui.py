@@ -66,8 +66,8 @@ def inspect_big(tmp: Path, requests: int) -> float:
         text = path.read_text().replace('"label": "bench"', f'"label": "bench {side}"', 1)
         path.write_text(text)
         ids += import_files(store, [path]).run_ids
-    inv = wf.create_investigation(store, lens="inference", question="bench", baseline=[ids[0]], candidate=[ids[1]])
-    wf.add_comparison(store, inv["id"], [ids[0]], [ids[1]])
+    inv = wf.new_investigation(store, lens="inference", question="bench", baseline=[ids[0]], candidate=[ids[1]]).to_json()
+    wf.store_comparison(store, inv["id"], [ids[0]], [ids[1]]).to_json()
     inv = services.investigation(store, inv["id"])
     t = time.perf_counter()
     services.inspect_text(store, inv)  # what the Inspect pane runs in its worker

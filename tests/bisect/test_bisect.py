@@ -137,11 +137,11 @@ def test_a_bisection_travels_in_a_bundle_and_its_steps_recompute(tmp_path, store
     from store import open_store
     from workbench.investigations import workflow as wf
 
-    inv = wf.create_investigation(open_store(store_url), lens="training", question="Which commit made the step slower?")
+    inv = wf.new_investigation(open_store(store_url), lens="training", question="Which commit made the step slower?").to_json()
     repo, ids = history(tmp_path, {5: 1.05}, commits=8)
     doc = _bisect(tmp_path, store_url, repo, ids[0], ids[-1], "--investigation", str(inv["id"]))
     assert doc["result"]["first_bad"] == ids[5]
-    observations = wf.show_investigation(open_store(store_url), inv["id"])["observations"]
+    observations = wf.investigation_view(open_store(store_url), inv["id"]).to_json()["observations"]
     assert len(observations) == 1 and observations[0]["source"] == "bisect"
     assert ids[5][:12] in observations[0]["text"]
     assert {e["kind"] for e in observations[0]["evidence"]} == {"rerun_comparison"}

@@ -250,11 +250,11 @@ def test_observations_pin_into_an_investigation(store_url):
     from workbench.investigations import workflow as wf
 
     st = open_store(store_url)
-    inv = wf.create_investigation(st, lens="training", question="Why did job 1042 fail?")
+    inv = wf.new_investigation(st, lens="training", question="Why did job 1042 fail?").to_json()
     d = diagnose([DATA / "incident-xid79"])
-    pinned = [wf.pin_observation(st, inv["id"], o.text, evidence_items(o), source="diagnose", by="tester") for o in d.observations]
+    pinned = [wf.new_observation(st, inv["id"], o.text, evidence_items(o), source="diagnose", by="tester").to_json() for o in d.observations]
     assert len(pinned) == len(d.observations)
-    shown = wf.show_investigation(st, inv["id"])["observations"]
+    shown = wf.investigation_view(st, inv["id"]).to_json()["observations"]
     assert [o["text"] for o in shown] == [o.text for o in d.observations]
     assert all(o["source"] == "diagnose" and o["pinned_by"] == "tester" for o in shown)
     first = shown[0]["evidence"][0]
@@ -267,11 +267,11 @@ def test_cli_pin(store_url):
     from workbench.investigations import workflow as wf
 
     st = open_store(store_url)
-    inv = wf.create_investigation(st, lens="training", question="Which rank hung?")
+    inv = wf.new_investigation(st, lens="training", question="Which rank hung?").to_json()
     result = CliRunner().invoke(cli, ["--store", store_url, "diagnose", "--json", "--pin", str(inv["id"]), str(DATA / "nvrx-fr_traces" / "lock_gil_1st")], catch_exceptions=False)
     doc = json.loads(result.stdout)
     assert doc["pinned"] and all(ref.startswith("observation/") for ref in doc["pinned"])
-    obs = wf.show_investigation(st, inv["id"])["observations"]
+    obs = wf.investigation_view(st, inv["id"]).to_json()["observations"]
     assert any(e["kind"] == "flight-recorder" for o in obs for e in o["evidence"])
 
 

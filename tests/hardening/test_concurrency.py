@@ -62,9 +62,9 @@ def test_concurrent_import_of_one_bundle(store_url, tmp_path):
     author = open_store(f"sqlite:///{tmp_path / 'author.sqlite'}")
     (tmp_path / "caps").mkdir()
     base, cand, _ = populate(author, tmp_path / "caps")
-    inv = wf.create_investigation(author, lens="inference", question="q?", intended_change={"engine": ["a", "b"]},
-                                  baseline=base, candidate=cand, by="ana")
-    wf.add_comparison(author, inv["id"], base, cand, engine=fake_compare, by="ana")
+    inv = wf.new_investigation(author, lens="inference", question="q?", intended_change={"engine": ["a", "b"]},
+                                  baseline=base, candidate=cand, by="ana").to_json()
+    wf.store_comparison(author, inv["id"], base, cand, engine=fake_compare, by="ana").to_json()
     bundle = write_bundle(export_investigation(author, inv["id"]), tmp_path / "bundle.json")
     author.close()
 

@@ -19,14 +19,14 @@ def investigation(store_url, tmp_path):
     st = open_store(store_url)
     (tmp_path / "caps").mkdir()
     base, cand, _ = populate(st, tmp_path / "caps")
-    inv = wf.create_investigation(st, lens="inference", question="Ship engine v0.8.3?",
-                                  intended_change={"engine": ["v0.8.2", "v0.8.3"]}, baseline=base, candidate=cand, by="ana")
-    comp = wf.add_comparison(st, inv["id"], base, cand, engine=fake_compare, by="ana")
+    inv = wf.new_investigation(st, lens="inference", question="Ship engine v0.8.3?",
+                                  intended_change={"engine": ["v0.8.2", "v0.8.3"]}, baseline=base, candidate=cand, by="ana").to_json()
+    comp = wf.store_comparison(st, inv["id"], base, cand, engine=fake_compare, by="ana").to_json()
     wf.observations_from_comparison(st, inv["id"], comp["id"], by="ana")
-    first = wf.pin_observation(st, inv["id"], "Prefill grew.", [{"kind": "run", "id": base[0]}], by="ana")
-    wf.retract_observation(st, first["id"], "wrong window", by="ana")
-    hyp = wf.add_hypothesis(st, inv["id"], "The scheduler admits requests later.", "interleaved rerun with A/A", by="ana")
-    wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=[{"kind": "comparison", "id": comp["id"]}], by="ana")
+    first = wf.new_observation(st, inv["id"], "Prefill grew.", [{"kind": "run", "id": base[0]}], by="ana").to_json()
+    wf.new_retraction(st, first["id"], "wrong window", by="ana").to_json()
+    hyp = wf.new_hypothesis(st, inv["id"], "The scheduler admits requests later.", "interleaved rerun with A/A", by="ana").to_json()
+    wf.decide_hypothesis(st, hyp["id"], "supported", evidence=[{"kind": "comparison", "id": comp["id"]}], by="ana").to_json()
     return st, inv, tmp_path / "caps"
 
 
@@ -62,16 +62,16 @@ def test_import_is_read_only_and_idempotent(investigation, tmp_path, store_url):
     colleague = open_store(store_url.replace("wb.sqlite", "colleague.sqlite")) if store_url.startswith("sqlite") else st
     result = import_bundle(colleague, path, by="bo")
     assert not result["already_imported"]
-    shown = wf.show_investigation(colleague, result["investigation"])
+    shown = wf.investigation_view(colleague, result["investigation"]).to_json()
     assert shown["imported"] and shown["question"] == "Ship engine v0.8.3?"
     assert shown["baseline_runs"][0].startswith("run/")
     assert [o["kind"] for o in shown["observations"]] == ["observation", "observation", "retraction"]
     assert shown["observations"][1]["retracted_by"] == f"observation/{shown['observations'][2]['id']}"
     assert shown["hypotheses"][0]["status"] == "supported" and shown["comparisons"][0]["verdict"] == "REGRESSION"
     with pytest.raises(WbError, match="read-only"):
-        wf.pin_observation(colleague, result["investigation"], "x", [{"kind": "value", "value": "1"}])
+        wf.new_observation(colleague, result["investigation"], "x", [{"kind": "value", "value": "1"}]).to_json()
     with pytest.raises(WbError, match="read-only"):
-        wf.add_hypothesis(colleague, result["investigation"], "x", "y")
+        wf.new_hypothesis(colleague, result["investigation"], "x", "y").to_json()
     with pytest.raises(WbError, match="imported"):
         export_investigation(colleague, result["investigation"])
     again = import_bundle(colleague, path)
@@ -129,10 +129,10 @@ def test_linked_rerun_plan_travels_with_its_comparisons(investigation, tmp_path)
         s.add(rerun.RerunComparison(plan_id=plan.id, execution_id=execution.id, rounds_used=10, verdict="REGRESSION",
                                     digest="e" * 64, body={"verdict": "REGRESSION"}))
         plan_id = plan.id
-    hyp = wf.add_hypothesis(st, inv["id"], "Admission is slower.", "interleaved rerun")
+    hyp = wf.new_hypothesis(st, inv["id"], "Admission is slower.", "interleaved rerun").to_json()
     with pytest.raises(Exception, match="no rerun plan named"):
-        wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan=nope"]))
-    decided = wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan=queue-check"]))
+        wf.decide_hypothesis(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan=nope"])).to_json()
+    decided = wf.decide_hypothesis(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan=queue-check"])).to_json()
     assert decided["links"]["rerun_plans"] == [plan_id]
     doc = json.loads(dumps(export_investigation(st, inv["id"])))
     plans = doc["recipe"]["content"]["rerun_plans"]

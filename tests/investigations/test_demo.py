@@ -25,7 +25,7 @@ def test_three_investigations_idempotently(demo_store):
     assert create_demo_investigations(demo_store) == ids
     assert len(wf.list_investigations(demo_store)) == 3
     for inv_id, demo in zip(ids, DEMOS):
-        inv = wf.show_investigation(demo_store, inv_id)
+        inv = wf.investigation_view(demo_store, inv_id).to_json()
         assert inv["lens"] == demo["lens"] and len(inv["baseline_runs"]) == 5 and len(inv["candidate_runs"]) == 5
         assert len(inv["comparisons"]) == 1 and inv["comparisons"][0]["comparable"], inv["comparisons"][0]["result"].get("refusal")
         assert inv["observations"], "the engine's observations are pinned"
@@ -35,11 +35,11 @@ def test_three_investigations_idempotently(demo_store):
 
 def test_seed_wording(demo_store):
     ids = create_demo_investigations(demo_store)
-    texts = {DEMOS[i]["lens"]: " ".join(o["text"] for o in wf.show_investigation(demo_store, inv)["observations"])
+    texts = {DEMOS[i]["lens"]: " ".join(o["text"] for o in wf.investigation_view(demo_store, inv).to_json()["observations"])
              for i, inv in enumerate(ids)}
     assert "Queue time grew" in texts["inference"]
     assert "communication grew" in texts["training"].lower()
-    assert "straggling rank" in wf.show_investigation(demo_store, ids[1])["hypotheses"][0]["statement"]
+    assert "straggling rank" in wf.investigation_view(demo_store, ids[1]).to_json()["hypotheses"][0]["statement"]
 
 
 def test_demo_comparisons_carry_their_aa_control(demo_store):
@@ -48,7 +48,7 @@ def test_demo_comparisons_carry_their_aa_control(demo_store):
 
     for inv_id, demo in zip(create_demo_investigations(demo_store), DEMOS):
         _, _, control = demo_run_sets(demo_store, demo["lens"])
-        comp = wf.show_investigation(demo_store, inv_id)["comparisons"][0]
+        comp = wf.investigation_view(demo_store, inv_id).to_json()["comparisons"][0]
         assert len(control) == 5 and comp["parameters"]["control"] == control
         assert comp["result"]["runs"]["control"] == control
         effect = comp["result"]["primary"]["effect"]
@@ -92,7 +92,7 @@ def test_an_imported_bundle_keeps_the_control_refs(demo_store, tmp_path):
     path = write_bundle(export_investigation(demo_store, inv_id), tmp_path / "b.json")
     other = open_store(f"sqlite:///{tmp_path / 'other.sqlite'}")
     imported = import_bundle(other, path)
-    comp = wf.show_investigation(other, imported["investigation"])["comparisons"][0]
+    comp = wf.investigation_view(other, imported["investigation"]).to_json()["comparisons"][0]
     assert comp["parameters"]["control"] == [f"run/{i}" for i in range(6, 11)]
     assert "NO_AA_CONTROL" not in comp["result"]["primary"]["effect"]["flags"]
 

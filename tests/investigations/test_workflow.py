@@ -12,15 +12,15 @@ from workbench.investigations import workflow as wf
 def setup(store_url, tmp_path):
     st = open_store(store_url)
     base, cand, files = populate(st, tmp_path)
-    inv = wf.create_investigation(st, lens="inference", question="Ship engine v0.8.3?", guardrails=["error rate <= 0.1%"],
-                                  intended_change={"engine": ["v0.8.2", "v0.8.3"]}, baseline=base, candidate=cand, by="ana")
+    inv = wf.new_investigation(st, lens="inference", question="Ship engine v0.8.3?", guardrails=["error rate <= 0.1%"],
+                                  intended_change={"engine": ["v0.8.2", "v0.8.3"]}, baseline=base, candidate=cand, by="ana").to_json()
     return st, inv, base, cand, files
 
 
 @pytest.mark.store
 def test_frame_is_stored(setup):
     st, inv, base, cand, _ = setup
-    shown = wf.show_investigation(st, f"investigation/{inv['id']}")
+    shown = wf.investigation_view(st, f"investigation/{inv['id']}").to_json()
     assert shown["question"] == "Ship engine v0.8.3?" and shown["lens"] == "inference"
     assert shown["baseline_runs"] == base and shown["candidate_runs"] == cand
     assert shown["intended_change"] == {"engine": ["v0.8.2", "v0.8.3"]}
@@ -32,20 +32,20 @@ def test_frame_is_stored(setup):
 def test_frame_refuses_bad_input(setup):
     st = setup[0]
     with pytest.raises(UsageError, match="unknown lens"):
-        wf.create_investigation(st, lens="nope", question="q")
+        wf.new_investigation(st, lens="nope", question="q").to_json()
     with pytest.raises(UsageError, match="question"):
-        wf.create_investigation(st, lens="training", question="   ")
+        wf.new_investigation(st, lens="training", question="   ").to_json()
     with pytest.raises(NotFound, match="no run"):
-        wf.create_investigation(st, lens="training", question="q", baseline=["missing-run"])
+        wf.new_investigation(st, lens="training", question="q", baseline=["missing-run"]).to_json()
     with pytest.raises(NotFound):
-        wf.show_investigation(st, 999)
+        wf.investigation_view(st, 999).to_json()
 
 
 @pytest.mark.store
 def test_compare_stores_result_and_parameters(setup):
     st, inv, base, cand, _ = setup
-    comp = wf.add_comparison(st, inv["id"], [str(i) for i in base], ["cand-0", "cand-1", "cand-2"], engine=fake_compare,
-                             accepts={"hardware": "same SKU, new serial"})
+    comp = wf.store_comparison(st, inv["id"], [str(i) for i in base], ["cand-0", "cand-1", "cand-2"], engine=fake_compare,
+                             accepts={"hardware": "same SKU, new serial"}).to_json()
     assert comp["candidate_runs"] == cand
     assert comp["parameters"] == {"lens": "inference", "changes": {"engine": ["v0.8.2", "v0.8.3"]},
                                   "accepts": {"hardware": "same SKU, new serial"}}
@@ -58,7 +58,7 @@ def test_compare_stores_result_and_parameters(setup):
 @pytest.mark.store
 def test_observations_from_a_comparison_cite_it(setup):
     st, inv, base, cand, _ = setup
-    comp = wf.add_comparison(st, inv["id"], base, cand, engine=fake_compare)
+    comp = wf.store_comparison(st, inv["id"], base, cand, engine=fake_compare).to_json()
     pinned = wf.observations_from_comparison(st, inv["id"], comp["id"], by="ana")
     assert len(pinned) == 1
     obs = pinned[0]
@@ -74,47 +74,47 @@ def test_observations_from_a_comparison_cite_it(setup):
 def test_manual_observation_needs_evidence_and_resolves_runs(setup):
     st, inv, base, _, _ = setup
     with pytest.raises(UsageError, match="cites its evidence"):
-        wf.pin_observation(st, inv["id"], "Queue grew", [])
+        wf.new_observation(st, inv["id"], "Queue grew", []).to_json()
     with pytest.raises(UsageError, match="KIND=VALUE"):
         wf.parse_evidence(["run"], st)
     ev = wf.parse_evidence(["run=base-0", "metric=queue_p95", "window=steady", "value=40 ms -> 160 ms"], st)
     assert ev[0] == {"kind": "run", "id": base[0]}
-    obs = wf.pin_observation(st, inv["id"], "Queue time grew from 40 ms to 160 ms.", ev)
+    obs = wf.new_observation(st, inv["id"], "Queue time grew from 40 ms to 160 ms.", ev).to_json()
     assert obs["kind"] == "observation" and obs["evidence"][3] == {"kind": "value", "value": "40 ms -> 160 ms"}
 
 
 @pytest.mark.store
 def test_retraction_is_a_new_record_and_both_are_kept(setup):
     st, inv, base, _, _ = setup
-    first = wf.pin_observation(st, inv["id"], "Prefill grew.", [{"kind": "run", "id": base[0]}])
-    retraction = wf.retract_observation(st, first["id"], "prefill was measured on the wrong window")
+    first = wf.new_observation(st, inv["id"], "Prefill grew.", [{"kind": "run", "id": base[0]}]).to_json()
+    retraction = wf.new_retraction(st, first["id"], "prefill was measured on the wrong window").to_json()
     assert retraction["retracts"] == f"observation/{first['id']}"
-    shown = wf.show_investigation(st, inv["id"])["observations"]
+    shown = wf.investigation_view(st, inv["id"]).to_json()["observations"]
     assert [o["id"] for o in shown] == [first["id"], retraction["id"]]
     assert shown[0]["text"] == "Prefill grew." and shown[0]["retracted_by"] == f"observation/{retraction['id']}"
     with pytest.raises(UsageError, match="itself a retraction"):
-        wf.retract_observation(st, retraction["id"], "again")
+        wf.new_retraction(st, retraction["id"], "again").to_json()
 
 
 @pytest.mark.store
 def test_hypothesis_lifecycle_with_links(setup):
     st, inv, base, cand, _ = setup
-    hyp = wf.add_hypothesis(st, inv["id"], "A straggling rank slows the collectives.", "controlled interleaved rerun")
+    hyp = wf.new_hypothesis(st, inv["id"], "A straggling rank slows the collectives.", "controlled interleaved rerun").to_json()
     assert hyp["status"] == "open" and hyp["test"] == "controlled interleaved rerun"
     with pytest.raises(UsageError, match="needs the evidence"):
-        wf.set_hypothesis_status(st, hyp["id"], "supported")
+        wf.decide_hypothesis(st, hyp["id"], "supported").to_json()
     with pytest.raises(UsageError, match="status must be"):
-        wf.set_hypothesis_status(st, hyp["id"], "proven")
+        wf.decide_hypothesis(st, hyp["id"], "proven").to_json()
     with pytest.raises(NotFound, match="no stored comparison"):
-        wf.set_hypothesis_status(st, hyp["id"], "refuted", evidence=[{"kind": "comparison", "id": 99}])
-    comp = wf.add_comparison(st, inv["id"], base, cand, engine=fake_compare)
-    decided = wf.set_hypothesis_status(st, hyp["id"], "refuted", evidence=wf.parse_hypothesis_evidence([f"comparison={comp['id']}"]),
-                                       note="no rank lagged")
+        wf.decide_hypothesis(st, hyp["id"], "refuted", evidence=[{"kind": "comparison", "id": 99}]).to_json()
+    comp = wf.store_comparison(st, inv["id"], base, cand, engine=fake_compare).to_json()
+    decided = wf.decide_hypothesis(st, hyp["id"], "refuted", evidence=wf.parse_hypothesis_evidence([f"comparison={comp['id']}"]),
+                                       note="no rank lagged").to_json()
     assert decided["status"] == "refuted" and decided["links"]["comparisons"] == [comp["id"]]
     assert [h["status"] for h in decided["history"]] == ["open", "refuted"]
-    undetermined = wf.set_hypothesis_status(st, hyp["id"], "undetermined")
+    undetermined = wf.decide_hypothesis(st, hyp["id"], "undetermined").to_json()
     assert undetermined["status"] == "undetermined" and len(undetermined["history"]) == 3
-    shown = wf.show_investigation(st, inv["id"])
+    shown = wf.investigation_view(st, inv["id"]).to_json()
     assert shown["hypotheses"][0]["status"] == "undetermined"
     assert shown["observations"] == []  # a hypothesis never becomes an observation
 
@@ -153,13 +153,13 @@ def test_tui_dialog_evidence_line_is_checked_headlessly():
 @pytest.mark.store
 def test_comparison_must_belong_to_the_investigation(setup):
     st, inv, base, cand, _ = setup
-    other = wf.create_investigation(st, lens="inference", question="other")
-    comp = wf.add_comparison(st, other["id"], base, cand, engine=fake_compare)
+    other = wf.new_investigation(st, lens="inference", question="other").to_json()
+    comp = wf.store_comparison(st, other["id"], base, cand, engine=fake_compare).to_json()
     with pytest.raises(UsageError, match="belongs to investigation"):
         wf.observations_from_comparison(st, inv["id"], comp["id"])
-    hyp = wf.add_hypothesis(st, inv["id"], "h", "t")
+    hyp = wf.new_hypothesis(st, inv["id"], "h", "t").to_json()
     with pytest.raises(UsageError, match="not to this hypothesis's investigation"):
-        wf.set_hypothesis_status(st, hyp["id"], "supported", evidence=[{"kind": "comparison", "id": comp["id"]}])
+        wf.decide_hypothesis(st, hyp["id"], "supported", evidence=[{"kind": "comparison", "id": comp["id"]}]).to_json()
 
 
 @pytest.mark.store
@@ -171,7 +171,7 @@ def test_refused_comparison_is_stored_and_has_nothing_to_pin(setup):
                                "refusal": {"dimension": "model", "reason": "model differs: A vs B"},
                                "dimensions": [], "primary": None, "phases": None, "observations": [], "guardrails": [], "work": {}})
 
-    comp = wf.add_comparison(st, inv["id"], base, cand, engine=refusing)
+    comp = wf.store_comparison(st, inv["id"], base, cand, engine=refusing).to_json()
     assert not comp["comparable"] and comp["verdict"] is None
     with pytest.raises(WbError, match="refused"):
         wf.observations_from_comparison(st, inv["id"], comp["id"])

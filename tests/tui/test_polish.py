@@ -20,7 +20,7 @@ def _unset_model(demo_url: str) -> tuple[list[int], str]:
     from workbench.investigations import workflow as wf
 
     store = open_store(demo_url)
-    inv = wf.show_investigation(store, 1)
+    inv = wf.investigation_view(store, 1).to_json()
     base, cand = inv["baseline_runs"], inv["candidate_runs"]
     declare_dimensions(store, cand, {}, ["model"], why="a run imported without --dim")
     records = [*store.load_runs(base), *store.load_runs(cand)]
@@ -189,7 +189,7 @@ async def test_frame_question_wraps_under_itself(demo_url):
     question = ("Did the scheduler change in the new engine release raise the p95 time to first token "
                 "for long prompts under the production request mix at peak load?")
     store = open_store(demo_url)
-    inv = wf.create_investigation(store, lens="inference", question=question)
+    inv = wf.new_investigation(store, lens="inference", question=question).to_json()
     store.close()
     app = WorkbenchApp(demo_url)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -232,7 +232,7 @@ async def test_compare_on_a_users_store_says_what_to_do(tmp_path):
         assert "No investigation open" in text_of(app.query_one("#frame-body"))
 
     store = open_store(url)
-    inv = wf.create_investigation(store, lens="training", question="Did the step time grow?")
+    inv = wf.new_investigation(store, lens="training", question="Did the step time grow?").to_json()
     store.close()
     app = WorkbenchApp(url)
     async with app.run_test(size=(80, 24)) as pilot:

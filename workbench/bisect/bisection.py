@@ -44,7 +44,7 @@ from workbench.bisect.result import (
 )
 from workbench.errors import UsageError, WbError
 from workbench.investigations.common import investigation_row
-from workbench.investigations.workflow import pin_observation
+from workbench.investigations.workflow import new_observation
 from workbench.rerun.execute import Executor
 from workbench.rerun.plan import build_plan
 from workbench.rerun.report import build_comparison, save_comparison
@@ -353,7 +353,7 @@ def _pin(store: "Store", spec: Spec, search: Search) -> None:
     evidence = [{"kind": "rerun_comparison", "id": s.comparison_id, "rev": s.rev, "against": s.against, "verdict": s.verdict}
                 for s in search.steps if s.comparison_id is not UNSET]
     if evidence:
-        pin_observation(store, spec.investigation, f"bisection {spec.name}: {search.result.text}", evidence, source="bisect")
+        new_observation(store, spec.investigation, f"bisection {spec.name}: {search.result.text}", evidence, source="bisect").to_json()
 
 
 def report(store: "Store", ref: str | int | None) -> BisectionReport:

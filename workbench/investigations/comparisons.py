@@ -35,24 +35,6 @@ def default_compare_engine() -> CompareEngine:
     return compare
 
 
-def add_comparison(
-    store: "Store",
-    inv: str | int,
-    baseline: Sequence[str | int],
-    candidate: Sequence[str | int],
-    *,
-    lens: str | None = None,
-    changes: Mapping[str, Sequence[Any]] | None = None,
-    accepts: Mapping[str, str] | None = None,
-    engine: CompareEngine | None = None,
-    by: str | None = None,
-    control: Sequence[str | int] = (),
-) -> dict[str, Any]:
-    """``wb investigate compare --json``: :func:`store_comparison` as JSON."""
-    return store_comparison(store, inv, baseline, candidate, lens=lens, changes=changes, accepts=accepts, engine=engine,
-                            by=by, control=control).to_json()
-
-
 def store_comparison(
     store: "Store",
     inv: str | int,

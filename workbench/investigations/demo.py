@@ -85,13 +85,13 @@ def create_demo_investigations(store: "Store", *, engine: Callable[..., Any] | N
         baseline, candidate, control = demo_run_sets(store, demo["lens"])
         if not baseline or not candidate:
             continue
-        inv = wf.create_investigation(
+        inv = wf.new_investigation(
             store, lens=demo["lens"], question=demo["question"], title=demo["title"], guardrails=demo["guardrails"],
             intended_change=demo["change"], baseline=baseline, candidate=candidate, by=DEMO_BY,
-        )
-        comp = wf.add_comparison(store, inv["id"], baseline, candidate, engine=engine, by=DEMO_BY, control=control)
+        ).to_json()
+        comp = wf.store_comparison(store, inv["id"], baseline, candidate, engine=engine, by=DEMO_BY, control=control).to_json()
         if comp["result"].get("observations"):
             wf.observations_from_comparison(store, inv["id"], comp["id"], by=DEMO_BY)
-        wf.add_hypothesis(store, inv["id"], demo["hypothesis"], demo["test"], by=DEMO_BY)
+        wf.new_hypothesis(store, inv["id"], demo["hypothesis"], demo["test"], by=DEMO_BY).to_json()
         ids.append(inv["id"])
     return ids

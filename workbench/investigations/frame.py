@@ -22,23 +22,6 @@ from workbench.investigations.views import (
 if TYPE_CHECKING:
     from store.api import Store
 
-def create_investigation(
-    store: "Store",
-    *,
-    lens: str,
-    question: str,
-    guardrails: Sequence[str] = (),
-    intended_change: Mapping[str, Sequence[Any]] | None = None,
-    baseline: Sequence[str | int] = (),
-    candidate: Sequence[str | int] = (),
-    title: str = "",
-    by: str | None = None,
-) -> dict[str, Any]:
-    """``wb investigate new --json``: :func:`new_investigation` as JSON."""
-    return new_investigation(store, lens=lens, question=question, guardrails=guardrails, intended_change=intended_change,
-                             baseline=baseline, candidate=candidate, title=title, by=by).to_json()
-
-
 def new_investigation(
     store: "Store",
     *,
@@ -94,11 +77,6 @@ def investigation_summaries(store: "Store") -> list[InvestigationSummary]:
             }
             out.append(InvestigationSummary(**msgspec.structs.asdict(frame_of(row)), **counts))
     return out
-
-
-def show_investigation(store: "Store", inv: str | int) -> dict[str, Any]:
-    """``wb investigate show --json``: :func:`investigation_view` as JSON."""
-    return investigation_view(store, inv).to_json()
 
 
 def investigation_view(store: "Store", inv: str | int) -> InvestigationView:

@@ -14,11 +14,6 @@ from workbench.investigations.views import HypothesisView, hypothesis_of
 if TYPE_CHECKING:
     from store.api import Store
 
-def add_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *, by: str | None = None) -> dict[str, Any]:
-    """``wb hypothesize --json``: :func:`new_hypothesis` as JSON."""
-    return new_hypothesis(store, inv, statement, test, by=by).to_json()
-
-
 def new_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *, by: str | None = None) -> HypothesisView:
     """A claim with the test that would decide it, opened (status ``open``)."""
     from store.investigations import Hypothesis, HypothesisStatus  # SQLAlchemy: loaded with the store, not at import
@@ -80,19 +75,6 @@ def rerun_table(kind: str) -> Any:
     from store.rerun import RerunComparison, RerunPlan  # SQLAlchemy: loaded with the store, not at import
 
     return {"rerun_plan": RerunPlan, "rerun_comparison": RerunComparison}[kind]
-
-
-def set_hypothesis_status(
-    store: "Store",
-    hypothesis: str | int,
-    status: str,
-    *,
-    evidence: Sequence[Mapping[str, Any]] = (),
-    note: str = "",
-    by: str | None = None,
-) -> dict[str, Any]:
-    """``wb hypothesis --json``: :func:`decide_hypothesis` as JSON."""
-    return decide_hypothesis(store, hypothesis, status, evidence=evidence, note=note, by=by).to_json()
 
 
 def decide_hypothesis(

@@ -21,20 +21,6 @@ def parse_evidence(items: Iterable[str], store: "Store | None" = None) -> list[d
     return parse_observation_evidence(items, store)
 
 
-def pin_observation(
-    store: "Store",
-    inv: str | int,
-    text: str,
-    evidence: Sequence[Mapping[str, Any]],
-    *,
-    source: str = "manual",
-    by: str | None = None,
-    retracts: int | None = None,
-) -> dict[str, Any]:
-    """``wb observe --json``: :func:`new_observation` as JSON."""
-    return new_observation(store, inv, text, evidence, source=source, by=by, retracts=retracts).to_json()
-
-
 def new_observation(
     store: "Store",
     inv: str | int,
@@ -101,11 +87,6 @@ def observations_from_comparison(store: "Store", inv: str | int, comparison: str
         why = "it was refused" if not comp.comparable else "the engine derived none"
         raise WbError(f"comparison {comp.id} has no observations to pin ({why})")
     return [pin_derived(store, inv_id, comp, obs, by=by).to_json() for obs in derived]
-
-
-def retract_observation(store: "Store", observation: str | int, reason: str, *, by: str | None = None) -> dict[str, Any]:
-    """``wb observe --retract --json``: :func:`new_retraction` as JSON."""
-    return new_retraction(store, observation, reason, by=by).to_json()
 
 
 def new_retraction(store: "Store", observation: str | int, reason: str, *, by: str | None = None) -> ObservationView:

@@ -7,7 +7,7 @@ Every function takes an open ``Store``. The typed ones (:func:`investigation_vie
 the TUI holds; the others return those records encoded (what ``--json`` prints).
 Rules kept here rather than in the CLI so the TUI gets them too:
 
-- an observation is never edited: :func:`retract_observation` pins a retraction;
+- an observation is never edited: :func:`new_retraction` pins a retraction;
 - hypotheses and observations stay apart; nothing turns one into the other;
 - ``supported`` and ``refuted`` need evidence (a rerun plan or a comparison);
 - an imported investigation is read-only.
@@ -23,7 +23,6 @@ from workbench.investigations.common import (  # noqa: F401 - the workflow's pub
     resolve_runs,
 )
 from workbench.investigations.comparisons import (  # noqa: F401
-    add_comparison,
     comparison_in,
     default_compare_engine,
     engine_identity,
@@ -31,20 +30,16 @@ from workbench.investigations.comparisons import (  # noqa: F401
     store_comparison,
 )
 from workbench.investigations.frame import (  # noqa: F401
-    create_investigation,
     investigation_summaries,
     new_investigation,
     investigation_view,
     list_investigations,
-    show_investigation,
 )
 from workbench.investigations.hypotheses import (  # noqa: F401
-    add_hypothesis,
     decide_hypothesis,
     new_hypothesis,
     parse_hypothesis_evidence,
     rerun_table,
-    set_hypothesis_status,
 )
 from workbench.investigations.observations import (  # noqa: F401
     derived_observations,
@@ -53,6 +48,4 @@ from workbench.investigations.observations import (  # noqa: F401
     pin_derived,
     observations_from_comparison,
     parse_evidence,
-    pin_observation,
-    retract_observation,
 )

@@ -12,7 +12,7 @@ from workbench.diagnostics import diagnose
 from workbench.diagnostics.diagnosis import evidence_items
 from workbench.diagnostics.render import render
 from workbench.errors import UsageError
-from workbench.investigations.workflow import pin_observation
+from workbench.investigations.workflow import new_observation
 
 
 def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
@@ -76,7 +76,7 @@ def command(ctx, paths, as_json, clock_uncertainty, host_clock, boot_time, limit
     if pin_to is not None:
         store = open_store_from(ctx)
         pinned = [
-            pin_observation(store, pin_to, o.text, evidence_items(o), source="diagnose", by=by)
+            new_observation(store, pin_to, o.text, evidence_items(o), source="diagnose", by=by).to_json()
             for o in diagnosis.observations
         ]
     report = diagnosis.report()

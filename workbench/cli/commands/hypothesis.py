@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from workbench.cli.context import emit_json, open_store_from
-from workbench.investigations.workflow import parse_hypothesis_evidence, set_hypothesis_status
+from workbench.investigations.workflow import parse_hypothesis_evidence, decide_hypothesis
 from workbench.textsafe import clean
 
 
@@ -24,9 +24,9 @@ def command() -> None:
 @click.pass_context
 def status(ctx, hypothesis, status, evidence, note, by, as_json) -> None:
     """Set HYPOTHESIS's STATUS; supported and refuted need --evidence. History is kept."""
-    hyp = set_hypothesis_status(
+    hyp = decide_hypothesis(
         open_store_from(ctx), hypothesis, status, evidence=parse_hypothesis_evidence(evidence), note=note, by=by
-    )
+    ).to_json()
     if as_json:
         emit_json(hyp)
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from workbench.cli.context import emit_json, open_store_from
-from workbench.investigations.workflow import add_hypothesis
+from workbench.investigations.workflow import new_hypothesis
 from workbench.textsafe import clean
 
 
@@ -18,7 +18,7 @@ from workbench.textsafe import clean
 @click.pass_context
 def command(ctx, investigation, statement, test, by, as_json) -> None:
     """Add a hypothesis to INVESTIGATION; it starts 'open'. It is a claim, not a finding."""
-    hyp = add_hypothesis(open_store_from(ctx), investigation, statement, test, by=by)
+    hyp = new_hypothesis(open_store_from(ctx), investigation, statement, test, by=by).to_json()
     if as_json:
         emit_json(hyp)
     else:

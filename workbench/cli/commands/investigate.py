@@ -9,10 +9,10 @@ from workbench.cli.context import LENS, emit_json, open_store_from
 from workbench.errors import UsageError
 from workbench.investigations.text import print_investigation
 from workbench.investigations.workflow import (
-    add_comparison,
     investigation_view,
     list_investigations,
     new_investigation,
+    store_comparison,
 )
 from workbench.textsafe import clean
 
@@ -116,11 +116,11 @@ def compare(ctx, investigation, baseline, candidate, control, lens, changes, no_
     """Compare BASELINE runs with --vs candidate runs and store the result in INVESTIGATION."""
     if no_change and changes:
         raise UsageError("--no-change and --change exclude each other")
-    comp = add_comparison(
+    comp = store_comparison(
         open_store_from(ctx), investigation, list(baseline), list(candidate), lens=lens,
         changes={} if no_change else _parse_changes(changes) if changes else None, accepts=_parse_accepts(accepts, whys), by=by,
         control=list(control),
-    )
+    ).to_json()
     if as_json:
         emit_json(comp)
         return

@@ -30,9 +30,9 @@ def command(ctx, investigation, from_compare, text, evidence, retract, by, as_js
     elif retract is not None:
         if not text:
             raise UsageError("--retract needs --text REASON")
-        pinned = [wf.retract_observation(store, retract, text, by=by)]
+        pinned = [wf.new_retraction(store, retract, text, by=by).to_json()]
     else:
-        pinned = [wf.pin_observation(store, investigation, text, wf.parse_evidence(evidence, store), by=by)]
+        pinned = [wf.new_observation(store, investigation, text, wf.parse_evidence(evidence, store), by=by).to_json()]
     if as_json:
         emit_json(pinned)
         return
