@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
+
 from workbench.textsafe import clean
 
 
@@ -69,3 +71,16 @@ def jsonable(value: Any) -> Any:
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
         return jsonable(value.item())
     return value
+
+
+def record_json(record: Any) -> Any:
+    """A msgspec record as its JSON document: field order, tuples as arrays, numpy scalars
+    as the numbers they hold, nan and ±inf as ``None``."""
+    return jsonable(msgspec.to_builtins(record, enc_hook=_numpy_scalar))
+
+
+def _numpy_scalar(value: Any) -> Any:
+    # known without importing numpy
+    if hasattr(value, "item") and callable(value.item):
+        return value.item()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")

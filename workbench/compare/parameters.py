@@ -17,7 +17,7 @@ from typing import TypedDict
 
 import msgspec
 
-from workbench.compare.fmt import jsonable
+from workbench.compare.fmt import record_json
 
 Value = str | int | float | bool | None
 
@@ -51,7 +51,7 @@ class ComparisonParameters(msgspec.Struct, frozen=True, omit_defaults=True):
 
     def to_json(self) -> dict[str, object]:
         """The stored form (the inverse of :meth:`from_json`)."""
-        return jsonable(msgspec.to_builtins(self))
+        return record_json(self)  # type: ignore[no-any-return]
 
     def engine_arguments(self) -> "EngineArguments":
         """Keyword arguments of ``workbench.compare.compare``/``inspect`` (the control

@@ -17,7 +17,7 @@ from typing import TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from workbench.compare.fmt import jsonable
+from workbench.compare.fmt import record_json
 from workbench.stats.verdicts import Flag, Gate, Verdict
 
 # A number as JSON carries it: an int stays an int (a lens limit, a count), so that a
@@ -32,7 +32,7 @@ class Result(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A frozen record with a lossless JSON round trip."""
 
     def to_json(self) -> dict[str, object]:
-        return jsonable(msgspec.to_builtins(self))
+        return record_json(self)  # type: ignore[no-any-return]
 
     @classmethod
     def from_json(cls: type[R], doc: Mapping[str, object]) -> R:

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from workbench.compare.fmt import jsonable
+from workbench.compare.fmt import record_json
 from workbench.compare.results import Effect, Guardrail, Primary, Refusal
 
 RunRef = int | str | None  # a store id; a label for runs compared before they were stored
@@ -60,7 +60,7 @@ class Saturation(_Record, frozen=True, kw_only=True):
     note: str | UnsetType = UNSET
 
     def to_json(self) -> dict[str, object]:
-        doc = _builtins(self)
+        doc = record_json(self)
         if self.rule is not UNSET and self.state == "unknown" and self.note is not UNSET:
             # A level that does not state what the rule needs: the note was written
             # before the value and the state (the document's key order is kept).
@@ -183,7 +183,7 @@ class SweepComparison(_Record, frozen=True, kw_only=True):
 
     def to_json(self) -> dict[str, object]:
         """The ``--json`` document (nan and ±inf as null)."""
-        doc = _builtins(self)
+        doc = record_json(self)
         for name, side in (("baseline", self.baseline), ("candidate", self.candidate)):
             doc[name]["saturation"] = side.saturation.to_json()
         for obs, out in zip(self.observations, doc["observations"]):
@@ -193,12 +193,3 @@ class SweepComparison(_Record, frozen=True, kw_only=True):
         return doc
 
 
-def _builtins(record: msgspec.Struct) -> Any:
-    return jsonable(msgspec.to_builtins(record, enc_hook=_numpy_scalar))
-
-
-def _numpy_scalar(value: Any) -> Any:
-    # numpy scalars inside a level comparison's JSON, known without importing numpy
-    if hasattr(value, "item") and callable(value.item):
-        return value.item()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")

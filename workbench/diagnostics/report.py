@@ -16,6 +16,8 @@ from typing import Any
 
 import msgspec
 
+from workbench.compare.fmt import record_json
+
 FORMAT = "wb.diagnosis"
 VERSION = 1
 
@@ -23,18 +25,9 @@ VERSION = 1
 Evidence = dict[str, Any]
 
 
-def _lists(value: Any) -> Any:
-    """Tuples as JSON arrays (``msgspec.to_builtins`` keeps them as tuples)."""
-    if isinstance(value, dict):
-        return {k: _lists(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_lists(v) for v in value]
-    return value
-
-
 class _Record(msgspec.Struct, frozen=True, kw_only=True):
     def to_json(self) -> dict[str, Any]:
-        return _lists(msgspec.to_builtins(self))  # type: ignore[no-any-return]
+        return record_json(self)  # type: ignore[no-any-return]
 
 
 class EventRecord(_Record, kw_only=True):

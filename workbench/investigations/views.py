@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from workbench.bundle.format import OBSERVATION_LABEL
-from workbench.compare.fmt import jsonable
+from workbench.compare.fmt import record_json
 from workbench.compare.model import Comparison
 from workbench.compare.parameters import ComparisonParameters
 
@@ -31,7 +31,7 @@ T = TypeVar("T", bound="View")
 
 class View(msgspec.Struct, frozen=True):
     def to_json(self) -> dict[str, Any]:
-        return jsonable(msgspec.to_builtins(self))  # tuples as lists, as JSON reads back
+        return record_json(self)  # type: ignore[no-any-return]  # tuples as lists, as JSON reads back
 
     @classmethod
     def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:
