@@ -29,6 +29,7 @@ from workbench.bundle.verify import format_report, verify_bundle
 from workbench.compare import inspect
 from workbench.compare.charts import sparkline
 from workbench.compare.fmt import qty
+from workbench.compare.host_activity import between, render_host
 from workbench.compare.inspect_data import series
 from workbench.compare.model import Comparison
 from workbench.compare.parameters import Value
@@ -245,8 +246,10 @@ def inspect_text(store: "Store", inv: InvestigationView) -> str:
     if comp is None:
         return "No comparison yet: pick runs in Compare (2) and press c."
     arguments = {**comp.parameters.engine_arguments(), "lens": comp.parameters.lens or inv.lens}
-    result = inspect(store.load_runs(list(comp.baseline_runs)), store.load_runs(list(comp.candidate_runs)), **arguments)
-    return render_inspect(result)
+    baseline, candidate = store.load_runs(list(comp.baseline_runs)), store.load_runs(list(comp.candidate_runs))
+    result = inspect(baseline, candidate, **arguments)
+    host = between(baseline, candidate) if result.comparison.comparable else None  # a flight recorder's stacks, CPU, GC
+    return render_inspect(result) + ("\n\n" + "\n".join(render_host(host)) if host else "")
 
 
 def derived_texts(comparison: ComparisonView) -> list[str]:
