@@ -83,7 +83,7 @@ class RecorderConfig:
     max_stacks: int = 2048
     max_depth: int = 48
     # Process and per-thread CPU, RSS, faults, context switches, every this many s (None: off).
-    host_interval_s: float | None = 0.1
+    host_interval_s: float | None = 0.25
     host: Budget = Budget(max_bytes=2 << 20)
     # Garbage-collector pauses (gc.callbacks); gc_pauses=False leaves gc.callbacks alone.
     gc_pauses: bool = True

@@ -173,29 +173,62 @@ def _thread_by_ident(ident: int) -> threading.Thread | None:
     return None
 
 
-def process_row(now_ns: float) -> list[float]:
+class ProcFiles:
+    """/proc files kept open and re-read with one ``pread`` each: every system call releases
+    the GIL, and taking it back can wait a switch interval behind a CPU-bound thread, so a
+    tick makes as few as it can. Opened by the process that reads them (a forked child's
+    recorder makes its own)."""
+
+    def __init__(self) -> None:
+        self._fds: dict[str, int] = {}
+
+    def read(self, path: str) -> bytes | None:
+        fd = self._fds.get(path)
+        try:
+            if fd is None:
+                fd = self._fds[path] = os.open(path, os.O_RDONLY)
+            return os.pread(fd, 4096, 0)
+        except OSError:  # no /proc, or the thread is gone
+            if fd is not None:
+                self.forget(path)
+            return None
+
+    def forget(self, path: str) -> None:
+        fd = self._fds.pop(path, None)
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        for path in list(self._fds):
+            self.forget(path)
+
+
+def process_row(now_ns: float, files: ProcFiles) -> list[float]:
     """One process row: CPU time, faults, RSS, context switches (NaN where unknown)."""
     row = [now_ns, -1.0, NAN, NAN, NAN, NAN, NAN, NAN, NAN]
     if resource is not None:
         ru = resource.getrusage(resource.RUSAGE_SELF)
         row[2:6] = [ru.ru_utime, ru.ru_stime, float(ru.ru_minflt), float(ru.ru_majflt)]
         row[7:9] = [float(ru.ru_nvcsw), float(ru.ru_nivcsw)]
+    statm = files.read("/proc/self/statm")
     try:
-        with open("/proc/self/statm", "rb") as fh:
-            row[6] = float(int(fh.read().split()[1]) * _PAGE)
-    except (OSError, ValueError, IndexError):
-        pass  # no /proc: RSS unknown
+        if statm is not None:
+            row[6] = float(int(statm.split()[1]) * _PAGE)
+    except (ValueError, IndexError):
+        pass  # RSS unknown
     return row
 
 
-def thread_row(now_ns: float, slot: int, native_id: int) -> list[float] | None:
+def thread_row(now_ns: float, slot: int, native_id: int, files: ProcFiles) -> list[float] | None:
     """One thread's CPU time and faults from /proc (None: the thread is gone, or no /proc)."""
+    raw = files.read(f"/proc/self/task/{native_id}/stat")
     try:
-        with open(f"/proc/self/task/{native_id}/stat", "rb") as fh:
-            after = fh.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    try:
+        if raw is None:
+            return None
+        after = raw.rsplit(b")", 1)[1].split()
         return [now_ns, float(slot), int(after[11]) / _CLK_TCK, int(after[12]) / _CLK_TCK,
                 float(after[7]), float(after[9]), NAN, NAN, NAN]
     except (ValueError, IndexError):
@@ -236,6 +269,7 @@ class HostSampler:
         self.overruns = 0  # ticks that came later than one period after the previous one
         self.cpu_s = 0.0  # the sampler thread's own CPU time: its cost to the process
         self.started_s: float | None = None
+        self.files = ProcFiles()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -264,14 +298,18 @@ class HostSampler:
 
     def sample_host(self, now_ns: float) -> None:
         ring = self.host_ring
-        ring.append(process_row(now_ns))
+        ring.append(process_row(now_ns, self.files))
         self.threads.refresh()
         live = set(self.threads.slots.values())
         for slot, (_, native_id) in enumerate(self.threads.info):
-            if native_id is not None and slot in live:
-                row = thread_row(now_ns, slot, native_id)
+            if native_id is None:
+                continue
+            if slot in live:
+                row = thread_row(now_ns, slot, native_id, self.files)
                 if row is not None:
                     ring.append(row)
+            else:
+                self.files.forget(f"/proc/self/task/{native_id}/stat")
         self.host_ticks += 1
 
     def start(self) -> None:
@@ -319,12 +357,16 @@ class HostSampler:
         except Exception as exc:  # noqa: BLE001 - the sampler dies quietly, counted
             self.status = "failed"
             self.on_fault(exc, "host sampler")
+        finally:
+            self.files.close()
 
     def stop(self, timeout: float = 1.0) -> None:
         self._stop.set()
         thread = self._thread
         if thread is not None and thread.is_alive() and thread is not threading.current_thread():
             thread.join(timeout)
+        if thread is None or not thread.is_alive():
+            self.files.close()
         if self.status in ("ok", "starting"):
             self.status = "stopped"
 
