@@ -84,7 +84,7 @@ class RecorderConfig:
     max_depth: int = 48
     # Process and per-thread CPU, RSS, faults, context switches, every this many s (None: off).
     host_interval_s: float | None = 0.25
-    host: Budget = Budget(max_bytes=2 << 20)
+    cpu: Budget = Budget(max_bytes=2 << 20)
     # Garbage-collector pauses (gc.callbacks); gc_pauses=False leaves gc.callbacks alone.
     gc_pauses: bool = True
     gc: Budget = Budget(max_bytes=1 << 20)
@@ -142,7 +142,7 @@ class RecorderConfig:
             stacks=UNSET if self.stack_hz is None else self.stacks.info(),
             max_frames=self.max_frames, max_stacks=self.max_stacks, max_depth=self.max_depth,
             host_interval_s=UNSET if self.host_interval_s is None else self.host_interval_s,
-            host=UNSET if self.host_interval_s is None else self.host.info(),
+            cpu=UNSET if self.host_interval_s is None else self.cpu.info(),
             gc_pauses=self.gc_pauses,
             gc=self.gc.info() if self.gc_pauses else UNSET,
             incident_window_s=UNSET if self.incident_window_s is None else self.incident_window_s,

@@ -377,7 +377,7 @@ class Recorder:
         if old is not None:  # a forked child inherits gc.callbacks: drop the parent's watcher
             old.remove()
         self._stacks = ring("stacks", STACK_FIELDS, cfg.stacks) if cfg.stack_hz is not None else None
-        self._host = ring("host", HOST_FIELDS, cfg.host) if cfg.host_interval_s is not None else None
+        self._host = ring("cpu", HOST_FIELDS, cfg.cpu) if cfg.host_interval_s is not None else None
         self._gc_ring = ring("gc", GC_FIELDS, cfg.gc) if cfg.gc_pauses else None
         self._stack_tables = StackTables(max_frames=cfg.max_frames, max_stacks=cfg.max_stacks, max_depth=cfg.max_depth)
         self._gc_watch = None
@@ -768,7 +768,7 @@ class Recorder:
             spans=self._spans.counters(),
             gpu=self._gpu.counters(),
             stacks=self._stacks.counters() if self._stacks is not None else UNSET,
-            host=self._host.counters() if self._host is not None else UNSET,
+            cpu=self._host.counters() if self._host is not None else UNSET,
             gc=self._gc_ring.counters() if self._gc_ring is not None else UNSET,
             faults=self._faults,
             events_dropped=max(0, self._events_seen - len(self._events)),

@@ -49,7 +49,7 @@ class ConfigInfo(Record, frozen=True, kw_only=True):
     max_stacks: int | UnsetType = UNSET
     max_depth: int | UnsetType = UNSET
     host_interval_s: float | UnsetType = UNSET
-    host: BudgetInfo | UnsetType = UNSET
+    cpu: BudgetInfo | UnsetType = UNSET
     gc_pauses: bool | UnsetType = UNSET
     gc: BudgetInfo | UnsetType = UNSET
     incident_window_s: float | UnsetType = UNSET
@@ -109,7 +109,7 @@ class RecorderInfo(Record, frozen=True, kw_only=True):
     spans: dict[str, int]  # SegmentRing.counters()
     gpu: dict[str, int]
     stacks: dict[str, int] | UnsetType = UNSET  # the host streams' rings, each its own budget
-    host: dict[str, int] | UnsetType = UNSET
+    cpu: dict[str, int] | UnsetType = UNSET
     gc: dict[str, int] | UnsetType = UNSET
     faults: int
     events_dropped: int
