@@ -240,3 +240,12 @@ def test_a_forked_child_keeps_one_gc_watcher_of_its_own(make_recorder):
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+@pytest.mark.parametrize("fields", [{"stack_hz": 0}, {"stack_hz": 5000}, {"host_interval_s": 0.001},
+                                    {"max_depth": 0}, {"max_stacks": 1}])
+def test_sampler_settings_are_checked_at_construction(fields):
+    from workbench.recorder import RecorderConfig
+
+    with pytest.raises(ValueError):
+        RecorderConfig(**fields)

@@ -348,7 +348,8 @@ class HostSampler:
                         self.sample_host(now)
                     except Exception as exc:  # noqa: BLE001
                         self.on_fault(exc, "host sample")
-                self.seal(now)  # the rings' age budget moves even when nothing else happens
+                if not self.ticks & 15:  # the rings' age budget moves even when nothing else happens
+                    self.seal(now)
                 self.cpu_s = time.thread_time() - cpu0
                 # Deadlines, not intervals: the wait for the GIL after each sleep is absorbed
                 # into the next sleep, so the rate holds behind a CPU-bound thread.
