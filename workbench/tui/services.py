@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,7 @@ from workbench.investigations import workflow as wf
 from workbench.investigations.bundling import export_investigation
 from workbench.investigations.evidence import parse_decision_evidence, split_items
 from workbench.investigations.views import ComparisonView, HypothesisView, InvestigationSummary, InvestigationView, ObservationView
+from workbench.rerun.command_diff import diff_commands, wrap_words
 from workbench.rerun.plan import Plan, build_plan, schedule, warmup_slots
 from workbench.rerun.report import build_comparison, format_comparison, reanalyze, save_comparison
 from workbench.textsafe import clean
@@ -421,10 +423,29 @@ def plan_text(store: "Store", plan_id: int) -> str:
         lines.append(f"preflight: GPU {clean(gpu.get('status', 'unknown'))}; blockers: {clean('; '.join(pf.get('blockers') or []) or 'none')}")
     if body:
         lines += ["", *format_comparison(body)]
-    lines += ["", "Commands"]  # last: long lines, and the verdict matters more on a small screen
-    for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
-        lines.append(f"  {label} {clean(' '.join(plan.command(arm).argv))}")
+    lines += ["", *command_lines(plan)]  # last: long lines, and the verdict matters more on a small screen
     return "\n".join(lines)
+
+
+ARMS = (("A ", "A"), ("B ", "B"), ("A′", "A'"))
+
+
+def command_lines(plan: Plan, width: int = 76) -> list[str]:
+    """The arms' commands as what they share once and what each adds (marked ``»``, so it
+    reads without colour), then each full command wrapped, never cut at the screen's edge."""
+    argvs = [[clean(w) for w in plan.command(arm).argv] for _, arm in ARMS]
+    diff = diff_commands(argvs)
+    lines = ["Commands: what differs between the arms (» marks each arm's own words)"]
+    if diff.common_prefix:
+        lines += ["  every arm starts with", *wrap_words(diff.common_prefix, width)]
+    for (label, _), own in zip(ARMS, diff.own):
+        lines += [f"  {label} » {shlex.join(own)}" if own else f"  {label}   (nothing of its own)"]
+    if diff.common_suffix:
+        lines += ["  every arm ends with", *wrap_words(diff.common_suffix, width)]
+    lines += ["", "Full commands"]
+    for (label, _), argv in zip(ARMS, argvs):
+        lines += [f"  {label}", *wrap_words(argv, width)]
+    return lines
 
 
 # The one-key plan: CPU-clocked steps of a known cost (>= 5 ms each), so that a 5 % slowdown
