@@ -142,7 +142,9 @@ class WbApp:
         if status is None:
             log.error("internal error on %s %s: %s", request.method, clean(request.url.path), "".join(traceback.format_exception(exc)).rstrip())
             return JSONResponse(error_body(500, f"internal error ({type(exc).__name__}); see the server's log"), status_code=500)
-        headers = exc.headers if isinstance(exc, ApiError) else None
+        headers = dict(exc.headers) if isinstance(exc, ApiError) else {}
+        if status in (400, 408, 413):
+            headers["Connection"] = "close"  # the body was not read to its end: this connection is done (a drip holds nothing)
         return JSONResponse(error_body(status, message_of(exc)), status_code=status, headers=headers)
 
 
