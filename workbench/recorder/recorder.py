@@ -49,6 +49,7 @@ from workbench.recorder.gpu import GPU_FIELDS, GpuSampler, GpuSource
 from workbench.recorder.records import Detail, GpuSection, RecorderInfo
 from workbench.recorder.ring import SegmentRing
 from workbench.recorder.trigger import IncidentBudget, LatencyTrigger
+from workbench.recorder.upload import upload_snapshot
 
 log = logging.getLogger("workbench.recorder")
 
@@ -723,6 +724,7 @@ class Recorder:
             try:
                 job.path = self._write(job)
                 self._import(job.path)
+                upload_snapshot(job.path, self.config.server, self._fault)  # server= / WB_SERVER (recorder/upload.py)
             except Exception as exc:  # noqa: BLE001
                 self._fault(exc, "snapshot write")
             finally:
