@@ -44,6 +44,8 @@ def test_push_then_the_remote_commands_print_what_the_local_ones_print(serve, st
         ("compare", *BASE, "--vs", *CAND, "--change", "engine_revision=v0.8.2:v0.8.3"),
         ("compare", *BASE, "--vs", *CAND, "--control", "6", "7", "8", "9", "10", "--change", "engine_revision=v0.8.2:v0.8.3"),
         ("compare", *BASE, "--vs", *CAND, "--change", "engine_revision=v0.8.2:v0.8.3", "--json"),
+        ("inspect", *BASE, "--vs", *CAND, "--change", "engine_revision=v0.8.2:v0.8.3"),
+        ("inspect", *BASE, "--vs", *CAND, "--change", "engine_revision=v0.8.2:v0.8.3", "--windows", "4", "--top", "3", "--json"),
     ]
     for args in cases:
         local, remote = _both(served, read, *args)
@@ -64,6 +66,8 @@ def test_a_refused_comparison_prints_the_same_way_out_and_exit_code(serve, sqlit
     local, remote = _both(served, upload, *args)
     assert local.returncode == remote.returncode == 3, (local.stdout, local.stderr)
     assert remote.stdout == local.stdout and "wb compare 1 2 3 4 5 --vs 16" in local.stdout
+    local, remote = _both(served, upload, "inspect", *BASE, "--vs", "16")
+    assert local.returncode == remote.returncode == 3 and remote.stdout == local.stdout and "wb inspect" in local.stdout
 
 
 def test_bundle_export_from_the_server_verifies_offline(serve, sqlite_url, tmp_path):

@@ -92,7 +92,7 @@ class _LazyGroup(click.Group):
     help="Store URL (sqlite:///path or postgresql://...). Default: $XDG_DATA_HOME/wb/wb.sqlite.",
 )
 @click.option("--server", "server_url", envvar="WB_SERVER", metavar="URL",
-              help="A wb serve to ask instead of a store (runs, show, compare, bundle export; token in $WB_TOKEN). docs/server.md.")
+              help="A wb serve to ask instead of a store (runs, show, compare, inspect, bundle export; token in $WB_TOKEN). docs/server.md.")
 @click.option("--mouse", is_flag=True, help="Enable mouse support in the workbench TUI.")
 @click.version_option(__version__, "--version", prog_name="wb", message="%(prog)s %(version)s")
 @click.pass_context

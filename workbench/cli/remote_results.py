@@ -1,5 +1,6 @@
-"""``wb --server URL compare|bundle export``: the served comparison drawn by the local
-renderer (``render_comparison`` on ``Comparison.from_json``, then the way out of a refusal),
+"""``wb --server URL compare|inspect|bundle export``: the served comparison drawn by the local
+renderer (``render_comparison`` on ``Comparison.from_json``, ``render_inspect`` on the
+inspection typed again, then the way out of a refusal),
 and the served bundle written as ``wb bundle export`` writes it. Apart from ``remote`` so
 that ``wb runs``/``wb show`` with a server load no compare engine."""
 
@@ -12,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import click
+import msgspec
 
 from workbench.bundle.export import write_bundle
 from workbench.cli.context import emit_json
 from workbench.cli.remote import client, segment
+from workbench.compare.inspect_data import Distribution, InspectResult, Operation, OverTime
 from workbench.compare.model import Comparison
-from workbench.compare.render import render_comparison
+from workbench.compare.render import render_comparison, render_inspect
 from workbench.compare.way_out import WayOut, render_way_out
 from workbench.errors import UsageError
 
@@ -44,6 +47,35 @@ def compare(ctx: click.Context, *, baseline, candidate, control, lens, changes, 
     code = exit_code(result, fail_on)
     if code:
         sys.exit(code)
+
+
+def inspect(ctx: click.Context, *, baseline, candidate, control, lens, changes, accepts, whys, extensions, windows: int,
+            top: int, as_json: bool, refused_exit: int) -> None:
+    """``wb --server URL inspect``: the served document drawn by ``render_inspect``."""
+    if extensions:
+        raise UsageError("--extension names a file here; with --server the server's lens extensions apply (WB_LENS_EXTENSIONS where it runs)")
+    body = {**compare_body(baseline, candidate, control, lens, changes, accepts, whys), "windows": windows, "top": top}
+    with client(ctx) as c:
+        doc = c.post_json("/inspect", body, idempotent=True)
+    result = inspect_result_of(doc)
+    if as_json:
+        emit_json(doc)
+    else:
+        click.echo(render_inspect(result))
+        if "way_out" in doc:
+            click.echo("\n".join(render_way_out(WayOut.from_json(doc["way_out"]))))
+    if not result.comparison.comparable:
+        sys.exit(refused_exit)
+
+
+def inspect_result_of(doc: dict[str, Any]) -> InspectResult:
+    """``wb inspect --json``'s document typed again (the inverse of ``InspectResult.to_json``)."""
+    return InspectResult(
+        comparison=Comparison.from_json(doc["comparison"]),
+        distributions=msgspec.convert(doc.get("distributions", []), tuple[Distribution, ...]),
+        over_time=msgspec.convert(doc["over_time"], OverTime) if doc.get("over_time") else None,
+        operations=None if doc.get("operations") is None else msgspec.convert(doc["operations"], tuple[Operation, ...]),
+    )
 
 
 def bundle_export(ctx: click.Context, investigation: str, output: str | None, embed_samples: bool) -> tuple[dict[str, Any], Path]:

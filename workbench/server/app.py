@@ -63,6 +63,7 @@ class WbApp:
             Route(f"{API}/runs/{{run}}", self.run, methods=["GET"]),
             Route(f"{API}/runs/{{run}}/declarations", self.declare, methods=["POST"]),
             Route(f"{API}/compare", self.compare, methods=["POST"]),
+            Route(f"{API}/inspect", self.inspect, methods=["POST"]),
             Route(f"{API}/investigations/{{investigation}}/bundle", self.bundle, methods=["GET"]),
         ]
 
@@ -126,6 +127,14 @@ class WbApp:
         role = "upload" if req.investigation is not None else "read"
         caller = await run_in_threadpool(self.caller, request, role, "storing a comparison" if role == "upload" else "comparing")
         return _json(await run_in_threadpool(queries.compare_runs, self.store, req, caller))
+
+    async def inspect(self, request: Request) -> Response:
+        body = await request.body()
+        if len(body) > 1 << 20:
+            raise ApiError(413, "an inspection request of more than 1 MiB")
+        req = queries.decode(queries.InspectRequest, body)
+        await run_in_threadpool(self.caller, request, "read", "inspecting")
+        return _json(await run_in_threadpool(queries.inspect_runs, self.store, req))
 
     def bundle(self, request: Request) -> Response:
         self.caller(request, "read", "exporting a bundle")

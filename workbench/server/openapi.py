@@ -39,6 +39,14 @@ def _path_param(name: str, description: str) -> dict[str, Any]:
 def document() -> dict[str, Any]:
     runs_list = {"type": "array", "items": {"type": "object"}}
     refs = {"type": "array", "items": {"type": ["string", "integer"]}}
+    compare_request: dict[str, Any] = {"type": "object", "required": ["baseline", "candidate"], "additionalProperties": False, "properties": {
+        "baseline": refs, "candidate": refs, "control": refs,
+        "lens": {"type": ["string", "null"]},
+        "change": {"type": "array", "items": {"type": "string"}, "description": "DIM, DIM=FROM:TO or DIM=FROM->TO, as --change"},
+        "accept": {"type": "array", "items": {"type": "string"}, "description": "DIM[,DIM...], as --accept"},
+        "why": {"type": "array", "items": {"type": "string"}, "description": "one per accept, or one for all, as --why"},
+        "metric": {"type": ["string", "null"], "description": "inference: the primary metric, as --metric"},
+        "investigation": {"type": ["string", "integer", "null"], "description": "store the comparison there (role upload)"}}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "wb serve", "version": __version__,
@@ -53,14 +61,10 @@ def document() -> dict[str, Any]:
                 "Error": {"type": "object", "required": ["error"], "properties": {"error": {
                     "type": "object", "required": ["status", "message"],
                     "properties": {"status": {"type": "integer"}, "message": {"type": "string"}}}}},
-                "CompareRequest": {"type": "object", "required": ["baseline", "candidate"], "additionalProperties": False, "properties": {
-                    "baseline": refs, "candidate": refs, "control": refs,
-                    "lens": {"type": ["string", "null"]},
-                    "change": {"type": "array", "items": {"type": "string"}, "description": "DIM, DIM=FROM:TO or DIM=FROM->TO, as --change"},
-                    "accept": {"type": "array", "items": {"type": "string"}, "description": "DIM[,DIM...], as --accept"},
-                    "why": {"type": "array", "items": {"type": "string"}, "description": "one per accept, or one for all, as --why"},
-                    "metric": {"type": ["string", "null"], "description": "inference: the primary metric, as --metric"},
-                    "investigation": {"type": ["string", "integer", "null"], "description": "store the comparison there (role upload)"}}},
+                "CompareRequest": compare_request,
+                "InspectRequest": {**compare_request, "properties": {
+                    **compare_request["properties"], "windows": {"type": "integer", "minimum": 2, "maximum": 50},
+                    "top": {"type": "integer", "minimum": 1, "maximum": 200}}},
                 "DeclareRequest": {"type": "object", "additionalProperties": False, "properties": {
                     "values": {"type": "object", "additionalProperties": {"type": "string"}},
                     "unset": {"type": "array", "items": {"type": "string"}}, "why": {"type": "string"}}},
@@ -98,6 +102,10 @@ def document() -> dict[str, Any]:
                 "requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompareRequest"}}}},
                 "responses": {"200": _json_body("the comparison document (docs/compare.md), with way_out for a refusal"),
                               **_errors(401, 403, 404, 409, 422)}}},
+            "/api/v1/inspect": {"post": {
+                "summary": "'wb inspect BASE... --vs CAND... --json' (role read): the comparison, distributions, over time, operations",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/InspectRequest"}}}},
+                "responses": {"200": _json_body("the inspection document, with way_out for a refusal"), **_errors(401, 404, 422)}}},
             "/api/v1/investigations/{investigation}/bundle": {"get": {
                 "summary": "'wb bundle export INVESTIGATION' (role read): the bundle's text, checksummed, unsigned",
                 "parameters": [_path_param("investigation", "an id (or inv-N)"),

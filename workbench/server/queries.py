@@ -19,7 +19,7 @@ from store.api import Store
 from store.errors import StoreError
 from store.tokens import Caller
 from workbench.bundle.export import dumps
-from workbench.compare import compare, parse_accepts, parse_change, resolve_lens
+from workbench.compare import compare, inspect, parse_accepts, parse_change, resolve_lens
 from workbench.compare.way_out import rerun_words, way_out
 from workbench.declare import declare_dimensions
 from workbench.errors import NotFound, UsageError
@@ -85,13 +85,17 @@ def _refs(values: list[str | int]) -> list[str | int]:
     return [str(v) for v in values]
 
 
-def compare_runs(store: Store, req: CompareRequest, caller: Caller) -> dict[str, Any]:
-    """``wb compare --json`` for the request (with ``way_out`` for a refusal); stored in
-    ``req.investigation`` when one is named (then also ``stored``: where)."""
+class InspectRequest(CompareRequest, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``POST /inspect``: ``wb inspect``'s words (``--windows``, ``--top`` too)."""
+
+    windows: int = 8
+    top: int = 10
+
+
+def _ids(store: Store, req: CompareRequest) -> tuple[list[int], list[int], list[int]]:
+    """The run sets, resolved as ``wb compare`` resolves them."""
     if not req.baseline or not req.candidate:
         raise UsageError("name the candidate runs: wb compare BASE... --vs CAND...")
-    changes = dict(parse_change(c) for c in req.change)
-    accepts = parse_accepts(tuple(req.accept), tuple(req.why))
     try:
         base_ids = store.resolve_runs(_refs(req.baseline))
         cand_ids = store.resolve_runs(_refs(req.candidate))
@@ -101,10 +105,12 @@ def compare_runs(store: Store, req: CompareRequest, caller: Caller) -> dict[str,
     overlap = sorted(set(base_ids) & set(cand_ids))
     if overlap:
         raise UsageError(f"run {overlap[0]} is on both sides: a run cannot be its own baseline")
-    if req.investigation is not None:
-        return _store_in_investigation(store, req, caller, base_ids, cand_ids, control_ids, changes, accepts)
+    return base_ids, cand_ids, control_ids
+
+
+def _engine_arguments(store: Store, req: CompareRequest, base_ids, cand_ids, control_ids) -> dict[str, Any]:
+    """The runs and declarations as the engines' keyword arguments (``load_selection``'s)."""
     base, cand = store.load_runs(base_ids), store.load_runs(cand_ids)
-    control = store.load_runs(control_ids) if control_ids else []
     extensions = _extensions()
     lens: Any = req.lens
     if req.metric:
@@ -115,16 +121,46 @@ def compare_runs(store: Store, req: CompareRequest, caller: Caller) -> dict[str,
             lens = the_lens.with_metric(req.metric)
         except ValueError as exc:
             raise UsageError(f"--metric: {exc}") from None
-    result = compare(lens=lens, baseline=base, candidate=cand, changes=changes, accepts=accepts, extensions=extensions,
-                     **({"control": control} if control_ids else {}))
+    return {"lens": lens, "baseline": base, "candidate": cand, "changes": dict(parse_change(c) for c in req.change),
+            "accepts": parse_accepts(tuple(req.accept), tuple(req.why)), "extensions": extensions,
+            **({"control": store.load_runs(control_ids)} if control_ids else {})}
+
+
+def _way_out(name: str, result: Any, req: CompareRequest, args: dict[str, Any]) -> dict[str, Any] | None:
+    base, cand = [r.id for r in args["baseline"]], [r.id for r in args["candidate"]]
+    words = rerun_words(name, base, cand, args["lens"], req.change, args["accepts"], args["extensions"],
+                        [r.id for r in args.get("control", [])])
+    ways = way_out(result, base, cand, words, [*args["baseline"], *args["candidate"]])
+    return None if ways is None else ways.to_json()
+
+
+def compare_runs(store: Store, req: CompareRequest, caller: Caller) -> dict[str, Any]:
+    """``wb compare --json`` for the request (with ``way_out`` for a refusal); stored in
+    ``req.investigation`` when one is named (then also ``stored``: where)."""
+    base_ids, cand_ids, control_ids = _ids(store, req)
+    if req.investigation is not None:
+        changes = dict(parse_change(c) for c in req.change)
+        accepts = parse_accepts(tuple(req.accept), tuple(req.why))
+        return _store_in_investigation(store, req, caller, base_ids, cand_ids, control_ids, changes, accepts)
+    args = _engine_arguments(store, req, base_ids, cand_ids, control_ids)
+    result = compare(**args)
     doc = result.to_json()
-    # The way out names the runs as the caller did, as the local command does.
-    words = rerun_words("compare", [r.id for r in base], [r.id for r in cand], lens, req.change, accepts, extensions,
-                        [r.id for r in control])
-    ways = way_out(result, [r.id for r in base], [r.id for r in cand], words, [*base, *cand])
+    ways = _way_out("compare", result, req, args)
     if ways is not None:
-        doc["way_out"] = ways.to_json()
+        doc["way_out"] = ways
     return doc
+
+
+def inspect_runs(store: Store, req: InspectRequest) -> dict[str, Any]:
+    """``wb inspect --json`` for the request (with ``way_out`` for a refusal)."""
+    if not 2 <= req.windows <= 50 or not 1 <= req.top <= 200:
+        raise UsageError("windows: 2 to 50; top: 1 to 200 (as wb inspect)")
+    if req.investigation is not None:
+        raise UsageError("an inspection is not stored; leave out investigation")
+    args = _engine_arguments(store, req, *_ids(store, req))
+    result = inspect(windows=req.windows, top=req.top, **args)
+    ways = _way_out("inspect", result.comparison, req, args)
+    return {**result.to_json(), **({"way_out": ways} if ways else {})}
 
 
 def _store_in_investigation(store, req, caller, base_ids, cand_ids, control_ids, changes, accepts) -> dict[str, Any]:

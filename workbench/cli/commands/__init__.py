@@ -40,7 +40,7 @@ SUMMARIES: dict[str, str] = {
 
 # The commands a server (``wb --server URL``) answers; the others work on a local store,
 # and an explicit --server with them is refused rather than ignored.
-REMOTE_COMMANDS = frozenset({"runs", "show", "compare", "bundle", "push"})
+REMOTE_COMMANDS = frozenset({"runs", "show", "compare", "inspect", "bundle", "push"})
 
 
 def module_name(command: str) -> str:
