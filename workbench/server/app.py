@@ -17,7 +17,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -92,7 +92,10 @@ class WbApp:
             raise ApiError(400, "Content-Length is not a number") from None
         with Spool(self.config) as folder:
             target = folder.dir / name
-            await spool(request.stream(), target, self.config, declared)
+            try:
+                await spool(request.stream(), target, self.config, declared)
+            except ClientDisconnect:
+                raise ApiError(400, f"{name}: the client went away before the end of the body; nothing imported") from None
             try:
                 report = await run_in_threadpool(import_upload, self.store, target, name, request.query_params.get("label"),
                                                  request.query_params.getlist("dim"))
