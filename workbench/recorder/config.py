@@ -73,6 +73,7 @@ class RecorderConfig:
     rank: int | None = None
     out_dir: Path | None = None
     store_url: str | None = None
+    server: str | None = None  # a wb serve URL (or WB_SERVER): snapshots are uploaded there too (recorder/upload.py)
     spans: Budget = Budget(max_bytes=16 << 20)
     gpu: Budget = Budget(max_bytes=4 << 20)
     gpu_interval_s: float | None = 0.5

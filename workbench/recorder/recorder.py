@@ -51,6 +51,7 @@ from workbench.recorder.host_capture import HostTaken
 from workbench.recorder.records import Detail, GpuSection, RecorderInfo
 from workbench.recorder.ring import SegmentRing
 from workbench.recorder.trigger import IncidentBudget, LatencyTrigger
+from workbench.recorder.upload import upload_snapshot
 
 log = logging.getLogger("workbench.recorder")
 
@@ -801,6 +802,7 @@ class Recorder:
             try:
                 job.path = self._write(job)
                 self._import(job.path)
+                upload_snapshot(job.path, self.config.server, self._fault)  # server= / WB_SERVER (recorder/upload.py)
             except Exception as exc:  # noqa: BLE001
                 self._fault(exc, "snapshot write")
             finally:

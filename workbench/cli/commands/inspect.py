@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from workbench.cli import remote, remote_results
 from workbench.cli.commands.compare import VsCommand, load_selection, print_way_out, run_selection_options
 from workbench.cli.context import emit_json
 from workbench.compare import inspect
@@ -26,6 +27,10 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
 
     A refused pair shows its comparability table and reason, and exits 3.
     """
+    if remote.wanted(ctx):  # wb --server URL inspect: the served document, drawn here
+        return remote_results.inspect(ctx, baseline=baseline, candidate=candidate, control=control, lens=lens, changes=changes,
+                                      accepts=accepts, whys=whys, extensions=extensions, windows=windows, top=top,
+                                      as_json=as_json, refused_exit=EXIT_REFUSED)
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     result = inspect(lens=lens, windows=windows, top=top, **selection)
     ways = print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, True)

@@ -6,9 +6,10 @@ import json
 
 import click
 
+from workbench.cli import remote
 from workbench.cli.context import emit_json, open_store_from, stdout_console
-from workbench.compare.host_activity import HostReport, render_host, within_run
-from workbench.summary import run_summary
+from workbench.compare.host_activity import HostReport, render_host
+from workbench.run_documents import show_document
 from workbench.textsafe import markup_safe as esc
 
 
@@ -18,40 +19,14 @@ from workbench.textsafe import markup_safe as esc
 @click.pass_context
 def command(ctx: click.Context, run: str, as_json: bool) -> None:
     """Show RUN (an id or a label)."""
-    from store.declarations import history  # loads SQLAlchemy: not for --help
-
+    if remote.wanted(ctx):
+        return remote.show(ctx, run, as_json, print_run)
     store = open_store_from(ctx)
-    run_id = store.resolve_run(run)
-    record = store.load_run(run_id)
-    doc = run_document(record, [c for c in store.run_captures(run_id)])
-    doc["declarations"] = [d.to_json() for d in history(store, [run_id])]
-    host = within_run(record)  # a flight recorder's stacks, CPU and GC: slow spans against the others
-    if host is not None:
-        doc["host_activity"] = host.to_json()
+    doc = show_document(store, store.resolve_run(run))
     if as_json:
         emit_json(doc)
     else:
-        _print(doc)
-
-
-def run_document(record, captures) -> dict:
-    return {
-        "id": record.id,
-        "lens": record.lens,
-        "label": record.label,
-        "dimensions": {k: d.to_json() for k, d in sorted(record.dimensions.items())},
-        "window": record.window,
-        "work": {"unit": record.work.unit, "amount": record.work.amount} if record.work else None,
-        "quality": record.quality,
-        "samples": record.sample_count,
-        "tables": {name: {"rows": len(next(iter(cols.values()))) if cols else 0, "columns": sorted(cols)} for name, cols in record.tables.items()},
-        "phases": run_summary(record),
-        "captures": [
-            {"sha256": c.sha256, "name": c.name, "size": c.size, "format": c.format, "importer": f"{c.importer} {c.importer_version}", "imported_at": c.imported_at}
-            for c in captures
-        ],
-        "meta": record.meta,
-    }
+        print_run(doc)
 
 
 def _fmt(value) -> str:
@@ -62,7 +37,8 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def _print(doc: dict) -> None:
+def print_run(doc: dict) -> None:
+    """Draw a ``wb show --json`` document (local or served)."""
     from rich.table import Table  # Rich (~40 ms): only to draw, never for --json
 
     console = stdout_console()
