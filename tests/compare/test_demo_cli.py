@@ -103,7 +103,8 @@ def test_fleet_demo(capsys, store):
     blocking = [o for o in doc["observations"] if "sat unallocated" in o["text"]]
     assert len(blocking) == 1
     assert blocking[0]["text"].startswith("8 GPUs sat unallocated while 6 jobs waited, each needing 16 GPUs at once")
-    assert "Without eligibility history, idle capacity cannot be assumed usable." in blocking[0]["text"]
+    # the demo's windows record eligibility for every job: no "without eligibility history" caveat
+    assert "eligibility" not in blocking[0]["text"] and blocking[0]["evidence"]["values"]["eligibility_known"] is True
     assert blocking[0]["evidence"]["values"]["waiting_gang_sizes"] == [16] * 6
 
 
