@@ -60,17 +60,44 @@ def change(baseline: float | None, candidate: float | None, unit: str) -> str:
     return text
 
 
+# Beside a key whose value was not finite: ``"x": null, "x_null_reason": "..."``. In a list,
+# the reason sits beside the list's key, by index (``{"3": "..."}``).
+NULL_REASON = "_null_reason"
+_NONFINITE = {"nan": "not a number (NaN): unknown", "inf": "+infinity: not a finite number",
+              "-inf": "-infinity: not a finite number"}
+
+
 def jsonable(value: Any) -> Any:
-    """Floats that JSON can carry: nan and ±inf become ``None`` (unknown, never zero)."""
+    """Strict JSON values (the one encoder of every ``--json``): nan and ±inf become
+    ``None`` (unknown, never zero) with the reason beside them (``NULL_REASON``); numpy
+    scalars and arrays become the numbers and lists they hold; keys become strings."""
+    return _strict(value)[0]
+
+
+def _strict(value: Any) -> tuple[Any, Any]:
+    """(the JSON value, why it or what it holds became null: a text, a dict by index, or None)."""
+    if isinstance(value, bool) or value is None or isinstance(value, int | str):
+        return value, None
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        return (value, None) if math.isfinite(value) else (None, _NONFINITE[repr(value)])
     if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out[str(k)], why = _strict(v)
+            if why is not None and f"{k}{NULL_REASON}" not in value:
+                out[f"{k}{NULL_REASON}"] = why
+        return out, None
     if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return jsonable(value.item())
-    return value
+        items, reasons = [], {}
+        for i, v in enumerate(value):
+            item, why = _strict(v)
+            items.append(item)
+            if why is not None:
+                reasons[str(i)] = why
+        return items, reasons or None
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy scalars and arrays, known without importing numpy
+        return _strict(value.tolist())
+    return value, None
 
 
 def record_json(record: Any) -> Any:
@@ -81,6 +108,6 @@ def record_json(record: Any) -> Any:
 
 def _numpy_scalar(value: Any) -> Any:
     # known without importing numpy
-    if hasattr(value, "item") and callable(value.item):
-        return value.item()
+    if hasattr(value, "tolist") and callable(value.tolist):
+        return value.tolist()
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
