@@ -234,3 +234,19 @@ def test_control_that_is_not_the_baseline_again_is_one_line_exit_2(capsys, store
     assert err.strip().count("\n") == 0 and "not baseline-again runs: engine_revision differs" in err
     code, _, err = wb(capsys, store, "compare", *INF_A, "--vs", *INF_B, "--control")
     assert code == 2 and "--control needs at least one control run" in err
+
+
+def test_wb_demo_says_its_values_are_synthetic(capsys, tmp_path, monkeypatch):
+    """Headless and --json: the demo is a synthetic demonstration; its sentences are no stronger than its data."""
+    from captures import SYNTHETIC_NOTICE
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
+    code, out, err = wb(capsys, url, "demo", "--json")
+    assert code == 0, err
+    assert json.loads(out)["note"] == SYNTHETIC_NOTICE
+    code, out, err = wb(capsys, url, "demo", "--headless")
+    assert code == 0, err
+    assert SYNTHETIC_NOTICE in out.splitlines()[2]  # before the first comparison
+    # eligibility history is recorded in every demo window: the caveat for its absence is not said
+    assert "Without eligibility history" not in out
