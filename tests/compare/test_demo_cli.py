@@ -250,3 +250,17 @@ def test_wb_demo_says_its_values_are_synthetic(capsys, tmp_path, monkeypatch):
     assert SYNTHETIC_NOTICE in out.splitlines()[2]  # before the first comparison
     # eligibility history is recorded in every demo window: the caveat for its absence is not said
     assert "Without eligibility history" not in out
+
+
+def test_demo_windows_vary_between_runs(capsys, store):
+    """captures/README: runs vary between runs. The fleet windows of a side are not copies
+    (their interval and the A/A noise floor are not degenerate), yet pool to the seed's figure."""
+    code, doc, _ = compare_json(capsys, store, FL_A, FL_B, *sum((["--control", r] for r in FL_A2), []))
+    assert code == 0
+    effect = doc["primary"]["effect"]
+    ci = next(i for i in effect["intervals"] if i["level"] == 0.95)
+    assert ci["high"] / ci["low"] > 1.01  # not "6.03..6.03"
+    assert effect["aa"]["mde_pct"] > 1.0  # not 0.000352 %
+    assert doc["primary"]["baseline"] == pytest.approx(14.2, abs=0.05)
+    means = {compare_json(capsys, store, [a], [b])[1]["primary"]["baseline"] for a, b in zip(FL_A, FL_B)}
+    assert len(means) == len(FL_A)
