@@ -67,6 +67,30 @@ _NONFINITE = {"nan": "not a number (NaN): unknown", "inf": "+infinity: not a fin
               "-inf": "-infinity: not a finite number"}
 
 
+def bucket(low: float | None, high: float | None, unit: str) -> str:
+    """Where histogram buckets place a figure: "[60, 80] ms", or "at least 80 ms" (+Inf bucket)."""
+    if high is None or not math.isfinite(high):
+        return f"at least {qty(low, unit)}"
+    return f"[{num(low)}, {num(high)}] {clean(unit)}".rstrip()
+
+
+def bucketed_change(baseline: float | None, candidate: float | None, unit: str, bucketed: Any) -> str:
+    """A histogram percentile's change with its bucket bounds: never "±0 ms" when the
+    buckets only place both figures in one interval. ``bucketed``: a ``results.Bucketed``."""
+    b = bucket(bucketed.baseline_low, bucketed.baseline_high, unit)
+    c = bucket(bucketed.candidate_low, bucketed.candidate_high, unit)
+    where = f"both in the histogram bucket {b}" if b == c else f"histogram buckets {b} → {c}"
+    head = f"{qty(baseline, unit)} → {qty(candidate, unit)} (interpolated; {where})"
+    if bucketed.within_resolution:
+        return f"{head}: within the histogram's resolution"
+    lo, hi = bucketed.delta_low, bucketed.delta_high
+    if lo is None and hi is None:
+        return f"{head}: the buckets do not bound the change"
+    allowed = (f"between {signed(lo, unit)} and {signed(hi, unit)}" if lo is not None and hi is not None
+               else f"of at least {signed(lo, unit)}" if lo is not None else f"of at most {signed(hi, unit)}")
+    return f"{head}: a change {allowed}"
+
+
 def jsonable(value: Any) -> Any:
     """Strict JSON values (the one encoder of every ``--json``): nan and ±inf become
     ``None`` (unknown, never zero) with the reason beside them (``NULL_REASON``); numpy

@@ -20,7 +20,7 @@ from lenses.base import Lens, column, finite
 from lenses.fleet import read_window
 from store.records import RunRecord
 from workbench.compare.effects import DESCRIPTIVE_BAND, movement, single_run
-from workbench.compare.fmt import num, qty
+from workbench.compare.fmt import bucket, bucketed_change, num, qty
 from workbench.compare.results import Effect, Evidence, Guardrail, Observation, Phase, Primary, RunRef, Runs
 from workbench.stats.verdicts import Flag
 
@@ -190,7 +190,8 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
     out.extend(_not_recorded(base, cand, missing))
     out.extend(_location(lens, base, cand, primary, groups))
     b, c = primary.baseline, primary.candidate
-    if lens.phases and movement(primary.effect, b, c) == "moved" and not any(p.in_primary for p in groups["moved"]):
+    if lens.phases and movement(primary.effect, b, c) == "moved" and not _within_resolution(primary) \
+            and not any(p.in_primary for p in groups["moved"]):
         recorded = {p.name for p in phases if p.in_primary}
         unrecorded = [s.title.lower() for s in lens.phases if s.in_primary and s.name not in recorded]
         if not recorded:  # nothing of what the primary measures is known on both sides
@@ -211,7 +212,7 @@ def _location(lens: Lens, base, cand, primary: Primary, groups: dict[str, list[P
     if not lens.locates_by_stage:
         return []
     b, c = primary.baseline, primary.candidate
-    if movement(primary.effect, b, c) != "moved":
+    if movement(primary.effect, b, c) != "moved" or _within_resolution(primary):
         return []
     moved_primary = [p for p in groups["moved"] if p.in_primary]
     if not moved_primary:
@@ -390,4 +391,26 @@ def observations(
         found = fleet_observations(lens, base, cand, primary, phases)
     else:
         found = phase_observations(lens, base, cand, primary, phases)
-    return found + guardrail_observations(base, cand, guardrails)
+    return _bucketed_observations(base, cand, primary) + found + guardrail_observations(base, cand, guardrails)
+
+
+def _within_resolution(primary: Primary) -> bool:
+    return primary.bucketed is not UNSET and primary.bucketed.within_resolution
+
+
+def _bucketed_observations(base, cand, primary: Primary) -> list[Observation]:
+    """A histogram percentile: what the buckets say, beside the interpolated figures."""
+    bk = primary.bucketed
+    if bk is UNSET or not _known(primary.baseline, primary.candidate):
+        return []
+    title, unit = primary.title.capitalize(), primary.unit
+    b, c = bucket(bk.baseline_low, bk.baseline_high, unit), bucket(bk.candidate_low, bk.candidate_high, unit)
+    where = f"both in {b}" if b == c else f"the baseline in {b} and the candidate in {c}"
+    text = (f"{title} is interpolated inside histogram buckets ({qty(primary.baseline, unit)} → {qty(primary.candidate, unit)}); "
+            f"the buckets place {where}")
+    if bk.within_resolution:
+        text += ": the change is within the histogram's resolution."
+    else:
+        text += f": {bucketed_change(primary.baseline, primary.candidate, unit, bk).rsplit(': ', 1)[1]}."
+    values = {"baseline": primary.baseline, "candidate": primary.candidate, **msgspec.to_builtins(bk)}
+    return [_obs(text, _evidence(base, cand, primary.metric, values, primary.effect))]

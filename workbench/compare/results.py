@@ -203,6 +203,21 @@ class CensoredSides(Result, frozen=True, kw_only=True):
     candidate: Censored
 
 
+class Bucketed(Result, frozen=True, kw_only=True):
+    """A percentile read from histogram buckets (a Prometheus scrape pair): where the
+    buckets place each side's figure (the mean of its runs' bucket bounds; a run with an
+    exact figure counts as [v, v]); ``*_high`` null: the +Inf bucket (at least ``*_low``).
+    The interpolated figure is one point of that interval, never more exact than it."""
+
+    baseline_low: float | None
+    baseline_high: float | None
+    candidate_low: float | None
+    candidate_high: float | None
+    delta_low: float | None  # the smallest and largest change the buckets allow (null: unbounded)
+    delta_high: float | None
+    within_resolution: bool  # the sides' intervals overlap: a change inside the bucket width
+
+
 class Primary(Result, frozen=True, kw_only=True):
     """The lens's primary metric: each side's mean over runs, the change, the effect."""
 
@@ -217,6 +232,7 @@ class Primary(Result, frozen=True, kw_only=True):
     per_run: PerRun
     effect: Effect
     censored: CensoredSides | UnsetType = UNSET
+    bucketed: Bucketed | UnsetType = UNSET  # a histogram percentile: its bucket bounds
 
 
 class Phase(Result, frozen=True, kw_only=True):
