@@ -11,6 +11,7 @@ import click
 from lenses import LENS_NAMES, lens_names
 from store import open_store
 from store.errors import StoreError
+from workbench.cli import json_out
 from workbench.compare.fmt import jsonable
 from workbench.errors import WbError
 
@@ -55,6 +56,7 @@ def emit_json(document: Any) -> None:
     reason beside them (compare/fmt.jsonable, the one encoder), never NaN/Infinity."""
     sys.stdout.write(json.dumps(jsonable(document), indent=2, allow_nan=False, default=_default) + "\n")
     sys.stdout.flush()
+    json_out.mark_written()
 
 
 def _default(value: Any) -> Any:
