@@ -183,7 +183,8 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
         if parts:
             text = "; ".join(parts) + "."
             phase_vals = {p.name: values[p.name] for p in groups["stayed"] + groups["moved"]}
-            out.append(_obs(text + one if one else text, _evidence(base, cand, "phase means (exposed time)", phase_vals)))
+            caveat = (ONE_RUN if groups["moved"] else NO_NOISE) if one else ""  # nothing moved: no "change" to caveat
+            out.append(_obs(text + caveat, _evidence(base, cand, "phase means (exposed time)", phase_vals)))
     for p in groups["unresolved"]:
         text = _unresolved_text(p.title, _b(p), _c(p), p.unit, p.effect)
         out.append(_obs(text, _evidence(base, cand, f"{p.name} {p.statistic}", values[p.name], p.effect)))
