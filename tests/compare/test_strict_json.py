@@ -196,3 +196,14 @@ def test_the_encoder_puts_the_reason_beside_a_null():
         "c": {"d": 2.0},
         "e": [None], f"e{NULL_REASON}": {"0": "not a number (NaN): unknown"},
     }
+
+
+def test_decoding_restores_what_the_reason_says():
+    """A document decoded and encoded again is the same document (stored and bundled comparisons)."""
+    from workbench.compare.fmt import from_jsonable
+
+    doc = jsonable({"a": math.nan, "b": [1.0, math.inf, None], "c": {"d": -math.inf}, "n": None})
+    back = from_jsonable(doc)
+    assert math.isnan(back["a"]) and back["b"][1] == math.inf and back["b"][2] is None and back["c"]["d"] == -math.inf
+    assert back["n"] is None and not any(k.endswith(NULL_REASON) for k in back)
+    assert jsonable(back) == doc

@@ -124,6 +124,24 @@ def _strict(value: Any) -> tuple[Any, Any]:
     return value, None
 
 
+_FROM_REASON = {text: float(key) for key, text in _NONFINITE.items()}
+
+
+def from_jsonable(value: Any, why: Any = None) -> Any:
+    """``jsonable`` undone: a null with its ``NULL_REASON`` beside it is the nan or ±inf it
+    was (so a decoded document encodes back to itself); the reason keys go. ``why``: the
+    reason ``jsonable`` gave this value (a text, or a dict by index for a list)."""
+    if value is None and isinstance(why, str):
+        return _FROM_REASON.get(why)
+    if isinstance(value, dict):
+        return {k: from_jsonable(v, value.get(f"{k}{NULL_REASON}")) for k, v in value.items()
+                if not (k.endswith(NULL_REASON) and k[: -len(NULL_REASON)] in value)}
+    if isinstance(value, list):
+        by_index = why if isinstance(why, dict) else {}
+        return [from_jsonable(v, by_index.get(str(i))) for i, v in enumerate(value)]
+    return value
+
+
 def record_json(record: Any) -> Any:
     """A msgspec record as its JSON document: field order, tuples as arrays, numpy scalars
     as the numbers they hold, nan and ±inf as ``None``."""

@@ -17,7 +17,7 @@ from typing import TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from workbench.compare.fmt import record_json
+from workbench.compare.fmt import from_jsonable, record_json
 from workbench.stats.verdicts import Flag, Gate, Verdict
 
 # A number as JSON carries it: an int stays an int (a lens limit, a count), so that a
@@ -38,7 +38,7 @@ class Result(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     def from_json(cls: type[R], doc: Mapping[str, object]) -> R:
         """Decode a stored or bundled document; ``msgspec.ValidationError`` names the
         place (``$.effect.verdict``) when it has another shape."""
-        return msgspec.convert(doc, cls)
+        return msgspec.convert(from_jsonable(doc), cls)
 
 
 class Interval(Result, frozen=True, kw_only=True):
