@@ -184,6 +184,7 @@ FLEET_DIMS = {
 WINDOW_S = 3600.0
 JOBS_PER_WINDOW = 200
 WAIT_TARGET_S = 60.0
+WINDOW_SPREAD = 0.03  # window-to-window variation of the mean queue wait (relative SD)
 DAY0 = 1_795_000_000.0  # 2026-11-18, epoch seconds
 
 
@@ -238,18 +239,24 @@ def fleet_window(rng: np.random.Generator, index: int, lanes: list[int], over: i
 def fleet_docs(rng: np.random.Generator) -> dict[str, list[dict]]:
     # A: lanes use 60 of 64 GPUs; B: 56 of 64, with six 16-GPU gangs waiting at the end.
     plan = {
-        # lanes, over-target jobs per window (1.5 % and 10.8 % of 200), mean wait, typical wait, waiting
-        "baseline": ([16, 16, 8, 8, 4, 4, 2, 2], [3] * 5, 14.2, 9.0, 0, "A"),
-        "candidate": ([16, 16, 8, 8, 4, 2, 2], [22, 22, 22, 21, 21], 85.6, 30.0, 6, "B"),
-        "baseline-extra": ([16, 16, 8, 8, 4, 4, 2, 2], [3] * 5, 14.2, 9.0, 0, "A′"),
+        # lanes, over-target jobs per window (1.5 % and 10.8 % of 200 pooled), mean wait, typical wait, waiting
+        "baseline": ([16, 16, 8, 8, 4, 4, 2, 2], [2, 4, 3, 2, 4], 14.2, 9.0, 0, "A"),
+        "candidate": ([16, 16, 8, 8, 4, 2, 2], [20, 24, 22, 19, 23], 85.6, 30.0, 6, "B"),
+        "baseline-extra": ([16, 16, 8, 8, 4, 4, 2, 2], [4, 3, 2, 3, 3], 14.2, 9.0, 0, "A′"),
     }
     out: dict[str, list[dict]] = {}
     index = 0
     for side, (lanes, overs, mean_wait, within_mean, waiting, name) in plan.items():
+        # Windows differ from one another (load, placement): each window's mean wait is the
+        # side's figure times a level; the levels average to 1 (every window has the same
+        # number of started jobs), so the pooled mean is still exactly the seed's figure.
+        levels = rng.normal(1.0, WINDOW_SPREAD, RUNS_PER_SIDE)
+        levels /= levels.mean()
         docs = []
         for i in range(1, RUNS_PER_SIDE + 1):
             index += 1
-            window = fleet_window(rng, index, lanes, overs[i - 1], mean_wait, within_mean, waiting)
+            level = levels[i - 1]
+            window = fleet_window(rng, index, lanes, overs[i - 1], mean_wait * level, within_mean * level, waiting)
             docs.append({
                 "format": "workbench.capture/1", "lens": "fleet", "label": f"window {name}{i}",
                 "recorded_at": window["pool"]["window_end"], "dimensions": dict(FLEET_DIMS),

@@ -315,6 +315,11 @@ class Lens:
     def primary_value(self, run: RunRecord) -> float:
         raise NotImplementedError
 
+    def primary_bounds(self, run: RunRecord) -> tuple[float, float] | None:
+        """Bucket bounds ``(low, high)`` of the primary figure when the run gives it from a
+        histogram (high ``inf``: the +Inf bucket); ``None`` when the figure is exact."""
+        return None
+
     def phase_values(self, run: RunRecord) -> dict[str, np.ndarray]:
         """Each phase's per-sample values (``nan`` = unknown) for this run."""
         out = {}

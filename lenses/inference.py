@@ -88,6 +88,19 @@ def summary_stat(run: RunRecord, metric: str, stat: str) -> float:
     return f if math.isfinite(f) else NAN
 
 
+def summary_bounds(run: RunRecord, metric: str, stat: str) -> tuple[float, float] | None:
+    """The bucket bounds a histogram gives ``stat`` (``run.meta["summary"][metric][stat + "_bounds"]``,
+    as the Prometheus importer writes them; a null high is the +Inf bucket); ``None`` when absent."""
+    block = (run.meta.get("summary") or {}).get(metric)
+    bounds = block.get(f"{stat}_bounds") if isinstance(block, dict) else None
+    if not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
+        return None
+    lo, hi = bounds
+    if not isinstance(lo, (int, float)) or isinstance(lo, bool) or not math.isfinite(lo):
+        return None
+    return float(lo), float(hi) if isinstance(hi, (int, float)) and not isinstance(hi, bool) and math.isfinite(hi) else math.inf
+
+
 @dataclass(frozen=True)
 class ServingMetric:
     """A serving metric: a statistic of a per-request column, else the same statistic
@@ -174,6 +187,17 @@ class InferenceLens(Lens):
         if self.primary.name != "ttft_p95" and self.primary.name in SERVING_METRICS:
             return self.metric_value(run, self.primary.name)[0]
         return self.ttft_p95(run)
+
+    def primary_bounds(self, run: RunRecord) -> tuple[float, float] | None:
+        """A percentile the file states from histogram buckets (no per-request rows): its bounds."""
+        m = SERVING_METRICS.get(self.primary.name)
+        if m is None or not m.statistic:
+            return None
+        if m.name == "ttft_p95" and self.ttft_values(run).size:
+            return None
+        if m.name != "ttft_p95" and self.metric_value(run, m.name)[1] != "file":
+            return None
+        return summary_bounds(run, m.summary, m.statistic)
 
     def valid_mask(self, run: RunRecord, n: int) -> np.ndarray:
         ok = column(run, "ok")

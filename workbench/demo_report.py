@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from captures import SYNTHETIC_NOTICE
+
 from workbench.compare import compare
 from workbench.compare.render import render_comparison
 
@@ -36,6 +38,8 @@ def demo_controls(store: "Store", lens: str) -> list[int]:
 
 
 def print_demo_report(store: "Store") -> None:
+    click.echo(f"demo: {SYNTHETIC_NOTICE} (captures/README.md); not measurements")
+    click.echo("")
     pairs = demo_pairs(store)
     for lens, base_ids, cand_ids in pairs:
         comparison = compare(store.load_runs(base_ids), store.load_runs(cand_ids), lens=lens,

@@ -103,7 +103,8 @@ def test_fleet_demo(capsys, store):
     blocking = [o for o in doc["observations"] if "sat unallocated" in o["text"]]
     assert len(blocking) == 1
     assert blocking[0]["text"].startswith("8 GPUs sat unallocated while 6 jobs waited, each needing 16 GPUs at once")
-    assert "Without eligibility history, idle capacity cannot be assumed usable." in blocking[0]["text"]
+    # the demo's windows record eligibility for every job: no "without eligibility history" caveat
+    assert "eligibility" not in blocking[0]["text"] and blocking[0]["evidence"]["values"]["eligibility_known"] is True
     assert blocking[0]["evidence"]["values"]["waiting_gang_sizes"] == [16] * 6
 
 
@@ -233,3 +234,33 @@ def test_control_that_is_not_the_baseline_again_is_one_line_exit_2(capsys, store
     assert err.strip().count("\n") == 0 and "not baseline-again runs: engine_revision differs" in err
     code, _, err = wb(capsys, store, "compare", *INF_A, "--vs", *INF_B, "--control")
     assert code == 2 and "--control needs at least one control run" in err
+
+
+def test_wb_demo_says_its_values_are_synthetic(capsys, tmp_path, monkeypatch):
+    """Headless and --json: the demo is a synthetic demonstration; its sentences are no stronger than its data."""
+    from captures import SYNTHETIC_NOTICE
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
+    code, out, err = wb(capsys, url, "demo", "--json")
+    assert code == 0, err
+    assert json.loads(out)["note"] == SYNTHETIC_NOTICE
+    code, out, err = wb(capsys, url, "demo", "--headless")
+    assert code == 0, err
+    assert SYNTHETIC_NOTICE in out.splitlines()[2]  # before the first comparison
+    # eligibility history is recorded in every demo window: the caveat for its absence is not said
+    assert "Without eligibility history" not in out
+
+
+def test_demo_windows_vary_between_runs(capsys, store):
+    """captures/README: runs vary between runs. The fleet windows of a side are not copies
+    (their interval and the A/A noise floor are not degenerate), yet pool to the seed's figure."""
+    code, doc, _ = compare_json(capsys, store, FL_A, FL_B, *sum((["--control", r] for r in FL_A2), []))
+    assert code == 0
+    effect = doc["primary"]["effect"]
+    ci = next(i for i in effect["intervals"] if i["level"] == 0.95)
+    assert ci["high"] / ci["low"] > 1.01  # not "6.03..6.03"
+    assert effect["aa"]["mde_pct"] > 1.0  # not 0.000352 %
+    assert doc["primary"]["baseline"] == pytest.approx(14.2, abs=0.05)
+    means = {compare_json(capsys, store, [a], [b])[1]["primary"]["baseline"] for a, b in zip(FL_A, FL_B)}
+    assert len(means) == len(FL_A)

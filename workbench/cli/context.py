@@ -12,6 +12,7 @@ from lenses import LENS_NAMES, lens_names
 from store import open_store
 from store.errors import StoreError
 from workbench.cli import json_out
+from workbench.compare.fmt import jsonable
 from workbench.errors import WbError
 
 if TYPE_CHECKING:
@@ -51,8 +52,9 @@ def open_store_from(ctx: click.Context, *, create: bool = True) -> "Store":
 
 
 def emit_json(document: Any) -> None:
-    """Write exactly one JSON document to stdout (no NaN: unknown is null)."""
-    sys.stdout.write(json.dumps(document, indent=2, allow_nan=False, default=_default) + "\n")
+    """Write exactly one strict JSON document to stdout: nan and ±inf are null with the
+    reason beside them (compare/fmt.jsonable, the one encoder), never NaN/Infinity."""
+    sys.stdout.write(json.dumps(jsonable(document), indent=2, allow_nan=False, default=_default) + "\n")
     sys.stdout.flush()
     json_out.mark_written()
 

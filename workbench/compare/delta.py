@@ -16,8 +16,9 @@ from msgspec import UNSET
 from lenses.base import Lens
 from store.records import RunRecord
 from workbench.compare.effects import run_effect
-from workbench.compare.fmt import change
+from workbench.compare.fmt import bucketed_change, change
 from workbench.compare.results import (
+    Bucketed,
     Censored,
     CensoredSides,
     Effect,
@@ -31,6 +32,7 @@ from workbench.compare.results import (
     Work,
     no_effect,
 )
+from workbench.stats.verdicts import MOVED
 
 NAN = float("nan")
 
@@ -69,8 +71,36 @@ def primary(
     delta, pct = _delta(b, c)
     per_run = PerRun(baseline=tuple(per_b), candidate=tuple(per_c), **({"control": tuple(per_a)} if control else {}))
     censored = CensoredSides(baseline=_censored(lens, base), candidate=_censored(lens, cand)) if lens.primary_censored else UNSET
+    bucketed = _bucketed(lens, base, cand, per_b, per_c)
+    text = change(b, c, spec.unit)
+    if bucketed is not UNSET:
+        text = bucketed_change(b, c, spec.unit, bucketed)
+        if bucketed.within_resolution and effect.verdict in MOVED:  # the interpolation moved, the buckets do not say so
+            effect = no_effect(f"{effect.verdict} withheld: the change is within the histogram's resolution "
+                               "(the sides' bucket intervals overlap)", effect.runs)
     return Primary(metric=spec.name, title=spec.title, unit=spec.unit, baseline=b, candidate=c, delta=delta,
-                   delta_pct=pct, text=change(b, c, spec.unit), per_run=per_run, effect=effect, censored=censored)
+                   delta_pct=pct, text=text, per_run=per_run, effect=effect, censored=censored, bucketed=bucketed)
+
+
+def _bucketed(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], per_b: list[float], per_c: list[float]):
+    """The primary's bucket bounds when any run gives it from a histogram (UNSET otherwise)."""
+    bounds_b, bounds_c = [lens.primary_bounds(r) for r in base], [lens.primary_bounds(r) for r in cand]
+    if not any(x is not None for x in (*bounds_b, *bounds_c)):
+        return UNSET
+
+    def side(bounds: list, values: list[float]) -> tuple[float, float]:
+        # the mean of figures each in [lo_i, hi_i] lies in [mean lo, mean hi]; an exact figure is [v, v]
+        pairs = [bd if bd is not None else (v, v) for bd, v in zip(bounds, values)]
+        if not pairs or not all(math.isfinite(lo) for lo, _ in pairs):
+            return NAN, NAN
+        return float(np.mean([lo for lo, _ in pairs])), float(np.mean([hi for _, hi in pairs]))
+
+    (b_lo, b_hi), (c_lo, c_hi) = side(bounds_b, per_b), side(bounds_c, per_c)
+    finite_or_none = lambda x: x if math.isfinite(x) else None  # noqa: E731
+    return Bucketed(baseline_low=finite_or_none(b_lo), baseline_high=finite_or_none(b_hi),
+                    candidate_low=finite_or_none(c_lo), candidate_high=finite_or_none(c_hi),
+                    delta_low=finite_or_none(c_lo - b_hi), delta_high=finite_or_none(c_hi - b_lo),
+                    within_resolution=bool(b_lo <= c_hi and c_lo <= b_hi))
 
 
 def _censored(lens: Lens, runs: Sequence[RunRecord]) -> Censored:

@@ -19,7 +19,7 @@ import msgspec
 from lenses import builtin_lens
 from lenses.base import Lens
 from workbench.compare.comparability import Comparability, DimensionRow, SideValue
-from workbench.compare.fmt import jsonable
+from workbench.compare.fmt import from_jsonable, jsonable
 from workbench.compare.results import (
     Acceptance,
     Declaration,
@@ -129,6 +129,7 @@ class Comparison(msgspec.Struct, frozen=True, kw_only=True):
         they existed are absent: they decode to their defaults. ``msgspec.ValidationError``
         names the place when a part has another shape.
         """
+        doc = from_jsonable(doc)  # nulls with their reason beside them: the nan or ±inf they were
         try:
             lens = builtin_lens(str(doc.get("lens")))
         except KeyError as exc:  # a plug-in's lens not installed here, or no lens at all

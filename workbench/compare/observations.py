@@ -16,15 +16,20 @@ import msgspec
 import numpy as np
 from msgspec import UNSET, UnsetType
 
-from lenses.base import Lens
+from lenses.base import Lens, column, finite
 from lenses.fleet import read_window
 from store.records import RunRecord
-from workbench.compare.effects import movement, single_run
-from workbench.compare.fmt import num, qty
+from workbench.compare.effects import DESCRIPTIVE_BAND, movement, single_run
+from workbench.compare.fmt import bucket, bucketed_change, num, qty
 from workbench.compare.results import Effect, Evidence, Guardrail, Observation, Phase, Primary, RunRef, Runs
 from workbench.stats.verdicts import Flag
 
 NOT_CAUSE = "observation, not cause"
+# With one run a side there is no interval and no noise estimate: a sentence describes
+# these runs and says so, never "no change beyond noise".
+ONE_RUN = " (one run a side: a change in these runs, no uncertainty can be given)"
+NO_NOISE = " (one run a side: no noise estimate exists, so whether this is beyond noise cannot be said)"
+ONE_WINDOW = " (one window a side: a change between these windows, no uncertainty can be given)"
 
 
 def _ref(run: RunRecord) -> RunRef:
@@ -71,11 +76,29 @@ def _moved_text(title: str, b: float | None, c: float | None, unit: str) -> str:
     return f"{title} {verb} from {qty(b, unit)} to {qty(c, unit)}"
 
 
+def _unresolved_text(title: str, b: float | None, c: float | None, unit: str, effect: Effect) -> str:
+    verdict = effect.verdict
+    if Flag.UNSTABLE in (effect.flags or ()):
+        why = "a change these runs cannot judge: the A/A control moved on its own (UNSTABLE)"
+    else:
+        why = f"a change these runs do not resolve beyond noise{f' ({verdict})' if verdict else ''}"
+    return f"{title} went from {qty(b, unit)} to {qty(c, unit)}, {why}."
+
+
 def _classify(phases: Sequence[Phase]) -> dict[str, list[Phase]]:
     groups: dict[str, list[Phase]] = {"moved": [], "stayed": [], "unresolved": []}
     for p in phases:
         groups[movement(p.effect, _b(p), _c(p))].append(p)
     return groups
+
+
+def _descriptive(effect: Effect | None) -> bool:
+    """No verdict (one run a side, a zero value): "stayed" only describes these runs."""
+    return effect is None or effect.verdict is None
+
+
+def _these(base, cand) -> str:
+    return "these two runs" if len(base) == 1 and len(cand) == 1 else "the baseline and candidate runs"
 
 
 def _both(base, cand) -> str:
@@ -128,16 +151,23 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
     phases = [p for p in phases if _known(_b(p), _c(p))]
     groups = _classify(phases)
     values = {p.name: {"baseline": _b(p), "candidate": _c(p)} for p in phases}
-    one = " (one run a side: a change in these runs, no uncertainty can be given)" if single_run(primary.effect) else ""
+    one = ONE_RUN if single_run(primary.effect) else ""
     if lens.phase_sentences == "each":
         for p in groups["moved"]:
             text = _moved_text(f"{p.title} time", _b(p), _c(p), p.unit) + "."
             out.append(_obs(text + one if one else text, _evidence(base, cand, f"{p.name} {p.statistic}", values[p.name], p.effect)))
-        if groups["stayed"]:
-            names = _join([p.title.lower() for p in groups["stayed"]]).capitalize()
+        judged = [p for p in groups["stayed"] if not _descriptive(p.effect)]
+        described = [p for p in groups["stayed"] if _descriptive(p.effect)]
+        stat = groups["stayed"][0].statistic if groups["stayed"] else ""
+        if judged:
+            names = _join([p.title.lower() for p in judged]).capitalize()
             text = f"{names} took the same time {_both(base, cand)} (no change beyond noise)."
-            stat = groups["stayed"][0].statistic
-            out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p.name: values[p.name] for p in groups["stayed"]})))
+            out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p.name: values[p.name] for p in judged})))
+        if described:  # no interval: say what these runs show, and that noise is not known
+            figures = _join([f"{p.title.lower()} ({qty(_b(p), p.unit)} → {qty(_c(p), p.unit)})" for p in described])
+            text = (f"{figures[0].upper() + figures[1:]} changed by less than {num(100 * DESCRIPTIVE_BAND)} % "
+                    f"between {_these(base, cand)}{NO_NOISE if one else ' (no interval: a value is zero)'}.")
+            out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p.name: values[p.name] for p in described})))
     else:
         stayed = sorted(groups["stayed"], key=lambda p: -(_b(p) if math.isfinite(_b(p)) else 0))
         parts = []
@@ -153,27 +183,26 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
         if parts:
             text = "; ".join(parts) + "."
             phase_vals = {p.name: values[p.name] for p in groups["stayed"] + groups["moved"]}
-            out.append(_obs(text + one if groups["moved"] and one else text, _evidence(base, cand, "phase means (exposed time)", phase_vals)))
+            caveat = (ONE_RUN if groups["moved"] else NO_NOISE) if one else ""  # nothing moved: no "change" to caveat
+            out.append(_obs(text + caveat, _evidence(base, cand, "phase means (exposed time)", phase_vals)))
     for p in groups["unresolved"]:
-        verdict = p.effect.verdict
-        if Flag.UNSTABLE in (p.effect.flags or ()):
-            why = "a change these runs cannot judge: the A/A control moved on its own (UNSTABLE)"
-        else:
-            why = f"a change these runs do not resolve beyond noise{f' ({verdict})' if verdict else ''}"
-        text = f"{p.title} went from {qty(_b(p), p.unit)} to {qty(_c(p), p.unit)}, {why}."
+        text = _unresolved_text(p.title, _b(p), _c(p), p.unit, p.effect)
         out.append(_obs(text, _evidence(base, cand, f"{p.name} {p.statistic}", values[p.name], p.effect)))
     out.extend(_not_recorded(base, cand, missing))
     out.extend(_location(lens, base, cand, primary, groups))
     b, c = primary.baseline, primary.candidate
-    if lens.phases and movement(primary.effect, b, c) == "moved" and not any(p.in_primary for p in groups["moved"]):
+    if lens.phases and movement(primary.effect, b, c) == "moved" and not _within_resolution(primary) \
+            and not any(p.in_primary for p in groups["moved"]):
         recorded = {p.name for p in phases if p.in_primary}
         unrecorded = [s.title.lower() for s in lens.phases if s.in_primary and s.name not in recorded]
         if not recorded:  # nothing of what the primary measures is known on both sides
             text = f"{_join(unrecorded).capitalize()} {_were(unrecorded)} not recorded: the change in {primary.title} cannot be located."
             out.append(_obs(text, _evidence(base, cand, primary.metric, {"baseline": b, "candidate": c, "phases_not_recorded": unrecorded}, primary.effect)))
         else:
-            text = _moved_text(primary.title.capitalize(), b, c, primary.unit) + ", but none of its recorded phases moved beyond noise"
+            beyond = f"by more than {num(100 * DESCRIPTIVE_BAND)} % in these runs" if one else "beyond noise"
+            text = _moved_text(primary.title.capitalize(), b, c, primary.unit) + f", but none of its recorded phases moved {beyond}"
             text += f" ({_join(unrecorded)} not recorded)." if unrecorded else "."
+            text += one
             out.append(_obs(text, _evidence(base, cand, primary.metric, {"baseline": b, "candidate": c, "phases_stayed": [p.name for p in groups["stayed"]]}, primary.effect)))
     return out
 
@@ -184,7 +213,7 @@ def _location(lens: Lens, base, cand, primary: Primary, groups: dict[str, list[P
     if not lens.locates_by_stage:
         return []
     b, c = primary.baseline, primary.candidate
-    if movement(primary.effect, b, c) != "moved":
+    if movement(primary.effect, b, c) != "moved" or _within_resolution(primary):
         return []
     moved_primary = [p for p in groups["moved"] if p.in_primary]
     if not moved_primary:
@@ -231,11 +260,14 @@ def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
     out = []
     b, c = primary.baseline, primary.candidate
     state = movement(primary.effect, b, c)
-    if state == "moved":
-        out.append(_obs(_moved_text("Mean queue wait", b, c, "s") + ".", _evidence(base, cand, primary.metric, {"baseline": b, "candidate": c}, primary.effect)))
+    if state != "stayed" and _known(b, c):
+        out.append(_obs(_window_change("Mean queue wait", b, c, "s", primary.effect),
+                        _evidence(base, cand, primary.metric, {"baseline": b, "candidate": c}, primary.effect)))
     for p in phases:
-        if p.name == "service_attainment" and movement(p.effect, p.baseline_mean, p.candidate_mean) == "moved":
-            out.append(_obs(_moved_text("Service attainment", p.baseline_mean, p.candidate_mean, "%") + ".", _evidence(base, cand, p.name, {"baseline": p.baseline_mean, "candidate": p.candidate_mean}, p.effect)))
+        pb, pc = p.baseline_mean, p.candidate_mean
+        if p.name == "service_attainment" and _known(pb, pc) and movement(p.effect, pb, pc) != "stayed":
+            out.append(_obs(_window_change("Service attainment", pb, pc, "%", p.effect),
+                            _evidence(base, cand, p.name, {"baseline": pb, "candidate": pc}, p.effect)))
     censored = _censored_waits(base, cand)
     explained = {o.evidence.side for o in censored if o.evidence.values["windows_without_started_jobs"] == o.evidence.values["windows"]}
     for side, runs, value in (("baseline", base, b), ("candidate", cand, c)):
@@ -246,22 +278,30 @@ def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
             out.append(_obs(text, ev))
     out.extend(censored)
     # One observation per distinct finding, citing every window where it holds.
-    found: dict[str, list[Observation]] = {}  # text -> the windows' observations of it
+    found: dict[tuple[str, str], list[Observation]] = {}  # (fact, caveat) -> the windows' observations of it
     for side, runs in (("baseline", base), ("candidate", cand)):
         for run in runs:
-            for obs in _gang_blocking(side, run, read_window(run), base, cand):
-                found.setdefault(obs.text, []).append(obs)
-    for text, same in found.items():
+            for fact, caveat, obs in _gang_blocking(side, run, read_window(run), base, cand):
+                found.setdefault((fact, caveat), []).append(obs)
+    for (fact, caveat), same in found.items():
         first = same[0].evidence
         runs = Runs(baseline=tuple(r for o in same for r in o.evidence.runs.baseline),
                     candidate=tuple(r for o in same for r in o.evidence.runs.candidate))
         side = "both" if runs.baseline and runs.candidate else first.side
         side_runs = base if side == "baseline" else cand
         if side != "both" and len(side_runs) > 1:
-            text = text.replace(". Without", f" (in {len(same)} of {len(side_runs)} {side} windows). Without", 1)
+            fact += f" (in {len(same)} of {len(side_runs)} {side} windows)"
         evidence = msgspec.structs.replace(first, runs=runs, side=side, per_window=tuple(o.evidence.values for o in same))
-        out.append(_obs(text, evidence))
+        out.append(_obs(f"{fact}.{caveat}", evidence))
     return out
+
+
+def _window_change(title: str, b: float, c: float, unit: str, effect: Effect | None) -> str:
+    """A window metric that moved (with the one-window caveat when there is no interval),
+    or went from one value to another without a resolved change."""
+    if movement(effect, b, c) == "moved":
+        return _moved_text(title, b, c, unit) + "." + (ONE_WINDOW if single_run(effect) else "")
+    return _unresolved_text(title, b, c, unit, effect)
 
 
 def _censored_waits(base, cand) -> list[Observation]:
@@ -311,7 +351,8 @@ def _censored_waits(base, cand) -> list[Observation]:
     return out
 
 
-def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[Observation]:
+def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[tuple[str, str, Observation]]:
+    """(the fact, without its full stop; the caveat it needs, or ""; the observation)."""
     idle = w.idle_end
     gangs = w.waiting_gangs
     if not gangs or not math.isfinite(idle) or idle <= 0:
@@ -323,12 +364,16 @@ def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[Observation
     if len(blocked) == len(gangs):
         sizes = sorted(set(gangs))
         need = f"each needing {sizes[0]} GPUs at once" if len(sizes) == 1 else f"each needing more GPUs at once than were free ({_join([str(s) for s in sizes])})"
-        text = f"{idle_n} GPUs sat unallocated while {len(gangs)} jobs waited, {need}."
+        text = f"{idle_n} GPUs sat unallocated while {len(gangs)} jobs waited, {need}"
     else:
-        text = f"{idle_n} GPUs sat unallocated while {len(gangs)} jobs waited; {len(blocked)} of them needed more GPUs at once than were free."
-    # The caveat stays even with eligibility recorded: idle GPUs are a fact, their
-    # usability by the waiting jobs is not.
-    text += " Without eligibility history, idle capacity cannot be assumed usable."
+        text = f"{idle_n} GPUs sat unallocated while {len(gangs)} jobs waited; {len(blocked)} of them needed more GPUs at once than were free"
+    # Without eligibility history "waiting" is read from submission times: a job held by a
+    # dependency looks like one waiting for GPUs. With it recorded, the wait is the job's own.
+    caveat = ""
+    if not w.eligibility_known:
+        some = finite(column(run, "eligible")).size > 0
+        caveat = (" Eligibility history covers only some jobs here, so idle capacity cannot be assumed usable." if some
+                  else " Without eligibility history, idle capacity cannot be assumed usable.")
     evidence = _evidence(
         [run] if side == "baseline" else [],
         [run] if side == "candidate" else [],
@@ -336,7 +381,7 @@ def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[Observation
         {"idle_gpus": idle, "capacity_gpus": w.capacity, "waiting_gang_sizes": list(gangs), "window_end": w.end, "eligibility_known": w.eligibility_known},
         side=side,
     )
-    return [_obs(text, evidence)]
+    return [(text, caveat, _obs(f"{text}.{caveat}", evidence))]
 
 
 def observations(
@@ -347,4 +392,26 @@ def observations(
         found = fleet_observations(lens, base, cand, primary, phases)
     else:
         found = phase_observations(lens, base, cand, primary, phases)
-    return found + guardrail_observations(base, cand, guardrails)
+    return _bucketed_observations(base, cand, primary) + found + guardrail_observations(base, cand, guardrails)
+
+
+def _within_resolution(primary: Primary) -> bool:
+    return primary.bucketed is not UNSET and primary.bucketed.within_resolution
+
+
+def _bucketed_observations(base, cand, primary: Primary) -> list[Observation]:
+    """A histogram percentile: what the buckets say, beside the interpolated figures."""
+    bk = primary.bucketed
+    if bk is UNSET or not _known(primary.baseline, primary.candidate):
+        return []
+    title, unit = primary.title.capitalize(), primary.unit
+    b, c = bucket(bk.baseline_low, bk.baseline_high, unit), bucket(bk.candidate_low, bk.candidate_high, unit)
+    where = f"both in {b}" if b == c else f"the baseline in {b} and the candidate in {c}"
+    text = (f"{title} is interpolated inside histogram buckets ({qty(primary.baseline, unit)} → {qty(primary.candidate, unit)}); "
+            f"the buckets place {where}")
+    if bk.within_resolution:
+        text += ": the change is within the histogram's resolution."
+    else:
+        text += f": {bucketed_change(primary.baseline, primary.candidate, unit, bk).rsplit(': ', 1)[1]}."
+    values = {"baseline": primary.baseline, "candidate": primary.candidate, **msgspec.to_builtins(bk)}
+    return [_obs(text, _evidence(base, cand, primary.metric, values, primary.effect))]

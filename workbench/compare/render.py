@@ -129,7 +129,8 @@ def render_comparison(c: Comparison) -> str:
         out += textwrap.wrap(clean(f"relies on declarations: {relied}"), WIDTH, subsequent_indent="  ")
     p = c.primary
     effect = c.effect
-    out += [f"{p.title if p else ''}: {p.text if p else ''}", f"  effect: {_effect_text(effect)}"]
+    out += textwrap.wrap(f"{p.title if p else ''}: {p.text if p else ''}", WIDTH, subsequent_indent="  ")
+    out.append(f"  effect: {_effect_text(effect)}")
     if effect is not None and effect.verdict is not None:
         runs = effect.runs
         detail = f"{runs.baseline if runs else '?'} vs {runs.candidate if runs else '?'} runs, unpaired"
@@ -214,7 +215,7 @@ def render_inspect(r: InspectResult) -> str:
         return render_comparison(c)
     out = header(c)
     p = c.primary
-    out += [f"{p.title if p else ''}: {p.text if p else ''}", ""]
+    out += [*textwrap.wrap(f"{p.title if p else ''}: {p.text if p else ''}", WIDTH, subsequent_indent="  "), ""]
     if c.phases and not c.lens.runs_are_windows:
         stat = c.phases[0].statistic
         out.append(f"Phase {stat} (each run's, averaged over runs), baseline against candidate")

@@ -17,7 +17,7 @@ from typing import TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from workbench.compare.fmt import record_json
+from workbench.compare.fmt import from_jsonable, record_json
 from workbench.stats.verdicts import Flag, Gate, Verdict
 
 # A number as JSON carries it: an int stays an int (a lens limit, a count), so that a
@@ -38,7 +38,7 @@ class Result(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     def from_json(cls: type[R], doc: Mapping[str, object]) -> R:
         """Decode a stored or bundled document; ``msgspec.ValidationError`` names the
         place (``$.effect.verdict``) when it has another shape."""
-        return msgspec.convert(doc, cls)
+        return msgspec.convert(from_jsonable(doc), cls)
 
 
 class Interval(Result, frozen=True, kw_only=True):
@@ -203,6 +203,21 @@ class CensoredSides(Result, frozen=True, kw_only=True):
     candidate: Censored
 
 
+class Bucketed(Result, frozen=True, kw_only=True):
+    """A percentile read from histogram buckets (a Prometheus scrape pair): where the
+    buckets place each side's figure (the mean of its runs' bucket bounds; a run with an
+    exact figure counts as [v, v]); ``*_high`` null: the +Inf bucket (at least ``*_low``).
+    The interpolated figure is one point of that interval, never more exact than it."""
+
+    baseline_low: float | None
+    baseline_high: float | None
+    candidate_low: float | None
+    candidate_high: float | None
+    delta_low: float | None  # the smallest and largest change the buckets allow (null: unbounded)
+    delta_high: float | None
+    within_resolution: bool  # the sides' intervals overlap: a change inside the bucket width
+
+
 class Primary(Result, frozen=True, kw_only=True):
     """The lens's primary metric: each side's mean over runs, the change, the effect."""
 
@@ -217,6 +232,7 @@ class Primary(Result, frozen=True, kw_only=True):
     per_run: PerRun
     effect: Effect
     censored: CensoredSides | UnsetType = UNSET
+    bucketed: Bucketed | UnsetType = UNSET  # a histogram percentile: its bucket bounds
 
 
 class Phase(Result, frozen=True, kw_only=True):

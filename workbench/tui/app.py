@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.filter import Monochrome, NoColor
 from textual.worker import Worker, WorkerState
 
+from captures import SYNTHETIC_NOTICE
 from store import open_store
 from workbench.investigations.views import InvestigationView
 from workbench.textsafe import clean
@@ -146,6 +147,8 @@ class WorkbenchApp(App[None]):
 
     def _title(self) -> None:
         t = Text().append("wb", style="bold")
+        if self.demo:
+            t.append(f"  demo: {SYNTHETIC_NOTICE}")
         if self.inv is None:
             t.append("  no investigation open (i to pick one)")
         else:

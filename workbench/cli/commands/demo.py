@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from captures import SYNTHETIC_NOTICE
 from store import open_store
 from store.engine import demo_store_url
 from store.errors import StoreError
@@ -30,7 +31,7 @@ def command(ctx: click.Context, headless: bool, as_json: bool) -> None:
         raise WbError(str(exc)) from None
     loaded = load_demo(store)
     if as_json:
-        emit_json({"store": store.display_url, "imported_runs": loaded.imported_runs, "already_loaded_files": loaded.already_there,
+        emit_json({"note": SYNTHETIC_NOTICE, "store": store.display_url, "imported_runs": loaded.imported_runs, "already_loaded_files": loaded.already_there,
                    "runs_by_lens": loaded.runs_by_lens, "investigations": loaded.investigations})
         return
     say = click.echo if headless or not sys.stdout.isatty() else (lambda m: click.echo(m, err=True))

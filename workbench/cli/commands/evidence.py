@@ -13,6 +13,7 @@ import click
 from workbench.bundle.reader import read_bundle_file
 from workbench.bundle.verify import format_report, verify_bundle
 from workbench.cli import json_out
+from workbench.compare.fmt import jsonable
 from workbench.errors import EXIT_REFUSED, UsageError
 
 
@@ -51,7 +52,8 @@ def verify(bundle, recompute, captures_dir, max_size, as_json) -> None:
 
     report = verify_bundle(doc, source=bundle, captures_dir=captures_dir, recompute=recompute, rerun_engine=rerun_engine)
     if as_json:
-        sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        # the one strict encoder (nan and ±inf: null, with the reason beside); not emit_json, which loads the store
+        sys.stdout.write(json.dumps(jsonable(report.to_json()), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
         json_out.mark_written()
     else:
         click.echo(format_report(report))
