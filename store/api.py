@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from store import columns
 from store.engine import SQLITE_PRAGMAS, connect_sqlite, default_data_dir, display_url, make_engine, normalize_url, sqlite_path, writable
 from store.errors import DuplicateCapture, ReadOnlyStore, RunNotFound, SchemaError, StoreError
-from store.records import SAMPLES, Dimension, RunRecord, Work, utcnow_iso
+from store.records import SAMPLES, decimal_id, Dimension, RunRecord, Work, utcnow_iso
 from store.schema import ABSENT, READY, SCHEMA_VERSION, apply, sqlalchemy_query, state
 from store.schema import create as create_schema
 
@@ -224,11 +224,12 @@ class Store:
     def resolve_run(self, ref: str | int) -> int:
         """A run id from an id or a label; a label that matches several runs is an error."""
         text_ref = str(ref).strip()
+        as_id = decimal_id(ref)  # ASCII digits only: "٣" and "²" are labels
         ids: list[int] = []
         if not self._absent:
             with self._read() as q:
-                if text_ref.isdigit() and q("SELECT id FROM run WHERE id = :id", {"id": int(text_ref)}):
-                    return int(text_ref)
+                if as_id is not None and q("SELECT id FROM run WHERE id = :id", {"id": as_id}):
+                    return as_id
                 ids = [int(r[0]) for r in q("SELECT id FROM run WHERE label = :label ORDER BY id", {"label": text_ref})]
         if len(ids) == 1:
             return ids[0]
@@ -265,7 +266,7 @@ class Store:
         if self._absent:
             raise RunNotFound(f"no run with id {run_id}")
         with self._read() as q:
-            rows = q(f"SELECT {_RUN_COLUMNS} FROM run WHERE id = :id", {"id": int(run_id)})
+            rows = q(f"SELECT {_RUN_COLUMNS} FROM run WHERE id = :id", {"id": decimal_id(run_id) or 0})
             if not rows:
                 raise RunNotFound(f"no run with id {run_id}")
             yield _RunRow(*rows[0]), q
