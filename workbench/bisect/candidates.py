@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.errors import BadInput, UsageError
+from workbench.inputs import read_regular
 from workbench.rerun.execute import stop_group
 
+MAX_LIST_BYTES = 16 << 20  # a candidate list: one version a line
 BUILD_LOG_TAIL = 400  # characters of a failed build's output kept as its reason
 
 
@@ -66,8 +68,8 @@ def from_git(repo: Path, good: str, bad: str) -> list[Candidate]:
 def from_file(path: Path) -> list[Candidate]:
     """Versions one a line, oldest (good) first; blank lines and ``#`` comments skipped."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(path, MAX_LIST_BYTES, "a candidate list").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise BadInput(path, f"cannot read the candidate list ({exc})") from None
     versions = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if len(versions) < 2:

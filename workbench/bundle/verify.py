@@ -27,6 +27,7 @@ from workbench.bundle.format import (
 )
 from workbench.bundle.recompute import recompute_results
 from workbench.errors import BadInput, UsageError
+from workbench.inputs import open_regular
 from workbench.textsafe import clean
 
 REQUIRED_MEMBERS = ("format", "format_version", "tool", "investigation", "recipe", "results", "checksum")
@@ -156,7 +157,7 @@ def _digest_check(name: str, member: Any, parts: CanonicalParts) -> Check:
 
 def _file_sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:  # a FIFO among the captures would never end
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from workbench.errors import BadInput
+from workbench.inputs import open_regular
 from workbench.limits import MAX_PICKLE_OBJECTS, check_expanded_size, exceeded
 
 #: Default cap on the size of a pickle we are willing to read (dumps are kilobytes to megabytes).
@@ -79,10 +80,7 @@ def loads_plain(data: bytes, *, source: str | Path | None = None) -> Any:
 
 def load_path(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Any:
     path = Path(path)
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise BadInput(path, f"pickle is {size} bytes, over the {max_bytes}-byte limit")
-    with path.open("rb") as fh:
+    with open_regular(path, max_bytes=max_bytes, too_big=f"pickle is over the {max_bytes}-byte limit") as fh:
         return load_plain(fh, source=path)
 
 

@@ -23,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from workbench.inputs import open_regular
+
 MAX_BYTES = 4 << 20
 MAX_DEPTH = 64
 MAX_NODES = 1_000_000
@@ -114,7 +116,7 @@ def load_all(text: str) -> list[Any]:
 
 def load_file(path: Path, limit: int = MAX_BYTES) -> list[Any]:
     """The documents of a small YAML file; ``ValueError`` (one line) when it is not one."""
-    with open(path, "rb") as f:
+    with open_regular(Path(path)) as f:  # no FIFO, device or /proc file
         data = f.read(limit + 1)
     if len(data) > limit:
         raise ValueError(f"line 1: larger than {limit >> 20} MiB; not a deployment file")

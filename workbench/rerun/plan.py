@@ -23,6 +23,9 @@ from lenses import builtin_lens
 from lenses.base import GUARDRAIL_RULES
 from store.records import LENSES
 from workbench.errors import BadInput, UsageError
+from workbench.inputs import open_regular, read_regular
+
+MAX_PLAN_BYTES = 1 << 20  # a plan file is a page of TOML
 
 ARMS = ("A", "B", "A'")  # baseline, candidate, baseline again (the A/A control)
 ARM_NAMES = {"A": "baseline", "B": "candidate", "A'": "baseline (control)"}
@@ -273,7 +276,7 @@ def warmup_slots(plan: Plan) -> list[tuple[int, str]]:
 def sha256_of(path: Path) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as f:
+    with open_regular(Path(path)) as f:  # a FIFO or /dev/zero as an artifact would never end
         while block := f.read(1 << 20):
             digest.update(block)
             size += len(block)
@@ -431,13 +434,9 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
 def load_plan_file(path: str | Path, overrides: Mapping[str, object] | None = None) -> Plan:
     """Read a TOML plan file; relative paths in it are relative to the file."""
     p = Path(path)
+    raw = read_regular(p, MAX_PLAN_BYTES, "a plan file")
     try:
-        with open(p, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise BadInput(p, "no such file") from None
-    except OSError as exc:
-        raise BadInput(p, f"cannot be read ({exc.strerror or exc})") from None
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(p, f"not valid TOML ({exc})") from None
     except UnicodeDecodeError:
