@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from store import columns
-from store.engine import SQLITE_PRAGMAS, connect_sqlite, default_data_dir, display_url, make_engine, normalize_url, sqlite_path, writable
-from store.errors import DuplicateCapture, ReadOnlyStore, RunNotFound, SchemaError, StoreError
+from store.engine import (SQLITE_PRAGMAS, connect_sqlite, default_data_dir, display_url, in_memory, make_engine, normalize_url, sqlite_path,
+                          writable)
+from store.errors import DuplicateCapture, EphemeralStore, ReadOnlyStore, RunNotFound, SchemaError, StoreError
 from store.records import SAMPLES, decimal_id, Dimension, RunRecord, Work, utcnow_iso
 from store.schema import ABSENT, READY, SCHEMA_VERSION, apply, sqlalchemy_query, state
 from store.schema import create as create_schema
@@ -65,6 +66,7 @@ class Store:
         self.read_only = read_only
         self._absent = absent
         self._engine = engine
+        self.in_memory = in_memory(url)  # every write is refused: it would vanish with the process
 
     def __repr__(self) -> str:
         return f"Store({display_url(self.url)!r})"
@@ -87,6 +89,12 @@ class Store:
             self._absent = False
         return self
 
+    def refuse_in_memory(self) -> None:
+        """Before a write: an in-memory store would report "imported" and then vanish."""
+        if self.in_memory:
+            raise EphemeralStore(f"the store {self.display_url} is in memory and vanishes when wb exits: nothing was written "
+                                 "(name a file with --store PATH)")
+
     @property
     def engine(self) -> "Engine":
         """The SQLAlchemy engine (made on first use; a store still to be created is created now)."""
@@ -98,9 +106,12 @@ class Store:
     @contextmanager
     def session(self) -> Iterator["Session"]:
         """A session in one transaction: committed on success, rolled back on error."""
+        from sqlalchemy import event  # loaded with SQLModel just above
         from sqlmodel import Session  # SQLModel: heavy, only for the ORM writers
 
         with Session(self.engine, expire_on_commit=False) as session:
+            if self.in_memory:
+                event.listen(session, "before_flush", lambda *_args: self.refuse_in_memory())
             try:
                 yield session
                 session.commit()
@@ -162,6 +173,7 @@ class Store:
         (no SQLAlchemy import), SQLAlchemy Core otherwise. Columns go in one at a time:
         streamed into SQLite (no copy of a whole column), one ``.npy`` blob at a time elsewhere.
         """
+        self.refuse_in_memory()
         self.ensure_exists()
         if self.path is not None:
             return self._add_import_sqlite(captures, runs, origin, existing)

@@ -23,3 +23,7 @@ class DuplicateCapture(StoreError):
 
 class ReadOnlyStore(StoreError):
     """A write to a store opened (or only openable) for reading."""
+
+
+class EphemeralStore(StoreError):
+    """A write to an in-memory store: it would vanish when wb exits, so it is refused."""
