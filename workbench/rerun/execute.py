@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 STDERR_TAIL_CHARS = 2000
 KILL_GRACE_S = 5.0
-# Each run's stdout and stderr are kept up to this many bytes each (docs/rerun.md); the
+# Each run's stdout and stderr are kept up to this many bytes each (docs/verify.md); the
 # rest is counted, not written: a chatty or runaway benchmark cannot fill the disk.
 OUTPUT_CAP_BYTES = 16 << 20
 _DRAIN_S = 5.0  # after the arm and its strays are gone, how long a pipe may stay open
