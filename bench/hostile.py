@@ -1,4 +1,4 @@
-"""Issue 16's hostile inputs at full size: each `wb` run's peak RSS beside the input size.
+"""Issues 16 and 28's hostile inputs at full size: each `wb` run's time and peak RSS beside the input size.
 
     .venv/bin/python bench/hostile.py [--only NAME] [--postgres URL] [--keep DIR]
 
@@ -39,8 +39,9 @@ def run_wb(args: list[str], cap: int, timeout: float = 300) -> tuple[int, str, f
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=env, preexec_fn=limit)
+    # "@py CODE ARG": a reader called directly (the YAML reader has no command of its own).
+    argv = [sys.executable, "-c", args[1], *args[2:]] if args[:1] == ["@py"] else [sys.executable, "-m", "workbench", *args]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, preexec_fn=limit)
     try:
         _out, err = proc.communicate(timeout=timeout)
         rc = proc.returncode
@@ -134,12 +135,113 @@ def cases(d: Path, postgres: str | None) -> list[Case]:
         ("10", "/dev/urandom named directly", lambda: Path("/dev/urandom"), imp),
         ("11", 'OTLP: doubleValue "1e999"', lambda: inputs.otlp_span(d / "otlp.json", '{"doubleValue":"1e999"}'), imp),
         ("13", "directory import with a symlink to /etc/passwd", folder, lambda p: ["--store", store, "import", str(p)]),
+        *issue_28(d),
     ]
     if postgres:
         pg_ro = postgres + ("&" if "?" in postgres else "?") + "options=-c%20default_transaction_read_only%3Don"
         out.append(("9", "import into a read-only PostgreSQL store", lambda: inputs.native_capture(d / "new_pg.json", label="new"),
                     lambda p: ["--store", pg_ro, "import", str(p)]))
     return out
+
+
+YAML_READ = ("import sys\nfrom workbench.formats import safe_yaml\nfrom pathlib import Path\n"
+             "try:\n    safe_yaml.load_file(Path(sys.argv[1]))\nexcept ValueError as e:\n    sys.exit(f'wb: error: {sys.argv[1]}: {e}')")
+
+
+def issue_28(d: Path) -> list[Case]:
+    """Issue 28's cases: ids, the one door, work budgets, option bounds, one-line faults."""
+    store = f"sqlite:///{d / 'wb28.sqlite'}"
+    two_runs = f"sqlite:///{d / 'two.sqlite'}"
+    for i in range(2):  # the store the extension cases compare in
+        subprocess.run([sys.executable, "-m", "workbench", "--store", two_runs, "import",
+                        str(inputs.native_capture(d / f"two{i}.json", label=f"two{i}", ttft=1 + i))],
+                       capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+
+    def fifo(name: str) -> Callable[[], Path]:
+        def make() -> Path:
+            os.mkfifo(d / name)
+            return d / name
+        return make
+
+    def imp(path: Path) -> list[str]:
+        return ["--store", store, "import", str(path)]
+
+    def sparse() -> Path:
+        path = d / "sparse200g.json"
+        with open(path, "wb") as f:
+            f.write(inputs.NATIVE_HEAD.encode() + b'"samples":[')
+            f.truncate(200 * 10**9)
+        return path
+
+    def kmsg_folder() -> Path:
+        (d / "kmsg").mkdir()
+        inputs.native_capture(d / "kmsg" / "c.json", label="kmsg")
+        (d / "kmsg" / "wb.toml").symlink_to("/proc/kmsg")
+        return d / "kmsg"
+
+    def nsys(name: str, **kw: object) -> Callable[[], Path]:
+        def make() -> Path:
+            (d / name).mkdir()
+            return inputs.nsys_export(d / name / "report.sqlite", **kw)  # type: ignore[arg-type]
+        return make
+
+    def sacct(text: str) -> Callable[[], Path]:
+        def make() -> Path:
+            path = d / f"sacct{abs(hash(text)) % 10**6}.txt"
+            path.write_text(text)
+            return path
+        return make
+
+    sacct_ok = "JobID|State|Submit|Eligible|Start|End|ReqTRES\n7|COMPLETED|1790000000|1790000100|1790000200|1790000300|gres/gpu:a100=4\n"
+    nothing = lambda: d / "-"  # noqa: E731 - the case needs no input file
+    plan = ["--store", store, "rerun", "plan", "p28", "--lens", "training", "--baseline", "true", "--candidate", "true"]
+    return [
+        ("28.2", "show 99999999999999999999999", nothing, lambda _p: ["--store", two_runs, "show", "99999999999999999999999"]),
+        ("28.2", "show ² (a label, not run 2)", nothing, lambda _p: ["--store", two_runs, "show", "²"]),
+        ("28.4", "compare --extension FIFO", fifo("ext.fifo"), lambda p: ["--store", two_runs, "compare", "1", "--vs", "2", "--extension", str(p)]),
+        ("28.4", "compare --extension /dev/zero", lambda: Path("/dev/zero"),
+         lambda p: ["--store", two_runs, "compare", "1", "--vs", "2", "--extension", str(p)]),
+        ("28.4", "import --dims-file FIFO", fifo("dims.fifo"), lambda p: ["--store", store, "import", str(d / "two0.json"), "--dims-file", str(p)]),
+        ("28.4", "import --dims-file /dev/zero", lambda: Path("/dev/zero"),
+         lambda p: ["--store", store, "import", str(d / "two0.json"), "--dims-file", str(p)]),
+        ("28.4", "rerun plan --from-file FIFO", fifo("plan.fifo"), lambda p: ["--store", store, "rerun", "plan", "--from-file", str(p)]),
+        ("28.4", "rerun plan --from-file /dev/zero", lambda: Path("/dev/zero"), lambda p: ["--store", store, "rerun", "plan", "--from-file", str(p)]),
+        ("28.4", "evidence verify FIFO", fifo("verify.fifo"), lambda p: ["evidence", "verify", str(p)]),
+        ("28.4", "bundle import FIFO", fifo("bundle.fifo"), lambda p: ["--store", store, "bundle", "import", str(p)]),
+        ("28.4", "import DIR with wb.toml -> /proc/kmsg", kmsg_folder, imp),
+        ("28.4", "native: a 200 GB hole (sparse)", sparse, imp),
+        ("28.5", "dump (pickle): tuple key 2M deep (2 KB gz)", lambda: inputs.pickle_deep_tuple_key(d / "_dump_deep28", 2_000_000),
+         lambda p: ["diagnose", str(p)]),
+        ("28.5", "dump (pickle): 150k alike-hashing pg_status keys", lambda: inputs.pickle_alike_keys(d / "_dump_alike", 150_000),
+         lambda p: ["diagnose", str(p)]),
+        ("28.5", "dump (pickle): 6,000 refs to one 1 MiB string", lambda: inputs.pickle_string_backrefs(d / "_dump_str", 6_000),
+         lambda p: ["diagnose", str(p)]),
+        ("28.5", "YAML: 100k alike-hashing keys (3 MB)", lambda: inputs.yaml_alike_keys(d / "cm.yaml", 100_000),
+         lambda p: ["@py", YAML_READ, str(p)]),
+        ("28.5", "nsys: StringIds.value = hex(zeroblob(1e9))", nsys("gen_hex", string_value="hex(zeroblob(n))", strings=[(5, 10**9)]), imp),
+        ("28.5", "nsys: StringIds.value = printf('%.*c', 9e8)",
+         nsys("gen_printf", string_value="printf('%.*c', n, 'x')", strings=[(5, 900_000_000)]), imp),
+        ("28.5", "rerun plan --rounds 1000000000", nothing, lambda _p: [*plan, "--rounds", "1000000000"]),
+        ("28.5", "rerun plan --rounds 1e20 (digits)", nothing, lambda _p: [*plan, "--rounds", "100000000000000000000"]),
+        ("28.5", "rerun plan --timeout 1e400", nothing, lambda _p: [*plan, "--timeout", "1e400"]),
+        ("28.5", "rerun plan --seed 99999999999999999999999", nothing, lambda _p: [*plan, "--seed", "99999999999999999999999"]),
+        ("28.6", "nsys: kernel -2^63 .. 2^63-1", nsys("wrap", kernels=[(-(1 << 63), (1 << 63) - 1)]), imp),
+        ("28.6", "sacct --wait-target -5", sacct(sacct_ok), lambda p: [*imp(p), "--wait-target=-5"]),
+        ("28.6", "import into sqlite:// (in memory)", lambda: d / "two0.json", lambda p: ["--store", "sqlite://", "import", str(p)]),
+        ("28.9", "nsys: start 'abc'", nsys("abc", kernels=[("abc", 2)]), imp),
+        ("28.9", "nsys: start NULL", nsys("null", kernels=[(None, 2)]), imp),
+        ("28.9", "nsys: start 1e30", nsys("e30", kernels=[(1e30, 2)]), imp),
+        ("28.9", "nsys: StringIds.id 'x'", nsys("sid", strings=[("x", "k")]), imp),
+        ("28.9", "nsys: ProfilerStep# with 30 digits", nsys("step30", nvtx=[(1, 5, "ProfilerStep#" + "9" * 30)]), imp),
+        ("28.9", "kineto: cat {}", lambda: _write(d / "cat.json", '{"schemaVersion":1,"deviceProperties":[],"traceEvents":'
+                                                   '[{"ph":"X","cat":{},"name":"k","ts":1,"dur":1}]}'), imp),
+        ("28.9", "sacct: Submit '²'", sacct(sacct_ok.replace("|1790000000|", "|²|")), imp),
+    ]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
 
 
 def main() -> int:

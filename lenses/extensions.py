@@ -24,7 +24,9 @@ file and the place in it.
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,10 +154,42 @@ def parse_extension(text: str, file: str | Path = "<extension>") -> Extension:
     return Extension(str(file), lens, metrics, guardrails)
 
 
+MAX_EXTENSION_BYTES = 1 << 20  # a page of TOML
+
+
+def _read_regular(path: Path) -> bytes:
+    """The file's bytes, as ``workbench.inputs.open_regular`` would give them (lenses may
+    not import the application): opened non-blocking, a FIFO, a device or a file of /proc
+    or /sys refused on the descriptor, the size checked before a byte is read."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ExtensionError(path, "is not a regular file (a FIFO, a device or a socket); wb reads only regular files")
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            real = str(path.resolve())
+        if any(real == m or real.startswith(m + "/") for m in ("/proc", "/sys")):
+            raise ExtensionError(path, "is a file of /proc or /sys (a kernel interface, not data); wb reads only regular files")
+        if st.st_size > MAX_EXTENSION_BYTES:
+            raise ExtensionError(path, f"is over the {MAX_EXTENSION_BYTES >> 20} MiB limit for a lens extension")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read(MAX_EXTENSION_BYTES + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > MAX_EXTENSION_BYTES:
+        raise ExtensionError(path, f"is over the {MAX_EXTENSION_BYTES >> 20} MiB limit for a lens extension")
+    return data
+
+
 def load_extension(path: str | Path) -> Extension:
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = _read_regular(path).decode("utf-8")
     except OSError as exc:
         raise ExtensionError(path, f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from store import columns
-from store.engine import SQLITE_PRAGMAS, connect_sqlite, default_data_dir, display_url, make_engine, normalize_url, sqlite_path, writable
-from store.errors import DuplicateCapture, ReadOnlyStore, RunNotFound, SchemaError, StoreError
-from store.records import SAMPLES, Dimension, RunRecord, Work, utcnow_iso
+from store.engine import (SQLITE_PRAGMAS, connect_sqlite, default_data_dir, display_url, in_memory, make_engine, normalize_url, sqlite_path,
+                          writable)
+from store.errors import DuplicateCapture, EphemeralStore, ReadOnlyStore, RunNotFound, SchemaError, StoreDamaged, StoreError, StoreFull
+from store.records import SAMPLES, decimal_id, Dimension, RunRecord, Work, utcnow_iso
 from store.schema import ABSENT, READY, SCHEMA_VERSION, apply, sqlalchemy_query, state
 from store.schema import create as create_schema
 
@@ -65,6 +66,7 @@ class Store:
         self.read_only = read_only
         self._absent = absent
         self._engine = engine
+        self.in_memory = in_memory(url)  # every write is refused: it would vanish with the process
 
     def __repr__(self) -> str:
         return f"Store({display_url(self.url)!r})"
@@ -87,6 +89,12 @@ class Store:
             self._absent = False
         return self
 
+    def refuse_in_memory(self) -> None:
+        """Before a write: an in-memory store would report "imported" and then vanish."""
+        if self.in_memory:
+            raise EphemeralStore(f"the store {self.display_url} is in memory and vanishes when wb exits: nothing was written "
+                                 "(name a file with --store PATH)")
+
     @property
     def engine(self) -> "Engine":
         """The SQLAlchemy engine (made on first use; a store still to be created is created now)."""
@@ -98,9 +106,12 @@ class Store:
     @contextmanager
     def session(self) -> Iterator["Session"]:
         """A session in one transaction: committed on success, rolled back on error."""
+        from sqlalchemy import event  # loaded with SQLModel just above
         from sqlmodel import Session  # SQLModel: heavy, only for the ORM writers
 
         with Session(self.engine, expire_on_commit=False) as session:
+            if self.in_memory:
+                event.listen(session, "before_flush", lambda *_args: self.refuse_in_memory())
             try:
                 yield session
                 session.commit()
@@ -108,22 +119,31 @@ class Store:
                 session.rollback()
                 if _read_only(exc):
                     raise ReadOnlyStore(f"the store {self.display_url} is read-only: nothing was written") from None
+                if isinstance(exc, Exception) and (fault := _store_fault(self, exc)) is not None:
+                    raise fault from None
                 raise
 
     @contextmanager
     def _read(self) -> Iterator[Callable[..., list[tuple[Any, ...]]]]:
         """``query(sql, params)`` in one read snapshot: sqlite3 for a SQLite file (no
         SQLAlchemy), the engine otherwise."""
-        if self.path is not None and (self._engine is None or self.read_only):
-            conn = connect_sqlite(self.path, read_only=self.read_only)
-            try:
-                conn.execute("BEGIN")
-                yield lambda sql, params=None: conn.execute(sql, params or {}).fetchall()
-            finally:
-                conn.close()
-            return
-        with self.engine.connect() as conn:
-            yield sqlalchemy_query(conn)
+        try:
+            if self.path is not None and (self._engine is None or self.read_only):
+                conn = connect_sqlite(self.path, read_only=self.read_only)
+                try:
+                    conn.execute("BEGIN")
+                    yield lambda sql, params=None: conn.execute(sql, params or {}).fetchall()
+                finally:
+                    conn.close()
+                return
+            with self.engine.connect() as conn:
+                yield sqlalchemy_query(conn)
+        except StoreError:
+            raise
+        except Exception as exc:
+            if (fault := _store_fault(self, exc)) is not None:  # a corrupt page, a missing table
+                raise fault from None
+            raise
 
     def close(self) -> None:
         if self._engine is not None:
@@ -162,6 +182,7 @@ class Store:
         (no SQLAlchemy import), SQLAlchemy Core otherwise. Columns go in one at a time:
         streamed into SQLite (no copy of a whole column), one ``.npy`` blob at a time elsewhere.
         """
+        self.refuse_in_memory()
         self.ensure_exists()
         if self.path is not None:
             return self._add_import_sqlite(captures, runs, origin, existing)
@@ -177,6 +198,8 @@ class Store:
         except Exception as exc:
             if _read_only(exc):
                 raise ReadOnlyStore(f"the store {self.display_url} is read-only: nothing was written") from None
+            if (fault := _store_fault(self, exc)) is not None:  # disk full: rolled back, nothing lost
+                raise fault from None
             raise
 
     def _add_import_sqlite(self, captures: Sequence[CaptureInfo], runs: Sequence[RunRecord], origin: str,
@@ -204,6 +227,8 @@ class Store:
         except Exception as exc:
             if _read_only(exc):
                 raise ReadOnlyStore(f"the store {self.display_url} is read-only: nothing was written") from None
+            if (fault := _store_fault(self, exc)) is not None:  # disk full: rolled back, nothing lost
+                raise fault from None
             raise
         finally:
             conn.close()
@@ -224,11 +249,12 @@ class Store:
     def resolve_run(self, ref: str | int) -> int:
         """A run id from an id or a label; a label that matches several runs is an error."""
         text_ref = str(ref).strip()
+        as_id = decimal_id(ref)  # ASCII digits only: "٣" and "²" are labels
         ids: list[int] = []
         if not self._absent:
             with self._read() as q:
-                if text_ref.isdigit() and q("SELECT id FROM run WHERE id = :id", {"id": int(text_ref)}):
-                    return int(text_ref)
+                if as_id is not None and q("SELECT id FROM run WHERE id = :id", {"id": as_id}):
+                    return as_id
                 ids = [int(r[0]) for r in q("SELECT id FROM run WHERE label = :label ORDER BY id", {"label": text_ref})]
         if len(ids) == 1:
             return ids[0]
@@ -253,7 +279,12 @@ class Store:
         record = _record(row)
         record.sources = sources
         for table_name, name, data in col_rows:
-            record.tables.setdefault(table_name, {})[name] = columns.decode(bytes(data))
+            try:
+                record.tables.setdefault(table_name, {})[name] = columns.decode(bytes(data))
+            except (ValueError, OSError, EOFError, TypeError) as exc:  # numpy's words for a blob that is not a column
+                raise StoreDamaged(f"the store {self.display_url} cannot be used: run {run_id}'s column {table_name}.{name} "
+                                   f"is not a stored column ({type(exc).__name__}); restore the store from a copy, or remove "
+                                   f"and import run {run_id} again") from None
         record.tables.setdefault(SAMPLES, {})
         return record
 
@@ -265,7 +296,7 @@ class Store:
         if self._absent:
             raise RunNotFound(f"no run with id {run_id}")
         with self._read() as q:
-            rows = q(f"SELECT {_RUN_COLUMNS} FROM run WHERE id = :id", {"id": int(run_id)})
+            rows = q(f"SELECT {_RUN_COLUMNS} FROM run WHERE id = :id", {"id": decimal_id(run_id) or 0})
             if not rows:
                 raise RunNotFound(f"no run with id {run_id}")
             yield _RunRow(*rows[0]), q
@@ -548,6 +579,31 @@ def _create_sqlite(path: Path) -> None:
     finally:
         for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             leftover.unlink(missing_ok=True)
+
+
+def _store_fault(store: "Store", exc: BaseException) -> StoreError | None:
+    """What a database error says about the store, as one line naming it (None: not a
+    fault of the store, e.g. a unique-index conflict, which its callers decide on)."""
+    import sqlite3
+    import sys
+
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+    lowered = text.lower()
+    if isinstance(orig, sqlite3.IntegrityError) or type(orig).__name__ in ("IntegrityError", "UniqueViolation", "ForeignKeyViolation"):
+        return None
+    if "disk is full" in lowered or "no space left" in lowered or type(orig).__name__ == "DiskFull":
+        return StoreFull(f"the store {store.display_url} is full (no space left on its disk): nothing was written, "
+                         "nothing stored before was lost; free space and run the command again")
+    database_error = isinstance(orig, sqlite3.DatabaseError)
+    if not database_error and "sqlalchemy" in sys.modules:
+        from sqlalchemy.exc import DBAPIError  # loaded already (checked above)
+
+        database_error = isinstance(exc, DBAPIError)
+    if not database_error:
+        return None
+    return StoreDamaged(f"the store {store.display_url} cannot be used: {text} (a damaged file, or not a store this wb wrote); "
+                        "nothing was written. Check it with 'wb doctor', or restore it from a copy")
 
 
 def _read_only(exc: BaseException) -> bool:

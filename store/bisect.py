@@ -14,6 +14,7 @@ from sqlalchemy import JSON, Column, ForeignKey, Integer
 from sqlmodel import Field, SQLModel, select
 
 from store.errors import StoreError
+from store.records import decimal_id
 from store.investigations import Investigation  # noqa: F401 - the table bisection.investigation_id refers to
 from store.tables import utcnow_iso
 
@@ -47,7 +48,8 @@ def find_bisection(session: "Session", ref: str | int | None) -> Bisection:
             raise BisectionNotFound("no bisection in this store (start one with 'wb bisect start')")
         return row
     text = str(ref)
-    row = session.get(Bisection, int(text)) if text.isdigit() else None
+    as_id = decimal_id(text)  # ASCII digits only; anything else is a name
+    row = session.get(Bisection, as_id) if as_id is not None else None
     if row is None:
         row = session.exec(select(Bisection).where(Bisection.name == text)).first()
     if row is None:

@@ -78,6 +78,16 @@ def sqlite_path(url: str) -> Path | None:
     return Path(rest)
 
 
+def in_memory(url: str) -> bool:
+    """True for a SQLite URL whose database lives in memory (``sqlite://``,
+    ``sqlite:///:memory:``, ``mode=memory``): it vanishes when the process exits."""
+    if not url.startswith("sqlite"):
+        return False
+    _scheme, sep, rest = url.partition("://")
+    rest = rest.removeprefix("/") if sep else rest
+    return rest in ("", ":memory:") or rest.startswith(":memory:?") or rest.startswith("file::memory:") or "mode=memory" in rest
+
+
 def display_url(url: str) -> str:
     """The URL with any password hidden, for messages."""
     if url.startswith("sqlite"):  # no credentials in a file URL; no SQLAlchemy import for it

@@ -23,3 +23,15 @@ class DuplicateCapture(StoreError):
 
 class ReadOnlyStore(StoreError):
     """A write to a store opened (or only openable) for reading."""
+
+
+class EphemeralStore(StoreError):
+    """A write to an in-memory store: it would vanish when wb exits, so it is refused."""
+
+
+class StoreDamaged(StoreError):
+    """A store whose file or tables cannot be read (a corrupt page, a missing table, a bad blob)."""
+
+
+class StoreFull(StoreError):
+    """A write that found no space on the store's disk (rolled back: nothing lost)."""

@@ -11,6 +11,7 @@ in ``dimensions``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +31,27 @@ WINDOW_KINDS: tuple[str, ...] = ("steady", "startup", "checkpointing", "mixed", 
 UNKNOWN_WINDOW = "unknown"
 
 LENSES: tuple[str, ...] = ("inference", "training", "fleet")
+
+# Ids are SQL INTEGERs: ASCII decimal digits (never "٣" or "²", which str.isdigit()
+# accepts), at most 2^63 - 1. Anything else a user types is a label or a name.
+MAX_ID = (1 << 63) - 1
+_DECIMAL = re.compile(r"[0-9]+")
+
+
+def decimal_id(text: str | int) -> int | None:
+    """``text`` as a row id when it is ASCII decimal digits; ``None`` when it is not.
+
+    A number past :data:`MAX_ID` is an id no row can have: ``0`` then, so a lookup
+    finds nothing (and says "no such ...") instead of overflowing the database.
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text if 0 <= text <= MAX_ID else 0
+    text = str(text).strip()
+    if not _DECIMAL.fullmatch(text):
+        return None
+    if len(text) > 19 or int(text) > MAX_ID:
+        return 0
+    return int(text)
 
 
 def utcnow_iso() -> str:

@@ -15,6 +15,7 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Field, SQLModel, select
 
 from store.errors import StoreError
+from store.records import decimal_id
 from store.tables import utcnow_iso
 
 if TYPE_CHECKING:
@@ -114,7 +115,8 @@ def _executed_plan_is_kept(_mapper: Any, connection: Any, target: RerunPlan) -> 
 def find_plan(session: "Session", ref: str | int) -> RerunPlan:
     """A plan by id or name."""
     text = str(ref).strip()
-    row = session.get(RerunPlan, int(text)) if text.isdigit() else None
+    as_id = decimal_id(text)  # ASCII digits only; anything else is a name
+    row = session.get(RerunPlan, as_id) if as_id is not None else None
     if row is None:
         row = session.exec(select(RerunPlan).where(RerunPlan.name == text)).first()
     if row is None:

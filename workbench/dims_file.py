@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from workbench.errors import BadInput, UsageError
+from workbench.inputs import read_regular
 
 DIMS_FILE_NAME = "wb.toml"
 MAX_BYTES = 1 << 20
@@ -30,12 +31,9 @@ MAX_BYTES = 1 << 20
 
 def load_dims_file(path: Path) -> dict[str, str]:
     """The ``[dimensions]`` table of ``path`` as NAME -> text; anything else is refused."""
+    data = read_regular(path, MAX_BYTES, "a dimensions file (a few lines)")  # no FIFO, device or /proc file
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise BadInput(path, f"is larger than {MAX_BYTES >> 10} KiB; a dimensions file is a few lines")
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+        doc = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise BadInput(path, "is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
@@ -69,6 +67,13 @@ def _absolute(path: Path) -> Path:
     return Path(os.path.abspath(path))
 
 
+def _within(link: Path, root: Path) -> bool:
+    try:
+        return link.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a loop of links
+        return False
+
+
 class FolderDimensions:
     """The declared dimensions for each imported file: its folder's ``wb.toml`` (or the
     one ``--dims-file``), then ``--dim`` over it. Each file is read once."""
@@ -94,8 +99,16 @@ class FolderDimensions:
 
     def _read(self, candidate: Path) -> dict[str, str]:
         if candidate not in self.files:
+            if candidate.is_symlink() and not _within(candidate, self._root_of(candidate)):
+                # As a scan passes over a symlink out of the folder: a wb.toml is read from
+                # the imported folder, never from wherever a link points (/proc/kmsg).
+                raise BadInput(candidate, f"is a symlink out of the imported folder (to {os.readlink(candidate)}); not followed")
             self.files[candidate] = load_dims_file(candidate) if candidate.is_file() else {}
         return self.files[candidate]
+
+    def _root_of(self, candidate: Path) -> Path:
+        here = candidate.parent
+        return max((r for r in self.roots if here.is_relative_to(r)), key=lambda r: len(r.parts), default=here)
 
     def for_source(self, source: Path | None) -> dict[str, str]:
         if self.explicit is not None:

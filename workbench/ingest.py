@@ -7,6 +7,7 @@ import of the same file adds nothing. Any fault in any file leaves the store as 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from workbench.dims_file import FolderDimensions
 from workbench.errors import BadInput, UsageError
 from workbench.importers import detect, expand_paths
 from workbench.importers.base import READ_ERRORS, ImportOptions, open_regular
+from workbench.inputs import FileIdentity, check_not_sparse, check_unchanged
 from workbench.limits import MAX_STRING_CHARS, exceeded
 
 
@@ -46,16 +48,26 @@ class ImportReport:
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int]:
+    sha, size, _identity = digest_file(path, chunk)
+    return sha, size
+
+
+def digest_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int, FileIdentity]:
+    """(sha256, size, identity) of a capture. The identity is taken on the descriptor
+    that is hashed; ``read_files`` checks it again after the importer has read the file,
+    so a file replaced in between is refused rather than stored under the old digest."""
     digest = hashlib.sha256()
     size = 0
     try:
         with open_regular(path) as f:  # a FIFO or device would never end
+            identity = FileIdentity.of(os.fstat(f.fileno()))
+            check_not_sparse(f.fileno(), path)  # a 200 GB hole is refused before it is hashed
             while block := f.read(chunk):
                 digest.update(block)
                 size += len(block)
     except OSError as exc:
         raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
-    return digest.hexdigest(), size
+    return digest.hexdigest(), size, identity
 
 
 def parse_dim_options(values: Sequence[str]) -> dict[str, str]:
@@ -153,8 +165,12 @@ def read_files(
     files = expand_paths(paths, report.skipped)
     # A cluster import digests on the workers, beside the data (``training.cluster``).
     digests = options.rank_executor.digests(files, sha256_file) if options.rank_executor is not None else {}
+    identities: dict[Path, FileIdentity] = {}
     for path in files:
-        sha, size = digests.get(path) or sha256_file(path)
+        if path in digests:
+            sha, size = digests[path]
+        else:
+            sha, size, identities[path] = digest_file(path)
         if sha in seen:
             report.skipped.append((path, f"same content as {seen[sha]}"))
             continue
@@ -179,6 +195,9 @@ def read_files(
             raise
         except READ_ERRORS as exc:
             raise BadInput(group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})") from None
+        for path in group_paths:  # the bytes parsed are the bytes hashed
+            if path in identities:
+                check_unchanged(path, identities[path])
         used: set[Path] = set()
         for record in records:
             if not record.sources:

@@ -76,13 +76,18 @@ class ImportOptions:
     rank_executor: Any = None
 
 
-def open_regular(path: Path) -> IO[bytes]:
-    """Open ``path`` for reading, refusing anything but a regular file.
+def open_regular(path: Path, *, max_bytes: int | None = None, too_big: str | None = None) -> IO[bytes]:
+    """Open ``path`` for reading, refusing anything but a regular file: the one door
+    every file wb reads goes through (captures, dims files, plans, bundles, dumps ...).
 
     Opened non-blocking and checked with ``fstat`` on the open descriptor, so a FIFO
     never blocks the open and a file swapped for a device after a ``stat`` is still
-    caught (a FIFO, ``/dev/zero`` or ``/dev/urandom`` would never end).
+    caught (a FIFO, ``/dev/zero`` or ``/dev/urandom`` would never end). Files of
+    ``/proc`` and ``/sys`` are refused too: they call themselves regular, report size 0
+    and may block (``/proc/kmsg``) or never end. With ``max_bytes``, a file larger
+    than that is refused before a byte is read (``too_big`` is the message).
     """
+    path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except PermissionError:
@@ -99,12 +104,128 @@ def open_regular(path: Path) -> IO[bytes]:
             raise BadInput(path, "is a directory where a file was expected")
         if not stat.S_ISREG(mode):
             raise BadInput(path, f"is not a regular file ({_kind(mode)}); wb reads only regular files")
+        pseudo = _pseudo_filesystem(fd)
+        if pseudo:
+            raise BadInput(path, f"is a file of {pseudo} (a kernel interface, not data); wb reads only regular files")
+        size = os.fstat(fd).st_size
+        if max_bytes is not None and size > max_bytes:
+            raise BadInput(path, too_big or f"is {size_text(size)}, over the {size_text(max_bytes)} limit for this file")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+
+
+def _pseudo_filesystem(fd: int) -> str | None:
+    """``/proc`` or ``/sys`` when the open file lives there (by device, and by the path
+    the kernel gives the descriptor, so a symlink or a bind of either is caught)."""
+    dev = os.fstat(fd).st_dev
+    for mount, mount_dev in _pseudo_devices().items():
+        if mount_dev == dev:
+            return mount
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    return next((m for m in _PSEUDO_MOUNTS if real == m or real.startswith(m + "/")), None)
+
+
+_PSEUDO_MOUNTS = ("/proc", "/sys")
+_pseudo_devs: dict[str, int] | None = None
+
+
+def _pseudo_devices() -> dict[str, int]:
+    """The devices of /proc and /sys where they are mounted (not a plain folder of /)."""
+    global _pseudo_devs
+    if _pseudo_devs is None:
+        found: dict[str, int] = {}
+        try:
+            root = os.stat("/").st_dev
+            for mount in _PSEUDO_MOUNTS:
+                try:
+                    dev = os.stat(mount).st_dev
+                except OSError:
+                    continue
+                if dev != root:
+                    found[mount] = dev
+        except OSError:
+            pass
+        _pseudo_devs = found
+    return _pseudo_devs
+
+
+def read_regular(path: Path, limit: int, what: str) -> bytes:
+    """The whole content of a small file (a dims file, a plan, a list of versions):
+    through :func:`open_regular`, refused before reading when over ``limit`` bytes.
+    ``what`` names the file in the message (``"a plan file"``)."""
+    path = Path(path)
+    with open_regular(path, max_bytes=limit, too_big=f"is over the {size_text(limit)} limit for {what}") as f:
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+    if len(data) > limit:  # grew while we read
+        raise BadInput(path, f"is over the {size_text(limit)} limit for {what}")
+    return data
+
+
+# Sparse files: a hole reads as zeros without costing disk. A capture is written, not
+# allocated, so holes beyond this (and beyond half the file) are refused before hashing.
+MAX_HOLE_BYTES = 1 << 30
+
+
+def check_not_sparse(fd: int, path: Path) -> None:
+    """Refuse a file whose holes exceed :data:`MAX_HOLE_BYTES` and half its size
+    (``SEEK_DATA``/``SEEK_HOLE``; a no-op where the system has no such seek)."""
+    size = os.fstat(fd).st_size
+    if size <= MAX_HOLE_BYTES or not hasattr(os, "SEEK_HOLE"):
+        return
+    holes, offset = 0, 0
+    try:
+        while offset < size:
+            try:
+                data = os.lseek(fd, offset, os.SEEK_DATA)
+            except OSError:  # ENXIO: only a hole is left
+                data = size
+            holes += data - offset
+            if data >= size:
+                break
+            offset = os.lseek(fd, data, os.SEEK_HOLE)
+    except OSError:
+        return  # the filesystem cannot say: read as usual
+    finally:
+        os.lseek(fd, 0, os.SEEK_SET)
+    if holes > MAX_HOLE_BYTES and holes * 2 > size:
+        raise exceeded(path, f"is a sparse file ({size_text(size)} of which {size_text(holes)} are holes, never written): more holes than",
+                       size_text(MAX_HOLE_BYTES))
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What changes when a file is written or replaced: compared after a file is read,
+    so that the digest stored for it is the digest of the bytes that were parsed."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> "FileIdentity":
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def check_unchanged(path: Path, identity: FileIdentity) -> None:
+    """Refuse ``path`` when it is no longer the file ``identity`` describes."""
+    try:
+        now = FileIdentity.of(os.stat(path))
+    except OSError:
+        now = None
+    if now != identity:
+        raise BadInput(path, "changed while it was being imported (replaced or written to); nothing written: import it again")
 
 
 def _kind(mode: int) -> str:

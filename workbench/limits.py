@@ -34,6 +34,17 @@ MAX_UPLOAD_BYTES = 1 * GiB  # one capture uploaded to wb serve (POST /captures; 
 # Values a pickle (or a dump read as JSON) may hold, counting each shared reference as the
 # copy readers will see: a few kilobytes of back-references must not become gigabytes.
 MAX_PICKLE_OBJECTS = 5_000_000
+# Characters of text (str) and bytes a dump holds the same way: every reference a copy.
+MAX_PICKLE_TEXT = 256 * MiB
+# Distinct keys of one dict (or items of one set) that share one hash value. Real data has
+# one or two (-1 and -2 hash alike); a flood of them makes every insert scan the others
+# (150,000 ints that hash alike: quadratic, minutes), so past this the input is refused.
+MAX_ALIKE_KEYS = 64
+# Option bounds (docs/limits.md): what a user may ask for, checked where the value enters.
+MAX_ROUNDS = 10_000  # rounds of a rerun (or of one bisection step): 30,000 runs
+MAX_WARMUP_RUNS = 1_000
+MAX_SEED = (1 << 53) - 1  # seeds are stored in JSON (integers below 2^53 are exact there)
+MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week per run
 SQL_STEPS_PER_BYTE = 200  # SQLite VM steps per byte of an export (a recursive view never ends)
 
 
@@ -59,19 +70,57 @@ def size_text(n: int) -> str:
     return f"{n:,} bytes"
 
 
-def check_expanded_size(value: object, file: str | Path | None, limit: int = MAX_PICKLE_OBJECTS) -> int:
+def check_expanded_size(value: object, file: str | Path | None, limit: int = MAX_PICKLE_OBJECTS,
+                        *, max_depth: int = MAX_DEPTH, max_text: int = MAX_PICKLE_TEXT) -> int:
     """The number of values in ``value`` as a tree (a shared or cyclic reference counts
-    each time it is reached); :class:`LimitExceeded` past ``limit``. Cost bounded by ``limit``."""
+    each time it is reached); :class:`LimitExceeded` past ``limit``, when nested deeper
+    than ``max_depth``, or when its strings and bytes, each reference counted as a copy,
+    exceed ``max_text``. Iterative; cost bounded by ``limit``."""
     count = 0
-    stack = [value]
+    text = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
-        node = stack.pop()
+        node, depth = stack.pop()
         count += 1
         if count > limit:
             raise exceeded(file, "holds more values (counting each shared reference) than", f"{limit:,}")
-        if isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple, set, frozenset)):
-            stack.extend(node)
+        if isinstance(node, (str, bytes)):
+            text += len(node)
+            if text > max_text:
+                raise exceeded(file, "holds more text (counting each shared reference to a string as a copy) than", size_text(max_text))
+            continue
+        if isinstance(node, (dict, list, tuple, set, frozenset)):
+            if depth >= max_depth:
+                raise exceeded(file, "is nested deeper than", f"{max_depth} levels")
+            items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+            stack.extend((item, depth + 1) for item in items)
     return count
+
+
+class KeyGuard:
+    """Refuses a dict or set whose distinct keys share one hash beyond
+    :data:`MAX_ALIKE_KEYS`, before the insert that would scan them all.
+
+    ``admit(container, key)`` is called before each insert. The per-hash counts are kept
+    by the hash's bytes (hashed with the interpreter's randomized bytes hash), so the
+    guard's own table cannot be flooded the same way.
+    """
+
+    def __init__(self, file: str | Path | None) -> None:
+        self.file = file
+        self._counts: dict[int, tuple[object, dict[bytes, int]]] = {}
+
+    def admit(self, container: dict | set, key: object, where: str | None = None) -> None:
+        h = hash(key)
+        entry = self._counts.get(id(container))
+        if entry is None or entry[0] is not container:
+            entry = self._counts[id(container)] = (container, {})
+        counts = entry[1]
+        slot = h.to_bytes(8, "little", signed=True)
+        n = counts.get(slot, 0)
+        if n and key in container:  # a repeated key: at most n alike keys to compare
+            return
+        if n >= MAX_ALIKE_KEYS:
+            raise exceeded(self.file, "has keys that hash alike (a hash flood): more distinct keys with one hash than",
+                           f"{MAX_ALIKE_KEYS}", where=where)
+        counts[slot] = n + 1

@@ -160,3 +160,90 @@ def native_capture(path: Path, label: str = "ok", ttft: float = 1.0, n: int = 3)
            "samples": [{"id": f"r{i}", "ttft_ms": ttft + i} for i in range(n)]}
     path.write_text(json.dumps(doc))
     return path
+
+
+# -- issue 28 ------------------------------------------------------------------------------
+
+_DUMP_HEAD = {"version": "2.4", "rank": 0, "pg_config": {}}
+HASH_MODULUS = (1 << 61) - 1  # ints that differ by a multiple of it hash alike
+
+
+def _pickle_str(text: str) -> bytes:
+    data = text.encode()
+    return b"X" + len(data).to_bytes(4, "little") + data  # BINUNICODE
+
+
+def _pickle_int(n: int) -> bytes:
+    data = n.to_bytes((n.bit_length() + 8) // 8, "little", signed=True)
+    return b"\x8a" + bytes([len(data)]) + data  # LONG1
+
+
+def _dump_pickle(path: Path, tail: bytes) -> Path:
+    """A gzipped dump pickle: the usual header keys, then ``tail`` (opcodes that leave
+    one more key and value on the stack above the dict), SETITEM, STOP."""
+    head = b"\x80\x02}"  # PROTO 2, EMPTY_DICT
+    for key, value in _DUMP_HEAD.items():
+        head += _pickle_str(key) + (_pickle_str(value) if isinstance(value, str) else b"K\x00" if value == 0 else b"}") + b"s"
+    path.write_bytes(gzip.compress(head + tail + b"s.", compresslevel=9))
+    return path
+
+
+def pickle_deep_tuple_key(path: Path, depth: int) -> Path:
+    """Item 5: a dump whose pg_status has one key, a tuple nested ``depth`` deep (hashing it segfaulted)."""
+    return _dump_pickle(path, _pickle_str("pg_status") + b"}" + b")" + b"\x85" * depth + b"Ns")
+
+
+def pickle_alike_keys(path: Path, keys: int) -> Path:
+    """Item 5: a dump whose pg_status holds ``keys`` integer keys that all hash alike (quadratic)."""
+    body = bytearray(_pickle_str("pg_status") + b"}")
+    for start in range(0, keys, 1000):
+        body += b"("
+        for i in range(start + 1, min(keys, start + 1000) + 1):
+            body += _pickle_int(i * HASH_MODULUS) + b"N"
+        body += b"u"  # SETITEMS
+    return _dump_pickle(path, bytes(body))
+
+
+def pickle_string_backrefs(path: Path, refs: int, chars: int = 1 << 20) -> Path:
+    """Item 5: a dump whose entries are ``refs`` back-references to one string of ``chars`` characters."""
+    body = _pickle_str("entries") + b"]" + _pickle_str("x" * chars) + b"q\x01a(" + b"h\x01" * (refs - 1) + b"e"
+    return _dump_pickle(path, body)
+
+
+def yaml_alike_keys(path: Path, keys: int) -> Path:
+    """Item 5: a ConfigMap-like YAML whose data mapping has ``keys`` integer keys that hash alike."""
+    with open(path, "w") as f:
+        f.write("apiVersion: v1\nkind: ConfigMap\ndata:\n")
+        for i in range(1, keys + 1):
+            f.write(f"  {i * HASH_MODULUS}: x\n")
+    return path
+
+
+def nsys_export(path: Path, *, kernels: list[tuple] = ((1, 2),), strings: list[tuple] = ((5, "k"),), nvtx: list[tuple] = (),
+                string_value: str | None = None) -> Path:
+    """An Nsight export with the given kernel (start, end) rows, StringIds rows and NVTX
+    ranges (start, end, text); ``string_value`` makes StringIds.value a generated column."""
+    con = sqlite3.connect(path)
+    value_col = "n INT" if string_value else "n INT, value TEXT"
+    con.executescript(f"""
+        CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+        INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.11.0'), ('EXPORT_SCHEMA_VERSION_MAJOR', '3');
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, "end" INT, deviceId INT, streamId INT, correlationId INT,
+                                                 globalPid INT, demangledName INT, shortName INT);
+        CREATE TABLE StringIds (id INTEGER, {value_col});
+        CREATE TABLE NVTX_EVENTS (start INT, "end" INT, eventType INT, text TEXT);
+    """)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 7, 1, 16777216, 5, 5)", kernels)
+    if string_value:
+        con.executemany("INSERT INTO StringIds (id, n) VALUES (?, ?)", strings)
+    else:
+        con.executemany("INSERT INTO StringIds (id, value) VALUES (?, ?)", strings)
+    con.executemany("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, ?)", nvtx)
+    con.commit()
+    if string_value:  # SQLite would compute the column on insert: added to the schema afterwards (not stored)
+        con.execute("PRAGMA writable_schema = ON")
+        con.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'StringIds'",
+                    (f"CREATE TABLE StringIds (id INTEGER, n INT, value TEXT GENERATED ALWAYS AS ({string_value}) VIRTUAL)",))
+        con.commit()
+    con.close()
+    return path

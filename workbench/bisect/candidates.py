@@ -11,6 +11,8 @@ makes its candidate a ``skip``, with the reason.
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 import time
 from collections.abc import Sequence
@@ -18,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.errors import BadInput, UsageError
+from workbench.inputs import read_regular
 from workbench.rerun.execute import stop_group
 
+MAX_LIST_BYTES = 16 << 20  # a candidate list: one version a line
 BUILD_LOG_TAIL = 400  # characters of a failed build's output kept as its reason
 
 
@@ -64,8 +68,8 @@ def from_git(repo: Path, good: str, bad: str) -> list[Candidate]:
 def from_file(path: Path) -> list[Candidate]:
     """Versions one a line, oldest (good) first; blank lines and ``#`` comments skipped."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(path, MAX_LIST_BYTES, "a candidate list").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise BadInput(path, f"cannot read the candidate list ({exc})") from None
     versions = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if len(versions) < 2:
@@ -109,13 +113,17 @@ def build(argv: Sequence[str] | None, candidate: Candidate, workspace: Path, tim
     """Run the build in the workspace; '' on success, else the reason (the candidate is skipped)."""
     if not argv:
         return ""
-    marker = workspace / ".wb-built"
-    if marker.exists():
+    # wb's own files live beside the workspaces, in wb's work directory, never inside the
+    # tree under test: a ".wb-built" committed there (a file, or a symlink leading out)
+    # neither counts as built nor is written through.
+    root = workspace.parent
+    marker = root / f"built-{_safe(candidate.short)}"
+    if _is_own_file(marker):
         return ""
     cmd = substitute(argv, candidate, workspace)
-    log = workspace.parent / f"build-{_safe(candidate.short)}.log"
+    log = root / f"build-{_safe(candidate.short)}.log"
     t0 = time.monotonic()
-    with open(log, "wb") as out:
+    with os.fdopen(_create_own(log), "wb") as out:
         try:
             proc = subprocess.Popen(cmd, cwd=workspace, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
@@ -131,8 +139,24 @@ def build(argv: Sequence[str] | None, candidate: Candidate, workspace: Path, tim
     if code != 0:
         tail = log.read_bytes()[-BUILD_LOG_TAIL:].decode("utf-8", errors="replace").strip().splitlines()
         return f"build failed (exit {code}, {time.monotonic() - t0:.1f} s): {tail[-1] if tail else 'no output'}"
-    marker.write_text("ok\n")
+    with os.fdopen(_create_own(marker), "w") as done:
+        done.write(f"{candidate.rev}\n")
     return ""
+
+
+def _create_own(path: Path) -> int:
+    """A file of wb's own, (re)written without following a symlink at its name."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path} ({exc.strerror or exc}); wb writes only regular files in its work directory") from None
+
+
+def _is_own_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _safe(text: str) -> str:

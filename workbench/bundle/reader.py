@@ -15,6 +15,7 @@ from typing import Any
 
 from workbench.bundle.canonical import MAX_SAFE_INTEGER
 from workbench.errors import BadInput
+from workbench.inputs import open_regular
 from workbench.limits import MAX_OBJECTS, exceeded
 from workbench.textsafe import clean
 
@@ -138,14 +139,20 @@ def _limit(max_bytes: int) -> str:
     return f"{max_bytes >> 20} MiB" if max_bytes >= 2**20 and max_bytes % 2**20 == 0 else f"{max_bytes:,}-byte"
 
 
+def _size_of(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def read_bundle_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The file's bytes, refusing more than ``max_bytes`` (checked before reading)."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise BadInput(path, f"{size / 1e6:.1f} MB is over the {_limit(max_bytes)} limit for bundles (raise it with --max-size)")
-        with path.open("rb") as fh:
+        # The one door: a FIFO, a device or a /proc file is refused at once; the size before a byte is read.
+        with open_regular(path, max_bytes=max_bytes,
+                          too_big=f"{_size_of(path) / 1e6:.1f} MB is over the {_limit(max_bytes)} limit for bundles (raise it with --max-size)") as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise BadInput(path, f"cannot read: {exc.strerror or exc}") from None

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from workbench.bundle.format import (
     CANONICALIZATION,
     CHECKSUM_COVERS,
@@ -26,7 +28,9 @@ from workbench.bundle.format import (
     Check,
 )
 from workbench.bundle.recompute import recompute_results
+from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import BadInput, UsageError
+from workbench.inputs import open_regular
 from workbench.textsafe import clean
 
 REQUIRED_MEMBERS = ("format", "format_version", "tool", "investigation", "recipe", "results", "checksum")
@@ -101,6 +105,7 @@ def verify_bundle(
     for name in DIGESTED_PARTS:
         if name in bundle:
             checks.append(_digest_check(name, bundle[name], parts))
+    checks.extend(_parameter_checks(bundle.get("recipe")))
     if captures_dir is not None:
         checks.extend(check_captures(bundle.get("subject"), Path(captures_dir)))
     if recompute:
@@ -108,6 +113,27 @@ def verify_bundle(
             raise UsageError(f"{source}: --recompute needs a bundle exported with --embed-samples")
         report.recompute = recompute_results(bundle, engine=engine, rerun_engine=rerun_engine)
     return report
+
+
+def _parameter_checks(recipe: Any) -> list[Check]:
+    """Each comparison's parameters have the shape readers decode (a sealed bundle whose
+    ``changes`` is a string would import, then fail every ``wb investigate show``)."""
+    content = recipe.get("content") if isinstance(recipe, dict) else None
+    comparisons = content.get("comparisons") if isinstance(content, dict) else None
+    if not isinstance(comparisons, list):
+        return []
+    out = []
+    for i, comparison in enumerate(comparisons):
+        params = comparison.get("parameters") if isinstance(comparison, dict) else None
+        where = f"recipe.comparisons[{i}].parameters"
+        if not isinstance(params, dict):
+            out.append(Check(where, False, "expected an object"))
+            continue
+        try:
+            ComparisonParameters.from_json(params)
+        except msgspec.ValidationError as exc:
+            out.append(Check(where, False, f"not the shape wb reads: {clean(str(exc))[:200]}"))
+    return out
 
 
 def _checksum_checks(member: Any, parts: CanonicalParts) -> list[Check]:
@@ -156,7 +182,7 @@ def _digest_check(name: str, member: Any, parts: CanonicalParts) -> Check:
 
 def _file_sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:  # a FIFO among the captures would never end
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

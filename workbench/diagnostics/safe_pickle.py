@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from workbench.errors import BadInput
-from workbench.limits import MAX_PICKLE_OBJECTS, check_expanded_size, exceeded
+from workbench.inputs import open_regular
+from workbench.limits import MAX_DEPTH, MAX_PICKLE_OBJECTS, KeyGuard, check_expanded_size, exceeded
 
 #: Default cap on the size of a pickle we are willing to read (dumps are kilobytes to megabytes).
 MAX_BYTES = 256 * 1024 * 1024
@@ -79,10 +80,7 @@ def loads_plain(data: bytes, *, source: str | Path | None = None) -> Any:
 
 def load_path(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Any:
     path = Path(path)
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise BadInput(path, f"pickle is {size} bytes, over the {max_bytes}-byte limit")
-    with path.open("rb") as fh:
+    with open_regular(path, max_bytes=max_bytes, too_big=f"pickle is over the {max_bytes}-byte limit") as fh:
         return load_plain(fh, source=path)
 
 
@@ -90,6 +88,8 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
     """Interpret the opcode stream in ``stream``; refuse anything but plain data."""
     stack: list[Any] = []
     memo: dict[int, Any] = {}
+    keys = KeyGuard(source)  # no hash flood in a dict or set
+    nesting = _Nesting(source)  # a tuple key 2M deep would overflow the C stack when hashed
     try:
         # Values so far, a back-reference to a container counting its items: a lower bound
         # of the final count (check_expanded_size), so a flood of references stops early.
@@ -139,13 +139,17 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
                 stack.append({})
             elif name == "DICT":
                 items = _pop_to_mark(stack)
-                stack.append(dict(zip(items[::2], items[1::2], strict=True)))
+                if len(items) % 2:
+                    raise ValueError("DICT with an odd number of items")
+                stack.append(_fill({}, items, keys, where))
             elif name == "SETITEM":
                 value, key = stack.pop(), stack.pop()
-                _as(stack[-1], dict)[key] = value
+                _fill(_as(stack[-1], dict), [key, value], keys, where)
             elif name == "SETITEMS":
                 items = _pop_to_mark(stack)
-                _as(stack[-1], dict).update(zip(items[::2], items[1::2], strict=True))
+                if len(items) % 2:
+                    raise ValueError("SETITEMS with an odd number of items")
+                _fill(_as(stack[-1], dict), items, keys, where)
             elif name == "EMPTY_LIST":
                 stack.append([])
             elif name == "LIST":
@@ -159,21 +163,23 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
             elif name == "EMPTY_TUPLE":
                 stack.append(())
             elif name == "TUPLE":
-                stack.append(tuple(_pop_to_mark(stack)))
+                stack.append(nesting.built(tuple(_pop_to_mark(stack)), where))
             elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
                 n = int(name[-1])
                 if len(stack) < n:
                     raise ValueError(f"{name} on a short stack")
                 items = stack[-n:]
                 del stack[-n:]
-                stack.append(tuple(items))
+                stack.append(nesting.built(tuple(items), where))
             elif name == "EMPTY_SET":
                 stack.append(set())
             elif name == "ADDITEMS":
                 items = _pop_to_mark(stack)
-                _as(stack[-1], set).update(items)
+                _add(_as(stack[-1], set), items, keys, where)
             elif name == "FROZENSET":
-                stack.append(frozenset(_pop_to_mark(stack)))
+                items = _pop_to_mark(stack)
+                nesting.check(items, where)
+                stack.append(nesting.built(frozenset(_add(set(), items, keys, where)), where))
             elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
                 memo[int(arg)] = stack[-1]
             elif name == "MEMOIZE":
@@ -190,6 +196,44 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
     except (ValueError, KeyError, IndexError, TypeError, EOFError, UnicodeDecodeError) as exc:
         raise BadInput(source, f"not a readable pickle ({type(exc).__name__}: {exc})") from None
     raise BadInput(source, "pickle ended without STOP (truncated?)")
+
+
+class _Nesting:
+    """The depth of each tuple and frozenset built (the containers that can be keys, and
+    whose contents never change), refused past ``MAX_DEPTH`` as each one is built: before
+    anything hashes it (hashing recurses in C; 2M levels is a segfault, not an error)."""
+
+    def __init__(self, source: str | Path | None) -> None:
+        self.source = source
+        self._depth: dict[int, tuple[Any, int]] = {}  # id -> (the object, kept alive; its depth)
+
+    def depth(self, item: Any) -> int:
+        entry = self._depth.get(id(item))
+        return entry[1] if entry is not None and entry[0] is item else 0
+
+    def check(self, items: Any, where: str | None) -> int:
+        depth = 1 + max((self.depth(i) for i in items if isinstance(i, (tuple, frozenset))), default=0)
+        if depth > MAX_DEPTH:
+            raise exceeded(self.source, "nests tuples deeper than", f"{MAX_DEPTH} levels", where=where)
+        return depth
+
+    def built(self, value: Any, where: str | None) -> Any:
+        self._depth[id(value)] = (value, self.check(value, where))
+        return value
+
+
+def _fill(target: dict, items: list[Any], keys: KeyGuard, where: str | None) -> dict:
+    for key, value in zip(items[::2], items[1::2], strict=True):
+        keys.admit(target, key, where)
+        target[key] = value
+    return target
+
+
+def _add(target: set, items: list[Any], keys: KeyGuard, where: str | None) -> set:
+    for item in items:
+        keys.admit(target, item, where)
+        target.add(item)
+    return target
 
 
 def _as(obj: Any, kind: type) -> Any:

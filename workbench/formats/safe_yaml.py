@@ -18,10 +18,14 @@ into ``BadInput`` naming the file.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from workbench.inputs import open_regular
+from workbench.limits import MAX_ALIKE_KEYS, KeyGuard, LimitExceeded
 
 MAX_BYTES = 4 << 20
 MAX_DEPTH = 64
@@ -31,7 +35,29 @@ _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Loader(_BASE):  # type: ignore[misc, valid-type]
-    """The safe loader, with timestamps and binary kept as the text they are written as."""
+    """The safe loader, with timestamps and binary kept as the text they are written as,
+    and mappings built with a bound on keys that hash alike."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        # PyYAML's own loop, with workbench.limits.KeyGuard before each insert: 150,000
+        # integer keys that hash alike make each insert scan all the others (316 s for 3 MB).
+        if not isinstance(node, yaml.MappingNode):
+            raise yaml.constructor.ConstructorError(None, None, f"expected a mapping node, but found {node.id}", node.start_mark)
+        self.flatten_mapping(node)
+        mapping: dict[Any, Any] = {}
+        keys = KeyGuard(None)
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark, "found unhashable key",
+                                                        key_node.start_mark)
+            try:
+                keys.admit(mapping, key)
+            except LimitExceeded:
+                raise ValueError(f"{_line(key_node.start_mark)}: more than {MAX_ALIKE_KEYS} distinct keys that hash alike "
+                                 "in one mapping (a hash flood); refused (see docs/limits.md)") from None
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
 
 
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
@@ -114,7 +140,7 @@ def load_all(text: str) -> list[Any]:
 
 def load_file(path: Path, limit: int = MAX_BYTES) -> list[Any]:
     """The documents of a small YAML file; ``ValueError`` (one line) when it is not one."""
-    with open(path, "rb") as f:
+    with open_regular(Path(path)) as f:  # no FIFO, device or /proc file
         data = f.read(limit + 1)
     if len(data) > limit:
         raise ValueError(f"line 1: larger than {limit >> 20} MiB; not a deployment file")

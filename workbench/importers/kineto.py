@@ -381,6 +381,8 @@ class _EventSink:
                     raise BadInput(self.path, f"expected an event object, got {type(ev).__name__}", where=f"traceEvents[{i - 1}]")
                 if ev.get("ph") == "X":
                     cat = ev.get("cat")
+                    if cat is not None and type(cat) is not str:  # {} or [] cannot name a category (nor be looked up)
+                        raise BadInput(self.path, f"cat must be a string, got {type(cat).__name__}", where=f"traceEvents[{i - 1}].cat")
                     role = _ROLES.get(cat)  # type: ignore[arg-type]
                     if role is not None:
                         args = (ev.get("args") or {}) if role != _CPU else _NO_ARGS

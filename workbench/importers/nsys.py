@@ -23,7 +23,7 @@ import numpy as np
 from store.records import RunRecord
 from workbench.errors import BadInput
 from workbench.importers.base import Importer, ImporterOption, ImportOptions, Probe, open_regular
-from workbench.limits import SQL_STEPS_PER_BYTE, exceeded
+from workbench.limits import MAX_STRING_CHARS, SQL_STEPS_PER_BYTE, exceeded, size_text
 from workbench.training import model as m
 from workbench.training.job import WARMUP_STEPS, build_job
 from workbench.training.parallel import JOBS, read_all
@@ -69,6 +69,35 @@ IMPORTER = NsysImporter()
 
 
 _PROGRESS_EVERY = 100_000  # SQLite VM steps between checks of the budget
+# One string or blob SQLite may produce (a kernel name, an NVTX text): it refuses longer
+# ones itself (SQLITE_LIMIT_LENGTH), whether stored or computed.
+MAX_VALUE_BYTES = MAX_STRING_CHARS * 4
+# Timestamps are integer ns: beyond 2^62 (146 years) a difference of two wraps int64.
+MAX_TIMESTAMP = 1 << 62
+# What this reader's own queries ask of SQLite; anything else (a function a view or a
+# trigger would run, a recursive CTE) is refused by the authorizer.
+_ALLOWED_FUNCTIONS = frozenset({"coalesce", "like"})
+_ALLOWED_PRAGMAS = frozenset({"table_info", "table_xinfo"})
+
+
+class _Authorizer:
+    """SQLite's authorizer for an untrusted export: reads of tables and the few pragmas
+    and functions this reader uses, nothing else. The first refusal is kept for the message."""
+
+    def __init__(self) -> None:
+        self.refused: str | None = None
+
+    def __call__(self, action: int, arg1: str | None, arg2: str | None, _db: str | None, source: str | None) -> int:
+        if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ) and source is None:
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in _ALLOWED_PRAGMAS:
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _ALLOWED_FUNCTIONS and source is None:
+            return sqlite3.SQLITE_OK
+        if self.refused is None:
+            what = f"the function {arg2}()" if action == sqlite3.SQLITE_FUNCTION else f"SQLite action {action}"
+            self.refused = what + (f" (from {source})" if source else "")
+        return sqlite3.SQLITE_DENY
 
 
 def read_report(path: Path, options: ImportOptions | None = None) -> m.RankTrace:
@@ -89,11 +118,22 @@ def read_report(path: Path, options: ImportOptions | None = None) -> m.RankTrace
         return 1 if calls[0] > budget else 0
 
     con.set_progress_handler(progress, _PROGRESS_EVERY)
+    # The step budget bounds how many steps, not what one step builds (printf('%.*c', 9e8,
+    # 'x') is one step): each value is capped, and SQLite may only read tables.
+    con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    authorizer = _Authorizer()
+    con.set_authorizer(authorizer)
     try:
         return _Report(path, con, options).read()
+    except sqlite3.DataError as exc:
+        if "too big" in str(exc):
+            raise exceeded(path, "holds a string or blob longer than", size_text(MAX_VALUE_BYTES)) from None
+        raise BadInput(path, f"corrupt or truncated SQLite export ({exc})") from None
     except sqlite3.DatabaseError as exc:
         if calls[0] > budget:
             raise exceeded(path, "reading the export takes more work than", f"{SQL_STEPS_PER_BYTE} SQLite steps per byte of the file") from None
+        if authorizer.refused:
+            raise BadInput(path, f"asks SQLite to run {authorizer.refused}; an nsys export holds data, not code: refused") from None
         raise BadInput(path, f"corrupt or truncated SQLite export ({exc})") from None
     finally:
         con.close()
@@ -116,7 +156,11 @@ class _Report:
     def columns(self, table: str) -> set[str]:
         if table not in self.tables:
             return set()
-        return {row[1] for row in self.con.execute(f'PRAGMA table_info("{table}")')}
+        rows = list(self.con.execute(f'PRAGMA table_xinfo("{table}")'))
+        generated = [row[1] for row in rows if row[6] in (2, 3)]  # hidden: 2 virtual, 3 stored generated
+        if generated:  # computed on every read (hex(zeroblob(n))): nsys writes plain columns
+            raise BadInput(self.path, f"column {generated[0]} is a generated column (an expression, not data); refused", where=table)
+        return {row[1] for row in rows}
 
     def need(self, table: str, cols: tuple[str, ...]) -> bool:
         """True when ``table`` exists with ``cols``; a table with some of them missing is an error."""
@@ -136,20 +180,39 @@ class _Report:
 
     def strings(self) -> dict[int, str]:
         if self._strings is None:
-            self._strings = {int(i): str(v) for i, v in self.con.execute("SELECT id, value FROM StringIds")} if "StringIds" in self.tables else {}
+            self._strings = {}
+            if "StringIds" in self.tables:
+                self.need("StringIds", ("id", "value"))
+                for i, v in self.con.execute("SELECT id, value FROM StringIds"):
+                    if type(i) is not int:
+                        raise BadInput(self.path, f"a string id is not an integer ({_shown(i)})", where="StringIds.id")
+                    self._strings[i] = "" if v is None else str(v)
         return self._strings
 
-    def rows(self, sql: str) -> Iterator[np.ndarray]:
+    def rows(self, sql: str, table: str, columns: tuple[str, ...]) -> Iterator[np.ndarray]:
         cur = self.con.execute(sql)
         while True:
             chunk = cur.fetchmany(_CHUNK)
             if not chunk:
                 return
-            yield np.array(chunk, dtype=np.int64)
+            try:
+                yield np.array(chunk, dtype=np.int64)
+            except (ValueError, TypeError, OverflowError):
+                raise self._not_integer(chunk, table, columns) from None
 
-    def int_table(self, sql: str, width: int) -> np.ndarray:
-        parts = list(self.rows(sql))
-        return np.concatenate(parts) if parts else np.zeros((0, width), dtype=np.int64)
+    def _not_integer(self, chunk: list[tuple], table: str, columns: tuple[str, ...]) -> BadInput:
+        """The first value of ``chunk`` that is not an int64 (text, NULL, a real), named."""
+        for row in chunk:
+            for col, value in zip(columns, row):
+                if type(value) is not int or not -(1 << 63) <= value < (1 << 63):
+                    return BadInput(self.path, f"{col} must be an integer, not {_shown(value)}", where=table)
+        return BadInput(self.path, "a value is not an integer", where=table)
+
+    def int_table(self, table: str, columns: tuple[str, ...], select: str | None = None) -> np.ndarray:
+        """``columns`` of ``table`` as int64 rows (``select``: the SELECT list, when not plain column names)."""
+        sql = f'SELECT {select or ", ".join(f"{chr(34)}{c}{chr(34)}" for c in columns)} FROM "{table}"'
+        parts = list(self.rows(sql, table, columns))
+        return np.concatenate(parts) if parts else np.zeros((0, len(columns)), dtype=np.int64)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -196,7 +259,7 @@ class _Report:
         if kernel_cols:
             name_col = "demangledName" if "demangledName" in kernel_cols else "shortName"
             self.need("CUPTI_ACTIVITY_KIND_KERNEL", ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", name_col))
-            rows = self.int_table(f'SELECT start, "end", deviceId, streamId, correlationId, globalPid, {name_col} FROM CUPTI_ACTIVITY_KIND_KERNEL', 7)
+            rows = self.int_table("CUPTI_ACTIVITY_KIND_KERNEL", ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", name_col))
             uniq, inverse = np.unique(rows[:, 6], return_inverse=True)
             texts = [strings.get(int(sid), f"<string {sid}>") for sid in uniq]
             name_ids = np.array([self.names.id(t) for t in texts], dtype=np.int32)[inverse]
@@ -211,7 +274,8 @@ class _Report:
                 continue
             extra = "copyKind" if kind == m.MEMCPY and "copyKind" in cols else "0"
             self.need(table, ("start", "end", "deviceId", "streamId", "correlationId", "globalPid"))
-            rows = self.int_table(f'SELECT start, "end", deviceId, streamId, correlationId, globalPid, {extra} FROM "{table}"', 7)
+            rows = self.int_table(table, ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", extra),
+                                  select=f'start, "end", deviceId, streamId, correlationId, globalPid, {extra}')
             if kind == m.MEMCPY:
                 ids = np.array([self.names.id(f"Memcpy {copy_labels.get(int(k), 'Unknown')}") for k in rows[:, 6]], dtype=np.int32)
             else:
@@ -222,6 +286,7 @@ class _Report:
         rows = np.concatenate([p[0] for p in parts])
         kind = np.concatenate([kernel_kinds if p[1] == -1 else np.full(len(p[0]), p[1], dtype=np.int8) for p in parts])
         names = np.concatenate([p[2] for p in parts])
+        _check_times(self.path, rows[:, 0], rows[:, 1], "CUPTI_ACTIVITY_KIND_*")
         if np.any(rows[:, 1] < rows[:, 0]):
             bad = int(np.flatnonzero(rows[:, 1] < rows[:, 0])[0])
             raise BadInput(self.path, f"an activity ends before it starts (start {rows[bad, 0]}, end {rows[bad, 1]})", where="CUPTI_ACTIVITY_KIND_*")
@@ -241,7 +306,8 @@ class _Report:
     def runtime(self) -> dict[str, np.ndarray]:
         if not self.need("CUPTI_ACTIVITY_KIND_RUNTIME", ("start", "end", "globalTid", "correlationId", "nameId")):
             return m.empty_runtime()
-        rows = self.int_table('SELECT start, "end", globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME', 5)
+        rows = self.int_table("CUPTI_ACTIVITY_KIND_RUNTIME", ("start", "end", "globalTid", "correlationId", "nameId"))
+        _check_times(self.path, rows[:, 0], rows[:, 1], "CUPTI_ACTIVITY_KIND_RUNTIME")
         strings = self.strings()
         ids = {int(s): self.names.id(strings.get(int(s), f"<string {s}>")) for s in np.unique(rows[:, 4])}
         names = np.array([ids[int(s)] for s in rows[:, 4]], dtype=np.int32)
@@ -265,9 +331,16 @@ class _Report:
                 got = classes.get(name)
                 if got is None:
                     found = pattern.match(name)
-                    got = classes[name] = (self.names.id(name), int(found.group(1)) if found and found.groups() else None,
+                    number = found.group(1) if found and found.groups() else None
+                    if number is not None and not (number.isascii() and number.isdigit() and len(number) <= 18):
+                        raise BadInput(self.path, f"step number in {_shown(name)} is not a decimal of at most 18 digits", where="NVTX_EVENTS")
+                    got = classes[name] = (self.names.id(name), int(number) if number is not None else None,
                                            1 if m.is_loader_wait(name) else 2 if m.is_checkpoint(name) else 0)
                 name_id, step, cls = got
+                if type(start) is not int or type(end) is not int or not 0 <= start <= MAX_TIMESTAMP or not 0 <= end <= MAX_TIMESTAMP:
+                    bad = start if type(start) is not int or not 0 <= start <= MAX_TIMESTAMP else end
+                    raise BadInput(self.path, f"an NVTX range's time must be integer ns from 0 to 2^62, not {_shown(bad)} ({_shown(name)})",
+                                   where="NVTX_EVENTS")
                 if end < start:
                     raise BadInput(self.path, f"an NVTX range ends before it starts ({name!r})", where="NVTX_EVENTS")
                 if step is not None:
@@ -310,4 +383,18 @@ def _process_correlation(global_id: np.ndarray, correlation: np.ndarray) -> np.n
 
 def _env_int(env: dict[str, str], key: str) -> int | None:
     value = env.get(key)
-    return int(value) if value is not None and value.isdigit() else None
+    return int(value) if value is not None and value.isascii() and value.isdigit() and len(value) <= 9 else None
+
+
+def _check_times(path: Path, start: np.ndarray, end: np.ndarray, where: str) -> None:
+    """Timestamps from 0 to 2^62 ns: a span of -2^63 .. 2^63-1 would wrap int64 when subtracted."""
+    for col, values in (("start", start), ("end", end)):
+        bad = (values < 0) | (values > MAX_TIMESTAMP)
+        if bad.any():
+            raise BadInput(path, f"{col} {int(values[np.flatnonzero(bad)[0]])} is outside 0 .. 2^62 ns "
+                           "(int64 arithmetic on it would wrap)", where=where)
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -38,7 +38,7 @@ from typing import IO, Any
 import numpy as np
 
 from store.records import SAMPLES, Dimension, RunRecord, Work
-from workbench.errors import BadInput
+from workbench.errors import BadInput, UsageError
 from workbench.formats.inference_records import json_safe
 from workbench.importers.base import READ_ERRORS, Importer, ImporterOption, ImportOptions, Probe, open_binary
 
@@ -145,8 +145,10 @@ class LocalClock:
                 return base + int(text[14:16]) * 60 + int(text[17:19])
             except ValueError:
                 raise BadInput(self.path, f"bad time {text[:40]!r}", where=where) from None
-        if text.isdigit():
-            return float(text)  # SLURM_TIME_FORMAT=%s
+        if text.isdigit():  # SLURM_TIME_FORMAT=%s; ASCII only ("²".isdigit() is True, float("²") fails)
+            if not (text.isascii() and len(text) <= 12):
+                raise BadInput(self.path, f"bad time {text[:40]!r} (epoch seconds are at most 12 ASCII digits)", where=where)
+            return float(text)
         try:
             parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
@@ -531,6 +533,9 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
 
     capacity, sinfo_meta = _capacity(sinfo_paths)
     target = params.get("wait_target_s")
+    if target is not None and not (math.isfinite(float(target)) and float(target) > 0):
+        # A target of 0 or less makes every job miss it: a figure that says nothing, stored as if it did.
+        raise UsageError(f"--wait-target: a queue-wait target is a positive number of seconds, not {target:g}")
     pool = {
         "capacity_gpus": capacity,
         "window_start": ws,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from store.errors import StoreError
-from store.records import LENSES
+from store.records import LENSES, decimal_id
 from workbench.bundle.canonical import nfc
 from workbench.bundle.format import OBSERVATION_LABEL
 from workbench.errors import NotFound, UsageError, WbError
@@ -41,9 +41,10 @@ def parse_id(ref: str | int, kind: str) -> int:
     prefix = f"{kind}/"
     if text.startswith(prefix):
         text = text[len(prefix):]
-    if not text.isdigit():
+    as_id = decimal_id(text)  # ASCII digits only: "²".isdigit() is True, int("²") fails
+    if as_id is None:
         raise UsageError(f"{kind} reference {str(ref)!r} is not an id")
-    return int(text)
+    return as_id
 
 
 def resolve_runs(store: "Store", refs: Sequence[str | int]) -> list[int]:

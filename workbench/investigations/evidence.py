@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from store.records import decimal_id
 from workbench.bundle.canonical import nfc
 from workbench.errors import UsageError
 from workbench.investigations.common import parse_id, resolve_runs
@@ -70,8 +71,8 @@ def parse_decision_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
         stored = _DECISION.get(kind.casefold().replace("-", "_"))
         if stored is None:
             raise UsageError(f"evidence {str(item).strip()!r}: {kind!r} cannot decide a hypothesis; accepted kinds: {DECISION_KINDS}")
-        if value.isdigit():
-            out.append({"kind": stored, "id": int(value)})
+        if (as_id := decimal_id(value)) is not None:
+            out.append({"kind": stored, "id": as_id})
         elif stored == "rerun_plan":
             out.append({"kind": stored, "name": value})
         else:

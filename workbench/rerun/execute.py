@@ -29,6 +29,7 @@ from store.records import RunRecord
 from workbench.errors import EXIT_REFUSED, BadInput, UsageError, WbError
 from workbench.importers.native import IMPORTER, read_capture
 from workbench.ingest import sha256_file
+from workbench.rerun import strays
 from workbench.rerun.plan import Environment, Plan, schedule, warmup_slots
 from workbench.rerun.preflight import Preflight, compare_environments, run_preflight
 from workbench.rerun.report import live_effect, run_statistic, sequential_look
@@ -38,6 +39,10 @@ if TYPE_CHECKING:
 
 STDERR_TAIL_CHARS = 2000
 KILL_GRACE_S = 5.0
+# Each run's stdout and stderr are kept up to this many bytes each (docs/verify.md); the
+# rest is counted, not written: a chatty or runaway benchmark cannot fill the disk.
+OUTPUT_CAP_BYTES = 16 << 20
+_DRAIN_S = 5.0  # after the arm and its strays are gone, how long a pipe may stay open
 
 
 class Blocked(WbError):
@@ -250,6 +255,7 @@ class Executor:
         if main_thread:
             signal.signal(signal.SIGTERM, _raise_interrupt)
         should_stop = getattr(self.observer, "should_stop", None) or (lambda: False)
+        strays.become_subreaper()  # what an arm's processes orphan comes to wb, to be found and killed
         status = INTERRUPTED
         try:
             for index, (round_, arm) in enumerate(slots):
@@ -303,15 +309,20 @@ class Executor:
         started = now_iso()
         t0 = time.monotonic()
         outcome = Outcome(round_, arm, index, RUN_FAILED)
-        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        token, since = strays.new_token(), strays.boot_ticks_now()
+        env = {**self._env(index, round_, arm, capture, cmd.env), strays.TOKEN_VARIABLE: token}
+        left_behind = ""
+        with _CappedOutput(stdout_path) as out, _CappedOutput(stderr_path) as err:
             try:
                 proc = subprocess.Popen(
-                    list(cmd.argv), cwd=cmd.cwd, env=self._env(index, round_, arm, capture, cmd.env),
-                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
+                    list(cmd.argv), cwd=cmd.cwd, env=env,
+                    stdin=subprocess.DEVNULL, stdout=out.write_end, stderr=err.write_end, start_new_session=True,
                 )
             except OSError as exc:
                 outcome.reason = f"cannot start {cmd.argv[0]!r}: {exc.strerror or exc}"
             else:
+                out.started()
+                err.started()
                 try:
                     outcome.exit_status = proc.wait(timeout=self.plan.timeout_s)
                 except subprocess.TimeoutExpired:
@@ -320,14 +331,23 @@ class Executor:
                     outcome.reason = f"timed out after {self.plan.timeout_s:g} s (killed)"
                 except KeyboardInterrupt:
                     stop_group(proc)
+                    strays.sweep(proc.pid, token, since)
                     outcome.status, outcome.exit_status = RUN_INTERRUPTED, proc.returncode
                     outcome.reason = "interrupted (Ctrl-C or SIGTERM); resume runs it again"
                     outcome.wall_s = time.monotonic() - t0
+                    out.close()
+                    err.close()
                     self._record(execution_id, outcome, started, cmd.argv, stderr_path, capture)
                     raise
-        outcome.wall_s = time.monotonic() - t0
+                outcome.wall_s = time.monotonic() - t0
+                # Before the next arm: nothing this one started may still run (or hold its pipes).
+                left_behind = strays.sweep(proc.pid, token, since)
+        if outcome.wall_s is None:
+            outcome.wall_s = time.monotonic() - t0
         if not outcome.reason:
             self._check(outcome, capture)
+        if left_behind:  # kept in the run's record whatever its status
+            outcome.reason = f"{outcome.reason}; {left_behind}" if outcome.reason else left_behind
         if outcome.status == RUN_OK:
             outcome.run_id = self._import(execution_id, outcome, capture)
         self._record(execution_id, outcome, started, cmd.argv, stderr_path, capture)
@@ -401,6 +421,57 @@ class Executor:
                     capture_sha256=outcome.capture_sha256 or "", run_id=outcome.run_id, statistic=outcome.statistic,
                 )
             )
+
+
+class _CappedOutput:
+    """A pipe for one of a run's streams, copied to ``path`` by a thread up to
+    :data:`OUTPUT_CAP_BYTES`; what is over the cap is counted and said at the end."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = open(path, "wb")  # noqa: SIM115 - closed in close()
+        read_end, self.write_end = os.pipe()
+        self._read = os.fdopen(read_end, "rb", buffering=0)
+        self._thread = threading.Thread(target=self._copy, name=f"wb-rerun-{path.name}", daemon=True)
+        self.dropped = 0
+
+    def __enter__(self) -> "_CappedOutput":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def started(self) -> None:
+        """The child holds the write end now: ours is closed, so EOF comes when it (and its strays) are gone."""
+        os.close(self.write_end)
+        self.write_end = -1
+        self._thread.start()
+
+    def _copy(self) -> None:
+        kept = 0
+        try:
+            while block := self._read.read(1 << 16):
+                room = OUTPUT_CAP_BYTES - kept
+                if room > 0:
+                    self._file.write(block[:room])
+                    kept += min(room, len(block))
+                self.dropped += max(0, len(block) - max(room, 0))
+        except (OSError, ValueError):  # closed under us after the drain timeout
+            pass
+
+    def close(self) -> None:
+        if self.write_end >= 0:
+            os.close(self.write_end)
+            self.write_end = -1
+        if self._thread.is_alive() or self._thread.ident is not None:
+            self._thread.join(_DRAIN_S)  # an escaped process may keep the pipe open: not waited for
+        if not self._file.closed:
+            if self.dropped:
+                self._file.write(f"\n[wb: {self.dropped:,} more bytes not kept: each run's output is capped at "
+                                 f"{OUTPUT_CAP_BYTES >> 20} MiB per stream]\n".encode())
+            self._file.close()
+        if not self._thread.is_alive():
+            self._read.close()
 
 
 def _raise_interrupt(_signum: int, _frame: Any) -> None:

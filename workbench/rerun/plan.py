@@ -23,6 +23,10 @@ from lenses import builtin_lens
 from lenses.base import GUARDRAIL_RULES
 from store.records import LENSES
 from workbench.errors import BadInput, UsageError
+from workbench.inputs import open_regular, read_regular
+from workbench.limits import MAX_ROUNDS, MAX_SEED, MAX_TIMEOUT_S, MAX_WARMUP_RUNS
+
+MAX_PLAN_BYTES = 1 << 20  # a plan file is a page of TOML
 
 ARMS = ("A", "B", "A'")  # baseline, candidate, baseline again (the A/A control)
 ARM_NAMES = {"A": "baseline", "B": "candidate", "A'": "baseline (control)"}
@@ -273,7 +277,7 @@ def warmup_slots(plan: Plan) -> list[tuple[int, str]]:
 def sha256_of(path: Path) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as f:
+    with open_regular(Path(path)) as f:  # a FIFO or /dev/zero as an artifact would never end
         while block := f.read(1 << 20):
             digest.update(block)
             size += len(block)
@@ -350,6 +354,7 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
     rounds = _int(data.get("rounds", DEFAULT_ROUNDS), "rounds", where)
     if rounds < MIN_ROUNDS:
         raise UsageError(f"rounds: {rounds} is too few to say anything; at least {MIN_ROUNDS} (default {DEFAULT_ROUNDS})")
+    check_rounds(rounds, "rounds", where)
     stopping = data.get("stopping", "fixed")
     if stopping not in STOPPINGS:
         raise BadInput(where, f"stopping: expected one of {', '.join(STOPPINGS)}, got {stopping!r}")
@@ -361,9 +366,9 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
         raise BadInput(where, f"order: expected one of {', '.join(ORDERS)}, got {order!r}")
     seed = data.get("seed")
     seed = secrets.randbits(32) if seed is None else _int(seed, "seed", where)
-    timeout_s = _num(data.get("timeout_s", DEFAULT_TIMEOUT_S), "timeout_s", where)
-    if timeout_s <= 0:
-        raise BadInput(where, "timeout_s: must be positive")
+    if not 0 <= seed <= MAX_SEED:
+        raise BadInput(where, f"seed: {_shown(seed)} is outside 0 .. 2^53-1 (see docs/limits.md)")
+    timeout_s = check_timeout(_num(data.get("timeout_s", DEFAULT_TIMEOUT_S), "timeout_s", where), "timeout_s", where)
     metric = data.get("metric") or DEFAULT_METRIC.get(lens)
     if not metric or not isinstance(metric, str):
         raise BadInput(where, f"metric: the {lens} lens has no default rerun metric; name a sample column")
@@ -380,8 +385,8 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
     if not (steps in ("capture", "auto") or (isinstance(steps, int) and not isinstance(steps, bool) and steps >= 0)):
         raise BadInput(where, 'warmup.steps: "capture", "auto" or a number of leading samples to drop')
     warmup = Warmup(_int(warm.get("runs", 0), "warmup.runs", where), steps)
-    if warmup.runs < 0:
-        raise BadInput(where, "warmup.runs: must not be negative")
+    if not 0 <= warmup.runs <= MAX_WARMUP_RUNS:
+        raise BadInput(where, f"warmup.runs: {_shown(warmup.runs)} is outside 0 .. {MAX_WARMUP_RUNS:,} (see docs/limits.md)")
 
     artifacts = []
     for i, item in enumerate(data.get("artifacts") or []):
@@ -431,19 +436,34 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
 def load_plan_file(path: str | Path, overrides: Mapping[str, object] | None = None) -> Plan:
     """Read a TOML plan file; relative paths in it are relative to the file."""
     p = Path(path)
+    raw = read_regular(p, MAX_PLAN_BYTES, "a plan file")
     try:
-        with open(p, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise BadInput(p, "no such file") from None
-    except OSError as exc:
-        raise BadInput(p, f"cannot be read ({exc.strerror or exc})") from None
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(p, f"not valid TOML ({exc})") from None
     except UnicodeDecodeError:
         raise BadInput(p, "not valid TOML (not UTF-8 text)") from None
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return build_plan(data, base=p.resolve().parent, where=str(p))
+
+
+def check_rounds(rounds: int, what: str, where: str | None = None) -> int:
+    """Rounds within :data:`workbench.limits.MAX_ROUNDS` (each round is three runs)."""
+    if rounds > MAX_ROUNDS:
+        raise BadInput(where, f"{what}: {_shown(rounds)} is more than {MAX_ROUNDS:,} rounds (see docs/limits.md)")
+    return rounds
+
+
+def check_timeout(seconds: float, what: str, where: str | None = None) -> float:
+    """A per-run timeout: finite, positive, at most :data:`workbench.limits.MAX_TIMEOUT_S`."""
+    if not 0 < seconds <= MAX_TIMEOUT_S:  # also refuses inf (1e400) and nan
+        raise BadInput(where, f"{what}: {seconds:g} s is outside (0, {MAX_TIMEOUT_S:g}] seconds: positive, at most a week (see docs/limits.md)")
+    return seconds
+
+
+def _shown(n: int) -> str:
+    text = str(n) if n.bit_length() < 200 else f"a number of {len(str(n))} digits"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _int(value: Any, what: str, where: str | None) -> int:

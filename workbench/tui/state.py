@@ -3,10 +3,13 @@ investigations never carries one's selections, filter, declarations or banner in
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from store.records import decimal_id
+
 from workbench.compare.parameters import Value
-from workbench.investigations.views import ComparisonView, InvestigationView
+from workbench.investigations.views import ComparisonView, InvestigationView, RunRef
 
 
 @dataclass
@@ -36,9 +39,9 @@ class InvestigationState:
         return cls(
             inv_id=inv.id,
             lens=inv.lens,
-            baseline={int(r) for r in baseline},
-            candidate={int(r) for r in candidate},
-            control={int(r) for r in params.control} if params else set(),
+            baseline=_store_ids(baseline),
+            candidate=_store_ids(candidate),
+            control=_store_ids(params.control) if params else set(),
             changes={k: list(v) for k, v in ((params.changes if params else None) or inv.intended_change).items()},
             accepts=dict(params.accepts) if params else {},
             comparison=latest,
@@ -49,3 +52,16 @@ class InvestigationState:
         """The selected baseline, candidate and A′ control runs that belong to this
         investigation's lens (nothing else is sent)."""
         return sorted(self.baseline & lens_runs), sorted(self.candidate & lens_runs), sorted(self.control & lens_runs)
+
+
+def _store_ids(refs: Iterable[RunRef]) -> set[int]:
+    """The refs that are runs of this store. An imported investigation names its runs by
+    the bundle's refs (``run/1``): they are in the bundle, not among the store's runs, so
+    nothing is preselected for them (the imported comparison is shown as it was sealed)."""
+    out = set()
+    for ref in refs:
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            out.add(ref)
+        elif isinstance(ref, str) and (as_id := decimal_id(ref)) is not None:
+            out.add(as_id)
+    return out

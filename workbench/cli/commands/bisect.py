@@ -19,6 +19,7 @@ from workbench.cli.commands.rerun import _Display, _argv
 from workbench.cli.context import emit_json, open_store_from, stderr_console, store_url_from
 from workbench.errors import UsageError, WbError
 from workbench.textsafe import markup_safe
+from workbench.rerun.plan import check_rounds, check_timeout
 
 
 @click.group("bisect")
@@ -81,6 +82,8 @@ def start_cmd(ctx: click.Context, repo: Path | None, good: str | None, bad: str 
         repo = (repo or Path.cwd()).resolve()
     elif good or bad or repo:
         raise UsageError("--candidates gives the versions itself: leave out --repo, --good and --bad")
+    check_rounds(max_rounds, "--max-rounds")
+    check_timeout(timeout_s, "--timeout")
     default = f"bisect-{good}..{bad}" if candidates_file is None else f"bisect-{candidates_file.stem}"
     name = name or re.sub(r"[^A-Za-z0-9_.-]+", "_", default)[:60]
     root = (workdir or work_dir(normalize_url(store_url_from(ctx))) / "bisect" / name).resolve()  # beside its store

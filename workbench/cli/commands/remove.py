@@ -25,6 +25,8 @@ def command(ctx: click.Context, runs: tuple[str, ...], as_json: bool) -> None:
 
     store = open_store_from(ctx, create=False)
     run_ids = list(dict.fromkeys(store.resolve_runs(list(runs))))
+    # Said before the removal, by id and label: the user sees which run a reference meant.
+    labels = {run_id: store.get_run(run_id).label for run_id in run_ids}
     try:
         done = remove_runs(store, run_ids)
     except RunInUse as exc:
@@ -32,6 +34,6 @@ def command(ctx: click.Context, runs: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         emit_json(done)
         return
-    click.echo(f"removed run {', '.join(map(str, done['runs']))}")
+    click.echo("removed " + ", ".join(f"run {run_id} ({clean(labels[run_id])})" for run_id in done["runs"]))
     if done["captures"]:
         click.echo(f"forgot capture {', '.join(clean(c) for c in done['captures'])} (import it again to get the run back)", err=True)

@@ -6,6 +6,7 @@ import csv
 import io
 import math
 import sys
+from pathlib import Path
 
 import click
 
@@ -13,7 +14,10 @@ from workbench.cli.context import emit_json
 from workbench.errors import EXIT_REGRESSION, BadInput, UsageError, WbError
 from workbench.stats import analyze
 from workbench.stats.verdicts import Gate, Verdict
+from workbench.inputs import read_regular
 from workbench.textsafe import clean
+
+MAX_CSV_BYTES = 256 << 20  # round,arm,value lines
 
 _ARM_NAMES = {
     "a": "A", "baseline": "A", "b": "B", "candidate": "B",
@@ -43,7 +47,7 @@ def _parse_values(option: str, texts: tuple[str, ...]) -> list[float] | None:
 def _read_csv(path: str, paired: bool) -> tuple[dict[str, list[float]], list[str], dict[str, list[int]]]:
     """Arms from a CSV with columns round,arm,value. Returns (values per arm, notes, slots)."""
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8", newline="").read()
+        text = sys.stdin.read() if path == "-" else read_regular(Path(path), MAX_CSV_BYTES, "a CSV of values").decode("utf-8")
     except OSError as exc:
         raise BadInput(path, f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

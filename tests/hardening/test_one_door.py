@@ -1,0 +1,142 @@
+"""Issue 28 item 4: one door for every file wb reads. Regular files only (a FIFO or
+/dev/zero is refused at once, wherever it is named), /proc and /sys refused, a wb.toml
+symlinked out of the folder not followed, a sparse capture refused before hashing, and
+the digest stored is the digest of the bytes that were parsed."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from tests.hardening import inputs
+from tests.hardening.test_refusals import refused, wb
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+
+
+@pytest.fixture(autouse=True)
+def no_hang():
+    """A read that blocks fails the test (SIGALRM) instead of hanging the suite."""
+    def hung(*_args):
+        raise TimeoutError("wb blocked on a read")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(30)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture
+def store(tmp_path):
+    return f"sqlite:///{tmp_path / 'wb.sqlite'}"
+
+
+@pytest.fixture
+def two_runs(capsys, tmp_path, store):
+    for i in range(2):
+        rc, _out, err = wb(capsys, "--store", store, "import", str(inputs.native_capture(tmp_path / f"r{i}.json", label=f"r{i}", ttft=1 + i)))
+        assert rc == 0, err
+    return store
+
+
+@pytest.fixture(params=["fifo", "/dev/zero"])
+def bad_file(request, tmp_path):
+    if request.param == "fifo":
+        os.mkfifo(tmp_path / "pipe")
+        return str(tmp_path / "pipe"), "a FIFO"
+    return request.param, "device"
+
+
+def test_extension_option(capsys, two_runs, bad_file):
+    path, _kind = bad_file
+    line = refused(capsys, "--store", two_runs, "compare", "1", "--vs", "2", "--extension", path)
+    assert path in line and "not a regular file" in line
+
+
+def test_extension_from_the_environment(capsys, monkeypatch, two_runs, bad_file):
+    path, _kind = bad_file
+    monkeypatch.setenv("WB_LENS_EXTENSIONS", path)
+    line = refused(capsys, "--store", two_runs, "compare", "1", "--vs", "2")
+    assert path in line and "not a regular file" in line
+
+
+@pytest.mark.parametrize("args", [
+    lambda p, d: ["import", str(inputs.native_capture(d / "c.json")), "--dims-file", p],
+    lambda p, d: ["rerun", "plan", "--from-file", p],
+    lambda p, d: ["evidence", "verify", p],
+    lambda p, d: ["bundle", "import", p],
+    lambda p, d: ["import", p],
+    lambda p, d: ["diagnose", p],
+], ids=["dims-file", "plan-from-file", "evidence-verify", "bundle-import", "import", "diagnose"])
+def test_every_option_naming_a_file(capsys, tmp_path, store, bad_file, args):
+    path, kind = bad_file
+    line = refused(capsys, "--store", store, *args(path, tmp_path))
+    assert path in line and "not a regular file" in line and kind in line
+
+
+@pytest.mark.parametrize("args", [
+    lambda p, d: ["import", p],
+    lambda p, d: ["import", str(inputs.native_capture(d / "c.json")), "--dims-file", p],
+    lambda p, d: ["rerun", "plan", "--from-file", p],
+], ids=["import", "dims-file", "plan-from-file"])
+def test_proc_files_are_refused(capsys, tmp_path, store, args):
+    line = refused(capsys, "--store", store, *args("/proc/self/status", tmp_path))
+    assert "is a file of /proc" in line
+
+
+def test_a_wb_toml_symlinked_out_of_the_folder_is_not_followed(capsys, tmp_path, store):
+    folder = tmp_path / "job"
+    folder.mkdir()
+    inputs.native_capture(folder / "c.json")
+    (folder / "wb.toml").symlink_to("/proc/kmsg")
+    line = refused(capsys, "--store", store, "import", str(folder))
+    assert "wb.toml" in line and "symlink out of the imported folder" in line
+
+
+def test_a_wb_toml_symlinked_inside_the_folder_is_read(capsys, tmp_path, store):
+    folder = tmp_path / "job"
+    (folder / ".team").mkdir(parents=True)  # hidden: not a capture
+    (folder / ".team" / "dims.toml").write_text('[dimensions]\nmodel = "m-7"\n')
+    inputs.native_capture(folder / "c.json")
+    (folder / "wb.toml").symlink_to(folder / ".team" / "dims.toml")
+    rc, out, err = wb(capsys, "--store", store, "import", str(folder))
+    assert rc == 0, err
+    rc, out, err = wb(capsys, "--store", store, "show", "1", "--json")
+    assert rc == 0 and "m-7" in out, err
+
+
+def test_a_sparse_capture_is_refused_before_hashing(capsys, tmp_path, store):
+    path = tmp_path / "sparse.json"
+    with open(path, "wb") as f:
+        f.write(inputs.NATIVE_HEAD.encode() + b'"samples":[')
+        f.truncate(200 * 10**9)  # a 200 GB hole: hashing it would take minutes
+    if os.stat(path).st_blocks * 512 > 1 << 20:
+        pytest.skip("this filesystem does not keep holes")
+    line = refused(capsys, "--store", store, "import", str(path))
+    assert "sparse file" in line and "holes" in line
+
+
+def test_a_file_replaced_during_the_import_is_not_stored_under_the_old_digest(capsys, monkeypatch, tmp_path, store):
+    from workbench import ingest
+
+    folder = tmp_path / "job"
+    folder.mkdir()
+    target = inputs.native_capture(folder / "c.json", label="old")
+    real = ingest.digest_file
+
+    def then_replace(path, *args):
+        out = real(path, *args)
+        if path.name == "c.json":  # hashed: now another file takes its name before it is parsed
+            replacement = inputs.native_capture(tmp_path / "new.json", label="new", ttft=9)
+            os.replace(replacement, target)
+        return out
+
+    monkeypatch.setattr(ingest, "digest_file", then_replace)
+    line = refused(capsys, "--store", store, "import", str(folder))
+    assert "changed while it was being imported" in line
+    monkeypatch.setattr(ingest, "digest_file", real)
+    rc, out, err = wb(capsys, "--store", store, "runs", "--json")
+    assert rc == 0 and '"label"' not in out  # nothing stored
