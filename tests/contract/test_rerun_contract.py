@@ -47,10 +47,12 @@ def test_issue_example_declared_batch_change_is_judged_on_throughput(tmp_path, s
     doc, text = _run(tmp_path, sqlite_url, arm(bench, "training", 10.0, 32, **dims, effective_batch=32),
                      arm(bench, "training", 9.0, 16, **dims, effective_batch=16),
                      change={"effective_batch": ["32", "16"]})
-    assert doc["refusal"] is None
+    assert "refusal" not in doc
     assert doc["work"]["same"] is False
-    assert doc["analysis"]["metric"] == "throughput"
-    # (16 / 9) / (32 / 10): the candidate's throughput is 1.8x lower.
-    assert doc["analysis"]["ratio"] == pytest.approx((16 / 9) / (32 / 10), rel=0.01)
+    assert doc["basis"]["metric"] == "throughput" and doc["basis"]["unit"] == "samples/s"
+    # θ is time-like (> 1 is worse): (32 / 10) / (16 / 9), the candidate's throughput is 1.8x lower.
+    assert doc["analysis"]["ratio"] == pytest.approx((32 / 10) / (16 / 9), rel=0.01)
+    assert doc["analysis"]["throughput_change_pct"] == pytest.approx(100 * ((16 / 9) / (32 / 10) - 1), abs=1)
     assert doc["verdict"] != "IMPROVEMENT" and doc["verdict"] in ("REGRESSION", "SLOWER_UNRESOLVED")
-    assert "work" in text and "samples per step: 32 vs 16" in text
+    assert "work: samples per step: 32 vs 16 (DIFFERENT); time per run: A 10." in text
+    assert "judged on throughput (samples/s): A 3" in text and "throughput -44." in text

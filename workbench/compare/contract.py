@@ -28,7 +28,7 @@ from workbench.compare.results import Guardrail, Primary, Work
 from workbench.stats.verdicts import Verdict
 
 __all__ = [
-    "Comparability", "SideValue", "control_mismatch", "dimension_values", "guardrails", "pair", "run_value",
+    "Comparability", "SideValue", "control_mismatch", "dimension_values", "guardrails", "pair", "run_value", "session_pair",
     "stated_guardrails", "unpinned", "withhold", "work",
 ]
 
@@ -42,6 +42,32 @@ def pair(
 ) -> Comparability:
     """Comparability of baseline against candidate (``refusal`` set when refused)."""
     return comparability.check(lens, baseline, candidate, dict(changes or {}), dict(accepts or {}))
+
+
+# Why a must-match dimension that no capture of either arm states does not refuse a rerun.
+IN_SESSION = "not in the captures of either arm: A, B and A′ ran from one plan, on one machine, in one session"
+
+
+def session_pair(
+    lens: Lens,
+    baseline: Sequence[RunRecord],
+    candidate: Sequence[RunRecord],
+    changes: Mapping[str, Change] | None = None,
+    accepts: Mapping[str, str] | None = None,
+) -> tuple[Comparability, dict[str, str]]:
+    """``pair`` for the arms of one rerun session: a must-match dimension missing from
+    every capture of both arms is accepted as the session's (``IN_SESSION``: the plan ran
+    them on one machine, which preflight checked); a difference, a value on one arm only,
+    an unpinned identity or an arm that disagrees with itself still refuses.
+    Returns the check and the acceptances it used (for the A′ check too)."""
+    accepts = dict(accepts or {})
+    first = pair(lens, baseline, candidate, changes, accepts)
+    for row in first.rows:
+        b, c = row.baseline, row.candidate
+        if (row.blocks and row.state == "unknown" and b.value is None and c.value is None and not (b.unpinned or c.unpinned)
+                and not (b.problems or c.problems)):
+            accepts.setdefault(row.name, IN_SESSION)
+    return pair(lens, baseline, candidate, changes, accepts), accepts
 
 
 def control_mismatch(

@@ -38,7 +38,7 @@ DEFAULT_STATISTIC = {"training": "mean", "inference": "p95"}
 PLAN_KEYS = {
     "name", "description", "lens", "baseline", "candidate", "control", "artifacts", "rounds", "order",
     "seed", "timeout_s", "metric", "statistic", "higher_is_better", "delta", "warmup", "guardrails",
-    "stopping", "spending",
+    "stopping", "spending", "change", "accept",
 }
 STOPPINGS = ("fixed", "sequential")  # sequential: look after every round from 3, stop once decided
 SPENDINGS = ("obrien-fleming", "pocock")
@@ -180,6 +180,16 @@ class Plan(msgspec.Struct, frozen=True):
     # maximum; a look after each round stops as soon as the data decide (stats.sequential).
     stopping: str = "fixed"
     spending: str = "obrien-fleming"
+    # The change under test, as ``wb compare --change``: dimension -> (FROM, TO), or ()
+    # when declared without values; and accepted must-match differences: dimension -> why.
+    # The comparison refuses any other must-match difference between A and B.
+    change: dict[str, tuple[str, ...]] = {}
+    accept: dict[str, str] = {}
+
+    @property
+    def changes(self) -> dict[str, tuple[str | None, str | None] | None]:
+        """``change`` in the compare layer's form."""
+        return {k: ((v[0] or None, v[1] or None) if v else None) for k, v in self.change.items()}
 
     def command(self, arm: str) -> Command:
         if arm == "B":
@@ -211,6 +221,9 @@ class Plan(msgspec.Struct, frozen=True):
             "origin": self.origin,
             # Only sequential plans carry these, so a fixed plan keeps the digest it always had.
             **({"stopping": self.stopping, "spending": self.spending} if self.stopping != "fixed" else {}),
+            # Likewise: a plan that declares no change keeps its digest.
+            **({"change": {k: list(v) for k, v in sorted(self.change.items())}} if self.change else {}),
+            **({"accept": dict(sorted(self.accept.items()))} if self.accept else {}),
         }
 
     @classmethod
@@ -405,6 +418,19 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
         # A plan guardrail of the same name replaces the lens's.
         guardrails = [x for x in guardrails if (x.name or x.metric) != (guard.name or guard.metric)] + [guard]
 
+    change = data.get("change") or {}
+    if not isinstance(change, Mapping) or not all(
+            isinstance(v, list | tuple) and len(v) in (0, 2) and all(isinstance(x, str) for x in v) for v in change.values()):
+        raise BadInput(where, 'change: a table of dimension = ["FROM", "TO"] (or [] to declare it without values)')
+    accept = data.get("accept") or {}
+    if not isinstance(accept, Mapping) or not all(isinstance(v, str) and v.strip() for v in accept.values()):
+        raise BadInput(where, 'accept: a table of dimension = "why it may differ" (a reason is required)')
+    known = {d.name for d in builtin_lens(lens).dimensions}
+    for key, names in (("change", change), ("accept", accept)):
+        for dim in names:
+            if dim not in known:
+                raise BadInput(where, f"{key}.{dim}: no such dimension in the {lens} lens (known: {', '.join(sorted(known))})")
+
     return Plan(
         name=name.strip(),
         description=str(data.get("description", "")),
@@ -425,6 +451,8 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
         guardrails=tuple(guardrails),
         stopping=stopping,
         spending=spending,
+        change={str(k): tuple(v) for k, v in change.items()},
+        accept={str(k): str(v).strip() for k, v in accept.items()},
     )
 
 
