@@ -10,6 +10,7 @@ from factories import fleet_run, inference_run, training_run
 from lenses.base import GuardrailSpec
 from workbench.compare import compare
 from workbench.compare.contract import unpinned
+from workbench.compare.way_out import way_out
 
 MAKERS = {"inference": inference_run, "training": training_run, "fleet": fleet_run}
 LENSES = tuple(MAKERS)
@@ -50,6 +51,8 @@ def test_a_side_that_disagrees_on_the_declared_change_is_refused(lens):
     assert not result.comparable and result.refusal.dimension == dim
     assert "is the declared change, but a side disagrees with itself" in result.refusal.reason
     assert "run 3 has" in result.refusal.reason
+    ways = way_out(result, [1, 2, 3], [4, 5], ["wb", "compare"], [*base, *cand])
+    assert ways.accept == "" and ways.disagree and "run 3 has" in ways.disagree[0]  # no acceptance resolves it
     # Without the runs that disagree, the same change is compared.
     assert compare(base[:2], cand, changes={dim: (None, other)}).comparable
 
