@@ -20,7 +20,7 @@ import msgspec
 import rfc8785
 
 from lenses import builtin_lens
-from lenses.base import GUARDRAIL_RULES
+from lenses.base import GUARDRAIL_RULES, GuardrailSpec
 from store.records import LENSES
 from workbench.errors import BadInput, UsageError
 
@@ -102,6 +102,16 @@ def lens_guardrails(lens: str) -> tuple[Guardrail, ...]:
     except KeyError:
         return ()
     return tuple(Guardrail(g.metric, g.rule, float(g.limit), g.name, f"lens:{lens}") for g in specs)
+
+
+def with_frame_guardrails(plan: "Plan", investigation: int, specs: "tuple[GuardrailSpec, ...]") -> "Plan":
+    """``plan`` carrying an investigation's frame guardrails (``investigations.frame.frame_guardrails``),
+    source ``frame:ID``; a frame guardrail replaces a plan or lens one of the same name.
+    Judged at Verify like every plan guardrail; one that cannot be judged withholds IMPROVEMENT."""
+    frame = [Guardrail(g.metric, g.rule, float(g.limit), g.name, f"frame:{investigation}") for g in specs]
+    names = {g.name for g in frame}
+    kept = tuple(g for g in plan.guardrails if (g.name or g.metric) not in names)
+    return msgspec.structs.replace(plan, guardrails=kept + tuple(frame))
 
 
 class Warmup(msgspec.Struct, frozen=True):
