@@ -48,7 +48,8 @@ def test_compare_stores_result_and_parameters(setup):
                              accepts={"hardware": "same SKU, new serial"}).to_json()
     assert comp["candidate_runs"] == cand
     assert comp["parameters"] == {"lens": "inference", "changes": {"engine": ["v0.8.2", "v0.8.3"]},
-                                  "accepts": {"hardware": "same SKU, new serial"}}
+                                  "accepts": {"hardware": "same SKU, new serial"},
+                                  "guardrails": ["error_rate max 0.001"]}  # the frame's, judged at Compare
     assert comp["verdict"] == "REGRESSION" and comp["comparable"]
     assert comp["result"]["primary"]["candidate"] > 200
     again = wf.get_comparison(st, comp["id"])
