@@ -195,4 +195,5 @@ def parse_guardrail(text: str, lens: Lens) -> GuardrailSpec:
     if not math.isfinite(limit):
         raise ValueError(f"guardrail {text!r}: the limit {limit_text!r} must be a finite number; expected {GUARDRAIL_GRAMMAR}")
     unit = next((g.unit for g in lens.guardrails if g.metric == metric), "") or next((m.unit for m in lens.metrics if m.name == metric), "")
-    return GuardrailSpec(name=metric, title=f"{metric} {rule} {limit:g} (frame)", metric=metric, rule=rule, limit=limit, unit=unit)
+    title = next((g.title for g in lens.guardrails if g.metric == metric), "") or next((m.title for m in lens.metrics if m.name == metric), metric)
+    return GuardrailSpec(name=metric, title=f"{title} (frame: {rule} {limit:g})", metric=metric, rule=rule, limit=limit, unit=unit)

@@ -64,7 +64,7 @@ def test_a_side_that_disagrees_on_another_dimension_is_mixed(lens):
     result = compare(base, side(lens, "c", (4, 5)))
     assert result.comparable
     r = row(result, dim)
-    assert r["state"] == "mixed" and "run 3 has" in r["runs_disagree"]
+    assert r["state"] == "mixed" and "run 3 has" in r["note"]
 
 
 @pytest.mark.parametrize("lens", LENSES)

@@ -104,7 +104,7 @@ class DimensionRow:
         }
         if self.note:
             out["note"] = self.note
-        if self.disagreeing:
+        if self.disagreeing and self.disagreeing != self.note:
             out["runs_disagree"] = self.disagreeing
         out.update(dict_diff.mapping_diff(self.name, self.state, self.baseline.value, self.candidate.value).to_json())
         if self.declared_change:
@@ -149,7 +149,7 @@ def run_value(spec: DimensionSpec, run: RunRecord, observed: dict) -> SideValue:
     label. An unpinned identity is unknown (``unpinned`` keeps what it said)."""
     value = _reading(spec, run, observed)
     if unpinned(value.value):
-        return SideValue(None, value.source, value.problems, unpinned=[f"{_run_name(run)} {_show(value.value)}"])
+        return SideValue(None, value.source, value.problems, unpinned=[_show(value.value)])
     return value
 
 
@@ -228,7 +228,7 @@ def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, decl
     if mixed:
         return MIXED, mixed
     if b.unpinned or c.unpinned:
-        shown = "; ".join([*(f"baseline {p}" for p in b.unpinned), *(f"candidate {p}" for p in c.unpinned)])
+        shown = "; ".join(f"{side} {', '.join(dict.fromkeys(v.unpinned))}" for side, v in (("baseline", b), ("candidate", c)) if v.unpinned)
         return UNKNOWN, f"not pinned, so what ran is unknown: {shown}" + ("; the declared change cannot be checked" if declared else "")
     if b.value is None or c.value is None:
         side = "both sides" if b.value is None and c.value is None else "the baseline" if b.value is None else "the candidate"
