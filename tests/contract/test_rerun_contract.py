@@ -9,6 +9,7 @@ import json
 import pytest
 
 from tests.rerun.helpers import wb, write_plan
+from workbench.rerun.report import reanalyze
 
 from .fakes import BASE_DIMS, arm, fake_bench
 
@@ -39,6 +40,7 @@ def test_issue_example_half_the_batch_is_refused(tmp_path, sqlite_url):
     assert doc["refusal"]["dimension"] == "effective_batch"
     assert "--change effective_batch=FROM:TO" in doc["refusal"]["reason"]
     assert "Verdict: REFUSED" in text and "IMPROVEMENT" not in text
+    assert reanalyze(doc) == {"analysis": None, "verdict": None, "flags": []}  # --recompute keeps the refusal
 
 
 def test_issue_example_declared_batch_change_is_judged_on_throughput(tmp_path, sqlite_url):
@@ -56,6 +58,8 @@ def test_issue_example_declared_batch_change_is_judged_on_throughput(tmp_path, s
     assert doc["verdict"] != "IMPROVEMENT" and doc["verdict"] in ("REGRESSION", "SLOWER_UNRESOLVED")
     assert "work: samples per step: 32 vs 16 (DIFFERENT); time per run: A 10." in text
     assert "judged on throughput (samples/s): A 3" in text and "throughput -44." in text
+    again = reanalyze(doc)  # --recompute derives the same throughput verdict from the stored per-run values
+    assert again["verdict"] == doc["verdict"] and again["analysis"]["ratio"] == pytest.approx(doc["analysis"]["ratio"])
 
 
 # ---------------------------------------------------------------- metamorphic, every rerun lens
@@ -111,6 +115,8 @@ def test_a_control_that_is_not_the_baseline_again_makes_the_session_unstable(tmp
                      control=_arm(bench, lens, topology="2 GPUs"))
     assert doc["verdict"] == "INCONCLUSIVE" and "UNSTABLE" in doc["flags"]
     assert "topology" in doc["control_mismatch"] and "UNSTABLE" in text
+    again = reanalyze(doc)
+    assert again["verdict"] == "INCONCLUSIVE" and "UNSTABLE" in again["flags"]
 
 
 @pytest.mark.parametrize("lens", LENSES)
@@ -119,6 +125,7 @@ def test_a_stated_guardrail_that_cannot_be_judged_withholds_improvement(tmp_path
     guard = [{"metric": "accuracy", "rule": "max_increase", "limit": 0.01}]
     doc, _ = _run(tmp_path, sqlite_url, _arm(bench, lens), _arm(bench, lens, 9.0), lens=lens, guardrails=guard)
     assert doc["verdict"] == "FASTER_UNRESOLVED" and "guardrail accuracy cannot be judged" in doc["reason"]
+    assert reanalyze(doc)["verdict"] == "FASTER_UNRESOLVED"
     # Once both arms report it, the same runs give their improvement.
     q = {"_quality": {"accuracy": 0.9}}
     doc, _ = _run(tmp_path, sqlite_url, _arm(bench, lens, **q), _arm(bench, lens, 9.0, **q), lens=lens, name="q", guardrails=guard)

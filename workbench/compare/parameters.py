@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import msgspec
 
+from lenses import get_lens
 from workbench.compare.fmt import record_json
 
 if TYPE_CHECKING:
@@ -69,8 +70,7 @@ class ComparisonParameters(msgspec.Struct, frozen=True, omit_defaults=True):
             "accepts": dict(self.accepts),
         }
         if self.guardrails:
-            from lenses import get_lens  # the lens registry (numpy): only for comparisons with frame guardrails
-            from lenses.extensions import parse_guardrail  # lenses.base: numpy, as above
+            from lenses.extensions import parse_guardrail  # lenses.base: numpy, only for comparisons with frame guardrails
 
             lens = get_lens(self.lens or "")
             out["guardrails"] = tuple(parse_guardrail(g, lens) for g in self.guardrails)

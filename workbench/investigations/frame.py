@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from lenses import get_lens
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.errors import UsageError
 from workbench.investigations.common import LENSES, current_user, investigation_row, required_text, resolve_runs
@@ -29,8 +30,7 @@ def frame_guardrails(lens: str, texts: Sequence[str], what: str = "--guardrail")
     LIMIT`` each, ``lenses.extensions.GUARDRAIL_GRAMMAR``): at Compare (``compare(...,
     guardrails=)``), at Verify (a plan's guardrails, ``rerun.plan.frame_guardrail``) and by
     ``--recompute``. ``UsageError`` names a line that is not a guardrail."""
-    from lenses import get_lens  # the lens registry (numpy): loaded when guardrails are read
-    from lenses.extensions import parse_guardrail  # lenses.base: numpy
+    from lenses.extensions import parse_guardrail  # lenses.base: numpy, loaded when guardrails are read
 
     the_lens = get_lens(lens)
     out = []
