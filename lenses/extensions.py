@@ -19,6 +19,9 @@ A TOML file (see docs/lenses.md)::
 
 Everything is checked when the file is read; a fault is one ``ExtensionError`` naming the
 file and the place in it.
+
+The same guardrail vocabulary, written on one line, is an investigation's frame guardrail
+(``wb investigate new --guardrail "eval_loss max_increase_pct 1"``): ``parse_guardrail``.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from lenses import lens_names
-from lenses.base import GUARDRAIL_RULES, STATISTICS, ExtraMetric, GuardrailSpec
+from lenses.base import GUARDRAIL_RULES, STATISTICS, ExtraMetric, GuardrailSpec, Lens
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
 _TOP_KEYS = {"lens", "description", "metric", "guardrail"}
@@ -195,3 +198,36 @@ def load_extension(path: str | Path) -> Extension:
     except UnicodeDecodeError as exc:
         raise ExtensionError(path, f"not UTF-8 text (byte {exc.start})") from None
     return parse_extension(text, path)
+
+
+GUARDRAIL_GRAMMAR = (f"METRIC RULE LIMIT, RULE one of {', '.join(GUARDRAIL_RULES)} "
+                     "(e.g. 'eval_loss max_increase_pct 1', 'error_rate max 0.01', 'eval_loss within 0.02')")
+
+
+def guardrail_metrics(lens: Lens) -> list[str]:
+    """The metrics a guardrail of ``lens`` can name: its guardrails' and its extra metrics."""
+    return sorted({g.metric for g in lens.guardrails} | {m.name for m in lens.metrics})
+
+
+def parse_guardrail(text: str, lens: Lens) -> GuardrailSpec:
+    """One guardrail line, ``METRIC RULE LIMIT`` (``GUARDRAIL_GRAMMAR``), checked against
+    the lens's metrics; ``ValueError`` says what is wrong, with the grammar."""
+    words = str(text).split()
+    if len(words) != 3:
+        raise ValueError(f"guardrail {text!r}: expected {GUARDRAIL_GRAMMAR}")
+    metric, rule, limit_text = words
+    known = guardrail_metrics(lens)
+    if metric not in known:
+        shown = ", ".join(known) if known else "none (add one in a lens extension file)"
+        raise ValueError(f"guardrail {text!r}: {metric!r} is not a metric of the {lens.name} lens (known: {shown})")
+    if rule not in GUARDRAIL_RULES:
+        raise ValueError(f"guardrail {text!r}: unknown rule {rule!r}; expected {GUARDRAIL_GRAMMAR}")
+    try:
+        limit = float(limit_text)
+    except ValueError:
+        limit = math.nan
+    if not math.isfinite(limit):
+        raise ValueError(f"guardrail {text!r}: the limit {limit_text!r} must be a finite number; expected {GUARDRAIL_GRAMMAR}")
+    unit = next((g.unit for g in lens.guardrails if g.metric == metric), "") or next((m.unit for m in lens.metrics if m.name == metric), "")
+    title = next((g.title for g in lens.guardrails if g.metric == metric), "") or next((m.title for m in lens.metrics if m.name == metric), metric)
+    return GuardrailSpec(name=metric, title=f"{title} (frame: {rule} {limit:g})", metric=metric, rule=rule, limit=limit, unit=unit)

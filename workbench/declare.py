@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from lenses import get_lens
 from store.records import Dimension
-from workbench.compare.comparability import _equal
+from lenses.base import DimensionSpec
+from workbench.compare.comparability import _equal, run_value
 from workbench.errors import UsageError
 
 if TYPE_CHECKING:
@@ -40,19 +41,22 @@ def contradiction(record: "RunRecord", values: Mapping[str, Any]) -> "tuple[str,
         lens = get_lens(record.lens)
     except Exception:  # noqa: BLE001 - a run of a lens this wb does not know: nothing to check against
         return None
-    # Read the data as a comparison will, with the declarations in place: some readings
-    # exist only against a declaration (an eligibility history the jobs do not carry).
-    declared = {**record.dimensions, **{name: Dimension(value, "declared") for name, value in values.items()}}
-    observed = lens.observed_dimensions(replace(record, dimensions=declared))
+    # Read the data as a comparison will (``comparability.run_value``, the one reading of a
+    # dimension), with the declarations in place: some readings exist only against a
+    # declaration (an eligibility history the jobs do not carry). A value the importer
+    # measured is the value, as in every comparison; else what the lens derives.
+    measured = {k: d for k, d in record.dimensions.items() if d.source != "declared"}
+    declared = {**record.dimensions, **{name: Dimension(value, "declared") for name, value in values.items()}, **measured}
+    probe = replace(record, dimensions=declared)
+    observed = lens.observed_dimensions(probe)
     specs = {s.name: s for s in lens.dimensions}
     for name, value in values.items():
-        seen = observed.get(name)
-        if seen is None or seen.value is None:
-            continue
-        spec = specs.get(name)
-        same = _equal(spec, value, seen.value) if spec else str(value) == str(seen.value)
-        if not same:
-            return name, value, seen
+        spec = specs.get(name) or DimensionSpec(name, name, False)
+        reading = run_value(spec, probe, observed)
+        if reading.source in (None, "declared") or reading.value is None:
+            continue  # nothing but the declaration itself (or an unpinned one): nothing to contradict
+        if not _equal(spec, value, reading.value):
+            return name, value, Dimension(reading.value, reading.source)
     return None
 
 
@@ -60,7 +64,7 @@ def _check_against_data(store: "Store", run_id: int, values: Mapping[str, Any]) 
     found = contradiction(store.load_run(run_id), values)
     if found:
         name, value, seen = found
-        raise UsageError(f"run {run_id}: {name}={value} contradicts the data, which show {name} = {seen.value!r} ({seen.source})")
+        raise UsageError(f"run {run_id}: {name}={value} contradicts the data, which say {name} = {seen.value!r} ({seen.source})")
 
 
 def declare_dimensions(store: "Store", run_ids: Sequence[int], values: Mapping[str, str], unset: Sequence[str] = (), *,

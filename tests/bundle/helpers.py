@@ -29,7 +29,7 @@ def sample_bundle(embed_samples: bool = True, created_at: str = "2026-11-30T04:0
                 for r in base + cand]
     return build_bundle(
         investigation={"ref": "investigation/1", "title": "engine upgrade", "lens": "inference",
-                       "question": "Ship engine v0.8.3?", "guardrails": ["error rate <= 0.1%"],
+                       "question": "Ship engine v0.8.3?", "guardrails": ["error_rate max 0.001"],
                        "intended_change": {"engine": ["v0.8.2", "v0.8.3"]},
                        "baseline": [refs[r.id] for r in base], "candidate": [refs[r.id] for r in cand],
                        "created_by": "ana", "created_at": "2026-11-30T03:00:00+00:00"},

@@ -20,6 +20,8 @@ from workbench.importers.vllm_bench import IMPORTER as VLLM
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "inference"
 DEMO = DATA / "real" / "inference-perf-kubecon-na-2025"
+# The demo's weights are a hub model without a pinned revision: unknown, so accepted with a reason.
+UNPINNED = {"weights": "one deployment of the hub model: the weights were loaded once"}
 
 
 def _ids(runs, start=1):
@@ -43,7 +45,7 @@ def demo():
 def test_real_sweeps_matched_levels_and_saturation(demo) -> None:
     from workbench.compare.sweep import compare_sweeps
 
-    doc = compare_sweeps(demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None}).to_json()
+    doc = compare_sweeps(demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None}, accepts=UNPINNED).to_json()
     assert doc["matching"]["axis"] == "rate" and doc["matching"]["tolerance"] == 0.05
     # Stage rates are calibrated per run: only 1, ~120 and ~155 req/s match within 5 %.
     pairs = [(m["baseline"]["load"], m["candidate"]["load"]) for m in doc["matched"]]
@@ -78,7 +80,7 @@ def test_curve_is_80_columns_with_both_sides(demo) -> None:
     from workbench.compare.sweep import compare_sweeps
     from workbench.compare.sweep_render import render_sweep_comparison
 
-    result = compare_sweeps(demo["vllm"], demo["vllm+batch_size"])
+    result = compare_sweeps(demo["vllm"], demo["vllm+batch_size"], accepts=UNPINNED)
     chart = result.chart
     assert all(len(line) <= 80 for line in chart.splitlines())
     assert "o" in chart and "x" in chart and "log scale" in chart
@@ -122,7 +124,7 @@ def test_metric_option_changes_the_primary(demo) -> None:
     from workbench.compare import compare
 
     lens = get_lens("inference").with_metric("tpot_p95")
-    result = compare([demo["vllm"][0]], [demo["vllm+v0_engine"][0]], lens, changes={"engine_revision": None}).to_json()
+    result = compare([demo["vllm"][0]], [demo["vllm+v0_engine"][0]], lens, changes={"engine_revision": None}, accepts=UNPINNED).to_json()
     assert result["primary"]["metric"] == "tpot_p95"
     assert result["primary"]["baseline"] == pytest.approx(3.5152501797090583)
     with pytest.raises(ValueError):
@@ -263,7 +265,7 @@ def test_concurrency_sweep_needs_an_slo_for_saturation(tmp_path) -> None:
 def test_batch_size_variant_saturates_later(demo) -> None:
     from workbench.compare.sweep import compare_sweeps
 
-    doc = compare_sweeps(demo["vllm"], demo["vllm+batch_size"]).to_json()
+    doc = compare_sweeps(demo["vllm"], demo["vllm+batch_size"], accepts=UNPINNED).to_json()
     assert doc["candidate"]["saturation"]["value"] == pytest.approx(111.92445601750451)
     assert doc["observations"][0]["text"].startswith("Candidate saturates at 112 req/s against 92.2 (+21 %)")
     # engine_config differs (max_num_seqs 128 -> 192): reported, not hidden.
@@ -360,7 +362,7 @@ def test_sweep_json_decodes_into_its_type(demo, synthetic) -> None:
     from workbench.compare.sweep_result import SweepComparison
 
     b, c = synthetic
-    for result in (compare_sweeps(demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None}),
+    for result in (compare_sweeps(demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None}, accepts=UNPINNED),
                    compare_sweeps(b, c, slo={"ttft_p95": 500.0, "tpot_p95": 50.0}, accepts=ACCEPT)):
         doc = json.loads(json.dumps(result.to_json(), allow_nan=False))
         decoded = msgspec.convert(doc, SweepComparison)

@@ -126,7 +126,7 @@ def test_declared_value_the_samples_contradict_is_refused(tmp_path, capsys):
     store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
     wb(capsys, *store, "import", *map(str, inference_pair(tmp_path, drop=("request_mix",))))
     _c, _o, err = wb(capsys, *store, "declare", "1", "request_mix=4000 prompt / 10 output tokens", expect=2)
-    assert "contradicts the data, which show request_mix" in err
+    assert "contradicts the data, which say request_mix" in err
 
 
 def test_bundle_carries_the_history_and_verifies(tmp_path, capsys):

@@ -54,6 +54,8 @@ OWN_LAZY = {
     ("workbench/tui/services.py", "workbench.rerun.preflight"): FIRST_FRAME,
     ("workbench/compare/__init__.py", "lenses.base"): NUMPY,
     ("workbench/compare/__init__.py", "lenses.extensions"): NUMPY,
+    ("workbench/compare/parameters.py", "lenses.extensions"): NUMPY,  # only for frame guardrails
+    ("workbench/investigations/frame.py", "lenses.extensions"): NUMPY,  # only when guardrails are read
     ("workbench/compare/__init__.py", "workbench.compare"): ("why", "its engine modules (comparability, delta, ...) load numpy"),
     ("workbench/compare/__init__.py", "workbench.compare.control"): NUMPY,
     ("workbench/compare/__init__.py", "workbench.compare.model"): NUMPY,

@@ -197,10 +197,14 @@ def test_silent_zero_server_metrics_are_unknown(demo_levels) -> None:
 def test_pair_is_an_intended_engine_revision_change(demo_runs) -> None:
     compare = pytest.importorskip("workbench.compare").compare
     result = compare([demo_runs["vllm"]], [demo_runs["vllm+v0_engine"]], changes={"engine_revision": None}).to_json()
+    # The hub model's revision is not pinned: the weights are unknown, never "same" (issue 27).
+    assert not result["comparable"] and result["refusal"]["dimension"] == "weights"
+    result = compare([demo_runs["vllm"]], [demo_runs["vllm+v0_engine"]], changes={"engine_revision": None},
+                     accepts={"weights": "one deployment of the hub model"}).to_json()
     assert result["comparable"]
     states = {d["name"]: d["state"] for d in result["dimensions"]}
-    assert states["engine_revision"] == "changed"
-    assert all(states[k] == "same" for k in ("model", "weights", "hardware", "topology", "request_mix"))
+    assert states["engine_revision"] == "changed" and states["weights"] == "unknown"
+    assert all(states[k] == "same" for k in ("model", "hardware", "topology", "request_mix"))
     # The V0 variant also sets VLLM_USE_V1=0: the engine config says so, key by key.
     (row,) = [d for d in result["dimensions"] if d["name"] == "engine_config"]
     assert row["state"] == "different"

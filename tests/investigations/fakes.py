@@ -24,7 +24,7 @@ class FakeComparison:
         return self.doc
 
 
-def fake_compare(baseline_runs, candidate_runs, lens=None, changes=None, accepts=None):
+def fake_compare(baseline_runs, candidate_runs, lens=None, changes=None, accepts=None, guardrails=()):
     def side(runs):
         per_run = [float(np.nanmean(r.samples["ttft_ms"])) for r in runs]
         return float(np.mean(per_run)), per_run

@@ -37,7 +37,7 @@ def demo_store(tmp_path, capsys):
 def test_question_to_verified_bundle(demo_store, tmp_path, capsys):
     s = ("--store", demo_store)
     inv = wbj(capsys, *s, "investigate", "new", "--lens", "inference", "--question", "Ship engine v0.8.3?",
-              "--guardrail", "error rate does not rise", "--change", "engine_revision=v0.8.2:v0.8.3")
+              "--guardrail", "error_rate max_increase 0", "--change", "engine_revision=v0.8.2:v0.8.3")
     i = str(inv["id"])
     runs = {r["label"]: r["id"] for r in wbj(capsys, *s, "runs")}
     base = [str(runs[f"engine v0.8.2 run {n}"]) for n in range(1, 6)]

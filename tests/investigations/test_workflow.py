@@ -12,7 +12,7 @@ from workbench.investigations import workflow as wf
 def setup(store_url, tmp_path):
     st = open_store(store_url)
     base, cand, files = populate(st, tmp_path)
-    inv = wf.new_investigation(st, lens="inference", question="Ship engine v0.8.3?", guardrails=["error rate <= 0.1%"],
+    inv = wf.new_investigation(st, lens="inference", question="Ship engine v0.8.3?", guardrails=["error_rate max 0.001"],
                                   intended_change={"engine": ["v0.8.2", "v0.8.3"]}, baseline=base, candidate=cand, by="ana").to_json()
     return st, inv, base, cand, files
 
@@ -48,7 +48,8 @@ def test_compare_stores_result_and_parameters(setup):
                              accepts={"hardware": "same SKU, new serial"}).to_json()
     assert comp["candidate_runs"] == cand
     assert comp["parameters"] == {"lens": "inference", "changes": {"engine": ["v0.8.2", "v0.8.3"]},
-                                  "accepts": {"hardware": "same SKU, new serial"}}
+                                  "accepts": {"hardware": "same SKU, new serial"},
+                                  "guardrails": ["error_rate max 0.001"]}  # the frame's, judged at Compare
     assert comp["verdict"] == "REGRESSION" and comp["comparable"]
     assert comp["result"]["primary"]["candidate"] > 200
     again = wf.get_comparison(st, comp["id"])

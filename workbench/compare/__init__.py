@@ -18,10 +18,11 @@ from lenses import LENS_NAMES, get_lens, lens_names
 from workbench.errors import BadInput, UsageError
 
 if TYPE_CHECKING:
-    from lenses.base import Lens
+    from lenses.base import GuardrailSpec, Lens
     from store.records import RunRecord
     from workbench.compare.inspect_data import InspectResult
     from workbench.compare.model import Comparison
+    from workbench.compare.results import Primary
 
 
 def resolve_lens(
@@ -63,6 +64,7 @@ def compare(
     accepts: dict[str, str] | None = None,
     extensions: Iterable[str | Path] = (),
     control: Sequence["RunRecord"] | None = None,
+    guardrails: Sequence["GuardrailSpec"] = (),
 ) -> "Comparison":
     """Compare baseline runs with candidate runs through a lens.
 
@@ -71,10 +73,12 @@ def compare(
     ``accepts``: ``{dim: why}``, the only override of a refusal, recorded in the result.
     ``control``: baseline-again (A′) runs, the A/A noise floor of every effect (see
     ``workbench.compare.control``); they must match the baseline, changed dimensions included.
+    ``guardrails``: more guardrails (an investigation's frame): with the lens's, judged by
+    ``workbench.compare.contract``; a stated one that cannot be judged withholds IMPROVEMENT.
     """
     # The engine's modules load numpy, the lenses and the statistics engine: imported
     # here, so that the CLI's ``parse_change`` (and ``wb --help``) does not pay for them.
-    from workbench.compare import comparability, delta, dict_diff, observations  # numpy
+    from workbench.compare import contract, delta, dict_diff, observations  # numpy
     from workbench.compare.control import check_control  # numpy
     from workbench.compare.model import Comparison  # numpy
     from workbench.compare.results import Declaration, Evidence, Observation, Runs  # workbench.stats: numpy
@@ -83,7 +87,9 @@ def compare(
         raise UsageError("compare needs at least one baseline run and one candidate run")
     control = list(control or [])
     the_lens = resolve_lens([*baseline, *candidate, *control], lens, extensions)
-    check = comparability.check(the_lens, baseline, candidate, changes, accepts)
+    if guardrails:  # the investigation's frame guardrails, beside the lens's own
+        the_lens = the_lens.extended(guardrails=tuple(guardrails))
+    check = contract.pair(the_lens, baseline, candidate, changes, accepts)
     base_refs, cand_refs = tuple(_ref(r) for r in baseline), tuple(_ref(r) for r in candidate)
     runs = Runs(baseline=base_refs, candidate=cand_refs)
     if control:
@@ -98,11 +104,12 @@ def compare(
                          if dim.declaration is not None)
     if not check.comparable:
         return Comparison(lens=the_lens, runs=runs, comparability=check, declarations=declarations)
-    guardrails = delta.guardrails(the_lens, baseline, candidate, control)
-    timing_effect = delta.work(the_lens, baseline, candidate, None).same is not False
+    judged = contract.guardrails(the_lens, baseline, candidate, control)
+    timing_effect = contract.work(the_lens, baseline, candidate, None).same is not False
     primary = delta.primary(the_lens, baseline, candidate, timing_effect=timing_effect, control=control)
+    primary = _withhold(primary, contract.unknown_stated(the_lens, judged))
     phases = delta.phases(the_lens, baseline, candidate, control)
-    found = observations.observations(the_lens, baseline, candidate, primary, phases, guardrails)
+    found = observations.observations(the_lens, baseline, candidate, primary, phases, judged)
     first: list[Observation] = []
     if check.unrealized_changes:
         first.append(Observation(
@@ -120,11 +127,26 @@ def compare(
         primary=primary,
         phases=tuple(phases),
         observations=(*first, *found),
-        guardrails=tuple(guardrails),
-        work=delta.work(the_lens, baseline, candidate, primary),
+        guardrails=tuple(judged),
+        work=contract.work(the_lens, baseline, candidate, primary),
         metrics=tuple(delta.extra_metrics(the_lens, baseline, candidate, control)),
         declarations=declarations,
     )
+
+
+def _withhold(primary: "Primary", unknown: list[str]) -> "Primary":
+    """The primary with IMPROVEMENT withheld while a stated guardrail is unknown."""
+    import msgspec  # with the engine (numpy): see compare()
+
+    from workbench.compare import contract  # numpy: see compare()
+
+    effect = primary.effect
+    verdict, why = contract.withhold(effect.verdict, unknown)
+    if not why:
+        return primary
+    reason = f"{effect.reason}; {why}" if isinstance(effect.reason, str) and effect.reason else why
+    effect = msgspec.structs.replace(effect, verdict=verdict, reason=reason)
+    return msgspec.structs.replace(primary, effect=effect)
 
 
 def _ref(run: "RunRecord") -> int | str:
@@ -142,12 +164,13 @@ def inspect(
     windows: int = 8,
     top: int = 10,
     control: Sequence["RunRecord"] | None = None,
+    guardrails: Sequence["GuardrailSpec"] = (),
 ) -> "InspectResult":
     """Per-phase distributions, the change over time inside the runs, and the operations
     that moved most; refused pairs (see ``compare``) get no detail."""
     from workbench.compare.inspect_data import build_inspect  # numpy
 
-    comparison = compare(baseline, candidate, lens, changes, accepts, extensions, control=control)
+    comparison = compare(baseline, candidate, lens, changes, accepts, extensions, control=control, guardrails=guardrails)
     return build_inspect(comparison, baseline, candidate, windows=windows, top=top)
 
 

@@ -6,10 +6,17 @@ lengths, rank count and effective batch from the steps, eligibility from the job
 window kind); a label that disagrees with the data makes the dimension ``different``.
 A must-match dimension that is different or unknown refuses the pair, unless the user
 recorded an acceptance with a reason (``--accept DIM --why TEXT``).
+
+A side must agree with itself: runs of one side that differ on a must-match dimension,
+or on the dimension declared as the change, refuse the pair with the runs named; on any
+other dimension the side is ``mixed``. An unpinned identity ("revision not pinned",
+"latest", an image tag without a digest) says nothing about what ran: it is unknown,
+never ``same``. Every stage reaches these rules through ``workbench.compare.contract``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -19,7 +26,7 @@ from lenses.base import WINDOW_DIMENSION, DimensionSpec, Lens, normalize_text
 from store.records import RunRecord
 from workbench.compare import dict_diff
 from workbench.compare.results import Refusal
-from workbench.compare.states import CHANGED, DIFFERENT, SAME, UNKNOWN, DimensionState
+from workbench.compare.states import CHANGED, DIFFERENT, MIXED, SAME, UNKNOWN, DimensionState
 from workbench.errors import UsageError
 
 
@@ -30,11 +37,28 @@ Change = tuple[str | None, str | None] | None
 @dataclass
 class SideValue:
     """One side's value of a dimension (``None`` = unknown), where it came from, and
-    what is wrong with it (label against data, runs that disagree)."""
+    what is wrong with it: a label against its data (``problems``), runs of the side that
+    disagree (``disagree``, naming them), values that are unpinned identities (``unpinned``)."""
 
     value: Any = None
     source: str | None = None
     problems: list[str] = field(default_factory=list)
+    disagree: str = ""
+    unpinned: list[str] = field(default_factory=list)
+
+
+# Identities that do not pin what ran: a hub model without a revision, "latest", an image
+# tag (mutable) without its digest. Such a value is unknown, never ``same``.
+_UNPINNED = re.compile(r"not pinned|unpinned|(^|[:@/\s])latest$", re.IGNORECASE)
+_IMAGE_TAG = re.compile(r"^[a-z0-9.\-]+(:\d+)?/[\w.\-/]+:[\w.\-]+$", re.IGNORECASE)
+
+
+def unpinned(value: Any) -> bool:
+    """Whether ``value`` names an identity without pinning it (see ``_UNPINNED``)."""
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    return bool(_UNPINNED.search(text)) or ("@" not in text and bool(_IMAGE_TAG.match(text)))
 
 
 @dataclass
@@ -48,9 +72,18 @@ class DimensionRow:
     note: str = ""
     declared_change: bool = False
     accepted_why: str | None = None
+    # The runs of one side disagree on this dimension (``disagreeing`` names them).
+    disagreeing: str = ""
+
+    @property
+    def self_contradicting(self) -> bool:
+        """A side disagrees with itself on a dimension that decides the comparison."""
+        return bool(self.disagreeing) and (self.must_match or self.declared_change)
 
     @property
     def blocks(self) -> bool:
+        if self.self_contradicting:
+            return True  # no acceptance makes a side that disagrees with itself one side
         return self.must_match and self.state in (DIFFERENT, UNKNOWN) and self.accepted_why is None
 
     @property
@@ -71,6 +104,8 @@ class DimensionRow:
         }
         if self.note:
             out["note"] = self.note
+        if self.disagreeing and self.disagreeing != self.note:
+            out["runs_disagree"] = self.disagreeing
         out.update(dict_diff.mapping_diff(self.name, self.state, self.baseline.value, self.candidate.value).to_json())
         if self.declared_change:
             out["declared_change"] = True
@@ -105,7 +140,20 @@ def _run_name(run: RunRecord) -> str:
     return f"run {run.id}" if run.id is not None else f"run {run.label!r}"
 
 
-def _run_value(spec: DimensionSpec, run: RunRecord, observed: dict) -> SideValue:
+def run_value(spec: DimensionSpec, run: RunRecord, observed: dict) -> SideValue:
+    """The one reading of a run's dimension (its value and source) that every stage uses,
+    ``wb declare`` included. ``observed``: ``lens.observed_dimensions(run)``.
+
+    A value the importer measured (source other than ``declared``) is the value; else what
+    the lens reads from the data (``derived``), which a label must agree with; else the
+    label. An unpinned identity is unknown (``unpinned`` keeps what it said)."""
+    value = _reading(spec, run, observed)
+    if unpinned(value.value):
+        return SideValue(None, value.source, value.problems, unpinned=[_show(value.value)])
+    return value
+
+
+def _reading(spec: DimensionSpec, run: RunRecord, observed: dict) -> SideValue:
     declared = run.dimensions.get(spec.name)
     seen = observed.get(spec.name)
     if declared is not None and declared.source != "declared":
@@ -123,36 +171,65 @@ def _run_value(spec: DimensionSpec, run: RunRecord, observed: dict) -> SideValue
     return SideValue(seen.value, seen.source)
 
 
+def dimension_values(lens: Lens, run: RunRecord) -> dict[str, SideValue]:
+    """Every dimension of ``run`` (the lens's and the run's own) as the comparison reads it."""
+    observed = lens.observed_dimensions(run)
+    specs = {s.name: s for s in lens.dimensions}
+    for name in [*run.dimensions, *observed]:
+        specs.setdefault(name, DimensionSpec(name, name.replace("_", " ").capitalize(), False))
+    return {name: run_value(spec, run, observed) for name, spec in specs.items()}
+
+
 def side_value(lens: Lens, spec: DimensionSpec, runs: Sequence[RunRecord], observed: list[dict]) -> SideValue:
     """The value of ``spec`` over a side's runs: unknown if any run lacks it, with a
     problem when a label disagrees with its data or the runs disagree among themselves."""
-    values = [_run_value(spec, run, obs) for run, obs in zip(runs, observed)]
+    values = [run_value(spec, run, obs) for run, obs in zip(runs, observed)]
     problems = [p for v in values for p in v.problems]
+    pins = [p for v in values for p in v.unpinned]
     known = [v for v in values if v.value is not None]
     if len(known) < len(values):
         if known:
             missing = ", ".join(_run_name(r) for r, v in zip(runs, values) if v.value is None)
             problems.append(f"unknown for {missing}")
-        return SideValue(None, None, problems)
+        return SideValue(None, None, problems, unpinned=pins)
+    groups: list[tuple[Any, list[RunRecord]]] = []  # the side's distinct values, with their runs
+    for run, v in zip(runs, values):
+        group = next((g for g in groups if _equal(spec, g[0], v.value)), None)
+        if group is None:
+            groups.append((v.value, [run]))
+        else:
+            group[1].append(run)
+    disagree = ""
+    if len(groups) > 1:
+        disagree = "runs disagree: " + "; ".join(
+            f"{', '.join(_run_name(r) for r in rs)} {'has' if len(rs) == 1 else 'have'} {_show(value)}" for value, rs in groups)
     first = known[0]
-    for run, v in zip(runs[1:], values[1:]):
-        if not _equal(spec, first.value, v.value):
-            problems.append(f"runs disagree: {_run_name(runs[0])} has {_show(first.value)}, {_run_name(run)} has {_show(v.value)}")
-            break
     sources = {v.source for v in values}
-    return SideValue(first.value, first.source if len(sources) == 1 else "/".join(sorted(s or "" for s in sources)), problems)
+    return SideValue(first.value, first.source if len(sources) == 1 else "/".join(sorted(s or "" for s in sources)), problems,
+                     disagree=disagree)
 
 
 def _matches(spec: DimensionSpec, expected: str | None, actual: Any) -> bool:
     return expected is None or _equal(spec, expected, actual)
 
 
+def disagreement(b: SideValue, c: SideValue) -> str:
+    """Which runs of a side disagree with the others, both sides named ("" when none)."""
+    return "; ".join(f"{side} {v.disagree}" for side, v in (("baseline", b), ("candidate", c)) if v.disagree)
+
+
 def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, declared: bool) -> tuple[DimensionState, str]:
-    problems = [f"baseline {p}" if p.startswith("runs") or p.startswith("unknown") else p for p in b.problems]
-    problems += [f"candidate {p}" if p.startswith("runs") or p.startswith("unknown") else p for p in c.problems]
+    problems = [f"baseline {p}" if p.startswith("unknown") else p for p in b.problems]
+    problems += [f"candidate {p}" if p.startswith("unknown") else p for p in c.problems]
     conflict = [p for p in problems if not p.startswith(("baseline unknown", "candidate unknown"))]
-    if conflict:
-        return DIFFERENT, "; ".join(conflict)
+    mixed = disagreement(b, c)
+    if conflict or (mixed and (spec.must_match or declared)):
+        return DIFFERENT, "; ".join([*conflict, *([mixed] if mixed else [])])
+    if mixed:
+        return MIXED, mixed
+    if b.unpinned or c.unpinned:
+        shown = "; ".join(f"{side} {', '.join(dict.fromkeys(v.unpinned))}" for side, v in (("baseline", b), ("candidate", c)) if v.unpinned)
+        return UNKNOWN, f"not pinned, so what ran is unknown: {shown}" + ("; the declared change cannot be checked" if declared else "")
     if b.value is None or c.value is None:
         side = "both sides" if b.value is None and c.value is None else "the baseline" if b.value is None else "the candidate"
         note = f"missing on {side}"
@@ -179,6 +256,12 @@ def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, decl
 
 def _refusal(row: DimensionRow, also: Sequence[DimensionRow]) -> Refusal:
     what = f"{row.title} ({row.name})"
+    also_names = tuple(r.name for r in also) if also else UNSET
+    if row.self_contradicting:
+        role = "is the declared change" if row.declared_change else "must match"
+        reason = (f"{what} {role}, but a side disagrees with itself ({row.disagreeing}); "
+                  "to compare: name only runs that agree on it on each side")
+        return Refusal(dimension=row.name, reason=reason, also=also_names)
     if row.state == UNKNOWN:
         reason = (
             f"{what} must match but is unknown: baseline {_show(row.baseline.value)}, "
@@ -193,7 +276,7 @@ def _refusal(row: DimensionRow, also: Sequence[DimensionRow]) -> Refusal:
             reason += f" ({row.note})"
     hint = f"--change {row.name}=FROM:TO, " if row.state == DIFFERENT and not row.note and row.name != WINDOW_DIMENSION else ""
     reason += f"; to compare anyway: {hint}--accept {row.name} --why TEXT"
-    return Refusal(dimension=row.name, reason=reason, also=tuple(r.name for r in also) if also else UNSET)
+    return Refusal(dimension=row.name, reason=reason, also=also_names)
 
 
 def _change_pair(name: str, value: Any) -> Change:
@@ -238,10 +321,10 @@ def check(
         c = side_value(lens, spec, candidate, obs_c)
         declared = spec.name in changes
         state, note = _state(spec, b, c, changes.get(spec.name), declared)
-        rows.append(
-            DimensionRow(spec.name, spec.title, spec.must_match, state, b, c, note, declared, accepts.get(spec.name))
-        )
-    blocking = [r for r in rows if r.blocks]
+        rows.append(DimensionRow(spec.name, spec.title, spec.must_match, state, b, c, note, declared, accepts.get(spec.name),
+                                 disagreement(b, c)))
+    # A side that disagrees with itself is named first: no other difference can be read until it agrees.
+    blocking = sorted((r for r in rows if r.blocks), key=lambda r: not r.self_contradicting)
     refusal = _refusal(blocking[0], blocking[1:]) if blocking else None
     unrealized = [r.name for r in rows if r.declared_change and r.state == SAME]
     return Comparability(rows, refusal, unrealized)

@@ -15,9 +15,8 @@ from collections.abc import Mapping, Sequence
 
 from lenses.base import Lens
 from store.records import RunRecord
-from workbench.compare import comparability
+from workbench.compare import contract
 from workbench.compare.comparability import Change
-from workbench.compare.fmt import jsonable
 from workbench.errors import UsageError
 from workbench.textsafe import clean
 
@@ -32,16 +31,6 @@ def check_control(
     """Raise ``UsageError`` (one line) when the control runs are not baseline-again runs.
     ``changes``: the pair's declared change, which the control must *not* show (so it is
     not passed on: every dimension must match the baseline)."""
-    check = comparability.check(lens, baseline, control, None, accepts)
-    for row in check.rows:
-        if row.blocks or (row.state == "different" and row.accepted_why is None):
-            b, a = (jsonable(v.value) for v in (row.baseline, row.candidate))
-            what = "is unknown" if row.state == "unknown" else "differs"
-            raise UsageError(
-                f"--control: the control runs are not baseline-again runs: {row.name} {what} "
-                f"(baseline {clean(_show(b))}, control {clean(_show(a))})"
-            )
-
-
-def _show(value: object) -> str:
-    return "unknown" if value is None else str(value)
+    mismatch = contract.control_mismatch(lens, baseline, control, accepts)
+    if mismatch is not None:
+        raise UsageError(f"--control: the control runs are not baseline-again runs: {clean(mismatch[1])}")

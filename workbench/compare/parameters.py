@@ -2,8 +2,9 @@
 
 A comparison made inside an investigation is stored with the arguments the compare
 engine was called with, as JSON: ``{"lens", "changes": {dim: [from, to] or []},
-"accepts": {dim: why}[, "control": [run ids]]}`` (``control`` only when there is one, so
-results stored before the A/A control existed keep their bytes). Bundles carry the same
+"accepts": {dim: why}[, "control": [run ids]][, "guardrails": [lines]]}`` (``control`` and
+``guardrails`` only when there are some, so results stored before they existed keep their
+bytes; ``guardrails`` are the investigation's frame guardrails, ``METRIC RULE LIMIT``). Bundles carry the same
 object in ``recipe.comparisons[].parameters``. The investigation workflow writes it,
 ``wb evidence verify --recompute`` reads it back through :class:`ComparisonParameters`;
 the TUI's Inspect (``tui/services.inspect_text``) should too:
@@ -13,11 +14,15 @@ the TUI's Inspect (``tui/services.inspect_text``) should too:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import msgspec
 
+from lenses import get_lens
 from workbench.compare.fmt import record_json
+
+if TYPE_CHECKING:
+    from lenses.base import GuardrailSpec
 
 Value = str | int | float | bool | None
 
@@ -28,6 +33,7 @@ class EngineArguments(TypedDict):
     lens: str | None
     changes: dict[str, tuple[Value, ...]]
     accepts: dict[str, str]
+    guardrails: NotRequired[tuple["GuardrailSpec", ...]]
 
 
 class ComparisonParameters(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -41,6 +47,7 @@ class ComparisonParameters(msgspec.Struct, frozen=True, omit_defaults=True):
     changes: dict[str, tuple[Value, ...]]
     accepts: dict[str, str]
     control: tuple[int | str, ...] = ()
+    guardrails: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, doc: Mapping[str, object] | None) -> "ComparisonParameters":
@@ -55,9 +62,16 @@ class ComparisonParameters(msgspec.Struct, frozen=True, omit_defaults=True):
 
     def engine_arguments(self) -> "EngineArguments":
         """Keyword arguments of ``workbench.compare.compare``/``inspect`` (the control
-        runs are loaded by the caller: they are ids here, records there)."""
-        return {
+        runs are loaded by the caller: they are ids here, records there). Frame
+        guardrails are read in the lens grammar (``ValueError`` names a bad line)."""
+        out: EngineArguments = {
             "lens": self.lens,
             "changes": {k: tuple(v) for k, v in self.changes.items()},
             "accepts": dict(self.accepts),
         }
+        if self.guardrails:
+            from lenses.extensions import parse_guardrail  # lenses.base: numpy, only for comparisons with frame guardrails
+
+            lens = get_lens(self.lens or "")
+            out["guardrails"] = tuple(parse_guardrail(g, lens) for g in self.guardrails)
+        return out

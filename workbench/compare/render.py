@@ -18,7 +18,7 @@ from workbench.compare.fmt import change, num, qty
 from workbench.compare.inspect_data import InspectResult
 from workbench.compare.model import Comparison
 from workbench.compare.results import Censored, Effect, RunRef, Work
-from workbench.compare.states import CHANGED, DIFFERENT, SAME, UNKNOWN
+from workbench.compare.states import CHANGED, DIFFERENT, MIXED, SAME, UNKNOWN
 from workbench.textsafe import clean
 
 WIDTH = 80
@@ -88,7 +88,7 @@ def _effect_short(effect: Effect | None) -> str:
 def dimensions_table(c: Comparison) -> list[str]:
     rows = c.comparability.rows
     # What differs first (a diff-first view); unknown also-recorded rows last.
-    rank = {CHANGED: 0, DIFFERENT: 1, UNKNOWN: 2, SAME: 3}
+    rank = {CHANGED: 0, DIFFERENT: 1, MIXED: 2, UNKNOWN: 2, SAME: 3}
     order = sorted(rows, key=lambda r: (4 if r.state == UNKNOWN and not r.must_match else rank[r.state], not r.must_match))
     lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]
     for r in order:

@@ -11,9 +11,10 @@ from enum import StrEnum
 class DimensionState(StrEnum):
     SAME = "same"  # equal on both sides
     CHANGED = "changed"  # declared as the change and actually different
-    DIFFERENT = "different"  # different and not declared (or a label against its data, runs that disagree)
-    UNKNOWN = "unknown"  # missing on either side
+    DIFFERENT = "different"  # different and not declared (or a label against its data; runs of a side that disagree on a must-match or declared dimension)
+    UNKNOWN = "unknown"  # missing on either side (or an unpinned identity)
+    MIXED = "mixed"  # the runs of a side disagree on a dimension that neither must match nor is the change
 
 
-SAME, CHANGED, DIFFERENT, UNKNOWN = DimensionState
+SAME, CHANGED, DIFFERENT, UNKNOWN, MIXED = DimensionState
 STATES = tuple(DimensionState)

@@ -34,7 +34,7 @@ def _dimension_lines(rows: list[dict[str, Any]]) -> list[str]:
     (a mapping's differing keys one per line, never cut)."""
     from workbench.compare import dict_diff
 
-    rank = {"changed": 0, "different": 1, "unknown": 2, "same": 3}
+    rank = {"changed": 0, "different": 1, "mixed": 2, "unknown": 2, "same": 3}
     order = sorted(rows, key=lambda r: (4 if r["state"] == "unknown" and not r.get("must_match") else rank.get(r["state"], 3),
                                         not r.get("must_match")))
     lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]

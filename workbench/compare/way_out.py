@@ -29,7 +29,9 @@ class WayOut(Result, frozen=True, kw_only=True):
 
     declare: tuple[str, ...]  # wb declare lines, where the files do not carry a value
     change: tuple[str, ...]  # the comparison again, naming the change under test
-    accept: str  # the comparison again, accepting every blocking dimension with a reason
+    accept: str  # the comparison again, accepting every blocking dimension with a reason ("": none can be)
+    # A side that disagrees with itself: no acceptance resolves it; name only runs that agree.
+    disagree: tuple[str, ...] = ()
 
 
 def _q(text: Any) -> str:
@@ -63,7 +65,8 @@ def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any
     by_id = {r.id: r for r in records}
     if result.comparable:
         return None
-    blocking = [r for r in result.comparability.rows if r.blocks]
+    split = tuple(f"{r.name}: {r.disagreeing}" for r in result.comparability.rows if r.blocks and r.self_contradicting)
+    blocking = [r for r in result.comparability.rows if r.blocks and not r.self_contradicting]
     # runs to declare on -> NAME=VALUE words; both sides first, then each side alone
     targets: dict[tuple[Any, ...], list[str]] = {tuple([*baseline, *candidate]): [], tuple(baseline): [], tuple(candidate): []}
     changes: list[str] = []
@@ -84,21 +87,25 @@ def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any
     declare = tuple(" ".join(["wb declare", *map(_q, runs), *map(_q, words), "--why", _q("what makes it true")])
                     for runs, words in targets.items() if words)
     change = (" ".join([*command, *(w for ch in changes for w in ("--change", ch))]),) if changes else ()
-    accept = " ".join([*command, "--accept", ",".join(r.name for r in blocking), "--why", _q("why the difference does not matter")])
-    return WayOut(declare=declare, change=change, accept=accept)
+    accept = " ".join([*command, "--accept", ",".join(r.name for r in blocking), "--why", _q("why the difference does not matter")]) if blocking else ""
+    return WayOut(declare=declare, change=change, accept=accept, disagree=split)
 
 
 def render_way_out(ways: WayOut) -> list[str]:
     lines = ["To go on, resolve each blocking dimension:"]
+    if ways.disagree:
+        lines.append("  a side disagrees with itself (no acceptance resolves it): name only runs that agree, on each side:")
+        lines += [f"    {d}" for d in ways.disagree]
     if ways.declare:
         lines.append("  where the files do not say it, declare the value (replace VALUE; kept in each run's history, 'wb show RUN'):")
         lines += [f"    {cmd}" for cmd in ways.declare]
     if ways.change:
         lines.append("  where the runs differ because that is the change under test, say so:")
         lines += [f"    {cmd}" for cmd in ways.change]
-    lines.append(("  or " if ways.declare or ways.change else "  ")
-                 + "accept the differences with a reason (recorded with the comparison, one dimension at a time):")
-    lines.append(f"    {ways.accept}")
+    if ways.accept:
+        lines.append(("  or " if ways.declare or ways.change else "  ")
+                     + "accept the differences with a reason (recorded with the comparison, one dimension at a time):")
+        lines.append(f"    {ways.accept}")
     return lines
 
 

@@ -12,6 +12,7 @@ from workbench.compare.model import verdict_of
 from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import NotFound, UsageError
 from workbench.investigations.common import current_user, investigation_row, parse_id, required_text, resolve_runs
+from workbench.investigations.frame import frame_guardrails
 from workbench.investigations.views import ComparisonView, comparison_of, frame_of
 
 if TYPE_CHECKING:
@@ -68,6 +69,9 @@ def store_comparison(
         changes={k: tuple(v) for k, v in (changes if changes is not None else frame.intended_change).items()},
         accepts={k: required_text(v, f"the reason for accepting {k}") for k, v in (accepts or {}).items()},
         control=tuple(resolve_runs(store, control)) if control else (),
+        # The frame's guardrails apply at Compare (and again at --recompute): judged by the one contract.
+        guardrails=tuple(f"{g.metric} {g.rule} {g.limit:g}" for g in frame_guardrails(
+            lens or frame.lens, frame.guardrails, f"investigation {frame.id}'s guardrail")),
     )
     engine = engine or default_compare_engine()
     result = engine(

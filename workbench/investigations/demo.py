@@ -26,7 +26,7 @@ DEMOS: list[dict[str, Any]] = [
         "lens": "inference",
         "title": "demo: engine upgrade v0.8.2 -> v0.8.3",
         "question": "Can we ship engine v0.8.3 without hurting time to first token (p95)?",
-        "guardrails": ["error rate does not rise"],
+        "guardrails": ["error_rate max_increase 0"],
         "change": {"engine_revision": ["v0.8.2", "v0.8.3"]},
         "hypothesis": "The v0.8.3 scheduler keeps requests queued longer at the same load (admission, not model work).",
         "test": "Interleaved A/B/A′ reruns (10 rounds) at a fixed request rate, reading queue p95 per run; "
@@ -36,7 +36,7 @@ DEMOS: list[dict[str, Any]] = [
         "lens": "training",
         "title": "demo: framework upgrade PyTorch 2.3 -> 2.4-rc",
         "question": "Can we move training to PyTorch 2.4-rc without slowing the mean step time?",
-        "guardrails": ["evaluation loss within 0.02"],
+        "guardrails": ["eval_loss within 0.02"],
         "change": {"framework": ["PyTorch 2.3.1", "PyTorch 2.4.0-rc1"]},
         "hypothesis": "A straggling rank makes the others wait in the collectives.",
         "test": "A controlled interleaved rerun with per-rank collective timings (NCCL flight recorder) and an "

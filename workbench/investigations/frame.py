@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from lenses import get_lens
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.errors import UsageError
 from workbench.investigations.common import LENSES, current_user, investigation_row, required_text, resolve_runs
@@ -20,7 +21,25 @@ from workbench.investigations.views import (
 )
 
 if TYPE_CHECKING:
+    from lenses.base import GuardrailSpec
     from store.api import Store
+
+
+def frame_guardrails(lens: str, texts: Sequence[str], what: str = "--guardrail") -> tuple["GuardrailSpec", ...]:
+    """An investigation's guardrails as the compare contract judges them (``METRIC RULE
+    LIMIT`` each, ``lenses.extensions.GUARDRAIL_GRAMMAR``): at Compare (``compare(...,
+    guardrails=)``), at Verify (a plan's guardrails, ``rerun.plan.frame_guardrail``) and by
+    ``--recompute``. ``UsageError`` names a line that is not a guardrail."""
+    from lenses.extensions import parse_guardrail  # lenses.base: numpy, loaded when guardrails are read
+
+    the_lens = get_lens(lens)
+    out = []
+    for text in texts:
+        try:
+            out.append(parse_guardrail(text, the_lens))
+        except ValueError as exc:
+            raise UsageError(f"{what}: {str(exc).removeprefix('guardrail ')}") from None
+    return tuple(out)
 
 def new_investigation(
     store: "Store",
@@ -39,11 +58,13 @@ def new_investigation(
 
     if lens not in LENSES:
         raise UsageError(f"unknown lens {lens!r} (choose {', '.join(LENSES)})")
+    # Stored in one normal form, so that Compare, Verify and --recompute read the same rule.
+    guardrails = [f"{g.metric} {g.rule} {g.limit:g}" for g in frame_guardrails(lens, [nfc(g) for g in guardrails])]
     row = Investigation(
         title=nfc(title).strip(),
         lens=lens,
         question=required_text(question, "the decision question"),
-        guardrails=[nfc(g) for g in guardrails],
+        guardrails=guardrails,
         intended_change=bundle_value({k: list(v) for k, v in (intended_change or {}).items()}),
         baseline_runs=resolve_runs(store, baseline),
         candidate_runs=resolve_runs(store, candidate),

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from workbench.compare.results import Effect
+from workbench.compare.results import Effect, Refusal, Work
 from workbench.rerun.plan import Warmup
 from workbench.rerun.records import Record
 from workbench.stats.verdicts import Flag, Verdict
@@ -73,6 +73,9 @@ class RunRow(Record, kw_only=True, omit_defaults=True):
     run_id: int | None
     statistic: float | None
     stderr_tail: str | None = None
+    # Work per second of the run (work per item over the statistic's time per item), when
+    # the arms' work per item differs and the verdict is on throughput (``RerunReport.basis``).
+    throughput: float | None = None
 
 
 class ArmFailures(Record, kw_only=True):
@@ -125,6 +128,29 @@ class GuardrailResult(Record, kw_only=True, omit_defaults=True):
     why: str | None = None
 
 
+class Basis(Record, kw_only=True):
+    """What the verdict is on when the arms' valid work per item differs: throughput (work
+    per second, higher is better), never the time alone."""
+
+    metric: str  # "throughput"
+    unit: str  # "samples/s", "tokens/s"
+    why: str
+
+
+class DimensionCheck(Record, kw_only=True, omit_defaults=True):
+    """One dimension of the arms as the compare layer reads it from their captures (B
+    against A; ``control``: A′'s value where it is not A's)."""
+
+    name: str
+    state: str
+    must_match: bool
+    baseline: Any = None
+    candidate: Any = None
+    note: str | None = None
+    declared_change: bool = False
+    accepted: str | None = None
+
+
 class RerunReport(Record, kw_only=True, omit_defaults=True):
     """The comparison of one execution (see docs/verify.md). ``comparison_id`` is set
     once it is stored (the printed form leads with it; the stored body has none)."""
@@ -146,6 +172,15 @@ class RerunReport(Record, kw_only=True, omit_defaults=True):
     reason: str
     sequential: SequentialResult | None = None
     guardrails: tuple[GuardrailResult, ...]
+    # The contract of wb compare, kept (workbench.compare.contract): the arms' dimensions
+    # read from their captures, the refusal when A and B are not comparable (then no
+    # analysis and no verdict), why A′ is not the baseline again (then UNSTABLE), the
+    # arms' work, and the basis of the verdict when their work per item differs.
+    dimensions: tuple[DimensionCheck, ...] = ()
+    refusal: Refusal | None = None
+    control_mismatch: str | None = None
+    work: Work | None = None
+    basis: Basis | None = None
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> "RerunReport":

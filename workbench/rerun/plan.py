@@ -20,7 +20,7 @@ import msgspec
 import rfc8785
 
 from lenses import builtin_lens
-from lenses.base import GUARDRAIL_RULES
+from lenses.base import GUARDRAIL_RULES, GuardrailSpec
 from store.records import LENSES
 from workbench.errors import BadInput, UsageError
 from workbench.inputs import open_regular, read_regular
@@ -42,7 +42,7 @@ DEFAULT_STATISTIC = {"training": "mean", "inference": "p95"}
 PLAN_KEYS = {
     "name", "description", "lens", "baseline", "candidate", "control", "artifacts", "rounds", "order",
     "seed", "timeout_s", "metric", "statistic", "higher_is_better", "delta", "warmup", "guardrails",
-    "stopping", "spending",
+    "stopping", "spending", "change", "accept",
 }
 STOPPINGS = ("fixed", "sequential")  # sequential: look after every round from 3, stop once decided
 SPENDINGS = ("obrien-fleming", "pocock")
@@ -106,6 +106,16 @@ def lens_guardrails(lens: str) -> tuple[Guardrail, ...]:
     except KeyError:
         return ()
     return tuple(Guardrail(g.metric, g.rule, float(g.limit), g.name, f"lens:{lens}") for g in specs)
+
+
+def with_frame_guardrails(plan: "Plan", investigation: int, specs: "tuple[GuardrailSpec, ...]") -> "Plan":
+    """``plan`` carrying an investigation's frame guardrails (``investigations.frame.frame_guardrails``),
+    source ``frame:ID``; a frame guardrail replaces a plan or lens one of the same name.
+    Judged at Verify like every plan guardrail; one that cannot be judged withholds IMPROVEMENT."""
+    frame = [Guardrail(g.metric, g.rule, float(g.limit), g.name, f"frame:{investigation}") for g in specs]
+    names = {g.name for g in frame}
+    kept = tuple(g for g in plan.guardrails if (g.name or g.metric) not in names)
+    return msgspec.structs.replace(plan, guardrails=kept + tuple(frame))
 
 
 class Warmup(msgspec.Struct, frozen=True):
@@ -184,6 +194,16 @@ class Plan(msgspec.Struct, frozen=True):
     # maximum; a look after each round stops as soon as the data decide (stats.sequential).
     stopping: str = "fixed"
     spending: str = "obrien-fleming"
+    # The change under test, as ``wb compare --change``: dimension -> (FROM, TO), or ()
+    # when declared without values; and accepted must-match differences: dimension -> why.
+    # The comparison refuses any other must-match difference between A and B.
+    change: dict[str, tuple[str, ...]] = {}
+    accept: dict[str, str] = {}
+
+    @property
+    def changes(self) -> dict[str, tuple[str | None, str | None] | None]:
+        """``change`` in the compare layer's form."""
+        return {k: ((v[0] or None, v[1] or None) if v else None) for k, v in self.change.items()}
 
     def command(self, arm: str) -> Command:
         if arm == "B":
@@ -215,6 +235,9 @@ class Plan(msgspec.Struct, frozen=True):
             "origin": self.origin,
             # Only sequential plans carry these, so a fixed plan keeps the digest it always had.
             **({"stopping": self.stopping, "spending": self.spending} if self.stopping != "fixed" else {}),
+            # Likewise: a plan that declares no change keeps its digest.
+            **({"change": {k: list(v) for k, v in sorted(self.change.items())}} if self.change else {}),
+            **({"accept": dict(sorted(self.accept.items()))} if self.accept else {}),
         }
 
     @classmethod
@@ -410,6 +433,19 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
         # A plan guardrail of the same name replaces the lens's.
         guardrails = [x for x in guardrails if (x.name or x.metric) != (guard.name or guard.metric)] + [guard]
 
+    change = data.get("change") or {}
+    if not isinstance(change, Mapping) or not all(
+            isinstance(v, list | tuple) and len(v) in (0, 2) and all(isinstance(x, str) for x in v) for v in change.values()):
+        raise BadInput(where, 'change: a table of dimension = ["FROM", "TO"] (or [] to declare it without values)')
+    accept = data.get("accept") or {}
+    if not isinstance(accept, Mapping) or not all(isinstance(v, str) and v.strip() for v in accept.values()):
+        raise BadInput(where, 'accept: a table of dimension = "why it may differ" (a reason is required)')
+    known = {d.name for d in builtin_lens(lens).dimensions}
+    for key, names in (("change", change), ("accept", accept)):
+        for dim in names:
+            if dim not in known:
+                raise BadInput(where, f"{key}.{dim}: no such dimension in the {lens} lens (known: {', '.join(sorted(known))})")
+
     return Plan(
         name=name.strip(),
         description=str(data.get("description", "")),
@@ -430,6 +466,8 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
         guardrails=tuple(guardrails),
         stopping=stopping,
         spending=spending,
+        change={str(k): tuple(v) for k, v in change.items()},
+        accept={str(k): str(v).strip() for k, v in accept.items()},
     )
 
 

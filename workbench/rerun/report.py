@@ -7,6 +7,14 @@ dropped silently; a round with a failed arm is left out of the paired analysis a
 report says which. Works on a partial execution (live, or interrupted): the result is
 then labelled partial. Guardrails are judged on arm means of per-run values (the lens
 rule), beside the same rule applied to A′ against A as a noise reference.
+
+Before any verdict, the contract of ``wb compare`` (``workbench.compare.contract``) is
+kept on the captures of the runs: a must-match difference between A and B other than
+the plan's declared change refuses the verdict (REFUSED, with compare's way out); runs of
+one arm that disagree refuse it; A′ that is not the baseline again makes the session
+UNSTABLE; where the valid work per item differs, the verdict is on throughput (work per
+second), never the time alone; a stated guardrail that cannot be judged withholds
+IMPROVEMENT.
 """
 
 from __future__ import annotations
@@ -21,16 +29,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+import msgspec
 from msgspec import UNSET, UnsetType
 
 from lenses import builtin_lens
-from lenses.base import GuardrailSpec
+from lenses.base import GuardrailSpec, Lens
 from store.records import SAMPLES, RunRecord
-from workbench.compare.results import Effect
+from workbench.compare import contract
+from workbench.compare.results import Effect, Refusal, Work
 from workbench.rerun.comparison import (
     FORMAT,
     ArmFailures,
+    Basis,
     DesignInfo,
+    DimensionCheck,
     ExecutionInfo,
     GuardrailResult,
     PlanInfo,
@@ -39,10 +51,10 @@ from workbench.rerun.comparison import (
     RunRow,
     SequentialResult,
 )
-from workbench.rerun.plan import ARM_NAMES, ARMS, Plan
+from workbench.rerun.plan import ARM_NAMES, ARMS, DEFAULT_METRIC, Plan
 from workbench.stats import MIN_ROUNDS, Analysis, analyze, reduce_run, rounds_needed
 from workbench.stats.sequential import CONTINUE, SequentialDesign, look
-from workbench.stats.verdicts import DECIDED
+from workbench.stats.verdicts import DECIDED, Flag, Verdict
 from workbench.textsafe import clean
 
 if TYPE_CHECKING:
@@ -165,19 +177,119 @@ def reanalyze(body: Mapping[str, Any]) -> dict[str, Any]:
     (what ``wb evidence verify --recompute`` checks): analysis, verdict, flags, sequential.
     ``body`` is a bundle's JSON: it is decoded first (a bad shape raises, naming the place)."""
     report = RerunReport.from_json(body)
-    p = report.plan
-    rounds, by_round = paired_rounds(report.runs)
+    if report.refusal is not None:  # refused by the contract: no analysis, no verdict
+        return {"analysis": None, "verdict": None, "flags": []}
+    p = _judged_plan(report.plan, report.basis)
+    runs = _judged_runs(report.runs, report.basis)
+    rounds, by_round = paired_rounds(runs)
     analysis = _analysis(p, rounds, by_round)
-    out: dict[str, Any] = {"analysis": analysis.to_json() if analysis else None,
-                           "verdict": analysis.verdict if analysis else None,
-                           "flags": list(analysis.flags) if analysis else []}
+    verdict, flags = (analysis.verdict, list(analysis.flags)) if analysis else (None, [])
+    out: dict[str, Any] = {"analysis": analysis.to_json() if analysis else None, "verdict": verdict, "flags": flags}
     if p.stopping == "sequential" and len(rounds) >= 2:
         assert p.spending is not None
-        seq = look_over(report.runs, rounds=p.rounds, delta=p.delta, higher_is_better=p.higher_is_better, spending=p.spending)
+        seq = look_over(runs, rounds=p.rounds, delta=p.delta, higher_is_better=p.higher_is_better, spending=p.spending)
         section = _sequential_section(p, seq, report.execution.status)
         out["sequential"] = section.to_json()
         out["verdict"] = section.verdict
+    out["verdict"], out["flags"], _ = _kept(out["verdict"], tuple(out["flags"]), "", report.control_mismatch, report.guardrails)
+    out["flags"] = list(out["flags"])
     return out
+
+
+# -- the contract of wb compare, on the arms' captures --------------------------------
+
+
+def _judged_plan(plan: PlanInfo, basis: Basis | None) -> PlanInfo:
+    """The plan as the analysis reads it: on throughput, higher is better."""
+    return plan if basis is None else msgspec.structs.replace(plan, higher_is_better=True)
+
+
+def _judged_runs(runs: Sequence[RunRow], basis: Basis | None) -> tuple[RunRow, ...]:
+    """The runs as the analysis reads them: on throughput, each run's work per second."""
+    if basis is None:
+        return tuple(runs)
+    return tuple(msgspec.structs.replace(r, statistic=r.throughput) for r in runs)
+
+
+def _kept(verdict: Verdict | None, flags: tuple[Flag, ...], reason: str, control_mismatch: str | None,
+          guardrails: Sequence[GuardrailResult]) -> tuple[Verdict | None, tuple[Flag, ...], str]:
+    """The verdict under the contract: UNSTABLE when A′ is not the baseline again; a
+    positive verdict withheld while a stated (plan or frame) guardrail is unknown."""
+    if control_mismatch is not None and verdict is not None:
+        verdict = Verdict.INCONCLUSIVE
+        flags = flags if Flag.UNSTABLE in flags else (*flags, Flag.UNSTABLE)
+        reason = f"UNSTABLE: A′ is not the baseline again ({control_mismatch}): no verdict from this session"
+    unknown = [g.name for g in guardrails if g.status == "unknown" and not g.source.startswith("lens:")]
+    withheld, why = contract.withhold(verdict, unknown)
+    if why:
+        verdict, reason = Verdict(withheld), f"{reason}; {why}" if reason else why
+    return verdict, flags, reason
+
+
+class _Contract(msgspec.Struct, frozen=True, kw_only=True):
+    dimensions: tuple[DimensionCheck, ...] = ()
+    refusal: Refusal | None = None
+    control_mismatch: str | None = None
+    work: Work | None = None
+    basis: Basis | None = None
+    throughput: dict[int, float | None] = {}  # run id -> work per second (when judged on throughput)
+
+
+def _plan_refusal(refusal: Refusal) -> Refusal:
+    """Compare's refusal with its way out in the plan's words (``wb rerun plan``'s options)."""
+    reason = refusal.reason.replace("; to compare anyway: ", "; to compare anyway, in a new plan: ")
+    return msgspec.structs.replace(refusal, reason=reason)
+
+
+def _per_second(lens: Lens, plan: Plan, record: RunRecord, statistic: float | None) -> float | None:
+    """A run's work per second: work per item over the statistic's time per item where the
+    metric is the lens's time per item of fixed work (step time), else the run's own."""
+    if plan.higher_is_better:
+        return statistic  # the metric is already a rate
+    item = lens.work_per_item(record)
+    if lens.throughput_from_primary and plan.metric == DEFAULT_METRIC.get(plan.lens) and item and statistic:
+        return item.value / (statistic / 1000.0)
+    rate = lens.throughput(record)
+    return rate[0] if rate is not None and math.isfinite(rate[0]) and rate[0] > 0 else None
+
+
+def _check_contract(store: "Store", plan: Plan, rounds: list[int], by_round: ByRound) -> _Contract:
+    """Compare's rules on the runs of the rounds used: dimensions, work, throughput."""
+    if not rounds:
+        return _Contract()
+    try:
+        lens = builtin_lens(plan.lens)
+    except KeyError:
+        return _Contract()
+    runs = {arm: [by_round[k][arm] for k in rounds] for arm in ARMS}
+    if any(r.run_id is None for arm in ARMS for r in runs[arm]):
+        return _Contract()
+    records = {arm: [store.load_run(r.run_id) for r in runs[arm]] for arm in ARMS}  # type: ignore[arg-type]
+    check, accepts = contract.session_pair(lens, records["A"], records["B"], plan.changes, plan.accept)
+    dims = tuple(DimensionCheck(name=r.name, state=r.state, must_match=r.must_match, baseline=r.baseline.value,
+                                candidate=r.candidate.value, note=r.note or None, declared_change=r.declared_change,
+                                accepted=r.accepted_why) for r in check.rows)
+    mismatch = contract.control_mismatch(lens, records["A"], records["A'"], accepts)
+    control_refusal = None
+    if mismatch is not None and lens.dimension(mismatch[0]) is not None and mismatch[1].startswith(f"{mismatch[0]}: runs disagree"):
+        # Runs of the A′ arm that disagree with each other: the arm is not one arm.
+        if lens.dimension(mismatch[0]).must_match:  # type: ignore[union-attr]
+            control_refusal = Refusal(dimension=mismatch[0], reason=f"the A′ arm disagrees with itself on {mismatch[1]}")
+    work = contract.work(lens, records["A"], records["B"])
+    refusal = check.refusal or control_refusal
+    if refusal is not None:
+        return _Contract(dimensions=dims, refusal=_plan_refusal(refusal), work=work)
+    why_control = mismatch[1] if mismatch else None
+    if work.same is not False:
+        return _Contract(dimensions=dims, control_mismatch=why_control, work=work)
+    rates = {int(r.run_id): _per_second(lens, plan, rec, r.statistic)  # type: ignore[arg-type]
+             for arm in ARMS for r, rec in zip(runs[arm], records[arm])}
+    units = {rate[1] for rec in records["A"] + records["B"] if (rate := lens.throughput(rec)) is not None}
+    unit = units.pop() if len(units) == 1 else f"{work.unit or lens.work_unit}/s"
+    name = work.per_item.name if work.per_item is not UNSET else "work per item"  # type: ignore[union-attr]
+    basis = Basis(metric="throughput", unit=unit,
+                  why=f"the valid work per item differs ({name}): the verdict is on throughput (work per second), never the time alone")
+    return _Contract(dimensions=dims, control_mismatch=why_control, work=work, basis=basis, throughput=rates)
 
 
 def _sequential_section(plan: PlanInfo, seq: SequentialLook, status: str) -> SequentialResult:
@@ -308,19 +420,33 @@ def build_comparison(store: "Store", plan_row: "RerunPlan", execution_row: "Reru
     if incomplete:
         notes.append(f"rounds {', '.join(map(str, incomplete))} left out of the paired analysis: an arm failed or has no value")
 
-    analysis = _analysis(info, rounds, by_round)
-    if analysis is not None:
+    kept = _check_contract(store, plan, rounds, by_round)
+    if kept.basis is not None:
+        rows = tuple(msgspec.structs.replace(r, throughput=kept.throughput.get(r.run_id)) if r.run_id is not None else r
+                     for r in rows)
+    judged = _judged_runs(rows, kept.basis)
+    judged_rounds, judged_by_round = paired_rounds(judged)
+    analysis = _analysis(_judged_plan(info, kept.basis), judged_rounds, judged_by_round) if kept.refusal is None else None
+    if kept.refusal is not None:
+        verdict, flags, reason = None, (), f"REFUSED: {kept.refusal.reason}"
+    elif analysis is not None:
         verdict, flags, reason = analysis.verdict, tuple(analysis.flags), analysis.reason
     else:
         verdict, flags = None, ()
-        reason = f"no comparison: {len(rounds)} round(s) with A, B and A′ all measured (a verdict needs at least {MIN_ROUNDS})"
+        reason = f"no comparison: {len(judged_rounds)} round(s) with A, B and A′ all measured (a verdict needs at least {MIN_ROUNDS})"
     section = None
-    seq = sequential_look(plan, rows)
-    if seq is not None and len(rounds) >= 2:
+    seq = sequential_look(plan, judged) if kept.refusal is None else None
+    if seq is not None and kept.basis is not None:
+        seq = look_over(judged, rounds=plan.rounds, delta=plan.delta, higher_is_better=True, spending=plan.spending)
+    if seq is not None and len(judged_rounds) >= 2:
         # The fixed analysis keeps its intervals for reading, but its nominal levels
         # do not hold after repeated looks: the verdict is the sequential design's.
-        section = _sequential_section(info, seq, execution_row.status)
+        section = _sequential_section(_judged_plan(info, kept.basis), seq, execution_row.status)
         verdict, reason = section.verdict, section.why
+    guardrails = _judge_guardrails(store, plan, rounds, by_round)
+    verdict, flags, reason = _kept(verdict, flags, reason, kept.control_mismatch, guardrails)
+    if kept.basis is not None and kept.refusal is None:
+        reason = f"{kept.basis.why}; {reason}"
     return RerunReport(
         format=FORMAT,
         plan=info,
@@ -339,7 +465,12 @@ def build_comparison(store: "Store", plan_row: "RerunPlan", execution_row: "Reru
         flags=flags,
         reason=reason,
         sequential=section,
-        guardrails=_judge_guardrails(store, plan, rounds, by_round),
+        guardrails=guardrails,
+        dimensions=kept.dimensions,
+        refusal=kept.refusal,
+        control_mismatch=kept.control_mismatch,
+        work=kept.work,
+        basis=kept.basis,
     )
 
 
@@ -395,9 +526,14 @@ def format_comparison(report: RerunReport | Mapping[str, Any], width: int = 80) 
     if a is not None:
         m = a.means or {}
         a_prime = m["A'"]
-        lines.append(f"  means per run: A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}")
-        lines.append(f"  B/A effect θ {a.ratio:.4f}: time {_pct(_known(a.time_change_pct))}, "
-                     f"throughput {_pct(_known(a.throughput_change_pct))}")
+        if r.basis is None:
+            lines.append(f"  means per run: A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}")
+            lines.append(f"  B/A effect θ {a.ratio:.4f}: time {_pct(_known(a.time_change_pct))}, "
+                         f"throughput {_pct(_known(a.throughput_change_pct))}")
+        else:  # judged on throughput: θ is the time per unit of work
+            lines.append(f"  throughput per run ({clean(r.basis.unit)}): A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}")
+            lines.append(f"  B/A effect θ {a.ratio:.4f}: throughput {_pct(_known(a.throughput_change_pct))}, "
+                         f"time per unit of work {_pct(_known(a.time_change_pct))}")
         for iv in a.intervals or ():
             lo, hi = iv.low, iv.high
             rng = f"[{lo:.4f}, {hi:.4f}]" if lo is not None and hi is not None else "unbounded"
@@ -422,7 +558,22 @@ def format_comparison(report: RerunReport | Mapping[str, Any], width: int = 80) 
         lines += wrap(f"sequential stopping ({seq.design.spending} spending, α {seq.design.alpha:g} over every look): "
                       f"θ {_num(seq.ratio)}, repeated 95 % interval [{_num(lo95)}, {_num(hi95)}]"
                       + (f"; a fixed design would need about {fixed} rounds at this noise" if fixed else ""))
-    verdict = r.verdict or "NO VERDICT"
+    w = r.work
+    if w is not None and w.per_item is not UNSET and w.per_item is not None:
+        item = w.per_item
+        lines += wrap(f"work: {clean(item.name)}: {_num_g(item.baseline)} vs {_num_g(item.candidate)} "
+                      f"({'same' if w.same else 'DIFFERENT'}); time per run: A {_mean_stat(r, 'A')}  B {_mean_stat(r, 'B')} "
+                      f"({p.statistic} of {p.metric})")
+    if r.basis is not None:
+        tb, tc = _mean_throughput(r, "A"), _mean_throughput(r, "B")
+        lines += wrap(f"judged on {r.basis.metric} ({clean(r.basis.unit)}): A {_num_g(tb)}  B {_num_g(tc)}")
+    for d in r.dimensions:  # what the verdict rests on: the change, and what is not the same
+        if d.accepted == contract.IN_SESSION:
+            continue
+        if d.declared_change or (d.state != "same" and (d.must_match or d.state in ("different", "mixed"))):
+            lines += wrap(f"{'*' if d.must_match else ' '} {clean(d.name)}: {d.state} ({clean(str(d.baseline))} → "
+                          f"{clean(str(d.candidate))})" + (f"; {clean(d.note)}" if d.note else ""), "  ")
+    verdict = "REFUSED" if r.refusal is not None else r.verdict or "NO VERDICT"
     flags = f"  [{', '.join(r.flags)}]" if r.flags else ""
     lines.append(f"Verdict: {verdict}{flags}")
     lines += wrap(r.reason)
@@ -438,6 +589,20 @@ def format_comparison(report: RerunReport | Mapping[str, Any], width: int = 80) 
             lines += wrap(f"{run.arm} round {run.round} stderr: {last[0]}", "    ")
     lines += wrap(r.scope)
     return lines
+
+
+def _num_g(x: float | None) -> str:
+    return "unknown" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+def _mean_stat(r: RerunReport, arm: str) -> str:
+    values = [x.statistic for x in r.runs if x.arm == arm and x.round in r.rounds.used and x.statistic is not None]
+    return _num_g(sum(values) / len(values)) if values else "unknown"
+
+
+def _mean_throughput(r: RerunReport, arm: str) -> float | None:
+    values = [x.throughput for x in r.runs if x.arm == arm and x.round in r.rounds.used and x.throughput is not None]
+    return sum(values) / len(values) if values else None
 
 
 def _num(x: float | None) -> str:

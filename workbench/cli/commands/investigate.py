@@ -47,7 +47,7 @@ def command() -> None:
 @click.option("--lens", required=True, type=LENS)
 @click.option("--question", required=True, help="The decision question (what will you decide?).")
 @click.option("--title", default="", help="A short title.")
-@click.option("--guardrail", "guardrails", multiple=True, help="A guardrail (repeatable), e.g. 'error rate <= 0.1%'.")
+@click.option("--guardrail", "guardrails", multiple=True, help="A guardrail (repeatable): METRIC RULE LIMIT, the lens extension grammar, e.g. 'eval_loss within 0.02', 'error_rate max 0.01'.")
 @click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The intended change (repeatable).")
 @click.option("--baseline", "baseline", multiple=True, metavar="RUN", help="A baseline run (repeatable).")
 @click.option("--candidate", "candidate", multiple=True, metavar="RUN", help="A candidate run (repeatable).")

@@ -11,7 +11,9 @@ from typing import Any
 import click
 
 from store.errors import StoreError
+from workbench.cli.commands.compare import parse_accepts
 from workbench.cli.context import emit_json, open_store_from, stderr_console
+from workbench.compare import parse_change
 from workbench.errors import EXIT_REFUSED, UsageError, WbError
 from workbench.rerun.execute import Blocked, Executor
 from workbench.rerun.plan import ARTIFACT_ROLES, Plan, build_plan, load_plan_file
@@ -113,6 +115,9 @@ def _artifact_options(values: tuple[str, ...]) -> list[dict[str, str]]:
 @click.option("--delta", type=float, help="Equivalence band δ as a fraction (default 0.02).")
 @click.option("--warmup-runs", type=int, help="Untimed runs of each command before round 1 (default 0).")
 @click.option("--warmup-steps", help='Leading samples to drop per run: "capture" (default: the capture already excludes warm-up), "auto", or a number.')
+@click.option("--change", "changes", multiple=True, metavar="DIM[=FROM:TO]", help="The change under test, as for wb compare: any other must-match difference between A and B refuses the verdict.")
+@click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept a must-match difference between A and B (needs a --why; recorded in the plan).")
+@click.option("--why", "whys", multiple=True, metavar="TEXT", help="The reason for the --accept before it.")
 @click.option("--list", "list_", is_flag=True, help="List the plans in the store.")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document to stdout.")
 @click.pass_context
@@ -120,19 +125,21 @@ def plan_cmd(ctx: click.Context, name: str | None, from_file: Path | None, lens:
              control: str | None, cwd: Path | None, env_all: tuple[str, ...], baseline_env: tuple[str, ...], candidate_env: tuple[str, ...],
              artifacts: tuple[str, ...], rounds: int | None, order: str | None, seed: int | None, timeout_s: float | None,
              metric: str | None, statistic: str | None, higher_is_better: bool | None, delta: float | None, warmup_runs: int | None,
-             warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None = None, spending: str | None = None) -> None:
+             warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None = None, spending: str | None = None,
+             changes: tuple[str, ...] = (), accepts: tuple[str, ...] = (), whys: tuple[str, ...] = ()) -> None:
     """Create a rerun plan (or --list them). A plan is immutable once it has run."""
     with _store_errors():
         _plan(ctx, name, from_file, lens, baseline, candidate, control, cwd, env_all, baseline_env, candidate_env, artifacts, rounds,
               order, seed, timeout_s, metric, statistic, higher_is_better, delta, warmup_runs, warmup_steps, list_, as_json,
-              stopping, spending)
+              stopping, spending, changes, accepts, whys)
 
 
 def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: str | None, baseline: str | None, candidate: str | None,
           control: str | None, cwd: Path | None, env_all: tuple[str, ...], baseline_env: tuple[str, ...], candidate_env: tuple[str, ...],
           artifacts: tuple[str, ...], rounds: int | None, order: str | None, seed: int | None, timeout_s: float | None,
           metric: str | None, statistic: str | None, higher_is_better: bool | None, delta: float | None, warmup_runs: int | None,
-          warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None, spending: str | None) -> None:
+          warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None, spending: str | None,
+          changes: tuple[str, ...] = (), accepts: tuple[str, ...] = (), whys: tuple[str, ...] = ()) -> None:
     from store.rerun import list_plans, save_plan  # loads SQLAlchemy: not for --help
 
     store = open_store_from(ctx)
@@ -167,6 +174,10 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
     }
     if artifacts:
         options["artifacts"] = _artifact_options(artifacts)
+    if changes:  # the plan's form of wb compare's --change: DIM = [FROM, TO] or []
+        options["change"] = {dim: [v or "" for v in pair] if pair else [] for dim, pair in map(parse_change, changes)}
+    if accepts or whys:
+        options["accept"] = parse_accepts(accepts, whys)
     if warmup_runs is not None or warmup_steps is not None:
         steps: Any = warmup_steps if warmup_steps in (None, "capture", "auto") else _int_option(warmup_steps, "--warmup-steps")
         options["warmup"] = {k: v for k, v in (("runs", warmup_runs), ("steps", steps)) if v is not None}

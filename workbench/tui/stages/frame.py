@@ -64,7 +64,7 @@ class FrameStage(Stage):
         table.add_column(ratio=1)  # long values wrap under themselves: a hanging indent
         for name, value in rows:
             table.add_row(name, Text(clean(value)))
-        body.update(Group(t, table, Text("\nGuardrails are checked at Compare and Verify. Next: 2 Compare.")))
+        body.update(Group(t, table, Text("\nGuardrails (METRIC RULE LIMIT) are checked at Compare, and at Verify in plans that carry them. Next: 2 Compare.")))
 
     def action_new(self) -> None:
         def chosen(lens: str | None) -> None:
@@ -73,7 +73,7 @@ class FrameStage(Stage):
             self.app.push_screen(
                 FormScreen(f"New {lens} investigation", [
                     Field("question", "Decision question", placeholder=QUESTIONS[lens]),
-                    Field("guardrails", "Guardrails (comma separated; empty: the lens defaults)"),
+                    Field("guardrails", "Guardrails: METRIC RULE LIMIT, comma separated (e.g. eval_loss within 0.02; empty: the lens defaults)"),
                 ]),
                 lambda form: self._create(lens, form),
             )

@@ -1,0 +1,137 @@
+"""The one contract every stage keeps: comparability, work equivalence and guardrails.
+
+``wb compare`` and ``wb inspect`` (``workbench.compare.compare``), ``wb rerun report``
+(``workbench.rerun.report``), every ``wb bisect`` step (which is a rerun report), the
+TUI (which calls ``compare``) and ``--recompute`` reach a verdict only through these
+functions, so no stage can give a verdict that ``wb compare`` would refuse:
+
+- ``pair``: every dimension ``same``, ``changed``, ``different``, ``mixed`` or ``unknown``;
+  a must-match difference other than the declared change, or a side that disagrees with
+  itself on a must-match or the declared dimension, refuses the pair (``Comparability``);
+- ``control_mismatch``: why the A′ runs are not the baseline again (``None`` when they are);
+- ``work``: whether the valid work per item is the same; where it differs, effects are
+  on throughput (work / time), never on time alone;
+- ``guardrails`` and ``withhold``: the guardrails judged, and a positive verdict withheld
+  while a guardrail the user stated cannot be judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from lenses import builtin_lens
+from lenses.base import GuardrailSpec, Lens
+from store.records import RunRecord
+from workbench.compare import comparability, delta
+from workbench.compare.comparability import Change, Comparability, SideValue, dimension_values, run_value, unpinned
+from workbench.compare.results import Guardrail, Primary, Work
+from workbench.stats.verdicts import Verdict
+
+__all__ = [
+    "Comparability", "SideValue", "control_mismatch", "dimension_values", "guardrails", "pair", "run_value", "session_pair",
+    "stated_guardrails", "unpinned", "withhold", "work",
+]
+
+
+def pair(
+    lens: Lens,
+    baseline: Sequence[RunRecord],
+    candidate: Sequence[RunRecord],
+    changes: Mapping[str, Change] | None = None,
+    accepts: Mapping[str, str] | None = None,
+) -> Comparability:
+    """Comparability of baseline against candidate (``refusal`` set when refused)."""
+    return comparability.check(lens, baseline, candidate, dict(changes or {}), dict(accepts or {}))
+
+
+# Why a must-match dimension that no capture of either arm states does not refuse a rerun.
+IN_SESSION = "not in the captures of either arm: A, B and A′ ran from one plan, on one machine, in one session"
+
+
+def session_pair(
+    lens: Lens,
+    baseline: Sequence[RunRecord],
+    candidate: Sequence[RunRecord],
+    changes: Mapping[str, Change] | None = None,
+    accepts: Mapping[str, str] | None = None,
+) -> tuple[Comparability, dict[str, str]]:
+    """``pair`` for the arms of one rerun session: a must-match dimension missing from
+    every capture of both arms is accepted as the session's (``IN_SESSION``: the plan ran
+    them on one machine, which preflight checked); a difference, a value on one arm only,
+    an unpinned identity or an arm that disagrees with itself still refuses.
+    Returns the check and the acceptances it used (for the A′ check too)."""
+    accepts = dict(accepts or {})
+    first = pair(lens, baseline, candidate, changes, accepts)
+    for row in first.rows:
+        b, c = row.baseline, row.candidate
+        if (row.blocks and row.state == "unknown" and b.value is None and c.value is None and not (b.unpinned or c.unpinned)
+                and not (b.problems or c.problems)):
+            accepts.setdefault(row.name, IN_SESSION)
+    return pair(lens, baseline, candidate, changes, accepts), accepts
+
+
+def control_mismatch(
+    lens: Lens, baseline: Sequence[RunRecord], control: Sequence[RunRecord], accepts: Mapping[str, str] | None = None
+) -> tuple[str, str] | None:
+    """``(dimension, why)`` when the control runs are not baseline-again runs: a dimension
+    known on both and different (the pair's declared change included: a control shows no
+    change), a must-match one unknown, or control runs that disagree with each other."""
+    check = comparability.check(lens, baseline, control, None, dict(accepts or {}))
+    for row in sorted(check.rows, key=lambda r: not r.disagreeing):
+        if row.blocks or (row.state in ("different", "mixed") and row.accepted_why is None):
+            what = "is unknown" if row.state == "unknown" else "differs"
+            why = f"{row.name} {what} (baseline {_show(row.baseline.value)}, control {_show(row.candidate.value)})"
+            if row.disagreeing:
+                why = f"{row.name}: {row.disagreeing.replace('candidate', 'control')}"
+            return row.name, why
+    return None
+
+
+def work(lens: Lens, baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], primary: Primary | None = None) -> Work:
+    """Each side's work; ``same`` is False when the valid work per item differs (then no
+    timing-only effect holds), ``None`` when the data cannot say."""
+    return delta.work(lens, baseline, candidate, primary)
+
+
+def guardrails(
+    lens: Lens, baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
+) -> list[Guardrail]:
+    """Every guardrail of the lens (its own, a team's extension file's, the investigation's
+    frame), judged on each side's mean."""
+    return delta.guardrails(lens, baseline, candidate, control)
+
+
+def stated_guardrails(lens: Lens) -> set[str]:
+    """The names of the guardrails a person stated (frame, extension file, plan), as
+    against the lens's built-in defaults: an unknown value of one of them withholds a
+    positive verdict."""
+    try:
+        builtin = set(builtin_lens(lens.name).guardrails)
+    except KeyError:
+        builtin = set()
+    return {g.name for g in lens.guardrails if g not in builtin}
+
+
+def withhold(verdict: Verdict | str | None, unknown: Sequence[str]) -> tuple[Verdict | str | None, str]:
+    """A positive verdict is withheld while a stated guardrail is unknown: IMPROVEMENT
+    becomes FASTER_UNRESOLVED, with the missing guardrails named (``""``: nothing withheld)."""
+    if verdict != Verdict.IMPROVEMENT or not unknown:
+        return verdict, ""
+    names = ", ".join(unknown)
+    return Verdict.FASTER_UNRESOLVED, (f"IMPROVEMENT withheld: guardrail {names} cannot be judged (no value on a side); "
+                                       "faster, but not shown to keep the guardrail")
+
+
+def unknown_stated(lens: Lens, judged: Sequence[Guardrail]) -> list[str]:
+    """The stated guardrails (``stated_guardrails``) whose value is unknown."""
+    stated = stated_guardrails(lens)
+    return [g.name for g in judged if g.state == "unknown" and g.name in stated]
+
+
+def guardrail_spec(name: str, metric: str, rule: str, limit: float, unit: str = "") -> GuardrailSpec:
+    """A guardrail in the lens vocabulary (the plan's and the frame's guardrails become these)."""
+    return GuardrailSpec(name, name, metric, rule, float(limit), unit)
+
+
+def _show(value: object) -> str:
+    return "unknown" if value is None else str(value)
