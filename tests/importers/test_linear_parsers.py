@@ -1,0 +1,67 @@
+"""Parsers that must stay linear in their input (issue 28 item 5).
+
+Each case is timed at n and at 10n in the same process and the *ratio* is checked (never
+the wall time): linear work gives about 10, the quadratic behaviour these replace gave
+about 100. The bound (30) leaves room for a noisy shared machine.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+from workbench.diagnostics.logs import parse_file
+from workbench.formats import prom_text
+
+RATIO_BOUND = 30.0
+
+
+def _best_of(fn, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _ratio(make, n: int) -> float:
+    small, large = make(n), make(10 * n)
+    small()  # warm caches and regex compilation before either timing
+    return _best_of(large, 2) / max(_best_of(small), 1e-6)
+
+
+def test_untyped_prometheus_series_parse_and_diff_linearly():
+    def make(n: int):
+        text = "".join(f'untyped_metric_{i}{{pod="p"}} {i}\n' for i in range(n)).encode()
+        counters = "".join(f"requests_{i}_total {i}\n" for i in range(n)).encode()
+
+        def work():
+            for body in (text, counters):
+                scrape = prom_text.parse(io.BytesIO(body))
+                prom_text.difference(scrape, scrape)
+        return work
+
+    assert _ratio(make, 2000) < RATIO_BOUND
+
+
+def _log_case(tmp_path: Path, fragment: str):
+    def make(n: int):
+        path = tmp_path / f"kern-{n}.log"
+        # One long line of repeated fragments (the 64 KiB a line is cut to holds ~1,000).
+        path.write_text("[ 12.345678] " + fragment * (n // 10) + "\n" + ("[ 1.0] filler line\n" + "[ 2.0] " + fragment + "\n") * (n // 10))
+        return lambda: parse_file(path)
+    return make
+
+
+def test_repeated_segfault_fragments_scan_linearly(tmp_path):
+    make = _log_case(tmp_path, "python[123]: segfault at 7f ip 00007f sp 00007f error 4 ")
+    assert _ratio(make, 600) < RATIO_BOUND
+
+
+def test_repeated_oom_and_fell_off_fragments_scan_linearly(tmp_path):
+    for i, fragment in enumerate(("Out of memory: Killed process 12 (python ", "NVRM: GPU 0000:3b:00.0: GPU has not fallen off the bus ",
+                                  "oom_reaper: reaped process 7 (x ")):
+        make = _log_case(tmp_path / str(i), fragment) if (tmp_path / str(i)).mkdir() is None else None
+        assert _ratio(make, 600) < RATIO_BOUND, fragment
