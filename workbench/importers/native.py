@@ -25,6 +25,7 @@ import numpy as np
 
 from store.records import LENSES, SAMPLES, UNKNOWN_WINDOW, WINDOW_KINDS, Dimension, RunRecord, Work
 from workbench.errors import BadInput
+from workbench.formats.inference_records import LATENCY_BOUND_MS, LATENCY_COLUMNS
 from workbench.formats.json_stream import ObjectStream
 from workbench.formats.timestamps import parse_timestamp
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
@@ -378,6 +379,8 @@ class _ColumnBuilder:
     def __init__(self, path: Path, fields: dict[str, str]) -> None:
         self.path = path
         self.fields = fields
+        # Request latencies have a physical bound (docs/capture-format.md): past it a value is refused.
+        self.bounded = frozenset(k for k, kind in fields.items() if kind == "duration" and k in LATENCY_COLUMNS)
         self.n = 0
         self._pending: list[dict[str, Any]] = []  # samples of the current chunk, as decoded
         self._keys: dict[str, None] = {}  # every key seen so far, in order
@@ -454,6 +457,8 @@ class _ColumnBuilder:
                 low = -MAX_SAFE_INT if kind == "number" else 0.0
                 if ((arr >= MAX_SAFE_INT) | (arr <= low if kind == "number" else arr < low)).any():
                     raise BadInput(self.path, "a number out of range", where=f"samples.{key}")
+                if key in self.bounded and (arr > LATENCY_BOUND_MS).any():
+                    raise BadInput(self.path, "a latency past the bound", where=f"samples.{key}")
             return arr, n - absent
         values = list(map(get, rows))
         if kind == "str":
@@ -576,6 +581,12 @@ class _ColumnBuilder:
                 i = int(np.argmax(negative))
                 what = "duration" if kind == "duration" else "count"
                 raise BadInput(self.path, f"negative {what} {_short(values[i])}", where=f"samples[{start + i}].{key}")
+        if key in self.bounded:
+            past = arr > LATENCY_BOUND_MS
+            if past.any():
+                i = int(np.argmax(past))
+                raise BadInput(self.path, f"latency {_short(values[i])} ms is beyond {LATENCY_BOUND_MS:g} ms (about 11.6 days): "
+                               "not a measurement", where=f"samples[{start + i}].{key}")
         return arr
 
     def _extra_column(self, key: str, values: list[Any], types: set[type], start: int) -> np.ndarray:
