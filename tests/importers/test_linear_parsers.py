@@ -2,7 +2,7 @@
 
 Each case is timed at n and at 10n in the same process and the *ratio* is checked (never
 the wall time): linear work gives about 10, the quadratic behaviour these replace gave
-about 100. The bound (30) leaves room for a noisy shared machine.
+about 70-100. The bound (40) leaves room for a noisy shared machine.
 """
 
 from __future__ import annotations
@@ -14,22 +14,25 @@ from pathlib import Path
 from workbench.diagnostics.logs import parse_file
 from workbench.formats import prom_text
 
-RATIO_BOUND = 30.0
+RATIO_BOUND = 40.0
 
 
-def _best_of(fn, repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
-def _ratio(make, n: int) -> float:
+def _ratio(make, n: int, rounds: int = 5) -> float:
+    """Time at 10n over time at n, each the best of ``rounds`` runs taken in turns (so a
+    burst of load on a shared machine slows both sides, not one)."""
     small, large = make(n), make(10 * n)
     small()  # warm caches and regex compilation before either timing
-    return _best_of(large, 5) / max(_best_of(small, 7), 1e-6)
+    best_small = best_large = float("inf")
+    for _ in range(rounds):
+        for fn, which in ((small, "s"), (large, "l")):
+            t = time.perf_counter()
+            fn()
+            elapsed = time.perf_counter() - t
+            if which == "s":
+                best_small = min(best_small, elapsed)
+            else:
+                best_large = min(best_large, elapsed)
+    return best_large / max(best_small, 1e-6)
 
 
 def test_untyped_prometheus_series_parse_and_diff_linearly():
