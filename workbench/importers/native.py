@@ -4,9 +4,11 @@ Reads the ``samples`` array into typed columns, so a capture of a million reques
 imports with memory bounded by its columns, not its JSON. The fast path cuts the
 array into runs of whole samples a few MiB at a time (``workbench.training.json_chunks``)
 and decodes each run with msgspec into structs of the lens's known keys, checked a
-column at a time with numpy. Anything it does not take as it is (an unknown key, a
-wrong type, a refusal, samples before the lens) is read again by the stream reader,
-which holds every rule and names the fault and its place.
+column at a time with numpy, plus the extra keys the capture carries (each added to the
+struct when first met, converted by the stream reader's own rules). Anything it does not
+take as it is (a wrong type, a refusal, samples before the lens, more keys than the
+limit) is read again by the stream reader, which holds every rule and names the fault
+and its place.
 """
 
 from __future__ import annotations
@@ -206,12 +208,21 @@ def _read_fast(path: Path, options: ImportOptions, on_bytes: Any) -> RunRecord |
         lens = _lens_in(splitter.header)
         if lens is None:
             return None
-        decoder = _samples_decoder(lens)
+        extras: tuple[str, ...] = ()
         columns = _ColumnBuilder(path, SAMPLE_FIELDS[lens])
         run = first
         while run is not None:
             guard.used_bytes += len(run)
-            columns.add_structs(decoder.decode(run), run)
+            while True:
+                try:
+                    rows = _samples_decoder(lens, extras).decode(run)
+                    break
+                except msgspec.ValidationError as exc:
+                    key = _unknown_field(exc)
+                    if key is None or key in extras or len(SAMPLE_FIELDS[lens]) + len(extras) >= MAX_COLUMNS:
+                        return None  # not an unknown key, or too many: the stream reader says what and where
+                    extras = (*extras, key)  # one more extra column, decoded on the fast path from now on
+            columns.add_structs(rows, run, extras)
             run = next(runs, None)
         top = splitter.header + b'"samples": []' + splitter.trailer
         record = _parse(ObjectStream(io.BytesIO(top), str(path)), path, options)
@@ -236,16 +247,35 @@ def _lens_in(header: bytes) -> str | None:
 
 
 @cache
-def _samples_decoder(lens: str) -> Any:
-    """A msgspec decoder for a run of one lens's samples: its known keys only (an unknown
-    key fails the run), each typed as the stream reader accepts it, _ABSENT when missing."""
+def _samples_decoder(lens: str, extras: tuple[str, ...] = ()) -> Any:
+    """A msgspec decoder for a run of one lens's samples: its known keys, each typed as the
+    stream reader accepts it, plus the ``extras`` seen so far (any JSON value, checked by
+    the stream reader's own conversion); _ABSENT when missing. A key not among them fails
+    the run, naming the key (``_unknown_field``), so the caller adds it and decodes again.
+    Extras are struct fields ``x0``, ``x1``... renamed to their key (any text is a key)."""
     import msgspec
 
     types = {"duration": float | None, "count": float | None, "number": float | None, "bool": bool | None,
              "str": str | int | None, "timestamp": Any}
     fields = [(key, types[kind], _ABSENT) for key, kind in SAMPLE_FIELDS[lens].items()]
-    sample = msgspec.defstruct(f"{lens.title()}Sample", fields, gc=False, forbid_unknown_fields=True)
+    fields += [(_extra_attr(i), Any, _ABSENT) for i in range(len(extras))]
+    rename = {_extra_attr(i): key for i, key in enumerate(extras)}
+    sample = msgspec.defstruct(f"{lens.title()}Sample", fields, gc=False, forbid_unknown_fields=True, rename=rename or None)
     return msgspec.json.Decoder(list[sample])
+
+
+def _extra_attr(i: int) -> str:
+    return f"extra_{i}_"  # never a known key (SAMPLE_FIELDS names end in a letter)
+
+
+def _unknown_field(exc: Exception) -> str | None:
+    """The key msgspec's ``Object contains unknown field `KEY` - at `$[i]``` names, or None."""
+    text = str(exc)
+    head, sep, rest = text.partition("Object contains unknown field `")
+    if not sep or head:
+        return None
+    key, sep, tail = rest.rpartition("` - at `")
+    return key if sep and "`" not in key else None
 
 
 def _parse(stream: ObjectStream, path: Path, options: ImportOptions) -> RunRecord:
@@ -400,8 +430,9 @@ class _ColumnBuilder:
         if len(self._pending) >= _CHUNK:
             self._flush()
 
-    def add_structs(self, rows: list[Any], run: bytes) -> None:
-        """A run of samples decoded into structs (``_samples_decoder``), a column at a time."""
+    def add_structs(self, rows: list[Any], run: bytes, extras: tuple[str, ...] = ()) -> None:
+        """A run of samples decoded into structs (``_samples_decoder``), a column at a time;
+        ``extras`` are the extra keys the structs carry (as ``extra_<i>_``)."""
         n = len(rows)
         if not n:
             return
@@ -415,6 +446,16 @@ class _ColumnBuilder:
             column, present = self._fast_column(key, kind, rows, start)
             if present or key in self._keys:
                 converted[key] = column
+                self._present += present
+                if key not in self._keys:
+                    fresh.add(key)
+        for i, key in enumerate(extras):
+            values = list(map(attrgetter(_extra_attr(i)), rows))
+            present = n - values.count(_ABSENT)  # _ABSENT is matched by identity (a NaN equals nothing)
+            if present or key in self._keys:
+                if present < n:
+                    values = [None if v is _ABSENT else v for v in values]
+                converted[key] = self._convert(key, values, start)
                 self._present += present
                 if key not in self._keys:
                     fresh.add(key)
