@@ -61,3 +61,16 @@ def test_unknown_format_without_a_near_miss_keeps_the_plain_line(tmp_path):
     with pytest.raises(BadInput) as err:
         detect(path)
     assert "unknown format (wb reads:" in str(err.value)
+
+
+def test_json_error_document_carries_the_closest_importer(tmp_path, wb_env):
+    from tests.conftest import run_wb
+
+    path = tmp_path / "almost.jsonl"
+    path.write_text(json.dumps({"backend": "sglang", "mean_e2e_latency_ms": 4210.5, "duration": 3.0}) + "\n")
+    proc = run_wb("--store", f"sqlite:///{tmp_path / 's.sqlite'}", "import", str(path), "--json")
+    assert proc.returncode == 2
+    doc = json.loads(proc.stdout)
+    assert doc["error"]["file"] == str(path)
+    assert doc["error"]["details"]["closest"]["importer"] == "sglang-bench"
+    assert "lacks" in doc["error"]["details"]["closest"]["reason"]

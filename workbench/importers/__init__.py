@@ -159,12 +159,13 @@ def detect(path: Path) -> tuple[Importer, Probe]:
 
 class UnknownFormat(BadInput):
     """No importer takes the file. ``near`` (when one came close) names the importer, why
-    it declined and what would help; ``--json`` errors carry it as ``closest``."""
+    it declined and what would help; ``--json`` errors carry it as ``error.details.closest``."""
 
     def __init__(self, file: Path, message: str, *, near: NearMiss | None = None) -> None:
         super().__init__(file, message)
         self.near = near
         self.closest = None if near is None else {"importer": near.importer, "reason": near.reason, "hint": near.hint or None}
+        self.details = {"closest": self.closest} if self.closest else None  # rides along in the --json error document
 
 
 def nearest_miss(probe: Probe) -> NearMiss | None:
