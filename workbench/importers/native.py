@@ -18,7 +18,7 @@ import io
 import json
 import math
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ _NUMERIC_KINDS = frozenset({"duration", "count", "number"})
 
 FAST = True  # decode runs of samples with msgspec (False: the stream reader only)
 RUN_BYTES = 1 << 20  # bytes of samples per msgspec run (1 MiB: no slower than 4, less held)
+FAST_EXTRA_KEYS = 256  # extra sample keys the fast path decodes; more go to the stream reader
 HEAD_CAP = 8 << 20  # header bytes before the samples the fast path reads (more: the stream reader)
 TAIL_CAP = 1 << 20  # and after them
 # A key a sample lacks, told from an explicit null by identity: a NaN, which JSON cannot
@@ -213,15 +214,19 @@ def _read_fast(path: Path, options: ImportOptions, on_bytes: Any) -> RunRecord |
         run = first
         while run is not None:
             guard.used_bytes += len(run)
-            while True:
-                try:
-                    rows = _samples_decoder(lens, extras).decode(run)
-                    break
-                except msgspec.ValidationError as exc:
-                    key = _unknown_field(exc)
-                    if key is None or key in extras or len(SAMPLE_FIELDS[lens]) + len(extras) >= MAX_COLUMNS:
-                        return None  # not an unknown key, or too many: the stream reader says what and where
-                    extras = (*extras, key)  # one more extra column, decoded on the fast path from now on
+            try:
+                rows = _samples_decoder(lens, extras).decode(run)
+            except msgspec.ValidationError as exc:
+                if _unknown_field(exc) is None:
+                    return None  # a wrong type: the stream reader says what and where
+                # New extra keys: learn every key of this run in one pass, then decode it again.
+                known = {*SAMPLE_FIELDS[lens], *extras}
+                new = {key: None for sample in msgspec.json.decode(run, type=list[dict[str, msgspec.Raw]])
+                       for key in sample if key not in known}
+                extras = (*extras, *new)
+                if not new or len(extras) > FAST_EXTRA_KEYS:
+                    return None  # hundreds of keys: the stream reader bounds and refuses what the limits say
+                rows = _samples_decoder(lens, extras).decode(run)
             columns.add_structs(rows, run, extras)
             run = next(runs, None)
         top = splitter.header + b'"samples": []' + splitter.trailer
@@ -246,12 +251,12 @@ def _lens_in(header: bytes) -> str | None:
     return lens if isinstance(lens, str) and lens in SAMPLE_FIELDS else None
 
 
-@cache
+@lru_cache(maxsize=32)
 def _samples_decoder(lens: str, extras: tuple[str, ...] = ()) -> Any:
     """A msgspec decoder for a run of one lens's samples: its known keys, each typed as the
     stream reader accepts it, plus the ``extras`` seen so far (any JSON value, checked by
     the stream reader's own conversion); _ABSENT when missing. A key not among them fails
-    the run, naming the key (``_unknown_field``), so the caller adds it and decodes again.
+    the run (``_unknown_field``), so the caller adds the run's new keys and decodes again.
     Extras are struct fields ``x0``, ``x1``... renamed to their key (any text is a key)."""
     import msgspec
 
