@@ -7,6 +7,7 @@ import json
 import click
 
 from workbench.cli.context import emit_json, open_store_from, stdout_console
+from workbench.compare.host_activity import HostReport, render_host, within_run
 from workbench.summary import run_summary
 from workbench.textsafe import markup_safe as esc
 
@@ -24,6 +25,9 @@ def command(ctx: click.Context, run: str, as_json: bool) -> None:
     record = store.load_run(run_id)
     doc = run_document(record, [c for c in store.run_captures(run_id)])
     doc["declarations"] = [d.to_json() for d in history(store, [run_id])]
+    host = within_run(record)  # a flight recorder's stacks, CPU and GC: slow spans against the others
+    if host is not None:
+        doc["host_activity"] = host.to_json()
     if as_json:
         emit_json(doc)
     else:
@@ -123,5 +127,8 @@ def _print(doc: dict) -> None:
             what = f"{d['name']}={d['value']}" if d["action"] == "set" else f"{d['name']} unset"
             why = f"  why: {d['why']}" if d["why"] else ""
             console.print(f"  #{d['id']}  {esc(what)}  by {esc(d['who'])} at {esc(d['at'])}{esc(why)}")
+    if "host_activity" in doc:
+        for line in render_host(HostReport.from_json(doc["host_activity"])):
+            console.print(esc(line), overflow="ignore", crop=False)
     for c in doc["captures"]:
         console.print(f"capture {esc(c['name'])}  sha256:{c['sha256'][:16]}…  {c['size']:,} B  {esc(c['importer'])}")
