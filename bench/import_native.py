@@ -8,12 +8,16 @@ its own process so peak RSS is its own:
   ``parse (stream)``: the same with the stream reader only (the path before issue 19);
 - ``wb import``: ``import_files`` into a fresh SQLite store (store creation excluded), and
   ``wb import (stream)`` the same through the stream reader;
-- ``wb CLI``: the ``wb import`` process end to end (interpreter start and store creation included).
+- ``wb CLI``: the ``wb import`` process end to end (interpreter start and store creation included);
+- the same file with ``--extra-keys K`` extra keys on every sample (default 5: a request id,
+  a start time, custom metrics; the capture format allows up to 1,024): ``json.load (extra
+  keys)``, ``parse (extra keys)``, ``wb import (extra keys)``. Target (issue 29): within 1.2x
+  of the plain rows.
 
 Each is printed as seconds, requests/s, peak RSS, and its ratios to ``json.load`` and to the
 file size. Targets (issue 19): ``wb import`` <= 1x the ``json.load`` time, peak RSS <= 1.5x the file.
 
-    .venv/bin/python bench/import_native.py [--requests N] [--repeat K]
+    .venv/bin/python bench/import_native.py [--requests N] [--repeat K] [--extra-keys K]
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 mode, path, store = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+mode = mode.replace(" (extra keys)", "")
 if mode.endswith("(stream)"):
     import workbench.importers.native as native
     native.FAST = False
@@ -56,7 +61,7 @@ print(json.dumps({"n": n, "seconds": elapsed, "peak_rss": resource.getrusage(res
 """
 
 
-def write_capture(path: Path, n: int) -> None:
+def write_capture(path: Path, n: int, extra_keys: int = 0) -> None:
     rng = np.random.default_rng(1)
     queue = rng.gamma(2, 20, n).round(2)
     prefill = rng.normal(69, 2, n).round(2)
@@ -66,13 +71,24 @@ def write_capture(path: Path, n: int) -> None:
                 '"dimensions": {"model": "bench"}, "window": {"kind": "steady"}, "samples": [\n')
         for i in range(n):
             sep = ",\n" if i else ""
+            extra = "".join(_extra(k, i, queue[i]) for k in range(extra_keys))
             f.write(f'{sep}{{"id": "r-{i:07d}", "prompt_tokens": 512, "output_tokens": 128, "queue_ms": {queue[i]}, '
                     f'"prefill_ms": {prefill[i]}, "decode_ms": {decode[i]}, "ttft_ms": {round(queue[i] + prefill[i], 2)}, '
-                    f'"e2e_ms": {round(queue[i] + prefill[i] + decode[i], 2)}, "ok": true}}')
+                    f'"e2e_ms": {round(queue[i] + prefill[i] + decode[i], 2)}, "ok": true{extra}}}')
         f.write("\n]}\n")
 
 
-MODES = ("json.load", "parse", "parse (stream)", "wb import", "wb import (stream)", "wb CLI")
+def _extra(k: int, i: int, q: float) -> str:
+    """The k-th extra key of sample i: what recorders and user scripts add."""
+    if k == 0:
+        return f', "request_id": "req-{i:07d}"'
+    if k == 1:
+        return f', "start_s": {1764410400 + i / 1000:.3f}'
+    return f', "custom_{k}": {round(q * k, 2)}'
+
+
+MODES = ("json.load", "parse", "parse (stream)", "wb import", "wb import (stream)", "wb CLI",
+         "json.load (extra keys)", "parse (extra keys)", "wb import (extra keys)")
 
 
 def run_child(mode: str, path: Path, store: str) -> dict:
@@ -97,19 +113,23 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=1, help="rounds of every mode; the best of each is kept")
+    ap.add_argument("--extra-keys", type=int, default=5, help="extra keys per sample in the '(extra keys)' rows")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big.json"
+        extra_path = Path(tmp) / "big-extra.json"
         t = time.perf_counter()
         write_capture(path, args.requests)
+        write_capture(extra_path, args.requests, args.extra_keys)
         size = path.stat().st_size
-        print(f"capture: {args.requests:,} requests, {size / 1e6:.1f} MB (written in {time.perf_counter() - t:.1f} s)")
+        print(f"capture: {args.requests:,} requests, {size / 1e6:.1f} MB; with {args.extra_keys} extra keys "
+              f"{extra_path.stat().st_size / 1e6:.1f} MB (written in {time.perf_counter() - t:.1f} s)")
         print(f"load average before: {load_average()}")
         results: dict[str, dict] = {}
         for round_ in range(args.repeat):
             for mode in MODES:
                 store = f"sqlite:///{Path(tmp) / (mode.replace(' ', '_').strip('()') + str(round_) + '.sqlite')}"
-                r = run_child(mode, path, store)
+                r = run_child(mode, extra_path if "(extra keys)" in mode else path, store)
                 if r["n"] is not None and r["n"] != args.requests:
                     raise SystemExit(f"{mode}: read {r['n']} samples, expected {args.requests}")
                 best = results.get(mode)
@@ -125,6 +145,13 @@ def main() -> None:
         imp = results["wb import"]
         print(f"targets (issue 19): wb import <= 1x json.load time: {imp['seconds'] / floor['seconds']:.2f}x; "
               f"peak RSS <= 1.5x file: {imp['peak_rss'] / size:.2f}x")
+        for base in ("parse", "wb import"):
+            ratio = results[f"{base} (extra keys)"]["seconds"] / results[base]["seconds"]
+            own = results[f"{base} (extra keys)"]["seconds"] / results["json.load (extra keys)"]["seconds"]
+            plain = results[base]["seconds"] / floor["seconds"]
+            print(f"target (issue 29): {base} with {args.extra_keys} extra keys within 1.2x of without: {ratio:.2f}x "
+                  f"(the file is {extra_path.stat().st_size / size:.2f}x larger; x json.load of the same file: "
+                  f"{own:.2f} with extra keys, {plain:.2f} without)")
 
 
 if __name__ == "__main__":

@@ -115,19 +115,37 @@ class ServingMetric:
     statistic: str = ""  # "median", "p95"...; "" for a scalar (throughputs)
 
 
-SERVING_METRICS: dict[str, ServingMetric] = {m.name: m for m in (
-    ServingMetric("ttft_p50", "TTFT p50", "ms", True, "ttft_ms", "ttft_ms", "median"),
-    ServingMetric("ttft_p95", "TTFT p95", "ms", True, "ttft_ms", "ttft_ms", "p95"),
-    ServingMetric("tpot_p50", "TPOT p50", "ms", True, "tpot_ms", "tpot_ms", "median"),
-    ServingMetric("tpot_p95", "TPOT p95", "ms", True, "tpot_ms", "tpot_ms", "p95"),
-    ServingMetric("itl_p50", "ITL p50", "ms", True, "itl_ms", "itl_ms", "median"),
-    ServingMetric("itl_p95", "ITL p95", "ms", True, "itl_ms", "itl_ms", "p95"),
-    ServingMetric("e2e_p95", "E2E latency p95", "ms", True, "e2e_ms", "e2e_ms", "p95"),
-    ServingMetric("request_throughput", "request throughput", "req/s", False, summary="request_throughput"),
-    ServingMetric("output_throughput", "output-token throughput", "tok/s", False, summary="output_throughput"),
-    ServingMetric("error_rate", "error rate", "fraction", True),
-)}
+# The per-request latencies and the statistics a benchmark file may state for each: every
+# pair is a metric (``ttft_p99``, ``tpot_mean``, ``e2e_median``; ``p50`` is the median).
+LATENCIES = {"ttft": ("TTFT", "ttft_ms"), "tpot": ("TPOT", "tpot_ms"), "itl": ("ITL", "itl_ms"), "e2e": ("E2E latency", "e2e_ms")}
+STATISTICS = {"mean": "mean", "median": "median", "p50": "median", "p90": "p90", "p95": "p95", "p99": "p99", "std": "std"}
+
+
+def _serving_metrics() -> dict[str, ServingMetric]:
+    out: dict[str, ServingMetric] = {}
+    for short, (title, col) in LATENCIES.items():
+        for name, stat in STATISTICS.items():
+            out[f"{short}_{name}"] = ServingMetric(f"{short}_{name}", f"{title} {name}", "ms", True, col, col, stat)
+    for m in (ServingMetric("request_throughput", "request throughput", "req/s", False, summary="request_throughput"),
+              ServingMetric("output_throughput", "output-token throughput", "tok/s", False, summary="output_throughput"),
+              ServingMetric("error_rate", "error rate", "fraction", True)):
+        out[m.name] = m
+    return out
+
+
+SERVING_METRICS: dict[str, ServingMetric] = _serving_metrics()
 _QUANTILE = {"median": 0.5, "p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+# When TTFT p95 (the primary) is unknown on a side: the closest statistic, in this order.
+PRIMARY_FALLBACKS = ("ttft_p99", "ttft_p90", "ttft_median")
+
+
+def _statistic(values: np.ndarray, stat: str) -> float:
+    """A statistic of per-request values (std: the sample standard deviation, as the tools write it)."""
+    if stat == "mean":
+        return float(values.mean())
+    if stat == "std":
+        return float(values.std(ddof=1)) if values.size > 1 else NAN
+    return quantile_of(values, _QUANTILE[stat])
 
 
 def _duration(run: RunRecord) -> float:
@@ -158,16 +176,15 @@ class InferenceLens(Lens):
             v = self.error_rate(run)
             return v, "requests" if finite(column(run, "ok")).size else "file" if math.isfinite(v) else "unknown"
         if m.statistic:
-            q = _QUANTILE[m.statistic]
             if name.startswith("itl") and column(run, "itl_ms", "itl") is not None:
                 pooled = finite(column(run, "itl_ms", "itl"))
                 if pooled.size:
-                    return quantile_of(pooled, q), "pooled gaps"
+                    return _statistic(pooled, m.statistic), "pooled gaps"
             values = self.ttft_values(run) if m.column == "ttft_ms" else column(run, m.column)
             if values is not None and m.column != "ttft_ms":
                 values = values[self.valid_mask(run, len(values))]
             if values is not None and finite(values).size:
-                return quantile_of(values, q), "requests"
+                return _statistic(finite(values), m.statistic), "requests"
             v = summary_stat(run, m.summary, m.statistic)
             return v, "file" if math.isfinite(v) else "unknown"
         stated = (run.meta.get("summary") or {}).get(m.summary)
@@ -182,6 +199,37 @@ class InferenceLens(Lens):
             if out is not None and finite(out[ok == 1]).size == int((ok == 1).sum()):
                 return float(out[ok == 1].sum()) / duration, "requests/duration"
         return NAN, "unknown"
+
+    def available_metrics(self, run: RunRecord) -> list[str]:
+        """The serving metrics known for ``run`` (from its requests or its file)."""
+        return [name for name in SERVING_METRICS if math.isfinite(self.metric_value(run, name)[0])]
+
+    def fallback_primary(self, baseline: list[RunRecord], candidate: list[RunRecord]) -> tuple["InferenceLens", str] | None:
+        """When TTFT p95 (the default primary) is unknown on a run of either side: this
+        lens on the closest TTFT statistic every run carries (p99, then p90, then the
+        median) and the sentence saying which and why; None when p95 is known everywhere,
+        when another metric was chosen, or when no statistic is shared (the refusal line
+        then names what each side holds)."""
+        if self.primary.name != "ttft_p95":
+            return None
+        runs = [*baseline, *candidate]
+        missing = [r for r in runs if not math.isfinite(self.primary_value(r))]
+        if not missing:
+            return None
+        where = "either side" if any(r in baseline for r in missing) and any(r in candidate for r in missing) else \
+            "the baseline" if any(r in baseline for r in missing) else "the candidate"
+        shared = [name for name in SERVING_METRICS if all(math.isfinite(self.metric_value(r, name)[0]) for r in runs)]
+        for name in PRIMARY_FALLBACKS:
+            if name in shared:
+                m = SERVING_METRICS[name]
+                return self.with_metric(name), (
+                    f"Headline on {m.title}: TTFT p95 is not recorded on {where} (summary-only results state other statistics); "
+                    f"{m.title} is the closest statistic both sides carry. Other metrics both sides carry: "
+                    f"{', '.join(n for n in shared if n != name) or 'none'} (pin this headline with --metric {name}, or name another).")
+        if shared:
+            return self, (f"TTFT p95 is not recorded on {where} and no TTFT p99, p90 or median is on both sides; "
+                          f"metrics both sides carry: {', '.join(shared)} (e.g. --metric {shared[0]}).")
+        return None
 
     def primary_value(self, run: RunRecord) -> float:
         if self.primary.name != "ttft_p95" and self.primary.name in SERVING_METRICS:

@@ -70,6 +70,20 @@ def _good_docs() -> dict[str, dict]:
     docs["brace_in_string"] = doc
     doc = inference_capture(0)
     docs["empty"] = doc
+    # Extra sample keys (issue 29 item 6): decoded on the fast path into extra columns.
+    doc = inference_capture(300)
+    doc["samples"][4]["gpu_temp_c"] = 61  # one sample only
+    docs["unknown_key"] = doc
+    doc = inference_capture(300)
+    for i, sample in enumerate(doc["samples"]):
+        sample.update({"request_id": f"req-{i}", "start_s": 1764410400.25 + i, "retries": i % 3, "cached": i % 2 == 0,
+                       "note": None if i % 5 else "warm", "tags": {"a": [1, 2]} if i % 50 == 0 else None,
+                       "weird key.with dots": i, "mixed": "x" if i % 2 else 1.5, "custom_ms": 2.5})
+    docs["extra_keys"] = doc
+    doc = inference_capture(300)
+    for i in range(260, 300):
+        doc["samples"][i]["late_extra"] = i  # an extra key that first appears in a late run
+    docs["late_extra"] = doc
     doc = inference_capture(100)
     doc["quality"] = doc.pop("quality")  # a member after the samples
     docs["trailer"] = doc
@@ -98,8 +112,11 @@ def test_fast_path_reads_gzip_and_blank_layouts(tmp_path, monkeypatch):
 def _stepping_aside() -> dict[str, dict]:
     docs = {}
     doc = inference_capture(20)
-    doc["samples"][4]["gpu_temp_c"] = 61  # an unknown key: the stream reader keeps it
-    docs["unknown_key"] = doc
+    doc["samples"][4]["gpu `temp`"] = 61  # a key msgspec's message cannot name unambiguously
+    docs["backtick_key"] = doc
+    doc = inference_capture(20)
+    doc["samples"][4]["start_ms"] = -3  # an extra duration that is negative: the stream reader refuses it
+    docs["negative_extra_duration"] = doc
     doc = inference_capture(20)
     docs["lens_after_samples"] = {"samples": doc.pop("samples"), **doc}
     doc = inference_capture(20)

@@ -22,6 +22,7 @@ HISTORICAL = {
     "--from": ("window_from", {"sacct"}),
     "--to": ("window_to", {"sacct"}),
     "--wait-target": ("wait_target_s", {"sacct"}),
+    "--sacct-fields": ("sacct_fields", {"sacct"}),
     "--warmup-steps": ("warmup_steps", {"kineto", "nsys"}),
     "--step-pattern": ("step_pattern", {"nsys"}),
     "--jobs": ("jobs", {"kineto", "nsys"}),

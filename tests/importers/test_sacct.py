@@ -259,3 +259,41 @@ def test_pending_jobs_keep_their_eligible_time_and_are_censored_waits(tmp_path: 
     assert list(w.waits) == [30] and sorted(w.censored) == [50, 3000]
     assert (w.met, w.missed, w.known_misses, w.pending) == (1, 0, 1, 1)
     assert w.attained == pytest.approx(1 / 2) and w.attainment_bounds == (pytest.approx(1 / 3), pytest.approx(2 / 3))
+
+
+# ---------------------------------------------------------------- headerless (--noheader), issue 29 item 4
+
+def _headerless(tmp_path: Path, source: Path, delim: str) -> tuple[Path, str]:
+    """``source`` as ``sacct --parsable2 --noheader --delimiter DELIM`` writes it: the same
+    records, no header line. Returns the file and the fields for --sacct-fields."""
+    header, *rows = source.read_text(encoding="utf-8", errors="replace").splitlines()
+    out = tmp_path / f"noheader-{source.name}"
+    out.write_text("".join(row.replace("|", delim) + "\n" for row in rows))
+    return out, ",".join(header.split("|"))
+
+
+@pytest.mark.parametrize("delim", ["|", "#", "|#", ";"])
+def test_headerless_sacct_reads_with_sacct_fields_and_any_delimiter(tmp_path: Path, delim: str) -> None:
+    source = GCM / "sample-sacct-output-midnight-edge-case-small.txt"
+    (expected,) = read(source, **UTC)
+    path, fields = _headerless(tmp_path, source, delim)
+    assert IMPORTER.sniff(probe_file(path))
+    (run,) = read(path, sacct_fields=fields, **UTC)
+    assert run.sample_count == expected.sample_count
+    assert list(run.tables["samples"]["job"]) == list(expected.tables["samples"]["job"])
+
+
+def test_headerless_sacct_without_fields_is_refused_naming_the_option(tmp_path: Path) -> None:
+    path, _ = _headerless(tmp_path, GCM / "sample-sacct-output-midnight-edge-case-small.txt", "|")
+    with pytest.raises(BadInput) as err:
+        read(path, **UTC)
+    assert "--sacct-fields" in str(err.value) and "without a header line" in str(err.value)
+
+
+def test_sacct_fields_that_do_not_fit_the_records_are_refused(tmp_path: Path) -> None:
+    path, _ = _headerless(tmp_path, GCM / "sample-sacct-output-midnight-edge-case-small.txt", "|")
+    with pytest.raises(BadInput) as err:
+        read(path, sacct_fields="JobID,State", **UTC)
+    assert "does not split into the 2 fields" in str(err.value)
+    with pytest.raises(BadInput, match="JobID among them"):
+        read(path, sacct_fields="State,End,Start", **UTC)

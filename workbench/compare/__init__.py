@@ -104,6 +104,10 @@ def compare(
                          if dim.declaration is not None)
     if not check.comparable:
         return Comparison(lens=the_lens, runs=runs, comparability=check, declarations=declarations)
+    fallback = getattr(the_lens, "fallback_primary", None)  # a lens whose primary may be missing from summary-only files
+    chosen = fallback(list(baseline), list(candidate)) if fallback is not None else None
+    if chosen is not None:
+        the_lens = chosen[0]
     judged = contract.guardrails(the_lens, baseline, candidate, control)
     timing_effect = contract.work(the_lens, baseline, candidate, None).same is not False
     primary = delta.primary(the_lens, baseline, candidate, timing_effect=timing_effect, control=control)
@@ -111,6 +115,8 @@ def compare(
     phases = delta.phases(the_lens, baseline, candidate, control)
     found = observations.observations(the_lens, baseline, candidate, primary, phases, judged)
     first: list[Observation] = []
+    if chosen is not None:
+        first.append(Observation(text=chosen[1], evidence=Evidence(metric=the_lens.primary.name, runs=runs), kind=observations.NOT_CAUSE))
     if check.unrealized_changes:
         first.append(Observation(
             text=f"Declared change that did not happen: {', '.join(check.unrealized_changes)} is the same on both sides.",

@@ -24,6 +24,11 @@ HARDWARE = "node-or-gpu-hardware"
 UNDECIDED = "undecided"
 NONE = "none"
 
+# The kernel/driver signatures of workbench.diagnostics.logs by their class: a panic, lockup,
+# MCE or NVRM error takes the node (or its GPU) out, whatever the job did.
+SIGNATURE_CLASSES = {kind: HARDWARE for kind in ("kernel_panic", "kernel_oops", "soft_lockup", "hard_lockup", "kernel_bug",
+                                                 "machine_check", "gpu_ecc", "nvrm_error")}
+
 RETRY_RULE = "A retry helps only if the conditions that caused the failure have changed."
 WHAT_CHANGES = {
     APPLICATION: "a fix to the code, input or configuration that raised the error; an unchanged retry fails the same way",
@@ -36,6 +41,8 @@ WHAT_CHANGES = {
 
 def event_class(e: Event) -> str | None:
     """The class an event points at, or None when it points at none."""
+    if e.kind in SIGNATURE_CLASSES and e.role == "failure":  # kernel and driver signatures (logs.KERNEL_SIGNATURES)
+        return SIGNATURE_CLASSES[e.kind]
     if e.kind == "xid":
         info = xid_catalog.lookup(e.values.get("code", -1))
         if info is None:

@@ -22,6 +22,7 @@ from workbench.diagnostics.report import (
     DiagnosisReport,
     Evidence,
     Inputs,
+    LogFormat,
     Observation,
     SkippedFile,
     WatchdogCounters,
@@ -47,13 +48,15 @@ class Diagnosis:
     collectives: fr.CollectiveAnalysis | None
     watchdog: list[WatchdogCounters]
     observations: list[Observation] = field(default_factory=list)
+    log_formats: dict[str, str] = field(default_factory=dict)  # file -> log format recognised
 
     def report(self) -> DiagnosisReport:
         return DiagnosisReport(
             format=FORMAT,
             version=VERSION,
             inputs=Inputs(files=tuple(self.files), skipped=tuple(self.skipped),
-                          flight_recorder_dumps=len(self.collectives.ranks_with_dumps) if self.collectives else 0),
+                          flight_recorder_dumps=len(self.collectives.ranks_with_dumps) if self.collectives else 0,
+                          log_formats=tuple(LogFormat(file=f, format=fmt) for f, fmt in self.log_formats.items())),
             clock=self.policy.record(self.clock_notes),
             first_failure=self.first.record(),
             failure_class=self.failure_class.record(),
@@ -102,6 +105,7 @@ def diagnose(
     files = _discover([Path(p) for p in paths], skipped)
     dumps: list[fr.RankDump] = []
     events: list[Event] = []
+    formats: dict[str, str] = {}
     for path, root in files:
         head = _head(path)
         if fr.sniff(head):
@@ -110,6 +114,7 @@ def diagnose(
         if b"\x00" in head[:4096]:
             skipped.append(SkippedFile(file=str(path), why="binary, not a known dump"))
             continue
+        formats[str(path)] = logs.log_format(path)
         events.extend(logs.parse_file(path, host=_host_hint(path, root), rank=logs.rank_from_path(path)))
     _link_error_files(events)
     collectives = fr.analyze(dumps) if dumps else None
@@ -129,6 +134,7 @@ def diagnose(
         failure_class.evidence = [ev for g in collectives.groups if g.status == "missing" for ev in g.evidence][:12]
     d = Diagnosis([str(p) for p, _ in files], skipped, policy, clock_notes, events, first, failure_class, collectives, watchdog)
     d.observations = _observations(d)
+    d.log_formats = formats
     return d
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import calendar
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,8 @@ _MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
 # ---------------------------------------------------------------- prefixes (rank, time, host)
 
 _RANK_PREFIX = re.compile(r"^\[(?:rank|Rank|RANK)\s*(\d+)\]:?\s?")
+# printk's console level (``<4>[ 1137.351234] ...``: dmesg -r, pstore/ERST dumps, serial consoles).
+_PRINTK_LEVEL = re.compile(r"^<(\d)>(?=\[)")
 _KMSG = re.compile(r"^(\d+),(\d+),(\d+),[^;]*;")
 _DMESG_BOOT = re.compile(r"^\[\s*(\d+\.\d+)\]\s?")
 _DMESG_T = re.compile(r"^\[(?:\w{3}) (\w{3})\s+(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]\s?")
@@ -49,21 +53,21 @@ _GLOG = re.compile(r"^\[?[IWEF](\d{1,2}?)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)(?: GPU-I:(\d+))?\): (\d+),\s*(.*)")
 _XID_PID = re.compile(r"pid=(?:'?<unknown>'?|(\d+))")
 _XID_NAME = re.compile(r"name=([^,]*)")
-_FELL_OFF = re.compile(r"NVRM: (?:The NVIDIA )?GPU (?:at )?(?:PCI:)?([0-9a-fA-F:.]+)[:\s].*fallen off the bus")
+_FELL_OFF = re.compile(r"NVRM: (?:The NVIDIA )?GPU (?:at )?(?:PCI:)?([0-9a-fA-F:.]{1,20})[:\s].{0,128}?fallen off the bus")
 _SXID = re.compile(r"SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+), (Fatal|Non-fatal)", re.IGNORECASE)
 _CUDA_OOM = re.compile(r"CUDA out of memory\.?(?: Tried to allocate ([\d.]+ [KMGT]?i?B))?")
 _OOM_GPU = re.compile(r"\(GPU (\d+);|GPU (\d+) has a total capac")
 # CUDA runtime errors that name a device fault rather than a program error.
 _CUDA_HW = re.compile(r"uncorrectable ECC error encountered|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorDevicesUnavailable|GPU is lost")
 _GPU_ALLOC = re.compile(r"CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|Cuda failure '?out of memory'?")
-_KILLED = re.compile(r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (\d+),? (?:UID \d+, )?\(([^)]*)\)")
+_KILLED = re.compile(r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (\d{1,10}),? (?:UID \d{1,10}, )?\(([^)]{0,64})\)")
 _OOM_KILL_LINE = re.compile(r"oom-kill:constraint=(\w+)(?:.*?,task=([^,]+),pid=(\d+))?")
 _OOM_INVOKED = re.compile(r"(\S{1,64}) invoked oom-killer:")
-_OOM_REAPER = re.compile(r"oom_reaper: reaped process (\d+) \(([^)]*)\)")
+_OOM_REAPER = re.compile(r"oom_reaper: reaped process (\d{1,10}) \(([^)]{0,64})\)")
 _SLURM_OOM = re.compile(r"Detected (\d+) oom[-_]kill event\S* in (?:StepId=|step )?(\S+?)\.?(?: |$)")
 _SRUN_OOM = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): Out Of Memory")
 _K8S_OOM = re.compile(r"(?:[Rr]eason\"?:?\s*\"?)OOMKilled")
-_SEGFAULT = re.compile(r"(\S{1,64})\[(\d+)\]: segfault at \S+ .*? in (\S{1,256}?)\[")
+_SEGFAULT = re.compile(r"(\S{1,64})\[(\d{1,10})\]: segfault at \S{1,32} .{0,128}? in (\S{1,256}?)\[")
 _NCCL_WARN = re.compile(r"^(\S{1,256}?):(\d+):(\d+) \[(\d+)\] (\S{1,256}) NCCL WARN (.*)")
 _NCCL_WARN_ANY = re.compile(r"NCCL WARN (.*)")
 _NCCL_ERROR = re.compile(r"ncclRemoteError|DistBackendError|NCCL error|remote process exited or there was a network error|NCCL communicator was aborted|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage")
@@ -91,6 +95,53 @@ _CHILD_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s
 _CHILD_INDEX = re.compile(r"^\s*\[(\d+)\]:\s*$")
 _RANK_IN_NAME = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
 
+
+@dataclass(frozen=True)
+class KernelSignature:
+    """A kernel or driver failure line: its kind, class (``hardware``, ``driver``,
+    ``kernel``, ``application``, ``memory limit``), role and one line of meaning."""
+
+    kind: str
+    klass: str
+    role: str
+    meaning: str
+    pattern: re.Pattern[str]
+
+
+# Checked after the Xid, OOM and segfault signatures above (which carry their own values);
+# every pattern is bounded (no unbounded ``.*`` before a literal: linear on hostile lines).
+KERNEL_SIGNATURES: tuple[KernelSignature, ...] = (
+    KernelSignature("kernel_panic", "kernel", "failure", "the kernel stopped the node (panic): every process on it died",
+                    re.compile(r"Kernel panic - not syncing: ?(.{0,200})")),
+    KernelSignature("kernel_oops", "kernel", "failure", "a kernel fault (Oops); the faulting process was killed and the kernel may be unstable",
+                    re.compile(r"(?:^|\s)Oops: (\S{1,32}(?: \[#\d{1,6}\])?.{0,120})|BUG: unable to handle (?:kernel )?(.{0,160})")),
+    KernelSignature("soft_lockup", "kernel", "failure", "a CPU ran kernel code without yielding for tens of seconds (soft lockup)",
+                    re.compile(r"BUG: soft lockup - CPU#(\d{1,5}) stuck for (\d{1,6})s")),
+    KernelSignature("hard_lockup", "kernel", "failure", "a CPU stopped taking interrupts (hard lockup): the node is wedged",
+                    re.compile(r"(?:Watchdog detected hard LOCKUP on cpu|NMI watchdog: Watchdog detected hard LOCKUP on cpu) (\d{1,5})")),
+    KernelSignature("hung_task", "kernel", "follower", "a task sat in uninterruptible sleep for minutes: stuck I/O, a driver or a filesystem",
+                    re.compile(r"INFO: task (\S{1,64}):(\d{1,10}) blocked for more than (\d{1,7}) seconds")),
+    KernelSignature("kernel_bug", "kernel", "failure", "a kernel assertion failed (BUG)",
+                    re.compile(r"(?:^|\s)(?:kernel BUG at (\S{1,200})|BUG: (?!soft lockup|unable to handle)(.{1,160}))")),
+    KernelSignature("machine_check", "hardware", "failure", "the CPU or memory reported a machine check (MCE): a hardware error on the node",
+                    re.compile(r"(?:mce: )?\[Hardware Error\]: ?(.{0,200})|Machine check events logged|Machine Check Exception: ?(.{0,120})")),
+    KernelSignature("gpu_ecc", "hardware", "failure", "GPU memory reported an uncorrectable ECC error or a row that must be remapped",
+                    re.compile(r"NVRM: .{0,160}?(?:uncorrectable (?:ECC|DBE) error|double[- ]bit ECC|row[- ]remap(?:ping)?(?: failure| pending| event)?|Row Remapper)", re.IGNORECASE)),
+    KernelSignature("nvrm_error", "driver", "failure", "the NVIDIA kernel driver reported an error that is not an Xid (init, RPC, GSP, resources)",
+                    re.compile(r"NVRM: (?!Xid|Rate limiting)(.{0,160}?(?:failed|[Ee]rror|ERROR|[Tt]imeout|[Tt]imed out|not responding|unable to|Unable to).{0,120})")),
+)
+SIGNATURE_CLASS = {  # the class of the signatures matched above, for the kinds that have no catalog
+    "segfault": "application", "host_oom_kill": "memory limit", "oom_invoked": "memory limit", "oom_reaper": "memory limit",
+    "slurm_oom": "memory limit", "k8s_oomkilled": "memory limit", "cuda_oom": "memory limit", "sxid": "hardware",
+    **{sig.kind: sig.klass for sig in KERNEL_SIGNATURES},
+}
+_KERNEL_KINDS = frozenset(sig.kind for sig in KERNEL_SIGNATURES)
+SIGNATURE_MEANING = {
+    "segfault": "a process read or wrote memory it does not own (segfault): a bug in it or in a library it loaded",
+    "host_oom_kill": "the kernel killed a process for memory (OOM killer): a host or cgroup memory limit was reached",
+    **{sig.kind: sig.meaning for sig in KERNEL_SIGNATURES},
+}
+
 # Every signature above contains one of these; lines with none are skipped before any
 # regex runs (most of a log is noise, and ~30 searches per line would dominate).
 _KEYWORDS = (
@@ -99,7 +150,8 @@ _KEYWORDS = (
     "nccl", "Signal ", "exitcode", "closing signal", "srun: error", "CANCELLED", "Exit Code",
     "exitCode", "Aborted", "Segmentation fault", "Killed", "Kill process", "Bus error", "Terminated",
     "Error", "Exception", "Interrupt", "Failure", "Traceback", "Root Cause", "remote process",
-    "ECC", "GPU is lost",
+    "ECC", "GPU is lost", "panic", "Oops", "BUG", "LOCKUP", "blocked for more than", "Hardware Error",
+    "Machine check", "Machine Check", "NVRM", "emap",
 )
 
 
@@ -145,6 +197,10 @@ def _stamp(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: float, tz: ti
 
 def _take_time(line: str, ev: dict[str, Any]) -> str:
     """Strip a time prefix from ``line``, recording it in ``ev``; return the rest."""
+    m = _PRINTK_LEVEL.match(line)
+    if m:
+        ev["printk_level"] = int(m.group(1))
+        line = line[m.end() :]
     m = _KMSG.match(line)
     if m:
         ev["since_boot"] = int(m.group(3)) / 1e6
@@ -250,6 +306,13 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
     m = _SEGFAULT.search(msg)
     if m:
         return "segfault", "failure", {"process": m.group(1), "pid": int(m.group(2)), "library": m.group(3)}
+    if "NVRM" in msg or "BUG" in msg or "panic" in msg or "Oops" in msg or "LOCKUP" in msg or "blocked for" in msg \
+            or "Hardware Error" in msg or "achine" in msg:
+        for sig in KERNEL_SIGNATURES:
+            m = sig.pattern.search(msg)
+            if m:
+                detail = next((g for g in m.groups() if g), "")
+                return sig.kind, sig.role, {"detail": detail.strip()[:200]} if detail else {}
     m = _WATCHDOG.search(msg)
     if m:
         values = {"seq": int(m.group(2)), "op": m.group(3), "timeout_ms": int(m.group(6)), "ran_ms": int(m.group(7))}
@@ -534,6 +597,11 @@ def _parse_lines(lines: Iterator[tuple[int, str]], name: str, host: str | None, 
         if kind == "xid":
             info = xid_catalog.lookup(values["code"])
             values["catalog"] = info.to_json() if info else None
+        elif kind in _KERNEL_KINDS:
+            values["class"] = SIGNATURE_CLASS[kind]
+            values["meaning"] = SIGNATURE_MEANING[kind]
+        if "printk_level" in stamp:
+            values["printk_level"] = stamp["printk_level"]
         ev.time = stamp.get("time")
         ev.resolution = stamp.get("resolution", 0.0)
         ev.since_boot = stamp.get("since_boot")
@@ -574,3 +642,47 @@ def _child_event(block: dict[str, Any], name: str, line: int, host: str | None) 
         ev.resolution = 1.0
         ev.notes.append("torchrun time: when the agent observed the exit (second resolution)")
     return ev
+
+
+
+# ---------------------------------------------------------------- which log format a file is
+
+LOG_FORMATS = (  # (name, test on a raw line): the first that most sample lines pass names the file
+    ("pstore/ERST dump (printk levels, boot-relative)", lambda ln: bool(re.match(r"^(?:Panic|Oops|Emergency|Unknown)#\d+ Part\d+", ln))),
+    ("/dev/kmsg records (prio,seq,usec)", lambda ln: bool(_KMSG.match(ln))),
+    ("printk with levels <N>[ s.us] (boot-relative)", lambda ln: bool(re.match(r"^<\d>\[\s*\d+\.\d+\]", ln))),
+    ("journalctl short-monotonic / dmesg [ s.us] (boot-relative)", lambda ln: bool(_DMESG_BOOT.match(ln))),
+    ("dmesg -T (wall clock, no zone)", lambda ln: bool(_DMESG_T.match(ln))),
+    ("dmesg --time-format iso / journalctl short-iso", lambda ln: bool(_DMESG_ISO.match(ln))),
+    ("ISO-stamped log", lambda ln: bool(_ISO.match(ln))),
+    ("syslog / journalctl short (no year)", lambda ln: bool(_SYSLOG.match(ln))),
+    ("glog / c10 log", lambda ln: bool(_GLOG.match(ln))),
+)
+
+
+def log_format(path: Path, sample_lines: int = 200) -> str:
+    """The log format ``path``'s first lines are in (what ``wb diagnose`` prints per
+    file), e.g. "printk with levels <N>[ s.us] (boot-relative)"; "plain text" otherwise."""
+    try:
+        with open_binary(path) as fh:
+            head = fh.read(64 << 10).decode("utf-8", errors="replace")
+    except READ_ERRORS:
+        return "unreadable"
+    lines = [ln for ln in head.splitlines()[:sample_lines] if ln.strip()]
+    if not lines:
+        return "empty"
+    if head.lstrip().startswith("{") and '"message"' in head[:4096]:
+        return "torchelastic error file (JSON)"
+    if LOG_FORMATS[0][1](lines[0]):
+        return LOG_FORMATS[0][0]
+    votes: Counter[str] = Counter()
+    for ln in lines:
+        ln = _RANK_PREFIX.sub("", ln, count=1)
+        for name, test in LOG_FORMATS[1:]:
+            if test(ln):
+                votes[name] += 1
+                break
+    if not votes:
+        return "plain text (no time stamps)"
+    name, count = votes.most_common(1)[0]
+    return name if count * 2 >= len(lines) else f"{name} (mixed with other lines)"

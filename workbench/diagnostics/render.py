@@ -13,15 +13,20 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def _when(t: float | None) -> str:
+def _when(t: float | None, since_boot: float | None = None) -> str:
     if t is None:
-        return "unplaced"
+        # A boot-relative stamp still orders events on its node: say it, and how to place it.
+        return f"boot+{since_boot:.6g} s (unplaced: give --boot-time)" if since_boot is not None else "unplaced"
     return datetime.fromtimestamp(t, timezone.utc).strftime("%m-%d %H:%M:%S.%f")[:-3]
 
 
 def _origin(e: EventRecord) -> str:
     parts = [e.host or "", f"r{e.rank}" if e.rank is not None else ""]
-    return " ".join(p for p in parts if p) or "-"
+    named = " ".join(p for p in parts if p)
+    if named:
+        return named
+    pci = e.values.get("pci") if isinstance(e.values, dict) else None
+    return f"{e.file.rsplit('/', 1)[-1]}" + (f" (GPU {pci})" if isinstance(pci, str) else "")
 
 
 def render(report: DiagnosisReport | Mapping[str, Any], *, limit: int = 30, console: "Console | None" = None) -> None:
@@ -33,6 +38,8 @@ def render(report: DiagnosisReport | Mapping[str, Any], *, limit: int = 30, cons
     con = console or Console(width=80, highlight=False)
 
     con.print(f"[bold]wb diagnose[/bold] — {len(d.inputs.files)} files, {d.inputs.flight_recorder_dumps} flight-recorder dumps")
+    for lf in d.inputs.log_formats:
+        con.print(f"  [dim]log {esc(lf.file.rsplit('/', 1)[-1])}: {esc(lf.format)}[/dim]")
     for note in d.clock.notes:
         con.print(f"  [dim]{esc(note)}[/dim]")
 
@@ -40,13 +47,13 @@ def render(report: DiagnosisReport | Mapping[str, Any], *, limit: int = 30, cons
     con.print()
     if ff.status == "named" and ff.event is not None:
         e = ff.event
-        con.print(f"[bold]First failure:[/bold] {esc(e.kind)} on {esc(_origin(e))} at {_when(e.time)}")
+        con.print(f"[bold]First failure:[/bold] {esc(e.kind)} on {esc(_origin(e))} at {_when(e.time, e.since_boot_s)}")
         con.print(f"  {esc(e.text)}", overflow="fold")
         con.print(f"  [dim]{esc(ff.reason)}[/dim]")
     elif ff.status == "undecided":
         con.print(f"[bold]First failure:[/bold] [yellow]undecided[/yellow] — {esc(ff.reason)}")
         for c in ff.candidates[:5]:
-            con.print(f"  candidate: {esc(c.kind)} on {esc(_origin(c))} at {_when(c.time)}")
+            con.print(f"  candidate: {esc(c.kind)} on {esc(_origin(c))} at {_when(c.time, c.since_boot_s)}")
             con.print(f"    [dim]{esc(c.text[:150])}[/dim]", overflow="fold")
     else:
         con.print(f"[bold]First failure:[/bold] none found — {esc(ff.reason)}")

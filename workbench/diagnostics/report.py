@@ -57,10 +57,18 @@ class SkippedFile(_Record, kw_only=True):
     why: str
 
 
+class LogFormat(_Record, kw_only=True):
+    """The log format recognised in one text file (``workbench.diagnostics.logs.log_format``)."""
+
+    file: str
+    format: str
+
+
 class Inputs(_Record, kw_only=True):
     files: tuple[str, ...]
     skipped: tuple[SkippedFile, ...]
     flight_recorder_dumps: int
+    log_formats: tuple[LogFormat, ...] = ()
 
 
 class Clock(_Record, kw_only=True):

@@ -22,7 +22,7 @@ from typing import NoReturn
 import numpy as np
 
 from workbench.errors import BadInput
-from workbench.formats.inference_records import RequestColumns, Summary, stat_name, strict_number
+from workbench.formats.inference_records import LATENCY_BOUND_MS, RequestColumns, Summary, stat_name, strict_number
 from workbench.inputs import read_bounded
 
 MAX_BYTES = 2 << 30  # a single result file bigger than this is not a benchmark result
@@ -177,29 +177,43 @@ def samples_from_arrays(obj: Mapping[str, object], path: Path, where: str) -> Re
     out = _floats(outs, path, where, "output_lens")
     # Failures are written as 0.0: unknown, not zero.
     ttft[(ok == 0.0) | (np.isnan(ok) & (ttft == 0.0))] = np.nan
-    negative = np.flatnonzero(ttft < 0)
-    if negative.size:
-        raise BadInput(path, f"negative TTFT {ttft[negative[0]]}", where=f"{where}: ttfts[{negative[0]}]")
+    # Negative, infinite or absurd values (a "-1" sentinel, 1e308) are screened by
+    # inference_run, which keeps them as unknown and says so.
     itl_ms = nan.copy()
+    warnings: list[str] = []
     if itls is not None:
         gaps, req = _gaps(itls, path, where)
-        finite = np.isfinite(gaps)
+        finite = _plausible_gaps(gaps, f"{where}: itls", warnings)
         counts = np.bincount(req[finite].astype(np.int64), minlength=n)
         sums = np.bincount(req[finite].astype(np.int64), weights=gaps[finite], minlength=n)
         with np.errstate(invalid="ignore", divide="ignore"):
             itl_ms = np.where(counts > 0, 1000.0 * sums / np.maximum(counts, 1), np.nan)
     e2e = _floats(latencies, path, where, "latencies") if latencies is not None else nan.copy()
     e2e[ok == 0.0] = np.nan
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tpot = np.where(np.isfinite(e2e) & np.isfinite(ttft) & (out > 1), 1000.0 * (e2e - ttft) / (out - 1), np.nan)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        plausible = (e2e >= 0) & (ttft >= 0) & (e2e * 1000.0 <= LATENCY_BOUND_MS) & (ttft * 1000.0 <= LATENCY_BOUND_MS)
+        tpot = np.where(plausible & (out > 1), 1000.0 * (e2e - ttft) / (out - 1), np.nan)
+    with np.errstate(over="ignore"):  # 1e308 s is inf ms: screened (unknown, with the reason) by inference_run
+        ttft_ms, e2e_ms = ttft * 1000.0, e2e * 1000.0
     columns = {
         "id": np.array([str(i) for i in range(n)], dtype=str),
         "prompt_tokens": _floats(ins, path, where, "input_lens") if ins is not None else nan.copy(),
         "output_tokens": np.where(ok != 0.0, out, np.nan),
         "queue_ms": nan.copy(), "prefill_ms": nan.copy(), "decode_ms": nan.copy(),
-        "ttft_ms": ttft * 1000.0, "e2e_ms": e2e * 1000.0, "itl_ms": itl_ms, "tpot_ms": tpot, "ok": ok,
+        "ttft_ms": ttft_ms, "e2e_ms": e2e_ms, "itl_ms": itl_ms, "tpot_ms": tpot, "ok": ok,
     }
-    return RequestColumns(columns)
+    return RequestColumns(columns, warnings)
+
+
+def _plausible_gaps(gaps: np.ndarray, where: str, warnings: list[str] | None = None) -> np.ndarray:
+    """Which gaps (seconds) can be true; the others are counted in ``warnings``."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        ok = np.isfinite(gaps) & (gaps >= 0) & (gaps * 1000.0 <= LATENCY_BOUND_MS)
+    bad = ~ok & ~np.isnan(gaps)
+    if warnings is not None and bad.any():
+        first = float(gaps[int(np.argmax(bad))])
+        warnings.append(f"{where}: {int(bad.sum())} gap(s) negative, infinite or beyond {LATENCY_BOUND_MS:g} ms kept as unknown (first {first:g} s)")
+    return ok
 
 
 def itl_table(obj: Mapping[str, object], path: Path | None = None, where: str = "") -> dict[str, np.ndarray] | None:
@@ -208,6 +222,8 @@ def itl_table(obj: Mapping[str, object], path: Path | None = None, where: str = 
     if not isinstance(itls, list):
         return None
     gaps, req = _gaps(itls, path, where)
+    keep = _plausible_gaps(gaps, where)  # the impossible ones are reported with the samples
+    gaps, req = gaps[keep], req[keep]
     if not gaps.size:
         return None
     # One row per gap is the biggest table of a detailed result (~127 gaps a request):

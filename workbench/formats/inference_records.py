@@ -31,6 +31,12 @@ from workbench.errors import BadInput
 # meta["summary"] (module docstring): metric -> statistic -> value, scalars at the top level.
 Summary = dict[str, float | dict[str, float]]
 
+# No request takes longer than this: a latency beyond it (1e308 from a fuzzed or corrupt
+# file, a clock of another epoch) is not a measurement. About 11.6 days.
+LATENCY_BOUND_MS = 1e9
+LATENCY_COLUMNS = ("queue_ms", "prefill_ms", "decode_ms", "ttft_ms", "e2e_ms", "itl_ms", "tpot_ms", "frontend_ms", "client_queue_ms")
+COUNT_COLUMNS = ("prompt_tokens", "output_tokens")
+
 NUMERIC_COLUMNS = ("prompt_tokens", "output_tokens", "queue_ms", "prefill_ms", "decode_ms", "ttft_ms", "e2e_ms", "itl_ms", "tpot_ms", "ok")
 COLUMNS = ("id", *NUMERIC_COLUMNS)
 
@@ -102,6 +108,14 @@ def number(value: object) -> float:
     return math.nan
 
 
+def _cell(value: object) -> float:
+    """A sample cell: like :func:`number`, but an infinity stays infinite so that
+    ``inference_run`` reports it (as unknown, with the reason) instead of losing it."""
+    if isinstance(value, float) and math.isinf(value):
+        return value
+    return number(value)
+
+
 class SampleBuilder:
     """Accumulates request rows into typed columns (missing -> NaN / "")."""
 
@@ -115,7 +129,7 @@ class SampleBuilder:
             raise KeyError(f"unknown sample columns {sorted(unknown)}")
         self.ids.append(str(id))
         for col in NUMERIC_COLUMNS:
-            self.cols[col].append(number(values.get(col)))
+            self.cols[col].append(_cell(values.get(col)))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -130,11 +144,12 @@ class SampleBuilder:
 class RequestColumns:
     """Request columns built at once (vectorised), in the shape ``SampleBuilder`` makes."""
 
-    def __init__(self, columns: dict[str, np.ndarray]) -> None:
+    def __init__(self, columns: dict[str, np.ndarray], warnings: list[str] | None = None) -> None:
         missing = set(COLUMNS) - set(columns)
         if missing:
             raise KeyError(f"missing sample columns {sorted(missing)}")
         self.columns = columns
+        self.warnings = list(warnings or ())  # values already read as unknown, and why
 
     def __len__(self) -> int:
         return len(self.columns["id"])
@@ -232,14 +247,23 @@ def inference_run(
     sources: list[Path],
     window: Mapping[str, object] | None = None,
 ) -> RunRecord:
-    """A run with per-request samples when present, else a summary-only run."""
+    """A run with per-request samples when present, else a summary-only run. Latencies
+    that cannot be true (negative, infinite, beyond :data:`LATENCY_BOUND_MS`) and negative
+    token counts are kept as unknown, each reason in ``meta["warnings"]``."""
     run = RunRecord(lens="inference", label=label, dimensions=dict(dimensions), meta=dict(meta), sources=list(sources))
     if window:
         run.window = dict(window)
+    warnings: list[str] = []
+    summary = screen_summary(summary, warnings)
     run.meta["summary"] = summary
     run.meta = json_safe(run.meta)
-    if samples is not None and len(samples):
-        table = samples.table()
+    table = samples.table() if samples is not None and len(samples) else None
+    if table is not None:
+        warnings.extend(getattr(samples, "warnings", ()))
+        screen_columns(table, "samples", warnings)
+    if warnings:
+        run.meta["warnings"] = [*run.meta.get("warnings", []), *warnings]
+    if table is not None:
         run.tables[SAMPLES] = table
         ok = table["ok"] == 1.0
         failed = table["ok"] == 0.0
@@ -262,3 +286,56 @@ def inference_run(
         if not math.isnan(completed) and not math.isnan(failed) and completed + failed > 0:
             run.quality["error_rate"] = failed / (completed + failed)
     return run
+
+
+def _implausible(values: np.ndarray, column: str) -> np.ndarray:
+    """Where ``values`` cannot be true: negative, infinite, or (a latency) past the bound."""
+    with np.errstate(invalid="ignore"):
+        bad = (values < 0) | np.isinf(values)
+        if column in LATENCY_COLUMNS:
+            bad |= values > LATENCY_BOUND_MS
+    return bad
+
+
+def _reason(column: str, count: int, first: float, where: str) -> str:
+    what = "negative" if first < 0 else "infinite" if math.isinf(first) else f"beyond {LATENCY_BOUND_MS:g} ms"
+    return (f"{where}.{column}: {count} value(s) negative, infinite or beyond {LATENCY_BOUND_MS:g} ms kept as unknown "
+            f"(first {first:g}: {what})")
+
+
+def screen_columns(table: dict[str, np.ndarray], where: str, warnings: list[str]) -> None:
+    """Set the impossible cells of ``table``'s latency and count columns to NaN (in place),
+    one warning per column."""
+    for column in (*LATENCY_COLUMNS, *COUNT_COLUMNS):
+        values = table.get(column)
+        if values is None or values.dtype.kind != "f":
+            continue
+        bad = _implausible(values, column)
+        if bad.any():
+            first = float(values[int(np.argmax(bad))])
+            if not values.flags.writeable:
+                values = table[column] = values.copy()
+            values[bad] = np.nan
+            warnings.append(_reason(column, int(bad.sum()), first, where))
+
+
+def screen_summary(summary: Mapping[str, object], warnings: list[str]) -> Summary:
+    """``summary`` without the figures that cannot be true: a negative or infinite scalar,
+    a latency statistic (``*_ms``) that is negative or past the bound, a negative std."""
+    out: Summary = {}
+    for key, value in summary.items():
+        if isinstance(value, dict):
+            block: dict[str, Any] = {}
+            for stat, v in value.items():
+                bounded = key.endswith("_ms") and not stat.endswith(("_bounds", "_lower_bound_only", "_first_bucket")) and stat != "count"
+                if bounded and isinstance(v, (int, float)) and not isinstance(v, bool) and (
+                        v < 0 or not math.isfinite(v) or v > LATENCY_BOUND_MS):
+                    warnings.append(f"summary {key}.{stat} = {v:g} is negative, infinite or beyond {LATENCY_BOUND_MS:g} ms: kept as unknown")
+                    continue
+                block[stat] = v
+            out[key] = block  # type: ignore[assignment]
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and (value < 0 or math.isinf(value)):
+            warnings.append(f"summary {key} = {value:g} is negative or infinite: kept as unknown")
+        else:
+            out[key] = value  # type: ignore[assignment]
+    return out

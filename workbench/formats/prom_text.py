@@ -59,6 +59,18 @@ class Scrape:
     path: Path | None
     types: dict[str, str] = field(default_factory=dict)
     series: dict[tuple[str, Labels], float] = field(default_factory=dict)
+    # Series by sample name, built once per content (``kind`` and ``values`` are called per
+    # family: scanning every series each time was quadratic, 40k untyped series > 300 s).
+    _index: dict[str, list[tuple[Labels, float]]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _indexed: int = field(default=-1, init=False, repr=False, compare=False)
+
+    def _by_name(self) -> dict[str, list[tuple[Labels, float]]]:
+        if self._indexed != len(self.series):  # series only grow (parse, then read-only)
+            index: dict[str, list[tuple[Labels, float]]] = {}
+            for (name, labels), value in self.series.items():
+                index.setdefault(name, []).append((labels, value))
+            self._index, self._indexed = index, len(self.series)
+        return self._index
 
     def family_of(self, sample_name: str) -> str:
         """The family a sample belongs to (``x_bucket`` -> ``x`` when ``x`` is typed)."""
@@ -81,7 +93,7 @@ class Scrape:
     def kind(self, family: str) -> str:
         if family in self.types:
             return self.types[family]
-        names = {n for n, _ in self.series}
+        names = self._by_name()
         if f"{family}_bucket" in names:
             return "histogram"
         if f"{family}_total" in names or family.endswith("_total"):
@@ -89,7 +101,7 @@ class Scrape:
         return "untyped"
 
     def values(self, sample_name: str) -> list[tuple[Labels, float]]:
-        return [(labels, v) for (n, labels), v in self.series.items() if n == sample_name]
+        return list(self._by_name().get(sample_name, ()))
 
     def counter_total(self, family: str) -> float | None:
         """A counter summed over its series; ``None`` when the family is absent."""

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING
 
 from store.records import RunRecord
 from workbench.errors import BadInput, WbError
+from workbench.formats.key_sets import NearMiss
 from workbench.importers.base import Importer, ImporterOption, ImportOptions, Probe, probe_file
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-__all__ = ["Importer", "ImporterOption", "ImportOptions", "Probe", "all_importers", "detect", "expand_paths", "get_importer",
-           "import_options", "scan_directory"]
+__all__ = ["Importer", "ImporterOption", "ImportOptions", "Probe", "UnknownFormat", "all_importers", "detect", "expand_paths",
+           "get_importer", "import_options", "nearest_miss", "scan_directory"]
 
 PLUGIN_GROUP = "wb.importers"
 OPTION_TYPES = (str, int, float, bool)
@@ -150,7 +151,34 @@ def detect(path: Path) -> tuple[Importer, Probe]:
         if importer.sniff(probe):
             return importer, probe
     known = ", ".join(imp.name for imp in all_importers())
-    raise BadInput(path, f"unknown format (wb reads: {known}; see docs/importers.md)")
+    near = nearest_miss(probe)
+    if near is None:
+        raise UnknownFormat(path, f"unknown format (wb reads: {known}; see docs/importers.md)")
+    raise UnknownFormat(path, f"unknown format: closest is {near.text()} (see docs/importers.md)", near=near)
+
+
+class UnknownFormat(BadInput):
+    """No importer takes the file. ``near`` (when one came close) names the importer, why
+    it declined and what would help; ``--json`` errors carry it as ``error.details.closest``."""
+
+    def __init__(self, file: Path, message: str, *, near: NearMiss | None = None) -> None:
+        super().__init__(file, message)
+        self.near = near
+        self.closest = None if near is None else {"importer": near.importer, "reason": near.reason, "hint": near.hint or None}
+        self.details = {"closest": self.closest} if self.closest else None  # rides along in the --json error document
+
+
+def nearest_miss(probe: Probe) -> NearMiss | None:
+    """The importer that came closest to taking ``probe``, with its reason."""
+    best: NearMiss | None = None
+    for importer in all_importers():
+        try:
+            near = importer.decline(probe)
+        except Exception:  # noqa: BLE001 - a plug-in's decline must never hide the "unknown format" line
+            continue
+        if near is not None and (best is None or near.score > best.score):
+            best = near
+    return best
 
 
 def scan_directory(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:

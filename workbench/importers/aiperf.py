@@ -30,6 +30,7 @@ from typing import Any
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats import bench_json
+from workbench.formats.key_sets import KeySet, matching
 from workbench.formats.inference_records import SampleBuilder, Summary, as_list, as_object, inference_run, number, request_mix, stats_block, strict_number
 from workbench.formats.load_sweep import group_levels, load_meta, mark_sweep
 from workbench.importers.base import Importer, ImportOptions, Probe
@@ -58,16 +59,27 @@ class AIPerfImporter(Importer):
     description = "AIPerf profile_export.jsonl / profile_export_aiperf.json, GenAI-Perf profile_export_genai_perf.json"
     priority = 30
 
+    key_sets = (
+        KeySet("AIPerf profile_export.jsonl, current (request_start_ns, benchmark_phase)", ("metadata", "metrics", "request_start_ns"),
+               sample="inference/aiperf_profile_export_current.jsonl", origin="minimal, derived from aiperf/common/models/record_models.py"),
+        KeySet("AIPerf profile_export.jsonl, early (timestamp_ns, credit_phase)", ("metadata", "metrics", "timestamp_ns"),
+               sample="inference/aiperf_profile_export.jsonl", origin="minimal, derived from aiperf (early 2025 record layout)"),
+        KeySet("AIPerf profile_export_aiperf.json, aggregate (records)", ("records",), ("ttft", "time_to_first_token", "request_latency"),
+               sample="inference/aiperf_profile_export_aiperf.json", origin="minimal, derived from aiperf's JSON exporter"),
+        KeySet("AIPerf/GenAI-Perf aggregate (input_config or schema_version)", ("time_to_first_token",), ("input_config", "schema_version"),
+               sample="inference/genai_perf_aggregate.json", origin="minimal, derived from genai-perf's JsonExporter"),
+        KeySet("GenAI-Perf profile_export.json (raw experiments)", ("experiments",), ("response_timestamps", "experiment"),
+               sample="inference/genai_perf_profile_export.json", origin="minimal, derived from perf_analyzer's profile export"),
+    )
+
     def sniff(self, probe: Probe) -> bool:
-        head = probe.text
         if not probe.stripped.startswith("{"):
             return False
-        if '"experiments"' in head and ('"response_timestamps"' in head or '"experiment"' in head):
-            return True
-        per_request = '"metrics"' in head and '"metadata"' in head and ('"request_start_ns"' in head or '"timestamp_ns"' in head)
-        aggregate = ('"input_config"' in head or '"schema_version"' in head or '"records"' in head) and (
-            '"time_to_first_token"' in head or '"ttft"' in head or '"request_latency"' in head)
-        return per_request or aggregate
+        head = probe.text
+        if ('"input_config"' in head or '"schema_version"' in head or '"records"' in head) and any(
+                f'"{k}"' in head for k in ("time_to_first_token", "ttft", "request_latency")):
+            return True  # an aggregate names its metrics under several names
+        return matching(self.key_sets, head) is not None
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
         runs: list[RunRecord] = []

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from store.records import RunRecord
+from workbench.formats.key_sets import KeySet, NearMiss, closest
 # The importer contract's vocabulary lives one layer down, where formats and the training
 # readers can use it too; importers keep importing it from here.
 from workbench.inputs import (  # noqa: F401
@@ -42,10 +43,19 @@ class Importer(ABC):
     # The ``wb import`` flags this importer reads (``ImportOptions.params``); the CLI
     # builds them from the registry, so a format's flags live with the format.
     options: tuple[ImporterOption, ...] = ()
+    # The versions of the format's keys it reads (workbench.formats.key_sets), as data.
+    key_sets: tuple[KeySet, ...] = ()
 
     @abstractmethod
     def sniff(self, probe: Probe) -> bool:
         """True when this importer recognises the content."""
+
+    def decline(self, probe: Probe) -> NearMiss | None:
+        """Called when no importer took ``probe``: how near this format came and why it
+        declined (by default the nearest of ``key_sets``), or None when not near at all."""
+        if not self.key_sets or not probe.stripped.startswith(("{", "[")):
+            return None
+        return closest(self.name, self.key_sets, probe.text)
 
     @abstractmethod
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:

@@ -23,6 +23,7 @@ import numpy as np
 
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
+from workbench.formats.key_sets import KeySet, matching
 from workbench.formats.inference_records import SampleBuilder, Summary, as_list, as_object, inference_run, number, request_mix, stats_block, strict_number
 from workbench.formats.load_sweep import load_meta, mark_sweep
 from workbench.formats.bench_json import load_object
@@ -48,10 +49,15 @@ class GuideLLMImporter(Importer):
     description = "GuideLLM benchmark report JSON (v0.2/v0.3)"
     priority = 30
 
+    key_sets = (
+        KeySet("v0.2 report (type_ generative_benchmark)", ("benchmarks", "generative_benchmark"),
+               sample="inference/real/guidellm/benchmarks_stripped.json", origin="real (neuralmagic/guidellm test data)"),
+        KeySet("v0.3+ report (request_loader)", ("benchmarks", "request_loader"),
+               sample="inference/guidellm_v03.json", origin="minimal, derived from guidellm/benchmark/benchmark.py (v0.3)"),
+    )
+
     def sniff(self, probe: Probe) -> bool:
-        text = probe.stripped
-        return text.startswith("{") and '"benchmarks"' in probe.text[:4096] and (
-            "generative_benchmark" in probe.text or '"request_loader"' in probe.text)
+        return probe.stripped.startswith("{") and '"benchmarks"' in probe.text[:4096] and matching(self.key_sets, probe.text) is not None
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
         for path in paths:

@@ -4,9 +4,11 @@ Reads the ``samples`` array into typed columns, so a capture of a million reques
 imports with memory bounded by its columns, not its JSON. The fast path cuts the
 array into runs of whole samples a few MiB at a time (``workbench.training.json_chunks``)
 and decodes each run with msgspec into structs of the lens's known keys, checked a
-column at a time with numpy. Anything it does not take as it is (an unknown key, a
-wrong type, a refusal, samples before the lens) is read again by the stream reader,
-which holds every rule and names the fault and its place.
+column at a time with numpy, plus the extra keys the capture carries (each added to the
+struct when first met, converted by the stream reader's own rules). Anything it does not
+take as it is (a wrong type, a refusal, samples before the lens, more keys than the
+limit) is read again by the stream reader, which holds every rule and names the fault
+and its place.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import io
 import json
 import math
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ import numpy as np
 
 from store.records import LENSES, SAMPLES, UNKNOWN_WINDOW, WINDOW_KINDS, Dimension, RunRecord, Work
 from workbench.errors import BadInput
+from workbench.formats.inference_records import LATENCY_BOUND_MS, LATENCY_COLUMNS
 from workbench.formats.json_stream import ObjectStream
 from workbench.formats.timestamps import parse_timestamp
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
@@ -68,6 +71,7 @@ _NUMERIC_KINDS = frozenset({"duration", "count", "number"})
 
 FAST = True  # decode runs of samples with msgspec (False: the stream reader only)
 RUN_BYTES = 1 << 20  # bytes of samples per msgspec run (1 MiB: no slower than 4, less held)
+FAST_EXTRA_KEYS = 256  # extra sample keys the fast path decodes; more go to the stream reader
 HEAD_CAP = 8 << 20  # header bytes before the samples the fast path reads (more: the stream reader)
 TAIL_CAP = 1 << 20  # and after them
 # A key a sample lacks, told from an explicit null by identity: a NaN, which JSON cannot
@@ -206,12 +210,25 @@ def _read_fast(path: Path, options: ImportOptions, on_bytes: Any) -> RunRecord |
         lens = _lens_in(splitter.header)
         if lens is None:
             return None
-        decoder = _samples_decoder(lens)
+        extras: tuple[str, ...] = ()
         columns = _ColumnBuilder(path, SAMPLE_FIELDS[lens])
         run = first
         while run is not None:
             guard.used_bytes += len(run)
-            columns.add_structs(decoder.decode(run), run)
+            try:
+                rows = _samples_decoder(lens, extras).decode(run)
+            except msgspec.ValidationError as exc:
+                if _unknown_field(exc) is None:
+                    return None  # a wrong type: the stream reader says what and where
+                # New extra keys: learn every key of this run in one pass, then decode it again.
+                known = {*SAMPLE_FIELDS[lens], *extras}
+                new = {key: None for sample in msgspec.json.decode(run, type=list[dict[str, msgspec.Raw]])
+                       for key in sample if key not in known}
+                extras = (*extras, *new)
+                if not new or len(extras) > FAST_EXTRA_KEYS:
+                    return None  # hundreds of keys: the stream reader bounds and refuses what the limits say
+                rows = _samples_decoder(lens, extras).decode(run)
+            columns.add_structs(rows, run, extras)
             run = next(runs, None)
         top = splitter.header + b'"samples": []' + splitter.trailer
         record = _parse(ObjectStream(io.BytesIO(top), str(path)), path, options)
@@ -235,17 +252,36 @@ def _lens_in(header: bytes) -> str | None:
     return lens if isinstance(lens, str) and lens in SAMPLE_FIELDS else None
 
 
-@cache
-def _samples_decoder(lens: str) -> Any:
-    """A msgspec decoder for a run of one lens's samples: its known keys only (an unknown
-    key fails the run), each typed as the stream reader accepts it, _ABSENT when missing."""
+@lru_cache(maxsize=32)
+def _samples_decoder(lens: str, extras: tuple[str, ...] = ()) -> Any:
+    """A msgspec decoder for a run of one lens's samples: its known keys, each typed as the
+    stream reader accepts it, plus the ``extras`` seen so far (any JSON value, checked by
+    the stream reader's own conversion); _ABSENT when missing. A key not among them fails
+    the run (``_unknown_field``), so the caller adds the run's new keys and decodes again.
+    Extras are struct fields ``x0``, ``x1``... renamed to their key (any text is a key)."""
     import msgspec
 
     types = {"duration": float | None, "count": float | None, "number": float | None, "bool": bool | None,
              "str": str | int | None, "timestamp": Any}
     fields = [(key, types[kind], _ABSENT) for key, kind in SAMPLE_FIELDS[lens].items()]
-    sample = msgspec.defstruct(f"{lens.title()}Sample", fields, gc=False, forbid_unknown_fields=True)
+    fields += [(_extra_attr(i), Any, _ABSENT) for i in range(len(extras))]
+    rename = {_extra_attr(i): key for i, key in enumerate(extras)}
+    sample = msgspec.defstruct(f"{lens.title()}Sample", fields, gc=False, forbid_unknown_fields=True, rename=rename or None)
     return msgspec.json.Decoder(list[sample])
+
+
+def _extra_attr(i: int) -> str:
+    return f"extra_{i}_"  # never a known key (SAMPLE_FIELDS names end in a letter)
+
+
+def _unknown_field(exc: Exception) -> str | None:
+    """The key msgspec's ``Object contains unknown field `KEY` - at `$[i]``` names, or None."""
+    text = str(exc)
+    head, sep, rest = text.partition("Object contains unknown field `")
+    if not sep or head:
+        return None
+    key, sep, tail = rest.rpartition("` - at `")
+    return key if sep and "`" not in key else None
 
 
 def _parse(stream: ObjectStream, path: Path, options: ImportOptions) -> RunRecord:
@@ -385,6 +421,8 @@ class _ColumnBuilder:
     def __init__(self, path: Path, fields: dict[str, str]) -> None:
         self.path = path
         self.fields = fields
+        # Request latencies have a physical bound (docs/capture-format.md): past it a value is refused.
+        self.bounded = frozenset(k for k, kind in fields.items() if kind == "duration" and k in LATENCY_COLUMNS)
         self.n = 0
         self._pending: list[dict[str, Any]] = []  # samples of the current chunk, as decoded
         self._keys: dict[str, None] = {}  # every key seen so far, in order
@@ -404,8 +442,9 @@ class _ColumnBuilder:
         if len(self._pending) >= _CHUNK:
             self._flush()
 
-    def add_structs(self, rows: list[Any], run: bytes) -> None:
-        """A run of samples decoded into structs (``_samples_decoder``), a column at a time."""
+    def add_structs(self, rows: list[Any], run: bytes, extras: tuple[str, ...] = ()) -> None:
+        """A run of samples decoded into structs (``_samples_decoder``), a column at a time;
+        ``extras`` are the extra keys the structs carry (as ``extra_<i>_``)."""
         n = len(rows)
         if not n:
             return
@@ -419,6 +458,16 @@ class _ColumnBuilder:
             column, present = self._fast_column(key, kind, rows, start)
             if present or key in self._keys:
                 converted[key] = column
+                self._present += present
+                if key not in self._keys:
+                    fresh.add(key)
+        for i, key in enumerate(extras):
+            values = list(map(attrgetter(_extra_attr(i)), rows))
+            present = n - values.count(_ABSENT)  # _ABSENT is matched by identity (a NaN equals nothing)
+            if present or key in self._keys:
+                if present < n:
+                    values = [None if v is _ABSENT else v for v in values]
+                converted[key] = self._convert(key, values, start)
                 self._present += present
                 if key not in self._keys:
                     fresh.add(key)
@@ -461,6 +510,8 @@ class _ColumnBuilder:
                 low = -MAX_SAFE_INT if kind == "number" else 0.0
                 if ((arr >= MAX_SAFE_INT) | (arr <= low if kind == "number" else arr < low)).any():
                     raise BadInput(self.path, "a number out of range", where=f"samples.{key}")
+                if key in self.bounded and (arr > LATENCY_BOUND_MS).any():
+                    raise BadInput(self.path, "a latency past the bound", where=f"samples.{key}")
             return arr, n - absent
         values = list(map(get, rows))
         if kind == "str":
@@ -583,6 +634,12 @@ class _ColumnBuilder:
                 i = int(np.argmax(negative))
                 what = "duration" if kind == "duration" else "count"
                 raise BadInput(self.path, f"negative {what} {_short(values[i])}", where=f"samples[{start + i}].{key}")
+        if key in self.bounded:
+            past = arr > LATENCY_BOUND_MS
+            if past.any():
+                i = int(np.argmax(past))
+                raise BadInput(self.path, f"latency {_short(values[i])} ms is beyond {LATENCY_BOUND_MS:g} ms (about 11.6 days): "
+                               "not a measurement", where=f"samples[{start + i}].{key}")
         return arr
 
     def _extra_column(self, key: str, values: list[Any], types: set[type], start: int) -> np.ndarray:

@@ -26,6 +26,7 @@ that are not down or drained.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter, defaultdict
@@ -65,11 +66,14 @@ class SacctImporter(Importer):
         ImporterOption("window_from", "--from", "Start of the observation window (fleet), e.g. 2026-03-02T08:00.", metavar="TIME"),
         ImporterOption("window_to", "--to", "End of the observation window (fleet).", metavar="TIME"),
         ImporterOption("wait_target_s", "--wait-target", "Queue-wait target for service attainment (fleet).", float, metavar="SECONDS"),
+        ImporterOption("sacct_fields", "--sacct-fields", "Field names of headerless sacct output (--noheader), in the order given "
+                       "to sacct --format, e.g. JobID,State,Submit,Start,End,AllocTRES.", metavar="F1,F2,..."),
     )
 
     def sniff(self, probe: Probe) -> bool:
         first = probe.text.lstrip("\ufeff").split("\n", 1)[0]
-        return _is_sacct_header(first) or _is_sinfo_header(first)
+        # A headerless record (--noheader) is taken too: read() needs --sacct-fields for it.
+        return _is_sacct_header(first) or _is_sinfo_header(first) or _looks_headerless(probe.text)
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
         folders: dict[Path, dict[str, list[Path]]] = defaultdict(lambda: {"sacct": [], "sinfo": []})
@@ -115,6 +119,49 @@ def _is_sacct_header(line: str) -> bool:
         return False
     names = set(n.strip() for n in line.rstrip("\r\n").split(d))
     return ("JobID" in names or "JobIDRaw" in names) and bool(names & {"State", *_SACCT_TIMES})
+
+
+_JOB_ID = re.compile(r"^\d+(?:_(?:\d+|\[[\d,\-%]+\]))?(?:\+\d+)?(?:\.\w+)?$")
+_STATE = re.compile(r"^(?:COMPLETED|FAILED|CANCELLED(?: by \d+)?|TIMEOUT|RUNNING|PENDING|OUT_OF_MEMORY|NODE_FAIL|PREEMPTED|"
+                    r"REQUEUED|SUSPENDED|BOOT_FAIL|DEADLINE|RESIZING|REVOKED)\+?$")
+_CANDIDATES = ("|#", "|", ";", "\t", ",", "#", ":")
+
+
+def _headerless_delimiter(line: str, width: int | None = None) -> str | None:
+    """The delimiter of a headerless sacct record: its first field a job id, another a job
+    state; with ``width`` (the number of --sacct-fields), the one giving that many fields."""
+    line = line.rstrip("\r\n")
+    for delim in _CANDIDATES:
+        if delim not in line or (delim == ":" and "T" in line):  # ':' is inside every timestamp
+            continue
+        parts = [p.strip() for p in line.split(delim)]
+        if parts and parts[-1] == "" and len(parts) > 1:
+            parts = parts[:-1]  # -p's trailing delimiter
+        if width is not None:
+            if len(parts) == width:
+                return delim
+            continue
+        if len(parts) >= 2 and _JOB_ID.match(parts[0]) and any(_STATE.match(p) for p in parts[1:]):
+            return delim
+    return None
+
+
+def _looks_headerless(text: str) -> bool:
+    lines = [ln for ln in text.lstrip("\ufeff").split("\n")[:5] if ln.strip()]
+    return bool(lines) and all(_headerless_delimiter(ln) for ln in lines[: max(1, len(lines) - 1)])
+
+
+def sacct_fields(options: ImportOptions | None, path: Path) -> list[str] | None:
+    """The ``--sacct-fields`` list, checked (plain names, JobID among them)."""
+    raw = (options.params.get("sacct_fields") if options else None) or None
+    if raw is None:
+        return None
+    names = [n.strip() for n in str(raw).split(",") if n.strip()]
+    bad = [n for n in names if not _COLUMN.match(n)]
+    if bad or not ({"JobID", "JobIDRaw"} & set(names)):
+        raise BadInput(path, f"--sacct-fields {raw!r}: expected sacct field names separated by commas, JobID among them"
+                       + (f" ({bad[0]!r} is not one)" if bad else ""))
+    return names
 
 
 def _is_sinfo_header(line: str) -> bool:
@@ -204,8 +251,8 @@ class Chunk:
     malformed: list[int] = field(default_factory=list)
 
 
-def iter_chunks(path: Path, rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
-    """Logical records in chunks. A record with too few fields continues on the next
+def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = None) -> Iterator[Chunk]:
+    """Logical records in chunks (``fields``: the names of headerless output's columns). A record with too few fields continues on the next
     physical line; one with too many, or cut off by the end of the file, is listed in
     ``malformed`` (by line) instead of being shifted into the wrong columns."""
     try:
@@ -218,19 +265,34 @@ def iter_chunks(path: Path, rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
             raise BadInput(path, f"header line longer than {MAX_LINE} bytes", where="line 1")
         header_line = header_raw.decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r\n")
         delim = _delimiter(header_line)
-        if delim is None:
+        first_record: list[list[str]] = []
+        if delim is None and fields is None:
+            if _headerless_delimiter(header_line):
+                raise BadInput(path, "sacct output without a header line (--noheader): give the fields in the order of "
+                               "sacct --format with --sacct-fields, e.g. --sacct-fields JobID,State,Submit,Start,End,AllocTRES", where="line 1")
             raise BadInput(path, "no sacct header (expected column names such as JobID|State|Submit ...)", where="line 1")
-        header = [n.strip() for n in header_line.split(delim)]
-        trailing = header[-1] == ""
-        if trailing:
-            header = header[:-1]
+        if delim is None:
+            assert fields is not None
+            delim = _headerless_delimiter(header_line, len(fields))
+            if delim is None:
+                raise BadInput(path, f"the first record does not split into the {len(fields)} fields --sacct-fields names "
+                               "with any delimiter wb knows (| |# ; tab , #)", where="line 1")
+            trailing = header_line.rstrip().endswith(delim) and len(header_line.split(delim)) == len(fields) + 1
+            header = list(fields)
+            first_record = [[header_line]]  # no header: the first line is a record
+            line_no = 0
+        else:
+            header = [n.strip() for n in header_line.split(delim)]
+            trailing = header[-1] == ""
+            if trailing:
+                header = header[:-1]
+            line_no = 1
         stride = len(header) + (1 if trailing else 0)
         need = stride - 1  # delimiters per complete record
         chunk = Chunk(header, stride, delim)
-        line_no = 1
         pending: list[str] = []
         pending_start = 0
-        for lines in _blocks(stream, path):
+        for lines in itertools.chain(first_record, _blocks(stream, path)):
             first = line_no + 1
             line_no += len(lines)
             counts = [text.count(delim) for text in lines]
@@ -488,7 +550,7 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         if collectors:
             collector.seen = collectors[0].seen  # duplicates across files of one window too
         collectors.append(collector)
-        for chunk in iter_chunks(path):
+        for chunk in iter_chunks(path, fields=sacct_fields(options, path)):
             collector.add(chunk)
     skipped_steps = sum(c.steps for c in collectors)
     duplicates = sum(c.duplicates for c in collectors)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from store.records import Dimension, RunRecord
 from workbench.formats import bench_json, engine_config
+from workbench.formats.key_sets import KeySet, matching
 from workbench.formats.inference_records import as_object, inference_run, number, request_mix, strict_number
 from workbench.formats.load_sweep import group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
@@ -25,13 +26,18 @@ class SglangBenchImporter(Importer):
     description = "SGLang bench_serving JSONL results (with server_info)"
     priority = 30
 
+    # Its own words: the /get_server_info response and the e2e-latency names.
+    key_sets = (
+        KeySet("bench_serving 2025 (with server_info)", ("server_info", "mean_ttft_ms"),
+               sample="inference/sglang_bench.jsonl", origin="minimal, derived from sglang/bench_serving.py (2025)"),
+        KeySet("bench_serving late 2024 (mean and p99 TTFT, no server_info)", ("mean_e2e_latency_ms", "mean_ttft_ms"),
+               sample="inference/sglang_bench_2024_late.jsonl", origin="minimal, derived from sglang/bench_serving.py (v0.3, late 2024)"),
+        KeySet("bench_serving 2024 (median TTFT only)", ("mean_e2e_latency_ms", "median_ttft_ms", "total_output_tokens_retokenized"),
+               sample="inference/sglang_bench_2024.jsonl", origin="minimal, derived from sglang/bench_serving.py (v0.2, 2024)"),
+    )
+
     def sniff(self, probe: Probe) -> bool:
-        text = probe.stripped
-        if not text.startswith("{"):
-            return False
-        head = probe.text
-        # Its own words: the /get_server_info response and the e2e-latency names.
-        return ('"server_info"' in head or '"mean_e2e_latency_ms"' in head) and '"mean_ttft_ms"' in head
+        return probe.stripped.startswith("{") and matching(self.key_sets, probe.text) is not None
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
         runs = []

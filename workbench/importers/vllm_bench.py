@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from store.records import Dimension, RunRecord
 from workbench.formats import bench_json
 from workbench.formats.engine_config import dimensions as engine_dimensions
+from workbench.formats.key_sets import KeySet, matching
 from workbench.formats.inference_records import inference_run, number, request_mix, strict_number
 from workbench.formats.load_sweep import group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
@@ -50,13 +51,20 @@ class VllmBenchImporter(Importer):
     description = "vLLM benchmark_serving / vllm bench serve result JSON (one object, or one per line)"
     priority = 30
 
+    # Its own words: the --model value as "model_id", beside its throughput or TTFT fields.
+    key_sets = (
+        KeySet("benchmark_serving.py 0.4-0.6 (--save-result)", ("model_id", "request_throughput", "mean_ttft_ms"),
+               sample="inference/vllm_bench_summaries.jsonl", origin="minimal, derived from vllm/benchmarks/benchmark_serving.py (0.4-0.6)"),
+        KeySet("vllm bench serve (0.7+, endpoint_type)", ("model_id", "endpoint_type", "request_throughput"),
+               sample="inference/vllm_bench_serve.json", origin="minimal, derived from vllm/benchmarks/serve.py (vllm bench serve)"),
+        KeySet("per-request arrays (--save-detailed)", ("model_id", "ttfts"),
+               sample="inference/vllm_bench_detailed.json", origin="minimal, derived from vllm/benchmarks/benchmark_serving.py"),
+        KeySet("throughput only (no TTFT statistics)", ("model_id", "request_throughput"),
+               sample="inference/vllm_bench_summaries.jsonl", origin="minimal, derived from vllm/benchmarks/benchmark_serving.py"),
+    )
+
     def sniff(self, probe: Probe) -> bool:
-        text = probe.stripped
-        if not text.startswith("{"):
-            return False
-        head = probe.text
-        # Its own words: the --model value as "model_id", beside its throughput or TTFT fields.
-        return '"model_id"' in head and ('"request_throughput"' in head or '"ttfts"' in head or '"mean_ttft_ms"' in head)
+        return probe.stripped.startswith("{") and matching(self.key_sets, probe.text) is not None
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
         runs: list[RunRecord] = []

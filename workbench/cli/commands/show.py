@@ -37,6 +37,29 @@ def _fmt(value) -> str:
     return str(value)
 
 
+_STATS = ("mean", "median", "p90", "p95", "p99", "p99.9", "std", "min", "max")
+
+
+def _print_summary(console, summary: object) -> None:
+    """The figures the file states (``meta["summary"]``): a summary-only run's only data."""
+    if not isinstance(summary, dict) or not summary:
+        return
+    from rich.table import Table  # Rich (~40 ms): only to draw, never for --json
+
+    blocks = {k: v for k, v in summary.items() if isinstance(v, dict) and any(s in v for s in _STATS)}
+    scalars = {k: v for k, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    if blocks:
+        shown = [s for s in _STATS if any(s in b for b in blocks.values())]
+        table = Table(title="summary (as the file states it; source: file)", title_justify="left", box=None, header_style="bold")
+        for col in ("metric", *shown):
+            table.add_column(col, overflow="fold", justify="left" if col == "metric" else "right")
+        for name, block in blocks.items():
+            table.add_row(esc(name), *(esc(_fmt(block[s])) if isinstance(block.get(s), (int, float)) else "" for s in shown))
+        console.print(table)
+    if scalars:
+        console.print("summary: " + ", ".join(f"{esc(k)}={esc(_fmt(v))}" for k, v in scalars.items()))
+
+
 def print_run(doc: dict) -> None:
     """Draw a ``wb show --json`` document (local or served)."""
     from rich.table import Table  # Rich (~40 ms): only to draw, never for --json
@@ -51,6 +74,7 @@ def print_run(doc: dict) -> None:
     if doc["quality"]:
         console.print("quality: " + ", ".join(f"{esc(k)}={_fmt(v)}" for k, v in doc["quality"].items()))
     console.print(f"samples: {doc['samples']:,}")
+    _print_summary(console, doc["meta"].get("summary"))
     load, sweep = doc["meta"].get("load"), doc["meta"].get("sweep")
     if isinstance(load, dict):
         console.print(f"load: requested {esc(_fmt(load.get('requested_rate')))} req/s, concurrency {esc(_fmt(load.get('concurrency')))}, "
