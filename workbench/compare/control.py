@@ -35,12 +35,20 @@ def check_control(
     check = comparability.check(lens, baseline, control, None, accepts)
     for row in check.rows:
         if row.blocks or (row.state == "different" and row.accepted_why is None):
-            b, a = (jsonable(v.value) for v in (row.baseline, row.candidate))
             what = "is unknown" if row.state == "unknown" else "differs"
-            raise UsageError(
-                f"--control: the control runs are not baseline-again runs: {row.name} {what} "
-                f"(baseline {clean(_show(b))}, control {clean(_show(a))})"
-            )
+            raise UsageError(f"--control: the control runs are not baseline-again runs: {row.name} {what} ({_sides(row)})")
+
+
+def _sides(row: comparability.DimensionRow) -> str:
+    """Each side's value, or what is wrong with it: a side whose runs disagree has no
+    one value (its first run's would name the wrong side)."""
+    parts = []
+    for side, value in (("baseline", row.baseline), ("control", row.candidate)):
+        if value.problems:
+            parts.append("; ".join(clean(p if p.startswith("run ") and ": " in p else f"{side} {p}") for p in value.problems))
+        else:
+            parts.append(f"{side} {clean(_show(jsonable(value.value)))}")
+    return ", ".join(parts)
 
 
 def _show(value: object) -> str:
