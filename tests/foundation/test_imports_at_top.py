@@ -64,6 +64,7 @@ OWN_LAZY = {
     ("workbench/investigations/frame.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/hypotheses.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/hypotheses.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/investigations/hypotheses.py", "store.bisect"): SQLALCHEMY,
     ("workbench/investigations/observations.py", "store.investigations"): SQLALCHEMY,
     ("workbench/rerun/execute.py", "store.rerun"): SQLALCHEMY,
     ("workbench/rerun/report.py", "store.rerun"): SQLALCHEMY,

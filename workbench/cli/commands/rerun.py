@@ -13,6 +13,7 @@ import click
 from store.errors import StoreError
 from workbench.cli.context import emit_json, open_store_from, stderr_console
 from workbench.errors import EXIT_REFUSED, UsageError, WbError
+from workbench.investigations.common import writable_investigation
 from workbench.rerun.execute import Blocked, Executor
 from workbench.rerun.plan import ARTIFACT_ROLES, Plan, build_plan, load_plan_file
 from workbench.rerun.plan_summary import DryRun, PlanList, PlanRow, PlanSaved
@@ -114,28 +115,36 @@ def _artifact_options(values: tuple[str, ...]) -> list[dict[str, str]]:
 @click.option("--warmup-runs", type=int, help="Untimed runs of each command before round 1 (default 0).")
 @click.option("--warmup-steps", help='Leading samples to drop per run: "capture" (default: the capture already excludes warm-up), "auto", or a number.')
 @click.option("--list", "list_", is_flag=True, help="List the plans in the store.")
+@click.option("--investigation", "investigation", metavar="ID", help="The investigation the plan verifies: only its plans' results can decide its hypotheses.")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document to stdout.")
 @click.pass_context
 def plan_cmd(ctx: click.Context, name: str | None, from_file: Path | None, lens: str | None, baseline: str | None, candidate: str | None,
              control: str | None, cwd: Path | None, env_all: tuple[str, ...], baseline_env: tuple[str, ...], candidate_env: tuple[str, ...],
              artifacts: tuple[str, ...], rounds: int | None, order: str | None, seed: int | None, timeout_s: float | None,
              metric: str | None, statistic: str | None, higher_is_better: bool | None, delta: float | None, warmup_runs: int | None,
-             warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None = None, spending: str | None = None) -> None:
-    """Create a rerun plan (or --list them). A plan is immutable once it has run."""
+             warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None = None, spending: str | None = None,
+             investigation: str | None = None) -> None:
+    """Create a rerun plan (or --list them). A plan is immutable once it has run.
+
+    With --investigation ID the plan belongs to that investigation: its executions'
+    comparisons are evidence there (wb hypothesis status N supported --evidence plan=NAME).
+    """
     with _store_errors():
         _plan(ctx, name, from_file, lens, baseline, candidate, control, cwd, env_all, baseline_env, candidate_env, artifacts, rounds,
               order, seed, timeout_s, metric, statistic, higher_is_better, delta, warmup_runs, warmup_steps, list_, as_json,
-              stopping, spending)
+              stopping, spending, investigation)
 
 
 def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: str | None, baseline: str | None, candidate: str | None,
           control: str | None, cwd: Path | None, env_all: tuple[str, ...], baseline_env: tuple[str, ...], candidate_env: tuple[str, ...],
           artifacts: tuple[str, ...], rounds: int | None, order: str | None, seed: int | None, timeout_s: float | None,
           metric: str | None, statistic: str | None, higher_is_better: bool | None, delta: float | None, warmup_runs: int | None,
-          warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None, spending: str | None) -> None:
+          warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None, spending: str | None,
+          investigation: str | None = None) -> None:
     from store.rerun import list_plans, save_plan  # loads SQLAlchemy: not for --help
 
     store = open_store_from(ctx)
+    investigation_id = None if investigation is None else writable_investigation(store, investigation)
     if list_:
         with store.session() as s:
             listing = PlanList(plans=tuple(PlanRow(id=p.id, name=p.name, lens=p.lens, digest=p.digest, origin=p.origin, created_at=p.created_at)
@@ -179,7 +188,7 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
     # The machine the plan is for: later executions must find the same one.
     plan = plan.with_environment(run_preflight().environment)
     with store.session() as s:
-        row, how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin)
+        row, how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin, investigation_id)
     summary = PlanSaved(id=row.id, name=plan.name, digest=row.digest, status=how, plan=plan, warnings=tuple(plan.warnings()))
     err = stderr_console()
     for w in summary.warnings:
