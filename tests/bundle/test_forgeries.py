@@ -139,6 +139,8 @@ RERUN_FORGERIES = {
     "bisection step rounds": lambda d: d["recipe"]["content"]["bisections"][0]["state"]["steps"][0].update(rounds_used=99),
     "hypothesis status": lambda d: d["hypotheses"][0].update(status="refuted"),
     "hypothesis links": lambda d: d["hypotheses"][0]["links"].update(rerun_comparisons=[12345]),
+    # The plan moved out of the investigation: its results no longer decide the hypothesis.
+    "plan's investigation": lambda d: [p["record"].update(investigation_id=None) for p in d["recipe"]["content"]["rerun_plans"]],
 }
 
 

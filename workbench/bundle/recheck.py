@@ -113,6 +113,14 @@ def _hypotheses(bundle: dict[str, Any], comparisons: Mapping[str, Rederived], re
     for entry in bundle["results"]["content"].get("rerun_comparisons") or []:
         plan_id = (entry.get("record") or {}).get("plan_id")
         plans_reruns.setdefault(f"rerun-plan/{plan_id}", []).append(str(entry.get("ref")))
+    # A plan decides only in the investigation it belongs to (the record carries the link).
+    own = str((bundle.get("investigation") or {}).get("ref"))
+    for plan in bundle["recipe"]["content"].get("rerun_plans") or []:
+        owner = (plan.get("record") or {}).get("investigation_id")
+        if f"investigation/{owner}" != own:
+            foreign = f"{plan.get('ref')} belongs to {'no investigation' if owner is None else f'investigation/{owner}'}, not {own}"
+            reruns = {ref: value for ref, value in reruns.items() if ref not in plans_reruns.get(str(plan.get("ref")), [])}
+            plans_reruns[str(plan.get("ref"))] = [foreign]
     out = []
     for i, hyp in enumerate(bundle.get("hypotheses") or []):
         part = f"hypotheses[{i}] {hyp.get('ref')}"
@@ -162,9 +170,11 @@ def _cannot_decide(ev: Any, carried: set[str], comparisons: Mapping[str, Rederiv
         return f"{ref} is not carried or did not re-derive" if fresh is None else comparison_cannot_decide(ref, fresh.comparable, fresh.verdict)
     if kind == "rerun_comparison":
         fresh = reruns.get(ref)
-        return f"{ref} is not carried or did not re-derive" if fresh is None else rerun_cannot_decide(ref, fresh.verdict, fresh.status)
+        return (f"{ref} is not carried, did not re-derive, or its plan belongs to another investigation" if fresh is None
+                else rerun_cannot_decide(ref, fresh.verdict, fresh.status))
     if kind == "rerun_plan":
-        return plan_cannot_decide(ref, [f"{r} did not re-derive" if r not in reruns else rerun_cannot_decide(r, reruns[r].verdict, reruns[r].status)
+        return plan_cannot_decide(ref, [f"{r} did not re-derive or belongs to another investigation" if r not in reruns
+                                        else rerun_cannot_decide(r, reruns[r].verdict, reruns[r].status)
                                         for r in plans_reruns.get(ref, [])])
     if kind == "bisection":
         return bisection_cannot_decide(ref, ref in carried)

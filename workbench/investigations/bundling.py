@@ -155,7 +155,8 @@ def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
 
     with store.session() as s:
         rows = s.exec(select(Bisection).where(Bisection.investigation_id == investigation_id).order_by(Bisection.id)).all()
-        return [{"ref": f"bisection/{r.id}", "name": r.name, "status": r.status, "spec": r.spec, "state": r.state} for r in rows]
+        return [{"ref": f"bisection/{r.id}", "investigation": f"investigation/{investigation_id}", "name": r.name, "status": r.status,
+                 "spec": r.spec, "state": r.state} for r in rows]
 
 
 def _control_ids(comparison: ComparisonView) -> list[int]:
