@@ -91,7 +91,7 @@ def _evidence_problem(s: Any, ev: dict[str, Any], investigation_id: int, decidin
     if kind == "rerun_plan":
         plan = s.get(RerunPlan, ev["id"]) if "id" in ev else s.exec(select(RerunPlan).where(RerunPlan.name == ev["name"])).first()
         if plan is None:
-            raise NotFound(f"no rerun plan {ev.get('id', ev.get('name'))!r} (see 'wb rerun plan --list')")
+            raise NotFound(f"no rerun plan {'named ' if 'name' in ev else ''}{ev.get('id', ev.get('name'))!r} (see 'wb rerun plan --list')")
         ev["id"] = int(plan.id)
         ev.pop("name", None)
         if plan.investigation_id != investigation_id:
