@@ -15,6 +15,7 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Field, SQLModel, select
 
 from store.errors import StoreError
+from store.investigations import Investigation  # noqa: F401 - the table rerun_plan.investigation_id refers to
 from store.records import decimal_id
 from store.tables import utcnow_iso
 
@@ -44,6 +45,11 @@ class RerunPlan(SQLModel, table=True):
     origin: str = "user"  # "user" or "bundle:<sha256>"
     body: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: str = Field(default_factory=utcnow_iso)
+    # The investigation the plan verifies (its executions' comparisons are that investigation's
+    # evidence); None for a plan made outside any (schema version 2).
+    investigation_id: Optional[int] = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("investigation.id", ondelete="RESTRICT"), nullable=True)
+    )
 
 
 class RerunExecution(SQLModel, table=True):
@@ -128,23 +134,26 @@ def execution_count(session: "Session", plan_id: int) -> int:
     return int(session.exec(select(func.count()).select_from(RerunExecution).where(RerunExecution.plan_id == plan_id)).one())
 
 
-def save_plan(session: "Session", name: str, lens: str, digest: str, body: dict[str, Any], origin: str = "user") -> tuple[RerunPlan, str]:
+def save_plan(session: "Session", name: str, lens: str, digest: str, body: dict[str, Any], origin: str = "user",
+              investigation_id: int | None = None) -> tuple[RerunPlan, str]:
     """Add a plan, or keep the identical one; returns (plan, "added" | "unchanged" | "replaced").
 
-    A plan of the same name with a different body replaces it only while it has no
-    executions; otherwise :class:`PlanImmutable`.
+    A plan of the same name with a different body (or investigation) replaces it only
+    while it has no executions; otherwise :class:`PlanImmutable`.
     """
     existing = session.exec(select(RerunPlan).where(RerunPlan.name == name)).first()
     if existing is None:
-        row = RerunPlan(name=name, lens=lens, digest=digest, body=body, origin=origin)
+        row = RerunPlan(name=name, lens=lens, digest=digest, body=body, origin=origin, investigation_id=investigation_id)
         session.add(row)
         session.flush()
         return row, "added"
-    if existing.digest == digest:
+    if existing.digest == digest and existing.investigation_id == investigation_id:
         return existing, "unchanged"
     n = execution_count(session, int(existing.id))  # type: ignore[arg-type]
     if n:
-        raise PlanImmutable(f"plan {name!r} has {n} execution(s) and cannot change; save the changed plan under a new name")
+        what = "cannot change" if existing.digest != digest else f"belongs to investigation {existing.investigation_id}"
+        raise PlanImmutable(f"plan {name!r} has {n} execution(s) and {what}; save the changed plan under a new name")
+    existing.investigation_id = investigation_id
     existing.lens, existing.digest, existing.body, existing.origin = lens, digest, body, origin
     existing.created_at = utcnow_iso()
     session.add(existing)

@@ -30,7 +30,7 @@ from store.errors import SchemaError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def _add_api_tokens(conn: "Connection") -> None:
@@ -40,8 +40,23 @@ def _add_api_tokens(conn: "Connection") -> None:
     ApiToken.__table__.create(conn, checkfirst=True)  # type: ignore[attr-defined]
 
 
+def _plans_belong_to_investigations(conn: "Connection") -> None:
+    """2 -> 3: ``rerun_plan.investigation_id``, the investigation a plan verifies (NULL for
+    the plans made before: they belong to none, so they decide no hypothesis)."""
+    query = sqlalchemy_query(conn)
+    if "rerun_plan" not in table_names(query, conn.dialect.name):
+        return  # the rerun tables are created (with the column) when first needed
+    if conn.dialect.name == "sqlite":
+        columns = {r[1] for r in query("PRAGMA table_info(rerun_plan)")}
+    else:
+        columns = {r[0] for r in query("SELECT column_name FROM information_schema.columns "
+                                       "WHERE table_schema = current_schema() AND table_name = 'rerun_plan'")}
+    if "investigation_id" not in columns:
+        conn.exec_driver_sql("ALTER TABLE rerun_plan ADD COLUMN investigation_id INTEGER REFERENCES investigation (id) ON DELETE RESTRICT")
+
+
 # MIGRATIONS[n] upgrades a store at version n to n + 1. Version 1 is the first release.
-MIGRATIONS: dict[int, Callable[["Connection"], None]] = {1: _add_api_tokens}
+MIGRATIONS: dict[int, Callable[["Connection"], None]] = {1: _add_api_tokens, 2: _plans_belong_to_investigations}
 
 # What ``state`` finds.
 READY = "ready"  # the version and the tables of this wb

@@ -188,7 +188,8 @@ def test_captures_dir_checks_files_by_digest(tmp_path):
 def test_recompute_confirms_an_honest_bundle():
     report = verify_bundle(parse_strict(TEXT), recompute=True, engine=fake_compare)
     assert report.ok, format_report(report)
-    assert report.recompute and all("within tolerance" in c.detail for c in report.recompute)
+    assert report.recompute and all("within tolerance" in c.detail for c in report.recompute if c.part.startswith("results.comparisons"))
+    assert {c.part.split()[0] for c in report.recompute} == {"results.comparisons[0]", "results.verdicts[0]", "hypotheses[0]"}
 
 
 def test_recompute_catches_edited_results_with_recomputed_digests():
@@ -200,7 +201,8 @@ def test_recompute_catches_edited_results_with_recomputed_digests():
     assert verify_bundle(forged).ok  # integrity alone cannot tell: it is unsigned
     report = verify_bundle(forged, recompute=True, engine=fake_compare)
     assert not report.ok
-    assert report.mismatched == ["results.comparisons[0] comparison/1"]
+    # The comparison differs; the verdict stated for it and the hypothesis it decides no longer stand on it.
+    assert report.mismatched == ["results.comparisons[0] comparison/1", "results.verdicts[0] comparison/1", "hypotheses[0] hypothesis/1"]
     detail = report.recompute[0].detail
     assert "result.primary.candidate" in detail and "result.primary.effect.verdict" in detail
 

@@ -177,7 +177,7 @@ def test_inspect_refused_exits_3(capsys, store):
     [
         (["compare", "engine v0.8.2 run 1"], "name the candidate runs"),
         (["compare", "engine v0.8.2 run 1", "--vs", "no such run"], "no run with id or label"),
-        (["compare", "engine v0.8.2 run 1", "--vs", "engine v0.8.2 run 1"], "on both sides"),
+        (["compare", "engine v0.8.2 run 1", "--vs", "engine v0.8.2 run 1"], "is named in the baseline and in the candidate"),
         (["compare", "engine v0.8.2 run 1", "--vs", "engine v0.8.3 run 1", "--accept", "hardware"], "needs its own --why"),
         (["compare", "engine v0.8.2 run 1", "--vs", "PyTorch 2.3.1 run 1"], "different lenses"),
         (["compare", "engine v0.8.2 run 1", "--vs", "engine v0.8.3 run 1", "--change", "colour=a:b"], "no such dimension"),

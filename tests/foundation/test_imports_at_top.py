@@ -69,12 +69,14 @@ OWN_LAZY = {
     ("workbench/investigations/frame.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/hypotheses.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/hypotheses.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/investigations/hypotheses.py", "store.bisect"): SQLALCHEMY,
     ("workbench/investigations/observations.py", "store.investigations"): SQLALCHEMY,
     ("workbench/rerun/execute.py", "store.rerun"): SQLALCHEMY,
     ("workbench/rerun/report.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bisect/bisection.py", "store.bisect"): SQLALCHEMY,
     ("workbench/bisect/bisection.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bisect/bisection.py", "store.tables"): SQLALCHEMY,
+    ("workbench/bundle/recheck.py", "workbench.compare.model"): NUMPY,  # only --recompute
     ("workbench/bundle/recompute.py", "store.records"): ("why", "`wb evidence verify` without --recompute runs where `store` cannot be imported"),
 }
 

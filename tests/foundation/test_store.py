@@ -107,3 +107,29 @@ def test_object_arrays_are_never_stored():
 
     with pytest.raises(TypeError):
         columns.encode(np.array([{"a": 1}], dtype=object))
+
+
+V1_RERUN_PLAN = ("CREATE TABLE rerun_plan (id INTEGER NOT NULL, name VARCHAR NOT NULL, lens VARCHAR NOT NULL, digest VARCHAR NOT NULL, "
+                 "origin VARCHAR NOT NULL, body JSON NOT NULL, created_at VARCHAR NOT NULL, PRIMARY KEY (id))")
+
+
+def test_a_version_1_store_is_upgraded_its_plans_belonging_to_no_investigation(sqlite_url):
+    """Schema 1 -> 2 adds rerun_plan.investigation_id; the plans made before keep their rows (NULL: no investigation)."""
+    from store.rerun import RerunPlan, save_plan
+
+    st = open_store(sqlite_url)
+    with st.session() as s:
+        save_plan(s, "p", "training", "d" * 64, {"name": "p"})
+    with st.engine.begin() as conn:
+        conn.exec_driver_sql("PRAGMA foreign_keys = OFF")
+        conn.exec_driver_sql("DROP TABLE rerun_plan")
+        conn.exec_driver_sql(V1_RERUN_PLAN)
+        conn.exec_driver_sql("INSERT INTO rerun_plan VALUES (1, 'old', 'training', 'e', 'user', '{}', '2026-01-01')")
+        conn.execute(text("UPDATE wb_meta SET value = '1' WHERE key = 'schema_version'"))
+    st.close()
+    again = open_store(sqlite_url)
+    with again.session() as s:
+        old = s.get(RerunPlan, 1)
+        assert old.name == "old" and old.investigation_id is None
+    with again.engine.begin() as conn:
+        assert conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one() == str(SCHEMA_VERSION) == "3"

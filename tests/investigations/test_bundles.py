@@ -119,11 +119,12 @@ def test_linked_rerun_plan_travels_with_its_comparisons(investigation, tmp_path)
     rerun = pytest.importorskip("store.rerun")
     st, inv, _ = investigation
     with st.session() as s:
-        plan = rerun.RerunPlan(name="queue-check", lens="inference", digest="d" * 64,
+        # A plan of this investigation, run to completion: evidence that can decide.
+        plan = rerun.RerunPlan(name="queue-check", lens="inference", digest="d" * 64, investigation_id=inv["id"],
                                body={"baseline": {"argv": ["bench", "--engine", "v0.8.2"]}, "rounds": 10})
         s.add(plan)
         s.flush()
-        execution = rerun.RerunExecution(plan_id=plan.id)
+        execution = rerun.RerunExecution(plan_id=plan.id, status=rerun.COMPLETE)
         s.add(execution)
         s.flush()
         s.add(rerun.RerunComparison(plan_id=plan.id, execution_id=execution.id, rounds_used=10, verdict="REGRESSION",
@@ -137,6 +138,7 @@ def test_linked_rerun_plan_travels_with_its_comparisons(investigation, tmp_path)
     doc = json.loads(dumps(export_investigation(st, inv["id"])))
     plans = doc["recipe"]["content"]["rerun_plans"]
     assert [p["ref"] for p in plans] == [f"rerun-plan/{plan_id}"]
+    assert plans[0]["record"]["investigation_id"] == inv["id"]  # the bundle carries the plan's investigation
     assert plans[0]["record"]["body"]["baseline"]["argv"] == ["bench", "--engine", "v0.8.2"]
     assert [c["record"]["verdict"] for c in doc["results"]["content"]["rerun_comparisons"]] == ["REGRESSION"]
     assert verify_bundle(doc).ok

@@ -125,7 +125,7 @@ def test_hypothesis_evidence_parsing():
     assert wf.parse_hypothesis_evidence(["rerun_plan=3", "plan=4", "comparison=5", "rerun-comparison=6", "Plan=queue-check"]) == [
         {"kind": "rerun_plan", "id": 3}, {"kind": "rerun_plan", "id": 4},
         {"kind": "comparison", "id": 5}, {"kind": "rerun_comparison", "id": 6}, {"kind": "rerun_plan", "name": "queue-check"}]
-    kinds = "accepted kinds: plan=ID|NAME (or rerun_plan=ID|NAME), comparison=N, rerun_comparison=N"
+    kinds = "accepted kinds: plan=ID|NAME (or rerun_plan=ID|NAME), comparison=N, rerun_comparison=N, bisection=ID|NAME, diagnosis=N"
     for item, hint in (("comparison:5", "(write comparison=5)"), ("3", "(a plan? write plan=3)"), ("plan=", "")):
         with pytest.raises(UsageError) as exc:
             wf.parse_hypothesis_evidence([item])

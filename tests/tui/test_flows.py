@@ -10,6 +10,7 @@ import pytest
 from tests.foundation.helpers import inference_capture, write_json
 from tests.tui.pilot import option_texts, select_only, settle, text_of
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.stages.compare import CompareStage
 
 pytestmark = pytest.mark.asyncio
 
@@ -162,3 +163,20 @@ async def test_hostile_label_displays_literally(demo_url, tmp_path):
         shown = next(t for t in texts if "boom" in t)
         assert "[bold red]boom[/]" in shown and "[link=http://evil.example]" in shown
         assert "\x1b" not in shown and "\\x1b[31m" in shown
+
+
+async def test_a_run_on_two_sides_is_refused_by_the_one_run_set_check(demo_url):
+    """The TUI's selection goes through workbench.compare.run_sets.check_run_sets, as wb compare does."""
+    app = WorkbenchApp(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(app, pilot, 1)
+        await pilot.press("2")
+        await settle(app, pilot)
+        before = len(app.inv.comparisons)
+        both = min(app.query_one(CompareStage).state.baseline)  # a baseline run, put on the candidate side too
+        await select_only(pilot, app.query_one("#candidate-list"), {both})
+        await pilot.press("c")
+        await settle(app, pilot)
+        messages = [n.message for n in app._notifications]
+        assert any(f"run {both} is named in the baseline and in the candidate" in m for m in messages), messages
+        assert len(app.inv.comparisons) == before

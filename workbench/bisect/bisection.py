@@ -293,7 +293,7 @@ def _make_plan(store: "Store", spec: Spec, number: int, ref_c: cand.Candidate, n
             data[key] = getattr(spec, key)
     plan = build_plan(data)
     with store.session() as s:
-        save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json())
+        save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), investigation_id=spec.investigation)  # its steps are its investigation's
     return name
 
 

@@ -20,6 +20,7 @@ from workbench import __version__
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import decode_tables
 from workbench.bundle.format import Check
+from workbench.bundle.recheck import Rederived, primary_verdict, recheck_outputs
 from workbench.compare import compare
 from workbench.compare.parameters import ComparisonParameters
 
@@ -60,27 +61,38 @@ def recompute_results(
 ) -> list[Check]:
     """Re-derive the stored comparisons from the embedded samples (``engine``: the compare
     engine) and the rerun comparisons from their per-run values (``rerun_engine``: the
-    rerun harness's ``reanalyze``, passed in by the layer above)."""
-    out = _recompute_comparisons(bundle, engine or default_engine())
-    out += recompute_reruns(bundle, rerun_engine)
+    rerun harness's ``reanalyze``, passed in by the layer above); then every verdict,
+    flag, status and link the bundle states is checked against what was re-derived
+    (``workbench.bundle.recheck``): they are outputs to check, never inputs."""
+    out, comparisons = _recompute_comparisons(bundle, engine or default_engine())
+    rerun_checks, reruns = recompute_reruns(bundle, rerun_engine)
+    out += rerun_checks
+    out += recheck_outputs(bundle, comparisons, reruns)
     if not out:
         out.append(Check("recompute", False, "the recipe lists no comparisons to recompute"))
     return out
 
 
-def recompute_reruns(bundle: dict[str, Any], rerun_engine: Callable[[dict[str, Any]], dict[str, Any]] | None) -> list[Check]:
-    """Each carried rerun comparison's analysis, verdict and sequential decision, again."""
+def recompute_reruns(
+    bundle: dict[str, Any], rerun_engine: Callable[[dict[str, Any]], dict[str, Any]] | None
+) -> tuple[list[Check], dict[str, Rederived]]:
+    """Each carried rerun comparison's analysis, verdict and sequential decision, again, and
+    what was re-derived of each (by ref). A record with nothing to re-derive it from fails
+    with its name."""
     try:
         carried = (bundle["results"]["content"] or {}).get("rerun_comparisons") or []
     except (KeyError, TypeError, AttributeError):
-        return [Check("recompute", False, "the results have an unexpected shape")]
-    out = []
-    for entry in carried:
+        return [Check("recompute", False, "the results have an unexpected shape")], {}
+    out, fresh_by_ref = [], {}
+    for i, entry in enumerate(carried):
         ref = entry.get("ref") if isinstance(entry, dict) else None
-        body = ((entry.get("record") or {}).get("body") if isinstance(entry, dict) else None) or {}
-        part = f"results.rerun_comparisons {ref}"
-        if not body.get("runs"):
-            continue  # not found in the exporting store: nothing to recompute
+        record = (entry.get("record") if isinstance(entry, dict) else None) or {}
+        body = record.get("body") if isinstance(record, dict) else None
+        part = f"results.rerun_comparisons[{i}] {ref}"
+        if not isinstance(body, dict) or not body.get("runs"):
+            why = str(record.get("unavailable")) if isinstance(record, dict) and record.get("unavailable") else "it carries no per-run values"
+            out.append(Check(part, False, f"cannot be re-derived: {why}; its verdict is not evidence"))
+            continue
         if rerun_engine is None:
             out.append(Check(part, False, "not recomputed: this wb has no rerun engine to hand"))
             continue
@@ -89,27 +101,39 @@ def recompute_reruns(bundle: dict[str, Any], rerun_engine: Callable[[dict[str, A
         except Exception as exc:  # noqa: BLE001 - a record the engine cannot digest is a failed check
             out.append(Check(part, False, f"the rerun analysis failed: {type(exc).__name__}: {exc}"))
             continue
-        diffs = [d for key in fresh for d in differences(body.get(key), fresh[key], key)]
+        rounds = len((body.get("rounds") or {}).get("used") or [])
+        execution = body.get("execution") if isinstance(body.get("execution"), dict) else {}
+        fresh_by_ref[str(ref)] = Rederived(comparable=True, verdict=fresh.get("verdict"), rounds=rounds,
+                                           status=execution.get("status"), result=fresh)
+        diffs = [d for key in fresh for d in differences(body.get(key), fresh[key], f"body.{key}")]
+        # The record's own columns restate the body: outputs too.
+        diffs += differences(record.get("verdict"), fresh.get("verdict"), "record.verdict")
+        diffs += differences(record.get("rounds_used"), rounds, "record.rounds_used")
         if diffs:
-            shown = "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
-            out.append(Check(part, False, f"recorded result differs from the recomputed one: {shown}"))
+            fresh_by_ref.pop(str(ref))
+            out.append(Check(part, False, f"recorded result differs from the recomputed one: {_shown(diffs)}"))
         else:
-            rounds = len((body.get("rounds") or {}).get("used") or [])
             out.append(Check(part, True, f"verdict {fresh.get('verdict')} recomputed from {rounds} rounds' per-run values; equal within tolerance"))
-    return out
+    return out, fresh_by_ref
 
 
-def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -> list[Check]:
+def _shown(diffs: list[str]) -> str:
+    return "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
+
+
+def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -> tuple[list[Check], dict[str, Rederived]]:
     try:
         runs = rebuild_runs(bundle)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        return [Check("recompute", False, f"cannot rebuild runs from the bundle: {exc}")]
+        return [Check("recompute", False, f"cannot rebuild runs from the bundle: {exc}")], {}
     try:
         recorded = {c.get("ref"): c.get("result") for c in bundle["results"]["content"].get("comparisons", [])}
         specs = [dict(spec) for spec in bundle["recipe"]["content"].get("comparisons", [])]
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        return [Check("recompute", False, f"the recipe or results have an unexpected shape ({type(exc).__name__}: {exc})")]
-    out = []
+        return [Check("recompute", False, f"the recipe or results have an unexpected shape ({type(exc).__name__}: {exc})")], {}
+    out, fresh_by_ref = [], {}
+    for ref in sorted(set(map(str, recorded)) - {str(spec.get("ref")) for spec in specs}):
+        out.append(Check(f"results.comparisons {ref}", False, "cannot be re-derived: the recipe does not say how it was made"))
     for i, spec in enumerate(specs):
         ref = spec.get("ref")
         part = f"results.comparisons[{i}] {ref}"
@@ -122,7 +146,7 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
             base = [runs[r] for r in spec.get("baseline", [])]
             cand = [runs[r] for r in spec.get("candidate", [])]
             control = [runs[r] for r in spec.get("control") or []]
-        except KeyError as exc:
+        except (KeyError, TypeError) as exc:
             out.append(Check(part, False, f"run {exc} has no embedded samples"))
             continue
         try:
@@ -133,17 +157,17 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
                 **({"control": control} if control else {}),
             )
         except Exception as exc:  # noqa: BLE001 - a bundle the engine cannot digest is a failed check
-            out.append(Check(part, False, f"the compare engine failed: {type(exc).__name__}: {exc}"))
+            out.append(Check(part, False, f"cannot be re-derived: the compare engine failed: {type(exc).__name__}: {exc}"))
             continue
         fresh = bundle_value(result.to_json())
         diffs = list(differences(recorded.get(ref), fresh, "result"))
         if diffs:
-            shown = "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
-            out.append(Check(part, False, f"recorded result differs from the recomputed one: {shown}"))
+            out.append(Check(part, False, f"recorded result differs from the recomputed one: {_shown(diffs)}"))
         else:
+            fresh_by_ref[str(ref)] = Rederived(comparable=bool(fresh.get("comparable")), verdict=primary_verdict(fresh), result=fresh)
             runs_used = f"{len(base)}+{len(cand)}" + (f"+{len(control)} control" if control else "")
             out.append(Check(part, True, f"recomputed from {runs_used} runs' samples; equal within tolerance (rel {REL_TOL:g}){_engine_note(spec)}"))
-    return out
+    return out, fresh_by_ref
 
 
 def _engine_note(spec: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from workbench.bundle.reader import DEFAULT_MAX_BYTES, parse_bundle, read_bundle
 from workbench.bundle.verify import verify_bundle
 from workbench.compare.model import verdict_of
 from workbench.errors import BadInput, WbError
+from workbench.investigations.bundle_refs import Remap
 from workbench.investigations.hypotheses import rerun_table
 from workbench.investigations.views import ComparisonView, HypothesisView, ObservationView
 from workbench.investigations.workflow import current_user, investigation_view
@@ -154,7 +155,8 @@ def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
 
     with store.session() as s:
         rows = s.exec(select(Bisection).where(Bisection.investigation_id == investigation_id).order_by(Bisection.id)).all()
-        return [{"ref": f"bisection/{r.id}", "name": r.name, "status": r.status, "spec": r.spec, "state": r.state} for r in rows]
+        return [{"ref": f"bisection/{r.id}", "investigation": f"investigation/{investigation_id}", "name": r.name, "status": r.status,
+                 "spec": r.spec, "state": r.state} for r in rows]
 
 
 def _control_ids(comparison: ComparisonView) -> list[int]:
@@ -246,40 +248,46 @@ def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, An
         )
         s.add(inv)
         s.flush()
+        remap = Remap()  # every citation of the exporting store's ids goes through it
         results = {c.get("ref"): c.get("result") for c in bundle["results"]["content"].get("comparisons", [])}
         for spec in bundle["recipe"]["content"].get("comparisons", []):
-            result = results.get(spec.get("ref")) or {}
-
-            s.add(
-                InvestigationComparison(
-                    investigation_id=inv.id,
-                    baseline_runs=list(spec.get("baseline") or []),
-                    candidate_runs=list(spec.get("candidate") or []),
-                    # Run sets are the bundle's refs ("run/6"), the control's too.
-                    parameters={**dict(spec.get("parameters") or {}), **({"control": list(spec["control"])} if spec.get("control") else {})},
-                    engine=dict(spec.get("engine") or {}),
-                    result=result,
-                    comparable=bool(result.get("comparable")),
-                    verdict=verdict_of(result),
-                    origin_ref=spec.get("ref"),
-                    created_by=str(frame.get("created_by") or ""),
-                )
+            result = remap.document(results.get(spec.get("ref")) or {})
+            row = InvestigationComparison(
+                investigation_id=inv.id,
+                baseline_runs=list(spec.get("baseline") or []),
+                candidate_runs=list(spec.get("candidate") or []),
+                # Run sets are the bundle's refs ("run/6"), the control's too.
+                parameters={**dict(spec.get("parameters") or {}), **({"control": list(spec["control"])} if spec.get("control") else {})},
+                engine=dict(spec.get("engine") or {}),
+                result=result,
+                comparable=bool(result.get("comparable")),
+                verdict=verdict_of(result),
+                origin_ref=spec.get("ref"),
+                created_by=str(frame.get("created_by") or ""),
             )
-        new_ids: dict[str, int] = {}
-        for obs in bundle.get("observations") or []:
+            s.add(row)
+            s.flush()
+            remap.copied[str(spec.get("ref"))] = int(row.id)
+        observations = list(bundle.get("observations") or [])
+        for obs in observations:
             row = Observation(
                 investigation_id=inv.id,
                 text=str(obs.get("text") or ""),
-                evidence=list(obs.get("evidence") or []),
-                source=str(obs.get("source") or "manual"),
-                retracts_id=new_ids.get(obs.get("retracts")),
+                evidence=remap.evidence(obs.get("evidence") or []),
+                source=remap.source(str(obs.get("source") or "manual")),
                 origin_ref=obs.get("ref"),
                 pinned_by=str(obs.get("pinned_by") or ""),
                 pinned_at=str(obs.get("pinned_at") or ""),
             )
             s.add(row)
             s.flush()
-            new_ids[obs.get("ref")] = row.id
+            remap.copied[str(obs.get("ref"))] = int(row.id)
+        for obs in observations:  # a retraction may be listed before or after what it retracts
+            if obs.get("retracts"):
+                row = s.get(Observation, remap.copied[str(obs.get("ref"))])
+                row.retracts_id = remap.copied.get(str(obs.get("retracts")))
+                s.add(row)
+        s.flush()
         for hyp in bundle.get("hypotheses") or []:
             row = Hypothesis(
                 investigation_id=inv.id,
@@ -296,7 +304,7 @@ def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, An
                     HypothesisStatus(
                         hypothesis_id=row.id,
                         status=str(step.get("status") or "open"),
-                        evidence=list(step.get("evidence") or []),
+                        evidence=remap.evidence(step.get("evidence") or []),
                         note=str(step.get("note") or ""),
                         decided_by=str(step.get("decided_by") or ""),
                         decided_at=str(step.get("decided_at") or ""),

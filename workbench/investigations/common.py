@@ -67,3 +67,10 @@ def investigation_row(session: Any, inv: str | int, *, writable: bool = False) -
         raise WbError(f"investigation {inv_id} was imported from a bundle and is read-only", exit_code=3)
     return row
 
+
+
+def writable_investigation(store: "Store", inv: str | int) -> int:
+    """The id of an investigation that can take new records (a plan, a bisection), or the
+    one-line error that says why not (none by that id, or imported and read-only)."""
+    with store.session() as s:
+        return int(investigation_row(s, inv, writable=True).id)

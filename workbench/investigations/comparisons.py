@@ -10,6 +10,7 @@ from workbench.bundle.canonical import bundle_value
 from workbench.compare import compare
 from workbench.compare.model import verdict_of
 from workbench.compare.parameters import ComparisonParameters
+from workbench.compare.run_sets import check_run_sets
 from workbench.errors import NotFound, UsageError
 from workbench.investigations.common import current_user, investigation_row, parse_id, required_text, resolve_runs
 from workbench.investigations.frame import frame_guardrails
@@ -62,13 +63,13 @@ def store_comparison(
         frame = frame_of(investigation_row(s, inv, writable=True))
     if not baseline or not candidate:
         raise UsageError("name at least one baseline and one candidate run")
-    base_ids = resolve_runs(store, baseline)
-    cand_ids = resolve_runs(store, candidate)
+    sides = check_run_sets(resolve_runs(store, baseline), resolve_runs(store, candidate), resolve_runs(store, control) if control else ())
+    base_ids, cand_ids = list(sides.baseline), list(sides.candidate)
     params = ComparisonParameters(
         lens=lens or frame.lens,
         changes={k: tuple(v) for k, v in (changes if changes is not None else frame.intended_change).items()},
         accepts={k: required_text(v, f"the reason for accepting {k}") for k, v in (accepts or {}).items()},
-        control=tuple(resolve_runs(store, control)) if control else (),
+        control=sides.control,
         # The frame's guardrails apply at Compare (and again at --recompute): judged by the one contract.
         guardrails=tuple(f"{g.metric} {g.rule} {g.limit:g}" for g in frame_guardrails(
             lens or frame.lens, frame.guardrails, f"investigation {frame.id}'s guardrail")),

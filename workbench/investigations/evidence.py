@@ -7,7 +7,9 @@ for the old ``kind:value`` form, the exact ``kind=value`` to write instead).
   ``comparison=N``, ``metric=NAME``, ``window=KIND``, ``value=TEXT``, or another
   ``KIND=TEXT`` of your own.
 - Hypothesis decisions: ``plan=ID|NAME`` (a rerun plan; also ``rerun_plan=``),
-  ``comparison=N`` (a stored comparison), ``rerun_comparison=N``.
+  ``comparison=N`` (a stored comparison), ``rerun_comparison=N``, ``bisection=ID|NAME``,
+  ``diagnosis=N`` (an observation pinned by ``wb diagnose --pin``). Each must belong to
+  the hypothesis's investigation and be able to decide it (``hypotheses.check_links``).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ if TYPE_CHECKING:
     from store.api import Store
 
 OBSERVATION_KINDS = "run=ID|LABEL, comparison=N, metric=NAME, window=KIND, value=TEXT (or another KIND=TEXT)"
-DECISION_KINDS = "plan=ID|NAME (or rerun_plan=ID|NAME), comparison=N, rerun_comparison=N"
+DECISION_KINDS = "plan=ID|NAME (or rerun_plan=ID|NAME), comparison=N, rerun_comparison=N, bisection=ID|NAME, diagnosis=N"
 # What a decision's kind is stored as; "-" and "_" are the same, case does not count.
-_DECISION = {"plan": "rerun_plan", "rerun_plan": "rerun_plan", "comparison": "comparison", "rerun_comparison": "rerun_comparison"}
+_DECISION = {"plan": "rerun_plan", "rerun_plan": "rerun_plan", "comparison": "comparison", "rerun_comparison": "rerun_comparison",
+             "bisection": "bisection", "diagnosis": "diagnosis"}
+_BY_NAME = ("rerun_plan", "bisection")  # kinds that can be named by their name
 
 
 def split_items(text: str) -> list[str]:
@@ -73,7 +77,7 @@ def parse_decision_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
             raise UsageError(f"evidence {str(item).strip()!r}: {kind!r} cannot decide a hypothesis; accepted kinds: {DECISION_KINDS}")
         if (as_id := decimal_id(value)) is not None:
             out.append({"kind": stored, "id": as_id})
-        elif stored == "rerun_plan":
+        elif stored in _BY_NAME:
             out.append({"kind": stored, "name": value})
         else:
             raise UsageError(f"evidence {str(item).strip()!r}: {kind} needs a number; accepted kinds: {DECISION_KINDS}")

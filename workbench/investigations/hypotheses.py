@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.bundle.canonical import bundle_value, nfc
+from workbench.bundle.decisive import bisection_cannot_decide, comparison_cannot_decide, plan_cannot_decide, rerun_cannot_decide
 from workbench.errors import NotFound, UsageError
 from workbench.investigations.common import DECIDED, HYPOTHESIS_STATUSES, current_user, investigation_row, parse_id, required_text
 from workbench.investigations.evidence import parse_decision_evidence
@@ -40,34 +41,86 @@ def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
     return parse_decision_evidence(items)
 
 
-def check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investigation_id: int) -> None:
-    """A linked comparison must exist in the same investigation; rerun plans are checked
-    when their tables exist."""
-    from store.investigations import InvestigationComparison  # SQLAlchemy: loaded with the store, not at import
-
+def check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investigation_id: int, status: str | None = None) -> None:
+    """Every cited record must exist and belong to the hypothesis's investigation; when the
+    status is supported or refuted, each must also be able to decide it
+    (``workbench.bundle.decisive``: a comparable comparison with a verdict, a completed
+    rerun execution with a verdict, a bisection with a result, a diagnosis). A plan named
+    by its name gets its id filled in."""
+    deciding = status in DECIDED
     with store.session() as s:
         for ev in evidence:
-            if ev["kind"] == "comparison":
-                row = s.get(InvestigationComparison, ev["id"])
-                if row is None:
-                    raise NotFound(f"no stored comparison {ev['id']}")
-                if row.investigation_id != investigation_id:
-                    raise UsageError(
-                        f"comparison {ev['id']} belongs to investigation {row.investigation_id}, "
-                        f"not to this hypothesis's investigation {investigation_id}"
-                    )
-            if ev["kind"] in ("rerun_plan", "rerun_comparison"):
-                table = rerun_table(ev["kind"])
-                if "id" not in ev:  # a plan named by its name
-                    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
+            reason = _evidence_problem(s, ev, investigation_id, deciding)
+            if reason:
+                shown = ev.get("id", ev.get("name"))
+                raise UsageError(f"evidence {ev['kind']}={shown} cannot {'decide' if deciding else 'be cited by'} this hypothesis: {reason}")
 
-                    row = s.exec(select(table).where(table.name == ev["name"])).first()
-                    if row is None:
-                        raise NotFound(f"no rerun plan named {ev['name']!r} (see 'wb rerun')")
-                    ev["id"] = int(row.id)
-                    continue
-                if s.get(table, ev["id"]) is None:
-                    raise NotFound(f"no {ev['kind'].replace('_', ' ')} {ev['id']} (see 'wb rerun')")
+
+def _evidence_problem(s: Any, ev: dict[str, Any], investigation_id: int, deciding: bool) -> str | None:
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
+
+    from store.bisect import Bisection, BisectionNotFound, find_bisection  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import InvestigationComparison, Observation  # SQLAlchemy: loaded with the store, not at import
+    from store.rerun import RerunComparison, RerunExecution, RerunPlan  # SQLAlchemy: loaded with the store, not at import
+
+    kind = ev["kind"]
+    if kind == "comparison":
+        row = s.get(InvestigationComparison, ev["id"])
+        if row is None:
+            raise NotFound(f"no stored comparison {ev['id']}")
+        if row.investigation_id != investigation_id:
+            return f"comparison {ev['id']} belongs to investigation {row.investigation_id}, not to this hypothesis's investigation {investigation_id}"
+        return comparison_cannot_decide(f"comparison {ev['id']}", row.comparable, row.verdict) if deciding else None
+    if kind == "diagnosis":
+        row = s.get(Observation, ev["id"])
+        if row is None:
+            raise NotFound(f"no observation {ev['id']}")
+        if row.investigation_id != investigation_id:
+            return f"observation {ev['id']} belongs to investigation {row.investigation_id}, not {investigation_id}"
+        return None if row.source == "diagnose" else f"observation {ev['id']} is not a diagnosis (pin one with wb diagnose PATHS --pin {investigation_id})"
+    if kind == "bisection":
+        try:
+            row = find_bisection(s, ev.get("id", ev.get("name")))
+        except BisectionNotFound as exc:
+            raise NotFound(str(exc)) from None
+        ev["id"] = int(row.id)
+        ev.pop("name", None)
+        if row.investigation_id != investigation_id:
+            return _owner(f"bisection {row.name!r}", row.investigation_id, investigation_id, "wb bisect start --investigation")
+        return bisection_cannot_decide(f"bisection {row.name!r}", bool((row.state or {}).get("result"))) if deciding else None
+    if kind == "rerun_plan":
+        plan = s.get(RerunPlan, ev["id"]) if "id" in ev else s.exec(select(RerunPlan).where(RerunPlan.name == ev["name"])).first()
+        if plan is None:
+            raise NotFound(f"no rerun plan {'named ' if 'name' in ev else ''}{ev.get('id', ev.get('name'))!r} (see 'wb rerun plan --list')")
+        ev["id"] = int(plan.id)
+        ev.pop("name", None)
+        if plan.investigation_id != investigation_id:
+            return _owner(f"plan {plan.name!r}", plan.investigation_id, investigation_id, "wb rerun plan --investigation")
+        if not deciding:
+            return None
+        rows = s.exec(select(RerunComparison).where(RerunComparison.plan_id == plan.id).order_by(RerunComparison.id)).all()
+        return plan_cannot_decide(f"plan {plan.name!r}", [
+            rerun_cannot_decide(f"rerun comparison {r.id}", r.verdict, getattr(s.get(RerunExecution, r.execution_id), "status", None))
+            for r in rows])
+    if kind == "rerun_comparison":
+        row = s.get(RerunComparison, ev["id"])
+        if row is None:
+            raise NotFound(f"no rerun comparison {ev['id']} (see 'wb rerun')")
+        plan = s.get(RerunPlan, row.plan_id)
+        owner = plan.investigation_id if plan is not None else None
+        if owner != investigation_id:
+            return _owner(f"rerun comparison {ev['id']} (plan {getattr(plan, 'name', '?')!r})", owner, investigation_id, "wb rerun plan --investigation")
+        if not deciding:
+            return None
+        execution = s.get(RerunExecution, row.execution_id)
+        return rerun_cannot_decide(f"rerun comparison {ev['id']}", row.verdict, getattr(execution, "status", None))
+    return f"{kind!r} is not evidence that decides a hypothesis"
+
+
+def _owner(what: str, owner: int | None, investigation_id: int, how: str) -> str:
+    if owner is None:
+        return f"{what} belongs to no investigation (make it in this one: {how} {investigation_id})"
+    return f"{what} belongs to investigation {owner}, not to this hypothesis's investigation {investigation_id}"
 
 
 def rerun_table(kind: str) -> Any:
@@ -94,7 +147,8 @@ def decide_hypothesis(
     if status not in HYPOTHESIS_STATUSES:
         raise UsageError(f"status must be one of {', '.join(HYPOTHESIS_STATUSES)}")
     if status in DECIDED and not evidence:
-        raise UsageError(f"'{status}' needs the evidence that decided it (--evidence plan=ID or comparison=ID)")
+        raise UsageError(f"'{status}' needs the evidence that decided it (--evidence comparison=N, rerun_comparison=N, plan=ID|NAME, "
+                         "bisection=ID|NAME or diagnosis=OBSERVATION)")
     hid = parse_id(hypothesis, "hypothesis")
     with store.session() as s:
         row = s.get(Hypothesis, hid)
@@ -102,7 +156,7 @@ def decide_hypothesis(
             raise NotFound(f"no hypothesis {hid}")
         investigation_row(s, row.investigation_id, writable=True)
     evidence = [dict(ev) for ev in evidence]
-    check_links(store, evidence, row.investigation_id)
+    check_links(store, evidence, row.investigation_id, status)
     with store.session() as s:
         s.add(HypothesisStatus(hypothesis_id=hid, status=status, evidence=bundle_value(list(evidence)), note=nfc(note), decided_by=by or current_user()))
         s.flush()

@@ -485,9 +485,10 @@ def estimated_seconds(plan: Plan, run_s: float) -> float:
 
 
 def new_cpu_plan(store: "Store", name: str, slowdown_pct: float = DEFAULT_SLOWDOWN_PCT, rounds: int = DEFAULT_ROUNDS,
-                 lens: str | None = None) -> int:
+                 lens: str | None = None, investigation: int | None = None) -> int:
     """A plan over the bundled CPU workload in the investigation's lens, the candidate
-    slowed by ``slowdown_pct``; one calibration run puts the estimated duration in its description."""
+    slowed by ``slowdown_pct``; one calibration run puts the estimated duration in its description.
+    ``investigation``: the open one, which the plan belongs to (its results are evidence there)."""
     from store.rerun import save_plan  # SQLAlchemy tables: the TUI's first frame does without them
     from workbench.rerun.preflight import run_preflight  # loads importlib.metadata: not for the first frame
 
@@ -505,7 +506,7 @@ def new_cpu_plan(store: "Store", name: str, slowdown_pct: float = DEFAULT_SLOWDO
                            f"calibrated: {run_s:.1f} s a run here, estimated {estimated_seconds(plan, run_s):.0f} s in all")
     plan = build_plan(data).with_environment(run_preflight().environment)
     with store.session() as s:
-        row, _how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin)
+        row, _how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin, investigation)
         return int(row.id)  # type: ignore[arg-type]
 
 

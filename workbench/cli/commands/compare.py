@@ -17,49 +17,20 @@ from store.errors import StoreError
 from workbench.cli import remote, remote_results
 from workbench.cli.commands._sweep_compare import run_sweep_compare, sweep_sides
 from workbench.cli.context import LENS, emit_json, open_store_from
+from workbench.cli.run_sets import RunSetCommand, run_set_arguments
 from workbench.compare import compare, parse_accepts, parse_change, resolve_lens
 from workbench.compare.render import render_comparison
+from workbench.compare.run_sets import SHAPE, check_run_sets
 from workbench.compare.way_out import render_way_out, rerun_words, way_out
 from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION, NotFound, UsageError
 
 FAIL_ON = ("regression", "refused", "any")
 
 
-class VsCommand(click.Command):
-    """Reads ``BASE... --vs CAND... [--control APRIME...]``: the values after ``--vs``
-    (and ``--control``), up to the next option, are the candidate (control) runs."""
-
-    LISTS = {"--vs": "candidate", "--control": "control"}
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        out: list[str] = []
-        i = 0
-        while i < len(args):
-            arg = args[i]
-            if arg == "--":
-                out.extend(args[i:])
-                break
-            if arg in self.LISTS:
-                i += 1
-                taken = 0
-                while i < len(args) and not (args[i].startswith("-") and args[i] != "-"):
-                    out += [arg, args[i]]
-                    i += 1
-                    taken += 1
-                if not taken:
-                    raise click.UsageError(f"{arg} needs at least one {self.LISTS[arg]} run", ctx=ctx)
-                continue
-            out.append(arg)
-            i += 1
-        return super().parse_args(ctx, out)
-
-
 def run_selection_options(f):
     """Options shared by ``wb compare`` and ``wb inspect``."""
     options = [
-        click.argument("baseline", nargs=-1, required=True),
-        click.option("--vs", "candidate", multiple=True, metavar="CAND...", help="Candidate runs (ids or labels), after the baseline runs."),
-        click.option("--control", "control", multiple=True, metavar="APRIME...", help="A/A control: baseline-again runs (ids or labels), the noise floor of every effect."),
+        run_set_arguments,
         click.option("--lens", type=LENS, help="Lens (default: the runs' own)."),
         click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The intended change (repeatable); DIM alone, or DIM=FROM:TO (FROM->TO when a value has ':')."),
         click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept refusing dimensions (needs a --why; each is recorded)."),
@@ -75,20 +46,14 @@ def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, wh
     """Runs from the store and the parsed declarations, as keyword arguments for
     ``workbench.compare.compare``/``inspect``."""
     if not candidate:
-        raise UsageError("name the candidate runs: wb compare BASE... --vs CAND...")
+        raise UsageError(f"name the candidate runs: wb {ctx.info_name} {SHAPE}")
     parsed_changes = dict(parse_change(c) for c in changes)
     parsed_accepts = parse_accepts(accepts, whys)
     env_ext = [p for p in os.environ.get("WB_LENS_EXTENSIONS", "").split(os.pathsep) if p]
     store = open_store_from(ctx)
     try:
-        base_ids = store.resolve_runs(list(baseline))
-        cand_ids = store.resolve_runs(list(candidate))
-        overlap = sorted(set(base_ids) & set(cand_ids))
-        if overlap:
-            raise UsageError(f"run {overlap[0]} is on both sides: a run cannot be its own baseline")
-        base = store.load_runs(base_ids)
-        cand = store.load_runs(cand_ids)
-        aprime = store.load_runs(store.resolve_runs(list(control))) if control else []
+        sides = check_run_sets(*(store.resolve_runs(list(refs)) for refs in (baseline, candidate, control)))
+        base, cand, aprime = (store.load_runs(list(ids)) for ids in (sides.baseline, sides.candidate, sides.control))
     except StoreError as exc:
         raise NotFound(str(exc)) from None
     return {
@@ -121,7 +86,7 @@ def exit_code(result, fail_on: str | None) -> int:
     return EXIT_OK
 
 
-@click.command("compare", cls=VsCommand)
+@click.command("compare", cls=RunSetCommand)
 @run_selection_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (the compare contract, docs/compare.md).")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), help="Exit 3 when refused, 4 on a regression (REGRESSION verdict or a broken guardrail), or both (any).")

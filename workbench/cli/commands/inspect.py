@@ -8,15 +8,16 @@ import sys
 import click
 
 from workbench.cli import remote, remote_results
-from workbench.cli.commands.compare import VsCommand, load_selection, print_way_out, run_selection_options
+from workbench.cli.commands.compare import load_selection, print_way_out, run_selection_options
 from workbench.cli.context import emit_json
+from workbench.cli.run_sets import RunSetCommand
 from workbench.compare import inspect
 from workbench.compare.host_activity import between, render_host
 from workbench.compare.render import render_inspect
 from workbench.errors import EXIT_REFUSED
 
 
-@click.command("inspect", cls=VsCommand)
+@click.command("inspect", cls=RunSetCommand)
 @run_selection_options
 @click.option("--windows", default=8, show_default=True, type=click.IntRange(2, 50), help="Equal windows per run for the change over time.")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(1, 200), help="Operations to list.")

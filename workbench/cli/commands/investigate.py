@@ -6,6 +6,8 @@ import click
 
 from workbench.cli.commands.compare import parse_accepts
 from workbench.cli.context import LENS, emit_json, open_store_from
+from workbench.cli.run_sets import RunSetCommand, run_set_arguments
+from workbench.compare.run_sets import SHAPE
 from workbench.errors import UsageError
 from workbench.investigations.text import print_investigation
 from workbench.investigations.workflow import (
@@ -99,11 +101,9 @@ def show(ctx, investigation, as_json) -> None:
         print_investigation(inv)
 
 
-@command.command("compare")
+@command.command("compare", cls=RunSetCommand)
 @click.argument("investigation")
-@click.argument("baseline", nargs=-1, required=True)
-@click.option("--vs", "candidate", multiple=True, required=True, metavar="RUN", help="A candidate run (repeatable).")
-@click.option("--control", "control", multiple=True, metavar="RUN", help="An A/A control run: the baseline again (repeatable); the noise floor of every effect.")
+@run_set_arguments
 @click.option("--lens", default=None, type=LENS, help="Default: the investigation's lens.")
 @click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="Declared change (default: the investigation's).")
 @click.option("--no-change", is_flag=True, help="Declare no change (an A/A control of baseline against baseline).")
@@ -113,7 +113,13 @@ def show(ctx, investigation, as_json) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
 def compare(ctx, investigation, baseline, candidate, control, lens, changes, no_change, accepts, whys, by, as_json) -> None:
-    """Compare BASELINE runs with --vs candidate runs and store the result in INVESTIGATION."""
+    """Compare BASELINE runs with --vs candidate runs and store the result in INVESTIGATION.
+
+    The run sets are named as for wb compare: INVESTIGATION BASE... --vs CAND...
+    [--control APRIME...]; a run named on two sides is refused.
+    """
+    if not candidate:
+        raise UsageError(f"name the candidate runs: wb investigate compare INVESTIGATION {SHAPE}")
     if no_change and changes:
         raise UsageError("--no-change and --change exclude each other")
     comp = store_comparison(

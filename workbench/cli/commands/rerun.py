@@ -15,8 +15,10 @@ from workbench.cli.commands.compare import parse_accepts
 from workbench.cli.context import emit_json, open_store_from, stderr_console
 from workbench.compare import parse_change
 from workbench.errors import EXIT_REFUSED, UsageError, WbError
+from workbench.investigations.common import writable_investigation
+from workbench.investigations.frame import frame_guardrails, investigation_view
 from workbench.rerun.execute import Blocked, Executor
-from workbench.rerun.plan import ARTIFACT_ROLES, Plan, build_plan, load_plan_file
+from workbench.rerun.plan import ARTIFACT_ROLES, Plan, build_plan, load_plan_file, with_frame_guardrails
 from workbench.rerun.plan_summary import DryRun, PlanList, PlanRow, PlanSaved
 from workbench.rerun.preflight import format_preflight, run_preflight
 from workbench.rerun.report import build_comparison, format_comparison, save_comparison
@@ -119,6 +121,7 @@ def _artifact_options(values: tuple[str, ...]) -> list[dict[str, str]]:
 @click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept a must-match difference between A and B (needs a --why; recorded in the plan).")
 @click.option("--why", "whys", multiple=True, metavar="TEXT", help="The reason for the --accept before it.")
 @click.option("--list", "list_", is_flag=True, help="List the plans in the store.")
+@click.option("--investigation", "investigation", metavar="ID", help="The investigation the plan verifies: only its plans' results can decide its hypotheses.")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document to stdout.")
 @click.pass_context
 def plan_cmd(ctx: click.Context, name: str | None, from_file: Path | None, lens: str | None, baseline: str | None, candidate: str | None,
@@ -126,12 +129,18 @@ def plan_cmd(ctx: click.Context, name: str | None, from_file: Path | None, lens:
              artifacts: tuple[str, ...], rounds: int | None, order: str | None, seed: int | None, timeout_s: float | None,
              metric: str | None, statistic: str | None, higher_is_better: bool | None, delta: float | None, warmup_runs: int | None,
              warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None = None, spending: str | None = None,
-             changes: tuple[str, ...] = (), accepts: tuple[str, ...] = (), whys: tuple[str, ...] = ()) -> None:
-    """Create a rerun plan (or --list them). A plan is immutable once it has run."""
+             changes: tuple[str, ...] = (), accepts: tuple[str, ...] = (), whys: tuple[str, ...] = (),
+             investigation: str | None = None) -> None:
+    """Create a rerun plan (or --list them). A plan is immutable once it has run.
+
+    With --investigation ID the plan belongs to that investigation: its executions'
+    comparisons are evidence there (wb hypothesis status N supported --evidence plan=NAME),
+    and the investigation's frame guardrails are judged on it.
+    """
     with _store_errors():
         _plan(ctx, name, from_file, lens, baseline, candidate, control, cwd, env_all, baseline_env, candidate_env, artifacts, rounds,
               order, seed, timeout_s, metric, statistic, higher_is_better, delta, warmup_runs, warmup_steps, list_, as_json,
-              stopping, spending, changes, accepts, whys)
+              stopping, spending, changes, accepts, whys, investigation)
 
 
 def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: str | None, baseline: str | None, candidate: str | None,
@@ -139,10 +148,12 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
           artifacts: tuple[str, ...], rounds: int | None, order: str | None, seed: int | None, timeout_s: float | None,
           metric: str | None, statistic: str | None, higher_is_better: bool | None, delta: float | None, warmup_runs: int | None,
           warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None, spending: str | None,
-          changes: tuple[str, ...] = (), accepts: tuple[str, ...] = (), whys: tuple[str, ...] = ()) -> None:
+          changes: tuple[str, ...] = (), accepts: tuple[str, ...] = (), whys: tuple[str, ...] = (),
+          investigation: str | None = None) -> None:
     from store.rerun import list_plans, save_plan  # loads SQLAlchemy: not for --help
 
     store = open_store_from(ctx)
+    investigation_id = None if investigation is None else writable_investigation(store, investigation)
     if list_:
         with store.session() as s:
             listing = PlanList(plans=tuple(PlanRow(id=p.id, name=p.name, lens=p.lens, digest=p.digest, origin=p.origin, created_at=p.created_at)
@@ -187,10 +198,13 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
         if not name:
             raise UsageError("wb rerun plan needs a NAME (or --from-file, or --list)")
         plan = build_plan({k: v for k, v in options.items() if v is not None})
+    if investigation_id is not None:  # the investigation's frame guardrails are judged at Verify too
+        frame = investigation_view(store, investigation_id)
+        plan = with_frame_guardrails(plan, investigation_id, frame_guardrails(frame.lens, frame.guardrails))
     # The machine the plan is for: later executions must find the same one.
     plan = plan.with_environment(run_preflight().environment)
     with store.session() as s:
-        row, how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin)
+        row, how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin, investigation_id)
     summary = PlanSaved(id=row.id, name=plan.name, digest=row.digest, status=how, plan=plan, warnings=tuple(plan.warnings()))
     err = stderr_console()
     for w in summary.warnings:

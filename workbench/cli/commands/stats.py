@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from workbench.cli.context import emit_json
+from workbench.cli.run_sets import RunSetCommand
 from workbench.errors import EXIT_REGRESSION, BadInput, UsageError, WbError
 from workbench.stats import analyze
 from workbench.stats.verdicts import Gate, Verdict
@@ -180,7 +181,15 @@ def _print_human(doc: dict, notes: list[str]) -> None:
         click.echo(f"note: {note}", err=True)
 
 
-@click.command("stats")
+class ValueLists(RunSetCommand):
+    """``-a 100.3 99.6 -b 102.9 102.1``: each arm's values up to the next option (as the
+    run sets of wb compare), so a value never joins another arm."""
+
+    LISTS = {"-a": "baseline value", "--baseline": "baseline value", "-b": "candidate value",
+             "--candidate": "candidate value", "--a-prime": "A′ value"}
+
+
+@click.command("stats", cls=ValueLists)
 @click.option("-a", "--baseline", "baseline", multiple=True, metavar="VALUES", help="Baseline (A) per-run values, comma- or space-separated.")
 @click.option("-b", "--candidate", "candidate", multiple=True, metavar="VALUES", help="Candidate (B) per-run values.")
 @click.option("--a-prime", "a_prime", multiple=True, metavar="VALUES", help="A/A control (A′) per-run values: a second, independently scheduled baseline.")
@@ -197,7 +206,8 @@ def command(baseline, candidate, a_prime, csv_path, paired, delta, lower_is_bett
 
     Give one value per run (e.g. each run's mean step time after warm-up), never
     per-step values. Example: wb stats -a 100.3,99.6,101.2 -b 102.9,102.1,104.0
-    --a-prime 100.0,100.1,100.6.
+    --a-prime 100.0,100.1,100.6 (or -a 100.3 99.6 101.2 -b ...: an arm's values
+    run up to the next option).
     """
     notes: list[str] = []
     slots = None

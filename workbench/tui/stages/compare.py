@@ -14,6 +14,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input
 
+from workbench.compare.run_sets import check_run_sets
+from workbench.errors import UsageError
 from workbench.investigations.views import ComparisonView, InvestigationView
 from workbench.tui import services
 from workbench.tui.stages import Stage
@@ -229,12 +231,10 @@ class CompareStage(Stage):
         if not base or not cand:
             self.wb.notify("Select at least one baseline and one candidate run (space)", severity="warning")
             return
-        if set(base) & set(cand):
-            self.wb.notify(f"Run {sorted(set(base) & set(cand))[0]} is on both sides: a run cannot be its own baseline", severity="warning")
-            return
-        if set(control) & (set(base) | set(cand)):
-            self.wb.notify(f"Run {sorted(set(control) & (set(base) | set(cand)))[0]} is compared: an A′ control run is a separate "
-                           "baseline-again run", severity="warning")
+        try:
+            check_run_sets(base, cand, control)  # the rules of wb compare's run sets
+        except UsageError as exc:
+            self.wb.notify(exc.message, severity="warning")
             return
         state.banner = "comparing"
         self._draw()

@@ -151,7 +151,8 @@ class VerifyStage(Stage):
             self._select_after_load = plan_id
             self.show(self.inv)
 
-        self.wb.background(services.new_cpu_plan, name, slowdown, rounds, self._lens(), done=made, what="making the plan",
+        owner = self.inv.id if self.inv is not None and not self.inv.imported else None  # the open investigation's plan
+        self.wb.background(services.new_cpu_plan, name, slowdown, rounds, self._lens(), owner, done=made, what="making the plan",
                            on_error=lambda error: status.show(safe(f"no plan made: {getattr(error, 'message', None) or error}")))
 
     def action_run(self) -> None:

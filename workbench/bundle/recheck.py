@@ -1,0 +1,181 @@
+"""``verify --recompute``, second half: every verdict, flag, status and link a bundle states
+about its records is an output, checked against what was re-derived from the per-run
+values (``workbench.bundle.recompute``), never read as an input.
+
+- ``results.verdicts``: one entry per recipe comparison, in order, each the recomputed
+  comparison's ``comparable`` and primary verdict.
+- Hypotheses: ``status`` is the last decision of the history, ``links`` are the records
+  its history cites, and every supported/refuted decision cites records carried in the
+  bundle that re-derive and can decide it (``workbench.bundle.decisive``: the same rule
+  as ``wb hypothesis status``).
+- Bisections: every step's verdict and rounds are those of the carried rerun comparison
+  it cites, re-derived.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.bundle.decisive import bisection_cannot_decide, comparison_cannot_decide, plan_cannot_decide, rerun_cannot_decide
+from workbench.bundle.format import Check
+
+DECIDED = ("supported", "refuted")
+# evidence kind -> the hypothesis's ``links`` key (as ``investigations.views`` derives them)
+LINK_KEYS = {"rerun_plan": "rerun_plans", "comparison": "comparisons", "rerun_comparison": "rerun_comparisons"}
+# evidence kind -> the prefix of the carried record's ref
+REF_PREFIX = {"comparison": "comparison", "rerun_comparison": "rerun-comparison", "rerun_plan": "rerun-plan",
+              "bisection": "bisection", "diagnosis": "observation"}
+
+
+@dataclass
+class Rederived:
+    """What recompute derived again for one record (a comparison or a rerun comparison)."""
+
+    comparable: bool
+    verdict: str | None
+    rounds: int | None = None
+    status: str | None = None  # a rerun comparison's execution status
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+def primary_verdict(result: Mapping[str, Any]) -> str | None:
+    from workbench.compare.model import verdict_of  # numpy: only --recompute loads the compare engine
+
+    return verdict_of(result)
+
+
+def recheck_outputs(bundle: dict[str, Any], comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived]) -> list[Check]:
+    try:
+        out = _verdicts(bundle, comparisons)
+        out += _bisections(bundle, reruns)
+        out += _hypotheses(bundle, comparisons, reruns)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        return [Check("recheck", False, f"the bundle's records have an unexpected shape ({type(exc).__name__}: {exc})")]
+    return out
+
+
+def _verdicts(bundle: dict[str, Any], comparisons: Mapping[str, Rederived]) -> list[Check]:
+    stated = bundle["results"]["content"].get("verdicts") or []
+    specs = bundle["recipe"]["content"].get("comparisons") or []
+    out = []
+    if len(stated) != len(specs):
+        out.append(Check("results.verdicts", False, f"{len(stated)} verdicts stated for {len(specs)} comparisons in the recipe"))
+    for i, entry in enumerate(stated):
+        ref = entry.get("comparison") if isinstance(entry, dict) else None
+        part = f"results.verdicts[{i}] {ref}"
+        expected = specs[i].get("ref") if i < len(specs) else None
+        fresh = comparisons.get(str(ref))
+        if ref != expected:
+            out.append(Check(part, False, f"stated for {ref}, but the recipe's comparison {i} is {expected}"))
+        elif fresh is None:
+            out.append(Check(part, False, f"{ref} was not re-derived, so its verdict cannot be checked"))
+        elif entry.get("comparable") is not fresh.comparable or entry.get("verdict") != fresh.verdict:
+            out.append(Check(part, False, f"stated comparable {entry.get('comparable')}, verdict {entry.get('verdict')}; "
+                                          f"recomputed comparable {fresh.comparable}, verdict {fresh.verdict}"))
+        else:
+            out.append(Check(part, True, f"comparable {fresh.comparable}, verdict {fresh.verdict}, as recomputed"))
+    return out
+
+
+def _bisections(bundle: dict[str, Any], reruns: Mapping[str, Rederived]) -> list[Check]:
+    out = []
+    for i, bisection in enumerate(bundle["recipe"]["content"].get("bisections") or []):
+        part = f"recipe.bisections[{i}] {bisection.get('ref')}"
+        steps = (bisection.get("state") or {}).get("steps") or []
+        wrong = []
+        for step in steps:
+            cited = step.get("comparison_id")
+            if cited is None:
+                continue
+            fresh = reruns.get(f"rerun-comparison/{cited}")
+            if fresh is None:
+                wrong.append(f"step {step.get('step')} cites rerun-comparison/{cited}, which was not re-derived")
+                continue
+            if step.get("verdict") != fresh.verdict:
+                wrong.append(f"step {step.get('step')} states verdict {step.get('verdict')}, recomputed {fresh.verdict}")
+            if "rounds_used" in step and step.get("rounds_used") != fresh.rounds:
+                wrong.append(f"step {step.get('step')} states {step.get('rounds_used')} rounds, recomputed {fresh.rounds}")
+        result = (bisection.get("state") or {}).get("result")
+        if result and not any(s.get("comparison_id") is not None for s in steps):
+            wrong.append("it states a result but no step cites a rerun comparison to re-derive it from")
+        if wrong:
+            out.append(Check(part, False, "; ".join(wrong)))
+        else:
+            out.append(Check(part, True, f"{len(steps)} steps' verdicts re-derived from their rerun comparisons"))
+    return out
+
+
+def _hypotheses(bundle: dict[str, Any], comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived]) -> list[Check]:
+    carried = _carried_refs(bundle)
+    plans_reruns: dict[str, list[str]] = {}
+    for entry in bundle["results"]["content"].get("rerun_comparisons") or []:
+        plan_id = (entry.get("record") or {}).get("plan_id")
+        plans_reruns.setdefault(f"rerun-plan/{plan_id}", []).append(str(entry.get("ref")))
+    # A plan decides only in the investigation it belongs to (the record carries the link).
+    own = str((bundle.get("investigation") or {}).get("ref"))
+    for plan in bundle["recipe"]["content"].get("rerun_plans") or []:
+        owner = (plan.get("record") or {}).get("investigation_id")
+        if f"investigation/{owner}" != own:
+            foreign = f"{plan.get('ref')} belongs to {'no investigation' if owner is None else f'investigation/{owner}'}, not {own}"
+            reruns = {ref: value for ref, value in reruns.items() if ref not in plans_reruns.get(str(plan.get("ref")), [])}
+            plans_reruns[str(plan.get("ref"))] = [foreign]
+    out = []
+    for i, hyp in enumerate(bundle.get("hypotheses") or []):
+        part = f"hypotheses[{i}] {hyp.get('ref')}"
+        history = hyp.get("history") or []
+        wrong = []
+        last = history[-1].get("status") if history else "open"
+        if hyp.get("status") != last:
+            wrong.append(f"states status {hyp.get('status')}, but its last decision is {last}")
+        links: dict[str, list[Any]] = {key: [] for key in LINK_KEYS.values()}
+        for step in history:
+            for ev in step.get("evidence") or []:
+                key = LINK_KEYS.get(ev.get("kind"))
+                if key and ev.get("id") not in links[key]:
+                    links[key].append(ev.get("id"))
+        stated_links = hyp.get("links") or {}
+        if any(list(stated_links.get(k) or []) != v for k, v in links.items()) or set(stated_links) - set(links):
+            wrong.append(f"states links {stated_links}, but its history cites {links}")
+        for n, step in enumerate(history):
+            if step.get("status") not in DECIDED:
+                continue
+            evidence = step.get("evidence") or []
+            if not evidence:
+                wrong.append(f"decision {n} ({step.get('status')}) cites no evidence")
+            reasons = [_cannot_decide(ev, carried, comparisons, reruns, plans_reruns) for ev in evidence]
+            wrong += [f"decision {n} ({step.get('status')}): {r}" for r in reasons if r]
+        if wrong:
+            out.append(Check(part, False, "; ".join(wrong)))
+        else:
+            out.append(Check(part, True, f"status {last}; every decision cites records that re-derive and decide it"))
+    return out
+
+
+def _carried_refs(bundle: dict[str, Any]) -> set[str]:
+    refs = {str(b.get("ref")) for b in bundle["recipe"]["content"].get("bisections") or [] if (b.get("state") or {}).get("result")}
+    refs |= {str(o.get("ref")) for o in bundle.get("observations") or [] if o.get("source") == "diagnose"}
+    return refs
+
+
+def _cannot_decide(ev: Any, carried: set[str], comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived],
+                   plans_reruns: Mapping[str, list[str]]) -> str | None:
+    kind = ev.get("kind") if isinstance(ev, dict) else None
+    if kind not in REF_PREFIX:
+        return f"evidence {ev!r} is not of a kind that can decide a hypothesis"
+    ref = f"{REF_PREFIX[kind]}/{ev.get('id')}"
+    if kind == "comparison":
+        fresh = comparisons.get(ref)
+        return f"{ref} is not carried or did not re-derive" if fresh is None else comparison_cannot_decide(ref, fresh.comparable, fresh.verdict)
+    if kind == "rerun_comparison":
+        fresh = reruns.get(ref)
+        return (f"{ref} is not carried, did not re-derive, or its plan belongs to another investigation" if fresh is None
+                else rerun_cannot_decide(ref, fresh.verdict, fresh.status))
+    if kind == "rerun_plan":
+        return plan_cannot_decide(ref, [f"{r} did not re-derive or belongs to another investigation" if r not in reruns
+                                        else rerun_cannot_decide(r, reruns[r].verdict, reruns[r].status)
+                                        for r in plans_reruns.get(ref, [])])
+    if kind == "bisection":
+        return bisection_cannot_decide(ref, ref in carried)
+    return None if ref in carried else f"{ref} is not a diagnosis carried in the bundle"
