@@ -6,7 +6,9 @@ host-to-device copy runs during it), then launches a compute kernel (50 ms on ra
 the compute ends (2 ms overlapped) and ends, on every rank, at 90 ms into the step
 (all ranks leave the collective together). The last 10 ms are idle until the next
 step's launches. Step 3 also has a 5 ms checkpoint save in that idle tail.
-Rank 1's clock runs ``skew_us`` ahead.
+Rank 1's clock runs ``skew_us`` ahead. Host-only backward and optimizer markers make it a
+training step (``backward=False``: forward passes only; ``accumulation``: backward passes
+per step).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ STEP_US = 100_000
 BASE_NS = 1_699_999_000_000_000_000  # for the relative generation (below T0, as Kineto sets it)
 
 
-def rank_events(rank: int, steps: int = 4, *, legacy: bool = False, skew_us: int = 0, drop_last_kernels: bool = False) -> list[dict[str, Any]]:
+def rank_events(rank: int, steps: int = 4, *, legacy: bool = False, skew_us: int = 0, drop_last_kernels: bool = False,
+                backward: bool = True, accumulation: int = 1) -> list[dict[str, Any]]:
     cat = {"op": "Operator", "ann": "Operator", "rt": "Runtime", "k": "Kernel", "cp": "Memcpy"} if legacy else \
           {"op": "cpu_op", "ann": "user_annotation", "rt": "cuda_runtime", "k": "kernel", "cp": "gpu_memcpy"}
     compute_us = 50_000 + 10_000 * rank
@@ -53,6 +56,10 @@ def rank_events(rank: int, steps: int = 4, *, legacy: bool = False, skew_us: int
             gpu("k", "volta_sgemm_128x64_nn", t + 10_050, compute_us, 7, corr)
         corr += 1
         host("op", "nccl:all_reduce", t + 10_055, 15)
+        if backward:  # host-only markers of a training step (one backward pass, one optimizer step)
+            for _ in range(accumulation):
+                host("op", "autograd::engine::evaluate_function: MmBackward0", t + 10_070, 2)
+            host("op", "Optimizer.step#SGD.step", t + 10_080, 5)
         host("rt", "cudaLaunchKernel", t + 10_060, 5, correlation=corr)
         if not (last and drop_last_kernels):
             start = t + 10_050 + compute_us - 2_000
