@@ -21,6 +21,7 @@ from workbench.compare import dict_diff
 from workbench.compare.results import Refusal
 from workbench.compare.states import CHANGED, DIFFERENT, SAME, UNKNOWN, DimensionState
 from workbench.errors import UsageError
+from workbench.training import boundaries
 
 
 
@@ -222,6 +223,9 @@ def check(
             if name not in known:
                 known.add(name)
                 specs.append(DimensionSpec(name, name.replace("_", " ").capitalize(), False))
+    moved = boundaries.compare_boundaries(baseline, candidate) if lens.name == "training" else None
+    if moved is not None:
+        known.add(boundaries.DIMENSION)
     for what, names in (("--change", changes), ("--accept", accepts)):
         for name in names:
             if name not in known:
@@ -241,6 +245,10 @@ def check(
         rows.append(
             DimensionRow(spec.name, spec.title, spec.must_match, state, b, c, note, declared, accepts.get(spec.name))
         )
+    if moved is not None:  # training: a moved step boundary is a finding with both values, not a delta
+        rows.append(DimensionRow(boundaries.DIMENSION, boundaries.TITLE, True, DIFFERENT if moved.differs else SAME,
+                                 SideValue(moved.baseline, "measured"), SideValue(moved.candidate, "measured"), moved.note,
+                                 accepted_why=accepts.get(boundaries.DIMENSION)))
     blocking = [r for r in rows if r.blocks]
     refusal = _refusal(blocking[0], blocking[1:]) if blocking else None
     unrealized = [r.name for r in rows if r.declared_change and r.state == SAME]
