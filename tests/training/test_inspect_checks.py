@@ -307,7 +307,11 @@ def test_forward_only_synthetic(tmp_path):
     f = checks(record)["profile_kind"]
     assert f["status"] == "found" and "forward passes only" in f["summary"]
     assert record.window["step_is"].startswith("a forward pass")
-    assert checks(job(tmp_path, "t"))["profile_kind"]["status"] == "not_found"
+    training = job(tmp_path, "t")
+    assert checks(training)["profile_kind"]["status"] == "not_found"
+    # A forward pass is not a training step: a boundary finding with both values.
+    row = next(r for r in compare([training], [record]).comparability.rows if r.name == "measurement_boundary")
+    assert row.state == "different" and "a step is: 'training step' against 'forward pass'" in row.note
 
 
 def test_forward_only_real_trace():

@@ -20,6 +20,7 @@ DIMENSION = "measurement_boundary"
 TITLE = "Measurement boundary"
 _LABELS = {
     "marker": "step marker",
+    "step_is": "a step is",
     "step_stride": "step numbers advance by (cadence)",
     "optimizer_steps_per_step": "optimizer steps per step",
     "backward_passes_per_step": "backward passes per step (gradient accumulation)",

@@ -128,6 +128,8 @@ def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions
     if has_steps:
         window["boundary"] = boundaries.boundary(_marker(format_name, options), kept, warm_excluded,
                                                  facts["optimizer_steps"], facts["backward_passes"])
+        if forward_only is not None:
+            window["boundary"]["step_is"] = "forward pass" if forward_only.status == "found" else "training step"
     if forward_only is not None and forward_only.status == "found":
         window["step_is"] = "a forward pass (no backward or optimizer activity in the trace)"
     record = RunRecord(lens="training", label=label, window=window, sources=[t.source for t in ranks])
