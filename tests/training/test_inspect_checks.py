@@ -349,3 +349,24 @@ def test_findings_print_in_inspect_and_show_and_are_typed_in_json(tmp_path, wb_e
     assert by[("candidate", "clock_ranks")]["status"] == "found"
     assert by[("candidate", "clock_ranks")]["evidence"]["min_clock_offset_ms"] == pytest.approx(28.05)
     assert by[("baseline", "straggler")]["status"] == "found"
+
+
+def test_tui_inspect_pane_shows_the_findings(tmp_path, sqlite_url):
+    """The TUI's Inspect pane text (services.inspect_text) carries the same findings."""
+    from types import SimpleNamespace
+
+    from store import open_store
+    from workbench.ingest import import_files
+    from workbench.tui import services
+
+    store = open_store(sqlite_url)
+    ids = []
+    for name, kw in (("a", {}), ("b", {"skew_us": 50_000})):
+        for r in (0, 1):
+            synth.write(tmp_path / name / f"rank{r}.json.gz", synth.trace(r, **kw))
+        report = import_files(store, [tmp_path / name], ImportOptions(label=name))
+        ids.append(report.imported[0][1][0])
+    params = SimpleNamespace(lens="training", engine_arguments=lambda: {"accepts": {k: "synthetic" for k in DECLARED}})
+    inv = SimpleNamespace(lens="training", comparisons=[SimpleNamespace(parameters=params, baseline_runs=[ids[0]], candidate_runs=[ids[1]])])
+    text = " ".join(services.inspect_text(store, inv).split())
+    assert "Trace findings (observations, not causes)" in text and "clocks, across ranks: FOUND" in text
