@@ -28,7 +28,7 @@ _LABELS = {
 }
 
 
-def _median(values: np.ndarray) -> float | None:
+def _median(values: np.ndarray) -> float | None:  # of the finite values; None when there are none
     v = values[np.isfinite(values)]
     return float(np.median(v)) if v.size else None
 
@@ -41,10 +41,16 @@ def boundary(marker: str, numbers: Sequence[float], warmup_excluded: int, optimi
     stride = _median(np.diff(nums)) if len(nums) >= 2 else None
     if stride is not None:
         out["step_stride"] = stride
-    for key, values in (("optimizer_steps_per_step", optimizer_steps), ("backward_passes_per_step", backward_passes)):
-        found = _median(np.asarray(values, dtype=np.float64))
-        if found is not None and found > 0:  # 0: not seen (a forward-only or annotation-free trace), not a cadence
-            out[key] = found
+    opt = np.asarray(optimizer_steps, dtype=np.float64)
+    opt = opt[np.isfinite(opt)]
+    if opt.size and opt.sum() > 0:  # none seen (forward-only, no operators) is not a cadence
+        out["optimizer_steps_per_step"] = round(float(opt.mean()), 2)  # 0.25: one optimizer step every fourth marked step
+    passes = np.asarray(backward_passes, dtype=np.float64)
+    passes = passes[np.isfinite(passes)]
+    # Only a count every kept step agrees on: a count that varies from step to step is the
+    # heuristic losing track (the loss's node name recurring in the graph), not a cadence.
+    if passes.size and passes[0] > 0 and np.all(passes == passes[0]):
+        out["backward_passes_per_step"] = float(passes[0])
     return out
 
 
