@@ -37,6 +37,24 @@ def demo_store_url() -> str:
     return f"sqlite:///{default_data_dir() / 'demo.sqlite'}"
 
 
+def work_dir(url: str) -> Path:
+    """Where the files that belong to the store at ``url`` live (rerun and bisect work folders).
+
+    Beside a SQLite file ``DIR/NAME.sqlite``: ``DIR/NAME.work/``, so a store named with
+    ``--store``/``WB_STORE`` keeps its runs' files with it, never in the default data
+    directory. A server store has no directory of its own: its files go under the data
+    directory in a folder named after the server and database (no credentials).
+    """
+    path = sqlite_path(url)
+    if path is not None:
+        return path.with_name(f"{path.stem}.work")
+    import hashlib  # only for a server or in-memory store, never on the SQLite path
+
+    shown = display_url(url)
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in shown.split("://", 1)[-1])[:60]
+    return default_data_dir() / "work" / f"{name}-{hashlib.sha256(shown.encode()).hexdigest()[:8]}"
+
+
 def normalize_url(url: str | None) -> str:
     """A SQLAlchemy URL from what the user typed: a URL, a bare path, or nothing (the default)."""
     if not url:

@@ -1,8 +1,14 @@
-"""Shared fixtures.
+"""Shared fixtures, and a hermetic test session.
 
 ``store_url`` gives each test a fresh, empty store: SQLite always, and PostgreSQL too
 when ``WB_TEST_POSTGRES_URL`` names a server (``.ci/run`` starts one), so store tests
 run on both backends.
+
+The whole session runs with ``HOME``, ``XDG_DATA_HOME``, ``XDG_CONFIG_HOME``,
+``XDG_CACHE_HOME`` and ``WB_STORE`` inside pytest's temporary directory (set before the
+first test, in this process and in every xdist worker, and so in every ``wb`` they
+start). The real data, config and cache folders of wb are listed before the session and
+after it; a run that wrote anything there fails (``pytest_sessionfinish``).
 """
 
 from __future__ import annotations
@@ -18,6 +24,63 @@ SHARED = REPO.parent / "shared"
 REAL_CAPTURES = SHARED / "real-captures"
 
 PG_ADMIN_URL = os.environ.get("WB_TEST_POSTGRES_URL")
+
+HERMETIC_VARIABLES = ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "WB_STORE")
+
+
+def _real_wb_folders() -> list[Path]:
+    """wb's folders as the user's environment names them (read before the session changes it)."""
+    home = Path(os.path.expanduser("~"))
+    folders = []
+    for variable, fallback in (("XDG_DATA_HOME", ".local/share"), ("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache")):
+        folders.append(Path(os.environ.get(variable) or home / fallback) / "wb")
+        folders.append(home / fallback / "wb")
+    return sorted(set(folders))
+
+
+def _listing(folders: list[Path]) -> dict[str, tuple[int, int]]:
+    seen = {}
+    for folder in folders:
+        if folder.is_dir():
+            for path in folder.rglob("*"):
+                try:
+                    st = path.lstat()
+                except OSError:
+                    continue
+                seen[str(path)] = (st.st_size, st.st_mtime_ns)
+    return seen
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):  # the controlling process: the real folders, before any test
+        config._wb_real_folders = _real_wb_folders()
+        config._wb_real_before = _listing(config._wb_real_folders)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if hasattr(config, "workerinput") or not hasattr(config, "_wb_real_folders"):
+        return
+    after = _listing(config._wb_real_folders)
+    written = sorted(p for p, v in after.items() if config._wb_real_before.get(p) != v)
+    if written:
+        shown = ", ".join(written[:10]) + (f" and {len(written) - 10} more" if len(written) > 10 else "")
+        print(f"\nwb tests: the suite wrote outside its temporary directories: {shown}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def hermetic_environment(tmp_path_factory):
+    """HOME, the XDG folders and WB_STORE inside pytest's temporary directory, for the session."""
+    base = tmp_path_factory.mktemp("home")
+    values = {"HOME": base, "XDG_DATA_HOME": base / ".local" / "share", "XDG_CONFIG_HOME": base / ".config",
+              "XDG_CACHE_HOME": base / ".cache"}
+    with pytest.MonkeyPatch.context() as mp:
+        for name, path in values.items():
+            path.mkdir(parents=True, exist_ok=True)
+            mp.setenv(name, str(path))
+        mp.setenv("WB_STORE", f"sqlite:///{base / 'session-store.sqlite'}")
+        yield base
 BACKENDS = ["sqlite", "postgresql"]
 
 

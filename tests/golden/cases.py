@@ -11,9 +11,11 @@ Normalised, and nothing else:
 - timestamps the store or the bundle writer stamps at run time (keys in ``TIME_KEYS``);
 - absolute paths of the temporary store and of the repository (``<TMP>``, ``<REPO>``);
 - the package version (``wb``'s and the compare engine's, ``<VERSION>``);
-- a bundle's digests and checksum are recomputed over the normalised bundle (so they
-  still prove that the canonical form and the digests are unchanged), after checking that
-  the bundle as written verifies; embedded samples are kept as their digest only.
+- a bundle's digests and checksum are recomputed over the normalised bundle, after
+  checking that the bundle as written verifies (`wb evidence verify`, with `--recompute`
+  when it embeds samples); embedded samples are kept as their digest only.
+
+The goldens are compared by structure, floats within a tolerance (tests/golden/structural.py).
 """
 
 from __future__ import annotations
@@ -113,6 +115,10 @@ def _bundle(inv: int, *extra: str) -> Callable[[Stores], Any]:
         code, _, err = wb(s.demo(), "bundle", "export", str(inv), "-o", str(path), *extra)
         if code:
             raise AssertionError(f"bundle export {inv} exited {code}: {err.strip()}")
+        checks = ("evidence", "verify", str(path), *(("--recompute",) if extra else ()))
+        code, _, err = wb(s.demo(), *checks)
+        if code:  # the bundle as written rechecks: its digests follow from its content
+            raise AssertionError(f"wb {' '.join(checks)} exited {code}: {err.strip()}")
         return resealed_bundle(json.loads(path.read_text(encoding="utf-8")))
 
     return run

@@ -22,7 +22,8 @@ import click
 from workbench import __version__
 from workbench.cli.commands import SUMMARIES, module_name
 from workbench.cli.tui_launch import launch_tui
-from workbench.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, WbError
+from workbench.cli import json_out
+from workbench.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_USAGE, BadInput, NotFound, UsageError, WbError
 from workbench.textsafe import clean
 
 _COMMANDS_PACKAGE = "workbench.cli.commands"
@@ -117,15 +118,39 @@ def _input_fault(exc: BaseException) -> str | None:
     return None
 
 
+def _fail(kind: str, line: str, exit_code: int, *, message: str | None = None, exc: BaseException | None = None) -> None:
+    """One human line on stderr, with ``--json`` the error document on stdout, then exit."""
+    click.echo(line, err=True)
+    if _json_wanted:
+        json_out.write_error(json_out.error_document(
+            kind, message if message is not None else line.removeprefix("wb: error: ").removeprefix("wb: "), exit_code,
+            file=getattr(exc, "file", None), where=getattr(exc, "where", None), details=getattr(exc, "details", None)))
+    sys.exit(exit_code)
+
+
 def _internal(exc: BaseException) -> None:
     if os.environ.get("WB_DEBUG"):
         raise exc
-    click.echo(f"wb: internal error: {type(exc).__name__}: {clean(str(exc))} (set WB_DEBUG=1 for a traceback)", err=True)
-    sys.exit(EXIT_FAILURE)
+    _fail("internal", f"wb: internal error: {type(exc).__name__}: {clean(str(exc))} (set WB_DEBUG=1 for a traceback)", EXIT_FAILURE)
+
+
+def _kind(exc: WbError) -> str:
+    """The error's kind in the JSON document: its class, in the CLI contract's words."""
+    for cls, kind in ((BadInput, "bad_input"), (NotFound, "not_found"), (UsageError, "usage")):
+        if isinstance(exc, cls):
+            return kind
+    return "refused" if exc.exit_code == EXIT_REFUSED else "error"
+
+
+_json_wanted = False
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: runs the CLI and turns errors into one line and an exit code."""
+    """Entry point: runs the CLI and turns errors into one line and an exit code (and,
+    with ``--json``, into one JSON error document on stdout)."""
+    global _json_wanted
+    _json_wanted = json_out.wants_json(sys.argv[1:] if argv is None else argv)
+    json_out.start()
     try:
         # Without standalone mode Click returns ctx.exit()'s code instead of exiting.
         rc = cli.main(args=argv, prog_name="wb", standalone_mode=False)
@@ -135,21 +160,19 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
+        if _json_wanted:
+            json_out.write_error(json_out.error_document("usage", clean(exc.format_message()), exc.exit_code))
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("wb: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except KeyboardInterrupt:
-        click.echo("wb: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        _fail("interrupted", "wb: interrupted", EXIT_INTERRUPTED)
     except WbError as exc:
-        click.echo(f"wb: error: {clean(exc.message)}", err=True)
-        sys.exit(exc.exit_code)
+        _fail(_kind(exc), f"wb: error: {clean(exc.message)}", exc.exit_code, message=clean(exc.message), exc=exc)
     except _store_error() as exc:
         from store.errors import ReadOnlyStore, RunNotFound  # loaded already (see _store_error)
 
-        click.echo(f"wb: error: {clean(str(exc))}", err=True)
-        sys.exit(EXIT_USAGE if isinstance(exc, (RunNotFound, ReadOnlyStore)) else EXIT_FAILURE)
+        usage = isinstance(exc, (RunNotFound, ReadOnlyStore))
+        _fail("not_found" if isinstance(exc, RunNotFound) else "store", f"wb: error: {clean(str(exc))}",
+              EXIT_USAGE if usage else EXIT_FAILURE)
     except BrokenPipeError:
         sys.exit(EXIT_FAILURE)
     except (RecursionError, MemoryError, UnicodeError, ValueError) as exc:
@@ -157,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         # the limit; this is the net under them): one line, bad input, not a traceback.
         if os.environ.get("WB_DEBUG") or _input_fault(exc) is None:
             _internal(exc)
-        click.echo(f"wb: error: {_input_fault(exc)} ({type(exc).__name__}: {clean(str(exc))[:200]}; set WB_DEBUG=1 for a traceback)", err=True)
-        sys.exit(EXIT_USAGE)
+        _fail("bad_input", f"wb: error: {_input_fault(exc)} ({type(exc).__name__}: {clean(str(exc))[:200]}; "
+              "set WB_DEBUG=1 for a traceback)", EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
         _internal(exc)

@@ -11,6 +11,7 @@ import click
 from lenses import LENS_NAMES, lens_names
 from store import open_store
 from store.errors import StoreError
+from workbench.cli import json_out
 from workbench.errors import WbError
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ def emit_json(document: Any) -> None:
     """Write exactly one JSON document to stdout (no NaN: unknown is null)."""
     sys.stdout.write(json.dumps(document, indent=2, allow_nan=False, default=_default) + "\n")
     sys.stdout.flush()
+    json_out.mark_written()
 
 
 def _default(value: Any) -> Any:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
+from workbench.investigations.evidence_text import evidence_text
 from workbench.investigations.views import InvestigationView
 from workbench.textsafe import clean
 
@@ -36,7 +35,7 @@ def print_investigation(inv: InvestigationView) -> None:
         mark = " [retracted]" if o.retracted_by else ""
         what = f"retracts {clean(o.retracts)}: " if o.retracts else ""
         echo(f"  {o.id:>4}  {what}{clean(o.text)}{mark}")
-        echo(f"        evidence: {clean(_evidence(o.evidence))}; pinned by {clean(o.pinned_by)} at {clean(o.pinned_at)}")
+        echo(f"        evidence: {clean(evidence_text(o.evidence))}; pinned by {clean(o.pinned_by)} at {clean(o.pinned_at)}")
     if inv.hypotheses:
         echo("hypotheses (claims to test, not findings):")
     for h in inv.hypotheses:
@@ -45,22 +44,3 @@ def print_investigation(inv: InvestigationView) -> None:
         links = ", ".join(f"{k}: {v}" for k, v in h.links.items() if v)
         if links:
             echo(f"        decided by {clean(links)}")
-
-
-def _evidence(evidence: Any) -> str:
-    if not evidence:
-        return "-"
-    parts = [_brief(e) for e in (evidence if isinstance(evidence, list) else [evidence])]
-    text = "; ".join(parts)
-    return text if len(text) <= 200 else text[:199] + "…"
-
-
-def _brief(value: Any) -> str:
-    """Evidence in one short line: floats to 4 significant digits, dicts as key=value."""
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, dict):
-        return " ".join(f"{k}={_brief(v)}" for k, v in value.items())
-    if isinstance(value, list):
-        return "[" + ", ".join(_brief(v) for v in value) + "]"
-    return str(value)

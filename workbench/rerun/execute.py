@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from store.api import CaptureInfo
-from store.engine import default_data_dir
+from store.engine import work_dir
 from store.records import RunRecord
 from workbench.errors import EXIT_REFUSED, BadInput, UsageError, WbError
 from workbench.importers.native import IMPORTER, read_capture
@@ -85,9 +85,10 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def default_workdir(plan: Plan, execution_id: int) -> Path:
+def default_workdir(plan: Plan, execution_id: int, store_url: str) -> Path:
+    """An execution's run files, beside the store that records it (store.engine.work_dir)."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", plan.name)[:60] or "plan"
-    return default_data_dir() / "rerun" / f"{safe}-e{execution_id}"
+    return work_dir(store_url) / "rerun" / f"{safe}-e{execution_id}"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -190,7 +191,7 @@ class Executor:
             s.add(row)
             s.flush()
             execution_id = int(row.id)  # type: ignore[arg-type]
-            workdir = (self.workdir_root / f"e{execution_id}") if self.workdir_root else default_workdir(self.plan, execution_id)
+            workdir = (self.workdir_root / f"e{execution_id}") if self.workdir_root else default_workdir(self.plan, execution_id, self.store.url)
             row.workdir = str(workdir)
             s.add(row)
         return execution_id

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.stats import exact
+
 from workbench.stats._tdist import t_quantile, t_two_sided_p
 
 OUTLIER_Z = 3.5  # Iglewicz & Hoaglin (1993)
@@ -57,12 +59,12 @@ def drift(values: Any, slots: Any = None) -> Drift | None:
     if len(x) != n:
         raise ValueError("one slot index per run")
     xc = x - x.mean()
-    sxx = float(np.dot(xc, xc))
+    sxx = exact.dot(xc, xc)
     if sxx == 0:
         return None
-    slope = float(np.dot(xc, y - y.mean()) / sxx)
+    slope = exact.dot(xc, y - y.mean()) / sxx
     resid = y - y.mean() - slope * xc
-    s2 = float(np.dot(resid, resid)) / (n - 2)
+    s2 = exact.dot(resid, resid) / (n - 2)
     se = math.sqrt(s2 / sxx)
     p = t_two_sided_p(slope / se, n - 2) if se > 0 else (0.0 if slope != 0 else 1.0)
     return Drift(slope, se, p, n, float(x.max() - x.min()))

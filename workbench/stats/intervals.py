@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.stats import exact
+
 from workbench.stats._tdist import norm_cdf, t_quantile, t_two_sided_p
 
 
@@ -105,7 +107,7 @@ def paired_fieller(num: Any, den: Any, level: float = 0.95) -> Interval:
     df = m - 1
     tq = t_quantile(0.5 + level / 2, df)
     nc, dc = n - n.mean(), d - d.mean()
-    var_n, var_d, cov = (float(np.dot(x, y)) / (m - 1) for x, y in ((nc, nc), (dc, dc), (nc, dc)))
+    var_n, var_d, cov = (exact.dot(x, y) / (m - 1) for x, y in ((nc, nc), (dc, dc), (nc, dc)))
     low, high = fieller(float(n.mean()), var_n / m, float(d.mean()), var_d / m, cov / m, tq)
     return Interval("fieller-paired", level, low, high, {"df": df})
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.stats import exact
+
 from workbench.stats._special import special
 
 P95_MIN_SAMPLES = 72  # smallest n with a finite two-sided 95% order-statistic CI for p95
@@ -55,7 +57,7 @@ def harrell_davis(x: Any, p: float) -> float:
         return math.nan
     a, b = p * (n + 1), (1 - p) * (n + 1)
     cdf = special().betainc(a, b, np.arange(n + 1) / n)
-    return float(np.dot(np.diff(cdf), xs))
+    return exact.dot(np.diff(cdf), xs)
 
 
 def harrell_davis_se(x: Any, p: float) -> float:
@@ -101,8 +103,8 @@ def _lag1(x: np.ndarray) -> float | None:
     if len(x) < 3:
         return None
     d = x - x.mean()
-    denom = float(np.dot(d, d))
-    return None if denom == 0 else float(np.dot(d[:-1], d[1:]) / denom)
+    denom = exact.dot(d, d)
+    return None if denom == 0 else exact.dot(d[:-1], d[1:]) / denom
 
 
 def _cov_settled_at(x: np.ndarray, window: int = 10, threshold: float = 0.02) -> int | None:

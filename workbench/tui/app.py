@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.filter import Monochrome, NoColor
 from textual.worker import Worker, WorkerState
 
 from store import open_store
@@ -55,6 +56,8 @@ class WorkbenchApp(App[None]):
 
     def __init__(self, store_url: str | None = None, *, demo: bool = False) -> None:
         super().__init__()
+        if self.no_color:  # NO_COLOR means no colour: Textual's Monochrome filter still draws greys (38;5;N)
+            self._filters = [NoColor() if isinstance(f, Monochrome) else f for f in self._filters]
         self.store_url = store_url
         self.demo = demo
         self.store: Store | None = None

@@ -10,13 +10,13 @@ from typing import Any
 
 import click
 
-from store.engine import default_data_dir
+from store.engine import normalize_url, work_dir
 from store.errors import StoreError
 from workbench.bisect.bisection import report, run, start
 from workbench.bisect.format import format_report
 from workbench.bisect.result import BisectionReport, Spec
 from workbench.cli.commands.rerun import _Display, _argv
-from workbench.cli.context import emit_json, open_store_from, stderr_console
+from workbench.cli.context import emit_json, open_store_from, stderr_console, store_url_from
 from workbench.errors import UsageError, WbError
 from workbench.textsafe import markup_safe
 
@@ -83,7 +83,7 @@ def start_cmd(ctx: click.Context, repo: Path | None, good: str | None, bad: str 
         raise UsageError("--candidates gives the versions itself: leave out --repo, --good and --bad")
     default = f"bisect-{good}..{bad}" if candidates_file is None else f"bisect-{candidates_file.stem}"
     name = name or re.sub(r"[^A-Za-z0-9_.-]+", "_", default)[:60]
-    root = (workdir or default_data_dir() / "bisect" / name).resolve()
+    root = (workdir or work_dir(normalize_url(store_url_from(ctx))) / "bisect" / name).resolve()  # beside its store
     spec = Spec(
         name=name, bench=tuple(_argv(bench, "--bench") or ()), build=_tuple(_argv(build, "--build")), workdir=str(root),
         repo=str(repo) if repo else None, good=good or "", bad=bad or "",

@@ -12,6 +12,7 @@ import click
 
 from workbench.bundle.reader import read_bundle_file
 from workbench.bundle.verify import format_report, verify_bundle
+from workbench.cli import json_out
 from workbench.errors import EXIT_REFUSED, UsageError
 
 
@@ -51,6 +52,7 @@ def verify(bundle, recompute, captures_dir, max_size, as_json) -> None:
     report = verify_bundle(doc, source=bundle, captures_dir=captures_dir, recompute=recompute, rerun_engine=rerun_engine)
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        json_out.mark_written()
     else:
         click.echo(format_report(report))
     if not report.ok:

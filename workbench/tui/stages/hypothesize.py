@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from workbench.investigations.evidence_text import evidence_text
 from workbench.investigations.views import HypothesisView, InvestigationView, ObservationView
 from workbench.tui import services
 from workbench.tui.stages import Stage
@@ -77,7 +78,7 @@ class HypothesizeStage(Stage):
                 evidence = o.evidence
                 if evidence:
                     t.append("\nevidence: ", style="bold")
-                    t.append_text(safe(", ".join(f"{e.get('kind')} {e.get('id', e.get('value', ''))}" for e in evidence if isinstance(e, dict))))
+                    t.append_text(safe(evidence_text(evidence, limit=2000)))
                 detail.update(t)
                 return
         h = self._selected_hypothesis()
@@ -89,7 +90,7 @@ class HypothesizeStage(Stage):
         last = h.history[-1] if h.history else None
         if last is not None and (last.note or last.evidence):
             t.append("\ndecided by: ", style="bold")
-            t.append_text(safe("; ".join([*(f"{e.get('kind')} {e.get('id', e.get('value', ''))}" for e in last.evidence), last.note or ""]).strip("; ")))
+            t.append_text(safe("; ".join(p for p in (evidence_text(last.evidence, limit=2000) if last.evidence else "", last.note or "") if p)))
         detail.update(t)
 
     def _selected_hypothesis(self) -> HypothesisView | None:
