@@ -64,10 +64,14 @@ def rank_events(rank: int, steps: int = 4, *, legacy: bool = False, skew_us: int
             gpu("k", "volta_sgemm_128x64_nn", t + 10_050, compute_us, 7, corr)
         corr += 1
         host("op", "nccl:all_reduce", t + 10_055, 15)
-        if backward:  # host-only markers of a training step (one backward pass, one optimizer step)
-            for _ in range(accumulation):
-                host("op", "autograd::engine::evaluate_function: MmBackward0", t + 10_070, 2)
-            host("op", "Optimizer.step#SGD.step", t + 10_080, 5)
+        if backward:  # host-only markers of a training step: a backward pass per micro-batch, one optimizer step
+            for i in range(accumulation):
+                at = t + 10_070 + 100 * i
+                if i:  # the next micro-batch's forward pass between two backward passes
+                    for j in range(10):
+                        host("op", "aten::linear", at + 5 * j, 2)
+                host("op", "autograd::engine::evaluate_function: MmBackward0", at + 60 if i else at, 2)
+            host("op", "Optimizer.step#SGD.step", t + 10_080 + 100 * (accumulation - 1) + (60 if accumulation > 1 else 0), 5)
         host("rt", "cudaLaunchKernel", t + 10_060, 5, correlation=corr)
         if not (last and drop_last_kernels):
             start = t + 10_050 + compute_us - 2_000

@@ -130,7 +130,7 @@ def test_real_trace_boundaries():
     (sampled,) = IMPORTER.read(sorted((DATA / "sampled").glob("*.json.gz")), ImportOptions())
     assert sampled.window["boundary"]["marker"] == "ProfilerStep#N" and sampled.window["boundary"]["step_stride"] == 1.0
     assert sampled.window["boundary"]["optimizer_steps_per_step"] == 2.0
-    assert "backward_passes_per_step" not in sampled.window["boundary"]  # 4 and 5 in its two steps: not a cadence
+    assert sampled.window["boundary"]["backward_passes_per_step"] == 1.0  # one burst of autograd nodes per step
     # ../shared/real-captures: df_index_resolver (5 steps) with warm-up 1 against warm-up 2.
     a = declared(real(REAL / "hta-df_index_resolver", {"warmup_steps": 1}))
     b = declared(real(REAL / "hta-df_index_resolver", {"warmup_steps": 2}))

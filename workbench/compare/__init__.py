@@ -78,6 +78,7 @@ def compare(
     from workbench.compare.control import check_control  # numpy
     from workbench.compare.model import Comparison  # numpy
     from workbench.compare.results import Declaration, Evidence, Observation, Runs  # workbench.stats: numpy
+    from workbench.training.pair_findings import host_time  # numpy
 
     if not baseline or not candidate:
         raise UsageError("compare needs at least one baseline run and one candidate run")
@@ -103,11 +104,9 @@ def compare(
     primary = delta.primary(the_lens, baseline, candidate, timing_effect=timing_effect, control=control)
     phases = delta.phases(the_lens, baseline, candidate, control)
     found = observations.observations(the_lens, baseline, candidate, primary, phases, guardrails)
-    if the_lens.name == "training":  # host time leads when the GPU idles (workbench.training.pair_findings)
-        from workbench.training.pair_findings import host_time  # numpy
-
-        lead = host_time(baseline, candidate)
-        if lead is not None:
+    # Host time leads when the GPU idles (runs with per-step GPU idle figures: training traces).
+    lead = host_time(baseline, candidate)
+    if lead is not None:
             found.insert(0, Observation(text=lead.summary, kind=observations.NOT_CAUSE,
                                         evidence=observations._evidence(baseline, candidate, "host time per step", dict(lead.evidence))))
     first: list[Observation] = []

@@ -223,7 +223,7 @@ def check(
             if name not in known:
                 known.add(name)
                 specs.append(DimensionSpec(name, name.replace("_", " ").capitalize(), False))
-    moved = boundaries.compare_boundaries(baseline, candidate) if lens.name == "training" else None
+    moved = boundaries.compare_boundaries(baseline, candidate)  # None unless both sides' runs record one (training traces)
     if moved is not None:
         known.add(boundaries.DIMENSION)
     for what, names in (("--change", changes), ("--accept", accepts)):

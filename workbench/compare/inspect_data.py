@@ -246,7 +246,7 @@ def build_inspect(comparison: Comparison, base: Sequence[RunRecord], cand: Seque
         return InspectResult(comparison=comparison, findings=own, steps=steps)
     lens = comparison.lens
     found = operations(base, cand, top)
-    pair = pair_findings(base, cand) if lens.name == "training" else []
+    pair = pair_findings(base, cand)  # from op_shapes and memory tables, where the runs carry them
     return InspectResult(comparison=comparison, distributions=tuple(distributions(lens, base, cand)),
                          over_time=over_time(lens, base, cand, windows), operations=None if found is None else tuple(found),
                          findings=(*own, *pair), steps=steps)

@@ -4,8 +4,8 @@ shape-aligned operations need. Computed beside the reader (``rank_summary.summar
 so only these small per-step arrays travel.
 
 - ``step_facts``: per window, host time inside a checkpoint save, optimizer steps,
-  backward operators and backward passes (how often the step's first autograd node
-  recurs: once per backward, N times under N-way gradient accumulation).
+  backward operators and backward passes (bursts of autograd nodes separated by a
+  forward pass's worth of aten operators: N under N-way gradient accumulation).
 - ``host_device_clock``: each kernel's start against its launch call's start (a kernel
   cannot start before it is launched: if it does, the host and device timelines are
   not aligned).
@@ -29,6 +29,8 @@ _OPTIMIZER = re.compile(r"^Optimizer\.step#")
 _BACKWARD = re.compile(r"backward", re.IGNORECASE)
 _POINT_TO_POINT = re.compile(r"SendRecv|(^|_)(Send|Recv)(_|$|\()", re.IGNORECASE)
 _AUTOGRAD_NODE = "autograd::engine::evaluate_function: "
+_ATEN = re.compile(r"^aten::")
+FORWARD_OPS = 10  # aten operators between two bursts of autograd nodes that make a forward pass
 # A kernel may start this long before its launch call (timestamp conversion jitter)
 # before the timelines count as misaligned.
 LAUNCH_TOLERANCE_NS = 10_000
@@ -53,12 +55,16 @@ def step_facts(trace: m.RankTrace, w: bd.Windows) -> dict[str, np.ndarray]:
     passes = np.zeros(n)
     node_ids = np.array([i for i, name in enumerate(trace.names) if name.startswith(_AUTOGRAD_NODE)], dtype=np.int32)
     nodes = inside & np.isin(trace.ops["name"], node_ids)
-    if nodes.any():
-        order = np.lexsort((trace.ops["start"][nodes], where[nodes]))
-        node_win, node_name = where[nodes][order], trace.ops["name"][nodes][order]
-        for k in np.unique(node_win):
-            names = node_name[node_win == k]
-            passes[k] = float(np.count_nonzero(names == names[0]))  # the first node: the loss's gradient
+    forward = inside & _name_mask(trace, _ATEN) & ~_name_mask(trace, _BACKWARD) & ~nodes
+    for k in np.unique(where[nodes]):
+        sel = nodes & (where == k)
+        burst = iv.union(trace.ops["start"][sel], trace.ops["end"][sel])
+        # A gap between bursts of autograd nodes that holds a forward pass's worth of operators
+        # starts another backward: N-way gradient accumulation gives N bursts per step.
+        gap_start, gap_end = burst.ends[:-1], burst.starts[1:]
+        fwd_starts = np.sort(trace.ops["start"][forward & (where == k)])
+        in_gap = np.searchsorted(fwd_starts, gap_end) - np.searchsorted(fwd_starts, gap_start, side="right")
+        passes[k] = 1.0 + float(np.count_nonzero(in_gap >= FORWARD_OPS))
     has_ops = len(trace.ops["name"]) > 0
     unknown = np.full(n, np.nan)
     return {
