@@ -5,9 +5,9 @@ a cause; the compare layer renders them and decides nothing from them.
 
 - **Host time leads** (``host_time``): when the GPU is idle for most of the step on both
   sides (idle share at least ``HOST_BOUND_IDLE``), the step is host time, and the headline
-  is about host submission, launch calls and input wait, with their figures, not about
-  compute. The same when a host-side figure moved more than compute and accounts for at
-  least half of the step's change.
+  is about host submission, host API calls and input wait, with their figures, not about
+  compute. The same when host submission or exposed input wait moved more than compute
+  and accounts for at least half of the step's change.
 - **Shapes** (``shapes``): operators and kernels aligned by (name, shape) from the
   ``op_shapes`` tables (``record_shapes`` traces): a shape on one side only is new or gone;
   at the shapes both sides share, the time per step is compared.
@@ -51,7 +51,10 @@ def _side(runs: Sequence[RunRecord], column: str) -> float:
     return float(np.mean(values)) if len(values) == len(runs) and values else math.nan
 
 
-_HOST_PARTS = (("host_submission_ms", "host submission"), ("host_api_ms", "launch calls (host API time)"), ("input_ms", "input wait"))
+_HOST_PARTS = (("host_submission_ms", "host submission"), ("host_api_ms", "host API calls (launches and syncs)"), ("input_ms", "input wait"))
+# Parts of the step's idle time (exposed), which can explain a change of the step; host API
+# time is not one: a synchronizing call's time is the host waiting on the GPU.
+_EXPOSED = ("host_submission_ms", "input_ms")
 
 
 def host_time(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding | None:
@@ -79,7 +82,7 @@ def host_time(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding |
         return _finding("host_bound", "found", text, evidence, f"idle share at least {HOST_BOUND_IDLE:.0%} of the step on both sides")
     dstep = c["step_ms"] - b["step_ms"]
     dcompute = c["compute_ms"] - b["compute_ms"] if math.isfinite(b["compute_ms"]) and math.isfinite(c["compute_ms"]) else 0.0
-    movers = sorted(((abs(c[col] - b[col]), col, name) for col, name in known), reverse=True)
+    movers = sorted(((abs(c[col] - b[col]), col, name) for col, name in known if col in _EXPOSED), reverse=True)
     if movers and dstep != 0:
         size, col, name = movers[0]
         same_way = (c[col] - b[col]) * dstep > 0
