@@ -371,6 +371,7 @@ class _EventSink:
         self.ops = m.Columns(ts="d", dur="d", name="l", shape="l")
         self.memory = m.Columns(ts="d", allocated="d", reserved="d", nbytes="d", oom="b")
         self.shapes = m.Names()
+        self.raw_shapes: dict[tuple[int, bytes, bytes, bytes], str | None] = {}
         self.steps = m.Columns(number="q", ts="d", dur="d")
         self.loader = m.Columns(ts="d", dur="d")
         self.checkpoint = m.Columns(ts="d", dur="d")
@@ -416,7 +417,12 @@ class _EventSink:
                     if args is None:
                         self._complete(i, role, ev.cat, ev.name, ev.ts, ev.dur, ev.pid, ev.tid, None, -1, None)
                     else:
-                        shape = _raw_shape(role, args) if (len(args.dims) or len(args.grid)) else None
+                        shape = None
+                        if len(args.dims) or len(args.grid):
+                            raw = (role, bytes(args.dims), bytes(args.grid), bytes(args.block))
+                            shape = self.raw_shapes.get(raw, _MISSING)
+                            if shape is _MISSING:  # the same raw shape recurs every step: its key is built once
+                                shape = self.raw_shapes[raw] = _raw_shape(role, args)
                         self._complete(i, role, ev.cat, ev.name, ev.ts, ev.dur, ev.pid, ev.tid, args.stream, args.correlation, args.device, shape)
             elif ev.ph == "i" and ev.name in _MEMORY_EVENTS and ev.args is not None:
                 a = ev.args
@@ -556,6 +562,7 @@ class _EventSink:
         return trace
 
 
+_MISSING: Any = object()
 _MEMORY_EVENTS = frozenset(("[memory]", "[OutOfMemory]"))
 _NO_SPACE = re.compile(rb"\s+")
 
