@@ -11,6 +11,12 @@ tracemalloc, over a run that would need ~10x the budget unbounded.
 
 Targets: under 2 us per span (issue 11) and at most 2x the anchor (issue 19); peak memory
 within 10 % of the byte budget.
+
+Then the host sampler (issue 36): a CPU-bound Python workload (steps of nested calls) in
+interleaved rounds without a recorder, with a recorder whose host streams are off, and with
+the defaults (stacks at 100 Hz, CPU and memory at 10 Hz, GC pauses); the sampler's cost is
+the sampled rounds against the unsampled ones, in wall time (what the workload feels) and
+in process CPU time (what the machine pays, the sampler thread included). Target: under 2 %.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import argparse
 import gc
 import os
 import statistics
+import sys
 import tempfile
 import time
 import tracemalloc
@@ -142,16 +149,104 @@ def memory(total_steps: int, max_bytes: int, out: str) -> dict[str, float]:
     }
 
 
+def _leaf(n: int) -> int:
+    x = 0
+    for i in range(n):
+        x += i * i % 7
+    return x
+
+
+def _nested(depth: int, n: int) -> int:
+    """A CPU-bound step a few frames deep (a sampler walks every frame of every stack)."""
+    return _leaf(n) if depth == 0 else _nested(depth - 1, n)
+
+
+def cpu_workload(steps_n: int, rec: Recorder | None) -> None:
+    for _ in range(steps_n):
+        if rec is None:
+            _nested(12, 20_000)
+        else:
+            with rec.step():
+                _nested(12, 20_000)
+
+
+def sampler_overhead(rounds: int, steps_n: int, out: str) -> dict[str, float]:
+    """Rounds of the CPU-bound workload, unsampled and sampled back to back (the order
+    alternating), and a bare round; the overhead is the median of the per-round ratios, so
+    a shared machine's load drifting between rounds cancels within each pair."""
+    unsampled = {"stack_hz": None, "host_interval_s": None, "gc_pauses": False}
+    sampled: dict[str, object] = {}  # the defaults: stacks 100 Hz, CPU and memory 4 Hz, GC pauses
+    wall_ratio, cpu_ratio, thread_ratio, bare_ratio, walls = [], [], [], [], []
+    ticks = sampler_cpu = seconds = 0.0
+
+    def one(fields: dict[str, object] | None) -> tuple[float, float, float, Recorder | None]:
+        rec = None if fields is None else Recorder(out_dir=out, gpu_interval_s=None, trigger=None, **fields)
+        time.sleep(0.05)  # the sampler thread is up and sleeping before the clock starts
+        gc.collect()
+        w0, c0, t0 = time.perf_counter(), time.process_time(), time.thread_time()
+        cpu_workload(steps_n, rec)
+        return time.perf_counter() - w0, time.process_time() - c0, time.thread_time() - t0, rec
+
+    for r in range(rounds):
+        got = {}
+        for name in (("unsampled", "sampled") if r % 2 else ("sampled", "unsampled")) + ("bare",):
+            wall, cpu, thread, rec = one(None if name == "bare" else sampled if name == "sampled" else unsampled)
+            got[name] = (wall, cpu, thread)
+            if rec is not None:
+                sampler = rec._host_sampler
+                if sampler is not None:
+                    ticks += sampler.ticks
+                    sampler_cpu += sampler.cpu_s
+                    seconds += wall
+                rec.close()
+        wall_ratio.append(got["sampled"][0] / got["unsampled"][0])
+        cpu_ratio.append(got["sampled"][1] / got["unsampled"][1])
+        thread_ratio.append(got["sampled"][2] / got["unsampled"][2])
+        bare_ratio.append(got["unsampled"][0] / got["bare"][0])
+        walls.append(got["sampled"][0])
+    # The anchor: one bare sys._current_frames() and a walk of every frame, no interning,
+    # from a thread whose stack is as deep as the workload's.
+    n = 2000
+
+    def anchor() -> float:
+        t0 = time.thread_time_ns()
+        for _ in range(n):
+            for frame in sys._current_frames().values():
+                while frame is not None:
+                    frame = frame.f_back
+        return (time.thread_time_ns() - t0) / n
+
+    def deep(d: int) -> float:
+        return anchor() if d == 0 else deep(d - 1)
+
+    anchor_ns = deep(12)
+    q = statistics.quantiles
+    return {
+        "sampled_s": statistics.median(walls), "rounds": rounds,
+        "wall_overhead": statistics.median(wall_ratio) - 1, "wall_q": tuple(x - 1 for x in q(wall_ratio, n=4)),
+        "cpu_overhead": statistics.median(cpu_ratio) - 1, "cpu_q": tuple(x - 1 for x in q(cpu_ratio, n=4)),
+        "thread_overhead": statistics.median(thread_ratio) - 1, "thread_q": tuple(x - 1 for x in q(thread_ratio, n=4)),
+        "recorder_vs_bare": statistics.median(bare_ratio) - 1,
+        "achieved_hz": ticks / seconds if seconds else float("nan"),
+        "sampler_share": sampler_cpu / seconds if seconds else float("nan"),
+        "tick_us": 1e6 * sampler_cpu / ticks if ticks else float("nan"),
+        "anchor_us": anchor_ns / 1e3,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--budget-mib", type=float, default=4.0)
+    parser.add_argument("--sampler-rounds", type=int, default=15, help="rounds of the CPU-bound workload per variant")
+    parser.add_argument("--sampler-steps", type=int, default=80, help="steps of the CPU-bound workload per round")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as out:
         t = timing(args.steps, args.rounds, out)
         m = memory(args.steps, int(args.budget_mib * (1 << 20)), out)
+        h = sampler_overhead(args.sampler_rounds, args.sampler_steps, out)
     print(f"recorder overhead, {args.steps:,} steps per variant in {args.rounds} interleaved rounds "
           f"(medians of thread CPU time); load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "
           f"(1 min, {os.cpu_count()} CPUs, a machine shared by several engineers)")
@@ -165,6 +260,20 @@ def main() -> None:
           f"is {t['per_span_ns'] / t['floor_ns']:.2f}x that (target <= 2x), a phase {t['per_phase_ns'] / t['floor_ns']:.2f}x")
     print(f"  wall clock (inflated when the machine is shared): span {t['wall_per_span_ns']:.0f} ns, "
           f"anchor {t['wall_floor_ns']:.0f} ns")
+    print(f"  host sampler (stacks 100 Hz, CPU/memory 4 Hz, GC) on a CPU-bound workload ({h['sampled_s']:.2f} s a round), "
+          f"{h['rounds']} rounds of sampled and unsampled back to back")
+    print(f"  sampler overhead     wall {100 * h['wall_overhead']:+.2f} % (quartiles {100 * h['wall_q'][0]:+.1f} to "
+          f"{100 * h['wall_q'][2]:+.1f} %), process CPU {100 * h['cpu_overhead']:+.2f} % (quartiles "
+          f"{100 * h['cpu_q'][0]:+.1f} to {100 * h['cpu_q'][2]:+.1f} %)  target < 2 % -> "
+          f"{'met' if max(h['wall_overhead'], h['cpu_overhead']) < 0.02 else 'MISSED'}")
+    print(f"  workload thread CPU  {100 * h['thread_overhead']:+.2f} % (quartiles {100 * h['thread_q'][0]:+.1f} to "
+          f"{100 * h['thread_q'][2]:+.1f} %): the GIL handoffs the sampler costs the workload's own thread; "
+          f"with the sampler thread's share below, the sampler's cost is about "
+          f"{100 * (h['thread_overhead'] + h['sampler_share']):.2f} % of the workload's CPU")
+    print(f"  sampler thread       {100 * h['sampler_share']:.2f} % of one core, {h['tick_us']:.1f} us per tick at "
+          f"{h['achieved_hz']:.0f} Hz achieved; anchor: a bare sys._current_frames() and frame walk costs "
+          f"{h['anchor_us']:.1f} us ({h['tick_us'] / h['anchor_us']:.1f}x); an unsampled recorder vs the bare loop "
+          f"{100 * h['recorder_vs_bare']:+.2f} %")
     print(f"  recorder faults {t['faults']}, incidents {t['incidents']}, records evicted {t['evicted_records']:,}")
     ratio = m["peak_bytes"] / m["budget_bytes"]
     print(f"memory at the budget ({args.steps:,} rows; unbounded they would take "

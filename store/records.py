@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 DimensionSource = Literal["declared", "measured", "derived"]
 DIMENSION_SOURCES: tuple[str, ...] = ("declared", "measured", "derived")
 
-WindowKind = Literal["steady", "startup", "checkpointing", "mixed", "unknown"]
-WINDOW_KINDS: tuple[str, ...] = ("steady", "startup", "checkpointing", "mixed")
+# "incident": the moments around a trigger (a flight recorder's slow-step snapshot), never
+# a steady window of the workload: like every kind, it must match to compare.
+WindowKind = Literal["steady", "startup", "checkpointing", "mixed", "incident", "unknown"]
+WINDOW_KINDS: tuple[str, ...] = ("steady", "startup", "checkpointing", "mixed", "incident")
 # A capture that does not say which window it is gets kind "unknown", never a guess.
 UNKNOWN_WINDOW = "unknown"
 

@@ -30,10 +30,18 @@ from store.errors import SchemaError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+
+def _add_api_tokens(conn: "Connection") -> None:
+    """1 -> 2: the ``api_token`` table of ``wb serve`` (store/tokens.py), created empty."""
+    from store.tokens import ApiToken  # the ORM: loaded only to upgrade
+
+    ApiToken.__table__.create(conn, checkfirst=True)  # type: ignore[attr-defined]
+
 
 # MIGRATIONS[n] upgrades a store at version n to n + 1. Version 1 is the first release.
-MIGRATIONS: dict[int, Callable[["Connection"], None]] = {}
+MIGRATIONS: dict[int, Callable[["Connection"], None]] = {1: _add_api_tokens}
 
 # What ``state`` finds.
 READY = "ready"  # the version and the tables of this wb

@@ -21,6 +21,7 @@ ALL_TABLE_MODULES: list[str] = [
     "store.rerun",
     "store.declarations",
     "store.bisect",
+    "store.tokens",
 ]
 
 

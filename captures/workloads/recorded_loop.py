@@ -8,8 +8,16 @@ before the stall. Both snapshots are native captures; with ``--store`` (or ``WB_
 they are imported as they are written, so ``wb compare`` can compare them at once:
 
     python captures/workloads/recorded_loop.py --store sqlite:///wb.sqlite --out snaps/
+    wb --store sqlite:///wb.sqlite show "recorded loop: slow step"
     wb --store sqlite:///wb.sqlite compare "recorded loop: boundary: normal window" \\
-        --vs "recorded loop: slow step"
+        --vs "recorded loop: slow step" --accept window --why "the moments before a stall"
+
+The stall is injected in a named function, so the snapshot's sampled stacks can name it:
+``--stall-kind sleep`` waits on "storage" (``slow_storage_read``), ``spin`` burns CPU in
+Python (``decode_on_host``), ``gc`` churns reference cycles over a large live heap
+(``churn_garbage``: the GC pauses show). The slow step's snapshot is an ``incident`` window;
+``wb show`` names the frames that gained most samples in it, and ``wb compare`` refuses it
+against the normal window unless accepted (``--accept window --why TEXT``).
 
 The recorder part is the three marked lines; the rest is the toy workload.
 """
@@ -35,6 +43,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--normal-steps", type=int, default=200, help="snapshot a normal window after this many steps")
     p.add_argument("--stall-at", type=int, default=320)
     p.add_argument("--stall-ms", type=float, default=1000.0)
+    p.add_argument("--stall-kind", choices=("sleep", "spin", "gc"), default="sleep",
+                   help="what the stalled step does: wait on storage, burn CPU in Python, or churn garbage")
+    p.add_argument("--stack-hz", type=float, default=100.0, help="recorder: stack samples per second")
     p.add_argument("--k", type=float, default=5.0, help="trigger: k x the recent median step time")
     p.add_argument("--at-least-ms", type=float, default=200.0, help="trigger: and at least this long")
     p.add_argument("--input-ms", type=float, default=2.0, help="normal time to read a batch")
@@ -44,6 +55,43 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--store", default=None, help="store URL (default: $WB_STORE; none: files only)")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
+
+
+def slow_storage_read(ms: float) -> None:
+    """The injected host stall: a read that waits (the thread sleeps, the CPU idles)."""
+    time.sleep(ms / 1000.0)
+
+
+def decode_on_host(ms: float) -> int:
+    """The injected host stall: Python work that holds the CPU (and the GIL)."""
+    end = time.perf_counter() + ms / 1000.0
+    n = 0
+    while time.perf_counter() < end:
+        n += sum(i * i for i in range(200))
+    return n
+
+
+# A live heap for the GC phase: every full collection has to walk it.
+_LIVE_HEAP: list[object] = []
+
+
+def churn_garbage(ms: float) -> int:
+    """The injected GC-heavy phase: reference cycles by the hundred thousand over a large
+    live heap, so the collector runs again and again inside the step."""
+    if not _LIVE_HEAP:
+        _LIVE_HEAP.extend([i, str(i)] for i in range(300_000))
+    end = time.perf_counter() + ms / 1000.0
+    made = 0
+    while time.perf_counter() < end:
+        for _ in range(1000):
+            a: list[object] = []
+            b = [a]
+            a.append(b)  # a cycle: only the collector frees it
+        made += 1000
+    return made
+
+
+STALLS = {"sleep": slow_storage_read, "spin": decode_on_host, "gc": churn_garbage}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,12 +123,15 @@ def main(argv: list[str] | None = None) -> int:
         trigger=TriggerRule(k_median=args.k, at_least_ms=args.at_least_ms, cooldown_s=0.0,
                             max_incidents=3, max_concurrent=3),
         incident_window_s=0.5,  # the moments before the stall
+        stack_hz=args.stack_hz,
     )
     for step in range(args.steps):
         with rec.step():  # (3) around each step; phases are optional
             with rec.phase("input"):
-                delay = args.stall_ms if step == args.stall_at else args.input_ms
-                time.sleep(delay / 1000.0)  # the data loader (the stall is here)
+                if step == args.stall_at:
+                    STALLS[args.stall_kind](args.stall_ms)  # the injected stall
+                else:
+                    time.sleep(args.input_ms / 1000.0)  # the data loader
                 x = rng.standard_normal((args.batch, args.width))
                 y = x[:, :1] * 0.5
             with rec.phase("compute"):

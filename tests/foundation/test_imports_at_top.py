@@ -42,7 +42,10 @@ OWN_LAZY = {
     ("workbench/cli/commands/remove.py", "store.tidy"): SQLALCHEMY,
     ("workbench/cli/commands/rename.py", "store.tidy"): SQLALCHEMY,
     ("workbench/cli/commands/rerun.py", "store.rerun"): SQLALCHEMY,
-    ("workbench/cli/commands/show.py", "store.declarations"): SQLALCHEMY,
+    ("workbench/run_documents.py", "store.declarations"): SQLALCHEMY,
+    ("workbench/cli/commands/token.py", "store.tokens"): SQLALCHEMY,
+    ("workbench/cli/commands/serve.py", "workbench.server.app"): SQLALCHEMY,  # (and Starlette): not for 'wb serve --help'
+    ("workbench/cli/remote.py", "workbench.server.client"): ("heavy", "httpx"),  # only when a server is named
     ("workbench/declare.py", "store.declarations"): SQLALCHEMY,
     ("workbench/tui/services.py", "store.rerun"): SQLALCHEMY,
     ("workbench/tui/services.py", "store.bisect"): SQLALCHEMY,

@@ -24,6 +24,9 @@ def make_recorder(tmp_path, clock, monkeypatch):
     def make(**fields):
         fields.setdefault("out_dir", tmp_path / "snapshots")
         fields.setdefault("gpu_interval_s", None)
+        # The host sampler thread is off here (tests drive its ticks by hand, test_host.py).
+        fields.setdefault("stack_hz", None)
+        fields.setdefault("host_interval_s", None)
         rec = Recorder(clock=clock, wall_clock=lambda: 1_796_000_000.0, **fields)
         made.append(rec)
         return rec

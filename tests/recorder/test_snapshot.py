@@ -187,6 +187,9 @@ def test_snapshot_goes_straight_into_the_store_and_compares(make_recorder, clock
         store.close()
     assert normal is not None
     out = run_wb("--store", store_url, "compare", str(baseline), "--vs", str(candidate), "--json")
+    assert json.loads(out.stdout)["refusal"]["dimension"] == "window"  # steady against incident
+    out = run_wb("--store", store_url, "compare", str(baseline), "--vs", str(candidate), "--json",
+                 "--accept", "window", "--why", "an incident against the normal window")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["comparable"] is True, result["refusal"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -96,12 +97,17 @@ async def test_pin_observation_reaches_hypothesize_and_bundle(demo_url, tmp_path
         assert not any(pinned.text in t for t in option_texts(app.query_one("#hypotheses")))
         await pilot.press("6")
         await pilot.press("e")
-        await pilot.pause()
+        await settle(app, pilot)  # the dialog opens once the bundle's sizes are measured
+        proposed = app.screen.query_one("#field-path").value
+        assert Path(proposed).is_relative_to(tmp_path / "xdg" / "wb"), proposed  # the data directory, not the cwd
+        assert app.screen.query_one("#field-embed").value == "yes"  # the demo's samples are small
         path = tmp_path / "out.bundle.json"
         app.screen.query_one("#field-path").value = str(path)
         await pilot.click("#ok")
         await settle(app, pilot)
-        assert "checksum sha256:" in text_of(app.query_one("#share-result"))
+        shown = text_of(app.query_one("#share-result"))
+        assert "checksum sha256:" in shown and "samples embedded" in shown
+        assert "--recompute): VALID" in " ".join(shown.split()), shown  # the written file was rechecked
         bundle = json.loads(path.read_text())
         assert pinned.text in json.dumps(bundle["observations"], ensure_ascii=False)
         await pilot.press("v")

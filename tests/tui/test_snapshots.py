@@ -66,7 +66,7 @@ def test_stage_pane_no_color(snap_compare, demo_url, key, monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(DIALOGS))
 def test_dialog(snap_compare, demo_url, name, monkeypatch):
-    monkeypatch.chdir("/")  # the export dialog proposes a path in the working directory
+    monkeypatch.setenv("XDG_DATA_HOME", "/home/user/.local/share")  # the export dialog proposes a path there
     pane, keys = DIALOGS[name]
     app = _still(WorkbenchApp(demo_url))
     assert snap_compare(app, run_before=_opened(app, pane, *keys), terminal_size=(80, 24))

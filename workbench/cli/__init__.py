@@ -20,7 +20,7 @@ import sys
 import click
 
 from workbench import __version__
-from workbench.cli.commands import SUMMARIES, module_name
+from workbench.cli.commands import REMOTE_COMMANDS, SUMMARIES, module_name
 from workbench.cli.tui_launch import launch_tui
 from workbench.cli import json_out
 from workbench.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_USAGE, BadInput, NotFound, UsageError, WbError
@@ -91,16 +91,26 @@ class _LazyGroup(click.Group):
     metavar="URL",
     help="Store URL (sqlite:///path or postgresql://...). Default: $XDG_DATA_HOME/wb/wb.sqlite.",
 )
+@click.option("--server", "server_url", envvar="WB_SERVER", metavar="URL",
+              help="A wb serve to ask instead of a store (runs, show, compare, inspect, bundle export; token in $WB_TOKEN). docs/server.md.")
 @click.option("--mouse", is_flag=True, help="Enable mouse support in the workbench TUI.")
 @click.version_option(__version__, "--version", prog_name="wb", message="%(prog)s %(version)s")
 @click.pass_context
-def cli(ctx: click.Context, store_url: str | None, mouse: bool) -> None:
+def cli(ctx: click.Context, store_url: str | None, server_url: str | None, mouse: bool) -> None:
     """wb: find what changed in GPU performance, prove it, share the evidence.
 
     With no command, opens the workbench TUI on the default store.
     """
     ctx.ensure_object(dict)
     ctx.obj["store_url"] = store_url
+    # An explicit --store wins over WB_SERVER from the environment; an explicit --server
+    # with a command that only works on a local store is refused, never ignored.
+    ctx.obj["server_url"] = server_url
+    ctx.obj["store_given"] = ctx.get_parameter_source("store_url") is click.core.ParameterSource.COMMANDLINE
+    explicit_server = ctx.get_parameter_source("server_url") is click.core.ParameterSource.COMMANDLINE
+    if explicit_server and ctx.invoked_subcommand not in REMOTE_COMMANDS:
+        raise click.UsageError(f"--server: 'wb {ctx.invoked_subcommand or ''}' works on a local store; a server answers "
+                               f"{', '.join(sorted(REMOTE_COMMANDS))}")
     if ctx.invoked_subcommand is None:
         launch_tui(store_url=store_url, mouse=mouse)
 

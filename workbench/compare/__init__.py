@@ -192,4 +192,20 @@ def parse_change(text: str) -> tuple[str, tuple[str | None, str | None] | None]:
     return name, (frm.strip() or None, to.strip() or None)
 
 
-__all__ = ["compare", "inspect", "parse_change", "resolve_lens"]
+def parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str, str]:
+    """``--accept a,b --why TEXT``: one reason for several dimensions, or one --why per
+    --accept, in order; every dimension gets its own recorded acceptance."""
+    if len(whys) == 1 and accepts:
+        whys = whys * len(accepts)
+    if len(accepts) != len(whys):
+        raise UsageError(f"every --accept needs its own --why TEXT, or one --why for all ({len(accepts)} --accept, {len(whys)} --why)")
+    out: dict[str, str] = {}
+    for names, why in zip(accepts, whys):
+        for name in (n.strip() for n in names.split(",")):
+            if not name:
+                raise UsageError(f"--accept {names!r}: an empty dimension name")
+            out[name] = why
+    return out
+
+
+__all__ = ["compare", "inspect", "parse_accepts", "parse_change", "resolve_lens"]

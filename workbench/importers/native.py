@@ -28,6 +28,7 @@ from workbench.errors import BadInput
 from workbench.formats.json_stream import ObjectStream
 from workbench.formats.timestamps import parse_timestamp
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
+from workbench.importers._host_sections import take_host
 from workbench.limits import (MAX_COLUMNS, MAX_DEPTH, MAX_ROWS, MAX_SPARSITY, MAX_STRING_CHARS,
                               SPARSE_FLOOR_CELLS, TEXT_FLOOR_CHARS, exceeded)
 from workbench.training.json_chunks import ArrayChunks, ScanError, structure
@@ -362,6 +363,12 @@ def _header(top: dict[str, Any], path: Path, options: ImportOptions) -> RunRecor
             _check_number(pool["wait_target_s"], path, "pool.wait_target_s", minimum=0.0)
         _check_json_value(pool, path, "pool")
         meta["pool"] = pool
+
+    host = take_host(top, path)  # a recorder's host section: its bulk into tables, the rest into meta
+    if host is not None:
+        record.tables.update(host[0])
+        _check_json_value(host[1], path, "host")
+        meta["host"] = host[1]
 
     known = {"format", "lens", "label", "recorded_at", "dimensions", "window", "work", "quality", "samples", "pool"}
     extra = {k: v for k, v in top.items() if k not in known}

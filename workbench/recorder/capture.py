@@ -25,6 +25,7 @@ import msgspec
 from msgspec import UNSET
 
 from workbench.recorder.gpu import METRICS
+from workbench.recorder.host_capture import HostTaken, build_host
 from workbench.recorder.records import Capture, Detail, GpuSample, GpuSection, RecorderInfo, Sample, Window, Work, fields_of
 from workbench.recorder.ring import RingView
 
@@ -86,6 +87,7 @@ class SnapshotData:
     rank: int | None = None
     # Keep only spans that ended at or after this time (ns since start); None: all.
     since_ns: float | None = None
+    host: HostTaken | None = None
 
 
 def _rows(view: RingView) -> Any:
@@ -234,11 +236,15 @@ def build_capture(data: SnapshotData) -> Capture:
         if len(names) == 1:
             dims["hardware"] = f"{len(devices)}x {names[0]}"
     label = data.label or f"{data.lens} recorder"
+    trig = data.trigger
     window = Window(
         kind=data.window_kind, source="flight recorder", **bounds,  # type: ignore[arg-type]
         snapshot_reason=data.reason,
-        incident_seq=UNSET if data.trigger is None else data.trigger.get("seq"),  # type: ignore[arg-type]
+        incident_seq=UNSET if trig is None else trig.get("seq"),  # type: ignore[arg-type]
+        trigger_rule=UNSET if trig is None or "rule" not in trig else str(trig["rule"]),
+        threshold_ms=UNSET if trig is None or "threshold_ms" not in trig else float(trig["threshold_ms"]),  # type: ignore[arg-type]
     )
+    host = UNSET if data.host is None else build_host(data.host, lambda t: _epoch(data, t), _host_since(data, bounds), _rows)
     work, quality = _work_and_quality(data.lens, samples)
     events: list[Detail] = [{"t": _epoch(data, t), "kind": kind, **detail} for t, kind, detail in data.events]
     return Capture(
@@ -253,8 +259,18 @@ def build_capture(data: SnapshotData) -> Capture:
         samples=samples,
         trigger=UNSET if data.trigger is None else data.trigger,
         gpu=gpu,
+        host=host,
         recorder=msgspec.structs.replace(data.recorder, events=events, host=socket.gethostname()),
     )
+
+
+def _host_since(data: SnapshotData, bounds: dict[str, float | int]) -> float | None:
+    """Host rows are kept from where the window's spans begin (all, when it keeps all)."""
+    if data.since_ns is None:
+        return None
+    if "start" in bounds:  # the earliest kept span's start, on the recorder clock
+        return min(data.since_ns, data.t0_ns + (float(bounds["start"]) - data.wall0_s) * 1e9)
+    return data.since_ns
 
 
 def _slug(text: str) -> str:

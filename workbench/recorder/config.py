@@ -73,9 +73,22 @@ class RecorderConfig:
     rank: int | None = None
     out_dir: Path | None = None
     store_url: str | None = None
+    server: str | None = None  # a wb serve URL (or WB_SERVER): snapshots are uploaded there too (recorder/upload.py)
     spans: Budget = Budget(max_bytes=16 << 20)
     gpu: Budget = Budget(max_bytes=4 << 20)
     gpu_interval_s: float | None = 0.5
+    # Python stacks of the workload's threads, sampled this many times a second (None: off).
+    stack_hz: float | None = 100.0
+    stacks: Budget = Budget(max_bytes=4 << 20)
+    max_frames: int = 4096
+    max_stacks: int = 2048
+    max_depth: int = 48
+    # Process and per-thread CPU, RSS, faults, context switches, every this many s (None: off).
+    host_interval_s: float | None = 0.25
+    cpu: Budget = Budget(max_bytes=2 << 20)
+    # Garbage-collector pauses (gc.callbacks); gc_pauses=False leaves gc.callbacks alone.
+    gc_pauses: bool = True
+    gc: Budget = Budget(max_bytes=1 << 20)
     trigger: TriggerRule | None = TriggerRule()
     # A triggered snapshot keeps only the last this-many seconds (None: all retained).
     incident_window_s: float | None = None
@@ -99,6 +112,12 @@ class RecorderConfig:
             raise ValueError("max_names must be between 2 and 1024 (10 bits of a row code)")
         if self.gpu_interval_s is not None and self.gpu_interval_s <= 0:
             raise ValueError("gpu_interval_s must be positive (or None for no GPU sampling)")
+        if self.stack_hz is not None and not 0 < self.stack_hz <= 1000:
+            raise ValueError("stack_hz must be in (0, 1000] (or None for no stack sampling)")
+        if self.host_interval_s is not None and self.host_interval_s < 0.01:
+            raise ValueError("host_interval_s must be at least 0.01 (or None for no CPU and memory sampling)")
+        if not (self.max_frames >= 2 and self.max_stacks >= 2 and 1 <= self.max_depth <= 512):
+            raise ValueError("need max_frames >= 2, max_stacks >= 2 and 1 <= max_depth <= 512")
 
     def resolved_out_dir(self) -> Path:
         return Path(self.out_dir or os.environ.get(DIR_ENV) or DEFAULT_DIR)
@@ -120,4 +139,12 @@ class RecorderConfig:
             gpu=self.gpu.info(),
             gpu_interval_s=UNSET if self.gpu_interval_s is None else self.gpu_interval_s,
             trigger=UNSET if self.trigger is None else self.trigger.to_json(),
+            stack_hz=UNSET if self.stack_hz is None else self.stack_hz,
+            stacks=UNSET if self.stack_hz is None else self.stacks.info(),
+            max_frames=self.max_frames, max_stacks=self.max_stacks, max_depth=self.max_depth,
+            host_interval_s=UNSET if self.host_interval_s is None else self.host_interval_s,
+            cpu=UNSET if self.host_interval_s is None else self.cpu.info(),
+            gc_pauses=self.gc_pauses,
+            gc=self.gc.info() if self.gc_pauses else UNSET,
+            incident_window_s=UNSET if self.incident_window_s is None else self.incident_window_s,
         )

@@ -46,9 +46,12 @@ from workbench.recorder.capture import (
 )
 from workbench.recorder.config import RecorderConfig, disabled_by_env
 from workbench.recorder.gpu import GPU_FIELDS, GpuSampler, GpuSource
+from workbench.recorder.host import GC_FIELDS, HOST_FIELDS, STACK_FIELDS, GcWatcher, HostSampler, StackTables, gil_note
+from workbench.recorder.host_capture import HostTaken
 from workbench.recorder.records import Detail, GpuSection, RecorderInfo
 from workbench.recorder.ring import SegmentRing
 from workbench.recorder.trigger import IncidentBudget, LatencyTrigger
+from workbench.recorder.upload import upload_snapshot
 
 log = logging.getLogger("workbench.recorder")
 
@@ -353,6 +356,7 @@ class Recorder:
         self._cuda_pending: deque[tuple[Any, ...]] = deque(maxlen=4096)
         self._cuda_dropped = 0
         self._cuda_lock = threading.Lock()
+        self._setup_host(ring)
         self._sampler: GpuSampler | None = None
         if cfg.gpu_interval_s is not None:
             self._sampler = GpuSampler(
@@ -365,6 +369,71 @@ class Recorder:
             )
             if self._start_threads:
                 self._sampler.start()
+
+    def _setup_host(self, ring: Callable[..., SegmentRing]) -> None:
+        """The host streams: stacks and CPU/memory on one sampler thread, GC pauses from
+        gc.callbacks; each its own ring and budget."""
+        cfg = self.config
+        old = getattr(self, "_gc_watch", None)
+        if old is not None:  # a forked child inherits gc.callbacks: drop the parent's watcher
+            old.remove()
+        self._stacks = ring("stacks", STACK_FIELDS, cfg.stacks) if cfg.stack_hz is not None else None
+        self._host = ring("cpu", HOST_FIELDS, cfg.cpu) if cfg.host_interval_s is not None else None
+        self._gc_ring = ring("gc", GC_FIELDS, cfg.gc) if cfg.gc_pauses else None
+        self._stack_tables = StackTables(max_frames=cfg.max_frames, max_stacks=cfg.max_stacks, max_depth=cfg.max_depth)
+        self._gc_watch = None
+        if self._gc_ring is not None:
+            # gc.callbacks outlives a recorder nobody closed: it holds the clock and a weak
+            # reference, never the recorder.
+            fault = weakref.WeakMethod(self._fault)
+            self._gc_watch = GcWatcher(self._gc_ring, self._clock,
+                                       lambda exc, where: (f := fault()) is not None and f(exc, where))
+            self._gc_watch.install()
+        self._host_sampler: HostSampler | None = None
+        if self._stacks is not None or self._host is not None:
+            self._host_sampler = HostSampler(
+                stacks_ring=self._stacks, host_ring=self._host, tables=self._stack_tables,
+                stack_hz=cfg.stack_hz, host_interval_s=cfg.host_interval_s, clock_ns=self._now,
+                on_fault=self._fault, seal=self._seal_host,
+            )
+            if self._start_threads:
+                self._host_sampler.start()
+
+    def _seal_host(self, now: float) -> None:
+        for ring in (self._stacks, self._host, self._gc_ring):
+            if ring is not None:
+                ring.maybe_seal(now)
+
+    def _host_taken(self, now: float) -> HostTaken | None:
+        """References to the host streams for a snapshot (the intern tables by length:
+        they only grow, so a prefix is stable)."""
+        sampler = self._host_sampler
+        if sampler is None and self._gc_ring is None:
+            return None
+        tables = self._stack_tables
+        threads = sampler.threads if sampler is not None else None
+        drops = {"stacks_over_limit": tables.stacks_over_limit, "frames_over_limit": tables.frames_over_limit,
+                 "truncated_stacks": tables.truncated,
+                 "threads_over_limit": threads.over_limit if threads is not None else 0}
+        status = sampler.status if sampler is not None else "off"
+        return HostTaken(
+            stacks=self._stacks.view(now) if self._stacks is not None else None,
+            cpu=self._host.view(now) if self._host is not None else None,
+            gc=self._gc_ring.view(now) if self._gc_ring is not None else None,
+            frames=tables.frames[:len(tables.frames)],
+            stack_table=tables.stacks[:len(tables.stacks)],
+            threads=list(threads.info) if threads is not None else [],
+            stack_hz=self.config.stack_hz, host_interval_s=self.config.host_interval_s,
+            max_depth=self.config.max_depth, gil=gil_note(),
+            stacks_status=status, cpu_status=status,
+            ticks=sampler.ticks if sampler is not None else 0,
+            achieved_hz=sampler.achieved_hz() if sampler is not None else None,
+            overruns=sampler.overruns if sampler is not None else 0,
+            sampler_cpu_s=sampler.cpu_s if sampler is not None else 0.0,
+            stack_drops=drops,
+            gc_status="watched" if self._gc_watch is not None else "off",
+            gc_pauses_seen=self._gc_watch.pauses if self._gc_watch is not None else 0,
+        )
 
     # -- recording (workload threads) ---------------------------------------------------
 
@@ -537,6 +606,11 @@ class Recorder:
         if self._forked_from is not None and self._sampler is not None and self._sampler.status == "not started":
             if self._start_threads:
                 self._sampler.start()
+        if self._gc_ring is not None:
+            self._gc_ring.maybe_seal(now)
+        host = self._host_sampler
+        if self._forked_from is not None and host is not None and host.status == "not started" and self._start_threads:
+            host.start()
 
     def _cuda_ready(self) -> bool:
         if self._cupy is None:
@@ -663,9 +737,11 @@ class Recorder:
                 trigger=trigger,
                 label=cfg.label,
                 dimensions=dict(cfg.dimensions),
-                window_kind=cfg.window_kind,
+                # An incident's window says so: it is not a steady window of the workload.
+                window_kind="incident" if incident else cfg.window_kind,
                 rank=cfg.resolved_rank(),
                 since_ns=since_ns,
+                host=self._host_taken(now),
             )
             job = _Job(data, incident)
             self._ensure_worker()
@@ -692,6 +768,9 @@ class Recorder:
             config=self.config.info(),
             spans=self._spans.counters(),
             gpu=self._gpu.counters(),
+            stacks=self._stacks.counters() if self._stacks is not None else UNSET,
+            cpu=self._host.counters() if self._host is not None else UNSET,
+            gc=self._gc_ring.counters() if self._gc_ring is not None else UNSET,
             faults=self._faults,
             events_dropped=max(0, self._events_seen - len(self._events)),
             fault_places=dict(self._fault_places) or UNSET,
@@ -723,6 +802,7 @@ class Recorder:
             try:
                 job.path = self._write(job)
                 self._import(job.path)
+                upload_snapshot(job.path, self.config.server, self._fault)  # server= / WB_SERVER (recorder/upload.py)
             except Exception as exc:  # noqa: BLE001
                 self._fault(exc, "snapshot write")
             finally:
@@ -783,6 +863,10 @@ class Recorder:
         try:
             if self._sampler is not None:
                 self._sampler.stop()
+            if self._host_sampler is not None:
+                self._host_sampler.stop()
+            if self._gc_watch is not None:
+                self._gc_watch.remove()
             worker = self._worker
             if worker is not None and worker.is_alive():
                 self._jobs.put(None)

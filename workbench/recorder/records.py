@@ -43,6 +43,16 @@ class ConfigInfo(Record, frozen=True, kw_only=True):
     gpu: BudgetInfo
     gpu_interval_s: float | UnsetType = UNSET
     trigger: dict[str, float | int] | UnsetType = UNSET  # TriggerRule.to_json()
+    stack_hz: float | UnsetType = UNSET
+    stacks: BudgetInfo | UnsetType = UNSET
+    max_frames: int | UnsetType = UNSET
+    max_stacks: int | UnsetType = UNSET
+    max_depth: int | UnsetType = UNSET
+    host_interval_s: float | UnsetType = UNSET
+    cpu: BudgetInfo | UnsetType = UNSET
+    gc_pauses: bool | UnsetType = UNSET
+    gc: BudgetInfo | UnsetType = UNSET
+    incident_window_s: float | UnsetType = UNSET
 
 
 class Device(Record, frozen=True, kw_only=True):
@@ -98,6 +108,9 @@ class RecorderInfo(Record, frozen=True, kw_only=True):
     config: ConfigInfo
     spans: dict[str, int]  # SegmentRing.counters()
     gpu: dict[str, int]
+    stacks: dict[str, int] | UnsetType = UNSET  # the host streams' rings, each its own budget
+    cpu: dict[str, int] | UnsetType = UNSET
+    gc: dict[str, int] | UnsetType = UNSET
     faults: int
     events_dropped: int
     fault_places: dict[str, int] | UnsetType = UNSET
@@ -123,6 +136,73 @@ class Window(Record, frozen=True, kw_only=True):
     last_seq: int | UnsetType = UNSET
     snapshot_reason: str
     incident_seq: int | None | UnsetType = UNSET
+    # An incident window (kind "incident"): the rule that fired and its threshold.
+    trigger_rule: str | UnsetType = UNSET
+    threshold_ms: float | UnsetType = UNSET
+
+
+class ThreadInfo(Record, frozen=True, kw_only=True):
+    """A workload thread as the host streams number it (``thread`` in their rows)."""
+
+    id: int
+    name: str
+    native_id: int | UnsetType = UNSET
+
+
+Row = list[float | int | None]  # one row of a host stream (``fields`` name the columns; null: unknown)
+
+
+class StacksSection(Record, frozen=True, kw_only=True):
+    """Sampled Python stacks: interned ``frames`` ([function, file, first line]) and
+    ``stacks`` (frame ids, innermost first); one row per thread per tick."""
+
+    status: str
+    reason: str | UnsetType = UNSET
+    rate_hz: float | UnsetType = UNSET
+    achieved_hz: float | UnsetType = UNSET
+    gil: str | UnsetType = UNSET
+    max_depth: int | UnsetType = UNSET
+    frames: list[list[str | int]] = []
+    stacks: list[list[int]] = []
+    fields: list[str] = []
+    rows: list[Row] = []
+    ticks: int | UnsetType = UNSET
+    overruns: int | UnsetType = UNSET
+    sampler_cpu_s: float | UnsetType = UNSET
+    dropped: dict[str, int] | UnsetType = UNSET
+
+
+class CpuSection(Record, frozen=True, kw_only=True):
+    """Process (``thread`` -1) and per-thread CPU time, faults, RSS, context switches:
+    cumulative counters at each tick (epoch seconds)."""
+
+    status: str
+    reason: str | UnsetType = UNSET
+    interval_s: float | UnsetType = UNSET
+    source: str | UnsetType = UNSET
+    units: dict[str, str] | UnsetType = UNSET
+    fields: list[str] = []
+    rows: list[Row] = []
+    dropped: dict[str, int] | UnsetType = UNSET
+
+
+class GcSection(Record, frozen=True, kw_only=True):
+    """Garbage-collector pauses: one row per collection (start in epoch seconds)."""
+
+    status: str
+    fields: list[str] = []
+    rows: list[Row] = []
+    pauses_seen: int | UnsetType = UNSET
+    dropped: dict[str, int] | UnsetType = UNSET
+
+
+class HostActivity(Record, frozen=True, kw_only=True):
+    """What the host was doing (``host`` in a capture): its threads, stacks, CPU and memory, GC."""
+
+    threads: list[ThreadInfo] = []
+    stacks: StacksSection
+    cpu: CpuSection
+    gc: GcSection
 
 
 class Work(Record, frozen=True, kw_only=True):
@@ -145,6 +225,7 @@ class Capture(Record, frozen=True, kw_only=True):
     samples: list[Sample]
     trigger: Detail | UnsetType = UNSET
     gpu: GpuSection
+    host: HostActivity | UnsetType = UNSET
     recorder: RecorderInfo
 
 

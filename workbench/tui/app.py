@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import gc
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.filter import Monochrome, NoColor
@@ -27,7 +29,7 @@ from workbench.tui.stages.inspect import InspectStage
 from workbench.tui.stages.share import ShareStage
 from workbench.tui.stages.verify import VerifyStage
 from workbench.tui.state import InvestigationState
-from workbench.tui.widgets import HelpScreen, KeyFooter, Line, TooSmallScreen, safe
+from workbench.tui.widgets import FormScreen, HelpScreen, KeyFooter, Line, TooSmallScreen, safe
 
 if TYPE_CHECKING:
     from store.api import RunSummary, Store
@@ -68,6 +70,37 @@ class WorkbenchApp(App[None]):
         self._too_small: TooSmallScreen | None = None
         self._current = "frame"  # the stage shown
         self._settled = False  # whether the widgets were moved out of the collector's reach
+        self._key_seq = itertools.count()  # keys in the order typed (see on_event)
+        self._key_in_hand: int | None = None
+
+    async def on_event(self, event: events.Event) -> None:
+        # Keys typed faster than a form dialog opens: the key that opens it is still on its
+        # way up from the pane's list to the app's bindings while the next ones are already
+        # sent to that list. A key typed after the one that opened a form dialog belongs to
+        # the dialog: it takes it (and replays it into its fields once mounted), so nothing
+        # typed is lost and nothing reaches the pane behind it.
+        if not isinstance(event, events.Key):
+            await super().on_event(event)
+            return
+        if not event.is_forwarded:
+            event._wb_seq = next(self._key_seq)  # type: ignore[attr-defined]
+        seq = getattr(event, "_wb_seq", None)
+        dialog = self.screen_stack[-1] if self.screen_stack else None
+        if (isinstance(dialog, FormScreen) and dialog.opened_by is not None and seq is not None
+                and seq > dialog.opened_by and (event.is_forwarded or not dialog.mounted)):
+            dialog.take_key(event)
+            event.stop()
+            return
+        self._key_in_hand = seq
+        try:
+            await super().on_event(event)
+        finally:
+            self._key_in_hand = None
+
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(screen, FormScreen):
+            screen.opened_by = self._key_in_hand  # the key whose binding opened it (None: not a key)
+        return super().push_screen(screen, *args, **kwargs)
 
     @property
     def state(self) -> InvestigationState | None:

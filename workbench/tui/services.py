@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -22,13 +23,15 @@ from typing import TYPE_CHECKING
 
 import captures
 from lenses import builtin_lens
+from store.engine import default_data_dir
 from workbench.bisect.format import format_report as format_bisection
-from workbench.bundle.export import write_bundle
+from workbench.bundle.export import dumps, write_bundle
 from workbench.bundle.reader import read_bundle_file
 from workbench.bundle.verify import format_report, verify_bundle
 from workbench.compare import inspect
 from workbench.compare.charts import sparkline
 from workbench.compare.fmt import qty
+from workbench.compare.host_activity import between, render_host
 from workbench.compare.inspect_data import series
 from workbench.compare.model import Comparison
 from workbench.compare.parameters import Value
@@ -41,8 +44,9 @@ from workbench.investigations import workflow as wf
 from workbench.investigations.bundling import export_investigation
 from workbench.investigations.evidence import parse_decision_evidence, split_items
 from workbench.investigations.views import ComparisonView, HypothesisView, InvestigationSummary, InvestigationView, ObservationView
+from workbench.rerun.command_diff import diff_commands, wrap_words
 from workbench.rerun.plan import Plan, build_plan, schedule, warmup_slots
-from workbench.rerun.report import build_comparison, format_comparison, save_comparison
+from workbench.rerun.report import build_comparison, format_comparison, reanalyze, save_comparison
 from workbench.textsafe import clean
 
 if TYPE_CHECKING:
@@ -245,8 +249,10 @@ def inspect_text(store: "Store", inv: InvestigationView) -> str:
     if comp is None:
         return "No comparison yet: pick runs in Compare (2) and press c."
     arguments = {**comp.parameters.engine_arguments(), "lens": comp.parameters.lens or inv.lens}
-    result = inspect(store.load_runs(list(comp.baseline_runs)), store.load_runs(list(comp.candidate_runs)), **arguments)
-    return render_inspect(result)
+    baseline, candidate = store.load_runs(list(comp.baseline_runs)), store.load_runs(list(comp.candidate_runs))
+    result = inspect(baseline, candidate, **arguments)
+    host = between(baseline, candidate) if result.comparison.comparable else None  # a flight recorder's stacks, CPU, GC
+    return render_inspect(result) + ("\n\n" + "\n".join(render_host(host)) if host else "")
 
 
 def derived_texts(comparison: ComparisonView) -> list[str]:
@@ -283,15 +289,56 @@ def retract(store: "Store", observation_id: int, reason: str) -> ObservationView
     return wf.new_retraction(store, observation_id, reason)
 
 
-def export_bundle(store: "Store", inv_id: int, path: Path) -> tuple[Path, str]:
-    bundle = export_investigation(store, inv_id)
+# Samples are embedded by default up to this size: a bundle that big still mails and diffs.
+EMBED_BY_DEFAULT_BYTES = 16 * 2**20
+
+
+def default_bundle_path(inv_id: int) -> Path:
+    """Where the export dialog proposes to write: wb's data directory, never the working
+    directory (which may be a source checkout) unless the user types it."""
+    return default_data_dir() / "bundles" / f"investigation-{inv_id}.bundle.json"
+
+
+@dataclass(frozen=True)
+class BundleSizes:
+    with_samples: int
+    without_samples: int
+
+    @property
+    def embed_by_default(self) -> bool:
+        return self.with_samples <= EMBED_BY_DEFAULT_BYTES
+
+
+def bundle_sizes(store: "Store", inv_id: int) -> BundleSizes:
+    """The bundle's size in bytes with and without the embedded samples (measured, not guessed)."""
+    return BundleSizes(len(dumps(export_investigation(store, inv_id, embed_samples=True)).encode("utf-8")),
+                       len(dumps(export_investigation(store, inv_id)).encode("utf-8")))
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    path: Path
+    checksum: str
+    embedded: bool
+    valid: bool
+    report: str  # `wb evidence verify` (with --recompute when samples are embedded) on the written file
+
+
+def export_bundle(store: "Store", inv_id: int, path: Path, embed_samples: bool = True) -> ExportResult:
+    """Export, then recheck the written file as `wb evidence verify [--recompute]` would."""
+    if path.parent == default_bundle_path(inv_id).parent:
+        path.parent.mkdir(parents=True, exist_ok=True)  # the proposed place; elsewhere the folder must exist
+    bundle = export_investigation(store, inv_id, embed_samples=embed_samples)
     written = write_bundle(bundle, path)
-    return written, str(bundle["checksum"]["value"])
+    valid, report = verify_bundle_text(written, recompute=embed_samples)
+    return ExportResult(written, str(bundle["checksum"]["value"]), embed_samples, valid, report)
 
 
-def verify_bundle_text(path: Path) -> tuple[bool, str]:
-    """Verify a bundle file offline; (valid, the report as text)."""
-    report = verify_bundle(read_bundle_file(path), source=path)
+def verify_bundle_text(path: Path, recompute: bool = False) -> tuple[bool, str]:
+    """Verify a bundle file offline; (valid, the report as text). ``recompute``: re-derive
+    the results from the embedded samples too, as `wb evidence verify --recompute`."""
+    report = verify_bundle(read_bundle_file(path), source=path, recompute=recompute,
+                           rerun_engine=reanalyze if recompute else None)
     return report.ok, format_report(report)
 
 
@@ -379,10 +426,29 @@ def plan_text(store: "Store", plan_id: int) -> str:
         lines.append(f"preflight: GPU {clean(gpu.get('status', 'unknown'))}; blockers: {clean('; '.join(pf.get('blockers') or []) or 'none')}")
     if body:
         lines += ["", *format_comparison(body)]
-    lines += ["", "Commands"]  # last: long lines, and the verdict matters more on a small screen
-    for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
-        lines.append(f"  {label} {clean(' '.join(plan.command(arm).argv))}")
+    lines += ["", *command_lines(plan)]  # last: long lines, and the verdict matters more on a small screen
     return "\n".join(lines)
+
+
+ARMS = (("A ", "A"), ("B ", "B"), ("A′", "A'"))
+
+
+def command_lines(plan: Plan, width: int = 76) -> list[str]:
+    """The arms' commands as what they share once and what each adds (marked ``»``, so it
+    reads without colour), then each full command wrapped, never cut at the screen's edge."""
+    argvs = [[clean(w) for w in plan.command(arm).argv] for _, arm in ARMS]
+    diff = diff_commands(argvs)
+    lines = ["Commands: what differs between the arms (» marks each arm's own words)"]
+    if diff.common_prefix:
+        lines += ["  every arm starts with", *wrap_words(diff.common_prefix, width)]
+    for (label, _), own in zip(ARMS, diff.own):
+        lines += [f"  {label} » {shlex.join(own)}" if own else f"  {label}   (nothing of its own)"]
+    if diff.common_suffix:
+        lines += ["  every arm ends with", *wrap_words(diff.common_suffix, width)]
+    lines += ["", "Full commands"]
+    for (label, _), argv in zip(ARMS, argvs):
+        lines += [f"  {label}", *wrap_words(argv, width)]
+    return lines
 
 
 # The one-key plan: CPU-clocked steps of a known cost (>= 5 ms each), so that a 5 % slowdown

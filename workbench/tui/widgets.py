@@ -82,15 +82,24 @@ class Dialog(ModalScreen[Any]):
 class FormScreen(Dialog):
     """A few text fields; Enter on the last one (or OK) submits, Escape cancels.
 
-    ``check(form)`` returns the one-line reason a form cannot be taken, or None: the
-    dialog then stays open with the reason shown and the typed text kept."""
+    ``check(form)`` returns the reason a form cannot be taken, or None: the dialog then
+    stays open with the reason shown, every field as typed, and the cursor on the field
+    at fault when the check names it (``(field name, reason)``).
+
+    Keys typed before the dialog is mounted (a fast typist, a paste) would reach the pane
+    behind it: the app holds them for the dialog (``WorkbenchApp.on_event``), which replays
+    them into its fields, in order, when it mounts (``replay``)."""
 
     def __init__(self, title: str, fields: list[Field], note: str = "",
-                 check: Callable[[dict[str, str]], str | None] | None = None) -> None:
+                 check: Callable[[dict[str, str]], str | tuple[str, str] | None] | None = None) -> None:
         super().__init__(title)
         self.fields = fields
         self.note = note
         self.check = check
+        self.early_keys: list[events.Key] = []
+        self.mounted = False
+        self.opened_by: int | None = None  # the app's number of the key that opened it
+        self._cursor: int | None = None  # the field replayed keys go to, until its focus lands
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -109,7 +118,47 @@ class FormScreen(Dialog):
         super().on_mount()
         inputs = list(self.query(Input))
         # The first empty field takes the cursor (a prefilled dimension needs only its reason).
-        next((i for i in inputs if not i.value), inputs[0]).focus()
+        first = next((i for i in inputs if not i.value), inputs[0])
+        self.mounted = True
+        keys, self.early_keys = self.early_keys, []
+        keys.sort(key=lambda k: getattr(k, "_wb_seq", 0))  # as typed, whichever path each took
+        self.replay(inputs, inputs.index(first), keys)
+
+    def take_key(self, key: events.Key) -> None:
+        """A key typed for this dialog that reached the app on another path (WorkbenchApp.on_event)."""
+        if not self.mounted:
+            self.early_keys.append(key)
+            return
+        inputs = list(self.query(Input))
+        focused = self.app.focused
+        at = self._cursor if self._cursor is not None else (inputs.index(focused) if focused in inputs else 0)
+        self.replay(inputs, at, [key])
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        inputs = list(self.query(Input))
+        if self._cursor is not None and self._cursor < len(inputs) and event.widget is inputs[self._cursor]:
+            self._cursor = None  # the focus asked for by a replay has landed: the app's focus is true again
+
+    def replay(self, inputs: list[Input], at: int, keys: list[events.Key]) -> None:
+        """Apply keys typed before the dialog could take them, as the fields would have."""
+        for key in keys:
+            if key.key == "escape":
+                self.dismiss(None)
+                return
+            if key.key in ("tab", "shift+tab"):
+                at = (at + (1 if key.key == "tab" else -1)) % len(inputs)
+            elif key.key == "enter":
+                if at == len(inputs) - 1:
+                    inputs[at].focus()
+                    self._submit()
+                    return
+                at += 1
+            elif key.key == "backspace":
+                inputs[at].action_delete_left()
+            elif key.is_printable and key.character:
+                inputs[at].insert_text_at_cursor(key.character)
+        self._cursor = at  # focus() lands later: keys replayed before then go to this field
+        inputs[at].focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         inputs = list(self.query(Input))
@@ -128,12 +177,27 @@ class FormScreen(Dialog):
         form = {f.name: self.query_one(f"#field-{f.name}", Input).value for f in self.fields}
         problem = self.check(form) if self.check is not None else None
         if problem:
+            field, reason = problem if isinstance(problem, tuple) else (None, problem)
             error = self.query_one("#form-error", Static)
-            error.update(Text("✗ ", style="bold").append_text(safe(problem)))
+            error.update(Text("✗ ", style="bold").append_text(safe(reason)))
             error.display = True
             error.scroll_visible()
+            if field is not None:
+                self.query_one(f"#field-{field}", Input).focus()
             return
         self.dismiss(form)
+
+
+def required_fields(*names_and_labels: tuple[str, str]) -> Callable[[dict[str, str]], tuple[str, str] | None]:
+    """A form check: each named field must hold text; the first empty one is named."""
+
+    def check(form: dict[str, str]) -> tuple[str, str] | None:
+        for name, label in names_and_labels:
+            if not form.get(name, "").strip():
+                return name, f"{label} must not be empty"
+        return None
+
+    return check
 
 
 class ChoiceScreen(Dialog):

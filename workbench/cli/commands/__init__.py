@@ -33,7 +33,14 @@ SUMMARIES: dict[str, str] = {
     "runs": "List runs: id, lens, label, window, samples, key dimensions.",
     "show": "Show RUN (an id or a label).",
     "stats": "Effect, intervals, A/A noise floor and verdict from per-run values.",
+    "push": "Upload capture files or directories to a wb server (one request per file), as 'wb import' would import them.",
+    "serve": "Serve the store over HTTP for GPU nodes, CI jobs and colleagues (docs/server.md).",
+    "token": "API tokens for 'wb serve': add (shown once), list, revoke.",
 }
+
+# The commands a server (``wb --server URL``) answers; the others work on a local store,
+# and an explicit --server with them is refused rather than ignored.
+REMOTE_COMMANDS = frozenset({"runs", "show", "compare", "inspect", "bundle", "push"})
 
 
 def module_name(command: str) -> str:

@@ -8,6 +8,7 @@ import click
 
 from workbench.bundle.export import write_bundle
 from workbench.bundle.format import UNSIGNED_NOTE
+from workbench.cli import remote, remote_results
 from workbench.cli.context import emit_json, open_store_from
 from workbench.investigations.bundling import export_investigation, import_bundle
 
@@ -25,11 +26,14 @@ def command() -> None:
 @click.pass_context
 def export(ctx, investigation, output, embed_samples, as_json) -> None:
     """Export INVESTIGATION to a bundle file."""
-    bundle = export_investigation(open_store_from(ctx), investigation, embed_samples=embed_samples)
-    if output is None:  # the working directory, as the TUI's Share stage proposes
-        ref = str(bundle["investigation"].get("ref") or investigation).rsplit("/", 1)[-1]
-        output = Path.cwd() / f"investigation-{ref}.bundle.json"
-    path = write_bundle(bundle, output)
+    if remote.wanted(ctx):  # wb --server URL bundle export: the served bundle, written here
+        bundle, path = remote_results.bundle_export(ctx, investigation, output, embed_samples)
+    else:
+        bundle = export_investigation(open_store_from(ctx), investigation, embed_samples=embed_samples)
+        if output is None:  # the working directory, as the TUI's Share stage proposes
+            ref = str(bundle["investigation"].get("ref") or investigation).rsplit("/", 1)[-1]
+            output = Path.cwd() / f"investigation-{ref}.bundle.json"
+        path = write_bundle(bundle, output)
     summary = {
         "path": str(path.resolve()),
         "size": path.stat().st_size,

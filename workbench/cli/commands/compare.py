@@ -14,9 +14,10 @@ from typing import Any
 import click
 
 from store.errors import StoreError
+from workbench.cli import remote, remote_results
 from workbench.cli.commands._sweep_compare import run_sweep_compare, sweep_sides
 from workbench.cli.context import LENS, emit_json, open_store_from
-from workbench.compare import compare, parse_change, resolve_lens
+from workbench.compare import compare, parse_accepts, parse_change, resolve_lens
 from workbench.compare.render import render_comparison
 from workbench.compare.way_out import render_way_out, rerun_words, way_out
 from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION, NotFound, UsageError
@@ -100,22 +101,6 @@ def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, wh
     }
 
 
-def parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str, str]:
-    """``--accept a,b --why TEXT``: one reason for several dimensions, or one --why per
-    --accept, in order; every dimension gets its own recorded acceptance."""
-    if len(whys) == 1 and accepts:
-        whys = whys * len(accepts)
-    if len(accepts) != len(whys):
-        raise UsageError(f"every --accept needs its own --why TEXT, or one --why for all ({len(accepts)} --accept, {len(whys)} --why)")
-    out: dict[str, str] = {}
-    for names, why in zip(accepts, whys):
-        for name in (n.strip() for n in names.split(",")):
-            if not name:
-                raise UsageError(f"--accept {names!r}: an empty dimension name")
-            out[name] = why
-    return out
-
-
 def print_way_out(result, name: str, selection: dict[str, Any], lens: str | None, changes, extensions, as_json: bool) -> dict | None:
     """The commands that resolve a refusal (stderr with --json, else stdout); returned for the JSON."""
     base = [r.id for r in selection["baseline"]]
@@ -166,6 +151,10 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     2 usage error or bad input; 3 refused, with --fail-on refused|any;
     4 regression found, with --fail-on regression|any.
     """
+    if remote.wanted(ctx):  # wb --server URL compare: the served document, drawn here
+        return remote_results.compare(ctx, baseline=baseline, candidate=candidate, control=control, lens=lens, changes=changes,
+                                      accepts=accepts, whys=whys, extensions=extensions, metric=metric, as_json=as_json,
+                                      fail_on=fail_on, exit_code=exit_code)
     sides = sweep_sides(ctx, baseline, candidate) if not control else None
     if sides is not None:  # SWEEP --vs SWEEP: levels matched by load
         return run_sweep_compare(ctx, sides, metric=metric, slo=slo, rate_tolerance=rate_tolerance, changes=changes,

@@ -7,9 +7,11 @@ import sys
 
 import click
 
+from workbench.cli import remote, remote_results
 from workbench.cli.commands.compare import VsCommand, load_selection, print_way_out, run_selection_options
 from workbench.cli.context import emit_json
 from workbench.compare import inspect
+from workbench.compare.host_activity import between, render_host
 from workbench.compare.render import render_inspect
 from workbench.errors import EXIT_REFUSED
 
@@ -27,13 +29,19 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
 
     A refused pair shows its comparability table and reason, and exits 3.
     """
+    if remote.wanted(ctx):  # wb --server URL inspect: the served document, drawn here
+        return remote_results.inspect(ctx, baseline=baseline, candidate=candidate, control=control, lens=lens, changes=changes,
+                                      accepts=accepts, whys=whys, extensions=extensions, windows=windows, top=top,
+                                      as_json=as_json, refused_exit=EXIT_REFUSED)
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     result = inspect(lens=lens, windows=windows, top=top, steps=steps, **selection)
     ways = print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, True)
+    # A flight recorder's host side (stacks, CPU, GC), for a comparable pair like the rest.
+    host = between(selection["baseline"], selection["candidate"]) if result.comparison.comparable else None
     if as_json:
-        emit_json({**result.to_json(), **({"way_out": ways} if ways else {})})
+        emit_json({**result.to_json(), **({"host_activity": host.to_json()} if host else {}), **({"way_out": ways} if ways else {})})
     else:
-        click.echo(render_inspect(result))
+        click.echo(render_inspect(result) + ("\n\n" + "\n".join(render_host(host)) if host else ""))
         print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, as_json)
     if not result.comparison.comparable:
         sys.exit(EXIT_REFUSED)

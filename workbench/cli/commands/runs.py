@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
+from workbench.cli import remote
 from workbench.cli.context import LENS, emit_json, open_store_from, stdout_console
+from workbench.run_documents import runs_json
 from workbench.textsafe import markup_safe
 
 
@@ -14,16 +16,17 @@ from workbench.textsafe import markup_safe
 @click.pass_context
 def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
     """List runs: id, lens, label, window, samples, key dimensions."""
-    store = open_store_from(ctx)
-    runs = store.list_runs(lens)
+    if remote.wanted(ctx):
+        return remote.runs(ctx, lens, as_json, print_runs)
+    docs = runs_json(open_store_from(ctx).list_runs(lens))
     if as_json:
-        emit_json([
-            {"id": r.id, "lens": r.lens, "label": r.label, "dimensions": r.dimension_values(),
-             "dimension_sources": {k: v.source for k, v in r.dimensions.items()},
-             "window": r.window, "samples": r.sample_count, "origin": r.origin, "created_at": r.created_at}
-            for r in runs
-        ])
+        emit_json(docs)
         return
+    print_runs(docs, lens)
+
+
+def print_runs(runs: list[dict], lens: str | None) -> None:
+    """Draw a ``wb runs --json`` document (local or served) at the terminal's width."""
     console = stdout_console()
     if not runs and lens:
         console.print(f"no {lens} runs in this store (without --lens: all runs)")
@@ -33,8 +36,8 @@ def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
         return
     from rich.table import Table  # Rich (~40 ms): only to draw, never for --json
 
-    rows = [(str(r.id), r.lens, r.label, str(r.window.get("kind", "unknown")), str(r.sample_count),
-             ", ".join(f"{k}={_short(v)}" for k, v in list(r.dimension_values().items())[:3])) for r in runs]
+    rows = [(str(r["id"]), r["lens"], r["label"], str(r["window"].get("kind", "unknown")), str(r["samples"]),
+             ", ".join(f"{k}={_short(v)}" for k, v in list(r["dimensions"].items())[:3])) for r in runs]
     headers = ("id", "lens", "label", "window", "samples", "dimensions")
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
     # One line per run: the fixed columns keep their width, the label and the dimensions

@@ -6,9 +6,11 @@ import json
 
 import click
 
+from workbench.cli import remote
 from workbench.cli.context import emit_json, open_store_from, stdout_console
 from workbench.compare.findings_render import findings_block, window_lines
-from workbench.summary import run_summary
+from workbench.compare.host_activity import HostReport, render_host
+from workbench.run_documents import show_document
 from workbench.textsafe import markup_safe as esc
 
 
@@ -18,37 +20,14 @@ from workbench.textsafe import markup_safe as esc
 @click.pass_context
 def command(ctx: click.Context, run: str, as_json: bool) -> None:
     """Show RUN (an id or a label)."""
-    from store.declarations import history  # loads SQLAlchemy: not for --help
-
+    if remote.wanted(ctx):
+        return remote.show(ctx, run, as_json, print_run)
     store = open_store_from(ctx)
-    run_id = store.resolve_run(run)
-    record = store.load_run(run_id)
-    doc = run_document(record, [c for c in store.run_captures(run_id)])
-    doc["declarations"] = [d.to_json() for d in history(store, [run_id])]
+    doc = show_document(store, store.resolve_run(run))
     if as_json:
         emit_json(doc)
     else:
-        _print(doc)
-
-
-def run_document(record, captures) -> dict:
-    return {
-        "id": record.id,
-        "lens": record.lens,
-        "label": record.label,
-        "dimensions": {k: d.to_json() for k, d in sorted(record.dimensions.items())},
-        "window": record.window,
-        "work": {"unit": record.work.unit, "amount": record.work.amount} if record.work else None,
-        "quality": record.quality,
-        "samples": record.sample_count,
-        "tables": {name: {"rows": len(next(iter(cols.values()))) if cols else 0, "columns": sorted(cols)} for name, cols in record.tables.items()},
-        "phases": run_summary(record),
-        "captures": [
-            {"sha256": c.sha256, "name": c.name, "size": c.size, "format": c.format, "importer": f"{c.importer} {c.importer_version}", "imported_at": c.imported_at}
-            for c in captures
-        ],
-        "meta": record.meta,
-    }
+        print_run(doc)
 
 
 def _fmt(value) -> str:
@@ -59,7 +38,8 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def _print(doc: dict) -> None:
+def print_run(doc: dict) -> None:
+    """Draw a ``wb show --json`` document (local or served)."""
     from rich.table import Table  # Rich (~40 ms): only to draw, never for --json
 
     console = stdout_console()
@@ -102,6 +82,9 @@ def _print(doc: dict) -> None:
             what = f"{d['name']}={d['value']}" if d["action"] == "set" else f"{d['name']} unset"
             why = f"  why: {d['why']}" if d["why"] else ""
             console.print(f"  #{d['id']}  {esc(what)}  by {esc(d['who'])} at {esc(d['at'])}{esc(why)}")
+    if "host_activity" in doc:
+        for line in render_host(HostReport.from_json(doc["host_activity"])):
+            console.print(esc(line), overflow="ignore", crop=False)
     for c in doc["captures"]:
         console.print(f"capture {esc(c['name'])}  sha256:{c['sha256'][:16]}…  {c['size']:,} B  {esc(c['importer'])}")
     diagnostics = doc["meta"].get("diagnostics")

@@ -14,7 +14,7 @@ from workbench.investigations.evidence_text import evidence_text
 from workbench.investigations.views import HypothesisView, InvestigationView, ObservationView
 from workbench.tui import services
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import PaneList, ChoiceScreen, Field, FormScreen, fill_options, highlighted_id, one_line, safe
+from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, PaneList, fill_options, highlighted_id, one_line, required_fields, safe
 
 STATUSES = (("supported", "supported: the deciding test supports it"), ("refuted", "refuted: the test contradicts it"),
             ("undetermined", "undetermined: the test could not decide"), ("open", "open: not tested yet"))
@@ -112,7 +112,8 @@ class HypothesizeStage(Stage):
             FormScreen("New hypothesis", [
                 Field("statement", "Statement (falsifiable)", placeholder="A straggling rank delays the all-reduce"),
                 Field("test", "The test that would decide it", placeholder="Rerun with rank 5 replaced; 10 interleaved rounds"),
-            ], note="A hypothesis is a claim to test, never an observation."),
+            ], note="A hypothesis is a claim to test, never an observation.",
+               check=required_fields(("statement", "The statement"), ("test", "The test that would decide it"))),
             self._add,
         )
 

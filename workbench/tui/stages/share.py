@@ -25,6 +25,25 @@ INTRO = (
 )
 
 
+YES = ("y", "yes", "true", "1", "on")
+NO = ("n", "no", "false", "0", "off")
+
+
+def _export_check(form: dict[str, str]) -> tuple[str, str] | None:
+    if not form["path"].strip():
+        return "path", "the path to write to must not be empty"
+    if form["embed"].strip().lower() not in YES + NO:
+        return "embed", "embed samples: answer yes or no"
+    return None
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
 class ShareStage(Stage):
     stage_id = "share"
     can_focus = True  # the pane scrolls itself: one container less to lay out and paint on a switch
@@ -45,21 +64,41 @@ class ShareStage(Stage):
         if self.inv is None:
             self.wb.notify("Pick an investigation first (i)", severity="warning")
             return
-        default = self.last_path or str(Path.cwd() / f"investigation-{self.inv.id}.bundle.json")
-        self.app.push_screen(FormScreen("Export evidence bundle", [Field("path", "Write to", value=default)]), self._export)
+        inv_id = self.inv.id
+        self.wb.background(services.bundle_sizes, inv_id, done=lambda sizes: self._export_dialog(inv_id, sizes),
+                           what="measuring the bundle")
 
-    def _export(self, form: dict[str, str] | None) -> None:
-        if not form or not form["path"].strip():
+    def _export_dialog(self, inv_id: int, sizes: services.BundleSizes) -> None:
+        default = self.last_path or str(services.default_bundle_path(inv_id))
+        note = (f"With the samples embedded the bundle is {_size(sizes.with_samples)} "
+                f"({_size(sizes.without_samples)} without): anyone can then re-derive its results with "
+                "wb evidence verify --recompute. Proposed: wb's data directory; type another path "
+                "(e.g. ./bundle.json for the working directory) to write elsewhere.")
+        self.app.push_screen(FormScreen("Export evidence bundle", [
+            Field("path", "Write to", value=default),
+            Field("embed", "Embed samples (yes/no)", value="yes" if sizes.embed_by_default else "no"),
+        ], note=note, check=_export_check), lambda form: self._export(inv_id, form))
+
+    def _export(self, inv_id: int, form: dict[str, str] | None) -> None:
+        if not form:
             return
-        def done(result: tuple[Path, str]) -> None:
-            path, checksum = result
-            self.last_path = str(path)
+        path = Path(form["path"].strip()).expanduser().absolute()
+
+        def done(result: services.ExportResult) -> None:
+            self.last_path = str(result.path)
             t = Text().append("Exported ", style="bold")
-            t.append_text(safe(path))
-            t.append(f"\nchecksum sha256:{checksum}\nRecheck anywhere with: wb evidence verify {path.name}")
+            t.append_text(safe(result.path))
+            t.append(f"\nchecksum sha256:{result.checksum}\n")
+            t.append("samples embedded" if result.embedded else "samples not embedded (--recompute cannot re-derive it)")
+            t.append("\n\nRecheck of the written file (wb evidence verify"
+                     f"{' --recompute' if result.embedded else ''}): ")
+            t.append("VALID" if result.valid else "MISMATCH", style="bold reverse")
+            t.append("\n")
+            t.append_text(block(result.report))
             self.query_one("#share-result", Static).update(t)
 
-        self.wb.background(services.export_bundle, self.inv.id, Path(form["path"].strip()).expanduser(), done=done, what="exporting")
+        embed = form["embed"].strip().lower() in YES
+        self.wb.background(services.export_bundle, inv_id, path, embed, done=done, what="exporting and rechecking")
 
     def action_verify(self) -> None:
         self.app.push_screen(FormScreen("Verify a bundle file", [Field("path", "Bundle", value=self.last_path)]), self._verify)

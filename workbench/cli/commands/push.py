@@ -1,0 +1,120 @@
+"""wb push: upload captures to a wb server, one request per file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from workbench.cli import remote
+from workbench.cli.context import emit_json, stderr_console
+from workbench.dims_file import FolderDimensions
+from workbench.errors import UsageError
+from workbench.importers import expand_paths
+from workbench.ingest import parse_dim_options
+from workbench.limits import size_text
+from workbench.server.client import Client
+from workbench.textsafe import clean, markup_safe
+
+PROGRESS_MIN_BYTES = 8 << 20  # as wb import: a bar only for what is worth waiting for
+
+
+@click.command("push")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--server", "server", envvar="WB_SERVER", metavar="URL", help="The server (default: $WB_SERVER, or wb --server).")
+@click.option("--token", "token", envvar=remote.TOKEN_ENV, metavar="TOKEN", help="An upload token (default: $WB_TOKEN).")
+@click.option("--label", help="Label for the uploaded run(s) instead of the file's own.")
+@click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Declare a dimension the files do not carry (repeatable).")
+@click.option("--dims-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Dimensions for every run, as in a wb.toml; default: a wb.toml beside each file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the combined import report as JSON.")
+@click.pass_context
+def command(ctx: click.Context, paths: tuple[Path, ...], server: str | None, token: str | None, label: str | None,
+            dims: tuple[str, ...], dims_file: Path | None, as_json: bool) -> None:
+    """Upload capture files or directories to a wb server (one request per file), as 'wb import' would import them.
+
+    Each file is its own transaction on the server, imported as 'wb import FILE' would
+    import it there (detected, checked, idempotent by SHA-256: a file already stored is
+    "already imported"). A lost connection is retried; the first file refused stops the
+    push (the ones before it stay imported). The lines are 'wb import''s.
+    """
+    url = server or remote.server_url(ctx)
+    if not url:
+        raise UsageError("name the server: wb push --server URL (or WB_SERVER)")
+    declared = FolderDimensions(parse_dim_options(dims), dims_file, roots=paths)
+    skipped: list[tuple[Path, str]] = []
+    files = expand_paths(paths, skipped)
+    err = stderr_console()
+    combined: dict[str, Any] = {"imported": [], "linked": [], "skipped": [{"file": str(p), "reason": why} for p, why in skipped],
+                                "runs": [], "declared": []}
+    for path, why in skipped:
+        if not as_json:
+            err.print(f"skipped {markup_safe(path)}: {markup_safe(why)}")
+    with Client(url, token) as client:
+        limit = client.health().get("max_upload_bytes")
+        total = sum(p.stat().st_size for p in files)
+        with _Progress(err, total) as progress:
+            for path in files:
+                size = path.stat().st_size
+                if isinstance(limit, int) and size > limit:
+                    raise UsageError(f"{path}: {size:,} bytes is over the server's upload limit of {size_text(limit)}")
+                report = client.upload(path, label=label, dims=declared.for_source(path), progress=progress.file(path, size))
+                _merge(combined, report, path)
+                if not as_json:
+                    _print(err, report, path)
+    combined["server"] = url
+    if as_json:
+        emit_json(combined)
+    elif not combined["imported"] and not combined["declared"]:
+        err.print("nothing new imported")
+
+
+def _merge(combined: dict[str, Any], report: dict[str, Any], path: Path) -> None:
+    for key in ("imported", "linked", "skipped", "declared"):
+        combined[key] += [{**entry, "file": str(path)} for entry in report.get(key, [])]
+    combined["runs"] += report.get("runs", [])
+
+
+def _print(err, report: dict[str, Any], path: Path) -> None:
+    """One file's lines, as 'wb import' prints them (stdout: what was imported)."""
+    for entry in report.get("skipped", []):
+        err.print(f"skipped {markup_safe(path)}: {markup_safe(entry['reason'])}")
+    for entry in report.get("imported", []):
+        runs = ", ".join(map(str, entry["runs"])) if entry["runs"] else "no runs"
+        click.echo(f"imported {clean(path)} -> run {runs}")
+    for entry in report.get("declared", []):
+        what = ", ".join(f"run {d['run']} {d['name']}={d['value']}" for d in entry["declarations"]) or "nothing new (the runs already say so)"
+        click.echo(f"already stored {clean(path)}: declared {clean(what)}")
+
+
+class _Progress:
+    """Bytes sent, on stderr, when the push is big enough to wait for."""
+
+    def __init__(self, console, total: int) -> None:
+        self.console, self.total, self.bar, self.sent = console, total, None, 0
+
+    def __enter__(self) -> "_Progress":
+        if self.total >= PROGRESS_MIN_BYTES:
+            # rich.progress is ~70 modules: loaded only for a push big enough to wait for.
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                                console=self.console, transient=True)
+            self.bar.__enter__()
+            self.task = self.bar.add_task("push", total=self.total)
+        return self
+
+    def file(self, path: Path, size: int):
+        base = self.sent
+        self.sent += size
+
+        def update(done: int) -> None:
+            if self.bar is not None:
+                self.bar.update(self.task, completed=base + done, description=markup_safe(path.name))
+
+        return update
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)

@@ -1,0 +1,166 @@
+"""The ``host`` section of a recorder capture (docs/capture-format.md) into tables.
+
+The flight recorder writes what the host was doing beside the samples: sampled Python
+stacks (interned frames and stacks, one row per thread per tick), process and per-thread
+CPU and memory, and GC pauses. The bulk becomes columns of the run (never pickled, never
+JSON blobs in the run's metadata); the small rest (sampler settings, what was dropped to
+stay in budget) stays in ``meta["host"]``. Checked strictly: a bad value names its place.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.errors import BadInput
+from workbench.limits import MAX_ROWS, MAX_STRING_CHARS, exceeded
+
+KEY = "host"
+# Tables a run gets from its host section (workbench.compare.host_activity reads them).
+THREADS, FRAMES, STACKS, STACK_SAMPLES, CPU, GC = (
+    "host_threads", "host_frames", "host_stacks", "host_stack_samples", "host_cpu", "host_gc")
+STACK_ROW = ("t", "thread", "stack")
+GC_ROW = ("start", "duration_ms", "generation", "collected", "uncollectable")
+MAX_FIELDS = 64
+
+
+def take_host(top: dict[str, Any], path: Path) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]] | None:
+    """Pop ``host`` from the capture's top level; its tables and the rest for ``meta``."""
+    if KEY not in top:
+        return None
+    host = top.pop(KEY)
+    _object(host, path, KEY)
+    tables: dict[str, dict[str, np.ndarray]] = {}
+    meta: dict[str, Any] = {}
+    threads = host.get("threads", [])
+    _list(threads, path, "host.threads")
+    ids, names, native = [], [], []
+    for i, t in enumerate(threads):
+        where = f"host.threads[{i}]"
+        _object(t, path, where)
+        if not isinstance(t.get("id"), int) or isinstance(t.get("id"), bool) or t["id"] != i:
+            raise BadInput(path, f"expected id {i} (threads are numbered in order)", where=f"{where}.id")
+        names.append(_text(t.get("name", ""), path, f"{where}.name"))
+        nid = t.get("native_id")
+        native.append(math.nan if nid is None else _number(nid, path, f"{where}.native_id"))
+        ids.append(float(i))
+    tables[THREADS] = {"id": np.array(ids, dtype=np.float64), "name": np.array(names, dtype=str),
+                       "native_id": np.array(native, dtype=np.float64)}
+
+    stacks = host.get("stacks")
+    if stacks is not None:
+        _object(stacks, path, "host.stacks")
+        tables.update(_stacks(stacks, path, len(threads)))
+        meta["stacks"] = {k: v for k, v in stacks.items() if k not in ("frames", "stacks", "rows", "fields")}
+    for name, table, expected in (("cpu", CPU, None), ("gc", GC, GC_ROW)):
+        section = host.get(name)
+        if section is None:
+            continue
+        _object(section, path, f"host.{name}")
+        fields = section.get("fields", [])
+        rows = section.get("rows", [])
+        if rows or fields:
+            tables[table] = _columns(fields, rows, path, f"host.{name}", expected)
+        meta[name] = {k: v for k, v in section.items() if k not in ("rows", "fields")}
+    return tables, meta
+
+
+def _stacks(stacks: dict[str, Any], path: Path, n_threads: int) -> dict[str, dict[str, np.ndarray]]:
+    frames = stacks.get("frames", [])
+    _list(frames, path, "host.stacks.frames")
+    functions, files, lines = [], [], []
+    for i, f in enumerate(frames):
+        where = f"host.stacks.frames[{i}]"
+        if not isinstance(f, list) or len(f) != 3:
+            raise BadInput(path, "expected [function, file, first line]", where=where)
+        functions.append(_text(f[0], path, f"{where}[0]"))
+        files.append(_text(f[1], path, f"{where}[1]"))
+        lines.append(_number(f[2], path, f"{where}[2]"))
+    table = stacks.get("stacks", [])
+    _list(table, path, "host.stacks.stacks")
+    stack_col, depth_col, frame_col = [], [], []
+    for s, frame_ids in enumerate(table):
+        where = f"host.stacks.stacks[{s}]"
+        _list(frame_ids, path, where)
+        for depth, fid in enumerate(frame_ids):
+            if isinstance(fid, bool) or not isinstance(fid, int) or not 0 <= fid < len(frames):
+                raise BadInput(path, f"expected a frame id below {len(frames)}", where=f"{where}[{depth}]")
+            stack_col.append(s)
+            depth_col.append(depth)
+            frame_col.append(fid)
+    rows = stacks.get("rows", [])
+    fields = stacks.get("fields", [])
+    if not rows and not fields and not frames:
+        return {}  # sampling was off: nothing to keep but the status (in meta)
+    samples = _columns(fields, rows, path, "host.stacks", STACK_ROW)
+    for name, bound in (("thread", n_threads), ("stack", len(table))):
+        col = samples[name]
+        bad = np.flatnonzero(~((col >= 0) & (col < bound) & (col == np.floor(col))))
+        if bad.size:
+            raise BadInput(path, f"expected a {name} id below {bound}", where=f"host.stacks.rows[{int(bad[0])}]")
+    return {
+        FRAMES: {"function": np.array(functions, dtype=str), "file": np.array(files, dtype=str),
+                 "line": np.array(lines, dtype=np.float64)},
+        STACKS: {"stack": np.array(stack_col, dtype=np.float64), "depth": np.array(depth_col, dtype=np.float64),
+                 "frame": np.array(frame_col, dtype=np.float64)},
+        STACK_SAMPLES: samples,
+    }
+
+
+def _columns(fields: Any, rows: Any, path: Path, where: str, expected: tuple[str, ...] | None) -> dict[str, np.ndarray]:
+    """Rows of numbers (null: unknown) under ``fields`` as float64 columns."""
+    _list(fields, path, f"{where}.fields")
+    if not fields or len(fields) > MAX_FIELDS or len(set(fields)) != len(fields) or not all(
+            isinstance(f, str) and f.isidentifier() for f in fields):
+        raise BadInput(path, f"expected 1 to {MAX_FIELDS} distinct field names", where=f"{where}.fields")
+    if expected is not None and tuple(fields[:len(expected)]) != expected:
+        raise BadInput(path, f"expected the fields {list(expected)}", where=f"{where}.fields")
+    _list(rows, path, f"{where}.rows")
+    if len(rows) > MAX_ROWS:
+        raise exceeded(path, "more rows than", f"{MAX_ROWS:,}", where=f"{where}.rows")
+    width = len(fields)
+    for i, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != width:
+            raise BadInput(path, f"expected an array of {width} values", where=f"{where}.rows[{i}]")
+    try:
+        values = np.array(rows, dtype=np.float64).reshape(len(rows), width)  # null -> NaN (unknown)
+    except (TypeError, ValueError):
+        for i, row in enumerate(rows):
+            for j, v in enumerate(row):
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                    raise BadInput(path, "expected a number or null", where=f"{where}.rows[{i}][{j}]") from None
+        raise BadInput(path, "expected numbers", where=f"{where}.rows") from None
+    if np.isinf(values).any() or (np.abs(np.nan_to_num(values)) >= 2**53).any():
+        raise BadInput(path, "a number out of range", where=f"{where}.rows")
+    return {name: np.ascontiguousarray(values[:, j]) for j, name in enumerate(fields)}
+
+
+def _object(value: Any, path: Path, where: str) -> None:
+    if not isinstance(value, dict):
+        raise BadInput(path, "expected an object", where=where)
+
+
+def _list(value: Any, path: Path, where: str) -> None:
+    if not isinstance(value, list):
+        raise BadInput(path, "expected an array", where=where)
+
+
+def _text(value: Any, path: Path, where: str) -> str:
+    if not isinstance(value, str):
+        raise BadInput(path, "expected a string", where=where)
+    if len(value) > MAX_STRING_CHARS:
+        raise exceeded(path, "a string longer than", f"{MAX_STRING_CHARS:,}", where=where)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadInput(path, "string contains a lone surrogate", where=where) from None
+    return value
+
+
+def _number(value: Any, path: Path, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) >= 2**53:
+        raise BadInput(path, "expected a finite number", where=where)
+    return float(value)
