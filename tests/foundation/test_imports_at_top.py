@@ -61,6 +61,8 @@ OWN_LAZY = {
     ("workbench/compare/__init__.py", "workbench.compare.model"): NUMPY,
     ("workbench/compare/__init__.py", "workbench.compare.results"): NUMPY,
     ("workbench/compare/__init__.py", "workbench.compare.inspect_data"): NUMPY,
+    ("workbench/compare/__init__.py", "workbench.training.pair_findings"): NUMPY,
+    ("workbench/compare/__init__.py", "workbench.training.window_kind"): NUMPY,
     ("workbench/investigations/bundling.py", "store.declarations"): SQLALCHEMY,
     ("workbench/investigations/bundling.py", "store.bisect"): SQLALCHEMY,
     ("workbench/investigations/bundling.py", "store.investigations"): SQLALCHEMY,

@@ -6,7 +6,10 @@ host-to-device copy runs during it), then launches a compute kernel (50 ms on ra
 the compute ends (2 ms overlapped) and ends, on every rank, at 90 ms into the step
 (all ranks leave the collective together). The last 10 ms are idle until the next
 step's launches. Step 3 also has a 5 ms checkpoint save in that idle tail.
-Rank 1's clock runs ``skew_us`` ahead.
+Rank 1's clock runs ``skew_us`` ahead. Host-only backward and optimizer markers make it a
+training step (``backward=False``: forward passes only; ``accumulation``: backward passes
+per step); ``mm_dims``: the matmul's recorded input shapes; ``device_lag_us``: the device
+clock behind the host's; ``memory_mb``: one allocation of that size per step.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ STEP_US = 100_000
 BASE_NS = 1_699_999_000_000_000_000  # for the relative generation (below T0, as Kineto sets it)
 
 
-def rank_events(rank: int, steps: int = 4, *, legacy: bool = False, skew_us: int = 0, drop_last_kernels: bool = False) -> list[dict[str, Any]]:
+def rank_events(rank: int, steps: int = 4, *, legacy: bool = False, skew_us: int = 0, drop_last_kernels: bool = False,
+                backward: bool = True, accumulation: int = 1, mm_dims: list | None = None, device_lag_us: int = 0,
+                memory_mb: float | None = None) -> list[dict[str, Any]]:
     cat = {"op": "Operator", "ann": "Operator", "rt": "Runtime", "k": "Kernel", "cp": "Memcpy"} if legacy else \
           {"op": "cpu_op", "ann": "user_annotation", "rt": "cuda_runtime", "k": "kernel", "cp": "gpu_memcpy"}
     compute_us = 50_000 + 10_000 * rank
@@ -33,6 +38,7 @@ def rank_events(rank: int, steps: int = 4, *, legacy: bool = False, skew_us: int
         events.append({"ph": "X", "cat": cat[c], "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args})
 
     def gpu(c: str, name: str, ts: int, dur: int, stream: int, correlation: int) -> None:
+        ts -= device_lag_us
         ev = {"ph": "X", "cat": cat[c], "name": name, "pid": 0, "tid": f"stream {stream}" if legacy else stream, "ts": ts, "dur": dur,
               "args": {"correlation": correlation} if legacy else {"device": 0, "stream": stream, "correlation": correlation}}
         events.append(ev)
@@ -47,12 +53,25 @@ def rank_events(rank: int, steps: int = 4, *, legacy: bool = False, skew_us: int
         if not (last and drop_last_kernels):
             gpu("cp", "Memcpy HtoD (Pageable -> Device)", t + 5_000, 1_000, 7, corr)
         corr += 1
-        host("op", "aten::mm", t + 9_990, 20)
+        host("op", "aten::mm", t + 9_990, 20, **({"Input Dims": mm_dims, "Input type": ["float"] * len(mm_dims)} if mm_dims else {}))
+        if memory_mb is not None:  # one allocation per step and its free: peak allocated memory_mb, reserved twice that
+            for ts, nbytes, allocated in ((t + 9_995, memory_mb, memory_mb), (t + 95_000, -memory_mb, 0.0)):
+                events.append({"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": pid, "tid": tid, "ts": ts,
+                               "args": {"Device Type": 1, "Device Id": 0, "Bytes": int(nbytes * 2**20),
+                                        "Total Allocated": int(allocated * 2**20), "Total Reserved": int(2 * memory_mb * 2**20)}})
         host("rt", "cudaLaunchKernel", t + 10_000, 5, correlation=corr)
         if not (last and drop_last_kernels):
             gpu("k", "volta_sgemm_128x64_nn", t + 10_050, compute_us, 7, corr)
         corr += 1
         host("op", "nccl:all_reduce", t + 10_055, 15)
+        if backward:  # host-only markers of a training step: a backward pass per micro-batch, one optimizer step
+            for i in range(accumulation):
+                at = t + 10_070 + 100 * i
+                if i:  # the next micro-batch's forward pass between two backward passes
+                    for j in range(10):
+                        host("op", "aten::linear", at + 5 * j, 2)
+                host("op", "autograd::engine::evaluate_function: MmBackward0", at + 60 if i else at, 2)
+            host("op", "Optimizer.step#SGD.step", t + 10_080 + 100 * (accumulation - 1) + (60 if accumulation > 1 else 0), 5)
         host("rt", "cudaLaunchKernel", t + 10_060, 5, correlation=corr)
         if not (last and drop_last_kernels):
             start = t + 10_050 + compute_us - 2_000

@@ -68,7 +68,9 @@ def test_known_wait_overlap_and_straggler_give_exactly_those_figures(tmp_path, g
     parts = s["compute_ms"] + s["communication_ms"] + s["checkpoint_ms"] + s["input_ms"] + s["memcpy_ms"] + s["other_ms"]
     np.testing.assert_allclose(parts, s["step_ms"])
     # Warm-up step 1 excluded, the policy recorded; the last step is complete and kept.
-    assert record.window["kind"] == "steady" and record.window["warmup_excluded"] == 1
+    # Step 3 holds a checkpoint save: the window is checkpointing, from the data.
+    assert record.window["kind"] == "checkpointing" and record.window["warmup_excluded"] == 1
+    assert record.window["step_kinds"] == {"3": "checkpoint"}
     assert record.window["excluded_steps"] == {"1": "warm-up"}
     assert sorted(set(s["step"].tolist())) == [2.0, 3.0, 4.0]
     findings = {f["check"]: f for f in record.meta["diagnostics"]}

@@ -82,6 +82,7 @@ def compare(
     from workbench.compare.control import check_control  # numpy
     from workbench.compare.model import Comparison  # numpy
     from workbench.compare.results import Declaration, Evidence, Observation, Runs  # workbench.stats: numpy
+    from workbench.training.pair_findings import host_time  # numpy
 
     if not baseline or not candidate:
         raise UsageError("compare needs at least one baseline run and one candidate run")
@@ -114,6 +115,11 @@ def compare(
     primary = _withhold(primary, contract.unknown_stated(the_lens, judged))
     phases = delta.phases(the_lens, baseline, candidate, control)
     found = observations.observations(the_lens, baseline, candidate, primary, phases, judged)
+    # Host time leads when the GPU idles (runs with per-step GPU idle figures: training traces).
+    lead = host_time(baseline, candidate)
+    if lead is not None:
+        found.insert(0, Observation(text=lead.summary, kind=observations.NOT_CAUSE,
+                                    evidence=observations._evidence(baseline, candidate, "host time per step", dict(lead.evidence))))
     first: list[Observation] = []
     if chosen is not None:
         first.append(Observation(text=chosen[1], evidence=Evidence(metric=the_lens.primary.name, runs=runs), kind=observations.NOT_CAUSE))
@@ -171,13 +177,31 @@ def inspect(
     top: int = 10,
     control: Sequence["RunRecord"] | None = None,
     guardrails: Sequence["GuardrailSpec"] = (),
+    steps: str = "all",
 ) -> "InspectResult":
     """Per-phase distributions, the change over time inside the runs, and the operations
-    that moved most; refused pairs (see ``compare``) get no detail."""
-    from workbench.compare.inspect_data import build_inspect  # numpy
+    that moved most; refused pairs (see ``compare``) get no detail. ``steps="steady"``
+    restricts both sides to their steady steps (training), listing what was left out."""
+    from workbench.compare.inspect_data import StepRestriction, build_inspect  # numpy
+    from workbench.training.window_kind import steady_steps  # numpy
 
+    restriction = None
+    if steps == "steady":
+        excluded: list[dict[str, object]] = []
+        sides = []
+        for runs in (baseline, candidate):
+            kept = []
+            for run in runs:
+                clone, out = steady_steps(run)
+                kept.append(clone)
+                excluded.append({"run": _ref(run), "steps": out, **({} if "kind_evidence" in run.window else {"note": "no step classification: kept as it is"})})
+            sides.append(kept)
+        baseline, candidate = sides
+        restriction = StepRestriction(kept="steady", excluded=tuple(excluded))
+    elif steps != "all":
+        raise UsageError(f"--steps {steps!r}: expected all or steady")
     comparison = compare(baseline, candidate, lens, changes, accepts, extensions, control=control, guardrails=guardrails)
-    return build_inspect(comparison, baseline, candidate, windows=windows, top=top)
+    return build_inspect(comparison, baseline, candidate, windows=windows, top=top, steps=restriction)
 
 
 def parse_change(text: str) -> tuple[str, tuple[str | None, str | None] | None]:

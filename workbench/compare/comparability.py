@@ -28,6 +28,7 @@ from workbench.compare import dict_diff
 from workbench.compare.results import Refusal
 from workbench.compare.states import CHANGED, DIFFERENT, MIXED, SAME, UNKNOWN, DimensionState
 from workbench.errors import UsageError
+from workbench.training import boundaries
 
 
 
@@ -305,6 +306,9 @@ def check(
             if name not in known:
                 known.add(name)
                 specs.append(DimensionSpec(name, name.replace("_", " ").capitalize(), False))
+    moved = boundaries.compare_boundaries(baseline, candidate)  # None unless both sides' runs record one (training traces)
+    if moved is not None:
+        known.add(boundaries.DIMENSION)
     for what, names in (("--change", changes), ("--accept", accepts)):
         for name in names:
             if name not in known:
@@ -323,6 +327,10 @@ def check(
         state, note = _state(spec, b, c, changes.get(spec.name), declared)
         rows.append(DimensionRow(spec.name, spec.title, spec.must_match, state, b, c, note, declared, accepts.get(spec.name),
                                  disagreement(b, c)))
+    if moved is not None:  # training: a moved step boundary is a finding with both values, not a delta
+        rows.append(DimensionRow(boundaries.DIMENSION, boundaries.TITLE, True, DIFFERENT if moved.differs else SAME,
+                                 SideValue(moved.baseline, "measured"), SideValue(moved.candidate, "measured"), moved.note,
+                                 accepted_why=accepts.get(boundaries.DIMENSION)))
     # A side that disagrees with itself is named first: no other difference can be read until it agrees.
     blocking = sorted((r for r in rows if r.blocks), key=lambda r: not r.self_contradicting)
     refusal = _refusal(blocking[0], blocking[1:]) if blocking else None

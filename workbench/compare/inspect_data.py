@@ -7,6 +7,9 @@
   the mean per window averaged over a side's runs, to see when a change appears.
 - operations: where the runs carry an ``operations`` table, the time per step of each
   operation, baseline against candidate, the ones that moved most first.
+- findings: every trace diagnostic of each side's runs, and for training pairs the
+  operations by shape and memory pressure (``workbench.training.pair_findings``).
+- steps: with ``--steps steady``, the startup and checkpoint steps each run left out.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from store.records import RunRecord
 from workbench.compare.fmt import jsonable
 from workbench.compare.model import Comparison
 from workbench.compare.results import Result
+from workbench.training import pair_findings as pf
 
 QUANTILES = {"p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99}
 
@@ -72,6 +76,27 @@ class Operation(Result, frozen=True, kw_only=True):
     delta_ms: float
 
 
+class Finding(Result, frozen=True, kw_only=True):
+    """A trace diagnostic (input stall, host submission, straggler, clocks, forward-only,
+    memory, shapes, host time) with its evidence: ``side`` is ``baseline``, ``candidate``
+    or ``pair`` (a finding about the two sides together); ``run`` names the run of a side's."""
+
+    check: str
+    side: str
+    run: int | str | None
+    status: str  # found | not_found | undecided
+    summary: str
+    evidence: dict[str, object]
+    caveat: str = ""
+
+
+class StepRestriction(Result, frozen=True, kw_only=True):
+    """``--steps steady``: the steps each run left out, by kind (startup, checkpoint)."""
+
+    kept: str
+    excluded: tuple[dict[str, object], ...]  # {"run": ref, "steps": {step: kind}}
+
+
 class InspectResult(msgspec.Struct, frozen=True, kw_only=True):
     """``wb inspect``: the comparison and, for a comparable pair, the per-phase detail."""
 
@@ -79,16 +104,21 @@ class InspectResult(msgspec.Struct, frozen=True, kw_only=True):
     distributions: tuple[Distribution, ...] = ()
     over_time: OverTime | None = None  # None: not computed (a refused pair), written as {}
     operations: tuple[Operation, ...] | None = None  # None: the runs carry no operations table
+    findings: tuple[Finding, ...] = ()
+    steps: StepRestriction | None = None
 
     def to_json(self) -> dict[str, object]:
-        return jsonable(
-            {
-                "comparison": self.comparison.to_json(),
-                "distributions": [msgspec.to_builtins(d) for d in self.distributions],
-                "over_time": msgspec.to_builtins(self.over_time) if self.over_time is not None else {},
-                "operations": None if self.operations is None else [msgspec.to_builtins(o) for o in self.operations],
-            }
-        )
+        out = {
+            "comparison": self.comparison.to_json(),
+            "distributions": [msgspec.to_builtins(d) for d in self.distributions],
+            "over_time": msgspec.to_builtins(self.over_time) if self.over_time is not None else {},
+            "operations": None if self.operations is None else [msgspec.to_builtins(o) for o in self.operations],
+        }
+        if self.findings:
+            out["findings"] = [msgspec.to_builtins(f) for f in self.findings]
+        if self.steps is not None:
+            out["steps"] = msgspec.to_builtins(self.steps)
+        return jsonable(out)
 
 
 def describe(values: np.ndarray) -> Summary:
@@ -187,10 +217,36 @@ def operations(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -
     return rows[:top]
 
 
-def build_inspect(comparison: Comparison, base: Sequence[RunRecord], cand: Sequence[RunRecord], *, windows: int = 8, top: int = 10) -> InspectResult:
+def _ref(run: RunRecord) -> int | str:
+    return run.id if run.id is not None else run.label
+
+
+def run_findings(side: str, runs: Sequence[RunRecord]) -> list[Finding]:
+    """Each run's own diagnostics as the importer recorded them (``meta["diagnostics"]``)."""
+    out = []
+    for run in runs:
+        for f in run.meta.get("diagnostics") or ():
+            if isinstance(f, dict) and {"check", "status", "summary"} <= f.keys():
+                out.append(Finding(check=str(f["check"]), side=side, run=_ref(run), status=str(f["status"]), summary=str(f["summary"]),
+                                   evidence=dict(f.get("evidence") or {}), caveat=str(f.get("caveat") or "")))
+    return out
+
+
+def pair_findings(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[Finding]:
+    """Training pair findings: operations by shape and memory pressure."""
+    found = [*pf.shapes(base, cand), pf.memory(base, cand)]
+    return [Finding(check=f.check, side="pair", run=None, status=f.status, summary=f.summary, evidence=dict(f.evidence), caveat=f.caveat)
+            for f in found if f is not None]
+
+
+def build_inspect(comparison: Comparison, base: Sequence[RunRecord], cand: Sequence[RunRecord], *, windows: int = 8, top: int = 10,
+                  steps: StepRestriction | None = None) -> InspectResult:
+    own = (*run_findings("baseline", base), *run_findings("candidate", cand))
     if not comparison.comparable:
-        return InspectResult(comparison=comparison)
+        return InspectResult(comparison=comparison, findings=own, steps=steps)
     lens = comparison.lens
     found = operations(base, cand, top)
+    pair = pair_findings(base, cand)  # from op_shapes and memory tables, where the runs carry them
     return InspectResult(comparison=comparison, distributions=tuple(distributions(lens, base, cand)),
-                         over_time=over_time(lens, base, cand, windows), operations=None if found is None else tuple(found))
+                         over_time=over_time(lens, base, cand, windows), operations=None if found is None else tuple(found),
+                         findings=(*own, *pair), steps=steps)

@@ -14,6 +14,7 @@ from msgspec import UNSET
 
 from workbench.compare import dict_diff
 from workbench.compare.charts import distribution_chart, paired_bars
+from workbench.compare.findings_render import findings_block, steps_block
 from workbench.compare.fmt import change, num, qty
 from workbench.compare.inspect_data import InspectResult
 from workbench.compare.model import Comparison
@@ -212,8 +213,10 @@ def work_lines(work: Work | None) -> list[str]:
 def render_inspect(r: InspectResult) -> str:
     c = r.comparison
     if not c.comparable:
-        return render_comparison(c)
+        own = findings_block(msgspec.to_builtins(f) for f in r.findings)
+        return render_comparison(c) + ("\n\n" + "\n".join(own).rstrip() if own else "")
     out = header(c)
+    out += steps_block(msgspec.to_builtins(r.steps) if r.steps is not None else None)
     p = c.primary
     out += [*textwrap.wrap(f"{p.title if p else ''}: {p.text if p else ''}", WIDTH, subsequent_indent="  "), ""]
     if c.phases and not c.lens.runs_are_windows:
@@ -268,6 +271,8 @@ def render_inspect(r: InspectResult) -> str:
             )
     elif r.operations is None:
         out.append("Operations: the runs carry no operations table.")
+    if r.findings:
+        out += [""] + findings_block(msgspec.to_builtins(f) for f in r.findings)
     return "\n".join(line.rstrip() for line in "\n".join(out).splitlines())
 
 

@@ -16,6 +16,7 @@ are an error, never an overwrite.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -53,7 +54,6 @@ _ROLES: dict[str, int] = {
 }
 _GPU_BASE_KIND = {"Kernel": m.KERNEL, "kernel": m.KERNEL, "Memcpy": m.MEMCPY, "gpu_memcpy": m.MEMCPY, "Memset": m.MEMSET, "gpu_memset": m.MEMSET}
 _STREAM_TID = re.compile(r"(\d+)")
-_NO_ARGS: Mapping[str, object] = {}  # a CPU op's args are not read
 
 
 class KinetoImporter(Importer):
@@ -162,7 +162,14 @@ def _read_typed(path: Path, on_progress: Any) -> m.RankTrace | None:
 def _events_decoder() -> Any:
     """A msgspec decoder for a run of events, keeping only the fields wb uses."""
     # Built with defstruct: this module's postponed annotations cannot name local classes.
-    args = msgspec.defstruct("KinetoArgs", [("stream", int | None, None), ("correlation", int | None, None), ("device", int | None, None)], gc=False)
+    # Raw: shapes are kept as the trace wrote them (compacted), never decoded into lists.
+    args = msgspec.defstruct("KinetoArgs", [("stream", int | None, None), ("correlation", int | None, None), ("device", int | None, None),
+                                            ("dims", msgspec.Raw, msgspec.Raw()),
+                                            ("grid", msgspec.Raw, msgspec.Raw()), ("block", msgspec.Raw, msgspec.Raw()),
+                                            ("device_type", int | None, None), ("allocated", float | None, None),
+                                            ("reserved", float | None, None), ("nbytes", float | None, None)],
+                             rename={"dims": "Input Dims", "device_type": "Device Type",
+                                     "allocated": "Total Allocated", "reserved": "Total Reserved", "nbytes": "Bytes"}, gc=False)
     event = msgspec.defstruct("KinetoEvent", [("ph", str, ""), ("cat", str, ""), ("name", str, ""), ("ts", float | None, None), ("dur", float | None, None),
                                               ("pid", int | str | None, None), ("tid", int | str | None, None), ("args", args | None, None)], gc=False)
     return msgspec.json.Decoder(list[event])
@@ -359,9 +366,12 @@ class _EventSink:
         self.path = path
         self.index = 0
         self.names = m.Names()
-        self.gpu = m.Columns(ts="d", dur="d", kind="b", stream="q", correlation="q", name="l", device="q")
+        self.gpu = m.Columns(ts="d", dur="d", kind="b", stream="q", correlation="q", name="l", device="q", shape="l")
         self.runtime = m.Columns(ts="d", dur="d", correlation="q", name="l")
-        self.ops = m.Columns(ts="d", dur="d", name="l")
+        self.ops = m.Columns(ts="d", dur="d", name="l", shape="l")
+        self.memory = m.Columns(ts="d", allocated="d", reserved="d", nbytes="d", oom="b")
+        self.shapes = m.Names()
+        self.raw_shapes: dict[tuple[int, bytes, bytes, bytes], str | None] = {}
         self.steps = m.Columns(number="q", ts="d", dur="d")
         self.loader = m.Columns(ts="d", dur="d")
         self.checkpoint = m.Columns(ts="d", dur="d")
@@ -379,17 +389,22 @@ class _EventSink:
             for i, ev in enumerate(events, 1):  # noqa: B007 (the count names the place of a fault)
                 if type(ev) is not dict:
                     raise BadInput(self.path, f"expected an event object, got {type(ev).__name__}", where=f"traceEvents[{i - 1}]")
-                if ev.get("ph") == "X":
+                ph = ev.get("ph")
+                if ph == "X":
                     cat = ev.get("cat")
                     if cat is not None and type(cat) is not str:  # {} or [] cannot name a category (nor be looked up)
                         raise BadInput(self.path, f"cat must be a string, got {type(cat).__name__}", where=f"traceEvents[{i - 1}].cat")
                     role = _ROLES.get(cat)  # type: ignore[arg-type]
                     if role is not None:
-                        args = (ev.get("args") or {}) if role != _CPU else _NO_ARGS
+                        args = ev.get("args") or {}
                         if type(args) is not dict:
                             raise BadInput(self.path, f"args must be an object, got {type(args).__name__}", where=f"traceEvents[{i - 1}].args")
                         self._complete(i - 1, role, cat, ev.get("name", ""), ev.get("ts"), ev.get("dur"), ev.get("pid"), ev.get("tid"),
-                                       args.get("stream"), args.get("correlation", -1), args.get("device"))
+                                       args.get("stream") if role != _CPU else None, args.get("correlation", -1) if role != _CPU else -1,
+                                       args.get("device") if role != _CPU else None, _dict_shape(role, args))
+                elif ph == "i" and ev.get("name") in _MEMORY_EVENTS and type(ev.get("args")) is dict:
+                    a = ev["args"]
+                    self._memory(i - 1, ev["name"], ev.get("ts"), a.get("Device Type"), a.get("Total Allocated"), a.get("Total Reserved"), a.get("Bytes"))
         finally:
             self.index = i
         self._seen()
@@ -404,9 +419,32 @@ class _EventSink:
                     if args is None:
                         self._complete(i, role, ev.cat, ev.name, ev.ts, ev.dur, ev.pid, ev.tid, None, -1, None)
                     else:
-                        self._complete(i, role, ev.cat, ev.name, ev.ts, ev.dur, ev.pid, ev.tid, args.stream, args.correlation, args.device)
+                        shape = None
+                        if len(args.dims) or len(args.grid):
+                            raw = (role, bytes(args.dims), bytes(args.grid), bytes(args.block))
+                            shape = self.raw_shapes.get(raw, _MISSING)
+                            if shape is _MISSING:  # the same raw shape recurs every step: its key is built once
+                                shape = self.raw_shapes[raw] = _raw_shape(role, args)
+                        self._complete(i, role, ev.cat, ev.name, ev.ts, ev.dur, ev.pid, ev.tid, args.stream, args.correlation, args.device, shape)
+            elif ev.ph == "i" and ev.name in _MEMORY_EVENTS and ev.args is not None:
+                a = ev.args
+                self._memory(i, ev.name, ev.ts, a.device_type, a.allocated, a.reserved, a.nbytes)
         self.index += len(events)
         self._seen()
+
+    def _shape_id(self, shape: str) -> int:
+        return self.shapes.id(shape)
+
+    def _memory(self, index: int, name: str, ts: Any, device_type: Any, allocated: Any, reserved: Any, nbytes: Any) -> None:
+        """A caching-allocator instant event on a device (host allocations are not kept)."""
+        if device_type == 0 or type(ts) not in (int, float) or not -MAX_TS_US < ts < MAX_TS_US:
+            return
+        mem = self.memory
+        mem.ts.append(ts)
+        mem.allocated.append(_number_or_nan(allocated))
+        mem.reserved.append(_number_or_nan(reserved))
+        mem.nbytes.append(_number_or_nan(nbytes))
+        mem.oom.append(1 if name == "[OutOfMemory]" else 0)
 
     def _seen(self) -> None:
         self.saw_loader = len(self.loader.ts) > 0
@@ -414,8 +452,9 @@ class _EventSink:
         self.saw_runtime = len(self.runtime.ts) > 0
 
     def _complete(self, index: int, role: int, cat: str, name: Any, ts: Any, dur: Any, pid: Any, tid: Any,
-                  stream: Any, corr: Any, device: Any) -> None:
-        """One complete ("X") event of a kept category."""
+                  stream: Any, corr: Any, device: Any, shape: str | None = None) -> None:
+        """One complete ("X") event of a kept category; ``shape``: its recorded input shape
+        (CPU operators) or launch configuration (kernels), when the trace has them."""
         try:
             if not (0 <= dur <= MAX_DURATION_US and -MAX_TS_US < ts < MAX_TS_US):
                 raise BadInput(self.path, f"implausible time (ts {_brief(ts)}, dur {_brief(dur)})", where=f"traceEvents[{index}]")
@@ -446,6 +485,7 @@ class _EventSink:
             gpu.dur.append(dur)
             gpu.kind.append(cached[1])
             gpu.name.append(cached[0])
+            gpu.shape.append(-1 if shape is None else self._shape_id(shape))
         elif role == _RUNTIME:
             rt = self.runtime
             try:
@@ -474,6 +514,7 @@ class _EventSink:
             ops.ts.append(ts)
             ops.dur.append(dur)
             ops.name.append(name_id)
+            ops.shape.append(-1 if shape is None else self._shape_id(shape))
             if cls == 1:
                 self.loader.ts.append(ts)
                 self.loader.dur.append(dur)
@@ -502,6 +543,13 @@ class _EventSink:
         trace.runtime.update(correlation=runtime["correlation"], name=runtime["name"].astype(np.int32))
         trace.ops = _interval(ops, base_ns)
         trace.ops["name"] = ops["name"].astype(np.int32)
+        trace.ops["shape"] = ops["shape"].astype(np.int32)
+        trace.gpu["shape"] = gpu["shape"].astype(np.int32)
+        trace.shapes = self.shapes.values
+        memory = self.memory.finish()
+        if len(memory["ts"]):
+            trace.memory = {"time": _ns(memory["ts"], base_ns), "allocated": memory["allocated"], "reserved": memory["reserved"],
+                            "bytes": memory["nbytes"], "oom": memory["oom"].astype(bool)}
         trace.steps = _interval(steps, base_ns)
         trace.steps["number"] = steps["number"]
         trace.loader = _interval(self.loader.finish(), base_ns)
@@ -514,6 +562,57 @@ class _EventSink:
         trace.clock = "epoch"
         trace.meta = _meta(top, base is not None)
         return trace
+
+
+_MISSING: Any = object()
+_MEMORY_EVENTS = frozenset(("[memory]", "[OutOfMemory]"))
+_NO_SPACE = re.compile(rb"\s+")
+
+
+def _number_or_nan(value: Any) -> float:
+    return float(value) if type(value) in (int, float) else float("nan")
+
+
+def _raw_shape(role: int, args: Any) -> str | None:
+    """The shape key from msgspec's raw members: input dims for an operator (not the types:
+    the summary that travels must stay small),
+    grid and block for a kernel; whitespace removed so that writers' spacing does not count."""
+    if role == _CPU:
+        return _tensor_dims(_NO_SPACE.sub(b"", bytes(args.dims)).decode("utf-8", "replace")) if len(args.dims) else None
+    if role == _GPU and len(args.grid):
+        block = _NO_SPACE.sub(b"", bytes(args.block)).decode("utf-8", "replace") if len(args.block) else "?"
+        return f"grid {_NO_SPACE.sub(b'', bytes(args.grid)).decode('utf-8', 'replace')} block {block}"
+    return None
+
+
+MAX_SHAPE_KEY = 72  # characters of a shape key
+_SCALAR_DIMS = re.compile(r"(?<=\[),?\[\](?=[,\]])|,\[\]")
+
+
+def _tensor_dims(dims: str) -> str | None:
+    """Input dims without the scalar arguments' empty entries: ``[[8,4],[],[]]`` is ``[[8,4]]``."""
+    kept = _SCALAR_DIMS.sub("", dims)
+    kept = kept.replace("[,", "[")
+    if kept in ("[]", ""):
+        return None
+    if len(kept) > MAX_SHAPE_KEY:  # a foreach/cat over many tensors: a short prefix and a fingerprint stand for it
+        fingerprint = hashlib.blake2b(kept.encode(), digest_size=5).hexdigest()
+        kept = f"{kept[:MAX_SHAPE_KEY - 24]}... #{fingerprint}"
+    return kept
+
+
+def _dict_shape(role: int, args: Mapping[str, Any]) -> str | None:
+    """The same key from a decoded event (the stream reader's path)."""
+    def compact(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    if role == _CPU:
+        dims = args.get("Input Dims")
+        return None if dims is None else _tensor_dims(compact(dims))
+    if role == _GPU and args.get("grid") is not None:
+        block = args.get("block")
+        return f"grid {compact(args['grid'])} block {compact(block) if block is not None else '?'}"
+    return None
 
 
 def _cpu_class(name: str) -> int:

@@ -16,8 +16,8 @@ import numpy as np
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.inputs import ImporterOption, ImportOptions
+from workbench.training import boundaries, clocks, diagnostics, window_kind
 from workbench.training import breakdown as bd
-from workbench.training import diagnostics
 from workbench.training.model import RankTrace
 from workbench.training.rank_summary import RankSummary, summarize
 
@@ -103,6 +103,12 @@ def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions
     samples = _concat(sample_parts, bd.SAMPLE_COLUMNS)
     operations = _concat(op_parts, ("name", "kind", "step", "rank", "count", "total_ms"))
     findings, skew = diagnostics.run_all(samples, collectives, clock_aligned)
+    kept = [n for n in numbers if n not in excluded]
+    facts = _step_facts(ranks, kept)
+    findings = _with_clock_checks(findings, ranks, kept)
+    forward_only = _forward_only(ranks, facts)
+    if forward_only is not None:
+        findings.append(forward_only)
 
     directory = ranks[0].source.parent
     label = options.label or f"{directory.name or directory} ({len(ranks)} rank{'s' if len(ranks) != 1 else ''})"
@@ -117,11 +123,23 @@ def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions
         "excluded_steps": {str(int(n)): why for n, why in sorted(excluded.items())},
         "last_step_excluded": bool(has_steps and numbers[-1] in excluded and excluded[numbers[-1]] != "warm-up"),
     }
+    window.update(window_kind.classify(kept, _per_step(samples, kept, "step_ms", np.nanmean), facts["checkpoint_host_ms"][:len(kept)],
+                                       _per_step(samples, kept, "memcpy_ms", np.nanmean), warmup_excluded=warm_excluded))
+    if has_steps:
+        window["boundary"] = boundaries.boundary(_marker(format_name, options), kept, warm_excluded,
+                                                 facts["optimizer_steps"], facts["backward_passes"])
+        if forward_only is not None:
+            window["boundary"]["step_is"] = "forward pass" if forward_only.status == "found" else "training step"
+    if forward_only is not None and forward_only.status == "found":
+        window["step_is"] = "a forward pass (no backward or optimizer activity in the trace)"
     record = RunRecord(lens="training", label=label, window=window, sources=[t.source for t in ranks])
     record.dimensions.update(_dimensions(ranks))
     record.tables["samples"] = samples
     record.tables["operations"] = operations
     record.tables["skew"] = skew
+    for name, table in (("memory", _rank_tables(ranks, "memory", excluded)), ("op_shapes", _rank_tables(ranks, "shapes", excluded))):
+        if table is not None:
+            record.tables[name] = table
     record.meta.update({
         "format": format_name,
         "ranks_present": [t.rank for t in ranks],
@@ -131,6 +149,95 @@ def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions
         "definitions": "docs/training.md",
     })
     return record
+
+
+def _per_step(samples: dict[str, np.ndarray], steps: list[float], column: str, reduce: Any) -> np.ndarray:
+    """``column`` reduced over ranks for each of ``steps`` (NaN where no rank has a value)."""
+    out = np.full(len(steps), np.nan)
+    values = samples.get(column)
+    if values is None:
+        return out
+    for i, step in enumerate(steps):
+        v = values[(samples["step"] == step) & np.isfinite(values)]
+        if v.size:
+            out[i] = float(reduce(v))
+    return out
+
+
+def _step_facts(ranks: list[RankSummary], steps: list[float]) -> dict[str, np.ndarray]:
+    """The ranks' step facts for the kept steps: the most any rank shows (NaN: no rank can say)."""
+    out: dict[str, np.ndarray] = {}
+    whole = not steps  # no step markers: each rank's one window is the whole trace
+    for key in ("checkpoint_host_ms", "optimizer_steps", "backward_ops", "backward_passes"):
+        col = np.full(max(len(steps), 1) if whole else len(steps), np.nan)
+        for trace in ranks:
+            values = trace.facts.get(key)
+            if values is None:
+                continue
+            for i, step in enumerate(steps or [float("nan")]):
+                v = values if whole else values[trace.windows.numbers == step]
+                v = v[np.isfinite(v)]
+                if v.size:
+                    col[i] = max(float(v.max()), col[i]) if np.isfinite(col[i]) else float(v.max())
+        out[key] = col
+    return out
+
+
+def _with_clock_checks(findings: list[diagnostics.Finding], ranks: list[RankSummary], kept: list[float]) -> list[diagnostics.Finding]:
+    """The clock checks, and the attributions they leave unresolved when the clocks disagree."""
+    host_device = clocks.host_device(ranks)
+    across = clocks.across_ranks(ranks, kept)
+    out = []
+    for f in findings:
+        if host_device.status == "found" and f.check in ("host_submission", "input_stall"):
+            f = clocks.unresolved(f, host_device)
+        elif across.status == "found" and f.check == "straggler":
+            f = clocks.unresolved(f, across)
+        out.append(f)
+    return out + [host_device, across]
+
+
+def _forward_only(ranks: list[RankSummary], facts: dict[str, np.ndarray]) -> diagnostics.Finding | None:
+    """A trace with operators but no backward or optimizer activity: forward passes only (inference-style)."""
+    backward, optimizer = facts["backward_ops"], facts["optimizer_steps"]
+    if not np.isfinite(backward).any() and not np.isfinite(optimizer).any():
+        return None  # no CPU operators (an nsys export, say): the trace cannot tell
+    if np.nansum(backward) > 0 or np.nansum(optimizer) > 0:
+        return diagnostics._finding("profile_kind", "not_found", "backward or optimizer activity present: training steps",
+                                    {"backward_ops": float(np.nansum(backward)), "optimizer_steps": float(np.nansum(optimizer))})
+    return diagnostics._finding(
+        "profile_kind", "found",
+        "the trace looks like forward passes only (no backward operator, no optimizer step): each step is a forward pass, "
+        "not a training step",
+        {"backward_ops": 0, "optimizer_steps": 0},
+        "step time here is forward time; compare it only with forward-only traces (docs/training.md, \"Forward-only traces\")")
+
+
+def _marker(format_name: str, options: ImportOptions) -> str:
+    if format_name.startswith("Kineto"):
+        return "ProfilerStep#N"
+    pattern = options.params.get("step_pattern")
+    return f"NVTX ranges matching {pattern}" if pattern else "NVTX step ranges (default pattern)"
+
+
+def _rank_tables(ranks: list[RankSummary], which: str, excluded: dict[float, str]) -> dict[str, np.ndarray] | None:
+    """The job's memory table (per step and rank) or shape-aligned operations, excluded steps left out."""
+    parts = []
+    for trace in ranks:
+        if which == "memory":
+            if trace.memory is None:
+                continue
+            table = {"step": trace.windows.numbers.astype(np.float64),
+                     "rank": np.full(len(trace.windows.numbers), np.nan if trace.rank is None else float(trace.rank)), **trace.memory}
+        else:
+            table = trace.shape_table()
+            if table is None:
+                continue
+        keep = ~np.isin(table["step"], list(excluded))
+        parts.append({k: np.asarray(v)[keep] for k, v in table.items()})
+    if not parts:
+        return None
+    return _concat(parts, tuple(parts[0]))
 
 
 def _concat(parts: list[dict[str, np.ndarray]], columns: tuple[str, ...]) -> dict[str, np.ndarray]:

@@ -109,6 +109,12 @@ class RankTrace:
     steps: dict[str, np.ndarray] = field(default_factory=lambda: _empty("number", "start", "end"))
     loader: dict[str, np.ndarray] = field(default_factory=lambda: _empty("start", "end"))
     checkpoint: dict[str, np.ndarray] = field(default_factory=lambda: _empty("start", "end"))
+    # Recorded shapes (``record_shapes``): the ``shape`` columns of ``gpu`` and ``ops`` index
+    # into ``shapes`` (-1: none recorded); absent columns mean the format has none.
+    shapes: list[str] = field(default_factory=list)
+    # Device caching-allocator events (``[memory]``, ``[OutOfMemory]``): time (ns),
+    # allocated, reserved and bytes (this event's allocation, negative when freed), oom.
+    memory: dict[str, np.ndarray] | None = None
     # Device names (hardware identity) of the GPUs this rank used; empty = unknown.
     devices: list[str] = field(default_factory=list)
     framework: str | None = None

@@ -12,13 +12,14 @@ it for that.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from workbench.training import breakdown as bd
+from workbench.training import step_facts as sf
 from workbench.training.model import RankTrace
 
 
@@ -40,14 +41,43 @@ class RankSummary:
     operations: dict[str, np.ndarray]
     labels: dict[str, list[str]]
     read_bytes: int = 0  # the file's size where it was read
+    # Per window (``step_facts``): checkpoint host time, optimizer steps, backward operators and passes.
+    facts: dict[str, np.ndarray] = field(default_factory=dict)
+    host_device_clock: dict[str, float] = field(default_factory=dict)
+    first_collectives: dict[str, np.ndarray] = field(default_factory=dict)
+    memory: dict[str, np.ndarray] | None = None  # per window; None: no allocator events in the trace
+    # Operators and kernels by recorded shape (text columns coded as in ``operations``); None: no shapes.
+    shape_ops: dict[str, np.ndarray] | None = None
+    shape_labels: dict[str, list[str]] = field(default_factory=dict)
 
     def operations_table(self) -> dict[str, np.ndarray]:
         """The operations table as ``breakdown.rank_operations`` made it."""
-        table = dict(self.operations)
-        for column, values in self.labels.items():
-            codes = table[column]
-            table[column] = np.array(values, dtype=str)[codes] if len(codes) else np.zeros(0, dtype="<U1")
+        return _decode(self.operations, self.labels)
+
+    def shape_table(self) -> dict[str, np.ndarray] | None:
+        """Operators and kernels by shape, as ``step_facts.shape_operations`` made them."""
+        if self.shape_ops is None:
+            return None
+        table = _decode(self.shape_ops, self.shape_labels)
+        table["rank"] = np.full(len(table["count"]), np.nan if self.rank is None else float(self.rank))
         return table
+
+
+def _encode(table: dict[str, np.ndarray], columns: tuple[str, ...]) -> dict[str, list[str]]:
+    labels: dict[str, list[str]] = {}
+    for column in columns:
+        values, codes = np.unique(table[column], return_inverse=True)
+        labels[column] = values.tolist()
+        table[column] = codes.astype(np.int32)
+    return labels
+
+
+def _decode(coded: dict[str, np.ndarray], labels: dict[str, list[str]]) -> dict[str, np.ndarray]:
+    table = dict(coded)
+    for column, values in labels.items():
+        codes = table[column]
+        table[column] = np.array(values, dtype=str)[codes] if len(codes) else np.zeros(0, dtype="<U1")
+    return table
 
 
 def summarize(trace: RankTrace) -> RankSummary:
@@ -55,15 +85,21 @@ def summarize(trace: RankTrace) -> RankSummary:
     samples = bd.rank_samples(trace, windows, 0)
     del samples["step_start_ms"]
     operations = bd.rank_operations(trace, windows)
-    labels: dict[str, list[str]] = {}
-    for column in ("name", "kind"):
-        values, codes = np.unique(operations[column], return_inverse=True)
-        labels[column] = values.tolist()
-        operations[column] = codes.astype(np.int32)
+    labels = _encode(operations, ("name", "kind"))
+    shape_ops = sf.shape_operations(trace, windows)
+    shape_labels: dict[str, list[str]] = {}
+    if shape_ops is not None:
+        # Names share the operations' vocabulary (every shaped name is there), so only shapes add text.
+        shape_labels = {"name": labels["name"], **_encode(shape_ops, ("shape", "kind"))}
+        shape_ops["kind"] = shape_ops["kind"].astype(np.int8)
+        shape_ops["name"] = np.searchsorted(np.array(labels["name"], dtype=str), shape_ops["name"]).astype(np.int32)
     size = trace.source.stat().st_size if trace.source.exists() else 0
     return RankSummary(
         source=trace.source, rank=trace.rank, world_size=trace.world_size, devices=list(trace.devices),
         framework=trace.framework, meta=trace.meta, span=trace.span, windows=windows,
         unmatched=bd.unmatched_launches(trace, windows), samples=samples,
         operations=operations, labels=labels, read_bytes=size,
+        facts=sf.step_facts(trace, windows), host_device_clock=sf.host_device_clock(trace),
+        first_collectives=sf.first_collectives(trace, windows), memory=sf.memory_steps(trace, windows),
+        shape_ops=shape_ops, shape_labels=shape_labels,
     )

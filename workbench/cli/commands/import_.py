@@ -104,6 +104,9 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
     for path, run_ids in report.imported:
         runs = ", ".join(map(str, run_ids)) if run_ids else "no runs"
         click.echo(f"imported {clean(path)} -> run {runs}")  # a file name found in a directory is untrusted
+        for run in store.load_runs(list(run_ids), tables=[]) if run_ids else ():
+            if run.window.get("step_is"):  # a training trace that is not training steps (docs/training.md)
+                err.print(f"  run {run.id}: each step is {markup_safe(run.window['step_is'])}; compare it only with forward-only traces")
     for path, run_ids in report.linked:
         err.print(f"read again with the new files (already stored): {markup_safe(path)} -> run {', '.join(map(str, run_ids))}")
     for path, done in report.declared:

@@ -8,6 +8,7 @@ import click
 
 from workbench.cli import remote
 from workbench.cli.context import emit_json, open_store_from, stdout_console
+from workbench.compare.findings_render import findings_block, window_lines
 from workbench.compare.host_activity import HostReport, render_host
 from workbench.run_documents import show_document
 from workbench.textsafe import markup_safe as esc
@@ -69,6 +70,8 @@ def print_run(doc: dict) -> None:
     window = doc["window"]
     warm = window.get("warmup_excluded")
     console.print(f"window: {esc(window.get('kind', 'unknown'))}" + (f", warm-up excluded: {esc(warm)}" if warm is not None else ""))
+    for line in window_lines(window):
+        console.print(esc(line), highlight=False)
     work = doc["work"]
     console.print(f"work: {esc(_fmt(work['amount']))} {esc(work['unit'])}" if work else "work: unknown")
     if doc["quality"]:
@@ -108,3 +111,7 @@ def print_run(doc: dict) -> None:
             console.print(esc(line), overflow="ignore", crop=False)
     for c in doc["captures"]:
         console.print(f"capture {esc(c['name'])}  sha256:{c['sha256'][:16]}…  {c['size']:,} B  {esc(c['importer'])}")
+    diagnostics = doc["meta"].get("diagnostics")
+    if isinstance(diagnostics, list) and diagnostics:
+        for line in findings_block([d for d in diagnostics if isinstance(d, dict)], "trace findings (observations, not causes)"):
+            console.print(esc(line), highlight=False)
