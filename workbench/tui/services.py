@@ -43,9 +43,10 @@ from workbench.errors import UsageError
 from workbench.investigations import workflow as wf
 from workbench.investigations.bundling import export_investigation
 from workbench.investigations.evidence import parse_decision_evidence, split_items
+from workbench.investigations.frame import frame_guardrails, investigation_view
 from workbench.investigations.views import ComparisonView, HypothesisView, InvestigationSummary, InvestigationView, ObservationView
 from workbench.rerun.command_diff import diff_commands, wrap_words
-from workbench.rerun.plan import Plan, build_plan, schedule, warmup_slots
+from workbench.rerun.plan import Plan, build_plan, schedule, warmup_slots, with_frame_guardrails
 from workbench.rerun.report import build_comparison, format_comparison, reanalyze, save_comparison
 from workbench.textsafe import clean
 
@@ -504,7 +505,11 @@ def new_cpu_plan(store: "Store", name: str, slowdown_pct: float = DEFAULT_SLOWDO
     plan = build_plan(data)
     data["description"] = (f"bundled CPU workload, {CPU_STEPS[lens]} CPU-clocked steps of 5 ms per run; candidate +{slowdown_pct:g} %; "
                            f"calibrated: {run_s:.1f} s a run here, estimated {estimated_seconds(plan, run_s):.0f} s in all")
-    plan = build_plan(data).with_environment(run_preflight().environment)
+    plan = build_plan(data)
+    if investigation is not None:  # the investigation's frame guardrails are judged at Verify, as in wb rerun plan
+        frame = investigation_view(store, investigation)
+        plan = with_frame_guardrails(plan, investigation, frame_guardrails(frame.lens, frame.guardrails))
+    plan = plan.with_environment(run_preflight().environment)
     with store.session() as s:
         row, _how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin, investigation)
         return int(row.id)  # type: ignore[arg-type]

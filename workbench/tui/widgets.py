@@ -108,7 +108,9 @@ class FormScreen(Dialog):
                     yield Static(safe(self.note), classes="note")
                 for f in self.fields:
                     yield Label(safe(f.label), classes="field-label")
-                    yield Input(value=f.value, placeholder=f.placeholder, id=f"field-{f.name}", compact=True)
+                    field = Input(value=f.value, placeholder=f.placeholder, id=f"field-{f.name}", compact=True)
+                    field.cursor_blink = self.app.animation_level != "none"  # no animation: a steady cursor
+                    yield field
                 yield Static(id="form-error", classes="error")
             with Horizontal(classes="buttons"):
                 yield Button("OK", variant="primary", id="ok", compact=True)
