@@ -131,7 +131,7 @@ def _input_fault(exc: BaseException) -> str | None:
 def _fail(kind: str, line: str, exit_code: int, *, message: str | None = None, exc: BaseException | None = None) -> None:
     """One human line on stderr, with ``--json`` the error document on stdout, then exit."""
     click.echo(line, err=True)
-    if _json_wanted:
+    if json_out.wanted():
         json_out.write_error(json_out.error_document(
             kind, message if message is not None else line.removeprefix("wb: error: ").removeprefix("wb: "), exit_code,
             file=getattr(exc, "file", None), where=getattr(exc, "where", None), details=getattr(exc, "details", None)))
@@ -152,15 +152,10 @@ def _kind(exc: WbError) -> str:
     return "refused" if exc.exit_code == EXIT_REFUSED else "error"
 
 
-_json_wanted = False
-
-
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the CLI and turns errors into one line and an exit code (and,
     with ``--json``, into one JSON error document on stdout)."""
-    global _json_wanted
-    _json_wanted = json_out.wants_json(sys.argv[1:] if argv is None else argv)
-    json_out.start()
+    json_out.start(sys.argv[1:] if argv is None else argv)
     try:
         # Without standalone mode Click returns ctx.exit()'s code instead of exiting.
         rc = cli.main(args=argv, prog_name="wb", standalone_mode=False)
@@ -170,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
-        if _json_wanted:
+        if json_out.wanted():
             json_out.write_error(json_out.error_document("usage", clean(exc.format_message()), exc.exit_code))
         sys.exit(exc.exit_code)
     except (click.exceptions.Abort, KeyboardInterrupt):

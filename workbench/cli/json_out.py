@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-_state = {"written": False}
+_state = {"wanted": False, "written": False}
 
 
 def wants_json(argv: list[str]) -> bool:
@@ -25,9 +25,15 @@ def wants_json(argv: list[str]) -> bool:
     return False
 
 
-def start() -> None:
-    """A new command: no document out yet (``main`` may run more than once in a process)."""
+def start(argv: list[str]) -> None:
+    """A new command: whether it owes a document, and none out yet (``main`` may run more
+    than once in a process)."""
+    _state["wanted"] = wants_json(argv)
     _state["written"] = False
+
+
+def wanted() -> bool:
+    return _state["wanted"]
 
 
 def mark_written() -> None:
