@@ -68,6 +68,7 @@ sleep 300 & echo $! >> {marker}
 setsid sleep 301 & echo $! >> {marker}
 setsid sh -c 'sleep 302 & echo $! >> {marker}; exit 0'
 env -i setsid sleep 303 & echo $! >> {marker}
+sleep 0.5  # let the children detach (setsid) before the arm exits: each is then found by its own path
 """)
     runs = _runs(tmp_path, sqlite_url, argv)
     assert len(runs) == 9 and all(r["status"] == "ok" for r in runs), [(r["status"], r["reason"]) for r in runs]
