@@ -6,8 +6,6 @@ import of the same file adds nothing. Any fault in any file leaves the store as 
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,8 +21,8 @@ from workbench.declare import contradiction, declare_dimensions
 from workbench.dims_file import FolderDimensions
 from workbench.errors import BadInput, UsageError
 from workbench.importers import detect, expand_paths
-from workbench.importers.base import READ_ERRORS, ImportOptions, open_regular
-from workbench.inputs import FileIdentity, check_not_sparse, check_unchanged
+from workbench.importers.base import READ_ERRORS, ImportOptions
+from workbench.inputs import FileIdentity, check_unchanged, digest_file
 from workbench.limits import MAX_STRING_CHARS, exceeded
 
 
@@ -50,24 +48,6 @@ class ImportReport:
 def sha256_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int]:
     sha, size, _identity = digest_file(path, chunk)
     return sha, size
-
-
-def digest_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int, FileIdentity]:
-    """(sha256, size, identity) of a capture. The identity is taken on the descriptor
-    that is hashed; ``read_files`` checks it again after the importer has read the file,
-    so a file replaced in between is refused rather than stored under the old digest."""
-    digest = hashlib.sha256()
-    size = 0
-    try:
-        with open_regular(path) as f:  # a FIFO or device would never end
-            identity = FileIdentity.of(os.fstat(f.fileno()))
-            check_not_sparse(f.fileno(), path)  # a 200 GB hole is refused before it is hashed
-            while block := f.read(chunk):
-                digest.update(block)
-                size += len(block)
-    except OSError as exc:
-        raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
-    return digest.hexdigest(), size, identity
 
 
 def parse_dim_options(values: Sequence[str]) -> dict[str, str]:
@@ -163,14 +143,11 @@ def read_files(
     importers: dict[str, Any] = {}
     known: dict[Path, tuple[int, str]] = {}
     files = expand_paths(paths, report.skipped)
-    # A cluster import digests on the workers, beside the data (``training.cluster``).
-    digests = options.rank_executor.digests(files, sha256_file) if options.rank_executor is not None else {}
+    # A cluster import hashes in threads and holds the digests its workers' rank tasks must match (``training.cluster``).
+    digests = options.rank_executor.digests(files, digest_file) if options.rank_executor is not None else {}
     identities: dict[Path, FileIdentity] = {}
     for path in files:
-        if path in digests:
-            sha, size = digests[path]
-        else:
-            sha, size, identities[path] = digest_file(path)
+        sha, size, identities[path] = digests[path] if path in digests else digest_file(path)
         if sha in seen:
             report.skipped.append((path, f"same content as {seen[sha]}"))
             continue

@@ -9,6 +9,7 @@ sockets hold everywhere. It sits below all of them (docs/architecture.md).
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import os
 import stat
@@ -226,6 +227,25 @@ def check_unchanged(path: Path, identity: FileIdentity) -> None:
         now = None
     if now != identity:
         raise BadInput(path, "changed while it was being imported (replaced or written to); nothing written: import it again")
+
+
+def digest_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int, FileIdentity]:
+    """(sha256, size, identity) of a capture. The identity is taken on the descriptor
+    that is hashed; the importer checks it again after the file is read
+    (``check_unchanged``), so a file replaced in between is refused rather than stored
+    under the old digest."""
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with open_regular(path) as f:  # a FIFO or device would never end
+            identity = FileIdentity.of(os.fstat(f.fileno()))
+            check_not_sparse(f.fileno(), path)  # a 200 GB hole is refused before it is hashed
+            while block := f.read(chunk):
+                digest.update(block)
+                size += len(block)
+    except OSError as exc:
+        raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+    return digest.hexdigest(), size, identity
 
 
 def _kind(mode: int) -> str:

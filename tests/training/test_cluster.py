@@ -85,13 +85,52 @@ def test_cluster_import_gives_the_local_runs_row_for_row(cluster, job, tmp_path)
     assert moved["ranks"] == 5
     assert moved["read_bytes"] == sum(p.stat().st_size for p in job.rglob("*") if p.is_file())
     assert 0 < moved["returned_bytes"] < moved["read_bytes"]
-    # The files were digested on the workers (every file under the import),
-    # and the store knows them by the same SHA-256 as the client computes.
-    from workbench.ingest import sha256_file
+    # The client hashed every file under the import itself, the workers each rank file they
+    # parsed (checked against the client's), and the store knows them by their true SHA-256.
+    import hashlib
 
     assert moved["digest_bytes"] == sum(p.stat().st_size for p in job.rglob("*") if p.is_file())
+    assert moved["worker_digest_bytes"] == moved["read_bytes"]
     for path in (p for p in job.rglob("*") if p.is_file()):
-        assert remote.find_capture(sha256_file(path)[0]) is not None
+        capture = remote.find_capture(hashlib.sha256(path.read_bytes()).hexdigest())
+        assert capture is not None and capture.size == path.stat().st_size
+
+
+# A rank task on a worker that is not to be trusted: it parses the file, then lies about what it read.
+def _lying_task(read_one, path, options, digest=False):
+    from workbench.training import parallel
+
+    returned = parallel.read_rank_summary(read_one, path, options, digest)
+    lie = options.params["test_lie"]
+    if lie == "zeros":  # sha256 000...0 and 5 bytes for a file of kilobytes
+        returned.digest = ("0" * 64, 5)
+    elif lie == "size":
+        returned.digest = (returned.digest[0], returned.digest[1] + 1)
+    elif lie == "none":
+        returned.digest = None
+    else:  # the digest of another file (one already stored, say): "already imported"
+        sha, size, _ = parallel.digest_file(Path(lie))
+        returned.digest = (sha, size)
+    return returned
+
+
+@pytest.mark.parametrize("lie", ["zeros", "size", "none", "other"])
+def test_a_worker_whose_digest_is_not_its_files_fails_the_import_and_stores_nothing(cluster, job, tmp_path, monkeypatch, lie):
+    from workbench.ingest import import_files
+    from workbench.training import parallel
+
+    ranks = sorted((job / "sampled").iterdir())
+    store = _store(tmp_path, "s.sqlite")
+    import_files(store, [job / "trace_diff"], ImportOptions(params={"jobs": 1}))  # something stored already
+    before = store.counts()
+    other = str(next((job / "trace_diff").rglob("*.json*"))) if lie == "other" else lie
+    monkeypatch.setattr(parallel, "read_rank_summary", _lying_task)  # travels to the workers by reference
+    with pytest.raises(BadInput) as err:
+        import_files(store, [job / "sampled"], ImportOptions(params={"test_lie": other}, rank_executor=cluster))
+    text = str(err.value)
+    assert "\n" not in text and "the Dask worker that read it reports" in text and "nothing was written" in text
+    assert err.value.file in {str(p) for p in ranks}
+    assert store.counts() == before and len(store.list_runs()) == 2  # nothing of the lied-about job stored
 
 
 def test_a_path_the_workers_cannot_read_is_refused_in_one_line(cluster, job):
@@ -220,14 +259,15 @@ def test_the_progress_bar_counts_ranks_bytes_and_workers():
 
     out = io.StringIO()
     bar = ClusterBar(Console(file=out, force_terminal=True, width=100))
-    bar.start("files hashed", 3, 3000, 2)
+    bar.start("files hashed by the client", 3, 3000, 0)
     for _ in range(3):
-        bar.advance("files hashed", 1000)
+        bar.advance("files hashed by the client", 1000)
     bar.start("rank files read", 3, 3000, 2)
     bar.advance("rank files read", 1000)
     bar.advance("rank files read", 1000)
     bar.bar.refresh()
-    assert "files hashed 3/3 on 2 workers" in out.getvalue() and "rank files read 2/3 on 2 workers" in out.getvalue()
+    assert "files hashed by the client 3/3" in out.getvalue() and "3/3 on" not in out.getvalue()
+    assert "rank files read 2/3 on 2 workers" in out.getvalue()
     bar.start("rank files read", 1, 500, 2)  # a second job in the same import adds to the totals
     assert bar.bar.tasks[1].total == 3500 and bar.phases["rank files read"].files == 4
     bar.close()

@@ -17,8 +17,8 @@ class _Phase:
 class ClusterBar:
     """``workbench.training.cluster.ClusterProgress`` drawn with Rich.
 
-    One bar per phase (``files hashed``, ``rank files read``); a second job of the
-    same import adds to its phase's totals.
+    One bar per phase (``files hashed by the client``, ``rank files read``); a second job of the
+    same import adds to its phase's totals. A phase on 0 workers runs on the client.
     """
 
     def __init__(self, console: Any) -> None:
@@ -49,6 +49,8 @@ class ClusterBar:
 
     @staticmethod
     def _describe(what: str, phase: _Phase) -> str:
+        if not phase.workers:
+            return f"{what} {phase.done}/{phase.files}"
         return f"{what} {phase.done}/{phase.files} on {phase.workers} worker{'s' if phase.workers != 1 else ''}"
 
     def close(self) -> None:

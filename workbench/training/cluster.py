@@ -6,7 +6,9 @@ read each file from the path they see (a shared filesystem), reduce it to its
 ``RankSummary`` and send back only that; the client builds the run and writes the
 store in one transaction, as for a local import. Every worker must run the client's
 wb version, and before a job's ranks are submitted every worker checks that it can
-open every one of its files. The files are hashed there too (``digests``).
+open every one of its files. Workers are not trusted to say what a file is: the
+client hashes every file it records itself (``digests``, in threads), each rank task
+hashes the file it parses, and a task whose digest is not the client's fails the import.
 
 A worker that dies mid-task has its task rescheduled by Dask, at most
 ``distributed.scheduler.allowed-failures`` times (the scheduler's setting; 3 unless
@@ -20,19 +22,22 @@ import logging
 import os
 import stat
 from collections.abc import Callable, Iterator
-from concurrent.futures import CancelledError, as_completed
+from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
 import workbench
 from workbench.errors import BadInput, UsageError, WbError
-from workbench.training.parallel import Transfer
+from workbench.inputs import FileIdentity
+from workbench.training.parallel import Digest, Transfer
 
 INSTALL = "pip install 'wb[cluster]'  (or: pip install 'distributed>=2025.1,<2027')"
 CONNECT_TIMEOUT_S = 15  # reaching the scheduler
 WORKERS_TIMEOUT_S = 120  # the first worker joining (a Slurm job may still be queued)
 _NAMED_AT_MOST = 5  # unreadable paths named in the one-line refusal
+# Client threads hashing files (hashlib releases the GIL): enough to keep a shared filesystem's reads in flight.
+HASH_THREADS = max(1, min(8, os.cpu_count() or 1))
 
 
 class ClusterProgress(Protocol):
@@ -41,7 +46,7 @@ class ClusterProgress(Protocol):
     def advance(self, what: str, nbytes: int) -> None: ...
 
 
-HASHED, READ = "files hashed", "rank files read"
+HASHED, READ = "files hashed by the client", "rank files read"
 
 
 def _distributed() -> Any:
@@ -119,32 +124,33 @@ class DaskRanks:
         # to parse fails the same way again (lost workers are the scheduler's business).
         self.executor = client.get_executor(pure=False, retries=0)
         self.transfer = Transfer()
+        self.expected: dict[Path, tuple[str, int]] = {}
 
     @property
     def workers(self) -> int:
         return len(self.client.nthreads())
 
-    def digests(self, files: list[Path], digest: Callable[[Path], tuple[str, int]]) -> dict[Path, tuple[str, int]]:
-        """Every file hashed on the workers with ``digest`` (in parallel, beside the data), not through the client.
+    def digests(self, files: list[Path], digest: Digest) -> dict[Path, tuple[str, int, FileIdentity]]:
+        """Every file hashed here with ``digest``, in threads: the digests the store records,
+        and ``expected`` of the rank tasks (their workers are not trusted to say what a file is).
 
-        A file a worker cannot read is left out: the client digests it itself, or names it.
+        The first file that cannot be read fails the import, as locally.
         """
-        self._start(HASHED, files)
-        futures = {self.executor.submit(worker_digest, digest, str(path)): path for path in files}
-        found: dict[Path, tuple[str, int] | None] = {}
-        try:
-            for future in as_completed(futures):
-                found[futures[future]] = digest = future.result()
-                self._advance(HASHED, digest[1] if digest else 0)
-        except BaseException as exc:
-            for future in futures:
-                future.cancel()
-            translated = self.failure(exc)
-            if translated is not None:
-                raise translated from None
-            raise
-        self.transfer.digest_bytes += sum(d[1] for d in found.values() if d is not None)
-        return {path: d for path, d in found.items() if d is not None}
+        self._start(HASHED, files, workers=0)
+        found: dict[Path, tuple[str, int, FileIdentity]] = {}
+        with ThreadPoolExecutor(max_workers=min(HASH_THREADS, max(1, len(files)))) as pool:
+            futures = {pool.submit(digest, path): path for path in files}
+            try:
+                for future in as_completed(futures):
+                    found[futures[future]] = result = future.result()
+                    self._advance(HASHED, result[1])
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+        self.transfer.digest_bytes += sum(d[1] for d in found.values())
+        self.expected.update((path, (sha, size)) for path, (sha, size, _identity) in found.items())
+        return found
 
     def check_workers(self) -> None:
         """Every worker can import wb, the client's version (the reader runs there by reference)."""
@@ -175,9 +181,11 @@ class DaskRanks:
     def finished(self, path: Path, nbytes: int) -> None:
         self._advance(READ, nbytes)
 
-    def _start(self, what: str, files: list[Path]) -> None:
+    def _start(self, what: str, files: list[Path], workers: int | None = None) -> None:
+        """``workers``: where the phase runs (0: on the client); by default the cluster's workers."""
         if self.progress is not None:
-            self.progress.start(what, len(files), sum(p.stat().st_size for p in files if p.exists()), self.workers)
+            self.progress.start(what, len(files), sum(p.stat().st_size for p in files if p.exists()),
+                                self.workers if workers is None else workers)
 
     def _advance(self, what: str, nbytes: int) -> None:
         if self.progress is not None:
@@ -214,11 +222,3 @@ def unreadable_here(paths: list[str]) -> list[tuple[str, str]]:
         finally:
             os.close(fd)
     return bad
-
-
-def worker_digest(digest: Callable[[Path], tuple[str, int]], path: str) -> tuple[str, int] | None:
-    """On a worker: ``digest`` (the client's own file digest) of ``path``, or None when it cannot be read here."""
-    try:
-        return digest(Path(path))
-    except BadInput:
-        return None

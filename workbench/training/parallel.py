@@ -13,7 +13,9 @@ its ``RankSummary``) runs wherever an executor puts it:
 Each worker holds one rank at a time and sends back only the summary, so memory stays
 bounded by the number of workers, and the client's by the size of the summaries. The
 results are our own objects, pickled only between our own processes (or a Dask
-cluster the user started: see docs/scale.md).
+cluster the user started: see docs/scale.md). A cluster's workers are not trusted to
+say what a file is: there the task also hashes the file it parses, and the client
+compares that with its own digest of the file (``RankExecutor.expected``).
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from workbench.errors import BadInput
-from workbench.inputs import ImporterOption, ImportOptions
+from workbench.inputs import FileIdentity, ImporterOption, ImportOptions, check_unchanged, digest_file
 from workbench.training.model import RankTrace
 from workbench.training.rank_summary import RankSummary, summarize
 
 ReadOne = Callable[[Path, ImportOptions], RankTrace]
+Digest = Callable[[Path], tuple[str, int, FileIdentity]]
 
 # Below this much input (on disk) starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 8 << 20
@@ -68,23 +71,35 @@ class _Failure:
 
 @dataclass
 class Returned:
-    """What one rank task sends back, its size on the wire, and the task's wall and CPU seconds."""
+    """What one rank task sends back, its size on the wire, and the task's wall and CPU seconds;
+    with ``digest``, the (SHA-256, size) of the file it parsed, as it saw it."""
 
     summary: RankSummary | _Failure
     nbytes: int
     seconds: float
     cpu_seconds: float
+    digest: tuple[str, int] | None = None
 
 
-def read_rank_summary(read_one: ReadOne, path: Path, options: ImportOptions) -> Returned:
-    """The per-rank task, the same in a local process and on a cluster worker."""
+def read_rank_summary(read_one: ReadOne, path: Path, options: ImportOptions, digest: bool = False) -> Returned:
+    """The per-rank task, the same in a local process and on a cluster worker.
+
+    ``digest``: hash the file first and check after the parse that it is still that
+    file, so the digest sent back is the digest of the bytes parsed."""
     start, cpu = time.perf_counter(), time.thread_time()
+    seen: tuple[str, int] | None = None
     try:
+        identity: FileIdentity | None = None
+        if digest:
+            sha, size, identity = digest_file(path)
+            seen = (sha, size)
         result: RankSummary | _Failure = summarize(read_one(path, options))
+        if identity is not None:
+            check_unchanged(path, identity)
     except BadInput as err:
         result = _Failure(err.at(path))
-    size = len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
-    return Returned(result, size, time.perf_counter() - start, time.thread_time() - cpu)
+    nbytes = len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    return Returned(result, nbytes, time.perf_counter() - start, time.thread_time() - cpu, seen)
 
 
 @dataclass
@@ -96,7 +111,8 @@ class Transfer:
     returned_bytes: int = 0
     task_seconds: float = 0.0  # summed over the rank tasks, where they ran: wall
     task_cpu_seconds: float = 0.0  # and CPU (steadier than wall on a shared machine)
-    digest_bytes: int = 0  # files hashed where they were read (SHA-256 for the store's identity)
+    digest_bytes: int = 0  # files hashed by the client (SHA-256: the store's identity of a capture)
+    worker_digest_bytes: int = 0  # rank files hashed by the workers, checked against the client's digests
 
     def add(self, summary: RankSummary, returned: Returned) -> None:
         self.ranks += 1
@@ -104,11 +120,13 @@ class Transfer:
         self.returned_bytes += returned.nbytes
         self.task_seconds += returned.seconds
         self.task_cpu_seconds += returned.cpu_seconds
+        if returned.digest is not None:
+            self.worker_digest_bytes += returned.digest[1]
 
     def to_json(self) -> dict[str, Any]:
         return {"ranks": self.ranks, "read_bytes": self.read_bytes, "returned_bytes": self.returned_bytes,
                 "task_seconds": round(self.task_seconds, 3), "task_cpu_seconds": round(self.task_cpu_seconds, 3),
-                "digest_bytes": self.digest_bytes}
+                "digest_bytes": self.digest_bytes, "worker_digest_bytes": self.worker_digest_bytes}
 
 
 class RankExecutor(Protocol):
@@ -116,9 +134,12 @@ class RankExecutor(Protocol):
 
     executor: Executor
     transfer: Transfer
+    # The client's own (SHA-256, size) of the files it records; None: the workers are the
+    # client's own processes, trusted. A rank task's digest must match its file's entry.
+    expected: dict[Path, tuple[str, int]] | None
 
-    def digests(self, files: list[Path], digest: Callable[[Path], tuple[str, int]]) -> dict[Path, tuple[str, int]]:
-        """``digest`` (SHA-256, size) of the files the workers can read, computed there."""
+    def digests(self, files: list[Path], digest: Digest) -> dict[Path, tuple[str, int, FileIdentity]]:
+        """``digest`` of ``files``, computed by the client (they become ``expected``)."""
 
     def check(self, files: list[Path]) -> None:
         """Raise BadInput naming the files the workers cannot read."""
@@ -140,9 +161,10 @@ class LocalPool:
     executor: Executor
     progress: Callable[[Path, int, int], None] | None
     transfer: Transfer = field(default_factory=Transfer)
+    expected: dict[Path, tuple[str, int]] | None = None
 
-    def digests(self, files: list[Path], digest: Callable[[Path], tuple[str, int]]) -> dict[Path, tuple[str, int]]:
-        return {}
+    def digests(self, files: list[Path], digest: Digest) -> dict[Path, tuple[str, int, FileIdentity]]:
+        return {path: digest(path) for path in files}
 
     def check(self, files: list[Path]) -> None:
         pass
@@ -182,9 +204,10 @@ def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], optio
     plain = ImportOptions(label=options.label, params=dict(options.params))  # callbacks and executors stay here
     futures: dict[Future[Any], int] = {}
     results: list[RankSummary | None] = [None] * len(files)
+    untrusted = where.expected is not None
     try:
         for i, path in enumerate(files):
-            futures[where.executor.submit(read_rank_summary, read_one, path, plain)] = i
+            futures[where.executor.submit(read_rank_summary, read_one, path, plain, untrusted)] = i
         pending = set(futures)
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -192,6 +215,8 @@ def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], optio
                 returned: Returned = future.result()
                 if isinstance(returned.summary, _Failure):
                     raise returned.summary.error()
+                if where.expected is not None:
+                    check_worker_digest(files[futures[future]], returned.digest, where.expected)
                 summary = returned.summary
                 results[futures[future]] = summary
                 where.transfer.add(summary, returned)
@@ -204,3 +229,16 @@ def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], optio
             raise translated from None
         raise
     return [r for r in results if r is not None]
+
+
+def check_worker_digest(path: Path, seen: tuple[str, int] | None, expected: dict[Path, tuple[str, int]]) -> None:
+    """A worker's summary describes the bytes it hashed: they must be the bytes the client
+    hashed and records, or the import fails (a worker that sees another file at this
+    path, or one that is not telling the truth)."""
+    mine = expected.get(path)
+    if mine is None:
+        return  # not a file the client records (read_all called on its own)
+    if seen is None or seen != mine:
+        theirs = "no digest" if seen is None else f"sha256 {seen[0][:16]}…, {seen[1]:,} bytes"
+        raise BadInput(path, f"the Dask worker that read it reports {theirs}, but the file is sha256 {mine[0][:16]}…, "
+                             f"{mine[1]:,} bytes here: the worker read other bytes or is not to be trusted; nothing was written")
