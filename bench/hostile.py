@@ -228,6 +228,13 @@ def issue_28(d: Path) -> list[Case]:
         ("28.6", "nsys: kernel -2^63 .. 2^63-1", nsys("wrap", kernels=[(-(1 << 63), (1 << 63) - 1)]), imp),
         ("28.6", "sacct --wait-target -5", sacct(sacct_ok), lambda p: [*imp(p), "--wait-target=-5"]),
         ("28.6", "import into sqlite:// (in memory)", lambda: d / "two0.json", lambda p: ["--store", "sqlite://", "import", str(p)]),
+        ("28.6", "native: pool.wait_target_s = 0", lambda: _write(d / "wait0.json", json.dumps(
+            {"format": "workbench.capture/1", "lens": "fleet", "label": "w", "pool": {"capacity_gpus": 8, "wait_target_s": 0},
+             "samples": [{"job": "7", "gpus": 4, "submit": 1790000000, "eligible": 1790000100, "start": 1790000200,
+                          "end": 1790000300, "state": "COMPLETED"}]})), imp),
+        ("28.9", "rerun plan --rounds 1e9 (Click's parse)", nothing, lambda _p: [*plan, "--rounds", "1e9"]),
+        ("28.9", "stats --seed abc (Click's parse)", nothing, lambda _p: ["--store", two_runs, "stats", "--seed", "abc"]),
+        ("28.9", "show --json --nosuch (Click's parse)", nothing, lambda _p: ["--store", two_runs, "show", "--json", "--nosuch"]),
         ("28.9", "nsys: start 'abc'", nsys("abc", kernels=[("abc", 2)]), imp),
         ("28.9", "nsys: start NULL", nsys("null", kernels=[(None, 2)]), imp),
         ("28.9", "nsys: start 1e30", nsys("e30", kernels=[(1e30, 2)]), imp),

@@ -5,11 +5,17 @@ class StoreError(Exception):
     """A store that cannot be opened or used; the message is fit for the user."""
 
 
+class StoreRefusal(StoreError):
+    """A request the store refuses for what was asked, not for a fault of its own (the
+    CLI's usage error, exit 2): an unknown run, a write to a read-only or in-memory
+    store, a malformed name."""
+
+
 class SchemaError(StoreError):
     """A store whose schema this version of wb cannot read."""
 
 
-class RunNotFound(StoreError):
+class RunNotFound(StoreRefusal):
     """A run reference (id or label) that matches no run, or several."""
 
 
@@ -21,11 +27,11 @@ class DuplicateCapture(StoreError):
         self.sha256 = sha256
 
 
-class ReadOnlyStore(StoreError):
+class ReadOnlyStore(StoreRefusal):
     """A write to a store opened (or only openable) for reading."""
 
 
-class EphemeralStore(StoreError):
+class EphemeralStore(StoreRefusal):
     """A write to an in-memory store: it would vanish when wb exits, so it is refused."""
 
 

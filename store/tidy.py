@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, func
 from sqlmodel import select
 
-from store.errors import RunNotFound, StoreError
+from store.errors import RunNotFound, StoreError, StoreRefusal
 from store.tables import Capture, Run, RunSource
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def rename_run(store: "Store", run_id: int, label: str) -> str:
     """Give the run a new label; returns the old one."""
     label = label.strip()
     if not label:
-        raise StoreError("a run's label cannot be empty")
+        raise StoreRefusal("a run's label cannot be empty")
     with store.session() as s:
         row = s.get(Run, run_id)
         if row is None:

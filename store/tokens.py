@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Optional
 
 from sqlmodel import Field, SQLModel, select
 
-from store.errors import StoreError
+from store.errors import StoreRefusal
 from store.tables import utcnow_iso
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ ROLES = ("read", "upload", "admin")  # each may do what the ones before it may
 TOKEN_PREFIX = "wb_"
 
 
-class TokenError(StoreError):
+class TokenError(StoreRefusal):
     """A token name that is taken, unknown, or malformed."""
 
 

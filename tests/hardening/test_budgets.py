@@ -135,6 +135,19 @@ def test_wait_target_must_be_positive(capsys, tmp_path, store, target):
     assert rc != 0 and "--wait-target: a queue-wait target is a positive number of seconds" in err, err
 
 
+@pytest.mark.parametrize("target", [0, -5, 0.0])
+def test_a_native_captures_wait_target_must_be_positive(capsys, tmp_path, store, target):
+    doc = {"format": "workbench.capture/1", "lens": "fleet", "label": "w",
+           "pool": {"capacity_gpus": 8, "window_start": 1790000000, "window_end": 1790003600, "wait_target_s": target},
+           "samples": [{"job": "7", "gpus": 4, "submit": 1790000000, "eligible": 1790000100, "start": 1790000200,
+                        "end": 1790000300, "state": "COMPLETED"}]}
+    (tmp_path / "w.json").write_text(json.dumps(doc))
+    line = refused(capsys, "--store", store, "import", str(tmp_path / "w.json"))
+    assert str(tmp_path / "w.json") in line and "pool.wait_target_s" in line and "positive number of seconds" in line, line
+    rc, out, _err = wb(capsys, "--store", store, "runs", "--json")
+    assert rc == 0 and json.loads(out) in ([], {"runs": []})
+
+
 def test_sacct_time_of_non_ascii_digits(capsys, tmp_path, store):
     (tmp_path / "s.txt").write_text(SACCT.replace("|1790000000|", "|²|"))
     line = refused(capsys, "--store", store, "import", str(tmp_path / "s.txt"))

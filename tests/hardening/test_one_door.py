@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +141,35 @@ def test_a_file_replaced_during_the_import_is_not_stored_under_the_old_digest(ca
     monkeypatch.setattr(ingest, "digest_file", real)
     rc, out, err = wb(capsys, "--store", store, "runs", "--json")
     assert rc == 0 and '"label"' not in out  # nothing stored
+
+
+def test_inference_perf_companions_are_sniffed_through_the_one_door(tmp_path):
+    """A file imported beside inference-perf reports is told apart by its head, read through
+    ``open_regular``: a FIFO is refused without blocking, a /proc file refused, never read whole."""
+    import threading
+
+    from workbench.errors import BadInput
+    from workbench.importers import inference_perf
+
+    fifo = tmp_path / "config.yaml"
+    os.mkfifo(fifo)
+    outcome: list[BaseException | None] = []
+
+    def sniff(path):
+        try:
+            inference_perf._companions(tmp_path, [path])
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - the test looks at it
+            outcome.append(exc)
+
+    worker = threading.Thread(target=sniff, args=(fifo,), daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # blocked on the FIFO: unblock it so the thread can end
+        with open(fifo, "wb"):
+            pass
+        worker.join(10)
+        pytest.fail("a FIFO beside the reports blocked the import")
+    assert isinstance(outcome[0], BadInput) and "not a regular file" in str(outcome[0])
+    with pytest.raises(BadInput, match="kernel interface"):
+        inference_perf._companions(tmp_path, [Path("/proc/self/status")])

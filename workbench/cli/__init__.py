@@ -164,18 +164,22 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
-        if json_out.wanted():
-            json_out.write_error(json_out.error_document("usage", clean(exc.format_message()), exc.exit_code))
-        sys.exit(exc.exit_code)
+        # Click's own parse errors (a bad value, an unknown option, a missing argument) in the
+        # project's one line, not Click's usage block: the command and its --help are named.
+        message = " ".join(clean(exc.format_message()).split()).removesuffix(".")
+        ctx = getattr(exc, "ctx", None)
+        usage = isinstance(exc, click.UsageError)
+        hint = f" (see '{ctx.command_path} --help')" if usage and ctx is not None else ""
+        _fail("usage" if usage else "error", f"wb: error: {message}{hint}", exc.exit_code, message=message)
     except (click.exceptions.Abort, KeyboardInterrupt):
         _fail("interrupted", "wb: interrupted", EXIT_INTERRUPTED)
     except WbError as exc:
         _fail(_kind(exc), f"wb: error: {clean(exc.message)}", exc.exit_code, message=clean(exc.message), exc=exc)
     except _store_error() as exc:
-        from store.errors import ReadOnlyStore, RunNotFound  # loaded already (see _store_error)
+        from store.errors import RunNotFound, StoreRefusal  # loaded already (see _store_error)
 
-        usage = isinstance(exc, (RunNotFound, ReadOnlyStore))
+        # What was asked is refused (usage, exit 2) or the store failed (exit 1): docs/cli.md's exit codes.
+        usage = isinstance(exc, StoreRefusal)
         _fail("not_found" if isinstance(exc, RunNotFound) else "store", f"wb: error: {clean(str(exc))}",
               EXIT_USAGE if usage else EXIT_FAILURE)
     except BrokenPipeError:

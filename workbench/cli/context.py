@@ -10,10 +10,10 @@ import click
 
 from lenses import LENS_NAMES, lens_names
 from store import open_store
-from store.errors import StoreError
+from store.errors import StoreError, StoreRefusal
 from workbench.cli import json_out
 from workbench.compare.fmt import jsonable
-from workbench.errors import WbError
+from workbench.errors import UsageError, WbError
 
 if TYPE_CHECKING:
     from store.api import Store
@@ -47,6 +47,8 @@ def open_store_from(ctx: click.Context, *, create: bool = True) -> "Store":
     """The store named by ``--store``/``WB_STORE`` (or the default), as a WbError on failure."""
     try:
         return open_store(store_url_from(ctx), create=create)
+    except StoreRefusal as exc:
+        raise UsageError(str(exc)) from None
     except StoreError as exc:
         raise WbError(str(exc)) from None
 

@@ -42,6 +42,7 @@ from workbench.formats.engine_config import EngineSite
 from workbench.formats.inference_records import Summary, as_object, inference_run, number, request_mix, stats_block, strict_number
 from workbench.formats.load_sweep import load_meta, mark_sweep
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
+from workbench.inputs import HEAD_BYTES, open_regular
 
 _REPORT = re.compile(r"^(stage_(\d+)|summary)_(lifecycle|prometheus)_metrics\.json$")
 LATENCIES = {
@@ -118,12 +119,22 @@ class Companions(msgspec.Struct, frozen=True, kw_only=True):
     load_config: Mapping[str, object] | None = None  # the load generator's config (untrusted YAML)
 
 
+def _head(path: Path) -> str:
+    """The first 64 KiB of a file imported beside the reports, to tell what it is: through
+    the one door (no FIFO, device or /proc file), and never more than the head."""
+    with open_regular(path) as f:
+        try:
+            return f.read(HEAD_BYTES).decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
+
+
 def _companions(folder: Path, extras: list[Path]) -> Companions:
     """The manifest and load config for a results folder: imported ones first, then beside it."""
     variant = folder.parent if folder.name == "results" else folder
     found: dict[str, Path] = {}
     for path in extras:
-        head = path.read_text(encoding="utf-8", errors="replace")[:65536]
+        head = _head(path)
         kind = "manifest" if _is_manifest(head) else "load_config" if _is_load_config(head) else None
         if kind and (variant == path.parent or variant.is_relative_to(path.parent)):
             # The nearest one wins (a variant's own manifest over a shared one).

@@ -396,7 +396,11 @@ def _header(top: dict[str, Any], path: Path, options: ImportOptions) -> RunRecor
                 except ValueError as exc:
                     raise BadInput(path, str(exc), where=f"pool.{key}") from None
         if "wait_target_s" in pool:
-            _check_number(pool["wait_target_s"], path, "pool.wait_target_s", minimum=0.0)
+            _check_number(pool["wait_target_s"], path, "pool.wait_target_s")
+            if pool["wait_target_s"] <= 0:
+                # As --wait-target: a target of 0 makes every job miss it, a figure that says nothing.
+                raise BadInput(path, f"a queue-wait target is a positive number of seconds, got {pool['wait_target_s']}",
+                               where="pool.wait_target_s")
         _check_json_value(pool, path, "pool")
         meta["pool"] = pool
 
