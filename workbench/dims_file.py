@@ -13,14 +13,23 @@ refused::
     objective = "pretrain, next-token loss"
     topology = "1 node x 8 GPU, FSDP"
     effective_batch = "512 samples"
+
+It may also say how to read the folder's files where a format cannot say it itself
+(``IMPORT_TABLES``): ``[sacct] fields`` is ``--sacct-fields`` for headerless ``sacct``
+output. The command line wins over it, and the nearer file wins as for dimensions::
+
+    [sacct]
+    fields = "JobID,State,Submit,Eligible,Start,End,AllocTRES"   # or a list of names
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workbench.errors import BadInput, UsageError
 from workbench.inputs import read_regular
@@ -29,8 +38,33 @@ DIMS_FILE_NAME = "wb.toml"
 MAX_BYTES = 1 << 20
 
 
+def _sacct_fields(value: Any, path: Path) -> str:
+    from workbench.importers.sacct import check_fields  # the importer's own rule for the list
+
+    return ",".join(check_fields(value, path, "fields", where="[sacct]"))
+
+
+# Tables beside [dimensions]: table -> key -> (the import parameter it gives, its check).
+IMPORT_TABLES: dict[str, dict[str, tuple[str, Callable[[Any, Path], Any]]]] = {
+    "sacct": {"fields": ("sacct_fields", _sacct_fields)},
+}
+
+
+@dataclass
+class FolderFile:
+    """What one ``wb.toml`` says: dimensions, and import parameters (``sacct_fields`` ...)."""
+
+    dimensions: dict[str, str] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+
+
 def load_dims_file(path: Path) -> dict[str, str]:
-    """The ``[dimensions]`` table of ``path`` as NAME -> text; anything else is refused."""
+    """The ``[dimensions]`` table of ``path`` as NAME -> text; an unknown table is refused."""
+    return load_folder_file(path).dimensions
+
+
+def load_folder_file(path: Path) -> FolderFile:
+    """``path``'s ``[dimensions]`` and import tables (``IMPORT_TABLES``); anything else is refused."""
     data = read_regular(path, MAX_BYTES, "a dimensions file (a few lines)")  # no FIFO, device or /proc file
     try:
         doc = tomllib.loads(data.decode("utf-8"))
@@ -38,9 +72,11 @@ def load_dims_file(path: Path) -> dict[str, str]:
         raise BadInput(path, "is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(path, f"is not valid TOML ({exc})") from None
-    extra = sorted(set(doc) - {"dimensions"})
+    known = ["dimensions", *IMPORT_TABLES]
+    extra = sorted(set(doc) - set(known))
     if extra:
-        raise BadInput(path, f"unknown table or key {extra[0]!r} (a {DIMS_FILE_NAME} holds only [dimensions])")
+        raise BadInput(path, f"unknown table or key {extra[0]!r} (a {DIMS_FILE_NAME} holds only "
+                             f"{', '.join(f'[{t}]' for t in known)})")
     table = doc.get("dimensions", {})
     if not isinstance(table, dict):
         raise BadInput(path, "[dimensions] must be a table of NAME = VALUE")
@@ -53,7 +89,24 @@ def load_dims_file(path: Path) -> dict[str, str]:
             raise BadInput(path, f"dimension {str(name).strip()!r} is empty: an empty value declares nothing (leave the line out)",
                            where="[dimensions]")
         out[str(name).strip()] = text
-    return out
+    return FolderFile(out, _import_params(doc, path))
+
+
+def _import_params(doc: dict[str, Any], path: Path) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for name, keys in IMPORT_TABLES.items():
+        if name not in doc:
+            continue
+        table = doc[name]
+        if not isinstance(table, dict):
+            raise BadInput(path, f"[{name}] must be a table of KEY = VALUE ({', '.join(keys)})")
+        unknown = sorted(set(table) - set(keys))
+        if unknown:
+            raise BadInput(path, f"unknown key {unknown[0]!r} (one of {', '.join(keys)})", where=f"[{name}]")
+        for key, value in table.items():
+            param, check = keys[key]
+            params[param] = check(value, path)
+    return params
 
 
 def refuse_empty(values: Mapping[str, str], how: str) -> None:
@@ -81,12 +134,14 @@ class FolderDimensions:
     def __init__(self, cli: dict[str, str] | None = None, dims_file: Path | None = None, roots: Iterable[Path] = ()) -> None:
         self.cli = dict(cli or {})
         refuse_empty(self.cli, "--dim")
-        self.explicit = load_dims_file(dims_file) if dims_file is not None else None
+        explicit = load_folder_file(dims_file) if dims_file is not None else None
+        self.explicit = explicit.dimensions if explicit is not None else None
+        self.explicit_params = explicit.params if explicit is not None else {}
         self.explicit_path = dims_file
         # The folders named on the command line: a wb.toml is looked for from a file's own
         # folder up to the one of these that holds it, never above (no stray file in $HOME).
         self.roots = [_absolute(r) for r in roots if Path(r).is_dir()]
-        self.files: dict[Path, dict[str, str]] = {}
+        self.files: dict[Path, FolderFile] = {}
 
     def _folders(self, source: Path) -> list[Path]:
         """The file's folder, then each folder above it up to its import root (nearest first)."""
@@ -98,12 +153,15 @@ class FolderDimensions:
         return folders
 
     def _read(self, candidate: Path) -> dict[str, str]:
+        return self._file(candidate).dimensions
+
+    def _file(self, candidate: Path) -> FolderFile:
         if candidate not in self.files:
             if candidate.is_symlink() and not _within(candidate, self._root_of(candidate)):
                 # As a scan passes over a symlink out of the folder: a wb.toml is read from
                 # the imported folder, never from wherever a link points (/proc/kmsg).
                 raise BadInput(candidate, f"is a symlink out of the imported folder (to {os.readlink(candidate)}); not followed")
-            self.files[candidate] = load_dims_file(candidate) if candidate.is_file() else {}
+            self.files[candidate] = load_folder_file(candidate) if candidate.is_file() else FolderFile()
         return self.files[candidate]
 
     def _root_of(self, candidate: Path) -> Path:
@@ -119,6 +177,18 @@ class FolderDimensions:
         for folder in reversed(self._folders(source)):  # the nearer file wins
             merged.update(self._read(folder / DIMS_FILE_NAME))
         return {**merged, **self.cli}
+
+    def params_for(self, source: Path | None) -> dict[str, Any]:
+        """Import parameters the folder's ``wb.toml`` (or ``--dims-file``) gives for ``source``
+        (``sacct_fields`` ...), the nearer file winning; the command line wins over them (``ingest``)."""
+        if self.explicit is not None:
+            return dict(self.explicit_params)
+        if source is None:
+            return {}
+        merged: dict[str, Any] = {}
+        for folder in reversed(self._folders(source)):
+            merged.update(self._file(folder / DIMS_FILE_NAME).params)
+        return merged
 
     def files_for(self, source: Path | None) -> list[Path]:
         """The dimension files that declare for ``source`` (for messages), nearest first."""

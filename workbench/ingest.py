@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +167,8 @@ def read_files(
             result.stored.update((p, known[p][0]) for p in group_paths)
             continue
         try:
-            records = list(importers[name].read(group_paths, options))
+            records = [r for part, part_options in _by_folder_params(importers[name], group_paths, options, folder)
+                       for r in importers[name].read(part, part_options)]
         except BadInput:
             raise
         except READ_ERRORS as exc:
@@ -198,6 +199,19 @@ def read_files(
                 report.skipped.append((path, known[path][1]))
                 result.stored[path] = known[path][0]
     return result
+
+
+def _by_folder_params(importer: Any, paths: list[Path], options: ImportOptions,
+                      folder: FolderDimensions) -> list[tuple[list[Path], ImportOptions]]:
+    """``paths`` split by the import parameters their ``wb.toml`` gives this importer
+    (``[sacct] fields``), each part with its options; the command line wins over a file."""
+    declared = {option.param for option in getattr(importer, "options", ())}
+    parts: dict[tuple[tuple[str, Any], ...], list[Path]] = {}
+    for path in paths:
+        given = {k: v for k, v in folder.params_for(path).items() if k in declared and options.params.get(k) is None}
+        parts.setdefault(tuple(sorted(given.items())), []).append(path)
+    return [(part, replace(options, params={**options.params, **dict(given)}) if given else options)
+            for given, part in parts.items()]
 
 
 def import_files(

@@ -297,3 +297,67 @@ def test_sacct_fields_that_do_not_fit_the_records_are_refused(tmp_path: Path) ->
     assert "does not split into the 2 fields" in str(err.value)
     with pytest.raises(BadInput, match="JobID among them"):
         read(path, sacct_fields="State,End,Start", **UTC)
+
+
+def _wb(*args: str) -> tuple[int, str, str]:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=120)
+    return out.returncode, out.stdout, out.stderr
+
+
+def test_a_wb_toml_gives_the_fields_of_headerless_sacct(tmp_path: Path) -> None:
+    """``[sacct] fields`` in the folder's wb.toml reads --noheader output as --sacct-fields would,
+    as a string or a list, beside [dimensions]; the command line wins over it."""
+    import json
+
+    source = GCM / "sample-sacct-output-midnight-edge-case-small.txt"
+    (expected,) = read(source, **UTC)
+    store = f"sqlite:///{tmp_path / 's.sqlite'}"
+    for form, delim in (("string", ";"), ("list", "#")):
+        folder = tmp_path / f"window-{form}"
+        folder.mkdir()
+        path, fields = _headerless(folder, source, delim)
+        value = json.dumps(fields) if form == "string" else json.dumps(fields.split(","))
+        (folder / "wb.toml").write_text(f'[dimensions]\nscheduler_policy = "gang"\n\n[sacct]\nfields = {value}\n')
+        rc, out, err = _wb("--store", store, "import", str(folder), "--tz", "UTC", "--json")
+        assert rc == 0, err
+        (run_id,) = json.loads(out)["runs"]
+        from store import open_store
+
+        run = open_store(store).load_run(run_id)
+        assert run.sample_count == expected.sample_count
+        assert list(run.tables["samples"]["job"]) == list(expected.tables["samples"]["job"])
+        assert run.dimensions["scheduler_policy"].value == "gang"
+    # The command line wins: a wrong list given there is the one used (and refused).
+    fresh = f"sqlite:///{tmp_path / 'fresh.sqlite'}"
+    rc, _out, err = _wb("--store", fresh, "import", str(tmp_path / "window-string"), "--tz", "UTC", "--sacct-fields", "JobID,State")
+    assert rc == 2 and "does not split into the 2 fields" in err
+
+
+def test_a_wb_toml_without_fields_leaves_headerless_sacct_refused_naming_both_ways(tmp_path: Path) -> None:
+    folder = tmp_path / "w"
+    folder.mkdir()
+    _headerless(folder, GCM / "sample-sacct-output-midnight-edge-case-small.txt", "|")
+    (folder / "wb.toml").write_text('[dimensions]\nscheduler_policy = "gang"\n')
+    rc, _out, err = _wb("--store", f"sqlite:///{tmp_path / 's.sqlite'}", "import", str(folder), "--tz", "UTC")
+    assert rc == 2 and "--sacct-fields" in err and "[sacct] fields" in err and "wb.toml" in err
+
+
+@pytest.mark.parametrize(("table", "said"), [
+    ('[sacct]\nfields = "State,End"\n', "JobID among them"),
+    ('[sacct]\nfields = ["JobID", 3]\n', "is not one"),
+    ('[sacct]\nfield = "JobID,State"\n', "unknown key 'field'"),
+    ('sacct = "JobID"\n', "[sacct] must be a table"),
+    ('[slurm]\nfields = "JobID"\n', "unknown table or key 'slurm'"),
+])
+def test_a_wb_toml_sacct_table_is_validated_naming_the_file(tmp_path: Path, table: str, said: str) -> None:
+    folder = tmp_path / "w"
+    folder.mkdir()
+    _headerless(folder, GCM / "sample-sacct-output-midnight-edge-case-small.txt", "|")
+    (folder / "wb.toml").write_text(table)
+    store = tmp_path / "s.sqlite"
+    rc, _out, err = _wb("--store", f"sqlite:///{store}", "import", str(folder), "--tz", "UTC")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and said in lines[0] and str(folder / "wb.toml") in lines[0], err

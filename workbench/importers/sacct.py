@@ -152,15 +152,22 @@ def _looks_headerless(text: str) -> bool:
 
 
 def sacct_fields(options: ImportOptions | None, path: Path) -> list[str] | None:
-    """The ``--sacct-fields`` list, checked (plain names, JobID among them)."""
+    """The ``--sacct-fields`` list (or a ``wb.toml``'s ``[sacct] fields``), checked."""
     raw = (options.params.get("sacct_fields") if options else None) or None
     if raw is None:
         return None
-    names = [n.strip() for n in str(raw).split(",") if n.strip()]
+    return check_fields(raw, path, "--sacct-fields")
+
+
+def check_fields(raw: object, path: Path | None, how: str, where: str | None = None) -> list[str]:
+    """A list of sacct field names (``F1,F2,...`` or a list): plain names, JobID among them."""
+    names = [n.strip() for n in (raw if isinstance(raw, list) else str(raw).split(",")) if isinstance(n, str) and n.strip()]
     bad = [n for n in names if not _COLUMN.match(n)]
+    if isinstance(raw, list) and not all(isinstance(n, str) for n in raw):
+        bad = bad or [next(repr(n) for n in raw if not isinstance(n, str))]
     if bad or not ({"JobID", "JobIDRaw"} & set(names)):
-        raise BadInput(path, f"--sacct-fields {raw!r}: expected sacct field names separated by commas, JobID among them"
-                       + (f" ({bad[0]!r} is not one)" if bad else ""))
+        raise BadInput(path, f"{how} {raw!r}: expected sacct field names separated by commas, JobID among them"
+                       + (f" ({bad[0]!r} is not one)" if bad else ""), where=where)
     return names
 
 
@@ -269,13 +276,14 @@ def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = N
         if delim is None and fields is None:
             if _headerless_delimiter(header_line):
                 raise BadInput(path, "sacct output without a header line (--noheader): give the fields in the order of "
-                               "sacct --format with --sacct-fields, e.g. --sacct-fields JobID,State,Submit,Start,End,AllocTRES", where="line 1")
+                               "sacct --format with --sacct-fields, e.g. --sacct-fields JobID,State,Submit,Start,End,AllocTRES "
+                               "(or [sacct] fields = \"...\" in a wb.toml beside it)", where="line 1")
             raise BadInput(path, "no sacct header (expected column names such as JobID|State|Submit ...)", where="line 1")
         if delim is None:
             assert fields is not None
             delim = _headerless_delimiter(header_line, len(fields))
             if delim is None:
-                raise BadInput(path, f"the first record does not split into the {len(fields)} fields --sacct-fields names "
+                raise BadInput(path, f"the first record does not split into the {len(fields)} fields --sacct-fields (or [sacct] fields) names "
                                "with any delimiter wb knows (| |# ; tab , #)", where="line 1")
             trailing = header_line.rstrip().endswith(delim) and len(header_line.split(delim)) == len(fields) + 1
             header = list(fields)
