@@ -656,7 +656,8 @@ class _ColumnBuilder:
         if types <= {bool}:
             return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
         if types <= {str}:
-            return self._text(key, ["" if v is None else v for v in values], start)
+            # A list of strings only (the common case: request ids) is taken as it is: no copy.
+            return self._text(key, ["" if v is None else v for v in values] if None in values else values, start)
         texts = []
         for i, v in enumerate(values):
             if isinstance(v, (dict, list)):
