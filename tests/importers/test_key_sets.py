@@ -45,6 +45,30 @@ def test_sglang_2024_jsonl_without_mean_ttft_imports_with_its_median():
     assert "p95" not in runs[0].meta["summary"]["ttft_ms"]  # never derived
 
 
+def test_sglang_mid_2025_lines_without_server_info_are_their_own_key_set():
+    """The writer's result dict at sgl-project/sglang@0033168f (python/sglang/bench_serving.py)
+    has accept_length, concurrency and p95 ITL but no server_info: named as that version."""
+    path = DATA / "inference" / "sglang_bench_2025_mid.jsonl"
+    importer, probe = detect(path)
+    assert importer.name == "sglang-bench"
+    assert matching(importer.key_sets, probe.text).name.startswith("bench_serving mid 2025")
+    (run,) = importer.read([path], ImportOptions())
+    assert run.meta["summary"]["ttft_ms"]["p99"] == 140.0 and run.meta["server_info"] == {}
+    assert "model" not in run.dimensions  # no server_info: the model is unknown, never guessed
+
+
+def test_sglang_line_whose_server_info_is_null_imports(tmp_path):
+    """Late 2025 writes ``"server_info": null`` when /get_server_info failed."""
+    line = json.loads((DATA / "inference" / "sglang_bench.jsonl").read_text().splitlines()[0])
+    line["server_info"] = None
+    path = tmp_path / "null_info.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    importer, probe = detect(path)
+    assert matching(importer.key_sets, probe.text).name.startswith("bench_serving 2025 (with server_info)")
+    (run,) = importer.read([path], ImportOptions())
+    assert run.meta["summary"]["ttft_ms"]["mean"] == line["mean_ttft_ms"] and "model" not in run.dimensions
+
+
 def test_unknown_format_names_the_closest_importer_and_what_it_lacks(tmp_path):
     path = tmp_path / "almost.jsonl"
     path.write_text(json.dumps({"backend": "sglang", "mean_e2e_latency_ms": 4210.5, "duration": 3.0}) + "\n")

@@ -1,7 +1,8 @@
 """SGLang ``python -m sglang.bench_serving`` results: JSON Lines, one object per run.
 
-Each line embeds ``server_info`` (the server's own ``/get_server_info``): the best
-engine-configuration source any benchmark client writes, recorded as ``measured``.
+Since late 2025 each line embeds ``server_info`` (the server's own ``/get_server_info``,
+null when that request failed): the best engine-configuration source any benchmark
+client writes, recorded as ``measured``; older lines have none (``key_sets``).
 There is no top-level model field (the model path is in ``server_info``) and no p95
 TTFT; ``--output-details`` adds the same per-request arrays as vLLM's benchmark.
 """
@@ -28,8 +29,14 @@ class SglangBenchImporter(Importer):
 
     # Its own words: the /get_server_info response and the e2e-latency names.
     key_sets = (
+        # Checked against the writer's result dict (python/sglang/bench_serving.py, docs/importers.md
+        # "Key sets" says at which commits): late 2025 adds server_info (null when the
+        # server's /get_server_info failed), mid 2025 has accept_length but no server_info.
         KeySet("bench_serving 2025 (with server_info)", ("server_info", "mean_ttft_ms"),
                sample="inference/sglang_bench.jsonl", origin="minimal, derived from sglang/bench_serving.py (2025)"),
+        KeySet("bench_serving mid 2025 (accept_length, no server_info)", ("accept_length", "mean_ttft_ms"),
+               sample="inference/sglang_bench_2025_mid.jsonl",
+               origin="minimal, derived from sglang/bench_serving.py at 0033168f (mid 2025)"),
         KeySet("bench_serving late 2024 (mean and p99 TTFT, no server_info)", ("mean_e2e_latency_ms", "mean_ttft_ms"),
                sample="inference/sglang_bench_2024_late.jsonl", origin="minimal, derived from sglang/bench_serving.py (v0.3, late 2024)"),
         KeySet("bench_serving 2024 (median TTFT only)", ("mean_e2e_latency_ms", "median_ttft_ms", "total_output_tokens_retokenized"),
