@@ -69,6 +69,19 @@ def test_sglang_line_whose_server_info_is_null_imports(tmp_path):
     assert run.meta["summary"]["ttft_ms"]["mean"] == line["mean_ttft_ms"] and "model" not in run.dimensions
 
 
+def test_guidellm_scheduler_refactor_report_reads_its_strategy_from_scheduler():
+    """vllm-project/guidellm@414febe6 (src/guidellm/benchmark/objects.py) has no args, worker or
+    request_loader: the strategy is under scheduler, the backend under benchmarker."""
+    path = DATA / "inference" / "guidellm_scheduler_report.json"
+    importer, probe = detect(path)
+    assert importer.name == "guidellm"
+    assert matching(importer.key_sets, probe.text).name.startswith("scheduler-refactor report")
+    (run,) = importer.read([path], ImportOptions())
+    assert run.dimensions["load"].value == "strategy=constant, rate=4.0"
+    assert run.meta["summary"]["ttft_ms"]["p95"] == 61.0 and run.meta["summary"]["requests_completed"] == 118
+    assert "model" not in run.dimensions  # the backend says none here: unknown, never guessed
+
+
 def test_unknown_format_names_the_closest_importer_and_what_it_lacks(tmp_path):
     path = tmp_path / "almost.jsonl"
     path.write_text(json.dumps({"backend": "sglang", "mean_e2e_latency_ms": 4210.5, "duration": 3.0}) + "\n")

@@ -1,4 +1,4 @@
-"""GuideLLM benchmark reports (``guidellm benchmark``, v0.2/v0.3 ``{"benchmarks": [...]}``).
+"""GuideLLM benchmark reports (``guidellm benchmark``, ``{"benchmarks": [...]}``: the layouts in ``key_sets``).
 
 One run per benchmark (one strategy of a sweep: synchronous, throughput, constant
 rate ...), each with its load in ``meta["load"]``; the benchmarks of one report are the
@@ -49,11 +49,19 @@ class GuideLLMImporter(Importer):
     description = "GuideLLM benchmark report JSON (v0.2/v0.3)"
     priority = 30
 
+    # Checked against the writer's models (docs/importers.md "Key sets" names the commits): every
+    # version writes type_ "generative_benchmark"; the scheduler refactor moved the strategy,
+    # backend and request loader under "scheduler" and "benchmarker" (no "worker", "args",
+    # "request_loader" any more). Most specific first: ``matching`` takes the first that fits.
     key_sets = (
-        KeySet("v0.2 report (type_ generative_benchmark)", ("benchmarks", "generative_benchmark"),
+        KeySet("scheduler-refactor report (scheduler, benchmarker)", ("benchmarks", "generative_benchmark", "benchmarker"),
+               sample="inference/guidellm_scheduler_report.json",
+               origin="minimal, derived from vllm-project/guidellm src/guidellm/benchmark/objects.py at 414febe6"),
+        KeySet("report with args, worker, request_loader (type_ generative_benchmark)", ("benchmarks", "generative_benchmark"),
                sample="inference/real/guidellm/benchmarks_stripped.json", origin="real (neuralmagic/guidellm test data)"),
-        KeySet("v0.3+ report (request_loader)", ("benchmarks", "request_loader"),
-               sample="inference/guidellm_v03.json", origin="minimal, derived from guidellm/benchmark/benchmark.py (v0.3)"),
+        KeySet("report with request_loader", ("benchmarks", "request_loader"),
+               sample="inference/guidellm_v03.json",
+               origin="minimal, derived from neuralmagic/guidellm src/guidellm/benchmark/benchmark.py at f3b95006"),
     )
 
     def sniff(self, probe: Probe) -> bool:
@@ -132,9 +140,18 @@ def _run(bench: Mapping[str, object], path: Path, index: int, count: int, option
     loader = as_object(bench.get("request_loader"), path, f"{where}.request_loader")
     args = as_object(bench.get("args"), path, f"{where}.args")
     strategy_obj = as_object(args.get("strategy"), path, f"{where}.args.strategy")
+    # The scheduler-refactor layout: the strategy under "scheduler", backend and requests under "benchmarker".
+    benchmarker = as_object(bench.get("benchmarker"), path, f"{where}.benchmarker")
+    if not strategy_obj:
+        scheduler = as_object(bench.get("scheduler"), path, f"{where}.scheduler")
+        strategy_obj = as_object(scheduler.get("strategy"), path, f"{where}.scheduler.strategy")
+    backend = as_object(benchmarker.get("backend"), path, f"{where}.benchmarker.backend")
+    if not loader:
+        loader = as_object(benchmarker.get("requests"), path, f"{where}.benchmarker.requests")
     dims: dict[str, Dimension] = {}
-    if worker.get("backend_model"):
-        dims["model"] = Dimension(str(worker["backend_model"]), "declared")
+    model = worker.get("backend_model") or backend.get("model")
+    if model:
+        dims["model"] = Dimension(str(model), "declared")
     data = str(loader.get("data") or "")
     m_in, m_out = re.search(r"prompt_tokens=(\d+)", data), re.search(r"output_tokens=(\d+)", data)
     if m_in and m_out:
@@ -152,7 +169,8 @@ def _run(bench: Mapping[str, object], path: Path, index: int, count: int, option
         "source_format": "guidellm report",
         "benchmark_id": bench.get("id_"),
         "run_id": bench.get("run_id"),
-        "backend": {k: worker.get(k) for k in ("backend_type", "backend_target", "backend_model")},
+        "backend": {k: worker.get(k) for k in ("backend_type", "backend_target", "backend_model")} if worker else
+                   {k: backend.get(k) for k in ("type_", "target", "model") if k in backend},
         "request_loader": {k: loader.get(k) for k in ("data", "processor")},
         "where": where,
         "note": "GuideLLM's queued time is the client scheduler's, not the server's queue",
