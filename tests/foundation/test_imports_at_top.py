@@ -38,6 +38,7 @@ OWN_LAZY = {
     ("workbench/cli/__init__.py", "store.errors"): ("why", "`wb evidence verify` runs where `store` cannot be imported"),
     ("workbench/cli/tui_launch.py", "workbench.tui.app"): ("heavy", "textual"),
     ("workbench/cli/commands/evidence.py", "workbench.rerun.report"): ("heavy", "numpy"),  # only for --recompute
+    ("workbench/dims_file.py", "workbench.importers.sacct"): NUMPY,  # only for a wb.toml with [sacct] fields
     ("workbench/cli/commands/bisect.py", "store.bisect"): SQLALCHEMY,
     ("workbench/cli/commands/remove.py", "store.tidy"): SQLALCHEMY,
     ("workbench/cli/commands/rename.py", "store.tidy"): SQLALCHEMY,
