@@ -49,7 +49,7 @@ def run_sampler(*, stack_hz, host_interval_s, seconds, late=0.0):
         on_fault=lambda exc, where: pytest.fail(f"{where}: {exc}"), seal=lambda now: None,
         thread_time=lambda: 0.0,
     )
-    fake = FakeTime(sampler._stop.set, seconds=seconds, late=late)
+    fake = FakeTime(lambda: setattr(sampler, "_stopping", True), seconds=seconds, late=late)
     sampler.monotonic, sampler.sleep = fake.monotonic, fake.sleep
     sampler._run()
     return sampler, fake

@@ -325,7 +325,8 @@ class HostSampler:
         self.started_s: float | None = None  # the first stack tick, on ``monotonic``
         self.last_s: float | None = None  # the latest stack tick
         self.files = ProcFiles()
-        self._stop = threading.Event()
+        self._stopping = False  # a plain read in the loop, not a call
+        self._ident: int | None = None  # the sampler thread's (it never samples itself)
         self._thread: threading.Thread | None = None
 
     @property
@@ -344,15 +345,19 @@ class HostSampler:
 
     def sample_stacks(self, now_ns: float) -> None:
         ring, tables, threads = self.stacks_ring, self.tables, self.threads
-        me = threading.get_ident()
+        me, slots, skip = self._ident or threading.get_ident(), threads.slots, threads.skip
+        append, stack_of = ring.append, tables.stack_of
         frames = sys._current_frames()
         try:
             for ident, top in frames.items():
-                if ident == me or ident in threads.skip:
-                    continue
-                slot = threads.slot(ident)
-                if slot is not None:
-                    ring.append([now_ns, slot, tables.stack_of(top)])
+                slot = slots.get(ident)
+                if slot is None:
+                    if ident == me or ident in skip:
+                        continue
+                    slot = threads.slot(ident)
+                    if slot is None:
+                        continue
+                append([now_ns, slot, stack_of(top)])
         finally:
             del frames  # frame references must not outlive the tick
         self.ticks += 1
@@ -374,7 +379,7 @@ class HostSampler:
         self.host_ticks += 1
 
     def start(self) -> None:
-        self._stop.clear()
+        self._stopping = False
         self.status = "starting"
         self._thread = threading.Thread(target=self._run, name="wb-recorder-host", daemon=True)
         self._thread.start()
@@ -382,16 +387,18 @@ class HostSampler:
     def _run(self) -> None:
         stack_period = None if self.stack_hz is None else 1.0 / self.stack_hz
         self.status = "ok"
-        thread_time, monotonic, sleep = self.thread_time, self.monotonic, self.sleep
+        self._ident = threading.get_ident()
+        thread_time, monotonic, sleep, clock_ns = self.thread_time, self.monotonic, self.sleep, self.clock_ns
         cpu0 = thread_time()
         self.schedule = schedule = TickSchedule(stack_period, self.host_interval_s, monotonic())
         try:
-            # time.sleep, not Event.wait: one GIL release per tick (each reacquire can wait a
-            # switch interval behind a CPU-bound thread); stop() is seen within one period.
-            while not self._stop.is_set():
+            # Every Python call here runs on cold caches (the thread slept since the last
+            # tick), so the loop is kept flat. time.sleep, not Event.wait: one GIL release per
+            # tick (each reacquire waits a switch interval behind a CPU-bound thread).
+            while not self._stopping:
                 began = monotonic()
                 stacks, host = schedule.due(began)
-                now = self.clock_ns()
+                now = clock_ns()
                 if stacks:
                     try:
                         self.sample_stacks(now)
@@ -424,7 +431,7 @@ class HostSampler:
             self.files.close()
 
     def stop(self, timeout: float = 1.0) -> None:
-        self._stop.set()
+        self._stopping = True
         thread = self._thread
         if thread is not None and thread.is_alive() and thread is not threading.current_thread():
             thread.join(timeout)

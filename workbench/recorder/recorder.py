@@ -430,7 +430,7 @@ class Recorder:
         if self._stacks is not None or self._host is not None:
             self._host_sampler = HostSampler(
                 stacks_ring=self._stacks, host_ring=self._host, tables=self._stack_tables,
-                stack_hz=cfg.stack_hz, host_interval_s=cfg.host_interval_s, clock_ns=self._now,
+                stack_hz=cfg.stack_hz, host_interval_s=cfg.host_interval_s, clock_ns=self._clock,
                 on_fault=self._fault, seal=self._seal_host,
             )
             if self._start_threads:
@@ -537,6 +537,8 @@ class Recorder:
         self._clock = clock
         for rebind in self._rebinders:
             rebind(clock_fn=clock)
+        if self._host_sampler is not None:
+            self._host_sampler.clock_ns = clock  # read when its thread (re)starts
 
     def mark(self, name: str, **detail: Any) -> None:
         """Note a moment (``epoch 3 done``) in the recorder's event log."""
