@@ -73,6 +73,8 @@ class _Span:
     """
 
     __slots__ = ("_seq", "_start")
+    _seq: int
+    _start: int | None  # None: the clock failed at __enter__
     _kind = STEP
     _rec: Recorder
 
@@ -105,6 +107,10 @@ class _Request(_Span):
     _kind = REQUEST
 
 
+def _ignore(value: float) -> None:
+    return None
+
+
 def _span_hooks(rec: Recorder, kind: int) -> tuple[Callable[..., Any], Callable[..., bool], Callable[..., None]]:
     """``__enter__`` and ``__exit__`` of ``rec``'s spans of ``kind`` (the body of
     Recorder._close, inlined: the hottest code in the recorder), and ``rebind``, which
@@ -114,7 +120,8 @@ def _span_hooks(rec: Recorder, kind: int) -> tuple[Callable[..., Any], Callable[
     ring = rec._spans
     # This recorder's trigger, or None when this kind isn't watched.
     trig = rec._trigger if kind == rec._watch_kind else None
-    observe = trig.observe if trig is not None else None  # the history's append (one C call)
+    # The history's append (one C call); unused when no trigger watches this kind.
+    observe: Callable[[float], None] = trig.observe if trig is not None else _ignore
     opened = rec._opened
     mask = _HOUSEKEEPING_MASK
 
@@ -124,7 +131,7 @@ def _span_hooks(rec: Recorder, kind: int) -> tuple[Callable[..., Any], Callable[
         try:
             self._start = clock()
         except Exception as exc:  # noqa: BLE001 - never into the workload
-            self._start = None  # type: ignore[assignment]
+            self._start = None
             rec._fault(exc, "clock")
         return self
 
@@ -167,7 +174,7 @@ def _phase_hooks(rec: Recorder) -> tuple[Callable[..., Any], Callable[..., bool]
         try:
             self._start = clock()
         except Exception as exc:  # noqa: BLE001
-            self._start = None  # type: ignore[assignment]
+            self._start = None
             rec._fault(exc, "clock")
         return self
 
@@ -213,6 +220,8 @@ class _Phase:
     code) set by the maker: no init frame."""
 
     __slots__ = ("_code", "_start")
+    _code: int
+    _start: int | None
     _rec: Recorder
     _kind = PHASE
 
