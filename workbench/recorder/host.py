@@ -235,11 +235,59 @@ def thread_row(now_ns: float, slot: int, native_id: int, files: ProcFiles) -> li
         return None
 
 
+class TickSchedule:
+    """When the stack and host streams are next due, on the sampler's monotonic clock (s).
+
+    Each stream keeps its own grid of deadlines (start + k * period): a tick that comes late
+    (the sampler waited for the GIL, or the machine is busy) does not move the grid, and one
+    that comes more than a period late skips the deadlines it missed (counted in ``missed``)
+    instead of catching up in a burst. So the achieved rate is the configured one whenever a
+    tick's delay stays under one period, and below it, by the ``missed`` count, when not.
+    """
+
+    def __init__(self, stack_period: float | None, host_period: float | None, now: float) -> None:
+        # A stream that is off has no deadline (inf: never due, never advanced).
+        self.stack_period = math.inf if stack_period is None else stack_period
+        self.host_period = math.inf if host_period is None else host_period
+        self.next_stack = math.inf if stack_period is None else now
+        self.next_host = math.inf if host_period is None else now
+        self.missed = 0  # stack deadlines skipped because a tick came a period or more late
+
+    def due(self, now: float) -> tuple[bool, bool]:
+        """Whether the stack and the host stream are due at ``now``; advances their grids."""
+        stack = now >= self.next_stack
+        if stack:
+            self.next_stack, skipped = _advance(self.next_stack, self.stack_period, now)
+            self.missed += skipped
+        host = now >= self.next_host
+        if host:
+            self.next_host = _advance(self.next_host, self.host_period, now)[0]
+        return stack, host
+
+    def wait(self, now: float) -> float:
+        """Seconds to sleep until the next deadline of either stream."""
+        return max(0.0, min(self.next_stack, self.next_host) - now)
+
+
+def _advance(deadline: float, period: float, now: float) -> tuple[float, int]:
+    """The first deadline of the grid after ``now``, and how many grid points were skipped."""
+    following = deadline + period
+    if following > now:
+        return following, 0
+    skipped = int((now - deadline) // period)
+    following = deadline + (skipped + 1) * period
+    if following <= now:  # float rounding at the boundary
+        following += period
+        skipped += 1
+    return following, skipped
+
+
 class HostSampler:
     """Stacks at ``stack_hz`` and host metrics every ``host_interval_s``, on one thread.
 
     ``sample_stacks(now)`` and ``sample_host(now)`` are the whole of one tick, so tests
-    call them directly on their own clock; the thread only loops over them.
+    call them directly on their own clock; ``monotonic`` and ``sleep`` (the thread's
+    schedule) are injectable too, so the deadline arithmetic is tested without wall time.
     """
 
     def __init__(
@@ -253,45 +301,63 @@ class HostSampler:
         clock_ns: Callable[[], float],
         on_fault: Callable[[BaseException, str], None],
         seal: Callable[[float], None],
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        thread_time: Callable[[], float] = time.thread_time,
     ) -> None:
         self.stacks_ring = stacks_ring
         self.host_ring = host_ring
         self.tables = tables
         self.threads = ThreadSlots()
-        self.stack_hz = stack_hz
-        self.host_interval_s = host_interval_s
+        self.stack_hz = stack_hz if stacks_ring is not None else None
+        self.host_interval_s = host_interval_s if host_ring is not None else None
         self.clock_ns = clock_ns
         self.on_fault = on_fault
         self.seal = seal
+        self.monotonic = monotonic
+        self.sleep = sleep
+        self.thread_time = thread_time
         self.status = "not started"
         self.ticks = 0
         self.host_ticks = 0
-        self.overruns = 0  # ticks that came later than one period after the previous one
+        self.schedule: TickSchedule | None = None
         self.cpu_s = 0.0  # the sampler thread's own CPU time: its cost to the process
-        self.started_s: float | None = None
+        self.started_s: float | None = None  # the first stack tick, on ``monotonic``
+        self.last_s: float | None = None  # the latest stack tick
         self.files = ProcFiles()
-        self._stop = threading.Event()
+        self._stopping = False  # a plain read in the loop, not a call
+        self._ident: int | None = None  # the sampler thread's (it never samples itself)
         self._thread: threading.Thread | None = None
 
+    @property
+    def overruns(self) -> int:
+        """Stack deadlines skipped because a tick came a period or more late."""
+        return self.schedule.missed if self.schedule is not None else 0
+
     def achieved_hz(self) -> float | None:
-        """Stack ticks per second since the thread started (below ``stack_hz`` when the
-        sampler waits for the GIL behind a CPU-bound thread, or the machine is busy)."""
-        if self.started_s is None or not self.ticks:
+        """Stack ticks per second between the first and the latest one (below ``stack_hz``
+        by the deadlines the sampler missed: it waited a period or more for the GIL, or the
+        machine was busy)."""
+        if self.started_s is None or self.last_s is None or self.ticks < 2:
             return None
-        elapsed = time.monotonic() - self.started_s
-        return self.ticks / elapsed if elapsed > 0 else None
+        elapsed = self.last_s - self.started_s
+        return (self.ticks - 1) / elapsed if elapsed > 0 else None
 
     def sample_stacks(self, now_ns: float) -> None:
         ring, tables, threads = self.stacks_ring, self.tables, self.threads
-        me = threading.get_ident()
+        me, slots, skip = self._ident or threading.get_ident(), threads.slots, threads.skip
+        append, stack_of = ring.append, tables.stack_of
         frames = sys._current_frames()
         try:
             for ident, top in frames.items():
-                if ident == me or ident in threads.skip:
-                    continue
-                slot = threads.slot(ident)
-                if slot is not None:
-                    ring.append([now_ns, slot, tables.stack_of(top)])
+                slot = slots.get(ident)
+                if slot is None:
+                    if ident == me or ident in skip:
+                        continue
+                    slot = threads.slot(ident)
+                    if slot is None:
+                        continue
+                append([now_ns, slot, stack_of(top)])
         finally:
             del frames  # frame references must not outlive the tick
         self.ticks += 1
@@ -313,56 +379,59 @@ class HostSampler:
         self.host_ticks += 1
 
     def start(self) -> None:
-        self._stop.clear()
+        self._stopping = False
         self.status = "starting"
         self._thread = threading.Thread(target=self._run, name="wb-recorder-host", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         stack_period = None if self.stack_hz is None else 1.0 / self.stack_hz
-        host_period = self.host_interval_s
-        period = min(p for p in (stack_period, host_period) if p is not None)
         self.status = "ok"
-        cpu0 = time.thread_time()
-        self.started_s = time.monotonic()
-        next_host = 0.0
-        next_tick = time.monotonic()
-        last = None
+        self._ident = threading.get_ident()
+        thread_time, monotonic, sleep, clock_ns = self.thread_time, self.monotonic, self.sleep, self.clock_ns
+        cpu0 = thread_time()
+        self.schedule = schedule = TickSchedule(stack_period, self.host_interval_s, monotonic())
         try:
-            # time.sleep, not Event.wait: one GIL release per tick (each reacquire can wait a
-            # switch interval behind a CPU-bound thread); stop() is seen within one period.
-            while not self._stop.is_set():
-                began = time.monotonic()
-                now = self.clock_ns()
-                if stack_period is not None and self.stacks_ring is not None:
+            # Every Python call here runs on cold caches (the thread slept since the last
+            # tick), so the loop is kept flat. time.sleep, not Event.wait: one GIL release per
+            # tick (each reacquire waits a switch interval behind a CPU-bound thread).
+            while not self._stopping:
+                began = monotonic()
+                stacks, host = schedule.due(began)
+                now = clock_ns()
+                if stacks:
                     try:
                         self.sample_stacks(now)
                     except Exception as exc:  # noqa: BLE001 - one bad tick, counted
                         self.on_fault(exc, "stack sample")
-                    if last is not None and began - last > 2 * stack_period:
-                        self.overruns += 1
-                last = began
-                if host_period is not None and self.host_ring is not None and began >= next_host:
-                    next_host = began + host_period
+                    if self.started_s is None:
+                        self.started_s = began
+                    self.last_s = began
+                    if not self.ticks & 15:  # the rings' age budget moves even when nothing else happens
+                        self.seal(now)
+                        # The sampler's own CPU, read every 16th tick (or at each host tick when
+                        # stacks are off): a thread-CPU clock read is a system call.
+                        self.cpu_s = thread_time() - cpu0
+                if host:
                     try:
                         self.sample_host(now)
                     except Exception as exc:  # noqa: BLE001
                         self.on_fault(exc, "host sample")
-                if not self.ticks & 15:  # the rings' age budget moves even when nothing else happens
-                    self.seal(now)
-                self.cpu_s = time.thread_time() - cpu0
-                # Deadlines, not intervals: the wait for the GIL after each sleep is absorbed
-                # into the next sleep, so the rate holds behind a CPU-bound thread.
-                next_tick = max(next_tick + period, time.monotonic())
-                time.sleep(max(0.0, next_tick - time.monotonic()))
+                    if stack_period is None:
+                        self.seal(now)
+                        self.cpu_s = thread_time() - cpu0
+                # The wait for the GIL after each sleep is absorbed into the next sleep: the
+                # deadlines stay on their grid behind a CPU-bound thread.
+                sleep(schedule.wait(monotonic()))
         except Exception as exc:  # noqa: BLE001 - the sampler dies quietly, counted
             self.status = "failed"
             self.on_fault(exc, "host sampler")
         finally:
+            self.cpu_s = thread_time() - cpu0
             self.files.close()
 
     def stop(self, timeout: float = 1.0) -> None:
-        self._stop.set()
+        self._stopping = True
         thread = self._thread
         if thread is not None and thread.is_alive() and thread is not threading.current_thread():
             thread.join(timeout)

@@ -66,55 +66,17 @@ _INF = float("inf")
 class _Span:
     """One step or request; also a handle for its phases and values (any thread).
 
-    Each recorder makes its own subclass with ``_rec`` as a class attribute, and binds
-    that class as ``rec.step``: creating a span is then a C-level call with no
-    ``__init__`` frame, the largest single saving on the hot path.
+    Each recorder makes its own subclass (``_bound``) whose ``__enter__``/``__exit__`` are
+    closures over that recorder's clock, sequence, span ring and trigger, and binds it as
+    ``rec.step``: creating a span is then a C-level call with no ``__init__`` frame, and
+    the hot path reads its state from closure cells, not from attribute chains.
     """
 
     __slots__ = ("_seq", "_start")
+    _seq: int
+    _start: int | None  # None: the clock failed at __enter__
     _kind = STEP
     _rec: Recorder
-    _trig: LatencyTrigger | None = None
-    # Set by _bound from the recorder, so the hot path reads one class attribute each
-    # instead of an attribute chain through the recorder: its clock, its sequence's
-    # __next__, its span ring.
-    _clock: Callable[[], int]
-    _next_seq: Callable[[], int]
-    _ring: SegmentRing
-
-    def __enter__(self) -> _Span:
-        self._seq = base = self._next_seq()  # seq * SEQ_UNIT: the row code of a step
-        self._rec._open_seq = base
-        try:
-            self._start = self._clock()
-        except Exception as exc:  # noqa: BLE001 - never into the workload
-            self._start = None
-            self._rec._fault(exc, "clock")
-        return self
-
-    def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
-        # The body of Recorder._close, inlined: this is the hottest code in the recorder.
-        try:
-            start = self._start
-            if start is None:  # the clock failed at __enter__ (already counted)
-                return False
-            end = self._clock()
-            base = self._seq
-            # Raw clock values: converting is the snapshot's job, not the hot path's.
-            self._ring.append([base + self._kind, start, end])
-            if et is not None:
-                self._ring.append([base + self._rec._ok_code, 0.0, 0.0])
-            trig = self._trig  # this recorder's trigger, or None when this kind isn't watched
-            if trig is not None:
-                duration = end - start
-                if duration > trig.threshold_ns:
-                    self._rec._slow(base, self._kind, duration, end)
-                trig.observe(duration)
-            if not base & _HOUSEKEEPING_MASK:
-                self._rec._housekeeping(base, end)
-        except Exception as exc:  # noqa: BLE001
-            self._rec._fault(exc, "span")
-        return False
 
     @property
     def seq(self) -> int:
@@ -130,58 +92,138 @@ class _Span:
         self._rec._value_of(self._seq, name, value)
 
 
+class _Opened:
+    """The most recently opened span's base code (what ``rec.phase()`` attaches to): a slot,
+    the cheapest attribute to store on the hot path."""
+
+    __slots__ = ("seq",)
+
+    def __init__(self) -> None:
+        self.seq = 0
+
+
 class _Request(_Span):
     __slots__ = ()
     _kind = REQUEST
 
 
-def _bound(cls: type, rec: Recorder) -> type:
-    """``cls`` with ``_rec``, the trigger watching this kind, the clock, the sequence and
-    the span ring fixed as class attributes: calling it makes a span with no
-    Python-level init, and the hot path reads no attribute chains."""
-    trig = rec._trigger if cls._kind == rec._watch_kind else None
-    return type(cls.__name__, (cls,), {"__slots__": (), "_rec": rec, "_trig": trig, "_clock": _plain_callable(rec._clock),
-                                       "_next_seq": _plain_callable(rec._seq.__next__), "_ring": rec._spans})
+def _ignore(value: float) -> None:
+    return None
 
 
-def _plain_callable(fn: Callable[..., Any]) -> Any:
-    """``fn`` as a class attribute that reads back as itself: a builtin as is (no
-    descriptor: the cheapest read), anything else (a Python function) as a staticmethod."""
-    return staticmethod(fn) if hasattr(type(fn), "__get__") else fn
+def _span_hooks(rec: Recorder, kind: int) -> tuple[Callable[..., Any], Callable[..., bool], Callable[..., None]]:
+    """``__enter__`` and ``__exit__`` of ``rec``'s spans of ``kind`` (the body of
+    Recorder._close, inlined: the hottest code in the recorder), and ``rebind``, which
+    swaps the clock or the sequence under them (a test's clock; the sequence's restart)."""
+    clock: Callable[[], int] = rec._clock
+    next_seq: Callable[[], int] = rec._seq.__next__
+    ring = rec._spans
+    # This recorder's trigger, or None when this kind isn't watched.
+    trig = rec._trigger if kind == rec._watch_kind else None
+    # The history's append (one C call); unused when no trigger watches this kind.
+    observe: Callable[[float], None] = trig.observe if trig is not None else _ignore
+    opened = rec._opened
+    mask = _HOUSEKEEPING_MASK
 
-
-class _Phase:
-    """A phase of a span. Made by a per-recorder subclass (``_rec`` a class attribute)
-    with ``_code`` (the span's base + the name's code) set by the maker: no init frame."""
-
-    __slots__ = ("_code", "_start")
-    _rec: Recorder
-    _kind = PHASE
-    _trig = None
-
-    _clock: Callable[[], int]
-    _ring: SegmentRing
-
-    def __enter__(self) -> _Phase:
+    def __enter__(self: _Span) -> _Span:
+        self._seq = base = next_seq()  # seq * SEQ_UNIT: the row code of a step
+        opened.seq = base
         try:
-            self._start = self._clock()
-        except Exception as exc:  # noqa: BLE001
+            self._start = clock()
+        except Exception as exc:  # noqa: BLE001 - never into the workload
             self._start = None
-            self._rec._fault(exc, "clock")
+            rec._fault(exc, "clock")
         return self
 
-    def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
+    def __exit__(self: _Span, et: Any, ev: Any, tb: Any) -> bool:
+        try:
+            start = self._start
+            if start is None:  # the clock failed at __enter__ (already counted)
+                return False
+            end = clock()
+            base = self._seq
+            # Raw clock values: converting is the snapshot's job, not the hot path's.
+            ring.append([base + kind, start, end])
+            if et is not None:
+                ring.append([base + rec._ok_code, 0.0, 0.0])
+            if trig is not None:
+                duration = end - start
+                if duration > trig.fires_above_ns:
+                    rec._slow(base, kind, duration, end)
+                observe(duration)
+            if not base & mask:
+                rec._housekeeping(base, end)
+        except Exception as exc:  # noqa: BLE001
+            rec._fault(exc, "span")
+        return False
+
+    def rebind(*, clock_fn: Callable[[], int] | None = None, next_fn: Callable[[], int] | None = None) -> None:
+        nonlocal clock, next_seq
+        clock = clock_fn or clock
+        next_seq = next_fn or next_seq
+
+    return __enter__, __exit__, rebind
+
+
+def _phase_hooks(rec: Recorder) -> tuple[Callable[..., Any], Callable[..., bool], Callable[..., None]]:
+    """``__enter__`` and ``__exit__`` of ``rec``'s phases (host timing), and ``rebind``."""
+    clock: Callable[[], int] = rec._clock
+    ring = rec._spans
+
+    def __enter__(self: _Phase) -> _Phase:
+        try:
+            self._start = clock()
+        except Exception as exc:  # noqa: BLE001
+            self._start = None
+            rec._fault(exc, "clock")
+        return self
+
+    def __exit__(self: _Phase, et: Any, ev: Any, tb: Any) -> bool:
         try:
             start = self._start
             if start is not None:
-                end = self._clock()
-                spans = self._ring
-                spans.append([self._code + PHASE, start, end])
-                if len(spans.active) >= spans.segment_values:
-                    self._rec._seal(end)
+                end = clock()
+                ring.append([self._code + PHASE, start, end])
+                if len(ring.active) >= ring.segment_values:
+                    rec._seal(end)
         except Exception as exc:  # noqa: BLE001
-            self._rec._fault(exc, "phase")
+            rec._fault(exc, "phase")
         return False
+
+    def rebind(*, clock_fn: Callable[[], int] | None = None, next_fn: Callable[[], int] | None = None) -> None:
+        nonlocal clock
+        clock = clock_fn or clock
+
+    return __enter__, __exit__, rebind
+
+
+def _bound(cls: type, rec: Recorder) -> type:
+    """``cls`` for ``rec``: ``_rec`` a class attribute, the timing hooks closures over the
+    recorder's state (their ``rebind`` kept in ``rec._rebinders``). Calling it makes a span
+    or a phase with no Python-level init."""
+    if issubclass(cls, _Span):
+        enter, exit_, rebind = _span_hooks(rec, cls._kind)
+    else:
+        enter, exit_, rebind = _phase_hooks(rec)
+    rec._rebinders.append(rebind)
+    attrs: dict[str, Any] = {"__slots__": (), "_rec": rec}
+    if cls is _CudaPhase:  # its own __enter__/__exit__ wrap the host timing
+        attrs.update(_host_enter=staticmethod(enter), _host_exit=staticmethod(exit_))
+    else:
+        attrs.update(__enter__=enter, __exit__=exit_)
+    return type(cls.__name__, (cls,), attrs)
+
+
+class _Phase:
+    """A phase of a span. Made by a per-recorder subclass (``_bound``: ``_rec`` a class
+    attribute, the timing hooks closures) with ``_code`` (the span's base + the name's
+    code) set by the maker: no init frame."""
+
+    __slots__ = ("_code", "_start")
+    _code: int
+    _start: int | None
+    _rec: Recorder
+    _kind = PHASE
 
 
 class _CudaPhase(_Phase):
@@ -194,8 +236,11 @@ class _CudaPhase(_Phase):
     __slots__ = ("_events",)
     _kind = CUDA
 
+    _host_enter: Callable[[_Phase], _Phase]
+    _host_exit: Callable[[_Phase, Any, Any, Any], bool]
+
     def __enter__(self) -> _CudaPhase:
-        super().__enter__()
+        self._host_enter(self)
         try:
             ev = self._rec._cupy.cuda.Event()
             ev.record()
@@ -206,7 +251,7 @@ class _CudaPhase(_Phase):
         return self
 
     def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
-        super().__exit__(et, ev, tb)
+        self._host_exit(self, et, ev, tb)
         rec = self._rec
         try:
             if self._events is not None and self._start is not None:
@@ -330,9 +375,10 @@ class Recorder:
         self._names_lock = threading.Lock()
         self._ok_code = self._name_code("ok") + VALUE
         self._seq = itertools.count(0, SEQ_UNIT)
-        self._open_seq = 0
+        self._opened = _Opened()
         self._watch_kind = REQUEST if cfg.lens == "inference" else STEP
         self._trigger = LatencyTrigger(cfg.trigger) if cfg.trigger is not None else None
+        self._rebinders: list[Callable[..., None]] = []
         self.step = _bound(_Span, self)  # type: ignore[method-assign]
         self.request = _bound(_Request, self)  # type: ignore[method-assign]
         self._phase_cls = _bound(_Phase, self)
@@ -393,7 +439,7 @@ class Recorder:
         if self._stacks is not None or self._host is not None:
             self._host_sampler = HostSampler(
                 stacks_ring=self._stacks, host_ring=self._host, tables=self._stack_tables,
-                stack_hz=cfg.stack_hz, host_interval_s=cfg.host_interval_s, clock_ns=self._now,
+                stack_hz=cfg.stack_hz, host_interval_s=cfg.host_interval_s, clock_ns=self._clock,
                 on_fault=self._fault, seal=self._seal_host,
             )
             if self._start_threads:
@@ -442,11 +488,11 @@ class Recorder:
 
         (Shadowed per instance by a span class bound to this recorder: no Python frame
         on the hot path. This method is the documentation and the fallback.)"""
-        return _bound(_Span, self)()
+        return self.__dict__["step"]()  # the bound span class (one per recorder)
 
     def request(self) -> _Span:
         """``with rec.request() as r:`` around one request; ``r.phase("prefill")``."""
-        return _bound(_Request, self)()
+        return self.__dict__["request"]()
 
     def phase(self, name: str, *, cuda: bool = False) -> Any:
         """A phase of the most recently opened step (for a single-threaded loop; with
@@ -456,16 +502,16 @@ class Recorder:
             code = self._names.get(name)
             if code is not None and not cuda:
                 phase = self._phase_cls()
-                phase._code = self._open_seq + code
+                phase._code = self._opened.seq + code
                 return phase
         except Exception as exc:  # noqa: BLE001 - e.g. an unhashable name
             self._fault(exc, "phase")
             return _NULL
-        return self._phase_of(self._open_seq, name, cuda)
+        return self._phase_of(self._opened.seq, name, cuda)
 
     def value(self, name: str, value: float) -> None:
         """Attach a number (``tokens``, ``samples``, ``loss``) to the most recent step."""
-        self._value_of(self._open_seq, name, value)
+        self._value_of(self._opened.seq, name, value)
 
     def record_step(
         self,
@@ -498,8 +544,10 @@ class Recorder:
     def _set_clock(self, clock: Callable[[], int]) -> None:
         """Change the clock (tests: a clock that breaks), in the span classes too."""
         self._clock = clock
-        for cls in (self.step, self.request, self._phase_cls, self._cuda_phase_cls):
-            cls._clock = _plain_callable(clock)  # type: ignore[union-attr]
+        for rebind in self._rebinders:
+            rebind(clock_fn=clock)
+        if self._host_sampler is not None:
+            self._host_sampler.clock_ns = clock  # read when its thread (re)starts
 
     def mark(self, name: str, **detail: Any) -> None:
         """Note a moment (``epoch 3 done``) in the recorder's event log."""
@@ -587,11 +635,17 @@ class Recorder:
         if trig is not None and (trig.median_ns is None or not base & trig.refresh_seq_mask):
             trig.refresh()
         if base >= SEQ_LIMIT:  # keep row codes exact in float64 (after 2**39 spans)
-            self._seq = itertools.count(0, SEQ_UNIT)
-            self.step._next_seq = self.request._next_seq = self._seq.__next__  # type: ignore[attr-defined]
+            self._restart_seq(0)
         spans = self._spans  # _maybe_seal, inlined (every 16th span comes here)
         if len(spans.active) >= spans.segment_values or now - spans.opened_at_ns > spans.seal_every_ns:
             self._seal(now)
+
+    def _restart_seq(self, base: int) -> None:
+        """Start the span sequence over at ``base`` (a multiple of SEQ_UNIT), in the span
+        classes' closures too."""
+        self._seq = itertools.count(base, SEQ_UNIT)
+        for rebind in self._rebinders:
+            rebind(next_fn=self._seq.__next__)
 
     def _maybe_seal(self, now: float) -> None:
         spans = self._spans

@@ -33,7 +33,7 @@ class TriggerRule:
     at_least_ms: float = 0.0
     history: int = 128
     min_history: int = 32
-    refresh_every: int = 64
+    refresh_every: int = 256
     cooldown_s: float = 60.0
     max_incidents: int = 5
     max_concurrent: int = 1
@@ -69,6 +69,10 @@ class TriggerRule:
         return out
 
 
+# Longer than any span (292 years in ns): the int threshold of a rule that never fires.
+NEVER_NS = 1 << 63
+
+
 class LatencyTrigger:
     """Holds the current threshold; the recorder's hot path compares against it."""
 
@@ -84,7 +88,14 @@ class LatencyTrigger:
         )
         self.floor_ns = rule.at_least_ms * 1e6
         self.median_ns: float | None = None
-        self.threshold_ns = max(self.floor_ns, self.absolute_ns)
+        self._set(max(self.floor_ns, self.absolute_ns))
+
+    def _set(self, threshold_ns: float) -> None:
+        """The threshold as reported (``threshold_ns``) and as the hot path compares it
+        (``fires_above_ns``, an int: a duration in integer ns, the clock's contract, exceeds
+        x exactly when it exceeds floor(x), and int against int is the cheaper comparison)."""
+        self.threshold_ns = threshold_ns
+        self.fires_above_ns = NEVER_NS if threshold_ns >= NEVER_NS else math.floor(threshold_ns)
 
     def refresh(self) -> None:
         """Recompute the threshold from the recent durations."""
@@ -96,12 +107,12 @@ class LatencyTrigger:
         mid = n // 2
         median = ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
         self.median_ns = median
-        self.threshold_ns = max(self.floor_ns, min(self.absolute_ns, rule.k_median * median))
+        self._set(max(self.floor_ns, min(self.absolute_ns, rule.k_median * median)))
 
     def disarm(self) -> None:
         """Never fire again (the incident budget is spent); spans still feed the median."""
         self.absolute_ns = self.floor_ns = math.inf
-        self.threshold_ns = math.inf
+        self._set(math.inf)
 
     def explain(self, duration_ns: float) -> dict[str, float | str]:
         """Why a duration crossed the threshold, for the snapshot."""
@@ -125,7 +136,7 @@ class LatencyTrigger:
     def reset(self) -> None:
         self.recent.clear()
         self.median_ns = None
-        self.threshold_ns = max(self.floor_ns, self.absolute_ns)
+        self._set(max(self.floor_ns, self.absolute_ns))
 
 
 class IncidentBudget:
