@@ -187,11 +187,11 @@ def operations(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -
         ops = run.tables.get("operations")
         if not ops or "name" not in ops:
             return None
-        names = np.asarray(ops["name"]).astype(str)
+        names = np.asarray(ops["name"]).astype(object)  # shared strings: a fixed-width copy is as wide as the longest name on every row
         total = column(run, "total_ms", "operations")
         if total is None:
             return None
-        kinds = np.asarray(ops["kind"]).astype(str) if "kind" in ops else np.full(len(names), "")
+        kinds = np.asarray(ops["kind"]).astype(object) if "kind" in ops else np.full(len(names), "", dtype=object)
         steps = column(run, "step", "operations")
         n_steps = len(np.unique(finite(steps))) if steps is not None and finite(steps).size else 1
         keep = np.isfinite(total)

@@ -247,8 +247,8 @@ def _concat(parts: list[dict[str, np.ndarray]], columns: tuple[str, ...]) -> dic
         if not arrays:
             out[col] = np.zeros(0)
             continue
-        if any(a.dtype.kind == "U" for a in arrays):
-            out[col] = np.concatenate([a.astype(str) for a in arrays]) if arrays else np.zeros(0, dtype="<U1")
+        if any(a.dtype.kind in "UO" for a in arrays):  # text: objects (shared strings), never fixed-width rows
+            out[col] = np.concatenate([a.astype(object) for a in arrays])
         else:
             out[col] = np.concatenate(arrays).astype(np.float64)
     return out

@@ -76,7 +76,10 @@ def _decode(coded: dict[str, np.ndarray], labels: dict[str, list[str]]) -> dict[
     table = dict(coded)
     for column, values in labels.items():
         codes = table[column]
-        table[column] = np.array(values, dtype=str)[codes] if len(codes) else np.zeros(0, dtype="<U1")
+        # Objects, not fixed-width: every row of a name points at one shared string.
+        lookup = np.empty(len(values), dtype=object)
+        lookup[:] = values
+        table[column] = lookup[codes] if len(codes) else np.zeros(0, dtype=object)
     return table
 
 
