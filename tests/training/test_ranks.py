@@ -84,3 +84,17 @@ def test_an_eight_rank_straggler_is_named_at_import_and_in_inspect(tmp_path, wb_
     assert f"rank {STRAGGLER} is the one the others wait for" in text.stdout.replace("\n    ", " ").replace("\n  ", " ")
     assert "to test:" in text.stdout
     assert max(len(line) for line in lines) <= 80
+
+
+def test_ranks_share_one_copy_of_each_name(tmp_path):
+    """The client's text grows with the distinct names, not with ranks x names."""
+    from workbench.importers.base import ImportOptions
+    from workbench.training.parallel import read_all
+    from workbench.importers.kineto import read_rank
+
+    paths = [synth.write(tmp_path / f"rank{r}.json", synth.trace(r, world=3)) for r in range(3)]
+    summaries = read_all(read_rank, paths, ImportOptions(params={"jobs": 1}))
+    first = summaries[0].labels["name"]
+    for other in summaries[1:]:
+        assert other.labels["name"] == first
+        assert all(a is b for a, b in zip(other.labels["name"], first))

@@ -63,6 +63,17 @@ class RankSummary:
         return table
 
 
+def share_labels(summary: RankSummary, vocabulary: dict[str, str]) -> RankSummary:
+    """The summary with its text labels replaced by the job's one copy of each string.
+
+    Each rank's summary arrives with its own copies of the same kernel names (a few
+    hundred, up to 2,000 characters each); kept as they are, a 1,024-rank job would hold
+    1,024 copies. Shared, the client's text grows with the distinct names, not the ranks."""
+    summary.labels = {k: [vocabulary.setdefault(v, v) for v in values] for k, values in summary.labels.items()}
+    summary.shape_labels = {k: [vocabulary.setdefault(v, v) for v in values] for k, values in summary.shape_labels.items()}
+    return summary
+
+
 def _encode(table: dict[str, np.ndarray], columns: tuple[str, ...]) -> dict[str, list[str]]:
     labels: dict[str, list[str]] = {}
     for column in columns:
