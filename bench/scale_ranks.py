@@ -154,37 +154,49 @@ def one_size(ranks: int, straggle_ms: float, postgres: str | None, cluster: bool
     if postgres:
         stores["postgresql"] = _fresh_pg(postgres, f"wb_bench_scale_{ranks}")
     for backend, url in stores.items():
-        if backend == "sqlite":
-            for suffix in ("", "-wal", "-shm"):
-                Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
-        imp_a = _checked(measure(["--store", url, "import", str(a), "--label", f"A{ranks}", "--json"]), f"import A ({backend})")
-        imp_b = _checked(measure(["--store", url, "import", str(b), "--label", f"B{ranks}", "--json"]), f"import B ({backend})")
-        cmp_ = _checked(measure(["--store", url, "compare", f"A{ranks}", "--vs", f"B{ranks}", "--json", *ACCEPT]), "compare", (0, 1, 3))
-        ins = _checked(measure(["--store", url, "inspect", f"A{ranks}", "--vs", f"B{ranks}", "--json", *ACCEPT]), "inspect", (0, 3))
-        runs = _checked(measure(["--store", url, "runs", "--json"]), "runs")
-        doc = json.loads(ins["stdout"])
-        ok, how = named(doc, straggler)
-        row[backend] = {
-            "import_wall_s": imp_b["wall_s"], "import_client_mb": max(imp_a["client_mb"], imp_b["client_mb"]),
-            "import_worker_mb": max(imp_a["worker_mb"] or 0, imp_b["worker_mb"] or 0) or None,
-            "compare_s": cmp_["wall_s"], "compare_client_mb": cmp_["client_mb"], "inspect_s": ins["wall_s"], "inspect_client_mb": ins["client_mb"],
-            "runs_s": runs["wall_s"], "named": ok, "how": how, "comparable": json.loads(cmp_["stdout"]).get("comparable"),
-            "json_documents": sum(1 for r in (imp_a, imp_b, cmp_, ins, runs) if _one_document(r["stdout"])),
-        }
-        if backend == "sqlite":
-            path = Path(url.removeprefix("sqlite:///"))
-            row[backend]["store_mb"] = sum(Path(str(path) + s).stat().st_size for s in ("", "-wal") if Path(str(path) + s).exists()) / 1e6
-        else:
-            row[backend]["store_mb"] = _pg_size(url) / 1e6
-    if cluster:
-        url = f"sqlite:///{WORK / f'ranks{ranks}' / 'cluster.sqlite'}"
+        row[backend] = store_case(backend, url, ranks, a, b, straggler)
+        print(json.dumps({"ranks": ranks, backend: row[backend]}), file=sys.stderr, flush=True)  # partial results as they come
+        if backend == "sqlite" and cluster:
+            row["cluster"] = cluster_case(ranks, b)
+            print(json.dumps({"ranks": ranks, "cluster": row["cluster"]}), file=sys.stderr, flush=True)
+    return row
+
+
+def store_case(backend: str, url: str, ranks: int, a: Path, b: Path, straggler: int) -> dict:
+    """Import A and B (local pool), then compare, inspect and list, on one store."""
+    if backend == "sqlite":
         for suffix in ("", "-wal", "-shm"):
             Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
-        imp = _checked(measure(["--store", url, "import", str(b), "--label", f"B{ranks}", "--cluster", "local:2", "--json"]), "import B (cluster)")
-        doc = json.loads(imp["stdout"])
-        row["cluster"] = {"import_wall_s": imp["wall_s"], "import_client_mb": imp["client_mb"], "import_worker_mb": imp["worker_mb"],
-                          "returned_kb_per_rank": doc["cluster"]["returned_bytes"] / ranks / 1e3}
-    return row
+    imp_a = _checked(measure(["--store", url, "import", str(a), "--label", f"A{ranks}", "--json"]), f"import A ({backend})")
+    imp_b = _checked(measure(["--store", url, "import", str(b), "--label", f"B{ranks}", "--json"]), f"import B ({backend})")
+    cmp_ = _checked(measure(["--store", url, "compare", f"A{ranks}", "--vs", f"B{ranks}", "--json", *ACCEPT]), "compare", (0, 1, 3))
+    ins = _checked(measure(["--store", url, "inspect", f"A{ranks}", "--vs", f"B{ranks}", "--json", *ACCEPT]), "inspect", (0, 3))
+    runs = _checked(measure(["--store", url, "runs", "--json"]), "runs")
+    ok, how = named(json.loads(ins["stdout"]), straggler)
+    out = {
+        "import_wall_s": imp_b["wall_s"], "import_a_wall_s": imp_a["wall_s"], "import_client_mb": max(imp_a["client_mb"], imp_b["client_mb"]),
+        "import_worker_mb": max(imp_a["worker_mb"] or 0, imp_b["worker_mb"] or 0) or None,
+        "compare_s": cmp_["wall_s"], "compare_client_mb": cmp_["client_mb"], "inspect_s": ins["wall_s"], "inspect_client_mb": ins["client_mb"],
+        "runs_s": runs["wall_s"], "named": ok, "how": how, "comparable": json.loads(cmp_["stdout"]).get("comparable"),
+        "json_documents": sum(1 for r in (imp_a, imp_b, cmp_, ins, runs) if _one_document(r["stdout"])),
+    }
+    if backend == "sqlite":
+        path = Path(url.removeprefix("sqlite:///"))
+        out["store_mb"] = sum(Path(str(path) + s).stat().st_size for s in ("", "-wal") if Path(str(path) + s).exists()) / 1e6
+    else:
+        out["store_mb"] = _pg_size(url) / 1e6
+    return out
+
+
+def cluster_case(ranks: int, b: Path) -> dict:
+    """Import B with ``--cluster local:2`` into a store of its own."""
+    url = f"sqlite:///{WORK / f'ranks{ranks}' / 'cluster.sqlite'}"
+    for suffix in ("", "-wal", "-shm"):
+        Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
+    imp = _checked(measure(["--store", url, "import", str(b), "--label", f"B{ranks}", "--cluster", "local:2", "--json"]), "import B (cluster)")
+    doc = json.loads(imp["stdout"])
+    return {"import_wall_s": imp["wall_s"], "import_client_mb": imp["client_mb"], "import_worker_mb": imp["worker_mb"],
+            "returned_kb_per_rank": doc["cluster"]["returned_bytes"] / ranks / 1e3}
 
 
 def _one_document(text: str) -> bool:

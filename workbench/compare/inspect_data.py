@@ -27,6 +27,7 @@ from workbench.compare.fmt import jsonable
 from workbench.compare.model import Comparison
 from workbench.compare.results import Result
 from workbench.training import pair_findings as pf
+from workbench.training import ranks as rk
 
 QUANTILES = {"p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99}
 
@@ -264,8 +265,6 @@ def pair_findings(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[
 def ranks_moved(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -> Ranks | None:
     """For training pairs whose runs have two or more ranks: the ranks that moved most
     against their run's median rank (``workbench.training.ranks``)."""
-    from workbench.training import ranks as rk
-
     def multi(run: RunRecord) -> bool:
         r = column(run, "rank")
         return r is not None and len(np.unique(finite(r))) > 1

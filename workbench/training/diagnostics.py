@@ -11,6 +11,8 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
+from workbench.training import ranks as rk
+
 OBSERVATION = "observation, not cause"
 # A share of step time below which a phase is not worth a finding.
 SHARE_THRESHOLD = 0.05
@@ -188,8 +190,6 @@ STRAGGLER_HYPOTHESIS = ("rank {rank}'s own work is slower (its GPU, node, input 
 
 def slowest_rank(samples: dict[str, np.ndarray]) -> Finding:
     """The rank whose step is longest in most steps, by how much over the median rank."""
-    from workbench.training import ranks as rk
-
     slow = rk.slowest_rank(samples)
     if slow is None:
         return _finding("slowest_rank", "undecided", "fewer than two ranks timed in any step: the slowest rank cannot be told")
