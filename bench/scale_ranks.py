@@ -63,30 +63,68 @@ def _template() -> tuple[dict, np.ndarray, np.ndarray, list[int], list[tuple[int
     return doc, ts, dur, compute, pairs
 
 
-def _rank_doc(template: tuple, rank: int, world: int, seed: int, straggler: int | None, straggle_us: float) -> dict:
-    doc, ts, dur, compute, pairs = template
+def _shifts(template: tuple, rank: int, seed: int, straggler: int | None, straggle_us: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each event's new start and duration (µs) on this rank: jitter, and the straggler's delays."""
+    _doc, ts, dur, compute, pairs = template[:5]
     rng = random.Random(seed * 1_000_003 + rank)
     delays = [(ts[i] + 0.5, rng.uniform(0, 2_000)) for i in rng.sample(compute, 3)]  # µs inside three compute kernels
     if straggler is not None:
         for coll, comp in pairs:
             at = comp if rank == straggler else coll  # the straggler computes longer; the others wait in the collective
             delays.append((ts[at] + 0.5, straggle_us))
-    points = np.array(sorted(p for p, _ in delays))
-    cum = np.r_[0.0, np.cumsum([w for _, w in sorted(delays)])]
-    shift_start = cum[np.searchsorted(points, np.nan_to_num(ts), side="left")]
-    shift_end = cum[np.searchsorted(points, np.nan_to_num(ts + dur), side="left")]
-    out = dict(doc)
-    out["distributedInfo"] = {**doc["distributedInfo"], "rank": rank, "world_size": world}
-    events = []
-    for i, e in enumerate(doc["traceEvents"]):
-        if np.isfinite(ts[i]):
-            e = dict(e)
-            e["ts"] = int(round(ts[i] + shift_start[i]))
-            if "dur" in e:
-                e["dur"] = int(round(dur[i] + shift_end[i] - shift_start[i]))
-        events.append(e)
-    out["traceEvents"] = events
-    return out
+    delays.sort()
+    points = np.array([p for p, _ in delays])
+    cum = np.r_[0.0, np.cumsum([w for _, w in delays])]
+    start = cum[np.searchsorted(points, np.nan_to_num(ts), side="left")]
+    end = cum[np.searchsorted(points, np.nan_to_num(ts + dur), side="left")]
+    return np.rint(ts + start), np.rint(dur + end - start)
+
+
+def _pieces(doc: dict, ts: np.ndarray) -> tuple[list[str], list[int], list[bool]]:
+    """The trace as JSON text around each timed event's ``ts`` and ``dur`` (written once;
+    a rank is then its numbers joined in: milliseconds, not a re-serialization)."""
+    head = dict(doc)
+    events = head.pop("traceEvents")
+    parts, which, has_dur = [json.dumps(head, separators=(",", ":"))[:-1] + ',"traceEvents":['], [], []
+    for i, e in enumerate(events):
+        sep = "," if i else ""
+        if not np.isfinite(ts[i]):
+            parts[-1] += sep + json.dumps(e, separators=(",", ":"))
+            continue
+        e = dict(e)
+        e["ts"] = "\x00TS"
+        if "dur" in e:
+            e["dur"] = "\x00DUR"
+        text = json.dumps(e, separators=(",", ":"))
+        before, after = text.split('"\\u0000TS"')
+        parts[-1] += sep + before
+        which.append(i)
+        if "dur" in e:
+            mid, after = after.split('"\\u0000DUR"')
+            parts.append(mid)
+            has_dur.append(True)
+        else:
+            has_dur.append(False)
+        parts.append(after)
+    parts[-1] += "]}"
+    return parts, which, has_dur
+
+
+def _rank_text(template: tuple, rank: int, world: int, seed: int, straggler: int | None, straggle_us: float) -> str:
+    doc, ts = template[0], template[1]
+    new_ts, new_dur = _shifts(template, rank, seed, straggler, straggle_us)
+    parts, which, has_dur = template[5]
+    out = [parts[0].replace('"rank":0,', f'"rank":{rank},', 1).replace(f'"world_size":{doc["distributedInfo"]["world_size"]}', f'"world_size":{world}', 1)]
+    k = 1
+    for i, d in zip(which, has_dur):
+        out.append(str(int(new_ts[i])))
+        if d:
+            out.append(parts[k])
+            k += 1
+            out.append(str(int(new_dur[i])))
+        out.append(parts[k])
+        k += 1
+    return "".join(out)
 
 
 def prepare(ranks: int, straggle_ms: float) -> tuple[Path, Path, int]:
@@ -100,10 +138,12 @@ def prepare(ranks: int, straggle_ms: float) -> tuple[Path, Path, int]:
         if len(list(d.glob("rank-*.json.gz"))) == ranks:
             continue
         d.mkdir(parents=True, exist_ok=True)
-        template = template or _template()
+        if template is None:
+            template = (*_template(),)
+            template = (*template, _pieces(template[0], template[1]))
         for rank in range(ranks):
             with gzip.open(d / f"rank-{rank:04d}.json.gz", "wt", compresslevel=1) as f:
-                json.dump(_rank_doc(template, rank, ranks, seed, who, straggle_ms * 1000), f, separators=(",", ":"))
+                f.write(_rank_text(template, rank, ranks, seed, who, straggle_ms * 1000))
     return dirs[0], dirs[1], straggler
 
 
