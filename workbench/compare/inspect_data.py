@@ -263,7 +263,7 @@ def pair_findings(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[
 
 
 def ranks_moved(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -> Ranks | None:
-    """For training pairs whose runs have two or more ranks: the ranks that moved most
+    """For pairs whose runs all have two or more ranks (a ``rank`` column: training jobs): the ranks that moved most
     against their run's median rank (``workbench.training.ranks``)."""
     def multi(run: RunRecord) -> bool:
         r = column(run, "rank")
@@ -287,4 +287,4 @@ def build_inspect(comparison: Comparison, base: Sequence[RunRecord], cand: Seque
     return InspectResult(comparison=comparison, distributions=tuple(distributions(lens, base, cand)),
                          over_time=over_time(lens, base, cand, windows), operations=None if found is None else tuple(found),
                          findings=(*own, *pair), steps=steps,
-                         ranks=ranks_moved(base, cand, top_ranks) if comparison.lens.name == "training" else None)
+                         ranks=ranks_moved(base, cand, top_ranks))
