@@ -151,9 +151,14 @@ def measure(args: list[str]) -> dict:
     """``wb ARGS`` in a fresh process: wall, exit code, stdout, and peak RSS of it and of its largest descendant."""
     import psutil
 
+    import tempfile
+
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    # Files, not pipes: a 1,024-file import's JSON report is larger than a pipe's buffer,
+    # and nothing reads the pipe until the process ends.
+    out_file, err_file = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=out_file, stderr=err_file, env=env, text=True)
     root = psutil.Process(proc.pid)
     client = worker = 0
     while proc.poll() is None:
@@ -164,8 +169,11 @@ def measure(args: list[str]) -> dict:
         except psutil.Error:
             pass
         time.sleep(0.02)
-    out, err = proc.communicate()
+    proc.wait()
     wall = time.perf_counter() - start
+    out_file.seek(0)
+    err_file.seek(0)
+    out, err = out_file.read(), err_file.read()
     return {"rc": proc.returncode, "wall_s": wall, "client_mb": client / 2**20, "worker_mb": worker / 2**20 if worker else None,
             "stdout": out, "stderr": err}
 
