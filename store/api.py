@@ -377,7 +377,10 @@ def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str
             for name, arr in cols.items():
                 # One column at a time, its blob dropped after the insert: peak memory is
                 # the arrays plus one column, not the arrays plus every column's bytes.
-                row = {"run_id": run_id, "table_name": table, "name": name, "dtype": str(np.asarray(arr).dtype), "length": len(arr)}
+                arr = np.asarray(arr)
+                # dtype is informational (the blob says how to read it): "str" for a dictionary-coded text column.
+                dtype = "str" if columns.is_text(arr) else str(arr.dtype)
+                row = {"run_id": run_id, "table_name": table, "name": name, "dtype": dtype, "length": len(arr)}
                 if write_column is not None:
                     write_column(row, arr)
                 else:
@@ -393,12 +396,13 @@ def _sqlite_column_writer(conn: Any) -> Callable[[dict[str, Any], Any], None]:
     (incremental blob I/O), so no copy of a whole column is ever made, by us or by SQLite."""
 
     def write(row: dict[str, Any], array: Any) -> None:
-        header, data = columns.npy_parts(array)
-        rowid = _first(conn.execute(_INSERT_ZERO_COLUMN, {**row, "size": len(header) + data.nbytes}))
+        pieces = columns.parts(array)
+        rowid = _first(conn.execute(_INSERT_ZERO_COLUMN, {**row, "size": columns.size(pieces)}))
         with conn.blobopen("run_column", "data", rowid) as blob:
-            blob.write(header)
-            for start in range(0, data.nbytes, _BLOB_CHUNK):
-                blob.write(data[start:start + _BLOB_CHUNK])
+            for piece in pieces:
+                view = memoryview(piece)
+                for start in range(0, view.nbytes, _BLOB_CHUNK):
+                    blob.write(view[start:start + _BLOB_CHUNK])
 
     return write
 

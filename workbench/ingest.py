@@ -107,6 +107,11 @@ def check_text(record: RunRecord) -> None:
                 if bad.any():
                     row = int(np.argmax(bad)) // max(1, arr.dtype.itemsize // 4)
                     raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=f"{table}[{row}].{name}")
+            elif arr.dtype.kind == "O" and arr.size:  # text as shared objects: each distinct string checked once
+                for value in set(arr.tolist()):
+                    if isinstance(value, str) and not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
+                        row = arr.tolist().index(value)
+                        raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=f"{table}[{row}].{name}")
 
 
 @dataclass

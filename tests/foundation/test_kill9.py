@@ -15,12 +15,12 @@ from workbench.ingest import import_files
 SCRIPT = """
 import sys, time
 import store.columns as columns
-real_parts = columns.npy_parts  # each column written into a SQLite store starts here
+real_parts = columns.parts  # each column written into a SQLite store starts here
 def slow_parts(array):
     print("WRITING", flush=True)
     time.sleep(0.3)
     return real_parts(array)
-columns.npy_parts = slow_parts
+columns.parts = slow_parts
 from workbench.cli import main
 main(["--store", sys.argv[1], "import", sys.argv[2]])
 """

@@ -9,7 +9,8 @@ step's launches. Step 3 also has a 5 ms checkpoint save in that idle tail.
 Rank 1's clock runs ``skew_us`` ahead. Host-only backward and optimizer markers make it a
 training step (``backward=False``: forward passes only; ``accumulation``: backward passes
 per step); ``mm_dims``: the matmul's recorded input shapes; ``device_lag_us``: the device
-clock behind the host's; ``memory_mb``: one allocation of that size per step.
+clock behind the host's; ``memory_mb``: one allocation of that size per step; ``compute_us``:
+the compute kernel's length on this rank instead.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ BASE_NS = 1_699_999_000_000_000_000  # for the relative generation (below T0, as
 
 def rank_events(rank: int, steps: int = 4, *, legacy: bool = False, skew_us: int = 0, drop_last_kernels: bool = False,
                 backward: bool = True, accumulation: int = 1, mm_dims: list | None = None, device_lag_us: int = 0,
-                memory_mb: float | None = None) -> list[dict[str, Any]]:
+                memory_mb: float | None = None, compute_us: int | None = None) -> list[dict[str, Any]]:
     cat = {"op": "Operator", "ann": "Operator", "rt": "Runtime", "k": "Kernel", "cp": "Memcpy"} if legacy else \
           {"op": "cpu_op", "ann": "user_annotation", "rt": "cuda_runtime", "k": "kernel", "cp": "gpu_memcpy"}
-    compute_us = 50_000 + 10_000 * rank
+    compute_us = 50_000 + 10_000 * rank if compute_us is None else compute_us
     events: list[dict[str, Any]] = []
     corr = 1000
     pid, tid = 100 + rank, 100 + rank

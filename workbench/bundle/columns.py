@@ -52,7 +52,11 @@ def decode_column(column: dict[str, Any], *, where: str = "column") -> Any:
             raise ValueError(f"{where}: {exc}") from None
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values) or len(values) != column.get("length"):
             raise ValueError(f"{where}: a str column holds a JSON array of {column.get('length')} strings")
-        return np.asarray(values, dtype=str)
+        # An object array of the parsed strings, not a fixed-width ``<U`` one: that is as wide
+        # as the longest value on every row (one 10,000-character value in 80,000 rows: 3.2 GB).
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out
     if dtype not in NUMERIC_DTYPES or column.get("encoding") != "base64":
         raise ValueError(f"{where}: unknown column dtype/encoding {dtype!r}/{column.get('encoding')!r}")
     try:

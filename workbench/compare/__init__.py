@@ -178,6 +178,7 @@ def inspect(
     control: Sequence["RunRecord"] | None = None,
     guardrails: Sequence["GuardrailSpec"] = (),
     steps: str = "all",
+    top_ranks: int = 8,
 ) -> "InspectResult":
     """Per-phase distributions, the change over time inside the runs, and the operations
     that moved most; refused pairs (see ``compare``) get no detail. ``steps="steady"``
@@ -201,7 +202,7 @@ def inspect(
     elif steps != "all":
         raise UsageError(f"--steps {steps!r}: expected all or steady")
     comparison = compare(baseline, candidate, lens, changes, accepts, extensions, control=control, guardrails=guardrails)
-    return build_inspect(comparison, baseline, candidate, windows=windows, top=top, steps=restriction)
+    return build_inspect(comparison, baseline, candidate, windows=windows, top=top, steps=restriction, top_ranks=top_ranks)
 
 
 def parse_change(text: str) -> tuple[str, tuple[str | None, str | None] | None]:

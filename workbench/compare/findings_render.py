@@ -16,7 +16,7 @@ WIDTH = 80
 _TITLES = {
     "input_stall": "input stall", "host_submission": "host submission", "exposed_communication": "exposed communication",
     "straggler": "straggler", "clock_host_device": "clocks, host/device", "clock_ranks": "clocks, across ranks",
-    "profile_kind": "profile kind", "shapes": "by shape", "memory": "memory pressure", "host_bound": "host time",
+    "profile_kind": "profile kind", "slowest_rank": "slowest rank", "shapes": "by shape", "memory": "memory pressure", "host_bound": "host time",
 }
 _STATUS = {"found": "FOUND", "not_found": "not found", "undecided": "undecided"}
 
@@ -38,6 +38,8 @@ def finding_lines(f: Mapping[str, Any], indent: str = "  ") -> list[str]:
     if evidence:
         text = ", ".join(f"{clean(k)} {_figure(v)}" for k, v in evidence.items())
         lines += textwrap.wrap(f"evidence: {text}", WIDTH, initial_indent=indent + "  ", subsequent_indent=indent + "    ")
+    if f.get("hypothesis"):
+        lines += textwrap.wrap(f"to test: {clean(f['hypothesis'])}", WIDTH, initial_indent=indent + "  ", subsequent_indent=indent + "    ")
     return lines
 
 

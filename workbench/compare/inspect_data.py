@@ -27,6 +27,7 @@ from workbench.compare.fmt import jsonable
 from workbench.compare.model import Comparison
 from workbench.compare.results import Result
 from workbench.training import pair_findings as pf
+from workbench.training import ranks as rk
 
 QUANTILES = {"p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99}
 
@@ -88,6 +89,7 @@ class Finding(Result, frozen=True, kw_only=True):
     summary: str
     evidence: dict[str, object]
     caveat: str = ""
+    hypothesis: str = ""  # what to test before calling the observation a cause
 
 
 class StepRestriction(Result, frozen=True, kw_only=True):
@@ -95,6 +97,23 @@ class StepRestriction(Result, frozen=True, kw_only=True):
 
     kept: str
     excluded: tuple[dict[str, object], ...]  # {"run": ref, "steps": {step: kind}}
+
+
+class RankMoved(Result, frozen=True, kw_only=True):
+    """One rank's offset from its run's median rank (ms), in the measure where it moved most."""
+
+    rank: int
+    measure: str
+    baseline_offset_ms: float
+    candidate_offset_ms: float
+    moved_ms: float
+
+
+class Ranks(Result, frozen=True, kw_only=True):
+    """Multi-rank pairs: the ranks whose offset from the median rank moved most (``top`` of ``shared``)."""
+
+    shared: int  # ranks present on both sides
+    moved: tuple[RankMoved, ...]
 
 
 class InspectResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -106,6 +125,7 @@ class InspectResult(msgspec.Struct, frozen=True, kw_only=True):
     operations: tuple[Operation, ...] | None = None  # None: the runs carry no operations table
     findings: tuple[Finding, ...] = ()
     steps: StepRestriction | None = None
+    ranks: Ranks | None = None  # None: not a multi-rank pair
 
     def to_json(self) -> dict[str, object]:
         out = {
@@ -118,6 +138,8 @@ class InspectResult(msgspec.Struct, frozen=True, kw_only=True):
             out["findings"] = [msgspec.to_builtins(f) for f in self.findings]
         if self.steps is not None:
             out["steps"] = msgspec.to_builtins(self.steps)
+        if self.ranks is not None:
+            out["ranks"] = msgspec.to_builtins(self.ranks)
         return jsonable(out)
 
 
@@ -187,11 +209,11 @@ def operations(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -
         ops = run.tables.get("operations")
         if not ops or "name" not in ops:
             return None
-        names = np.asarray(ops["name"]).astype(str)
+        names = np.asarray(ops["name"]).astype(object)  # shared strings: a fixed-width copy is as wide as the longest name on every row
         total = column(run, "total_ms", "operations")
         if total is None:
             return None
-        kinds = np.asarray(ops["kind"]).astype(str) if "kind" in ops else np.full(len(names), "")
+        kinds = np.asarray(ops["kind"]).astype(object) if "kind" in ops else np.full(len(names), "", dtype=object)
         steps = column(run, "step", "operations")
         n_steps = len(np.unique(finite(steps))) if steps is not None and finite(steps).size else 1
         keep = np.isfinite(total)
@@ -228,7 +250,8 @@ def run_findings(side: str, runs: Sequence[RunRecord]) -> list[Finding]:
         for f in run.meta.get("diagnostics") or ():
             if isinstance(f, dict) and {"check", "status", "summary"} <= f.keys():
                 out.append(Finding(check=str(f["check"]), side=side, run=_ref(run), status=str(f["status"]), summary=str(f["summary"]),
-                                   evidence=dict(f.get("evidence") or {}), caveat=str(f.get("caveat") or "")))
+                                   evidence=dict(f.get("evidence") or {}), caveat=str(f.get("caveat") or ""),
+                                   hypothesis=str(f.get("hypothesis") or "")))
     return out
 
 
@@ -239,8 +262,22 @@ def pair_findings(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[
             for f in found if f is not None]
 
 
+def ranks_moved(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -> Ranks | None:
+    """For pairs whose runs all have two or more ranks (a ``rank`` column: training jobs): the ranks that moved most
+    against their run's median rank (``workbench.training.ranks``)."""
+    def multi(run: RunRecord) -> bool:
+        r = column(run, "rank")
+        return r is not None and len(np.unique(finite(r))) > 1
+
+    if not base or not cand or not all(multi(r) for r in (*base, *cand)):
+        return None
+    moves, shared = rk.ranks_moved([r.samples for r in base], [r.samples for r in cand], top)
+    return Ranks(shared=shared, moved=tuple(RankMoved(rank=m.rank, measure=m.measure, baseline_offset_ms=m.baseline_offset_ms,
+                                                      candidate_offset_ms=m.candidate_offset_ms, moved_ms=m.moved_ms) for m in moves))
+
+
 def build_inspect(comparison: Comparison, base: Sequence[RunRecord], cand: Sequence[RunRecord], *, windows: int = 8, top: int = 10,
-                  steps: StepRestriction | None = None) -> InspectResult:
+                  steps: StepRestriction | None = None, top_ranks: int = 8) -> InspectResult:
     own = (*run_findings("baseline", base), *run_findings("candidate", cand))
     if not comparison.comparable:
         return InspectResult(comparison=comparison, findings=own, steps=steps)
@@ -249,4 +286,5 @@ def build_inspect(comparison: Comparison, base: Sequence[RunRecord], cand: Seque
     pair = pair_findings(base, cand)  # from op_shapes and memory tables, where the runs carry them
     return InspectResult(comparison=comparison, distributions=tuple(distributions(lens, base, cand)),
                          over_time=over_time(lens, base, cand, windows), operations=None if found is None else tuple(found),
-                         findings=(*own, *pair), steps=steps)
+                         findings=(*own, *pair), steps=steps,
+                         ranks=ranks_moved(base, cand, top_ranks))

@@ -271,6 +271,8 @@ def render_inspect(r: InspectResult) -> str:
             )
     elif r.operations is None:
         out.append("Operations: the runs carry no operations table.")
+    if r.ranks is not None:
+        out += ["", *ranks_block(r.ranks)]
     if r.findings:
         out += [""] + findings_block(msgspec.to_builtins(f) for f in r.findings)
     return "\n".join(line.rstrip() for line in "\n".join(out).splitlines())
@@ -280,3 +282,17 @@ def _ratio(b: Any, c: Any) -> str:
     if not (isinstance(b, int | float) and isinstance(c, int | float)) or not (math.isfinite(b) and math.isfinite(c)) or b == 0:
         return "?"
     return f"{c / b:.2f}"
+
+
+def ranks_block(ranks: Any) -> list[str]:
+    """The ranks that moved most against their run's median rank: a few lines, whatever the job's size."""
+    if not ranks.moved:
+        return [f"Ranks: no rank moved against its run's median rank ({ranks.shared} ranks on both sides)."]
+    out = [f"Ranks that moved most (offset from the run's median rank, ms; top {len(ranks.moved)} of {ranks.shared})",
+           f"  {'rank':>6} {'measure':<18} {'baseline':>9} {'candidate':>9} {'moved':>9}"]
+    for m in ranks.moved:
+        out.append(f"  {m.rank:>6} {_cut(m.measure, 18):<18} {num(m.baseline_offset_ms):>9} {num(m.candidate_offset_ms):>9} "
+                   f"{('+' if m.moved_ms > 0 else '') + num(m.moved_ms):>9}")
+    out += textwrap.wrap("descriptive: a rank's steps are not independent samples; the straggler findings say who waited",
+                         WIDTH, initial_indent="  ", subsequent_indent="  ")
+    return out

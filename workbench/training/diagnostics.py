@@ -11,6 +11,8 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
+from workbench.training import ranks as rk
+
 OBSERVATION = "observation, not cause"
 # A share of step time below which a phase is not worth a finding.
 SHARE_THRESHOLD = 0.05
@@ -20,7 +22,7 @@ SHARE_THRESHOLD = 0.05
 Figures = dict[str, float | int | None]
 
 
-class Finding(msgspec.Struct, frozen=True, kw_only=True):
+class Finding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One check's result; ``to_json()`` is its entry in a training run's
     ``meta["diagnostics"]``, key for key."""
 
@@ -29,13 +31,19 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
     summary: str
     evidence: Figures
     caveat: str
+    hypothesis: str = ""  # what to test before calling the observation a cause (absent: none)
 
     def to_json(self) -> dict[str, object]:
         return msgspec.to_builtins(self)  # type: ignore[no-any-return]
 
 
-def _finding(check: str, status: str, summary: str, evidence: Figures | None = None, caveat: str = "") -> Finding:
-    return Finding(check=check, status=status, summary=summary, evidence=evidence or {}, caveat=caveat)
+def _finding(check: str, status: str, summary: str, evidence: Figures | None = None, caveat: str = "", hypothesis: str = "") -> Finding:
+    return Finding(check=check, status=status, summary=summary, evidence=evidence or {}, caveat=caveat, hypothesis=hypothesis)
+
+
+def _steps_text(steps: list[float], limit: int = 8) -> str:
+    shown = ", ".join(str(int(s)) if float(s).is_integer() else str(s) for s in steps[:limit])
+    return shown + (f" and {len(steps) - limit} more" if len(steps) > limit else "")
 
 
 def _share(part: np.ndarray, whole: np.ndarray) -> float:
@@ -162,18 +170,49 @@ def straggler(samples: dict[str, np.ndarray], collectives: dict[tuple[float, flo
     evidence: Figures = {"straggler_rank": leader, "steps_as_straggler": n_votes, "steps_compared": decided,
                 "comm_spread_ms_median": median_spread, "start_skew_ms_median": float(np.nanmedian(table["start_skew_ms"]))}
     significant = median_spread >= max(1.0, SHARE_THRESHOLD * median_step) and n_votes * 2 > decided
+    hypothesis = ""
     if significant:
-        summary = (f"rank {leader} is the one the others wait for in {n_votes} of {decided} steps: the other ranks spend a median "
-                   f"{median_spread:.2f} ms more in exposed communication ({OBSERVATION})")
+        led = [float(s) for s, who in zip(table["step"], table["straggler_rank"]) if who == leader]
+        summary = (f"rank {leader} is the one the others wait for in {n_votes} of {decided} steps (steps {_steps_text(led)}): the "
+                   f"other ranks spend a median {median_spread:.2f} ms more in exposed communication ({OBSERVATION})")
         status = "found"
+        hypothesis = STRAGGLER_HYPOTHESIS.format(rank=leader)
     else:
         summary = f"no consistent straggler: exposed communication differs by a median {median_spread:.2f} ms across ranks ({OBSERVATION})"
         status = "not_found"
-    return _finding("straggler", status, summary, evidence, clock_caveat), table
+    return _finding("straggler", status, summary, evidence, clock_caveat, hypothesis), table
+
+
+STRAGGLER_HYPOTHESIS = ("rank {rank}'s own work is slower (its GPU, node, input or share of the model): rerun with rank {rank} "
+                        "placed on another node; if the wait follows the node, suspect the node; if it stays with rank {rank}, "
+                        "suspect its share of the work")
+
+
+def slowest_rank(samples: dict[str, np.ndarray]) -> Finding:
+    """The rank whose step is longest in most steps, by how much over the median rank."""
+    slow = rk.slowest_rank(samples)
+    if slow is None:
+        return _finding("slowest_rank", "undecided", "fewer than two ranks timed in any step: the slowest rank cannot be told")
+    evidence: Figures = {"slowest_rank": slow.rank, "steps_slowest": slow.steps_slowest, "steps_compared": slow.steps_compared,
+                         "margin_ms_median": slow.margin_ms_median, "step_ms_median": slow.median_step_ms}
+    caveat = ("step time per rank on each rank's own clock; in a synchronous job the ranks that wait finish with the "
+              "slowest one, so a straggler shows more in exposed communication (straggler) than in step time")
+    margin_share = slow.margin_ms_median / slow.median_step_ms if slow.median_step_ms > 0 else float("nan")
+    if slow.steps_slowest * 2 > slow.steps_compared and margin_share >= SHARE_THRESHOLD:
+        return _finding("slowest_rank", "found",
+                        f"rank {slow.rank} has the longest step in {slow.steps_slowest} of {slow.steps_compared} steps (steps "
+                        f"{_steps_text(list(slow.steps))}), a median {slow.margin_ms_median:.2f} ms ({100 * margin_share:.1f} %) "
+                        f"over the median rank ({OBSERVATION})", evidence, caveat, STRAGGLER_HYPOTHESIS.format(rank=slow.rank))
+    return _finding("slowest_rank", "not_found",
+                    f"no rank is consistently slowest: the most often slowest, rank {slow.rank}, is slowest in "
+                    f"{slow.steps_slowest} of {slow.steps_compared} steps by a median {slow.margin_ms_median:.2f} ms ({OBSERVATION})",
+                    evidence, caveat)
 
 
 def run_all(samples: dict[str, np.ndarray], collectives: dict[tuple[float, float], int], clock_aligned: bool = False) -> tuple[list[Finding], dict[str, np.ndarray]]:
     findings = [input_stall(samples), host_submission(samples), exposed_communication(samples)]
     strag, table = straggler(samples, collectives, clock_aligned)
     findings.append(strag)
+    if len(np.unique(samples["rank"][~np.isnan(samples["rank"])])) > 1:  # a rank dimension only where there are ranks
+        findings.append(slowest_rank(samples))
     return findings, table

@@ -87,21 +87,12 @@ def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions
     warm_excluded = sum(1 for why in excluded.values() if why == "warm-up")
 
     sample_parts: list[dict[str, np.ndarray]] = []
-    op_parts: list[dict[str, np.ndarray]] = []
-    collectives: dict[tuple[float, float], int] = {}
     for trace, w in zip(ranks, windows):
         samples = {**trace.samples, "step_start_ms": (w.starts - origin).astype(np.float64) / bd.NS_PER_MS}
-        ops = trace.operations_table()
         keep = ~np.isin(samples["step"], list(excluded))
         sample_parts.append({k: v[keep] for k, v in samples.items()})
-        keep_ops = ~np.isin(ops["step"], list(excluded))
-        op_parts.append({k: v[keep_ops] for k, v in ops.items()})
-        rank_key = float("nan") if trace.rank is None else float(trace.rank)
-        coll = ops["kind"] == "collective"
-        for step in np.unique(ops["step"][coll]):
-            collectives[(float(step), rank_key)] = int(ops["count"][coll & (ops["step"] == step)].sum())
     samples = _concat(sample_parts, bd.SAMPLE_COLUMNS)
-    operations = _concat(op_parts, ("name", "kind", "step", "rank", "count", "total_ms"))
+    operations, collectives = _operations(ranks, excluded)
     findings, skew = diagnostics.run_all(samples, collectives, clock_aligned)
     kept = [n for n in numbers if n not in excluded]
     facts = _step_facts(ranks, kept)
@@ -149,6 +140,42 @@ def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions
         "definitions": "docs/training.md",
     })
     return record
+
+
+OPERATION_COLUMNS = ("name", "kind", "step", "rank", "count", "total_ms")
+
+
+def _operations(ranks: list[RankSummary], excluded: dict[float, str]) -> tuple[dict[str, np.ndarray], dict[tuple[float, float], int]]:
+    """The job's operations table, filled in place rank by rank, and each (step, rank)'s
+    collective kernel count. Each rank's coded table is released once copied, so the
+    client holds one copy of the job's rows (not the ranks' parts, a concatenation and
+    the result), and the names are the ranks' shared strings (``share_labels``)."""
+    drop = list(excluded)
+    keeps = [~np.isin(t.operations.get("step", np.zeros(0)), drop) for t in ranks]
+    total = int(sum(int(k.sum()) for k in keeps))
+    out: dict[str, np.ndarray] = {c: np.empty(total, dtype=object if c in ("name", "kind") else np.float64) for c in OPERATION_COLUMNS}
+    collectives: dict[tuple[float, float], int] = {}
+    at = 0
+    for trace, keep in zip(ranks, keeps):
+        n = int(keep.sum())
+        for column in OPERATION_COLUMNS:
+            values = trace.operations.get(column)
+            if values is None:
+                out[column][at:at + n] = np.nan
+            elif column in trace.labels:  # text: codes into the rank's labels
+                lookup = np.empty(len(trace.labels[column]), dtype=object)
+                lookup[:] = trace.labels[column]
+                out[column][at:at + n] = lookup[values[keep]]
+            else:
+                out[column][at:at + n] = values[keep]
+        rank_key = float("nan") if trace.rank is None else float(trace.rank)
+        kinds, steps, counts = out["kind"][at:at + n], out["step"][at:at + n], out["count"][at:at + n]
+        coll = kinds == "collective"
+        for step in np.unique(steps[coll]):
+            collectives[(float(step), rank_key)] = int(counts[coll & (steps == step)].sum())
+        at += n
+        trace.operations = {}  # copied: the rank keeps its summary, not a second copy of its rows
+    return out, collectives
 
 
 def _per_step(samples: dict[str, np.ndarray], steps: list[float], column: str, reduce: Any) -> np.ndarray:
@@ -247,8 +274,8 @@ def _concat(parts: list[dict[str, np.ndarray]], columns: tuple[str, ...]) -> dic
         if not arrays:
             out[col] = np.zeros(0)
             continue
-        if any(a.dtype.kind == "U" for a in arrays):
-            out[col] = np.concatenate([a.astype(str) for a in arrays]) if arrays else np.zeros(0, dtype="<U1")
+        if any(a.dtype.kind in "UO" for a in arrays):  # text: objects (shared strings), never fixed-width rows
+            out[col] = np.concatenate([a.astype(object) for a in arrays])
         else:
             out[col] = np.concatenate(arrays).astype(np.float64)
     return out

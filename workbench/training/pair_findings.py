@@ -103,8 +103,8 @@ def _shape_rates(runs: Sequence[RunRecord]) -> dict[tuple[str, str, str], float]
         steps = np.asarray(t["step"], dtype=np.float64)
         n_steps = max(len(np.unique(steps[np.isfinite(steps)])), 1)
         per: dict[tuple[str, str, str], float] = {}
-        for name, kind, shape, total in zip(np.asarray(t["name"]).astype(str), np.asarray(t["kind"]).astype(str),
-                                            np.asarray(t["shape"]).astype(str), np.asarray(t["total_ms"], dtype=np.float64)):
+        for name, kind, shape, total in zip(np.asarray(t["name"]).tolist(), np.asarray(t["kind"]).tolist(),
+                                            np.asarray(t["shape"]).tolist(), np.asarray(t["total_ms"], dtype=np.float64)):
             per[(name, kind, shape)] = per.get((name, kind, shape), 0.0) + float(total) / n_steps
         for key, value in per.items():
             out.setdefault(key, []).append(value)

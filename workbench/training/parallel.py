@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from workbench.errors import BadInput
 from workbench.inputs import FileIdentity, ImporterOption, ImportOptions, check_unchanged, digest_file
 from workbench.training.model import RankTrace
-from workbench.training.rank_summary import RankSummary, summarize
+from workbench.training.rank_summary import RankSummary, share_labels, summarize
 
 ReadOne = Callable[[Path, ImportOptions], RankTrace]
 Digest = Callable[[Path], tuple[str, int, FileIdentity]]
@@ -186,8 +186,9 @@ def read_all(read_one: ReadOne, files: list[Path], options: ImportOptions) -> li
     if remote is not None:
         return _submit_all(remote, read_one, files, options)
     workers = worker_count(options, files)
+    vocabulary: dict[str, str] = {}  # one copy of each name for the whole job
     if workers == 1:
-        return [summarize(read_one(path, options)) for path in files]
+        return [share_labels(summarize(read_one(path, options)), vocabulary) for path in files]
 
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -195,7 +196,7 @@ def read_all(read_one: ReadOne, files: list[Path], options: ImportOptions) -> li
     except (BrokenProcessPool, OSError):
         # Workers could not start (an interpreter whose main module cannot be re-imported,
         # no processes left): the same work, here.
-        return [summarize(read_one(path, options)) for path in files]
+        return [share_labels(summarize(read_one(path, options)), vocabulary) for path in files]
 
 
 def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], options: ImportOptions) -> list[RankSummary]:
@@ -205,6 +206,7 @@ def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], optio
     futures: dict[Future[Any], int] = {}
     results: list[RankSummary | None] = [None] * len(files)
     untrusted = where.expected is not None
+    vocabulary: dict[str, str] = {}  # one copy of each name for the whole job, whichever rank sent it
     try:
         for i, path in enumerate(files):
             futures[where.executor.submit(read_rank_summary, read_one, path, plain, untrusted)] = i
@@ -217,7 +219,7 @@ def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], optio
                     raise returned.summary.error()
                 if where.expected is not None:
                     check_worker_digest(files[futures[future]], returned.digest, where.expected)
-                summary = returned.summary
+                summary = share_labels(returned.summary, vocabulary)
                 results[futures[future]] = summary
                 where.transfer.add(summary, returned)
                 where.finished(files[futures[future]], summary.read_bytes)

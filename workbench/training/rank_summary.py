@@ -63,6 +63,17 @@ class RankSummary:
         return table
 
 
+def share_labels(summary: RankSummary, vocabulary: dict[str, str]) -> RankSummary:
+    """The summary with its text labels replaced by the job's one copy of each string.
+
+    Each rank's summary arrives with its own copies of the same kernel names (a few
+    hundred, up to 2,000 characters each); kept as they are, a 1,024-rank job would hold
+    1,024 copies. Shared, the client's text grows with the distinct names, not the ranks."""
+    summary.labels = {k: [vocabulary.setdefault(v, v) for v in values] for k, values in summary.labels.items()}
+    summary.shape_labels = {k: [vocabulary.setdefault(v, v) for v in values] for k, values in summary.shape_labels.items()}
+    return summary
+
+
 def _encode(table: dict[str, np.ndarray], columns: tuple[str, ...]) -> dict[str, list[str]]:
     labels: dict[str, list[str]] = {}
     for column in columns:
@@ -76,7 +87,10 @@ def _decode(coded: dict[str, np.ndarray], labels: dict[str, list[str]]) -> dict[
     table = dict(coded)
     for column, values in labels.items():
         codes = table[column]
-        table[column] = np.array(values, dtype=str)[codes] if len(codes) else np.zeros(0, dtype="<U1")
+        # Objects, not fixed-width: every row of a name points at one shared string.
+        lookup = np.empty(len(values), dtype=object)
+        lookup[:] = values
+        table[column] = lookup[codes] if len(codes) else np.zeros(0, dtype=object)
     return table
 
 

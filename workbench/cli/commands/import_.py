@@ -9,6 +9,7 @@ import click
 from rich.filesize import decimal
 
 from workbench.cli.cluster_progress import ClusterBar
+from workbench.cli.import_progress import ImportBar
 from workbench.cli.context import emit_json, open_store_from, stderr_console
 from workbench.dims_file import FolderDimensions
 from workbench.errors import UsageError
@@ -17,7 +18,6 @@ from workbench.inputs import ImportOptions
 from workbench.ingest import import_files, parse_dim_options
 from workbench.textsafe import clean, markup_safe
 
-PROGRESS_MIN_BYTES = 8 << 20
 
 
 class _ImportCommand(click.Command):
@@ -90,7 +90,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
     if cluster:
         report, remote = _import_on_cluster(cluster, err, store, paths, ImportOptions(label=label, params=params), declared)
     else:
-        with _Progress(err, paths) as on_progress:
+        with ImportBar(err, paths) as on_progress:
             report = import_files(store, paths, ImportOptions(label=label, params=params, progress=on_progress), dims=declared)
         remote = None
     if as_json:
@@ -134,32 +134,3 @@ def _import_on_cluster(spec, err, store, paths, options, declared):
 
 def _size(nbytes: int) -> str:
     return decimal(nbytes)
-
-
-class _Progress:
-    """A progress bar on stderr for files big enough to wait for."""
-
-    def __init__(self, console, paths: tuple[Path, ...]) -> None:
-        self.console = console
-        self.big = any(p.is_file() and p.stat().st_size >= PROGRESS_MIN_BYTES for p in paths)
-        self.bar = None
-        self.tasks: dict[Path, int] = {}
-
-    def __enter__(self):
-        if not self.big:
-            return None
-        # rich.progress is ~70 modules: loaded only for a file big enough to wait for.
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=self.console, transient=True)
-        self.bar.__enter__()
-        return self._update
-
-    def _update(self, path: Path, done: int, total: int) -> None:
-        if path not in self.tasks:
-            self.tasks[path] = self.bar.add_task(markup_safe(path.name), total=total or None)
-        self.bar.update(self.tasks[path], completed=done)
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)

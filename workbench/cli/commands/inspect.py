@@ -21,11 +21,13 @@ from workbench.errors import EXIT_REFUSED
 @run_selection_options
 @click.option("--windows", default=8, show_default=True, type=click.IntRange(2, 50), help="Equal windows per run for the change over time.")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(1, 200), help="Operations to list.")
+@click.option("--ranks", "top_ranks", default=8, show_default=True, type=click.IntRange(1, 200),
+              help="Multi-rank training runs: ranks to list, those that moved most against their run's median rank.")
 @click.option("--steps", "steps", type=click.Choice(["all", "steady"]), default="all", show_default=True,
               help="steady: restrict both sides to their steady steps (training), listing the startup and checkpoint steps left out.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.pass_context
-def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, windows, top, steps, as_json, control=()) -> None:
+def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, windows, top, top_ranks, steps, as_json, control=()) -> None:
     """Inspect BASELINE runs against candidate runs (--vs CAND...), by id or label.
 
     A refused pair shows its comparability table and reason, and exits 3.
@@ -35,7 +37,7 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
                                       accepts=accepts, whys=whys, extensions=extensions, windows=windows, top=top,
                                       as_json=as_json, refused_exit=EXIT_REFUSED)
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
-    result = inspect(lens=lens, windows=windows, top=top, steps=steps, **selection)
+    result = inspect(lens=lens, windows=windows, top=top, steps=steps, top_ranks=top_ranks, **selection)
     ways = print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, True)
     # A flight recorder's host side (stacks, CPU, GC), for a comparable pair like the rest.
     host = between(selection["baseline"], selection["candidate"]) if result.comparison.comparable else None
