@@ -125,7 +125,7 @@ def phases(
     out = []
     for phase in lens.phases:
         def per_run(sums: list[dict[str, dict[str, float]]], stat: str) -> list[float]:
-            return [s.get(phase.name, {}).get(stat, NAN) for s in sums]
+            return [s.get(phase.name, {}).get(stat, NAN) for s in sums]  # noqa: B023 - called in this iteration
 
         if not any(phase.name in s for s in sums_b + sums_c):
             continue  # no run records this phase: say nothing rather than zero

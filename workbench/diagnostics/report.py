@@ -27,7 +27,7 @@ Evidence = dict[str, Any]
 
 class _Record(msgspec.Struct, frozen=True, kw_only=True):
     def to_json(self) -> dict[str, Any]:
-        return record_json(self)  # type: ignore[no-any-return]
+        return record_json(self)
 
 
 class EventRecord(_Record, kw_only=True):

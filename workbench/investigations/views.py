@@ -31,7 +31,7 @@ T = TypeVar("T", bound="View")
 
 class View(msgspec.Struct, frozen=True):
     def to_json(self) -> dict[str, Any]:
-        return record_json(self)  # type: ignore[no-any-return]  # tuples as lists, as JSON reads back
+        return record_json(self)  # tuples as lists, as JSON reads back
 
     @classmethod
     def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:

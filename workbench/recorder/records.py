@@ -24,7 +24,7 @@ Detail = dict[str, str | int | float | bool | None]
 class Record(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     def to_json(self) -> dict[str, object]:
         """The record as the JSON document's dict, key for key (``UNSET`` left out)."""
-        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+        return msgspec.to_builtins(self)
 
 
 class BudgetInfo(Record, frozen=True, kw_only=True):

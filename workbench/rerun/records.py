@@ -12,4 +12,4 @@ from workbench.compare.fmt import record_json
 
 class Record(msgspec.Struct, frozen=True, kw_only=True):
     def to_json(self) -> dict[str, Any]:
-        return record_json(self)  # type: ignore[no-any-return]
+        return record_json(self)

@@ -286,7 +286,7 @@ def _check_contract(store: "Store", plan: Plan, rounds: list[int], by_round: ByR
              for arm in ARMS for r, rec in zip(runs[arm], records[arm])}
     units = {rate[1] for rec in records["A"] + records["B"] if (rate := lens.throughput(rec)) is not None}
     unit = units.pop() if len(units) == 1 else f"{work.unit or lens.work_unit}/s"
-    name = work.per_item.name if work.per_item is not UNSET else "work per item"  # type: ignore[union-attr]
+    name = work.per_item.name if work.per_item is not UNSET else "work per item"
     basis = Basis(metric="throughput", unit=unit,
                   why=f"the valid work per item differs ({name}): the verdict is on throughput (work per second), never the time alone")
     return _Contract(dimensions=dims, control_mismatch=why_control, work=work, basis=basis, throughput=rates)
@@ -508,7 +508,7 @@ def _pct(x: float | None) -> str:
 
 
 def _known(x: float | None | UnsetType) -> float | None:
-    return None if x is UNSET else x  # type: ignore[return-value]
+    return None if x is UNSET else x
 
 
 def format_comparison(report: RerunReport | Mapping[str, Any], width: int = 80) -> list[str]:

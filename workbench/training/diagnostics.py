@@ -31,7 +31,7 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
     caveat: str
 
     def to_json(self) -> dict[str, object]:
-        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+        return msgspec.to_builtins(self)
 
 
 def _finding(check: str, status: str, summary: str, evidence: Figures | None = None, caveat: str = "") -> Finding:

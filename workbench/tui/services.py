@@ -113,10 +113,10 @@ def shell_lines(command: str, indent: int, width: int = 80) -> list[str]:
         quote = "" if ch == quote else ch if ch in "'\"" and not quote else quote
         word += ch
     groups: list[list[str]] = []
-    for word in [*words, word]:
-        if not groups or word.startswith("--"):
+    for w in [*words, word]:
+        if not groups or w.startswith("--"):
             groups.append([])
-        groups[-1].append(word)
+        groups[-1].append(w)
     lines, current = [], " " * indent
     for group in (" ".join(g) for g in groups):
         if current.strip() and len(current) + 1 + len(group) + 2 > width:
