@@ -18,9 +18,10 @@ from workbench.compare.findings_render import findings_block, steps_block
 from workbench.compare.fmt import change, num, qty
 from workbench.compare.inspect_data import InspectResult
 from workbench.compare.model import Comparison
-from workbench.compare.results import Censored, Effect, RunRef, Work
+from workbench.compare.results import Censored, Effect, Work
 from workbench.compare.states import CHANGED, DIFFERENT, MIXED, SAME, UNKNOWN
 from workbench.textsafe import clean
+from workbench.vocabulary import RunRef
 
 WIDTH = 80
 

@@ -11,15 +11,13 @@ docs/schema/rerun-report.json.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
-from workbench.compare.fmt import from_jsonable
 from workbench.compare.results import Effect, Refusal, Work
 from workbench.rerun.plan import Warmup
-from workbench.rerun.records import Record
+from workbench.vocabulary import Record
 from workbench.stats.verdicts import Flag, Verdict
 
 FORMAT = "wb.rerun.comparison/1"
@@ -183,11 +181,6 @@ class RerunReport(Record, kw_only=True, omit_defaults=True):
     work: Work | None = None
     basis: Basis | None = None
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> "RerunReport":
-        """Decode a stored or printed comparison; ``msgspec.ValidationError`` names the place.
-        A null with its reason beside it (strict JSON) is the nan or ±inf it was."""
-        return msgspec.convert(from_jsonable(dict(doc)), cls)
 
     def with_id(self, comparison_id: int) -> "RerunReport":
         """The printed form: the stored comparison's id leads the document."""

@@ -44,7 +44,7 @@ from workbench.rerun.gpu_probe import (
     probe_gpus,
 )
 from workbench.rerun.plan import Environment, Plan, sha256_of
-from workbench.rerun.records import Record
+from workbench.vocabulary import Record
 from workbench.textsafe import clean
 
 # Distributions whose versions are recorded (read from metadata: nothing is imported).

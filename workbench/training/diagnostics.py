@@ -8,8 +8,11 @@ trace cannot say), a one-line ``summary``, its ``evidence`` figures and a ``cave
 
 from __future__ import annotations
 
-import msgspec
+from typing import ClassVar
+
 import numpy as np
+
+from workbench.vocabulary import FindingStatus, NonFinite, Record
 
 OBSERVATION = "observation, not cause"
 # A share of step time below which a phase is not worth a finding.
@@ -20,21 +23,20 @@ SHARE_THRESHOLD = 0.05
 Figures = dict[str, float | int | None]
 
 
-class Finding(msgspec.Struct, frozen=True, kw_only=True):
+class Finding(Record, frozen=True, kw_only=True):
     """One check's result; ``to_json()`` is its entry in a training run's
-    ``meta["diagnostics"]``, key for key."""
+    ``meta["diagnostics"]``, key for key (figures as they are: the store's JSON writer encodes them)."""
+
+    json_nonfinite: ClassVar[NonFinite] = "keep"
 
     check: str
-    status: str  # found | not_found | undecided
+    status: FindingStatus
     summary: str
     evidence: Figures
     caveat: str
 
-    def to_json(self) -> dict[str, object]:
-        return msgspec.to_builtins(self)
 
-
-def _finding(check: str, status: str, summary: str, evidence: Figures | None = None, caveat: str = "") -> Finding:
+def _finding(check: str, status: FindingStatus, summary: str, evidence: Figures | None = None, caveat: str = "") -> Finding:
     return Finding(check=check, status=status, summary=summary, evidence=evidence or {}, caveat=caveat)
 
 
