@@ -32,7 +32,6 @@ OUT_OF_SCOPE = ("workbench/cli/commands/import_.py", "workbench/training/json_ch
 
 SQLALCHEMY = ("heavy", "sqlalchemy")  # SQLModel tables: `wb CMD --help`, `wb import` into SQLite and the TUI's first frame stay without it
 NUMPY = ("heavy", "numpy")  # the compare engine: `wb --help` imports the `workbench.compare` package, not the engine
-FIRST_FRAME = ("heavy", "importlib.metadata")  # the rerun executor (and the importers it loads): not for the TUI's first frame
 # (file, module imported inside a function) -> why
 OWN_LAZY = {
     ("workbench/cli/__init__.py", "store.errors"): ("why", "`wb evidence verify` runs where `store` cannot be imported"),
@@ -45,7 +44,6 @@ OWN_LAZY = {
     ("workbench/cli/commands/serve.py", "workbench.server.app"): SQLALCHEMY,  # (and Starlette): not for 'wb serve --help'
     ("workbench/cli/remote.py", "workbench.server.client"): ("heavy", "httpx"),  # only when a server is named
     ("workbench/declare.py", "store.declarations"): SQLALCHEMY,
-    ("workbench/tui/verify_jobs.py", "workbench.bisect.bisection"): FIRST_FRAME,
     ("workbench/compare/__init__.py", "lenses.base"): NUMPY,
     ("workbench/compare/__init__.py", "lenses.extensions"): NUMPY,
     ("workbench/compare/parameters.py", "lenses.extensions"): NUMPY,  # only for frame guardrails
@@ -69,7 +67,6 @@ OWN_LAZY = {
     ("workbench/investigations/observations.py", "store.investigations"): SQLALCHEMY,
     ("workbench/rerun/execute.py", "store.rerun"): SQLALCHEMY,
     ("workbench/rerun/workflow.py", "store.rerun"): SQLALCHEMY,
-    ("workbench/rerun/workflow.py", "workbench.rerun.execute"): FIRST_FRAME,
     ("workbench/bisect/workflow.py", "store.bisect"): SQLALCHEMY,
     ("workbench/rerun/report.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bisect/bisection.py", "store.bisect"): SQLALCHEMY,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from store.errors import StoreError
 from workbench.errors import EXIT_REFUSED, UsageError, WbError
 from workbench.rerun.comparison import RerunReport
+from workbench.rerun.execute import Executor, Observer
 from workbench.rerun.plan import Plan
 from workbench.rerun.plan_summary import PlanList, PlanRow, PlanSaved
 from workbench.rerun.preflight import PreflightReport
@@ -24,7 +25,6 @@ from workbench.vocabulary import Record
 
 if TYPE_CHECKING:
     from store.api import Store
-    from workbench.rerun.execute import Observer
 
 
 class StoredPlan(Record, frozen=True, kw_only=True):
@@ -192,8 +192,6 @@ def finish(store: Store, ref: str | int, execution_id: int) -> Finished:
 def run(store: Store, plan_id: int, observer: Observer) -> tuple[str, Finished]:
     """Preflight, run (or resume the unfinished) execution of the plan, and store its comparison:
     the execution's status and the finished comparison."""
-    from workbench.rerun.execute import Executor  # loads the importers and importlib.metadata: not for the first frame
-
     executor = Executor(store, plan_id, observer=observer)
     with plan_errors():
         execution_id = executor.reopen() if has_unfinished(store, plan_id) else executor.start()

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 import captures
+from workbench.bisect.bisection import report
 from workbench.bisect.format import format_report as format_bisection
 from workbench.bisect.workflow import BisectionRow, bisection_rows
 from workbench.errors import UsageError
@@ -49,8 +50,6 @@ def bisections(store: Store) -> list[BisectionRow]:
 
 def bisection_text(store: "Store", bisection_id: int) -> str:
     """The bisection's report (``wb bisect status``), and how to carry it on from a shell."""
-    from workbench.bisect.bisection import report  # loads the rerun executor and the importers: not for the first frame
-
     doc = report(store, bisection_id)
     hint = ("" if doc.status in ("done", "no-regression") else
             f"\n\nIt runs from a shell (builds and benchmarks take a while): wb bisect resume {clean(doc.name)}")
