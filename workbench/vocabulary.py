@@ -36,6 +36,9 @@ Change = dict[str, tuple[str, ...]]
 # What a check found (a trace diagnostic, an inspect finding): stated, ruled out, or not decidable from the data.
 FindingStatus = Literal["found", "not_found", "undecided"]
 
+# What a guardrail's rule says of a side's mean (lenses.base.Guardrail.judge says the same words).
+GuardrailState = Literal["held", "broken", "unknown"]
+
 # How a record's JSON document treats what strict JSON has no word for (see the module's doc):
 # "null" (every ``--json`` and stored document) or "keep" (left to the writer: the recorder's capture).
 NonFinite = Literal["null", "keep"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from msgspec import UNSET, UnsetType
 
 from workbench.stats.verdicts import Flag, Gate, Verdict
-from workbench.vocabulary import Record, RunRef
+from workbench.vocabulary import GuardrailState, Record, RunRef
 
 # A number as JSON carries it: an int stays an int (a lens limit, a count), so that a
 # decoded result encodes to the same bytes.
@@ -262,7 +262,7 @@ class Guardrail(Result, frozen=True, kw_only=True):
 
     name: str
     title: str
-    state: str
+    state: GuardrailState
     metric: str
     rule: str
     limit: Number
@@ -271,7 +271,7 @@ class Guardrail(Result, frozen=True, kw_only=True):
     candidate: float | None
     note: str | UnsetType = UNSET
     control: float | None | UnsetType = UNSET  # the A/A control's mean
-    control_state: str | UnsetType = UNSET
+    control_state: GuardrailState | UnsetType = UNSET
     control_note: str | UnsetType = UNSET
 
     @property
