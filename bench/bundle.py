@@ -27,9 +27,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from workbench.bundle.export import build_bundle, write_bundle  # noqa: E402
-from workbench.bundle.reader import read_bundle_file  # noqa: E402
-from workbench.bundle.verify import verify_bundle  # noqa: E402
+from workbench.bundle.export import build_bundle, write_bundle
+from workbench.bundle.reader import read_bundle_file
+from workbench.bundle.verify import verify_bundle
 
 COLUMNS = ("ttft_ms", "queue_ms", "prefill_ms", "decode_ms", "prompt_tokens", "output_tokens")
 

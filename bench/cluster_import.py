@@ -83,7 +83,8 @@ def prepare(ranks: int) -> Path:
     if len(list(d.glob("rank-*.json.gz"))) == ranks:
         return d
     d.mkdir(parents=True, exist_ok=True)
-    doc = json.load(gzip.open(REAL))
+    with gzip.open(REAL) as f:
+        doc = json.load(f)
     for rank in range(ranks):
         doc["distributedInfo"]["rank"] = rank
         doc["distributedInfo"]["world_size"] = ranks

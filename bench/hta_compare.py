@@ -120,7 +120,7 @@ def main() -> int:
         files = sorted(trace_dir.glob("*.json*"))
         try:
             hta = hta_breakdown(trace_dir)
-        except Exception as exc:  # HTA fails on some real traces; say so and go on
+        except Exception as exc:  # noqa: BLE001 - HTA fails on some real traces; say so and go on
             print(f"{trace_dir.name:34} HTA failed: {type(exc).__name__}: {str(exc)[:80]}")
             hta = {}
         ranks = [read_rank(p) for p in files]

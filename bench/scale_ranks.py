@@ -44,7 +44,8 @@ ACCEPT = ["--accept", "model,objective,topology,effective_batch,hardware", "--wh
 
 
 def _template() -> tuple[dict, np.ndarray, np.ndarray, list[int], list[tuple[int, int]]]:
-    doc = json.load(gzip.open(TEMPLATE))
+    with gzip.open(TEMPLATE) as raw:
+        doc = json.load(raw)
     events = doc["traceEvents"]
     ts = np.array([float(e.get("ts", np.nan)) if isinstance(e.get("ts"), (int, float)) else np.nan for e in events])
     dur = np.array([float(e.get("dur", 0.0)) if isinstance(e.get("dur"), (int, float)) else 0.0 for e in events])
@@ -111,7 +112,7 @@ def _pieces(doc: dict, ts: np.ndarray) -> tuple[list[str], list[int], list[bool]
 
 
 def _rank_text(template: tuple, rank: int, world: int, seed: int, straggler: int | None, straggle_us: float) -> str:
-    doc, ts = template[0], template[1]
+    doc = template[0]
     new_ts, new_dur = _shifts(template, rank, seed, straggler, straggle_us)
     parts, which, has_dur = template[5]
     out = [parts[0].replace('"rank":0,', f'"rank":{rank},', 1).replace(f'"world_size":{doc["distributedInfo"]["world_size"]}', f'"world_size":{world}', 1)]
@@ -156,7 +157,7 @@ def measure(args: list[str]) -> dict:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     # Files, not pipes: a 1,024-file import's JSON report is larger than a pipe's buffer,
     # and nothing reads the pipe until the process ends.
-    out_file, err_file = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+    out_file, err_file = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed once read, below)
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=out_file, stderr=err_file, env=env, text=True)
     root = psutil.Process(proc.pid)
@@ -174,6 +175,8 @@ def measure(args: list[str]) -> dict:
     out_file.seek(0)
     err_file.seek(0)
     out, err = out_file.read(), err_file.read()
+    out_file.close()
+    err_file.close()
     return {"rc": proc.returncode, "wall_s": wall, "client_mb": client / 2**20, "worker_mb": worker / 2**20 if worker else None,
             "stdout": out, "stderr": err}
 
@@ -308,7 +311,7 @@ def main() -> int:
         first, last = rows[0], rows[-1]
         scale = last["ranks"] / first["ranks"]
         for backend in ("sqlite",):
-            f, l = first[backend], last[backend]
+            f, l = first[backend], last[backend]  # noqa: E741 (first and last, side by side)
             print(f"{backend}: {first['ranks']} -> {last['ranks']} ranks (x{scale:.0f}): import wall x{l['import_wall_s'] / f['import_wall_s']:.1f}, "
                   f"client peak x{l['import_client_mb'] / f['import_client_mb']:.2f} ({l['import_client_mb']:.0f} MB; target < 1024 MB and < 2x), "
                   f"inspect x{l['inspect_s'] / f['inspect_s']:.1f}")

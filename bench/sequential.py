@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from workbench.stats.sequential import SequentialDesign, fixed_rates, simulate  # noqa: E402
+from workbench.stats.sequential import SequentialDesign, fixed_rates, simulate
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Training import speed and memory, side by side with HTA, in one run.
+r"""Training import speed and memory, side by side with HTA, in one run.
 
 Cases (inputs are prepared once under ``$WB_BENCH_DIR``, default /tmp/wb-bench-training):
 
@@ -157,7 +157,8 @@ def prepare_eight() -> Path:
     if len(list(d.glob("rank-*.json.gz"))) == 8:
         return d
     d.mkdir(parents=True, exist_ok=True)
-    doc = json.load(gzip.open(REAL))
+    with gzip.open(REAL) as f:
+        doc = json.load(f)
     for rank in range(8):
         doc["distributedInfo"]["rank"] = rank
         doc["distributedInfo"]["world_size"] = 8
@@ -172,7 +173,8 @@ def prepare_big(target_bytes: int = 1 << 30) -> Path:
     if out.exists() and out.stat().st_size >= target_bytes * 0.95:
         return d
     d.mkdir(parents=True, exist_ok=True)
-    text = gzip.open(REAL).read().decode()
+    with gzip.open(REAL) as f:
+        text = f.read().decode()
     start = text.index('"traceEvents"')
     open_at = text.index("[", start) + 1
     close_at = text.rindex("]")
@@ -183,9 +185,9 @@ def prepare_big(target_bytes: int = 1 << 30) -> Path:
         f.write(header)
         for k in range(copies):
             shift_us, shift_step, shift_corr = k * 3_000_000, k * 100, k * 10_000_000
-            chunk = ts_re.sub(lambda m: f'"ts": {int(m.group(1)) + shift_us}', body)
-            chunk = step_re.sub(lambda m: f"ProfilerStep#{int(m.group(1)) + shift_step}", chunk)
-            chunk = corr_re.sub(lambda m: f'"correlation": {int(m.group(1)) + shift_corr}', chunk)
+            chunk = ts_re.sub(lambda m: f'"ts": {int(m.group(1)) + shift_us}', body)  # noqa: B023 - used in this iteration
+            chunk = step_re.sub(lambda m: f"ProfilerStep#{int(m.group(1)) + shift_step}", chunk)  # noqa: B023 - used in this iteration
+            chunk = corr_re.sub(lambda m: f'"correlation": {int(m.group(1)) + shift_corr}', chunk)  # noqa: B023 - used in this iteration
             f.write(("," if k else "") + chunk)
         f.write(trailer)
     return d

@@ -89,7 +89,7 @@ async def _press_stages(app, pilot, presses: int) -> list[float]:
         stage = STAGES[i % len(STAGES)]
         t = time.perf_counter()
         await pilot.press(str(i % len(STAGES) + 1))
-        await _until(lambda: app.stage == stage, f"stage key {i}")
+        await _until(lambda: app.stage == stage, f"stage key {i}")  # noqa: B023 - awaited in this iteration
         delays.append(time.perf_counter() - t)
         await asyncio.sleep(0.05)
     return sorted(delays)
@@ -105,7 +105,7 @@ async def _press_down(app, pilot, options, presses: int) -> list[float]:
         key = "down" if (i // 10) % 2 == 0 else "up"
         t = time.perf_counter()
         await pilot.press(key)
-        await _until(lambda: options.highlighted != before, f"cursor key {i}")
+        await _until(lambda: options.highlighted != before, f"cursor key {i}")  # noqa: B023 - awaited in this iteration
         delays.append(time.perf_counter() - t)
         await asyncio.sleep(0.05)
     return sorted(delays)

@@ -56,7 +56,7 @@ def inference_side(rng: np.random.Generator, queue_p95: float, revision: str, ru
     """Per-request queue, prefill and decode with a shared load factor (comonotonic), so
     TTFT = frontend + queue + prefill has p95 close to the sum of the phase p95s."""
     sides = []
-    for run in range(runs):
+    for _run in range(runs):
         level = rng.normal(1.0, 0.003)  # run-to-run variation (placement, clocks)
         u = rng.uniform(0.0, 1.0, REQUESTS_PER_RUN)
         load = -np.log1p(-u * 0.995)  # exponential-ish tail, bounded

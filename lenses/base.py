@@ -12,7 +12,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -203,7 +203,7 @@ class GuardrailSpec:
         if self.rule not in GUARDRAIL_RULES:
             raise ValueError(f"guardrail {self.name!r}: unknown rule {self.rule!r} (one of {', '.join(GUARDRAIL_RULES)})")
 
-    def judge(self, baseline: float, candidate: float) -> str:
+    def judge(self, baseline: float, candidate: float) -> GuardrailState:
         """``held``, ``broken`` or ``unknown`` (a value is missing)."""
         needs_baseline = self.rule not in ("max", "min")
         if not math.isfinite(candidate) or (needs_baseline and not math.isfinite(baseline)):
@@ -222,6 +222,11 @@ class GuardrailSpec:
             "within_pct": abs(diff) <= self.limit,
         }[self.rule]
         return "held" if ok else "broken"
+
+
+# What a guardrail's rule says of a side's mean: held, broken, or unknown (a value is missing). The same
+# words as workbench.vocabulary.GuardrailState, which the results that carry it use (lenses import no application).
+GuardrailState = Literal["held", "broken", "unknown"]
 
 
 @dataclass(frozen=True)

@@ -311,7 +311,7 @@ class Store:
             return {"capture": 0, "run": 0, "run_source": 0, "run_column": 0}
         with self.engine.connect() as conn:
             return {
-                t.__tablename__: int(conn.execute(select(func.count()).select_from(t)).scalar_one())  # type: ignore[arg-type]
+                t.__tablename__: int(conn.execute(select(func.count()).select_from(t)).scalar_one())
                 for t in (Capture, Run, RunSource, RunColumn)
             }
 
@@ -467,7 +467,7 @@ class _RunRow:
 
 def _summary(row: "_RunRow") -> RunSummary:
     return RunSummary(
-        id=int(row.id),  # type: ignore[arg-type]
+        id=int(row.id),
         lens=row.lens,
         label=row.label,
         dimensions=_dimensions(row),

@@ -12,7 +12,7 @@ from typing import Any, Optional
 from sqlalchemy import JSON, Column, ForeignKey, Integer, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from store.records import utcnow_iso  # noqa: F401 - the table modules take it from here
+from store.records import utcnow_iso  # the table modules take it from here
 
 # Modules whose SQLModel tables belong to the schema (imported by load_all_tables).
 ALL_TABLE_MODULES: list[str] = [

@@ -86,7 +86,7 @@ def remove_runs(store: "Store", run_ids: Sequence[int]) -> dict[str, Any]:
                 shown = ", ".join(refs[:3]) + (f" and {len(refs) - 3} more" if len(refs) > 3 else "")
                 raise RunInUse(f"run {run_id} is evidence in {shown}; it is kept (an investigation and its bundles must keep their runs)")
         capture_ids = set(s.exec(select(RunSource.capture_id).where(RunSource.run_id.in_(list(run_ids)))).all())  # type: ignore[attr-defined]
-        s.exec(delete(Run).where(Run.id.in_(list(run_ids))))  # type: ignore[call-overload,union-attr]
+        s.exec(delete(Run).where(Run.id.in_(list(run_ids))))  # type: ignore[union-attr]
         s.flush()
         for capture_id in sorted(capture_ids):
             still = s.exec(select(func.count()).select_from(RunSource).where(RunSource.capture_id == capture_id)).one()

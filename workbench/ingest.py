@@ -233,9 +233,9 @@ def import_files(
         capture = store.find_capture(sha)
         if capture is None:
             return None
-        runs = store.capture_runs(int(capture.id))  # type: ignore[arg-type]
+        runs = store.capture_runs(int(capture.id))
         listed = ", ".join(map(str, runs)) or "none"
-        return int(capture.id), f"already imported (capture {capture.id}, runs {listed}); nothing added"  # type: ignore[arg-type]
+        return int(capture.id), f"already imported (capture {capture.id}, runs {listed}); nothing added"
 
     folder = dims if isinstance(dims, FolderDimensions) else FolderDimensions(dims)
     for attempt in range(2):

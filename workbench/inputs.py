@@ -348,7 +348,7 @@ def open_binary(path: Path, on_progress: Callable[[int], None] | None = None) ->
     if counted.peek(2)[:2] == GZIP_MAGIC:
         gz = gzip.GzipFile(fileobj=counted, mode="rb")
         bounded = BoundedReader(gz, decompressed_cap(compressed), path, compressed)  # type: ignore[arg-type]
-        return io.BufferedReader(bounded)  # type: ignore[return-value]
+        return io.BufferedReader(bounded)
     return counted
 
 

@@ -230,3 +230,24 @@ def test_status_before_any_step_says_the_endpoints_come_first():
            "splits": [], "result": None, "steps_done": 0}
     text = "\n".join(format_report(doc))
     assert "endpoints not checked yet" in text and "open range" not in text
+
+
+def test_the_door_lists_stored_bisections_as_typed_rows(tmp_path, store_url):
+    """bisect/workflow.py: the Verify list decodes the stored state (never reads it as a dict), and
+    an unknown bisection is a usage error."""
+    from store import open_store
+    from workbench.bisect.bisection import report, start
+    from workbench.bisect.result import Spec
+    from workbench.bisect.workflow import bisect_errors, bisection_rows
+    from workbench.errors import UsageError
+
+    versions = tmp_path / "versions.txt"
+    versions.write_text("1.0\n1.1\n1.2\n1.3\n1.4\n")
+    store = open_store(store_url)
+    assert bisection_rows(store) == []
+    bid = start(store, Spec(name="five", bench=("true",), workdir=str(tmp_path / "w"), candidates_file=str(versions)))
+    (row,) = bisection_rows(store)
+    assert (row.id, row.name, row.status, row.steps, row.open) == (bid, "five", "started", 0, 3)
+    with pytest.raises(UsageError, match="no bisection 'nope'"):
+        with bisect_errors():
+            report(store, "nope")

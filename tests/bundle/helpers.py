@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 
 from workbench.bundle.export import build_bundle
 

@@ -5,7 +5,6 @@ time per item and dimensions are the arguments (a run's slot moves its time by <
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 

@@ -15,7 +15,6 @@ Synopses are tagged ``text``; an untagged block may not hold a ``wb`` command.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil

@@ -52,7 +52,7 @@ PRINTK_FORMATS = [
 ]
 
 
-@pytest.mark.parametrize("kind,klass,line", DOCUMENTED, ids=[f"{k}:{l[:30]}" for k, _, l in DOCUMENTED])
+@pytest.mark.parametrize("kind,klass,line", DOCUMENTED, ids=[f"{k}:{text[:30]}" for k, _, text in DOCUMENTED])
 def test_documented_line_is_a_signature_with_class_and_meaning(tmp_path, kind, klass, line):
     path = tmp_path / "dmesg.txt"
     path.write_text(f"[  100.000001] ordinary line\n[  101.500000] {line}\n")

@@ -32,27 +32,19 @@ OUT_OF_SCOPE = ("workbench/cli/commands/import_.py", "workbench/training/json_ch
 
 SQLALCHEMY = ("heavy", "sqlalchemy")  # SQLModel tables: `wb CMD --help`, `wb import` into SQLite and the TUI's first frame stay without it
 NUMPY = ("heavy", "numpy")  # the compare engine: `wb --help` imports the `workbench.compare` package, not the engine
-FIRST_FRAME = ("heavy", "importlib.metadata")  # the rerun executor (and the importers it loads): not for the TUI's first frame
 # (file, module imported inside a function) -> why
 OWN_LAZY = {
     ("workbench/cli/__init__.py", "store.errors"): ("why", "`wb evidence verify` runs where `store` cannot be imported"),
     ("workbench/cli/tui_launch.py", "workbench.tui.app"): ("heavy", "textual"),
     ("workbench/cli/commands/evidence.py", "workbench.rerun.report"): ("heavy", "numpy"),  # only for --recompute
     ("workbench/dims_file.py", "workbench.importers.sacct"): NUMPY,  # only for a wb.toml with [sacct] fields
-    ("workbench/cli/commands/bisect.py", "store.bisect"): SQLALCHEMY,
     ("workbench/cli/commands/remove.py", "store.tidy"): SQLALCHEMY,
     ("workbench/cli/commands/rename.py", "store.tidy"): SQLALCHEMY,
-    ("workbench/cli/commands/rerun.py", "store.rerun"): SQLALCHEMY,
     ("workbench/run_documents.py", "store.declarations"): SQLALCHEMY,
     ("workbench/cli/commands/token.py", "store.tokens"): SQLALCHEMY,
     ("workbench/cli/commands/serve.py", "workbench.server.app"): SQLALCHEMY,  # (and Starlette): not for 'wb serve --help'
     ("workbench/cli/remote.py", "workbench.server.client"): ("heavy", "httpx"),  # only when a server is named
     ("workbench/declare.py", "store.declarations"): SQLALCHEMY,
-    ("workbench/tui/services.py", "store.rerun"): SQLALCHEMY,
-    ("workbench/tui/services.py", "store.bisect"): SQLALCHEMY,
-    ("workbench/tui/services.py", "workbench.bisect.bisection"): FIRST_FRAME,
-    ("workbench/tui/services.py", "workbench.rerun.execute"): FIRST_FRAME,
-    ("workbench/tui/services.py", "workbench.rerun.preflight"): FIRST_FRAME,
     ("workbench/compare/__init__.py", "lenses.base"): NUMPY,
     ("workbench/compare/__init__.py", "lenses.extensions"): NUMPY,
     ("workbench/compare/parameters.py", "lenses.extensions"): NUMPY,  # only for frame guardrails
@@ -75,6 +67,8 @@ OWN_LAZY = {
     ("workbench/investigations/hypotheses.py", "store.bisect"): SQLALCHEMY,
     ("workbench/investigations/observations.py", "store.investigations"): SQLALCHEMY,
     ("workbench/rerun/execute.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/rerun/workflow.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/bisect/workflow.py", "store.bisect"): SQLALCHEMY,
     ("workbench/rerun/report.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bisect/bisection.py", "store.bisect"): SQLALCHEMY,
     ("workbench/bisect/bisection.py", "store.rerun"): SQLALCHEMY,

@@ -1,6 +1,5 @@
 """A companion file already in the store still informs a new run read with it."""
 
-from pathlib import Path
 
 import numpy as np
 

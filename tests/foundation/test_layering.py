@@ -49,3 +49,23 @@ def test_import_linter_contracts_hold():
     from importlinter.cli import lint_imports
 
     assert lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True, no_logo=True) == 0
+
+
+def test_the_vocabulary_is_the_bottom_layer():
+    """workbench/vocabulary.py (the one record base, RunRef, Side, the JSON helpers) imports the
+    standard library and msgspec only, so the recorder and the store-free paths can use it."""
+    allowed = {"__future__", "math", "collections", "enum", "typing", "msgspec"}
+    names = _imports(REPO / "workbench" / "vocabulary.py")
+    assert {n.split(".")[0] for n in names} <= allowed, names
+
+
+def test_the_faces_open_no_store_session():
+    """cli/ and tui/ call doors (the import-linter contract forbids the ORM there); a store session
+    opened in them would be the ORM by another way in."""
+    opened = []
+    for folder in ("workbench/cli", "workbench/tui"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Attribute) and node.attr == "session" and isinstance(node.ctx, ast.Load):
+                    opened.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert opened == []

@@ -4,7 +4,6 @@ killed and said in the run's record; each run's output is capped."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 

@@ -138,7 +138,7 @@ def test_metric_family_list_is_not_a_scrape_and_agrees_with_the_rename_table() -
     from workbench.importers.prometheus import PHASE_HISTOGRAMS
 
     families = dict(line.split()[:2] for line in path.read_text().splitlines() if line.startswith("vllm:"))
-    for old, new in RENAMES.items():
+    for old, _new in RENAMES.items():
         if old.startswith("vllm:"):
             assert old not in families  # the old names are gone in a current release
     assert families["vllm:kv_cache_usage_perc"] == "gauge"

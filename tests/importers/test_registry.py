@@ -48,7 +48,7 @@ def test_help_lists_each_flag_with_its_formats():
     code, out, _ = wb("import", "--help", store="sqlite://")
     assert code == 0
     flat = " ".join(out.split())
-    for flag, (_, formats) in HISTORICAL.items():
+    for flag, (_, _formats) in HISTORICAL.items():
         assert flag in out
     assert "[prometheus]" in flat and "[nsys, kineto]" in flat and "[sacct]" in flat
 

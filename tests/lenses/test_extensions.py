@@ -11,7 +11,7 @@ from lenses import get_lens
 from lenses.extensions import ExtensionError, load_extension, parse_extension
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compare"))
-from factories import inference_run  # noqa: E402
+from factories import inference_run
 
 GOOD = """
 lens = "inference"

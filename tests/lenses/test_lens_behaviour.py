@@ -18,9 +18,9 @@ from lenses.training import per_step
 from tests.lenses.test_lenses import NAN, fleet
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compare"))
-from factories import training_run  # noqa: E402
+from factories import training_run
 
-from workbench.compare import compare  # noqa: E402
+from workbench.compare import compare
 
 ROOT = Path(__file__).resolve().parents[2]
 # ``lens.name ==``, ``c.lens.name != ...``, ``lens.name in (...)``, ``{...}[lens.name]``: a switch on the name.

@@ -161,7 +161,7 @@ def test_many_threads_record_requests_concurrently(make_recorder):
                     with req.phase("prefill"):
                         pass
                     req.value("prompt_tokens", worker)
-        except Exception as exc:  # pragma: no cover - would fail the test
+        except Exception as exc:  # noqa: BLE001  # pragma: no cover - would fail the test
             errors.append(exc)
 
     threads = [threading.Thread(target=serve, args=(w,)) for w in range(8)]

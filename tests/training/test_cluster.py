@@ -19,11 +19,11 @@ import pytest
 
 pytest.importorskip("distributed", reason="the cluster extra is not installed: pip install -e '.[dev]'")
 
-from workbench.errors import BadInput, WbError  # noqa: E402
-from workbench.importers import kineto  # noqa: E402
-from workbench.importers.base import ImportOptions  # noqa: E402
-from workbench.training.cluster import open_cluster, parse_local  # noqa: E402
-from workbench.training.parallel import read_all  # noqa: E402
+from workbench.errors import BadInput, WbError
+from workbench.importers import kineto
+from workbench.importers.base import ImportOptions
+from workbench.training.cluster import open_cluster, parse_local
+from workbench.training.parallel import read_all
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "training"
 

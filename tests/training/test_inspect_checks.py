@@ -225,7 +225,6 @@ def test_real_trace_shapes():
     assert "[[2,2048],[2048,1]]" in set(t["shape"][t["name"] == "aten::mm"])
     assert any(s.startswith("grid [") and " block [" in s for s in t["shape"][t["kind"] == "kernel"])
     # The same job against itself: every shape shared, unchanged.
-    found = pair_findings.shapes([record], [record])
     (f,) = pair_findings.shapes([record], [record])
     assert f.status == "not_found" and "every shape on both sides and unchanged within 5%" in f.summary
 

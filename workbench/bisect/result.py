@@ -11,13 +11,16 @@ wrote stays a ``null``. The JSON Schema is in docs/schema/bisection.json.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from workbench.rerun.records import Record
+from workbench.vocabulary import Record
+
+# A candidate as the search left it (an undecided step is stored as a skip), and the search itself.
+CandidateStatus = Literal["untested", "good", "bad", "between", "skip"]
+BisectionStatus = Literal["started", "bisecting", "stopped", "done", "no-regression"]
 
 
 class Spec(Record, kw_only=True):
@@ -41,9 +44,6 @@ class Spec(Record, kw_only=True):
     spending: str = "obrien-fleming"
     investigation: int | None = None
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> "Spec":
-        return msgspec.convert(dict(doc), cls)
 
 
 Interval = tuple[float, float]
@@ -54,7 +54,7 @@ class CandidateState(Record, kw_only=True):
 
     rev: str  # a full commit id, or the version string
     title: str
-    status: str  # untested | good | bad | between | skip
+    status: CandidateStatus
     ratio: float | None | UnsetType = UNSET
     ci95: Interval | None | UnsetType = UNSET
     verdict: str | None | UnsetType = UNSET
@@ -135,9 +135,6 @@ class BisectionState(Record, kw_only=True):
     result: Result | None = None
     stopped: str | UnsetType = UNSET  # why the last run stopped (resume tries again)
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> "BisectionState":
-        return msgspec.convert(dict(doc), cls)
 
 
 class BisectionReport(Record, kw_only=True):
@@ -145,7 +142,7 @@ class BisectionReport(Record, kw_only=True):
 
     id: int
     name: str
-    status: str  # started | bisecting | stopped | done | no-regression
+    status: BisectionStatus
     spec: Spec
     candidates: tuple[CandidateState, ...]
     lo: int  # last good
@@ -164,7 +161,3 @@ class BisectionReport(Record, kw_only=True):
         fields = {f: getattr(state, f) for f in state.__struct_fields__}
         return cls(id=bisection_id, name=spec.name, status=status, spec=spec, **fields, steps_done=len(state.steps))
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> "BisectionReport":
-        """Decode a stored or printed bisection; ``msgspec.ValidationError`` names the place."""
-        return msgspec.convert(dict(doc), cls)

@@ -99,7 +99,7 @@ def verify_bundle(
         checks.append(Check("structure", False, f"missing member(s): {', '.join(missing)}"))
     try:
         parts = CanonicalParts(bundle)
-    except Exception as exc:  # rfc8785.CanonicalizationError: only an unchecked in-memory dict gets here
+    except Exception as exc:  # noqa: BLE001 - rfc8785.CanonicalizationError: only an unchecked in-memory dict gets here
         raise BadInput(source, f"cannot canonicalize: {exc}") from None
     checks.extend(_checksum_checks(bundle.get("checksum"), parts))
     for name in DIGESTED_PARTS:

@@ -11,7 +11,7 @@ import math
 from typing import Sequence
 
 import numpy as np
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from lenses.base import Lens
 from store.records import RunRecord
@@ -33,6 +33,7 @@ from workbench.compare.results import (
     no_effect,
 )
 from workbench.stats.verdicts import MOVED
+from workbench.vocabulary import GuardrailState
 
 NAN = float("nan")
 
@@ -125,7 +126,7 @@ def phases(
     out = []
     for phase in lens.phases:
         def per_run(sums: list[dict[str, dict[str, float]]], stat: str) -> list[float]:
-            return [s.get(phase.name, {}).get(stat, NAN) for s in sums]
+            return [s.get(phase.name, {}).get(stat, NAN) for s in sums]  # noqa: B023 - called in this iteration
 
         if not any(phase.name in s for s in sums_b + sums_c):
             continue  # no run records this phase: say nothing rather than zero
@@ -190,20 +191,20 @@ def guardrails(
         b = side_mean([lens.guardrail_value(r, g.metric) for r in base])
         c = side_mean([lens.guardrail_value(r, g.metric) for r in cand])
         state = g.judge(b, c)
+        a: float | UnsetType = UNSET
+        control_state: GuardrailState | UnsetType = UNSET
+        control_note: str | UnsetType = UNSET
         if control:
             # The same rule on the A/A control, as reruns do: a guardrail the baseline
             # breaks against itself is within the noise of these runs.
             a = side_mean([lens.guardrail_value(r, g.metric) for r in control])
             control_state = g.judge(b, a)
-            extra = {"control": a, "control_state": control_state}
             if control_state == "broken":
-                extra["control_note"] = "the A/A control breaks it too: the guardrail is within these runs' noise"
-        else:
-            extra = {}
-        if state == "unknown":
-            extra["note"] = "a value is missing on a side: the guardrail cannot be judged"
+                control_note = "the A/A control breaks it too: the guardrail is within these runs' noise"
+        note = "a value is missing on a side: the guardrail cannot be judged" if state == "unknown" else UNSET
         out.append(Guardrail(name=g.name, title=g.title, state=state, metric=g.metric, rule=g.rule, limit=g.limit,
-                             unit=g.unit, baseline=b, candidate=c, **extra))
+                             unit=g.unit, baseline=b, candidate=c, note=note, control=a, control_state=control_state,
+                             control_note=control_note))
     return out
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import msgspec
-
 from workbench.textsafe import clean
+# The strict-JSON helpers live in the vocabulary; these names stay for the callers that read them here.
+from workbench.vocabulary import NULL_REASON as NULL_REASON, from_jsonable as from_jsonable, jsonable as jsonable
+from workbench.vocabulary import record_json as record_json
 
 
 def num(value: float | None) -> str:
@@ -60,13 +61,6 @@ def change(baseline: float | None, candidate: float | None, unit: str) -> str:
     return text
 
 
-# Beside a key whose value was not finite: ``"x": null, "x_null_reason": "..."``. In a list,
-# the reason sits beside the list's key, by index (``{"3": "..."}``).
-NULL_REASON = "_null_reason"
-_NONFINITE = {"nan": "not a number (NaN): unknown", "inf": "+infinity: not a finite number",
-              "-inf": "-infinity: not a finite number"}
-
-
 def bucket(low: float | None, high: float | None, unit: str) -> str:
     """Where histogram buckets place a figure: "[60, 80] ms", or "at least 80 ms" (+Inf bucket)."""
     if high is None or not math.isfinite(high):
@@ -89,67 +83,3 @@ def bucketed_change(baseline: float | None, candidate: float | None, unit: str, 
     allowed = (f"between {signed(lo, unit)} and {signed(hi, unit)}" if lo is not None and hi is not None
                else f"of at least {signed(lo, unit)}" if lo is not None else f"of at most {signed(hi, unit)}")
     return f"{head}: a change {allowed}"
-
-
-def jsonable(value: Any) -> Any:
-    """Strict JSON values (the one encoder of every ``--json``): nan and ±inf become
-    ``None`` (unknown, never zero) with the reason beside them (``NULL_REASON``); numpy
-    scalars and arrays become the numbers and lists they hold; keys become strings."""
-    return _strict(value)[0]
-
-
-def _strict(value: Any) -> tuple[Any, Any]:
-    """(the JSON value, why it or what it holds became null: a text, a dict by index, or None)."""
-    if isinstance(value, bool) or value is None or isinstance(value, int | str):
-        return value, None
-    if isinstance(value, float):
-        return (value, None) if math.isfinite(value) else (None, _NONFINITE[repr(value)])
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            out[str(k)], why = _strict(v)
-            if why is not None and f"{k}{NULL_REASON}" not in value:
-                out[f"{k}{NULL_REASON}"] = why
-        return out, None
-    if isinstance(value, list | tuple):
-        items, reasons = [], {}
-        for i, v in enumerate(value):
-            item, why = _strict(v)
-            items.append(item)
-            if why is not None:
-                reasons[str(i)] = why
-        return items, reasons or None
-    if hasattr(value, "tolist") and callable(value.tolist):  # numpy scalars and arrays, known without importing numpy
-        return _strict(value.tolist())
-    return value, None
-
-
-_FROM_REASON = {text: float(key) for key, text in _NONFINITE.items()}
-
-
-def from_jsonable(value: Any, why: Any = None) -> Any:
-    """``jsonable`` undone: a null with its ``NULL_REASON`` beside it is the nan or ±inf it
-    was (so a decoded document encodes back to itself); the reason keys go. ``why``: the
-    reason ``jsonable`` gave this value (a text, or a dict by index for a list)."""
-    if value is None and isinstance(why, str):
-        return _FROM_REASON.get(why)
-    if isinstance(value, dict):
-        return {k: from_jsonable(v, value.get(f"{k}{NULL_REASON}")) for k, v in value.items()
-                if not (k.endswith(NULL_REASON) and k[: -len(NULL_REASON)] in value)}
-    if isinstance(value, list):
-        by_index = why if isinstance(why, dict) else {}
-        return [from_jsonable(v, by_index.get(str(i))) for i, v in enumerate(value)]
-    return value
-
-
-def record_json(record: Any) -> Any:
-    """A msgspec record as its JSON document: field order, tuples as arrays, numpy scalars
-    as the numbers they hold, nan and ±inf as ``None``."""
-    return jsonable(msgspec.to_builtins(record, enc_hook=_numpy_scalar))
-
-
-def _numpy_scalar(value: Any) -> Any:
-    # known without importing numpy
-    if hasattr(value, "tolist") and callable(value.tolist):
-        return value.tolist()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")

@@ -28,6 +28,7 @@ from workbench.compare.model import Comparison
 from workbench.compare.results import Result
 from workbench.training import pair_findings as pf
 from workbench.training import ranks as rk
+from workbench.vocabulary import FindingStatus
 
 QUANTILES = {"p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99}
 
@@ -85,7 +86,7 @@ class Finding(Result, frozen=True, kw_only=True):
     check: str
     side: str
     run: int | str | None
-    status: str  # found | not_found | undecided
+    status: FindingStatus
     summary: str
     evidence: dict[str, object]
     caveat: str = ""

@@ -21,8 +21,9 @@ from lenses.fleet import read_window
 from store.records import RunRecord
 from workbench.compare.effects import DESCRIPTIVE_BAND, movement, single_run
 from workbench.compare.fmt import bucket, bucketed_change, num, qty
-from workbench.compare.results import Effect, Evidence, Guardrail, Observation, Phase, Primary, RunRef, Runs
+from workbench.compare.results import Effect, Evidence, Guardrail, Observation, Phase, Primary, Runs
 from workbench.stats.verdicts import Flag
+from workbench.vocabulary import RunRef
 
 NOT_CAUSE = "observation, not cause"
 # With one run a side there is no interval and no noise estimate: a sentence describes

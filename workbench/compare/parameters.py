@@ -58,7 +58,7 @@ class ComparisonParameters(msgspec.Struct, frozen=True, omit_defaults=True):
 
     def to_json(self) -> dict[str, object]:
         """The stored form (the inverse of :meth:`from_json`)."""
-        return record_json(self)  # type: ignore[no-any-return]
+        return record_json(self)
 
     def engine_arguments(self) -> "EngineArguments":
         """Keyword arguments of ``workbench.compare.compare``/``inspect`` (the control

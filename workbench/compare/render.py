@@ -18,9 +18,10 @@ from workbench.compare.findings_render import findings_block, steps_block
 from workbench.compare.fmt import change, num, qty
 from workbench.compare.inspect_data import InspectResult
 from workbench.compare.model import Comparison
-from workbench.compare.results import Censored, Effect, RunRef, Work
+from workbench.compare.results import Censored, Effect, Work
 from workbench.compare.states import CHANGED, DIFFERENT, MIXED, SAME, UNKNOWN
 from workbench.textsafe import clean
+from workbench.vocabulary import RunRef
 
 WIDTH = 80
 
@@ -188,7 +189,7 @@ def phases_table(c: Comparison) -> list[str]:
     lines.append(f"  {'phase':<18} {'mean':>19}  {'p50':>16}  {'p95':>16}")
     for p in c.phases or ():
         mark = "" if p.in_primary else " (beside)"
-        arrow = lambda stat: f"{num(p.side('baseline', stat))} → {num(p.side('candidate', stat))}"  # noqa: E731
+        arrow = lambda stat: f"{num(p.side('baseline', stat))} → {num(p.side('candidate', stat))}"  # noqa: E731, B023 - used in this iteration
         lines.append(f"  {_cut(p.title + mark, 18):<18} {arrow('mean'):>19}  {arrow('p50'):>16}  {arrow('p95'):>16}")
         lines.append(f"  {'':<18} {p.statistic}: {_cut(_effect_text(p.effect), WIDTH - 28)}")
     lines.append(f"  units: {c.phases[0].unit if c.phases else ''}; phases are not additive")

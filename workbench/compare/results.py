@@ -11,34 +11,19 @@ result and are written as null (``Comparison.to_json``): unknown, never zero.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TypeVar
 
-import msgspec
 from msgspec import UNSET, UnsetType
 
-from workbench.compare.fmt import from_jsonable, record_json
 from workbench.stats.verdicts import Flag, Gate, Verdict
+from workbench.vocabulary import GuardrailState, Record, RunRef
 
 # A number as JSON carries it: an int stays an int (a lens limit, a count), so that a
 # decoded result encodes to the same bytes.
 Number = int | float
-RunRef = int | str  # a store id, or a label (runs compared before they were stored)
-
-R = TypeVar("R", bound="Result")
 
 
-class Result(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """A frozen record with a lossless JSON round trip."""
-
-    def to_json(self) -> dict[str, object]:
-        return record_json(self)  # type: ignore[no-any-return]
-
-    @classmethod
-    def from_json(cls: type[R], doc: Mapping[str, object]) -> R:
-        """Decode a stored or bundled document; ``msgspec.ValidationError`` names the
-        place (``$.effect.verdict``) when it has another shape."""
-        return msgspec.convert(from_jsonable(doc), cls)
+class Result(Record, frozen=True, kw_only=True, omit_defaults=True):
+    """The vocabulary's record, leaving out a key that does not apply (``UNSET``, or a default)."""
 
 
 class Interval(Result, frozen=True, kw_only=True):
@@ -277,7 +262,7 @@ class Guardrail(Result, frozen=True, kw_only=True):
 
     name: str
     title: str
-    state: str
+    state: GuardrailState
     metric: str
     rule: str
     limit: Number
@@ -286,7 +271,7 @@ class Guardrail(Result, frozen=True, kw_only=True):
     candidate: float | None
     note: str | UnsetType = UNSET
     control: float | None | UnsetType = UNSET  # the A/A control's mean
-    control_state: str | UnsetType = UNSET
+    control_state: GuardrailState | UnsetType = UNSET
     control_note: str | UnsetType = UNSET
 
     @property

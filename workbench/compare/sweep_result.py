@@ -16,22 +16,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from msgspec import UNSET, UnsetType
 
-from workbench.compare.fmt import record_json
 from workbench.compare.results import Effect, Guardrail, Primary, Refusal
+from workbench.vocabulary import NonFinite, Record, RunRef, record_json
 
-RunRef = int | str | None  # a store id; a label for runs compared before they were stored
 # A figure that may be unknown: NaN in a fresh result, null in the JSON (never zero).
 Unknowable = float | None
 
 
-class _Record(msgspec.Struct, frozen=True, kw_only=True):
-    pass
-
-
-class Matching(_Record, frozen=True, kw_only=True):
+class Matching(Record, frozen=True, kw_only=True):
     """How levels were paired: ``rate`` (within ``tolerance``), ``concurrency``, ``strategy``."""
 
     axis: str
@@ -39,7 +33,7 @@ class Matching(_Record, frozen=True, kw_only=True):
     rule: str
 
 
-class Goodput(_Record, frozen=True, kw_only=True):
+class Goodput(Record, frozen=True, kw_only=True):
     """Requests per second meeting every per-request target (DistServe), or why unknown."""
 
     value: Unknowable
@@ -48,7 +42,7 @@ class Goodput(_Record, frozen=True, kw_only=True):
     note: str | UnsetType = UNSET
 
 
-class Saturation(_Record, frozen=True, kw_only=True):
+class Saturation(Record, frozen=True, kw_only=True):
     """The highest achieved rate a side sustains under ``rule``, or why unknown."""
 
     unit: str
@@ -59,7 +53,7 @@ class Saturation(_Record, frozen=True, kw_only=True):
     first_unsustained: str | UnsetType = UNSET  # the load where the rule broke
     note: str | UnsetType = UNSET
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, Any]:
         doc = record_json(self)
         if self.rule is not UNSET and self.state == "unknown" and self.note is not UNSET:
             # A level that does not state what the rule needs: the note was written
@@ -69,50 +63,50 @@ class Saturation(_Record, frozen=True, kw_only=True):
         return doc
 
 
-class LevelFigures(_Record, frozen=True, kw_only=True):
+class LevelFigures(Record, frozen=True, kw_only=True):
     """One level of a side: its load, its runs, every serving metric and its goodput."""
 
     load: str
     requested_rate: float | None
     concurrency: float | None
     achieved_rate: Unknowable
-    runs: list[RunRef]
+    runs: list[RunRef | None]  # None: a run with no id nor label
     metrics: dict[str, Unknowable]  # the mean over the level's runs of each run's value
     sources: dict[str, str]  # where each figure came from ("file", "requests", ...)
     goodput: Goodput
 
 
-class Side(_Record, frozen=True, kw_only=True):
+class Side(Record, frozen=True, kw_only=True):
     """One sweep: what it is, its levels in load order, its saturation and best goodput."""
 
     sweep: str | None
     label: str | None
     tool: str | None
     axis: str | None
-    runs: list[RunRef]
+    runs: list[RunRef | None]  # None: a run with no id nor label
     levels: list[LevelFigures]
     saturation: Saturation
     max_goodput: Unknowable
     summary_not_compared: bool  # the sweep has a summary over every load: metadata, never a level
 
 
-class LevelRef(_Record, frozen=True, kw_only=True):
+class LevelRef(Record, frozen=True, kw_only=True):
     load: str
-    runs: list[RunRef]
+    runs: list[RunRef | None]  # None: a run with no id nor label
     achieved_rate: Unknowable
 
 
-class SourcePair(_Record, frozen=True, kw_only=True):
+class SourcePair(Record, frozen=True, kw_only=True):
     baseline: str
     candidate: str
 
 
-class ValuePair(_Record, frozen=True, kw_only=True):
+class ValuePair(Record, frozen=True, kw_only=True):
     baseline: float
     candidate: float
 
 
-class MetricRow(_Record, frozen=True, kw_only=True):
+class MetricRow(Record, frozen=True, kw_only=True):
     """One serving metric at one matched level, both sides and the change."""
 
     name: str
@@ -128,7 +122,7 @@ class MetricRow(_Record, frozen=True, kw_only=True):
     note: str | UnsetType = UNSET
 
 
-class MatchedLevel(_Record, frozen=True, kw_only=True):
+class MatchedLevel(Record, frozen=True, kw_only=True):
     """A pair of levels at matched load, compared as an ordinary comparison."""
 
     baseline: LevelRef
@@ -140,14 +134,14 @@ class MatchedLevel(_Record, frozen=True, kw_only=True):
     metrics: list[MetricRow] | UnsetType = UNSET
 
 
-class Unmatched(_Record, frozen=True, kw_only=True):
+class Unmatched(Record, frozen=True, kw_only=True):
     """Each side's levels with no partner (their load texts): on the curve only."""
 
     baseline: list[str]
     candidate: list[str]
 
 
-class SweepEvidence(_Record, frozen=True, kw_only=True):
+class SweepEvidence(Record, frozen=True, kw_only=True):
     """What an observation rests on: a metric at each matched load (``metric``,
     ``levels``), both sides' saturation, or the unmatched loads (``baseline``,
     ``candidate``)."""
@@ -158,13 +152,13 @@ class SweepEvidence(_Record, frozen=True, kw_only=True):
     candidate: Saturation | list[str] | UnsetType = UNSET
 
 
-class SweepObservation(_Record, frozen=True, kw_only=True):
+class SweepObservation(Record, frozen=True, kw_only=True):
     text: str
     evidence: SweepEvidence
     kind: str  # "observation, not cause"
 
 
-class SweepComparison(_Record, frozen=True, kw_only=True):
+class SweepComparison(Record, frozen=True, kw_only=True):
     """Two load sweeps compared at matched load (``workbench.compare.sweep``)."""
 
     kind: str
@@ -181,7 +175,7 @@ class SweepComparison(_Record, frozen=True, kw_only=True):
     observations: list[SweepObservation]
     chart: str  # the latency-throughput curve, 80 columns
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, Any]:
         """The ``--json`` document (nan and ±inf as null)."""
         doc = record_json(self)
         for name, side in (("baseline", self.baseline), ("candidate", self.candidate)):

@@ -11,12 +11,11 @@ files. The JSON Schema is in docs/schema/diagnosis.json.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
-from workbench.compare.fmt import record_json
+from workbench.vocabulary import Record
 
 FORMAT = "wb.diagnosis"
 VERSION = 1
@@ -25,12 +24,7 @@ VERSION = 1
 Evidence = dict[str, Any]
 
 
-class _Record(msgspec.Struct, frozen=True, kw_only=True):
-    def to_json(self) -> dict[str, Any]:
-        return record_json(self)  # type: ignore[no-any-return]
-
-
-class EventRecord(_Record, kw_only=True):
+class EventRecord(Record, kw_only=True):
     """One failure-relevant line placed on the clock (``workbench.diagnostics.events``)."""
 
     kind: str
@@ -52,33 +46,33 @@ class TimelineRow(EventRecord, kw_only=True):
     label: str  # how the row relates to the first failure
 
 
-class SkippedFile(_Record, kw_only=True):
+class SkippedFile(Record, kw_only=True):
     file: str
     why: str
 
 
-class LogFormat(_Record, kw_only=True):
+class LogFormat(Record, kw_only=True):
     """The log format recognised in one text file (``workbench.diagnostics.logs.log_format``)."""
 
     file: str
     format: str
 
 
-class Inputs(_Record, kw_only=True):
+class Inputs(Record, kw_only=True):
     files: tuple[str, ...]
     skipped: tuple[SkippedFile, ...]
     flight_recorder_dumps: int
     log_formats: tuple[LogFormat, ...] = ()
 
 
-class Clock(_Record, kw_only=True):
+class Clock(Record, kw_only=True):
     default_uncertainty_s: float
     per_host_uncertainty_s: dict[str, float]
     boot_times: dict[str, float]  # host -> epoch seconds at boot
     notes: tuple[str, ...]
 
 
-class FirstFailureRecord(_Record, kw_only=True):
+class FirstFailureRecord(Record, kw_only=True):
     status: str  # named | undecided | none
     event: EventRecord | None
     candidates: tuple[EventRecord, ...]
@@ -86,19 +80,19 @@ class FirstFailureRecord(_Record, kw_only=True):
     only_consequences_seen: bool
 
 
-class Where(_Record, kw_only=True, omit_defaults=True):
+class Where(Record, kw_only=True, omit_defaults=True):
     hosts: tuple[str, ...] | None = None
     ranks: tuple[int, ...] | None = None
     ranks_never_entered: tuple[int, ...] | None = None
 
 
-class Retry(_Record, kw_only=True, omit_defaults=True):
+class Retry(Record, kw_only=True, omit_defaults=True):
     rule: str
     what_would_change_it: str
     xid_action: str | None = None
 
 
-class FailureClassRecord(_Record, kw_only=True, omit_defaults=True):
+class FailureClassRecord(Record, kw_only=True, omit_defaults=True):
     """A label for the evidence, not a proven cause; ``retry`` says what would have to change."""
 
     klass: str = msgspec.field(name="class")
@@ -110,7 +104,7 @@ class FailureClassRecord(_Record, kw_only=True, omit_defaults=True):
     retry: Retry | None = None
 
 
-class GroupRecord(_Record, kw_only=True):
+class GroupRecord(Record, kw_only=True):
     """What the flight-recorder dumps say of one process group."""
 
     group: str
@@ -135,7 +129,7 @@ class GroupRecord(_Record, kw_only=True):
     evidence: tuple[Evidence, ...]
 
 
-class CollectivesRecord(_Record, kw_only=True):
+class CollectivesRecord(Record, kw_only=True):
     verdict: str  # missing-ranks | undecided | mismatch | no-missing-rank
     ranks_with_dumps: tuple[int, ...]
     expected_ranks: tuple[int, ...]
@@ -147,7 +141,7 @@ class CollectivesRecord(_Record, kw_only=True):
     notes: tuple[str, ...]
 
 
-class WatchdogCounters(_Record, kw_only=True):
+class WatchdogCounters(Record, kw_only=True):
     """Per process group: ranks whose last enqueued work is below the work another rank timed out on."""
 
     group: str
@@ -157,14 +151,14 @@ class WatchdogCounters(_Record, kw_only=True):
     evidence: tuple[Evidence, ...]
 
 
-class Observation(_Record, kw_only=True):
+class Observation(Record, kw_only=True):
     """What is established, worded as an observation (not a cause), with its evidence."""
 
     text: str
     evidence: tuple[Evidence, ...]
 
 
-class DiagnosisReport(_Record, kw_only=True, omit_defaults=True):
+class DiagnosisReport(Record, kw_only=True, omit_defaults=True):
     """``wb diagnose --json``; ``pinned``: the observation refs when ``--pin`` pinned them."""
 
     format: str
@@ -183,7 +177,3 @@ class DiagnosisReport(_Record, kw_only=True, omit_defaults=True):
     def with_pinned(self, refs: list[str]) -> "DiagnosisReport":
         return msgspec.structs.replace(self, pinned=tuple(refs))
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> "DiagnosisReport":
-        """Decode a printed diagnosis; ``msgspec.ValidationError`` names the place."""
-        return msgspec.convert(dict(doc), cls)

@@ -333,7 +333,7 @@ def screen_summary(summary: Mapping[str, object], warnings: list[str]) -> Summar
                     warnings.append(f"summary {key}.{stat} = {v:g} is negative, infinite or beyond {LATENCY_BOUND_MS:g} ms: kept as unknown")
                     continue
                 block[stat] = v
-            out[key] = block  # type: ignore[assignment]
+            out[key] = block
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and (value < 0 or math.isinf(value)):
             warnings.append(f"summary {key} = {value:g} is negative or infinite: kept as unknown")
         else:

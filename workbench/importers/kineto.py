@@ -386,7 +386,7 @@ class _EventSink:
     def consume(self, events: Iterator[Any]) -> None:
         i = self.index
         try:
-            for i, ev in enumerate(events, 1):  # noqa: B007 (the count names the place of a fault)
+            for i, ev in enumerate(events, 1):  # the count names the place of a fault
                 if type(ev) is not dict:
                     raise BadInput(self.path, f"expected an event object, got {type(ev).__name__}", where=f"traceEvents[{i - 1}]")
                 ph = ev.get("ph")

@@ -295,7 +295,7 @@ def _parse(stream: ObjectStream, path: Path, options: ImportOptions) -> RunRecor
             lens = top.get("lens")
             if isinstance(lens, str) and lens in SAMPLE_FIELDS:
                 columns = _ColumnBuilder(path, SAMPLE_FIELDS[lens])
-                stream.where = lambda: f"samples[{columns.n}]"  # type: ignore[union-attr]
+                stream.where = lambda: f"samples[{columns.n}]"  # type: ignore[union-attr]  # noqa: B023 - the builder now reading
                 for sample in value:
                     columns.add(sample)
                 stream.where = lambda: ""

@@ -246,7 +246,7 @@ class _Report:
         if "META_DATA_CAPTURE" not in self.tables:
             return {}
         env: dict[str, str] = {}
-        for name, value in self.con.execute("SELECT name, value FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE'"):
+        for _name, value in self.con.execute("SELECT name, value FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE'"):
             key, sep, val = str(value).partition("=")
             if sep and key in ("RANK", "WORLD_SIZE"):
                 env[key] = val.strip().strip('"')

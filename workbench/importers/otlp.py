@@ -23,7 +23,7 @@ from typing import Any
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats import bench_json
-from workbench.formats.inference_records import SampleBuilder, inference_run, number
+from workbench.formats.inference_records import SampleBuilder, inference_run
 from workbench.importers.base import Importer, ImportOptions, Probe
 
 LATENCY = {

@@ -59,7 +59,7 @@ def check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investiga
 def _evidence_problem(s: Any, ev: dict[str, Any], investigation_id: int, deciding: bool) -> str | None:
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.bisect import Bisection, BisectionNotFound, find_bisection  # SQLAlchemy: loaded with the store, not at import
+    from store.bisect import BisectionNotFound, find_bisection  # SQLAlchemy: loaded with the store, not at import
     from store.investigations import InvestigationComparison, Observation  # SQLAlchemy: loaded with the store, not at import
     from store.rerun import RerunComparison, RerunExecution, RerunPlan  # SQLAlchemy: loaded with the store, not at import
 

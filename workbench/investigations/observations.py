@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.bundle.canonical import bundle_value
 from workbench.errors import NotFound, UsageError, WbError
-from workbench.investigations.common import OBSERVATION_LABEL, current_user, investigation_row, parse_id, required_text
+from workbench.investigations.common import current_user, investigation_row, parse_id, required_text
 from workbench.investigations.comparisons import comparison_in
 from workbench.investigations.evidence import parse_observation_evidence
 from workbench.investigations.views import ComparisonView, ObservationView, observations_of

@@ -14,31 +14,19 @@ types it where it is drawn or read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
 from workbench.bundle.format import OBSERVATION_LABEL
-from workbench.compare.fmt import record_json
 from workbench.compare.model import Comparison
 from workbench.compare.parameters import ComparisonParameters
-
-RunRef = int | str  # a store id; a bundle's ref ("run/6") in an imported investigation
-
-T = TypeVar("T", bound="View")
+from workbench.vocabulary import Record, RunRef
 
 
-class View(msgspec.Struct, frozen=True):
-    def to_json(self) -> dict[str, Any]:
-        return record_json(self)  # type: ignore[no-any-return]  # tuples as lists, as JSON reads back
 
-    @classmethod
-    def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:
-        return msgspec.convert(dict(doc), cls)
-
-
-class Frame(View, frozen=True):
+class Frame(Record, frozen=True):
     """The decision: lens, question, guardrails, intended change, run sets."""
 
     id: int
@@ -64,14 +52,14 @@ class InvestigationSummary(Frame, frozen=True):
     hypotheses: int
 
 
-class EngineIdentity(View, frozen=True, omit_defaults=True):
+class EngineIdentity(Record, frozen=True, omit_defaults=True):
     """The compare engine that made a stored comparison (absent parts: not recorded)."""
 
     name: str | msgspec.UnsetType = msgspec.UNSET
     version: str | msgspec.UnsetType = msgspec.UNSET
 
 
-class ComparisonView(View, frozen=True, omit_defaults=True):
+class ComparisonView(Record, frozen=True, omit_defaults=True):
     """A stored comparison: what it was asked, the engine that made it and its result
     (absent when asked without it)."""
 
@@ -95,7 +83,7 @@ class ComparisonView(View, frozen=True, omit_defaults=True):
         return Comparison.from_json(self.result)
 
 
-class ObservationView(View, frozen=True):
+class ObservationView(Record, frozen=True):
     """A pinned fact with its evidence, or the retraction of one (never edited)."""
 
     id: int
@@ -111,7 +99,7 @@ class ObservationView(View, frozen=True):
     pinned_at: str
 
 
-class HypothesisStep(View, frozen=True):
+class HypothesisStep(Record, frozen=True):
     status: str
     evidence: list[dict[str, Any]]
     note: str | None
@@ -119,7 +107,7 @@ class HypothesisStep(View, frozen=True):
     decided_at: str
 
 
-class HypothesisView(View, frozen=True):
+class HypothesisView(Record, frozen=True):
     """A claim, the test that would decide it, its status and every decision."""
 
     id: int

@@ -75,7 +75,7 @@ def _stacks(taken: HostTaken, epoch: Callable[[float], float], since_ns: float |
         return StacksSection(status="off", reason="stack sampling not configured (stack_hz=None)")
     rows, cut = _kept(taken.stacks, rows_of, since_ns)
     out: list[Row] = [[epoch(t), int(thread), int(stack)] for t, thread, stack in rows]
-    used = sorted({r[2] for r in out})  # type: ignore[misc]
+    used = sorted({r[2] for r in out})
     # Only the stacks and frames these rows use, renumbered: a snapshot of one second
     # does not carry the whole process's intern table.
     stack_ids = {old: new for new, old in enumerate(used)}
@@ -86,7 +86,7 @@ def _stacks(taken: HostTaken, epoch: Callable[[float], float], since_ns: float |
     frames_by_new = sorted(frame_ids, key=frame_ids.__getitem__)
     frames: list[list[str | int]] = [list(taken.frames[f]) for f in frames_by_new]
     for r in out:
-        r[2] = stack_ids[r[2]]  # type: ignore[index]
+        r[2] = stack_ids[r[2]]
     dropped = {"evicted_rows": taken.stacks.evicted_rows, "outside_window": cut, **taken.stack_drops}
     return StacksSection(
         status=taken.stacks_status, rate_hz=UNSET if taken.stack_hz is None else taken.stack_hz,

@@ -669,7 +669,7 @@ class Recorder:
     def _cuda_ready(self) -> bool:
         if self._cupy is None:
             try:
-                import cupy  # noqa: F401 - lazy: the ``gpu`` extra
+                import cupy  # lazy: the ``gpu`` extra
 
                 self._cupy = cupy
             except Exception as exc:  # noqa: BLE001 - no cupy: host timing only

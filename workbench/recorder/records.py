@@ -11,8 +11,12 @@ names.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import msgspec
 from msgspec import UNSET, UnsetType
+
+from workbench.vocabulary import NonFinite, Record as BaseRecord
 
 # One sample (a step or a request): fixed keys (``step``, ``step_ms``, ``id``, ...)
 # beside the workload's phase and value names, each a JSON scalar.
@@ -21,10 +25,11 @@ Sample = dict[str, float | int | bool | str]
 Detail = dict[str, str | int | float | bool | None]
 
 
-class Record(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    def to_json(self) -> dict[str, object]:
-        """The record as the JSON document's dict, key for key (``UNSET`` left out)."""
-        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+class Record(BaseRecord, frozen=True, kw_only=True, omit_defaults=True):
+    """The vocabulary's record as a capture writes it: ``UNSET`` left out, values as they are
+    (the capture's writer encodes them)."""
+
+    json_nonfinite: ClassVar[NonFinite] = "keep"
 
 
 class BudgetInfo(Record, frozen=True, kw_only=True):

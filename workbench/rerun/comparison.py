@@ -11,18 +11,20 @@ docs/schema/rerun-report.json.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
-from workbench.compare.fmt import from_jsonable
 from workbench.compare.results import Effect, Refusal, Work
 from workbench.rerun.plan import Warmup
-from workbench.rerun.records import Record
+from workbench.vocabulary import GuardrailState, Record
 from workbench.stats.verdicts import Flag, Verdict
 
 FORMAT = "wb.rerun.comparison/1"
+
+# The arms (baseline, candidate, the A/A control) and how one run of an arm ended.
+Arm = Literal["A", "B", "A'"]
+RunStatus = Literal["ok", "failed", "interrupted"]
 
 
 class PlanInfo(Record, kw_only=True, omit_defaults=True):
@@ -64,9 +66,9 @@ class RunRow(Record, kw_only=True, omit_defaults=True):
     (untrusted text: cleaned before display); absent for a run that did not fail."""
 
     round: int
-    arm: str  # "A", "B", "A'"
+    arm: Arm
     slot: int
-    status: str  # ok | failed | interrupted
+    status: RunStatus
     reason: str
     started_at: str
     wall_s: float | None
@@ -122,10 +124,10 @@ class GuardrailResult(Record, kw_only=True, omit_defaults=True):
     rule: str
     limit: float
     source: str  # "plan" or "lens:<name>"
-    status: str  # ok | broken | unknown
+    status: GuardrailState
     means: dict[str, float | None]  # arm -> mean of per-run values (None: no run said)
     runs_with_value: dict[str, int]
-    control_status: str
+    control_status: GuardrailState
     why: str | None = None
 
 
@@ -183,11 +185,6 @@ class RerunReport(Record, kw_only=True, omit_defaults=True):
     work: Work | None = None
     basis: Basis | None = None
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> "RerunReport":
-        """Decode a stored or printed comparison; ``msgspec.ValidationError`` names the place.
-        A null with its reason beside it (strict JSON) is the nan or ±inf it was."""
-        return msgspec.convert(from_jsonable(dict(doc)), cls)
 
     def with_id(self, comparison_id: int) -> "RerunReport":
         """The printed form: the stored comparison's id leads the document."""

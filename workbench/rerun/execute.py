@@ -390,7 +390,7 @@ class Executor:
         sha, size = sha256_file(capture)
         known = self.store.find_capture(sha)
         if known is not None:  # byte-identical capture already stored: link its run
-            ids = self.store.capture_runs(int(known.id))  # type: ignore[arg-type]
+            ids = self.store.capture_runs(int(known.id))
             if ids:
                 return ids[0]
         record.meta["capture_label"] = record.label

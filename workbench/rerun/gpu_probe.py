@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from workbench.rerun.records import Record
+from workbench.vocabulary import Record
 
 UNKNOWN = "unknown"
 RAN, NO_DATA, UNAVAILABLE = "ran", "no data", "unavailable"

@@ -158,7 +158,7 @@ class Environment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
         out = msgspec.to_builtins(self)
         if "devices" in out:
             out["devices"] = [dict(d) for d in out["devices"]]
-        return out  # type: ignore[no-any-return]
+        return out
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any] | None) -> "Environment":

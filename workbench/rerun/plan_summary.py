@@ -10,7 +10,7 @@ import msgspec
 
 from workbench.rerun.plan import ARMS, Plan, schedule, warmup_slots
 from workbench.rerun.preflight import Preflight, PreflightReport
-from workbench.rerun.records import Record
+from workbench.vocabulary import Record
 
 # What the harness adds to each run's environment (docs/verify.md).
 RUN_ENVIRONMENT = ("WB_CAPTURE_OUT", "WB_RERUN_PLAN", "WB_RERUN_ROUND", "WB_RERUN_ARM", "WB_RERUN_SLOT")

@@ -24,7 +24,6 @@ import subprocess
 import textwrap
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import metadata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,7 @@ from workbench.rerun.gpu_probe import (
     probe_gpus,
 )
 from workbench.rerun.plan import Environment, Plan, sha256_of
-from workbench.rerun.records import Record
+from workbench.vocabulary import Record
 from workbench.textsafe import clean
 
 # Distributions whose versions are recorded (read from metadata: nothing is imported).
@@ -67,6 +66,8 @@ def toolkit_probe(timeout_s: float = 10.0) -> Reading:
 
 
 def software_versions() -> dict[str, str]:
+    from importlib import metadata  # loads email and zipfile: read when a preflight runs, not when its records are decoded
+
     versions = {"python": platform.python_version(), "python_implementation": platform.python_implementation()}
     for name in KEY_PACKAGES:
         try:

@@ -26,7 +26,7 @@ import statistics
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 import msgspec
@@ -38,6 +38,8 @@ from store.records import SAMPLES, RunRecord
 from workbench.compare import contract
 from workbench.compare.results import Effect, Refusal, Work
 from workbench.rerun.comparison import (
+    Arm,
+    RunStatus,
     FORMAT,
     ArmFailures,
     Basis,
@@ -70,14 +72,21 @@ SCOPE = (
 
 
 class MeasuredRun(Protocol):
-    """What the analysis reads of a run: a stored row, an executor outcome or a report row."""
+    """What the analysis reads of a run: a stored row, an executor outcome or a report row (read only:
+    a report row's arm and status are narrower words than a stored row's text)."""
 
-    round: int
-    arm: str
-    slot: int
-    status: str
-    statistic: float | None
-    run_id: int | None
+    @property
+    def round(self) -> int: ...
+    @property
+    def arm(self) -> str: ...
+    @property
+    def slot(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def statistic(self) -> float | None: ...
+    @property
+    def run_id(self) -> int | None: ...
 
 
 ByRound = dict[int, dict[str, MeasuredRun]]
@@ -286,7 +295,7 @@ def _check_contract(store: "Store", plan: Plan, rounds: list[int], by_round: ByR
              for arm in ARMS for r, rec in zip(runs[arm], records[arm])}
     units = {rate[1] for rec in records["A"] + records["B"] if (rate := lens.throughput(rec)) is not None}
     unit = units.pop() if len(units) == 1 else f"{work.unit or lens.work_unit}/s"
-    name = work.per_item.name if work.per_item is not UNSET else "work per item"  # type: ignore[union-attr]
+    name = work.per_item.name if work.per_item is not UNSET else "work per item"
     basis = Basis(metric="throughput", unit=unit,
                   why=f"the valid work per item differs ({name}): the verdict is on throughput (work per second), never the time alone")
     return _Contract(dimensions=dims, control_mismatch=why_control, work=work, basis=basis, throughput=rates)
@@ -389,7 +398,8 @@ def _finite_mean(values: list[float]) -> float:
 
 def _run_row(r: "RerunRun") -> RunRow:
     return RunRow(
-        round=r.round, arm=r.arm, slot=r.slot, status=r.status, reason=r.reason, started_at=r.started_at,
+        # The store's columns are plain text; a stored report is checked against these words when decoded.
+        round=r.round, arm=cast(Arm, r.arm), slot=r.slot, status=cast(RunStatus, r.status), reason=r.reason, started_at=r.started_at,
         wall_s=r.wall_s, exit_status=r.exit_status, run_id=r.run_id, statistic=r.statistic,
         # What a failed run said last (untrusted text: cleaned before display).
         stderr_tail=r.stderr_tail[-STDERR_SHOWN:] if r.status == "failed" and r.stderr_tail else None,
@@ -508,7 +518,7 @@ def _pct(x: float | None) -> str:
 
 
 def _known(x: float | None | UnsetType) -> float | None:
-    return None if x is UNSET else x  # type: ignore[return-value]
+    return None if x is UNSET else x
 
 
 def format_comparison(report: RerunReport | Mapping[str, Any], width: int = 80) -> list[str]:

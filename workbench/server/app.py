@@ -99,7 +99,7 @@ class WbApp:
             try:
                 report = await run_in_threadpool(import_upload, self.store, target, name, request.query_params.get("label"),
                                                  request.query_params.getlist("dim"))
-            except Exception as exc:  # noqa: BLE001 - wb's own errors become their status; the rest is 500
+            except Exception as exc:  # wb's own errors become their status; the rest is 500
                 status = status_of(exc)
                 if status is None:
                     raise

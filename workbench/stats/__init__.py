@@ -61,7 +61,6 @@ from workbench.stats.analysis import (
     UNBOUNDED_INTERVAL,
     UNDERPOWERED,
     UNSTABLE,
-    VERDICTS,
     WARN_ROUNDS,
     AAResult,
     Analysis,
@@ -112,5 +111,6 @@ from workbench.stats.reduce import (
     quantile_ci_ranks,
     reduce_run,
 )
+from workbench.stats.verdicts import VERDICTS  # the verdicts' one definition
 
 __all__ = [name for name in dir() if not name.startswith("_") and name != "annotations"]

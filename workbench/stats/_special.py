@@ -53,9 +53,9 @@ def _load() -> Any:
         return importlib.import_module(_PACKAGE)
     stub_spec = importlib.util.spec_from_loader(_PACKAGE, loader=None, is_package=True)
     stub_spec.submodule_search_locations = list(spec.submodule_search_locations)
-    stub_spec._initializing = True  # type: ignore[attr-defined]  # others wait on the module lock
+    stub_spec._initializing = True  # others wait on the module lock
     stub = types.ModuleType(_PACKAGE)
-    stub.__path__ = stub_spec.submodule_search_locations  # type: ignore[attr-defined]
+    stub.__path__ = stub_spec.submodule_search_locations
     stub.__spec__ = stub_spec
     stub.__package__ = _PACKAGE
 

@@ -19,7 +19,7 @@ import numpy as np
 from workbench.stats import diagnostics, intervals as iv, power as pw, rank_tests
 from workbench.stats._tdist import t_cdf, t_quantile, t_sf, t_two_sided_p
 from workbench.stats.multiplicity import holm
-from workbench.stats.verdicts import VERDICTS, Flag, Gate, Verdict
+from workbench.stats.verdicts import Flag, Gate, Verdict
 
 # Verdicts, gate and flags are defined once in workbench.stats.verdicts (string enums);
 # these names stay for the engine's own code and its callers.

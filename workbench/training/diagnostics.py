@@ -8,10 +8,12 @@ trace cannot say), a one-line ``summary``, its ``evidence`` figures and a ``cave
 
 from __future__ import annotations
 
-import msgspec
+from typing import ClassVar
+
 import numpy as np
 
 from workbench.training import ranks as rk
+from workbench.vocabulary import FindingStatus, NonFinite, Record
 
 OBSERVATION = "observation, not cause"
 # A share of step time below which a phase is not worth a finding.
@@ -22,22 +24,21 @@ SHARE_THRESHOLD = 0.05
 Figures = dict[str, float | int | None]
 
 
-class Finding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Finding(Record, frozen=True, kw_only=True, omit_defaults=True):
     """One check's result; ``to_json()`` is its entry in a training run's
-    ``meta["diagnostics"]``, key for key."""
+    ``meta["diagnostics"]``, key for key (figures as they are: the store's JSON writer encodes them)."""
+
+    json_nonfinite: ClassVar[NonFinite] = "keep"
 
     check: str
-    status: str  # found | not_found | undecided
+    status: FindingStatus
     summary: str
     evidence: Figures
     caveat: str
     hypothesis: str = ""  # what to test before calling the observation a cause (absent: none)
 
-    def to_json(self) -> dict[str, object]:
-        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
 
-
-def _finding(check: str, status: str, summary: str, evidence: Figures | None = None, caveat: str = "", hypothesis: str = "") -> Finding:
+def _finding(check: str, status: FindingStatus, summary: str, evidence: Figures | None = None, caveat: str = "", hypothesis: str = "") -> Finding:
     return Finding(check=check, status=status, summary=summary, evidence=evidence or {}, caveat=caveat, hypothesis=hypothesis)
 
 

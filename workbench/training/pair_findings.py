@@ -141,7 +141,7 @@ def shapes(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int = 5) -
                          f"unchanged within {SHAPE_UNCHANGED:.0%} ({total_b:.3f} → {total_c:.3f} ms per step in all)",
                          {"operations": len(rows), "shapes": n_shapes, "ms_per_step_baseline": total_b, "ms_per_step_candidate": total_c})]
     out = []
-    for weight, name, kind, new, gone, new_ms, gone_ms, shared_b, shared_c, n_shared in moved[:top]:
+    for _weight, name, kind, new, gone, new_ms, gone_ms, shared_b, shared_c, n_shared in moved[:top]:
         parts = []
         if new:
             parts.append(f"at {new[0]}" + (f" and {len(new) - 1} more shape(s)" if len(new) > 1 else "") + f": new in the candidate ({new_ms:.3f} ms per step)")

@@ -6,7 +6,7 @@ import gc
 import itertools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 from rich.text import Text
 from textual import events
@@ -45,6 +45,10 @@ STAGES: list[tuple[str, str, type[Stage]]] = [
 ]
 MINIMUM_SIZE = (60, 20)
 
+
+# What a background job takes after the store, and what it returns.
+Args = TypeVarTuple("Args")
+R = TypeVar("R")
 
 class WorkbenchApp(App[None]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
@@ -182,13 +186,14 @@ class WorkbenchApp(App[None]):
 
     # -- background work --------------------------------------------------------
 
-    def background(self, fn: Callable[..., Any], *args: Any, done: Callable[[Any], None] | None = None, what: str = "working",
-                   group: str | None = None, needs_store: bool = True,
-                   on_error: Callable[[BaseException], None] | None = None) -> Worker[Any]:
+    def background(self, fn: Callable[[Store, *Args], R], *args: *Args, done: Callable[[R], None] | None = None,
+                   what: str = "working", group: str | None = None, needs_store: bool = True,
+                   on_error: Callable[[BaseException], None] | None = None) -> Worker[R]:
         """Run ``fn(store, *args)`` in a thread; ``done(result)`` on the UI thread, or
-        ``on_error(exception)`` when it fails (either way, whatever waits on it is resolved)."""
+        ``on_error(exception)`` when it fails (either way, whatever waits on it is resolved).
+        Typed: ``args`` are what ``fn`` takes after the store, ``done`` takes what it returns."""
 
-        def deliver(result: Any) -> None:
+        def deliver(result: R) -> None:
             try:
                 done(result)  # type: ignore[misc]
             except Exception as exc:  # noqa: BLE001 - an error shows in the app, never as a traceback
@@ -196,7 +201,7 @@ class WorkbenchApp(App[None]):
                 if on_error is not None:
                     on_error(exc)
 
-        def job() -> Any:
+        def job() -> R:
             store = self._ensure_store() if needs_store else self._open_store()
             result = fn(store, *args)
             if done is not None:

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from store.records import decimal_id
 
 from workbench.compare.parameters import Value
-from workbench.investigations.views import ComparisonView, InvestigationView, RunRef
+from workbench.investigations.views import ComparisonView, InvestigationView
+from workbench.vocabulary import RunRef
 
 
 @dataclass

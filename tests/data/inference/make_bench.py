@@ -36,11 +36,21 @@ def vllm_detailed(seed=7, n=40, failed=(5, 17)):
     ttfts, itls, outs, ins, errors, lat = [], [], [], [], [], []
     for i in range(n):
         if i in failed:
-            ttfts.append(0.0); itls.append([]); outs.append(0); ins.append(512); errors.append("ServerDisconnectedError"); lat.append(0.0)
+            ttfts.append(0.0)
+            itls.append([])
+            outs.append(0)
+            ins.append(512)
+            errors.append("ServerDisconnectedError")
+            lat.append(0.0)
             continue
         t = 0.09 + rng.random() * 0.04
         gaps = [0.010 + rng.random() * 0.004 for _ in range(127)]
-        ttfts.append(t); itls.append(gaps); outs.append(128); ins.append(512); errors.append(""); lat.append(t + sum(gaps))
+        ttfts.append(t)
+        itls.append(gaps)
+        outs.append(128)
+        ins.append(512)
+        errors.append("")
+        lat.append(t + sum(gaps))
     return json.dumps({
         "date": "20260110-101500", "endpoint_type": "vllm", "backend": "vllm", "label": None,
         "model_id": "meta-llama/Llama-3.1-8B-Instruct", "tokenizer_id": "meta-llama/Llama-3.1-8B-Instruct",

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
 from store.engine import normalize_url, work_dir
-from store.errors import StoreError
 from workbench.bisect.bisection import report, run, start
 from workbench.bisect.format import format_report
 from workbench.bisect.result import BisectionReport, Spec
+from workbench.bisect.workflow import bisect_errors
 from workbench.cli.commands.rerun import _Display, _argv
 from workbench.cli.context import emit_json, open_store_from, stderr_console, store_url_from
-from workbench.errors import UsageError, WbError
+from workbench.errors import UsageError
 from workbench.textsafe import markup_safe
 from workbench.rerun.plan import check_rounds, check_timeout
 
@@ -38,18 +36,6 @@ def command() -> None:
     {rev}, {version} and {workspace} in the commands are replaced per candidate; builds and
     benchmarks run in the candidate's workspace (a clean git worktree, or a directory).
     """
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    from store.bisect import BisectionNotFound  # loads SQLAlchemy: not for --help
-
-    try:
-        yield
-    except BisectionNotFound as exc:
-        raise UsageError(str(exc)) from None
-    except StoreError as exc:
-        raise WbError(str(exc)) from None
 
 
 @command.command("start")
@@ -94,7 +80,7 @@ def start_cmd(ctx: click.Context, repo: Path | None, good: str | None, bad: str 
         statistic=statistic, higher_is_better=higher_is_better, delta=delta, max_rounds=max_rounds, timeout_s=timeout_s,
         spending=spending, investigation=investigation,
     )
-    with _errors():
+    with bisect_errors():
         store = open_store_from(ctx)
         bisection_id = start(store, spec)
         click.echo(f"bisection {bisection_id} ({name}): workspaces under {root}", err=True)
@@ -107,7 +93,7 @@ def start_cmd(ctx: click.Context, repo: Path | None, good: str | None, bad: str 
 @click.pass_context
 def resume_cmd(ctx: click.Context, name: str | None, as_json: bool) -> None:
     """Continue a bisection (the latest by default) where it stopped."""
-    with _errors():
+    with bisect_errors():
         _run(open_store_from(ctx), name, as_json)
 
 
@@ -132,7 +118,7 @@ def report_cmd(ctx: click.Context, name: str | None, as_json: bool) -> None:
 def _stored(ctx: click.Context, name: str | None, as_json: bool) -> None:
     """A bisection as stored (status and report read the same record; the text leads with
     the open range while it runs, and with the result once it has ended)."""
-    with _errors():
+    with bisect_errors():
         result = report(open_store_from(ctx), name)
     _show(result, as_json)
 

@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
-from store.errors import StoreError
 from workbench.cli.commands.compare import parse_accepts
 from workbench.cli.context import emit_json, open_store_from, stderr_console
 from workbench.compare import parse_change
 from workbench.errors import EXIT_REFUSED, UsageError, WbError
 from workbench.investigations.common import writable_investigation
 from workbench.investigations.frame import frame_guardrails, investigation_view
+from workbench.rerun import workflow as plans
 from workbench.rerun.execute import Blocked, Executor
-from workbench.rerun.plan import ARTIFACT_ROLES, Plan, build_plan, load_plan_file, with_frame_guardrails
-from workbench.rerun.plan_summary import DryRun, PlanList, PlanRow, PlanSaved
+from workbench.rerun.plan import ARTIFACT_ROLES, build_plan, load_plan_file, with_frame_guardrails
+from workbench.rerun.plan_summary import DryRun
 from workbench.rerun.preflight import format_preflight, run_preflight
-from workbench.rerun.report import build_comparison, format_comparison, save_comparison
+from workbench.rerun.report import format_comparison
 from workbench.textsafe import clean, markup_safe
 
 
@@ -39,22 +37,6 @@ def command() -> None:
 
     Each run gets WB_CAPTURE_OUT and must write a native capture there (docs/verify.md).
     """
-
-
-@contextmanager
-def _store_errors() -> Iterator[None]:
-    """Store-level refusals as the CLI's errors: an unknown plan is a usage error, a
-    change to an executed plan is refused."""
-    from store.rerun import PlanImmutable, PlanNotFound  # loads SQLAlchemy: not for --help
-
-    try:
-        yield
-    except PlanNotFound as exc:
-        raise UsageError(str(exc)) from None
-    except PlanImmutable as exc:
-        raise WbError(str(exc), exit_code=EXIT_REFUSED) from None
-    except StoreError as exc:
-        raise WbError(str(exc)) from None
 
 
 # -- plan ---------------------------------------------------------------------------------
@@ -137,7 +119,7 @@ def plan_cmd(ctx: click.Context, name: str | None, from_file: Path | None, lens:
     comparisons are evidence there (wb hypothesis status N supported --evidence plan=NAME),
     and the investigation's frame guardrails are judged on it.
     """
-    with _store_errors():
+    with plans.plan_errors():
         _plan(ctx, name, from_file, lens, baseline, candidate, control, cwd, env_all, baseline_env, candidate_env, artifacts, rounds,
               order, seed, timeout_s, metric, statistic, higher_is_better, delta, warmup_runs, warmup_steps, list_, as_json,
               stopping, spending, changes, accepts, whys, investigation)
@@ -150,14 +132,10 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
           warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None, spending: str | None,
           changes: tuple[str, ...] = (), accepts: tuple[str, ...] = (), whys: tuple[str, ...] = (),
           investigation: str | None = None) -> None:
-    from store.rerun import list_plans, save_plan  # loads SQLAlchemy: not for --help
-
     store = open_store_from(ctx)
     investigation_id = None if investigation is None else writable_investigation(store, investigation)
     if list_:
-        with store.session() as s:
-            listing = PlanList(plans=tuple(PlanRow(id=p.id, name=p.name, lens=p.lens, digest=p.digest, origin=p.origin, created_at=p.created_at)
-                                           for p in list_plans(s)))
+        listing = plans.plan_list(store)
         if as_json:
             emit_json(listing.to_json())
         else:
@@ -203,17 +181,15 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
         plan = with_frame_guardrails(plan, investigation_id, frame_guardrails(frame.lens, frame.guardrails))
     # The machine the plan is for: later executions must find the same one.
     plan = plan.with_environment(run_preflight().environment)
-    with store.session() as s:
-        row, how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin, investigation_id)
-    summary = PlanSaved(id=row.id, name=plan.name, digest=row.digest, status=how, plan=plan, warnings=tuple(plan.warnings()))
+    summary = plans.save(store, plan, investigation_id)
     err = stderr_console()
     for w in summary.warnings:
         err.print(f"[yellow]warning:[/] {markup_safe(w)}")
     if as_json:
         emit_json(summary.to_json())
         return
-    verb = {"added": "saved", "unchanged": "unchanged (same digest)", "replaced": "replaced (it had not run yet)"}[how]
-    click.echo(f"plan {row.id} {clean(plan.name)}: {verb}; digest {row.digest[:16]}")
+    verb = {"added": "saved", "unchanged": "unchanged (same digest)", "replaced": "replaced (it had not run yet)"}[summary.status]
+    click.echo(f"plan {summary.id} {clean(plan.name)}: {verb}; digest {summary.digest[:16]}")
     for label, cmd in (("A ", plan.baseline), ("B ", plan.candidate), ("A′", plan.command("A'"))):
         click.echo(f"  {label} {_show_argv(cmd.argv)}")
     click.echo(f"  {plan.rounds} rounds, {plan.order} order (seed {plan.seed}), timeout {plan.timeout_s:g} s, "
@@ -286,40 +262,18 @@ class _Display:
             self.progress.stop()
 
 
-def _load_execution(store: Any, plan_ref: str, execution_id: int | None) -> tuple[Any, Any, list[Any]]:
-    from store.rerun import RerunExecution, executions_of, find_plan, runs_of  # loads SQLAlchemy: not for --help
-
-    with store.session() as s:
-        plan_row = find_plan(s, plan_ref)
-        if execution_id is None:
-            executions = executions_of(s, int(plan_row.id))
-            if not executions:
-                raise UsageError(f"plan {plan_row.name!r} has not run yet (wb rerun run {plan_row.name})")
-            execution = executions[-1]
-        else:
-            execution = s.get(RerunExecution, execution_id)
-            if execution is None or execution.plan_id != plan_row.id:
-                raise UsageError(f"plan {plan_row.name!r} has no execution {execution_id}")
-        return plan_row, execution, runs_of(s, int(execution.id))
-
-
-def _finish(store: Any, plan_ref: str, execution_id: int, as_json: bool, status: str | None = None) -> None:
-    plan_row, execution, runs = _load_execution(store, plan_ref, execution_id)
-    report = build_comparison(store, plan_row, execution, runs)
-    comparison_id = save_comparison(store, int(plan_row.id), int(execution.id), report)
+def _finish(store: Any, plan_ref: str, execution_id: int, as_json: bool) -> None:
+    done = plans.finish(store, plan_ref, execution_id)
     if as_json:
-        emit_json(report.with_id(comparison_id).to_json())
+        emit_json(done.report.with_id(done.comparison_id).to_json())
     else:
-        click.echo("\n".join(format_comparison(report)))
+        click.echo("\n".join(format_comparison(done.report)))
 
 
 def _execute(ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes: bool, workdir: Path | None, as_json: bool) -> None:
-    from store.rerun import find_plan  # loads SQLAlchemy: not for --help
-
     store = open_store_from(ctx)
     err = stderr_console()
-    with store.session() as s:
-        plan = Plan.from_json(find_plan(s, plan_ref).body)
+    plan = plans.load(store, plan_ref).plan
     # Always show what will be launched; a plan from elsewhere needs an explicit yes.
     for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
         cmd = plan.command(arm)
@@ -348,12 +302,9 @@ def _execute(ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes:
 
 
 def _dry_run(ctx: click.Context, plan_ref: str, as_json: bool) -> None:
-    from store.rerun import find_plan  # loads SQLAlchemy: not for --help
-
     store = open_store_from(ctx)
-    with store.session() as s:
-        row = find_plan(s, plan_ref)
-        plan, digest = Plan.from_json(row.body), row.digest
+    stored = plans.load(store, plan_ref)
+    plan, digest = stored.plan, stored.digest
     pf = run_preflight(plan)
     dry = DryRun.of(plan, digest, pf)
     if as_json:
@@ -385,7 +336,7 @@ def _dry_run(ctx: click.Context, plan_ref: str, as_json: bool) -> None:
 @click.pass_context
 def run_cmd(ctx: click.Context, plan: str, dry_run: bool, yes: bool, new: bool, workdir: Path | None, as_json: bool) -> None:
     """Preflight, then run every round of PLAN (id or name) and report."""
-    with _store_errors():
+    with plans.plan_errors():
         if dry_run:
             _dry_run(ctx, plan, as_json)
             return
@@ -399,7 +350,7 @@ def run_cmd(ctx: click.Context, plan: str, dry_run: bool, yes: bool, new: bool, 
 @click.pass_context
 def resume_cmd(ctx: click.Context, plan: str, yes: bool, as_json: bool) -> None:
     """Continue PLAN's interrupted execution where it stopped (preflight again first)."""
-    with _store_errors():
+    with plans.plan_errors():
         _execute(ctx, plan, resume=True, new=False, yes=yes, workdir=None, as_json=as_json)
 
 
@@ -410,9 +361,8 @@ def resume_cmd(ctx: click.Context, plan: str, yes: bool, as_json: bool) -> None:
 @click.pass_context
 def report_cmd(ctx: click.Context, plan: str, execution_id: int | None, as_json: bool) -> None:
     """The comparison of PLAN's latest execution (or --execution N), even while it runs."""
-    with _store_errors():
+    with plans.plan_errors():
         store = open_store_from(ctx)
         if execution_id is None:
-            _, execution, _ = _load_execution(store, plan, None)
-            execution_id = int(execution.id)
+            execution_id = plans.latest_execution(store, plan)
         _finish(store, plan, execution_id, as_json)

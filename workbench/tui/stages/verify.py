@@ -10,22 +10,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.message import Message
 from textual.widgets import OptionList, ProgressBar
 from textual.widgets.option_list import Option
 
 from workbench.investigations.views import InvestigationView
 from workbench.tui import services
+from workbench.tui.messages import RunBegan, RunEnded, RunFinished, RunStarted
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import PaneList, Field, FormScreen, Line, Report, fill_options, one_line, safe
-
-
-class RunProgress(Message):
-    """Progress from the executor's thread."""
-
-    def __init__(self, event: services.RunEvent) -> None:
-        super().__init__()
-        self.event = event
 
 
 class VerifyStage(Stage):
@@ -42,7 +34,7 @@ class VerifyStage(Stage):
         super().__init__(*args, **kwargs)
         self.stop = threading.Event()
         self.running = False
-        self.plans: list[services.PlanRow] = []
+        self.plans: list[services.PlanHistory] = []
         self.bisections: list[services.BisectionRow] = []  # listed after the plans, with ids "b<id>"
         self._started = 0.0  # when the current rerun began (monotonic), for the time left
         self._runs_done = 0
@@ -65,7 +57,7 @@ class VerifyStage(Stage):
     def show(self, inv: InvestigationView | None) -> None:
         self.wb.background(services.plans, done=self._got_plans, what="loading plans", group="plans")
 
-    def _got_plans(self, plans: list[services.PlanRow]) -> None:
+    def _got_plans(self, plans: list[services.PlanHistory]) -> None:
         self.plans = plans
         self.wb.background(services.bisections, done=self._got_bisections, what="loading bisections", group="bisections")
 
@@ -166,7 +158,7 @@ class VerifyStage(Stage):
         self.stop.clear()
         self.running = True
         self._estimate = ""
-        observer = services.RunObserver(lambda event: self.post_message(RunProgress(event)), self.stop)
+        observer = services.RunObserver(self.post_message, self.stop)
         status = self.query_one("#rerun-status", Line)
         status.show(Text("estimating…"))
 
@@ -201,26 +193,26 @@ class VerifyStage(Stage):
             self.stop.set()
             self._status("cancelling after the current run; finished runs are kept…")
 
-    def on_run_progress(self, message: RunProgress) -> None:
-        event = message.event
-        bar = self.query_one("#rerun-progress", ProgressBar)
-        if event.kind == "begin":
-            bar.update(total=max(event.total, 1), progress=event.done)
-            self._runs_total, self._runs_done, self._started = event.total, event.done, time.monotonic()
-            self._begun_at = event.done
-        elif event.kind == "started":
-            self._status(f"round {event.round}, arm {event.arm}: running")
-        elif event.kind == "finished":
-            bar.advance(1)
-            self._runs_done += 1
-            live = event.live
-            text = f"last run: {event.status}"
-            ran = self._runs_done - self._begun_at
-            if ran > 0:
-                left = (time.monotonic() - self._started) / ran * max(self._runs_total - self._runs_done, 0)
-                text += f"; about {left:.0f} s left"
-            if live.get("rounds"):
-                text += f"; after {live['rounds']} complete rounds B/A = {live['b_over_a']:.3f}, A′/A = {live['aprime_over_a']:.3f} (live, not a verdict)"
-            self._status(text)
-        elif event.kind == "end":
-            self._status(f"execution {event.status}")
+    def on_run_began(self, event: RunBegan) -> None:
+        self.query_one("#rerun-progress", ProgressBar).update(total=max(event.total, 1), progress=event.done)
+        self._runs_total, self._runs_done, self._started = event.total, event.done, time.monotonic()
+        self._begun_at = event.done
+
+    def on_run_started(self, event: RunStarted) -> None:
+        self._status(f"round {event.round}, arm {event.arm}: running")
+
+    def on_run_finished(self, event: RunFinished) -> None:
+        self.query_one("#rerun-progress", ProgressBar).advance(1)
+        self._runs_done += 1
+        live = event.live
+        text = f"last run: {event.status}"
+        ran = self._runs_done - self._begun_at
+        if ran > 0:
+            left = (time.monotonic() - self._started) / ran * max(self._runs_total - self._runs_done, 0)
+            text += f"; about {left:.0f} s left"
+        if live.get("rounds"):
+            text += f"; after {live['rounds']} complete rounds B/A = {live['b_over_a']:.3f}, A′/A = {live['aprime_over_a']:.3f} (live, not a verdict)"
+        self._status(text)
+
+    def on_run_ended(self, event: RunEnded) -> None:
+        self._status(f"execution {event.status}")

@@ -1,0 +1,71 @@
+"""The Share pane's jobs (worker threads): the bundle's measured sizes, export, and the offline
+recheck of the written file (as ``wb evidence verify [--recompute]``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from store.engine import default_data_dir
+from workbench.bundle.export import dumps, write_bundle
+from workbench.bundle.reader import read_bundle_file
+from workbench.bundle.verify import format_report, verify_bundle
+from workbench.investigations.bundling import export_investigation
+from workbench.rerun.report import reanalyze
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+
+# Samples are embedded by default up to this size: a bundle that big still mails and diffs.
+EMBED_BY_DEFAULT_BYTES = 16 * 2**20
+
+
+def default_bundle_path(inv_id: int) -> Path:
+    """Where the export dialog proposes to write: wb's data directory, never the working
+    directory (which may be a source checkout) unless the user types it."""
+    return default_data_dir() / "bundles" / f"investigation-{inv_id}.bundle.json"
+
+
+@dataclass(frozen=True)
+class BundleSizes:
+    with_samples: int
+    without_samples: int
+
+    @property
+    def embed_by_default(self) -> bool:
+        return self.with_samples <= EMBED_BY_DEFAULT_BYTES
+
+
+def bundle_sizes(store: "Store", inv_id: int) -> BundleSizes:
+    """The bundle's size in bytes with and without the embedded samples (measured, not guessed)."""
+    return BundleSizes(len(dumps(export_investigation(store, inv_id, embed_samples=True)).encode("utf-8")),
+                       len(dumps(export_investigation(store, inv_id)).encode("utf-8")))
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    path: Path
+    checksum: str
+    embedded: bool
+    valid: bool
+    report: str  # `wb evidence verify` (with --recompute when samples are embedded) on the written file
+
+
+def export_bundle(store: "Store", inv_id: int, path: Path, embed_samples: bool = True) -> ExportResult:
+    """Export, then recheck the written file as `wb evidence verify [--recompute]` would."""
+    if path.parent == default_bundle_path(inv_id).parent:
+        path.parent.mkdir(parents=True, exist_ok=True)  # the proposed place; elsewhere the folder must exist
+    bundle = export_investigation(store, inv_id, embed_samples=embed_samples)
+    written = write_bundle(bundle, path)
+    valid, report = verify_bundle_text(written, recompute=embed_samples)
+    return ExportResult(written, str(bundle["checksum"]["value"]), embed_samples, valid, report)
+
+
+def verify_bundle_text(path: Path, recompute: bool = False) -> tuple[bool, str]:
+    """Verify a bundle file offline; (valid, the report as text). ``recompute``: re-derive
+    the results from the embedded samples too, as `wb evidence verify --recompute`."""
+    report = verify_bundle(read_bundle_file(path), source=path, recompute=recompute,
+                           rerun_engine=reanalyze if recompute else None)
+    return report.ok, format_report(report)
