@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.actions.conditions import blamed_conditions, observed_conditions, preflight_conditions
 from workbench.actions.records import KINDS, ActionView, Decision, Status, Verification
-from workbench.bundle.action_status import derive_status, embodiment_problem, latest_decision
+from workbench.bundle.action_status import captured_change, derive_status, embodiment_problem, latest_decision
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.compare.contract import DIRECTIONS
 from workbench.errors import NotFound, UsageError, WbError
@@ -72,6 +72,7 @@ def propose_action(
     hyp_ids = [parse_id(h, "hypothesis") for h in because]
     with store.session() as s:
         inv_row = investigation_row(s, inv, writable=True)
+        changes = {_dimension(inv_row.lens, k): v for k, v in changes.items()}
         for hid in hyp_ids:
             hyp = s.get(Hypothesis, hid)
             if hyp is None:
@@ -84,6 +85,24 @@ def propose_action(
         s.add(row)
         s.flush()
         return _view(s, row)
+
+
+# An object dimension whose keys are settings (``max_num_seqs`` is ``engine_config.max_num_seqs``).
+SETTINGS_DIMENSION = "engine_config"
+
+
+def _dimension(lens: str, name: str) -> str:
+    """The lens dimension a change names: a dimension, ``OBJECT.KEY`` inside an object
+    dimension, or a bare setting of the lens's ``engine_config``."""
+    from lenses import get_lens  # the lens specs: loaded when an action is proposed
+
+    known = {d.name for d in get_lens(lens).dimensions}
+    top = name.partition(".")[0]
+    if top in known:
+        return name
+    if SETTINGS_DIMENSION in known and "." not in name:
+        return f"{SETTINGS_DIMENSION}.{name}"
+    raise UsageError(f"--change {name}: no such dimension in the {lens} lens (known: {', '.join(sorted(known))})")
 
 
 def _retry_record(paths: Sequence[str | Path]) -> dict[str, Any]:
@@ -126,7 +145,7 @@ def verify_action(store: "Store", action: str | int, *, plan: str | int | None =
         raise UsageError("verify with --plan PLAN (an executed rerun plan) or, for a retry, --job PATH... (the new job's files)")
     with store.session() as s:
         row = _action_row(s, action, writable=True)
-        decision = latest_decision(_decisions(s, row.id))
+        decision = latest_decision([{"decision": d.decision} for d in _decisions(s, row.id)])
         if decision != "approved":
             state = "was rejected" if decision == "rejected" else "has not been approved"
             raise WbError(f"action {row.id} {state}: only an approved action can be verified (wb action approve {row.id} --by NAME --why TEXT)",
@@ -148,6 +167,9 @@ def verify_action(store: "Store", action: str | int, *, plan: str | int | None =
                 observed = {"conditions": preflight_conditions(executions[-1].preflights[-1]), "inputs": [f"rerun-plan/{plan_row.id}"]}
             else:
                 problem = embodiment_problem(row.model_dump(), plan_row.body)
+                report = plan_evidence(s, int(plan_row.id))[1]
+                if problem is None and report is not None:
+                    problem = captured_change(row.model_dump(), report)[0]
                 if problem:
                     raise UsageError(f"plan {plan_row.name!r} cannot verify action {row.id}: {problem}")
         else:

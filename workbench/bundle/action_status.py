@@ -63,18 +63,42 @@ def derive_status(
 
 def embodiment_problem(action: Mapping[str, Any], plan: Mapping[str, Any]) -> str | None:
     """Why the plan's candidate arm does not embody the action's change (``None``: it does):
-    the plan declares every changed dimension with the same FROM and TO, and measures the
-    metric the action expects to move."""
+    the plan declares every changed dimension, with the same FROM and TO (a setting inside an
+    object dimension, ``engine_config.max_num_seqs``, by declaring the object changed), and
+    measures the metric the action expects to move."""
     declared = {k: [str(x) for x in v] for k, v in (plan.get("change") or {}).items()}
     for dim, (old, new) in sorted((action.get("changes") or {}).items()):
-        got = declared.get(dim)
+        top, _, key = dim.partition(".")
+        got = declared.get(top)
+        if key and got is not None:
+            continue
         if got != [str(old), str(new)]:
-            shown = f"declares {dim}={':'.join(got)}" if got else f"does not declare {dim}"
-            return f"plan {plan.get('name')!r} {shown}; the action changes {dim}={old}:{new} (wb rerun plan ... --change {dim}={old}:{new})"
+            shown = f"declares {top}={':'.join(got)}" if got else f"does not declare {top} changed"
+            wanted = top if key else f"{top}={old}:{new}"
+            return f"plan {plan.get('name')!r} {shown}; the action changes {dim}={old}:{new} (wb rerun plan ... --change {wanted})"
     metric = (action.get("expect") or {}).get("metric")
     if metric and metric != plan.get("metric"):
         return f"plan {plan.get('name')!r} measures {plan.get('metric')}; the action expects an effect on {metric}"
     return None
+
+
+def captured_change(action: Mapping[str, Any], report: Mapping[str, Any]) -> tuple[str | None, list[str]]:
+    """What the arms' captures say of the action's change, from the rerun comparison's
+    dimension rows: (a mismatch, or ``None``; the changed names no capture states)."""
+    rows = {r.get("name"): r for r in report.get("dimensions") or []}
+    unstated = []
+    for dim, (old, new) in sorted((action.get("changes") or {}).items()):
+        top, _, key = dim.partition(".")
+        row = rows.get(top) or {}
+        for side, want in (("baseline", old), ("candidate", new)):
+            value = row.get(side)
+            if key:
+                value = value.get(key) if isinstance(value, Mapping) else None
+            if value is None:
+                unstated.append(f"{dim} ({side})")
+            elif str(value) != str(want):
+                return f"the {side} arm's captures say {dim}={value}, not {want}", unstated
+    return None, unstated
 
 
 def _change_status(action: Mapping[str, Any], plan: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
@@ -86,12 +110,9 @@ def _change_status(action: Mapping[str, Any], plan: Mapping[str, Any], report: M
     refusal = report.get("refusal")
     if refusal:
         return _status(NOT_VERIFIED, "refused", f"the rerun comparison was refused: {(refusal or {}).get('reason') or refusal}")
-    for row in report.get("dimensions") or []:
-        dim = row.get("name")
-        if dim in (action.get("changes") or {}) and row.get("candidate") is not None:
-            want = str(action["changes"][dim][1])
-            if str(row["candidate"]) != want:
-                return _status(NOT_VERIFIED, "not embodied", f"the candidate arm's captures say {dim}={row['candidate']}, not {want}")
+    mismatch, unstated = captured_change(action, report)
+    if mismatch:
+        return _status(NOT_VERIFIED, "not embodied", mismatch)
     broken = [g.get("name") for g in report.get("guardrails") or [] if g.get("status") == "broken"]
     if broken:
         return _status(NOT_VERIFIED, "guardrail broken", f"guardrail {', '.join(map(str, broken))} broken on the candidate arm")
@@ -100,7 +121,8 @@ def _change_status(action: Mapping[str, Any], plan: Mapping[str, Any], report: M
         return _status(NOT_VERIFIED, "underpowered", "the action states no expected effect (--expect METRIC DIRECTION): nothing to verify")
     outcome, why = expected_effect(str(expect.get("direction")), report.get("verdict"), bool(plan.get("higher_is_better")))
     if outcome == "met":
-        return _status(VERIFIED, None, f"{expect.get('metric')}: {why}")
+        caveat = f" (no capture states {', '.join(unstated)}: the plan's declaration is all that says the change was made)" if unstated else ""
+        return _status(VERIFIED, None, f"{expect.get('metric')}: {why}{caveat}")
     return _status(NOT_VERIFIED, outcome, f"{expect.get('metric')}: {why}")
 
 

@@ -1,0 +1,118 @@
+"""The seed's loop, on the demo's inference investigation: propose "max_num_seqs 128 -> 256"
+citing the queue-time hypothesis, approve it, verify it with a rerun plan whose candidate
+embodies it, and get the status the data decide; a rejected action cannot be verified;
+a retry of the demo's OOM incident on the same node is unchanged conditions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.actions.helpers import bench_command, inference_bench
+from tests.conftest import REPO
+from tests.rerun.helpers import wb
+
+pytestmark = pytest.mark.store
+
+OOM_INCIDENT = REPO / "tests" / "data" / "failures" / "incident-cuda-oom"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("actions")
+    url = f"sqlite:///{tmp / 'wb.sqlite'}"
+    code, _, err = wb("demo", "--headless", store=url)
+    assert code == 0, err
+    return url, tmp
+
+
+def wbj(url, *args):
+    code, out, err = wb(*args, "--json", store=url)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _investigation(url, lens):
+    rows = wbj(url, "investigate", "list")
+    return wbj(url, "investigate", "show", str(next(r for r in rows if r["lens"] == lens)["id"]))
+
+
+def _run_plan(url, tmp, name, inv, base_seqs, cand_seqs, base_queue, cand_queue, change="engine_config"):
+    bench = inference_bench(tmp)
+    code, _, err = wb("rerun", "plan", name, "--lens", "inference", "--investigation", str(inv),
+                      "--baseline", bench_command(bench, base_seqs, base_queue), "--candidate", bench_command(bench, cand_seqs, cand_queue),
+                      "--metric", "queue_ms", "--statistic", "mean", "--rounds", "5", "--seed", "3", "--change", change, store=url)
+    assert code == 0, err
+    code, _, err = wb("rerun", "run", name, store=url)
+    assert code in (0, 4), err
+
+
+def test_the_seed_loop_on_the_demo_inference_investigation(demo):
+    url, tmp = demo
+    inv = _investigation(url, "inference")
+    queue_hyp = next(h for h in inv["hypotheses"] if "queued" in h["statement"])
+    action = wbj(url, "action", "propose", str(inv["id"]), "--change", "max_num_seqs=128:256", "--scope", "pool-a inference servers",
+                 "--because", str(queue_hyp["id"]), "--expect", "queue_ms", "decrease")
+    assert action["status"]["status"] == "proposed" and action["because"] == [queue_hyp["id"]]
+    approved = wbj(url, "action", "approve", str(action["id"]), "--by", "dana", "--why", "queue time dominates TTFT p95")
+    assert approved["status"]["status"] == "pending"
+    assert [d["decision"] for d in approved["decisions"]] == ["approved"] and approved["decisions"][0]["by"] == "dana"
+
+    _run_plan(url, tmp, "seqs-256", inv["id"], 128, 256, 30.0, 15.0)
+    verified = wbj(url, "action", "verify", str(action["id"]), "--plan", "seqs-256")
+    assert verified["status"]["status"] == "verified", verified["status"]
+    assert verified["verifications"][0]["plan"] == "seqs-256"
+    shown = wbj(url, "action", "show", str(action["id"]))
+    assert shown["status"] == verified["status"]  # derived again from the stored data, not kept
+
+    # The data decide: a candidate that does not move queue time is not verified, with the reason.
+    same = wbj(url, "action", "propose", str(inv["id"]), "--change", "max_num_seqs=128:256", "--scope", "pool-b",
+               "--because", str(queue_hyp["id"]), "--expect", "queue_ms", "decrease")
+    wbj(url, "action", "approve", str(same["id"]), "--by", "dana", "--why", "try pool-b too")
+    _run_plan(url, tmp, "seqs-256-flat", inv["id"], 128, 256, 30.0, 30.0)
+    flat = wbj(url, "action", "verify", str(same["id"]), "--plan", "seqs-256-flat")["status"]
+    assert flat["status"] == "not verified" and flat["reason"] in ("wrong direction", "underpowered"), flat
+
+
+def test_a_rejected_action_cannot_be_verified(demo):
+    url, tmp = demo
+    inv = _investigation(url, "inference")
+    hyp = inv["hypotheses"][0]["id"]
+    action = wbj(url, "action", "propose", str(inv["id"]), "--change", "max_num_seqs=128:512", "--scope", "all pools",
+                 "--because", str(hyp), "--expect", "queue_ms", "decrease")
+    rejected = wbj(url, "action", "reject", str(action["id"]), "--by", "lee", "--why", "512 risks KV-cache preemption")
+    assert rejected["status"]["status"] == "rejected" and "lee" in rejected["status"]["why"]
+    code, out, err = wb("action", "verify", str(action["id"]), "--plan", "seqs-256", store=url)
+    assert code == 3 and "was rejected" in err and len(err.strip().splitlines()) == 1
+    assert wbj(url, "action", "show", str(action["id"]))["verifications"] == []  # nothing written
+    # A plan that does not embody the change is refused too (once approved).
+    wbj(url, "action", "approve", str(action["id"]), "--by", "lee", "--why", "reconsidered with a smaller pool")
+    code, _, err = wb("action", "verify", str(action["id"]), "--plan", "seqs-256", store=url)
+    assert code == 2 and "candidate arm's captures say engine_config.max_num_seqs=256, not 512" in err
+    history = wbj(url, "action", "show", str(action["id"]))["decisions"]
+    assert [d["decision"] for d in history] == ["rejected", "approved"]  # append-only
+
+
+def test_a_retry_of_the_oom_incident_on_the_same_node_is_unchanged_conditions(demo):
+    url, tmp = demo
+    inv = _investigation(url, "training")
+    retry = wbj(url, "action", "propose", str(inv["id"]), "--retry", str(OOM_INCIDENT), "--scope", "job 4812, resubmitted as is")
+    assert retry["kind"] == "retry"
+    assert retry["retry"]["conditions"]["node"] == ["node-0"] and retry["retry"]["failure_class"] == "gpu-memory-exhaustion"
+    assert retry["retry"]["conditions"]["memory_limit"] == "79.10 GiB"
+    wbj(url, "action", "approve", str(retry["id"]), "--by", "sam", "--why", "resubmit")
+    again = tmp / "retry-job"
+    shutil.copytree(OOM_INCIDENT, again)  # the new job: the same node, the same failure
+    status = wbj(url, "action", "verify", str(retry["id"]), "--job", str(again))["status"]
+    assert status["status"] == "not verified" and status["reason"] == "conditions unchanged"
+    assert "the conditions that caused the failure have not changed" in status["why"] and "node-0" in status["why"]
+    # On another node, one blamed condition changed.
+    moved = tmp / "retry-moved"
+    shutil.copytree(OOM_INCIDENT / "node-0", moved / "node-7")
+    for path in moved.rglob("*"):  # the new job's own lines name its host
+        if path.is_file():
+            path.write_text(path.read_text().replace("node-0", "node-7"))
+    status = wbj(url, "action", "verify", str(retry["id"]), "--job", str(moved))["status"]
+    assert status["status"] == "verified" and "node node-0 -> node-7" in status["why"]
