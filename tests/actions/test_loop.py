@@ -116,3 +116,49 @@ def test_a_retry_of_the_oom_incident_on_the_same_node_is_unchanged_conditions(de
             path.write_text(path.read_text().replace("node-0", "node-7"))
     status = wbj(url, "action", "verify", str(retry["id"]), "--job", str(moved))["status"]
     assert status["status"] == "verified" and "node node-0 -> node-7" in status["why"]
+
+
+def _later_runs(url, tmp, name, queue_ms, n=4, **dims):
+    import os
+    import subprocess
+    import sys
+
+    from tests.actions.helpers import DEMO_BASELINE
+
+    bench, folder = inference_bench(tmp), tmp / name
+    folder.mkdir()
+    for i in range(n):
+        out = folder / f"{name}-{i}.json"
+        subprocess.run([sys.executable, str(bench), "256", str(queue_ms), str(DEMO_BASELINE)], check=True,
+                       env={**os.environ, "WB_CAPTURE_OUT": str(out), "WB_RERUN_SLOT": str(i + 3)})
+        doc = json.loads(out.read_text())
+        doc["label"] = f"{name} {i}"
+        doc["dimensions"].update(dims)
+        out.write_text(json.dumps(doc))
+    imported = wbj(url, "import", str(folder))
+    return [str(r) for r in imported["runs"]]
+
+
+def test_watch_reports_drift_against_the_verified_candidate(demo):
+    url, tmp = demo
+    verified = next(a for a in wbj(url, "action", "list") if a["status"]["status"] == "verified")
+    steady = _later_runs(url, tmp, "week-1", 15.0)
+    ok = wbj(url, "action", "watch", str(verified["id"]), *[x for r in steady for x in ("--against", r)])
+    assert ok["comparable"] and not ok["drift"], ok
+    drifted = _later_runs(url, tmp, "week-2", 40.0)
+    code, out, err = wb("action", "watch", str(verified["id"]), *[x for r in drifted for x in ("--against", r)], "--fail-on", "drift",
+                        "--json", store=url)
+    doc = json.loads(out)
+    assert code == 4 and doc["drift"] and doc["verdict"] == "REGRESSION", (doc, err)
+    other = _later_runs(url, tmp, "a100", 15.0, hardware="1x A100 SXM4 80GB")
+    code, out, _ = wb("action", "watch", str(verified["id"]), *[x for r in other for x in ("--against", r)], "--fail-on", "any",
+                      "--json", store=url)
+    doc = json.loads(out)
+    assert code == 3 and not doc["comparable"] and not doc["drift"] and "hardware" in doc["why"]
+
+
+def test_watch_needs_a_verified_action(demo):
+    url, _ = demo
+    pending = next(a for a in wbj(url, "action", "list") if a["status"]["status"] != "verified")
+    code, _, err = wb("action", "watch", str(pending["id"]), "--against", "1", store=url)
+    assert code == 2 and "only a verified change has a candidate to watch" in err
