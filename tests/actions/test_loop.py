@@ -162,3 +162,38 @@ def test_watch_needs_a_verified_action(demo):
     pending = next(a for a in wbj(url, "action", "list") if a["status"]["status"] != "verified")
     code, _, err = wb("action", "watch", str(pending["id"]), "--against", "1", store=url)
     assert code == 2 and "only a verified change has a candidate to watch" in err
+
+
+def test_the_bundle_carries_actions_and_recompute_derives_their_status_again(demo):
+    from workbench.bundle.export import reseal_digests
+
+    url, tmp = demo
+    inv = _investigation(url, "inference")
+    path = tmp / "inference.bundle.json"
+    code, _, err = wb("bundle", "export", str(inv["id"]), "-o", str(path), "--embed-samples", store=url)
+    assert code == 0, err
+    bundle = json.loads(path.read_text())
+    mine = [a for a in wbj(url, "action", "list") if a["investigation_id"] == inv["id"]]
+    carried = bundle["recipe"]["content"]["actions"]
+    assert [a["ref"] for a in carried] == [a["ref"] for a in mine]
+    assert carried[0]["decisions"][0]["by"] == "dana" and carried[0]["verifications"][0]["plan"].startswith("rerun-plan/")
+    assert carried[0]["because"] == [next(h["ref"] for h in inv["hypotheses"] if "queued" in h["statement"])]
+    stated = {s["action"]: s for s in bundle["results"]["content"]["actions"]}
+    assert {ref: s["status"] for ref, s in stated.items()} == {a["ref"]: a["status"]["status"] for a in mine}
+    code, out, err = wb("evidence", "verify", str(path), "--recompute", "--json", store=url)
+    report = json.loads(out)
+    checks = [c for c in report["recompute"] if c["part"].startswith("recipe.actions")]
+    assert code == 0 and len(checks) == len(mine) and all(c["ok"] for c in checks), (checks, err)
+
+    # A forger who marks the flat candidate verified and reseals every digest is caught.
+    flat = next(ref for ref, s in stated.items() if s["status"] == "not verified")
+    for s in bundle["results"]["content"]["actions"]:
+        if s["action"] == flat:
+            s.update(status="verified", reason=None)
+    forged = tmp / "forged.bundle.json"
+    forged.write_text(json.dumps(reseal_digests(bundle)))
+    code, out, _ = wb("evidence", "verify", str(forged), "--json", store=url)
+    assert code == 0  # the digests match: integrity is not correctness
+    code, out, _ = wb("evidence", "verify", str(forged), "--recompute", "--json", store=url)
+    failed = [c for c in json.loads(out)["recompute"] if not c["ok"]]
+    assert code == 3 and any(flat in c["part"] and "states 'verified'" in c["detail"] for c in failed), failed

@@ -162,3 +162,33 @@ def _shown(value: Any) -> str:
 
 def _status(status: str, reason: str | None, why: str) -> dict[str, Any]:
     return {"status": status, "reason": reason, "why": why}
+
+
+# -- in a bundle -----------------------------------------------------------------------
+
+
+def status_in_bundle(action: Mapping[str, Any], plans: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]],
+                     rederived: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The status of a bundle's action (``recipe.actions[i]``) from the rerun plans and
+    comparisons the bundle carries (``{"ref", "record"}`` each). With ``rederived`` (ref ->
+    what ``--recompute`` derived again, with ``verdict``), the comparison's verdict is the
+    recomputed one, and one that did not re-derive leaves the status pending on it."""
+    verifications = action.get("verifications") or []
+    verification = verifications[-1] if verifications else None
+    plan = report = None
+    plan_ref = (verification or {}).get("plan")
+    if plan_ref:
+        entry = next((p for p in plans if p.get("ref") == plan_ref), None)
+        record = (entry or {}).get("record") or {}
+        plan = {**(record.get("body") or {}), "name": record.get("name")} if record.get("body") else None
+        plan_id = record.get("id")
+        own = [c for c in comparisons if (c.get("record") or {}).get("plan_id") == plan_id and (c.get("record") or {}).get("body")]
+        latest = max(own, key=lambda c: c["record"].get("id") or 0) if own else None
+        if latest is not None:
+            report = dict(latest["record"]["body"])
+            if rederived is not None:
+                fresh = rederived.get(str(latest.get("ref")))
+                if fresh is None:
+                    return _status(PENDING, None, f"{latest.get('ref')} did not re-derive: its verdict is not evidence")
+                report["verdict"] = getattr(fresh, "verdict", None)
+    return derive_status(action, action.get("decisions") or [], verification, plan, report)
