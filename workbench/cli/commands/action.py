@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from workbench.actions.text import action_lines, change_text
 from workbench.actions.workflow import action_view, decide_action, list_actions, propose_action, verify_action
 from workbench.cli.context import emit_json, open_store_from
 from workbench.errors import UsageError
@@ -28,32 +29,11 @@ def _parse_changes(items: tuple[str, ...]) -> dict[str, list[str]]:
     return out
 
 
-def _lines(a: dict) -> list[str]:
-    changes = ", ".join(f"{k} {v[0]} -> {v[1]}" for k, v in a["changes"].items()) or "(no dimension changed)"
-    st = a["status"]
-    out = [f"action {a['id']} [{st['status']}{' — ' + st['reason'] if st['reason'] else ''}] {a['kind']}: {clean(changes)}",
-           f"  scope: {clean(a['scope'])}"]
-    if a["because"]:
-        out.append("  because: " + ", ".join(f"hypothesis {h}" for h in a["because"]))
-    if a["expect"]:
-        out.append(f"  expects: {clean(a['expect']['metric'])} {a['expect']['direction']}")
-    if a["retry"]:
-        conds = "; ".join(f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in a["retry"]["conditions"].items())
-        out.append(f"  retry of a {clean(str(a['retry'].get('failure_class')))} failure; blamed conditions: {clean(conds)}")
-    for d in a["decisions"]:
-        out.append(f"  {d['decision']} by {clean(d['by'])} at {d['at']}: {clean(d['why'])}")
-    for v in a["verifications"]:
-        what = f"plan {clean(str(v['plan']))}" if v["plan_id"] is not None else "job " + clean(", ".join(v["observed"].get("inputs") or []))
-        out.append(f"  verified with {what} by {clean(v['by'])} at {v['at']}")
-    out.append(f"  status: {clean(st['why'])}")
-    return out
-
-
 def _show(a, as_json: bool) -> None:
     if as_json:
         emit_json(a.to_json())
     else:
-        click.echo("\n".join(_lines(a.to_json())))
+        click.echo("\n".join(action_lines(a)))
 
 
 @click.group("action")
@@ -104,8 +84,7 @@ def list_(ctx, investigation, as_json) -> None:
     if not rows:
         click.echo("no actions (wb action propose INVESTIGATION ...)")
     for a in rows:
-        changes = ", ".join(f"{k} {v[0]} -> {v[1]}" for k, v in a.changes.items()) or a.kind
-        click.echo(f"{a.id:>4}  inv {a.investigation_id:<3} {a.status.status:<13} {a.kind:<13} {clean(changes)}")
+        click.echo(f"{a.id:>4}  inv {a.investigation_id:<3} {a.status.status:<13} {a.kind:<13} {clean(change_text(a))}")
 
 
 def _decide(decision: str):
