@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from tests.actions.helpers import bench_command, inference_bench
+from tests.actions.helpers import STAND_IN, bench_command
 from tests.conftest import REPO
 from tests.rerun.helpers import wb
 
@@ -40,9 +40,8 @@ def _investigation(url, lens):
 
 
 def _run_plan(url, tmp, name, inv, base_seqs, cand_seqs, base_queue, cand_queue, change="engine_config"):
-    bench = inference_bench(tmp)
     code, _, err = wb("rerun", "plan", name, "--lens", "inference", "--investigation", str(inv),
-                      "--baseline", bench_command(bench, base_seqs, base_queue), "--candidate", bench_command(bench, cand_seqs, cand_queue),
+                      "--baseline", bench_command(base_seqs, base_queue), "--candidate", bench_command(cand_seqs, cand_queue),
                       "--metric", "queue_ms", "--statistic", "mean", "--rounds", "5", "--seed", "3", "--change", change, store=url)
     assert code == 0, err
     code, _, err = wb("rerun", "run", name, store=url)
@@ -123,13 +122,11 @@ def _later_runs(url, tmp, name, queue_ms, n=4, **dims):
     import subprocess
     import sys
 
-    from tests.actions.helpers import DEMO_BASELINE
-
-    bench, folder = inference_bench(tmp), tmp / name
+    folder = tmp / name
     folder.mkdir()
     for i in range(n):
         out = folder / f"{name}-{i}.json"
-        subprocess.run([sys.executable, str(bench), "256", str(queue_ms), str(DEMO_BASELINE)], check=True,
+        subprocess.run([sys.executable, str(STAND_IN), "--max-num-seqs", "256", "--queue-ms", str(queue_ms)], check=True,
                        env={**os.environ, "WB_CAPTURE_OUT": str(out), "WB_RERUN_SLOT": str(i + 3)})
         doc = json.loads(out.read_text())
         doc["label"] = f"{name} {i}"

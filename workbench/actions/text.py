@@ -9,6 +9,8 @@ from workbench.textsafe import clean
 
 
 def change_text(a: ActionView) -> str:
+    if a.kind == "retry":
+        return f"retry after {a.retry.get('failure_class') or 'the failure'}"
     return ", ".join(f"{k} {v[0]} -> {v[1]}" for k, v in a.changes.items()) or f"({a.kind})"
 
 

@@ -23,7 +23,6 @@ from workbench.actions.conditions import blamed_conditions, observed_conditions,
 from workbench.actions.records import KINDS, ActionView, Decision, Status, Verification
 from workbench.bundle.action_status import captured_change, derive_status, embodiment_problem, latest_decision
 from workbench.bundle.canonical import bundle_value, nfc
-from workbench.compare.contract import DIRECTIONS
 from workbench.errors import NotFound, UsageError, WbError
 from workbench.investigations.common import current_user, investigation_row, parse_id, required_text
 
@@ -51,6 +50,8 @@ def propose_action(
     blames for the failure. ``expect``: (metric, decrease | increase | recovery)."""
     from store.actions import Action  # SQLAlchemy: loaded with the store, not at import
     from store.investigations import Hypothesis
+
+    from workbench.compare.contract import DIRECTIONS  # the contract loads the compare engine (numpy): not for 'wb action --help'
 
     kind = kind or ("retry" if retry_of else "configuration")
     if kind not in KINDS:

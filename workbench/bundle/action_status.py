@@ -102,7 +102,7 @@ def captured_change(action: Mapping[str, Any], report: Mapping[str, Any]) -> tup
 
 
 def _change_status(action: Mapping[str, Any], plan: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
-    from workbench.compare.contract import expected_effect  # the one contract: judged there
+    from workbench.compare.contract import expected_effect  # the contract loads the compare engine (numpy): verify without --recompute does not
 
     status = ((report.get("execution") or {}).get("status"))
     if status != "complete":
@@ -134,6 +134,9 @@ def _retry_status(action: Mapping[str, Any], verification: Mapping[str, Any]) ->
     why = UNCHANGED + (f" ({'; '.join(same)})" if same else "")
     if unknown:
         why += f"; not known for the retry: {', '.join(unknown)}"
+    helps = (action.get("retry") or {}).get("what_would_change_it")
+    if helps:
+        why += f"; what would change them: {helps}"
     return _status(NOT_VERIFIED, "conditions unchanged", why)
 
 

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from workbench.actions.records import ActionView
 from workbench.actions.text import action_lines, change_text
+from workbench.actions.workflow import decide_action, list_actions, verify_action
 from workbench.investigations.common import current_user
 from workbench.tui.widgets import Field, FormScreen, required_fields, safe
 
@@ -21,20 +22,14 @@ KEYS = "a approve · j reject · t attach an executed plan (its candidate embodi
 
 
 def actions_of(store: "Store", inv_id: int) -> list[ActionView]:
-    from workbench.actions.workflow import list_actions  # the door: loaded with the first action list
-
     return list_actions(store, inv_id)
 
 
 def decide(store: "Store", action_id: int, decision: str, by: str, why: str) -> ActionView:
-    from workbench.actions.workflow import decide_action
-
     return decide_action(store, action_id, decision, by=by, why=why)
 
 
 def attach_plan(store: "Store", action_id: int, plan: str) -> ActionView:
-    from workbench.actions.workflow import verify_action
-
     return verify_action(store, action_id, plan=plan.strip())
 
 

@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from workbench.actions.watch import watch_action
 from workbench.actions.text import action_lines, change_text
 from workbench.actions.workflow import action_view, decide_action, list_actions, propose_action, verify_action
 from workbench.cli.context import emit_json, open_store_from
@@ -125,8 +126,6 @@ def verify(ctx, action, plan, job, by, as_json) -> None:
 @click.pass_context
 def watch(ctx, action, against, fail_on, as_json) -> None:
     """Compare later runs with ACTION's verified candidate; report drift."""
-    from workbench.actions.watch import watch_action
-
     w = watch_action(open_store_from(ctx), action, against)
     if as_json:
         emit_json(w.to_json())
