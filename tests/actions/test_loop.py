@@ -53,8 +53,9 @@ def test_the_seed_loop_on_the_demo_inference_investigation(demo):
     inv = _investigation(url, "inference")
     queue_hyp = next(h for h in inv["hypotheses"] if "queued" in h["statement"])
     action = wbj(url, "action", "propose", str(inv["id"]), "--change", "max_num_seqs=128:256", "--scope", "pool-a inference servers",
-                 "--because", str(queue_hyp["id"]), "--expect", "queue_ms", "decrease")
+                 "--because", str(queue_hyp["id"]), "--expect", "queue_ms", "decrease", "--evidence", f"comparison={inv['comparisons'][0]['id']}")
     assert action["status"]["status"] == "proposed" and action["because"] == [queue_hyp["id"]]
+    assert action["evidence"] == [{"kind": "comparison", "id": inv["comparisons"][0]["id"]}]
     approved = wbj(url, "action", "approve", str(action["id"]), "--by", "dana", "--why", "queue time dominates TTFT p95")
     assert approved["status"]["status"] == "pending"
     assert [d["decision"] for d in approved["decisions"]] == ["approved"] and approved["decisions"][0]["by"] == "dana"

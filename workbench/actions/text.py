@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.actions.records import ActionView
+from workbench.investigations.evidence_text import evidence_text
 from workbench.textsafe import clean
 
 
@@ -23,6 +24,8 @@ def action_lines(a: ActionView) -> list[str]:
     out = [headline(a), f"  scope: {clean(a.scope)}"]
     if a.because:
         out.append("  because: " + ", ".join(f"hypothesis {h}" for h in a.because))
+    if a.evidence:
+        out.append(f"  evidence: {clean(evidence_text(a.evidence, limit=400))}")
     if a.expect:
         out.append(f"  expects: {clean(str(a.expect.get('metric')))} {a.expect.get('direction')}")
     if a.retry:

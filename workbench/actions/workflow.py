@@ -49,7 +49,7 @@ def propose_action(
     with ``retry_of`` (the failed job's files) a retry with the conditions ``wb diagnose``
     blames for the failure. ``expect``: (metric, decrease | increase | recovery)."""
     from store.actions import Action  # SQLAlchemy: loaded with the store, not at import
-    from store.investigations import Hypothesis
+    from store.investigations import Hypothesis, InvestigationComparison
 
     from workbench.compare.contract import DIRECTIONS  # the contract loads the compare engine (numpy): not for 'wb action --help'
 
@@ -80,6 +80,11 @@ def propose_action(
                 raise NotFound(f"no hypothesis {hid}")
             if hyp.investigation_id != inv_row.id:
                 raise UsageError(f"hypothesis {hid} belongs to investigation {hyp.investigation_id}, not {inv_row.id}")
+        for ev in evidence:
+            if ev.get("kind") == "comparison":
+                cmp = s.get(InvestigationComparison, ev.get("id"))
+                if cmp is None or cmp.investigation_id != inv_row.id:
+                    raise UsageError(f"evidence comparison={ev.get('id')}: no stored comparison of investigation {inv_row.id} by that id")
         row = Action(investigation_id=inv_row.id, kind=kind, changes=bundle_value(changes),
                      scope=required_text(scope, "the scope (--scope)"), because=hyp_ids, evidence=bundle_value([dict(e) for e in evidence]),
                      expect=expected, retry=bundle_value(retry), created_by=by or current_user())

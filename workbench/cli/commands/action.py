@@ -16,6 +16,7 @@ from workbench.actions.text import action_lines, change_text
 from workbench.actions.workflow import action_view, decide_action, list_actions, propose_action, verify_action
 from workbench.cli.context import emit_json, open_store_from
 from workbench.errors import UsageError
+from workbench.investigations.workflow import parse_evidence
 from workbench.textsafe import clean
 
 
@@ -47,6 +48,8 @@ def command() -> None:
 @click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The change proposed (repeatable).")
 @click.option("--scope", required=True, help="Where it applies (hosts, pool, service, ...).")
 @click.option("--because", multiple=True, metavar="HYPOTHESIS", help="The hypothesis that motivates it (repeatable).")
+@click.option("--evidence", multiple=True, metavar="KIND=VALUE",
+              help="Evidence beside the hypotheses, as for wb observe (run=ID, comparison=N, metric=..., ...).")
 @click.option("--kind", type=click.Choice(["configuration", "version", "restart", "escalation"]), default=None,
               help="What kind of change (default configuration; a retry with --retry).")
 @click.option("--expect", nargs=2, metavar="METRIC DIRECTION", default=None,
@@ -56,10 +59,12 @@ def command() -> None:
 @click.option("--by", default=None, help="Who proposes it (default: your login name).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
-def propose(ctx, investigation, changes, scope, because, kind, expect, retry_of, by, as_json) -> None:
+def propose(ctx, investigation, changes, scope, because, evidence, kind, expect, retry_of, by, as_json) -> None:
     """Record a proposed change in INVESTIGATION (nothing is applied)."""
-    a = propose_action(open_store_from(ctx), investigation, scope=scope, changes=_parse_changes(changes), because=because,
-                       kind=kind or ("retry" if retry_of else None), expect=tuple(expect) if expect else None, retry_of=retry_of, by=by)
+    store = open_store_from(ctx)
+    a = propose_action(store, investigation, scope=scope, changes=_parse_changes(changes), because=because,
+                       evidence=parse_evidence(evidence, store), kind=kind or ("retry" if retry_of else None),
+                       expect=tuple(expect) if expect else None, retry_of=retry_of, by=by)
     _show(a, as_json)
 
 
