@@ -12,6 +12,7 @@ import pytest
 
 from tests.actions.helpers import STAND_IN, bench_command
 from tests.conftest import REPO
+from workbench.actions.records import ActionView
 from tests.rerun.helpers import wb
 
 pytestmark = pytest.mark.store
@@ -66,6 +67,7 @@ def test_the_seed_loop_on_the_demo_inference_investigation(demo):
     assert verified["verifications"][0]["plan"] == "seqs-256"
     shown = wbj(url, "action", "show", str(action["id"]))
     assert shown["status"] == verified["status"]  # derived again from the stored data, not kept
+    assert ActionView.from_json(shown).to_json() == shown  # the typed record (docs/schema/action.json) round-trips
 
     # The data decide: a candidate that does not move queue time is not verified, with the reason.
     same = wbj(url, "action", "propose", str(inv["id"]), "--change", "max_num_seqs=128:256", "--scope", "pool-b",
