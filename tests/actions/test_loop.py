@@ -197,3 +197,15 @@ def test_the_bundle_carries_actions_and_recompute_derives_their_status_again(dem
     code, out, _ = wb("evidence", "verify", str(forged), "--recompute", "--json", store=url)
     failed = [c for c in json.loads(out)["recompute"] if not c["ok"]]
     assert code == 3 and any(flat in c["part"] and "states 'verified'" in c["detail"] for c in failed), failed
+
+
+def test_a_retry_verified_by_a_plans_preflight_and_hostile_text_shown_clean(demo):
+    url, _ = demo
+    inv = _investigation(url, "inference")
+    retry = wbj(url, "action", "propose", str(inv["id"]), "--retry", str(OOM_INCIDENT), "--scope", "pool-a\x1b[31m red [bold]x[/bold]")
+    wbj(url, "action", "approve", str(retry["id"]), "--by", "sam", "--why", "rerun on the bench host")
+    status = wbj(url, "action", "verify", str(retry["id"]), "--plan", "seqs-256")["status"]
+    # The plan ran on this machine: its preflight's host is not node-0.
+    assert status["status"] == "verified" and "node node-0 -> " in status["why"], status
+    code, out, err = wb("action", "show", str(retry["id"]), store=url)
+    assert code == 0 and "\x1b" not in out and "scope: pool-a" in out, out

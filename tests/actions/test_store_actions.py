@@ -79,3 +79,22 @@ def test_a_bad_proposal_is_refused_and_nothing_is_written(store_url, kwargs, mes
         aw.propose_action(st, inv, scope="x", **kwargs)
     assert aw.list_actions(st) == []
     st.close()
+
+
+def test_a_plan_without_the_frames_guardrails_cannot_verify(store_url):
+    from store.rerun import save_plan
+    from workbench.errors import UsageError
+
+    st = open_store(store_url)
+    inv = wf.new_investigation(st, lens="inference", question="Raise max_num_seqs?", guardrails=["error_rate max_increase 0"],
+                               intended_change={}, baseline=[], candidate=[])
+    hyp = wf.new_hypothesis(st, inv.id, "Requests wait for a batch slot.", "a rerun")
+    a = aw.propose_action(st, inv.id, scope="pool-a", changes={"max_num_seqs": ["128", "256"]}, because=[hyp.id], expect=("queue_ms", "decrease"))
+    aw.decide_action(st, a.id, "approved", by="dana", why="go")
+    with st.session() as s:  # written past wb rerun plan, which would have added the frame's guardrails
+        save_plan(s, "bare", "inference", "d" * 64, {"name": "bare", "metric": "queue_ms", "change": {"engine_config": []}, "guardrails": []},
+                  investigation_id=inv.id)
+    with pytest.raises(UsageError, match="does not carry investigation"):
+        aw.verify_action(st, a.id, plan="bare")
+    assert aw.action_view(st, a.id).verifications == []
+    st.close()

@@ -172,7 +172,7 @@ def verify_action(store: "Store", action: str | int, *, plan: str | int | None =
                     raise UsageError(f"plan {plan_row.name!r} has not run: no preflight says what the retry ran on")
                 observed = {"conditions": preflight_conditions(executions[-1].preflights[-1]), "inputs": [f"rerun-plan/{plan_row.id}"]}
             else:
-                problem = embodiment_problem(row.model_dump(), plan_row.body)
+                problem = embodiment_problem(row.model_dump(), plan_row.body) or _frame_guardrails_missing(s, row.investigation_id, plan_row)
                 report = plan_evidence(s, int(plan_row.id))[1]
                 if problem is None and report is not None:
                     problem = captured_change(row.model_dump(), report)[0]
@@ -188,6 +188,17 @@ def verify_action(store: "Store", action: str | int, *, plan: str | int | None =
                                  observed=bundle_value(observed), by=by or current_user()))
         s.flush()
         return _view(s, row)
+
+
+def _frame_guardrails_missing(s: Any, investigation_id: int, plan_row: Any) -> str | None:
+    """Why the plan is not judged under the investigation's frame guardrails (a plan made
+    with ``--investigation`` carries them, source ``frame:ID``), or ``None``."""
+    frame = list(investigation_row(s, investigation_id).guardrails or [])
+    carried = [g for g in (plan_row.body or {}).get("guardrails") or [] if g.get("source") == f"frame:{investigation_id}"]
+    if len(carried) < len(frame):
+        return (f"plan {plan_row.name!r} does not carry investigation {investigation_id}'s guardrails ({'; '.join(map(str, frame))}): "
+                f"make it with wb rerun plan ... --investigation {investigation_id}")
+    return None
 
 
 def action_view(store: "Store", action: str | int) -> ActionView:

@@ -4,6 +4,7 @@ approve, reject or attach a plan. The work goes through the door
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +48,12 @@ def citing_text(actions: list[ActionView], hypothesis_id: int) -> Text:
     return t
 
 
+WIDTH = 76  # the detail pane at 80 columns, its border and scrollbar aside
+
+
 def detail_text(a: ActionView) -> Text:
-    return safe("\n".join([*action_lines(a), "", KEYS]))
+    lines = [w for line in [*action_lines(a), "", KEYS] for w in (textwrap.wrap(line, WIDTH, subsequent_indent="    ") or [""])]
+    return safe("\n".join(lines))
 
 
 def decision_dialog(a: ActionView, decision: str, then: Callable[[dict[str, str] | None], Any]) -> tuple[FormScreen, Callable[..., Any]]:
