@@ -49,36 +49,50 @@ def _run_plan(url, tmp, name, inv, base_seqs, cand_seqs, base_queue, cand_queue,
     assert code in (0, 4), err
 
 
-def test_the_seed_loop_on_the_demo_inference_investigation(demo):
+@pytest.fixture(scope="module")
+def loop(demo):
+    """The seed's loop, walked once per test process (xdist may send this module's tests to
+    different workers: each test asks for what it needs, never for another test's leftovers).
+    Returns every document the commands printed along the way."""
     url, tmp = demo
     inv = _investigation(url, "inference")
     queue_hyp = next(h for h in inv["hypotheses"] if "queued" in h["statement"])
-    action = wbj(url, "action", "propose", str(inv["id"]), "--change", "max_num_seqs=128:256", "--scope", "pool-a inference servers",
-                 "--because", str(queue_hyp["id"]), "--expect", "queue_ms", "decrease", "--evidence", f"comparison={inv['comparisons'][0]['id']}")
-    assert action["status"]["status"] == "proposed" and action["because"] == [queue_hyp["id"]]
-    assert action["evidence"] == [{"kind": "comparison", "id": inv["comparisons"][0]["id"]}]
-    approved = wbj(url, "action", "approve", str(action["id"]), "--by", "dana", "--why", "queue time dominates TTFT p95")
-    assert approved["status"]["status"] == "pending"
-    assert [d["decision"] for d in approved["decisions"]] == ["approved"] and approved["decisions"][0]["by"] == "dana"
-
+    steps = {"inv": inv, "hyp": queue_hyp}
+    steps["proposed"] = wbj(url, "action", "propose", str(inv["id"]), "--change", "max_num_seqs=128:256", "--scope", "pool-a inference servers",
+                            "--because", str(queue_hyp["id"]), "--expect", "queue_ms", "decrease",
+                            "--evidence", f"comparison={inv['comparisons'][0]['id']}")
+    aid = str(steps["proposed"]["id"])
+    steps["approved"] = wbj(url, "action", "approve", aid, "--by", "dana", "--why", "queue time dominates TTFT p95")
     _run_plan(url, tmp, "seqs-256", inv["id"], 128, 256, 30.0, 15.0)
-    verified = wbj(url, "action", "verify", str(action["id"]), "--plan", "seqs-256")
-    assert verified["status"]["status"] == "verified", verified["status"]
-    assert verified["verifications"][0]["plan"] == "seqs-256"
-    shown = wbj(url, "action", "show", str(action["id"]))
-    assert shown["status"] == verified["status"]  # derived again from the stored data, not kept
-    assert ActionView.from_json(shown).to_json() == shown  # the typed record (docs/schema/action.json) round-trips
-
+    steps["verified"] = wbj(url, "action", "verify", aid, "--plan", "seqs-256")
     # The data decide: a candidate that does not move queue time is not verified, with the reason.
     same = wbj(url, "action", "propose", str(inv["id"]), "--change", "max_num_seqs=128:256", "--scope", "pool-b",
                "--because", str(queue_hyp["id"]), "--expect", "queue_ms", "decrease")
     wbj(url, "action", "approve", str(same["id"]), "--by", "dana", "--why", "try pool-b too")
     _run_plan(url, tmp, "seqs-256-flat", inv["id"], 128, 256, 30.0, 30.0)
-    flat = wbj(url, "action", "verify", str(same["id"]), "--plan", "seqs-256-flat")["status"]
+    steps["flat"] = wbj(url, "action", "verify", str(same["id"]), "--plan", "seqs-256-flat")
+    return steps
+
+
+def test_the_seed_loop_on_the_demo_inference_investigation(demo, loop):
+    url, _ = demo
+    inv, queue_hyp, action = loop["inv"], loop["hyp"], loop["proposed"]
+    assert action["status"]["status"] == "proposed" and action["because"] == [queue_hyp["id"]]
+    assert action["evidence"] == [{"kind": "comparison", "id": inv["comparisons"][0]["id"]}]
+    approved = loop["approved"]
+    assert approved["status"]["status"] == "pending"
+    assert [d["decision"] for d in approved["decisions"]] == ["approved"] and approved["decisions"][0]["by"] == "dana"
+    verified = loop["verified"]
+    assert verified["status"]["status"] == "verified", verified["status"]
+    assert verified["verifications"][0]["plan"] == "seqs-256"
+    shown = wbj(url, "action", "show", str(action["id"]))
+    assert shown["status"] == verified["status"]  # derived again from the stored data, not kept
+    assert ActionView.from_json(shown).to_json() == shown  # the typed record (docs/schema/action.json) round-trips
+    flat = loop["flat"]["status"]
     assert flat["status"] == "not verified" and flat["reason"] in ("wrong direction", "underpowered"), flat
 
 
-def test_a_rejected_action_cannot_be_verified(demo):
+def test_a_rejected_action_cannot_be_verified(demo, loop):
     url, tmp = demo
     inv = _investigation(url, "inference")
     hyp = inv["hypotheses"][0]["id"]
@@ -139,7 +153,7 @@ def _later_runs(url, tmp, name, queue_ms, n=4, **dims):
     return [str(r) for r in imported["runs"]]
 
 
-def test_watch_reports_drift_against_the_verified_candidate(demo):
+def test_watch_reports_drift_against_the_verified_candidate(demo, loop):
     url, tmp = demo
     verified = next(a for a in wbj(url, "action", "list") if a["status"]["status"] == "verified")
     steady = _later_runs(url, tmp, "week-1", 15.0)
@@ -157,14 +171,14 @@ def test_watch_reports_drift_against_the_verified_candidate(demo):
     assert code == 3 and not doc["comparable"] and not doc["drift"] and "hardware" in doc["why"]
 
 
-def test_watch_needs_a_verified_action(demo):
+def test_watch_needs_a_verified_action(demo, loop):
     url, _ = demo
     pending = next(a for a in wbj(url, "action", "list") if a["status"]["status"] != "verified")
     code, _, err = wb("action", "watch", str(pending["id"]), "--against", "1", store=url)
     assert code == 2 and "only a verified change has a candidate to watch" in err
 
 
-def test_the_bundle_carries_actions_and_recompute_derives_their_status_again(demo):
+def test_the_bundle_carries_actions_and_recompute_derives_their_status_again(demo, loop):
     from workbench.bundle.export import reseal_digests
 
     url, tmp = demo
@@ -199,7 +213,7 @@ def test_the_bundle_carries_actions_and_recompute_derives_their_status_again(dem
     assert code == 3 and any(flat in c["part"] and "states 'verified'" in c["detail"] for c in failed), failed
 
 
-def test_a_retry_verified_by_a_plans_preflight_and_hostile_text_shown_clean(demo):
+def test_a_retry_verified_by_a_plans_preflight_and_hostile_text_shown_clean(demo, loop):
     url, _ = demo
     inv = _investigation(url, "inference")
     retry = wbj(url, "action", "propose", str(inv["id"]), "--retry", str(OOM_INCIDENT), "--scope", "pool-a\x1b[31m red [bold]x[/bold]")

@@ -145,7 +145,6 @@ def verify_action(store: "Store", action: str | int, *, plan: str | int | None =
     candidate embodies the change, or for a retry the new job's files (``job``) or a rerun
     plan's preflight. The status that follows is derived from the data."""
     from store.actions import ActionVerification  # SQLAlchemy: loaded with the store, not at import
-    from store.rerun import PlanNotFound, executions_of, find_plan
 
     if (plan is None) == (not job):
         raise UsageError("verify with --plan PLAN (an executed rerun plan) or, for a retry, --job PATH... (the new job's files)")
@@ -156,38 +155,58 @@ def verify_action(store: "Store", action: str | int, *, plan: str | int | None =
             state = "was rejected" if decision == "rejected" else "has not been approved"
             raise WbError(f"action {row.id} {state}: only an approved action can be verified (wb action approve {row.id} --by NAME --why TEXT)",
                           exit_code=3)
-        plan_row, observed = None, {}
-        if plan is not None:
-            try:
-                plan_row = find_plan(s, plan)
-            except PlanNotFound as exc:
-                raise NotFound(str(exc)) from None
-            if plan_row.investigation_id != row.investigation_id:
-                owner = plan_row.investigation_id
-                raise UsageError(f"plan {plan_row.name!r} belongs to {'no investigation' if owner is None else f'investigation {owner}'}, "
-                                 f"not to action {row.id}'s investigation {row.investigation_id} (wb rerun plan ... --investigation {row.investigation_id})")
-            if row.kind == "retry":
-                executions = [e for e in executions_of(s, int(plan_row.id)) if e.preflights]
-                if not executions:
-                    raise UsageError(f"plan {plan_row.name!r} has not run: no preflight says what the retry ran on")
-                observed = {"conditions": preflight_conditions(executions[-1].preflights[-1]), "inputs": [f"rerun-plan/{plan_row.id}"]}
-            else:
-                problem = embodiment_problem(row.model_dump(), plan_row.body) or _frame_guardrails_missing(s, row.investigation_id, plan_row)
-                report = plan_evidence(s, int(plan_row.id))[1]
-                if problem is None and report is not None:
-                    problem = captured_change(row.model_dump(), report)[0]
-                if problem:
-                    raise UsageError(f"plan {plan_row.name!r} cannot verify action {row.id}: {problem}")
-        else:
-            if row.kind != "retry":
-                raise UsageError(f"action {row.id} is a {row.kind} change: verify it with --plan PLAN (a rerun whose candidate embodies it)")
-            from workbench.diagnostics import diagnose  # the log parsers: loaded for a retry only
-
-            observed = {"conditions": observed_conditions(diagnose([Path(p) for p in job]).to_json()), "inputs": [str(p) for p in job]}
+        plan_row, observed = (_verifying_plan(s, row, plan), {}) if plan is not None else (None, _job_observation(row, job))
+        if plan_row is not None and row.kind == "retry":
+            observed = _preflight_observation(s, plan_row)
         s.add(ActionVerification(action_id=row.id, plan_id=None if plan_row is None else plan_row.id,
                                  observed=bundle_value(observed), by=by or current_user()))
         s.flush()
         return _view(s, row)
+
+
+def _verifying_plan(s: Any, row: Any, plan: str | int) -> Any:
+    """The plan, once it can verify the action: of the action's investigation and, for a
+    change, declaring it, measuring the expected metric, under the frame's guardrails, and
+    (once run) with captures that do not contradict it."""
+    from store.rerun import PlanNotFound, find_plan  # SQLAlchemy: loaded with the store, not at import
+
+    try:
+        plan_row = find_plan(s, plan)
+    except PlanNotFound as exc:
+        raise NotFound(str(exc)) from None
+    if plan_row.investigation_id != row.investigation_id:
+        owner = plan_row.investigation_id
+        raise UsageError(f"plan {plan_row.name!r} belongs to {'no investigation' if owner is None else f'investigation {owner}'}, "
+                         f"not to action {row.id}'s investigation {row.investigation_id} (wb rerun plan ... --investigation {row.investigation_id})")
+    if row.kind == "retry":
+        return plan_row
+    action = row.model_dump()
+    problem = embodiment_problem(action, plan_row.body) or _frame_guardrails_missing(s, row.investigation_id, plan_row)
+    report = plan_evidence(s, int(plan_row.id))[1]
+    if problem is None and report is not None:
+        problem = captured_change(action, report)[0]
+    if problem:
+        raise UsageError(f"plan {plan_row.name!r} cannot verify action {row.id}: {problem}")
+    return plan_row
+
+
+def _preflight_observation(s: Any, plan_row: Any) -> dict[str, Any]:
+    """What a retry ran on, from the plan's latest preflight."""
+    from store.rerun import executions_of  # SQLAlchemy: loaded with the store, not at import
+
+    executions = [e for e in executions_of(s, int(plan_row.id)) if e.preflights]
+    if not executions:
+        raise UsageError(f"plan {plan_row.name!r} has not run: no preflight says what the retry ran on")
+    return {"conditions": preflight_conditions(executions[-1].preflights[-1]), "inputs": [f"rerun-plan/{plan_row.id}"]}
+
+
+def _job_observation(row: Any, job: Sequence[str | Path]) -> dict[str, Any]:
+    """What a retry ran on, from the new job's files (diagnosed as wb diagnose would)."""
+    if row.kind != "retry":
+        raise UsageError(f"action {row.id} is a {row.kind} change: verify it with --plan PLAN (a rerun whose candidate embodies it)")
+    from workbench.diagnostics import diagnose  # the log parsers: loaded for a retry only
+
+    return {"conditions": observed_conditions(diagnose([Path(p) for p in job]).to_json()), "inputs": [str(p) for p in job]}
 
 
 def _frame_guardrails_missing(s: Any, investigation_id: int, plan_row: Any) -> str | None:
