@@ -30,7 +30,7 @@ from store.errors import SchemaError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def _add_api_tokens(conn: "Connection") -> None:
@@ -55,8 +55,23 @@ def _plans_belong_to_investigations(conn: "Connection") -> None:
         conn.exec_driver_sql("ALTER TABLE rerun_plan ADD COLUMN investigation_id INTEGER REFERENCES investigation (id) ON DELETE RESTRICT")
 
 
+def _add_actions(conn: "Connection") -> None:
+    """3 -> 4: the action tables (store/actions.py: proposed changes, their approvals and
+    rejections, the plans that verify them), created empty."""
+    from sqlmodel import SQLModel  # the ORM: loaded only to upgrade
+
+    from store.actions import Action, ActionDecision, ActionVerification
+    from store.investigations import ImportedBundle, Investigation
+    from store.rerun import RerunPlan
+
+    # With the tables they refer to (created only where missing), dependencies first.
+    tables = [t.__table__ for t in (ImportedBundle, Investigation, RerunPlan, Action, ActionDecision, ActionVerification)]  # type: ignore[attr-defined]
+    SQLModel.metadata.create_all(conn, tables=tables, checkfirst=True)
+
+
 # MIGRATIONS[n] upgrades a store at version n to n + 1. Version 1 is the first release.
-MIGRATIONS: dict[int, Callable[["Connection"], None]] = {1: _add_api_tokens, 2: _plans_belong_to_investigations}
+MIGRATIONS: dict[int, Callable[["Connection"], None]] = {1: _add_api_tokens, 2: _plans_belong_to_investigations,
+                                                   3: _add_actions}
 
 # What ``state`` finds.
 READY = "ready"  # the version and the tables of this wb

@@ -22,6 +22,7 @@ ALL_TABLE_MODULES: list[str] = [
     "store.declarations",
     "store.bisect",
     "store.tokens",
+    "store.actions",
 ]
 
 

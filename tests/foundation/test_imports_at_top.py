@@ -59,6 +59,8 @@ OWN_LAZY = {
     ("workbench/investigations/bundling.py", "store.declarations"): SQLALCHEMY,
     ("workbench/investigations/bundling.py", "store.bisect"): SQLALCHEMY,
     ("workbench/investigations/bundling.py", "store.investigations"): SQLALCHEMY,
+    ("workbench/investigations/bundling.py", "store.actions"): SQLALCHEMY,
+    ("workbench/bundle/action_status.py", "workbench.compare.contract"): NUMPY,  # the contract: only once a comparison is judged
     ("workbench/investigations/common.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/comparisons.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/frame.py", "store.investigations"): SQLALCHEMY,

@@ -132,4 +132,4 @@ def test_a_version_1_store_is_upgraded_its_plans_belonging_to_no_investigation(s
         old = s.get(RerunPlan, 1)
         assert old.name == "old" and old.investigation_id is None
     with again.engine.begin() as conn:
-        assert conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one() == str(SCHEMA_VERSION) == "3"
+        assert conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one() == str(SCHEMA_VERSION) == "4"

@@ -17,6 +17,7 @@ def schemas() -> dict[str, str]:
     """File name -> schema text, for each typed result that is a ``--json`` contract."""
     import msgspec
 
+    from workbench.actions.records import ActionView, WatchResult
     from workbench.bisect.result import BisectionReport
     from workbench.compare.parameters import ComparisonParameters
     from workbench.compare.results import Effect
@@ -41,6 +42,9 @@ def schemas() -> dict[str, str]:
         "preflight.json": PreflightReport,  # wb doctor --json, and each rerun execution's preflights
         "diagnosis.json": DiagnosisReport,  # wb diagnose --json
         "bisection.json": BisectionReport,  # wb bisect start|resume|status|report --json
+        "action.json": ActionView,  # wb action propose|approve|reject|verify|show --json
+        "action-list.json": list[ActionView],  # wb action list --json
+        "action-watch.json": WatchResult,  # wb action watch --json
     }
     return {name: json.dumps(msgspec.json.schema(t), indent=2, sort_keys=True) + "\n" for name, t in types.items()}
 

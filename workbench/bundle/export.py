@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import TOOL_NAME, __version__
+from workbench.bundle.action_status import status_in_bundle
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import encode_tables
 from workbench.bundle.format import (
@@ -53,6 +54,7 @@ def build_bundle(
     rerun_comparisons: Iterable[Mapping[str, Any]] = (),
     samples: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
     bisections: Iterable[Mapping[str, Any]] = (),
+    actions: Iterable[Mapping[str, Any]] = (),
     tool: Mapping[str, str] | None = None,
     created_at: str | None = None,
 ) -> dict[str, Any]:
@@ -66,6 +68,7 @@ def build_bundle(
     if tool is None:
         tool = {"name": TOOL_NAME, "version": __version__}
     comparisons = [dict(c) for c in comparisons]
+    actions, rerun_plans, rerun_comparisons = [dict(a) for a in actions], list(rerun_plans), list(rerun_comparisons)
     frame = bundle_value(dict(investigation))
     recipe = bundle_value(
         {
@@ -84,6 +87,8 @@ def build_bundle(
             "rerun_plans": list(rerun_plans),
             # Only when there are any, so bundles without bisections keep their bytes.
             **({"bisections": [dict(b) for b in bisections]} if bisections else {}),
+            # Proposed actions with their decisions and verifications (likewise only when any).
+            **({"actions": [dict(a) for a in actions]} if actions else {}),
         }
     )
     results = bundle_value(
@@ -98,6 +103,8 @@ def build_bundle(
                 for c in comparisons
             ],
             "rerun_comparisons": list(rerun_comparisons),
+            # Each action's status, derived from the carried records (--recompute derives it again).
+            **({"actions": _action_statuses(actions, rerun_plans, rerun_comparisons)} if actions else {}),
         }
     )
     subject = [
@@ -131,6 +138,12 @@ def build_bundle(
     if samples is not None:
         bundle["samples"] = _digested({"runs": {ref: encode_tables(t) for ref, t in samples.items()}})
     return seal(bundle, fill_digests=True)
+
+
+def _action_statuses(actions: Iterable[Mapping[str, Any]], plans: Iterable[Mapping[str, Any]],
+                     comparisons: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    plans, comparisons = list(plans), list(comparisons)
+    return [{"action": a.get("ref"), **status_in_bundle(a, plans, comparisons)} for a in actions]
 
 
 def _unique_captures(captures: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

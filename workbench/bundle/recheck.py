@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.bundle.action_status import status_in_bundle
 from workbench.bundle.decisive import bisection_cannot_decide, comparison_cannot_decide, plan_cannot_decide, rerun_cannot_decide
 from workbench.bundle.format import Check
 
@@ -51,6 +52,7 @@ def recheck_outputs(bundle: dict[str, Any], comparisons: Mapping[str, Rederived]
         out = _verdicts(bundle, comparisons)
         out += _bisections(bundle, reruns)
         out += _hypotheses(bundle, comparisons, reruns)
+        out += _actions(bundle, reruns)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         return [Check("recheck", False, f"the bundle's records have an unexpected shape ({type(exc).__name__}: {exc})")]
     return out
@@ -150,6 +152,31 @@ def _hypotheses(bundle: dict[str, Any], comparisons: Mapping[str, Rederived], re
             out.append(Check(part, False, "; ".join(wrong)))
         else:
             out.append(Check(part, True, f"status {last}; every decision cites records that re-derive and decide it"))
+    return out
+
+
+def _actions(bundle: dict[str, Any], reruns: Mapping[str, Rederived]) -> list[Check]:
+    """Each action's stated status against the one derived again from the carried records,
+    with the rerun comparisons' recomputed verdicts (``workbench.bundle.action_status``)."""
+    actions = bundle["recipe"]["content"].get("actions") or []
+    stated = {str(a.get("action")): a for a in bundle["results"]["content"].get("actions") or []}
+    plans = bundle["recipe"]["content"].get("rerun_plans") or []
+    carried = bundle["results"]["content"].get("rerun_comparisons") or []
+    out = []
+    for i, action in enumerate(actions):
+        ref = str(action.get("ref"))
+        part = f"recipe.actions[{i}] {ref}"
+        fresh = status_in_bundle(action, plans, carried, reruns)
+        said = {k: (stated.get(ref) or {}).get(k) for k in ("status", "reason", "why")}
+        if ref not in stated:
+            out.append(Check(part, False, "the results state no status for it"))
+        elif said != fresh:
+            out.append(Check(part, False, f"states {said['status']!r} ({said['reason']}), but its records give {fresh['status']!r} "
+                                          f"({fresh['reason']}): {fresh['why']}"))
+        else:
+            out.append(Check(part, True, f"status {fresh['status']} derived again from the carried records"))
+    if len(stated) > len(actions):
+        out.append(Check("results.actions", False, f"states {len(stated)} action statuses for {len(actions)} actions"))
     return out
 
 

@@ -135,3 +135,30 @@ def guardrail_spec(name: str, metric: str, rule: str, limit: float, unit: str = 
 
 def _show(value: object) -> str:
     return "unknown" if value is None else str(value)
+
+
+# An action's expected effect on its metric (workbench.bundle.action_status).
+DIRECTIONS = ("decrease", "increase", "recovery")
+UNRESOLVED = (Verdict.INCONCLUSIVE, Verdict.SLOWER_UNRESOLVED, Verdict.FASTER_UNRESOLVED)
+
+
+def expected_effect(direction: str, verdict: Verdict | str | None, higher_is_better: bool) -> tuple[str, str]:
+    """Whether a verdict (B against A, oriented to better/worse) shows the effect an action
+    expected: ``("met" | "underpowered" | "wrong direction", why)``. ``decrease`` and
+    ``increase`` are the metric's own direction; ``recovery`` is B back within the
+    equivalence band of A (the pre-incident baseline), or better."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"expected direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+    if verdict is None or verdict in UNRESOLVED:
+        return "underpowered", f"the verdict is {verdict or 'missing'}: the data cannot resolve the effect"
+    if direction == "recovery":
+        if verdict in (Verdict.EQUIVALENT, Verdict.IMPROVEMENT):
+            return "met", f"{verdict}: the metric is back within the band of the baseline"
+        return "wrong direction", f"{verdict}: the metric is not back within the band of the baseline"
+    better = "increase" if higher_is_better else "decrease"
+    wanted = Verdict.IMPROVEMENT if direction == better else Verdict.REGRESSION
+    if verdict == wanted:
+        return "met", f"{verdict}: the metric moved as expected ({direction})"
+    if verdict == Verdict.EQUIVALENT:
+        return "wrong direction", f"EQUIVALENT: the metric held within the band; expected a {direction}"
+    return "wrong direction", f"{verdict}: the metric moved the other way; expected a {direction}"

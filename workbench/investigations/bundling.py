@@ -65,10 +65,11 @@ def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[d
     )
 
 
-def _rerun_records(store: "Store", hypotheses: Sequence[HypothesisView], observations: Sequence[ObservationView] = ()) -> tuple[list[Any], list[Any]]:
-    """Rerun plans and comparisons linked to hypotheses or cited by observations (a
-    bisection's steps), as stored by the rerun harness."""
-    plan_ids = sorted({i for h in hypotheses for i in h.links["rerun_plans"]})
+def _rerun_records(store: "Store", hypotheses: Sequence[HypothesisView], observations: Sequence[ObservationView] = (),
+                   action_plans: Sequence[int] = ()) -> tuple[list[Any], list[Any]]:
+    """Rerun plans and comparisons linked to hypotheses, cited by observations (a
+    bisection's steps) or verifying actions, as stored by the rerun harness."""
+    plan_ids = sorted({i for h in hypotheses for i in h.links["rerun_plans"]} | set(action_plans))
     comparison_ids = {i for h in hypotheses for i in h.links["rerun_comparisons"]}
     comparison_ids |= {int(e["id"]) for o in observations for e in o.evidence
                        if isinstance(e, dict) and e.get("kind") == "rerun_comparison" and isinstance(e.get("id"), int)}
@@ -136,13 +137,14 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     # Observations and hypotheses travel as their JSON, without the store's own ids.
     observations = [{k: v for k, v in o.to_json().items() if k not in ("id", "label")} for o in view.observations]
     hypotheses = [{k: v for k, v in h.to_json().items() if k != "id"} for h in view.hypotheses]
-    plans, rerun_comparisons = _rerun_records(store, view.hypotheses, view.observations)
+    actions, action_plans = _actions(store, view.id, view.hypotheses)
+    plans, rerun_comparisons = _rerun_records(store, view.hypotheses, view.observations, action_plans)
     samples = None
     if embed_samples:
         samples = {f"run/{i}": store.load_run(i).tables for i in run_ids}
     bisections = _bisections(store, view.id)
     try:
-        return _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections)
+        return _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections, actions)
     except (ValueError, TypeError) as exc:  # text that cannot be canonicalized (e.g. a lone surrogate)
         raise WbError(f"cannot export investigation {view.id}: {exc}") from None
 
@@ -163,7 +165,34 @@ def _control_ids(comparison: ComparisonView) -> list[int]:
     return [int(i) for i in comparison.parameters.control]
 
 
-def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections=()) -> dict[str, Any]:
+def _actions(store: "Store", investigation_id: int, hypotheses: Sequence[HypothesisView]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The investigation's actions for the recipe (decisions and verifications with them;
+    hypotheses cited by the bundle's hypothesis ref, plans by theirs) and the plans they cite.
+    Their status is not here: the bundle derives it (``workbench.bundle.action_status``)."""
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
+
+    from store.actions import Action, ActionDecision, ActionVerification  # SQLAlchemy: loaded with the store, not at import
+
+    refs = {h.id: h.ref for h in hypotheses}
+    out, plan_ids = [], []
+    with store.session() as s:
+        for row in s.exec(select(Action).where(Action.investigation_id == investigation_id).order_by(Action.id)).all():
+            decisions = s.exec(select(ActionDecision).where(ActionDecision.action_id == row.id).order_by(ActionDecision.id)).all()
+            checks = s.exec(select(ActionVerification).where(ActionVerification.action_id == row.id).order_by(ActionVerification.id)).all()
+            plan_ids += [int(v.plan_id) for v in checks if v.plan_id is not None]
+            out.append({
+                "ref": f"action/{row.id}", "kind": row.kind, "changes": row.changes, "scope": row.scope,
+                "because": [refs.get(int(h), f"hypothesis/{h}") for h in row.because or []], "evidence": row.evidence,
+                "expect": row.expect, "retry": row.retry, "created_by": row.created_by, "created_at": row.created_at,
+                "decisions": [{"decision": d.decision, "by": d.by, "why": d.why, "at": d.at} for d in decisions],
+                "verifications": [{"plan": None if v.plan_id is None else f"rerun-plan/{v.plan_id}", "observed": v.observed,
+                                   "by": v.by, "at": v.at} for v in checks],
+            })
+    return out, sorted(set(plan_ids))
+
+
+def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections=(),
+           actions=()) -> dict[str, Any]:
     return build_bundle(
         investigation=frame,
         runs=runs,
@@ -175,6 +204,7 @@ def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, 
         rerun_comparisons=rerun_comparisons,
         samples=samples,
         bisections=bisections,
+        actions=actions,
     )
 
 

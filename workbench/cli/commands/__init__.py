@@ -11,6 +11,7 @@ from __future__ import annotations
 import keyword
 
 SUMMARIES: dict[str, str] = {
+    "action": "Proposed actions: a change, who approved it and why, and whether it worked.",
     "bisect": "Find the first bad change: each step an interleaved A/B/A′ rerun that stops once decided.",
     "bounds": "Certain bounds on the time and throughput ratios, from duration bounds.",
     "bundle": "Evidence bundles (JSON, checksummed, unsigned).",

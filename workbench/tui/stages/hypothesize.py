@@ -12,7 +12,7 @@ from textual.widgets.option_list import Option
 
 from workbench.investigations.evidence_text import evidence_text
 from workbench.investigations.views import HypothesisView, InvestigationView, ObservationView
-from workbench.tui import services
+from workbench.tui import actions_pane, services
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, PaneList, fill_options, highlighted_id, one_line, required_fields, safe
 
@@ -28,6 +28,8 @@ class HypothesizeStage(Stage):
         Binding("s", "status", "Set status"),
         Binding("x", "retract", "Retract obs."),
     ]
+
+    actions: list = []  # the open investigation's actions (those citing a hypothesis show in its detail)
 
     def compose(self) -> ComposeResult:
         yield Label("Observations — facts with evidence (observation, not cause)", classes="section")
@@ -60,6 +62,11 @@ class HypothesizeStage(Stage):
         fill_options(obs_list, observations, obs_list.highlighted)
         fill_options(hyp_list, hypotheses, hyp_list.highlighted)
         self._detail()
+        self.wb.background(actions_pane.actions_of, inv.id, done=self._got_actions, what="loading actions", group="hyp-actions")
+
+    def _got_actions(self, actions: list) -> None:
+        self.actions = actions
+        self._detail()
 
     def on_mount(self) -> None:
         for options in self.query(PaneList):
@@ -91,6 +98,7 @@ class HypothesizeStage(Stage):
         if last is not None and (last.note or last.evidence):
             t.append("\ndecided by: ", style="bold")
             t.append_text(safe("; ".join(p for p in (evidence_text(last.evidence, limit=2000) if last.evidence else "", last.note or "") if p)))
+        t.append_text(actions_pane.citing_text(self.actions, h.id))
         detail.update(t)
 
     def _selected_hypothesis(self) -> HypothesisView | None:

@@ -14,7 +14,7 @@ from textual.widgets import OptionList, ProgressBar
 from textual.widgets.option_list import Option
 
 from workbench.investigations.views import InvestigationView
-from workbench.tui import services
+from workbench.tui import actions_pane, services
 from workbench.tui.messages import RunBegan, RunEnded, RunFinished, RunStarted
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import PaneList, Field, FormScreen, Line, Report, fill_options, one_line, safe
@@ -28,6 +28,10 @@ class VerifyStage(Stage):
         Binding("N", "custom_plan", "Custom plan", show=False),
         Binding("r", "run", "Run"),
         Binding("escape", "cancel", "Cancel run"),
+        # On a highlighted action (listed after the plans; the keys are in its detail).
+        Binding("a", "approve", "Approve action", show=False),
+        Binding("j", "reject", "Reject action", show=False),
+        Binding("t", "attach_plan", "Attach plan", show=False),
     ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -43,6 +47,7 @@ class VerifyStage(Stage):
         self._estimate = ""
         self._begun_at = 0
         self._texts: dict[str, str] = {}  # each listed plan's or bisection's report, by option id
+        self.actions: list[Any] = []  # the open investigation's actions, listed after the bisections with ids "a<id>"
 
     def compose(self) -> ComposeResult:
         yield PaneList(id="plans")
@@ -74,9 +79,61 @@ class VerifyStage(Stage):
         options += [Option(one_line(safe(f"bisect {b.name}  [{b.status}, {b.steps} steps, {b.open} open]")), id=f"b{b.id}")
                     for b in bisections]
         fill_options(widget, options, keep)
-        if not plans and not bisections:
+        if self.inv is not None:
+            self.wb.background(actions_pane.actions_of, self.inv.id, done=self._got_actions, what="loading actions", group="actions")
+        if not plans and not bisections and not self.actions:
             self.query_one("#plan-detail", Report).show(Text("No rerun plans yet. Press n to make one with the bundled CPU workload,\n"
                                                                "or see docs/verify.md to wrap your own benchmark (wb rerun plan)."))
+
+    def _got_actions(self, actions: list[Any]) -> None:
+        self.actions = actions
+        widget = self.query_one("#plans", OptionList)
+        listed = {widget.get_option_at_index(i).id for i in range(widget.option_count)}
+        widget.add_options([Option(one_line(actions_pane.option_label(a)), id=f"a{a.id}") for a in actions if f"a{a.id}" not in listed])
+        option = self._highlighted()
+        shown = next((a for a in actions if f"a{a.id}" == option), None)
+        if shown is not None:  # its status may have changed since it was drawn
+            self.query_one("#plan-detail", Report).show(actions_pane.detail_text(shown))
+
+    def _action(self) -> Any:
+        option = self._highlighted()
+        if not option or not option.startswith("a"):
+            self.wb.notify("Highlight an action first (listed after the plans)", severity="warning")
+            return None
+        return next((a for a in self.actions if a.id == int(option[1:])), None)
+
+    def _action_done(self, action: Any) -> None:
+        self.query_one("#plan-detail", Report).show(actions_pane.detail_text(action))
+        self.show(self.inv)
+
+    def _decide(self, decision: str) -> None:
+        a = self._action()
+        if a is None:
+            return
+
+        def submitted(form: dict[str, str] | None) -> None:
+            if form:
+                self.wb.background(actions_pane.decide, a.id, decision, form["by"].strip(), form["why"], done=self._action_done,
+                                   what=f"recording the {decision[:-1]}al" if decision == "approved" else "recording the rejection")
+
+        self.app.push_screen(*actions_pane.decision_dialog(a, decision, submitted))
+
+    def action_approve(self) -> None:
+        self._decide("approved")
+
+    def action_reject(self) -> None:
+        self._decide("rejected")
+
+    def action_attach_plan(self) -> None:
+        a = self._action()
+        if a is None:
+            return
+
+        def submitted(form: dict[str, str] | None) -> None:
+            if form:
+                self.wb.background(actions_pane.attach_plan, a.id, form["plan"], done=self._action_done, what="attaching the plan")
+
+        self.app.push_screen(*actions_pane.plan_dialog(a, submitted))
 
     def _highlighted(self) -> str | None:
         widget = self.query_one("#plans", OptionList)
@@ -101,6 +158,11 @@ class VerifyStage(Stage):
             if self._highlighted() == option:
                 self.query_one("#plan-detail", Report).show(text)
 
+        if option.startswith("a"):  # an action: its change, decisions, verifications and derived status
+            action = next((a for a in self.actions if f"a{a.id}" == option), None)
+            if action is not None:
+                self.query_one("#plan-detail", Report).show(actions_pane.detail_text(action))
+            return
         if option.startswith("b"):  # a bisection: its report (ranges, steps, result)
             self.wb.background(services.bisection_text, int(option[1:]), what="loading the bisection", group="plan-detail", done=drawn)
         else:

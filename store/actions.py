@@ -1,0 +1,86 @@
+"""Action tables: proposed changes, the decisions on them, and the plans that verify them.
+
+An action is a change an engineer may make to a system (configuration, version, restart,
+escalation, retry), proposed inside an investigation and citing the hypotheses that
+motivate it. ``wb`` never applies it: it records who approved or rejected it and which
+executed rerun plan verifies it. Decisions and verification links are append-only (no
+row is updated or deleted here: ``ActionHistoryImmutable``); the action's status is
+derived from them and from the plan's stored rerun comparison, never stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from sqlalchemy import JSON, Column, ForeignKey, Integer, Text, event
+from sqlmodel import Field, SQLModel
+
+from store.errors import StoreError
+from store.investigations import Investigation  # noqa: F401 - the table action.investigation_id refers to
+from store.rerun import RerunPlan  # noqa: F401 - the table action_verification.plan_id refers to
+from store.tables import utcnow_iso
+
+
+class ActionHistoryImmutable(StoreError):
+    """An action, its decisions and its verification links are never changed nor removed."""
+
+
+class Action(SQLModel, table=True):
+    """A proposed change with its scope, motivation and expected effect."""
+
+    __tablename__ = "action"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    investigation_id: int = Field(
+        sa_column=Column(Integer, ForeignKey("investigation.id", ondelete="CASCADE"), index=True, nullable=False)
+    )
+    kind: str  # configuration | version | restart | escalation | retry
+    # {dimension: [from, to]}
+    changes: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    scope: str = Field(sa_column=Column(Text, nullable=False))
+    # hypothesis ids of the same investigation
+    because: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    # [{"kind": ..., ...}]: the evidence cited beside the hypotheses
+    evidence: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    # {"metric", "direction": "decrease" | "increase" | "recovery"} or {} (none stated)
+    expect: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    # A retry: {"conditions": {name: value}, "failure_class", "inputs": [files]}; {} otherwise
+    retry: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_by: str = ""
+    created_at: str = Field(default_factory=utcnow_iso)
+
+
+class ActionDecision(SQLModel, table=True):
+    """One approval or rejection: who, when, why. The latest decides."""
+
+    __tablename__ = "action_decision"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    action_id: int = Field(sa_column=Column(Integer, ForeignKey("action.id", ondelete="CASCADE"), index=True, nullable=False))
+    decision: str  # approved | rejected
+    by: str
+    why: str = Field(sa_column=Column(Text, nullable=False))
+    at: str = Field(default_factory=utcnow_iso)
+
+
+class ActionVerification(SQLModel, table=True):
+    """A rerun plan (its candidate arm embodying the change) or a new job's conditions,
+    tied to an approved action. The latest is the one the status is derived from."""
+
+    __tablename__ = "action_verification"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    action_id: int = Field(sa_column=Column(Integer, ForeignKey("action.id", ondelete="CASCADE"), index=True, nullable=False))
+    plan_id: Optional[int] = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("rerun_plan.id", ondelete="RESTRICT"), nullable=True)
+    )
+    # A retry verified from a new job's files: {"conditions": {name: value}, "inputs": [files]}
+    observed: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    by: str = ""
+    at: str = Field(default_factory=utcnow_iso)
+
+
+def _immutable(_mapper: Any, _connection: Any, target: Any) -> None:
+    raise ActionHistoryImmutable(f"{target.__tablename__} {target.id} is history: it is never changed nor removed")
+
+
+for _table in (Action, ActionDecision, ActionVerification):
+    event.listen(_table, "before_update", _immutable)
+    event.listen(_table, "before_delete", _immutable)

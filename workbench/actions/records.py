@@ -1,0 +1,74 @@
+"""Actions as they cross layers: frozen, typed records with a lossless JSON round trip
+(``wb action show --json`` prints :class:`ActionView` encoded)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.investigations.views import View
+
+KINDS = ("configuration", "version", "restart", "escalation", "retry")
+
+
+class Decision(View, frozen=True):
+    """One approval or rejection (append-only history)."""
+
+    decision: str  # approved | rejected
+    by: str
+    why: str
+    at: str
+
+
+class Verification(View, frozen=True):
+    """A verification tied to the action: a rerun plan, or a retry's observed conditions."""
+
+    plan_id: int | None
+    plan: str | None  # the plan's name
+    observed: dict[str, Any]
+    by: str
+    at: str
+
+
+class Status(View, frozen=True):
+    """Derived, never stored (``workbench.bundle.action_status``)."""
+
+    status: str  # proposed | rejected | pending | verified | not verified
+    reason: str | None  # for not verified: refused, underpowered, guardrail broken, wrong direction, ...
+    why: str
+
+
+class ActionView(View, frozen=True):
+    id: int
+    ref: str
+    investigation_id: int
+    kind: str
+    changes: dict[str, list[Any]]
+    scope: str
+    because: list[int]
+    evidence: list[dict[str, Any]]
+    expect: dict[str, Any]
+    retry: dict[str, Any]
+    created_by: str
+    created_at: str
+    decisions: list[Decision]
+    verifications: list[Verification]
+    status: Status
+
+
+class WatchRun(View, frozen=True):
+    run_id: int
+    label: str
+
+
+class WatchResult(View, frozen=True):
+    """Later runs against a verified candidate: drift beyond the noise floor, or none."""
+
+    action_id: int
+    plan: str
+    candidate_runs: list[int]
+    against: list[WatchRun]
+    comparable: bool
+    verdict: str | None
+    drift: bool
+    flags: list[str]
+    why: str

@@ -1,0 +1,56 @@
+"""Watch a verified action for regressions: later runs against the verified candidate.
+
+The candidate (B) runs of the verifying plan's latest completed execution are the
+baseline; the later runs (imported or pushed) the candidate; the compare engine judges
+them under the investigation's frame guardrails (the one contract: a pair it refuses is
+reported as refused, not as drift). Drift is a REGRESSION verdict: beyond the
+equivalence band, with the uncertainty of both run sets; an unresolved slowdown is
+reported as possible drift, not as drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from workbench.actions.records import WatchResult, WatchRun
+from workbench.actions.workflow import verified_candidate
+from workbench.compare import compare
+from workbench.compare.model import verdict_of
+from workbench.errors import UsageError
+from workbench.investigations.common import investigation_row, resolve_runs
+from workbench.investigations.frame import frame_guardrails
+from workbench.investigations.views import frame_of
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+
+def watch_action(store: "Store", action: str | int, against: Sequence[str | int]) -> WatchResult:
+    if not against:
+        raise UsageError("name the later runs to watch (--against RUN...)")
+    view, plan, candidate = verified_candidate(store, action)
+    if not candidate:
+        raise UsageError(f"plan {plan.get('name')!r} kept no candidate runs in the store to compare with")
+    later = resolve_runs(store, list(against))
+    with store.session() as s:
+        frame = frame_of(investigation_row(s, view.investigation_id))
+    result = compare(store.load_runs(candidate), store.load_runs(later), lens=plan.get("lens") or frame.lens,
+                     guardrails=frame_guardrails(frame.lens, frame.guardrails, f"investigation {frame.id}'s guardrail")).to_json()
+    comparable = bool(result.get("comparable"))
+    primary = result.get("primary") or {}
+    effect = primary.get("effect") or {}
+    verdict = verdict_of(result) if comparable else None
+    flags = [str(f) for f in effect.get("flags") or []]
+    if not comparable:
+        why = f"not comparable with the verified candidate: {(result.get('refusal') or {}).get('reason')}"
+    elif verdict == "REGRESSION":
+        why = f"drift: {primary.get('metric')} regressed against the verified candidate beyond the band"
+    elif verdict == "SLOWER_UNRESOLVED":
+        why = f"possible drift: {primary.get('metric')} slower, not resolved beyond the band"
+    else:
+        why = f"no drift: {primary.get('metric')} {verdict} against the verified candidate"
+    labels = {r.id: r.label for r in store.list_runs()}
+    return WatchResult(action_id=view.id, plan=str(plan.get("name")), candidate_runs=candidate,
+                       against=[WatchRun(run_id=r, label=labels.get(r, "")) for r in later], comparable=comparable,
+                       verdict=verdict, drift=verdict == "REGRESSION", flags=flags, why=why)

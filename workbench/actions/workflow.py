@@ -1,0 +1,326 @@
+"""The door of actions: propose, approve or reject, verify, show, list, watch.
+
+Every function takes an open ``Store``, opens its own sessions and returns the typed
+records of ``workbench.actions.records`` (the CLI and the TUI hold those, never a row).
+Rules kept here so every face gets them:
+
+- an action cites hypotheses of its own investigation (a retry, the diagnosis instead);
+- decisions and verifications are appended, never changed (``store.actions``);
+- only an action whose latest decision is an approval can be verified, by a plan of its
+  own investigation whose candidate arm embodies the change (or, for a retry, the new
+  job's files or a rerun execution's preflight);
+- the status is derived (``workbench.bundle.action_status``), never stored;
+- nothing here applies a change to a system.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.actions.conditions import blamed_conditions, observed_conditions, preflight_conditions
+from workbench.actions.records import KINDS, ActionView, Decision, Status, Verification
+from workbench.bundle.action_status import captured_change, derive_status, embodiment_problem, latest_decision
+from workbench.bundle.canonical import bundle_value, nfc
+from workbench.errors import NotFound, UsageError, WbError
+from workbench.investigations.common import current_user, investigation_row, parse_id, required_text
+
+if TYPE_CHECKING:
+    from store.api import Store
+
+DECISIONS = ("approved", "rejected")
+
+
+def propose_action(
+    store: "Store",
+    inv: str | int,
+    *,
+    scope: str,
+    changes: Mapping[str, Sequence[Any]] | None = None,
+    because: Sequence[str | int] = (),
+    kind: str | None = None,
+    expect: tuple[str, str] | None = None,
+    evidence: Sequence[Mapping[str, Any]] = (),
+    retry_of: Sequence[str | Path] = (),
+    by: str | None = None,
+) -> ActionView:
+    """Record a proposed change (``kind`` configuration, version, restart, escalation), or
+    with ``retry_of`` (the failed job's files) a retry with the conditions ``wb diagnose``
+    blames for the failure. ``expect``: (metric, decrease | increase | recovery)."""
+    from store.actions import Action  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import Hypothesis, InvestigationComparison
+
+    from workbench.compare.contract import DIRECTIONS  # the contract loads the compare engine (numpy): not for 'wb action --help'
+
+    kind = kind or ("retry" if retry_of else "configuration")
+    if kind not in KINDS:
+        raise UsageError(f"action kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    if (kind == "retry") != bool(retry_of):
+        raise UsageError("a retry names the failed job's files (--retry PATH...), and only a retry does")
+    changes = {str(k).strip(): [nfc(str(v[0])), nfc(str(v[1]))] for k, v in (changes or {}).items()}
+    if kind in ("configuration", "version") and not changes:
+        raise UsageError(f"a {kind} action names its change (--change DIM=FROM:TO)")
+    if kind != "retry" and not because:
+        raise UsageError("an action cites the hypothesis that motivates it (--because HYPOTHESIS)")
+    expected: dict[str, Any] = {}
+    if expect is not None:
+        metric, direction = required_text(expect[0], "the expected metric"), str(expect[1]).strip().lower()
+        if direction not in DIRECTIONS:
+            raise UsageError(f"--expect {metric} {direction!r}: the direction is one of {', '.join(DIRECTIONS)}")
+        expected = {"metric": metric, "direction": direction}
+    retry = _retry_record(retry_of) if retry_of else {}
+    hyp_ids = [parse_id(h, "hypothesis") for h in because]
+    with store.session() as s:
+        inv_row = investigation_row(s, inv, writable=True)
+        changes = {_dimension(inv_row.lens, k): v for k, v in changes.items()}
+        for hid in hyp_ids:
+            hyp = s.get(Hypothesis, hid)
+            if hyp is None:
+                raise NotFound(f"no hypothesis {hid}")
+            if hyp.investigation_id != inv_row.id:
+                raise UsageError(f"hypothesis {hid} belongs to investigation {hyp.investigation_id}, not {inv_row.id}")
+        for ev in evidence:
+            if ev.get("kind") == "comparison":
+                cmp = s.get(InvestigationComparison, ev.get("id"))
+                if cmp is None or cmp.investigation_id != inv_row.id:
+                    raise UsageError(f"evidence comparison={ev.get('id')}: no stored comparison of investigation {inv_row.id} by that id")
+        row = Action(investigation_id=inv_row.id, kind=kind, changes=bundle_value(changes),
+                     scope=required_text(scope, "the scope (--scope)"), because=hyp_ids, evidence=bundle_value([dict(e) for e in evidence]),
+                     expect=expected, retry=bundle_value(retry), created_by=by or current_user())
+        s.add(row)
+        s.flush()
+        return _view(s, row)
+
+
+# An object dimension whose keys are settings (``max_num_seqs`` is ``engine_config.max_num_seqs``).
+SETTINGS_DIMENSION = "engine_config"
+
+
+def _dimension(lens: str, name: str) -> str:
+    """The lens dimension a change names: a dimension, ``OBJECT.KEY`` inside an object
+    dimension, or a bare setting of the lens's ``engine_config``."""
+    from lenses import get_lens  # the lens specs: loaded when an action is proposed
+
+    known = {d.name for d in get_lens(lens).dimensions}
+    top = name.partition(".")[0]
+    if top in known:
+        return name
+    if SETTINGS_DIMENSION in known and "." not in name:
+        return f"{SETTINGS_DIMENSION}.{name}"
+    raise UsageError(f"--change {name}: no such dimension in the {lens} lens (known: {', '.join(sorted(known))})")
+
+
+def _retry_record(paths: Sequence[str | Path]) -> dict[str, Any]:
+    from workbench.diagnostics import diagnose  # the log parsers: loaded for a retry only
+
+    doc = diagnose([Path(p) for p in paths]).to_json()
+    conditions = blamed_conditions(doc)
+    fc = doc.get("failure_class") or {}
+    if not conditions:
+        raise UsageError("the diagnosis of these files names no failure condition to retry from "
+                         f"(failure class {fc.get('class') or 'none'}; see wb diagnose)")
+    return {"conditions": conditions, "failure_class": fc.get("class"),
+            "what_would_change_it": (fc.get("retry") or {}).get("what_would_change_it"),
+            "inputs": [str(p) for p in paths]}
+
+
+def decide_action(store: "Store", action: str | int, decision: str, *, why: str, by: str | None = None) -> ActionView:
+    """Append an approval or a rejection (who, when, why); the latest one decides."""
+    from store.actions import ActionDecision  # SQLAlchemy: loaded with the store, not at import
+
+    if decision not in DECISIONS:
+        raise UsageError(f"decision must be one of {', '.join(DECISIONS)}")
+    with store.session() as s:
+        row = _action_row(s, action, writable=True)
+        s.add(ActionDecision(action_id=row.id, decision=decision, by=required_text(by or current_user(), "--by"),
+                             why=required_text(why, "the reason (--why)")))
+        s.flush()
+        return _view(s, row)
+
+
+def verify_action(store: "Store", action: str | int, *, plan: str | int | None = None,
+                  job: Sequence[str | Path] = (), by: str | None = None) -> ActionView:
+    """Tie a verification to an approved action: a rerun plan of its investigation whose
+    candidate embodies the change, or for a retry the new job's files (``job``) or a rerun
+    plan's preflight. The status that follows is derived from the data."""
+    from store.actions import ActionVerification  # SQLAlchemy: loaded with the store, not at import
+
+    if (plan is None) == (not job):
+        raise UsageError("verify with --plan PLAN (an executed rerun plan) or, for a retry, --job PATH... (the new job's files)")
+    with store.session() as s:
+        row = _action_row(s, action, writable=True)
+        decision = latest_decision([{"decision": d.decision} for d in _decisions(s, row.id)])
+        if decision != "approved":
+            state = "was rejected" if decision == "rejected" else "has not been approved"
+            raise WbError(f"action {row.id} {state}: only an approved action can be verified (wb action approve {row.id} --by NAME --why TEXT)",
+                          exit_code=3)
+        plan_row, observed = (_verifying_plan(s, row, plan), {}) if plan is not None else (None, _job_observation(row, job))
+        if plan_row is not None and row.kind == "retry":
+            observed = _preflight_observation(s, plan_row)
+        s.add(ActionVerification(action_id=row.id, plan_id=None if plan_row is None else plan_row.id,
+                                 observed=bundle_value(observed), by=by or current_user()))
+        s.flush()
+        return _view(s, row)
+
+
+def _verifying_plan(s: Any, row: Any, plan: str | int) -> Any:
+    """The plan, once it can verify the action: of the action's investigation and, for a
+    change, declaring it, measuring the expected metric, under the frame's guardrails, and
+    (once run) with captures that do not contradict it."""
+    from store.rerun import PlanNotFound, find_plan  # SQLAlchemy: loaded with the store, not at import
+
+    try:
+        plan_row = find_plan(s, plan)
+    except PlanNotFound as exc:
+        raise NotFound(str(exc)) from None
+    if plan_row.investigation_id != row.investigation_id:
+        owner = plan_row.investigation_id
+        raise UsageError(f"plan {plan_row.name!r} belongs to {'no investigation' if owner is None else f'investigation {owner}'}, "
+                         f"not to action {row.id}'s investigation {row.investigation_id} (wb rerun plan ... --investigation {row.investigation_id})")
+    if row.kind == "retry":
+        return plan_row
+    action = row.model_dump()
+    problem = embodiment_problem(action, plan_row.body) or _frame_guardrails_missing(s, row.investigation_id, plan_row)
+    report = plan_evidence(s, int(plan_row.id))[1]
+    if problem is None and report is not None:
+        problem = captured_change(action, report)[0]
+    if problem:
+        raise UsageError(f"plan {plan_row.name!r} cannot verify action {row.id}: {problem}")
+    return plan_row
+
+
+def _preflight_observation(s: Any, plan_row: Any) -> dict[str, Any]:
+    """What a retry ran on, from the plan's latest preflight."""
+    from store.rerun import executions_of  # SQLAlchemy: loaded with the store, not at import
+
+    executions = [e for e in executions_of(s, int(plan_row.id)) if e.preflights]
+    if not executions:
+        raise UsageError(f"plan {plan_row.name!r} has not run: no preflight says what the retry ran on")
+    return {"conditions": preflight_conditions(executions[-1].preflights[-1]), "inputs": [f"rerun-plan/{plan_row.id}"]}
+
+
+def _job_observation(row: Any, job: Sequence[str | Path]) -> dict[str, Any]:
+    """What a retry ran on, from the new job's files (diagnosed as wb diagnose would)."""
+    if row.kind != "retry":
+        raise UsageError(f"action {row.id} is a {row.kind} change: verify it with --plan PLAN (a rerun whose candidate embodies it)")
+    from workbench.diagnostics import diagnose  # the log parsers: loaded for a retry only
+
+    return {"conditions": observed_conditions(diagnose([Path(p) for p in job]).to_json()), "inputs": [str(p) for p in job]}
+
+
+def _frame_guardrails_missing(s: Any, investigation_id: int, plan_row: Any) -> str | None:
+    """Why the plan is not judged under the investigation's frame guardrails (a plan made
+    with ``--investigation`` carries them, source ``frame:ID``), or ``None``."""
+    frame = list(investigation_row(s, investigation_id).guardrails or [])
+    carried = [g for g in (plan_row.body or {}).get("guardrails") or [] if g.get("source") == f"frame:{investigation_id}"]
+    if len(carried) < len(frame):
+        return (f"plan {plan_row.name!r} does not carry investigation {investigation_id}'s guardrails ({'; '.join(map(str, frame))}): "
+                f"make it with wb rerun plan ... --investigation {investigation_id}")
+    return None
+
+
+def action_view(store: "Store", action: str | int) -> ActionView:
+    with store.session() as s:
+        return _view(s, _action_row(s, action))
+
+
+def list_actions(store: "Store", inv: str | int | None = None, *, hypothesis: int | None = None) -> list[ActionView]:
+    """Every action (of ``inv``; citing ``hypothesis``), oldest first."""
+    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
+
+    from store.actions import Action
+
+    with store.session() as s:
+        stmt = select(Action).order_by(Action.id)
+        if inv is not None:
+            stmt = stmt.where(Action.investigation_id == investigation_row(s, inv).id)
+        views = [_view(s, r) for r in s.exec(stmt).all()]
+    return [v for v in views if hypothesis is None or hypothesis in v.because]
+
+
+def verified_candidate(store: "Store", action: str | int) -> tuple[ActionView, dict[str, Any], list[int]]:
+    """A verified change action, its plan's body and the candidate (B) runs of the plan's
+    latest completed execution (what ``watch`` compares later runs with)."""
+    from store.rerun import RUN_OK, RerunPlan, executions_of, runs_of
+
+    view = action_view(store, action)
+    if view.status.status != "verified" or view.kind == "retry":
+        raise UsageError(f"action {view.id} is {view.status.status}: only a verified change has a candidate to watch ({view.status.why})")
+    plan_id = view.verifications[-1].plan_id
+    with store.session() as s:
+        plan_row = s.get(RerunPlan, plan_id)
+        done = [e for e in executions_of(s, int(plan_id)) if e.status == "complete"]  # type: ignore[arg-type]
+        runs = [int(r.run_id) for r in runs_of(s, int(done[-1].id)) if r.arm == "B" and r.status == RUN_OK and r.run_id is not None and r.round > 0]
+        return view, dict(plan_row.body), runs  # type: ignore[union-attr]
+
+
+# -- rows to records ---------------------------------------------------------------------
+
+
+def _action_row(s: Any, action: str | int, *, writable: bool = False) -> Any:
+    from store.actions import Action
+
+    aid = parse_id(action, "action")
+    row = s.get(Action, aid)
+    if row is None:
+        raise NotFound(f"no action {aid} (see 'wb action list')")
+    if writable:
+        investigation_row(s, row.investigation_id, writable=True)
+    return row
+
+
+def _decisions(s: Any, action_id: int) -> list[Any]:
+    from sqlmodel import select
+
+    from store.actions import ActionDecision
+
+    return list(s.exec(select(ActionDecision).where(ActionDecision.action_id == action_id).order_by(ActionDecision.id)).all())
+
+
+def _verifications(s: Any, action_id: int) -> list[Any]:
+    from sqlmodel import select
+
+    from store.actions import ActionVerification
+
+    return list(s.exec(select(ActionVerification).where(ActionVerification.action_id == action_id).order_by(ActionVerification.id)).all())
+
+
+def plan_evidence(s: Any, plan_id: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """A plan's body and its latest rerun comparison's body, the execution status as it is
+    now (a comparison is taken while its execution may still be running)."""
+    from sqlmodel import select
+
+    from store.rerun import RerunComparison, RerunExecution, RerunPlan
+
+    plan_row = s.get(RerunPlan, plan_id)
+    if plan_row is None:
+        return None, None
+    latest = s.exec(select(RerunComparison).where(RerunComparison.plan_id == plan_id).order_by(RerunComparison.id.desc())).first()  # type: ignore[union-attr]
+    if latest is None:
+        return dict(plan_row.body), None
+    report = dict(latest.body)
+    execution = s.get(RerunExecution, latest.execution_id)
+    report["execution"] = {**(report.get("execution") or {}), "status": getattr(execution, "status", None)}
+    return {**dict(plan_row.body), "id": plan_row.id}, report
+
+
+def _view(s: Any, row: Any) -> ActionView:
+    from store.rerun import RerunPlan
+
+    decisions = [Decision(decision=d.decision, by=d.by, why=d.why, at=d.at) for d in _decisions(s, int(row.id))]
+    verifications = []
+    for v in _verifications(s, int(row.id)):
+        plan_row = s.get(RerunPlan, v.plan_id) if v.plan_id is not None else None
+        verifications.append(Verification(plan_id=v.plan_id, plan=getattr(plan_row, "name", None), observed=dict(v.observed or {}), by=v.by, at=v.at))
+    latest = verifications[-1] if verifications else None
+    plan, report = plan_evidence(s, int(latest.plan_id)) if latest is not None and latest.plan_id is not None else (None, None)
+    action = {"kind": row.kind, "changes": row.changes, "expect": row.expect, "retry": row.retry}
+    status = derive_status(action, [d.to_json() for d in decisions], latest.to_json() if latest else None, plan, report)
+    return ActionView(
+        id=int(row.id), ref=f"action/{row.id}", investigation_id=int(row.investigation_id), kind=row.kind,
+        changes={k: list(v) for k, v in (row.changes or {}).items()}, scope=row.scope, because=[int(h) for h in row.because or []],
+        evidence=list(row.evidence or []), expect=dict(row.expect or {}), retry=dict(row.retry or {}),
+        created_by=row.created_by, created_at=row.created_at, decisions=decisions, verifications=verifications,
+        status=Status(**status),
+    )
