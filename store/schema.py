@@ -65,7 +65,7 @@ def _add_actions(conn: "Connection") -> None:
     from store.rerun import RerunPlan
 
     # With the tables they refer to (created only where missing), dependencies first.
-    tables = [t.__table__ for t in (ImportedBundle, Investigation, RerunPlan, Action, ActionDecision, ActionVerification)]  # type: ignore[attr-defined]
+    tables = [t.__table__ for t in (ImportedBundle, Investigation, RerunPlan, Action, ActionDecision, ActionVerification)]  # type: ignore[union-attr]
     SQLModel.metadata.create_all(conn, tables=tables, checkfirst=True)
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.investigations.views import View
+from workbench.vocabulary import Record
 
 KINDS = ("configuration", "version", "restart", "escalation", "retry")
 
 
-class Decision(View, frozen=True):
+class Decision(Record, frozen=True):
     """One approval or rejection (append-only history)."""
 
     decision: str  # approved | rejected
@@ -19,7 +19,7 @@ class Decision(View, frozen=True):
     at: str
 
 
-class Verification(View, frozen=True):
+class Verification(Record, frozen=True):
     """A verification tied to the action: a rerun plan, or a retry's observed conditions."""
 
     plan_id: int | None
@@ -29,7 +29,7 @@ class Verification(View, frozen=True):
     at: str
 
 
-class Status(View, frozen=True):
+class Status(Record, frozen=True):
     """Derived, never stored (``workbench.bundle.action_status``)."""
 
     status: str  # proposed | rejected | pending | verified | not verified
@@ -37,7 +37,7 @@ class Status(View, frozen=True):
     why: str
 
 
-class ActionView(View, frozen=True):
+class ActionView(Record, frozen=True):
     id: int
     ref: str
     investigation_id: int
@@ -55,12 +55,12 @@ class ActionView(View, frozen=True):
     status: Status
 
 
-class WatchRun(View, frozen=True):
+class WatchRun(Record, frozen=True):
     run_id: int
     label: str
 
 
-class WatchResult(View, frozen=True):
+class WatchResult(Record, frozen=True):
     """Later runs against a verified candidate: drift beyond the noise floor, or none."""
 
     action_id: int

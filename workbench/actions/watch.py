@@ -11,7 +11,7 @@ reported as possible drift, not as drift.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.actions.records import WatchResult, WatchRun
 from workbench.actions.workflow import verified_candidate
@@ -35,7 +35,7 @@ def watch_action(store: "Store", action: str | int, against: Sequence[str | int]
     later = resolve_runs(store, list(against))
     with store.session() as s:
         frame = frame_of(investigation_row(s, view.investigation_id))
-    result = compare(store.load_runs(candidate), store.load_runs(later), lens=plan.get("lens") or frame.lens,
+    result: dict[str, Any] = compare(store.load_runs(candidate), store.load_runs(later), lens=plan.get("lens") or frame.lens,
                      guardrails=frame_guardrails(frame.lens, frame.guardrails, f"investigation {frame.id}'s guardrail")).to_json()
     comparable = bool(result.get("comparable"))
     primary = result.get("primary") or {}

@@ -227,12 +227,12 @@ def action_view(store: "Store", action: str | int) -> ActionView:
 
 def list_actions(store: "Store", inv: str | int | None = None, *, hypothesis: int | None = None) -> list[ActionView]:
     """Every action (of ``inv``; citing ``hypothesis``), oldest first."""
-    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
+    from sqlmodel import col, select  # SQLAlchemy: loaded with the store, not at import
 
     from store.actions import Action
 
     with store.session() as s:
-        stmt = select(Action).order_by(Action.id)
+        stmt = select(Action).order_by(col(Action.id))
         if inv is not None:
             stmt = stmt.where(Action.investigation_id == investigation_row(s, inv).id)
         views = [_view(s, r) for r in s.exec(stmt).all()]
@@ -271,19 +271,19 @@ def _action_row(s: Any, action: str | int, *, writable: bool = False) -> Any:
 
 
 def _decisions(s: Any, action_id: int) -> list[Any]:
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from store.actions import ActionDecision
 
-    return list(s.exec(select(ActionDecision).where(ActionDecision.action_id == action_id).order_by(ActionDecision.id)).all())
+    return list(s.exec(select(ActionDecision).where(ActionDecision.action_id == action_id).order_by(col(ActionDecision.id))).all())
 
 
 def _verifications(s: Any, action_id: int) -> list[Any]:
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from store.actions import ActionVerification
 
-    return list(s.exec(select(ActionVerification).where(ActionVerification.action_id == action_id).order_by(ActionVerification.id)).all())
+    return list(s.exec(select(ActionVerification).where(ActionVerification.action_id == action_id).order_by(col(ActionVerification.id))).all())
 
 
 def plan_evidence(s: Any, plan_id: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:

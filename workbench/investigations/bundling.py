@@ -169,16 +169,16 @@ def _actions(store: "Store", investigation_id: int, hypotheses: Sequence[Hypothe
     """The investigation's actions for the recipe (decisions and verifications with them;
     hypotheses cited by the bundle's hypothesis ref, plans by theirs) and the plans they cite.
     Their status is not here: the bundle derives it (``workbench.bundle.action_status``)."""
-    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
+    from sqlmodel import col, select  # SQLAlchemy: loaded with the store, not at import
 
     from store.actions import Action, ActionDecision, ActionVerification  # SQLAlchemy: loaded with the store, not at import
 
     refs = {h.id: h.ref for h in hypotheses}
     out, plan_ids = [], []
     with store.session() as s:
-        for row in s.exec(select(Action).where(Action.investigation_id == investigation_id).order_by(Action.id)).all():
-            decisions = s.exec(select(ActionDecision).where(ActionDecision.action_id == row.id).order_by(ActionDecision.id)).all()
-            checks = s.exec(select(ActionVerification).where(ActionVerification.action_id == row.id).order_by(ActionVerification.id)).all()
+        for row in s.exec(select(Action).where(Action.investigation_id == investigation_id).order_by(col(Action.id))).all():
+            decisions = s.exec(select(ActionDecision).where(ActionDecision.action_id == row.id).order_by(col(ActionDecision.id))).all()
+            checks = s.exec(select(ActionVerification).where(ActionVerification.action_id == row.id).order_by(col(ActionVerification.id))).all()
             plan_ids += [int(v.plan_id) for v in checks if v.plan_id is not None]
             out.append({
                 "ref": f"action/{row.id}", "kind": row.kind, "changes": row.changes, "scope": row.scope,
