@@ -1,0 +1,247 @@
+"""Line and scatter plots drawn by plotext, as plain text that reads at 80×24 with no
+colour: a load sweep's latency–throughput curve, a phase over steps or requests in
+Inspect, and each rank's step time at scale. Baseline and candidate differ by their
+marks (``o`` against ``x``), never by colour alone.
+
+plotext is imported inside the functions (CLI startup stays fast) and keeps one global
+figure, so every plot is drawn under a lock, from a cleared figure, at an explicit size.
+Its output is stripped of the few reset codes its colourless theme still writes, so
+the text carries no SGR code at all (NO_COLOR or not, a tty or not). Where bars read
+better (paired values, distributions, sparklines) the project's own ``charts`` stay.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from workbench.compare.fmt import num, qty
+from workbench.errors import UsageError
+from workbench.textsafe import clean
+
+if TYPE_CHECKING:
+    from lenses.base import Lens
+    from store.records import RunRecord
+    from workbench.compare.sweep_result import SweepComparison
+
+CLI_W = 80  # the CLI's plots: the 80 columns of every report
+TUI_W = 78  # the TUI's: a report region at 80×24 less its border and scrollbar
+HEIGHT = 16  # rows of the plot itself, axes included; legend lines come below
+LOG_SPAN = 20.0  # the y axis turns logarithmic when the values span more than this
+
+BASE_MARK, CAND_MARK = "o", "x"
+BASE_LINE, CAND_LINE = ".", "'"  # what joins a side's points on a curve
+
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+_LOCK = threading.Lock()  # plotext's figure is global; TUI workers are threads
+
+
+@dataclass(frozen=True)
+class Series:
+    """One side on a plot: its name in the legend, its mark, its points in x order;
+    ``line`` joins the points with that mark (a curve), empty for a scatter."""
+
+    name: str
+    mark: str
+    points: tuple[tuple[float, float], ...]
+    line: str = ""
+
+
+def draw(series: Sequence[Series], *, x_label: str, y_label: str, width: int = CLI_W, height: int = HEIGHT,
+         notes: Sequence[str] = (), whole_x: bool = False) -> str:
+    """The series on shared axes, ``width`` columns wide, then a legend and ``notes``
+    wrapped to the same width. The y axis is logarithmic when the values span more than
+    ``LOG_SPAN``× (said in the legend); ``whole_x``: x ticks on whole numbers (steps,
+    ranks). Non-finite points are left out, never drawn at zero."""
+    import plotext as plt  # lazy: ~0.3 s of import, only when a plot is asked for
+
+    kept = [Series(s.name, s.mark, tuple((x, y) for x, y in s.points if math.isfinite(x) and math.isfinite(y)), s.line)
+            for s in series]
+    ys = [y for s in kept for _, y in s.points]
+    if not ys:
+        return "(no point states both values: nothing to plot)"
+    log = min(ys) > 0 and max(ys) / min(ys) > LOG_SPAN
+    with _LOCK:
+        plt.clear_figure()
+        plt.theme("clear")
+        plt.plotsize(width, height)
+        if log:
+            plt.yscale("log")
+        xs = [x for s in kept for x, _ in s.points]
+        if whole_x:
+            ticks = whole_ticks(min(xs), max(xs))
+            plt.xticks(ticks, [str(int(t)) for t in ticks])
+        for s in kept:
+            if joined(s, width):
+                plt.plot(*zip(*s.points), marker=s.line)
+        for s in kept:  # the points last, over every line
+            if s.points:
+                plt.scatter(*zip(*s.points), marker=s.mark)
+        plt.xlabel(clean(x_label))
+        plt.ylabel(clean(y_label) + (" (log)" if log else ""))
+        text = _SGR.sub("", plt.build())
+        plt.clear_figure()
+    lines = [line.rstrip() for line in text.split("\n")]
+    legend = "; ".join(f"{s.mark} {clean(s.name)}" + (f" ({s.line} joins its points)" if joined(s, width) else "")
+                       for s in kept)
+    return "\n".join([*lines, *_wrap(legend, width), *(w for n in notes for w in _wrap(n, width))])
+
+
+def joined(s: Series, width: int) -> bool:
+    """A line only between sparse points (a sweep's levels): dense ones are a line already."""
+    return bool(s.line) and 1 < len(s.points) <= width // 4
+
+
+def whole_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
+    """Whole-number ticks from ``lo`` to ``hi`` a round step apart (1, 2, 5 × 10^k), at most ``most``."""
+    lo, hi = math.floor(lo), math.ceil(hi)
+    step = 1
+    while (hi - lo) / step > most - 1:
+        step = next(m * 10 ** e for e in range(12) for m in (1, 2, 5) if m * 10 ** e > step)
+    first = math.ceil(lo / step) * step
+    return [float(t) for t in range(first, hi + 1, step)]
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(clean(text), width, subsequent_indent="  ") or [""]
+
+
+# ----------------------------------------------------------------------------- the sweep's curve
+
+
+def sweep_curve(comparison: "SweepComparison", width: int = CLI_W, height: int = HEIGHT) -> str:
+    """The primary metric against achieved throughput, a curve per sweep (its levels in
+    load order, joined), both on one scale: where a side's latency turns up is its knee."""
+    name = comparison.primary_metric
+    unit = ""
+    for m in comparison.matched:
+        unit = next((row.unit for row in m.metrics or () if row.name == name), unit)
+    series = []
+    for side, mark, line in (("baseline", BASE_MARK, BASE_LINE), ("candidate", CAND_MARK, CAND_LINE)):
+        s = getattr(comparison, side)
+        points = [(lv.achieved_rate, lv.metrics.get(name)) for lv in s.levels]
+        known = [(float(x), float(y)) for x, y in points if x is not None and y is not None]  # load order: past the knee the rate may fall back
+        series.append(Series(f"{side} {s.label or s.sweep or ''}".rstrip(), mark, tuple(known), line))
+    head = f"{name} against achieved throughput, a curve per sweep (its levels in load order)"
+    return head + "\n" + draw(series, x_label="achieved req/s", y_label=f"{name} ({unit})" if unit else name,
+                              width=width, height=height)
+
+
+# ----------------------------------------------------------------------------- a phase over time
+
+
+def phase_names(lens: "Lens", runs: Sequence["RunRecord"]) -> list[str]:
+    """What ``phase_over_time`` can draw for these runs: the primary's per-item measure first."""
+    return list(dict.fromkeys(k for run in runs for k in lens.item_series(run)))
+
+
+def _binned(runs: Sequence["RunRecord"], lens: "Lens", name: str, bins: int) -> tuple[tuple[float, float], ...]:
+    """A side's values of ``name`` in item order, cut into at most ``bins`` equal slices per
+    run, each slice's mean averaged over the runs at the slice's middle item (x)."""
+    rows = [np.asarray(lens.item_series(run).get(name, np.empty(0)), dtype=np.float64) for run in runs]
+    rows = [r for r in rows if r.size]
+    if not rows:
+        return ()
+    k = max(1, min(bins, min(r.size for r in rows)))
+    xs = [float(np.mean(c)) for c in np.array_split(np.arange(min(r.size for r in rows), dtype=np.float64), k)]
+    means = []
+    for r in rows:
+        means.append([float(np.mean(c[np.isfinite(c)])) if np.isfinite(c).any() else math.nan for c in np.array_split(r, k)])
+    with np.errstate(all="ignore"):
+        ys = np.nanmean(np.array(means), axis=0) if np.isfinite(np.array(means)).any() else np.full(k, np.nan)
+    return tuple(zip(xs, (float(y) for y in ys)))
+
+
+def phase_over_time(lens: "Lens", baseline: Sequence["RunRecord"], candidate: Sequence["RunRecord"], name: str | None = None,
+                    width: int = CLI_W, height: int = HEIGHT) -> str:
+    """``name`` (a phase, or the primary's per-item measure: the default) over the items in
+    order (steps, requests, job starts), a line per side, the side's runs averaged slice
+    by slice (as many slices as the plot has columns). Raises ``UsageError`` naming what
+    can be drawn when ``name`` is not one of them."""
+    names = phase_names(lens, [*baseline, *candidate])
+    if not names:
+        return "(these runs carry no per-item values: nothing to plot over time)"
+    chosen = names[0] if name is None else name
+    if chosen not in names:
+        raise UsageError(f"--phase {name!r}: these runs have {', '.join(names)}")
+    units = {p.name: p.unit for p in lens.phases}
+    if lens.item_measure:
+        units[lens.item_measure.name] = lens.item_measure.unit
+    unit = units.get(chosen, "")
+    bins = max(width - 12, 8)  # about one slice per column of the plot area
+    series = [Series(f"{side} ({len(runs)} run{'s' if len(runs) != 1 else ''})", mark, _binned(runs, lens, chosen, bins), line)
+              for side, mark, line, runs in (("baseline", BASE_MARK, BASE_LINE, baseline),
+                                             ("candidate", CAND_MARK, CAND_LINE, candidate)) if runs]
+    head = f"{chosen} over {lens.item_order}, slice means"
+    return head + "\n" + draw(series, x_label=f"{lens.item_order}, in order from 0", y_label=f"{chosen} ({unit})" if unit else chosen,
+                              width=width, height=height, whole_x=True)
+
+
+# ----------------------------------------------------------------------------- ranks at scale
+
+
+def multi_rank(run: "RunRecord") -> bool:
+    rank = run.samples.get("rank") if run.samples else None
+    if rank is None:
+        return False
+    r = np.asarray(rank, dtype=np.float64)
+    return len(np.unique(r[np.isfinite(r)])) > 1
+
+
+def rank_medians(runs: Sequence["RunRecord"]) -> tuple[np.ndarray, np.ndarray]:
+    """Per rank, the median step time over every step of the side's runs (ranks, medians)."""
+    rank = np.concatenate([np.asarray(r.samples.get("rank", ()), dtype=np.float64) for r in runs] or [np.empty(0)])
+    ms = np.concatenate([np.asarray(r.samples.get("step_ms", np.full(len(r.samples.get("rank", ())), np.nan)), dtype=np.float64)
+                         for r in runs] or [np.empty(0)])
+    ok = np.isfinite(rank) & np.isfinite(ms)
+    rank, ms = rank[ok], ms[ok]
+    if not rank.size:
+        return np.empty(0), np.empty(0)
+    order = np.lexsort((ms, rank))  # by rank, then value: each rank's median from its own slice
+    rank, ms = rank[order], ms[order]
+    starts = np.flatnonzero(np.r_[True, rank[1:] != rank[:-1]])
+    ends = np.r_[starts[1:], rank.size]
+    return rank[starts], np.array([float(np.median(ms[s:e])) for s, e in zip(starts, ends)])
+
+
+def rank_step_times(baseline: Sequence["RunRecord"], candidate: Sequence["RunRecord"], width: int = CLI_W,
+                    height: int = HEIGHT) -> str:
+    """Each rank's median step time, a point per rank and side: a straggler stands above
+    the others. Below, each side's slowest rank against its median rank (an observation,
+    not a cause: the others wait for a straggler in their communication)."""
+    series, notes = [], []
+    for side, mark, runs in (("baseline", BASE_MARK, baseline), ("candidate", CAND_MARK, candidate)):
+        runs = [r for r in runs if multi_rank(r)]
+        if not runs:
+            continue
+        ranks, medians = rank_medians(runs)
+        series.append(Series(f"{side} ({len(ranks)} ranks)", mark, tuple(zip(ranks.tolist(), medians.tolist()))))
+        if medians.size >= 2:
+            top = int(np.argmax(medians))  # ties: the lowest rank
+            typical = float(np.median(medians))
+            notes.append(f"{side}: slowest rank {int(ranks[top])} at {qty(float(medians[top]), 'ms')} against the median "
+                         f"rank's {qty(typical, 'ms')} (+{num(float(medians[top]) - typical)} ms)")
+    if not series:
+        return "(no run here has two or more ranks: no rank plot)"
+    return "Step time per rank (median over steps)\n" + draw(series, x_label="rank", y_label="step ms", width=width,
+                                                            height=height, notes=notes, whole_x=True)
+
+
+# ----------------------------------------------------------------------------- Inspect's plots
+
+
+def inspect_plots(lens: "Lens", baseline: Sequence["RunRecord"], candidate: Sequence["RunRecord"], phase: str | None = None,
+                  width: int = CLI_W, height: int = HEIGHT) -> str:
+    """What ``wb inspect --plot`` adds: ``phase`` over time for both sides and, when every
+    run has two or more ranks, the step time of each rank."""
+    parts = [phase_over_time(lens, baseline, candidate, phase, width=width, height=height)]
+    if baseline and candidate and all(multi_rank(r) for r in (*baseline, *candidate)):
+        parts.append(rank_step_times(baseline, candidate, width=width, height=height))
+    return "\n\n".join(parts)
