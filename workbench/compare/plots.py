@@ -57,39 +57,77 @@ def draw(series: Sequence[Series], *, x_label: str, y_label: str, width: int = C
     """The series on shared axes, ``width`` columns wide, then a legend and ``notes``
     wrapped to the same width. The y axis is logarithmic when the values span more than
     ``LOG_SPAN``× (said in the legend); ``whole_x``: x ticks on whole numbers (steps,
-    ranks). Non-finite points are left out, never drawn at zero."""
-    import plotext as plt  # lazy: ~0.3 s of import, only when a plot is asked for
-
+    ranks). Non-finite points are left out, never drawn at zero. Where points of two
+    sides share a cell it shows ``*`` (said in the legend)."""
     kept = [Series(s.name, s.mark, tuple((x, y) for x, y in s.points if math.isfinite(x) and math.isfinite(y)), s.line)
             for s in series]
     ys = [y for s in kept for _, y in s.points]
     if not ys:
         return "(no point states both values: nothing to plot)"
     log = min(ys) > 0 and max(ys) / min(ys) > LOG_SPAN
+    xs = [x for s in kept for x, _ in s.points]
+    frame = _Frame(width, height, log, (min(xs), max(xs)), (min(ys), max(ys)), whole_ticks(min(xs), max(xs)) if whole_x else None,
+                   clean(x_label), clean(y_label) + (" (log)" if log else ""))
     with _LOCK:
-        plt.clear_figure()
-        plt.theme("clear")
-        plt.plotsize(width, height)
-        if log:
-            plt.yscale("log")
-        xs = [x for s in kept for x, _ in s.points]
-        if whole_x:
-            ticks = whole_ticks(min(xs), max(xs))
-            plt.xticks(ticks, [str(int(t)) for t in ticks])
-        for s in kept:
-            if joined(s, width):
-                plt.plot(*zip(*s.points), marker=s.line)
-        for s in kept:  # the points last, over every line
-            if s.points:
-                plt.scatter(*zip(*s.points), marker=s.mark)
-        plt.xlabel(clean(x_label))
-        plt.ylabel(clean(y_label) + (" (log)" if log else ""))
-        text = _SGR.sub("", plt.build())
-        plt.clear_figure()
-    lines = [line.rstrip() for line in text.split("\n")]
-    legend = "; ".join(f"{s.mark} {clean(s.name)}" + (f" ({s.line} joins its points)" if joined(s, width) else "")
-                       for s in kept)
+        lines = _build(frame, kept, lines=True)
+        # Where the sides' points share a cell the later mark would hide the earlier: ``*``
+        # there, found by drawing each side's points alone on the same axes.
+        alone = [_marks(_build(frame, [s], lines=False), s.mark) for s in kept if s.points]
+        both = set().union(*(a & b for i, a in enumerate(alone) for b in alone[i + 1:]))
+    for row, col in both:
+        lines[row] = lines[row][:col] + "*" + lines[row][col + 1:]
+    marks = [f"{s.mark} {clean(s.name)}" + (f" ({s.line} joins its points)" if joined(s, width) else "") for s in kept]
+    legend = "; ".join(marks + (["* both"] if both else []))
     return "\n".join([*lines, *_wrap(legend, width), *(w for n in notes for w in _wrap(n, width))])
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """Everything that places a cell: the same frame gives the same cell to the same point."""
+
+    width: int
+    height: int
+    log: bool
+    x_lim: tuple[float, float]
+    y_lim: tuple[float, float]
+    x_ticks: list[float] | None
+    x_label: str
+    y_label: str
+
+
+def _build(frame: _Frame, series: Sequence[Series], *, lines: bool) -> list[str]:
+    import plotext as plt  # lazy: ~0.3 s of import, only when a plot is asked for
+
+    plt.clear_figure()
+    plt.theme("clear")
+    plt.plotsize(frame.width, frame.height)
+    if frame.log:
+        plt.yscale("log")
+    (x0, x1), (y0, y1) = frame.x_lim, frame.y_lim
+    plt.xlim(x0, x1 if x1 > x0 else x0 + 1)
+    y1 = y1 if y1 > y0 else y0 + max(abs(y0), 1.0)
+    plt.ylim(*((math.log10(y0), math.log10(y1)) if frame.log else (y0, y1)))  # plotext takes a log axis's limits as exponents
+    if frame.x_ticks is not None:
+        plt.xticks(frame.x_ticks, [str(int(t)) for t in frame.x_ticks])
+    for s in series:
+        if lines and joined(s, frame.width):
+            plt.plot(*zip(*s.points), marker=s.line)
+    for s in series:  # the points last, over every line
+        if s.points:
+            plt.scatter(*zip(*s.points), marker=s.mark)
+    plt.xlabel(frame.x_label)
+    plt.ylabel(frame.y_label)
+    text = _SGR.sub("", plt.build())
+    plt.clear_figure()
+    return [line.rstrip() for line in text.split("\n")]
+
+
+def _marks(lines: list[str], mark: str) -> set[tuple[int, int]]:
+    """The (line, column) cells holding ``mark`` inside the frame."""
+    top = next((i for i, line in enumerate(lines) if "┌" in line), 0)
+    bottom = next((i for i, line in enumerate(lines) if "└" in line), len(lines))
+    left = lines[top].find("┌") + 1
+    return {(r, c) for r in range(top + 1, bottom) for c, ch in enumerate(lines[r]) if c >= left and ch == mark}
 
 
 def joined(s: Series, width: int) -> bool:
@@ -130,7 +168,7 @@ def sweep_curve(comparison: "SweepComparison", width: int = CLI_W, height: int =
         known = [(float(x), float(y)) for x, y in points if x is not None and y is not None]  # load order: past the knee the rate may fall back
         series.append(Series(f"{side} {s.label or s.sweep or ''}".rstrip(), mark, tuple(known), line))
     head = f"{name} against achieved throughput, a curve per sweep (its levels in load order)"
-    return head + "\n" + draw(series, x_label="achieved req/s", y_label=f"{name} ({unit})" if unit else name,
+    return "\n".join(_wrap(head, width)) + "\n" + draw(series, x_label="achieved req/s", y_label=f"{name} ({unit})" if unit else name,
                               width=width, height=height)
 
 
@@ -180,7 +218,7 @@ def phase_over_time(lens: "Lens", baseline: Sequence["RunRecord"], candidate: Se
               for side, mark, line, runs in (("baseline", BASE_MARK, BASE_LINE, baseline),
                                              ("candidate", CAND_MARK, CAND_LINE, candidate)) if runs]
     head = f"{chosen} over {lens.item_order}, slice means"
-    return head + "\n" + draw(series, x_label=f"{lens.item_order}, in order from 0", y_label=f"{chosen} ({unit})" if unit else chosen,
+    return "\n".join(_wrap(head, width)) + "\n" + draw(series, x_label=f"{lens.item_order}, in order from 0", y_label=f"{chosen} ({unit})" if unit else chosen,
                               width=width, height=height, whole_x=True)
 
 
