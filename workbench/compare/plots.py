@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 CLI_W = 80  # the CLI's plots: the 80 columns of every report
 TUI_W = 78  # the TUI's: a report region at 80×24 less its border and scrollbar
 HEIGHT = 16  # rows of the plot itself, axes included; legend lines come below
+TUI_H = 14  # the TUI's: a plot with its title and legend in the 18 rows a report region has at 80×24
 LOG_SPAN = 20.0  # the y axis turns logarithmic when the values span more than this
 
 BASE_MARK, CAND_MARK = "o", "x"

@@ -13,7 +13,7 @@ from workbench.compare.charts import sparkline
 from workbench.compare.fmt import qty
 from workbench.compare.host_activity import between, render_host
 from workbench.compare.inspect_data import series
-from workbench.compare.plots import TUI_W, inspect_plots
+from workbench.compare.plots import TUI_H, TUI_W, inspect_plots
 from workbench.compare.render import render_inspect
 from workbench.investigations import workflow as wf
 from workbench.investigations.views import ComparisonView, InvestigationView, ObservationView
@@ -93,7 +93,7 @@ def inspect_text(store: "Store", inv: InvestigationView) -> str:
     host = between(baseline, candidate) if result.comparison.comparable else None  # a flight recorder's stacks, CPU, GC
     text = render_inspect(result) + ("\n\n" + "\n".join(render_host(host)) if host else "")
     if result.comparison.comparable:  # a refused pair gets no detail, so no plot
-        text += "\n\nPlots\n" + inspect_plots(result.comparison.lens, baseline, candidate, width=TUI_W)
+        text += "\n\nPlots\n" + inspect_plots(result.comparison.lens, baseline, candidate, width=TUI_W, height=TUI_H)
     return text
 
 
