@@ -97,6 +97,17 @@ def _slows_from(run, step0: int, extra_ms: float):
     return run
 
 
+def test_slices_as_array_split_cuts_them() -> None:
+    a = np.arange(10, dtype=float)
+    b = a + 10.0
+    b[0] = np.nan  # unknown: in no mean
+    points = plots._binned([a, b], 3)  # slices 0-3, 4-6, 7-9
+    assert [x for x, _ in points] == pytest.approx([1.5, 5.0, 8.0])
+    assert [y for _, y in points] == pytest.approx([(1.5 + 12.0) / 2, 15.0, 18.0])
+    assert plots._binned([np.full(4, np.nan)], 2)[0][1] != plots._binned([np.full(4, np.nan)], 2)[0][1]  # NaN: unknown
+    assert plots._binned([], 5) == ()
+
+
 def test_phase_over_time_shows_when_the_candidate_slows() -> None:
     lens = builtin_lens("training")
     base = [training_run("b", seed=1, steps=40, ranks=2)]
@@ -120,7 +131,9 @@ def test_rank_plot_shows_the_straggler() -> None:
     cand = [training_run("c", seed=2, ranks=8, steps=20)]
     cand[0].samples["step_ms"][cand[0].samples["rank"] == 5] += 40.0
     ranks, medians = plots.rank_medians(cand)
+    s = cand[0].samples
     assert ranks.tolist() == list(range(8)) and medians[5] - np.median(medians) == pytest.approx(40.0, abs=1.0)
+    assert medians.tolist() == pytest.approx([float(np.median(s["step_ms"][s["rank"] == r])) for r in range(8)])  # 20 steps: even
     text = plots.rank_step_times(base, cand, width=70, height=12)
     top = [c for r, c in cells(text, "x") if r == len(grid(text)) - 1]
     width = len(grid(text)[0])
@@ -227,3 +240,16 @@ def test_cli_inspect_plot(capsys, store) -> None:
     assert code == 2 and out == "" and "--phase 'nosuch'" in err  # refused before anything is printed
     code, out, err = wb(capsys, store, "inspect", *pair, "--phase", "compute")
     assert code == 2 and out == "" and "add --plot" in err
+
+
+def test_plotext_is_imported_only_to_draw() -> None:
+    """The CLI and the plots module load without plotext (startup stays fast); drawing loads it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, workbench.cli, workbench.cli.commands.compare, workbench.cli.commands.inspect, workbench.compare.plots as p\n"
+            "before = 'plotext' in sys.modules\n"
+            "p.draw([p.Series('b', 'o', ((0.0, 1.0),))], x_label='x', y_label='y')\n"
+            "print(before, 'plotext' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert out.stdout.split() == ["False", "True"], out.stderr

@@ -181,21 +181,32 @@ def phase_names(lens: "Lens", runs: Sequence["RunRecord"]) -> list[str]:
     return list(dict.fromkeys(k for run in runs for k in lens.item_series(run)))
 
 
-def _binned(runs: Sequence["RunRecord"], lens: "Lens", name: str, bins: int) -> tuple[tuple[float, float], ...]:
-    """A side's values of ``name`` in item order, cut into at most ``bins`` equal slices per
-    run, each slice's mean averaged over the runs at the slice's middle item (x)."""
-    rows = [np.asarray(lens.item_series(run).get(name, np.empty(0)), dtype=np.float64) for run in runs]
-    rows = [r for r in rows if r.size]
+def _binned(rows: Sequence[np.ndarray], bins: int) -> tuple[tuple[float, float], ...]:
+    """A side's runs' values in item order, each cut into at most ``bins`` equal slices
+    (as ``np.array_split`` cuts), each slice's mean averaged over the runs, at the
+    slice's middle item (x). Unknown values count in no mean."""
+    rows = [np.asarray(r, dtype=np.float64) for r in rows if len(r)]
     if not rows:
         return ()
-    k = max(1, min(bins, min(r.size for r in rows)))
-    xs = [float(np.mean(c)) for c in np.array_split(np.arange(min(r.size for r in rows), dtype=np.float64), k)]
+    n = min(r.size for r in rows)
+    k = max(1, min(bins, n))
     means = []
     for r in rows:
-        means.append([float(np.mean(c[np.isfinite(c)])) if np.isfinite(c).any() else math.nan for c in np.array_split(r, k)])
+        sizes = np.full(k, r.size // k)
+        sizes[: r.size % k] += 1
+        starts = np.r_[0, np.cumsum(sizes)[:-1]]
+        ok = np.isfinite(r)
+        sums, counts = np.add.reduceat(np.where(ok, r, 0.0), starts), np.add.reduceat(ok.astype(np.float64), starts)
+        with np.errstate(all="ignore"):
+            means.append(np.where(counts > 0, sums / np.maximum(counts, 1), np.nan))
+    sizes = np.full(k, n // k)
+    sizes[: n % k] += 1
+    xs = np.r_[0, np.cumsum(sizes)[:-1]] + (sizes - 1) / 2.0  # the middle item of each slice of the shortest run
+    stacked = np.array(means)
+    known = np.isfinite(stacked)
     with np.errstate(all="ignore"):
-        ys = np.nanmean(np.array(means), axis=0) if np.isfinite(np.array(means)).any() else np.full(k, np.nan)
-    return tuple(zip(xs, (float(y) for y in ys)))
+        ys = np.where(known.any(axis=0), np.where(known, stacked, 0.0).sum(axis=0) / np.maximum(known.sum(axis=0), 1), np.nan)
+    return tuple(zip(xs.tolist(), ys.tolist()))
 
 
 def phase_over_time(lens: "Lens", baseline: Sequence["RunRecord"], candidate: Sequence["RunRecord"], name: str | None = None,
@@ -204,7 +215,8 @@ def phase_over_time(lens: "Lens", baseline: Sequence["RunRecord"], candidate: Se
     order (steps, requests, job starts), a line per side, the side's runs averaged slice
     by slice (as many slices as the plot has columns). Raises ``UsageError`` naming what
     can be drawn when ``name`` is not one of them."""
-    names = phase_names(lens, [*baseline, *candidate])
+    sides = [[lens.item_series(run) for run in runs] for runs in (baseline, candidate)]  # once a run
+    names = list(dict.fromkeys(k for side in sides for s in side for k in s))
     if not names:
         return "(these runs carry no per-item values: nothing to plot over time)"
     chosen = names[0] if name is None else name
@@ -215,12 +227,14 @@ def phase_over_time(lens: "Lens", baseline: Sequence["RunRecord"], candidate: Se
         units[lens.item_measure.name] = lens.item_measure.unit
     unit = units.get(chosen, "")
     bins = max(width - 12, 8)  # about one slice per column of the plot area
-    series = [Series(f"{side} ({len(runs)} run{'s' if len(runs) != 1 else ''})", mark, _binned(runs, lens, chosen, bins), line)
-              for side, mark, line, runs in (("baseline", BASE_MARK, BASE_LINE, baseline),
-                                             ("candidate", CAND_MARK, CAND_LINE, candidate)) if runs]
+    series = [Series(f"{side} ({len(runs)} run{'s' if len(runs) != 1 else ''})", mark,
+                     _binned([s[chosen] for s in found if chosen in s], bins), line)
+              for side, mark, line, runs, found in (("baseline", BASE_MARK, BASE_LINE, baseline, sides[0]),
+                                                    ("candidate", CAND_MARK, CAND_LINE, candidate, sides[1])) if runs]
     head = f"{chosen} over {lens.item_order}, slice means"
-    return "\n".join(_wrap(head, width)) + "\n" + draw(series, x_label=f"{lens.item_order}, in order from 0", y_label=f"{chosen} ({unit})" if unit else chosen,
-                              width=width, height=height, whole_x=True)
+    return "\n".join(_wrap(head, width)) + "\n" + draw(series, x_label=f"{lens.item_order}, in order from 0",
+                                                        y_label=f"{chosen} ({unit})" if unit else chosen,
+                                                        width=width, height=height, whole_x=True)
 
 
 # ----------------------------------------------------------------------------- ranks at scale
@@ -243,11 +257,12 @@ def rank_medians(runs: Sequence["RunRecord"]) -> tuple[np.ndarray, np.ndarray]:
     rank, ms = rank[ok], ms[ok]
     if not rank.size:
         return np.empty(0), np.empty(0)
-    order = np.lexsort((ms, rank))  # by rank, then value: each rank's median from its own slice
+    order = np.lexsort((ms, rank))  # by rank, then value: each rank's values sorted in its own slice
     rank, ms = rank[order], ms[order]
     starts = np.flatnonzero(np.r_[True, rank[1:] != rank[:-1]])
-    ends = np.r_[starts[1:], rank.size]
-    return rank[starts], np.array([float(np.median(ms[s:e])) for s, e in zip(starts, ends)])
+    sizes = np.diff(np.r_[starts, rank.size])
+    # The median of a sorted slice: its middle value, or the mean of its two middle ones.
+    return rank[starts], (ms[starts + (sizes - 1) // 2] + ms[starts + sizes // 2]) / 2.0
 
 
 def rank_step_times(baseline: Sequence["RunRecord"], candidate: Sequence["RunRecord"], width: int = CLI_W,
