@@ -79,6 +79,13 @@ def test_width_respected_and_no_sgr(width, monkeypatch) -> None:
         assert max(len(line) for line in text.split("\n")) <= width
 
 
+def test_strings_from_captures_are_cleaned() -> None:
+    text = draw([Series("\x1b[31mevil\x07 [bold]label[/]", "o", ((0.0, 1.0), (1.0, 2.0)))],
+                x_label="req\x1b[2J/s", y_label="ttft\r", width=60)
+    assert "\x1b" not in text and "\x07" not in text and "\r" not in text
+    assert "evil" in text and "[bold]label[/]" in text  # shown literally (the TUI's Report never reads markup)
+
+
 def test_whole_ticks() -> None:
     assert plots.whole_ticks(0, 7) == [0, 2, 4, 6]
     assert plots.whole_ticks(0, 1023) == [0, 500, 1000]
@@ -240,6 +247,13 @@ def test_cli_inspect_plot(capsys, store) -> None:
     assert code == 2 and out == "" and "--phase 'nosuch'" in err  # refused before anything is printed
     code, out, err = wb(capsys, store, "inspect", *pair, "--phase", "compute")
     assert code == 2 and out == "" and "add --plot" in err
+    from workbench.cli import main
+
+    for command in ("inspect", "compare"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["--server", "http://127.0.0.1:9", command, *pair, "--plot"])  # a port nothing listens on
+        captured = capsys.readouterr()
+        assert exit_.value.code == 2 and captured.out == "" and "leave out --server" in captured.err  # before any request
 
 
 def test_plotext_is_imported_only_to_draw() -> None:

@@ -39,12 +39,12 @@ async def test_sweep_report_draws_the_curve(sweep_url):
         await pilot.press("down", "enter")  # vllm+v0_engine
         await settle(app, pilot)
         report = text_of(app.query_one("#compare-report"))
-        curve = _plot_lines(report, "ttft_p95 against achieved throughput")
+        curve = _plot_lines(report, "ttft_p95 by achieved req/s")
         curve = curve[:next(i for i, line in enumerate(curve) if line.startswith("Level "))]
         assert any("┌" in line for line in curve) and any("└" in line for line in curve)
         assert "o baseline vllm" in "\n".join(curve) and "achieved req/s" in "\n".join(curve)
         assert max(len(line) for line in curve) <= TUI_W
-        screen = await _scroll_to(app, pilot, report_scroll(app, "#compare-report"), report, "ttft_p95 against")
+        screen = await _scroll_to(app, pilot, report_scroll(app, "#compare-report"), report, "ttft_p95 by achieved")
         assert any("┌" in line for line in screen)  # the plot is on screen at 80×24, not only in the text
         assert all("\x1b" not in line for line in screen)
 

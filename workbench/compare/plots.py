@@ -168,7 +168,7 @@ def sweep_curve(comparison: "SweepComparison", width: int = CLI_W, height: int =
         points = [(lv.achieved_rate, lv.metrics.get(name)) for lv in s.levels]
         known = [(float(x), float(y)) for x, y in points if x is not None and y is not None]  # load order: past the knee the rate may fall back
         series.append(Series(f"{side} {s.label or s.sweep or ''}".rstrip(), mark, tuple(known), line))
-    head = f"{name} against achieved throughput, a curve per sweep (its levels in load order)"
+    head = f"{name} by achieved req/s, a curve per sweep, levels in load order"
     return "\n".join(_wrap(head, width)) + "\n" + draw(series, x_label="achieved req/s", y_label=f"{name} ({unit})" if unit else name,
                               width=width, height=height)
 
