@@ -54,7 +54,7 @@ class CompareStage(Stage):
             yield RunPicker(id="control-list")
         yield Line(id="run-detail", classes="detail")
         yield Line(id="compare-banner")
-        with VerticalScroll(id="compare-scroll", can_focus=True):
+        with VerticalScroll(id="compare-scroll", can_focus=True, can_maximize=True):
             yield Report(id="compare-report")
             yield Report(id="compare-sparks")
 
