@@ -31,9 +31,17 @@ class RunLike(Protocol):
 class Row:
     """One line of a run list: a run (``run_id``) or, with ``run_id`` None, a heading."""
 
-    text: str
+    text: str  # a run's part of its label, a shared prefix, or a folded plan's name
     run_id: int | None = None
     folded: int = 0  # a folded plan's heading: how many runs it hides
+
+    @property
+    def tail(self) -> str:
+        """What follows the text and is never elided (a folded plan's count)."""
+        return f": {self.folded} runs" if self.folded else ""
+
+    def shown(self) -> str:
+        return f"▸ {self.text}{self.tail}" if self.folded else self.text
 
     @property
     def is_run(self) -> bool:
@@ -105,5 +113,5 @@ def run_rows(runs: Sequence[RunLike], needle: str = "", *, plan_runs: bool = Fal
         if plan_runs:
             rows.extend(group(made))
         else:
-            rows.append(Row(f"▸ plan {plan}: {len(made)} runs (t shows them)", folded=len(made)))
+            rows.append(Row(plan, folded=len(made)))
     return rows

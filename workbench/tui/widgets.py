@@ -446,9 +446,11 @@ class RunPicker(PaneList):
         return max(self.scrollable_content_region.width - 2, 0)  # an option's padding
 
     def _option(self, index: int, row: Row) -> Option:
-        if row.run_id is None:
-            return Option(one_line(safe(elide_middle(row.text, self._width) if self._width else row.text, "italic")),
-                          id=f"-{index}", disabled=True)
+        if row.run_id is None:  # a heading: the plan's name may be elided, never its count
+            text = row.text
+            if self._width:
+                text = elide_middle(text, max(self._width - cell_len(row.shown()) + cell_len(text), 1))
+            return Option(one_line(safe(Row(text, folded=row.folded).shown(), "italic")), id=f"-{index}", disabled=True)
         return Option(self._prompt(row.run_id), id=str(row.run_id))
 
     def _first_run(self) -> int | None:
