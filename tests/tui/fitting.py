@@ -1,8 +1,8 @@
 """Checks that what a screen shows fits: no text under a scrollbar, no value cut unseen.
 
 ``under_scrollbars(app)``: every drawn row of a region with a vertical scrollbar, at the
-scrollbar's column, holds scrollbar glyphs only (a letter there is a letter lost), and no
-report inside one is wider than the room beside it.
+scrollbar's column, holds scrollbar glyphs only (a letter there is a letter lost), and
+nothing inside one (a report above all) is wider than the room beside the bar.
 
 ``cut_values(app, values)``: no value starts on screen and runs into an edge (a border, a
 scrollbar, the screen's side) without going on (wrapped) on the next row or ending in a
@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 
 from rich.cells import cell_len
+
+from textual.widgets import Input
 
 from tests.tui.pilot import screen_text
 from workbench.tui.widgets import Report
@@ -48,6 +50,9 @@ def under_scrollbars(app) -> list[str]:
             if 0 <= x < len(rows[y]) and rows[y][x] not in SCROLLBAR_GLYPHS:
                 problems.append(f"{widget!r} row {y}: {rows[y]!r} has {rows[y][x]!r} in the scrollbar's column {x}")
         room = widget.scrollable_content_region
+        # Lines that go on past the bar, out of sight (an Input is an editor: its line scrolls with the cursor).
+        if widget.virtual_size.width > room.width and not isinstance(widget, Input):
+            problems.append(f"{widget!r} holds lines {widget.virtual_size.width} wide beside {room.width} columns")
         for report in widget.query(Report):
             if not _shown(report):
                 continue
@@ -59,6 +64,16 @@ def under_scrollbars(app) -> list[str]:
 
 def _squeezed(text: str) -> str:
     return BOX.sub("", text)
+
+
+def _edge_cells(app) -> set[tuple[int, int]]:
+    """The cells at a region's right edge: the last column of every widget's content."""
+    cells = set()
+    for widget in app.screen.query("*"):
+        if _shown(widget):
+            region = widget.scrollable_content_region.intersection(app.screen.region)
+            cells.update((region.right - 1, y) for y in range(region.y, region.bottom))
+    return cells
 
 
 def _scrollbar_columns(app) -> set[tuple[int, int]]:
@@ -83,7 +98,7 @@ def _bar_rows(widget, screen) -> range:
 def _text_and_edges(app) -> tuple[str, set[int]]:
     """The screen's text with spaces and borders left out, and the indices of the characters
     that touch an edge (a border, a scrollbar, the screen's side): where a cut would end."""
-    bars = _scrollbar_columns(app)
+    bars, ends = _scrollbar_columns(app), _edge_cells(app)
     chars: list[str] = []
     edges: set[int] = set()
     for y, row in enumerate(screen_text(app)):
@@ -92,7 +107,7 @@ def _text_and_edges(app) -> tuple[str, set[int]]:
                 continue
             chars.append(ch)
             after = row[x + 1] if x + 1 < len(row) else ""
-            if not after or (x + 1, y) in bars or (after.strip() and BOX.fullmatch(after)):
+            if not after or (x, y) in ends or (x + 1, y) in bars or (after.strip() and BOX.fullmatch(after)):
                 edges.add(len(chars) - 1)
     return "".join(chars), edges
 

@@ -190,3 +190,58 @@ async def test_pinning_says_so_on_the_list_heading_not_in_a_toast(real_url):
         pinned = app.inv.observations[-1]
         assert f"pinned observation {pinned.id}" in str(app.query_one("#derived-label").render())
         assert len(app._notifications) == toasts  # nothing drawn over the list it refers to
+
+
+@pytest.mark.asyncio
+async def test_a_plans_commands_and_seed_fit_at_80x24(real_url):
+    """Verify's plan detail (the arms' commands, the seed of the random order, the digests)
+    read down to its end: every line wrapped beside the scrollbar, nothing cut."""
+    app = WorkbenchApp(real_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(app, pilot)
+        await pilot.press("5", "n")
+        await settle(app, pilot)
+        detail = app.query_one("#plan-detail").source.plain
+        assert "cpu_workload" in detail, detail
+        _fits(app, "plan")
+        await pilot.press("tab")  # the plan detail's scroll
+        await settle(app, pilot)
+        assert app.focused is app.query_one("#verify-scroll")
+        for _ in range(4):
+            await pilot.press("pagedown")
+            await settle(app, pilot, rounds=1)
+            _fits(app, "plan detail")
+
+
+# -- the checks themselves fail on what the issue saw ---------------------------------
+
+
+@pytest.mark.asyncio
+async def test_the_checks_catch_a_line_under_the_scrollbar_and_a_value_cut_unseen():
+    from rich.text import Text
+    from textual.app import App
+    from textual.containers import VerticalScroll
+    from textual.widgets import Static
+
+    seed = "random order, seed 2689448468"
+
+    class Clipped(App):
+        CSS = "#long { width: 200; text-wrap: nowrap; } #cut, #elided { width: 24; text-wrap: nowrap; text-overflow: clip; }"
+
+        def compose(self):
+            with VerticalScroll(id="scroll"):
+                yield Static(Text("\n".join(f"…would resolve δ = 2 % at line {i} " * 3 for i in range(40))), id="long")
+            yield Static(Text(seed), id="cut")
+            yield Static(Text(elide_middle(seed, 24)), id="elided")
+
+    app = Clipped()
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        assert any("200 wide beside" in p for p in under_scrollbars(app)), under_scrollbars(app)  # "%" out of sight by the bar
+        assert cut_values(app, [seed]) != []  # the seed cut at the region's edge with no "…"
+        app.query_one("#cut").display = False
+        app.query_one("#long").styles.width = "100%"
+        app.query_one("#long").styles.text_wrap = "wrap"
+        await pilot.pause()
+        assert cut_values(app, [seed]) == []  # the middle-elided one passes
+        assert under_scrollbars(app) == []  # wrapped beside the bar

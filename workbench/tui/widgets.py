@@ -227,12 +227,15 @@ HELP: list[tuple[str, list[tuple[str, str]]]] = [
         ("i", "investigations: pick another, or n for a new one"),
         ("ctrl+p", "command palette: every action by name"),
         ("?", "this help"),
+        ("v", "the highlighted run, option or the focused report in full (in Share: verify a bundle)"),
+        ("ctrl+e f10", "the focused list or report takes the whole screen; again or escape gives it back"),
         ("q", "quit"),
         ("tab", "next list or field; arrows move; enter selects; escape closes a dialog"),
     ]),
     ("Frame", [("n", "new investigation")]),
     ("Compare", [
-        ("f", "filter runs by id or label (hides runs from view, never from the selection)"),
+        ("f /", "filter runs by id or label (hides runs from view, never from the selection)"),
+        ("t", "runs made by Verify plans: folded under their plan, or listed one by one"),
         ("space", "select the highlighted run [x] in the baseline, candidate or A′ control list "
                   "(A′: baseline-again runs, the A/A noise floor; optional)"),
         ("d", "declare the intended change: a dimension with its from and to values"),
@@ -476,8 +479,7 @@ class RunPicker(PaneList):
             text = elide_middle(clean(text), max(self._width - cell_len(head), 1))
         return one_line(safe(head + text))
 
-    def _on_resize(self, event: events.Resize) -> None:
-        super()._on_resize(event)
+    def on_resize(self, event: events.Resize) -> None:  # before PaneList._on_resize (Textual walks the classes)
         if self._rows and self._room() != self._width:  # elided to another width: again, to this one
             self._width = self._room()
             keep = self.highlighted

@@ -18,7 +18,7 @@ from workbench.tui.fit import wrap_lines
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, PaneList, fill_options, highlighted_id, one_line, required_fields, safe
 
-DETAIL_LINES = 3  # the lines under the lists for the highlighted item (#hyp-detail's max-height)
+DETAIL_LINES = 6  # the lines under the lists for the highlighted item (#hyp-detail's max-height)
 STATUSES = (("supported", "supported: the deciding test supports it"), ("refuted", "refuted: the test contradicts it"),
             ("undetermined", "undetermined: the test could not decide"), ("open", "open: not tested yet"))
 
