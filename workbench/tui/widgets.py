@@ -228,7 +228,7 @@ HELP: list[tuple[str, list[tuple[str, str]]]] = [
         ("ctrl+p", "command palette: every action by name"),
         ("?", "this help"),
         ("v", "the highlighted run, option or the focused report in full (in Share: verify a bundle)"),
-        ("ctrl+e f10", "the focused list or report takes the whole screen; again or escape gives it back"),
+        ("ctrl+e", "(or f10) the focused list or report takes the whole screen; again or escape gives it back"),
         ("q", "quit"),
         ("tab", "next list or field; arrows move; enter selects; escape closes a dialog"),
     ]),
