@@ -51,7 +51,7 @@ def detail_of(widget: Widget | None) -> Detail | None:
         offered = getattr(node, "detail", None)
         found = offered() if callable(offered) else None
         if found is not None:
-            return found  # type: ignore[no-any-return]
+            return found
         node = node.parent
     if isinstance(widget, OptionList):
         if widget.highlighted is None or not widget.option_count:

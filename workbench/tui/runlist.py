@@ -22,9 +22,16 @@ RERUN_ORIGIN = "rerun"
 
 
 class RunLike(Protocol):
-    id: int
-    label: str
-    origin: str
+    """What a row needs of a run (``store.api.RunSummary`` has it)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def origin(self) -> str: ...
 
 
 @dataclass(frozen=True)

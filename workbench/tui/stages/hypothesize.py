@@ -87,7 +87,7 @@ class HypothesizeStage(Stage):
         if width <= 0:
             detail.update(text)
             return
-        lines = wrap_lines(text, width).split("\n")
+        lines = list(wrap_lines(text, width).split("\n"))
         if len(lines) > DETAIL_LINES:
             lines = lines[:DETAIL_LINES]
             last = lines[-1]
