@@ -49,7 +49,7 @@ def _take(value: str, cells: int) -> str:
 def wrap_lines(text: Text | str, width: int) -> Text:
     """``text`` with every line wider than ``width`` cells wrapped (styles kept)."""
     source = text if isinstance(text, Text) else Text(text)
-    if width <= 0:
+    if width <= 0 or widest(source) <= width:  # nothing to wrap (most reports at a wide terminal)
         return source
     out: list[Text] = []
     for line in source.split("\n", allow_blank=True):

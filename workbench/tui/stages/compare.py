@@ -225,11 +225,10 @@ class CompareStage(Stage):
         self.query_one("#run-filter", Input).focus()
 
     def action_plan_runs(self) -> None:
-        """Verify's runs one by one, or folded under their plan again (the selection stays)."""
+        """Verify's runs one by one, or folded under their plan again (the selection stays).
+        The lists say it themselves (folded rows, or the plan's runs): no toast over them."""
         self.plan_runs = not self.plan_runs
         self._fill_lists()
-        self.wb.notify("Runs made by Verify plans: " + ("listed one by one (t folds them)" if self.plan_runs
-                                                        else "folded under their plan (t lists them)"), markup=False)
 
     def action_compare(self) -> None:
         if not self.needs_investigation() or self.state is None:
