@@ -263,3 +263,16 @@ def test_a_missed_guess_on_a_duration_gets_the_stream_readers_message(tmp_path, 
         native.read_capture(path)
     assert str(fast.value) == str(stream.value)
     assert "samples[3500].start_s" in str(stream.value)
+
+
+def test_text_columns_of_equal_width_read_as_the_stream_reader_reads(tmp_path, monkeypatch):
+    doc = inference_capture(60)
+    for i, sample in enumerate(doc["samples"]):
+        sample["id"] = ["r-é1", "r-😀2", "abcd", "x\x00yz"][i % 4]  # four characters each, not all ASCII
+        sample["request_id"] = f"q{i:03d}" if i % 7 else "q-lo"  # an extra text key, equal widths
+    path = write_json(tmp_path / "wide.json", doc)
+    assert _fast_took_it(path)
+    _assert_same(path, monkeypatch)
+    samples = native.read_capture(path).tables["samples"]
+    assert samples["id"].dtype == np.dtype("<U4") and samples["id"].flags.writeable
+    assert list(samples["id"][:3]) == ["r-é1", "r-😀2", "abcd"]

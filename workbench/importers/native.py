@@ -710,6 +710,8 @@ class _ColumnBuilder:
                 i = next(i for i, t in enumerate(texts) if not _encodes(t))
                 _check_text(texts[i], self.path, f"samples[{start + i}].{key}")
         self._check_width(key, len(texts), longest, len(joined))
+        if longest and len(joined) == longest * len(texts):  # every string as long (ids, UUIDs): one copy of the joined text
+            return np.frombuffer(bytearray(joined.encode("utf-32-le")), dtype=f"<U{longest}")
         return np.array(texts, dtype=str)
 
     def _check_width(self, key: str, rows: int, width: int, chars: int) -> None:
