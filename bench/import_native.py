@@ -17,7 +17,10 @@ its own process so peak RSS is its own:
 Each is printed as seconds, requests/s, peak RSS, and its ratios to ``json.load`` and to the
 file size. Targets (issue 19): ``wb import`` <= 1x the ``json.load`` time, peak RSS <= 1.5x the file.
 
-    .venv/bin/python bench/import_native.py [--requests N] [--repeat K] [--extra-keys K]
+    .venv/bin/python bench/import_native.py [--requests N] [--repeat K] [--extra-keys K] [--captures DIR]
+
+``--captures DIR`` keeps the generated captures there and reuses them in a later run
+(writing them takes longer than reading them).
 """
 
 from __future__ import annotations
@@ -114,13 +117,18 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=1, help="rounds of every mode; the best of each is kept")
     ap.add_argument("--extra-keys", type=int, default=5, help="extra keys per sample in the '(extra keys)' rows")
+    ap.add_argument("--captures", type=Path, help="keep the generated captures in this folder and reuse them")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "big.json"
-        extra_path = Path(tmp) / "big-extra.json"
+        keep = args.captures or Path(tmp)
+        keep.mkdir(parents=True, exist_ok=True)
+        path = keep / f"capture-{args.requests}.json"
+        extra_path = keep / f"capture-{args.requests}-extra-{args.extra_keys}.json"
         t = time.perf_counter()
-        write_capture(path, args.requests)
-        write_capture(extra_path, args.requests, args.extra_keys)
+        for file, keys in ((path, 0), (extra_path, args.extra_keys)):
+            if not file.exists():
+                write_capture(file.with_suffix(".part"), args.requests, keys)
+                file.with_suffix(".part").rename(file)
         size = path.stat().st_size
         print(f"capture: {args.requests:,} requests, {size / 1e6:.1f} MB; with {args.extra_keys} extra keys "
               f"{extra_path.stat().st_size / 1e6:.1f} MB (written in {time.perf_counter() - t:.1f} s)")
