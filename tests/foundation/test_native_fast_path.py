@@ -203,6 +203,7 @@ def _typed_guesses() -> dict[str, dict]:
     for i, sample in enumerate(doc["samples"]):
         sample["slot"] = i if i < 3000 else f"s{i}"  # numbers, then text: the guess misses late
         sample["flag"] = i % 2 == 0 if i < 3500 else 1  # booleans, then a number
+        sample["label"] = f"l{i}" if i < 3700 else 7  # text, then a number
     docs["guesses_miss"] = doc
     doc = inference_capture(n)
     for i, sample in enumerate(doc["samples"]):
@@ -229,13 +230,12 @@ def test_extra_keys_typed_from_a_guess_read_as_the_stream_reader_reads(name, tmp
     assert len(decoders) > 3  # many runs
     typed = {key: kind for extras in decoders for key, kind in extras.items() if kind != "any"}
     if name == "guesses_hold":
-        assert typed == {"start_s": "number", "custom_2": "number", "cached": "bool", "late": "number"}
-        assert all(extras["request_id"] == "any" for extras in decoders if extras)
+        assert typed == {"start_s": "number", "custom_2": "number", "cached": "bool", "late": "number", "request_id": "text"}
     if name != "guesses_miss":
         _assert_same(path, monkeypatch)
         return
-    assert typed == {"slot": "number", "flag": "bool"}
-    assert decoders[-1]["slot"] == decoders[-1]["flag"] == "any"  # missed once: untyped from then on
+    assert typed == {"slot": "number", "flag": "bool", "label": "text"}
+    assert decoders[-1]["slot"] == decoders[-1]["flag"] == decoders[-1]["label"] == "any"  # missed once: untyped from then on
     # A column of numbers in some runs and text in others is joined per chunk (numbers as their
     # float repr), so it depends on where chunks fall in either reader (the stream reader's are
     # 16,384 samples): the guess must change nothing against the same path untyped.

@@ -210,7 +210,7 @@ def _read_fast(path: Path, options: ImportOptions, on_bytes: Any) -> RunRecord |
         lens = _lens_in(splitter.header)
         if lens is None:
             return None
-        extras: dict[str, str] = {}  # extra key -> its type in the decoder: "any", or a guess ("number", "bool")
+        extras: dict[str, str] = {}  # extra key -> its type in the decoder: "any", or a guess ("number", "bool", "text")
         guessed: set[str] = set()  # extras typed once (a guess is made once per key; a miss stays "any")
         columns = _ColumnBuilder(path, SAMPLE_FIELDS[lens])
         run = first
@@ -232,7 +232,9 @@ def _read_fast(path: Path, options: ImportOptions, on_bytes: Any) -> RunRecord |
                     return None  # a wrong type in a known key: the stream reader says what and where
                 typed = tuple((key, "any") for key in extras)  # new keys, or a guess missed: the run again, untyped
                 rows = _samples_decoder(lens, typed).decode(run)
-            for key, fit in columns.add_structs(rows, run, typed).items():
+            # What the untyped values fit: for a guess still to make, or one this run missed.
+            to_fit = {key for key, kind in typed if kind == "any" and (key not in guessed or extras[key] != "any")}
+            for key, fit in columns.add_structs(rows, run, typed, to_fit).items():
                 if fit == "unseen":
                     continue
                 if key not in guessed:  # typed from the next run on
@@ -268,15 +270,15 @@ def _samples_decoder(lens: str, extras: tuple[tuple[str, str], ...] = ()) -> Any
     """A msgspec decoder for a run of one lens's samples: its known keys, each typed as the
     stream reader accepts it, plus the ``extras`` seen so far, each ``(key, type)``: "any"
     (any JSON value, checked by the stream reader's own conversion) or a type guessed from
-    an earlier run ("number", "bool": decoded straight to floats and taken a column at a
-    time like a known key; a value of another type fails the run, which is then decoded
-    untyped). _ABSENT when missing. A key not among them fails the run (``_unknown_field``),
+    an earlier run ("number", "bool": decoded straight to floats, "text": to strings, and
+    taken a column at a time like a known key; a value of another type fails the run, which
+    is then decoded untyped). _ABSENT when missing. A key not among them fails the run (``_unknown_field``),
     so the caller adds the run's new keys and decodes again. Extras are struct fields
     ``extra_0_``, ``extra_1_``... renamed to their key (any text is a key)."""
     import msgspec
 
     types = {"duration": float | None, "count": float | None, "number": float | None, "bool": bool | None,
-             "str": str | int | None, "timestamp": Any, "any": Any}
+             "str": str | int | None, "timestamp": Any, "any": Any, "text": str | None}
     fields = [(key, types[kind], _ABSENT) for key, kind in SAMPLE_FIELDS[lens].items()]
     fields += [(_extra_attr(i), types[kind], _ABSENT) for i, (_, kind) in enumerate(extras)]
     rename = {_extra_attr(i): key for i, (key, _) in enumerate(extras)}
@@ -460,11 +462,12 @@ class _ColumnBuilder:
         if len(self._pending) >= _CHUNK:
             self._flush()
 
-    def add_structs(self, rows: list[Any], run: bytes, extras: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
+    def add_structs(self, rows: list[Any], run: bytes, extras: tuple[tuple[str, str], ...] = (),
+                    fit: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
         """A run of samples decoded into structs (``_samples_decoder``), a column at a time;
         ``extras`` are the extra keys the structs carry (as ``extra_<i>_``) with their
-        decoded type. Returns, for each untyped extra, the type its values in this run fit
-        (``_fit``), so the decoder can type it from the next run on."""
+        decoded type. Returns, for each untyped extra in ``fit``, the type its values in this
+        run fit (``_fit``), so the decoder can type it from the next run on."""
         n = len(rows)
         if not n:
             return {}
@@ -484,15 +487,16 @@ class _ColumnBuilder:
                     fresh.add(key)
         for i, (key, typed) in enumerate(extras):
             attr = _extra_attr(i)
-            if typed != "any":  # floats already: checked as a known key of that kind is
-                kind = typed if typed == "bool" or _kind_by_name(key) == "extra" else "duration"
+            if typed != "any":  # floats or strings already: checked as a known key of that kind is
+                kind = {"text": "str", "bool": "bool"}.get(typed) or ("number" if _kind_by_name(key) == "extra" else "duration")
                 column, present = self._fast_column(key, kind, rows, start, attr)
             else:
                 values = list(map(attrgetter(attr), rows))
                 present = n - values.count(_ABSENT)  # _ABSENT is matched by identity (a NaN equals nothing)
                 if present < n:
                     values = [None if v is _ABSENT else v for v in values]
-                seen[key] = _fit(key, values) if present else "unseen"
+                if key in fit:
+                    seen[key] = _fit(key, values) if present else "unseen"
                 if not present and key not in self._keys:
                     continue
                 column = self._convert(key, values, start)
@@ -748,12 +752,15 @@ def _encodes(text: str) -> bool:
 
 def _fit(key: str, values: list[Any]) -> str:
     """The decoder type an extra key's values (some present) fit: "number" (numbers and
-    nulls), "bool" (booleans and nulls, not for a duration) or "any"."""
+    nulls), and where the key is not a duration "bool" (booleans and nulls) or "text"
+    (strings and nulls); else "any"."""
     types = set(map(type, values))
     types.discard(type(None))
     if types <= _NUMERIC_TYPES:
         return "number"
-    return "bool" if types == {bool} and _kind_by_name(key) == "extra" else "any"
+    if _kind_by_name(key) != "extra":
+        return "any"
+    return {bool: "bool", str: "text"}.get(types.pop(), "any") if len(types) == 1 else "any"
 
 
 def _kind_by_name(key: str) -> str:
