@@ -5,7 +5,8 @@ imports with memory bounded by its columns, not its JSON. The fast path cuts the
 array into runs of whole samples a few MiB at a time (``workbench.training.json_chunks``)
 and decodes each run with msgspec into structs of the lens's known keys, checked a
 column at a time with numpy, plus the extra keys the capture carries (each added to the
-struct when first met, converted by the stream reader's own rules). Anything it does not
+struct when first met, converted by the stream reader's own rules, and typed from then on
+when its first run held only numbers, booleans or strings). Anything it does not
 take as it is (a wrong type, a refusal, samples before the lens, more keys than the
 limit) is read again by the stream reader, which holds every rule and names the fault
 and its place.
@@ -272,9 +273,9 @@ def _samples_decoder(lens: str, extras: tuple[tuple[str, str], ...] = ()) -> Any
     (any JSON value, checked by the stream reader's own conversion) or a type guessed from
     an earlier run ("number", "bool": decoded straight to floats, "text": to strings, and
     taken a column at a time like a known key; a value of another type fails the run, which
-    is then decoded untyped). _ABSENT when missing. A key not among them fails the run (``_unknown_field``),
-    so the caller adds the run's new keys and decodes again. Extras are struct fields
-    ``extra_0_``, ``extra_1_``... renamed to their key (any text is a key)."""
+    is then decoded untyped). _ABSENT when missing. A key not among them fails the run
+    (``_unknown_field``), so the caller adds the run's new keys and decodes again. Extras
+    are struct fields ``extra_0_``, ``extra_1_``... renamed to their key (any text is a key)."""
     import msgspec
 
     types = {"duration": float | None, "count": float | None, "number": float | None, "bool": bool | None,
