@@ -50,7 +50,7 @@ from workbench.recorder.host import GC_FIELDS, HOST_FIELDS, STACK_FIELDS, GcWatc
 from workbench.recorder.host_capture import HostTaken
 from workbench.recorder.records import Detail, GpuSection, RecorderInfo
 from workbench.recorder.ring import SegmentRing
-from workbench.recorder.trigger import NEVER_NS, IncidentBudget, LatencyTrigger
+from workbench.recorder.trigger import IncidentBudget, LatencyTrigger
 from workbench.recorder.upload import upload_snapshot
 
 log = logging.getLogger("workbench.recorder")
@@ -114,26 +114,14 @@ def _ignore(value: float) -> None:
 def _span_hooks(rec: Recorder, kind: int) -> tuple[Callable[..., Any], Callable[..., bool], Callable[..., None]]:
     """``__enter__`` and ``__exit__`` of ``rec``'s spans of ``kind`` (the body of
     Recorder._close, inlined: the hottest code in the recorder), and ``rebind``, which
-    swaps the clock or the sequence under them (a test's clock; the sequence's restart).
-    A kind no trigger watches gets an ``__exit__`` without the trigger's two lines; a
-    watched one compares with the threshold held in a closure cell (``fires_above``, kept
-    current by the trigger: ``LatencyTrigger.listen``), not read from the trigger."""
+    swaps the clock or the sequence under them (a test's clock; the sequence's restart)."""
     clock: Callable[[], int] = rec._clock
     next_seq: Callable[[], int] = rec._seq.__next__
     ring = rec._spans
     # This recorder's trigger, or None when this kind isn't watched.
     trig = rec._trigger if kind == rec._watch_kind else None
-    fires_above = NEVER_NS
-
-    def set_threshold(ns: int) -> None:
-        nonlocal fires_above
-        fires_above = ns
-
     # The history's append (one C call); unused when no trigger watches this kind.
-    observe: Callable[[float], None] = _ignore
-    if trig is not None:
-        observe = trig.observe
-        trig.listen(set_threshold)
+    observe: Callable[[float], None] = trig.observe if trig is not None else _ignore
     opened = rec._opened
     mask = _HOUSEKEEPING_MASK
 
@@ -158,26 +146,11 @@ def _span_hooks(rec: Recorder, kind: int) -> tuple[Callable[..., Any], Callable[
             ring.append([base + kind, start, end])
             if et is not None:
                 ring.append([base + rec._ok_code, 0.0, 0.0])
-            duration = end - start
-            if duration > fires_above:
-                rec._slow(base, kind, duration, end)
-            observe(duration)
-            if not base & mask:
-                rec._housekeeping(base, end)
-        except Exception as exc:  # noqa: BLE001
-            rec._fault(exc, "span")
-        return False
-
-    def exit_unwatched(self: _Span, et: Any, ev: Any, tb: Any) -> bool:
-        try:
-            start = self._start
-            if start is None:
-                return False
-            end = clock()
-            base = self._seq
-            ring.append([base + kind, start, end])
-            if et is not None:
-                ring.append([base + rec._ok_code, 0.0, 0.0])
+            if trig is not None:
+                duration = end - start
+                if duration > trig.fires_above_ns:
+                    rec._slow(base, kind, duration, end)
+                observe(duration)
             if not base & mask:
                 rec._housekeeping(base, end)
         except Exception as exc:  # noqa: BLE001
@@ -189,7 +162,7 @@ def _span_hooks(rec: Recorder, kind: int) -> tuple[Callable[..., Any], Callable[
         clock = clock_fn or clock
         next_seq = next_fn or next_seq
 
-    return __enter__, (__exit__ if trig is not None else exit_unwatched), rebind
+    return __enter__, __exit__, rebind
 
 
 def _phase_hooks(rec: Recorder) -> tuple[Callable[..., Any], Callable[..., bool], Callable[..., None]]:

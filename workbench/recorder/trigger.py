@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.recorder.capture import SEQ_UNIT
@@ -89,24 +88,14 @@ class LatencyTrigger:
         )
         self.floor_ns = rule.at_least_ms * 1e6
         self.median_ns: float | None = None
-        self._listeners: list[Callable[[int], None]] = []
         self._set(max(self.floor_ns, self.absolute_ns))
 
     def _set(self, threshold_ns: float) -> None:
         """The threshold as reported (``threshold_ns``) and as the hot path compares it
         (``fires_above_ns``, an int: a duration in integer ns, the clock's contract, exceeds
-        x exactly when it exceeds floor(x), and int against int is the cheaper comparison),
-        handed to every listener (the span hooks keep it in a closure cell: no attribute
-        lookup per span)."""
+        x exactly when it exceeds floor(x), and int against int is the cheaper comparison)."""
         self.threshold_ns = threshold_ns
         self.fires_above_ns = NEVER_NS if threshold_ns >= NEVER_NS else math.floor(threshold_ns)
-        for listener in self._listeners:
-            listener(self.fires_above_ns)
-
-    def listen(self, listener: Callable[[int], None]) -> None:
-        """Call ``listener(fires_above_ns)`` now and whenever the threshold changes."""
-        self._listeners.append(listener)
-        listener(self.fires_above_ns)
 
     def refresh(self) -> None:
         """Recompute the threshold from the recent durations."""
