@@ -19,8 +19,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from workbench.actions.conditions import blamed_conditions, observed_conditions, preflight_conditions
-from workbench.actions.records import KINDS, ActionView, Decision, Status, Verification
+from workbench.actions.records import KINDS, ActionKind, ActionView, Decision, Status, Verification
 from workbench.bundle.action_status import captured_change, derive_status, embodiment_problem, latest_decision
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.errors import NotFound, UsageError, WbError
@@ -308,7 +310,9 @@ def plan_evidence(s: Any, plan_id: int) -> tuple[dict[str, Any] | None, dict[str
 def _view(s: Any, row: Any) -> ActionView:
     from store.rerun import RerunPlan
 
-    decisions = [Decision(decision=d.decision, by=d.by, why=d.why, at=d.at) for d in _decisions(s, int(row.id))]
+    # Decoded, not constructed: the stored words are checked against the records' Literals.
+    decisions = [Decision.from_json({"decision": d.decision, "by": d.by, "why": d.why, "at": d.at})
+                 for d in _decisions(s, int(row.id))]
     verifications = []
     for v in _verifications(s, int(row.id)):
         plan_row = s.get(RerunPlan, v.plan_id) if v.plan_id is not None else None
@@ -318,9 +322,9 @@ def _view(s: Any, row: Any) -> ActionView:
     action = {"kind": row.kind, "changes": row.changes, "expect": row.expect, "retry": row.retry}
     status = derive_status(action, [d.to_json() for d in decisions], latest.to_json() if latest else None, plan, report)
     return ActionView(
-        id=int(row.id), ref=f"action/{row.id}", investigation_id=int(row.investigation_id), kind=row.kind,
+        id=int(row.id), ref=f"action/{row.id}", investigation_id=int(row.investigation_id), kind=msgspec.convert(row.kind, ActionKind),
         changes={k: list(v) for k, v in (row.changes or {}).items()}, scope=row.scope, because=[int(h) for h in row.because or []],
         evidence=list(row.evidence or []), expect=dict(row.expect or {}), retry=dict(row.retry or {}),
         created_by=row.created_by, created_at=row.created_at, decisions=decisions, verifications=verifications,
-        status=Status(**status),
+        status=Status.from_json(status),
     )

@@ -4,7 +4,7 @@ list of plans (``--list --json``) and the dry run (what would run, and whether i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -22,7 +22,7 @@ class PlanSaved(msgspec.Struct, frozen=True, kw_only=True):
     id: int
     name: str
     digest: str
-    status: str  # added | unchanged | replaced
+    status: Literal["added", "unchanged", "replaced"]  # what saving did
     plan: Plan
     warnings: tuple[str, ...]
 
@@ -53,7 +53,7 @@ class PlanList(msgspec.Struct, frozen=True, kw_only=True):
         return {"plans": [msgspec.to_builtins(p) for p in self.plans]}
 
 
-class Slot(Record, kw_only=True):
+class Slot(Record, frozen=True, kw_only=True):
     round: int  # 0: an untimed warm-up run
     arm: str
 

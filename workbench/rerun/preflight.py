@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -77,13 +77,13 @@ def software_versions() -> dict[str, str]:
     return versions
 
 
-class ArtifactCheck(Record, kw_only=True, omit_defaults=True):
+class ArtifactCheck(Record, frozen=True, kw_only=True, omit_defaults=True):
     """A pinned artifact as it is now (``detail``: why it could not be read; ``size``: when it could)."""
 
     path: str
     role: str
     sha256: str  # in the plan
-    status: str  # ok | missing | changed
+    status: Literal["ok", "missing", "changed"]
     now: str | None  # its SHA-256 now
     detail: str | None = None
     size: int | None = None
@@ -142,7 +142,7 @@ def compare_environments(expected: Environment, now: Environment) -> tuple[list[
     return changes, notes
 
 
-class PreflightReport(Record, kw_only=True):
+class PreflightReport(Record, frozen=True, kw_only=True):
     """``wb doctor --json``, and what each execution records before it runs (``preflights``)."""
 
     taken_at: str
