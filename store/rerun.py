@@ -134,7 +134,7 @@ def execution_count(session: "Session", plan_id: int) -> int:
     return int(session.exec(select(func.count()).select_from(RerunExecution).where(RerunExecution.plan_id == plan_id)).one())
 
 
-def save_plan(session: "Session", name: str, lens: str, digest: str, body: dict[str, Any], origin: str = "user",
+def save_plan(session: "Session", name: str, lens: str, digest: str, body: dict[str, object], origin: str = "user",
               investigation_id: int | None = None) -> tuple[RerunPlan, Literal["added", "unchanged", "replaced"]]:
     """Add a plan, or keep the identical one; returns (plan, "added" | "unchanged" | "replaced").
 

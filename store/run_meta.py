@@ -40,7 +40,7 @@ class _View(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def of(cls, doc: Mapping[str, Any] | None) -> Self:
-        known: dict[str, Any] = {}
+        known: dict[str, object] = {}
         unread: list[str] = []
         fields = msgspec.structs.fields(cls)
         for f in fields:
@@ -74,7 +74,7 @@ class Sweep(msgspec.Struct, frozen=True, kw_only=True):
     axis: SweepAxis | None = None
     level: int = 0  # index in load order
     levels: int | None = None
-    summary: dict[str, Any] | None = None
+    summary: dict[str, object] | None = None
 
 
 class Pool(msgspec.Struct, frozen=True, kw_only=True):

@@ -65,7 +65,7 @@ def propose_action(
         raise UsageError(f"a {kind} action names its change (--change DIM=FROM:TO)")
     if kind != "retry" and not because:
         raise UsageError("an action cites the hypothesis that motivates it (--because HYPOTHESIS)")
-    expected: dict[str, Any] = {}
+    expected: dict[str, object] = {}
     if expect is not None:
         metric, direction = required_text(expect[0], "the expected metric"), str(expect[1]).strip().lower()
         if direction not in DIRECTIONS:
@@ -113,7 +113,7 @@ def _dimension(lens: str, name: str) -> str:
     raise UsageError(f"--change {name}: no such dimension in the {lens} lens (known: {', '.join(sorted(known))})")
 
 
-def _retry_record(paths: Sequence[str | Path]) -> dict[str, Any]:
+def _retry_record(paths: Sequence[str | Path]) -> dict[str, object]:
     from workbench.diagnostics import diagnose  # the log parsers: loaded for a retry only
 
     doc = diagnose([Path(p) for p in paths]).to_json()
@@ -192,7 +192,7 @@ def _verifying_plan(s: Any, row: Any, plan: str | int) -> Any:
     return plan_row
 
 
-def _preflight_observation(s: Any, plan_row: Any) -> dict[str, Any]:
+def _preflight_observation(s: Any, plan_row: Any) -> dict[str, object]:
     """What a retry ran on, from the plan's latest preflight."""
     from store.rerun import executions_of  # SQLAlchemy: loaded with the store, not at import
 
@@ -202,7 +202,7 @@ def _preflight_observation(s: Any, plan_row: Any) -> dict[str, Any]:
     return {"conditions": preflight_conditions(executions[-1].preflights[-1]), "inputs": [f"rerun-plan/{plan_row.id}"]}
 
 
-def _job_observation(row: Any, job: Sequence[str | Path]) -> dict[str, Any]:
+def _job_observation(row: Any, job: Sequence[str | Path]) -> dict[str, object]:
     """What a retry ran on, from the new job's files (diagnosed as wb diagnose would)."""
     if row.kind != "retry":
         raise UsageError(f"action {row.id} is a {row.kind} change: verify it with --plan PLAN (a rerun whose candidate embodies it)")
@@ -241,7 +241,7 @@ def list_actions(store: "Store", inv: str | int | None = None, *, hypothesis: in
     return [v for v in views if hypothesis is None or hypothesis in v.because]
 
 
-def verified_candidate(store: "Store", action: str | int) -> tuple[ActionView, dict[str, Any], list[int]]:
+def verified_candidate(store: "Store", action: str | int) -> tuple[ActionView, dict[str, object], list[int]]:
     """A verified change action, its plan's body and the candidate (B) runs of the plan's
     latest completed execution (what ``watch`` compares later runs with)."""
     from store.rerun import RUN_OK, RerunPlan, executions_of, runs_of
@@ -288,7 +288,7 @@ def _verifications(s: Any, action_id: int) -> list[Any]:
     return list(s.exec(select(ActionVerification).where(ActionVerification.action_id == action_id).order_by(col(ActionVerification.id))).all())
 
 
-def plan_evidence(s: Any, plan_id: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def plan_evidence(s: Any, plan_id: int) -> tuple[dict[str, object] | None, dict[str, object] | None]:
     """A plan's body and its latest rerun comparison's body, the execution status as it is
     now (a comparison is taken while its execution may still be running)."""
     from sqlmodel import select

@@ -14,7 +14,6 @@ the comparability rows are carried as their JSON (``DimensionRow.to_json``).
 
 from __future__ import annotations
 
-from typing import Any
 
 from msgspec import UNSET, UnsetType
 
@@ -53,7 +52,7 @@ class Saturation(Record, frozen=True, kw_only=True):
     first_unsustained: str | UnsetType = UNSET  # the load where the rule broke
     note: str | UnsetType = UNSET
 
-    def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, Any]:
+    def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, object]:
         doc = record_json(self)
         if self.rule is not UNSET and self.state == "unknown" and self.note is not UNSET:
             # A level that does not state what the rule needs: the note was written
@@ -168,14 +167,14 @@ class SweepComparison(Record, frozen=True, kw_only=True):
     slo: dict[str, float]  # metric -> target in ms
     baseline: Side
     candidate: Side
-    dimensions: list[dict[str, Any]] | None  # the first matched level's comparability rows: their JSON (any dimension value)
+    dimensions: list[dict[str, object]] | None  # the first matched level's comparability rows: their JSON (any dimension value)
     matched: list[MatchedLevel]
     unmatched: Unmatched
     uncertainty: str
     observations: list[SweepObservation]
     chart: str  # the latency-throughput curve, 80 columns
 
-    def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, Any]:
+    def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, object]:
         """The ``--json`` document (nan and ±inf as null)."""
         doc = record_json(self)
         for name, side in (("baseline", self.baseline), ("candidate", self.candidate)):

@@ -497,7 +497,7 @@ def _mismatches(key: GroupKey, entries: dict[int, dict[int, Entry]], by_rank: di
     return out
 
 
-def _entry_values(e: Entry) -> dict[str, Any]:
+def _entry_values(e: Entry) -> dict[str, object]:
     return {"op": e.profiling_name, "input_sizes": e.input_sizes, "output_sizes": e.output_sizes, "dtypes": e.input_dtypes, "state": e.state}
 
 

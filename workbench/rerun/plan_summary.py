@@ -26,7 +26,7 @@ class PlanSaved(msgspec.Struct, frozen=True, kw_only=True):
     plan: Plan
     warnings: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"id": self.id, "name": self.name, "digest": self.digest, "status": self.status,
                 "plan": self.plan.to_json(), "warnings": list(self.warnings)}
 
@@ -49,7 +49,7 @@ class PlanRow(msgspec.Struct, frozen=True, kw_only=True):
 class PlanList(msgspec.Struct, frozen=True, kw_only=True):
     plans: tuple[PlanRow, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"plans": [msgspec.to_builtins(p) for p in self.plans]}
 
 
@@ -76,7 +76,7 @@ class DryRun(msgspec.Struct, frozen=True, kw_only=True):
     def would_run(self) -> bool:
         return not self.preflight.blockers
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "plan": self.plan.to_json(), "digest": self.digest, "preflight": self.preflight.to_json(),
             "schedule": [s.to_json() for s in self.schedule],

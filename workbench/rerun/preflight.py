@@ -202,7 +202,7 @@ class Preflight:
             ok=not self.blockers,
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return self.report().to_json()
 
 
@@ -239,7 +239,7 @@ def _line(label: str, value: str, status: str = "", width: int = 80) -> str:
     return f"  {label:<21} {value:<{room}} {tag}".rstrip()
 
 
-def format_preflight(pf: Preflight, width: int = 80) -> list[str]:
+def render_preflight(pf: Preflight, width: int = 80) -> str:
     """The report as plain lines of at most ``width`` columns (values are clean text)."""
     lines = [f"Preflight on {clean(pf.host)} at {pf.taken_at}"]
     gpu = pf.gpu
@@ -266,4 +266,4 @@ def format_preflight(pf: Preflight, width: int = 80) -> list[str]:
     for prefix, texts in (("note: ", pf.notes), ("BLOCKED: ", pf.blockers)):
         for text in texts:
             lines += textwrap.wrap(clean(text), width, initial_indent="  " + prefix, subsequent_indent="    ", break_on_hyphens=False)
-    return lines
+    return "\n".join(lines)
