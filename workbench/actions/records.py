@@ -28,7 +28,7 @@ class Verification(Record, frozen=True):
 
     plan_id: int | None
     plan: str | None  # the plan's name
-    observed: dict[str, object]
+    observed: dict[str, Any]
     by: str
     at: str
 
@@ -49,9 +49,9 @@ class ActionView(Record, frozen=True):
     changes: dict[str, list[Any]]
     scope: str
     because: list[int]
-    evidence: list[dict[str, object]]
-    expect: dict[str, object]
-    retry: dict[str, object]
+    evidence: list[dict[str, Any]]
+    expect: dict[str, Any]
+    retry: dict[str, Any]
     created_by: str
     created_at: str
     decisions: list[Decision]

@@ -14,6 +14,7 @@ the comparability rows are carried as their JSON (``DimensionRow.to_json``).
 
 from __future__ import annotations
 
+from typing import Any
 
 from msgspec import UNSET, UnsetType
 
@@ -167,7 +168,7 @@ class SweepComparison(Record, frozen=True, kw_only=True):
     slo: dict[str, float]  # metric -> target in ms
     baseline: Side
     candidate: Side
-    dimensions: list[dict[str, object]] | None  # the first matched level's comparability rows: their JSON (any dimension value)
+    dimensions: list[dict[str, Any]] | None  # the first matched level's comparability rows: their JSON (any dimension value)
     matched: list[MatchedLevel]
     unmatched: Unmatched
     uncertainty: str

@@ -41,7 +41,7 @@ class EventRecord(Record, frozen=True, kw_only=True):
     resolution_s: float
     host: str | None
     rank: int | None
-    values: dict[str, object]  # what the parser read from the line (untrusted)
+    values: dict[str, Any]  # what the parser read from the line (untrusted)
     notes: tuple[str, ...]
     since_boot_s: float | None
     time_zone_assumed: bool
