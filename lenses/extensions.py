@@ -60,7 +60,7 @@ class Extension:
     guardrails: tuple[GuardrailSpec, ...]
 
 
-def _text(file: Path, where: str, table: dict[str, Any], key: str, *, required: bool = False) -> str | None:
+def _text(file: Path, where: str, table: dict[str, object], key: str, *, required: bool = False) -> str | None:
     value = table.get(key)
     if value is None:
         if required:
@@ -71,7 +71,7 @@ def _text(file: Path, where: str, table: dict[str, Any], key: str, *, required: 
     return value
 
 
-def _name(file: Path, where: str, table: dict[str, Any]) -> str:
+def _name(file: Path, where: str, table: dict[str, object]) -> str:
     name = _text(file, where, table, "name", required=True)
     assert name is not None
     if not _NAME.match(name):
@@ -79,7 +79,7 @@ def _name(file: Path, where: str, table: dict[str, Any]) -> str:
     return name
 
 
-def _unknown_keys(file: Path, where: str, table: dict[str, Any], allowed: set[str]) -> None:
+def _unknown_keys(file: Path, where: str, table: dict[str, object], allowed: set[str]) -> None:
     extra = sorted(set(table) - allowed)
     if extra:
         raise ExtensionError(file, f"unknown key '{extra[0]}' (allowed: {', '.join(sorted(allowed))})", where)

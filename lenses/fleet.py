@@ -30,18 +30,18 @@ import numpy as np
 
 from lenses.base import NAN, WINDOW_DIMENSION, DimensionSpec, Lens, MetricSpec, column, finite, observed_window
 from store.records import Dimension, RunRecord
+from store.run_meta import Pool
 
 _RECORDED_WORDS = {"recorded", "yes", "true", "1", "complete", "present", "available"}
 
 
-def _epoch(value: Any) -> float:
-    if value is None or isinstance(value, bool):
+def _epoch(value: float | str | None) -> float:
+    """A pool figure (``store.run_meta.Pool``): the number, or text read as one or as an ISO time."""
+    if value is None:
         return NAN
-    if isinstance(value, int | float):
-        return float(value)
     try:
         return float(value)
-    except (TypeError, ValueError):
+    except ValueError:
         pass
     try:
         dt = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
@@ -111,7 +111,7 @@ class FleetWindow:
 
 
 def read_window(run: RunRecord) -> FleetWindow:
-    pool = run.meta.get("pool") or {}
+    pool = run.typed_meta.pool or Pool()
     gpus = column(run, "gpus")
     n = run.sample_count
     nan_col = np.full(n, np.nan)
@@ -126,15 +126,15 @@ def read_window(run: RunRecord) -> FleetWindow:
     start = start if start is not None else nan_col
     end = end if end is not None else nan_col
 
-    ws, we = _epoch(pool.get("window_start")), _epoch(pool.get("window_end"))
+    ws, we = _epoch(pool.window_start), _epoch(pool.window_end)
     if not math.isfinite(ws):
         known = finite(np.concatenate([eligible, submit, start]))
         ws = float(known.min()) if known.size else NAN
     if not math.isfinite(we):
         known = finite(np.concatenate([end, start]))
         we = float(known.max()) if known.size else NAN
-    capacity = _epoch(pool.get("capacity_gpus"))
-    target = _epoch(pool.get("wait_target_s"))
+    capacity = _epoch(pool.capacity_gpus)
+    target = _epoch(pool.wait_target_s)
 
     started_in = np.isfinite(start) & (start >= ws) & (start <= we)
     waits = (start - eligible)[started_in & np.isfinite(eligible)]
@@ -239,7 +239,7 @@ class FleetLens(Lens):
         elif "eligibility_history" in run.dimensions:
             # Declared, but the jobs carry no eligible times: the label disagrees with the data.
             out["eligibility_history"] = Dimension("none in the data", "derived")
-        capacity = _epoch((run.meta.get("pool") or {}).get("capacity_gpus"))
+        capacity = _epoch((run.typed_meta.pool or Pool()).capacity_gpus)
         if math.isfinite(capacity):
             out["capacity_gpus"] = Dimension(int(capacity) if capacity.is_integer() else capacity, "measured")
         return out

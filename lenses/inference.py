@@ -79,26 +79,22 @@ def mix_equal(a: Any, b: Any) -> bool | None:
 def summary_stat(run: RunRecord, metric: str, stat: str) -> float:
     """A figure from ``run.meta["summary"][metric][stat]`` (what a benchmark tool
     reported for a run without per-request rows); ``nan`` when absent."""
-    block = (run.meta.get("summary") or {}).get(metric)
-    value = block.get(stat) if isinstance(block, dict) else None
-    try:
-        f = float(value) if value is not None and not isinstance(value, bool) else NAN
-    except (TypeError, ValueError):
-        return NAN
-    return f if math.isfinite(f) else NAN
+    block = run.typed_meta.summary_block(metric)
+    value = block.get(stat) if block else None
+    return value if isinstance(value, float) and math.isfinite(value) else NAN
 
 
 def summary_bounds(run: RunRecord, metric: str, stat: str) -> tuple[float, float] | None:
     """The bucket bounds a histogram gives ``stat`` (``run.meta["summary"][metric][stat + "_bounds"]``,
     as the Prometheus importer writes them; a null high is the +Inf bucket); ``None`` when absent."""
-    block = (run.meta.get("summary") or {}).get(metric)
-    bounds = block.get(f"{stat}_bounds") if isinstance(block, dict) else None
-    if not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
+    block = run.typed_meta.summary_block(metric)
+    bounds = block.get(f"{stat}_bounds") if block else None
+    if not isinstance(bounds, list) or len(bounds) != 2:
         return None
     lo, hi = bounds
-    if not isinstance(lo, (int, float)) or isinstance(lo, bool) or not math.isfinite(lo):
+    if lo is None or not math.isfinite(lo):
         return None
-    return float(lo), float(hi) if isinstance(hi, (int, float)) and not isinstance(hi, bool) and math.isfinite(hi) else math.inf
+    return lo, hi if hi is not None and math.isfinite(hi) else math.inf
 
 
 @dataclass(frozen=True)
@@ -149,13 +145,10 @@ def _statistic(values: np.ndarray, stat: str) -> float:
 
 
 def _duration(run: RunRecord) -> float:
-    for value in (run.window.get("duration_s"), run.meta.get("duration_s"), (run.meta.get("summary") or {}).get("duration_s")):
-        try:
-            f = float(value)
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(f) and f > 0:
-            return f
+    meta = run.typed_meta
+    for value in (run.typed_window.duration_s, meta.duration_s, meta.summary_scalar("duration_s")):
+        if value is not None and math.isfinite(value) and value > 0:
+            return value
     return NAN
 
 
@@ -187,9 +180,9 @@ class InferenceLens(Lens):
                 return _statistic(finite(values), m.statistic), "requests"
             v = summary_stat(run, m.summary, m.statistic)
             return v, "file" if math.isfinite(v) else "unknown"
-        stated = (run.meta.get("summary") or {}).get(m.summary)
-        if isinstance(stated, (int, float)) and not isinstance(stated, bool) and math.isfinite(stated):
-            return float(stated), "file"
+        stated = run.typed_meta.summary_scalar(m.summary)
+        if stated is not None and math.isfinite(stated):
+            return stated, "file"
         duration = _duration(run)
         ok = column(run, "ok")
         if math.isfinite(duration) and ok is not None and finite(ok).size:
@@ -310,13 +303,11 @@ class InferenceLens(Lens):
         return WorkPerItem("tokens per request", float(total.mean())) if total.size else None
 
     def throughput(self, run: RunRecord) -> tuple[float, str] | None:
-        duration = run.window.get("duration_s", run.meta.get("duration_s"))
+        # The window's duration when it states one (even an unusable one), else the file's.
+        duration = run.typed_window.duration_s if "duration_s" in run.window else run.typed_meta.duration_s
         if run.work is None or run.work.amount is None or not duration:
             return None
-        try:
-            return float(run.work.amount) / float(duration), f"{run.work.unit}/s"
-        except (TypeError, ValueError, ZeroDivisionError):
-            return None
+        return float(run.work.amount) / duration, f"{run.work.unit}/s"
 
 
 LENS = InferenceLens(

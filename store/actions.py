@@ -33,7 +33,7 @@ class Action(SQLModel, table=True):
     investigation_id: int = Field(
         sa_column=Column(Integer, ForeignKey("investigation.id", ondelete="CASCADE"), index=True, nullable=False)
     )
-    kind: str  # configuration | version | restart | escalation | retry
+    kind: str  # a workbench.actions.records.ActionKind (checked when the door reads it)
     # {dimension: [from, to]}
     changes: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     scope: str = Field(sa_column=Column(Text, nullable=False))
@@ -55,7 +55,7 @@ class ActionDecision(SQLModel, table=True):
     __tablename__ = "action_decision"
     id: Optional[int] = Field(default=None, primary_key=True)
     action_id: int = Field(sa_column=Column(Integer, ForeignKey("action.id", ondelete="CASCADE"), index=True, nullable=False))
-    decision: str  # approved | rejected
+    decision: str  # a workbench.actions.records.DecisionWord (checked when the door reads it)
     by: str
     why: str = Field(sa_column=Column(Text, nullable=False))
     at: str = Field(default_factory=utcnow_iso)

@@ -69,7 +69,7 @@ class Declared:
     at: str
     changed: bool = True
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"id": self.id, "run": self.run_id, "name": self.name, "action": self.action, "value": self.value,
                 "previous": self.previous, "who": self.who, "why": self.why, "at": self.at}
 

@@ -17,15 +17,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from store.run_meta import RunMeta, RunWindow
+
 if TYPE_CHECKING:
     import numpy as np
 
 DimensionSource = Literal["declared", "measured", "derived"]
 DIMENSION_SOURCES: tuple[str, ...] = ("declared", "measured", "derived")
 
-# "incident": the moments around a trigger (a flight recorder's slow-step snapshot), never
-# a steady window of the workload: like every kind, it must match to compare.
-WindowKind = Literal["steady", "startup", "checkpointing", "mixed", "incident", "unknown"]
+# The kinds a window may state (store.run_meta.WindowKind, which adds "unknown").
 WINDOW_KINDS: tuple[str, ...] = ("steady", "startup", "checkpointing", "mixed", "incident")
 # A capture that does not say which window it is gets kind "unknown", never a guess.
 UNKNOWN_WINDOW = "unknown"
@@ -121,3 +121,13 @@ class RunRecord:
     @property
     def window_kind(self) -> str:
         return str(self.window.get("kind", UNKNOWN_WINDOW))
+
+    @property
+    def typed_meta(self) -> RunMeta:
+        """``meta``'s keys that wb writes, typed (read afresh: ``meta`` is the mutable store copy)."""
+        return RunMeta.of(self.meta)
+
+    @property
+    def typed_window(self) -> RunWindow:
+        """``window``'s keys that wb writes, typed (read afresh, as ``typed_meta``)."""
+        return RunWindow.of(self.window)

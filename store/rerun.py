@@ -8,7 +8,7 @@ is one analysis of an execution's runs. A plan is immutable once it has executio
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from sqlalchemy import JSON, Column, ForeignKey, Integer, UniqueConstraint, event, func
 from sqlalchemy import select as sa_select
@@ -76,7 +76,7 @@ class RerunRun(SQLModel, table=True):
     round: int  # 1..rounds; 0 is a warm-up run
     arm: str  # "A", "B", "A'"
     slot: int  # position in the execution's schedule
-    status: str  # ok | failed | interrupted
+    status: str  # a workbench.rerun.comparison.RunStatus: ok, failed or interrupted
     reason: str = ""  # why it failed, in one line
     argv: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     started_at: str = ""
@@ -134,8 +134,8 @@ def execution_count(session: "Session", plan_id: int) -> int:
     return int(session.exec(select(func.count()).select_from(RerunExecution).where(RerunExecution.plan_id == plan_id)).one())
 
 
-def save_plan(session: "Session", name: str, lens: str, digest: str, body: dict[str, Any], origin: str = "user",
-              investigation_id: int | None = None) -> tuple[RerunPlan, str]:
+def save_plan(session: "Session", name: str, lens: str, digest: str, body: dict[str, object], origin: str = "user",
+              investigation_id: int | None = None) -> tuple[RerunPlan, Literal["added", "unchanged", "replaced"]]:
     """Add a plan, or keep the identical one; returns (plan, "added" | "unchanged" | "replaced").
 
     A plan of the same name with a different body (or investigation) replaces it only

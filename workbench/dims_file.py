@@ -55,7 +55,7 @@ class FolderFile:
     """What one ``wb.toml`` says: dimensions, and import parameters (``sacct_fields`` ...)."""
 
     dimensions: dict[str, str] = field(default_factory=dict)
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, object] = field(default_factory=dict)
 
 
 def load_dims_file(path: Path) -> dict[str, str]:
@@ -92,8 +92,8 @@ def load_folder_file(path: Path) -> FolderFile:
     return FolderFile(out, _import_params(doc, path))
 
 
-def _import_params(doc: dict[str, Any], path: Path) -> dict[str, Any]:
-    params: dict[str, Any] = {}
+def _import_params(doc: dict[str, object], path: Path) -> dict[str, object]:
+    params: dict[str, object] = {}
     for name, keys in IMPORT_TABLES.items():
         if name not in doc:
             continue
@@ -178,14 +178,14 @@ class FolderDimensions:
             merged.update(self._read(folder / DIMS_FILE_NAME))
         return {**merged, **self.cli}
 
-    def params_for(self, source: Path | None) -> dict[str, Any]:
+    def params_for(self, source: Path | None) -> dict[str, object]:
         """Import parameters the folder's ``wb.toml`` (or ``--dims-file``) gives for ``source``
         (``sacct_fields`` ...), the nearer file winning; the command line wins over them (``ingest``)."""
         if self.explicit is not None:
             return dict(self.explicit_params)
         if source is None:
             return {}
-        merged: dict[str, Any] = {}
+        merged: dict[str, object] = {}
         for folder in reversed(self._folders(source)):
             merged.update(self._file(folder / DIMS_FILE_NAME).params)
         return merged

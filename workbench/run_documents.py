@@ -8,7 +8,7 @@ local command would (``wb --server URL runs`` is byte-identical to ``wb runs``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.compare.host_activity import within_run
 from workbench.summary import run_summary
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from store.api import RunSummary, Store
 
 
-def runs_json(runs: Sequence["RunSummary"]) -> list[dict[str, Any]]:
+def runs_json(runs: Sequence["RunSummary"]) -> list[dict[str, object]]:
     """``wb runs --json``."""
     return [
         {"id": r.id, "lens": r.lens, "label": r.label, "dimensions": r.dimension_values(),
@@ -27,7 +27,7 @@ def runs_json(runs: Sequence["RunSummary"]) -> list[dict[str, Any]]:
     ]
 
 
-def run_document(record, captures) -> dict[str, Any]:
+def run_document(record, captures) -> dict[str, object]:
     """``wb show --json`` without the declaration history (``show_document`` adds it)."""
     return {
         "id": record.id,
@@ -48,7 +48,7 @@ def run_document(record, captures) -> dict[str, Any]:
     }
 
 
-def show_document(store: "Store", run_id: int) -> dict[str, Any]:
+def show_document(store: "Store", run_id: int) -> dict[str, object]:
     """``wb show RUN --json`` for a resolved run id."""
     from store.declarations import history  # loads SQLAlchemy: not for 'wb show --help'
 

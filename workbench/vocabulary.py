@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Self, TypeAlias, Union
 
 import msgspec
 
@@ -28,6 +28,13 @@ _FROM_REASON = {text: float(key) for key, text in _NONFINITE.items()}
 # A run as a result names it: a store id, or a label or a bundle's ref ("run/6") for runs that are
 # not (or not yet) in this store.
 RunRef = int | str
+
+# A JSON value, as json.loads returns it and a ``--json`` document holds it. ``JSONDoc``: a document
+# whose keys are its writer's (a stored body, a bundle member, a response): typed records decode the
+# parts a reader needs. Annotations of functions only: msgspec cannot resolve the recursive alias in
+# a record's field (there, the record's own types say the shape).
+JSON: TypeAlias = Union[str, int, float, bool, None, list["JSON"], dict[str, "JSON"]]
+JSONDoc: TypeAlias = dict[str, JSON]
 
 # The change under test, as ``--change`` states it: dimension -> (FROM, TO), or () when declared
 # without values.

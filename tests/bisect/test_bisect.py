@@ -222,13 +222,14 @@ def test_finds_a_real_cpu_clocked_slowdown(tmp_path, store_url):
 
 
 def test_status_before_any_step_says_the_endpoints_come_first():
-    from workbench.bisect.format import format_report
+    from workbench.bisect.format import render_bisection
+    from workbench.bisect.result import BisectionReport
 
     cs = [{"rev": "a" * 40, "title": "", "status": "good"}, {"rev": "b" * 40, "title": "", "status": "untested"}]
     doc = {"id": 1, "name": "n", "status": "started", "spec": {"name": "n", "bench": ["true"], "workdir": "/w"},
            "candidates": cs, "lo": 0, "hi": 1, "reference": 0, "endpoint": None, "steps": [], "current": None,
            "splits": [], "result": None, "steps_done": 0}
-    text = "\n".join(format_report(doc))
+    text = render_bisection(BisectionReport.from_json(doc))
     assert "endpoints not checked yet" in text and "open range" not in text
 
 

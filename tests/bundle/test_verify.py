@@ -12,7 +12,7 @@ from tests.bundle.helpers import sample_bundle
 from tests.investigations.fakes import fake_compare
 from workbench.bundle.export import dumps, reseal_digests, seal, write_bundle
 from workbench.bundle.reader import parse_strict, read_bundle_file
-from workbench.bundle.verify import format_report, verify_bundle
+from workbench.bundle.verify import render_verify, verify_bundle
 from workbench.errors import BadInput, UsageError
 
 BUNDLE = sample_bundle()
@@ -57,8 +57,8 @@ def _changed(value):
 def test_round_trip_is_valid(tmp_path):
     path = write_bundle(BUNDLE, tmp_path / "b.json")
     report = verify_bundle(read_bundle_file(path), source=path)
-    assert report.ok, format_report(report)
-    text = format_report(report)
+    assert report.ok, render_verify(report)
+    text = render_verify(report)
     for part in ("checksum", "recipe", "results", "samples"):
         assert any(c.part == part and c.ok for c in report.checks)
     assert "VALID" in text and "not signed" in text and "not who made it" not in text
@@ -187,7 +187,7 @@ def test_captures_dir_checks_files_by_digest(tmp_path):
 
 def test_recompute_confirms_an_honest_bundle():
     report = verify_bundle(parse_strict(TEXT), recompute=True, engine=fake_compare)
-    assert report.ok, format_report(report)
+    assert report.ok, render_verify(report)
     assert report.recompute and all("within tolerance" in c.detail for c in report.recompute if c.part.startswith("results.comparisons"))
     assert {c.part.split()[0] for c in report.recompute} == {"results.comparisons[0]", "results.verdicts[0]", "hypotheses[0]"}
 

@@ -225,15 +225,16 @@ def test_synthetic_knee_and_goodput_match_hand_computed_values(synthetic) -> Non
 
 
 def test_rate_tolerance_and_concurrency_matching() -> None:
+    from store.run_meta import Load
     from workbench.compare.sweep import Level, match_levels
 
-    base = [Level({"requested_rate": r}) for r in (10.0, 20.0, 40.0)]
-    cand = [Level({"requested_rate": r}) for r in (10.4, 21.5, 39.0)]
+    base = [Level(Load(requested_rate=r)) for r in (10.0, 20.0, 40.0)]
+    cand = [Level(Load(requested_rate=r)) for r in (10.4, 21.5, 39.0)]
     pairs, ub, uc = match_levels(base, cand, "rate", 0.05)
     assert [(b.requested_rate, c.requested_rate) for b, c in pairs] == [(10.0, 10.4), (40.0, 39.0)]
     assert [lv.requested_rate for lv in ub] == [20.0] and [lv.requested_rate for lv in uc] == [21.5]
-    conc_b = [Level({"concurrency": c}) for c in (1.0, 8.0, 32.0)]
-    conc_c = [Level({"concurrency": c}) for c in (1.0, 9.0, 32.0)]
+    conc_b = [Level(Load(concurrency=c)) for c in (1.0, 8.0, 32.0)]
+    conc_c = [Level(Load(concurrency=c)) for c in (1.0, 9.0, 32.0)]
     pairs, ub, uc = match_levels(conc_b, conc_c, "concurrency", 0.05)
     assert [(b.concurrency, c.concurrency) for b, c in pairs] == [(1.0, 1.0), (32.0, 32.0)]  # exact only
     assert [lv.concurrency for lv in ub] == [8.0]

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from workbench.cli import cli
 from workbench.diagnostics import diagnose
+from workbench.diagnostics.report import DiagnosisReport
 from workbench.errors import BadInput
 
 DATA = Path(__file__).parent.parent / "data" / "failures"
@@ -224,7 +225,7 @@ def test_human_output_fits_80_columns_and_escapes_hostile_text(tmp_path):
     from workbench.diagnostics.render import render
 
     buf = StringIO()
-    render(diagnose([tmp_path / "inc"]).to_json(), console=Console(file=buf, width=80, highlight=False, color_system=None))
+    render(DiagnosisReport.from_json(diagnose([tmp_path / "inc"]).to_json()), console=Console(file=buf, width=80, highlight=False, color_system=None))
     out = buf.getvalue()
     assert "\x1b" not in out
     assert "[bold red]pwned" in out  # printed literally, not interpreted
@@ -346,7 +347,7 @@ def test_the_renderer_draws_a_fresh_and_a_decoded_diagnosis_alike():
 
     d = diagnose([DATA / "nvrx-fr_traces" / "lock_gil_1st"])
     texts = []
-    for report in (d.report(), json.loads(json.dumps(d.to_json()))):
+    for report in (d.report(), DiagnosisReport.from_json(json.loads(json.dumps(d.to_json())))):
         buf = io.StringIO()
         render(report, console=Console(file=buf, width=80, highlight=False, color_system=None))
         texts.append(buf.getvalue())

@@ -107,3 +107,23 @@ def test_the_tui_service_stores_a_comparison_with_its_control(demo_store):
     outcome = services.compare_and_store(demo_store, inv_id, base, cand, {}, control=control)
     assert list(outcome.comparison.parameters.control) == control
     assert "A/A control: A′/A" in outcome.text and "control (A′, baseline again)" in outcome.text
+
+
+def test_a_stored_comparison_is_decoded_once_per_view(demo_store):
+    """The report, the banner and the way out all read one view: ``comparison()`` decodes its
+    stored document once, and a view read again is decoded afresh (nothing leaks between them)."""
+    import gc
+
+    from workbench.investigations import views
+
+    inv_id = create_demo_investigations(demo_store)[0]
+    view = wf.investigation_view(demo_store, inv_id).comparisons[0]
+    first = view.comparison()
+    assert view.comparison() is first
+    assert first.to_json()["runs"] == view.result["runs"]
+    again = wf.investigation_view(demo_store, inv_id).comparisons[0]
+    assert again.comparison() is not first and again.comparison().to_json() == first.to_json()
+    held = len(views._DECODED)
+    del view, first
+    gc.collect()
+    assert len(views._DECODED) == held - 1

@@ -6,7 +6,7 @@ import json
 
 from workbench.rerun.gpu_probe import NO_DATA, RAN, UNAVAILABLE, UNKNOWN, probe_gpus
 from workbench.rerun.plan import build_plan
-from workbench.rerun.preflight import compare_environments, format_preflight, run_preflight
+from workbench.rerun.preflight import compare_environments, render_preflight, run_preflight
 
 from .helpers import wb
 
@@ -144,7 +144,7 @@ def test_changed_or_missing_artifact_blocks_with_its_name(tmp_path):
 
 def test_text_fits_80_columns():
     for nvml in (FakeNvml(), NoDriver()):
-        lines = format_preflight(run_preflight(nvml=nvml))
+        lines = render_preflight(run_preflight(nvml=nvml)).splitlines()
         assert lines and max(len(line) for line in lines) <= 80
 
 

@@ -13,15 +13,18 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+# Condition name -> what it was: one value (driver, gpu, xid, memory_limit) or several (node, gpu_serial).
+Conditions = dict[str, str | list[str]]
+
 _CAPACITY = re.compile(r"total capacity of ([0-9.]+ ?[KMGT]i?B)")
 _CGROUP_LIMIT = re.compile(r"(?:memory limit|limit)[ =:]+([0-9.]+ ?[KMGT]i?B|[0-9]+kB)", re.I)
 
 
-def blamed_conditions(diagnosis: Mapping[str, Any]) -> dict[str, Any]:
+def blamed_conditions(diagnosis: Mapping[str, Any]) -> Conditions:
     """What the diagnosis blamed (``Diagnosis.to_json()``): ``{}`` when it names no failure."""
     fc = diagnosis.get("failure_class") or {}
     first = (diagnosis.get("first_failure") or {}).get("event") or {}
-    out: dict[str, Any] = {}
+    out: Conditions = {}
     hosts = list((fc.get("where") or {}).get("hosts") or ([first["host"]] if first.get("host") else []))
     if hosts:
         out["node"] = sorted(map(str, hosts))
@@ -29,19 +32,19 @@ def blamed_conditions(diagnosis: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def observed_conditions(diagnosis: Mapping[str, Any]) -> dict[str, Any]:
+def observed_conditions(diagnosis: Mapping[str, Any]) -> Conditions:
     """What a retry's own files say (``Diagnosis.to_json()`` of the new job): every host its
     events name, and the first failure's GPU, Xid, memory limit, driver if it failed."""
     hosts = {str(e["host"]) for e in diagnosis.get("timeline") or [] if e.get("host")}
-    out: dict[str, Any] = {"node": sorted(hosts)} if hosts else {}
+    out: Conditions = {"node": sorted(hosts)} if hosts else {}
     out.update(_event_conditions((diagnosis.get("first_failure") or {}).get("event") or {}))
     return out
 
 
-def preflight_conditions(preflight: Mapping[str, Any]) -> dict[str, Any]:
+def preflight_conditions(preflight: Mapping[str, Any]) -> Conditions:
     """A rerun execution's preflight (``PreflightReport.to_json()``): host, driver, GPU serials."""
     env = preflight.get("environment") or {}
-    out: dict[str, Any] = {}
+    out: Conditions = {}
     if preflight.get("host"):
         out["node"] = [str(preflight["host"])]
     if env.get("driver_version") and env["driver_version"] != "unknown":
@@ -52,10 +55,10 @@ def preflight_conditions(preflight: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _event_conditions(event: Mapping[str, Any]) -> dict[str, Any]:
+def _event_conditions(event: Mapping[str, Any]) -> Conditions:
     values = event.get("values") or {}
     text = str(event.get("text") or "")
-    out: dict[str, Any] = {}
+    out: Conditions = {}
     if values.get("serial"):
         out["gpu_serial"] = [str(values["serial"])]
     if values.get("pci"):

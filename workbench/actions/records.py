@@ -3,17 +3,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from workbench.vocabulary import Record
 
-KINDS = ("configuration", "version", "restart", "escalation", "retry")
+ActionKind = Literal["configuration", "version", "restart", "escalation", "retry"]
+KINDS: tuple[ActionKind, ...] = ("configuration", "version", "restart", "escalation", "retry")
+# What an approval says (the latest decides) and what an action's evidence derives (``bundle.action_status``).
+DecisionWord = Literal["approved", "rejected"]
+ActionState = Literal["proposed", "rejected", "pending", "verified", "not verified"]
 
 
 class Decision(Record, frozen=True):
     """One approval or rejection (append-only history)."""
 
-    decision: str  # approved | rejected
+    decision: DecisionWord
     by: str
     why: str
     at: str
@@ -32,7 +36,7 @@ class Verification(Record, frozen=True):
 class Status(Record, frozen=True):
     """Derived, never stored (``workbench.bundle.action_status``)."""
 
-    status: str  # proposed | rejected | pending | verified | not verified
+    status: ActionState
     reason: str | None  # for not verified: refused, underpowered, guardrail broken, wrong direction, ...
     why: str
 
@@ -41,7 +45,7 @@ class ActionView(Record, frozen=True):
     id: int
     ref: str
     investigation_id: int
-    kind: str
+    kind: ActionKind
     changes: dict[str, list[Any]]
     scope: str
     because: list[int]

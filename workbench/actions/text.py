@@ -33,7 +33,9 @@ def action_lines(a: ActionView) -> list[str]:
     for d in a.decisions:
         out.append(f"  {d.decision} by {clean(d.by)} at {d.at}: {clean(d.why)}")
     for v in a.verifications:
-        what = f"plan {clean(str(v.plan))}" if v.plan_id is not None else "job " + clean(", ".join(v.observed.get("inputs") or []))
+        inputs = v.observed.get("inputs")
+        what = (f"plan {clean(str(v.plan))}" if v.plan_id is not None
+                else "job " + clean(", ".join(map(str, inputs)) if isinstance(inputs, list) else ""))
         out.append(f"  verified with {what} by {clean(v.by)} at {v.at}")
     out.append(f"  status: {clean(a.status.why)}")
     return out

@@ -19,8 +19,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from workbench.actions.conditions import blamed_conditions, observed_conditions, preflight_conditions
-from workbench.actions.records import KINDS, ActionView, Decision, Status, Verification
+from workbench.actions.records import KINDS, ActionKind, ActionView, Decision, Status, Verification
 from workbench.bundle.action_status import captured_change, derive_status, embodiment_problem, latest_decision
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.errors import NotFound, UsageError, WbError
@@ -63,7 +65,7 @@ def propose_action(
         raise UsageError(f"a {kind} action names its change (--change DIM=FROM:TO)")
     if kind != "retry" and not because:
         raise UsageError("an action cites the hypothesis that motivates it (--because HYPOTHESIS)")
-    expected: dict[str, Any] = {}
+    expected: dict[str, object] = {}
     if expect is not None:
         metric, direction = required_text(expect[0], "the expected metric"), str(expect[1]).strip().lower()
         if direction not in DIRECTIONS:
@@ -111,7 +113,7 @@ def _dimension(lens: str, name: str) -> str:
     raise UsageError(f"--change {name}: no such dimension in the {lens} lens (known: {', '.join(sorted(known))})")
 
 
-def _retry_record(paths: Sequence[str | Path]) -> dict[str, Any]:
+def _retry_record(paths: Sequence[str | Path]) -> dict[str, object]:
     from workbench.diagnostics import diagnose  # the log parsers: loaded for a retry only
 
     doc = diagnose([Path(p) for p in paths]).to_json()
@@ -190,7 +192,7 @@ def _verifying_plan(s: Any, row: Any, plan: str | int) -> Any:
     return plan_row
 
 
-def _preflight_observation(s: Any, plan_row: Any) -> dict[str, Any]:
+def _preflight_observation(s: Any, plan_row: Any) -> dict[str, object]:
     """What a retry ran on, from the plan's latest preflight."""
     from store.rerun import executions_of  # SQLAlchemy: loaded with the store, not at import
 
@@ -200,7 +202,7 @@ def _preflight_observation(s: Any, plan_row: Any) -> dict[str, Any]:
     return {"conditions": preflight_conditions(executions[-1].preflights[-1]), "inputs": [f"rerun-plan/{plan_row.id}"]}
 
 
-def _job_observation(row: Any, job: Sequence[str | Path]) -> dict[str, Any]:
+def _job_observation(row: Any, job: Sequence[str | Path]) -> dict[str, object]:
     """What a retry ran on, from the new job's files (diagnosed as wb diagnose would)."""
     if row.kind != "retry":
         raise UsageError(f"action {row.id} is a {row.kind} change: verify it with --plan PLAN (a rerun whose candidate embodies it)")
@@ -239,7 +241,7 @@ def list_actions(store: "Store", inv: str | int | None = None, *, hypothesis: in
     return [v for v in views if hypothesis is None or hypothesis in v.because]
 
 
-def verified_candidate(store: "Store", action: str | int) -> tuple[ActionView, dict[str, Any], list[int]]:
+def verified_candidate(store: "Store", action: str | int) -> tuple[ActionView, dict[str, object], list[int]]:
     """A verified change action, its plan's body and the candidate (B) runs of the plan's
     latest completed execution (what ``watch`` compares later runs with)."""
     from store.rerun import RUN_OK, RerunPlan, executions_of, runs_of
@@ -286,7 +288,7 @@ def _verifications(s: Any, action_id: int) -> list[Any]:
     return list(s.exec(select(ActionVerification).where(ActionVerification.action_id == action_id).order_by(col(ActionVerification.id))).all())
 
 
-def plan_evidence(s: Any, plan_id: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def plan_evidence(s: Any, plan_id: int) -> tuple[dict[str, object] | None, dict[str, object] | None]:
     """A plan's body and its latest rerun comparison's body, the execution status as it is
     now (a comparison is taken while its execution may still be running)."""
     from sqlmodel import select
@@ -308,7 +310,9 @@ def plan_evidence(s: Any, plan_id: int) -> tuple[dict[str, Any] | None, dict[str
 def _view(s: Any, row: Any) -> ActionView:
     from store.rerun import RerunPlan
 
-    decisions = [Decision(decision=d.decision, by=d.by, why=d.why, at=d.at) for d in _decisions(s, int(row.id))]
+    # Decoded, not constructed: the stored words are checked against the records' Literals.
+    decisions = [Decision.from_json({"decision": d.decision, "by": d.by, "why": d.why, "at": d.at})
+                 for d in _decisions(s, int(row.id))]
     verifications = []
     for v in _verifications(s, int(row.id)):
         plan_row = s.get(RerunPlan, v.plan_id) if v.plan_id is not None else None
@@ -318,9 +322,9 @@ def _view(s: Any, row: Any) -> ActionView:
     action = {"kind": row.kind, "changes": row.changes, "expect": row.expect, "retry": row.retry}
     status = derive_status(action, [d.to_json() for d in decisions], latest.to_json() if latest else None, plan, report)
     return ActionView(
-        id=int(row.id), ref=f"action/{row.id}", investigation_id=int(row.investigation_id), kind=row.kind,
+        id=int(row.id), ref=f"action/{row.id}", investigation_id=int(row.investigation_id), kind=msgspec.convert(row.kind, ActionKind),
         changes={k: list(v) for k, v in (row.changes or {}).items()}, scope=row.scope, because=[int(h) for h in row.because or []],
         evidence=list(row.evidence or []), expect=dict(row.expect or {}), retry=dict(row.retry or {}),
         created_by=row.created_by, created_at=row.created_at, decisions=decisions, verifications=verifications,
-        status=Status(**status),
+        status=Status.from_json(status),
     )

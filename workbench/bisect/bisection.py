@@ -281,7 +281,7 @@ def _make_plan(store: "Store", spec: Spec, number: int, ref_c: cand.Candidate, n
     name = f"{spec.name}-step{number}-{new_c.short}"
     # A seed drawn from the step's name: the arm orders are recorded and reproducible.
     seed = int(hashlib.sha256(name.encode()).hexdigest()[:8], 16)
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "name": name, "seed": seed, "lens": spec.lens, "rounds": spec.max_rounds, "stopping": "sequential", "spending": spec.spending,
         "delta": spec.delta, "timeout_s": spec.timeout_s, "higher_is_better": spec.higher_is_better,
         "description": f"bisection {spec.name}: {new_c.short} against {ref_c.short}",

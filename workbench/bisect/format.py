@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping
-from typing import Any
-
 from msgspec import UNSET
 
 from workbench.bisect.result import BisectionReport, Step
@@ -19,9 +16,8 @@ def _ratio(step: Step) -> str:
     return f"θ {step.ratio:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
 
-def format_report(report: BisectionReport | Mapping[str, Any], width: int = 80) -> list[str]:
-    """The one renderer of a bisection (a printed or stored document is decoded first)."""
-    doc = report if isinstance(report, BisectionReport) else BisectionReport.from_json(report)
+def render_bisection(doc: BisectionReport, width: int = 80) -> str:
+    """The one renderer of a bisection (a printed or stored document: ``BisectionReport.from_json`` first)."""
     wrap = lambda text, indent="  ": textwrap.wrap(clean(text), width, initial_indent=indent, subsequent_indent=indent + "  ")  # noqa: E731
     cs = doc.candidates
     lines = [clean(f"Bisection {doc.id} {doc.name} · {doc.status} · {len(cs)} candidates, {doc.steps_done} steps")]
@@ -45,4 +41,4 @@ def format_report(report: BisectionReport | Mapping[str, Any], width: int = 80) 
         lines += wrap(result.text)
         if result.skipped:
             lines += wrap("skipped (undecided or did not build): " + ", ".join(r[:12] for r in result.skipped))
-    return lines
+    return "\n".join(lines)

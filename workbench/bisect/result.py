@@ -23,7 +23,7 @@ CandidateStatus = Literal["untested", "good", "bad", "between", "skip"]
 BisectionStatus = Literal["started", "bisecting", "stopped", "done", "no-regression"]
 
 
-class Spec(Record, kw_only=True):
+class Spec(Record, frozen=True, kw_only=True):
     """What the user asked for (stored with the bisection; the commands are theirs)."""
 
     name: str
@@ -49,7 +49,7 @@ class Spec(Record, kw_only=True):
 Interval = tuple[float, float]
 
 
-class CandidateState(Record, kw_only=True):
+class CandidateState(Record, frozen=True, kw_only=True):
     """A change and what the search knows of it (the effect fields once it was tested)."""
 
     rev: str  # a full commit id, or the version string
@@ -64,7 +64,7 @@ class CandidateState(Record, kw_only=True):
     against: str | UnsetType = UNSET  # the reference it was compared with
 
 
-class Step(Record, kw_only=True):
+class Step(Record, frozen=True, kw_only=True):
     """One controlled comparison, candidate against reference. A candidate that did not
     build has ``klass`` undecided and a ``reason``, and no plan."""
 
@@ -86,7 +86,7 @@ class Step(Record, kw_only=True):
     reason: str | UnsetType = UNSET
 
 
-class Endpoint(Record, kw_only=True):
+class Endpoint(Record, frozen=True, kw_only=True):
     """The whole regression being followed: bad against the current reference."""
 
     ratio: float | None
@@ -94,7 +94,7 @@ class Endpoint(Record, kw_only=True):
     step: int
 
 
-class Current(Record, kw_only=True):
+class Current(Record, frozen=True, kw_only=True):
     """The step in progress (its plan exists; resume runs it again)."""
 
     plan: str
@@ -103,14 +103,14 @@ class Current(Record, kw_only=True):
     endpoint: bool
 
 
-class Split(Record, kw_only=True):
+class Split(Record, frozen=True, kw_only=True):
     rev: str
     ratio: float
     of: float  # the whole regression it is part of
     share: float | None  # log share of the whole
 
 
-class Result(Record, kw_only=True):
+class Result(Record, frozen=True, kw_only=True):
     """The answer (an observation, not a cause): found, range, no-regression, ..."""
 
     outcome: str
@@ -121,7 +121,7 @@ class Result(Record, kw_only=True):
     splits: tuple[Split, ...] | UnsetType = UNSET
 
 
-class BisectionState(Record, kw_only=True):
+class BisectionState(Record, frozen=True, kw_only=True):
     """The search's working state as stored (``bisection.state``), rewritten after every step."""
 
     candidates: tuple[CandidateState, ...]
@@ -137,7 +137,7 @@ class BisectionState(Record, kw_only=True):
 
 
 
-class BisectionReport(Record, kw_only=True):
+class BisectionReport(Record, frozen=True, kw_only=True):
     """A bisection as stored: its spec, the candidates, the open range [lo, hi], the steps."""
 
     id: int

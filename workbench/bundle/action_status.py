@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workbench.vocabulary import JSONDoc
+
 PROPOSED, REJECTED, PENDING, VERIFIED, NOT_VERIFIED = "proposed", "rejected", "pending", "verified", "not verified"
 STATUSES = (PROPOSED, REJECTED, PENDING, VERIFIED, NOT_VERIFIED)
 REASONS = ("refused", "underpowered", "guardrail broken", "wrong direction", "not embodied", "conditions unchanged")
@@ -36,7 +38,7 @@ def derive_status(
     verification: Mapping[str, Any] | None,
     plan: Mapping[str, Any] | None = None,
     report: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> JSONDoc:
     """``{"status", "reason", "why"}`` (``reason``: ``None`` unless not verified).
 
     ``verification``: the latest verification (``{"plan": ..., "observed": {...}}``);
@@ -101,8 +103,10 @@ def captured_change(action: Mapping[str, Any], report: Mapping[str, Any]) -> tup
     return None, unstated
 
 
-def _change_status(action: Mapping[str, Any], plan: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
-    from workbench.compare.contract import expected_effect  # the contract loads the compare engine (numpy): verify without --recompute does not
+def _change_status(action: Mapping[str, Any], plan: Mapping[str, Any], report: Mapping[str, Any]) -> JSONDoc:
+    from workbench.compare.contract import (
+        expected_effect,  # the contract loads the compare engine (numpy): verify without --recompute does not
+    )
 
     status = ((report.get("execution") or {}).get("status"))
     if status != "complete":
@@ -126,7 +130,7 @@ def _change_status(action: Mapping[str, Any], plan: Mapping[str, Any], report: M
     return _status(NOT_VERIFIED, outcome, f"{expect.get('metric')}: {why}")
 
 
-def _retry_status(action: Mapping[str, Any], verification: Mapping[str, Any]) -> dict[str, Any]:
+def _retry_status(action: Mapping[str, Any], verification: Mapping[str, Any]) -> JSONDoc:
     changed, unknown, same = conditions_changed((action.get("retry") or {}).get("conditions") or {},
                                                 (verification.get("observed") or {}).get("conditions") or {})
     if changed:
@@ -163,7 +167,7 @@ def _shown(value: Any) -> str:
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
-def _status(status: str, reason: str | None, why: str) -> dict[str, Any]:
+def _status(status: str, reason: str | None, why: str) -> JSONDoc:
     return {"status": status, "reason": reason, "why": why}
 
 
@@ -171,7 +175,7 @@ def _status(status: str, reason: str | None, why: str) -> dict[str, Any]:
 
 
 def status_in_bundle(action: Mapping[str, Any], plans: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]],
-                     rederived: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                     rederived: Mapping[str, Any] | None = None) -> JSONDoc:
     """The status of a bundle's action (``recipe.actions[i]``) from the rerun plans and
     comparisons the bundle carries (``{"ref", "record"}`` each). With ``rederived`` (ref ->
     what ``--recompute`` derived again, with ``verdict``), the comparison's verdict is the

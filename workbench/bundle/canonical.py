@@ -25,6 +25,8 @@ from typing import Any
 
 import rfc8785
 
+from workbench.vocabulary import JSONDoc
+
 MAX_SAFE_INTEGER = 2**53 - 1
 
 
@@ -43,7 +45,7 @@ def bundle_value(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
+        out: JSONDoc = {}
         for key, item in value.items():
             name = nfc(str(key))
             if name in out:  # two keys that differ only in normalization

@@ -31,13 +31,14 @@ from workbench.bundle.format import (
 from workbench.compare.model import verdict_of
 from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import BadInput
+from workbench.vocabulary import JSONDoc
 
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _digested(content: Any) -> dict[str, Any]:
+def _digested(content: Any) -> JSONDoc:
     # The digest is filled in by seal(), which canonicalizes each part once.
     return {"digest": None, "content": content}
 
@@ -57,7 +58,7 @@ def build_bundle(
     actions: Iterable[Mapping[str, Any]] = (),
     tool: Mapping[str, str] | None = None,
     created_at: str | None = None,
-) -> dict[str, Any]:
+) -> JSONDoc:
     """A complete bundle, checksum included.
 
     ``comparisons``: ``{"ref", "baseline": [run refs], "candidate": [...], ["control": [...]],
@@ -121,7 +122,7 @@ def build_bundle(
         }
         for c in _unique_captures(captures)
     ]
-    bundle: dict[str, Any] = {
+    bundle: JSONDoc = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "tool": bundle_value(dict(tool)),
@@ -141,7 +142,7 @@ def build_bundle(
 
 
 def _action_statuses(actions: Iterable[Mapping[str, Any]], plans: Iterable[Mapping[str, Any]],
-                     comparisons: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+                     comparisons: Iterable[Mapping[str, Any]]) -> list[JSONDoc]:
     plans, comparisons = list(plans), list(comparisons)
     return [{"action": a.get("ref"), **status_in_bundle(a, plans, comparisons)} for a in actions]
 
@@ -153,7 +154,7 @@ def _unique_captures(captures: Iterable[Mapping[str, Any]]) -> list[Mapping[str,
     return [seen[k] for k in sorted(seen)]
 
 
-def seal(bundle: dict[str, Any], *, fill_digests: bool = False) -> dict[str, Any]:
+def seal(bundle: JSONDoc, *, fill_digests: bool = False) -> JSONDoc:
     """``bundle`` with its checksum member (re)computed; with ``fill_digests`` the
     recipe / results / samples digests are (re)computed too, otherwise left as they are."""
     body = {k: (dict(v) if k in DIGESTED_PARTS and isinstance(v, dict) else v) for k, v in bundle.items() if k != "checksum"}
@@ -161,7 +162,7 @@ def seal(bundle: dict[str, Any], *, fill_digests: bool = False) -> dict[str, Any
     return body
 
 
-def reseal_digests(bundle: dict[str, Any]) -> dict[str, Any]:
+def reseal_digests(bundle: JSONDoc) -> JSONDoc:
     """Recompute every content digest and the checksum (what a forger would do; tests use it)."""
     return seal(bundle, fill_digests=True)
 

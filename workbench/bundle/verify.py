@@ -52,7 +52,7 @@ class VerifyReport:
     def mismatched(self) -> list[str]:
         return [c.part for c in [*self.checks, *(self.recompute or [])] if not c.ok]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "bundle": self.source,
             "format": FORMAT,
@@ -69,7 +69,7 @@ class VerifyReport:
         }
 
 
-def check_format(bundle: dict[str, Any], *, source: str | Path | None = None) -> str:
+def check_format(bundle: dict[str, object], *, source: str | Path | None = None) -> str:
     """Fail closed on anything that is not a bundle version we understand."""
     if bundle.get("format") != FORMAT:
         raise BadInput(source, f"not a wb evidence bundle (format is {str(bundle.get('format'))[:60]!r}, expected {FORMAT!r})")
@@ -81,13 +81,13 @@ def check_format(bundle: dict[str, Any], *, source: str | Path | None = None) ->
 
 
 def verify_bundle(
-    bundle: dict[str, Any],
+    bundle: dict[str, object],
     *,
     source: str | Path = "bundle",
     captures_dir: str | Path | None = None,
     recompute: bool = False,
     engine: Callable[..., Any] | None = None,
-    rerun_engine: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    rerun_engine: Callable[[dict[str, object]], dict[str, object]] | None = None,
 ) -> VerifyReport:
     """Recheck the checksum, every part's digest, optionally the capture files and the results."""
     version = check_format(bundle, source=source)
@@ -220,7 +220,7 @@ def check_captures(subject: Any, directory: Path) -> list[Check]:
     return out
 
 
-def format_report(report: VerifyReport) -> str:
+def render_verify(report: VerifyReport) -> str:
     """The human-readable report (the caller escapes nothing: every string is cleaned here)."""
     tool = report.tool
     lines = [

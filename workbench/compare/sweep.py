@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+import msgspec
 from msgspec import UNSET
 
 from lenses import get_lens
@@ -34,6 +34,7 @@ from lenses.base import column
 from lenses.inference import SERVING_METRICS, InferenceLens
 from lenses.inference import _duration as inference_duration
 from store.records import RunRecord
+from store.run_meta import Load, Sweep
 from workbench.compare import charts, compare
 from workbench.compare.effects import run_effect
 from workbench.compare.fmt import num, qty
@@ -89,10 +90,10 @@ def parse_slo(text: str | None) -> dict[str, float]:
     return out
 
 
-def sweep_of(run: RunRecord) -> Mapping[str, Any] | None:
-    """The run's ``meta["sweep"]`` (as its importer wrote it), when it names a sweep."""
-    sweep = run.meta.get("sweep")
-    return sweep if isinstance(sweep, dict) and sweep.get("id") else None
+def sweep_of(run: RunRecord) -> Sweep | None:
+    """The run's ``meta["sweep"]`` (typed), when it names a sweep."""
+    sweep = run.typed_meta.sweep
+    return sweep if sweep is not None and sweep.id else None
 
 
 def find_sweep(store: Any, ref: str) -> list[int] | None:
@@ -124,20 +125,20 @@ class Level:
     """The runs of one side at one load (several when the sweep was repeated); ``load``
     is the runs' ``meta["load"]`` keys that place a level."""
 
-    load: Mapping[str, Any]
+    load: Load
     runs: list[RunRecord] = field(default_factory=list)
 
     @property
     def requested_rate(self) -> float | None:
-        return self.load.get("requested_rate")
+        return self.load.requested_rate
 
     @property
     def concurrency(self) -> float | None:
-        return self.load.get("concurrency")
+        return self.load.concurrency
 
     def achieved_rate(self, lens: InferenceLens) -> float:
-        values = [r.meta.get("load", {}).get("achieved_rate") for r in self.runs]
-        known = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+        values = [(r.typed_meta.load or Load()).achieved_rate for r in self.runs]
+        known = [v for v in values if v is not None and math.isfinite(v)]
         if len(known) == len(self.runs):
             return sum(known) / len(known)
         thr = [lens.metric_value(r, "request_throughput")[0] for r in self.runs]
@@ -151,10 +152,11 @@ class Level:
 def levels_of(runs: Sequence[RunRecord]) -> list[Level]:
     """A side's levels in load order: runs at the same load are one level."""
     by_load: dict[str, Level] = {}
-    for run in sorted(runs, key=lambda r: ((sweep_of(r) or {}).get("level", 0), r.id or 0)):
-        load = run.meta.get("load") or {}
+    for run in sorted(runs, key=lambda r: (sweep.level if (sweep := sweep_of(r)) else 0, r.id or 0)):
+        load = run.typed_meta.load or Load()
         key = load_text(load)
-        level = by_load.setdefault(key, Level({k: load.get(k) for k in ("requested_rate", "concurrency", "strategy")}))
+        # What places a level: the achieved rate is a figure of its runs, not of the level.
+        level = by_load.setdefault(key, Level(msgspec.structs.replace(load, achieved_rate=None)))
         level.runs.append(run)
     return list(by_load.values())
 
@@ -331,16 +333,16 @@ def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]
         figures[id(lv)] = _level_figures(lens, full, slo, level_metrics(lens, full))
     sides = {}
     for side, runs, levels in (("baseline", baseline, base_levels), ("candidate", candidate, cand_levels)):
-        sweep = sweep_of(runs[0]) or {}
+        sweep = sweep_of(runs[0]) or Sweep(id="")
         side_levels = [figures[id(lv)] for lv in levels]
         good = [lv.goodput.value for lv in side_levels if math.isfinite(lv.goodput.value)]
         sides[side] = Side(
-            sweep=sweep.get("id"), label=sweep.get("label"), tool=sweep.get("tool"), axis=sweep.get("axis"),
+            sweep=sweep.id or None, label=sweep.label, tool=sweep.tool, axis=sweep.axis,
             runs=[r.id if r.id is not None else r.label for r in runs],
             levels=side_levels,
             saturation=saturation(side_levels, axis, slo),
             max_goodput=max(good) if good else math.nan,
-            summary_not_compared=bool(sweep.get("summary")),
+            summary_not_compared=bool(sweep.summary),
         )
     matching = _matching(axis, rate_tolerance)
     unmatched = Unmatched(baseline=[lv.text() for lv in only_b], candidate=[lv.text() for lv in only_c])
@@ -362,8 +364,7 @@ def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]
 
 
 def _common_axis(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]) -> str:
-    axes = {(sweep_of(r) or {}).get("axis") for r in [*baseline, *candidate]}
-    axes.discard(None)
+    axes = {sweep.axis for sweep in map(sweep_of, [*baseline, *candidate]) if sweep and sweep.axis}
     if len(axes) > 1:
         raise UsageError(f"the sweeps vary different things ({' and '.join(sorted(axes))}): levels cannot be matched")
     return axes.pop() if axes else "rate"

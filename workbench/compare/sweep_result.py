@@ -53,7 +53,7 @@ class Saturation(Record, frozen=True, kw_only=True):
     first_unsustained: str | UnsetType = UNSET  # the load where the rule broke
     note: str | UnsetType = UNSET
 
-    def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, Any]:
+    def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, object]:
         doc = record_json(self)
         if self.rule is not UNSET and self.state == "unknown" and self.note is not UNSET:
             # A level that does not state what the rule needs: the note was written
@@ -175,7 +175,7 @@ class SweepComparison(Record, frozen=True, kw_only=True):
     observations: list[SweepObservation]
     chart: str  # the latency-throughput curve, 80 columns
 
-    def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, Any]:
+    def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, object]:
         """The ``--json`` document (nan and ±inf as null)."""
         doc = record_json(self)
         for name, side in (("baseline", self.baseline), ("candidate", self.candidate)):

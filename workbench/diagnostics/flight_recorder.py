@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.diagnostics import safe_pickle
-from workbench.diagnostics.report import CollectivesRecord, Evidence, GroupRecord
+from workbench.diagnostics.report import CollectivesRecord, CollectivesVerdict, Evidence, GroupRecord, GroupStatus
 from workbench.errors import BadInput
 from workbench.inputs import read_bounded
 from workbench.limits import check_expanded_size, exceeded
@@ -233,7 +233,7 @@ def _parse_entry(e: Any, i: int, rank: int, path: Path) -> Entry:
 class GroupFinding:
     group: GroupKey
     desc: str
-    status: str  # "missing" | "all-entered" | "undecided" | "idle"
+    status: GroupStatus
     seq: int | None = None  # the sequence number the finding is about
     op: str | None = None
     size: str | None = None
@@ -299,7 +299,7 @@ class CollectiveAnalysis:
         return [m for g in self.groups for m in g.mismatches]
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> CollectivesVerdict:
         if self.never_entered:
             return "missing-ranks"
         if any(g.status == "undecided" for g in self.groups) or self.missing_dumps:
@@ -497,7 +497,7 @@ def _mismatches(key: GroupKey, entries: dict[int, dict[int, Entry]], by_rank: di
     return out
 
 
-def _entry_values(e: Entry) -> dict[str, Any]:
+def _entry_values(e: Entry) -> dict[str, object]:
     return {"op": e.profiling_name, "input_sizes": e.input_sizes, "output_sizes": e.output_sizes, "dtypes": e.input_dtypes, "state": e.state}
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.diagnostics.report import DiagnosisReport, EventRecord, TimelineRow
 from workbench.textsafe import markup_safe as esc
@@ -29,12 +28,11 @@ def _origin(e: EventRecord) -> str:
     return f"{e.file.rsplit('/', 1)[-1]}" + (f" (GPU {pci})" if isinstance(pci, str) else "")
 
 
-def render(report: DiagnosisReport | Mapping[str, Any], *, limit: int = 30, console: "Console | None" = None) -> None:
-    """Print the diagnosis (a printed document is decoded first): the one renderer of a diagnosis."""
+def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = None) -> None:
+    """Print the diagnosis: the one renderer of a diagnosis (a printed document: ``DiagnosisReport.from_json`` first)."""
     from rich.console import Console  # Rich (~40 ms): only to draw, never for --json
     from rich.table import Table
 
-    d = report if isinstance(report, DiagnosisReport) else DiagnosisReport.from_json(report)
     con = console or Console(width=80, highlight=False)
 
     con.print(f"[bold]wb diagnose[/bold] — {len(d.inputs.files)} files, {d.inputs.flight_recorder_dumps} flight-recorder dumps")

@@ -11,7 +11,7 @@ files. The JSON Schema is in docs/schema/diagnosis.json.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -20,15 +20,20 @@ from workbench.vocabulary import Record
 FORMAT = "wb.diagnosis"
 VERSION = 1
 
+EventRole = Literal["failure", "follower", "outcome", "info"]
+FirstFailureStatus = Literal["named", "undecided", "none"]
+GroupStatus = Literal["missing", "all-entered", "undecided", "idle"]
+CollectivesVerdict = Literal["missing-ranks", "undecided", "mismatch", "no-missing-rank"]
+
 # One evidence item: at least where it was read ("file", and "line" for a log line).
 Evidence = dict[str, Any]
 
 
-class EventRecord(Record, kw_only=True):
+class EventRecord(Record, frozen=True, kw_only=True):
     """One failure-relevant line placed on the clock (``workbench.diagnostics.events``)."""
 
     kind: str
-    role: str  # failure | follower | outcome | info
+    role: EventRole
     file: str
     line: int | None
     text: str
@@ -42,57 +47,57 @@ class EventRecord(Record, kw_only=True):
     time_zone_assumed: bool
 
 
-class TimelineRow(EventRecord, kw_only=True):
+class TimelineRow(EventRecord, frozen=True, kw_only=True):
     label: str  # how the row relates to the first failure
 
 
-class SkippedFile(Record, kw_only=True):
+class SkippedFile(Record, frozen=True, kw_only=True):
     file: str
     why: str
 
 
-class LogFormat(Record, kw_only=True):
+class LogFormat(Record, frozen=True, kw_only=True):
     """The log format recognised in one text file (``workbench.diagnostics.logs.log_format``)."""
 
     file: str
     format: str
 
 
-class Inputs(Record, kw_only=True):
+class Inputs(Record, frozen=True, kw_only=True):
     files: tuple[str, ...]
     skipped: tuple[SkippedFile, ...]
     flight_recorder_dumps: int
     log_formats: tuple[LogFormat, ...] = ()
 
 
-class Clock(Record, kw_only=True):
+class Clock(Record, frozen=True, kw_only=True):
     default_uncertainty_s: float
     per_host_uncertainty_s: dict[str, float]
     boot_times: dict[str, float]  # host -> epoch seconds at boot
     notes: tuple[str, ...]
 
 
-class FirstFailureRecord(Record, kw_only=True):
-    status: str  # named | undecided | none
+class FirstFailureRecord(Record, frozen=True, kw_only=True):
+    status: FirstFailureStatus
     event: EventRecord | None
     candidates: tuple[EventRecord, ...]
     reason: str
     only_consequences_seen: bool
 
 
-class Where(Record, kw_only=True, omit_defaults=True):
+class Where(Record, frozen=True, kw_only=True, omit_defaults=True):
     hosts: tuple[str, ...] | None = None
     ranks: tuple[int, ...] | None = None
     ranks_never_entered: tuple[int, ...] | None = None
 
 
-class Retry(Record, kw_only=True, omit_defaults=True):
+class Retry(Record, frozen=True, kw_only=True, omit_defaults=True):
     rule: str
     what_would_change_it: str
     xid_action: str | None = None
 
 
-class FailureClassRecord(Record, kw_only=True, omit_defaults=True):
+class FailureClassRecord(Record, frozen=True, kw_only=True, omit_defaults=True):
     """A label for the evidence, not a proven cause; ``retry`` says what would have to change."""
 
     klass: str = msgspec.field(name="class")
@@ -104,13 +109,13 @@ class FailureClassRecord(Record, kw_only=True, omit_defaults=True):
     retry: Retry | None = None
 
 
-class GroupRecord(Record, kw_only=True):
+class GroupRecord(Record, frozen=True, kw_only=True):
     """What the flight-recorder dumps say of one process group."""
 
     group: str
     ranks: tuple[int, ...]
     desc: str
-    status: str  # missing | all-entered | undecided | idle
+    status: GroupStatus
     seq: int | None
     op: str | None
     size: str | None
@@ -129,8 +134,8 @@ class GroupRecord(Record, kw_only=True):
     evidence: tuple[Evidence, ...]
 
 
-class CollectivesRecord(Record, kw_only=True):
-    verdict: str  # missing-ranks | undecided | mismatch | no-missing-rank
+class CollectivesRecord(Record, frozen=True, kw_only=True):
+    verdict: CollectivesVerdict
     ranks_with_dumps: tuple[int, ...]
     expected_ranks: tuple[int, ...]
     missing_dumps: tuple[int, ...]
@@ -141,7 +146,7 @@ class CollectivesRecord(Record, kw_only=True):
     notes: tuple[str, ...]
 
 
-class WatchdogCounters(Record, kw_only=True):
+class WatchdogCounters(Record, frozen=True, kw_only=True):
     """Per process group: ranks whose last enqueued work is below the work another rank timed out on."""
 
     group: str
@@ -151,14 +156,14 @@ class WatchdogCounters(Record, kw_only=True):
     evidence: tuple[Evidence, ...]
 
 
-class Observation(Record, kw_only=True):
+class Observation(Record, frozen=True, kw_only=True):
     """What is established, worded as an observation (not a cause), with its evidence."""
 
     text: str
     evidence: tuple[Evidence, ...]
 
 
-class DiagnosisReport(Record, kw_only=True, omit_defaults=True):
+class DiagnosisReport(Record, frozen=True, kw_only=True, omit_defaults=True):
     """``wb diagnose --json``; ``pinned``: the observation refs when ``--pin`` pinned them."""
 
     format: str

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from workbench.diagnostics.events import Event
-from workbench.diagnostics.report import Clock, FirstFailureRecord
+from workbench.diagnostics.report import Clock, FirstFailureRecord, FirstFailureStatus
 
 DEFAULT_CLOCK_UNCERTAINTY_S = 1.0
 # Consequences that mean a failure was already under way elsewhere (an init-time NCCL WARN
@@ -89,7 +89,7 @@ def _same_origin(a: Event, b: Event) -> bool:
 
 @dataclass
 class FirstFailure:
-    status: str  # "named" | "undecided" | "none"
+    status: FirstFailureStatus
     event: Event | None = None
     candidates: list[Event] = field(default_factory=list)
     reason: str = ""

@@ -10,6 +10,13 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Literal
+
+import msgspec
+
+# The triage classes the catalog uses (a new one in the data file fails its read, not a report).
+XidClass = Literal["application", "sympathetic", "informational", "gpu-hardware", "gpu-memory-hardware",
+                   "driver-firmware", "interconnect"]
 
 #: Classes that point at the node or GPU (the job cannot fix them by itself).
 HARDWARE_CLASSES = frozenset({"gpu-hardware", "gpu-memory-hardware", "driver-firmware", "interconnect"})
@@ -20,7 +27,7 @@ class XidInfo:
     code: int
     name: str
     description: str
-    klass: str  # application | sympathetic | informational | gpu-hardware | ...
+    klass: XidClass
     immediate: str
     action: str
 
@@ -46,4 +53,4 @@ def lookup(code: int) -> XidInfo | None:
     row = _catalog()["codes"].get(str(code))
     if row is None:
         return None
-    return XidInfo(code, row["name"], row["description"], row["class"], row["immediate"], row["action"])
+    return XidInfo(code, row["name"], row["description"], msgspec.convert(row["class"], XidClass), row["immediate"], row["action"])

@@ -178,7 +178,7 @@ def redact(text: str) -> str:
 
 @dataclass
 class Parsed:
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, object] = field(default_factory=dict)
     unparsed: list[str] = field(default_factory=list)
 
 
@@ -241,7 +241,7 @@ def _typed(kind: str, text: str) -> Any:
     return text
 
 
-def _set_dotted(settings: dict[str, Any], key: str, path: list[str], value: Any) -> None:
+def _set_dotted(settings: dict[str, object], key: str, path: list[str], value: Any) -> None:
     """``--compilation-config.level=3``: one field of a JSON-valued setting."""
     node = settings.setdefault(key, {})
     if not isinstance(node, dict):
@@ -348,13 +348,13 @@ def parse_flags(argv: list[str], engine: str, env: dict[str, str] | None = None,
             out.settings[flag.key] = _typed(flag.kind, value)
         except ValueError:
             out.unparsed.append(raw)
-    if engine == "sglang" and isinstance(out.settings.get("max_num_batched_tokens"), int):
-        out.settings["chunked_prefill"] = out.settings["max_num_batched_tokens"] > 0
+    if engine == "sglang" and isinstance(tokens := out.settings.get("max_num_batched_tokens"), int):
+        out.settings["chunked_prefill"] = tokens > 0
     out.unparsed = [redact(u) for u in out.unparsed]
     return out
 
 
-def settings_from_mapping(values: dict[str, Any], engine: str = "vllm") -> Parsed:
+def settings_from_mapping(values: dict[str, object], engine: str = "vllm") -> Parsed:
     """Settings written as a mapping (Helm ``vllmConfig``: ``maxNumSeqs: 128``)."""
     table = TABLES.get(engine, VLLM)
     out = Parsed()

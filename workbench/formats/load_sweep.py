@@ -16,9 +16,8 @@ When one file or folder holds several levels, each level's run also gets
 The sweep summary (figures over every level together) is metadata of the sweep, never
 a level of its own: it mixes loads and cannot be compared as one.
 
-Both are typed as ``TypedDict`` (:class:`Load`, :class:`SweepMeta`), not records: they
-live inside ``run.meta``, which the store keeps as JSON, so they stay plain mappings that
-round-trip through it unchanged.
+Both are schemas of the stored JSON (``store.run_meta.Load`` and ``Sweep``): written here as
+the plain mappings the store keeps in ``run.meta``, read back typed through ``run.typed_meta``.
 """
 
 from __future__ import annotations
@@ -27,32 +26,17 @@ import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import get_args
+
+import msgspec
 
 from store.records import RunRecord
+from store.run_meta import Load, Sweep, SweepAxis
 
-AXES = ("rate", "concurrency", "strategy")
+AXES: tuple[SweepAxis, ...] = get_args(SweepAxis)
 
-
-class Load(TypedDict):
-    """``meta["load"]``: the load a run was measured at (``None``: the file does not say)."""
-
-    requested_rate: float | None
-    concurrency: float | None
-    strategy: str | None
-    achieved_rate: float | None
-
-
-class SweepMeta(TypedDict):
-    """``meta["sweep"]``: the sweep a level's run belongs to."""
-
-    id: str
-    label: str
-    tool: str
-    axis: str  # one of AXES
-    level: int  # index in load order
-    levels: int
-    summary: NotRequired[Mapping[str, object]]  # figures over every level: never a level
+# ``meta["load"]`` as stored: Load's fields, every one present (None: unknown).
+LoadDoc = dict[str, float | str | None]
 
 
 def _finite(value: object) -> float | None:
@@ -66,49 +50,48 @@ def _finite(value: object) -> float | None:
 
 
 def load_meta(*, requested_rate: object = None, concurrency: object = None, strategy: str | None = None,
-              achieved_rate: object = None) -> Load:
-    """A level's load, every figure a finite number or ``None`` (unknown)."""
-    return {
-        "requested_rate": _finite(requested_rate),
-        "concurrency": _finite(concurrency),
-        "strategy": str(strategy) if strategy else None,
-        "achieved_rate": _finite(achieved_rate),
-    }
+              achieved_rate: object = None) -> LoadDoc:
+    """A level's load as stored, every figure a finite number or ``None`` (unknown)."""
+    load = Load(requested_rate=_finite(requested_rate), concurrency=_finite(concurrency),
+                strategy=str(strategy) if strategy else None, achieved_rate=_finite(achieved_rate))
+    doc: LoadDoc = msgspec.structs.asdict(load)
+    return doc
 
 
-def load_text(load: Mapping[str, object]) -> str:
+def load_text(load: Load) -> str:
     """``37.97 req/s``, ``concurrency 8``, ``synchronous`` ... for labels and tables."""
     parts = []
-    if load.get("requested_rate") is not None:
-        parts.append(f"{load['requested_rate']:g} req/s")
-    if load.get("concurrency") is not None:
-        parts.append(f"concurrency {load['concurrency']:g}")
-    if not parts and load.get("strategy"):
-        parts.append(str(load["strategy"]))
+    if load.requested_rate is not None:
+        parts.append(f"{load.requested_rate:g} req/s")
+    if load.concurrency is not None:
+        parts.append(f"concurrency {load.concurrency:g}")
+    if not parts and load.strategy:
+        parts.append(load.strategy)
     return ", ".join(parts) or "load unknown"
 
 
-def sweep_axis(loads: Sequence[Mapping[str, object]]) -> str:
+def sweep_axis(loads: Sequence[Load]) -> SweepAxis:
     """What the levels vary: the requested rate when every level states one and they
     differ, else the concurrency, else the strategy (GuideLLM's mixed profiles)."""
-    rates = [ld.get("requested_rate") for ld in loads]
+    rates = [ld.requested_rate for ld in loads]
     if all(r is not None for r in rates) and len(set(rates)) > 1:
         return "rate"
-    conc = [ld.get("concurrency") for ld in loads]
+    conc = [ld.concurrency for ld in loads]
     if all(c is not None for c in conc) and len(set(conc)) > 1:
         return "concurrency"
     return "strategy"
 
 
-def _order_key(axis: str, load: Mapping[str, object]) -> tuple:
+def _order_key(axis: SweepAxis, load: Load) -> tuple[float, ...]:
+    # sweep_axis chose the axis because every level states it: the figure is there.
     if axis == "rate":
-        return (load["requested_rate"],)
+        return (load.requested_rate or 0.0,)
     if axis == "concurrency":
-        return (load["concurrency"],)
+        return (load.concurrency or 0.0,)
     # Strategies: slowest first (synchronous), then by rate or concurrency, then maximum.
-    strategy = load.get("strategy") or ""
+    strategy = load.strategy or ""
     rank = 0 if strategy == "synchronous" else 2 if strategy in ("throughput", "inf rate") else 1
-    return (rank, load.get("requested_rate") or load.get("concurrency") or 0.0)
+    return (rank, load.requested_rate or load.concurrency or 0.0)
 
 
 def sweep_id(tool: str, label: str, parts: Sequence[object]) -> str:
@@ -140,17 +123,16 @@ def mark_sweep(runs: list[RunRecord], *, tool: str, label: str, parts: Sequence[
     """
     if len(runs) < 2:
         return runs
-    loads = [r.meta.get("load") or load_meta() for r in runs]
+    loads = [r.typed_meta.load or Load() for r in runs]
     axis = sweep_axis(loads)
     order = sorted(range(len(runs)), key=lambda i: _order_key(axis, loads[i]))
     ident = sweep_id(tool, label, parts)
     out = []
     for level, i in enumerate(order):
         run = runs[i]
-        sweep: SweepMeta = {"id": ident, "label": label, "tool": tool, "axis": axis, "level": level, "levels": len(runs)}
-        if summary:
-            sweep["summary"] = summary
-        run.meta["sweep"] = sweep
+        sweep = Sweep(id=ident, label=label, tool=tool, axis=axis, level=level, levels=len(runs),
+                      summary=dict(summary) if summary else None)
+        run.meta["sweep"] = {k: v for k, v in msgspec.structs.asdict(sweep).items() if k != "summary" or v is not None}
         if relabel:
             run.label = f"{label} @ {load_text(loads[i])}"
         out.append(run)
@@ -170,13 +152,13 @@ def group_levels(runs: list[RunRecord], tool: str, label: str | None) -> list[Ru
     for run in runs:
         groups.setdefault(run.meta.pop("_setup"), []).append(run)
     for members in groups.values():
-        loads = {load_text(r.meta["load"]) for r in members}
+        loads = {load_text(r.typed_meta.load or Load()) for r in members}
         if len(loads) > 1:
             mark_sweep(members, tool=tool, label=label or members[0].meta.get("_sweep_label") or tool, relabel=False,
                        parts=[f"{r.sources[0].resolve()}:{r.meta.get('line')}" for r in members])
             for r in members:
                 if label and r.label == label:  # one result per file: "LABEL @ 10 req/s" tells them apart
-                    r.label = f"{label} @ {load_text(r.meta['load'])}"
+                    r.label = f"{label} @ {load_text(r.typed_meta.load or Load())}"
         for r in members:
             r.meta.pop("_sweep_label", None)
     return runs

@@ -25,7 +25,6 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
@@ -173,7 +172,7 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], opti
                     ok=0.0 if failed else 1.0, **values, **tokens)
     if not len(builder):
         raise BadInput(path, f"no profiling records ({warmup} warm-up records)")
-    meta_out: dict[str, Any] = {"source_format": "aiperf profile_export.jsonl", "warmup_records_excluded": warmup, "errors": errors}
+    meta_out: dict[str, object] = {"source_format": "aiperf profile_export.jsonl", "warmup_records_excluded": warmup, "errors": errors}
     window: dict[str, object] = {"kind": "steady", "warmup_excluded": warmup, "policy": "benchmark_phase != warmup"}
     summary: Summary = {}
     completed = sum(1 for ok in builder.cols["ok"] if ok == 1.0)

@@ -124,13 +124,13 @@ def _brief(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def attributes(items: Any) -> dict[str, Any]:
+def attributes(items: Any) -> dict[str, object]:
     """``[{"key": ..., "value": AnyValue}]`` as a mapping of raw AnyValues (decoded on use)."""
     if items is None:
         return {}
     if not isinstance(items, list):
         raise _WrongType(f"attributes must be an array, got {_kind(items)}")
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("key"), str):
             raise _WrongType("an attribute must be an object with a string 'key'")
@@ -216,11 +216,14 @@ def spans_run(path: Path, options: ImportOptions) -> RunRecord:
     dims: dict[str, Dimension] = {}
     if len(models) == 1:
         dims["model"] = Dimension(next(iter(models)), "measured")
-    meta: dict[str, Any] = {"source_format": "otlp json spans", "spans_skipped": skipped, "services": dict(services)}
+    meta: dict[str, object] = {"source_format": "otlp json spans", "spans_skipped": skipped, "services": dict(services)}
+    warnings = []
     if len(models) > 1:
-        meta["warnings"] = [f"spans name {len(models)} models: {', '.join(sorted(models)[:5])}"]
+        warnings.append(f"spans name {len(models)} models: {', '.join(sorted(models)[:5])}")
     if negative:
-        meta.setdefault("warnings", []).append(f"{negative} negative latency attribute(s) read as unknown")
+        warnings.append(f"{negative} negative latency attribute(s) read as unknown")
+    if warnings:
+        meta["warnings"] = warnings
     label = options.label or f"otlp spans {path.name}"
     return inference_run(label, samples=builder, summary={}, dimensions=dims, meta=meta, sources=[path],
                          window={"kind": "steady", "policy": "every request span in the export"})

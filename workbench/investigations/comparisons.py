@@ -104,7 +104,7 @@ def store_comparison(
         return comparison_of(row)
 
 
-def get_comparison(store: "Store", comparison: str | int) -> dict[str, Any]:
+def get_comparison(store: "Store", comparison: str | int) -> dict[str, object]:
     """``wb investigate comparison --json``: the stored view and its investigation's id."""
     view, investigation_id = comparison_in(store, comparison)
     return {**view.to_json(), "investigation_id": investigation_id}

@@ -53,12 +53,12 @@ def _kind_value(item: Any, kinds: str) -> tuple[str, str]:
     raise UsageError(f"evidence {text!r} is not KIND=VALUE{hint}; accepted kinds: {kinds}")
 
 
-def parse_observation_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, Any]]:
+def parse_observation_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, object]]:
     """``KIND=VALUE`` items of an observation; runs resolve to ids when a store is given."""
     out = []
     for item in items:
         kind, value = _kind_value(item, OBSERVATION_KINDS)
-        entry: dict[str, Any] = {"kind": kind, "value": value}
+        entry: dict[str, object] = {"kind": kind, "value": value}
         if kind == "run" and store is not None:
             entry = {"kind": "run", "id": resolve_runs(store, [value])[0]}
         elif kind == "comparison":
@@ -67,7 +67,7 @@ def parse_observation_evidence(items: Iterable[str], store: "Store | None" = Non
     return out
 
 
-def parse_decision_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
+def parse_decision_evidence(items: Iterable[str]) -> list[dict[str, object]]:
     """``KIND=VALUE`` items that decide a hypothesis: a rerun plan, a comparison."""
     out = []
     for item in items:

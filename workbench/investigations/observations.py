@@ -15,7 +15,7 @@ from workbench.investigations.views import ComparisonView, ObservationView, obse
 if TYPE_CHECKING:
     from store.api import Store
 
-def parse_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, Any]]:
+def parse_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, object]]:
     """``KIND=VALUE`` items (run=12, metric=ttft_p95, window=steady, value=110ms ...); see
     ``workbench.investigations.evidence``. Runs resolve to ids when a store is given."""
     return parse_observation_evidence(items, store)
@@ -66,7 +66,7 @@ def pin_derived(store: "Store", inv_id: int, comparison: ComparisonView, observa
     return new_observation(store, inv_id, str(observation.get("text", "")), evidence, source=f"comparison:{comparison.id}", by=by)
 
 
-def observations_from_comparison(store: "Store", inv: str | int, comparison: str | int, *, by: str | None = None) -> list[dict[str, Any]]:
+def observations_from_comparison(store: "Store", inv: str | int, comparison: str | int, *, by: str | None = None) -> list[dict[str, object]]:
     """Pin each observation the compare engine derived, citing the stored comparison."""
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 

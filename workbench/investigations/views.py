@@ -9,11 +9,12 @@ docs/architecture.md, "Typed results").
 
 A stored comparison's ``result`` is kept as the document the compare engine wrote (raw
 JSON, possibly from an older wb or a bundle); ``workbench.compare.model.Comparison.from_json``
-types it where it is drawn or read.
+types it: :meth:`ComparisonView.comparison`, once per view, whoever reads it.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,7 +60,7 @@ class EngineIdentity(Record, frozen=True, omit_defaults=True):
     version: str | msgspec.UnsetType = msgspec.UNSET
 
 
-class ComparisonView(Record, frozen=True, omit_defaults=True):
+class ComparisonView(Record, frozen=True, omit_defaults=True, weakref=True):
     """A stored comparison: what it was asked, the engine that made it and its result
     (absent when asked without it)."""
 
@@ -80,7 +81,17 @@ class ComparisonView(Record, frozen=True, omit_defaults=True):
         has another shape); a view read without its result has none to type."""
         if self.result is msgspec.UNSET:
             raise ValueError(f"{self.ref} was read without its result")
-        return Comparison.from_json(self.result)
+        typed = _DECODED.get(id(self))
+        if typed is None:
+            typed = _DECODED[id(self)] = Comparison.from_json(self.result)
+            weakref.finalize(self, _DECODED.pop, id(self), None)
+        return typed
+
+
+# Each view's decoded result, by the view's id() while the view lives: the report, the banner and the
+# refusal's way out all draw one view, and decoding (the lens, every row) is the costly part. A frozen
+# Struct holds no cache of its own, and its dict field makes it unhashable (no WeakKeyDictionary).
+_DECODED: dict[int, Comparison] = {}
 
 
 class ObservationView(Record, frozen=True):

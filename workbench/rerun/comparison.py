@@ -27,7 +27,7 @@ Arm = Literal["A", "B", "A'"]
 RunStatus = Literal["ok", "failed", "interrupted"]
 
 
-class PlanInfo(Record, kw_only=True, omit_defaults=True):
+class PlanInfo(Record, frozen=True, kw_only=True, omit_defaults=True):
     """The plan as the comparison read it (``stopping``/``spending`` only for a sequential plan)."""
 
     id: int
@@ -46,7 +46,7 @@ class PlanInfo(Record, kw_only=True, omit_defaults=True):
     spending: str | None = None
 
 
-class ExecutionInfo(Record, kw_only=True):
+class ExecutionInfo(Record, frozen=True, kw_only=True):
     id: int
     status: str  # store.rerun: running, interrupted, complete, ...
     host: str
@@ -55,13 +55,13 @@ class ExecutionInfo(Record, kw_only=True):
     workdir: str
 
 
-class Rounds(Record, kw_only=True):
+class Rounds(Record, frozen=True, kw_only=True):
     planned: int
     used: tuple[int, ...]  # rounds with A, B and A′ all measured: the paired analysis
     left_out: tuple[int, ...]  # finished rounds where an arm failed or has no value
 
 
-class RunRow(Record, kw_only=True, omit_defaults=True):
+class RunRow(Record, frozen=True, kw_only=True, omit_defaults=True):
     """One run of one arm (round 0: warm-up). ``stderr_tail``: what a failed run said last
     (untrusted text: cleaned before display); absent for a run that did not fail."""
 
@@ -81,13 +81,13 @@ class RunRow(Record, kw_only=True, omit_defaults=True):
     throughput: float | None = None
 
 
-class ArmFailures(Record, kw_only=True):
+class ArmFailures(Record, frozen=True, kw_only=True):
     finished: int
     failed: int
     reasons: dict[str, int]  # why -> how many runs
 
 
-class DesignInfo(Record, kw_only=True):
+class DesignInfo(Record, frozen=True, kw_only=True):
     """``stats.sequential.SequentialDesign`` as it was run."""
 
     stopping: str
@@ -97,7 +97,7 @@ class DesignInfo(Record, kw_only=True):
     first_look: int
 
 
-class SequentialResult(Record, kw_only=True):
+class SequentialResult(Record, frozen=True, kw_only=True):
     """The look after the rounds complete so far; for a sequential plan its decision is
     the verdict (``CONTINUE``: none yet)."""
 
@@ -116,7 +116,7 @@ class SequentialResult(Record, kw_only=True):
         return None if self.decision == "CONTINUE" else Verdict(self.decision)
 
 
-class GuardrailResult(Record, kw_only=True, omit_defaults=True):
+class GuardrailResult(Record, frozen=True, kw_only=True, omit_defaults=True):
     """A guardrail judged on arm means (B against A), beside A′ against A as the noise reference."""
 
     name: str
@@ -131,7 +131,7 @@ class GuardrailResult(Record, kw_only=True, omit_defaults=True):
     why: str | None = None
 
 
-class Basis(Record, kw_only=True):
+class Basis(Record, frozen=True, kw_only=True):
     """What the verdict is on when the arms' valid work per item differs: throughput (work
     per second, higher is better), never the time alone."""
 
@@ -140,7 +140,7 @@ class Basis(Record, kw_only=True):
     why: str
 
 
-class DimensionCheck(Record, kw_only=True, omit_defaults=True):
+class DimensionCheck(Record, frozen=True, kw_only=True, omit_defaults=True):
     """One dimension of the arms as the compare layer reads it from their captures (B
     against A; ``control``: A′'s value where it is not A's)."""
 
@@ -154,7 +154,7 @@ class DimensionCheck(Record, kw_only=True, omit_defaults=True):
     accepted: str | None = None
 
 
-class RerunReport(Record, kw_only=True, omit_defaults=True):
+class RerunReport(Record, frozen=True, kw_only=True, omit_defaults=True):
     """The comparison of one execution (see docs/verify.md). ``comparison_id`` is set
     once it is stored (the printed form leads with it; the stored body has none)."""
 

@@ -14,12 +14,17 @@ No GPU is not a failure: device fields are then ``unknown`` with the reason.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Final, Literal
 
 from workbench.vocabulary import Record
 
 UNKNOWN = "unknown"
-RAN, NO_DATA, UNAVAILABLE = "ran", "no data", "unavailable"
+# How a reading was obtained; the summary as a whole either ran (NVML answered) or was unavailable.
+ProbeStatus = Literal["ran", "no data", "unavailable"]
+SummaryStatus = Literal["ran", "unavailable"]
+RAN: Final = "ran"
+NO_DATA: Final = "no data"
+UNAVAILABLE: Final = "unavailable"
 
 # Device fields in display order; each maps to a reader below.
 DEVICE_FIELDS = (
@@ -35,18 +40,18 @@ IDENTITY_FIELDS = (
 )
 
 
-class ProbeResult(Record, kw_only=True, omit_defaults=True):
+class ProbeResult(Record, frozen=True, kw_only=True, omit_defaults=True):
     """A reading as shown: how it was obtained, the value (``unknown`` unless it ran) and why not."""
 
-    status: str  # ran | no data | unavailable
+    status: ProbeStatus
     value: str | int | float
     detail: str | None = None
 
 
-class GpuSummary(Record, kw_only=True):
+class GpuSummary(Record, frozen=True, kw_only=True):
     """What NVML said: the system's versions and each device's identity and settings."""
 
-    status: str  # "ran" (NVML answered) or "unavailable"
+    status: SummaryStatus
     reason: str
     driver_version: ProbeResult
     cuda_driver_version: ProbeResult
@@ -57,7 +62,7 @@ class GpuSummary(Record, kw_only=True):
 
 @dataclass(frozen=True)
 class Reading:
-    status: str
+    status: ProbeStatus
     value: Any = None
     detail: str = ""
 
@@ -75,7 +80,7 @@ class Reading:
 
 @dataclass(frozen=True)
 class GpuReport:
-    status: str  # "ran" (NVML answered) or "unavailable"
+    status: SummaryStatus
     reason: str
     driver_version: Reading
     cuda_driver_version: Reading

@@ -4,7 +4,7 @@ list of plans (``--list --json``) and the dry run (what would run, and whether i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -22,11 +22,11 @@ class PlanSaved(msgspec.Struct, frozen=True, kw_only=True):
     id: int
     name: str
     digest: str
-    status: str  # added | unchanged | replaced
+    status: Literal["added", "unchanged", "replaced"]  # what saving did
     plan: Plan
     warnings: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"id": self.id, "name": self.name, "digest": self.digest, "status": self.status,
                 "plan": self.plan.to_json(), "warnings": list(self.warnings)}
 
@@ -49,11 +49,11 @@ class PlanRow(msgspec.Struct, frozen=True, kw_only=True):
 class PlanList(msgspec.Struct, frozen=True, kw_only=True):
     plans: tuple[PlanRow, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"plans": [msgspec.to_builtins(p) for p in self.plans]}
 
 
-class Slot(Record, kw_only=True):
+class Slot(Record, frozen=True, kw_only=True):
     round: int  # 0: an untimed warm-up run
     arm: str
 
@@ -76,7 +76,7 @@ class DryRun(msgspec.Struct, frozen=True, kw_only=True):
     def would_run(self) -> bool:
         return not self.preflight.blockers
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "plan": self.plan.to_json(), "digest": self.digest, "preflight": self.preflight.to_json(),
             "schedule": [s.to_json() for s in self.schedule],

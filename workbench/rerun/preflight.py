@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -77,13 +77,13 @@ def software_versions() -> dict[str, str]:
     return versions
 
 
-class ArtifactCheck(Record, kw_only=True, omit_defaults=True):
+class ArtifactCheck(Record, frozen=True, kw_only=True, omit_defaults=True):
     """A pinned artifact as it is now (``detail``: why it could not be read; ``size``: when it could)."""
 
     path: str
     role: str
     sha256: str  # in the plan
-    status: str  # ok | missing | changed
+    status: Literal["ok", "missing", "changed"]
     now: str | None  # its SHA-256 now
     detail: str | None = None
     size: int | None = None
@@ -142,7 +142,7 @@ def compare_environments(expected: Environment, now: Environment) -> tuple[list[
     return changes, notes
 
 
-class PreflightReport(Record, kw_only=True):
+class PreflightReport(Record, frozen=True, kw_only=True):
     """``wb doctor --json``, and what each execution records before it runs (``preflights``)."""
 
     taken_at: str
@@ -202,7 +202,7 @@ class Preflight:
             ok=not self.blockers,
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return self.report().to_json()
 
 
@@ -239,7 +239,7 @@ def _line(label: str, value: str, status: str = "", width: int = 80) -> str:
     return f"  {label:<21} {value:<{room}} {tag}".rstrip()
 
 
-def format_preflight(pf: Preflight, width: int = 80) -> list[str]:
+def render_preflight(pf: Preflight, width: int = 80) -> str:
     """The report as plain lines of at most ``width`` columns (values are clean text)."""
     lines = [f"Preflight on {clean(pf.host)} at {pf.taken_at}"]
     gpu = pf.gpu
@@ -266,4 +266,4 @@ def format_preflight(pf: Preflight, width: int = 80) -> list[str]:
     for prefix, texts in (("note: ", pf.notes), ("BLOCKED: ", pf.blockers)):
         for text in texts:
             lines += textwrap.wrap(clean(text), width, initial_indent="  " + prefix, subsequent_indent="    ", break_on_hyphens=False)
-    return lines
+    return "\n".join(lines)

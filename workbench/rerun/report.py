@@ -521,10 +521,9 @@ def _known(x: float | None | UnsetType) -> float | None:
     return None if x is UNSET else x
 
 
-def format_comparison(report: RerunReport | Mapping[str, Any], width: int = 80) -> list[str]:
+def render_rerun_report(r: RerunReport, width: int = 80) -> str:
     """The comparison as plain lines for an 80-column terminal (untrusted text cleaned):
-    the one renderer of a rerun comparison, fresh or stored (a stored body is decoded)."""
-    r = report if isinstance(report, RerunReport) else RerunReport.from_json(report)
+    the one renderer of a rerun comparison, fresh or stored (a stored body: ``RerunReport.from_json`` first)."""
     wrap = lambda text, indent="  ": textwrap.wrap(clean(text), width, initial_indent=indent, subsequent_indent=indent + "  ")  # noqa: E731
     p, e = r.plan, r.execution
     lines = [f"Plan {p.id} {clean(p.name)} · execution {e.id} ({e.status}) · {p.lens} lens"]
@@ -598,7 +597,7 @@ def format_comparison(report: RerunReport | Mapping[str, Any], width: int = 80) 
             last = [x for x in run.stderr_tail.splitlines() if x.strip()][-1:] or [""]
             lines += wrap(f"{run.arm} round {run.round} stderr: {last[0]}", "    ")
     lines += wrap(r.scope)
-    return lines
+    return "\n".join(lines)
 
 
 def _num_g(x: float | None) -> str:

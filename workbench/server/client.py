@@ -88,11 +88,11 @@ class Client:
         return self._send("POST", f"{API}{path}", idempotent=idempotent, content_factory=lambda: json.dumps(body).encode(),
                           headers={"Content-Type": "application/json"}).json()
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> dict[str, object]:
         return self._send("GET", "/healthz", idempotent=True).json()
 
     def upload(self, path: Path, *, label: str | None = None, dims: Mapping[str, str] | None = None,
-               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+               progress: Callable[[int], None] | None = None) -> dict[str, object]:
         """``POST /captures`` of one file, streamed; the server's import report."""
         size = path.stat().st_size
         params: list[tuple[str, str]] = [("name", path.name)]

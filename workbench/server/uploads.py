@@ -19,7 +19,6 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from store.api import Store
 from workbench.dims_file import FolderDimensions
@@ -75,7 +74,7 @@ async def spool(chunks: AsyncIterator[bytes], target: Path, config: ServerConfig
     return size
 
 
-def import_upload(store: Store, path: Path, name: str, label: str | None, dims: Sequence[str]) -> dict[str, Any]:
+def import_upload(store: Store, path: Path, name: str, label: str | None, dims: Sequence[str]) -> dict[str, object]:
     """Import the spooled file as ``wb import NAME [--label] [--dim]...``; the report's
     files are the uploaded name."""
     declared = FolderDimensions(parse_dim_options(dims))

@@ -37,7 +37,7 @@ class Drift:
     def pct_per_slot(self) -> float:
         return 100.0 * math.expm1(self.slope_log)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "slope_log_per_slot": self.slope_log,
             "pct_per_slot": self.pct_per_slot,

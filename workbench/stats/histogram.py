@@ -29,7 +29,7 @@ class QuantileEstimate:
         """The largest possible distance between ``value`` and the sample quantile."""
         return max(self.value - self.low, self.high - self.value)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "q": self.q,
             "value": self.value if math.isfinite(self.value) else None,

@@ -44,7 +44,7 @@ class Interval:
     level: float
     low: float
     high: float
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, object] = field(default_factory=dict)
 
     @property
     def bounded(self) -> bool:
@@ -61,7 +61,7 @@ class Interval:
             low, high = 1.0 / self.high, 1.0 / self.low
         return Interval(self.method, self.level, low, high, dict(self.params))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "method": self.method,
             "level": self.level,
@@ -234,7 +234,7 @@ def percentile_intervals(
     return out
 
 
-def bootstrap_params(*, paired: bool, seed: int, n_boot: int) -> dict[str, Any]:
+def bootstrap_params(*, paired: bool, seed: int, n_boot: int) -> dict[str, object]:
     return {
         "resampling": "rounds" if paired else "runs-within-arm",
         "seed": seed,

@@ -28,7 +28,7 @@ class PooledRatio:
     intervals: list[Interval]
     label: str = "pooled over runs (descriptive); interval from a run-level cluster bootstrap"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "q": self.q,
             "baseline": self.baseline,

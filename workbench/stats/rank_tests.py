@@ -28,7 +28,7 @@ class RankTest:
     def can_reach_alpha(self) -> bool:
         return self.min_achievable_p < self.alpha
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "test": self.name,
             "statistic": self.statistic,

@@ -45,7 +45,7 @@ class RunReduction:
     half_ratio: float | None  # mean of the second half of kept steps / mean of the first half
     cov_settled_at: int | None  # first kept step whose trailing window CoV <= 0.02 (Georges)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
 
 

@@ -99,7 +99,7 @@ def sweeps(store: "Store") -> list[Sweep]:
     for run in store.load_runs([r.id for r in store.list_runs("inference")], tables=[]):  # metadata only
         sweep = sweep_of(run)
         if sweep is not None:
-            entry = found.setdefault(str(sweep["id"]), (str(sweep.get("label") or ""), str(sweep.get("tool") or run.meta.get("tool") or ""), []))
+            entry = found.setdefault(sweep.id, (sweep.label or "", sweep.tool or str(run.meta.get("tool") or ""), []))
             entry[2].append(int(run.id))
     return [Sweep(sweep_id, label, tool, tuple(ids)) for sweep_id, (label, tool, ids) in found.items()]
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from store.engine import default_data_dir
 from workbench.bundle.export import dumps, write_bundle
 from workbench.bundle.reader import read_bundle_file
-from workbench.bundle.verify import format_report, verify_bundle
+from workbench.bundle.verify import render_verify, verify_bundle
 from workbench.investigations.bundling import export_investigation
 from workbench.rerun.report import reanalyze
 
@@ -68,4 +68,4 @@ def verify_bundle_text(path: Path, recompute: bool = False) -> tuple[bool, str]:
     the results from the embedded samples too, as `wb evidence verify --recompute`."""
     report = verify_bundle(read_bundle_file(path), source=path, recompute=recompute,
                            rerun_engine=reanalyze if recompute else None)
-    return report.ok, format_report(report)
+    return report.ok, render_verify(report)

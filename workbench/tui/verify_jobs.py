@@ -20,15 +20,16 @@ from textual.message import Message
 
 import captures
 from workbench.bisect.bisection import report
-from workbench.bisect.format import format_report as format_bisection
+from workbench.bisect.format import render_bisection
 from workbench.bisect.workflow import BisectionRow, bisection_rows
 from workbench.errors import UsageError
 from workbench.investigations.frame import frame_guardrails, investigation_view
 from workbench.rerun import workflow as rerun_door
 from workbench.rerun.command_diff import diff_commands, wrap_words
+from workbench.rerun.execute import Observer
 from workbench.rerun.plan import Plan, build_plan, schedule, warmup_slots, with_frame_guardrails
 from workbench.rerun.preflight import run_preflight
-from workbench.rerun.report import format_comparison
+from workbench.rerun.report import render_rerun_report
 from workbench.rerun.workflow import PlanHistory
 from workbench.textsafe import clean
 from workbench.tui.messages import RunBegan, RunEnded, RunFinished, RunStarted
@@ -53,7 +54,7 @@ def bisection_text(store: "Store", bisection_id: int) -> str:
     doc = report(store, bisection_id)
     hint = ("" if doc.status in ("done", "no-regression") else
             f"\n\nIt runs from a shell (builds and benchmarks take a while): wb bisect resume {clean(doc.name)}")
-    return "\n".join(format_bisection(doc)) + hint
+    return render_bisection(doc) + hint
 
 
 def plan_text(store: "Store", plan_id: int) -> str:
@@ -70,7 +71,7 @@ def plan_text(store: "Store", plan_id: int) -> str:
     if pf is not None:
         lines.append(f"preflight: GPU {clean(pf.gpu.status)}; blockers: {clean('; '.join(pf.blockers) or 'none')}")
     if detail.comparison is not None:
-        lines += ["", *format_comparison(detail.comparison)]
+        lines += ["", render_rerun_report(detail.comparison)]
     lines += ["", *command_lines(plan)]  # last: long lines, and the verdict matters more on a small screen
     return "\n".join(lines)
 
@@ -163,7 +164,7 @@ def plan_estimate(store: "Store", plan_id: int) -> str:
     return f"{runs} runs; {calibrated}" if calibrated else f"{runs} runs; duration unknown until the first run finishes"
 
 
-class RunObserver:
+class RunObserver(Observer):
     """Receives the executor's progress (worker thread) and posts it to the pane as messages."""
 
     def __init__(self, post: Callable[[Message], object], stop: Event) -> None:
@@ -190,4 +191,4 @@ def run_plan(store: "Store", plan_id: int, observer: RunObserver) -> str:
     """Preflight, run (or resume) the plan's execution, and store its comparison."""
     status, done = rerun_door.run(store, plan_id, observer)
     head = f"execution {done.report.execution.id}: {status}"
-    return "\n".join([head, *format_comparison(done.report)])
+    return "\n".join([head, render_rerun_report(done.report)])

@@ -10,7 +10,7 @@ import click
 
 from store.engine import normalize_url, work_dir
 from workbench.bisect.bisection import report, run, start
-from workbench.bisect.format import format_report
+from workbench.bisect.format import render_bisection
 from workbench.bisect.result import BisectionReport, Spec
 from workbench.bisect.workflow import bisect_errors
 from workbench.cli.commands.rerun import _Display, _argv
@@ -136,7 +136,7 @@ def _show(result: BisectionReport, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_json())
     else:
-        click.echo("\n".join(format_report(result)))
+        click.echo(render_bisection(result))
 
 
 def _tuple(argv: list[str] | None) -> tuple[str, ...] | None:

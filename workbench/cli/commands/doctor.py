@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from workbench.cli.context import emit_json
-from workbench.rerun.preflight import format_preflight, run_preflight
+from workbench.rerun.preflight import render_preflight, run_preflight
 
 
 @click.command("doctor")
@@ -20,4 +20,4 @@ def command(as_json: bool) -> None:
     if as_json:
         emit_json(pf.to_json())
         return
-    click.echo("\n".join(format_preflight(pf)))
+    click.echo(render_preflight(pf))

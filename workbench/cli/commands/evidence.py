@@ -11,7 +11,7 @@ import sys
 import click
 
 from workbench.bundle.reader import read_bundle_file
-from workbench.bundle.verify import format_report, verify_bundle
+from workbench.bundle.verify import render_verify, verify_bundle
 from workbench.cli import json_out
 from workbench.compare.fmt import jsonable
 from workbench.errors import EXIT_REFUSED, UsageError
@@ -56,6 +56,6 @@ def verify(bundle, recompute, captures_dir, max_size, as_json) -> None:
         sys.stdout.write(json.dumps(jsonable(report.to_json()), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
         json_out.mark_written()
     else:
-        click.echo(format_report(report))
+        click.echo(render_verify(report))
     if not report.ok:
         sys.exit(EXIT_REFUSED)

@@ -18,8 +18,8 @@ from workbench.rerun import workflow as plans
 from workbench.rerun.execute import Blocked, Executor
 from workbench.rerun.plan import ARTIFACT_ROLES, build_plan, load_plan_file, with_frame_guardrails
 from workbench.rerun.plan_summary import DryRun
-from workbench.rerun.preflight import format_preflight, run_preflight
-from workbench.rerun.report import format_comparison
+from workbench.rerun.preflight import render_preflight, run_preflight
+from workbench.rerun.report import render_rerun_report
 from workbench.textsafe import clean, markup_safe
 
 
@@ -145,15 +145,15 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
                 click.echo("no rerun plans (make one with 'wb rerun plan NAME ...')", err=True)
         return
 
-    def command_table(argv: list[str] | None, extra_env: dict[str, str]) -> dict[str, Any] | None:
+    def command_table(argv: list[str] | None, extra_env: dict[str, str]) -> dict[str, object] | None:
         if argv is None:
             return None
-        table: dict[str, Any] = {"argv": argv, "env": {**_parse_env(env_all, "--env"), **extra_env}}
+        table: dict[str, object] = {"argv": argv, "env": {**_parse_env(env_all, "--env"), **extra_env}}
         if cwd is not None:
             table["cwd"] = str(cwd)
         return table
 
-    options: dict[str, Any] = {
+    options: dict[str, object] = {
         "name": name, "lens": lens, "rounds": rounds, "order": order, "seed": seed, "timeout_s": timeout_s,
         "metric": metric, "statistic": statistic, "higher_is_better": higher_is_better, "delta": delta,
         "stopping": stopping, "spending": spending,
@@ -267,7 +267,7 @@ def _finish(store: Any, plan_ref: str, execution_id: int, as_json: bool) -> None
     if as_json:
         emit_json(done.report.with_id(done.comparison_id).to_json())
     else:
-        click.echo("\n".join(format_comparison(done.report)))
+        click.echo(render_rerun_report(done.report))
 
 
 def _execute(ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes: bool, workdir: Path | None, as_json: bool) -> None:
@@ -310,7 +310,7 @@ def _dry_run(ctx: click.Context, plan_ref: str, as_json: bool) -> None:
     if as_json:
         emit_json(dry.to_json())
     else:
-        click.echo("\n".join(format_preflight(pf)))
+        click.echo(render_preflight(pf))
         click.echo("Schedule (nothing is run in a dry run)")
         by_round: dict[int, list[str]] = {}
         for slot in dry.schedule:
