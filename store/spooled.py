@@ -115,7 +115,7 @@ class SpooledTable(Mapping[str, np.ndarray]):
             self._file = tempfile.TemporaryFile(prefix="wb-spool-")  # noqa: SIM115 (closed by close() or with the table)
         at = self._end
         data = np.ascontiguousarray(values).view(np.uint8)
-        os.pwrite(self._file.fileno(), data, at)  # one chunk's column: megabytes at most
+        os.pwrite(self._file.fileno(), data.data, at)  # one chunk's column: megabytes at most
         self._end += data.nbytes
         return at
 
@@ -180,7 +180,7 @@ class SpooledTable(Mapping[str, np.ndarray]):
         width = columns.code_width(len(self._vocabulary[column]))
         offsets, utf8 = columns.string_table([v.encode("utf-8", "surrogatepass") for v in self._vocabulary[column]])
         head = [columns.STRINGS_MAGIC, columns.npy_header(width, length)]
-        tail = [*columns.npy_parts(offsets), *columns.npy_parts(utf8)]
+        tail: list[bytes | memoryview] = [*columns.npy_parts(offsets), *columns.npy_parts(utf8)]
         size = columns.size([*head, *tail]) + length * width.itemsize
         return StreamedColumn("str", length, size, _pieces(head, (c.astype(width) for c in self._kept(column)), tail))
 
@@ -208,5 +208,5 @@ class SpooledTable(Mapping[str, np.ndarray]):
 def _pieces(head: list[bytes], body: Iterator[np.ndarray], tail: list[bytes | memoryview]) -> Iterator[bytes | memoryview]:
     yield from head
     for values in body:
-        yield memoryview(np.ascontiguousarray(values).view(np.uint8))
+        yield np.ascontiguousarray(values).view(np.uint8).data
     yield from tail

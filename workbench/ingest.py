@@ -102,8 +102,8 @@ def check_text(record: RunRecord) -> None:
     for table, cols in record.tables.items():
         if isinstance(cols, SpooledTable):  # its text is its vocabulary: each distinct string once, rows untouched
             for name in cols.text:
-                bad = {v for v in cols.text_values(name) if not v.isascii() and any("\ud800" <= ch <= "\udfff" for ch in v)}
-                rows = [i for i, v in enumerate(cols[name].tolist()) if v in bad] if bad else []  # (read only to say where)
+                odd = {v for v in cols.text_values(name) if not v.isascii() and any("\ud800" <= ch <= "\udfff" for ch in v)}
+                rows = [i for i, v in enumerate(cols[name].tolist()) if v in odd] if odd else []  # (read only to say where)
                 if rows:
                     raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=f"{table}[{rows[0]}].{name}")
             continue

@@ -57,7 +57,7 @@ def check_ranks(ranks: list[RankSummary]) -> None:
         raise BadInput(ranks[0].source.parent, f"rank files disagree on the world size ({', '.join(map(str, sorted(worlds)))}): not one job")
 
 
-def build_job(ranks: Iterable[RankSummary | RankTrace], options: ImportOptions, *, format_name: str, clock_aligned: bool = False) -> RunRecord:
+def build_job(arriving: Iterable[RankSummary | RankTrace], options: ImportOptions, *, format_name: str, clock_aligned: bool = False) -> RunRecord:
     """One run from the job's ranks: their summaries (``rank_summary.summarize``), or whole traces.
 
     The ranks are taken one at a time (``parallel.read_each`` yields them as they are
@@ -67,7 +67,7 @@ def build_job(ranks: Iterable[RankSummary | RankTrace], options: ImportOptions, 
     window policy needs every rank, so it is decided after the last one, on those small
     parts, and applied to the spooled rows as they are written (``store.spooled``)."""
     tables = _JobTables()
-    ranks = [tables.take(r if isinstance(r, RankSummary) else summarize(r)) for r in ranks]
+    ranks = [tables.take(r if isinstance(r, RankSummary) else summarize(r)) for r in arriving]
     check_ranks(ranks)
     ranks = sorted(ranks, key=lambda t: (-1 if t.rank is None else t.rank, str(t.source)))
     warmup = _param_int(options, "warmup_steps", DEFAULT_WARMUP_STEPS)
