@@ -114,3 +114,35 @@ def test_a_lone_surrogate_in_a_spooled_name_is_refused_with_its_row(tmp_path):
     table2.exclude([2.0])  # on excluded rows only: never stored, so not refused
     record.tables["operations"] = table2  # type: ignore[assignment]
     check_text(record)
+
+
+def test_a_failure_between_two_ranks_cancels_the_ranks_not_yet_read(tmp_path, monkeypatch):
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench.training import job as job_mod
+    from workbench.training.parallel import LocalPool
+
+    files = [synth.write(tmp_path / f"rank{r}.json", synth.trace(r, world=8)) for r in range(8)]
+    release, calls = threading.Event(), []
+
+    def read_one(path, options):
+        calls.append(path)
+        if len(calls) > 1:
+            release.wait(30)  # the second rank is being read when the first one's consumer fails
+        return read_rank(path, options)
+
+    def failing(self, trace):
+        raise OSError("no space left for the spool")
+
+    monkeypatch.setattr(job_mod._JobTables, "take", failing)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        options = ImportOptions(params={"jobs": 1}, rank_executor=LocalPool(pool, None))
+        try:
+            # The error is kept (as a caller handling it would), so its frames keep the reader alive.
+            with pytest.raises(OSError, match="no space left") as err:
+                build_job(read_each(read_one, files, options), options, format_name="Kineto trace")
+        finally:
+            release.set()
+    assert len(calls) <= 2, f"{len(calls)} of 8 ranks read despite the failure at the first"  # the others were cancelled
+    assert err.value.__traceback__ is not None

@@ -67,7 +67,14 @@ def build_job(arriving: Iterable[RankSummary | RankTrace], options: ImportOption
     window policy needs every rank, so it is decided after the last one, on those small
     parts, and applied to the spooled rows as they are written (``store.spooled``)."""
     tables = _JobTables()
-    ranks = [tables.take(r if isinstance(r, RankSummary) else summarize(r)) for r in arriving]
+    try:
+        ranks = [tables.take(r if isinstance(r, RankSummary) else summarize(r)) for r in arriving]
+    finally:
+        # A failure here (or Ctrl-C) between two ranks: close the reader now, so it cancels
+        # the rank tasks not yet started instead of reading them when it is collected.
+        close = getattr(arriving, "close", None)
+        if callable(close):
+            close()
     check_ranks(ranks)
     ranks = sorted(ranks, key=lambda t: (-1 if t.rank is None else t.rank, str(t.source)))
     warmup = _param_int(options, "warmup_steps", DEFAULT_WARMUP_STEPS)
