@@ -11,7 +11,10 @@ its ``RankSummary``) runs wherever an executor puts it:
   client (``workbench.training.cluster``): the same task, on the cluster's workers.
 
 Each worker holds one rank at a time and sends back only the summary, so memory stays
-bounded by the number of workers, and the client's by the size of the summaries. The
+bounded by the number of workers. ``read_each`` yields each summary as its task
+finishes (and lets go of the task's result), so the job's builder can spool the rank's
+rows before the next one arrives (``job.build_job``): the client holds the summaries
+without their rows. The
 results are our own objects, pickled only between our own processes (or a Dask
 cluster the user started: see docs/scale.md). A cluster's workers are not trusted to
 say what a file is: there the task also hashes the file it parses, and the client
