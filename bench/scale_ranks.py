@@ -158,6 +158,9 @@ def measure(args: list[str]) -> dict:
     # Files, not pipes: a 1,024-file import's JSON report is larger than a pipe's buffer,
     # and nothing reads the pipe until the process ends.
     out_file, err_file = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed once read, below)
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=out_file, stderr=err_file, env=env, text=True)
     root = psutil.Process(proc.pid)
@@ -172,12 +175,14 @@ def measure(args: list[str]) -> dict:
         time.sleep(0.02)
     proc.wait()
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the wb process and the workers it waited for
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     out_file.seek(0)
     err_file.seek(0)
     out, err = out_file.read(), err_file.read()
     out_file.close()
     err_file.close()
-    return {"rc": proc.returncode, "wall_s": wall, "client_mb": client / 2**20, "worker_mb": worker / 2**20 if worker else None,
+    return {"rc": proc.returncode, "wall_s": wall, "cpu_s": cpu, "client_mb": client / 2**20, "worker_mb": worker / 2**20 if worker else None,
             "stdout": out, "stderr": err}
 
 
@@ -218,6 +223,7 @@ def store_case(backend: str, url: str, ranks: int, a: Path, b: Path, straggler: 
     if backend == "sqlite":
         for suffix in ("", "-wal", "-shm"):
             Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
+    load_before = os.getloadavg()[0]
     imp_a = _checked(measure(["--store", url, "import", str(a), "--label", f"A{ranks}", "--json"]), f"import A ({backend})")
     imp_b = _checked(measure(["--store", url, "import", str(b), "--label", f"B{ranks}", "--json"]), f"import B ({backend})")
     cmp_ = _checked(measure(["--store", url, "compare", f"A{ranks}", "--vs", f"B{ranks}", "--json", *ACCEPT]), "compare", (0, 1, 3))
@@ -225,11 +231,12 @@ def store_case(backend: str, url: str, ranks: int, a: Path, b: Path, straggler: 
     runs = _checked(measure(["--store", url, "runs", "--json"]), "runs")
     ok, how = named(json.loads(ins["stdout"]), straggler)
     out = {
-        "import_wall_s": imp_b["wall_s"], "import_a_wall_s": imp_a["wall_s"], "import_client_mb": max(imp_a["client_mb"], imp_b["client_mb"]),
+        "import_wall_s": imp_b["wall_s"], "import_a_wall_s": imp_a["wall_s"], "import_cpu_s": imp_b["cpu_s"], "import_client_mb": max(imp_a["client_mb"], imp_b["client_mb"]),
         "import_worker_mb": max(imp_a["worker_mb"] or 0, imp_b["worker_mb"] or 0) or None,
         "compare_s": cmp_["wall_s"], "compare_client_mb": cmp_["client_mb"], "inspect_s": ins["wall_s"], "inspect_client_mb": ins["client_mb"],
         "runs_s": runs["wall_s"], "named": ok, "how": how, "comparable": json.loads(cmp_["stdout"]).get("comparable"),
         "json_documents": sum(1 for r in (imp_a, imp_b, cmp_, ins, runs) if _one_document(r["stdout"])),
+        "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}",  # 1-minute load average before the imports and after the listing
     }
     if backend == "sqlite":
         path = Path(url.removeprefix("sqlite:///"))
@@ -244,10 +251,13 @@ def cluster_case(ranks: int, b: Path) -> dict:
     url = f"sqlite:///{WORK / f'ranks{ranks}' / 'cluster.sqlite'}"
     for suffix in ("", "-wal", "-shm"):
         Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
+    load_before = os.getloadavg()[0]
     imp = _checked(measure(["--store", url, "import", str(b), "--label", f"B{ranks}", "--cluster", "local:2", "--json"]), "import B (cluster)")
     doc = json.loads(imp["stdout"])
-    return {"import_wall_s": imp["wall_s"], "import_client_mb": imp["client_mb"], "import_worker_mb": imp["worker_mb"],
-            "returned_kb_per_rank": doc["cluster"]["returned_bytes"] / ranks / 1e3}
+    return {"import_wall_s": imp["wall_s"], "import_cpu_s": imp["cpu_s"], "import_client_mb": imp["client_mb"], "import_worker_mb": imp["worker_mb"],
+            "returned_kb_per_rank": doc["cluster"]["returned_bytes"] / ranks / 1e3,
+            "task_cpu_s": doc["cluster"]["task_cpu_seconds"],  # the rank tasks' own CPU: steadier than wall on a shared machine
+            "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}"}
 
 
 def _one_document(text: str) -> bool:
@@ -294,27 +304,37 @@ def main() -> int:
         rows.append(row)
         print(json.dumps(row), flush=True)
     print(f"\nload average now {' '.join(f'{x:.1f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs")
-    print(f"{'ranks':>5} {'store':<10} {'import s':>8} {'client MB':>9} {'worker MB':>9} {'store MB':>8} {'compare s':>9} "
-          f"{'inspect s':>9} {'insp. MB':>8} {'named':>5}")
+    print(f"{'ranks':>5} {'store':<10} {'load':>9} {'import s':>8} {'ms/rank':>7} {'CPU ms/rank':>11} {'client MB':>9} {'worker MB':>9} "
+          f"{'store MB':>8} {'compare s':>9} {'inspect s':>9} {'insp. MB':>8} {'named':>5}")
     for row in rows:
         for backend in ("sqlite", "postgresql"):
             if backend not in row:
                 continue
             r = row[backend]
-            print(f"{row['ranks']:>5} {backend:<10} {r['import_wall_s']:8.1f} {r['import_client_mb']:9.0f} {r['import_worker_mb'] or 0:9.0f} "
+            print(f"{row['ranks']:>5} {backend:<10} {r['load']:>9} {r['import_wall_s']:8.1f} {1000 * r['import_wall_s'] / row['ranks']:7.0f} "
+                  f"{1000 * r['import_cpu_s'] / row['ranks']:11.0f} {r['import_client_mb']:9.0f} {r['import_worker_mb'] or 0:9.0f} "
                   f"{r['store_mb']:8.1f} {r['compare_s']:9.1f} {r['inspect_s']:9.1f} {r['inspect_client_mb']:8.0f} {'yes' if r['named'] else 'NO':>5}")
         if "cluster" in row:
             c = row["cluster"]
-            print(f"{row['ranks']:>5} {'cluster:2':<10} {c['import_wall_s']:8.1f} {c['import_client_mb']:9.0f} {c['import_worker_mb'] or 0:9.0f} "
+            print(f"{row['ranks']:>5} {'cluster:2':<10} {c['load']:>9} {c['import_wall_s']:8.1f} {1000 * c['import_wall_s'] / row['ranks']:7.0f} "
+                  f"{1000 * c['import_cpu_s'] / row['ranks']:11.0f} {c['import_client_mb']:9.0f} {c['import_worker_mb'] or 0:9.0f} "
                   f"{'':>8} {'':>9} {'':>9} {'':>8} {'':>5}  ({c['returned_kb_per_rank']:.1f} kB returned a rank)")
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
         scale = last["ranks"] / first["ranks"]
-        for backend in ("sqlite",):
+        for backend in ("sqlite", "postgresql"):
+            if backend not in first or backend not in last:
+                continue
             f, l = first[backend], last[backend]  # noqa: E741 (first and last, side by side)
-            print(f"{backend}: {first['ranks']} -> {last['ranks']} ranks (x{scale:.0f}): import wall x{l['import_wall_s'] / f['import_wall_s']:.1f}, "
-                  f"client peak x{l['import_client_mb'] / f['import_client_mb']:.2f} ({l['import_client_mb']:.0f} MB; target < 1024 MB and < 2x), "
-                  f"inspect x{l['inspect_s'] / f['inspect_s']:.1f}")
+            per_rank = (l["import_wall_s"] / last["ranks"]) / (f["import_wall_s"] / first["ranks"])
+            cpu_per_rank = (l["import_cpu_s"] / last["ranks"]) / (f["import_cpu_s"] / first["ranks"])
+            print(f"{backend}: {first['ranks']} -> {last['ranks']} ranks (x{scale:.0f}): import wall x{l['import_wall_s'] / f['import_wall_s']:.1f} "
+                  f"(per rank: wall x{per_rank:.2f}, CPU x{cpu_per_rank:.2f}; linear is x1), client peak x{l['import_client_mb'] / f['import_client_mb']:.2f} "
+                  f"({l['import_client_mb']:.0f} MB; target < 1024 MB and < 2x), inspect x{l['inspect_s'] / f['inspect_s']:.1f}")
+        if "cluster" in first and "cluster" in last:
+            f, l = first["cluster"], last["cluster"]  # noqa: E741
+            print(f"cluster: task CPU per rank x{(l['task_cpu_s'] / last['ranks']) / (f['task_cpu_s'] / first['ranks']):.2f}, "
+                  f"client peak x{l['import_client_mb'] / f['import_client_mb']:.2f} ({l['import_client_mb']:.0f} MB)")
     return 0 if all(row[b]["named"] for row in rows for b in ("sqlite", "postgresql") if b in row) else 1
 
 

@@ -332,16 +332,23 @@ def _first(result: Any) -> Any:
     return row[0] if row else None
 
 
+# Stores one column: its row (run, table, name, dtype, length), its blob's pieces and their total size.
+ColumnWriter = Callable[[dict[str, Any], Iterator[bytes | memoryview], int], None]
+
+
 def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str, captures: Sequence[CaptureInfo],
                   runs: Sequence[RunRecord], origin: str, existing: dict[Path, int] | None,
-                  write_column: Callable[[dict[str, Any], Any], None] | None = None) -> list[int]:
+                  write_column: ColumnWriter | None = None) -> list[int]:
     """The inserts of one import, in the caller's transaction. ``execute(sql, params)``
     returns the first value of the statement's first row (the ``RETURNING id``);
     ``json_param`` writes a JSON parameter (PostgreSQL casts, SQLite stores the text);
-    ``write_column(row, array)`` stores one column (default: its blob in one insert)."""
+    ``write_column(row, pieces, size)`` stores one column from its blob's pieces
+    (default: the blob joined, in one insert)."""
     import sqlite3
 
     import numpy as np  # numpy: not for `wb --help`, only when writing columns
+
+    from store.spooled import SpooledTable
 
 
     capture_ids: dict[Path, int] = dict(existing or {})
@@ -374,35 +381,47 @@ def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str
             execute("INSERT INTO run_source (run_id, capture_id) VALUES (:run_id, :capture_id)",
                     {"run_id": run_id, "capture_id": capture_ids[source]})
         for table, cols in record.tables.items():
-            for name, arr in cols.items():
+            for name in cols:
                 # One column at a time, its blob dropped after the insert: peak memory is
                 # the arrays plus one column, not the arrays plus every column's bytes.
-                arr = np.asarray(arr)
+                # A spooled table's column comes from its file chunk by chunk, never whole.
                 # dtype is informational (the blob says how to read it): "str" for a dictionary-coded text column.
-                dtype = "str" if columns.is_text(arr) else str(arr.dtype)
-                row = {"run_id": run_id, "table_name": table, "name": name, "dtype": dtype, "length": len(arr)}
-                if write_column is not None:
-                    write_column(row, arr)
+                if isinstance(cols, SpooledTable):
+                    column = cols.stream(name)
+                    dtype, length, pieces, size = column.dtype, column.length, column.pieces, column.size
                 else:
-                    execute(_INSERT_COLUMN, {**row, "data": columns.encode(arr)})
+                    arr = np.asarray(cols[name])
+                    dtype, length = ("str" if columns.is_text(arr) else str(arr.dtype)), len(arr)
+                    parts = columns.parts(arr)
+                    pieces, size = iter(parts), columns.size(parts)
+                row = {"run_id": run_id, "table_name": table, "name": name, "dtype": dtype, "length": length}
+                if write_column is not None:
+                    write_column(row, pieces, size)
+                else:
+                    execute(_INSERT_COLUMN, {**row, "data": b"".join(pieces)})
         run_ids.append(run_id)
         record.id = run_id
     return run_ids
 
 
-def _sqlite_column_writer(conn: Any) -> Callable[[dict[str, Any], Any], None]:
+def _sqlite_column_writer(conn: Any) -> ColumnWriter:
     """Columns streamed into SQLite: the row is inserted with a zero blob of the right
     size, then the ``.npy`` header and the array's bytes are written into it in chunks
     (incremental blob I/O), so no copy of a whole column is ever made, by us or by SQLite."""
 
-    def write(row: dict[str, Any], array: Any) -> None:
-        pieces = columns.parts(array)
-        rowid = _first(conn.execute(_INSERT_ZERO_COLUMN, {**row, "size": columns.size(pieces)}))
+    def write(row: dict[str, Any], pieces: Iterator[bytes | memoryview], size: int) -> None:
+        rowid = _first(conn.execute(_INSERT_ZERO_COLUMN, {**row, "size": size}))
+        written = 0
         with conn.blobopen("run_column", "data", rowid) as blob:
             for piece in pieces:
                 view = memoryview(piece)
+                written += view.nbytes
+                if written > size:
+                    raise StoreError(f"column {row['table_name']}.{row['name']} is longer than its stated {size} bytes")
                 for start in range(0, view.nbytes, _BLOB_CHUNK):
                     blob.write(view[start:start + _BLOB_CHUNK])
+        if written != size:  # a zero blob's tail would read as data
+            raise StoreError(f"column {row['table_name']}.{row['name']} has {written} of its stated {size} bytes")
 
     return write
 

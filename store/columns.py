@@ -40,8 +40,7 @@ def parts(array: "np.ndarray") -> list[bytes | memoryview]:
     array = np.asarray(array)
     if is_text(array):
         codes, table = dictionary(array)
-        offsets = np.cumsum([len(b) for b in table], dtype=np.int64)
-        utf8 = np.frombuffer(b"".join(table), dtype=np.uint8)
+        offsets, utf8 = string_table(table)
         return [STRINGS_MAGIC, *_npy(codes), *_npy(offsets), *_npy(utf8)]
     if array.dtype == object:
         raise TypeError("object arrays cannot be stored unless every value is a str; convert to float64 or str first")
@@ -78,9 +77,35 @@ def dictionary(array: "np.ndarray") -> tuple["np.ndarray", list[bytes]]:
         values, inverse = np.unique(array.reshape(-1), return_inverse=True)
         index = {str(v): i for i, v in enumerate(values.tolist())}
         codes = inverse.reshape(-1).astype(np.int64)
-    width = np.uint8 if len(index) <= 1 << 8 else np.uint16 if len(index) <= 1 << 16 else np.uint32
+    width = code_width(len(index))
     # surrogatepass: a lone surrogate (refused at import, but an old store may hold one) survives the round trip.
     return codes.astype(width), [v.encode("utf-8", "surrogatepass") for v in index]
+
+
+def code_width(distinct: int) -> "np.dtype":
+    """The smallest unsigned integer type that holds codes into a table of ``distinct`` strings."""
+    import numpy as np
+
+    return np.dtype(np.uint8 if distinct <= 1 << 8 else np.uint16 if distinct <= 1 << 16 else np.uint32)
+
+
+def string_table(values: list[bytes]) -> tuple["np.ndarray", "np.ndarray"]:
+    """A string column's table: the end offset of each UTF-8 value (int64), and their bytes (uint8)."""
+    import numpy as np
+
+    offsets = np.cumsum([len(b) for b in values], dtype=np.int64)
+    return offsets, np.frombuffer(b"".join(values), dtype=np.uint8)
+
+
+def npy_header(dtype: "np.dtype", length: int) -> bytes:
+    """The ``.npy`` header of a one-dimensional array of ``length`` values (for a writer that
+    streams the values after it)."""
+    import numpy as np
+
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
+                                                  "fortran_order": False, "shape": (int(length),)})
+    return header.getvalue()
 
 
 def decode(blob: bytes) -> "np.ndarray":

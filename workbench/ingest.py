@@ -17,6 +17,7 @@ import numpy as np
 from store.api import CaptureInfo, Store
 from store.errors import DuplicateCapture
 from store.records import Dimension, RunRecord
+from store.spooled import SpooledTable
 from workbench.declare import contradiction, declare_dimensions
 from workbench.dims_file import FolderDimensions
 from workbench.errors import BadInput, UsageError
@@ -99,6 +100,13 @@ def check_text(record: RunRecord) -> None:
             if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
                 raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=where[:120])
     for table, cols in record.tables.items():
+        if isinstance(cols, SpooledTable):  # its text is its vocabulary: each distinct string once, rows untouched
+            for name in cols.text:
+                odd = {v for v in cols.text_values(name) if not v.isascii() and any("\ud800" <= ch <= "\udfff" for ch in v)}
+                rows = [i for i, v in enumerate(cols[name].tolist()) if v in odd] if odd else []  # (read only to say where)
+                if rows:
+                    raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=f"{table}[{rows[0]}].{name}")
+            continue
         for name, arr in cols.items():
             arr = np.asarray(arr)
             if arr.dtype.kind == "U" and arr.size:

@@ -34,7 +34,7 @@ from workbench.limits import MAX_DEPTH, exceeded
 from workbench.training import model as m
 from workbench.training.job import WARMUP_STEPS, build_job
 from workbench.training.json_chunks import ArrayChunks, ScanError
-from workbench.training.parallel import JOBS, read_all
+from workbench.training.parallel import JOBS, read_each
 
 TYPED = True  # decode runs of events with msgspec (False: the ijson stream only)
 RUN_BYTES = 4 << 20  # bytes of events per msgspec run
@@ -80,7 +80,7 @@ class KinetoImporter(Importer):
         for path in paths:
             jobs.setdefault(path.parent, []).append(path)
         for _directory, files in sorted(jobs.items()):
-            ranks = read_all(read_rank, files, options)
+            ranks = read_each(read_rank, files, options)
             yield build_job(ranks, options, format_name="Kineto trace")
 
 

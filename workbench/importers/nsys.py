@@ -26,7 +26,7 @@ from workbench.importers.base import Importer, ImporterOption, ImportOptions, Pr
 from workbench.limits import MAX_STRING_CHARS, SQL_STEPS_PER_BYTE, exceeded, size_text
 from workbench.training import model as m
 from workbench.training.job import WARMUP_STEPS, build_job
-from workbench.training.parallel import JOBS, read_all
+from workbench.training.parallel import JOBS, read_each
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SUPPORTED_MAJOR = 3
@@ -61,7 +61,7 @@ class NsysImporter(Importer):
         for path in paths:
             jobs.setdefault(path.parent, []).append(path)
         for _directory, files in sorted(jobs.items()):
-            ranks = read_all(read_report, files, options)
+            ranks = read_each(read_report, files, options)
             yield build_job(ranks, options, format_name="Nsight Systems SQLite export")
 
 

@@ -9,11 +9,13 @@ unknown), rank count from the world size, framework where the trace shows it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from store.records import Dimension, RunRecord
+from store.spooled import SpooledTable
 from workbench.errors import BadInput
 from workbench.inputs import ImporterOption, ImportOptions
 from workbench.training import boundaries, clocks, diagnostics, window_kind
@@ -55,9 +57,24 @@ def check_ranks(ranks: list[RankSummary]) -> None:
         raise BadInput(ranks[0].source.parent, f"rank files disagree on the world size ({', '.join(map(str, sorted(worlds)))}): not one job")
 
 
-def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions, *, format_name: str, clock_aligned: bool = False) -> RunRecord:
-    """One run from the job's ranks: their summaries (``rank_summary.summarize``), or whole traces."""
-    ranks = [r if isinstance(r, RankSummary) else summarize(r) for r in ranks]
+def build_job(arriving: Iterable[RankSummary | RankTrace], options: ImportOptions, *, format_name: str, clock_aligned: bool = False) -> RunRecord:
+    """One run from the job's ranks: their summaries (``rank_summary.summarize``), or whole traces.
+
+    The ranks are taken one at a time (``parallel.read_each`` yields them as they are
+    read): each rank's operations and shapes go to the job's spooled tables at once and
+    leave its summary, so the client holds the small per-rank parts (steps, phases, step
+    facts, metadata) and the tables' vocabularies, not ranks × operations rows. The
+    window policy needs every rank, so it is decided after the last one, on those small
+    parts, and applied to the spooled rows as they are written (``store.spooled``)."""
+    tables = _JobTables()
+    try:
+        ranks = [tables.take(r if isinstance(r, RankSummary) else summarize(r)) for r in arriving]
+    finally:
+        # A failure here (or Ctrl-C) between two ranks: close the reader now, so it cancels
+        # the rank tasks not yet started instead of reading them when it is collected.
+        close = getattr(arriving, "close", None)
+        if callable(close):
+            close()
     check_ranks(ranks)
     ranks = sorted(ranks, key=lambda t: (-1 if t.rank is None else t.rank, str(t.source)))
     warmup = _param_int(options, "warmup_steps", DEFAULT_WARMUP_STEPS)
@@ -92,7 +109,7 @@ def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions
         keep = ~np.isin(samples["step"], list(excluded))
         sample_parts.append({k: v[keep] for k, v in samples.items()})
     samples = _concat(sample_parts, bd.SAMPLE_COLUMNS)
-    operations, collectives = _operations(ranks, excluded)
+    operations, shapes, collectives = tables.finish(excluded)
     findings, skew = diagnostics.run_all(samples, collectives, clock_aligned)
     kept = [n for n in numbers if n not in excluded]
     facts = _step_facts(ranks, kept)
@@ -126,11 +143,13 @@ def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions
     record = RunRecord(lens="training", label=label, window=window, sources=[t.source for t in ranks])
     record.dimensions.update(_dimensions(ranks))
     record.tables["samples"] = samples
-    record.tables["operations"] = operations
+    record.tables["operations"] = operations  # type: ignore[assignment]  # (as op_shapes, below)
     record.tables["skew"] = skew
-    for name, table in (("memory", _rank_tables(ranks, "memory", excluded)), ("op_shapes", _rank_tables(ranks, "shapes", excluded))):
-        if table is not None:
-            record.tables[name] = table
+    memory = _memory_table(ranks, excluded)
+    if memory is not None:
+        record.tables["memory"] = memory
+    if shapes is not None:
+        record.tables["op_shapes"] = shapes  # type: ignore[assignment]  # a Mapping of columns, read from its spool
     record.meta.update({
         "format": format_name,
         "ranks_present": [t.rank for t in ranks],
@@ -143,39 +162,43 @@ def build_job(ranks: list[RankSummary] | list[RankTrace], options: ImportOptions
 
 
 OPERATION_COLUMNS = ("name", "kind", "step", "rank", "count", "total_ms")
+SHAPE_COLUMNS = ("name", "shape", "kind", "step", "count", "total_ms", "rank")
 
 
-def _operations(ranks: list[RankSummary], excluded: dict[float, str]) -> tuple[dict[str, np.ndarray], dict[tuple[float, float], int]]:
-    """The job's operations table, filled in place rank by rank, and each (step, rank)'s
-    collective kernel count. Each rank's coded table is released once copied, so the
-    client holds one copy of the job's rows (not the ranks' parts, a concatenation and
-    the result), and the names are the ranks' shared strings (``share_labels``)."""
-    drop = list(excluded)
-    keeps = [~np.isin(t.operations.get("step", np.zeros(0)), drop) for t in ranks]
-    total = int(sum(int(k.sum()) for k in keeps))
-    out: dict[str, np.ndarray] = {c: np.empty(total, dtype=object if c in ("name", "kind") else np.float64) for c in OPERATION_COLUMNS}
-    collectives: dict[tuple[float, float], int] = {}
-    at = 0
-    for trace, keep in zip(ranks, keeps):
-        n = int(keep.sum())
-        for column in OPERATION_COLUMNS:
-            values = trace.operations.get(column)
-            if values is None:
-                out[column][at:at + n] = np.nan
-            elif column in trace.labels:  # text: codes into the rank's labels
-                lookup = np.empty(len(trace.labels[column]), dtype=object)
-                lookup[:] = trace.labels[column]
-                out[column][at:at + n] = lookup[values[keep]]
-            else:
-                out[column][at:at + n] = values[keep]
-        rank_key = float("nan") if trace.rank is None else float(trace.rank)
-        kinds, steps, counts = out["kind"][at:at + n], out["step"][at:at + n], out["count"][at:at + n]
-        coll = kinds == "collective"
-        for step in np.unique(steps[coll]):
-            collectives[(float(step), rank_key)] = int(counts[coll & (steps == step)].sum())
-        at += n
-        trace.operations = {}  # copied: the rank keeps its summary, not a second copy of its rows
-    return out, collectives
+class _JobTables:
+    """The job's operations and shape tables, spooled rank by rank as the ranks arrive,
+    and each (step, rank)'s collective kernel count (the straggler check needs it)."""
+
+    def __init__(self) -> None:
+        self.operations = SpooledTable(OPERATION_COLUMNS, text=("name", "kind"), key="step")
+        self.shapes = SpooledTable(SHAPE_COLUMNS, text=("name", "shape", "kind"), key="step")
+        self.collectives: dict[tuple[float, float], int] = {}
+
+    def take(self, trace: RankSummary) -> RankSummary:
+        """The rank's rows into the spools; the summary keeps the rest."""
+        order = (-1 if trace.rank is None else trace.rank, str(trace.source))  # the job's rows in rank order, as before
+        if trace.operations:
+            ops = trace.operations
+            rank_key = float("nan") if trace.rank is None else float(trace.rank)
+            kinds = np.asarray(trace.labels.get("kind", []), dtype=object)[ops["kind"]] if len(ops["kind"]) else np.zeros(0, dtype=object)
+            coll = kinds == "collective"
+            for step in np.unique(ops["step"][coll]):
+                self.collectives[(float(step), rank_key)] = int(ops["count"][coll & (ops["step"] == step)].sum())
+            self.operations.append(ops, trace.labels, order=order)
+        if trace.shape_ops is not None:
+            rank = np.full(len(trace.shape_ops["count"]), np.nan if trace.rank is None else float(trace.rank))
+            self.shapes.append({**trace.shape_ops, "rank": rank}, trace.shape_labels, order=order)
+        # Copied: the rank keeps its summary, not a second copy of its rows.
+        trace.operations, trace.labels, trace.shape_ops, trace.shape_labels = {}, {}, None, {}
+        return trace
+
+    def finish(self, excluded: dict[float, str]) -> tuple[SpooledTable, SpooledTable | None, dict[tuple[float, float], int]]:
+        """The tables with the excluded steps' rows left out, and the kept steps' collective counts."""
+        for table in (self.operations, self.shapes):
+            table.order()
+            table.exclude(list(excluded))
+        collectives = {key: n for key, n in self.collectives.items() if key[0] not in excluded}
+        return self.operations, (self.shapes if self.shapes.chunks else None), collectives
 
 
 def _per_step(samples: dict[str, np.ndarray], steps: list[float], column: str, reduce: Any) -> np.ndarray:
@@ -247,19 +270,14 @@ def _marker(format_name: str, options: ImportOptions) -> str:
     return f"NVTX ranges matching {pattern}" if pattern else "NVTX step ranges (default pattern)"
 
 
-def _rank_tables(ranks: list[RankSummary], which: str, excluded: dict[float, str]) -> dict[str, np.ndarray] | None:
-    """The job's memory table (per step and rank) or shape-aligned operations, excluded steps left out."""
+def _memory_table(ranks: list[RankSummary], excluded: dict[float, str]) -> dict[str, np.ndarray] | None:
+    """The job's memory table (per step and rank), excluded steps left out."""
     parts = []
     for trace in ranks:
-        if which == "memory":
-            if trace.memory is None:
-                continue
-            table = {"step": trace.windows.numbers.astype(np.float64),
-                     "rank": np.full(len(trace.windows.numbers), np.nan if trace.rank is None else float(trace.rank)), **trace.memory}
-        else:
-            table = trace.shape_table()
-            if table is None:
-                continue
+        if trace.memory is None:
+            continue
+        table = {"step": trace.windows.numbers.astype(np.float64),
+                 "rank": np.full(len(trace.windows.numbers), np.nan if trace.rank is None else float(trace.rank)), **trace.memory}
         keep = ~np.isin(table["step"], list(excluded))
         parts.append({k: np.asarray(v)[keep] for k, v in table.items()})
     if not parts:

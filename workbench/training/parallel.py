@@ -11,7 +11,10 @@ its ``RankSummary``) runs wherever an executor puts it:
   client (``workbench.training.cluster``): the same task, on the cluster's workers.
 
 Each worker holds one rank at a time and sends back only the summary, so memory stays
-bounded by the number of workers, and the client's by the size of the summaries. The
+bounded by the number of workers. ``read_each`` yields each summary as its task
+finishes (and lets go of the task's result), so the job's builder can spool the rank's
+rows before the next one arrives (``job.build_job``): the client holds the summaries
+without their rows. The
 results are our own objects, pickled only between our own processes (or a Dask
 cluster the user started: see docs/scale.md). A cluster's workers are not trusted to
 say what a file is: there the task also hashes the file it parses, and the client
@@ -24,7 +27,7 @@ import multiprocessing
 import os
 import pickle
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -182,29 +185,44 @@ class LocalPool:
 
 def read_all(read_one: ReadOne, files: list[Path], options: ImportOptions) -> list[RankSummary]:
     """``read_one`` over ``files``, each reduced to its summary, in ``files`` order."""
+    order = {path: i for i, path in enumerate(files)}
+    return sorted(read_each(read_one, files, options), key=lambda s: order.get(s.source, len(order)))
+
+
+def read_each(read_one: ReadOne, files: list[Path], options: ImportOptions) -> Iterator[RankSummary]:
+    """``read_one`` over ``files``, each reduced to its summary, yielded as each is read
+    (in the order they finish), so the caller can keep what it needs of a rank and let
+    the rest go before the next one arrives."""
     remote: RankExecutor | None = options.rank_executor
     if remote is not None:
-        return _submit_all(remote, read_one, files, options)
+        yield from _submit_all(remote, read_one, files, options)
+        return
     workers = worker_count(options, files)
     vocabulary: dict[str, str] = {}  # one copy of each name for the whole job
     if workers == 1:
-        return [share_labels(summarize(read_one(path, options)), vocabulary) for path in files]
-
+        for path in files:
+            yield share_labels(summarize(read_one(path, options)), vocabulary)
+        return
+    yielded = 0
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            return _submit_all(LocalPool(pool, options.progress), read_one, files, options)
+            for summary in _submit_all(LocalPool(pool, options.progress), read_one, files, options):
+                yielded += 1
+                yield summary
     except (BrokenProcessPool, OSError):
+        if yielded:
+            raise  # a pool lost mid-job (the ranks already given cannot be taken back)
         # Workers could not start (an interpreter whose main module cannot be re-imported,
         # no processes left): the same work, here.
-        return [share_labels(summarize(read_one(path, options)), vocabulary) for path in files]
+        for path in files:
+            yield share_labels(summarize(read_one(path, options)), vocabulary)
 
 
-def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], options: ImportOptions) -> list[RankSummary]:
+def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], options: ImportOptions) -> Iterator[RankSummary]:
     where.check(files)
     where.started(files)
     plain = ImportOptions(label=options.label, params=dict(options.params))  # callbacks and executors stay here
     futures: dict[Future[Any], int] = {}
-    results: list[RankSummary | None] = [None] * len(files)
     untrusted = where.expected is not None
     vocabulary: dict[str, str] = {}  # one copy of each name for the whole job, whichever rank sent it
     try:
@@ -215,22 +233,24 @@ def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], optio
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 returned: Returned = future.result()
+                path = files[futures.pop(future)]  # a done future keeps its result: let it go with the rank
                 if isinstance(returned.summary, _Failure):
                     raise returned.summary.error()
                 if where.expected is not None:
-                    check_worker_digest(files[futures[future]], returned.digest, where.expected)
+                    check_worker_digest(path, returned.digest, where.expected)
                 summary = share_labels(returned.summary, vocabulary)
-                results[futures[future]] = summary
                 where.transfer.add(summary, returned)
-                where.finished(files[futures[future]], summary.read_bytes)
-    except BaseException as exc:
+                where.finished(path, summary.read_bytes)
+                del returned, future
+                yield summary
+            del done
+    except BaseException as exc:  # (GeneratorExit too: the caller stopped reading; nothing more is wanted)
         for future in futures:
             future.cancel()
         translated = where.failure(exc)
         if translated is not None and translated is not exc:
             raise translated from None
         raise
-    return [r for r in results if r is not None]
 
 
 def check_worker_digest(path: Path, seen: tuple[str, int] | None, expected: dict[Path, tuple[str, int]]) -> None:
