@@ -50,15 +50,15 @@ def test_swapping_a_and_b_inverts_the_interval(ab, paired):
 def test_scaling_all_values_leaves_the_ratio_unchanged(ab, paired, power, scale):
     a, b = (np.asarray(x) for x in ab)
     base = ws.analyze(a, b, paired=paired, n_boot=200, seed=3, rank_test=False)
-    # Powers of two scale exactly in binary floating point: identical results.
+    # Powers of two scale the values exactly, but sums and quotients over them are rounded
+    # differently on another CPU or BLAS: the same verdict, the numbers equal up to rounding.
     k = 2.0**power
     exact = ws.analyze(a * k, b * k, paired=paired, n_boot=200, seed=3, rank_test=False)
-    assert exact.ratio == base.ratio and exact.verdict == base.verdict and exact.gate == base.gate
-    # (log-based intervals add ln 2 and subtract it again, so they are equal up to rounding.)
-    arithmetic = [j for j, i in enumerate(base.intervals) if "log" not in i.method]
-    assert [(exact.intervals[j].low, exact.intervals[j].high) for j in arithmetic] == [
-        (base.intervals[j].low, base.intervals[j].high) for j in arithmetic
-    ]
+    assert exact.ratio == pytest.approx(base.ratio, rel=1e-12)
+    assert exact.verdict == base.verdict and exact.gate == base.gate
+    for x, y in zip(exact.intervals, base.intervals):
+        if x.bounded:
+            assert (x.low, x.high) == pytest.approx((y.low, y.high), rel=1e-9)
     # Any other factor: equal up to rounding.
     scaled = ws.analyze(a * scale, b * scale, paired=paired, n_boot=200, seed=3, rank_test=False)
     assert scaled.ratio == pytest.approx(base.ratio, rel=1e-12)
