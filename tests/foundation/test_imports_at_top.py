@@ -34,6 +34,8 @@ SQLALCHEMY = ("heavy", "sqlalchemy")  # SQLModel tables: `wb CMD --help`, `wb im
 NUMPY = ("heavy", "numpy")  # the compare engine: `wb --help` imports the `workbench.compare` package, not the engine
 # (file, module imported inside a function) -> why
 OWN_LAZY = {
+    ("workbench/cli/commands/inspect.py", "workbench.compare.plots"): NUMPY,  # only with --plot
+    ("workbench/cli/commands/_sweep_compare.py", "workbench.compare.plots"): NUMPY,  # only with --plot
     ("workbench/cli/__init__.py", "store.errors"): ("why", "`wb evidence verify` runs where `store` cannot be imported"),
     ("workbench/cli/tui_launch.py", "workbench.tui.app"): ("heavy", "textual"),
     ("workbench/cli/commands/evidence.py", "workbench.rerun.report"): ("heavy", "numpy"),  # only for --recompute

@@ -104,9 +104,8 @@ def captured_change(action: Mapping[str, Any], report: Mapping[str, Any]) -> tup
 
 
 def _change_status(action: Mapping[str, Any], plan: Mapping[str, Any], report: Mapping[str, Any]) -> JSONDoc:
-    from workbench.compare.contract import (
-        expected_effect,  # the contract loads the compare engine (numpy): verify without --recompute does not
-    )
+    # the contract loads the compare engine (numpy): verify without --recompute does not
+    from workbench.compare.contract import expected_effect
 
     status = ((report.get("execution") or {}).get("status"))
     if status != "complete":

@@ -13,6 +13,7 @@ better (paired values, distributions, sparklines) the project's own ``charts`` s
 from __future__ import annotations
 
 import math
+import textwrap
 import re
 import threading
 from dataclasses import dataclass
@@ -147,8 +148,6 @@ def whole_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    import textwrap
-
     return textwrap.wrap(clean(text), width, subsequent_indent="  ") or [""]
 
 

@@ -54,7 +54,7 @@ def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *,
     if as_json:
         emit_json(doc)
     else:
-        from workbench.compare.plots import sweep_curve  # plotext, only when asked
+        from workbench.compare.plots import sweep_curve  # numpy and, when drawn, plotext: only with --plot
 
         click.echo(render_sweep_comparison(result, sweep_curve(result) if plot else None))
     code = sweep_exit_code(doc, fail_on)

@@ -16,6 +16,7 @@ from workbench.compare import inspect
 from workbench.compare.host_activity import between, render_host
 from workbench.compare.render import render_inspect
 from workbench.errors import EXIT_REFUSED, UsageError
+from workbench.training.window_kind import steady_steps
 
 if TYPE_CHECKING:
     from lenses.base import Lens
@@ -70,8 +71,7 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
 
 def plots_text(lens: "Lens", selection: dict, steps: str, phase: str | None) -> str:
     """The plots of ``--plot`` on the runs the report read (their steady steps with ``--steps steady``)."""
-    from workbench.compare.plots import inspect_plots  # plotext, only when asked
-    from workbench.training.window_kind import steady_steps
+    from workbench.compare.plots import inspect_plots  # numpy and, when drawn, plotext: only with --plot
 
     sides = [selection["baseline"], selection["candidate"]]
     if steps == "steady":
