@@ -220,3 +220,38 @@ def test_strangers_walk(snap_compare, snapshot, _own_store_master, tmp_path, mon
     for name, svg in walked[0].svgs.items():
         if name not in VOLATILE | {"end"}:
             assert pictures(name=name) == svg, f"stage {name} differs from its snapshot"
+
+
+@pytest.mark.asyncio
+async def test_declare_missing_waits_for_every_value_and_nothing_else(_own_store_master, tmp_path):
+    """m: a value left empty keeps the dialog open on that field, nothing declared; m on a
+    comparison that was compared says there is nothing missing."""
+    from store import open_store
+
+    target = tmp_path / "own.sqlite"
+    shutil.copy(_own_store_master, target)
+    app = WorkbenchApp(f"sqlite:///{target}")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for keys in (("n",), ("down", "enter"), (*"Why slower?", "enter", "enter"), ("2",), ("space", "tab", "down", "space"),
+                     ("c",), ("m",)):
+            await pilot.press(*keys)
+            await settle(app, pilot)
+        await pilot.press(*"llama-7b", "tab", "tab", *"dp", "tab", *"64", "tab", *"same script", "enter")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert "every value must be said" in text_of(dialog.query_one("#form-error"))
+        assert app.focused is dialog.query_one("#field-d0-objective")  # the field at fault
+        assert dialog.query_one("#field-d0-model").value == "llama-7b"  # what was typed stays
+        assert not open_store(f"sqlite:///{target}").load_run(1, tables=[]).dimensions.get("model")
+        await pilot.press(*"pretrain", "enter", "enter", "enter", "enter")
+        await settle(app, pilot)
+        assert "Hardware (hardware) must match but differs" in text_of(app.query_one("#compare-banner"))
+        assert open_store(f"sqlite:///{target}").load_run(2, tables=[]).dimensions["objective"].value == "pretrain"
+        await pilot.press("a", *"another GPU", "enter")
+        await settle(app, pilot)
+        assert "COMPARABLE" in text_of(app.query_one("#compare-banner"))
+        await pilot.press("m")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ != "FormScreen"
+        assert any("Nothing is missing" in n.message for n in app._notifications)
