@@ -24,8 +24,8 @@ def missing_declarations(store: "Store", comparison: ComparisonView) -> tuple[De
     result = comparison.comparison()
     if result.comparable:
         return ()
-    base, cand = list(comparison.baseline_runs), list(comparison.candidate_runs)
-    return declarable(result, base, cand, store.load_runs([*base, *cand], tables=[]))
+    base, cand = [int(r) for r in comparison.baseline_runs], [int(r) for r in comparison.candidate_runs]
+    return declarable(result, base, cand, store.load_runs(base + cand, tables=[]))
 
 
 def field_name(index: int, dimension: str) -> str:

@@ -31,7 +31,7 @@ class CompareStage(Stage):
     BINDINGS = [
         Binding("c", "compare", "Compare"),
         Binding("a", "accept", "Accept"),
-        Binding("m", "declare_missing", "Missing"),
+        Binding("m", "declare_missing", "Declare missing", show=False),  # the refusal banner names it
         Binding("d", "declare", "Change"),
         Binding("f", "filter", "Filter"),
         Binding("w", "sweeps", "Sweeps"),
@@ -412,7 +412,7 @@ def banner_text(comp: ComparisonView) -> Text:
     if not result.comparable:
         line = Text().append(" REFUSED ", style="bold reverse")
         line.append_text(safe(f" {result.refusal.reason if result.refusal else 'not comparable'}"))
-        line.append(f"\n{cite}to go on: m declare what is missing · d change · a accept (the report's end)")
+        line.append(f"\n{cite}to go on: m makes its wb declare · d change · a accept (the report's end)")
         return one_line(line)
     primary = result.primary
     line = Text().append(" COMPARABLE ", style="bold reverse")
