@@ -49,9 +49,8 @@ def comparison_report(store: "Store", comparison: ComparisonView) -> str:
     return render_comparison(result) + way_out_text(result, comparison, records)
 
 
-WAY_OUT_KEYS = ("In the workbench: m declares what the 'wb declare' lines say is missing, then compares again "
-                "(or run them from a shell, then c); d declares the change under test; a accepts dimensions "
-                "(comma separated) with one reason.")
+WAY_OUT_KEYS = ("In the workbench: m makes the 'wb declare' lines here (a field a value) and compares again; "
+                "d declares the change under test; a accepts dimensions (comma separated) with one reason.")
 
 
 def way_out_text(result: Comparison, comparison: ComparisonView, records: Sequence["RunRecord"]) -> str:
