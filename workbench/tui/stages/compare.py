@@ -354,7 +354,7 @@ class CompareStage(Stage):
                            "a accepts a difference with a reason", severity="warning")
             return
         fields = [Field(declaring.field_name(i, name), f"{name} (runs {', '.join(map(str, p.runs))})",
-                        value="" if value == services.PLACEHOLDER else value)
+                        value="" if value == services.PLACEHOLDER else value, placeholder="the value: the files do not say it")
                   for i, p in enumerate(proposals) for name, value in p.values.items()]
         fields.append(Field("why", "Why is it so? (kept in each run's history: wb show RUN)"))
 
