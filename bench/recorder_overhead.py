@@ -12,15 +12,20 @@ tracemalloc, over a run that would need ~10x the budget unbounded.
 Targets: under 2 us per span (issue 11) and at most 2x the anchor (issue 19); peak memory
 within 10 % of the byte budget.
 
-Then the host sampler (issue 36): a CPU-bound Python workload (steps of nested calls) in
-rotating rounds without a recorder, with a recorder whose host streams are off, with the
-defaults (stacks at 100 Hz, CPU and memory at 4 Hz, GC pauses), with the host streams off
-plus the sampler's anchor (a thread that wakes at 100 Hz and does nothing: the GIL handoffs
-any in-process sampler thread pays), and, for comparison only, the same tick driven by
-SIGALRM on the main thread (no handoff; not what the recorder does). The sampler's cost is
-the sampled rounds against the unsampled ones, in wall time (what the workload feels) and in
-process CPU time (what the machine pays, the sampler thread included). Target: under 2 %.
-The achieved rate is the sampler's ticks during the workload over its wall time.
+Then the host sampler (issue 36), on a CPU-bound Python workload (steps of nested calls), in
+paired runs: a recorder whose host streams are off against, back to back and in alternating
+order (AB, BA, ...), a recorder with the defaults (stacks at 100 Hz, CPU and memory at 4 Hz,
+GC pauses), the same unsampled recorder plus the sampler's anchor (a thread that wakes at
+100 Hz and does nothing: the GIL handoffs any in-process sampler thread pays), for
+comparison only the same tick driven by SIGALRM on the main thread (no handoff; not what the
+recorder does), and no recorder. The cost is the median of the paired ratios, with the 95 %
+bootstrap interval of that median, in wall time (what the workload feels), process CPU time
+(what the machine pays, the sampler thread included) and the workload thread's CPU time; and,
+measured directly, the sampler thread's own CPU time over the workload (its thread CPU clock)
+as a share of the workload's wall time. Target: under 2 %. The achieved rate is the sampler's
+ticks during the workload over its wall time.
+
+    .venv/bin/python bench/recorder_overhead.py [--sampler-pairs 30] [--sampler-steps 200]
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import random
 import signal
 import statistics
 import sys
@@ -234,41 +240,67 @@ class SignalTicks:
         signal.signal(signal.SIGALRM, self._old)
 
 
-def sampler_overhead(rounds: int, steps_n: int, out: str) -> dict[str, float]:
-    """Rounds of the CPU-bound workload: with a recorder whose host streams are off
-    ("unsampled"), with the defaults ("sampled"), with the unsampled recorder plus the
-    handoff anchor, and with no recorder; the order rotates. The overhead is the median of
-    the per-round ratios, so a shared machine's load drifting between rounds cancels within
-    each round."""
+def _thread_cpu(thread: threading.Thread | None) -> float:
+    """Another thread's CPU seconds, read from its own CPU clock (Linux; 0 where absent)."""
+    if thread is None or thread.ident is None or not hasattr(time, "pthread_getcpuclockid"):
+        return 0.0
+    try:
+        return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    except OSError:  # the thread has ended
+        return 0.0
+
+
+def _median_interval(values: list[float], draws: int = 2000) -> tuple[float, float]:
+    """The 95 % bootstrap interval of the median (seeded: the same data, the same interval)."""
+    rng = random.Random(0)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(draws))
+    return medians[int(0.025 * draws)], medians[int(0.975 * draws) - 1]
+
+
+def sampler_overhead(pairs: int, steps_n: int, out: str) -> dict[str, float]:
+    """Paired runs of the CPU-bound workload: a recorder whose host streams are off
+    ("unsampled", A) against each variant (B): the defaults ("sampled"), the unsampled
+    recorder plus the handoff anchor, the signal-driven tick, and no recorder at all. A and
+    B run back to back, the order flipped every pair (AB, BA, AB...), so the load drifting
+    on a shared machine and whichever-runs-second effects cancel within a pair rather than
+    across a round. Each figure is the median of the paired ratios, with the bootstrap 95 %
+    interval of that median and the quartiles. Beside it, the direct measure: the sampler
+    thread's own CPU time over the workload window (read from that thread's CPU clock), a
+    share of the workload's wall time."""
     unsampled = {"stack_hz": None, "host_interval_s": None, "gc_pauses": False}
     sampled: dict[str, object] = {}  # the defaults: stacks 100 Hz, CPU and memory 4 Hz, GC pauses
     hz = 100.0  # RecorderConfig's default stack_hz
-    names = ("sampled", "unsampled", "handoff", "signal", "bare")
-    variants = ("sampled", "handoff", "signal")
+    variants = ("sampled", "handoff", "signal", "bare")
     ratios: dict[str, list[float]] = {f"{v}_{m}": [] for v in variants for m in ("wall", "cpu", "thread")}
-    bare_ratio, walls = [], []
-    ticks = sampler_cpu = sampler_s = window_ticks = window_s = 0.0
+    walls: list[float] = []
+    shares: list[float] = []  # the sampler thread's CPU over the workload's wall time, per sampled run
+    anchor_shares: list[float] = []
+    ticks = window_ticks = window_s = window_cpu = 0.0
     anchor_ticks = anchor_cpu = signal_ticks = signal_all_ticks = signal_cpu = signal_s = 0.0
 
     def one(name: str) -> tuple[float, float, float]:
-        nonlocal ticks, sampler_cpu, sampler_s, window_ticks, window_s, anchor_ticks, anchor_cpu
+        nonlocal ticks, window_ticks, window_s, window_cpu, anchor_ticks, anchor_cpu
         nonlocal signal_ticks, signal_all_ticks, signal_cpu, signal_s
         fields = None if name == "bare" else sampled if name == "sampled" else unsampled
-        born = time.perf_counter()
         rec = None if fields is None else Recorder(out_dir=out, gpu_interval_s=None, trigger=None, **fields)
         anchor = Handoff(hz) if name == "handoff" else None
         ticker = SignalTicks(hz) if name == "signal" else None
         time.sleep(0.05)  # the sampler thread is up and sleeping before the clock starts
         gc.collect()
         sampler = rec._host_sampler if rec is not None else None
+        helper = sampler._thread if sampler is not None else anchor._thread if anchor is not None else None
         k0 = sampler.ticks if sampler is not None else 0
         s0 = ticker.ticks if ticker is not None else 0
+        h0 = _thread_cpu(helper)
         w0, c0, t0 = time.perf_counter(), time.process_time(), time.thread_time()
         cpu_workload(steps_n, rec)
         got = time.perf_counter() - w0, time.process_time() - c0, time.thread_time() - t0
-        if sampler is not None:
+        helper_cpu = _thread_cpu(helper) - h0
+        if sampler is not None and name == "sampled":
             window_ticks += sampler.ticks - k0
             window_s += got[0]
+            window_cpu += helper_cpu
+            shares.append(helper_cpu / got[0])
         if ticker is not None:
             ticker.close()
             signal_ticks += ticker.ticks - s0  # over the workload, as the sampler's achieved rate
@@ -276,36 +308,37 @@ def sampler_overhead(rounds: int, steps_n: int, out: str) -> dict[str, float]:
             signal_all_ticks += ticker.ticks
             signal_s += got[0]
         if anchor is not None:
+            anchor_shares.append(helper_cpu / got[0])
             anchor.close()
             anchor_ticks += anchor.ticks
             anchor_cpu += anchor.cpu_s
         if rec is not None:
             rec.close()
-        if sampler is not None:  # stopped: its tick count and CPU time are final
-            ticks += sampler.ticks
-            sampler_cpu += sampler.cpu_s
-            sampler_s += time.perf_counter() - born
         return got
 
-    for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        got = {name: one(name) for name in order}
-        base = got["unsampled"]
+    for i in range(pairs):
         for v in variants:
-            for i, m in enumerate(("wall", "cpu", "thread")):
-                ratios[f"{v}_{m}"].append(got[v][i] / base[i])
-        bare_ratio.append(base[0] / got["bare"][0])
-        walls.append(got["sampled"][0])
+            first, second = ("unsampled", v) if i % 2 == 0 else (v, "unsampled")
+            got = {first: one(first)}
+            got[second] = one(second)
+            base = got["unsampled"]
+            for j, m in enumerate(("wall", "cpu", "thread")):
+                # "bare" is the other way round: what the unsampled recorder costs over no recorder.
+                ratios[f"{v}_{m}"].append(base[j] / got[v][j] if v == "bare" else got[v][j] / base[j])
+            if v == "sampled":
+                walls.append(got["sampled"][0])
     q = statistics.quantiles
-    out_: dict[str, float] = {"sampled_s": statistics.median(walls), "rounds": rounds,
-                              "recorder_vs_bare": statistics.median(bare_ratio) - 1}
+    out_: dict[str, float] = {"sampled_s": statistics.median(walls), "pairs": pairs}
     for key, values in ratios.items():
         out_[key] = statistics.median(values) - 1
         out_[key + "_q"] = tuple(x - 1 for x in q(values, n=4))  # type: ignore[assignment]
+        out_[key + "_ci"] = tuple(x - 1 for x in _median_interval(values))  # type: ignore[assignment]
     out_.update({
         "achieved_hz": window_ticks / window_s if window_s else float("nan"),
-        "sampler_share": sampler_cpu / sampler_s if sampler_s else float("nan"),
-        "tick_us": 1e6 * sampler_cpu / ticks if ticks else float("nan"),
+        "sampler_share": statistics.median(shares) if shares else float("nan"),
+        "sampler_share_q": tuple(q(shares, n=4)) if len(shares) > 1 else (float("nan"),) * 3,  # type: ignore[dict-item]
+        "anchor_share": statistics.median(anchor_shares) if anchor_shares else float("nan"),
+        "tick_us": 1e6 * window_cpu / window_ticks if window_ticks else float("nan"),
         "anchor_tick_us": 1e6 * anchor_cpu / anchor_ticks if anchor_ticks else float("nan"),
         "signal_tick_us": 1e6 * signal_cpu / signal_all_ticks if signal_all_ticks else float("nan"),
         "signal_hz": signal_ticks / signal_s if signal_s else float("nan"),
@@ -318,14 +351,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--budget-mib", type=float, default=4.0)
-    parser.add_argument("--sampler-rounds", type=int, default=12, help="rounds of the CPU-bound workload per variant")
-    parser.add_argument("--sampler-steps", type=int, default=600, help="steps of the CPU-bound workload per round")
+    parser.add_argument("--sampler-pairs", type=int, default=30, help="paired runs (unsampled against each variant)")
+    parser.add_argument("--sampler-steps", type=int, default=200, help="steps of the CPU-bound workload per run")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as out:
         t = timing(args.steps, args.rounds, out)
         m = memory(args.steps, int(args.budget_mib * (1 << 20)), out)
-        h = sampler_overhead(args.sampler_rounds, args.sampler_steps, out)
+        h = sampler_overhead(args.sampler_pairs, args.sampler_steps, out)
     print(f"recorder overhead, {args.steps:,} steps per variant in {args.rounds} interleaved rounds "
           f"(medians of thread CPU time); load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "
           f"(1 min, {os.cpu_count()} CPUs, a machine shared by several engineers)")
@@ -339,25 +372,29 @@ def main() -> None:
           f"is {t['per_span_ns'] / t['floor_ns']:.2f}x that (target <= 2x), a phase {t['per_phase_ns'] / t['floor_ns']:.2f}x")
     print(f"  wall clock (inflated when the machine is shared): span {t['wall_per_span_ns']:.0f} ns, "
           f"anchor {t['wall_floor_ns']:.0f} ns")
-    print(f"  host sampler (stacks 100 Hz, CPU/memory 4 Hz, GC) on a CPU-bound workload ({h['sampled_s']:.2f} s a round), "
-          f"{h['rounds']} rounds of sampled, unsampled, handoff anchor, signal-driven tick and bare, in rotating order")
+    print(f"  host sampler (stacks 100 Hz, CPU/memory 4 Hz, GC) on a CPU-bound workload ({h['sampled_s']:.2f} s a run), "
+          f"{h['pairs']} pairs of runs (the unsampled recorder against each variant, back to back, order flipped every pair)")
 
     def pct(key: str) -> str:
-        lo, _, hi = h[key + "_q"]
-        return f"{100 * h[key]:+.2f} % (quartiles {100 * lo:+.1f} to {100 * hi:+.1f})"
+        lo, hi = h[key + "_ci"]
+        qlo, _, qhi = h[key + "_q"]
+        return f"{100 * h[key]:+.2f} % (95 % interval of the median {100 * lo:+.2f} to {100 * hi:+.2f}; quartiles {100 * qlo:+.1f} to {100 * qhi:+.1f})"
 
-    verdict = "met" if max(h["sampled_wall"], h["sampled_cpu"]) < 0.02 else "MISSED"
-    print(f"  sampler overhead     wall {pct('sampled_wall')}, process CPU {pct('sampled_cpu')}, "
-          f"workload thread CPU {pct('sampled_thread')}  target < 2 % -> {verdict}")
-    print(f"  anchor (a thread waking at 100 Hz, doing nothing: the GIL handoffs alone)  wall {pct('handoff_wall')}, "
-          f"process CPU {pct('handoff_cpu')}, workload thread CPU {pct('handoff_thread')}")
+    slo, _, shi = h["sampler_share_q"]
+    direct = "met" if h["sampler_share"] < 0.02 else "MISSED"
+    paired = ("met" if max(h["sampled_wall_ci"][1], h["sampled_cpu_ci"][1]) < 0.02 else
+              "MISSED" if min(h["sampled_wall_ci"][0], h["sampled_cpu_ci"][0]) >= 0.02 else "not resolved (the interval spans 2 %)")
+    print(f"  sampler thread's own CPU over the workload: {100 * h['sampler_share']:.2f} % of its wall time (quartiles "
+          f"{100 * slo:.2f} to {100 * shi:.2f}), {h['tick_us']:.1f} us a tick at {h['achieved_hz']:.1f} Hz achieved "
+          f"(100 Hz configured)  target < 2 % -> {direct}")
+    print(f"  sampled vs unsampled, paired: wall {pct('sampled_wall')}")
+    print(f"                                process CPU {pct('sampled_cpu')}")
+    print(f"                                workload thread CPU {pct('sampled_thread')}  target < 2 % -> {paired}")
+    print(f"  anchor (a thread waking at 100 Hz, doing nothing: the GIL handoffs alone; its own CPU "
+          f"{100 * h['anchor_share']:.2f} %, {h['anchor_tick_us']:.1f} us a wake-up): wall {pct('handoff_wall')}")
     print(f"  for comparison (not the recorder): the same tick driven by SIGALRM on the main thread, "
-          f"{h['signal_tick_us']:.1f} us in the handler at {h['signal_hz']:.1f} Hz: wall {pct('signal_wall')}, "
-          f"process CPU {pct('signal_cpu')}")
-    print(f"  sampler thread       {100 * h['sampler_share']:.2f} % of one core, {h['tick_us']:.1f} us of CPU per tick at "
-          f"{h['achieved_hz']:.1f} Hz achieved over the workload (100 Hz configured); the anchor's thread "
-          f"{h['anchor_tick_us']:.1f} us per wake-up; an unsampled recorder vs no recorder "
-          f"{100 * h['recorder_vs_bare']:+.2f} %")
+          f"{h['signal_tick_us']:.1f} us in the handler at {h['signal_hz']:.1f} Hz: wall {pct('signal_wall')}")
+    print(f"  an unsampled recorder vs no recorder: wall {pct('bare_wall')}")
     print(f"  recorder faults {t['faults']}, incidents {t['incidents']}, records evicted {t['evicted_records']:,}")
     ratio = m["peak_bytes"] / m["budget_bytes"]
     print(f"memory at the budget ({args.steps:,} rows; unbounded they would take "

@@ -186,3 +186,93 @@ def test_a_sample_without_end_is_not_read_past_the_guard(tmp_path, monkeypatch):
     monkeypatch.setattr(native._Guard, "read", counting)
     assert not _fast_took_it(path)
     assert max(reads) < 300_000  # of 2 MB: the header scan's first 256 KiB, then refused
+
+
+def _typed_guesses() -> dict[str, dict]:
+    """Extras whose first run holds only numbers (or booleans): typed by the decoder from
+    the next run on, and what a later run that breaks the guess must do. The first run is
+    what the header scan read (256 KiB): the files are larger, so later runs follow."""
+    n = 4000
+    docs = {}
+    doc = inference_capture(n)
+    for i, sample in enumerate(doc["samples"]):
+        sample.update({"request_id": f"req-{i}", "start_s": 1764410400.25 + i / 8, "custom_2": round(i * 0.37, 2),
+                       "cached": i % 3 == 0, "late": None if i < 2000 else i})  # late: nulls first, no guess till a value
+    docs["guesses_hold"] = doc
+    doc = inference_capture(n)
+    for i, sample in enumerate(doc["samples"]):
+        sample["slot"] = i if i < 3000 else f"s{i}"  # numbers, then text: the guess misses late
+        sample["flag"] = i % 2 == 0 if i < 3500 else 1  # booleans, then a number
+        sample["label"] = f"l{i}" if i < 3700 else 7  # text, then a number
+    docs["guesses_miss"] = doc
+    doc = inference_capture(n)
+    for i, sample in enumerate(doc["samples"]):
+        sample["counter"] = i if i < 3900 else 2**60  # a large integer: kept by the stream reader as a float
+        sample["delta"] = -1.5 * i  # negative numbers are fine in an extra that is not a duration
+    docs["guess_large"] = doc
+    return docs
+
+
+@pytest.mark.parametrize("name", list(_typed_guesses()))
+def test_extra_keys_typed_from_a_guess_read_as_the_stream_reader_reads(name, tmp_path, monkeypatch):
+    monkeypatch.setattr(native, "RUN_BYTES", 2048)
+    path = write_json(tmp_path / f"{name}.json", _typed_guesses()[name])
+    decoders = []
+    real = native._samples_decoder
+
+    def recording(lens, extras=()):
+        decoders.append(dict(extras))
+        return real(lens, extras)
+
+    monkeypatch.setattr(native, "_samples_decoder", recording)
+    took = _fast_took_it(path)
+    assert took == (name != "guess_large")  # 2^60 in a typed column: this path cannot tell it from a refused one
+    assert len(decoders) > 3  # many runs
+    typed = {key: kind for extras in decoders for key, kind in extras.items() if kind != "any"}
+    if name == "guesses_hold":
+        assert typed == {"start_s": "number", "custom_2": "number", "cached": "bool", "late": "number", "request_id": "text"}
+    if name != "guesses_miss":
+        _assert_same(path, monkeypatch)
+        return
+    assert typed == {"slot": "number", "flag": "bool", "label": "text"}
+    assert decoders[-1]["slot"] == decoders[-1]["flag"] == decoders[-1]["label"] == "any"  # missed once: untyped from then on
+    # A column of numbers in some runs and text in others is joined per chunk (numbers as their
+    # float repr), so it depends on where chunks fall in either reader (the stream reader's are
+    # 16,384 samples): the guess must change nothing against the same path untyped.
+    guessed = native.read_capture(path).tables["samples"]
+    monkeypatch.setattr(native, "_fit", lambda key, values: "any")
+    untyped = native.read_capture(path).tables["samples"]
+    assert list(guessed) == list(untyped)
+    for key in guessed:
+        assert guessed[key].dtype == untyped[key].dtype, key
+        assert np.array_equal(guessed[key], untyped[key], equal_nan=guessed[key].dtype.kind == "f"), key
+
+
+def test_a_missed_guess_on_a_duration_gets_the_stream_readers_message(tmp_path, monkeypatch):
+    monkeypatch.setattr(native, "RUN_BYTES", 2048)
+    doc = inference_capture(4000)
+    for i, sample in enumerate(doc["samples"]):
+        sample["start_s"] = 10.0 + i if i != 3500 else -4.0  # typed as a number, then a negative duration
+    path = write_json(tmp_path / "neg.json", doc)
+    assert not _fast_took_it(path)
+    monkeypatch.setattr(native, "FAST", False)
+    with pytest.raises(BadInput) as stream:
+        native.read_capture(path)
+    monkeypatch.setattr(native, "FAST", True)
+    with pytest.raises(BadInput) as fast:
+        native.read_capture(path)
+    assert str(fast.value) == str(stream.value)
+    assert "samples[3500].start_s" in str(stream.value)
+
+
+def test_text_columns_of_equal_width_read_as_the_stream_reader_reads(tmp_path, monkeypatch):
+    doc = inference_capture(60)
+    for i, sample in enumerate(doc["samples"]):
+        sample["id"] = ["r-é1", "r-😀2", "abcd", "x\x00yz"][i % 4]  # four characters each, not all ASCII
+        sample["request_id"] = f"q{i:03d}" if i % 7 else "q-lo"  # an extra text key, equal widths
+    path = write_json(tmp_path / "wide.json", doc)
+    assert _fast_took_it(path)
+    _assert_same(path, monkeypatch)
+    samples = native.read_capture(path).tables["samples"]
+    assert samples["id"].dtype == np.dtype("<U4") and samples["id"].flags.writeable
+    assert list(samples["id"][:3]) == ["r-é1", "r-😀2", "abcd"]

@@ -20,7 +20,12 @@ async def settle(app, pilot, rounds: int = 3) -> None:
 
 
 def text_of(widget) -> str:
-    """The plain text a Static shows (a rich renderable is printed without styles)."""
+    """The plain text a Static shows (a rich renderable is printed without styles); a
+    report's text as it was given, before it is wrapped to its region (tests/tui/fitting.py
+    checks what the wrapping draws)."""
+    source = getattr(widget, "source", None)
+    if source is not None and hasattr(source, "plain"):
+        return source.plain
     content = widget.render()
     if hasattr(content, "plain"):
         return content.plain
@@ -37,10 +42,17 @@ def option_texts(option_list) -> list[str]:
     return [str(getattr(o.prompt, "plain", o.prompt)) for o in option_list.options]
 
 
+def run_labels(picker) -> list[str]:
+    """The whole labels of the runs a run list shows (its rows keep what differs)."""
+    return [picker.label_of(run_id) for run_id in picker.run_ids()]
+
+
 async def select_only(pilot, picker, run_ids: set[int]) -> None:
     """Make ``run_ids`` the selection of a run list by keys: highlight each run, press space."""
     picker.focus()
     for index, option in enumerate(list(picker.options)):
+        if option.disabled:
+            continue  # a heading or a folded plan, not a run
         run_id = int(option.id)
         if (run_id in picker.selected) != (run_id in run_ids):
             picker.highlighted = index

@@ -159,8 +159,15 @@ async def test_hostile_label_displays_literally(demo_url, tmp_path):
         await _open(app, pilot, 1)
         await pilot.press("2")
         await settle(app, pilot)
-        texts = option_texts(app.query_one("#baseline-list"))
-        shown = next(t for t in texts if "boom" in t)
+        runs = app.query_one("#baseline-list")
+        run_id = next(i for i in runs.run_ids() if "boom" in runs.label_of(i))
+        row = str(runs.get_option_at_index(runs.index_of(run_id)).prompt)  # elided in the middle to the list's width
+        assert row.startswith(f"[ ] {run_id} [bold") and "\x1b" not in row
+        runs.focus()
+        runs.highlighted = runs.index_of(run_id)
+        await pilot.press("v")  # the label whole
+        await settle(app, pilot)
+        shown = text_of(app.screen.query_one("#detail-text"))
         assert "[bold red]boom[/]" in shown and "[link=http://evil.example]" in shown
         assert "\x1b" not in shown and "\\x1b[31m" in shown
 

@@ -104,8 +104,10 @@ async def test_labels_stay_on_one_line_and_lists_take_the_room_given(demo_url, t
             runs.focus()
             runs.highlighted = runs.option_count - 1  # the long one, scrolled into view
             await settle(app, pilot)
-            shown = [row for row in screen_text(app) if "a very long" in row]
-            assert len(shown) == 2 and all("…" in row for row in shown), shown  # the list row and the detail line
+            shown = [row for row in screen_text(app) if "a very" in row]
+            # The list row (elided in the middle, its end in view) and the detail line (cut at its end).
+            assert len(shown) == 2 and all("…" in row for row in shown), shown
+            assert shown[0].split("…")[1].split("│")[0].strip().endswith("label")  # the label's end in view
     assert heights[(120, 40)] > heights[(80, 24)] + 4
 
 

@@ -98,7 +98,8 @@ async def test_states_read_without_colour(demo_url):
         await pilot.press("enter", "2")
         await settle(app, pilot)
         assert "[2 Compare]" in text_of(app.query_one("#stage-bar"))
-        assert "[x]" in str(app.query_one("#baseline-list").get_option_at_index(0).prompt)
+        runs = app.query_one("#baseline-list")
+        assert "[x]" in str(runs.get_option_at_index(runs.index_of(runs.run_ids()[0])).prompt)
         report = text_of(app.query_one("#compare-report"))
         assert " changed " in report and " same " in report
         await select_only(pilot, app.query_one("#candidate-list"), {other})

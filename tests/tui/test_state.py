@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tui.pilot import option_texts, select_only, settle, text_of
+from tests.tui.pilot import run_labels, select_only, settle, text_of
 from workbench.tui.app import WorkbenchApp
 
 
@@ -46,7 +46,7 @@ async def test_state_per_investigation_across_all_three_and_back(demo_url):
             await pilot.press("space" if ch == " " else ch)
         await pilot.press("enter")
         await settle(app, pilot)
-        assert all("run 1" in t for t in option_texts(base))
+        assert all("run 1" in t for t in run_labels(base))
 
         for inv_id, lens in ((2, "training"), (3, "fleet")):
             await _pick(app, pilot, inv_id)
@@ -55,7 +55,7 @@ async def test_state_per_investigation_across_all_three_and_back(demo_url):
             inv = app.inv.to_json()
             assert inv["lens"] == lens
             assert app.query_one("#run-filter").value == ""  # the other investigation's filter stays there
-            shown = {int(o.id) for o in base.options}
+            shown = set(base.run_ids())
             assert shown == lens_runs[lens]  # only this lens's runs are listed, so only they can be selected
             assert base.selected == set(inv["baseline_runs"]) and cand.selected == set(inv["candidate_runs"])
             control = set(inv["comparisons"][-1]["parameters"].get("control") or [])
@@ -186,7 +186,7 @@ async def test_compare_pane_shows_each_selected_run_over_time(demo_url, monkeypa
         # The sparklines follow the selection: space on the first baseline run drops its line ...
         base = app.query_one("#baseline-list")
         base.focus()
-        base.highlighted = [int(o.id) for o in base.options].index(min(state.baseline))
+        base.highlighted = base.index_of(min(state.baseline))
         await pilot.press("space")
         await settle(app, pilot)
         shown = [int(line.split()[1]) for line in text_of(app.query_one("#compare-sparks")).strip().splitlines()[2:]]

@@ -22,6 +22,7 @@ async def _open(app, pilot, inv_id: int = 1) -> None:
 async def test_two_sweeps_selected_together_and_compared_by_level(sweep_url):
     from store import open_store
     from workbench.compare.sweep import compare_sweeps
+    from workbench.compare.plots import TUI_H, TUI_W, sweep_curve
     from workbench.compare.sweep_render import render_sweep_comparison
 
     store = open_store(sweep_url)
@@ -47,7 +48,7 @@ async def test_two_sweeps_selected_together_and_compared_by_level(sweep_url):
     # The CLI's own report on the same runs (with the investigation's declared change).
     doc = compare_sweeps(store.load_runs(list(found["vllm"].runs)), store.load_runs(list(found["vllm+v0_engine"].runs)),
                          changes={k: tuple(v) for k, v in state.changes.items()}, accepts=state.accepts)
-    assert report.rstrip("\n") == render_sweep_comparison(doc)
+    assert report.rstrip("\n") == render_sweep_comparison(doc, sweep_curve(doc, width=TUI_W, height=TUI_H))  # the curve as a line plot
     assert "Curve" in report and "Level 1 req/s vs 1 req/s" in report and "Saturation" in report
     assert max(len(line) for line in report.splitlines()) <= 80
 

@@ -51,7 +51,9 @@ def _dimension_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def render_sweep_comparison(comparison: SweepComparison) -> str:
+def render_sweep_comparison(comparison: SweepComparison, curve: str | None = None) -> str:
+    """The report; ``curve``: a drawing of the curve in place of the result's own chart
+    (``workbench.compare.plots.sweep_curve``: ``wb compare --plot`` and the TUI)."""
     doc = comparison
     b, c = doc.baseline, doc.candidate
     out = [f"lens: {doc.lens} (sweep comparison; primary {doc.primary_metric})"]
@@ -87,7 +89,7 @@ def render_sweep_comparison(comparison: SweepComparison) -> str:
                      f"candidate {best(c)}")
     out.append("")
     out.append("Curve")
-    out.append(doc.chart)
+    out.append(doc.chart if curve is None else curve)
     out.append("")
     for m in doc.matched:
         head = f"Level {m.baseline.load} vs {m.candidate.load}: achieved {num(m.baseline.achieved_rate)} vs {num(m.candidate.achieved_rate)} req/s"

@@ -5,7 +5,8 @@ imports with memory bounded by its columns, not its JSON. The fast path cuts the
 array into runs of whole samples a few MiB at a time (``workbench.training.json_chunks``)
 and decodes each run with msgspec into structs of the lens's known keys, checked a
 column at a time with numpy, plus the extra keys the capture carries (each added to the
-struct when first met, converted by the stream reader's own rules). Anything it does not
+struct when first met, converted by the stream reader's own rules, and typed from then on
+when its first run held only numbers, booleans or strings). Anything it does not
 take as it is (a wrong type, a refusal, samples before the lens, more keys than the
 limit) is read again by the stream reader, which holds every rule and names the fault
 and its place.
@@ -210,25 +211,38 @@ def _read_fast(path: Path, options: ImportOptions, on_bytes: Any) -> RunRecord |
         lens = _lens_in(splitter.header)
         if lens is None:
             return None
-        extras: tuple[str, ...] = ()
+        extras: dict[str, str] = {}  # extra key -> its type in the decoder: "any", or a guess ("number", "bool", "text")
+        guessed: set[str] = set()  # extras typed once (a guess is made once per key; a miss stays "any")
         columns = _ColumnBuilder(path, SAMPLE_FIELDS[lens])
         run = first
         while run is not None:
             guard.used_bytes += len(run)
+            typed = tuple(extras.items())
             try:
-                rows = _samples_decoder(lens, extras).decode(run)
+                rows = _samples_decoder(lens, typed).decode(run)
             except msgspec.ValidationError as exc:
-                if _unknown_field(exc) is None:
-                    return None  # a wrong type: the stream reader says what and where
-                # New extra keys: learn every key of this run in one pass, then decode it again.
-                known = {*SAMPLE_FIELDS[lens], *extras}
-                new = {key: None for sample in msgspec.json.decode(run, type=list[dict[str, msgspec.Raw]])
-                       for key in sample if key not in known}
-                extras = (*extras, *new)
-                if not new or len(extras) > FAST_EXTRA_KEYS:
-                    return None  # hundreds of keys: the stream reader bounds and refuses what the limits say
-                rows = _samples_decoder(lens, extras).decode(run)
-            columns.add_structs(rows, run, extras)
+                if _unknown_field(exc) is not None:
+                    # New extra keys: learn every key of this run in one pass, then decode it again.
+                    known = {*SAMPLE_FIELDS[lens], *extras}
+                    new = {key: "any" for sample in msgspec.json.decode(run, type=list[dict[str, msgspec.Raw]])
+                           for key in sample if key not in known}
+                    if not new or len(extras) + len(new) > FAST_EXTRA_KEYS:
+                        return None  # hundreds of keys: the stream reader bounds and refuses what the limits say
+                    extras.update(new)
+                elif all(kind == "any" for kind in extras.values()):
+                    return None  # a wrong type in a known key: the stream reader says what and where
+                typed = tuple((key, "any") for key in extras)  # new keys, or a guess missed: the run again, untyped
+                rows = _samples_decoder(lens, typed).decode(run)
+            # What the untyped values fit: for a guess still to make, or one this run missed.
+            to_fit = {key for key, kind in typed if kind == "any" and (key not in guessed or extras[key] != "any")}
+            for key, fit in columns.add_structs(rows, run, typed, to_fit).items():
+                if fit == "unseen":
+                    continue
+                if key not in guessed:  # typed from the next run on
+                    guessed.add(key)
+                    extras[key] = fit
+                elif extras[key] != fit:  # the guess missed: untyped from now on
+                    extras[key] = "any"
             run = next(runs, None)
         top = splitter.header + b'"samples": []' + splitter.trailer
         record = _parse(ObjectStream(io.BytesIO(top), str(path)), path, options)
@@ -253,19 +267,22 @@ def _lens_in(header: bytes) -> str | None:
 
 
 @lru_cache(maxsize=32)
-def _samples_decoder(lens: str, extras: tuple[str, ...] = ()) -> Any:
+def _samples_decoder(lens: str, extras: tuple[tuple[str, str], ...] = ()) -> Any:
     """A msgspec decoder for a run of one lens's samples: its known keys, each typed as the
-    stream reader accepts it, plus the ``extras`` seen so far (any JSON value, checked by
-    the stream reader's own conversion); _ABSENT when missing. A key not among them fails
-    the run (``_unknown_field``), so the caller adds the run's new keys and decodes again.
-    Extras are struct fields ``x0``, ``x1``... renamed to their key (any text is a key)."""
+    stream reader accepts it, plus the ``extras`` seen so far, each ``(key, type)``: "any"
+    (any JSON value, checked by the stream reader's own conversion) or a type guessed from
+    an earlier run ("number", "bool": decoded straight to floats, "text": to strings, and
+    taken a column at a time like a known key; a value of another type fails the run, which
+    is then decoded untyped). _ABSENT when missing. A key not among them fails the run
+    (``_unknown_field``), so the caller adds the run's new keys and decodes again. Extras
+    are struct fields ``extra_0_``, ``extra_1_``... renamed to their key (any text is a key)."""
     import msgspec
 
     types = {"duration": float | None, "count": float | None, "number": float | None, "bool": bool | None,
-             "str": str | int | None, "timestamp": Any}
+             "str": str | int | None, "timestamp": Any, "any": Any, "text": str | None}
     fields = [(key, types[kind], _ABSENT) for key, kind in SAMPLE_FIELDS[lens].items()]
-    fields += [(_extra_attr(i), Any, _ABSENT) for i in range(len(extras))]
-    rename = {_extra_attr(i): key for i, key in enumerate(extras)}
+    fields += [(_extra_attr(i), types[kind], _ABSENT) for i, (_, kind) in enumerate(extras)]
+    rename = {_extra_attr(i): key for i, (key, _) in enumerate(extras)}
     sample = msgspec.defstruct(f"{lens.title()}Sample", fields, gc=False, forbid_unknown_fields=True, rename=rename or None)
     return msgspec.json.Decoder(list[sample])
 
@@ -446,18 +463,22 @@ class _ColumnBuilder:
         if len(self._pending) >= _CHUNK:
             self._flush()
 
-    def add_structs(self, rows: list[Any], run: bytes, extras: tuple[str, ...] = ()) -> None:
+    def add_structs(self, rows: list[Any], run: bytes, extras: tuple[tuple[str, str], ...] = (),
+                    fit: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
         """A run of samples decoded into structs (``_samples_decoder``), a column at a time;
-        ``extras`` are the extra keys the structs carry (as ``extra_<i>_``)."""
+        ``extras`` are the extra keys the structs carry (as ``extra_<i>_``) with their
+        decoded type. Returns, for each untyped extra in ``fit``, the type its values in this
+        run fit (``_fit``), so the decoder can type it from the next run on."""
         n = len(rows)
         if not n:
-            return
+            return {}
         start = self.n
         self.n += n
         if self.n > MAX_ROWS:
             raise exceeded(self.path, "more samples than", f"{MAX_ROWS:,}", where=f"samples[{MAX_ROWS}]")
         converted: dict[str, np.ndarray] = {}
         fresh: set[str] = set()
+        seen: dict[str, str] = {}
         for key, kind in self.fields.items():
             column, present = self._fast_column(key, kind, rows, start)
             if present or key in self._keys:
@@ -465,13 +486,23 @@ class _ColumnBuilder:
                 self._present += present
                 if key not in self._keys:
                     fresh.add(key)
-        for i, key in enumerate(extras):
-            values = list(map(attrgetter(_extra_attr(i)), rows))
-            present = n - values.count(_ABSENT)  # _ABSENT is matched by identity (a NaN equals nothing)
-            if present or key in self._keys:
+        for i, (key, typed) in enumerate(extras):
+            attr = _extra_attr(i)
+            if typed != "any":  # floats or strings already: checked as a known key of that kind is
+                kind = {"text": "str", "bool": "bool"}.get(typed) or ("number" if _kind_by_name(key) == "extra" else "duration")
+                column, present = self._fast_column(key, kind, rows, start, attr)
+            else:
+                values = list(map(attrgetter(attr), rows))
+                present = n - values.count(_ABSENT)  # _ABSENT is matched by identity (a NaN equals nothing)
                 if present < n:
                     values = [None if v is _ABSENT else v for v in values]
-                converted[key] = self._convert(key, values, start)
+                if key in fit:
+                    seen[key] = _fit(key, values) if present else "unseen"
+                if not present and key not in self._keys:
+                    continue
+                column = self._convert(key, values, start)
+            if present or key in self._keys:
+                converted[key] = column
                 self._present += present
                 if key not in self._keys:
                     fresh.add(key)
@@ -492,12 +523,15 @@ class _ColumnBuilder:
             self._chunks[key].append(converted[key])
         self._chunk_sizes.append(n)
         self._chunk_start = self.n
+        return seen
 
-    def _fast_column(self, key: str, kind: str, rows: list[Any], start: int) -> tuple[np.ndarray, int]:
-        """One column of a decoded run and how many samples hold its key. Any value the
-        stream reader would refuse raises (so that reader names the first one)."""
+    def _fast_column(self, key: str, kind: str, rows: list[Any], start: int, attr: str | None = None) -> tuple[np.ndarray, int]:
+        """One column of a decoded run (field ``attr``, by default the key) and how many
+        samples hold its key. Any value the stream reader would refuse raises (so that
+        reader names the first one); so does, for an extra number, one it would keep but
+        this path cannot tell from a refused one (2^53 or more)."""
         n = len(rows)
-        get = attrgetter(key)
+        get = attrgetter(attr or key)
         if kind in _NUMERIC_KINDS or kind == "bool":
             values: list[Any] | None = None
             try:
@@ -681,6 +715,8 @@ class _ColumnBuilder:
                 i = next(i for i, t in enumerate(texts) if not _encodes(t))
                 _check_text(texts[i], self.path, f"samples[{start + i}].{key}")
         self._check_width(key, len(texts), longest, len(joined))
+        if longest and len(joined) == longest * len(texts):  # every string as long (ids, UUIDs): one copy of the joined text
+            return np.frombuffer(bytearray(joined.encode("utf-32-le")), dtype=f"<U{longest}")
         return np.array(texts, dtype=str)
 
     def _check_width(self, key: str, rows: int, width: int, chars: int) -> None:
@@ -713,6 +749,19 @@ def _encodes(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _fit(key: str, values: list[Any]) -> str:
+    """The decoder type an extra key's values (some present) fit: "number" (numbers and
+    nulls), and where the key is not a duration "bool" (booleans and nulls) or "text"
+    (strings and nulls); else "any"."""
+    types = set(map(type, values))
+    types.discard(type(None))
+    if types <= _NUMERIC_TYPES:
+        return "number"
+    if _kind_by_name(key) != "extra":
+        return "any"
+    return {bool: "bool", str: "text"}.get(types.pop(), "any") if len(types) == 1 else "any"
 
 
 def _kind_by_name(key: str) -> str:

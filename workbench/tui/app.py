@@ -21,6 +21,7 @@ from workbench.investigations.views import InvestigationView
 from workbench.textsafe import clean
 from workbench.tui import services
 from workbench.tui.commands import WorkbenchCommands
+from workbench.tui.detail import DetailScreen, detail_of
 from workbench.tui.picker import InvestigationPicker
 from workbench.tui.stages import Stage
 from workbench.tui.stages.compare import CompareStage
@@ -59,7 +60,11 @@ class WorkbenchApp(App[None]):
         Binding("question_mark", "help", "Help"),
         Binding("i", "pick", "Investigations"),
         Binding("q", "quit", "Quit"),
+        Binding("v", "detail", "View in full", show=False),
+        # The focused region takes the whole screen and back (Harlequin's keys); escape also restores.
+        Binding("ctrl+e,f10", "toggle_maximize", "Maximize", show=False),
     ]
+    ALLOW_IN_MAXIMIZED_VIEW = "#footer"
 
     def __init__(self, store_url: str | None = None, *, demo: bool = False) -> None:
         super().__init__()
@@ -253,6 +258,8 @@ class WorkbenchApp(App[None]):
     # -- actions ----------------------------------------------------------------
 
     def action_stage(self, stage_id: str) -> None:
+        if self.screen.maximized is not None:
+            self.screen.minimize()  # another pane: the maximized region is not in it
         if stage_id != self._current:
             self.query_one(f"#stage-{self._current}").display = False
             self.query_one(f"#stage-{stage_id}").display = True
@@ -263,6 +270,22 @@ class WorkbenchApp(App[None]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_detail(self) -> None:
+        """The focused region's value in full (a run, an option cut to one line, a report)."""
+        found = detail_of(self.focused)
+        if found is None:
+            self.notify("Nothing here is cut short: v shows a highlighted run, option or report in full", markup=False)
+            return
+        self.push_screen(DetailScreen(*found))
+
+    def action_toggle_maximize(self) -> None:
+        """The focused list or report fills the screen (lists and report trade space at 80×24)."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+        elif self.focused is not None:
+            screen.maximize(self.focused)
 
     def action_pick(self) -> None:
         def picked(choice: int | str | None) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from workbench.compare.model import Comparison
 from workbench.compare.parameters import Value
+from workbench.compare.plots import TUI_H, TUI_W, sweep_curve
 from workbench.compare.render import render_comparison
 from workbench.compare.sweep import compare_sweeps, sweep_of
 from workbench.compare.sweep_render import render_sweep_comparison
@@ -105,9 +106,10 @@ def sweeps(store: "Store") -> list[Sweep]:
 
 def sweep_report(store: "Store", baseline: Sequence[int], candidate: Sequence[int], changes: Changes | None = None,
                  accepts: dict[str, str] | None = None) -> str:
-    """What ``wb compare SWEEP --vs SWEEP`` prints: levels matched by load, saturation,
-    the curve, each matched level's metrics (one level's rows in memory at a time)."""
+    """What ``wb compare SWEEP --vs SWEEP --plot`` prints: levels matched by load,
+    saturation, the curve as a line plot fitted to the report region, each matched
+    level's metrics (one level's rows in memory at a time)."""
     meta_only = [store.load_runs(list(ids), tables=[]) for ids in (baseline, candidate)]
     doc = compare_sweeps(meta_only[0], meta_only[1], changes={k: tuple(v) for k, v in (changes or {}).items()},
                          accepts=dict(accepts or {}), load=lambda runs: store.load_runs([r.id for r in runs]))
-    return render_sweep_comparison(doc)
+    return render_sweep_comparison(doc, sweep_curve(doc, width=TUI_W, height=TUI_H))

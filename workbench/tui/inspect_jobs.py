@@ -13,6 +13,7 @@ from workbench.compare.charts import sparkline
 from workbench.compare.fmt import qty
 from workbench.compare.host_activity import between, render_host
 from workbench.compare.inspect_data import series
+from workbench.compare.plots import TUI_H, TUI_W, inspect_plots
 from workbench.compare.render import render_inspect
 from workbench.investigations import workflow as wf
 from workbench.investigations.views import ComparisonView, InvestigationView, ObservationView
@@ -81,7 +82,8 @@ def latest_comparison(inv: InvestigationView) -> ComparisonView | None:
 def inspect_text(store: "Store", inv: InvestigationView) -> str:
     """The Inspect report for the investigation's latest comparison: the engine again on
     the stored parameters, with the per-phase detail (as before, without the A/A control
-    runs: the detail is descriptive, and the Compare stage shows the control)."""
+    runs: the detail is descriptive, and the Compare stage shows the control), then the
+    plots of ``wb inspect --plot`` fitted to the report region."""
     comp = latest_comparison(inv)
     if comp is None:
         return "No comparison yet: pick runs in Compare (2) and press c."
@@ -89,7 +91,10 @@ def inspect_text(store: "Store", inv: InvestigationView) -> str:
     baseline, candidate = store.load_runs(list(comp.baseline_runs)), store.load_runs(list(comp.candidate_runs))
     result = inspect(baseline, candidate, **arguments)
     host = between(baseline, candidate) if result.comparison.comparable else None  # a flight recorder's stacks, CPU, GC
-    return render_inspect(result) + ("\n\n" + "\n".join(render_host(host)) if host else "")
+    text = render_inspect(result) + ("\n\n" + "\n".join(render_host(host)) if host else "")
+    if result.comparison.comparable:  # a refused pair gets no detail, so no plot
+        text += "\n\nPlots\n" + inspect_plots(result.comparison.lens, baseline, candidate, width=TUI_W, height=TUI_H)
+    return text
 
 
 def derived_texts(comparison: ComparisonView) -> list[str]:

@@ -20,6 +20,8 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.textsafe import clean
+from workbench.tui.fit import elide_middle, wrap_lines
+from workbench.tui.runlist import Row
 
 
 def safe(value: Any, style: str = "") -> Text:
@@ -225,12 +227,15 @@ HELP: list[tuple[str, list[tuple[str, str]]]] = [
         ("i", "investigations: pick another, or n for a new one"),
         ("ctrl+p", "command palette: every action by name"),
         ("?", "this help"),
+        ("v", "the highlighted run, option or the focused report in full (in Share: verify a bundle)"),
+        ("ctrl+e", "(or f10) the focused list or report takes the whole screen; again or escape gives it back"),
         ("q", "quit"),
         ("tab", "next list or field; arrows move; enter selects; escape closes a dialog"),
     ]),
     ("Frame", [("n", "new investigation")]),
     ("Compare", [
-        ("f", "filter runs by id or label (hides runs from view, never from the selection)"),
+        ("f /", "filter runs by id or label (hides runs from view, never from the selection)"),
+        ("t", "runs made by Verify plans: folded under their plan, or listed one by one"),
         ("space", "select the highlighted run [x] in the baseline, candidate or A′ control list "
                   "(A′: baseline-again runs, the A/A noise floor; optional)"),
         ("d", "declare the intended change: a dimension with its from and to values"),
@@ -315,14 +320,36 @@ class Line(Static):
 
 
 class Report(Static):
-    """A plain-text report shown literally, line for line. Its size is set from the text,
-    so showing the pane again never has to measure it."""
+    """A plain-text report shown literally, line for line, wrapped to its region's width:
+    the scroll container keeps the scrollbar's column (``scrollbar-gutter: stable``), so no
+    character ever lands under it. Its height is set from the wrapped text, so showing the
+    pane again never has to measure it; a new width wraps it again."""
+
+    _source: Text = Text()
+    _fitted: int | None = None  # the width the shown text was wrapped to
 
     def show(self, text: str | Text) -> None:
-        content = block(text) if isinstance(text, str) else text
-        lines = content.plain.split("\n")
-        self.styles.width = max((cell_len(line) for line in lines), default=0)
-        self.styles.height = len(lines)
+        self._source = block(text) if isinstance(text, str) else text
+        self._fitted = None
+        self._fit()
+
+    @property
+    def source(self) -> Text:
+        """What was shown, before wrapping (the ``v`` detail shows it whole)."""
+        return self._source
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._fitted:
+            self._fit()
+
+    def _fit(self) -> None:
+        width = self.size.width
+        if width <= 0:  # not laid out yet: the first resize wraps it
+            self.update(self._source)
+            return
+        content = wrap_lines(self._source, width)
+        self._fitted = width
+        self.styles.height = content.plain.count("\n") + 1
         self.update(content)
 
 
@@ -385,6 +412,11 @@ class PaneList(OptionList):
 class RunPicker(PaneList):
     """A list of runs with a visible [x] / [ ] mark (readable without colour); space toggles.
 
+    Rows come from ``workbench.tui.runlist``: headings (a shared label prefix, a folded
+    plan) are disabled options, so the highlight, ``End`` included, only lands on runs. A
+    row is the mark, the id and the part of the label that tells it from its neighbours,
+    elided in the middle to the list's width (the detail line and ``v`` show it whole).
+
     ``selected`` is the investigation's own set (the pane hands it over), so a toggle is
     remembered per investigation.
     """
@@ -398,22 +430,76 @@ class RunPicker(PaneList):
         super().__init__(*args, **kwargs)
         self.selected: set[int] = set()
         self._labels: dict[int, str] = {}
+        self._rows: list[Row] = []
+        self._id_width = 3
+        self._width = 0  # the width the prompts were elided to
 
-    def set_runs(self, runs: list[tuple[int, str]], selected: set[int]) -> None:
+    def set_runs(self, runs: list[tuple[int, str]], selected: set[int], rows: list[Row] | None = None) -> None:
+        """Show ``rows`` (default: one row a run, its whole label) of ``runs`` (id, full label)."""
         self.selected = selected
         self._labels = dict(runs)
-        fill_options(self, [Option(self._prompt(run_id), id=str(run_id)) for run_id, _ in runs], self.highlighted)
+        self._rows = rows if rows is not None else [Row(label, run_id) for run_id, label in runs]
+        self._id_width = max((len(str(run_id)) for run_id, _ in runs), default=3)
+        keep = highlighted_id(self)
+        self._width = self._room()
+        fill_options(self, [self._option(i, row) for i, row in enumerate(self._rows)])
+        self.highlighted = self.index_of(keep) if keep is not None and self.index_of(keep) is not None else self._first_run()
+
+    def _room(self) -> int:
+        """The cells a row may take (0 before the first layout: rows are then cut with "…")."""
+        return max(self.scrollable_content_region.width - 2, 0)  # an option's padding
+
+    def _option(self, index: int, row: Row) -> Option:
+        if row.run_id is None:  # a heading: the plan's name may be elided, never its count
+            text = row.text
+            if self._width:
+                text = elide_middle(text, max(self._width - cell_len(row.shown()) + cell_len(text), 1))
+            return Option(one_line(safe(Row(text, folded=row.folded).shown(), "italic")), id=f"-{index}", disabled=True)
+        return Option(self._prompt(row.run_id), id=str(row.run_id))
+
+    def _first_run(self) -> int | None:
+        return next((i for i, row in enumerate(self._rows) if row.is_run), None)
+
+    def index_of(self, run_id: int) -> int | None:
+        """The option index of a run, or None when it is not listed."""
+        return next((i for i, row in enumerate(self._rows) if row.run_id == run_id), None)
+
+    def run_ids(self) -> list[int]:
+        """The runs listed, in order (headings left out)."""
+        return [row.run_id for row in self._rows if row.run_id is not None]
 
     def label_of(self, run_id: int) -> str:
         return self._labels.get(run_id, "")
 
     def _prompt(self, run_id: int) -> Text:
         mark = "[x]" if run_id in self.selected else "[ ]"
-        return one_line(safe(f"{mark} {run_id:>3} {self._labels.get(run_id, '')}"))
+        index = self.index_of(run_id)
+        text = self._rows[index].text if index is not None else self._labels.get(run_id, "")
+        head = f"{mark} {run_id:>{self._id_width}} "
+        if self._width:
+            text = elide_middle(clean(text), max(self._width - cell_len(head), 1))
+        return one_line(safe(head + text))
+
+    def on_resize(self, event: events.Resize) -> None:  # before PaneList._on_resize (Textual walks the classes)
+        if self._rows and self._room() != self._width:  # elided to another width: again, to this one
+            self._width = self._room()
+            keep = self.highlighted
+            fill_options(self, [self._option(i, row) for i, row in enumerate(self._rows)], keep)
+
+    def detail(self) -> tuple[str, Text] | None:
+        """The highlighted run in full (``v``)."""
+        run_id = highlighted_id(self)
+        if run_id is None or run_id < 0:
+            return None
+        t = Text().append(f"run {run_id}", style="bold")
+        t.append(" [x] selected" if run_id in self.selected else " not selected")
+        t.append("\nlabel: ", style="bold")
+        t.append_text(safe(self._labels.get(run_id, "")))
+        return f"Run {run_id}", t
 
     def action_toggle(self) -> None:
         run_id = highlighted_id(self)
-        if run_id is None or self.highlighted is None:
+        if run_id is None or run_id < 0 or self.highlighted is None:
             return
         self.selected.symmetric_difference_update({run_id})
         self.replace_option_prompt_at_index(self.highlighted, self._prompt(run_id))

@@ -39,7 +39,7 @@ def sweep_sides(ctx: click.Context, baseline: tuple[str, ...], candidate: tuple[
 
 def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *, metric: str | None, slo: str | None,
                       rate_tolerance: float, changes: Any, accepts: Any, whys: Any, as_json: bool,
-                      fail_on: str | None = None) -> None:
+                      fail_on: str | None = None, plot: bool = False) -> None:
     if len(accepts) != len(whys):
         raise UsageError(f"every --accept needs its own --why TEXT ({len(accepts)} --accept, {len(whys)} --why)")
     if set(sides[0]) & set(sides[1]):
@@ -54,7 +54,9 @@ def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *,
     if as_json:
         emit_json(doc)
     else:
-        click.echo(render_sweep_comparison(result))
+        from workbench.compare.plots import sweep_curve  # plotext, only when asked
+
+        click.echo(render_sweep_comparison(result, sweep_curve(result) if plot else None))
     code = sweep_exit_code(doc, fail_on)
     if code:
         sys.exit(code)

@@ -93,9 +93,10 @@ def exit_code(result, fail_on: str | None) -> int:
 @click.option("--metric", metavar="NAME", help="Inference: the primary metric instead of ttft_p95 (tpot_p95, itl_p95, e2e_p95, ...).")
 @click.option("--slo", metavar="M=V,...", help="Sweeps: SLO for saturation and goodput, e.g. ttft_p95=500ms,tpot_p95=50ms.")
 @click.option("--rate-tolerance", type=click.FloatRange(0, 1), default=0.05, show_default=True, help="Sweeps: requested rates within this share match.")
+@click.option("--plot", is_flag=True, help="Sweeps: draw the latency-throughput curve as a line plot (plotext), a curve per sweep.")
 @click.pass_context
 def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, as_json, fail_on, metric, slo, rate_tolerance,
-            control=()) -> None:
+            plot=False, control=()) -> None:
     """Compare BASELINE runs with candidate runs (--vs CAND...), by id or label.
 
     Comparability comes first: a pair whose must-match dimensions differ or are unknown
@@ -116,6 +117,10 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     2 usage error or bad input; 3 refused, with --fail-on refused|any;
     4 regression found, with --fail-on regression|any.
     """
+    if plot and as_json:
+        raise UsageError("--plot draws text: leave out --json (the JSON has the curve's points in each side's levels)")
+    if plot and remote.wanted(ctx):
+        raise UsageError("--plot draws from the local store: leave out --server")
     if remote.wanted(ctx):  # wb --server URL compare: the served document, drawn here
         return remote_results.compare(ctx, baseline=baseline, candidate=candidate, control=control, lens=lens, changes=changes,
                                       accepts=accepts, whys=whys, extensions=extensions, metric=metric, as_json=as_json,
@@ -123,7 +128,9 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     sides = sweep_sides(ctx, baseline, candidate) if not control else None
     if sides is not None:  # SWEEP --vs SWEEP: levels matched by load
         return run_sweep_compare(ctx, sides, metric=metric, slo=slo, rate_tolerance=rate_tolerance, changes=changes,
-                                 accepts=accepts, whys=whys, as_json=as_json, fail_on=fail_on)
+                                 accepts=accepts, whys=whys, as_json=as_json, fail_on=fail_on, plot=plot)
+    if plot:
+        raise UsageError("--plot draws a load sweep's curve: name one sweep on each side (its id sw-... or label)")
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     if metric:
         the_lens = resolve_lens([*selection["baseline"], *selection["candidate"]], lens, selection["extensions"])

@@ -18,9 +18,10 @@ from workbench.compare.run_sets import check_run_sets
 from workbench.errors import UsageError
 from workbench.investigations.views import ComparisonView, InvestigationView
 from workbench.tui import declaring, services
+from workbench.tui.runlist import run_rows
 from workbench.tui.stages import Stage
 from workbench.tui.state import InvestigationState
-from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, Line, Report, RunPicker, one_line, safe
+from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, Line, Report, RunPicker, highlighted_id, one_line, safe
 
 if TYPE_CHECKING:
     from store.api import RunSummary
@@ -34,6 +35,8 @@ class CompareStage(Stage):
         Binding("m", "declare_missing", "Declare missing", show=False),  # the refusal banner names it
         Binding("d", "declare", "Change"),
         Binding("f", "filter", "Filter"),
+        Binding("slash", "filter", "Filter", show=False),
+        Binding("t", "plan_runs", "Plan runs", show=False),
         Binding("w", "sweeps", "Sweeps"),
     ]
     focus_target = "#baseline-list"
@@ -42,6 +45,7 @@ class CompareStage(Stage):
         super().__init__(*args, **kwargs)
         self.runs: list[RunSummary] = []  # the runs of the shown investigation's lens
         self._runs_lens = ""
+        self.plan_runs = False  # Verify's runs listed one by one (t), not folded under their plan
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter runs by id or label (f)", id="run-filter", compact=True)
@@ -51,7 +55,7 @@ class CompareStage(Stage):
             yield RunPicker(id="control-list")
         yield Line(id="run-detail", classes="detail")
         yield Line(id="compare-banner")
-        with VerticalScroll(id="compare-scroll", can_focus=True):
+        with VerticalScroll(id="compare-scroll", can_focus=True, can_maximize=True):
             yield Report(id="compare-report")
             yield Report(id="compare-sparks")
 
@@ -96,12 +100,12 @@ class CompareStage(Stage):
 
     def _fill_lists(self) -> None:
         state = self.state
-        needle = state.filter.strip().lower() if state else ""
-        # A filter hides runs from view, never from the selection.
-        shown = [(r.id, r.label) for r in self.runs if not needle or needle in f"{r.id} {r.label}".lower()]
-        self.query_one("#baseline-list", RunPicker).set_runs(shown, state.baseline if state else set())
-        self.query_one("#candidate-list", RunPicker).set_runs(shown, state.candidate if state else set())
-        self.query_one("#control-list", RunPicker).set_runs(shown, state.control if state else set())
+        # A filter (and folding a plan's runs) hides runs from view, never from the selection.
+        rows = run_rows(self.runs, state.filter if state else "", plan_runs=self.plan_runs)
+        shown = [(r.id, r.label) for r in self.runs]
+        self.query_one("#baseline-list", RunPicker).set_runs(shown, state.baseline if state else set(), rows)
+        self.query_one("#candidate-list", RunPicker).set_runs(shown, state.candidate if state else set(), rows)
+        self.query_one("#control-list", RunPicker).set_runs(shown, state.control if state else set(), rows)
         self._detail()
         self._draw_sparks()
 
@@ -118,8 +122,8 @@ class CompareStage(Stage):
             t.append(f"{len(state.baseline)} baseline, {len(state.candidate)} candidate, {len(state.control)} A′ selected")
             if state.filter:
                 t.append(f" (filter {state.filter!r} hides the rest)")
-            if picker.highlighted is not None and picker.option_count:
-                run_id = int(picker.get_option_at_index(picker.highlighted).id or 0)
+            run_id = highlighted_id(picker)
+            if run_id is not None and run_id >= 0:
                 t.append(" · ")
                 t.append_text(safe(f"{run_id}: {picker.label_of(run_id)}"))
         self.query_one("#run-detail", Line).show(t)
@@ -221,6 +225,12 @@ class CompareStage(Stage):
     def action_filter(self) -> None:
         self.query_one("#run-filter", Input).focus()
 
+    def action_plan_runs(self) -> None:
+        """Verify's runs one by one, or folded under their plan again (the selection stays).
+        The lists say it themselves (folded rows, or the plan's runs): no toast over them."""
+        self.plan_runs = not self.plan_runs
+        self._fill_lists()
+
     def action_compare(self) -> None:
         if not self.needs_investigation() or self.state is None:
             return
@@ -290,9 +300,9 @@ class CompareStage(Stage):
         self._fill_lists()
         for picker, first in ((self.query_one("#baseline-list", RunPicker), min(base.runs)),
                               (self.query_one("#candidate-list", RunPicker), min(cand.runs))):
-            ids = [int(o.id or 0) for o in picker.options]
-            if first in ids:
-                picker.highlighted = ids.index(first)  # the sweep's runs in view
+            index = picker.index_of(first)
+            if index is not None:
+                picker.highlighted = index  # the sweep's runs in view
         self._redraw_if_current(state)
         key = state.sweep
 

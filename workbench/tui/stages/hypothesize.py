@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,9 +14,11 @@ from textual.widgets.option_list import Option
 from workbench.investigations.evidence_text import evidence_text
 from workbench.investigations.views import HypothesisView, InvestigationView, ObservationView
 from workbench.tui import actions_pane, services
+from workbench.tui.fit import wrap_lines
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, PaneList, fill_options, highlighted_id, one_line, required_fields, safe
 
+DETAIL_LINES = 6  # the lines under the lists for the highlighted item (#hyp-detail's max-height)
 STATUSES = (("supported", "supported: the deciding test supports it"), ("refuted", "refuted: the test contradicts it"),
             ("undetermined", "undetermined: the test could not decide"), ("open", "open: not tested yet"))
 
@@ -76,8 +79,38 @@ class HypothesizeStage(Stage):
         self._detail()
 
     def _detail(self, _moved: Any = None) -> None:
-        """The full text of what is highlighted in the focused list (labels there end in an ellipsis)."""
+        """The text of what is highlighted in the focused list (labels there end in an ellipsis),
+        in the lines the pane keeps for it; cut, its last line ends in "…" and v shows it whole."""
+        text = self._detail_text()
         detail = self.query_one("#hyp-detail", Static)
+        width = detail.content_region.width
+        if width <= 0:
+            detail.update(text)
+            return
+        lines = list(wrap_lines(text, width).split("\n"))
+        if len(lines) > DETAIL_LINES:
+            lines = lines[:DETAIL_LINES]
+            last = lines[-1]
+            last.truncate(max(width - 2, 0))
+            last.rstrip()
+            last.append(" …  (v: in full)" if cell_len(last.plain) + 16 <= width else "…")
+        detail.update(Text("\n").join(lines))
+
+    def on_resize(self, event: Any) -> None:
+        self._detail()
+
+    def detail(self) -> tuple[str, Text] | None:
+        """``v``: the highlighted observation or hypothesis, whole."""
+        text = self._detail_text()
+        if not text.plain:
+            return None
+        if self.app.focused is self.query_one("#observations", OptionList):
+            o = self._selected_observation()
+            return (f"Observation {o.id}" if o else "Observation"), text  # its text, then its evidence
+        h = self._selected_hypothesis()
+        return (f"Hypothesis {h.id}" if h else "Hypothesis"), safe(h.statement if h else "").append("\n") + text
+
+    def _detail_text(self) -> Text:
         if self.app.focused is self.query_one("#observations", OptionList):
             o = self._selected_observation()
             if o is not None:
@@ -86,12 +119,10 @@ class HypothesizeStage(Stage):
                 if evidence:
                     t.append("\nevidence: ", style="bold")
                     t.append_text(safe(evidence_text(evidence, limit=2000)))
-                detail.update(t)
-                return
+                return t
         h = self._selected_hypothesis()
         if h is None:
-            detail.update("")
-            return
+            return Text()
         t = Text().append("test: ", style="bold")
         t.append_text(safe(h.test))
         last = h.history[-1] if h.history else None
@@ -99,7 +130,7 @@ class HypothesizeStage(Stage):
             t.append("\ndecided by: ", style="bold")
             t.append_text(safe("; ".join(p for p in (evidence_text(last.evidence, limit=2000) if last.evidence else "", last.note or "") if p)))
         t.append_text(actions_pane.citing_text(self.actions, h.id))
-        detail.update(t)
+        return t
 
     def _selected_hypothesis(self) -> HypothesisView | None:
         hid = highlighted_id(self.query_one("#hypotheses", OptionList))

@@ -8,13 +8,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Label, OptionList
+from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from workbench.investigations.views import InvestigationView, ObservationView
 from workbench.tui import services
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import PaneList, Report, fill_options, highlighted_id, one_line, safe
+from workbench.tui.widgets import Line, PaneList, Report, fill_options, highlighted_id, one_line, safe
 
 
 class InspectStage(Stage):
@@ -27,10 +27,20 @@ class InspectStage(Stage):
         self._for: tuple[int, int] | None = None  # (investigation, comparison) drawn
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="inspect-scroll", can_focus=True):
+        with VerticalScroll(id="inspect-scroll", can_focus=True, can_maximize=True):
             yield Report(id="inspect-report")
-        yield Label("Derived observations (observation, not cause): p pins the selected one", id="derived-label")
+        yield Line(id="derived-label")
         yield PaneList(id="derived")
+
+    def on_mount(self) -> None:
+        self._heading()
+
+    def _heading(self, pinned: str = "") -> None:
+        """The list's heading; what a pin did is said here, not in a toast that would cover the list."""
+        t = Text("Derived observations (observation, not cause): p pins the selected one")
+        if pinned:
+            t = Text(pinned, style="bold").append("  (observation, not cause; p pins another)", style="")
+        self.query_one("#derived-label", Line).show(t)
 
     def show(self, inv: InvestigationView | None) -> None:
         report = self.query_one("#inspect-report", Report)
@@ -67,7 +77,7 @@ class InspectStage(Stage):
             return
 
         def pinned(obs: ObservationView) -> None:
-            self.wb.notify(f"Pinned observation {obs.id} (observation, not cause)")
+            self._heading(f"✓ pinned observation {obs.id}")
             self.wb.reload_investigation()
 
         self.wb.background(services.pin_from_comparison, self.inv.id, comp, index, done=pinned, what="pinning")

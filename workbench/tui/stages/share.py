@@ -11,9 +11,10 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from workbench.investigations.views import InvestigationView
+from workbench.textsafe import clean
 from workbench.tui import services
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import Field, FormScreen, block, safe
+from workbench.tui.widgets import Field, FormScreen, safe
 
 # Sentences without line breaks of their own: the pane wraps them at its width.
 INTRO = (
@@ -23,6 +24,11 @@ INTRO = (
     "made it, nor that the result is right.\n\n"
     "e  export this investigation      v  verify a bundle file"
 )
+
+
+def wrapping(report: str) -> Text:
+    """A verifier's report, wrapped at the pane's width (a long path or digest folds, never cut)."""
+    return Text(clean(report, single_line=False), overflow="fold")
 
 
 YES = ("y", "yes", "true", "1", "on")
@@ -94,7 +100,7 @@ class ShareStage(Stage):
                      f"{' --recompute' if result.embedded else ''}): ")
             t.append("VALID" if result.valid else "MISMATCH", style="bold reverse")
             t.append("\n")
-            t.append_text(block(result.report))
+            t.append_text(wrapping(result.report))
             self.query_one("#share-result", Static).update(t)
 
         embed = form["embed"].strip().lower() in YES
@@ -110,7 +116,7 @@ class ShareStage(Stage):
             ok, text = result
             t = Text().append("VALID" if ok else "MISMATCH", style="bold reverse")
             t.append("\n")
-            t.append_text(block(text))
+            t.append_text(wrapping(text))
             self.query_one("#share-result", Static).update(t)
 
         self.wb.background(lambda _store, p: services.verify_bundle_text(p), Path(form["path"].strip()).expanduser(), done=done, what="verifying")

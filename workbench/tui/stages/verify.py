@@ -53,7 +53,7 @@ class VerifyStage(Stage):
         yield PaneList(id="plans")
         yield ProgressBar(total=1, show_eta=False, id="rerun-progress")
         yield Line(id="rerun-status")
-        with VerticalScroll(id="verify-scroll", can_focus=True):
+        with VerticalScroll(id="verify-scroll", can_focus=True, can_maximize=True):
             yield Report(id="plan-detail")
 
     def on_mount(self) -> None:
