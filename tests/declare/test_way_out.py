@@ -120,3 +120,21 @@ def test_investigation_compare_takes_accept_lists(tmp_path, capsys):
                "--accept", "model,topology", "--why", "same job script")
     assert comp["comparable"]
     assert comp["parameters"]["accepts"] == {"model": "same job script", "topology": "same job script"}
+
+
+def test_declarable_is_what_the_way_out_declares(tmp_path, capsys):
+    """``declarable`` (what the TUI's m offers) and the printed ``wb declare`` line are one list."""
+    from store import open_store
+    from workbench.compare import compare
+    from workbench.compare.way_out import PLACEHOLDER, declarable
+
+    url = f"sqlite:///{tmp_path / 'wb.sqlite'}"
+    wb(capsys, "--store", url, "import", *map(str, inference_pair(tmp_path, drop=("model", "topology"))))
+    records = open_store(url).load_runs([1, 2], tables=[])
+    result = compare([records[0]], [records[1]])
+    (proposal,) = declarable(result, [1], [2], records)
+    assert proposal.runs == (1, 2) and proposal.values == {"model": PLACEHOLDER, "topology": PLACEHOLDER}
+    assert wbj(capsys, "--store", url, "compare", "1", "--vs", "2")["way_out"]["declare"] == [
+        "wb declare 1 2 model=VALUE topology=VALUE --why 'what makes it true'"]
+    comparable = compare([records[0]], [records[1]], accepts={"model": "x", "topology": "x"})
+    assert declarable(comparable, [1], [2], records) == ()

@@ -78,6 +78,7 @@ OWN_LAZY = {
     ("workbench/bisect/bisection.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bisect/bisection.py", "store.tables"): SQLALCHEMY,
     ("workbench/bundle/recheck.py", "workbench.compare.model"): NUMPY,  # only --recompute
+    ("workbench/bundle/recompute.py", "workbench.compare.contract"): NUMPY,  # only --recompute
     ("workbench/bundle/recompute.py", "store.records"): ("why", "`wb evidence verify` without --recompute runs where `store` cannot be imported"),
 }
 

@@ -62,7 +62,8 @@ def build_bundle(
     """A complete bundle, checksum included.
 
     ``comparisons``: ``{"ref", "baseline": [run refs], "candidate": [...], ["control": [...]],
-    "parameters": {"lens", "changes", "accepts"[, "control"]}, "engine": {...}, "result": {...}}``.
+    "parameters": {"lens", "changes", "accepts"[, "control"]}, "engine": {...},
+    ["declarations": [{"run": ref, "dimension", "value", "declaration"}]], "result": {...}}``.
     ``captures``: ``{"sha256", "size", "name", "format", "importer", "importer_version",
     "imported_at"}``. ``samples``: ``{run ref: {table: {column: array}}}`` or None.
     """
@@ -76,6 +77,8 @@ def build_bundle(
             "comparisons": [
                 {k: c.get(k) for k in ("ref", "baseline", "candidate", "parameters", "engine")}
                 | ({"control": c["control"]} if c.get("control") else {})  # A/A control run refs
+                # the `wb declare` values in force for it, where its runs have any (recompute's input)
+                | ({"declarations": c["declarations"]} if "declarations" in c else {})
                 for c in comparisons
             ],
             "declared_changes": frame.get("intended_change"),

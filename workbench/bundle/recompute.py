@@ -149,6 +149,16 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
         except (KeyError, TypeError) as exc:
             out.append(Check(part, False, f"run {exc} has no embedded samples"))
             continue
+        if "declarations" in spec:  # the runs as this comparison saw them (a bundle from before: as they are now)
+            import workbench.compare.contract as contract  # numpy and the store's records: only --recompute loads them
+
+            try:
+                in_force = declarations_in_force(bundle, spec["declarations"])
+            except ValueError as exc:
+                out.append(Check(part, False, f"the recipe's declarations cannot be used: {exc}"))
+                continue
+            base = [contract.as_declared(runs[ref], in_force.get(ref, ())) for ref in spec.get("baseline", [])]
+            cand = [contract.as_declared(runs[ref], in_force.get(ref, ())) for ref in spec.get("candidate", [])]
         try:
             result = engine(
                 base,
@@ -168,6 +178,25 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
             runs_used = f"{len(base)}+{len(cand)}" + (f"+{len(control)} control" if control else "")
             out.append(Check(part, True, f"recomputed from {runs_used} runs' samples; equal within tolerance (rel {REL_TOL:g}){_engine_note(spec)}"))
     return out, fresh_by_ref
+
+
+def declarations_in_force(bundle: dict[str, Any], listed: Any) -> dict[str, list[tuple[str, Any, int]]]:
+    """A comparison's recipe ``declarations`` by run ref, each checked against that run's own
+    declaration history in the bundle (``ValueError`` names the first that is not in it)."""
+    history = {entry.get("ref"): {(d.get("id"), d.get("name"), str(d.get("value"))) for d in entry.get("declarations") or []
+                                  if isinstance(d, dict) and d.get("action") == "set"}
+               for entry in bundle.get("runs") or [] if isinstance(entry, dict)}
+    if not isinstance(listed, list):
+        raise ValueError("not a list")
+    out: dict[str, list[tuple[str, Any, int]]] = {}
+    for d in listed:
+        if not isinstance(d, dict) or not isinstance(d.get("declaration"), int) or not isinstance(d.get("dimension"), str):
+            raise ValueError(f"{d!r} is not a declaration (run, dimension, value, declaration)")
+        ref = str(d.get("run"))
+        if (d["declaration"], d["dimension"], str(d.get("value"))) not in history.get(ref, set()):
+            raise ValueError(f"declaration {d['declaration']} ({d['dimension']}={d.get('value')}) is not in the history of {ref}")
+        out.setdefault(ref, []).append((d["dimension"], d.get("value"), d["declaration"]))
+    return out
 
 
 def _engine_note(spec: dict[str, Any]) -> str:

@@ -12,23 +12,26 @@ functions, so no stage can give a verdict that ``wb compare`` would refuse:
 - ``work``: whether the valid work per item is the same; where it differs, effects are
   on throughput (work / time), never on time alone;
 - ``guardrails`` and ``withhold``: the guardrails judged, and a positive verdict withheld
-  while a guardrail the user stated cannot be judged.
+  while a guardrail the user stated cannot be judged;
+- ``as_declared``: a run as a comparison saw it, with the ``wb declare`` values that were in
+  force for it (a comparison's ``declarations``), so that ``--recompute`` judges the same pair.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from lenses import builtin_lens
 from lenses.base import GuardrailSpec, Lens
-from store.records import RunRecord
+from store.records import Dimension, RunRecord
 from workbench.compare import comparability, delta
 from workbench.compare.comparability import Change, Comparability, SideValue, dimension_values, run_value, unpinned
 from workbench.compare.results import Guardrail, Primary, Work
 from workbench.stats.verdicts import Verdict
 
 __all__ = [
-    "Comparability", "SideValue", "control_mismatch", "dimension_values", "guardrails", "pair", "run_value", "session_pair",
+    "Comparability", "as_declared", "SideValue", "control_mismatch", "dimension_values", "guardrails", "pair", "run_value", "session_pair",
     "stated_guardrails", "unpinned", "withhold", "work",
 ]
 
@@ -42,6 +45,16 @@ def pair(
 ) -> Comparability:
     """Comparability of baseline against candidate (``refusal`` set when refused)."""
     return comparability.check(lens, baseline, candidate, dict(changes or {}), dict(accepts or {}))
+
+
+def as_declared(record: RunRecord, declarations: Iterable[tuple[str, object, int]]) -> RunRecord:
+    """``record`` with exactly the ``wb declare`` values ``(dimension, value, declaration id)``
+    a comparison relied on in place of those it holds now: one declared later, or changed
+    since, was not in force for that comparison. Values the files carry (and ``--dim`` at
+    import, which has no history id) stay as they are."""
+    kept = {name: dim for name, dim in record.dimensions.items() if dim.declaration is None}
+    declared = {name: Dimension(value, "declared", declaration) for name, value, declaration in declarations}
+    return replace(record, dimensions={**kept, **declared})
 
 
 # Why a must-match dimension that no capture of either arm states does not refuse a rerun.

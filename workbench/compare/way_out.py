@@ -57,35 +57,58 @@ def _data_refuse_a_declaration(result: Comparison, records: dict[Any, RunRecord]
     return False
 
 
+class Declarable(Result, frozen=True, kw_only=True):
+    """One ``wb declare`` a refusal's way out proposes: these runs, these values
+    (``VALUE`` where only the user can say it)."""
+
+    runs: tuple[Any, ...]
+    values: dict[str, str]  # dimension -> the value to declare, or PLACEHOLDER
+
+
+def declarable(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any],
+               records: Sequence[RunRecord] = ()) -> tuple[Declarable, ...]:
+    """The declarations the way out of a refused comparison would make: for each must-match
+    dimension unknown on a side whose files do not say it, the runs (both sides, or the one
+    side missing it) and the value (the other side's, where someone declared it there too).
+    None where the data would refuse a declaration (only ``--accept`` resolves that), nor for
+    a value the data measured differently. ``records``: the runs themselves."""
+    if result.comparable:
+        return ()
+    by_id = {r.id: r for r in records}
+    everyone = tuple([*baseline, *candidate])
+    targets: dict[tuple[Any, ...], dict[str, str]] = {everyone: {}, tuple(baseline): {}, tuple(candidate): {}}
+    for row in result.comparability.rows:
+        b, c = row.baseline, row.candidate
+        if not row.blocks or row.self_contradicting or row.state != UNKNOWN or b.problems or c.problems:
+            continue
+        missing = everyone if b.value is None and c.value is None else tuple(baseline) if b.value is None else tuple(candidate)
+        if _data_refuse_a_declaration(result, by_id, missing, row.name):
+            continue
+        other = c if b.value is None else b
+        # The other side's value is offered only when someone declared it there too;
+        # a measured value is what that side's data show, not what this side's are.
+        known = len(missing) < len(everyone) and other.source == "declared" and _known(other.value)
+        targets[missing][row.name] = str(other.value) if known else PLACEHOLDER
+    return tuple(Declarable(runs=runs, values=values) for runs, values in targets.items() if values)
+
+
 def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any], command: Sequence[str],
             records: Sequence[RunRecord] = ()) -> WayOut | None:
     """The commands that resolve a refused comparison (None when it was compared). ``command``: the words that rerun the
     comparison (``["wb", "compare", "1", "--vs", "2", ...]``). ``records``: the runs
     themselves, so that no declaration their data would refuse is offered."""
-    by_id = {r.id: r for r in records}
     if result.comparable:
         return None
     split = tuple(f"{r.name}: {r.disagreeing}" for r in result.comparability.rows if r.blocks and r.self_contradicting)
     blocking = [r for r in result.comparability.rows if r.blocks and not r.self_contradicting]
-    # runs to declare on -> NAME=VALUE words; both sides first, then each side alone
-    targets: dict[tuple[Any, ...], list[str]] = {tuple([*baseline, *candidate]): [], tuple(baseline): [], tuple(candidate): []}
     changes: list[str] = []
     for row in blocking:
         b, c = row.baseline, row.candidate
-        plain = not b.problems and not c.problems
-        if row.state == UNKNOWN and plain:
-            missing = tuple([*baseline, *candidate]) if b.value is None and c.value is None else tuple(baseline) if b.value is None else tuple(candidate)
-            if _data_refuse_a_declaration(result, by_id, missing, row.name):
-                continue  # only --accept (or data that carry it) resolves this one
-            other = c if b.value is None else b
-            # The other side's value is offered only when someone declared it there too;
-            # a measured value is what that side's data show, not what this side's are.
-            value = other.value if len(missing) < len(baseline) + len(candidate) and other.source == "declared" and _known(other.value) else PLACEHOLDER
-            targets[missing].append(f"{row.name}={value}")
-        elif row.state == DIFFERENT and not row.note and row.name != WINDOW_DIMENSION and _known(b.value) and _known(c.value):
+        if row.state == DIFFERENT and not row.note and row.name != WINDOW_DIMENSION and _known(b.value) and _known(c.value):
             changes.append(_q(f"{row.name}={b.value}->{c.value}" if ":" in f"{b.value}{c.value}" else f"{row.name}={b.value}:{c.value}"))
-    declare = tuple(" ".join(["wb declare", *map(_q, runs), *map(_q, words), "--why", _q("what makes it true")])
-                    for runs, words in targets.items() if words)
+    declare = tuple(" ".join(["wb declare", *map(_q, d.runs), *(_q(f"{k}={v}") for k, v in d.values.items()),
+                              "--why", _q("what makes it true")])
+                    for d in declarable(result, baseline, candidate, records))
     change = (" ".join([*command, *(w for ch in changes for w in ("--change", ch))]),) if changes else ()
     accept = " ".join([*command, "--accept", ",".join(r.name for r in blocking), "--why", _q("why the difference does not matter")]) if blocking else ""
     return WayOut(declare=declare, change=change, accept=accept, disagree=split)

@@ -119,6 +119,7 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     frame = {"ref": view.ref, "title": view.title, "lens": view.lens, "question": view.question, "guardrails": list(view.guardrails),
              "intended_change": view.intended_change, "created_by": view.created_by, "created_at": view.created_at,
              "baseline": [f"run/{i}" for i in view.baseline_runs], "candidate": [f"run/{i}" for i in view.candidate_runs]}
+    declared_runs = {int(r["id"]) for r in runs if r.get("declarations")}
     comparisons = [
         {
             "ref": c.ref,
@@ -128,6 +129,7 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
             **({"control": [f"run/{i}" for i in _control_ids(c)]} if _control_ids(c) else {}),
             "parameters": c.parameters.to_json(),
             "engine": c.engine.to_json(),
+            **_declarations_in_force(c, declared_runs),
             "result": c.result,
             "created_by": c.created_by,
             "created_at": c.created_at,
@@ -159,6 +161,17 @@ def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
         rows = s.exec(select(Bisection).where(Bisection.investigation_id == investigation_id).order_by(Bisection.id)).all()
         return [{"ref": f"bisection/{r.id}", "investigation": f"investigation/{investigation_id}", "name": r.name, "status": r.status,
                  "spec": r.spec, "state": r.state} for r in rows]
+
+
+def _declarations_in_force(comparison: ComparisonView, declared_runs: set[int]) -> dict[str, Any]:
+    """The ``wb declare`` values the comparison relied on, as its engine recorded them when it
+    ran: an input of the recipe, since a run's declarations may have changed since (a
+    comparison refused for a missing value, then the value declared). Only where one of its
+    runs has a declaration history, so a bundle without any keeps its bytes."""
+    if not declared_runs & {*comparison.baseline_runs, *comparison.candidate_runs, *_control_ids(comparison)}:
+        return {}
+    relied = (comparison.result or {}).get("declarations") or []
+    return {"declarations": [{**d, "run": f"run/{d['run']}"} for d in relied if isinstance(d, dict)]}
 
 
 def _control_ids(comparison: ComparisonView) -> list[int]:

@@ -18,6 +18,7 @@ COMMANDS = [
     ("New investigation", "frame a new question", "frame", "new"),
     ("Compare selected runs", "comparability first, then the delta", "compare", "compare"),
     ("Declare the intended change", "dimension, from, to", "compare", "declare"),
+    ("Declare what is missing", "the refusal's wb declare lines, then compare", "compare", "declare_missing"),
     ("Accept a refused dimension", "record an acceptance with a reason", "compare", "accept"),
     ("Compare two load sweeps", "level by level at matched load, with the curve", "compare", "sweeps"),
     ("Refresh Inspect", "recompute the inspect report", "inspect", "refresh"),

@@ -50,7 +50,7 @@ def comparison_report(store: "Store", comparison: ComparisonView) -> str:
     return render_comparison(result) + way_out_text(result, comparison, records)
 
 
-WAY_OUT_KEYS = ("In the workbench: run a 'wb declare' line from a shell, then press c to compare again; "
+WAY_OUT_KEYS = ("In the workbench: m makes the 'wb declare' lines here (a field a value) and compares again; "
                 "d declares the change under test; a accepts dimensions (comma separated) with one reason.")
 
 

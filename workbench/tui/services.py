@@ -25,6 +25,8 @@ from workbench.tui.compare_jobs import (
     Sweep as Sweep, sweeps as sweeps, sweep_report as sweep_report,
 )
 from workbench.tui.shell_text import shell_lines as shell_lines
+from workbench.compare.way_out import Declarable as Declarable, PLACEHOLDER as PLACEHOLDER
+from workbench.tui.declaring import missing_declarations as missing_declarations, declare_missing as declare_missing
 from workbench.tui.inspect_jobs import (
     SPARK_W as SPARK_W, RunSpark as RunSpark, run_sparks as run_sparks, sparklines as sparklines,
     latest_comparison as latest_comparison, inspect_text as inspect_text, derived_texts as derived_texts,

@@ -241,10 +241,11 @@ HELP: list[tuple[str, list[tuple[str, str]]]] = [
         ("d", "declare the intended change: a dimension with its from and to values"),
         ("c", "compare: comparability first, then the delta"),
         ("a", "accept refused dimensions (comma separated) with one reason, recorded for each"),
+        ("m", "declare what a refusal says the files do not carry: its wb declare lines as one dialog, then compare again"),
         ("w", "load sweeps (inference): pick a baseline and a candidate sweep; their runs are selected together and "
               "compared level by level at matched load, with the curve, as wb compare SWEEP --vs SWEEP prints it"),
-        ("", "a refusal ends with the way out, as wb compare prints it: the wb declare lines to run "
-             "from a shell (then c), the change under test (d), or an acceptance (a)"),
+        ("", "a refusal ends with the way out, as wb compare prints it: the wb declare lines (m, or "
+             "from a shell, then c), the change under test (d), or an acceptance (a)"),
     ]),
     ("Inspect", [("r", "refresh"), ("p", "pin the highlighted derived observation")]),
     ("Hypothesize", [

@@ -17,7 +17,7 @@ from textual.widgets import Input
 from workbench.compare.run_sets import check_run_sets
 from workbench.errors import UsageError
 from workbench.investigations.views import ComparisonView, InvestigationView
-from workbench.tui import services
+from workbench.tui import declaring, services
 from workbench.tui.runlist import run_rows
 from workbench.tui.stages import Stage
 from workbench.tui.state import InvestigationState
@@ -32,6 +32,7 @@ class CompareStage(Stage):
     BINDINGS = [
         Binding("c", "compare", "Compare"),
         Binding("a", "accept", "Accept"),
+        Binding("m", "declare_missing", "Declare missing", show=False),  # the refusal banner names it
         Binding("d", "declare", "Change"),
         Binding("f", "filter", "Filter"),
         Binding("slash", "filter", "Filter", show=False),
@@ -343,6 +344,49 @@ class CompareStage(Stage):
         state.changes = {form["dimension"].strip(): [form["from"].strip() or None, form["to"].strip() or None]}
         self.wb.notify(f"Intended change: {form['dimension'].strip()} (used by the next compare, c)", markup=False)
 
+    def action_declare_missing(self) -> None:
+        """Declare what the refusal says the files do not carry: the way out's own ``wb
+        declare`` lines as a dialog, one field a value, then compare again."""
+        if not self.needs_investigation() or self.state is None:
+            return
+        state = self.state
+        comp = state.comparison if state.banner == "shown" else None
+        if comp is None or comp.comparison().comparable:
+            self.wb.notify("Nothing is missing: m declares what a refused comparison's files do not say (c compares)",
+                           severity="warning")
+            return
+        self.wb.background(services.missing_declarations, comp, done=lambda proposals: self._ask_missing(state, proposals),
+                           what="reading what the refusal misses")
+
+    def _ask_missing(self, state: InvestigationState, proposals: tuple[services.Declarable, ...]) -> None:
+        if not proposals:
+            self.wb.notify("The refusal misses nothing a declaration can say: d declares the change under test, "
+                           "a accepts a difference with a reason", severity="warning")
+            return
+        fields = [Field(declaring.field_name(i, name), f"{name} (runs {', '.join(map(str, p.runs))})",
+                        value="" if value == services.PLACEHOLDER else value, placeholder="the value: the files do not say it")
+                  for i, p in enumerate(proposals) for name, value in p.values.items()]
+        fields.append(Field("why", "Why is it so? (kept in each run's history: wb show RUN)"))
+
+        def check(form: dict[str, str]) -> tuple[str, str] | None:
+            empty = declaring.fields_missing(proposals, form)
+            if empty is not None:
+                return empty, "every value must be said (the files do not say it; a accepts it unknown instead)"
+            return ("why", "a declaration needs its reason") if not form["why"].strip() else None
+
+        def declared(said: list[str]) -> None:
+            self.wb.notify("declared " + "; ".join(said) + " (wb show RUN has the history)", markup=False)
+            if state is self.state:
+                self.action_compare()
+
+        def submitted(form: dict[str, str] | None) -> None:
+            if form:
+                self.wb.background(services.declare_missing, proposals, form, form["why"], done=declared, what="declaring")
+
+        self.app.push_screen(FormScreen("Declare what the files do not say", fields, check=check,
+                                        note="As wb declare records it: checked against the data, kept in each run's "
+                                             "history; then compared again."), submitted)
+
     def action_accept(self) -> None:
         if not self.needs_investigation() or self.state is None:
             return
@@ -378,7 +422,7 @@ def banner_text(comp: ComparisonView) -> Text:
     if not result.comparable:
         line = Text().append(" REFUSED ", style="bold reverse")
         line.append_text(safe(f" {result.refusal.reason if result.refusal else 'not comparable'}"))
-        line.append(f"\n{cite}to go on, see the report's end: wb declare, then c · d change · a accept")
+        line.append(f"\n{cite}to go on: m makes its wb declare · d change · a accept (the report's end)")
         return one_line(line)
     primary = result.primary
     line = Text().append(" COMPARABLE ", style="bold reverse")
