@@ -66,8 +66,16 @@ def main() -> None:
             investigation={"ref": "investigation/1", "lens": "inference", "question": "bench"},
             runs=[{"ref": r, "label": r} for r in refs],
             captures=[],
-            comparisons=[{"ref": "comparison/1", "baseline": refs[:half], "candidate": refs[half:],
-                          "parameters": {"lens": "inference"}, "engine": {}, "result": {"comparable": True}}],
+            comparisons=[
+                {
+                    "ref": "comparison/1",
+                    "baseline": refs[:half],
+                    "candidate": refs[half:],
+                    "parameters": {"lens": "inference"},
+                    "engine": {},
+                    "result": {"comparable": True},
+                }
+            ],
             observations=[],
             hypotheses=[],
             samples=samples,
@@ -87,8 +95,10 @@ def main() -> None:
     import rfc8785
 
     as_numbers = {
-        ref: {c: [None if np.isnan(v) else float(v) for v in col] if col.dtype.kind == "f" else col.tolist()
-              for c, col in t["samples"].items()}
+        ref: {
+            c: [None if np.isnan(v) else float(v) for v in col] if col.dtype.kind == "f" else col.tolist()
+            for c, col in t["samples"].items()
+        }
         for ref, t in samples.items()
     }
     canon, t_jcs = timed(lambda: rfc8785.dumps(as_numbers))
@@ -98,12 +108,17 @@ def main() -> None:
     _, t_floor = timed(lambda: hashlib.sha256(json.dumps(bundle).encode()).hexdigest())
 
     n = args.samples
-    print(f"bundle with {n:,} embedded samples ({len(COLUMNS)} numeric + 1 text column, {args.runs} runs): {size / 1e6:.1f} MB")
+    print(
+        f"bundle with {n:,} embedded samples ({len(COLUMNS)} numeric + 1 text column, {args.runs} runs): "
+        f"{size / 1e6:.1f} MB"
+    )
     print(f"  export (build + digests + checksum)   {t_build * 1e3:8.1f} ms")
     print(f"  write                                 {t_write * 1e3:8.1f} ms")
     print(f"  strict read (parse + checks)          {t_read * 1e3:8.1f} ms")
     print(f"  verify (checksum + part digests)      {t_verify * 1e3:8.1f} ms")
-    print(f"anchor: rfc8785 over the samples as JSON numbers: {t_jcs * 1e3:8.1f} ms, {len(canon) / 1e6:.1f} MB canonical")
+    print(
+        f"anchor: rfc8785 over the samples as JSON numbers: {t_jcs * 1e3:8.1f} ms, {len(canon) / 1e6:.1f} MB canonical"
+    )
     print(f"anchor: json.dumps + sha256 (not canonical)     : {t_floor * 1e3:8.1f} ms")
     print(f"ratio export / rfc8785-of-numbers : {t_build / t_jcs:6.2f}")
     print(f"ratio verify / rfc8785-of-numbers : {t_verify / t_jcs:6.2f}")

@@ -26,7 +26,21 @@ import tempfile
 import time
 from pathlib import Path
 
-DEMO_INFERENCE = ["1", "2", "3", "4", "5", "--vs", "11", "12", "13", "14", "15", "--change", "engine_revision=v0.8.2:v0.8.3"]
+DEMO_INFERENCE = [
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "--vs",
+    "11",
+    "12",
+    "13",
+    "14",
+    "15",
+    "--change",
+    "engine_revision=v0.8.2:v0.8.3",
+]
 
 
 def timed(cmd: list[str], env: dict[str, str], cwd: str) -> tuple[float, float, int]:
@@ -48,7 +62,12 @@ def main() -> None:
         env = {**os.environ, "XDG_DATA_HOME": tmp, "PYTHONDONTWRITEBYTECODE": ""}
         env.pop("WB_STORE", None)
         empty, demo = str(Path(tmp) / "empty.sqlite"), str(Path(tmp) / "wb" / "demo.sqlite")
-        subprocess.run([py, "-c", "from store import open_store; open_store(__import__('sys').argv[1]).ensure_exists()", empty], env=env, check=True, cwd=tmp)
+        subprocess.run(
+            [py, "-c", "from store import open_store; open_store(__import__('sys').argv[1]).ensure_exists()", empty],
+            env=env,
+            check=True,
+            cwd=tmp,
+        )
         subprocess.run([*wb, "demo", "--json"], env=env, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
         rows = {
             "python -c pass": [py, "-c", "pass"],
@@ -71,12 +90,18 @@ def main() -> None:
                 cpus[name].append(cpu)
         load_after = os.getloadavg()
     anchor = statistics.median(walls["wb --help"])
-    print(f"CLI latency, {args.rounds} interleaved rounds; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after "
-          f"(1-min; {os.cpu_count()} CPUs, shared)")
+    print(
+        f"CLI latency, {args.rounds} interleaved rounds; load average {load_before[0]:.2f} before, {load_after[0]:.2f} "
+        f"after "
+        f"(1-min; {os.cpu_count()} CPUs, shared)"
+    )
     print(f"{'command':32} {'wall median':>12} {'wall min':>9} {'CPU median':>11} {'× --help':>9}")
     for name in rows:
         med = statistics.median(walls[name])
-        print(f"{name:32} {med:>10.3f} s {min(walls[name]):>7.3f} s {statistics.median(cpus[name]):>9.3f} s {med / anchor:>8.2f}×")
+        print(
+            f"{name:32} {med:>10.3f} s {min(walls[name]):>7.3f} s {statistics.median(cpus[name]):>9.3f} s "
+            f"{med / anchor:>8.2f}×"
+        )
 
 
 if __name__ == "__main__":

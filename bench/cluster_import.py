@@ -98,8 +98,13 @@ def measure(mode: str, trace_dir: Path, limit: int) -> dict:
     import psutil
 
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, mode, str(trace_dir), str(limit)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, mode, str(trace_dir), str(limit)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
     root = psutil.Process(proc.pid)
     assert proc.stdout is not None
     ready = proc.stdout.readline()  # start-up (interpreter, imports, workers) is not what is measured
@@ -130,11 +135,21 @@ def main() -> int:
     args = ap.parse_args()
     trace_dir = prepare(args.ranks)
     size = sum(p.stat().st_size for p in trace_dir.iterdir())
-    print(f"{args.ranks} ranks, {size / 1e6:.0f} MB gzip ({size / args.ranks / 1e6:.1f} MB per rank); load average {os.getloadavg()[0]:.1f}")
-    cases = [("--jobs 1", "serial", args.ranks), ("--jobs 2", "pool", args.ranks),
-             ("LocalCluster(2)", "cluster", args.ranks), ("LocalCluster(2), 8 ranks", "cluster", 8)]
-    print(f"{'case':26} {'wall s':>7} {'s/rank':>7} {'task s':>7} {'task CPU s':>10} {'overhead s/rank':>16} {'client MB':>10} {'worker MB':>10} "
-          f"{'read/rank':>10} {'returned/rank':>14}")
+    print(
+        f"{args.ranks} ranks, {size / 1e6:.0f} MB gzip ({size / args.ranks / 1e6:.1f} MB per rank); load average "
+        f"{os.getloadavg()[0]:.1f}"
+    )
+    cases = [
+        ("--jobs 1", "serial", args.ranks),
+        ("--jobs 2", "pool", args.ranks),
+        ("LocalCluster(2)", "cluster", args.ranks),
+        ("LocalCluster(2), 8 ranks", "cluster", 8),
+    ]
+    print(
+        f"{'case':26} {'wall s':>7} {'s/rank':>7} {'task s':>7} {'task CPU s':>10} {'overhead s/rank':>16} "
+        f"{'client MB':>10} {'worker MB':>10} "
+        f"{'read/rank':>10} {'returned/rank':>14}"
+    )
     results = {}
     for name, mode, limit in cases:
         r = measure(mode, trace_dir, limit)
@@ -146,16 +161,21 @@ def main() -> int:
         fmt = lambda v, spec: format(v, spec) if v is not None else "-"  # noqa: E731
         read = r.get("read_bytes")
         returned = r.get("returned_bytes")
-        print(f"{name:26} {r['wall_s']:7.2f} {r['wall_s'] / n:7.3f} {fmt(task / n if task else None, '7.3f'):>7} "
-              f"{fmt(task_cpu / n if task_cpu else None, '10.3f'):>10} "
-              f"{fmt(overhead, '16.3f'):>16} {r['client_rss_mb']:10.0f} {fmt(r['worker_rss_mb'], '10.0f'):>10} "
-              f"{fmt(read / n / 1e6 if read else None, '8.2f') + ' MB':>10} {fmt(returned / n / 1e3 if returned else None, '10.1f') + ' kB':>14}"
-              + (f"  (cluster start-up {r['startup_s']:.1f} s)" if "startup_s" in r else ""))
+        print(
+            f"{name:26} {r['wall_s']:7.2f} {r['wall_s'] / n:7.3f} {fmt(task / n if task else None, '7.3f'):>7} "
+            f"{fmt(task_cpu / n if task_cpu else None, '10.3f'):>10} "
+            f"{fmt(overhead, '16.3f'):>16} {r['client_rss_mb']:10.0f} {fmt(r['worker_rss_mb'], '10.0f'):>10} "
+            f"{fmt(read / n / 1e6 if read else None, '8.2f') + ' MB':>10} "
+            f"{fmt(returned / n / 1e3 if returned else None, '10.1f') + ' kB':>14}"
+            + (f"  (cluster start-up {r['startup_s']:.1f} s)" if "startup_s" in r else "")
+        )
     pool, cluster = results["--jobs 2"], results["LocalCluster(2)"]
-    print(f"cluster vs pool at 2 workers: {cluster['wall_s'] / pool['wall_s'] - 1:+.1%} wall (target within 10 %); "
-          f"client peak RSS 8 ranks {results['LocalCluster(2), 8 ranks']['client_rss_mb']:.0f} MB vs {args.ranks} ranks "
-          f"{cluster['client_rss_mb']:.0f} MB; returned/read {cluster['returned_bytes'] / cluster['read_bytes']:.3f} "
-          f"(gzip on disk; {cluster['returned_bytes'] / (54e6 * cluster['ranks']):.4f} of the JSON)")
+    print(
+        f"cluster vs pool at 2 workers: {cluster['wall_s'] / pool['wall_s'] - 1:+.1%} wall (target within 10 %); "
+        f"client peak RSS 8 ranks {results['LocalCluster(2), 8 ranks']['client_rss_mb']:.0f} MB vs {args.ranks} ranks "
+        f"{cluster['client_rss_mb']:.0f} MB; returned/read {cluster['returned_bytes'] / cluster['read_bytes']:.3f} "
+        f"(gzip on disk; {cluster['returned_bytes'] / (54e6 * cluster['ranks']):.4f} of the JSON)"
+    )
     return 0
 
 

@@ -40,7 +40,11 @@ def run_wb(args: list[str], cap: int, timeout: float = 300) -> tuple[int, str, f
 
     start = time.perf_counter()
     # "@py CODE ARG": a reader called directly (the YAML reader has no command of its own).
-    argv = [sys.executable, "-c", args[1], *args[2:]] if args[:1] == ["@py"] else [sys.executable, "-m", "workbench", *args]
+    argv = (
+        [sys.executable, "-c", args[1], *args[2:]]
+        if args[:1] == ["@py"]
+        else [sys.executable, "-m", "workbench", *args]
+    )
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, preexec_fn=limit)
     try:
         _out, err = proc.communicate(timeout=timeout)
@@ -108,44 +112,103 @@ def cases(d: Path, postgres: str | None) -> list[Case]:
     out: list[Case] = [
         ("1", "native: 20,000 distinct sample keys", lambda: inputs.distinct_keys(d / "uk.json", 20_000), imp),
         ("2", "kineto: arrays nested 40,000 deep (80 KB)", lambda: inputs.kineto_deep(d / "deep80k.json", 40_000), imp),
-        ("2", "kineto: arrays nested 100,000 deep (200 KB)", lambda: inputs.kineto_deep(d / "deep200k.json", 100_000), imp),
-        ("3", "nsys: StringIds an endless recursive view", lambda: inputs.nsys_recursive_strings(d / "report.sqlite"), imp),
+        (
+            "2",
+            "kineto: arrays nested 100,000 deep (200 KB)",
+            lambda: inputs.kineto_deep(d / "deep200k.json", 100_000),
+            imp,
+        ),
+        (
+            "3",
+            "nsys: StringIds an endless recursive view",
+            lambda: inputs.nsys_recursive_strings(d / "report.sqlite"),
+            imp,
+        ),
         ("4", "vLLM .json.gz: 268 M zeros", lambda: inputs.vllm_zeros(d / "vllm.json.gz", 268_000_000), imp),
         ("4", "native .json.gz: a 1 GB label", lambda: inputs.label_bomb(d / "label.json.gz", 1_000_000_000), imp),
         ("4", "native: a header, then 2 GB of NULs", lambda: inputs.sparse_nuls(d / "sparse.json", 2_000_000_000), imp),
-        ("5", "diagnose: pickle, 4 M references to one dict (gz)", lambda: inputs.pickle_backrefs(d / "_dump_0", 4_000_000),
-         lambda p: ["diagnose", str(p)]),
-        ("5", "evidence verify: 10.5 M tiny arrays", lambda: inputs.bundle_tiny_arrays(d / "bundle.json", 10_500_000),
-         lambda p: ["evidence", "verify", str(p)]),
-        ("5", "bundle import: 10.5 M tiny arrays", lambda: inputs.bundle_tiny_arrays(d / "bundle.json", 10_500_000),
-         lambda p: ["--store", store, "bundle", "import", str(p)]),
+        (
+            "5",
+            "diagnose: pickle, 4 M references to one dict (gz)",
+            lambda: inputs.pickle_backrefs(d / "_dump_0", 4_000_000),
+            lambda p: ["diagnose", str(p)],
+        ),
+        (
+            "5",
+            "evidence verify: 10.5 M tiny arrays",
+            lambda: inputs.bundle_tiny_arrays(d / "bundle.json", 10_500_000),
+            lambda p: ["evidence", "verify", str(p)],
+        ),
+        (
+            "5",
+            "bundle import: 10.5 M tiny arrays",
+            lambda: inputs.bundle_tiny_arrays(d / "bundle.json", 10_500_000),
+            lambda p: ["--store", store, "bundle", "import", str(p)],
+        ),
         ("8", "native: 1e400 in a sample", lambda: inputs.infinity_sample(d / "inf.json"), imp),
-        ("9", "native: arrays nested 100,000 deep in a sample", lambda: inputs.deep_sample(d / "deep_sample.json", 100_000), imp),
+        (
+            "9",
+            "native: arrays nested 100,000 deep in a sample",
+            lambda: inputs.deep_sample(d / "deep_sample.json", 100_000),
+            imp,
+        ),
         ("9", "native: a 5,000-digit integer", lambda: inputs.long_integer(d / "digits.json", 5_000), imp),
-        ("9", "bundle: a 5,000-digit integer", lambda: inputs.bundle_long_integer(d / "digits_bundle.json", 5_000),
-         lambda p: ["evidence", "verify", str(p)]),
-        ("9", "dump (JSON): a 5,000-digit rank", lambda: inputs.dump_long_integer(d / "_dump_digits", 5_000), lambda p: ["diagnose", str(p)]),
-        ("9", "dump (JSON): nested 100,000 deep", lambda: inputs.dump_deep_json(d / "_dump_deep", 100_000), lambda p: ["diagnose", str(p)]),
+        (
+            "9",
+            "bundle: a 5,000-digit integer",
+            lambda: inputs.bundle_long_integer(d / "digits_bundle.json", 5_000),
+            lambda p: ["evidence", "verify", str(p)],
+        ),
+        (
+            "9",
+            "dump (JSON): a 5,000-digit rank",
+            lambda: inputs.dump_long_integer(d / "_dump_digits", 5_000),
+            lambda p: ["diagnose", str(p)],
+        ),
+        (
+            "9",
+            "dump (JSON): nested 100,000 deep",
+            lambda: inputs.dump_deep_json(d / "_dump_deep", 100_000),
+            lambda p: ["diagnose", str(p)],
+        ),
         ("9", "native: a lone surrogate in the label", lambda: inputs.lone_surrogate_label(d / "surrogate.json"), imp),
-        ("9", "import into a read-only SQLite store", lambda: inputs.native_capture(d / "new.json", label="new"),
-         lambda p: ["--store", ro, "import", str(p)]),
+        (
+            "9",
+            "import into a read-only SQLite store",
+            lambda: inputs.native_capture(d / "new.json", label="new"),
+            lambda p: ["--store", ro, "import", str(p)],
+        ),
         ("9", 'kineto: "traceEvents": {"a": 1}', lambda: inputs.kineto_events_object(d / "events_object.json"), imp),
         ("10", "a FIFO", fifo, imp),
         ("10", "a symlink to /dev/zero", lambda: link("zero.json", "/dev/zero"), imp),
         ("10", "/dev/urandom named directly", lambda: Path("/dev/urandom"), imp),
         ("11", 'OTLP: doubleValue "1e999"', lambda: inputs.otlp_span(d / "otlp.json", '{"doubleValue":"1e999"}'), imp),
-        ("13", "directory import with a symlink to /etc/passwd", folder, lambda p: ["--store", store, "import", str(p)]),
+        (
+            "13",
+            "directory import with a symlink to /etc/passwd",
+            folder,
+            lambda p: ["--store", store, "import", str(p)],
+        ),
         *issue_28(d),
     ]
     if postgres:
         pg_ro = postgres + ("&" if "?" in postgres else "?") + "options=-c%20default_transaction_read_only%3Don"
-        out.append(("9", "import into a read-only PostgreSQL store", lambda: inputs.native_capture(d / "new_pg.json", label="new"),
-                    lambda p: ["--store", pg_ro, "import", str(p)]))
+        out.append(
+            (
+                "9",
+                "import into a read-only PostgreSQL store",
+                lambda: inputs.native_capture(d / "new_pg.json", label="new"),
+                lambda p: ["--store", pg_ro, "import", str(p)],
+            )
+        )
     return out
 
 
-YAML_READ = ("import sys\nfrom workbench.formats import safe_yaml\nfrom pathlib import Path\n"
-             "try:\n    safe_yaml.load_file(Path(sys.argv[1]))\nexcept ValueError as e:\n    sys.exit(f'wb: error: {sys.argv[1]}: {e}')")
+YAML_READ = (
+    "import sys\nfrom workbench.formats import safe_yaml\nfrom pathlib import Path\n"
+    "try:\n    safe_yaml.load_file(Path(sys.argv[1]))\nexcept ValueError as e:\n    sys.exit(f'wb: error: "
+    "{sys.argv[1]}: {e}')"
+)
 
 
 def issue_28(d: Path) -> list[Case]:
@@ -153,14 +216,26 @@ def issue_28(d: Path) -> list[Case]:
     store = f"sqlite:///{d / 'wb28.sqlite'}"
     two_runs = f"sqlite:///{d / 'two.sqlite'}"
     for i in range(2):  # the store the extension cases compare in
-        subprocess.run([sys.executable, "-m", "workbench", "--store", two_runs, "import",
-                        str(inputs.native_capture(d / f"two{i}.json", label=f"two{i}", ttft=1 + i))],
-                       capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "workbench",
+                "--store",
+                two_runs,
+                "import",
+                str(inputs.native_capture(d / f"two{i}.json", label=f"two{i}", ttft=1 + i)),
+            ],
+            capture_output=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            check=False,
+        )
 
     def fifo(name: str) -> Callable[[], Path]:
         def make() -> Path:
             os.mkfifo(d / name)
             return d / name
+
         return make
 
     def imp(path: Path) -> list[str]:
@@ -183,6 +258,7 @@ def issue_28(d: Path) -> list[Case]:
         def make() -> Path:
             (d / name).mkdir()
             return inputs.nsys_export(d / name / "report.sqlite", **kw)  # type: ignore[arg-type]
+
         return make
 
     def sacct(text: str) -> Callable[[], Path]:
@@ -190,58 +266,168 @@ def issue_28(d: Path) -> list[Case]:
             path = d / f"sacct{abs(hash(text)) % 10**6}.txt"
             path.write_text(text)
             return path
+
         return make
 
     sacct_ok = "JobID|State|Submit|Eligible|Start|End|ReqTRES\n7|COMPLETED|1790000000|1790000100|1790000200|1790000300|gres/gpu:a100=4\n"
     nothing = lambda: d / "-"  # noqa: E731 - the case needs no input file
     plan = ["--store", store, "rerun", "plan", "p28", "--lens", "training", "--baseline", "true", "--candidate", "true"]
     return [
-        ("28.2", "show 99999999999999999999999", nothing, lambda _p: ["--store", two_runs, "show", "99999999999999999999999"]),
+        (
+            "28.2",
+            "show 99999999999999999999999",
+            nothing,
+            lambda _p: ["--store", two_runs, "show", "99999999999999999999999"],
+        ),
         ("28.2", "show ² (a label, not run 2)", nothing, lambda _p: ["--store", two_runs, "show", "²"]),
-        ("28.4", "compare --extension FIFO", fifo("ext.fifo"), lambda p: ["--store", two_runs, "compare", "1", "--vs", "2", "--extension", str(p)]),
-        ("28.4", "compare --extension /dev/zero", lambda: Path("/dev/zero"),
-         lambda p: ["--store", two_runs, "compare", "1", "--vs", "2", "--extension", str(p)]),
-        ("28.4", "import --dims-file FIFO", fifo("dims.fifo"), lambda p: ["--store", store, "import", str(d / "two0.json"), "--dims-file", str(p)]),
-        ("28.4", "import --dims-file /dev/zero", lambda: Path("/dev/zero"),
-         lambda p: ["--store", store, "import", str(d / "two0.json"), "--dims-file", str(p)]),
-        ("28.4", "rerun plan --from-file FIFO", fifo("plan.fifo"), lambda p: ["--store", store, "rerun", "plan", "--from-file", str(p)]),
-        ("28.4", "rerun plan --from-file /dev/zero", lambda: Path("/dev/zero"), lambda p: ["--store", store, "rerun", "plan", "--from-file", str(p)]),
+        (
+            "28.4",
+            "compare --extension FIFO",
+            fifo("ext.fifo"),
+            lambda p: ["--store", two_runs, "compare", "1", "--vs", "2", "--extension", str(p)],
+        ),
+        (
+            "28.4",
+            "compare --extension /dev/zero",
+            lambda: Path("/dev/zero"),
+            lambda p: ["--store", two_runs, "compare", "1", "--vs", "2", "--extension", str(p)],
+        ),
+        (
+            "28.4",
+            "import --dims-file FIFO",
+            fifo("dims.fifo"),
+            lambda p: ["--store", store, "import", str(d / "two0.json"), "--dims-file", str(p)],
+        ),
+        (
+            "28.4",
+            "import --dims-file /dev/zero",
+            lambda: Path("/dev/zero"),
+            lambda p: ["--store", store, "import", str(d / "two0.json"), "--dims-file", str(p)],
+        ),
+        (
+            "28.4",
+            "rerun plan --from-file FIFO",
+            fifo("plan.fifo"),
+            lambda p: ["--store", store, "rerun", "plan", "--from-file", str(p)],
+        ),
+        (
+            "28.4",
+            "rerun plan --from-file /dev/zero",
+            lambda: Path("/dev/zero"),
+            lambda p: ["--store", store, "rerun", "plan", "--from-file", str(p)],
+        ),
         ("28.4", "evidence verify FIFO", fifo("verify.fifo"), lambda p: ["evidence", "verify", str(p)]),
         ("28.4", "bundle import FIFO", fifo("bundle.fifo"), lambda p: ["--store", store, "bundle", "import", str(p)]),
         ("28.4", "import DIR with wb.toml -> /proc/kmsg", kmsg_folder, imp),
         ("28.4", "native: a 200 GB hole (sparse)", sparse, imp),
-        ("28.5", "dump (pickle): tuple key 2M deep (2 KB gz)", lambda: inputs.pickle_deep_tuple_key(d / "_dump_deep28", 2_000_000),
-         lambda p: ["diagnose", str(p)]),
-        ("28.5", "dump (pickle): 150k alike-hashing pg_status keys", lambda: inputs.pickle_alike_keys(d / "_dump_alike", 150_000),
-         lambda p: ["diagnose", str(p)]),
-        ("28.5", "dump (pickle): 6,000 refs to one 1 MiB string", lambda: inputs.pickle_string_backrefs(d / "_dump_str", 6_000),
-         lambda p: ["diagnose", str(p)]),
-        ("28.5", "YAML: 100k alike-hashing keys (3 MB)", lambda: inputs.yaml_alike_keys(d / "cm.yaml", 100_000),
-         lambda p: ["@py", YAML_READ, str(p)]),
-        ("28.5", "nsys: StringIds.value = hex(zeroblob(1e9))", nsys("gen_hex", string_value="hex(zeroblob(n))", strings=[(5, 10**9)]), imp),
-        ("28.5", "nsys: StringIds.value = printf('%.*c', 9e8)",
-         nsys("gen_printf", string_value="printf('%.*c', n, 'x')", strings=[(5, 900_000_000)]), imp),
+        (
+            "28.5",
+            "dump (pickle): tuple key 2M deep (2 KB gz)",
+            lambda: inputs.pickle_deep_tuple_key(d / "_dump_deep28", 2_000_000),
+            lambda p: ["diagnose", str(p)],
+        ),
+        (
+            "28.5",
+            "dump (pickle): 150k alike-hashing pg_status keys",
+            lambda: inputs.pickle_alike_keys(d / "_dump_alike", 150_000),
+            lambda p: ["diagnose", str(p)],
+        ),
+        (
+            "28.5",
+            "dump (pickle): 6,000 refs to one 1 MiB string",
+            lambda: inputs.pickle_string_backrefs(d / "_dump_str", 6_000),
+            lambda p: ["diagnose", str(p)],
+        ),
+        (
+            "28.5",
+            "YAML: 100k alike-hashing keys (3 MB)",
+            lambda: inputs.yaml_alike_keys(d / "cm.yaml", 100_000),
+            lambda p: ["@py", YAML_READ, str(p)],
+        ),
+        (
+            "28.5",
+            "nsys: StringIds.value = hex(zeroblob(1e9))",
+            nsys("gen_hex", string_value="hex(zeroblob(n))", strings=[(5, 10**9)]),
+            imp,
+        ),
+        (
+            "28.5",
+            "nsys: StringIds.value = printf('%.*c', 9e8)",
+            nsys("gen_printf", string_value="printf('%.*c', n, 'x')", strings=[(5, 900_000_000)]),
+            imp,
+        ),
         ("28.5", "rerun plan --rounds 1000000000", nothing, lambda _p: [*plan, "--rounds", "1000000000"]),
         ("28.5", "rerun plan --rounds 1e20 (digits)", nothing, lambda _p: [*plan, "--rounds", "100000000000000000000"]),
         ("28.5", "rerun plan --timeout 1e400", nothing, lambda _p: [*plan, "--timeout", "1e400"]),
-        ("28.5", "rerun plan --seed 99999999999999999999999", nothing, lambda _p: [*plan, "--seed", "99999999999999999999999"]),
+        (
+            "28.5",
+            "rerun plan --seed 99999999999999999999999",
+            nothing,
+            lambda _p: [*plan, "--seed", "99999999999999999999999"],
+        ),
         ("28.6", "nsys: kernel -2^63 .. 2^63-1", nsys("wrap", kernels=[(-(1 << 63), (1 << 63) - 1)]), imp),
         ("28.6", "sacct --wait-target -5", sacct(sacct_ok), lambda p: [*imp(p), "--wait-target=-5"]),
-        ("28.6", "import into sqlite:// (in memory)", lambda: d / "two0.json", lambda p: ["--store", "sqlite://", "import", str(p)]),
-        ("28.6", "native: pool.wait_target_s = 0", lambda: _write(d / "wait0.json", json.dumps(
-            {"format": "workbench.capture/1", "lens": "fleet", "label": "w", "pool": {"capacity_gpus": 8, "wait_target_s": 0},
-             "samples": [{"job": "7", "gpus": 4, "submit": 1790000000, "eligible": 1790000100, "start": 1790000200,
-                          "end": 1790000300, "state": "COMPLETED"}]})), imp),
+        (
+            "28.6",
+            "import into sqlite:// (in memory)",
+            lambda: d / "two0.json",
+            lambda p: ["--store", "sqlite://", "import", str(p)],
+        ),
+        (
+            "28.6",
+            "native: pool.wait_target_s = 0",
+            lambda: _write(
+                d / "wait0.json",
+                json.dumps(
+                    {
+                        "format": "workbench.capture/1",
+                        "lens": "fleet",
+                        "label": "w",
+                        "pool": {"capacity_gpus": 8, "wait_target_s": 0},
+                        "samples": [
+                            {
+                                "job": "7",
+                                "gpus": 4,
+                                "submit": 1790000000,
+                                "eligible": 1790000100,
+                                "start": 1790000200,
+                                "end": 1790000300,
+                                "state": "COMPLETED",
+                            }
+                        ],
+                    }
+                ),
+            ),
+            imp,
+        ),
         ("28.9", "rerun plan --rounds 1e9 (Click's parse)", nothing, lambda _p: [*plan, "--rounds", "1e9"]),
-        ("28.9", "stats --seed abc (Click's parse)", nothing, lambda _p: ["--store", two_runs, "stats", "--seed", "abc"]),
-        ("28.9", "show --json --nosuch (Click's parse)", nothing, lambda _p: ["--store", two_runs, "show", "--json", "--nosuch"]),
+        (
+            "28.9",
+            "stats --seed abc (Click's parse)",
+            nothing,
+            lambda _p: ["--store", two_runs, "stats", "--seed", "abc"],
+        ),
+        (
+            "28.9",
+            "show --json --nosuch (Click's parse)",
+            nothing,
+            lambda _p: ["--store", two_runs, "show", "--json", "--nosuch"],
+        ),
         ("28.9", "nsys: start 'abc'", nsys("abc", kernels=[("abc", 2)]), imp),
         ("28.9", "nsys: start NULL", nsys("null", kernels=[(None, 2)]), imp),
         ("28.9", "nsys: start 1e30", nsys("e30", kernels=[(1e30, 2)]), imp),
         ("28.9", "nsys: StringIds.id 'x'", nsys("sid", strings=[("x", "k")]), imp),
         ("28.9", "nsys: ProfilerStep# with 30 digits", nsys("step30", nvtx=[(1, 5, "ProfilerStep#" + "9" * 30)]), imp),
-        ("28.9", "kineto: cat {}", lambda: _write(d / "cat.json", '{"schemaVersion":1,"deviceProperties":[],"traceEvents":'
-                                                   '[{"ph":"X","cat":{},"name":"k","ts":1,"dur":1}]}'), imp),
+        (
+            "28.9",
+            "kineto: cat {}",
+            lambda: _write(
+                d / "cat.json",
+                '{"schemaVersion":1,"deviceProperties":[],"traceEvents":'
+                '[{"ph":"X","cat":{},"name":"k","ts":1,"dur":1}]}',
+            ),
+            imp,
+        ),
         ("28.9", "sacct: Submit '²'", sacct(sacct_ok.replace("|1790000000|", "|²|")), imp),
     ]
 
@@ -273,8 +459,12 @@ def main() -> int:
         # The read-only store exists and holds one run.
         seed = inputs.native_capture(directory / "seed.json", label="seed", ttft=5.0)
         for url in [f"sqlite:///{directory / 'ro.sqlite'}", *([args.postgres] if args.postgres else [])]:
-            subprocess.run([sys.executable, "-m", "workbench", "--store", url, "import", str(seed)],
-                           capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+            subprocess.run(
+                [sys.executable, "-m", "workbench", "--store", url, "import", str(seed)],
+                capture_output=True,
+                env={**os.environ, "PYTHONPATH": str(REPO)},
+                check=False,
+            )
         rows = []
         print(f"{'item':<5} {'input':<52} {'size':>18} {'peak RSS':>9} {'exit':>4} {'time':>6}  message", flush=True)
         for item, name, make, wb_args in cases(directory, args.postgres):
@@ -282,8 +472,12 @@ def main() -> int:
                 continue
             path = make()
             size = _size(path)
-            helper = subprocess.run([sys.executable, __file__, "--cap", str(args.cap), "--one", json.dumps(wb_args(path))],
-                                    capture_output=True, text=True, timeout=600)
+            helper = subprocess.run(
+                [sys.executable, __file__, "--cap", str(args.cap), "--one", json.dumps(wb_args(path))],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             rc_s, peak_s, secs, message = (helper.stdout.rstrip("\n").split("\t", 3) + ["", "", "", ""])[:4]
             peak = _human(int(peak_s)) if peak_s.isdigit() else "?"
             row = (item, name, size, peak, rc_s, secs, message.replace(str(directory) + "/", ""))

@@ -79,7 +79,11 @@ def ours_hta_definition(trace, whole_us: bool = False) -> tuple[float, float]:
         order = np.argsort(rt["correlation"], kind="stable")
         sorted_corr = rt["correlation"][order]
         pos = np.minimum(np.searchsorted(sorted_corr, gpu["correlation"]), max(len(sorted_corr) - 1, 0))
-        found = (len(sorted_corr) > 0) & (sorted_corr[pos] == gpu["correlation"]) if len(sorted_corr) else np.zeros(len(pos), bool)
+        found = (
+            (len(sorted_corr) > 0) & (sorted_corr[pos] == gpu["correlation"])
+            if len(sorted_corr)
+            else np.zeros(len(pos), bool)
+        )
         launch = np.where(found, rt["start"][order[pos]] if len(sorted_corr) else 0, np.iinfo(np.int64).max)
         keep = found & (launch < last_start)
     starts, ends = gpu["start"][keep], gpu["end"][keep]
@@ -113,8 +117,11 @@ def main() -> int:
     from workbench.importers.kineto import read_rank
     from workbench.training.job import build_job
 
-    print(f"{'trace':34} {'rank':>4} {'HTA busy ms':>12} {'ours ms':>10} {'diff %':>7} {'HTA idle ms':>12} {'ours ms':>10} {'diff %':>7}"
-          f" | {'whole-us busy':>13} {'diff %':>7} {'idle':>9} {'diff %':>7} | {'wb busy ms':>10} {'wb idle ms':>10}")
+    print(
+        f"{'trace':34} {'rank':>4} {'HTA busy ms':>12} {'ours ms':>10} {'diff %':>7} {'HTA idle ms':>12} "
+        f"{'ours ms':>10} {'diff %':>7}"
+        f" | {'whole-us busy':>13} {'diff %':>7} {'idle':>9} {'diff %':>7} | {'wb busy ms':>10} {'wb idle ms':>10}"
+    )
     worst, worst_at, exact, compared = 0.0, "", 0, 0
     for trace_dir in cases(sys.argv[1:]):
         files = sorted(trace_dir.glob("*.json*"))
@@ -134,7 +141,10 @@ def main() -> int:
             wb_busy, wb_idle = float(np.nansum(s["gpu_busy_ms"][sel])), float(np.nansum(s["idle_ms"][sel]))
             if rank in hta:
                 hb, hi = hta[rank]
-                db, di, tdb, tdi = (100 * (x - ref) / ref if ref else float("nan") for x, ref in ((busy, hb), (idle, hi), (tbusy, hb), (tidle, hi)))
+                db, di, tdb, tdi = (
+                    100 * (x - ref) / ref if ref else float("nan")
+                    for x, ref in ((busy, hb), (idle, hi), (tbusy, hb), (tidle, hi))
+                )
                 integer_us = bool(np.all(trace.gpu["start"] % 1000 == 0) and np.all(trace.gpu["end"] % 1000 == 0))
                 # Same definition: integer-us traces as they are; ns-resolution traces once truncated as HTA does.
                 diff = max(abs(db if integer_us else tdb), abs(di if integer_us else tdi))
@@ -142,13 +152,24 @@ def main() -> int:
                 exact += diff < 1e-9
                 if diff > worst:
                     worst, worst_at = diff, f"{trace_dir.name} rank {rank}"
-                print(f"{trace_dir.name[:34]:34} {rank:>4} {hb / 1000:12.3f} {busy / 1000:10.3f} {db:7.3f} {hi / 1000:12.3f} {idle / 1000:10.3f} {di:7.3f}"
-                      f" | {tbusy / 1000:13.3f} {tdb:7.3f} {tidle / 1000:9.3f} {tdi:7.3f} | {wb_busy:10.3f} {wb_idle:10.3f}")
+                print(
+                    f"{trace_dir.name[:34]:34} {rank:>4} {hb / 1000:12.3f} {busy / 1000:10.3f} {db:7.3f} "
+                    f"{hi / 1000:12.3f} {idle / 1000:10.3f} {di:7.3f}"
+                    f" | {tbusy / 1000:13.3f} {tdb:7.3f} {tidle / 1000:9.3f} {tdi:7.3f} | {wb_busy:10.3f} "
+                    f"{wb_idle:10.3f}"
+                )
             else:
-                print(f"{trace_dir.name[:34]:34} {rank:>4} {'-':>12} {busy / 1000:10.3f} {'-':>7} {'-':>12} {idle / 1000:10.3f} {'-':>7}"
-                      f" | {wb_busy:10.3f} {wb_idle:10.3f}")
-    print(f"same figures as HTA on {exact} of {compared} ranks (ns-resolution traces rounded as HTA does); largest difference "
-          f"{worst:.3f} % ({worst_at}); each remaining difference is one of definition or float arithmetic: docs/training.md")
+                print(
+                    f"{trace_dir.name[:34]:34} {rank:>4} {'-':>12} {busy / 1000:10.3f} {'-':>7} {'-':>12} "
+                    f"{idle / 1000:10.3f} {'-':>7}"
+                    f" | {wb_busy:10.3f} {wb_idle:10.3f}"
+                )
+    print(
+        f"same figures as HTA on {exact} of {compared} ranks (ns-resolution traces rounded as HTA does); largest "
+        f"difference "
+        f"{worst:.3f} % ({worst_at}); each remaining difference is one of definition or float arithmetic: "
+        f"docs/training.md"
+    )
     return 0
 
 

@@ -70,14 +70,18 @@ def write_capture(path: Path, n: int, extra_keys: int = 0) -> None:
     prefill = rng.normal(69, 2, n).round(2)
     decode = rng.normal(90, 3, n).round(2)
     with open(path, "w") as f:
-        f.write('{"format": "workbench.capture/1", "lens": "inference", "label": "bench", '
-                '"dimensions": {"model": "bench"}, "window": {"kind": "steady"}, "samples": [\n')
+        f.write(
+            '{"format": "workbench.capture/1", "lens": "inference", "label": "bench", '
+            '"dimensions": {"model": "bench"}, "window": {"kind": "steady"}, "samples": [\n'
+        )
         for i in range(n):
             sep = ",\n" if i else ""
             extra = "".join(_extra(k, i, queue[i]) for k in range(extra_keys))
-            f.write(f'{sep}{{"id": "r-{i:07d}", "prompt_tokens": 512, "output_tokens": 128, "queue_ms": {queue[i]}, '
-                    f'"prefill_ms": {prefill[i]}, "decode_ms": {decode[i]}, "ttft_ms": {round(queue[i] + prefill[i], 2)}, '
-                    f'"e2e_ms": {round(queue[i] + prefill[i] + decode[i], 2)}, "ok": true{extra}}}')
+            f.write(
+                f'{sep}{{"id": "r-{i:07d}", "prompt_tokens": 512, "output_tokens": 128, "queue_ms": {queue[i]}, '
+                f'"prefill_ms": {prefill[i]}, "decode_ms": {decode[i]}, "ttft_ms": {round(queue[i] + prefill[i], 2)}, '
+                f'"e2e_ms": {round(queue[i] + prefill[i] + decode[i], 2)}, "ok": true{extra}}}'
+            )
         f.write("\n]}\n")
 
 
@@ -90,21 +94,39 @@ def _extra(k: int, i: int, q: float) -> str:
     return f', "custom_{k}": {round(q * k, 2)}'
 
 
-MODES = ("json.load", "parse", "parse (stream)", "wb import", "wb import (stream)", "wb CLI",
-         "json.load (extra keys)", "parse (extra keys)", "wb import (extra keys)")
+MODES = (
+    "json.load",
+    "parse",
+    "parse (stream)",
+    "wb import",
+    "wb import (stream)",
+    "wb CLI",
+    "json.load (extra keys)",
+    "parse (extra keys)",
+    "wb import (extra keys)",
+)
 
 
 def run_child(mode: str, path: Path, store: str) -> dict:
     if mode == "wb CLI":  # the whole process, timed and measured from outside
         wb = Path(sys.executable).with_name("wb")
         t0 = time.perf_counter()
-        proc = subprocess.Popen([str(wb), "--store", store, "import", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [str(wb), "--store", store, "import", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - t0
         if status:
             raise SystemExit(f"wb import failed: {proc.stderr.read().decode() if proc.stderr else status}")
-        return {"n": None, "seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime, "peak_rss": usage.ru_maxrss * 1024}
-    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(path), store], capture_output=True, text=True, check=True)
+        return {
+            "n": None,
+            "seconds": seconds,
+            "cpu": usage.ru_utime + usage.ru_stime,
+            "peak_rss": usage.ru_maxrss * 1024,
+        }
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, mode, str(path), store], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -130,8 +152,10 @@ def main() -> None:
                 write_capture(file.with_suffix(".part"), args.requests, keys)
                 file.with_suffix(".part").rename(file)
         size = path.stat().st_size
-        print(f"capture: {args.requests:,} requests, {size / 1e6:.1f} MB; with {args.extra_keys} extra keys "
-              f"{extra_path.stat().st_size / 1e6:.1f} MB (written in {time.perf_counter() - t:.1f} s)")
+        print(
+            f"capture: {args.requests:,} requests, {size / 1e6:.1f} MB; with {args.extra_keys} extra keys "
+            f"{extra_path.stat().st_size / 1e6:.1f} MB (written in {time.perf_counter() - t:.1f} s)"
+        )
         print(f"load average before: {load_average()}")
         results: dict[str, dict] = {}
         for round_ in range(args.repeat):
@@ -147,16 +171,23 @@ def main() -> None:
                     best["cpu"] = min(best["cpu"], r["cpu"])
         print(f"load average after:  {load_average()}")
         floor = results["json.load"]
-        print(f"{'':>22}  {'seconds':>8}  {'req/s':>10}  {'x json.load':>11}  {'CPU s':>6}  {'CPU x json.load':>15}  "
-              f"{'peak RSS':>9}  {'x file':>6}  {'RSS x json.load':>15}")
+        print(
+            f"{'':>22}  {'seconds':>8}  {'req/s':>10}  {'x json.load':>11}  {'CPU s':>6}  {'CPU x json.load':>15}  "
+            f"{'peak RSS':>9}  {'x file':>6}  {'RSS x json.load':>15}"
+        )
         for mode in MODES:
             r = results[mode]
-            print(f"{mode:>22}  {r['seconds']:8.2f}  {args.requests / r['seconds']:>10,.0f}  {r['seconds'] / floor['seconds']:11.2f}  "
-                  f"{r['cpu']:6.2f}  {r['cpu'] / floor['cpu']:15.2f}  "
-                  f"{r['peak_rss'] / 1e6:6.0f} MB  {r['peak_rss'] / size:6.2f}  {r['peak_rss'] / floor['peak_rss']:15.2f}")
+            print(
+                f"{mode:>22}  {r['seconds']:8.2f}  {args.requests / r['seconds']:>10,.0f}  "
+                f"{r['seconds'] / floor['seconds']:11.2f}  "
+                f"{r['cpu']:6.2f}  {r['cpu'] / floor['cpu']:15.2f}  "
+                f"{r['peak_rss'] / 1e6:6.0f} MB  {r['peak_rss'] / size:6.2f}  {r['peak_rss'] / floor['peak_rss']:15.2f}"
+            )
         imp = results["wb import"]
-        print(f"targets (issue 19): wb import <= 1x json.load time: {imp['seconds'] / floor['seconds']:.2f}x; "
-              f"peak RSS <= 1.5x file: {imp['peak_rss'] / size:.2f}x")
+        print(
+            f"targets (issue 19): wb import <= 1x json.load time: {imp['seconds'] / floor['seconds']:.2f}x; "
+            f"peak RSS <= 1.5x file: {imp['peak_rss'] / size:.2f}x"
+        )
         # Wall time is what a user waits; CPU time is what a shared machine's load inflates
         # least (the processes here are single-threaded): both are printed.
         for base in ("parse", "wb import"):
@@ -165,9 +196,12 @@ def main() -> None:
                 ratio = extra / results[base][what]
                 own = extra / results["json.load (extra keys)"][what]
                 plain = results[base][what] / floor[what]
-                print(f"target (issue 29): {base} with {args.extra_keys} extra keys within 1.2x of without ({unit}): {ratio:.2f}x "
-                      f"(the file is {extra_path.stat().st_size / size:.2f}x larger; x json.load of the same file: "
-                      f"{own:.2f} with extra keys, {plain:.2f} without)")
+                print(
+                    f"target (issue 29): {base} with {args.extra_keys} extra keys within 1.2x of without ({unit}): "
+                    f"{ratio:.2f}x "
+                    f"(the file is {extra_path.stat().st_size / size:.2f}x larger; x json.load of the same file: "
+                    f"{own:.2f} with extra keys, {plain:.2f} without)"
+                )
 
 
 if __name__ == "__main__":

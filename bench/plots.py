@@ -54,7 +54,9 @@ def main() -> None:
         return statistics.median(times)
 
     first = inspect(base, cand)
-    assert first.comparison.comparable and first.ranks is not None, first.comparison.refusal  # the whole detail, as --plot has
+    assert first.comparison.comparable and first.ranks is not None, (
+        first.comparison.refusal
+    )  # the whole detail, as --plot has
     anchor = timed(lambda: inspect(base, cand))
     plot = timed(lambda: inspect_plots(lens, base, cand))
     print(f"ranks {a.ranks} × steps {a.steps}, median of {a.repeat}; load average {os.getloadavg()[0]:.2f}")

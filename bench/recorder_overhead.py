@@ -4,7 +4,8 @@ One run, interleaved rounds: the bare loop, the anchor (an empty timed context
 manager), the loop with ``with rec.step():``, and the loop with a step and two phases.
 Per-span and per-phase overhead are the differences of the per-iteration medians across
 rounds. Times are the thread's CPU time (``time.thread_time_ns``), which a busy shared
-machine inflates far less than wall time; wall-clock figures are printed beside them. Then peak memory at the byte budget, with
+machine inflates far less than wall time; wall-clock figures are printed beside them. Then peak memory at the byte
+budget, with
 tracemalloc, over a run that would need ~10x the budget unbounded.
 
     .venv/bin/python bench/recorder_overhead.py [--steps 1000000] [--rounds 5]
@@ -333,16 +334,18 @@ def sampler_overhead(pairs: int, steps_n: int, out: str) -> dict[str, float]:
         out_[key] = statistics.median(values) - 1
         out_[key + "_q"] = tuple(x - 1 for x in q(values, n=4))  # type: ignore[assignment]
         out_[key + "_ci"] = tuple(x - 1 for x in _median_interval(values))  # type: ignore[assignment]
-    out_.update({
-        "achieved_hz": window_ticks / window_s if window_s else float("nan"),
-        "sampler_share": statistics.median(shares) if shares else float("nan"),
-        "sampler_share_q": tuple(q(shares, n=4)) if len(shares) > 1 else (float("nan"),) * 3,  # type: ignore[dict-item]
-        "anchor_share": statistics.median(anchor_shares) if anchor_shares else float("nan"),
-        "tick_us": 1e6 * window_cpu / window_ticks if window_ticks else float("nan"),
-        "anchor_tick_us": 1e6 * anchor_cpu / anchor_ticks if anchor_ticks else float("nan"),
-        "signal_tick_us": 1e6 * signal_cpu / signal_all_ticks if signal_all_ticks else float("nan"),
-        "signal_hz": signal_ticks / signal_s if signal_s else float("nan"),
-    })
+    out_.update(
+        {
+            "achieved_hz": window_ticks / window_s if window_s else float("nan"),
+            "sampler_share": statistics.median(shares) if shares else float("nan"),
+            "sampler_share_q": tuple(q(shares, n=4)) if len(shares) > 1 else (float("nan"),) * 3,  # type: ignore[dict-item]
+            "anchor_share": statistics.median(anchor_shares) if anchor_shares else float("nan"),
+            "tick_us": 1e6 * window_cpu / window_ticks if window_ticks else float("nan"),
+            "anchor_tick_us": 1e6 * anchor_cpu / anchor_ticks if anchor_ticks else float("nan"),
+            "signal_tick_us": 1e6 * signal_cpu / signal_all_ticks if signal_all_ticks else float("nan"),
+            "signal_hz": signal_ticks / signal_s if signal_s else float("nan"),
+        }
+    )
     return out_
 
 
@@ -359,51 +362,82 @@ def main() -> None:
         t = timing(args.steps, args.rounds, out)
         m = memory(args.steps, int(args.budget_mib * (1 << 20)), out)
         h = sampler_overhead(args.sampler_pairs, args.sampler_steps, out)
-    print(f"recorder overhead, {args.steps:,} steps per variant in {args.rounds} interleaved rounds "
-          f"(medians of thread CPU time); load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "
-          f"(1 min, {os.cpu_count()} CPUs, a machine shared by several engineers)")
+    print(
+        f"recorder overhead, {args.steps:,} steps per variant in {args.rounds} interleaved rounds "
+        f"(medians of thread CPU time); load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "
+        f"(1 min, {os.cpu_count()} CPUs, a machine shared by several engineers)"
+    )
     print(f"  bare loop            {t['bare_ns']:8.0f} ns/iteration")
     print(f"  with rec.step()      {t['step_ns']:8.0f} ns/iteration  (round spread {t['spread_span_ns']:.0f} ns)")
     print(f"  step + 2 phases      {t['step_phases_ns']:8.0f} ns/iteration")
-    print(f"  overhead per span    {t['per_span_ns']:8.0f} ns   target < 2000 ns -> "
-          f"{'met' if t['per_span_ns'] < 2000 else 'MISSED'}")
+    print(
+        f"  overhead per span    {t['per_span_ns']:8.0f} ns   target < 2000 ns -> "
+        f"{'met' if t['per_span_ns'] < 2000 else 'MISSED'}"
+    )
     print(f"  overhead per phase   {t['per_phase_ns']:8.0f} ns")
-    print(f"  anchor: an empty timed context manager costs {t['floor_ns']:.0f} ns; the recorder's span "
-          f"is {t['per_span_ns'] / t['floor_ns']:.2f}x that (target <= 2x), a phase {t['per_phase_ns'] / t['floor_ns']:.2f}x")
-    print(f"  wall clock (inflated when the machine is shared): span {t['wall_per_span_ns']:.0f} ns, "
-          f"anchor {t['wall_floor_ns']:.0f} ns")
-    print(f"  host sampler (stacks 100 Hz, CPU/memory 4 Hz, GC) on a CPU-bound workload ({h['sampled_s']:.2f} s a run), "
-          f"{h['pairs']} pairs of runs (the unsampled recorder against each variant, back to back, order flipped every pair)")
+    print(
+        f"  anchor: an empty timed context manager costs {t['floor_ns']:.0f} ns; the recorder's span "
+        f"is {t['per_span_ns'] / t['floor_ns']:.2f}x that (target <= 2x), a phase "
+        f"{t['per_phase_ns'] / t['floor_ns']:.2f}x"
+    )
+    print(
+        f"  wall clock (inflated when the machine is shared): span {t['wall_per_span_ns']:.0f} ns, "
+        f"anchor {t['wall_floor_ns']:.0f} ns"
+    )
+    print(
+        f"  host sampler (stacks 100 Hz, CPU/memory 4 Hz, GC) on a CPU-bound workload ({h['sampled_s']:.2f} s a run), "
+        f"{h['pairs']} pairs of runs (the unsampled recorder against each variant, back to back, order flipped every "
+        f"pair)"
+    )
 
     def pct(key: str) -> str:
         lo, hi = h[key + "_ci"]
         qlo, _, qhi = h[key + "_q"]
-        return f"{100 * h[key]:+.2f} % (95 % interval of the median {100 * lo:+.2f} to {100 * hi:+.2f}; quartiles {100 * qlo:+.1f} to {100 * qhi:+.1f})"
+        return (
+            f"{100 * h[key]:+.2f} % (95 % interval of the median {100 * lo:+.2f} to {100 * hi:+.2f}; quartiles "
+            f"{100 * qlo:+.1f} to {100 * qhi:+.1f})"
+        )
 
     slo, _, shi = h["sampler_share_q"]
     direct = "met" if h["sampler_share"] < 0.02 else "MISSED"
-    paired = ("met" if max(h["sampled_wall_ci"][1], h["sampled_cpu_ci"][1]) < 0.02 else
-              "MISSED" if min(h["sampled_wall_ci"][0], h["sampled_cpu_ci"][0]) >= 0.02 else "not resolved (the interval spans 2 %)")
-    print(f"  sampler thread's own CPU over the workload: {100 * h['sampler_share']:.2f} % of its wall time (quartiles "
-          f"{100 * slo:.2f} to {100 * shi:.2f}), {h['tick_us']:.1f} us a tick at {h['achieved_hz']:.1f} Hz achieved "
-          f"(100 Hz configured)  target < 2 % -> {direct}")
+    paired = (
+        "met"
+        if max(h["sampled_wall_ci"][1], h["sampled_cpu_ci"][1]) < 0.02
+        else "MISSED"
+        if min(h["sampled_wall_ci"][0], h["sampled_cpu_ci"][0]) >= 0.02
+        else "not resolved (the interval spans 2 %)"
+    )
+    print(
+        f"  sampler thread's own CPU over the workload: {100 * h['sampler_share']:.2f} % of its wall time (quartiles "
+        f"{100 * slo:.2f} to {100 * shi:.2f}), {h['tick_us']:.1f} us a tick at {h['achieved_hz']:.1f} Hz achieved "
+        f"(100 Hz configured)  target < 2 % -> {direct}"
+    )
     print(f"  sampled vs unsampled, paired: wall {pct('sampled_wall')}")
     print(f"                                process CPU {pct('sampled_cpu')}")
     print(f"                                workload thread CPU {pct('sampled_thread')}  target < 2 % -> {paired}")
-    print(f"  anchor (a thread waking at 100 Hz, doing nothing: the GIL handoffs alone; its own CPU "
-          f"{100 * h['anchor_share']:.2f} %, {h['anchor_tick_us']:.1f} us a wake-up): wall {pct('handoff_wall')}")
-    print(f"  for comparison (not the recorder): the same tick driven by SIGALRM on the main thread, "
-          f"{h['signal_tick_us']:.1f} us in the handler at {h['signal_hz']:.1f} Hz: wall {pct('signal_wall')}")
+    print(
+        f"  anchor (a thread waking at 100 Hz, doing nothing: the GIL handoffs alone; its own CPU "
+        f"{100 * h['anchor_share']:.2f} %, {h['anchor_tick_us']:.1f} us a wake-up): wall {pct('handoff_wall')}"
+    )
+    print(
+        f"  for comparison (not the recorder): the same tick driven by SIGALRM on the main thread, "
+        f"{h['signal_tick_us']:.1f} us in the handler at {h['signal_hz']:.1f} Hz: wall {pct('signal_wall')}"
+    )
     print(f"  an unsampled recorder vs no recorder: wall {pct('bare_wall')}")
     print(f"  recorder faults {t['faults']}, incidents {t['incidents']}, records evicted {t['evicted_records']:,}")
     ratio = m["peak_bytes"] / m["budget_bytes"]
-    print(f"memory at the budget ({args.steps:,} rows; unbounded they would take "
-          f"{m['unbounded_bytes'] / 2**20:.1f} MiB)")
+    print(
+        f"memory at the budget ({args.steps:,} rows; unbounded they would take {m['unbounded_bytes'] / 2**20:.1f} MiB)"
+    )
     print(f"  span budget          {m['budget_bytes'] / 2**20:8.2f} MiB")
-    print(f"  peak (tracemalloc)   {m['peak_bytes'] / 2**20:8.2f} MiB  = {ratio:.3f} x budget -> "
-          f"{'within 10 %' if abs(ratio - 1) <= 0.10 else 'OUTSIDE 10 %'}")
-    print(f"  at end               {m['end_bytes'] / 2**20:8.2f} MiB  (ring accounts "
-          f"{m['retained_bytes'] / 2**20:.2f} MiB; {m['evicted_records']:,} rows evicted)")
+    print(
+        f"  peak (tracemalloc)   {m['peak_bytes'] / 2**20:8.2f} MiB  = {ratio:.3f} x budget -> "
+        f"{'within 10 %' if abs(ratio - 1) <= 0.10 else 'OUTSIDE 10 %'}"
+    )
+    print(
+        f"  at end               {m['end_bytes'] / 2**20:8.2f} MiB  (ring accounts "
+        f"{m['retained_bytes'] / 2**20:.2f} MiB; {m['evicted_records']:,} rows evicted)"
+    )
 
 
 if __name__ == "__main__":

@@ -59,12 +59,19 @@ def write_jobs(path: Path, n: int, seed: int = 1) -> None:
             m = len(idx)
             gpus = rng.choice(np.array([1, 1, 2, 4, 8, 8, 16, 32, 64]), size=m)
             submit = t0 + (rng.random(m) * span).astype(np.int64)
-            eligible = submit + np.where(idx % 20 == 0, (rng.random(m) * 7200).astype(np.int64), 0)  # 5 % dependency holds
+            eligible = submit + np.where(
+                idx % 20 == 0, (rng.random(m) * 7200).astype(np.int64), 0
+            )  # 5 % dependency holds
             pending = idx % 25 == 0
             start = eligible + rng.exponential(120, m).astype(np.int64)
             end = start + rng.exponential(3600, m).astype(np.int64)
             none = np.zeros(m, dtype=bool)
-            sub, eli, sta, fin = stamps(submit, none), stamps(eligible, none), stamps(start, pending), stamps(end, pending)
+            sub, eli, sta, fin = (
+                stamps(submit, none),
+                stamps(eligible, none),
+                stamps(start, pending),
+                stamps(end, pending),
+            )
             elapsed = np.where(pending, "", (end - start).astype(str)).astype(object)
             for k in range(m):
                 i = int(idx[k])
@@ -77,8 +84,34 @@ def write_jobs(path: Path, n: int, seed: int = 1) -> None:
                     state, alloc, nodelist, reason = "PENDING", "", "None assigned", "Resources"
                 else:
                     state, alloc, nodelist, reason = "COMPLETED", tres, f"gpu-node[{i % 64}]", "None"
-                f.write("|".join((job, job, name, "user", "research", "gpu", "normal", state, "0:0", sub[k], eli[k], sta[k], fin[k],
-                                  elapsed[k], "1-00:00:00", tres, alloc, str(nodes), nodelist, reason, "synth")) + "\n")
+                f.write(
+                    "|".join(
+                        (
+                            job,
+                            job,
+                            name,
+                            "user",
+                            "research",
+                            "gpu",
+                            "normal",
+                            state,
+                            "0:0",
+                            sub[k],
+                            eli[k],
+                            sta[k],
+                            fin[k],
+                            elapsed[k],
+                            "1-00:00:00",
+                            tres,
+                            alloc,
+                            str(nodes),
+                            nodelist,
+                            reason,
+                            "synth",
+                        )
+                    )
+                    + "\n"
+                )
 
 
 # The anchor: the cheapest full read of the file in Python, in its own process.
@@ -150,17 +183,40 @@ def main() -> None:
     total, total_cpu = import_s + metrics_s, import_cpu + metrics_cpu
     rss = peak_rss_mb()
 
-    print(f"sacct import benchmark: {run.sample_count:,} jobs, {size_mb:.0f} MB file (generated in {gen_s:.1f} s, untimed)")
-    print(f"  import           {import_s:8.2f} s   {run.sample_count / import_s:12,.0f} jobs/s   (CPU {import_cpu:.2f} s)")
-    print(f"  window metrics   {metrics_s:8.2f} s   mean wait {mean_wait:.1f} s, attainment {metrics['service_attainment']:.1f} %, "
-          f"allocated {metrics['allocated_gpus']:.0f} GPUs, waiting {len(window.waiting_gangs):,}")
-    print(f"  total            {total:8.2f} s   {run.sample_count / total:12,.0f} jobs/s   vs target {TARGET_S:.0f} s: {total / TARGET_S:.2f}x of budget")
-    print(f"  total CPU        {total_cpu:8.2f} s   {run.sample_count / total_cpu:12,.0f} jobs/s   (wall time counts other load; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
-    print(f"  peak RSS         {rss:8.0f} MB  (process before the import {rss_before:.0f} MB)   vs target {TARGET_RSS_MB:.0f} MB: {rss / TARGET_RSS_MB:.2f}x of budget")
-    print(f"  anchor: csv.reader over the file {anchor_s:.2f} s wall, {anchor_cpu:.2f} s CPU, {anchor_rss:.0f} MB peak RSS; "
-          f"the import is {import_s / anchor_s:.2f}x its wall, {import_cpu / anchor_cpu:.2f}x its CPU, "
-          f"{rss / anchor_rss:.2f}x its RSS")
-    print(f"  load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (1 min; the machine is shared by several engineers)")
+    print(
+        f"sacct import benchmark: {run.sample_count:,} jobs, {size_mb:.0f} MB file (generated in {gen_s:.1f} s, "
+        f"untimed)"
+    )
+    print(
+        f"  import           {import_s:8.2f} s   {run.sample_count / import_s:12,.0f} jobs/s   (CPU {import_cpu:.2f} s)"
+    )
+    print(
+        f"  window metrics   {metrics_s:8.2f} s   mean wait {mean_wait:.1f} s, attainment "
+        f"{metrics['service_attainment']:.1f} %, "
+        f"allocated {metrics['allocated_gpus']:.0f} GPUs, waiting {len(window.waiting_gangs):,}"
+    )
+    print(
+        f"  total            {total:8.2f} s   {run.sample_count / total:12,.0f} jobs/s   vs target {TARGET_S:.0f} s: "
+        f"{total / TARGET_S:.2f}x of budget"
+    )
+    print(
+        f"  total CPU        {total_cpu:8.2f} s   {run.sample_count / total_cpu:12,.0f} jobs/s   (wall time counts "
+        f"other load; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
+    )
+    print(
+        f"  peak RSS         {rss:8.0f} MB  (process before the import {rss_before:.0f} MB)   vs target "
+        f"{TARGET_RSS_MB:.0f} MB: {rss / TARGET_RSS_MB:.2f}x of budget"
+    )
+    print(
+        f"  anchor: csv.reader over the file {anchor_s:.2f} s wall, {anchor_cpu:.2f} s CPU, {anchor_rss:.0f} MB peak "
+        f"RSS; "
+        f"the import is {import_s / anchor_s:.2f}x its wall, {import_cpu / anchor_cpu:.2f}x its CPU, "
+        f"{rss / anchor_rss:.2f}x its RSS"
+    )
+    print(
+        f"  load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (1 min; the machine is shared by "
+        f"several engineers)"
+    )
     print(f"  python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     if tmp is not None:
         tmp.cleanup()

@@ -51,7 +51,9 @@ def _template() -> tuple[dict, np.ndarray, np.ndarray, list[int], list[tuple[int
     dur = np.array([float(e.get("dur", 0.0)) if isinstance(e.get("dur"), (int, float)) else 0.0 for e in events])
     kernels = [i for i, e in enumerate(events) if e.get("cat") == "kernel"]
     compute = [i for i in kernels if "nccl" not in events[i]["name"].lower()]
-    steps = sorted((ts[i], ts[i] + dur[i]) for i, e in enumerate(events) if str(e.get("name", "")).startswith("ProfilerStep#"))
+    steps = sorted(
+        (ts[i], ts[i] + dur[i]) for i, e in enumerate(events) if str(e.get("name", "")).startswith("ProfilerStep#")
+    )
     pairs = []  # per step: (the step's first collective kernel, the compute kernel that ends last before it starts)
     for start, end in steps:
         coll = sorted((ts[i], i) for i in kernels if "nccl" in events[i]["name"].lower() and start <= ts[i] < end)
@@ -64,7 +66,9 @@ def _template() -> tuple[dict, np.ndarray, np.ndarray, list[int], list[tuple[int
     return doc, ts, dur, compute, pairs
 
 
-def _shifts(template: tuple, rank: int, seed: int, straggler: int | None, straggle_us: float) -> tuple[np.ndarray, np.ndarray]:
+def _shifts(
+    template: tuple, rank: int, seed: int, straggler: int | None, straggle_us: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Each event's new start and duration (µs) on this rank: jitter, and the straggler's delays."""
     _doc, ts, dur, compute, pairs = template[:5]
     rng = random.Random(seed * 1_000_003 + rank)
@@ -115,7 +119,11 @@ def _rank_text(template: tuple, rank: int, world: int, seed: int, straggler: int
     doc = template[0]
     new_ts, new_dur = _shifts(template, rank, seed, straggler, straggle_us)
     parts, which, has_dur = template[5]
-    out = [parts[0].replace('"rank":0,', f'"rank":{rank},', 1).replace(f'"world_size":{doc["distributedInfo"]["world_size"]}', f'"world_size":{world}', 1)]
+    out = [
+        parts[0]
+        .replace('"rank":0,', f'"rank":{rank},', 1)
+        .replace(f'"world_size":{doc["distributedInfo"]["world_size"]}', f'"world_size":{world}', 1)
+    ]
     k = 1
     for i, d in zip(which, has_dur):
         out.append(str(int(new_ts[i])))
@@ -162,7 +170,9 @@ def measure(args: list[str]) -> dict:
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=out_file, stderr=err_file, env=env, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", *args], stdout=out_file, stderr=err_file, env=env, text=True
+    )
     root = psutil.Process(proc.pid)
     client = worker = 0
     while proc.poll() is None:
@@ -182,8 +192,15 @@ def measure(args: list[str]) -> dict:
     out, err = out_file.read(), err_file.read()
     out_file.close()
     err_file.close()
-    return {"rc": proc.returncode, "wall_s": wall, "cpu_s": cpu, "client_mb": client / 2**20, "worker_mb": worker / 2**20 if worker else None,
-            "stdout": out, "stderr": err}
+    return {
+        "rc": proc.returncode,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "client_mb": client / 2**20,
+        "worker_mb": worker / 2**20 if worker else None,
+        "stdout": out,
+        "stderr": err,
+    }
 
 
 def _checked(r: dict, what: str, ok: tuple[int, ...] = (0,)) -> dict:
@@ -199,7 +216,11 @@ def named(inspect_doc: dict, straggler: int) -> tuple[bool, str]:
     moved = (inspect_doc.get("ranks") or {}).get("moved") or []
     by_finding = strag.get("status") == "found" and strag.get("evidence", {}).get("straggler_rank") == straggler
     by_move = bool(moved) and moved[0]["rank"] == straggler
-    return by_finding and by_move, f"finding {strag.get('status')} rank {strag.get('evidence', {}).get('straggler_rank')}, top moved {moved[0]['rank'] if moved else None}"
+    return (
+        by_finding and by_move,
+        f"finding {strag.get('status')} rank {strag.get('evidence', {}).get('straggler_rank')}, top moved "
+        f"{moved[0]['rank'] if moved else None}",
+    )
 
 
 def one_size(ranks: int, straggle_ms: float, postgres: str | None, cluster: bool) -> dict:
@@ -211,7 +232,9 @@ def one_size(ranks: int, straggle_ms: float, postgres: str | None, cluster: bool
         stores["postgresql"] = _fresh_pg(postgres, f"wb_bench_scale_{ranks}")
     for backend, url in stores.items():
         row[backend] = store_case(backend, url, ranks, a, b, straggler)
-        print(json.dumps({"ranks": ranks, backend: row[backend]}), file=sys.stderr, flush=True)  # partial results as they come
+        print(
+            json.dumps({"ranks": ranks, backend: row[backend]}), file=sys.stderr, flush=True
+        )  # partial results as they come
         if backend == "sqlite" and cluster:
             row["cluster"] = cluster_case(ranks, b)
             print(json.dumps({"ranks": ranks, "cluster": row["cluster"]}), file=sys.stderr, flush=True)
@@ -224,23 +247,43 @@ def store_case(backend: str, url: str, ranks: int, a: Path, b: Path, straggler: 
         for suffix in ("", "-wal", "-shm"):
             Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
     load_before = os.getloadavg()[0]
-    imp_a = _checked(measure(["--store", url, "import", str(a), "--label", f"A{ranks}", "--json"]), f"import A ({backend})")
-    imp_b = _checked(measure(["--store", url, "import", str(b), "--label", f"B{ranks}", "--json"]), f"import B ({backend})")
-    cmp_ = _checked(measure(["--store", url, "compare", f"A{ranks}", "--vs", f"B{ranks}", "--json", *ACCEPT]), "compare", (0, 1, 3))
-    ins = _checked(measure(["--store", url, "inspect", f"A{ranks}", "--vs", f"B{ranks}", "--json", *ACCEPT]), "inspect", (0, 3))
+    imp_a = _checked(
+        measure(["--store", url, "import", str(a), "--label", f"A{ranks}", "--json"]), f"import A ({backend})"
+    )
+    imp_b = _checked(
+        measure(["--store", url, "import", str(b), "--label", f"B{ranks}", "--json"]), f"import B ({backend})"
+    )
+    cmp_ = _checked(
+        measure(["--store", url, "compare", f"A{ranks}", "--vs", f"B{ranks}", "--json", *ACCEPT]), "compare", (0, 1, 3)
+    )
+    ins = _checked(
+        measure(["--store", url, "inspect", f"A{ranks}", "--vs", f"B{ranks}", "--json", *ACCEPT]), "inspect", (0, 3)
+    )
     runs = _checked(measure(["--store", url, "runs", "--json"]), "runs")
     ok, how = named(json.loads(ins["stdout"]), straggler)
     out = {
-        "import_wall_s": imp_b["wall_s"], "import_a_wall_s": imp_a["wall_s"], "import_cpu_s": imp_b["cpu_s"], "import_client_mb": max(imp_a["client_mb"], imp_b["client_mb"]),
+        "import_wall_s": imp_b["wall_s"],
+        "import_a_wall_s": imp_a["wall_s"],
+        "import_cpu_s": imp_b["cpu_s"],
+        "import_client_mb": max(imp_a["client_mb"], imp_b["client_mb"]),
         "import_worker_mb": max(imp_a["worker_mb"] or 0, imp_b["worker_mb"] or 0) or None,
-        "compare_s": cmp_["wall_s"], "compare_client_mb": cmp_["client_mb"], "inspect_s": ins["wall_s"], "inspect_client_mb": ins["client_mb"],
-        "runs_s": runs["wall_s"], "named": ok, "how": how, "comparable": json.loads(cmp_["stdout"]).get("comparable"),
+        "compare_s": cmp_["wall_s"],
+        "compare_client_mb": cmp_["client_mb"],
+        "inspect_s": ins["wall_s"],
+        "inspect_client_mb": ins["client_mb"],
+        "runs_s": runs["wall_s"],
+        "named": ok,
+        "how": how,
+        "comparable": json.loads(cmp_["stdout"]).get("comparable"),
         "json_documents": sum(1 for r in (imp_a, imp_b, cmp_, ins, runs) if _one_document(r["stdout"])),
-        "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}",  # 1-minute load average before the imports and after the listing
+        # 1-minute load average before the imports and after the listing
+        "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}",
     }
     if backend == "sqlite":
         path = Path(url.removeprefix("sqlite:///"))
-        out["store_mb"] = sum(Path(str(path) + s).stat().st_size for s in ("", "-wal") if Path(str(path) + s).exists()) / 1e6
+        out["store_mb"] = (
+            sum(Path(str(path) + s).stat().st_size for s in ("", "-wal") if Path(str(path) + s).exists()) / 1e6
+        )
     else:
         out["store_mb"] = _pg_size(url) / 1e6
     return out
@@ -252,12 +295,22 @@ def cluster_case(ranks: int, b: Path) -> dict:
     for suffix in ("", "-wal", "-shm"):
         Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
     load_before = os.getloadavg()[0]
-    imp = _checked(measure(["--store", url, "import", str(b), "--label", f"B{ranks}", "--cluster", "local:2", "--json"]), "import B (cluster)")
+    imp = _checked(
+        measure(["--store", url, "import", str(b), "--label", f"B{ranks}", "--cluster", "local:2", "--json"]),
+        "import B (cluster)",
+    )
     doc = json.loads(imp["stdout"])
-    return {"import_wall_s": imp["wall_s"], "import_cpu_s": imp["cpu_s"], "import_client_mb": imp["client_mb"], "import_worker_mb": imp["worker_mb"],
-            "returned_kb_per_rank": doc["cluster"]["returned_bytes"] / ranks / 1e3,
-            "task_cpu_s": doc["cluster"]["task_cpu_seconds"],  # the rank tasks' own CPU: steadier than wall on a shared machine
-            "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}"}
+    return {
+        "import_wall_s": imp["wall_s"],
+        "import_cpu_s": imp["cpu_s"],
+        "import_client_mb": imp["client_mb"],
+        "import_worker_mb": imp["worker_mb"],
+        "returned_kb_per_rank": doc["cluster"]["returned_bytes"] / ranks / 1e3,
+        "task_cpu_s": doc["cluster"][
+            "task_cpu_seconds"
+        ],  # the rank tasks' own CPU: steadier than wall on a shared machine
+        "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}",
+    }
 
 
 def _one_document(text: str) -> bool:
@@ -273,7 +326,9 @@ def _fresh_pg(admin: str, name: str) -> str:
     from sqlalchemy.engine import make_url
 
     base = make_url(admin).set(drivername="postgresql+psycopg")
-    engine = create_engine(base.set(database="postgres").render_as_string(hide_password=False), isolation_level="AUTOCOMMIT")
+    engine = create_engine(
+        base.set(database="postgres").render_as_string(hide_password=False), isolation_level="AUTOCOMMIT"
+    )
     with engine.connect() as conn:
         conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         conn.execute(text(f'CREATE DATABASE "{name}"'))
@@ -294,7 +349,9 @@ def _pg_size(url: str) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, nargs="+", default=[64, 256, 1024])
-    ap.add_argument("--straggle-ms", type=float, default=60.0, help="the straggler's extra compute per step (10 %% of a step)")
+    ap.add_argument(
+        "--straggle-ms", type=float, default=60.0, help="the straggler's extra compute per step (10 %% of a step)"
+    )
     ap.add_argument("--postgres", help="an admin URL of a PostgreSQL server to run the store cases on too")
     ap.add_argument("--no-cluster", action="store_true", help="skip the --cluster local:2 import")
     args = ap.parse_args()
@@ -304,21 +361,33 @@ def main() -> int:
         rows.append(row)
         print(json.dumps(row), flush=True)
     print(f"\nload average now {' '.join(f'{x:.1f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs")
-    print(f"{'ranks':>5} {'store':<10} {'load':>9} {'import s':>8} {'ms/rank':>7} {'CPU ms/rank':>11} {'client MB':>9} {'worker MB':>9} "
-          f"{'store MB':>8} {'compare s':>9} {'inspect s':>9} {'insp. MB':>8} {'named':>5}")
+    print(
+        f"{'ranks':>5} {'store':<10} {'load':>9} {'import s':>8} {'ms/rank':>7} {'CPU ms/rank':>11} {'client MB':>9} "
+        f"{'worker MB':>9} "
+        f"{'store MB':>8} {'compare s':>9} {'inspect s':>9} {'insp. MB':>8} {'named':>5}"
+    )
     for row in rows:
         for backend in ("sqlite", "postgresql"):
             if backend not in row:
                 continue
             r = row[backend]
-            print(f"{row['ranks']:>5} {backend:<10} {r['load']:>9} {r['import_wall_s']:8.1f} {1000 * r['import_wall_s'] / row['ranks']:7.0f} "
-                  f"{1000 * r['import_cpu_s'] / row['ranks']:11.0f} {r['import_client_mb']:9.0f} {r['import_worker_mb'] or 0:9.0f} "
-                  f"{r['store_mb']:8.1f} {r['compare_s']:9.1f} {r['inspect_s']:9.1f} {r['inspect_client_mb']:8.0f} {'yes' if r['named'] else 'NO':>5}")
+            print(
+                f"{row['ranks']:>5} {backend:<10} {r['load']:>9} {r['import_wall_s']:8.1f} "
+                f"{1000 * r['import_wall_s'] / row['ranks']:7.0f} "
+                f"{1000 * r['import_cpu_s'] / row['ranks']:11.0f} {r['import_client_mb']:9.0f} "
+                f"{r['import_worker_mb'] or 0:9.0f} "
+                f"{r['store_mb']:8.1f} {r['compare_s']:9.1f} {r['inspect_s']:9.1f} {r['inspect_client_mb']:8.0f} "
+                f"{'yes' if r['named'] else 'NO':>5}"
+            )
         if "cluster" in row:
             c = row["cluster"]
-            print(f"{row['ranks']:>5} {'cluster:2':<10} {c['load']:>9} {c['import_wall_s']:8.1f} {1000 * c['import_wall_s'] / row['ranks']:7.0f} "
-                  f"{1000 * c['import_cpu_s'] / row['ranks']:11.0f} {c['import_client_mb']:9.0f} {c['import_worker_mb'] or 0:9.0f} "
-                  f"{'':>8} {'':>9} {'':>9} {'':>8} {'':>5}  ({c['returned_kb_per_rank']:.1f} kB returned a rank)")
+            print(
+                f"{row['ranks']:>5} {'cluster:2':<10} {c['load']:>9} {c['import_wall_s']:8.1f} "
+                f"{1000 * c['import_wall_s'] / row['ranks']:7.0f} "
+                f"{1000 * c['import_cpu_s'] / row['ranks']:11.0f} {c['import_client_mb']:9.0f} "
+                f"{c['import_worker_mb'] or 0:9.0f} "
+                f"{'':>8} {'':>9} {'':>9} {'':>8} {'':>5}  ({c['returned_kb_per_rank']:.1f} kB returned a rank)"
+            )
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
         scale = last["ranks"] / first["ranks"]
@@ -328,13 +397,21 @@ def main() -> int:
             f, l = first[backend], last[backend]  # noqa: E741 (first and last, side by side)
             per_rank = (l["import_wall_s"] / last["ranks"]) / (f["import_wall_s"] / first["ranks"])
             cpu_per_rank = (l["import_cpu_s"] / last["ranks"]) / (f["import_cpu_s"] / first["ranks"])
-            print(f"{backend}: {first['ranks']} -> {last['ranks']} ranks (x{scale:.0f}): import wall x{l['import_wall_s'] / f['import_wall_s']:.1f} "
-                  f"(per rank: wall x{per_rank:.2f}, CPU x{cpu_per_rank:.2f}; linear is x1), client peak x{l['import_client_mb'] / f['import_client_mb']:.2f} "
-                  f"({l['import_client_mb']:.0f} MB; target < 1024 MB and < 2x), inspect x{l['inspect_s'] / f['inspect_s']:.1f}")
+            print(
+                f"{backend}: {first['ranks']} -> {last['ranks']} ranks (x{scale:.0f}): import wall "
+                f"x{l['import_wall_s'] / f['import_wall_s']:.1f} "
+                f"(per rank: wall x{per_rank:.2f}, CPU x{cpu_per_rank:.2f}; linear is x1), client peak "
+                f"x{l['import_client_mb'] / f['import_client_mb']:.2f} "
+                f"({l['import_client_mb']:.0f} MB; target < 1024 MB and < 2x), inspect "
+                f"x{l['inspect_s'] / f['inspect_s']:.1f}"
+            )
         if "cluster" in first and "cluster" in last:
             f, l = first["cluster"], last["cluster"]  # noqa: E741
-            print(f"cluster: task CPU per rank x{(l['task_cpu_s'] / last['ranks']) / (f['task_cpu_s'] / first['ranks']):.2f}, "
-                  f"client peak x{l['import_client_mb'] / f['import_client_mb']:.2f} ({l['import_client_mb']:.0f} MB)")
+            print(
+                f"cluster: task CPU per rank "
+                f"x{(l['task_cpu_s'] / last['ranks']) / (f['task_cpu_s'] / first['ranks']):.2f}, "
+                f"client peak x{l['import_client_mb'] / f['import_client_mb']:.2f} ({l['import_client_mb']:.0f} MB)"
+            )
     return 0 if all(row[b]["named"] for row in rows for b in ("sqlite", "postgresql") if b in row) else 1
 
 

@@ -41,19 +41,38 @@ def main() -> None:
             aa = simulate(design, effect=0.0, cv=cv, delta=args.delta, sessions=args.sessions, seed=1)
             hit = simulate(design, effect=0.05, cv=cv, delta=args.delta, sessions=args.sessions, seed=2)
             rows.append((cv, f"sequential ≤{n}", aa, hit))
-    head = ("CV", "design", "A/A: false REGRESSION", "false IMPROVEMENT", "EQUIVALENT", "rounds",
-            "+5 %: REGRESSION", "rounds")
+    head = (
+        "CV",
+        "design",
+        "A/A: false REGRESSION",
+        "false IMPROVEMENT",
+        "EQUIVALENT",
+        "rounds",
+        "+5 %: REGRESSION",
+        "rounds",
+    )
     if args.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
     else:
         print("  ".join(head))
     for cv, name, aa, hit in rows:
-        cells = (f"{cv * 100:g} %", name, f"{aa['REGRESSION']:.4f}", f"{aa['IMPROVEMENT']:.4f}", f"{aa['EQUIVALENT']:.3f}",
-                 f"{aa['mean_rounds']:.1f}", f"{hit['REGRESSION']:.3f}", f"{hit['mean_rounds']:.1f}")
+        cells = (
+            f"{cv * 100:g} %",
+            name,
+            f"{aa['REGRESSION']:.4f}",
+            f"{aa['IMPROVEMENT']:.4f}",
+            f"{aa['EQUIVALENT']:.3f}",
+            f"{aa['mean_rounds']:.1f}",
+            f"{hit['REGRESSION']:.3f}",
+            f"{hit['mean_rounds']:.1f}",
+        )
         print(("| " + " | ".join(cells) + " |") if args.markdown else "  ".join(cells))
-    print(f"\n{args.sessions} sessions per cell, δ = {args.delta:g}, {args.spending} spending; "
-          f"{time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    print(
+        f"\n{args.sessions} sessions per cell, δ = {args.delta:g}, {args.spending} spending; "
+        f"{time.perf_counter() - t0:.1f} s",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

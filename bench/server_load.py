@@ -53,12 +53,27 @@ DIMS = {"model": "Llama 3.1 8B", "hardware": "1x H100 SXM5 80GB", "request_mix":
 def capture(client: int, i: int, n: int = 200) -> dict:
     """A distinct inference capture (its own label and values: its own SHA-256)."""
     return {
-        "format": "workbench.capture/1", "lens": "inference", "label": f"client {client} upload {i}",
-        "recorded_at": "2026-11-29T10:00:00Z", "dimensions": DIMS, "window": {"kind": "steady", "warmup_excluded": 2},
-        "work": {"unit": "tokens", "amount": 128 * n}, "quality": {"error_rate": 0.0},
-        "samples": [{"id": f"r-{j:04d}", "prompt_tokens": 512, "output_tokens": 128, "queue_ms": 40.0 + (j * 7 + i) % 13,
-                     "prefill_ms": 69.0 + client * 0.01, "decode_ms": 90.0, "ttft_ms": 110.0 + (j + i) % 17, "ok": True}
-                    for j in range(n)],
+        "format": "workbench.capture/1",
+        "lens": "inference",
+        "label": f"client {client} upload {i}",
+        "recorded_at": "2026-11-29T10:00:00Z",
+        "dimensions": DIMS,
+        "window": {"kind": "steady", "warmup_excluded": 2},
+        "work": {"unit": "tokens", "amount": 128 * n},
+        "quality": {"error_rate": 0.0},
+        "samples": [
+            {
+                "id": f"r-{j:04d}",
+                "prompt_tokens": 512,
+                "output_tokens": 128,
+                "queue_ms": 40.0 + (j * 7 + i) % 13,
+                "prefill_ms": 69.0 + client * 0.01,
+                "decode_ms": 90.0,
+                "ttft_ms": 110.0 + (j + i) % 17,
+                "ok": True,
+            }
+            for j in range(n)
+        ],
     }
 
 
@@ -69,9 +84,23 @@ class Server:
         self.start()
 
     def start(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "workbench", "--store", self.store_url, "serve", "--port",
-                                      str(self.port), *self.options], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, env=self.env)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "workbench",
+                "--store",
+                self.store_url,
+                "serve",
+                "--port",
+                str(self.port),
+                *self.options,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env,
+        )
         for line in self.proc.stderr:  # type: ignore[union-attr]
             m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
             if m:
@@ -121,8 +150,11 @@ def anchor(files: list[Path], tmp: Path) -> float:
 
 
 def big_bodies(server: Server, token: str) -> None:
-    head = ("POST /api/v1/captures?name=big.json HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token +
-            "\r\nContent-Type: application/octet-stream\r\n")
+    head = (
+        "POST /api/v1/captures?name=big.json HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+        + token
+        + "\r\nContent-Type: application/octet-stream\r\n"
+    )
     for kind in ("declared", "chunked"):
         t0 = time.perf_counter()
         sent = 0
@@ -146,8 +178,11 @@ def big_bodies(server: Server, token: str) -> None:
             except ConnectionResetError:
                 pass
         status = answer.split(b"\r\n", 1)[0].decode(errors="replace")
-        print(f"2 GiB body ({kind}): {status!r} after {sent / (1 << 20):,.0f} MiB sent, {time.perf_counter() - t0:.1f} s; "
-              f"server peak RSS {server.peak_rss_mib():.0f} MiB")
+        print(
+            f"2 GiB body ({kind}): {status!r} after {sent / (1 << 20):,.0f} MiB sent, {time.perf_counter() - t0:.1f} "
+            f"s; "
+            f"server peak RSS {server.peak_rss_mib():.0f} MiB"
+        )
 
 
 def main() -> None:
@@ -155,7 +190,9 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--uploads", type=int, default=50)
     ap.add_argument("--compare-every", type=int, default=5)
-    ap.add_argument("--kill-at", type=float, default=0.5, help="share of uploads acknowledged before kill -9 (0: no kill)")
+    ap.add_argument(
+        "--kill-at", type=float, default=0.5, help="share of uploads acknowledged before kill -9 (0: no kill)"
+    )
     ap.add_argument("--store", help="a store URL (default: a fresh SQLite file); PostgreSQL for a team's setup")
     ap.add_argument("--big", action="store_true", help="also send the 2 GiB bodies")
     args = ap.parse_args()
@@ -197,7 +234,9 @@ def main() -> None:
                         errors.append(f"{path.name}: {exc}")
                     continue
                 dt = time.perf_counter() - t0
-                runs = report["runs"] or [int(n) for n in re.findall(r"runs (\d+)", " ".join(s["reason"] for s in report["skipped"]))]
+                runs = report["runs"] or [
+                    int(n) for n in re.findall(r"runs (\d+)", " ".join(s["reason"] for s in report["skipped"]))
+                ]
                 with lock:
                     upload_s.append(dt)
                     acked[hashlib.sha256(path.read_bytes()).hexdigest()] = runs
@@ -205,7 +244,9 @@ def main() -> None:
                 if (i + 1) % args.compare_every == 0 and len(mine) >= 4:
                     t0 = time.perf_counter()
                     try:
-                        doc = client.post_json("/compare", {"baseline": mine[-4:-2], "candidate": mine[-2:]}, idempotent=True)
+                        doc = client.post_json(
+                            "/compare", {"baseline": mine[-4:-2], "candidate": mine[-2:]}, idempotent=True
+                        )
                         assert "comparable" in doc
                         with lock:
                             compare_s.append(time.perf_counter() - t0)
@@ -238,16 +279,32 @@ def main() -> None:
         import sqlite3
 
         integrity = sqlite3.connect(st.path).execute("PRAGMA integrity_check").fetchone()[0]
-    print(f"{args.clients} clients x {args.uploads} uploads ({total}), a comparison every {args.compare_every}; "
-          f"load average {os.getloadavg()[0]:.2f}; store {'PostgreSQL' if store_url.startswith('postgres') else 'SQLite'}")
-    print(f"kill -9 of the server after {args.kill_at:.0%} acknowledged: {'done, restarted' if killed.is_set() else 'not done'}")
-    print(f"uploads: {len(upload_s)} acknowledged in {wall:.1f} s = {len(upload_s) / wall:.1f}/s; "
-          f"p50 {pct(upload_s, .5) * 1000:.0f} ms, p95 {pct(upload_s, .95) * 1000:.0f} ms")
-    print(f"comparisons: {len(compare_s)}; p50 {pct(compare_s, .5) * 1000:.0f} ms, p95 {pct(compare_s, .95) * 1000:.0f} ms")
-    print(f"anchor (in-process import_files, no HTTP): {anchor_s * 1000:.0f} ms; p50 upload / anchor = {pct(upload_s, .5) / anchor_s:.1f}x "
-          f"(under {args.clients} concurrent clients)")
-    print(f"check: {len(acked)} acknowledged uploads, {len(missing)} missing from the store, {len(lost_runs)} acknowledged runs "
-          f"missing; {st.counts()['capture']} captures stored; integrity_check {integrity}; errors {len(errors)}")
+    print(
+        f"{args.clients} clients x {args.uploads} uploads ({total}), a comparison every {args.compare_every}; "
+        f"load average {os.getloadavg()[0]:.2f}; store {'PostgreSQL' if store_url.startswith('postgres') else 'SQLite'}"
+    )
+    print(
+        f"kill -9 of the server after {args.kill_at:.0%} acknowledged: "
+        f"{'done, restarted' if killed.is_set() else 'not done'}"
+    )
+    print(
+        f"uploads: {len(upload_s)} acknowledged in {wall:.1f} s = {len(upload_s) / wall:.1f}/s; "
+        f"p50 {pct(upload_s, 0.5) * 1000:.0f} ms, p95 {pct(upload_s, 0.95) * 1000:.0f} ms"
+    )
+    print(
+        f"comparisons: {len(compare_s)}; p50 {pct(compare_s, 0.5) * 1000:.0f} ms, p95 "
+        f"{pct(compare_s, 0.95) * 1000:.0f} ms"
+    )
+    print(
+        f"anchor (in-process import_files, no HTTP): {anchor_s * 1000:.0f} ms; p50 upload / anchor = "
+        f"{pct(upload_s, 0.5) / anchor_s:.1f}x "
+        f"(under {args.clients} concurrent clients)"
+    )
+    print(
+        f"check: {len(acked)} acknowledged uploads, {len(missing)} missing from the store, {len(lost_runs)} "
+        f"acknowledged runs "
+        f"missing; {st.counts()['capture']} captures stored; integrity_check {integrity}; errors {len(errors)}"
+    )
     for line in errors[:5]:
         print("  error:", line)
     if args.big:

@@ -63,18 +63,32 @@ def bench_analysis() -> None:
     from scipy.stats import bootstrap
 
     def anchor():
-        return bootstrap((a, b), lambda x, y, axis=-1: y.mean(axis) / x.mean(axis), paired=True, vectorized=True,
-                         n_resamples=10_000, method="percentile", rng=np.random.default_rng(1)).confidence_interval
+        return bootstrap(
+            (a, b),
+            lambda x, y, axis=-1: y.mean(axis) / x.mean(axis),
+            paired=True,
+            vectorized=True,
+            n_resamples=10_000,
+            method="percentile",
+            rng=np.random.default_rng(1),
+        ).confidence_interval
 
     theirs, theirs_cpu = timed_cpu(anchor)
     print("analysis: 50 rounds x 3 arms, 10,000 bootstrap resamples (B/A and A'/A), tests, planning, JSON")
-    print(f"  wb analyze + to_json          {1000 * ours:8.1f} ms wall, {1000 * ours_cpu:6.1f} ms CPU"
-          f"  (medians of 7; first call incl. imports {1000 * first:.0f} ms)")
-    print(f"  anchor scipy.stats.bootstrap  {1000 * theirs:8.1f} ms wall, {1000 * theirs_cpu:6.1f} ms CPU  (one paired percentile CI only)")
+    print(
+        f"  wb analyze + to_json          {1000 * ours:8.1f} ms wall, {1000 * ours_cpu:6.1f} ms CPU"
+        f"  (medians of 7; first call incl. imports {1000 * first:.0f} ms)"
+    )
+    print(
+        f"  anchor scipy.stats.bootstrap  {1000 * theirs:8.1f} ms wall, {1000 * theirs_cpu:6.1f} ms CPU  (one paired "
+        f"percentile CI only)"
+    )
     print(f"  ratio wb/anchor               {ours / theirs:8.2f}")
     # On a shared machine wall time includes waiting for a core; CPU time is the work done.
-    print(f"  target < 100 ms on one core: {'met' if ours_cpu < 0.1 else 'MISSED'} by CPU time, "
-          f"{'met' if ours < 0.1 else 'missed'} by wall time  (verdict {verdict})")
+    print(
+        f"  target < 100 ms on one core: {'met' if ours_cpu < 0.1 else 'MISSED'} by CPU time, "
+        f"{'met' if ours < 0.1 else 'missed'} by wall time  (verdict {verdict})"
+    )
 
 
 def bench_histogram() -> None:
@@ -91,8 +105,10 @@ def bench_histogram() -> None:
     print(f"  bucketing (cumulative counts) {1000 * t_bucket:8.1f} ms")
     print(f"  histogram_quantile            {1e6 * t_q:8.1f} µs")
     print(f"  anchor numpy.quantile (raw)   {1000 * t_exact:8.1f} ms   ratio quantile/anchor {t_q / t_exact:.2e}")
-    print(f"  estimate {est.value:.4f} s, true sample p95 {exact:.4f} s, certain bounds [{est.low}, {est.high}] s"
-          f" (error {100 * (est.value / exact - 1):+.1f} %, at most {est.max_error:.3f} s)")
+    print(
+        f"  estimate {est.value:.4f} s, true sample p95 {exact:.4f} s, certain bounds [{est.low}, {est.high}] s"
+        f" (error {100 * (est.value / exact - 1):+.1f} %, at most {est.max_error:.3f} s)"
+    )
 
 
 if __name__ == "__main__":

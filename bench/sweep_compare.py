@@ -65,10 +65,24 @@ def write_level(path: Path, rate: float, n: int, gaps: int, slow: float, seed: i
     lat = ttft + itl.sum(axis=1)
     errors = np.where(rng.random(n) < 0.01, "timeout", "")
     achieved = min(rate, 40.0 / slow)
-    doc = {"date": "20260101-000000", "backend": "vllm", "model_id": "org/model", "num_prompts": n, "request_rate": rate,
-           "burstiness": 1.0, "max_concurrency": None, "duration": n / achieved, "completed": int((errors == "").sum()),
-           "request_throughput": achieved, "input_lens": [512] * n, "output_lens": out.tolist(), "ttfts": ttft.tolist(),
-           "latencies": lat.round(5).tolist(), "itls": itl.tolist(), "errors": errors.tolist()}
+    doc = {
+        "date": "20260101-000000",
+        "backend": "vllm",
+        "model_id": "org/model",
+        "num_prompts": n,
+        "request_rate": rate,
+        "burstiness": 1.0,
+        "max_concurrency": None,
+        "duration": n / achieved,
+        "completed": int((errors == "").sum()),
+        "request_throughput": achieved,
+        "input_lens": [512] * n,
+        "output_lens": out.tolist(),
+        "ttfts": ttft.tolist(),
+        "latencies": lat.round(5).tolist(),
+        "itls": itl.tolist(),
+        "errors": errors.tolist(),
+    }
     with open(path, "w") as f:
         json.dump(doc, f)
 
@@ -102,7 +116,10 @@ def main() -> None:
                 files.append(str(path))
             sides[side] = files
         size = sum(Path(p).stat().st_size for files in sides.values() for p in files)
-        print(f"wrote 2 sweeps x {a.levels} levels x {a.requests:,} requests ({size / 2**20:,.0f} MiB) in {time.perf_counter() - t0:.0f} s")
+        print(
+            f"wrote 2 sweeps x {a.levels} levels x {a.requests:,} requests ({size / 2**20:,.0f} MiB) in "
+            f"{time.perf_counter() - t0:.0f} s"
+        )
         store = f"sqlite:///{root / 'wb.sqlite'}"
         floor = child("json.load", store, *sides["base"])
         base_import = child("import", store, *sides["base"])
@@ -120,8 +137,12 @@ def main() -> None:
         cmp = child("compare", store, sweeps[0], sweeps[1])
         level_mib = size / 2 / a.levels / 2**20
         print(f"one level file: {level_mib:,.1f} MiB; one sweep: {size / 2 / 2**20:,.0f} MiB")
-        for name, r in (("json.load (one sweep, floor)", floor), ("wb import baseline sweep", base_import),
-                        ("wb import candidate sweep", cand_import), ("wb compare sweep vs sweep", cmp)):
+        for name, r in (
+            ("json.load (one sweep, floor)", floor),
+            ("wb import baseline sweep", base_import),
+            ("wb import candidate sweep", cand_import),
+            ("wb compare sweep vs sweep", cmp),
+        ):
             print(f"  {name:<30} {r['seconds']:8.1f} s   peak RSS {r['peak_rss'] / 2**20:8.0f} MiB")
         print(f"  import / json.load time: {base_import['seconds'] / floor['seconds']:.2f}x")
 

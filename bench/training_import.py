@@ -114,7 +114,13 @@ def run_measured(code: str, trace_dir: Path) -> dict:
         psutil = None
     env = dict(os.environ, PYTHONPATH=str(REPO))
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code, str(trace_dir)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(trace_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
     peak = 0
     if psutil is not None:
         parent = psutil.Process(proc.pid)
@@ -180,7 +186,11 @@ def prepare_big(target_bytes: int = 1 << 30) -> Path:
     close_at = text.rindex("]")
     header, body, trailer = text[:open_at], text[open_at:close_at].strip(), text[close_at:]
     copies = max(1, target_bytes // len(body) + 1)
-    ts_re, step_re, corr_re = re.compile(r'"ts": (\d+)'), re.compile(r"ProfilerStep#(\d+)"), re.compile(r'"correlation": (\d+)')
+    ts_re, step_re, corr_re = (
+        re.compile(r'"ts": (\d+)'),
+        re.compile(r"ProfilerStep#(\d+)"),
+        re.compile(r'"correlation": (\d+)'),
+    )
     with open(out, "w") as f:
         f.write(header)
         for k in range(copies):
@@ -207,31 +217,55 @@ def main() -> int:
         ensure_hta()
     cases = [("1 rank", prepare_one()), ("8 ranks", prepare_eight())]
     print(f"load average {os.getloadavg()[0]:.2f} (1 min, {os.cpu_count()} CPUs, shared machine)")
-    print(f"{'case':10} {'side':9} {'work s':>8} {'CPU s':>7} {'peak RSS MB':>12} {'imports s':>10} {'process s':>10}  rows")
+    print(
+        f"{'case':10} {'side':9} {'work s':>8} {'CPU s':>7} {'peak RSS MB':>12} {'imports s':>10} {'process s':>10}  "
+        f"rows"
+    )
     for name, trace_dir in cases:
         ours = run_measured(OURS, trace_dir)
-        print(f"{name:10} {'wb':9} {ours['work_s']:8.2f} {ours['cpu_s']:7.2f} {ours['peak_rss_mb']:12.0f} {ours['import_s']:10.2f} {ours['process_s']:10.2f}  {ours['rows']} rows, {ours['ranks']} ranks")
+        print(
+            f"{name:10} {'wb':9} {ours['work_s']:8.2f} {ours['cpu_s']:7.2f} {ours['peak_rss_mb']:12.0f} "
+            f"{ours['import_s']:10.2f} {ours['process_s']:10.2f}  {ours['rows']} rows, {ours['ranks']} ranks"
+        )
         floor = run_measured(FLOOR, trace_dir)
-        print(f"{name:10} {'floor':9} {floor['work_s']:8.2f} {floor['cpu_s']:7.2f} {floor['peak_rss_mb']:12.0f} {'':>10} {floor['process_s']:10.2f}  gunzip + json.load")
+        print(
+            f"{name:10} {'floor':9} {floor['work_s']:8.2f} {floor['cpu_s']:7.2f} {floor['peak_rss_mb']:12.0f} {'':>10} "
+            f"{floor['process_s']:10.2f}  gunzip + json.load"
+        )
         cli = run_measured(WB_IMPORT, trace_dir)
-        print(f"{name:10} {'wb import':9} {cli['work_s']:8.2f} {cli['cpu_s']:7.2f} {cli['peak_rss_mb']:12.0f} {cli['import_s']:10.2f} {cli['process_s']:10.2f}  end to end into a new store")
-        print(f"{name:10} ratio: wb's read is {ours['work_s'] / floor['work_s']:.2f}x the floor in wall time, "
-              f"{ours['cpu_s'] / floor['cpu_s']:.2f}x in CPU time; `wb import` whole process {cli['process_s']:.2f} s = "
-              f"{cli['process_s'] / floor['process_s']:.2f}x the floor's process; load average now {os.getloadavg()[0]:.2f}")
+        print(
+            f"{name:10} {'wb import':9} {cli['work_s']:8.2f} {cli['cpu_s']:7.2f} {cli['peak_rss_mb']:12.0f} "
+            f"{cli['import_s']:10.2f} {cli['process_s']:10.2f}  end to end into a new store"
+        )
+        print(
+            f"{name:10} ratio: wb's read is {ours['work_s'] / floor['work_s']:.2f}x the floor in wall time, "
+            f"{ours['cpu_s'] / floor['cpu_s']:.2f}x in CPU time; `wb import` whole process {cli['process_s']:.2f} s = "
+            f"{cli['process_s'] / floor['process_s']:.2f}x the floor's process; load average now "
+            f"{os.getloadavg()[0]:.2f}"
+        )
         if args.no_hta:
             continue
         hta = run_measured(HTA, trace_dir)
-        print(f"{name:10} {'HTA':5} {hta['work_s']:8.2f} {hta['cpu_s']:7.2f} {hta['peak_rss_mb']:12.0f} {hta['import_s']:10.2f} {hta['process_s']:10.2f}  {hta['rows']} ranks")
-        print(f"{name:10} ratio: wb is {hta['work_s'] / ours['work_s']:.1f}x faster in wall time (target >= 5x), "
-              f"{hta['cpu_s'] / ours['cpu_s']:.1f}x in CPU time, "
-              f"uses {ours['peak_rss_mb'] / hta['peak_rss_mb']:.2f} of HTA's peak RSS (target <= 0.33); "
-              f"whole process {hta['process_s'] / ours['process_s']:.1f}x")
+        print(
+            f"{name:10} {'HTA':5} {hta['work_s']:8.2f} {hta['cpu_s']:7.2f} {hta['peak_rss_mb']:12.0f} "
+            f"{hta['import_s']:10.2f} {hta['process_s']:10.2f}  {hta['rows']} ranks"
+        )
+        print(
+            f"{name:10} ratio: wb is {hta['work_s'] / ours['work_s']:.1f}x faster in wall time (target >= 5x), "
+            f"{hta['cpu_s'] / ours['cpu_s']:.1f}x in CPU time, "
+            f"uses {ours['peak_rss_mb'] / hta['peak_rss_mb']:.2f} of HTA's peak RSS (target <= 0.33); "
+            f"whole process {hta['process_s'] / ours['process_s']:.1f}x"
+        )
     if not args.no_1gb:
         big = prepare_big()
         size = sum(p.stat().st_size for p in big.iterdir())
         ours = run_measured(OURS, big)
-        print(f"{'1 GB':10} {'wb':5} {ours['work_s']:8.2f} {ours['cpu_s']:7.2f} {ours['peak_rss_mb']:12.0f} {ours['import_s']:10.2f} {ours['process_s']:10.2f}  "
-              f"{ours['rows']} rows; {size / 1e9:.2f} GB JSON; peak RSS target < 2048 MB: {'met' if ours['peak_rss_mb'] < 2048 else 'NOT met'}")
+        print(
+            f"{'1 GB':10} {'wb':5} {ours['work_s']:8.2f} {ours['cpu_s']:7.2f} {ours['peak_rss_mb']:12.0f} "
+            f"{ours['import_s']:10.2f} {ours['process_s']:10.2f}  "
+            f"{ours['rows']} rows; {size / 1e9:.2f} GB JSON; peak RSS target < 2048 MB: "
+            f"{'met' if ours['peak_rss_mb'] < 2048 else 'NOT met'}"
+        )
     return 0
 
 

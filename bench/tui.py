@@ -66,7 +66,9 @@ def inspect_big(tmp: Path, requests: int) -> float:
         text = path.read_text().replace('"label": "bench"', f'"label": "bench {side}"', 1)
         path.write_text(text)
         ids += import_files(store, [path]).run_ids
-    inv = wf.new_investigation(store, lens="inference", question="bench", baseline=[ids[0]], candidate=[ids[1]]).to_json()
+    inv = wf.new_investigation(
+        store, lens="inference", question="bench", baseline=[ids[0]], candidate=[ids[1]]
+    ).to_json()
     wf.store_comparison(store, inv["id"], [ids[0]], [ids[1]]).to_json()
     inv = services.investigation(store, inv["id"])
     t = time.perf_counter()
@@ -252,22 +254,35 @@ def main() -> None:
         got = asyncio.run(key_latency(url, args.presses, not args.skip_rerun))
         anchor = asyncio.run(anchor_latency(got["length"][0], args.presses))
         report: dict[str, float] = {"first_frame_s": frames[1]}
-        for how, suffix in (("pilot (pilot.press until the change; floor ~40-60 ms)", ""),
-                            ("paint (key event to the first frame with the change)", "_paint"),
-                            ("CPU spent per key (the whole process)", "_cpu")):
+        for how, suffix in (
+            ("pilot (pilot.press until the change; floor ~40-60 ms)", ""),
+            ("paint (key event to the first frame with the change)", "_paint"),
+            ("CPU spent per key (the whole process)", "_cpu"),
+        ):
             a = anchor[f"cursor{suffix}"]
-            print(f"{how}\n  anchor (one OptionList of {got['length'][0]} options), cursor keys: "
-                  f"median {ms(med(a))}, max {ms(a[-1])}")
+            print(
+                f"{how}\n  anchor (one OptionList of {got['length'][0]} options), cursor keys: "
+                f"median {ms(med(a))}, max {ms(a[-1])}"
+            )
             report[f"anchor{suffix}_median_ms"], report[f"anchor{suffix}_max_ms"] = 1000 * med(a), 1000 * a[-1]
-            for key, what, target in (("stage", "stage switch keys (1-6)", 0.100), ("cursor", "cursor keys in a run list", 0.050),
-                                      ("stage_busy", "stage switch keys while a rerun runs", 0.100),
-                                      ("cursor_busy", "cursor keys while a rerun runs", 0.050)):
+            for key, what, target in (
+                ("stage", "stage switch keys (1-6)", 0.100),
+                ("cursor", "cursor keys in a run list", 0.050),
+                ("stage_busy", "stage switch keys while a rerun runs", 0.100),
+                ("cursor_busy", "cursor keys while a rerun runs", 0.050),
+            ):
                 xs = got.get(key + suffix)
                 if xs is None:
                     continue
-                verdict = "" if suffix == "_cpu" else f" (target: max under {ms(target)}: {'ok' if xs[-1] < target else 'OVER'})"
-                print(f"  {what}: median {ms(med(xs))}, max {ms(xs[-1])}; ratio to the anchor's median: "
-                      f"median {med(xs) / med(a):.2f}, max {xs[-1] / med(a):.2f}{verdict}")
+                verdict = (
+                    ""
+                    if suffix == "_cpu"
+                    else f" (target: max under {ms(target)}: {'ok' if xs[-1] < target else 'OVER'})"
+                )
+                print(
+                    f"  {what}: median {ms(med(xs))}, max {ms(xs[-1])}; ratio to the anchor's median: "
+                    f"median {med(xs) / med(a):.2f}, max {xs[-1] / med(a):.2f}{verdict}"
+                )
                 report[f"{key}{suffix}_median_ms"], report[f"{key}{suffix}_max_ms"] = 1000 * med(xs), 1000 * xs[-1]
         if not args.skip_inspect:
             seconds = inspect_big(tmp, args.requests)

@@ -88,21 +88,34 @@ def inference_docs(rng: np.random.Generator) -> dict[str, list[dict]]:
         for i, s in enumerate(inference_side(rng, q95, revision, RUNS_PER_SIDE), start=1):
             ttft = s["frontend"] + s["queue"] + s["prefill"]
             samples = [
-                {"id": f"r-{j:04d}", "prompt_tokens": 512, "output_tokens": 128, "queue_ms": _r(s["queue"][j]),
-                 "prefill_ms": _r(s["prefill"][j]), "decode_ms": _r(s["decode"][j]), "ttft_ms": _r(ttft[j]),
-                 "e2e_ms": _r(ttft[j] + s["decode"][j]), "ok": True}
+                {
+                    "id": f"r-{j:04d}",
+                    "prompt_tokens": 512,
+                    "output_tokens": 128,
+                    "queue_ms": _r(s["queue"][j]),
+                    "prefill_ms": _r(s["prefill"][j]),
+                    "decode_ms": _r(s["decode"][j]),
+                    "ttft_ms": _r(ttft[j]),
+                    "e2e_ms": _r(ttft[j] + s["decode"][j]),
+                    "ok": True,
+                }
                 for j in range(REQUESTS_PER_RUN)
             ]
             label = f"engine {revision} run {i}" + (" (A′ control)" if side == "baseline-extra" else "")
-            docs.append({
-                "format": "workbench.capture/1", "lens": "inference", "label": label,
-                "recorded_at": RECORDED_AT.format(hour, 2 * i), "dimensions": {**INFERENCE_DIMS, "engine_revision": revision},
-                "window": {"kind": "steady", "warmup_excluded": 20},
-                "work": {"unit": "tokens", "amount": 128 * REQUESTS_PER_RUN},
-                "quality": {"error_rate": 0.0},
-                "demo": {"side": side, "synthetic": True},
-                "samples": samples,
-            })
+            docs.append(
+                {
+                    "format": "workbench.capture/1",
+                    "lens": "inference",
+                    "label": label,
+                    "recorded_at": RECORDED_AT.format(hour, 2 * i),
+                    "dimensions": {**INFERENCE_DIMS, "engine_revision": revision},
+                    "window": {"kind": "steady", "warmup_excluded": 20},
+                    "work": {"unit": "tokens", "amount": 128 * REQUESTS_PER_RUN},
+                    "quality": {"error_rate": 0.0},
+                    "demo": {"side": side, "synthetic": True},
+                    "samples": samples,
+                }
+            )
         out[side] = docs
         hour += 1
     return out
@@ -126,7 +139,11 @@ TRAINING_TARGETS = {"input_ms": 25.0, "compute_ms": 260.0, "checkpoint_ms": 20.0
 
 
 def training_docs(rng: np.random.Generator) -> dict[str, list[dict]]:
-    plan = {"baseline": (115.0, "PyTorch 2.3.1", 2.14), "candidate": (265.0, "PyTorch 2.4.0-rc1", 2.15), "baseline-extra": (115.0, "PyTorch 2.3.1", 2.14)}
+    plan = {
+        "baseline": (115.0, "PyTorch 2.3.1", 2.14),
+        "candidate": (265.0, "PyTorch 2.4.0-rc1", 2.15),
+        "baseline-extra": (115.0, "PyTorch 2.3.1", 2.14),
+    }
     out: dict[str, list[dict]] = {}
     hour = 13
     for side, (comm_mean, framework, loss) in plan.items():
@@ -155,18 +172,32 @@ def training_docs(rng: np.random.Generator) -> dict[str, list[dict]]:
             for step in range(STEPS_PER_RUN):
                 for rank in range(RANKS):
                     parts = {k: _r(v[step, rank]) for k, v in phases.items()}
-                    samples.append({"step": step + 10, "rank": rank, "step_ms": _r(sum(parts.values())), **parts,
-                                    "samples": 128, "tokens": 128 * 8192, "loss": _r(2.6 - 0.004 * step + rng.normal(0, 0.01), 4)})
+                    samples.append(
+                        {
+                            "step": step + 10,
+                            "rank": rank,
+                            "step_ms": _r(sum(parts.values())),
+                            **parts,
+                            "samples": 128,
+                            "tokens": 128 * 8192,
+                            "loss": _r(2.6 - 0.004 * step + rng.normal(0, 0.01), 4),
+                        }
+                    )
             label = f"{framework} run {i}" + (" (A′ control)" if side == "baseline-extra" else "")
-            docs.append({
-                "format": "workbench.capture/1", "lens": "training", "label": label,
-                "recorded_at": RECORDED_AT.format(hour, 5 * i), "dimensions": {**TRAINING_DIMS, "framework": framework},
-                "window": {"kind": "steady", "warmup_excluded": 10, "policy": "steps 0-9 excluded as warm-up"},
-                "work": {"unit": "samples", "amount": 1024 * STEPS_PER_RUN},
-                "quality": {"eval_loss": _r(eval_loss, 4)},
-                "demo": {"side": side, "synthetic": True},
-                "samples": samples,
-            })
+            docs.append(
+                {
+                    "format": "workbench.capture/1",
+                    "lens": "training",
+                    "label": label,
+                    "recorded_at": RECORDED_AT.format(hour, 5 * i),
+                    "dimensions": {**TRAINING_DIMS, "framework": framework},
+                    "window": {"kind": "steady", "warmup_excluded": 10, "policy": "steps 0-9 excluded as warm-up"},
+                    "work": {"unit": "samples", "amount": 1024 * STEPS_PER_RUN},
+                    "quality": {"eval_loss": _r(eval_loss, 4)},
+                    "demo": {"side": side, "synthetic": True},
+                    "samples": samples,
+                }
+            )
         out[side] = docs
         hour += 1
     return out
@@ -201,7 +232,15 @@ def _waits(rng: np.random.Generator, n: int, over: int, mean: float, within_mean
     return waits
 
 
-def fleet_window(rng: np.random.Generator, index: int, lanes: list[int], over: int, mean_wait: float, within_mean: float, waiting: int) -> dict:
+def fleet_window(
+    rng: np.random.Generator,
+    index: int,
+    lanes: list[int],
+    over: int,
+    mean_wait: float,
+    within_mean: float,
+    waiting: int,
+) -> dict:
     """Back-to-back jobs in gang-size lanes (so allocation is exact), plus jobs still waiting."""
     start0 = DAY0 + index * 86_400.0
     end0 = start0 + WINDOW_S
@@ -214,8 +253,13 @@ def fleet_window(rng: np.random.Generator, index: int, lanes: list[int], over: i
         starts = [start0 - rng.uniform(300, 900), *(start0 + cuts)]
         ends = [*starts[1:], end0 + rng.uniform(60, 900)]
         for k, (s, e) in enumerate(zip(starts, ends)):
-            job = {"job": f"{index}{lane:02d}{k:03d}", "gpus": gpus, "start": s, "end": e if k < len(starts) - 1 else None,
-                   "state": "COMPLETED" if k < len(starts) - 1 else "RUNNING"}
+            job = {
+                "job": f"{index}{lane:02d}{k:03d}",
+                "gpus": gpus,
+                "start": s,
+                "end": e if k < len(starts) - 1 else None,
+                "state": "COMPLETED" if k < len(starts) - 1 else "RUNNING",
+            }
             jobs.append(job)
             if k > 0:
                 started_in_window.append(job)
@@ -229,11 +273,23 @@ def fleet_window(rng: np.random.Generator, index: int, lanes: list[int], over: i
         job["submit"] = job["eligible"] - hold
     for w in range(waiting):
         eligible = end0 - rng.uniform(20, 900)
-        jobs.append({"job": f"{index}99{w:03d}", "gpus": 16, "submit": eligible - rng.uniform(0, 2), "eligible": eligible,
-                     "start": None, "end": None, "state": "PENDING"})
+        jobs.append(
+            {
+                "job": f"{index}99{w:03d}",
+                "gpus": 16,
+                "submit": eligible - rng.uniform(0, 2),
+                "eligible": eligible,
+                "start": None,
+                "end": None,
+                "state": "PENDING",
+            }
+        )
     jobs.sort(key=lambda j: j["submit"])
     samples = [{k: (_r(v, 3) if isinstance(v, float) else v) for k, v in j.items() if v is not None} for j in jobs]
-    return {"pool": {"capacity_gpus": 64, "window_start": start0, "window_end": end0, "wait_target_s": WAIT_TARGET_S}, "samples": samples}
+    return {
+        "pool": {"capacity_gpus": 64, "window_start": start0, "window_end": end0, "wait_target_s": WAIT_TARGET_S},
+        "samples": samples,
+    }
 
 
 def fleet_docs(rng: np.random.Generator) -> dict[str, list[dict]]:
@@ -257,17 +313,26 @@ def fleet_docs(rng: np.random.Generator) -> dict[str, list[dict]]:
             index += 1
             level = levels[i - 1]
             window = fleet_window(rng, index, lanes, overs[i - 1], mean_wait * level, within_mean * level, waiting)
-            docs.append({
-                "format": "workbench.capture/1", "lens": "fleet", "label": f"window {name}{i}",
-                "recorded_at": window["pool"]["window_end"], "dimensions": dict(FLEET_DIMS),
-                "window": {"kind": "steady"}, "work": {"unit": "GPU-hours", "amount": None},
-                "pool": window["pool"], "demo": {"side": side, "synthetic": True}, "samples": window["samples"],
-            })
+            docs.append(
+                {
+                    "format": "workbench.capture/1",
+                    "lens": "fleet",
+                    "label": f"window {name}{i}",
+                    "recorded_at": window["pool"]["window_end"],
+                    "dimensions": dict(FLEET_DIMS),
+                    "window": {"kind": "steady"},
+                    "work": {"unit": "GPU-hours", "amount": None},
+                    "pool": window["pool"],
+                    "demo": {"side": side, "synthetic": True},
+                    "samples": window["samples"],
+                }
+            )
         out[side] = docs
     return out
 
 
 # --- checks: pooled figures reproduce the seed ---------------------------------------
+
 
 def _pooled(docs: list[dict], key: str) -> np.ndarray:
     return np.array([s[key] for d in docs for s in d["samples"] if key in s], dtype=float)
@@ -282,32 +347,64 @@ def check(inference: dict, training: dict, fleet: dict) -> list[str]:
         for figures in (got, per_run):  # pooled over the side, and the mean of per-run p95s
             assert round(figures["ttft_ms"]) == expect[0] and round(figures["queue_ms"]) == expect[1], (side, figures)
             assert round(figures["prefill_ms"]) == 70 and round(figures["decode_ms"]) == 90, (side, figures)
-        lines.append(f"inference {side}: p95 TTFT {got['ttft_ms']:.1f}, queue {got['queue_ms']:.1f}, prefill {got['prefill_ms']:.1f}, decode {got['decode_ms']:.1f} ms"
-                     f" (mean of per-run p95s: {per_run['ttft_ms']:.2f}, {per_run['queue_ms']:.2f}, {per_run['prefill_ms']:.2f}, {per_run['decode_ms']:.2f})")
-    for side, (step, comm, loss) in (("baseline", (420, 115, 2.14)), ("candidate", (570, 265, 2.15)), ("baseline-extra", (420, 115, 2.14))):
+        lines.append(
+            f"inference {side}: p95 TTFT {got['ttft_ms']:.1f}, queue {got['queue_ms']:.1f}, prefill "
+            f"{got['prefill_ms']:.1f}, decode {got['decode_ms']:.1f} ms"
+            f" (mean of per-run p95s: {per_run['ttft_ms']:.2f}, {per_run['queue_ms']:.2f}, "
+            f"{per_run['prefill_ms']:.2f}, {per_run['decode_ms']:.2f})"
+        )
+    for side, (step, comm, loss) in (
+        ("baseline", (420, 115, 2.14)),
+        ("candidate", (570, 265, 2.15)),
+        ("baseline-extra", (420, 115, 2.14)),
+    ):
         docs = training[side]
-        got = {k: _pooled(docs, k).mean() for k in ("step_ms", "input_ms", "compute_ms", "communication_ms", "checkpoint_ms")}
+        got = {
+            k: _pooled(docs, k).mean()
+            for k in ("step_ms", "input_ms", "compute_ms", "communication_ms", "checkpoint_ms")
+        }
         eval_loss = np.mean([d["quality"]["eval_loss"] for d in docs])
         assert round(got["step_ms"]) == step and round(got["communication_ms"]) == comm, (side, got)
-        assert (round(got["input_ms"]), round(got["compute_ms"]), round(got["checkpoint_ms"])) == (25, 260, 20), (side, got)
+        assert (round(got["input_ms"]), round(got["compute_ms"]), round(got["checkpoint_ms"])) == (25, 260, 20), (
+            side,
+            got,
+        )
         assert round(eval_loss, 2) == loss
-        lines.append(f"training {side}: mean step {got['step_ms']:.1f}, comm {got['communication_ms']:.1f} ms, eval loss {eval_loss:.3f}")
-    for side, (wait, attain, alloc, waiting) in (("baseline", (14.2, 98.5, 60, 0)), ("candidate", (85.6, 89.2, 56, 6)), ("baseline-extra", (14.2, 98.5, 60, 0))):
+        lines.append(
+            f"training {side}: mean step {got['step_ms']:.1f}, comm {got['communication_ms']:.1f} ms, eval loss "
+            f"{eval_loss:.3f}"
+        )
+    for side, (wait, attain, alloc, waiting) in (
+        ("baseline", (14.2, 98.5, 60, 0)),
+        ("candidate", (85.6, 89.2, 56, 6)),
+        ("baseline-extra", (14.2, 98.5, 60, 0)),
+    ):
         waits, allocs, ends, waitings = [], [], [], []
         for d in fleet[side]:
             w0, w1 = d["pool"]["window_start"], d["pool"]["window_end"]
             started = [s for s in d["samples"] if "start" in s and w0 <= s["start"] <= w1]
             waits += [s["start"] - s["eligible"] for s in started]
-            busy = sum(s["gpus"] * (min(s.get("end", w1), w1) - max(s["start"], w0)) for s in d["samples"] if "start" in s and s["start"] < w1 and s.get("end", w1) > w0)
+            busy = sum(
+                s["gpus"] * (min(s.get("end", w1), w1) - max(s["start"], w0))
+                for s in d["samples"]
+                if "start" in s and s["start"] < w1 and s.get("end", w1) > w0
+            )
             allocs.append(busy / (w1 - w0))
-            ends.append(sum(s["gpus"] for s in d["samples"] if "start" in s and s["start"] <= w1 and s.get("end", math.inf) > w1))
+            ends.append(
+                sum(
+                    s["gpus"] for s in d["samples"] if "start" in s and s["start"] <= w1 and s.get("end", math.inf) > w1
+                )
+            )
             waitings.append([s["gpus"] for s in d["samples"] if "start" not in s and s["eligible"] <= w1])
         waits_a = np.array(waits)
         att = 100 * np.mean(waits_a <= WAIT_TARGET_S)
         assert round(waits_a.mean(), 1) == wait and round(att, 1) == attain, (side, waits_a.mean(), att)
         assert all(round(a) == alloc for a in allocs) and all(e == alloc for e in ends), (side, allocs, ends)
         assert all(len(w) == waiting and all(g == 16 for g in w) for w in waitings), (side, waitings)
-        lines.append(f"fleet {side}: mean wait {waits_a.mean():.1f} s, attainment {att:.1f} %, allocated {np.mean(allocs):.1f}/64, waiting {waitings[0]}")
+        lines.append(
+            f"fleet {side}: mean wait {waits_a.mean():.1f} s, attainment {att:.1f} %, allocated "
+            f"{np.mean(allocs):.1f}/64, waiting {waitings[0]}"
+        )
     return lines
 
 

@@ -25,7 +25,6 @@ NAN = float("nan")
 WINDOW_DIMENSION = "window"
 
 
-
 def observed_window(run: RunRecord) -> dict[str, Dimension]:
     """The run's window kind as a measured dimension; absent (unknown) when not stated."""
     kind = str(run.window.get("kind") or "unknown")
@@ -201,7 +200,9 @@ class GuardrailSpec:
 
     def __post_init__(self) -> None:
         if self.rule not in GUARDRAIL_RULES:
-            raise ValueError(f"guardrail {self.name!r}: unknown rule {self.rule!r} (one of {', '.join(GUARDRAIL_RULES)})")
+            raise ValueError(
+                f"guardrail {self.name!r}: unknown rule {self.rule!r} (one of {', '.join(GUARDRAIL_RULES)})"
+            )
 
     def judge(self, baseline: float, candidate: float) -> GuardrailState:
         """``held``, ``broken`` or ``unknown`` (a value is missing)."""

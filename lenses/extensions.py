@@ -92,7 +92,9 @@ def _metric(file: Path, where: str, table: Any) -> ExtraMetric:
     name = _name(file, where, table)
     col, quality = _text(file, where, table, "column"), _text(file, where, table, "quality")
     if (col is None) == (quality is None):
-        raise ExtensionError(file, "give exactly one of 'column' (a samples column) or 'quality' (a quality value)", where)
+        raise ExtensionError(
+            file, "give exactly one of 'column' (a samples column) or 'quality' (a quality value)", where
+        )
     statistic = _text(file, where, table, "statistic") or "mean"
     if statistic not in STATISTICS:
         raise ExtensionError(file, f"unknown statistic {statistic!r} (one of {', '.join(STATISTICS)})", where)
@@ -168,13 +170,17 @@ def _read_regular(path: Path) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ExtensionError(path, "is not a regular file (a FIFO, a device or a socket); wb reads only regular files")
+            raise ExtensionError(
+                path, "is not a regular file (a FIFO, a device or a socket); wb reads only regular files"
+            )
         try:
             real = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
             real = str(path.resolve())
         if any(real == m or real.startswith(m + "/") for m in ("/proc", "/sys")):
-            raise ExtensionError(path, "is a file of /proc or /sys (a kernel interface, not data); wb reads only regular files")
+            raise ExtensionError(
+                path, "is a file of /proc or /sys (a kernel interface, not data); wb reads only regular files"
+            )
         if st.st_size > MAX_EXTENSION_BYTES:
             raise ExtensionError(path, f"is over the {MAX_EXTENSION_BYTES >> 20} MiB limit for a lens extension")
         os.set_blocking(fd, True)
@@ -200,8 +206,10 @@ def load_extension(path: str | Path) -> Extension:
     return parse_extension(text, path)
 
 
-GUARDRAIL_GRAMMAR = (f"METRIC RULE LIMIT, RULE one of {', '.join(GUARDRAIL_RULES)} "
-                     "(e.g. 'eval_loss max_increase_pct 1', 'error_rate max 0.01', 'eval_loss within 0.02')")
+GUARDRAIL_GRAMMAR = (
+    f"METRIC RULE LIMIT, RULE one of {', '.join(GUARDRAIL_RULES)} "
+    "(e.g. 'eval_loss max_increase_pct 1', 'error_rate max 0.01', 'eval_loss within 0.02')"
+)
 
 
 def guardrail_metrics(lens: Lens) -> list[str]:
@@ -227,7 +235,15 @@ def parse_guardrail(text: str, lens: Lens) -> GuardrailSpec:
     except ValueError:
         limit = math.nan
     if not math.isfinite(limit):
-        raise ValueError(f"guardrail {text!r}: the limit {limit_text!r} must be a finite number; expected {GUARDRAIL_GRAMMAR}")
-    unit = next((g.unit for g in lens.guardrails if g.metric == metric), "") or next((m.unit for m in lens.metrics if m.name == metric), "")
-    title = next((g.title for g in lens.guardrails if g.metric == metric), "") or next((m.title for m in lens.metrics if m.name == metric), metric)
-    return GuardrailSpec(name=metric, title=f"{title} (frame: {rule} {limit:g})", metric=metric, rule=rule, limit=limit, unit=unit)
+        raise ValueError(
+            f"guardrail {text!r}: the limit {limit_text!r} must be a finite number; expected {GUARDRAIL_GRAMMAR}"
+        )
+    unit = next((g.unit for g in lens.guardrails if g.metric == metric), "") or next(
+        (m.unit for m in lens.metrics if m.name == metric), ""
+    )
+    title = next((g.title for g in lens.guardrails if g.metric == metric), "") or next(
+        (m.title for m in lens.metrics if m.name == metric), metric
+    )
+    return GuardrailSpec(
+        name=metric, title=f"{title} (frame: {rule} {limit:g})", metric=metric, rule=rule, limit=limit, unit=unit
+    )

@@ -291,11 +291,14 @@ LENS = FleetLens(
     ),
     primary=MetricSpec("mean_queue_wait", "mean queue wait", "s"),
     phases=(),
-    phase_note="Fleet windows have no phases; the window metrics are shown instead, each computed over the whole window.",
+    phase_note="Fleet windows have no phases; the window metrics are shown instead, each computed over the whole "
+    "window.",
     work_unit="GPU-hours",
     guardrails=(),
     runs_are_windows=True,
-    window_metric_specs=tuple(MetricSpec(name, title, unit, lower_is_better=not higher) for name, title, unit, higher in WINDOW_METRICS),
+    window_metric_specs=tuple(
+        MetricSpec(name, title, unit, lower_is_better=not higher) for name, title, unit, higher in WINDOW_METRICS
+    ),
     work_note="GPU-hours allocated in each window (mean over windows); windows are compared, not equal work",
     primary_censored=True,
     item_measure=MetricSpec("queue_wait", "queue wait by job start", "s"),

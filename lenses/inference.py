@@ -113,8 +113,21 @@ class ServingMetric:
 
 # The per-request latencies and the statistics a benchmark file may state for each: every
 # pair is a metric (``ttft_p99``, ``tpot_mean``, ``e2e_median``; ``p50`` is the median).
-LATENCIES = {"ttft": ("TTFT", "ttft_ms"), "tpot": ("TPOT", "tpot_ms"), "itl": ("ITL", "itl_ms"), "e2e": ("E2E latency", "e2e_ms")}
-STATISTICS = {"mean": "mean", "median": "median", "p50": "median", "p90": "p90", "p95": "p95", "p99": "p99", "std": "std"}
+LATENCIES = {
+    "ttft": ("TTFT", "ttft_ms"),
+    "tpot": ("TPOT", "tpot_ms"),
+    "itl": ("ITL", "itl_ms"),
+    "e2e": ("E2E latency", "e2e_ms"),
+}
+STATISTICS = {
+    "mean": "mean",
+    "median": "median",
+    "p50": "median",
+    "p90": "p90",
+    "p95": "p95",
+    "p99": "p99",
+    "std": "std",
+}
 
 
 def _serving_metrics() -> dict[str, ServingMetric]:
@@ -122,9 +135,11 @@ def _serving_metrics() -> dict[str, ServingMetric]:
     for short, (title, col) in LATENCIES.items():
         for name, stat in STATISTICS.items():
             out[f"{short}_{name}"] = ServingMetric(f"{short}_{name}", f"{title} {name}", "ms", True, col, col, stat)
-    for m in (ServingMetric("request_throughput", "request throughput", "req/s", False, summary="request_throughput"),
-              ServingMetric("output_throughput", "output-token throughput", "tok/s", False, summary="output_throughput"),
-              ServingMetric("error_rate", "error rate", "fraction", True)):
+    for m in (
+        ServingMetric("request_throughput", "request throughput", "req/s", False, summary="request_throughput"),
+        ServingMetric("output_throughput", "output-token throughput", "tok/s", False, summary="output_throughput"),
+        ServingMetric("error_rate", "error rate", "fraction", True),
+    ):
         out[m.name] = m
     return out
 
@@ -197,7 +212,9 @@ class InferenceLens(Lens):
         """The serving metrics known for ``run`` (from its requests or its file)."""
         return [name for name in SERVING_METRICS if math.isfinite(self.metric_value(run, name)[0])]
 
-    def fallback_primary(self, baseline: list[RunRecord], candidate: list[RunRecord]) -> tuple["InferenceLens", str] | None:
+    def fallback_primary(
+        self, baseline: list[RunRecord], candidate: list[RunRecord]
+    ) -> tuple["InferenceLens", str] | None:
         """When TTFT p95 (the default primary) is unknown on a run of either side: this
         lens on the closest TTFT statistic every run carries (p99, then p90, then the
         median) and the sentence saying which and why; None when p95 is known everywhere,
@@ -209,19 +226,29 @@ class InferenceLens(Lens):
         missing = [r for r in runs if not math.isfinite(self.primary_value(r))]
         if not missing:
             return None
-        where = "either side" if any(r in baseline for r in missing) and any(r in candidate for r in missing) else \
-            "the baseline" if any(r in baseline for r in missing) else "the candidate"
+        where = (
+            "either side"
+            if any(r in baseline for r in missing) and any(r in candidate for r in missing)
+            else "the baseline"
+            if any(r in baseline for r in missing)
+            else "the candidate"
+        )
         shared = [name for name in SERVING_METRICS if all(math.isfinite(self.metric_value(r, name)[0]) for r in runs)]
         for name in PRIMARY_FALLBACKS:
             if name in shared:
                 m = SERVING_METRICS[name]
                 return self.with_metric(name), (
-                    f"Headline on {m.title}: TTFT p95 is not recorded on {where} (summary-only results state other statistics); "
+                    f"Headline on {m.title}: TTFT p95 is not recorded on {where} (summary-only results state other "
+                    f"statistics); "
                     f"{m.title} is the closest statistic both sides carry. Other metrics both sides carry: "
-                    f"{', '.join(n for n in shared if n != name) or 'none'} (pin this headline with --metric {name}, or name another).")
+                    f"{', '.join(n for n in shared if n != name) or 'none'} (pin this headline with --metric {name}, "
+                    f"or name another)."
+                )
         if shared:
-            return self, (f"TTFT p95 is not recorded on {where} and no TTFT p99, p90 or median is on both sides; "
-                          f"metrics both sides carry: {', '.join(shared)} (e.g. --metric {shared[0]}).")
+            return self, (
+                f"TTFT p95 is not recorded on {where} and no TTFT p99, p90 or median is on both sides; "
+                f"metrics both sides carry: {', '.join(shared)} (e.g. --metric {shared[0]})."
+            )
         return None
 
     def primary_value(self, run: RunRecord) -> float:
@@ -333,7 +360,8 @@ LENS = InferenceLens(
         PhaseSpec("prefill", "Prefill", "prefill_ms", in_primary=True, stage="model"),
         PhaseSpec("decode", "Decode", "decode_ms", in_primary=False, stage="model"),
     ),
-    phase_note="TTFT = frontend + queue + prefill; decode comes after the first token and is shown beside TTFT, never summed into it.",
+    phase_note="TTFT = frontend + queue + prefill; decode comes after the first token and is shown beside TTFT, never "
+    "summed into it.",
     work_unit="tokens",
     phase_statistic="p95",
     phase_sentences="each",

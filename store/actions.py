@@ -54,7 +54,9 @@ class ActionDecision(SQLModel, table=True):
 
     __tablename__ = "action_decision"
     id: Optional[int] = Field(default=None, primary_key=True)
-    action_id: int = Field(sa_column=Column(Integer, ForeignKey("action.id", ondelete="CASCADE"), index=True, nullable=False))
+    action_id: int = Field(
+        sa_column=Column(Integer, ForeignKey("action.id", ondelete="CASCADE"), index=True, nullable=False)
+    )
     decision: str  # a workbench.actions.records.DecisionWord (checked when the door reads it)
     by: str
     why: str = Field(sa_column=Column(Text, nullable=False))
@@ -67,7 +69,9 @@ class ActionVerification(SQLModel, table=True):
 
     __tablename__ = "action_verification"
     id: Optional[int] = Field(default=None, primary_key=True)
-    action_id: int = Field(sa_column=Column(Integer, ForeignKey("action.id", ondelete="CASCADE"), index=True, nullable=False))
+    action_id: int = Field(
+        sa_column=Column(Integer, ForeignKey("action.id", ondelete="CASCADE"), index=True, nullable=False)
+    )
     plan_id: Optional[int] = Field(
         default=None, sa_column=Column(Integer, ForeignKey("rerun_plan.id", ondelete="RESTRICT"), nullable=True)
     )

@@ -11,9 +11,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from store import columns
-from store.engine import (SQLITE_PRAGMAS, connect_sqlite, default_data_dir, display_url, in_memory, make_engine, normalize_url, sqlite_path,
-                          writable)
-from store.errors import DuplicateCapture, EphemeralStore, ReadOnlyStore, RunNotFound, SchemaError, StoreDamaged, StoreError, StoreFull
+from store.engine import (
+    SQLITE_PRAGMAS,
+    connect_sqlite,
+    default_data_dir,
+    display_url,
+    in_memory,
+    make_engine,
+    normalize_url,
+    sqlite_path,
+    writable,
+)
+from store.errors import (
+    DuplicateCapture,
+    EphemeralStore,
+    ReadOnlyStore,
+    RunNotFound,
+    SchemaError,
+    StoreDamaged,
+    StoreError,
+    StoreFull,
+)
 from store.records import SAMPLES, decimal_id, Dimension, RunRecord, Work, utcnow_iso
 from store.schema import ABSENT, READY, SCHEMA_VERSION, apply, sqlalchemy_query, state
 from store.schema import create as create_schema
@@ -21,7 +39,6 @@ from store.schema import create as create_schema
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
     from sqlmodel import Session
-
 
 
 @dataclass(frozen=True)
@@ -59,8 +76,15 @@ class Store:
     store that does not exist yet is created (atomically) by the first write, so reading
     or a failed import leaves no file behind."""
 
-    def __init__(self, url: str, engine: "Engine | None" = None, *, path: Path | None = None,
-                 read_only: bool = False, absent: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        engine: "Engine | None" = None,
+        *,
+        path: Path | None = None,
+        read_only: bool = False,
+        absent: bool = False,
+    ) -> None:
         self.url = url
         self.path = path  # the SQLite file, if this store is one
         self.read_only = read_only
@@ -92,8 +116,10 @@ class Store:
     def refuse_in_memory(self) -> None:
         """Before a write: an in-memory store would report "imported" and then vanish."""
         if self.in_memory:
-            raise EphemeralStore(f"the store {self.display_url} is in memory and vanishes when wb exits: nothing was written "
-                                 "(name a file with --store PATH)")
+            raise EphemeralStore(
+                f"the store {self.display_url} is in memory and vanishes when wb exits: nothing was written "
+                "(name a file with --store PATH)"
+            )
 
     @property
     def engine(self) -> "Engine":
@@ -162,7 +188,9 @@ class Store:
         if self._absent:
             return []
         with self._read() as q:
-            return sorted(int(r[0]) for r in q("SELECT run_id FROM run_source WHERE capture_id = :c", {"c": capture_id}))
+            return sorted(
+                int(r[0]) for r in q("SELECT run_id FROM run_source WHERE capture_id = :c", {"c": capture_id})
+            )
 
     def run_captures(self, run_id: int) -> list["CaptureRow"]:
         if self._absent:
@@ -172,8 +200,14 @@ class Store:
 
     # -- writing ----------------------------------------------------------------
 
-    def add_import(self, captures: Sequence[CaptureInfo], runs: Sequence[RunRecord], *, origin: str = "import",
-                   existing: dict[Path, int] | None = None) -> list[int]:
+    def add_import(
+        self,
+        captures: Sequence[CaptureInfo],
+        runs: Sequence[RunRecord],
+        *,
+        origin: str = "import",
+        existing: dict[Path, int] | None = None,
+    ) -> list[int]:
         """Record ``captures`` and ``runs`` in one transaction; returns the new run ids.
 
         Each run's ``sources`` must name paths among ``captures`` or in ``existing``
@@ -191,8 +225,14 @@ class Store:
         json_param = "CAST(:{} AS JSON)" if self.engine.dialect.name == "postgresql" else ":{}"
         try:
             with self.engine.begin() as conn:
-                return _write_import(lambda sql, params: _first(conn.execute(text(sql), params)), json_param,
-                                     captures, runs, origin, existing)
+                return _write_import(
+                    lambda sql, params: _first(conn.execute(text(sql), params)),
+                    json_param,
+                    captures,
+                    runs,
+                    origin,
+                    existing,
+                )
         except _Conflict as exc:
             raise exc.duplicate from None
         except Exception as exc:
@@ -202,8 +242,9 @@ class Store:
                 raise fault from None
             raise
 
-    def _add_import_sqlite(self, captures: Sequence[CaptureInfo], runs: Sequence[RunRecord], origin: str,
-                           existing: dict[Path, int] | None) -> list[int]:
+    def _add_import_sqlite(
+        self, captures: Sequence[CaptureInfo], runs: Sequence[RunRecord], origin: str, existing: dict[Path, int] | None
+    ) -> list[int]:
         if self.read_only:
             raise ReadOnlyStore(f"the store {self.display_url} is read-only: nothing was written")
         conn = connect_sqlite(self.path)  # type: ignore[arg-type]
@@ -214,8 +255,15 @@ class Store:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("BEGIN IMMEDIATE")  # the write lock first (waits up to the busy timeout)
             try:
-                run_ids = _write_import(lambda sql, params: _first(conn.execute(sql, params)), ":{}",
-                                        captures, runs, origin, existing, write_column=_sqlite_column_writer(conn))
+                run_ids = _write_import(
+                    lambda sql, params: _first(conn.execute(sql, params)),
+                    ":{}",
+                    captures,
+                    runs,
+                    origin,
+                    existing,
+                    write_column=_sqlite_column_writer(conn),
+                )
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:  # (an error may have ended it already)
@@ -239,7 +287,10 @@ class Store:
         if self._absent:
             return []
         with self._read() as q:
-            rows = q(f"SELECT {_RUN_COLUMNS} FROM run" + (" WHERE lens = :lens" if lens else "") + " ORDER BY id", {"lens": lens})
+            rows = q(
+                f"SELECT {_RUN_COLUMNS} FROM run" + (" WHERE lens = :lens" if lens else "") + " ORDER BY id",
+                {"lens": lens},
+            )
         return [_summary(_RunRow(*r)) for r in rows]
 
     def get_run(self, run_id: int) -> RunSummary:
@@ -273,7 +324,11 @@ class Store:
             if tables is not None:
                 names = list(tables)
                 params.update({f"t{i}": t for i, t in enumerate(names)})
-                sql += " AND table_name IN (" + ", ".join(f":t{i}" for i in range(len(names))) + ")" if names else " AND 1 = 0"
+                sql += (
+                    " AND table_name IN (" + ", ".join(f":t{i}" for i in range(len(names))) + ")"
+                    if names
+                    else " AND 1 = 0"
+                )
             col_rows = q(sql + " ORDER BY id", params)
             sources = [Path(r[4]) for r in q(_CAPTURES_OF_RUN, {"run": run_id})]
         record = _record(row)
@@ -282,9 +337,11 @@ class Store:
             try:
                 record.tables.setdefault(table_name, {})[name] = columns.decode(bytes(data))
             except (ValueError, OSError, EOFError, TypeError) as exc:  # numpy's words for a blob that is not a column
-                raise StoreDamaged(f"the store {self.display_url} cannot be used: run {run_id}'s column {table_name}.{name} "
-                                   f"is not a stored column ({type(exc).__name__}); restore the store from a copy, or remove "
-                                   f"and import run {run_id} again") from None
+                raise StoreDamaged(
+                    f"the store {self.display_url} cannot be used: run {run_id}'s column {table_name}.{name} "
+                    f"is not a stored column ({type(exc).__name__}); restore the store from a copy, or remove "
+                    f"and import run {run_id} again"
+                ) from None
         record.tables.setdefault(SAMPLES, {})
         return record
 
@@ -336,9 +393,15 @@ def _first(result: Any) -> Any:
 ColumnWriter = Callable[[dict[str, Any], Iterator[bytes | memoryview], int], None]
 
 
-def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str, captures: Sequence[CaptureInfo],
-                  runs: Sequence[RunRecord], origin: str, existing: dict[Path, int] | None,
-                  write_column: ColumnWriter | None = None) -> list[int]:
+def _write_import(
+    execute: Callable[[str, dict[str, Any]], Any],
+    json_param: str,
+    captures: Sequence[CaptureInfo],
+    runs: Sequence[RunRecord],
+    origin: str,
+    existing: dict[Path, int] | None,
+    write_column: ColumnWriter | None = None,
+) -> list[int]:
     """The inserts of one import, in the caller's transaction. ``execute(sql, params)``
     returns the first value of the statement's first row (the ``RETURNING id``);
     ``json_param`` writes a JSON parameter (PostgreSQL casts, SQLite stores the text);
@@ -350,14 +413,24 @@ def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str
 
     from store.spooled import SpooledTable
 
-
     capture_ids: dict[Path, int] = dict(existing or {})
     for info in captures:
         try:
-            capture_ids[info.path] = int(execute(_INSERT_CAPTURE, {
-                "sha256": info.sha256, "size": int(info.size), "name": info.path.name, "path": str(info.path),
-                "format": info.format, "importer": info.importer, "importer_version": info.importer_version,
-                "imported_at": utcnow_iso()}))
+            capture_ids[info.path] = int(
+                execute(
+                    _INSERT_CAPTURE,
+                    {
+                        "sha256": info.sha256,
+                        "size": int(info.size),
+                        "name": info.path.name,
+                        "path": str(info.path),
+                        "format": info.format,
+                        "importer": info.importer,
+                        "importer_version": info.importer_version,
+                        "imported_at": utcnow_iso(),
+                    },
+                )
+            )
         except Exception as exc:
             if isinstance(exc, sqlite3.IntegrityError) or type(exc).__name__ == "IntegrityError":
                 # Another process stored this file between our digest check and this
@@ -367,19 +440,33 @@ def _write_import(execute: Callable[[str, dict[str, Any]], Any], json_param: str
     insert_run = _INSERT_RUN.format(*(json_param.format(c) for c in ("dimensions", "window", "quality", "meta")))
     run_ids: list[int] = []
     for record in runs:
-        run_id = int(execute(insert_run, {
-            "lens": record.lens, "label": record.label,
-            "dimensions": json.dumps({k: d.to_json() for k, d in record.dimensions.items()}),
-            "window": json.dumps(dict(record.window)),
-            "work_unit": record.work.unit if record.work else None,
-            "work_amount": float(record.work.amount) if record.work and record.work.amount is not None else None,
-            "quality": json.dumps(dict(record.quality)), "meta": json.dumps(dict(record.meta)),
-            "sample_count": int(record.sample_count), "origin": origin, "created_at": utcnow_iso()}))
+        run_id = int(
+            execute(
+                insert_run,
+                {
+                    "lens": record.lens,
+                    "label": record.label,
+                    "dimensions": json.dumps({k: d.to_json() for k, d in record.dimensions.items()}),
+                    "window": json.dumps(dict(record.window)),
+                    "work_unit": record.work.unit if record.work else None,
+                    "work_amount": float(record.work.amount)
+                    if record.work and record.work.amount is not None
+                    else None,
+                    "quality": json.dumps(dict(record.quality)),
+                    "meta": json.dumps(dict(record.meta)),
+                    "sample_count": int(record.sample_count),
+                    "origin": origin,
+                    "created_at": utcnow_iso(),
+                },
+            )
+        )
         for source in record.sources:
             if source not in capture_ids:
                 raise StoreError(f"run {record.label!r} names a source {source} that is not being imported")
-            execute("INSERT INTO run_source (run_id, capture_id) VALUES (:run_id, :capture_id)",
-                    {"run_id": run_id, "capture_id": capture_ids[source]})
+            execute(
+                "INSERT INTO run_source (run_id, capture_id) VALUES (:run_id, :capture_id)",
+                {"run_id": run_id, "capture_id": capture_ids[source]},
+            )
         for table, cols in record.tables.items():
             for name in cols:
                 # One column at a time, its blob dropped after the insert: peak memory is
@@ -419,7 +506,7 @@ def _sqlite_column_writer(conn: Any) -> ColumnWriter:
                 if written > size:
                     raise StoreError(f"column {row['table_name']}.{row['name']} is longer than its stated {size} bytes")
                 for start in range(0, view.nbytes, _BLOB_CHUNK):
-                    blob.write(view[start:start + _BLOB_CHUNK])
+                    blob.write(view[start : start + _BLOB_CHUNK])
         if written != size:  # a zero blob's tail would read as data
             raise StoreError(f"column {row['table_name']}.{row['name']} has {written} of its stated {size} bytes")
 
@@ -427,21 +514,35 @@ def _sqlite_column_writer(conn: Any) -> ColumnWriter:
 
 
 _BLOB_CHUNK = 1 << 20
-_INSERT_CAPTURE = ("INSERT INTO capture (sha256, size, name, path, format, importer, importer_version, imported_at) "
-                   "VALUES (:sha256, :size, :name, :path, :format, :importer, :importer_version, :imported_at) RETURNING id")
+_INSERT_CAPTURE = (
+    "INSERT INTO capture (sha256, size, name, path, format, importer, importer_version, imported_at) "
+    "VALUES (:sha256, :size, :name, :path, :format, :importer, :importer_version, :imported_at) RETURNING id"
+)
 # (the JSON columns' parameters are filled in per backend)
-_INSERT_RUN = ('INSERT INTO run (lens, label, dimensions, "window", work_unit, work_amount, quality, meta, sample_count, origin, created_at) '
-               "VALUES (:lens, :label, {}, {}, :work_unit, :work_amount, {}, {}, :sample_count, :origin, :created_at) RETURNING id")
-_INSERT_COLUMN = ("INSERT INTO run_column (run_id, table_name, name, dtype, length, data) "
-                  "VALUES (:run_id, :table_name, :name, :dtype, :length, :data)")
-_INSERT_ZERO_COLUMN = ("INSERT INTO run_column (run_id, table_name, name, dtype, length, data) "
-                       "VALUES (:run_id, :table_name, :name, :dtype, :length, zeroblob(:size)) RETURNING id")
+_INSERT_RUN = (
+    'INSERT INTO run (lens, label, dimensions, "window", work_unit, work_amount, quality, meta, sample_count, origin, '
+    "created_at) "
+    "VALUES (:lens, :label, {}, {}, :work_unit, :work_amount, {}, {}, :sample_count, :origin, :created_at) RETURNING id"
+)
+_INSERT_COLUMN = (
+    "INSERT INTO run_column (run_id, table_name, name, dtype, length, data) "
+    "VALUES (:run_id, :table_name, :name, :dtype, :length, :data)"
+)
+_INSERT_ZERO_COLUMN = (
+    "INSERT INTO run_column (run_id, table_name, name, dtype, length, data) "
+    "VALUES (:run_id, :table_name, :name, :dtype, :length, zeroblob(:size)) RETURNING id"
+)
 
 
 # "window" is a reserved word in PostgreSQL: quoted.
-_RUN_COLUMNS = 'id, lens, label, dimensions, "window", work_unit, work_amount, quality, meta, sample_count, origin, created_at'
+_RUN_COLUMNS = (
+    'id, lens, label, dimensions, "window", work_unit, work_amount, quality, meta, sample_count, origin, created_at'
+)
 _CAPTURE_COLUMNS = "c.id, c.sha256, c.size, c.name, c.path, c.format, c.importer, c.importer_version, c.imported_at"
-_CAPTURES_OF_RUN = f"SELECT {_CAPTURE_COLUMNS} FROM capture c JOIN run_source s ON s.capture_id = c.id WHERE s.run_id = :run ORDER BY c.id"
+_CAPTURES_OF_RUN = (
+    f"SELECT {_CAPTURE_COLUMNS} FROM capture c JOIN run_source s ON s.capture_id = c.id WHERE s.run_id "
+    f"= :run ORDER BY c.id"
+)
 
 
 @dataclass(frozen=True)
@@ -499,7 +600,10 @@ def _summary(row: "_RunRow") -> RunSummary:
 
 def _dimensions(row: "_RunRow") -> dict[str, Dimension]:
     """A run's stored dimensions (name -> {"value", "source", "declaration"}) decoded."""
-    return {k: Dimension(v.get("value"), v.get("source", "declared"), v.get("declaration")) for k, v in (row.dimensions or {}).items()}
+    return {
+        k: Dimension(v.get("value"), v.get("source", "declared"), v.get("declaration"))
+        for k, v in (row.dimensions or {}).items()
+    }
 
 
 def _record(row: "_RunRow") -> RunRecord:
@@ -530,29 +634,39 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
             found, _version = state(sqlalchemy_query(conn), engine.dialect.name)
             if found != READY:
                 if found == ABSENT and not create:
-                    raise SchemaError(f"no wb store at {display_url(normalized)} yet: 'wb --store URL import FILE' creates one")
+                    raise SchemaError(
+                        f"no wb store at {display_url(normalized)} yet: 'wb --store URL import FILE' creates one"
+                    )
                 apply(conn)
                 conn.commit()
         return Store(normalized, engine)
     except StoreError:
         raise
     except Exception as exc:  # driver errors: unreachable server, bad path, permissions
-        raise StoreError(f"cannot open store {display_url(normalized)}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+        raise StoreError(
+            f"cannot open store {display_url(normalized)}: {type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from exc
 
 
 def _open_sqlite(url: str, path: Path, create: bool) -> Store:
     if not path.exists():
         if not path.parent.is_dir() and path.parent != default_data_dir():
-            raise StoreError(f"no store at {path}: its directory {path.parent} does not exist "
-                             f"(create the directory with 'mkdir -p {path.parent}', then 'wb --store {path} import FILE' creates the store)")
+            raise StoreError(
+                f"no store at {path}: its directory {path.parent} does not exist "
+                f"(create the directory with 'mkdir -p {path.parent}', then 'wb --store {path} import FILE' creates "
+                f"the store)"
+            )
         if not create:
             raise SchemaError(f"no wb store at {path} yet: 'wb --store {path} import FILE' creates one")
         return Store(url, path=path, absent=True)
     if not path.is_file():
         raise StoreError(f"store {path} is not a file")
     if path.stat().st_size == 0:
-        raise StoreError(f"store {path} is an empty file, not a wb store: remove it ('rm {path}') and the next "
-                         f"'wb --store {path} import FILE' creates the store there")
+        raise StoreError(
+            f"store {path} is an empty file, not a wb store: remove it ('rm {path}') and the next "
+            f"'wb --store {path} import FILE' creates the store there"
+        )
     read_only = not writable(path)
     conn = connect_sqlite(path, read_only=read_only)
     try:
@@ -563,7 +677,10 @@ def _open_sqlite(url: str, path: Path, create: bool) -> Store:
     if found == READY or (read_only and found != ABSENT and version is not None and version == SCHEMA_VERSION):
         return store  # (read-only: tables another wb added cannot be added here, and need not be)
     if read_only:
-        raise StoreError(f"store {path} is read-only and {'holds no wb store' if found == ABSENT else 'needs an upgrade this wb cannot write'}")
+        raise StoreError(
+            f"store {path} is read-only and "
+            f"{'holds no wb store' if found == ABSENT else 'needs an upgrade this wb cannot write'}"
+        )
     if found == ABSENT and not create:
         raise SchemaError(f"no wb store at {path} yet: 'wb --store {path} import FILE' creates one")
     with store.engine.connect() as sa_conn:
@@ -613,11 +730,17 @@ def _store_fault(store: "Store", exc: BaseException) -> StoreError | None:
     orig = getattr(exc, "orig", None) or exc
     text = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
     lowered = text.lower()
-    if isinstance(orig, sqlite3.IntegrityError) or type(orig).__name__ in ("IntegrityError", "UniqueViolation", "ForeignKeyViolation"):
+    if isinstance(orig, sqlite3.IntegrityError) or type(orig).__name__ in (
+        "IntegrityError",
+        "UniqueViolation",
+        "ForeignKeyViolation",
+    ):
         return None
     if "disk is full" in lowered or "no space left" in lowered or type(orig).__name__ == "DiskFull":
-        return StoreFull(f"the store {store.display_url} is full (no space left on its disk): nothing was written, "
-                         "nothing stored before was lost; free space and run the command again")
+        return StoreFull(
+            f"the store {store.display_url} is full (no space left on its disk): nothing was written, "
+            "nothing stored before was lost; free space and run the command again"
+        )
     database_error = isinstance(orig, sqlite3.DatabaseError)
     if not database_error and "sqlalchemy" in sys.modules:
         from sqlalchemy.exc import DBAPIError  # loaded already (checked above)
@@ -625,8 +748,10 @@ def _store_fault(store: "Store", exc: BaseException) -> StoreError | None:
         database_error = isinstance(exc, DBAPIError)
     if not database_error:
         return None
-    return StoreDamaged(f"the store {store.display_url} cannot be used: {text} (a damaged file, or not a store this wb wrote); "
-                        "nothing was written. Check it with 'wb doctor', or restore it from a copy")
+    return StoreDamaged(
+        f"the store {store.display_url} cannot be used: {text} (a damaged file, or not a store this wb wrote); "
+        "nothing was written. Check it with 'wb doctor', or restore it from a copy"
+    )
 
 
 def _read_only(exc: BaseException) -> bool:

@@ -103,8 +103,10 @@ def npy_header(dtype: "np.dtype", length: int) -> bytes:
     import numpy as np
 
     header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
-                                                  "fortran_order": False, "shape": (int(length),)})
+    np.lib.format.write_array_header_1_0(
+        header,
+        {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": (int(length),)},
+    )
     return header.getvalue()
 
 

@@ -70,16 +70,32 @@ class Declared:
     changed: bool = True
 
     def to_json(self) -> dict[str, object]:
-        return {"id": self.id, "run": self.run_id, "name": self.name, "action": self.action, "value": self.value,
-                "previous": self.previous, "who": self.who, "why": self.why, "at": self.at}
+        return {
+            "id": self.id,
+            "run": self.run_id,
+            "name": self.name,
+            "action": self.action,
+            "value": self.value,
+            "previous": self.previous,
+            "who": self.who,
+            "why": self.why,
+            "at": self.at,
+        }
 
 
 def _same(a: Any, b: Any) -> bool:
     return str(a) == str(b)
 
 
-def declare(store: "Store", run_ids: Sequence[int], values: Mapping[str, Any], unset: Sequence[str] = (), *,
-            who: str, why: str = "") -> list[Declared]:
+def declare(
+    store: "Store",
+    run_ids: Sequence[int],
+    values: Mapping[str, Any],
+    unset: Sequence[str] = (),
+    *,
+    who: str,
+    why: str = "",
+) -> list[Declared]:
     """Set ``values`` and unset ``unset`` on every run, in one transaction (all or nothing).
 
     A value equal to the run's current one adds no history row (``changed`` False).
@@ -96,12 +112,17 @@ def declare(store: "Store", run_ids: Sequence[int], values: Mapping[str, Any], u
                 source = (current or {}).get("source")
                 if current is not None and source in ("measured", "derived") and not _same(current.get("value"), value):
                     raise DeclarationRefused(
-                        f"run {run_id}: {name}={value} contradicts the data, which say {name} = {current.get('value')!r} ({source})"
+                        f"run {run_id}: {name}={value} contradicts the data, which say {name} = "
+                        f"{current.get('value')!r} ({source})"
                     )
                 if current is not None and _same(current.get("value"), value):
-                    out.append(Declared(None, run_id, name, SET, current.get("value"), current, who, why, "", changed=False))
+                    out.append(
+                        Declared(None, run_id, name, SET, current.get("value"), current, who, why, "", changed=False)
+                    )
                     continue
-                entry = DimensionDeclaration(run_id=run_id, name=name, action=SET, value=value, previous=current, who=who, why=why)
+                entry = DimensionDeclaration(
+                    run_id=run_id, name=name, action=SET, value=value, previous=current, who=who, why=why
+                )
                 s.add(entry)
                 s.flush()
                 dims[name] = {"value": value, "source": "declared", "declaration": entry.id}
@@ -113,9 +134,12 @@ def declare(store: "Store", run_ids: Sequence[int], values: Mapping[str, Any], u
                     continue
                 if current.get("source") in ("measured", "derived"):
                     raise DeclarationRefused(
-                        f"run {run_id}: {name} = {current.get('value')!r} is {current.get('source')} from the data and cannot be unset"
+                        f"run {run_id}: {name} = {current.get('value')!r} is {current.get('source')} from the data and "
+                        f"cannot be unset"
                     )
-                entry = DimensionDeclaration(run_id=run_id, name=name, action=UNSET, value=None, previous=current, who=who, why=why)
+                entry = DimensionDeclaration(
+                    run_id=run_id, name=name, action=UNSET, value=None, previous=current, who=who, why=why
+                )
                 s.add(entry)
                 s.flush()
                 del dims[name]

@@ -20,8 +20,12 @@ if TYPE_CHECKING:
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 # Every writing connection's settings (a read-only one skips the first).
-SQLITE_PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA foreign_keys=ON", f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
-                  "PRAGMA synchronous=NORMAL")
+SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA foreign_keys=ON",
+    f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
+    "PRAGMA synchronous=NORMAL",
+)
 
 
 def default_data_dir() -> Path:
@@ -85,7 +89,12 @@ def in_memory(url: str) -> bool:
         return False
     _scheme, sep, rest = url.partition("://")
     rest = rest.removeprefix("/") if sep else rest
-    return rest in ("", ":memory:") or rest.startswith(":memory:?") or rest.startswith("file::memory:") or "mode=memory" in rest
+    return (
+        rest in ("", ":memory:")
+        or rest.startswith(":memory:?")
+        or rest.startswith("file::memory:")
+        or "mode=memory" in rest
+    )
 
 
 def display_url(url: str) -> str:
@@ -117,8 +126,13 @@ def connect_sqlite(path: Path, *, read_only: bool = False, create: bool = False)
     ``create``: the file may be new (a store being created)."""
     import sqlite3
 
-    conn = sqlite3.connect(_sqlite_uri(path, read_only, create=create), uri=True, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
-                           isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(
+        _sqlite_uri(path, read_only, create=create),
+        uri=True,
+        timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+    )
     conn.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     return conn
 
@@ -138,8 +152,13 @@ def make_engine(url: str, *, read_only: bool = False) -> "Engine":
             # A URL without a path reads as an in-memory database, whose default pool
             # (SingletonThreadPool) closes other threads' connections under load: a file
             # store takes the pool a file URL would (the TUI reads from several workers).
-            engine = create_engine("sqlite+pysqlite://", poolclass=QueuePool, creator=lambda: sqlite3.connect(
-                uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000, check_same_thread=False))
+            engine = create_engine(
+                "sqlite+pysqlite://",
+                poolclass=QueuePool,
+                creator=lambda: sqlite3.connect(
+                    uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+                ),
+            )
         else:
             engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
 

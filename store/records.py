@@ -58,6 +58,7 @@ def utcnow_iso() -> str:
     """The time rows are stamped with (UTC, to the second)."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
+
 # The columnar table every run has; importers may add others ("operations",
 # "timeline", "gpu", ...), each a mapping of column name to a 1-D array.
 SAMPLES = "samples"

@@ -55,7 +55,9 @@ class RerunPlan(SQLModel, table=True):
 class RerunExecution(SQLModel, table=True):
     __tablename__ = "rerun_execution"
     id: Optional[int] = Field(default=None, primary_key=True)
-    plan_id: int = Field(sa_column=Column(Integer, ForeignKey("rerun_plan.id", ondelete="RESTRICT"), index=True, nullable=False))
+    plan_id: int = Field(
+        sa_column=Column(Integer, ForeignKey("rerun_plan.id", ondelete="RESTRICT"), index=True, nullable=False)
+    )
     status: str = RUNNING
     host: str = ""
     pid: int = 0  # the wb process running it (to tell a live execution from a crashed one)
@@ -72,7 +74,9 @@ class RerunRun(SQLModel, table=True):
 
     __tablename__ = "rerun_run"
     id: Optional[int] = Field(default=None, primary_key=True)
-    execution_id: int = Field(sa_column=Column(Integer, ForeignKey("rerun_execution.id", ondelete="CASCADE"), index=True, nullable=False))
+    execution_id: int = Field(
+        sa_column=Column(Integer, ForeignKey("rerun_execution.id", ondelete="CASCADE"), index=True, nullable=False)
+    )
     round: int  # 1..rounds; 0 is a warm-up run
     arm: str  # "A", "B", "A'"
     slot: int  # position in the execution's schedule
@@ -86,7 +90,9 @@ class RerunRun(SQLModel, table=True):
     stderr_tail: str = ""
     capture_path: str = ""
     capture_sha256: str = ""
-    run_id: Optional[int] = Field(default=None, sa_column=Column(Integer, ForeignKey("run.id", ondelete="SET NULL"), nullable=True))
+    run_id: Optional[int] = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("run.id", ondelete="SET NULL"), nullable=True)
+    )
     statistic: Optional[float] = None  # the plan's per-run statistic, when the capture gave one
 
 
@@ -94,8 +100,12 @@ class RerunComparison(SQLModel, table=True):
     __tablename__ = "rerun_comparison"
     __table_args__ = (UniqueConstraint("execution_id", "digest"),)
     id: Optional[int] = Field(default=None, primary_key=True)
-    plan_id: int = Field(sa_column=Column(Integer, ForeignKey("rerun_plan.id", ondelete="RESTRICT"), index=True, nullable=False))
-    execution_id: int = Field(sa_column=Column(Integer, ForeignKey("rerun_execution.id", ondelete="CASCADE"), index=True, nullable=False))
+    plan_id: int = Field(
+        sa_column=Column(Integer, ForeignKey("rerun_plan.id", ondelete="RESTRICT"), index=True, nullable=False)
+    )
+    execution_id: int = Field(
+        sa_column=Column(Integer, ForeignKey("rerun_execution.id", ondelete="CASCADE"), index=True, nullable=False)
+    )
     rounds_used: int = 0
     verdict: Optional[str] = None
     digest: str = ""  # SHA-256 of the body: the same analysis is stored once
@@ -105,9 +115,13 @@ class RerunComparison(SQLModel, table=True):
 
 @event.listens_for(RerunPlan, "before_update")
 def _plan_is_immutable_once_executed(_mapper: Any, connection: Any, target: RerunPlan) -> None:
-    n = connection.execute(sa_select(func.count()).select_from(RerunExecution).where(RerunExecution.plan_id == target.id)).scalar_one()
+    n = connection.execute(
+        sa_select(func.count()).select_from(RerunExecution).where(RerunExecution.plan_id == target.id)
+    ).scalar_one()
     if n:
-        raise PlanImmutable(f"plan {target.name!r} has {n} execution(s) and cannot change; save the changed plan under a new name")
+        raise PlanImmutable(
+            f"plan {target.name!r} has {n} execution(s) and cannot change; save the changed plan under a new name"
+        )
 
 
 @event.listens_for(RerunPlan, "before_delete")
@@ -131,11 +145,20 @@ def find_plan(session: "Session", ref: str | int) -> RerunPlan:
 
 
 def execution_count(session: "Session", plan_id: int) -> int:
-    return int(session.exec(select(func.count()).select_from(RerunExecution).where(RerunExecution.plan_id == plan_id)).one())
+    return int(
+        session.exec(select(func.count()).select_from(RerunExecution).where(RerunExecution.plan_id == plan_id)).one()
+    )
 
 
-def save_plan(session: "Session", name: str, lens: str, digest: str, body: dict[str, object], origin: str = "user",
-              investigation_id: int | None = None) -> tuple[RerunPlan, Literal["added", "unchanged", "replaced"]]:
+def save_plan(
+    session: "Session",
+    name: str,
+    lens: str,
+    digest: str,
+    body: dict[str, object],
+    origin: str = "user",
+    investigation_id: int | None = None,
+) -> tuple[RerunPlan, Literal["added", "unchanged", "replaced"]]:
     """Add a plan, or keep the identical one; returns (plan, "added" | "unchanged" | "replaced").
 
     A plan of the same name with a different body (or investigation) replaces it only
@@ -143,7 +166,9 @@ def save_plan(session: "Session", name: str, lens: str, digest: str, body: dict[
     """
     existing = session.exec(select(RerunPlan).where(RerunPlan.name == name)).first()
     if existing is None:
-        row = RerunPlan(name=name, lens=lens, digest=digest, body=body, origin=origin, investigation_id=investigation_id)
+        row = RerunPlan(
+            name=name, lens=lens, digest=digest, body=body, origin=origin, investigation_id=investigation_id
+        )
         session.add(row)
         session.flush()
         return row, "added"

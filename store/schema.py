@@ -49,10 +49,18 @@ def _plans_belong_to_investigations(conn: "Connection") -> None:
     if conn.dialect.name == "sqlite":
         columns = {r[1] for r in query("PRAGMA table_info(rerun_plan)")}
     else:
-        columns = {r[0] for r in query("SELECT column_name FROM information_schema.columns "
-                                       "WHERE table_schema = current_schema() AND table_name = 'rerun_plan'")}
+        columns = {
+            r[0]
+            for r in query(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND table_name = 'rerun_plan'"
+            )
+        }
     if "investigation_id" not in columns:
-        conn.exec_driver_sql("ALTER TABLE rerun_plan ADD COLUMN investigation_id INTEGER REFERENCES investigation (id) ON DELETE RESTRICT")
+        conn.exec_driver_sql(
+            "ALTER TABLE rerun_plan ADD COLUMN investigation_id INTEGER REFERENCES investigation (id) ON DELETE "
+            "RESTRICT"
+        )
 
 
 def _add_actions(conn: "Connection") -> None:
@@ -65,13 +73,17 @@ def _add_actions(conn: "Connection") -> None:
     from store.rerun import RerunPlan
 
     # With the tables they refer to (created only where missing), dependencies first.
-    tables = [t.__table__ for t in (ImportedBundle, Investigation, RerunPlan, Action, ActionDecision, ActionVerification)]  # type: ignore[union-attr]
+    kinds = (ImportedBundle, Investigation, RerunPlan, Action, ActionDecision, ActionVerification)
+    tables = [t.__table__ for t in kinds]  # type: ignore[union-attr]
     SQLModel.metadata.create_all(conn, tables=tables, checkfirst=True)
 
 
 # MIGRATIONS[n] upgrades a store at version n to n + 1. Version 1 is the first release.
-MIGRATIONS: dict[int, Callable[["Connection"], None]] = {1: _add_api_tokens, 2: _plans_belong_to_investigations,
-                                                   3: _add_actions}
+MIGRATIONS: dict[int, Callable[["Connection"], None]] = {
+    1: _add_api_tokens,
+    2: _plans_belong_to_investigations,
+    3: _add_actions,
+}
 
 # What ``state`` finds.
 READY = "ready"  # the version and the tables of this wb
@@ -107,15 +119,19 @@ def state(query: Query, dialect: str) -> tuple[str, int | None]:
     if not tables:
         return ABSENT, None
     if "wb_meta" not in tables:
-        raise SchemaError(f"this database is not a wb store (it has tables {', '.join(sorted(tables)[:5])} but no wb_meta)")
+        raise SchemaError(
+            f"this database is not a wb store (it has tables {', '.join(sorted(tables)[:5])} but no wb_meta)"
+        )
     meta = dict(query("SELECT key, value FROM wb_meta"))
     raw = meta.get("schema_version")
     if raw is None:
         # Only an older wb's creation cut short leaves wb_meta without a version (it
         # created tables outside a transaction); with no data in it, creating again repairs it.
         if any(query(f"SELECT 1 FROM {t} LIMIT 1") for t in ("run", "capture") if t in tables):
-            raise SchemaError("this wb store has no schema version but holds runs; it may be damaged "
-                              "(keep a copy, then export what you need with 'wb bundle export')")
+            raise SchemaError(
+                "this wb store has no schema version but holds runs; it may be damaged "
+                "(keep a copy, then export what you need with 'wb bundle export')"
+            )
         return ABSENT, None
     try:
         version = int(raw)
@@ -143,8 +159,10 @@ def create(execute: Callable[[str], Any], dialect: str) -> None:
     ``execute(sql)`` runs one statement as is (no parameters)."""
     for statement in STATEMENTS[dialect]:
         execute(statement)
-    execute(f"INSERT INTO wb_meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}'), "
-            f"('tables', '{tables_fingerprint()}')")
+    execute(
+        f"INSERT INTO wb_meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}'), "
+        f"('tables', '{tables_fingerprint()}')"
+    )
 
 
 def apply(conn: "Connection") -> int:
@@ -181,6 +199,8 @@ def apply(conn: "Connection") -> int:
     # New tables (a new group, or the whole schema) are created empty; existing ones are kept.
     SQLModel.metadata.create_all(conn)
     conn.execute(text("DELETE FROM wb_meta WHERE key IN ('schema_version', 'tables')"))
-    conn.execute(text("INSERT INTO wb_meta (key, value) VALUES ('schema_version', :v), ('tables', :t)"),
-                 {"v": str(version), "t": tables_fingerprint()})
+    conn.execute(
+        text("INSERT INTO wb_meta (key, value) VALUES ('schema_version', :v), ('tables', :t)"),
+        {"v": str(version), "t": tables_fingerprint()},
+    )
     return int(version)  # type: ignore[arg-type]

@@ -70,8 +70,9 @@ class SpooledTable(Mapping[str, np.ndarray]):
 
     # -- filling ------------------------------------------------------------------
 
-    def append(self, chunk: Mapping[str, np.ndarray], labels: Mapping[str, Sequence[str]] | None = None,
-               order: Any = None) -> None:
+    def append(
+        self, chunk: Mapping[str, np.ndarray], labels: Mapping[str, Sequence[str]] | None = None, order: Any = None
+    ) -> None:
         """Rows of every column; a text column as strings, or as codes into ``labels[column]``.
         A numeric column the chunk lacks is unknown (NaN) on its rows."""
         extra = set(chunk) - set(self._columns)
@@ -93,8 +94,11 @@ class SpooledTable(Mapping[str, np.ndarray]):
             else:
                 values = np.full(rows, np.nan)
             at[column] = self._write(values)
-        keys, key_rows = (np.unique(np.asarray(chunk.get(self._key, np.full(rows, np.nan)), dtype=_NUMBER), return_counts=True)
-                          if self._key is not None else (np.zeros(0), np.zeros(0, dtype=np.int64)))
+        keys, key_rows = (
+            np.unique(np.asarray(chunk.get(self._key, np.full(rows, np.nan)), dtype=_NUMBER), return_counts=True)
+            if self._key is not None
+            else (np.zeros(0), np.zeros(0, dtype=np.int64))
+        )
         self._chunks.append(_Chunk(rows, at, order, keys, key_rows))
 
     def _codes(self, column: str, values: np.ndarray, labels: Sequence[str] | None) -> np.ndarray:
@@ -106,7 +110,9 @@ class SpooledTable(Mapping[str, np.ndarray]):
             if values.size and (int(values.min()) < 0 or int(values.max()) >= len(remap)):
                 raise ValueError(f"column {column}: a code points outside its labels")
             return remap[values] if len(remap) else np.zeros(0, dtype=_CODE)
-        if values.dtype.kind not in "UOT" or (values.dtype.kind == "O" and any(type(v) is not str for v in values.tolist())):
+        if values.dtype.kind not in "UOT" or (
+            values.dtype.kind == "O" and any(type(v) is not str for v in values.tolist())
+        ):
             raise ValueError(f"column {column} holds text: strings, or codes with their labels")
         return np.array([index.setdefault(v, len(index)) for v in values.tolist()], dtype=_CODE)
 
@@ -175,8 +181,9 @@ class SpooledTable(Mapping[str, np.ndarray]):
         length = self.rows
         if column not in self._text:
             header = columns.npy_header(_NUMBER, length)
-            return StreamedColumn(str(_NUMBER), length, len(header) + length * _NUMBER.itemsize,
-                                  _pieces([header], self._kept(column), []))
+            return StreamedColumn(
+                str(_NUMBER), length, len(header) + length * _NUMBER.itemsize, _pieces([header], self._kept(column), [])
+            )
         width = columns.code_width(len(self._vocabulary[column]))
         offsets, utf8 = columns.string_table([v.encode("utf-8", "surrogatepass") for v in self._vocabulary[column]])
         head = [columns.STRINGS_MAGIC, columns.npy_header(width, length)]
@@ -205,7 +212,9 @@ class SpooledTable(Mapping[str, np.ndarray]):
         return np.frombuffer(data, dtype=dtype)
 
 
-def _pieces(head: list[bytes], body: Iterator[np.ndarray], tail: list[bytes | memoryview]) -> Iterator[bytes | memoryview]:
+def _pieces(
+    head: list[bytes], body: Iterator[np.ndarray], tail: list[bytes | memoryview]
+) -> Iterator[bytes | memoryview]:
     yield from head
     for values in body:
         yield np.ascontiguousarray(values).view(np.uint8).data

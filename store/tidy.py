@@ -54,14 +54,21 @@ def references(session: "Session", run_id: int) -> list[str]:
     from store.rerun import RerunRun
 
     found: list[str] = []
-    local = {inv.id: inv for inv in session.exec(select(Investigation).where(Investigation.imported_bundle_id.is_(None))).all()}  # type: ignore[union-attr]
+    made_here = select(Investigation).where(Investigation.imported_bundle_id.is_(None))  # type: ignore[union-attr]
+    local = {inv.id: inv for inv in session.exec(made_here).all()}
     for inv in local.values():
-        sides = [name for name, runs in (("baseline", inv.baseline_runs), ("candidate", inv.candidate_runs)) if _refers(runs, run_id)]
+        sides = [
+            name
+            for name, runs in (("baseline", inv.baseline_runs), ("candidate", inv.candidate_runs))
+            if _refers(runs, run_id)
+        ]
         if sides:
             found.append(f"investigation {inv.id} ({' and '.join(sides)} runs)")
     for comp in session.exec(select(InvestigationComparison)).all():
         control = (comp.parameters or {}).get("control")  # A′ runs of an A/A control
-        if comp.investigation_id in local and any(_refers(r, run_id) for r in (comp.baseline_runs, comp.candidate_runs, control)):
+        if comp.investigation_id in local and any(
+            _refers(r, run_id) for r in (comp.baseline_runs, comp.candidate_runs, control)
+        ):
             found.append(f"comparison {comp.id} of investigation {comp.investigation_id}")
     for obs in session.exec(select(Observation)).all():
         if obs.investigation_id in local and any(
@@ -84,7 +91,10 @@ def remove_runs(store: "Store", run_ids: Sequence[int]) -> dict[str, Any]:
             refs = references(s, run_id)
             if refs:
                 shown = ", ".join(refs[:3]) + (f" and {len(refs) - 3} more" if len(refs) > 3 else "")
-                raise RunInUse(f"run {run_id} is evidence in {shown}; it is kept (an investigation and its bundles must keep their runs)")
+                raise RunInUse(
+                    f"run {run_id} is evidence in {shown}; it is kept (an investigation and its bundles must keep "
+                    f"their runs)"
+                )
         capture_ids = set(s.exec(select(RunSource.capture_id).where(RunSource.run_id.in_(list(run_ids)))).all())  # type: ignore[attr-defined]
         s.exec(delete(Run).where(Run.id.in_(list(run_ids))))  # type: ignore[union-attr]
         s.flush()

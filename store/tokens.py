@@ -58,8 +58,13 @@ class TokenInfo:
     revoked_at: str | None
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "role": self.role, "created_at": self.created_at, "revoked_at": self.revoked_at,
-                "active": self.revoked_at is None}
+        return {
+            "name": self.name,
+            "role": self.role,
+            "created_at": self.created_at,
+            "revoked_at": self.revoked_at,
+            "active": self.revoked_at is None,
+        }
 
 
 @dataclass(frozen=True)

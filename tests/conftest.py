@@ -32,7 +32,11 @@ def _real_wb_folders() -> list[Path]:
     """wb's folders as the user's environment names them (read before the session changes it)."""
     home = Path(os.path.expanduser("~"))
     folders = []
-    for variable, fallback in (("XDG_DATA_HOME", ".local/share"), ("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache")):
+    for variable, fallback in (
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_CACHE_HOME", ".cache"),
+    ):
         folders.append(Path(os.environ.get(variable) or home / fallback) / "wb")
         folders.append(home / fallback / "wb")
     return sorted(set(folders))
@@ -73,14 +77,20 @@ def pytest_sessionfinish(session, exitstatus):
 def hermetic_environment(tmp_path_factory):
     """HOME, the XDG folders and WB_STORE inside pytest's temporary directory, for the session."""
     base = tmp_path_factory.mktemp("home")
-    values = {"HOME": base, "XDG_DATA_HOME": base / ".local" / "share", "XDG_CONFIG_HOME": base / ".config",
-              "XDG_CACHE_HOME": base / ".cache"}
+    values = {
+        "HOME": base,
+        "XDG_DATA_HOME": base / ".local" / "share",
+        "XDG_CONFIG_HOME": base / ".config",
+        "XDG_CACHE_HOME": base / ".cache",
+    }
     with pytest.MonkeyPatch.context() as mp:
         for name, path in values.items():
             path.mkdir(parents=True, exist_ok=True)
             mp.setenv(name, str(path))
         mp.setenv("WB_STORE", f"sqlite:///{base / 'session-store.sqlite'}")
         yield base
+
+
 BACKENDS = ["sqlite", "postgresql"]
 
 
@@ -131,4 +141,12 @@ def run_wb(*args: str, env: dict | None = None, input: str | None = None, cwd: P
     import sys
 
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=full_env, input=input, cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        input=input,
+        cwd=cwd,
+        timeout=300,
+    )

@@ -46,7 +46,11 @@ def contradiction(record: "RunRecord", values: Mapping[str, Any]) -> "tuple[str,
     # declaration (an eligibility history the jobs do not carry). A value the importer
     # measured is the value, as in every comparison; else what the lens derives.
     measured = {k: d for k, d in record.dimensions.items() if d.source != "declared"}
-    declared = {**record.dimensions, **{name: Dimension(value, "declared") for name, value in values.items()}, **measured}
+    declared = {
+        **record.dimensions,
+        **{name: Dimension(value, "declared") for name, value in values.items()},
+        **measured,
+    }
     probe = replace(record, dimensions=declared)
     observed = lens.observed_dimensions(probe)
     specs = {s.name: s for s in lens.dimensions}
@@ -64,11 +68,20 @@ def _check_against_data(store: "Store", run_id: int, values: Mapping[str, Any]) 
     found = contradiction(store.load_run(run_id), values)
     if found:
         name, value, seen = found
-        raise UsageError(f"run {run_id}: {name}={value} contradicts the data, which say {name} = {seen.value!r} ({seen.source})")
+        raise UsageError(
+            f"run {run_id}: {name}={value} contradicts the data, which say {name} = {seen.value!r} ({seen.source})"
+        )
 
 
-def declare_dimensions(store: "Store", run_ids: Sequence[int], values: Mapping[str, str], unset: Sequence[str] = (), *,
-                       why: str = "", who: str | None = None) -> list["Declared"]:
+def declare_dimensions(
+    store: "Store",
+    run_ids: Sequence[int],
+    values: Mapping[str, str],
+    unset: Sequence[str] = (),
+    *,
+    why: str = "",
+    who: str | None = None,
+) -> list["Declared"]:
     """Record the declarations on every run (all or nothing); refusals are usage errors
     that name both values."""
     from store.declarations import DeclarationRefused, declare  # loads SQLAlchemy: not for 'wb declare --help'
@@ -79,7 +92,10 @@ def declare_dimensions(store: "Store", run_ids: Sequence[int], values: Mapping[s
         raise UsageError("nothing to declare: give NAME=VALUE or --unset NAME")
     for name, value in values.items():  # an empty value would make two unknowns look "same"
         if not str(value).strip():
-            raise UsageError(f"declare {name}=: an empty value declares nothing (to take a declaration back: wb declare RUN --unset {name})")
+            raise UsageError(
+                f"declare {name}=: an empty value declares nothing (to take a declaration back: wb declare RUN --unset "
+                f"{name})"
+            )
     both = sorted(set(values) & set(unset))
     if both:
         raise UsageError(f"{both[0]} is both set and unset")

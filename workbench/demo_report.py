@@ -28,7 +28,9 @@ def demo_pairs(store: "Store") -> list[tuple[str, list[int], list[int]]]:
     pairs = []
     for lens, base, cand in DEMO_PAIRS:
         ours = [r for r in runs if r.lens == lens and "A′" not in r.label]
-        pairs.append((lens, [r.id for r in ours if r.label.startswith(base)], [r.id for r in ours if r.label.startswith(cand)]))
+        pairs.append(
+            (lens, [r.id for r in ours if r.label.startswith(base)], [r.id for r in ours if r.label.startswith(cand)])
+        )
     return pairs
 
 
@@ -42,9 +44,13 @@ def print_demo_report(store: "Store") -> None:
     click.echo("")
     pairs = demo_pairs(store)
     for lens, base_ids, cand_ids in pairs:
-        comparison = compare(store.load_runs(base_ids), store.load_runs(cand_ids), lens=lens,
-                             changes=_demo_change(lens, store, base_ids, cand_ids),
-                             control=store.load_runs(demo_controls(store, lens)))
+        comparison = compare(
+            store.load_runs(base_ids),
+            store.load_runs(cand_ids),
+            lens=lens,
+            changes=_demo_change(lens, store, base_ids, cand_ids),
+            control=store.load_runs(demo_controls(store, lens)),
+        )
         click.echo(render_comparison(comparison))
         click.echo("")
     # The demo's pair that cannot be compared: comparability comes before any delta.
@@ -52,8 +58,12 @@ def print_demo_report(store: "Store") -> None:
     base_ids = pairs[0][1]
     if other and base_ids:
         click.echo("A pair the inference lens refuses (the candidate ran on other hardware):")
-        refused = compare(store.load_runs(base_ids), store.load_runs(other), lens="inference",
-                          changes=_demo_change("inference", store, base_ids, other))
+        refused = compare(
+            store.load_runs(base_ids),
+            store.load_runs(other),
+            lens="inference",
+            changes=_demo_change("inference", store, base_ids, other),
+        )
         click.echo(render_comparison(refused))
 
 

@@ -75,8 +75,10 @@ def load_folder_file(path: Path) -> FolderFile:
     known = ["dimensions", *IMPORT_TABLES]
     extra = sorted(set(doc) - set(known))
     if extra:
-        raise BadInput(path, f"unknown table or key {extra[0]!r} (a {DIMS_FILE_NAME} holds only "
-                             f"{', '.join(f'[{t}]' for t in known)})")
+        raise BadInput(
+            path,
+            f"unknown table or key {extra[0]!r} (a {DIMS_FILE_NAME} holds only {', '.join(f'[{t}]' for t in known)})",
+        )
     table = doc.get("dimensions", {})
     if not isinstance(table, dict):
         raise BadInput(path, "[dimensions] must be a table of NAME = VALUE")
@@ -86,8 +88,11 @@ def load_folder_file(path: Path) -> FolderFile:
             raise BadInput(path, f"dimension {name!r} must be a single value (text or number)", where="[dimensions]")
         text = str(value).lower() if isinstance(value, bool) else str(value)
         if not text.strip():
-            raise BadInput(path, f"dimension {str(name).strip()!r} is empty: an empty value declares nothing (leave the line out)",
-                           where="[dimensions]")
+            raise BadInput(
+                path,
+                f"dimension {str(name).strip()!r} is empty: an empty value declares nothing (leave the line out)",
+                where="[dimensions]",
+            )
         out[str(name).strip()] = text
     return FolderFile(out, _import_params(doc, path))
 
@@ -113,7 +118,10 @@ def refuse_empty(values: Mapping[str, str], how: str) -> None:
     """An empty declared value would make two unknowns look the same; refuse it (usage error)."""
     for name, value in values.items():
         if not str(value).strip():
-            raise UsageError(f"{how} {name}=: an empty value declares nothing (to take a declaration back: wb declare RUN --unset {name})")
+            raise UsageError(
+                f"{how} {name}=: an empty value declares nothing (to take a declaration back: wb declare RUN --unset "
+                f"{name})"
+            )
 
 
 def _absolute(path: Path) -> Path:
@@ -131,7 +139,9 @@ class FolderDimensions:
     """The declared dimensions for each imported file: its folder's ``wb.toml`` (or the
     one ``--dims-file``), then ``--dim`` over it. Each file is read once."""
 
-    def __init__(self, cli: dict[str, str] | None = None, dims_file: Path | None = None, roots: Iterable[Path] = ()) -> None:
+    def __init__(
+        self, cli: dict[str, str] | None = None, dims_file: Path | None = None, roots: Iterable[Path] = ()
+    ) -> None:
         self.cli = dict(cli or {})
         refuse_empty(self.cli, "--dim")
         explicit = load_folder_file(dims_file) if dims_file is not None else None
@@ -160,7 +170,9 @@ class FolderDimensions:
             if candidate.is_symlink() and not _within(candidate, self._root_of(candidate)):
                 # As a scan passes over a symlink out of the folder: a wb.toml is read from
                 # the imported folder, never from wherever a link points (/proc/kmsg).
-                raise BadInput(candidate, f"is a symlink out of the imported folder (to {os.readlink(candidate)}); not followed")
+                raise BadInput(
+                    candidate, f"is a symlink out of the imported folder (to {os.readlink(candidate)}); not followed"
+                )
             self.files[candidate] = load_folder_file(candidate) if candidate.is_file() else FolderFile()
         return self.files[candidate]
 

@@ -59,4 +59,3 @@ class BadInput(WbError):
 
 class NotFound(WbError):
     exit_code = EXIT_USAGE
-

@@ -42,7 +42,9 @@ class ImportReport:
             "linked": [{"file": str(p), "runs": ids} for p, ids in self.linked],
             "skipped": [{"file": str(p), "reason": why} for p, why in self.skipped],
             "runs": self.run_ids,
-            "declared": [{"file": str(p), "declarations": [d.to_json() for d in ds if d.changed]} for p, ds in self.declared],
+            "declared": [
+                {"file": str(p), "declarations": [d.to_json() for d in ds if d.changed]} for p, ds in self.declared
+            ],
         }
 
 
@@ -62,21 +64,30 @@ def parse_dim_options(values: Sequence[str]) -> dict[str, str]:
     return dims
 
 
-def apply_declared_dimensions(record: RunRecord, dims: dict[str, str], origin: Callable[[str], str] = lambda _name: "--dim") -> None:
+def apply_declared_dimensions(
+    record: RunRecord, dims: dict[str, str], origin: Callable[[str], str] = lambda _name: "--dim"
+) -> None:
     """Add user-declared dimensions; a value that contradicts the file is refused.
     ``origin(name)`` says where a value came from (``--dim``, a ``wb.toml``)."""
     for name, value in dims.items():
         existing = record.dimensions.get(name)
         if existing is not None and str(existing.value) != value:
             where = record.sources[0] if record.sources else None
-            raise BadInput(where, f"{origin(name)} {name}={value} contradicts the file, which says {name} = {existing.value!r} ({existing.source})")
+            raise BadInput(
+                where,
+                f"{origin(name)} {name}={value} contradicts the file, which says {name} = {existing.value!r} "
+                f"({existing.source})",
+            )
         if existing is None:
             record.dimensions[name] = Dimension(value, "declared")
     found = contradiction(record, dims)  # as 'wb declare' checks: the lens's reading of the samples
     if found:
         name, value, seen = found
         where = record.sources[0] if record.sources else None
-        raise BadInput(where, f"{origin(name)} {name}={value} contradicts the data, which show {name} = {seen.value!r} ({seen.source})")
+        raise BadInput(
+            where,
+            f"{origin(name)} {name}={value} contradicts the data, which show {name} = {seen.value!r} ({seen.source})",
+        )
 
 
 def check_text(record: RunRecord) -> None:
@@ -96,16 +107,29 @@ def check_text(record: RunRecord) -> None:
             stack.extend((v, f"{where}[{i}]") for i, v in enumerate(value))
         elif isinstance(value, str):
             if len(value) > MAX_STRING_CHARS:
-                raise exceeded(source, f"a string of {len(value):,} characters is longer than", f"{MAX_STRING_CHARS:,}", where=where[:120])
+                raise exceeded(
+                    source,
+                    f"a string of {len(value):,} characters is longer than",
+                    f"{MAX_STRING_CHARS:,}",
+                    where=where[:120],
+                )
             if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
                 raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=where[:120])
     for table, cols in record.tables.items():
         if isinstance(cols, SpooledTable):  # its text is its vocabulary: each distinct string once, rows untouched
             for name in cols.text:
-                odd = {v for v in cols.text_values(name) if not v.isascii() and any("\ud800" <= ch <= "\udfff" for ch in v)}
-                rows = [i for i, v in enumerate(cols[name].tolist()) if v in odd] if odd else []  # (read only to say where)
+                odd = {
+                    v for v in cols.text_values(name) if not v.isascii() and any("\ud800" <= ch <= "\udfff" for ch in v)
+                }
+                rows = (
+                    [i for i, v in enumerate(cols[name].tolist()) if v in odd] if odd else []
+                )  # (read only to say where)
                 if rows:
-                    raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=f"{table}[{rows[0]}].{name}")
+                    raise BadInput(
+                        source,
+                        "string contains a lone surrogate (not valid Unicode)",
+                        where=f"{table}[{rows[0]}].{name}",
+                    )
             continue
         for name, arr in cols.items():
             arr = np.asarray(arr)
@@ -114,12 +138,22 @@ def check_text(record: RunRecord) -> None:
                 bad = (codes >= 0xD800) & (codes <= 0xDFFF)
                 if bad.any():
                     row = int(np.argmax(bad)) // max(1, arr.dtype.itemsize // 4)
-                    raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=f"{table}[{row}].{name}")
+                    raise BadInput(
+                        source, "string contains a lone surrogate (not valid Unicode)", where=f"{table}[{row}].{name}"
+                    )
             elif arr.dtype.kind == "O" and arr.size:  # text as shared objects: each distinct string checked once
                 for value in set(arr.tolist()):
-                    if isinstance(value, str) and not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
+                    if (
+                        isinstance(value, str)
+                        and not value.isascii()
+                        and any("\ud800" <= ch <= "\udfff" for ch in value)
+                    ):
                         row = arr.tolist().index(value)
-                        raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=f"{table}[{row}].{name}")
+                        raise BadInput(
+                            source,
+                            "string contains a lone surrogate (not valid Unicode)",
+                            where=f"{table}[{row}].{name}",
+                        )
 
 
 @dataclass
@@ -156,7 +190,8 @@ def read_files(
     importers: dict[str, Any] = {}
     known: dict[Path, tuple[int, str]] = {}
     files = expand_paths(paths, report.skipped)
-    # A cluster import hashes in threads and holds the digests its workers' rank tasks must match (``training.cluster``).
+    # A cluster import hashes in threads and holds the digests its workers' rank tasks must match
+    # (``training.cluster``).
     digests = options.rank_executor.digests(files, digest_file) if options.rank_executor is not None else {}
     identities: dict[Path, FileIdentity] = {}
     for path in files:
@@ -171,7 +206,17 @@ def read_files(
         importer, _probe = detect(path)
         importers[importer.name] = importer
         groups.setdefault(importer.name, []).append(
-            (path, CaptureInfo(path=path, sha256=sha, size=size, format=importer.name, importer=importer.name, importer_version=importer.version))
+            (
+                path,
+                CaptureInfo(
+                    path=path,
+                    sha256=sha,
+                    size=size,
+                    format=importer.name,
+                    importer=importer.name,
+                    importer_version=importer.version,
+                ),
+            )
         )
     for name, items in groups.items():
         group_paths = [p for p, _ in items]
@@ -180,12 +225,17 @@ def read_files(
             result.stored.update((p, known[p][0]) for p in group_paths)
             continue
         try:
-            records = [r for part, part_options in _by_folder_params(importers[name], group_paths, options, folder)
-                       for r in importers[name].read(part, part_options)]
+            records = [
+                r
+                for part, part_options in _by_folder_params(importers[name], group_paths, options, folder)
+                for r in importers[name].read(part, part_options)
+            ]
         except BadInput:
             raise
         except READ_ERRORS as exc:
-            raise BadInput(group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})") from None
+            raise BadInput(
+                group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})"
+            ) from None
         for path in group_paths:  # the bytes parsed are the bytes hashed
             if path in identities:
                 check_unchanged(path, identities[path])
@@ -199,7 +249,9 @@ def read_files(
                 continue  # this run was imported before
             declared = folder.for_source(record.sources[0])
             if declared:
-                apply_declared_dimensions(record, declared, lambda name, src=record.sources[0]: folder.origin(src, name))
+                apply_declared_dimensions(
+                    record, declared, lambda name, src=record.sources[0]: folder.origin(src, name)
+                )
             check_text(record)
             used.update(record.sources)
             result.runs.append(record)
@@ -214,8 +266,9 @@ def read_files(
     return result
 
 
-def _by_folder_params(importer: Any, paths: list[Path], options: ImportOptions,
-                      folder: FolderDimensions) -> list[tuple[list[Path], ImportOptions]]:
+def _by_folder_params(
+    importer: Any, paths: list[Path], options: ImportOptions, folder: FolderDimensions
+) -> list[tuple[list[Path], ImportOptions]]:
     """``paths`` split by the import parameters their ``wb.toml`` gives this importer
     (``[sacct] fields``), each part with its options; the command line wins over a file."""
     declared = {option.param for option in getattr(importer, "options", ())}
@@ -223,8 +276,10 @@ def _by_folder_params(importer: Any, paths: list[Path], options: ImportOptions,
     for path in paths:
         given = {k: v for k, v in folder.params_for(path).items() if k in declared and options.params.get(k) is None}
         parts.setdefault(tuple(sorted(given.items())), []).append(path)
-    return [(part, replace(options, params={**options.params, **dict(given)}) if given else options)
-            for given, part in parts.items()]
+    return [
+        (part, replace(options, params={**options.params, **dict(given)}) if given else options)
+        for given, part in parts.items()
+    ]
 
 
 def import_files(
@@ -263,6 +318,7 @@ def import_files(
             # A concurrent import stored one of these files first (nothing of ours was
             # written): read again, and the digest check now says "already imported".
     report.run_ids = run_ids
+
     def runs_of(path: Path) -> list[int]:
         return [r.id for r in read.runs if path in r.sources]  # type: ignore[misc]
 
@@ -291,6 +347,7 @@ def distinguish_labels(runs: Sequence[RunRecord], taken: set[str]) -> None:
     """Runs from different files that would share a label (with each other or with a
     stored run) get the file's name after it, or its folder and name when the names
     match too: two files imported without --label never look alike in 'wb runs'."""
+
     def source(run: RunRecord) -> Path | None:
         return run.sources[0] if run.sources else None
 

@@ -20,8 +20,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from workbench.errors import BadInput
-from workbench.limits import (DECOMPRESSED_ABSOLUTE, DECOMPRESSED_FLOOR, DECOMPRESSED_RATIO, decompressed_cap, exceeded,
-                              size_text)
+from workbench.limits import (
+    DECOMPRESSED_ABSOLUTE,
+    DECOMPRESSED_FLOOR,
+    DECOMPRESSED_RATIO,
+    decompressed_cap,
+    exceeded,
+    size_text,
+)
 
 HEAD_BYTES = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
@@ -110,7 +116,9 @@ def open_regular(path: Path, *, max_bytes: int | None = None, too_big: str | Non
             raise BadInput(path, f"is a file of {pseudo} (a kernel interface, not data); wb reads only regular files")
         size = os.fstat(fd).st_size
         if max_bytes is not None and size > max_bytes:
-            raise BadInput(path, too_big or f"is {size_text(size)}, over the {size_text(max_bytes)} limit for this file")
+            raise BadInput(
+                path, too_big or f"is {size_text(size)}, over the {size_text(max_bytes)} limit for this file"
+            )
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -199,8 +207,12 @@ def check_not_sparse(fd: int, path: Path) -> None:
     finally:
         os.lseek(fd, 0, os.SEEK_SET)
     if holes > MAX_HOLE_BYTES and holes * 2 > size:
-        raise exceeded(path, f"is a sparse file ({size_text(size)} of which {size_text(holes)} are holes, never written): more holes than",
-                       size_text(MAX_HOLE_BYTES))
+        raise exceeded(
+            path,
+            f"is a sparse file ({size_text(size)} of which {size_text(holes)} are holes, never written): more holes "
+            f"than",
+            size_text(MAX_HOLE_BYTES),
+        )
 
 
 @dataclass(frozen=True)
@@ -226,7 +238,9 @@ def check_unchanged(path: Path, identity: FileIdentity) -> None:
     except OSError:
         now = None
     if now != identity:
-        raise BadInput(path, "changed while it was being imported (replaced or written to); nothing written: import it again")
+        raise BadInput(
+            path, "changed while it was being imported (replaced or written to); nothing written: import it again"
+        )
 
 
 def digest_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int, FileIdentity]:
@@ -325,8 +339,12 @@ class BoundedReader(io.RawIOBase):
         view[:n] = data
         self.produced += n
         if self.produced > self._limit:
-            raise exceeded(self._path, f"gzip of {size_text(self._compressed)} decompresses to more than {size_text(self._limit)}, over",
-                           f"{DECOMPRESSED_RATIO}x the compressed size (at least {size_text(DECOMPRESSED_FLOOR)}, at most {size_text(DECOMPRESSED_ABSOLUTE)})")
+            raise exceeded(
+                self._path,
+                f"gzip of {size_text(self._compressed)} decompresses to more than {size_text(self._limit)}, over",
+                f"{DECOMPRESSED_RATIO}x the compressed size (at least {size_text(DECOMPRESSED_FLOOR)}, at most "
+                f"{size_text(DECOMPRESSED_ABSOLUTE)})",
+            )
         return n
 
     def close(self) -> None:

@@ -70,8 +70,14 @@ def size_text(n: int) -> str:
     return f"{n:,} bytes"
 
 
-def check_expanded_size(value: object, file: str | Path | None, limit: int = MAX_PICKLE_OBJECTS,
-                        *, max_depth: int = MAX_DEPTH, max_text: int = MAX_PICKLE_TEXT) -> int:
+def check_expanded_size(
+    value: object,
+    file: str | Path | None,
+    limit: int = MAX_PICKLE_OBJECTS,
+    *,
+    max_depth: int = MAX_DEPTH,
+    max_text: int = MAX_PICKLE_TEXT,
+) -> int:
     """The number of values in ``value`` as a tree (a shared or cyclic reference counts
     each time it is reached); :class:`LimitExceeded` past ``limit``, when nested deeper
     than ``max_depth``, or when its strings and bytes, each reference counted as a copy,
@@ -87,7 +93,11 @@ def check_expanded_size(value: object, file: str | Path | None, limit: int = MAX
         if isinstance(node, (str, bytes)):
             text += len(node)
             if text > max_text:
-                raise exceeded(file, "holds more text (counting each shared reference to a string as a copy) than", size_text(max_text))
+                raise exceeded(
+                    file,
+                    "holds more text (counting each shared reference to a string as a copy) than",
+                    size_text(max_text),
+                )
             continue
         if isinstance(node, (dict, list, tuple, set, frozenset)):
             if depth >= max_depth:
@@ -121,6 +131,10 @@ class KeyGuard:
         if n and key in container:  # a repeated key: at most n alike keys to compare
             return
         if n >= MAX_ALIKE_KEYS:
-            raise exceeded(self.file, "has keys that hash alike (a hash flood): more distinct keys with one hash than",
-                           f"{MAX_ALIKE_KEYS}", where=where)
+            raise exceeded(
+                self.file,
+                "has keys that hash alike (a hash flood): more distinct keys with one hash than",
+                f"{MAX_ALIKE_KEYS}",
+                where=where,
+            )
         counts[slot] = n + 1

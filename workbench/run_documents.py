@@ -20,9 +20,17 @@ if TYPE_CHECKING:
 def runs_json(runs: Sequence["RunSummary"]) -> list[dict[str, object]]:
     """``wb runs --json``."""
     return [
-        {"id": r.id, "lens": r.lens, "label": r.label, "dimensions": r.dimension_values(),
-         "dimension_sources": {k: v.source for k, v in r.dimensions.items()},
-         "window": r.window, "samples": r.sample_count, "origin": r.origin, "created_at": r.created_at}
+        {
+            "id": r.id,
+            "lens": r.lens,
+            "label": r.label,
+            "dimensions": r.dimension_values(),
+            "dimension_sources": {k: v.source for k, v in r.dimensions.items()},
+            "window": r.window,
+            "samples": r.sample_count,
+            "origin": r.origin,
+            "created_at": r.created_at,
+        }
         for r in runs
     ]
 
@@ -38,10 +46,20 @@ def run_document(record, captures) -> dict[str, object]:
         "work": {"unit": record.work.unit, "amount": record.work.amount} if record.work else None,
         "quality": record.quality,
         "samples": record.sample_count,
-        "tables": {name: {"rows": len(next(iter(cols.values()))) if cols else 0, "columns": sorted(cols)} for name, cols in record.tables.items()},
+        "tables": {
+            name: {"rows": len(next(iter(cols.values()))) if cols else 0, "columns": sorted(cols)}
+            for name, cols in record.tables.items()
+        },
         "phases": run_summary(record),
         "captures": [
-            {"sha256": c.sha256, "name": c.name, "size": c.size, "format": c.format, "importer": f"{c.importer} {c.importer_version}", "imported_at": c.imported_at}
+            {
+                "sha256": c.sha256,
+                "name": c.name,
+                "size": c.size,
+                "format": c.format,
+                "importer": f"{c.importer} {c.importer_version}",
+                "imported_at": c.imported_at,
+            }
             for c in captures
         ],
         "meta": record.meta,

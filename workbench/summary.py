@@ -20,12 +20,21 @@ def column_summary(values: np.ndarray) -> dict[str, object]:
     if known.size == 0:
         return {**out, "mean": None, "p50": None, "p95": None, "min": None, "max": None}
     p50, p95 = np.percentile(known, [50, 95])
-    return {**out, "mean": float(known.mean()), "p50": float(p50), "p95": float(p95), "min": float(known.min()), "max": float(known.max())}
+    return {
+        **out,
+        "mean": float(known.mean()),
+        "p50": float(p50),
+        "p95": float(p95),
+        "min": float(known.min()),
+        "max": float(known.max()),
+    }
 
 
 def duration_columns(record: RunRecord, table: str = "samples") -> list[str]:
     cols = record.tables.get(table, {})
-    return [name for name, arr in cols.items() if (name.endswith("_ms") or name.endswith("_s")) and arr.dtype.kind == "f"]
+    return [
+        name for name, arr in cols.items() if (name.endswith("_ms") or name.endswith("_s")) and arr.dtype.kind == "f"
+    ]
 
 
 def run_summary(record: RunRecord) -> dict[str, dict[str, object]]:

@@ -21,8 +21,11 @@ import msgspec
 # Beside a key whose value was not finite: ``"x": null, "x_null_reason": "..."``. In a list,
 # the reason sits beside the list's key, by index (``{"3": "..."}``).
 NULL_REASON = "_null_reason"
-_NONFINITE = {"nan": "not a number (NaN): unknown", "inf": "+infinity: not a finite number",
-              "-inf": "-infinity: not a finite number"}
+_NONFINITE = {
+    "nan": "not a number (NaN): unknown",
+    "inf": "+infinity: not a finite number",
+    "-inf": "-infinity: not a finite number",
+}
 _FROM_REASON = {text: float(key) for key, text in _NONFINITE.items()}
 
 # A run as a result names it: a store id, or a label or a bundle's ref ("run/6") for runs that are
@@ -121,8 +124,11 @@ def from_jsonable(value: Any, why: Any = None) -> Any:
     if value is None and isinstance(why, str):
         return _FROM_REASON.get(why)
     if isinstance(value, Mapping):
-        return {k: from_jsonable(v, value.get(f"{k}{NULL_REASON}")) for k, v in value.items()
-                if not (k.endswith(NULL_REASON) and k[: -len(NULL_REASON)] in value)}
+        return {
+            k: from_jsonable(v, value.get(f"{k}{NULL_REASON}"))
+            for k, v in value.items()
+            if not (k.endswith(NULL_REASON) and k[: -len(NULL_REASON)] in value)
+        }
     if isinstance(value, list):
         by_index = why if isinstance(why, dict) else {}
         return [from_jsonable(v, by_index.get(str(i))) for i, v in enumerate(value)]

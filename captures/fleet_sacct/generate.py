@@ -24,9 +24,29 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).parent
-FIELDS = ("JobIDRaw", "JobID", "JobName", "User", "Account", "Partition", "QOS", "State", "ExitCode", "Submit",
-          "Eligible", "Start", "End", "ElapsedRaw", "Timelimit", "ReqTRES", "AllocTRES", "NNodes", "NodeList",
-          "Reason", "Cluster")
+FIELDS = (
+    "JobIDRaw",
+    "JobID",
+    "JobName",
+    "User",
+    "Account",
+    "Partition",
+    "QOS",
+    "State",
+    "ExitCode",
+    "Submit",
+    "Eligible",
+    "Start",
+    "End",
+    "ElapsedRaw",
+    "Timelimit",
+    "ReqTRES",
+    "AllocTRES",
+    "NNodes",
+    "NodeList",
+    "Reason",
+    "Cluster",
+)
 HOUR = 3600
 
 
@@ -36,15 +56,44 @@ def stamp(t: float | None) -> str:
     return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def row(job: int, gpus: int, submit: float, eligible: float, start: float | None, end: float | None, state: str,
-        reason: str = "None", name: str = "train", extracted_at: float | None = None) -> str:
+def row(
+    job: int,
+    gpus: int,
+    submit: float,
+    eligible: float,
+    start: float | None,
+    end: float | None,
+    state: str,
+    reason: str = "None",
+    name: str = "train",
+    extracted_at: float | None = None,
+) -> str:
     nodes = max(1, gpus // 8)
     tres = f"billing={gpus * 8},cpu={gpus * 8},gres/gpu:h100={gpus},gres/gpu={gpus},mem={gpus * 64}G,node={nodes}"
     elapsed = "" if start is None else str(int((end if end is not None else (extracted_at or start)) - start))
-    values = (str(job), str(job), name, "user", "research", "gpu", "normal", state, "0:0", stamp(submit),
-              stamp(eligible), stamp(start), stamp(end), elapsed, "1-00:00:00", tres,
-              tres if start is not None else "", str(nodes), "None assigned" if start is None else f"gpu-node[{job % 8}]",
-              reason, "synth")
+    values = (
+        str(job),
+        str(job),
+        name,
+        "user",
+        "research",
+        "gpu",
+        "normal",
+        state,
+        "0:0",
+        stamp(submit),
+        stamp(eligible),
+        stamp(start),
+        stamp(end),
+        elapsed,
+        "1-00:00:00",
+        tres,
+        tres if start is not None else "",
+        str(nodes),
+        "None assigned" if start is None else f"gpu-node[{job % 8}]",
+        reason,
+        "synth",
+    )
     return "|".join(values)
 
 
@@ -115,7 +164,8 @@ def main() -> None:
         write_sacct(folder / "sacct.txt", rows)
         # sinfo taken at the window's end: 8 nodes x 8 H100, none down or drained.
         nodes = ["NODELIST|PARTITION|STATE|GRES|TIMESTAMP"] + [
-            f"gpu-node{i}|gpu|mixed|gpu:h100:8(S:0-1)|{stamp(ws + HOUR)}" for i in range(8)]
+            f"gpu-node{i}|gpu|mixed|gpu:h100:8(S:0-1)|{stamp(ws + HOUR)}" for i in range(8)
+        ]
         (folder / "sinfo.txt").write_text("\n".join(nodes) + "\n", encoding="utf-8")
 
 

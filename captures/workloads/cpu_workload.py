@@ -89,7 +89,16 @@ def run(args: argparse.Namespace) -> dict:
         samples = []
         for i in range(args.steps):
             ms = step()
-            samples.append({"id": f"r-{i:04d}", "prompt_tokens": args.size, "output_tokens": 1, "ttft_ms": ms, "e2e_ms": ms, "ok": True})
+            samples.append(
+                {
+                    "id": f"r-{i:04d}",
+                    "prompt_tokens": args.size,
+                    "output_tokens": 1,
+                    "ttft_ms": ms,
+                    "e2e_ms": ms,
+                    "ok": True,
+                }
+            )
         dimensions: dict = {
             "model": f"numpy matmul {args.size}x{args.size}",
             "hardware": hardware,
@@ -145,8 +154,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--noise", type=float, default=0.0, metavar="PCT", help="random per-run delay up to PCT %%")
     p.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="step clock (default wall)")
     p.add_argument("--label", default=None, help="run label in the capture")
-    p.add_argument("--lens", choices=("training", "inference"), default="training",
-                   help="capture lens: training (one step per sample, step_ms) or inference (one request per step, ttft_ms)")
+    p.add_argument(
+        "--lens",
+        choices=("training", "inference"),
+        default="training",
+        help="capture lens: training (one step per sample, step_ms) or inference (one request per step, ttft_ms)",
+    )
     p.add_argument("--fail", action="store_true", help="exit 1 without writing a capture")
     p.add_argument("--out", default=None, help="capture path (default $WB_CAPTURE_OUT)")
     args = p.parse_args(argv)

@@ -43,8 +43,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--normal-steps", type=int, default=200, help="snapshot a normal window after this many steps")
     p.add_argument("--stall-at", type=int, default=320)
     p.add_argument("--stall-ms", type=float, default=1000.0)
-    p.add_argument("--stall-kind", choices=("sleep", "spin", "gc"), default="sleep",
-                   help="what the stalled step does: wait on storage, burn CPU in Python, or churn garbage")
+    p.add_argument(
+        "--stall-kind",
+        choices=("sleep", "spin", "gc"),
+        default="sleep",
+        help="what the stalled step does: wait on storage, burn CPU in Python, or churn garbage",
+    )
     p.add_argument("--stack-hz", type=float, default=100.0, help="recorder: stack samples per second")
     p.add_argument("--k", type=float, default=5.0, help="trigger: k x the recent median step time")
     p.add_argument("--at-least-ms", type=float, default=200.0, help="trigger: and at least this long")
@@ -120,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         # boundary snapshot's own writing can do that), and such jitter must not spend
         # the incident budget. No cooldown and room for 3: should a busy machine still
         # produce a spurious incident, it cannot hide the real one.
-        trigger=TriggerRule(k_median=args.k, at_least_ms=args.at_least_ms, cooldown_s=0.0,
-                            max_incidents=3, max_concurrent=3),
+        trigger=TriggerRule(
+            k_median=args.k, at_least_ms=args.at_least_ms, cooldown_s=0.0, max_incidents=3, max_concurrent=3
+        ),
         incident_window_s=0.5,  # the moments before the stall
         stack_hz=args.stack_hz,
     )
@@ -145,12 +150,17 @@ def main(argv: list[str] | None = None) -> int:
             rec.boundary("normal window")
     rec.close()  # waits for the snapshot writer
     stats = rec.stats()
-    print(json.dumps({
-        "snapshots": stats["snapshot_paths"],
-        "imported_runs": stats["imported_run_ids"],
-        "incidents": stats["incidents"],
-        "faults": stats["faults"],
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "snapshots": stats["snapshot_paths"],
+                "imported_runs": stats["imported_run_ids"],
+                "incidents": stats["incidents"],
+                "faults": stats["faults"],
+            },
+            indent=2,
+        )
+    )
     return 0 if stats["faults"] == 0 else 1
 
 

@@ -41,9 +41,30 @@ def _investigation(url, lens):
 
 
 def _run_plan(url, tmp, name, inv, base_seqs, cand_seqs, base_queue, cand_queue, change="engine_config"):
-    code, _, err = wb("rerun", "plan", name, "--lens", "inference", "--investigation", str(inv),
-                      "--baseline", bench_command(base_seqs, base_queue), "--candidate", bench_command(cand_seqs, cand_queue),
-                      "--metric", "queue_ms", "--statistic", "mean", "--rounds", "5", "--seed", "3", "--change", change, store=url)
+    code, _, err = wb(
+        "rerun",
+        "plan",
+        name,
+        "--lens",
+        "inference",
+        "--investigation",
+        str(inv),
+        "--baseline",
+        bench_command(base_seqs, base_queue),
+        "--candidate",
+        bench_command(cand_seqs, cand_queue),
+        "--metric",
+        "queue_ms",
+        "--statistic",
+        "mean",
+        "--rounds",
+        "5",
+        "--seed",
+        "3",
+        "--change",
+        change,
+        store=url,
+    )
     assert code == 0, err
     code, _, err = wb("rerun", "run", name, store=url)
     assert code in (0, 4), err
@@ -58,16 +79,43 @@ def loop(demo):
     inv = _investigation(url, "inference")
     queue_hyp = next(h for h in inv["hypotheses"] if "queued" in h["statement"])
     steps = {"inv": inv, "hyp": queue_hyp}
-    steps["proposed"] = wbj(url, "action", "propose", str(inv["id"]), "--change", "max_num_seqs=128:256", "--scope", "pool-a inference servers",
-                            "--because", str(queue_hyp["id"]), "--expect", "queue_ms", "decrease",
-                            "--evidence", f"comparison={inv['comparisons'][0]['id']}")
+    steps["proposed"] = wbj(
+        url,
+        "action",
+        "propose",
+        str(inv["id"]),
+        "--change",
+        "max_num_seqs=128:256",
+        "--scope",
+        "pool-a inference servers",
+        "--because",
+        str(queue_hyp["id"]),
+        "--expect",
+        "queue_ms",
+        "decrease",
+        "--evidence",
+        f"comparison={inv['comparisons'][0]['id']}",
+    )
     aid = str(steps["proposed"]["id"])
     steps["approved"] = wbj(url, "action", "approve", aid, "--by", "dana", "--why", "queue time dominates TTFT p95")
     _run_plan(url, tmp, "seqs-256", inv["id"], 128, 256, 30.0, 15.0)
     steps["verified"] = wbj(url, "action", "verify", aid, "--plan", "seqs-256")
     # The data decide: a candidate that does not move queue time is not verified, with the reason.
-    same = wbj(url, "action", "propose", str(inv["id"]), "--change", "max_num_seqs=128:256", "--scope", "pool-b",
-               "--because", str(queue_hyp["id"]), "--expect", "queue_ms", "decrease")
+    same = wbj(
+        url,
+        "action",
+        "propose",
+        str(inv["id"]),
+        "--change",
+        "max_num_seqs=128:256",
+        "--scope",
+        "pool-b",
+        "--because",
+        str(queue_hyp["id"]),
+        "--expect",
+        "queue_ms",
+        "decrease",
+    )
     wbj(url, "action", "approve", str(same["id"]), "--by", "dana", "--why", "try pool-b too")
     _run_plan(url, tmp, "seqs-256-flat", inv["id"], 128, 256, 30.0, 30.0)
     steps["flat"] = wbj(url, "action", "verify", str(same["id"]), "--plan", "seqs-256-flat")
@@ -96,8 +144,21 @@ def test_a_rejected_action_cannot_be_verified(demo, loop):
     url, tmp = demo
     inv = _investigation(url, "inference")
     hyp = inv["hypotheses"][0]["id"]
-    action = wbj(url, "action", "propose", str(inv["id"]), "--change", "max_num_seqs=128:512", "--scope", "all pools",
-                 "--because", str(hyp), "--expect", "queue_ms", "decrease")
+    action = wbj(
+        url,
+        "action",
+        "propose",
+        str(inv["id"]),
+        "--change",
+        "max_num_seqs=128:512",
+        "--scope",
+        "all pools",
+        "--because",
+        str(hyp),
+        "--expect",
+        "queue_ms",
+        "decrease",
+    )
     rejected = wbj(url, "action", "reject", str(action["id"]), "--by", "lee", "--why", "512 risks KV-cache preemption")
     assert rejected["status"]["status"] == "rejected" and "lee" in rejected["status"]["why"]
     code, out, err = wb("action", "verify", str(action["id"]), "--plan", "seqs-256", store=url)
@@ -114,9 +175,14 @@ def test_a_rejected_action_cannot_be_verified(demo, loop):
 def test_a_retry_of_the_oom_incident_on_the_same_node_is_unchanged_conditions(demo):
     url, tmp = demo
     inv = _investigation(url, "training")
-    retry = wbj(url, "action", "propose", str(inv["id"]), "--retry", str(OOM_INCIDENT), "--scope", "job 4812, resubmitted as is")
+    retry = wbj(
+        url, "action", "propose", str(inv["id"]), "--retry", str(OOM_INCIDENT), "--scope", "job 4812, resubmitted as is"
+    )
     assert retry["kind"] == "retry"
-    assert retry["retry"]["conditions"]["node"] == ["node-0"] and retry["retry"]["failure_class"] == "gpu-memory-exhaustion"
+    assert (
+        retry["retry"]["conditions"]["node"] == ["node-0"]
+        and retry["retry"]["failure_class"] == "gpu-memory-exhaustion"
+    )
     assert retry["retry"]["conditions"]["memory_limit"] == "79.10 GiB"
     wbj(url, "action", "approve", str(retry["id"]), "--by", "sam", "--why", "resubmit")
     again = tmp / "retry-job"
@@ -143,8 +209,11 @@ def _later_runs(url, tmp, name, queue_ms, n=4, **dims):
     folder.mkdir()
     for i in range(n):
         out = folder / f"{name}-{i}.json"
-        subprocess.run([sys.executable, str(STAND_IN), "--max-num-seqs", "256", "--queue-ms", str(queue_ms)], check=True,
-                       env={**os.environ, "WB_CAPTURE_OUT": str(out), "WB_RERUN_SLOT": str(i + 3)})
+        subprocess.run(
+            [sys.executable, str(STAND_IN), "--max-num-seqs", "256", "--queue-ms", str(queue_ms)],
+            check=True,
+            env={**os.environ, "WB_CAPTURE_OUT": str(out), "WB_RERUN_SLOT": str(i + 3)},
+        )
         doc = json.loads(out.read_text())
         doc["label"] = f"{name} {i}"
         doc["dimensions"].update(dims)
@@ -160,13 +229,29 @@ def test_watch_reports_drift_against_the_verified_candidate(demo, loop):
     ok = wbj(url, "action", "watch", str(verified["id"]), *[x for r in steady for x in ("--against", r)])
     assert ok["comparable"] and not ok["drift"], ok
     drifted = _later_runs(url, tmp, "week-2", 40.0)
-    code, out, err = wb("action", "watch", str(verified["id"]), *[x for r in drifted for x in ("--against", r)], "--fail-on", "drift",
-                        "--json", store=url)
+    code, out, err = wb(
+        "action",
+        "watch",
+        str(verified["id"]),
+        *[x for r in drifted for x in ("--against", r)],
+        "--fail-on",
+        "drift",
+        "--json",
+        store=url,
+    )
     doc = json.loads(out)
     assert code == 4 and doc["drift"] and doc["verdict"] == "REGRESSION", (doc, err)
     other = _later_runs(url, tmp, "a100", 15.0, hardware="1x A100 SXM4 80GB")
-    code, out, _ = wb("action", "watch", str(verified["id"]), *[x for r in other for x in ("--against", r)], "--fail-on", "any",
-                      "--json", store=url)
+    code, out, _ = wb(
+        "action",
+        "watch",
+        str(verified["id"]),
+        *[x for r in other for x in ("--against", r)],
+        "--fail-on",
+        "any",
+        "--json",
+        store=url,
+    )
     doc = json.loads(out)
     assert code == 3 and not doc["comparable"] and not doc["drift"] and "hardware" in doc["why"]
 
@@ -190,7 +275,9 @@ def test_the_bundle_carries_actions_and_recompute_derives_their_status_again(dem
     mine = [a for a in wbj(url, "action", "list") if a["investigation_id"] == inv["id"]]
     carried = bundle["recipe"]["content"]["actions"]
     assert [a["ref"] for a in carried] == [a["ref"] for a in mine]
-    assert carried[0]["decisions"][0]["by"] == "dana" and carried[0]["verifications"][0]["plan"].startswith("rerun-plan/")
+    assert carried[0]["decisions"][0]["by"] == "dana" and carried[0]["verifications"][0]["plan"].startswith(
+        "rerun-plan/"
+    )
     assert carried[0]["because"] == [next(h["ref"] for h in inv["hypotheses"] if "queued" in h["statement"])]
     stated = {s["action"]: s for s in bundle["results"]["content"]["actions"]}
     assert {ref: s["status"] for ref, s in stated.items()} == {a["ref"]: a["status"]["status"] for a in mine}
@@ -216,7 +303,16 @@ def test_the_bundle_carries_actions_and_recompute_derives_their_status_again(dem
 def test_a_retry_verified_by_a_plans_preflight_and_hostile_text_shown_clean(demo, loop):
     url, _ = demo
     inv = _investigation(url, "inference")
-    retry = wbj(url, "action", "propose", str(inv["id"]), "--retry", str(OOM_INCIDENT), "--scope", "pool-a\x1b[31m red [bold]x[/bold]")
+    retry = wbj(
+        url,
+        "action",
+        "propose",
+        str(inv["id"]),
+        "--retry",
+        str(OOM_INCIDENT),
+        "--scope",
+        "pool-a\x1b[31m red [bold]x[/bold]",
+    )
     wbj(url, "action", "approve", str(retry["id"]), "--by", "sam", "--why", "rerun on the bench host")
     status = wbj(url, "action", "verify", str(retry["id"]), "--plan", "seqs-256")["status"]
     # The plan ran on this machine: its preflight's host is not node-0.

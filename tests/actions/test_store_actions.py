@@ -14,7 +14,9 @@ pytestmark = pytest.mark.store
 
 
 def _investigation(st):
-    inv = wf.new_investigation(st, lens="inference", question="Raise max_num_seqs?", intended_change={}, baseline=[], candidate=[])
+    inv = wf.new_investigation(
+        st, lens="inference", question="Raise max_num_seqs?", intended_change={}, baseline=[], candidate=[]
+    )
     hyp = wf.new_hypothesis(st, inv.id, "Requests wait for a batch slot.", "a rerun with queue_ms per run")
     return inv.id, hyp.id
 
@@ -30,11 +32,21 @@ def test_a_version_3_store_is_upgraded_with_empty_action_tables(tmp_path):
     st.close()
     again = open_store(url)
     with again.engine.begin() as conn:
-        assert conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one() == str(SCHEMA_VERSION) == "4"
+        assert (
+            conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one()
+            == str(SCHEMA_VERSION)
+            == "4"
+        )
         assert conn.execute(text("SELECT count(*) FROM action")).scalar_one() == 0
     assert wf.investigation_view(again, inv).question == "Raise max_num_seqs?"  # kept
-    action = aw.propose_action(again, inv, scope="pool-a", changes={"max_num_seqs": ["128", "256"]}, because=[hyp],
-                               expect=("queue_ms", "decrease"))
+    action = aw.propose_action(
+        again,
+        inv,
+        scope="pool-a",
+        changes={"max_num_seqs": ["128", "256"]},
+        because=[hyp],
+        expect=("queue_ms", "decrease"),
+    )
     assert action.changes == {"engine_config.max_num_seqs": ["128", "256"]} and action.status.status == "proposed"
     again.close()
 
@@ -44,7 +56,14 @@ def test_decisions_are_append_only_and_the_status_is_derived(store_url):
 
     st = open_store(store_url)
     inv, hyp = _investigation(st)
-    a = aw.propose_action(st, inv, scope="pool-a", changes={"max_num_seqs": ["128", "256"]}, because=[hyp], expect=("queue_ms", "decrease"))
+    a = aw.propose_action(
+        st,
+        inv,
+        scope="pool-a",
+        changes={"max_num_seqs": ["128", "256"]},
+        because=[hyp],
+        expect=("queue_ms", "decrease"),
+    )
     aw.decide_action(st, a.id, "approved", by="dana", why="queue time dominates")
     with pytest.raises(ActionHistoryImmutable):
         with st.session() as s:
@@ -58,18 +77,28 @@ def test_decisions_are_append_only_and_the_status_is_derived(store_url):
     assert [(d.decision, d.why) for d in view.decisions] == [("approved", "queue time dominates")]
     assert view.status.status == "pending" and "no verification" in view.status.why
     with st.engine.connect() as conn:  # no status column anywhere: it is derived
-        columns = {r[1] for r in conn.exec_driver_sql("PRAGMA table_info(action)")} if st.engine.dialect.name == "sqlite" else set()
+        columns = (
+            {r[1] for r in conn.exec_driver_sql("PRAGMA table_info(action)")}
+            if st.engine.dialect.name == "sqlite"
+            else set()
+        )
     assert "status" not in columns
     st.close()
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"changes": {}, "because": [1]}, "names its change"),
-    ({"changes": {"max_num_seqs": ["1", "2"]}, "because": []}, "cites the hypothesis"),
-    ({"changes": {"max_num_seqs": ["1", "2"]}, "because": [1], "expect": ("queue_ms", "sideways")}, "decrease, increase, recovery"),
-    ({"changes": {"gpu_colour.shade": ["1", "2"]}, "because": [1], "kind": "version"}, "no such dimension"),
-    ({"changes": {"max_num_seqs": ["1", "2"]}, "because": [99]}, "no hypothesis 99"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"changes": {}, "because": [1]}, "names its change"),
+        ({"changes": {"max_num_seqs": ["1", "2"]}, "because": []}, "cites the hypothesis"),
+        (
+            {"changes": {"max_num_seqs": ["1", "2"]}, "because": [1], "expect": ("queue_ms", "sideways")},
+            "decrease, increase, recovery",
+        ),
+        ({"changes": {"gpu_colour.shade": ["1", "2"]}, "because": [1], "kind": "version"}, "no such dimension"),
+        ({"changes": {"max_num_seqs": ["1", "2"]}, "because": [99]}, "no hypothesis 99"),
+    ],
+)
 def test_a_bad_proposal_is_refused_and_nothing_is_written(store_url, kwargs, message):
     from workbench.errors import WbError
 
@@ -86,14 +115,34 @@ def test_a_plan_without_the_frames_guardrails_cannot_verify(store_url):
     from workbench.errors import UsageError
 
     st = open_store(store_url)
-    inv = wf.new_investigation(st, lens="inference", question="Raise max_num_seqs?", guardrails=["error_rate max_increase 0"],
-                               intended_change={}, baseline=[], candidate=[])
+    inv = wf.new_investigation(
+        st,
+        lens="inference",
+        question="Raise max_num_seqs?",
+        guardrails=["error_rate max_increase 0"],
+        intended_change={},
+        baseline=[],
+        candidate=[],
+    )
     hyp = wf.new_hypothesis(st, inv.id, "Requests wait for a batch slot.", "a rerun")
-    a = aw.propose_action(st, inv.id, scope="pool-a", changes={"max_num_seqs": ["128", "256"]}, because=[hyp.id], expect=("queue_ms", "decrease"))
+    a = aw.propose_action(
+        st,
+        inv.id,
+        scope="pool-a",
+        changes={"max_num_seqs": ["128", "256"]},
+        because=[hyp.id],
+        expect=("queue_ms", "decrease"),
+    )
     aw.decide_action(st, a.id, "approved", by="dana", why="go")
     with st.session() as s:  # written past wb rerun plan, which would have added the frame's guardrails
-        save_plan(s, "bare", "inference", "d" * 64, {"name": "bare", "metric": "queue_ms", "change": {"engine_config": []}, "guardrails": []},
-                  investigation_id=inv.id)
+        save_plan(
+            s,
+            "bare",
+            "inference",
+            "d" * 64,
+            {"name": "bare", "metric": "queue_ms", "change": {"engine_config": []}, "guardrails": []},
+            investigation_id=inv.id,
+        )
     with pytest.raises(UsageError, match="does not carry investigation"):
         aw.verify_action(st, a.id, plan="bare")
     assert aw.action_view(st, a.id).verifications == []

@@ -15,19 +15,27 @@ pytestmark = pytest.mark.store
 
 # The benchmark every commit carries: step_ms = 10 ms x the factor in speed.txt, with a
 # deterministic ±0.3 % wobble per rerun slot (no real timing: fast and stable in CI).
-BENCH = r'''#!/bin/sh
+BENCH = r"""#!/bin/sh
 F=$(cat speed.txt)
 V=$(awk -v f="$F" -v s="${WB_RERUN_SLOT:-0}" 'BEGIN { printf "%.5f", 10 * f * (1 + ((s * 7919) % 13 - 6) / 2000) }')
 printf '{"format": "workbench.capture/1", "lens": "training", "label": "b", "samples": [{"step": 0, "rank": 0, "step_ms": %s}, {"step": 1, "rank": 0, "step_ms": %s}]}' "$V" "$V" > "$WB_CAPTURE_OUT"
-'''
+"""
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.org",
-           # Fixed dates: the same commit ids every run, so the steps' seeds (drawn from their names) repeat.
-           "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+        # Fixed dates: the same commit ids every run, so the steps' seeds (drawn from their names) repeat.
+        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    }
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
 def history(tmp_path: Path, factors: dict[int, float], commits: int = 64) -> tuple[Path, list[str]]:
@@ -49,9 +57,27 @@ def history(tmp_path: Path, factors: dict[int, float], commits: int = 64) -> tup
 
 
 def _bisect(tmp_path, store_url, repo, good, bad, *extra):
-    code, out, err = wb("bisect", "start", "--repo", str(repo), "--good", good, "--bad", bad,
-                        "--build", "cp bench.sh built.sh", "--bench", "sh built.sh", "--max-rounds", "12",
-                        "--workdir", str(tmp_path / "work"), "--json", *extra, store=store_url)
+    code, out, err = wb(
+        "bisect",
+        "start",
+        "--repo",
+        str(repo),
+        "--good",
+        good,
+        "--bad",
+        bad,
+        "--build",
+        "cp bench.sh built.sh",
+        "--bench",
+        "sh built.sh",
+        "--max-rounds",
+        "12",
+        "--workdir",
+        str(tmp_path / "work"),
+        "--json",
+        *extra,
+        store=store_url,
+    )
     assert code == 0, err
     return json.loads(out)
 
@@ -90,9 +116,26 @@ def test_no_regression_stops_at_the_endpoint_check(tmp_path, store_url):
 @pytest.mark.parametrize("broken, outcome", [(3, "found"), (4, "range")])
 def test_a_candidate_that_does_not_build_is_skipped(tmp_path, store_url, broken, outcome):
     repo, ids = history(tmp_path, {5: 1.05}, commits=8)
-    code, out, err = wb("bisect", "start", "--repo", str(repo), "--good", ids[0], "--bad", ids[-1],
-                        "--build", f"sh -c 'test {{rev}} != {ids[broken]} && cp bench.sh built.sh'", "--bench", "sh built.sh",
-                        "--max-rounds", "12", "--workdir", str(tmp_path / "work"), "--json", store=store_url)
+    code, out, err = wb(
+        "bisect",
+        "start",
+        "--repo",
+        str(repo),
+        "--good",
+        ids[0],
+        "--bad",
+        ids[-1],
+        "--build",
+        f"sh -c 'test {{rev}} != {ids[broken]} && cp bench.sh built.sh'",
+        "--bench",
+        "sh built.sh",
+        "--max-rounds",
+        "12",
+        "--workdir",
+        str(tmp_path / "work"),
+        "--json",
+        store=store_url,
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["result"]["skipped"] == [ids[broken]]
@@ -100,14 +143,35 @@ def test_a_candidate_that_does_not_build_is_skipped(tmp_path, store_url, broken,
     if outcome == "found":  # the skipped commit was not needed
         assert doc["result"]["first_bad"] == ids[5]
     else:  # like git bisect: only a skipped commit stands between last good and first bad
-        assert doc["result"]["first_bad"] is None and ids[4][:12] in doc["result"]["text"] and ids[5][:12] in doc["result"]["text"]
+        assert (
+            doc["result"]["first_bad"] is None
+            and ids[4][:12] in doc["result"]["text"]
+            and ids[5][:12] in doc["result"]["text"]
+        )
 
 
 def test_an_endpoint_that_does_not_build_stops_the_bisection_with_the_reason(tmp_path, store_url):
     # qa walk: a wrong --build left the bisection "started · 0 steps" for ever, with no reason
     repo, ids = history(tmp_path, {5: 1.05}, commits=4)
-    code, out, err = wb("bisect", "start", "--repo", str(repo), "--good", ids[0], "--bad", ids[-1], "--build", "false",
-                        "--bench", "sh built.sh", "--workdir", str(tmp_path / "work"), "--name", "b", store=store_url)
+    code, out, err = wb(
+        "bisect",
+        "start",
+        "--repo",
+        str(repo),
+        "--good",
+        ids[0],
+        "--bad",
+        ids[-1],
+        "--build",
+        "false",
+        "--bench",
+        "sh built.sh",
+        "--workdir",
+        str(tmp_path / "work"),
+        "--name",
+        "b",
+        store=store_url,
+    )
     assert code != 0 and "does not build" in err
     code, out, err = wb("bisect", "report", "b", "--json", store=store_url)
     doc = json.loads(out)
@@ -121,8 +185,20 @@ def test_list_mode_and_bad_input(tmp_path, store_url):
     versions.write_text("1.0\n1.1\n1.2\n1.3\n")
     bench = tmp_path / "bench.sh"
     bench.write_text(BENCH.replace("F=$(cat speed.txt)", 'F=$(case "$1" in 1.0|1.1) echo 1.0;; *) echo 1.05;; esac)'))
-    code, out, err = wb("bisect", "start", "--candidates", str(versions), "--bench", f"sh {bench} {{version}}",
-                        "--max-rounds", "12", "--workdir", str(tmp_path / "w"), "--json", store=store_url)
+    code, out, err = wb(
+        "bisect",
+        "start",
+        "--candidates",
+        str(versions),
+        "--bench",
+        f"sh {bench} {{version}}",
+        "--max-rounds",
+        "12",
+        "--workdir",
+        str(tmp_path / "w"),
+        "--json",
+        store=store_url,
+    )
     assert code == 0, err
     assert json.loads(out)["result"]["first_bad"] == "1.2"
     one = tmp_path / "one.txt"
@@ -137,7 +213,9 @@ def test_a_bisection_travels_in_a_bundle_and_its_steps_recompute(tmp_path, store
     from store import open_store
     from workbench.investigations import workflow as wf
 
-    inv = wf.new_investigation(open_store(store_url), lens="training", question="Which commit made the step slower?").to_json()
+    inv = wf.new_investigation(
+        open_store(store_url), lens="training", question="Which commit made the step slower?"
+    ).to_json()
     repo, ids = history(tmp_path, {5: 1.05}, commits=8)
     doc = _bisect(tmp_path, store_url, repo, ids[0], ids[-1], "--investigation", str(inv["id"]))
     assert doc["result"]["first_bad"] == ids[5]
@@ -176,8 +254,16 @@ def test_resume_after_an_interruption_continues_to_the_same_answer(tmp_path, sto
     from workbench.bisect import bisection
 
     repo, ids = history(tmp_path, {11: 1.05}, commits=16)
-    spec = bisection.Spec(name="resumed", bench=["sh", "built.sh"], build=["cp", "bench.sh", "built.sh"],
-                          workdir=str(tmp_path / "work"), repo=str(repo), good=ids[0], bad=ids[-1], max_rounds=12)
+    spec = bisection.Spec(
+        name="resumed",
+        bench=["sh", "built.sh"],
+        build=["cp", "bench.sh", "built.sh"],
+        workdir=str(tmp_path / "work"),
+        repo=str(repo),
+        good=ids[0],
+        bad=ids[-1],
+        max_rounds=12,
+    )
     store = open_store(store_url)
     bisection.start(store, spec)
     real, calls = bisection._execute, []
@@ -209,12 +295,29 @@ def test_finds_a_real_cpu_clocked_slowdown(tmp_path, store_url):
     from tests.rerun.helpers import CPU_ARGS, CPU_WORKLOAD
 
     repo, ids = history(tmp_path, {9: 1.05}, commits=16)
-    bench = (f'{sys.executable} {CPU_WORKLOAD} {" ".join(CPU_ARGS)} '
-             '--slowdown $(awk -v f="$(cat speed.txt)" \'BEGIN { printf "%g", (f - 1) * 100 }\')')
+    bench = (
+        f"{sys.executable} {CPU_WORKLOAD} {' '.join(CPU_ARGS)} "
+        '--slowdown $(awk -v f="$(cat speed.txt)" \'BEGIN { printf "%g", (f - 1) * 100 }\')'
+    )
     (repo / "cpu_bench.sh").write_text(bench + "\n")
-    code, out, err = wb("bisect", "start", "--repo", str(repo), "--good", ids[0], "--bad", ids[-1],
-                        "--bench", f"sh {repo / 'cpu_bench.sh'}", "--max-rounds", "12",
-                        "--workdir", str(tmp_path / "work"), "--json", store=store_url)
+    code, out, err = wb(
+        "bisect",
+        "start",
+        "--repo",
+        str(repo),
+        "--good",
+        ids[0],
+        "--bad",
+        ids[-1],
+        "--bench",
+        f"sh {repo / 'cpu_bench.sh'}",
+        "--max-rounds",
+        "12",
+        "--workdir",
+        str(tmp_path / "work"),
+        "--json",
+        store=store_url,
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["result"]["first_bad"] == ids[9], doc["steps"]
@@ -226,9 +329,22 @@ def test_status_before_any_step_says_the_endpoints_come_first():
     from workbench.bisect.result import BisectionReport
 
     cs = [{"rev": "a" * 40, "title": "", "status": "good"}, {"rev": "b" * 40, "title": "", "status": "untested"}]
-    doc = {"id": 1, "name": "n", "status": "started", "spec": {"name": "n", "bench": ["true"], "workdir": "/w"},
-           "candidates": cs, "lo": 0, "hi": 1, "reference": 0, "endpoint": None, "steps": [], "current": None,
-           "splits": [], "result": None, "steps_done": 0}
+    doc = {
+        "id": 1,
+        "name": "n",
+        "status": "started",
+        "spec": {"name": "n", "bench": ["true"], "workdir": "/w"},
+        "candidates": cs,
+        "lo": 0,
+        "hi": 1,
+        "reference": 0,
+        "endpoint": None,
+        "steps": [],
+        "current": None,
+        "splits": [],
+        "result": None,
+        "steps_done": 0,
+    }
     text = render_bisection(BisectionReport.from_json(doc))
     assert "endpoints not checked yet" in text and "open range" not in text
 

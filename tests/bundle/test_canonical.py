@@ -16,7 +16,10 @@ from workbench.bundle.format import assemble_object
 
 def test_big_integers_become_strings_and_safe_ones_stay():
     assert bundle_value({"ts_ns": 2**60, "n": 2**53 - 1, "neg": -(2**53)}) == {
-        "ts_ns": str(2**60), "n": 2**53 - 1, "neg": str(-(2**53))}
+        "ts_ns": str(2**60),
+        "n": 2**53 - 1,
+        "neg": str(-(2**53)),
+    }
 
 
 def test_nan_and_infinity_become_null():
@@ -52,7 +55,7 @@ def test_checksum_is_sha256_of_rfc8785_without_checksum():
 
 def test_assembled_object_equals_rfc8785_with_non_bmp_keys():
     # JCS sorts by UTF-16 code units: U+1F600 (surrogates D83D..) sorts before U+FB01.
-    obj = {"\U0001F600": 1, "\uFB01": 2, "a": [1.0, 1e21, 1e-7]}
+    obj = {"\U0001f600": 1, "\ufb01": 2, "a": [1.0, 1e21, 1e-7]}
     members = {k: rfc8785.dumps(v) for k, v in obj.items()}
     assert assemble_object(members) == rfc8785.dumps(obj)
 

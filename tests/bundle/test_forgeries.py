@@ -21,7 +21,10 @@ def _set(path: str, value):
         node = doc
         for key in parents:
             node = node[int(key)] if key.isdigit() else node[key]
-        node[int(last) if last.isdigit() else last] = value(node[int(last) if last.isdigit() else last]) if callable(value) else value
+        node[int(last) if last.isdigit() else last] = (
+            value(node[int(last) if last.isdigit() else last]) if callable(value) else value
+        )
+
     return forge
 
 
@@ -30,7 +33,9 @@ OTHER_VERDICT = {"REGRESSION": "IMPROVEMENT", "IMPROVEMENT": "REGRESSION", "EQUI
 COMPARISON_FORGERIES = {
     "stated verdict": _set("results.content.verdicts.0.verdict", lambda v: OTHER_VERDICT.get(v, "IMPROVEMENT")),
     "stated comparable": _set("results.content.verdicts.0.comparable", False),
-    "result verdict": _set("results.content.comparisons.0.result.primary.effect.verdict", lambda v: OTHER_VERDICT.get(v, "IMPROVEMENT")),
+    "result verdict": _set(
+        "results.content.comparisons.0.result.primary.effect.verdict", lambda v: OTHER_VERDICT.get(v, "IMPROVEMENT")
+    ),
     "result flags": _set("results.content.comparisons.0.result.primary.effect.flags", lambda f: [*f, "UNSTABLE"]),
     "result comparable": _set("results.content.comparisons.0.result.comparable", False),
     "hypothesis status": _set("hypotheses.0.status", "refuted"),
@@ -63,7 +68,9 @@ def demo_bundle(tmp_path_factory):
     store = open_store(url)
     inv = next(s for s in wf.investigation_summaries(store) if s.lens == "training")
     view = wf.investigation_view(store, inv.id)
-    wf.decide_hypothesis(store, view.hypotheses[0].id, "supported", evidence=[{"kind": "comparison", "id": view.comparisons[0].id}])
+    wf.decide_hypothesis(
+        store, view.hypotheses[0].id, "supported", evidence=[{"kind": "comparison", "id": view.comparisons[0].id}]
+    )
     out = tmp / "training.json"
     assert run_wb("--store", url, "bundle", "export", str(inv.id), "-o", str(out), "--embed-samples").returncode == 0
     return json.loads(out.read_text())
@@ -83,6 +90,7 @@ def test_each_forged_comparison_field_fails_the_recheck(demo_bundle, name):
 def test_a_comparison_with_no_recipe_cannot_be_rederived(demo_bundle):
     def add(doc):
         doc["results"]["content"]["comparisons"].append({"ref": "comparison/99", "result": {"comparable": True}})
+
     report = _forged_fails(demo_bundle, add)
     assert "results.comparisons comparison/99" in report.mismatched
 
@@ -131,16 +139,26 @@ def _first_rerun(doc):
 
 
 RERUN_FORGERIES = {
-    "record verdict": lambda d: _first_rerun(d).update(verdict=OTHER_VERDICT.get(_first_rerun(d)["verdict"], "IMPROVEMENT")),
+    "record verdict": lambda d: _first_rerun(d).update(
+        verdict=OTHER_VERDICT.get(_first_rerun(d)["verdict"], "IMPROVEMENT")
+    ),
     "record rounds": lambda d: _first_rerun(d).update(rounds_used=_first_rerun(d)["rounds_used"] + 1),
-    "body verdict": lambda d: _first_rerun(d)["body"].update(verdict=OTHER_VERDICT.get(_first_rerun(d)["body"]["verdict"], "IMPROVEMENT")),
+    "body verdict": lambda d: _first_rerun(d)["body"].update(
+        verdict=OTHER_VERDICT.get(_first_rerun(d)["body"]["verdict"], "IMPROVEMENT")
+    ),
     "body flags": lambda d: _first_rerun(d)["body"].update(flags=[*_first_rerun(d)["body"]["flags"], "UNSTABLE"]),
-    "bisection step verdict": lambda d: d["recipe"]["content"]["bisections"][0]["state"]["steps"][0].update(verdict="EQUIVALENT"),
-    "bisection step rounds": lambda d: d["recipe"]["content"]["bisections"][0]["state"]["steps"][0].update(rounds_used=99),
+    "bisection step verdict": lambda d: d["recipe"]["content"]["bisections"][0]["state"]["steps"][0].update(
+        verdict="EQUIVALENT"
+    ),
+    "bisection step rounds": lambda d: d["recipe"]["content"]["bisections"][0]["state"]["steps"][0].update(
+        rounds_used=99
+    ),
     "hypothesis status": lambda d: d["hypotheses"][0].update(status="refuted"),
     "hypothesis links": lambda d: d["hypotheses"][0]["links"].update(rerun_comparisons=[12345]),
     # The plan moved out of the investigation: its results no longer decide the hypothesis.
-    "plan's investigation": lambda d: [p["record"].update(investigation_id=None) for p in d["recipe"]["content"]["rerun_plans"]],
+    "plan's investigation": lambda d: [
+        p["record"].update(investigation_id=None) for p in d["recipe"]["content"]["rerun_plans"]
+    ],
 }
 
 
@@ -151,6 +169,7 @@ def test_each_forged_rerun_field_fails_the_recheck(bisect_bundle, name):
 
 def test_an_added_rerun_comparison_without_runs_fails_with_its_name(bisect_bundle):
     """Forgery (c): an invented verdict on a record with no per-run values, a hypothesis relinked to it."""
+
     def add(doc):
         carried = doc["results"]["content"]["rerun_comparisons"]
         invented = copy.deepcopy(carried[0])
@@ -161,6 +180,7 @@ def test_an_added_rerun_comparison_without_runs_fails_with_its_name(bisect_bundl
         step = doc["hypotheses"][0]["history"][-1]
         step["evidence"] = [{"kind": "rerun_comparison", "id": 999}]
         doc["hypotheses"][0]["links"]["rerun_comparisons"] = [999]
+
     report = _forged_fails(bisect_bundle, add, **_rerun_engines())
     bad = {c.part: c.detail for c in report.recompute if not c.ok}
     assert any(p.endswith("rerun-comparison/999") and "cannot be re-derived" in d for p, d in bad.items())

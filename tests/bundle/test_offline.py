@@ -40,8 +40,13 @@ def bundle_path(tmp_path_factory):
 
 
 def test_blocker_really_blocks():
-    proc = subprocess.run([sys.executable, "-c", BLOCKER.replace("from workbench.cli import main", "import store.api"), "x"],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCKER.replace("from workbench.cli import main", "import store.api"), "x"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert proc.returncode != 0 and "blocked" in proc.stderr
 
 

@@ -31,7 +31,9 @@ def test_refused_with_a_clear_error(text, message):
 
 def test_big_integer_as_string_is_fine():
     assert parse_strict('{"ts": "1152921504606846976", "n": 9007199254740991}') == {
-        "ts": "1152921504606846976", "n": 9007199254740991}
+        "ts": "1152921504606846976",
+        "n": 9007199254740991,
+    }
 
 
 def test_nfd_text_is_refused_and_named():

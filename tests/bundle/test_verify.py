@@ -66,13 +66,29 @@ def test_round_trip_is_valid(tmp_path):
 
 
 def test_bundle_has_the_documented_members():
-    assert set(BUNDLE) == {"format", "format_version", "tool", "created_at", "text_normalization", "investigation",
-                           "runs", "subject", "recipe", "results", "samples", "observations", "hypotheses", "checksum"}
+    assert set(BUNDLE) == {
+        "format",
+        "format_version",
+        "tool",
+        "created_at",
+        "text_normalization",
+        "investigation",
+        "runs",
+        "subject",
+        "recipe",
+        "results",
+        "samples",
+        "observations",
+        "hypotheses",
+        "checksum",
+    }
     assert BUNDLE["checksum"]["signed"] is False
     assert BUNDLE["observations"][0]["label"] == "observation, not cause"
     assert BUNDLE["runs"][0]["meta"]["recorded_at_ns"] == "1796008233577080157"  # > 2^53: a string
     assert BUNDLE["subject"][0]["digest"] == {"sha256": f"{1:064x}"}
-    assert BUNDLE["results"]["content"]["verdicts"] == [{"comparison": "comparison/1", "comparable": True, "verdict": "REGRESSION"}]
+    assert BUNDLE["results"]["content"]["verdicts"] == [
+        {"comparison": "comparison/1", "comparable": True, "verdict": "REGRESSION"}
+    ]
 
 
 @settings(max_examples=150, deadline=None)
@@ -124,7 +140,11 @@ def test_reordering_keys_and_whitespace_is_not_a_change():
 
     shuffled = shuffle(doc, random.Random(7))
     assert list(shuffled) != list(doc)
-    for text in (json.dumps(shuffled), json.dumps(shuffled, indent=7, ensure_ascii=True), json.dumps(shuffled, separators=(",", ":"))):
+    for text in (
+        json.dumps(shuffled),
+        json.dumps(shuffled, indent=7, ensure_ascii=True),
+        json.dumps(shuffled, separators=(",", ":")),
+    ):
         assert verify_bundle(parse_strict(text)).ok
 
 
@@ -188,8 +208,14 @@ def test_captures_dir_checks_files_by_digest(tmp_path):
 def test_recompute_confirms_an_honest_bundle():
     report = verify_bundle(parse_strict(TEXT), recompute=True, engine=fake_compare)
     assert report.ok, render_verify(report)
-    assert report.recompute and all("within tolerance" in c.detail for c in report.recompute if c.part.startswith("results.comparisons"))
-    assert {c.part.split()[0] for c in report.recompute} == {"results.comparisons[0]", "results.verdicts[0]", "hypotheses[0]"}
+    assert report.recompute and all(
+        "within tolerance" in c.detail for c in report.recompute if c.part.startswith("results.comparisons")
+    )
+    assert {c.part.split()[0] for c in report.recompute} == {
+        "results.comparisons[0]",
+        "results.verdicts[0]",
+        "hypotheses[0]",
+    }
 
 
 def test_recompute_catches_edited_results_with_recomputed_digests():
@@ -202,7 +228,11 @@ def test_recompute_catches_edited_results_with_recomputed_digests():
     report = verify_bundle(forged, recompute=True, engine=fake_compare)
     assert not report.ok
     # The comparison differs; the verdict stated for it and the hypothesis it decides no longer stand on it.
-    assert report.mismatched == ["results.comparisons[0] comparison/1", "results.verdicts[0] comparison/1", "hypotheses[0] hypothesis/1"]
+    assert report.mismatched == [
+        "results.comparisons[0] comparison/1",
+        "results.verdicts[0] comparison/1",
+        "hypotheses[0] hypothesis/1",
+    ]
     detail = report.recompute[0].detail
     assert "result.primary.candidate" in detail and "result.primary.effect.verdict" in detail
 

@@ -122,7 +122,10 @@ def test_label_that_disagrees_with_the_data_is_different():
     result = compare([base], [cand])
     row = state_of(result, "request_mix")
     assert row["state"] == "different"
-    assert "the label says '512 prompt / 128 output tokens' but the data show '1024 prompt / 128 output tokens'" in row["note"]
+    assert (
+        "the label says '512 prompt / 128 output tokens' but the data show '1024 prompt / 128 output tokens'"
+        in row["note"]
+    )
     assert not result.comparable and result.refusal.dimension == "request_mix"
 
 
@@ -157,7 +160,11 @@ def test_steady_against_startup_is_refused():
 
 
 def test_declared_change_that_did_not_happen_is_reported():
-    result = compare([inference_run("b", run_id=1)], [inference_run("c", run_id=2)], changes={"engine_revision": ("v0.8.2", "v0.8.3")})
+    result = compare(
+        [inference_run("b", run_id=1)],
+        [inference_run("c", run_id=2)],
+        changes={"engine_revision": ("v0.8.2", "v0.8.3")},
+    )
     assert result.comparable
     row = state_of(result, "engine_revision")
     assert row["state"] == "same" and "did not happen" in row["note"]
@@ -208,7 +215,12 @@ def test_all_four_states_spelled_in_json():
     cand = inference_run("c", run_id=2, engine_revision="v0.8.3", precision="fp8", power_policy=None)
     doc = compare([inference_run("b", run_id=1)], [cand], changes={"engine_revision": None}).to_json()
     states = {d["name"]: d["state"] for d in doc["dimensions"]}
-    assert {states["model"], states["engine_revision"], states["precision"], states["power_policy"]} == {"same", "changed", "different", "unknown"}
+    assert {states["model"], states["engine_revision"], states["precision"], states["power_policy"]} == {
+        "same",
+        "changed",
+        "different",
+        "unknown",
+    }
     json.dumps(doc, allow_nan=False)
 
 

@@ -13,8 +13,10 @@ CHANGE = {"engine_revision": ("v0.8.2", "v0.8.3")}
 
 
 def side(n, first_seed, run_id=None, **kw):
-    return [inference_run(f"r{first_seed + i}", seed=first_seed + i, run_id=None if run_id is None else run_id + i, **kw)
-            for i in range(n)]
+    return [
+        inference_run(f"r{first_seed + i}", seed=first_seed + i, run_id=None if run_id is None else run_id + i, **kw)
+        for i in range(n)
+    ]
 
 
 def base_cand():
@@ -60,7 +62,10 @@ def test_a_control_that_moved_on_its_own_withholds_the_verdict():
 
 def test_a_noisy_control_flags_underpowered():
     base, cand = base_cand()
-    control = [inference_run(f"c{i}", seed=30 + i, queue=q, run_id=31 + i) for i, q in enumerate((30.0, 50.0, 36.0, 46.0, 40.0))]
+    control = [
+        inference_run(f"c{i}", seed=30 + i, queue=q, run_id=31 + i)
+        for i, q in enumerate((30.0, 50.0, 36.0, 46.0, 40.0))
+    ]
     effect = compare(base, cand, changes=CHANGE, control=control).to_json()["primary"]["effect"]
     assert "UNDERPOWERED" in effect["flags"]
     assert effect["aa"]["underpowered"] is True

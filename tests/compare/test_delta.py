@@ -21,7 +21,10 @@ def texts(doc):
 
 def inference_pair(n=5, queue_c=160.0):
     base = [inference_run(f"b{i}", seed=i, run_id=i) for i in range(1, n + 1)]
-    cand = [inference_run(f"c{i}", seed=50 + i, queue=queue_c, run_id=50 + i, engine_revision="v0.8.3") for i in range(1, n + 1)]
+    cand = [
+        inference_run(f"c{i}", seed=50 + i, queue=queue_c, run_id=50 + i, engine_revision="v0.8.3")
+        for i in range(1, n + 1)
+    ]
     return base, cand
 
 
@@ -73,7 +76,10 @@ def test_latency_inside_the_model_is_located_there():
     obs = texts(compare(base, cand).to_json())
     assert "Prefill time grew" in obs[0]
     # Frontend (before the model, part of TTFT) is not recorded: it may have moved too.
-    assert "Frontend was not recorded: whether all the added latency happens while the model works on the request cannot be established." in obs
+    assert (
+        "Frontend was not recorded: whether all the added latency happens while the model works on the request cannot "
+        "be established." in obs
+    )
     assert not any("before the model" in t for t in obs)
     for r in [*base, *cand]:  # with the frontend recorded (and flat), the location is said
         r.tables["samples"]["frontend_ms"] = r.tables["samples"]["queue_ms"] * 0 + 3.0 + (r.id % 5) * 0.001
@@ -83,7 +89,10 @@ def test_latency_inside_the_model_is_located_there():
 
 def test_training_pair_reads_like_the_seed():
     base = [training_run(f"b{i}", seed=i, run_id=i) for i in range(1, 6)]
-    cand = [training_run(f"c{i}", seed=50 + i, comm=265, eval_loss=2.15, run_id=50 + i, framework="PyTorch 2.4-rc") for i in range(1, 6)]
+    cand = [
+        training_run(f"c{i}", seed=50 + i, comm=265, eval_loss=2.15, run_id=50 + i, framework="PyTorch 2.4-rc")
+        for i in range(1, 6)
+    ]
     doc = compare(base, cand, changes={"framework": ("PyTorch 2.3", "PyTorch 2.4-rc")}).to_json()
     p = doc["primary"]
     assert p["baseline"] == pytest.approx(420, abs=1) and p["candidate"] == pytest.approx(570, abs=1)
@@ -107,7 +116,9 @@ def test_fleet_pair_reads_like_the_seed():
     doc = compare(base, cand).to_json()
     assert doc["primary"]["text"].startswith("14.2 s → 85.6 s, +71.4 s")
     metrics = {p["name"]: p for p in doc["phases"]}
-    assert metrics["allocated_gpus_end"]["baseline_mean"] == 60 and metrics["allocated_gpus_end"]["candidate_mean"] == 56
+    assert (
+        metrics["allocated_gpus_end"]["baseline_mean"] == 60 and metrics["allocated_gpus_end"]["candidate_mean"] == 56
+    )
     assert metrics["waiting_jobs"]["candidate_mean"] == 6
     blocking = [t for t in texts(doc) if "sat unallocated" in t]
     assert blocking == [
@@ -120,7 +131,10 @@ def test_fleet_pair_reads_like_the_seed():
 def test_gang_blocking_only_when_the_gangs_do_not_fit():
     cand = fleet_run("B", running_gangs=(16, 16, 16, 8), waiting_gangs=(4, 16), run_id=2)
     doc = compare([fleet_run("A", run_id=1)], [cand]).to_json()
-    assert any("8 GPUs sat unallocated while 2 jobs waited; 1 of them needed more GPUs at once than were free." in t for t in texts(doc))
+    assert any(
+        "8 GPUs sat unallocated while 2 jobs waited; 1 of them needed more GPUs at once than were free." in t
+        for t in texts(doc)
+    )
 
 
 def test_one_run_a_side_gives_no_uncertainty():
@@ -128,8 +142,10 @@ def test_one_run_a_side_gives_no_uncertainty():
     effect = doc["primary"]["effect"]
     assert effect["verdict"] is None and "no uncertainty" in effect["note"]
     assert "one run a side" in texts(doc)[0]
-    assert texts(doc)[1].endswith("changed by less than 2 % between these two runs (one run a side: no noise estimate "
-                                  "exists, so whether this is beyond noise cannot be said).")
+    assert texts(doc)[1].endswith(
+        "changed by less than 2 % between these two runs (one run a side: no noise estimate "
+        "exists, so whether this is beyond noise cannot be said)."
+    )
     assert not any("beyond noise)" in t and "no change" in t for t in texts(doc))
 
 

@@ -137,7 +137,16 @@ def test_refusal_names_its_reason_and_fail_on_refused_exits_3(capsys, store):
 
 def test_accept_is_recorded(capsys, store):
     code, doc, _ = compare_json(
-        capsys, store, INF_A, [OTHER_GPU], "--change", "engine_revision", "--accept", "hardware", "--why", "fleet is mixed; we ship on both"
+        capsys,
+        store,
+        INF_A,
+        [OTHER_GPU],
+        "--change",
+        "engine_revision",
+        "--accept",
+        "hardware",
+        "--why",
+        "fleet is mixed; we ship on both",
     )
     assert code == 0 and doc["comparable"]
     assert doc["accepted"] == [{"dimension": "hardware", "why": "fleet is mixed; we ship on both"}]
@@ -159,7 +168,9 @@ def test_inspect_shows_distributions_windows_and_charts(capsys, store):
     assert "Communication B |###" in out and "C |===" in out
     assert "Distributions" in out and "Over time: 8 equal windows by step" in out
     assert max(len(line) for line in out.splitlines()) <= 80
-    code, out, _ = wb(capsys, store, "inspect", *INF_A, "--vs", *INF_B, "--change", "engine_revision", "--json", "--windows", "4")
+    code, out, _ = wb(
+        capsys, store, "inspect", *INF_A, "--vs", *INF_B, "--change", "engine_revision", "--json", "--windows", "4"
+    )
     doc = json.loads(out)
     assert doc["comparison"]["comparable"]
     assert {d["name"] for d in doc["distributions"]} == {"ttft", "queue", "prefill", "decode"}
@@ -177,10 +188,19 @@ def test_inspect_refused_exits_3(capsys, store):
     [
         (["compare", "engine v0.8.2 run 1"], "name the candidate runs"),
         (["compare", "engine v0.8.2 run 1", "--vs", "no such run"], "no run with id or label"),
-        (["compare", "engine v0.8.2 run 1", "--vs", "engine v0.8.2 run 1"], "is named in the baseline and in the candidate"),
-        (["compare", "engine v0.8.2 run 1", "--vs", "engine v0.8.3 run 1", "--accept", "hardware"], "needs its own --why"),
+        (
+            ["compare", "engine v0.8.2 run 1", "--vs", "engine v0.8.2 run 1"],
+            "is named in the baseline and in the candidate",
+        ),
+        (
+            ["compare", "engine v0.8.2 run 1", "--vs", "engine v0.8.3 run 1", "--accept", "hardware"],
+            "needs its own --why",
+        ),
         (["compare", "engine v0.8.2 run 1", "--vs", "PyTorch 2.3.1 run 1"], "different lenses"),
-        (["compare", "engine v0.8.2 run 1", "--vs", "engine v0.8.3 run 1", "--change", "colour=a:b"], "no such dimension"),
+        (
+            ["compare", "engine v0.8.2 run 1", "--vs", "engine v0.8.3 run 1", "--change", "colour=a:b"],
+            "no such dimension",
+        ),
     ],
 )
 def test_usage_errors_are_one_line_exit_2(capsys, store, args, message):
@@ -201,9 +221,24 @@ def test_synthetic_sacct_pair_through_the_fleet_lens(capsys, tmp_path):
     url = f"sqlite:///{tmp_path / 'sacct.sqlite'}"
     pair = REPO / "captures" / "fleet_sacct"
     for name, day in (("window_a", "2026-11-02"), ("window_b", "2026-11-09")):
-        code, _, err = wb(capsys, url, "import", str(pair / name), "--tz", "UTC", "--from", f"{day}T10:00:00", "--to", f"{day}T11:00:00", "--wait-target", "60")
+        code, _, err = wb(
+            capsys,
+            url,
+            "import",
+            str(pair / name),
+            "--tz",
+            "UTC",
+            "--from",
+            f"{day}T10:00:00",
+            "--to",
+            f"{day}T11:00:00",
+            "--wait-target",
+            "60",
+        )
         assert code == 0, err
-    code, doc, _ = compare_json(capsys, url, ["1"], ["2"], "--accept", "scheduler_policy", "--why", "sacct does not record it")
+    code, doc, _ = compare_json(
+        capsys, url, ["1"], ["2"], "--accept", "scheduler_policy", "--why", "sacct does not record it"
+    )
     assert code == 0 and doc["comparable"]
     assert doc["primary"]["baseline"] == pytest.approx(14.2) and doc["primary"]["candidate"] == pytest.approx(85.6)
     m = {p["name"]: p for p in doc["phases"]}
@@ -211,12 +246,26 @@ def test_synthetic_sacct_pair_through_the_fleet_lens(capsys, tmp_path):
     # still waiting, for 1200 to 1800 s, are known misses: 223 / 256.
     assert m["service_attainment"]["candidate_mean"] == pytest.approx(100 * 223 / 256)
     assert (m["allocated_gpus_end"]["baseline_mean"], m["allocated_gpus_end"]["candidate_mean"]) == (60, 56)
-    assert any(o["text"].startswith("8 GPUs sat unallocated while 6 jobs waited, each needing 16 GPUs at once") for o in doc["observations"])
+    assert any(
+        o["text"].startswith("8 GPUs sat unallocated while 6 jobs waited, each needing 16 GPUs at once")
+        for o in doc["observations"]
+    )
 
 
 def test_control_gives_the_demo_pair_its_aa_noise_floor(capsys, store):
-    code, out, err = wb(capsys, store, "compare", *INF_A, "--vs", *INF_B, "--control", *INF_A2,
-                        "--change", "engine_revision=v0.8.2:v0.8.3", "--json")
+    code, out, err = wb(
+        capsys,
+        store,
+        "compare",
+        *INF_A,
+        "--vs",
+        *INF_B,
+        "--control",
+        *INF_A2,
+        "--change",
+        "engine_revision=v0.8.2:v0.8.3",
+        "--json",
+    )
     assert code == 0, err
     doc = json.loads(out)
     effect = doc["primary"]["effect"]

@@ -26,12 +26,17 @@ def test_a_window_where_nobody_started_still_has_a_headline():
         "attainment; more than half may still be waiting: the median wait (Kaplan–Meier) exceeds 200 s."
     ]
     assert not any("unknown to unknown" in t or "None" in t or "nan" in t for t in texts)
-    assert doc["primary"]["censored"] == {"baseline": {"jobs": 0, "min_elapsed_s": None, "max_elapsed_s": None},
-                                          "candidate": {"jobs": 6, "min_elapsed_s": 200.0, "max_elapsed_s": 200.0}}
+    assert doc["primary"]["censored"] == {
+        "baseline": {"jobs": 0, "min_elapsed_s": None, "max_elapsed_s": None},
+        "candidate": {"jobs": 6, "min_elapsed_s": 200.0, "max_elapsed_s": 200.0},
+    }
     from workbench.compare.render import render_comparison
 
     text = " ".join(render_comparison(compare(base, cand)).split())
-    assert "still waiting at the end (right-censored, not in this mean): baseline none; candidate 6 jobs, waiting 200 s so far" in text
+    assert (
+        "still waiting at the end (right-censored, not in this mean): baseline none; candidate 6 jobs, waiting 200 s "
+        "so far" in text
+    )
 
 
 def test_pending_jobs_give_attainment_bounds():

@@ -44,7 +44,10 @@ def test_over_time_shows_when_the_change_appears():
 
 
 def test_distributions_are_pooled_and_labelled_descriptive():
-    result = inspect([inference_run("b", run_id=1, n=100), inference_run("b2", run_id=3, n=100)], [inference_run("c", run_id=2, n=100)])
+    result = inspect(
+        [inference_run("b", run_id=1, n=100), inference_run("b2", run_id=3, n=100)],
+        [inference_run("c", run_id=2, n=100)],
+    )
     queue = next(d for d in result.distributions if d.name == "queue")
     assert queue.pooled is True and queue.baseline.n == 200 and queue.candidate.n == 100
     assert "descriptive, not an interval" in render_inspect(result)
@@ -89,7 +92,14 @@ def test_distribution_chart_fits_the_width():
 @pytest.mark.parametrize("lens_run", [inference_run, training_run, fleet_run])
 def test_runs_without_samples_give_unknown_not_zero(lens_run):
     full = lens_run("b", run_id=1)
-    empty = RunRecord(lens=full.lens, label="empty", dimensions=dict(full.dimensions), window=dict(full.window), meta=dict(full.meta), id=2)
+    empty = RunRecord(
+        lens=full.lens,
+        label="empty",
+        dimensions=dict(full.dimensions),
+        window=dict(full.window),
+        meta=dict(full.meta),
+        id=2,
+    )
     from lenses import builtin_lens
 
     accepts = {d: "testing an empty run" for d in builtin_lens(full.lens).must_match}

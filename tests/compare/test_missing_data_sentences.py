@@ -40,14 +40,35 @@ def make(lens: str, side: str, i: int, shift: dict[str, float], dropped_dims: tu
     dims = {d: None for d in dropped_dims}
     run_id = (1 if side == "baseline" else 100) + i
     if lens == "inference":
-        return inference_run(f"{side}{i}", seed=run_id, n=60, run_id=run_id, queue=40 * shift.get("queue", 1.0),
-                             prefill=70 * shift.get("prefill", 1.0), decode=90 * shift.get("decode", 1.0), **dims)
+        return inference_run(
+            f"{side}{i}",
+            seed=run_id,
+            n=60,
+            run_id=run_id,
+            queue=40 * shift.get("queue", 1.0),
+            prefill=70 * shift.get("prefill", 1.0),
+            decode=90 * shift.get("decode", 1.0),
+            **dims,
+        )
     if lens == "training":
-        return training_run(f"{side}{i}", seed=run_id, steps=12, run_id=run_id, comm=115 * shift.get("comm", 1.0),
-                            compute=260 * shift.get("compute", 1.0), eval_loss=2.14, **dims)
+        return training_run(
+            f"{side}{i}",
+            seed=run_id,
+            steps=12,
+            run_id=run_id,
+            comm=115 * shift.get("comm", 1.0),
+            compute=260 * shift.get("compute", 1.0),
+            eval_loss=2.14,
+            **dims,
+        )
     waits = tuple(14.0 * shift.get("wait", 1.0) + 0.1 * k + i for k in range(10))
-    return fleet_run(f"{side}{i}", waits=() if shift.get("none_started") else waits,
-                     waiting_gangs=(16,) * int(shift.get("waiting", 0)), run_id=run_id, **dims)
+    return fleet_run(
+        f"{side}{i}",
+        waits=() if shift.get("none_started") else waits,
+        waiting_gangs=(16,) * int(shift.get("waiting", 0)),
+        run_id=run_id,
+        **dims,
+    )
 
 
 def drop(run, column: str, how: str) -> None:
@@ -64,19 +85,35 @@ def scenario(lens: str):
     setup = LENS_SETUP[lens]
     sides = st.sampled_from(("baseline", "candidate", "both"))
     shifts = {
-        "inference": st.fixed_dictionaries({"queue": st.sampled_from((1.0, 4.0)), "prefill": st.sampled_from((1.0, 1.7)), "decode": st.sampled_from((1.0, 1.5))}),
-        "training": st.fixed_dictionaries({"comm": st.sampled_from((1.0, 2.3)), "compute": st.sampled_from((1.0, 1.2))}),
-        "fleet": st.fixed_dictionaries({"wait": st.sampled_from((1.0, 6.0)), "waiting": st.sampled_from((0, 3, 6)), "none_started": st.booleans()}),
+        "inference": st.fixed_dictionaries(
+            {
+                "queue": st.sampled_from((1.0, 4.0)),
+                "prefill": st.sampled_from((1.0, 1.7)),
+                "decode": st.sampled_from((1.0, 1.5)),
+            }
+        ),
+        "training": st.fixed_dictionaries(
+            {"comm": st.sampled_from((1.0, 2.3)), "compute": st.sampled_from((1.0, 1.2))}
+        ),
+        "fleet": st.fixed_dictionaries(
+            {"wait": st.sampled_from((1.0, 6.0)), "waiting": st.sampled_from((0, 3, 6)), "none_started": st.booleans()}
+        ),
     }[lens]
-    return st.fixed_dictionaries({
-        "n_base": st.integers(1, 3),
-        "n_cand": st.integers(1, 3),
-        "shift": shifts,
-        "columns": st.dictionaries(st.sampled_from(setup["columns"]), st.tuples(sides, st.sampled_from(("absent", "nan"))), max_size=len(setup["columns"])),
-        "dims": st.dictionaries(st.sampled_from(setup["dims"]), sides, max_size=3),
-        "quality": st.sampled_from(("kept", "baseline", "candidate", "both")),
-        "fleet_pool": st.sampled_from(("kept", "no_target", "no_capacity")),
-    })
+    return st.fixed_dictionaries(
+        {
+            "n_base": st.integers(1, 3),
+            "n_cand": st.integers(1, 3),
+            "shift": shifts,
+            "columns": st.dictionaries(
+                st.sampled_from(setup["columns"]),
+                st.tuples(sides, st.sampled_from(("absent", "nan"))),
+                max_size=len(setup["columns"]),
+            ),
+            "dims": st.dictionaries(st.sampled_from(setup["dims"]), sides, max_size=3),
+            "quality": st.sampled_from(("kept", "baseline", "candidate", "both")),
+            "fleet_pool": st.sampled_from(("kept", "no_target", "no_capacity")),
+        }
+    )
 
 
 def build(lens: str, case: dict):
@@ -129,11 +166,19 @@ def check(lens_name: str, case: dict) -> None:
         for p in doc["phases"] or []:
             stat = p.get("statistic", "mean")
             if p[f"baseline_{stat}"] is None or p[f"candidate_{stat}"] is None:
-                assert any(p["name"] in (o["evidence"]["values"].get("missing") or []) for o in doc["observations"]), (p["name"], texts)
+                assert any(p["name"] in (o["evidence"]["values"].get("missing") or []) for o in doc["observations"]), (
+                    p["name"],
+                    texts,
+                )
         if doc["primary"]["baseline"] is None or doc["primary"]["candidate"] is None:
             assert f"{doc['primary']['title'].capitalize()} was not recorded" in said, texts
-        recorded = [p for p in doc["phases"] or [] if p["in_primary"]
-                    and p[f"baseline_{p.get('statistic', 'mean')}"] is not None and p[f"candidate_{p.get('statistic', 'mean')}"] is not None]
+        recorded = [
+            p
+            for p in doc["phases"] or []
+            if p["in_primary"]
+            and p[f"baseline_{p.get('statistic', 'mean')}"] is not None
+            and p[f"candidate_{p.get('statistic', 'mean')}"] is not None
+        ]
         if "none of its recorded phases moved" in said:
             assert recorded, texts
     else:
@@ -170,7 +215,10 @@ def test_no_phase_recorded_says_the_change_cannot_be_located():
         for col in ("queue_ms", "prefill_ms", "decode_ms"):
             del r.tables["samples"][col]
     texts = [o["text"] for o in compare(base, cand).to_json()["observations"]]
-    assert "Frontend, queue and prefill were not recorded: the change in time to first token, p95 cannot be located." in texts
+    assert (
+        "Frontend, queue and prefill were not recorded: the change in time to first token, p95 cannot be located."
+        in texts
+    )
     assert not any("none of its recorded phases" in t for t in texts)
 
 
@@ -184,8 +232,10 @@ def test_a_phase_missing_on_one_side_is_said_once():
     assert not any("Queue went from" in t for t in texts)
 
 
-PHASE_COLUMNS = {"inference": ("queue_ms", "prefill_ms", "decode_ms"),
-                 "training": ("input_ms", "compute_ms", "communication_ms", "checkpoint_ms")}
+PHASE_COLUMNS = {
+    "inference": ("queue_ms", "prefill_ms", "decode_ms"),
+    "training": ("input_ms", "compute_ms", "communication_ms", "checkpoint_ms"),
+}
 
 
 def _every_phase_pattern(lens: str):
@@ -200,8 +250,15 @@ def test_every_subset_of_missing_phases_on_either_side():
     shifts = {"inference": {"queue": 4.0}, "training": {"comm": 2.3}}
     for lens in ("inference", "training"):
         for columns in _every_phase_pattern(lens):
-            case = {"n_base": 1, "n_cand": 1, "shift": shifts[lens], "columns": columns, "dims": {},
-                    "quality": "kept", "fleet_pool": "kept"}
+            case = {
+                "n_base": 1,
+                "n_cand": 1,
+                "shift": shifts[lens],
+                "columns": columns,
+                "dims": {},
+                "quality": "kept",
+                "fleet_pool": "kept",
+            }
             check(lens, case)
 
 

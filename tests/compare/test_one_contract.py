@@ -16,8 +16,11 @@ MAKERS = {"inference": inference_run, "training": training_run, "fleet": fleet_r
 LENSES = tuple(MAKERS)
 # Per lens: a must-match dimension and another value; an also-recorded one and another value.
 MUST = {"inference": ("hardware", "1x A100"), "training": ("model", "gpt-2.7b"), "fleet": ("pool", "pool-b")}
-ALSO = {"inference": ("engine_revision", "v0.8.3"), "training": ("framework", "PyTorch 2.4"),
-        "fleet": ("workload_mix", "training only")}
+ALSO = {
+    "inference": ("engine_revision", "v0.8.3"),
+    "training": ("framework", "PyTorch 2.4"),
+    "fleet": ("workload_mix", "training only"),
+}
 # Per lens: a candidate that is faster on the primary metric.
 FASTER = {"inference": {"queue": 20.0}, "training": {"compute": 200.0}, "fleet": {"waits": (7.0,) * 20}}
 
@@ -96,16 +99,32 @@ def test_half_the_work_in_less_time_gives_no_timing_verdict(lens):
     assert result.verdict is None  # never IMPROVEMENT from time alone
 
 
-@pytest.mark.parametrize("value", [
-    "meta-llama/Llama-3.1-8B-Instruct (hub, revision not pinned)", "latest", "vllm/vllm-openai:latest",
-    "nvcr.io/nvidia/pytorch:24.05-py3", "PyTorch latest",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "meta-llama/Llama-3.1-8B-Instruct (hub, revision not pinned)",
+        "latest",
+        "vllm/vllm-openai:latest",
+        "nvcr.io/nvidia/pytorch:24.05-py3",
+        "PyTorch latest",
+    ],
+)
 def test_unpinned_identities(value):
     assert unpinned(value)
 
 
-@pytest.mark.parametrize("value", ["sha256:4f1c", "meta-llama/Llama-3.1-8B@5f0b02c", "v0.8.2", "PyTorch 2.3",
-                                   "nvcr.io/nvidia/pytorch@sha256:abcd", "1x H100 SXM5 80GB", "latest-ish build 7"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "sha256:4f1c",
+        "meta-llama/Llama-3.1-8B@5f0b02c",
+        "v0.8.2",
+        "PyTorch 2.3",
+        "nvcr.io/nvidia/pytorch@sha256:abcd",
+        "1x H100 SXM5 80GB",
+        "latest-ish build 7",
+    ],
+)
 def test_pinned_values(value):
     assert not unpinned(value)
 
@@ -113,8 +132,11 @@ def test_pinned_values(value):
 @pytest.mark.parametrize("lens", LENSES)
 def test_an_unpinned_identity_on_both_sides_is_unknown_not_same(lens):
     dim = {"inference": "weights", "training": "framework", "fleet": "scheduler_policy"}[lens]
-    value = {"inference": "Llama 3.1 8B (hub, revision not pinned)", "training": "nvcr.io/nvidia/pytorch:24.05-py3",
-             "fleet": "latest"}[lens]
+    value = {
+        "inference": "Llama 3.1 8B (hub, revision not pinned)",
+        "training": "nvcr.io/nvidia/pytorch:24.05-py3",
+        "fleet": "latest",
+    }[lens]
     result = compare(side(lens, "b", (1,), **{dim: value}), side(lens, "c", (2,), **{dim: value}))
     r = row(result, dim)
     assert r["state"] == "unknown" and "not pinned" in r["note"]

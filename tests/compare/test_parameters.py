@@ -10,10 +10,20 @@ import pytest
 from workbench.compare.parameters import ComparisonParameters
 
 STORED = [
-    {"lens": "inference", "changes": {"engine_revision": ["v0.8.2", "v0.8.3"]}, "accepts": {}, "control": [6, 7, 8, 9, 10]},
+    {
+        "lens": "inference",
+        "changes": {"engine_revision": ["v0.8.2", "v0.8.3"]},
+        "accepts": {},
+        "control": [6, 7, 8, 9, 10],
+    },
     {"lens": "training", "changes": {"framework": []}, "accepts": {"hardware": "same job script"}},
     {"lens": "fleet", "changes": {}, "accepts": {}},
-    {"lens": "inference", "changes": {"x": [None, "b"]}, "accepts": {}, "control": ["run/6", "run/7"]},  # an imported bundle's
+    {
+        "lens": "inference",
+        "changes": {"x": [None, "b"]},
+        "accepts": {},
+        "control": ["run/6", "run/7"],
+    },  # an imported bundle's
 ]
 
 
@@ -27,7 +37,11 @@ def test_lossless_json_round_trip(doc):
 
 def test_engine_arguments():
     params = ComparisonParameters.from_json(STORED[0])
-    assert params.engine_arguments() == {"lens": "inference", "changes": {"engine_revision": ("v0.8.2", "v0.8.3")}, "accepts": {}}
+    assert params.engine_arguments() == {
+        "lens": "inference",
+        "changes": {"engine_revision": ("v0.8.2", "v0.8.3")},
+        "accepts": {},
+    }
     assert params.control == (6, 7, 8, 9, 10)
 
 

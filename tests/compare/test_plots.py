@@ -29,7 +29,7 @@ def grid(text: str) -> list[str]:
     top = next(i for i, line in enumerate(lines) if "┌" in line)
     bottom = next(i for i, line in enumerate(lines) if "└" in line)
     left = lines[top].index("┌") + 1
-    return [line[left:left + len(lines[top]) - left - 1] for line in lines[top + 1:bottom]]
+    return [line[left : left + len(lines[top]) - left - 1] for line in lines[top + 1 : bottom]]
 
 
 def cells(text: str, mark: str) -> list[tuple[int, int]]:
@@ -72,16 +72,27 @@ def test_width_respected_and_no_sgr(width, monkeypatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("FORCE_COLOR", "1")  # plotext writes reset codes even in its clear theme: all stripped
     b, c = training_run("b", seed=1, ranks=4, steps=30), training_run("c", seed=2, ranks=4, steps=30)
-    for text in (plots.inspect_plots(builtin_lens("training"), [b], [c], width=width),
-                 draw([Series("a very long side name " * 4, "o", ((0.0, 1.0), (1.0, 2.0)))], x_label="x", y_label="y",
-                      width=width, notes=["a note " * 30])):
+    for text in (
+        plots.inspect_plots(builtin_lens("training"), [b], [c], width=width),
+        draw(
+            [Series("a very long side name " * 4, "o", ((0.0, 1.0), (1.0, 2.0)))],
+            x_label="x",
+            y_label="y",
+            width=width,
+            notes=["a note " * 30],
+        ),
+    ):
         assert "\x1b" not in text and "\x9b" not in text
         assert max(len(line) for line in text.split("\n")) <= width
 
 
 def test_strings_from_captures_are_cleaned() -> None:
-    text = draw([Series("\x1b[31mevil\x07 [bold]label[/]", "o", ((0.0, 1.0), (1.0, 2.0)))],
-                x_label="req\x1b[2J/s", y_label="ttft\r", width=60)
+    text = draw(
+        [Series("\x1b[31mevil\x07 [bold]label[/]", "o", ((0.0, 1.0), (1.0, 2.0)))],
+        x_label="req\x1b[2J/s",
+        y_label="ttft\r",
+        width=60,
+    )
     assert "\x1b" not in text and "\x07" not in text and "\r" not in text
     assert "evil" in text and "[bold]label[/]" in text  # shown literally (the TUI's Report never reads markup)
 
@@ -110,7 +121,9 @@ def test_slices_as_array_split_cuts_them() -> None:
     b[0] = np.nan  # unknown: in no mean
     points = plots._binned([a, b], 3)  # slices 0-3, 4-6, 7-9
     assert [x for x, _ in points] == pytest.approx([1.5, 5.0, 8.0])
-    assert [y for _, y in points] == pytest.approx([(1.5 + 12.0) / 2, (5.0 + 15.0) / 2, (8.0 + 18.0) / 2])  # over the runs
+    assert [y for _, y in points] == pytest.approx(
+        [(1.5 + 12.0) / 2, (5.0 + 15.0) / 2, (8.0 + 18.0) / 2]
+    )  # over the runs
     assert plots._binned([np.full(4, np.nan)], 2)[0][1] != plots._binned([np.full(4, np.nan)], 2)[0][1]  # NaN: unknown
     assert plots._binned([], 5) == ()
 
@@ -140,7 +153,9 @@ def test_rank_plot_shows_the_straggler() -> None:
     ranks, medians = plots.rank_medians(cand)
     s = cand[0].samples
     assert ranks.tolist() == list(range(8)) and medians[5] - np.median(medians) == pytest.approx(40.0, abs=1.0)
-    assert medians.tolist() == pytest.approx([float(np.median(s["step_ms"][s["rank"] == r])) for r in range(8)])  # 20 steps: even
+    assert medians.tolist() == pytest.approx(
+        [float(np.median(s["step_ms"][s["rank"] == r])) for r in range(8)]
+    )  # 20 steps: even
     text = plots.rank_step_times(base, cand, width=70, height=12)
     top = [c for r, c in cells(text, "x") if r == len(grid(text)) - 1]
     width = len(grid(text)[0])
@@ -172,7 +187,9 @@ def test_sweep_curve_on_real_sweeps() -> None:
     assert "o baseline vllm" in text and "x candidate vllm+v0_engine" in text and "achieved req/s" in text
     ys = [lv.metrics["ttft_p95"] for s in (doc.baseline, doc.candidate) for lv in s.levels]
     assert "(log)" in text  # 36 ms to 5 s
-    assert max(y_ticks(text)) == pytest.approx(max(ys), rel=1e-3) and min(y_ticks(text)) == pytest.approx(min(ys), rel=1e-3)
+    assert max(y_ticks(text)) == pytest.approx(max(ys), rel=1e-3) and min(y_ticks(text)) == pytest.approx(
+        min(ys), rel=1e-3
+    )
     both = len(cells(text, "*"))
     assert both >= 1 and "; * both" in text  # 1 req/s: both sweeps in one cell
     top, right = len(grid(text)) - 1, max(c for m in "ox*" for _, c in cells(text, m))
@@ -213,11 +230,11 @@ def test_cli_compare_plot(capsys, store) -> None:
     assert code == 0, err
     code, out, err = wb(capsys, store, "compare", "vllm", "--vs", "vllm+v0_engine", "--plot")
     assert code == 0, err
-    curve = out[out.index("Curve"):out.index("\nLevel ")]
+    curve = out[out.index("Curve") : out.index("\nLevel ")]
     assert "┌" in curve and "o baseline vllm" in curve and "achieved req/s" in curve and "\x1b" not in out
     assert "┌" not in plain  # without --plot, the project's own chart
     assert max(len(line) for line in out.split("\n")) <= 80
-    assert out[:out.index("Curve")] == plain[:plain.index("Curve")]  # the rest of the report as it was
+    assert out[: out.index("Curve")] == plain[: plain.index("Curve")]  # the rest of the report as it was
     for args, says in ((("--json",), "leave out --json"), ((), "name one sweep on each side")):
         runs = ("vllm",) if args else ("PyTorch 2.3.1 run 1",)
         vs = ("vllm+v0_engine",) if args else ("PyTorch 2.4.0-rc1 run 1",)
@@ -239,7 +256,7 @@ def test_cli_inspect_plot(capsys, store) -> None:
     code, out, err = wb(capsys, store, "inspect", *pair, "--plot", "--phase", "compute")
     assert code == 0, err
     assert out.startswith(plain.rstrip("\n"))  # the report, then the plots
-    drawn = out[len(plain.rstrip("\n")):]
+    drawn = out[len(plain.rstrip("\n")) :]
     assert "Plots" in drawn and "compute over step" in drawn and "Step time per rank" in drawn
     assert "o baseline (3 runs); x candidate (3 runs)" in drawn and "o baseline (8 ranks)" in drawn
     assert "\x1b" not in out and max(len(line) for line in drawn.split("\n")) <= 80
@@ -253,7 +270,9 @@ def test_cli_inspect_plot(capsys, store) -> None:
         with pytest.raises(SystemExit) as exit_:
             main(["--server", "http://127.0.0.1:9", command, *pair, "--plot"])  # a port nothing listens on
         captured = capsys.readouterr()
-        assert exit_.value.code == 2 and captured.out == "" and "leave out --server" in captured.err  # before any request
+        assert (
+            exit_.value.code == 2 and captured.out == "" and "leave out --server" in captured.err
+        )  # before any request
 
 
 def test_plotext_is_imported_only_to_draw() -> None:
@@ -261,9 +280,12 @@ def test_plotext_is_imported_only_to_draw() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, workbench.cli, workbench.cli.commands.compare, workbench.cli.commands.inspect, workbench.compare.plots as p\n"
-            "before = 'plotext' in sys.modules\n"
-            "p.draw([p.Series('b', 'o', ((0.0, 1.0),))], x_label='x', y_label='y')\n"
-            "print(before, 'plotext' in sys.modules)")
+    code = (
+        "import sys, workbench.cli, workbench.cli.commands.compare, workbench.cli.commands.inspect, "
+        "workbench.compare.plots as p\n"
+        "before = 'plotext' in sys.modules\n"
+        "p.draw([p.Series('b', 'o', ((0.0, 1.0),))], x_label='x', y_label='y')\n"
+        "print(before, 'plotext' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert out.stdout.split() == ["False", "True"], out.stderr

@@ -13,12 +13,24 @@ from workbench.compare.run_sets import check_run_sets
 from workbench.errors import UsageError
 
 LENSES = {
-    "inference": ([f"engine v0.8.2 run {i}" for i in range(1, 4)], [f"engine v0.8.3 run {i}" for i in range(1, 4)],
-                  [f"engine v0.8.2 run {i} (A′ control)" for i in range(1, 4)], "1"),
-    "training": ([f"PyTorch 2.3.1 run {i}" for i in range(1, 4)], [f"PyTorch 2.4.0-rc1 run {i}" for i in range(1, 4)],
-                 [f"PyTorch 2.3.1 run {i} (A′ control)" for i in range(1, 4)], "2"),
-    "fleet": ([f"window A{i}" for i in range(1, 4)], [f"window B{i}" for i in range(1, 4)],
-              [f"window A′{i}" for i in range(1, 4)], "3"),
+    "inference": (
+        [f"engine v0.8.2 run {i}" for i in range(1, 4)],
+        [f"engine v0.8.3 run {i}" for i in range(1, 4)],
+        [f"engine v0.8.2 run {i} (A′ control)" for i in range(1, 4)],
+        "1",
+    ),
+    "training": (
+        [f"PyTorch 2.3.1 run {i}" for i in range(1, 4)],
+        [f"PyTorch 2.4.0-rc1 run {i}" for i in range(1, 4)],
+        [f"PyTorch 2.3.1 run {i} (A′ control)" for i in range(1, 4)],
+        "2",
+    ),
+    "fleet": (
+        [f"window A{i}" for i in range(1, 4)],
+        [f"window B{i}" for i in range(1, 4)],
+        [f"window A′{i}" for i in range(1, 4)],
+        "3",
+    ),
 }
 
 
@@ -83,16 +95,31 @@ def test_a_run_after_another_option_never_joins_the_baseline(capsys, demo, comma
 def test_a_run_named_twice_on_one_side_by_id_and_label_is_refused(capsys, demo):
     code, out, _ = wb(capsys, demo, "runs", "--json")
     first = next(r for r in json.loads(out) if r["label"] == "PyTorch 2.3.1 run 1")
-    code, _, err = wb(capsys, demo, "compare", str(first["id"]), "PyTorch 2.3.1 run 1", "--vs", "PyTorch 2.4.0-rc1 run 1")
+    code, _, err = wb(
+        capsys, demo, "compare", str(first["id"]), "PyTorch 2.3.1 run 1", "--vs", "PyTorch 2.4.0-rc1 run 1"
+    )
     assert code == 2 and f"run {first['id']} is named twice in the baseline" in err
 
 
 def test_a_mixed_baseline_is_named_in_the_control_refusal(capsys, demo):
     """The control's refusal names the side that disagrees, never one run's value as the side's."""
-    code, _, err = wb(capsys, demo, "compare", "PyTorch 2.3.1 run 1", "PyTorch 2.4.0-rc1 run 2", "--vs", "PyTorch 2.4.0-rc1 run 1",
-                      "--control", "PyTorch 2.3.1 run 1 (A′ control)")
+    code, _, err = wb(
+        capsys,
+        demo,
+        "compare",
+        "PyTorch 2.3.1 run 1",
+        "PyTorch 2.4.0-rc1 run 2",
+        "--vs",
+        "PyTorch 2.4.0-rc1 run 1",
+        "--control",
+        "PyTorch 2.3.1 run 1 (A′ control)",
+    )
     assert code == 2
-    assert "baseline runs disagree" in err and "'PyTorch 2.4.0-rc1'" in err and "control" not in err.split("baseline-again runs:")[1]
+    assert (
+        "baseline runs disagree" in err
+        and "'PyTorch 2.4.0-rc1'" in err
+        and "control" not in err.split("baseline-again runs:")[1]
+    )
 
 
 def test_stats_reads_each_arm_up_to_the_next_option(capsys, demo):

@@ -37,7 +37,9 @@ def test_several_runs_a_side_keep_the_noise_judgement():
     base = [inference_run(f"b{i}", seed=i, run_id=i) for i in range(1, 6)]
     cand = [inference_run(f"c{i}", seed=50 + i, queue=160, run_id=50 + i) for i in range(1, 6)]
     said = texts(compare(base, cand))
-    assert any(t.endswith("took the same time in the baseline and candidate runs (no change beyond noise).") for t in said)
+    assert any(
+        t.endswith("took the same time in the baseline and candidate runs (no change beyond noise).") for t in said
+    )
     assert not any(ONE_RUN_NO_NOISE in t for t in said)
 
 
@@ -45,7 +47,9 @@ def test_one_run_a_side_training_stayed_sentence_carries_the_caveat():
     """Nothing moved: the "stayed at" sentence still says it describes one run a side."""
     result = compare([training_run("b", run_id=1)], [training_run("c", seed=3, run_id=2)])
     (phases,) = [t for t in texts(result) if "stayed at" in t]
-    assert "grew" not in phases and phases.endswith(f"({ONE_RUN_NO_NOISE}, so whether this is beyond noise cannot be said)")
+    assert "grew" not in phases and phases.endswith(
+        f"({ONE_RUN_NO_NOISE}, so whether this is beyond noise cannot be said)"
+    )
 
 
 def test_one_run_primary_outside_the_phases_is_not_called_beyond_noise():
@@ -59,10 +63,21 @@ def test_one_run_primary_outside_the_phases_is_not_called_beyond_noise():
 
 
 def _fleet_pair(n: int, *, eligibility=True):
-    base = [fleet_run(f"A{i}", waits=tuple(14.2 + 0.3 * i + 0.1 * k for k in range(20)), run_id=i, eligibility=eligibility)
-            for i in range(1, n + 1)]
-    cand = [fleet_run(f"B{i}", waits=tuple(85.6 + 0.5 * i + 0.2 * k for k in range(20)), running_gangs=(16, 16, 16, 8),
-                      waiting_gangs=(16,) * 3, run_id=10 + i, eligibility=eligibility) for i in range(1, n + 1)]
+    base = [
+        fleet_run(f"A{i}", waits=tuple(14.2 + 0.3 * i + 0.1 * k for k in range(20)), run_id=i, eligibility=eligibility)
+        for i in range(1, n + 1)
+    ]
+    cand = [
+        fleet_run(
+            f"B{i}",
+            waits=tuple(85.6 + 0.5 * i + 0.2 * k for k in range(20)),
+            running_gangs=(16, 16, 16, 8),
+            waiting_gangs=(16,) * 3,
+            run_id=10 + i,
+            eligibility=eligibility,
+        )
+        for i in range(1, n + 1)
+    ]
     return base, cand
 
 
@@ -86,13 +101,17 @@ def test_eligibility_caveat_only_where_eligibility_history_is_missing():
     assert recorded and not any("eligibility" in t for t in recorded)
     base, cand = _fleet_pair(3, eligibility=False)
     missing = [t for t in texts(compare(base, cand, accepts={"eligibility_history": "test"})) if "sat unallocated" in t]
-    assert missing and all(t.endswith("Without eligibility history, idle capacity cannot be assumed usable.") for t in missing)
+    assert missing and all(
+        t.endswith("Without eligibility history, idle capacity cannot be assumed usable.") for t in missing
+    )
 
 
 def test_partial_eligibility_history_is_said_as_partial():
     base, cand = _fleet_pair(1)
     cand[0].samples["eligible"][:3] = np.nan  # three running jobs without an eligible time
-    blocking = [t for t in texts(compare(base, cand, accepts={"eligibility_history": "test"})) if "sat unallocated" in t]
+    blocking = [
+        t for t in texts(compare(base, cand, accepts={"eligibility_history": "test"})) if "sat unallocated" in t
+    ]
     assert blocking and "covers only some jobs" in blocking[0]
 
 
@@ -102,22 +121,37 @@ def test_partial_eligibility_history_is_said_as_partial():
 def scrape_run(label: str, p95: float, bounds: tuple[float, float | None], run_id: int) -> RunRecord:
     """A summary-only run as the Prometheus importer writes a scrape pair: an interpolated
     p95 and the bucket that bounds it."""
-    return RunRecord(lens="inference", label=label, dimensions=dims(INFERENCE_DIMS), window={"kind": "steady"},
-                     work=Work("tokens", 1000.0),
-                     meta={"summary": {"ttft_ms": {"count": 80, "p95": p95, "p95_bounds": list(bounds)}}}, id=run_id)
+    return RunRecord(
+        lens="inference",
+        label=label,
+        dimensions=dims(INFERENCE_DIMS),
+        window={"kind": "steady"},
+        work=Work("tokens", 1000.0),
+        meta={"summary": {"ttft_ms": {"count": 80, "p95": p95, "p95_bounds": list(bounds)}}},
+        id=run_id,
+    )
 
 
 def test_same_bucket_is_within_the_histogram_resolution_everywhere():
     result = compare([scrape_run("b", 73.3, (60, 80), 1)], [scrape_run("c", 73.3, (60, 80), 2)])
     p = result.primary
     assert "±0" not in p.text
-    assert p.text == "73.3 ms → 73.3 ms (interpolated; both in the histogram bucket [60, 80] ms): within the histogram's resolution"
+    assert (
+        p.text == "73.3 ms → 73.3 ms (interpolated; both in the histogram bucket [60, 80] ms): within the histogram's "
+        "resolution"
+    )
     text = render_comparison(result)
     assert "[60, 80] ms" in text and "±0 ms" not in text
     doc = json.loads(json.dumps(result.to_json()))
-    assert doc["primary"]["bucketed"] == {"baseline_low": 60.0, "baseline_high": 80.0, "candidate_low": 60.0,
-                                          "candidate_high": 80.0, "delta_low": -20.0, "delta_high": 20.0,
-                                          "within_resolution": True}
+    assert doc["primary"]["bucketed"] == {
+        "baseline_low": 60.0,
+        "baseline_high": 80.0,
+        "candidate_low": 60.0,
+        "candidate_high": 80.0,
+        "delta_low": -20.0,
+        "delta_high": 20.0,
+        "within_resolution": True,
+    }
     (said,) = [t for t in texts(result) if "histogram" in t]
     assert "both in [60, 80] ms" in said and "within the histogram's resolution" in said
 
@@ -165,7 +199,9 @@ def test_a_real_scrape_pair_shows_its_bucket_in_the_headline(sqlite_url):
 
     inf = REPO / "tests" / "data" / "inference"
     st = open_store(sqlite_url)
-    (run_id,) = import_files(st, [inf / "vllm_before.prom", inf / "vllm_after.prom"], ImportOptions(params={"scrape_pair": True})).run_ids
+    (run_id,) = import_files(
+        st, [inf / "vllm_before.prom", inf / "vllm_after.prom"], ImportOptions(params={"scrape_pair": True})
+    ).run_ids
     run = st.load_run(run_id)
     other = st.load_run(run_id)
     other.id = run_id + 1

@@ -23,7 +23,10 @@ from workbench.compare.fmt import NULL_REASON, jsonable
 DATA = REPO / "tests" / "data"
 ROOTS = (DATA, REAL_CAPTURES)
 NOT_CAPTURES = {".md", ".txt_", ".py", ".yaml", ".log"}  # notes, generators, manifests; logs go to diagnose
-PROM_PAIRS = (("inference/vllm_before.prom", "inference/vllm_after.prom"), ("inference/vllm_old_before.prom", "inference/vllm_old_after.prom"))
+PROM_PAIRS = (
+    ("inference/vllm_before.prom", "inference/vllm_after.prom"),
+    ("inference/vllm_old_before.prom", "inference/vllm_old_after.prom"),
+)
 
 
 def _constant(name: str):
@@ -67,7 +70,9 @@ def _captures() -> list[list[str]]:
 
 def _incidents() -> list[Path]:
     """Each incident folder under failures/."""
-    return [p for root in ROOTS if (root / "failures").is_dir() for p in sorted((root / "failures").iterdir()) if p.is_dir()]
+    return [
+        p for root in ROOTS if (root / "failures").is_dir() for p in sorted((root / "failures").iterdir()) if p.is_dir()
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +122,12 @@ def _comparable_args(url: str, a: int, b: int) -> list[str]:
     dimension), so that the delta and its NaN-prone figures are encoded too."""
     accepted: list[str] = []
     for _ in range(4):
-        args = [str(a), "--vs", str(b), *(["--accept", ",".join(accepted), "--why", "strict JSON test"] if accepted else [])]
+        args = [
+            str(a),
+            "--vs",
+            str(b),
+            *(["--accept", ",".join(accepted), "--why", "strict JSON test"] if accepted else []),
+        ]
         code, out, err = wb("compare", *args, "--json", store=url)
         assert code == 0, (a, b, err)
         doc = strict(out)
@@ -167,7 +177,10 @@ def test_rerun_and_bisect_reports_are_strict(store):
     url, tmp = store
     bench = fake_bench(tmp)
     plan = write_plan(tmp / "strict.toml", baseline=[str(bench), "10"], candidate=[str(bench), "9"], name="strict")
-    for args in (("rerun", "plan", "--from-file", str(plan)), ("rerun", "run", "strict", "--workdir", str(tmp / "work"))):
+    for args in (
+        ("rerun", "plan", "--from-file", str(plan)),
+        ("rerun", "run", "strict", "--workdir", str(tmp / "work")),
+    ):
         code, _, err = wb(*args, "--json", store=url)
         assert code == 0, err
     code, out, err = wb("rerun", "report", "strict", "--json", store=url)
@@ -179,8 +192,22 @@ def test_rerun_and_bisect_reports_are_strict(store):
     (tmp / "versions.txt").write_text("1.0\n1.1\n1.2\n1.3\n")
     script = tmp / "bisect-bench.sh"
     script.write_text(BENCH.replace("F=$(cat speed.txt)", 'F=$(case "$1" in 1.0|1.1) echo 1.0;; *) echo 1.05;; esac)'))
-    code, _, err = wb("bisect", "start", "--candidates", str(tmp / "versions.txt"), "--bench", f"sh {script} {{version}}",
-                      "--name", "strict", "--max-rounds", "12", "--workdir", str(tmp / "bisect-work"), "--json", store=url)
+    code, _, err = wb(
+        "bisect",
+        "start",
+        "--candidates",
+        str(tmp / "versions.txt"),
+        "--bench",
+        f"sh {script} {{version}}",
+        "--name",
+        "strict",
+        "--max-rounds",
+        "12",
+        "--workdir",
+        str(tmp / "bisect-work"),
+        "--json",
+        store=url,
+    )
     assert code == 0, err
     code, out, err = wb("bisect", "report", "strict", "--json", store=url)
     assert code == 0, err
@@ -191,10 +218,13 @@ def test_the_encoder_puts_the_reason_beside_a_null():
     doc = jsonable({"a": math.nan, "b": [1.0, math.inf, -math.inf], "c": {"d": 2.0}, "e": (math.nan,)})
     text = json.dumps(doc, allow_nan=False)
     assert strict(text) == {
-        "a": None, f"a{NULL_REASON}": "not a number (NaN): unknown",
-        "b": [1.0, None, None], f"b{NULL_REASON}": {"1": "+infinity: not a finite number", "2": "-infinity: not a finite number"},
+        "a": None,
+        f"a{NULL_REASON}": "not a number (NaN): unknown",
+        "b": [1.0, None, None],
+        f"b{NULL_REASON}": {"1": "+infinity: not a finite number", "2": "-infinity: not a finite number"},
         "c": {"d": 2.0},
-        "e": [None], f"e{NULL_REASON}": {"0": "not a number (NaN): unknown"},
+        "e": [None],
+        f"e{NULL_REASON}": {"0": "not a number (NaN): unknown"},
     }
 
 

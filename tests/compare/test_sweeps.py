@@ -45,7 +45,9 @@ def demo():
 def test_real_sweeps_matched_levels_and_saturation(demo) -> None:
     from workbench.compare.sweep import compare_sweeps
 
-    doc = compare_sweeps(demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None}, accepts=UNPINNED).to_json()
+    doc = compare_sweeps(
+        demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None}, accepts=UNPINNED
+    ).to_json()
     assert doc["matching"]["axis"] == "rate" and doc["matching"]["tolerance"] == 0.05
     # Stage rates are calibrated per run: only 1, ~120 and ~155 req/s match within 5 %.
     pairs = [(m["baseline"]["load"], m["candidate"]["load"]) for m in doc["matched"]]
@@ -124,7 +126,9 @@ def test_metric_option_changes_the_primary(demo) -> None:
     from workbench.compare import compare
 
     lens = get_lens("inference").with_metric("tpot_p95")
-    result = compare([demo["vllm"][0]], [demo["vllm+v0_engine"][0]], lens, changes={"engine_revision": None}, accepts=UNPINNED).to_json()
+    result = compare(
+        [demo["vllm"][0]], [demo["vllm+v0_engine"][0]], lens, changes={"engine_revision": None}, accepts=UNPINNED
+    ).to_json()
     assert result["primary"]["metric"] == "tpot_p95"
     assert result["primary"]["baseline"] == pytest.approx(3.5152501797090583)
     with pytest.raises(ValueError):
@@ -168,10 +172,24 @@ def _level(rate: float, achieved: float, meeting: int, failed: int = 0, slow_tpo
             ttft, tpot = 0.9, 0.030
         ttfts.append(ttft), outs.append(out), errors.append("")
         lats.append(ttft + tpot * (out - 1))
-    return {"date": "20260101-000000", "backend": "vllm", "model_id": "org/model", "num_prompts": N, "request_rate": rate,
-            "burstiness": 1.0, "max_concurrency": None, "duration": DURATION, "completed": N - failed,
-            "request_throughput": achieved, "input_lens": [100] * N, "output_lens": outs, "ttfts": ttfts,
-            "latencies": lats, "errors": errors, "itls": [[0.01] * 10 for _ in range(N)]}
+    return {
+        "date": "20260101-000000",
+        "backend": "vllm",
+        "model_id": "org/model",
+        "num_prompts": N,
+        "request_rate": rate,
+        "burstiness": 1.0,
+        "max_concurrency": None,
+        "duration": DURATION,
+        "completed": N - failed,
+        "request_throughput": achieved,
+        "input_lens": [100] * N,
+        "output_lens": outs,
+        "ttfts": ttfts,
+        "latencies": lats,
+        "errors": errors,
+        "itls": [[0.01] * 10 for _ in range(N)],
+    }
 
 
 @pytest.fixture()
@@ -339,8 +357,16 @@ def test_saturation_json_keeps_its_key_order_in_every_state() -> None:
     from workbench.compare.sweep_result import Goodput, LevelFigures
 
     def level(load: str, rate: float | None, achieved: float, ttft: float) -> LevelFigures:
-        return LevelFigures(load=load, requested_rate=rate, concurrency=None, achieved_rate=achieved, runs=[1],
-                            metrics={"ttft_p95": ttft}, sources={}, goodput=Goodput(value=math.nan))
+        return LevelFigures(
+            load=load,
+            requested_rate=rate,
+            concurrency=None,
+            achieved_rate=achieved,
+            runs=[1],
+            metrics={"ttft_p95": ttft},
+            sources={},
+            goodput=Goodput(value=math.nan),
+        )
 
     unread = saturation([level("1 req/s", 1, 1.0, 10), level("2 req/s", 2, 2.0, math.nan)], "rate", {"ttft_p95": 500.0})
     assert list(unread.to_json()) == ["unit", "peak_achieved", "rule", "note", "value", "state"]
@@ -351,7 +377,10 @@ def test_saturation_json_keeps_its_key_order_in_every_state() -> None:
     assert list(beyond.to_json()) == ["unit", "peak_achieved", "rule", "value", "state", "note"]
     conc = saturation([level("concurrency 1", None, 1.0, 10)], "concurrency", {})
     # an unknown value is null with its reason beside it (the strict encoder)
-    assert list(conc.to_json()) == ["unit", "peak_achieved", "value", "value_null_reason", "state", "note"] and conc.to_json()["value"] is None
+    assert (
+        list(conc.to_json()) == ["unit", "peak_achieved", "value", "value_null_reason", "state", "note"]
+        and conc.to_json()["value"] is None
+    )
 
 
 def test_sweep_json_decodes_into_its_type(demo, synthetic) -> None:
@@ -363,8 +392,10 @@ def test_sweep_json_decodes_into_its_type(demo, synthetic) -> None:
     from workbench.compare.sweep_result import SweepComparison
 
     b, c = synthetic
-    for result in (compare_sweeps(demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None}, accepts=UNPINNED),
-                   compare_sweeps(b, c, slo={"ttft_p95": 500.0, "tpot_p95": 50.0}, accepts=ACCEPT)):
+    for result in (
+        compare_sweeps(demo["vllm"], demo["vllm+v0_engine"], changes={"engine_revision": None}, accepts=UNPINNED),
+        compare_sweeps(b, c, slo={"ttft_p95": 500.0, "tpot_p95": 50.0}, accepts=ACCEPT),
+    ):
         doc = json.loads(json.dumps(result.to_json(), allow_nan=False))
         decoded = msgspec.convert(doc, SweepComparison)
         assert decoded.primary_metric == "ttft_p95" and len(decoded.matched) == len(result.matched)
@@ -389,5 +420,9 @@ def test_a_sweep_is_known_by_the_content_of_its_files_not_their_folder(tmp_path)
     assert ids["a"] == ids["b"]  # the same file in another folder (another checkout)
     assert ids["c"] != ids["a"]  # other content
     # PATH:LINE names one result of a file; the line still counts.
-    assert sweep_id("t", "x", [f"{tmp_path / 'a' / 'stage_0.json'}:1"]) != sweep_id("t", "x", [f"{tmp_path / 'a' / 'stage_0.json'}:2"])
-    assert sweep_id("t", "x", [f"{tmp_path / 'a' / 'stage_0.json'}:1"]) == sweep_id("t", "x", [f"{tmp_path / 'b' / 'stage_0.json'}:1"])
+    assert sweep_id("t", "x", [f"{tmp_path / 'a' / 'stage_0.json'}:1"]) != sweep_id(
+        "t", "x", [f"{tmp_path / 'a' / 'stage_0.json'}:2"]
+    )
+    assert sweep_id("t", "x", [f"{tmp_path / 'a' / 'stage_0.json'}:1"]) == sweep_id(
+        "t", "x", [f"{tmp_path / 'b' / 'stage_0.json'}:1"]
+    )

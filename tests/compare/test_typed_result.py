@@ -61,7 +61,9 @@ def test_fresh_and_decoded_render_alike(make):
 
 
 def test_typed_parts():
-    doc = next(d for d in (p.values[0] for p in GOLDEN_COMPARISONS) if d.get("primary") and d["primary"]["effect"].get("aa"))
+    doc = next(
+        d for d in (p.values[0] for p in GOLDEN_COMPARISONS) if d.get("primary") and d["primary"]["effect"].get("aa")
+    )
     c = Comparison.from_json(doc)
     assert isinstance(c.primary, Primary) and all(isinstance(g, Guardrail) for g in c.guardrails)
     effect = c.primary.effect
@@ -74,7 +76,10 @@ def test_typed_parts():
 def test_documents_recorded_before_a_field_existed_decode():
     doc = next(p.values[0] for p in GOLDEN_COMPARISONS if p.values[0].get("primary"))
     old = {k: v for k, v in doc.items() if k not in ("declarations", "phase_note", "extensions", "accepted", "metrics")}
-    old["primary"] = {**old["primary"], "effect": {k: v for k, v in old["primary"]["effect"].items() if k != "control_note"}}
+    old["primary"] = {
+        **old["primary"],
+        "effect": {k: v for k, v in old["primary"]["effect"].items() if k != "control_note"},
+    }
     c = Comparison.from_json(old)
     assert c.declarations == () and c.metrics == ()
     assert c.lens.phase_note  # the lens's own note where the document has none
@@ -103,8 +108,12 @@ def test_every_golden_effect_validates_against_the_published_schema():
 
     schema = json.loads((SCHEMA_DIR / "comparison-effect.json").read_text(encoding="utf-8"))
     assert "verdict" in schema["$defs"]["Effect"]["required"]
-    effects = [e for p in GOLDEN_COMPARISONS if p.values[0].get("primary")
-               for e in [p.values[0]["primary"]["effect"], *(ph["effect"] for ph in p.values[0]["phases"] or [])]]
+    effects = [
+        e
+        for p in GOLDEN_COMPARISONS
+        if p.values[0].get("primary")
+        for e in [p.values[0]["primary"]["effect"], *(ph["effect"] for ph in p.values[0]["phases"] or [])]
+    ]
     assert effects and all(Effect.from_json(e).to_json() == e for e in effects)
 
 

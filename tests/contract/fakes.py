@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-FAKE = r'''
+FAKE = r"""
 import json, os, sys
 lens, ms, work, dims = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), json.loads(sys.argv[4])
 slot = int(os.environ.get("WB_RERUN_SLOT", "0"))
@@ -28,7 +28,7 @@ else:
            "quality": dims.pop("_quality", {})}
 with open(os.environ["WB_CAPTURE_OUT"], "w") as f:
     json.dump(doc, f)
-'''
+"""
 
 
 def fake_bench(tmp: Path) -> Path:
@@ -43,8 +43,18 @@ def arm(bench: Path, lens: str, ms: float, work: float, **dims: object) -> list[
 
 
 # Dimensions every arm shares: every must-match dimension of the lens known and equal.
-TRAINING = {"model": "resnet50", "objective": "classification", "hardware": "1x H100", "topology": "single GPU",
-            "rank_count": 1}
-INFERENCE = {"model": "llama-8b", "weights": "sha256:abc", "hardware": "1x H100", "topology": "single GPU",
-             "precision": "bf16"}
+TRAINING = {
+    "model": "resnet50",
+    "objective": "classification",
+    "hardware": "1x H100",
+    "topology": "single GPU",
+    "rank_count": 1,
+}
+INFERENCE = {
+    "model": "llama-8b",
+    "weights": "sha256:abc",
+    "hardware": "1x H100",
+    "topology": "single GPU",
+    "precision": "bf16",
+}
 BASE_DIMS = {"training": TRAINING, "inference": INFERENCE}

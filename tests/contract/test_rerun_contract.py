@@ -34,8 +34,12 @@ def test_issue_example_half_the_batch_is_refused(tmp_path, sqlite_url):
     declared: the released tool said IMPROVEMENT +10.99 %."""
     bench = fake_bench(tmp_path)
     dims = BASE_DIMS["training"]
-    doc, text = _run(tmp_path, sqlite_url, arm(bench, "training", 10.0, 32, **dims, effective_batch=32),
-                     arm(bench, "training", 9.0, 16, **dims, effective_batch=16))
+    doc, text = _run(
+        tmp_path,
+        sqlite_url,
+        arm(bench, "training", 10.0, 32, **dims, effective_batch=32),
+        arm(bench, "training", 9.0, 16, **dims, effective_batch=16),
+    )
     assert doc["verdict"] is None
     assert doc["refusal"]["dimension"] == "effective_batch"
     assert "--change effective_batch=FROM:TO" in doc["refusal"]["reason"]
@@ -46,9 +50,13 @@ def test_issue_example_half_the_batch_is_refused(tmp_path, sqlite_url):
 def test_issue_example_declared_batch_change_is_judged_on_throughput(tmp_path, sqlite_url):
     bench = fake_bench(tmp_path)
     dims = BASE_DIMS["training"]
-    doc, text = _run(tmp_path, sqlite_url, arm(bench, "training", 10.0, 32, **dims, effective_batch=32),
-                     arm(bench, "training", 9.0, 16, **dims, effective_batch=16),
-                     change={"effective_batch": ["32", "16"]})
+    doc, text = _run(
+        tmp_path,
+        sqlite_url,
+        arm(bench, "training", 10.0, 32, **dims, effective_batch=32),
+        arm(bench, "training", 9.0, 16, **dims, effective_batch=16),
+        change={"effective_batch": ["32", "16"]},
+    )
     assert "refusal" not in doc
     assert doc["work"]["same"] is False
     assert doc["basis"]["metric"] == "throughput" and doc["basis"]["unit"] == "samples/s"
@@ -84,16 +92,29 @@ def test_a_must_match_difference_in_one_arm_is_refused(tmp_path, sqlite_url, len
     assert doc["refusal"]["dimension"] == dim and doc["verdict"] is None and doc["analysis"] is None
     assert "Verdict: REFUSED" in text
     # The same runs with that dimension declared as the change: a verdict again.
-    doc, _ = _run(tmp_path, sqlite_url, _arm(bench, lens), _arm(bench, lens, 9.0, **{dim: other}), lens=lens, name="q",
-                  change={dim: []})
+    doc, _ = _run(
+        tmp_path,
+        sqlite_url,
+        _arm(bench, lens),
+        _arm(bench, lens, 9.0, **{dim: other}),
+        lens=lens,
+        name="q",
+        change={dim: []},
+    )
     assert "refusal" not in doc and doc["verdict"] == "IMPROVEMENT"
 
 
 @pytest.mark.parametrize("lens", LENSES)
 def test_half_the_work_in_ten_percent_less_time_is_never_an_improvement(tmp_path, sqlite_url, lens):
     bench = fake_bench(tmp_path)
-    doc, _ = _run(tmp_path, sqlite_url, _arm(bench, lens), _arm(bench, lens, 9.0, WORK[lens] / 2), lens=lens,
-                  change={WORK_CHANGE[lens]: []})
+    doc, _ = _run(
+        tmp_path,
+        sqlite_url,
+        _arm(bench, lens),
+        _arm(bench, lens, 9.0, WORK[lens] / 2),
+        lens=lens,
+        change={WORK_CHANGE[lens]: []},
+    )
     assert doc["work"]["same"] is False and doc["basis"]["metric"] == "throughput"
     assert doc["analysis"]["throughput_change_pct"] < -20
     assert doc["verdict"] in ("REGRESSION", "SLOWER_UNRESOLVED")
@@ -111,8 +132,14 @@ def test_an_arm_that_disagrees_with_itself_is_refused_naming_the_runs(tmp_path, 
 @pytest.mark.parametrize("lens", LENSES)
 def test_a_control_that_is_not_the_baseline_again_makes_the_session_unstable(tmp_path, sqlite_url, lens):
     bench = fake_bench(tmp_path)
-    doc, text = _run(tmp_path, sqlite_url, _arm(bench, lens), _arm(bench, lens, 9.0), lens=lens,
-                     control=_arm(bench, lens, topology="2 GPUs"))
+    doc, text = _run(
+        tmp_path,
+        sqlite_url,
+        _arm(bench, lens),
+        _arm(bench, lens, 9.0),
+        lens=lens,
+        control=_arm(bench, lens, topology="2 GPUs"),
+    )
     assert doc["verdict"] == "INCONCLUSIVE" and "UNSTABLE" in doc["flags"]
     assert "topology" in doc["control_mismatch"] and "UNSTABLE" in text
     again = reanalyze(doc)
@@ -128,5 +155,7 @@ def test_a_stated_guardrail_that_cannot_be_judged_withholds_improvement(tmp_path
     assert reanalyze(doc)["verdict"] == "FASTER_UNRESOLVED"
     # Once both arms report it, the same runs give their improvement.
     q = {"_quality": {"accuracy": 0.9}}
-    doc, _ = _run(tmp_path, sqlite_url, _arm(bench, lens, **q), _arm(bench, lens, 9.0, **q), lens=lens, name="q", guardrails=guard)
+    doc, _ = _run(
+        tmp_path, sqlite_url, _arm(bench, lens, **q), _arm(bench, lens, 9.0, **q), lens=lens, name="q", guardrails=guard
+    )
     assert doc["verdict"] == "IMPROVEMENT"

@@ -22,11 +22,17 @@ def _stored_runs(url, n=2):
     records, captures = [], []
     for i in range(n):
         path = Path(f"/x/run{i}.json")
-        r = RunRecord(lens="training", label=f"job {i}", sources=[path],
-                      dimensions={"hardware": Dimension("H100", "measured"), "model": Dimension("m1", "declared")})
+        r = RunRecord(
+            lens="training",
+            label=f"job {i}",
+            sources=[path],
+            dimensions={"hardware": Dimension("H100", "measured"), "model": Dimension("m1", "declared")},
+        )
         r.samples["step_ms"] = np.array([400.0, 410.0, 405.0])
         records.append(r)
-        captures.append(CaptureInfo(path=path, sha256=f"{i}" * 64, size=1, format="native", importer="native", importer_version="1"))
+        captures.append(
+            CaptureInfo(path=path, sha256=f"{i}" * 64, size=1, format="native", importer="native", importer_version="1")
+        )
     return st, st.add_import(captures, records)
 
 
@@ -45,7 +51,11 @@ def test_declare_sets_unsets_and_keeps_history(store_url):
     declare(st, [a], {}, ["objective"], who="bo", why="not known after all")
     assert "objective" not in st.load_run(a).dimensions
     rows = history(st, [a])
-    assert [(r.action, r.value, r.who) for r in rows] == [("set", "pretrain", "ana"), ("set", "finetune", "bo"), ("unset", None, "bo")]
+    assert [(r.action, r.value, r.who) for r in rows] == [
+        ("set", "pretrain", "ana"),
+        ("set", "finetune", "bo"),
+        ("unset", None, "bo"),
+    ]
     assert rows[1].previous["value"] == "pretrain" and rows[0].why == "same job script"
     assert st.load_run(b).dimensions["objective"].value == "pretrain"
 
@@ -55,11 +65,29 @@ def test_contradicting_measured_is_refused_and_nothing_is_written(store_url):
     from store.declarations import DeclarationRefused, declare, history
 
     st, (a, b) = _stored_runs(store_url)
-    st.add_import([CaptureInfo(path=__import__("pathlib").Path("/x/c.json"), sha256="c" * 64, size=1, format="native",
-                               importer="native", importer_version="1")],
-                  [RunRecord(lens="training", label="other gpu", sources=[__import__("pathlib").Path("/x/c.json")],
-                             dimensions={"hardware": Dimension("A100", "measured")})])
-    with pytest.raises(DeclarationRefused, match=r"hardware=H100 contradicts the data, which say hardware = 'A100' \(measured\)"):
+    st.add_import(
+        [
+            CaptureInfo(
+                path=__import__("pathlib").Path("/x/c.json"),
+                sha256="c" * 64,
+                size=1,
+                format="native",
+                importer="native",
+                importer_version="1",
+            )
+        ],
+        [
+            RunRecord(
+                lens="training",
+                label="other gpu",
+                sources=[__import__("pathlib").Path("/x/c.json")],
+                dimensions={"hardware": Dimension("A100", "measured")},
+            )
+        ],
+    )
+    with pytest.raises(
+        DeclarationRefused, match=r"hardware=H100 contradicts the data, which say hardware = 'A100' \(measured\)"
+    ):
         declare(st, [a, 3], {"hardware": "H100", "objective": "x"}, who="ana")
     assert history(st) == [] and "objective" not in st.load_run(a).dimensions  # all or nothing
     with pytest.raises(DeclarationRefused, match="cannot be unset"):
@@ -95,8 +123,10 @@ def test_cli_declare_show_and_compare_record(tmp_path, capsys):
     assert "#1 model=Llama 3.1 8B" in text and "why: same deployment" in text
     doc = wbj(capsys, *store, "compare", "1", "--vs", "2")
     assert doc["comparable"]
-    assert doc["declarations"] == [{"run": 1, "dimension": "model", "value": "Llama 3.1 8B", "declaration": 1},
-                                   {"run": 2, "dimension": "model", "value": "Llama 3.1 8B", "declaration": 2}]
+    assert doc["declarations"] == [
+        {"run": 1, "dimension": "model", "value": "Llama 3.1 8B", "declaration": 1},
+        {"run": 2, "dimension": "model", "value": "Llama 3.1 8B", "declaration": 2},
+    ]
     _c, text, _e = wb(capsys, *store, "compare", "1", "--vs", "2")
     assert "relies on declarations: run 1 model (#1), run 2 model (#2)" in text
     # Unset brings the refusal back; the history keeps all three rows.
@@ -111,8 +141,12 @@ def test_cli_declare_refusals_are_one_line(tmp_path, capsys):
     measured = wbj(capsys, *store, "show", "1")["dimensions"]["framework"]
     assert measured == {"value": "PyTorch", "source": "measured"}
     _c, _o, err = wb(capsys, *store, "declare", "1", "framework=JAX", expect=2)
-    assert err.count("\n") == 1 and "framework=JAX contradicts the data, which say framework = 'PyTorch' (measured)" in err
-    assert "declarations" not in wbj(capsys, *store, "show", "1") or not wbj(capsys, *store, "show", "1")["declarations"]
+    assert (
+        err.count("\n") == 1 and "framework=JAX contradicts the data, which say framework = 'PyTorch' (measured)" in err
+    )
+    assert (
+        "declarations" not in wbj(capsys, *store, "show", "1") or not wbj(capsys, *store, "show", "1")["declarations"]
+    )
     _c, _o, err = wb(capsys, *store, "declare", "1", expect=2)
     assert "nothing to declare" in err
     _c, _o, err = wb(capsys, *store, "declare", "model=x", expect=2)

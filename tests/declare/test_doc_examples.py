@@ -26,7 +26,9 @@ from tests.conftest import REPO
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SHELL = {"sh", "bash", "console"}
-BLOCK = re.compile(r"^(?:<!--\s*doc-test:\s*skip\s*\((?P<why>[^)]+)\)\s*-->\n)?```(?P<lang>[\w-]*)\n(?P<body>.*?)^```", re.S | re.M)
+BLOCK = re.compile(
+    r"^(?:<!--\s*doc-test:\s*skip\s*\((?P<why>[^)]+)\)\s*-->\n)?```(?P<lang>[\w-]*)\n(?P<body>.*?)^```", re.S | re.M
+)
 MAX_SKIPPED = 12  # docs/server.md adds two: a server that runs until stopped, and a client of one
 
 
@@ -64,8 +66,12 @@ def all_examples():
 
 
 def test_examples_are_tagged_and_skips_are_few():
-    untagged = [f"{p.relative_to(REPO)}:{line}" for p in DOCS for line, lang, body, _ in blocks(p)
-                if not lang and any(c.split()[:1] in (["wb"], ["$"]) for c in body.splitlines() if c.strip())]
+    untagged = [
+        f"{p.relative_to(REPO)}:{line}"
+        for p in DOCS
+        for line, lang, body, _ in blocks(p)
+        if not lang and any(c.split()[:1] in (["wb"], ["$"]) for c in body.splitlines() if c.strip())
+    ]
     assert not untagged, f"tag shell examples sh/console (synopses: text): {untagged}"
     skipped = [(p.name, line, why) for p, line, _l, _b, why in all_examples() if why]
     assert len(skipped) <= MAX_SKIPPED, skipped
@@ -96,8 +102,9 @@ def _run(words: list[str], capsys) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
-@pytest.mark.parametrize("doc", [p for p in DOCS if any(not why for q, *_r, why in all_examples() if q == p)],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "doc", [p for p in DOCS if any(not why for q, *_r, why in all_examples() if q == p)], ids=lambda p: p.name
+)
 def test_doc_examples_run(doc, demo_store, tmp_path, monkeypatch, capsys):
     work = tmp_path / "work"
     work.mkdir()
@@ -115,8 +122,10 @@ def test_doc_examples_run(doc, demo_store, tmp_path, monkeypatch, capsys):
             continue
         for cmd in commands(lang, body):
             where = f"{doc.name}:{line}: {cmd}"
-            words = shlex.split(re.sub(r"\$(\w+)|\$\{(\w+)\}", lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), cmd),
-                                comments=True)
+            words = shlex.split(
+                re.sub(r"\$(\w+)|\$\{(\w+)\}", lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), cmd),
+                comments=True,
+            )
             if words and words[0] == "export":
                 words = words[1:]
             if words and all(re.fullmatch(r"[A-Za-z_]\w*=.*", w) for w in words):
@@ -125,13 +134,17 @@ def test_doc_examples_run(doc, demo_store, tmp_path, monkeypatch, capsys):
                     if name != "WB_STORE":  # the test owns the store
                         variables[name] = value
                 continue
-            assert words and words[0] == "wb", f"{where}: not a wb command (mark the block <!-- doc-test: skip (why) -->)"
+            assert words and words[0] == "wb", (
+                f"{where}: not a wb command (mark the block <!-- doc-test: skip (why) -->)"
+            )
             if ">" in words:
                 words = words[: words.index(">")]
             code, out, err = _run(words[1:], capsys)
             assert code == 0, f"{where}: exit {code}: {err.strip()[-400:]}"
             refused = "REFUSED" in out or '"comparable": false' in out
             if words[1:2] in (["compare"], ["inspect"]):
-                assert refused == ("# refused" in cmd), f"{where}: {'refused' if refused else 'compared'}, the doc says otherwise"
+                assert refused == ("# refused" in cmd), (
+                    f"{where}: {'refused' if refused else 'compared'}, the doc says otherwise"
+                )
             ran += 1
     assert ran

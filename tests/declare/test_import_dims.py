@@ -62,9 +62,11 @@ def test_dims_file_option_and_bad_files(tmp_path, capsys):
     dims.write_text('[dimensions]\nmodel = "Llama 3.1 8B"\n')
     wb(capsys, *store, "import", str(a), str(b), "--dims-file", str(dims))
     assert wbj(capsys, *store, "show", "2")["dimensions"]["model"]["value"] == "Llama 3.1 8B"
-    for text, expected in (('[dimension]\nmodel = "x"\n', "unknown table or key 'dimension'"),
-                           ('[dimensions\n', "is not valid TOML"),
-                           ('[dimensions]\nmodel = ["a", "b"]\n', "must be a single value")):
+    for text, expected in (
+        ('[dimension]\nmodel = "x"\n', "unknown table or key 'dimension'"),
+        ("[dimensions\n", "is not valid TOML"),
+        ('[dimensions]\nmodel = ["a", "b"]\n', "must be a single value"),
+    ):
         dims.write_text(text)
         c = tmp_path / "c.json"
         c.write_text(a.read_text().replace('"before"', '"third"'))

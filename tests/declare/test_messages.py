@@ -62,13 +62,19 @@ def test_two_files_without_label_get_distinguishable_labels(tmp_path, capsys):
     # same file names in two folders: the folder tells them apart; a later import too
     for d in ("day1", "day2"):
         (tmp_path / d).mkdir()
-        (tmp_path / d / "r.json").write_text(a.read_text().replace('"engine run"', '"nightly"').replace("110.0", f"11{d[-1]}.5"))
+        (tmp_path / d / "r.json").write_text(
+            a.read_text().replace('"engine run"', '"nightly"').replace("110.0", f"11{d[-1]}.5")
+        )
     wb(capsys, *store, "import", str(tmp_path / "day1" / "r.json"), str(tmp_path / "day2" / "r.json"))
     c = tmp_path / "3-again.json"
     c.write_text(a.read_text().replace("110.0", "120.0"))
     wb(capsys, *store, "import", str(c))
     labels = [r["label"] for r in wbj(capsys, *store, "runs")]
-    assert labels[2:] == ["nightly (day1/r.json)", "nightly (day2/r.json)", "engine run"]  # no stored run is "engine run"
+    assert labels[2:] == [
+        "nightly (day1/r.json)",
+        "nightly (day2/r.json)",
+        "engine run",
+    ]  # no stored run is "engine run"
     d = tmp_path / "4.json"
     d.write_text(a.read_text().replace("110.0", "130.0"))
     wb(capsys, *store, "import", str(d))  # now one is: the new run is told apart from it
@@ -92,5 +98,5 @@ def test_runs_at_80_columns_never_shows_two_different_labels_alike(tmp_path, cap
     _c, out, _e = wb(capsys, *store, "runs")
     lines = out.splitlines()
     assert len(lines) == 3 and all(len(line) <= 80 for line in lines)
-    shown = [line[line.index("inference") + len("inference"):].strip() for line in lines[1:]]
+    shown = [line[line.index("inference") + len("inference") :].strip() for line in lines[1:]]
     assert "…" in shown[0] and "…" in shown[1] and shown[0] != shown[1]

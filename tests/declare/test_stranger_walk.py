@@ -56,8 +56,11 @@ def test_an_empty_value_declares_nothing_and_is_refused(tmp_path, capsys):
 def _sacct_window(folder, *, eligible: bool, end: str = "10:05:00"):
     folder.mkdir()
     head = "JobIDRaw|JobID|State|Submit|Eligible|Start|End|AllocTRES|Partition"
-    rows = [f"{i}|{i}|COMPLETED|2026-11-09T10:00:00|{'2026-11-09T10:00:00' if eligible else 'Unknown'}|"
-            f"2026-11-09T10:00:{10 * i:02d}|2026-11-09T{end}|gres/gpu=1|gpu" for i in (1, 2, 3)]
+    rows = [
+        f"{i}|{i}|COMPLETED|2026-11-09T10:00:00|{'2026-11-09T10:00:00' if eligible else 'Unknown'}|"
+        f"2026-11-09T10:00:{10 * i:02d}|2026-11-09T{end}|gres/gpu=1|gpu"
+        for i in (1, 2, 3)
+    ]
     (folder / "sacct.txt").write_text("\n".join([head, *rows]) + "\n")
 
 
@@ -93,7 +96,9 @@ def test_a_wb_toml_value_is_named_as_coming_from_the_wb_toml(tmp_path, capsys):
     (job / trace.name).write_bytes(trace.read_bytes())
     (job / "wb.toml").write_text('[dimensions]\nframework = "JAX"\n')
     _c, _o, err = wb(capsys, *store, "import", str(job), expect=2)
-    assert err.count("\n") == 1 and f"{job / 'wb.toml'} framework=JAX contradicts the file" in err and "--dim" not in err
+    assert (
+        err.count("\n") == 1 and f"{job / 'wb.toml'} framework=JAX contradicts the file" in err and "--dim" not in err
+    )
     (job / "wb.toml").write_text('[dimensions]\nmodel = "llama"\n')
     wb(capsys, *store, "import", str(job))
     (job / "wb.toml").write_text('[dimensions]\nmodel = "llama"\nobjective = "pretrain"\n')
@@ -110,7 +115,9 @@ def test_a_name_no_lens_compares_is_recorded_with_a_note(tmp_path, capsys):
     wb(capsys, *store, "import", str(a), str(b))
     _c, out, err = wb(capsys, *store, "declare", "1", "2", "modle=llama", "--why", "typo")
     assert "run 1: modle=llama" in out
-    assert err.count("\n") == 1 and "note: modle is not a dimension the inference lens compares" in err and "model," in err
+    assert (
+        err.count("\n") == 1 and "note: modle is not a dimension the inference lens compares" in err and "model," in err
+    )
     _c, _o, err = wb(capsys, *store, "declare", "1", "2", "model=llama", "--why", "fixed")
     assert "note:" not in err
 
@@ -128,8 +135,18 @@ def test_a_label_its_data_contradict_is_not_called_a_difference_between_equal_va
         _sacct_window(tmp_path / name, eligible=False, end=end)
         wb(capsys, *store, "import", "--tz", "UTC", str(tmp_path / name), "--label", name)
     declare(open_store(url), [1, 2], {"eligibility_history": "recorded"}, [], who="old wb", why="before the check")
-    doc = wbj(capsys, *store, "compare", "w1", "--vs", "w2", "--accept", "pool,capacity_gpus,device_types,scheduler_policy",
-              "--why", "one pool")
+    doc = wbj(
+        capsys,
+        *store,
+        "compare",
+        "w1",
+        "--vs",
+        "w2",
+        "--accept",
+        "pool,capacity_gpus,device_types,scheduler_policy",
+        "--why",
+        "one pool",
+    )
     reason = doc["refusal"]["reason"]
     assert "the data contradict the label" in reason and "but differs" not in reason
     assert "the label says 'recorded' but the data show 'none in the data'" in reason
@@ -139,8 +156,14 @@ def test_import_time_declarations_meet_the_same_data_check_as_wb_declare(tmp_pat
     # --dim / wb.toml at import used to record an eligibility history the jobs do not carry
     store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
     _sacct_window(tmp_path / "w1", eligible=False)
-    _c, _o, err = wb(capsys, *store, "import", "--tz", "UTC", str(tmp_path / "w1"), "--dim", "eligibility_history=recorded", expect=2)
-    assert err.count("\n") == 1 and "--dim eligibility_history=recorded contradicts the data" in err and "none in the data" in err
+    _c, _o, err = wb(
+        capsys, *store, "import", "--tz", "UTC", str(tmp_path / "w1"), "--dim", "eligibility_history=recorded", expect=2
+    )
+    assert (
+        err.count("\n") == 1
+        and "--dim eligibility_history=recorded contradicts the data" in err
+        and "none in the data" in err
+    )
     (tmp_path / "w1" / "wb.toml").write_text('[dimensions]\neligibility_history = "recorded"\n')
     _c, _o, err = wb(capsys, *store, "import", "--tz", "UTC", str(tmp_path / "w1"), expect=2)
     assert f"{tmp_path / 'w1' / 'wb.toml'} eligibility_history=recorded contradicts the data" in err

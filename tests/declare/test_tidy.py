@@ -20,10 +20,14 @@ def _two_runs(url):
     recs, caps = [], []
     for i in range(2):
         path = Path(f"/x/{i}.json")
-        r = RunRecord(lens="inference", label=f"run {i}", sources=[path], dimensions={"model": Dimension("m", "declared")})
+        r = RunRecord(
+            lens="inference", label=f"run {i}", sources=[path], dimensions={"model": Dimension("m", "declared")}
+        )
         r.samples["ttft_ms"] = np.array([1.0, 2.0])
         recs.append(r)
-        caps.append(CaptureInfo(path=path, sha256=str(i) * 64, size=1, format="native", importer="native", importer_version="1"))
+        caps.append(
+            CaptureInfo(path=path, sha256=str(i) * 64, size=1, format="native", importer="native", importer_version="1")
+        )
     return st, st.add_import(caps, recs)
 
 
@@ -65,7 +69,11 @@ def test_remove_is_refused_while_an_investigation_refers_to_the_run(store_url):
     from store.investigations import InvestigationComparison
 
     with st.session() as s:
-        s.add(InvestigationComparison(investigation_id=1, baseline_runs=[], candidate_runs=[], parameters={"control": [b]}))
+        s.add(
+            InvestigationComparison(
+                investigation_id=1, baseline_runs=[], candidate_runs=[], parameters={"control": [b]}
+            )
+        )
     with pytest.raises(RunInUse, match=rf"run {b} is evidence in comparison 1 of investigation 1"):
         remove_runs(st, [b])
     with pytest.raises(RunNotFound):
@@ -82,7 +90,9 @@ def test_cli_rename_and_remove(tmp_path, capsys):
     _c, _o, err = wb(capsys, *store, "rename", "1", "  ", expect=2)
     assert "empty" in err
     inv = wbj(capsys, *store, "investigate", "new", "--lens", "inference", "--question", "q?")
-    wbj(capsys, *store, "investigate", "compare", str(inv["id"]), "1", "--vs", "2", "--accept", "model", "--why", "same")
+    wbj(
+        capsys, *store, "investigate", "compare", str(inv["id"]), "1", "--vs", "2", "--accept", "model", "--why", "same"
+    )
     _c, _o, err = wb(capsys, *store, "remove", "2", expect=2)
     assert err.count("\n") == 1 and "run 2 is evidence in" in err and "comparison 1 of investigation 1" in err
     wb(capsys, *store, "import", str(a), str(b), "--label", "x")  # both stored: nothing new

@@ -26,7 +26,9 @@ def test_printed_declare_resolves_the_refusal(tmp_path, capsys):
     assert ways["declare"] == ["wb declare 1 2 model=VALUE topology=VALUE --why 'what makes it true'"]
     assert ways["accept"] == "wb compare 1 --vs 2 --accept model,topology --why 'why the difference does not matter'"
     assert ways["declare"][0] in out and ways["accept"] in out
-    assert wbj(capsys, *store, "inspect", "1", "--vs", "2", expect=3)["way_out"]["accept"] == ways["accept"].replace("compare", "inspect")
+    assert wbj(capsys, *store, "inspect", "1", "--vs", "2", expect=3)["way_out"]["accept"] == ways["accept"].replace(
+        "compare", "inspect"
+    )
     _c, text, _e = wb(capsys, *store, "inspect", "1", "--vs", "2", expect=3)
     assert ways["declare"][0] in text
     _run_printed(capsys, store, ways["declare"][0])
@@ -43,7 +45,9 @@ def test_one_side_missing_is_declared_from_the_other(tmp_path, capsys):
     wb(capsys, *store, "import", str(b), "--dim", "x=1")  # keeps both distinct files
     wb(capsys, *store, "declare", "1", "--unset", "model")
     ways = wbj(capsys, *store, "compare", "1", "--vs", "2")["way_out"]
-    assert ways["declare"] == ["wb declare 1 'model=Llama 3.1 8B' --why 'what makes it true'"]  # declared there: offered
+    assert ways["declare"] == [
+        "wb declare 1 'model=Llama 3.1 8B' --why 'what makes it true'"
+    ]  # declared there: offered
     _run_printed(capsys, store, ways["declare"][0])
     assert wbj(capsys, *store, "compare", "1", "--vs", "2")["comparable"]
 
@@ -60,15 +64,23 @@ def test_a_measured_value_is_not_offered_for_the_other_side(tmp_path, capsys):
 
     url = f"sqlite:///{tmp_path / 'wb.sqlite'}"
     st = open_store(url)
-    common = {"model": Dimension("m", "declared"), "weights": Dimension("w", "declared"), "topology": Dimension("t", "declared"),
-              "request_mix": Dimension("512 prompt / 128 output tokens", "declared")}
+    common = {
+        "model": Dimension("m", "declared"),
+        "weights": Dimension("w", "declared"),
+        "topology": Dimension("t", "declared"),
+        "request_mix": Dimension("512 prompt / 128 output tokens", "declared"),
+    }
     recs, caps = [], []
     for i, extra in enumerate(({}, {"hardware": Dimension("1x H100", "measured")})):
         path = Path(f"/x/{i}.json")
-        r = RunRecord(lens="inference", label=f"r{i}", sources=[path], dimensions={**common, **extra}, window={"kind": "steady"})
+        r = RunRecord(
+            lens="inference", label=f"r{i}", sources=[path], dimensions={**common, **extra}, window={"kind": "steady"}
+        )
         r.samples["ttft_ms"] = np.array([100.0, 110.0])
         recs.append(r)
-        caps.append(CaptureInfo(path=path, sha256=str(i) * 64, size=1, format="native", importer="native", importer_version="1"))
+        caps.append(
+            CaptureInfo(path=path, sha256=str(i) * 64, size=1, format="native", importer="native", importer_version="1")
+        )
     st.add_import(caps, recs)
     ways = wbj(capsys, "--store", url, "compare", "1", "--vs", "2")["way_out"]
     assert ways["declare"] == ["wb declare 1 hardware=VALUE --why 'what makes it true'"]
@@ -81,17 +93,51 @@ def test_printed_accept_resolves_and_records_each_dimension(tmp_path, capsys):
     words = shlex.split(ways["accept"])[1:]
     doc = wbj(capsys, *store, *words)
     assert doc["comparable"] and "way_out" not in doc
-    assert doc["accepted"] == [{"dimension": "model", "why": "why the difference does not matter"},
-                               {"dimension": "topology", "why": "why the difference does not matter"}]
+    assert doc["accepted"] == [
+        {"dimension": "model", "why": "why the difference does not matter"},
+        {"dimension": "topology", "why": "why the difference does not matter"},
+    ]
 
 
 def test_accept_lists_and_whys(tmp_path, capsys):
     store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
     wb(capsys, *store, "import", *map(str, inference_pair(tmp_path, drop=("model", "topology"))))
-    doc = wbj(capsys, *store, "compare", "1", "--vs", "2", "--accept", "model", "--why", "same job", "--accept", "topology", "--why", "one GPU")
+    doc = wbj(
+        capsys,
+        *store,
+        "compare",
+        "1",
+        "--vs",
+        "2",
+        "--accept",
+        "model",
+        "--why",
+        "same job",
+        "--accept",
+        "topology",
+        "--why",
+        "one GPU",
+    )
     assert {a["dimension"]: a["why"] for a in doc["accepted"]} == {"model": "same job", "topology": "one GPU"}
-    _c, _o, err = wb(capsys, *store, "compare", "1", "--vs", "2", "--accept", "model", "--accept", "topology",
-                     "--why", "a", "--why", "b", "--why", "c", expect=2)
+    _c, _o, err = wb(
+        capsys,
+        *store,
+        "compare",
+        "1",
+        "--vs",
+        "2",
+        "--accept",
+        "model",
+        "--accept",
+        "topology",
+        "--why",
+        "a",
+        "--why",
+        "b",
+        "--why",
+        "c",
+        expect=2,
+    )
     assert "every --accept needs its own --why TEXT, or one --why for all" in err
     _c, _o, err = wb(capsys, *store, "compare", "1", "--vs", "2", "--accept", "model,", "--why", "a", expect=2)
     assert "empty dimension name" in err
@@ -116,8 +162,20 @@ def test_investigation_compare_takes_accept_lists(tmp_path, capsys):
     store = ("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}")
     wb(capsys, *store, "import", *map(str, inference_pair(tmp_path, drop=("model", "topology"))))
     inv = wbj(capsys, *store, "investigate", "new", "--lens", "inference", "--question", "q?")
-    comp = wbj(capsys, *store, "investigate", "compare", str(inv["id"]), "1", "--vs", "2",
-               "--accept", "model,topology", "--why", "same job script")
+    comp = wbj(
+        capsys,
+        *store,
+        "investigate",
+        "compare",
+        str(inv["id"]),
+        "1",
+        "--vs",
+        "2",
+        "--accept",
+        "model,topology",
+        "--why",
+        "same job script",
+    )
     assert comp["comparable"]
     assert comp["parameters"]["accepts"] == {"model": "same job script", "topology": "same job script"}
 
@@ -135,6 +193,7 @@ def test_declarable_is_what_the_way_out_declares(tmp_path, capsys):
     (proposal,) = declarable(result, [1], [2], records)
     assert proposal.runs == (1, 2) and proposal.values == {"model": PLACEHOLDER, "topology": PLACEHOLDER}
     assert wbj(capsys, "--store", url, "compare", "1", "--vs", "2")["way_out"]["declare"] == [
-        "wb declare 1 2 model=VALUE topology=VALUE --why 'what makes it true'"]
+        "wb declare 1 2 model=VALUE topology=VALUE --why 'what makes it true'"
+    ]
     comparable = compare([records[0]], [records[1]], accepts={"model": "x", "topology": "x"})
     assert declarable(comparable, [1], [2], records) == ()

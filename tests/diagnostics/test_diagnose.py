@@ -80,8 +80,14 @@ def test_cuda_oom_on_rank_3():
 def test_different_classes_within_the_uncertainty_leave_the_class_undecided(tmp_path):
     (tmp_path / "node-a").mkdir()
     (tmp_path / "node-b").mkdir()
-    (tmp_path / "node-a" / "kern.log").write_text("2026-03-02T11:00:00.100000+00:00 node-a kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.\n")
-    (tmp_path / "node-b" / "kern.log").write_text("2026-03-02T11:00:00.300000+00:00 node-b kernel: Memory cgroup out of memory: Killed process 77 (python) total-vm:1kB\n")
+    (tmp_path / "node-a" / "kern.log").write_text(
+        "2026-03-02T11:00:00.100000+00:00 node-a kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen "
+        "off the bus.\n"
+    )
+    (tmp_path / "node-b" / "kern.log").write_text(
+        "2026-03-02T11:00:00.300000+00:00 node-b kernel: Memory cgroup out of memory: Killed process 77 (python) "
+        "total-vm:1kB\n"
+    )
     d = diagnose([tmp_path])
     assert d.first.status == "undecided"
     assert d.failure_class.klass == "undecided"
@@ -91,7 +97,9 @@ def test_different_classes_within_the_uncertainty_leave_the_class_undecided(tmp_
 def test_only_watchdog_timeouts_give_communication_timeout_with_undetermined_origin(tmp_path):
     for r in range(2):
         (tmp_path / f"rank{r}.log").write_text(
-            f"2026-03-02 10:10:00,{100 + r * 400:03d} [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.\n"
+            f"2026-03-02 10:10:00,{100 + r * 400:03d} [Rank {r}] Watchdog caught collective operation timeout: "
+            f"WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600001 milliseconds before timing "
+            f"out.\n"
         )
     d = diagnose([tmp_path])
     assert d.first.only_consequences
@@ -106,7 +114,8 @@ def test_watchdog_counters_single_out_the_rank_that_never_enqueued(tmp_path):
     }
     for r, tail in lines.items():
         (tmp_path / f"rank{r}.log").write_text(
-            f"[PG ID 0 PG GUID 0(default_pg) Rank {r}] Exception (either an error or timeout) detected by watchdog at work: {1580 if r == 0 else 1579}, {tail}.\n"
+            f"[PG ID 0 PG GUID 0(default_pg) Rank {r}] Exception (either an error or timeout) detected by watchdog at "
+            f"work: {1580 if r == 0 else 1579}, {tail}.\n"
         )
     d = diagnose([tmp_path])
     assert d.watchdog[0].never_enqueued == (1,)
@@ -194,22 +203,39 @@ def test_cli_json_is_one_document():
 def test_cli_options():
     result = _run(["diagnose", "--json", "--clock-uncertainty", "0.05", str(DATA / "incident-tie")])
     assert json.loads(result.stdout)["first_failure"]["status"] == "named"
-    result = _run(["diagnose", "--json", "--clock-uncertainty", "0.05", "--host-clock", "node-b=0.5", str(DATA / "incident-tie")])
+    result = _run(
+        ["diagnose", "--json", "--clock-uncertainty", "0.05", "--host-clock", "node-b=0.5", str(DATA / "incident-tie")]
+    )
     assert json.loads(result.stdout)["first_failure"]["status"] == "undecided"
 
 
-@pytest.mark.parametrize("args", [["--clock-uncertainty", "nan"], ["--clock-uncertainty", "-1"], ["--host-clock", "node-b"], ["--boot-time", "h=yesterday"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--clock-uncertainty", "nan"],
+        ["--clock-uncertainty", "-1"],
+        ["--host-clock", "node-b"],
+        ["--boot-time", "h=yesterday"],
+    ],
+)
 def test_cli_bad_options_are_usage_errors(args):
     from workbench.errors import UsageError
 
     with pytest.raises(UsageError):
-        CliRunner().invoke(cli, ["diagnose", *args, str(DATA / "incident-tie")], catch_exceptions=False, standalone_mode=False)
+        CliRunner().invoke(
+            cli, ["diagnose", *args, str(DATA / "incident-tie")], catch_exceptions=False, standalone_mode=False
+        )
 
 
 def test_cli_boot_time_places_kmsg_stamps(tmp_path):
     (tmp_path / "gpu-1").mkdir()
-    (tmp_path / "gpu-1" / "kmsg.log").write_text("3,3974,227996639,-;NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n")
-    doc = json.loads(_run(["diagnose", "--json", "--boot-time", "gpu-1=2026-03-02T10:00:00+00:00", str(tmp_path)]).stdout)
+    (tmp_path / "gpu-1" / "kmsg.log").write_text(
+        "3,3974,227996639,-;NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
+        "bus.\n"
+    )
+    doc = json.loads(
+        _run(["diagnose", "--json", "--boot-time", "gpu-1=2026-03-02T10:00:00+00:00", str(tmp_path)]).stdout
+    )
     ev = doc["first_failure"]["event"]
     assert ev["time"] == pytest.approx(1772445600 + 227.996639)
 
@@ -217,7 +243,10 @@ def test_cli_boot_time_places_kmsg_stamps(tmp_path):
 def test_human_output_fits_80_columns_and_escapes_hostile_text(tmp_path):
     shutil.copytree(DATA / "incident-cuda-oom", tmp_path / "inc")
     evil = tmp_path / "inc" / "node-0" / "rank5.log"
-    evil.write_text("2026-03-02 11:59:00,000 x\nTraceback (most recent call last):\nValueError: [bold red]pwned[/bold red] \x1b[31mred\x1b]8;;http://evil\x07\n")
+    evil.write_text(
+        "2026-03-02 11:59:00,000 x\nTraceback (most recent call last):\nValueError: [bold red]pwned[/bold red] "
+        "\x1b[31mred\x1b]8;;http://evil\x07\n"
+    )
     from io import StringIO
 
     from rich.console import Console
@@ -225,7 +254,10 @@ def test_human_output_fits_80_columns_and_escapes_hostile_text(tmp_path):
     from workbench.diagnostics.render import render
 
     buf = StringIO()
-    render(DiagnosisReport.from_json(diagnose([tmp_path / "inc"]).to_json()), console=Console(file=buf, width=80, highlight=False, color_system=None))
+    render(
+        DiagnosisReport.from_json(diagnose([tmp_path / "inc"]).to_json()),
+        console=Console(file=buf, width=80, highlight=False, color_system=None),
+    )
     out = buf.getvalue()
     assert "\x1b" not in out
     assert "[bold red]pwned" in out  # printed literally, not interpreted
@@ -253,7 +285,10 @@ def test_observations_pin_into_an_investigation(store_url):
     st = open_store(store_url)
     inv = wf.new_investigation(st, lens="training", question="Why did job 1042 fail?").to_json()
     d = diagnose([DATA / "incident-xid79"])
-    pinned = [wf.new_observation(st, inv["id"], o.text, evidence_items(o), source="diagnose", by="tester").to_json() for o in d.observations]
+    pinned = [
+        wf.new_observation(st, inv["id"], o.text, evidence_items(o), source="diagnose", by="tester").to_json()
+        for o in d.observations
+    ]
     assert len(pinned) == len(d.observations)
     shown = wf.investigation_view(st, inv["id"]).to_json()["observations"]
     assert [o["text"] for o in shown] == [o.text for o in d.observations]
@@ -269,7 +304,19 @@ def test_cli_pin(store_url):
 
     st = open_store(store_url)
     inv = wf.new_investigation(st, lens="training", question="Which rank hung?").to_json()
-    result = CliRunner().invoke(cli, ["--store", store_url, "diagnose", "--json", "--pin", str(inv["id"]), str(DATA / "nvrx-fr_traces" / "lock_gil_1st")], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--store",
+            store_url,
+            "diagnose",
+            "--json",
+            "--pin",
+            str(inv["id"]),
+            str(DATA / "nvrx-fr_traces" / "lock_gil_1st"),
+        ],
+        catch_exceptions=False,
+    )
     doc = json.loads(result.stdout)
     assert doc["pinned"] and all(ref.startswith("observation/") for ref in doc["pinned"])
     obs = wf.investigation_view(st, inv["id"]).to_json()["observations"]
@@ -279,11 +326,19 @@ def test_cli_pin(store_url):
 def test_earlier_watchdog_timeout_elsewhere_leaves_it_undecided_but_init_warnings_do_not(tmp_path):
     (tmp_path / "node-a").mkdir()
     (tmp_path / "node-b").mkdir()
-    (tmp_path / "node-a" / "kern.log").write_text("2026-03-02T11:00:00.000000+00:00 node-a kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.\n")
-    (tmp_path / "node-b" / "rank4.log").write_text("2026-03-02 09:00:00,000 node-b:1:2 [0] init.cc:1 NCCL WARN NET/Plugin: Could not find: libnccl-net.so\n")
+    (tmp_path / "node-a" / "kern.log").write_text(
+        "2026-03-02T11:00:00.000000+00:00 node-a kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen "
+        "off the bus.\n"
+    )
+    (tmp_path / "node-b" / "rank4.log").write_text(
+        "2026-03-02 09:00:00,000 node-b:1:2 [0] init.cc:1 NCCL WARN NET/Plugin: Could not find: libnccl-net.so\n"
+    )
     assert diagnose([tmp_path]).first.status == "named"
     with (tmp_path / "node-b" / "rank4.log").open("a") as fh:
-        fh.write("2026-03-02 10:59:00,000 [Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, Timeout(ms)=60000) ran for 60010 milliseconds before timing out.\n")
+        fh.write(
+            "2026-03-02 10:59:00,000 [Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
+            "OpType=ALLREDUCE, Timeout(ms)=60000) ran for 60010 milliseconds before timing out.\n"
+        )
     d = diagnose([tmp_path])
     assert d.first.status == "undecided" and "earlier error" in d.first.reason
 
@@ -311,8 +366,10 @@ def test_dumps_and_watchdog_logs_together_name_the_ranks_that_never_entered(tmp_
     shutil.copytree(DATA / "nvrx-fr_traces" / "lock_gil_1st", tmp_path / "dumps")
     for r in (8, 10):
         (tmp_path / f"rank{r}.log").write_text(
-            f"[rank{r}]:[E922 22:57:17.6{r}0000000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective operation timeout: "
-            "WorkNCCL(SeqNum=45265, OpType=ALLTOALL_BASE, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.\n"
+            f"[rank{r}]:[E922 22:57:17.6{r}0000000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective "
+            f"operation timeout: "
+            "WorkNCCL(SeqNum=45265, OpType=ALLTOALL_BASE, Timeout(ms)=600000) ran for 600050 milliseconds before "
+            "timing out.\n"
         )
     d = diagnose([tmp_path])
     # glog stamps have no year: it comes from the dumps' own clocks
@@ -328,12 +385,17 @@ def test_evidence_items_for_investigations():
 
     from workbench.diagnostics.report import Observation
 
-    items = evidence_items(Observation(text="t", evidence=(
-        {"file": "k.log", "line": 3, "text": "x"},
-        {"kind": "size", "group": "74", "seq": 5, "ranks": [0, 3]},
-        {"file": "e.json", "line": None, "values": {"error_file": True}},
-        {"missing_dumps": [9]},
-    )))
+    items = evidence_items(
+        Observation(
+            text="t",
+            evidence=(
+                {"file": "k.log", "line": 3, "text": "x"},
+                {"kind": "size", "group": "74", "seq": 5, "ranks": [0, 3]},
+                {"file": "e.json", "line": None, "values": {"error_file": True}},
+                {"missing_dumps": [9]},
+            ),
+        )
+    )
     assert [i["kind"] for i in items] == ["log-line", "flight-recorder", "error-file", "flight-recorder"]
     assert items[1]["mismatch"] == "size"
 

@@ -20,7 +20,14 @@ def _reference(scenario: str) -> dict:
     """The upstream analyzer's answer: PG name, op, size, dtype, missing ranks."""
     text = (DATA / "reference_outputs" / f"{scenario}_reference.txt").read_text()
     row = [c.strip() for c in text.splitlines()[1].split("|")]
-    return {"group": row[0], "desc": row[1].split(",")[0], "op": row[2], "size": row[3], "dtype": row[4], "missing": [int(r) for r in row[5].split(",")]}
+    return {
+        "group": row[0],
+        "desc": row[1].split(",")[0],
+        "op": row[2],
+        "size": row[3],
+        "dtype": row[4],
+        "missing": [int(r) for r in row[5].split(",")],
+    }
 
 
 def _analysis(scenario: str) -> fr.CollectiveAnalysis:
@@ -112,14 +119,35 @@ def test_missing_dump_files_make_the_answer_undecided_for_those_ranks():
 # ---------------------------------------------------------------- synthetic dumps
 
 
-def _entry(seq, op="all_reduce", sizes=((4, 4),), dtype="Float", state="scheduled", group=("g1", "default_pg"), pg_id=0, p2p=False):
+def _entry(
+    seq,
+    op="all_reduce",
+    sizes=((4, 4),),
+    dtype="Float",
+    state="scheduled",
+    group=("g1", "default_pg"),
+    pg_id=0,
+    p2p=False,
+):
     return {
-        "record_id": seq, "pg_id": pg_id, "process_group": group, "collective_seq_id": seq, "p2p_seq_id": 0,
-        "op_id": seq, "profiling_name": f"nccl:{op}", "time_created_ns": 1_700_000_000_000_000_000 + seq,
-        "input_sizes": [list(s) for s in sizes], "output_sizes": [list(s) for s in sizes],
-        "input_dtypes": [dtype], "output_dtypes": [dtype], "state": state,
-        "time_discovered_started_ns": None, "time_discovered_completed_ns": None,
-        "retired": False, "timeout_ms": 600000, "is_p2p": p2p,
+        "record_id": seq,
+        "pg_id": pg_id,
+        "process_group": group,
+        "collective_seq_id": seq,
+        "p2p_seq_id": 0,
+        "op_id": seq,
+        "profiling_name": f"nccl:{op}",
+        "time_created_ns": 1_700_000_000_000_000_000 + seq,
+        "input_sizes": [list(s) for s in sizes],
+        "output_sizes": [list(s) for s in sizes],
+        "input_dtypes": [dtype],
+        "output_dtypes": [dtype],
+        "state": state,
+        "time_discovered_started_ns": None,
+        "time_discovered_completed_ns": None,
+        "retired": False,
+        "timeout_ms": 600000,
+        "is_p2p": p2p,
     }
 
 
@@ -127,14 +155,22 @@ def _dump(rank, entries, *, ranks=(0, 1, 2, 3), enq=None, comp=None, desc="defau
     doc = {
         "version": version,
         "pg_config": {"g1": {"name": "g1", "desc": desc, "ranks": json.dumps(list(ranks))}},
-        "pg_status": {"0": {"last_enqueued_collective": enq if enq is not None else -1, "last_started_collective": -1, "last_completed_collective": comp if comp is not None else -1}},
+        "pg_status": {
+            "0": {
+                "last_enqueued_collective": enq if enq is not None else -1,
+                "last_started_collective": -1,
+                "last_completed_collective": comp if comp is not None else -1,
+            }
+        },
         "entries": entries,
     }
     return fr.parse_dump(doc, Path(f"nccl_trace_rank_{rank}"))
 
 
 def test_rank_that_never_enqueued_is_named_with_counters():
-    dumps = [_dump(r, [_entry(11)], enq=11, comp=10) for r in (0, 1, 3)] + [_dump(2, [_entry(10, state="completed")], enq=10, comp=10)]
+    dumps = [_dump(r, [_entry(11)], enq=11, comp=10) for r in (0, 1, 3)] + [
+        _dump(2, [_entry(10, state="completed")], enq=10, comp=10)
+    ]
     analysis = fr.analyze(dumps)
     g = analysis.groups[0]
     assert (g.status, g.seq, g.never_entered, g.entered) == ("missing", 11, [2], [0, 1, 3])
@@ -182,7 +218,9 @@ def test_all_to_all_sizes_may_differ():
 
 
 def test_disagreeing_group_descriptions_are_undecided():
-    dumps = [_dump(r, [_entry(3)], enq=3, comp=2) for r in range(3)] + [_dump(3, [_entry(3)], enq=3, comp=2, desc="renamed")]
+    dumps = [_dump(r, [_entry(3)], enq=3, comp=2) for r in range(3)] + [
+        _dump(3, [_entry(3)], enq=3, comp=2, desc="renamed")
+    ]
     g = fr.analyze(dumps).groups[0]
     assert g.status == "undecided"
     assert g.mismatches[0]["kind"] == "group-identity"
@@ -236,11 +274,16 @@ def test_duplicate_rank_is_refused():
 
 def test_old_dump_without_pg_status_uses_the_entries():
     """v2.4-style full dumps: no pg_status; completed entries stay in the buffer."""
+
     def old(rank, seqs, states):
         entries = [_entry(s, state=st) for s, st in zip(seqs, states)]
         for e in entries:
             del e["op_id"]
-        doc = {"version": "2.4", "pg_config": {"g1": {"name": "g1", "desc": "default_pg", "ranks": [0, 1, 2]}}, "entries": entries}
+        doc = {
+            "version": "2.4",
+            "pg_config": {"g1": {"name": "g1", "desc": "default_pg", "ranks": [0, 1, 2]}},
+            "entries": entries,
+        }
         return fr.parse_dump(doc, Path(f"nccl_trace_rank_{rank}"))
 
     dumps = [old(r, [7, 8], ["completed", "scheduled"]) for r in (0, 1)] + [old(2, [6, 7], ["completed", "completed"])]

@@ -70,9 +70,11 @@ def test_every_signature_has_a_class_from_the_vocabulary():
 
 def test_ordinary_driver_lines_are_not_failures(tmp_path):
     path = tmp_path / "dmesg.txt"
-    path.write_text("[    5.1] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15\n"
-                    "[    5.2] nvidia-nvswitch: Probing device 0000:05:00.0\n"
-                    "[    6.0] BUG? no, an ordinary line\n")
+    path.write_text(
+        "[    5.1] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15\n"
+        "[    5.2] nvidia-nvswitch: Probing device 0000:05:00.0\n"
+        "[    6.0] BUG? no, an ordinary line\n"
+    )
     assert logs.parse_file(path) == []
 
 
@@ -92,10 +94,13 @@ def test_printk_formats_keep_their_stamp_and_are_named(tmp_path, prefix, name, s
 
 def test_pstore_erst_panic_dump_is_diagnosed(tmp_path):
     dump = tmp_path / "dmesg-erst-7301204938174590977"
-    dump.write_text("Panic#1 Part1\n"
-                    "<6>[ 8812.004511] nvidia-nvswitch0: open (major=509)\n"
-                    "<4>[ 8870.218311] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
-                    "<0>[ 8871.000230] Kernel panic - not syncing: Fatal exception in interrupt\n")
+    dump.write_text(
+        "Panic#1 Part1\n"
+        "<6>[ 8812.004511] nvidia-nvswitch0: open (major=509)\n"
+        "<4>[ 8870.218311] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
+        "bus.\n"
+        "<0>[ 8871.000230] Kernel panic - not syncing: Fatal exception in interrupt\n"
+    )
     report = diagnose([dump]).report()
     assert [(lf.file, lf.format[:15]) for lf in report.inputs.log_formats] == [(str(dump), "pstore/ERST dum")]
     kinds = [row.kind for row in report.timeline]
@@ -106,7 +111,9 @@ def test_pstore_erst_panic_dump_is_diagnosed(tmp_path):
 
 def test_single_xid_names_its_file_and_boot_time(tmp_path):
     path = tmp_path / "node7-dmesg.txt"
-    path.write_text("<4>[ 1137.35] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n")
+    path.write_text(
+        "<4>[ 1137.35] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+    )
     out = StringIO()
     render(diagnose([path]).report(), console=Console(file=out, width=80))
     text = out.getvalue()

@@ -28,7 +28,13 @@ def test_reads_every_real_flight_recorder_dump_like_pickle_does():
 
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
 def test_plain_containers_round_trip_in_every_protocol(protocol):
-    obj = {"a": [1, -2, 2**40, 10**30, 2.5, None, True, False], "b": ("x", "é", ""), "c": {"n": (1,)}, "d": (), "e": [[]] * 2}
+    obj = {
+        "a": [1, -2, 2**40, 10**30, 2.5, None, True, False],
+        "b": ("x", "é", ""),
+        "c": {"n": (1,)},
+        "d": (),
+        "e": [[]] * 2,
+    }
     assert safe_pickle.loads_plain(pickle.dumps(obj, protocol=protocol)) == obj
 
 
@@ -109,7 +115,11 @@ def test_hostile_dump_file_is_refused_by_wb_diagnose(tmp_path):
     dump_dir = tmp_path / "dumps"
     dump_dir.mkdir()
     # Looks like a flight-recorder dump to the sniffer (keys in the head), then runs code.
-    evil = b"\x80\x02}q\x00(X\x07\x00\x00\x00versionq\x01X\x03\x00\x00\x002.9X\x09\x00\x00\x00pg_configq\x02" + _payloads(marker)["GLOBAL-proto2"][2:-1] + b"u."
+    evil = (
+        b"\x80\x02}q\x00(X\x07\x00\x00\x00versionq\x01X\x03\x00\x00\x002.9X\x09\x00\x00\x00pg_configq\x02"
+        + _payloads(marker)["GLOBAL-proto2"][2:-1]
+        + b"u."
+    )
     (dump_dir / "nccl_trace_rank_0").write_bytes(evil)
     result = CliRunner().invoke(cli, ["diagnose", str(dump_dir)], standalone_mode=False, catch_exceptions=True)
     assert isinstance(result.exception, UnsafePickle)

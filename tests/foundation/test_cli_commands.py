@@ -52,5 +52,7 @@ def test_help_imports_no_command_module():
 
 
 def test_unknown_command_is_a_usage_error():
-    out = subprocess.run([sys.executable, "-m", "workbench", "no-such-command"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "workbench", "no-such-command"], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 2 and "No such command" in out.stderr

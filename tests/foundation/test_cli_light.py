@@ -18,10 +18,12 @@ print("HEAVY:" + ",".join(heavy))
 
 
 def _heavy_after(argv):
-    out = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY)], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY)], capture_output=True, text=True, timeout=120
+    )
     line = [row for row in out.stdout.splitlines() if row.startswith("HEAVY:")]
     assert line, out.stdout + out.stderr
-    return [m for m in line[-1][len("HEAVY:"):].split(",") if m], out
+    return [m for m in line[-1][len("HEAVY:") :].split(",") if m], out
 
 
 def test_help_imports_nothing_heavy():

@@ -26,4 +26,7 @@ def test_a_write_in_a_watched_folder_is_seen(tmp_path):
     (folder / "rerun").mkdir()
     (folder / "rerun" / "capture.json").write_text("{}")
     after = _listing([folder])
-    assert sorted(p for p, v in after.items() if before.get(p) != v) == [str(folder / "rerun"), str(folder / "rerun" / "capture.json")]
+    assert sorted(p for p, v in after.items() if before.get(p) != v) == [
+        str(folder / "rerun"),
+        str(folder / "rerun" / "capture.json"),
+    ]

@@ -45,7 +45,9 @@ def test_json_stays_one_document_with_the_bar(tmp_path, wb_env, monkeypatch, cap
     for r in range(4):
         synth.write(tmp_path / "job" / f"rank{r}.json", synth.trace(r, world=4))
     try:
-        main(["--store", f"sqlite:///{tmp_path / 's.sqlite'}", "import", str(tmp_path / "job"), "--json", "--jobs", "2"])
+        main(
+            ["--store", f"sqlite:///{tmp_path / 's.sqlite'}", "import", str(tmp_path / "job"), "--json", "--jobs", "2"]
+        )
     except SystemExit as done:
         assert done.code in (0, None)
     out = capsys.readouterr().out

@@ -24,19 +24,39 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 OWN = ("workbench", "store", "lenses")
 
-SCOPE = ["workbench/cli/**/*.py", "workbench/*.py", "workbench/training/**/*.py", "workbench/formats/**/*.py",
-         "workbench/tui/**/*.py", "workbench/compare/**/*.py", "workbench/investigations/**/*.py", "workbench/rerun/**/*.py",
-         "workbench/bisect/**/*.py", "workbench/bundle/**/*.py", "workbench/diagnostics/**/*.py"]
-OUT_OF_SCOPE = ("workbench/cli/commands/import_.py", "workbench/training/json_chunks.py", "workbench/formats/sacct",
-                "workbench/compare/sweep")
+SCOPE = [
+    "workbench/cli/**/*.py",
+    "workbench/*.py",
+    "workbench/training/**/*.py",
+    "workbench/formats/**/*.py",
+    "workbench/tui/**/*.py",
+    "workbench/compare/**/*.py",
+    "workbench/investigations/**/*.py",
+    "workbench/rerun/**/*.py",
+    "workbench/bisect/**/*.py",
+    "workbench/bundle/**/*.py",
+    "workbench/diagnostics/**/*.py",
+]
+OUT_OF_SCOPE = (
+    "workbench/cli/commands/import_.py",
+    "workbench/training/json_chunks.py",
+    "workbench/formats/sacct",
+    "workbench/compare/sweep",
+)
 
-SQLALCHEMY = ("heavy", "sqlalchemy")  # SQLModel tables: `wb CMD --help`, `wb import` into SQLite and the TUI's first frame stay without it
+SQLALCHEMY = (
+    "heavy",
+    "sqlalchemy",
+)  # SQLModel tables: `wb CMD --help`, `wb import` into SQLite and the TUI's first frame stay without it
 NUMPY = ("heavy", "numpy")  # the compare engine: `wb --help` imports the `workbench.compare` package, not the engine
 # (file, module imported inside a function) -> why
 OWN_LAZY = {
     ("workbench/cli/commands/inspect.py", "workbench.compare.plots"): NUMPY,  # only with --plot
     ("workbench/cli/commands/_sweep_compare.py", "workbench.compare.plots"): NUMPY,  # only with --plot
-    ("workbench/cli/__init__.py", "store.errors"): ("why", "`wb evidence verify` runs where `store` cannot be imported"),
+    ("workbench/cli/__init__.py", "store.errors"): (
+        "why",
+        "`wb evidence verify` runs where `store` cannot be imported",
+    ),
     ("workbench/cli/tui_launch.py", "workbench.tui.app"): ("heavy", "textual"),
     ("workbench/cli/commands/evidence.py", "workbench.rerun.report"): ("heavy", "numpy"),  # only for --recompute
     ("workbench/dims_file.py", "workbench.importers.sacct"): NUMPY,  # only for a wb.toml with [sacct] fields
@@ -44,14 +64,20 @@ OWN_LAZY = {
     ("workbench/cli/commands/rename.py", "store.tidy"): SQLALCHEMY,
     ("workbench/run_documents.py", "store.declarations"): SQLALCHEMY,
     ("workbench/cli/commands/token.py", "store.tokens"): SQLALCHEMY,
-    ("workbench/cli/commands/serve.py", "workbench.server.app"): SQLALCHEMY,  # (and Starlette): not for 'wb serve --help'
+    (
+        "workbench/cli/commands/serve.py",
+        "workbench.server.app",
+    ): SQLALCHEMY,  # (and Starlette): not for 'wb serve --help'
     ("workbench/cli/remote.py", "workbench.server.client"): ("heavy", "httpx"),  # only when a server is named
     ("workbench/declare.py", "store.declarations"): SQLALCHEMY,
     ("workbench/compare/__init__.py", "lenses.base"): NUMPY,
     ("workbench/compare/__init__.py", "lenses.extensions"): NUMPY,
     ("workbench/compare/parameters.py", "lenses.extensions"): NUMPY,  # only for frame guardrails
     ("workbench/investigations/frame.py", "lenses.extensions"): NUMPY,  # only when guardrails are read
-    ("workbench/compare/__init__.py", "workbench.compare"): ("why", "its engine modules (comparability, delta, ...) load numpy"),
+    ("workbench/compare/__init__.py", "workbench.compare"): (
+        "why",
+        "its engine modules (comparability, delta, ...) load numpy",
+    ),
     ("workbench/compare/__init__.py", "workbench.compare.control"): NUMPY,
     ("workbench/compare/__init__.py", "workbench.compare.model"): NUMPY,
     ("workbench/compare/__init__.py", "workbench.compare.results"): NUMPY,
@@ -62,7 +88,10 @@ OWN_LAZY = {
     ("workbench/investigations/bundling.py", "store.bisect"): SQLALCHEMY,
     ("workbench/investigations/bundling.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/bundling.py", "store.actions"): SQLALCHEMY,
-    ("workbench/bundle/action_status.py", "workbench.compare.contract"): NUMPY,  # the contract: only once a comparison is judged
+    (
+        "workbench/bundle/action_status.py",
+        "workbench.compare.contract",
+    ): NUMPY,  # the contract: only once a comparison is judged
     ("workbench/investigations/common.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/comparisons.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/frame.py", "store.investigations"): SQLALCHEMY,
@@ -79,7 +108,10 @@ OWN_LAZY = {
     ("workbench/bisect/bisection.py", "store.tables"): SQLALCHEMY,
     ("workbench/bundle/recheck.py", "workbench.compare.model"): NUMPY,  # only --recompute
     ("workbench/bundle/recompute.py", "workbench.compare.contract"): NUMPY,  # only --recompute
-    ("workbench/bundle/recompute.py", "store.records"): ("why", "`wb evidence verify` without --recompute runs where `store` cannot be imported"),
+    ("workbench/bundle/recompute.py", "store.records"): (
+        "why",
+        "`wb evidence verify` without --recompute runs where `store` cannot be imported",
+    ),
 }
 
 
@@ -140,8 +172,10 @@ def test_the_tuis_first_frame_loads_no_sqlalchemy():
 def test_own_modules_are_imported_inside_functions_only_where_listed():
     found = {(path, module) for path, _line, module, _lines in _inside_imports() if _is_own(module)}
     unlisted = sorted(found - set(OWN_LAZY))
-    assert not unlisted, ("import these at the top of the module (or list them in OWN_LAZY with the reason): "
-                          + ", ".join(f"{p}: {m}" for p, m in unlisted))
+    assert not unlisted, (
+        "import these at the top of the module (or list them in OWN_LAZY with the reason): "
+        + ", ".join(f"{p}: {m}" for p, m in unlisted)
+    )
     stale = sorted(set(OWN_LAZY) - found)
     assert not stale, f"no longer imported inside a function; drop from OWN_LAZY: {stale}"
 
@@ -155,7 +189,9 @@ def test_every_import_inside_a_function_says_why():
         if "#" in here or above.startswith("#") or (above.startswith(("from ", "import ")) and "#" in above):
             continue
         bare.append(f"{path}:{line} {module}")
-    assert not bare, "an import inside a function needs a one-line reason (a comment on its line or above): " + ", ".join(bare)
+    assert not bare, (
+        "an import inside a function needs a one-line reason (a comment on its line or above): " + ", ".join(bare)
+    )
 
 
 def test_the_heavy_reasons_are_true():
@@ -165,4 +201,6 @@ def test_the_heavy_reasons_are_true():
             continue
         probe = f"import sys, {module}; print({what!r} in sys.modules)"
         out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=120)
-        assert out.stdout.strip() == "True", f"{module} (lazy in {path}) no longer loads {what}: import it at the top{out.stderr}"
+        assert out.stdout.strip() == "True", (
+            f"{module} (lazy in {path}) no longer loads {what}: import it at the top{out.stderr}"
+        )

@@ -1,6 +1,5 @@
 """A companion file already in the store still informs a new run read with it."""
 
-
 import numpy as np
 
 from store import open_store
@@ -20,7 +19,9 @@ class PairImporter(Importer):
     def read(self, paths, options):
         capacity = next(p for p in paths if p.name == "capacity")
         for main in (p for p in paths if p.suffix == ".main"):
-            run = RunRecord(lens="fleet", label=main.stem, sources=[main, capacity], meta={"capacity": capacity.read_text()})
+            run = RunRecord(
+                lens="fleet", label=main.stem, sources=[main, capacity], meta={"capacity": capacity.read_text()}
+            )
             run.samples["gpus"] = np.array([1.0])
             yield run
 

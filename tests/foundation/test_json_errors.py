@@ -56,8 +56,17 @@ def _failing_arguments(path: tuple[str, ...]) -> list[str]:
 
 COMMANDS = _json_commands()
 # Commands whose every path succeeds on an empty store (nothing to fail on but options).
-SUCCEED_ON_EMPTY = {("demo",), ("doctor",), ("runs",), ("investigate", "list"), ("rerun", "list"), ("bisect", "list"),
-                    ("token", "list"), ("token", "add"), ("action", "list")}  # a token may be named 999999
+SUCCEED_ON_EMPTY = {
+    ("demo",),
+    ("doctor",),
+    ("runs",),
+    ("investigate", "list"),
+    ("rerun", "list"),
+    ("bisect", "list"),
+    ("token", "list"),
+    ("token", "add"),
+    ("action", "list"),
+}  # a token may be named 999999
 
 
 def _one_document(out: str) -> dict:

@@ -18,8 +18,12 @@ def _ruff() -> str:
 
 
 def test_the_tree_passes_ruff():
-    out = subprocess.run([_ruff(), "check", "--no-cache", "--output-format", "concise", str(REPO)],
-                         cwd=REPO, capture_output=True, text=True)
+    out = subprocess.run(
+        [_ruff(), "check", "--no-cache", "--output-format", "concise", str(REPO)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -27,6 +31,10 @@ def test_a_stale_noqa_is_itself_a_finding(tmp_path):
     # RUF100 is selected: a noqa nothing needs fails the check, so the count of noqa can only be honest
     sample = tmp_path / "sample.py"
     sample.write_text("x = 1  # noqa: E731\n")
-    out = subprocess.run([_ruff(), "check", "--no-cache", "--config", str(REPO / "pyproject.toml"), str(sample)],
-                         cwd=tmp_path, capture_output=True, text=True)
+    out = subprocess.run(
+        [_ruff(), "check", "--no-cache", "--config", str(REPO / "pyproject.toml"), str(sample)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 1 and "RUF100" in out.stdout, out.stdout + out.stderr

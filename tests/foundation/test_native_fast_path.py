@@ -38,15 +38,42 @@ def _assert_same(path: Path, monkeypatch) -> None:
 
 
 def _training(n: int) -> dict:
-    return {"format": "workbench.capture/1", "lens": "training", "label": "t",
-            "samples": [{"step": i, "rank": 0, "step_ms": 100.0 + i, "compute_ms": 80.5, "loss": 2.0 - i / 100,
-                         "samples": 32, "tokens": 4096} for i in range(n)]}
+    return {
+        "format": "workbench.capture/1",
+        "lens": "training",
+        "label": "t",
+        "samples": [
+            {
+                "step": i,
+                "rank": 0,
+                "step_ms": 100.0 + i,
+                "compute_ms": 80.5,
+                "loss": 2.0 - i / 100,
+                "samples": 32,
+                "tokens": 4096,
+            }
+            for i in range(n)
+        ],
+    }
 
 
 def _fleet(n: int) -> dict:
-    return {"format": "workbench.capture/1", "lens": "fleet", "label": "f",
-            "samples": [{"job": f"j{i}", "gpus": 8, "submit": "2026-11-29T10:00:00Z", "start": 1764410400 + i,
-                         "end": 1764414000.5 + i, "state": "COMPLETED"} for i in range(n)]}
+    return {
+        "format": "workbench.capture/1",
+        "lens": "fleet",
+        "label": "f",
+        "samples": [
+            {
+                "job": f"j{i}",
+                "gpus": 8,
+                "submit": "2026-11-29T10:00:00Z",
+                "start": 1764410400 + i,
+                "end": 1764414000.5 + i,
+                "state": "COMPLETED",
+            }
+            for i in range(n)
+        ],
+    }
 
 
 def _good_docs() -> dict[str, dict]:
@@ -76,9 +103,19 @@ def _good_docs() -> dict[str, dict]:
     docs["unknown_key"] = doc
     doc = inference_capture(300)
     for i, sample in enumerate(doc["samples"]):
-        sample.update({"request_id": f"req-{i}", "start_s": 1764410400.25 + i, "retries": i % 3, "cached": i % 2 == 0,
-                       "note": None if i % 5 else "warm", "tags": {"a": [1, 2]} if i % 50 == 0 else None,
-                       "weird key.with dots": i, "mixed": "x" if i % 2 else 1.5, "custom_ms": 2.5})
+        sample.update(
+            {
+                "request_id": f"req-{i}",
+                "start_s": 1764410400.25 + i,
+                "retries": i % 3,
+                "cached": i % 2 == 0,
+                "note": None if i % 5 else "warm",
+                "tags": {"a": [1, 2]} if i % 50 == 0 else None,
+                "weird key.with dots": i,
+                "mixed": "x" if i % 2 else 1.5,
+                "custom_ms": 2.5,
+            }
+        )
     docs["extra_keys"] = doc
     doc = inference_capture(300)
     for i in range(260, 300):
@@ -174,7 +211,9 @@ def test_a_sample_without_end_is_not_read_past_the_guard(tmp_path, monkeypatch):
     monkeypatch.setattr(native, "RUN_BYTES", 1024)
     monkeypatch.setattr(native, "HEAD_CAP", 4096)
     path = tmp_path / "endless.json"
-    path.write_bytes(b'{"format": "workbench.capture/1", "lens": "inference", "samples": [{"id": "' + b"x" * 2_000_000 + b'"}]}')
+    path.write_bytes(
+        b'{"format": "workbench.capture/1", "lens": "inference", "samples": [{"id": "' + b"x" * 2_000_000 + b'"}]}'
+    )
     reads = []
     real = native._Guard.read
 
@@ -196,8 +235,15 @@ def _typed_guesses() -> dict[str, dict]:
     docs = {}
     doc = inference_capture(n)
     for i, sample in enumerate(doc["samples"]):
-        sample.update({"request_id": f"req-{i}", "start_s": 1764410400.25 + i / 8, "custom_2": round(i * 0.37, 2),
-                       "cached": i % 3 == 0, "late": None if i < 2000 else i})  # late: nulls first, no guess till a value
+        sample.update(
+            {
+                "request_id": f"req-{i}",
+                "start_s": 1764410400.25 + i / 8,
+                "custom_2": round(i * 0.37, 2),
+                "cached": i % 3 == 0,
+                "late": None if i < 2000 else i,
+            }
+        )  # late: nulls first, no guess till a value
     docs["guesses_hold"] = doc
     doc = inference_capture(n)
     for i, sample in enumerate(doc["samples"]):
@@ -230,12 +276,20 @@ def test_extra_keys_typed_from_a_guess_read_as_the_stream_reader_reads(name, tmp
     assert len(decoders) > 3  # many runs
     typed = {key: kind for extras in decoders for key, kind in extras.items() if kind != "any"}
     if name == "guesses_hold":
-        assert typed == {"start_s": "number", "custom_2": "number", "cached": "bool", "late": "number", "request_id": "text"}
+        assert typed == {
+            "start_s": "number",
+            "custom_2": "number",
+            "cached": "bool",
+            "late": "number",
+            "request_id": "text",
+        }
     if name != "guesses_miss":
         _assert_same(path, monkeypatch)
         return
     assert typed == {"slot": "number", "flag": "bool", "label": "text"}
-    assert decoders[-1]["slot"] == decoders[-1]["flag"] == decoders[-1]["label"] == "any"  # missed once: untyped from then on
+    assert (
+        decoders[-1]["slot"] == decoders[-1]["flag"] == decoders[-1]["label"] == "any"
+    )  # missed once: untyped from then on
     # A column of numbers in some runs and text in others is joined per chunk (numbers as their
     # float repr), so it depends on where chunks fall in either reader (the stream reader's are
     # 16,384 samples): the guess must change nothing against the same path untyped.

@@ -184,7 +184,9 @@ def test_json_output_is_one_document(tmp_path, wb_env):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["runs"] == [1]
     runs = json.loads(run_wb("--store", store, "runs", "--json").stdout)
-    assert runs[0]["samples"] == 4 and runs[0]["lens"] == "inference" and runs[0]["dimensions"]["model"] == "Llama 3.1 8B"
+    assert (
+        runs[0]["samples"] == 4 and runs[0]["lens"] == "inference" and runs[0]["dimensions"]["model"] == "Llama 3.1 8B"
+    )
     shown = json.loads(run_wb("--store", store, "show", "1", "--json").stdout)
     assert shown["phases"]["queue_ms"]["count"] == 4
     assert shown["dimensions"]["model"] == {"value": "Llama 3.1 8B", "source": "declared"}

@@ -11,13 +11,19 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 def test_the_keys_wb_writes_decode_typed():
-    run = RunRecord("inference", "x", window={"kind": "steady", "duration_s": 12, "policy": "p"}, meta={
-        "load": {"requested_rate": 5, "concurrency": None, "strategy": "constant", "achieved_rate": 4.9},
-        "sweep": {"id": "sw-1", "label": "l", "tool": "vllm", "axis": "rate", "level": 1, "levels": 3},
-        "summary": {"ttft_ms": {"mean": 3, "p99": 9.5, "p99_bounds": [8, None], "source": "fam"}, "duration_s": 12},
-        "distributed": {"backend": "nccl", "rank": 3, "world_size": 8},
-        "warnings": ["one"], "tool_specific": {"kept": True},
-    })
+    run = RunRecord(
+        "inference",
+        "x",
+        window={"kind": "steady", "duration_s": 12, "policy": "p"},
+        meta={
+            "load": {"requested_rate": 5, "concurrency": None, "strategy": "constant", "achieved_rate": 4.9},
+            "sweep": {"id": "sw-1", "label": "l", "tool": "vllm", "axis": "rate", "level": 1, "levels": 3},
+            "summary": {"ttft_ms": {"mean": 3, "p99": 9.5, "p99_bounds": [8, None], "source": "fam"}, "duration_s": 12},
+            "distributed": {"backend": "nccl", "rank": 3, "world_size": 8},
+            "warnings": ["one"],
+            "tool_specific": {"kept": True},
+        },
+    )
     meta = run.typed_meta
     assert meta.unread == ()
     assert meta.load == Load(requested_rate=5.0, strategy="constant", achieved_rate=4.9)
@@ -31,8 +37,14 @@ def test_the_keys_wb_writes_decode_typed():
 
 
 def test_a_key_of_another_shape_is_left_out_and_named_not_the_whole_run():
-    meta = RunMeta.of({"load": {"requested_rate": "fast"}, "sweep": {"id": "sw-1", "axis": "diagonal"},
-                       "warnings": ["w"], "pool": {"capacity_gpus": 64}})
+    meta = RunMeta.of(
+        {
+            "load": {"requested_rate": "fast"},
+            "sweep": {"id": "sw-1", "axis": "diagonal"},
+            "warnings": ["w"],
+            "pool": {"capacity_gpus": 64},
+        }
+    )
     assert set(meta.unread) == {"load", "sweep"}
     assert meta.load is None and meta.sweep is None
     assert meta.warnings == ("w",) and meta.pool is not None and meta.pool.capacity_gpus == 64.0
@@ -40,9 +52,17 @@ def test_a_key_of_another_shape_is_left_out_and_named_not_the_whole_run():
     assert RunMeta.of(None) == RunMeta() and RunMeta.of({}).unread == ()
 
 
-INFERENCE_FILES = ["aiperf_profile_export.jsonl", "guidellm_v03.json", "guidellm_scheduler_report.json",
-                   "sglang_bench.jsonl", "vllm_bench_detailed.json", "vllm_bench_serve.json",
-                   "vllm_bench_summaries.jsonl", "otlp_spans.jsonl", "genai_perf_profile_export.json"]
+INFERENCE_FILES = [
+    "aiperf_profile_export.jsonl",
+    "guidellm_v03.json",
+    "guidellm_scheduler_report.json",
+    "sglang_bench.jsonl",
+    "vllm_bench_detailed.json",
+    "vllm_bench_serve.json",
+    "vllm_bench_summaries.jsonl",
+    "otlp_spans.jsonl",
+    "genai_perf_profile_export.json",
+]
 
 
 @pytest.mark.parametrize("name", INFERENCE_FILES)
@@ -61,8 +81,10 @@ def test_a_prometheus_window_and_the_demo_captures_decode_whole():
     from workbench.demo import demo_captures_dir
     from workbench.ingest import read_files
 
-    runs = [*read_files([DATA / "inference" / "vllm_before.prom", DATA / "inference" / "vllm_after.prom"]).runs,
-            *read_files([demo_captures_dir() / lens for lens in ("inference", "training", "fleet")]).runs]
+    runs = [
+        *read_files([DATA / "inference" / "vllm_before.prom", DATA / "inference" / "vllm_after.prom"]).runs,
+        *read_files([demo_captures_dir() / lens for lens in ("inference", "training", "fleet")]).runs,
+    ]
     assert {r.lens for r in runs} == {"inference", "training", "fleet"}
     for run in runs:
         assert run.typed_meta.unread == () and run.typed_window.unread == (), run.label

@@ -21,13 +21,31 @@ COLUMNS = ("name", "kind", "step", "rank", "total_ms")
 def _table() -> SpooledTable:
     t = SpooledTable(COLUMNS, text=("name", "kind"), key="step")
     # rank 3 arrives first, with codes into its own labels; rank 1 as strings, without a rank column
-    t.append({"name": np.array([1, 0, 1], np.int32), "kind": np.array([0, 0, 1], np.int8), "step": np.array([1.0, 2.0, 2.0]),
-              "rank": np.full(3, 3.0), "total_ms": np.array([1.5, 2.5, 3.5])},
-             {"name": ["gemm", "ncclAllReduce ünï"], "kind": ["kernel", "collective"]}, order=3)
-    t.append({"name": np.array(["ncclAllReduce ünï", "copy"], dtype=object), "kind": np.array(["collective", "memcpy"]),
-              "step": np.array([1.0, np.nan]), "total_ms": np.array([4.0, 5.0])}, order=1)
-    t.append({"name": np.zeros(0, np.int32), "kind": np.zeros(0, np.int32), "step": np.zeros(0), "total_ms": np.zeros(0)},
-             {"name": [], "kind": []}, order=2)
+    t.append(
+        {
+            "name": np.array([1, 0, 1], np.int32),
+            "kind": np.array([0, 0, 1], np.int8),
+            "step": np.array([1.0, 2.0, 2.0]),
+            "rank": np.full(3, 3.0),
+            "total_ms": np.array([1.5, 2.5, 3.5]),
+        },
+        {"name": ["gemm", "ncclAllReduce ünï"], "kind": ["kernel", "collective"]},
+        order=3,
+    )
+    t.append(
+        {
+            "name": np.array(["ncclAllReduce ünï", "copy"], dtype=object),
+            "kind": np.array(["collective", "memcpy"]),
+            "step": np.array([1.0, np.nan]),
+            "total_ms": np.array([4.0, 5.0]),
+        },
+        order=1,
+    )
+    t.append(
+        {"name": np.zeros(0, np.int32), "kind": np.zeros(0, np.int32), "step": np.zeros(0), "total_ms": np.zeros(0)},
+        {"name": [], "kind": []},
+        order=2,
+    )
     return t
 
 
@@ -82,7 +100,9 @@ def test_bad_chunks_are_refused():
 
 
 def _capture(name: str) -> CaptureInfo:
-    return CaptureInfo(path=Path(f"/x/{name}"), sha256=name[0] * 64, size=1, format="kineto", importer="kineto", importer_version="1")
+    return CaptureInfo(
+        path=Path(f"/x/{name}"), sha256=name[0] * 64, size=1, format="kineto", importer="kineto", importer_version="1"
+    )
 
 
 @pytest.mark.store

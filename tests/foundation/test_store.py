@@ -14,9 +14,16 @@ from store.schema import SCHEMA_VERSION
 
 
 def _record(label="run a", path=Path("/x/a.json")):
-    r = RunRecord(lens="training", label=label, dimensions={"rank_count": Dimension(8, "measured")},
-                  window={"kind": "steady", "warmup_excluded": 3}, work=Work("samples", 1024.0),
-                  quality={"eval_loss": 2.14}, meta={"note": "x"}, sources=[path])
+    r = RunRecord(
+        lens="training",
+        label=label,
+        dimensions={"rank_count": Dimension(8, "measured")},
+        window={"kind": "steady", "warmup_excluded": 3},
+        work=Work("samples", 1024.0),
+        quality={"eval_loss": 2.14},
+        meta={"note": "x"},
+        sources=[path],
+    )
     r.samples["step_ms"] = np.array([420.0, np.nan, 421.5])
     r.samples["rank"] = np.array([0.0, 1.0, 2.0])
     r.tables["operations"] = {"name": np.array(["gemm", "nccl"]), "total_ms": np.array([1.0, 2.0])}
@@ -46,8 +53,10 @@ def test_round_trip_keeps_everything(store_url):
 @pytest.mark.store
 def test_resolve_run_by_id_and_label(store_url):
     st = open_store(store_url)
-    ids = st.add_import([_capture(), _capture(Path("/x/b"), "b" * 64)],
-                        [_record("same", Path("/x/a.json")), _record("same", Path("/x/b"))])
+    ids = st.add_import(
+        [_capture(), _capture(Path("/x/b"), "b" * 64)],
+        [_record("same", Path("/x/a.json")), _record("same", Path("/x/b"))],
+    )
     assert st.resolve_run(str(ids[0])) == ids[0]
     with pytest.raises(RunNotFound, match="matches runs"):
         st.resolve_run("same")
@@ -109,12 +118,16 @@ def test_object_arrays_are_never_stored():
         columns.encode(np.array([{"a": 1}], dtype=object))
 
 
-V1_RERUN_PLAN = ("CREATE TABLE rerun_plan (id INTEGER NOT NULL, name VARCHAR NOT NULL, lens VARCHAR NOT NULL, digest VARCHAR NOT NULL, "
-                 "origin VARCHAR NOT NULL, body JSON NOT NULL, created_at VARCHAR NOT NULL, PRIMARY KEY (id))")
+V1_RERUN_PLAN = (
+    "CREATE TABLE rerun_plan (id INTEGER NOT NULL, name VARCHAR NOT NULL, lens VARCHAR NOT NULL, digest VARCHAR NOT "
+    "NULL, "
+    "origin VARCHAR NOT NULL, body JSON NOT NULL, created_at VARCHAR NOT NULL, PRIMARY KEY (id))"
+)
 
 
 def test_a_version_1_store_is_upgraded_its_plans_belonging_to_no_investigation(sqlite_url):
-    """Schema 1 -> 2 adds rerun_plan.investigation_id; the plans made before keep their rows (NULL: no investigation)."""
+    """Schema 1 -> 2 adds rerun_plan.investigation_id; the plans made before keep their rows
+    (NULL: no investigation)."""
     from store.rerun import RerunPlan, save_plan
 
     st = open_store(sqlite_url)
@@ -132,4 +145,8 @@ def test_a_version_1_store_is_upgraded_its_plans_belonging_to_no_investigation(s
         old = s.get(RerunPlan, 1)
         assert old.name == "old" and old.investigation_id is None
     with again.engine.begin() as conn:
-        assert conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one() == str(SCHEMA_VERSION) == "4"
+        assert (
+            conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one()
+            == str(SCHEMA_VERSION)
+            == "4"
+        )

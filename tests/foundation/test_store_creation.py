@@ -61,10 +61,20 @@ def _version(url: str) -> int:
 def test_concurrent_first_use_creates_the_store_once(store_url):
     start = time.time() + 3.0  # every worker has imported wb by then
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    procs = [subprocess.Popen([sys.executable, "-c", FIRST_USE, store_url, str(start)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(6)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", FIRST_USE, store_url, str(start)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(6)
+    ]
     results = [p.communicate(timeout=120) for p in procs]
-    failures = [err.strip().splitlines()[-1:] for (out, err), p in zip(results, procs) if p.returncode or out.strip() != "OK"]
+    failures = [
+        err.strip().splitlines()[-1:] for (out, err), p in zip(results, procs) if p.returncode or out.strip() != "OK"
+    ]
     assert not failures, failures
     assert _version(store_url) == SCHEMA_VERSION
 
@@ -72,7 +82,9 @@ def test_concurrent_first_use_creates_the_store_once(store_url):
 @pytest.mark.store
 def test_kill_during_creation_leaves_a_usable_store(store_url, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_CREATION, store_url], stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_CREATION, store_url], stdout=subprocess.PIPE, text=True, env=env
+    )
     try:
         assert proc.stdout.readline().strip() == "CREATED"
     finally:
@@ -89,8 +101,10 @@ def test_creation_cut_short_by_an_older_wb_is_repaired(tmp_path):
 
     path = tmp_path / "half.sqlite"  # what wb before atomic creation could leave: tables, no version
     conn = sqlite3.connect(path)
-    conn.executescript("CREATE TABLE wb_meta (key VARCHAR PRIMARY KEY, value VARCHAR);"
-                       "CREATE TABLE run (id INTEGER PRIMARY KEY, label VARCHAR);")
+    conn.executescript(
+        "CREATE TABLE wb_meta (key VARCHAR PRIMARY KEY, value VARCHAR);"
+        "CREATE TABLE run (id INTEGER PRIMARY KEY, label VARCHAR);"
+    )
     conn.close()
     st = open_store(str(path))
     assert st.counts()["run"] == 0

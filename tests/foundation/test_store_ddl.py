@@ -22,10 +22,13 @@ def test_the_checked_in_ddl_is_what_the_table_classes_generate(dialect):
 
 
 def test_creating_a_store_imports_neither_sqlalchemy_nor_sqlmodel(tmp_path):
-    script = ("import sys\nfrom store import open_store\nopen_store(sys.argv[1]).ensure_exists()\n"
-              "print(sorted(m for m in ('sqlalchemy', 'sqlmodel') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "wb.sqlite")], capture_output=True, text=True,
-                         check=True).stdout
+    script = (
+        "import sys\nfrom store import open_store\nopen_store(sys.argv[1]).ensure_exists()\n"
+        "print(sorted(m for m in ('sqlalchemy', 'sqlmodel') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "wb.sqlite")], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 
@@ -57,15 +60,16 @@ def test_a_sqlite_store_from_the_ddl_is_the_one_create_all_makes(tmp_path):
 
 _PG_SCHEMA = {
     "columns": "SELECT table_name, column_name, data_type, is_nullable, column_default, ordinal_position "
-               "FROM information_schema.columns WHERE table_schema = current_schema()",
+    "FROM information_schema.columns WHERE table_schema = current_schema()",
     "constraints": "SELECT tc.table_name, tc.constraint_type, tc.constraint_name, kcu.column_name, rc.delete_rule "
-                   "FROM information_schema.table_constraints tc "
-                   "LEFT JOIN information_schema.key_column_usage kcu ON kcu.constraint_name = tc.constraint_name "
-                   "AND kcu.table_schema = tc.table_schema "
-                   "LEFT JOIN information_schema.referential_constraints rc ON rc.constraint_name = tc.constraint_name "
-                   "WHERE tc.table_schema = current_schema() AND tc.constraint_type <> 'CHECK'",
+    "FROM information_schema.table_constraints tc "
+    "LEFT JOIN information_schema.key_column_usage kcu ON kcu.constraint_name = tc.constraint_name "
+    "AND kcu.table_schema = tc.table_schema "
+    "LEFT JOIN information_schema.referential_constraints rc ON rc.constraint_name = tc.constraint_name "
+    "WHERE tc.table_schema = current_schema() AND tc.constraint_type <> 'CHECK'",
     "indexes": "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()",
-    "sequences": "SELECT sequence_name, data_type FROM information_schema.sequences WHERE sequence_schema = current_schema()",
+    "sequences": "SELECT sequence_name, data_type FROM information_schema.sequences WHERE sequence_schema = "
+    "current_schema()",
 }
 
 

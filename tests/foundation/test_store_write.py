@@ -17,13 +17,17 @@ COLUMNS, LENGTH = 8, 250_000  # 8 float64 columns of 2 MB each
 
 
 def _capture(name: str, sha: str) -> CaptureInfo:
-    return CaptureInfo(path=Path(f"/x/{name}"), sha256=sha * 64, size=1, format="native", importer="native", importer_version="1")
+    return CaptureInfo(
+        path=Path(f"/x/{name}"), sha256=sha * 64, size=1, format="native", importer="native", importer_version="1"
+    )
 
 
 @pytest.mark.store
 def test_columns_are_encoded_and_written_one_at_a_time(store_url):
     st = open_store(store_url)
-    st.add_import([_capture("warm", "a")], [RunRecord(lens="inference", label="warm", sources=[Path("/x/warm")])])  # creates the store
+    st.add_import(
+        [_capture("warm", "a")], [RunRecord(lens="inference", label="warm", sources=[Path("/x/warm")])]
+    )  # creates the store
     record = RunRecord(lens="inference", label="wide", sources=[Path("/x/wide")])
     for i in range(COLUMNS):
         record.samples[f"c{i}"] = np.arange(LENGTH, dtype=np.float64) + i
@@ -43,8 +47,9 @@ def test_columns_are_encoded_and_written_one_at_a_time(store_url):
     np.testing.assert_array_equal(back.samples["c7"], record.samples["c7"])
 
 
-@pytest.mark.parametrize("array", [np.array([1.5, np.nan]), np.zeros(0),
-                                   np.arange(6.0).reshape(2, 3)[:, 1], np.array([True, False])])
+@pytest.mark.parametrize(
+    "array", [np.array([1.5, np.nan]), np.zeros(0), np.arange(6.0).reshape(2, 3)[:, 1], np.array([True, False])]
+)
 def test_a_numeric_column_is_exactly_its_npy_file(array):
     import io
 
@@ -74,10 +79,14 @@ def test_import_into_a_sqlite_store_loads_no_sqlalchemy(tmp_path):
     first = write_json(tmp_path / "a.json", inference_capture(3))
     second = write_json(tmp_path / "b.json", inference_capture(4, label="second"))
     for path in (first, second):
-        out = subprocess.run([sys.executable, "-c", PROBE, str(store), str(path)], capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-c", PROBE, str(store), str(path)], capture_output=True, text=True, timeout=120
+        )
         assert out.returncode == 0, out.stdout + out.stderr
         loaded = out.stdout.strip().splitlines()[-1]
         # Creating the store (the first import) runs the checked-in DDL, writing runs plain SQL.
-        assert loaded == "LOADED:", f"an import into {'a new' if path == first else 'an existing'} store loaded {loaded}"
+        assert loaded == "LOADED:", (
+            f"an import into {'a new' if path == first else 'an existing'} store loaded {loaded}"
+        )
     runs = open_store(str(store)).list_runs()
     assert [r.label for r in runs] == ["engine v0.8.3, run 1", "second"] and [r.sample_count for r in runs] == [3, 4]

@@ -17,14 +17,17 @@ HUGE = "x" * 10_000 + "é"  # one long value among short ones: no row pays for i
 VALUES = ["", "gemm", "nccl:all_reduce", "ünïcødé ✓ 日本", "", HUGE, "gemm", "\x00nul inside", "😀"]
 
 
-@pytest.mark.parametrize("array", [
-    np.array(VALUES, dtype=str),
-    np.array(VALUES, dtype=object),
-    np.array(VALUES, dtype=np.dtypes.StringDType()),
-    np.array([""] * 5, dtype=str),
-    np.zeros(0, dtype="<U1"),
-    np.zeros(0, dtype=object),
-])
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.array(VALUES, dtype=str),
+        np.array(VALUES, dtype=object),
+        np.array(VALUES, dtype=np.dtypes.StringDType()),
+        np.array([""] * 5, dtype=str),
+        np.zeros(0, dtype="<U1"),
+        np.zeros(0, dtype=object),
+    ],
+)
 def test_round_trip_gives_the_same_values(array):
     blob = columns.encode(array)
     assert blob.startswith(columns.STRINGS_MAGIC)
@@ -70,16 +73,27 @@ def test_a_damaged_string_blob_is_refused(damage):
     blob = {
         "truncated": good[:-2],
         "trailing": good + b"\x00",
-        "code_out_of_range": magic + npy(np.array([0, 5], dtype=np.uint8)) + npy(np.array([1, 3], dtype=np.int64)) + npy(np.frombuffer(b"abb", np.uint8)),
-        "offsets_past_end": magic + npy(np.array([0], dtype=np.uint8)) + npy(np.array([9], dtype=np.int64)) + npy(np.frombuffer(b"abb", np.uint8)),
-        "pickled_table": magic + npy(np.array([0], dtype=np.uint8)) + npy(np.array(["a"], dtype=object), pickle=True) + npy(np.zeros(0, np.uint8)),
+        "code_out_of_range": magic
+        + npy(np.array([0, 5], dtype=np.uint8))
+        + npy(np.array([1, 3], dtype=np.int64))
+        + npy(np.frombuffer(b"abb", np.uint8)),
+        "offsets_past_end": magic
+        + npy(np.array([0], dtype=np.uint8))
+        + npy(np.array([9], dtype=np.int64))
+        + npy(np.frombuffer(b"abb", np.uint8)),
+        "pickled_table": magic
+        + npy(np.array([0], dtype=np.uint8))
+        + npy(np.array(["a"], dtype=object), pickle=True)
+        + npy(np.zeros(0, np.uint8)),
     }[damage]
     with pytest.raises((ValueError, EOFError, OSError)):
         columns.decode(blob)
 
 
 def _capture(name: str) -> CaptureInfo:
-    return CaptureInfo(path=Path(f"/x/{name}"), sha256=name[0] * 64, size=1, format="native", importer="native", importer_version="1")
+    return CaptureInfo(
+        path=Path(f"/x/{name}"), sha256=name[0] * 64, size=1, format="native", importer="native", importer_version="1"
+    )
 
 
 @pytest.mark.store
@@ -106,7 +120,10 @@ def test_a_store_written_in_the_old_encoding_still_reads(tmp_path):
     legacy = io.BytesIO()
     np.save(legacy, np.array(["gemm", "", "ünï"], dtype=str), allow_pickle=False)  # the old writer's bytes
     with sqlite3.connect(tmp_path / "old.sqlite") as conn:
-        conn.execute("UPDATE run_column SET data = ?, dtype = '<U4' WHERE run_id = ? AND name = 'name'", (legacy.getvalue(), old_id))
+        conn.execute(
+            "UPDATE run_column SET data = ?, dtype = '<U4' WHERE run_id = ? AND name = 'name'",
+            (legacy.getvalue(), old_id),
+        )
         (blob,) = conn.execute("SELECT data FROM run_column WHERE run_id = ? AND name = 'name'", (old_id,)).fetchone()
     assert not bytes(blob).startswith(columns.STRINGS_MAGIC)
 
@@ -128,6 +145,8 @@ def test_a_damaged_string_column_in_a_store_is_one_line(tmp_path):
     record.tables["operations"] = {"name": np.array(["a", "b"], dtype=str)}
     (run_id,) = open_store(url).add_import([_capture("r")], [record])
     with sqlite3.connect(tmp_path / "bad.sqlite") as conn:
-        conn.execute("UPDATE run_column SET data = ? WHERE run_id = ?", (columns.STRINGS_MAGIC + b"\x93NUMPY junk", run_id))
+        conn.execute(
+            "UPDATE run_column SET data = ? WHERE run_id = ?", (columns.STRINGS_MAGIC + b"\x93NUMPY junk", run_id)
+        )
     with pytest.raises(StoreDamaged, match="operations.name"):
         open_store(url).load_run(run_id)

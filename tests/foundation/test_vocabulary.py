@@ -42,7 +42,10 @@ def test_nonfinite_is_null_with_its_reason_and_reads_back():
 
 def test_the_encoding_option_is_a_parameter_and_a_class_default():
     assert math.isinf(Kept(value=math.inf).to_json()["value"])  # the class says "keep"
-    assert Kept(value=math.inf).to_json(nonfinite="null") == {"value": None, f"value{NULL_REASON}": "+infinity: not a finite number"}
+    assert Kept(value=math.inf).to_json(nonfinite="null") == {
+        "value": None,
+        f"value{NULL_REASON}": "+infinity: not a finite number",
+    }
     assert math.isinf(Sample(name="x", value=math.inf).to_json(nonfinite="keep")["value"])
 
 
@@ -71,6 +74,14 @@ def test_every_former_base_is_the_one_record():
     from workbench.rerun.comparison import RerunReport
     from workbench.training.diagnostics import Finding
 
-    for cls in (BisectionReport, Result, SweepComparison, DiagnosisReport, InvestigationView, CaptureRecord,
-                RerunReport, Finding):
+    for cls in (
+        BisectionReport,
+        Result,
+        SweepComparison,
+        DiagnosisReport,
+        InvestigationView,
+        CaptureRecord,
+        RerunReport,
+        Finding,
+    ):
         assert issubclass(cls, Record), cls

@@ -171,9 +171,20 @@ def _rerun_plan(s: Stores) -> Any:
 
     url = f"sqlite:///{s.tmp / 'rerun-plan.sqlite'}"
     bench = fake_bench(s.tmp)
-    plan = write_plan(s.tmp / "full.toml", baseline=[str(bench), "10"], candidate=[str(bench), "11"], artifacts=[str(bench)],
-                      name="full", rounds=4, stopping="sequential", spending="pocock", order="abba", description="golden plan",
-                      warmup={"runs": 1, "steps": "auto"}, guardrails=[{"metric": "step_ms", "rule": "max", "limit": 50, "name": "cap"}])
+    plan = write_plan(
+        s.tmp / "full.toml",
+        baseline=[str(bench), "10"],
+        candidate=[str(bench), "11"],
+        artifacts=[str(bench)],
+        name="full",
+        rounds=4,
+        stopping="sequential",
+        spending="pocock",
+        order="abba",
+        description="golden plan",
+        warmup={"runs": 1, "steps": "auto"},
+        guardrails=[{"metric": "step_ms", "rule": "max", "limit": 50, "name": "cap"}],
+    )
     return _masked(wb_json(url, "rerun", "plan", "--from-file", str(plan)), RERUN_VOLATILE | {"environment"})
 
 
@@ -185,8 +196,21 @@ def _bisect_list(s: Stores) -> Any:
     versions.write_text("1.0\n1.1\n1.2\n1.3\n")
     bench = s.tmp / "bisect-bench.sh"
     bench.write_text(BENCH.replace("F=$(cat speed.txt)", 'F=$(case "$1" in 1.0|1.1) echo 1.0;; *) echo 1.05;; esac)'))
-    wb_json(url, "bisect", "start", "--candidates", str(versions), "--bench", f"sh {bench} {{version}}", "--name", "golden",
-            "--max-rounds", "12", "--workdir", str(s.tmp / "bisect-work"))
+    wb_json(
+        url,
+        "bisect",
+        "start",
+        "--candidates",
+        str(versions),
+        "--bench",
+        f"sh {bench} {{version}}",
+        "--name",
+        "golden",
+        "--max-rounds",
+        "12",
+        "--workdir",
+        str(s.tmp / "bisect-work"),
+    )
     return _masked(wb_json(url, "bisect", "report", "golden"))
 
 
@@ -230,7 +254,9 @@ CASES: dict[str, Callable[[Stores], Any]] = {
     "diagnose_nvrx_gpu_error": _diagnose("nvrx-fr_traces/gpu_error_1st"),
     "diagnose_nvrx_lock_gil": _diagnose("nvrx-fr_traces/lock_gil_1st"),
     "diagnose_gpud": _diagnose("gpud"),
-    "rerun_report_fixed": _rerun("fixed", "10", ["BENCH", "11"], guardrails=[{"metric": "step_ms", "rule": "max_increase_pct", "limit": 5.0}]),
+    "rerun_report_fixed": _rerun(
+        "fixed", "10", ["BENCH", "11"], guardrails=[{"metric": "step_ms", "rule": "max_increase_pct", "limit": 5.0}]
+    ),
     "rerun_report_sequential": _rerun("seq", "10", ["BENCH", "10.4"], rounds=8, stopping="sequential"),
     "rerun_report_failing": _rerun("failing", "10", ["sh", "-c", "echo boom >&2; exit 3"]),
     "bisect_report_list": _bisect_list,

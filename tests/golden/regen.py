@@ -3,7 +3,8 @@
 Run it after a change that is meant to alter a ``--json`` output or a bundle, then review
 ``git diff tests/data/golden/ docs/schema/`` and commit the goldens with the change that
 explains them. A golden is rewritten only where it differs by structure (tests/golden/structural.py):
-one whose floats moved only in their last bits, as on another CPU, is left as it is. It also rewrites the JSON Schemas in docs/schema/ (tests/golden/schemas.py).
+one whose floats moved only in their last bits, as on another CPU, is left as it is. It also rewrites the JSON Schemas
+in docs/schema/ (tests/golden/schemas.py).
 """
 
 from __future__ import annotations

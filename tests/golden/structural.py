@@ -33,14 +33,21 @@ ABS_TOL = 1e-12
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-def differences(expected: Any, actual: Any, *, rederived: frozenset[str] = frozenset(), path: str = "$") -> Iterator[str]:
+def differences(
+    expected: Any, actual: Any, *, rederived: frozenset[str] = frozenset(), path: str = "$"
+) -> Iterator[str]:
     """Each place where ``actual`` departs from ``expected``, as ``"PATH: what"``.
 
     ``rederived``: paths of digests recomputed from the document itself; there both sides
     must hold a SHA-256 hex digest, whatever its value.
     """
     if path in rederived:
-        if not (isinstance(expected, str) and isinstance(actual, str) and _HEX64.fullmatch(expected) and _HEX64.fullmatch(actual)):
+        if not (
+            isinstance(expected, str)
+            and isinstance(actual, str)
+            and _HEX64.fullmatch(expected)
+            and _HEX64.fullmatch(actual)
+        ):
             yield f"{path}: a re-derived digest must be a SHA-256 hex string on both sides ({expected!r}, {actual!r})"
         return
     if type(expected) is not type(actual):

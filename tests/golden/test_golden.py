@@ -44,18 +44,37 @@ def test_normalise_touches_only_volatile_fields(tmp_path):
     from tests.golden.cases import normalise, set_paths
 
     set_paths(tmp_path)
-    doc = {"created_at": "2026-12-01T00:00:00Z", "store": f"sqlite:///{tmp_path}/x.sqlite", "ratio": 1.25,
-           "label": "2026-12-01T00:00:00Z", "version": "9.9.9"}
-    assert normalise(doc) == {"created_at": "<TIME>", "store": "sqlite:///<TMP>/x.sqlite", "ratio": 1.25,
-                              "label": "2026-12-01T00:00:00Z", "version": "9.9.9"}
+    doc = {
+        "created_at": "2026-12-01T00:00:00Z",
+        "store": f"sqlite:///{tmp_path}/x.sqlite",
+        "ratio": 1.25,
+        "label": "2026-12-01T00:00:00Z",
+        "version": "9.9.9",
+    }
+    assert normalise(doc) == {
+        "created_at": "<TIME>",
+        "store": "sqlite:///<TMP>/x.sqlite",
+        "ratio": 1.25,
+        "label": "2026-12-01T00:00:00Z",
+        "version": "9.9.9",
+    }
 
 
 def test_structural_comparison_sees_what_the_code_decides():
     golden = {"verdict": "REGRESSION", "runs": 5, "ratio": 1.1510000000000002, "ok": True, "ids": [1, 2], "note": None}
     assert not list(differences(golden, {**golden, "ratio": 1.1510000000000004}))  # last bits: another CPU
     assert not list(differences({"x": 0.0}, {"x": 1e-15}))  # near zero: absolute tolerance
-    for changed in ({"verdict": "IMPROVEMENT"}, {"runs": 6}, {"ratio": 1.152}, {"ok": False}, {"ids": [1]},
-                    {"ids": [1, 3]}, {"note": "x"}, {"runs": 5.0}, {"ok": 1}):
+    for changed in (
+        {"verdict": "IMPROVEMENT"},
+        {"runs": 6},
+        {"ratio": 1.152},
+        {"ok": False},
+        {"ids": [1]},
+        {"ids": [1, 3]},
+        {"note": "x"},
+        {"runs": 5.0},
+        {"ok": 1},
+    ):
         assert list(differences(golden, {**golden, **changed})), changed
     assert list(differences(golden, {k: v for k, v in golden.items() if k != "note"}))
     assert list(differences(golden, {**golden, "extra": 1}))
@@ -63,15 +82,20 @@ def test_structural_comparison_sees_what_the_code_decides():
 
 
 def test_rederived_digests_are_only_those_over_floats():
-    bundle = {"recipe": {"digest": {"sha256": "a" * 64}, "content": {"changes": {"x": ["1", "2"]}}},
-              "results": {"digest": {"sha256": "b" * 64}, "content": {"ratio": 1.5}},
-              "subject": [{"digest": {"sha256": "c" * 64}}],
-              "checksum": {"value": "d" * 64, "parts": {"recipe": "e" * 64, "results": "f" * 64}}}
+    bundle = {
+        "recipe": {"digest": {"sha256": "a" * 64}, "content": {"changes": {"x": ["1", "2"]}}},
+        "results": {"digest": {"sha256": "b" * 64}, "content": {"ratio": 1.5}},
+        "subject": [{"digest": {"sha256": "c" * 64}}],
+        "checksum": {"value": "d" * 64, "parts": {"recipe": "e" * 64, "results": "f" * 64}},
+    }
     paths = rederived_digests(bundle)
     assert paths == {"$.results.digest.sha256", "$.checksum.value", "$.checksum.parts.results"}
     other = {**bundle, "results": {"digest": {"sha256": "0" * 64}, "content": {"ratio": 1.5}}}
     assert not list(differences(bundle, other, rederived=paths))  # re-derived: any digest value
     forged = {**bundle, "recipe": {**bundle["recipe"], "digest": {"sha256": "0" * 64}}}
     assert list(differences(bundle, forged, rederived=paths))  # a digest over no floats stays exact
-    assert list(differences(bundle, {**other, "results": {"digest": {"sha256": "nope"}, "content": {"ratio": 1.5}}},
-                            rederived=paths))
+    assert list(
+        differences(
+            bundle, {**other, "results": {"digest": {"sha256": "nope"}, "content": {"ratio": 1.5}}}, rederived=paths
+        )
+    )

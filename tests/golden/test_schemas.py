@@ -42,8 +42,17 @@ def test_rerun_report_golden_round_trips_through_its_type(case):
     assert "comparison_id" not in stored and list(stored) == list(doc)[1:]
 
 
-@pytest.mark.parametrize("case", ["diagnose_xid79", "diagnose_tie", "diagnose_cuda_oom", "diagnose_nvrx_gpu_error",
-                                  "diagnose_nvrx_lock_gil", "diagnose_gpud"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "diagnose_xid79",
+        "diagnose_tie",
+        "diagnose_cuda_oom",
+        "diagnose_nvrx_gpu_error",
+        "diagnose_nvrx_lock_gil",
+        "diagnose_gpud",
+    ],
+)
 def test_diagnosis_golden_round_trips_through_its_type(case):
     """The golden `wb diagnose --json` decodes into DiagnosisReport and encodes back key for key, in order."""
     from tests.golden.cases import golden_path
@@ -67,7 +76,11 @@ def test_rerun_plan_golden_round_trips_through_its_type():
     from tests.golden.cases import golden_path
     from workbench.rerun.plan_summary import PlanSaved
 
-    text = golden_path("rerun_plan_full").read_text(encoding="utf-8").replace('"environment": "<MASKED>"', '"environment": {}')
+    text = (
+        golden_path("rerun_plan_full")
+        .read_text(encoding="utf-8")
+        .replace('"environment": "<MASKED>"', '"environment": {}')
+    )
     doc = json.loads(text)["document"]
     saved = PlanSaved.from_json(doc)
     assert saved.plan.warmup.steps == "auto" and saved.plan.guardrails[-1].name == "cap"

@@ -21,15 +21,29 @@ _PRELUDE = (
 )
 
 
-def wb_capped(*args: str, cap: int = MEMORY_CAP, timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def wb_capped(
+    *args: str, cap: int = MEMORY_CAP, timeout: float = 60, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
     """``wb ARGS`` in a subprocess whose address space is capped at ``cap`` bytes."""
     # One BLAS thread: OpenBLAS reserves address space per thread, which on a many-core
     # machine would spend the cap before wb reads a byte. (The cap bounds the address
     # space, not RSS: it is a tripwire for growth, set well above a normal run's.)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
     env.pop("WB_DEBUG", None)
-    return subprocess.run([sys.executable, "-c", _PRELUDE.format(cap=cap), *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-c", _PRELUDE.format(cap=cap), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        cwd=cwd,
+    )
 
 
 def one_line_refusal(result: subprocess.CompletedProcess, *needles: str) -> str:

@@ -39,8 +39,12 @@ def distinct_keys(path: Path, keys: int) -> Path:
 
 def kineto_deep(path: Path, depth: int) -> Path:
     """Item 2: a Kineto trace whose event nests arrays ``depth`` deep."""
-    path.write_text('{"schemaVersion":1,"deviceProperties":[],"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":1,"args":{"x":'
-                    + "[" * depth + "]" * depth + "}}]}")
+    path.write_text(
+        '{"schemaVersion":1,"deviceProperties":[],"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":1,"args":{"x":'
+        + "[" * depth
+        + "]" * depth
+        + "}}]}"
+    )
     return path
 
 
@@ -69,7 +73,9 @@ def nsys_recursive_strings(path: Path) -> Path:
 
 def vllm_zeros(path: Path, zeros: int) -> Path:
     """Item 4: a gzipped vLLM result whose ``ttfts`` is ``zeros`` zeros."""
-    return _gzip_repeated(path, b'{"backend":"vllm","model_id":"m","request_throughput":1.0,"ttfts":[', b"0,", zeros, b'0]}')
+    return _gzip_repeated(
+        path, b'{"backend":"vllm","model_id":"m","request_throughput":1.0,"ttfts":[', b"0,", zeros, b"0]}"
+    )
 
 
 def label_bomb(path: Path, chars: int) -> Path:
@@ -88,8 +94,15 @@ def sparse_nuls(path: Path, size: int) -> Path:
 
 def pickle_backrefs(path: Path, refs: int) -> Path:
     """Item 5: a gzipped flight-recorder pickle whose entries are ``refs`` references to one dict."""
-    entry = {"process_group": ["0", "default"], "collective_seq_id": 1, "profiling_name": "nccl:all_reduce",
-             "state": "scheduled", "time_created_ns": 1, "input_sizes": [[4]], "output_sizes": [[4]]}
+    entry = {
+        "process_group": ["0", "default"],
+        "collective_seq_id": 1,
+        "profiling_name": "nccl:all_reduce",
+        "state": "scheduled",
+        "time_created_ns": 1,
+        "input_sizes": [[4]],
+        "output_sizes": [[4]],
+    }
     doc = {"version": "2.4", "rank": 0, "pg_config": {}, "pg_status": {}, "entries": [entry] * refs}
     path.write_bytes(gzip.compress(pickle.dumps(doc, protocol=2), compresslevel=9))
     return path
@@ -133,7 +146,9 @@ def dump_long_integer(path: Path, digits: int) -> Path:
 
 
 def dump_deep_json(path: Path, depth: int) -> Path:
-    path.write_text('{"version":"2.4","pg_config":{},"pg_status":{},"entries":[],"x":' + "[" * depth + "]" * depth + "}")
+    path.write_text(
+        '{"version":"2.4","pg_config":{},"pg_status":{},"entries":[],"x":' + "[" * depth + "]" * depth + "}"
+    )
     return path
 
 
@@ -150,14 +165,20 @@ def infinity_sample(path: Path) -> Path:
 
 def otlp_span(path: Path, value: str) -> Path:
     """Item 11: one request span whose e2e latency AnyValue is ``value`` (JSON text)."""
-    path.write_text('{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{"spanId":"a","attributes":'
-                    f'[{{"key":"gen_ai.latency.e2e","value":{value}}}]}}]}}]}}]}}')
+    path.write_text(
+        '{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{"spanId":"a","attributes":'
+        f'[{{"key":"gen_ai.latency.e2e","value":{value}}}]}}]}}]}}]}}'
+    )
     return path
 
 
 def native_capture(path: Path, label: str = "ok", ttft: float = 1.0, n: int = 3) -> Path:
-    doc = {"format": "workbench.capture/1", "lens": "inference", "label": label,
-           "samples": [{"id": f"r{i}", "ttft_ms": ttft + i} for i in range(n)]}
+    doc = {
+        "format": "workbench.capture/1",
+        "lens": "inference",
+        "label": label,
+        "samples": [{"id": f"r{i}", "ttft_ms": ttft + i} for i in range(n)],
+    }
     path.write_text(json.dumps(doc))
     return path
 
@@ -183,7 +204,11 @@ def _dump_pickle(path: Path, tail: bytes) -> Path:
     one more key and value on the stack above the dict), SETITEM, STOP."""
     head = b"\x80\x02}"  # PROTO 2, EMPTY_DICT
     for key, value in _DUMP_HEAD.items():
-        head += _pickle_str(key) + (_pickle_str(value) if isinstance(value, str) else b"K\x00" if value == 0 else b"}") + b"s"
+        head += (
+            _pickle_str(key)
+            + (_pickle_str(value) if isinstance(value, str) else b"K\x00" if value == 0 else b"}")
+            + b"s"
+        )
     path.write_bytes(gzip.compress(head + tail + b"s.", compresslevel=9))
     return path
 
@@ -219,8 +244,14 @@ def yaml_alike_keys(path: Path, keys: int) -> Path:
     return path
 
 
-def nsys_export(path: Path, *, kernels: list[tuple] = ((1, 2),), strings: list[tuple] = ((5, "k"),), nvtx: list[tuple] = (),
-                string_value: str | None = None) -> Path:
+def nsys_export(
+    path: Path,
+    *,
+    kernels: list[tuple] = ((1, 2),),
+    strings: list[tuple] = ((5, "k"),),
+    nvtx: list[tuple] = (),
+    string_value: str | None = None,
+) -> Path:
     """An Nsight export with the given kernel (start, end) rows, StringIds rows and NVTX
     ranges (start, end, text); ``string_value`` makes StringIds.value a generated column."""
     con = sqlite3.connect(path)
@@ -242,8 +273,10 @@ def nsys_export(path: Path, *, kernels: list[tuple] = ((1, 2),), strings: list[t
     con.commit()
     if string_value:  # SQLite would compute the column on insert: added to the schema afterwards (not stored)
         con.execute("PRAGMA writable_schema = ON")
-        con.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'StringIds'",
-                    (f"CREATE TABLE StringIds (id INTEGER, n INT, value TEXT GENERATED ALWAYS AS ({string_value}) VIRTUAL)",))
+        con.execute(
+            "UPDATE sqlite_master SET sql = ? WHERE name = 'StringIds'",
+            (f"CREATE TABLE StringIds (id INTEGER, n INT, value TEXT GENERATED ALWAYS AS ({string_value}) VIRTUAL)",),
+        )
         con.commit()
     con.close()
     return path

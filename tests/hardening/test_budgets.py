@@ -40,13 +40,13 @@ def test_back_references_to_one_long_string_count_as_copies(tmp_path):
 def test_keys_that_hash_alike_in_real_data_pass():
     guard = KeyGuard("f")
     d: dict = {}
-    for key in (-1, -2, 1, 1.0, True, "a", (1, 2), 2 ** 61 - 1, 0):  # -1 and -2 hash alike; 1, 1.0, True are one key
+    for key in (-1, -2, 1, 1.0, True, "a", (1, 2), 2**61 - 1, 0):  # -1 and -2 hash alike; 1, 1.0, True are one key
         guard.admit(d, key)
         d[key] = None
     with pytest.raises(LimitExceeded):
         for i in range(1, MAX_ALIKE_KEYS + 2):
-            guard.admit(d, i * (2 ** 61 - 1))
-            d[i * (2 ** 61 - 1)] = None
+            guard.admit(d, i * (2**61 - 1))
+            d[i * (2**61 - 1)] = None
 
 
 # -- YAML -------------------------------------------------------------------------------
@@ -65,7 +65,7 @@ def test_yaml_ordinary_keys_still_load():
 # -- Nsight -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("expression, n", [("hex(zeroblob(n))", 10 ** 9), ("printf('%.*c', n, 'x')", 900_000_000)])
+@pytest.mark.parametrize("expression, n", [("hex(zeroblob(n))", 10**9), ("printf('%.*c', n, 'x')", 900_000_000)])
 def test_nsys_generated_columns_are_refused(tmp_path, expression, n):
     path = inputs.nsys_export(tmp_path / "report.sqlite", string_value=expression, strings=[(5, n)])
     result = wb_capped("--store", f"sqlite:///{tmp_path / 'wb.sqlite'}", "import", str(path))
@@ -78,22 +78,27 @@ def test_nsys_caps_each_value(capsys, tmp_path, store):
     assert "a string or blob longer than 4 MiB" in line
 
 
-@pytest.mark.parametrize("kw, words", [
-    ({"kernels": [("abc", 2)]}, "start must be an integer, not 'abc'"),
-    ({"kernels": [(None, 2)]}, "start must be an integer, not None"),
-    ({"kernels": [(1e30, 2)]}, "start must be an integer, not 1e+30"),
-    ({"strings": [("x", "k")]}, "StringIds.id: a string id is not an integer ('x')"),
-    ({"nvtx": [(1, 5, "ProfilerStep#" + "9" * 30)]}, "is not a decimal of at most 18 digits"),
-    ({"nvtx": [("abc", 5, "ProfilerStep#1")]}, "integer ns from 0 to 2^62, not 'abc'"),
-    ({"kernels": [(-(1 << 63), (1 << 63) - 1)]}, "outside 0 .. 2^62 ns"),  # item 6: the span would wrap int64
-])
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        ({"kernels": [("abc", 2)]}, "start must be an integer, not 'abc'"),
+        ({"kernels": [(None, 2)]}, "start must be an integer, not None"),
+        ({"kernels": [(1e30, 2)]}, "start must be an integer, not 1e+30"),
+        ({"strings": [("x", "k")]}, "StringIds.id: a string id is not an integer ('x')"),
+        ({"nvtx": [(1, 5, "ProfilerStep#" + "9" * 30)]}, "is not a decimal of at most 18 digits"),
+        ({"nvtx": [("abc", 5, "ProfilerStep#1")]}, "integer ns from 0 to 2^62, not 'abc'"),
+        ({"kernels": [(-(1 << 63), (1 << 63) - 1)]}, "outside 0 .. 2^62 ns"),  # item 6: the span would wrap int64
+    ],
+)
 def test_nsys_type_faults_are_one_line(capsys, tmp_path, store, kw, words):
     line = refused(capsys, "--store", store, "import", str(inputs.nsys_export(tmp_path / "report.sqlite", **kw)))
     assert words in line, line
 
 
 def test_nsys_good_export_still_imports(capsys, tmp_path, store):
-    path = inputs.nsys_export(tmp_path / "report.sqlite", kernels=[(1, 2), (6, 7)], nvtx=[(1, 5, "ProfilerStep#1"), (5, 9, "ProfilerStep#2")])
+    path = inputs.nsys_export(
+        tmp_path / "report.sqlite", kernels=[(1, 2), (6, 7)], nvtx=[(1, 5, "ProfilerStep#1"), (5, 9, "ProfilerStep#2")]
+    )
     rc, _out, err = wb(capsys, "--store", store, "import", str(path))
     assert rc == 0, err
 
@@ -101,21 +106,40 @@ def test_nsys_good_export_still_imports(capsys, tmp_path, store):
 # -- option bounds ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--rounds", "1000000000"], "more than 10,000 rounds"),
-    (["--rounds", "100000000000000000000"], "more than 10,000 rounds"),
-    (["--timeout", "1e400"], "inf s is outside"),
-    (["--timeout", "0"], "is outside (0, 604800]"),
-    (["--seed", "99999999999999999999999"], "outside 0 .. 2^53-1"),
-    (["--seed", "-1"], "outside 0 .. 2^53-1"),
-    (["--warmup-runs", "1000000000"], "outside 0 .. 1,000"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--rounds", "1000000000"], "more than 10,000 rounds"),
+        (["--rounds", "100000000000000000000"], "more than 10,000 rounds"),
+        (["--timeout", "1e400"], "inf s is outside"),
+        (["--timeout", "0"], "is outside (0, 604800]"),
+        (["--seed", "99999999999999999999999"], "outside 0 .. 2^53-1"),
+        (["--seed", "-1"], "outside 0 .. 2^53-1"),
+        (["--warmup-runs", "1000000000"], "outside 0 .. 1,000"),
+    ],
+)
 def test_rerun_plan_option_bounds(capsys, store, args, words):
-    line = refused(capsys, "--store", store, "rerun", "plan", "p", "--lens", "training", "--baseline", "true", "--candidate", "true", *args)
+    line = refused(
+        capsys,
+        "--store",
+        store,
+        "rerun",
+        "plan",
+        "p",
+        "--lens",
+        "training",
+        "--baseline",
+        "true",
+        "--candidate",
+        "true",
+        *args,
+    )
     assert words in line, line
 
 
-@pytest.mark.parametrize("args, words", [(["--max-rounds", "100000000"], "more than 10,000"), (["--timeout", "1e400"], "inf s")])
+@pytest.mark.parametrize(
+    "args, words", [(["--max-rounds", "100000000"], "more than 10,000"), (["--timeout", "1e400"], "inf s")]
+)
 def test_bisect_option_bounds(capsys, tmp_path, store, args, words):
     versions = tmp_path / "v.txt"
     versions.write_text("1\n2\n")
@@ -137,13 +161,28 @@ def test_wait_target_must_be_positive(capsys, tmp_path, store, target):
 
 @pytest.mark.parametrize("target", [0, -5, 0.0])
 def test_a_native_captures_wait_target_must_be_positive(capsys, tmp_path, store, target):
-    doc = {"format": "workbench.capture/1", "lens": "fleet", "label": "w",
-           "pool": {"capacity_gpus": 8, "window_start": 1790000000, "window_end": 1790003600, "wait_target_s": target},
-           "samples": [{"job": "7", "gpus": 4, "submit": 1790000000, "eligible": 1790000100, "start": 1790000200,
-                        "end": 1790000300, "state": "COMPLETED"}]}
+    doc = {
+        "format": "workbench.capture/1",
+        "lens": "fleet",
+        "label": "w",
+        "pool": {"capacity_gpus": 8, "window_start": 1790000000, "window_end": 1790003600, "wait_target_s": target},
+        "samples": [
+            {
+                "job": "7",
+                "gpus": 4,
+                "submit": 1790000000,
+                "eligible": 1790000100,
+                "start": 1790000200,
+                "end": 1790000300,
+                "state": "COMPLETED",
+            }
+        ],
+    }
     (tmp_path / "w.json").write_text(json.dumps(doc))
     line = refused(capsys, "--store", store, "import", str(tmp_path / "w.json"))
-    assert str(tmp_path / "w.json") in line and "pool.wait_target_s" in line and "positive number of seconds" in line, line
+    assert str(tmp_path / "w.json") in line and "pool.wait_target_s" in line and "positive number of seconds" in line, (
+        line
+    )
     rc, out, _err = wb(capsys, "--store", store, "runs", "--json")
     assert rc == 0 and json.loads(out) in ([], {"runs": []})
 

@@ -23,8 +23,16 @@ PROCESSES = 4
 def _at_once(*args: str) -> list[subprocess.CompletedProcess]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("WB_DEBUG", None)
-    procs = [subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env) for _ in range(PROCESSES)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "workbench", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(PROCESSES)
+    ]
     out = []
     for p in procs:
         stdout, stderr = p.communicate(timeout=120)
@@ -62,8 +70,15 @@ def test_concurrent_import_of_one_bundle(store_url, tmp_path):
     author = open_store(f"sqlite:///{tmp_path / 'author.sqlite'}")
     (tmp_path / "caps").mkdir()
     base, cand, _ = populate(author, tmp_path / "caps")
-    inv = wf.new_investigation(author, lens="inference", question="q?", intended_change={"engine": ["a", "b"]},
-                                  baseline=base, candidate=cand, by="ana").to_json()
+    inv = wf.new_investigation(
+        author,
+        lens="inference",
+        question="q?",
+        intended_change={"engine": ["a", "b"]},
+        baseline=base,
+        candidate=cand,
+        by="ana",
+    ).to_json()
     wf.store_comparison(author, inv["id"], base, cand, engine=fake_compare, by="ana").to_json()
     bundle = write_bundle(export_investigation(author, inv["id"]), tmp_path / "bundle.json")
     author.close()

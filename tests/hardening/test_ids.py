@@ -25,12 +25,31 @@ def _runs(capsys, store: str) -> dict[int, str]:
 
 def _import(capsys, tmp_path, store: str, *labels: str) -> None:
     for i, label in enumerate(labels):
-        rc, _out, err = wb(capsys, "--store", store, "import", str(inputs.native_capture(tmp_path / f"c{i}.json", label=label, ttft=1.0 + i)))
+        rc, _out, err = wb(
+            capsys,
+            "--store",
+            store,
+            "import",
+            str(inputs.native_capture(tmp_path / f"c{i}.json", label=label, ttft=1.0 + i)),
+        )
         assert rc == 0, err
 
 
-@pytest.mark.parametrize("text, expected", [("3", 3), (" 12 ", 12), ("٣", None), ("²", None), ("3a", None), ("", None),
-                                            ("-1", None), ("+1", None), ("99999999999999999999999", 0), (str(MAX_ID), MAX_ID)])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("3", 3),
+        (" 12 ", 12),
+        ("٣", None),
+        ("²", None),
+        ("3a", None),
+        ("", None),
+        ("-1", None),
+        ("+1", None),
+        ("99999999999999999999999", 0),
+        (str(MAX_ID), MAX_ID),
+    ],
+)
 def test_decimal_id(text, expected):
     assert decimal_id(text) == expected
 

@@ -27,7 +27,9 @@ def _nothing_written(tmp_path):
 def test_distinct_keys_refused_not_squared(tmp_path):
     # 12,000 keys x 12,000 samples: ~2.3 GB of columns before the fix (6.2 GB at 20,000).
     path = inputs.distinct_keys(tmp_path / "uk.json", 12_000)
-    one_line_refusal(_import(tmp_path, path), "uk.json", "samples[1024]", "more distinct keys than 1,024", "docs/limits.md")
+    one_line_refusal(
+        _import(tmp_path, path), "uk.json", "samples[1024]", "more distinct keys than 1,024", "docs/limits.md"
+    )
     _nothing_written(tmp_path)
 
 
@@ -65,10 +67,14 @@ def test_nsys_work_is_bounded(monkeypatch, tmp_path):
 
     path = tmp_path / "slow.sqlite"
     con = sqlite3.connect(path)
-    con.executescript("CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
-                      "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.11.0');"
-                      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, \"end\" INT, globalTid INT, correlationId INT, nameId INT);")
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, 0)", [(i, i + 1, i) for i in range(20_000)])
+    con.executescript(
+        "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
+        "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.11.0');"
+        'CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, "end" INT, globalTid INT, correlationId INT, nameId INT);'
+    )
+    con.executemany(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, 0)", [(i, i + 1, i) for i in range(20_000)]
+    )
     con.commit()
     con.close()
     monkeypatch.setattr(nsys, "SQL_STEPS_PER_BYTE", 0)  # budget: one check interval
@@ -80,7 +86,9 @@ def test_nsys_work_is_bounded(monkeypatch, tmp_path):
 def test_gzip_bomb_refused_by_ratio(tmp_path):
     # 70 M zeros: 140 MB from ~140 KB of gzip, 1000x; the reader stops at 64 MiB.
     path = inputs.vllm_zeros(tmp_path / "result.json.gz", 35_000_000)
-    one_line_refusal(_import(tmp_path, path), "result.json.gz", "decompresses to more than 64 MiB", "200x the compressed size")
+    one_line_refusal(
+        _import(tmp_path, path), "result.json.gz", "decompresses to more than 64 MiB", "200x the compressed size"
+    )
     _nothing_written(tmp_path)
 
 
@@ -132,16 +140,24 @@ def test_bundle_of_tiny_arrays_refused_before_parsing(tmp_path):
 
 def test_kineto_gzip_bomb_refused(tmp_path):
     # Every importer reads through the one bounded reader: the typed Kineto path too.
-    path = inputs._gzip_repeated(tmp_path / "trace.json.gz", b'{"schemaVersion":1,"deviceProperties":[],"traceEvents":[',
-                                 b'{"ph":"i","cat":"cpu_op","name":"a","ts":1},', 3_000_000, b"{}]}")
+    path = inputs._gzip_repeated(
+        tmp_path / "trace.json.gz",
+        b'{"schemaVersion":1,"deviceProperties":[],"traceEvents":[',
+        b'{"ph":"i","cat":"cpu_op","name":"a","ts":1},',
+        3_000_000,
+        b"{}]}",
+    )
     one_line_refusal(_import(tmp_path, path), "trace.json.gz", "decompresses to more than", "200x the compressed size")
 
 
 def test_distinct_keys_before_the_lens_are_refused(tmp_path):
     # Samples before "lens" are kept and typed afterwards: the same column budget applies.
     path = tmp_path / "late.json"
-    path.write_text('{"format":"workbench.capture/1","samples":[' + ",".join(f'{{"k{i}":1}}' for i in range(3_000))
-                    + '],"lens":"inference"}')
+    path.write_text(
+        '{"format":"workbench.capture/1","samples":['
+        + ",".join(f'{{"k{i}":1}}' for i in range(3_000))
+        + '],"lens":"inference"}'
+    )
     one_line_refusal(_import(tmp_path, path), "late.json", "more distinct keys than 1,024")
 
 

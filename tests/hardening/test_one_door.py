@@ -20,6 +20,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 @pytest.fixture(autouse=True)
 def no_hang():
     """A read that blocks fails the test (SIGALRM) instead of hanging the suite."""
+
     def hung(*_args):
         raise TimeoutError("wb blocked on a read")
 
@@ -38,7 +39,13 @@ def store(tmp_path):
 @pytest.fixture
 def two_runs(capsys, tmp_path, store):
     for i in range(2):
-        rc, _out, err = wb(capsys, "--store", store, "import", str(inputs.native_capture(tmp_path / f"r{i}.json", label=f"r{i}", ttft=1 + i)))
+        rc, _out, err = wb(
+            capsys,
+            "--store",
+            store,
+            "import",
+            str(inputs.native_capture(tmp_path / f"r{i}.json", label=f"r{i}", ttft=1 + i)),
+        )
         assert rc == 0, err
     return store
 
@@ -64,25 +71,33 @@ def test_extension_from_the_environment(capsys, monkeypatch, two_runs, bad_file)
     assert path in line and "not a regular file" in line
 
 
-@pytest.mark.parametrize("args", [
-    lambda p, d: ["import", str(inputs.native_capture(d / "c.json")), "--dims-file", p],
-    lambda p, d: ["rerun", "plan", "--from-file", p],
-    lambda p, d: ["evidence", "verify", p],
-    lambda p, d: ["bundle", "import", p],
-    lambda p, d: ["import", p],
-    lambda p, d: ["diagnose", p],
-], ids=["dims-file", "plan-from-file", "evidence-verify", "bundle-import", "import", "diagnose"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        lambda p, d: ["import", str(inputs.native_capture(d / "c.json")), "--dims-file", p],
+        lambda p, d: ["rerun", "plan", "--from-file", p],
+        lambda p, d: ["evidence", "verify", p],
+        lambda p, d: ["bundle", "import", p],
+        lambda p, d: ["import", p],
+        lambda p, d: ["diagnose", p],
+    ],
+    ids=["dims-file", "plan-from-file", "evidence-verify", "bundle-import", "import", "diagnose"],
+)
 def test_every_option_naming_a_file(capsys, tmp_path, store, bad_file, args):
     path, kind = bad_file
     line = refused(capsys, "--store", store, *args(path, tmp_path))
     assert path in line and "not a regular file" in line and kind in line
 
 
-@pytest.mark.parametrize("args", [
-    lambda p, d: ["import", p],
-    lambda p, d: ["import", str(inputs.native_capture(d / "c.json")), "--dims-file", p],
-    lambda p, d: ["rerun", "plan", "--from-file", p],
-], ids=["import", "dims-file", "plan-from-file"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        lambda p, d: ["import", p],
+        lambda p, d: ["import", str(inputs.native_capture(d / "c.json")), "--dims-file", p],
+        lambda p, d: ["rerun", "plan", "--from-file", p],
+    ],
+    ids=["import", "dims-file", "plan-from-file"],
+)
 def test_proc_files_are_refused(capsys, tmp_path, store, args):
     line = refused(capsys, "--store", store, *args("/proc/self/status", tmp_path))
     assert "is a file of /proc" in line

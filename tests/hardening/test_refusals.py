@@ -142,12 +142,15 @@ def test_cli_maps_stray_input_faults_to_one_line(capsys, monkeypatch):
     def raising(exc):
         def run(*_args, **_kwargs):
             raise exc
+
         return run
 
     target = "workbench.cli.commands.runs.command.callback"
-    for exc, words in ((RecursionError("maximum recursion depth exceeded"), "nested too deeply"),
-                       (ValueError("Exceeds the limit (4300 digits) for integer string conversion"), "4,300 digits"),
-                       (UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed"), "lone surrogate")):
+    for exc, words in (
+        (RecursionError("maximum recursion depth exceeded"), "nested too deeply"),
+        (ValueError("Exceeds the limit (4300 digits) for integer string conversion"), "4,300 digits"),
+        (UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed"), "lone surrogate"),
+    ):
         monkeypatch.setattr(target, raising(exc))
         assert words in refused(capsys, "runs")
     monkeypatch.setattr(target, raising(ValueError("a bug")))  # any other ValueError is still a bug
@@ -160,7 +163,9 @@ def test_cli_maps_stray_input_faults_to_one_line(capsys, monkeypatch):
 
 def _wb_with_timeout(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -185,14 +190,17 @@ def test_diagnose_refuses_a_fifo(tmp_path):
 # -- item 11: OTLP wrong types --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value, words", [
-    ('{"doubleValue":"1e999"}', "not a finite number"),
-    ('{"doubleValue":"fast"}', "must be a number"),
-    ('{"stringValue":"fast"}', "a latency must be a number, got a string"),
-    ('{"intValue":"nope"}', "must be a decimal integer"),
-    ('{"intValue":"99999999999999999999"}', "outside int64"),
-    ('[1]', "must be an object"),
-])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ('{"doubleValue":"1e999"}', "not a finite number"),
+        ('{"doubleValue":"fast"}', "must be a number"),
+        ('{"stringValue":"fast"}', "a latency must be a number, got a string"),
+        ('{"intValue":"nope"}', "must be a decimal integer"),
+        ('{"intValue":"99999999999999999999"}', "outside int64"),
+        ("[1]", "must be an object"),
+    ],
+)
 def test_otlp_wrong_types_are_bad_input(capsys, tmp_path, store, value, words):
     line = refused(capsys, "--store", store, "import", str(inputs.otlp_span(tmp_path / "spans.json", value)))
     assert "spans[0].attributes['gen_ai.latency.e2e']" in line and words in line
@@ -200,7 +208,9 @@ def test_otlp_wrong_types_are_bad_input(capsys, tmp_path, store, value, words):
 
 def test_otlp_good_values_still_import(capsys, tmp_path, store):
     for i, value in enumerate(('{"doubleValue":0.5}', '{"doubleValue":"0.5"}', '{"intValue":"1"}')):
-        rc, _out, err = wb(capsys, "--store", store, "import", str(inputs.otlp_span(tmp_path / f"spans{i}.json", value)))
+        rc, _out, err = wb(
+            capsys, "--store", store, "import", str(inputs.otlp_span(tmp_path / f"spans{i}.json", value))
+        )
         assert rc == 0, err
 
 

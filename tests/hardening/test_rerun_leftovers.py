@@ -14,8 +14,10 @@ from workbench.rerun import execute
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="strays are found through /proc")
 
-CAPTURE = ('printf \'{"format": "workbench.capture/1", "lens": "training", "label": "b", "samples": '
-           '[{"step": 0, "rank": 0, "step_ms": 10}, {"step": 1, "rank": 0, "step_ms": 10.1}]}\' > "$WB_CAPTURE_OUT"\n')
+CAPTURE = (
+    'printf \'{"format": "workbench.capture/1", "lens": "training", "label": "b", "samples": '
+    '[{"step": 0, "rank": 0, "step_ms": 10}, {"step": 1, "rank": 0, "step_ms": 10.1}]}\' > "$WB_CAPTURE_OUT"\n'
+)
 
 
 def _script(tmp_path, body: str):
@@ -59,7 +61,9 @@ def test_processes_left_behind_are_killed_and_recorded(tmp_path, sqlite_url):
     marker = tmp_path / "pids"
     # Each run first checks that no process of an earlier run survives, then leaves four:
     # one in its group, one setsid, one setsid by a parent that exits, one with no environment.
-    argv = _script(tmp_path, f"""
+    argv = _script(
+        tmp_path,
+        f"""
 for pid in $(cat {marker} 2>/dev/null); do
   if kill -0 "$pid" 2>/dev/null && ! grep -q '^[^ ]* ([^)]*) Z' /proc/$pid/stat; then echo "stray $pid alive" >&2; exit 3; fi
 done
@@ -68,10 +72,13 @@ setsid sleep 301 & echo $! >> {marker}
 setsid sh -c 'sleep 302 & echo $! >> {marker}; exit 0'
 env -i setsid sleep 303 & echo $! >> {marker}
 sleep 0.5  # let the children detach (setsid) before the arm exits: each is then found by its own path
-""")
+""",
+    )
     runs = _runs(tmp_path, sqlite_url, argv)
     assert len(runs) == 9 and all(r["status"] == "ok" for r in runs), [(r["status"], r["reason"]) for r in runs]
-    assert all(r["reason"].startswith("left 4 process(es) running after it exited, killed:") for r in runs), runs[0]["reason"]
+    assert all(r["reason"].startswith("left 4 process(es) running after it exited, killed:") for r in runs), runs[0][
+        "reason"
+    ]
     for how in ("process group", "environment", "orphan"):
         assert how in runs[0]["reason"]
     pids = [int(p) for p in marker.read_text().split()]
@@ -80,14 +87,19 @@ sleep 0.5  # let the children detach (setsid) before the arm exits: each is then
 
 def test_a_setsid_child_does_not_escape_the_timeout(tmp_path, sqlite_url):
     marker = tmp_path / "pids"
-    argv = _script(tmp_path, f"""
+    argv = _script(
+        tmp_path,
+        f"""
 if [ "$WB_RERUN_SLOT" = 0 ]; then setsid sleep 301 & echo $! >> {marker}; sleep 100; fi
-""")
+""",
+    )
     runs = _runs(tmp_path, sqlite_url, argv, timeout_s=2)
     first = runs[0]
     # The setsid child is found by its environment; the killed shell's own `sleep 100` may still
     # be on its way out when the arm is swept (then it is counted too): one or two, never zero.
-    assert first["status"] == "failed" and re.match(r"timed out after 2 s \(killed\); left [12] process\(es\)", first["reason"]), first["reason"]
+    assert first["status"] == "failed" and re.match(
+        r"timed out after 2 s \(killed\); left [12] process\(es\)", first["reason"]
+    ), first["reason"]
     assert "'sleep' (environment)" in first["reason"], first["reason"]
     assert all(r["status"] == "ok" and r["reason"] == "" for r in runs[1:])
     assert not _alive(int(marker.read_text().split()[0]))

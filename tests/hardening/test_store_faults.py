@@ -18,7 +18,13 @@ def two_runs(capsys, tmp_path):
     path = tmp_path / "wb.sqlite"
     url = f"sqlite:///{path}"
     for i in range(2):
-        rc, _out, err = wb(capsys, "--store", url, "import", str(inputs.native_capture(tmp_path / f"c{i}.json", label=f"r{i}", ttft=1 + i)))
+        rc, _out, err = wb(
+            capsys,
+            "--store",
+            url,
+            "import",
+            str(inputs.native_capture(tmp_path / f"c{i}.json", label=f"r{i}", ttft=1 + i)),
+        )
         assert rc == 0, err
     return url, path
 
@@ -101,5 +107,15 @@ def test_disk_full_during_import(capsys, tmp_path, full_disk):
 def test_disk_full_during_declare_and_investigate_new(capsys, full_disk):
     before = _stored(capsys, full_disk)
     _one_line(capsys, full_disk, "declare", "1", "model=" + "m" * 200_000, "--why", "w", needle="is full")
-    _one_line(capsys, full_disk, "investigate", "new", "--lens", "inference", "--question", "q" * 200_000 + "?", needle="is full")
+    _one_line(
+        capsys,
+        full_disk,
+        "investigate",
+        "new",
+        "--lens",
+        "inference",
+        "--question",
+        "q" * 200_000 + "?",
+        needle="is full",
+    )
     assert _stored(capsys, full_disk) == before

@@ -30,11 +30,27 @@ EXPECTED = {
 }
 SHAPES = {
     "k8s_env_flow.yaml": ("Deployment", "spec.template.spec.containers[0].args", "image entrypoint"),
-    "k8s_block_scalar.yaml": ("Deployment", "spec.template.spec.containers[0].command", "shell command line (vllm serve)"),
-    "k8s_anchor_merge.yaml": ("Deployment", "spec.template.spec.containers[0].command + args", "argv (python -m vllm.entrypoints.openai.api_server)"),
-    "lws.yaml": ("LeaderWorkerSet (leader)", "spec.leaderWorkerTemplate.leaderTemplate.spec.containers[0].command", "shell command line"),
+    "k8s_block_scalar.yaml": (
+        "Deployment",
+        "spec.template.spec.containers[0].command",
+        "shell command line (vllm serve)",
+    ),
+    "k8s_anchor_merge.yaml": (
+        "Deployment",
+        "spec.template.spec.containers[0].command + args",
+        "argv (python -m vllm.entrypoints.openai.api_server)",
+    ),
+    "lws.yaml": (
+        "LeaderWorkerSet (leader)",
+        "spec.leaderWorkerTemplate.leaderTemplate.spec.containers[0].command",
+        "shell command line",
+    ),
     "kserve.yaml": ("InferenceService", "spec.predictor.model.args", "image entrypoint"),
-    "helm_values.yaml": ("Helm values (vLLM production stack)", "servingEngineSpec.modelSpec[0].vllmConfig", "settings mapping"),
+    "helm_values.yaml": (
+        "Helm values (vLLM production stack)",
+        "servingEngineSpec.modelSpec[0].vllmConfig",
+        "settings mapping",
+    ),
     "compose.yaml": ("docker compose", "services.vllm.command", "image entrypoint"),
 }
 
@@ -60,7 +76,9 @@ def test_every_shape_gives_the_same_normalised_engine_config(name: str) -> None:
 
 
 def test_the_three_manifests_the_old_reader_refused() -> None:
-    configs = [_engine_config(DEPLOY / n)[1] for n in ("k8s_env_flow.yaml", "k8s_block_scalar.yaml", "k8s_anchor_merge.yaml")]
+    configs = [
+        _engine_config(DEPLOY / n)[1] for n in ("k8s_env_flow.yaml", "k8s_block_scalar.yaml", "k8s_anchor_merge.yaml")
+    ]
     assert configs[0] == configs[1] == configs[2] == EXPECTED
 
 
@@ -79,8 +97,14 @@ def test_sglang_flags_land_on_the_same_keys() -> None:
     found, config = _engine_config(DEPLOY / "sglang_pod.yaml")
     assert found.engine == "sglang" and found.engine_revision == "v0.5.3-cu126"
     assert config == {
-        "chunked_prefill": True, "env": {"SGLANG_ENABLE_TORCH_COMPILE": "0"}, "gpu_memory_utilization": 0.9,
-        "max_model_len": 4096, "max_num_batched_tokens": 8192, "max_num_seqs": 128, "prefix_caching": False, "tp": 2,
+        "chunked_prefill": True,
+        "env": {"SGLANG_ENABLE_TORCH_COMPILE": "0"},
+        "gpu_memory_utilization": 0.9,
+        "max_model_len": 4096,
+        "max_num_batched_tokens": 8192,
+        "max_num_seqs": 128,
+        "prefix_caching": False,
+        "tp": 2,
     }
 
 
@@ -88,8 +112,12 @@ def test_what_cannot_be_read_is_named_never_dropped() -> None:
     _, config = _engine_config(DEPLOY / "unparsed.yaml")
     assert config == {
         "prefix_caching": True,
-        "unparsed": ["--max-num-seqs 256", "--some-future-flag 7", "'--max-model-len=4096'",
-                     "--max-num-batched-tokens=$(BATCH_TOKENS)"],
+        "unparsed": [
+            "--max-num-seqs 256",
+            "--some-future-flag 7",
+            "'--max-model-len=4096'",
+            "--max-num-batched-tokens=$(BATCH_TOKENS)",
+        ],
     }
 
 
@@ -97,14 +125,33 @@ def test_what_cannot_be_read_is_named_never_dropped() -> None:
     ("argv", "settings", "unparsed"),
     [
         (["--max-num-seqs", "8", "--max_num_seqs=16"], {"max_num_seqs": 16}, []),  # repeated: the last, as argparse
-        (["--enable-chunked-prefill", "--no-enable-prefix-caching", "--enforce-eager"],
-         {"chunked_prefill": True, "prefix_caching": False, "cuda_graphs": False}, []),
-        (["--enable-chunked-prefill", "false", "--async-scheduling=true"], {"chunked_prefill": False, "async_scheduling": True}, []),
-        (["--compilation-config", '{"level": 3, "cudagraph_mode": "FULL"}'], {"compilation_config": {"level": 3, "cudagraph_mode": "FULL"}}, []),
+        (
+            ["--enable-chunked-prefill", "--no-enable-prefix-caching", "--enforce-eager"],
+            {"chunked_prefill": True, "prefix_caching": False, "cuda_graphs": False},
+            [],
+        ),
+        (
+            ["--enable-chunked-prefill", "false", "--async-scheduling=true"],
+            {"chunked_prefill": False, "async_scheduling": True},
+            [],
+        ),
+        (
+            ["--compilation-config", '{"level": 3, "cudagraph_mode": "FULL"}'],
+            {"compilation_config": {"level": 3, "cudagraph_mode": "FULL"}},
+            [],
+        ),
         (["-O3"], {"compilation_config": {"level": 3}}, []),
-        (["-O.cudagraph_mode=FULL", "--compilation-config.level", "3"], {"compilation_config": {"cudagraph_mode": "FULL", "level": 3}}, []),
+        (
+            ["-O.cudagraph_mode=FULL", "--compilation-config.level", "3"],
+            {"compilation_config": {"cudagraph_mode": "FULL", "level": 3}},
+            [],
+        ),
         (["--speculative-config", "{not json}"], {}, ["--speculative-config {not json}"]),
-        (["--cuda-graph-sizes", "1", "2", "4", "--max-model-len", "32K"], {"cuda_graph_sizes": [1, 2, 4], "max_model_len": 32768}, []),
+        (
+            ["--cuda-graph-sizes", "1", "2", "4", "--max-model-len", "32K"],
+            {"cuda_graph_sizes": [1, 2, 4], "max_model_len": 32768},
+            [],
+        ),
         (["--middleware", "a.B", "--middleware", "c.D"], {"middleware": ["a.B", "c.D"]}, []),
         (["--max-num-seqs", "lots"], {}, ["--max-num-seqs lots"]),
         (["--max-num-seqs"], {}, ["--max-num-seqs"]),
@@ -134,9 +181,21 @@ def test_shell_lines_split_like_a_shell() -> None:
     )
     assert problems == []
     assert commands[0] == ["set", "-e"] and commands[1] == ["export", "VLLM_USE_V1=1"]
-    assert commands[2] == ["MAX=64", "exec", "python3", "-u", "-m", "vllm.entrypoints.openai.api_server",
-                           "--max-num-seqs", "$MAX", "--model", "m"]
-    found, problems, how = engine_command(["bash", "-lc", "export VLLM_USE_V1=1\nMAX=64 exec vllm serve m --max-num-seqs ${MAX}"], None)
+    assert commands[2] == [
+        "MAX=64",
+        "exec",
+        "python3",
+        "-u",
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--max-num-seqs",
+        "$MAX",
+        "--model",
+        "m",
+    ]
+    found, problems, how = engine_command(
+        ["bash", "-lc", "export VLLM_USE_V1=1\nMAX=64 exec vllm serve m --max-num-seqs ${MAX}"], None
+    )
     assert how == "shell command line" and found.engine == "vllm" and found.env == {"VLLM_USE_V1": "1", "MAX": "64"}
     parsed = parse_flags(found.args, found.engine, found.env, positional_model=found.positional_model)
     assert parsed.settings == {"model": "m", "max_num_seqs": 64}
@@ -146,7 +205,7 @@ def test_an_unbalanced_quote_or_no_engine_command_is_unparsed(tmp_path: Path) ->
     bad = tmp_path / "deploy.yaml"
     bad.write_text(
         "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: vllm/vllm-openai:v0.10.1\n"
-        "    command: [sh, -c, \"vllm serve m --max-num-seqs 8 --served-model-name 'x\"]\n"
+        '    command: [sh, -c, "vllm serve m --max-num-seqs 8 --served-model-name \'x"]\n'
         "  - image: vllm/vllm-openai:v0.10.1\n    command: [sh, -c, ./start.sh]\n"
     )
     first, second = engine_config.read_deployment(bad)
@@ -157,7 +216,8 @@ def test_an_unbalanced_quote_or_no_engine_command_is_unparsed(tmp_path: Path) ->
 def test_env_from_a_secret_is_not_engine_env_but_an_unset_engine_variable_is_unparsed(tmp_path: Path) -> None:
     path = tmp_path / "deploy.yaml"
     path.write_text(
-        "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: vllm/vllm-openai:v0.10.1\n    args: [--max-num-seqs=8]\n"
+        "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: vllm/vllm-openai:v0.10.1\n    args: "
+        "[--max-num-seqs=8]\n"
         "    env:\n    - {name: HF_TOKEN, valueFrom: {secretKeyRef: {name: hf, key: t}}}\n"
         "    - {name: VLLM_ATTENTION_BACKEND, valueFrom: {configMapKeyRef: {name: c, key: b}}}\n"
         "    - {name: VLLM_API_KEY, value: hunter2}\n"
@@ -180,7 +240,11 @@ def test_a_configmap_in_the_same_file_is_read(tmp_path: Path) -> None:
 
 def test_real_manifests_with_their_sources(tmp_path: Path) -> None:
     # One run per load level: the first level of each variant's sweep.
-    runs = {r.meta["sweep"]["label"]: r for r in INFERENCE_PERF.read(expand_paths([REAL]), ImportOptions()) if r.meta["sweep"]["level"] == 0}
+    runs = {
+        r.meta["sweep"]["label"]: r
+        for r in INFERENCE_PERF.read(expand_paths([REAL]), ImportOptions())
+        if r.meta["sweep"]["level"] == 0
+    }
     assert runs["vllm+batch_size"].dimensions["engine_config"].value["max_num_seqs"] == 192
     assert runs["vllm+v0_engine"].dimensions["engine_config"].value["env"] == {"VLLM_USE_V1": "0"}
     sources = runs["vllm"].meta["engine_config_sources"]
@@ -197,23 +261,97 @@ def test_a_deployment_shape_beside_results_is_found(tmp_path: Path) -> None:
     assert run.meta["engine_config_sources"][0]["path"] == "services.vllm.command"
 
 
-KEYS = ["kind", "spec", "template", "containers", "args", "command", "env", "name", "value", "valueFrom", "services",
-        "servingEngineSpec", "modelSpec", "vllmConfig", "extraArgs", "predictor", "model", "leaderWorkerTemplate",
-        "leaderTemplate", "workerTemplate", "image", "resources", "limits", "nvidia.com/gpu", "nodeSelector", "envFrom",
-        "configMapRef", "environment", "deploy", "items", "jobTemplate", "entrypoint", "requestGPU", "tag", "repository",
-        "modelFormat", "data", "metadata"]
-WORDS = ["Deployment", "Pod", "List", "CronJob", "LeaderWorkerSet", "InferenceService", "ConfigMap", "vllm/vllm-openai:v1",
-         "lmsysorg/sglang", "vllm", "serve", "sh", "-c", "--max-num-seqs", "--enable-prefix-caching", "--no-x", "8", "-O3",
-         "--speculative-config", "{", "'", '"', "$(A)", "${B}", "VLLM_USE_V1", "python3", "-m", "sglang.launch_server",
-         "vllm serve m --tp 2 \\\n --x=1", "exec", "&&", "2>&1", "#", "|", "huggingface", "--compilation-config.level"]
+KEYS = [
+    "kind",
+    "spec",
+    "template",
+    "containers",
+    "args",
+    "command",
+    "env",
+    "name",
+    "value",
+    "valueFrom",
+    "services",
+    "servingEngineSpec",
+    "modelSpec",
+    "vllmConfig",
+    "extraArgs",
+    "predictor",
+    "model",
+    "leaderWorkerTemplate",
+    "leaderTemplate",
+    "workerTemplate",
+    "image",
+    "resources",
+    "limits",
+    "nvidia.com/gpu",
+    "nodeSelector",
+    "envFrom",
+    "configMapRef",
+    "environment",
+    "deploy",
+    "items",
+    "jobTemplate",
+    "entrypoint",
+    "requestGPU",
+    "tag",
+    "repository",
+    "modelFormat",
+    "data",
+    "metadata",
+]
+WORDS = [
+    "Deployment",
+    "Pod",
+    "List",
+    "CronJob",
+    "LeaderWorkerSet",
+    "InferenceService",
+    "ConfigMap",
+    "vllm/vllm-openai:v1",
+    "lmsysorg/sglang",
+    "vllm",
+    "serve",
+    "sh",
+    "-c",
+    "--max-num-seqs",
+    "--enable-prefix-caching",
+    "--no-x",
+    "8",
+    "-O3",
+    "--speculative-config",
+    "{",
+    "'",
+    '"',
+    "$(A)",
+    "${B}",
+    "VLLM_USE_V1",
+    "python3",
+    "-m",
+    "sglang.launch_server",
+    "vllm serve m --tp 2 \\\n --x=1",
+    "exec",
+    "&&",
+    "2>&1",
+    "#",
+    "|",
+    "huggingface",
+    "--compilation-config.level",
+]
 
 
 def test_any_shape_of_data_reads_without_crashing() -> None:
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies
-    scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 300), st.floats(allow_nan=False), st.sampled_from(WORDS))
-    values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                           st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)), max_leaves=30)
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(-3, 300), st.floats(allow_nan=False), st.sampled_from(WORDS)
+    )
+    values = st.recursive(
+        scalars,
+        lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)),
+        max_leaves=30,
+    )
 
     @hypothesis.settings(max_examples=300, deadline=None, database=None)
     @hypothesis.given(st.lists(values, max_size=3))
@@ -225,8 +363,10 @@ def test_any_shape_of_data_reads_without_crashing() -> None:
         for site in deployments.sites(docs):
             found = engine_config.read_site(site, "f.yaml")
             if found is not None:
-                json.dumps(engine_config.dimensions(found.config, "declared")["engine_config"].value
-                           if found.config else {}, default=None)
+                json.dumps(
+                    engine_config.dimensions(found.config, "declared")["engine_config"].value if found.config else {},
+                    default=None,
+                )
 
     check()
 
@@ -236,7 +376,10 @@ def test_any_command_line_reads_without_crashing() -> None:
     st = hypothesis.strategies
 
     @hypothesis.settings(max_examples=300, deadline=None, database=None)
-    @hypothesis.given(st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=12)), max_size=12), st.sampled_from(["vllm", "sglang"]))
+    @hypothesis.given(
+        st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=12)), max_size=12),
+        st.sampled_from(["vllm", "sglang"]),
+    )
     def check(argv, engine):
         cmd, problems, _ = engine_command(argv, engine, {"A": "1"})
         parse_flags(argv, engine, {"A": "1"})
@@ -250,7 +393,8 @@ def test_any_command_line_reads_without_crashing() -> None:
 def test_comments_quotes_across_lines_and_long_scripts() -> None:
     commands, problems = shell_commands(
         "# don't start yet\nvllm serve m --chat-template 'a#b' --x=1#2 # it's on\n"
-        "vllm serve m --speculative-config '{\"method\":\n  \"ngram\"}'\n")
+        'vllm serve m --speculative-config \'{"method":\n  "ngram"}\'\n'
+    )
     assert problems == []
     assert commands[0] == ["vllm", "serve", "m", "--chat-template", "a#b", "--x=1#2"]
     assert commands[1][-1] == '{"method":\n  "ngram"}'
@@ -265,7 +409,11 @@ def test_an_unread_manifest_argument_makes_the_comparison_unknown(tmp_path: Path
 
     variant = tmp_path / "vllm+unread"
     shutil.copytree(REAL / "vllm+batch_size" / "results", variant / "results")
-    text = (REAL / "vllm+batch_size" / "manifests.yaml").read_text().replace('- "--max-num-seqs=192"', '- "--max-num-seqs 192"')
+    text = (
+        (REAL / "vllm+batch_size" / "manifests.yaml")
+        .read_text()
+        .replace('- "--max-num-seqs=192"', '- "--max-num-seqs 192"')
+    )
     (variant / "manifests.yaml").write_text(text)
     unread, *_levels = INFERENCE_PERF.read(expand_paths([variant / "results"]), ImportOptions())
     base, *_levels = INFERENCE_PERF.read(expand_paths([REAL / "vllm" / "results"]), ImportOptions())
@@ -277,8 +425,10 @@ def test_an_unread_manifest_argument_makes_the_comparison_unknown(tmp_path: Path
 
 def test_a_secret_in_an_unreadable_shell_line_is_hidden(tmp_path: Path) -> None:
     path = tmp_path / "deploy.yaml"
-    path.write_text("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: vllm/vllm-openai:v0.10.1\n"
-                    "    command: [sh, -c, \"vllm serve m --api-key sk-live-123 --served-model-name 'x\"]\n")
+    path.write_text(
+        "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: vllm/vllm-openai:v0.10.1\n"
+        '    command: [sh, -c, "vllm serve m --api-key sk-live-123 --served-model-name \'x"]\n'
+    )
     (found,) = engine_config.read_deployment(path)
     assert "sk-live-123" not in str(found) and "--api-key <hidden>" in found.config["unparsed"][0]
 
@@ -310,7 +460,9 @@ def test_cli_compare_names_the_changed_key_and_a_bad_manifest_exits_2(tmp_path: 
         assert wb("import", str(REAL / variant / "results"), "--json")[0] == 0
     code, out, _ = wb("compare", "vllm", "--vs", "vllm+batch_size", "--json")
     (row,) = [d for d in json.loads(out)["dimensions"] if d["name"] == "engine_config"]
-    assert code == 0 and row["key_changes"] == [{"key": "max_num_seqs", "change": "changed", "baseline": 128, "candidate": 192}]
+    assert code == 0 and row["key_changes"] == [
+        {"key": "max_num_seqs", "change": "changed", "baseline": 128, "candidate": 192}
+    ]
     code, out, _ = wb("compare", "vllm", "--vs", "vllm+batch_size")
     assert "~ max_num_seqs: 128 → 192" in out
     bad = tmp_path / "bad"

@@ -25,11 +25,26 @@ def _runs(path):
 
 
 def _vllm(**over):
-    obj = {"date": "20250101-000000", "backend": "vllm", "model_id": "m", "tokenizer_id": "m", "num_prompts": 3,
-           "request_rate": 1.0, "completed": 3, "duration": 10.0, "request_throughput": 0.3,
-           "mean_ttft_ms": 50.0, "p99_ttft_ms": 80.0, "mean_e2el_ms": 900.0,
-           "input_lens": [10, 10, 10], "output_lens": [5, 5, 5], "ttfts": [0.05, 0.06, 0.07],
-           "itls": [[0.01, 0.01], [0.01, 0.02], [0.02, 0.01]], "latencies": [0.5, 0.6, 0.7], "errors": ["", "", ""]}
+    obj = {
+        "date": "20250101-000000",
+        "backend": "vllm",
+        "model_id": "m",
+        "tokenizer_id": "m",
+        "num_prompts": 3,
+        "request_rate": 1.0,
+        "completed": 3,
+        "duration": 10.0,
+        "request_throughput": 0.3,
+        "mean_ttft_ms": 50.0,
+        "p99_ttft_ms": 80.0,
+        "mean_e2el_ms": 900.0,
+        "input_lens": [10, 10, 10],
+        "output_lens": [5, 5, 5],
+        "ttfts": [0.05, 0.06, 0.07],
+        "itls": [[0.01, 0.01], [0.01, 0.02], [0.02, 0.01]],
+        "latencies": [0.5, 0.6, 0.7],
+        "errors": ["", "", ""],
+    }
     obj.update(over)
     return obj
 
@@ -38,13 +53,16 @@ def _warned(run, column):
     return [w for w in run.meta.get("warnings", []) if column in w]
 
 
-@pytest.mark.parametrize("field,values,column", [
-    ("ttfts", [0.05, "-1", 0.07], "ttft_ms"),
-    ("ttfts", [0.05, -1, 0.07], "ttft_ms"),
-    ("latencies", [0.5, 1e308, 0.7], "e2e_ms"),
-    ("latencies", [0.5, -0.2, 0.7], "e2e_ms"),
-    ("latencies", [0.5, 2e6, 0.7], "e2e_ms"),  # 2e6 s = 2e9 ms: past the bound
-])
+@pytest.mark.parametrize(
+    "field,values,column",
+    [
+        ("ttfts", [0.05, "-1", 0.07], "ttft_ms"),
+        ("ttfts", [0.05, -1, 0.07], "ttft_ms"),
+        ("latencies", [0.5, 1e308, 0.7], "e2e_ms"),
+        ("latencies", [0.5, -0.2, 0.7], "e2e_ms"),
+        ("latencies", [0.5, 2e6, 0.7], "e2e_ms"),  # 2e6 s = 2e9 ms: past the bound
+    ],
+)
 def test_vllm_impossible_per_request_values_are_unknown_with_reason(tmp_path, field, values, column):
     path = tmp_path / "r.json"
     path.write_text(json.dumps(_vllm(**{field: values})))
@@ -82,10 +100,23 @@ def test_summary_figures_that_cannot_be_true_are_dropped(tmp_path):
 
 
 def test_sglang_minus_one_strings_are_unknown(tmp_path):
-    line = {"backend": "sglang", "dataset_name": "random", "request_rate": 4.0, "max_concurrency": None,
-            "server_info": {"model_path": "m", "version": "0.4.0"}, "duration": 5.0, "completed": 2,
-            "mean_ttft_ms": 40.0, "mean_e2e_latency_ms": 400.0, "input_lens": [5, 5], "output_lens": [4, 4],
-            "ttfts": [0.04, 0.05], "itls": [[0.01], [0.01]], "latencies": ["-1", 0.4], "errors": ["", ""]}
+    line = {
+        "backend": "sglang",
+        "dataset_name": "random",
+        "request_rate": 4.0,
+        "max_concurrency": None,
+        "server_info": {"model_path": "m", "version": "0.4.0"},
+        "duration": 5.0,
+        "completed": 2,
+        "mean_ttft_ms": 40.0,
+        "mean_e2e_latency_ms": 400.0,
+        "input_lens": [5, 5],
+        "output_lens": [4, 4],
+        "ttfts": [0.04, 0.05],
+        "itls": [[0.01], [0.01]],
+        "latencies": ["-1", 0.4],
+        "errors": ["", ""],
+    }
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps(line) + "\n")
     importer, (run,) = _runs(path)
@@ -94,11 +125,22 @@ def test_sglang_minus_one_strings_are_unknown(tmp_path):
 
 
 def test_aiperf_record_with_impossible_latency_is_unknown(tmp_path):
-    rec = {"metadata": {"x_request_id": "a", "session_num": 0, "benchmark_phase": "profiling", "request_start_ns": 1,
-                        "request_end_ns": 2, "worker_id": "w", "record_processor_id": "r"},
-           "metrics": {"time_to_first_token": {"value": -1, "unit": "ms"},
-                       "request_latency": {"value": 1e308, "unit": "ms"},
-                       "output_sequence_length": {"value": 4, "unit": "tokens"}}}
+    rec = {
+        "metadata": {
+            "x_request_id": "a",
+            "session_num": 0,
+            "benchmark_phase": "profiling",
+            "request_start_ns": 1,
+            "request_end_ns": 2,
+            "worker_id": "w",
+            "record_processor_id": "r",
+        },
+        "metrics": {
+            "time_to_first_token": {"value": -1, "unit": "ms"},
+            "request_latency": {"value": 1e308, "unit": "ms"},
+            "output_sequence_length": {"value": 4, "unit": "tokens"},
+        },
+    }
     good = json.loads(json.dumps(rec))
     good["metrics"]["time_to_first_token"]["value"] = 12.0
     good["metrics"]["request_latency"]["value"] = 120.0
@@ -113,8 +155,14 @@ def test_aiperf_record_with_impossible_latency_is_unknown(tmp_path):
 
 def test_otlp_infinite_latency_is_unknown_with_reason(tmp_path):
     def span(ttft):
-        return {"spanId": "s", "attributes": [{"key": "gen_ai.latency.time_to_first_token", "value": {"doubleValue": ttft}},
-                                              {"key": "gen_ai.latency.e2e", "value": {"doubleValue": 0.5}}]}
+        return {
+            "spanId": "s",
+            "attributes": [
+                {"key": "gen_ai.latency.time_to_first_token", "value": {"doubleValue": ttft}},
+                {"key": "gen_ai.latency.e2e", "value": {"doubleValue": 0.5}},
+            ],
+        }
+
     doc = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [span(0.05), span(1e308)]}]}]}
     path = tmp_path / "spans.json"
     path.write_text(json.dumps(doc))

@@ -25,7 +25,9 @@ PAIR = ROOT / "captures" / "fleet_sacct"
 def test_scrape_pair_and_spans_round_trip(store_url) -> None:
     st = open_store(store_url)
     inf = DATA / "inference"
-    report = import_files(st, [inf / "vllm_before.prom", inf / "vllm_after.prom"], ImportOptions(params={"scrape_pair": True}))
+    report = import_files(
+        st, [inf / "vllm_before.prom", inf / "vllm_after.prom"], ImportOptions(params={"scrape_pair": True})
+    )
     (run_id,) = report.run_ids
     run = st.load_run(run_id)
     assert run.meta["summary"]["ttft_ms"]["p95_bounds"] == pytest.approx([60.0, 80.0])
@@ -37,7 +39,14 @@ def test_scrape_pair_and_spans_round_trip(store_url) -> None:
 @pytest.mark.store
 def test_sacct_window_round_trip(store_url) -> None:
     st = open_store(store_url)
-    options = ImportOptions(params={"tz": "UTC", "window_from": "2026-11-09T10:00:00", "window_to": "2026-11-09T11:00:00", "wait_target_s": 60})
+    options = ImportOptions(
+        params={
+            "tz": "UTC",
+            "window_from": "2026-11-09T10:00:00",
+            "window_to": "2026-11-09T11:00:00",
+            "wait_target_s": 60,
+        }
+    )
     (run_id,) = import_files(st, [PAIR / "window_b"], options).run_ids
     run = st.load_run(run_id)
     assert run.meta["pool"]["capacity_gpus"] == 64 and run.meta["pool"]["wait_target_s"] == 60
@@ -56,9 +65,25 @@ def test_missing_tz_writes_nothing(sqlite_url) -> None:
 def test_cli_fleet_pair_imports_and_compares(tmp_path, wb_env) -> None:
     store = f"sqlite:///{tmp_path / 'f.sqlite'}"
     for name, day in (("window_a", "02"), ("window_b", "09")):
-        out = run_wb("--store", store, "import", str(PAIR / name), "--tz", "UTC", "--from", f"2026-11-{day}T10:00:00",
-                     "--to", f"2026-11-{day}T11:00:00", "--wait-target", "60", "--label", name,
-                     "--dim", "scheduler_policy=gang priority", "--json")
+        out = run_wb(
+            "--store",
+            store,
+            "import",
+            str(PAIR / name),
+            "--tz",
+            "UTC",
+            "--from",
+            f"2026-11-{day}T10:00:00",
+            "--to",
+            f"2026-11-{day}T11:00:00",
+            "--wait-target",
+            "60",
+            "--label",
+            name,
+            "--dim",
+            "scheduler_policy=gang priority",
+            "--json",
+        )
         assert out.returncode == 0, out.stderr
         assert len(json.loads(out.stdout)["runs"]) == 1
     out = run_wb("--store", store, "compare", "window_a", "--vs", "window_b", "--json")
@@ -77,8 +102,14 @@ def test_cli_missing_tz_is_one_line_exit_2(tmp_path, wb_env) -> None:
     assert len(out.stderr.strip().splitlines()) == 1 and "--tz" in out.stderr
 
 
-@pytest.mark.parametrize("name", ["fleet/gcm/sample-squeue-output.txt", "fleet/gcm/sinfo-output-for-structured.txt",
-                                  "inference/inference-perf-vllm_metric_families/v0.26.0.txt"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "fleet/gcm/sample-squeue-output.txt",
+        "fleet/gcm/sinfo-output-for-structured.txt",
+        "inference/inference-perf-vllm_metric_families/v0.26.0.txt",
+    ],
+)
 def test_real_files_wb_does_not_read_fail_with_a_reason(name: str) -> None:
     path = ROOT.parent / "shared" / "real-captures" / name
     if not path.exists():
@@ -106,11 +137,17 @@ def test_every_run_is_json_clean() -> None:
     from workbench.importers import expand_paths
 
     files = {
-        "vllm-bench": [DATA / "inference" / "vllm_bench_summaries.jsonl", DATA / "inference" / "vllm_bench_detailed.json"],
+        "vllm-bench": [
+            DATA / "inference" / "vllm_bench_summaries.jsonl",
+            DATA / "inference" / "vllm_bench_detailed.json",
+        ],
         "sglang-bench": [DATA / "inference" / "sglang_bench.jsonl"],
         "guidellm": [DATA / "inference" / "real" / "guidellm" / "benchmarks_stripped.json"],
-        "aiperf": [DATA / "inference" / "aiperf_profile_export.jsonl", DATA / "inference" / "aiperf_profile_export_aiperf.json",
-                   DATA / "inference" / "genai_perf_profile_export.json"],
+        "aiperf": [
+            DATA / "inference" / "aiperf_profile_export.jsonl",
+            DATA / "inference" / "aiperf_profile_export_aiperf.json",
+            DATA / "inference" / "genai_perf_profile_export.json",
+        ],
         "otlp": [DATA / "inference" / "otlp_spans.jsonl"],
         "inference-perf": expand_paths([DATA / "inference" / "real" / "inference-perf-kubecon-na-2025"]),
     }
@@ -118,8 +155,12 @@ def test_every_run_is_json_clean() -> None:
 
     runs = [run for name, paths in files.items() for run in get_importer(name).read(list(paths), ImportOptions())]
     runs += list(get_importer("prometheus").read([DATA / "inference" / "vllm_after.prom"], ImportOptions()))
-    runs += list(get_importer("sacct").read([DATA / "fleet" / "gcm" / "sample-sacct-output-midnight-edge-case-small.txt"],
-                                            ImportOptions(params={"tz": "UTC"})))
+    runs += list(
+        get_importer("sacct").read(
+            [DATA / "fleet" / "gcm" / "sample-sacct-output-midnight-edge-case-small.txt"],
+            ImportOptions(params={"tz": "UTC"}),
+        )
+    )
     assert len(runs) >= 14
     for run in runs:
         json.dumps(run.meta, allow_nan=False)

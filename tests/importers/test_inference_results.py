@@ -144,7 +144,9 @@ def test_every_demo_file_is_recognised_and_imports(demo_levels) -> None:
             assert run.meta["sweep"]["axis"] == "rate" and run.meta["sweep"]["levels"] == 7
             assert run.label == f"{label} @ {run.meta['load']['requested_rate']:g} req/s"
             # The summary over all stages is sweep metadata, never a level.
-            assert run.meta["sweep"]["summary"]["client"]["requests_completed"] > run.meta["summary"]["requests_completed"]
+            assert (
+                run.meta["sweep"]["summary"]["client"]["requests_completed"] > run.meta["summary"]["requests_completed"]
+            )
     assert len(ids) == 3
 
 
@@ -158,7 +160,9 @@ def test_level_figures_match_the_files(demo_levels) -> None:
     assert s3["requests_completed"] == 5531 and s3["requests_failed"] == 0
     assert vllm[4].meta["load"]["achieved_rate"] == pytest.approx(106.49371985245213)  # past the knee
     assert vllm[0].meta["sweep"]["summary"]["client"]["ttft_ms"]["p95"] == pytest.approx(3303.848, rel=1e-6)
-    assert demo_levels["vllm+v0_engine"][0].meta["sweep"]["summary"]["client"]["ttft_ms"]["p95"] == pytest.approx(5291.067, rel=1e-6)
+    assert demo_levels["vllm+v0_engine"][0].meta["sweep"]["summary"]["client"]["ttft_ms"]["p95"] == pytest.approx(
+        5291.067, rel=1e-6
+    )
     assert vllm[0].meta["summary"]["ttft_ms"]["p95"] == pytest.approx(36, abs=1)
 
 
@@ -175,7 +179,12 @@ def test_engine_config_from_manifests(demo_runs) -> None:
     assert base.dimensions["engine_revision"].value == "vllm v0.11.0"
     assert v0.dimensions["engine_revision"].value == "vllm v0.9.0 (V0 engine)"
     assert base.dimensions["engine_config"].value == {
-        "chunked_prefill": False, "gpu_memory_utilization": 0.9, "max_model_len": 512, "max_num_seqs": 128, "prefix_caching": False}
+        "chunked_prefill": False,
+        "gpu_memory_utilization": 0.9,
+        "max_model_len": 512,
+        "max_num_seqs": 128,
+        "prefix_caching": False,
+    }
     assert batch.dimensions["engine_config"].value["max_num_seqs"] == 192
     assert base.dimensions["hardware"].value == "1x nvidia-h100-80gb"
     for run in demo_runs.values():
@@ -199,8 +208,12 @@ def test_pair_is_an_intended_engine_revision_change(demo_runs) -> None:
     result = compare([demo_runs["vllm"]], [demo_runs["vllm+v0_engine"]], changes={"engine_revision": None}).to_json()
     # The hub model's revision is not pinned: the weights are unknown, never "same" (issue 27).
     assert not result["comparable"] and result["refusal"]["dimension"] == "weights"
-    result = compare([demo_runs["vllm"]], [demo_runs["vllm+v0_engine"]], changes={"engine_revision": None},
-                     accepts={"weights": "one deployment of the hub model"}).to_json()
+    result = compare(
+        [demo_runs["vllm"]],
+        [demo_runs["vllm+v0_engine"]],
+        changes={"engine_revision": None},
+        accepts={"weights": "one deployment of the hub model"},
+    ).to_json()
     assert result["comparable"]
     states = {d["name"]: d["state"] for d in result["dimensions"]}
     assert states["engine_revision"] == "changed" and states["weights"] == "unknown"
@@ -214,6 +227,7 @@ def test_pair_is_an_intended_engine_revision_change(demo_runs) -> None:
 def test_config_only_variant_shows_the_engine_config_change(demo_runs) -> None:
     compare = pytest.importorskip("workbench.compare").compare
     from workbench.compare.render import render_comparison
+
     result = compare([demo_runs["vllm"]], [demo_runs["vllm+batch_size"]]).to_json()
     states = {d["name"]: d["state"] for d in result["dimensions"]}
     assert states["engine_config"] == "different" and states["engine_revision"] == "same"
@@ -260,4 +274,6 @@ def test_error_rate_is_unknown_when_no_request_outcome_is_known() -> None:
 
 def test_silent_zero_names_the_rename(demo_levels) -> None:
     warnings = demo_levels["vllm"][2].meta["warnings"]
-    assert any("kv_cache_usage_percentage" in w and "renamed vllm:kv_cache_usage_perc in vLLM 0.9" in w for w in warnings)
+    assert any(
+        "kv_cache_usage_percentage" in w and "renamed vllm:kv_cache_usage_perc in vLLM 0.9" in w for w in warnings
+    )

@@ -49,7 +49,12 @@ def test_guidellm_full_request_list_becomes_samples(tmp_path: Path) -> None:
     report = json.loads(GUIDE.read_text())
     bench = report["benchmarks"][0]
     one = bench["requests"]["successful"][0]
-    bench["requests"] = {"successful": [dict(one, request_id=f"r{i}") for i in range(3)], "errored": [], "incomplete": [], "total": None}
+    bench["requests"] = {
+        "successful": [dict(one, request_id=f"r{i}") for i in range(3)],
+        "errored": [],
+        "incomplete": [],
+        "total": None,
+    }
     bench["request_totals"] = {"successful": 3, "errored": 0, "incomplete": 0, "total": 3}
     path = tmp_path / "g.json"
     path.write_text(json.dumps(report))
@@ -112,14 +117,21 @@ def test_aiperf_unknown_unit_fails(tmp_path: Path) -> None:
 
 
 FIXTURES = {
-    "vllm_bench_summaries.jsonl": VLLM, "vllm_bench_detailed.json": VLLM, "sglang_bench.jsonl": SGLANG,
-    "otlp_spans.jsonl": OTLP, "genai_perf_profile_export.json": AIPERF, "aiperf_profile_export.jsonl": AIPERF, "aiperf_profile_export_aiperf.json": AIPERF,
-    "vllm_before.prom": PROMETHEUS, "real/guidellm/benchmarks_stripped.json": GUIDELLM,
+    "vllm_bench_summaries.jsonl": VLLM,
+    "vllm_bench_detailed.json": VLLM,
+    "sglang_bench.jsonl": SGLANG,
+    "otlp_spans.jsonl": OTLP,
+    "genai_perf_profile_export.json": AIPERF,
+    "aiperf_profile_export.jsonl": AIPERF,
+    "aiperf_profile_export_aiperf.json": AIPERF,
+    "vllm_before.prom": PROMETHEUS,
+    "real/guidellm/benchmarks_stripped.json": GUIDELLM,
     "real/inference-perf-kubecon-na-2025/vllm/results/stage_0_lifecycle_metrics.json": INFERENCE_PERF,
     "real/inference-perf-kubecon-na-2025/vllm/results/stage_0_prometheus_metrics.json": INFERENCE_PERF,
     "real/inference-perf-kubecon-na-2025/vllm/manifests.yaml": INFERENCE_PERF,
     "real/inference-perf-kubecon-na-2025/config.yaml": INFERENCE_PERF,
-    "../fleet/gcm/sample-sacct-output.txt": SACCT, "../fleet/gcm/sample-sinfo-output.txt": SACCT,
+    "../fleet/gcm/sample-sacct-output.txt": SACCT,
+    "../fleet/gcm/sample-sinfo-output.txt": SACCT,
 }
 
 
@@ -150,12 +162,35 @@ def test_metric_family_list_is_not_a_scrape_and_agrees_with_the_rename_table() -
 
 def test_vllm_args_parsing() -> None:
     cfg = engine_config.from_vllm_args(
-        ["vllm", "serve", "--model=$(M)", "--tensor-parallel-size", "2", "--enforce-eager", "--kv-cache-dtype=fp8",
-         "--no-enable-prefix-caching", "--max_num_batched_tokens=8192", "--quantization", "awq", "--dtype", "bfloat16"],
-        {"M": "org/model", "VLLM_USE_V1": "1"})
-    assert cfg == {"model": "org/model", "tp": 2, "cuda_graphs": False, "kv_cache_dtype": "fp8", "prefix_caching": False,
-                   "max_num_batched_tokens": 8192, "quantization": "awq", "dtype": "bfloat16", "engine_generation": "V1",
-                   "env": {"VLLM_USE_V1": "1"}}
+        [
+            "vllm",
+            "serve",
+            "--model=$(M)",
+            "--tensor-parallel-size",
+            "2",
+            "--enforce-eager",
+            "--kv-cache-dtype=fp8",
+            "--no-enable-prefix-caching",
+            "--max_num_batched_tokens=8192",
+            "--quantization",
+            "awq",
+            "--dtype",
+            "bfloat16",
+        ],
+        {"M": "org/model", "VLLM_USE_V1": "1"},
+    )
+    assert cfg == {
+        "model": "org/model",
+        "tp": 2,
+        "cuda_graphs": False,
+        "kv_cache_dtype": "fp8",
+        "prefix_caching": False,
+        "max_num_batched_tokens": 8192,
+        "quantization": "awq",
+        "dtype": "bfloat16",
+        "engine_generation": "V1",
+        "env": {"VLLM_USE_V1": "1"},
+    }
     dims = engine_config.dimensions(cfg, "declared")
     assert dims["precision"].value == "bf16+awq" and dims["topology"].value == "TP2 PP1"
     assert "model" not in dims["engine_config"].value

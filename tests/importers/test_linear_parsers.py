@@ -44,6 +44,7 @@ def test_untyped_prometheus_series_parse_and_diff_linearly():
             for body in (text, counters):
                 scrape = prom_text.parse(io.BytesIO(body))
                 prom_text.difference(scrape, scrape)
+
         return work
 
     assert _ratio(make, 2000) < RATIO_BOUND
@@ -52,10 +53,14 @@ def test_untyped_prometheus_series_parse_and_diff_linearly():
 def _log_case(tmp_path: Path, fragment: str):
     """A kernel log of long lines made of n hostile fragments (1,000 fit in the 64 KiB a
     line is cut to): backtracking over repeated fragments is quadratic in their count."""
+
     def make(n: int):
         path = tmp_path / f"kern-{n}.log"
-        path.write_text(("[ 12.345678] " + fragment * n + "\n") * 20)  # 20 lines: the small case is not lost in timer noise
+        path.write_text(
+            ("[ 12.345678] " + fragment * n + "\n") * 20
+        )  # 20 lines: the small case is not lost in timer noise
         return lambda: parse_file(path)
+
     return make
 
 
@@ -70,8 +75,14 @@ def test_repeated_segfault_fragments_scan_linearly(tmp_path):
 
 
 def test_other_repeated_kernel_fragments_scan_linearly(tmp_path):
-    for i, fragment in enumerate(("Out of memory: Killed process 12 (python ", "NVRM: GPU 0000:3b:00.0: GPU has not fallen off the bus ",
-                                  "oom_reaper: reaped process 7 (x ", "python invoked oom-killer: ")):
+    for i, fragment in enumerate(
+        (
+            "Out of memory: Killed process 12 (python ",
+            "NVRM: GPU 0000:3b:00.0: GPU has not fallen off the bus ",
+            "oom_reaper: reaped process 7 (x ",
+            "python invoked oom-killer: ",
+        )
+    ):
         folder = tmp_path / str(i)
         folder.mkdir()
         assert _ratio(_log_case(folder, fragment), _fits(fragment)) < RATIO_BOUND, fragment

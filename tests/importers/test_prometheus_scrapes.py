@@ -73,7 +73,10 @@ def test_rename_inside_the_window_is_reported() -> None:
 def _ttft(counts: list[int], edges=("0.1", "0.5", "+Inf"), total_sum=1.0) -> str:
     lines = ["# TYPE vllm:time_to_first_token_seconds histogram"]
     lines += [f'vllm:time_to_first_token_seconds_bucket{{le="{e}"}} {c}' for e, c in zip(edges, counts)]
-    lines += [f"vllm:time_to_first_token_seconds_sum {total_sum}", f"vllm:time_to_first_token_seconds_count {counts[-1]}"]
+    lines += [
+        f"vllm:time_to_first_token_seconds_sum {total_sum}",
+        f"vllm:time_to_first_token_seconds_count {counts[-1]}",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -105,7 +108,9 @@ def test_histogram_reset_is_detected(tmp_path: Path) -> None:
 
 def test_missing_metric_is_unknown_not_zero(tmp_path: Path) -> None:
     (tmp_path / "a.prom").write_text(_ttft([1, 2, 2]))
-    (tmp_path / "b.prom").write_text(_ttft([3, 5, 5]) + "# TYPE vllm:num_preemptions counter\nvllm:num_preemptions_total 3\n")
+    (tmp_path / "b.prom").write_text(
+        _ttft([3, 5, 5]) + "# TYPE vllm:num_preemptions counter\nvllm:num_preemptions_total 3\n"
+    )
     run = pair_run(tmp_path / "a.prom", tmp_path / "b.prom")
     assert "preemptions" not in run.meta["scrape"]["counters"]
     assert any("missing from the before scrape" in p for p in run.meta["scrape"]["problems"])
@@ -151,7 +156,7 @@ def test_hostile_scrapes_fail_cleanly(tmp_path: Path, text: str, message: str) -
 
 def test_million_column_line_fails_with_bounded_read(tmp_path: Path) -> None:
     path = tmp_path / "wide.prom"
-    path.write_bytes(b'm{' + b'a="b",' * 1_000_000 + b'} 1\n')
+    path.write_bytes(b"m{" + b'a="b",' * 1_000_000 + b"} 1\n")
     with pytest.raises(BadInput, match="line 1"):
         list(IMPORTER.read([path], ImportOptions()))
 
@@ -190,13 +195,23 @@ def test_histogram_quantile_interpolates_inside_its_bucket() -> None:
 def _sglang(n: int, total_ttft: float) -> str:
     lab = 'model_name="qwen",engine_type="unified",tp_rank="0"'
     lines = ["# HELP sglang:time_to_first_token_seconds TTFT", "# TYPE sglang:time_to_first_token_seconds histogram"]
-    lines += [f'sglang:time_to_first_token_seconds_bucket{{{lab},le="{e}"}} {c}' for e, c in (("0.1", n // 2), ("0.5", n), ("+Inf", n))]
-    lines += [f"sglang:time_to_first_token_seconds_sum{{{lab}}} {total_ttft}", f"sglang:time_to_first_token_seconds_count{{{lab}}} {n}"]
+    lines += [
+        f'sglang:time_to_first_token_seconds_bucket{{{lab},le="{e}"}} {c}'
+        for e, c in (("0.1", n // 2), ("0.5", n), ("+Inf", n))
+    ]
+    lines += [
+        f"sglang:time_to_first_token_seconds_sum{{{lab}}} {total_ttft}",
+        f"sglang:time_to_first_token_seconds_count{{{lab}}} {n}",
+    ]
     lines += ["# TYPE sglang:queue_time_seconds histogram"]
     lines += [f'sglang:queue_time_seconds_bucket{{{lab},le="{e}"}} {n}' for e in ("0.05", "+Inf")]
     lines += [f"sglang:queue_time_seconds_sum{{{lab}}} {n * 0.01}", f"sglang:queue_time_seconds_count{{{lab}}} {n}"]
-    lines += ["# TYPE sglang:generation_tokens counter", f"sglang:generation_tokens_total{{{lab}}} {n * 128}",
-              "# TYPE sglang:num_running_reqs gauge", f"sglang:num_running_reqs{{{lab}}} 3"]
+    lines += [
+        "# TYPE sglang:generation_tokens counter",
+        f"sglang:generation_tokens_total{{{lab}}} {n * 128}",
+        "# TYPE sglang:num_running_reqs gauge",
+        f"sglang:num_running_reqs{{{lab}}} 3",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -226,9 +241,11 @@ def _silent_pair(tmp_path, keep_new: bool):
         text = (DATA / name).read_text()
         if not keep_new:
             text = "\n".join(line for line in text.splitlines() if "kv_cache_usage_perc" not in line) + "\n"
-        text += (f"# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{{{_LABELS}}} 0.0\n"
-                 f"# TYPE vllm:gpu_prefix_cache_queries counter\nvllm:gpu_prefix_cache_queries_total{{{_LABELS}}} 0.0\n"
-                 f"# TYPE vllm:gpu_prefix_cache_hits counter\nvllm:gpu_prefix_cache_hits_total{{{_LABELS}}} 0.0\n")
+        text += (
+            f"# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{{{_LABELS}}} 0.0\n"
+            f"# TYPE vllm:gpu_prefix_cache_queries counter\nvllm:gpu_prefix_cache_queries_total{{{_LABELS}}} 0.0\n"
+            f"# TYPE vllm:gpu_prefix_cache_hits counter\nvllm:gpu_prefix_cache_hits_total{{{_LABELS}}} 0.0\n"
+        )
         path = tmp_path / name
         path.write_text(text)
         out.append(path)

@@ -70,13 +70,35 @@ def test_flags_reach_the_importers_typed(captured, tmp_path):
     store = f"sqlite:///{tmp_path / 's.sqlite'}"
     f = tmp_path / "x.txt"
     f.write_text("x")
-    code, _, err = wb("import", str(f), "--tz", "UTC", "--from", "2026-01-01", "--wait-target", "30", "--jobs", "2",
-                      "--warmup-steps", "0", "--scrape-pair", "--label", "L", store=store)
+    code, _, err = wb(
+        "import",
+        str(f),
+        "--tz",
+        "UTC",
+        "--from",
+        "2026-01-01",
+        "--wait-target",
+        "30",
+        "--jobs",
+        "2",
+        "--warmup-steps",
+        "0",
+        "--scrape-pair",
+        "--label",
+        "L",
+        store=store,
+    )
     assert code == 0, err
     options = captured["options"]
     assert options.label == "L"
-    assert options.params == {"tz": "UTC", "window_from": "2026-01-01", "wait_target_s": 30.0, "jobs": 2, "warmup_steps": 0,
-                              "scrape_pair": True}
+    assert options.params == {
+        "tz": "UTC",
+        "window_from": "2026-01-01",
+        "wait_target_s": 30.0,
+        "jobs": 2,
+        "warmup_steps": 0,
+        "scrape_pair": True,
+    }
 
 
 def test_flags_not_given_are_absent(captured, tmp_path):
@@ -97,7 +119,9 @@ def test_bad_values_are_usage_errors(args, tmp_path):
 def test_jobs_and_cluster_exclude_each_other(tmp_path):
     f = tmp_path / "x.txt"
     f.write_text("x")
-    code, _, err = wb("import", str(f), "--jobs", "2", "--cluster", "local:1", store=f"sqlite:///{tmp_path / 's.sqlite'}")
+    code, _, err = wb(
+        "import", str(f), "--jobs", "2", "--cluster", "local:1", store=f"sqlite:///{tmp_path / 's.sqlite'}"
+    )
     assert code == 2 and "give one of them" in err
 
 
@@ -126,4 +150,6 @@ def test_no_sniffer_names_another_formats_marker():
 
     for importer in all_importers():
         source = inspect.getsource(type(importer).sniff)
-        assert "not in head" not in source.replace('"traceEvents"\' not in head', "").replace('b"StringIds" not in head', ""), importer.name
+        assert "not in head" not in source.replace('"traceEvents"\' not in head', "").replace(
+            'b"StringIds" not in head', ""
+        ), importer.name

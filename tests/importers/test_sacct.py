@@ -89,10 +89,12 @@ def test_times_need_an_explicit_zone() -> None:
 
 def test_zone_conversion_iana_and_offset_and_dst(tmp_path: Path) -> None:
     path = tmp_path / "s.txt"
-    path.write_text("JobID|State|Submit|Eligible|Start|End|AllocTRES\n"
-                    "1|COMPLETED|2026-01-15T12:00:00|2026-01-15T12:00:00|2026-01-15T12:00:10|2026-01-15T13:00:00|gres/gpu=8\n"
-                    "2|COMPLETED|2026-07-15T12:00:00|2026-07-15T12:00:00|2026-07-15T12:00:00|2026-07-15T13:00:00|gres/gpu=8\n"
-                    "3|COMPLETED|2026-10-25T02:30:00|2026-10-25T02:30:00|Unknown|None|gres/gpu=8\n")
+    path.write_text(
+        "JobID|State|Submit|Eligible|Start|End|AllocTRES\n"
+        "1|COMPLETED|2026-01-15T12:00:00|2026-01-15T12:00:00|2026-01-15T12:00:10|2026-01-15T13:00:00|gres/gpu=8\n"
+        "2|COMPLETED|2026-07-15T12:00:00|2026-07-15T12:00:00|2026-07-15T12:00:00|2026-07-15T13:00:00|gres/gpu=8\n"
+        "3|COMPLETED|2026-10-25T02:30:00|2026-10-25T02:30:00|Unknown|None|gres/gpu=8\n"
+    )
     (paris,) = read(path, tz="Europe/Paris")
     (plus,) = read(path, tz="+01:00")
     s = paris.samples
@@ -105,7 +107,9 @@ def test_zone_conversion_iana_and_offset_and_dst(tmp_path: Path) -> None:
 
 def test_epoch_output_needs_no_zone(tmp_path: Path) -> None:
     path = tmp_path / "s.txt"
-    path.write_text("JobID|State|Submit|Eligible|Start|End|ReqTRES\n7|PENDING|1790000000|1790000100|Unknown|Unknown|gres/gpu:a100=4\n")
+    path.write_text(
+        "JobID|State|Submit|Eligible|Start|End|ReqTRES\n7|PENDING|1790000000|1790000100|Unknown|Unknown|gres/gpu:a100=4\n"
+    )
     (run,) = read(path)
     assert run.samples["eligible"][0] == 1790000100 and run.samples["gpus"][0] == 4
     assert run.dimensions["device_types"].value == "a100"
@@ -150,7 +154,9 @@ def test_gzip_and_truncated_gzip(tmp_path: Path) -> None:
 
 def test_bad_time_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "s.txt"
-    path.write_text("JobID|State|Submit|Start\n1|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:00:00\n2|COMPLETED|nan|2026-13-45T99:00:00\n")
+    path.write_text(
+        "JobID|State|Submit|Start\n1|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:00:00\n2|COMPLETED|nan|2026-13-45T99:00:00\n"
+    )
     with pytest.raises(BadInput, match="line 3"):
         read(path, **UTC)
 
@@ -158,11 +164,15 @@ def test_bad_time_names_the_line(tmp_path: Path) -> None:
 def test_window_filter_and_bad_window() -> None:
     folder = PAIR / "window_a"
     (all_jobs,) = read(*sorted(folder.glob("*.txt")), **UTC)
-    (window,) = read(*sorted(folder.glob("*.txt")), tz="UTC", window_from="2026-11-02T10:00:00", window_to="2026-11-02T10:10:00")
+    (window,) = read(
+        *sorted(folder.glob("*.txt")), tz="UTC", window_from="2026-11-02T10:00:00", window_to="2026-11-02T10:10:00"
+    )
     assert window.sample_count < all_jobs.sample_count
     assert window.meta["pool"]["window_end"] - window.meta["pool"]["window_start"] == 600
     with pytest.raises(BadInput, match="ends before it starts"):
-        read(*sorted(folder.glob("*.txt")), tz="UTC", window_from="2026-11-02T11:00:00", window_to="2026-11-02T10:00:00")
+        read(
+            *sorted(folder.glob("*.txt")), tz="UTC", window_from="2026-11-02T11:00:00", window_to="2026-11-02T10:00:00"
+        )
 
 
 def test_no_eligible_column_means_no_eligibility_dimension() -> None:
@@ -198,15 +208,44 @@ def test_not_sacct_is_not_sniffed(tmp_path: Path) -> None:
     assert not IMPORTER.sniff(probe_file(path))
 
 
-@pytest.mark.parametrize("window, day, expected", [
-    ("window_a", "2026-11-02", {"mean_wait": 14.2, "service_attainment": 98.5, "allocated_gpus": 60, "allocated_gpus_end": 60, "waiting": ()}),
-    ("window_b", "2026-11-09", {"mean_wait": 85.6, "service_attainment": 100 * 223 / 256, "allocated_gpus": 56, "allocated_gpus_end": 56, "waiting": (16,) * 6}),
-])
+@pytest.mark.parametrize(
+    "window, day, expected",
+    [
+        (
+            "window_a",
+            "2026-11-02",
+            {
+                "mean_wait": 14.2,
+                "service_attainment": 98.5,
+                "allocated_gpus": 60,
+                "allocated_gpus_end": 60,
+                "waiting": (),
+            },
+        ),
+        (
+            "window_b",
+            "2026-11-09",
+            {
+                "mean_wait": 85.6,
+                "service_attainment": 100 * 223 / 256,
+                "allocated_gpus": 56,
+                "allocated_gpus_end": 56,
+                "waiting": (16,) * 6,
+            },
+        ),
+    ],
+)
 def test_seed_fleet_pair_through_the_fleet_lens(window: str, day: str, expected: dict) -> None:
     """The seed: 'Eight GPUs sat unallocated while six jobs waited, each needing 16'."""
     fleet = pytest.importorskip("lenses.fleet")
     folder = PAIR / window
-    (run,) = read(*sorted(folder.glob("*.txt")), tz="UTC", window_from=f"{day}T10:00:00", window_to=f"{day}T11:00:00", wait_target_s=60)
+    (run,) = read(
+        *sorted(folder.glob("*.txt")),
+        tz="UTC",
+        window_from=f"{day}T10:00:00",
+        window_to=f"{day}T11:00:00",
+        wait_target_s=60,
+    )
     assert run.meta["pool"]["capacity_gpus"] == 64
     assert run.dimensions["eligibility_history"].value == "recorded"
     metrics = fleet.LENS.window_metrics(run)
@@ -223,7 +262,9 @@ def test_seed_fleet_pair_through_the_fleet_lens(window: str, day: str, expected:
 
 def test_crlf_line_endings(tmp_path: Path) -> None:
     path = tmp_path / "crlf.txt"
-    path.write_bytes(b"JobID|State|Start|End|AllocTRES\r\n9|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:10:00|gres/gpu=4\r\n")
+    path.write_bytes(
+        b"JobID|State|Start|End|AllocTRES\r\n9|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:10:00|gres/gpu=4\r\n"
+    )
     (run,) = read(path, **UTC)
     assert run.samples["gpus"][0] == 4 and run.samples["end"][0] - run.samples["start"][0] == 600
 
@@ -235,7 +276,9 @@ def test_gpu_hours_are_unknown_when_a_running_job_has_no_gang_size(tmp_path: Pat
     path.write_text(head + known)
     (run,) = read(path, tz="UTC", window_from="2026-01-01T00:00:00", window_to="2026-01-01T01:00:00")
     assert run.work.amount == pytest.approx(4.0)
-    path.write_text(head + known + "2|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T01:00:00|\n")  # no GPU field
+    path.write_text(
+        head + known + "2|COMPLETED|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T01:00:00|\n"
+    )  # no GPU field
     (run,) = read(path, tz="UTC", window_from="2026-01-01T00:00:00", window_to="2026-01-01T01:00:00")
     assert run.work.unit == "GPU-hours" and run.work.amount is None  # not 4: job 2 held an unknown number
 
@@ -262,6 +305,7 @@ def test_pending_jobs_keep_their_eligible_time_and_are_censored_waits(tmp_path: 
 
 
 # ---------------------------------------------------------------- headerless (--noheader), issue 29 item 4
+
 
 def _headerless(tmp_path: Path, source: Path, delim: str) -> tuple[Path, str]:
     """``source`` as ``sacct --parsable2 --noheader --delimiter DELIM`` writes it: the same
@@ -332,7 +376,9 @@ def test_a_wb_toml_gives_the_fields_of_headerless_sacct(tmp_path: Path) -> None:
         assert run.dimensions["scheduler_policy"].value == "gang"
     # The command line wins: a wrong list given there is the one used (and refused).
     fresh = f"sqlite:///{tmp_path / 'fresh.sqlite'}"
-    rc, _out, err = _wb("--store", fresh, "import", str(tmp_path / "window-string"), "--tz", "UTC", "--sacct-fields", "JobID,State")
+    rc, _out, err = _wb(
+        "--store", fresh, "import", str(tmp_path / "window-string"), "--tz", "UTC", "--sacct-fields", "JobID,State"
+    )
     assert rc == 2 and "does not split into the 2 fields" in err
 
 
@@ -345,13 +391,16 @@ def test_a_wb_toml_without_fields_leaves_headerless_sacct_refused_naming_both_wa
     assert rc == 2 and "--sacct-fields" in err and "[sacct] fields" in err and "wb.toml" in err
 
 
-@pytest.mark.parametrize(("table", "said"), [
-    ('[sacct]\nfields = "State,End"\n', "JobID among them"),
-    ('[sacct]\nfields = ["JobID", 3]\n', "is not one"),
-    ('[sacct]\nfield = "JobID,State"\n', "unknown key 'field'"),
-    ('sacct = "JobID"\n', "[sacct] must be a table"),
-    ('[slurm]\nfields = "JobID"\n', "unknown table or key 'slurm'"),
-])
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ('[sacct]\nfields = "State,End"\n', "JobID among them"),
+        ('[sacct]\nfields = ["JobID", 3]\n', "is not one"),
+        ('[sacct]\nfield = "JobID,State"\n', "unknown key 'field'"),
+        ('sacct = "JobID"\n', "[sacct] must be a table"),
+        ('[slurm]\nfields = "JobID"\n', "unknown table or key 'slurm'"),
+    ],
+)
 def test_a_wb_toml_sacct_table_is_validated_naming_the_file(tmp_path: Path, table: str, said: str) -> None:
     folder = tmp_path / "w"
     folder.mkdir()

@@ -23,7 +23,7 @@ LAUGHS = "".join(
 
 def test_ordinary_yaml_the_old_reader_refused() -> None:
     docs = safe_yaml.load_all(
-        "env: [{name: VLLM_USE_V1, value: \"1\"}]\n"
+        'env: [{name: VLLM_USE_V1, value: "1"}]\n'
         "command:\n- |\n  vllm serve m \\\n    --enable-prefix-caching\n"
         "base: &d {a: 1, b: 2}\nmerged: {<<: *d, b: 3}\n"
         "when: 2025-11-30\n---\nsecond: ~\n"
@@ -45,7 +45,10 @@ def test_the_c_loader_is_used_where_present() -> None:
     [
         (LAUGHS, r"^line \d+: more than 1,000,000 values once aliases are expanded"),
         ("a: " + "x" * (10 << 20) + "\n", r"^line 1: larger than 4 MiB"),
-        ("a: 1\nb: !!python/object/apply:os.system [\"true\"]\n", r"^line 2: tag .*python/object/apply:os\.system.* is not plain data"),
+        (
+            'a: 1\nb: !!python/object/apply:os.system ["true"]\n',
+            r"^line 2: tag .*python/object/apply:os\.system.* is not plain data",
+        ),
         ("a: !!python/object:collections.OrderedDict {}\n", r"^line 1: tag .*python/object:collections\.OrderedDict"),
         ("[" * 500 + "]" * 500, r"^line 1: nested more than 64 levels deep"),
         ("[" * 100_000 + "]" * 100_000, r"^line 1: (nested more than 64 levels deep|exceeded maximum nesting depth)"),
@@ -54,7 +57,18 @@ def test_the_c_loader_is_used_where_present() -> None:
         ("a: *nowhere\n", r"^line 1: alias \*nowhere names no anchor before it"),
         ("a: 1\nb: x\x00y\n", r"^line 2: character #x0000 is not allowed in YAML$"),
     ],
-    ids=["billion-laughs", "10MB-scalar", "python-apply-tag", "python-object-tag", "deep-flow", "very-deep-flow", "deep-block", "syntax", "alias", "nul"],
+    ids=[
+        "billion-laughs",
+        "10MB-scalar",
+        "python-apply-tag",
+        "python-object-tag",
+        "deep-flow",
+        "very-deep-flow",
+        "deep-block",
+        "syntax",
+        "alias",
+        "nul",
+    ],
 )
 def test_hostile_yaml_is_one_line_with_the_line_number(text: str, message: str) -> None:
     tracemalloc.start()
@@ -81,7 +95,9 @@ def test_a_hostile_manifest_beside_results_is_bad_input_naming_the_file(tmp_path
 def test_a_file_larger_than_the_limit_is_refused_without_reading_it_all(tmp_path: Path) -> None:
     big = tmp_path / "values.yaml"
     big.write_text("a: " + "x" * (5 << 20) + "\n")
-    with pytest.raises(BadInput, match=r"values\.yaml: deployment file is not readable YAML \(line 1: larger than 4 MiB"):
+    with pytest.raises(
+        BadInput, match=r"values\.yaml: deployment file is not readable YAML \(line 1: larger than 4 MiB"
+    ):
         engine_config.read_deployment(big)
 
 
@@ -94,8 +110,11 @@ def test_the_pure_python_loader_keeps_the_same_bounds(monkeypatch) -> None:
     try:
         assert fallback._BASE is yaml.SafeLoader
         assert fallback.load_all("a: &d {x: 1}\nb: {<<: *d, y: 2}\n") == [{"a": {"x": 1}, "b": {"x": 1, "y": 2}}]
-        for text, message in ((LAUGHS, "aliases are expanded"), ("[" * 100_000 + "]" * 100_000, "nested more than 64"),
-                              ("a: !!python/object:os.system {}\n", "is not plain data")):
+        for text, message in (
+            (LAUGHS, "aliases are expanded"),
+            ("[" * 100_000 + "]" * 100_000, "nested more than 64"),
+            ("a: !!python/object:os.system {}\n", "is not plain data"),
+        ):
             with pytest.raises(ValueError, match=message):
                 fallback.load_all(text)
     finally:

@@ -45,14 +45,24 @@ def test_vllm_one_file_per_rate_is_one_sweep(tmp_path) -> None:
     assert {r.meta["sweep"]["id"] for r in runs} == {runs[0].meta["sweep"]["id"]}
     by_level = sorted(runs, key=lambda r: r.meta["sweep"]["level"])
     assert [r.label for r in by_level] == ["v0.11 @ 2 req/s", "v0.11 @ 4 req/s", "v0.11 @ 8 req/s"]
-    assert by_level[2].meta["load"] == {"requested_rate": 8.0, "concurrency": None, "strategy": "poisson", "achieved_rate": 7.9}
+    assert by_level[2].meta["load"] == {
+        "requested_rate": 8.0,
+        "concurrency": None,
+        "strategy": "poisson",
+        "achieved_rate": 7.9,
+    }
     assert by_level[0].meta["sweep"]["axis"] == "rate"
 
 
 def test_vllm_single_result_is_no_sweep() -> None:
     (run,) = read(VLLM, DATA / "vllm_bench_detailed.json")
     assert "sweep" not in run.meta
-    assert run.meta["load"] == {"requested_rate": None, "concurrency": 8.0, "strategy": "inf rate", "achieved_rate": 3.04}
+    assert run.meta["load"] == {
+        "requested_rate": None,
+        "concurrency": 8.0,
+        "strategy": "inf rate",
+        "achieved_rate": 3.04,
+    }
 
 
 def test_vllm_deployments_in_one_file_stay_apart() -> None:
@@ -76,11 +86,16 @@ def test_guidellm_benchmarks_are_levels_of_one_sweep(tmp_path) -> None:
     path.write_text(json.dumps(report))
     runs = read(GUIDELLM, path)
     assert len(runs) == 4 and len({r.meta["sweep"]["id"] for r in runs}) == 1
-    order = [r.meta["load"]["strategy"] + ("" if r.meta["load"]["requested_rate"] is None else f" {r.meta['load']['requested_rate']:g}")
-             for r in sorted(runs, key=lambda r: r.meta["sweep"]["level"])]
+    order = [
+        r.meta["load"]["strategy"]
+        + ("" if r.meta["load"]["requested_rate"] is None else f" {r.meta['load']['requested_rate']:g}")
+        for r in sorted(runs, key=lambda r: r.meta["sweep"]["level"])
+    ]
     assert order == ["synchronous", "constant 1", "constant 3", "throughput"]
     sync = next(r for r in runs if r.meta["load"]["strategy"] == "synchronous")
-    assert sync.meta["load"]["concurrency"] == 1 and sync.meta["load"]["achieved_rate"] == pytest.approx(1.5481806532737452)
+    assert sync.meta["load"]["concurrency"] == 1 and sync.meta["load"]["achieved_rate"] == pytest.approx(
+        1.5481806532737452
+    )
     assert sync.window["duration_s"] == pytest.approx(29.997201442718506)
 
 
@@ -122,13 +137,16 @@ def test_sglang_rates_are_one_sweep(tmp_path) -> None:
 # ----------------------------------------------------------------------------- wrong types
 
 
-@pytest.mark.parametrize("mutate, place", [
-    (lambda o: o.update(request_throughput="fast"), "request_throughput"),
-    (lambda o: o.update(ttfts="nope"), "ttfts"),
-    (lambda o: o["ttfts"].__setitem__(2, "nope"), "ttfts[2]"),
-    (lambda o: o.update(mean_ttft_ms=[1, 2]), "mean_ttft_ms"),
-    (lambda o: o.update(request_rate="fast"), "request_rate"),
-])
+@pytest.mark.parametrize(
+    "mutate, place",
+    [
+        (lambda o: o.update(request_throughput="fast"), "request_throughput"),
+        (lambda o: o.update(ttfts="nope"), "ttfts"),
+        (lambda o: o["ttfts"].__setitem__(2, "nope"), "ttfts[2]"),
+        (lambda o: o.update(mean_ttft_ms=[1, 2]), "mean_ttft_ms"),
+        (lambda o: o.update(request_rate="fast"), "request_rate"),
+    ],
+)
 def test_vllm_wrong_types_are_bad_input(tmp_path, mutate, place) -> None:
     obj = _vllm_obj()
     mutate(obj)
@@ -158,12 +176,15 @@ def test_aiperf_value_of_wrong_type(tmp_path) -> None:
         read(AIPERF, path)
 
 
-@pytest.mark.parametrize("mutate, place", [
-    (lambda b: b.update(metrics=[]), "benchmarks[0].metrics"),
-    (lambda b: b["metrics"]["time_to_first_token_ms"].update(successful="x"), "time_to_first_token_ms.successful"),
-    (lambda b: b["requests"]["successful"].__setitem__(0, "x"), "requests.successful[0]"),
-    (lambda b: b["args"].update(strategy={"type_": "constant", "rate": "fast"}), "args.strategy.rate"),
-])
+@pytest.mark.parametrize(
+    "mutate, place",
+    [
+        (lambda b: b.update(metrics=[]), "benchmarks[0].metrics"),
+        (lambda b: b["metrics"]["time_to_first_token_ms"].update(successful="x"), "time_to_first_token_ms.successful"),
+        (lambda b: b["requests"]["successful"].__setitem__(0, "x"), "requests.successful[0]"),
+        (lambda b: b["args"].update(strategy={"type_": "constant", "rate": "fast"}), "args.strategy.rate"),
+    ],
+)
 def test_guidellm_wrong_types_are_bad_input(tmp_path, mutate, place) -> None:
     report = json.loads(GUIDE.read_text())
     mutate(report["benchmarks"][0])
@@ -174,12 +195,15 @@ def test_guidellm_wrong_types_are_bad_input(tmp_path, mutate, place) -> None:
     assert place in str(err.value)
 
 
-@pytest.mark.parametrize("mutate, place", [
-    (lambda d: d["successes"].update(latency="x"), "successes.latency"),
-    (lambda d: d["successes"]["latency"]["time_to_first_token"].update(p95="fast"), "time_to_first_token.p95"),
-    (lambda d: d.update(load_summary=[]), "load_summary"),
-    (lambda d: d["load_summary"].update(requested_rate={"a": 1}), "load_summary.requested_rate"),
-])
+@pytest.mark.parametrize(
+    "mutate, place",
+    [
+        (lambda d: d["successes"].update(latency="x"), "successes.latency"),
+        (lambda d: d["successes"]["latency"]["time_to_first_token"].update(p95="fast"), "time_to_first_token.p95"),
+        (lambda d: d.update(load_summary=[]), "load_summary"),
+        (lambda d: d["load_summary"].update(requested_rate={"a": 1}), "load_summary.requested_rate"),
+    ],
+)
 def test_inference_perf_wrong_types_are_bad_input(tmp_path, mutate, place) -> None:
     doc = json.loads(STAGE.read_text())
     mutate(doc)
@@ -201,16 +225,21 @@ def test_wrong_type_cli_is_one_line_exit_2(tmp_path, wb_env) -> None:
     assert len(lines) == 1 and "request_throughput" in lines[0] and "fast" in lines[0]
 
 
-@pytest.mark.parametrize("section, replacement, place", [
-    ("data:", "data: [1, 2]\n", "data: should be a mapping, not list"),
-    ("data:", "data:\n  shared_prefix: 7\n", "data.shared_prefix: should be a mapping, not int"),
-    ("load:", "load:\n  type: constant\n  sweep: linear\n", "load.sweep: should be a mapping, not str"),
-])
-def test_inference_perf_load_config_of_the_wrong_shape_is_one_line_exit_2(tmp_path, wb_env, section, replacement, place) -> None:
+@pytest.mark.parametrize(
+    "section, replacement, place",
+    [
+        ("data:", "data: [1, 2]\n", "data: should be a mapping, not list"),
+        ("data:", "data:\n  shared_prefix: 7\n", "data.shared_prefix: should be a mapping, not int"),
+        ("load:", "load:\n  type: constant\n  sweep: linear\n", "load.sweep: should be a mapping, not str"),
+    ],
+)
+def test_inference_perf_load_config_of_the_wrong_shape_is_one_line_exit_2(
+    tmp_path, wb_env, section, replacement, place
+) -> None:
     real = STAGE.parents[2] / "config.yaml"
     text = real.read_text()
     start = text.index(section)
-    end = next((text.index(k, start + 1) for k in ("load:", "metrics:") if k in text[start + 1:]), len(text))
+    end = next((text.index(k, start + 1) for k in ("load:", "metrics:") if k in text[start + 1 :]), len(text))
     folder = tmp_path / "sweep"
     (folder / "vllm" / "results").mkdir(parents=True)
     (folder / "vllm" / "results" / STAGE.name).write_bytes(STAGE.read_bytes())

@@ -38,12 +38,26 @@ def fake_compare(baseline_runs, candidate_runs, lens=None, changes=None, accepts
         "lens": lens,
         "comparable": True,
         "refusal": None,
-        "dimensions": [{"name": k, "state": "changed", "baseline": v[0], "candidate": v[1], "source": "declared"} for k, v in (changes or {}).items()],
-        "primary": {"metric": "ttft_mean", "unit": "ms", "baseline": b, "candidate": c, "delta": c - b,
-                    "delta_pct": (c - b) / b * 100, "effect": {"verdict": verdict, "per_run": [b_runs, c_runs]}},
+        "dimensions": [
+            {"name": k, "state": "changed", "baseline": v[0], "candidate": v[1], "source": "declared"}
+            for k, v in (changes or {}).items()
+        ],
+        "primary": {
+            "metric": "ttft_mean",
+            "unit": "ms",
+            "baseline": b,
+            "candidate": c,
+            "delta": c - b,
+            "delta_pct": (c - b) / b * 100,
+            "effect": {"verdict": verdict, "per_run": [b_runs, c_runs]},
+        },
         "phases": None,
-        "observations": [{"text": f"TTFT mean grew from {b:.1f} ms to {c:.1f} ms.",
-                          "evidence": {"metric": "ttft_mean", "baseline": b, "candidate": c}}],
+        "observations": [
+            {
+                "text": f"TTFT mean grew from {b:.1f} ms to {c:.1f} ms.",
+                "evidence": {"metric": "ttft_mean", "baseline": b, "candidate": c},
+            }
+        ],
         "guardrails": [],
         "work": {"accepts": dict(accepts or {})},
     }
@@ -55,7 +69,10 @@ def make_run(label: str, mean: float, n: int = 50, seed: int = 0, lens: str = "i
     r = RunRecord(
         lens=lens,
         label=label,
-        dimensions={"model": Dimension("Llama 3.1 8B", "declared"), "engine": Dimension("v0.8.3" if "cand" in label else "v0.8.2")},
+        dimensions={
+            "model": Dimension("Llama 3.1 8B", "declared"),
+            "engine": Dimension("v0.8.3" if "cand" in label else "v0.8.2"),
+        },
         window={"kind": "steady", "warmup_excluded": 2},
         work=Work("tokens", 128.0 * n),
         quality={"error_rate": 0.0},
@@ -77,8 +94,16 @@ def populate(store, tmp_path: Path, n_per_side: int = 3) -> tuple[list[int], lis
         path.write_text(f'{{"capture": "{label}"}}')
         files[label] = path
         data = path.read_bytes()
-        caps.append(CaptureInfo(path=path, sha256=hashlib.sha256(data).hexdigest(), size=len(data), format="native",
-                                importer="native", importer_version="1"))
+        caps.append(
+            CaptureInfo(
+                path=path,
+                sha256=hashlib.sha256(data).hexdigest(),
+                size=len(data),
+                format="native",
+                importer="native",
+                importer_version="1",
+            )
+        )
         run = make_run(label, 230.0 if cand else 110.0, seed=i)
         run.sources = [path]
         runs.append(run)

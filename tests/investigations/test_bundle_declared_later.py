@@ -24,9 +24,26 @@ def test_comparison_made_before_declare_recomputes(tmp_path, capsys):
     before = wbj(capsys, *s, "investigate", "compare", inv, base, "--vs", cand)
     assert not before["comparable"] and before["result"]["refusal"]["dimension"] == "model"
     wb(capsys, *s, "declare", base, cand, *MISSING, "--why", "one job script for both")
-    after = wbj(capsys, *s, "investigate", "compare", inv, base, "--vs", cand, "--accept", "hardware,rank_count",
-                "--why", "another GPU on purpose")
-    assert after["comparable"] and {d["dimension"] for d in after["result"]["declarations"]} == {"model", "objective", "topology", "effective_batch"}
+    after = wbj(
+        capsys,
+        *s,
+        "investigate",
+        "compare",
+        inv,
+        base,
+        "--vs",
+        cand,
+        "--accept",
+        "hardware,rank_count",
+        "--why",
+        "another GPU on purpose",
+    )
+    assert after["comparable"] and {d["dimension"] for d in after["result"]["declarations"]} == {
+        "model",
+        "objective",
+        "topology",
+        "effective_batch",
+    }
 
     bundle = tmp_path / "own.json"
     wbj(capsys, *s, "bundle", "export", inv, "-o", str(bundle), "--embed-samples")
@@ -38,7 +55,9 @@ def test_comparison_made_before_declare_recomputes(tmp_path, capsys):
 
     # The declarations are inputs of the recipe: one the comparison did not rely on changes its result.
     doc = json.loads(bundle.read_text())
-    doc["recipe"]["content"]["comparisons"][0]["declarations"] = doc["recipe"]["content"]["comparisons"][1]["declarations"]
+    doc["recipe"]["content"]["comparisons"][0]["declarations"] = doc["recipe"]["content"]["comparisons"][1][
+        "declarations"
+    ]
     from workbench.bundle.export import reseal_digests, write_bundle
 
     forged = write_bundle(reseal_digests(doc), tmp_path / "forged.json")
@@ -52,7 +71,20 @@ def test_a_declaration_not_in_the_runs_history_is_refused(tmp_path, capsys):
     wb(capsys, *s, "import", str(TRACES / "control" / "control.json.gz"), str(TRACES / "test" / "test.json.gz"))
     wb(capsys, *s, "declare", "1", "2", *MISSING, "--why", "one job script for both")
     inv = str(wbj(capsys, *s, "investigate", "new", "--lens", "training", "--question", "Why is test slower?")["id"])
-    wbj(capsys, *s, "investigate", "compare", inv, "1", "--vs", "2", "--accept", "hardware,rank_count", "--why", "another GPU")
+    wbj(
+        capsys,
+        *s,
+        "investigate",
+        "compare",
+        inv,
+        "1",
+        "--vs",
+        "2",
+        "--accept",
+        "hardware,rank_count",
+        "--why",
+        "another GPU",
+    )
     bundle = tmp_path / "own.json"
     wbj(capsys, *s, "bundle", "export", inv, "-o", str(bundle), "--embed-samples")
     doc = json.loads(bundle.read_text())

@@ -19,14 +19,25 @@ def investigation(store_url, tmp_path):
     st = open_store(store_url)
     (tmp_path / "caps").mkdir()
     base, cand, _ = populate(st, tmp_path / "caps")
-    inv = wf.new_investigation(st, lens="inference", question="Ship engine v0.8.3?",
-                                  intended_change={"engine": ["v0.8.2", "v0.8.3"]}, baseline=base, candidate=cand, by="ana").to_json()
+    inv = wf.new_investigation(
+        st,
+        lens="inference",
+        question="Ship engine v0.8.3?",
+        intended_change={"engine": ["v0.8.2", "v0.8.3"]},
+        baseline=base,
+        candidate=cand,
+        by="ana",
+    ).to_json()
     comp = wf.store_comparison(st, inv["id"], base, cand, engine=fake_compare, by="ana").to_json()
     wf.observations_from_comparison(st, inv["id"], comp["id"], by="ana")
     first = wf.new_observation(st, inv["id"], "Prefill grew.", [{"kind": "run", "id": base[0]}], by="ana").to_json()
     wf.new_retraction(st, first["id"], "wrong window", by="ana").to_json()
-    hyp = wf.new_hypothesis(st, inv["id"], "The scheduler admits requests later.", "interleaved rerun with A/A", by="ana").to_json()
-    wf.decide_hypothesis(st, hyp["id"], "supported", evidence=[{"kind": "comparison", "id": comp["id"]}], by="ana").to_json()
+    hyp = wf.new_hypothesis(
+        st, inv["id"], "The scheduler admits requests later.", "interleaved rerun with A/A", by="ana"
+    ).to_json()
+    wf.decide_hypothesis(
+        st, hyp["id"], "supported", evidence=[{"kind": "comparison", "id": comp["id"]}], by="ana"
+    ).to_json()
     return st, inv, tmp_path / "caps"
 
 
@@ -120,20 +131,35 @@ def test_linked_rerun_plan_travels_with_its_comparisons(investigation, tmp_path)
     st, inv, _ = investigation
     with st.session() as s:
         # A plan of this investigation, run to completion: evidence that can decide.
-        plan = rerun.RerunPlan(name="queue-check", lens="inference", digest="d" * 64, investigation_id=inv["id"],
-                               body={"baseline": {"argv": ["bench", "--engine", "v0.8.2"]}, "rounds": 10})
+        plan = rerun.RerunPlan(
+            name="queue-check",
+            lens="inference",
+            digest="d" * 64,
+            investigation_id=inv["id"],
+            body={"baseline": {"argv": ["bench", "--engine", "v0.8.2"]}, "rounds": 10},
+        )
         s.add(plan)
         s.flush()
         execution = rerun.RerunExecution(plan_id=plan.id, status=rerun.COMPLETE)
         s.add(execution)
         s.flush()
-        s.add(rerun.RerunComparison(plan_id=plan.id, execution_id=execution.id, rounds_used=10, verdict="REGRESSION",
-                                    digest="e" * 64, body={"verdict": "REGRESSION"}))
+        s.add(
+            rerun.RerunComparison(
+                plan_id=plan.id,
+                execution_id=execution.id,
+                rounds_used=10,
+                verdict="REGRESSION",
+                digest="e" * 64,
+                body={"verdict": "REGRESSION"},
+            )
+        )
         plan_id = plan.id
     hyp = wf.new_hypothesis(st, inv["id"], "Admission is slower.", "interleaved rerun").to_json()
     with pytest.raises(Exception, match="no rerun plan named"):
         wf.decide_hypothesis(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan=nope"])).to_json()
-    decided = wf.decide_hypothesis(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan=queue-check"])).to_json()
+    decided = wf.decide_hypothesis(
+        st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan=queue-check"])
+    ).to_json()
     assert decided["links"]["rerun_plans"] == [plan_id]
     doc = json.loads(dumps(export_investigation(st, inv["id"])))
     plans = doc["recipe"]["content"]["rerun_plans"]

@@ -36,8 +36,20 @@ def demo_store(tmp_path, capsys):
 
 def test_question_to_verified_bundle(demo_store, tmp_path, capsys):
     s = ("--store", demo_store)
-    inv = wbj(capsys, *s, "investigate", "new", "--lens", "inference", "--question", "Ship engine v0.8.3?",
-              "--guardrail", "error_rate max_increase 0", "--change", "engine_revision=v0.8.2:v0.8.3")
+    inv = wbj(
+        capsys,
+        *s,
+        "investigate",
+        "new",
+        "--lens",
+        "inference",
+        "--question",
+        "Ship engine v0.8.3?",
+        "--guardrail",
+        "error_rate max_increase 0",
+        "--change",
+        "engine_revision=v0.8.2:v0.8.3",
+    )
     i = str(inv["id"])
     runs = {r["label"]: r["id"] for r in wbj(capsys, *s, "runs")}
     base = [str(runs[f"engine v0.8.2 run {n}"]) for n in range(1, 6)]
@@ -47,10 +59,24 @@ def test_question_to_verified_bundle(demo_store, tmp_path, capsys):
     assert comp["parameters"]["changes"] == {"engine_revision": ["v0.8.2", "v0.8.3"]}
     pinned = wbj(capsys, *s, "observe", i, "--from-compare", str(comp["id"]))
     assert any("Queue time grew" in o["text"] for o in pinned)
-    manual = wbj(capsys, *s, "observe", i, "--text", "Decode p95 held at 90 ms.", "--evidence", f"run={base[0]}",
-                 "--evidence", "metric=decode_p95", "--evidence", "window=steady")
+    manual = wbj(
+        capsys,
+        *s,
+        "observe",
+        i,
+        "--text",
+        "Decode p95 held at 90 ms.",
+        "--evidence",
+        f"run={base[0]}",
+        "--evidence",
+        "metric=decode_p95",
+        "--evidence",
+        "window=steady",
+    )
     wbj(capsys, *s, "observe", i, "--retract", str(manual[0]["id"]), "--text", "duplicate of a compare observation")
-    hyp = wbj(capsys, *s, "hypothesize", i, "The scheduler queues requests longer.", "--test", "interleaved rerun with A/A")
+    hyp = wbj(
+        capsys, *s, "hypothesize", i, "The scheduler queues requests longer.", "--test", "interleaved rerun with A/A"
+    )
     wb(capsys, *s, "hypothesis", "status", str(hyp["id"]), "supported", expect=2)  # evidence required
     decided = wbj(capsys, *s, "hypothesis", "status", str(hyp["id"]), "undetermined", "--note", "no rerun yet")
     assert decided["status"] == "undetermined"
@@ -75,7 +101,9 @@ def test_question_to_verified_bundle(demo_store, tmp_path, capsys):
     imported = wbj(capsys, *other, "bundle", "import", str(bundle))
     shown = wbj(capsys, *other, "investigate", "show", str(imported["investigation"]))
     assert shown["imported"] and shown["hypotheses"][0]["status"] == "undetermined"
-    err = wb(capsys, *other, "observe", str(imported["investigation"]), "--text", "x", "--evidence", "value=1", expect=3)
+    err = wb(
+        capsys, *other, "observe", str(imported["investigation"]), "--text", "x", "--evidence", "value=1", expect=3
+    )
     assert "read-only" in err.err
 
     text = wb(capsys, *s, "investigate", "show", i).out
@@ -86,7 +114,9 @@ def test_usage_errors_are_one_line(demo_store, capsys):
     s = ("--store", demo_store)
     err = wb(capsys, *s, "investigate", "compare", "99", "1", "--vs", "2", expect=2).err
     assert err.startswith("wb: error: no investigation 99") and err.count("\n") == 1
-    err = wb(capsys, *s, "investigate", "new", "--lens", "inference", "--question", "q", "--change", "bad", expect=2).err
+    err = wb(
+        capsys, *s, "investigate", "new", "--lens", "inference", "--question", "q", "--change", "bad", expect=2
+    ).err
     assert "DIM=FROM:TO" in err
     err = wb(capsys, *s, "observe", "1", expect=2).err
     assert "give one of" in err

@@ -14,7 +14,12 @@ pytestmark = pytest.mark.store
 # Each lens's baseline pair, and a candidate that differs on a must-match dimension (a copy
 # of a demo capture with that dimension changed): the pair is refused.
 LENS_RUNS = {
-    "inference": (["engine v0.8.2 run 1", "engine v0.8.2 run 2"], "inference/candidate-1.json", "hardware", "1x A100 SXM4 80GB"),
+    "inference": (
+        ["engine v0.8.2 run 1", "engine v0.8.2 run 2"],
+        "inference/candidate-1.json",
+        "hardware",
+        "1x A100 SXM4 80GB",
+    ),
     "training": (["PyTorch 2.3.1 run 1", "PyTorch 2.3.1 run 2"], "training/candidate-1.json", "rank_count", 16),
     "fleet": (["window A1", "window A2"], "fleet/candidate-1.json", "scheduler_policy", "fifo"),
 }
@@ -71,28 +76,68 @@ def test_a_refused_comparison_cannot_decide(demo, lens):
 def test_a_record_of_another_investigation_or_of_none_cannot_decide(demo):
     inference, training = _investigation(demo, "inference"), _investigation(demo, "training")
     hyp = inference["hypotheses"][0]["id"]
-    code, _, err = wb(demo, "hypothesis", "status", str(hyp), "supported", "--evidence", f"comparison={training['comparisons'][0]['id']}")
+    code, _, err = wb(
+        demo,
+        "hypothesis",
+        "status",
+        str(hyp),
+        "supported",
+        "--evidence",
+        f"comparison={training['comparisons'][0]['id']}",
+    )
     assert code == 2 and f"belongs to investigation {training['id']}" in err
     # One run a side: no verdict, nothing decided.
-    code, out, _ = wb(demo, "investigate", "compare", str(inference["id"]), "engine v0.8.2 run 1", "--vs", "engine v0.8.3 run 1", "--json")
+    code, out, _ = wb(
+        demo,
+        "investigate",
+        "compare",
+        str(inference["id"]),
+        "engine v0.8.2 run 1",
+        "--vs",
+        "engine v0.8.3 run 1",
+        "--json",
+    )
     single = json.loads(out)["id"]
     code, _, err = wb(demo, "hypothesis", "status", str(hyp), "refuted", "--evidence", f"comparison={single}")
     assert code == 2 and "has no verdict" in err
     # A plan of no investigation, then one of this investigation that has not run.
     for name, extra in (("loose", []), ("mine", ["--investigation", str(inference["id"])])):
-        code, _, err = wb(demo, "rerun", "plan", name, "--lens", "inference", "--baseline", "true", "--candidate", "true", *extra)
+        code, _, err = wb(
+            demo, "rerun", "plan", name, "--lens", "inference", "--baseline", "true", "--candidate", "true", *extra
+        )
         assert code == 0, err
     code, _, err = wb(demo, "hypothesis", "status", str(hyp), "supported", "--evidence", "plan=loose")
     assert code == 2 and "belongs to no investigation" in err and f"--investigation {inference['id']}" in err
     code, _, err = wb(demo, "hypothesis", "status", str(hyp), "supported", "--evidence", "plan=mine")
     assert code == 2 and "has not been run" in err
     # An observation that is not a diagnosis is not a diagnosis.
-    code, _, err = wb(demo, "hypothesis", "status", str(hyp), "supported", "--evidence", f"diagnosis={inference['observations'][0]['id']}")
+    code, _, err = wb(
+        demo,
+        "hypothesis",
+        "status",
+        str(hyp),
+        "supported",
+        "--evidence",
+        f"diagnosis={inference['observations'][0]['id']}",
+    )
     assert code == 2 and "is not a diagnosis" in err
     # "undetermined" may cite a record that cannot decide, but only one of this investigation.
     code, _, err = wb(demo, "hypothesis", "status", str(hyp), "undetermined", "--evidence", f"comparison={single}")
     assert code == 0, err
-    code, _, err = wb(demo, "rerun", "plan", "x", "--investigation", "999", "--lens", "inference", "--baseline", "true", "--candidate", "true")
+    code, _, err = wb(
+        demo,
+        "rerun",
+        "plan",
+        "x",
+        "--investigation",
+        "999",
+        "--lens",
+        "inference",
+        "--baseline",
+        "true",
+        "--candidate",
+        "true",
+    )
     assert code != 0 and "no investigation 999" in err
 
 
@@ -105,5 +150,13 @@ def test_a_pinned_diagnosis_decides(demo):
     shown = json.loads(wb(demo, "investigate", "show", str(view["id"]), "--json")[1])
     pinned = [o for o in shown["observations"] if o["source"] == "diagnose"]
     assert pinned
-    code, _, err = wb(demo, "hypothesis", "status", str(view["hypotheses"][0]["id"]), "supported", "--evidence", f"diagnosis={pinned[0]['id']}")
+    code, _, err = wb(
+        demo,
+        "hypothesis",
+        "status",
+        str(view["hypotheses"][0]["id"]),
+        "supported",
+        "--evidence",
+        f"diagnosis={pinned[0]['id']}",
+    )
     assert code == 0, err

@@ -27,7 +27,9 @@ def test_three_investigations_idempotently(demo_store):
     for inv_id, demo in zip(ids, DEMOS):
         inv = wf.investigation_view(demo_store, inv_id).to_json()
         assert inv["lens"] == demo["lens"] and len(inv["baseline_runs"]) == 5 and len(inv["candidate_runs"]) == 5
-        assert len(inv["comparisons"]) == 1 and inv["comparisons"][0]["comparable"], inv["comparisons"][0]["result"].get("refusal")
+        assert len(inv["comparisons"]) == 1 and inv["comparisons"][0]["comparable"], inv["comparisons"][0][
+            "result"
+        ].get("refusal")
         assert inv["observations"], "the engine's observations are pinned"
         assert all(o["label"] == "observation, not cause" for o in inv["observations"])
         assert [h["status"] for h in inv["hypotheses"]] == ["open"]
@@ -35,8 +37,10 @@ def test_three_investigations_idempotently(demo_store):
 
 def test_seed_wording(demo_store):
     ids = create_demo_investigations(demo_store)
-    texts = {DEMOS[i]["lens"]: " ".join(o["text"] for o in wf.investigation_view(demo_store, inv).to_json()["observations"])
-             for i, inv in enumerate(ids)}
+    texts = {
+        DEMOS[i]["lens"]: " ".join(o["text"] for o in wf.investigation_view(demo_store, inv).to_json()["observations"])
+        for i, inv in enumerate(ids)
+    }
     assert "Queue time grew" in texts["inference"]
     assert "communication grew" in texts["training"].lower()
     assert "straggling rank" in wf.investigation_view(demo_store, ids[1]).to_json()["hypotheses"][0]["statement"]

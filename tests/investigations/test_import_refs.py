@@ -25,15 +25,23 @@ def bundles(tmp_path_factory):
     url = f"sqlite:///{tmp / 'src.sqlite'}"
     assert run_wb("--store", url, "demo").returncode == 0
     store = open_store(url)
-    out = {"inference-demo (docs/examples)": json.loads((REPO / "docs" / "examples" / "inference-demo.bundle.json").read_text())}
+    out = {
+        "inference-demo (docs/examples)": json.loads(
+            (REPO / "docs" / "examples" / "inference-demo.bundle.json").read_text()
+        )
+    }
     for summary in wf.investigation_summaries(store):
         view = wf.investigation_view(store, summary.id)
         comp = view.comparisons[0]
         run = comp.baseline_runs[0]
-        pinned = wf.new_observation(store, summary.id, "A run cited by id.", [{"kind": "run", "id": run}, {"kind": "comparison", "id": comp.id}])
+        pinned = wf.new_observation(
+            store, summary.id, "A run cited by id.", [{"kind": "run", "id": run}, {"kind": "comparison", "id": comp.id}]
+        )
         wf.new_retraction(store, view.observations[0].id, "pinned too early")
         if comp.comparable and comp.verdict:
-            wf.decide_hypothesis(store, view.hypotheses[0].id, "supported", evidence=[{"kind": "comparison", "id": comp.id}])
+            wf.decide_hypothesis(
+                store, view.hypotheses[0].id, "supported", evidence=[{"kind": "comparison", "id": comp.id}]
+            )
         assert pinned.id > 1
         path = tmp / f"{summary.lens}.json"
         assert run_wb("--store", url, "bundle", "export", str(summary.id), "-o", str(path)).returncode == 0
@@ -63,7 +71,9 @@ def _source_ref(kind, old):
     return f"{kind}/{old}"
 
 
-@pytest.mark.parametrize("name", ["inference-demo (docs/examples)", "wb demo inference", "wb demo training", "wb demo fleet"])
+@pytest.mark.parametrize(
+    "name", ["inference-demo (docs/examples)", "wb demo inference", "wb demo training", "wb demo fleet"]
+)
 def test_every_cited_id_resolves_to_the_record_it_cited(bundles, tmp_path_factory, name):
     docs, _ = bundles
     bundle = docs[name]
@@ -86,7 +96,9 @@ def test_every_cited_id_resolves_to_the_record_it_cited(bundles, tmp_path_factor
 
     def same(new_value, kind, old_value, where):
         resolved = _check_ref(new_value, kind, bundle, comparisons, observations, where)
-        assert resolved == _source_ref(kind, old_value) or resolved == old_value, f"{where}: {new_value!r} -> {resolved!r}, cited {old_value!r}"
+        assert resolved == _source_ref(kind, old_value) or resolved == old_value, (
+            f"{where}: {new_value!r} -> {resolved!r}, cited {old_value!r}"
+        )
 
     def runs_lists(new, old, where):
         if isinstance(old, dict):
@@ -101,8 +113,14 @@ def test_every_cited_id_resolves_to_the_record_it_cited(bundles, tmp_path_factor
             for n, (a, b) in enumerate(zip(new, old)):
                 runs_lists(a, b, f"{where}[{n}]")
 
-    kinds = {"comparison": "comparison", "run": "run", "rerun_comparison": "rerun-comparison", "rerun_plan": "rerun-plan",
-             "bisection": "bisection", "observation": "observation"}
+    kinds = {
+        "comparison": "comparison",
+        "run": "run",
+        "rerun_comparison": "rerun-comparison",
+        "rerun_plan": "rerun-plan",
+        "bisection": "bisection",
+        "observation": "observation",
+    }
 
     def evidence(new_items, old_items, where):
         assert len(new_items) == len(old_items)

@@ -12,8 +12,16 @@ from workbench.investigations import workflow as wf
 def setup(store_url, tmp_path):
     st = open_store(store_url)
     base, cand, files = populate(st, tmp_path)
-    inv = wf.new_investigation(st, lens="inference", question="Ship engine v0.8.3?", guardrails=["error_rate max 0.001"],
-                                  intended_change={"engine": ["v0.8.2", "v0.8.3"]}, baseline=base, candidate=cand, by="ana").to_json()
+    inv = wf.new_investigation(
+        st,
+        lens="inference",
+        question="Ship engine v0.8.3?",
+        guardrails=["error_rate max 0.001"],
+        intended_change={"engine": ["v0.8.2", "v0.8.3"]},
+        baseline=base,
+        candidate=cand,
+        by="ana",
+    ).to_json()
     return st, inv, base, cand, files
 
 
@@ -44,12 +52,21 @@ def test_frame_refuses_bad_input(setup):
 @pytest.mark.store
 def test_compare_stores_result_and_parameters(setup):
     st, inv, base, cand, _ = setup
-    comp = wf.store_comparison(st, inv["id"], [str(i) for i in base], ["cand-0", "cand-1", "cand-2"], engine=fake_compare,
-                             accepts={"hardware": "same SKU, new serial"}).to_json()
+    comp = wf.store_comparison(
+        st,
+        inv["id"],
+        [str(i) for i in base],
+        ["cand-0", "cand-1", "cand-2"],
+        engine=fake_compare,
+        accepts={"hardware": "same SKU, new serial"},
+    ).to_json()
     assert comp["candidate_runs"] == cand
-    assert comp["parameters"] == {"lens": "inference", "changes": {"engine": ["v0.8.2", "v0.8.3"]},
-                                  "accepts": {"hardware": "same SKU, new serial"},
-                                  "guardrails": ["error_rate max 0.001"]}  # the frame's, judged at Compare
+    assert comp["parameters"] == {
+        "lens": "inference",
+        "changes": {"engine": ["v0.8.2", "v0.8.3"]},
+        "accepts": {"hardware": "same SKU, new serial"},
+        "guardrails": ["error_rate max 0.001"],
+    }  # the frame's, judged at Compare
     assert comp["verdict"] == "REGRESSION" and comp["comparable"]
     assert comp["result"]["primary"]["candidate"] > 200
     again = wf.get_comparison(st, comp["id"])
@@ -100,7 +117,9 @@ def test_retraction_is_a_new_record_and_both_are_kept(setup):
 @pytest.mark.store
 def test_hypothesis_lifecycle_with_links(setup):
     st, inv, base, cand, _ = setup
-    hyp = wf.new_hypothesis(st, inv["id"], "A straggling rank slows the collectives.", "controlled interleaved rerun").to_json()
+    hyp = wf.new_hypothesis(
+        st, inv["id"], "A straggling rank slows the collectives.", "controlled interleaved rerun"
+    ).to_json()
     assert hyp["status"] == "open" and hyp["test"] == "controlled interleaved rerun"
     with pytest.raises(UsageError, match="needs the evidence"):
         wf.decide_hypothesis(st, hyp["id"], "supported").to_json()
@@ -109,8 +128,13 @@ def test_hypothesis_lifecycle_with_links(setup):
     with pytest.raises(NotFound, match="no stored comparison"):
         wf.decide_hypothesis(st, hyp["id"], "refuted", evidence=[{"kind": "comparison", "id": 99}]).to_json()
     comp = wf.store_comparison(st, inv["id"], base, cand, engine=fake_compare).to_json()
-    decided = wf.decide_hypothesis(st, hyp["id"], "refuted", evidence=wf.parse_hypothesis_evidence([f"comparison={comp['id']}"]),
-                                       note="no rank lagged").to_json()
+    decided = wf.decide_hypothesis(
+        st,
+        hyp["id"],
+        "refuted",
+        evidence=wf.parse_hypothesis_evidence([f"comparison={comp['id']}"]),
+        note="no rank lagged",
+    ).to_json()
     assert decided["status"] == "refuted" and decided["links"]["comparisons"] == [comp["id"]]
     assert [h["status"] for h in decided["history"]] == ["open", "refuted"]
     undetermined = wf.decide_hypothesis(st, hyp["id"], "undetermined").to_json()
@@ -122,10 +146,19 @@ def test_hypothesis_lifecycle_with_links(setup):
 
 def test_hypothesis_evidence_parsing():
     """One syntax, KIND=VALUE, as for observations; a wrong form gets one line naming the kinds."""
-    assert wf.parse_hypothesis_evidence(["rerun_plan=3", "plan=4", "comparison=5", "rerun-comparison=6", "Plan=queue-check"]) == [
-        {"kind": "rerun_plan", "id": 3}, {"kind": "rerun_plan", "id": 4},
-        {"kind": "comparison", "id": 5}, {"kind": "rerun_comparison", "id": 6}, {"kind": "rerun_plan", "name": "queue-check"}]
-    kinds = "accepted kinds: plan=ID|NAME (or rerun_plan=ID|NAME), comparison=N, rerun_comparison=N, bisection=ID|NAME, diagnosis=N"
+    assert wf.parse_hypothesis_evidence(
+        ["rerun_plan=3", "plan=4", "comparison=5", "rerun-comparison=6", "Plan=queue-check"]
+    ) == [
+        {"kind": "rerun_plan", "id": 3},
+        {"kind": "rerun_plan", "id": 4},
+        {"kind": "comparison", "id": 5},
+        {"kind": "rerun_comparison", "id": 6},
+        {"kind": "rerun_plan", "name": "queue-check"},
+    ]
+    kinds = (
+        "accepted kinds: plan=ID|NAME (or rerun_plan=ID|NAME), comparison=N, rerun_comparison=N, "
+        "bisection=ID|NAME, diagnosis=N"
+    )
     for item, hint in (("comparison:5", "(write comparison=5)"), ("3", "(a plan? write plan=3)"), ("plan=", "")):
         with pytest.raises(UsageError) as exc:
             wf.parse_hypothesis_evidence([item])
@@ -139,9 +172,14 @@ def test_hypothesis_evidence_parsing():
 def test_observation_evidence_wrong_form_lists_the_kinds():
     with pytest.raises(UsageError) as exc:
         wf.parse_evidence(["run:12"])
-    assert str(exc.value) == ("evidence 'run:12' is not KIND=VALUE (write run=12); accepted kinds: run=ID|LABEL, "
-                              "comparison=N, metric=NAME, window=KIND, value=TEXT (or another KIND=TEXT)")
-    assert wf.parse_evidence(["value=a=b", "note=free text"]) == [{"kind": "value", "value": "a=b"}, {"kind": "note", "value": "free text"}]
+    assert str(exc.value) == (
+        "evidence 'run:12' is not KIND=VALUE (write run=12); accepted kinds: run=ID|LABEL, "
+        "comparison=N, metric=NAME, window=KIND, value=TEXT (or another KIND=TEXT)"
+    )
+    assert wf.parse_evidence(["value=a=b", "note=free text"]) == [
+        {"kind": "value", "value": "a=b"},
+        {"kind": "note", "value": "free text"},
+    ]
 
 
 def test_tui_dialog_evidence_line_is_checked_headlessly():
@@ -168,9 +206,19 @@ def test_refused_comparison_is_stored_and_has_nothing_to_pin(setup):
     st, inv, base, cand, _ = setup
 
     def refusing(b, c, **kw):
-        return FakeComparison({"lens": "inference", "comparable": False,
-                               "refusal": {"dimension": "model", "reason": "model differs: A vs B"},
-                               "dimensions": [], "primary": None, "phases": None, "observations": [], "guardrails": [], "work": {}})
+        return FakeComparison(
+            {
+                "lens": "inference",
+                "comparable": False,
+                "refusal": {"dimension": "model", "reason": "model differs: A vs B"},
+                "dimensions": [],
+                "primary": None,
+                "phases": None,
+                "observations": [],
+                "guardrails": [],
+                "work": {},
+            }
+        )
 
     comp = wf.store_comparison(st, inv["id"], base, cand, engine=refusing).to_json()
     assert not comp["comparable"] and comp["verdict"] is None

@@ -83,18 +83,34 @@ def test_extension_guardrail_is_judged_in_a_comparison(tmp_path):
 @pytest.mark.parametrize(
     "text, where, message",
     [
-        ('lens = "inference"\n[[metric]]\nname = "x"\ncolumn = "e2e_ms"\nstat = "p99"\n', "metric[0]", "unknown key 'stat'"),
-        ('lens = "inference"\n[[guardrail]]\nname = "x"\nrule = "roughly"\nlimit = 1\n', "guardrail[0]", "unknown rule"),
+        (
+            'lens = "inference"\n[[metric]]\nname = "x"\ncolumn = "e2e_ms"\nstat = "p99"\n',
+            "metric[0]",
+            "unknown key 'stat'",
+        ),
+        (
+            'lens = "inference"\n[[guardrail]]\nname = "x"\nrule = "roughly"\nlimit = 1\n',
+            "guardrail[0]",
+            "unknown rule",
+        ),
         ('lens = "inference"\n[[guardrail]]\nname = "x"\nrule = "max"\nlimit = nan\n', "guardrail[0]", "finite number"),
         ('lens = "inference"\n[[guardrail]]\nname = "x"\nrule = "max"\nlimit = "1"\n', "guardrail[0]", "finite number"),
         ('lens = "inference"\n[[metric]]\nname = "x"\ncolumn = "a"\nquality = "b"\n', "metric[0]", "exactly one of"),
         ('lens = "inference"\n[[metric]]\nname = "x"\n', "metric[0]", "exactly one of"),
         ('lens = "inference"\n[[metric]]\nname = "x y"\ncolumn = "a"\n', "metric[0]", "must be letters"),
-        ('lens = "inference"\n[[metric]]\nname = "x"\ncolumn = "a"\nstatistic = "p42"\n', "metric[0]", "unknown statistic"),
+        (
+            'lens = "inference"\n[[metric]]\nname = "x"\ncolumn = "a"\nstatistic = "p42"\n',
+            "metric[0]",
+            "unknown statistic",
+        ),
         ('lens = "gaming"\n[[metric]]\nname = "x"\ncolumn = "a"\n', None, "'lens' must be one of"),
         ('lens = "inference"\n', None, "defines no"),
         ('lens = "inference"\ncolour = "red"\n', None, "unknown key 'colour'"),
-        ('lens = "inference"\n[[metric]]\nname = "x"\ncolumn = "a"\n[[metric]]\nname = "x"\ncolumn = "b"\n', None, "defined twice"),
+        (
+            'lens = "inference"\n[[metric]]\nname = "x"\ncolumn = "a"\n[[metric]]\nname = "x"\ncolumn = "b"\n',
+            None,
+            "defined twice",
+        ),
         ("lens = \n", None, "not valid TOML"),
     ],
 )
@@ -111,6 +127,6 @@ def test_unreadable_extension_file(tmp_path):
     with pytest.raises(ExtensionError, match="cannot read"):
         load_extension(tmp_path / "missing.toml")
     bad = tmp_path / "bin.toml"
-    bad.write_bytes(b"lens = \"inference\"\xff\n")
+    bad.write_bytes(b'lens = "inference"\xff\n')
     with pytest.raises(ExtensionError, match="not UTF-8"):
         load_extension(bad)

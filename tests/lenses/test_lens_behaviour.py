@@ -38,10 +38,14 @@ def test_no_switch_on_a_lens_name_outside_lenses():
 
 
 def test_the_scan_catches_a_switch():
-    for line in ('if lens.name == "fleet":', 'fleet = c.lens.name != "fleet"', 'if lens.name in ("a", "b"):',
-                 'unit = {"training": "ms", "fleet": "s"}[lens.name]'):
+    for line in (
+        'if lens.name == "fleet":',
+        'fleet = c.lens.name != "fleet"',
+        'if lens.name in ("a", "b"):',
+        'unit = {"training": "ms", "fleet": "s"}[lens.name]',
+    ):
         assert NAME_SWITCH.search(line), line
-    assert not NAME_SWITCH.search('title = lens.name.title()')
+    assert not NAME_SWITCH.search("title = lens.name.title()")
 
 
 def test_builtin_lenses_declare_their_behaviour():
@@ -53,7 +57,10 @@ def test_builtin_lenses_declare_their_behaviour():
     assert (inf.throughput_from_primary, tr.throughput_from_primary, fl.throughput_from_primary) == (False, True, False)
     assert fl.work_note and not inf.work_note and not tr.work_note
     assert [(x.item_measure.name, x.item_measure.unit, x.item_order) for x in (inf, tr, fl)] == [
-        ("ttft", "ms", "request order"), ("step_time", "ms", "step"), ("queue_wait", "s", "job start time")]
+        ("ttft", "ms", "request order"),
+        ("step_time", "ms", "step"),
+        ("queue_wait", "s", "job start time"),
+    ]
     # a stage is what locates a change: the inference phases all carry one
     assert all(p.stage for p in inf.phases) and not any(p.stage for p in tr.phases)
 
@@ -62,7 +69,9 @@ def test_base_defaults_are_those_of_a_plain_item_lens():
     lens = replace(builtin_lens("training"))
     base = Lens.__dataclass_fields__
     assert base["phase_sentences"].default == "one"
-    assert not any(base[f].default for f in ("locates_by_stage", "runs_are_windows", "primary_censored", "throughput_from_primary"))
+    assert not any(
+        base[f].default for f in ("locates_by_stage", "runs_are_windows", "primary_censored", "throughput_from_primary")
+    )
     assert (base["item_measure"].default, base["item_order"].default) == (None, "item order")
     r = training_run("r", steps=3, ranks=2)
     assert Lens.item_series(lens, r).keys() == lens.phase_values(r).keys()  # the default: the phases
@@ -103,7 +112,9 @@ def test_inference_series_starts_with_ttft():
 
 def pair(**kw):
     base = [training_run(f"b{i}", seed=i, run_id=i) for i in range(1, 6)]
-    cand = [training_run(f"c{i}", seed=50 + i, comm=265, run_id=50 + i, framework="PyTorch 2.4-rc") for i in range(1, 6)]
+    cand = [
+        training_run(f"c{i}", seed=50 + i, comm=265, run_id=50 + i, framework="PyTorch 2.4-rc") for i in range(1, 6)
+    ]
     return base, cand
 
 
@@ -113,7 +124,9 @@ def test_compare_asks_the_lens_how_to_speak_of_phases(sentences):
     lens = replace(builtin_lens("training"), phase_sentences=sentences)
     obs = [o["text"] for o in compare(base, cand, lens=lens, changes={"framework": None}).to_json()["observations"]]
     if sentences == "one":
-        assert obs[0].startswith("Compute stayed at 260 ms") and obs[0].endswith("communication grew from 115 ms to 265 ms.")
+        assert obs[0].startswith("Compute stayed at 260 ms") and obs[0].endswith(
+            "communication grew from 115 ms to 265 ms."
+        )
     else:
         assert any(t.startswith("Communication time grew from 115 ms to 265 ms") for t in obs)
         assert any("took the same time" in t for t in obs)
@@ -124,7 +137,9 @@ def test_compare_asks_the_lens_for_the_throughput_conversion():
     lens = builtin_lens("training")
     work = compare(base, cand, lens=lens, changes={"framework": None}).to_json()["work"]
     assert work["throughput"]["from_time_pct"] == pytest.approx(100 * (420 / 570 - 1), abs=0.3)
-    work = compare(base, cand, lens=replace(lens, throughput_from_primary=False), changes={"framework": None}).to_json()["work"]
+    work = compare(
+        base, cand, lens=replace(lens, throughput_from_primary=False), changes={"framework": None}
+    ).to_json()["work"]
     assert "from_time_pct" not in work["throughput"]
 
 

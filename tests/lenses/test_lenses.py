@@ -17,7 +17,9 @@ from store.records import Dimension, RunRecord
 
 
 def run(lens: str, samples: dict, **kw) -> RunRecord:
-    return RunRecord(lens=lens, label="r", tables={"samples": {k: np.asarray(v, dtype=float) for k, v in samples.items()}}, **kw)
+    return RunRecord(
+        lens=lens, label="r", tables={"samples": {k: np.asarray(v, dtype=float) for k, v in samples.items()}}, **kw
+    )
 
 
 # ---------------------------------------------------------------- contracts
@@ -28,8 +30,21 @@ def test_contracts_follow_the_design_table():
     assert set(inf.must_match) == {"model", "weights", "hardware", "topology", "request_mix", "window"}
     assert {"precision", "engine_revision", "power_policy", "engine_config"} <= set(inf.also_recorded)
     assert (inf.primary.name, inf.primary.unit) == ("ttft_p95", "ms")
-    assert {p.name: p.in_primary for p in inf.phases} == {"frontend": True, "queue": True, "prefill": True, "decode": False}
-    assert set(tr.must_match) == {"model", "objective", "hardware", "topology", "rank_count", "effective_batch", "window"}
+    assert {p.name: p.in_primary for p in inf.phases} == {
+        "frontend": True,
+        "queue": True,
+        "prefill": True,
+        "decode": False,
+    }
+    assert set(tr.must_match) == {
+        "model",
+        "objective",
+        "hardware",
+        "topology",
+        "rank_count",
+        "effective_batch",
+        "window",
+    }
     assert (tr.primary.name, tr.work_unit) == ("mean_step_time", "samples")
     assert [p.name for p in tr.phases] == ["input", "compute", "communication", "checkpoint"]
     assert not tr.phases_additive and not inf.phases_additive
@@ -44,7 +59,8 @@ def test_contracts_follow_the_design_table():
 def test_lenses_never_import_workbench_or_the_database():
     code = (
         "import sys, lenses, lenses.inference, lenses.training, lenses.fleet, lenses.extensions\n"
-        "bad = [m for m in sys.modules if m.startswith(('workbench', 'sqlmodel', 'sqlalchemy', 'store.api', 'textual'))]\n"
+        "bad = [m for m in sys.modules if m.startswith(('workbench', 'sqlmodel', 'sqlalchemy', 'store.api', "
+        "'textual'))]\n"
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -143,7 +159,12 @@ def test_eval_loss_absent_is_unknown():
 def fleet(jobs, capacity=16, ws=0.0, we=1000.0, target=60.0, **kw):
     cols = ("gpus", "submit", "eligible", "start", "end")
     samples = {c: [j[i] for j in jobs] for i, c in enumerate(cols)}
-    return run("fleet", samples, meta={"pool": {"capacity_gpus": capacity, "window_start": ws, "window_end": we, "wait_target_s": target}}, **kw)
+    return run(
+        "fleet",
+        samples,
+        meta={"pool": {"capacity_gpus": capacity, "window_start": ws, "window_end": we, "wait_target_s": target}},
+        **kw,
+    )
 
 
 NAN = float("nan")
@@ -234,7 +255,19 @@ def test_unknown_guardrail_rule_is_refused():
 
 def test_summary_only_inference_run_uses_reported_figures():
     lens = builtin_lens("inference")
-    r = RunRecord(lens="inference", label="guidellm", meta={"summary": {"ttft_ms": {"p95": 123.0, "mean": 80.0}, "prompt_tokens": {"median": 512}, "output_tokens": {"median": 128}}})
+    r = RunRecord(
+        lens="inference",
+        label="guidellm",
+        meta={
+            "summary": {
+                "ttft_ms": {"p95": 123.0, "mean": 80.0},
+                "prompt_tokens": {"median": 512},
+                "output_tokens": {"median": 128},
+            }
+        },
+    )
     assert lens.primary_value(r) == 123.0
     assert lens.observed_dimensions(r)["request_mix"].value == "512 prompt / 128 output tokens"
-    assert math.isnan(lens.primary_value(RunRecord(lens="inference", label="empty", meta={"summary": {"ttft_ms": {"mean": 80.0}}})))
+    assert math.isnan(
+        lens.primary_value(RunRecord(lens="inference", label="empty", meta={"summary": {"ttft_ms": {"mean": 80.0}}}))
+    )

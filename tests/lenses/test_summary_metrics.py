@@ -63,8 +63,12 @@ def test_headline_falls_back_to_the_closest_shared_statistic_and_says_why():
 def test_headline_falls_back_to_the_median_for_sglang_2024_files():
     runs = list(get_importer("sglang-bench").read([DATA / "sglang_bench_2024.jsonl"], ImportOptions()))
     for run in runs:
-        run.dimensions.update(model=Dimension("m", "declared"), weights=Dimension("hub", "declared"),
-                              hardware=Dimension("h100", "declared"), topology=Dimension("tp=1", "declared"))
+        run.dimensions.update(
+            model=Dimension("m", "declared"),
+            weights=Dimension("hub", "declared"),
+            hardware=Dimension("h100", "declared"),
+            topology=Dimension("tp=1", "declared"),
+        )
     result = compare([runs[0]], [runs[1]], lens="inference", changes={"load": None})
     assert result.comparable
     assert result.primary.metric == "ttft_median"

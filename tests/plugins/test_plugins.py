@@ -24,7 +24,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def entry_points_txt(groups: dict[str, dict[str, str]]) -> str:
-    return "".join(f"[{group}]\n" + "".join(f"{name} = {value}\n" for name, value in eps.items()) + "\n" for group, eps in groups.items())
+    return "".join(
+        f"[{group}]\n" + "".join(f"{name} = {value}\n" for name, value in eps.items()) + "\n"
+        for group, eps in groups.items()
+    )
 
 
 def install(site: Path, name: str, groups: dict[str, dict[str, str]]) -> None:
@@ -88,7 +91,13 @@ def site(tmp_path, monkeypatch):
 
 
 def toy_file(path: Path, machine: str, latencies: list[float], label: str) -> Path:
-    lines = ["# toy-latency v1", f"label: {label}", f"machine: {machine}", "build: 7", *(f"latency_ms: {v}" for v in latencies)]
+    lines = [
+        "# toy-latency v1",
+        f"label: {label}",
+        f"machine: {machine}",
+        "build: 7",
+        *(f"latency_ms: {v}" for v in latencies),
+    ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -137,11 +146,17 @@ def test_a_toy_file_through_the_plug_in_end_to_end(site, tmp_path):
     doc = json.loads(out)
     assert code == 0, err
     assert doc["lens"] == "toy" and doc["comparable"] is True
-    assert (doc["primary"]["metric"], doc["primary"]["baseline"], doc["primary"]["candidate"]) == ("mean_latency", 22.0, 16.0)
+    assert (doc["primary"]["metric"], doc["primary"]["baseline"], doc["primary"]["candidate"]) == (
+        "mean_latency",
+        22.0,
+        16.0,
+    )
     assert doc["phases"] == []
 
     # Inspect reads the lens's per-item series: its latencies (scaled), in request order.
-    code, out, err = wb("compare", "before", "--vs", "after", "--lens", "toy", "--change", "build=7:7", "--json", store=store)
+    code, out, err = wb(
+        "compare", "before", "--vs", "after", "--lens", "toy", "--change", "build=7:7", "--json", store=store
+    )
     assert code == 0, err
     assert json.loads(out)["lens"] == "toy"
 
@@ -150,7 +165,12 @@ def test_a_toy_file_through_the_plug_in_end_to_end(site, tmp_path):
     inspected = json.loads(out)
     assert inspected["over_time"]["by"] == "request order"
     (latency,) = inspected["distributions"]
-    assert (latency["name"], latency["unit"], latency["baseline"]["n"], latency["baseline"]["mean"]) == ("latency", "ms", 3, 22.0)
+    assert (latency["name"], latency["unit"], latency["baseline"]["n"], latency["baseline"]["mean"]) == (
+        "latency",
+        "ms",
+        3,
+        22.0,
+    )
 
 
 def test_the_plug_in_option_is_in_wb_import_help(site):
@@ -171,7 +191,10 @@ def test_broken_plug_ins_are_one_line_each_and_built_ins_still_work(site, tmp_pa
     assert len(lines) == 5, lines
     assert all("\n" not in line and line.startswith("wb: plug-in ") for line in lines)
     said = "\n".join(lines)
-    assert "plug-in importer 'missing' (wb_example_plugin.no_such_module:IMPORTER, package wb-broken-plugin) not loaded: ModuleNotFoundError" in said
+    assert (
+        "plug-in importer 'missing' (wb_example_plugin.no_such_module:IMPORTER, package wb-broken-plugin) not loaded: "
+        "ModuleNotFoundError" in said
+    )
     assert "'not-an-importer'" in said and "ToyLens is not a workbench.importers.base.Importer" in said
     assert "the format name 'sacct' is taken" in said
     assert "plug-in lens 'crashes'" in said and "RuntimeError: the lens factory fell over" in said
@@ -207,12 +230,18 @@ def test_in_a_fresh_process_a_broken_plug_in_is_one_line_on_stderr(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(PLUGIN), str(REPO)])}
     store = f"sqlite:///{tmp_path / 's.sqlite'}"
     toy = toy_file(tmp_path / "a.toy", "box", [3.0, 4.0], "a")
-    out = subprocess.run([sys.executable, "-m", "workbench", "--store", store, "import", str(toy)],
-                         capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "workbench", "--store", store, "import", str(toy)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "imported" in out.stdout
     assert out.stderr.strip().splitlines() == [
-        "wb: plug-in importer 'missing' (wb_example_plugin.no_such_module:IMPORTER, package wb-broken-plugin) not loaded: "
+        "wb: plug-in importer 'missing' (wb_example_plugin.no_such_module:IMPORTER, package wb-broken-plugin) not "
+        "loaded: "
         "ModuleNotFoundError: No module named 'wb_example_plugin.no_such_module'"
     ]
 

@@ -36,8 +36,14 @@ class FakeNvml:
     NVML_TEMPERATURE_GPU = 0
     nvmlEventTypeXidCriticalError = 8
 
-    def __init__(self, *, fail_init: bool = False, devices: int = 1, unsupported: set[str] = frozenset(),
-                 xids: list[int] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        fail_init: bool = False,
+        devices: int = 1,
+        unsupported: set[str] = frozenset(),
+        xids: list[int] | None = None,
+    ) -> None:
         self.fail_init = fail_init
         self.devices = devices
         self.unsupported = set(unsupported)

@@ -31,8 +31,10 @@ def test_environment_defaults(monkeypatch, tmp_path):
     assert cfg.resolved_store_url() is None and cfg.resolved_rank() is None
 
 
-@pytest.mark.parametrize("value, off", [("off", True), ("0", True), ("False", True), (" disabled ", True),
-                                        ("", False), ("on", False), ("1", False)])
+@pytest.mark.parametrize(
+    "value, off",
+    [("off", True), ("0", True), ("False", True), (" disabled ", True), ("", False), ("on", False), ("1", False)],
+)
 def test_disable_values(value, off):
     assert disabled_by_env({"WB_RECORDER": value}) is off
 
@@ -41,9 +43,15 @@ def test_config_is_frozen_and_validated():
     cfg = RecorderConfig()
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.lens = "inference"  # type: ignore[misc]
-    for bad in ({"lens": "fleet"}, {"window_kind": "weird"}, {"gpu_interval_s": 0},
-                {"incident_window_s": -1}, {"max_names": 2000},
-                {"dimensions": {"x": float("nan")}}, {"dimensions": {"x": object()}}):
+    for bad in (
+        {"lens": "fleet"},
+        {"window_kind": "weird"},
+        {"gpu_interval_s": 0},
+        {"incident_window_s": -1},
+        {"max_names": 2000},
+        {"dimensions": {"x": float("nan")}},
+        {"dimensions": {"x": object()}},
+    ):
         with pytest.raises(ValueError):
             RecorderConfig(**bad)
     with pytest.raises(TypeError):

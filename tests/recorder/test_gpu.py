@@ -10,8 +10,9 @@ from workbench.recorder.ring import SegmentRing
 
 
 def gpu_ring():
-    return SegmentRing("gpu", GPU_FIELDS, max_bytes=1 << 20, max_age_ns=None, segment_rows=64,
-                       seal_every_ns=float("inf"))
+    return SegmentRing(
+        "gpu", GPU_FIELDS, max_bytes=1 << 20, max_age_ns=None, segment_rows=64, seal_every_ns=float("inf")
+    )
 
 
 def snapshot_with(make_recorder, clock, nvml, ticks=3):
@@ -80,8 +81,12 @@ def test_unsupported_metrics_are_absent_not_zero(make_recorder, clock):
 
 
 def test_declared_hardware_wins_over_measured(make_recorder, clock):
-    rec = make_recorder(gpu_interval_s=0.1, gpu_source=NvmlSource(FakeNvml()), start_threads=False,
-                        dimensions={"hardware": "1x H200 SXM 141GB"})
+    rec = make_recorder(
+        gpu_interval_s=0.1,
+        gpu_source=NvmlSource(FakeNvml()),
+        start_threads=False,
+        dimensions={"hardware": "1x H200 SXM 141GB"},
+    )
     rec._sampler.open()
     record_steps(rec, clock, [10.0] * 3)
     doc = load(rec.snapshot("x"))
@@ -92,8 +97,12 @@ def test_gpu_ring_has_its_own_budget(make_recorder, clock):
     """A fast GPU sampler cannot evict the step timings that explain an incident."""
     from workbench.recorder import Budget
 
-    rec = make_recorder(gpu_interval_s=0.01, gpu_source=NvmlSource(FakeNvml()), start_threads=False,
-                        gpu=Budget(max_bytes=16 * 1024, segment_rows=16))
+    rec = make_recorder(
+        gpu_interval_s=0.01,
+        gpu_source=NvmlSource(FakeNvml()),
+        start_threads=False,
+        gpu=Budget(max_bytes=16 * 1024, segment_rows=16),
+    )
     rec._sampler.open()
     record_steps(rec, clock, [10.0] * 50)
     for _ in range(2000):

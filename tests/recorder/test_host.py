@@ -94,7 +94,12 @@ def test_a_thread_is_sampled_in_its_named_function_and_the_recorders_threads_are
     assert on_stack[-1] == "_bootstrap"
     assert host["stacks"]["rate_hz"] == 100.0 and "unknown" in host["stacks"]["gil"]
     assert doc["recorder"]["config"]["stack_hz"] == 100.0 and doc["recorder"]["config"]["max_depth"] == 48
-    assert set(host["stacks"]["dropped"]) >= {"evicted_rows", "stacks_over_limit", "frames_over_limit", "truncated_stacks"}
+    assert set(host["stacks"]["dropped"]) >= {
+        "evicted_rows",
+        "stacks_over_limit",
+        "frames_over_limit",
+        "truncated_stacks",
+    }
     assert_no_nan(doc)
 
 
@@ -142,8 +147,11 @@ def test_a_sample_inside_the_gc_callback_is_the_collectors():
     tables = StackTables(max_frames=64, max_stacks=64, max_depth=8)
     seen = []
     # A ring whose append samples the stack it is called from: inside the GC callback.
-    watcher = GcWatcher(ring=type("R", (), {"append": lambda self, row: seen.append(tables.stack_of(sys._getframe()))})(),
-                        clock_ns=time.perf_counter_ns, on_fault=lambda exc, where: None)
+    watcher = GcWatcher(
+        ring=type("R", (), {"append": lambda self, row: seen.append(tables.stack_of(sys._getframe()))})(),
+        clock_ns=time.perf_counter_ns,
+        on_fault=lambda exc, where: None,
+    )
     assert tables._frame_ids[id(GcWatcher._callback.__code__)] == 1
     assert tables.frames[1][0] == GC_FRAME
     watcher._callback("start", {"generation": 0})
@@ -163,7 +171,9 @@ def test_an_incident_snapshot_is_an_incident_window_and_a_boundary_is_steady(mak
     assert boundary["window"]["kind"] == "steady" and "trigger_rule" not in boundary["window"]
     window = incident["window"]
     assert window["kind"] == "incident"
-    assert window["threshold_ms"] == pytest.approx(40.0) and window["threshold_ms"] == incident["trigger"]["threshold_ms"]
+    assert (
+        window["threshold_ms"] == pytest.approx(40.0) and window["threshold_ms"] == incident["trigger"]["threshold_ms"]
+    )
     assert window["trigger_rule"] == incident["trigger"]["rule"]
     assert read_capture(Path(rec.stats()["snapshot_paths"][1])).window_kind == "incident"
 
@@ -201,15 +211,18 @@ def test_the_importer_keeps_the_host_section_as_tables(make_recorder, clock, wor
     assert run.sample_count == 5
 
 
-@pytest.mark.parametrize("edit, where", [
-    (lambda h: h["stacks"]["rows"].append([1.0, 0, 999]), "host.stacks.rows["),
-    (lambda h: h["stacks"]["stacks"].append([999]), "host.stacks.stacks["),
-    (lambda h: h["stacks"]["rows"].append([1.0, 0]), "host.stacks.rows["),
-    (lambda h: h["stacks"]["rows"].append(["x", 0, 0]), "host.stacks.rows["),
-    (lambda h: h["threads"].append({"id": 7, "name": "x"}), "host.threads["),
-    (lambda h: h["gc"].update(fields=["when"]), "host.gc.fields"),
-    (lambda h: h.update(stacks=[]), "host.stacks"),
-])
+@pytest.mark.parametrize(
+    "edit, where",
+    [
+        (lambda h: h["stacks"]["rows"].append([1.0, 0, 999]), "host.stacks.rows["),
+        (lambda h: h["stacks"]["stacks"].append([999]), "host.stacks.stacks["),
+        (lambda h: h["stacks"]["rows"].append([1.0, 0]), "host.stacks.rows["),
+        (lambda h: h["stacks"]["rows"].append(["x", 0, 0]), "host.stacks.rows["),
+        (lambda h: h["threads"].append({"id": 7, "name": "x"}), "host.threads["),
+        (lambda h: h["gc"].update(fields=["when"]), "host.gc.fields"),
+        (lambda h: h.update(stacks=[]), "host.stacks"),
+    ],
+)
 def test_a_bad_host_section_names_the_file_and_the_place(make_recorder, clock, worker, tmp_path, edit, where):
     rec = _host_recorder(make_recorder)
     rec._host_sampler.sample_stacks(rec._now())
@@ -244,8 +257,9 @@ def test_a_forked_child_keeps_one_gc_watcher_of_its_own(make_recorder):
     assert os.WEXITSTATUS(status) == 0
 
 
-@pytest.mark.parametrize("fields", [{"stack_hz": 0}, {"stack_hz": 5000}, {"host_interval_s": 0.001},
-                                    {"max_depth": 0}, {"max_stacks": 1}])
+@pytest.mark.parametrize(
+    "fields", [{"stack_hz": 0}, {"stack_hz": 5000}, {"host_interval_s": 0.001}, {"max_depth": 0}, {"max_stacks": 1}]
+)
 def test_sampler_settings_are_checked_at_construction(fields):
     from workbench.recorder import RecorderConfig
 

@@ -37,7 +37,11 @@ def test_the_stalled_function_is_the_top_moved_frame_within_the_incident(tmp_pat
 def test_gc_pauses_that_overlap_the_slow_spans(tmp_path):
     report = within_run(_run(tmp_path, "inc", incident=True, gc_in_slow=True))
     gc = report.gc
-    assert gc.pauses == 10 and gc.pause_ms == pytest.approx(200.0, abs=0.01) and gc.slow_ms == pytest.approx(500.0, abs=0.01)
+    assert (
+        gc.pauses == 10
+        and gc.pause_ms == pytest.approx(200.0, abs=0.01)
+        and gc.slow_ms == pytest.approx(500.0, abs=0.01)
+    )
     assert gc.normal_pause_ms == pytest.approx(0.2 * 4, abs=0.01) and gc.generations == {"0": 10}
     assert report.moved[0].function == "(garbage collection)"
     lines = render_host(report)
@@ -59,8 +63,17 @@ def test_between_sides_the_candidates_slow_spans_against_the_baseline(tmp_path):
     assert report.moved[0].function == "wait_for_storage"
     assert report.normal_samples == 40 and report.slow_samples == 50
     assert HostReport.from_json(report.to_json()) == report
-    assert between([base], [read_capture(write(tmp_path / "plain.json", {k: v for k, v in capture(incident=True).items()
-                                                                          if k != "host"}))]) is None
+    assert (
+        between(
+            [base],
+            [
+                read_capture(
+                    write(tmp_path / "plain.json", {k: v for k, v in capture(incident=True).items() if k != "host"})
+                )
+            ],
+        )
+        is None
+    )
 
 
 def test_the_lines_fit_80_columns_and_capture_strings_are_made_safe(tmp_path):
@@ -73,14 +86,20 @@ def test_the_lines_fit_80_columns_and_capture_strings_are_made_safe(tmp_path):
 
 @pytest.mark.store
 def test_wb_show_and_inspect_print_the_host_side(tmp_path, sqlite_url):
-    paths = [write(tmp_path / "a.json", capture(incident=False)),
-             write(tmp_path / "b.json", capture(incident=True, stall_function="wait_for_storage"))]
+    paths = [
+        write(tmp_path / "a.json", capture(incident=False)),
+        write(tmp_path / "b.json", capture(incident=True, stall_function="wait_for_storage")),
+    ]
     assert run_wb("--store", sqlite_url, "import", *map(str, paths)).returncode == 0
     out = run_wb("--store", sqlite_url, "show", "2")
     assert out.returncode == 0, out.stderr
-    assert "host (flight recorder; observation, not cause)" in out.stdout and "wait_for_storage (loop.py:20)" in out.stdout
+    assert (
+        "host (flight recorder; observation, not cause)" in out.stdout and "wait_for_storage (loop.py:20)" in out.stdout
+    )
     refused = run_wb("--store", sqlite_url, "inspect", "1", "--vs", "2", "--json")
     assert refused.returncode == 3 and "host_activity" not in json.loads(refused.stdout)  # steady vs incident: refused
-    out = run_wb("--store", sqlite_url, "inspect", "1", "--vs", "2", "--accept", "window", "--why", "incident vs normal")
+    out = run_wb(
+        "--store", sqlite_url, "inspect", "1", "--vs", "2", "--accept", "window", "--why", "incident vs normal"
+    )
     assert out.returncode == 0, out.stderr
     assert "frames that gained most samples" in out.stdout and "wait_for_storage" in out.stdout

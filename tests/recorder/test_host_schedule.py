@@ -43,10 +43,14 @@ def run_sampler(*, stack_hz, host_interval_s, seconds, late=0.0):
             Ring.rows += 1
 
     sampler = HostSampler(
-        stacks_ring=Ring() if stack_hz else None, host_ring=Ring() if host_interval_s else None,
-        tables=StackTables(max_frames=64, max_stacks=64, max_depth=8), stack_hz=stack_hz,
-        host_interval_s=host_interval_s, clock_ns=lambda: 0.0,
-        on_fault=lambda exc, where: pytest.fail(f"{where}: {exc}"), seal=lambda now: None,
+        stacks_ring=Ring() if stack_hz else None,
+        host_ring=Ring() if host_interval_s else None,
+        tables=StackTables(max_frames=64, max_stacks=64, max_depth=8),
+        stack_hz=stack_hz,
+        host_interval_s=host_interval_s,
+        clock_ns=lambda: 0.0,
+        on_fault=lambda exc, where: pytest.fail(f"{where}: {exc}"),
+        seal=lambda now: None,
         thread_time=lambda: 0.0,
     )
     fake = FakeTime(lambda: setattr(sampler, "_stopping", True), seconds=seconds, late=late)

@@ -23,10 +23,32 @@ def _run_loop(tmp_path, *extra: str) -> tuple[str, dict]:
     env = {k: v for k, v in os.environ.items() if k not in ("WB_RECORDER", "WB_STORE")}
     env["OMP_NUM_THREADS"] = "1"
     out = subprocess.run(
-        [sys.executable, str(EXAMPLE), "--steps", "120", "--normal-steps", "60", "--stall-at", "100",
-         "--stall-ms", "1200", "--at-least-ms", "500", "--input-ms", "1", "--out", str(tmp_path / "snaps"),
-         "--store", url, *extra],
-        capture_output=True, text=True, cwd=REPO, env=env, timeout=300,
+        [
+            sys.executable,
+            str(EXAMPLE),
+            "--steps",
+            "120",
+            "--normal-steps",
+            "60",
+            "--stall-at",
+            "100",
+            "--stall-ms",
+            "1200",
+            "--at-least-ms",
+            "500",
+            "--input-ms",
+            "1",
+            "--out",
+            str(tmp_path / "snaps"),
+            "--store",
+            url,
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr
     return url, json.loads(out.stdout)
@@ -66,8 +88,19 @@ def test_recorded_loop_stalls_once_and_the_snapshot_compares(tmp_path):
     assert refused["comparable"] is False and refused["refusal"]["dimension"] == "window"
     assert "'incident'" in refused["refusal"]["reason"]
     # ... unless the user accepts it, with a reason.
-    res = run_wb("--store", url, "compare", str(baseline), "--vs", str(candidate), "--accept", "window",
-                 "--why", "the moments before a stall against a normal window", "--json")
+    res = run_wb(
+        "--store",
+        url,
+        "compare",
+        str(baseline),
+        "--vs",
+        str(candidate),
+        "--accept",
+        "window",
+        "--why",
+        "the moments before a stall against a normal window",
+        "--json",
+    )
     assert res.returncode == 0, res.stderr
     result = json.loads(res.stdout)
     assert result["comparable"] is True, result["refusal"]
@@ -107,8 +140,19 @@ def test_a_gc_heavy_phase_shows_its_pauses(tmp_path):
     moved = [m["function"] for m in json.loads(res.stdout)["host_activity"]["moved"]]
     assert "churn_garbage" in moved or "(garbage collection)" in moved
     # wb inspect of the normal window against the incident shows the same, beside the comparison.
-    res = run_wb("--store", url, "inspect", str(report["imported_runs"][0]), "--vs", str(run),
-                 "--accept", "window", "--why", "an incident against a normal window", "--json")
+    res = run_wb(
+        "--store",
+        url,
+        "inspect",
+        str(report["imported_runs"][0]),
+        "--vs",
+        str(run),
+        "--accept",
+        "window",
+        "--why",
+        "an incident against a normal window",
+        "--json",
+    )
     assert res.returncode == 0, res.stderr
     host = json.loads(res.stdout)["host_activity"]
     assert host["gc"]["pauses"] > 10 and host["normal_samples"] > 0

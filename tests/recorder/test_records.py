@@ -22,8 +22,13 @@ def _round_trip(path) -> tuple[bytes, Capture]:
 
 
 def test_a_snapshot_with_gpu_samples_and_an_incident_decodes_to_records_and_back(make_recorder, clock):
-    rec = make_recorder(gpu_interval_s=0.1, gpu_source=NvmlSource(FakeNvml(devices=2, xids=[79])), start_threads=False,
-                        trigger=TriggerRule(slower_than_ms=50), dimensions={"model": "toy"})
+    rec = make_recorder(
+        gpu_interval_s=0.1,
+        gpu_source=NvmlSource(FakeNvml(devices=2, xids=[79])),
+        start_threads=False,
+        trigger=TriggerRule(slower_than_ms=50),
+        dimensions={"model": "toy"},
+    )
     rec._sampler.open()
     for _ in range(3):
         clock.advance_ms(100)

@@ -10,8 +10,14 @@ from workbench.recorder.ring import SegmentRing
 
 
 def ring(max_bytes=64 * 1024, max_age_ns=None, segment_rows=256, seal_every_ns=float("inf")):
-    return SegmentRing("spans", ("a", "b", "c", "d", "e"), max_bytes=max_bytes, max_age_ns=max_age_ns,
-                       segment_rows=segment_rows, seal_every_ns=seal_every_ns)
+    return SegmentRing(
+        "spans",
+        ("a", "b", "c", "d", "e"),
+        max_bytes=max_bytes,
+        max_age_ns=max_age_ns,
+        segment_rows=segment_rows,
+        seal_every_ns=seal_every_ns,
+    )
 
 
 def fill(r: SegmentRing, rows: int, t0: float = 0.0, dt: float = 1.0) -> float:

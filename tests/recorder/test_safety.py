@@ -32,8 +32,7 @@ def test_import_is_light_and_recording_loads_nothing_heavy(tmp_path):
     )
     env = {k: v for k, v in os.environ.items() if k not in ("WB_RECORDER", "WB_STORE")}
     env["WB_RECORDER_DIR"] = str(tmp_path)  # a slow step on a busy machine may snapshot: not into the repo
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 
@@ -150,8 +149,7 @@ def test_disabled_by_environment(monkeypatch, tmp_path):
 
 
 def test_many_threads_record_requests_concurrently(make_recorder):
-    rec = Recorder(gpu_interval_s=None, lens="inference", trigger=None,
-                   out_dir=make_recorder().config.out_dir)
+    rec = Recorder(gpu_interval_s=None, lens="inference", trigger=None, out_dir=make_recorder().config.out_dir)
     errors = []
 
     def serve(worker: int) -> None:
@@ -219,8 +217,7 @@ def test_pending_snapshot_is_finished_at_exit(tmp_path):
         "rec.snapshot('at exit', wait=False)\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("WB_RECORDER", "WB_STORE")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     [path] = tmp_path.glob("*.json")
     assert len(load(path)["samples"]) == 50

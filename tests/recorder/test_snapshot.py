@@ -14,8 +14,12 @@ from workbench.recorder import TriggerRule
 from .helpers import assert_no_nan, load, record_steps
 
 TRAINING_DIMS = {
-    "model": "toy", "objective": "regression", "hardware": "1x test CPU", "topology": "single process",
-    "rank_count": 1, "effective_batch": 32,
+    "model": "toy",
+    "objective": "regression",
+    "hardware": "1x test CPU",
+    "topology": "single process",
+    "rank_count": 1,
+    "effective_batch": 32,
 }
 
 
@@ -88,9 +92,11 @@ def test_phases_repeated_in_a_step_are_summed(make_recorder, clock):
 
 
 def test_inference_snapshot(make_recorder, clock):
-    rec = make_recorder(lens="inference", trigger=TriggerRule(slower_than_ms=500.0, k_median=None),
-                        dimensions={"model": "m", "weights": "sha256:00", "hardware": "h", "topology": "t",
-                                    "request_mix": "512/128"})
+    rec = make_recorder(
+        lens="inference",
+        trigger=TriggerRule(slower_than_ms=500.0, k_median=None),
+        dimensions={"model": "m", "weights": "sha256:00", "hardware": "h", "topology": "t", "request_mix": "512/128"},
+    )
     for i in range(4):
         with rec.request() as req:
             with req.phase("queue"):
@@ -166,8 +172,9 @@ def test_snapshot_goes_straight_into_the_store_and_compares(make_recorder, clock
     from tests.conftest import run_wb
     from store import open_store
 
-    rec = make_recorder(store_url=store_url, dimensions=TRAINING_DIMS, label="loop",
-                        trigger=TriggerRule(k_median=4.0, cooldown_s=0.0))
+    rec = make_recorder(
+        store_url=store_url, dimensions=TRAINING_DIMS, label="loop", trigger=TriggerRule(k_median=4.0, cooldown_s=0.0)
+    )
     record_steps(rec, clock, [10.0] * 100)
     normal = rec.snapshot("normal window")
     stalled = [10.0] * 40
@@ -188,8 +195,19 @@ def test_snapshot_goes_straight_into_the_store_and_compares(make_recorder, clock
     assert normal is not None
     out = run_wb("--store", store_url, "compare", str(baseline), "--vs", str(candidate), "--json")
     assert json.loads(out.stdout)["refusal"]["dimension"] == "window"  # steady against incident
-    out = run_wb("--store", store_url, "compare", str(baseline), "--vs", str(candidate), "--json",
-                 "--accept", "window", "--why", "an incident against the normal window")
+    out = run_wb(
+        "--store",
+        store_url,
+        "compare",
+        str(baseline),
+        "--vs",
+        str(candidate),
+        "--json",
+        "--accept",
+        "window",
+        "--why",
+        "an incident against the normal window",
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["comparable"] is True, result["refusal"]

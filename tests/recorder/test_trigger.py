@@ -163,13 +163,16 @@ def test_incident_budget_unit():
     assert budget.suppressed == {"cooldown": 1, "busy": 1, "budget": 1}
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"slower_than_ms": None, "k_median": None},
-    {"k_median": 1.0},
-    {"refresh_every": 24},
-    {"min_history": 300},
-    {"max_concurrent": 0},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"slower_than_ms": None, "k_median": None},
+        {"k_median": 1.0},
+        {"refresh_every": 24},
+        {"min_history": 300},
+        {"max_concurrent": 0},
+    ],
+)
 def test_rule_validation(kwargs):
     with pytest.raises(ValueError):
         TriggerRule(**kwargs)

@@ -59,14 +59,14 @@ def write_plan(path: Path, *, baseline: list[str], candidate: list[str], artifac
     return path
 
 
-FAKE_BENCH = r'''#!/bin/sh
+FAKE_BENCH = r"""#!/bin/sh
 # A fast stand-in benchmark: writes a training capture whose step_ms are BASE plus a
 # little per-slot variation; sleeps SLEEP seconds first (for interrupt tests).
 BASE="${1:-10}"; SLEEP="${2:-0}"
 sleep "$SLEEP"
 V=$(awk -v b="$BASE" -v s="${WB_RERUN_SLOT:-0}" 'BEGIN { printf "%.4f", b * (1 + ((s * 7919) % 13 - 6) / 2000) }')
 printf '{"format": "workbench.capture/1", "lens": "training", "label": "fake", "samples": [{"step": 0, "rank": 0, "step_ms": %s}, {"step": 1, "rank": 0, "step_ms": %s}]}' "$V" "$V" > "$WB_CAPTURE_OUT"
-'''
+"""
 
 
 def fake_bench(tmp: Path) -> Path:

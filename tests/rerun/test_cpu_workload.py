@@ -20,7 +20,9 @@ pytestmark = pytest.mark.slow
 
 def _run_plan(tmp_path, rounds, baseline, candidate):
     store = f"sqlite:///{tmp_path / 'wb.sqlite'}"
-    path = write_plan(tmp_path / "plan.toml", baseline=baseline, candidate=candidate, rounds=rounds, artifacts=[str(CPU_WORKLOAD)])
+    path = write_plan(
+        tmp_path / "plan.toml", baseline=baseline, candidate=candidate, rounds=rounds, artifacts=[str(CPU_WORKLOAD)]
+    )
     assert wb("rerun", "plan", "--from-file", str(path), store=store)[0] == 0
     code, out, err = wb("rerun", "run", "p", "--workdir", str(tmp_path / "w"), "--json", store=store)
     assert code == 0, err
@@ -33,13 +35,19 @@ def test_workload_writes_a_valid_native_capture(tmp_path):
     from workbench.importers.native import read_capture
 
     out = tmp_path / "c.json"
-    subprocess.run([sys.executable, str(CPU_WORKLOAD), "--size", "4", "--steps", "3", "--warmup", "0"], check=True, env={"WB_CAPTURE_OUT": str(out), "PATH": ""})
+    subprocess.run(
+        [sys.executable, str(CPU_WORKLOAD), "--size", "4", "--steps", "3", "--warmup", "0"],
+        check=True,
+        env={"WB_CAPTURE_OUT": str(out), "PATH": ""},
+    )
     record = read_capture(out)
     assert record.lens == "training" and record.sample_count == 3
     assert (record.samples["step_ms"] > 0).all()
     # Without WB_CAPTURE_OUT it says so and fails; --fail writes nothing.
     assert subprocess.run([sys.executable, str(CPU_WORKLOAD)], env={"PATH": ""}, capture_output=True).returncode == 2
-    r = subprocess.run([sys.executable, str(CPU_WORKLOAD), "--fail", "--out", str(tmp_path / "x.json")], capture_output=True)
+    r = subprocess.run(
+        [sys.executable, str(CPU_WORKLOAD), "--fail", "--out", str(tmp_path / "x.json")], capture_output=True
+    )
     assert r.returncode == 1 and not (tmp_path / "x.json").exists()
 
 

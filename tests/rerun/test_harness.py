@@ -74,8 +74,23 @@ def test_failing_candidate_is_recorded_and_reported(tmp_path, store):
     [
         (["sh", "-c", "true"], "wrote no capture"),
         (["sh", "-c", 'echo "{not json" > "$WB_CAPTURE_OUT"'], "invalid capture"),
-        (["sh", "-c", 'echo \'{"format": "workbench.capture/1", "lens": "inference", "samples": []}\' > "$WB_CAPTURE_OUT"'], "lens 'inference'"),
-        (["sh", "-c", 'echo \'{"format": "workbench.capture/1", "lens": "training", "samples": [{"step": 1, "loss": 2.0}]}\' > "$WB_CAPTURE_OUT"'], "no 'step_ms' samples"),
+        (
+            [
+                "sh",
+                "-c",
+                'echo \'{"format": "workbench.capture/1", "lens": "inference", "samples": []}\' > "$WB_CAPTURE_OUT"',
+            ],
+            "lens 'inference'",
+        ),
+        (
+            [
+                "sh",
+                "-c",
+                'echo \'{"format": "workbench.capture/1", "lens": "training", "samples": [{"step": 1, "loss": 2.0}]}\' '
+                '> "$WB_CAPTURE_OUT"',
+            ],
+            "no 'step_ms' samples",
+        ),
         (["sleep", "30"], "timed out after 0.5 s"),
         (["/nonexistent/bench"], "cannot start"),
     ],
@@ -107,8 +122,14 @@ def test_plan_is_immutable_once_executed(tmp_path, store):
     bench = fake_bench(tmp_path)
     first = _plan(tmp_path, store, baseline=[str(bench), "10"], candidate=[str(bench), "11"], seed=1)
     assert first["status"] == "added"
-    assert _plan(tmp_path, store, baseline=[str(bench), "10"], candidate=[str(bench), "11"], seed=1)["status"] == "unchanged"
-    assert _plan(tmp_path, store, baseline=[str(bench), "10"], candidate=[str(bench), "12"], seed=1)["status"] == "replaced"
+    assert (
+        _plan(tmp_path, store, baseline=[str(bench), "10"], candidate=[str(bench), "11"], seed=1)["status"]
+        == "unchanged"
+    )
+    assert (
+        _plan(tmp_path, store, baseline=[str(bench), "10"], candidate=[str(bench), "12"], seed=1)["status"]
+        == "replaced"
+    )
     assert wb("rerun", "run", "p", "--workdir", str(tmp_path / "w"), store=store)[0] == 0
     path = write_plan(tmp_path / "p2.toml", baseline=[str(bench), "10"], candidate=[str(bench), "13"], seed=1)
     code, _, err = wb("rerun", "plan", "--from-file", str(path), store=store)
@@ -120,13 +141,32 @@ def test_plan_is_immutable_once_executed(tmp_path, store):
 def test_plan_from_options_and_dry_run_runs_nothing(tmp_path, store):
     bench = fake_bench(tmp_path)
     code, out, err = wb(
-        "rerun", "plan", "opt", "--lens", "training", "--baseline", f"{bench} 10", "--candidate", f"{bench} 11",
-        "--artifact", f"{bench}:executable", "--rounds", "3", "--seed", "4", "--candidate-env", "MODE=new", "--json", store=store,
+        "rerun",
+        "plan",
+        "opt",
+        "--lens",
+        "training",
+        "--baseline",
+        f"{bench} 10",
+        "--candidate",
+        f"{bench} 11",
+        "--artifact",
+        f"{bench}:executable",
+        "--rounds",
+        "3",
+        "--seed",
+        "4",
+        "--candidate-env",
+        "MODE=new",
+        "--json",
+        store=store,
     )
     assert code == 0, err
     plan = json.loads(out)["plan"]
     assert plan["candidate"] == {"argv": [str(bench), "11"], "cwd": None, "env": {"MODE": "new"}}
-    assert plan["artifacts"][0]["role"] == "executable" and any("3 rounds is few" in w for w in json.loads(out)["warnings"])
+    assert plan["artifacts"][0]["role"] == "executable" and any(
+        "3 rounds is few" in w for w in json.loads(out)["warnings"]
+    )
     code, out, err = wb("rerun", "run", "opt", "--dry-run", "--json", store=store)
     assert code == 0, err
     doc = json.loads(out)
@@ -140,7 +180,15 @@ def test_plan_from_a_bundle_needs_confirmation(tmp_path, store):
     from workbench.rerun.plan import build_plan
 
     bench = fake_bench(tmp_path)
-    plan = build_plan({"name": "imported", "lens": "training", "baseline": [str(bench), "10"], "candidate": [str(bench), "11"], "rounds": 3})
+    plan = build_plan(
+        {
+            "name": "imported",
+            "lens": "training",
+            "baseline": [str(bench), "10"],
+            "candidate": [str(bench), "11"],
+            "rounds": 3,
+        }
+    )
     plan = plan.with_origin("bundle:" + "ab" * 32)
     st = open_store(store)
     with st.session() as s:
@@ -189,8 +237,10 @@ def test_executor_api_stops_between_runs_when_asked(tmp_path, store):
 def test_drift_and_outlier_runs_are_flagged_and_kept(tmp_path, store):
     # Every run 2 % slower than the one before (a warming machine), and slot 7 three times slower.
     script = (
-        'V=$(awk -v s="$WB_RERUN_SLOT" \'BEGIN { v = 10 * (1 + 0.02 * s); if (s == 7) v = v * 3; printf "%.4f", v }\'); '
-        'printf \'{"format": "workbench.capture/1", "lens": "training", "samples": [{"step": 0, "step_ms": %s}]}\' "$V" > "$WB_CAPTURE_OUT"'
+        'V=$(awk -v s="$WB_RERUN_SLOT" \'BEGIN { v = 10 * (1 + 0.02 * s); if (s == 7) v = v * 3; printf "%.4f", v '
+        "}'); "
+        'printf \'{"format": "workbench.capture/1", "lens": "training", "samples": [{"step": 0, "step_ms": %s}]}\' '
+        '"$V" > "$WB_CAPTURE_OUT"'
     )
     _plan(tmp_path, store, baseline=["sh", "-c", script], candidate=["sh", "-c", script], rounds=6)
     code, out, err = wb("rerun", "run", "p", "--workdir", str(tmp_path / "w"), "--json", store=store)
@@ -206,10 +256,15 @@ def test_drift_and_outlier_runs_are_flagged_and_kept(tmp_path, store):
 
 def test_guardrails_are_judged_beside_the_control(tmp_path, store):
     def bench(loss):
-        return ["sh", "-c", (
-            'printf \'{"format": "workbench.capture/1", "lens": "training", "quality": {"loss": %s, "eval_loss": 2.0}, '
-            '"samples": [{"step": 0, "step_ms": 10.%s}]}\' ' + f'{loss} "$WB_RERUN_SLOT" > "$WB_CAPTURE_OUT"'
-        )]
+        return [
+            "sh",
+            "-c",
+            (
+                'printf \'{"format": "workbench.capture/1", "lens": "training", "quality": {"loss": %s, "eval_loss": '
+                "2.0}, "
+                '"samples": [{"step": 0, "step_ms": 10.%s}]}\' ' + f'{loss} "$WB_RERUN_SLOT" > "$WB_CAPTURE_OUT"'
+            ),
+        ]
 
     path = write_plan(tmp_path / "g.toml", baseline=bench(1.0), candidate=bench(1.1), name="g")
     path.write_text(path.read_text() + '\n[[guardrails]]\nmetric = "loss"\nrule = "max_increase_pct"\nlimit = 5\n')
@@ -226,7 +281,9 @@ def test_guardrails_are_judged_beside_the_control(tmp_path, store):
 
 def test_a_plan_name_prints_literally_without_control_characters(tmp_path, store):
     bench = fake_bench(tmp_path)
-    path = write_plan(tmp_path / "odd.toml", baseline=[str(bench), "10"], candidate=[str(bench), "11"], name="[b]o\rd\x07d")
+    path = write_plan(
+        tmp_path / "odd.toml", baseline=[str(bench), "10"], candidate=[str(bench), "11"], name="[b]o\rd\x07d"
+    )
     # (not an ANSI sequence: click strips those itself when stdout is not a terminal, as here)
     code, out, err = wb("rerun", "plan", "--from-file", str(path), store=store)
     assert code == 0, err

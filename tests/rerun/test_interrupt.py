@@ -16,11 +16,15 @@ def _start(tmp_path, rounds=4):
     db = tmp_path / "wb.sqlite"
     store = f"sqlite:///{db}"
     bench = fake_bench(tmp_path)
-    path = write_plan(tmp_path / "plan.toml", baseline=[str(bench), "10", "0.3"], candidate=[str(bench), "11", "0.3"], rounds=rounds)
+    path = write_plan(
+        tmp_path / "plan.toml", baseline=[str(bench), "10", "0.3"], candidate=[str(bench), "11", "0.3"], rounds=rounds
+    )
     assert wb("rerun", "plan", "--from-file", str(path), store=store)[0] == 0
     proc = subprocess.Popen(
         [sys.executable, "-m", "workbench", "--store", store, "rerun", "run", "p", "--workdir", str(tmp_path / "w")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     return proc, db, store
 

@@ -14,14 +14,28 @@ from .helpers import write_plan
 
 
 def _data(**over):
-    base = {"name": "p", "lens": "training", "baseline": {"argv": ["./bench", "--old"]}, "candidate": {"argv": ["./bench", "--new"]}, "seed": 3}
+    base = {
+        "name": "p",
+        "lens": "training",
+        "baseline": {"argv": ["./bench", "--old"]},
+        "candidate": {"argv": ["./bench", "--new"]},
+        "seed": 3,
+    }
     base.update(over)
     return base
 
 
 def test_toml_plan_resolves_relative_paths_and_pins_artifacts(tmp_path):
     (tmp_path / "bench.bin").write_bytes(b"binary v1")
-    plan = load_plan_file(write_plan(tmp_path / "plan.toml", baseline=["./bench.bin"], candidate=["./bench.bin", "-x"], artifacts=["bench.bin"], rounds=6))
+    plan = load_plan_file(
+        write_plan(
+            tmp_path / "plan.toml",
+            baseline=["./bench.bin"],
+            candidate=["./bench.bin", "-x"],
+            artifacts=["bench.bin"],
+            rounds=6,
+        )
+    )
     assert plan.rounds == 6 and plan.order == "random" and plan.lens == "training"
     (art,) = plan.artifacts
     assert art.path == str((tmp_path / "bench.bin").resolve())
@@ -119,8 +133,22 @@ def test_a_sequential_report_before_its_first_look_has_unknown_bounds_not_nan():
     values = [(1, "A", 10.0), (1, "B", 11.0), (1, "A'", 10.1), (2, "A", 10.0), (2, "B", 11.1), (2, "A'", 9.9)]
     runs = [Outcome(k, arm, i, "ok", statistic=v) for i, (k, arm, v) in enumerate(values)]
     seq = look_over(runs, rounds=8, delta=0.02, higher_is_better=False, spending="obrien-fleming")
-    plan = PlanInfo(id=1, name="s", digest="d", lens="training", metric="step_ms", statistic="mean", higher_is_better=False,
-                    rounds=8, order="random", seed=1, delta=0.02, warmup=Warmup(), stopping="sequential", spending="obrien-fleming")
+    plan = PlanInfo(
+        id=1,
+        name="s",
+        digest="d",
+        lens="training",
+        metric="step_ms",
+        statistic="mean",
+        higher_is_better=False,
+        rounds=8,
+        order="random",
+        seed=1,
+        delta=0.02,
+        warmup=Warmup(),
+        stopping="sequential",
+        spending="obrien-fleming",
+    )
     section = _sequential_section(plan, seq, "running")
     assert section.repeated_ci95 == (None, None) and section.verdict is None
     assert "the first look is after round 3" in section.why

@@ -133,7 +133,15 @@ def test_changed_or_missing_artifact_blocks_with_its_name(tmp_path):
     exe, model = tmp_path / "bench", tmp_path / "model.bin"
     exe.write_bytes(b"v1")
     model.write_bytes(b"w")
-    plan = build_plan({"name": "p", "lens": "training", "baseline": ["./bench"], "candidate": ["./bench"], "artifacts": [str(exe), str(model)]})
+    plan = build_plan(
+        {
+            "name": "p",
+            "lens": "training",
+            "baseline": ["./bench"],
+            "candidate": ["./bench"],
+            "artifacts": [str(exe), str(model)],
+        }
+    )
     assert run_preflight(plan, nvml=NoDriver()).blockers == []
     exe.write_bytes(b"v2")
     model.unlink()

@@ -61,8 +61,22 @@ def test_runs_and_comparisons_belong_to_their_execution(store_url):
         s.add(e)
         s.flush()
         s.add(RerunRun(execution_id=e.id, round=1, arm="A", slot=0, status="ok", argv=["./bench"], statistic=10.5))
-        s.add(RerunRun(execution_id=e.id, round=1, arm="B", slot=1, status="failed", reason="exit status 1", argv=["./bench", "-x"]))
-        s.add(RerunComparison(plan_id=plan.id, execution_id=e.id, rounds_used=0, verdict=None, digest="x", body={"verdict": None}))
+        s.add(
+            RerunRun(
+                execution_id=e.id,
+                round=1,
+                arm="B",
+                slot=1,
+                status="failed",
+                reason="exit status 1",
+                argv=["./bench", "-x"],
+            )
+        )
+        s.add(
+            RerunComparison(
+                plan_id=plan.id, execution_id=e.id, rounds_used=0, verdict=None, digest="x", body={"verdict": None}
+            )
+        )
     with st.session() as s:
         (e,) = executions_of(s, plan.id)
         runs = runs_of(s, e.id)

@@ -18,8 +18,16 @@ pytestmark = pytest.mark.store
 
 
 def _plan(rounds: int = 5):
-    return build_plan({"name": "gemm", "lens": "training", "rounds": rounds, "seed": 7,
-                       "baseline": {"argv": ["./bench", "--old"]}, "candidate": {"argv": ["./bench", "--new"]}})
+    return build_plan(
+        {
+            "name": "gemm",
+            "lens": "training",
+            "rounds": rounds,
+            "seed": 7,
+            "baseline": {"argv": ["./bench", "--old"]},
+            "candidate": {"argv": ["./bench", "--new"]},
+        }
+    )
 
 
 def test_save_load_list_and_history_are_typed_records(store_url):
@@ -41,7 +49,11 @@ def test_save_load_list_and_history_are_typed_records(store_url):
 
 def test_an_unknown_plan_is_a_usage_error_and_an_unrun_one_has_no_latest_execution(store_url):
     st = open_store(store_url)
-    for call in (lambda: door.load(st, "nope"), lambda: door.detail(st, "nope"), lambda: door.latest_execution(st, "nope")):
+    for call in (
+        lambda: door.load(st, "nope"),
+        lambda: door.detail(st, "nope"),
+        lambda: door.latest_execution(st, "nope"),
+    ):
         with pytest.raises(UsageError, match="no rerun plan") as err:
             call()
         assert err.value.exit_code == EXIT_USAGE
@@ -57,8 +69,11 @@ def test_an_executed_plan_cannot_change_and_its_executions_are_read_back(store_u
     saved = door.save(st, _plan())
     pf = run_preflight()
     with st.session() as s:  # an execution as the executor records one (its preflight beside it)
-        s.add(RerunExecution(plan_id=saved.id, host="h", pid=1, status="interrupted", schedule=[[1, "A"]],
-                             preflights=[pf.to_json()]))
+        s.add(
+            RerunExecution(
+                plan_id=saved.id, host="h", pid=1, status="interrupted", schedule=[[1, "A"]], preflights=[pf.to_json()]
+            )
+        )
     with pytest.raises(WbError, match="new name") as err:
         door.save(st, _plan(rounds=6))
     assert err.value.exit_code == EXIT_REFUSED

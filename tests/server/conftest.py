@@ -63,8 +63,14 @@ class Served:
 
 
 def hermetic_env(tmp_path: Path) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_DATA_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home"),
-           "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "XDG_DATA_HOME": str(tmp_path / "xdg"),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+    }
     for name in ("WB_STORE", "WB_SERVER", "WB_TOKEN", "WB_LENS_EXTENSIONS"):
         env.pop(name, None)
     (tmp_path / "home").mkdir(exist_ok=True)
@@ -74,8 +80,13 @@ def hermetic_env(tmp_path: Path) -> dict[str, str]:
 def start_server(store_url: str, tmp_path: Path, *options: str) -> Served:
     env = hermetic_env(tmp_path)
     open_store(store_url).ensure_exists()  # a SQLite store exists before the server opens it
-    proc = subprocess.Popen([sys.executable, "-m", "workbench", "--store", store_url, "serve", "--port", "0", *options],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "--store", store_url, "serve", "--port", "0", *options],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     lines: list[str] = []
     found = threading.Event()
     address: list[str] = []

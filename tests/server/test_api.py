@@ -21,8 +21,12 @@ CAND = ["11", "12", "13", "14", "15"]
 
 
 def _upload(http, path, **params):
-    return http.post("/api/v1/captures", params={"name": path.name, **params}, content=path.read_bytes(),
-                     headers={"Content-Type": "application/octet-stream"})
+    return http.post(
+        "/api/v1/captures",
+        params={"name": path.name, **params},
+        content=path.read_bytes(),
+        headers={"Content-Type": "application/octet-stream"},
+    )
 
 
 def _wb_json(served, *args):
@@ -54,11 +58,28 @@ def test_upload_runs_show_compare_as_the_cli(serve, store_url):
         assert entry["who"] == "token:ci" and entry["value"] == "r7"
         assert http.get("/api/v1/runs/3").json()["declarations"][0]["who"] == "token:ci"
 
-        body = {"baseline": BASE, "candidate": CAND, "control": ["6", "7", "8", "9", "10"],
-                "change": ["engine_revision=v0.8.2:v0.8.3"]}
+        body = {
+            "baseline": BASE,
+            "candidate": CAND,
+            "control": ["6", "7", "8", "9", "10"],
+            "change": ["engine_revision=v0.8.2:v0.8.3"],
+        }
         served_doc = http.post("/api/v1/compare", json=body).json()
-        local = _wb_json(served, "compare", *BASE, "--vs", *CAND, "--control", "6", "7", "8", "9", "10",
-                         "--change", "engine_revision=v0.8.2:v0.8.3")
+        local = _wb_json(
+            served,
+            "compare",
+            *BASE,
+            "--vs",
+            *CAND,
+            "--control",
+            "6",
+            "7",
+            "8",
+            "9",
+            "10",
+            "--change",
+            "engine_revision=v0.8.2:v0.8.3",
+        )
         assert served_doc == local
         assert served_doc["comparable"] is True
 
@@ -73,8 +94,17 @@ def test_a_named_investigation_stores_the_comparison_and_exports_its_bundle(serv
     with served.client(token) as http:
         for path in INFERENCE:
             assert _upload(http, path).status_code == 201
-    inv = _wb_json(served, "investigate", "new", "--lens", "inference", "--question", "ship v0.8.3?",
-                   "--change", "engine_revision=v0.8.2:v0.8.3")
+    inv = _wb_json(
+        served,
+        "investigate",
+        "new",
+        "--lens",
+        "inference",
+        "--question",
+        "ship v0.8.3?",
+        "--change",
+        "engine_revision=v0.8.2:v0.8.3",
+    )
     body = {"baseline": BASE, "candidate": CAND, "investigation": inv["id"]}
     with served.client(reader) as http:
         refused = http.post("/api/v1/compare", json=body)

@@ -42,8 +42,12 @@ def _raw(served, head: bytes, body_parts=(), pause_s: float = 0.0, timeout_s: fl
 
 
 def _head(token: str, length: int | None, name: str = "big.json") -> bytes:
-    lines = [f"POST /api/v1/captures?name={name} HTTP/1.1", "Host: 127.0.0.1", f"Authorization: Bearer {token}",
-             "Content-Type: application/octet-stream"]
+    lines = [
+        f"POST /api/v1/captures?name={name} HTTP/1.1",
+        "Host: 127.0.0.1",
+        f"Authorization: Bearer {token}",
+        "Content-Type: application/octet-stream",
+    ]
     lines.append(f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked")
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
@@ -54,8 +58,13 @@ def test_tokens_missing_malformed_forged_revoked_and_too_weak(serve, sqlite_url)
     read = served.token("dash", "read")
     with served.client() as http:
         assert http.get("/healthz").status_code == 200  # the one open endpoint
-        for headers in ({}, {"Authorization": "Basic abc"}, {"Authorization": "Bearer"},
-                        {"Authorization": f"Bearer {upload[:-2]}xx"}, {"Authorization": "Bearer " + "a" * 5000}):
+        for headers in (
+            {},
+            {"Authorization": "Basic abc"},
+            {"Authorization": "Bearer"},
+            {"Authorization": f"Bearer {upload[:-2]}xx"},
+            {"Authorization": "Bearer " + "a" * 5000},
+        ):
             answer = http.get("/api/v1/runs", headers=headers)
             assert answer.status_code == 401, (headers, answer.text)
             assert answer.headers["www-authenticate"].startswith("Bearer")
@@ -85,7 +94,16 @@ def test_path_like_names_are_refused_and_labels_are_only_text(serve, sqlite_url,
     token = served.token("ci", "upload")
     body = CAPTURE.read_bytes()
     with served.client(token) as http:
-        for name in ("../../escape.json", "/etc/passwd", "a/b.json", "..", ".hidden.json", "a\\b.json", "x\x00.json", ""):
+        for name in (
+            "../../escape.json",
+            "/etc/passwd",
+            "a/b.json",
+            "..",
+            ".hidden.json",
+            "a\\b.json",
+            "x\x00.json",
+            "",
+        ):
             answer = _upload(http, name, body)
             assert answer.status_code == 422, (name, answer.text)
         label = "../../../../tmp/owned [bold red]x[/]"
@@ -99,7 +117,7 @@ def test_an_oversized_body_is_refused_before_it_is_read(serve, sqlite_url):
     served = serve(sqlite_url, "--max-upload", "4096")
     token = served.token("ci", "upload")
     # A declared 2 GB: refused from the header, with nothing of the body sent.
-    answer = _raw(served, _head(token, 2 * 1024 ** 3))
+    answer = _raw(served, _head(token, 2 * 1024**3))
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
     assert b"over the upload limit of 4,096 bytes" in answer
     # No length declared: counted as it comes, refused once past the budget.

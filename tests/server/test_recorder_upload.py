@@ -9,14 +9,27 @@ import socket
 from tests.recorder.helpers import FakeClock, record_steps
 from workbench.recorder import Recorder
 
-DIMS = {"model": "toy", "objective": "regression", "hardware": "1x test CPU", "topology": "single process",
-        "rank_count": 1, "effective_batch": 32}
+DIMS = {
+    "model": "toy",
+    "objective": "regression",
+    "hardware": "1x test CPU",
+    "topology": "single process",
+    "rank_count": 1,
+    "effective_batch": 32,
+}
 
 
 def _recorder(tmp_path, server: str) -> tuple[Recorder, FakeClock]:
     clock = FakeClock()
-    rec = Recorder(clock=clock, wall_clock=lambda: 1_796_000_000.0, out_dir=tmp_path / "snapshots", gpu_interval_s=None,
-                   dimensions=DIMS, label="node-7", server=server)
+    rec = Recorder(
+        clock=clock,
+        wall_clock=lambda: 1_796_000_000.0,
+        out_dir=tmp_path / "snapshots",
+        gpu_interval_s=None,
+        dimensions=DIMS,
+        label="node-7",
+        server=server,
+    )
     return rec, clock
 
 

@@ -32,20 +32,54 @@ def test_push_then_the_remote_commands_print_what_the_local_ones_print(serve, st
     read = served.token("laptop", "read")
     pushed = run_wb("push", str(DEMO / "inference"), "--server", served.url, env={**served.env, "WB_TOKEN": upload})
     assert pushed.returncode == 0, pushed.stderr
-    imported = run_wb("--store", str(tmp_path / "local.sqlite"), "import", *map(str, sorted((DEMO / "inference").glob("*.json"))),
-                      env=served.env)
+    imported = run_wb(
+        "--store",
+        str(tmp_path / "local.sqlite"),
+        "import",
+        *map(str, sorted((DEMO / "inference").glob("*.json"))),
+        env=served.env,
+    )
     assert pushed.stdout == imported.stdout  # the same per-file lines, the same run ids
     again = run_wb("push", str(DEMO / "inference"), "--server", served.url, env={**served.env, "WB_TOKEN": upload})
     said = " ".join(again.stderr.split())  # Rich wraps stderr at its width
     assert again.returncode == 0 and "already imported (capture 1, runs 1)" in said and "nothing new imported" in said
 
     cases = [
-        ("runs",), ("runs", "--lens", "training"), ("show", "3"), ("runs", "--json"), ("show", "3", "--json"),
+        ("runs",),
+        ("runs", "--lens", "training"),
+        ("show", "3"),
+        ("runs", "--json"),
+        ("show", "3", "--json"),
         ("compare", *BASE, "--vs", *CAND, "--change", "engine_revision=v0.8.2:v0.8.3"),
-        ("compare", *BASE, "--vs", *CAND, "--control", "6", "7", "8", "9", "10", "--change", "engine_revision=v0.8.2:v0.8.3"),
+        (
+            "compare",
+            *BASE,
+            "--vs",
+            *CAND,
+            "--control",
+            "6",
+            "7",
+            "8",
+            "9",
+            "10",
+            "--change",
+            "engine_revision=v0.8.2:v0.8.3",
+        ),
         ("compare", *BASE, "--vs", *CAND, "--change", "engine_revision=v0.8.2:v0.8.3", "--json"),
         ("inspect", *BASE, "--vs", *CAND, "--change", "engine_revision=v0.8.2:v0.8.3"),
-        ("inspect", *BASE, "--vs", *CAND, "--change", "engine_revision=v0.8.2:v0.8.3", "--windows", "4", "--top", "3", "--json"),
+        (
+            "inspect",
+            *BASE,
+            "--vs",
+            *CAND,
+            "--change",
+            "engine_revision=v0.8.2:v0.8.3",
+            "--windows",
+            "4",
+            "--top",
+            "3",
+            "--json",
+        ),
     ]
     for args in cases:
         local, remote = _both(served, read, *args)
@@ -59,8 +93,14 @@ def test_push_then_the_remote_commands_print_what_the_local_ones_print(serve, st
 def test_a_refused_comparison_prints_the_same_way_out_and_exit_code(serve, sqlite_url):
     served = serve(sqlite_url)
     upload = served.token("ci", "upload")
-    pushed = run_wb("push", str(DEMO / "inference"), str(DEMO / "not-comparable"), "--server", served.url,
-                    env={**served.env, "WB_TOKEN": upload})
+    pushed = run_wb(
+        "push",
+        str(DEMO / "inference"),
+        str(DEMO / "not-comparable"),
+        "--server",
+        served.url,
+        env={**served.env, "WB_TOKEN": upload},
+    )
     assert pushed.returncode == 0, pushed.stderr
     args = ("compare", *BASE, "--vs", "16", "--fail-on", "refused")  # H100 runs against an A100 one
     local, remote = _both(served, upload, *args)
@@ -75,15 +115,33 @@ def test_bundle_export_from_the_server_verifies_offline(serve, sqlite_url, tmp_p
     upload = served.token("ci", "upload")
     env = {**served.env, "WB_TOKEN": upload}
     assert run_wb("push", str(DEMO / "inference"), "--server", served.url, env=env).returncode == 0
-    inv = json.loads(run_wb("--store", sqlite_url, "investigate", "new", "--lens", "inference", "--question", "ship?",
-                            "--change", "engine_revision=v0.8.2:v0.8.3", "--json", env=served.env).stdout)
-    stored = run_wb("--store", sqlite_url, "investigate", "compare", str(inv["id"]), *BASE, "--vs", *CAND, env=served.env)
+    inv = json.loads(
+        run_wb(
+            "--store",
+            sqlite_url,
+            "investigate",
+            "new",
+            "--lens",
+            "inference",
+            "--question",
+            "ship?",
+            "--change",
+            "engine_revision=v0.8.2:v0.8.3",
+            "--json",
+            env=served.env,
+        ).stdout
+    )
+    stored = run_wb(
+        "--store", sqlite_url, "investigate", "compare", str(inv["id"]), *BASE, "--vs", *CAND, env=served.env
+    )
     assert stored.returncode == 0, stored.stderr
     out = tmp_path / "served.bundle.json"
     remote = run_wb("--server", served.url, "bundle", "export", str(inv["id"]), "-o", str(out), "--json", env=env)
     assert remote.returncode == 0, remote.stderr
     local_out = tmp_path / "local.bundle.json"
-    local = run_wb("--store", sqlite_url, "bundle", "export", str(inv["id"]), "-o", str(local_out), "--json", env=served.env)
+    local = run_wb(
+        "--store", sqlite_url, "bundle", "export", str(inv["id"]), "-o", str(local_out), "--json", env=served.env
+    )
     for digest in ("recipe_sha256", "results_sha256"):  # (the checksum covers the export's time too)
         assert json.loads(remote.stdout)[digest] == json.loads(local.stdout)[digest]
     verify = run_wb("evidence", "verify", str(out), env={k: v for k, v in served.env.items() if k != "WB_TOKEN"})

@@ -22,8 +22,9 @@ def test_add_list_revoke_through_the_cli(wb_env, tmp_path):
     assert added.returncode == 0, added.stderr
     token = added.stdout.strip()
     assert token.startswith("wb_") and len(token) > 40 and "shown once" in added.stderr
-    assert token.encode() not in path.read_bytes() + (path.with_name("wb.sqlite-wal").read_bytes()
-                                                      if path.with_name("wb.sqlite-wal").exists() else b"")
+    assert token.encode() not in path.read_bytes() + (
+        path.with_name("wb.sqlite-wal").read_bytes() if path.with_name("wb.sqlite-wal").exists() else b""
+    )
     [(stored,)] = sqlite3.connect(path).execute("SELECT sha256 FROM api_token").fetchall()
     assert stored == digest(token)
     listed = run_wb("--store", str(path), "token", "list", "--json")
@@ -69,6 +70,8 @@ def test_a_schema_1_store_is_upgraded_with_the_token_table(store_url, tmp_path):
     st.close()
     upgraded = open_store(store_url)
     with upgraded.engine.connect() as conn:
-        assert conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one() == str(SCHEMA_VERSION)
+        assert conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one() == str(
+            SCHEMA_VERSION
+        )
     token = add_token(upgraded, "ci", "read")
     assert authenticate(upgraded, token) == Caller("ci", "read")

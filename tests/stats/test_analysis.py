@@ -12,13 +12,25 @@ from tests.stats.datasets import AP, A, B, B2
 
 def test_json_contract():
     doc = ws.analyze(A, B, AP, paired=True).to_json()
-    for key in ("ratio", "throughput_ratio", "time_change_pct", "throughput_change_pct", "intervals", "aa", "verdict", "flags", "gate"):
+    for key in (
+        "ratio",
+        "throughput_ratio",
+        "time_change_pct",
+        "throughput_change_pct",
+        "intervals",
+        "aa",
+        "verdict",
+        "flags",
+        "gate",
+    ):
         assert key in doc
     assert doc["verdict"] in ws.VERDICTS and doc["gate"] in (ws.PASS, ws.FAIL, ws.RERUN)
     for i in doc["intervals"]:
         assert {"method", "level", "low", "high"} <= set(i)
     boot = [i for i in doc["intervals"] if i["method"].startswith("bootstrap")]
-    assert boot and all(i["seed"] == 12345 and i["n_boot"] == 10_000 and i["numpy_version"] == np.__version__ for i in boot)
+    assert boot and all(
+        i["seed"] == 12345 and i["n_boot"] == 10_000 and i["numpy_version"] == np.__version__ for i in boot
+    )
     json.dumps(doc, allow_nan=False)  # no NaN/Infinity anywhere
 
 

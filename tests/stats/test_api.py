@@ -16,9 +16,20 @@ def test_importing_the_package_does_not_import_scipy():
 
 
 def test_vocabulary():
-    assert ws.VERDICTS == ("REGRESSION", "IMPROVEMENT", "EQUIVALENT", "SLOWER_UNRESOLVED", "FASTER_UNRESOLVED", "INCONCLUSIVE")
+    assert ws.VERDICTS == (
+        "REGRESSION",
+        "IMPROVEMENT",
+        "EQUIVALENT",
+        "SLOWER_UNRESOLVED",
+        "FASTER_UNRESOLVED",
+        "INCONCLUSIVE",
+    )
     assert (ws.PASS, ws.FAIL, ws.RERUN) == ("PASS", "FAIL", "RERUN")
-    assert (ws.SLOWER_CERTAIN, ws.FASTER_CERTAIN, ws.UNDETERMINED) == ("SLOWER_CERTAIN", "FASTER_CERTAIN", "UNDETERMINED")
+    assert (ws.SLOWER_CERTAIN, ws.FASTER_CERTAIN, ws.UNDETERMINED) == (
+        "SLOWER_CERTAIN",
+        "FASTER_CERTAIN",
+        "UNDETERMINED",
+    )
     assert ws.UNSTABLE == "UNSTABLE" and ws.UNDERPOWERED == "UNDERPOWERED"
 
 

@@ -34,8 +34,17 @@ def test_stats_json_matches_the_oracles():
 def test_stats_human_output_names_methods_verdict_and_rounds_needed():
     r = invoke("stats", "-a", csv_list(A), "-b", csv_list(B2), "--a-prime", csv_list(AP), "--delta", "0.005")
     out = r.stdout
-    for word in ("fieller-paired", "log-t-paired", "bootstrap-percentile", "seed 12345", "throughput change",
-                 "noise floor", "verdict: INCONCLUSIVE", "gate: RERUN", "8 rounds to detect it"):
+    for word in (
+        "fieller-paired",
+        "log-t-paired",
+        "bootstrap-percentile",
+        "seed 12345",
+        "throughput change",
+        "noise floor",
+        "verdict: INCONCLUSIVE",
+        "gate: RERUN",
+        "8 rounds to detect it",
+    ):
         assert word in out, word
 
 
@@ -94,8 +103,12 @@ def test_stats_bad_csv_is_one_line_with_exit_2(tmp_path):
 def test_stats_usage_errors_and_fail_on():
     from workbench.errors import UsageError
 
-    for args, message in ((("-a", "1,2,3", "-b", "1,2"), "--unpaired"), (("-a", "1,abc", "-b", "1,2"), "not a number"),
-                          (("-a", "1,2"), "-a and -b"), (("-a", "1,2", "-b", "1,2", "--delta", "2"), "--delta")):
+    for args, message in (
+        (("-a", "1,2,3", "-b", "1,2"), "--unpaired"),
+        (("-a", "1,abc", "-b", "1,2"), "not a number"),
+        (("-a", "1,2"), "-a and -b"),
+        (("-a", "1,2", "-b", "1,2", "--delta", "2"), "--delta"),
+    ):
         r = CliRunner().invoke(cli, ["stats", *args])
         assert isinstance(r.exception, UsageError) and message in str(r.exception)
     p = run_wb("stats", "-a", csv_list(A), "-b", csv_list(B), "--fail-on", "regression", "--json")
@@ -104,7 +117,9 @@ def test_stats_usage_errors_and_fail_on():
 
 
 def test_bounds_json_contract():
-    p = run_wb("bounds", "--baseline", "99:101", "--candidate", "109:111", "--work", "10000", "--unit", "tokens", "--json")
+    p = run_wb(
+        "bounds", "--baseline", "99:101", "--candidate", "109:111", "--work", "10000", "--unit", "tokens", "--json"
+    )
     assert p.returncode == 0
     doc = json.loads(p.stdout)
     assert doc["time_ratio"] == pytest.approx([109 / 101, 111 / 99])
@@ -126,7 +141,12 @@ def test_bounds_human_output_is_not_a_confidence_interval():
 
 @pytest.mark.parametrize(
     "baseline, candidate, message",
-    [("101:99", "109:111", "inverted"), ("0:1", "1:2", "positive"), ("99", "1:2", "LOW:HIGH"), ("a:b", "1:2", "not a number")],
+    [
+        ("101:99", "109:111", "inverted"),
+        ("0:1", "1:2", "positive"),
+        ("99", "1:2", "LOW:HIGH"),
+        ("a:b", "1:2", "not a number"),
+    ],
 )
 def test_bounds_refuses_bad_bounds(baseline, candidate, message):
     from workbench.errors import UsageError

@@ -29,8 +29,10 @@ def test_cluster_interval_is_wider_than_treating_requests_as_independent():
     cluster = ws.pooled_quantile_ratio(a, b, seed=1, n_boot=400).intervals[0]
     pa, pb = np.concatenate(a), np.concatenate(b)
     g = np.random.Generator(np.random.PCG64(1))
-    naive = [np.percentile(pb[g.integers(0, len(pb), len(pb))], 95) / np.percentile(pa[g.integers(0, len(pa), len(pa))], 95)
-             for _ in range(400)]
+    naive = [
+        np.percentile(pb[g.integers(0, len(pb), len(pb))], 95) / np.percentile(pa[g.integers(0, len(pa), len(pa))], 95)
+        for _ in range(400)
+    ]
     lo, hi = np.percentile(naive, [2.5, 97.5])
     assert (cluster.high - cluster.low) > 1.5 * (hi - lo)
 

@@ -27,7 +27,8 @@ def test_obrien_fleming_boundaries_match_the_published_table():
     z = boundaries((0.25, 0.5, 0.75, 1.0), 0.05, "obrien-fleming", sides=1)
     assert z == pytest.approx((3.7496, 2.5399, 2.0160, 1.7201), abs=1e-3)
     assert [spent(t, 0.05, "obrien-fleming") for t in (0.25, 0.5, 0.75, 1.0)] == pytest.approx(
-        [0.0000886, 0.005575, 0.02363, 0.05], rel=2e-3)
+        [0.0000886, 0.005575, 0.02363, 0.05], rel=2e-3
+    )
 
 
 def test_one_look_is_the_fixed_design():
@@ -89,15 +90,19 @@ def test_bad_designs_are_refused():
 # ------------------------------------------------------------------- a live rerun plan
 
 
-
 @pytest.mark.store
 @pytest.mark.parametrize("candidate, verdict", [("11", "REGRESSION"), ("10", "EQUIVALENT")])
 def test_a_sequential_plan_stops_once_decided(tmp_path, store_url, candidate, verdict):
     from tests.rerun.helpers import fake_bench, wb, write_plan
 
     bench = fake_bench(tmp_path)
-    path = write_plan(tmp_path / "p.toml", baseline=[str(bench), "10"], candidate=[str(bench), candidate],
-                      rounds=20, stopping="sequential")
+    path = write_plan(
+        tmp_path / "p.toml",
+        baseline=[str(bench), "10"],
+        candidate=[str(bench), candidate],
+        rounds=20,
+        stopping="sequential",
+    )
     code, out, err = wb("rerun", "plan", "--from-file", str(path), "--json", store=store_url)
     assert code == 0, err
     code, out, err = wb("rerun", "run", "p", "--workdir", str(tmp_path / "w"), "--json", store=store_url)

@@ -60,13 +60,17 @@ def _runs(store):
 def _assert_same_runs(a, b):
     assert [r.label for r in a] == [r.label for r in b]
     for x, y in zip(a, b):
-        assert {k: (d.value, d.source) for k, d in x.dimensions.items()} == {k: (d.value, d.source) for k, d in y.dimensions.items()}
+        assert {k: (d.value, d.source) for k, d in x.dimensions.items()} == {
+            k: (d.value, d.source) for k, d in y.dimensions.items()
+        }
         assert x.window == y.window and x.meta == y.meta and [str(s) for s in x.sources] == [str(s) for s in y.sources]
         assert x.tables.keys() == y.tables.keys()
         for table in x.tables:
             assert x.tables[table].keys() == y.tables[table].keys()
             for column in x.tables[table]:
-                np.testing.assert_array_equal(x.tables[table][column], y.tables[table][column], err_msg=f"{table}.{column}")
+                np.testing.assert_array_equal(
+                    x.tables[table][column], y.tables[table][column], err_msg=f"{table}.{column}"
+                )
 
 
 def test_cluster_import_gives_the_local_runs_row_for_row(cluster, job, tmp_path):
@@ -115,7 +119,9 @@ def _lying_task(read_one, path, options, digest=False):
 
 
 @pytest.mark.parametrize("lie", ["zeros", "size", "none", "other"])
-def test_a_worker_whose_digest_is_not_its_files_fails_the_import_and_stores_nothing(cluster, job, tmp_path, monkeypatch, lie):
+def test_a_worker_whose_digest_is_not_its_files_fails_the_import_and_stores_nothing(
+    cluster, job, tmp_path, monkeypatch, lie
+):
     from workbench.ingest import import_files
     from workbench.training import parallel
 
@@ -179,7 +185,11 @@ def test_a_worker_killed_mid_import_is_retried_and_the_run_is_identical(cluster,
     import_files(local, [job / "sampled"], ImportOptions(params={"jobs": 1}))
     remote = _store(tmp_path, "remote.sqlite")
     monkeypatch.setattr(kineto, "read_rank", _killing_reader)  # travels to the workers by reference
-    import_files(remote, [job / "sampled"], ImportOptions(params={"test_kill_marker": str(tmp_path / "once")}, rank_executor=cluster))
+    import_files(
+        remote,
+        [job / "sampled"],
+        ImportOptions(params={"test_kill_marker": str(tmp_path / "once")}, rank_executor=cluster),
+    )
     assert (tmp_path / "once").exists()  # a worker did die
     _assert_same_runs(_runs(local), _runs(remote))
     cluster.client.wait_for_workers(2, timeout=60)
@@ -192,7 +202,11 @@ def test_workers_that_keep_dying_fail_the_import_whole(cluster, job, tmp_path, m
     store = _store(tmp_path, "s.sqlite")
     monkeypatch.setattr(kineto, "read_rank", _killing_reader)
     with pytest.raises(WbError, match="nothing was written"):
-        import_files(store, [job / "sampled"], ImportOptions(params={"test_kill_marker": str(tmp_path / "k" / "always")}, rank_executor=cluster))
+        import_files(
+            store,
+            [job / "sampled"],
+            ImportOptions(params={"test_kill_marker": str(tmp_path / "k" / "always")}, rank_executor=cluster),
+        )
     assert store.list_runs() == [] and store.counts()["capture"] == 0
     cluster.client.wait_for_workers(2, timeout=60)
 
@@ -205,8 +219,23 @@ def test_local_spec_parsing():
 
 def test_cli_cluster_json_is_one_document_with_what_travelled(tmp_path):
     store = f"sqlite:///{tmp_path / 's.sqlite'}"
-    out = subprocess.run([sys.executable, "-m", "workbench", "--store", store, "import", str(DATA / "sampled"), "--cluster", "local:1", "--json"],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workbench",
+            "--store",
+            store,
+            "import",
+            str(DATA / "sampled"),
+            "--cluster",
+            "local:1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert len(doc["runs"]) == 1
@@ -242,7 +271,10 @@ def test_ctrl_c_leaves_no_task_on_the_scheduler(cluster, tmp_path):
 
     def tasks_left():  # to be run or running (a finished one may stay in memory while the traceback holds it)
         return cluster.client.run_on_scheduler(
-            lambda dask_scheduler: sum(ts.state in ("waiting", "queued", "processing", "no-worker") for ts in dask_scheduler.tasks.values()))
+            lambda dask_scheduler: sum(
+                ts.state in ("waiting", "queued", "processing", "no-worker") for ts in dask_scheduler.tasks.values()
+            )
+        )
 
     deadline = time.monotonic() + 2  # reading the 38 left takes longer than this
     while tasks_left() and time.monotonic() < deadline:

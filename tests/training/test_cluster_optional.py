@@ -39,18 +39,35 @@ def _run(argv, block=False):
 
 
 def test_without_distributed_cluster_says_what_to_install(tmp_path):
-    out = _run(["--store", f"sqlite:///{tmp_path / 's.sqlite'}", "import", str(DATA / "sampled"), "--cluster", "local:2"], block=True)
+    out = _run(
+        ["--store", f"sqlite:///{tmp_path / 's.sqlite'}", "import", str(DATA / "sampled"), "--cluster", "local:2"],
+        block=True,
+    )
     assert "RC: 2" in out.stdout, out.stdout + out.stderr
     assert "pip install 'wb[cluster]'" in out.stderr and out.stderr.count("\n") == 1
 
 
 def test_help_and_a_local_import_never_load_dask(tmp_path):
-    for argv in (["--help"], ["import", "--help"],
-                 ["--store", f"sqlite:///{tmp_path / 's.sqlite'}", "import", str(DATA / "sampled"), "--jobs", "1"]):
+    for argv in (
+        ["--help"],
+        ["import", "--help"],
+        ["--store", f"sqlite:///{tmp_path / 's.sqlite'}", "import", str(DATA / "sampled"), "--jobs", "1"],
+    ):
         out = _run(argv)
         assert "DASK:\n" in out.stdout, (argv, out.stdout, out.stderr)
 
 
 def test_jobs_and_cluster_together_are_refused(tmp_path):
-    out = _run(["--store", f"sqlite:///{tmp_path / 's.sqlite'}", "import", str(DATA / "sampled"), "--cluster", "local:2", "--jobs", "2"])
+    out = _run(
+        [
+            "--store",
+            f"sqlite:///{tmp_path / 's.sqlite'}",
+            "import",
+            str(DATA / "sampled"),
+            "--cluster",
+            "local:2",
+            "--jobs",
+            "2",
+        ]
+    )
     assert "RC: 2" in out.stdout and "give one of them" in out.stderr and "DASK:\n" in out.stdout

@@ -32,11 +32,24 @@ REAL = REAL_CAPTURES / "training"
 
 # What a Kineto trace cannot say, declared as a user would (wb declare).
 DECLARED = {"model": "bert-small", "objective": "masked LM", "topology": "1 node", "effective_batch": "64 samples"}
-ACCEPT = ("--accept", "model", "--accept", "objective", "--accept", "topology", "--accept", "effective_batch", "--why", "synthetic traces")
+ACCEPT = (
+    "--accept",
+    "model",
+    "--accept",
+    "objective",
+    "--accept",
+    "topology",
+    "--accept",
+    "effective_batch",
+    "--why",
+    "synthetic traces",
+)
 
 
 def job(tmp_path: Path, name: str = "job", generation: str = "absolute", ranks=(0, 1), params=None, **kw):
-    paths = [synth.write(tmp_path / name / f"rank{r}.json.gz", synth.trace(r, generation=generation, **kw)) for r in ranks]
+    paths = [
+        synth.write(tmp_path / name / f"rank{r}.json.gz", synth.trace(r, generation=generation, **kw)) for r in ranks
+    ]
     (record,) = IMPORTER.read(paths, ImportOptions(params=params or {}))
     record.dimensions.update({k: Dimension(v, "declared") for k, v in DECLARED.items()})
     return record
@@ -64,7 +77,9 @@ def checks(record) -> dict[str, dict]:
 
 def test_startup_trend_by_hand():
     # Late half [99, 100, 100, 100]: ref 100, MAD 0; slow above 100 + 10 % = 110: steps 1 and 2.
-    got = window_kind.classify([1, 2, 3, 4, 5, 6, 7, 8], [200, 150, 100, 101, 99, 100, 100, 100], [np.nan] * 8, [0.0] * 8, warmup_excluded=0)
+    got = window_kind.classify(
+        [1, 2, 3, 4, 5, 6, 7, 8], [200, 150, 100, 101, 99, 100, 100, 100], [np.nan] * 8, [0.0] * 8, warmup_excluded=0
+    )
     assert got["kind"] == "startup" and got["step_kinds"] == {"1": "startup", "2": "startup"}
     assert got["kind_evidence"]["reference_step_ms"] == pytest.approx(100.0)
 
@@ -73,10 +88,14 @@ def test_checkpoint_by_annotation_and_by_outlier_with_copies_by_hand():
     got = window_kind.classify([1, 2, 3, 4], [100, 100, 130, 100], [0, 0, 5.0, 0], [1, 1, 1, 1], warmup_excluded=1)
     assert got["kind"] == "checkpointing" and got["step_kinds"] == {"3": "checkpoint"}
     # No annotation: step 3 is 80 ms over a ref of 100 (threshold 125) with 19 ms more copy (>= 8): a save.
-    got = window_kind.classify([1, 2, 3, 4, 5], [100, 100, 180, 100, 100], [np.nan] * 5, [1, 1, 20, 1, 1], warmup_excluded=1)
+    got = window_kind.classify(
+        [1, 2, 3, 4, 5], [100, 100, 180, 100, 100], [np.nan] * 5, [1, 1, 20, 1, 1], warmup_excluded=1
+    )
     assert got["step_kinds"] == {"3": "checkpoint"} and "copy" in got["kind_evidence"]["steps"]["3"]
     # The same outlier without copies stays steady, and the evidence says so.
-    got = window_kind.classify([1, 2, 3, 4, 5], [100, 100, 180, 100, 100], [np.nan] * 5, [1, 1, 1, 1, 1], warmup_excluded=1)
+    got = window_kind.classify(
+        [1, 2, 3, 4, 5], [100, 100, 180, 100, 100], [np.nan] * 5, [1, 1, 1, 1, 1], warmup_excluded=1
+    )
     assert got["kind"] == "steady" and "outlier" in got["kind_evidence"]["notes"][0]
 
 
@@ -118,7 +137,9 @@ def test_gradient_accumulation_moves_the_boundary_and_refuses_with_both_values(t
     result = compare([base], [cand])
     assert not result.comparable and result.comparability.refusal.dimension == "measurement_boundary"
     row = next(r for r in result.comparability.rows if r.name == "measurement_boundary")
-    assert row.baseline.value["backward_passes_per_step"] == 1.0 and row.candidate.value["backward_passes_per_step"] == 4.0
+    assert (
+        row.baseline.value["backward_passes_per_step"] == 1.0 and row.candidate.value["backward_passes_per_step"] == 4.0
+    )
     assert "backward passes per step (gradient accumulation): 1.0 against 4.0" in row.note
     assert result.primary is None  # a finding, not a delta
     accepted = compare([base], [cand], accepts={"measurement_boundary": "accumulation is the change under test"})
@@ -156,7 +177,9 @@ def test_ranks_clocks_that_disagree_leave_the_straggler_unresolved(tmp_path):
     found = checks(record)
     assert found["clock_ranks"]["status"] == "found"
     assert found["clock_ranks"]["evidence"]["min_clock_offset_ms"] == pytest.approx(28.05)
-    assert found["straggler"]["status"] == "undecided" and found["straggler"]["summary"].startswith("unresolved: clocks")
+    assert found["straggler"]["status"] == "undecided" and found["straggler"]["summary"].startswith(
+        "unresolved: clocks"
+    )
     assert found["straggler"]["evidence"]["measured_skew_ms"] == pytest.approx(28.05)
     # 3 ms of skew is within the collective's overlap: consistent, and the straggler stands.
     ok = checks(job(tmp_path, "b", skew_us=3_000))
@@ -171,11 +194,15 @@ def test_device_clock_behind_the_host_leaves_host_submission_unresolved(tmp_path
     clock = found["clock_host_device"]
     assert clock["status"] == "found" and clock["evidence"]["worst_lead_ms"] == pytest.approx(0.99)
     assert clock["evidence"]["kernels_before_launch"] == 2 * 4 * 2  # two per step, four steps, two ranks
-    assert found["host_submission"]["status"] == "undecided" and "unresolved: clocks" in found["host_submission"]["summary"]
+    assert (
+        found["host_submission"]["status"] == "undecided"
+        and "unresolved: clocks" in found["host_submission"]["summary"]
+    )
 
 
 def test_real_traces_clocks():
-    # tests/data: the sampled ranks: host and device agree; their only collectives are send/recv, so ranks cannot be compared.
+    # tests/data: the sampled ranks: host and device agree; their only collectives are send/recv, so ranks cannot be
+    # compared.
     (record,) = IMPORTER.read(sorted((DATA / "sampled").glob("*.json.gz")), ImportOptions())
     found = checks(record)
     assert found["clock_host_device"]["status"] == "not_found"
@@ -189,9 +216,13 @@ def test_real_traces_clocks():
 def _shape_run(label, rows):
     run = training_run(label, steps=2, ranks=1, rank_count=1, effective_batch=32)
     run.tables["op_shapes"] = {
-        "name": np.array([r[0] for r in rows for _ in range(2)]), "kind": np.array(["op"] * 2 * len(rows)),
-        "shape": np.array([r[1] for r in rows for _ in range(2)]), "step": np.array([0.0, 1.0] * len(rows)),
-        "rank": np.zeros(2 * len(rows)), "count": np.ones(2 * len(rows)), "total_ms": np.array([r[2] for r in rows for _ in range(2)]),
+        "name": np.array([r[0] for r in rows for _ in range(2)]),
+        "kind": np.array(["op"] * 2 * len(rows)),
+        "shape": np.array([r[1] for r in rows for _ in range(2)]),
+        "step": np.array([0.0, 1.0] * len(rows)),
+        "rank": np.zeros(2 * len(rows)),
+        "count": np.ones(2 * len(rows)),
+        "total_ms": np.array([r[2] for r in rows for _ in range(2)]),
     }
     return run
 
@@ -201,8 +232,10 @@ def test_new_shape_in_the_candidate_by_hand():
     cand = _shape_run("c", [("aten::mm", "[[1024,1024]]", 2.02), ("aten::mm", "[[4096,5120]]", 3.0)])
     (f,) = pair_findings.shapes([base], [cand])
     assert f.status == "found"
-    assert f.summary.startswith("aten::mm (op) at [[4096,5120]]: new in the candidate (3.000 ms per step); "
-                                "at the 1 shape(s) both sides share, unchanged within 5% (2.000 → 2.020 ms per step)")
+    assert f.summary.startswith(
+        "aten::mm (op) at [[4096,5120]]: new in the candidate (3.000 ms per step); "
+        "at the 1 shape(s) both sides share, unchanged within 5% (2.000 → 2.020 ms per step)"
+    )
 
 
 def test_shapes_from_a_synthetic_trace_both_readers(tmp_path, monkeypatch):
@@ -249,12 +282,21 @@ def test_real_trace_memory_peaks_match_the_raw_events():
     record = real(path)
     with gzip.open(path, "rt") as f:
         events = json.load(f)["traceEvents"]
-    kept = [e for e in events if e.get("name", "").startswith("ProfilerStep#") and int(e["name"].split("#")[1]) in
-            {int(s) for s in record.window["steps_included"]}]
+    kept = [
+        e
+        for e in events
+        if e.get("name", "").startswith("ProfilerStep#")
+        and int(e["name"].split("#")[1]) in {int(s) for s in record.window["steps_included"]}
+    ]
     peaks = []
     for step in kept:
-        inside = [e["args"]["Total Reserved"] for e in events if e.get("name") == "[memory]" and e["args"].get("Device Type") != 0
-                  and step["ts"] <= e["ts"] < step["ts"] + step["dur"]]
+        inside = [
+            e["args"]["Total Reserved"]
+            for e in events
+            if e.get("name") == "[memory]"
+            and e["args"].get("Device Type") != 0
+            and step["ts"] <= e["ts"] < step["ts"] + step["dur"]
+        ]
         peaks.append(max(inside) / 2**20)
     m = record.tables["memory"]
     assert sorted(m["peak_reserved_mb"].tolist()) == pytest.approx(sorted(peaks))
@@ -264,8 +306,18 @@ def test_real_trace_memory_peaks_match_the_raw_events():
 
 
 def _host_bound(label, step, idle, submission, compute):
-    run = training_run(label, steps=20, ranks=1, noise=0.0, input_ms=0.0, compute=compute, comm=0.0, checkpoint=0.0,
-                       rank_count=1, effective_batch=32)
+    run = training_run(
+        label,
+        steps=20,
+        ranks=1,
+        noise=0.0,
+        input_ms=0.0,
+        compute=compute,
+        comm=0.0,
+        checkpoint=0.0,
+        rank_count=1,
+        effective_batch=32,
+    )
     s = run.tables["samples"]
     n = len(s["step"])
     s["step_ms"] = np.full(n, step)
@@ -281,13 +333,20 @@ def test_host_bound_headline_is_about_host_time_by_hand():
     result = compare([base], [cand])
     head = result.observations[0].text
     assert head.startswith("The GPU is idle for most of each step on both sides (93 % and 90 % of the step)")
-    assert "is host time, not compute" in head and "host submission 3.60 → 3.00 ms" in head and "compute 0.31 → 0.39 ms" in head
+    assert (
+        "is host time, not compute" in head
+        and "host submission 3.60 → 3.00 ms" in head
+        and "compute 0.31 → 0.39 ms" in head
+    )
     assert result.observations[0].evidence.values["idle_share_baseline"] == pytest.approx(4.12 / 4.43)
 
 
 def test_busy_gpu_gets_no_host_headline_unless_host_time_moved_most():
     # GPU busy 90 %, compute moved 0.4 ms of the step's 0.5: compute leads, no host headline.
-    assert pair_findings.host_time([_host_bound("a", 10.0, 1.0, 0.5, 9.0)], [_host_bound("b", 10.5, 1.1, 0.6, 9.4)]) is None
+    assert (
+        pair_findings.host_time([_host_bound("a", 10.0, 1.0, 0.5, 9.0)], [_host_bound("b", 10.5, 1.1, 0.6, 9.4)])
+        is None
+    )
     moved = pair_findings.host_time([_host_bound("a", 10.0, 1.0, 0.5, 9.0)], [_host_bound("b", 12.0, 3.0, 2.5, 9.0)])
     assert moved is not None and moved.summary.startswith("Host submission moved most: 0.50 → 2.50 ms per step")
 
@@ -337,7 +396,11 @@ def test_findings_print_in_inspect_and_show_and_are_typed_in_json(tmp_path, wb_e
     show = run_wb("show", "b", env=None)
     assert show.returncode == 0, show.stderr
     text = " ".join(show.stdout.split())
-    assert "trace findings" in text and "clocks, across ranks: FOUND" in text and "straggler: undecided: unresolved: clocks" in text
+    assert (
+        "trace findings" in text
+        and "clocks, across ranks: FOUND" in text
+        and "straggler: undecided: unresolved: clocks" in text
+    )
     assert "input stall: FOUND" in text and "step 3: checkpoint save on the host" in text
     ins = run_wb("inspect", "a", "--vs", "b", "--steps", "steady", *ACCEPT, env=None)
     assert ins.returncode == 0, ins.stderr
@@ -367,6 +430,9 @@ def test_tui_inspect_pane_shows_the_findings(tmp_path, sqlite_url):
         report = import_files(store, [tmp_path / name], ImportOptions(label=name))
         ids.append(report.imported[0][1][0])
     params = SimpleNamespace(lens="training", engine_arguments=lambda: {"accepts": {k: "synthetic" for k in DECLARED}})
-    inv = SimpleNamespace(lens="training", comparisons=[SimpleNamespace(parameters=params, baseline_runs=[ids[0]], candidate_runs=[ids[1]])])
+    inv = SimpleNamespace(
+        lens="training",
+        comparisons=[SimpleNamespace(parameters=params, baseline_runs=[ids[0]], candidate_runs=[ids[1]])],
+    )
     text = " ".join(services.inspect_text(store, inv).split())
     assert "Trace findings (observations, not causes)" in text and "clocks, across ranks: FOUND" in text

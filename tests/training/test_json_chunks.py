@@ -13,7 +13,11 @@ from workbench.training.json_chunks import ArrayChunks, ScanError
 
 tricky_text = st.text(alphabet=st.sampled_from(list('ab{}[]",:\\ é\n')), max_size=12)
 leaf = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), tricky_text)
-values = st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(tricky_text, inner, max_size=3)), max_leaves=8)
+values = st.recursive(
+    leaf,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(tricky_text, inner, max_size=3)),
+    max_leaves=8,
+)
 items = st.lists(st.dictionaries(tricky_text, values, max_size=4), max_size=25)
 
 
@@ -24,7 +28,12 @@ def split(doc_bytes: bytes, chunk: int):
 
 
 @settings(max_examples=150, deadline=None)
-@given(items, st.integers(1, 200), st.booleans(), st.dictionaries(st.sampled_from(["a", "b]", "traceEvents x"]), values, max_size=2))
+@given(
+    items,
+    st.integers(1, 200),
+    st.booleans(),
+    st.dictionaries(st.sampled_from(["a", "b]", "traceEvents x"]), values, max_size=2),
+)
 def test_runs_are_whole_items_in_order(events, chunk, indent, extra):
     doc = {"head": {"traceEvents": "not this one", "x": "]"}, "traceEvents": events, **extra}
     text = json.dumps(doc, indent=1 if indent else None, ensure_ascii=False).encode()
@@ -36,7 +45,15 @@ def test_runs_are_whole_items_in_order(events, chunk, indent, extra):
     assert tail == extra
 
 
-@pytest.mark.parametrize("text", [b'{"traceEvents": [{"a": 1}, {"b": 2}', b'{"x": 1}', b'{"traceEvents": 5}', b'{"traceEvents": [{"a": 1} {"b": 2}]}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"traceEvents": [{"a": 1}, {"b": 2}',
+        b'{"x": 1}',
+        b'{"traceEvents": 5}',
+        b'{"traceEvents": [{"a": 1} {"b": 2}]}',
+    ],
+)
 def test_bad_shapes_are_refused(text):
     with pytest.raises((ScanError, ValueError)):
         split(text, 4)

@@ -28,7 +28,9 @@ def reader(request, monkeypatch):
 
 
 def job(tmp_path: Path, generation: str = "absolute", ranks=(0, 1), **kw):
-    paths = [synth.write(tmp_path / "job" / f"rank{r}.json.gz", synth.trace(r, generation=generation, **kw)) for r in ranks]
+    paths = [
+        synth.write(tmp_path / "job" / f"rank{r}.json.gz", synth.trace(r, generation=generation, **kw)) for r in ranks
+    ]
     records = list(IMPORTER.read(paths, ImportOptions()))
     assert len(records) == 1
     return records[0]
@@ -42,12 +44,40 @@ def row(record, step: int, rank: int) -> dict[str, float]:
 
 
 EXPECTED = {  # (rank) -> figures of a middle step (2) in ms
-    0: {"step_ms": 100.0, "compute_ms": 50.0, "communication_ms": 29.95, "communication_overlapped_ms": 2.0, "input_ms": 10.0,
-        "memcpy_ms": 0.0, "checkpoint_ms": 0.0, "other_ms": 10.05, "gpu_busy_ms": 80.95, "idle_ms": 19.05, "kernel_sum_ms": 81.95,
-        "host_api_ms": 0.015, "input_wait_ms": 10.0, "host_submission_ms": 10.05, "idle_unresolved_ms": 0.0},
-    1: {"step_ms": 100.0, "compute_ms": 60.0, "communication_ms": 19.95, "communication_overlapped_ms": 2.0, "input_ms": 10.0,
-        "memcpy_ms": 0.0, "checkpoint_ms": 0.0, "other_ms": 10.05, "gpu_busy_ms": 80.95, "idle_ms": 19.05, "kernel_sum_ms": 81.95,
-        "host_api_ms": 0.015, "input_wait_ms": 10.0, "host_submission_ms": 10.05, "idle_unresolved_ms": 0.0},
+    0: {
+        "step_ms": 100.0,
+        "compute_ms": 50.0,
+        "communication_ms": 29.95,
+        "communication_overlapped_ms": 2.0,
+        "input_ms": 10.0,
+        "memcpy_ms": 0.0,
+        "checkpoint_ms": 0.0,
+        "other_ms": 10.05,
+        "gpu_busy_ms": 80.95,
+        "idle_ms": 19.05,
+        "kernel_sum_ms": 81.95,
+        "host_api_ms": 0.015,
+        "input_wait_ms": 10.0,
+        "host_submission_ms": 10.05,
+        "idle_unresolved_ms": 0.0,
+    },
+    1: {
+        "step_ms": 100.0,
+        "compute_ms": 60.0,
+        "communication_ms": 19.95,
+        "communication_overlapped_ms": 2.0,
+        "input_ms": 10.0,
+        "memcpy_ms": 0.0,
+        "checkpoint_ms": 0.0,
+        "other_ms": 10.05,
+        "gpu_busy_ms": 80.95,
+        "idle_ms": 19.05,
+        "kernel_sum_ms": 81.95,
+        "host_api_ms": 0.015,
+        "input_wait_ms": 10.0,
+        "host_submission_ms": 10.05,
+        "idle_unresolved_ms": 0.0,
+    },
 }
 
 
@@ -65,7 +95,9 @@ def test_known_wait_overlap_and_straggler_give_exactly_those_figures(tmp_path, g
     assert got["host_submission_ms"] == pytest.approx(5.05)
     # Exposed phases plus the remainder add up to the step, on one clock.
     s = record.tables["samples"]
-    parts = s["compute_ms"] + s["communication_ms"] + s["checkpoint_ms"] + s["input_ms"] + s["memcpy_ms"] + s["other_ms"]
+    parts = (
+        s["compute_ms"] + s["communication_ms"] + s["checkpoint_ms"] + s["input_ms"] + s["memcpy_ms"] + s["other_ms"]
+    )
     np.testing.assert_allclose(parts, s["step_ms"])
     # Warm-up step 1 excluded, the policy recorded; the last step is complete and kept.
     # Step 3 holds a checkpoint save: the window is checkpointing, from the data.
@@ -93,9 +125,15 @@ def test_dimensions_and_operations(tmp_path):
     ops = record.tables["operations"]
     assert set(ops) == {"name", "kind", "step", "rank", "count", "total_ms"}
     sel = (ops["step"] == 2) & (ops["rank"] == 1)
-    by = {(n, k): (c, t) for n, k, c, t in zip(ops["name"][sel], ops["kind"][sel], ops["count"][sel], ops["total_ms"][sel])}
+    by = {
+        (n, k): (c, t)
+        for n, k, c, t in zip(ops["name"][sel], ops["kind"][sel], ops["count"][sel], ops["total_ms"][sel])
+    }
     assert by[("volta_sgemm_128x64_nn", "kernel")] == (1.0, pytest.approx(60.0))
-    assert by[("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "collective")] == (1.0, pytest.approx(21.95))
+    assert by[("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "collective")] == (
+        1.0,
+        pytest.approx(21.95),
+    )
     assert by[("Memcpy HtoD (Pageable -> Device)", "memcpy")] == (1.0, pytest.approx(1.0))
     assert by[("aten::mm", "op")] == (1.0, pytest.approx(0.02))
     assert 1.0 not in ops["step"]  # warm-up step excluded here too
@@ -258,8 +296,11 @@ def test_without_runtime_events_host_figures_are_unknown(tmp_path):
 def test_a_step_whose_collectives_differ_across_ranks_is_not_compared(tmp_path):
     docs = [synth.trace(0), synth.trace(1)]
     t2 = synth.T0_US + synth.STEP_US  # step 2 of rank 1: drop its collective kernel
-    docs[1]["traceEvents"] = [ev for ev in docs[1]["traceEvents"]
-                              if not (ev.get("cat") == "kernel" and ev["name"].startswith("nccl") and t2 <= ev["ts"] < t2 + synth.STEP_US)]
+    docs[1]["traceEvents"] = [
+        ev
+        for ev in docs[1]["traceEvents"]
+        if not (ev.get("cat") == "kernel" and ev["name"].startswith("nccl") and t2 <= ev["ts"] < t2 + synth.STEP_US)
+    ]
     record = next(iter(IMPORTER.read(_write_job(tmp_path, docs), ImportOptions())))
     skew = record.tables["skew"]
     assert skew["step"].tolist() == [2.0, 3.0, 4.0]
@@ -285,8 +326,29 @@ def test_cli_warmup_steps_reaches_the_importer(tmp_path):
 
     data = Path(__file__).resolve().parents[1] / "data" / "training" / "sampled"
     store = f"sqlite:///{tmp_path / 's.sqlite'}"
-    out = subprocess.run([sys.executable, "-m", "workbench", "--store", store, "import", str(data), "--warmup-steps", "0", "--jobs", "1"],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workbench",
+            "--store",
+            store,
+            "import",
+            str(data),
+            "--warmup-steps",
+            "0",
+            "--jobs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
-    shown = subprocess.run([sys.executable, "-m", "workbench", "--store", store, "show", "1", "--json"], capture_output=True, text=True, timeout=300)
+    shown = subprocess.run(
+        [sys.executable, "-m", "workbench", "--store", store, "show", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "the first 0 step(s) excluded" in _json.loads(shown.stdout)["window"]["policy"]

@@ -18,19 +18,39 @@ ACCEPT = ("--accept", "model,objective,topology,effective_batch", "--why", "synt
 
 def _job(root: Path, straggler: int | None) -> Path:
     for r in range(WORLD):
-        compute = 70_000 if r == straggler else 50_000  # the straggler's compute is 20 ms longer; the others wait for it
+        compute = (
+            70_000 if r == straggler else 50_000
+        )  # the straggler's compute is 20 ms longer; the others wait for it
         synth.write(root / f"rank{r}.json.gz", synth.trace(r, world=WORLD, compute_us=compute))
     return root
 
 
 def _samples(rows: list[tuple[float, float, float, float]]) -> dict[str, np.ndarray]:
     step, rank, ms, comp = (np.array(c, dtype=np.float64) for c in zip(*rows))
-    return {"step": step, "rank": rank, "step_ms": ms, "compute_ms": comp, "communication_ms": np.full(len(step), np.nan)}
+    return {
+        "step": step,
+        "rank": rank,
+        "step_ms": ms,
+        "compute_ms": comp,
+        "communication_ms": np.full(len(step), np.nan),
+    }
 
 
 def test_rank_table_and_slowest_rank_per_step():
-    s = _samples([(1, 0, 100, 50), (1, 1, 130, 80), (1, 2, 101, 50), (2, 0, 100, 50), (2, 1, 128, 78), (2, 2, 99, 50),
-                  (3, 0, 120, 70), (3, 1, 100, 50), (3, 2, 100, 50), (4, 0, 90, 40)])  # step 4: one rank, not compared
+    s = _samples(
+        [
+            (1, 0, 100, 50),
+            (1, 1, 130, 80),
+            (1, 2, 101, 50),
+            (2, 0, 100, 50),
+            (2, 1, 128, 78),
+            (2, 2, 99, 50),
+            (3, 0, 120, 70),
+            (3, 1, 100, 50),
+            (3, 2, 100, 50),
+            (4, 0, 90, 40),
+        ]
+    )  # step 4: one rank, not compared
     table = rk.rank_table(s)
     assert table["rank"].tolist() == [0, 1, 2]
     assert table["steps"].tolist() == [4, 3, 3]
@@ -66,7 +86,9 @@ def test_an_eight_rank_straggler_is_named_at_import_and_in_inspect(tmp_path, wb_
     doc = json.loads(shown.stdout)
     assert doc["ranks"]["shared"] == WORLD and len(doc["ranks"]["moved"]) == 1  # no other rank moved against its median
     top = doc["ranks"]["moved"][0]
-    assert top["rank"] == STRAGGLER and top["measure"] == "compute_ms" and top["moved_ms"] == pytest.approx(20.0, abs=0.01)
+    assert (
+        top["rank"] == STRAGGLER and top["measure"] == "compute_ms" and top["moved_ms"] == pytest.approx(20.0, abs=0.01)
+    )
     found = {(f["side"], f["check"]): f for f in doc["findings"]}
     strag = found[("candidate", "straggler")]
     assert strag["status"] == "found" and strag["evidence"]["straggler_rank"] == STRAGGLER

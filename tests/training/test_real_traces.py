@@ -113,18 +113,37 @@ def _nsys_db(path: Path, schema: str = "3.17.1", rank: int | None = 1, steps: in
         con.execute("INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', ?)", (f'RANK="{rank}"',))
         con.execute("INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', 'WORLD_SIZE=\"4\"')")
     con.execute("INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3')")
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(1, "gemm_kernel"), (2, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"),
-                                                          (3, "cudaLaunchKernel_v7000"), (4, "train_step")])
+    con.executemany(
+        "INSERT INTO StringIds VALUES (?, ?)",
+        [
+            (1, "gemm_kernel"),
+            (2, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"),
+            (3, "cudaLaunchKernel_v7000"),
+            (4, "train_step"),
+        ],
+    )
     gpid = 77 << 24
     ms = 1_000_000
     for s in range(steps):
         t = 5_000 * ms + s * 100 * ms
         con.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, ?, NULL, 0)", (t, t + 100 * ms, f"step {s}"))
         con.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, NULL, 4, 0)", (t + ms, t + 2 * ms))
-        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, 3)", (t + 10 * ms, t + 10 * ms + 5000, gpid + 1, 10 * s + 1))
-        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 7, ?, ?, 1, 1)", (t + 11 * ms, t + 61 * ms, 10 * s + 1, gpid))
-        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, 3)", (t + 10 * ms + 6000, t + 10 * ms + 9000, gpid + 1, 10 * s + 2))
-        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 20, ?, ?, 2, 2)", (t + 51 * ms, t + 81 * ms, 10 * s + 2, gpid))
+        con.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, 3)",
+            (t + 10 * ms, t + 10 * ms + 5000, gpid + 1, 10 * s + 1),
+        )
+        con.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 7, ?, ?, 1, 1)",
+            (t + 11 * ms, t + 61 * ms, 10 * s + 1, gpid),
+        )
+        con.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, 3)",
+            (t + 10 * ms + 6000, t + 10 * ms + 9000, gpid + 1, 10 * s + 2),
+        )
+        con.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 20, ?, ?, 2, 2)",
+            (t + 51 * ms, t + 81 * ms, 10 * s + 2, gpid),
+        )
     con.commit()
     con.close()
     return path
@@ -165,7 +184,9 @@ def test_nsys_bad_exports_fail_cleanly(tmp_path, damage):
         assert "schema version 4.0.0" in str(err.value)
 
 
-REAL_FILES = sorted(REAL_TRAINING.rglob("*.json.gz")) + sorted(REAL_TRAINING.rglob("*.sqlite")) if REAL_TRAINING.is_dir() else []
+REAL_FILES = (
+    sorted(REAL_TRAINING.rglob("*.json.gz")) + sorted(REAL_TRAINING.rglob("*.sqlite")) if REAL_TRAINING.is_dir() else []
+)
 
 
 @pytest.mark.slow

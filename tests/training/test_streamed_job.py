@@ -24,7 +24,10 @@ WORLD = 4
 
 
 def _files(tmp_path, **kw):
-    return [synth.write(tmp_path / f"rank{r}.json", synth.trace(r, world=WORLD, mm_dims=[[64, 32], [32, 16]], **kw)) for r in range(WORLD)]
+    return [
+        synth.write(tmp_path / f"rank{r}.json", synth.trace(r, world=WORLD, mm_dims=[[64, 32], [32, 16]], **kw))
+        for r in range(WORLD)
+    ]
 
 
 def _in_memory(files, excluded: set[float], table: str) -> dict[str, list]:
@@ -144,5 +147,7 @@ def test_a_failure_between_two_ranks_cancels_the_ranks_not_yet_read(tmp_path, mo
                 build_job(read_each(read_one, files, options), options, format_name="Kineto trace")
         finally:
             release.set()
-    assert len(calls) <= 2, f"{len(calls)} of 8 ranks read despite the failure at the first"  # the others were cancelled
+    assert len(calls) <= 2, (
+        f"{len(calls)} of 8 ranks read despite the failure at the first"
+    )  # the others were cancelled
     assert err.value.__traceback__ is not None

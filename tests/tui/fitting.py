@@ -92,7 +92,10 @@ def _border(widget, side: str = "right") -> int:
 def _bar_rows(widget, screen) -> range:
     """The rows a widget's vertical scrollbar is drawn on (inside its border)."""
     region = widget.region.intersection(screen.region)
-    return range(max(region.y, widget.region.y + _border(widget, "top")), min(region.bottom, widget.region.bottom - _border(widget, "bottom")))
+    return range(
+        max(region.y, widget.region.y + _border(widget, "top")),
+        min(region.bottom, widget.region.bottom - _border(widget, "bottom")),
+    )
 
 
 def _text_and_edges(app) -> tuple[str, set[int]]:
@@ -126,10 +129,10 @@ def cut_values(app, values) -> list[str]:
             k = HEAD
             while k < len(whole) and at + k < len(shown) and shown[at + k] == whole[k]:
                 k += 1
-            if k == len(whole) or shown[at + k:at + k + 1] in ELISIONS or whole[:k].endswith(ELISIONS):
+            if k == len(whole) or shown[at + k : at + k + 1] in ELISIONS or whole[:k].endswith(ELISIONS):
                 continue
             if at + k - 1 in edges:  # it stops at an edge: the rest is lost there
-                problems.append(f"{value!r} is cut on screen: {shown[at:at + k + 12]!r}")
+                problems.append(f"{value!r} is cut on screen: {shown[at : at + k + 12]!r}")
     return problems
 
 

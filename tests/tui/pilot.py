@@ -63,4 +63,7 @@ async def select_only(pilot, picker, run_ids: set[int]) -> None:
 
 def screen_text(app) -> list[str]:
     """The characters on screen, one string per row, as the compositor draws them."""
-    return ["".join(seg.text for strip in line for seg in strip) for line in app.screen._compositor.render_full_update().strips]
+    return [
+        "".join(seg.text for strip in line for seg in strip)
+        for line in app.screen._compositor.render_full_update().strips
+    ]

@@ -16,8 +16,15 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 def _propose(url: str) -> int:
     st = open_store(url)
     try:
-        return aw.propose_action(st, 1, scope="pool-a", changes={"max_num_seqs": ["128", "256"]}, because=[1],
-                                 expect=("queue_ms", "decrease"), by="test").id
+        return aw.propose_action(
+            st,
+            1,
+            scope="pool-a",
+            changes={"max_num_seqs": ["128", "256"]},
+            because=[1],
+            expect=("queue_ms", "decrease"),
+            by="test",
+        ).id
     finally:
         st.close()
 
@@ -48,7 +55,9 @@ async def test_verify_lists_actions_and_approves_with_the_reason_dialog(demo_url
     st = open_store(demo_url)
     view = aw.action_view(st, action_id)
     st.close()
-    assert [d.decision for d in view.decisions] == ["approved"] and view.decisions[0].why == "queue time dominates TTFT p95"
+    assert [d.decision for d in view.decisions] == ["approved"] and view.decisions[
+        0
+    ].why == "queue time dominates TTFT p95"
     assert view.status.status == "pending"
 
 

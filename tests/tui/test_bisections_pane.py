@@ -17,11 +17,32 @@ def _stored_bisection(url: str) -> None:
 
     c = lambda rev, status, **kw: {"rev": rev * 40, "title": f"change {rev}", "status": status, **kw}  # noqa: E731
     state = {
-        "candidates": [c("a", "good"), c("b", "untested"), c("c", "bad", ratio=1.05, ci95=[1.03, 1.07], against="a" * 40)],
-        "lo": 0, "hi": 2, "reference": 0, "endpoint": {"ratio": 1.05, "ci95": [1.03, 1.07], "step": 0}, "splits": [],
-        "steps": [{"step": 1, "endpoint": True, "reference": 0, "candidate": 2, "rev": "c" * 40, "against": "a" * 40, "verdict": "REGRESSION",
-                   "ratio": 1.05, "ci95": [1.03, 1.07], "rounds_used": 5}],
-        "current": None, "result": None,
+        "candidates": [
+            c("a", "good"),
+            c("b", "untested"),
+            c("c", "bad", ratio=1.05, ci95=[1.03, 1.07], against="a" * 40),
+        ],
+        "lo": 0,
+        "hi": 2,
+        "reference": 0,
+        "endpoint": {"ratio": 1.05, "ci95": [1.03, 1.07], "step": 0},
+        "splits": [],
+        "steps": [
+            {
+                "step": 1,
+                "endpoint": True,
+                "reference": 0,
+                "candidate": 2,
+                "rev": "c" * 40,
+                "against": "a" * 40,
+                "verdict": "REGRESSION",
+                "ratio": 1.05,
+                "ci95": [1.03, 1.07],
+                "rounds_used": 5,
+            }
+        ],
+        "current": None,
+        "result": None,
     }
     with open_store(url).session() as s:
         spec = Spec(name="engine-v082-v083", bench=["sh", "bench.sh"], workdir="/nonexistent").to_json()

@@ -16,15 +16,20 @@ def test_one_chart_module(monkeypatch):
 
     assert render.paired_bars is charts.paired_bars and render.distribution_chart is charts.distribution_chart
     monkeypatch.setattr(charts, "xy_chart", lambda *args, **kwargs: "the one xy chart")
-    assert sweep.curve_chart([], [], builtin_lens("inference")) == "the one xy chart"  # the sweep curve (both sides' levels)
+    assert (
+        sweep.curve_chart([], [], builtin_lens("inference")) == "the one xy chart"
+    )  # the sweep curve (both sides' levels)
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("inv_id, lens, chart", [
-    (1, "inference", "B baseline #, C candidate =; scale 0 to"),
-    (2, "training", "B baseline #, C candidate =; scale 0 to"),
-    (3, "fleet", "Service attainment B |"),
-])
+@pytest.mark.parametrize(
+    "inv_id, lens, chart",
+    [
+        (1, "inference", "B baseline #, C candidate =; scale 0 to"),
+        (2, "training", "B baseline #, C candidate =; scale 0 to"),
+        (3, "fleet", "Service attainment B |"),
+    ],
+)
 async def test_inspect_chart_fits_80_columns_for_each_lens(demo_url, inv_id, lens, chart):
     app = WorkbenchApp(demo_url)
     async with app.run_test(size=(80, 24)) as pilot:

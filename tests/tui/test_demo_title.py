@@ -1,4 +1,5 @@
-"""`wb demo` opens the TUI with the demo's values said to be synthetic in the title; another store's title does not say it."""
+"""`wb demo` opens the TUI with the demo's values said to be synthetic in the title;
+another store's title does not say it."""
 
 from __future__ import annotations
 

@@ -16,12 +16,29 @@ from workbench.tui.app import WorkbenchApp
 from workbench.tui.fit import ELLIPSIS, elide_end, elide_middle, widest, wrap_lines
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-TRACE_DIFF = [DATA / "training" / "trace_diff" / "control" / "control.json.gz", DATA / "training" / "trace_diff" / "test" / "test.json.gz"]
+TRACE_DIFF = [
+    DATA / "training" / "trace_diff" / "control" / "control.json.gz",
+    DATA / "training" / "trace_diff" / "test" / "test.json.gz",
+]
 DIGEST = "sha256:4f1c9a0de2b7713c5e80f0b1a9d6c2e47a3b5f8e9d0c1b2a3f4e5"  # the demo's weights digest
 LONG_LABEL = f"vLLM 0.6.3 sweep, random order, seed 2689448468, weights {DIGEST}"
-DIALOGS = [("1", ("n",)), ("1", ("n", "enter")), ("2", ("d",)), ("2", ("a",)), ("4", ("h",)), ("4", ("x",)),
-           ("4", ("tab", "s")), ("4", ("tab", "s", "enter")), ("5", ("N",)), ("6", ("e",)), ("6", ("v",)), ("1", ("question_mark",)),
-           ("2", ("v",)), ("2", ("tab", "tab", "tab", "v")), ("4", ("v",))]
+DIALOGS = [
+    ("1", ("n",)),
+    ("1", ("n", "enter")),
+    ("2", ("d",)),
+    ("2", ("a",)),
+    ("4", ("h",)),
+    ("4", ("x",)),
+    ("4", ("tab", "s")),
+    ("4", ("tab", "s", "enter")),
+    ("5", ("N",)),
+    ("6", ("e",)),
+    ("6", ("v",)),
+    ("1", ("question_mark",)),
+    ("2", ("v",)),
+    ("2", ("tab", "tab", "tab", "v")),
+    ("4", ("v",)),
+]
 
 
 # -- the text helpers ------------------------------------------------------------
@@ -30,20 +47,27 @@ DIALOGS = [("1", ("n",)), ("1", ("n", "enter")), ("2", ("d",)), ("2", ("a",)), (
 def test_middle_elision_keeps_both_ends_and_says_so():
     assert elide_middle("random order, seed 2689448468", 20) == "random ord…689448468"
     assert elide_middle("short", 20) == "short"
-    assert len(elide_middle(DIGEST, 16)) == 16 and elide_middle(DIGEST, 16).startswith("sha256:") and DIGEST.endswith(
-        elide_middle(DIGEST, 16).split(ELLIPSIS)[1])
+    assert (
+        len(elide_middle(DIGEST, 16)) == 16
+        and elide_middle(DIGEST, 16).startswith("sha256:")
+        and DIGEST.endswith(elide_middle(DIGEST, 16).split(ELLIPSIS)[1])
+    )
     assert elide_end("engine v0.8.2 run 1", 10) == "engine v0…"
 
 
 @pytest.mark.parametrize("width", [12, 30, 79])
 def test_wrapping_loses_nothing_and_stays_inside_the_width(width):
-    text = ("  evidence: comparison 1; runs=baseline=[1, 2, 3, 4, 5] candidate=[11, 12, 13, 14, 15] "
-            f"metric=queue p95 {DIGEST}\nComparability\n  * weights  same  {DIGEST}  declared")
+    text = (
+        "  evidence: comparison 1; runs=baseline=[1, 2, 3, 4, 5] candidate=[11, 12, 13, 14, 15] "
+        f"metric=queue p95 {DIGEST}\nComparability\n  * weights  same  {DIGEST}  declared"
+    )
     wrapped = wrap_lines(text, width)
     assert widest(wrapped) <= width
     assert "".join(wrapped.plain.split()) == "".join(text.split())  # every character kept, in order
     assert wrapped.plain.split("\n")[0].startswith("  evidence:")
-    assert all(line.startswith("    ") for line in wrapped.plain.split("\n")[1:3])  # a hanging indent under "  evidence"
+    assert all(
+        line.startswith("    ") for line in wrapped.plain.split("\n")[1:3]
+    )  # a hanging indent under "  evidence"
 
 
 # -- the app at 80×24 --------------------------------------------------------------
@@ -226,7 +250,10 @@ async def test_the_checks_catch_a_line_under_the_scrollbar_and_a_value_cut_unsee
     seed = "random order, seed 2689448468"
 
     class Clipped(App):
-        CSS = "#long { width: 200; text-wrap: nowrap; } #cut, #elided { width: 24; text-wrap: nowrap; text-overflow: clip; }"
+        CSS = (
+            "#long { width: 200; text-wrap: nowrap; } #cut, #elided { width: 24; text-wrap: nowrap; text-overflow: "
+            "clip; }"
+        )
 
         def compose(self):
             with VerticalScroll(id="scroll"):
@@ -237,7 +264,9 @@ async def test_the_checks_catch_a_line_under_the_scrollbar_and_a_value_cut_unsee
     app = Clipped()
     async with app.run_test(size=(60, 20)) as pilot:
         await pilot.pause()
-        assert any("200 wide beside" in p for p in under_scrollbars(app)), under_scrollbars(app)  # "%" out of sight by the bar
+        assert any("200 wide beside" in p for p in under_scrollbars(app)), under_scrollbars(
+            app
+        )  # "%" out of sight by the bar
         assert cut_values(app, [seed]) != []  # the seed cut at the region's edge with no "…"
         app.query_one("#cut").display = False
         app.query_one("#long").styles.width = "100%"

@@ -69,7 +69,9 @@ async def test_refused_comparison_shows_reason_and_accepts(demo_url):
         banner = text_of(app.query_one("#compare-banner"))
         assert "REFUSED" not in banner, banner
         comp = app.inv.comparisons[-1]
-        assert comp.parameters.accepts == {"hardware": "checking the engine only; hardware difference accepted for triage"}
+        assert comp.parameters.accepts == {
+            "hardware": "checking the engine only; hardware difference accepted for triage"
+        }
 
 
 async def test_pin_observation_reaches_hypothesize_and_bundle(demo_url, tmp_path):

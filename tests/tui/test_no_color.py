@@ -10,7 +10,9 @@ from rich.color import ColorSystem
 from tests.tui.pilot import settle
 from workbench.tui.app import WorkbenchApp
 
-COLOUR_CODES = re.compile(r"\x1b\[[0-9;]*(?:38;5|48;5|38;2|48;2|3[0-7]m|4[0-7]m|;3[0-7][;m]|;4[0-7][;m]|9[0-7]m|10[0-7]m)")
+COLOUR_CODES = re.compile(
+    r"\x1b\[[0-9;]*(?:38;5|48;5|38;2|48;2|3[0-7]m|4[0-7]m|;3[0-7][;m]|;4[0-7][;m]|9[0-7]m|10[0-7]m)"
+)
 
 
 def sgr_written(app) -> str:

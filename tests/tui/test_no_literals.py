@@ -21,7 +21,10 @@ def literals_on(app, where: str) -> list[str]:
 def test_evidence_text_leaves_unknown_out():
     assert item_text({"kind": "comparison", "id": 1, "metric": None}) == "comparison 1"
     assert item_text({"kind": "metric", "value": 1.23456, "unit": "ms"}) == "metric value=1.235 unit=ms"
-    assert evidence_text([{"kind": "comparison", "id": 1}, {"kind": "run", "id": None, "value": None}]) == "comparison 1; run"
+    assert (
+        evidence_text([{"kind": "comparison", "id": 1}, {"kind": "run", "id": None, "value": None}])
+        == "comparison 1; run"
+    )
     assert evidence_text([]) == "-"
     assert not LITERALS.search(evidence_text([{"kind": "x", "id": 2, "ok": True, "v": [], "w": {}}]))
 

@@ -40,7 +40,7 @@ async def test_sweep_report_draws_the_curve(sweep_url):
         await settle(app, pilot)
         report = text_of(app.query_one("#compare-report"))
         curve = _plot_lines(report, "ttft_p95 by achieved req/s")
-        curve = curve[:next(i for i, line in enumerate(curve) if line.startswith("Level "))]
+        curve = curve[: next(i for i, line in enumerate(curve) if line.startswith("Level "))]
         assert any("┌" in line for line in curve) and any("└" in line for line in curve)
         assert "o baseline vllm" in "\n".join(curve) and "achieved req/s" in "\n".join(curve)
         assert max(len(line) for line in curve) <= TUI_W

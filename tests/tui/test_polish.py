@@ -175,7 +175,7 @@ async def test_inspect_fleet_chart_labels_are_whole_at_80_columns(demo_url):
         await pilot.press("3")
         await settle(app, pilot)
         lines = text_of(app.query_one("#inspect-report")).splitlines()
-    chart = lines[lines.index("Window metrics"):]
+    chart = lines[lines.index("Window metrics") :]
     shown = [title for _name, title, _unit, _better in WINDOW_METRICS if title in chart]
     assert "Mean wait incl. waiting (≥)" in shown and "Median wait (Kaplan–Meier)" in shown
     assert all(len(line) <= 80 for line in lines)
@@ -186,8 +186,10 @@ async def test_frame_question_wraps_under_itself(demo_url):
     from store import open_store
     from workbench.investigations import workflow as wf
 
-    question = ("Did the scheduler change in the new engine release raise the p95 time to first token "
-                "for long prompts under the production request mix at peak load?")
+    question = (
+        "Did the scheduler change in the new engine release raise the p95 time to first token "
+        "for long prompts under the production request mix at peak load?"
+    )
     store = open_store(demo_url)
     inv = wf.new_investigation(store, lens="inference", question=question).to_json()
     store.close()
@@ -199,7 +201,7 @@ async def test_frame_question_wraps_under_itself(demo_url):
         await settle(app, pilot)
         rows = _rows_after(screen_text(app), "question")
     column = rows[0].index("Did the")
-    following = rows[1: next(i for i, row in enumerate(rows) if "guardrails" in row)]
+    following = rows[1 : next(i for i, row in enumerate(rows) if "guardrails" in row)]
     assert following and all(row[:column].strip() == "" and row[column] != " " for row in following)
     assert " ".join([rows[0][column:].strip(), *(row.strip() for row in following)]) == question
 
@@ -250,8 +252,10 @@ def test_long_commands_wrap_into_lines_a_shell_reads_back_as_one():
 
     from workbench.tui.services import shell_lines
 
-    command = ("wb compare 1 2 3 4 5 --vs 11 12 13 14 15 --control 6 7 8 9 10 --change 'engine_revision=v0.8.2:v0.8.3' "
-               "--accept model,hardware --why 'it'\"'\"'s the same job script -- really'")
+    command = (
+        "wb compare 1 2 3 4 5 --vs 11 12 13 14 15 --control 6 7 8 9 10 --change 'engine_revision=v0.8.2:v0.8.3' "
+        "--accept model,hardware --why 'it'\"'\"'s the same job script -- really'"
+    )
     lines = shell_lines(command, 4)
     assert len(lines) > 1 and all(len(line) <= 80 for line in lines)
     assert all(line.endswith(" \\") for line in lines[:-1]) and all(line.startswith("      --") for line in lines[1:])

@@ -58,7 +58,7 @@ async def test_inspect_shows_the_top_ranks_of_a_multi_rank_pair_at_80x24(tmp_pat
         await pilot.pause()
         screen = screen_text(app)
     assert f"top {TOP} of {WORLD}" in lines[head]
-    rows = lines[head + 2:head + 2 + TOP]
+    rows = lines[head + 2 : head + 2 + TOP]
     ranks = [int(row.split()[0]) for row in rows]
     assert ranks[0] == STRAGGLER and rows[0].split()[1] == "compute_ms" and rows[0].split()[-1].startswith("+")
     assert len(set(ranks)) == TOP and all(0 <= r < WORLD for r in ranks)

@@ -121,7 +121,10 @@ def sixteen_colour_segments(screen):
             style = segment.style
             if style is None or not segment.text.strip():
                 continue
-            fg, bg = (c.downgrade(ColorSystem.STANDARD).number if c is not None else None for c in (style.color, style.bgcolor))
+            fg, bg = (
+                c.downgrade(ColorSystem.STANDARD).number if c is not None else None
+                for c in (style.color, style.bgcolor)
+            )
             out.append((y, segment.text, style, fg, bg))
     return out
 
@@ -146,8 +149,11 @@ async def test_sixteen_colours_keep_states_apart_by_words_and_weight(demo_url, m
 
     def check_visible(where: str) -> list:
         segments = sixteen_colour_segments(app.screen)
-        invisible.extend(f"{where} row {y}: {text.strip()!r}" for y, text, style, fg, bg in segments
-                         if any(ch.isalnum() for ch in text) and fg is not None and fg == bg)
+        invisible.extend(
+            f"{where} row {y}: {text.strip()!r}"
+            for y, text, style, fg, bg in segments
+            if any(ch.isalnum() for ch in text) and fg is not None and fg == bg
+        )
         return segments
 
     async with app.run_test(size=(80, 24)) as pilot:

@@ -20,8 +20,10 @@ def _recorder_investigation(tmp_path) -> str:
 
     url = f"sqlite:///{tmp_path / 'rec.sqlite'}"
     store = open_store(url)
-    paths = [write(tmp_path / "normal.json", capture(incident=False)),
-             write(tmp_path / "slow.json", capture(incident=True, stall_function="wait_for_storage", gc_in_slow=False))]
+    paths = [
+        write(tmp_path / "normal.json", capture(incident=False)),
+        write(tmp_path / "slow.json", capture(incident=True, stall_function="wait_for_storage", gc_in_slow=False)),
+    ]
     import_files(store, paths, ImportOptions())
     inv = wf.new_investigation(store, lens="training", question="Why was step 39 slow?", baseline=[1], candidate=[2])
     wf.store_comparison(store, inv.id, [1], [2], accepts={"window": "an incident against the normal window"})
@@ -39,7 +41,7 @@ async def test_inspect_pane_shows_the_moved_frames_at_80_columns(tmp_path):
         await pilot.press("3")
         await settle(app, pilot)
         lines = text_of(app.query_one("#inspect-report")).splitlines()
-    host = lines[lines.index("host (flight recorder; observation, not cause)"):]
+    host = lines[lines.index("host (flight recorder; observation, not cause)") :]
     assert any(line.strip().startswith("wait_for_storage (loop.py:20)") for line in host)
     assert any(line.startswith("  cpu slow spans") for line in host)
     assert all(len(line) <= 80 for line in lines)

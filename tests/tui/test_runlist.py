@@ -13,8 +13,14 @@ from tests.tui.pilot import option_texts, settle, text_of
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.runlist import Row, group, matches, plan_of, run_rows, split_labels
 
-DEMO = ["engine v0.8.2 run 1", "engine v0.8.2 run 2", "engine v0.8.2 run 1 (A′ control)", "engine v0.8.3 run 1",
-        "engine v0.8.3 run 2", "engine v0.8.3 on 1x A100 (other hardware)"]
+DEMO = [
+    "engine v0.8.2 run 1",
+    "engine v0.8.2 run 2",
+    "engine v0.8.2 run 1 (A′ control)",
+    "engine v0.8.3 run 1",
+    "engine v0.8.3 run 2",
+    "engine v0.8.3 on 1x A100 (other hardware)",
+]
 
 
 @dataclass
@@ -26,8 +32,13 @@ class R:
 
 def test_a_row_keeps_what_differs_from_its_neighbours():
     assert split_labels(DEMO) == [
-        ("engine v0.8.2 run", "1"), ("engine v0.8.2 run", "2"), ("engine v0.8.2 run", "1 (A′ control)"),
-        ("engine v0.8.3 run", "1"), ("engine v0.8.3 run", "2"), ("engine v0.8.3", "on 1x A100 (other hardware)")]
+        ("engine v0.8.2 run", "1"),
+        ("engine v0.8.2 run", "2"),
+        ("engine v0.8.2 run", "1 (A′ control)"),
+        ("engine v0.8.3 run", "1"),
+        ("engine v0.8.3 run", "2"),
+        ("engine v0.8.3", "on 1x A100 (other hardware)"),
+    ]
     # Equal labels keep their last word; a lone label is whole.
     assert split_labels(["same run", "same run"]) == [("same", "run"), ("same", "run")]
     assert split_labels(["window A1"]) == [("", "window A1")]
@@ -36,13 +47,24 @@ def test_a_row_keeps_what_differs_from_its_neighbours():
 def test_rows_are_headed_by_the_shared_prefix():
     rows = group([R(i, label) for i, label in enumerate(DEMO, start=1)])
     assert [(r.text, r.run_id) for r in rows] == [
-        ("engine v0.8.2 run …", None), ("1", 1), ("2", 2), ("1 (A′ control)", 3),
-        ("engine v0.8.3 run …", None), ("1", 4), ("2", 5), ("engine v0.8.3 …", None), ("on 1x A100 (other hardware)", 6)]
+        ("engine v0.8.2 run …", None),
+        ("1", 1),
+        ("2", 2),
+        ("1 (A′ control)", 3),
+        ("engine v0.8.3 run …", None),
+        ("1", 4),
+        ("2", 5),
+        ("engine v0.8.3 …", None),
+        ("on 1x A100 (other hardware)", 6),
+    ]
 
 
 def test_verify_runs_fold_under_their_plan_and_the_filter_reads_whole_labels():
-    runs = [R(1, "engine v0.8.2 run 1"), R(2, "engine v0.8.2 run 2"),
-            *[R(10 + i, f"cpu-inference-1 e1 r{i // 3 + 1} {arm}", "rerun") for i, arm in enumerate(["A", "B", "A′"] * 2)]]
+    runs = [
+        R(1, "engine v0.8.2 run 1"),
+        R(2, "engine v0.8.2 run 2"),
+        *[R(10 + i, f"cpu-inference-1 e1 r{i // 3 + 1} {arm}", "rerun") for i, arm in enumerate(["A", "B", "A′"] * 2)],
+    ]
     assert plan_of(runs[2]) == "cpu-inference-1" and plan_of(runs[0]) is None
     folded = run_rows(runs)
     assert [r.run_id for r in folded if r.is_run] == [1, 2]
@@ -65,8 +87,10 @@ def plan_runs_url(demo_url, tmp_path):
     from workbench.ingest import import_files
 
     store = open_store(demo_url)
-    paths = [write_json(tmp_path / f"r{i}.json", inference_capture(4, label=f"cpu-inference-1 e1 r{i // 3 + 1} {arm}"))
-             for i, arm in enumerate(["A", "B", "A′"] * 2)]
+    paths = [
+        write_json(tmp_path / f"r{i}.json", inference_capture(4, label=f"cpu-inference-1 e1 r{i // 3 + 1} {arm}"))
+        for i, arm in enumerate(["A", "B", "A′"] * 2)
+    ]
     import_files(store, paths, origin="rerun")
     store.close()
     return demo_url

@@ -16,7 +16,9 @@ from tests.tui.pilot import settle
 from workbench.tui.app import WorkbenchApp
 
 SNAPSHOT_TEXTUAL = "8.2.8"
-pytestmark = pytest.mark.skipif(version("textual") != SNAPSHOT_TEXTUAL, reason=f"snapshots were made with textual {SNAPSHOT_TEXTUAL}")
+pytestmark = pytest.mark.skipif(
+    version("textual") != SNAPSHOT_TEXTUAL, reason=f"snapshots were made with textual {SNAPSHOT_TEXTUAL}"
+)
 
 # name -> (pane key, keys that open the dialog)
 DIALOGS = {

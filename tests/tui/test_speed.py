@@ -66,8 +66,15 @@ async def test_a_plans_report_is_fetched_once_until_the_list_reloads(demo_url, m
         from workbench.rerun.plan import build_plan
 
         for name in ("p1", "p2"):
-            plan = build_plan({"name": name, "lens": "training", "rounds": 3, "baseline": {"argv": ["true"]},
-                               "candidate": {"argv": ["true", name]}})
+            plan = build_plan(
+                {
+                    "name": name,
+                    "lens": "training",
+                    "rounds": 3,
+                    "baseline": {"argv": ["true"]},
+                    "candidate": {"argv": ["true", name]},
+                }
+            )
             save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin)
     fetched: list[int] = []
     text = services.plan_text

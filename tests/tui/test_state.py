@@ -8,7 +8,6 @@ from tests.tui.pilot import run_labels, select_only, settle, text_of
 from workbench.tui.app import WorkbenchApp
 
 
-
 async def _pick(app, pilot, inv_id: int) -> None:
     """Open an investigation through the picker, by keys."""
     await pilot.press("i")
@@ -59,7 +58,9 @@ async def test_state_per_investigation_across_all_three_and_back(demo_url):
             assert shown == lens_runs[lens]  # only this lens's runs are listed, so only they can be selected
             assert base.selected == set(inv["baseline_runs"]) and cand.selected == set(inv["candidate_runs"])
             control = set(inv["comparisons"][-1]["parameters"].get("control") or [])
-            assert control and app.query_one("#control-list").selected == control  # the A′ runs of its latest comparison
+            assert (
+                control and app.query_one("#control-list").selected == control
+            )  # the A′ runs of its latest comparison
             await pilot.press("c")
             await settle(app, pilot)
             banner = text_of(app.query_one("#compare-banner"))
@@ -127,8 +128,14 @@ async def test_report_is_the_cli_report_fresh_and_stored(demo_url):
         comp = app.inv.comparisons[-1]
     assert "REFUSED" not in banner and "hardware" in banner
     params = comp.parameters
-    cli = render_comparison(compare(store.load_runs(comp.baseline_runs), store.load_runs(comp.candidate_runs),
-                                    **params.engine_arguments(), control=store.load_runs(list(params.control))))
+    cli = render_comparison(
+        compare(
+            store.load_runs(comp.baseline_runs),
+            store.load_runs(comp.candidate_runs),
+            **params.engine_arguments(),
+            control=store.load_runs(list(params.control)),
+        )
+    )
     assert shown == cli
     assert f"accepted: {why}" in shown
 
@@ -155,8 +162,12 @@ def test_every_stored_demo_comparison_renders_as_the_cli_prints_it(demo_url):
     for inv in wf.investigation_summaries(store):
         for comp in wf.investigation_view(store, inv.id).comparisons:
             p = comp.parameters
-            fresh = compare(store.load_runs(comp.baseline_runs), store.load_runs(comp.candidate_runs), **p.engine_arguments(),
-                            control=store.load_runs(list(p.control)))
+            fresh = compare(
+                store.load_runs(comp.baseline_runs),
+                store.load_runs(comp.candidate_runs),
+                **p.engine_arguments(),
+                control=store.load_runs(list(p.control)),
+            )
             assert services.comparison_report(store, comp) == render_comparison(fresh)
             seen += 1
     assert seen >= 3
@@ -168,7 +179,9 @@ async def test_compare_pane_shows_each_selected_run_over_time(demo_url, monkeypa
 
     read: list[list[int]] = []
     run_sparks = services.run_sparks
-    monkeypatch.setattr(services, "run_sparks", lambda store, lens, ids: (read.append(ids), run_sparks(store, lens, ids))[1])
+    monkeypatch.setattr(
+        services, "run_sparks", lambda store, lens, ids: (read.append(ids), run_sparks(store, lens, ids))[1]
+    )
     app = WorkbenchApp(demo_url)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
@@ -179,8 +192,10 @@ async def test_compare_pane_shows_each_selected_run_over_time(demo_url, monkeypa
         selected = [*sorted(state.baseline), *sorted(state.candidate), *sorted(state.control)]
         assert lines[0].startswith("Over time: TTFT by request, one scale")
         assert [(line[0], int(line.split()[1])) for line in lines[2:]] == [
-            *(("B", r) for r in sorted(state.baseline)), *(("C", r) for r in sorted(state.candidate)),
-            *(("A", r) for r in sorted(state.control))]
+            *(("B", r) for r in sorted(state.baseline)),
+            *(("C", r) for r in sorted(state.candidate)),
+            *(("A", r) for r in sorted(state.control)),
+        ]
         assert all(len(line) <= 80 for line in lines)
         assert all(any(ch in line for ch in "▁▂▃▄▅▆▇█") for line in lines[2:])
         # The sparklines follow the selection: space on the first baseline run drops its line ...
@@ -206,5 +221,7 @@ def test_sparkline_shares_one_scale_and_marks_unknown():
 
     assert sparkline([1.0, 1.0, 8.0, 8.0], 4, 1.0, 8.0) == "▁▁██"
     assert sparkline([1.0, math.nan, 4.5], 3, 1.0, 8.0) == "▁?▅"
-    assert sparkline(list(range(100)), 10, 0.0, 99.0)[0] == "▁" and sparkline(list(range(100)), 10, 0.0, 99.0)[-1] == "█"
+    assert (
+        sparkline(list(range(100)), 10, 0.0, 99.0)[0] == "▁" and sparkline(list(range(100)), 10, 0.0, 99.0)[-1] == "█"
+    )
     assert len(sparkline([2.0] * 5, 40, 0.0, 4.0)) == 5  # never stretched beyond its items

@@ -46,9 +46,15 @@ async def test_two_sweeps_selected_together_and_compared_by_level(sweep_url):
         assert "SWEEPS" in banner and "vllm vs vllm+v0_engine" in banner
         report = text_of(app.query_one("#compare-report"))
     # The CLI's own report on the same runs (with the investigation's declared change).
-    doc = compare_sweeps(store.load_runs(list(found["vllm"].runs)), store.load_runs(list(found["vllm+v0_engine"].runs)),
-                         changes={k: tuple(v) for k, v in state.changes.items()}, accepts=state.accepts)
-    assert report.rstrip("\n") == render_sweep_comparison(doc, sweep_curve(doc, width=TUI_W, height=TUI_H))  # the curve as a line plot
+    doc = compare_sweeps(
+        store.load_runs(list(found["vllm"].runs)),
+        store.load_runs(list(found["vllm+v0_engine"].runs)),
+        changes={k: tuple(v) for k, v in state.changes.items()},
+        accepts=state.accepts,
+    )
+    assert report.rstrip("\n") == render_sweep_comparison(
+        doc, sweep_curve(doc, width=TUI_W, height=TUI_H)
+    )  # the curve as a line plot
     assert "Curve" in report and "Level 1 req/s vs 1 req/s" in report and "Saturation" in report
     assert max(len(line) for line in report.splitlines()) <= 80
 

@@ -67,8 +67,11 @@ def test_all_six_panes_in_tmux(demo_url, term, extra, tmp_path):
     session = f"wb-test-{uuid.uuid4().hex[:8]}"
     env_prefix = " ".join(f"{k}={v}" for k, v in {"TERM": term, **extra}.items())
     command = f"env {env_prefix} {sys.executable} -m workbench --store {demo_url}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", command], check=True,
-                   env={**os.environ, "TMUX": ""})
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", command],
+        check=True,
+        env={**os.environ, "TMUX": ""},
+    )
     try:
         first = _wait_for(session, "enter opens")  # the picker (not the footer's "Investigations")
         assert all(len(line) <= 80 for line in first.splitlines())

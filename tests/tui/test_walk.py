@@ -33,7 +33,9 @@ from workbench.tui.stages.hypothesize import STATUSES
 SNAPSHOT_TEXTUAL = "8.2.8"
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(version("textual") != SNAPSHOT_TEXTUAL, reason=f"snapshots were made with textual {SNAPSHOT_TEXTUAL}"),
+    pytest.mark.skipif(
+        version("textual") != SNAPSHOT_TEXTUAL, reason=f"snapshots were made with textual {SNAPSHOT_TEXTUAL}"
+    ),
 ]
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "training" / "trace_diff"
@@ -125,7 +127,9 @@ async def walk(w: Walk) -> None:
     declared = w.stage("declared")
     assert "Hardware (hardware) must match but differs" in declared, declared  # compared again: only the GPU is left
     report = text_of(app.query_one("#compare-report")).splitlines()
-    assert any(line.split()[:5] == ["*", "model", "same", "llama-7b", "llama-7b"] and "declared" in line for line in report)
+    assert any(
+        line.split()[:5] == ["*", "model", "same", "llama-7b", "llama-7b"] and "declared" in line for line in report
+    )
 
     # the GPU differs on purpose: accept it (and the rank count it brings) with a reason
     await w.keys("a")
@@ -239,8 +243,15 @@ async def test_declare_missing_waits_for_every_value_and_nothing_else(_own_store
     app = WorkbenchApp(f"sqlite:///{target}")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        for keys in (("n",), ("down", "enter"), (*"Why slower?", "enter", "enter"), ("2",), ("space", "tab", "down", "space"),
-                     ("c",), ("m",)):
+        for keys in (
+            ("n",),
+            ("down", "enter"),
+            (*"Why slower?", "enter", "enter"),
+            ("2",),
+            ("space", "tab", "down", "space"),
+            ("c",),
+            ("m",),
+        ):
             await pilot.press(*keys)
             await settle(app, pilot)
         await pilot.press(*"llama-7b", "tab", "tab", *"dp", "tab", *"64", "tab", *"same script", "enter")

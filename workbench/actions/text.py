@@ -29,17 +29,25 @@ def action_lines(a: ActionView) -> list[str]:
     if a.expect:
         out.append(f"  expects: {clean(str(a.expect.get('metric')))} {a.expect.get('direction')}")
     if a.retry:
-        out.append(f"  retry of a {clean(str(a.retry.get('failure_class')))} failure; blamed conditions: {clean(_conditions(a.retry))}")
+        out.append(
+            f"  retry of a {clean(str(a.retry.get('failure_class')))} failure; blamed conditions: "
+            f"{clean(_conditions(a.retry))}"
+        )
     for d in a.decisions:
         out.append(f"  {d.decision} by {clean(d.by)} at {d.at}: {clean(d.why)}")
     for v in a.verifications:
         inputs = v.observed.get("inputs")
-        what = (f"plan {clean(str(v.plan))}" if v.plan_id is not None
-                else "job " + clean(", ".join(map(str, inputs)) if isinstance(inputs, list) else ""))
+        what = (
+            f"plan {clean(str(v.plan))}"
+            if v.plan_id is not None
+            else "job " + clean(", ".join(map(str, inputs)) if isinstance(inputs, list) else "")
+        )
         out.append(f"  verified with {what} by {clean(v.by)} at {v.at}")
     out.append(f"  status: {clean(a.status.why)}")
     return out
 
 
 def _conditions(retry: dict[str, Any]) -> str:
-    return "; ".join(f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in (retry.get("conditions") or {}).items())
+    return "; ".join(
+        f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in (retry.get("conditions") or {}).items()
+    )

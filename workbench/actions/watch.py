@@ -35,8 +35,12 @@ def watch_action(store: "Store", action: str | int, against: Sequence[str | int]
     later = resolve_runs(store, list(against))
     with store.session() as s:
         frame = frame_of(investigation_row(s, view.investigation_id))
-    result: dict[str, Any] = compare(store.load_runs(candidate), store.load_runs(later), lens=plan.get("lens") or frame.lens,
-                     guardrails=frame_guardrails(frame.lens, frame.guardrails, f"investigation {frame.id}'s guardrail")).to_json()
+    result: dict[str, Any] = compare(
+        store.load_runs(candidate),
+        store.load_runs(later),
+        lens=plan.get("lens") or frame.lens,
+        guardrails=frame_guardrails(frame.lens, frame.guardrails, f"investigation {frame.id}'s guardrail"),
+    ).to_json()
     comparable = bool(result.get("comparable"))
     primary = result.get("primary") or {}
     effect = primary.get("effect") or {}
@@ -51,6 +55,14 @@ def watch_action(store: "Store", action: str | int, against: Sequence[str | int]
     else:
         why = f"no drift: {primary.get('metric')} {verdict} against the verified candidate"
     labels = {r.id: r.label for r in store.list_runs()}
-    return WatchResult(action_id=view.id, plan=str(plan.get("name")), candidate_runs=candidate,
-                       against=[WatchRun(run_id=r, label=labels.get(r, "")) for r in later], comparable=comparable,
-                       verdict=verdict, drift=verdict == "REGRESSION", flags=flags, why=why)
+    return WatchResult(
+        action_id=view.id,
+        plan=str(plan.get("name")),
+        candidate_runs=candidate,
+        against=[WatchRun(run_id=r, label=labels.get(r, "")) for r in later],
+        comparable=comparable,
+        verdict=verdict,
+        drift=verdict == "REGRESSION",
+        flags=flags,
+        why=why,
+    )

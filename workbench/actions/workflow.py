@@ -53,7 +53,9 @@ def propose_action(
     from store.actions import Action  # SQLAlchemy: loaded with the store, not at import
     from store.investigations import Hypothesis, InvestigationComparison
 
-    from workbench.compare.contract import DIRECTIONS  # the contract loads the compare engine (numpy): not for 'wb action --help'
+    from workbench.compare.contract import (
+        DIRECTIONS,
+    )  # the contract loads the compare engine (numpy): not for 'wb action --help'
 
     kind = kind or ("retry" if retry_of else "configuration")
     if kind not in KINDS:
@@ -86,10 +88,21 @@ def propose_action(
             if ev.get("kind") == "comparison":
                 cmp = s.get(InvestigationComparison, ev.get("id"))
                 if cmp is None or cmp.investigation_id != inv_row.id:
-                    raise UsageError(f"evidence comparison={ev.get('id')}: no stored comparison of investigation {inv_row.id} by that id")
-        row = Action(investigation_id=inv_row.id, kind=kind, changes=bundle_value(changes),
-                     scope=required_text(scope, "the scope (--scope)"), because=hyp_ids, evidence=bundle_value([dict(e) for e in evidence]),
-                     expect=expected, retry=bundle_value(retry), created_by=by or current_user())
+                    raise UsageError(
+                        f"evidence comparison={ev.get('id')}: no stored comparison of investigation {inv_row.id} by "
+                        f"that id"
+                    )
+        row = Action(
+            investigation_id=inv_row.id,
+            kind=kind,
+            changes=bundle_value(changes),
+            scope=required_text(scope, "the scope (--scope)"),
+            because=hyp_ids,
+            evidence=bundle_value([dict(e) for e in evidence]),
+            expect=expected,
+            retry=bundle_value(retry),
+            created_by=by or current_user(),
+        )
         s.add(row)
         s.flush()
         return _view(s, row)
@@ -120,11 +133,16 @@ def _retry_record(paths: Sequence[str | Path]) -> dict[str, object]:
     conditions = blamed_conditions(doc)
     fc = doc.get("failure_class") or {}
     if not conditions:
-        raise UsageError("the diagnosis of these files names no failure condition to retry from "
-                         f"(failure class {fc.get('class') or 'none'}; see wb diagnose)")
-    return {"conditions": conditions, "failure_class": fc.get("class"),
-            "what_would_change_it": (fc.get("retry") or {}).get("what_would_change_it"),
-            "inputs": [str(p) for p in paths]}
+        raise UsageError(
+            "the diagnosis of these files names no failure condition to retry from "
+            f"(failure class {fc.get('class') or 'none'}; see wb diagnose)"
+        )
+    return {
+        "conditions": conditions,
+        "failure_class": fc.get("class"),
+        "what_would_change_it": (fc.get("retry") or {}).get("what_would_change_it"),
+        "inputs": [str(p) for p in paths],
+    }
 
 
 def decide_action(store: "Store", action: str | int, decision: str, *, why: str, by: str | None = None) -> ActionView:
@@ -135,33 +153,58 @@ def decide_action(store: "Store", action: str | int, decision: str, *, why: str,
         raise UsageError(f"decision must be one of {', '.join(DECISIONS)}")
     with store.session() as s:
         row = _action_row(s, action, writable=True)
-        s.add(ActionDecision(action_id=row.id, decision=decision, by=required_text(by or current_user(), "--by"),
-                             why=required_text(why, "the reason (--why)")))
+        s.add(
+            ActionDecision(
+                action_id=row.id,
+                decision=decision,
+                by=required_text(by or current_user(), "--by"),
+                why=required_text(why, "the reason (--why)"),
+            )
+        )
         s.flush()
         return _view(s, row)
 
 
-def verify_action(store: "Store", action: str | int, *, plan: str | int | None = None,
-                  job: Sequence[str | Path] = (), by: str | None = None) -> ActionView:
+def verify_action(
+    store: "Store",
+    action: str | int,
+    *,
+    plan: str | int | None = None,
+    job: Sequence[str | Path] = (),
+    by: str | None = None,
+) -> ActionView:
     """Tie a verification to an approved action: a rerun plan of its investigation whose
     candidate embodies the change, or for a retry the new job's files (``job``) or a rerun
     plan's preflight. The status that follows is derived from the data."""
     from store.actions import ActionVerification  # SQLAlchemy: loaded with the store, not at import
 
     if (plan is None) == (not job):
-        raise UsageError("verify with --plan PLAN (an executed rerun plan) or, for a retry, --job PATH... (the new job's files)")
+        raise UsageError(
+            "verify with --plan PLAN (an executed rerun plan) or, for a retry, --job PATH... (the new job's files)"
+        )
     with store.session() as s:
         row = _action_row(s, action, writable=True)
         decision = latest_decision([{"decision": d.decision} for d in _decisions(s, row.id)])
         if decision != "approved":
             state = "was rejected" if decision == "rejected" else "has not been approved"
-            raise WbError(f"action {row.id} {state}: only an approved action can be verified (wb action approve {row.id} --by NAME --why TEXT)",
-                          exit_code=3)
-        plan_row, observed = (_verifying_plan(s, row, plan), {}) if plan is not None else (None, _job_observation(row, job))
+            raise WbError(
+                f"action {row.id} {state}: only an approved action can be verified (wb action approve {row.id} --by "
+                f"NAME --why TEXT)",
+                exit_code=3,
+            )
+        plan_row, observed = (
+            (_verifying_plan(s, row, plan), {}) if plan is not None else (None, _job_observation(row, job))
+        )
         if plan_row is not None and row.kind == "retry":
             observed = _preflight_observation(s, plan_row)
-        s.add(ActionVerification(action_id=row.id, plan_id=None if plan_row is None else plan_row.id,
-                                 observed=bundle_value(observed), by=by or current_user()))
+        s.add(
+            ActionVerification(
+                action_id=row.id,
+                plan_id=None if plan_row is None else plan_row.id,
+                observed=bundle_value(observed),
+                by=by or current_user(),
+            )
+        )
         s.flush()
         return _view(s, row)
 
@@ -178,8 +221,11 @@ def _verifying_plan(s: Any, row: Any, plan: str | int) -> Any:
         raise NotFound(str(exc)) from None
     if plan_row.investigation_id != row.investigation_id:
         owner = plan_row.investigation_id
-        raise UsageError(f"plan {plan_row.name!r} belongs to {'no investigation' if owner is None else f'investigation {owner}'}, "
-                         f"not to action {row.id}'s investigation {row.investigation_id} (wb rerun plan ... --investigation {row.investigation_id})")
+        raise UsageError(
+            f"plan {plan_row.name!r} belongs to {'no investigation' if owner is None else f'investigation {owner}'}, "
+            f"not to action {row.id}'s investigation {row.investigation_id} (wb rerun plan ... --investigation "
+            f"{row.investigation_id})"
+        )
     if row.kind == "retry":
         return plan_row
     action = row.model_dump()
@@ -205,20 +251,30 @@ def _preflight_observation(s: Any, plan_row: Any) -> dict[str, object]:
 def _job_observation(row: Any, job: Sequence[str | Path]) -> dict[str, object]:
     """What a retry ran on, from the new job's files (diagnosed as wb diagnose would)."""
     if row.kind != "retry":
-        raise UsageError(f"action {row.id} is a {row.kind} change: verify it with --plan PLAN (a rerun whose candidate embodies it)")
+        raise UsageError(
+            f"action {row.id} is a {row.kind} change: verify it with --plan PLAN (a rerun whose candidate embodies it)"
+        )
     from workbench.diagnostics import diagnose  # the log parsers: loaded for a retry only
 
-    return {"conditions": observed_conditions(diagnose([Path(p) for p in job]).to_json()), "inputs": [str(p) for p in job]}
+    return {
+        "conditions": observed_conditions(diagnose([Path(p) for p in job]).to_json()),
+        "inputs": [str(p) for p in job],
+    }
 
 
 def _frame_guardrails_missing(s: Any, investigation_id: int, plan_row: Any) -> str | None:
     """Why the plan is not judged under the investigation's frame guardrails (a plan made
     with ``--investigation`` carries them, source ``frame:ID``), or ``None``."""
     frame = list(investigation_row(s, investigation_id).guardrails or [])
-    carried = [g for g in (plan_row.body or {}).get("guardrails") or [] if g.get("source") == f"frame:{investigation_id}"]
+    carried = [
+        g for g in (plan_row.body or {}).get("guardrails") or [] if g.get("source") == f"frame:{investigation_id}"
+    ]
     if len(carried) < len(frame):
-        return (f"plan {plan_row.name!r} does not carry investigation {investigation_id}'s guardrails ({'; '.join(map(str, frame))}): "
-                f"make it with wb rerun plan ... --investigation {investigation_id}")
+        return (
+            f"plan {plan_row.name!r} does not carry investigation {investigation_id}'s guardrails "
+            f"({'; '.join(map(str, frame))}): "
+            f"make it with wb rerun plan ... --investigation {investigation_id}"
+        )
     return None
 
 
@@ -248,12 +304,19 @@ def verified_candidate(store: "Store", action: str | int) -> tuple[ActionView, d
 
     view = action_view(store, action)
     if view.status.status != "verified" or view.kind == "retry":
-        raise UsageError(f"action {view.id} is {view.status.status}: only a verified change has a candidate to watch ({view.status.why})")
+        raise UsageError(
+            f"action {view.id} is {view.status.status}: only a verified change has a candidate to watch "
+            f"({view.status.why})"
+        )
     plan_id = view.verifications[-1].plan_id
     with store.session() as s:
         plan_row = s.get(RerunPlan, plan_id)
         done = [e for e in executions_of(s, int(plan_id)) if e.status == "complete"]  # type: ignore[arg-type]
-        runs = [int(r.run_id) for r in runs_of(s, int(done[-1].id)) if r.arm == "B" and r.status == RUN_OK and r.run_id is not None and r.round > 0]
+        runs = [
+            int(r.run_id)
+            for r in runs_of(s, int(done[-1].id))
+            if r.arm == "B" and r.status == RUN_OK and r.run_id is not None and r.round > 0
+        ]
         return view, dict(plan_row.body), runs  # type: ignore[union-attr]
 
 
@@ -277,7 +340,11 @@ def _decisions(s: Any, action_id: int) -> list[Any]:
 
     from store.actions import ActionDecision
 
-    return list(s.exec(select(ActionDecision).where(ActionDecision.action_id == action_id).order_by(col(ActionDecision.id))).all())
+    return list(
+        s.exec(
+            select(ActionDecision).where(ActionDecision.action_id == action_id).order_by(col(ActionDecision.id))
+        ).all()
+    )
 
 
 def _verifications(s: Any, action_id: int) -> list[Any]:
@@ -285,7 +352,13 @@ def _verifications(s: Any, action_id: int) -> list[Any]:
 
     from store.actions import ActionVerification
 
-    return list(s.exec(select(ActionVerification).where(ActionVerification.action_id == action_id).order_by(col(ActionVerification.id))).all())
+    return list(
+        s.exec(
+            select(ActionVerification)
+            .where(ActionVerification.action_id == action_id)
+            .order_by(col(ActionVerification.id))
+        ).all()
+    )
 
 
 def plan_evidence(s: Any, plan_id: int) -> tuple[dict[str, object] | None, dict[str, object] | None]:
@@ -298,7 +371,8 @@ def plan_evidence(s: Any, plan_id: int) -> tuple[dict[str, object] | None, dict[
     plan_row = s.get(RerunPlan, plan_id)
     if plan_row is None:
         return None, None
-    latest = s.exec(select(RerunComparison).where(RerunComparison.plan_id == plan_id).order_by(RerunComparison.id.desc())).first()  # type: ignore[union-attr]
+    newest_first = RerunComparison.id.desc()  # type: ignore[union-attr]
+    latest = s.exec(select(RerunComparison).where(RerunComparison.plan_id == plan_id).order_by(newest_first)).first()
     if latest is None:
         return dict(plan_row.body), None
     report = dict(latest.body)
@@ -311,20 +385,42 @@ def _view(s: Any, row: Any) -> ActionView:
     from store.rerun import RerunPlan
 
     # Decoded, not constructed: the stored words are checked against the records' Literals.
-    decisions = [Decision.from_json({"decision": d.decision, "by": d.by, "why": d.why, "at": d.at})
-                 for d in _decisions(s, int(row.id))]
+    decisions = [
+        Decision.from_json({"decision": d.decision, "by": d.by, "why": d.why, "at": d.at})
+        for d in _decisions(s, int(row.id))
+    ]
     verifications = []
     for v in _verifications(s, int(row.id)):
         plan_row = s.get(RerunPlan, v.plan_id) if v.plan_id is not None else None
-        verifications.append(Verification(plan_id=v.plan_id, plan=getattr(plan_row, "name", None), observed=dict(v.observed or {}), by=v.by, at=v.at))
+        verifications.append(
+            Verification(
+                plan_id=v.plan_id,
+                plan=getattr(plan_row, "name", None),
+                observed=dict(v.observed or {}),
+                by=v.by,
+                at=v.at,
+            )
+        )
     latest = verifications[-1] if verifications else None
-    plan, report = plan_evidence(s, int(latest.plan_id)) if latest is not None and latest.plan_id is not None else (None, None)
+    plan, report = (
+        plan_evidence(s, int(latest.plan_id)) if latest is not None and latest.plan_id is not None else (None, None)
+    )
     action = {"kind": row.kind, "changes": row.changes, "expect": row.expect, "retry": row.retry}
     status = derive_status(action, [d.to_json() for d in decisions], latest.to_json() if latest else None, plan, report)
     return ActionView(
-        id=int(row.id), ref=f"action/{row.id}", investigation_id=int(row.investigation_id), kind=msgspec.convert(row.kind, ActionKind),
-        changes={k: list(v) for k, v in (row.changes or {}).items()}, scope=row.scope, because=[int(h) for h in row.because or []],
-        evidence=list(row.evidence or []), expect=dict(row.expect or {}), retry=dict(row.retry or {}),
-        created_by=row.created_by, created_at=row.created_at, decisions=decisions, verifications=verifications,
+        id=int(row.id),
+        ref=f"action/{row.id}",
+        investigation_id=int(row.investigation_id),
+        kind=msgspec.convert(row.kind, ActionKind),
+        changes={k: list(v) for k, v in (row.changes or {}).items()},
+        scope=row.scope,
+        because=[int(h) for h in row.because or []],
+        evidence=list(row.evidence or []),
+        expect=dict(row.expect or {}),
+        retry=dict(row.retry or {}),
+        created_by=row.created_by,
+        created_at=row.created_at,
+        decisions=decisions,
+        verifications=verifications,
         status=Status.from_json(status),
     )

@@ -75,13 +75,32 @@ class Search:
 
     @classmethod
     def of(cls, state: BisectionState) -> "Search":
-        return cls(list(state.candidates), state.lo, state.hi, state.reference, state.endpoint, list(state.steps),
-                   state.current, list(state.splits), state.result, state.stopped or None)
+        return cls(
+            list(state.candidates),
+            state.lo,
+            state.hi,
+            state.reference,
+            state.endpoint,
+            list(state.steps),
+            state.current,
+            list(state.splits),
+            state.result,
+            state.stopped or None,
+        )
 
     def state(self) -> BisectionState:
-        return BisectionState(candidates=tuple(self.candidates), lo=self.lo, hi=self.hi, reference=self.reference,
-                              endpoint=self.endpoint, steps=tuple(self.steps), current=self.current, splits=tuple(self.splits),
-                              result=self.result, stopped=self.stopped if self.stopped is not None else UNSET)
+        return BisectionState(
+            candidates=tuple(self.candidates),
+            lo=self.lo,
+            hi=self.hi,
+            reference=self.reference,
+            endpoint=self.endpoint,
+            steps=tuple(self.steps),
+            current=self.current,
+            splits=tuple(self.splits),
+            result=self.result,
+            stopped=self.stopped if self.stopped is not None else UNSET,
+        )
 
     def name(self, index: int) -> str:
         return self.candidates[index].rev[:12]
@@ -106,13 +125,19 @@ def start(store: "Store", spec: Spec) -> int:
     if spec.investigation is not None:
         with store.session() as s:
             investigation_row(s, spec.investigation, writable=True)
-    candidates = [CandidateState(rev=c.rev, title=c.title, status=GOOD if i == 0 else UNTESTED) for i, c in enumerate(found)]
+    candidates = [
+        CandidateState(rev=c.rev, title=c.title, status=GOOD if i == 0 else UNTESTED) for i, c in enumerate(found)
+    ]
     search = Search(candidates, lo=0, hi=len(found) - 1, reference=0)
     with store.session() as s:
         if s.exec(select(Bisection).where(Bisection.name == spec.name)).first() is not None:
-            raise UsageError(f"a bisection named {spec.name!r} exists; resume it with 'wb bisect resume {spec.name}' "
-                             "or start a new one with another --name")
-        row = Bisection(name=spec.name, spec=spec.to_json(), state=search.state().to_json(), investigation_id=spec.investigation)
+            raise UsageError(
+                f"a bisection named {spec.name!r} exists; resume it with 'wb bisect resume {spec.name}' "
+                "or start a new one with another --name"
+            )
+        row = Bisection(
+            name=spec.name, spec=spec.to_json(), state=search.state().to_json(), investigation_id=spec.investigation
+        )
         s.add(row)
         s.flush()
         return int(row.id)  # type: ignore[arg-type]
@@ -164,9 +189,15 @@ def _run(store: "Store", bisection_id: int, spec: Spec, search: Search, observer
                 first = search.reference == 0 and search.hi == len(search.candidates) - 1
                 search.result = Result(
                     outcome=NO_REGRESSION if first else "split-part-does-not-reproduce",
-                    text=(f"{search.name(cand_i)} against {search.name(ref_i)} is {step.verdict or 'undecided'} "
-                          f"(θ {_theta(step.ratio)}), not a REGRESSION beyond δ = {spec.delta:g}: "
-                          + ("the regression does not reproduce here" if first else "the rest of the split regression is too small to follow")),
+                    text=(
+                        f"{search.name(cand_i)} against {search.name(ref_i)} is {step.verdict or 'undecided'} "
+                        f"(θ {_theta(step.ratio)}), not a REGRESSION beyond δ = {spec.delta:g}: "
+                        + (
+                            "the regression does not reproduce here"
+                            if first
+                            else "the rest of the split regression is too small to follow"
+                        )
+                    ),
                 )
                 _save(store, bisection_id, search, NO_REGRESSION if first else DONE)
                 return report(store, bisection_id)
@@ -186,8 +217,14 @@ def _run(store: "Store", bisection_id: int, spec: Spec, search: Search, observer
         elif kind == BETWEEN:
             assert step.ratio is not None and search.endpoint.ratio is not None  # a split has both effects
             whole, part = math.log(search.endpoint.ratio), math.log(step.ratio)
-            search.splits.append(Split(rev=search.candidates[mid].rev, ratio=step.ratio, of=search.endpoint.ratio,
-                                       share=part / whole if whole else None))
+            search.splits.append(
+                Split(
+                    rev=search.candidates[mid].rev,
+                    ratio=step.ratio,
+                    of=search.endpoint.ratio,
+                    share=part / whole if whole else None,
+                )
+            )
             if part >= whole / 2:  # most of it is before the split point: follow that part
                 search.hi = mid
                 search.endpoint = Endpoint(ratio=step.ratio, ci95=step.ci95, step=len(search.steps) - 1)
@@ -221,8 +258,11 @@ def _mark(search: Search, index: int, status: str, step: Step) -> None:
     search.candidates[index] = msgspec.structs.replace(
         search.candidates[index],
         status=SKIP if status == UNDECIDED else status,
-        ratio=step.ratio, ci95=step.ci95, verdict=step.verdict,
-        plan=step.plan or None, comparison_id=step.comparison_id if step.comparison_id is not UNSET else None,
+        ratio=step.ratio,
+        ci95=step.ci95,
+        verdict=step.verdict,
+        plan=step.plan or None,
+        comparison_id=step.comparison_id if step.comparison_id is not UNSET else None,
         reason=step.reason or None,
         against=search.candidates[step.reference].rev,
     )
@@ -232,15 +272,34 @@ def _finite(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
 
-def _step(store: "Store", spec: Spec, search: Search, bisection_id: int, ref_i: int, cand_i: int,
-          repo: Path | None, root: Path, observer: "Observer | None", *, endpoint: bool) -> Step:
+def _step(
+    store: "Store",
+    spec: Spec,
+    search: Search,
+    bisection_id: int,
+    ref_i: int,
+    cand_i: int,
+    repo: Path | None,
+    root: Path,
+    observer: "Observer | None",
+    *,
+    endpoint: bool,
+) -> Step:
     """One controlled comparison: candidate ``cand_i`` against reference ``ref_i``."""
     candidates = [cand.Candidate(c.rev, c.title) for c in search.candidates]
     ref_c, new_c = candidates[ref_i], candidates[cand_i]
     number = len(search.steps) + 1
 
     def step_of(**outcome: Any) -> Step:
-        return Step(step=number, endpoint=endpoint, reference=ref_i, candidate=cand_i, rev=new_c.rev, against=ref_c.rev, **outcome)
+        return Step(
+            step=number,
+            endpoint=endpoint,
+            reference=ref_i,
+            candidate=cand_i,
+            rev=new_c.rev,
+            against=ref_c.rev,
+            **outcome,
+        )
 
     workspaces = {}
     for i, c in ((ref_i, ref_c), (cand_i, new_c)):
@@ -254,7 +313,9 @@ def _step(store: "Store", spec: Spec, search: Search, bisection_id: int, ref_i: 
             return skipped
         workspaces[i] = ws
     current = search.current
-    plan_name = current.plan if current is not None and (current.reference, current.candidate) == (ref_i, cand_i) else None
+    plan_name = (
+        current.plan if current is not None and (current.reference, current.candidate) == (ref_i, cand_i) else None
+    )
     if plan_name is None:
         plan_name = _make_plan(store, spec, number, ref_c, new_c, workspaces[ref_i], workspaces[cand_i])
         search.current = Current(plan=plan_name, reference=ref_i, candidate=cand_i, endpoint=endpoint)
@@ -267,23 +328,40 @@ def _step(store: "Store", spec: Spec, search: Search, bisection_id: int, ref_i: 
     if not endpoint:
         assert search.endpoint is not None and search.endpoint.ratio is not None
         klass = classify(result.verdict, ci or (math.nan, math.nan), search.endpoint.ratio)
-    step = step_of(verdict=result.verdict, ratio=_finite(seq.ratio) if seq else None, ci95=ci, plan=plan_name,
-                comparison_id=comparison_id, rounds_used=len(result.rounds.used),
-                stopped_at_round=seq.stopped_at_round if seq else None, why=result.reason, klass=klass)
+    step = step_of(
+        verdict=result.verdict,
+        ratio=_finite(seq.ratio) if seq else None,
+        ci95=ci,
+        plan=plan_name,
+        comparison_id=comparison_id,
+        rounds_used=len(result.rounds.used),
+        stopped_at_round=seq.stopped_at_round if seq else None,
+        why=result.reason,
+        klass=klass,
+    )
     search.steps.append(step)
     search.current = None
     return step
 
 
-def _make_plan(store: "Store", spec: Spec, number: int, ref_c: cand.Candidate, new_c: cand.Candidate, ref_ws: Path, new_ws: Path) -> str:
+def _make_plan(
+    store: "Store", spec: Spec, number: int, ref_c: cand.Candidate, new_c: cand.Candidate, ref_ws: Path, new_ws: Path
+) -> str:
     from store.rerun import save_plan  # the store's tables: SQLModel, heavy
 
     name = f"{spec.name}-step{number}-{new_c.short}"
     # A seed drawn from the step's name: the arm orders are recorded and reproducible.
     seed = int(hashlib.sha256(name.encode()).hexdigest()[:8], 16)
     data: dict[str, object] = {
-        "name": name, "seed": seed, "lens": spec.lens, "rounds": spec.max_rounds, "stopping": "sequential", "spending": spec.spending,
-        "delta": spec.delta, "timeout_s": spec.timeout_s, "higher_is_better": spec.higher_is_better,
+        "name": name,
+        "seed": seed,
+        "lens": spec.lens,
+        "rounds": spec.max_rounds,
+        "stopping": "sequential",
+        "spending": spec.spending,
+        "delta": spec.delta,
+        "timeout_s": spec.timeout_s,
+        "higher_is_better": spec.higher_is_better,
         "description": f"bisection {spec.name}: {new_c.short} against {ref_c.short}",
         "baseline": {"argv": cand.substitute(spec.bench, ref_c, ref_ws), "cwd": str(ref_ws)},
         "candidate": {"argv": cand.substitute(spec.bench, new_c, new_ws), "cwd": str(new_ws)},
@@ -293,13 +371,23 @@ def _make_plan(store: "Store", spec: Spec, number: int, ref_c: cand.Candidate, n
             data[key] = getattr(spec, key)
     plan = build_plan(data)
     with store.session() as s:
-        save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), investigation_id=spec.investigation)  # its steps are its investigation's
+        save_plan(
+            s, plan.name, plan.lens, plan.digest(), plan.to_json(), investigation_id=spec.investigation
+        )  # its steps are its investigation's
     return name
 
 
 def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | None") -> tuple["RerunReport", int]:
     """Run (or resume) the plan's execution, then build and store its comparison."""
-    from store.rerun import COMPLETE, INTERRUPTED, RUNNING, RerunExecution, executions_of, find_plan, runs_of  # SQLModel, heavy
+    from store.rerun import (
+        COMPLETE,
+        INTERRUPTED,
+        RUNNING,
+        RerunExecution,
+        executions_of,
+        find_plan,
+        runs_of,
+    )  # SQLModel, heavy
 
     executor = Executor(store, plan_name, observer=observer, workdir=root / "runs", confirmed=True)
     with store.session() as s:
@@ -314,7 +402,11 @@ def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | N
     else:
         execution_id = int(latest.id)  # type: ignore[arg-type]
     with store.session() as s:
-        plan_row, execution, runs = find_plan(s, plan_name), s.get(RerunExecution, execution_id), runs_of(s, execution_id)
+        plan_row, execution, runs = (
+            find_plan(s, plan_name),
+            s.get(RerunExecution, execution_id),
+            runs_of(s, execution_id),
+        )
     result = build_comparison(store, plan_row, execution, runs)
     plan_id = int(plan_row.id)  # type: ignore[arg-type]
     comparison_id = save_comparison(store, plan_id, execution_id, result)
@@ -335,25 +427,41 @@ def _result(search: Search) -> Result:
             text = f"first bad: `{bad.rev[:12]}` ({bad.title}) — {effect}; last good: `{good.rev[:12]}`"
             outcome = "found"
         else:
-            between = [c.rev[:12] for c in cs[lo + 1:hi + 1]]
-            text = (f"the first bad change is one of {', '.join(f'`{r}`' for r in between)} "
-                    f"(undecided candidates in between were skipped); last good: `{good.rev[:12]}`")
+            between = [c.rev[:12] for c in cs[lo + 1 : hi + 1]]
+            text = (
+                f"the first bad change is one of {', '.join(f'`{r}`' for r in between)} "
+                f"(undecided candidates in between were skipped); last good: `{good.rev[:12]}`"
+            )
             outcome = "range"
         if splits:
             text += "; the regression is split across changes: " + ", ".join(
-                f"`{sp.rev[:12]}` carries θ {sp.ratio:.3f} of {sp.of:.3f}" for sp in splits)
-        return Result(outcome=outcome, first_bad=bad.rev if outcome == "found" else None, last_good=good.rev,
-                      text=text, skipped=skipped, splits=splits)
-    return Result(outcome="unfinished", text="the search stopped before the range closed", skipped=skipped, splits=splits)
+                f"`{sp.rev[:12]}` carries θ {sp.ratio:.3f} of {sp.of:.3f}" for sp in splits
+            )
+        return Result(
+            outcome=outcome,
+            first_bad=bad.rev if outcome == "found" else None,
+            last_good=good.rev,
+            text=text,
+            skipped=skipped,
+            splits=splits,
+        )
+    return Result(
+        outcome="unfinished", text="the search stopped before the range closed", skipped=skipped, splits=splits
+    )
 
 
 def _pin(store: "Store", spec: Spec, search: Search) -> None:
     """The result as an observation (not a cause) with the decisive comparisons as evidence."""
     assert search.result is not None and spec.investigation is not None
-    evidence = [{"kind": "rerun_comparison", "id": s.comparison_id, "rev": s.rev, "against": s.against, "verdict": s.verdict}
-                for s in search.steps if s.comparison_id is not UNSET]
+    evidence = [
+        {"kind": "rerun_comparison", "id": s.comparison_id, "rev": s.rev, "against": s.against, "verdict": s.verdict}
+        for s in search.steps
+        if s.comparison_id is not UNSET
+    ]
     if evidence:
-        new_observation(store, spec.investigation, f"bisection {spec.name}: {search.result.text}", evidence, source="bisect").to_json()
+        new_observation(
+            store, spec.investigation, f"bisection {spec.name}: {search.result.text}", evidence, source="bisect"
+        ).to_json()
 
 
 def report(store: "Store", ref: str | int | None) -> BisectionReport:

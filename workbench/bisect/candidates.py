@@ -46,7 +46,10 @@ def _git(repo: Path, *args: str) -> str:
     except FileNotFoundError:
         raise UsageError("git is not installed; use --candidates FILE for a list of versions") from None
     if out.returncode != 0:
-        raise UsageError(f"git {' '.join(args)} failed in {repo}: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
+        raise UsageError(
+            f"git {' '.join(args)} failed in {repo}: "
+            f"{out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"
+        )
     return out.stdout
 
 
@@ -125,7 +128,14 @@ def build(argv: Sequence[str] | None, candidate: Candidate, workspace: Path, tim
     t0 = time.monotonic()
     with os.fdopen(_create_own(log), "wb") as out:
         try:
-            proc = subprocess.Popen(cmd, cwd=workspace, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                cwd=workspace,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         except OSError as exc:
             return f"build did not start: {exc.strerror or exc}"
         try:
@@ -149,7 +159,9 @@ def _create_own(path: Path) -> int:
     try:
         return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
-        raise UsageError(f"cannot write {path} ({exc.strerror or exc}); wb writes only regular files in its work directory") from None
+        raise UsageError(
+            f"cannot write {path} ({exc.strerror or exc}); wb writes only regular files in its work directory"
+        ) from None
 
 
 def _is_own_file(path: Path) -> bool:

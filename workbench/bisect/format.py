@@ -18,23 +18,34 @@ def _ratio(step: Step) -> str:
 
 def render_bisection(doc: BisectionReport, width: int = 80) -> str:
     """The one renderer of a bisection (a printed or stored document: ``BisectionReport.from_json`` first)."""
-    wrap = lambda text, indent="  ": textwrap.wrap(clean(text), width, initial_indent=indent, subsequent_indent=indent + "  ")  # noqa: E731
+
+    def wrap(text: str, indent: str = "  ") -> list[str]:
+        return textwrap.wrap(clean(text), width, initial_indent=indent, subsequent_indent=indent + "  ")
+
     cs = doc.candidates
     lines = [clean(f"Bisection {doc.id} {doc.name} · {doc.status} · {len(cs)} candidates, {doc.steps_done} steps")]
     lo, hi = doc.lo, doc.hi
     if doc.endpoint is None and not doc.steps:
-        lines += wrap(f"endpoints not checked yet: {cs[hi].rev[:12]} (bad) against {cs[lo].rev[:12]} (good) comes first")
+        lines += wrap(
+            f"endpoints not checked yet: {cs[hi].rev[:12]} (bad) against {cs[lo].rev[:12]} (good) comes first"
+        )
     else:
-        lines += wrap(f"open range: {cs[lo].rev[:12]} (last good) .. {cs[hi].rev[:12]} (first bad), "
-                      f"{max(hi - lo - 1, 0)} candidates between")
+        lines += wrap(
+            f"open range: {cs[lo].rev[:12]} (last good) .. {cs[hi].rev[:12]} (first bad), "
+            f"{max(hi - lo - 1, 0)} candidates between"
+        )
     for step in doc.steps:
         what = "endpoints" if step.endpoint else (step.klass or "")
         rounds = f"{step.rounds_used} rounds" if step.rounds_used is not UNSET else (step.reason or "")
-        lines += wrap(f"step {step.step}: {step.rev[:12]} vs {step.against[:12]}: {step.verdict or 'no verdict'} "
-                      f"{_ratio(step)} → {what} ({rounds})")
+        lines += wrap(
+            f"step {step.step}: {step.rev[:12]} vs {step.against[:12]}: {step.verdict or 'no verdict'} "
+            f"{_ratio(step)} → {what} ({rounds})"
+        )
     if doc.stopped:
-        lines += wrap(f"stopped: {doc.stopped}. 'wb bisect resume {doc.name}' tries again with the same commands; "
-                      "to change them, start a new bisection with another --name")
+        lines += wrap(
+            f"stopped: {doc.stopped}. 'wb bisect resume {doc.name}' tries again with the same commands; "
+            "to change them, start a new bisection with another --name"
+        )
     result = doc.result
     if result:
         lines.append("Result (an observation, not a cause):")

@@ -45,7 +45,6 @@ class Spec(Record, frozen=True, kw_only=True):
     investigation: int | None = None
 
 
-
 Interval = tuple[float, float]
 
 
@@ -136,7 +135,6 @@ class BisectionState(Record, frozen=True, kw_only=True):
     stopped: str | UnsetType = UNSET  # why the last run stopped (resume tries again)
 
 
-
 class BisectionReport(Record, frozen=True, kw_only=True):
     """A bisection as stored: its spec, the candidates, the open range [lo, hi], the steps."""
 
@@ -160,4 +158,3 @@ class BisectionReport(Record, frozen=True, kw_only=True):
     def of(cls, bisection_id: int, status: str, spec: Spec, state: BisectionState) -> "BisectionReport":
         fields = {f: getattr(state, f) for f in state.__struct_fields__}
         return cls(id=bisection_id, name=spec.name, status=status, spec=spec, **fields, steps_done=len(state.steps))
-

@@ -54,7 +54,13 @@ def bisection_rows(store: Store) -> list[BisectionRow]:
         out = []
         for r in rows:
             state = BisectionState.from_json(r.state)
-            out.append(BisectionRow(id=stored_id(r.id), name=r.name, status=msgspec.convert(r.status, BisectionStatus),
-                                    steps=len(state.steps),
-                                    open=max(state.hi - state.lo - 1, 0)))
+            out.append(
+                BisectionRow(
+                    id=stored_id(r.id),
+                    name=r.name,
+                    status=msgspec.convert(r.status, BisectionStatus),
+                    steps=len(state.steps),
+                    open=max(state.hi - state.lo - 1, 0),
+                )
+            )
         return out

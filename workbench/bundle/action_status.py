@@ -59,7 +59,9 @@ def derive_status(
     if problem:
         return _status(NOT_VERIFIED, "not embodied", problem)
     if report is None:
-        return _status(PENDING, None, f"plan {plan.get('name')!r} has no comparison yet (wb rerun run {plan.get('name')})")
+        return _status(
+            PENDING, None, f"plan {plan.get('name')!r} has no comparison yet (wb rerun run {plan.get('name')})"
+        )
     return _change_status(action, plan, report)
 
 
@@ -77,7 +79,10 @@ def embodiment_problem(action: Mapping[str, Any], plan: Mapping[str, Any]) -> st
         if got != [str(old), str(new)]:
             shown = f"declares {top}={':'.join(got)}" if got else f"does not declare {top} changed"
             wanted = top if key else f"{top}={old}:{new}"
-            return f"plan {plan.get('name')!r} {shown}; the action changes {dim}={old}:{new} (wb rerun plan ... --change {wanted})"
+            return (
+                f"plan {plan.get('name')!r} {shown}; the action changes {dim}={old}:{new} (wb rerun plan ... "
+                f"--change {wanted})"
+            )
     metric = (action.get("expect") or {}).get("metric")
     if metric and metric != plan.get("metric"):
         return f"plan {plan.get('name')!r} measures {plan.get('metric')}; the action expects an effect on {metric}"
@@ -107,31 +112,47 @@ def _change_status(action: Mapping[str, Any], plan: Mapping[str, Any], report: M
     # the contract loads the compare engine (numpy): verify without --recompute does not
     from workbench.compare.contract import expected_effect
 
-    status = ((report.get("execution") or {}).get("status"))
+    status = (report.get("execution") or {}).get("status")
     if status != "complete":
         return _status(PENDING, None, f"plan {plan.get('name')!r}'s execution is {status}, not complete")
     refusal = report.get("refusal")
     if refusal:
-        return _status(NOT_VERIFIED, "refused", f"the rerun comparison was refused: {(refusal or {}).get('reason') or refusal}")
+        return _status(
+            NOT_VERIFIED, "refused", f"the rerun comparison was refused: {(refusal or {}).get('reason') or refusal}"
+        )
     mismatch, unstated = captured_change(action, report)
     if mismatch:
         return _status(NOT_VERIFIED, "not embodied", mismatch)
     broken = [g.get("name") for g in report.get("guardrails") or [] if g.get("status") == "broken"]
     if broken:
-        return _status(NOT_VERIFIED, "guardrail broken", f"guardrail {', '.join(map(str, broken))} broken on the candidate arm")
+        return _status(
+            NOT_VERIFIED, "guardrail broken", f"guardrail {', '.join(map(str, broken))} broken on the candidate arm"
+        )
     expect = action.get("expect") or {}
     if not expect:
-        return _status(NOT_VERIFIED, "underpowered", "the action states no expected effect (--expect METRIC DIRECTION): nothing to verify")
-    outcome, why = expected_effect(str(expect.get("direction")), report.get("verdict"), bool(plan.get("higher_is_better")))
+        return _status(
+            NOT_VERIFIED,
+            "underpowered",
+            "the action states no expected effect (--expect METRIC DIRECTION): nothing to verify",
+        )
+    outcome, why = expected_effect(
+        str(expect.get("direction")), report.get("verdict"), bool(plan.get("higher_is_better"))
+    )
     if outcome == "met":
-        caveat = f" (no capture states {', '.join(unstated)}: the plan's declaration is all that says the change was made)" if unstated else ""
+        caveat = (
+            f" (no capture states {', '.join(unstated)}: the plan's declaration is all that says the change was made)"
+            if unstated
+            else ""
+        )
         return _status(VERIFIED, None, f"{expect.get('metric')}: {why}{caveat}")
     return _status(NOT_VERIFIED, outcome, f"{expect.get('metric')}: {why}")
 
 
 def _retry_status(action: Mapping[str, Any], verification: Mapping[str, Any]) -> JSONDoc:
-    changed, unknown, same = conditions_changed((action.get("retry") or {}).get("conditions") or {},
-                                                (verification.get("observed") or {}).get("conditions") or {})
+    changed, unknown, same = conditions_changed(
+        (action.get("retry") or {}).get("conditions") or {},
+        (verification.get("observed") or {}).get("conditions") or {},
+    )
     if changed:
         return _status(VERIFIED, None, "conditions changed: " + "; ".join(changed))
     why = UNCHANGED + (f" ({'; '.join(same)})" if same else "")
@@ -143,7 +164,9 @@ def _retry_status(action: Mapping[str, Any], verification: Mapping[str, Any]) ->
     return _status(NOT_VERIFIED, "conditions unchanged", why)
 
 
-def conditions_changed(blamed: Mapping[str, Any], observed: Mapping[str, Any]) -> tuple[list[str], list[str], list[str]]:
+def conditions_changed(
+    blamed: Mapping[str, Any], observed: Mapping[str, Any]
+) -> tuple[list[str], list[str], list[str]]:
     """(changed, unknown, unchanged) descriptions, per blamed condition. A condition the
     retry's data do not state is unknown, never changed."""
     changed, unknown, same = [], [], []
@@ -173,8 +196,12 @@ def _status(status: str, reason: str | None, why: str) -> JSONDoc:
 # -- in a bundle -----------------------------------------------------------------------
 
 
-def status_in_bundle(action: Mapping[str, Any], plans: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]],
-                     rederived: Mapping[str, Any] | None = None) -> JSONDoc:
+def status_in_bundle(
+    action: Mapping[str, Any],
+    plans: Sequence[Mapping[str, Any]],
+    comparisons: Sequence[Mapping[str, Any]],
+    rederived: Mapping[str, Any] | None = None,
+) -> JSONDoc:
     """The status of a bundle's action (``recipe.actions[i]``) from the rerun plans and
     comparisons the bundle carries (``{"ref", "record"}`` each). With ``rederived`` (ref ->
     what ``--recompute`` derived again, with ``verdict``), the comparison's verdict is the
@@ -188,7 +215,11 @@ def status_in_bundle(action: Mapping[str, Any], plans: Sequence[Mapping[str, Any
         record = (entry or {}).get("record") or {}
         plan = {**(record.get("body") or {}), "name": record.get("name")} if record.get("body") else None
         plan_id = record.get("id")
-        own = [c for c in comparisons if (c.get("record") or {}).get("plan_id") == plan_id and (c.get("record") or {}).get("body")]
+        own = [
+            c
+            for c in comparisons
+            if (c.get("record") or {}).get("plan_id") == plan_id and (c.get("record") or {}).get("body")
+        ]
         latest = max(own, key=lambda c: c["record"].get("id") or 0) if own else None
         if latest is not None:
             report = dict(latest["record"]["body"])

@@ -80,4 +80,3 @@ def sha256_hex(data: bytes) -> str:
 def digest(value: Any) -> str:
     """SHA-256 (hex) of the canonical form of ``value``."""
     return sha256_hex(canonical_bytes(value))
-

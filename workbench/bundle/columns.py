@@ -31,14 +31,24 @@ def encode_column(values: Any) -> dict[str, Any]:
         # One base64 string holding a JSON array of NFC text: one escape scan when
         # canonicalized instead of one per value.
         text = json.dumps([nfc(str(v)) for v in arr.tolist()], ensure_ascii=False, separators=(",", ":"))
-        return {"dtype": "str", "encoding": "json-base64", "length": int(arr.size), "data": base64.b64encode(text.encode("utf-8")).decode("ascii")}
+        return {
+            "dtype": "str",
+            "encoding": "json-base64",
+            "length": int(arr.size),
+            "data": base64.b64encode(text.encode("utf-8")).decode("ascii"),
+        }
     name = arr.dtype.name
     if name not in NUMERIC_DTYPES:
         arr, name = arr.astype(np.float64), "float64"
     arr = arr.astype(NUMERIC_DTYPES[name], copy=True)
     if arr.dtype.kind == "f":
         arr[np.isnan(arr)] = np.nan  # one canonical NaN bit pattern
-    return {"dtype": name, "encoding": "base64", "length": int(arr.size), "data": base64.b64encode(arr.tobytes()).decode("ascii")}
+    return {
+        "dtype": name,
+        "encoding": "base64",
+        "length": int(arr.size),
+        "data": base64.b64encode(arr.tobytes()).decode("ascii"),
+    }
 
 
 def decode_column(column: dict[str, Any], *, where: str = "column") -> Any:
@@ -50,7 +60,11 @@ def decode_column(column: dict[str, Any], *, where: str = "column") -> Any:
             values = parse_strict(base64.b64decode(column.get("data", ""), validate=True), source=where, max_depth=1)
         except (ValueError, TypeError, WbError) as exc:
             raise ValueError(f"{where}: {exc}") from None
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values) or len(values) != column.get("length"):
+        if (
+            not isinstance(values, list)
+            or not all(isinstance(v, str) for v in values)
+            or len(values) != column.get("length")
+        ):
             raise ValueError(f"{where}: a str column holds a JSON array of {column.get('length')} strings")
         # An object array of the parsed strings, not a fixed-width ``<U`` one: that is as wide
         # as the longest value on every row (one 10,000-character value in 80,000 rows: 3.2 GB).
@@ -75,6 +89,5 @@ def encode_tables(tables: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]
 
 def decode_tables(tables: dict[str, Any], *, where: str = "samples") -> dict[str, dict[str, Any]]:
     return {
-        t: {c: decode_column(col, where=f"{where}.{t}.{c}") for c, col in cols.items()}
-        for t, cols in tables.items()
+        t: {c: decode_column(col, where=f"{where}.{t}.{c}") for c, col in cols.items()} for t, cols in tables.items()
     }

@@ -144,8 +144,9 @@ def build_bundle(
     return seal(bundle, fill_digests=True)
 
 
-def _action_statuses(actions: Iterable[Mapping[str, Any]], plans: Iterable[Mapping[str, Any]],
-                     comparisons: Iterable[Mapping[str, Any]]) -> list[JSONDoc]:
+def _action_statuses(
+    actions: Iterable[Mapping[str, Any]], plans: Iterable[Mapping[str, Any]], comparisons: Iterable[Mapping[str, Any]]
+) -> list[JSONDoc]:
     plans, comparisons = list(plans), list(comparisons)
     return [{"action": a.get("ref"), **status_in_bundle(a, plans, comparisons)} for a in actions]
 
@@ -160,7 +161,9 @@ def _unique_captures(captures: Iterable[Mapping[str, Any]]) -> list[Mapping[str,
 def seal(bundle: JSONDoc, *, fill_digests: bool = False) -> JSONDoc:
     """``bundle`` with its checksum member (re)computed; with ``fill_digests`` the
     recipe / results / samples digests are (re)computed too, otherwise left as they are."""
-    body = {k: (dict(v) if k in DIGESTED_PARTS and isinstance(v, dict) else v) for k, v in bundle.items() if k != "checksum"}
+    body = {
+        k: (dict(v) if k in DIGESTED_PARTS and isinstance(v, dict) else v) for k, v in bundle.items() if k != "checksum"
+    }
     body["checksum"] = checksum_member(CanonicalParts(body, fill_digests=fill_digests))
     return body
 

@@ -72,7 +72,9 @@ class CanonicalParts:
                 self.content_digests[name] = sha256_hex(content)
                 if fill_digests:
                     value["digest"] = {DIGEST_ALG: self.content_digests[name]}
-                self.member_bytes[name] = assemble_object({"content": content, "digest": canonical_bytes(value["digest"])})
+                self.member_bytes[name] = assemble_object(
+                    {"content": content, "digest": canonical_bytes(value["digest"])}
+                )
             else:
                 self.member_bytes[name] = canonical_bytes(value)
 

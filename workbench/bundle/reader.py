@@ -42,7 +42,9 @@ def _no_constants(name: str) -> Any:
 
 def _safe_int(text: str) -> int:
     if len(text.lstrip("-")) > 16:  # 2^53 has 16 digits; int() of 4,300+ digits would raise
-        raise _Refused(f"integer {text[:40]}{'...' if len(text) > 40 else ''} is outside ±(2^53−1); large integers must be strings")
+        raise _Refused(
+            f"integer {text[:40]}{'...' if len(text) > 40 else ''} is outside ±(2^53−1); large integers must be strings"
+        )
     value = int(text)
     if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
         raise _Refused(f"integer {text[:40]} is outside ±(2^53−1); large integers must be strings")
@@ -127,7 +129,9 @@ def read_bundle_file(
     return parse_bundle(read_bundle_bytes(path, max_bytes=max_bytes), source=path, max_depth=max_depth)
 
 
-def parse_bundle(data: bytes, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> dict[str, Any]:
+def parse_bundle(
+    data: bytes, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH
+) -> dict[str, Any]:
     doc = parse_strict(data, source=source, max_depth=max_depth)
     if not isinstance(doc, dict):
         raise BadInput(source, "a bundle is a JSON object")
@@ -151,8 +155,12 @@ def read_bundle_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -
     path = Path(path)
     try:
         # The one door: a FIFO, a device or a /proc file is refused at once; the size before a byte is read.
-        with open_regular(path, max_bytes=max_bytes,
-                          too_big=f"{_size_of(path) / 1e6:.1f} MB is over the {_limit(max_bytes)} limit for bundles (raise it with --max-size)") as fh:
+        with open_regular(
+            path,
+            max_bytes=max_bytes,
+            too_big=f"{_size_of(path) / 1e6:.1f} MB is over the {_limit(max_bytes)} limit for bundles (raise it with "
+            f"--max-size)",
+        ) as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise BadInput(path, f"cannot read: {exc.strerror or exc}") from None

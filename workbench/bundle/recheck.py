@@ -19,15 +19,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.bundle.action_status import status_in_bundle
-from workbench.bundle.decisive import bisection_cannot_decide, comparison_cannot_decide, plan_cannot_decide, rerun_cannot_decide
+from workbench.bundle.decisive import (
+    bisection_cannot_decide,
+    comparison_cannot_decide,
+    plan_cannot_decide,
+    rerun_cannot_decide,
+)
 from workbench.bundle.format import Check
 
 DECIDED = ("supported", "refuted")
 # evidence kind -> the hypothesis's ``links`` key (as ``investigations.views`` derives them)
 LINK_KEYS = {"rerun_plan": "rerun_plans", "comparison": "comparisons", "rerun_comparison": "rerun_comparisons"}
 # evidence kind -> the prefix of the carried record's ref
-REF_PREFIX = {"comparison": "comparison", "rerun_comparison": "rerun-comparison", "rerun_plan": "rerun-plan",
-              "bisection": "bisection", "diagnosis": "observation"}
+REF_PREFIX = {
+    "comparison": "comparison",
+    "rerun_comparison": "rerun-comparison",
+    "rerun_plan": "rerun-plan",
+    "bisection": "bisection",
+    "diagnosis": "observation",
+}
 
 
 @dataclass
@@ -47,7 +57,9 @@ def primary_verdict(result: Mapping[str, Any]) -> str | None:
     return verdict_of(result)
 
 
-def recheck_outputs(bundle: dict[str, Any], comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived]) -> list[Check]:
+def recheck_outputs(
+    bundle: dict[str, Any], comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived]
+) -> list[Check]:
     try:
         out = _verdicts(bundle, comparisons)
         out += _bisections(bundle, reruns)
@@ -63,7 +75,11 @@ def _verdicts(bundle: dict[str, Any], comparisons: Mapping[str, Rederived]) -> l
     specs = bundle["recipe"]["content"].get("comparisons") or []
     out = []
     if len(stated) != len(specs):
-        out.append(Check("results.verdicts", False, f"{len(stated)} verdicts stated for {len(specs)} comparisons in the recipe"))
+        out.append(
+            Check(
+                "results.verdicts", False, f"{len(stated)} verdicts stated for {len(specs)} comparisons in the recipe"
+            )
+        )
     for i, entry in enumerate(stated):
         ref = entry.get("comparison") if isinstance(entry, dict) else None
         part = f"results.verdicts[{i}] {ref}"
@@ -74,8 +90,14 @@ def _verdicts(bundle: dict[str, Any], comparisons: Mapping[str, Rederived]) -> l
         elif fresh is None:
             out.append(Check(part, False, f"{ref} was not re-derived, so its verdict cannot be checked"))
         elif entry.get("comparable") is not fresh.comparable or entry.get("verdict") != fresh.verdict:
-            out.append(Check(part, False, f"stated comparable {entry.get('comparable')}, verdict {entry.get('verdict')}; "
-                                          f"recomputed comparable {fresh.comparable}, verdict {fresh.verdict}"))
+            out.append(
+                Check(
+                    part,
+                    False,
+                    f"stated comparable {entry.get('comparable')}, verdict {entry.get('verdict')}; "
+                    f"recomputed comparable {fresh.comparable}, verdict {fresh.verdict}",
+                )
+            )
         else:
             out.append(Check(part, True, f"comparable {fresh.comparable}, verdict {fresh.verdict}, as recomputed"))
     return out
@@ -96,9 +118,13 @@ def _bisections(bundle: dict[str, Any], reruns: Mapping[str, Rederived]) -> list
                 wrong.append(f"step {step.get('step')} cites rerun-comparison/{cited}, which was not re-derived")
                 continue
             if step.get("verdict") != fresh.verdict:
-                wrong.append(f"step {step.get('step')} states verdict {step.get('verdict')}, recomputed {fresh.verdict}")
+                wrong.append(
+                    f"step {step.get('step')} states verdict {step.get('verdict')}, recomputed {fresh.verdict}"
+                )
             if "rounds_used" in step and step.get("rounds_used") != fresh.rounds:
-                wrong.append(f"step {step.get('step')} states {step.get('rounds_used')} rounds, recomputed {fresh.rounds}")
+                wrong.append(
+                    f"step {step.get('step')} states {step.get('rounds_used')} rounds, recomputed {fresh.rounds}"
+                )
         result = (bisection.get("state") or {}).get("result")
         if result and not any(s.get("comparison_id") is not None for s in steps):
             wrong.append("it states a result but no step cites a rerun comparison to re-derive it from")
@@ -109,7 +135,9 @@ def _bisections(bundle: dict[str, Any], reruns: Mapping[str, Rederived]) -> list
     return out
 
 
-def _hypotheses(bundle: dict[str, Any], comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived]) -> list[Check]:
+def _hypotheses(
+    bundle: dict[str, Any], comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived]
+) -> list[Check]:
     carried = _carried_refs(bundle)
     plans_reruns: dict[str, list[str]] = {}
     for entry in bundle["results"]["content"].get("rerun_comparisons") or []:
@@ -120,8 +148,13 @@ def _hypotheses(bundle: dict[str, Any], comparisons: Mapping[str, Rederived], re
     for plan in bundle["recipe"]["content"].get("rerun_plans") or []:
         owner = (plan.get("record") or {}).get("investigation_id")
         if f"investigation/{owner}" != own:
-            foreign = f"{plan.get('ref')} belongs to {'no investigation' if owner is None else f'investigation/{owner}'}, not {own}"
-            reruns = {ref: value for ref, value in reruns.items() if ref not in plans_reruns.get(str(plan.get("ref")), [])}
+            foreign = (
+                f"{plan.get('ref')} belongs to "
+                f"{'no investigation' if owner is None else f'investigation/{owner}'}, not {own}"
+            )
+            reruns = {
+                ref: value for ref, value in reruns.items() if ref not in plans_reruns.get(str(plan.get("ref")), [])
+            }
             plans_reruns[str(plan.get("ref"))] = [foreign]
     out = []
     for i, hyp in enumerate(bundle.get("hypotheses") or []):
@@ -171,8 +204,14 @@ def _actions(bundle: dict[str, Any], reruns: Mapping[str, Rederived]) -> list[Ch
         if ref not in stated:
             out.append(Check(part, False, "the results state no status for it"))
         elif said != fresh:
-            out.append(Check(part, False, f"states {said['status']!r} ({said['reason']}), but its records give {fresh['status']!r} "
-                                          f"({fresh['reason']}): {fresh['why']}"))
+            out.append(
+                Check(
+                    part,
+                    False,
+                    f"states {said['status']!r} ({said['reason']}), but its records give {fresh['status']!r} "
+                    f"({fresh['reason']}): {fresh['why']}",
+                )
+            )
         else:
             out.append(Check(part, True, f"status {fresh['status']} derived again from the carried records"))
     if len(stated) > len(actions):
@@ -181,28 +220,50 @@ def _actions(bundle: dict[str, Any], reruns: Mapping[str, Rederived]) -> list[Ch
 
 
 def _carried_refs(bundle: dict[str, Any]) -> set[str]:
-    refs = {str(b.get("ref")) for b in bundle["recipe"]["content"].get("bisections") or [] if (b.get("state") or {}).get("result")}
+    refs = {
+        str(b.get("ref"))
+        for b in bundle["recipe"]["content"].get("bisections") or []
+        if (b.get("state") or {}).get("result")
+    }
     refs |= {str(o.get("ref")) for o in bundle.get("observations") or [] if o.get("source") == "diagnose"}
     return refs
 
 
-def _cannot_decide(ev: Any, carried: set[str], comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived],
-                   plans_reruns: Mapping[str, list[str]]) -> str | None:
+def _cannot_decide(
+    ev: Any,
+    carried: set[str],
+    comparisons: Mapping[str, Rederived],
+    reruns: Mapping[str, Rederived],
+    plans_reruns: Mapping[str, list[str]],
+) -> str | None:
     kind = ev.get("kind") if isinstance(ev, dict) else None
     if kind not in REF_PREFIX:
         return f"evidence {ev!r} is not of a kind that can decide a hypothesis"
     ref = f"{REF_PREFIX[kind]}/{ev.get('id')}"
     if kind == "comparison":
         fresh = comparisons.get(ref)
-        return f"{ref} is not carried or did not re-derive" if fresh is None else comparison_cannot_decide(ref, fresh.comparable, fresh.verdict)
+        return (
+            f"{ref} is not carried or did not re-derive"
+            if fresh is None
+            else comparison_cannot_decide(ref, fresh.comparable, fresh.verdict)
+        )
     if kind == "rerun_comparison":
         fresh = reruns.get(ref)
-        return (f"{ref} is not carried, did not re-derive, or its plan belongs to another investigation" if fresh is None
-                else rerun_cannot_decide(ref, fresh.verdict, fresh.status))
+        return (
+            f"{ref} is not carried, did not re-derive, or its plan belongs to another investigation"
+            if fresh is None
+            else rerun_cannot_decide(ref, fresh.verdict, fresh.status)
+        )
     if kind == "rerun_plan":
-        return plan_cannot_decide(ref, [f"{r} did not re-derive or belongs to another investigation" if r not in reruns
-                                        else rerun_cannot_decide(r, reruns[r].verdict, reruns[r].status)
-                                        for r in plans_reruns.get(ref, [])])
+        return plan_cannot_decide(
+            ref,
+            [
+                f"{r} did not re-derive or belongs to another investigation"
+                if r not in reruns
+                else rerun_cannot_decide(r, reruns[r].verdict, reruns[r].status)
+                for r in plans_reruns.get(ref, [])
+            ],
+        )
     if kind == "bisection":
         return bisection_cannot_decide(ref, ref in carried)
     return None if ref in carried else f"{ref} is not a diagnosis carried in the bundle"

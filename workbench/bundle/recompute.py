@@ -45,7 +45,10 @@ def rebuild_runs(bundle: dict[str, Any]) -> dict[str, Any]:
         runs[ref] = RunRecord(
             lens=entry.get("lens", ""),
             label=entry.get("label", ""),
-            dimensions={k: Dimension(d.get("value"), d.get("source", "declared"), d.get("declaration")) for k, d in (entry.get("dimensions") or {}).items()},
+            dimensions={
+                k: Dimension(d.get("value"), d.get("source", "declared"), d.get("declaration"))
+                for k, d in (entry.get("dimensions") or {}).items()
+            },
             window=dict(entry.get("window") or {"kind": "steady"}),
             work=Work(work.get("unit", ""), work.get("amount")) if isinstance(work, dict) else None,
             quality={k: (math.nan if v is None else v) for k, v in (entry.get("quality") or {}).items()},
@@ -57,7 +60,10 @@ def rebuild_runs(bundle: dict[str, Any]) -> dict[str, Any]:
 
 
 def recompute_results(
-    bundle: dict[str, Any], *, engine: Callable[..., Any] | None = None, rerun_engine: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    bundle: dict[str, Any],
+    *,
+    engine: Callable[..., Any] | None = None,
+    rerun_engine: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> list[Check]:
     """Re-derive the stored comparisons from the embedded samples (``engine``: the compare
     engine) and the rerun comparisons from their per-run values (``rerun_engine``: the
@@ -90,7 +96,11 @@ def recompute_reruns(
         body = record.get("body") if isinstance(record, dict) else None
         part = f"results.rerun_comparisons[{i}] {ref}"
         if not isinstance(body, dict) or not body.get("runs"):
-            why = str(record.get("unavailable")) if isinstance(record, dict) and record.get("unavailable") else "it carries no per-run values"
+            why = (
+                str(record.get("unavailable"))
+                if isinstance(record, dict) and record.get("unavailable")
+                else "it carries no per-run values"
+            )
             out.append(Check(part, False, f"cannot be re-derived: {why}; its verdict is not evidence"))
             continue
         if rerun_engine is None:
@@ -103,8 +113,9 @@ def recompute_reruns(
             continue
         rounds = len((body.get("rounds") or {}).get("used") or [])
         execution = body.get("execution") if isinstance(body.get("execution"), dict) else {}
-        fresh_by_ref[str(ref)] = Rederived(comparable=True, verdict=fresh.get("verdict"), rounds=rounds,
-                                           status=execution.get("status"), result=fresh)
+        fresh_by_ref[str(ref)] = Rederived(
+            comparable=True, verdict=fresh.get("verdict"), rounds=rounds, status=execution.get("status"), result=fresh
+        )
         diffs = [d for key in fresh for d in differences(body.get(key), fresh[key], f"body.{key}")]
         # The record's own columns restate the body: outputs too.
         diffs += differences(record.get("verdict"), fresh.get("verdict"), "record.verdict")
@@ -113,7 +124,14 @@ def recompute_reruns(
             fresh_by_ref.pop(str(ref))
             out.append(Check(part, False, f"recorded result differs from the recomputed one: {_shown(diffs)}"))
         else:
-            out.append(Check(part, True, f"verdict {fresh.get('verdict')} recomputed from {rounds} rounds' per-run values; equal within tolerance"))
+            out.append(
+                Check(
+                    part,
+                    True,
+                    f"verdict {fresh.get('verdict')} recomputed from {rounds} rounds' per-run values; equal within "
+                    f"tolerance",
+                )
+            )
     return out, fresh_by_ref
 
 
@@ -121,7 +139,9 @@ def _shown(diffs: list[str]) -> str:
     return "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
 
 
-def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -> tuple[list[Check], dict[str, Rederived]]:
+def _recompute_comparisons(
+    bundle: dict[str, Any], engine: Callable[..., Any]
+) -> tuple[list[Check], dict[str, Rederived]]:
     try:
         runs = rebuild_runs(bundle)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -130,10 +150,14 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
         recorded = {c.get("ref"): c.get("result") for c in bundle["results"]["content"].get("comparisons", [])}
         specs = [dict(spec) for spec in bundle["recipe"]["content"].get("comparisons", [])]
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        return [Check("recompute", False, f"the recipe or results have an unexpected shape ({type(exc).__name__}: {exc})")], {}
+        return [
+            Check("recompute", False, f"the recipe or results have an unexpected shape ({type(exc).__name__}: {exc})")
+        ], {}
     out, fresh_by_ref = [], {}
     for ref in sorted(set(map(str, recorded)) - {str(spec.get("ref")) for spec in specs}):
-        out.append(Check(f"results.comparisons {ref}", False, "cannot be re-derived: the recipe does not say how it was made"))
+        out.append(
+            Check(f"results.comparisons {ref}", False, "cannot be re-derived: the recipe does not say how it was made")
+        )
     for i, spec in enumerate(specs):
         ref = spec.get("ref")
         part = f"results.comparisons[{i}] {ref}"
@@ -167,34 +191,57 @@ def _recompute_comparisons(bundle: dict[str, Any], engine: Callable[..., Any]) -
                 **({"control": control} if control else {}),
             )
         except Exception as exc:  # noqa: BLE001 - a bundle the engine cannot digest is a failed check
-            out.append(Check(part, False, f"cannot be re-derived: the compare engine failed: {type(exc).__name__}: {exc}"))
+            out.append(
+                Check(part, False, f"cannot be re-derived: the compare engine failed: {type(exc).__name__}: {exc}")
+            )
             continue
         fresh = bundle_value(result.to_json())
         diffs = list(differences(recorded.get(ref), fresh, "result"))
         if diffs:
             out.append(Check(part, False, f"recorded result differs from the recomputed one: {_shown(diffs)}"))
         else:
-            fresh_by_ref[str(ref)] = Rederived(comparable=bool(fresh.get("comparable")), verdict=primary_verdict(fresh), result=fresh)
+            fresh_by_ref[str(ref)] = Rederived(
+                comparable=bool(fresh.get("comparable")), verdict=primary_verdict(fresh), result=fresh
+            )
             runs_used = f"{len(base)}+{len(cand)}" + (f"+{len(control)} control" if control else "")
-            out.append(Check(part, True, f"recomputed from {runs_used} runs' samples; equal within tolerance (rel {REL_TOL:g}){_engine_note(spec)}"))
+            out.append(
+                Check(
+                    part,
+                    True,
+                    f"recomputed from {runs_used} runs' samples; equal within tolerance (rel "
+                    f"{REL_TOL:g}){_engine_note(spec)}",
+                )
+            )
     return out, fresh_by_ref
 
 
 def declarations_in_force(bundle: dict[str, Any], listed: Any) -> dict[str, list[tuple[str, Any, int]]]:
     """A comparison's recipe ``declarations`` by run ref, each checked against that run's own
     declaration history in the bundle (``ValueError`` names the first that is not in it)."""
-    history = {entry.get("ref"): {(d.get("id"), d.get("name"), str(d.get("value"))) for d in entry.get("declarations") or []
-                                  if isinstance(d, dict) and d.get("action") == "set"}
-               for entry in bundle.get("runs") or [] if isinstance(entry, dict)}
+    history = {
+        entry.get("ref"): {
+            (d.get("id"), d.get("name"), str(d.get("value")))
+            for d in entry.get("declarations") or []
+            if isinstance(d, dict) and d.get("action") == "set"
+        }
+        for entry in bundle.get("runs") or []
+        if isinstance(entry, dict)
+    }
     if not isinstance(listed, list):
         raise ValueError("not a list")
     out: dict[str, list[tuple[str, Any, int]]] = {}
     for d in listed:
-        if not isinstance(d, dict) or not isinstance(d.get("declaration"), int) or not isinstance(d.get("dimension"), str):
+        if (
+            not isinstance(d, dict)
+            or not isinstance(d.get("declaration"), int)
+            or not isinstance(d.get("dimension"), str)
+        ):
             raise ValueError(f"{d!r} is not a declaration (run, dimension, value, declaration)")
         ref = str(d.get("run"))
         if (d["declaration"], d["dimension"], str(d.get("value"))) not in history.get(ref, set()):
-            raise ValueError(f"declaration {d['declaration']} ({d['dimension']}={d.get('value')}) is not in the history of {ref}")
+            raise ValueError(
+                f"declaration {d['declaration']} ({d['dimension']}={d.get('value')}) is not in the history of {ref}"
+            )
         out.setdefault(ref, []).append((d["dimension"], d.get("value"), d["declaration"]))
     return out
 

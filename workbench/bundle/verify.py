@@ -72,11 +72,15 @@ class VerifyReport:
 def check_format(bundle: dict[str, object], *, source: str | Path | None = None) -> str:
     """Fail closed on anything that is not a bundle version we understand."""
     if bundle.get("format") != FORMAT:
-        raise BadInput(source, f"not a wb evidence bundle (format is {str(bundle.get('format'))[:60]!r}, expected {FORMAT!r})")
+        raise BadInput(
+            source, f"not a wb evidence bundle (format is {str(bundle.get('format'))[:60]!r}, expected {FORMAT!r})"
+        )
     version = bundle.get("format_version")
     major = str(version).split(".")[0] if isinstance(version, str) else ""
     if not major.isdigit() or int(major) != SUPPORTED_MAJOR:
-        raise BadInput(source, f"unsupported bundle format version {str(version)[:20]!r} (this wb reads {SUPPORTED_MAJOR}.x)")
+        raise BadInput(
+            source, f"unsupported bundle format version {str(version)[:20]!r} (this wb reads {SUPPORTED_MAJOR}.x)"
+        )
     return version
 
 
@@ -149,7 +153,9 @@ def _checksum_checks(member: Any, parts: CanonicalParts) -> list[Check]:
     recorded_parts = member.get("parts") if isinstance(member.get("parts"), dict) else {}
     computed_parts = parts.part_digests
     changed = sorted(
-        name for name in set(recorded_parts) | set(computed_parts) if recorded_parts.get(name) != computed_parts.get(name)
+        name
+        for name in set(recorded_parts) | set(computed_parts)
+        if recorded_parts.get(name) != computed_parts.get(name)
     )
     if recorded == computed:
         out.append(Check("checksum", True, f"sha256 {computed} over the RFC 8785 form without the checksum"))
@@ -165,7 +171,9 @@ def _checksum_checks(member: Any, parts: CanonicalParts) -> list[Check]:
             detail = f"part digest differs (recorded {str(recorded_parts[name])[:64]}, computed {computed_parts[name]})"
         out.append(Check(f"checksum.parts.{name}", False, detail))
     if not changed and recorded == computed:
-        out.append(Check("parts", True, f"{len(computed_parts)} part digests match: {', '.join(sorted(computed_parts))}"))
+        out.append(
+            Check("parts", True, f"{len(computed_parts)} part digests match: {', '.join(sorted(computed_parts))}")
+        )
     return out
 
 
@@ -214,7 +222,13 @@ def check_captures(subject: Any, directory: Path) -> list[Check]:
             size_ok = entry.get("size") in (None, found.stat().st_size)
             out.append(Check(part, size_ok, f"{found} sha256 matches" + ("" if size_ok else "; size differs")))
         elif Path(name).name in by_name:
-            out.append(Check(part, False, f"{by_name[Path(name).name]} has other content than recorded (sha256 {str(want)[:16]}…)"))
+            out.append(
+                Check(
+                    part,
+                    False,
+                    f"{by_name[Path(name).name]} has other content than recorded (sha256 {str(want)[:16]}…)",
+                )
+            )
         else:
             out.append(Check(part, False, f"no file under {directory} has the recorded sha256 {str(want)[:16]}…"))
     return out
@@ -235,7 +249,10 @@ def render_verify(report: VerifyReport) -> str:
         for c in checks:
             lines.append(f"  {'ok  ' if c.ok else 'FAIL'}  {clean(c.part):<{width}}  {clean(c.detail)}")
     if report.ok:
-        lines.append("result: VALID — every checked digest matches" + (" and the results recompute within tolerance" if report.recompute else ""))
+        lines.append(
+            "result: VALID — every checked digest matches"
+            + (" and the results recompute within tolerance" if report.recompute else "")
+        )
     else:
         lines.append(f"result: MISMATCH in {clean(', '.join(report.mismatched))}")
     lines.append("authenticity: not signed. " + UNSIGNED_NOTE)

@@ -23,7 +23,16 @@ from workbench import __version__
 from workbench.cli.commands import REMOTE_COMMANDS, SUMMARIES, module_name
 from workbench.cli.tui_launch import launch_tui
 from workbench.cli import json_out
-from workbench.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_USAGE, BadInput, NotFound, UsageError, WbError
+from workbench.errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    BadInput,
+    NotFound,
+    UsageError,
+    WbError,
+)
 from workbench.textsafe import clean
 
 _COMMANDS_PACKAGE = "workbench.cli.commands"
@@ -91,8 +100,14 @@ class _LazyGroup(click.Group):
     metavar="URL",
     help="Store URL (sqlite:///path or postgresql://...). Default: $XDG_DATA_HOME/wb/wb.sqlite.",
 )
-@click.option("--server", "server_url", envvar="WB_SERVER", metavar="URL",
-              help="A wb serve to ask instead of a store (runs, show, compare, inspect, bundle export; token in $WB_TOKEN). docs/server.md.")
+@click.option(
+    "--server",
+    "server_url",
+    envvar="WB_SERVER",
+    metavar="URL",
+    help="A wb serve to ask instead of a store (runs, show, compare, inspect, bundle export; token in $WB_TOKEN). "
+    "docs/server.md.",
+)
 @click.option("--mouse", is_flag=True, help="Enable mouse support in the workbench TUI.")
 @click.version_option(__version__, "--version", prog_name="wb", message="%(prog)s %(version)s")
 @click.pass_context
@@ -109,8 +124,10 @@ def cli(ctx: click.Context, store_url: str | None, server_url: str | None, mouse
     ctx.obj["store_given"] = ctx.get_parameter_source("store_url") is click.core.ParameterSource.COMMANDLINE
     explicit_server = ctx.get_parameter_source("server_url") is click.core.ParameterSource.COMMANDLINE
     if explicit_server and ctx.invoked_subcommand not in REMOTE_COMMANDS:
-        raise click.UsageError(f"--server: 'wb {ctx.invoked_subcommand or ''}' works on a local store; a server answers "
-                               f"{', '.join(sorted(REMOTE_COMMANDS))}")
+        raise click.UsageError(
+            f"--server: 'wb {ctx.invoked_subcommand or ''}' works on a local store; a server answers "
+            f"{', '.join(sorted(REMOTE_COMMANDS))}"
+        )
     if ctx.invoked_subcommand is None:
         launch_tui(store_url=store_url, mouse=mouse)
 
@@ -128,20 +145,33 @@ def _input_fault(exc: BaseException) -> str | None:
     return None
 
 
-def _fail(kind: str, line: str, exit_code: int, *, message: str | None = None, exc: BaseException | None = None) -> None:
+def _fail(
+    kind: str, line: str, exit_code: int, *, message: str | None = None, exc: BaseException | None = None
+) -> None:
     """One human line on stderr, with ``--json`` the error document on stdout, then exit."""
     click.echo(line, err=True)
     if json_out.wanted():
-        json_out.write_error(json_out.error_document(
-            kind, message if message is not None else line.removeprefix("wb: error: ").removeprefix("wb: "), exit_code,
-            file=getattr(exc, "file", None), where=getattr(exc, "where", None), details=getattr(exc, "details", None)))
+        json_out.write_error(
+            json_out.error_document(
+                kind,
+                message if message is not None else line.removeprefix("wb: error: ").removeprefix("wb: "),
+                exit_code,
+                file=getattr(exc, "file", None),
+                where=getattr(exc, "where", None),
+                details=getattr(exc, "details", None),
+            )
+        )
     sys.exit(exit_code)
 
 
 def _internal(exc: BaseException) -> None:
     if os.environ.get("WB_DEBUG"):
         raise exc
-    _fail("internal", f"wb: internal error: {type(exc).__name__}: {clean(str(exc))} (set WB_DEBUG=1 for a traceback)", EXIT_FAILURE)
+    _fail(
+        "internal",
+        f"wb: internal error: {type(exc).__name__}: {clean(str(exc))} (set WB_DEBUG=1 for a traceback)",
+        EXIT_FAILURE,
+    )
 
 
 def _kind(exc: WbError) -> str:
@@ -180,8 +210,11 @@ def main(argv: list[str] | None = None) -> None:
 
         # What was asked is refused (usage, exit 2) or the store failed (exit 1): docs/cli.md's exit codes.
         usage = isinstance(exc, StoreRefusal)
-        _fail("not_found" if isinstance(exc, RunNotFound) else "store", f"wb: error: {clean(str(exc))}",
-              EXIT_USAGE if usage else EXIT_FAILURE)
+        _fail(
+            "not_found" if isinstance(exc, RunNotFound) else "store",
+            f"wb: error: {clean(str(exc))}",
+            EXIT_USAGE if usage else EXIT_FAILURE,
+        )
     except BrokenPipeError:
         sys.exit(EXIT_FAILURE)
     except (RecursionError, MemoryError, UnicodeError, ValueError) as exc:
@@ -189,7 +222,11 @@ def main(argv: list[str] | None = None) -> None:
         # the limit; this is the net under them): one line, bad input, not a traceback.
         if os.environ.get("WB_DEBUG") or _input_fault(exc) is None:
             _internal(exc)
-        _fail("bad_input", f"wb: error: {_input_fault(exc)} ({type(exc).__name__}: {clean(str(exc))[:200]}; "
-              "set WB_DEBUG=1 for a traceback)", EXIT_USAGE)
+        _fail(
+            "bad_input",
+            f"wb: error: {_input_fault(exc)} ({type(exc).__name__}: {clean(str(exc))[:200]}; "
+            "set WB_DEBUG=1 for a traceback)",
+            EXIT_USAGE,
+        )
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
         _internal(exc)

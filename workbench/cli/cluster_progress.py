@@ -31,8 +31,14 @@ class ClusterBar:
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
         if self.bar is None:
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                                console=self.console, transient=True)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=True,
+            )
             self.bar.start()
         phase = self.phases.get(what)
         if phase is None:

@@ -48,8 +48,14 @@ class ImportBar:
         # rich.progress is ~70 modules: loaded only for an input big enough to wait for.
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                            console=self.console, transient=True)
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=True,
+        )
         self.bar.__enter__()
         self.task = self.bar.add_task(self._describe(None), total=self.total)
         return self.update

@@ -44,8 +44,15 @@ def written() -> bool:
     return _state["written"]
 
 
-def error_document(kind: str, message: str, exit_code: int, *, file: str | None = None, where: str | None = None,
-                   details: dict[str, object] | None = None) -> dict[str, object]:
+def error_document(
+    kind: str,
+    message: str,
+    exit_code: int,
+    *,
+    file: str | None = None,
+    where: str | None = None,
+    details: dict[str, object] | None = None,
+) -> dict[str, object]:
     error: dict[str, object] = {"kind": kind, "message": message, "file": file, "where": where}
     if details:
         error["details"] = details

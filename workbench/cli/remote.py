@@ -3,7 +3,8 @@ by ``wb serve``.
 
 The server returns the ``--json`` document the local command would print; ``--json``
 prints it as it came, and otherwise it is drawn by the local command's own renderer
-(``print_runs``, ``print_run``; ``remote_results`` for comparisons and bundles), so the text is byte-identical to the local command's on the same store. The
+(``print_runs``, ``print_run``; ``remote_results`` for comparisons and bundles), so the text is byte-identical to the
+local command's on the same store. The
 server comes from ``--server`` or ``WB_SERVER``, the token from ``WB_TOKEN``; an explicit
 ``--store`` wins over ``WB_SERVER`` from the environment.
 """

@@ -25,16 +25,36 @@ from workbench.compare.way_out import WayOut, render_way_out
 from workbench.errors import UsageError
 
 
-def compare(ctx: click.Context, *, baseline, candidate, control, lens, changes, accepts, whys, extensions, metric,
-            as_json: bool, fail_on: str | None, exit_code: Callable[[Comparison, str | None], int]) -> None:
+def compare(
+    ctx: click.Context,
+    *,
+    baseline,
+    candidate,
+    control,
+    lens,
+    changes,
+    accepts,
+    whys,
+    extensions,
+    metric,
+    as_json: bool,
+    fail_on: str | None,
+    exit_code: Callable[[Comparison, str | None], int],
+) -> None:
     """``exit_code``: the local command's rule for --fail-on."""
     if extensions:
-        raise UsageError("--extension names a file here; with --server the server's lens extensions apply (WB_LENS_EXTENSIONS where it runs)")
+        raise UsageError(
+            "--extension names a file here; with --server the server's lens extensions apply (WB_LENS_EXTENSIONS where "
+            "it runs)"
+        )
     if not candidate:
         raise UsageError("name the candidate runs: wb compare BASE... --vs CAND...")
     with client(ctx) as c:
-        doc = c.post_json("/compare", compare_body(baseline, candidate, control, lens, changes, accepts, whys, metric),
-                          idempotent=True)
+        doc = c.post_json(
+            "/compare",
+            compare_body(baseline, candidate, control, lens, changes, accepts, whys, metric),
+            idempotent=True,
+        )
     result = Comparison.from_json(doc)
     if as_json:
         emit_json(doc)
@@ -43,17 +63,38 @@ def compare(ctx: click.Context, *, baseline, candidate, control, lens, changes, 
         if "way_out" in doc:
             click.echo("\n".join(render_way_out(WayOut.from_json(doc["way_out"]))))
     if fail_on in ("regression", "any") and result.comparable and result.verdict is None:
-        click.echo("wb: note: no verdict on the primary metric (needs two or more runs a side): --fail-on regression cannot fire on it", err=True)
+        click.echo(
+            "wb: note: no verdict on the primary metric (needs two or more runs a side): --fail-on regression cannot "
+            "fire on it",
+            err=True,
+        )
     code = exit_code(result, fail_on)
     if code:
         sys.exit(code)
 
 
-def inspect(ctx: click.Context, *, baseline, candidate, control, lens, changes, accepts, whys, extensions, windows: int,
-            top: int, as_json: bool, refused_exit: int) -> None:
+def inspect(
+    ctx: click.Context,
+    *,
+    baseline,
+    candidate,
+    control,
+    lens,
+    changes,
+    accepts,
+    whys,
+    extensions,
+    windows: int,
+    top: int,
+    as_json: bool,
+    refused_exit: int,
+) -> None:
     """``wb --server URL inspect``: the served document drawn by ``render_inspect``."""
     if extensions:
-        raise UsageError("--extension names a file here; with --server the server's lens extensions apply (WB_LENS_EXTENSIONS where it runs)")
+        raise UsageError(
+            "--extension names a file here; with --server the server's lens extensions apply (WB_LENS_EXTENSIONS where "
+            "it runs)"
+        )
     body = {**compare_body(baseline, candidate, control, lens, changes, accepts, whys), "windows": windows, "top": top}
     with client(ctx) as c:
         doc = c.post_json("/inspect", body, idempotent=True)
@@ -78,10 +119,14 @@ def inspect_result_of(doc: dict[str, Any]) -> InspectResult:
     )
 
 
-def bundle_export(ctx: click.Context, investigation: str, output: str | None, embed_samples: bool) -> tuple[dict[str, Any], Path]:
+def bundle_export(
+    ctx: click.Context, investigation: str, output: str | None, embed_samples: bool
+) -> tuple[dict[str, Any], Path]:
     """The served bundle, written as ``wb bundle export`` writes it; (bundle, path)."""
     with client(ctx) as c:
-        text = c.get_text(f"/investigations/{segment(investigation)}/bundle", {"embed_samples": "1"} if embed_samples else None)
+        text = c.get_text(
+            f"/investigations/{segment(investigation)}/bundle", {"embed_samples": "1"} if embed_samples else None
+        )
     bundle = json.loads(text)
     if output is None:
         ref = str(bundle["investigation"].get("ref") or investigation).rsplit("/", 1)[-1]
@@ -89,12 +134,27 @@ def bundle_export(ctx: click.Context, investigation: str, output: str | None, em
     return bundle, write_bundle(bundle, output)
 
 
-def compare_body(baseline: Sequence[str], candidate: Sequence[str], control: Sequence[str], lens: str | None,
-                 changes: Sequence[str], accepts: Sequence[str], whys: Sequence[str], metric: str | None = None,
-                 investigation: str | None = None) -> dict[str, Any]:
+def compare_body(
+    baseline: Sequence[str],
+    candidate: Sequence[str],
+    control: Sequence[str],
+    lens: str | None,
+    changes: Sequence[str],
+    accepts: Sequence[str],
+    whys: Sequence[str],
+    metric: str | None = None,
+    investigation: str | None = None,
+) -> dict[str, Any]:
     """``POST /compare``'s body from ``wb compare``'s words."""
-    body: dict[str, Any] = {"baseline": list(baseline), "candidate": list(candidate), "control": list(control),
-                            "lens": lens, "change": list(changes), "accept": list(accepts), "why": list(whys)}
+    body: dict[str, Any] = {
+        "baseline": list(baseline),
+        "candidate": list(candidate),
+        "control": list(control),
+        "lens": lens,
+        "change": list(changes),
+        "accept": list(accepts),
+        "why": list(whys),
+    }
     if metric:
         body["metric"] = metric
     if investigation is not None:

@@ -62,13 +62,14 @@ class RunSetCommand(click.Command):
                 continue
             if _is_option(arg):
                 takes = 0 if eq else arity.get(name, 0)
-                out.extend(args[i:i + 1 + takes])
+                out.extend(args[i : i + 1 + takes])
                 i += 1 + takes
                 continue
             if after is not None and self.POSITIONALS_FIRST:
                 raise UsageError(
                     f"{arg!r} comes after the {after} list, past another option: name the baseline before --vs and "
-                    f"each side's runs together ({SHAPE})")
+                    f"each side's runs together ({SHAPE})"
+                )
             out.append(arg)
             i += 1
         return super().parse_args(ctx, out)
@@ -88,9 +89,20 @@ def run_set_arguments(f: Callable[..., Any]) -> Callable[..., Any]:
     """The three sides: BASELINE... (positional), ``--vs CAND...``, ``--control APRIME...``."""
     options = [
         click.argument("baseline", nargs=-1, required=True),
-        click.option("--vs", "candidate", multiple=True, metavar="CAND...", help="Candidate runs (ids or labels), after the baseline runs."),
-        click.option("--control", "control", multiple=True, metavar="APRIME...",
-                     help="A/A control: baseline-again runs (ids or labels), the noise floor of every effect."),
+        click.option(
+            "--vs",
+            "candidate",
+            multiple=True,
+            metavar="CAND...",
+            help="Candidate runs (ids or labels), after the baseline runs.",
+        ),
+        click.option(
+            "--control",
+            "control",
+            multiple=True,
+            metavar="APRIME...",
+            help="A/A control: baseline-again runs (ids or labels), the noise floor of every effect.",
+        ),
     ]
     for option in reversed(options):
         f = option(f)

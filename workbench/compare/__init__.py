@@ -39,8 +39,10 @@ def resolve_lens(
         if len(names) != 1:
             by_lens = {n: [r.id if r.id is not None else repr(r.label) for r in runs if r.lens == n] for n in names}
             shown = "; ".join(f"{n}: run {', '.join(map(str, ids))}" for n, ids in by_lens.items())
-            raise UsageError(f"the runs are of different lenses ({shown}) and cannot be compared: "
-                             "baseline and candidate must be runs of one lens")
+            raise UsageError(
+                f"the runs are of different lenses ({shown}) and cannot be compared: "
+                "baseline and candidate must be runs of one lens"
+            )
         lens = names[0]
     if lens not in LENS_NAMES and lens not in lens_names():  # plug-ins are looked up only when needed
         raise UsageError(f"unknown lens {lens!r} (one of {', '.join(lens_names())})")
@@ -48,8 +50,9 @@ def resolve_lens(
     if others:
         r = others[0]
         ref = r.id if r.id is not None else repr(r.label)
-        raise UsageError(f"run {ref} is {'an' if r.lens[:1] in 'aeiou' else 'a'} {r.lens} run: "
-                         f"the {lens} lens cannot read it")
+        raise UsageError(
+            f"run {ref} is {'an' if r.lens[:1] in 'aeiou' else 'a'} {r.lens} run: the {lens} lens cannot read it"
+        )
     try:
         return get_lens(lens, extensions)
     except ExtensionError as exc:
@@ -97,15 +100,21 @@ def compare(
         runs = Runs(baseline=base_refs, candidate=cand_refs, control=tuple(_ref(r) for r in control))
         shared = [r.id for r in control if r.id is not None and (r.id in base_refs or r.id in cand_refs)]
         if shared:
-            raise UsageError(f"--control: run {shared[0]} is also compared: a control run is a separate baseline-again run")
+            raise UsageError(
+                f"--control: run {shared[0]} is also compared: a control run is a separate baseline-again run"
+            )
         check_control(the_lens, baseline, control, changes, accepts)
-    declarations = tuple(Declaration(run=_ref(run), dimension=name, value=dim.value, declaration=dim.declaration)
-                         for run in [*baseline, *candidate]
-                         for name, dim in sorted(run.dimensions.items())
-                         if dim.declaration is not None)
+    declarations = tuple(
+        Declaration(run=_ref(run), dimension=name, value=dim.value, declaration=dim.declaration)
+        for run in [*baseline, *candidate]
+        for name, dim in sorted(run.dimensions.items())
+        if dim.declaration is not None
+    )
     if not check.comparable:
         return Comparison(lens=the_lens, runs=runs, comparability=check, declarations=declarations)
-    fallback = getattr(the_lens, "fallback_primary", None)  # a lens whose primary may be missing from summary-only files
+    fallback = getattr(
+        the_lens, "fallback_primary", None
+    )  # a lens whose primary may be missing from summary-only files
     chosen = fallback(list(baseline), list(candidate)) if fallback is not None else None
     if chosen is not None:
         the_lens = chosen[0]
@@ -118,20 +127,40 @@ def compare(
     # Host time leads when the GPU idles (runs with per-step GPU idle figures: training traces).
     lead = host_time(baseline, candidate)
     if lead is not None:
-        found.insert(0, Observation(text=lead.summary, kind=observations.NOT_CAUSE,
-                                    evidence=observations._evidence(baseline, candidate, "host time per step", dict(lead.evidence))))
+        found.insert(
+            0,
+            Observation(
+                text=lead.summary,
+                kind=observations.NOT_CAUSE,
+                evidence=observations._evidence(baseline, candidate, "host time per step", dict(lead.evidence)),
+            ),
+        )
     first: list[Observation] = []
     if chosen is not None:
-        first.append(Observation(text=chosen[1], evidence=Evidence(metric=the_lens.primary.name, runs=runs), kind=observations.NOT_CAUSE))
+        first.append(
+            Observation(
+                text=chosen[1], evidence=Evidence(metric=the_lens.primary.name, runs=runs), kind=observations.NOT_CAUSE
+            )
+        )
     if check.unrealized_changes:
-        first.append(Observation(
-            text=f"Declared change that did not happen: {', '.join(check.unrealized_changes)} is the same on both sides.",
-            evidence=Evidence(dimensions=tuple(check.unrealized_changes), runs=runs), kind=observations.NOT_CAUSE))
+        first.append(
+            Observation(
+                text=f"Declared change that did not happen: {', '.join(check.unrealized_changes)} is the same on both "
+                f"sides.",
+                evidence=Evidence(dimensions=tuple(check.unrealized_changes), runs=runs),
+                kind=observations.NOT_CAUSE,
+            )
+        )
     for row in reversed(check.rows):  # several settings of one mapping changed at once (engine flags)
         several = dict_diff.mapping_diff(row.name, row.state, row.baseline.value, row.candidate.value).several_changed
         if several:
-            first.append(Observation(text=several[:1].upper() + several[1:] + ".",
-                                     evidence=Evidence(dimensions=(row.name,), runs=runs), kind=observations.NOT_CAUSE))
+            first.append(
+                Observation(
+                    text=several[:1].upper() + several[1:] + ".",
+                    evidence=Evidence(dimensions=(row.name,), runs=runs),
+                    kind=observations.NOT_CAUSE,
+                )
+            )
     return Comparison(
         lens=the_lens,
         runs=runs,
@@ -195,14 +224,24 @@ def inspect(
             for run in runs:
                 clone, out = steady_steps(run)
                 kept.append(clone)
-                excluded.append({"run": _ref(run), "steps": out, **({} if "kind_evidence" in run.window else {"note": "no step classification: kept as it is"})})
+                excluded.append(
+                    {
+                        "run": _ref(run),
+                        "steps": out,
+                        **({} if "kind_evidence" in run.window else {"note": "no step classification: kept as it is"}),
+                    }
+                )
             sides.append(kept)
         baseline, candidate = sides
         restriction = StepRestriction(kept="steady", excluded=tuple(excluded))
     elif steps != "all":
         raise UsageError(f"--steps {steps!r}: expected all or steady")
-    comparison = compare(baseline, candidate, lens, changes, accepts, extensions, control=control, guardrails=guardrails)
-    return build_inspect(comparison, baseline, candidate, windows=windows, top=top, steps=restriction, top_ranks=top_ranks)
+    comparison = compare(
+        baseline, candidate, lens, changes, accepts, extensions, control=control, guardrails=guardrails
+    )
+    return build_inspect(
+        comparison, baseline, candidate, windows=windows, top=top, steps=restriction, top_ranks=top_ranks
+    )
 
 
 def parse_change(text: str) -> tuple[str, tuple[str | None, str | None] | None]:
@@ -228,7 +267,10 @@ def parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str, 
     if len(whys) == 1 and accepts:
         whys = whys * len(accepts)
     if len(accepts) != len(whys):
-        raise UsageError(f"every --accept needs its own --why TEXT, or one --why for all ({len(accepts)} --accept, {len(whys)} --why)")
+        raise UsageError(
+            f"every --accept needs its own --why TEXT, or one --why for all ({len(accepts)} --accept, {len(whys)} "
+            f"--why)"
+        )
     out: dict[str, str] = {}
     for names, why in zip(accepts, whys):
         for name in (n.strip() for n in names.split(",")):

@@ -91,8 +91,14 @@ def distribution_chart(rows: Sequence[tuple[str, dict, dict]], unit: str, width:
     return "\n".join(lines)
 
 
-def xy_chart(series: Sequence[tuple[str, str, Sequence[tuple[float, float]]]], *, x_title: str, y_title: str,
-             width: int = 80, height: int = 14) -> str:
+def xy_chart(
+    series: Sequence[tuple[str, str, Sequence[tuple[float, float]]]],
+    *,
+    x_title: str,
+    y_title: str,
+    width: int = 80,
+    height: int = 14,
+) -> str:
     """A scatter of several series (name, one-character mark, points) on shared axes,
     ``*`` where marks of different series share a cell. The y axis turns logarithmic
     when the values span more than 20×, and says so."""
@@ -124,7 +130,7 @@ def xy_chart(series: Sequence[tuple[str, str, Sequence[tuple[float, float]]]], *
         if i in (0, height - 1) or i == height // 2:
             frac = (height - 1 - i) / (height - 1)
             value = y_lo + frac * (y_hi - y_lo)
-            tick = qty(10 ** value if log else value, "")
+            tick = qty(10**value if log else value, "")
         else:
             tick = ""
         lines.append(f"{tick.rjust(label_w)} |{''.join(row).rstrip()}")
@@ -148,7 +154,7 @@ def sparkline(values: Sequence[float], width: int, low: float, high: float) -> s
         return ""
     cells = []
     for i in range(min(width, n)):
-        chunk = [v for v in values[i * n // min(width, n):(i + 1) * n // min(width, n)] if math.isfinite(v)]
+        chunk = [v for v in values[i * n // min(width, n) : (i + 1) * n // min(width, n)] if math.isfinite(v)]
         if not chunk:
             cells.append("?")
             continue

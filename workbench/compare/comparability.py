@@ -31,7 +31,6 @@ from workbench.errors import UsageError
 from workbench.training import boundaries
 
 
-
 Change = tuple[str | None, str | None] | None
 
 
@@ -203,11 +202,17 @@ def side_value(lens: Lens, spec: DimensionSpec, runs: Sequence[RunRecord], obser
     disagree = ""
     if len(groups) > 1:
         disagree = "runs disagree: " + "; ".join(
-            f"{', '.join(_run_name(r) for r in rs)} {'has' if len(rs) == 1 else 'have'} {_show(value)}" for value, rs in groups)
+            f"{', '.join(_run_name(r) for r in rs)} {'has' if len(rs) == 1 else 'have'} {_show(value)}"
+            for value, rs in groups
+        )
     first = known[0]
     sources = {v.source for v in values}
-    return SideValue(first.value, first.source if len(sources) == 1 else "/".join(sorted(s or "" for s in sources)), problems,
-                     disagree=disagree)
+    return SideValue(
+        first.value,
+        first.source if len(sources) == 1 else "/".join(sorted(s or "" for s in sources)),
+        problems,
+        disagree=disagree,
+    )
 
 
 def _matches(spec: DimensionSpec, expected: str | None, actual: Any) -> bool:
@@ -219,7 +224,9 @@ def disagreement(b: SideValue, c: SideValue) -> str:
     return "; ".join(f"{side} {v.disagree}" for side, v in (("baseline", b), ("candidate", c)) if v.disagree)
 
 
-def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, declared: bool) -> tuple[DimensionState, str]:
+def _state(
+    spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, declared: bool
+) -> tuple[DimensionState, str]:
     problems = [f"baseline {p}" if p.startswith("unknown") else p for p in b.problems]
     problems += [f"candidate {p}" if p.startswith("unknown") else p for p in c.problems]
     conflict = [p for p in problems if not p.startswith(("baseline unknown", "candidate unknown"))]
@@ -229,10 +236,22 @@ def _state(spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, decl
     if mixed:
         return MIXED, mixed
     if b.unpinned or c.unpinned:
-        shown = "; ".join(f"{side} {', '.join(dict.fromkeys(v.unpinned))}" for side, v in (("baseline", b), ("candidate", c)) if v.unpinned)
-        return UNKNOWN, f"not pinned, so what ran is unknown: {shown}" + ("; the declared change cannot be checked" if declared else "")
+        shown = "; ".join(
+            f"{side} {', '.join(dict.fromkeys(v.unpinned))}"
+            for side, v in (("baseline", b), ("candidate", c))
+            if v.unpinned
+        )
+        return UNKNOWN, f"not pinned, so what ran is unknown: {shown}" + (
+            "; the declared change cannot be checked" if declared else ""
+        )
     if b.value is None or c.value is None:
-        side = "both sides" if b.value is None and c.value is None else "the baseline" if b.value is None else "the candidate"
+        side = (
+            "both sides"
+            if b.value is None and c.value is None
+            else "the baseline"
+            if b.value is None
+            else "the candidate"
+        )
         note = f"missing on {side}"
         partial = [p for p in problems if p not in conflict]
         if partial:
@@ -260,8 +279,10 @@ def _refusal(row: DimensionRow, also: Sequence[DimensionRow]) -> Refusal:
     also_names = tuple(r.name for r in also) if also else UNSET
     if row.self_contradicting:
         role = "is the declared change" if row.declared_change else "must match"
-        reason = (f"{what} {role}, but a side disagrees with itself ({row.disagreeing}); "
-                  "to compare: name only runs that agree on it on each side")
+        reason = (
+            f"{what} {role}, but a side disagrees with itself ({row.disagreeing}); "
+            "to compare: name only runs that agree on it on each side"
+        )
         return Refusal(dimension=row.name, reason=reason, also=also_names)
     if row.state == UNKNOWN:
         reason = (
@@ -272,10 +293,17 @@ def _refusal(row: DimensionRow, also: Sequence[DimensionRow]) -> Refusal:
         # Both sides read alike; what blocks is a label its own data contradict.
         reason = f"{what} must match, but the data contradict the label: {row.note}"
     else:
-        reason = f"{what} must match but differs: baseline {_show(row.baseline.value)}, candidate {_show(row.candidate.value)}"
+        reason = (
+            f"{what} must match but differs: baseline {_show(row.baseline.value)}, candidate "
+            f"{_show(row.candidate.value)}"
+        )
         if row.note:
             reason += f" ({row.note})"
-    hint = f"--change {row.name}=FROM:TO, " if row.state == DIFFERENT and not row.note and row.name != WINDOW_DIMENSION else ""
+    hint = (
+        f"--change {row.name}=FROM:TO, "
+        if row.state == DIFFERENT and not row.note and row.name != WINDOW_DIMENSION
+        else ""
+    )
     reason += f"; to compare anyway: {hint}--accept {row.name} --why TEXT"
     return Refusal(dimension=row.name, reason=reason, also=also_names)
 
@@ -306,13 +334,18 @@ def check(
             if name not in known:
                 known.add(name)
                 specs.append(DimensionSpec(name, name.replace("_", " ").capitalize(), False))
-    moved = boundaries.compare_boundaries(baseline, candidate)  # None unless both sides' runs record one (training traces)
+    moved = boundaries.compare_boundaries(
+        baseline, candidate
+    )  # None unless both sides' runs record one (training traces)
     if moved is not None:
         known.add(boundaries.DIMENSION)
     for what, names in (("--change", changes), ("--accept", accepts)):
         for name in names:
             if name not in known:
-                raise UsageError(f"{what} {name}: no such dimension in the {lens.name} lens or the runs (known: {', '.join(sorted(known))})")
+                raise UsageError(
+                    f"{what} {name}: no such dimension in the {lens.name} lens or the runs (known: "
+                    f"{', '.join(sorted(known))})"
+                )
     for name, why in accepts.items():
         if not str(why).strip():
             raise UsageError(f"--accept {name} needs a reason (--why TEXT)")
@@ -325,12 +358,33 @@ def check(
         c = side_value(lens, spec, candidate, obs_c)
         declared = spec.name in changes
         state, note = _state(spec, b, c, changes.get(spec.name), declared)
-        rows.append(DimensionRow(spec.name, spec.title, spec.must_match, state, b, c, note, declared, accepts.get(spec.name),
-                                 disagreement(b, c)))
+        rows.append(
+            DimensionRow(
+                spec.name,
+                spec.title,
+                spec.must_match,
+                state,
+                b,
+                c,
+                note,
+                declared,
+                accepts.get(spec.name),
+                disagreement(b, c),
+            )
+        )
     if moved is not None:  # training: a moved step boundary is a finding with both values, not a delta
-        rows.append(DimensionRow(boundaries.DIMENSION, boundaries.TITLE, True, DIFFERENT if moved.differs else SAME,
-                                 SideValue(moved.baseline, "measured"), SideValue(moved.candidate, "measured"), moved.note,
-                                 accepted_why=accepts.get(boundaries.DIMENSION)))
+        rows.append(
+            DimensionRow(
+                boundaries.DIMENSION,
+                boundaries.TITLE,
+                True,
+                DIFFERENT if moved.differs else SAME,
+                SideValue(moved.baseline, "measured"),
+                SideValue(moved.candidate, "measured"),
+                moved.note,
+                accepted_why=accepts.get(boundaries.DIMENSION),
+            )
+        )
     # A side that disagrees with itself is named first: no other difference can be read until it agrees.
     blocking = sorted((r for r in rows if r.blocks), key=lambda r: not r.self_contradicting)
     refusal = _refusal(blocking[0], blocking[1:]) if blocking else None

@@ -31,8 +31,19 @@ from workbench.compare.results import Guardrail, Primary, Work
 from workbench.stats.verdicts import Verdict
 
 __all__ = [
-    "Comparability", "as_declared", "SideValue", "control_mismatch", "dimension_values", "guardrails", "pair", "run_value", "session_pair",
-    "stated_guardrails", "unpinned", "withhold", "work",
+    "Comparability",
+    "as_declared",
+    "SideValue",
+    "control_mismatch",
+    "dimension_values",
+    "guardrails",
+    "pair",
+    "run_value",
+    "session_pair",
+    "stated_guardrails",
+    "unpinned",
+    "withhold",
+    "work",
 ]
 
 
@@ -77,8 +88,14 @@ def session_pair(
     first = pair(lens, baseline, candidate, changes, accepts)
     for row in first.rows:
         b, c = row.baseline, row.candidate
-        if (row.blocks and row.state == "unknown" and b.value is None and c.value is None and not (b.unpinned or c.unpinned)
-                and not (b.problems or c.problems)):
+        if (
+            row.blocks
+            and row.state == "unknown"
+            and b.value is None
+            and c.value is None
+            and not (b.unpinned or c.unpinned)
+            and not (b.problems or c.problems)
+        ):
             accepts.setdefault(row.name, IN_SESSION)
     return pair(lens, baseline, candidate, changes, accepts), accepts
 
@@ -100,14 +117,19 @@ def control_mismatch(
     return None
 
 
-def work(lens: Lens, baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], primary: Primary | None = None) -> Work:
+def work(
+    lens: Lens, baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], primary: Primary | None = None
+) -> Work:
     """Each side's work; ``same`` is False when the valid work per item differs (then no
     timing-only effect holds), ``None`` when the data cannot say."""
     return delta.work(lens, baseline, candidate, primary)
 
 
 def guardrails(
-    lens: Lens, baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], control: Sequence[RunRecord] | None = None
+    lens: Lens,
+    baseline: Sequence[RunRecord],
+    candidate: Sequence[RunRecord],
+    control: Sequence[RunRecord] | None = None,
 ) -> list[Guardrail]:
     """Every guardrail of the lens (its own, a team's extension file's, the investigation's
     frame), judged on each side's mean."""
@@ -131,8 +153,10 @@ def withhold(verdict: Verdict | str | None, unknown: Sequence[str]) -> tuple[Ver
     if verdict != Verdict.IMPROVEMENT or not unknown:
         return verdict, ""
     names = ", ".join(unknown)
-    return Verdict.FASTER_UNRESOLVED, (f"IMPROVEMENT withheld: guardrail {names} cannot be judged (no value on a side); "
-                                       "faster, but not shown to keep the guardrail")
+    return Verdict.FASTER_UNRESOLVED, (
+        f"IMPROVEMENT withheld: guardrail {names} cannot be judged (no value on a side); "
+        "faster, but not shown to keep the guardrail"
+    )
 
 
 def unknown_stated(lens: Lens, judged: Sequence[Guardrail]) -> list[str]:

@@ -56,7 +56,11 @@ def _control(values: list[float], control: Sequence[RunRecord] | None) -> list[f
 
 
 def primary(
-    lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], *, timing_effect: bool,
+    lens: Lens,
+    base: Sequence[RunRecord],
+    cand: Sequence[RunRecord],
+    *,
+    timing_effect: bool,
     control: Sequence[RunRecord] | None = None,
 ) -> Primary:
     spec = lens.primary
@@ -71,16 +75,35 @@ def primary(
         effect = no_effect("the valid work differs: work and time are reported separately, no timing-only effect")
     delta, pct = _delta(b, c)
     per_run = PerRun(baseline=tuple(per_b), candidate=tuple(per_c), **({"control": tuple(per_a)} if control else {}))
-    censored = CensoredSides(baseline=_censored(lens, base), candidate=_censored(lens, cand)) if lens.primary_censored else UNSET
+    censored = (
+        CensoredSides(baseline=_censored(lens, base), candidate=_censored(lens, cand))
+        if lens.primary_censored
+        else UNSET
+    )
     bucketed = _bucketed(lens, base, cand, per_b, per_c)
     text = change(b, c, spec.unit)
     if bucketed is not UNSET:
         text = bucketed_change(b, c, spec.unit, bucketed)
         if bucketed.within_resolution and effect.verdict in MOVED:  # the interpolation moved, the buckets do not say so
-            effect = no_effect(f"{effect.verdict} withheld: the change is within the histogram's resolution "
-                               "(the sides' bucket intervals overlap)", effect.runs)
-    return Primary(metric=spec.name, title=spec.title, unit=spec.unit, baseline=b, candidate=c, delta=delta,
-                   delta_pct=pct, text=text, per_run=per_run, effect=effect, censored=censored, bucketed=bucketed)
+            effect = no_effect(
+                f"{effect.verdict} withheld: the change is within the histogram's resolution "
+                "(the sides' bucket intervals overlap)",
+                effect.runs,
+            )
+    return Primary(
+        metric=spec.name,
+        title=spec.title,
+        unit=spec.unit,
+        baseline=b,
+        candidate=c,
+        delta=delta,
+        delta_pct=pct,
+        text=text,
+        per_run=per_run,
+        effect=effect,
+        censored=censored,
+        bucketed=bucketed,
+    )
 
 
 def _bucketed(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], per_b: list[float], per_c: list[float]):
@@ -98,10 +121,15 @@ def _bucketed(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], 
 
     (b_lo, b_hi), (c_lo, c_hi) = side(bounds_b, per_b), side(bounds_c, per_c)
     finite_or_none = lambda x: x if math.isfinite(x) else None  # noqa: E731
-    return Bucketed(baseline_low=finite_or_none(b_lo), baseline_high=finite_or_none(b_hi),
-                    candidate_low=finite_or_none(c_lo), candidate_high=finite_or_none(c_hi),
-                    delta_low=finite_or_none(c_lo - b_hi), delta_high=finite_or_none(c_hi - b_lo),
-                    within_resolution=bool(b_lo <= c_hi and c_lo <= b_hi))
+    return Bucketed(
+        baseline_low=finite_or_none(b_lo),
+        baseline_high=finite_or_none(b_hi),
+        candidate_low=finite_or_none(c_lo),
+        candidate_high=finite_or_none(c_hi),
+        delta_low=finite_or_none(c_lo - b_hi),
+        delta_high=finite_or_none(c_hi - b_lo),
+        within_resolution=bool(b_lo <= c_hi and c_lo <= b_hi),
+    )
 
 
 def _censored(lens: Lens, runs: Sequence[RunRecord]) -> Censored:
@@ -125,6 +153,7 @@ def phases(
     sums_a = [lens.phase_summary(r) for r in control or ()]
     out = []
     for phase in lens.phases:
+
         def per_run(sums: list[dict[str, dict[str, float]]], stat: str) -> list[float]:
             return [s.get(phase.name, {}).get(stat, NAN) for s in sums]  # noqa: B023 - called in this iteration
 
@@ -147,7 +176,9 @@ def phases(
                 baseline_p95=side_mean(per_run(sums_b, "p95")),
                 candidate_p95=side_mean(per_run(sums_c, "p95")),
                 statistic=stat,
-                effect=run_effect(per_run(sums_b, stat), per_run(sums_c, stat), control=_control(per_run(sums_a, stat), control)),
+                effect=run_effect(
+                    per_run(sums_b, stat), per_run(sums_c, stat), control=_control(per_run(sums_a, stat), control)
+                ),
             )
         )
     return out
@@ -161,7 +192,9 @@ def window_metrics(
     per_c = [lens.window_metrics(r) for r in cand]
     per_a = [lens.window_metrics(r) for r in control or ()]
     out = []
-    for name, title, unit, higher_better in ((m.name, m.title, m.unit, not m.lower_is_better) for m in lens.window_metric_specs):
+    for name, title, unit, higher_better in (
+        (m.name, m.title, m.unit, not m.lower_is_better) for m in lens.window_metric_specs
+    ):
         vb = [m.get(name, NAN) for m in per_b]
         vc = [m.get(name, NAN) for m in per_c]
         va = [m.get(name, NAN) for m in per_a]
@@ -202,9 +235,23 @@ def guardrails(
             if control_state == "broken":
                 control_note = "the A/A control breaks it too: the guardrail is within these runs' noise"
         note = "a value is missing on a side: the guardrail cannot be judged" if state == "unknown" else UNSET
-        out.append(Guardrail(name=g.name, title=g.title, state=state, metric=g.metric, rule=g.rule, limit=g.limit,
-                             unit=g.unit, baseline=b, candidate=c, note=note, control=a, control_state=control_state,
-                             control_note=control_note))
+        out.append(
+            Guardrail(
+                name=g.name,
+                title=g.title,
+                state=state,
+                metric=g.metric,
+                rule=g.rule,
+                limit=g.limit,
+                unit=g.unit,
+                baseline=b,
+                candidate=c,
+                note=note,
+                control=a,
+                control_state=control_state,
+                control_note=control_note,
+            )
+        )
     return out
 
 
@@ -219,8 +266,18 @@ def extra_metrics(
         b, c = side_mean(per_b), side_mean(per_c)
         delta, pct = _delta(b, c)
         effect = run_effect(per_b, per_c, lower_is_better=m.lower_is_better, control=_control(per_a, control))
-        out.append(Metric(name=m.name, title=m.title, unit=m.unit, baseline=b, candidate=c, delta=delta, delta_pct=pct,
-                          effect=effect))
+        out.append(
+            Metric(
+                name=m.name,
+                title=m.title,
+                unit=m.unit,
+                baseline=b,
+                candidate=c,
+                delta=delta,
+                delta_pct=pct,
+                effect=effect,
+            )
+        )
     return out
 
 
@@ -241,29 +298,53 @@ def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], prima
     items_b = [lens.work_per_item(r) for r in base]
     items_c = [lens.work_per_item(r) for r in cand]
     if lens.runs_are_windows:
-        return Work(unit=lens.work_unit, baseline=side_mean([lens.window_work(r) for r in base]),
-                    candidate=side_mean([lens.window_work(r) for r in cand]), same=None, note=lens.work_note)
+        return Work(
+            unit=lens.work_unit,
+            baseline=side_mean([lens.window_work(r) for r in base]),
+            candidate=side_mean([lens.window_work(r) for r in cand]),
+            same=None,
+            note=lens.work_note,
+        )
     sides = {"unit": unit, "baseline": amount(base), "candidate": amount(cand)}
     if any(i is None for i in items_b + items_c):
-        return Work(**sides, same=None,
-                    note="the data do not say the work per item on every run: work equivalence is unknown")
+        return Work(
+            **sides, same=None, note="the data do not say the work per item on every run: work equivalence is unknown"
+        )
     name = items_b[0].name
     b, c = side_mean([i.value for i in items_b]), side_mean([i.value for i in items_c])
     same = math.isclose(b, c, rel_tol=WORK_TOLERANCE)
     per_item = PerItem(name=name, baseline=b, candidate=c)
     if not same:
-        return Work(**sides, per_item=per_item, same=same,
-                    note=f"the valid work differs ({name}: {b:g} vs {c:g}): work and time are reported separately, never a timing-only effect")
+        return Work(
+            **sides,
+            per_item=per_item,
+            same=same,
+            note=f"the valid work differs ({name}: {b:g} vs {c:g}): work and time are reported separately, never a "
+            f"timing-only effect",
+        )
     tb = [lens.throughput(r) for r in base]
     tc = [lens.throughput(r) for r in cand]
     if not (all(t is not None for t in tb + tc) and primary is not None):
-        return Work(**sides, per_item=per_item, same=same, throughput=None,
-                    note="no completed duration recorded for every run: no throughput conversion")
+        return Work(
+            **sides,
+            per_item=per_item,
+            same=same,
+            throughput=None,
+            note="no completed duration recorded for every run: no throughput conversion",
+        )
     vb, vc = side_mean([t[0] for t in tb]), side_mean([t[0] for t in tc])
     # For a time-like primary over fixed work: throughput change = 1/θ − 1.
     pb, pc = primary.baseline, primary.candidate
-    from_time = (100.0 * (pb / pc - 1.0) if lens.throughput_from_primary and pb and pc and math.isfinite(pb) and math.isfinite(pc)
-                 else UNSET)
-    throughput = Throughput(unit=tb[0][1], baseline=vb, candidate=vc, change_pct=100.0 * (vc / vb - 1.0) if vb else NAN,
-                            from_time_pct=from_time)
+    from_time = (
+        100.0 * (pb / pc - 1.0)
+        if lens.throughput_from_primary and pb and pc and math.isfinite(pb) and math.isfinite(pc)
+        else UNSET
+    )
+    throughput = Throughput(
+        unit=tb[0][1],
+        baseline=vb,
+        candidate=vc,
+        change_pct=100.0 * (vc / vb - 1.0) if vb else NAN,
+        from_time_pct=from_time,
+    )
     return Work(**sides, per_item=per_item, same=same, throughput=throughput)

@@ -126,9 +126,15 @@ def mapping_diff(name: str, state: str, baseline: object, candidate: object) -> 
     summary: str | UnsetType = UNSET
     if is_mapping(baseline) and is_mapping(candidate) and state != SAME:
         changes = tuple(key_changes(baseline, candidate))
-        if not (unparsed(baseline) or unparsed(candidate)):  # (with arguments unread, which settings changed is itself unknown)
+        if not (
+            unparsed(baseline) or unparsed(candidate)
+        ):  # (with arguments unread, which settings changed is itself unknown)
             summary = several_changed(name, list(changes)) or UNSET
-    unread = {side: tuple(unparsed(value)) for side, value in (("baseline", baseline), ("candidate", candidate)) if unparsed(value)}
+    unread = {
+        side: tuple(unparsed(value))
+        for side, value in (("baseline", baseline), ("candidate", candidate))
+        if unparsed(value)
+    }
     return MappingDiff(key_changes=changes, several_changed=summary, unparsed=unread or UNSET)
 
 
@@ -145,7 +151,9 @@ def _show(value: Any) -> str:
     return clean(json.dumps(value, sort_keys=True, ensure_ascii=False))  # "0" (text) is not 0 (a number)
 
 
-def table_lines(name: str, state: str, baseline: object, candidate: object, width: int, indent: str = "    ") -> list[str]:
+def table_lines(
+    name: str, state: str, baseline: object, candidate: object, width: int, indent: str = "    "
+) -> list[str]:
     """The lines under a mapping row: every differing key with both values, wrapped."""
     diff = mapping_diff(name, state, baseline, candidate)
     lines: list[str] = []
@@ -157,11 +165,19 @@ def table_lines(name: str, state: str, baseline: object, candidate: object, widt
             text = f"- {key}: {_show(c.baseline)} (baseline only)"
         else:
             text = f"~ {key}: {_show(c.baseline)} → {_show(c.candidate)}"
-        lines += textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "    ",
-                               break_long_words=True, break_on_hyphens=False)
+        lines += textwrap.wrap(
+            text,
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent + "    ",
+            break_long_words=True,
+            break_on_hyphens=False,
+        )
     for side, items in (diff.unparsed or {}).items():
         text = f"not read ({side}): " + ", ".join(clean(repr(i)) for i in items)
         lines += textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "    ")
     if diff.several_changed:
-        lines += textwrap.wrap(clean(diff.several_changed), width, initial_indent=indent, subsequent_indent=indent + "  ")
+        lines += textwrap.wrap(
+            clean(diff.several_changed), width, initial_indent=indent, subsequent_indent=indent + "  "
+        )
     return lines

@@ -14,9 +14,17 @@ from workbench.textsafe import clean
 
 WIDTH = 80
 _TITLES = {
-    "input_stall": "input stall", "host_submission": "host submission", "exposed_communication": "exposed communication",
-    "straggler": "straggler", "clock_host_device": "clocks, host/device", "clock_ranks": "clocks, across ranks",
-    "profile_kind": "profile kind", "slowest_rank": "slowest rank", "shapes": "by shape", "memory": "memory pressure", "host_bound": "host time",
+    "input_stall": "input stall",
+    "host_submission": "host submission",
+    "exposed_communication": "exposed communication",
+    "straggler": "straggler",
+    "clock_host_device": "clocks, host/device",
+    "clock_ranks": "clocks, across ranks",
+    "profile_kind": "profile kind",
+    "slowest_rank": "slowest rank",
+    "shapes": "by shape",
+    "memory": "memory pressure",
+    "host_bound": "host time",
 }
 _STATUS = {"found": "FOUND", "not_found": "not found", "undecided": "undecided"}
 
@@ -37,13 +45,19 @@ def finding_lines(f: Mapping[str, Any], indent: str = "  ") -> list[str]:
     evidence = f.get("evidence") or {}
     if evidence:
         text = ", ".join(f"{clean(k)} {_figure(v)}" for k, v in evidence.items())
-        lines += textwrap.wrap(f"evidence: {text}", WIDTH, initial_indent=indent + "  ", subsequent_indent=indent + "    ")
+        lines += textwrap.wrap(
+            f"evidence: {text}", WIDTH, initial_indent=indent + "  ", subsequent_indent=indent + "    "
+        )
     if f.get("hypothesis"):
-        lines += textwrap.wrap(f"to test: {clean(f['hypothesis'])}", WIDTH, initial_indent=indent + "  ", subsequent_indent=indent + "    ")
+        lines += textwrap.wrap(
+            f"to test: {clean(f['hypothesis'])}", WIDTH, initial_indent=indent + "  ", subsequent_indent=indent + "    "
+        )
     return lines
 
 
-def findings_block(findings: Iterable[Mapping[str, Any]], title: str = "Trace findings (observations, not causes)") -> list[str]:
+def findings_block(
+    findings: Iterable[Mapping[str, Any]], title: str = "Trace findings (observations, not causes)"
+) -> list[str]:
     """Findings grouped by side and run, found first within each group."""
     rows = list(findings)
     if not rows:
@@ -55,7 +69,11 @@ def findings_block(findings: Iterable[Mapping[str, Any]], title: str = "Trace fi
     order = {"found": 0, "undecided": 1, "not_found": 2}
     for (side, run), items in groups.items():
         if side:
-            out.append(f"  {'baseline and candidate' if side == 'pair' else side}" + (f" run {clean(run)}" if run is not None else "") + ":")
+            out.append(
+                f"  {'baseline and candidate' if side == 'pair' else side}"
+                + (f" run {clean(run)}" if run is not None else "")
+                + ":"
+            )
         for f in sorted(items, key=lambda x: order.get(str(x.get("status")), 3)):
             out += finding_lines(f, "    " if side else "  ")
     return out + [""]
@@ -70,7 +88,12 @@ def steps_block(steps: Mapping[str, Any] | None) -> list[str]:
         left = entry.get("steps") or {}
         what = ", ".join(f"{clean(k)} ({clean(v)})" for k, v in left.items()) if left else "none"
         note = f"; {clean(entry['note'])}" if entry.get("note") else ""
-        out += textwrap.wrap(f"run {clean(entry.get('run'))}: left out {what}{note}", WIDTH, initial_indent="  ", subsequent_indent="    ")
+        out += textwrap.wrap(
+            f"run {clean(entry.get('run'))}: left out {what}{note}",
+            WIDTH,
+            initial_indent="  ",
+            subsequent_indent="    ",
+        )
     return out + [""]
 
 
@@ -79,9 +102,13 @@ def window_lines(window: Mapping[str, Any]) -> list[str]:
     out = []
     evidence = window.get("kind_evidence")
     if isinstance(evidence, Mapping):
-        out += textwrap.wrap(f"why: {clean(evidence.get('reason', ''))}", WIDTH, initial_indent="  ", subsequent_indent="    ")
+        out += textwrap.wrap(
+            f"why: {clean(evidence.get('reason', ''))}", WIDTH, initial_indent="  ", subsequent_indent="    "
+        )
         for step, why in (evidence.get("steps") or {}).items():
-            out += textwrap.wrap(f"step {clean(step)}: {clean(why)}", WIDTH, initial_indent="  ", subsequent_indent="    ")
+            out += textwrap.wrap(
+                f"step {clean(step)}: {clean(why)}", WIDTH, initial_indent="  ", subsequent_indent="    "
+            )
         for note in evidence.get("notes") or ():
             out += textwrap.wrap(clean(note), WIDTH, initial_indent="  ", subsequent_indent="    ")
     boundary = window.get("boundary")
@@ -89,5 +116,7 @@ def window_lines(window: Mapping[str, Any]) -> list[str]:
         text = ", ".join(f"{clean(k)} {_figure(v)}" for k, v in boundary.items())
         out += textwrap.wrap(f"measurement boundary: {text}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     if window.get("step_is"):
-        out += textwrap.wrap(f"each step is {clean(window['step_is'])}", WIDTH, initial_indent="  ", subsequent_indent="    ")
+        out += textwrap.wrap(
+            f"each step is {clean(window['step_is'])}", WIDTH, initial_indent="  ", subsequent_indent="    "
+        )
     return out

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from workbench.textsafe import clean
+
 # The strict-JSON helpers live in the vocabulary; these names stay for the callers that read them here.
 from workbench.vocabulary import NULL_REASON as NULL_REASON, from_jsonable as from_jsonable, jsonable as jsonable
 from workbench.vocabulary import record_json as record_json
@@ -80,6 +81,11 @@ def bucketed_change(baseline: float | None, candidate: float | None, unit: str, 
     lo, hi = bucketed.delta_low, bucketed.delta_high
     if lo is None and hi is None:
         return f"{head}: the buckets do not bound the change"
-    allowed = (f"between {signed(lo, unit)} and {signed(hi, unit)}" if lo is not None and hi is not None
-               else f"of at least {signed(lo, unit)}" if lo is not None else f"of at most {signed(hi, unit)}")
+    allowed = (
+        f"between {signed(lo, unit)} and {signed(hi, unit)}"
+        if lo is not None and hi is not None
+        else f"of at least {signed(lo, unit)}"
+        if lo is not None
+        else f"of at most {signed(hi, unit)}"
+    )
     return f"{head}: a change {allowed}"

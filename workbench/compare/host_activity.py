@@ -29,7 +29,13 @@ from workbench.compare.results import Result
 from workbench.textsafe import clean
 
 THREADS, FRAMES, STACKS, STACK_SAMPLES, CPU, GC = (
-    "host_threads", "host_frames", "host_stacks", "host_stack_samples", "host_cpu", "host_gc")
+    "host_threads",
+    "host_frames",
+    "host_stacks",
+    "host_stack_samples",
+    "host_cpu",
+    "host_gc",
+)
 BEFORE_S = 5.0  # the normal stretch the CPU figures compare the slow spans against
 WIDTH = 80
 
@@ -101,7 +107,10 @@ class _Host:
         if STACK_SAMPLES not in tables or FRAMES not in tables or STACKS not in tables:
             return None
         fr = tables[FRAMES]
-        frames = [(str(f), str(p), int(ln)) for f, p, ln in zip(fr["function"].tolist(), fr["file"].tolist(), fr["line"].tolist())]
+        frames = [
+            (str(f), str(p), int(ln))
+            for f, p, ln in zip(fr["function"].tolist(), fr["file"].tolist(), fr["line"].tolist())
+        ]
         st = tables[STACKS]
         n_stacks = int(st["stack"].max()) + 1 if len(st["stack"]) else 0
         stacks: list[list[int]] = [[] for _ in range(n_stacks)]
@@ -163,7 +172,9 @@ def _split(run: RunRecord) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     return starts[slow], ends[slow], starts[~slow], ends[~slow], threshold
 
 
-def _moved(slow: list[tuple[_Host, np.ndarray]], normal: list[tuple[_Host, np.ndarray]], top: int) -> tuple[list[MovedFrame], int, int]:
+def _moved(
+    slow: list[tuple[_Host, np.ndarray]], normal: list[tuple[_Host, np.ndarray]], top: int
+) -> tuple[list[MovedFrame], int, int]:
     def pooled(parts: list[tuple[_Host, np.ndarray]]) -> tuple[Counter, Counter, int]:
         own: Counter = Counter()
         total: Counter = Counter()
@@ -184,8 +195,18 @@ def _moved(slow: list[tuple[_Host, np.ndarray]], normal: list[tuple[_Host, np.nd
         so, no = s_own[key] / n_s, (n_own[key] / n_n if n_n else 0.0)
         st, nt = s_tot[key] / n_s, (n_tot[key] / n_n if n_n else 0.0)
         if so - no > 0 or st - nt > 0:
-            rows.append(MovedFrame(function=key[0], file=key[1], line=key[2], slow_self=so, normal_self=no,
-                                   slow_total=st, normal_total=nt, gain=so - no))
+            rows.append(
+                MovedFrame(
+                    function=key[0],
+                    file=key[1],
+                    line=key[2],
+                    slow_self=so,
+                    normal_self=no,
+                    slow_total=st,
+                    normal_total=nt,
+                    gain=so - no,
+                )
+            )
     rows.sort(key=lambda m: (-m.gain, -(m.slow_total - m.normal_total), m.function))
     return rows[:top], n_s, n_n
 
@@ -229,18 +250,29 @@ def _stretch(run: RunRecord, name: str, t0: float, t1: float) -> CpuStretch | No
             used = float(cpu["cpu_user_s"][rb] - cpu["cpu_user_s"][ra] + cpu["cpu_sys_s"][rb] - cpu["cpu_sys_s"][ra])
             if math.isfinite(used):
                 threads[names[slot] if slot < len(names) else f"thread {slot}"] = round(used, 3)
-    return CpuStretch(name=name, seconds=seconds, cpu_user_s=user, cpu_sys_s=sys_, cpu_cores=cores,
-                      rss_start_bytes=at("rss_bytes", a), rss_end_bytes=at("rss_bytes", b),
-                      minor_faults=delta("minor_faults"), major_faults=delta("major_faults"),
-                      voluntary_switches=delta("voluntary_switches"), involuntary_switches=delta("involuntary_switches"),
-                      threads=threads)
+    return CpuStretch(
+        name=name,
+        seconds=seconds,
+        cpu_user_s=user,
+        cpu_sys_s=sys_,
+        cpu_cores=cores,
+        rss_start_bytes=at("rss_bytes", a),
+        rss_end_bytes=at("rss_bytes", b),
+        minor_faults=delta("minor_faults"),
+        major_faults=delta("major_faults"),
+        voluntary_switches=delta("voluntary_switches"),
+        involuntary_switches=delta("involuntary_switches"),
+        threads=threads,
+    )
 
 
 def _cpu(run: RunRecord, slow_s: np.ndarray, slow_e: np.ndarray) -> list[CpuStretch]:
     if not len(slow_s):
         return []
     t0, t1 = float(slow_s.min()), float(slow_e.max())
-    out = [s for s in (_stretch(run, "slow spans", t0, t1), _stretch(run, "before", t0 - BEFORE_S, t0)) if s is not None]
+    out = [
+        s for s in (_stretch(run, "slow spans", t0, t1), _stretch(run, "before", t0 - BEFORE_S, t0)) if s is not None
+    ]
     return out
 
 
@@ -254,7 +286,9 @@ def _overlap(gs: np.ndarray, ge: np.ndarray, starts: np.ndarray, ends: np.ndarra
     return int(hit.sum()), total * 1e3, hit
 
 
-def _gc(run: RunRecord, slow_s: np.ndarray, slow_e: np.ndarray, norm_s: np.ndarray, norm_e: np.ndarray) -> GcOverlap | None:
+def _gc(
+    run: RunRecord, slow_s: np.ndarray, slow_e: np.ndarray, norm_s: np.ndarray, norm_e: np.ndarray
+) -> GcOverlap | None:
     gc = run.tables.get(GC)
     if gc is None or not len(slow_s):
         return None
@@ -264,8 +298,14 @@ def _gc(run: RunRecord, slow_s: np.ndarray, slow_e: np.ndarray, norm_s: np.ndarr
     gens = Counter(str(int(g)) for g in gc["generation"][hit].tolist() if math.isfinite(g))
     normal_ms = float((norm_e - norm_s).sum() * 1e3) if len(norm_s) else None
     normal_pause = _overlap(gs, ge, norm_s, norm_e)[1] if len(norm_s) else None
-    return GcOverlap(slow_ms=float((slow_e - slow_s).sum() * 1e3), pauses=n, pause_ms=ms, generations=dict(sorted(gens.items())),
-                     normal_ms=normal_ms, normal_pause_ms=normal_pause)
+    return GcOverlap(
+        slow_ms=float((slow_e - slow_s).sum() * 1e3),
+        pauses=n,
+        pause_ms=ms,
+        generations=dict(sorted(gens.items())),
+        normal_ms=normal_ms,
+        normal_pause_ms=normal_pause,
+    )
 
 
 def within_run(run: RunRecord, *, top: int = 5) -> HostReport | None:
@@ -279,7 +319,9 @@ def within_run(run: RunRecord, *, top: int = 5) -> HostReport | None:
     n_s = n_n = 0
     if host is not None:
         if len(slow_s):
-            moved, n_s, n_n = _moved([(host, _inside(host.t, slow_s, slow_e))], [(host, _inside(host.t, norm_s, norm_e))], top)
+            moved, n_s, n_n = _moved(
+                [(host, _inside(host.t, slow_s, slow_e))], [(host, _inside(host.t, norm_s, norm_e))], top
+            )
         else:
             moved, n_s, n_n = _moved([(host, _inside(host.t, norm_s, norm_e))], [], top)
     if threshold is None:
@@ -292,8 +334,16 @@ def within_run(run: RunRecord, *, top: int = 5) -> HostReport | None:
         slow_name = f"{len(slow_s)} span(s) at or above {threshold:g} ms"
         normal_name = f"the other {len(norm_s)} span(s) of this run"
     gc = _gc(run, slow_s, slow_e, norm_s, norm_e)
-    return HostReport(slow=slow_name, normal=normal_name, slow_samples=n_s, normal_samples=n_n, moved=tuple(moved),
-                      cpu=tuple(_cpu(run, slow_s, slow_e)), gc=gc if gc is not None else UNSET, notes=tuple(notes + _sampler_notes([run])))
+    return HostReport(
+        slow=slow_name,
+        normal=normal_name,
+        slow_samples=n_s,
+        normal_samples=n_n,
+        moved=tuple(moved),
+        cpu=tuple(_cpu(run, slow_s, slow_e)),
+        gc=gc if gc is not None else UNSET,
+        notes=tuple(notes + _sampler_notes([run])),
+    )
 
 
 def between(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], *, top: int = 5) -> HostReport | None:
@@ -327,12 +377,22 @@ def between(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], *, to
         notes.append("the baseline has no sampled stacks: shares of the candidate alone")
     gc = None
     if gc_runs:
-        gc = GcOverlap(slow_ms=sum(g.slow_ms for g in gc_runs), pauses=sum(g.pauses for g in gc_runs),
-                       pause_ms=sum(g.pause_ms for g in gc_runs),
-                       generations=dict(sorted(sum((Counter(g.generations) for g in gc_runs), Counter()).items())))
-    return HostReport(slow=f"candidate: {n_slow_spans} slow span(s)", normal=f"baseline: {len(baseline)} run(s), all spans",
-                      slow_samples=n_s, normal_samples=n_n, moved=tuple(moved), cpu=tuple(cpu),
-                      gc=gc if gc is not None else UNSET, notes=tuple(notes + _sampler_notes([*baseline, *candidate])))
+        gc = GcOverlap(
+            slow_ms=sum(g.slow_ms for g in gc_runs),
+            pauses=sum(g.pauses for g in gc_runs),
+            pause_ms=sum(g.pause_ms for g in gc_runs),
+            generations=dict(sorted(sum((Counter(g.generations) for g in gc_runs), Counter()).items())),
+        )
+    return HostReport(
+        slow=f"candidate: {n_slow_spans} slow span(s)",
+        normal=f"baseline: {len(baseline)} run(s), all spans",
+        slow_samples=n_s,
+        normal_samples=n_n,
+        moved=tuple(moved),
+        cpu=tuple(cpu),
+        gc=gc if gc is not None else UNSET,
+        notes=tuple(notes + _sampler_notes([*baseline, *candidate])),
+    )
 
 
 def _sampler_notes(runs: Sequence[RunRecord]) -> list[str]:
@@ -342,8 +402,10 @@ def _sampler_notes(runs: Sequence[RunRecord]) -> list[str]:
         dropped = stacks.get("dropped") or {}
         lost = {k: v for k, v in dropped.items() if k != "outside_window" and isinstance(v, int) and v}
         if lost:
-            out.append(f"run {run.id if run.id is not None else run.label}: dropped to stay in budget: "
-                       + ", ".join(f"{k} {v:,}" for k, v in sorted(lost.items())))
+            out.append(
+                f"run {run.id if run.id is not None else run.label}: dropped to stay in budget: "
+                + ", ".join(f"{k} {v:,}" for k, v in sorted(lost.items()))
+            )
     return out
 
 
@@ -369,12 +431,17 @@ def _fit(text: str, width: int) -> str:
 def render_host(report: HostReport, *, width: int = WIDTH, top: int = 5) -> list[str]:
     """Plain lines, at most ``width`` columns (capture strings made safe; the caller
     escapes markup where it prints through Rich)."""
-    lines = ["host (flight recorder; observation, not cause)",
-             _fit(f"  slow window: {clean(report.slow)} ({report.slow_samples:,} stack samples)", width),
-             _fit(f"  normal: {clean(report.normal)} ({report.normal_samples:,} samples)", width)]
+    lines = [
+        "host (flight recorder; observation, not cause)",
+        _fit(f"  slow window: {clean(report.slow)} ({report.slow_samples:,} stack samples)", width),
+        _fit(f"  normal: {clean(report.normal)} ({report.normal_samples:,} samples)", width),
+    ]
     if report.moved:
-        header = ("  frames that gained most samples  self: slow/normal  on stack" if report.normal_samples
-                  else "  hottest frames (no normal window)   self: slow/normal  on stack")
+        header = (
+            "  frames that gained most samples  self: slow/normal  on stack"
+            if report.normal_samples
+            else "  hottest frames (no normal window)   self: slow/normal  on stack"
+        )
         lines.append(_fit(header, width))
         for m in report.moved[:top]:
             where = f"{clean(m.function)} ({clean(m.file).rsplit('/', 1)[-1]}:{m.line})"
@@ -383,23 +450,51 @@ def render_host(report: HostReport, *, width: int = WIDTH, top: int = 5) -> list
     elif report.slow_samples == 0:
         lines.append("  no stack samples in the slow window")
     for c in report.cpu:
-        lines.append(_fit(f"  cpu {c.name} ({c.seconds:.2f} s): {('unknown' if c.cpu_cores is None else f'{c.cpu_cores:.2f}')} cores, "
-                          f"rss {_mib(c.rss_start_bytes)} -> {_mib(c.rss_end_bytes)}", width))
-        lines.append(_fit(f"    faults {_n(c.minor_faults)} minor, {_n(c.major_faults)} major; switches "
-                          f"{_n(c.voluntary_switches)} voluntary, {_n(c.involuntary_switches)} involuntary", width))
+        lines.append(
+            _fit(
+                f"  cpu {c.name} ({c.seconds:.2f} s): {('unknown' if c.cpu_cores is None else f'{c.cpu_cores:.2f}')} "
+                f"cores, "
+                f"rss {_mib(c.rss_start_bytes)} -> {_mib(c.rss_end_bytes)}",
+                width,
+            )
+        )
+        lines.append(
+            _fit(
+                f"    faults {_n(c.minor_faults)} minor, {_n(c.major_faults)} major; switches "
+                f"{_n(c.voluntary_switches)} voluntary, {_n(c.involuntary_switches)} involuntary",
+                width,
+            )
+        )
         if c.threads:
-            lines.append(_fit("    threads: " + ", ".join(f"{clean(k)} {v:.2f} s" for k, v in
-                                                         sorted(c.threads.items(), key=lambda kv: -kv[1])[:4]), width))
+            lines.append(
+                _fit(
+                    "    threads: "
+                    + ", ".join(
+                        f"{clean(k)} {v:.2f} s" for k, v in sorted(c.threads.items(), key=lambda kv: -kv[1])[:4]
+                    ),
+                    width,
+                )
+            )
     if report.gc is not UNSET:
         g = report.gc
         share = g.pause_ms / g.slow_ms if g.slow_ms else None
-        line = f"  gc: {g.pauses} pause(s) overlap the slow spans, {g.pause_ms:,.1f} ms of {g.slow_ms:,.1f} ms ({_pct(share)})"
+        line = (
+            f"  gc: {g.pauses} pause(s) overlap the slow spans, {g.pause_ms:,.1f} ms of {g.slow_ms:,.1f} ms "
+            f"({_pct(share)})"
+        )
         lines.append(_fit(line, width))
         if g.normal_ms:
-            lines.append(_fit(f"    normal spans: {g.normal_pause_ms or 0:,.1f} ms of {g.normal_ms:,.1f} ms "
-                              f"({_pct((g.normal_pause_ms or 0) / g.normal_ms)})", width))
+            lines.append(
+                _fit(
+                    f"    normal spans: {g.normal_pause_ms or 0:,.1f} ms of {g.normal_ms:,.1f} ms "
+                    f"({_pct((g.normal_pause_ms or 0) / g.normal_ms)})",
+                    width,
+                )
+            )
         if g.generations:
-            lines.append(_fit("    generations: " + ", ".join(f"gen {k}: {v}" for k, v in g.generations.items()), width))
+            lines.append(
+                _fit("    generations: " + ", ".join(f"gen {k}: {v}" for k, v in g.generations.items()), width)
+            )
     for note in report.notes:
         lines.append(_fit(f"  note: {clean(note)}", width))
     return lines

@@ -172,7 +172,11 @@ def distributions(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecor
     for name in names:
         pool_b = np.concatenate([s[name] for s in sb if name in s] or [np.empty(0)])
         pool_c = np.concatenate([s[name] for s in sc if name in s] or [np.empty(0)])
-        out.append(Distribution(name=name, unit=units.get(name, ""), pooled=True, baseline=describe(pool_b), candidate=describe(pool_c)))
+        out.append(
+            Distribution(
+                name=name, unit=units.get(name, ""), pooled=True, baseline=describe(pool_b), candidate=describe(pool_c)
+            )
+        )
     return out
 
 
@@ -191,12 +195,24 @@ def over_time(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], 
     for name in names:
         side = {}
         for label, ss in (("baseline", sb), ("candidate", sc)):
-            rows = np.array([_window_means(s[name], windows) for s in ss if name in s]) if ss else np.empty((0, windows))
+            rows = (
+                np.array([_window_means(s[name], windows) for s in ss if name in s]) if ss else np.empty((0, windows))
+            )
             with np.errstate(all="ignore"):
-                side[label] = [float(np.nanmean(col)) if np.isfinite(col).any() else math.nan for col in rows.T] if rows.size else [math.nan] * windows
+                side[label] = (
+                    [float(np.nanmean(col)) if np.isfinite(col).any() else math.nan for col in rows.T]
+                    if rows.size
+                    else [math.nan] * windows
+                )
         if any(math.isfinite(v) for v in side["baseline"] + side["candidate"]):
-            metrics.append(WindowSeries(name=name, unit=units.get(name, ""), baseline=tuple(side["baseline"]),
-                                        candidate=tuple(side["candidate"])))
+            metrics.append(
+                WindowSeries(
+                    name=name,
+                    unit=units.get(name, ""),
+                    baseline=tuple(side["baseline"]),
+                    candidate=tuple(side["candidate"]),
+                )
+            )
     order = lens.item_order
     note: str | UnsetType = UNSET
     if not metrics:
@@ -210,7 +226,9 @@ def operations(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -
         ops = run.tables.get("operations")
         if not ops or "name" not in ops:
             return None
-        names = np.asarray(ops["name"]).astype(object)  # shared strings: a fixed-width copy is as wide as the longest name on every row
+        names = np.asarray(ops["name"]).astype(
+            object
+        )  # shared strings: a fixed-width copy is as wide as the longest name on every row
         total = column(run, "total_ms", "operations")
         if total is None:
             return None
@@ -250,22 +268,43 @@ def run_findings(side: str, runs: Sequence[RunRecord]) -> list[Finding]:
     for run in runs:
         for f in run.meta.get("diagnostics") or ():
             if isinstance(f, dict) and {"check", "status", "summary"} <= f.keys():
-                out.append(Finding(check=str(f["check"]), side=side, run=_ref(run), status=str(f["status"]), summary=str(f["summary"]),
-                                   evidence=dict(f.get("evidence") or {}), caveat=str(f.get("caveat") or ""),
-                                   hypothesis=str(f.get("hypothesis") or "")))
+                out.append(
+                    Finding(
+                        check=str(f["check"]),
+                        side=side,
+                        run=_ref(run),
+                        status=str(f["status"]),
+                        summary=str(f["summary"]),
+                        evidence=dict(f.get("evidence") or {}),
+                        caveat=str(f.get("caveat") or ""),
+                        hypothesis=str(f.get("hypothesis") or ""),
+                    )
+                )
     return out
 
 
 def pair_findings(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[Finding]:
     """Training pair findings: operations by shape and memory pressure."""
     found = [*pf.shapes(base, cand), pf.memory(base, cand)]
-    return [Finding(check=f.check, side="pair", run=None, status=f.status, summary=f.summary, evidence=dict(f.evidence), caveat=f.caveat)
-            for f in found if f is not None]
+    return [
+        Finding(
+            check=f.check,
+            side="pair",
+            run=None,
+            status=f.status,
+            summary=f.summary,
+            evidence=dict(f.evidence),
+            caveat=f.caveat,
+        )
+        for f in found
+        if f is not None
+    ]
 
 
 def ranks_moved(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -> Ranks | None:
     """For pairs whose runs all have two or more ranks (a ``rank`` column: training jobs): the ranks that moved most
     against their run's median rank (``workbench.training.ranks``)."""
+
     def multi(run: RunRecord) -> bool:
         r = column(run, "rank")
         return r is not None and len(np.unique(finite(r))) > 1
@@ -273,19 +312,43 @@ def ranks_moved(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) 
     if not base or not cand or not all(multi(r) for r in (*base, *cand)):
         return None
     moves, shared = rk.ranks_moved([r.samples for r in base], [r.samples for r in cand], top)
-    return Ranks(shared=shared, moved=tuple(RankMoved(rank=m.rank, measure=m.measure, baseline_offset_ms=m.baseline_offset_ms,
-                                                      candidate_offset_ms=m.candidate_offset_ms, moved_ms=m.moved_ms) for m in moves))
+    return Ranks(
+        shared=shared,
+        moved=tuple(
+            RankMoved(
+                rank=m.rank,
+                measure=m.measure,
+                baseline_offset_ms=m.baseline_offset_ms,
+                candidate_offset_ms=m.candidate_offset_ms,
+                moved_ms=m.moved_ms,
+            )
+            for m in moves
+        ),
+    )
 
 
-def build_inspect(comparison: Comparison, base: Sequence[RunRecord], cand: Sequence[RunRecord], *, windows: int = 8, top: int = 10,
-                  steps: StepRestriction | None = None, top_ranks: int = 8) -> InspectResult:
+def build_inspect(
+    comparison: Comparison,
+    base: Sequence[RunRecord],
+    cand: Sequence[RunRecord],
+    *,
+    windows: int = 8,
+    top: int = 10,
+    steps: StepRestriction | None = None,
+    top_ranks: int = 8,
+) -> InspectResult:
     own = (*run_findings("baseline", base), *run_findings("candidate", cand))
     if not comparison.comparable:
         return InspectResult(comparison=comparison, findings=own, steps=steps)
     lens = comparison.lens
     found = operations(base, cand, top)
     pair = pair_findings(base, cand)  # from op_shapes and memory tables, where the runs carry them
-    return InspectResult(comparison=comparison, distributions=tuple(distributions(lens, base, cand)),
-                         over_time=over_time(lens, base, cand, windows), operations=None if found is None else tuple(found),
-                         findings=(*own, *pair), steps=steps,
-                         ranks=ranks_moved(base, cand, top_ranks))
+    return InspectResult(
+        comparison=comparison,
+        distributions=tuple(distributions(lens, base, cand)),
+        over_time=over_time(lens, base, cand, windows),
+        operations=None if found is None else tuple(found),
+        findings=(*own, *pair),
+        steps=steps,
+        ranks=ranks_moved(base, cand, top_ranks),
+    )

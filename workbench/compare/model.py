@@ -91,10 +91,15 @@ class Comparison(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def accepted(self) -> list[Acceptance]:
-        return [Acceptance(dimension=r.name, why=r.accepted_why) for r in self.comparability.rows if r.accepted_why is not None]
+        return [
+            Acceptance(dimension=r.name, why=r.accepted_why)
+            for r in self.comparability.rows
+            if r.accepted_why is not None
+        ]
 
     def to_json(self) -> dict[str, object]:
         """The ``wb compare --json`` document (keys in this order; non-finite numbers null)."""
+
         def many(items: Sequence[msgspec.Struct] | None) -> list[object] | None:
             return None if items is None else [msgspec.to_builtins(i) for i in items]
 
@@ -134,8 +139,11 @@ class Comparison(msgspec.Struct, frozen=True, kw_only=True):
             lens = builtin_lens(str(doc.get("lens")))
         except KeyError as exc:  # a plug-in's lens not installed here, or no lens at all
             raise msgspec.ValidationError(f"{exc.args[0]} - at `$.lens`") from None
-        lens = replace(lens, phase_note=str(doc.get("phase_note") or lens.phase_note),
-                       extensions=tuple(str(e) for e in _list(doc.get("extensions"))))
+        lens = replace(
+            lens,
+            phase_note=str(doc.get("phase_note") or lens.phase_note),
+            extensions=tuple(str(e) for e in _list(doc.get("extensions"))),
+        )
         rows = [_row(lens, d) for d in _list(doc.get("dimensions")) if isinstance(d, Mapping)]
         refusal = msgspec.convert(doc["refusal"], Refusal) if doc.get("refusal") else None
         check = Comparability(rows, refusal, [str(d) for d in _list(doc.get("changes_not_made"))])

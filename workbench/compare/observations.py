@@ -37,8 +37,9 @@ def _ref(run: RunRecord) -> RunRef:
     return run.id if run.id is not None else run.label
 
 
-def _evidence(base, cand, metric: str, values: dict[str, object], effect: Effect | None = None, *,
-              side: str | UnsetType = UNSET) -> Evidence:
+def _evidence(
+    base, cand, metric: str, values: dict[str, object], effect: Effect | None = None, *, side: str | UnsetType = UNSET
+) -> Evidence:
     """The runs, metric, window kind and figures an observation cites (``values``: the
     figures by name, as the rule that fired gives them)."""
     windows = sorted({str(r.window.get("kind") or "unknown") for r in [*base, *cand]})
@@ -130,7 +131,10 @@ def _not_recorded(base, cand, missing: list[Phase]) -> list[Observation]:
     out = []
     for where, ps in by_where.items():
         names = [p.title.lower() for p in ps]
-        text = f"{_join(names).capitalize()} {_were(names)} not recorded {where}: {'its' if len(ps) == 1 else 'their'} change cannot be given."
+        text = (
+            f"{_join(names).capitalize()} {_were(names)} not recorded {where}: {'its' if len(ps) == 1 else 'their'} "
+            f"change cannot be given."
+        )
         known = {p.name: {k: v for k, v in (("baseline", _b(p)), ("candidate", _c(p))) if _known(v)} for p in ps}
         ev = _evidence(base, cand, "phases not recorded", {"missing": [p.name for p in ps], "recorded": known})
         out.append(_obs(text, ev))
@@ -141,7 +145,9 @@ def _primary_missing(base, cand, primary: Primary) -> list[Observation]:
     b, c = primary.baseline, primary.candidate
     if _known(b, c):
         return []
-    text = f"{primary.title.capitalize()} was not recorded {_missing_sides(base, cand, b, c)}: its change cannot be given."
+    text = (
+        f"{primary.title.capitalize()} was not recorded {_missing_sides(base, cand, b, c)}: its change cannot be given."
+    )
     known = {k: v for k, v in (("baseline", b), ("candidate", c)) if _known(v)}
     return [_obs(text, _evidence(base, cand, primary.metric, {"missing": primary.metric, "recorded": known}))]
 
@@ -156,7 +162,12 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
     if lens.phase_sentences == "each":
         for p in groups["moved"]:
             text = _moved_text(f"{p.title} time", _b(p), _c(p), p.unit) + "."
-            out.append(_obs(text + one if one else text, _evidence(base, cand, f"{p.name} {p.statistic}", values[p.name], p.effect)))
+            out.append(
+                _obs(
+                    text + one if one else text,
+                    _evidence(base, cand, f"{p.name} {p.statistic}", values[p.name], p.effect),
+                )
+            )
         judged = [p for p in groups["stayed"] if not _descriptive(p.effect)]
         described = [p for p in groups["stayed"] if _descriptive(p.effect)]
         stat = groups["stayed"][0].statistic if groups["stayed"] else ""
@@ -166,8 +177,10 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
             out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p.name: values[p.name] for p in judged})))
         if described:  # no interval: say what these runs show, and that noise is not known
             figures = _join([f"{p.title.lower()} ({qty(_b(p), p.unit)} → {qty(_c(p), p.unit)})" for p in described])
-            text = (f"{figures[0].upper() + figures[1:]} changed by less than {num(100 * DESCRIPTIVE_BAND)} % "
-                    f"between {_these(base, cand)}{NO_NOISE if one else ' (no interval: a value is zero)'}.")
+            text = (
+                f"{figures[0].upper() + figures[1:]} changed by less than {num(100 * DESCRIPTIVE_BAND)} % "
+                f"between {_these(base, cand)}{NO_NOISE if one else ' (no interval: a value is zero)'}."
+            )
             out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p.name: values[p.name] for p in described})))
     else:
         stayed = sorted(groups["stayed"], key=lambda p: -(_b(p) if math.isfinite(_b(p)) else 0))
@@ -178,7 +191,10 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
                 f"{first.title} stayed at {qty(_b(first), first.unit)}"
                 + "".join(f", {p.title.lower()} at {qty(_b(p), p.unit)}" for p in rest)
             )
-        moved = [_moved_text(p.title if not parts and i == 0 else p.title.lower(), _b(p), _c(p), p.unit) for i, p in enumerate(groups["moved"])]
+        moved = [
+            _moved_text(p.title if not parts and i == 0 else p.title.lower(), _b(p), _c(p), p.unit)
+            for i, p in enumerate(groups["moved"])
+        ]
         if moved:
             parts.append(_join(moved))
         if parts:
@@ -192,19 +208,51 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
     out.extend(_not_recorded(base, cand, missing))
     out.extend(_location(lens, base, cand, primary, groups))
     b, c = primary.baseline, primary.candidate
-    if lens.phases and movement(primary.effect, b, c) == "moved" and not _within_resolution(primary) \
-            and not any(p.in_primary for p in groups["moved"]):
+    if (
+        lens.phases
+        and movement(primary.effect, b, c) == "moved"
+        and not _within_resolution(primary)
+        and not any(p.in_primary for p in groups["moved"])
+    ):
         recorded = {p.name for p in phases if p.in_primary}
         unrecorded = [s.title.lower() for s in lens.phases if s.in_primary and s.name not in recorded]
         if not recorded:  # nothing of what the primary measures is known on both sides
-            text = f"{_join(unrecorded).capitalize()} {_were(unrecorded)} not recorded: the change in {primary.title} cannot be located."
-            out.append(_obs(text, _evidence(base, cand, primary.metric, {"baseline": b, "candidate": c, "phases_not_recorded": unrecorded}, primary.effect)))
+            text = (
+                f"{_join(unrecorded).capitalize()} {_were(unrecorded)} not recorded: the change in {primary.title} "
+                f"cannot be located."
+            )
+            out.append(
+                _obs(
+                    text,
+                    _evidence(
+                        base,
+                        cand,
+                        primary.metric,
+                        {"baseline": b, "candidate": c, "phases_not_recorded": unrecorded},
+                        primary.effect,
+                    ),
+                )
+            )
         else:
             beyond = f"by more than {num(100 * DESCRIPTIVE_BAND)} % in these runs" if one else "beyond noise"
-            text = _moved_text(primary.title.capitalize(), b, c, primary.unit) + f", but none of its recorded phases moved {beyond}"
+            text = (
+                _moved_text(primary.title.capitalize(), b, c, primary.unit)
+                + f", but none of its recorded phases moved {beyond}"
+            )
             text += f" ({_join(unrecorded)} not recorded)." if unrecorded else "."
             text += one
-            out.append(_obs(text, _evidence(base, cand, primary.metric, {"baseline": b, "candidate": c, "phases_stayed": [p.name for p in groups["stayed"]]}, primary.effect)))
+            out.append(
+                _obs(
+                    text,
+                    _evidence(
+                        base,
+                        cand,
+                        primary.metric,
+                        {"baseline": b, "candidate": c, "phases_stayed": [p.name for p in groups["stayed"]]},
+                        primary.effect,
+                    ),
+                )
+            )
     return out
 
 
@@ -220,40 +268,80 @@ def _location(lens: Lens, base, cand, primary: Primary, groups: dict[str, list[P
     if not moved_primary:
         return []
     known = {p.name for g in groups.values() for p in g}
-    unknown_at = {stage: [s.title.lower() for s in lens.phases if s.in_primary and s.stage == stage and s.name not in known]
-                  for stage in ("model", "before_model")}
-    values: dict[str, object] = {"baseline": b, "candidate": c, "moved": [p.name for p in groups["moved"]],
-                                 "stayed": [p.name for p in groups["stayed"]]}
+    unknown_at = {
+        stage: [s.title.lower() for s in lens.phases if s.in_primary and s.stage == stage and s.name not in known]
+        for stage in ("model", "before_model")
+    }
+    values: dict[str, object] = {
+        "baseline": b,
+        "candidate": c,
+        "moved": [p.name for p in groups["moved"]],
+        "stayed": [p.name for p in groups["stayed"]],
+    }
     word = "added" if c > b else "saved"
-    where = {"before_model": "before the model starts work on the request", "model": "while the model works on the request"}
+    where = {
+        "before_model": "before the model starts work on the request",
+        "model": "while the model works on the request",
+    }
     for stage, other in (("before_model", "model"), ("model", "before_model")):
         if all(p.stage == stage for p in moved_primary) and not any(p.stage == other for p in groups["moved"]):
             if unknown_at[other]:  # the other stage may have moved too: no location claim
                 names = unknown_at[other]
-                text = f"{_join(names).capitalize()} {_were(names)} not recorded: whether all the {word} latency happens {where[stage]} cannot be established."
+                text = (
+                    f"{_join(names).capitalize()} {_were(names)} not recorded: whether all the {word} latency "
+                    f"happens {where[stage]} cannot be established."
+                )
                 values["not_recorded"] = [s.name for s in lens.phases if s.title.lower() in names]
                 return [_obs(text, _evidence(base, cand, primary.metric, values, primary.effect))]
             evidence = _evidence(base, cand, primary.metric, values, primary.effect)
             if stage == "before_model":
                 return [_obs(f"The {word} latency happens {where[stage]}.", evidence)]
-            return [_obs(f"The {word} latency happens {where[stage]} ({_join([p.name for p in moved_primary])}).", evidence)]
+            return [
+                _obs(f"The {word} latency happens {where[stage]} ({_join([p.name for p in moved_primary])}).", evidence)
+            ]
     return []
 
 
 def guardrail_observations(base, cand, guardrails: Sequence[Guardrail]) -> list[Observation]:
     out = []
     for g in guardrails:
-        vals = f"{qty(g.baseline, g.unit)} vs {qty(g.candidate, g.unit)}" if g.unit else f"{num(g.baseline)} vs {num(g.candidate)}"
+        vals = (
+            f"{qty(g.baseline, g.unit)} vs {qty(g.candidate, g.unit)}"
+            if g.unit
+            else f"{num(g.baseline)} vs {num(g.candidate)}"
+        )
         if g.state == "held":
             text = f"{g.title} held ({vals})."
         elif g.state == "broken":
             text = f"{g.title} broke its guardrail ({vals}; rule {g.rule} {num(g.limit)})."
         else:
-            text = f"{g.title} was not recorded {_missing_sides(base, cand, g.baseline, g.candidate)}: the guardrail cannot be judged."
+            text = (
+                f"{g.title} was not recorded {_missing_sides(base, cand, g.baseline, g.candidate)}: the guardrail "
+                f"cannot be judged."
+            )
             known = {k: getattr(g, k) for k in ("baseline", "candidate") if _known(getattr(g, k))}
-            out.append(_obs(text, _evidence(base, cand, g.metric, {**known, "state": g.state, "missing": [k for k in ("baseline", "candidate") if k not in known]})))
+            out.append(
+                _obs(
+                    text,
+                    _evidence(
+                        base,
+                        cand,
+                        g.metric,
+                        {
+                            **known,
+                            "state": g.state,
+                            "missing": [k for k in ("baseline", "candidate") if k not in known],
+                        },
+                    ),
+                )
+            )
             continue
-        out.append(_obs(text, _evidence(base, cand, g.metric, {"baseline": g.baseline, "candidate": g.candidate, "state": g.state})))
+        out.append(
+            _obs(
+                text,
+                _evidence(base, cand, g.metric, {"baseline": g.baseline, "candidate": g.candidate, "state": g.state}),
+            )
+        )
     return out
 
 
@@ -262,20 +350,40 @@ def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
     b, c = primary.baseline, primary.candidate
     state = movement(primary.effect, b, c)
     if state != "stayed" and _known(b, c):
-        out.append(_obs(_window_change("Mean queue wait", b, c, "s", primary.effect),
-                        _evidence(base, cand, primary.metric, {"baseline": b, "candidate": c}, primary.effect)))
+        out.append(
+            _obs(
+                _window_change("Mean queue wait", b, c, "s", primary.effect),
+                _evidence(base, cand, primary.metric, {"baseline": b, "candidate": c}, primary.effect),
+            )
+        )
     for p in phases:
         pb, pc = p.baseline_mean, p.candidate_mean
         if p.name == "service_attainment" and _known(pb, pc) and movement(p.effect, pb, pc) != "stayed":
-            out.append(_obs(_window_change("Service attainment", pb, pc, "%", p.effect),
-                            _evidence(base, cand, p.name, {"baseline": pb, "candidate": pc}, p.effect)))
+            out.append(
+                _obs(
+                    _window_change("Service attainment", pb, pc, "%", p.effect),
+                    _evidence(base, cand, p.name, {"baseline": pb, "candidate": pc}, p.effect),
+                )
+            )
     censored = _censored_waits(base, cand)
-    explained = {o.evidence.side for o in censored if o.evidence.values["windows_without_started_jobs"] == o.evidence.values["windows"]}
+    explained = {
+        o.evidence.side
+        for o in censored
+        if o.evidence.values["windows_without_started_jobs"] == o.evidence.values["windows"]
+    }
     for side, runs, value in (("baseline", base, b), ("candidate", cand, c)):
         if not _known(value) and side not in explained:
             where = f"the {side} window" if len(runs) == 1 else f"the {side} windows"
-            text = f"The mean queue wait is unknown in {where}: no job with a known eligible time started there (queue wait = start − eligible)."
-            ev = _evidence(base, cand, primary.metric, {"missing": side, **{k: v for k, v in (("baseline", b), ("candidate", c)) if _known(v)}})
+            text = (
+                f"The mean queue wait is unknown in {where}: no job with a known eligible time started there (queue "
+                f"wait = start − eligible)."
+            )
+            ev = _evidence(
+                base,
+                cand,
+                primary.metric,
+                {"missing": side, **{k: v for k, v in (("baseline", b), ("candidate", c)) if _known(v)}},
+            )
             out.append(_obs(text, ev))
     out.extend(censored)
     # One observation per distinct finding, citing every window where it holds.
@@ -286,13 +394,17 @@ def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
                 found.setdefault((fact, caveat), []).append(obs)
     for (fact, caveat), same in found.items():
         first = same[0].evidence
-        runs = Runs(baseline=tuple(r for o in same for r in o.evidence.runs.baseline),
-                    candidate=tuple(r for o in same for r in o.evidence.runs.candidate))
+        runs = Runs(
+            baseline=tuple(r for o in same for r in o.evidence.runs.baseline),
+            candidate=tuple(r for o in same for r in o.evidence.runs.candidate),
+        )
         side = "both" if runs.baseline and runs.candidate else first.side
         side_runs = base if side == "baseline" else cand
         if side != "both" and len(side_runs) > 1:
             fact += f" (in {len(same)} of {len(side_runs)} {side} windows)"
-        evidence = msgspec.structs.replace(first, runs=runs, side=side, per_window=tuple(o.evidence.values for o in same))
+        evidence = msgspec.structs.replace(
+            first, runs=runs, side=side, per_window=tuple(o.evidence.values for o in same)
+        )
         out.append(_obs(f"{fact}.{caveat}", evidence))
     return out
 
@@ -322,32 +434,54 @@ def _censored_waits(base, cand) -> list[Observation]:
         idle = [w for w in windows if not w.waits.size]
         lead = ""
         if idle:
-            lead = (f"No job started in {where if len(idle) == len(windows) else f'{len(idle)} of the {side} windows'}: "
-                    "the mean queue wait is unknown there; ")
+            lead = (
+                f"No job started in {where if len(idle) == len(windows) else f'{len(idle)} of the {side} windows'}: "
+                "the mean queue wait is unknown there; "
+            )
         jobs = f"{n} job{'s' if n > 1 else ''}"
-        text = (f"{lead}{jobs} in {where} {'were' if n > 1 else 'was'} still waiting at the end, "
-                f"after at least {span} (right-censored waits: lower bounds, not in the mean queue wait)")
+        text = (
+            f"{lead}{jobs} in {where} {'were' if n > 1 else 'was'} still waiting at the end, "
+            f"after at least {span} (right-censored waits: lower bounds, not in the mean queue wait)"
+        )
         known = sum(w.known_misses for w in windows)
         pending = sum(w.pending for w in windows)
         targets = sorted({w.wait_target_s for w in windows if math.isfinite(w.wait_target_s)})
         target = f"the {qty(targets[0], 's')} target" if len(targets) == 1 else "the wait target"
         if targets and known:
-            text += f"; {'all' if known == n else known} {'of them ' if known != n else ''}already past {target}: known misses in the service attainment"
+            text += (
+                f"; {'all' if known == n else known} {'of them ' if known != n else ''}already past {target}: "
+                f"known misses in the service attainment"
+            )
         if targets and pending:
             bounds = [w.attainment_bounds for w in windows if w.pending]
             low = min(b[0] for b in bounds)
             high = max(b[1] for b in bounds)
-            text += (f"; {pending} still within {target}: pending, so attainment lies between "
-                     f"{qty(100 * low, '%')} and {qty(100 * high, '%')}")
+            text += (
+                f"; {pending} still within {target}: pending, so attainment lies between "
+                f"{qty(100 * low, '%')} and {qty(100 * high, '%')}"
+            )
         unreached = [bound for _, bound in map(lambda w: w.km_median(), windows) if math.isfinite(bound)]
         if unreached:
-            text += f"; more than half may still be waiting: the median wait (Kaplan–Meier) exceeds {qty(min(unreached), 's')}"
+            text += (
+                f"; more than half may still be waiting: the median wait (Kaplan–Meier) exceeds "
+                f"{qty(min(unreached), 's')}"
+            )
         values = {
-            "censored_jobs": n, "min_elapsed_s": lo, "max_elapsed_s": hi, "known_misses": known,
-            "pending": pending, "windows_without_started_jobs": len(idle), "windows": len(runs),
+            "censored_jobs": n,
+            "min_elapsed_s": lo,
+            "max_elapsed_s": hi,
+            "known_misses": known,
+            "pending": pending,
+            "windows_without_started_jobs": len(idle),
+            "windows": len(runs),
         }
-        ev = _evidence(base if side == "baseline" else [], cand if side == "candidate" else [],
-                       "right-censored waits at window end", values, side=side)
+        ev = _evidence(
+            base if side == "baseline" else [],
+            cand if side == "candidate" else [],
+            "right-censored waits at window end",
+            values,
+            side=side,
+        )
         out.append(_obs(text[0].upper() + text[1:] + ".", ev))
     return out
 
@@ -364,29 +498,49 @@ def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[tuple[str, 
     idle_n = num(idle)
     if len(blocked) == len(gangs):
         sizes = sorted(set(gangs))
-        need = f"each needing {sizes[0]} GPUs at once" if len(sizes) == 1 else f"each needing more GPUs at once than were free ({_join([str(s) for s in sizes])})"
+        need = (
+            f"each needing {sizes[0]} GPUs at once"
+            if len(sizes) == 1
+            else f"each needing more GPUs at once than were free ({_join([str(s) for s in sizes])})"
+        )
         text = f"{idle_n} GPUs sat unallocated while {len(gangs)} jobs waited, {need}"
     else:
-        text = f"{idle_n} GPUs sat unallocated while {len(gangs)} jobs waited; {len(blocked)} of them needed more GPUs at once than were free"
+        text = (
+            f"{idle_n} GPUs sat unallocated while {len(gangs)} jobs waited; {len(blocked)} of them needed more GPUs "
+            f"at once than were free"
+        )
     # Without eligibility history "waiting" is read from submission times: a job held by a
     # dependency looks like one waiting for GPUs. With it recorded, the wait is the job's own.
     caveat = ""
     if not w.eligibility_known:
         some = finite(column(run, "eligible")).size > 0
-        caveat = (" Eligibility history covers only some jobs here, so idle capacity cannot be assumed usable." if some
-                  else " Without eligibility history, idle capacity cannot be assumed usable.")
+        caveat = (
+            " Eligibility history covers only some jobs here, so idle capacity cannot be assumed usable."
+            if some
+            else " Without eligibility history, idle capacity cannot be assumed usable."
+        )
     evidence = _evidence(
         [run] if side == "baseline" else [],
         [run] if side == "candidate" else [],
         "idle GPUs and waiting gangs at window end",
-        {"idle_gpus": idle, "capacity_gpus": w.capacity, "waiting_gang_sizes": list(gangs), "window_end": w.end, "eligibility_known": w.eligibility_known},
+        {
+            "idle_gpus": idle,
+            "capacity_gpus": w.capacity,
+            "waiting_gang_sizes": list(gangs),
+            "window_end": w.end,
+            "eligibility_known": w.eligibility_known,
+        },
         side=side,
     )
     return [(text, caveat, _obs(f"{text}.{caveat}", evidence))]
 
 
 def observations(
-    lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], primary: Primary, phases: Sequence[Phase],
+    lens: Lens,
+    base: Sequence[RunRecord],
+    cand: Sequence[RunRecord],
+    primary: Primary,
+    phases: Sequence[Phase],
     guardrails: Sequence[Guardrail],
 ) -> list[Observation]:
     if lens.runs_are_windows:
@@ -408,8 +562,11 @@ def _bucketed_observations(base, cand, primary: Primary) -> list[Observation]:
     title, unit = primary.title.capitalize(), primary.unit
     b, c = bucket(bk.baseline_low, bk.baseline_high, unit), bucket(bk.candidate_low, bk.candidate_high, unit)
     where = f"both in {b}" if b == c else f"the baseline in {b} and the candidate in {c}"
-    text = (f"{title} is interpolated inside histogram buckets ({qty(primary.baseline, unit)} → {qty(primary.candidate, unit)}); "
-            f"the buckets place {where}")
+    text = (
+        f"{title} is interpolated inside histogram buckets ({qty(primary.baseline, unit)} → "
+        f"{qty(primary.candidate, unit)}); "
+        f"the buckets place {where}"
+    )
     if bk.within_resolution:
         text += ": the change is within the histogram's resolution."
     else:

@@ -70,7 +70,9 @@ class ComparisonParameters(msgspec.Struct, frozen=True, omit_defaults=True):
             "accepts": dict(self.accepts),
         }
         if self.guardrails:
-            from lenses.extensions import parse_guardrail  # lenses.base: numpy, only for comparisons with frame guardrails
+            from lenses.extensions import (
+                parse_guardrail,
+            )  # lenses.base: numpy, only for comparisons with frame guardrails
 
             lens = get_lens(self.lens or "")
             out["guardrails"] = tuple(parse_guardrail(g, lens) for g in self.guardrails)

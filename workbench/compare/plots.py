@@ -54,30 +54,48 @@ class Series:
     line: str = ""
 
 
-def draw(series: Sequence[Series], *, x_label: str, y_label: str, width: int = CLI_W, height: int = HEIGHT,
-         notes: Sequence[str] = (), whole_x: bool = False) -> str:
+def draw(
+    series: Sequence[Series],
+    *,
+    x_label: str,
+    y_label: str,
+    width: int = CLI_W,
+    height: int = HEIGHT,
+    notes: Sequence[str] = (),
+    whole_x: bool = False,
+) -> str:
     """The series on shared axes, ``width`` columns wide, then a legend and ``notes``
     wrapped to the same width. The y axis is logarithmic when the values span more than
     ``LOG_SPAN``× (said in the legend); ``whole_x``: x ticks on whole numbers (steps,
     ranks). Non-finite points are left out, never drawn at zero. Where points of two
     sides share a cell it shows ``*`` (said in the legend)."""
-    kept = [Series(s.name, s.mark, tuple((x, y) for x, y in s.points if math.isfinite(x) and math.isfinite(y)), s.line)
-            for s in series]
+    kept = [
+        Series(s.name, s.mark, tuple((x, y) for x, y in s.points if math.isfinite(x) and math.isfinite(y)), s.line)
+        for s in series
+    ]
     ys = [y for s in kept for _, y in s.points]
     if not ys:
         return "(no point states both values: nothing to plot)"
     log = min(ys) > 0 and max(ys) / min(ys) > LOG_SPAN
     xs = [x for s in kept for x, _ in s.points]
-    frame = _Frame(width, height, log, (min(xs), max(xs)), (min(ys), max(ys)), whole_ticks(min(xs), max(xs)) if whole_x else None,
-                   clean(x_label), clean(y_label) + (" (log)" if log else ""))
+    frame = _Frame(
+        width,
+        height,
+        log,
+        (min(xs), max(xs)),
+        (min(ys), max(ys)),
+        whole_ticks(min(xs), max(xs)) if whole_x else None,
+        clean(x_label),
+        clean(y_label) + (" (log)" if log else ""),
+    )
     with _LOCK:
         lines = _build(frame, kept, lines=True)
         # Where the sides' points share a cell the later mark would hide the earlier: ``*``
         # there, found by drawing each side's points alone on the same axes.
         alone = [_marks(_build(frame, [s], lines=False), s.mark) for s in kept if s.points]
-        both = set().union(*(a & b for i, a in enumerate(alone) for b in alone[i + 1:]))
+        both = set().union(*(a & b for i, a in enumerate(alone) for b in alone[i + 1 :]))
     for row, col in both:
-        lines[row] = lines[row][:col] + "*" + lines[row][col + 1:]
+        lines[row] = lines[row][:col] + "*" + lines[row][col + 1 :]
     marks = [f"{s.mark} {clean(s.name)}" + (f" ({s.line} joins its points)" if joined(s, width) else "") for s in kept]
     legend = "; ".join(marks + (["* both"] if both else []))
     return "\n".join([*lines, *_wrap(legend, width), *(w for n in notes for w in _wrap(n, width))])
@@ -108,7 +126,9 @@ def _build(frame: _Frame, series: Sequence[Series], *, lines: bool) -> list[str]
     (x0, x1), (y0, y1) = frame.x_lim, frame.y_lim
     plt.xlim(x0, x1 if x1 > x0 else x0 + 1)
     y1 = y1 if y1 > y0 else y0 + max(abs(y0), 1.0)
-    plt.ylim(*((math.log10(y0), math.log10(y1)) if frame.log else (y0, y1)))  # plotext takes a log axis's limits as exponents
+    plt.ylim(
+        *((math.log10(y0), math.log10(y1)) if frame.log else (y0, y1))
+    )  # plotext takes a log axis's limits as exponents
     if frame.x_ticks is not None:
         plt.xticks(frame.x_ticks, [str(int(t)) for t in frame.x_ticks])
     for s in series:
@@ -142,7 +162,7 @@ def whole_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
     lo, hi = math.floor(lo), math.ceil(hi)
     step = 1
     while (hi - lo) / step > most - 1:
-        step = next(m * 10 ** e for e in range(12) for m in (1, 2, 5) if m * 10 ** e > step)
+        step = next(m * 10**e for e in range(12) for m in (1, 2, 5) if m * 10**e > step)
     first = math.ceil(lo / step) * step
     return [float(t) for t in range(first, hi + 1, step)]
 
@@ -165,11 +185,18 @@ def sweep_curve(comparison: "SweepComparison", width: int = CLI_W, height: int =
     for side, mark, line in (("baseline", BASE_MARK, BASE_LINE), ("candidate", CAND_MARK, CAND_LINE)):
         s = getattr(comparison, side)
         points = [(lv.achieved_rate, lv.metrics.get(name)) for lv in s.levels]
-        known = [(float(x), float(y)) for x, y in points if x is not None and y is not None]  # load order: past the knee the rate may fall back
+        known = [
+            (float(x), float(y)) for x, y in points if x is not None and y is not None
+        ]  # load order: past the knee the rate may fall back
         series.append(Series(f"{side} {s.label or s.sweep or ''}".rstrip(), mark, tuple(known), line))
     head = f"{name} by achieved req/s, a curve per sweep, levels in load order"
-    return "\n".join(_wrap(head, width)) + "\n" + draw(series, x_label="achieved req/s", y_label=f"{name} ({unit})" if unit else name,
-                              width=width, height=height)
+    return (
+        "\n".join(_wrap(head, width))
+        + "\n"
+        + draw(
+            series, x_label="achieved req/s", y_label=f"{name} ({unit})" if unit else name, width=width, height=height
+        )
+    )
 
 
 # ----------------------------------------------------------------------------- a phase over time
@@ -204,12 +231,20 @@ def _binned(rows: Sequence[np.ndarray], bins: int) -> tuple[tuple[float, float],
     stacked = np.array(means)
     known = np.isfinite(stacked)
     with np.errstate(all="ignore"):
-        ys = np.where(known.any(axis=0), np.where(known, stacked, 0.0).sum(axis=0) / np.maximum(known.sum(axis=0), 1), np.nan)
+        ys = np.where(
+            known.any(axis=0), np.where(known, stacked, 0.0).sum(axis=0) / np.maximum(known.sum(axis=0), 1), np.nan
+        )
     return tuple(zip(xs.tolist(), ys.tolist()))
 
 
-def phase_over_time(lens: "Lens", baseline: Sequence["RunRecord"], candidate: Sequence["RunRecord"], name: str | None = None,
-                    width: int = CLI_W, height: int = HEIGHT) -> str:
+def phase_over_time(
+    lens: "Lens",
+    baseline: Sequence["RunRecord"],
+    candidate: Sequence["RunRecord"],
+    name: str | None = None,
+    width: int = CLI_W,
+    height: int = HEIGHT,
+) -> str:
     """``name`` (a phase, or the primary's per-item measure: the default) over the items in
     order (steps, requests, job starts), a line per side, the side's runs averaged slice
     by slice (as many slices as the plot has columns). Raises ``UsageError`` naming what
@@ -226,14 +261,32 @@ def phase_over_time(lens: "Lens", baseline: Sequence["RunRecord"], candidate: Se
         units[lens.item_measure.name] = lens.item_measure.unit
     unit = units.get(chosen, "")
     bins = max(width - 12, 8)  # about one slice per column of the plot area
-    series = [Series(f"{side} ({len(runs)} run{'s' if len(runs) != 1 else ''})", mark,
-                     _binned([s[chosen] for s in found if chosen in s], bins), line)
-              for side, mark, line, runs, found in (("baseline", BASE_MARK, BASE_LINE, baseline, sides[0]),
-                                                    ("candidate", CAND_MARK, CAND_LINE, candidate, sides[1])) if runs]
+    series = [
+        Series(
+            f"{side} ({len(runs)} run{'s' if len(runs) != 1 else ''})",
+            mark,
+            _binned([s[chosen] for s in found if chosen in s], bins),
+            line,
+        )
+        for side, mark, line, runs, found in (
+            ("baseline", BASE_MARK, BASE_LINE, baseline, sides[0]),
+            ("candidate", CAND_MARK, CAND_LINE, candidate, sides[1]),
+        )
+        if runs
+    ]
     head = f"{chosen} over {lens.item_order}, slice means"
-    return "\n".join(_wrap(head, width)) + "\n" + draw(series, x_label=f"{lens.item_order}, in order from 0",
-                                                        y_label=f"{chosen} ({unit})" if unit else chosen,
-                                                        width=width, height=height, whole_x=True)
+    return (
+        "\n".join(_wrap(head, width))
+        + "\n"
+        + draw(
+            series,
+            x_label=f"{lens.item_order}, in order from 0",
+            y_label=f"{chosen} ({unit})" if unit else chosen,
+            width=width,
+            height=height,
+            whole_x=True,
+        )
+    )
 
 
 # ----------------------------------------------------------------------------- ranks at scale
@@ -250,8 +303,13 @@ def multi_rank(run: "RunRecord") -> bool:
 def rank_medians(runs: Sequence["RunRecord"]) -> tuple[np.ndarray, np.ndarray]:
     """Per rank, the median step time over every step of the side's runs (ranks, medians)."""
     rank = np.concatenate([np.asarray(r.samples.get("rank", ()), dtype=np.float64) for r in runs] or [np.empty(0)])
-    ms = np.concatenate([np.asarray(r.samples.get("step_ms", np.full(len(r.samples.get("rank", ())), np.nan)), dtype=np.float64)
-                         for r in runs] or [np.empty(0)])
+    ms = np.concatenate(
+        [
+            np.asarray(r.samples.get("step_ms", np.full(len(r.samples.get("rank", ())), np.nan)), dtype=np.float64)
+            for r in runs
+        ]
+        or [np.empty(0)]
+    )
     ok = np.isfinite(rank) & np.isfinite(ms)
     rank, ms = rank[ok], ms[ok]
     if not rank.size:
@@ -264,8 +322,9 @@ def rank_medians(runs: Sequence["RunRecord"]) -> tuple[np.ndarray, np.ndarray]:
     return rank[starts], (ms[starts + (sizes - 1) // 2] + ms[starts + sizes // 2]) / 2.0
 
 
-def rank_step_times(baseline: Sequence["RunRecord"], candidate: Sequence["RunRecord"], width: int = CLI_W,
-                    height: int = HEIGHT) -> str:
+def rank_step_times(
+    baseline: Sequence["RunRecord"], candidate: Sequence["RunRecord"], width: int = CLI_W, height: int = HEIGHT
+) -> str:
     """Each rank's median step time, a point per rank and side: a straggler stands above
     the others. Below, each side's slowest rank against its median rank (an observation,
     not a cause: the others wait for a straggler in their communication)."""
@@ -279,19 +338,28 @@ def rank_step_times(baseline: Sequence["RunRecord"], candidate: Sequence["RunRec
         if medians.size >= 2:
             top = int(np.argmax(medians))  # ties: the lowest rank
             typical = float(np.median(medians))
-            notes.append(f"{side}: slowest rank {int(ranks[top])} at {qty(float(medians[top]), 'ms')} against the median "
-                         f"rank's {qty(typical, 'ms')} (+{num(float(medians[top]) - typical)} ms)")
+            notes.append(
+                f"{side}: slowest rank {int(ranks[top])} at {qty(float(medians[top]), 'ms')} against the median "
+                f"rank's {qty(typical, 'ms')} (+{num(float(medians[top]) - typical)} ms)"
+            )
     if not series:
         return "(no run here has two or more ranks: no rank plot)"
-    return "Step time per rank (median over steps)\n" + draw(series, x_label="rank", y_label="step ms", width=width,
-                                                            height=height, notes=notes, whole_x=True)
+    return "Step time per rank (median over steps)\n" + draw(
+        series, x_label="rank", y_label="step ms", width=width, height=height, notes=notes, whole_x=True
+    )
 
 
 # ----------------------------------------------------------------------------- Inspect's plots
 
 
-def inspect_plots(lens: "Lens", baseline: Sequence["RunRecord"], candidate: Sequence["RunRecord"], phase: str | None = None,
-                  width: int = CLI_W, height: int = HEIGHT) -> str:
+def inspect_plots(
+    lens: "Lens",
+    baseline: Sequence["RunRecord"],
+    candidate: Sequence["RunRecord"],
+    phase: str | None = None,
+    width: int = CLI_W,
+    height: int = HEIGHT,
+) -> str:
     """What ``wb inspect --plot`` adds: ``phase`` over time for both sides and, when every
     run has two or more ranks, the step time of each rank."""
     parts = [phase_over_time(lens, baseline, candidate, phase, width=width, height=height)]

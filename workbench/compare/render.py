@@ -40,7 +40,9 @@ def header(c: Comparison) -> list[str]:
     for side in ("baseline", "candidate"):
         lines += textwrap.wrap(f"{side}: {_runs(c.runs.get(side))}", WIDTH, subsequent_indent="  ")
     if c.runs.get("control"):
-        lines += textwrap.wrap(f"control (A′, baseline again): {_runs(c.runs.get('control'))}", WIDTH, subsequent_indent="  ")
+        lines += textwrap.wrap(
+            f"control (A′, baseline again): {_runs(c.runs.get('control'))}", WIDTH, subsequent_indent="  "
+        )
     return lines
 
 
@@ -49,7 +51,11 @@ def control_lines(effect: Effect | None) -> list[str]:
     aa = effect.aa if effect is not None else None
     if not aa:
         note = effect.control_note if effect is not None else None
-        return textwrap.wrap(f"A/A control: {clean(note)}", WIDTH, initial_indent="  ", subsequent_indent="    ") if note else []
+        return (
+            textwrap.wrap(f"A/A control: {clean(note)}", WIDTH, initial_indent="  ", subsequent_indent="    ")
+            if note
+            else []
+        )
     ci = aa.interval(0.90)
     ci_text = f", CI90 {num(ci.low)}..{num(ci.high)}" if ci and ci.low is not None and ci.high is not None else ""
     text = (
@@ -91,14 +97,15 @@ def dimensions_table(c: Comparison) -> list[str]:
     rows = c.comparability.rows
     # What differs first (a diff-first view); unknown also-recorded rows last.
     rank = {CHANGED: 0, DIFFERENT: 1, MIXED: 2, UNKNOWN: 2, SAME: 3}
-    order = sorted(rows, key=lambda r: (4 if r.state == UNKNOWN and not r.must_match else rank[r.state], not r.must_match))
+    order = sorted(
+        rows, key=lambda r: (4 if r.state == UNKNOWN and not r.must_match else rank[r.state], not r.must_match)
+    )
     lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]
     for r in order:
         mark = "*" if r.must_match else " "
         b, v = (dict_diff.cell(x) or x for x in (r.baseline.value, r.candidate.value))
         lines.append(
-            f"{mark} {_cut(r.name, 18):<18} {r.state:<9} {_cut(b, 19):<19} "
-            f"{_cut(v, 19):<19} {_cut(r.source, 8)}"
+            f"{mark} {_cut(r.name, 18):<18} {r.state:<9} {_cut(b, 19):<19} {_cut(v, 19):<19} {_cut(r.source, 8)}"
         )
         # A mapping's differing keys, each with both values, wrapped (never cut).
         lines += dict_diff.table_lines(r.name, r.state, r.baseline.value, r.candidate.value, WIDTH)
@@ -146,13 +153,19 @@ def render_comparison(c: Comparison) -> str:
     out += control_lines(effect)
     censored = p.censored if p else None
     if censored and (censored.baseline.jobs or censored.candidate.jobs):
+
         def said(side: Censored) -> str:
             if not side.jobs:
                 return "none"
             lo, hi = qty(side.min_elapsed_s, "s"), qty(side.max_elapsed_s, "s")
-            return f"{side.jobs} job{'s' if side.jobs > 1 else ''}, waiting {lo if lo == hi else f'{lo} to {hi}'} so far"
-        text = (f"still waiting at the end (right-censored, not in this mean): baseline {said(censored.baseline)}; "
-                f"candidate {said(censored.candidate)}")
+            return (
+                f"{side.jobs} job{'s' if side.jobs > 1 else ''}, waiting {lo if lo == hi else f'{lo} to {hi}'} so far"
+            )
+
+        text = (
+            f"still waiting at the end (right-censored, not in this mean): baseline {said(censored.baseline)}; "
+            f"candidate {said(censored.candidate)}"
+        )
         out += textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="    ")
     out.append("")
     if c.phases:
@@ -165,9 +178,14 @@ def render_comparison(c: Comparison) -> str:
     if c.guardrails:
         out.append("Guardrails")
         for g in c.guardrails:
-            out.append(f"  {_cut(g.title, 28):<28} {g.state:<8} {qty(g.baseline, g.unit)} vs {qty(g.candidate, g.unit)}")
+            out.append(
+                f"  {_cut(g.title, 28):<28} {g.state:<8} {qty(g.baseline, g.unit)} vs {qty(g.candidate, g.unit)}"
+            )
             if g.control_state is not UNSET:
-                out.append(f"  {'':<28} A/A control: {g.control_state} ({qty(None if g.control is UNSET else g.control, g.unit)})")
+                out.append(
+                    f"  {'':<28} A/A control: {g.control_state} "
+                    f"({qty(None if g.control is UNSET else g.control, g.unit)})"
+                )
         out.append("")
     out += work_lines(c.work)
     if c.observations:
@@ -179,12 +197,19 @@ def render_comparison(c: Comparison) -> str:
 
 def phases_table(c: Comparison) -> list[str]:
     fleet = c.lens.runs_are_windows
-    head = "Window metrics (one value per window, averaged over windows)" if fleet else "Phases (each run's mean, p50, p95, averaged over runs)"
+    head = (
+        "Window metrics (one value per window, averaged over windows)"
+        if fleet
+        else "Phases (each run's mean, p50, p95, averaged over runs)"
+    )
     lines = [head, *textwrap.wrap(clean(c.lens.phase_note), WIDTH - 2, initial_indent="  ", subsequent_indent="  ")]
     if fleet:
         lines.append(f"  {'metric':<30} {'baseline':>10} {'candidate':>10}  effect")
         for p in c.phases or ():
-            lines.append(f"  {_cut(p.title, 30):<30} {qty(p.baseline_mean, p.unit):>10} {qty(p.candidate_mean, p.unit):>10}  {_cut(_effect_short(p.effect), 24)}")
+            lines.append(
+                f"  {_cut(p.title, 30):<30} {qty(p.baseline_mean, p.unit):>10} {qty(p.candidate_mean, p.unit):>10}  "
+                f"{_cut(_effect_short(p.effect), 24)}"
+            )
         return lines + [""]
     lines.append(f"  {'phase':<18} {'mean':>19}  {'p50':>16}  {'p95':>16}")
     for p in c.phases or ():
@@ -199,10 +224,16 @@ def phases_table(c: Comparison) -> list[str]:
 def work_lines(work: Work | None) -> list[str]:
     if work is None:
         return []
-    lines = ["Work", f"  {clean(work.unit or '')}: {num(work.baseline)} vs {num(work.candidate)}"]  # unit: from the capture
+    lines = [
+        "Work",
+        f"  {clean(work.unit or '')}: {num(work.baseline)} vs {num(work.candidate)}",
+    ]  # unit: from the capture
     item = work.per_item
     if item:
-        lines.append(f"  {clean(item.name)}: {num(item.baseline)} vs {num(item.candidate)} ({'same' if work.same else 'DIFFERENT'})")
+        lines.append(
+            f"  {clean(item.name)}: {num(item.baseline)} vs {num(item.candidate)} "
+            f"({'same' if work.same else 'DIFFERENT'})"
+        )
     t = work.throughput
     if t:
         lines.append(f"  throughput: {change(t.baseline, t.candidate, t.unit)}")
@@ -224,7 +255,11 @@ def render_inspect(r: InspectResult) -> str:
         stat = c.phases[0].statistic
         out.append(f"Phase {stat} (each run's, averaged over runs), baseline against candidate")
         unit = c.phases[0].unit
-        out.append(paired_bars([(ph.title, ph.side("baseline", stat), ph.side("candidate", stat)) for ph in c.phases], unit, WIDTH))
+        out.append(
+            paired_bars(
+                [(ph.title, ph.side("baseline", stat), ph.side("candidate", stat)) for ph in c.phases], unit, WIDTH
+            )
+        )
         out.append("")
     elif c.phases:
         out.append("Window metrics")
@@ -242,7 +277,11 @@ def render_inspect(r: InspectResult) -> str:
                 )
         for unit in dict.fromkeys(d.unit for d in r.distributions):
             # the chart reads each side's figures by name (nan: unknown)
-            rows = [(d.name, msgspec.to_builtins(d.baseline), msgspec.to_builtins(d.candidate)) for d in r.distributions if d.unit == unit]
+            rows = [
+                (d.name, msgspec.to_builtins(d.baseline), msgspec.to_builtins(d.candidate))
+                for d in r.distributions
+                if d.unit == unit
+            ]
             out.append(distribution_chart(rows, unit, WIDTH))
         out.append("")
     t = r.over_time
@@ -280,7 +319,11 @@ def render_inspect(r: InspectResult) -> str:
 
 
 def _ratio(b: Any, c: Any) -> str:
-    if not (isinstance(b, int | float) and isinstance(c, int | float)) or not (math.isfinite(b) and math.isfinite(c)) or b == 0:
+    if (
+        not (isinstance(b, int | float) and isinstance(c, int | float))
+        or not (math.isfinite(b) and math.isfinite(c))
+        or b == 0
+    ):
         return "?"
     return f"{c / b:.2f}"
 
@@ -289,11 +332,19 @@ def ranks_block(ranks: Any) -> list[str]:
     """The ranks that moved most against their run's median rank: a few lines, whatever the job's size."""
     if not ranks.moved:
         return [f"Ranks: no rank moved against its run's median rank ({ranks.shared} ranks on both sides)."]
-    out = [f"Ranks that moved most (offset from the run's median rank, ms; top {len(ranks.moved)} of {ranks.shared})",
-           f"  {'rank':>6} {'measure':<18} {'baseline':>9} {'candidate':>9} {'moved':>9}"]
+    out = [
+        f"Ranks that moved most (offset from the run's median rank, ms; top {len(ranks.moved)} of {ranks.shared})",
+        f"  {'rank':>6} {'measure':<18} {'baseline':>9} {'candidate':>9} {'moved':>9}",
+    ]
     for m in ranks.moved:
-        out.append(f"  {m.rank:>6} {_cut(m.measure, 18):<18} {num(m.baseline_offset_ms):>9} {num(m.candidate_offset_ms):>9} "
-                   f"{('+' if m.moved_ms > 0 else '') + num(m.moved_ms):>9}")
-    out += textwrap.wrap("descriptive: a rank's steps are not independent samples; the straggler findings say who waited",
-                         WIDTH, initial_indent="  ", subsequent_indent="  ")
+        out.append(
+            f"  {m.rank:>6} {_cut(m.measure, 18):<18} {num(m.baseline_offset_ms):>9} {num(m.candidate_offset_ms):>9} "
+            f"{('+' if m.moved_ms > 0 else '') + num(m.moved_ms):>9}"
+        )
+    out += textwrap.wrap(
+        "descriptive: a rank's steps are not independent samples; the straggler findings say who waited",
+        WIDTH,
+        initial_indent="  ",
+        subsequent_indent="  ",
+    )
     return out

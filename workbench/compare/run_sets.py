@@ -40,6 +40,12 @@ def check_run_sets(baseline: Sequence[int], candidate: Sequence[int], control: S
             if first == side and list(ids).count(run_id) > 1:
                 raise UsageError(f"run {run_id} is named twice in the {side}: each run counts once")
             if first != side:
-                raise UsageError(f"run {run_id} is named in the {first} and in the {side}: a run belongs to one side "
-                                 f"({'a control run is a separate baseline-again run' if 'control' in (first, side) else 'a run cannot be its own baseline'})")
+                why = (
+                    "a control run is a separate baseline-again run"
+                    if "control" in (first, side)
+                    else "a run cannot be its own baseline"
+                )
+                raise UsageError(
+                    f"run {run_id} is named in the {first} and in the {side}: a run belongs to one side ({why})"
+                )
     return RunSets(tuple(int(i) for i in baseline), tuple(int(i) for i in candidate), tuple(int(i) for i in control))

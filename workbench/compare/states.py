@@ -11,7 +11,9 @@ from enum import StrEnum
 class DimensionState(StrEnum):
     SAME = "same"  # equal on both sides
     CHANGED = "changed"  # declared as the change and actually different
-    DIFFERENT = "different"  # different and not declared (or a label against its data; runs of a side that disagree on a must-match or declared dimension)
+    # different and not declared (or a label against its data; runs of a side that disagree
+    # on a must-match or declared dimension)
+    DIFFERENT = "different"
     UNKNOWN = "unknown"  # missing on either side (or an unpinned identity)
     MIXED = "mixed"  # the runs of a side disagree on a dimension that neither must match nor is the change
 

@@ -59,8 +59,18 @@ from workbench.formats.load_sweep import load_text
 
 DEFAULT_RATE_TOLERANCE = 0.05
 SUSTAINED = 0.95  # achieved/requested at or above this: the load was served
-LEVEL_METRICS = ("ttft_p50", "ttft_p95", "tpot_p50", "tpot_p95", "itl_p50", "itl_p95", "e2e_p95",
-                 "request_throughput", "output_throughput", "error_rate")
+LEVEL_METRICS = (
+    "ttft_p50",
+    "ttft_p95",
+    "tpot_p50",
+    "tpot_p95",
+    "itl_p50",
+    "itl_p95",
+    "e2e_p95",
+    "request_throughput",
+    "output_throughput",
+    "error_rate",
+)
 NOT_CAUSE = "observation, not cause"
 _SLO_ITEM = re.compile(r"^\s*([a-z0-9_]+)\s*(?:=|<=|<)\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*(ms|s|us|µs)?\s*$")
 _UNIT_MS = {"ms": 1.0, "s": 1000.0, "us": 1e-3, "µs": 1e-3, None: 1.0}
@@ -161,11 +171,14 @@ def levels_of(runs: Sequence[RunRecord]) -> list[Level]:
     return list(by_load.values())
 
 
-def match_levels(base: list[Level], cand: list[Level], axis: str, tolerance: float) -> tuple[list[tuple[Level, Level]], list[Level], list[Level]]:
+def match_levels(
+    base: list[Level], cand: list[Level], axis: str, tolerance: float
+) -> tuple[list[tuple[Level, Level]], list[Level], list[Level]]:
     """Pairs (baseline, candidate) in load order, and the unmatched levels of each side.
 
     ``rate``: requested rates within ``tolerance`` of the larger (nearest first, each level
     used once); ``concurrency``: equal; ``strategy``: the same strategy and load text."""
+
     def key(level: Level) -> float | None:
         return level.requested_rate if axis == "rate" else level.concurrency if axis == "concurrency" else None
 
@@ -189,9 +202,11 @@ def match_levels(base: list[Level], cand: list[Level], axis: str, tolerance: flo
             used_c.add(j)
             pairs.append((i, j))
     pairs.sort()
-    return ([(base[i], cand[j]) for i, j in pairs],
-            [b for i, b in enumerate(base) if i not in used_b],
-            [c for j, c in enumerate(cand) if j not in used_c])
+    return (
+        [(base[i], cand[j]) for i, j in pairs],
+        [b for i, b in enumerate(base) if i not in used_b],
+        [c for j, c in enumerate(cand) if j not in used_c],
+    )
 
 
 # ----------------------------------------------------------------------------- figures
@@ -217,8 +232,11 @@ def level_metrics(lens: InferenceLens, level: Level) -> dict[str, Figure]:
             values.append(v)
             sources.add(src)
         known = [v for v in values if math.isfinite(v)]
-        out[name] = Figure(sum(known) / len(known) if len(known) == len(values) and known else math.nan,
-                           values, "/".join(sorted(sources)))
+        out[name] = Figure(
+            sum(known) / len(known) if len(known) == len(values) and known else math.nan,
+            values,
+            "/".join(sorted(sources)),
+        )
     return out
 
 
@@ -229,32 +247,56 @@ def saturation(levels: list[LevelFigures], axis: str, slo: dict[str, float]) -> 
     peak = max((a for a in achieved if math.isfinite(a)), default=math.nan)
     checks: list[bool | None]
     if slo:
-        rule = "highest achieved rate while every SLO holds (" + ", ".join(f"{k} ≤ {v:g} ms" for k, v in slo.items()) + ")"
+        rule = (
+            "highest achieved rate while every SLO holds (" + ", ".join(f"{k} ≤ {v:g} ms" for k, v in slo.items()) + ")"
+        )
         checks = []
         for lv in levels:
             vals = {k: lv.metrics[k] for k in slo}
-            checks.append(None if any(not math.isfinite(v) for v in vals.values()) else all(vals[k] <= slo[k] for k in slo))
+            checks.append(
+                None if any(not math.isfinite(v) for v in vals.values()) else all(vals[k] <= slo[k] for k in slo)
+            )
     elif axis == "rate":
         rule = f"highest achieved rate while achieved/requested ≥ {SUSTAINED:g}"
-        checks = [None if not (math.isfinite(a) and lv.requested_rate) else a / lv.requested_rate >= SUSTAINED
-                  for lv, a in zip(levels, achieved)]
+        checks = [
+            None if not (math.isfinite(a) and lv.requested_rate) else a / lv.requested_rate >= SUSTAINED
+            for lv, a in zip(levels, achieved)
+        ]
     else:
-        return Saturation(unit="req/s", peak_achieved=peak, value=math.nan, state="unknown",
-                          note="a concurrency or strategy sweep states no requested rate: give --slo to find saturation")
+        return Saturation(
+            unit="req/s",
+            peak_achieved=peak,
+            value=math.nan,
+            state="unknown",
+            note="a concurrency or strategy sweep states no requested rate: give --slo to find saturation",
+        )
     value, state, broke_at = math.nan, "not reached", None
     for lv, a, ok in zip(levels, achieved, checks):
         if ok is None:
-            return Saturation(unit="req/s", peak_achieved=peak, rule=rule, value=value, state="unknown",
-                              note=f"the level at {lv.load} does not state what the rule needs")
+            return Saturation(
+                unit="req/s",
+                peak_achieved=peak,
+                rule=rule,
+                value=value,
+                state="unknown",
+                note=f"the level at {lv.load} does not state what the rule needs",
+            )
         if not ok:
             state, broke_at = "reached", lv
             break
         value = a
     if broke_at is not None:
-        return Saturation(unit="req/s", peak_achieved=peak, rule=rule, value=value, state=state,
-                          first_unsustained=broke_at.load)
-    return Saturation(unit="req/s", peak_achieved=peak, rule=rule, value=value, state=state,
-                      note="every level sustained: saturation lies beyond the sweep (the value is a lower bound)")
+        return Saturation(
+            unit="req/s", peak_achieved=peak, rule=rule, value=value, state=state, first_unsustained=broke_at.load
+        )
+    return Saturation(
+        unit="req/s",
+        peak_achieved=peak,
+        rule=rule,
+        value=value,
+        state=state,
+        note="every level sustained: saturation lies beyond the sweep (the value is a lower bound)",
+    )
 
 
 def goodput(lens: InferenceLens, level: Level, slo: dict[str, float]) -> Goodput:
@@ -284,10 +326,17 @@ def goodput(lens: InferenceLens, level: Level, slo: dict[str, float]) -> Goodput
 # ----------------------------------------------------------------------------- the comparison
 
 
-def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], *, metric: str | None = None,
-                   slo: dict[str, float] | None = None, rate_tolerance: float = DEFAULT_RATE_TOLERANCE,
-                   changes: dict | None = None, accepts: dict | None = None,
-                   load: Callable[[list[RunRecord]], list[RunRecord]] | None = None) -> SweepComparison:
+def compare_sweeps(
+    baseline: Sequence[RunRecord],
+    candidate: Sequence[RunRecord],
+    *,
+    metric: str | None = None,
+    slo: dict[str, float] | None = None,
+    rate_tolerance: float = DEFAULT_RATE_TOLERANCE,
+    changes: dict | None = None,
+    accepts: dict | None = None,
+    load: Callable[[list[RunRecord]], list[RunRecord]] | None = None,
+) -> SweepComparison:
     """The sweep comparison (``wb compare SWEEP --vs SWEEP``; ``.to_json()`` is its ``--json``).
 
     ``load``: gives a level's runs with their columns when ``baseline``/``candidate``
@@ -301,6 +350,7 @@ def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]
         if others:
             raise UsageError(f"run {others[0].id} is not an inference run: sweeps are compared in the inference lens")
     lens = get_lens("inference")
+    assert isinstance(lens, InferenceLens)  # the registry's inference lens; narrows the type for what follows
     if metric:
         try:
             lens = lens.with_metric(metric)
@@ -315,16 +365,28 @@ def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]
     for b, c in pairs:
         full_b, full_c = Level(b.load, load(b.runs)), Level(c.load, load(c.runs))
         metrics_b, metrics_c = level_metrics(lens, full_b), level_metrics(lens, full_c)
-        figures[id(b)], figures[id(c)] = _level_figures(lens, full_b, slo, metrics_b), _level_figures(lens, full_c, slo, metrics_c)
+        figures[id(b)], figures[id(c)] = (
+            _level_figures(lens, full_b, slo, metrics_b),
+            _level_figures(lens, full_c, slo, metrics_c),
+        )
         result = compare(full_b.runs, full_c.runs, lens, changes, accepts)
         if table is None:
             table = [row.to_json() for row in result.comparability.rows]
-        refs = {side: LevelRef(load=lv.text(), runs=[r.id for r in lv.runs], achieved_rate=figures[id(lv)].achieved_rate)
-                for side, lv in (("baseline", b), ("candidate", c))}
+        refs = {
+            side: LevelRef(load=lv.text(), runs=[r.id for r in lv.runs], achieved_rate=figures[id(lv)].achieved_rate)
+            for side, lv in (("baseline", b), ("candidate", c))
+        }
         if result.comparable:
-            matched.append(MatchedLevel(
-                **refs, comparable=True, refusal=result.refusal, primary=result.primary, guardrails=list(result.guardrails),
-                metrics=[_metric_row(name, metrics_b[name], metrics_c[name]) for name in LEVEL_METRICS]))
+            matched.append(
+                MatchedLevel(
+                    **refs,
+                    comparable=True,
+                    refusal=result.refusal,
+                    primary=result.primary,
+                    guardrails=list(result.guardrails),
+                    metrics=[_metric_row(name, metrics_b[name], metrics_c[name]) for name in LEVEL_METRICS],
+                )
+            )
         else:
             matched.append(MatchedLevel(**refs, comparable=False, refusal=result.refusal))
         del full_b, full_c, result
@@ -337,7 +399,10 @@ def compare_sweeps(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]
         side_levels = [figures[id(lv)] for lv in levels]
         good = [lv.goodput.value for lv in side_levels if math.isfinite(lv.goodput.value)]
         sides[side] = Side(
-            sweep=sweep.id or None, label=sweep.label, tool=sweep.tool, axis=sweep.axis,
+            sweep=sweep.id or None,
+            label=sweep.label,
+            tool=sweep.tool,
+            axis=sweep.axis,
             runs=[r.id if r.id is not None else r.label for r in runs],
             levels=side_levels,
             saturation=saturation(side_levels, axis, slo),
@@ -371,24 +436,36 @@ def _common_axis(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]) 
 
 
 def _matching(axis: str, tolerance: float) -> Matching:
-    rule = {"rate": f"requested rate within {tolerance:.0%} of the larger", "concurrency": "equal concurrency",
-            "strategy": "the same strategy and load"}[axis]
+    rule = {
+        "rate": f"requested rate within {tolerance:.0%} of the larger",
+        "concurrency": "equal concurrency",
+        "strategy": "the same strategy and load",
+    }[axis]
     return Matching(axis=axis, tolerance=tolerance if axis == "rate" else None, rule=rule)
 
 
 def _uncertainty_note(pairs: list[tuple[Level, Level]]) -> str:
     if any(len(b.runs) < 2 or len(c.runs) < 2 for b, c in pairs):
-        return ("one run per level on a side: no uncertainty can be given for those levels; the figures "
-                "describe these runs (repeat the sweep for run-level intervals per level)")
+        return (
+            "one run per level on a side: no uncertainty can be given for those levels; the figures "
+            "describe these runs (repeat the sweep for run-level intervals per level)"
+        )
     return "several runs per level on both sides: effects are run-level intervals per level"
 
 
-def _level_figures(lens: InferenceLens, level: Level, slo: dict[str, float], metrics: dict[str, Figure]) -> LevelFigures:
-    return LevelFigures(load=level.text(), requested_rate=level.requested_rate, concurrency=level.concurrency,
-                        achieved_rate=level.achieved_rate(lens), runs=[r.id for r in level.runs],
-                        metrics={k: v.value for k, v in metrics.items()},
-                        sources={k: v.source for k, v in metrics.items()},
-                        goodput=goodput(lens, level, slo))
+def _level_figures(
+    lens: InferenceLens, level: Level, slo: dict[str, float], metrics: dict[str, Figure]
+) -> LevelFigures:
+    return LevelFigures(
+        load=level.text(),
+        requested_rate=level.requested_rate,
+        concurrency=level.concurrency,
+        achieved_rate=level.achieved_rate(lens),
+        runs=[r.id for r in level.runs],
+        metrics={k: v.value for k, v in metrics.items()},
+        sources={k: v.source for k, v in metrics.items()},
+        goodput=goodput(lens, level, slo),
+    )
 
 
 def _metric_row(name: str, fb: Figure, fc: Figure) -> MetricRow:
@@ -398,12 +475,22 @@ def _metric_row(name: str, fb: Figure, fc: Figure) -> MetricRow:
     delta = vc - vb if math.isfinite(vb) and math.isfinite(vc) else math.nan
     differ = fb.source != fc.source and "unknown" not in (fb.source, fc.source)
     return MetricRow(
-        name=name, title=spec.title, unit=spec.unit, lower_is_better=spec.lower_is_better,
-        baseline=vb, candidate=vc, delta=delta,
+        name=name,
+        title=spec.title,
+        unit=spec.unit,
+        lower_is_better=spec.lower_is_better,
+        baseline=vb,
+        candidate=vc,
+        delta=delta,
         delta_pct=100.0 * delta / abs(vb) if math.isfinite(delta) and vb else math.nan,
         source=SourcePair(baseline=fb.source, candidate=fc.source),
         effect=run_effect(fb.per_run, fc.per_run, lower_is_better=spec.lower_is_better),
-        **({"note": "the sides state this figure differently (per-request rows against a file's summary)"} if differ else {}))
+        **(
+            {"note": "the sides state this figure differently (per-request rows against a file's summary)"}
+            if differ
+            else {}
+        ),
+    )
 
 
 # ----------------------------------------------------------------------------- words and chart
@@ -413,8 +500,9 @@ def _pct(b: float, c: float) -> str:
     return f"{100.0 * (c - b) / abs(b):+.0f} %".replace("-", "−") if b else "n/a"
 
 
-def observations(baseline: Side, candidate: Side, matched: list[MatchedLevel], unmatched: Unmatched,
-                 matching: Matching) -> list[SweepObservation]:
+def observations(
+    baseline: Side, candidate: Side, matched: list[MatchedLevel], unmatched: Unmatched, matching: Matching
+) -> list[SweepObservation]:
     out: list[SweepObservation] = []
     sb, sc = baseline.saturation, candidate.saturation
     vb, vc = sb.value, sc.value
@@ -422,12 +510,21 @@ def observations(baseline: Side, candidate: Side, matched: list[MatchedLevel], u
         bound = " (a lower bound: not reached in the sweep)" if "not reached" in (sb.state, sc.state) else ""
         verb = "saturates at" if sc.state == "reached" else "sustains at least"
         rule = None if sc.rule is UNSET else sc.rule
-        out.append(SweepObservation(text=f"Candidate {verb} {num(vc)} req/s against {num(vb)} ({_pct(vb, vc)}){bound}; "
-                                         f"rule: {rule}.",
-                                    evidence=SweepEvidence(baseline=sb, candidate=sc), kind=NOT_CAUSE))
+        out.append(
+            SweepObservation(
+                text=f"Candidate {verb} {num(vc)} req/s against {num(vb)} ({_pct(vb, vc)}){bound}; rule: {rule}.",
+                evidence=SweepEvidence(baseline=sb, candidate=sc),
+                kind=NOT_CAUSE,
+            )
+        )
     for name in LEVEL_METRICS:
-        rows = [(m.baseline.load, row) for m in matched if m.metrics
-                for row in m.metrics if row.name == name and row.delta is not None and math.isfinite(row.delta)]
+        rows = [
+            (m.baseline.load, row)
+            for m in matched
+            if m.metrics
+            for row in m.metrics
+            if row.name == name and row.delta is not None and math.isfinite(row.delta)
+        ]
         if len(rows) < 2:
             continue
         spec_title, unit = rows[0][1].title, rows[0][1].unit
@@ -435,31 +532,63 @@ def observations(baseline: Side, candidate: Side, matched: list[MatchedLevel], u
         up = [load for (load, r), s in zip(rows, scale) if r.delta > 0.02 * s]
         down = [load for (load, r), s in zip(rows, scale) if r.delta < -0.02 * s]
         lowest = rows[0][0]
-        evidence = SweepEvidence(metric=name, levels={load: ValuePair(baseline=r.baseline, candidate=r.candidate) for load, r in rows})
+        evidence = SweepEvidence(
+            metric=name, levels={load: ValuePair(baseline=r.baseline, candidate=r.candidate) for load, r in rows}
+        )
         if len(up) == len(rows):
-            out.append(SweepObservation(text=f"{spec_title} is higher at every matched load, also at {lowest} "
-                                             f"({qty(rows[0][1].baseline, unit)} → {qty(rows[0][1].candidate, unit)}).",
-                                        evidence=evidence, kind=NOT_CAUSE))
+            out.append(
+                SweepObservation(
+                    text=f"{spec_title} is higher at every matched load, also at {lowest} "
+                    f"({qty(rows[0][1].baseline, unit)} → {qty(rows[0][1].candidate, unit)}).",
+                    evidence=evidence,
+                    kind=NOT_CAUSE,
+                )
+            )
         elif len(down) == len(rows):
-            out.append(SweepObservation(text=f"{spec_title} is lower at every matched load, also at {lowest} "
-                                             f"({qty(rows[0][1].baseline, unit)} → {qty(rows[0][1].candidate, unit)}).",
-                                        evidence=evidence, kind=NOT_CAUSE))
+            out.append(
+                SweepObservation(
+                    text=f"{spec_title} is lower at every matched load, also at {lowest} "
+                    f"({qty(rows[0][1].baseline, unit)} → {qty(rows[0][1].candidate, unit)}).",
+                    evidence=evidence,
+                    kind=NOT_CAUSE,
+                )
+            )
         elif up and down:
-            out.append(SweepObservation(text=f"{spec_title} is higher at {len(up)} and lower at {len(down)} of {len(rows)} matched loads.",
-                                        evidence=evidence, kind=NOT_CAUSE))
+            out.append(
+                SweepObservation(
+                    text=f"{spec_title} is higher at {len(up)} and lower at {len(down)} of {len(rows)} matched loads.",
+                    evidence=evidence,
+                    kind=NOT_CAUSE,
+                )
+            )
     un = unmatched
     if un.baseline or un.candidate:
-        out.append(SweepObservation(text=f"Unmatched levels ({matching.rule}): baseline {', '.join(un.baseline) or 'none'}; "
-                                         f"candidate {', '.join(un.candidate) or 'none'}. They appear on the curve only.",
-                                    evidence=SweepEvidence(baseline=un.baseline, candidate=un.candidate), kind=NOT_CAUSE))
+        out.append(
+            SweepObservation(
+                text=f"Unmatched levels ({matching.rule}): baseline {', '.join(un.baseline) or 'none'}; "
+                f"candidate {', '.join(un.candidate) or 'none'}. They appear on the curve only.",
+                evidence=SweepEvidence(baseline=un.baseline, candidate=un.candidate),
+                kind=NOT_CAUSE,
+            )
+        )
     if not matched:
-        out.append(SweepObservation(text="No level matched: the sweeps can be read side by side on the curve, not compared level by level.",
-                                    evidence=SweepEvidence(baseline=un.baseline, candidate=un.candidate), kind=NOT_CAUSE))
+        out.append(
+            SweepObservation(
+                text="No level matched: the sweeps can be read side by side on the curve, not compared level by level.",
+                evidence=SweepEvidence(baseline=un.baseline, candidate=un.candidate),
+                kind=NOT_CAUSE,
+            )
+        )
     return out
 
 
-def curve_chart(baseline: Sequence[LevelFigures], candidate: Sequence[LevelFigures], lens: InferenceLens,
-                width: int = 80, height: int = 14) -> str:
+def curve_chart(
+    baseline: Sequence[LevelFigures],
+    candidate: Sequence[LevelFigures],
+    lens: InferenceLens,
+    width: int = 80,
+    height: int = 14,
+) -> str:
     """Primary metric against achieved throughput, both sides' levels on one scale (the
     one xy chart of ``compare/charts.py``)."""
     name = lens.primary.name
@@ -467,4 +596,10 @@ def curve_chart(baseline: Sequence[LevelFigures], candidate: Sequence[LevelFigur
     for side, mark, levels in (("baseline", "o", baseline), ("candidate", "x", candidate)):
         points = [(lv.achieved_rate, lv.metrics.get(name)) for lv in levels]
         series.append((side, mark, [(x, y) for x, y in points if x is not None and y is not None]))
-    return charts.xy_chart(series, x_title="achieved req/s", y_title=f"{lens.primary.title} ({lens.primary.unit})", width=width, height=height)
+    return charts.xy_chart(
+        series,
+        x_title="achieved req/s",
+        y_title=f"{lens.primary.title} ({lens.primary.unit})",
+        width=width,
+        height=height,
+    )

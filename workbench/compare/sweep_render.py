@@ -35,15 +35,25 @@ def _dimension_lines(rows: list[dict[str, Any]]) -> list[str]:
     from workbench.compare import dict_diff
 
     rank = {"changed": 0, "different": 1, "mixed": 2, "unknown": 2, "same": 3}
-    order = sorted(rows, key=lambda r: (4 if r["state"] == "unknown" and not r.get("must_match") else rank.get(r["state"], 3),
-                                        not r.get("must_match")))
+    order = sorted(
+        rows,
+        key=lambda r: (
+            4 if r["state"] == "unknown" and not r.get("must_match") else rank.get(r["state"], 3),
+            not r.get("must_match"),
+        ),
+    )
     lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]
     for r in order:
         mark = "*" if r.get("must_match") else " "
         b, v = (dict_diff.cell(x) or x for x in (r.get("baseline"), r.get("candidate")))
-        lines.append(f"{mark} {_cut(r['name'], 18):<18} {r['state']:<9} {_cut(b, 19):<19} {_cut(v, 19):<19} {_cut(r.get('source'), 8)}")
+        lines.append(
+            f"{mark} {_cut(r['name'], 18):<18} {r['state']:<9} {_cut(b, 19):<19} {_cut(v, 19):<19} "
+            f"{_cut(r.get('source'), 8)}"
+        )
         lines += dict_diff.table_lines(r["name"], r["state"], r.get("baseline"), r.get("candidate"), WIDTH)
-        if r.get("note") and not (r["state"] == "unknown" and dict_diff.unread_note(r.get("baseline"), r.get("candidate"))):
+        if r.get("note") and not (
+            r["state"] == "unknown" and dict_diff.unread_note(r.get("baseline"), r.get("candidate"))
+        ):
             lines.append(f"    note: {_cut(r['note'], WIDTH - 10)}")
         if r.get("accepted"):
             lines.append(f"    accepted: {_cut(r['accepted'].get('why'), WIDTH - 14)}")
@@ -58,10 +68,16 @@ def render_sweep_comparison(comparison: SweepComparison, curve: str | None = Non
     b, c = doc.baseline, doc.candidate
     out = [f"lens: {doc.lens} (sweep comparison; primary {doc.primary_metric})"]
     for side, s in (("baseline", b), ("candidate", c)):
-        out += _wrap(f"{side}: sweep {s.sweep} {s.label or ''} ({s.tool or '?'}), {len(s.levels)} levels, "
-                     f"runs {', '.join(map(str, s.runs))}", "")
-    out += _wrap(f"Levels matched by {doc.matching.rule}. The sweep summaries (all loads together) are "
-                 f"metadata, never compared as a level.", "")
+        out += _wrap(
+            f"{side}: sweep {s.sweep} {s.label or ''} ({s.tool or '?'}), {len(s.levels)} levels, "
+            f"runs {', '.join(map(str, s.runs))}",
+            "",
+        )
+    out += _wrap(
+        f"Levels matched by {doc.matching.rule}. The sweep summaries (all loads together) are "
+        f"metadata, never compared as a level.",
+        "",
+    )
     out.append("")
     if doc.dimensions:
         out.append("Comparability (first matched level; every level is checked)")
@@ -79,20 +95,26 @@ def render_sweep_comparison(comparison: SweepComparison, curve: str | None = Non
     if rule:
         out += _wrap(f"rule: {rule}")
     if doc.slo:
+
         def best(s: Side) -> str:
             value = s.max_goodput
             if value is not None and math.isfinite(value):
                 return qty(value, "req/s")
             notes = {lv.goodput.note for lv in s.levels if lv.goodput.note}
             return "unknown" + (f" ({'; '.join(sorted(notes))})" if notes else "")
-        out += _wrap(f"goodput (DistServe: requests/s meeting every target), best level: baseline {best(b)}; "
-                     f"candidate {best(c)}")
+
+        out += _wrap(
+            f"goodput (DistServe: requests/s meeting every target), best level: baseline {best(b)}; candidate {best(c)}"
+        )
     out.append("")
     out.append("Curve")
     out.append(doc.chart if curve is None else curve)
     out.append("")
     for m in doc.matched:
-        head = f"Level {m.baseline.load} vs {m.candidate.load}: achieved {num(m.baseline.achieved_rate)} vs {num(m.candidate.achieved_rate)} req/s"
+        head = (
+            f"Level {m.baseline.load} vs {m.candidate.load}: achieved {num(m.baseline.achieved_rate)} vs "
+            f"{num(m.candidate.achieved_rate)} req/s"
+        )
         out.append(_cut(head, WIDTH))
         if not m.comparable:
             out += _wrap(f"REFUSED: {m.refusal.reason if m.refusal else ''}")
@@ -101,8 +123,10 @@ def render_sweep_comparison(comparison: SweepComparison, curve: str | None = Non
         for row in m.metrics or []:
             src = row.source
             source = src.baseline if src.baseline == src.candidate else f"{src.baseline}/{src.candidate}"
-            out.append(f"  {_cut(row.title, 24):<24} {qty(row.baseline, row.unit):>12} {qty(row.candidate, row.unit):>12} "
-                       f"{_pct(row.delta_pct):>9}  {_cut(source, 14)}")
+            out.append(
+                f"  {_cut(row.title, 24):<24} {qty(row.baseline, row.unit):>12} {qty(row.candidate, row.unit):>12} "
+                f"{_pct(row.delta_pct):>9}  {_cut(source, 14)}"
+            )
         broken = [g.title for g in m.guardrails or [] if g.state == "broken"]
         if broken:
             out.append(f"  guardrail broken: {', '.join(broken)}")
@@ -111,15 +135,20 @@ def render_sweep_comparison(comparison: SweepComparison, curve: str | None = Non
         out.append("")
     un = doc.unmatched
     if un.baseline or un.candidate:
-        out += _wrap(f"Unmatched: baseline {', '.join(un.baseline) or 'none'}; candidate {', '.join(un.candidate) or 'none'}", "")
+        out += _wrap(
+            f"Unmatched: baseline {', '.join(un.baseline) or 'none'}; candidate {', '.join(un.candidate) or 'none'}", ""
+        )
         out.append("")
     if doc.slo and any(lv.goodput.attainment is not UNSET for s in (b, c) for lv in s.levels):
         out.append("Goodput per level (requests/s meeting every target; attainment)")
         for side, s in (("baseline", b), ("candidate", c)):
             for lv in s.levels:
                 g = lv.goodput
-                text = (f"{qty(g.value, 'req/s')} ({num(100 * g.attainment)} % met)" if g.attainment is not UNSET
-                        else f"unknown: {g.note or ''}")
+                text = (
+                    f"{qty(g.value, 'req/s')} ({num(100 * g.attainment)} % met)"
+                    if g.attainment is not UNSET
+                    else f"unknown: {g.note or ''}"
+                )
                 out.append(_cut(f"  {side[0].upper()} {lv.load:<16} {text}", WIDTH))
         out.append("")
     if doc.observations:

@@ -58,8 +58,14 @@ class Saturation(Record, frozen=True, kw_only=True):
         if self.rule is not UNSET and self.state == "unknown" and self.note is not UNSET:
             # A level that does not state what the rule needs: the note was written
             # before the value and the state (the document's key order is kept).
-            doc = {"unit": doc["unit"], "peak_achieved": doc["peak_achieved"], "rule": doc["rule"],
-                   "note": doc["note"], "value": doc["value"], "state": doc["state"]}
+            doc = {
+                "unit": doc["unit"],
+                "peak_achieved": doc["peak_achieved"],
+                "rule": doc["rule"],
+                "note": doc["note"],
+                "value": doc["value"],
+                "state": doc["state"],
+            }
         return doc
 
 
@@ -168,7 +174,9 @@ class SweepComparison(Record, frozen=True, kw_only=True):
     slo: dict[str, float]  # metric -> target in ms
     baseline: Side
     candidate: Side
-    dimensions: list[dict[str, Any]] | None  # the first matched level's comparability rows: their JSON (any dimension value)
+    dimensions: (
+        list[dict[str, Any]] | None
+    )  # the first matched level's comparability rows: their JSON (any dimension value)
     matched: list[MatchedLevel]
     unmatched: Unmatched
     uncertainty: str
@@ -185,5 +193,3 @@ class SweepComparison(Record, frozen=True, kw_only=True):
             if isinstance(b, Saturation) and isinstance(c, Saturation):
                 out["evidence"] = {"baseline": b.to_json(), "candidate": c.to_json()}
         return doc
-
-

@@ -42,7 +42,9 @@ def _known(value: Any) -> bool:
     return value is not None and not isinstance(value, (dict, list))
 
 
-def _data_refuse_a_declaration(result: Comparison, records: dict[Any, RunRecord], run_ids: Sequence[Any], name: str) -> bool:
+def _data_refuse_a_declaration(
+    result: Comparison, records: dict[Any, RunRecord], run_ids: Sequence[Any], name: str
+) -> bool:
     """Would the data contradict any value declared for ``name`` on these runs? (A fleet
     window whose jobs carry no eligible times shows "none in the data" against every
     declared eligibility history: declaring cannot resolve it.)"""
@@ -65,8 +67,9 @@ class Declarable(Result, frozen=True, kw_only=True):
     values: dict[str, str]  # dimension -> the value to declare, or PLACEHOLDER
 
 
-def declarable(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any],
-               records: Sequence[RunRecord] = ()) -> tuple[Declarable, ...]:
+def declarable(
+    result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any], records: Sequence[RunRecord] = ()
+) -> tuple[Declarable, ...]:
     """The declarations the way out of a refused comparison would make: for each must-match
     dimension unknown on a side whose files do not say it, the runs (both sides, or the one
     side missing it) and the value (the other side's, where someone declared it there too).
@@ -81,7 +84,13 @@ def declarable(result: Comparison, baseline: Sequence[Any], candidate: Sequence[
         b, c = row.baseline, row.candidate
         if not row.blocks or row.self_contradicting or row.state != UNKNOWN or b.problems or c.problems:
             continue
-        missing = everyone if b.value is None and c.value is None else tuple(baseline) if b.value is None else tuple(candidate)
+        missing = (
+            everyone
+            if b.value is None and c.value is None
+            else tuple(baseline)
+            if b.value is None
+            else tuple(candidate)
+        )
         if _data_refuse_a_declaration(result, by_id, missing, row.name):
             continue
         other = c if b.value is None else b
@@ -92,8 +101,13 @@ def declarable(result: Comparison, baseline: Sequence[Any], candidate: Sequence[
     return tuple(Declarable(runs=runs, values=values) for runs, values in targets.items() if values)
 
 
-def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any], command: Sequence[str],
-            records: Sequence[RunRecord] = ()) -> WayOut | None:
+def way_out(
+    result: Comparison,
+    baseline: Sequence[Any],
+    candidate: Sequence[Any],
+    command: Sequence[str],
+    records: Sequence[RunRecord] = (),
+) -> WayOut | None:
     """The commands that resolve a refused comparison (None when it was compared). ``command``: the words that rerun the
     comparison (``["wb", "compare", "1", "--vs", "2", ...]``). ``records``: the runs
     themselves, so that no declaration their data would refuse is offered."""
@@ -104,37 +118,84 @@ def way_out(result: Comparison, baseline: Sequence[Any], candidate: Sequence[Any
     changes: list[str] = []
     for row in blocking:
         b, c = row.baseline, row.candidate
-        if row.state == DIFFERENT and not row.note and row.name != WINDOW_DIMENSION and _known(b.value) and _known(c.value):
-            changes.append(_q(f"{row.name}={b.value}->{c.value}" if ":" in f"{b.value}{c.value}" else f"{row.name}={b.value}:{c.value}"))
-    declare = tuple(" ".join(["wb declare", *map(_q, d.runs), *(_q(f"{k}={v}") for k, v in d.values.items()),
-                              "--why", _q("what makes it true")])
-                    for d in declarable(result, baseline, candidate, records))
+        if (
+            row.state == DIFFERENT
+            and not row.note
+            and row.name != WINDOW_DIMENSION
+            and _known(b.value)
+            and _known(c.value)
+        ):
+            changes.append(
+                _q(
+                    f"{row.name}={b.value}->{c.value}"
+                    if ":" in f"{b.value}{c.value}"
+                    else f"{row.name}={b.value}:{c.value}"
+                )
+            )
+    declare = tuple(
+        " ".join(
+            [
+                "wb declare",
+                *map(_q, d.runs),
+                *(_q(f"{k}={v}") for k, v in d.values.items()),
+                "--why",
+                _q("what makes it true"),
+            ]
+        )
+        for d in declarable(result, baseline, candidate, records)
+    )
     change = (" ".join([*command, *(w for ch in changes for w in ("--change", ch))]),) if changes else ()
-    accept = " ".join([*command, "--accept", ",".join(r.name for r in blocking), "--why", _q("why the difference does not matter")]) if blocking else ""
+    accept = (
+        " ".join(
+            [
+                *command,
+                "--accept",
+                ",".join(r.name for r in blocking),
+                "--why",
+                _q("why the difference does not matter"),
+            ]
+        )
+        if blocking
+        else ""
+    )
     return WayOut(declare=declare, change=change, accept=accept, disagree=split)
 
 
 def render_way_out(ways: WayOut) -> list[str]:
     lines = ["To go on, resolve each blocking dimension:"]
     if ways.disagree:
-        lines.append("  a side disagrees with itself (no acceptance resolves it): name only runs that agree, on each side:")
+        lines.append(
+            "  a side disagrees with itself (no acceptance resolves it): name only runs that agree, on each side:"
+        )
         lines += [f"    {d}" for d in ways.disagree]
     if ways.declare:
-        lines.append("  where the files do not say it, declare the value (replace VALUE; kept in each run's history, 'wb show RUN'):")
+        lines.append(
+            "  where the files do not say it, declare the value (replace VALUE; kept in each run's history, 'wb show "
+            "RUN'):"
+        )
         lines += [f"    {cmd}" for cmd in ways.declare]
     if ways.change:
         lines.append("  where the runs differ because that is the change under test, say so:")
         lines += [f"    {cmd}" for cmd in ways.change]
     if ways.accept:
-        lines.append(("  or " if ways.declare or ways.change else "  ")
-                     + "accept the differences with a reason (recorded with the comparison, one dimension at a time):")
+        lines.append(
+            ("  or " if ways.declare or ways.change else "  ")
+            + "accept the differences with a reason (recorded with the comparison, one dimension at a time):"
+        )
         lines.append(f"    {ways.accept}")
     return lines
 
 
-def rerun_words(name: str, baseline: Sequence[Any], candidate: Sequence[Any], lens: str | None,
-                changes: Sequence[str], accepts: dict[str, str], extensions: Sequence[str],
-                control: Sequence[Any] = ()) -> list[str]:
+def rerun_words(
+    name: str,
+    baseline: Sequence[Any],
+    candidate: Sequence[Any],
+    lens: str | None,
+    changes: Sequence[str],
+    accepts: dict[str, str],
+    extensions: Sequence[str],
+    control: Sequence[Any] = (),
+) -> list[str]:
     """The words of the command that was run, to be extended with a way out."""
     words = ["wb", name, *map(_q, baseline), "--vs", *map(_q, candidate)]
     if control:

@@ -26,16 +26,32 @@ NONE = "none"
 
 # The kernel/driver signatures of workbench.diagnostics.logs by their class: a panic, lockup,
 # MCE or NVRM error takes the node (or its GPU) out, whatever the job did.
-SIGNATURE_CLASSES = {kind: HARDWARE for kind in ("kernel_panic", "kernel_oops", "soft_lockup", "hard_lockup", "kernel_bug",
-                                                 "machine_check", "gpu_ecc", "nvrm_error")}
+SIGNATURE_CLASSES = {
+    kind: HARDWARE
+    for kind in (
+        "kernel_panic",
+        "kernel_oops",
+        "soft_lockup",
+        "hard_lockup",
+        "kernel_bug",
+        "machine_check",
+        "gpu_ecc",
+        "nvrm_error",
+    )
+}
 
 RETRY_RULE = "A retry helps only if the conditions that caused the failure have changed."
 WHAT_CHANGES = {
-    APPLICATION: "a fix to the code, input or configuration that raised the error; an unchanged retry fails the same way",
-    CPU_MEMORY: "a higher host memory limit (cgroup / Slurm --mem / pod limit) or less host memory per process (fewer dataloader workers, smaller prefetch or pinned buffers)",
-    GPU_MEMORY: "less GPU memory per rank (smaller micro-batch or sequence, activation checkpointing, more sharding) or, when reserved-but-unallocated memory is large, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
-    COMMUNICATION: "the rank that never entered the collective must be found and its cause removed (code path, data, or node); a longer timeout only helps a rank that is slow, not one that is stuck",
-    HARDWARE: "the job must land on healthy hardware: drain the node and reset or replace the GPU as the Xid action says",
+    APPLICATION: "a fix to the code, input or configuration that raised the error; an unchanged retry fails the same "
+    "way",
+    CPU_MEMORY: "a higher host memory limit (cgroup / Slurm --mem / pod limit) or less host memory per process (fewer "
+    "dataloader workers, smaller prefetch or pinned buffers)",
+    GPU_MEMORY: "less GPU memory per rank (smaller micro-batch or sequence, activation checkpointing, more sharding) "
+    "or, when reserved-but-unallocated memory is large, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    COMMUNICATION: "the rank that never entered the collective must be found and its cause removed (code path, data, "
+    "or node); a longer timeout only helps a rank that is slow, not one that is stuck",
+    HARDWARE: "the job must land on healthy hardware: drain the node and reset or replace the GPU as the Xid action "
+    "says",
 }
 
 
@@ -82,10 +98,17 @@ class FailureClass:
     def record(self) -> FailureClassRecord:
         retry = None
         if self.klass in WHAT_CHANGES:
-            retry = Retry(rule=RETRY_RULE, what_would_change_it=WHAT_CHANGES[self.klass], xid_action=self.xid_action or None)
+            retry = Retry(
+                rule=RETRY_RULE, what_would_change_it=WHAT_CHANGES[self.klass], xid_action=self.xid_action or None
+            )
         return FailureClassRecord(
-            klass=self.klass, role=self.role, where=self.where, detail=self.detail, evidence=tuple(self.evidence),
-            candidate_classes=tuple(self.candidates) or None, retry=retry,
+            klass=self.klass,
+            role=self.role,
+            where=self.where,
+            detail=self.detail,
+            evidence=tuple(self.evidence),
+            candidate_classes=tuple(self.candidates) or None,
+            retry=retry,
         )
 
 
@@ -93,19 +116,30 @@ def classify(events: list[Event], first: FirstFailure, never_entered: list[int])
     """Class of the incident, decided from the first failure (or its tied candidates)."""
     if first.status == "none":
         if never_entered:
-            return FailureClass(COMMUNICATION, "origin", Where(ranks=tuple(never_entered)), detail="collective hang: ranks that never entered the collective their peers wait on (flight recorder)")
+            return FailureClass(
+                COMMUNICATION,
+                "origin",
+                Where(ranks=tuple(never_entered)),
+                detail="collective hang: ranks that never entered the collective their peers wait on (flight recorder)",
+            )
         return FailureClass(NONE, detail="no failure signature found")
     if first.status == "undecided":
         classes = sorted({c for c in (event_class(e) for e in first.candidates) if c})
         if len(classes) == 1:
             fc = _of(classes[0], first.candidates, events, never_entered)
-            fc.detail = (fc.detail + "; " if fc.detail else "") + "first failure undecided, but every candidate has this class"
+            fc.detail = (
+                fc.detail + "; " if fc.detail else ""
+            ) + "first failure undecided, but every candidate has this class"
             return fc
-        return FailureClass(UNDECIDED, detail=first.reason, candidates=classes, evidence=[c.evidence() for c in first.candidates])
+        return FailureClass(
+            UNDECIDED, detail=first.reason, candidates=classes, evidence=[c.evidence() for c in first.candidates]
+        )
     assert first.event is not None
     klass = event_class(first.event)
     if klass is None:
-        return FailureClass(UNDECIDED, detail=f"the first failure ({first.event.kind}) has no class", evidence=[first.event.evidence()])
+        return FailureClass(
+            UNDECIDED, detail=f"the first failure ({first.event.kind}) has no class", evidence=[first.event.evidence()]
+        )
     return _of(klass, [first.event], events, never_entered)
 
 
@@ -121,10 +155,15 @@ def _of(klass: str, primary: list[Event], events: list[Event], never_entered: li
         if never_entered:
             fc.role = "origin"
             fc.where = msgspec.structs.replace(where, ranks_never_entered=tuple(never_entered))
-            fc.detail = "ranks that never entered the collective their peers wait on; the ranks that logged the timeout are waiting on them"
+            fc.detail = (
+                "ranks that never entered the collective their peers wait on; the ranks that logged the "
+                "timeout are waiting on them"
+            )
         else:
             fc.role = "origin-undetermined"
-            fc.detail = "the ranks that logged timeouts are usually waiting on another rank; the data do not single one out"
+            fc.detail = (
+                "the ranks that logged timeouts are usually waiting on another rank; the data do not single one out"
+            )
     elif klass == HARDWARE:
         xids = [e for e in primary if e.kind == "xid"]
         if xids:

@@ -30,6 +30,7 @@ from workbench.diagnostics.report import (
 from workbench.errors import BadInput
 from workbench.importers import scan_directory
 from workbench.inputs import READ_ERRORS, open_binary
+
 _SKIP_NAMES = {".DS_Store"}
 
 
@@ -54,9 +55,12 @@ class Diagnosis:
         return DiagnosisReport(
             format=FORMAT,
             version=VERSION,
-            inputs=Inputs(files=tuple(self.files), skipped=tuple(self.skipped),
-                          flight_recorder_dumps=len(self.collectives.ranks_with_dumps) if self.collectives else 0,
-                          log_formats=tuple(LogFormat(file=f, format=fmt) for f, fmt in self.log_formats.items())),
+            inputs=Inputs(
+                files=tuple(self.files),
+                skipped=tuple(self.skipped),
+                flight_recorder_dumps=len(self.collectives.ranks_with_dumps) if self.collectives else 0,
+                log_formats=tuple(LogFormat(file=f, format=fmt) for f, fmt in self.log_formats.items()),
+            ),
             clock=self.policy.record(self.clock_notes),
             first_failure=self.first.record(),
             failure_class=self.failure_class.record(),
@@ -132,7 +136,9 @@ def diagnose(
     failure_class = cls.classify(events, first, never_entered)
     if not failure_class.evidence and collectives is not None:
         failure_class.evidence = [ev for g in collectives.groups if g.status == "missing" for ev in g.evidence][:12]
-    d = Diagnosis([str(p) for p, _ in files], skipped, policy, clock_notes, events, first, failure_class, collectives, watchdog)
+    d = Diagnosis(
+        [str(p) for p, _ in files], skipped, policy, clock_notes, events, first, failure_class, collectives, watchdog
+    )
     d.observations = _observations(d)
     d.log_formats = formats
     return d
@@ -196,7 +202,10 @@ def _mark_restatements(events: list[Event]) -> None:
     for u in events:
         if u.role != "failure" or u.time is not None:
             continue
-        twin = next((t for t in stamped if t.kind == u.kind and t.host == u.host and t.rank == u.rank and u.rank is not None), None)
+        twin = next(
+            (t for t in stamped if t.kind == u.kind and t.host == u.host and t.rank == u.rank and u.rank is not None),
+            None,
+        )
         if twin is not None:
             u.values["same_failure_as"] = f"{twin.file}:{twin.line or 0}"
 
@@ -207,9 +216,23 @@ def _collective_waits(c: fr.CollectiveAnalysis) -> list[Event]:
     for g in c.groups:
         if g.status != "missing" or g.waiting_since is None:
             continue
-        text = f"ranks {_ranks(g.entered)} enqueued seq {g.seq} ({g.op}) of group {g.group.name}; ranks {_ranks(g.never_entered)} never did"
-        ev = Event("collective_wait", "info", g.evidence[0]["file"] if g.evidence else "", None, text, time=g.waiting_since, resolution=0.0, values={"group": g.group.name, "seq": g.seq, "never_entered": g.never_entered})
-        ev.notes.append("time: the earliest enqueue of this collective among the ranks that entered it (their own clocks)")
+        text = (
+            f"ranks {_ranks(g.entered)} enqueued seq {g.seq} ({g.op}) of group {g.group.name}; ranks "
+            f"{_ranks(g.never_entered)} never did"
+        )
+        ev = Event(
+            "collective_wait",
+            "info",
+            g.evidence[0]["file"] if g.evidence else "",
+            None,
+            text,
+            time=g.waiting_since,
+            resolution=0.0,
+            values={"group": g.group.name, "seq": g.seq, "never_entered": g.never_entered},
+        )
+        ev.notes.append(
+            "time: the earliest enqueue of this collective among the ranks that entered it (their own clocks)"
+        )
         out.append(ev)
     return out
 
@@ -229,8 +252,15 @@ def _watchdog_counters(events: list[Event]) -> list[WatchdogCounters]:
     for key, ranks in sorted(by_group.items()):
         stuck = max(e.values["work"] for e in ranks.values())
         behind = sorted(r for r, e in ranks.items() if e.values["last_enqueued"] < stuck)
-        out.append(WatchdogCounters(group=key, stuck_seq=stuck, never_enqueued=tuple(behind), ranks_reporting=tuple(sorted(ranks)),
-                                    evidence=tuple([ranks[r].evidence() for r in sorted(ranks)][:16])))
+        out.append(
+            WatchdogCounters(
+                group=key,
+                stuck_seq=stuck,
+                never_enqueued=tuple(behind),
+                ranks_reporting=tuple(sorted(ranks)),
+                evidence=tuple([ranks[r].evidence() for r in sorted(ranks)][:16]),
+            )
+        )
     return out
 
 
@@ -260,8 +290,15 @@ def _observations(d: Diagnosis) -> list[Observation]:
     f = d.first
     if f.status == "named" and f.event is not None:
         e = f.event
-        caveat = " (only consequences were seen: this is the earliest error, not necessarily the origin)" if f.only_consequences else ""
-        add(f"Earliest failure signature: {_describe(e)} on {e.origin} at {_when(e.time)}; it {f.reason}{caveat}.", [e.evidence()])
+        caveat = (
+            " (only consequences were seen: this is the earliest error, not necessarily the origin)"
+            if f.only_consequences
+            else ""
+        )
+        add(
+            f"Earliest failure signature: {_describe(e)} on {e.origin} at {_when(e.time)}; it {f.reason}{caveat}.",
+            [e.evidence()],
+        )
     elif f.status == "undecided":
         add(f"First failure undecided: {f.reason}.", [c.evidence() for c in f.candidates[:8]])
 
@@ -271,23 +308,40 @@ def _observations(d: Diagnosis) -> list[Observation]:
         hosts = sorted({v.host for v in victims if v.host})
         where = f"ranks {_ranks(ranks)}" if ranks else ("hosts " + ", ".join(hosts) if hosts else "other processes")
         add(
-            f"{len(victims)} communication errors (watchdog timeouts / NCCL errors) on {where} come after the first failure; they are labelled as following it, not as separate causes.",
+            f"{len(victims)} communication errors (watchdog timeouts / NCCL errors) on {where} come after the first "
+            f"failure; they are labelled as following it, not as separate causes.",
             [v.evidence() for v in victims[:8]],
         )
 
     for e in _first_per(d.events, "xid", lambda e: (e.host, e.values.get("pci"), e.values.get("code"))):
         info = e.values.get("catalog")
         name = f" ({info['name']}, class {info['class']})" if info else " (code not in the bundled catalog)"
-        add(f"Xid {e.values['code']}{name} on GPU {e.values.get('pci')} of {e.host or 'an unnamed node'} {_when(e.time)}.", [e.evidence()])
+        add(
+            f"Xid {e.values['code']}{name} on GPU {e.values.get('pci')} of {e.host or 'an unnamed node'} "
+            f"{_when(e.time)}.",
+            [e.evidence()],
+        )
     for e in _first_per(d.events, "cuda_oom", lambda e: (e.host, e.rank)):
         req = e.values.get("requested")
-        add(f"CUDA out-of-memory on {e.origin}" + (f" (tried to allocate {req})" if req else "") + f" {_when(e.time)}.", [e.evidence()])
+        add(
+            f"CUDA out-of-memory on {e.origin}" + (f" (tried to allocate {req})" if req else "") + f" {_when(e.time)}.",
+            [e.evidence()],
+        )
     kills = [e for e in d.events if e.kind in ("host_oom_kill", "slurm_oom", "k8s_oomkilled")]
     if kills:
         pids = sorted({e.values["pid"] for e in kills if isinstance(e.values.get("pid"), int)})
-        add(f"{len(kills)} host memory kill lines (kernel / cgroup / Slurm / Kubernetes)" + (f" naming pids {_ranks(pids)}" if pids else "") + ".", [e.evidence() for e in kills[:8]])
+        add(
+            f"{len(kills)} host memory kill lines (kernel / cgroup / Slurm / Kubernetes)"
+            + (f" naming pids {_ranks(pids)}" if pids else "")
+            + ".",
+            [e.evidence() for e in kills[:8]],
+        )
     for e in _first_per(d.events, "segfault", lambda e: (e.host, e.values.get("pid"))):
-        add(f"Segmentation fault in {e.values['library']} (process {e.values['process']}, pid {e.values['pid']}) on {e.origin}.", [e.evidence()])
+        add(
+            f"Segmentation fault in {e.values['library']} (process {e.values['process']}, pid {e.values['pid']}) on "
+            f"{e.origin}.",
+            [e.evidence()],
+        )
 
     for e in d.events:
         if e.kind == "child_failed" and e.values.get("root_cause"):
@@ -309,26 +363,57 @@ def _observations(d: Diagnosis) -> list[Observation]:
                     inferred += f"; the last seq every member completed is {g.last_completed_by_all}"
                 elif g.last_completed_by_all_between is not None:
                     lo, hi = g.last_completed_by_all_between
-                    inferred += f"; the last seq every member completed is undecided between {lo} and {hi} (stale counters)"
+                    inferred += (
+                        f"; the last seq every member completed is undecided between {lo} and {hi} (stale counters)"
+                    )
                 add(
-                    f"{_Ranks(g.never_entered)} never entered collective seq {g.seq} ({g.op}, {g.size or 'size unknown'} {g.dtype or ''}) of group {g.group.name} ({g.desc}, ranks {_ranks(list(g.group.ranks))}), which {_Ranks(g.entered).lower()} entered{inferred}.",
+                    f"{_Ranks(g.never_entered)} never entered collective seq {g.seq} ({g.op}, "
+                    f"{g.size or 'size unknown'} {g.dtype or ''}) of group {g.group.name} ({g.desc}, ranks "
+                    f"{_ranks(list(g.group.ranks))}), which {_Ranks(g.entered).lower()} entered{inferred}.",
                     g.evidence[:8] or [{"file": "", "group": g.group.name, "seq": g.seq}],
                 )
             elif g.status == "undecided":
                 who = g.no_dump or g.unknown
-                add(f"Group {g.group.name} ({g.desc}) at seq {g.seq}: undecided — no dump or no readable position for ranks {_ranks(who)}.", g.evidence[:8] or [{"group": g.group.name}])
+                add(
+                    f"Group {g.group.name} ({g.desc}) at seq {g.seq}: undecided — no dump or no readable position for "
+                    f"ranks {_ranks(who)}.",
+                    g.evidence[:8] or [{"group": g.group.name}],
+                )
             if g.stale:
                 add(
-                    f"{_Ranks(g.stale)} still {'lists' if len(g.stale) == 1 else 'list'} collectives of group {g.group.name} ({g.desc}) as not completed although a peer's counter shows the group completed up to seq {g.peer_completed}: {'its' if len(g.stale) == 1 else 'their'} completion counters look stale.",
-                    [{"group": g.group.name, "ranks": g.stale, "peer_completed": g.peer_completed, "last_completed_by_all_undecided_between": g.last_completed_by_all_between, "files": sorted({ev["file"] for ev in g.evidence})}],
+                    f"{_Ranks(g.stale)} still {'lists' if len(g.stale) == 1 else 'list'} collectives of group "
+                    f"{g.group.name} ({g.desc}) as not completed although a peer's counter shows the group completed "
+                    f"up to seq {g.peer_completed}: {'its' if len(g.stale) == 1 else 'their'} completion counters look "
+                    f"stale.",
+                    [
+                        {
+                            "group": g.group.name,
+                            "ranks": g.stale,
+                            "peer_completed": g.peer_completed,
+                            "last_completed_by_all_undecided_between": g.last_completed_by_all_between,
+                            "files": sorted({ev["file"] for ev in g.evidence}),
+                        }
+                    ],
                 )
             for m in g.mismatches[:3]:
-                add(f"{m['kind']} mismatch in group {m['group']} seq {m.get('seq')} between ranks {_ranks(m.get('ranks', []))}.", [m])
+                add(
+                    f"{m['kind']} mismatch in group {m['group']} seq {m.get('seq')} between ranks "
+                    f"{_ranks(m.get('ranks', []))}.",
+                    [m],
+                )
         if c.missing_dumps:
-            add(f"No flight-recorder dump for ranks {_ranks(c.missing_dumps)}; collectives involving them are undecided.", [{"missing_dumps": c.missing_dumps}])
+            add(
+                f"No flight-recorder dump for ranks {_ranks(c.missing_dumps)}; collectives involving them are "
+                f"undecided.",
+                [{"missing_dumps": c.missing_dumps}],
+            )
     for w in d.watchdog:
         if w.never_enqueued:
-            add(f"Watchdog counters for group {w.group}: {_Ranks(list(w.never_enqueued)).lower()} had not enqueued work {w.stuck_seq}, which other ranks timed out on.", list(w.evidence[:8]))
+            add(
+                f"Watchdog counters for group {w.group}: {_Ranks(list(w.never_enqueued)).lower()} had not enqueued "
+                f"work {w.stuck_seq}, which other ranks timed out on.",
+                list(w.evidence[:8]),
+            )
     return obs
 
 
@@ -337,10 +422,18 @@ def _describe(e: Event) -> str:
         info = e.values.get("catalog")
         return f"Xid {e.values['code']}" + (f" ({info['description']})" if info else "")
     names = {
-        "cuda_oom": "CUDA out-of-memory", "gpu_alloc_failure": "GPU allocation failure", "host_oom_kill": "host OOM kill",
-        "slurm_oom": "Slurm OOM kill", "k8s_oomkilled": "Kubernetes OOMKilled", "exception": "Python exception",
-        "segfault": "segmentation fault", "watchdog_timeout": "NCCL watchdog timeout", "nccl_error": "NCCL error",
-        "sxid": "NVSwitch SXid", "slurm_cancel": "Slurm cancel", "cuda_device_error": "CUDA device error",
+        "cuda_oom": "CUDA out-of-memory",
+        "gpu_alloc_failure": "GPU allocation failure",
+        "host_oom_kill": "host OOM kill",
+        "slurm_oom": "Slurm OOM kill",
+        "k8s_oomkilled": "Kubernetes OOMKilled",
+        "exception": "Python exception",
+        "segfault": "segmentation fault",
+        "watchdog_timeout": "NCCL watchdog timeout",
+        "nccl_error": "NCCL error",
+        "sxid": "NVSwitch SXid",
+        "slurm_cancel": "Slurm cancel",
+        "cuda_device_error": "CUDA device error",
     }
     text = names.get(e.kind, e.kind)
     if e.kind == "exception":

@@ -79,8 +79,17 @@ class Event:
 
     def _fields(self) -> dict[str, Any]:
         return {
-            "kind": self.kind, "role": self.role, "file": self.file, "line": self.line, "text": self.text,
-            "time": self.time, "resolution_s": self.resolution, "host": self.host, "rank": self.rank,
-            "values": self.values, "notes": tuple(self.notes), "since_boot_s": self.since_boot,
+            "kind": self.kind,
+            "role": self.role,
+            "file": self.file,
+            "line": self.line,
+            "text": self.text,
+            "time": self.time,
+            "resolution_s": self.resolution,
+            "host": self.host,
+            "rank": self.rank,
+            "values": self.values,
+            "notes": tuple(self.notes),
+            "since_boot_s": self.since_boot,
             "time_zone_assumed": self.naive,
         }

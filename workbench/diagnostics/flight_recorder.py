@@ -33,8 +33,16 @@ from workbench.limits import check_expanded_size, exceeded
 _TRAILING_DIGITS = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?(?:\.gz)?$")
 # Ops whose per-rank sizes legitimately differ (or pair up) and so are not size-compared.
 _UNEVEN_OPS = {
-    "all_to_all", "alltoall", "alltoall_base", "all_to_all_single", "gather", "scatter",
-    "coalesced", "send", "recv", "_allgather_base_coalesced",
+    "all_to_all",
+    "alltoall",
+    "alltoall_base",
+    "all_to_all_single",
+    "gather",
+    "scatter",
+    "coalesced",
+    "send",
+    "recv",
+    "_allgather_base_coalesced",
 }
 
 
@@ -129,7 +137,9 @@ def load_dump(path: str | Path, *, max_bytes: int = safe_pickle.MAX_BYTES) -> Ra
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise BadInput(path, f"flight-recorder JSON is not valid JSON ({exc})") from None
         except RecursionError:
-            raise exceeded(path, "flight-recorder JSON is nested deeper than", "the parser's recursion limit (~1,000 levels)") from None
+            raise exceeded(
+                path, "flight-recorder JSON is nested deeper than", "the parser's recursion limit (~1,000 levels)"
+            ) from None
         except ValueError as exc:  # an integer of more than 4,300 digits
             raise BadInput(path, f"flight-recorder JSON holds a number that cannot be read ({str(exc)[:80]})") from None
         check_expanded_size(doc, path)
@@ -152,7 +162,10 @@ def parse_dump(doc: Any, path: str | Path) -> RankDump:
     for name, cfg in _mapping(doc.get("pg_config") or {}, path, "pg_config").items():
         if not isinstance(cfg, dict):
             raise BadInput(path, "group config is not a mapping", where=f"pg_config[{name!r}]")
-        groups[str(name)] = (str(cfg.get("desc", "")), _parse_ranks(cfg.get("ranks"), path, f"pg_config[{name!r}].ranks"))
+        groups[str(name)] = (
+            str(cfg.get("desc", "")),
+            _parse_ranks(cfg.get("ranks"), path, f"pg_config[{name!r}].ranks"),
+        )
     status: dict[str, dict[str, int | None]] = {}
     for pg_id, counters in _mapping(doc.get("pg_status") or {}, path, "pg_status").items():
         if isinstance(counters, dict):
@@ -164,7 +177,9 @@ def parse_dump(doc: Any, path: str | Path) -> RankDump:
         raise BadInput(path, "'entries' is not a list", where="entries")
     entries = [_parse_entry(e, i, rank, path) for i, e in enumerate(raw_entries)]
     comm = doc.get("comm_lib_version", doc.get("nccl_version"))
-    return RankDump(rank, str(path), str(doc["version"]), str(comm) if comm is not None else None, groups, status, entries)
+    return RankDump(
+        rank, str(path), str(doc["version"]), str(comm) if comm is not None else None, groups, status, entries
+    )
 
 
 def _mapping(obj: Any, path: Path, where: str) -> dict:
@@ -328,13 +343,18 @@ def analyze(dumps: list[RankDump]) -> CollectiveAnalysis:
     notes: list[str] = []
     for d in dumps:
         if d.rank in by_rank:
-            raise BadInput(d.path, f"second dump for rank {d.rank} (first: {by_rank[d.rank].path}); give one job's dumps at a time")
+            raise BadInput(
+                d.path, f"second dump for rank {d.rank} (first: {by_rank[d.rank].path}); give one job's dumps at a time"
+            )
         by_rank[d.rank] = d
     versions: dict[str, list[int]] = defaultdict(list)
     for d in dumps:
         versions[d.version].append(d.rank)
     if len(versions) > 1:
-        notes.append("ranks report different dump versions: " + ", ".join(f"{v} on {_ranks_text(r)}" for v, r in sorted(versions.items())))
+        notes.append(
+            "ranks report different dump versions: "
+            + ", ".join(f"{v} on {_ranks_text(r)}" for v, r in sorted(versions.items()))
+        )
 
     # Group identities (name + member ranks) and the descriptions each rank gives them.
     descs: dict[GroupKey, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
@@ -353,7 +373,10 @@ def analyze(dumps: list[RankDump]) -> CollectiveAnalysis:
                 continue
             cfg = d.groups.get(e.group_name)
             if cfg is None:
-                notes.append(f"rank {d.rank}: entry {e.index} names group {e.group_name!r} absent from its pg_config; not matched")
+                notes.append(
+                    f"rank {d.rank}: entry {e.index} names group {e.group_name!r} absent from its pg_config; not "
+                    f"matched"
+                )
                 continue
             per_group[GroupKey(e.group_name, cfg[1])][d.rank].setdefault(e.seq, e)
 
@@ -365,7 +388,9 @@ def analyze(dumps: list[RankDump]) -> CollectiveAnalysis:
     return CollectiveAnalysis(sorted(by_rank), expected, missing_dumps, dict(versions), findings, notes)
 
 
-def _analyze_group(key: GroupKey, descs: dict[str, list[int]], entries: dict[int, dict[int, Entry]], by_rank: dict[int, RankDump]) -> GroupFinding | None:
+def _analyze_group(
+    key: GroupKey, descs: dict[str, list[int]], entries: dict[int, dict[int, Entry]], by_rank: dict[int, RankDump]
+) -> GroupFinding | None:
     desc = max(descs, key=lambda d: len(descs[d]))
     finding = GroupFinding(key, desc, "idle")
     if len(key.ranks) < 2:
@@ -375,7 +400,9 @@ def _analyze_group(key: GroupKey, descs: dict[str, list[int]], entries: dict[int
     if len(descs) > 1:
         finding.status = "undecided"
         finding.evidence.append({"desc_by_rank": {d: r for d, r in descs.items()}})
-        finding.mismatches.append({"kind": "group-identity", "group": key.name, "descs": {d: r for d, r in descs.items()}})
+        finding.mismatches.append(
+            {"kind": "group-identity", "group": key.name, "descs": {d: r for d, r in descs.items()}}
+        )
         return finding
 
     counters = {r: by_rank[r].counters(key.name) for r in key.ranks if r in by_rank}
@@ -474,7 +501,9 @@ def _mismatches(key: GroupKey, entries: dict[int, dict[int, Entry]], by_rank: di
             kinds = []
             if other.op != ref.op:
                 kinds.append("collective-type")
-            elif ref.op not in _UNEVEN_OPS and (other.input_sizes != ref.input_sizes or other.output_sizes != ref.output_sizes):
+            elif ref.op not in _UNEVEN_OPS and (
+                other.input_sizes != ref.input_sizes or other.output_sizes != ref.output_sizes
+            ):
                 kinds.append("size")
             if ref.op not in ("gather", "scatter", "broadcast") and set(other.input_dtypes) != set(ref.input_dtypes):
                 kinds.append("dtype")
@@ -498,7 +527,13 @@ def _mismatches(key: GroupKey, entries: dict[int, dict[int, Entry]], by_rank: di
 
 
 def _entry_values(e: Entry) -> dict[str, object]:
-    return {"op": e.profiling_name, "input_sizes": e.input_sizes, "output_sizes": e.output_sizes, "dtypes": e.input_dtypes, "state": e.state}
+    return {
+        "op": e.profiling_name,
+        "input_sizes": e.input_sizes,
+        "output_sizes": e.output_sizes,
+        "dtypes": e.input_dtypes,
+        "state": e.state,
+    }
 
 
 def _size_text(sizes: list) -> str:

@@ -50,17 +50,29 @@ _GLOG = re.compile(r"^\[?[IWEF](\d{1,2}?)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?
 
 # ---------------------------------------------------------------- signatures
 
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)(?: GPU-I:(\d+))?\): (\d+),\s*(.*)")
+_XID = re.compile(
+    r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)(?: GPU-I:(\d+))?\): (\d+),\s*(.*)"
+)
 _XID_PID = re.compile(r"pid=(?:'?<unknown>'?|(\d+))")
 _XID_NAME = re.compile(r"name=([^,]*)")
-_FELL_OFF = re.compile(r"NVRM: (?:The NVIDIA )?GPU (?:at )?(?:PCI:)?([0-9a-fA-F:.]{1,20})[:\s].{0,128}?fallen off the bus")
+_FELL_OFF = re.compile(
+    r"NVRM: (?:The NVIDIA )?GPU (?:at )?(?:PCI:)?([0-9a-fA-F:.]{1,20})[:\s].{0,128}?fallen off the bus"
+)
 _SXID = re.compile(r"SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+), (Fatal|Non-fatal)", re.IGNORECASE)
 _CUDA_OOM = re.compile(r"CUDA out of memory\.?(?: Tried to allocate ([\d.]+ [KMGT]?i?B))?")
 _OOM_GPU = re.compile(r"\(GPU (\d+);|GPU (\d+) has a total capac")
 # CUDA runtime errors that name a device fault rather than a program error.
-_CUDA_HW = re.compile(r"uncorrectable ECC error encountered|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorDevicesUnavailable|GPU is lost")
-_GPU_ALLOC = re.compile(r"CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|Cuda failure '?out of memory'?")
-_KILLED = re.compile(r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (\d{1,10}),? (?:UID \d{1,10}, )?\(([^)]{0,64})\)")
+_CUDA_HW = re.compile(
+    r"uncorrectable ECC error "
+    r"encountered|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorDevicesUnavailable|GPU is lost"
+)
+_GPU_ALLOC = re.compile(
+    r"CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|Cuda failure '?out of memory'?"
+)
+_KILLED = re.compile(
+    r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (\d{1,10}),? (?:UID \d{1,10}, "
+    r")?\(([^)]{0,64})\)"
+)
 _OOM_KILL_LINE = re.compile(r"oom-kill:constraint=(\w+)(?:.*?,task=([^,]+),pid=(\d+))?")
 _OOM_INVOKED = re.compile(r"(\S{1,64}) invoked oom-killer:")
 _OOM_REAPER = re.compile(r"oom_reaper: reaped process (\d{1,10}) \(([^)]{0,64})\)")
@@ -70,22 +82,31 @@ _K8S_OOM = re.compile(r"(?:[Rr]eason\"?:?\s*\"?)OOMKilled")
 _SEGFAULT = re.compile(r"(\S{1,64})\[(\d{1,10})\]: segfault at \S{1,32} .{0,128}? in (\S{1,256}?)\[")
 _NCCL_WARN = re.compile(r"^(\S{1,256}?):(\d+):(\d+) \[(\d+)\] (\S{1,256}) NCCL WARN (.*)")
 _NCCL_WARN_ANY = re.compile(r"NCCL WARN (.*)")
-_NCCL_ERROR = re.compile(r"ncclRemoteError|DistBackendError|NCCL error|remote process exited or there was a network error|NCCL communicator was aborted|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage")
+_NCCL_ERROR = re.compile(
+    r"ncclRemoteError|DistBackendError|NCCL error|remote process exited or there was a network error|NCCL communicator "
+    r"was aborted|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage"
+)
 _WATCHDOG = re.compile(
     r"(?:\[Rank (\d+)\] )?Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+)"
     r"(?:, NumelIn=(\d+), NumelOut=(\d+))?, Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds"
 )
 _WATCHDOG_COUNTERS = re.compile(
-    r"\[PG ID (\S+) PG GUID (\S+?)(?:\(([^)]*)\))? Rank (\d+)\] Exception \(either an error or timeout\) detected by watchdog at work: (\d+), "
+    r"\[PG ID (\S+) PG GUID (\S+?)(?:\(([^)]*)\))? Rank (\d+)\] Exception \(either an error or timeout\) detected by "
+    r"watchdog at work: (\d+), "
     r"last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+)"
 )
 _DUMP_SIGNAL = re.compile(r"Received a dump signal due to a collective timeout from (?:rank (\d+)|this local rank)")
 _SIGNAL_PID = re.compile(r"Signal (\d+) \((SIG\w+)\) received by PID (\d+)")
 _AGENT_FAILED = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
 _CLOSING = re.compile(r"Sending process (\d+) closing signal (SIG\w+)")
-_SRUN_EXIT = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (Exited with exit code (\d+)|Killed|Aborted|Segmentation fault|Terminated)")
+_SRUN_EXIT = re.compile(
+    r"srun: error: (\S+): tasks? ([\d,-]+): (Exited with exit code (\d+)|Killed|Aborted|Segmentation fault|Terminated)"
+)
 _SLURM_CANCEL = re.compile(r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*")
-_SHELL_DEATH = re.compile(r"^(?:/\S+: line \d+: +\d+ )?(Aborted|Segmentation fault|Killed|Bus error|Terminated)(?: +\(core dumped\))?(?: +\S.*)?$")
+_SHELL_DEATH = re.compile(
+    r"^(?:/\S+: line \d+: +\d+ )?(Aborted|Segmentation fault|Killed|Bus error|Terminated)(?: +\(core dumped\))?(?: "
+    r"+\S.*)?$"
+)
 _SHELL_SIGNALS = {"Aborted": 6, "Segmentation fault": 11, "Killed": 9, "Bus error": 7, "Terminated": 15}
 _K8S_EXIT = re.compile(r"Exit Code:\s*(\d+)|\"exitCode\":\s*(\d+)")
 _TRACEBACK = "Traceback (most recent call last):"
@@ -111,28 +132,91 @@ class KernelSignature:
 # Checked after the Xid, OOM and segfault signatures above (which carry their own values);
 # every pattern is bounded (no unbounded ``.*`` before a literal: linear on hostile lines).
 KERNEL_SIGNATURES: tuple[KernelSignature, ...] = (
-    KernelSignature("kernel_panic", "kernel", "failure", "the kernel stopped the node (panic): every process on it died",
-                    re.compile(r"Kernel panic - not syncing: ?(.{0,200})")),
-    KernelSignature("kernel_oops", "kernel", "failure", "a kernel fault (Oops); the faulting process was killed and the kernel may be unstable",
-                    re.compile(r"(?:^|\s)Oops: (\S{1,32}(?: \[#\d{1,6}\])?.{0,120})|BUG: unable to handle (?:kernel )?(.{0,160})")),
-    KernelSignature("soft_lockup", "kernel", "failure", "a CPU ran kernel code without yielding for tens of seconds (soft lockup)",
-                    re.compile(r"BUG: soft lockup - CPU#(\d{1,5}) stuck for (\d{1,6})s")),
-    KernelSignature("hard_lockup", "kernel", "failure", "a CPU stopped taking interrupts (hard lockup): the node is wedged",
-                    re.compile(r"(?:Watchdog detected hard LOCKUP on cpu|NMI watchdog: Watchdog detected hard LOCKUP on cpu) (\d{1,5})")),
-    KernelSignature("hung_task", "kernel", "follower", "a task sat in uninterruptible sleep for minutes: stuck I/O, a driver or a filesystem",
-                    re.compile(r"INFO: task (\S{1,64}):(\d{1,10}) blocked for more than (\d{1,7}) seconds")),
-    KernelSignature("kernel_bug", "kernel", "failure", "a kernel assertion failed (BUG)",
-                    re.compile(r"(?:^|\s)(?:kernel BUG at (\S{1,200})|BUG: (?!soft lockup|unable to handle)(.{1,160}))")),
-    KernelSignature("machine_check", "hardware", "failure", "the CPU or memory reported a machine check (MCE): a hardware error on the node",
-                    re.compile(r"(?:mce: )?\[Hardware Error\]: ?(.{0,200})|Machine check events logged|Machine Check Exception: ?(.{0,120})")),
-    KernelSignature("gpu_ecc", "hardware", "failure", "GPU memory reported an uncorrectable ECC error or a row that must be remapped",
-                    re.compile(r"NVRM: .{0,160}?(?:uncorrectable (?:ECC|DBE) error|double[- ]bit ECC|row[- ]remap(?:ping)?(?: failure| pending| event)?|Row Remapper)", re.IGNORECASE)),
-    KernelSignature("nvrm_error", "driver", "failure", "the NVIDIA kernel driver reported an error that is not an Xid (init, RPC, GSP, resources)",
-                    re.compile(r"NVRM: (?!Xid|Rate limiting)(.{0,160}?(?:failed|[Ee]rror|ERROR|[Tt]imeout|[Tt]imed out|not responding|unable to|Unable to).{0,120})")),
+    KernelSignature(
+        "kernel_panic",
+        "kernel",
+        "failure",
+        "the kernel stopped the node (panic): every process on it died",
+        re.compile(r"Kernel panic - not syncing: ?(.{0,200})"),
+    ),
+    KernelSignature(
+        "kernel_oops",
+        "kernel",
+        "failure",
+        "a kernel fault (Oops); the faulting process was killed and the kernel may be unstable",
+        re.compile(r"(?:^|\s)Oops: (\S{1,32}(?: \[#\d{1,6}\])?.{0,120})|BUG: unable to handle (?:kernel )?(.{0,160})"),
+    ),
+    KernelSignature(
+        "soft_lockup",
+        "kernel",
+        "failure",
+        "a CPU ran kernel code without yielding for tens of seconds (soft lockup)",
+        re.compile(r"BUG: soft lockup - CPU#(\d{1,5}) stuck for (\d{1,6})s"),
+    ),
+    KernelSignature(
+        "hard_lockup",
+        "kernel",
+        "failure",
+        "a CPU stopped taking interrupts (hard lockup): the node is wedged",
+        re.compile(
+            r"(?:Watchdog detected hard LOCKUP on cpu|NMI watchdog: Watchdog detected hard LOCKUP on cpu) (\d{1,5})"
+        ),
+    ),
+    KernelSignature(
+        "hung_task",
+        "kernel",
+        "follower",
+        "a task sat in uninterruptible sleep for minutes: stuck I/O, a driver or a filesystem",
+        re.compile(r"INFO: task (\S{1,64}):(\d{1,10}) blocked for more than (\d{1,7}) seconds"),
+    ),
+    KernelSignature(
+        "kernel_bug",
+        "kernel",
+        "failure",
+        "a kernel assertion failed (BUG)",
+        re.compile(r"(?:^|\s)(?:kernel BUG at (\S{1,200})|BUG: (?!soft lockup|unable to handle)(.{1,160}))"),
+    ),
+    KernelSignature(
+        "machine_check",
+        "hardware",
+        "failure",
+        "the CPU or memory reported a machine check (MCE): a hardware error on the node",
+        re.compile(
+            r"(?:mce: )?\[Hardware Error\]: ?(.{0,200})|Machine check events logged|Machine Check Exception: "
+            r"?(.{0,120})"
+        ),
+    ),
+    KernelSignature(
+        "gpu_ecc",
+        "hardware",
+        "failure",
+        "GPU memory reported an uncorrectable ECC error or a row that must be remapped",
+        re.compile(
+            r"NVRM: .{0,160}?(?:uncorrectable (?:ECC|DBE) error|double[- ]bit ECC|row[- ]remap(?:ping)?(?: failure| "
+            r"pending| event)?|Row Remapper)",
+            re.IGNORECASE,
+        ),
+    ),
+    KernelSignature(
+        "nvrm_error",
+        "driver",
+        "failure",
+        "the NVIDIA kernel driver reported an error that is not an Xid (init, RPC, GSP, resources)",
+        re.compile(
+            r"NVRM: (?!Xid|Rate limiting)(.{0,160}?(?:failed|[Ee]rror|ERROR|[Tt]imeout|[Tt]imed out|not "
+            r"responding|unable to|Unable to).{0,120})"
+        ),
+    ),
 )
 SIGNATURE_CLASS = {  # the class of the signatures matched above, for the kinds that have no catalog
-    "segfault": "application", "host_oom_kill": "memory limit", "oom_invoked": "memory limit", "oom_reaper": "memory limit",
-    "slurm_oom": "memory limit", "k8s_oomkilled": "memory limit", "cuda_oom": "memory limit", "sxid": "hardware",
+    "segfault": "application",
+    "host_oom_kill": "memory limit",
+    "oom_invoked": "memory limit",
+    "oom_reaper": "memory limit",
+    "slurm_oom": "memory limit",
+    "k8s_oomkilled": "memory limit",
+    "cuda_oom": "memory limit",
+    "sxid": "hardware",
     **{sig.kind: sig.klass for sig in KERNEL_SIGNATURES},
 }
 _KERNEL_KINDS = frozenset(sig.kind for sig in KERNEL_SIGNATURES)
@@ -145,13 +229,53 @@ SIGNATURE_MEANING = {
 # Every signature above contains one of these; lines with none are skipped before any
 # regex runs (most of a log is noise, and ~30 searches per line would dominate).
 _KEYWORDS = (
-    "Xid", "fallen off the bus", "out of memory", "Out of memory", "Out Of Memory", "OutOfMemory",
-    "ALLOC_FAILED", "MemoryAllocation", "oom", "OOM", "segfault", "atchdog", "dump signal", "NCCL",
-    "nccl", "Signal ", "exitcode", "closing signal", "srun: error", "CANCELLED", "Exit Code",
-    "exitCode", "Aborted", "Segmentation fault", "Killed", "Kill process", "Bus error", "Terminated",
-    "Error", "Exception", "Interrupt", "Failure", "Traceback", "Root Cause", "remote process",
-    "ECC", "GPU is lost", "panic", "Oops", "BUG", "LOCKUP", "blocked for more than", "Hardware Error",
-    "Machine check", "Machine Check", "NVRM", "emap",
+    "Xid",
+    "fallen off the bus",
+    "out of memory",
+    "Out of memory",
+    "Out Of Memory",
+    "OutOfMemory",
+    "ALLOC_FAILED",
+    "MemoryAllocation",
+    "oom",
+    "OOM",
+    "segfault",
+    "atchdog",
+    "dump signal",
+    "NCCL",
+    "nccl",
+    "Signal ",
+    "exitcode",
+    "closing signal",
+    "srun: error",
+    "CANCELLED",
+    "Exit Code",
+    "exitCode",
+    "Aborted",
+    "Segmentation fault",
+    "Killed",
+    "Kill process",
+    "Bus error",
+    "Terminated",
+    "Error",
+    "Exception",
+    "Interrupt",
+    "Failure",
+    "Traceback",
+    "Root Cause",
+    "remote process",
+    "ECC",
+    "GPU is lost",
+    "panic",
+    "Oops",
+    "BUG",
+    "LOCKUP",
+    "blocked for more than",
+    "Hardware Error",
+    "Machine check",
+    "Machine Check",
+    "NVRM",
+    "emap",
 )
 
 
@@ -213,7 +337,16 @@ def _take_time(line: str, ev: dict[str, Any]) -> str:
         return line[m.end() :]
     m = _DMESG_T.match(line)
     if m and m.group(1) in _MONTHS:
-        ev["time"], ev["naive"] = _stamp(int(m.group(6)), _MONTHS[m.group(1)], int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)), 0.0, None)
+        ev["time"], ev["naive"] = _stamp(
+            int(m.group(6)),
+            _MONTHS[m.group(1)],
+            int(m.group(2)),
+            int(m.group(3)),
+            int(m.group(4)),
+            int(m.group(5)),
+            0.0,
+            None,
+        )
         ev["resolution"] = 1.0
         return line[m.end() :]
     for pattern in (_DMESG_ISO, _ISO):
@@ -228,13 +361,17 @@ def _take_time(line: str, ev: dict[str, Any]) -> str:
             return line[m.end() :]
     m = _SYSLOG.match(line)
     if m and m.group(1) in _MONTHS:
-        ev["partial"] = PartialTime(_MONTHS[m.group(1)], int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)) + _frac(m.group(6)))
+        ev["partial"] = PartialTime(
+            _MONTHS[m.group(1)], int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)) + _frac(m.group(6))
+        )
         ev["resolution"] = 10.0 ** -len(m.group(6)) if m.group(6) else 1.0
         ev["host"] = m.group(7)
         return line[m.end() :]
     m = _GLOG.match(line)
     if m:
-        ev["partial"] = PartialTime(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)) + _frac(m.group(6)))
+        ev["partial"] = PartialTime(
+            int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)) + _frac(m.group(6))
+        )
         ev["resolution"] = 10.0 ** -min(len(m.group(6)), 6) if m.group(6) else 1.0
         return line[m.end() :]
     return line
@@ -260,7 +397,16 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
         return "xid", _xid_role(code), values
     m = _FELL_OFF.search(msg)
     if m:
-        return "xid", "failure", {"code": 79, "pci": _pci(m.group(1)), "detail": "GPU has fallen off the bus (no Xid line)", "inferred": True}
+        return (
+            "xid",
+            "failure",
+            {
+                "code": 79,
+                "pci": _pci(m.group(1)),
+                "detail": "GPU has fallen off the bus (no Xid line)",
+                "inferred": True,
+            },
+        )
     m = _SXID.search(msg)
     if m:
         fatal = m.group(3).lower() == "fatal"
@@ -282,7 +428,11 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
         return "gpu_alloc_failure", "failure", {"signature": m.group(0)}
     m = _KILLED.search(msg)
     if m:
-        return "host_oom_kill", "failure", {"pid": int(m.group(1)), "process": m.group(2), "cgroup": msg.lstrip().startswith("Memory cgroup")}
+        return (
+            "host_oom_kill",
+            "failure",
+            {"pid": int(m.group(1)), "process": m.group(2), "cgroup": msg.lstrip().startswith("Memory cgroup")},
+        )
     m = _OOM_KILL_LINE.search(msg)
     if m:
         values = {"constraint": m.group(1)}
@@ -306,8 +456,16 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
     m = _SEGFAULT.search(msg)
     if m:
         return "segfault", "failure", {"process": m.group(1), "pid": int(m.group(2)), "library": m.group(3)}
-    if "NVRM" in msg or "BUG" in msg or "panic" in msg or "Oops" in msg or "LOCKUP" in msg or "blocked for" in msg \
-            or "Hardware Error" in msg or "achine" in msg:
+    if (
+        "NVRM" in msg
+        or "BUG" in msg
+        or "panic" in msg
+        or "Oops" in msg
+        or "LOCKUP" in msg
+        or "blocked for" in msg
+        or "Hardware Error" in msg
+        or "achine" in msg
+    ):
         for sig in KERNEL_SIGNATURES:
             m = sig.pattern.search(msg)
             if m:
@@ -323,16 +481,34 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
         return "watchdog_timeout", "follower", values
     m = _WATCHDOG_COUNTERS.search(msg)
     if m:
-        return "watchdog_counters", "follower", {
-            "pg_id": m.group(1), "pg_desc": m.group(3) or "", "rank": int(m.group(4)),
-            "work": int(m.group(5)), "last_enqueued": int(m.group(6)), "last_completed": int(m.group(7)),
-        }
+        return (
+            "watchdog_counters",
+            "follower",
+            {
+                "pg_id": m.group(1),
+                "pg_desc": m.group(3) or "",
+                "rank": int(m.group(4)),
+                "work": int(m.group(5)),
+                "last_enqueued": int(m.group(6)),
+                "last_completed": int(m.group(7)),
+            },
+        )
     m = _DUMP_SIGNAL.search(msg)
     if m:
         return "dump_signal", "follower", {"from_rank": int(m.group(1)) if m.group(1) else "self"}
     m = _NCCL_WARN.search(msg)
     if m:
-        return "nccl_warn", "follower", {"host": m.group(1), "pid": int(m.group(2)), "cuda_dev": int(m.group(4)), "where": m.group(5), "message": m.group(6)[:200]}
+        return (
+            "nccl_warn",
+            "follower",
+            {
+                "host": m.group(1),
+                "pid": int(m.group(2)),
+                "cuda_dev": int(m.group(4)),
+                "where": m.group(5),
+                "message": m.group(6)[:200],
+            },
+        )
     m = _NCCL_WARN_ANY.search(msg)
     if m:
         return "nccl_warn", "follower", {"message": m.group(1)[:200]}
@@ -342,7 +518,11 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
     m = _AGENT_FAILED.search(msg)
     if m:
         code = int(m.group(1))
-        return "exit", "outcome", {"exitcode": code, "local_rank": int(m.group(2)), "pid": int(m.group(3)), **_signal_of(code)}
+        return (
+            "exit",
+            "outcome",
+            {"exitcode": code, "local_rank": int(m.group(2)), "pid": int(m.group(3)), **_signal_of(code)},
+        )
     m = _CLOSING.search(msg)
     if m:
         return "teardown_signal", "follower", {"pid": int(m.group(1)), "signal": m.group(2)}
@@ -399,14 +579,20 @@ def _exception(msg: str) -> tuple[str, str, dict[str, Any]] | None:
     if exc_type.endswith("ChildFailedError"):
         return None  # the block that follows carries the facts
     if "NCCL" in text or "DistBackendError" in exc_type or "nccl" in text:
-        return "nccl_error", "follower", {"exception": exc_type, "remote": "remote process exited" in text or "ncclRemoteError" in text}
+        return (
+            "nccl_error",
+            "follower",
+            {"exception": exc_type, "remote": "remote process exited" in text or "ncclRemoteError" in text},
+        )
     return "exception", "failure", {"exception": exc_type, "message": text[:200]}
 
 
 # ---------------------------------------------------------------- files
 
 
-def parse_file(path: Path, *, host: str | None = None, rank: int | None = None, display: str | None = None) -> list[Event]:
+def parse_file(
+    path: Path, *, host: str | None = None, rank: int | None = None, display: str | None = None
+) -> list[Event]:
     """Every failure-relevant event in the text file ``path`` (streamed in large blocks)."""
     name = display or str(path)
     try:
@@ -490,7 +676,16 @@ def _bounded(events: Iterator[Event], name: str) -> list[Event]:
         else:
             dropped += 1
     if dropped:
-        kept.append(Event("truncated", "info", name, None, f"{dropped} more events in this file were counted but not kept", values={"dropped": dropped}))
+        kept.append(
+            Event(
+                "truncated",
+                "info",
+                name,
+                None,
+                f"{dropped} more events in this file were counted but not kept",
+                values={"dropped": dropped},
+            )
+        )
     return kept
 
 
@@ -516,7 +711,16 @@ def _error_file(data: bytes, name: str, host: str | None, rank: int | None) -> l
     values = {**values, "error_file": True}
     if "errorCode" in doc:
         values["error_code"] = doc["errorCode"]
-    ev = Event(kind, role, name, None, _short(message.strip().splitlines()[0] if message.strip() else ""), host=host, rank=rank, values=values)
+    ev = Event(
+        kind,
+        role,
+        name,
+        None,
+        _short(message.strip().splitlines()[0] if message.strip() else ""),
+        host=host,
+        rank=rank,
+        values=values,
+    )
     ts = extra.get("timestamp") if isinstance(extra, dict) else None
     try:
         ev.time, ev.resolution = float(int(str(ts))), 1.0
@@ -570,7 +774,12 @@ def _parse_lines(lines: Iterator[tuple[int, str]], name: str, host: str | None, 
                     yield _child_event(record, name, record_line, host)
                 record, record_line = {"root_cause": section_root}, number
                 continue
-            if not stripped or set(stripped) <= {"=", "-"} or stripped == "<NO_OTHER_FAILURES>" or stripped.endswith(" FAILED"):
+            if (
+                not stripped
+                or set(stripped) <= {"=", "-"}
+                or stripped == "<NO_OTHER_FAILURES>"
+                or stripped.endswith(" FAILED")
+            ):
                 continue
             if record:
                 yield _child_event(record, name, record_line, host)
@@ -587,7 +796,16 @@ def _parse_lines(lines: Iterator[tuple[int, str]], name: str, host: str | None, 
         if matched is None:
             continue
         kind, role, values = matched
-        ev = Event(kind, role, name, number, _short(line.strip()), host=stamp.get("host") or host, rank=line_rank, values=values)
+        ev = Event(
+            kind,
+            role,
+            name,
+            number,
+            _short(line.strip()),
+            host=stamp.get("host") or host,
+            rank=line_rank,
+            values=values,
+        )
         if kind == "nccl_warn" and "host" in values:
             ev.host = values["host"]
         if kind == "watchdog_timeout" and "rank" in values and ev.rank is None:
@@ -644,11 +862,13 @@ def _child_event(block: dict[str, Any], name: str, line: int, host: str | None) 
     return ev
 
 
-
 # ---------------------------------------------------------------- which log format a file is
 
 LOG_FORMATS = (  # (name, test on a raw line): the first that most sample lines pass names the file
-    ("pstore/ERST dump (printk levels, boot-relative)", lambda ln: bool(re.match(r"^(?:Panic|Oops|Emergency|Unknown)#\d+ Part\d+", ln))),
+    (
+        "pstore/ERST dump (printk levels, boot-relative)",
+        lambda ln: bool(re.match(r"^(?:Panic|Oops|Emergency|Unknown)#\d+ Part\d+", ln)),
+    ),
     ("/dev/kmsg records (prio,seq,usec)", lambda ln: bool(_KMSG.match(ln))),
     ("printk with levels <N>[ s.us] (boot-relative)", lambda ln: bool(re.match(r"^<\d>\[\s*\d+\.\d+\]", ln))),
     ("journalctl short-monotonic / dmesg [ s.us] (boot-relative)", lambda ln: bool(_DMESG_BOOT.match(ln))),

@@ -29,13 +29,17 @@ def _origin(e: EventRecord) -> str:
 
 
 def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = None) -> None:
-    """Print the diagnosis: the one renderer of a diagnosis (a printed document: ``DiagnosisReport.from_json`` first)."""
+    """Print the diagnosis: the one renderer of a diagnosis (a printed document:
+    ``DiagnosisReport.from_json`` first)."""
     from rich.console import Console  # Rich (~40 ms): only to draw, never for --json
     from rich.table import Table
 
     con = console or Console(width=80, highlight=False)
 
-    con.print(f"[bold]wb diagnose[/bold] — {len(d.inputs.files)} files, {d.inputs.flight_recorder_dumps} flight-recorder dumps")
+    con.print(
+        f"[bold]wb diagnose[/bold] — {len(d.inputs.files)} files, {d.inputs.flight_recorder_dumps} flight-recorder "
+        f"dumps"
+    )
     for lf in d.inputs.log_formats:
         con.print(f"  [dim]log {esc(lf.file.rsplit('/', 1)[-1])}: {esc(lf.format)}[/dim]")
     for note in d.clock.notes:
@@ -78,8 +82,13 @@ def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = N
         for g in coll.groups:
             if g.status in ("missing", "undecided") or g.mismatches:
                 table.add_row(
-                    esc(g.group), esc(g.desc[:22]), str(g.seq), esc((g.op or "").replace("nccl:", "")),
-                    esc(g.size or ""), esc(",".join(map(str, g.never_entered or g.no_dump or g.unknown))), esc(g.status),
+                    esc(g.group),
+                    esc(g.desc[:22]),
+                    str(g.seq),
+                    esc((g.op or "").replace("nccl:", "")),
+                    esc(g.size or ""),
+                    esc(",".join(map(str, g.never_entered or g.no_dump or g.unknown))),
+                    esc(g.status),
                 )
         if table.row_count:
             con.print(table)
@@ -123,7 +132,10 @@ def _event_text(r: EventRecord) -> str:
         return f"Xid {v.get('code')} {v.get('pci', '')}"
     if r.kind == "collective_wait":
         never = v.get("never_entered")
-        return f"waiting: seq {v.get('seq')} of group {v.get('group')}; never entered: {','.join(map(str, never if isinstance(never, list) else []))}"
+        return (
+            f"waiting: seq {v.get('seq')} of group {v.get('group')}; never entered: "
+            f"{','.join(map(str, never if isinstance(never, list) else []))}"
+        )
     if r.kind == "watchdog_timeout":
         return f"watchdog timeout {v.get('op')} seq {v.get('seq')}"
     if r.kind == "exception":

@@ -181,4 +181,3 @@ class DiagnosisReport(Record, frozen=True, kw_only=True, omit_defaults=True):
 
     def with_pinned(self, refs: list[str]) -> "DiagnosisReport":
         return msgspec.structs.replace(self, pinned=tuple(refs))
-

@@ -29,27 +29,82 @@ MAX_BYTES = 256 * 1024 * 1024
 # and the docs; anything not in _ALLOWED is refused too).
 REFUSED = frozenset(
     {
-        "GLOBAL", "STACK_GLOBAL", "REDUCE", "BUILD", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX",
-        "EXT1", "EXT2", "EXT4", "PERSID", "BINPERSID", "BYTEARRAY8", "NEXT_BUFFER",
+        "GLOBAL",
+        "STACK_GLOBAL",
+        "REDUCE",
+        "BUILD",
+        "INST",
+        "OBJ",
+        "NEWOBJ",
+        "NEWOBJ_EX",
+        "EXT1",
+        "EXT2",
+        "EXT4",
+        "PERSID",
+        "BINPERSID",
+        "BYTEARRAY8",
+        "NEXT_BUFFER",
         "READONLY_BUFFER",
     }
 )
 
 _SCALARS = frozenset(
     {
-        "INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4", "FLOAT", "BINFLOAT",
-        "STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE",
-        "BINUNICODE8", "BINBYTES", "SHORT_BINBYTES", "BINBYTES8",
+        "INT",
+        "BININT",
+        "BININT1",
+        "BININT2",
+        "LONG",
+        "LONG1",
+        "LONG4",
+        "FLOAT",
+        "BINFLOAT",
+        "STRING",
+        "BINSTRING",
+        "SHORT_BINSTRING",
+        "UNICODE",
+        "BINUNICODE",
+        "SHORT_BINUNICODE",
+        "BINUNICODE8",
+        "BINBYTES",
+        "SHORT_BINBYTES",
+        "BINBYTES8",
     }
 )
 _ALLOWED = _SCALARS | {
-    "PROTO", "FRAME", "STOP", "MARK", "POP", "POP_MARK", "DUP",
-    "NONE", "NEWTRUE", "NEWFALSE",
-    "EMPTY_DICT", "DICT", "SETITEM", "SETITEMS",
-    "EMPTY_LIST", "LIST", "APPEND", "APPENDS",
-    "EMPTY_TUPLE", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3",
-    "EMPTY_SET", "ADDITEMS", "FROZENSET",
-    "PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE", "GET", "BINGET", "LONG_BINGET",
+    "PROTO",
+    "FRAME",
+    "STOP",
+    "MARK",
+    "POP",
+    "POP_MARK",
+    "DUP",
+    "NONE",
+    "NEWTRUE",
+    "NEWFALSE",
+    "EMPTY_DICT",
+    "DICT",
+    "SETITEM",
+    "SETITEMS",
+    "EMPTY_LIST",
+    "LIST",
+    "APPEND",
+    "APPENDS",
+    "EMPTY_TUPLE",
+    "TUPLE",
+    "TUPLE1",
+    "TUPLE2",
+    "TUPLE3",
+    "EMPTY_SET",
+    "ADDITEMS",
+    "FROZENSET",
+    "PUT",
+    "BINPUT",
+    "LONG_BINPUT",
+    "MEMOIZE",
+    "GET",
+    "BINGET",
+    "LONG_BINGET",
 }
 
 
@@ -98,7 +153,12 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
             name = opcode.name
             seen += 1
             if seen > MAX_PICKLE_OBJECTS:
-                raise exceeded(source, "holds more values (counting each shared reference) than", f"{MAX_PICKLE_OBJECTS:,}", where=f"byte {pos}")
+                raise exceeded(
+                    source,
+                    "holds more values (counting each shared reference) than",
+                    f"{MAX_PICKLE_OBJECTS:,}",
+                    where=f"byte {pos}",
+                )
             where = f"byte {pos}" if pos is not None else None
             if name not in _ALLOWED:
                 raise UnsafePickle(
@@ -109,7 +169,11 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
                 )
             if name in _SCALARS:
                 if type(arg) is int and arg.bit_length() > 14_000:  # str() refuses more than 4,300 digits
-                    raise BadInput(source, f"an integer of {arg.bit_length():,} bits (more than 4,300 digits) cannot be read", where=where)
+                    raise BadInput(
+                        source,
+                        f"an integer of {arg.bit_length():,} bits (more than 4,300 digits) cannot be read",
+                        where=where,
+                    )
                 stack.append(arg)
             elif name == "STOP":
                 if len(stack) != 1:

@@ -35,8 +35,12 @@ class ClockPolicy:
         return self.default_uncertainty
 
     def record(self, notes: list[str]) -> Clock:
-        return Clock(default_uncertainty_s=self.default_uncertainty, per_host_uncertainty_s=self.per_host,
-                     boot_times=self.boot_times, notes=tuple(notes))
+        return Clock(
+            default_uncertainty_s=self.default_uncertainty,
+            per_host_uncertainty_s=self.per_host,
+            boot_times=self.boot_times,
+            notes=tuple(notes),
+        )
 
 
 def place(events: list[Event], policy: ClockPolicy) -> list[str]:
@@ -63,7 +67,10 @@ def place(events: list[Event], policy: ClockPolicy) -> list[str]:
             e.time = policy.boot_times[e.host] + e.since_boot
             e.notes.append("boot-relative stamp placed with the stated boot time")
     if unplaced_partial:
-        notes.append(f"{unplaced_partial} events have stamps without a year and no dated source to borrow one from: left unplaced")
+        notes.append(
+            f"{unplaced_partial} events have stamps without a year and no dated source to borrow one from: left "
+            f"unplaced"
+        )
     boot = sum(1 for e in events if e.time is None and e.since_boot is not None)
     if boot:
         notes.append(f"{boot} kernel-log events have boot-relative stamps; give --boot-time HOST=ISO to place them")
@@ -115,29 +122,57 @@ def first_failure(events: list[Event], policy: ClockPolicy) -> FirstFailure:
         return FirstFailure("none", reason="no failure signature found in the inputs")
     placed = sorted((e for e in failures if e.time is not None), key=lambda e: e.time)
     if not placed:
-        return FirstFailure("undecided", candidates=failures[:10], reason="no failure event has a usable time stamp", only_consequences=only_consequences)
+        return FirstFailure(
+            "undecided",
+            candidates=failures[:10],
+            reason="no failure event has a usable time stamp",
+            only_consequences=only_consequences,
+        )
     first = placed[0]
     ties = [e for e in placed[1:] if not _same_origin(e, first) and e.time - first.time <= margin(first, e, policy)]
     earlier = [
-        e for e in events
-        if (e.role == "failure" or e.kind in HANG_SIGNS) and e.time is not None and not _same_origin(e, first) and first.time - e.time > margin(first, e, policy)
+        e
+        for e in events
+        if (e.role == "failure" or e.kind in HANG_SIGNS)
+        and e.time is not None
+        and not _same_origin(e, first)
+        and first.time - e.time > margin(first, e, policy)
     ]
-    unplaced = [e for e in failures if e.time is None and not _same_origin(e, first) and "same_failure_as" not in e.values]
+    unplaced = [
+        e for e in failures if e.time is None and not _same_origin(e, first) and "same_failure_as" not in e.values
+    ]
     if ties:
         gap = ties[0].time - first.time
         return FirstFailure(
-            "undecided", first, [first, *_one_per_origin(ties)],
-            reason=f"{first.origin} and {ties[0].origin} are {gap:.3f} s apart, within the clock uncertainty ({margin(first, ties[0], policy):.3f} s)",
+            "undecided",
+            first,
+            [first, *_one_per_origin(ties)],
+            reason=f"{first.origin} and {ties[0].origin} are {gap:.3f} s apart, within the clock uncertainty "
+            f"({margin(first, ties[0], policy):.3f} s)",
             only_consequences=only_consequences,
         )
     if earlier:
-        return FirstFailure("undecided", first, [earlier[0], first], reason=f"an earlier error on {earlier[0].origin} precedes it", only_consequences=only_consequences)
+        return FirstFailure(
+            "undecided",
+            first,
+            [earlier[0], first],
+            reason=f"an earlier error on {earlier[0].origin} precedes it",
+            only_consequences=only_consequences,
+        )
     if unplaced:
-        return FirstFailure("undecided", first, [first, *unplaced[:5]], reason=f"{len(unplaced)} failure events elsewhere have no time stamp and cannot be ordered", only_consequences=only_consequences)
+        return FirstFailure(
+            "undecided",
+            first,
+            [first, *unplaced[:5]],
+            reason=f"{len(unplaced)} failure events elsewhere have no time stamp and cannot be ordered",
+            only_consequences=only_consequences,
+        )
     later = [e for e in placed if not _same_origin(e, first)]
     reason = (
-        f"precedes the next failure elsewhere ({later[0].origin}) by {later[0].time - first.time:.3f} s, more than the clock uncertainty ({margin(first, later[0], policy):.3f} s)"
-        if later else "is the only origin with a failure signature"
+        f"precedes the next failure elsewhere ({later[0].origin}) by {later[0].time - first.time:.3f} s, more than the "
+        f"clock uncertainty ({margin(first, later[0], policy):.3f} s)"
+        if later
+        else "is the only origin with a failure signature"
     )
     return FirstFailure("named", first, [first], reason=reason, only_consequences=only_consequences)
 

@@ -15,8 +15,15 @@ from typing import Literal
 import msgspec
 
 # The triage classes the catalog uses (a new one in the data file fails its read, not a report).
-XidClass = Literal["application", "sympathetic", "informational", "gpu-hardware", "gpu-memory-hardware",
-                   "driver-firmware", "interconnect"]
+XidClass = Literal[
+    "application",
+    "sympathetic",
+    "informational",
+    "gpu-hardware",
+    "gpu-memory-hardware",
+    "driver-firmware",
+    "interconnect",
+]
 
 #: Classes that point at the node or GPU (the job cannot fix them by itself).
 HARDWARE_CLASSES = frozenset({"gpu-hardware", "gpu-memory-hardware", "driver-firmware", "interconnect"})
@@ -36,7 +43,14 @@ class XidInfo:
         return self.klass in HARDWARE_CLASSES
 
     def to_json(self) -> dict[str, object]:
-        return {"code": self.code, "name": self.name, "description": self.description, "class": self.klass, "immediate": self.immediate, "action": self.action}
+        return {
+            "code": self.code,
+            "name": self.name,
+            "description": self.description,
+            "class": self.klass,
+            "immediate": self.immediate,
+            "action": self.action,
+        }
 
 
 @lru_cache(maxsize=1)
@@ -53,4 +67,6 @@ def lookup(code: int) -> XidInfo | None:
     row = _catalog()["codes"].get(str(code))
     if row is None:
         return None
-    return XidInfo(code, row["name"], row["description"], msgspec.convert(row["class"], XidClass), row["immediate"], row["action"])
+    return XidInfo(
+        code, row["name"], row["description"], msgspec.convert(row["class"], XidClass), row["immediate"], row["action"]
+    )

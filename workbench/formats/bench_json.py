@@ -121,7 +121,9 @@ def has_arrays(obj: Mapping[str, object], path: Path | None = None, where: str =
     if path is not None:
         for key in ARRAY_KEYS:
             if obj.get(key) is not None and not isinstance(obj[key], list):
-                raise BadInput(path, f"per-request array {key!r} is not a list", where=f"{where}: {key}" if where else key)
+                raise BadInput(
+                    path, f"per-request array {key!r} is not a list", where=f"{where}: {key}" if where else key
+                )
     return isinstance(obj.get("ttfts"), list) and isinstance(obj.get("output_lens"), list)
 
 
@@ -130,7 +132,9 @@ def _floats(values: list[object], path: Path | None, where: str, key: str) -> np
     else than a finite number is bad input naming the element (found by a slow pass)."""
     try:
         arr = np.array(values, dtype=np.float64)
-        fast = arr.ndim == 1 and bool(np.isfinite(arr[~np.isnan(arr)]).all()) and not any(type(v) is bool for v in values)
+        fast = (
+            arr.ndim == 1 and bool(np.isfinite(arr[~np.isnan(arr)]).all()) and not any(type(v) is bool for v in values)
+        )
     except (ValueError, TypeError, OverflowError):
         fast = False
     if fast:
@@ -165,9 +169,19 @@ def samples_from_arrays(obj: Mapping[str, object], path: Path, where: str) -> Re
     itls = obj.get("itls")
     errors = obj.get("errors")
     latencies = obj.get("latencies")
-    for key, arr in (("output_lens", outs), ("input_lens", ins), ("itls", itls), ("errors", errors), ("latencies", latencies)):
+    for key, arr in (
+        ("output_lens", outs),
+        ("input_lens", ins),
+        ("itls", itls),
+        ("errors", errors),
+        ("latencies", latencies),
+    ):
         if arr is not None and (not isinstance(arr, list) or len(arr) != n):
-            raise BadInput(path, f"per-request array '{key}' has {len(arr) if isinstance(arr, list) else 'no'} items, 'ttfts' has {n}", where=where)
+            raise BadInput(
+                path,
+                f"per-request array '{key}' has {len(arr) if isinstance(arr, list) else 'no'} items, 'ttfts' has {n}",
+                where=where,
+            )
     nan = np.full(n, np.nan)
     if errors is not None:
         ok = np.fromiter((1.0 if e in ("", None) else 0.0 for e in errors), dtype=np.float64, count=n)
@@ -199,8 +213,14 @@ def samples_from_arrays(obj: Mapping[str, object], path: Path, where: str) -> Re
         "id": np.array([str(i) for i in range(n)], dtype=str),
         "prompt_tokens": _floats(ins, path, where, "input_lens") if ins is not None else nan.copy(),
         "output_tokens": np.where(ok != 0.0, out, np.nan),
-        "queue_ms": nan.copy(), "prefill_ms": nan.copy(), "decode_ms": nan.copy(),
-        "ttft_ms": ttft_ms, "e2e_ms": e2e_ms, "itl_ms": itl_ms, "tpot_ms": tpot, "ok": ok,
+        "queue_ms": nan.copy(),
+        "prefill_ms": nan.copy(),
+        "decode_ms": nan.copy(),
+        "ttft_ms": ttft_ms,
+        "e2e_ms": e2e_ms,
+        "itl_ms": itl_ms,
+        "tpot_ms": tpot,
+        "ok": ok,
     }
     return RequestColumns(columns, warnings)
 
@@ -212,7 +232,10 @@ def _plausible_gaps(gaps: np.ndarray, where: str, warnings: list[str] | None = N
     bad = ~ok & ~np.isnan(gaps)
     if warnings is not None and bad.any():
         first = float(gaps[int(np.argmax(bad))])
-        warnings.append(f"{where}: {int(bad.sum())} gap(s) negative, infinite or beyond {LATENCY_BOUND_MS:g} ms kept as unknown (first {first:g} s)")
+        warnings.append(
+            f"{where}: {int(bad.sum())} gap(s) negative, infinite or beyond {LATENCY_BOUND_MS:g} ms kept as unknown "
+            f"(first {first:g} s)"
+        )
     return ok
 
 
@@ -238,7 +261,9 @@ def load_object(path: Path, limit: int, too_big: str) -> dict[str, object]:
     try:
         obj = json.loads(data.decode("utf-8", errors="replace"), parse_constant=_refuse)
     except (ValueError, RecursionError) as exc:
-        raise BadInput(path, f"invalid JSON ({getattr(exc, 'msg', exc)}; truncated?)", where=f"line {getattr(exc, 'lineno', '?')}") from None
+        raise BadInput(
+            path, f"invalid JSON ({getattr(exc, 'msg', exc)}; truncated?)", where=f"line {getattr(exc, 'lineno', '?')}"
+        ) from None
     if not isinstance(obj, dict):
         raise BadInput(path, "expected a JSON object")
     return obj

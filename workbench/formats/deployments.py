@@ -89,7 +89,9 @@ def _gpus(resources: object) -> int | None:
     return None
 
 
-def _k8s_env(container: Mapping[str, object], where: str, configmaps: dict[str, Mapping[str, object]], site: Site) -> None:
+def _k8s_env(
+    container: Mapping[str, object], where: str, configmaps: dict[str, Mapping[str, object]], site: Site
+) -> None:
     for ref in _list(container.get("envFrom")):
         if not isinstance(ref, dict):
             continue
@@ -121,8 +123,13 @@ def _container_sites(shape: str, pod: object, where: str, configmaps: dict[str, 
         if not isinstance(container, dict):
             continue
         cwhere = f"{where}.containers[{i}]"
-        site = Site(shape, cwhere, image=_text(container.get("image")), accelerator=accelerator,
-                    gpus=_gpus(container.get("resources")))
+        site = Site(
+            shape,
+            cwhere,
+            image=_text(container.get("image")),
+            accelerator=accelerator,
+            gpus=_gpus(container.get("resources")),
+        )
         site.argv = _argv(container.get("command")) + _argv(container.get("args"))
         parts = [p for p in ("command", "args") if container.get(p) is not None]
         site.argv_where = f"{cwhere}.{' + '.join(parts)}" if parts else ""
@@ -141,8 +148,13 @@ def _kserve(doc: Mapping[str, object], where: str, configmaps: dict[str, Mapping
     if isinstance(model, dict):
         mwhere = f"{where}spec.predictor.model"
         fmt = _map(model.get("modelFormat")).get("name")
-        site = Site("InferenceService", mwhere, image=_text(model.get("image")), gpus=_gpus(model.get("resources")),
-                    engine_hint="kserve-huggingface" if str(fmt).lower() == "huggingface" else None)
+        site = Site(
+            "InferenceService",
+            mwhere,
+            image=_text(model.get("image")),
+            gpus=_gpus(model.get("resources")),
+            engine_hint="kserve-huggingface" if str(fmt).lower() == "huggingface" else None,
+        )
         site.argv = _argv(model.get("command")) + _argv(model.get("args"))
         parts = [p for p in ("command", "args") if model.get(p) is not None]
         site.argv_where = f"{mwhere}.{' + '.join(parts)}" if parts else ""
@@ -162,8 +174,13 @@ def _helm(values: Mapping[str, object], where: str) -> list[Site]:
         image = _text(spec.get("repository"))
         if image and spec.get("tag") is not None:
             image += f":{_text(spec['tag'])}"
-        site = Site("Helm values (vLLM production stack)", swhere, image=image, engine_hint="vllm",
-                    model=_text(spec.get("modelURL")) or None)
+        site = Site(
+            "Helm values (vLLM production stack)",
+            swhere,
+            image=image,
+            engine_hint="vllm",
+            model=_text(spec.get("modelURL")) or None,
+        )
         try:
             site.gpus = int(spec["requestGPU"]) if spec.get("requestGPU") is not None else None
         except (TypeError, ValueError):
@@ -228,7 +245,8 @@ def sites(docs: list[object]) -> list[Site]:
     """Every container-like place in the documents, in file order."""
     configmaps = {
         str(_map(d.get("metadata")).get("name")): _map(d.get("data"))
-        for d in docs if isinstance(d, dict) and d.get("kind") == "ConfigMap"
+        for d in docs
+        if isinstance(d, dict) and d.get("kind") == "ConfigMap"
     }
     out: list[Site] = []
     for n, doc in enumerate(docs, 1):
@@ -243,20 +261,32 @@ def _doc_sites(doc: object, where: str, configmaps: dict[str, Mapping[str, objec
     kind = doc.get("kind") if isinstance(doc.get("kind"), str) else None
     spec = _map(doc.get("spec"))
     if kind == "List":
-        return [s for i, item in enumerate(_list(doc.get("items"))) for s in _doc_sites(item, f"{where}items[{i}].", configmaps)]
+        return [
+            s
+            for i, item in enumerate(_list(doc.get("items")))
+            for s in _doc_sites(item, f"{where}items[{i}].", configmaps)
+        ]
     if kind in WORKLOADS:
         if kind == "Pod":
             return _container_sites(kind, spec, f"{where}spec", configmaps)
         if kind == "CronJob":
-            return _container_sites(kind, _map(_map(_map(spec.get("jobTemplate")).get("spec")).get("template")).get("spec"),
-                                    f"{where}spec.jobTemplate.spec.template.spec", configmaps)
+            return _container_sites(
+                kind,
+                _map(_map(_map(spec.get("jobTemplate")).get("spec")).get("template")).get("spec"),
+                f"{where}spec.jobTemplate.spec.template.spec",
+                configmaps,
+            )
         return _container_sites(kind, _map(spec.get("template")).get("spec"), f"{where}spec.template.spec", configmaps)
     if kind == "LeaderWorkerSet":
         lws = _map(spec.get("leaderWorkerTemplate"))
         found = []
         for part in ("leaderTemplate", "workerTemplate"):
-            found += _container_sites(f"LeaderWorkerSet ({part[:-8]})", _map(lws.get(part)).get("spec"),
-                                      f"{where}spec.leaderWorkerTemplate.{part}.spec", configmaps)
+            found += _container_sites(
+                f"LeaderWorkerSet ({part[:-8]})",
+                _map(lws.get(part)).get("spec"),
+                f"{where}spec.leaderWorkerTemplate.{part}.spec",
+                configmaps,
+            )
         return found
     if kind in ("InferenceService", "ServingRuntime", "ClusterServingRuntime"):
         return _kserve(doc, where, configmaps)

@@ -36,10 +36,19 @@ from workbench.errors import BadInput
 from workbench.formats import deployments, engine_flags, safe_yaml
 
 # Environment variables that change engine behaviour: recorded under engine_config["env"].
-_ENGINE_ENV = re.compile(r"^(VLLM_|SGLANG_|SGL_|NCCL_|LMCACHE_|TORCH_|TORCHINDUCTOR_|PYTORCH_|CUDA_DEVICE_MAX_CONNECTIONS$|OMP_NUM_THREADS$)")
+_ENGINE_ENV = re.compile(
+    r"^(VLLM_|SGLANG_|SGL_|NCCL_|LMCACHE_|TORCH_|TORCHINDUCTOR_|PYTORCH_|CUDA_DEVICE_MAX_CONNECTIONS$|OMP_NUM_THREADS$)"
+)
 _NOT_ENGINE_ENV = {
-    "VLLM_HOST_IP", "VLLM_PORT", "VLLM_LOGGING_LEVEL", "VLLM_CONFIGURE_LOGGING", "VLLM_LOGGING_CONFIG_PATH",
-    "VLLM_NO_USAGE_STATS", "VLLM_DO_NOT_TRACK", "VLLM_USAGE_SOURCE", "VLLM_RPC_BASE_PATH",
+    "VLLM_HOST_IP",
+    "VLLM_PORT",
+    "VLLM_LOGGING_LEVEL",
+    "VLLM_CONFIGURE_LOGGING",
+    "VLLM_LOGGING_CONFIG_PATH",
+    "VLLM_NO_USAGE_STATS",
+    "VLLM_DO_NOT_TRACK",
+    "VLLM_USAGE_SOURCE",
+    "VLLM_RPC_BASE_PATH",
 }
 
 
@@ -52,17 +61,25 @@ def from_vllm_args(argv: list[str], env: dict[str, str] | None = None) -> dict[s
     ``unparsed`` naming what could not be read and ``env`` the engine variables."""
     env = {str(k): str(v) for k, v in (env or {}).items()}
     cmd, problems, _ = engine_flags.engine_command(list(argv), "vllm")
-    parsed = engine_flags.parse_flags(cmd.args, "vllm", {**env, **cmd.env}, positional_model=cmd.positional_model) \
-        if cmd else engine_flags.Parsed()
+    parsed = (
+        engine_flags.parse_flags(cmd.args, "vllm", {**env, **cmd.env}, positional_model=cmd.positional_model)
+        if cmd
+        else engine_flags.Parsed()
+    )
     return _finish(parsed.settings, [*problems, *parsed.unparsed], {**env, **(cmd.env if cmd else {})}, [])
 
 
-def _finish(settings: dict[str, object], unparsed: list[str], env: dict[str, str], env_unread: list[str]) -> dict[str, object]:
+def _finish(
+    settings: dict[str, object], unparsed: list[str], env: dict[str, str], env_unread: list[str]
+) -> dict[str, object]:
     out = dict(settings)
     stated = {k: v for k, v in sorted(env.items()) if engine_env(k)}
     if stated:
         out["env"] = stated
-    unparsed = [*unparsed, *(n if " " in n else f"env {n} (value not in the file)" for n in env_unread if engine_env(n) or " " in n)]
+    unparsed = [
+        *unparsed,
+        *(n if " " in n else f"env {n} (value not in the file)" for n in env_unread if engine_env(n) or " " in n),
+    ]
     if unparsed:
         out["unparsed"] = [engine_flags.redact(u) for u in unparsed]
     if env.get("VLLM_USE_V1") in ("0", "1"):
@@ -182,7 +199,9 @@ def read_site(site: deployments.Site, file: Path | str) -> EngineSite | None:
         settings.update(parsed.settings)  # extraArgs come after vllmConfig on the command line
         unparsed += parsed.unparsed
         if cmd.args or site.argv:
-            read = how if how == cmd.launcher else f"{how} ({cmd.launcher})"  # not "image entrypoint (image entrypoint)"
+            read = (
+                how if how == cmd.launcher else f"{how} ({cmd.launcher})"
+            )  # not "image entrypoint (image entrypoint)"
             sources.append(ConfigSource(file=str(file), path=site.argv_where, read=read))
     elif site.argv and not problems:
         unparsed.append(f"{' '.join(site.argv)[:200]} (no {engine} command found in it)")
@@ -206,15 +225,18 @@ def read_site(site: deployments.Site, file: Path | str) -> EngineSite | None:
         # Weights as deployed: the model id at a pinned revision, or said to be unpinned.
         pinned = config.get("revision")
         stated["weights"] = f"{model}@{pinned}" if pinned else f"{model} (hub, revision not pinned)"
-    return EngineSite(engine=engine, config=config, shape=site.shape, sources=sources, where=site.where,
-                      **stated)  # type: ignore[arg-type]
+    return EngineSite(engine=engine, config=config, shape=site.shape, sources=sources, where=site.where, **stated)  # type: ignore[arg-type]
 
 
 def looks_like_deployment(head: str) -> bool:
     """The start of a file that deploys vLLM or SGLang, in one of the shapes read."""
     if not re.search(r"vllm|sglang", head, re.IGNORECASE):
         return False
-    return ("apiVersion:" in head and "kind:" in head) or "servingEngineSpec:" in head or bool(re.search(r"(?m)^services:\s*$", head))
+    return (
+        ("apiVersion:" in head and "kind:" in head)
+        or "servingEngineSpec:" in head
+        or bool(re.search(r"(?m)^services:\s*$", head))
+    )
 
 
 def read_deployment(path: Path) -> list[EngineSite]:
@@ -245,7 +267,9 @@ def precision_of(config: Mapping[str, object]) -> str | None:
     quant = config.get("quantization")
     parts = []
     if dtype and str(dtype) != "auto":
-        parts.append({"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32"}.get(str(dtype), str(dtype)))
+        parts.append(
+            {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32"}.get(str(dtype), str(dtype))
+        )
     if quant:
         parts.append(str(quant))
     return "+".join(parts) or None

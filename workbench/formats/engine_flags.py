@@ -61,7 +61,8 @@ VLLM = _table(
             api_server_count port data_parallel_rpc_port max_num_on_the_fly max_cudagraph_capture_size
             num_redundant_experts stream_interval lora_extra_vocab_size kv_cache_memory_bytes dbo_decode_token_threshold
             dbo_prefill_token_threshold max_log_len ssl_cert_reqs tokenizer_pool_size""",
-        "float": "gpu_memory_utilization swap_space cpu_offload_gb scheduler_delay_factor rope_theta mm_processor_cache_gb kv_offloading_size",
+        "float": "gpu_memory_utilization swap_space cpu_offload_gb scheduler_delay_factor rope_theta "
+        "mm_processor_cache_gb kv_offloading_size",
         "str": """model dtype quantization q kv_cache_dtype load_format tokenizer tokenizer_mode revision
             tokenizer_revision code_revision download_dir attention_backend distributed_executor_backend
             scheduling_policy guided_decoding_backend preemption_mode prefix_caching_hash_algo tool_call_parser
@@ -70,7 +71,8 @@ VLLM = _table(
             lora_dtype response_role override_attention_dtype model_impl data_parallel_address data_parallel_backend
             model_id model_name backend model_dir expert_placement_strategy cudagraph_mode config kv_offloading_backend
             all2all_backend tool_parser_plugin scheduler_cls safetensors_load_strategy hf_config_path
-            allowed_local_media_path mm_encoder_tp_mode otlp_traces_endpoint collect_detailed_traces pt_load_map_location
+            allowed_local_media_path mm_encoder_tp_mode otlp_traces_endpoint collect_detailed_traces
+            pt_load_map_location
             logits_processor_pattern""",
         "bool": """enable_prefix_caching enable_chunked_prefill async_scheduling trust_remote_code disable_log_stats
             disable_log_requests enable_log_requests enable_lora enable_expert_parallel enable_eplb
@@ -88,14 +90,23 @@ VLLM = _table(
             hf_overrides limit_mm_per_prompt mm_processor_kwargs rope_scaling override_neuron_config
             override_pooler_config additional_config structured_outputs_config allowed_origins allowed_methods
             allowed_headers model_loader_extra_config eplb_config media_io_kwargs""",
-        "list": "served_model_name cuda_graph_sizes lora_modules prompt_adapters middleware long_lora_scaling_factors logits_processors",
+        "list": "served_model_name cuda_graph_sizes lora_modules prompt_adapters middleware long_lora_scaling_factors "
+        "logits_processors",
         "secret": "api_key hf_token ssl_keyfile",
     },
     renames={
-        "tensor_parallel_size": "tp", "pipeline_parallel_size": "pp", "data_parallel_size": "dp",
-        "data_parallel_size_local": "dp_local", "dpl": "dp_local", "decode_context_parallel_size": "dcp",
-        "q": "quantization", "enable_prefix_caching": "prefix_caching", "enable_chunked_prefill": "chunked_prefill",
-        "model_id": "model", "model_dir": "model", "model_name": "served_model_name",
+        "tensor_parallel_size": "tp",
+        "pipeline_parallel_size": "pp",
+        "data_parallel_size": "dp",
+        "data_parallel_size_local": "dp_local",
+        "dpl": "dp_local",
+        "decode_context_parallel_size": "dcp",
+        "q": "quantization",
+        "enable_prefix_caching": "prefix_caching",
+        "enable_chunked_prefill": "chunked_prefill",
+        "model_id": "model",
+        "model_dir": "model",
+        "model_name": "served_model_name",
     },
     negated={"enforce_eager": "cuda_graphs"},
 )
@@ -118,7 +129,8 @@ SGLANG = _table(
             tokenizer_mode file_storage_path warmups""",
         "bool": """disable_radix_cache disable_cuda_graph enable_torch_compile enable_dp_attention enable_mixed_chunk
             disable_overlap_schedule enable_metrics trust_remote_code enable_ep_moe enable_deepep_moe
-            disable_custom_all_reduce enable_two_batch_overlap skip_tokenizer_init enable_lora disable_chunked_prefix_cache
+            disable_custom_all_reduce enable_two_batch_overlap skip_tokenizer_init enable_lora
+            disable_chunked_prefix_cache
             enable_hierarchical_cache enable_p2p_check enable_nan_detection enable_memory_saver enable_cache_report
             show_time_cost skip_server_warmup enable_multimodal""",
         "json": "json_model_override_args",
@@ -126,26 +138,70 @@ SGLANG = _table(
         "secret": "api_key",
     },
     renames={
-        "tp_size": "tp", "dp_size": "dp", "pp_size": "pp", "max_running_requests": "max_num_seqs",
-        "chunked_prefill_size": "max_num_batched_tokens", "context_length": "max_model_len",
-        "mem_fraction_static": "gpu_memory_utilization", "page_size": "block_size", "model_path": "model",
+        "tp_size": "tp",
+        "dp_size": "dp",
+        "pp_size": "pp",
+        "max_running_requests": "max_num_seqs",
+        "chunked_prefill_size": "max_num_batched_tokens",
+        "context_length": "max_model_len",
+        "mem_fraction_static": "gpu_memory_utilization",
+        "page_size": "block_size",
+        "model_path": "model",
     },
     negated={"disable_radix_cache": "prefix_caching", "disable_cuda_graph": "cuda_graphs"},
 )
 TABLES = {"vllm": VLLM, "sglang": SGLANG}
 
 # Settings that name the workload or the endpoint, or are secrets: not engine behaviour.
-NOT_ENGINE = frozenset({
-    "model", "revision", "served_model_name", "tokenizer", "tokenizer_revision", "download_dir", "host", "port",
-    "uvicorn_log_level", "root_path", "ssl_certfile", "ssl_ca_certs", "disable_uvicorn_access_log",
-    "disable_fastapi_docs", "allowed_origins", "allowed_methods", "allowed_headers", "middleware", "response_role",
-    "disable_log_requests", "enable_log_requests", "enable_request_id_headers", "log_level", "dist_init_addr",
-    "data_parallel_address", "data_parallel_rpc_port", "engine_generation", "tokenizer_path", "chat_template",
-    "backend",  # KServe's runtime backend: it names the engine
-    "max_log_len", "ssl_cert_reqs", "enable_log_outputs", "log_error_stack", "enable_tokenizer_info_endpoint",
-    "tool_parser_plugin", "allowed_local_media_path", "return_tokens_as_token_ids", "nccl_port", "watchdog_timeout",
-    "decode_log_interval", "file_storage_path", "enable_metrics", "show_time_cost", "enable_cache_report",
-})
+NOT_ENGINE = frozenset(
+    {
+        "model",
+        "revision",
+        "served_model_name",
+        "tokenizer",
+        "tokenizer_revision",
+        "download_dir",
+        "host",
+        "port",
+        "uvicorn_log_level",
+        "root_path",
+        "ssl_certfile",
+        "ssl_ca_certs",
+        "disable_uvicorn_access_log",
+        "disable_fastapi_docs",
+        "allowed_origins",
+        "allowed_methods",
+        "allowed_headers",
+        "middleware",
+        "response_role",
+        "disable_log_requests",
+        "enable_log_requests",
+        "enable_request_id_headers",
+        "log_level",
+        "dist_init_addr",
+        "data_parallel_address",
+        "data_parallel_rpc_port",
+        "engine_generation",
+        "tokenizer_path",
+        "chat_template",
+        "backend",  # KServe's runtime backend: it names the engine
+        "max_log_len",
+        "ssl_cert_reqs",
+        "enable_log_outputs",
+        "log_error_stack",
+        "enable_tokenizer_info_endpoint",
+        "tool_parser_plugin",
+        "allowed_local_media_path",
+        "return_tokens_as_token_ids",
+        "nccl_port",
+        "watchdog_timeout",
+        "decode_log_interval",
+        "file_storage_path",
+        "enable_metrics",
+        "show_time_cost",
+        "enable_cache_report",
+    }
+)
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -163,7 +219,9 @@ ENGINE_MODULES = {
 
 
 _SECRET_PARTS = {"token", "key", "secret", "password", "passwd", "credential", "credentials", "apikey"}
-_SECRET_ARG = re.compile(r"(?i)(--?[\w.-]*?(?:token|key|secret|passw(?:or)?d|credentials?)(?![a-z])[\w.-]*)(=|\s+)(\S+)")
+_SECRET_ARG = re.compile(
+    r"(?i)(--?[\w.-]*?(?:token|key|secret|passw(?:or)?d|credentials?)(?![a-z])[\w.-]*)(=|\s+)(\S+)"
+)
 
 
 def is_secret(name: str) -> bool:
@@ -253,7 +311,9 @@ def _set_dotted(settings: dict[str, object], key: str, path: list[str], value: A
     node[path[-1]] = scalar(value) if isinstance(value, str) else value
 
 
-def parse_flags(argv: list[str], engine: str, env: dict[str, str] | None = None, *, positional_model: bool = False) -> Parsed:
+def parse_flags(
+    argv: list[str], engine: str, env: dict[str, str] | None = None, *, positional_model: bool = False
+) -> Parsed:
     """The settings an engine's own argument list states (after the launcher)."""
     env = env or {}
     table = TABLES.get(engine, VLLM)
@@ -380,7 +440,9 @@ def settings_from_mapping(values: dict[str, object], engine: str = "vllm") -> Pa
             out.settings[flag.key] = value
             continue
         try:
-            typed = _typed(flag.kind, json.dumps(value) if flag.kind == "json" and not isinstance(value, str) else str(value))
+            typed = _typed(
+                flag.kind, json.dumps(value) if flag.kind == "json" and not isinstance(value, str) else str(value)
+            )
         except ValueError:
             out.unparsed.append(f"{name}: {value!r}")
             continue
@@ -526,7 +588,9 @@ def script_engine(script: str) -> tuple[Command | None, list[str]]:
     return None, problems
 
 
-def engine_command(argv: list[str], image_engine: str | None, env: dict[str, str] | None = None) -> tuple[Command | None, list[str], str]:
+def engine_command(
+    argv: list[str], image_engine: str | None, env: dict[str, str] | None = None
+) -> tuple[Command | None, list[str], str]:
     """The engine invocation in a container's argv: ``(command, unparsed, how)``.
 
     ``how`` says which form was read: ``argv``, ``shell command line``, ``image entrypoint``.

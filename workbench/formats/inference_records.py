@@ -34,10 +34,31 @@ Summary = dict[str, float | dict[str, float]]
 # No request takes longer than this: a latency beyond it (1e308 from a fuzzed or corrupt
 # file, a clock of another epoch) is not a measurement. About 11.6 days.
 LATENCY_BOUND_MS = 1e9
-LATENCY_COLUMNS = ("queue_ms", "prefill_ms", "decode_ms", "ttft_ms", "e2e_ms", "itl_ms", "tpot_ms", "frontend_ms", "client_queue_ms")
+LATENCY_COLUMNS = (
+    "queue_ms",
+    "prefill_ms",
+    "decode_ms",
+    "ttft_ms",
+    "e2e_ms",
+    "itl_ms",
+    "tpot_ms",
+    "frontend_ms",
+    "client_queue_ms",
+)
 COUNT_COLUMNS = ("prompt_tokens", "output_tokens")
 
-NUMERIC_COLUMNS = ("prompt_tokens", "output_tokens", "queue_ms", "prefill_ms", "decode_ms", "ttft_ms", "e2e_ms", "itl_ms", "tpot_ms", "ok")
+NUMERIC_COLUMNS = (
+    "prompt_tokens",
+    "output_tokens",
+    "queue_ms",
+    "prefill_ms",
+    "decode_ms",
+    "ttft_ms",
+    "e2e_ms",
+    "itl_ms",
+    "tpot_ms",
+    "ok",
+)
 COLUMNS = ("id", *NUMERIC_COLUMNS)
 
 
@@ -299,8 +320,10 @@ def _implausible(values: np.ndarray, column: str) -> np.ndarray:
 
 def _reason(column: str, count: int, first: float, where: str) -> str:
     what = "negative" if first < 0 else "infinite" if math.isinf(first) else f"beyond {LATENCY_BOUND_MS:g} ms"
-    return (f"{where}.{column}: {count} value(s) negative, infinite or beyond {LATENCY_BOUND_MS:g} ms kept as unknown "
-            f"(first {first:g}: {what})")
+    return (
+        f"{where}.{column}: {count} value(s) negative, infinite or beyond {LATENCY_BOUND_MS:g} ms kept as unknown "
+        f"(first {first:g}: {what})"
+    )
 
 
 def screen_columns(table: dict[str, np.ndarray], where: str, warnings: list[str]) -> None:
@@ -327,10 +350,21 @@ def screen_summary(summary: Mapping[str, object], warnings: list[str]) -> Summar
         if isinstance(value, dict):
             block: dict[str, Any] = {}
             for stat, v in value.items():
-                bounded = key.endswith("_ms") and not stat.endswith(("_bounds", "_lower_bound_only", "_first_bucket")) and stat != "count"
-                if bounded and isinstance(v, (int, float)) and not isinstance(v, bool) and (
-                        v < 0 or not math.isfinite(v) or v > LATENCY_BOUND_MS):
-                    warnings.append(f"summary {key}.{stat} = {v:g} is negative, infinite or beyond {LATENCY_BOUND_MS:g} ms: kept as unknown")
+                bounded = (
+                    key.endswith("_ms")
+                    and not stat.endswith(("_bounds", "_lower_bound_only", "_first_bucket"))
+                    and stat != "count"
+                )
+                if (
+                    bounded
+                    and isinstance(v, (int, float))
+                    and not isinstance(v, bool)
+                    and (v < 0 or not math.isfinite(v) or v > LATENCY_BOUND_MS)
+                ):
+                    warnings.append(
+                        f"summary {key}.{stat} = {v:g} is negative, infinite or beyond {LATENCY_BOUND_MS:g} ms: kept "
+                        f"as unknown"
+                    )
                     continue
                 block[stat] = v
             out[key] = block

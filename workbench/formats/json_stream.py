@@ -34,8 +34,15 @@ def _refuse_constant(name: str) -> Any:
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 # Errors that say the value cannot end inside the buffer we have (more input may fix them).
-_NEEDS_MORE = ("Unterminated string", "Expecting value", "Expecting ',' delimiter", "Expecting ':' delimiter",
-               "Expecting property name", "Invalid \\uXXXX escape", "Invalid \\escape")
+_NEEDS_MORE = (
+    "Unterminated string",
+    "Expecting value",
+    "Expecting ',' delimiter",
+    "Expecting ':' delimiter",
+    "Expecting property name",
+    "Invalid \\uXXXX escape",
+    "Invalid \\escape",
+)
 
 
 class ObjectStream:

@@ -49,11 +49,20 @@ def _finite(value: object) -> float | None:
     return f if math.isfinite(f) and f >= 0 else None
 
 
-def load_meta(*, requested_rate: object = None, concurrency: object = None, strategy: str | None = None,
-              achieved_rate: object = None) -> LoadDoc:
+def load_meta(
+    *,
+    requested_rate: object = None,
+    concurrency: object = None,
+    strategy: str | None = None,
+    achieved_rate: object = None,
+) -> LoadDoc:
     """A level's load as stored, every figure a finite number or ``None`` (unknown)."""
-    load = Load(requested_rate=_finite(requested_rate), concurrency=_finite(concurrency),
-                strategy=str(strategy) if strategy else None, achieved_rate=_finite(achieved_rate))
+    load = Load(
+        requested_rate=_finite(requested_rate),
+        concurrency=_finite(concurrency),
+        strategy=str(strategy) if strategy else None,
+        achieved_rate=_finite(achieved_rate),
+    )
     doc: LoadDoc = msgspec.structs.asdict(load)
     return doc
 
@@ -98,7 +107,9 @@ def sweep_id(tool: str, label: str, parts: Sequence[object]) -> str:
     """A stable identity for the sweep: tool, label and what its levels came from. A part
     naming a file (``PATH`` or ``PATH:LINE``) counts by the file's content, not its path,
     so the same files give the same sweep in any checkout or folder."""
-    digest = hashlib.sha256("\x1f".join([tool, label, *map(_content, parts)]).encode("utf-8", "surrogatepass")).hexdigest()
+    digest = hashlib.sha256(
+        "\x1f".join([tool, label, *map(_content, parts)]).encode("utf-8", "surrogatepass")
+    ).hexdigest()
     return f"sw-{digest[:10]}"
 
 
@@ -114,8 +125,15 @@ def _content(part: object) -> str:
         return f"{hashlib.file_digest(f, 'sha256').hexdigest()}:{line}"
 
 
-def mark_sweep(runs: list[RunRecord], *, tool: str, label: str, parts: Sequence[object],
-               summary: Mapping[str, object] | None = None, relabel: bool = True) -> list[RunRecord]:
+def mark_sweep(
+    runs: list[RunRecord],
+    *,
+    tool: str,
+    label: str,
+    parts: Sequence[object],
+    summary: Mapping[str, object] | None = None,
+    relabel: bool = True,
+) -> list[RunRecord]:
     """Give ≥ 2 runs (each with ``meta["load"]``) one sweep identity, in load order.
 
     ``relabel``: each run's label becomes ``"<label> @ <load>"`` so levels are told
@@ -130,8 +148,15 @@ def mark_sweep(runs: list[RunRecord], *, tool: str, label: str, parts: Sequence[
     out = []
     for level, i in enumerate(order):
         run = runs[i]
-        sweep = Sweep(id=ident, label=label, tool=tool, axis=axis, level=level, levels=len(runs),
-                      summary=dict(summary) if summary else None)
+        sweep = Sweep(
+            id=ident,
+            label=label,
+            tool=tool,
+            axis=axis,
+            level=level,
+            levels=len(runs),
+            summary=dict(summary) if summary else None,
+        )
         run.meta["sweep"] = {k: v for k, v in msgspec.structs.asdict(sweep).items() if k != "summary" or v is not None}
         if relabel:
             run.label = f"{label} @ {load_text(loads[i])}"
@@ -154,8 +179,13 @@ def group_levels(runs: list[RunRecord], tool: str, label: str | None) -> list[Ru
     for members in groups.values():
         loads = {load_text(r.typed_meta.load or Load()) for r in members}
         if len(loads) > 1:
-            mark_sweep(members, tool=tool, label=label or members[0].meta.get("_sweep_label") or tool, relabel=False,
-                       parts=[f"{r.sources[0].resolve()}:{r.meta.get('line')}" for r in members])
+            mark_sweep(
+                members,
+                tool=tool,
+                label=label or members[0].meta.get("_sweep_label") or tool,
+                relabel=False,
+                parts=[f"{r.sources[0].resolve()}:{r.meta.get('line')}" for r in members],
+            )
             for r in members:
                 if label and r.label == label:  # one result per file: "LABEL @ 10 req/s" tells them apart
                     r.label = f"{label} @ {load_text(r.typed_meta.load or Load())}"

@@ -180,7 +180,9 @@ def parse(stream: IO[bytes], path: Path | None = None) -> Scrape:
             break
         line_no += 1
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-            raise BadInput(path, f"line longer than {MAX_LINE_BYTES} bytes (not a Prometheus scrape?)", where=f"line {line_no}")
+            raise BadInput(
+                path, f"line longer than {MAX_LINE_BYTES} bytes (not a Prometheus scrape?)", where=f"line {line_no}"
+            )
         if not raw.endswith(b"\n"):
             # The exposition format ends every line with a newline; without one the
             # scrape was cut off and the last value may be a truncated number.
@@ -222,7 +224,9 @@ def looks_like_exposition(text: str) -> bool:
     if not lines:
         return False
     typed = sum(1 for ln in lines if ln.startswith(("# TYPE ", "# HELP ")))
-    samples = sum(1 for ln in lines if not ln.startswith("#") and (m := _SAMPLE.match(ln)) and _float(m.group(3)) is not None)
+    samples = sum(
+        1 for ln in lines if not ln.startswith("#") and (m := _SAMPLE.match(ln)) and _float(m.group(3)) is not None
+    )
     other = len(lines) - typed - samples - sum(1 for ln in lines if ln.startswith("#"))
     # A final line may be cut at the probe's 64 KiB boundary.
     return (typed > 0 or samples >= 3) and other <= 1 and samples > 0
@@ -253,7 +257,9 @@ def difference(before: Scrape, after: Scrape) -> tuple[dict[str, FamilyDelta], l
         if old in fams_b and new in fams_a and new not in fams_b:
             problems.append(f"{old} (before) was renamed {new} (after): engine changed inside the window; both unknown")
         elif new in fams_b and old in fams_a and old not in fams_b:
-            problems.append(f"{new} (before) appears as old name {old} (after): engine changed inside the window; both unknown")
+            problems.append(
+                f"{new} (before) appears as old name {old} (after): engine changed inside the window; both unknown"
+            )
     for family in sorted(fams_b | fams_a):
         kind = after.kind(family) if family in fams_a else before.kind(family)
         if kind not in ("counter", "histogram"):
@@ -276,7 +282,10 @@ def _counter_delta(family: str, before: Scrape, after: Scrape, problems: list[st
     a = dict(after.values(name))
     for labels, value in a.items():
         if labels in b and value < b[labels]:
-            msg = f"{family}: counter went down ({b[labels]:g} -> {value:g}): reset (server restart) inside the window; unknown"
+            msg = (
+                f"{family}: counter went down ({b[labels]:g} -> {value:g}): reset (server restart) inside the "
+                f"window; unknown"
+            )
             problems.append(msg)
             return FamilyDelta(family, "counter", problem=msg)
     # A series that appears only after (a new label value) started at zero.
@@ -293,10 +302,15 @@ def _histogram_delta(family: str, before: Scrape, after: Scrape, problems: list[
     if hb.edges != ha.edges:
         only_b = sorted(set(hb.edges) - set(ha.edges))
         only_a = sorted(set(ha.edges) - set(hb.edges))
-        msg = f"{family}: bucket edges differ between scrapes (before only {only_b[:5]}, after only {only_a[:5]}); quantiles unknown"
+        msg = (
+            f"{family}: bucket edges differ between scrapes (before only {only_b[:5]}, after only {only_a[:5]}); "
+            f"quantiles unknown"
+        )
         problems.append(msg)
         # Sum and count still difference exactly: the mean survives an edge change.
-        return FamilyDelta(family, "histogram", histogram=Histogram((), (), ha.sum - hb.sum, ha.count - hb.count), problem=msg)
+        return FamilyDelta(
+            family, "histogram", histogram=Histogram((), (), ha.sum - hb.sum, ha.count - hb.count), problem=msg
+        )
     cum = tuple(a - b for a, b in zip(ha.cumulative, hb.cumulative))
     if ha.count < hb.count or any(c < 0 for c in cum):
         msg = f"{family}: counts went down between scrapes: reset (server restart) inside the window; unknown"

@@ -42,20 +42,25 @@ class _Loader(_BASE):  # type: ignore[misc, valid-type]
         # PyYAML's own loop, with workbench.limits.KeyGuard before each insert: 150,000
         # integer keys that hash alike make each insert scan all the others (316 s for 3 MB).
         if not isinstance(node, yaml.MappingNode):
-            raise yaml.constructor.ConstructorError(None, None, f"expected a mapping node, but found {node.id}", node.start_mark)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"expected a mapping node, but found {node.id}", node.start_mark
+            )
         self.flatten_mapping(node)
         mapping: dict[Any, Any] = {}
         keys = KeyGuard(None)
         for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=deep)
             if not isinstance(key, Hashable):
-                raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark, "found unhashable key",
-                                                        key_node.start_mark)
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark
+                )
             try:
                 keys.admit(mapping, key)
             except LimitExceeded:
-                raise ValueError(f"{_line(key_node.start_mark)}: more than {MAX_ALIKE_KEYS} distinct keys that hash alike "
-                                 "in one mapping (a hash flood); refused (see docs/limits.md)") from None
+                raise ValueError(
+                    f"{_line(key_node.start_mark)}: more than {MAX_ALIKE_KEYS} distinct keys that hash alike "
+                    "in one mapping (a hash flood); refused (see docs/limits.md)"
+                ) from None
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
 
@@ -87,7 +92,9 @@ def _check_bounds(text: str) -> None:
                 sizes[event.anchor] = 1
         elif isinstance(event, yaml.CollectionStartEvent):
             if len(stack) >= MAX_DEPTH:
-                raise ValueError(f"{_line(event.start_mark)}: nested more than {MAX_DEPTH} levels deep; not a deployment file")
+                raise ValueError(
+                    f"{_line(event.start_mark)}: nested more than {MAX_DEPTH} levels deep; not a deployment file"
+                )
             stack.append((event.anchor, 1))
             continue
         elif isinstance(event, yaml.CollectionEndEvent):
@@ -130,8 +137,10 @@ def load_all(text: str) -> list[Any]:
         raise ValueError(f"{_line(mark)}: {problem}") from None
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
-        raise ValueError(f"line {line}: character #x{exc.character if isinstance(exc.character, int) else ord(exc.character):04x} "
-                         "is not allowed in YAML") from None
+        raise ValueError(
+            f"line {line}: character #x{exc.character if isinstance(exc.character, int) else ord(exc.character):04x} "
+            "is not allowed in YAML"
+        ) from None
     except yaml.YAMLError as exc:
         raise ValueError(f"line ?: {' '.join(str(exc).split())}") from None
     except RecursionError:

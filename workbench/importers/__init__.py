@@ -30,8 +30,20 @@ from workbench.importers.base import Importer, ImporterOption, ImportOptions, Pr
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-__all__ = ["Importer", "ImporterOption", "ImportOptions", "Probe", "UnknownFormat", "all_importers", "detect", "expand_paths",
-           "get_importer", "import_options", "nearest_miss", "scan_directory"]
+__all__ = [
+    "Importer",
+    "ImporterOption",
+    "ImportOptions",
+    "Probe",
+    "UnknownFormat",
+    "all_importers",
+    "detect",
+    "expand_paths",
+    "get_importer",
+    "import_options",
+    "nearest_miss",
+    "scan_directory",
+]
 
 PLUGIN_GROUP = "wb.importers"
 OPTION_TYPES = (str, int, float, bool)
@@ -104,7 +116,10 @@ def _problem(importer: object, taken: set[str], declared: dict[str, ImporterOpti
         if not isinstance(opt, ImporterOption):
             return f"option {opt!r} is not an ImporterOption"
         if not opt.flag.startswith("--") or not opt.param.isidentifier() or opt.type not in OPTION_TYPES:
-            return f"option {opt.flag!r}: a flag starts with '--', a param is a Python name, a type is str, int, float or bool"
+            return (
+                f"option {opt.flag!r}: a flag starts with '--', a param is a Python name, a type is str, int, float "
+                f"or bool"
+            )
         if declared.get(opt.param, opt) != opt or flags.get(opt.flag, opt.param) != opt.param:
             return f"option {opt.flag} ({opt.param}) differs from the one another importer declares"
     return None
@@ -131,7 +146,9 @@ class _Guarded(Importer):
         except WbError:
             raise
         except Exception as exc:  # noqa: BLE001 - see the class docstring
-            raise BadInput(paths[0] if len(paths) == 1 else None, f"{self.what} failed: {type(exc).__name__}: {exc}") from None
+            raise BadInput(
+                paths[0] if len(paths) == 1 else None, f"{self.what} failed: {type(exc).__name__}: {exc}"
+            ) from None
 
 
 def get_importer(name: str) -> Importer:
@@ -164,7 +181,9 @@ class UnknownFormat(BadInput):
     def __init__(self, file: Path, message: str, *, near: NearMiss | None = None) -> None:
         super().__init__(file, message)
         self.near = near
-        self.closest = None if near is None else {"importer": near.importer, "reason": near.reason, "hint": near.hint or None}
+        self.closest = (
+            None if near is None else {"importer": near.importer, "reason": near.reason, "hint": near.hint or None}
+        )
         self.details = {"closest": self.closest} if self.closest else None  # rides along in the --json error document
 
 
@@ -230,7 +249,11 @@ def expand_paths(paths: Iterable[Path], passed: list[tuple[Path, str]] | None = 
             if passed is not None:
                 passed.extend(skipped)
             if not inner:
-                raise BadInput(path, "is a directory with no files in it" + (f" ({len(skipped)} passed over: {skipped[0][1]})" if skipped else ""))
+                raise BadInput(
+                    path,
+                    "is a directory with no files in it"
+                    + (f" ({len(skipped)} passed over: {skipped[0][1]})" if skipped else ""),
+                )
             files.extend(inner)
         elif not path.exists() and not path.is_symlink():
             raise BadInput(path, "no such file")

@@ -21,7 +21,13 @@ from workbench.limits import MAX_ROWS, MAX_STRING_CHARS, exceeded
 KEY = "host"
 # Tables a run gets from its host section (workbench.compare.host_activity reads them).
 THREADS, FRAMES, STACKS, STACK_SAMPLES, CPU, GC = (
-    "host_threads", "host_frames", "host_stacks", "host_stack_samples", "host_cpu", "host_gc")
+    "host_threads",
+    "host_frames",
+    "host_stacks",
+    "host_stack_samples",
+    "host_cpu",
+    "host_gc",
+)
 STACK_ROW = ("t", "thread", "stack")
 GC_ROW = ("start", "duration_ms", "generation", "collected", "uncollectable")
 MAX_FIELDS = 64
@@ -47,8 +53,11 @@ def take_host(top: dict[str, Any], path: Path) -> tuple[dict[str, dict[str, np.n
         nid = t.get("native_id")
         native.append(math.nan if nid is None else _number(nid, path, f"{where}.native_id"))
         ids.append(float(i))
-    tables[THREADS] = {"id": np.array(ids, dtype=np.float64), "name": np.array(names, dtype=str),
-                       "native_id": np.array(native, dtype=np.float64)}
+    tables[THREADS] = {
+        "id": np.array(ids, dtype=np.float64),
+        "name": np.array(names, dtype=str),
+        "native_id": np.array(native, dtype=np.float64),
+    }
 
     stacks = host.get("stacks")
     if stacks is not None:
@@ -102,10 +111,16 @@ def _stacks(stacks: dict[str, Any], path: Path, n_threads: int) -> dict[str, dic
         if bad.size:
             raise BadInput(path, f"expected a {name} id below {bound}", where=f"host.stacks.rows[{int(bad[0])}]")
     return {
-        FRAMES: {"function": np.array(functions, dtype=str), "file": np.array(files, dtype=str),
-                 "line": np.array(lines, dtype=np.float64)},
-        STACKS: {"stack": np.array(stack_col, dtype=np.float64), "depth": np.array(depth_col, dtype=np.float64),
-                 "frame": np.array(frame_col, dtype=np.float64)},
+        FRAMES: {
+            "function": np.array(functions, dtype=str),
+            "file": np.array(files, dtype=str),
+            "line": np.array(lines, dtype=np.float64),
+        },
+        STACKS: {
+            "stack": np.array(stack_col, dtype=np.float64),
+            "depth": np.array(depth_col, dtype=np.float64),
+            "frame": np.array(frame_col, dtype=np.float64),
+        },
         STACK_SAMPLES: samples,
     }
 
@@ -113,10 +128,14 @@ def _stacks(stacks: dict[str, Any], path: Path, n_threads: int) -> dict[str, dic
 def _columns(fields: Any, rows: Any, path: Path, where: str, expected: tuple[str, ...] | None) -> dict[str, np.ndarray]:
     """Rows of numbers (null: unknown) under ``fields`` as float64 columns."""
     _list(fields, path, f"{where}.fields")
-    if not fields or len(fields) > MAX_FIELDS or len(set(fields)) != len(fields) or not all(
-            isinstance(f, str) and f.isidentifier() for f in fields):
+    if (
+        not fields
+        or len(fields) > MAX_FIELDS
+        or len(set(fields)) != len(fields)
+        or not all(isinstance(f, str) and f.isidentifier() for f in fields)
+    ):
         raise BadInput(path, f"expected 1 to {MAX_FIELDS} distinct field names", where=f"{where}.fields")
-    if expected is not None and tuple(fields[:len(expected)]) != expected:
+    if expected is not None and tuple(fields[: len(expected)]) != expected:
         raise BadInput(path, f"expected the fields {list(expected)}", where=f"{where}.fields")
     _list(rows, path, f"{where}.rows")
     if len(rows) > MAX_ROWS:
@@ -161,6 +180,11 @@ def _text(value: Any, path: Path, where: str) -> str:
 
 
 def _number(value: Any, path: Path, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) >= 2**53:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or abs(value) >= 2**53
+    ):
         raise BadInput(path, "expected a finite number", where=where)
     return float(value)

@@ -30,7 +30,17 @@ from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats import bench_json
 from workbench.formats.key_sets import KeySet, matching
-from workbench.formats.inference_records import SampleBuilder, Summary, as_list, as_object, inference_run, number, request_mix, stats_block, strict_number
+from workbench.formats.inference_records import (
+    SampleBuilder,
+    Summary,
+    as_list,
+    as_object,
+    inference_run,
+    number,
+    request_mix,
+    stats_block,
+    strict_number,
+)
 from workbench.formats.load_sweep import group_levels, load_meta, mark_sweep
 from workbench.importers.base import Importer, ImportOptions, Probe
 
@@ -46,9 +56,13 @@ TOKENS = {
     "output_tokens": ("output_sequence_length", "output_token_count", "osl"),
 }
 AGGREGATE = {
-    "time_to_first_token": "ttft_ms", "ttft": "ttft_ms", "request_latency": "e2e_ms",
-    "inter_token_latency": "itl_ms", "time_to_second_token": "ttst_ms",
-    "input_sequence_length": "prompt_tokens", "output_sequence_length": "output_tokens",
+    "time_to_first_token": "ttft_ms",
+    "ttft": "ttft_ms",
+    "request_latency": "e2e_ms",
+    "inter_token_latency": "itl_ms",
+    "time_to_second_token": "ttst_ms",
+    "input_sequence_length": "prompt_tokens",
+    "output_sequence_length": "output_tokens",
 }
 
 
@@ -59,16 +73,39 @@ class AIPerfImporter(Importer):
     priority = 30
 
     key_sets = (
-        KeySet("AIPerf profile_export.jsonl, current (request_start_ns, benchmark_phase)", ("metadata", "metrics", "request_start_ns"),
-               sample="inference/aiperf_profile_export_current.jsonl", origin="minimal, derived from aiperf/common/models/record_models.py"),
-        KeySet("AIPerf profile_export.jsonl, early (timestamp_ns, credit_phase)", ("metadata", "metrics", "timestamp_ns"),
-               sample="inference/aiperf_profile_export.jsonl", origin="minimal, derived from aiperf (early 2025 record layout)"),
-        KeySet("AIPerf profile_export_aiperf.json, aggregate (records)", ("records",), ("ttft", "time_to_first_token", "request_latency"),
-               sample="inference/aiperf_profile_export_aiperf.json", origin="minimal, derived from aiperf's JSON exporter"),
-        KeySet("AIPerf/GenAI-Perf aggregate (input_config or schema_version)", ("time_to_first_token",), ("input_config", "schema_version"),
-               sample="inference/genai_perf_aggregate.json", origin="minimal, derived from genai-perf's JsonExporter"),
-        KeySet("GenAI-Perf profile_export.json (raw experiments)", ("experiments",), ("response_timestamps", "experiment"),
-               sample="inference/genai_perf_profile_export.json", origin="minimal, derived from perf_analyzer's profile export"),
+        KeySet(
+            "AIPerf profile_export.jsonl, current (request_start_ns, benchmark_phase)",
+            ("metadata", "metrics", "request_start_ns"),
+            sample="inference/aiperf_profile_export_current.jsonl",
+            origin="minimal, derived from aiperf/common/models/record_models.py",
+        ),
+        KeySet(
+            "AIPerf profile_export.jsonl, early (timestamp_ns, credit_phase)",
+            ("metadata", "metrics", "timestamp_ns"),
+            sample="inference/aiperf_profile_export.jsonl",
+            origin="minimal, derived from aiperf (early 2025 record layout)",
+        ),
+        KeySet(
+            "AIPerf profile_export_aiperf.json, aggregate (records)",
+            ("records",),
+            ("ttft", "time_to_first_token", "request_latency"),
+            sample="inference/aiperf_profile_export_aiperf.json",
+            origin="minimal, derived from aiperf's JSON exporter",
+        ),
+        KeySet(
+            "AIPerf/GenAI-Perf aggregate (input_config or schema_version)",
+            ("time_to_first_token",),
+            ("input_config", "schema_version"),
+            sample="inference/genai_perf_aggregate.json",
+            origin="minimal, derived from genai-perf's JsonExporter",
+        ),
+        KeySet(
+            "GenAI-Perf profile_export.json (raw experiments)",
+            ("experiments",),
+            ("response_timestamps", "experiment"),
+            sample="inference/genai_perf_profile_export.json",
+            origin="minimal, derived from perf_analyzer's profile export",
+        ),
     )
 
     def sniff(self, probe: Probe) -> bool:
@@ -76,7 +113,8 @@ class AIPerfImporter(Importer):
             return False
         head = probe.text
         if ('"input_config"' in head or '"schema_version"' in head or '"records"' in head) and any(
-                f'"{k}"' in head for k in ("time_to_first_token", "ttft", "request_latency")):
+            f'"{k}"' in head for k in ("time_to_first_token", "ttft", "request_latency")
+        ):
             return True  # an aggregate names its metrics under several names
         return matching(self.key_sets, head) is not None
 
@@ -155,7 +193,9 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], opti
         err = rec.get("error")
         failed = bool(err) or bool(meta.get("was_cancelled"))
         if err:
-            kind = str((err or {}).get("type") or (err or {}).get("code") or "error") if isinstance(err, dict) else "error"
+            kind = (
+                str((err or {}).get("type") or (err or {}).get("code") or "error") if isinstance(err, dict) else "error"
+            )
             errors[kind] = errors.get(kind, 0) + 1
         start_key = "request_start_ns" if "request_start_ns" in meta else "timestamp_ns"
         start = strict_number(meta.get(start_key), path, f"{where}: metadata.{start_key}")
@@ -168,11 +208,19 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], opti
             last_end = max(last_end, end)
         if failed:
             values = {k: math.nan for k in values}
-        builder.add(id=str(meta.get("x_request_id") or meta.get("session_num") or line),
-                    ok=0.0 if failed else 1.0, **values, **tokens)
+        builder.add(
+            id=str(meta.get("x_request_id") or meta.get("session_num") or line),
+            ok=0.0 if failed else 1.0,
+            **values,
+            **tokens,
+        )
     if not len(builder):
         raise BadInput(path, f"no profiling records ({warmup} warm-up records)")
-    meta_out: dict[str, object] = {"source_format": "aiperf profile_export.jsonl", "warmup_records_excluded": warmup, "errors": errors}
+    meta_out: dict[str, object] = {
+        "source_format": "aiperf profile_export.jsonl",
+        "warmup_records_excluded": warmup,
+        "errors": errors,
+    }
     window: dict[str, object] = {"kind": "steady", "warmup_excluded": warmup, "policy": "benchmark_phase != warmup"}
     summary: Summary = {}
     completed = sum(1 for ok in builder.cols["ok"] if ok == 1.0)
@@ -181,14 +229,19 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], opti
         window["duration_s"] = summary["duration_s"] = (last_end - first_start) / 1e9
         summary["request_throughput"] = completed / window["duration_s"]
     folder = _folder_load(path)
-    meta_out["load"] = load_meta(requested_rate=folder["requested_rate"], concurrency=folder["concurrency"],
-                                 achieved_rate=summary.get("request_throughput"))
+    meta_out["load"] = load_meta(
+        requested_rate=folder["requested_rate"],
+        concurrency=folder["concurrency"],
+        achieved_rate=summary.get("request_throughput"),
+    )
     if folder["concurrency"] is not None or folder["requested_rate"] is not None:
         meta_out["load_source"] = "artifact folder name"
     meta_out["_setup"] = json.dumps(["per-request", str(path.parent.parent.resolve())])
     meta_out["_sweep_label"] = f"aiperf {path.parent.parent.name or path.stem}"
     label = options.label or f"aiperf {path.parent.name or path.stem}"
-    return inference_run(label, samples=builder, summary=summary, dimensions={}, meta=meta_out, sources=[path], window=window)
+    return inference_run(
+        label, samples=builder, summary=summary, dimensions={}, meta=meta_out, sources=[path], window=window
+    )
 
 
 def _aggregate_run(path: Path, line: int, obj: Mapping[str, object], options: ImportOptions) -> RunRecord:
@@ -202,12 +255,21 @@ def _aggregate_run(path: Path, line: int, obj: Mapping[str, object], options: Im
         at = f"line {line}: {name}"
         if target.endswith("_ms"):
             if unit not in UNIT_MS:
-                raise BadInput(path, f"metric {name!r} has unit {unit!r} (expected ns, us, ms or s)", where=f"line {line}")
-            summary[target] = stats_block({k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, UNIT_MS[unit], path, at)
+                raise BadInput(
+                    path, f"metric {name!r} has unit {unit!r} (expected ns, us, ms or s)", where=f"line {line}"
+                )
+            summary[target] = stats_block(
+                {k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, UNIT_MS[unit], path, at
+            )
         else:
-            summary[target] = stats_block({k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, 1.0, path, at)
-    for name, target in (("request_throughput", "request_throughput"), ("output_token_throughput", "output_throughput"),
-                         ("request_count", "requests_completed")):
+            summary[target] = stats_block(
+                {k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, 1.0, path, at
+            )
+    for name, target in (
+        ("request_throughput", "request_throughput"),
+        ("output_token_throughput", "output_throughput"),
+        ("request_count", "requests_completed"),
+    ):
         block = as_object(blocks.get(name), path, f"line {line}: {name}")
         if block:
             key = "avg" if "avg" in block else "value"
@@ -223,25 +285,50 @@ def _aggregate_run(path: Path, line: int, obj: Mapping[str, object], options: Im
         model = model[0] if len(model) == 1 else None
     if model:
         dims["model"] = Dimension(str(model), "declared")
-    mix = request_mix(number(cfg.get("synthetic_input_tokens_mean")), number(cfg.get("output_tokens_mean"))) if isinstance(cfg, dict) else None
+    mix = (
+        request_mix(number(cfg.get("synthetic_input_tokens_mean")), number(cfg.get("output_tokens_mean")))
+        if isinstance(cfg, dict)
+        else None
+    )
     if mix:
         dims["request_mix"] = Dimension(mix, "declared")
-    loadgen = cfg.get("loadgen") if isinstance(cfg, dict) and isinstance(cfg.get("loadgen"), dict) else cfg if isinstance(cfg, dict) else {}
+    loadgen = (
+        cfg.get("loadgen")
+        if isinstance(cfg, dict) and isinstance(cfg.get("loadgen"), dict)
+        else cfg
+        if isinstance(cfg, dict)
+        else {}
+    )
     folder = _folder_load(path)
     conc = strict_number(loadgen.get("concurrency"), path, f"line {line}: input_config.concurrency")
     rate = strict_number(loadgen.get("request_rate"), path, f"line {line}: input_config.request_rate")
-    load = load_meta(requested_rate=rate if not math.isnan(rate) else folder["requested_rate"],
-                     concurrency=conc if not math.isnan(conc) else folder["concurrency"],
-                     achieved_rate=summary.get("request_throughput"))
-    meta = {"source_format": "aiperf/genai-perf aggregate", "schema_version": obj.get("schema_version"), "load": load,
-            "tool_version": obj.get("aiperf_version") or obj.get("version"),
-            "input_config": cfg if isinstance(cfg, dict) else {}, "error_summary": obj.get("error_summary")}
+    load = load_meta(
+        requested_rate=rate if not math.isnan(rate) else folder["requested_rate"],
+        concurrency=conc if not math.isnan(conc) else folder["concurrency"],
+        achieved_rate=summary.get("request_throughput"),
+    )
+    meta = {
+        "source_format": "aiperf/genai-perf aggregate",
+        "schema_version": obj.get("schema_version"),
+        "load": load,
+        "tool_version": obj.get("aiperf_version") or obj.get("version"),
+        "input_config": cfg if isinstance(cfg, dict) else {},
+        "error_summary": obj.get("error_summary"),
+    }
     label = options.label or f"aiperf {path.parent.name or path.stem}"
     meta = json.loads(json.dumps(meta, default=str))
-    meta["_setup"] = json.dumps(["aggregate", dims["model"].value if "model" in dims else None,
-                                 dims["request_mix"].value if "request_mix" in dims else None], default=str)
+    meta["_setup"] = json.dumps(
+        [
+            "aggregate",
+            dims["model"].value if "model" in dims else None,
+            dims["request_mix"].value if "request_mix" in dims else None,
+        ],
+        default=str,
+    )
     meta["_sweep_label"] = f"aiperf {dims['model'].value if 'model' in dims else path.stem}"
-    return inference_run(label, samples=None, summary=summary, dimensions=dims, meta=meta, sources=[path], window={"kind": "steady"})
+    return inference_run(
+        label, samples=None, summary=summary, dimensions=dims, meta=meta, sources=[path], window={"kind": "steady"}
+    )
 
 
 def _raw_runs(path: Path, obj: Mapping[str, object], options: ImportOptions) -> Iterator[RunRecord]:
@@ -260,17 +347,27 @@ def _raw_runs(path: Path, obj: Mapping[str, object], options: ImportOptions) -> 
                 raise BadInput(path, "request is not an object", where=f"{where}.requests[{r}]")
             at = f"{where}.requests[{r}]"
             sent = strict_number(req.get("timestamp"), path, f"{at}.timestamp")
-            responses = [strict_number(t, path, f"{at}.response_timestamps") for t in as_list(req.get("response_timestamps"), path, f"{at}.response_timestamps")]
+            responses = [
+                strict_number(t, path, f"{at}.response_timestamps")
+                for t in as_list(req.get("response_timestamps"), path, f"{at}.response_timestamps")
+            ]
             responses = [t for t in responses if not math.isnan(t)]
             if math.isnan(sent) or not responses:
                 builder.add(id=str(req.get("sequence_id", r)), ok=0.0)
                 continue
             if any(t < sent for t in responses):
-                raise BadInput(path, "a response precedes its request", where=f"{where}.requests[{r}].response_timestamps")
+                raise BadInput(
+                    path, "a response precedes its request", where=f"{where}.requests[{r}].response_timestamps"
+                )
             gaps = [b - a for a, b in zip(responses, responses[1:])]
             first, last, completed = min(first, sent), max(last, responses[-1]), completed + 1
-            builder.add(id=str(req.get("sequence_id", r)), ok=1.0, ttft_ms=(responses[0] - sent) / 1e6,
-                        e2e_ms=(responses[-1] - sent) / 1e6, itl_ms=(sum(gaps) / len(gaps) / 1e6) if gaps else None)
+            builder.add(
+                id=str(req.get("sequence_id", r)),
+                ok=1.0,
+                ttft_ms=(responses[0] - sent) / 1e6,
+                e2e_ms=(responses[-1] - sent) / 1e6,
+                itl_ms=(sum(gaps) / len(gaps) / 1e6) if gaps else None,
+            )
         if not len(builder):
             raise BadInput(path, "experiment has no requests", where=where)
         setting = as_object(exp.get("experiment"), path, f"{where}.experiment")
@@ -279,17 +376,33 @@ def _raw_runs(path: Path, obj: Mapping[str, object], options: ImportOptions) -> 
         label = options.label or f"genai-perf {mode}={value}"
         if len(experiments) > 1 and options.label:
             label += f" [{e}]"
-        meta = {"source_format": "genai-perf profile_export.json", "experiment": exp.get("experiment"),
-                "tool_version": obj.get("version"), "service_kind": obj.get("service_kind"), "endpoint": obj.get("endpoint")}
+        meta = {
+            "source_format": "genai-perf profile_export.json",
+            "experiment": exp.get("experiment"),
+            "tool_version": obj.get("version"),
+            "service_kind": obj.get("service_kind"),
+            "endpoint": obj.get("endpoint"),
+        }
         dims = {"load": Dimension(f"{mode}={value:g}", "declared")} if mode else {}
         window: dict[str, object] = {"kind": "steady", "policy": "perf analyzer measurement window"}
         summary: Summary = {}
         if last > first:
             window["duration_s"] = summary["duration_s"] = (last - first) / 1e9
             summary["request_throughput"] = completed / window["duration_s"]
-        meta["load"] = load_meta(concurrency=value if mode == "concurrency" else None,
-                                 requested_rate=value if mode == "request_rate" else None,
-                                 achieved_rate=summary.get("request_throughput"))
-        runs.append(inference_run(label, samples=builder, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window))
-    yield from mark_sweep(runs, tool="genai-perf", label=options.label or f"genai-perf {path.parent.name or path.stem}",
-                          parts=[str(path.resolve())], relabel=False)
+        meta["load"] = load_meta(
+            concurrency=value if mode == "concurrency" else None,
+            requested_rate=value if mode == "request_rate" else None,
+            achieved_rate=summary.get("request_throughput"),
+        )
+        runs.append(
+            inference_run(
+                label, samples=builder, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window
+            )
+        )
+    yield from mark_sweep(
+        runs,
+        tool="genai-perf",
+        label=options.label or f"genai-perf {path.parent.name or path.stem}",
+        parts=[str(path.resolve())],
+        relabel=False,
+    )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from store.records import RunRecord
 from workbench.formats.key_sets import KeySet, NearMiss, closest
+
 # The importer contract's vocabulary lives one layer down, where formats and the training
 # readers can use it too; importers keep importing it from here.
 from workbench.inputs import (  # noqa: F401

@@ -2,7 +2,8 @@
 
 One run per benchmark (one strategy of a sweep: synchronous, throughput, constant
 rate ...), each with its load in ``meta["load"]``; the benchmarks of one report are the
-levels of one sweep (``meta["sweep"]``). A value of the wrong type is bad input. Metric distributions (split by successful/errored/incomplete) become the
+levels of one sweep (``meta["sweep"]``). A value of the wrong type is bad input. Metric distributions (split by
+successful/errored/incomplete) become the
 summary from the ``successful`` split, with GuideLLM's ``p001``/``p01``/``p05`` read as
 0.1 %/1 %/5 %. Per-request records become samples only when the report kept every
 request; a report that kept a sample of them (``request_samples``) gives a
@@ -24,7 +25,17 @@ import numpy as np
 from store.records import Dimension, RunRecord
 from workbench.errors import BadInput
 from workbench.formats.key_sets import KeySet, matching
-from workbench.formats.inference_records import SampleBuilder, Summary, as_list, as_object, inference_run, number, request_mix, stats_block, strict_number
+from workbench.formats.inference_records import (
+    SampleBuilder,
+    Summary,
+    as_list,
+    as_object,
+    inference_run,
+    number,
+    request_mix,
+    stats_block,
+    strict_number,
+)
 from workbench.formats.load_sweep import load_meta, mark_sweep
 from workbench.formats.bench_json import load_object
 from workbench.importers.base import Importer, ImportOptions, Probe
@@ -54,18 +65,32 @@ class GuideLLMImporter(Importer):
     # backend and request loader under "scheduler" and "benchmarker" (no "worker", "args",
     # "request_loader" any more). Most specific first: ``matching`` takes the first that fits.
     key_sets = (
-        KeySet("scheduler-refactor report (scheduler, benchmarker)", ("benchmarks", "generative_benchmark", "benchmarker"),
-               sample="inference/guidellm_scheduler_report.json",
-               origin="minimal, derived from vllm-project/guidellm src/guidellm/benchmark/objects.py at 414febe6"),
-        KeySet("report with args, worker, request_loader (type_ generative_benchmark)", ("benchmarks", "generative_benchmark"),
-               sample="inference/real/guidellm/benchmarks_stripped.json", origin="real (neuralmagic/guidellm test data)"),
-        KeySet("report with request_loader", ("benchmarks", "request_loader"),
-               sample="inference/guidellm_v03.json",
-               origin="minimal, derived from neuralmagic/guidellm src/guidellm/benchmark/benchmark.py at f3b95006"),
+        KeySet(
+            "scheduler-refactor report (scheduler, benchmarker)",
+            ("benchmarks", "generative_benchmark", "benchmarker"),
+            sample="inference/guidellm_scheduler_report.json",
+            origin="minimal, derived from vllm-project/guidellm src/guidellm/benchmark/objects.py at 414febe6",
+        ),
+        KeySet(
+            "report with args, worker, request_loader (type_ generative_benchmark)",
+            ("benchmarks", "generative_benchmark"),
+            sample="inference/real/guidellm/benchmarks_stripped.json",
+            origin="real (neuralmagic/guidellm test data)",
+        ),
+        KeySet(
+            "report with request_loader",
+            ("benchmarks", "request_loader"),
+            sample="inference/guidellm_v03.json",
+            origin="minimal, derived from neuralmagic/guidellm src/guidellm/benchmark/benchmark.py at f3b95006",
+        ),
     )
 
     def sniff(self, probe: Probe) -> bool:
-        return probe.stripped.startswith("{") and '"benchmarks"' in probe.text[:4096] and matching(self.key_sets, probe.text) is not None
+        return (
+            probe.stripped.startswith("{")
+            and '"benchmarks"' in probe.text[:4096]
+            and matching(self.key_sets, probe.text) is not None
+        )
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
         for path in paths:
@@ -80,7 +105,9 @@ class GuideLLMImporter(Importer):
                 runs.append(_run(bench, path, i, len(benchmarks), options))
             # The benchmarks of one report are the levels of one sweep (its profile).
             label = options.label or f"guidellm {path.stem}"
-            yield from mark_sweep(runs, tool="guidellm", label=label, parts=[str(path.resolve())], relabel=bool(options.label))
+            yield from mark_sweep(
+                runs, tool="guidellm", label=label, parts=[str(path.resolve())], relabel=bool(options.label)
+            )
 
 
 IMPORTER = GuideLLMImporter()
@@ -100,7 +127,11 @@ def _run(bench: Mapping[str, object], path: Path, index: int, count: int, option
         if stats:
             summary[target] = stats
     totals = as_object(bench.get("request_totals"), path, f"{where}.request_totals")
-    for key, target in (("successful", "requests_completed"), ("errored", "requests_failed"), ("incomplete", "requests_incomplete")):
+    for key, target in (
+        ("successful", "requests_completed"),
+        ("errored", "requests_failed"),
+        ("incomplete", "requests_incomplete"),
+    ):
         v = strict_number(totals.get(key), path, f"{where}.request_totals.{key}")
         if not math.isnan(v):
             summary[target] = v
@@ -114,15 +145,29 @@ def _run(bench: Mapping[str, object], path: Path, index: int, count: int, option
     records: list[tuple[dict[str, object], float, str]] = []
     for status, ok in (("successful", 1.0), ("errored", 0.0), ("incomplete", math.nan)):
         for r, rec in enumerate(as_list(requests.get(status), path, f"{where}.requests.{status}")):
-            records.append((as_object(rec, path, f"{where}.requests.{status}[{r}]"), ok, f"{where}.requests.{status}[{r}]"))
-    kept_all = bool(records) and bench.get("request_samples") is None and all(
-        len(requests.get(k) or []) == number(totals.get(k)) for k in ("successful", "errored", "incomplete"))
+            records.append(
+                (as_object(rec, path, f"{where}.requests.{status}[{r}]"), ok, f"{where}.requests.{status}[{r}]")
+            )
+    kept_all = (
+        bool(records)
+        and bench.get("request_samples") is None
+        and all(len(requests.get(k) or []) == number(totals.get(k)) for k in ("successful", "errored", "incomplete"))
+    )
     builder = SampleBuilder()
     client_queue: list[float] = []
     for rec, ok, at in records:
         sched = as_object(rec.get("scheduler_info"), path, f"{at}.scheduler_info")
-        field = {k: strict_number(rec.get(k), path, f"{at}.{k}") for k in (
-            "prompt_tokens", "output_tokens", "time_to_first_token_ms", "request_latency", "time_per_output_token_ms", "inter_token_latency_ms")}
+        field = {
+            k: strict_number(rec.get(k), path, f"{at}.{k}")
+            for k in (
+                "prompt_tokens",
+                "output_tokens",
+                "time_to_first_token_ms",
+                "request_latency",
+                "time_per_output_token_ms",
+                "inter_token_latency_ms",
+            )
+        }
         builder.add(
             id=str(rec.get("request_id", "")),
             prompt_tokens=field["prompt_tokens"],
@@ -133,8 +178,13 @@ def _run(bench: Mapping[str, object], path: Path, index: int, count: int, option
             itl_ms=field["inter_token_latency_ms"],
             ok=ok,
         )
-        client_queue.append((strict_number(sched.get("dequeued_time"), path, f"{at}.scheduler_info.dequeued_time")
-                             - strict_number(sched.get("queued_time"), path, f"{at}.scheduler_info.queued_time")) * 1000.0)
+        client_queue.append(
+            (
+                strict_number(sched.get("dequeued_time"), path, f"{at}.scheduler_info.dequeued_time")
+                - strict_number(sched.get("queued_time"), path, f"{at}.scheduler_info.queued_time")
+            )
+            * 1000.0
+        )
 
     worker = as_object(bench.get("worker"), path, f"{where}.worker")
     loader = as_object(bench.get("request_loader"), path, f"{where}.request_loader")
@@ -169,23 +219,34 @@ def _run(bench: Mapping[str, object], path: Path, index: int, count: int, option
         "source_format": "guidellm report",
         "benchmark_id": bench.get("id_"),
         "run_id": bench.get("run_id"),
-        "backend": {k: worker.get(k) for k in ("backend_type", "backend_target", "backend_model")} if worker else
-                   {k: backend.get(k) for k in ("type_", "target", "model") if k in backend},
+        "backend": {k: worker.get(k) for k in ("backend_type", "backend_target", "backend_model")}
+        if worker
+        else {k: backend.get(k) for k in ("type_", "target", "model") if k in backend},
         "request_loader": {k: loader.get(k) for k in ("data", "processor")},
         "where": where,
         "note": "GuideLLM's queued time is the client scheduler's, not the server's queue",
         # synchronous = one request at a time; throughput = as fast as possible.
-        "load": load_meta(requested_rate=rate_value if strategy in ("constant", "poisson") else None,
-                          concurrency=1 if strategy == "synchronous" else streams if strategy == "concurrent" else None,
-                          strategy=strategy, achieved_rate=achieved),
+        "load": load_meta(
+            requested_rate=rate_value if strategy in ("constant", "poisson") else None,
+            concurrency=1 if strategy == "synchronous" else streams if strategy == "concurrent" else None,
+            strategy=strategy,
+            achieved_rate=achieved,
+        ),
     }
     if not math.isnan(duration):
         meta["duration_s"] = duration
     window: dict[str, object] = {"kind": "steady", "policy": f"guidellm {strategy}"}
     if not math.isnan(duration):
         window["duration_s"] = duration
-    run = inference_run(label, samples=builder if kept_all else None, summary=summary, dimensions=dims, meta=meta,
-                        sources=[path], window=window)
+    run = inference_run(
+        label,
+        samples=builder if kept_all else None,
+        summary=summary,
+        dimensions=dims,
+        meta=meta,
+        sources=[path],
+        window=window,
+    )
     if records and not kept_all:
         table = builder.table()
         table["client_queue_ms"] = np.array(client_queue, dtype=np.float64)

@@ -39,7 +39,15 @@ from workbench.errors import BadInput
 from workbench.formats import engine_config, safe_yaml
 from workbench.formats.bench_json import load_object
 from workbench.formats.engine_config import EngineSite
-from workbench.formats.inference_records import Summary, as_object, inference_run, number, request_mix, stats_block, strict_number
+from workbench.formats.inference_records import (
+    Summary,
+    as_object,
+    inference_run,
+    number,
+    request_mix,
+    stats_block,
+    strict_number,
+)
 from workbench.formats.load_sweep import load_meta, mark_sweep
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
 from workbench.inputs import HEAD_BYTES, open_regular
@@ -55,8 +63,9 @@ LATENCIES = {
 MAX_JSON_BYTES = 64 << 20
 # What inference-perf queries for a server block that reads all-zero on newer vLLM.
 SILENT_RENAMES = {
-    "kv_cache_usage_percentage": "inference-perf queried vllm:gpu_cache_usage_perc, renamed vllm:kv_cache_usage_perc in vLLM 0.9 "
-                                 "and no longer fed from about 0.11 (kubernetes-sigs/inference-perf#277)",
+    "kv_cache_usage_percentage": "inference-perf queried vllm:gpu_cache_usage_perc, renamed vllm:kv_cache_usage_perc "
+    "in vLLM 0.9 "
+    "and no longer fed from about 0.11 (kubernetes-sigs/inference-perf#277)",
     "num_requests_swapped": "vllm:num_requests_swapped exists in the V0 engine only",
 }
 
@@ -80,7 +89,10 @@ class InferencePerfImporter(Importer):
         for path in paths:
             (reports[path.parent] if path.suffix == ".json" or _looks_json(path) else extras).append(path)
         if not reports:
-            raise BadInput(extras[0] if extras else None, "a deployment manifest or load config alone holds no measurements; import it with its results folder")
+            raise BadInput(
+                extras[0] if extras else None,
+                "a deployment manifest or load config alone holds no measurements; import it with its results folder",
+            )
         for folder, files in sorted(reports.items()):
             yield from _folder_runs(folder, files, extras, options)
 
@@ -101,7 +113,11 @@ def _is_manifest(head: str) -> bool:
 
 
 def _is_load_config(head: str) -> bool:
-    return bool(re.search(r"(?m)^load:\s*$", head) and re.search(r"(?m)^(data|server|api):\s*$", head) and re.search(r"(?m)^report:\s*$", head))
+    return bool(
+        re.search(r"(?m)^load:\s*$", head)
+        and re.search(r"(?m)^(data|server|api):\s*$", head)
+        and re.search(r"(?m)^report:\s*$", head)
+    )
 
 
 def _load_json(path: Path) -> dict[str, object]:
@@ -140,8 +156,10 @@ def _companions(folder: Path, extras: list[Path]) -> Companions:
             # The nearest one wins (a variant's own manifest over a shared one).
             if kind not in found or len(path.parent.parts) > len(found[kind].parent.parts):
                 found[kind] = path
-    for kind, candidates in (("manifest", [variant / "manifests.yaml", variant / "manifest.yaml"]),
-                             ("load_config", [variant / "config.yaml", variant.parent / "config.yaml"])):
+    for kind, candidates in (
+        ("manifest", [variant / "manifests.yaml", variant / "manifest.yaml"]),
+        ("load_config", [variant / "config.yaml", variant.parent / "config.yaml"]),
+    ):
         if kind not in found:
             for candidate in candidates:
                 if candidate.is_file():
@@ -204,8 +222,15 @@ def _sweep_summary(files: dict[str, Path]) -> dict[str, object]:
     return out
 
 
-def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], options: ImportOptions,
-         stage: str | None = None, summary_only: bool = False) -> RunRecord:
+def _run(
+    label: str,
+    files: dict[str, Path],
+    folder: Path,
+    extras: list[Path],
+    options: ImportOptions,
+    stage: str | None = None,
+    summary_only: bool = False,
+) -> RunRecord:
     summary: Summary = {}
     meta: dict[str, Any] = {"source_format": "inference-perf report", "warnings": []}
     sources: list[Path] = []
@@ -222,10 +247,15 @@ def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], o
     if stage is not None:
         meta["stage"] = int(stage)
     if not summary_only:
-        meta["load"] = load_meta(requested_rate=summary.get("requested_rate"), achieved_rate=summary.get("achieved_rate"),
-                                 strategy="constant" if "requested_rate" in summary else None)
+        meta["load"] = load_meta(
+            requested_rate=summary.get("requested_rate"),
+            achieved_rate=summary.get("achieved_rate"),
+            strategy="constant" if "requested_rate" in summary else None,
+        )
     else:
-        meta["sweep_summary_only"] = "summary over a whole sweep (it mixes loads): import the stage files for one run per load level"
+        meta["sweep_summary_only"] = (
+            "summary over a whole sweep (it mixes loads): import the stage files for one run per load level"
+        )
     if "send_duration" in summary:
         summary["duration_s"] = summary["send_duration"]
     dims: dict[str, Dimension] = {}
@@ -246,33 +276,48 @@ def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], o
                 revision += " (V0 engine)"
             dims["engine_revision"] = Dimension(revision, "declared")
         if manifest.accelerator:
-            dims["hardware"] = Dimension(f"{gpus}x {manifest.accelerator}" if gpus else str(manifest.accelerator), "declared")
+            dims["hardware"] = Dimension(
+                f"{gpus}x {manifest.accelerator}" if gpus else str(manifest.accelerator), "declared"
+            )
         dims.update(engine_config.dimensions(config, "declared", gpus=gpus))
         meta["engine_config_sources"] = msgspec.to_builtins(manifest.sources)
         if manifest.also:
-            meta["warnings"].append(f"the deployment file runs more engines than the one read ({manifest.where or 'first'}): "
-                                    + ", ".join(manifest.also))
+            meta["warnings"].append(
+                f"the deployment file runs more engines than the one read ({manifest.where or 'first'}): "
+                + ", ".join(manifest.also)
+            )
     load_cfg = comp.load_config
     if load_cfg:
         config_file = comp.paths.get("load_config")
         data = _section(load_cfg, "data", config_file)
         sp = _section(data, "data.shared_prefix", config_file)
         if sp:
-            mix = request_mix(number(sp.get("system_prompt_len")) + number(sp.get("question_len")), number(sp.get("output_len")))
+            mix = request_mix(
+                number(sp.get("system_prompt_len")) + number(sp.get("question_len")), number(sp.get("output_len"))
+            )
             if mix:
                 dims["request_mix"] = Dimension(f"{mix} (shared prefix {sp.get('system_prompt_len')})", "declared")
         load = _section(load_cfg, "load", config_file)
         sweep = _section(load, "load.sweep", config_file)
         if stage is not None and "requested_rate" in summary:
-            dims["load"] = Dimension(f"{load.get('type')} load at {summary['requested_rate']:g} req/s (stage {stage} of a "
-                                     f"{sweep.get('type', '?')} sweep)", "declared")
+            dims["load"] = Dimension(
+                f"{load.get('type')} load at {summary['requested_rate']:g} req/s (stage {stage} of a "
+                f"{sweep.get('type', '?')} sweep)",
+                "declared",
+            )
         else:
             dims["load"] = Dimension(
-                f"{load.get('type')} load, {sweep.get('type', 'no')} sweep of {sweep.get('num_stages', '?')} x {sweep.get('stage_duration', '?')} s"
-                if sweep else f"{load.get('type')} load", "declared")
+                f"{load.get('type')} load, {sweep.get('type', 'no')} sweep of {sweep.get('num_stages', '?')} x "
+                f"{sweep.get('stage_duration', '?')} s"
+                if sweep
+                else f"{load.get('type')} load",
+                "declared",
+            )
         client_model = _section(load_cfg, "server", config_file).get("model_name")
         if client_model and "model" in dims and client_model != dims["model"].value:
-            meta["warnings"].append(f"load config names model {client_model!r}; the manifest serves {dims['model'].value!r}")
+            meta["warnings"].append(
+                f"load config names model {client_model!r}; the manifest serves {dims['model'].value!r}"
+            )
         meta["load_config"] = {k: load_cfg.get(k) for k in ("api", "data", "load", "server") if k in load_cfg}
         server = meta["load_config"].get("server")
         if isinstance(server, dict):
@@ -286,11 +331,16 @@ def _run(label: str, files: dict[str, Path], folder: Path, extras: list[Path], o
                 dims["request_mix"] = Dimension(mix, "derived")
     if not meta["warnings"]:
         del meta["warnings"]
-    window = ({"kind": "mixed", "policy": "inference-perf summary over all stages"} if summary_only
-              else {"kind": "steady", "policy": f"inference-perf stage {stage}" if stage is not None else "one stage"})
+    window = (
+        {"kind": "mixed", "policy": "inference-perf summary over all stages"}
+        if summary_only
+        else {"kind": "steady", "policy": f"inference-perf stage {stage}" if stage is not None else "one stage"}
+    )
     if "send_duration" in summary:
         window["duration_s"] = summary["send_duration"]
-    return inference_run(label, samples=None, summary=summary, dimensions=dims, meta=meta, sources=sources, window=window)
+    return inference_run(
+        label, samples=None, summary=summary, dimensions=dims, meta=meta, sources=sources, window=window
+    )
 
 
 def lifecycle_summary(obj: Mapping[str, object], path: Path) -> Summary:
@@ -307,8 +357,12 @@ def lifecycle_summary(obj: Mapping[str, object], path: Path) -> Summary:
         if block:
             out[target] = block
     thr = as_object(succ.get("throughput"), path, "successes.throughput")
-    for key, target in (("requests_per_sec", "request_throughput"), ("output_tokens_per_sec", "output_throughput"),
-                        ("input_tokens_per_sec", "input_throughput"), ("total_tokens_per_sec", "total_token_throughput")):
+    for key, target in (
+        ("requests_per_sec", "request_throughput"),
+        ("output_tokens_per_sec", "output_throughput"),
+        ("input_tokens_per_sec", "input_throughput"),
+        ("total_tokens_per_sec", "total_token_throughput"),
+    ):
         v = strict_number(thr.get(key), path, f"successes.throughput.{key}")
         if not math.isnan(v):
             out[target] = v
@@ -326,15 +380,20 @@ def lifecycle_summary(obj: Mapping[str, object], path: Path) -> Summary:
             out[key] = v
     if "output_tokens" in out and "requests_completed" in out and "mean" in out["output_tokens"]:
         out["total_output_tokens"] = out["output_tokens"]["mean"] * out["requests_completed"]
-    if "prompt_tokens" in out and "output_tokens" in out:
+    prompt, output = out.get("prompt_tokens"), out.get("output_tokens")
+    if isinstance(prompt, dict) and isinstance(output, dict):
         out["_lengths"] = {
-            "prompt_median": out["prompt_tokens"].get("median", math.nan), "prompt_mean": out["prompt_tokens"].get("mean", math.nan),
-            "output_median": out["output_tokens"].get("median", math.nan), "output_mean": out["output_tokens"].get("mean", math.nan),
+            "prompt_median": prompt.get("median", math.nan),
+            "prompt_mean": prompt.get("mean", math.nan),
+            "output_median": output.get("median", math.nan),
+            "output_mean": output.get("mean", math.nan),
         }
     return out
 
 
-def server_summary(obj: Mapping[str, object], path: Path | None = None) -> tuple[dict[str, float | dict[str, float | bool]], list[str]]:
+def server_summary(
+    obj: Mapping[str, object], path: Path | None = None
+) -> tuple[dict[str, float | dict[str, float | bool]], list[str]]:
     """Server-side aggregates, with blocks that are silently zero under load set unknown."""
     succ = as_object(obj.get("successes"), path, "successes") if path is not None else (obj.get("successes") or {})
     out: dict[str, float | dict[str, float | bool]] = {}
@@ -347,14 +406,29 @@ def server_summary(obj: Mapping[str, object], path: Path | None = None) -> tuple
             if not math.isnan(v):
                 out[key] = v
             continue
-        block = {k: (strict_number(v, path, f"{where}.{k}") if path is not None else number(v)) for k, v in value.items()}
+        block = {
+            k: (strict_number(v, path, f"{where}.{k}") if path is not None else number(v)) for k, v in value.items()
+        }
         block = {k: v for k, v in block.items() if not math.isnan(v)}
         stats = {k: v for k, v in block.items() if k != "rate"}
-        if served and key in ("kv_cache_usage_percentage", "prompt_len", "output_len", "queue_len", "time_to_first_token", "request_latency") \
-                and stats and all(v == 0.0 for v in stats.values()):
+        if (
+            served
+            and key
+            in (
+                "kv_cache_usage_percentage",
+                "prompt_len",
+                "output_len",
+                "queue_len",
+                "time_to_first_token",
+                "request_latency",
+            )
+            and stats
+            and all(v == 0.0 for v in stats.values())
+        ):
             why = SILENT_RENAMES.get(key, "a metric missing under this engine version's name?")
-            unknown.append(f"server {key}: every statistic is 0 while the server served requests "
-                           f"({why}); recorded as unknown")
+            unknown.append(
+                f"server {key}: every statistic is 0 while the server served requests ({why}); recorded as unknown"
+            )
             block = {k: v for k, v in block.items() if k == "rate"}
             block["unknown"] = True
         out[key] = block

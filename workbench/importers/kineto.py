@@ -47,12 +47,27 @@ _BUF = 256 * 1024
 # Category -> role. Legacy 2021 names first, then the current ActivityType names.
 _GPU, _RUNTIME, _CPU = 1, 2, 3
 _ROLES: dict[str, int] = {
-    "Kernel": _GPU, "Memcpy": _GPU, "Memset": _GPU, "Runtime": _RUNTIME, "Operator": _CPU,
-    "kernel": _GPU, "gpu_memcpy": _GPU, "gpu_memset": _GPU,
-    "cuda_runtime": _RUNTIME, "cuda_driver": _RUNTIME,
-    "cpu_op": _CPU, "user_annotation": _CPU,
+    "Kernel": _GPU,
+    "Memcpy": _GPU,
+    "Memset": _GPU,
+    "Runtime": _RUNTIME,
+    "Operator": _CPU,
+    "kernel": _GPU,
+    "gpu_memcpy": _GPU,
+    "gpu_memset": _GPU,
+    "cuda_runtime": _RUNTIME,
+    "cuda_driver": _RUNTIME,
+    "cpu_op": _CPU,
+    "user_annotation": _CPU,
 }
-_GPU_BASE_KIND = {"Kernel": m.KERNEL, "kernel": m.KERNEL, "Memcpy": m.MEMCPY, "gpu_memcpy": m.MEMCPY, "Memset": m.MEMSET, "gpu_memset": m.MEMSET}
+_GPU_BASE_KIND = {
+    "Kernel": m.KERNEL,
+    "kernel": m.KERNEL,
+    "Memcpy": m.MEMCPY,
+    "gpu_memcpy": m.MEMCPY,
+    "Memset": m.MEMSET,
+    "gpu_memset": m.MEMSET,
+}
 _STREAM_TID = re.compile(r"(\d+)")
 
 
@@ -71,8 +86,19 @@ class KinetoImporter(Importer):
         if '"traceEvents"' not in head:
             return False
         # A Kineto trace says so in its header or in its first events.
-        markers = ('"schemaVersion"', '"deviceProperties"', '"distributedInfo"', '"cpu_op"', '"user_annotation"',
-                   '"cuda_runtime"', '"kernel"', '"Operator"', '"ProfilerStep#', '"ac2g"', '"python_function"')
+        markers = (
+            '"schemaVersion"',
+            '"deviceProperties"',
+            '"distributedInfo"',
+            '"cpu_op"',
+            '"user_annotation"',
+            '"cuda_runtime"',
+            '"kernel"',
+            '"Operator"',
+            '"ProfilerStep#',
+            '"ac2g"',
+            '"python_function"',
+        )
         return any(marker in head for marker in markers)
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
@@ -148,7 +174,9 @@ def _read_typed(path: Path, on_progress: Any) -> m.RankTrace | None:
     except (ScanError, msgspec.DecodeError, msgspec.ValidationError):
         return None  # the stream reader says what and where
     except READ_ERRORS as exc:
-        raise BadInput(path, f"corrupt or truncated file ({_short(exc) or type(exc).__name__})", where=f"traceEvents[{sink.index}]") from None
+        raise BadInput(
+            path, f"corrupt or truncated file ({_short(exc) or type(exc).__name__})", where=f"traceEvents[{sink.index}]"
+        ) from None
     finally:
         binary.close()
     found = _header(splitter.header + b'"traceEvents"')
@@ -163,15 +191,43 @@ def _events_decoder() -> Any:
     """A msgspec decoder for a run of events, keeping only the fields wb uses."""
     # Built with defstruct: this module's postponed annotations cannot name local classes.
     # Raw: shapes are kept as the trace wrote them (compacted), never decoded into lists.
-    args = msgspec.defstruct("KinetoArgs", [("stream", int | None, None), ("correlation", int | None, None), ("device", int | None, None),
-                                            ("dims", msgspec.Raw, msgspec.Raw()),
-                                            ("grid", msgspec.Raw, msgspec.Raw()), ("block", msgspec.Raw, msgspec.Raw()),
-                                            ("device_type", int | None, None), ("allocated", float | None, None),
-                                            ("reserved", float | None, None), ("nbytes", float | None, None)],
-                             rename={"dims": "Input Dims", "device_type": "Device Type",
-                                     "allocated": "Total Allocated", "reserved": "Total Reserved", "nbytes": "Bytes"}, gc=False)
-    event = msgspec.defstruct("KinetoEvent", [("ph", str, ""), ("cat", str, ""), ("name", str, ""), ("ts", float | None, None), ("dur", float | None, None),
-                                              ("pid", int | str | None, None), ("tid", int | str | None, None), ("args", args | None, None)], gc=False)
+    args = msgspec.defstruct(
+        "KinetoArgs",
+        [
+            ("stream", int | None, None),
+            ("correlation", int | None, None),
+            ("device", int | None, None),
+            ("dims", msgspec.Raw, msgspec.Raw()),
+            ("grid", msgspec.Raw, msgspec.Raw()),
+            ("block", msgspec.Raw, msgspec.Raw()),
+            ("device_type", int | None, None),
+            ("allocated", float | None, None),
+            ("reserved", float | None, None),
+            ("nbytes", float | None, None),
+        ],
+        rename={
+            "dims": "Input Dims",
+            "device_type": "Device Type",
+            "allocated": "Total Allocated",
+            "reserved": "Total Reserved",
+            "nbytes": "Bytes",
+        },
+        gc=False,
+    )
+    event = msgspec.defstruct(
+        "KinetoEvent",
+        [
+            ("ph", str, ""),
+            ("cat", str, ""),
+            ("name", str, ""),
+            ("ts", float | None, None),
+            ("dur", float | None, None),
+            ("pid", int | str | None, None),
+            ("tid", int | str | None, None),
+            ("args", args | None, None),
+        ],
+        gc=False,
+    )
     return msgspec.json.Decoder(list[event])
 
 
@@ -185,13 +241,19 @@ def _read_streamed(path: Path, on_progress: Any) -> m.RankTrace:
         try:
             parser.consume(_trace_events(path, tap))
         except ijson.IncompleteJSONError as exc:
-            raise BadInput(path, f"truncated or invalid JSON ({_short(exc)})", where=f"traceEvents[{parser.index}]") from None
+            raise BadInput(
+                path, f"truncated or invalid JSON ({_short(exc)})", where=f"traceEvents[{parser.index}]"
+            ) from None
         except ijson.JSONError as exc:
             raise BadInput(path, f"invalid JSON ({_short(exc)})", where=f"traceEvents[{parser.index}]") from None
         except UnicodeDecodeError as exc:
             raise BadInput(path, f"is not UTF-8 text ({exc.reason})", where=f"traceEvents[{parser.index}]") from None
         except READ_ERRORS as exc:
-            raise BadInput(path, f"corrupt or truncated file ({_short(exc) or type(exc).__name__})", where=f"traceEvents[{parser.index}]") from None
+            raise BadInput(
+                path,
+                f"corrupt or truncated file ({_short(exc) or type(exc).__name__})",
+                where=f"traceEvents[{parser.index}]",
+            ) from None
     finally:
         binary.close()
     if parser.index == 0 and b'"traceEvents"' not in tap.head:
@@ -224,7 +286,12 @@ def _trace_events(path: Path, stream: Any) -> Iterator[Any]:
         if event == "start_map" or event == "start_array":
             depth += 1
             if depth > MAX_DEPTH + 2:
-                raise exceeded(path, "nested deeper than", f"{MAX_DEPTH} levels", where=f"traceEvents[{n}]" if in_events else member)
+                raise exceeded(
+                    path,
+                    "nested deeper than",
+                    f"{MAX_DEPTH} levels",
+                    where=f"traceEvents[{n}]" if in_events else member,
+                )
             if depth == 2 and member == "traceEvents" and not in_events:
                 if event != "start_array":
                     raise BadInput(path, "traceEvents must be an array of events, got an object", where="traceEvents")
@@ -253,7 +320,9 @@ def _trace_events(path: Path, stream: Any) -> Iterator[Any]:
             continue
         # a scalar
         if depth == 1 and member == "traceEvents" and not in_events:
-            raise BadInput(path, f"traceEvents must be an array of events, got {_json_type(value)}", where="traceEvents")
+            raise BadInput(
+                path, f"traceEvents must be an array of events, got {_json_type(value)}", where="traceEvents"
+            )
         if in_events:
             if stack:
                 parent = stack[-1]
@@ -388,23 +457,52 @@ class _EventSink:
         try:
             for i, ev in enumerate(events, 1):  # the count names the place of a fault
                 if type(ev) is not dict:
-                    raise BadInput(self.path, f"expected an event object, got {type(ev).__name__}", where=f"traceEvents[{i - 1}]")
+                    raise BadInput(
+                        self.path, f"expected an event object, got {type(ev).__name__}", where=f"traceEvents[{i - 1}]"
+                    )
                 ph = ev.get("ph")
                 if ph == "X":
                     cat = ev.get("cat")
                     if cat is not None and type(cat) is not str:  # {} or [] cannot name a category (nor be looked up)
-                        raise BadInput(self.path, f"cat must be a string, got {type(cat).__name__}", where=f"traceEvents[{i - 1}].cat")
+                        raise BadInput(
+                            self.path,
+                            f"cat must be a string, got {type(cat).__name__}",
+                            where=f"traceEvents[{i - 1}].cat",
+                        )
                     role = _ROLES.get(cat)  # type: ignore[arg-type]
                     if role is not None:
                         args = ev.get("args") or {}
                         if type(args) is not dict:
-                            raise BadInput(self.path, f"args must be an object, got {type(args).__name__}", where=f"traceEvents[{i - 1}].args")
-                        self._complete(i - 1, role, cat, ev.get("name", ""), ev.get("ts"), ev.get("dur"), ev.get("pid"), ev.get("tid"),
-                                       args.get("stream") if role != _CPU else None, args.get("correlation", -1) if role != _CPU else -1,
-                                       args.get("device") if role != _CPU else None, _dict_shape(role, args))
+                            raise BadInput(
+                                self.path,
+                                f"args must be an object, got {type(args).__name__}",
+                                where=f"traceEvents[{i - 1}].args",
+                            )
+                        self._complete(
+                            i - 1,
+                            role,
+                            cat,
+                            ev.get("name", ""),
+                            ev.get("ts"),
+                            ev.get("dur"),
+                            ev.get("pid"),
+                            ev.get("tid"),
+                            args.get("stream") if role != _CPU else None,
+                            args.get("correlation", -1) if role != _CPU else -1,
+                            args.get("device") if role != _CPU else None,
+                            _dict_shape(role, args),
+                        )
                 elif ph == "i" and ev.get("name") in _MEMORY_EVENTS and type(ev.get("args")) is dict:
                     a = ev["args"]
-                    self._memory(i - 1, ev["name"], ev.get("ts"), a.get("Device Type"), a.get("Total Allocated"), a.get("Total Reserved"), a.get("Bytes"))
+                    self._memory(
+                        i - 1,
+                        ev["name"],
+                        ev.get("ts"),
+                        a.get("Device Type"),
+                        a.get("Total Allocated"),
+                        a.get("Total Reserved"),
+                        a.get("Bytes"),
+                    )
         finally:
             self.index = i
         self._seen()
@@ -425,7 +523,20 @@ class _EventSink:
                             shape = self.raw_shapes.get(raw, _MISSING)
                             if shape is _MISSING:  # the same raw shape recurs every step: its key is built once
                                 shape = self.raw_shapes[raw] = _raw_shape(role, args)
-                        self._complete(i, role, ev.cat, ev.name, ev.ts, ev.dur, ev.pid, ev.tid, args.stream, args.correlation, args.device, shape)
+                        self._complete(
+                            i,
+                            role,
+                            ev.cat,
+                            ev.name,
+                            ev.ts,
+                            ev.dur,
+                            ev.pid,
+                            ev.tid,
+                            args.stream,
+                            args.correlation,
+                            args.device,
+                            shape,
+                        )
             elif ev.ph == "i" and ev.name in _MEMORY_EVENTS and ev.args is not None:
                 a = ev.args
                 self._memory(i, ev.name, ev.ts, a.device_type, a.allocated, a.reserved, a.nbytes)
@@ -435,7 +546,9 @@ class _EventSink:
     def _shape_id(self, shape: str) -> int:
         return self.shapes.id(shape)
 
-    def _memory(self, index: int, name: str, ts: Any, device_type: Any, allocated: Any, reserved: Any, nbytes: Any) -> None:
+    def _memory(
+        self, index: int, name: str, ts: Any, device_type: Any, allocated: Any, reserved: Any, nbytes: Any
+    ) -> None:
         """A caching-allocator instant event on a device (host allocations are not kept)."""
         if device_type == 0 or type(ts) not in (int, float) or not -MAX_TS_US < ts < MAX_TS_US:
             return
@@ -451,17 +564,38 @@ class _EventSink:
         self.saw_checkpoint = len(self.checkpoint.ts) > 0
         self.saw_runtime = len(self.runtime.ts) > 0
 
-    def _complete(self, index: int, role: int, cat: str, name: Any, ts: Any, dur: Any, pid: Any, tid: Any,
-                  stream: Any, corr: Any, device: Any, shape: str | None = None) -> None:
+    def _complete(
+        self,
+        index: int,
+        role: int,
+        cat: str,
+        name: Any,
+        ts: Any,
+        dur: Any,
+        pid: Any,
+        tid: Any,
+        stream: Any,
+        corr: Any,
+        device: Any,
+        shape: str | None = None,
+    ) -> None:
         """One complete ("X") event of a kept category; ``shape``: its recorded input shape
         (CPU operators) or launch configuration (kernels), when the trace has them."""
         try:
             if not (0 <= dur <= MAX_DURATION_US and -MAX_TS_US < ts < MAX_TS_US):
-                raise BadInput(self.path, f"implausible time (ts {_brief(ts)}, dur {_brief(dur)})", where=f"traceEvents[{index}]")
+                raise BadInput(
+                    self.path, f"implausible time (ts {_brief(ts)}, dur {_brief(dur)})", where=f"traceEvents[{index}]"
+                )
         except TypeError:
-            raise BadInput(self.path, f"ts and dur must be numbers (ts {_brief(ts)}, dur {_brief(dur)})", where=f"traceEvents[{index}]") from None
+            raise BadInput(
+                self.path,
+                f"ts and dur must be numbers (ts {_brief(ts)}, dur {_brief(dur)})",
+                where=f"traceEvents[{index}]",
+            ) from None
         if type(name) is not str:
-            raise BadInput(self.path, f"name must be a string, got {type(name).__name__}", where=f"traceEvents[{index}]")
+            raise BadInput(
+                self.path, f"name must be a string, got {type(name).__name__}", where=f"traceEvents[{index}]"
+            )
         if role == _GPU:
             cached = self.gpu_cache.get(name)
             if cached is None:
@@ -479,8 +613,11 @@ class _EventSink:
                 gpu.device.append(device if type(device) is int else -1)
                 gpu.correlation.append(corr if corr is not None else -1)
             except (TypeError, OverflowError):
-                raise BadInput(self.path, f"stream and correlation must be integers (stream {_brief(stream)}, correlation {_brief(corr)})",
-                               where=f"traceEvents[{index}]") from None
+                raise BadInput(
+                    self.path,
+                    f"stream and correlation must be integers (stream {_brief(stream)}, correlation {_brief(corr)})",
+                    where=f"traceEvents[{index}]",
+                ) from None
             gpu.ts.append(ts)
             gpu.dur.append(dur)
             gpu.kind.append(cached[1])
@@ -491,7 +628,9 @@ class _EventSink:
             try:
                 rt.correlation.append(corr if corr is not None else -1)
             except (TypeError, OverflowError):
-                raise BadInput(self.path, f"correlation must be an integer, got {_brief(corr)}", where=f"traceEvents[{index}]") from None
+                raise BadInput(
+                    self.path, f"correlation must be an integer, got {_brief(corr)}", where=f"traceEvents[{index}]"
+                ) from None
             name_id = self.rt_cache.get(name)
             if name_id is None:
                 name_id = self.rt_cache[name] = self.names.id(name)
@@ -528,7 +667,11 @@ class _EventSink:
         base = top.get("baseTimeNanoseconds")
         if base is not None:
             if type(base) is not int or base < 0:
-                raise BadInput(path, f"baseTimeNanoseconds must be a non-negative integer, got {_brief(base)}", where="baseTimeNanoseconds")
+                raise BadInput(
+                    path,
+                    f"baseTimeNanoseconds must be a non-negative integer, got {_brief(base)}",
+                    where="baseTimeNanoseconds",
+                )
             base_ns = base
         rank, world = _distributed(path, top.get("distributedInfo"))
         gpu = self.gpu.finish()
@@ -536,8 +679,14 @@ class _EventSink:
         ops = self.ops.finish()
         steps = self.steps.finish()
         trace = m.RankTrace(source=path, rank=rank, world_size=world, names=self.names.values)
-        trace.gpu = {"start": _ns(gpu["ts"], base_ns), "kind": gpu["kind"].astype(np.int8), "stream": gpu["stream"],
-                     "correlation": gpu["correlation"], "name": gpu["name"].astype(np.int32), "device": gpu["device"]}
+        trace.gpu = {
+            "start": _ns(gpu["ts"], base_ns),
+            "kind": gpu["kind"].astype(np.int8),
+            "stream": gpu["stream"],
+            "correlation": gpu["correlation"],
+            "name": gpu["name"].astype(np.int32),
+            "device": gpu["device"],
+        }
         trace.gpu["end"] = trace.gpu["start"] + np.rint(gpu["dur"] * 1000).astype(np.int64)
         trace.runtime = _interval(runtime, base_ns)
         trace.runtime.update(correlation=runtime["correlation"], name=runtime["name"].astype(np.int32))
@@ -548,8 +697,13 @@ class _EventSink:
         trace.shapes = self.shapes.values
         memory = self.memory.finish()
         if len(memory["ts"]):
-            trace.memory = {"time": _ns(memory["ts"], base_ns), "allocated": memory["allocated"], "reserved": memory["reserved"],
-                            "bytes": memory["nbytes"], "oom": memory["oom"].astype(bool)}
+            trace.memory = {
+                "time": _ns(memory["ts"], base_ns),
+                "allocated": memory["allocated"],
+                "reserved": memory["reserved"],
+                "bytes": memory["nbytes"],
+                "oom": memory["oom"].astype(bool),
+            }
         trace.steps = _interval(steps, base_ns)
         trace.steps["number"] = steps["number"]
         trace.loader = _interval(self.loader.finish(), base_ns)
@@ -597,12 +751,13 @@ def _tensor_dims(dims: str) -> str | None:
         return None
     if len(kept) > MAX_SHAPE_KEY:  # a foreach/cat over many tensors: a short prefix and a fingerprint stand for it
         fingerprint = hashlib.blake2b(kept.encode(), digest_size=5).hexdigest()
-        kept = f"{kept[:MAX_SHAPE_KEY - 24]}... #{fingerprint}"
+        kept = f"{kept[: MAX_SHAPE_KEY - 24]}... #{fingerprint}"
     return kept
 
 
 def _dict_shape(role: int, args: Mapping[str, Any]) -> str | None:
     """The same key from a decoded event (the stream reader's path)."""
+
     def compact(value: Any) -> str:
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
@@ -658,7 +813,9 @@ def _distributed(path: Path, info: Any) -> tuple[int | None, int | None]:
     for key in ("rank", "world_size"):
         value = info.get(key)
         if value is not None and (type(value) is not int or value < 0):
-            raise BadInput(path, f"expected a non-negative integer, got {_brief(value)}", where=f"distributedInfo.{key}")
+            raise BadInput(
+                path, f"expected a non-negative integer, got {_brief(value)}", where=f"distributedInfo.{key}"
+            )
         values.append(value)
     rank, world = values
     if rank is not None and world is not None and rank >= world:
@@ -682,20 +839,34 @@ def _devices(path: Path, props: Any, used: np.ndarray) -> list[str]:
     return named or sorted(set(by_id.values()))
 
 
-_META_KEYS = ("schemaVersion", "traceName", "displayTimeUnit", "cupti_version", "cuda_runtime_version", "cuda_driver_version",
-              "roctracer_version", "hip_runtime_version", "hip_driver_version", "trace_id")
+_META_KEYS = (
+    "schemaVersion",
+    "traceName",
+    "displayTimeUnit",
+    "cupti_version",
+    "cuda_runtime_version",
+    "cuda_driver_version",
+    "roctracer_version",
+    "hip_runtime_version",
+    "hip_driver_version",
+    "trace_id",
+)
 
 
 def _meta(top: Mapping[str, object], relative: bool) -> dict[str, object]:
     """The trace's own metadata worth keeping (its values as the trace wrote them)."""
-    meta: dict[str, object] = {k: top[k] for k in _META_KEYS if k in top and isinstance(top[k], (str, int, float)) and not isinstance(top[k], bool)}
+    meta: dict[str, object] = {
+        k: top[k]
+        for k in _META_KEYS
+        if k in top and isinstance(top[k], (str, int, float)) and not isinstance(top[k], bool)
+    }
     info = top.get("distributedInfo")
     if isinstance(info, dict):
-        meta["distributed"] = {k: info[k] for k in ("backend", "rank", "world_size", "pg_count", "nccl_version") if k in info}
+        meta["distributed"] = {
+            k: info[k] for k in ("backend", "rank", "world_size", "pg_count", "nccl_version") if k in info
+        }
     meta["timestamps"] = "relative float us + baseTimeNanoseconds" if relative else "absolute us"
     errors = top.get("ERROR")
     if isinstance(errors, list) and errors:
         meta["profiler_errors"] = [str(e)[:300] for e in errors[:20]]
     return meta
-
-

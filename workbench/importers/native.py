@@ -33,8 +33,16 @@ from workbench.formats.json_stream import ObjectStream
 from workbench.formats.timestamps import parse_timestamp
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
 from workbench.importers._host_sections import take_host
-from workbench.limits import (MAX_COLUMNS, MAX_DEPTH, MAX_ROWS, MAX_SPARSITY, MAX_STRING_CHARS,
-                              SPARSE_FLOOR_CELLS, TEXT_FLOOR_CHARS, exceeded)
+from workbench.limits import (
+    MAX_COLUMNS,
+    MAX_DEPTH,
+    MAX_ROWS,
+    MAX_SPARSITY,
+    MAX_STRING_CHARS,
+    SPARSE_FLOOR_CELLS,
+    TEXT_FLOOR_CHARS,
+    exceeded,
+)
 from workbench.training.json_chunks import ArrayChunks, ScanError, structure
 
 FORMAT = "workbench.capture/1"
@@ -45,24 +53,62 @@ MAX_SAFE_INT = 2**53
 # "number", "bool", "str", "timestamp" (epoch seconds out).
 SAMPLE_FIELDS: dict[str, dict[str, str]] = {
     "inference": {
-        "id": "str", "prompt_tokens": "count", "output_tokens": "count",
-        "queue_ms": "duration", "prefill_ms": "duration", "decode_ms": "duration",
-        "ttft_ms": "duration", "e2e_ms": "duration", "ok": "bool",
+        "id": "str",
+        "prompt_tokens": "count",
+        "output_tokens": "count",
+        "queue_ms": "duration",
+        "prefill_ms": "duration",
+        "decode_ms": "duration",
+        "ttft_ms": "duration",
+        "e2e_ms": "duration",
+        "ok": "bool",
     },
     "training": {
-        "step": "count", "rank": "count", "step_ms": "duration", "input_ms": "duration",
-        "compute_ms": "duration", "communication_ms": "duration", "checkpoint_ms": "duration",
-        "samples": "count", "tokens": "count", "loss": "number",
+        "step": "count",
+        "rank": "count",
+        "step_ms": "duration",
+        "input_ms": "duration",
+        "compute_ms": "duration",
+        "communication_ms": "duration",
+        "checkpoint_ms": "duration",
+        "samples": "count",
+        "tokens": "count",
+        "loss": "number",
     },
     "fleet": {
-        "job": "str", "gpus": "count", "submit": "timestamp", "eligible": "timestamp",
-        "start": "timestamp", "end": "timestamp", "state": "str",
+        "job": "str",
+        "gpus": "count",
+        "submit": "timestamp",
+        "eligible": "timestamp",
+        "start": "timestamp",
+        "end": "timestamp",
+        "state": "str",
     },
 }
 
 DIMENSION_KEYS: dict[str, tuple[str, ...]] = {
-    "inference": ("model", "weights", "hardware", "topology", "request_mix", "precision", "engine_revision", "power_policy", "engine_config"),
-    "training": ("model", "objective", "hardware", "topology", "rank_count", "effective_batch", "optimizer", "eval_metric", "framework"),
+    "inference": (
+        "model",
+        "weights",
+        "hardware",
+        "topology",
+        "request_mix",
+        "precision",
+        "engine_revision",
+        "power_policy",
+        "engine_config",
+    ),
+    "training": (
+        "model",
+        "objective",
+        "hardware",
+        "topology",
+        "rank_count",
+        "effective_batch",
+        "optimizer",
+        "eval_metric",
+        "framework",
+    ),
     "fleet": ("pool", "device_types", "scheduler_policy", "eligibility_history", "workload_mix"),
 }
 
@@ -211,7 +257,9 @@ def _read_fast(path: Path, options: ImportOptions, on_bytes: Any) -> RunRecord |
         lens = _lens_in(splitter.header)
         if lens is None:
             return None
-        extras: dict[str, str] = {}  # extra key -> its type in the decoder: "any", or a guess ("number", "bool", "text")
+        extras: dict[
+            str, str
+        ] = {}  # extra key -> its type in the decoder: "any", or a guess ("number", "bool", "text")
         guessed: set[str] = set()  # extras typed once (a guess is made once per key; a miss stays "any")
         columns = _ColumnBuilder(path, SAMPLE_FIELDS[lens])
         run = first
@@ -224,8 +272,12 @@ def _read_fast(path: Path, options: ImportOptions, on_bytes: Any) -> RunRecord |
                 if _unknown_field(exc) is not None:
                     # New extra keys: learn every key of this run in one pass, then decode it again.
                     known = {*SAMPLE_FIELDS[lens], *extras}
-                    new = {key: "any" for sample in msgspec.json.decode(run, type=list[dict[str, msgspec.Raw]])
-                           for key in sample if key not in known}
+                    new = {
+                        key: "any"
+                        for sample in msgspec.json.decode(run, type=list[dict[str, msgspec.Raw]])
+                        for key in sample
+                        if key not in known
+                    }
                     if not new or len(extras) + len(new) > FAST_EXTRA_KEYS:
                         return None  # hundreds of keys: the stream reader bounds and refuses what the limits say
                     extras.update(new)
@@ -278,12 +330,22 @@ def _samples_decoder(lens: str, extras: tuple[tuple[str, str], ...] = ()) -> Any
     are struct fields ``extra_0_``, ``extra_1_``... renamed to their key (any text is a key)."""
     import msgspec
 
-    types = {"duration": float | None, "count": float | None, "number": float | None, "bool": bool | None,
-             "str": str | int | None, "timestamp": Any, "any": Any, "text": str | None}
+    types = {
+        "duration": float | None,
+        "count": float | None,
+        "number": float | None,
+        "bool": bool | None,
+        "str": str | int | None,
+        "timestamp": Any,
+        "any": Any,
+        "text": str | None,
+    }
     fields = [(key, types[kind], _ABSENT) for key, kind in SAMPLE_FIELDS[lens].items()]
     fields += [(_extra_attr(i), types[kind], _ABSENT) for i, (_, kind) in enumerate(extras)]
     rename = {_extra_attr(i): key for i, (key, _) in enumerate(extras)}
-    sample = msgspec.defstruct(f"{lens.title()}Sample", fields, gc=False, forbid_unknown_fields=True, rename=rename or None)
+    sample = msgspec.defstruct(
+        f"{lens.title()}Sample", fields, gc=False, forbid_unknown_fields=True, rename=rename or None
+    )
     return msgspec.json.Decoder(list[sample])
 
 
@@ -375,9 +437,13 @@ def _header(top: dict[str, Any], path: Path, options: ImportOptions) -> RunRecor
             raise BadInput(path, f"expected an object, got {_type_name(window)}", where="window")
         kind = window.get("kind", UNKNOWN_WINDOW)
         if kind != UNKNOWN_WINDOW and kind not in WINDOW_KINDS:
-            raise BadInput(path, f"unknown window kind {kind!r} (known: {', '.join(WINDOW_KINDS)})", where="window.kind")
+            raise BadInput(
+                path, f"unknown window kind {kind!r} (known: {', '.join(WINDOW_KINDS)})", where="window.kind"
+            )
         warmup = window.get("warmup_excluded")
-        if warmup is not None and (isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0 or warmup >= MAX_SAFE_INT):
+        if warmup is not None and (
+            isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0 or warmup >= MAX_SAFE_INT
+        ):
             raise BadInput(path, "expected a non-negative integer", where="window.warmup_excluded")
         _check_json_value(window, path, "window")
         record.window = {**window, "kind": kind}
@@ -416,8 +482,11 @@ def _header(top: dict[str, Any], path: Path, options: ImportOptions) -> RunRecor
             _check_number(pool["wait_target_s"], path, "pool.wait_target_s")
             if pool["wait_target_s"] <= 0:
                 # As --wait-target: a target of 0 makes every job miss it, a figure that says nothing.
-                raise BadInput(path, f"a queue-wait target is a positive number of seconds, got {pool['wait_target_s']}",
-                               where="pool.wait_target_s")
+                raise BadInput(
+                    path,
+                    f"a queue-wait target is a positive number of seconds, got {pool['wait_target_s']}",
+                    where="pool.wait_target_s",
+                )
         _check_json_value(pool, path, "pool")
         meta["pool"] = pool
 
@@ -463,8 +532,13 @@ class _ColumnBuilder:
         if len(self._pending) >= _CHUNK:
             self._flush()
 
-    def add_structs(self, rows: list[Any], run: bytes, extras: tuple[tuple[str, str], ...] = (),
-                    fit: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
+    def add_structs(
+        self,
+        rows: list[Any],
+        run: bytes,
+        extras: tuple[tuple[str, str], ...] = (),
+        fit: set[str] | frozenset[str] = frozenset(),
+    ) -> dict[str, str]:
         """A run of samples decoded into structs (``_samples_decoder``), a column at a time;
         ``extras`` are the extra keys the structs carry (as ``extra_<i>_``) with their
         decoded type. Returns, for each untyped extra in ``fit``, the type its values in this
@@ -489,7 +563,9 @@ class _ColumnBuilder:
         for i, (key, typed) in enumerate(extras):
             attr = _extra_attr(i)
             if typed != "any":  # floats or strings already: checked as a known key of that kind is
-                kind = {"text": "str", "bool": "bool"}.get(typed) or ("number" if _kind_by_name(key) == "extra" else "duration")
+                kind = {"text": "str", "bool": "bool"}.get(typed) or (
+                    "number" if _kind_by_name(key) == "extra" else "duration"
+                )
                 column, present = self._fast_column(key, kind, rows, start, attr)
             else:
                 values = list(map(attrgetter(attr), rows))
@@ -525,7 +601,9 @@ class _ColumnBuilder:
         self._chunk_start = self.n
         return seen
 
-    def _fast_column(self, key: str, kind: str, rows: list[Any], start: int, attr: str | None = None) -> tuple[np.ndarray, int]:
+    def _fast_column(
+        self, key: str, kind: str, rows: list[Any], start: int, attr: str | None = None
+    ) -> tuple[np.ndarray, int]:
         """One column of a decoded run (field ``attr``, by default the key) and how many
         samples hold its key. Any value the stream reader would refuse raises (so that
         reader names the first one); so does, for an extra number, one it would keep but
@@ -575,8 +653,12 @@ class _ColumnBuilder:
                 for key in d:
                     if key not in keys:
                         if len(keys) >= MAX_COLUMNS:
-                            raise exceeded(self.path, f"sample key {_short(key)} would be column {len(keys) + 1}: more distinct keys than",
-                                           f"{MAX_COLUMNS:,}", where=f"samples[{self._chunk_start + i}]")
+                            raise exceeded(
+                                self.path,
+                                f"sample key {_short(key)} would be column {len(keys) + 1}: more distinct keys than",
+                                f"{MAX_COLUMNS:,}",
+                                where=f"samples[{self._chunk_start + i}]",
+                            )
                         keys[key] = None
                         self._chunks[key] = []
                         self._first_chunk[key] = len(self._chunk_sizes)
@@ -598,8 +680,13 @@ class _ColumnBuilder:
         (memory would grow with keys x samples, the square of the input)."""
         cells = self.n * len(self._keys)
         if cells > max(SPARSE_FLOOR_CELLS, MAX_SPARSITY * self._present):
-            raise exceeded(self.path, f"{len(self._keys):,} sample keys over {self.n:,} samples hold only {self._present:,} values: "
-                           "a table more sparse than", f"1 value in {MAX_SPARSITY} cells", where=f"samples[{self.n - 1}]")
+            raise exceeded(
+                self.path,
+                f"{len(self._keys):,} sample keys over {self.n:,} samples hold only {self._present:,} values: "
+                "a table more sparse than",
+                f"1 value in {MAX_SPARSITY} cells",
+                where=f"samples[{self.n - 1}]",
+            )
 
     def finish(self) -> dict[str, np.ndarray]:
         self._flush()
@@ -610,10 +697,19 @@ class _ColumnBuilder:
             if missing_before:
                 chunks = [self._convert(key, [None] * missing_before, 0), *chunks]
             if len({c.dtype.kind for c in chunks}) > 1:  # an extra key: numbers in one chunk, text in another
-                chunks = [c if c.dtype.kind == "U" else np.array(["" if np.isnan(x) else repr(float(x)) for x in c], dtype=str) for c in chunks]
+                chunks = [
+                    c
+                    if c.dtype.kind == "U"
+                    else np.array(["" if np.isnan(x) else repr(float(x)) for x in c], dtype=str)
+                    for c in chunks
+                ]
             if chunks[0].dtype.kind == "U" and len(chunks) > 1:
-                self._check_width(key, sum(map(len, chunks)), max(c.dtype.itemsize // 4 for c in chunks),
-                                  sum(int(np.char.str_len(c).sum()) for c in chunks))
+                self._check_width(
+                    key,
+                    sum(map(len, chunks)),
+                    max(c.dtype.itemsize // 4 for c in chunks),
+                    sum(int(np.char.str_len(c).sum()) for c in chunks),
+                )
             out[key] = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
             del chunks
             _release_freed_heap()
@@ -622,7 +718,11 @@ class _ColumnBuilder:
     def _fault(self, key: str, values: list[Any], start: int, ok: Any, message: str) -> BadInput:
         for i, value in enumerate(values):
             if not ok(value):
-                return BadInput(self.path, message.format(value=_short(value), type=_type_name(value)), where=f"samples[{start + i}].{key}")
+                return BadInput(
+                    self.path,
+                    message.format(value=_short(value), type=_type_name(value)),
+                    where=f"samples[{start + i}].{key}",
+                )
         return BadInput(self.path, message.format(value="?", type="?"), where=f"samples.{key}")
 
     def _convert(self, key: str, values: list[Any], start: int) -> np.ndarray:
@@ -631,11 +731,15 @@ class _ColumnBuilder:
         types.discard(type(None))
         if kind == "str":
             if not types <= {str, int}:
-                raise self._fault(key, values, start, lambda v: v is None or type(v) in (str, int), "expected a string, got {type}")
+                raise self._fault(
+                    key, values, start, lambda v: v is None or type(v) in (str, int), "expected a string, got {type}"
+                )
             return self._text(key, ["" if v is None else str(v) for v in values], start)
         if kind == "bool":
             if not types <= {bool}:
-                raise self._fault(key, values, start, lambda v: v is None or type(v) is bool, "expected true or false, got {type}")
+                raise self._fault(
+                    key, values, start, lambda v: v is None or type(v) is bool, "expected true or false, got {type}"
+                )
             return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
         if kind == "timestamp":
             out = np.empty(len(values), dtype=np.float64)
@@ -652,20 +756,32 @@ class _ColumnBuilder:
             return self._extra_column(key, values, types, start)
         # numeric kinds
         if not types <= _NUMERIC_TYPES:
-            raise self._fault(key, values, start, lambda v: v is None or type(v) in _NUMERIC_TYPES, "expected a number, got {type}")
+            raise self._fault(
+                key, values, start, lambda v: v is None or type(v) in _NUMERIC_TYPES, "expected a number, got {type}"
+            )
         try:
             arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown)
         except OverflowError:
-            raise self._fault(key, values, start, lambda v: v is None or abs(v) < 1e308, "number {value} is out of range") from None
+            raise self._fault(
+                key, values, start, lambda v: v is None or abs(v) < 1e308, "number {value} is out of range"
+            ) from None
         infinite = np.isinf(arr)
         if infinite.any():  # 1e400 decodes to inf: a number out of range, not a value
             i = int(np.argmax(infinite))
-            raise BadInput(self.path, "number out of range (it reads as infinity; a value must be finite)", where=f"samples[{start + i}].{key}")
+            raise BadInput(
+                self.path,
+                "number out of range (it reads as infinity; a value must be finite)",
+                where=f"samples[{start + i}].{key}",
+            )
         if int in types:
             big = np.abs(arr) >= MAX_SAFE_INT
             if big.any():
                 i = int(np.argmax(big))
-                raise BadInput(self.path, f"integer {_short(values[i])} is too large (2^53 or more; write such integers as strings)", where=f"samples[{start + i}].{key}")
+                raise BadInput(
+                    self.path,
+                    f"integer {_short(values[i])} is too large (2^53 or more; write such integers as strings)",
+                    where=f"samples[{start + i}].{key}",
+                )
         if kind in ("duration", "count"):
             negative = arr < 0
             if negative.any():
@@ -676,8 +792,12 @@ class _ColumnBuilder:
             past = arr > LATENCY_BOUND_MS
             if past.any():
                 i = int(np.argmax(past))
-                raise BadInput(self.path, f"latency {_short(values[i])} ms is beyond {LATENCY_BOUND_MS:g} ms (about 11.6 days): "
-                               "not a measurement", where=f"samples[{start + i}].{key}")
+                raise BadInput(
+                    self.path,
+                    f"latency {_short(values[i])} ms is beyond {LATENCY_BOUND_MS:g} ms (about 11.6 days): "
+                    "not a measurement",
+                    where=f"samples[{start + i}].{key}",
+                )
         return arr
 
     def _extra_column(self, key: str, values: list[Any], types: set[type], start: int) -> np.ndarray:
@@ -685,7 +805,9 @@ class _ColumnBuilder:
         if types and types <= _NUMERIC_TYPES:
             arr = np.array(values, dtype=np.float64)
             if not np.isfinite(arr[~np.isnan(arr)]).all():
-                raise self._fault(key, values, start, lambda v: v is None or math.isfinite(v), "number {value} is out of range")
+                raise self._fault(
+                    key, values, start, lambda v: v is None or math.isfinite(v), "number {value} is out of range"
+                )
             return arr
         if types <= {bool}:
             return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
@@ -706,7 +828,12 @@ class _ColumnBuilder:
         longest = max(lengths, default=0)
         if longest > MAX_STRING_CHARS:
             i = lengths.index(longest)
-            raise exceeded(self.path, f"a string of {longest:,} characters is longer than", f"{MAX_STRING_CHARS:,}", where=f"samples[{start + i}].{key}")
+            raise exceeded(
+                self.path,
+                f"a string of {longest:,} characters is longer than",
+                f"{MAX_STRING_CHARS:,}",
+                where=f"samples[{start + i}].{key}",
+            )
         joined = "".join(texts)
         if not joined.isascii():
             try:
@@ -715,14 +842,21 @@ class _ColumnBuilder:
                 i = next(i for i, t in enumerate(texts) if not _encodes(t))
                 _check_text(texts[i], self.path, f"samples[{start + i}].{key}")
         self._check_width(key, len(texts), longest, len(joined))
-        if longest and len(joined) == longest * len(texts):  # every string as long (ids, UUIDs): one copy of the joined text
+        if longest and len(joined) == longest * len(
+            texts
+        ):  # every string as long (ids, UUIDs): one copy of the joined text
             return np.frombuffer(bytearray(joined.encode("utf-32-le")), dtype=f"<U{longest}")
         return np.array(texts, dtype=str)
 
     def _check_width(self, key: str, rows: int, width: int, chars: int) -> None:
         if rows * width > max(TEXT_FLOOR_CHARS, MAX_SPARSITY * chars):
-            raise exceeded(self.path, f"column {_short(key)} has a string of {width:,} characters among {rows:,} rows holding {chars:,} "
-                           "in all: fixed-width storage would be more sparse than", f"1 character in {MAX_SPARSITY}", where=f"samples.{key}")
+            raise exceeded(
+                self.path,
+                f"column {_short(key)} has a string of {width:,} characters among {rows:,} rows holding {chars:,} "
+                "in all: fixed-width storage would be more sparse than",
+                f"1 character in {MAX_SPARSITY}",
+                where=f"samples.{key}",
+            )
 
 
 @cache
@@ -774,7 +908,9 @@ def _check_number(value: Any, path: Path, where: str, *, minimum: float | None =
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise BadInput(path, f"expected a number, got {_type_name(value)}", where=where)
     if isinstance(value, int) and abs(value) >= MAX_SAFE_INT:
-        raise BadInput(path, f"integer {_short(value)} is too large (2^53 or more; write such integers as strings)", where=where)
+        raise BadInput(
+            path, f"integer {_short(value)} is too large (2^53 or more; write such integers as strings)", where=where
+        )
     if not math.isfinite(value):
         raise BadInput(path, "number is not finite", where=where)
     if minimum is not None and value < minimum:
@@ -799,20 +935,30 @@ def _check_json_value(value: Any, path: Path, where: str) -> None:
         elif isinstance(v, str):
             _check_text(v, path, w)
         elif isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_SAFE_INT:
-            raise BadInput(path, f"integer {_short(v)} is too large (2^53 or more; write such integers as strings)", where=w)
+            raise BadInput(
+                path, f"integer {_short(v)} is too large (2^53 or more; write such integers as strings)", where=w
+            )
         elif isinstance(v, float) and not math.isfinite(v):
             raise BadInput(path, "number is not finite", where=w)
 
 
 def _check_text(text: str, path: Path, where: str) -> None:
     if len(text) > MAX_STRING_CHARS:
-        raise exceeded(path, f"a string of {len(text):,} characters is longer than", f"{MAX_STRING_CHARS:,}", where=_short_where(where))
+        raise exceeded(
+            path,
+            f"a string of {len(text):,} characters is longer than",
+            f"{MAX_STRING_CHARS:,}",
+            where=_short_where(where),
+        )
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            raise BadInput(path, "string contains a lone surrogate (\\ud800-\\udfff escape without its pair; not valid Unicode)",
-                           where=_short_where(where)) from None
+            raise BadInput(
+                path,
+                "string contains a lone surrogate (\\ud800-\\udfff escape without its pair; not valid Unicode)",
+                where=_short_where(where),
+            ) from None
 
 
 def _short_where(where: str) -> str:
@@ -820,7 +966,15 @@ def _short_where(where: str) -> str:
 
 
 def _type_name(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+    return {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
 
 
 def _short(value: Any) -> str:

@@ -34,9 +34,21 @@ _CHUNK = 200_000
 DEFAULT_STEP_PATTERN = r"^(?:ProfilerStep#|(?:train[_ ]?)?step[ _#:]*|iter(?:ation)?[ _#:]*)(\d+)$"
 _NVTX_RANGES = (59, 60)  # PushPopRange, StartEndRange
 # The tables this reader queries.
-_READ = frozenset({"META_DATA_EXPORT", "EXPORT_META_DATA", "META_DATA_CAPTURE", "StringIds", "CUPTI_ACTIVITY_KIND_KERNEL",
-                   "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME", "ENUM_CUDA_MEMCPY_OPER",
-                   "NVTX_EVENTS", "TARGET_INFO_GPU"})
+_READ = frozenset(
+    {
+        "META_DATA_EXPORT",
+        "EXPORT_META_DATA",
+        "META_DATA_CAPTURE",
+        "StringIds",
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        "ENUM_CUDA_MEMCPY_OPER",
+        "NVTX_EVENTS",
+        "TARGET_INFO_GPU",
+    }
+)
 
 
 class NsysImporter(Importer):
@@ -46,7 +58,12 @@ class NsysImporter(Importer):
     priority = 30
     options = (
         WARMUP_STEPS,
-        ImporterOption("step_pattern", "--step-pattern", "NVTX range name (a regular expression) that marks a step in Nsight exports.", metavar="REGEX"),
+        ImporterOption(
+            "step_pattern",
+            "--step-pattern",
+            "NVTX range name (a regular expression) that marks a step in Nsight exports.",
+            metavar="REGEX",
+        ),
         JOBS,
     )
 
@@ -54,7 +71,16 @@ class NsysImporter(Importer):
         head = probe.head
         if not head.startswith(SQLITE_MAGIC) or b"StringIds" not in head:
             return False
-        return any(marker in head for marker in (b"CUPTI_ACTIVITY_KIND", b"NVTX_EVENTS", b"TARGET_INFO_", b"META_DATA_EXPORT", b"EXPORT_META_DATA"))
+        return any(
+            marker in head
+            for marker in (
+                b"CUPTI_ACTIVITY_KIND",
+                b"NVTX_EVENTS",
+                b"TARGET_INFO_",
+                b"META_DATA_EXPORT",
+                b"EXPORT_META_DATA",
+            )
+        )
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
         jobs: dict[Path, list[Path]] = {}
@@ -131,9 +157,15 @@ def read_report(path: Path, options: ImportOptions | None = None) -> m.RankTrace
         raise BadInput(path, f"corrupt or truncated SQLite export ({exc})") from None
     except sqlite3.DatabaseError as exc:
         if calls[0] > budget:
-            raise exceeded(path, "reading the export takes more work than", f"{SQL_STEPS_PER_BYTE} SQLite steps per byte of the file") from None
+            raise exceeded(
+                path,
+                "reading the export takes more work than",
+                f"{SQL_STEPS_PER_BYTE} SQLite steps per byte of the file",
+            ) from None
         if authorizer.refused:
-            raise BadInput(path, f"asks SQLite to run {authorizer.refused}; an nsys export holds data, not code: refused") from None
+            raise BadInput(
+                path, f"asks SQLite to run {authorizer.refused}; an nsys export holds data, not code: refused"
+            ) from None
         raise BadInput(path, f"corrupt or truncated SQLite export ({exc})") from None
     finally:
         con.close()
@@ -145,9 +177,13 @@ class _Report:
         self.con = con
         self.options = options
         self.tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        views = sorted(row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'view'") if row[0] in _READ)
+        views = sorted(
+            row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'view'") if row[0] in _READ
+        )
         if views:  # nsys writes tables; a view can compute without end (a recursive CTE)
-            raise BadInput(path, f"{views[0]} is a view, not a table: an nsys export holds its data in tables", where=views[0])
+            raise BadInput(
+                path, f"{views[0]} is a view, not a table: an nsys export holds its data in tables", where=views[0]
+            )
         self.names = m.Names()
         self._strings: dict[int, str] | None = None
 
@@ -159,7 +195,11 @@ class _Report:
         rows = list(self.con.execute(f'PRAGMA table_xinfo("{table}")'))
         generated = [row[1] for row in rows if row[6] in (2, 3)]  # hidden: 2 virtual, 3 stored generated
         if generated:  # computed on every read (hex(zeroblob(n))): nsys writes plain columns
-            raise BadInput(self.path, f"column {generated[0]} is a generated column (an expression, not data); refused", where=table)
+            raise BadInput(
+                self.path,
+                f"column {generated[0]} is a generated column (an expression, not data); refused",
+                where=table,
+            )
         return {row[1] for row in rows}
 
     def need(self, table: str, cols: tuple[str, ...]) -> bool:
@@ -176,7 +216,11 @@ class _Report:
         for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
             if table in self.tables:
                 return {str(k): str(v) for k, v in self.con.execute(f'SELECT name, value FROM "{table}"')}
-        raise BadInput(self.path, "no export metadata table (META_DATA_EXPORT or EXPORT_META_DATA): not an nsys export, or one too old to trust")
+        raise BadInput(
+            self.path,
+            "no export metadata table (META_DATA_EXPORT or EXPORT_META_DATA): not an nsys export, or one too old to "
+            "trust",
+        )
 
     def strings(self) -> dict[int, str]:
         if self._strings is None:
@@ -221,8 +265,11 @@ class _Report:
         version = meta.get("EXPORT_SCHEMA_VERSION", "")
         major = meta.get("EXPORT_SCHEMA_VERSION_MAJOR") or version.split(".")[0]
         if not major.isdigit() or int(major) != SUPPORTED_MAJOR:
-            raise BadInput(self.path, f"unsupported export schema version {version or '?'} (this wb reads schema {SUPPORTED_MAJOR}.x)",
-                           where="META_DATA_EXPORT.EXPORT_SCHEMA_VERSION")
+            raise BadInput(
+                self.path,
+                f"unsupported export schema version {version or '?'} (this wb reads schema {SUPPORTED_MAJOR}.x)",
+                where="META_DATA_EXPORT.EXPORT_SCHEMA_VERSION",
+            )
         env = self.process_env()
         rank = _env_int(env, "RANK")
         world = _env_int(env, "WORLD_SIZE")
@@ -246,7 +293,9 @@ class _Report:
         if "META_DATA_CAPTURE" not in self.tables:
             return {}
         env: dict[str, str] = {}
-        for _name, value in self.con.execute("SELECT name, value FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE'"):
+        for _name, value in self.con.execute(
+            "SELECT name, value FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE'"
+        ):
             key, sep, val = str(value).partition("=")
             if sep and key in ("RANK", "WORLD_SIZE"):
                 env[key] = val.strip().strip('"')
@@ -258,12 +307,20 @@ class _Report:
         kernel_cols = self.columns("CUPTI_ACTIVITY_KIND_KERNEL")
         if kernel_cols:
             name_col = "demangledName" if "demangledName" in kernel_cols else "shortName"
-            self.need("CUPTI_ACTIVITY_KIND_KERNEL", ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", name_col))
-            rows = self.int_table("CUPTI_ACTIVITY_KIND_KERNEL", ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", name_col))
+            self.need(
+                "CUPTI_ACTIVITY_KIND_KERNEL",
+                ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", name_col),
+            )
+            rows = self.int_table(
+                "CUPTI_ACTIVITY_KIND_KERNEL",
+                ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", name_col),
+            )
             uniq, inverse = np.unique(rows[:, 6], return_inverse=True)
             texts = [strings.get(int(sid), f"<string {sid}>") for sid in uniq]
             name_ids = np.array([self.names.id(t) for t in texts], dtype=np.int32)[inverse]
-            kernel_kinds = np.array([m.COLLECTIVE if m.is_communication_kernel(t) else m.KERNEL for t in texts], dtype=np.int8)[inverse]
+            kernel_kinds = np.array(
+                [m.COLLECTIVE if m.is_communication_kernel(t) else m.KERNEL for t in texts], dtype=np.int8
+            )[inverse]
             parts.append((rows, -1, name_ids))
         else:
             kernel_kinds = np.zeros(0, dtype=np.int8)
@@ -274,10 +331,15 @@ class _Report:
                 continue
             extra = "copyKind" if kind == m.MEMCPY and "copyKind" in cols else "0"
             self.need(table, ("start", "end", "deviceId", "streamId", "correlationId", "globalPid"))
-            rows = self.int_table(table, ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", extra),
-                                  select=f'start, "end", deviceId, streamId, correlationId, globalPid, {extra}')
+            rows = self.int_table(
+                table,
+                ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", extra),
+                select=f'start, "end", deviceId, streamId, correlationId, globalPid, {extra}',
+            )
             if kind == m.MEMCPY:
-                ids = np.array([self.names.id(f"Memcpy {copy_labels.get(int(k), 'Unknown')}") for k in rows[:, 6]], dtype=np.int32)
+                ids = np.array(
+                    [self.names.id(f"Memcpy {copy_labels.get(int(k), 'Unknown')}") for k in rows[:, 6]], dtype=np.int32
+                )
             else:
                 ids = np.full(len(rows), self.names.id("Memset"), dtype=np.int32)
             parts.append((rows, kind, ids))
@@ -289,9 +351,20 @@ class _Report:
         _check_times(self.path, rows[:, 0], rows[:, 1], "CUPTI_ACTIVITY_KIND_*")
         if np.any(rows[:, 1] < rows[:, 0]):
             bad = int(np.flatnonzero(rows[:, 1] < rows[:, 0])[0])
-            raise BadInput(self.path, f"an activity ends before it starts (start {rows[bad, 0]}, end {rows[bad, 1]})", where="CUPTI_ACTIVITY_KIND_*")
-        return {"start": rows[:, 0].copy(), "end": rows[:, 1].copy(), "kind": kind, "stream": rows[:, 3].copy(),
-                "correlation": _process_correlation(rows[:, 5], rows[:, 4]), "name": names, "device": rows[:, 2].copy()}
+            raise BadInput(
+                self.path,
+                f"an activity ends before it starts (start {rows[bad, 0]}, end {rows[bad, 1]})",
+                where="CUPTI_ACTIVITY_KIND_*",
+            )
+        return {
+            "start": rows[:, 0].copy(),
+            "end": rows[:, 1].copy(),
+            "kind": kind,
+            "stream": rows[:, 3].copy(),
+            "correlation": _process_correlation(rows[:, 5], rows[:, 4]),
+            "name": names,
+            "device": rows[:, 2].copy(),
+        }
 
     def memcpy_labels(self) -> dict[int, str]:
         if "ENUM_CUDA_MEMCPY_OPER" not in self.tables:
@@ -311,19 +384,34 @@ class _Report:
         strings = self.strings()
         ids = {int(s): self.names.id(strings.get(int(s), f"<string {s}>")) for s in np.unique(rows[:, 4])}
         names = np.array([ids[int(s)] for s in rows[:, 4]], dtype=np.int32)
-        return {"start": rows[:, 0].copy(), "end": rows[:, 1].copy(), "correlation": _process_correlation(rows[:, 2], rows[:, 3]), "name": names}
+        return {
+            "start": rows[:, 0].copy(),
+            "end": rows[:, 1].copy(),
+            "correlation": _process_correlation(rows[:, 2], rows[:, 3]),
+            "name": names,
+        }
 
     def nvtx(self, trace: m.RankTrace) -> None:
         cols = self.columns("NVTX_EVENTS")
         if not cols:
             return
         self.need("NVTX_EVENTS", ("start", "end", "eventType"))
-        text = "COALESCE(n.text, s.value)" if {"text", "textId"} <= cols else ("n.text" if "text" in cols else "s.value")
+        text = (
+            "COALESCE(n.text, s.value)" if {"text", "textId"} <= cols else ("n.text" if "text" in cols else "s.value")
+        )
         join = "LEFT JOIN StringIds s ON s.id = n.textId" if "textId" in cols else ""
         pattern = re.compile(str(self.options.params.get("step_pattern") or DEFAULT_STEP_PATTERN), re.IGNORECASE)
-        steps, ops, loader, ckpt = m.Columns(number="q", start="q", end="q"), m.Columns(start="q", end="q", name="l"), m.Columns(start="q", end="q"), m.Columns(start="q", end="q")
+        steps, ops, loader, ckpt = (
+            m.Columns(number="q", start="q", end="q"),
+            m.Columns(start="q", end="q", name="l"),
+            m.Columns(start="q", end="q"),
+            m.Columns(start="q", end="q"),
+        )
         classes: dict[str, tuple[int, int | None, int]] = {}
-        sql = f'SELECT n.start, n."end", {text} FROM NVTX_EVENTS n {join} WHERE n.eventType IN {_NVTX_RANGES} AND n."end" IS NOT NULL'
+        sql = (
+            f'SELECT n.start, n."end", {text} FROM NVTX_EVENTS n {join} WHERE n.eventType IN {_NVTX_RANGES} AND '
+            f'n."end" IS NOT NULL'
+        )
         cur = self.con.execute(sql)
         while chunk := cur.fetchmany(_CHUNK):
             for start, end, name in chunk:
@@ -333,14 +421,29 @@ class _Report:
                     found = pattern.match(name)
                     number = found.group(1) if found and found.groups() else None
                     if number is not None and not (number.isascii() and number.isdigit() and len(number) <= 18):
-                        raise BadInput(self.path, f"step number in {_shown(name)} is not a decimal of at most 18 digits", where="NVTX_EVENTS")
-                    got = classes[name] = (self.names.id(name), int(number) if number is not None else None,
-                                           1 if m.is_loader_wait(name) else 2 if m.is_checkpoint(name) else 0)
+                        raise BadInput(
+                            self.path,
+                            f"step number in {_shown(name)} is not a decimal of at most 18 digits",
+                            where="NVTX_EVENTS",
+                        )
+                    got = classes[name] = (
+                        self.names.id(name),
+                        int(number) if number is not None else None,
+                        1 if m.is_loader_wait(name) else 2 if m.is_checkpoint(name) else 0,
+                    )
                 name_id, step, cls = got
-                if type(start) is not int or type(end) is not int or not 0 <= start <= MAX_TIMESTAMP or not 0 <= end <= MAX_TIMESTAMP:
+                if (
+                    type(start) is not int
+                    or type(end) is not int
+                    or not 0 <= start <= MAX_TIMESTAMP
+                    or not 0 <= end <= MAX_TIMESTAMP
+                ):
                     bad = start if type(start) is not int or not 0 <= start <= MAX_TIMESTAMP else end
-                    raise BadInput(self.path, f"an NVTX range's time must be integer ns from 0 to 2^62, not {_shown(bad)} ({_shown(name)})",
-                                   where="NVTX_EVENTS")
+                    raise BadInput(
+                        self.path,
+                        f"an NVTX range's time must be integer ns from 0 to 2^62, not {_shown(bad)} ({_shown(name)})",
+                        where="NVTX_EVENTS",
+                    )
                 if end < start:
                     raise BadInput(self.path, f"an NVTX range ends before it starts ({name!r})", where="NVTX_EVENTS")
                 if step is not None:
@@ -391,8 +494,12 @@ def _check_times(path: Path, start: np.ndarray, end: np.ndarray, where: str) -> 
     for col, values in (("start", start), ("end", end)):
         bad = (values < 0) | (values > MAX_TIMESTAMP)
         if bad.any():
-            raise BadInput(path, f"{col} {int(values[np.flatnonzero(bad)[0]])} is outside 0 .. 2^62 ns "
-                           "(int64 arithmetic on it would wrap)", where=where)
+            raise BadInput(
+                path,
+                f"{col} {int(values[np.flatnonzero(bad)[0]])} is outside 0 .. 2^62 ns "
+                "(int64 arithmetic on it would wrap)",
+                where=where,
+            )
 
 
 def _shown(value: object) -> str:

@@ -73,7 +73,7 @@ def attribute_value(value: Any) -> Any:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise _WrongType(f"an attribute value must be an object like {{\"doubleValue\": 1.5}}, got {_kind(value)}")
+        raise _WrongType(f'an attribute value must be an object like {{"doubleValue": 1.5}}, got {_kind(value)}')
     if "doubleValue" in value:
         return _double(value["doubleValue"])
     if "intValue" in value:
@@ -116,7 +116,9 @@ def _int64(raw: Any) -> int:
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
 
 
 def _brief(value: Any) -> str:
@@ -205,8 +207,13 @@ def spans_run(path: Path, options: ImportOptions) -> RunRecord:
                     status = span.get("status")
                     code = status.get("code") if isinstance(status, dict) else None
                     failed = code in (STATUS_ERROR, "STATUS_CODE_ERROR")
-                    builder.add(id=str(request_id or span.get("spanId") or ""),
-                                prompt_tokens=counts[0], output_tokens=counts[1], ok=0.0 if failed else 1.0, **values)
+                    builder.add(
+                        id=str(request_id or span.get("spanId") or ""),
+                        prompt_tokens=counts[0],
+                        output_tokens=counts[1],
+                        ok=0.0 if failed else 1.0,
+                        **values,
+                    )
                     if model:
                         models[str(model)] += 1
                     if service:
@@ -225,5 +232,12 @@ def spans_run(path: Path, options: ImportOptions) -> RunRecord:
     if warnings:
         meta["warnings"] = warnings
     label = options.label or f"otlp spans {path.name}"
-    return inference_run(label, samples=builder, summary={}, dimensions=dims, meta=meta, sources=[path],
-                         window={"kind": "steady", "policy": "every request span in the export"})
+    return inference_run(
+        label,
+        samples=builder,
+        summary={},
+        dimensions=dims,
+        meta=meta,
+        sources=[path],
+        window={"kind": "steady", "policy": "every request span in the export"},
+    )

@@ -28,13 +28,26 @@ from workbench.importers.base import READ_ERRORS, Importer, ImporterOption, Impo
 # Canonical phase -> the histogram families that measure it, per engine. Each name is
 # read only if it is in the data; renamed families are kept under their own key.
 PHASE_HISTOGRAMS: dict[str, tuple[str, ...]] = {
-    "ttft_ms": ("vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds", "time_to_first_token_seconds"),
+    "ttft_ms": (
+        "vllm:time_to_first_token_seconds",
+        "sglang:time_to_first_token_seconds",
+        "time_to_first_token_seconds",
+    ),
     "queue_ms": ("vllm:request_queue_time_seconds", "sglang:queue_time_seconds", "tgi_request_queue_duration"),
     "prefill_ms": ("vllm:request_prefill_time_seconds",),
     "decode_ms": ("vllm:request_decode_time_seconds",),
-    "e2e_ms": ("vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds", "tgi_request_duration", "e2e_request_latency_seconds"),
+    "e2e_ms": (
+        "vllm:e2e_request_latency_seconds",
+        "sglang:e2e_request_latency_seconds",
+        "tgi_request_duration",
+        "e2e_request_latency_seconds",
+    ),
     "inter_token_latency_ms": ("vllm:inter_token_latency_seconds", "sglang:inter_token_latency_seconds"),
-    "time_per_output_token_ms": ("vllm:time_per_output_token_seconds", "sglang:time_per_output_token_seconds", "time_per_output_token_seconds"),
+    "time_per_output_token_ms": (
+        "vllm:time_per_output_token_seconds",
+        "sglang:time_per_output_token_seconds",
+        "time_per_output_token_seconds",
+    ),
 }
 COUNTERS: dict[str, tuple[str, ...]] = {
     "prompt_tokens": ("vllm:prompt_tokens", "sglang:prompt_tokens"),
@@ -55,7 +68,8 @@ GAUGES: dict[str, tuple[str, ...]] = {
 # that stays exactly 0 over a window in which requests were served is not "0": the
 # engine no longer feeds it (or a harness still asks for the old name).
 RENAMED_OR_DROPPED: dict[str, str] = {
-    "vllm:gpu_cache_usage_perc": "renamed vllm:kv_cache_usage_perc in vLLM 0.9 (PR #18354), no longer fed or emitted by default from about 0.11",
+    "vllm:gpu_cache_usage_perc": "renamed vllm:kv_cache_usage_perc in vLLM 0.9 (PR #18354), no longer fed or emitted "
+    "by default from about 0.11",
     "vllm:gpu_prefix_cache_queries": "renamed vllm:prefix_cache_queries in vLLM 0.9",
     "vllm:gpu_prefix_cache_hits": "renamed vllm:prefix_cache_hits in vLLM 0.9",
     "vllm:cpu_cache_usage_perc": "V0 engine only: dropped by the V1 engine",
@@ -70,7 +84,9 @@ class PrometheusImporter(Importer):
     version = "1"
     description = "Prometheus text scrapes of a serving engine (before/after pair with --scrape-pair)"
     priority = 60
-    options = (ImporterOption("scrape_pair", "--scrape-pair", "Treat two Prometheus scrapes as before/after one run.", bool),)
+    options = (
+        ImporterOption("scrape_pair", "--scrape-pair", "Treat two Prometheus scrapes as before/after one run.", bool),
+    )
 
     def sniff(self, probe: Probe) -> bool:
         return prom_text.looks_like_exposition(probe.text)
@@ -79,7 +95,10 @@ class PrometheusImporter(Importer):
         scrapes = [_parse(p) for p in paths]
         if options.params.get("scrape_pair"):
             if len(scrapes) != 2:
-                raise BadInput(paths[0] if paths else None, f"--scrape-pair needs exactly two scrapes (before, after), got {len(scrapes)}")
+                raise BadInput(
+                    paths[0] if paths else None,
+                    f"--scrape-pair needs exactly two scrapes (before, after), got {len(scrapes)}",
+                )
             yield window_run(scrapes[0], scrapes[1], options)
             return
         for scrape in scrapes:
@@ -193,7 +212,9 @@ def window_run(before: prom_text.Scrape, after: prom_text.Scrape, options: Impor
     engine = _engine_name(after)
     if engine and "engine_config" in dims:
         dims["engine_config"] = Dimension({**dims["engine_config"].value, "engine": engine}, "measured")
-    label = options.label or f"scrape {before.path.name if before.path else '?'} → {after.path.name if after.path else '?'}"
+    label = (
+        options.label or f"scrape {before.path.name if before.path else '?'} → {after.path.name if after.path else '?'}"
+    )
     meta = {
         "source_format": "prometheus scrape pair",
         "scrape": {
@@ -207,8 +228,15 @@ def window_run(before: prom_text.Scrape, after: prom_text.Scrape, options: Impor
     }
     if missing:
         meta["scrape"]["missing"] = missing
-    run = inference_run(label, samples=None, summary=summary, dimensions=dims, meta=meta,
-                        sources=[p for p in (before.path, after.path) if p], window={"kind": "steady", "policy": "scrape pair (after − before)"})
+    run = inference_run(
+        label,
+        samples=None,
+        summary=summary,
+        dimensions=dims,
+        meta=meta,
+        sources=[p for p in (before.path, after.path) if p],
+        window={"kind": "steady", "policy": "scrape pair (after − before)"},
+    )
     warnings = [*problems, *(m["text"] for m in missing)]
     if warnings:
         run.meta["warnings"] = warnings
@@ -234,8 +262,9 @@ class SilentZero(TypedDict):
     text: str
 
 
-def silent_zeros(before: prom_text.Scrape, after: prom_text.Scrape, deltas: dict[str, prom_text.FamilyDelta],
-                 served: bool) -> list[SilentZero]:
+def silent_zeros(
+    before: prom_text.Scrape, after: prom_text.Scrape, deltas: dict[str, prom_text.FamilyDelta], served: bool
+) -> list[SilentZero]:
     """Families an engine version renamed or dropped that stayed exactly 0 in both
     scrapes while requests were served: missing, with the rename named, never 0 %."""
     out: list[SilentZero] = []
@@ -245,13 +274,20 @@ def silent_zeros(before: prom_text.Scrape, after: prom_text.Scrape, deltas: dict
         b, a = _family_total(before, family), _family_total(after, family)
         if b is None or a is None or b != 0.0 or a != 0.0:
             continue
-        out.append({"metric": family, "reason": what,
-                    "text": f"{family} stayed exactly 0 over the window while requests were served: {what}; "
-                            f"reported missing, not 0"})
+        out.append(
+            {
+                "metric": family,
+                "reason": what,
+                "text": f"{family} stayed exactly 0 over the window while requests were served: {what}; "
+                f"reported missing, not 0",
+            }
+        )
     return out
 
 
-def gauge_snapshots(before: prom_text.Scrape, after: prom_text.Scrape, missing: set[str]) -> dict[str, dict[str, object]]:
+def gauge_snapshots(
+    before: prom_text.Scrape, after: prom_text.Scrape, missing: set[str]
+) -> dict[str, dict[str, object]]:
     """Each known gauge's value at both scrapes (a snapshot, not a window mean)."""
     out: dict[str, dict[str, object]] = {}
     for key, names in GAUGES.items():
@@ -262,8 +298,12 @@ def gauge_snapshots(before: prom_text.Scrape, after: prom_text.Scrape, missing: 
             vb, va = before.gauge_values(name), after.gauge_values(name)
             if not va:
                 continue
-            out[key] = {"before": math.fsum(v for _, v in vb) if vb else None, "after": math.fsum(v for _, v in va),
-                        "source": name, "note": "snapshot at each scrape"}
+            out[key] = {
+                "before": math.fsum(v for _, v in vb) if vb else None,
+                "after": math.fsum(v for _, v in va),
+                "source": name,
+                "note": "snapshot at each scrape",
+            }
             break
     return out
 
@@ -274,8 +314,10 @@ def cumulative_run(scrape: prom_text.Scrape, options: ImportOptions) -> RunRecor
     run = window_run(_zero_like(scrape, empty), scrape, options)
     run.label = options.label or f"scrape {scrape.path.name if scrape.path else '?'} (since server start)"
     run.window = {"kind": "mixed", "policy": "single scrape: cumulative since server start"}
-    run.meta["warnings"] = [*run.meta.get("warnings", []),
-                            "single scrape: figures cover everything since the server started; use a before/after pair with --scrape-pair"]
+    run.meta["warnings"] = [
+        *run.meta.get("warnings", []),
+        "single scrape: figures cover everything since the server started; use a before/after pair with --scrape-pair",
+    ]
     run.meta["scrape"]["before"] = None
     run.sources = [scrape.path] if scrape.path else []
     return run

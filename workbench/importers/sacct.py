@@ -63,11 +63,24 @@ class SacctImporter(Importer):
     priority = 40
     options = (
         ImporterOption("tz", "--tz", "Time zone of naive timestamps, e.g. UTC or Europe/Paris.", metavar="ZONE"),
-        ImporterOption("window_from", "--from", "Start of the observation window (fleet), e.g. 2026-03-02T08:00.", metavar="TIME"),
+        ImporterOption(
+            "window_from", "--from", "Start of the observation window (fleet), e.g. 2026-03-02T08:00.", metavar="TIME"
+        ),
         ImporterOption("window_to", "--to", "End of the observation window (fleet).", metavar="TIME"),
-        ImporterOption("wait_target_s", "--wait-target", "Queue-wait target for service attainment (fleet).", float, metavar="SECONDS"),
-        ImporterOption("sacct_fields", "--sacct-fields", "Field names of headerless sacct output (--noheader), in the order given "
-                       "to sacct --format, e.g. JobID,State,Submit,Start,End,AllocTRES.", metavar="F1,F2,..."),
+        ImporterOption(
+            "wait_target_s",
+            "--wait-target",
+            "Queue-wait target for service attainment (fleet).",
+            float,
+            metavar="SECONDS",
+        ),
+        ImporterOption(
+            "sacct_fields",
+            "--sacct-fields",
+            "Field names of headerless sacct output (--noheader), in the order given "
+            "to sacct --format, e.g. JobID,State,Submit,Start,End,AllocTRES.",
+            metavar="F1,F2,...",
+        ),
     )
 
     def sniff(self, probe: Probe) -> bool:
@@ -81,7 +94,9 @@ class SacctImporter(Importer):
             folders[path.parent]["sinfo" if _is_sinfo_header(_first_line(path)) else "sacct"].append(path)
         lone_sinfo = [p for f in folders.values() if not f["sacct"] for p in f["sinfo"]]
         if lone_sinfo and all(not f["sacct"] for f in folders.values()):
-            raise BadInput(lone_sinfo[0], "an sinfo capacity file alone holds no jobs; import it with the sacct output beside it")
+            raise BadInput(
+                lone_sinfo[0], "an sinfo capacity file alone holds no jobs; import it with the sacct output beside it"
+            )
         for folder, files in sorted(folders.items()):
             if files["sacct"]:
                 yield window_run(files["sacct"], files["sinfo"], options, folder)
@@ -122,8 +137,10 @@ def _is_sacct_header(line: str) -> bool:
 
 
 _JOB_ID = re.compile(r"^\d+(?:_(?:\d+|\[[\d,\-%]+\]))?(?:\+\d+)?(?:\.\w+)?$")
-_STATE = re.compile(r"^(?:COMPLETED|FAILED|CANCELLED(?: by \d+)?|TIMEOUT|RUNNING|PENDING|OUT_OF_MEMORY|NODE_FAIL|PREEMPTED|"
-                    r"REQUEUED|SUSPENDED|BOOT_FAIL|DEADLINE|RESIZING|REVOKED)\+?$")
+_STATE = re.compile(
+    r"^(?:COMPLETED|FAILED|CANCELLED(?: by \d+)?|TIMEOUT|RUNNING|PENDING|OUT_OF_MEMORY|NODE_FAIL|PREEMPTED|"
+    r"REQUEUED|SUSPENDED|BOOT_FAIL|DEADLINE|RESIZING|REVOKED)\+?$"
+)
 _CANDIDATES = ("|#", "|", ";", "\t", ",", "#", ":")
 
 
@@ -161,13 +178,19 @@ def sacct_fields(options: ImportOptions | None, path: Path) -> list[str] | None:
 
 def check_fields(raw: object, path: Path | None, how: str, where: str | None = None) -> list[str]:
     """A list of sacct field names (``F1,F2,...`` or a list): plain names, JobID among them."""
-    names = [n.strip() for n in (raw if isinstance(raw, list) else str(raw).split(",")) if isinstance(n, str) and n.strip()]
+    names = [
+        n.strip() for n in (raw if isinstance(raw, list) else str(raw).split(",")) if isinstance(n, str) and n.strip()
+    ]
     bad = [n for n in names if not _COLUMN.match(n)]
     if isinstance(raw, list) and not all(isinstance(n, str) for n in raw):
         bad = bad or [next(repr(n) for n in raw if not isinstance(n, str))]
     if bad or not ({"JobID", "JobIDRaw"} & set(names)):
-        raise BadInput(path, f"{how} {raw!r}: expected sacct field names separated by commas, JobID among them"
-                       + (f" ({bad[0]!r} is not one)" if bad else ""), where=where)
+        raise BadInput(
+            path,
+            f"{how} {raw!r}: expected sacct field names separated by commas, JobID among them"
+            + (f" ({bad[0]!r} is not one)" if bad else ""),
+            where=where,
+        )
     return names
 
 
@@ -177,6 +200,7 @@ def _is_sinfo_header(line: str) -> bool:
 
 
 # ---------------------------------------------------------------- time
+
 
 class LocalClock:
     """Local ``YYYY-MM-DDTHH:MM:SS`` -> epoch seconds in one zone, cached per hour."""
@@ -201,7 +225,9 @@ class LocalClock:
                 raise BadInput(self.path, f"bad time {text[:40]!r}", where=where) from None
         if text.isdigit():  # SLURM_TIME_FORMAT=%s; ASCII only ("²".isdigit() is True, float("²") fails)
             if not (text.isascii() and len(text) <= 12):
-                raise BadInput(self.path, f"bad time {text[:40]!r} (epoch seconds are at most 12 ASCII digits)", where=where)
+                raise BadInput(
+                    self.path, f"bad time {text[:40]!r} (epoch seconds are at most 12 ASCII digits)", where=where
+                )
             return float(text)
         try:
             parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -222,7 +248,11 @@ class LocalClock:
 
     def _local(self, naive: datetime, where: str) -> float:
         if self.zone is None:
-            raise BadInput(self.path, "sacct times carry no time zone; say which with --tz (e.g. --tz UTC or --tz Europe/Paris)", where=where)
+            raise BadInput(
+                self.path,
+                "sacct times carry no time zone; say which with --tz (e.g. --tz UTC or --tz Europe/Paris)",
+                where=where,
+            )
         first = naive.replace(tzinfo=self.zone, fold=0)
         if first.utcoffset() != naive.replace(tzinfo=self.zone, fold=1).utcoffset():
             self.ambiguous += 1  # counted per distinct hour: local time names two instants (or none)
@@ -241,10 +271,13 @@ def _zone(tz: str, path: Path) -> tzinfo:
 
         return ZoneInfo(tz.strip())
     except (ZoneInfoNotFoundError, ValueError):
-        raise BadInput(path, f"unknown time zone {tz!r} for --tz (use an IANA name such as Europe/Paris, UTC, or +02:00)") from None
+        raise BadInput(
+            path, f"unknown time zone {tz!r} for --tz (use an IANA name such as Europe/Paris, UTC, or +02:00)"
+        ) from None
 
 
 # ---------------------------------------------------------------- records
+
 
 @dataclass
 class Chunk:
@@ -259,9 +292,10 @@ class Chunk:
 
 
 def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = None) -> Iterator[Chunk]:
-    """Logical records in chunks (``fields``: the names of headerless output's columns). A record with too few fields continues on the next
-    physical line; one with too many, or cut off by the end of the file, is listed in
-    ``malformed`` (by line) instead of being shifted into the wrong columns."""
+    """Logical records in chunks (``fields``: the names of headerless output's columns). A record
+    with too few fields continues on the next physical line; one with too many, or cut off by the
+    end of the file, is listed in ``malformed`` (by line) instead of being shifted into the wrong
+    columns."""
     try:
         stream = open_binary(path)
     except READ_ERRORS as exc:
@@ -275,16 +309,27 @@ def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = N
         first_record: list[list[str]] = []
         if delim is None and fields is None:
             if _headerless_delimiter(header_line):
-                raise BadInput(path, "sacct output without a header line (--noheader): give the fields in the order of "
-                               "sacct --format with --sacct-fields, e.g. --sacct-fields JobID,State,Submit,Start,End,AllocTRES "
-                               "(or [sacct] fields = \"...\" in a wb.toml beside it)", where="line 1")
-            raise BadInput(path, "no sacct header (expected column names such as JobID|State|Submit ...)", where="line 1")
+                raise BadInput(
+                    path,
+                    "sacct output without a header line (--noheader): give the fields in the order of "
+                    "sacct --format with --sacct-fields, e.g. --sacct-fields JobID,State,Submit,Start,End,AllocTRES "
+                    '(or [sacct] fields = "..." in a wb.toml beside it)',
+                    where="line 1",
+                )
+            raise BadInput(
+                path, "no sacct header (expected column names such as JobID|State|Submit ...)", where="line 1"
+            )
         if delim is None:
             assert fields is not None
             delim = _headerless_delimiter(header_line, len(fields))
             if delim is None:
-                raise BadInput(path, f"the first record does not split into the {len(fields)} fields --sacct-fields (or [sacct] fields) names "
-                               "with any delimiter wb knows (| |# ; tab , #)", where="line 1")
+                raise BadInput(
+                    path,
+                    f"the first record does not split into the {len(fields)} fields --sacct-fields (or [sacct] fields) "
+                    f"names "
+                    "with any delimiter wb knows (| |# ; tab , #)",
+                    where="line 1",
+                )
             trailing = header_line.rstrip().endswith(delim) and len(header_line.split(delim)) == len(fields) + 1
             header = list(fields)
             first_record = [[header_line]]  # no header: the first line is a record
@@ -357,7 +402,9 @@ def _blocks(stream: IO[bytes], path: Path) -> Iterator[list[str]]:
         cut = block.rfind(b"\n")
         if cut < 0:
             if len(block) > MAX_LINE:
-                raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where=f"line {line_no + 1}")
+                raise BadInput(
+                    path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where=f"line {line_no + 1}"
+                )
             carry = block
             continue
         carry = block[cut + 1 :]
@@ -391,7 +438,9 @@ def gang_size(alloc_tres: str, req_tres: str, alloc_gres: str, req_gres: str, nn
             m = _GPU_GRES.search(gres)
             if not m:
                 return 0.0, ""
-            per_node = int(m.group(2)) if m.group(2) else (int(m.group(1)) if m.group(1) and m.group(1).isdigit() else 1)
+            per_node = (
+                int(m.group(2)) if m.group(2) else (int(m.group(1)) if m.group(1) and m.group(1).isdigit() else 1)
+            )
             kind = m.group(1) if m.group(1) and not m.group(1).isdigit() else ""
             nodes = int(nnodes) if nnodes.isdigit() else 1
             return float(per_node * nodes), kind
@@ -519,7 +568,9 @@ class _Collector:
         finite = np.isfinite(out)
         if finite.any():
             if self.clock.zone is None:
-                self.clock.epoch(texts[int(np.argmax(finite))], f"line {lines[int(np.argmax(finite))]}")  # raises: --tz needed
+                self.clock.epoch(
+                    texts[int(np.argmax(finite))], f"line {lines[int(np.argmax(finite))]}"
+                )  # raises: --tz needed
             hours, inverse = np.unique(np.floor(out[finite] / 3600.0), return_inverse=True)
             shifts = np.array([self._shift(h) for h in hours], dtype=np.float64)
             out[finite] += shifts[inverse]
@@ -574,9 +625,13 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         if skipped_steps:
             why.append(f"{skipped_steps} job-step rows skipped (JobID with '.'; run sacct with -X for allocations)")
         if malformed:
-            why.append(f"{len(malformed)} malformed records ({', '.join(malformed[:3])}: field count differs from the header)")
+            why.append(
+                f"{len(malformed)} malformed records ({', '.join(malformed[:3])}: field count differs from the header)"
+            )
         raise BadInput(sacct_paths[0], "no job records" + (": " + "; ".join(why) if why else ""))
-    arrays = {name.lower(): _concat([a for c in collectors for a in c.parts[name]], np.float64) for name in TIME_COLUMNS}
+    arrays = {
+        name.lower(): _concat([a for c in collectors for a in c.parts[name]], np.float64) for name in TIME_COLUMNS
+    }
     arrays["gpus"] = _concat([a for c in collectors for a in c.parts["gpus"]], np.float64)
     state_col = _concat([a for c in collectors for a in c.parts["state"]], str)
 
@@ -591,15 +646,26 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         last = np.fmax(np.fmax(end, sta), sub)
         we = float(np.nanmax(last)) if np.isfinite(last).any() else NAN
     if params.get("window_from") is not None and params.get("window_to") is not None and we <= ws:
-        raise BadInput(sacct_paths[0], f"the window ends before it starts (--from {params.get('window_from')!r}, --to {params.get('window_to')!r})")
+        raise BadInput(
+            sacct_paths[0],
+            f"the window ends before it starts (--from {params.get('window_from')!r}, --to "
+            f"{params.get('window_to')!r})",
+        )
     keep = np.ones(len(job_col), dtype=bool)
     if params.get("window_from") is not None or params.get("window_to") is not None:
         present_from = np.where(np.isfinite(first_seen), first_seen, -np.inf)
         keep = (present_from < we) & ~(np.isfinite(end) & (end < ws))
         if not keep.any():
             raise BadInput(sacct_paths[0], "no job is present in the window given by --from/--to")
-    samples = {"job": job_col[keep], "gpus": arrays["gpus"][keep], "submit": sub[keep], "eligible": eli[keep],
-               "start": sta[keep], "end": end[keep], "state": state_col[keep]}
+    samples = {
+        "job": job_col[keep],
+        "gpus": arrays["gpus"][keep],
+        "submit": sub[keep],
+        "eligible": eli[keep],
+        "start": sta[keep],
+        "end": end[keep],
+        "state": state_col[keep],
+    }
 
     capacity, sinfo_meta = _capacity(sinfo_paths)
     target = params.get("wait_target_s")
@@ -621,16 +687,29 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         dims["device_types"] = Dimension(",".join(sorted(kinds)), "measured")
     known_eligible = int(np.isfinite(samples["eligible"]).sum())
     if has_eligible_col and known_eligible:
-        dims["eligibility_history"] = Dimension("recorded" if known_eligible == len(samples["job"]) else
-                                                f"partial ({known_eligible} of {len(samples['job'])} jobs)", "measured")
+        dims["eligibility_history"] = Dimension(
+            "recorded"
+            if known_eligible == len(samples["job"])
+            else f"partial ({known_eligible} of {len(samples['job'])} jobs)",
+            "measured",
+        )
     warnings = []
     if malformed:
-        warnings.append(f"{len(malformed)} malformed record(s) skipped (field count differs from the header): {', '.join(malformed[:5])}")
+        warnings.append(
+            f"{len(malformed)} malformed record(s) skipped (field count differs from the header): "
+            f"{', '.join(malformed[:5])}"
+        )
     if not has_eligible_col:
-        warnings.append("no Eligible column: queue wait (Start − Eligible) is unknown; Start − Submit would count holds and dependencies")
+        warnings.append(
+            "no Eligible column: queue wait (Start − Eligible) is unknown; Start − Submit would count holds and "
+            "dependencies"
+        )
     ambiguous = sum(c.ambiguous for c in clocks)
     if ambiguous:
-        warnings.append(f"times fall in {ambiguous} daylight-saving hour(s) of {tz} that local time names twice (or not at all): read as the first occurrence")
+        warnings.append(
+            f"times fall in {ambiguous} daylight-saving hour(s) of {tz} that local time names twice (or not at all): "
+            f"read as the first occurrence"
+        )
     if math.isnan(capacity):
         warnings.append("pool capacity unknown (import an sinfo file beside the sacct output)")
     gpu_seconds = _gpu_seconds(samples, ws, we)
@@ -651,10 +730,18 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
     if warnings:
         meta["warnings"] = warnings
     return RunRecord(
-        lens="fleet", label=label, dimensions=dims,
-        window={"kind": "steady", "policy": "sacct window" + (" (--from/--to)" if params.get("window_from") or params.get("window_to") else " (span of the data)")},
+        lens="fleet",
+        label=label,
+        dimensions=dims,
+        window={
+            "kind": "steady",
+            "policy": "sacct window"
+            + (" (--from/--to)" if params.get("window_from") or params.get("window_to") else " (span of the data)"),
+        },
         work=Work("GPU-hours", gpu_seconds / 3600.0) if math.isfinite(gpu_seconds) else Work("GPU-hours"),
-        meta=json_safe(meta), tables={SAMPLES: samples}, sources=[*sacct_paths, *sinfo_paths],
+        meta=json_safe(meta),
+        tables={SAMPLES: samples},
+        sources=[*sacct_paths, *sinfo_paths],
     )
 
 
@@ -678,7 +765,9 @@ def _gpu_seconds(s: dict[str, np.ndarray], ws: float, we: float) -> float:
     run_from = np.clip(s["start"], ws, we)
     run_to = np.clip(np.where(np.isfinite(s["end"]), s["end"], we), ws, we)
     ran = np.isfinite(s["start"]) & (run_to > run_from)
-    return float((s["gpus"][ran] * (run_to[ran] - run_from[ran])).sum())  # NaN (unknown work) when a gang size is unknown
+    return float(
+        (s["gpus"][ran] * (run_to[ran] - run_from[ran])).sum()
+    )  # NaN (unknown work) when a gang size is unknown
 
 
 def _capacity(paths: list[Path]) -> tuple[float, dict[str, Any]]:
@@ -713,6 +802,10 @@ def _capacity(paths: list[Path]) -> tuple[float, dict[str, Any]]:
     usable = sum(g for g, st, _ in nodes.values() if not any(st.startswith(d) for d in _DOWN))
     unavailable = sum(g for g, st, _ in nodes.values() if any(st.startswith(d) for d in _DOWN))
     kinds = sorted({k for _, _, k in nodes.values() if k})
-    return float(usable), {"nodes": len(nodes), "gpus_total": sum(g for g, _, _ in nodes.values()),
-                           "gpus_unavailable": unavailable, "device_types": kinds,
-                           "files": [str(p) for p in paths]}
+    return float(usable), {
+        "nodes": len(nodes),
+        "gpus_total": sum(g for g, _, _ in nodes.values()),
+        "gpus_unavailable": unavailable,
+        "device_types": kinds,
+        "files": [str(p) for p in paths],
+    }

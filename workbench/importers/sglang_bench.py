@@ -32,15 +32,30 @@ class SglangBenchImporter(Importer):
         # Checked against the writer's result dict (python/sglang/bench_serving.py, docs/importers.md
         # "Key sets" says at which commits): late 2025 adds server_info (null when the
         # server's /get_server_info failed), mid 2025 has accept_length but no server_info.
-        KeySet("bench_serving 2025 (with server_info)", ("server_info", "mean_ttft_ms"),
-               sample="inference/sglang_bench.jsonl", origin="minimal, derived from sglang/bench_serving.py (2025)"),
-        KeySet("bench_serving mid 2025 (accept_length, no server_info)", ("accept_length", "mean_ttft_ms"),
-               sample="inference/sglang_bench_2025_mid.jsonl",
-               origin="minimal, derived from sglang/bench_serving.py at 0033168f (mid 2025)"),
-        KeySet("bench_serving late 2024 (mean and p99 TTFT, no server_info)", ("mean_e2e_latency_ms", "mean_ttft_ms"),
-               sample="inference/sglang_bench_2024_late.jsonl", origin="minimal, derived from sglang/bench_serving.py (v0.3, late 2024)"),
-        KeySet("bench_serving 2024 (median TTFT only)", ("mean_e2e_latency_ms", "median_ttft_ms", "total_output_tokens_retokenized"),
-               sample="inference/sglang_bench_2024.jsonl", origin="minimal, derived from sglang/bench_serving.py (v0.2, 2024)"),
+        KeySet(
+            "bench_serving 2025 (with server_info)",
+            ("server_info", "mean_ttft_ms"),
+            sample="inference/sglang_bench.jsonl",
+            origin="minimal, derived from sglang/bench_serving.py (2025)",
+        ),
+        KeySet(
+            "bench_serving mid 2025 (accept_length, no server_info)",
+            ("accept_length", "mean_ttft_ms"),
+            sample="inference/sglang_bench_2025_mid.jsonl",
+            origin="minimal, derived from sglang/bench_serving.py at 0033168f (mid 2025)",
+        ),
+        KeySet(
+            "bench_serving late 2024 (mean and p99 TTFT, no server_info)",
+            ("mean_e2e_latency_ms", "mean_ttft_ms"),
+            sample="inference/sglang_bench_2024_late.jsonl",
+            origin="minimal, derived from sglang/bench_serving.py (v0.3, late 2024)",
+        ),
+        KeySet(
+            "bench_serving 2024 (median TTFT only)",
+            ("mean_e2e_latency_ms", "median_ttft_ms", "total_output_tokens_retokenized"),
+            sample="inference/sglang_bench_2024.jsonl",
+            origin="minimal, derived from sglang/bench_serving.py (v0.2, 2024)",
+        ),
     )
 
     def sniff(self, probe: Probe) -> bool:
@@ -72,30 +87,65 @@ def _run(obj: Mapping[str, object], path: Path, line: int, index: int | None, op
         mix = request_mix(number(obj.get("random_input_len")), number(obj.get("random_output_len")))
         if mix:
             dims["request_mix"] = Dimension(mix, "declared")
-    workload = {k: obj.get(k) for k in ("backend", "dataset_name", "request_rate", "max_concurrency", "random_input_len",
-                                        "random_output_len", "random_range_ratio", "sharegpt_output_len")}
+    workload = {
+        k: obj.get(k)
+        for k in (
+            "backend",
+            "dataset_name",
+            "request_rate",
+            "max_concurrency",
+            "random_input_len",
+            "random_output_len",
+            "random_range_ratio",
+            "sharegpt_output_len",
+        )
+    }
     dims["load"] = Dimension(", ".join(f"{k}={workload[k]}" for k in ("request_rate", "max_concurrency")), "declared")
     where = f"line {line}"
     summary = bench_json.flat_summary(obj, path, where)
     samples = bench_json.samples_from_arrays(obj, path, where) if bench_json.has_arrays(obj, path, where) else None
-    label = options.label or " ".join(str(x) for x in ("sglang", str(config.get("model", "")).rsplit("/", 1)[-1], f"rate={obj.get('request_rate')}", obj.get("tag") or "") if x).strip()
+    label = (
+        options.label
+        or " ".join(
+            str(x)
+            for x in (
+                "sglang",
+                str(config.get("model", "")).rsplit("/", 1)[-1],
+                f"rate={obj.get('request_rate')}",
+                obj.get("tag") or "",
+            )
+            if x
+        ).strip()
+    )
     if index is not None:
         label = f"{label} (line {line})"
-    meta = {"source_format": "sglang bench_serving", "workload": workload, "server_info": info, "line": line,
-            "quirks": [] if samples is not None else ["no per-request arrays: summary only (sample-level figures unknown)"]}
+    meta = {
+        "source_format": "sglang bench_serving",
+        "workload": workload,
+        "server_info": info,
+        "line": line,
+        "quirks": [] if samples is not None else ["no per-request arrays: summary only (sample-level figures unknown)"],
+    }
     rate = obj.get("request_rate")
     rate_value = None if isinstance(rate, str) else strict_number(rate, path, f"{where}: request_rate")
     concurrency = strict_number(obj.get("max_concurrency"), path, f"{where}: max_concurrency")
-    meta["load"] = load_meta(requested_rate=rate_value, concurrency=concurrency,
-                             strategy=(str(rate) if isinstance(rate, str) else "poisson") if rate is not None else None,
-                             achieved_rate=summary.get("request_throughput"))
+    meta["load"] = load_meta(
+        requested_rate=rate_value,
+        concurrency=concurrency,
+        strategy=(str(rate) if isinstance(rate, str) else "poisson") if rate is not None else None,
+        achieved_rate=summary.get("request_throughput"),
+    )
     setup = {k: v for k, v in workload.items() if k not in ("request_rate", "max_concurrency")}
     meta["_setup"] = json.dumps([config.get("model"), obj.get("tag"), setup], sort_keys=True, default=str)
-    meta["_sweep_label"] = " ".join(str(x) for x in ("sglang", str(config.get("model", "")).rsplit("/", 1)[-1], obj.get("tag") or "") if x).strip()
+    meta["_sweep_label"] = " ".join(
+        str(x) for x in ("sglang", str(config.get("model", "")).rsplit("/", 1)[-1], obj.get("tag") or "") if x
+    ).strip()
     window: dict[str, object] = {"kind": "steady"}
     if "duration_s" in summary:
         window["duration_s"] = summary["duration_s"]
-    run = inference_run(label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window)
+    run = inference_run(
+        label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window
+    )
     if "request_mix" not in run.dimensions and number(summary.get("requests_completed")) > 0:
         c = summary["requests_completed"]
         mix = request_mix(number(summary.get("total_input_tokens")) / c, number(summary.get("total_output_tokens")) / c)

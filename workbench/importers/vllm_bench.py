@@ -31,17 +31,45 @@ if TYPE_CHECKING:
     import numpy as np
 
 KNOWN = {
-    "date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "request_rate",
-    "burstiness", "max_concurrency", "ramp_up_strategy", "ramp_up_start_rps", "ramp_up_end_rps", "rtfx",
-    "generated_texts", "start_times", "queue_times", "rps_change_events", *bench_json.ARRAY_KEYS, *bench_json.SCALARS,
+    "date",
+    "endpoint_type",
+    "backend",
+    "label",
+    "model_id",
+    "tokenizer_id",
+    "num_prompts",
+    "request_rate",
+    "burstiness",
+    "max_concurrency",
+    "ramp_up_strategy",
+    "ramp_up_start_rps",
+    "ramp_up_end_rps",
+    "rtfx",
+    "generated_texts",
+    "start_times",
+    "queue_times",
+    "rps_change_events",
+    *bench_json.ARRAY_KEYS,
+    *bench_json.SCALARS,
 }
 _STAT = re.compile(r"^(mean|median|std|p\d+(\.\d+)?)_")
 HARDWARE_KEYS = ("gpu", "gpus", "hardware", "accelerator", "device")
 REVISION_KEYS = ("engine_revision", "vllm_version", "version", "image", "engine_version")
 ENGINE_KNOBS = {
-    "max_num_seqs": int, "max_num_batched_tokens": int, "chunked_prefill": str, "enable_chunked_prefill": str,
-    "prefix_caching": str, "enable_prefix_caching": str, "dtype": str, "quantization": str, "kv_cache_dtype": str,
-    "tp": int, "tensor_parallel_size": int, "pp": int, "pipeline_parallel_size": int, "enforce_eager": str,
+    "max_num_seqs": int,
+    "max_num_batched_tokens": int,
+    "chunked_prefill": str,
+    "enable_chunked_prefill": str,
+    "prefix_caching": str,
+    "enable_prefix_caching": str,
+    "dtype": str,
+    "quantization": str,
+    "kv_cache_dtype": str,
+    "tp": int,
+    "tensor_parallel_size": int,
+    "pp": int,
+    "pipeline_parallel_size": int,
+    "enforce_eager": str,
 }
 
 
@@ -53,14 +81,30 @@ class VllmBenchImporter(Importer):
 
     # Its own words: the --model value as "model_id", beside its throughput or TTFT fields.
     key_sets = (
-        KeySet("benchmark_serving.py 0.4-0.6 (--save-result)", ("model_id", "request_throughput", "mean_ttft_ms"),
-               sample="inference/vllm_bench_summaries.jsonl", origin="minimal, derived from vllm/benchmarks/benchmark_serving.py (0.4-0.6)"),
-        KeySet("vllm bench serve (0.7+, endpoint_type)", ("model_id", "endpoint_type", "request_throughput"),
-               sample="inference/vllm_bench_serve.json", origin="minimal, derived from vllm/benchmarks/serve.py (vllm bench serve)"),
-        KeySet("per-request arrays (--save-detailed)", ("model_id", "ttfts"),
-               sample="inference/vllm_bench_detailed.json", origin="minimal, derived from vllm/benchmarks/benchmark_serving.py"),
-        KeySet("throughput only (no TTFT statistics)", ("model_id", "request_throughput"),
-               sample="inference/vllm_bench_summaries.jsonl", origin="minimal, derived from vllm/benchmarks/benchmark_serving.py"),
+        KeySet(
+            "benchmark_serving.py 0.4-0.6 (--save-result)",
+            ("model_id", "request_throughput", "mean_ttft_ms"),
+            sample="inference/vllm_bench_summaries.jsonl",
+            origin="minimal, derived from vllm/benchmarks/benchmark_serving.py (0.4-0.6)",
+        ),
+        KeySet(
+            "vllm bench serve (0.7+, endpoint_type)",
+            ("model_id", "endpoint_type", "request_throughput"),
+            sample="inference/vllm_bench_serve.json",
+            origin="minimal, derived from vllm/benchmarks/serve.py (vllm bench serve)",
+        ),
+        KeySet(
+            "per-request arrays (--save-detailed)",
+            ("model_id", "ttfts"),
+            sample="inference/vllm_bench_detailed.json",
+            origin="minimal, derived from vllm/benchmarks/benchmark_serving.py",
+        ),
+        KeySet(
+            "throughput only (no TTFT statistics)",
+            ("model_id", "request_throughput"),
+            sample="inference/vllm_bench_summaries.jsonl",
+            origin="minimal, derived from vllm/benchmarks/benchmark_serving.py",
+        ),
     )
 
     def sniff(self, probe: Probe) -> bool:
@@ -83,9 +127,15 @@ def _bool(value: object) -> bool | None:
     return True if s in ("1", "true", "yes", "on") else False if s in ("0", "false", "no", "off") else None
 
 
-def result_run(obj: Mapping[str, object], path: Path, line: int, index: int | None, options: ImportOptions) -> RunRecord:
+def result_run(
+    obj: Mapping[str, object], path: Path, line: int, index: int | None, options: ImportOptions
+) -> RunRecord:
     where = f"line {line}"
-    metadata = {k: v for k, v in obj.items() if k not in KNOWN and not _STAT.match(k) and not k.startswith(("probe_", "spec_decode_", "diffusion_"))}
+    metadata = {
+        k: v
+        for k, v in obj.items()
+        if k not in KNOWN and not _STAT.match(k) and not k.startswith(("probe_", "spec_decode_", "diffusion_"))
+    }
     dims: dict[str, Dimension] = {}
     if obj.get("model_id"):
         dims["model"] = Dimension(str(obj["model_id"]), "declared")
@@ -100,8 +150,12 @@ def result_run(obj: Mapping[str, object], path: Path, line: int, index: int | No
     config: dict[str, object] = {}  # the engine_config object (formats/engine_config.py)
     for key, kind in ENGINE_KNOBS.items():
         if key in metadata:
-            canon = {"enable_chunked_prefill": "chunked_prefill", "enable_prefix_caching": "prefix_caching",
-                     "tensor_parallel_size": "tp", "pipeline_parallel_size": "pp"}.get(key, key)
+            canon = {
+                "enable_chunked_prefill": "chunked_prefill",
+                "enable_prefix_caching": "prefix_caching",
+                "tensor_parallel_size": "tp",
+                "pipeline_parallel_size": "pp",
+            }.get(key, key)
             value = metadata[key]
             if kind is int:
                 value = int(number(value)) if not math.isnan(number(value)) else value
@@ -126,7 +180,10 @@ def result_run(obj: Mapping[str, object], path: Path, line: int, index: int | No
         "max_concurrency": obj.get("max_concurrency"),
         "num_prompts": obj.get("num_prompts"),
     }
-    dims["load"] = Dimension(", ".join(f"{k}={workload[k]}" for k in ("request_rate", "burstiness", "max_concurrency", "num_prompts")), "declared")
+    dims["load"] = Dimension(
+        ", ".join(f"{k}={workload[k]}" for k in ("request_rate", "burstiness", "max_concurrency", "num_prompts")),
+        "declared",
+    )
     if isinstance(rate, str) and rate.strip().lower() not in ("inf", "infinity"):
         strict_number(rate, path, f"{where}: request_rate")
     summary = bench_json.flat_summary(obj, path, where)
@@ -163,22 +220,38 @@ def result_run(obj: Mapping[str, object], path: Path, line: int, index: int | No
     if rate_value is not None and math.isnan(rate_value):
         rate_value = None
     meta["load"] = load_meta(
-        requested_rate=rate_value, concurrency=None if math.isnan(concurrency) else concurrency,
-        strategy=None if rate is None else "inf rate" if rate_value is None else "poisson" if burstiness == 1.0 else f"gamma (burstiness {burstiness:g})" if not math.isnan(burstiness) else None,
-        achieved_rate=summary.get("request_throughput"))
+        requested_rate=rate_value,
+        concurrency=None if math.isnan(concurrency) else concurrency,
+        strategy=None
+        if rate is None
+        else "inf rate"
+        if rate_value is None
+        else "poisson"
+        if burstiness == 1.0
+        else f"gamma (burstiness {burstiness:g})"
+        if not math.isnan(burstiness)
+        else None,
+        achieved_rate=summary.get("request_throughput"),
+    )
     if "duration_s" in summary:
         meta["duration_s"] = summary["duration_s"]
     setup = {k: v for k, v in metadata.items() if k not in ("date",)}
-    meta["_setup"] = json.dumps([obj.get("model_id"), obj.get("backend"), obj.get("label"), setup], sort_keys=True, default=str)
+    meta["_setup"] = json.dumps(
+        [obj.get("model_id"), obj.get("backend"), obj.get("label"), setup], sort_keys=True, default=str
+    )
     meta["_sweep_label"] = _default_label(obj, metadata, with_load=False)
     window: dict[str, object] = {"kind": "steady"}
     if "duration_s" in summary:
         window["duration_s"] = summary["duration_s"]
     if isinstance(obj.get("num_warmups"), int):
         window["warmup_excluded"] = obj["num_warmups"]  # only when the file says
-    run = inference_run(label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window)
+    run = inference_run(
+        label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window
+    )
     if "request_mix" not in run.dimensions:
-        completed, tin, tout = (number(summary.get(k)) for k in ("requests_completed", "total_input_tokens", "total_output_tokens"))
+        completed, tin, tout = (
+            number(summary.get(k)) for k in ("requests_completed", "total_input_tokens", "total_output_tokens")
+        )
         if completed > 0:
             mix = request_mix(tin / completed, tout / completed)
             if mix:

@@ -21,8 +21,15 @@ from collections.abc import Mapping
 from typing import Any
 
 # evidence kind -> the ref prefix of the record it cites (as the bundle names it)
-PREFIX = {"comparison": "comparison", "observation": "observation", "diagnosis": "observation", "run": "run",
-          "rerun_plan": "rerun-plan", "rerun_comparison": "rerun-comparison", "bisection": "bisection"}
+PREFIX = {
+    "comparison": "comparison",
+    "observation": "observation",
+    "diagnosis": "observation",
+    "run": "run",
+    "rerun_plan": "rerun-plan",
+    "rerun_comparison": "rerun-comparison",
+    "bisection": "bisection",
+}
 
 
 class Remap:

@@ -65,14 +65,22 @@ def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[d
     )
 
 
-def _rerun_records(store: "Store", hypotheses: Sequence[HypothesisView], observations: Sequence[ObservationView] = (),
-                   action_plans: Sequence[int] = ()) -> tuple[list[Any], list[Any]]:
+def _rerun_records(
+    store: "Store",
+    hypotheses: Sequence[HypothesisView],
+    observations: Sequence[ObservationView] = (),
+    action_plans: Sequence[int] = (),
+) -> tuple[list[Any], list[Any]]:
     """Rerun plans and comparisons linked to hypotheses, cited by observations (a
     bisection's steps) or verifying actions, as stored by the rerun harness."""
     plan_ids = sorted({i for h in hypotheses for i in h.links["rerun_plans"]} | set(action_plans))
     comparison_ids = {i for h in hypotheses for i in h.links["rerun_comparisons"]}
-    comparison_ids |= {int(e["id"]) for o in observations for e in o.evidence
-                       if isinstance(e, dict) and e.get("kind") == "rerun_comparison" and isinstance(e.get("id"), int)}
+    comparison_ids |= {
+        int(e["id"])
+        for o in observations
+        for e in o.evidence
+        if isinstance(e, dict) and e.get("kind") == "rerun_comparison" and isinstance(e.get("id"), int)
+    }
     plan_table, comparison_table = rerun_table("rerun_plan"), rerun_table("rerun_comparison")
     if plan_ids:
         # A linked plan brings every comparison made of its executions.
@@ -116,9 +124,18 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
         desc, caps = _run_descriptor(store, run_id)
         runs.append(desc)
         captures.extend(caps)
-    frame = {"ref": view.ref, "title": view.title, "lens": view.lens, "question": view.question, "guardrails": list(view.guardrails),
-             "intended_change": view.intended_change, "created_by": view.created_by, "created_at": view.created_at,
-             "baseline": [f"run/{i}" for i in view.baseline_runs], "candidate": [f"run/{i}" for i in view.candidate_runs]}
+    frame = {
+        "ref": view.ref,
+        "title": view.title,
+        "lens": view.lens,
+        "question": view.question,
+        "guardrails": list(view.guardrails),
+        "intended_change": view.intended_change,
+        "created_by": view.created_by,
+        "created_at": view.created_at,
+        "baseline": [f"run/{i}" for i in view.baseline_runs],
+        "candidate": [f"run/{i}" for i in view.candidate_runs],
+    }
     declared_runs = {int(r["id"]) for r in runs if r.get("declarations")}
     comparisons = [
         {
@@ -146,7 +163,19 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
         samples = {f"run/{i}": store.load_run(i).tables for i in run_ids}
     bisections = _bisections(store, view.id)
     try:
-        return _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections, actions)
+        return _build(
+            frame,
+            runs,
+            captures,
+            comparisons,
+            observations,
+            hypotheses,
+            plans,
+            rerun_comparisons,
+            samples,
+            bisections,
+            actions,
+        )
     except (ValueError, TypeError) as exc:  # text that cannot be canonicalized (e.g. a lone surrogate)
         raise WbError(f"cannot export investigation {view.id}: {exc}") from None
 
@@ -158,9 +187,20 @@ def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
     from store.bisect import Bisection  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
-        rows = s.exec(select(Bisection).where(Bisection.investigation_id == investigation_id).order_by(Bisection.id)).all()
-        return [{"ref": f"bisection/{r.id}", "investigation": f"investigation/{investigation_id}", "name": r.name, "status": r.status,
-                 "spec": r.spec, "state": r.state} for r in rows]
+        rows = s.exec(
+            select(Bisection).where(Bisection.investigation_id == investigation_id).order_by(Bisection.id)
+        ).all()
+        return [
+            {
+                "ref": f"bisection/{r.id}",
+                "investigation": f"investigation/{investigation_id}",
+                "name": r.name,
+                "status": r.status,
+                "spec": r.spec,
+                "state": r.state,
+            }
+            for r in rows
+        ]
 
 
 def _declarations_in_force(comparison: ComparisonView, declared_runs: set[int]) -> dict[str, Any]:
@@ -178,34 +218,75 @@ def _control_ids(comparison: ComparisonView) -> list[int]:
     return [int(i) for i in comparison.parameters.control]
 
 
-def _actions(store: "Store", investigation_id: int, hypotheses: Sequence[HypothesisView]) -> tuple[list[dict[str, Any]], list[int]]:
+def _actions(
+    store: "Store", investigation_id: int, hypotheses: Sequence[HypothesisView]
+) -> tuple[list[dict[str, Any]], list[int]]:
     """The investigation's actions for the recipe (decisions and verifications with them;
     hypotheses cited by the bundle's hypothesis ref, plans by theirs) and the plans they cite.
     Their status is not here: the bundle derives it (``workbench.bundle.action_status``)."""
     from sqlmodel import col, select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.actions import Action, ActionDecision, ActionVerification  # SQLAlchemy: loaded with the store, not at import
+    from store.actions import (
+        Action,
+        ActionDecision,
+        ActionVerification,
+    )  # SQLAlchemy: loaded with the store, not at import
 
     refs = {h.id: h.ref for h in hypotheses}
     out, plan_ids = [], []
     with store.session() as s:
-        for row in s.exec(select(Action).where(Action.investigation_id == investigation_id).order_by(col(Action.id))).all():
-            decisions = s.exec(select(ActionDecision).where(ActionDecision.action_id == row.id).order_by(col(ActionDecision.id))).all()
-            checks = s.exec(select(ActionVerification).where(ActionVerification.action_id == row.id).order_by(col(ActionVerification.id))).all()
+        for row in s.exec(
+            select(Action).where(Action.investigation_id == investigation_id).order_by(col(Action.id))
+        ).all():
+            decisions = s.exec(
+                select(ActionDecision).where(ActionDecision.action_id == row.id).order_by(col(ActionDecision.id))
+            ).all()
+            checks = s.exec(
+                select(ActionVerification)
+                .where(ActionVerification.action_id == row.id)
+                .order_by(col(ActionVerification.id))
+            ).all()
             plan_ids += [int(v.plan_id) for v in checks if v.plan_id is not None]
-            out.append({
-                "ref": f"action/{row.id}", "kind": row.kind, "changes": row.changes, "scope": row.scope,
-                "because": [refs.get(int(h), f"hypothesis/{h}") for h in row.because or []], "evidence": row.evidence,
-                "expect": row.expect, "retry": row.retry, "created_by": row.created_by, "created_at": row.created_at,
-                "decisions": [{"decision": d.decision, "by": d.by, "why": d.why, "at": d.at} for d in decisions],
-                "verifications": [{"plan": None if v.plan_id is None else f"rerun-plan/{v.plan_id}", "observed": v.observed,
-                                   "by": v.by, "at": v.at} for v in checks],
-            })
+            out.append(
+                {
+                    "ref": f"action/{row.id}",
+                    "kind": row.kind,
+                    "changes": row.changes,
+                    "scope": row.scope,
+                    "because": [refs.get(int(h), f"hypothesis/{h}") for h in row.because or []],
+                    "evidence": row.evidence,
+                    "expect": row.expect,
+                    "retry": row.retry,
+                    "created_by": row.created_by,
+                    "created_at": row.created_at,
+                    "decisions": [{"decision": d.decision, "by": d.by, "why": d.why, "at": d.at} for d in decisions],
+                    "verifications": [
+                        {
+                            "plan": None if v.plan_id is None else f"rerun-plan/{v.plan_id}",
+                            "observed": v.observed,
+                            "by": v.by,
+                            "at": v.at,
+                        }
+                        for v in checks
+                    ],
+                }
+            )
     return out, sorted(set(plan_ids))
 
 
-def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, rerun_comparisons, samples, bisections=(),
-           actions=()) -> dict[str, Any]:
+def _build(
+    frame,
+    runs,
+    captures,
+    comparisons,
+    observations,
+    hypotheses,
+    plans,
+    rerun_comparisons,
+    samples,
+    bisections=(),
+    actions=(),
+) -> dict[str, Any]:
     return build_bundle(
         investigation=frame,
         runs=runs,
@@ -221,7 +302,9 @@ def _build(frame, runs, captures, comparisons, observations, hypotheses, plans, 
     )
 
 
-def import_bundle(store: "Store", path: str | Path, *, by: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
+def import_bundle(
+    store: "Store", path: str | Path, *, by: str | None = None, max_bytes: int | None = None
+) -> dict[str, Any]:
     """Verify the bundle at ``path`` and keep it as a read-only, imported investigation.
 
     Returns ``{"investigation": id, "bundle": id, "already_imported": bool, "checks": ...}``.
@@ -232,7 +315,11 @@ def import_bundle(store: "Store", path: str | Path, *, by: str | None = None, ma
     bundle = parse_bundle(raw, source=path)
     report = verify_bundle(bundle, source=path)
     if not report.ok:
-        raise WbError(f"{path}: not imported: verification failed ({', '.join(report.mismatched)}); run 'wb evidence verify' for details", exit_code=3)
+        raise WbError(
+            f"{path}: not imported: verification failed ({', '.join(report.mismatched)}); run 'wb evidence verify' for "
+            f"details",
+            exit_code=3,
+        )
     checksum = bundle["checksum"]["value"]
     by = by or current_user()
     from sqlalchemy.exc import IntegrityError  # SQLAlchemy: loaded with the store, not at import
@@ -245,10 +332,15 @@ def import_bundle(store: "Store", path: str | Path, *, by: str | None = None, ma
             # unique checksum decides; ours rolled back): the second look finds it.
             return _copy_into_store(store, path, raw.decode("utf-8"), bundle, checksum, by)
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
-        raise BadInput(path, f"verified, but its records have an unexpected shape ({type(exc).__name__}: {exc}); nothing was imported") from None
+        raise BadInput(
+            path,
+            f"verified, but its records have an unexpected shape ({type(exc).__name__}: {exc}); nothing was imported",
+        ) from None
 
 
-def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, Any], checksum: str, by: str) -> dict[str, Any]:
+def _copy_into_store(
+    store: "Store", path: Path, text: str, bundle: dict[str, Any], checksum: str, by: str
+) -> dict[str, Any]:
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
     from store.investigations import (  # SQLAlchemy: loaded with the store, not at import
@@ -264,7 +356,12 @@ def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, An
         existing = s.exec(select(ImportedBundle).where(ImportedBundle.checksum == checksum)).first()
         if existing is not None:
             inv = s.exec(select(Investigation).where(Investigation.imported_bundle_id == existing.id)).first()
-            return {"bundle": existing.id, "investigation": inv.id if inv else None, "already_imported": True, "checksum": checksum}
+            return {
+                "bundle": existing.id,
+                "investigation": inv.id if inv else None,
+                "already_imported": True,
+                "checksum": checksum,
+            }
         kept = ImportedBundle(
             checksum=checksum,
             format_version=bundle["format_version"],
@@ -300,7 +397,10 @@ def _copy_into_store(store: "Store", path: Path, text: str, bundle: dict[str, An
                 baseline_runs=list(spec.get("baseline") or []),
                 candidate_runs=list(spec.get("candidate") or []),
                 # Run sets are the bundle's refs ("run/6"), the control's too.
-                parameters={**dict(spec.get("parameters") or {}), **({"control": list(spec["control"])} if spec.get("control") else {})},
+                parameters={
+                    **dict(spec.get("parameters") or {}),
+                    **({"control": list(spec["control"])} if spec.get("control") else {}),
+                },
                 engine=dict(spec.get("engine") or {}),
                 result=result,
                 comparable=bool(result.get("comparable")),

@@ -40,7 +40,7 @@ def parse_id(ref: str | int, kind: str) -> int:
     text = str(ref).strip()
     prefix = f"{kind}/"
     if text.startswith(prefix):
-        text = text[len(prefix):]
+        text = text[len(prefix) :]
     as_id = decimal_id(text)  # ASCII digits only: "²".isdigit() is True, int("²") fails
     if as_id is None:
         raise UsageError(f"{kind} reference {str(ref)!r} is not an id")
@@ -66,7 +66,6 @@ def investigation_row(session: Any, inv: str | int, *, writable: bool = False) -
     if writable and row.imported_bundle_id is not None:
         raise WbError(f"investigation {inv_id} was imported from a bundle and is read-only", exit_code=3)
     return row
-
 
 
 def writable_investigation(store: "Store", inv: str | int) -> int:

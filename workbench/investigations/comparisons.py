@@ -63,7 +63,9 @@ def store_comparison(
         frame = frame_of(investigation_row(s, inv, writable=True))
     if not baseline or not candidate:
         raise UsageError("name at least one baseline and one candidate run")
-    sides = check_run_sets(resolve_runs(store, baseline), resolve_runs(store, candidate), resolve_runs(store, control) if control else ())
+    sides = check_run_sets(
+        resolve_runs(store, baseline), resolve_runs(store, candidate), resolve_runs(store, control) if control else ()
+    )
     base_ids, cand_ids = list(sides.baseline), list(sides.candidate)
     params = ComparisonParameters(
         lens=lens or frame.lens,
@@ -71,8 +73,10 @@ def store_comparison(
         accepts={k: required_text(v, f"the reason for accepting {k}") for k, v in (accepts or {}).items()},
         control=sides.control,
         # The frame's guardrails apply at Compare (and again at --recompute): judged by the one contract.
-        guardrails=tuple(f"{g.metric} {g.rule} {g.limit:g}" for g in frame_guardrails(
-            lens or frame.lens, frame.guardrails, f"investigation {frame.id}'s guardrail")),
+        guardrails=tuple(
+            f"{g.metric} {g.rule} {g.limit:g}"
+            for g in frame_guardrails(lens or frame.lens, frame.guardrails, f"investigation {frame.id}'s guardrail")
+        ),
     )
     engine = engine or default_compare_engine()
     result = engine(

@@ -86,10 +86,19 @@ def create_demo_investigations(store: "Store", *, engine: Callable[..., Any] | N
         if not baseline or not candidate:
             continue
         inv = wf.new_investigation(
-            store, lens=demo["lens"], question=demo["question"], title=demo["title"], guardrails=demo["guardrails"],
-            intended_change=demo["change"], baseline=baseline, candidate=candidate, by=DEMO_BY,
+            store,
+            lens=demo["lens"],
+            question=demo["question"],
+            title=demo["title"],
+            guardrails=demo["guardrails"],
+            intended_change=demo["change"],
+            baseline=baseline,
+            candidate=candidate,
+            by=DEMO_BY,
         ).to_json()
-        comp = wf.store_comparison(store, inv["id"], baseline, candidate, engine=engine, by=DEMO_BY, control=control).to_json()
+        comp = wf.store_comparison(
+            store, inv["id"], baseline, candidate, engine=engine, by=DEMO_BY, control=control
+        ).to_json()
         if comp["result"].get("observations"):
             wf.observations_from_comparison(store, inv["id"], comp["id"], by=DEMO_BY)
         wf.new_hypothesis(store, inv["id"], demo["hypothesis"], demo["test"], by=DEMO_BY).to_json()

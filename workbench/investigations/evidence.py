@@ -26,10 +26,18 @@ if TYPE_CHECKING:
     from store.api import Store
 
 OBSERVATION_KINDS = "run=ID|LABEL, comparison=N, metric=NAME, window=KIND, value=TEXT (or another KIND=TEXT)"
-DECISION_KINDS = "plan=ID|NAME (or rerun_plan=ID|NAME), comparison=N, rerun_comparison=N, bisection=ID|NAME, diagnosis=N"
+DECISION_KINDS = (
+    "plan=ID|NAME (or rerun_plan=ID|NAME), comparison=N, rerun_comparison=N, bisection=ID|NAME, diagnosis=N"
+)
 # What a decision's kind is stored as; "-" and "_" are the same, case does not count.
-_DECISION = {"plan": "rerun_plan", "rerun_plan": "rerun_plan", "comparison": "comparison", "rerun_comparison": "rerun_comparison",
-             "bisection": "bisection", "diagnosis": "diagnosis"}
+_DECISION = {
+    "plan": "rerun_plan",
+    "rerun_plan": "rerun_plan",
+    "comparison": "comparison",
+    "rerun_comparison": "rerun_comparison",
+    "bisection": "bisection",
+    "diagnosis": "diagnosis",
+}
 _BY_NAME = ("rerun_plan", "bisection")  # kinds that can be named by their name
 
 
@@ -74,7 +82,9 @@ def parse_decision_evidence(items: Iterable[str]) -> list[dict[str, object]]:
         kind, value = _kind_value(item, DECISION_KINDS)
         stored = _DECISION.get(kind.casefold().replace("-", "_"))
         if stored is None:
-            raise UsageError(f"evidence {str(item).strip()!r}: {kind!r} cannot decide a hypothesis; accepted kinds: {DECISION_KINDS}")
+            raise UsageError(
+                f"evidence {str(item).strip()!r}: {kind!r} cannot decide a hypothesis; accepted kinds: {DECISION_KINDS}"
+            )
         if (as_id := decimal_id(value)) is not None:
             out.append({"kind": stored, "id": as_id})
         elif stored in _BY_NAME:

@@ -33,7 +33,9 @@ def item_text(item: Any) -> str:
         return brief(item)
     kind = item.get("kind")
     head = " ".join(str(p) for p in (kind, item.get("id")) if p is not None)
-    rest = {k: v for k, v in item.items() if k not in ("kind", "id") and v is not None and v != "" and v != [] and v != {}}
+    rest = {
+        k: v for k, v in item.items() if k not in ("kind", "id") and v is not None and v != "" and v != [] and v != {}
+    }
     tail = brief(rest)
     return " ".join(p for p in (head, tail) if p) or "-"
 

@@ -41,6 +41,7 @@ def frame_guardrails(lens: str, texts: Sequence[str], what: str = "--guardrail")
             raise UsageError(f"{what}: {str(exc).removeprefix('guardrail ')}") from None
     return tuple(out)
 
+
 def new_investigation(
     store: "Store",
     *,
@@ -86,7 +87,12 @@ def investigation_summaries(store: "Store") -> list[InvestigationSummary]:
     from sqlalchemy import func  # SQLAlchemy: loaded with the store, not at import
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.investigations import Hypothesis, Investigation, InvestigationComparison, Observation  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import (
+        Hypothesis,
+        Investigation,
+        InvestigationComparison,
+        Observation,
+    )  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         rows = s.exec(select(Investigation).order_by(Investigation.id)).all()
@@ -94,7 +100,11 @@ def investigation_summaries(store: "Store") -> list[InvestigationSummary]:
         for row in rows:
             counts = {
                 name: int(s.exec(select(func.count()).select_from(t).where(t.investigation_id == row.id)).one())
-                for name, t in (("comparisons", InvestigationComparison), ("observations", Observation), ("hypotheses", Hypothesis))
+                for name, t in (
+                    ("comparisons", InvestigationComparison),
+                    ("observations", Observation),
+                    ("hypotheses", Hypothesis),
+                )
             }
             out.append(InvestigationSummary(**msgspec.structs.asdict(frame_of(row)), **counts))
     return out
@@ -104,19 +114,32 @@ def investigation_view(store: "Store", inv: str | int) -> InvestigationView:
     """The frame with its comparisons, observations (retractions kept) and hypotheses."""
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.investigations import Hypothesis, HypothesisStatus, InvestigationComparison, Observation  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import (
+        Hypothesis,
+        HypothesisStatus,
+        InvestigationComparison,
+        Observation,
+    )  # SQLAlchemy: loaded with the store, not at import
 
     with store.session() as s:
         row = investigation_row(s, inv)
         comparisons = s.exec(
-            select(InvestigationComparison).where(InvestigationComparison.investigation_id == row.id).order_by(InvestigationComparison.id)
+            select(InvestigationComparison)
+            .where(InvestigationComparison.investigation_id == row.id)
+            .order_by(InvestigationComparison.id)
         ).all()
-        observations = s.exec(select(Observation).where(Observation.investigation_id == row.id).order_by(Observation.id)).all()
-        hypotheses = s.exec(select(Hypothesis).where(Hypothesis.investigation_id == row.id).order_by(Hypothesis.id)).all()
+        observations = s.exec(
+            select(Observation).where(Observation.investigation_id == row.id).order_by(Observation.id)
+        ).all()
+        hypotheses = s.exec(
+            select(Hypothesis).where(Hypothesis.investigation_id == row.id).order_by(Hypothesis.id)
+        ).all()
         history: dict[int, list[Any]] = {h.id: [] for h in hypotheses}
         if hypotheses:
             for st in s.exec(
-                select(HypothesisStatus).where(HypothesisStatus.hypothesis_id.in_(list(history))).order_by(HypothesisStatus.id)  # type: ignore[attr-defined]
+                select(HypothesisStatus)
+                .where(HypothesisStatus.hypothesis_id.in_(list(history)))  # type: ignore[attr-defined]
+                .order_by(HypothesisStatus.id)
             ).all():
                 history[st.hypothesis_id].append(st)
         return InvestigationView(

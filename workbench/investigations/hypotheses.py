@@ -6,16 +6,31 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.bundle.canonical import bundle_value, nfc
-from workbench.bundle.decisive import bisection_cannot_decide, comparison_cannot_decide, plan_cannot_decide, rerun_cannot_decide
+from workbench.bundle.decisive import (
+    bisection_cannot_decide,
+    comparison_cannot_decide,
+    plan_cannot_decide,
+    rerun_cannot_decide,
+)
 from workbench.errors import NotFound, UsageError
-from workbench.investigations.common import DECIDED, HYPOTHESIS_STATUSES, current_user, investigation_row, parse_id, required_text
+from workbench.investigations.common import (
+    DECIDED,
+    HYPOTHESIS_STATUSES,
+    current_user,
+    investigation_row,
+    parse_id,
+    required_text,
+)
 from workbench.investigations.evidence import parse_decision_evidence
 from workbench.investigations.views import HypothesisView, hypothesis_of
 
 if TYPE_CHECKING:
     from store.api import Store
 
-def new_hypothesis(store: "Store", inv: str | int, statement: str, test: str, *, by: str | None = None) -> HypothesisView:
+
+def new_hypothesis(
+    store: "Store", inv: str | int, statement: str, test: str, *, by: str | None = None
+) -> HypothesisView:
     """A claim with the test that would decide it, opened (status ``open``)."""
     from store.investigations import Hypothesis, HypothesisStatus  # SQLAlchemy: loaded with the store, not at import
 
@@ -41,7 +56,9 @@ def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
     return parse_decision_evidence(items)
 
 
-def check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investigation_id: int, status: str | None = None) -> None:
+def check_links(
+    store: "Store", evidence: Sequence[Mapping[str, Any]], investigation_id: int, status: str | None = None
+) -> None:
     """Every cited record must exist and belong to the hypothesis's investigation; when the
     status is supported or refuted, each must also be able to decide it
     (``workbench.bundle.decisive``: a comparable comparison with a verdict, a completed
@@ -53,15 +70,25 @@ def check_links(store: "Store", evidence: Sequence[Mapping[str, Any]], investiga
             reason = _evidence_problem(s, ev, investigation_id, deciding)
             if reason:
                 shown = ev.get("id", ev.get("name"))
-                raise UsageError(f"evidence {ev['kind']}={shown} cannot {'decide' if deciding else 'be cited by'} this hypothesis: {reason}")
+                raise UsageError(
+                    f"evidence {ev['kind']}={shown} cannot {'decide' if deciding else 'be cited by'} this hypothesis: "
+                    f"{reason}"
+                )
 
 
 def _evidence_problem(s: Any, ev: dict[str, Any], investigation_id: int, deciding: bool) -> str | None:
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
     from store.bisect import BisectionNotFound, find_bisection  # SQLAlchemy: loaded with the store, not at import
-    from store.investigations import InvestigationComparison, Observation  # SQLAlchemy: loaded with the store, not at import
-    from store.rerun import RerunComparison, RerunExecution, RerunPlan  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import (
+        InvestigationComparison,
+        Observation,
+    )  # SQLAlchemy: loaded with the store, not at import
+    from store.rerun import (
+        RerunComparison,
+        RerunExecution,
+        RerunPlan,
+    )  # SQLAlchemy: loaded with the store, not at import
 
     kind = ev["kind"]
     if kind == "comparison":
@@ -69,7 +96,10 @@ def _evidence_problem(s: Any, ev: dict[str, Any], investigation_id: int, decidin
         if row is None:
             raise NotFound(f"no stored comparison {ev['id']}")
         if row.investigation_id != investigation_id:
-            return f"comparison {ev['id']} belongs to investigation {row.investigation_id}, not to this hypothesis's investigation {investigation_id}"
+            return (
+                f"comparison {ev['id']} belongs to investigation {row.investigation_id}, not to this hypothesis's "
+                f"investigation {investigation_id}"
+            )
         return comparison_cannot_decide(f"comparison {ev['id']}", row.comparable, row.verdict) if deciding else None
     if kind == "diagnosis":
         row = s.get(Observation, ev["id"])
@@ -77,7 +107,11 @@ def _evidence_problem(s: Any, ev: dict[str, Any], investigation_id: int, decidin
             raise NotFound(f"no observation {ev['id']}")
         if row.investigation_id != investigation_id:
             return f"observation {ev['id']} belongs to investigation {row.investigation_id}, not {investigation_id}"
-        return None if row.source == "diagnose" else f"observation {ev['id']} is not a diagnosis (pin one with wb diagnose PATHS --pin {investigation_id})"
+        return (
+            None
+            if row.source == "diagnose"
+            else f"observation {ev['id']} is not a diagnosis (pin one with wb diagnose PATHS --pin {investigation_id})"
+        )
     if kind == "bisection":
         try:
             row = find_bisection(s, ev.get("id", ev.get("name")))
@@ -86,22 +120,47 @@ def _evidence_problem(s: Any, ev: dict[str, Any], investigation_id: int, decidin
         ev["id"] = int(row.id)
         ev.pop("name", None)
         if row.investigation_id != investigation_id:
-            return _owner(f"bisection {row.name!r}", row.investigation_id, investigation_id, "wb bisect start --investigation")
-        return bisection_cannot_decide(f"bisection {row.name!r}", bool((row.state or {}).get("result"))) if deciding else None
+            return _owner(
+                f"bisection {row.name!r}", row.investigation_id, investigation_id, "wb bisect start --investigation"
+            )
+        return (
+            bisection_cannot_decide(f"bisection {row.name!r}", bool((row.state or {}).get("result")))
+            if deciding
+            else None
+        )
     if kind == "rerun_plan":
-        plan = s.get(RerunPlan, ev["id"]) if "id" in ev else s.exec(select(RerunPlan).where(RerunPlan.name == ev["name"])).first()
+        plan = (
+            s.get(RerunPlan, ev["id"])
+            if "id" in ev
+            else s.exec(select(RerunPlan).where(RerunPlan.name == ev["name"])).first()
+        )
         if plan is None:
-            raise NotFound(f"no rerun plan {'named ' if 'name' in ev else ''}{ev.get('id', ev.get('name'))!r} (see 'wb rerun plan --list')")
+            raise NotFound(
+                f"no rerun plan {'named ' if 'name' in ev else ''}{ev.get('id', ev.get('name'))!r} (see 'wb rerun plan "
+                f"--list')"
+            )
         ev["id"] = int(plan.id)
         ev.pop("name", None)
         if plan.investigation_id != investigation_id:
-            return _owner(f"plan {plan.name!r}", plan.investigation_id, investigation_id, "wb rerun plan --investigation")
+            return _owner(
+                f"plan {plan.name!r}", plan.investigation_id, investigation_id, "wb rerun plan --investigation"
+            )
         if not deciding:
             return None
-        rows = s.exec(select(RerunComparison).where(RerunComparison.plan_id == plan.id).order_by(RerunComparison.id)).all()
-        return plan_cannot_decide(f"plan {plan.name!r}", [
-            rerun_cannot_decide(f"rerun comparison {r.id}", r.verdict, getattr(s.get(RerunExecution, r.execution_id), "status", None))
-            for r in rows])
+        rows = s.exec(
+            select(RerunComparison).where(RerunComparison.plan_id == plan.id).order_by(RerunComparison.id)
+        ).all()
+        return plan_cannot_decide(
+            f"plan {plan.name!r}",
+            [
+                rerun_cannot_decide(
+                    f"rerun comparison {r.id}",
+                    r.verdict,
+                    getattr(s.get(RerunExecution, r.execution_id), "status", None),
+                )
+                for r in rows
+            ],
+        )
     if kind == "rerun_comparison":
         row = s.get(RerunComparison, ev["id"])
         if row is None:
@@ -109,7 +168,12 @@ def _evidence_problem(s: Any, ev: dict[str, Any], investigation_id: int, decidin
         plan = s.get(RerunPlan, row.plan_id)
         owner = plan.investigation_id if plan is not None else None
         if owner != investigation_id:
-            return _owner(f"rerun comparison {ev['id']} (plan {getattr(plan, 'name', '?')!r})", owner, investigation_id, "wb rerun plan --investigation")
+            return _owner(
+                f"rerun comparison {ev['id']} (plan {getattr(plan, 'name', '?')!r})",
+                owner,
+                investigation_id,
+                "wb rerun plan --investigation",
+            )
         if not deciding:
             return None
         execution = s.get(RerunExecution, row.execution_id)
@@ -147,8 +211,11 @@ def decide_hypothesis(
     if status not in HYPOTHESIS_STATUSES:
         raise UsageError(f"status must be one of {', '.join(HYPOTHESIS_STATUSES)}")
     if status in DECIDED and not evidence:
-        raise UsageError(f"'{status}' needs the evidence that decided it (--evidence comparison=N, rerun_comparison=N, plan=ID|NAME, "
-                         "bisection=ID|NAME or diagnosis=OBSERVATION)")
+        raise UsageError(
+            f"'{status}' needs the evidence that decided it (--evidence comparison=N, rerun_comparison=N, "
+            f"plan=ID|NAME, "
+            "bisection=ID|NAME or diagnosis=OBSERVATION)"
+        )
     hid = parse_id(hypothesis, "hypothesis")
     with store.session() as s:
         row = s.get(Hypothesis, hid)
@@ -158,7 +225,17 @@ def decide_hypothesis(
     evidence = [dict(ev) for ev in evidence]
     check_links(store, evidence, row.investigation_id, status)
     with store.session() as s:
-        s.add(HypothesisStatus(hypothesis_id=hid, status=status, evidence=bundle_value(list(evidence)), note=nfc(note), decided_by=by or current_user()))
+        s.add(
+            HypothesisStatus(
+                hypothesis_id=hid,
+                status=status,
+                evidence=bundle_value(list(evidence)),
+                note=nfc(note),
+                decided_by=by or current_user(),
+            )
+        )
         s.flush()
-        history = s.exec(select(HypothesisStatus).where(HypothesisStatus.hypothesis_id == hid).order_by(HypothesisStatus.id)).all()
+        history = s.exec(
+            select(HypothesisStatus).where(HypothesisStatus.hypothesis_id == hid).order_by(HypothesisStatus.id)
+        ).all()
         return hypothesis_of(row, history)

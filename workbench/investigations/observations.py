@@ -15,6 +15,7 @@ from workbench.investigations.views import ComparisonView, ObservationView, obse
 if TYPE_CHECKING:
     from store.api import Store
 
+
 def parse_evidence(items: Iterable[str], store: "Store | None" = None) -> list[dict[str, object]]:
     """``KIND=VALUE`` items (run=12, metric=ttft_p95, window=steady, value=110ms ...); see
     ``workbench.investigations.evidence``. Runs resolve to ids when a store is given."""
@@ -58,15 +59,20 @@ def derived_observations(comparison: ComparisonView) -> list[Mapping[str, Any]]:
     return [o for o in found or [] if isinstance(o, Mapping)]
 
 
-def pin_derived(store: "Store", inv_id: int, comparison: ComparisonView, observation: Mapping[str, Any], *,
-                by: str | None = None) -> ObservationView:
+def pin_derived(
+    store: "Store", inv_id: int, comparison: ComparisonView, observation: Mapping[str, Any], *, by: str | None = None
+) -> ObservationView:
     """Pin one observation the compare engine derived, citing the stored comparison."""
     ev = observation.get("evidence")
     evidence = [{"kind": "comparison", "id": comparison.id}, *(ev if isinstance(ev, list) else [ev] if ev else [])]
-    return new_observation(store, inv_id, str(observation.get("text", "")), evidence, source=f"comparison:{comparison.id}", by=by)
+    return new_observation(
+        store, inv_id, str(observation.get("text", "")), evidence, source=f"comparison:{comparison.id}", by=by
+    )
 
 
-def observations_from_comparison(store: "Store", inv: str | int, comparison: str | int, *, by: str | None = None) -> list[dict[str, object]]:
+def observations_from_comparison(
+    store: "Store", inv: str | int, comparison: str | int, *, by: str | None = None
+) -> list[dict[str, object]]:
     """Pin each observation the compare engine derived, citing the stored comparison."""
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
@@ -78,10 +84,14 @@ def observations_from_comparison(store: "Store", inv: str | int, comparison: str
         raise UsageError(f"comparison {comp.id} belongs to investigation {owner}, not {inv_id}")
     with store.session() as s:
         already = s.exec(
-            select(Observation.id).where(Observation.investigation_id == inv_id, Observation.source == f"comparison:{comp.id}")
+            select(Observation.id).where(
+                Observation.investigation_id == inv_id, Observation.source == f"comparison:{comp.id}"
+            )
         ).all()
     if already:
-        raise WbError(f"the observations of comparison {comp.id} are already pinned (observations {', '.join(map(str, already))})")
+        raise WbError(
+            f"the observations of comparison {comp.id} are already pinned (observations {', '.join(map(str, already))})"
+        )
     derived = derived_observations(comp)
     if not derived:
         why = "it was refused" if not comp.comparable else "the engine derived none"
@@ -101,4 +111,6 @@ def new_retraction(store: "Store", observation: str | int, reason: str, *, by: s
         if row.retracts_id is not None:
             raise UsageError(f"observation {oid} is itself a retraction")
         inv_id = row.investigation_id
-    return new_observation(store, inv_id, f"Retracted: {required_text(reason, 'the reason')}", [], source="retraction", by=by, retracts=oid)
+    return new_observation(
+        store, inv_id, f"Retracted: {required_text(reason, 'the reason')}", [], source="retraction", by=by, retracts=oid
+    )

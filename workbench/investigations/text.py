@@ -18,7 +18,10 @@ def print_investigation(inv: InvestigationView) -> None:
     for g in inv.guardrails:
         echo(f"  guardrail: {clean(g)}")
     for dim, change in inv.intended_change.items():
-        echo(f"  change:    {clean(dim)}: {clean(change[0] if change else '?')} -> {clean(change[1] if len(change) > 1 else '?')}")
+        echo(
+            f"  change:    {clean(dim)}: {clean(change[0] if change else '?')} -> "
+            f"{clean(change[1] if len(change) > 1 else '?')}"
+        )
     echo(f"  baseline:  {clean(', '.join(map(str, inv.baseline_runs)) or '-')}")
     echo(f"  candidate: {clean(', '.join(map(str, inv.candidate_runs)) or '-')}")
     echo(f"  framed by {clean(inv.created_by)} at {clean(inv.created_at)}")
@@ -35,7 +38,10 @@ def print_investigation(inv: InvestigationView) -> None:
         mark = " [retracted]" if o.retracted_by else ""
         what = f"retracts {clean(o.retracts)}: " if o.retracts else ""
         echo(f"  {o.id:>4}  {what}{clean(o.text)}{mark}")
-        echo(f"        evidence: {clean(evidence_text(o.evidence))}; pinned by {clean(o.pinned_by)} at {clean(o.pinned_at)}")
+        echo(
+            f"        evidence: {clean(evidence_text(o.evidence))}; pinned by {clean(o.pinned_by)} at "
+            f"{clean(o.pinned_at)}"
+        )
     if inv.hypotheses:
         echo("hypotheses (claims to test, not findings):")
     for h in inv.hypotheses:

@@ -26,7 +26,6 @@ from workbench.compare.parameters import ComparisonParameters
 from workbench.vocabulary import Record, RunRef
 
 
-
 class Frame(Record, frozen=True):
     """The decision: lens, question, guardrails, intended change, run sets."""
 
@@ -199,7 +198,13 @@ LINK_KEYS = {"rerun_plan": "rerun_plans", "comparison": "comparisons", "rerun_co
 
 def hypothesis_of(row: Any, history: Sequence[Any]) -> HypothesisView:
     steps = [
-        HypothesisStep(status=h.status, evidence=list(h.evidence or []), note=h.note, decided_by=h.decided_by, decided_at=h.decided_at)
+        HypothesisStep(
+            status=h.status,
+            evidence=list(h.evidence or []),
+            note=h.note,
+            decided_by=h.decided_by,
+            decided_at=h.decided_at,
+        )
         for h in history
     ]
     links: dict[str, list[Any]] = {key: [] for key in LINK_KEYS.values()}

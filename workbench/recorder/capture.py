@@ -26,7 +26,17 @@ from msgspec import UNSET
 
 from workbench.recorder.gpu import METRICS
 from workbench.recorder.host_capture import HostTaken, build_host
-from workbench.recorder.records import Capture, Detail, GpuSample, GpuSection, RecorderInfo, Sample, Window, Work, fields_of
+from workbench.recorder.records import (
+    Capture,
+    Detail,
+    GpuSample,
+    GpuSection,
+    RecorderInfo,
+    Sample,
+    Window,
+    Work,
+    fields_of,
+)
 from workbench.recorder.ring import RingView
 
 FORMAT = "workbench.capture/1"
@@ -195,16 +205,24 @@ def _gpu_section(data: SnapshotData) -> GpuSection:
     out = []
     for r in rows:
         # unsupported or failed reads stay absent: unknown
-        metrics = {name: int(value) if name in _INTEGRAL_METRICS else value
-                   for name, value in zip(METRICS, r[2:].tolist()) if _finite(value)}
+        metrics = {
+            name: int(value) if name in _INTEGRAL_METRICS else value
+            for name, value in zip(METRICS, r[2:].tolist())
+            if _finite(value)
+        }
         out.append(GpuSample(t=_epoch(data, float(r[0])), device=int(r[1]), **metrics))
     return msgspec.structs.replace(section, fields=_GPU_UNITS, samples=out, evicted_samples=data.gpu.evicted_rows)
 
 
 _INTEGRAL_METRICS = ("memory_used_bytes", "throttle_reasons")
 _GPU_UNITS = {
-    "util_pct": "%", "mem_util_pct": "%", "sm_clock_mhz": "MHz", "mem_clock_mhz": "MHz",
-    "power_w": "W", "temperature_c": "C", "memory_used_bytes": "bytes",
+    "util_pct": "%",
+    "mem_util_pct": "%",
+    "sm_clock_mhz": "MHz",
+    "mem_clock_mhz": "MHz",
+    "power_w": "W",
+    "temperature_c": "C",
+    "memory_used_bytes": "bytes",
     "throttle_reasons": "NVML clocks event reasons bitmask",
 }
 
@@ -238,13 +256,19 @@ def build_capture(data: SnapshotData) -> Capture:
     label = data.label or f"{data.lens} recorder"
     trig = data.trigger
     window = Window(
-        kind=data.window_kind, source="flight recorder", **bounds,  # type: ignore[arg-type]
+        kind=data.window_kind,
+        source="flight recorder",
+        **bounds,  # type: ignore[arg-type]
         snapshot_reason=data.reason,
         incident_seq=UNSET if trig is None else trig.get("seq"),  # type: ignore[arg-type]
         trigger_rule=UNSET if trig is None or "rule" not in trig else str(trig["rule"]),
         threshold_ms=UNSET if trig is None or "threshold_ms" not in trig else float(trig["threshold_ms"]),  # type: ignore[arg-type]
     )
-    host = UNSET if data.host is None else build_host(data.host, lambda t: _epoch(data, t), _host_since(data, bounds), _rows)
+    host = (
+        UNSET
+        if data.host is None
+        else build_host(data.host, lambda t: _epoch(data, t), _host_since(data, bounds), _rows)
+    )
     work, quality = _work_and_quality(data.lens, samples)
     events: list[Detail] = [{"t": _epoch(data, t), "kind": kind, **detail} for t, kind, detail in data.events]
     return Capture(
@@ -296,7 +320,7 @@ def iter_json(value: Any, *, chunk: int = 256) -> Iterator[str]:
     elif isinstance(value, list) and len(value) > chunk:
         yield "["
         for start in range(0, len(value), chunk):
-            body = json.dumps(value[start:start + chunk], allow_nan=False, separators=(",", ":"), default=fields_of)
+            body = json.dumps(value[start : start + chunk], allow_nan=False, separators=(",", ":"), default=fields_of)
             yield ("," if start else "") + body[1:-1]
             time.sleep(0)  # let the recording threads run
         yield "]"

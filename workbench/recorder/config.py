@@ -54,8 +54,11 @@ class Budget:
         return None if self.max_age_s is None else min(5.0, self.max_age_s / 8)
 
     def info(self) -> BudgetInfo:
-        return BudgetInfo(max_bytes=self.max_bytes, segment_rows=self.segment_rows,
-                          max_age_s=UNSET if self.max_age_s is None else self.max_age_s)
+        return BudgetInfo(
+            max_bytes=self.max_bytes,
+            segment_rows=self.segment_rows,
+            max_age_s=UNSET if self.max_age_s is None else self.max_age_s,
+        )
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,9 @@ class RecorderConfig:
             trigger=UNSET if self.trigger is None else self.trigger.to_json(),
             stack_hz=UNSET if self.stack_hz is None else self.stack_hz,
             stacks=UNSET if self.stack_hz is None else self.stacks.info(),
-            max_frames=self.max_frames, max_stacks=self.max_stacks, max_depth=self.max_depth,
+            max_frames=self.max_frames,
+            max_stacks=self.max_stacks,
+            max_depth=self.max_depth,
             host_interval_s=UNSET if self.host_interval_s is None else self.host_interval_s,
             cpu=UNSET if self.host_interval_s is None else self.cpu.info(),
             gc_pauses=self.gc_pauses,

@@ -75,8 +75,7 @@ class NvmlSource:
             handle = nv.nvmlDeviceGetHandleByIndex(index)
             self._handles.append(handle)
             info: dict[str, str | int] = {}
-            for key, fn in (("name", "nvmlDeviceGetName"), ("uuid", "nvmlDeviceGetUUID"),
-                            ("pci_bus_id", None)):
+            for key, fn in (("name", "nvmlDeviceGetName"), ("uuid", "nvmlDeviceGetUUID"), ("pci_bus_id", None)):
                 try:
                     if key == "pci_bus_id":
                         value = nv.nvmlDeviceGetPciInfo(handle).busId

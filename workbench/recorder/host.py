@@ -45,8 +45,15 @@ STACK_FIELDS: tuple[str, ...] = ("t_ns", "thread", "stack")
 # One host row: the process (thread -1) or one thread. A thread row leaves the process-only
 # columns NaN (unknown); /proc gives per-thread CPU at clock-tick resolution.
 HOST_FIELDS: tuple[str, ...] = (
-    "t_ns", "thread", "cpu_user_s", "cpu_sys_s", "minor_faults", "major_faults",
-    "rss_bytes", "voluntary_switches", "involuntary_switches",
+    "t_ns",
+    "thread",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "minor_faults",
+    "major_faults",
+    "rss_bytes",
+    "voluntary_switches",
+    "involuntary_switches",
 )
 PROCESS_METRICS: tuple[str, ...] = HOST_FIELDS[2:]
 THREAD_METRICS: tuple[str, ...] = HOST_FIELDS[2:6]
@@ -64,9 +71,11 @@ def gil_note() -> str:
     enabled = getattr(sys, "_is_gil_enabled", None)
     if enabled is not None and not enabled():
         return "no GIL (free-threaded build): threads run in parallel"
-    return (f"unknown: CPython {sys.version_info.major}.{sys.version_info.minor} has no API that names the "
-            "thread holding the GIL, and at each sample the sampler holds it itself; per-thread CPU time "
-            "(the per-thread rows of host.cpu) shows which threads ran")
+    return (
+        f"unknown: CPython {sys.version_info.major}.{sys.version_info.minor} has no API that names the "
+        "thread holding the GIL, and at each sample the sampler holds it itself; per-thread CPU time "
+        "(the per-thread rows of host.cpu) shows which threads ran"
+    )
 
 
 class StackTables:
@@ -229,8 +238,17 @@ def thread_row(now_ns: float, slot: int, native_id: int, files: ProcFiles) -> li
         if raw is None:
             return None
         after = raw.rsplit(b")", 1)[1].split()
-        return [now_ns, float(slot), int(after[11]) / _CLK_TCK, int(after[12]) / _CLK_TCK,
-                float(after[7]), float(after[9]), NAN, NAN, NAN]
+        return [
+            now_ns,
+            float(slot),
+            int(after[11]) / _CLK_TCK,
+            int(after[12]) / _CLK_TCK,
+            float(after[7]),
+            float(after[9]),
+            NAN,
+            NAN,
+            NAN,
+        ]
     except (ValueError, IndexError):
         return None
 
@@ -448,7 +466,9 @@ class GcWatcher:
     row appended (one C call), nothing else.
     """
 
-    def __init__(self, ring: Any, clock_ns: Callable[[], float], on_fault: Callable[[BaseException, str], None]) -> None:
+    def __init__(
+        self, ring: Any, clock_ns: Callable[[], float], on_fault: Callable[[BaseException, str], None]
+    ) -> None:
         self.ring = ring
         self.clock_ns = clock_ns
         self.on_fault = on_fault
@@ -476,8 +496,15 @@ class GcWatcher:
                 return
             start, self._start = self._start, None
             if start is not None:
-                self.ring.append([start, self.clock_ns(), float(info.get("generation", NAN)),
-                                  float(info.get("collected", NAN)), float(info.get("uncollectable", NAN))])
+                self.ring.append(
+                    [
+                        start,
+                        self.clock_ns(),
+                        float(info.get("generation", NAN)),
+                        float(info.get("collected", NAN)),
+                        float(info.get("uncollectable", NAN)),
+                    ]
+                )
                 self.pauses += 1
         except Exception as exc:  # noqa: BLE001 - never into the collecting thread
             self.on_fault(exc, "gc callback")

@@ -432,15 +432,21 @@ class Recorder:
             # gc.callbacks outlives a recorder nobody closed: it holds the clock and a weak
             # reference, never the recorder.
             fault = weakref.WeakMethod(self._fault)
-            self._gc_watch = GcWatcher(self._gc_ring, self._clock,
-                                       lambda exc, where: (f := fault()) is not None and f(exc, where))
+            self._gc_watch = GcWatcher(
+                self._gc_ring, self._clock, lambda exc, where: (f := fault()) is not None and f(exc, where)
+            )
             self._gc_watch.install()
         self._host_sampler: HostSampler | None = None
         if self._stacks is not None or self._host is not None:
             self._host_sampler = HostSampler(
-                stacks_ring=self._stacks, host_ring=self._host, tables=self._stack_tables,
-                stack_hz=cfg.stack_hz, host_interval_s=cfg.host_interval_s, clock_ns=self._clock,
-                on_fault=self._fault, seal=self._seal_host,
+                stacks_ring=self._stacks,
+                host_ring=self._host,
+                tables=self._stack_tables,
+                stack_hz=cfg.stack_hz,
+                host_interval_s=cfg.host_interval_s,
+                clock_ns=self._clock,
+                on_fault=self._fault,
+                seal=self._seal_host,
             )
             if self._start_threads:
                 self._host_sampler.start()
@@ -458,20 +464,26 @@ class Recorder:
             return None
         tables = self._stack_tables
         threads = sampler.threads if sampler is not None else None
-        drops = {"stacks_over_limit": tables.stacks_over_limit, "frames_over_limit": tables.frames_over_limit,
-                 "truncated_stacks": tables.truncated,
-                 "threads_over_limit": threads.over_limit if threads is not None else 0}
+        drops = {
+            "stacks_over_limit": tables.stacks_over_limit,
+            "frames_over_limit": tables.frames_over_limit,
+            "truncated_stacks": tables.truncated,
+            "threads_over_limit": threads.over_limit if threads is not None else 0,
+        }
         status = sampler.status if sampler is not None else "off"
         return HostTaken(
             stacks=self._stacks.view(now) if self._stacks is not None else None,
             cpu=self._host.view(now) if self._host is not None else None,
             gc=self._gc_ring.view(now) if self._gc_ring is not None else None,
-            frames=tables.frames[:len(tables.frames)],
-            stack_table=tables.stacks[:len(tables.stacks)],
+            frames=tables.frames[: len(tables.frames)],
+            stack_table=tables.stacks[: len(tables.stacks)],
             threads=list(threads.info) if threads is not None else [],
-            stack_hz=self.config.stack_hz, host_interval_s=self.config.host_interval_s,
-            max_depth=self.config.max_depth, gil=gil_note(),
-            stacks_status=status, cpu_status=status,
+            stack_hz=self.config.stack_hz,
+            host_interval_s=self.config.host_interval_s,
+            max_depth=self.config.max_depth,
+            gil=gil_note(),
+            stacks_status=status,
+            cpu_status=status,
             ticks=sampler.ticks if sampler is not None else 0,
             achieved_hz=sampler.achieved_hz() if sampler is not None else None,
             overruns=sampler.overruns if sampler is not None else 0,
@@ -732,8 +744,7 @@ class Recorder:
             # log; the rest are counted. A noisy loop must not pay for an event each time.
             if budget.suppressed[refused] == 1 or refused not in self._suppression_logged:
                 self._suppression_logged.add(refused)
-                self._event(now, "suppressed", {"why": refused, "seq": seq,
-                                                "duration_ms": duration / 1e6})
+                self._event(now, "suppressed", {"why": refused, "seq": seq, "duration_ms": duration / 1e6})
             return
         self._suppression_logged.clear()
         detail: Detail = {"seq": seq, "span": "request" if kind == REQUEST else "step"}
@@ -746,8 +757,9 @@ class Recorder:
         since = None if window is None else now - duration - window * 1e9
         self._take(f"slow {detail['span']}", trigger=detail, incident=True, since_ns=since)
 
-    def snapshot(self, reason: str = "on demand", *, wait: bool = True, timeout: float = 60.0,
-                 last_s: float | None = None) -> Path | None:
+    def snapshot(
+        self, reason: str = "on demand", *, wait: bool = True, timeout: float = 60.0, last_s: float | None = None
+    ) -> Path | None:
         """Write what the recorder holds now as a capture; returns its path (when
         ``wait``), else ``None``. Never raises; a failure is counted in ``stats()``."""
         try:
@@ -766,8 +778,9 @@ class Recorder:
         self.mark(name)
         self.snapshot(f"boundary: {name}", wait=False)
 
-    def _take(self, reason: str, *, trigger: Detail | None = None,
-              incident: bool = False, since_ns: float | None = None) -> _Job | None:
+    def _take(
+        self, reason: str, *, trigger: Detail | None = None, incident: bool = False, since_ns: float | None = None
+    ) -> _Job | None:
         """Seal and take references (fast, on the calling thread); queue the writing."""
         try:
             if self._closed:
@@ -842,9 +855,7 @@ class Recorder:
             return
         with self._worker_lock:
             if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(
-                    target=self._write_loop, name="wb-recorder-writer", daemon=True
-                )
+                self._worker = threading.Thread(target=self._write_loop, name="wb-recorder-writer", daemon=True)
                 self._worker.start()
 
     def _write_loop(self) -> None:

@@ -112,14 +112,10 @@ class SegmentRing:
     def maybe_seal(self, now_ns: float) -> None:
         """Seal when the active segment is full or older than ``seal_every_ns``."""
         if len(self.active) >= self.segment_values or (
-            self.seal_every_ns is not None
-            and self.active
-            and now_ns - self.opened_at_ns >= self.seal_every_ns
+            self.seal_every_ns is not None and self.active and now_ns - self.opened_at_ns >= self.seal_every_ns
         ):
             self.seal(now_ns)
-        elif self.max_age_ns is not None and self._sealed and (
-            now_ns - self._sealed[0].sealed_at_ns > self.max_age_ns
-        ):
+        elif self.max_age_ns is not None and self._sealed and (now_ns - self._sealed[0].sealed_at_ns > self.max_age_ns):
             with self._lock:
                 self._keep(self._sealed, now_ns)
 
@@ -139,8 +135,7 @@ class SegmentRing:
         room = self.max_bytes - self._active_reserve
         drop = 0
         while drop < len(kept) and (
-            total > room
-            or (self.max_age_ns is not None and now_ns - kept[drop].sealed_at_ns > self.max_age_ns)
+            total > room or (self.max_age_ns is not None and now_ns - kept[drop].sealed_at_ns > self.max_age_ns)
         ):
             total -= kept[drop].nbytes
             self.evicted_rows += kept[drop].rows
@@ -155,9 +150,7 @@ class SegmentRing:
         """Seal the active segment and return the kept segments (references, no copy)."""
         self.seal(now_ns)
         with self._lock:
-            return RingView(
-                self.name, self.fields, self._sealed, self.evicted_segments, self.evicted_rows
-            )
+            return RingView(self.name, self.fields, self._sealed, self.evicted_segments, self.evicted_rows)
 
     @property
     def retained_bytes(self) -> int:

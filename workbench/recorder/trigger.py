@@ -83,9 +83,7 @@ class LatencyTrigger:
         self.observe = self.recent.append
         self.refresh_mask = rule.refresh_every - 1
         self.refresh_seq_mask = self.refresh_mask * SEQ_UNIT  # the same, on span row codes
-        self.absolute_ns = (
-            rule.slower_than_ms * 1e6 if rule.slower_than_ms is not None else math.inf
-        )
+        self.absolute_ns = rule.slower_than_ms * 1e6 if rule.slower_than_ms is not None else math.inf
         self.floor_ns = rule.at_least_ms * 1e6
         self.median_ns: float | None = None
         self._set(max(self.floor_ns, self.absolute_ns))
@@ -122,8 +120,10 @@ class LatencyTrigger:
         }
         if self.median_ns is not None:
             out["median_ms"] = self.median_ns / 1e6
-        relative = self.median_ns is not None and self.rule.k_median is not None and (
-            self.rule.k_median * self.median_ns <= self.absolute_ns
+        relative = (
+            self.median_ns is not None
+            and self.rule.k_median is not None
+            and (self.rule.k_median * self.median_ns <= self.absolute_ns)
         )
         if relative:
             out["rule"] = f"slower than {self.rule.k_median:g}x the median of the last {len(self.recent)}"

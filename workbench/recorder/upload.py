@@ -44,13 +44,18 @@ def upload_snapshot(path: Path, server: str | None, on_fault: Callable[[BaseExce
             headers["Authorization"] = f"Bearer {token}"
         for attempt in range(ATTEMPTS):
             try:
-                answer = httpx.post(f"{url.rstrip('/')}/api/v1/captures", params={"name": path.name}, headers=headers,
-                                    content=_chunks(path), timeout=TIMEOUT_S)
+                answer = httpx.post(
+                    f"{url.rstrip('/')}/api/v1/captures",
+                    params={"name": path.name},
+                    headers=headers,
+                    content=_chunks(path),
+                    timeout=TIMEOUT_S,
+                )
                 break
             except httpx.TransportError:
                 if attempt == ATTEMPTS - 1:
                     raise
-                time.sleep(0.5 * 2 ** attempt)
+                time.sleep(0.5 * 2**attempt)
         if answer.status_code >= 400:
             try:
                 message = answer.json()["error"]["message"]

@@ -32,12 +32,18 @@ def diff_commands(argvs: Sequence[Sequence[str]]) -> CommandDiff:
     s = 0
     while s < shortest - p and all(w[len(w) - 1 - s] == words[0][len(words[0]) - 1 - s] for w in words):
         s += 1
-    suffix = words[0][len(words[0]) - s:] if s else ()
-    return CommandDiff(words[0][:p], suffix, tuple(w[p:len(w) - s] for w in words))
+    suffix = words[0][len(words[0]) - s :] if s else ()
+    return CommandDiff(words[0][:p], suffix, tuple(w[p : len(w) - s] for w in words))
 
 
 def wrap_words(words: Sequence[str], width: int, indent: str = "    ") -> list[str]:
     """A command, shell-quoted, wrapped at ``width`` with long words (paths) broken, never cut."""
     text = shlex.join(words)
-    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "  ",
-                         break_long_words=True, break_on_hyphens=False) or [indent]
+    return textwrap.wrap(
+        text,
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",
+        break_long_words=True,
+        break_on_hyphens=False,
+    ) or [indent]

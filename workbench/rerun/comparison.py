@@ -185,7 +185,6 @@ class RerunReport(Record, frozen=True, kw_only=True, omit_defaults=True):
     work: Work | None = None
     basis: Basis | None = None
 
-
     def with_id(self, comparison_id: int) -> "RerunReport":
         """The printed form: the stored comparison's id leads the document."""
         return msgspec.structs.replace(self, comparison_id=comparison_id)

@@ -172,7 +172,11 @@ class Executor:
             unfinished = [e for e in executions_of(s, self.plan_id) if e.status in (RUNNING, INTERRUPTED)]
         for e in unfinished:
             if _still_running(e):
-                raise WbError(f"plan {self.plan.name!r} is already running (execution {e.id}, pid {e.pid} on {e.host}); runs never overlap", exit_code=EXIT_REFUSED)
+                raise WbError(
+                    f"plan {self.plan.name!r} is already running (execution {e.id}, pid {e.pid} on {e.host}); runs "
+                    f"never overlap",
+                    exit_code=EXIT_REFUSED,
+                )
             if not new:
                 raise UsageError(
                     f"plan {self.plan.name!r} has an unfinished execution {e.id}: continue it with "
@@ -196,7 +200,11 @@ class Executor:
             s.add(row)
             s.flush()
             execution_id = int(row.id)  # type: ignore[arg-type]
-            workdir = (self.workdir_root / f"e{execution_id}") if self.workdir_root else default_workdir(self.plan, execution_id, self.store.url)
+            workdir = (
+                (self.workdir_root / f"e{execution_id}")
+                if self.workdir_root
+                else default_workdir(self.plan, execution_id, self.store.url)
+            )
             row.workdir = str(workdir)
             s.add(row)
         return execution_id
@@ -208,10 +216,17 @@ class Executor:
         with self.store.session() as s:
             unfinished = [e for e in executions_of(s, self.plan_id) if e.status in (RUNNING, INTERRUPTED)]
         if not unfinished:
-            raise UsageError(f"plan {self.plan.name!r} has no unfinished execution to resume (start one with 'wb rerun run {self.plan.name}')")
+            raise UsageError(
+                f"plan {self.plan.name!r} has no unfinished execution to resume (start one with 'wb rerun run "
+                f"{self.plan.name}')"
+            )
         e = unfinished[-1]
         if _still_running(e):
-            raise WbError(f"execution {e.id} of plan {self.plan.name!r} is still running (pid {e.pid} on {e.host}); runs never overlap", exit_code=EXIT_REFUSED)
+            raise WbError(
+                f"execution {e.id} of plan {self.plan.name!r} is still running (pid {e.pid} on {e.host}); runs never "
+                f"overlap",
+                exit_code=EXIT_REFUSED,
+            )
         # Against the plan, and against the machine this execution started on.
         pf = check_preflight(self.plan, nvml=self.nvml)
         first_env = Environment.from_json((e.preflights or [{}])[0].get("environment"))
@@ -244,7 +259,9 @@ class Executor:
             workdir = Path(execution.workdir)  # type: ignore[union-attr]
             finished = {r.slot: r for r in runs_of(s, execution_id) if r.status in (RUN_OK, RUN_FAILED)}
         workdir.mkdir(parents=True, exist_ok=True)
-        history: list[Outcome] = [Outcome(r.round, r.arm, r.slot, r.status, statistic=r.statistic, run_id=r.run_id) for r in finished.values()]
+        history: list[Outcome] = [
+            Outcome(r.round, r.arm, r.slot, r.status, statistic=r.statistic, run_id=r.run_id) for r in finished.values()
+        ]
         self.observer.begin(self.plan, execution_id, len(slots), len(finished))
 
         # A polite kill is a Ctrl-C. Signal handlers can only be set from the main
@@ -315,8 +332,13 @@ class Executor:
         with _CappedOutput(stdout_path) as out, _CappedOutput(stderr_path) as err:
             try:
                 proc = subprocess.Popen(
-                    list(cmd.argv), cwd=cmd.cwd, env=env,
-                    stdin=subprocess.DEVNULL, stdout=out.write_end, stderr=err.write_end, start_new_session=True,
+                    list(cmd.argv),
+                    cwd=cmd.cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out.write_end,
+                    stderr=err.write_end,
+                    start_new_session=True,
                 )
             except OSError as exc:
                 outcome.reason = f"cannot start {cmd.argv[0]!r}: {exc.strerror or exc}"
@@ -394,15 +416,30 @@ class Executor:
             if ids:
                 return ids[0]
         record.meta["capture_label"] = record.label
-        record.meta["rerun"] = {"plan": self.plan.name, "plan_digest": self.plan_digest, "execution": execution_id,
-                                "round": outcome.round, "arm": outcome.arm, "slot": outcome.slot}
+        record.meta["rerun"] = {
+            "plan": self.plan.name,
+            "plan_digest": self.plan_digest,
+            "execution": execution_id,
+            "round": outcome.round,
+            "arm": outcome.arm,
+            "slot": outcome.slot,
+        }
         record.label = f"{self.plan.name} e{execution_id} r{outcome.round} {outcome.arm}"
         record.sources = [capture]
-        info = CaptureInfo(path=capture, sha256=sha, size=size, format=IMPORTER.name, importer=IMPORTER.name, importer_version=IMPORTER.version)
+        info = CaptureInfo(
+            path=capture,
+            sha256=sha,
+            size=size,
+            format=IMPORTER.name,
+            importer=IMPORTER.name,
+            importer_version=IMPORTER.version,
+        )
         outcome.capture_sha256 = sha
         return self.store.add_import([info], [record], origin="rerun")[0]
 
-    def _record(self, execution_id: int, outcome: Outcome, started: str, argv: tuple[str, ...], stderr_path: Path, capture: Path) -> None:
+    def _record(
+        self, execution_id: int, outcome: Outcome, started: str, argv: tuple[str, ...], stderr_path: Path, capture: Path
+    ) -> None:
         from store.rerun import RerunRun  # SQLModel, heavy
 
         try:
@@ -414,11 +451,22 @@ class Executor:
         with self.store.session() as s:
             s.add(
                 RerunRun(
-                    execution_id=execution_id, round=outcome.round, arm=outcome.arm, slot=outcome.slot,
-                    status=outcome.status, reason=outcome.reason, argv=list(argv), started_at=started, ended_at=now_iso(),
-                    wall_s=outcome.wall_s, exit_status=outcome.exit_status, stderr_tail=tail,
+                    execution_id=execution_id,
+                    round=outcome.round,
+                    arm=outcome.arm,
+                    slot=outcome.slot,
+                    status=outcome.status,
+                    reason=outcome.reason,
+                    argv=list(argv),
+                    started_at=started,
+                    ended_at=now_iso(),
+                    wall_s=outcome.wall_s,
+                    exit_status=outcome.exit_status,
+                    stderr_tail=tail,
                     capture_path=str(capture) if capture.is_file() else "",
-                    capture_sha256=outcome.capture_sha256 or "", run_id=outcome.run_id, statistic=outcome.statistic,
+                    capture_sha256=outcome.capture_sha256 or "",
+                    run_id=outcome.run_id,
+                    statistic=outcome.statistic,
                 )
             )
 
@@ -467,8 +515,10 @@ class _CappedOutput:
             self._thread.join(_DRAIN_S)  # an escaped process may keep the pipe open: not waited for
         if not self._file.closed:
             if self.dropped:
-                self._file.write(f"\n[wb: {self.dropped:,} more bytes not kept: each run's output is capped at "
-                                 f"{OUTPUT_CAP_BYTES >> 20} MiB per stream]\n".encode())
+                self._file.write(
+                    f"\n[wb: {self.dropped:,} more bytes not kept: each run's output is capped at "
+                    f"{OUTPUT_CAP_BYTES >> 20} MiB per stream]\n".encode()
+                )
             self._file.close()
         if not self._thread.is_alive():
             self._read.close()

@@ -28,15 +28,35 @@ UNAVAILABLE: Final = "unavailable"
 
 # Device fields in display order; each maps to a reader below.
 DEVICE_FIELDS = (
-    "name", "uuid", "pci_bus_id", "compute_capability", "sm_clock_mhz", "mem_clock_mhz",
-    "app_sm_clock_mhz", "app_mem_clock_mhz", "max_sm_clock_mhz", "power_limit_w", "power_draw_w",
-    "temperature_c", "persistence_mode", "mig_mode", "ecc_mode", "memory_total_mib",
+    "name",
+    "uuid",
+    "pci_bus_id",
+    "compute_capability",
+    "sm_clock_mhz",
+    "mem_clock_mhz",
+    "app_sm_clock_mhz",
+    "app_mem_clock_mhz",
+    "max_sm_clock_mhz",
+    "power_limit_w",
+    "power_draw_w",
+    "temperature_c",
+    "persistence_mode",
+    "mig_mode",
+    "ecc_mode",
+    "memory_total_mib",
 )
 # Fields that identify the device and its settings: a change is a changed environment.
 # Current clocks, power draw and temperature move on their own and are only recorded.
 IDENTITY_FIELDS = (
-    "name", "uuid", "compute_capability", "app_sm_clock_mhz", "app_mem_clock_mhz",
-    "power_limit_w", "persistence_mode", "mig_mode", "ecc_mode",
+    "name",
+    "uuid",
+    "compute_capability",
+    "app_sm_clock_mhz",
+    "app_mem_clock_mhz",
+    "power_limit_w",
+    "persistence_mode",
+    "mig_mode",
+    "ecc_mode",
 )
 
 
@@ -127,8 +147,8 @@ def _cuda_version(v: int) -> str:
 
 
 def _device(nvml: Any, h: Any) -> dict[str, Reading]:
-    clock = lambda kind: (lambda: nvml.nvmlDeviceGetClockInfo(h, kind))  # noqa: E731
-    app = lambda kind: (lambda: nvml.nvmlDeviceGetApplicationsClock(h, kind))  # noqa: E731
+    clock = lambda kind: lambda: nvml.nvmlDeviceGetClockInfo(h, kind)  # noqa: E731
+    app = lambda kind: lambda: nvml.nvmlDeviceGetApplicationsClock(h, kind)  # noqa: E731
     readers: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
         "name": (lambda: nvml.nvmlDeviceGetName(h), str),
         "uuid": (lambda: nvml.nvmlDeviceGetUUID(h), str),

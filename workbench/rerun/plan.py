@@ -40,9 +40,27 @@ DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_METRIC = {"training": "step_ms", "inference": "ttft_ms"}
 DEFAULT_STATISTIC = {"training": "mean", "inference": "p95"}
 PLAN_KEYS = {
-    "name", "description", "lens", "baseline", "candidate", "control", "artifacts", "rounds", "order",
-    "seed", "timeout_s", "metric", "statistic", "higher_is_better", "delta", "warmup", "guardrails",
-    "stopping", "spending", "change", "accept",
+    "name",
+    "description",
+    "lens",
+    "baseline",
+    "candidate",
+    "control",
+    "artifacts",
+    "rounds",
+    "order",
+    "seed",
+    "timeout_s",
+    "metric",
+    "statistic",
+    "higher_is_better",
+    "delta",
+    "warmup",
+    "guardrails",
+    "stopping",
+    "spending",
+    "change",
+    "accept",
 }
 STOPPINGS = ("fixed", "sequential")  # sequential: look after every round from 3, stop once decided
 SPENDINGS = ("obrien-fleming", "pocock")
@@ -92,7 +110,13 @@ class Guardrail(msgspec.Struct, frozen=True):
     source: str = "plan"  # "plan" or "lens:<name>"
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name or self.metric, "metric": self.metric, "rule": self.rule, "limit": self.limit, "source": self.source}
+        return {
+            "name": self.name or self.metric,
+            "metric": self.metric,
+            "rule": self.rule,
+            "limit": self.limit,
+            "source": self.source,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Guardrail":
@@ -259,9 +283,14 @@ class Plan(msgspec.Struct, frozen=True):
     def warnings(self) -> list[str]:
         out = []
         if self.rounds < WARN_ROUNDS:
-            out.append(f"{self.rounds} rounds is few: intervals will be wide (at least {WARN_ROUNDS} recommended, {DEFAULT_ROUNDS} by default)")
+            out.append(
+                f"{self.rounds} rounds is few: intervals will be wide (at least {WARN_ROUNDS} recommended, "
+                f"{DEFAULT_ROUNDS} by default)"
+            )
         if not self.artifacts:
-            out.append("no artifacts pinned: preflight cannot tell whether the binaries or inputs changed (add --artifact)")
+            out.append(
+                "no artifacts pinned: preflight cannot tell whether the binaries or inputs changed (add --artifact)"
+            )
         return out
 
 
@@ -307,7 +336,14 @@ def sha256_of(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def pin_artifact(path: str | Path, role: str = "input", expected: str | None = None, *, base: Path | None = None, where: str | None = None) -> Artifact:
+def pin_artifact(
+    path: str | Path,
+    role: str = "input",
+    expected: str | None = None,
+    *,
+    base: Path | None = None,
+    where: str | None = None,
+) -> Artifact:
     """Digest ``path`` now; refuse a missing file or one that differs from ``expected``."""
     p = Path(os.path.expanduser(str(path)))
     if not p.is_absolute():
@@ -360,7 +396,9 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
         raise BadInput(where, "a plan must be a table")
     unknown = set(data) - PLAN_KEYS
     if unknown:
-        raise BadInput(where, f"unknown plan key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(PLAN_KEYS))})")
+        raise BadInput(
+            where, f"unknown plan key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(PLAN_KEYS))})"
+        )
     name = data.get("name")
     if not isinstance(name, str) or not name.strip() or name.strip().isdigit():
         raise BadInput(where, "name: a plan needs a name (not just digits: those are plan ids)")
@@ -376,7 +414,9 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
 
     rounds = _int(data.get("rounds", DEFAULT_ROUNDS), "rounds", where)
     if rounds < MIN_ROUNDS:
-        raise UsageError(f"rounds: {rounds} is too few to say anything; at least {MIN_ROUNDS} (default {DEFAULT_ROUNDS})")
+        raise UsageError(
+            f"rounds: {rounds} is too few to say anything; at least {MIN_ROUNDS} (default {DEFAULT_ROUNDS})"
+        )
     check_rounds(rounds, "rounds", where)
     stopping = data.get("stopping", "fixed")
     if stopping not in STOPPINGS:
@@ -409,7 +449,9 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
         raise BadInput(where, 'warmup.steps: "capture", "auto" or a number of leading samples to drop')
     warmup = Warmup(_int(warm.get("runs", 0), "warmup.runs", where), steps)
     if not 0 <= warmup.runs <= MAX_WARMUP_RUNS:
-        raise BadInput(where, f"warmup.runs: {_shown(warmup.runs)} is outside 0 .. {MAX_WARMUP_RUNS:,} (see docs/limits.md)")
+        raise BadInput(
+            where, f"warmup.runs: {_shown(warmup.runs)} is outside 0 .. {MAX_WARMUP_RUNS:,} (see docs/limits.md)"
+        )
 
     artifacts = []
     for i, item in enumerate(data.get("artifacts") or []):
@@ -417,7 +459,9 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
             item = {"path": item}
         if not isinstance(item, dict) or "path" not in item or set(item) - {"path", "role", "sha256"}:
             raise BadInput(where, f"artifacts[{i}]: expected a table with path, and optionally role and sha256")
-        artifacts.append(pin_artifact(item["path"], item.get("role", "input"), item.get("sha256"), base=base, where=where))
+        artifacts.append(
+            pin_artifact(item["path"], item.get("role", "input"), item.get("sha256"), base=base, where=where)
+        )
     paths = [a.path for a in artifacts]
     if len(set(paths)) != len(paths):
         raise BadInput(where, "artifacts: the same file is listed twice")
@@ -425,17 +469,24 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
     guardrails = list(lens_guardrails(lens))
     for i, g in enumerate(data.get("guardrails") or []):
         what = f"guardrails[{i}]"
-        if not isinstance(g, dict) or not {"metric", "rule", "limit"} <= set(g) or set(g) - {"metric", "rule", "limit", "name"}:
+        if (
+            not isinstance(g, dict)
+            or not {"metric", "rule", "limit"} <= set(g)
+            or set(g) - {"metric", "rule", "limit", "name"}
+        ):
             raise BadInput(where, f"{what}: expected a table with metric, rule and limit (and optionally name)")
         if g["rule"] not in GUARDRAIL_RULES:
             raise BadInput(where, f"{what}.rule: expected one of {', '.join(GUARDRAIL_RULES)}, got {g['rule']!r}")
-        guard = Guardrail(str(g["metric"]), g["rule"], _num(g["limit"], f"{what}.limit", where), str(g.get("name") or g["metric"]))
+        guard = Guardrail(
+            str(g["metric"]), g["rule"], _num(g["limit"], f"{what}.limit", where), str(g.get("name") or g["metric"])
+        )
         # A plan guardrail of the same name replaces the lens's.
         guardrails = [x for x in guardrails if (x.name or x.metric) != (guard.name or guard.metric)] + [guard]
 
     change = data.get("change") or {}
     if not isinstance(change, Mapping) or not all(
-            isinstance(v, list | tuple) and len(v) in (0, 2) and all(isinstance(x, str) for x in v) for v in change.values()):
+        isinstance(v, list | tuple) and len(v) in (0, 2) and all(isinstance(x, str) for x in v) for v in change.values()
+    ):
         raise BadInput(where, 'change: a table of dimension = ["FROM", "TO"] (or [] to declare it without values)')
     accept = data.get("accept") or {}
     if not isinstance(accept, Mapping) or not all(isinstance(v, str) and v.strip() for v in accept.values()):
@@ -444,7 +495,9 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
     for key, names in (("change", change), ("accept", accept)):
         for dim in names:
             if dim not in known:
-                raise BadInput(where, f"{key}.{dim}: no such dimension in the {lens} lens (known: {', '.join(sorted(known))})")
+                raise BadInput(
+                    where, f"{key}.{dim}: no such dimension in the {lens} lens (known: {', '.join(sorted(known))})"
+                )
 
     return Plan(
         name=name.strip(),
@@ -495,7 +548,11 @@ def check_rounds(rounds: int, what: str, where: str | None = None) -> int:
 def check_timeout(seconds: float, what: str, where: str | None = None) -> float:
     """A per-run timeout: finite, positive, at most :data:`workbench.limits.MAX_TIMEOUT_S`."""
     if not 0 < seconds <= MAX_TIMEOUT_S:  # also refuses inf (1e400) and nan
-        raise BadInput(where, f"{what}: {seconds:g} s is outside (0, {MAX_TIMEOUT_S:g}] seconds: positive, at most a week (see docs/limits.md)")
+        raise BadInput(
+            where,
+            f"{what}: {seconds:g} s is outside (0, {MAX_TIMEOUT_S:g}] seconds: positive, at most a week (see "
+            f"docs/limits.md)",
+        )
     return seconds
 
 

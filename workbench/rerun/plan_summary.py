@@ -27,8 +27,14 @@ class PlanSaved(msgspec.Struct, frozen=True, kw_only=True):
     warnings: tuple[str, ...]
 
     def to_json(self) -> dict[str, object]:
-        return {"id": self.id, "name": self.name, "digest": self.digest, "status": self.status,
-                "plan": self.plan.to_json(), "warnings": list(self.warnings)}
+        return {
+            "id": self.id,
+            "name": self.name,
+            "digest": self.digest,
+            "status": self.status,
+            "plan": self.plan.to_json(),
+            "warnings": list(self.warnings),
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> "PlanSaved":
@@ -70,7 +76,12 @@ class DryRun(msgspec.Struct, frozen=True, kw_only=True):
     @classmethod
     def of(cls, plan: Plan, digest: str, preflight: Preflight) -> "DryRun":
         slots = warmup_slots(plan) + schedule(plan)
-        return cls(plan=plan, digest=digest, preflight=preflight.report(), schedule=tuple(Slot(round=r, arm=a) for r, a in slots))
+        return cls(
+            plan=plan,
+            digest=digest,
+            preflight=preflight.report(),
+            schedule=tuple(Slot(round=r, arm=a) for r, a in slots),
+        )
 
     @property
     def would_run(self) -> bool:
@@ -78,7 +89,9 @@ class DryRun(msgspec.Struct, frozen=True, kw_only=True):
 
     def to_json(self) -> dict[str, object]:
         return {
-            "plan": self.plan.to_json(), "digest": self.digest, "preflight": self.preflight.to_json(),
+            "plan": self.plan.to_json(),
+            "digest": self.digest,
+            "preflight": self.preflight.to_json(),
             "schedule": [s.to_json() for s in self.schedule],
             "commands": {arm: self.plan.command(arm).to_json() for arm in ARMS},
             "environment_added": list(self.environment_added),

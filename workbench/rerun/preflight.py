@@ -66,7 +66,9 @@ def toolkit_probe(timeout_s: float = 10.0) -> Reading:
 
 
 def software_versions() -> dict[str, str]:
-    from importlib import metadata  # loads email and zipfile: read when a preflight runs, not when its records are decoded
+    from importlib import (
+        metadata,
+    )  # loads email and zipfile: read when a preflight runs, not when its records are decoded
 
     versions = {"python": platform.python_version(), "python_implementation": platform.python_implementation()}
     for name in KEY_PACKAGES:
@@ -129,7 +131,9 @@ def compare_environments(expected: Environment, now: Environment) -> tuple[list[
                 notes.append(f"{label}: unknown when the plan was made, now {is_} (not compared)")
             return
         if is_ != was:
-            changes.append(f"{label}: {was} in the plan, {'unknown (gone or unreadable)' if is_ in (UNKNOWN, None) else is_} now")
+            changes.append(
+                f"{label}: {was} in the plan, {'unknown (gone or unreadable)' if is_ in (UNKNOWN, None) else is_} now"
+            )
 
     for key in ("driver_version", "cuda_driver_version", "cuda_toolkit", "device_count"):
         check(key, getattr(expected, key), getattr(now, key))
@@ -182,7 +186,11 @@ class Preflight:
     def blockers(self) -> list[str]:
         """Why this execution must not run; empty when it may."""
         out = [f"artifact {a.path} is missing" for a in self.artifacts if a.status == "missing"]
-        out += [f"artifact {a.path} changed: SHA-256 {a.now} now, {a.sha256} in the plan" for a in self.artifacts if a.status == "changed"]
+        out += [
+            f"artifact {a.path} changed: SHA-256 {a.now} now, {a.sha256} in the plan"
+            for a in self.artifacts
+            if a.status == "changed"
+        ]
         out += [f"environment changed: {c}" for c in self.environment_changes]
         return out
 
@@ -247,7 +255,11 @@ def render_preflight(pf: Preflight, width: int = 80) -> str:
     if gpu.status != RAN:
         lines.append(_line("devices", UNKNOWN, UNAVAILABLE, width))
         lines.append(_line("why", clean(gpu.reason), "", width))
-    for label, probe in (("driver", gpu.driver_version), ("CUDA driver", gpu.cuda_driver_version), ("CUDA toolkit (nvcc)", pf.toolkit)):
+    for label, probe in (
+        ("driver", gpu.driver_version),
+        ("CUDA driver", gpu.cuda_driver_version),
+        ("CUDA toolkit (nvcc)", pf.toolkit),
+    ):
         lines.append(_line(label, clean(probe.shown), probe.status, width))
     if gpu.status == RAN and not gpu.devices:
         lines.append(_line("devices", f"none ({clean(gpu.reason)})", NO_DATA, width))
@@ -265,5 +277,7 @@ def render_preflight(pf: Preflight, width: int = 80) -> str:
 
     for prefix, texts in (("note: ", pf.notes), ("BLOCKED: ", pf.blockers)):
         for text in texts:
-            lines += textwrap.wrap(clean(text), width, initial_indent="  " + prefix, subsequent_indent="    ", break_on_hyphens=False)
+            lines += textwrap.wrap(
+                clean(text), width, initial_indent="  " + prefix, subsequent_indent="    ", break_on_hyphens=False
+            )
     return "\n".join(lines)

@@ -154,10 +154,14 @@ def sequential_look(plan: Plan, runs: Sequence[MeasuredRun]) -> SequentialLook |
     """None for a fixed plan; else the current look over the paired rounds."""
     if plan.stopping != "sequential":
         return None
-    return look_over(runs, rounds=plan.rounds, delta=plan.delta, higher_is_better=plan.higher_is_better, spending=plan.spending)
+    return look_over(
+        runs, rounds=plan.rounds, delta=plan.delta, higher_is_better=plan.higher_is_better, spending=plan.spending
+    )
 
 
-def look_over(runs: Sequence[MeasuredRun], *, rounds: int, delta: float, higher_is_better: bool, spending: str) -> SequentialLook:
+def look_over(
+    runs: Sequence[MeasuredRun], *, rounds: int, delta: float, higher_is_better: bool, spending: str
+) -> SequentialLook:
     """The sequential look over the paired rounds of ``runs`` (time-like log ratios: for a
     higher-is-better metric the ratio is inverted, so > 1 is always worse)."""
     complete, by_round = paired_rounds(runs)
@@ -178,7 +182,9 @@ def _analysis(plan: PlanInfo, rounds: list[int], by_round: ByRound) -> Analysis 
     b = [_value(by_round, k, "B") for k in rounds]
     ap = [_value(by_round, k, "A'") for k in rounds]
     slots = {arm: [by_round[k][arm].slot for k in rounds] for arm in ARMS}
-    return analyze(a, b, ap, paired=True, delta=plan.delta, lower_is_better=not plan.higher_is_better, seed=plan.seed, slots=slots)
+    return analyze(
+        a, b, ap, paired=True, delta=plan.delta, lower_is_better=not plan.higher_is_better, seed=plan.seed, slots=slots
+    )
 
 
 def reanalyze(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -200,7 +206,9 @@ def reanalyze(body: Mapping[str, Any]) -> dict[str, Any]:
         section = _sequential_section(p, seq, report.execution.status)
         out["sequential"] = section.to_json()
         out["verdict"] = section.verdict
-    out["verdict"], out["flags"], _ = _kept(out["verdict"], tuple(out["flags"]), "", report.control_mismatch, report.guardrails)
+    out["verdict"], out["flags"], _ = _kept(
+        out["verdict"], tuple(out["flags"]), "", report.control_mismatch, report.guardrails
+    )
     out["flags"] = list(out["flags"])
     return out
 
@@ -220,8 +228,13 @@ def _judged_runs(runs: Sequence[RunRow], basis: Basis | None) -> tuple[RunRow, .
     return tuple(msgspec.structs.replace(r, statistic=r.throughput) for r in runs)
 
 
-def _kept(verdict: Verdict | None, flags: tuple[Flag, ...], reason: str, control_mismatch: str | None,
-          guardrails: Sequence[GuardrailResult]) -> tuple[Verdict | None, tuple[Flag, ...], str]:
+def _kept(
+    verdict: Verdict | None,
+    flags: tuple[Flag, ...],
+    reason: str,
+    control_mismatch: str | None,
+    guardrails: Sequence[GuardrailResult],
+) -> tuple[Verdict | None, tuple[Flag, ...], str]:
     """The verdict under the contract: UNSTABLE when A′ is not the baseline again; a
     positive verdict withheld while a stated (plan or frame) guardrail is unknown."""
     if control_mismatch is not None and verdict is not None:
@@ -275,15 +288,31 @@ def _check_contract(store: "Store", plan: Plan, rounds: list[int], by_round: ByR
         return _Contract()
     records = {arm: [store.load_run(r.run_id) for r in runs[arm]] for arm in ARMS}  # type: ignore[arg-type]
     check, accepts = contract.session_pair(lens, records["A"], records["B"], plan.changes, plan.accept)
-    dims = tuple(DimensionCheck(name=r.name, state=r.state, must_match=r.must_match, baseline=r.baseline.value,
-                                candidate=r.candidate.value, note=r.note or None, declared_change=r.declared_change,
-                                accepted=r.accepted_why) for r in check.rows)
+    dims = tuple(
+        DimensionCheck(
+            name=r.name,
+            state=r.state,
+            must_match=r.must_match,
+            baseline=r.baseline.value,
+            candidate=r.candidate.value,
+            note=r.note or None,
+            declared_change=r.declared_change,
+            accepted=r.accepted_why,
+        )
+        for r in check.rows
+    )
     mismatch = contract.control_mismatch(lens, records["A"], records["A'"], accepts)
     control_refusal = None
-    if mismatch is not None and lens.dimension(mismatch[0]) is not None and mismatch[1].startswith(f"{mismatch[0]}: runs disagree"):
+    if (
+        mismatch is not None
+        and lens.dimension(mismatch[0]) is not None
+        and mismatch[1].startswith(f"{mismatch[0]}: runs disagree")
+    ):
         # Runs of the A′ arm that disagree with each other: the arm is not one arm.
         if lens.dimension(mismatch[0]).must_match:  # type: ignore[union-attr]
-            control_refusal = Refusal(dimension=mismatch[0], reason=f"the A′ arm disagrees with itself on {mismatch[1]}")
+            control_refusal = Refusal(
+                dimension=mismatch[0], reason=f"the A′ arm disagrees with itself on {mismatch[1]}"
+            )
     work = contract.work(lens, records["A"], records["B"])
     refusal = check.refusal or control_refusal
     if refusal is not None:
@@ -291,13 +320,20 @@ def _check_contract(store: "Store", plan: Plan, rounds: list[int], by_round: ByR
     why_control = mismatch[1] if mismatch else None
     if work.same is not False:
         return _Contract(dimensions=dims, control_mismatch=why_control, work=work)
-    rates = {int(r.run_id): _per_second(lens, plan, rec, r.statistic)  # type: ignore[arg-type]
-             for arm in ARMS for r, rec in zip(runs[arm], records[arm])}
+    rates = {
+        int(r.run_id): _per_second(lens, plan, rec, r.statistic)  # type: ignore[arg-type]
+        for arm in ARMS
+        for r, rec in zip(runs[arm], records[arm])
+    }
     units = {rate[1] for rec in records["A"] + records["B"] if (rate := lens.throughput(rec)) is not None}
     unit = units.pop() if len(units) == 1 else f"{work.unit or lens.work_unit}/s"
     name = work.per_item.name if work.per_item is not UNSET else "work per item"
-    basis = Basis(metric="throughput", unit=unit,
-                  why=f"the valid work per item differs ({name}): the verdict is on throughput (work per second), never the time alone")
+    basis = Basis(
+        metric="throughput",
+        unit=unit,
+        why=f"the valid work per item differs ({name}): the verdict is on throughput (work per second), never the time "
+        f"alone",
+    )
     return _Contract(dimensions=dims, control_mismatch=why_control, work=work, basis=basis, throughput=rates)
 
 
@@ -307,20 +343,30 @@ def _sequential_section(plan: PlanInfo, seq: SequentialLook, status: str) -> Seq
     band = f"[{1 / (1 + delta):.4f}, {1 + delta:.4f}]"
     interval = f"[{lk.low95:.4f}, {lk.high95:.4f}]"
     if lk.round < seq.design.first_look:
-        why = f"no look yet after {lk.round} of {rounds} rounds: the first look is after round {seq.design.first_look} ({status})"
+        why = (
+            f"no look yet after {lk.round} of {rounds} rounds: the first look is after round {seq.design.first_look} "
+            f"({status})"
+        )
     elif lk.decision == CONTINUE:
-        why = (f"no decision after {lk.round} of {rounds} rounds: the repeated 95 % interval {interval} "
-               f"still overlaps the band {band} ({status})")
+        why = (
+            f"no decision after {lk.round} of {rounds} rounds: the repeated 95 % interval {interval} "
+            f"still overlaps the band {band} ({status})"
+        )
     elif lk.aa_unstable and lk.decision not in DECIDED:
         why = f"ran all {rounds} rounds: the A/A control stayed unstable, so no verdict is given"
     elif lk.round < rounds:
-        why = f"stopped after round {lk.round} of {rounds}: the repeated 95 % interval {interval} decides {lk.decision} against the band {band}"
+        why = (
+            f"stopped after round {lk.round} of {rounds}: the repeated 95 % interval {interval} decides "
+            f"{lk.decision} against the band {band}"
+        )
     else:
         why = f"ran all {rounds} rounds: repeated 95 % interval {interval} against the band {band}"
     fixed = rounds_needed(seq.sd_log, delta, paired=True) if math.isfinite(seq.sd_log) else None
     d = seq.design
     return SequentialResult(
-        design=DesignInfo(stopping="sequential", max_rounds=d.max_rounds, alpha=d.alpha, spending=d.spending, first_look=d.first_look),
+        design=DesignInfo(
+            stopping="sequential", max_rounds=d.max_rounds, alpha=d.alpha, spending=d.spending, first_look=d.first_look
+        ),
         stopped_at_round=lk.round if lk.decision != CONTINUE else None,
         decision=lk.decision,
         why=why,
@@ -329,7 +375,8 @@ def _sequential_section(plan: PlanInfo, seq: SequentialLook, status: str) -> Seq
         repeated_ci95=(_finite(lk.low95), _finite(lk.high95)),
         aa_unstable=lk.aa_unstable,
         fixed_design_rounds=fixed,
-        method="group-sequential, Lan–DeMets spending; repeated confidence intervals on the mean per-round log ratio (docs/methods.md)",
+        method="group-sequential, Lan–DeMets spending; repeated confidence intervals on the mean per-round log ratio "
+        "(docs/methods.md)",
     )
 
 
@@ -382,12 +429,20 @@ def _judge_guardrails(store: "Store", plan: Plan, rounds: list[int], by_round: B
             why = f"no run reported {g.metric!r}" if rounds else "no complete rounds"
         elif control == "broken":
             why = "A′ against A breaks it too: the guardrail is within this session's noise"
-        out.append(GuardrailResult(
-            name=g.name or g.metric, metric=g.metric, rule=g.rule, limit=g.limit, source=g.source, status=status,
-            means={arm: (m if math.isfinite(m) else None) for arm, m in means.items()},
-            runs_with_value={arm: sum(math.isfinite(x) for x in v) for arm, v in per_arm.items()},
-            control_status=control, why=why,
-        ))
+        out.append(
+            GuardrailResult(
+                name=g.name or g.metric,
+                metric=g.metric,
+                rule=g.rule,
+                limit=g.limit,
+                source=g.source,
+                status=status,
+                means={arm: (m if math.isfinite(m) else None) for arm, m in means.items()},
+                runs_with_value={arm: sum(math.isfinite(x) for x in v) for arm, v in per_arm.items()},
+                control_status=control,
+                why=why,
+            )
+        )
     return tuple(out)
 
 
@@ -399,14 +454,24 @@ def _finite_mean(values: list[float]) -> float:
 def _run_row(r: "RerunRun") -> RunRow:
     return RunRow(
         # The store's columns are plain text; a stored report is checked against these words when decoded.
-        round=r.round, arm=cast(Arm, r.arm), slot=r.slot, status=cast(RunStatus, r.status), reason=r.reason, started_at=r.started_at,
-        wall_s=r.wall_s, exit_status=r.exit_status, run_id=r.run_id, statistic=r.statistic,
+        round=r.round,
+        arm=cast(Arm, r.arm),
+        slot=r.slot,
+        status=cast(RunStatus, r.status),
+        reason=r.reason,
+        started_at=r.started_at,
+        wall_s=r.wall_s,
+        exit_status=r.exit_status,
+        run_id=r.run_id,
+        statistic=r.statistic,
         # What a failed run said last (untrusted text: cleaned before display).
         stderr_tail=r.stderr_tail[-STDERR_SHOWN:] if r.status == "failed" and r.stderr_tail else None,
     )
 
 
-def build_comparison(store: "Store", plan_row: "RerunPlan", execution_row: "RerunExecution", runs: Sequence["RerunRun"]) -> RerunReport:
+def build_comparison(
+    store: "Store", plan_row: "RerunPlan", execution_row: "RerunExecution", runs: Sequence["RerunRun"]
+) -> RerunReport:
     """The comparison of one execution (see ``docs/verify.md``)."""
     plan = Plan.from_json(plan_row.body)
     rows = tuple(_run_row(r) for r in runs)
@@ -416,10 +481,20 @@ def build_comparison(store: "Store", plan_row: "RerunPlan", execution_row: "Reru
     incomplete = sorted(k for k in finished_rounds if k not in rounds)
     sequential = plan.stopping != "fixed"
     info = PlanInfo(
-        id=int(plan_row.id), name=plan.name, digest=plan_row.digest, lens=plan.lens,  # type: ignore[arg-type]
-        metric=plan.metric, statistic=plan.statistic, higher_is_better=plan.higher_is_better,
-        rounds=plan.rounds, order=plan.order, seed=plan.seed, delta=plan.delta, warmup=plan.warmup,
-        stopping=plan.stopping if sequential else None, spending=plan.spending if sequential else None,
+        id=int(plan_row.id),  # type: ignore[arg-type]
+        name=plan.name,
+        digest=plan_row.digest,
+        lens=plan.lens,
+        metric=plan.metric,
+        statistic=plan.statistic,
+        higher_is_better=plan.higher_is_better,
+        rounds=plan.rounds,
+        order=plan.order,
+        seed=plan.seed,
+        delta=plan.delta,
+        warmup=plan.warmup,
+        stopping=plan.stopping if sequential else None,
+        spending=plan.spending if sequential else None,
     )
     notes = []
     for arm in ARMS:
@@ -428,22 +503,31 @@ def build_comparison(store: "Store", plan_row: "RerunPlan", execution_row: "Reru
             why = "; ".join(f"{n}× {reason}" for reason, n in f.reasons.items())
             notes.append(f"{arm} ({ARM_NAMES[arm]}): {f.failed} of {f.finished} runs failed: {why}")
     if incomplete:
-        notes.append(f"rounds {', '.join(map(str, incomplete))} left out of the paired analysis: an arm failed or has no value")
+        notes.append(
+            f"rounds {', '.join(map(str, incomplete))} left out of the paired analysis: an arm failed or has no value"
+        )
 
     kept = _check_contract(store, plan, rounds, by_round)
     if kept.basis is not None:
-        rows = tuple(msgspec.structs.replace(r, throughput=kept.throughput.get(r.run_id)) if r.run_id is not None else r
-                     for r in rows)
+        rows = tuple(
+            msgspec.structs.replace(r, throughput=kept.throughput.get(r.run_id)) if r.run_id is not None else r
+            for r in rows
+        )
     judged = _judged_runs(rows, kept.basis)
     judged_rounds, judged_by_round = paired_rounds(judged)
-    analysis = _analysis(_judged_plan(info, kept.basis), judged_rounds, judged_by_round) if kept.refusal is None else None
+    analysis = (
+        _analysis(_judged_plan(info, kept.basis), judged_rounds, judged_by_round) if kept.refusal is None else None
+    )
     if kept.refusal is not None:
         verdict, flags, reason = None, (), f"REFUSED: {kept.refusal.reason}"
     elif analysis is not None:
         verdict, flags, reason = analysis.verdict, tuple(analysis.flags), analysis.reason
     else:
         verdict, flags = None, ()
-        reason = f"no comparison: {len(judged_rounds)} round(s) with A, B and A′ all measured (a verdict needs at least {MIN_ROUNDS})"
+        reason = (
+            f"no comparison: {len(judged_rounds)} round(s) with A, B and A′ all measured (a verdict needs at "
+            f"least {MIN_ROUNDS})"
+        )
     section = None
     seq = sequential_look(plan, judged) if kept.refusal is None else None
     if seq is not None and kept.basis is not None:
@@ -461,8 +545,12 @@ def build_comparison(store: "Store", plan_row: "RerunPlan", execution_row: "Reru
         format=FORMAT,
         plan=info,
         execution=ExecutionInfo(
-            id=int(execution_row.id), status=execution_row.status, host=execution_row.host,  # type: ignore[arg-type]
-            started_at=execution_row.started_at, ended_at=execution_row.ended_at, workdir=execution_row.workdir,
+            id=int(execution_row.id),  # type: ignore[arg-type]
+            status=execution_row.status,
+            host=execution_row.host,
+            started_at=execution_row.started_at,
+            ended_at=execution_row.ended_at,
+            workdir=execution_row.workdir,
         ),
         partial=execution_row.status != "complete",
         rounds=Rounds(planned=plan.rounds, used=tuple(rounds), left_out=tuple(incomplete)),
@@ -498,12 +586,20 @@ def save_comparison(store: "Store", plan_id: int, execution_id: int, report: Rer
     body = report.stored().to_json()
     digest = digest_of(report)
     with store.session() as s:
-        existing = s.exec(select(RerunComparison).where(RerunComparison.execution_id == execution_id, RerunComparison.digest == digest)).first()
+        existing = s.exec(
+            select(RerunComparison).where(
+                RerunComparison.execution_id == execution_id, RerunComparison.digest == digest
+            )
+        ).first()
         if existing is not None:
             return int(existing.id)  # type: ignore[arg-type]
         row = RerunComparison(
-            plan_id=plan_id, execution_id=execution_id, rounds_used=len(report.rounds.used),
-            verdict=report.verdict, digest=digest, body=body,
+            plan_id=plan_id,
+            execution_id=execution_id,
+            rounds_used=len(report.rounds.used),
+            verdict=report.verdict,
+            digest=digest,
+            body=body,
         )
         s.add(row)
         s.flush()
@@ -524,11 +620,16 @@ def _known(x: float | None | UnsetType) -> float | None:
 def render_rerun_report(r: RerunReport, width: int = 80) -> str:
     """The comparison as plain lines for an 80-column terminal (untrusted text cleaned):
     the one renderer of a rerun comparison, fresh or stored (a stored body: ``RerunReport.from_json`` first)."""
-    wrap = lambda text, indent="  ": textwrap.wrap(clean(text), width, initial_indent=indent, subsequent_indent=indent + "  ")  # noqa: E731
+
+    def wrap(text: str, indent: str = "  ") -> list[str]:
+        return textwrap.wrap(clean(text), width, initial_indent=indent, subsequent_indent=indent + "  ")
+
     p, e = r.plan, r.execution
     lines = [f"Plan {p.id} {clean(p.name)} · execution {e.id} ({e.status}) · {p.lens} lens"]
-    lines += wrap(f"metric: per-run {p.statistic} of {p.metric} ({'higher' if p.higher_is_better else 'lower'} is better); "
-                  f"rounds used {len(r.rounds.used)} of {p.rounds} planned; order {p.order}, seed {p.seed}")
+    lines += wrap(
+        f"metric: per-run {p.statistic} of {p.metric} ({'higher' if p.higher_is_better else 'lower'} is better); "
+        f"rounds used {len(r.rounds.used)} of {p.rounds} planned; order {p.order}, seed {p.seed}"
+    )
     if r.partial:
         lines += wrap("PARTIAL: the execution is not complete; this is the result so far.")
     a = r.analysis
@@ -537,42 +638,59 @@ def render_rerun_report(r: RerunReport, width: int = 80) -> str:
         a_prime = m["A'"]
         if r.basis is None:
             lines.append(f"  means per run: A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}")
-            lines.append(f"  B/A effect θ {a.ratio:.4f}: time {_pct(_known(a.time_change_pct))}, "
-                         f"throughput {_pct(_known(a.throughput_change_pct))}")
+            lines.append(
+                f"  B/A effect θ {a.ratio:.4f}: time {_pct(_known(a.time_change_pct))}, "
+                f"throughput {_pct(_known(a.throughput_change_pct))}"
+            )
         else:  # judged on throughput: θ is the time per unit of work
-            lines.append(f"  throughput per run ({clean(r.basis.unit)}): A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}")
-            lines.append(f"  B/A effect θ {a.ratio:.4f}: throughput {_pct(_known(a.throughput_change_pct))}, "
-                         f"time per unit of work {_pct(_known(a.time_change_pct))}")
+            lines.append(
+                f"  throughput per run ({clean(r.basis.unit)}): A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}"
+            )
+            lines.append(
+                f"  B/A effect θ {a.ratio:.4f}: throughput {_pct(_known(a.throughput_change_pct))}, "
+                f"time per unit of work {_pct(_known(a.time_change_pct))}"
+            )
         for iv in a.intervals or ():
             lo, hi = iv.low, iv.high
             rng = f"[{lo:.4f}, {hi:.4f}]" if lo is not None and hi is not None else "unbounded"
             lines.append(f"    {int(round(iv.level * 100))} % {clean(iv.method)}: {rng}"[:width])
         aa = a.aa
         if aa:
-            lines.append(f"  A/A control A′/A {aa.ratio:.4f}; noise floor (SD of log ratios) {aa.noise_floor_sd_log:.4f}")
+            lines.append(
+                f"  A/A control A′/A {aa.ratio:.4f}; noise floor (SD of log ratios) {aa.noise_floor_sd_log:.4f}"
+            )
             lines.append(f"    resolution ±{aa.resolution_pct:.2f} %, MDE {aa.mde_pct:.2f} %")
         plan_info = a.planning or None
         if plan_info and plan_info.rounds_needed:
-            lines += wrap(f"rounds that would resolve δ = {p.delta * 100:g} %: {plan_info.rounds_needed} "
-                          f"(equivalence: {plan_info.rounds_needed_equivalence})")
+            lines += wrap(
+                f"rounds that would resolve δ = {p.delta * 100:g} %: {plan_info.rounds_needed} "
+                f"(equivalence: {plan_info.rounds_needed_equivalence})"
+            )
         for arm, d in (a.drift or {}).items():
             if d and d.p is not None and d.p < 0.05:
                 lines += wrap(f"drift in {arm}: {d.pct_per_slot or 0:+.3f} % per slot (p {d.p:.3g})")
         for arm, idx in (a.outliers or {}).items():
-            lines += wrap(f"outlier runs in {arm} (modified z > 3.5, kept): rounds {', '.join(str(r.rounds.used[i]) for i in idx)}")
+            lines += wrap(
+                f"outlier runs in {arm} (modified z > 3.5, kept): rounds "
+                f"{', '.join(str(r.rounds.used[i]) for i in idx)}"
+            )
     seq = r.sequential
     if seq is not None:
         fixed = seq.fixed_design_rounds
         lo95, hi95 = seq.repeated_ci95
-        lines += wrap(f"sequential stopping ({seq.design.spending} spending, α {seq.design.alpha:g} over every look): "
-                      f"θ {_num(seq.ratio)}, repeated 95 % interval [{_num(lo95)}, {_num(hi95)}]"
-                      + (f"; a fixed design would need about {fixed} rounds at this noise" if fixed else ""))
+        lines += wrap(
+            f"sequential stopping ({seq.design.spending} spending, α {seq.design.alpha:g} over every look): "
+            f"θ {_num(seq.ratio)}, repeated 95 % interval [{_num(lo95)}, {_num(hi95)}]"
+            + (f"; a fixed design would need about {fixed} rounds at this noise" if fixed else "")
+        )
     w = r.work
     if w is not None and w.per_item is not UNSET and w.per_item is not None:
         item = w.per_item
-        lines += wrap(f"work: {clean(item.name)}: {_num_g(item.baseline)} vs {_num_g(item.candidate)} "
-                      f"({'same' if w.same else 'DIFFERENT'}); time per run: A {_mean_stat(r, 'A')}  B {_mean_stat(r, 'B')} "
-                      f"({p.statistic} of {p.metric})")
+        lines += wrap(
+            f"work: {clean(item.name)}: {_num_g(item.baseline)} vs {_num_g(item.candidate)} "
+            f"({'same' if w.same else 'DIFFERENT'}); time per run: A {_mean_stat(r, 'A')}  B {_mean_stat(r, 'B')} "
+            f"({p.statistic} of {p.metric})"
+        )
     if r.basis is not None:
         tb, tc = _mean_throughput(r, "A"), _mean_throughput(r, "B")
         lines += wrap(f"judged on {r.basis.metric} ({clean(r.basis.unit)}): A {_num_g(tb)}  B {_num_g(tc)}")
@@ -580,14 +698,19 @@ def render_rerun_report(r: RerunReport, width: int = 80) -> str:
         if d.accepted == contract.IN_SESSION:
             continue
         if d.declared_change or (d.state != "same" and (d.must_match or d.state in ("different", "mixed"))):
-            lines += wrap(f"{'*' if d.must_match else ' '} {clean(d.name)}: {d.state} ({clean(str(d.baseline))} → "
-                          f"{clean(str(d.candidate))})" + (f"; {clean(d.note)}" if d.note else ""), "  ")
+            lines += wrap(
+                f"{'*' if d.must_match else ' '} {clean(d.name)}: {d.state} ({clean(str(d.baseline))} → "
+                f"{clean(str(d.candidate))})" + (f"; {clean(d.note)}" if d.note else ""),
+                "  ",
+            )
     verdict = "REFUSED" if r.refusal is not None else r.verdict or "NO VERDICT"
     flags = f"  [{', '.join(r.flags)}]" if r.flags else ""
     lines.append(f"Verdict: {verdict}{flags}")
     lines += wrap(r.reason)
     for g in r.guardrails:
-        lines += wrap(f"guardrail {g.name} ({g.rule} {g.limit:g}, {g.source}): {g.status}" + (f" — {g.why}" if g.why else ""))
+        lines += wrap(
+            f"guardrail {g.name} ({g.rule} {g.limit:g}, {g.source}): {g.status}" + (f" — {g.why}" if g.why else "")
+        )
     for note in r.notes:
         lines += wrap(note)
     shown: set[str] = set()

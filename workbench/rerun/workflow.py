@@ -93,8 +93,9 @@ def stored_id(value: int | None) -> int:
 
 def _row(p: Any, row: type[PlanRow] = PlanRow, **more: Any) -> Any:
     """The stored plan's row (``PlanRow``, or a record that extends it with ``more``)."""
-    return row(id=stored_id(p.id), name=p.name, lens=p.lens, digest=p.digest, origin=p.origin, created_at=p.created_at,
-               **more)
+    return row(
+        id=stored_id(p.id), name=p.name, lens=p.lens, digest=p.digest, origin=p.origin, created_at=p.created_at, **more
+    )
 
 
 def plan_list(store: Store) -> PlanList:
@@ -110,9 +111,16 @@ def plan_histories(store: Store) -> list[PlanHistory]:
     from store.rerun import executions_of, list_plans  # SQLAlchemy tables: not for --help nor the TUI's first frame
 
     with plan_errors(), store.session() as s:
-        return [_row(p, PlanHistory, executions=tuple(ExecutionState(id=stored_id(e.id), status=e.status)
-                                                      for e in executions_of(s, stored_id(p.id))))
-                for p in list_plans(s)]
+        return [
+            _row(
+                p,
+                PlanHistory,
+                executions=tuple(
+                    ExecutionState(id=stored_id(e.id), status=e.status) for e in executions_of(s, stored_id(p.id))
+                ),
+            )
+            for p in list_plans(s)
+        ]
 
 
 def save(store: Store, plan: Plan, investigation_id: int | None = None) -> PlanSaved:
@@ -121,8 +129,14 @@ def save(store: Store, plan: Plan, investigation_id: int | None = None) -> PlanS
 
     with plan_errors(), store.session() as s:
         row, how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin, investigation_id)
-        return PlanSaved(id=stored_id(row.id), name=plan.name, digest=row.digest, status=how, plan=plan,
-                         warnings=tuple(plan.warnings()))
+        return PlanSaved(
+            id=stored_id(row.id),
+            name=plan.name,
+            digest=row.digest,
+            status=how,
+            plan=plan,
+            warnings=tuple(plan.warnings()),
+        )
 
 
 def load(store: Store, ref: str | int) -> StoredPlan:
@@ -186,7 +200,9 @@ def finish(store: Store, ref: str | int, execution_id: int) -> Finished:
                 raise UsageError(f"plan {plan_row.name!r} has no execution {execution_id}")
             runs = runs_of(s, execution_id)
         report = build_comparison(store, plan_row, execution, runs)
-        return Finished(report=report, comparison_id=save_comparison(store, stored_id(plan_row.id), execution_id, report))
+        return Finished(
+            report=report, comparison_id=save_comparison(store, stored_id(plan_row.id), execution_id, report)
+        )
 
 
 def run(store: Store, plan_id: int, observer: Observer) -> tuple[str, Finished]:

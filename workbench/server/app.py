@@ -41,7 +41,9 @@ log = logging.getLogger("wb.server")
 
 def _json(doc: Any, status: int = 200) -> Response:
     # allow_nan=False: unknown is null, as in every --json document.
-    return Response(json.dumps(doc, allow_nan=False, ensure_ascii=False) + "\n", status_code=status, media_type="application/json")
+    return Response(
+        json.dumps(doc, allow_nan=False, ensure_ascii=False) + "\n", status_code=status, media_type="application/json"
+    )
 
 
 class WbApp:
@@ -76,7 +78,9 @@ class WbApp:
     # -- endpoints ----------------------------------------------------------------
 
     def healthz(self, request: Request) -> Response:
-        return _json({"status": "ok", "version": __version__, "api": API, "max_upload_bytes": self.config.max_upload_bytes})
+        return _json(
+            {"status": "ok", "version": __version__, "api": API, "max_upload_bytes": self.config.max_upload_bytes}
+        )
 
     def openapi(self, request: Request) -> Response:
         self.caller(request, "read", "the API description")
@@ -95,10 +99,18 @@ class WbApp:
             try:
                 await spool(request.stream(), target, self.config, declared)
             except ClientDisconnect:
-                raise ApiError(400, f"{name}: the client went away before the end of the body; nothing imported") from None
+                raise ApiError(
+                    400, f"{name}: the client went away before the end of the body; nothing imported"
+                ) from None
             try:
-                report = await run_in_threadpool(import_upload, self.store, target, name, request.query_params.get("label"),
-                                                 request.query_params.getlist("dim"))
+                report = await run_in_threadpool(
+                    import_upload,
+                    self.store,
+                    target,
+                    name,
+                    request.query_params.get("label"),
+                    request.query_params.getlist("dim"),
+                )
             except Exception as exc:  # wb's own errors become their status; the rest is 500
                 status = status_of(exc)
                 if status is None:
@@ -128,7 +140,9 @@ class WbApp:
             raise ApiError(413, "a comparison request of more than 1 MiB")
         req = queries.decode(queries.CompareRequest, body)
         role = "upload" if req.investigation is not None else "read"
-        caller = await run_in_threadpool(self.caller, request, role, "storing a comparison" if role == "upload" else "comparing")
+        caller = await run_in_threadpool(
+            self.caller, request, role, "storing a comparison" if role == "upload" else "comparing"
+        )
         return _json(await run_in_threadpool(queries.compare_runs, self.store, req, caller))
 
     async def inspect(self, request: Request) -> Response:
@@ -152,11 +166,20 @@ class WbApp:
             return JSONResponse(error_body(exc.status_code, str(exc.detail)), status_code=exc.status_code)
         status = status_of(exc)
         if status is None:
-            log.error("internal error on %s %s: %s", request.method, clean(request.url.path), "".join(traceback.format_exception(exc)).rstrip())
-            return JSONResponse(error_body(500, f"internal error ({type(exc).__name__}); see the server's log"), status_code=500)
+            log.error(
+                "internal error on %s %s: %s",
+                request.method,
+                clean(request.url.path),
+                "".join(traceback.format_exception(exc)).rstrip(),
+            )
+            return JSONResponse(
+                error_body(500, f"internal error ({type(exc).__name__}); see the server's log"), status_code=500
+            )
         headers = dict(exc.headers) if isinstance(exc, ApiError) else {}
         if status in (400, 408, 413):
-            headers["Connection"] = "close"  # the body was not read to its end: this connection is done (a drip holds nothing)
+            headers["Connection"] = (
+                "close"  # the body was not read to its end: this connection is done (a drip holds nothing)
+            )
         return JSONResponse(error_body(status, message_of(exc)), status_code=status, headers=headers)
 
 
@@ -186,8 +209,16 @@ class _RequestLog:
             await self.app(scope, receive, counting)
         finally:
             client = scope.get("client") or ("-", 0)
-            log.info("%s %s %s %s %d B %.1f ms %s", client[0], scope["method"], clean(scope["path"])[:200], status or "-", sent,
-                     (time.perf_counter() - started) * 1000, scope.get("wb.caller", "-"))
+            log.info(
+                "%s %s %s %s %d B %.1f ms %s",
+                client[0],
+                scope["method"],
+                clean(scope["path"])[:200],
+                status or "-",
+                sent,
+                (time.perf_counter() - started) * 1000,
+                scope.get("wb.caller", "-"),
+            )
 
 
 def create_app(config: ServerConfig, store: Store | None = None) -> ASGIApp:

@@ -22,7 +22,11 @@ MAX_TOKEN_CHARS = 256
 def caller_of(store: Store, headers: Mapping[str, str]) -> Caller:
     value = headers.get("authorization")
     if not value:
-        raise ApiError(401, "this endpoint needs 'Authorization: Bearer TOKEN' (make one with 'wb token add NAME --role ROLE')", _CHALLENGE)
+        raise ApiError(
+            401,
+            "this endpoint needs 'Authorization: Bearer TOKEN' (make one with 'wb token add NAME --role ROLE')",
+            _CHALLENGE,
+        )
     scheme, _, token = value.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN_CHARS or not token.isascii():

@@ -37,8 +37,15 @@ class ServerError(WbError):
 
 
 class Client:
-    def __init__(self, url: str, token: str | None, *, timeout_s: float = 300.0, retries: int = RETRIES,
-                 backoff_s: float = BACKOFF_S) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: str | None,
+        *,
+        timeout_s: float = 300.0,
+        retries: int = RETRIES,
+        backoff_s: float = BACKOFF_S,
+    ) -> None:
         if not url.startswith(("http://", "https://")):
             raise WbError(f"server {url!r}: expected http://HOST:PORT or https://...", exit_code=EXIT_USAGE)
         self.url = url.rstrip("/")
@@ -71,7 +78,7 @@ class Client:
                 retry = idempotent or isinstance(exc, httpx.ConnectError)
                 if not retry or attempt == self.retries:
                     raise ServerError(f"server {self.url}: {type(exc).__name__}: {exc or 'connection lost'}") from None
-                time.sleep(self.backoff_s * 2 ** attempt)
+                time.sleep(self.backoff_s * 2**attempt)
                 continue
             if response.status_code >= 400:
                 raise ServerError(_message(response), response.status_code)
@@ -85,23 +92,39 @@ class Client:
         return self._send("GET", f"{API}{path}", idempotent=True, params=params).text
 
     def post_json(self, path: str, body: Mapping[str, Any], *, idempotent: bool) -> Any:
-        return self._send("POST", f"{API}{path}", idempotent=idempotent, content_factory=lambda: json.dumps(body).encode(),
-                          headers={"Content-Type": "application/json"}).json()
+        return self._send(
+            "POST",
+            f"{API}{path}",
+            idempotent=idempotent,
+            content_factory=lambda: json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        ).json()
 
     def health(self) -> dict[str, object]:
         return self._send("GET", "/healthz", idempotent=True).json()
 
-    def upload(self, path: Path, *, label: str | None = None, dims: Mapping[str, str] | None = None,
-               progress: Callable[[int], None] | None = None) -> dict[str, object]:
+    def upload(
+        self,
+        path: Path,
+        *,
+        label: str | None = None,
+        dims: Mapping[str, str] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> dict[str, object]:
         """``POST /captures`` of one file, streamed; the server's import report."""
         size = path.stat().st_size
         params: list[tuple[str, str]] = [("name", path.name)]
         if label:
             params.append(("label", label))
         params += [("dim", f"{k}={v}") for k, v in (dims or {}).items()]
-        return self._send("POST", f"{API}/captures", idempotent=True, params=params,
-                          content_factory=lambda: _chunks(path, progress),
-                          headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)}).json()
+        return self._send(
+            "POST",
+            f"{API}/captures",
+            idempotent=True,
+            params=params,
+            content_factory=lambda: _chunks(path, progress),
+            headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
+        ).json()
 
 
 def _chunks(path: Path, progress: Callable[[int], None] | None) -> Iterator[bytes]:
@@ -120,4 +143,3 @@ def _message(response: httpx.Response) -> str:
         return str(error["message"])
     except (ValueError, KeyError, TypeError):
         return f"server answered {response.status_code} {response.reason_phrase}"
-

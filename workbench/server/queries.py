@@ -71,9 +71,13 @@ def show_run(store: Store, ref: str) -> dict[str, Any]:
 
 def declare(store: Store, ref: str, req: DeclareRequest, caller: Caller) -> dict[str, Any]:
     """As ``wb declare --json``; who declared is the token's name."""
-    done = declare_dimensions(store, [store.resolve_run(ref)], req.values, req.unset, why=req.why, who=f"token:{caller.name}")
-    return {"declarations": [d.to_json() for d in done if d.changed],
-            "unchanged": [{"run": d.run_id, "name": d.name} for d in done if not d.changed]}
+    done = declare_dimensions(
+        store, [store.resolve_run(ref)], req.values, req.unset, why=req.why, who=f"token:{caller.name}"
+    )
+    return {
+        "declarations": [d.to_json() for d in done if d.changed],
+        "unchanged": [{"run": d.run_id, "name": d.name} for d in done if not d.changed],
+    }
 
 
 def _extensions() -> list[str]:
@@ -121,15 +125,29 @@ def _engine_arguments(store: Store, req: CompareRequest, base_ids, cand_ids, con
             lens = the_lens.with_metric(req.metric)
         except ValueError as exc:
             raise UsageError(f"--metric: {exc}") from None
-    return {"lens": lens, "baseline": base, "candidate": cand, "changes": dict(parse_change(c) for c in req.change),
-            "accepts": parse_accepts(tuple(req.accept), tuple(req.why)), "extensions": extensions,
-            **({"control": store.load_runs(control_ids)} if control_ids else {})}
+    return {
+        "lens": lens,
+        "baseline": base,
+        "candidate": cand,
+        "changes": dict(parse_change(c) for c in req.change),
+        "accepts": parse_accepts(tuple(req.accept), tuple(req.why)),
+        "extensions": extensions,
+        **({"control": store.load_runs(control_ids)} if control_ids else {}),
+    }
 
 
 def _way_out(name: str, result: Any, req: CompareRequest, args: dict[str, Any]) -> dict[str, Any] | None:
     base, cand = [r.id for r in args["baseline"]], [r.id for r in args["candidate"]]
-    words = rerun_words(name, base, cand, args["lens"], req.change, args["accepts"], args["extensions"],
-                        [r.id for r in args.get("control", [])])
+    words = rerun_words(
+        name,
+        base,
+        cand,
+        args["lens"],
+        req.change,
+        args["accepts"],
+        args["extensions"],
+        [r.id for r in args.get("control", [])],
+    )
     ways = way_out(result, base, cand, words, [*args["baseline"], *args["candidate"]])
     return None if ways is None else ways.to_json()
 
@@ -169,9 +187,17 @@ def _store_in_investigation(store, req, caller, base_ids, cand_ids, control_ids,
     bare = [name for name, values in changes.items() if values is None]
     if bare:
         raise UsageError(f"--change {bare[0]!r}: an investigation's comparison needs DIM=FROM:TO")
-    view = store_comparison(store, req.investigation, base_ids, cand_ids, lens=req.lens,
-                            changes={k: list(v) for k, v in changes.items()} if req.change else None,
-                            accepts=accepts, control=control_ids, by=f"token:{caller.name}")
+    view = store_comparison(
+        store,
+        req.investigation,
+        base_ids,
+        cand_ids,
+        lens=req.lens,
+        changes={k: list(v) for k, v in changes.items()} if req.change else None,
+        accepts=accepts,
+        control=control_ids,
+        by=f"token:{caller.name}",
+    )
     doc = dict(view.result)
     doc["stored"] = {"investigation": req.investigation, "comparison": view.id}
     return doc

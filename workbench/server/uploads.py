@@ -36,8 +36,13 @@ def upload_name(name: str | None) -> str:
     the temporary file, nothing more)."""
     if not name:
         raise ApiError(422, "name the uploaded file: POST /captures?name=FILE")
-    if (len(name) > MAX_NAME_CHARS or name in (".", "..") or name.startswith(".") or any(c in name for c in "/\\\0")
-            or not name.isprintable()):
+    if (
+        len(name) > MAX_NAME_CHARS
+        or name in (".", "..")
+        or name.startswith(".")
+        or any(c in name for c in "/\\\0")
+        or not name.isprintable()
+    ):
         raise ApiError(422, f"name {name[:80]!r} is not a plain file name (no folders, no leading dot, printable)")
     return name
 
@@ -47,8 +52,11 @@ async def spool(chunks: AsyncIterator[bytes], target: Path, config: ServerConfig
     stalls or drips."""
     limit = config.max_upload_bytes
     if declared_length is not None and declared_length > limit:
-        raise ApiError(413, f"{target.name}: {declared_length:,} bytes is over the upload limit of {size_text(limit)} "
-                            "(wb serve --max-upload; see docs/limits.md)")
+        raise ApiError(
+            413,
+            f"{target.name}: {declared_length:,} bytes is over the upload limit of {size_text(limit)} "
+            "(wb serve --max-upload; see docs/limits.md)",
+        )
     started = time.monotonic()
     size = 0
     with open(target, "wb") as out:
@@ -59,16 +67,24 @@ async def spool(chunks: AsyncIterator[bytes], target: Path, config: ServerConfig
             except StopAsyncIteration:
                 break
             except TimeoutError:
-                raise ApiError(408, f"{target.name}: no data for {config.idle_timeout_s:g} s after {size:,} bytes; upload cut off") from None
+                raise ApiError(
+                    408, f"{target.name}: no data for {config.idle_timeout_s:g} s after {size:,} bytes; upload cut off"
+                ) from None
             size += len(chunk)
             if size > limit:
-                raise ApiError(413, f"{target.name}: more than the upload limit of {size_text(limit)} "
-                                    "(wb serve --max-upload; see docs/limits.md)")
+                raise ApiError(
+                    413,
+                    f"{target.name}: more than the upload limit of {size_text(limit)} "
+                    "(wb serve --max-upload; see docs/limits.md)",
+                )
             out.write(chunk)
             elapsed = time.monotonic() - started
             if elapsed > config.grace_s and size < config.min_rate * elapsed:
-                raise ApiError(408, f"{target.name}: {size:,} bytes in {elapsed:.0f} s is slower than "
-                                    f"{config.min_rate:,} bytes/s; upload cut off")
+                raise ApiError(
+                    408,
+                    f"{target.name}: {size:,} bytes in {elapsed:.0f} s is slower than "
+                    f"{config.min_rate:,} bytes/s; upload cut off",
+                )
     if declared_length is not None and size != declared_length:
         raise ApiError(400, f"{target.name}: the body ended after {size:,} of {declared_length:,} bytes")
     return size

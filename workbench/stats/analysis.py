@@ -24,11 +24,25 @@ from workbench.stats.verdicts import Flag, Gate, Verdict
 # Verdicts, gate and flags are defined once in workbench.stats.verdicts (string enums);
 # these names stay for the engine's own code and its callers.
 REGRESSION, IMPROVEMENT, EQUIVALENT = Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.EQUIVALENT
-SLOWER_UNRESOLVED, FASTER_UNRESOLVED, INCONCLUSIVE = Verdict.SLOWER_UNRESOLVED, Verdict.FASTER_UNRESOLVED, Verdict.INCONCLUSIVE
+SLOWER_UNRESOLVED, FASTER_UNRESOLVED, INCONCLUSIVE = (
+    Verdict.SLOWER_UNRESOLVED,
+    Verdict.FASTER_UNRESOLVED,
+    Verdict.INCONCLUSIVE,
+)
 PASS, FAIL, RERUN = Gate.PASS, Gate.FAIL, Gate.RERUN
-UNSTABLE, UNDERPOWERED, TOO_FEW_ROUNDS, FEW_ROUNDS = Flag.UNSTABLE, Flag.UNDERPOWERED, Flag.TOO_FEW_ROUNDS, Flag.FEW_ROUNDS
+UNSTABLE, UNDERPOWERED, TOO_FEW_ROUNDS, FEW_ROUNDS = (
+    Flag.UNSTABLE,
+    Flag.UNDERPOWERED,
+    Flag.TOO_FEW_ROUNDS,
+    Flag.FEW_ROUNDS,
+)
 NO_AA_CONTROL, SIGNIFICANT_BELOW_THRESHOLD = Flag.NO_AA_CONTROL, Flag.SIGNIFICANT_BELOW_THRESHOLD
-UNBOUNDED_INTERVAL, METHODS_DISAGREE, DRIFT, OUTLIER_RUNS = Flag.UNBOUNDED_INTERVAL, Flag.METHODS_DISAGREE, Flag.DRIFT, Flag.OUTLIER_RUNS
+UNBOUNDED_INTERVAL, METHODS_DISAGREE, DRIFT, OUTLIER_RUNS = (
+    Flag.UNBOUNDED_INTERVAL,
+    Flag.METHODS_DISAGREE,
+    Flag.DRIFT,
+    Flag.OUTLIER_RUNS,
+)
 
 MIN_ROUNDS = 3
 WARN_ROUNDS = 5
@@ -133,7 +147,9 @@ def effect(
             ints.append(iv.Interval(c.method, level, c.low, c.high, {"role": "cross-check", **c.params}))
         if n_boot > 0:
             if boot_ratios is None:
-                boot_ratios = iv.bootstrap_ratios(den, num, paired=paired, seed=seed, n_boot=n_boot, indices=boot_indices)
+                boot_ratios = iv.bootstrap_ratios(
+                    den, num, paired=paired, seed=seed, n_boot=n_boot, indices=boot_indices
+                )
             params = {"role": "cross-check", **iv.bootstrap_params(paired=paired, seed=seed, n_boot=n_boot)}
             expanded = n if n < EXPANDED_BELOW else None
             ints += iv.percentile_intervals(boot_ratios, (0.95, 0.90), expanded_m=expanded, params=params)
@@ -419,7 +435,9 @@ def analyze(
     if paired:
         lengths = {len(av), len(bv)} | ({len(apv)} if apv is not None else set())
         if len(lengths) != 1:
-            raise ValueError("paired analysis needs one value per round in every arm (equal lengths); use unpaired otherwise")
+            raise ValueError(
+                "paired analysis needs one value per round in every arm (equal lengths); use unpaired otherwise"
+            )
 
     def orient(x: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return (x, base) if lower_is_better else (base, x)
@@ -429,20 +447,31 @@ def analyze(
     if paired and n_boot > 0 and len(av) >= 2:
         # One draw of round indices serves B/A and A′/A (the same draw each would make);
         # every arm's resampled means are computed once.
-        idx = boot_indices if boot_indices is not None else (
-            np.random.Generator(np.random.PCG64(seed)).integers(0, len(av), size=(n_boot, len(av)))
+        idx = (
+            boot_indices
+            if boot_indices is not None
+            else (np.random.Generator(np.random.PCG64(seed)).integers(0, len(av), size=(n_boot, len(av))))
         )
         boot_a = av[idx].mean(axis=1)
         for name, arm in (("B", bv), ("A'", apv)):
             if arm is not None:
                 boot_x = arm[idx].mean(axis=1)
                 boot_ratios[name] = boot_x / boot_a if lower_is_better else boot_a / boot_x
-    eff = effect(num, den, paired=paired, seed=seed, n_boot=n_boot, boot_indices=boot_indices, boot_ratios=boot_ratios["B"])
+    eff = effect(
+        num, den, paired=paired, seed=seed, n_boot=n_boot, boot_indices=boot_indices, boot_ratios=boot_ratios["B"]
+    )
     aa = None
     if apv is not None:
         aa_num, aa_den = orient(apv, av)
-        aa_eff = effect(aa_num, aa_den, paired=paired, seed=seed, n_boot=n_boot, boot_indices=boot_indices,
-                        boot_ratios=boot_ratios["A'"])
+        aa_eff = effect(
+            aa_num,
+            aa_den,
+            paired=paired,
+            seed=seed,
+            n_boot=n_boot,
+            boot_indices=boot_indices,
+            boot_ratios=boot_ratios["A'"],
+        )
         aa = _aa(aa_eff, delta=delta, alpha=alpha, power=power, paired=paired)
 
     flags: list[str] = []
@@ -503,8 +532,12 @@ def analyze(
             rank = rank_tests.wilcoxon_signed_rank(np.log(num) - np.log(den), alpha=alpha)
         else:
             rank = rank_tests.mann_whitney(den, num, alpha=alpha)
-    tests = TestResults(method="paired t on log ratios" if paired else "Welch t on log values", df=eff.log_df,
-                        **eff.p_values(delta), rank_test=rank)
+    tests = TestResults(
+        method="paired t on log ratios" if paired else "Welch t on log values",
+        df=eff.log_df,
+        **eff.p_values(delta),
+        rank_test=rank,
+    )
 
     # What would resolve it: from the A/A noise floor when there is one, else from B/A scatter.
     source = aa.effect if aa is not None else eff

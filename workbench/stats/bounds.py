@@ -109,7 +109,9 @@ class BoundsResult:
         return out
 
 
-def bounds(a_low: Number, a_high: Number, b_low: Number, b_high: Number, work: Number | None = None, unit: str | None = None) -> BoundsResult:
+def bounds(
+    a_low: Number, a_high: Number, b_low: Number, b_high: Number, work: Number | None = None, unit: str | None = None
+) -> BoundsResult:
     """Conservative ratio bounds from duration bounds for the same fixed work.
 
     Baseline A in [a_low, a_high], candidate B in [b_low, b_high]:

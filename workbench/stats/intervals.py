@@ -76,7 +76,9 @@ def _as_values(x: Any) -> np.ndarray:
     return np.asarray(x, dtype=np.float64).ravel()
 
 
-def fieller(num_mean: float, num_var: float, den_mean: float, den_var: float, cov: float, tq: float) -> tuple[float, float]:
+def fieller(
+    num_mean: float, num_var: float, den_mean: float, den_var: float, cov: float, tq: float
+) -> tuple[float, float]:
     """Fieller's interval for num_mean/den_mean given the variances of the two means,
     their covariance and the t quantile. Returns (-inf, inf) when unbounded (a <= 0 or
     a negative discriminant)."""
@@ -84,11 +86,15 @@ def fieller(num_mean: float, num_var: float, den_mean: float, den_var: float, co
     b = num_mean * den_mean - tq * tq * cov
     # b² - a·k with k = N̄² - t²·v_N, expanded so that the large N̄²D̄² terms cancel algebraically rather than
     # in floating point (the direct form loses half the digits when the CI is narrow).
-    disc = tq * tq * (
-        den_mean * den_mean * num_var
-        - 2 * num_mean * den_mean * cov
-        + num_mean * num_mean * den_var
-        - tq * tq * (num_var * den_var - cov * cov)
+    disc = (
+        tq
+        * tq
+        * (
+            den_mean * den_mean * num_var
+            - 2 * num_mean * den_mean * cov
+            + num_mean * num_mean * den_var
+            - tq * tq * (num_var * den_var - cov * cov)
+        )
     )
     if a <= 0 or disc < 0:
         return (-math.inf, math.inf)
@@ -131,7 +137,9 @@ def welch_fieller(num: Any, den: Any, level: float = 0.95) -> Interval:
     theta = float(n.mean() / d.mean())
     df = welch_df_at_ratio(n, d, theta)
     tq = t_quantile(0.5 + level / 2, df)
-    low, high = fieller(float(n.mean()), float(n.var(ddof=1)) / len(n), float(d.mean()), float(d.var(ddof=1)) / len(d), 0.0, tq)
+    low, high = fieller(
+        float(n.mean()), float(n.var(ddof=1)) / len(n), float(d.mean()), float(d.var(ddof=1)) / len(d), 0.0, tq
+    )
     return Interval("fieller-welch", level, low, high, {"df": df})
 
 
@@ -146,7 +154,13 @@ def paired_log_t(num: Any, den: Any, level: float = 0.95) -> Interval:
     tq = t_quantile(0.5 + level / 2, df)
     centre = float(diff.mean())
     half = tq * float(diff.std(ddof=1)) / math.sqrt(m)
-    return Interval("log-t-paired", level, math.exp(centre - half), math.exp(centre + half), {"df": df, "estimate": math.exp(centre)})
+    return Interval(
+        "log-t-paired",
+        level,
+        math.exp(centre - half),
+        math.exp(centre + half),
+        {"df": df, "estimate": math.exp(centre)},
+    )
 
 
 def delta_log_welch(num: Any, den: Any, level: float = 0.95) -> Interval:
@@ -202,7 +216,9 @@ def expanded_alpha(level: float, m: int) -> float:
     return 2.0 * norm_cdf(-z)
 
 
-def percentile_interval(ratios: np.ndarray, level: float, *, expanded_m: int | None = None, params: dict | None = None) -> Interval:
+def percentile_interval(
+    ratios: np.ndarray, level: float, *, expanded_m: int | None = None, params: dict | None = None
+) -> Interval:
     """Percentile CI (numpy's linear interpolation); expanded when ``expanded_m`` is given."""
     alpha = 1.0 - level if expanded_m is None else expanded_alpha(level, expanded_m)
     low, high = np.percentile(ratios, [100 * alpha / 2, 100 * (1 - alpha / 2)])

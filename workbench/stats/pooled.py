@@ -74,7 +74,11 @@ def pooled_quantile_ratio(
     ratios = pooled(b, ib) / pooled(a, ia)
     qa = float(np.percentile(np.concatenate(a), 100 * q))
     qb = float(np.percentile(np.concatenate(b), 100 * q))
-    params = {"role": "descriptive", **bootstrap_params(paired=False, seed=seed, n_boot=n_boot), "resampling": "whole runs"}
+    params = {
+        "role": "descriptive",
+        **bootstrap_params(paired=False, seed=seed, n_boot=n_boot),
+        "resampling": "whole runs",
+    }
     ints = [percentile_interval(ratios, level, params=params) for level in levels]
     m = min(len(a), len(b))
     if m < EXPANDED_BELOW:

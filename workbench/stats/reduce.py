@@ -81,6 +81,7 @@ def quantile_ci_ranks(n: int, p: float, alpha: float = 0.05) -> tuple[int | None
     F the Binomial(n, p) CDF; None where no such rank exists (the bound is infinite).
     Returns (l, u, coverage) with coverage = P(l ≤ K ≤ u-1) for the ranks found.
     """
+
     def cdf(k: int) -> float:
         return 0.0 if k < 0 else (1.0 if k >= n else float(special().bdtr(k, n, p)))
 

@@ -67,14 +67,21 @@ def spent(t: float, alpha: float, spending: str) -> float:
 
 
 @lru_cache(maxsize=256)
-def boundaries(fractions: tuple[float, ...], alpha: float, spending: str = "obrien-fleming", sides: int = 2) -> tuple[float, ...]:
+def boundaries(
+    fractions: tuple[float, ...], alpha: float, spending: str = "obrien-fleming", sides: int = 2
+) -> tuple[float, ...]:
     """The z boundary of each look at information fractions ``fractions`` (increasing, last 1).
 
     ``sides=2``: P(|Z_k| ≥ z_k at some look | no effect) = α, spent per look as the
     spending function says; ``sides=1``: the upper boundary alone. ``inf`` where a look
     spends nothing.
     """
-    if not fractions or any(b <= a for a, b in zip(fractions, fractions[1:])) or not 0 < fractions[0] or fractions[-1] > 1 + 1e-12:
+    if (
+        not fractions
+        or any(b <= a for a, b in zip(fractions, fractions[1:]))
+        or not 0 < fractions[0]
+        or fractions[-1] > 1 + 1e-12
+    ):
         raise ValueError(f"information fractions must increase within (0, 1]: {fractions}")
     grid = np.arange(-_GRID_HALF_WIDTH, _GRID_HALF_WIDTH + _GRID_STEP / 2, _GRID_STEP)
     mass: np.ndarray | None = None  # probability mass, per grid cell, of paths not yet stopped
@@ -89,7 +96,9 @@ def boundaries(fractions: tuple[float, ...], alpha: float, spending: str = "obri
         else:
             reach = int(math.ceil(8 * step_sd / _GRID_STEP))
             offsets = np.arange(-reach, reach + 1) * _GRID_STEP
-            kernel = np.diff(special().ndtr(np.concatenate((offsets - _GRID_STEP / 2, [offsets[-1] + _GRID_STEP / 2])) / step_sd))
+            kernel = np.diff(
+                special().ndtr(np.concatenate((offsets - _GRID_STEP / 2, [offsets[-1] + _GRID_STEP / 2])) / step_sd)
+            )
             mass = np.convolve(mass, kernel, mode="same")
         target = spent(t, alpha, spending) - previous_spent
         z = _solve(grid, mass, target, math.sqrt(t), sides)
@@ -151,8 +160,13 @@ class SequentialDesign:
         return dict(zip(self.looks, boundaries(fractions, level_alpha, self.spending, 2)))
 
     def to_json(self) -> dict[str, object]:
-        return {"stopping": "sequential", "max_rounds": self.max_rounds, "alpha": self.alpha,
-                "spending": self.spending, "first_look": self.first_look}
+        return {
+            "stopping": "sequential",
+            "max_rounds": self.max_rounds,
+            "alpha": self.alpha,
+            "spending": self.spending,
+            "first_look": self.first_look,
+        }
 
 
 def t_boundary(z: float, n: int) -> float:
@@ -222,11 +236,18 @@ class Look:
     aa_unstable: bool | None
 
     def to_json(self) -> dict[str, object]:
-        return {"round": self.round, "ratio": self.ratio, "ci95": [self.low95, self.high95],
-                "decision": self.decision, "aa_unstable": self.aa_unstable}
+        return {
+            "round": self.round,
+            "ratio": self.ratio,
+            "ci95": [self.low95, self.high95],
+            "decision": self.decision,
+            "aa_unstable": self.aa_unstable,
+        }
 
 
-def look(design: SequentialDesign, log_ratios: Sequence[float], delta: float, aa_log_ratios: Sequence[float] | None = None) -> Look:
+def look(
+    design: SequentialDesign, log_ratios: Sequence[float], delta: float, aa_log_ratios: Sequence[float] | None = None
+) -> Look:
     """The look after the rounds so far (one per-round log ratio each, time-like)."""
     x = np.asarray(log_ratios, dtype=float)
     n = len(x)
@@ -241,8 +262,14 @@ def look(design: SequentialDesign, log_ratios: Sequence[float], delta: float, aa
         unstable = aa_unstable(design, n, np.array([y.mean()]), np.array([y.std(ddof=1)]), delta)
     decision = decide_at(design, n, mean, sd, delta, unstable=unstable)[0]
     low, high = repeated_interval(mean, sd, n, design.z(design.alpha)[n])
-    return Look(n, math.exp(float(mean[0])), math.exp(float(low[0])), math.exp(float(high[0])), str(decision),
-                None if unstable is None else bool(unstable[0]))
+    return Look(
+        n,
+        math.exp(float(mean[0])),
+        math.exp(float(low[0])),
+        math.exp(float(high[0])),
+        str(decision),
+        None if unstable is None else bool(unstable[0]),
+    )
 
 
 def simulate(
@@ -282,13 +309,24 @@ def simulate(
         stop = open_ & (decision != CONTINUE)
         decided[stop] = decision[stop]
         used[stop] = n
-    rates = {v: float(np.mean(decided == v)) for v in (REGRESSION, IMPROVEMENT, EQUIVALENT, SLOWER_UNRESOLVED, FASTER_UNRESOLVED, INCONCLUSIVE)}
+    rates = {
+        v: float(np.mean(decided == v))
+        for v in (REGRESSION, IMPROVEMENT, EQUIVALENT, SLOWER_UNRESOLVED, FASTER_UNRESOLVED, INCONCLUSIVE)
+    }
     rates["mean_rounds"] = float(used.mean())
     return rates
 
 
-def fixed_rates(rounds: int, *, effect: float, cv: float, delta: float, sessions: int, seed: int = 12345, alpha: float = 0.05) -> dict[str, float]:
+def fixed_rates(
+    rounds: int, *, effect: float, cv: float, delta: float, sessions: int, seed: int = 12345, alpha: float = 0.05
+) -> dict[str, float]:
     """The fixed design of ``rounds`` rounds, one look at the end, on the same simulated data
     model (a single look spends all of α: its boundary is the ordinary t quantile)."""
-    return simulate(SequentialDesign(rounds, alpha=alpha, first_look=rounds), effect=effect, cv=cv, delta=delta,
-                    sessions=sessions, seed=seed)
+    return simulate(
+        SequentialDesign(rounds, alpha=alpha, first_look=rounds),
+        effect=effect,
+        cv=cv,
+        delta=delta,
+        sessions=sessions,
+        seed=seed,
+    )

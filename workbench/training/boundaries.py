@@ -33,8 +33,13 @@ def _median(values: np.ndarray) -> float | None:  # of the finite values; None w
     return float(np.median(v)) if v.size else None
 
 
-def boundary(marker: str, numbers: Sequence[float], warmup_excluded: int, optimizer_steps: np.ndarray,
-             backward_passes: np.ndarray) -> dict[str, Any]:
+def boundary(
+    marker: str,
+    numbers: Sequence[float],
+    warmup_excluded: int,
+    optimizer_steps: np.ndarray,
+    backward_passes: np.ndarray,
+) -> dict[str, Any]:
     """One run's boundary: the marker, the cadence and the work inside one step (medians over kept steps)."""
     nums = np.array(sorted(float(n) for n in numbers), dtype=np.float64)
     out: dict[str, Any] = {"marker": marker, "warmup_excluded": int(warmup_excluded)}
@@ -44,7 +49,9 @@ def boundary(marker: str, numbers: Sequence[float], warmup_excluded: int, optimi
     opt = np.asarray(optimizer_steps, dtype=np.float64)
     opt = opt[np.isfinite(opt)]
     if opt.size and opt.sum() > 0:  # none seen (forward-only, no operators) is not a cadence
-        out["optimizer_steps_per_step"] = round(float(opt.mean()), 2)  # 0.25: one optimizer step every fourth marked step
+        out["optimizer_steps_per_step"] = round(
+            float(opt.mean()), 2
+        )  # 0.25: one optimizer step every fourth marked step
     passes = np.asarray(backward_passes, dtype=np.float64)
     passes = passes[np.isfinite(passes)]
     # Only a count every kept step agrees on: a count that varies from step to step is the

@@ -34,10 +34,24 @@ NS_PER_MS = 1e6
 
 # Samples columns, in display order. The first seven are the native training columns.
 SAMPLE_COLUMNS = (
-    "step", "rank", "step_ms", "input_ms", "compute_ms", "communication_ms", "checkpoint_ms",
-    "communication_overlapped_ms", "memcpy_ms", "other_ms",
-    "gpu_busy_ms", "idle_ms", "kernel_sum_ms", "host_api_ms",
-    "input_wait_ms", "host_submission_ms", "idle_unresolved_ms", "step_start_ms",
+    "step",
+    "rank",
+    "step_ms",
+    "input_ms",
+    "compute_ms",
+    "communication_ms",
+    "checkpoint_ms",
+    "communication_overlapped_ms",
+    "memcpy_ms",
+    "other_ms",
+    "gpu_busy_ms",
+    "idle_ms",
+    "kernel_sum_ms",
+    "host_api_ms",
+    "input_wait_ms",
+    "host_submission_ms",
+    "idle_unresolved_ms",
+    "step_start_ms",
 )
 
 
@@ -128,7 +142,9 @@ def rank_samples(trace: m.RankTrace, w: Windows, origin_ns: int) -> dict[str, np
     return cols
 
 
-def _idle_attribution(trace: m.RankTrace, busy: iv.Union, explained: iv.Union, w: Windows) -> tuple[np.ndarray, np.ndarray]:
+def _idle_attribution(
+    trace: m.RankTrace, busy: iv.Union, explained: iv.Union, w: Windows
+) -> tuple[np.ndarray, np.ndarray]:
     """Idle gaps ended by a kernel whose launch call began only after the GPU went idle.
 
     The gap's closing GPU activity is matched to its launching runtime call through the

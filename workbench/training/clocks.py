@@ -31,21 +31,40 @@ def host_device(ranks: Sequence[RankSummary]) -> Finding:
     tol_ms = LAUNCH_TOLERANCE_NS / 1e6
     rows = [(r.rank, r.host_device_clock) for r in ranks if r.host_device_clock.get("matched")]
     if not rows:
-        return _finding("clock_host_device", "undecided", "no kernel matched to its launch call: host and device alignment cannot be checked",
-                        caveat="the check needs correlation ids on kernels and on their launch calls")
+        return _finding(
+            "clock_host_device",
+            "undecided",
+            "no kernel matched to its launch call: host and device alignment cannot be checked",
+            caveat="the check needs correlation ids on kernels and on their launch calls",
+        )
     matched = sum(c["matched"] for _, c in rows)
     early = sum(c["early"] for _, c in rows)
-    worst_rank, worst = max(((r, c["worst_lead_ms"]) for r, c in rows), key=lambda x: (np.nan_to_num(x[1], nan=-np.inf)))
-    evidence: Figures = {"kernels_matched": int(matched), "kernels_before_launch": int(early), "worst_lead_ms": worst,
-                         "worst_rank": worst_rank, "tolerance_ms": tol_ms}
+    worst_rank, worst = max(((r, c["worst_lead_ms"]) for r, c in rows), key=lambda x: np.nan_to_num(x[1], nan=-np.inf))
+    evidence: Figures = {
+        "kernels_matched": int(matched),
+        "kernels_before_launch": int(early),
+        "worst_lead_ms": worst,
+        "worst_rank": worst_rank,
+        "tolerance_ms": tol_ms,
+    }
     if early > EARLY_SHARE * matched:
-        return _finding("clock_host_device", "found",
-                        f"host and device clocks disagree: {int(early)} of {int(matched)} kernels start before their launch call "
-                        f"(by up to {worst:.3f} ms, rank {worst_rank}); host/device attribution is {UNRESOLVED}", evidence,
-                        f"a kernel cannot start before its launch; tolerance {tol_ms:g} ms")
-    return _finding("clock_host_device", "not_found",
-                    f"host and device timelines agree: {int(matched) - int(early)} of {int(matched)} kernels start after their launch call "
-                    f"(tolerance {tol_ms:g} ms)", evidence, "checked on kernels matched to their launch call by correlation id")
+        return _finding(
+            "clock_host_device",
+            "found",
+            f"host and device clocks disagree: {int(early)} of {int(matched)} kernels start before their launch call "
+            f"(by up to {worst:.3f} ms, rank {worst_rank}); host/device attribution is {UNRESOLVED}",
+            evidence,
+            f"a kernel cannot start before its launch; tolerance {tol_ms:g} ms",
+        )
+    return _finding(
+        "clock_host_device",
+        "not_found",
+        f"host and device timelines agree: {int(matched) - int(early)} of {int(matched)} kernels start after their "
+        f"launch call "
+        f"(tolerance {tol_ms:g} ms)",
+        evidence,
+        "checked on kernels matched to their launch call by correlation id",
+    )
 
 
 def across_ranks(ranks: Sequence[RankSummary], kept_steps: Sequence[float]) -> Finding:
@@ -71,21 +90,40 @@ def across_ranks(ranks: Sequence[RankSummary], kept_steps: Sequence[float]) -> F
         skews.append((starts.max() - starts.min()) / 1e6)
         durations.append(float(np.median(ends - starts)) / 1e6)
     if not offsets:
-        return _finding("clock_ranks", "undecided", "no step has the same group collective on two ranks: the ranks' clocks cannot be compared",
-                        caveat="the check needs the same all-reduce, all-gather, reduce-scatter or broadcast on several ranks; "
-                        "point-to-point kernels (send/recv) are not used")
+        return _finding(
+            "clock_ranks",
+            "undecided",
+            "no step has the same group collective on two ranks: the ranks' clocks cannot be compared",
+            caveat="the check needs the same all-reduce, all-gather, reduce-scatter or broadcast on several ranks; "
+            "point-to-point kernels (send/recv) are not used",
+        )
     worst = float(max(offsets))
-    evidence: Figures = {"steps_compared": len(offsets), "min_clock_offset_ms": max(worst, 0.0), "collective_start_skew_ms_median": float(np.median(skews)),
-                         "collective_ms_median": float(np.median(durations)), "tolerance_ms": tol_ms}
+    evidence: Figures = {
+        "steps_compared": len(offsets),
+        "min_clock_offset_ms": max(worst, 0.0),
+        "collective_start_skew_ms_median": float(np.median(skews)),
+        "collective_ms_median": float(np.median(durations)),
+        "tolerance_ms": tol_ms,
+    }
     if worst > tol_ms:
-        return _finding("clock_ranks", "found",
-                        f"the ranks' clocks disagree by at least {worst:.3f} ms: a collective starts on one rank after it ended on another; "
-                        f"cross-rank attribution is {UNRESOLVED}", evidence,
-                        "a synchronous collective cannot end on one rank before every rank has started it")
-    return _finding("clock_ranks", "not_found",
-                    f"the ranks' clocks are consistent: every step's first collective overlaps on all ranks (start skew median "
-                    f"{evidence['collective_start_skew_ms_median']:.3f} ms against a median collective of {evidence['collective_ms_median']:.3f} ms)",
-                    evidence, "consistent is not aligned: clocks that agree within the collective's overlap may still be offset by less")
+        return _finding(
+            "clock_ranks",
+            "found",
+            f"the ranks' clocks disagree by at least {worst:.3f} ms: a collective starts on one rank after it ended on "
+            f"another; "
+            f"cross-rank attribution is {UNRESOLVED}",
+            evidence,
+            "a synchronous collective cannot end on one rank before every rank has started it",
+        )
+    return _finding(
+        "clock_ranks",
+        "not_found",
+        f"the ranks' clocks are consistent: every step's first collective overlaps on all ranks (start skew median "
+        f"{evidence['collective_start_skew_ms_median']:.3f} ms against a median collective of "
+        f"{evidence['collective_ms_median']:.3f} ms)",
+        evidence,
+        "consistent is not aligned: clocks that agree within the collective's overlap may still be offset by less",
+    )
 
 
 def unresolved(finding: Finding, clock: Finding) -> Finding:
@@ -93,5 +131,10 @@ def unresolved(finding: Finding, clock: Finding) -> Finding:
     lead = clock.evidence.get("worst_lead_ms", clock.evidence.get("min_clock_offset_ms"))
     evidence: Figures = {"clock_check": clock.check, "measured_skew_ms": lead}
     what = "host and device clocks disagree" if clock.check == "clock_host_device" else "the ranks' clocks disagree"
-    return _finding(finding.check, "undecided", f"{UNRESOLVED}: {what} by {lead:.3f} ms, so this attribution is not made",
-                    evidence, f"see {clock.check}; {finding.caveat}" if finding.caveat else f"see {clock.check}")
+    return _finding(
+        finding.check,
+        "undecided",
+        f"{UNRESOLVED}: {what} by {lead:.3f} ms, so this attribution is not made",
+        evidence,
+        f"see {clock.check}; {finding.caveat}" if finding.caveat else f"see {clock.check}",
+    )

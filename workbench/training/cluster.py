@@ -87,8 +87,13 @@ def open_cluster(spec: str, progress: ClusterProgress | None = None) -> Iterator
             # threshold: every few-MiB parse buffer is then mapped and faulted in afresh, which
             # costs the reader about half again its CPU time (docs/scale.md).
             with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
-                cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                   dashboard_address=":0", silence_logs=logging.ERROR)  # any free port
+                cluster = distributed.LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",
+                    silence_logs=logging.ERROR,
+                )  # any free port
             client = distributed.Client(cluster)
         elif spec.endswith(".json") and Path(spec).is_file():
             client = distributed.Client(scheduler_file=spec, timeout=CONNECT_TIMEOUT_S)
@@ -97,13 +102,17 @@ def open_cluster(spec: str, progress: ClusterProgress | None = None) -> Iterator
     except (OSError, TimeoutError, ValueError, RuntimeError) as exc:
         if cluster is not None:
             cluster.close()
-        what = "cannot start a local Dask cluster" if workers is not None else f"cannot reach the Dask scheduler at {spec}"
+        what = (
+            "cannot start a local Dask cluster" if workers is not None else f"cannot reach the Dask scheduler at {spec}"
+        )
         raise WbError(f"{what} ({exc or type(exc).__name__})") from None
     try:
         try:
             client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
         except (OSError, TimeoutError) as exc:
-            raise WbError(f"the Dask scheduler at {spec} has no workers after {WORKERS_TIMEOUT_S} s ({exc or type(exc).__name__})") from None
+            raise WbError(
+                f"the Dask scheduler at {spec} has no workers after {WORKERS_TIMEOUT_S} s ({exc or type(exc).__name__})"
+            ) from None
         ranks = DaskRanks(client, spec, progress)
         ranks.check_workers()
         yield ranks
@@ -157,10 +166,15 @@ class DaskRanks:
         try:
             answers = self.client.run(worker_version)
         except ImportError as exc:
-            raise WbError(f"the Dask workers at {self.spec} cannot import wb ({exc}): install wb {workbench.__version__} on them") from None
+            raise WbError(
+                f"the Dask workers at {self.spec} cannot import wb ({exc}): install wb {workbench.__version__} on them"
+            ) from None
         for worker, version in sorted(answers.items()):
             if version != workbench.__version__:
-                raise WbError(f"the Dask worker {worker} runs wb {version}, this client wb {workbench.__version__}: install the same wb on both")
+                raise WbError(
+                    f"the Dask worker {worker} runs wb {version}, this client wb {workbench.__version__}: install the "
+                    f"same wb on both"
+                )
 
     def check(self, files: list[Path]) -> None:
         self.check_workers()  # workers may have joined since
@@ -172,8 +186,11 @@ class DaskRanks:
         if unreadable:
             named = "; ".join(f"{p} ({why})" for p, why in list(unreadable.items())[:_NAMED_AT_MOST])
             more = f"; and {len(unreadable) - _NAMED_AT_MOST} more" if len(unreadable) > _NAMED_AT_MOST else ""
-            raise BadInput(None, f"the Dask workers cannot read {len(unreadable)} of {len(files)} rank files "
-                                 f"(they read each file from the path the client gives: a filesystem they share): {named}{more}")
+            raise BadInput(
+                None,
+                f"the Dask workers cannot read {len(unreadable)} of {len(files)} rank files "
+                f"(they read each file from the path the client gives: a filesystem they share): {named}{more}",
+            )
 
     def started(self, files: list[Path]) -> None:
         self._start(READ, files)
@@ -184,8 +201,12 @@ class DaskRanks:
     def _start(self, what: str, files: list[Path], workers: int | None = None) -> None:
         """``workers``: where the phase runs (0: on the client); by default the cluster's workers."""
         if self.progress is not None:
-            self.progress.start(what, len(files), sum(p.stat().st_size for p in files if p.exists()),
-                                self.workers if workers is None else workers)
+            self.progress.start(
+                what,
+                len(files),
+                sum(p.stat().st_size for p in files if p.exists()),
+                self.workers if workers is None else workers,
+            )
 
     def _advance(self, what: str, nbytes: int) -> None:
         if self.progress is not None:
@@ -195,11 +216,15 @@ class DaskRanks:
         from distributed.scheduler import KilledWorker  # loaded already by the cluster that failed; optional
 
         if isinstance(exc, KilledWorker):
-            return WbError(f"Dask workers died reading a rank file, more often than the scheduler retries it ({exc}); "
-                           "nothing was written")
+            return WbError(
+                f"Dask workers died reading a rank file, more often than the scheduler retries it ({exc}); "
+                "nothing was written"
+            )
         if isinstance(exc, CancelledError):
-            return WbError(f"the Dask cluster at {self.spec} cancelled the rank reads (scheduler or client connection lost); "
-                           "nothing was written")
+            return WbError(
+                f"the Dask cluster at {self.spec} cancelled the rank reads (scheduler or client connection lost); "
+                "nothing was written"
+            )
         return None
 
 

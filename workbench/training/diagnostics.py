@@ -38,8 +38,17 @@ class Finding(Record, frozen=True, kw_only=True, omit_defaults=True):
     hypothesis: str = ""  # what to test before calling the observation a cause (absent: none)
 
 
-def _finding(check: str, status: FindingStatus, summary: str, evidence: Figures | None = None, caveat: str = "", hypothesis: str = "") -> Finding:
-    return Finding(check=check, status=status, summary=summary, evidence=evidence or {}, caveat=caveat, hypothesis=hypothesis)
+def _finding(
+    check: str,
+    status: FindingStatus,
+    summary: str,
+    evidence: Figures | None = None,
+    caveat: str = "",
+    hypothesis: str = "",
+) -> Finding:
+    return Finding(
+        check=check, status=status, summary=summary, evidence=evidence or {}, caveat=caveat, hypothesis=hypothesis
+    )
 
 
 def _steps_text(steps: list[float], limit: int = 8) -> str:
@@ -67,17 +76,31 @@ def _worst_rank(samples: dict[str, np.ndarray], column: str) -> tuple[int | None
 def input_stall(samples: dict[str, np.ndarray]) -> Finding:
     x = samples["input_ms"]
     if len(x) == 0 or np.all(np.isnan(x)):
-        return _finding("input_stall", "undecided", "no data-loader annotations in the trace: input stall cannot be measured",
-                        caveat="PyTorch marks the wait as enumerate(DataLoader)#...__next__; without it, input time is unknown, not zero")
+        return _finding(
+            "input_stall",
+            "undecided",
+            "no data-loader annotations in the trace: input stall cannot be measured",
+            caveat="PyTorch marks the wait as enumerate(DataLoader)#...__next__; without it, input time is unknown, "
+            "not zero",
+        )
     share = _share(x, samples["step_ms"])
     rank, mean = _worst_rank(samples, "input_ms")
-    evidence: Figures = {"input_ms_mean": float(np.nanmean(x)), "share_of_step": share, "worst_rank": rank, "worst_rank_input_ms_mean": mean,
-                "host_wait_ms_mean": float(np.nanmean(samples["input_wait_ms"]))}
+    evidence: Figures = {
+        "input_ms_mean": float(np.nanmean(x)),
+        "share_of_step": share,
+        "worst_rank": rank,
+        "worst_rank_input_ms_mean": mean,
+        "host_wait_ms_mean": float(np.nanmean(samples["input_wait_ms"])),
+    }
     status = "found" if share >= SHARE_THRESHOLD else "not_found"
-    return _finding("input_stall", status,
-                    f"GPU idle while the host waited on the data loader: {evidence['input_ms_mean']:.2f} ms per step "
-                    f"({100 * share:.1f} % of step time; worst rank {rank}) ({OBSERVATION})", evidence,
-                    "exposed wait only: loader time hidden behind GPU work is in input_wait_ms, not here")
+    return _finding(
+        "input_stall",
+        status,
+        f"GPU idle while the host waited on the data loader: {evidence['input_ms_mean']:.2f} ms per step "
+        f"({100 * share:.1f} % of step time; worst rank {rank}) ({OBSERVATION})",
+        evidence,
+        "exposed wait only: loader time hidden behind GPU work is in input_wait_ms, not here",
+    )
 
 
 def host_submission(samples: dict[str, np.ndarray]) -> Finding:
@@ -85,18 +108,30 @@ def host_submission(samples: dict[str, np.ndarray]) -> Finding:
     unresolved = samples["idle_unresolved_ms"]
     idle = samples["idle_ms"]
     if len(x) == 0 or np.all(np.isnan(x)):
-        return _finding("host_submission", "undecided",
-                        "no host runtime events (or no GPU activity): idle gaps cannot be matched to their launches",
-                        caveat="matching needs correlation ids on both the kernel and its launch call")
+        return _finding(
+            "host_submission",
+            "undecided",
+            "no host runtime events (or no GPU activity): idle gaps cannot be matched to their launches",
+            caveat="matching needs correlation ids on both the kernel and its launch call",
+        )
     share = _share(x, samples["step_ms"])
-    evidence: Figures = {"host_submission_ms_mean": float(np.nanmean(x)), "share_of_step": share,
-                "idle_ms_mean": float(np.nanmean(idle)), "unresolved_idle_ms_mean": float(np.nanmean(unresolved))}
+    evidence: Figures = {
+        "host_submission_ms_mean": float(np.nanmean(x)),
+        "share_of_step": share,
+        "idle_ms_mean": float(np.nanmean(idle)),
+        "unresolved_idle_ms_mean": float(np.nanmean(unresolved)),
+    }
     status = "found" if share >= SHARE_THRESHOLD else "not_found"
-    return _finding("host_submission", status,
-                    f"GPU idle until a late launch call: {evidence['host_submission_ms_mean']:.2f} ms per step "
-                    f"({100 * share:.1f} % of step time; {evidence['unresolved_idle_ms_mean']:.2f} ms of idle per step left unresolved) ({OBSERVATION})",
-                    evidence, "a gap counts when the launching runtime call began after the GPU went idle; gaps whose kernel "
-                    "has no matching launch (no correlation id, or the call is not in the trace) are unresolved, not guessed")
+    return _finding(
+        "host_submission",
+        status,
+        f"GPU idle until a late launch call: {evidence['host_submission_ms_mean']:.2f} ms per step "
+        f"({100 * share:.1f} % of step time; {evidence['unresolved_idle_ms_mean']:.2f} ms of idle per step left "
+        f"unresolved) ({OBSERVATION})",
+        evidence,
+        "a gap counts when the launching runtime call began after the GPU went idle; gaps whose kernel "
+        "has no matching launch (no correlation id, or the call is not in the trace) are unresolved, not guessed",
+    )
 
 
 def exposed_communication(samples: dict[str, np.ndarray]) -> Finding:
@@ -107,18 +142,30 @@ def exposed_communication(samples: dict[str, np.ndarray]) -> Finding:
     share = _share(exposed, samples["step_ms"])
     total = np.nansum(exposed) + np.nansum(overlapped)
     hidden = float(np.nansum(overlapped) / total) if total > 0 else float("nan")
-    evidence: Figures = {"communication_ms_mean": float(np.nanmean(exposed)), "overlapped_ms_mean": float(np.nanmean(overlapped)),
-                "share_of_step": share, "share_of_communication_hidden": hidden}
+    evidence: Figures = {
+        "communication_ms_mean": float(np.nanmean(exposed)),
+        "overlapped_ms_mean": float(np.nanmean(overlapped)),
+        "share_of_step": share,
+        "share_of_communication_hidden": hidden,
+    }
     status = "found" if share >= SHARE_THRESHOLD else "not_found"
-    hidden_text = "no communication kernels" if total == 0 else f"{100 * hidden:.1f} % of communication overlapped with compute"
-    return _finding("exposed_communication", status,
-                    f"exposed communication {evidence['communication_ms_mean']:.2f} ms per step ({100 * share:.1f} % of step time; "
-                    f"{hidden_text}) ({OBSERVATION})", evidence,
-                    "exposed = a collective kernel running with no compute kernel alongside; time a collective spends waiting "
-                    "for a late peer is exposed communication here")
+    hidden_text = (
+        "no communication kernels" if total == 0 else f"{100 * hidden:.1f} % of communication overlapped with compute"
+    )
+    return _finding(
+        "exposed_communication",
+        status,
+        f"exposed communication {evidence['communication_ms_mean']:.2f} ms per step ({100 * share:.1f} % of step time; "
+        f"{hidden_text}) ({OBSERVATION})",
+        evidence,
+        "exposed = a collective kernel running with no compute kernel alongside; time a collective spends waiting "
+        "for a late peer is exposed communication here",
+    )
 
 
-def straggler(samples: dict[str, np.ndarray], collectives: dict[tuple[float, float], int], clock_aligned: bool) -> tuple[Finding, dict[str, np.ndarray]]:
+def straggler(
+    samples: dict[str, np.ndarray], collectives: dict[tuple[float, float], int], clock_aligned: bool
+) -> tuple[Finding, dict[str, np.ndarray]]:
     """The rank the others wait for, per step, from exposed communication (clock-free) and start skew.
 
     In a synchronous job every rank's collective waits for the last rank to arrive, so
@@ -131,10 +178,16 @@ def straggler(samples: dict[str, np.ndarray], collectives: dict[tuple[float, flo
     ranks = np.unique(samples["rank"][~np.isnan(samples["rank"])])
     steps = np.unique(samples["step"][~np.isnan(samples["step"])])
     empty = {k: np.zeros(0) for k in ("step", "start_skew_ms", "comm_spread_ms", "straggler_rank")}
-    clock_caveat = ("step start skew compares host clocks" + ("" if clock_aligned else ", which are not aligned across hosts unless the trace says so (this one does not)"))
+    clock_caveat = "step start skew compares host clocks" + (
+        "" if clock_aligned else ", which are not aligned across hosts unless the trace says so (this one does not)"
+    )
     if len(ranks) < 2 or len(steps) == 0:
-        return _finding("straggler", "undecided", "fewer than two ranks (or no steps) in the job: stragglers cannot be compared",
-                        caveat=clock_caveat), empty
+        return _finding(
+            "straggler",
+            "undecided",
+            "fewer than two ranks (or no steps) in the job: stragglers cannot be compared",
+            caveat=clock_caveat,
+        ), empty
     rows: dict[str, list[float]] = {k: [] for k in empty}
     votes: dict[int, int] = {}
     decided = 0
@@ -161,56 +214,99 @@ def straggler(samples: dict[str, np.ndarray], collectives: dict[tuple[float, flo
             rows["straggler_rank"].append(float("nan"))
     table = {k: np.array(v, dtype=np.float64) for k, v in rows.items()}
     if decided == 0:
-        return _finding("straggler", "undecided", "no step has the same collectives on every rank: the rank others wait for cannot be told",
-                        {"start_skew_ms_median": float(np.nanmedian(table["start_skew_ms"])) if len(table["step"]) else float("nan")},
-                        "matching needs the same collective operations per step on each rank; " + clock_caveat), table
+        return _finding(
+            "straggler",
+            "undecided",
+            "no step has the same collectives on every rank: the rank others wait for cannot be told",
+            {
+                "start_skew_ms_median": float(np.nanmedian(table["start_skew_ms"]))
+                if len(table["step"])
+                else float("nan")
+            },
+            "matching needs the same collective operations per step on each rank; " + clock_caveat,
+        ), table
     spread = table["comm_spread_ms"]
     median_spread = float(np.nanmedian(spread))
     median_step = float(np.nanmedian(samples["step_ms"]))
     leader, n_votes = max(votes.items(), key=lambda kv: (kv[1], -kv[0]))
-    evidence: Figures = {"straggler_rank": leader, "steps_as_straggler": n_votes, "steps_compared": decided,
-                "comm_spread_ms_median": median_spread, "start_skew_ms_median": float(np.nanmedian(table["start_skew_ms"]))}
+    evidence: Figures = {
+        "straggler_rank": leader,
+        "steps_as_straggler": n_votes,
+        "steps_compared": decided,
+        "comm_spread_ms_median": median_spread,
+        "start_skew_ms_median": float(np.nanmedian(table["start_skew_ms"])),
+    }
     significant = median_spread >= max(1.0, SHARE_THRESHOLD * median_step) and n_votes * 2 > decided
     hypothesis = ""
     if significant:
         led = [float(s) for s, who in zip(table["step"], table["straggler_rank"]) if who == leader]
-        summary = (f"rank {leader} is the one the others wait for in {n_votes} of {decided} steps (steps {_steps_text(led)}): the "
-                   f"other ranks spend a median {median_spread:.2f} ms more in exposed communication ({OBSERVATION})")
+        summary = (
+            f"rank {leader} is the one the others wait for in {n_votes} of {decided} steps (steps {_steps_text(led)}): "
+            f"the "
+            f"other ranks spend a median {median_spread:.2f} ms more in exposed communication ({OBSERVATION})"
+        )
         status = "found"
         hypothesis = STRAGGLER_HYPOTHESIS.format(rank=leader)
     else:
-        summary = f"no consistent straggler: exposed communication differs by a median {median_spread:.2f} ms across ranks ({OBSERVATION})"
+        summary = (
+            f"no consistent straggler: exposed communication differs by a median {median_spread:.2f} ms across "
+            f"ranks ({OBSERVATION})"
+        )
         status = "not_found"
     return _finding("straggler", status, summary, evidence, clock_caveat, hypothesis), table
 
 
-STRAGGLER_HYPOTHESIS = ("rank {rank}'s own work is slower (its GPU, node, input or share of the model): rerun with rank {rank} "
-                        "placed on another node; if the wait follows the node, suspect the node; if it stays with rank {rank}, "
-                        "suspect its share of the work")
+STRAGGLER_HYPOTHESIS = (
+    "rank {rank}'s own work is slower (its GPU, node, input or share of the model): rerun with rank {rank} "
+    "placed on another node; if the wait follows the node, suspect the node; if it stays with rank {rank}, "
+    "suspect its share of the work"
+)
 
 
 def slowest_rank(samples: dict[str, np.ndarray]) -> Finding:
     """The rank whose step is longest in most steps, by how much over the median rank."""
     slow = rk.slowest_rank(samples)
     if slow is None:
-        return _finding("slowest_rank", "undecided", "fewer than two ranks timed in any step: the slowest rank cannot be told")
-    evidence: Figures = {"slowest_rank": slow.rank, "steps_slowest": slow.steps_slowest, "steps_compared": slow.steps_compared,
-                         "margin_ms_median": slow.margin_ms_median, "step_ms_median": slow.median_step_ms}
-    caveat = ("step time per rank on each rank's own clock; in a synchronous job the ranks that wait finish with the "
-              "slowest one, so a straggler shows more in exposed communication (straggler) than in step time")
+        return _finding(
+            "slowest_rank", "undecided", "fewer than two ranks timed in any step: the slowest rank cannot be told"
+        )
+    evidence: Figures = {
+        "slowest_rank": slow.rank,
+        "steps_slowest": slow.steps_slowest,
+        "steps_compared": slow.steps_compared,
+        "margin_ms_median": slow.margin_ms_median,
+        "step_ms_median": slow.median_step_ms,
+    }
+    caveat = (
+        "step time per rank on each rank's own clock; in a synchronous job the ranks that wait finish with the "
+        "slowest one, so a straggler shows more in exposed communication (straggler) than in step time"
+    )
     margin_share = slow.margin_ms_median / slow.median_step_ms if slow.median_step_ms > 0 else float("nan")
     if slow.steps_slowest * 2 > slow.steps_compared and margin_share >= SHARE_THRESHOLD:
-        return _finding("slowest_rank", "found",
-                        f"rank {slow.rank} has the longest step in {slow.steps_slowest} of {slow.steps_compared} steps (steps "
-                        f"{_steps_text(list(slow.steps))}), a median {slow.margin_ms_median:.2f} ms ({100 * margin_share:.1f} %) "
-                        f"over the median rank ({OBSERVATION})", evidence, caveat, STRAGGLER_HYPOTHESIS.format(rank=slow.rank))
-    return _finding("slowest_rank", "not_found",
-                    f"no rank is consistently slowest: the most often slowest, rank {slow.rank}, is slowest in "
-                    f"{slow.steps_slowest} of {slow.steps_compared} steps by a median {slow.margin_ms_median:.2f} ms ({OBSERVATION})",
-                    evidence, caveat)
+        return _finding(
+            "slowest_rank",
+            "found",
+            f"rank {slow.rank} has the longest step in {slow.steps_slowest} of {slow.steps_compared} steps (steps "
+            f"{_steps_text(list(slow.steps))}), a median {slow.margin_ms_median:.2f} ms ({100 * margin_share:.1f} %) "
+            f"over the median rank ({OBSERVATION})",
+            evidence,
+            caveat,
+            STRAGGLER_HYPOTHESIS.format(rank=slow.rank),
+        )
+    return _finding(
+        "slowest_rank",
+        "not_found",
+        f"no rank is consistently slowest: the most often slowest, rank {slow.rank}, is slowest in "
+        f"{slow.steps_slowest} of {slow.steps_compared} steps by a median {slow.margin_ms_median:.2f} ms "
+        f"({OBSERVATION})",
+        evidence,
+        caveat,
+    )
 
 
-def run_all(samples: dict[str, np.ndarray], collectives: dict[tuple[float, float], int], clock_aligned: bool = False) -> tuple[list[Finding], dict[str, np.ndarray]]:
+def run_all(
+    samples: dict[str, np.ndarray], collectives: dict[tuple[float, float], int], clock_aligned: bool = False
+) -> tuple[list[Finding], dict[str, np.ndarray]]:
     findings = [input_stall(samples), host_submission(samples), exposed_communication(samples)]
     strag, table = straggler(samples, collectives, clock_aligned)
     findings.append(strag)

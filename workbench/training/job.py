@@ -24,8 +24,13 @@ from workbench.training.model import RankTrace
 from workbench.training.rank_summary import RankSummary, summarize
 
 DEFAULT_WARMUP_STEPS = 1
-WARMUP_STEPS = ImporterOption("warmup_steps", "--warmup-steps", f"Steps to drop as warm-up from training traces (default {DEFAULT_WARMUP_STEPS}).",
-                              int, minimum=0)
+WARMUP_STEPS = ImporterOption(
+    "warmup_steps",
+    "--warmup-steps",
+    f"Steps to drop as warm-up from training traces (default {DEFAULT_WARMUP_STEPS}).",
+    int,
+    minimum=0,
+)
 
 
 def _param_int(options: ImportOptions, key: str, default: int) -> int:
@@ -44,20 +49,35 @@ def check_ranks(ranks: list[RankSummary]) -> None:
     if len(ranks) > 1:
         for trace in ranks:
             if trace.rank is None:
-                raise BadInput(trace.source, "has no rank (no distributedInfo.rank), so it cannot be told apart from the other rank files in its directory")
+                raise BadInput(
+                    trace.source,
+                    "has no rank (no distributedInfo.rank), so it cannot be told apart from the other rank files in "
+                    "its directory",
+                )
     seen: dict[int, RankSummary] = {}
     for trace in ranks:
         if trace.rank is None:
             continue
         if trace.rank in seen:
-            raise BadInput(trace.source, f"claims rank {trace.rank}, as does {seen[trace.rank].source}: two files for one rank")
+            raise BadInput(
+                trace.source, f"claims rank {trace.rank}, as does {seen[trace.rank].source}: two files for one rank"
+            )
         seen[trace.rank] = trace
     worlds = {t.world_size for t in ranks if t.world_size is not None}
     if len(worlds) > 1:
-        raise BadInput(ranks[0].source.parent, f"rank files disagree on the world size ({', '.join(map(str, sorted(worlds)))}): not one job")
+        raise BadInput(
+            ranks[0].source.parent,
+            f"rank files disagree on the world size ({', '.join(map(str, sorted(worlds)))}): not one job",
+        )
 
 
-def build_job(arriving: Iterable[RankSummary | RankTrace], options: ImportOptions, *, format_name: str, clock_aligned: bool = False) -> RunRecord:
+def build_job(
+    arriving: Iterable[RankSummary | RankTrace],
+    options: ImportOptions,
+    *,
+    format_name: str,
+    clock_aligned: bool = False,
+) -> RunRecord:
     """One run from the job's ranks: their summaries (``rank_summary.summarize``), or whole traces.
 
     The ranks are taken one at a time (``parallel.read_each`` yields them as they are
@@ -95,7 +115,9 @@ def build_job(arriving: Iterable[RankSummary | RankTrace], options: ImportOption
             missing = int(trace.unmatched[sel].sum()) if np.any(sel) else 0
             zero = bool(np.any((w.ends - w.starts)[sel] <= 0))
             if missing or zero:
-                excluded[last] = "incomplete last step" + (f" ({missing} kernel launches with no kernel in the trace)" if missing else " (no duration)")
+                excluded[last] = "incomplete last step" + (
+                    f" ({missing} kernel launches with no kernel in the trace)" if missing else " (no duration)"
+                )
                 break
         remaining = [n for n in numbers if n not in excluded]
         n_warm = min(warmup, max(len(remaining) - 2, 0))
@@ -123,19 +145,31 @@ def build_job(arriving: Iterable[RankSummary | RankTrace], options: ImportOption
     window: dict[str, Any] = {
         "kind": "steady" if has_steps and warm_excluded else "mixed",
         "warmup_excluded": warm_excluded,
-        "policy": (f"steps from ProfilerStep#N; the first {warmup} step(s) excluded as warm-up when at least two steps remain; "
-                   "the last step excluded when incomplete (kernel launches with no kernel in the trace)") if has_steps
+        "policy": (
+            f"steps from ProfilerStep#N; the first {warmup} step(s) excluded as warm-up when at least two steps "
+            f"remain; "
+            "the last step excluded when incomplete (kernel launches with no kernel in the trace)"
+        )
+        if has_steps
         else "no step annotations: one window covering the whole trace",
         "steps_total": len(numbers),
         "steps_included": [n for n in numbers if n not in excluded],
         "excluded_steps": {str(int(n)): why for n, why in sorted(excluded.items())},
         "last_step_excluded": bool(has_steps and numbers[-1] in excluded and excluded[numbers[-1]] != "warm-up"),
     }
-    window.update(window_kind.classify(kept, _per_step(samples, kept, "step_ms", np.nanmean), facts["checkpoint_host_ms"][:len(kept)],
-                                       _per_step(samples, kept, "memcpy_ms", np.nanmean), warmup_excluded=warm_excluded))
+    window.update(
+        window_kind.classify(
+            kept,
+            _per_step(samples, kept, "step_ms", np.nanmean),
+            facts["checkpoint_host_ms"][: len(kept)],
+            _per_step(samples, kept, "memcpy_ms", np.nanmean),
+            warmup_excluded=warm_excluded,
+        )
+    )
     if has_steps:
-        window["boundary"] = boundaries.boundary(_marker(format_name, options), kept, warm_excluded,
-                                                 facts["optimizer_steps"], facts["backward_passes"])
+        window["boundary"] = boundaries.boundary(
+            _marker(format_name, options), kept, warm_excluded, facts["optimizer_steps"], facts["backward_passes"]
+        )
         if forward_only is not None:
             window["boundary"]["step_is"] = "forward pass" if forward_only.status == "found" else "training step"
     if forward_only is not None and forward_only.status == "found":
@@ -150,14 +184,16 @@ def build_job(arriving: Iterable[RankSummary | RankTrace], options: ImportOption
         record.tables["memory"] = memory
     if shapes is not None:
         record.tables["op_shapes"] = shapes  # type: ignore[assignment]  # a Mapping of columns, read from its spool
-    record.meta.update({
-        "format": format_name,
-        "ranks_present": [t.rank for t in ranks],
-        "clock": "host clocks per rank, not aligned across hosts" if not clock_aligned else "aligned",
-        "diagnostics": [f.to_json() for f in findings],
-        "rank_meta": {str(t.rank): t.meta for t in ranks},
-        "definitions": "docs/training.md",
-    })
+    record.meta.update(
+        {
+            "format": format_name,
+            "ranks_present": [t.rank for t in ranks],
+            "clock": "host clocks per rank, not aligned across hosts" if not clock_aligned else "aligned",
+            "diagnostics": [f.to_json() for f in findings],
+            "rank_meta": {str(t.rank): t.meta for t in ranks},
+            "definitions": "docs/training.md",
+        }
+    )
     return record
 
 
@@ -180,7 +216,11 @@ class _JobTables:
         if trace.operations:
             ops = trace.operations
             rank_key = float("nan") if trace.rank is None else float(trace.rank)
-            kinds = np.asarray(trace.labels.get("kind", []), dtype=object)[ops["kind"]] if len(ops["kind"]) else np.zeros(0, dtype=object)
+            kinds = (
+                np.asarray(trace.labels.get("kind", []), dtype=object)[ops["kind"]]
+                if len(ops["kind"])
+                else np.zeros(0, dtype=object)
+            )
             coll = kinds == "collective"
             for step in np.unique(ops["step"][coll]):
                 self.collectives[(float(step), rank_key)] = int(ops["count"][coll & (ops["step"] == step)].sum())
@@ -192,7 +232,9 @@ class _JobTables:
         trace.operations, trace.labels, trace.shape_ops, trace.shape_labels = {}, {}, None, {}
         return trace
 
-    def finish(self, excluded: dict[float, str]) -> tuple[SpooledTable, SpooledTable | None, dict[tuple[float, float], int]]:
+    def finish(
+        self, excluded: dict[float, str]
+    ) -> tuple[SpooledTable, SpooledTable | None, dict[tuple[float, float], int]]:
         """The tables with the excluded steps' rows left out, and the kept steps' collective counts."""
         for table in (self.operations, self.shapes):
             table.order()
@@ -233,7 +275,9 @@ def _step_facts(ranks: list[RankSummary], steps: list[float]) -> dict[str, np.nd
     return out
 
 
-def _with_clock_checks(findings: list[diagnostics.Finding], ranks: list[RankSummary], kept: list[float]) -> list[diagnostics.Finding]:
+def _with_clock_checks(
+    findings: list[diagnostics.Finding], ranks: list[RankSummary], kept: list[float]
+) -> list[diagnostics.Finding]:
     """The clock checks, and the attributions they leave unresolved when the clocks disagree."""
     host_device = clocks.host_device(ranks)
     across = clocks.across_ranks(ranks, kept)
@@ -253,14 +297,22 @@ def _forward_only(ranks: list[RankSummary], facts: dict[str, np.ndarray]) -> dia
     if not np.isfinite(backward).any() and not np.isfinite(optimizer).any():
         return None  # no CPU operators (an nsys export, say): the trace cannot tell
     if np.nansum(backward) > 0 or np.nansum(optimizer) > 0:
-        return diagnostics._finding("profile_kind", "not_found", "backward or optimizer activity present: training steps",
-                                    {"backward_ops": float(np.nansum(backward)), "optimizer_steps": float(np.nansum(optimizer))})
+        return diagnostics._finding(
+            "profile_kind",
+            "not_found",
+            "backward or optimizer activity present: training steps",
+            {"backward_ops": float(np.nansum(backward)), "optimizer_steps": float(np.nansum(optimizer))},
+        )
     return diagnostics._finding(
-        "profile_kind", "found",
-        "the trace looks like forward passes only (no backward operator, no optimizer step): each step is a forward pass, "
+        "profile_kind",
+        "found",
+        "the trace looks like forward passes only (no backward operator, no optimizer step): each step is a forward "
+        "pass, "
         "not a training step",
         {"backward_ops": 0, "optimizer_steps": 0},
-        "step time here is forward time; compare it only with forward-only traces (docs/training.md, \"Forward-only traces\")")
+        'step time here is forward time; compare it only with forward-only traces (docs/training.md, "Forward-only '
+        'traces")',
+    )
 
 
 def _marker(format_name: str, options: ImportOptions) -> str:
@@ -276,8 +328,11 @@ def _memory_table(ranks: list[RankSummary], excluded: dict[float, str]) -> dict[
     for trace in ranks:
         if trace.memory is None:
             continue
-        table = {"step": trace.windows.numbers.astype(np.float64),
-                 "rank": np.full(len(trace.windows.numbers), np.nan if trace.rank is None else float(trace.rank)), **trace.memory}
+        table = {
+            "step": trace.windows.numbers.astype(np.float64),
+            "rank": np.full(len(trace.windows.numbers), np.nan if trace.rank is None else float(trace.rank)),
+            **trace.memory,
+        }
         keep = ~np.isin(table["step"], list(excluded))
         parts.append({k: np.asarray(v)[keep] for k, v in table.items()})
     if not parts:

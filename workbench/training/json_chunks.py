@@ -86,7 +86,9 @@ class ArrayChunks:
     of whole items of about ``chunk`` bytes each.
     """
 
-    def __init__(self, stream: IO[bytes], key: bytes, *, chunk: int = 4 << 20, head_cap: int = 8 << 20, tail_cap: int = 1 << 20) -> None:
+    def __init__(
+        self, stream: IO[bytes], key: bytes, *, chunk: int = 4 << 20, head_cap: int = 8 << 20, tail_cap: int = 1 << 20
+    ) -> None:
         self.stream = stream
         self.key = b'"' + key + b'"'
         self.chunk = chunk

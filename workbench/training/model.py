@@ -33,7 +33,8 @@ def is_communication_kernel(name: str) -> bool:
 _LOADER_NAME = re.compile(r"^enumerate\(DataLoader\)#|DataLoaderIter\.__next__|^DataLoader\b")
 # Checkpoint saves (not activation checkpointing, which is recompute, not I/O).
 _CHECKPOINT_NAME = re.compile(
-    r"(save|write|async_save|dcp)[ _.:]*(distributed_)?checkpoint|checkpoint[ _.:]*(save|write)|^dcp[.:]+save|torch\.distributed\.checkpoint",
+    r"(save|write|async_save|dcp)[ _.:]*(distributed_)?checkpoint|checkpoint[ "
+    r"_.:]*(save|write)|^dcp[.:]+save|torch\.distributed\.checkpoint",
     re.IGNORECASE,
 )
 _STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
@@ -76,7 +77,12 @@ class Columns:
             setattr(self, name, col)
 
     def finish(self) -> dict[str, np.ndarray]:
-        return {name: np.frombuffer(col, dtype=col.typecode).copy() if len(col) else np.zeros(0, dtype=np.dtype(col.typecode)) for name, col in self._cols.items()}
+        return {
+            name: np.frombuffer(col, dtype=col.typecode).copy()
+            if len(col)
+            else np.zeros(0, dtype=np.dtype(col.typecode))
+            for name, col in self._cols.items()
+        }
 
 
 def _empty(*names: str, dtype: Any = np.int64) -> dict[str, np.ndarray]:

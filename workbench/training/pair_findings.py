@@ -51,7 +51,11 @@ def _side(runs: Sequence[RunRecord], column: str) -> float:
     return float(np.mean(values)) if len(values) == len(runs) and values else math.nan
 
 
-_HOST_PARTS = (("host_submission_ms", "host submission"), ("host_api_ms", "host API calls (launches and syncs)"), ("input_ms", "input wait"))
+_HOST_PARTS = (
+    ("host_submission_ms", "host submission"),
+    ("host_api_ms", "host API calls (launches and syncs)"),
+    ("input_ms", "input wait"),
+)
 # Parts of the step's idle time (exposed), which can explain a change of the step; host API
 # time is not one: a synchronizing call's time is the host waiting on the GPU.
 _EXPOSED = ("host_submission_ms", "input_ms")
@@ -67,29 +71,62 @@ def host_time(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding |
     share_b, share_c = b["idle_ms"] / b["step_ms"], c["idle_ms"] / c["step_ms"]
     known = [(col, name) for col, name in _HOST_PARTS if math.isfinite(b[col]) and math.isfinite(c[col])]
     figures = "; ".join(f"{name} {b[col]:.2f} → {c[col]:.2f} ms" for col, name in known)
-    compute = f"compute {b['compute_ms']:.2f} → {c['compute_ms']:.2f} ms" if math.isfinite(b["compute_ms"]) and math.isfinite(c["compute_ms"]) else "compute unknown"
-    evidence: Figures = {"idle_share_baseline": share_b, "idle_share_candidate": share_c, "step_ms_baseline": b["step_ms"],
-                         "step_ms_candidate": c["step_ms"], "idle_ms_baseline": b["idle_ms"], "idle_ms_candidate": c["idle_ms"],
-                         "compute_ms_baseline": b["compute_ms"], "compute_ms_candidate": c["compute_ms"]}
+    compute = (
+        f"compute {b['compute_ms']:.2f} → {c['compute_ms']:.2f} ms"
+        if math.isfinite(b["compute_ms"]) and math.isfinite(c["compute_ms"])
+        else "compute unknown"
+    )
+    evidence: Figures = {
+        "idle_share_baseline": share_b,
+        "idle_share_candidate": share_c,
+        "step_ms_baseline": b["step_ms"],
+        "step_ms_candidate": c["step_ms"],
+        "idle_ms_baseline": b["idle_ms"],
+        "idle_ms_candidate": c["idle_ms"],
+        "compute_ms_baseline": b["compute_ms"],
+        "compute_ms_candidate": c["compute_ms"],
+    }
     for col, _ in known:
         evidence[f"{col[:-3]}_ms_baseline"], evidence[f"{col[:-3]}_ms_candidate"] = b[col], c[col]
     step_change = c["step_ms"] / b["step_ms"] - 1
     if math.isfinite(share_b) and math.isfinite(share_c) and min(share_b, share_c) >= HOST_BOUND_IDLE:
-        text = (f"The GPU is idle for most of each step on both sides ({100 * share_b:.0f} % and {100 * share_c:.0f} % of the step): "
-                f"the step ({b['step_ms']:.2f} → {c['step_ms']:.2f} ms, {100 * step_change:+.1f} %) is host time, not compute. "
-                f"Idle {b['idle_ms']:.2f} → {c['idle_ms']:.2f} ms" + (f"; {figures}" if figures else "; host submission not recorded")
-                + f"; {compute} ({OBSERVATION}).")
-        return _finding("host_bound", "found", text, evidence, f"idle share at least {HOST_BOUND_IDLE:.0%} of the step on both sides")
+        text = (
+            f"The GPU is idle for most of each step on both sides ({100 * share_b:.0f} % and {100 * share_c:.0f} % of "
+            f"the step): "
+            f"the step ({b['step_ms']:.2f} → {c['step_ms']:.2f} ms, {100 * step_change:+.1f} %) is host time, not "
+            f"compute. "
+            f"Idle {b['idle_ms']:.2f} → {c['idle_ms']:.2f} ms"
+            + (f"; {figures}" if figures else "; host submission not recorded")
+            + f"; {compute} ({OBSERVATION})."
+        )
+        return _finding(
+            "host_bound",
+            "found",
+            text,
+            evidence,
+            f"idle share at least {HOST_BOUND_IDLE:.0%} of the step on both sides",
+        )
     dstep = c["step_ms"] - b["step_ms"]
-    dcompute = c["compute_ms"] - b["compute_ms"] if math.isfinite(b["compute_ms"]) and math.isfinite(c["compute_ms"]) else 0.0
+    dcompute = (
+        c["compute_ms"] - b["compute_ms"] if math.isfinite(b["compute_ms"]) and math.isfinite(c["compute_ms"]) else 0.0
+    )
     movers = sorted(((abs(c[col] - b[col]), col, name) for col, name in known if col in _EXPOSED), reverse=True)
     if movers and dstep != 0:
         size, col, name = movers[0]
         same_way = (c[col] - b[col]) * dstep > 0
         if size > abs(dcompute) and same_way and size >= 0.5 * abs(dstep):
-            text = (f"{name[:1].upper() + name[1:]} moved most: {b[col]:.2f} → {c[col]:.2f} ms per step, against {compute}, "
-                    f"while the step went {b['step_ms']:.2f} → {c['step_ms']:.2f} ms ({OBSERVATION}).")
-            return _finding("host_bound", "found", text, evidence, "the host-side figure moved more than compute and by at least half the step's change")
+            text = (
+                f"{name[:1].upper() + name[1:]} moved most: {b[col]:.2f} → {c[col]:.2f} ms per step, against "
+                f"{compute}, "
+                f"while the step went {b['step_ms']:.2f} → {c['step_ms']:.2f} ms ({OBSERVATION})."
+            )
+            return _finding(
+                "host_bound",
+                "found",
+                text,
+                evidence,
+                "the host-side figure moved more than compute and by at least half the step's change",
+            )
     return None
 
 
@@ -103,8 +140,12 @@ def _shape_rates(runs: Sequence[RunRecord]) -> dict[tuple[str, str, str], float]
         steps = np.asarray(t["step"], dtype=np.float64)
         n_steps = max(len(np.unique(steps[np.isfinite(steps)])), 1)
         per: dict[tuple[str, str, str], float] = {}
-        for name, kind, shape, total in zip(np.asarray(t["name"]).tolist(), np.asarray(t["kind"]).tolist(),
-                                            np.asarray(t["shape"]).tolist(), np.asarray(t["total_ms"], dtype=np.float64)):
+        for name, kind, shape, total in zip(
+            np.asarray(t["name"]).tolist(),
+            np.asarray(t["kind"]).tolist(),
+            np.asarray(t["shape"]).tolist(),
+            np.asarray(t["total_ms"], dtype=np.float64),
+        ):
             per[(name, kind, shape)] = per.get((name, kind, shape), 0.0) + float(total) / n_steps
         for key, value in per.items():
             out.setdefault(key, []).append(value)
@@ -116,8 +157,18 @@ def shapes(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int = 5) -
     b, c = _shape_rates(base), _shape_rates(cand)
     if b is None or c is None:
         missing = "the baseline" if b is None else "the candidate"
-        return [_finding("shapes", "undecided", f"no recorded shapes in {missing} (record_shapes off, or not a Kineto trace): "
-                         "operations are aligned by name only")] if (b is not None or c is not None) else []
+        return (
+            [
+                _finding(
+                    "shapes",
+                    "undecided",
+                    f"no recorded shapes in {missing} (record_shapes off, or not a Kineto trace): "
+                    "operations are aligned by name only",
+                )
+            ]
+            if (b is not None or c is not None)
+            else []
+        )
     by_name: dict[tuple[str, str], dict[str, set[str]]] = {}
     for side, rates in (("b", b), ("c", c)):
         for name, kind, shape in rates:
@@ -130,35 +181,86 @@ def shapes(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int = 5) -
         shared_b = sum(b[(name, kind, s)] for s in shared)
         shared_c = sum(c[(name, kind, s)] for s in shared)
         weight = new_ms + gone_ms + abs(shared_c - shared_b)
-        rows.append((weight, name, kind, sorted(new, key=lambda s: -c[(name, kind, s)]), sorted(gone, key=lambda s: -b[(name, kind, s)]),
-                     new_ms, gone_ms, shared_b, shared_c, len(shared)))
+        rows.append(
+            (
+                weight,
+                name,
+                kind,
+                sorted(new, key=lambda s: -c[(name, kind, s)]),
+                sorted(gone, key=lambda s: -b[(name, kind, s)]),
+                new_ms,
+                gone_ms,
+                shared_b,
+                shared_c,
+                len(shared),
+            )
+        )
     rows.sort(key=lambda r: (-r[0], r[1]))
     moved = [r for r in rows if r[3] or r[4] or not r[9] or abs(r[8] - r[7]) > SHAPE_UNCHANGED * max(r[7], 1e-12)]
     if not moved:
         n_shapes = sum(r[9] for r in rows)
         total_b, total_c = sum(r[7] for r in rows), sum(r[8] for r in rows)
-        return [_finding("shapes", "not_found", f"{len(rows)} operation(s) at {n_shapes} shape(s), every shape on both sides and "
-                         f"unchanged within {SHAPE_UNCHANGED:.0%} ({total_b:.3f} → {total_c:.3f} ms per step in all)",
-                         {"operations": len(rows), "shapes": n_shapes, "ms_per_step_baseline": total_b, "ms_per_step_candidate": total_c})]
+        return [
+            _finding(
+                "shapes",
+                "not_found",
+                f"{len(rows)} operation(s) at {n_shapes} shape(s), every shape on both sides and "
+                f"unchanged within {SHAPE_UNCHANGED:.0%} ({total_b:.3f} → {total_c:.3f} ms per step in all)",
+                {
+                    "operations": len(rows),
+                    "shapes": n_shapes,
+                    "ms_per_step_baseline": total_b,
+                    "ms_per_step_candidate": total_c,
+                },
+            )
+        ]
     out = []
     for _weight, name, kind, new, gone, new_ms, gone_ms, shared_b, shared_c, n_shared in moved[:top]:
         parts = []
         if new:
-            parts.append(f"at {new[0]}" + (f" and {len(new) - 1} more shape(s)" if len(new) > 1 else "") + f": new in the candidate ({new_ms:.3f} ms per step)")
+            parts.append(
+                f"at {new[0]}"
+                + (f" and {len(new) - 1} more shape(s)" if len(new) > 1 else "")
+                + f": new in the candidate ({new_ms:.3f} ms per step)"
+            )
         if gone:
-            parts.append(f"at {gone[0]}" + (f" and {len(gone) - 1} more" if len(gone) > 1 else "") + f": only in the baseline ({gone_ms:.3f} ms per step)")
+            parts.append(
+                f"at {gone[0]}"
+                + (f" and {len(gone) - 1} more" if len(gone) > 1 else "")
+                + f": only in the baseline ({gone_ms:.3f} ms per step)"
+            )
         if n_shared:
             rel = shared_c / shared_b - 1 if shared_b > 0 else math.nan
             if math.isfinite(rel) and abs(rel) <= SHAPE_UNCHANGED:
-                parts.append(f"at the {n_shared} shape(s) both sides share, unchanged within {SHAPE_UNCHANGED:.0%} ({shared_b:.3f} → {shared_c:.3f} ms per step)")
+                parts.append(
+                    f"at the {n_shared} shape(s) both sides share, unchanged within {SHAPE_UNCHANGED:.0%} "
+                    f"({shared_b:.3f} → {shared_c:.3f} ms per step)"
+                )
             else:
-                parts.append(f"at the {n_shared} shape(s) both sides share, {shared_b:.3f} → {shared_c:.3f} ms per step")
+                parts.append(
+                    f"at the {n_shared} shape(s) both sides share, {shared_b:.3f} → {shared_c:.3f} ms per step"
+                )
         else:
             parts.append("no shape in common")
-        evidence: Figures = {"new_shapes": len(new), "gone_shapes": len(gone), "shared_shapes": n_shared, "new_ms_per_step": new_ms,
-                             "gone_ms_per_step": gone_ms, "shared_ms_per_step_baseline": shared_b, "shared_ms_per_step_candidate": shared_c}
-        out.append(_finding("shapes", "found", f"{name} ({kind}) " + "; ".join(parts) + f" ({OBSERVATION})", evidence,
-                            "shapes are the tensor inputs' dims (operators) or grid and block (kernels); the costliest names per rank are kept"))
+        evidence: Figures = {
+            "new_shapes": len(new),
+            "gone_shapes": len(gone),
+            "shared_shapes": n_shared,
+            "new_ms_per_step": new_ms,
+            "gone_ms_per_step": gone_ms,
+            "shared_ms_per_step_baseline": shared_b,
+            "shared_ms_per_step_candidate": shared_c,
+        }
+        out.append(
+            _finding(
+                "shapes",
+                "found",
+                f"{name} ({kind}) " + "; ".join(parts) + f" ({OBSERVATION})",
+                evidence,
+                "shapes are the tensor inputs' dims (operators) or grid and block (kernels); the costliest names per "
+                "rank are kept",
+            )
+        )
     return out
 
 
@@ -172,7 +274,9 @@ def _memory_side(runs: Sequence[RunRecord]) -> dict[str, float] | None:
             v = np.asarray(t.get(col, ()), dtype=np.float64)
             v = v[np.isfinite(v)]
             if v.size:
-                values.setdefault(col, []).append(float(v.sum()) if col == "oom_events" else float(v.max() if col.startswith("peak") else v.mean()))
+                values.setdefault(col, []).append(
+                    float(v.sum()) if col == "oom_events" else float(v.max() if col.startswith("peak") else v.mean())
+                )
     return {k: float(np.mean(v)) for k, v in values.items()}
 
 
@@ -181,21 +285,40 @@ def memory(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding | No
     if b is None and c is None:
         return None
     if b is None or c is None:
-        return _finding("memory", "undecided", f"no allocator events in the {'baseline' if b is None else 'candidate'} "
-                        "(profile_memory off): memory pressure cannot be compared")
+        return _finding(
+            "memory",
+            "undecided",
+            f"no allocator events in the {'baseline' if b is None else 'candidate'} "
+            "(profile_memory off): memory pressure cannot be compared",
+        )
     step_b, step_c = _side(base, "step_ms"), _side(cand, "step_ms")
     evidence: Figures = {f"{k}_{side}": v for side, d in (("baseline", b), ("candidate", c)) for k, v in d.items()}
     evidence.update(step_ms_baseline=step_b, step_ms_candidate=step_c)
-    figures = (f"peak reserved {b.get('peak_reserved_mb', math.nan):,.0f} → {c.get('peak_reserved_mb', math.nan):,.0f} MiB, "
-               f"peak allocated {b.get('peak_allocated_mb', math.nan):,.0f} → {c.get('peak_allocated_mb', math.nan):,.0f} MiB, "
-               f"allocated per step {b.get('allocated_mb', math.nan):,.0f} → {c.get('allocated_mb', math.nan):,.0f} MiB")
+    figures = (
+        f"peak reserved {b.get('peak_reserved_mb', math.nan):,.0f} → {c.get('peak_reserved_mb', math.nan):,.0f} MiB, "
+        f"peak allocated {b.get('peak_allocated_mb', math.nan):,.0f} → {c.get('peak_allocated_mb', math.nan):,.0f} "
+        f"MiB, "
+        f"allocated per step {b.get('allocated_mb', math.nan):,.0f} → {c.get('allocated_mb', math.nan):,.0f} MiB"
+    )
     ooms = b.get("oom_events", 0.0) + c.get("oom_events", 0.0)
-    rose = [k for k in ("peak_reserved_mb", "peak_allocated_mb") if k in b and k in c and c[k] > (1 + MEMORY_RISE) * b[k]]
+    rose = [
+        k for k in ("peak_reserved_mb", "peak_allocated_mb") if k in b and k in c and c[k] > (1 + MEMORY_RISE) * b[k]
+    ]
     slower = math.isfinite(step_b) and math.isfinite(step_c) and step_c > step_b
     if ooms:
-        return _finding("memory", "found", f"out-of-memory markers in the trace (baseline {b.get('oom_events', 0):.0f}, candidate "
-                        f"{c.get('oom_events', 0):.0f}); {figures} ({OBSERVATION})", evidence)
+        return _finding(
+            "memory",
+            "found",
+            f"out-of-memory markers in the trace (baseline {b.get('oom_events', 0):.0f}, candidate "
+            f"{c.get('oom_events', 0):.0f}); {figures} ({OBSERVATION})",
+            evidence,
+        )
     if rose and slower:
-        return _finding("memory", "found", f"memory pressure rose with step time ({step_b:.2f} → {step_c:.2f} ms): {figures} ({OBSERVATION})",
-                        evidence, f"a rise of more than {MEMORY_RISE:.0%} in peak memory; allocator retries are not in Kineto traces")
+        return _finding(
+            "memory",
+            "found",
+            f"memory pressure rose with step time ({step_b:.2f} → {step_c:.2f} ms): {figures} ({OBSERVATION})",
+            evidence,
+            f"a rise of more than {MEMORY_RISE:.0%} in peak memory; allocator retries are not in Kineto traces",
+        )
     return _finding("memory", "not_found", f"memory pressure did not rise with step time: {figures}", evidence)

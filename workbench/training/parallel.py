@@ -46,7 +46,9 @@ Digest = Callable[[Path], tuple[str, int, FileIdentity]]
 PARALLEL_MIN_BYTES = 8 << 20
 
 
-JOBS = ImporterOption("jobs", "--jobs", "Worker processes for reading rank traces (default: by input size).", int, minimum=1)
+JOBS = ImporterOption(
+    "jobs", "--jobs", "Worker processes for reading rank traces (default: by input size).", int, minimum=1
+)
 
 
 def worker_count(options: ImportOptions, files: list[Path]) -> int:
@@ -127,9 +129,15 @@ class Transfer:
             self.worker_digest_bytes += returned.digest[1]
 
     def to_json(self) -> dict[str, Any]:
-        return {"ranks": self.ranks, "read_bytes": self.read_bytes, "returned_bytes": self.returned_bytes,
-                "task_seconds": round(self.task_seconds, 3), "task_cpu_seconds": round(self.task_cpu_seconds, 3),
-                "digest_bytes": self.digest_bytes, "worker_digest_bytes": self.worker_digest_bytes}
+        return {
+            "ranks": self.ranks,
+            "read_bytes": self.read_bytes,
+            "returned_bytes": self.returned_bytes,
+            "task_seconds": round(self.task_seconds, 3),
+            "task_cpu_seconds": round(self.task_cpu_seconds, 3),
+            "digest_bytes": self.digest_bytes,
+            "worker_digest_bytes": self.worker_digest_bytes,
+        }
 
 
 class RankExecutor(Protocol):
@@ -218,7 +226,9 @@ def read_each(read_one: ReadOne, files: list[Path], options: ImportOptions) -> I
             yield share_labels(summarize(read_one(path, options)), vocabulary)
 
 
-def _submit_all(where: RankExecutor, read_one: ReadOne, files: list[Path], options: ImportOptions) -> Iterator[RankSummary]:
+def _submit_all(
+    where: RankExecutor, read_one: ReadOne, files: list[Path], options: ImportOptions
+) -> Iterator[RankSummary]:
     where.check(files)
     where.started(files)
     plain = ImportOptions(label=options.label, params=dict(options.params))  # callbacks and executors stay here
@@ -262,5 +272,8 @@ def check_worker_digest(path: Path, seen: tuple[str, int] | None, expected: dict
         return  # not a file the client records (read_all called on its own)
     if seen is None or seen != mine:
         theirs = "no digest" if seen is None else f"sha256 {seen[0][:16]}…, {seen[1]:,} bytes"
-        raise BadInput(path, f"the Dask worker that read it reports {theirs}, but the file is sha256 {mine[0][:16]}…, "
-                             f"{mine[1]:,} bytes here: the worker read other bytes or is not to be trusted; nothing was written")
+        raise BadInput(
+            path,
+            f"the Dask worker that read it reports {theirs}, but the file is sha256 {mine[0][:16]}…, "
+            f"{mine[1]:,} bytes here: the worker read other bytes or is not to be trusted; nothing was written",
+        )

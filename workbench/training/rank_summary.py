@@ -70,7 +70,9 @@ def share_labels(summary: RankSummary, vocabulary: dict[str, str]) -> RankSummar
     hundred, up to 2,000 characters each); kept as they are, a 1,024-rank job would hold
     1,024 copies. Shared, the client's text grows with the distinct names, not the ranks."""
     summary.labels = {k: [vocabulary.setdefault(v, v) for v in values] for k, values in summary.labels.items()}
-    summary.shape_labels = {k: [vocabulary.setdefault(v, v) for v in values] for k, values in summary.shape_labels.items()}
+    summary.shape_labels = {
+        k: [vocabulary.setdefault(v, v) for v in values] for k, values in summary.shape_labels.items()
+    }
     return summary
 
 
@@ -109,11 +111,23 @@ def summarize(trace: RankTrace) -> RankSummary:
         shape_ops["name"] = np.searchsorted(np.array(labels["name"], dtype=str), shape_ops["name"]).astype(np.int32)
     size = trace.source.stat().st_size if trace.source.exists() else 0
     return RankSummary(
-        source=trace.source, rank=trace.rank, world_size=trace.world_size, devices=list(trace.devices),
-        framework=trace.framework, meta=trace.meta, span=trace.span, windows=windows,
-        unmatched=bd.unmatched_launches(trace, windows), samples=samples,
-        operations=operations, labels=labels, read_bytes=size,
-        facts=sf.step_facts(trace, windows), host_device_clock=sf.host_device_clock(trace),
-        first_collectives=sf.first_collectives(trace, windows), memory=sf.memory_steps(trace, windows),
-        shape_ops=shape_ops, shape_labels=shape_labels,
+        source=trace.source,
+        rank=trace.rank,
+        world_size=trace.world_size,
+        devices=list(trace.devices),
+        framework=trace.framework,
+        meta=trace.meta,
+        span=trace.span,
+        windows=windows,
+        unmatched=bd.unmatched_launches(trace, windows),
+        samples=samples,
+        operations=operations,
+        labels=labels,
+        read_bytes=size,
+        facts=sf.step_facts(trace, windows),
+        host_device_clock=sf.host_device_clock(trace),
+        first_collectives=sf.first_collectives(trace, windows),
+        memory=sf.memory_steps(trace, windows),
+        shape_ops=shape_ops,
+        shape_labels=shape_labels,
     )

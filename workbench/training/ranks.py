@@ -36,7 +36,9 @@ def rank_table(samples: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         with np.errstate(invalid="ignore", divide="ignore"):
             out[f"{measure}_mean"] = np.where(n > 0, sums / np.maximum(n, 1), np.nan)
     slow = slowest_per_step(samples)
-    counts = {float(r): int(c) for r, c in zip(*np.unique(slow["rank"], return_counts=True))} if len(slow["rank"]) else {}
+    counts = (
+        {float(r): int(c) for r, c in zip(*np.unique(slow["rank"], return_counts=True))} if len(slow["rank"]) else {}
+    )
     out["slowest_steps"] = np.array([counts.get(float(r), 0) for r in ranks], dtype=np.float64)
     return out
 
@@ -56,9 +58,14 @@ def slowest_per_step(samples: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     step, rank, ms = step[order], rank[order], ms[order]
     starts = np.flatnonzero(np.r_[True, step[1:] != step[:-1]])
     sizes = np.diff(np.r_[starts, len(step)])
-    medians = np.array([float(np.median(ms[s:s + n])) for s, n in zip(starts, sizes)])  # one per step, not per row
+    medians = np.array([float(np.median(ms[s : s + n])) for s, n in zip(starts, sizes)])  # one per step, not per row
     keep = sizes >= 2
-    return {"step": step[starts][keep], "rank": rank[starts][keep], "step_ms": ms[starts][keep], "median_step_ms": medians[keep]}
+    return {
+        "step": step[starts][keep],
+        "rank": rank[starts][keep],
+        "step_ms": ms[starts][keep],
+        "median_step_ms": medians[keep],
+    }
 
 
 @dataclass(frozen=True)
@@ -80,9 +87,14 @@ def slowest_rank(samples: dict[str, np.ndarray]) -> SlowestRank | None:
     ranks, counts = np.unique(slow["rank"], return_counts=True)
     best = int(np.argmax(counts))  # ties: the lowest rank (np.unique sorts)
     leader = slow["rank"] == ranks[best]
-    return SlowestRank(rank=int(ranks[best]), steps_slowest=int(counts[best]), steps_compared=len(slow["rank"]),
-                       margin_ms_median=float(np.median(slow["step_ms"][leader] - slow["median_step_ms"][leader])),
-                       median_step_ms=float(np.median(slow["median_step_ms"])), steps=tuple(float(s) for s in slow["step"][leader]))
+    return SlowestRank(
+        rank=int(ranks[best]),
+        steps_slowest=int(counts[best]),
+        steps_compared=len(slow["rank"]),
+        margin_ms_median=float(np.median(slow["step_ms"][leader] - slow["median_step_ms"][leader])),
+        median_step_ms=float(np.median(slow["median_step_ms"])),
+        steps=tuple(float(s) for s in slow["step"][leader]),
+    )
 
 
 @dataclass(frozen=True)
@@ -97,7 +109,9 @@ class RankMove:
     moved_ms: float
 
 
-def ranks_moved(base: list[dict[str, np.ndarray]], cand: list[dict[str, np.ndarray]], top: int) -> tuple[list[RankMove], int]:
+def ranks_moved(
+    base: list[dict[str, np.ndarray]], cand: list[dict[str, np.ndarray]], top: int
+) -> tuple[list[RankMove], int]:
     """The ``top`` ranks whose offset from the median rank changed most between the sides
     (each side: the mean over its runs of the rank's offset), and how many ranks both
     sides share. Offsets, not raw times: a change that moves every rank alike (a slower
@@ -112,8 +126,15 @@ def ranks_moved(base: list[dict[str, np.ndarray]], cand: list[dict[str, np.ndarr
         if not deltas:
             continue
         measure = max(deltas, key=lambda m: (abs(deltas[m]), -MEASURES.index(m)))
-        moves.append(RankMove(rank=int(r), measure=measure, baseline_offset_ms=float(b[measure]),
-                              candidate_offset_ms=float(c[measure]), moved_ms=float(deltas[measure])))
+        moves.append(
+            RankMove(
+                rank=int(r),
+                measure=measure,
+                baseline_offset_ms=float(b[measure]),
+                candidate_offset_ms=float(c[measure]),
+                moved_ms=float(deltas[measure]),
+            )
+        )
     moves = [m for m in moves if abs(m.moved_ms) >= MOVED_MIN_MS]  # a rank that kept its place did not move
     moves.sort(key=lambda m: (-abs(m.moved_ms), m.rank))
     return moves[:top], len(shared)
@@ -132,5 +153,7 @@ def _offsets(tables: list[dict[str, np.ndarray]]) -> dict[float, dict[str, float
             offset = col - float(np.nanmedian(col))
             for r, v in zip(t["rank"].tolist(), offset.tolist()):
                 acc.setdefault(r, {}).setdefault(m, []).append(v)
-    return {r: {m: float(np.mean(vs[m])) if m in vs and np.isfinite(vs[m]).all() else float("nan") for m in MEASURES}
-            for r, vs in acc.items()}
+    return {
+        r: {m: float(np.mean(vs[m])) if m in vs and np.isfinite(vs[m]).all() else float("nan") for m in MEASURES}
+        for r, vs in acc.items()
+    }

@@ -68,7 +68,9 @@ def step_facts(trace: m.RankTrace, w: bd.Windows) -> dict[str, np.ndarray]:
     has_ops = len(trace.ops["name"]) > 0
     unknown = np.full(n, np.nan)
     return {
-        "checkpoint_host_ms": iv.union_window_lengths(ckpt, w.starts, w.ends) / bd.NS_PER_MS if trace.has_checkpoint_annotations else unknown.copy(),
+        "checkpoint_host_ms": iv.union_window_lengths(ckpt, w.starts, w.ends) / bd.NS_PER_MS
+        if trace.has_checkpoint_annotations
+        else unknown.copy(),
         "optimizer_steps": optimizer if has_ops else unknown.copy(),
         "backward_ops": backward if has_ops else unknown.copy(),
         "backward_passes": passes if has_ops else unknown.copy(),
@@ -87,8 +89,11 @@ def host_device_clock(trace: m.RankTrace) -> dict[str, float]:
     found = (gpu["correlation"] >= 0) & (sorted_corr[pos] == gpu["correlation"])
     lead = rt["start"][order[pos[found]]] - gpu["start"][found]  # > 0: the kernel started first
     early = lead > LAUNCH_TOLERANCE_NS
-    return {"matched": float(found.sum()), "early": float(early.sum()),
-            "worst_lead_ms": float(lead.max()) / bd.NS_PER_MS if len(lead) else float("nan")}
+    return {
+        "matched": float(found.sum()),
+        "early": float(early.sum()),
+        "worst_lead_ms": float(lead.max()) / bd.NS_PER_MS if len(lead) else float("nan"),
+    }
 
 
 def first_collectives(trace: m.RankTrace, w: bd.Windows) -> dict[str, np.ndarray]:

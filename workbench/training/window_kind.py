@@ -36,13 +36,19 @@ STEADY, STARTUP, CHECKPOINT = "steady", "startup", "checkpoint"
 
 
 def _ref(values: np.ndarray) -> tuple[float, float]:
-    late = values[len(values) // 2:] if len(values) >= 2 else values
+    late = values[len(values) // 2 :] if len(values) >= 2 else values
     ref = float(np.median(late))
     return ref, 1.4826 * float(np.median(np.abs(late - ref)))
 
 
-def classify(numbers: Sequence[float], step_ms: Sequence[float], checkpoint_ms: Sequence[float], copy_ms: Sequence[float],
-             *, warmup_excluded: int) -> dict[str, Any]:
+def classify(
+    numbers: Sequence[float],
+    step_ms: Sequence[float],
+    checkpoint_ms: Sequence[float],
+    copy_ms: Sequence[float],
+    *,
+    warmup_excluded: int,
+) -> dict[str, Any]:
     """The window entries: ``kind``, ``step_kinds`` (non-steady steps by number) and ``kind_evidence``."""
     nums = [float(x) for x in numbers]
     t = np.asarray(step_ms, dtype=np.float64)
@@ -66,11 +72,16 @@ def classify(numbers: Sequence[float], step_ms: Sequence[float], checkpoint_ms: 
                 extra_copy = cp[i] - copy_ref
                 if np.isfinite(extra_copy) and extra_copy >= COPY_SHARE_OF_EXCESS * (t[i] - ref):
                     kinds[i] = CHECKPOINT
-                    why[_key(nums[i])] = (f"step-time outlier ({t[i]:.2f} ms against {ref:.2f} ms) with {extra_copy:.2f} ms more copy "
-                                          "time (checkpoint-like I/O, no save annotation)")
+                    why[_key(nums[i])] = (
+                        f"step-time outlier ({t[i]:.2f} ms against {ref:.2f} ms) with {extra_copy:.2f} ms more copy "
+                        "time (checkpoint-like I/O, no save annotation)"
+                    )
                 else:
-                    notes.append(f"step {_key(nums[i])} is a step-time outlier ({t[i]:.2f} ms against {ref:.2f} ms) with no checkpoint "
-                                 "or copy activity: kept as steady")
+                    notes.append(
+                        f"step {_key(nums[i])} is a step-time outlier ({t[i]:.2f} ms against {ref:.2f} ms) with no "
+                        f"checkpoint "
+                        "or copy activity: kept as steady"
+                    )
         if len(plain) >= MIN_TREND_STEPS:
             slow = ref + max(3 * sigma, STARTUP_EXCESS * ref)
             for i in range(len(nums)):
@@ -81,13 +92,20 @@ def classify(numbers: Sequence[float], step_ms: Sequence[float], checkpoint_ms: 
                 kinds[i] = STARTUP
                 why[_key(nums[i])] = f"start-up trend: {t[i]:.2f} ms against a steady {ref:.2f} ms"
         else:
-            notes.append(f"{len(plain)} step(s) outside checkpoints: too few (under {MIN_TREND_STEPS}) to test for a start-up trend")
+            notes.append(
+                f"{len(plain)} step(s) outside checkpoints: too few (under {MIN_TREND_STEPS}) to test for a start-up "
+                f"trend"
+            )
     present = set(kinds)
     if not nums:
         kind, reason = "mixed", "no steps: the whole trace is one window of unknown kind"
     elif present == {STEADY}:
         if warmup_excluded or len(plain) >= MIN_TREND_STEPS:
-            kind, reason = "steady", "every kept step is steady" + (f" ({warmup_excluded} warm-up step(s) excluded)" if warmup_excluded else "")
+            kind, reason = (
+                "steady",
+                "every kept step is steady"
+                + (f" ({warmup_excluded} warm-up step(s) excluded)" if warmup_excluded else ""),
+            )
         else:
             kind, reason = "mixed", "no warm-up excluded and too few steps to show there is no start-up trend"
     elif present <= {STEADY, STARTUP}:
@@ -99,7 +117,11 @@ def classify(numbers: Sequence[float], step_ms: Sequence[float], checkpoint_ms: 
     evidence: dict[str, Any] = {"reason": reason, "steps": why, "reference_step_ms": ref, "spread_ms": sigma}
     if notes:
         evidence["notes"] = notes
-    return {"kind": kind, "step_kinds": {_key(n): k for n, k in zip(nums, kinds) if k != STEADY}, "kind_evidence": evidence}
+    return {
+        "kind": kind,
+        "step_kinds": {_key(n): k for n, k in zip(nums, kinds) if k != STEADY},
+        "kind_evidence": evidence,
+    }
 
 
 def _key(number: float) -> str:

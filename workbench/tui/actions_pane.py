@@ -52,20 +52,34 @@ WIDTH = 76  # the detail pane at 80 columns, its border and scrollbar aside
 
 
 def detail_text(a: ActionView) -> Text:
-    lines = [w for line in [*action_lines(a), "", KEYS] for w in (textwrap.wrap(line, WIDTH, subsequent_indent="    ") or [""])]
+    lines = [
+        w
+        for line in [*action_lines(a), "", KEYS]
+        for w in (textwrap.wrap(line, WIDTH, subsequent_indent="    ") or [""])
+    ]
     return safe("\n".join(lines))
 
 
-def decision_dialog(a: ActionView, decision: str, then: Callable[[dict[str, str] | None], Any]) -> tuple[FormScreen, Callable[..., Any]]:
+def decision_dialog(
+    a: ActionView, decision: str, then: Callable[[dict[str, str] | None], Any]
+) -> tuple[FormScreen, Callable[..., Any]]:
     verb = "Approve" if decision == "approved" else "Reject"
-    return FormScreen(f"{verb} action {a.id}", [
-        Field("by", "Who decides", value=current_user()),
-        Field("why", "Why (kept in the append-only history)"),
-    ], note=f"{change_text(a)} — scope: {a.scope}. wb records the decision; it never applies the change.",
-        check=required_fields(("by", "Who decides"), ("why", "The reason"))), then
+    return FormScreen(
+        f"{verb} action {a.id}",
+        [
+            Field("by", "Who decides", value=current_user()),
+            Field("why", "Why (kept in the append-only history)"),
+        ],
+        note=f"{change_text(a)} — scope: {a.scope}. wb records the decision; it never applies the change.",
+        check=required_fields(("by", "Who decides"), ("why", "The reason")),
+    ), then
 
 
 def plan_dialog(a: ActionView, then: Callable[[dict[str, str] | None], Any]) -> tuple[FormScreen, Callable[..., Any]]:
-    return FormScreen(f"Verify action {a.id} with a plan", [Field("plan", "Rerun plan (name or id)")],
-                      note="A plan of this investigation whose candidate arm embodies the change; the status follows from its comparison.",
-                      check=required_fields(("plan", "The plan"))), then
+    return FormScreen(
+        f"Verify action {a.id} with a plan",
+        [Field("plan", "Rerun plan (name or id)")],
+        note="A plan of this investigation whose candidate arm embodies the change; the status follows from its "
+        "comparison.",
+        check=required_fields(("plan", "The plan")),
+    ), then

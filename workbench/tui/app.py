@@ -51,12 +51,16 @@ MINIMUM_SIZE = (60, 20)
 Args = TypeVarTuple("Args")
 R = TypeVar("R")
 
+
 class WorkbenchApp(App[None]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "wb"
     COMMANDS = App.COMMANDS | {WorkbenchCommands}
     BINDINGS = [
-        *[Binding(str(i), f"stage('{sid}')", label, show=False) for i, (sid, label, _cls) in enumerate(STAGES, start=1)],
+        *[
+            Binding(str(i), f"stage('{sid}')", label, show=False)
+            for i, (sid, label, _cls) in enumerate(STAGES, start=1)
+        ],
         Binding("question_mark", "help", "Help"),
         Binding("i", "pick", "Investigations"),
         Binding("q", "quit", "Quit"),
@@ -96,8 +100,13 @@ class WorkbenchApp(App[None]):
             event._wb_seq = next(self._key_seq)  # type: ignore[attr-defined]
         seq = getattr(event, "_wb_seq", None)
         dialog = self.screen_stack[-1] if self.screen_stack else None
-        if (isinstance(dialog, FormScreen) and dialog.opened_by is not None and seq is not None
-                and seq > dialog.opened_by and (event.is_forwarded or not dialog.mounted)):
+        if (
+            isinstance(dialog, FormScreen)
+            and dialog.opened_by is not None
+            and seq is not None
+            and seq > dialog.opened_by
+            and (event.is_forwarded or not dialog.mounted)
+        ):
             dialog.take_key(event)
             event.stop()
             return
@@ -191,9 +200,16 @@ class WorkbenchApp(App[None]):
 
     # -- background work --------------------------------------------------------
 
-    def background(self, fn: Callable[[Store, *Args], R], *args: *Args, done: Callable[[R], None] | None = None,
-                   what: str = "working", group: str | None = None, needs_store: bool = True,
-                   on_error: Callable[[BaseException], None] | None = None) -> Worker[R]:
+    def background(
+        self,
+        fn: Callable[[Store, *Args], R],
+        *args: *Args,
+        done: Callable[[R], None] | None = None,
+        what: str = "working",
+        group: str | None = None,
+        needs_store: bool = True,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> Worker[R]:
         """Run ``fn(store, *args)`` in a thread; ``done(result)`` on the UI thread, or
         ``on_error(exception)`` when it fails (either way, whatever waits on it is resolved).
         Typed: ``args`` are what ``fn`` takes after the store, ``done`` takes what it returns."""
@@ -213,7 +229,14 @@ class WorkbenchApp(App[None]):
                 self.call_from_thread(deliver, result)
             return result
 
-        worker = self.run_worker(job, thread=True, exclusive=group is not None, group=group or "default", exit_on_error=False, description=what)
+        worker = self.run_worker(
+            job,
+            thread=True,
+            exclusive=group is not None,
+            group=group or "default",
+            exit_on_error=False,
+            description=what,
+        )
         worker._wb_on_error = on_error  # type: ignore[attr-defined]
         return worker
 
@@ -237,7 +260,9 @@ class WorkbenchApp(App[None]):
     # -- investigations ---------------------------------------------------------
 
     def open_investigation(self, inv_id: int) -> None:
-        self.background(services.investigation, inv_id, done=self._show_investigation, what="loading the investigation", group="inv")
+        self.background(
+            services.investigation, inv_id, done=self._show_investigation, what="loading the investigation", group="inv"
+        )
 
     def reload_investigation(self, inv_id: int | None = None) -> None:
         """Reload the open investigation (only if it is still ``inv_id``, when given)."""
@@ -297,8 +322,12 @@ class WorkbenchApp(App[None]):
                 self.action_stage("frame")
 
         current = self.inv.id if self.inv else None
-        self.background(services.investigations, done=lambda invs: self.push_screen(InvestigationPicker(invs, current), picked),
-                        what="listing investigations", group="picker")
+        self.background(
+            services.investigations,
+            done=lambda invs: self.push_screen(InvestigationPicker(invs, current), picked),
+            what="listing investigations",
+            group="picker",
+        )
 
     def run_palette_command(self, stage: str | None, action: str | None) -> None:
         if stage is not None:

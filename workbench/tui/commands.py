@@ -45,4 +45,9 @@ class WorkbenchCommands(Provider):
         for title, help_text, stage, action in COMMANDS:
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), partial(self.app.run_palette_command, stage, action), help=help_text)  # type: ignore[attr-defined]
+                yield Hit(
+                    score,
+                    matcher.highlight(title),
+                    partial(self.app.run_palette_command, stage, action),  # type: ignore[attr-defined]
+                    help=help_text,
+                )

@@ -33,12 +33,21 @@ class CompareOutcome:
     text: str  # the rendered report (plain text, strings from captures cleaned)
 
 
-def compare_and_store(store: "Store", inv_id: int, baseline: list[int], candidate: list[int], accepts: dict[str, str],
-                      changes: Changes | None = None, control: list[int] | None = None) -> CompareOutcome:
+def compare_and_store(
+    store: "Store",
+    inv_id: int,
+    baseline: list[int],
+    candidate: list[int],
+    accepts: dict[str, str],
+    changes: Changes | None = None,
+    control: list[int] | None = None,
+) -> CompareOutcome:
     """Run the compare engine, store the comparison in the investigation, render it (the
     stored result, decoded: what is shown is what was stored). ``control``: A/A control
     runs (baseline again), stored with the comparison."""
-    view = wf.store_comparison(store, inv_id, baseline, candidate, accepts=accepts, changes=changes, control=control or ())
+    view = wf.store_comparison(
+        store, inv_id, baseline, candidate, accepts=accepts, changes=changes, control=control or ()
+    )
     return CompareOutcome(view, comparison_report(store, view))
 
 
@@ -50,8 +59,10 @@ def comparison_report(store: "Store", comparison: ComparisonView) -> str:
     return render_comparison(result) + way_out_text(result, comparison, records)
 
 
-WAY_OUT_KEYS = ("In the workbench: m makes the 'wb declare' lines here (a field a value) and compares again; "
-                "d declares the change under test; a accepts dimensions (comma separated) with one reason.")
+WAY_OUT_KEYS = (
+    "In the workbench: m makes the 'wb declare' lines here (a field a value) and compares again; "
+    "d declares the change under test; a accepts dimensions (comma separated) with one reason."
+)
 
 
 def way_out_text(result: Comparison, comparison: ComparisonView, records: Sequence["RunRecord"]) -> str:
@@ -63,7 +74,9 @@ def way_out_text(result: Comparison, comparison: ComparisonView, records: Sequen
     changes = []
     for name, values in params.changes.items():
         old, new = ("" if v is None else str(v) for v in (list(values) + [None, None])[:2])
-        changes.append(f"{name}={old}->{new}" if ":" in old + new else f"{name}={old}:{new}" if old or new else str(name))
+        changes.append(
+            f"{name}={old}->{new}" if ":" in old + new else f"{name}={old}:{new}" if old or new else str(name)
+        )
     words = rerun_words("compare", base, cand, None, changes, dict(params.accepts), (), params.control)
     ways = way_out(result, base, cand, words, records)
     if ways is None:
@@ -74,7 +87,9 @@ def way_out_text(result: Comparison, comparison: ComparisonView, records: Sequen
         if indent >= 4:  # a command
             lines += shell_lines(line.strip(), indent)
         else:
-            lines += textwrap.wrap(line, 78, initial_indent=" " * indent, subsequent_indent=" " * (indent + 1))  # commands sit at 4
+            lines += textwrap.wrap(
+                line, 78, initial_indent=" " * indent, subsequent_indent=" " * (indent + 1)
+            )  # commands sit at 4
     lines += ["", *textwrap.wrap(WAY_OUT_KEYS, 78, subsequent_indent="  ")]
     return "\n".join(lines)
 
@@ -104,12 +119,22 @@ def sweeps(store: "Store") -> list[Sweep]:
     return [Sweep(sweep_id, label, tool, tuple(ids)) for sweep_id, (label, tool, ids) in found.items()]
 
 
-def sweep_report(store: "Store", baseline: Sequence[int], candidate: Sequence[int], changes: Changes | None = None,
-                 accepts: dict[str, str] | None = None) -> str:
+def sweep_report(
+    store: "Store",
+    baseline: Sequence[int],
+    candidate: Sequence[int],
+    changes: Changes | None = None,
+    accepts: dict[str, str] | None = None,
+) -> str:
     """What ``wb compare SWEEP --vs SWEEP --plot`` prints: levels matched by load,
     saturation, the curve as a line plot fitted to the report region, each matched
     level's metrics (one level's rows in memory at a time)."""
     meta_only = [store.load_runs(list(ids), tables=[]) for ids in (baseline, candidate)]
-    doc = compare_sweeps(meta_only[0], meta_only[1], changes={k: tuple(v) for k, v in (changes or {}).items()},
-                         accepts=dict(accepts or {}), load=lambda runs: store.load_runs([r.id for r in runs]))
+    doc = compare_sweeps(
+        meta_only[0],
+        meta_only[1],
+        changes={k: tuple(v) for k, v in (changes or {}).items()},
+        accepts=dict(accepts or {}),
+        load=lambda runs: store.load_runs([r.id for r in runs]),
+    )
     return render_sweep_comparison(doc, sweep_curve(doc, width=TUI_W, height=TUI_H))

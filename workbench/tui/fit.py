@@ -64,7 +64,7 @@ def _wrap_line(line: Text, width: int) -> list[Text]:
     if cell_len(plain) <= width:
         return [line]
     if cell_len(plain.rstrip()) <= width:  # only trailing spaces reach past the edge: nothing to wrap
-        return [line[:len(plain.rstrip())]]
+        return [line[: len(plain.rstrip())]]
     indent = len(plain) - len(plain.lstrip(" "))
     hang = min(indent + HANG, max(width // 2, 0))  # a deep indent never leaves a sliver to write in
     pieces: list[Text] = []

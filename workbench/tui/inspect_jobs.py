@@ -48,11 +48,16 @@ def run_sparks(store: "Store", lens_name: str, run_ids: list[int]) -> dict[int, 
         n, cells = len(values), min(SPARK_W, len(values))
         slices = []
         for i in range(cells):
-            chunk = [v for v in values[i * n // cells:(i + 1) * n // cells] if math.isfinite(v)]
+            chunk = [v for v in values[i * n // cells : (i + 1) * n // cells] if math.isfinite(v)]
             slices.append(sum(chunk) / len(chunk) if chunk else math.nan)
         finite = [v for v in values if math.isfinite(v)]
-        out[int(run.id)] = RunSpark(run.label, tuple(slices), min(finite, default=math.nan), max(finite, default=math.nan),
-                                    sum(finite) / len(finite) if finite else math.nan)
+        out[int(run.id)] = RunSpark(
+            run.label,
+            tuple(slices),
+            min(finite, default=math.nan),
+            max(finite, default=math.nan),
+            sum(finite) / len(finite) if finite else math.nan,
+        )
     return out
 
 
@@ -66,8 +71,10 @@ def sparklines(lens_name: str, rows: list[tuple[str, int, RunSpark]]) -> str:
     low, high = (min(lows), max(highs)) if lows else (0.0, 0.0)
     measure = builtin_lens(lens_name).item_measure
     unit, what = (measure.unit, measure.title) if measure else ("", "per-item values")
-    lines = [f"Over time: {what}, one scale {qty(low, unit)} .. {qty(high, unit)}",
-             "a line per selected run (B baseline, C candidate, A A′ control), then its mean"]
+    lines = [
+        f"Over time: {what}, one scale {qty(low, unit)} .. {qty(high, unit)}",
+        "a line per selected run (B baseline, C candidate, A A′ control), then its mean",
+    ]
     for side, run_id, r in rows:
         spark = sparkline(list(r.slices), SPARK_W, low, high) if r.slices else "no per-item values"
         mean = qty(r.mean, unit) if math.isfinite(r.mean) else "unknown"

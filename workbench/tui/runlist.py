@@ -85,8 +85,9 @@ def split_labels(labels: Sequence[str]) -> list[tuple[str, str]]:
     words = [label.split(" ") for label in labels]
     out = []
     for i, w in enumerate(words):
-        shared = max(_common_words(w, words[i - 1]) if i > 0 else 0,
-                     _common_words(w, words[i + 1]) if i + 1 < len(words) else 0)
+        shared = max(
+            _common_words(w, words[i - 1]) if i > 0 else 0, _common_words(w, words[i + 1]) if i + 1 < len(words) else 0
+        )
         shared = min(shared, len(w) - 1)
         out.append((" ".join(w[:shared]), " ".join(w[shared:])))
     return out

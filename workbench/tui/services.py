@@ -20,29 +20,56 @@ from workbench.rerun.workflow import PlanHistory as PlanHistory  # the Verify li
 
 # The panes' jobs, each in its module; the stages call them through this namespace.
 from workbench.tui.compare_jobs import (
-    Changes as Changes, CompareOutcome as CompareOutcome, compare_and_store as compare_and_store,
-    comparison_report as comparison_report, WAY_OUT_KEYS as WAY_OUT_KEYS, way_out_text as way_out_text,
-    Sweep as Sweep, sweeps as sweeps, sweep_report as sweep_report,
+    Changes as Changes,
+    CompareOutcome as CompareOutcome,
+    compare_and_store as compare_and_store,
+    comparison_report as comparison_report,
+    WAY_OUT_KEYS as WAY_OUT_KEYS,
+    way_out_text as way_out_text,
+    Sweep as Sweep,
+    sweeps as sweeps,
+    sweep_report as sweep_report,
 )
 from workbench.tui.shell_text import shell_lines as shell_lines
 from workbench.compare.way_out import Declarable as Declarable, PLACEHOLDER as PLACEHOLDER
 from workbench.tui.declaring import missing_declarations as missing_declarations, declare_missing as declare_missing
 from workbench.tui.inspect_jobs import (
-    SPARK_W as SPARK_W, RunSpark as RunSpark, run_sparks as run_sparks, sparklines as sparklines,
-    latest_comparison as latest_comparison, inspect_text as inspect_text, derived_texts as derived_texts,
+    SPARK_W as SPARK_W,
+    RunSpark as RunSpark,
+    run_sparks as run_sparks,
+    sparklines as sparklines,
+    latest_comparison as latest_comparison,
+    inspect_text as inspect_text,
+    derived_texts as derived_texts,
     pin_from_comparison as pin_from_comparison,
 )
 from workbench.tui.share_jobs import (
-    EMBED_BY_DEFAULT_BYTES as EMBED_BY_DEFAULT_BYTES, default_bundle_path as default_bundle_path,
-    BundleSizes as BundleSizes, bundle_sizes as bundle_sizes, ExportResult as ExportResult,
-    export_bundle as export_bundle, verify_bundle_text as verify_bundle_text,
+    EMBED_BY_DEFAULT_BYTES as EMBED_BY_DEFAULT_BYTES,
+    default_bundle_path as default_bundle_path,
+    BundleSizes as BundleSizes,
+    bundle_sizes as bundle_sizes,
+    ExportResult as ExportResult,
+    export_bundle as export_bundle,
+    verify_bundle_text as verify_bundle_text,
 )
 from workbench.tui.verify_jobs import (
-    plans as plans, bisections as bisections, bisection_text as bisection_text, plan_text as plan_text,
-    ARMS as ARMS, command_lines as command_lines, CPU_STEP_ARGS as CPU_STEP_ARGS, CPU_STEPS as CPU_STEPS,
-    DEFAULT_SLOWDOWN_PCT as DEFAULT_SLOWDOWN_PCT, DEFAULT_ROUNDS as DEFAULT_ROUNDS, cpu_plan_lens as cpu_plan_lens,
-    calibrate as calibrate, estimated_seconds as estimated_seconds, new_cpu_plan as new_cpu_plan,
-    plan_estimate as plan_estimate, RunObserver as RunObserver, run_plan as run_plan,
+    plans as plans,
+    bisections as bisections,
+    bisection_text as bisection_text,
+    plan_text as plan_text,
+    ARMS as ARMS,
+    command_lines as command_lines,
+    CPU_STEP_ARGS as CPU_STEP_ARGS,
+    CPU_STEPS as CPU_STEPS,
+    DEFAULT_SLOWDOWN_PCT as DEFAULT_SLOWDOWN_PCT,
+    DEFAULT_ROUNDS as DEFAULT_ROUNDS,
+    cpu_plan_lens as cpu_plan_lens,
+    calibrate as calibrate,
+    estimated_seconds as estimated_seconds,
+    new_cpu_plan as new_cpu_plan,
+    plan_estimate as plan_estimate,
+    RunObserver as RunObserver,
+    run_plan as run_plan,
 )
 
 if TYPE_CHECKING:

@@ -40,8 +40,10 @@ class BundleSizes:
 
 def bundle_sizes(store: "Store", inv_id: int) -> BundleSizes:
     """The bundle's size in bytes with and without the embedded samples (measured, not guessed)."""
-    return BundleSizes(len(dumps(export_investigation(store, inv_id, embed_samples=True)).encode("utf-8")),
-                       len(dumps(export_investigation(store, inv_id)).encode("utf-8")))
+    return BundleSizes(
+        len(dumps(export_investigation(store, inv_id, embed_samples=True)).encode("utf-8")),
+        len(dumps(export_investigation(store, inv_id)).encode("utf-8")),
+    )
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ def export_bundle(store: "Store", inv_id: int, path: Path, embed_samples: bool =
 def verify_bundle_text(path: Path, recompute: bool = False) -> tuple[bool, str]:
     """Verify a bundle file offline; (valid, the report as text). ``recompute``: re-derive
     the results from the embedded samples too, as `wb evidence verify --recompute`."""
-    report = verify_bundle(read_bundle_file(path), source=path, recompute=recompute,
-                           rerun_engine=reanalyze if recompute else None)
+    report = verify_bundle(
+        read_bundle_file(path), source=path, recompute=recompute, rerun_engine=reanalyze if recompute else None
+    )
     return report.ok, render_verify(report)

@@ -52,8 +52,11 @@ def bisections(store: Store) -> list[BisectionRow]:
 def bisection_text(store: "Store", bisection_id: int) -> str:
     """The bisection's report (``wb bisect status``), and how to carry it on from a shell."""
     doc = report(store, bisection_id)
-    hint = ("" if doc.status in ("done", "no-regression") else
-            f"\n\nIt runs from a shell (builds and benchmarks take a while): wb bisect resume {clean(doc.name)}")
+    hint = (
+        ""
+        if doc.status in ("done", "no-regression")
+        else f"\n\nIt runs from a shell (builds and benchmarks take a while): wb bisect resume {clean(doc.name)}"
+    )
     return render_bisection(doc) + hint
 
 
@@ -61,7 +64,10 @@ def plan_text(store: "Store", plan_id: int) -> str:
     """The plan's commands and schedule, its last preflight and its latest comparison."""
     detail = rerun_door.detail(store, plan_id)
     plan, last, pf = detail.stored.plan, detail.last, detail.preflight
-    lines = [f"plan {detail.stored.id} {clean(plan.name)} ({plan.lens}, origin {clean(plan.origin)}): {plan.rounds} rounds, {plan.order} order, seed {plan.seed}"]
+    lines = [
+        f"plan {detail.stored.id} {clean(plan.name)} ({plan.lens}, origin {clean(plan.origin)}): {plan.rounds} rounds, "
+        f"{plan.order} order, seed {plan.seed}"
+    ]
     if plan.description:
         lines += textwrap.wrap(clean(plan.description), 78, initial_indent="  ", subsequent_indent="  ")
     if last is None:
@@ -113,16 +119,23 @@ def cpu_plan_lens(lens: str | None) -> str:
     """The lens a CPU plan records in: the investigation's, where the workload can speak it."""
     if lens in (None, "training", "inference"):
         return lens or "training"
-    raise UsageError(f"the bundled CPU workload cannot stand in for a {lens} investigation: "
-                     "wrap your own benchmark with wb rerun plan (docs/verify.md)")
+    raise UsageError(
+        f"the bundled CPU workload cannot stand in for a {lens} investigation: "
+        "wrap your own benchmark with wb rerun plan (docs/verify.md)"
+    )
 
 
 def calibrate(argv: list[str]) -> float:
     """Seconds one run of ``argv`` takes here (one real run, its capture thrown away)."""
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        subprocess.run(argv, env={**os.environ, "WB_CAPTURE_OUT": str(Path(tmp) / "calibration.json")},
-                       check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            argv,
+            env={**os.environ, "WB_CAPTURE_OUT": str(Path(tmp) / "calibration.json")},
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         return time.perf_counter() - start
 
 
@@ -130,8 +143,14 @@ def estimated_seconds(plan: Plan, run_s: float) -> float:
     return (len(warmup_slots(plan)) + len(schedule(plan))) * run_s
 
 
-def new_cpu_plan(store: "Store", name: str, slowdown_pct: float = DEFAULT_SLOWDOWN_PCT, rounds: int = DEFAULT_ROUNDS,
-                 lens: str | None = None, investigation: int | None = None) -> int:
+def new_cpu_plan(
+    store: "Store",
+    name: str,
+    slowdown_pct: float = DEFAULT_SLOWDOWN_PCT,
+    rounds: int = DEFAULT_ROUNDS,
+    lens: str | None = None,
+    investigation: int | None = None,
+) -> int:
     """A plan over the bundled CPU workload in the investigation's lens, the candidate
     slowed by ``slowdown_pct``; one calibration run puts the estimated duration in its description.
     ``investigation``: the open one, which the plan belongs to (its results are evidence there)."""
@@ -140,14 +159,19 @@ def new_cpu_plan(store: "Store", name: str, slowdown_pct: float = DEFAULT_SLOWDO
     script = _workload()
     base = [sys.executable, script, "--lens", lens, "--steps", str(CPU_STEPS[lens]), *CPU_STEP_ARGS]
     data = {
-        "name": name, "lens": lens, "rounds": rounds,
-        "baseline": {"argv": base}, "candidate": {"argv": [*base, "--slowdown", f"{slowdown_pct:g}"]},
+        "name": name,
+        "lens": lens,
+        "rounds": rounds,
+        "baseline": {"argv": base},
+        "candidate": {"argv": [*base, "--slowdown", f"{slowdown_pct:g}"]},
         "artifacts": [{"path": script, "role": "executable"}],
     }
     run_s = calibrate(base)
     plan = build_plan(data)
-    data["description"] = (f"bundled CPU workload, {CPU_STEPS[lens]} CPU-clocked steps of 5 ms per run; candidate +{slowdown_pct:g} %; "
-                           f"calibrated: {run_s:.1f} s a run here, estimated {estimated_seconds(plan, run_s):.0f} s in all")
+    data["description"] = (
+        f"bundled CPU workload, {CPU_STEPS[lens]} CPU-clocked steps of 5 ms per run; candidate +{slowdown_pct:g} %; "
+        f"calibrated: {run_s:.1f} s a run here, estimated {estimated_seconds(plan, run_s):.0f} s in all"
+    )
     plan = build_plan(data)
     if investigation is not None:  # the investigation's frame guardrails are judged at Verify, as in wb rerun plan
         frame = investigation_view(store, investigation)

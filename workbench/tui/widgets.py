@@ -92,8 +92,13 @@ class FormScreen(Dialog):
     behind it: the app holds them for the dialog (``WorkbenchApp.on_event``), which replays
     them into its fields, in order, when it mounts (``replay``)."""
 
-    def __init__(self, title: str, fields: list[Field], note: str = "",
-                 check: Callable[[dict[str, str]], str | tuple[str, str] | None] | None = None) -> None:
+    def __init__(
+        self,
+        title: str,
+        fields: list[Field],
+        note: str = "",
+        check: Callable[[dict[str, str]], str | tuple[str, str] | None] | None = None,
+    ) -> None:
         super().__init__(title)
         self.fields = fields
         self.note = note
@@ -222,46 +227,73 @@ class ChoiceScreen(Dialog):
 
 # (keys, what they do), by section; drawn as a table so long lines wrap with a hanging indent.
 HELP: list[tuple[str, list[tuple[str, str]]]] = [
-    ("Everywhere", [
-        ("1-6", "Frame, Compare, Inspect, Hypothesize, Verify, Share"),
-        ("i", "investigations: pick another, or n for a new one"),
-        ("ctrl+p", "command palette: every action by name"),
-        ("?", "this help"),
-        ("v", "the highlighted run, option or the focused report in full (in Share: verify a bundle)"),
-        ("ctrl+e", "(or f10) the focused list or report takes the whole screen; again or escape gives it back"),
-        ("q", "quit"),
-        ("tab", "next list or field; arrows move; enter selects; escape closes a dialog"),
-    ]),
+    (
+        "Everywhere",
+        [
+            ("1-6", "Frame, Compare, Inspect, Hypothesize, Verify, Share"),
+            ("i", "investigations: pick another, or n for a new one"),
+            ("ctrl+p", "command palette: every action by name"),
+            ("?", "this help"),
+            ("v", "the highlighted run, option or the focused report in full (in Share: verify a bundle)"),
+            ("ctrl+e", "(or f10) the focused list or report takes the whole screen; again or escape gives it back"),
+            ("q", "quit"),
+            ("tab", "next list or field; arrows move; enter selects; escape closes a dialog"),
+        ],
+    ),
     ("Frame", [("n", "new investigation")]),
-    ("Compare", [
-        ("f /", "filter runs by id or label (hides runs from view, never from the selection)"),
-        ("t", "runs made by Verify plans: folded under their plan, or listed one by one"),
-        ("space", "select the highlighted run [x] in the baseline, candidate or A′ control list "
-                  "(A′: baseline-again runs, the A/A noise floor; optional)"),
-        ("d", "declare the intended change: a dimension with its from and to values"),
-        ("c", "compare: comparability first, then the delta"),
-        ("a", "accept refused dimensions (comma separated) with one reason, recorded for each"),
-        ("m", "declare what a refusal says the files do not carry: its wb declare lines as one dialog, then compare again"),
-        ("w", "load sweeps (inference): pick a baseline and a candidate sweep; their runs are selected together and "
-              "compared level by level at matched load, with the curve, as wb compare SWEEP --vs SWEEP prints it"),
-        ("", "a refusal ends with the way out, as wb compare prints it: the wb declare lines (m, or "
-             "from a shell, then c), the change under test (d), or an acceptance (a)"),
-    ]),
+    (
+        "Compare",
+        [
+            ("f /", "filter runs by id or label (hides runs from view, never from the selection)"),
+            ("t", "runs made by Verify plans: folded under their plan, or listed one by one"),
+            (
+                "space",
+                "select the highlighted run [x] in the baseline, candidate or A′ control list "
+                "(A′: baseline-again runs, the A/A noise floor; optional)",
+            ),
+            ("d", "declare the intended change: a dimension with its from and to values"),
+            ("c", "compare: comparability first, then the delta"),
+            ("a", "accept refused dimensions (comma separated) with one reason, recorded for each"),
+            (
+                "m",
+                "declare what a refusal says the files do not carry: its wb declare lines as one dialog, then compare "
+                "again",
+            ),
+            (
+                "w",
+                "load sweeps (inference): pick a baseline and a candidate sweep; their runs are selected together and "
+                "compared level by level at matched load, with the curve, as wb compare SWEEP --vs SWEEP prints it",
+            ),
+            (
+                "",
+                "a refusal ends with the way out, as wb compare prints it: the wb declare lines (m, or "
+                "from a shell, then c), the change under test (d), or an acceptance (a)",
+            ),
+        ],
+    ),
     ("Inspect", [("r", "refresh"), ("p", "pin the highlighted derived observation")]),
-    ("Hypothesize", [
-        ("h", "new hypothesis with the test that decides it"),
-        ("s", "set its status with the evidence that decided it"),
-        ("x", "retract an observation (the original is kept)"),
-    ]),
-    ("Verify", [
-        ("n", "new plan with the bundled CPU workload, in the investigation's lens"),
-        ("r", "run the highlighted plan (its estimated duration is shown first)"),
-        ("escape", "stop after the current run (finished runs are kept)"),
-    ]),
+    (
+        "Hypothesize",
+        [
+            ("h", "new hypothesis with the test that decides it"),
+            ("s", "set its status with the evidence that decided it"),
+            ("x", "retract an observation (the original is kept)"),
+        ],
+    ),
+    (
+        "Verify",
+        [
+            ("n", "new plan with the bundled CPU workload, in the investigation's lens"),
+            ("r", "run the highlighted plan (its estimated duration is shown first)"),
+            ("escape", "stop after the current run (finished runs are kept)"),
+        ],
+    ),
     ("Share", [("e", "export an evidence bundle"), ("v", "verify a bundle file")]),
 ]
-HELP_NOTE = ("Strings from captures are shown literally: markup and control characters are escaped. "
-             "Observations are observations, not causes.")
+HELP_NOTE = (
+    "Strings from captures are shown literally: markup and control characters are escaped. "
+    "Observations are observations, not causes."
+)
 
 
 def help_table() -> Table:
@@ -303,7 +335,8 @@ class TooSmallScreen(Screen[None]):
     def show_size(self, width: int, height: int) -> None:
         w, h = self.minimum
         self.query_one("#too-small", Static).update(
-            one_line(Text(f"Too small ({width}×{height}): need {w}×{h}. q quits.")))
+            one_line(Text(f"Too small ({width}×{height}): need {w}×{h}. q quits."))
+        )
 
 
 class Line(Static):
@@ -443,7 +476,9 @@ class RunPicker(PaneList):
         keep = highlighted_id(self)
         self._width = self._room()
         fill_options(self, [self._option(i, row) for i, row in enumerate(self._rows)])
-        self.highlighted = self.index_of(keep) if keep is not None and self.index_of(keep) is not None else self._first_run()
+        self.highlighted = (
+            self.index_of(keep) if keep is not None and self.index_of(keep) is not None else self._first_run()
+        )
 
     def _room(self) -> int:
         """The cells a row may take (0 before the first layout: rows are then cut with "…")."""

@@ -18,7 +18,7 @@ SUMMARIES: dict[str, str] = {
     "compare": "Compare BASELINE runs with candidate runs (--vs CAND...), by id or label.",
     "declare": "Declare dimensions on stored runs (ids or labels), e.g.",
     "demo": "Load the seed's three worked examples (inference, training, fleet) into a separate demo store "
-            "($XDG_DATA_HOME/wb/demo.sqlite, or --store), idempotently.",
+    "($XDG_DATA_HOME/wb/demo.sqlite, or --store), idempotently.",
     "diagnose": "Diagnose an incident from rank dumps and logs in PATHS (files or directories).",
     "doctor": "Show what the rerun preflight sees on this machine, in 80 columns or --json.",
     "evidence": "Evidence checks.",
@@ -34,7 +34,8 @@ SUMMARIES: dict[str, str] = {
     "runs": "List runs: id, lens, label, window, samples, key dimensions.",
     "show": "Show RUN (an id or a label).",
     "stats": "Effect, intervals, A/A noise floor and verdict from per-run values.",
-    "push": "Upload capture files or directories to a wb server (one request per file), as 'wb import' would import them.",
+    "push": "Upload capture files or directories to a wb server (one request per file), as 'wb import' would import "
+    "them.",
     "serve": "Serve the store over HTTP for GPU nodes, CI jobs and colleagues (docs/server.md).",
     "token": "API tokens for 'wb serve': add (shown once), list, revoke.",
 }

@@ -16,7 +16,9 @@ from workbench.compare.sweep_render import render_sweep_comparison
 from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION, UsageError
 
 
-def sweep_sides(ctx: click.Context, baseline: tuple[str, ...], candidate: tuple[str, ...]) -> tuple[list[int], list[int]] | None:
+def sweep_sides(
+    ctx: click.Context, baseline: tuple[str, ...], candidate: tuple[str, ...]
+) -> tuple[list[int], list[int]] | None:
     """The two sweeps' run ids, or ``None`` when the names are runs (the usual compare)."""
     if len(baseline) != 1 or len(candidate) != 1:
         return None
@@ -37,9 +39,20 @@ def sweep_sides(ctx: click.Context, baseline: tuple[str, ...], candidate: tuple[
     return sides[0], sides[1]
 
 
-def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *, metric: str | None, slo: str | None,
-                      rate_tolerance: float, changes: Any, accepts: Any, whys: Any, as_json: bool,
-                      fail_on: str | None = None, plot: bool = False) -> None:
+def run_sweep_compare(
+    ctx: click.Context,
+    sides: tuple[list[int], list[int]],
+    *,
+    metric: str | None,
+    slo: str | None,
+    rate_tolerance: float,
+    changes: Any,
+    accepts: Any,
+    whys: Any,
+    as_json: bool,
+    fail_on: str | None = None,
+    plot: bool = False,
+) -> None:
     if len(accepts) != len(whys):
         raise UsageError(f"every --accept needs its own --why TEXT ({len(accepts)} --accept, {len(whys)} --why)")
     if set(sides[0]) & set(sides[1]):
@@ -47,9 +60,16 @@ def run_sweep_compare(ctx: click.Context, sides: tuple[list[int], list[int]], *,
     store = open_store_from(ctx)
     # Metadata first; each level's rows are loaded when it is compared (bounded memory).
     meta_only = [store.load_runs(ids, tables=[]) for ids in sides]
-    result = compare_sweeps(meta_only[0], meta_only[1], metric=metric, slo=parse_slo(slo),
-                            rate_tolerance=rate_tolerance, changes=dict(parse_change(c) for c in changes),
-                            accepts=dict(zip(accepts, whys)), load=lambda runs: store.load_runs([r.id for r in runs]))
+    result = compare_sweeps(
+        meta_only[0],
+        meta_only[1],
+        metric=metric,
+        slo=parse_slo(slo),
+        rate_tolerance=rate_tolerance,
+        changes=dict(parse_change(c) for c in changes),
+        accepts=dict(zip(accepts, whys)),
+        load=lambda runs: store.load_runs([r.id for r in runs]),
+    )
     doc = result.to_json()
     if as_json:
         emit_json(doc)
@@ -68,8 +88,11 @@ def sweep_exit_code(doc: dict[str, Any], fail_on: str | None) -> int:
     matched = doc["matched"]
     if fail_on in ("refused", "any") and (not matched or any(not m["comparable"] for m in matched)):
         return EXIT_REFUSED
-    regression = any(((m.get("primary") or {}).get("effect") or {}).get("verdict") == "REGRESSION"
-                     or any(g["state"] == "broken" for g in m.get("guardrails") or []) for m in matched)
+    regression = any(
+        ((m.get("primary") or {}).get("effect") or {}).get("verdict") == "REGRESSION"
+        or any(g["state"] == "broken" for g in m.get("guardrails") or [])
+        for m in matched
+    )
     if fail_on in ("regression", "any") and regression:
         return EXIT_REGRESSION
     return EXIT_OK

@@ -48,23 +48,51 @@ def command() -> None:
 @click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The change proposed (repeatable).")
 @click.option("--scope", required=True, help="Where it applies (hosts, pool, service, ...).")
 @click.option("--because", multiple=True, metavar="HYPOTHESIS", help="The hypothesis that motivates it (repeatable).")
-@click.option("--evidence", multiple=True, metavar="KIND=VALUE",
-              help="Evidence beside the hypotheses, as for wb observe (run=ID, comparison=N, metric=..., ...).")
-@click.option("--kind", type=click.Choice(["configuration", "version", "restart", "escalation"]), default=None,
-              help="What kind of change (default configuration; a retry with --retry).")
-@click.option("--expect", nargs=2, metavar="METRIC DIRECTION", default=None,
-              help="The expected effect: METRIC decrease|increase|recovery (recovery: back within the band of the baseline).")
-@click.option("--retry", "retry_of", multiple=True, metavar="PATH", type=click.Path(exists=True),
-              help="A retry of the failed job whose files these are: records the conditions wb diagnose blames.")
+@click.option(
+    "--evidence",
+    multiple=True,
+    metavar="KIND=VALUE",
+    help="Evidence beside the hypotheses, as for wb observe (run=ID, comparison=N, metric=..., ...).",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["configuration", "version", "restart", "escalation"]),
+    default=None,
+    help="What kind of change (default configuration; a retry with --retry).",
+)
+@click.option(
+    "--expect",
+    nargs=2,
+    metavar="METRIC DIRECTION",
+    default=None,
+    help="The expected effect: METRIC decrease|increase|recovery (recovery: back within the band of the baseline).",
+)
+@click.option(
+    "--retry",
+    "retry_of",
+    multiple=True,
+    metavar="PATH",
+    type=click.Path(exists=True),
+    help="A retry of the failed job whose files these are: records the conditions wb diagnose blames.",
+)
 @click.option("--by", default=None, help="Who proposes it (default: your login name).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
 def propose(ctx, investigation, changes, scope, because, evidence, kind, expect, retry_of, by, as_json) -> None:
     """Record a proposed change in INVESTIGATION (nothing is applied)."""
     store = open_store_from(ctx)
-    a = propose_action(store, investigation, scope=scope, changes=_parse_changes(changes), because=because,
-                       evidence=parse_evidence(evidence, store), kind=kind or ("retry" if retry_of else None),
-                       expect=tuple(expect) if expect else None, retry_of=retry_of, by=by)
+    a = propose_action(
+        store,
+        investigation,
+        scope=scope,
+        changes=_parse_changes(changes),
+        because=because,
+        evidence=parse_evidence(evidence, store),
+        kind=kind or ("retry" if retry_of else None),
+        expect=tuple(expect) if expect else None,
+        retry_of=retry_of,
+        by=by,
+    )
     _show(a, as_json)
 
 
@@ -113,7 +141,9 @@ command.command("reject")(_decide("rejected"))
 @command.command("verify")
 @click.argument("action")
 @click.option("--plan", default=None, help="The executed rerun plan whose candidate arm embodies the change.")
-@click.option("--job", multiple=True, metavar="PATH", type=click.Path(exists=True), help="A retry: the new job's files.")
+@click.option(
+    "--job", multiple=True, metavar="PATH", type=click.Path(exists=True), help="A retry: the new job's files."
+)
 @click.option("--by", default=None, help="Who ties it (default: your login name).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
@@ -124,9 +154,15 @@ def verify(ctx, action, plan, job, by, as_json) -> None:
 
 @command.command("watch")
 @click.argument("action")
-@click.option("--against", multiple=True, required=True, metavar="RUN", help="A later run, by id or label (repeatable).")
-@click.option("--fail-on", type=click.Choice(["drift", "any"]), default=None,
-              help="Exit 4 on drift; with any, also 3 when the later runs cannot be compared.")
+@click.option(
+    "--against", multiple=True, required=True, metavar="RUN", help="A later run, by id or label (repeatable)."
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["drift", "any"]),
+    default=None,
+    help="Exit 4 on drift; with any, also 3 when the later runs cannot be compared.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
 def watch(ctx, action, against, fail_on, as_json) -> None:
@@ -136,8 +172,10 @@ def watch(ctx, action, against, fail_on, as_json) -> None:
         emit_json(w.to_json())
     else:
         runs = ", ".join(f"{r.run_id}" for r in w.against)
-        click.echo(f"action {w.action_id}: runs {runs} against the verified candidate of plan {clean(w.plan)} "
-                   f"(runs {', '.join(map(str, w.candidate_runs))})")
+        click.echo(
+            f"action {w.action_id}: runs {runs} against the verified candidate of plan {clean(w.plan)} "
+            f"(runs {', '.join(map(str, w.candidate_runs))})"
+        )
         click.echo(f"  {clean(w.why)}" + (f" [flags: {', '.join(w.flags)}]" if w.flags else ""))
     if fail_on and w.drift:
         sys.exit(4)

@@ -39,28 +39,81 @@ def command() -> None:
 
 
 @command.command("start")
-@click.option("--repo", type=click.Path(file_okay=False, exists=True, path_type=Path), help="Git repository (default: the current directory, unless --candidates).")
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Git repository (default: the current directory, unless --candidates).",
+)
 @click.option("--good", help="A commit (or ref) known to be fast.")
 @click.option("--bad", help="A later commit known to be slow.")
-@click.option("--candidates", "candidates_file", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Ordered versions, one a line, good first and bad last (instead of git).")
-@click.option("--build", help="Build command, run once per candidate in its workspace (split like a shell would; no shell runs it).")
+@click.option(
+    "--candidates",
+    "candidates_file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Ordered versions, one a line, good first and bad last (instead of git).",
+)
+@click.option(
+    "--build",
+    help="Build command, run once per candidate in its workspace (split like a shell would; no shell runs it).",
+)
 @click.option("--bench", required=True, help="Benchmark command; writes a native capture to $WB_CAPTURE_OUT.")
 @click.option("--lens", type=click.Choice(["training", "inference", "fleet"]), default="training", show_default=True)
 @click.option("--metric", help="Sample column to compare (default: the lens's rerun metric).")
 @click.option("--statistic", type=click.Choice(["mean", "median", "p95"]), help="Per-run statistic.")
 @click.option("--higher-is-better", is_flag=True, help="The metric is a rate.")
-@click.option("--delta", type=float, default=0.02, show_default=True, help="Practical band: effects within ±δ count as no change.")
-@click.option("--max-rounds", type=int, default=20, show_default=True, help="Round cap of each step (each stops as soon as decided).")
-@click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True, help="Per build and per run timeout, seconds.")
-@click.option("--spending", type=click.Choice(["obrien-fleming", "pocock"]), default="obrien-fleming", show_default=True)
+@click.option(
+    "--delta", type=float, default=0.02, show_default=True, help="Practical band: effects within ±δ count as no change."
+)
+@click.option(
+    "--max-rounds",
+    type=int,
+    default=20,
+    show_default=True,
+    help="Round cap of each step (each stops as soon as decided).",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=float,
+    default=600.0,
+    show_default=True,
+    help="Per build and per run timeout, seconds.",
+)
+@click.option(
+    "--spending", type=click.Choice(["obrien-fleming", "pocock"]), default="obrien-fleming", show_default=True
+)
 @click.option("--name", help="A name for this bisection (default: from good and bad).")
-@click.option("--investigation", type=int, help="Pin the result to this investigation (an observation with its evidence).")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), help="Workspaces, builds and captures (default: under the wb data directory).")
+@click.option(
+    "--investigation", type=int, help="Pin the result to this investigation (an observation with its evidence)."
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Workspaces, builds and captures (default: under the wb data directory).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Write the report as one JSON document to stdout.")
 @click.pass_context
-def start_cmd(ctx: click.Context, repo: Path | None, good: str | None, bad: str | None, candidates_file: Path | None, build: str | None,
-              bench: str, lens: str, metric: str | None, statistic: str | None, higher_is_better: bool, delta: float, max_rounds: int,
-              timeout_s: float, spending: str, name: str | None, investigation: int | None, workdir: Path | None, as_json: bool) -> None:
+def start_cmd(
+    ctx: click.Context,
+    repo: Path | None,
+    good: str | None,
+    bad: str | None,
+    candidates_file: Path | None,
+    build: str | None,
+    bench: str,
+    lens: str,
+    metric: str | None,
+    statistic: str | None,
+    higher_is_better: bool,
+    delta: float,
+    max_rounds: int,
+    timeout_s: float,
+    spending: str,
+    name: str | None,
+    investigation: int | None,
+    workdir: Path | None,
+    as_json: bool,
+) -> None:
     """Check the endpoints, then bisect to the first bad change."""
     if candidates_file is None:
         if not good or not bad:
@@ -74,11 +127,23 @@ def start_cmd(ctx: click.Context, repo: Path | None, good: str | None, bad: str 
     name = name or re.sub(r"[^A-Za-z0-9_.-]+", "_", default)[:60]
     root = (workdir or work_dir(normalize_url(store_url_from(ctx))) / "bisect" / name).resolve()  # beside its store
     spec = Spec(
-        name=name, bench=tuple(_argv(bench, "--bench") or ()), build=_tuple(_argv(build, "--build")), workdir=str(root),
-        repo=str(repo) if repo else None, good=good or "", bad=bad or "",
-        candidates_file=str(candidates_file.resolve()) if candidates_file else None, lens=lens, metric=metric,
-        statistic=statistic, higher_is_better=higher_is_better, delta=delta, max_rounds=max_rounds, timeout_s=timeout_s,
-        spending=spending, investigation=investigation,
+        name=name,
+        bench=tuple(_argv(bench, "--bench") or ()),
+        build=_tuple(_argv(build, "--build")),
+        workdir=str(root),
+        repo=str(repo) if repo else None,
+        good=good or "",
+        bad=bad or "",
+        candidates_file=str(candidates_file.resolve()) if candidates_file else None,
+        lens=lens,
+        metric=metric,
+        statistic=statistic,
+        higher_is_better=higher_is_better,
+        delta=delta,
+        max_rounds=max_rounds,
+        timeout_s=timeout_s,
+        spending=spending,
+        investigation=investigation,
     )
     with bisect_errors():
         store = open_store_from(ctx)
@@ -127,7 +192,10 @@ def _run(store: Any, ref: Any, as_json: bool) -> None:
     try:
         result = run(store, ref, observer=_Display())
     except KeyboardInterrupt:
-        stderr_console().print(f"[yellow]interrupted:[/] finished steps and runs are kept; continue with: wb bisect resume {markup_safe(str(ref or ''))}")
+        stderr_console().print(
+            f"[yellow]interrupted:[/] finished steps and runs are kept; continue with: wb bisect resume "
+            f"{markup_safe(str(ref or ''))}"
+        )
         raise
     _show(result, as_json)
 

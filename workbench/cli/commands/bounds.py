@@ -35,14 +35,27 @@ def _pct_pair(p, places: int) -> str:
 
 
 @click.command("bounds")
-@click.option("--baseline", required=True, metavar="LOW:HIGH", help="Stated bounds of the baseline's duration for the fixed work.")
-@click.option("--candidate", required=True, metavar="LOW:HIGH", help="Stated bounds of the candidate's duration for the same work.")
+@click.option(
+    "--baseline", required=True, metavar="LOW:HIGH", help="Stated bounds of the baseline's duration for the fixed work."
+)
+@click.option(
+    "--candidate",
+    required=True,
+    metavar="LOW:HIGH",
+    help="Stated bounds of the candidate's duration for the same work.",
+)
 @click.option("--work", metavar="AMOUNT", help="The fixed work both durations complete (adds throughput bounds).")
 @click.option("--unit", default="units", show_default=True, help="Unit of --work (tokens, samples, ...).")
-@click.option("--time-unit", type=click.Choice(sorted(_SECONDS)), default="ms", show_default=True, help="Unit of the durations.")
-@click.option("--places", type=click.IntRange(1, 30), default=8, show_default=True, help="Decimals shown (rounded outward).")
+@click.option(
+    "--time-unit", type=click.Choice(sorted(_SECONDS)), default="ms", show_default=True, help="Unit of the durations."
+)
+@click.option(
+    "--places", type=click.IntRange(1, 30), default=8, show_default=True, help="Decimals shown (rounded outward)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def command(baseline: str, candidate: str, work: str | None, unit: str, time_unit: str, places: int, as_json: bool) -> None:
+def command(
+    baseline: str, candidate: str, work: str | None, unit: str, time_unit: str, places: int, as_json: bool
+) -> None:
     """Certain bounds on the time and throughput ratios, from duration bounds.
 
     If the baseline took between LOW and HIGH and the candidate between LOW and HIGH
@@ -85,10 +98,16 @@ def command(baseline: str, candidate: str, work: str | None, unit: str, time_uni
     out(f"  baseline  {_exact(result.baseline)} {time_unit}   candidate  {_exact(result.candidate)} {time_unit}")
     tl, th = outward(*result.time_ratio, places)
     ql, qh = outward(*result.throughput_ratio, places)
-    out(f"  time ratio B/A        {doc['time_ratio_formula'][0]} .. {doc['time_ratio_formula'][1]} = {_exact(result.time_ratio)} "
-        f"≈ [{tl}, {th}]   time change {_pct_pair(result.time_change_pct, places - 2)}")
-    out(f"  throughput ratio B/A  {doc['throughput_ratio_formula'][0]} .. {doc['throughput_ratio_formula'][1]} = {_exact(result.throughput_ratio)} "
-        f"≈ [{ql}, {qh}]   throughput change {_pct_pair(result.throughput_change_pct, places - 2)}")
+    out(
+        f"  time ratio B/A        {doc['time_ratio_formula'][0]} .. {doc['time_ratio_formula'][1]} = "
+        f"{_exact(result.time_ratio)} "
+        f"≈ [{tl}, {th}]   time change {_pct_pair(result.time_change_pct, places - 2)}"
+    )
+    out(
+        f"  throughput ratio B/A  {doc['throughput_ratio_formula'][0]} .. {doc['throughput_ratio_formula'][1]} = "
+        f"{_exact(result.throughput_ratio)} "
+        f"≈ [{ql}, {qh}]   throughput change {_pct_pair(result.throughput_change_pct, places - 2)}"
+    )
     if w is not None:
         u = clean(unit)
         bl, bh = outward(base[0], base[1], 3)
@@ -97,7 +116,8 @@ def command(baseline: str, candidate: str, work: str | None, unit: str, time_uni
     words = {
         "SLOWER_CERTAIN": "the candidate has lower throughput under every duration the bounds allow",
         "FASTER_CERTAIN": "the candidate has higher throughput under every duration the bounds allow",
-        "UNDETERMINED": "the range contains 1: these bounds establish no direction (tighter bounds or a statistical comparison are needed)",
+        "UNDETERMINED": "the range contains 1: these bounds establish no direction (tighter bounds or a statistical "
+        "comparison are needed)",
     }
     out(f"verdict: {result.verdict} — {words[result.verdict]}")
     out("(ranges rounded outward: lower ends down, upper ends up)")

@@ -20,8 +20,19 @@ def command() -> None:
 
 @command.command("export")
 @click.argument("investigation")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), help="Where to write the bundle (default: investigation-ID.bundle.json in the working directory; the path is printed).")
-@click.option("--embed-samples", is_flag=True, help="Embed the runs' normalized samples so 'verify --recompute' can re-derive the results.")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False),
+    help="Where to write the bundle (default: investigation-ID.bundle.json in the working directory; the path is "
+    "printed).",
+)
+@click.option(
+    "--embed-samples",
+    is_flag=True,
+    help="Embed the runs' normalized samples so 'verify --recompute' can re-derive the results.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary (path, checksum, digests).")
 @click.pass_context
 def export(ctx, investigation, output, embed_samples, as_json) -> None:

@@ -32,17 +32,43 @@ def run_selection_options(f):
     options = [
         run_set_arguments,
         click.option("--lens", type=LENS, help="Lens (default: the runs' own)."),
-        click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The intended change (repeatable); DIM alone, or DIM=FROM:TO (FROM->TO when a value has ':')."),
-        click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept refusing dimensions (needs a --why; each is recorded)."),
-        click.option("--why", "whys", multiple=True, metavar="TEXT", help="The reason for the --accept before it (one --why per --accept, in order, or one for all)."),
-        click.option("--extension", "extensions", multiple=True, type=click.Path(dir_okay=False), help="Lens extension file (TOML; repeatable). Also $WB_LENS_EXTENSIONS (path list)."),
+        click.option(
+            "--change",
+            "changes",
+            multiple=True,
+            metavar="DIM=FROM:TO",
+            help="The intended change (repeatable); DIM alone, or DIM=FROM:TO (FROM->TO when a value has ':').",
+        ),
+        click.option(
+            "--accept",
+            "accepts",
+            multiple=True,
+            metavar="DIM[,DIM...]",
+            help="Accept refusing dimensions (needs a --why; each is recorded).",
+        ),
+        click.option(
+            "--why",
+            "whys",
+            multiple=True,
+            metavar="TEXT",
+            help="The reason for the --accept before it (one --why per --accept, in order, or one for all).",
+        ),
+        click.option(
+            "--extension",
+            "extensions",
+            multiple=True,
+            type=click.Path(dir_okay=False),
+            help="Lens extension file (TOML; repeatable). Also $WB_LENS_EXTENSIONS (path list).",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
     return f
 
 
-def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, whys, extensions, control=()) -> dict[str, Any]:
+def load_selection(
+    ctx: click.Context, baseline, candidate, changes, accepts, whys, extensions, control=()
+) -> dict[str, Any]:
     """Runs from the store and the parsed declarations, as keyword arguments for
     ``workbench.compare.compare``/``inspect``."""
     if not candidate:
@@ -66,12 +92,15 @@ def load_selection(ctx: click.Context, baseline, candidate, changes, accepts, wh
     }
 
 
-def print_way_out(result, name: str, selection: dict[str, Any], lens: str | None, changes, extensions, as_json: bool) -> dict | None:
+def print_way_out(
+    result, name: str, selection: dict[str, Any], lens: str | None, changes, extensions, as_json: bool
+) -> dict | None:
     """The commands that resolve a refusal (stderr with --json, else stdout); returned for the JSON."""
     base = [r.id for r in selection["baseline"]]
     cand = [r.id for r in selection["candidate"]]
-    words = rerun_words(name, base, cand, lens, changes, selection["accepts"], extensions,
-                        [r.id for r in selection.get("control", [])])
+    words = rerun_words(
+        name, base, cand, lens, changes, selection["accepts"], extensions, [r.id for r in selection.get("control", [])]
+    )
     ways = way_out(result, base, cand, words, [*selection["baseline"], *selection["candidate"]])
     if ways is not None and not as_json:
         click.echo("\n".join(render_way_out(ways)))
@@ -88,15 +117,52 @@ def exit_code(result, fail_on: str | None) -> int:
 
 @click.command("compare", cls=RunSetCommand)
 @run_selection_options
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (the compare contract, docs/compare.md).")
-@click.option("--fail-on", type=click.Choice(FAIL_ON), help="Exit 3 when refused, 4 on a regression (REGRESSION verdict or a broken guardrail), or both (any).")
-@click.option("--metric", metavar="NAME", help="Inference: the primary metric instead of ttft_p95 (tpot_p95, itl_p95, e2e_p95, ...).")
-@click.option("--slo", metavar="M=V,...", help="Sweeps: SLO for saturation and goodput, e.g. ttft_p95=500ms,tpot_p95=50ms.")
-@click.option("--rate-tolerance", type=click.FloatRange(0, 1), default=0.05, show_default=True, help="Sweeps: requested rates within this share match.")
-@click.option("--plot", is_flag=True, help="Sweeps: draw the latency-throughput curve as a line plot (plotext), a curve per sweep.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document (the compare contract, docs/compare.md)."
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    help="Exit 3 when refused, 4 on a regression (REGRESSION verdict or a broken guardrail), or both (any).",
+)
+@click.option(
+    "--metric",
+    metavar="NAME",
+    help="Inference: the primary metric instead of ttft_p95 (tpot_p95, itl_p95, e2e_p95, ...).",
+)
+@click.option(
+    "--slo", metavar="M=V,...", help="Sweeps: SLO for saturation and goodput, e.g. ttft_p95=500ms,tpot_p95=50ms."
+)
+@click.option(
+    "--rate-tolerance",
+    type=click.FloatRange(0, 1),
+    default=0.05,
+    show_default=True,
+    help="Sweeps: requested rates within this share match.",
+)
+@click.option(
+    "--plot",
+    is_flag=True,
+    help="Sweeps: draw the latency-throughput curve as a line plot (plotext), a curve per sweep.",
+)
 @click.pass_context
-def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, as_json, fail_on, metric, slo, rate_tolerance,
-            plot=False, control=()) -> None:
+def command(
+    ctx,
+    baseline,
+    candidate,
+    lens,
+    changes,
+    accepts,
+    whys,
+    extensions,
+    as_json,
+    fail_on,
+    metric,
+    slo,
+    rate_tolerance,
+    plot=False,
+    control=(),
+) -> None:
     """Compare BASELINE runs with candidate runs (--vs CAND...), by id or label.
 
     Comparability comes first: a pair whose must-match dimensions differ or are unknown
@@ -122,13 +188,36 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     if plot and remote.wanted(ctx):
         raise UsageError("--plot draws from the local store: leave out --server")
     if remote.wanted(ctx):  # wb --server URL compare: the served document, drawn here
-        return remote_results.compare(ctx, baseline=baseline, candidate=candidate, control=control, lens=lens, changes=changes,
-                                      accepts=accepts, whys=whys, extensions=extensions, metric=metric, as_json=as_json,
-                                      fail_on=fail_on, exit_code=exit_code)
+        return remote_results.compare(
+            ctx,
+            baseline=baseline,
+            candidate=candidate,
+            control=control,
+            lens=lens,
+            changes=changes,
+            accepts=accepts,
+            whys=whys,
+            extensions=extensions,
+            metric=metric,
+            as_json=as_json,
+            fail_on=fail_on,
+            exit_code=exit_code,
+        )
     sides = sweep_sides(ctx, baseline, candidate) if not control else None
     if sides is not None:  # SWEEP --vs SWEEP: levels matched by load
-        return run_sweep_compare(ctx, sides, metric=metric, slo=slo, rate_tolerance=rate_tolerance, changes=changes,
-                                 accepts=accepts, whys=whys, as_json=as_json, fail_on=fail_on, plot=plot)
+        return run_sweep_compare(
+            ctx,
+            sides,
+            metric=metric,
+            slo=slo,
+            rate_tolerance=rate_tolerance,
+            changes=changes,
+            accepts=accepts,
+            whys=whys,
+            as_json=as_json,
+            fail_on=fail_on,
+            plot=plot,
+        )
     if plot:
         raise UsageError("--plot draws a load sweep's curve: name one sweep on each side (its id sw-... or label)")
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
@@ -151,7 +240,11 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
         click.echo(render_comparison(result))
         print_way_out(result, "compare", selection, lens, changes, extensions, as_json)
     if fail_on in ("regression", "any") and result.comparable and result.verdict is None:
-        click.echo("wb: note: no verdict on the primary metric (needs two or more runs a side): --fail-on regression cannot fire on it", err=True)
+        click.echo(
+            "wb: note: no verdict on the primary metric (needs two or more runs a side): --fail-on regression cannot "
+            "fire on it",
+            err=True,
+        )
     code = exit_code(result, fail_on)
     if code:
         # sys.exit, not ctx.exit: wb runs Click in non-standalone mode, where ctx.exit's

@@ -33,8 +33,12 @@ def command(ctx: click.Context, items: tuple[str, ...], unset: tuple[str, ...], 
     done = declare_dimensions(store, run_ids, values, list(unset), why=why)
     _note_unchecked(store, run_ids, values)
     if as_json:
-        emit_json({"declarations": [d.to_json() for d in done if d.changed],
-                   "unchanged": [{"run": d.run_id, "name": d.name} for d in done if not d.changed]})
+        emit_json(
+            {
+                "declarations": [d.to_json() for d in done if d.changed],
+                "unchanged": [{"run": d.run_id, "name": d.name} for d in done if not d.changed],
+            }
+        )
         return
     for d in done:
         what = f"{d.name}={d.value}" if d.action == "set" else f"{d.name} unset"
@@ -56,8 +60,13 @@ def _note_unchecked(store, run_ids, values) -> None:
             return
     for name in values:
         if name not in known:
-            click.echo(clean(f"note: {name} is not a dimension the {'/'.join(lenses)} lens compares "
-                             f"({', '.join(known)}): recorded, but no comparison checks it"), err=True)
+            click.echo(
+                clean(
+                    f"note: {name} is not a dimension the {'/'.join(lenses)} lens compares "
+                    f"({', '.join(known)}): recorded, but no comparison checks it"
+                ),
+                err=True,
+            )
 
 
 def split_arguments(items: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
@@ -68,6 +77,8 @@ def split_arguments(items: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
         first = items.index(assignments[0])
         stray = [i for i in items[first:] if "=" not in i]
         if stray:
-            raise UsageError(f"{stray[0]!r} follows {items[first]!r}: runs come first, and a value with spaces "
-                             f"needs quotes ({assignments[-1].partition('=')[0]}='a value with spaces')")
+            raise UsageError(
+                f"{stray[0]!r} follows {items[first]!r}: runs come first, and a value with spaces "
+                f"needs quotes ({assignments[-1].partition('=')[0]}='a value with spaces')"
+            )
     return refs, parse_dim_options(assignments)

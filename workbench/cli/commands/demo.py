@@ -31,8 +31,16 @@ def command(ctx: click.Context, headless: bool, as_json: bool) -> None:
         raise WbError(str(exc)) from None
     loaded = load_demo(store)
     if as_json:
-        emit_json({"note": SYNTHETIC_NOTICE, "store": store.display_url, "imported_runs": loaded.imported_runs, "already_loaded_files": loaded.already_there,
-                   "runs_by_lens": loaded.runs_by_lens, "investigations": loaded.investigations})
+        emit_json(
+            {
+                "note": SYNTHETIC_NOTICE,
+                "store": store.display_url,
+                "imported_runs": loaded.imported_runs,
+                "already_loaded_files": loaded.already_there,
+                "runs_by_lens": loaded.runs_by_lens,
+                "investigations": loaded.investigations,
+            }
+        )
         return
     say = click.echo if headless or not sys.stdout.isatty() else (lambda m: click.echo(m, err=True))
     if loaded.imported_runs:

@@ -50,11 +50,24 @@ def _epoch(text: str, option: str) -> float:
 @click.command("diagnose")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option("--clock-uncertainty", default="1.0", metavar="SECONDS", show_default=True, help="How far any node's clock may be off.")
+@click.option(
+    "--clock-uncertainty",
+    default="1.0",
+    metavar="SECONDS",
+    show_default=True,
+    help="How far any node's clock may be off.",
+)
 @click.option("--host-clock", multiple=True, metavar="HOST=SECONDS", help="Clock uncertainty of one node (repeatable).")
-@click.option("--boot-time", multiple=True, metavar="HOST=TIME", help="Boot time of a node (ISO or epoch) to place boot-relative kernel stamps.")
+@click.option(
+    "--boot-time",
+    multiple=True,
+    metavar="HOST=TIME",
+    help="Boot time of a node (ISO or epoch) to place boot-relative kernel stamps.",
+)
 @click.option("--limit", default=30, show_default=True, help="Timeline rows shown (human output).")
-@click.option("--pin", "pin_to", default=None, metavar="INVESTIGATION", help="Pin the observations to this investigation.")
+@click.option(
+    "--pin", "pin_to", default=None, metavar="INVESTIGATION", help="Pin the observations to this investigation."
+)
 @click.option("--by", default=None, help="Who pins them (default: your login name).")
 @click.pass_context
 def command(ctx, paths, as_json, clock_uncertainty, host_clock, boot_time, limit, pin_to, by) -> None:
@@ -87,4 +100,7 @@ def command(ctx, paths, as_json, clock_uncertainty, host_clock, boot_time, limit
     else:
         render(report, limit=limit)
         if pinned:
-            click.echo(f"pinned {len(pinned)} observations (observations, not causes) to investigation {pin_to}: " + ", ".join(o["ref"] for o in pinned))
+            click.echo(
+                f"pinned {len(pinned)} observations (observations, not causes) to investigation {pin_to}: "
+                + ", ".join(o["ref"] for o in pinned)
+            )

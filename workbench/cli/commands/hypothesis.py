@@ -17,7 +17,12 @@ def command() -> None:
 @command.command("status")
 @click.argument("hypothesis")
 @click.argument("status", type=click.Choice(["open", "supported", "refuted", "undetermined"]))
-@click.option("--evidence", multiple=True, metavar="KIND=VALUE", help="What decided it (repeatable): plan=ID|NAME (a rerun plan), comparison=N, rerun_comparison=N.")
+@click.option(
+    "--evidence",
+    multiple=True,
+    metavar="KIND=VALUE",
+    help="What decided it (repeatable): plan=ID|NAME (a rerun plan), comparison=N, rerun_comparison=N.",
+)
 @click.option("--note", default="", help="A note on the decision.")
 @click.option("--by", default=None, help="Who decides (default: your login name).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

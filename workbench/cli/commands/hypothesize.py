@@ -12,7 +12,9 @@ from workbench.textsafe import clean
 @click.command("hypothesize")
 @click.argument("investigation")
 @click.argument("statement")
-@click.option("--test", "test", required=True, help="The test that would decide it (e.g. a controlled interleaved rerun).")
+@click.option(
+    "--test", "test", required=True, help="The test that would decide it (e.g. a controlled interleaved rerun)."
+)
 @click.option("--by", default=None, help="Who writes it (default: your login name).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context

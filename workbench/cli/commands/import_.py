@@ -19,7 +19,6 @@ from workbench.ingest import import_files, parse_dim_options
 from workbench.textsafe import clean, markup_safe
 
 
-
 class _ImportCommand(click.Command):
     """``wb import`` with each importer's own flags (``Importer.options``), added from the
     registry when the command runs or shows its help, not when ``wb --help`` lists it."""
@@ -47,31 +46,61 @@ def _registry_options(taken: set[str | None]) -> list[click.Option]:
     out = []
     for option, formats in import_options():
         if option.flag in taken or option.param in taken:
-            logging.getLogger("wb.plugins").warning("wb: option %s of %s is taken by wb import; left out", option.flag, ", ".join(formats))
+            logging.getLogger("wb.plugins").warning(
+                "wb: option %s of %s is taken by wb import; left out", option.flag, ", ".join(formats)
+            )
             continue
         taken.update((option.flag, option.param))
         kind = click.IntRange(min=option.minimum) if option.type is int and option.minimum is not None else option.type
         # is_flag None, not False: an explicit False makes click take a value like "-1" for an option.
-        out.append(click.Option(
-            [option.flag, option.param], is_flag=True if option.type is bool else None, type=None if option.type is bool else kind,
-            metavar=option.metavar, help=f"{option.help} [{', '.join(formats)}]",
-        ))
+        out.append(
+            click.Option(
+                [option.flag, option.param],
+                is_flag=True if option.type is bool else None,
+                type=None if option.type is bool else kind,
+                metavar=option.metavar,
+                help=f"{option.help} [{', '.join(formats)}]",
+            )
+        )
     return out
 
 
 @click.command("import", cls=_ImportCommand)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--label", help="Label for the imported run(s) instead of the file's own.")
-@click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Declare a dimension the file does not carry (repeatable).")
-@click.option("--dims-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Dimensions for every imported run, as in a wb.toml ([dimensions] NAME = VALUE); default: a wb.toml beside each file.")
-@click.option("--cluster", envvar="WB_CLUSTER", metavar="ADDRESS",
-              help="Read rank traces on a Dask cluster: a scheduler address (tcp://host:8786), a scheduler file, "
-                   "or local:N to try it on N local workers. Needs wb[cluster]; see docs/scale.md.")
+@click.option(
+    "--dim",
+    "dims",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Declare a dimension the file does not carry (repeatable).",
+)
+@click.option(
+    "--dims-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Dimensions for every imported run, as in a wb.toml ([dimensions] NAME = VALUE); default: a wb.toml beside "
+    "each file.",
+)
+@click.option(
+    "--cluster",
+    envvar="WB_CLUSTER",
+    metavar="ADDRESS",
+    help="Read rank traces on a Dask cluster: a scheduler address (tcp://host:8786), a scheduler file, "
+    "or local:N to try it on N local workers. Needs wb[cluster]; see docs/scale.md.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims: tuple[str, ...], dims_file: Path | None,
-            cluster: str | None, as_json: bool, **given: object) -> None:
+def command(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    label: str | None,
+    dims: tuple[str, ...],
+    dims_file: Path | None,
+    cluster: str | None,
+    as_json: bool,
+    **given: object,
+) -> None:
     """Import capture files or directories (format detected from content).
 
     An import is one transaction: if any file is bad, nothing is written. A file
@@ -88,17 +117,24 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
     if cluster and jobs:
         raise UsageError("--jobs sets local worker processes and --cluster a Dask cluster: give one of them")
     if cluster:
-        report, remote = _import_on_cluster(cluster, err, store, paths, ImportOptions(label=label, params=params), declared)
+        report, remote = _import_on_cluster(
+            cluster, err, store, paths, ImportOptions(label=label, params=params), declared
+        )
     else:
         with ImportBar(err, paths) as on_progress:
-            report = import_files(store, paths, ImportOptions(label=label, params=params, progress=on_progress), dims=declared)
+            report = import_files(
+                store, paths, ImportOptions(label=label, params=params, progress=on_progress), dims=declared
+            )
         remote = None
     if as_json:
         emit_json({**report.to_json(), **({"cluster": remote} if remote else {})})
         return
     if remote:
-        err.print(f"cluster: {remote['ranks']} rank files, {_size(remote['read_bytes'])} read on {remote['workers']} workers, "
-                  f"{_size(remote['returned_bytes'])} returned")
+        err.print(
+            f"cluster: {remote['ranks']} rank files, {_size(remote['read_bytes'])} read on {remote['workers']} "
+            f"workers, "
+            f"{_size(remote['returned_bytes'])} returned"
+        )
     for path, why in report.skipped:
         err.print(f"skipped {markup_safe(path)}: {markup_safe(why)}")
     for path, run_ids in report.imported:
@@ -106,12 +142,19 @@ def command(ctx: click.Context, paths: tuple[Path, ...], label: str | None, dims
         click.echo(f"imported {clean(path)} -> run {runs}")  # a file name found in a directory is untrusted
         for run in store.load_runs(list(run_ids), tables=[]) if run_ids else ():
             if run.window.get("step_is"):  # a training trace that is not training steps (docs/training.md)
-                err.print(f"  run {run.id}: each step is {markup_safe(run.window['step_is'])}; compare it only with forward-only traces")
+                err.print(
+                    f"  run {run.id}: each step is {markup_safe(run.window['step_is'])}; compare it only with "
+                    f"forward-only traces"
+                )
     for path, run_ids in report.linked:
-        err.print(f"read again with the new files (already stored): {markup_safe(path)} -> run {', '.join(map(str, run_ids))}")
+        err.print(
+            f"read again with the new files (already stored): {markup_safe(path)} -> run {', '.join(map(str, run_ids))}"
+        )
     for path, done in report.declared:
         changed = [d for d in done if d.changed]
-        what = ", ".join(f"run {d.run_id} {d.name}={d.value}" for d in changed) or "nothing new (the runs already say so)"
+        what = (
+            ", ".join(f"run {d.run_id} {d.name}={d.value}" for d in changed) or "nothing new (the runs already say so)"
+        )
         click.echo(f"already stored {clean(path)}: declared {clean(what)}")
     if not report.imported and not report.declared:
         err.print("nothing new imported")

@@ -24,19 +24,62 @@ if TYPE_CHECKING:
 
 @click.command("inspect", cls=RunSetCommand)
 @run_selection_options
-@click.option("--windows", default=8, show_default=True, type=click.IntRange(2, 50), help="Equal windows per run for the change over time.")
+@click.option(
+    "--windows",
+    default=8,
+    show_default=True,
+    type=click.IntRange(2, 50),
+    help="Equal windows per run for the change over time.",
+)
 @click.option("--top", default=10, show_default=True, type=click.IntRange(1, 200), help="Operations to list.")
-@click.option("--ranks", "top_ranks", default=8, show_default=True, type=click.IntRange(1, 200),
-              help="Multi-rank training runs: ranks to list, those that moved most against their run's median rank.")
-@click.option("--steps", "steps", type=click.Choice(["all", "steady"]), default="all", show_default=True,
-              help="steady: restrict both sides to their steady steps (training), listing the startup and checkpoint steps left out.")
+@click.option(
+    "--ranks",
+    "top_ranks",
+    default=8,
+    show_default=True,
+    type=click.IntRange(1, 200),
+    help="Multi-rank training runs: ranks to list, those that moved most against their run's median rank.",
+)
+@click.option(
+    "--steps",
+    "steps",
+    type=click.Choice(["all", "steady"]),
+    default="all",
+    show_default=True,
+    help="steady: restrict both sides to their steady steps (training), listing the startup and checkpoint steps left "
+    "out.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option("--plot", is_flag=True, help="Add line plots (plotext): a phase over the steps or requests, both sides; "
-                                            "multi-rank runs: each rank's step time.")
-@click.option("--phase", metavar="NAME", help="With --plot: the phase to draw over time (default: the primary's per-item measure).")
+@click.option(
+    "--plot",
+    is_flag=True,
+    help="Add line plots (plotext): a phase over the steps or requests, both sides; "
+    "multi-rank runs: each rank's step time.",
+)
+@click.option(
+    "--phase",
+    metavar="NAME",
+    help="With --plot: the phase to draw over time (default: the primary's per-item measure).",
+)
 @click.pass_context
-def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, windows, top, top_ranks, steps, as_json,
-            plot=False, phase=None, control=()) -> None:
+def command(
+    ctx,
+    baseline,
+    candidate,
+    lens,
+    changes,
+    accepts,
+    whys,
+    extensions,
+    windows,
+    top,
+    top_ranks,
+    steps,
+    as_json,
+    plot=False,
+    phase=None,
+    control=(),
+) -> None:
     """Inspect BASELINE runs against candidate runs (--vs CAND...), by id or label.
 
     A refused pair shows its comparability table and reason, and exits 3.
@@ -48,19 +91,41 @@ def command(ctx, baseline, candidate, lens, changes, accepts, whys, extensions, 
     if plot and remote.wanted(ctx):
         raise UsageError("--plot draws from the local store: leave out --server")
     if remote.wanted(ctx):  # wb --server URL inspect: the served document, drawn here
-        return remote_results.inspect(ctx, baseline=baseline, candidate=candidate, control=control, lens=lens, changes=changes,
-                                      accepts=accepts, whys=whys, extensions=extensions, windows=windows, top=top,
-                                      as_json=as_json, refused_exit=EXIT_REFUSED)
+        return remote_results.inspect(
+            ctx,
+            baseline=baseline,
+            candidate=candidate,
+            control=control,
+            lens=lens,
+            changes=changes,
+            accepts=accepts,
+            whys=whys,
+            extensions=extensions,
+            windows=windows,
+            top=top,
+            as_json=as_json,
+            refused_exit=EXIT_REFUSED,
+        )
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
     result = inspect(lens=lens, windows=windows, top=top, steps=steps, top_ranks=top_ranks, **selection)
     ways = print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, True)
     # A flight recorder's host side (stacks, CPU, GC), for a comparable pair like the rest.
     host = between(selection["baseline"], selection["candidate"]) if result.comparison.comparable else None
     if as_json:
-        emit_json({**result.to_json(), **({"host_activity": host.to_json()} if host else {}), **({"way_out": ways} if ways else {})})
+        emit_json(
+            {
+                **result.to_json(),
+                **({"host_activity": host.to_json()} if host else {}),
+                **({"way_out": ways} if ways else {}),
+            }
+        )
     else:
         # Drawn first: a --phase these runs lack is refused before anything is printed.
-        drawn = plots_text(result.comparison.lens, selection, steps, phase) if plot and result.comparison.comparable else None
+        drawn = (
+            plots_text(result.comparison.lens, selection, steps, phase)
+            if plot and result.comparison.comparable
+            else None
+        )
         click.echo(render_inspect(result) + ("\n\n" + "\n".join(render_host(host)) if host else ""))
         if drawn is not None:  # a refused pair gets no detail, so no plot
             click.echo("\n" + drawn)

@@ -49,7 +49,13 @@ def command() -> None:
 @click.option("--lens", required=True, type=LENS)
 @click.option("--question", required=True, help="The decision question (what will you decide?).")
 @click.option("--title", default="", help="A short title.")
-@click.option("--guardrail", "guardrails", multiple=True, help="A guardrail (repeatable): METRIC RULE LIMIT, the lens extension grammar, e.g. 'eval_loss within 0.02', 'error_rate max 0.01'.")
+@click.option(
+    "--guardrail",
+    "guardrails",
+    multiple=True,
+    help="A guardrail (repeatable): METRIC RULE LIMIT, the lens extension grammar, e.g. 'eval_loss within 0.02', "
+    "'error_rate max 0.01'.",
+)
 @click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="The intended change (repeatable).")
 @click.option("--baseline", "baseline", multiple=True, metavar="RUN", help="A baseline run (repeatable).")
 @click.option("--candidate", "candidate", multiple=True, metavar="RUN", help="A candidate run (repeatable).")
@@ -59,8 +65,15 @@ def command() -> None:
 def new(ctx, lens, question, title, guardrails, changes, baseline, candidate, by, as_json) -> None:
     """Frame a new investigation."""
     inv = new_investigation(
-        open_store_from(ctx), lens=lens, question=question, title=title, guardrails=guardrails,
-        intended_change=_parse_changes(changes), baseline=baseline, candidate=candidate, by=by,
+        open_store_from(ctx),
+        lens=lens,
+        question=question,
+        title=title,
+        guardrails=guardrails,
+        intended_change=_parse_changes(changes),
+        baseline=baseline,
+        candidate=candidate,
+        by=by,
     )
     if as_json:
         emit_json(inv.to_json())
@@ -83,7 +96,8 @@ def list_(ctx, as_json) -> None:
     for r in rows:
         mark = " [imported]" if r["imported"] else ""
         click.echo(
-            f"{r['id']:>4}  {clean(r['lens']):<9}  {r['comparisons']} cmp  {r['observations']} obs  {r['hypotheses']} hyp  "
+            f"{r['id']:>4}  {clean(r['lens']):<9}  {r['comparisons']} cmp  {r['observations']} obs  {r['hypotheses']} "
+            f"hyp  "
             f"{clean(r['title'] or r['question'])[:60]}{mark}"
         )
 
@@ -105,14 +119,24 @@ def show(ctx, investigation, as_json) -> None:
 @click.argument("investigation")
 @run_set_arguments
 @click.option("--lens", default=None, type=LENS, help="Default: the investigation's lens.")
-@click.option("--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="Declared change (default: the investigation's).")
+@click.option(
+    "--change", "changes", multiple=True, metavar="DIM=FROM:TO", help="Declared change (default: the investigation's)."
+)
 @click.option("--no-change", is_flag=True, help="Declare no change (an A/A control of baseline against baseline).")
-@click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept mismatched dimensions (needs a --why; each is recorded).")
+@click.option(
+    "--accept",
+    "accepts",
+    multiple=True,
+    metavar="DIM[,DIM...]",
+    help="Accept mismatched dimensions (needs a --why; each is recorded).",
+)
 @click.option("--why", "whys", multiple=True, metavar="TEXT", help="The justification for the matching --accept.")
 @click.option("--by", default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
-def compare(ctx, investigation, baseline, candidate, control, lens, changes, no_change, accepts, whys, by, as_json) -> None:
+def compare(
+    ctx, investigation, baseline, candidate, control, lens, changes, no_change, accepts, whys, by, as_json
+) -> None:
     """Compare BASELINE runs with --vs candidate runs and store the result in INVESTIGATION.
 
     The run sets are named as for wb compare: INVESTIGATION BASE... --vs CAND...
@@ -123,8 +147,14 @@ def compare(ctx, investigation, baseline, candidate, control, lens, changes, no_
     if no_change and changes:
         raise UsageError("--no-change and --change exclude each other")
     comp = store_comparison(
-        open_store_from(ctx), investigation, list(baseline), list(candidate), lens=lens,
-        changes={} if no_change else _parse_changes(changes) if changes else None, accepts=_parse_accepts(accepts, whys), by=by,
+        open_store_from(ctx),
+        investigation,
+        list(baseline),
+        list(candidate),
+        lens=lens,
+        changes={} if no_change else _parse_changes(changes) if changes else None,
+        accepts=_parse_accepts(accepts, whys),
+        by=by,
         control=list(control),
     ).to_json()
     if as_json:

@@ -12,10 +12,23 @@ from workbench.textsafe import clean
 
 @click.command("observe")
 @click.argument("investigation")
-@click.option("--from-compare", "from_compare", default=None, metavar="N", help="Pin the observations of stored comparison N.")
+@click.option(
+    "--from-compare", "from_compare", default=None, metavar="N", help="Pin the observations of stored comparison N."
+)
 @click.option("--text", default=None, help="The observation: what was seen, not why.")
-@click.option("--evidence", multiple=True, metavar="KIND=VALUE", help="Evidence (repeatable): run=ID|LABEL, comparison=N, metric=NAME, window=KIND, value=TEXT, or another KIND=TEXT.")
-@click.option("--retract", default=None, metavar="OBS", help="Retract observation OBS (pins a retraction; --text gives the reason).")
+@click.option(
+    "--evidence",
+    multiple=True,
+    metavar="KIND=VALUE",
+    help="Evidence (repeatable): run=ID|LABEL, comparison=N, metric=NAME, window=KIND, value=TEXT, or another "
+    "KIND=TEXT.",
+)
+@click.option(
+    "--retract",
+    default=None,
+    metavar="OBS",
+    help="Retract observation OBS (pins a retraction; --text gives the reason).",
+)
 @click.option("--by", default=None, help="Who pins it (default: your login name).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.pass_context

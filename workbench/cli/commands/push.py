@@ -22,16 +22,38 @@ PROGRESS_MIN_BYTES = 8 << 20  # as wb import: a bar only for what is worth waiti
 
 @click.command("push")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--server", "server", envvar="WB_SERVER", metavar="URL", help="The server (default: $WB_SERVER, or wb --server).")
-@click.option("--token", "token", envvar=remote.TOKEN_ENV, metavar="TOKEN", help="An upload token (default: $WB_TOKEN).")
+@click.option(
+    "--server", "server", envvar="WB_SERVER", metavar="URL", help="The server (default: $WB_SERVER, or wb --server)."
+)
+@click.option(
+    "--token", "token", envvar=remote.TOKEN_ENV, metavar="TOKEN", help="An upload token (default: $WB_TOKEN)."
+)
 @click.option("--label", help="Label for the uploaded run(s) instead of the file's own.")
-@click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Declare a dimension the files do not carry (repeatable).")
-@click.option("--dims-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Dimensions for every run, as in a wb.toml; default: a wb.toml beside each file.")
+@click.option(
+    "--dim",
+    "dims",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Declare a dimension the files do not carry (repeatable).",
+)
+@click.option(
+    "--dims-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Dimensions for every run, as in a wb.toml; default: a wb.toml beside each file.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the combined import report as JSON.")
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[Path, ...], server: str | None, token: str | None, label: str | None,
-            dims: tuple[str, ...], dims_file: Path | None, as_json: bool) -> None:
+def command(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    server: str | None,
+    token: str | None,
+    label: str | None,
+    dims: tuple[str, ...],
+    dims_file: Path | None,
+    as_json: bool,
+) -> None:
     """Upload capture files or directories to a wb server (one request per file), as 'wb import' would import them.
 
     Each file is its own transaction on the server, imported as 'wb import FILE' would
@@ -46,8 +68,13 @@ def command(ctx: click.Context, paths: tuple[Path, ...], server: str | None, tok
     skipped: list[tuple[Path, str]] = []
     files = expand_paths(paths, skipped)
     err = stderr_console()
-    combined: dict[str, Any] = {"imported": [], "linked": [], "skipped": [{"file": str(p), "reason": why} for p, why in skipped],
-                                "runs": [], "declared": []}
+    combined: dict[str, Any] = {
+        "imported": [],
+        "linked": [],
+        "skipped": [{"file": str(p), "reason": why} for p, why in skipped],
+        "runs": [],
+        "declared": [],
+    }
     for path, why in skipped:
         if not as_json:
             err.print(f"skipped {markup_safe(path)}: {markup_safe(why)}")
@@ -59,7 +86,9 @@ def command(ctx: click.Context, paths: tuple[Path, ...], server: str | None, tok
                 size = path.stat().st_size
                 if isinstance(limit, int) and size > limit:
                     raise UsageError(f"{path}: {size:,} bytes is over the server's upload limit of {size_text(limit)}")
-                report = client.upload(path, label=label, dims=declared.for_source(path), progress=progress.file(path, size))
+                report = client.upload(
+                    path, label=label, dims=declared.for_source(path), progress=progress.file(path, size)
+                )
                 _merge(combined, report, path)
                 if not as_json:
                     _print(err, report, path)
@@ -84,7 +113,10 @@ def _print(err, report: dict[str, Any], path: Path) -> None:
         runs = ", ".join(map(str, entry["runs"])) if entry["runs"] else "no runs"
         click.echo(f"imported {clean(path)} -> run {runs}")
     for entry in report.get("declared", []):
-        what = ", ".join(f"run {d['run']} {d['name']}={d['value']}" for d in entry["declarations"]) or "nothing new (the runs already say so)"
+        what = (
+            ", ".join(f"run {d['run']} {d['name']}={d['value']}" for d in entry["declarations"])
+            or "nothing new (the runs already say so)"
+        )
         click.echo(f"already stored {clean(path)}: declared {clean(what)}")
 
 
@@ -99,8 +131,14 @@ class _Progress:
             # rich.progress is ~70 modules: loaded only for a push big enough to wait for.
             from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                                console=self.console, transient=True)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=True,
+            )
             self.bar.__enter__()
             self.task = self.bar.add_task("push", total=self.total)
         return self

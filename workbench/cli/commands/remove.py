@@ -36,4 +36,7 @@ def command(ctx: click.Context, runs: tuple[str, ...], as_json: bool) -> None:
         return
     click.echo("removed " + ", ".join(f"run {run_id} ({clean(labels[run_id])})" for run_id in done["runs"]))
     if done["captures"]:
-        click.echo(f"forgot capture {', '.join(clean(c) for c in done['captures'])} (import it again to get the run back)", err=True)
+        click.echo(
+            f"forgot capture {', '.join(clean(c) for c in done['captures'])} (import it again to get the run back)",
+            err=True,
+        )

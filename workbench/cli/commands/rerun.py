@@ -77,7 +77,12 @@ def _artifact_options(values: tuple[str, ...]) -> list[dict[str, str]]:
 
 @command.command("plan")
 @click.argument("name", required=False)
-@click.option("--from-file", "from_file", type=click.Path(dir_okay=False, path_type=Path), help="Read the plan from a TOML file (options below override it).")
+@click.option(
+    "--from-file",
+    "from_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read the plan from a TOML file (options below override it).",
+)
 @click.option("--lens", type=click.Choice(["training", "inference", "fleet"]), help="The lens the captures belong to.")
 @click.option("--baseline", help='Baseline command, split like a shell would (no shell runs it): "./bench --old".')
 @click.option("--candidate", help="Candidate command.")
@@ -86,33 +91,106 @@ def _artifact_options(values: tuple[str, ...]) -> list[dict[str, str]]:
 @click.option("--env", "env_all", multiple=True, metavar="NAME=VALUE", help="Extra environment for every arm.")
 @click.option("--baseline-env", multiple=True, metavar="NAME=VALUE", help="Extra environment for A and A′.")
 @click.option("--candidate-env", multiple=True, metavar="NAME=VALUE", help="Extra environment for B.")
-@click.option("--artifact", "artifacts", multiple=True, metavar="PATH[:ROLE]", help="A file the experiment depends on (pinned by SHA-256); role: executable, library, input, model, source, other.")
-@click.option("--rounds", type=int, help="Rounds of A, B, A′ (default 10; warns below 5, refuses below 3); the maximum with --stopping sequential.")
-@click.option("--stopping", type=click.Choice(["fixed", "sequential"]), help="fixed (default): run every round; sequential: look after each round from 3 and stop once decided, α held over all looks.")
-@click.option("--spending", type=click.Choice(["obrien-fleming", "pocock"]), help="Alpha-spending function of a sequential plan (default obrien-fleming).")
-@click.option("--order", type=click.Choice(["random", "abba"]), help="Arm order in each round (default random, seeded).")
+@click.option(
+    "--artifact",
+    "artifacts",
+    multiple=True,
+    metavar="PATH[:ROLE]",
+    help="A file the experiment depends on (pinned by SHA-256); role: executable, library, input, model, source, "
+    "other.",
+)
+@click.option(
+    "--rounds",
+    type=int,
+    help="Rounds of A, B, A′ (default 10; warns below 5, refuses below 3); the maximum with --stopping sequential.",
+)
+@click.option(
+    "--stopping",
+    type=click.Choice(["fixed", "sequential"]),
+    help="fixed (default): run every round; sequential: look after each round from 3 and stop once decided, α held "
+    "over all looks.",
+)
+@click.option(
+    "--spending",
+    type=click.Choice(["obrien-fleming", "pocock"]),
+    help="Alpha-spending function of a sequential plan (default obrien-fleming).",
+)
+@click.option(
+    "--order", type=click.Choice(["random", "abba"]), help="Arm order in each round (default random, seeded)."
+)
 @click.option("--seed", type=int, help="Seed of the random order (default: drawn and recorded).")
 @click.option("--timeout", "timeout_s", type=float, help="Per-run timeout in seconds (default 600).")
 @click.option("--metric", help="Sample column to compare (default: step_ms for training, ttft_ms for inference).")
-@click.option("--statistic", type=click.Choice(["mean", "median", "p95"]), help="Per-run statistic (default mean; p95 for inference).")
+@click.option(
+    "--statistic",
+    type=click.Choice(["mean", "median", "p95"]),
+    help="Per-run statistic (default mean; p95 for inference).",
+)
 @click.option("--higher-is-better", is_flag=True, default=None, help="The metric is a rate (higher is better).")
 @click.option("--delta", type=float, help="Equivalence band δ as a fraction (default 0.02).")
 @click.option("--warmup-runs", type=int, help="Untimed runs of each command before round 1 (default 0).")
-@click.option("--warmup-steps", help='Leading samples to drop per run: "capture" (default: the capture already excludes warm-up), "auto", or a number.')
-@click.option("--change", "changes", multiple=True, metavar="DIM[=FROM:TO]", help="The change under test, as for wb compare: any other must-match difference between A and B refuses the verdict.")
-@click.option("--accept", "accepts", multiple=True, metavar="DIM[,DIM...]", help="Accept a must-match difference between A and B (needs a --why; recorded in the plan).")
+@click.option(
+    "--warmup-steps",
+    help='Leading samples to drop per run: "capture" (default: the capture already excludes warm-up), "auto", or a '
+    "number.",
+)
+@click.option(
+    "--change",
+    "changes",
+    multiple=True,
+    metavar="DIM[=FROM:TO]",
+    help="The change under test, as for wb compare: any other must-match difference between A and B refuses the "
+    "verdict.",
+)
+@click.option(
+    "--accept",
+    "accepts",
+    multiple=True,
+    metavar="DIM[,DIM...]",
+    help="Accept a must-match difference between A and B (needs a --why; recorded in the plan).",
+)
 @click.option("--why", "whys", multiple=True, metavar="TEXT", help="The reason for the --accept before it.")
 @click.option("--list", "list_", is_flag=True, help="List the plans in the store.")
-@click.option("--investigation", "investigation", metavar="ID", help="The investigation the plan verifies: only its plans' results can decide its hypotheses.")
+@click.option(
+    "--investigation",
+    "investigation",
+    metavar="ID",
+    help="The investigation the plan verifies: only its plans' results can decide its hypotheses.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document to stdout.")
 @click.pass_context
-def plan_cmd(ctx: click.Context, name: str | None, from_file: Path | None, lens: str | None, baseline: str | None, candidate: str | None,
-             control: str | None, cwd: Path | None, env_all: tuple[str, ...], baseline_env: tuple[str, ...], candidate_env: tuple[str, ...],
-             artifacts: tuple[str, ...], rounds: int | None, order: str | None, seed: int | None, timeout_s: float | None,
-             metric: str | None, statistic: str | None, higher_is_better: bool | None, delta: float | None, warmup_runs: int | None,
-             warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None = None, spending: str | None = None,
-             changes: tuple[str, ...] = (), accepts: tuple[str, ...] = (), whys: tuple[str, ...] = (),
-             investigation: str | None = None) -> None:
+def plan_cmd(
+    ctx: click.Context,
+    name: str | None,
+    from_file: Path | None,
+    lens: str | None,
+    baseline: str | None,
+    candidate: str | None,
+    control: str | None,
+    cwd: Path | None,
+    env_all: tuple[str, ...],
+    baseline_env: tuple[str, ...],
+    candidate_env: tuple[str, ...],
+    artifacts: tuple[str, ...],
+    rounds: int | None,
+    order: str | None,
+    seed: int | None,
+    timeout_s: float | None,
+    metric: str | None,
+    statistic: str | None,
+    higher_is_better: bool | None,
+    delta: float | None,
+    warmup_runs: int | None,
+    warmup_steps: str | None,
+    list_: bool,
+    as_json: bool,
+    stopping: str | None = None,
+    spending: str | None = None,
+    changes: tuple[str, ...] = (),
+    accepts: tuple[str, ...] = (),
+    whys: tuple[str, ...] = (),
+    investigation: str | None = None,
+) -> None:
     """Create a rerun plan (or --list them). A plan is immutable once it has run.
 
     With --investigation ID the plan belongs to that investigation: its executions'
@@ -120,18 +198,72 @@ def plan_cmd(ctx: click.Context, name: str | None, from_file: Path | None, lens:
     and the investigation's frame guardrails are judged on it.
     """
     with plans.plan_errors():
-        _plan(ctx, name, from_file, lens, baseline, candidate, control, cwd, env_all, baseline_env, candidate_env, artifacts, rounds,
-              order, seed, timeout_s, metric, statistic, higher_is_better, delta, warmup_runs, warmup_steps, list_, as_json,
-              stopping, spending, changes, accepts, whys, investigation)
+        _plan(
+            ctx,
+            name,
+            from_file,
+            lens,
+            baseline,
+            candidate,
+            control,
+            cwd,
+            env_all,
+            baseline_env,
+            candidate_env,
+            artifacts,
+            rounds,
+            order,
+            seed,
+            timeout_s,
+            metric,
+            statistic,
+            higher_is_better,
+            delta,
+            warmup_runs,
+            warmup_steps,
+            list_,
+            as_json,
+            stopping,
+            spending,
+            changes,
+            accepts,
+            whys,
+            investigation,
+        )
 
 
-def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: str | None, baseline: str | None, candidate: str | None,
-          control: str | None, cwd: Path | None, env_all: tuple[str, ...], baseline_env: tuple[str, ...], candidate_env: tuple[str, ...],
-          artifacts: tuple[str, ...], rounds: int | None, order: str | None, seed: int | None, timeout_s: float | None,
-          metric: str | None, statistic: str | None, higher_is_better: bool | None, delta: float | None, warmup_runs: int | None,
-          warmup_steps: str | None, list_: bool, as_json: bool, stopping: str | None, spending: str | None,
-          changes: tuple[str, ...] = (), accepts: tuple[str, ...] = (), whys: tuple[str, ...] = (),
-          investigation: str | None = None) -> None:
+def _plan(
+    ctx: click.Context,
+    name: str | None,
+    from_file: Path | None,
+    lens: str | None,
+    baseline: str | None,
+    candidate: str | None,
+    control: str | None,
+    cwd: Path | None,
+    env_all: tuple[str, ...],
+    baseline_env: tuple[str, ...],
+    candidate_env: tuple[str, ...],
+    artifacts: tuple[str, ...],
+    rounds: int | None,
+    order: str | None,
+    seed: int | None,
+    timeout_s: float | None,
+    metric: str | None,
+    statistic: str | None,
+    higher_is_better: bool | None,
+    delta: float | None,
+    warmup_runs: int | None,
+    warmup_steps: str | None,
+    list_: bool,
+    as_json: bool,
+    stopping: str | None,
+    spending: str | None,
+    changes: tuple[str, ...] = (),
+    accepts: tuple[str, ...] = (),
+    whys: tuple[str, ...] = (),
+    investigation: str | None = None,
+) -> None:
     store = open_store_from(ctx)
     investigation_id = None if investigation is None else writable_investigation(store, investigation)
     if list_:
@@ -154,9 +286,18 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
         return table
 
     options: dict[str, object] = {
-        "name": name, "lens": lens, "rounds": rounds, "order": order, "seed": seed, "timeout_s": timeout_s,
-        "metric": metric, "statistic": statistic, "higher_is_better": higher_is_better, "delta": delta,
-        "stopping": stopping, "spending": spending,
+        "name": name,
+        "lens": lens,
+        "rounds": rounds,
+        "order": order,
+        "seed": seed,
+        "timeout_s": timeout_s,
+        "metric": metric,
+        "statistic": statistic,
+        "higher_is_better": higher_is_better,
+        "delta": delta,
+        "stopping": stopping,
+        "spending": spending,
         "baseline": command_table(_argv(baseline, "--baseline"), _parse_env(baseline_env, "--baseline-env")),
         "candidate": command_table(_argv(candidate, "--candidate"), _parse_env(candidate_env, "--candidate-env")),
         "control": command_table(_argv(control, "--control"), _parse_env(baseline_env, "--baseline-env")),
@@ -168,7 +309,9 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
     if accepts or whys:
         options["accept"] = parse_accepts(accepts, whys)
     if warmup_runs is not None or warmup_steps is not None:
-        steps: Any = warmup_steps if warmup_steps in (None, "capture", "auto") else _int_option(warmup_steps, "--warmup-steps")
+        steps: Any = (
+            warmup_steps if warmup_steps in (None, "capture", "auto") else _int_option(warmup_steps, "--warmup-steps")
+        )
         options["warmup"] = {k: v for k, v in (("runs", warmup_runs), ("steps", steps)) if v is not None}
     if from_file is not None:
         plan = load_plan_file(from_file, options)
@@ -188,12 +331,16 @@ def _plan(ctx: click.Context, name: str | None, from_file: Path | None, lens: st
     if as_json:
         emit_json(summary.to_json())
         return
-    verb = {"added": "saved", "unchanged": "unchanged (same digest)", "replaced": "replaced (it had not run yet)"}[summary.status]
+    verb = {"added": "saved", "unchanged": "unchanged (same digest)", "replaced": "replaced (it had not run yet)"}[
+        summary.status
+    ]
     click.echo(f"plan {summary.id} {clean(plan.name)}: {verb}; digest {summary.digest[:16]}")
     for label, cmd in (("A ", plan.baseline), ("B ", plan.candidate), ("A′", plan.command("A'"))):
         click.echo(f"  {label} {_show_argv(cmd.argv)}")
-    click.echo(f"  {plan.rounds} rounds, {plan.order} order (seed {plan.seed}), timeout {plan.timeout_s:g} s, "
-               f"{len(plan.artifacts)} artifact(s), {len(plan.guardrails)} guardrail(s)")
+    click.echo(
+        f"  {plan.rounds} rounds, {plan.order} order (seed {plan.seed}), timeout {plan.timeout_s:g} s, "
+        f"{len(plan.artifacts)} artifact(s), {len(plan.guardrails)} guardrail(s)"
+    )
     click.echo(f"next: wb rerun run {clean(plan.name)} --dry-run")
 
 
@@ -224,14 +371,26 @@ class _Display:
         self.effect = ""
 
     def begin(self, plan: Any, execution_id: int, total: int, done: int) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # Rich: only to draw
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )  # Rich: only to draw
 
         self.total, self.rounds = total, plan.rounds
-        self.console.print(f"execution {execution_id} of plan {markup_safe(plan.name)}: {total - done} of {total} runs to go")
+        self.console.print(
+            f"execution {execution_id} of plan {markup_safe(plan.name)}: {total - done} of {total} runs to go"
+        )
         if self.live:
             self.progress = Progress(
-                TextColumn("{task.description}"), BarColumn(bar_width=10), MofNCompleteColumn(), TimeElapsedColumn(),
-                console=self.console, transient=False,
+                TextColumn("{task.description}"),
+                BarColumn(bar_width=10),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=False,
             )
             self.progress.start()
             self.task = self.progress.add_task("starting", total=total, completed=done)
@@ -245,10 +404,14 @@ class _Display:
     def run_finished(self, outcome: Any, live: dict[str, float]) -> None:
         if live.get("rounds"):
             n = live["rounds"]
-            self.effect = f" · B/A {live['b_over_a']:.3f} A′/A {live['aprime_over_a']:.3f} ({n} round{'s' if n > 1 else ''})"
+            self.effect = (
+                f" · B/A {live['b_over_a']:.3f} A′/A {live['aprime_over_a']:.3f} ({n} round{'s' if n > 1 else ''})"
+            )
         value = f"{outcome.statistic:.4g}" if outcome.statistic is not None else "-"
-        line = (f"round {outcome.round} {outcome.arm:<2} {outcome.status:<6} {value:>9}  {outcome.wall_s or 0:6.2f} s"
-                + (f"  {markup_safe(outcome.reason)}" if outcome.reason else ""))
+        line = (
+            f"round {outcome.round} {outcome.arm:<2} {outcome.status:<6} {value:>9}  {outcome.wall_s or 0:6.2f} s"
+            + (f"  {markup_safe(outcome.reason)}" if outcome.reason else "")
+        )
         if self.progress is not None:
             self.progress.advance(self.task)
             self.progress.update(self.task, description=f"run {outcome.slot + 1}/{self.total}{self.effect}")
@@ -270,18 +433,26 @@ def _finish(store: Any, plan_ref: str, execution_id: int, as_json: bool) -> None
         click.echo(render_rerun_report(done.report))
 
 
-def _execute(ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes: bool, workdir: Path | None, as_json: bool) -> None:
+def _execute(
+    ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes: bool, workdir: Path | None, as_json: bool
+) -> None:
     store = open_store_from(ctx)
     err = stderr_console()
     plan = plans.load(store, plan_ref).plan
     # Always show what will be launched; a plan from elsewhere needs an explicit yes.
     for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
         cmd = plan.command(arm)
-        err.print(f"{label} {markup_safe(_show_argv(cmd.argv))}" + (f"  (cwd {markup_safe(cmd.cwd)})" if cmd.cwd else ""), soft_wrap=True)
+        err.print(
+            f"{label} {markup_safe(_show_argv(cmd.argv))}" + (f"  (cwd {markup_safe(cmd.cwd)})" if cmd.cwd else ""),
+            soft_wrap=True,
+        )
     confirmed = yes
     if plan.origin != "user" and not yes:
         if not err.is_terminal:
-            raise WbError(f"plan {plan.name!r} came from {plan.origin}: confirm the commands above with --yes", exit_code=EXIT_REFUSED)
+            raise WbError(
+                f"plan {plan.name!r} came from {plan.origin}: confirm the commands above with --yes",
+                exit_code=EXIT_REFUSED,
+            )
         confirmed = click.confirm(f"plan came from {plan.origin}; run these commands?", default=False, err=True)
         if not confirmed:
             raise WbError("not confirmed; nothing was run", exit_code=EXIT_REFUSED)
@@ -296,7 +467,9 @@ def _execute(ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes:
     try:
         executor.run(execution_id)
     except KeyboardInterrupt:
-        err.print(f"[yellow]interrupted:[/] finished runs are kept; continue with: wb rerun resume {markup_safe(plan.name)}")
+        err.print(
+            f"[yellow]interrupted:[/] finished runs are kept; continue with: wb rerun resume {markup_safe(plan.name)}"
+        )
         raise
     _finish(store, plan_ref, execution_id, as_json)
 
@@ -331,10 +504,16 @@ def _dry_run(ctx: click.Context, plan_ref: str, as_json: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Show the preflight, the schedule and the commands; run nothing.")
 @click.option("--yes", is_flag=True, help="Confirm the commands of a plan that came from a bundle.")
 @click.option("--new", is_flag=True, help="Abandon an unfinished execution and start a fresh one.")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), help="Where to keep captures and logs (default: under the wb data directory).")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to keep captures and logs (default: under the wb data directory).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Write the comparison as one JSON document to stdout.")
 @click.pass_context
-def run_cmd(ctx: click.Context, plan: str, dry_run: bool, yes: bool, new: bool, workdir: Path | None, as_json: bool) -> None:
+def run_cmd(
+    ctx: click.Context, plan: str, dry_run: bool, yes: bool, new: bool, workdir: Path | None, as_json: bool
+) -> None:
     """Preflight, then run every round of PLAN (id or name) and report."""
     with plans.plan_errors():
         if dry_run:

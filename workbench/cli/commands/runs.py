@@ -36,8 +36,17 @@ def print_runs(runs: list[dict], lens: str | None) -> None:
         return
     from rich.table import Table  # Rich (~40 ms): only to draw, never for --json
 
-    rows = [(str(r["id"]), r["lens"], r["label"], str(r["window"].get("kind", "unknown")), str(r["samples"]),
-             ", ".join(f"{k}={_short(v)}" for k, v in list(r["dimensions"].items())[:3])) for r in runs]
+    rows = [
+        (
+            str(r["id"]),
+            r["lens"],
+            r["label"],
+            str(r["window"].get("kind", "unknown")),
+            str(r["samples"]),
+            ", ".join(f"{k}={_short(v)}" for k, v in list(r["dimensions"].items())[:3]),
+        )
+        for r in runs
+    ]
     headers = ("id", "lens", "label", "window", "samples", "dimensions")
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
     # One line per run: the fixed columns keep their width, the label and the dimensions
@@ -47,9 +56,14 @@ def print_runs(runs: list[dict], lens: str | None) -> None:
     label_w = min(widths[2], max(12, room - min(widths[5], 20)))
     table = Table(box=None, header_style="bold", pad_edge=False)
     for i, col in enumerate(headers):
-        table.add_column(col, no_wrap=True, overflow="ellipsis", justify="right" if col in ("id", "samples") else "left",
-                         min_width=label_w if i == 2 else None if i == 5 else widths[i],
-                         max_width=label_w if i == 2 else max(room - label_w, 8) if i == 5 else None)
+        table.add_column(
+            col,
+            no_wrap=True,
+            overflow="ellipsis",
+            justify="right" if col in ("id", "samples") else "left",
+            min_width=label_w if i == 2 else None if i == 5 else widths[i],
+            max_width=label_w if i == 2 else max(room - label_w, 8) if i == 5 else None,
+        )
     shown = _distinct_middles([row[2] for row in rows], label_w)
     for row, label in zip(rows, shown):
         table.add_row(*(markup_safe(label if i == 2 else cell) for i, cell in enumerate(row)))
@@ -67,7 +81,7 @@ def _middle(text: str, width: int, tail: int | None = None) -> str:
     if len(text) <= width:
         return text
     tail = (width - 1) // 2 if tail is None else tail
-    return text[: width - 1 - tail] + "…" + text[len(text) - tail:]
+    return text[: width - 1 - tail] + "…" + text[len(text) - tail :]
 
 
 def _distinct_middles(labels: list[str], width: int) -> list[str]:

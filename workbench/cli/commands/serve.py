@@ -14,17 +14,46 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 @click.command("serve")
-@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on (loopback unless you say otherwise).")
-@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free one, printed).")
-@click.option("--max-upload", "max_upload", default=MAX_UPLOAD_BYTES, show_default=True, type=click.IntRange(1),
-              metavar="BYTES", help="The largest capture one upload may carry (413 beyond).")
-@click.option("--idle-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1), metavar="S",
-              help="An upload that sends nothing for this long is cut off (408).")
-@click.option("--min-rate", default=16 * 1024, show_default=True, type=click.IntRange(1), metavar="BYTES/S",
-              help="After --grace seconds an upload slower than this on average is cut off (408).")
+@click.option(
+    "--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on (loopback unless you say otherwise)."
+)
+@click.option(
+    "--port",
+    default=DEFAULT_PORT,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port (0: any free one, printed).",
+)
+@click.option(
+    "--max-upload",
+    "max_upload",
+    default=MAX_UPLOAD_BYTES,
+    show_default=True,
+    type=click.IntRange(1),
+    metavar="BYTES",
+    help="The largest capture one upload may carry (413 beyond).",
+)
+@click.option(
+    "--idle-timeout",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(0.1),
+    metavar="S",
+    help="An upload that sends nothing for this long is cut off (408).",
+)
+@click.option(
+    "--min-rate",
+    default=16 * 1024,
+    show_default=True,
+    type=click.IntRange(1),
+    metavar="BYTES/S",
+    help="After --grace seconds an upload slower than this on average is cut off (408).",
+)
 @click.option("--grace", default=30.0, show_default=True, type=click.FloatRange(0), metavar="S", help="See --min-rate.")
 @click.pass_context
-def command(ctx: click.Context, host: str, port: int, max_upload: int, idle_timeout: float, min_rate: int, grace: float) -> None:
+def command(
+    ctx: click.Context, host: str, port: int, max_upload: int, idle_timeout: float, min_rate: int, grace: float
+) -> None:
     """Serve the store over HTTP for GPU nodes, CI jobs and colleagues (docs/server.md).
 
     The store is the one wb would use (--store, WB_STORE). Every endpoint but /healthz
@@ -36,13 +65,28 @@ def command(ctx: click.Context, host: str, port: int, max_upload: int, idle_time
     from workbench.server.app import create_app  # the store's token table (SQLAlchemy): not for --help
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    config = ServerConfig(store_url=store_url_from(ctx), max_upload_bytes=max_upload, idle_timeout_s=idle_timeout,
-                          min_rate=min_rate, grace_s=grace)
+    config = ServerConfig(
+        store_url=store_url_from(ctx),
+        max_upload_bytes=max_upload,
+        idle_timeout_s=idle_timeout,
+        min_rate=min_rate,
+        grace_s=grace,
+    )
     app = create_app(config)
     if host not in LOOPBACK:
         click.echo(f"wb serve: listening on {host}, not loopback: put TLS in front of it (docs/server.md)", err=True)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, access_log=False, log_level="warning",
-                                           timeout_keep_alive=5, timeout_graceful_shutdown=10, server_header=False))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            access_log=False,
+            log_level="warning",
+            timeout_keep_alive=5,
+            timeout_graceful_shutdown=10,
+            server_header=False,
+        )
+    )
     _announce(server, host)
     server.run()
 

@@ -51,11 +51,15 @@ def _print_summary(console, summary: object) -> None:
     scalars = {k: v for k, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     if blocks:
         shown = [s for s in _STATS if any(s in b for b in blocks.values())]
-        table = Table(title="summary (as the file states it; source: file)", title_justify="left", box=None, header_style="bold")
+        table = Table(
+            title="summary (as the file states it; source: file)", title_justify="left", box=None, header_style="bold"
+        )
         for col in ("metric", *shown):
             table.add_column(col, overflow="fold", justify="left" if col == "metric" else "right")
         for name, block in blocks.items():
-            table.add_row(esc(name), *(esc(_fmt(block[s])) if isinstance(block.get(s), (int, float)) else "" for s in shown))
+            table.add_row(
+                esc(name), *(esc(_fmt(block[s])) if isinstance(block.get(s), (int, float)) else "" for s in shown)
+            )
         console.print(table)
     if scalars:
         console.print("summary: " + ", ".join(f"{esc(k)}={esc(_fmt(v))}" for k, v in scalars.items()))
@@ -69,7 +73,10 @@ def print_run(doc: dict) -> None:
     console.print(f"[bold]run {doc['id']}[/bold]  {esc(doc['label'])}  ({doc['lens']})")
     window = doc["window"]
     warm = window.get("warmup_excluded")
-    console.print(f"window: {esc(window.get('kind', 'unknown'))}" + (f", warm-up excluded: {esc(warm)}" if warm is not None else ""))
+    console.print(
+        f"window: {esc(window.get('kind', 'unknown'))}"
+        + (f", warm-up excluded: {esc(warm)}" if warm is not None else "")
+    )
     for line in window_lines(window):
         console.print(esc(line), highlight=False)
     work = doc["work"]
@@ -80,11 +87,17 @@ def print_run(doc: dict) -> None:
     _print_summary(console, doc["meta"].get("summary"))
     load, sweep = doc["meta"].get("load"), doc["meta"].get("sweep")
     if isinstance(load, dict):
-        console.print(f"load: requested {esc(_fmt(load.get('requested_rate')))} req/s, concurrency {esc(_fmt(load.get('concurrency')))}, "
-                      f"strategy {esc(_fmt(load.get('strategy')))}; achieved {esc(_fmt(load.get('achieved_rate')))} req/s")
+        console.print(
+            f"load: requested {esc(_fmt(load.get('requested_rate')))} req/s, concurrency "
+            f"{esc(_fmt(load.get('concurrency')))}, "
+            f"strategy {esc(_fmt(load.get('strategy')))}; achieved {esc(_fmt(load.get('achieved_rate')))} req/s"
+        )
     if isinstance(sweep, dict):
-        console.print(f"sweep: {esc(sweep.get('id'))} {esc(sweep.get('label'))!r}, level {_fmt((sweep.get('level') or 0) + 1)} of "
-                      f"{_fmt(sweep.get('levels'))} ({esc(sweep.get('axis'))}): wb compare {esc(sweep.get('id'))} --vs SWEEP")
+        console.print(
+            f"sweep: {esc(sweep.get('id'))} {esc(sweep.get('label'))!r}, level {_fmt((sweep.get('level') or 0) + 1)} "
+            f"of "
+            f"{_fmt(sweep.get('levels'))} ({esc(sweep.get('axis'))}): wb compare {esc(sweep.get('id'))} --vs SWEEP"
+        )
     dims = Table(title="dimensions", title_justify="left", box=None, header_style="bold")
     for col in ("name", "value", "source"):
         dims.add_column(col, overflow="fold")
@@ -94,11 +107,15 @@ def print_run(doc: dict) -> None:
         dims.add_row(esc(name), esc(value), esc(source))
     console.print(dims)
     if doc["phases"]:
-        phases = Table(title="phases (descriptive, pooled within this run)", title_justify="left", box=None, header_style="bold")
+        phases = Table(
+            title="phases (descriptive, pooled within this run)", title_justify="left", box=None, header_style="bold"
+        )
         for col in ("column", "n", "missing", "mean", "p50", "p95"):
             phases.add_column(col, justify="left" if col == "column" else "right")
         for name, s in doc["phases"].items():
-            phases.add_row(esc(name), str(s["count"]), str(s["missing"]), _fmt(s["mean"]), _fmt(s["p50"]), _fmt(s["p95"]))
+            phases.add_row(
+                esc(name), str(s["count"]), str(s["missing"]), _fmt(s["mean"]), _fmt(s["p50"]), _fmt(s["p95"])
+            )
         console.print(phases)
     if doc.get("declarations"):
         console.print("[bold]declarations[/bold] (wb declare, oldest first)")
@@ -113,5 +130,7 @@ def print_run(doc: dict) -> None:
         console.print(f"capture {esc(c['name'])}  sha256:{c['sha256'][:16]}…  {c['size']:,} B  {esc(c['importer'])}")
     diagnostics = doc["meta"].get("diagnostics")
     if isinstance(diagnostics, list) and diagnostics:
-        for line in findings_block([d for d in diagnostics if isinstance(d, dict)], "trace findings (observations, not causes)"):
+        for line in findings_block(
+            [d for d in diagnostics if isinstance(d, dict)], "trace findings (observations, not causes)"
+        ):
             console.print(esc(line), highlight=False)

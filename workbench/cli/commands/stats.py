@@ -21,8 +21,17 @@ from workbench.textsafe import clean
 MAX_CSV_BYTES = 256 << 20  # round,arm,value lines
 
 _ARM_NAMES = {
-    "a": "A", "baseline": "A", "b": "B", "candidate": "B",
-    "a'": "A'", "a′": "A'", "aprime": "A'", "a_prime": "A'", "a-prime": "A'", "a2": "A'", "aa": "A'",
+    "a": "A",
+    "baseline": "A",
+    "b": "B",
+    "candidate": "B",
+    "a'": "A'",
+    "a′": "A'",
+    "aprime": "A'",
+    "a_prime": "A'",
+    "a-prime": "A'",
+    "a2": "A'",
+    "aa": "A'",
 }
 
 
@@ -48,7 +57,11 @@ def _parse_values(option: str, texts: tuple[str, ...]) -> list[float] | None:
 def _read_csv(path: str, paired: bool) -> tuple[dict[str, list[float]], list[str], dict[str, list[int]]]:
     """Arms from a CSV with columns round,arm,value. Returns (values per arm, notes, slots)."""
     try:
-        text = sys.stdin.read() if path == "-" else read_regular(Path(path), MAX_CSV_BYTES, "a CSV of values").decode("utf-8")
+        text = (
+            sys.stdin.read()
+            if path == "-"
+            else read_regular(Path(path), MAX_CSV_BYTES, "a CSV of values").decode("utf-8")
+        )
     except OSError as exc:
         raise BadInput(path, f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -80,7 +93,9 @@ def _read_csv(path: str, paired: bool) -> tuple[dict[str, list[float]], list[str
         except ValueError:
             raise BadInput(path, f"value is not a number: {clean(value_text)!r}", where=f"line {line_no}") from None
         if not math.isfinite(value) or value <= 0:
-            raise BadInput(path, f"value must be a positive finite number, got {clean(value_text)!r}", where=f"line {line_no}")
+            raise BadInput(
+                path, f"value must be a positive finite number, got {clean(value_text)!r}", where=f"line {line_no}"
+            )
         if (rnd, arm) in cells:
             raise BadInput(path, f"round {clean(rnd)!r} has two values for arm {arm}", where=f"line {line_no}")
         cells[(rnd, arm)] = value
@@ -95,7 +110,9 @@ def _read_csv(path: str, paired: bool) -> tuple[dict[str, list[float]], list[str
         complete = [r for r in order if all((r, arm) in cells for arm in arms_present)]
         dropped = [r for r in order if r not in complete]
         if dropped:
-            notes.append(f"rounds without every arm were left out of the paired analysis: {', '.join(clean(r) for r in dropped)}")
+            notes.append(
+                f"rounds without every arm were left out of the paired analysis: {', '.join(clean(r) for r in dropped)}"
+            )
         rounds = complete
     values = {arm: [cells[(r, arm)] for r in rounds if (r, arm) in cells] for arm in arms_present}
     slots = {arm: [i for i, r in enumerate(rounds) if (r, arm) in cells] for arm in arms_present}
@@ -114,7 +131,9 @@ def _interval_line(i: dict) -> str:
     if not i["bounded"]:
         span = "unbounded (the denominator mean is not distinguishable from 0)"
     else:
-        span = f"[{_fmt(i['low'])}, {_fmt(i['high'])}]  time {_pct(100 * (i['low'] - 1))} .. {_pct(100 * (i['high'] - 1))}"
+        span = (
+            f"[{_fmt(i['low'])}, {_fmt(i['high'])}]  time {_pct(100 * (i['low'] - 1))} .. {_pct(100 * (i['high'] - 1))}"
+        )
         if i["low"] > 0:  # throughput: reciprocals, ends swapped
             span += f", throughput {_pct(100 * (1 / i['high'] - 1))} .. {_pct(100 * (1 / i['low'] - 1))}"
     extra = []
@@ -135,7 +154,10 @@ def _print_human(doc: dict, notes: list[str]) -> None:
     unit = "rounds" if doc["paired"] else "runs"
     arms = ", ".join(f"{k} {v}" for k, v in n.items())
     direction = "lower is better" if doc["lower_is_better"] else "higher is better (inverted to time-like)"
-    out(f"effect: candidate B vs baseline A ({'paired by round' if doc['paired'] else 'unpaired runs'}; {arms} {unit}; {direction})")
+    out(
+        f"effect: candidate B vs baseline A ({'paired by round' if doc['paired'] else 'unpaired runs'}; {arms} {unit}; "
+        f"{direction})"
+    )
     out(f"  ratio (time-like)  {doc['ratio']:.6f}   time change {_pct(doc['time_change_pct'])}")
     out(f"  throughput ratio   {doc['throughput_ratio']:.6f}   throughput change {_pct(doc['throughput_change_pct'])}")
     out("intervals for the time-like ratio (run-level; steps are never treated as independent):")
@@ -146,37 +168,58 @@ def _print_human(doc: dict, notes: list[str]) -> None:
     tests = doc["tests"]
     if "p_no_change" in tests:
         d = 100 * doc["delta"]
-        out(f"tests ({tests['method']}): p(no change) {tests['p_no_change']:.4g}; "
+        out(
+            f"tests ({tests['method']}): p(no change) {tests['p_no_change']:.4g}; "
             f"p(regression > {d:g} %) {tests['p_regression_beyond_delta']:.4g}; "
-            f"p(improvement > {d:g} %) {tests['p_improvement_beyond_delta']:.4g}; TOST p {tests['p_tost']:.4g}")
+            f"p(improvement > {d:g} %) {tests['p_improvement_beyond_delta']:.4g}; TOST p {tests['p_tost']:.4g}"
+        )
     rank = tests.get("rank_test")
     if rank:
-        reach = "" if rank["can_reach_alpha"] else f" (cannot reach α with this n: smallest achievable p {rank['min_achievable_p']:.4g})"
+        reach = (
+            ""
+            if rank["can_reach_alpha"]
+            else f" (cannot reach α with this n: smallest achievable p {rank['min_achievable_p']:.4g})"
+        )
         out(f"  {rank['test']} ({rank['method']}): p {rank['p']:.4g}{reach}")
     aa = doc["aa"]
     if aa:
         f95 = next(i for i in aa["intervals"] if i.get("role") == "primary" and i["level"] == 0.95)
         span = f"[{_fmt(f95['low'])}, {_fmt(f95['high'])}]" if f95["bounded"] else "unbounded"
         out(f"A/A control (A' vs A): ratio {aa['ratio']:.6f}, CI95 {span}")
-        out(f"  noise floor sd(log ratio) {_fmt(aa['noise_floor_sd_log'])}; resolution ±{_fmt(aa['resolution_pct'], 3)} %; "
-            f"MDE {_fmt(aa['mde_pct'], 3)} % (exact {_fmt(aa['mde_pct_exact'], 3)} %) at {aa['n']} {unit}, power {aa['power']:g}")
-        out(f"  stable: {'no (UNSTABLE)' if aa['unstable'] else 'yes'}; resolves δ: {'no (UNDERPOWERED)' if aa['underpowered'] else 'yes'}")
+        out(
+            f"  noise floor sd(log ratio) {_fmt(aa['noise_floor_sd_log'])}; resolution "
+            f"±{_fmt(aa['resolution_pct'], 3)} %; "
+            f"MDE {_fmt(aa['mde_pct'], 3)} % (exact {_fmt(aa['mde_pct_exact'], 3)} %) at {aa['n']} {unit}, power "
+            f"{aa['power']:g}"
+        )
+        out(
+            f"  stable: {'no (UNSTABLE)' if aa['unstable'] else 'yes'}; resolves δ: "
+            f"{'no (UNDERPOWERED)' if aa['underpowered'] else 'yes'}"
+        )
     else:
         out("A/A control: none (give --a-prime to check stability and measure the noise floor)")
     out(f"verdict: {doc['verdict']} — {doc['reason']}")
     out(f"flags: {', '.join(doc['flags']) if doc['flags'] else 'none'}")
     out(f"gate: {doc['gate']}")
     plan = doc["planning"]
-    if doc["gate"] == Gate.RERUN or doc["verdict"] in (Verdict.INCONCLUSIVE, Verdict.SLOWER_UNRESOLVED, Verdict.FASTER_UNRESOLVED):
+    if doc["gate"] == Gate.RERUN or doc["verdict"] in (
+        Verdict.INCONCLUSIVE,
+        Verdict.SLOWER_UNRESOLVED,
+        Verdict.FASTER_UNRESOLVED,
+    ):
         need = plan["rounds_needed"]
         need_eq = plan["rounds_needed_equivalence"]
         if plan["sd_unit_log"] is None:
-            out(f"to resolve δ: the noise is unknown until there are at least 2 {plan['counts']}; "
-                "run at least 3 (the hard minimum), 10 by default")
+            out(
+                f"to resolve δ: the noise is unknown until there are at least 2 {plan['counts']}; "
+                "run at least 3 (the hard minimum), 10 by default"
+            )
         else:
-            out(f"to resolve δ = {100 * doc['delta']:g} % (noise from {plan['noise_source']}): "
+            out(
+                f"to resolve δ = {100 * doc['delta']:g} % (noise from {plan['noise_source']}): "
                 f"{need if need is not None else 'more than 10000'} {plan['counts']} to detect it, "
-                f"{need_eq if need_eq is not None else 'more than 10000'} to show equivalence (power {plan['power']:g})")
+                f"{need_eq if need_eq is not None else 'more than 10000'} to show equivalence (power {plan['power']:g})"
+            )
     for note in notes:
         click.echo(f"note: {note}", err=True)
 
@@ -185,23 +228,72 @@ class ValueLists(RunSetCommand):
     """``-a 100.3 99.6 -b 102.9 102.1``: each arm's values up to the next option (as the
     run sets of wb compare), so a value never joins another arm."""
 
-    LISTS = {"-a": "baseline value", "--baseline": "baseline value", "-b": "candidate value",
-             "--candidate": "candidate value", "--a-prime": "A′ value"}
+    LISTS = {
+        "-a": "baseline value",
+        "--baseline": "baseline value",
+        "-b": "candidate value",
+        "--candidate": "candidate value",
+        "--a-prime": "A′ value",
+    }
 
 
 @click.command("stats", cls=ValueLists)
-@click.option("-a", "--baseline", "baseline", multiple=True, metavar="VALUES", help="Baseline (A) per-run values, comma- or space-separated.")
+@click.option(
+    "-a",
+    "--baseline",
+    "baseline",
+    multiple=True,
+    metavar="VALUES",
+    help="Baseline (A) per-run values, comma- or space-separated.",
+)
 @click.option("-b", "--candidate", "candidate", multiple=True, metavar="VALUES", help="Candidate (B) per-run values.")
-@click.option("--a-prime", "a_prime", multiple=True, metavar="VALUES", help="A/A control (A′) per-run values: a second, independently scheduled baseline.")
-@click.option("--csv", "csv_path", metavar="FILE", help="Read per-run values from a CSV with columns round,arm,value (arm A, B or A'; '-' for stdin).")
-@click.option("--paired/--unpaired", default=True, show_default=True, help="Paired by round (value k of each arm is round k) or independent runs.")
-@click.option("--delta", default=0.02, show_default=True, type=float, help="Practical band: changes within [1/(1+δ), 1+δ] do not matter.")
-@click.option("--lower-is-better/--higher-is-better", default=True, show_default=True, help="Direction of the metric (times: lower; throughput: higher).")
+@click.option(
+    "--a-prime",
+    "a_prime",
+    multiple=True,
+    metavar="VALUES",
+    help="A/A control (A′) per-run values: a second, independently scheduled baseline.",
+)
+@click.option(
+    "--csv",
+    "csv_path",
+    metavar="FILE",
+    help="Read per-run values from a CSV with columns round,arm,value (arm A, B or A'; '-' for stdin).",
+)
+@click.option(
+    "--paired/--unpaired",
+    default=True,
+    show_default=True,
+    help="Paired by round (value k of each arm is round k) or independent runs.",
+)
+@click.option(
+    "--delta",
+    default=0.02,
+    show_default=True,
+    type=float,
+    help="Practical band: changes within [1/(1+δ), 1+δ] do not matter.",
+)
+@click.option(
+    "--lower-is-better/--higher-is-better",
+    default=True,
+    show_default=True,
+    help="Direction of the metric (times: lower; throughput: higher).",
+)
 @click.option("--seed", default=12345, show_default=True, type=int, help="Bootstrap seed (numpy PCG64).")
-@click.option("--n-boot", default=10_000, show_default=True, type=click.IntRange(0, 1_000_000), help="Bootstrap resamples (0: none).")
-@click.option("--fail-on", type=click.Choice(["regression"]), help="Exit 4 when the verdict is REGRESSION or the gate is FAIL.")
+@click.option(
+    "--n-boot",
+    default=10_000,
+    show_default=True,
+    type=click.IntRange(0, 1_000_000),
+    help="Bootstrap resamples (0: none).",
+)
+@click.option(
+    "--fail-on", type=click.Choice(["regression"]), help="Exit 4 when the verdict is REGRESSION or the gate is FAIL."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def command(baseline, candidate, a_prime, csv_path, paired, delta, lower_is_better, seed, n_boot, fail_on, as_json) -> None:
+def command(
+    baseline, candidate, a_prime, csv_path, paired, delta, lower_is_better, seed, n_boot, fail_on, as_json
+) -> None:
     """Effect, intervals, A/A noise floor and verdict from per-run values.
 
     Give one value per run (e.g. each run's mean step time after warm-up), never
@@ -227,10 +319,15 @@ def command(baseline, candidate, a_prime, csv_path, paired, delta, lower_is_bett
         lengths = {"A": len(a), "B": len(b)} | ({"A'": len(ap)} if ap is not None else {})
         if len(set(lengths.values())) != 1:
             counts = ", ".join(f"{k} {v}" for k, v in lengths.items())
-            raise UsageError(f"paired analysis needs one value per round in every arm ({counts}); use --unpaired for independent runs")
+            raise UsageError(
+                f"paired analysis needs one value per round in every arm ({counts}); use --unpaired for independent "
+                f"runs"
+            )
 
     try:
-        result = analyze(a, b, ap, paired=paired, delta=delta, lower_is_better=lower_is_better, seed=seed, n_boot=n_boot, slots=slots)
+        result = analyze(
+            a, b, ap, paired=paired, delta=delta, lower_is_better=lower_is_better, seed=seed, n_boot=n_boot, slots=slots
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     doc = result.to_json()

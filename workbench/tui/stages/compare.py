@@ -21,7 +21,17 @@ from workbench.tui import declaring, services
 from workbench.tui.runlist import run_rows
 from workbench.tui.stages import Stage
 from workbench.tui.state import InvestigationState
-from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, Line, Report, RunPicker, highlighted_id, one_line, safe
+from workbench.tui.widgets import (
+    ChoiceScreen,
+    Field,
+    FormScreen,
+    Line,
+    Report,
+    RunPicker,
+    highlighted_id,
+    one_line,
+    safe,
+)
 
 if TYPE_CHECKING:
     from store.api import RunSummary
@@ -88,7 +98,9 @@ class CompareStage(Stage):
         if self._runs_lens != state.lens or not self.runs:  # none yet: some may have been imported since
             self.runs, self._runs_lens = self.wb.runs_cache.get(state.lens, []), state.lens
             lens = state.lens
-            self.wb.background(services.runs, lens, done=lambda runs: self._got_runs(lens, runs), what="loading runs", group="runs")
+            self.wb.background(
+                services.runs, lens, done=lambda runs: self._got_runs(lens, runs), what="loading runs", group="runs"
+            )
         self._fill_lists()
         self._draw()
 
@@ -119,7 +131,9 @@ class CompareStage(Stage):
         elif not self.runs and self._runs_lens in self.wb.runs_cache:
             t.append(f"No {state.lens} runs in this store: import captures (wb import FILE), then reopen it (i).")
         else:
-            t.append(f"{len(state.baseline)} baseline, {len(state.candidate)} candidate, {len(state.control)} A′ selected")
+            t.append(
+                f"{len(state.baseline)} baseline, {len(state.candidate)} candidate, {len(state.control)} A′ selected"
+            )
             if state.filter:
                 t.append(f" (filter {state.filter!r} hides the rest)")
             run_id = highlighted_id(picker)
@@ -138,8 +152,12 @@ class CompareStage(Stage):
         banner = self.query_one("#compare-banner", Line)
         report = self.query_one("#compare-report", Report)
         if state is None:
-            banner.show(Text("No investigation open: runs are compared inside one.\n"
-                             "Press i to pick one, or n to create one (in the picker, or in 1 Frame)."))
+            banner.show(
+                Text(
+                    "No investigation open: runs are compared inside one.\n"
+                    "Press i to pick one, or n to create one (in the picker, or in 1 Frame)."
+                )
+            )
             report.show("")
             return
         if state.banner == "comparing":
@@ -187,14 +205,25 @@ class CompareStage(Stage):
             box.show("")
             return
         lens_runs = {r.id for r in self.runs}
-        rows = [(side, run_id) for side, ids in (("B", state.baseline), ("C", state.candidate), ("A", state.control))
-                for run_id in sorted(ids & lens_runs)]
+        rows = [
+            (side, run_id)
+            for side, ids in (("B", state.baseline), ("C", state.candidate), ("A", state.control))
+            for run_id in sorted(ids & lens_runs)
+        ]
         cache = self.wb.sparks_cache
         missing = sorted({run_id for _side, run_id in rows if run_id not in cache})
         if missing:
-            self.wb.background(services.run_sparks, state.lens, missing, done=self._got_sparks, what="drawing the runs over time",
-                               group="sparks")
-        text = services.sparklines(state.lens, [(side, run_id, cache[run_id]) for side, run_id in rows if run_id in cache])
+            self.wb.background(
+                services.run_sparks,
+                state.lens,
+                missing,
+                done=self._got_sparks,
+                what="drawing the runs over time",
+                group="sparks",
+            )
+        text = services.sparklines(
+            state.lens, [(side, run_id, cache[run_id]) for side, run_id in rows if run_id in cache]
+        )
         box.show("\n" + text if text else "")
 
     def _got_sparks(self, sparks: dict[int, services.RunSpark]) -> None:
@@ -260,8 +289,18 @@ class CompareStage(Stage):
             state.error = f"comparison failed: {getattr(error, 'message', None) or error or type(error).__name__}"
             self._redraw_if_current(state)
 
-        self.wb.background(services.compare_and_store, state.inv_id, base, cand, dict(state.accepts), dict(state.changes), control,
-                           done=compared, on_error=failed, what="comparing")
+        self.wb.background(
+            services.compare_and_store,
+            state.inv_id,
+            base,
+            cand,
+            dict(state.accepts),
+            dict(state.changes),
+            control,
+            done=compared,
+            on_error=failed,
+            what="comparing",
+        )
 
     def action_sweeps(self) -> None:
         """Two load sweeps (one run a load level) side by side at matched load: pick the
@@ -272,12 +311,17 @@ class CompareStage(Stage):
         if state.lens != "inference":
             self.wb.notify(f"Load sweeps are inference runs: this is a {state.lens} investigation", severity="warning")
             return
-        self.wb.background(services.sweeps, done=lambda found: self._pick_sweeps(state, found), what="listing load sweeps")
+        self.wb.background(
+            services.sweeps, done=lambda found: self._pick_sweeps(state, found), what="listing load sweeps"
+        )
 
     def _pick_sweeps(self, state: InvestigationState, found: list[services.Sweep]) -> None:
         if len(found) < 2:
-            self.wb.notify("A sweep comparison needs two load sweeps in the store (wb import a sweep's files: "
-                           "docs/importers.md)", severity="warning", markup=False)
+            self.wb.notify(
+                "A sweep comparison needs two load sweeps in the store (wb import a sweep's files: docs/importers.md)",
+                severity="warning",
+                markup=False,
+            )
             return
         by_id = {s.id: s for s in found}
 
@@ -288,8 +332,10 @@ class CompareStage(Stage):
             if base_id is None:
                 return
             others = [(s.id, label(s)) for s in found if s.id != base_id]
-            self.app.push_screen(ChoiceScreen("Candidate sweep", others),
-                                 lambda cand_id: cand_id is not None and self._compare_sweeps(state, by_id[base_id], by_id[cand_id]))
+            self.app.push_screen(
+                ChoiceScreen("Candidate sweep", others),
+                lambda cand_id: cand_id is not None and self._compare_sweeps(state, by_id[base_id], by_id[cand_id]),
+            )
 
         self.app.push_screen(ChoiceScreen("Baseline sweep", [(s.id, label(s)) for s in found]), candidate)
 
@@ -298,8 +344,10 @@ class CompareStage(Stage):
         state.sweep = (base.name, cand.name)
         state.banner, state.report = "sweep", None
         self._fill_lists()
-        for picker, first in ((self.query_one("#baseline-list", RunPicker), min(base.runs)),
-                              (self.query_one("#candidate-list", RunPicker), min(cand.runs))):
+        for picker, first in (
+            (self.query_one("#baseline-list", RunPicker), min(base.runs)),
+            (self.query_one("#candidate-list", RunPicker), min(cand.runs)),
+        ):
             index = picker.index_of(first)
             if index is not None:
                 picker.highlighted = index  # the sweep's runs in view
@@ -314,11 +362,21 @@ class CompareStage(Stage):
         def failed(error: BaseException) -> None:
             if state.sweep == key:
                 state.banner = "failed"
-                state.error = f"sweep comparison failed: {getattr(error, 'message', None) or error or type(error).__name__}"
+                state.error = (
+                    f"sweep comparison failed: {getattr(error, 'message', None) or error or type(error).__name__}"
+                )
                 self._redraw_if_current(state)
 
-        self.wb.background(services.sweep_report, base.runs, cand.runs, dict(state.changes), dict(state.accepts),
-                           done=drawn, on_error=failed, what="comparing the sweeps")
+        self.wb.background(
+            services.sweep_report,
+            base.runs,
+            cand.runs,
+            dict(state.changes),
+            dict(state.accepts),
+            done=drawn,
+            on_error=failed,
+            what="comparing the sweeps",
+        )
 
     def _redraw_if_current(self, state: InvestigationState) -> None:
         if state is self.state:
@@ -330,11 +388,23 @@ class CompareStage(Stage):
         state = self.state
         dim, values = next(iter(state.changes.items()), ("", ["", ""]))
         self.app.push_screen(
-            FormScreen("Declare the intended change", [
-                Field("dimension", "Dimension", value=str(dim), placeholder="engine_revision"),
-                Field("from", "From (baseline value)", value=str(values[0] if values and values[0] is not None else "")),
-                Field("to", "To (candidate value)", value=str(values[1] if len(values) > 1 and values[1] is not None else "")),
-            ], note="A declared change that did not happen is reported; an undeclared difference is 'different'."),
+            FormScreen(
+                "Declare the intended change",
+                [
+                    Field("dimension", "Dimension", value=str(dim), placeholder="engine_revision"),
+                    Field(
+                        "from",
+                        "From (baseline value)",
+                        value=str(values[0] if values and values[0] is not None else ""),
+                    ),
+                    Field(
+                        "to",
+                        "To (candidate value)",
+                        value=str(values[1] if len(values) > 1 and values[1] is not None else ""),
+                    ),
+                ],
+                note="A declared change that did not happen is reported; an undeclared difference is 'different'.",
+            ),
             lambda form: self._declared(state, form),
         )
 
@@ -352,20 +422,36 @@ class CompareStage(Stage):
         state = self.state
         comp = state.comparison if state.banner == "shown" else None
         if comp is None or comp.comparison().comparable:
-            self.wb.notify("Nothing is missing: m declares what a refused comparison's files do not say (c compares)",
-                           severity="warning")
+            self.wb.notify(
+                "Nothing is missing: m declares what a refused comparison's files do not say (c compares)",
+                severity="warning",
+            )
             return
-        self.wb.background(services.missing_declarations, comp, done=lambda proposals: self._ask_missing(state, proposals),
-                           what="reading what the refusal misses")
+        self.wb.background(
+            services.missing_declarations,
+            comp,
+            done=lambda proposals: self._ask_missing(state, proposals),
+            what="reading what the refusal misses",
+        )
 
     def _ask_missing(self, state: InvestigationState, proposals: tuple[services.Declarable, ...]) -> None:
         if not proposals:
-            self.wb.notify("The refusal misses nothing a declaration can say: d declares the change under test, "
-                           "a accepts a difference with a reason", severity="warning")
+            self.wb.notify(
+                "The refusal misses nothing a declaration can say: d declares the change under test, "
+                "a accepts a difference with a reason",
+                severity="warning",
+            )
             return
-        fields = [Field(declaring.field_name(i, name), f"{name} (runs {', '.join(map(str, p.runs))})",
-                        value="" if value == services.PLACEHOLDER else value, placeholder="the value: the files do not say it")
-                  for i, p in enumerate(proposals) for name, value in p.values.items()]
+        fields = [
+            Field(
+                declaring.field_name(i, name),
+                f"{name} (runs {', '.join(map(str, p.runs))})",
+                value="" if value == services.PLACEHOLDER else value,
+                placeholder="the value: the files do not say it",
+            )
+            for i, p in enumerate(proposals)
+            for name, value in p.values.items()
+        ]
         fields.append(Field("why", "Why is it so? (kept in each run's history: wb show RUN)"))
 
         def check(form: dict[str, str]) -> tuple[str, str] | None:
@@ -381,22 +467,39 @@ class CompareStage(Stage):
 
         def submitted(form: dict[str, str] | None) -> None:
             if form:
-                self.wb.background(services.declare_missing, proposals, form, form["why"], done=declared, what="declaring")
+                self.wb.background(
+                    services.declare_missing, proposals, form, form["why"], done=declared, what="declaring"
+                )
 
-        self.app.push_screen(FormScreen("Declare what the files do not say", fields, check=check,
-                                        note="As wb declare records it: checked against the data, kept in each run's "
-                                             "history; then compared again."), submitted)
+        self.app.push_screen(
+            FormScreen(
+                "Declare what the files do not say",
+                fields,
+                check=check,
+                note="As wb declare records it: checked against the data, kept in each run's "
+                "history; then compared again.",
+            ),
+            submitted,
+        )
 
     def action_accept(self) -> None:
         if not self.needs_investigation() or self.state is None:
             return
         state = self.state
         self.app.push_screen(
-            FormScreen("Accept refused dimensions", [
-                Field("dimension", "Dimensions (comma separated)", value=", ".join(blocking_dimensions(state.comparison))),
-                Field("why", "Why is this pair still worth comparing? (recorded for each dimension)"),
-            ], note="An acceptance overrides a refusal (declaring a missing value, wb declare, resolves it instead); "
-                    "it travels in the bundle."),
+            FormScreen(
+                "Accept refused dimensions",
+                [
+                    Field(
+                        "dimension",
+                        "Dimensions (comma separated)",
+                        value=", ".join(blocking_dimensions(state.comparison)),
+                    ),
+                    Field("why", "Why is this pair still worth comparing? (recorded for each dimension)"),
+                ],
+                note="An acceptance overrides a refusal (declaring a missing value, wb declare, resolves it instead); "
+                "it travels in the bundle.",
+            ),
             lambda form: self._accepted(state, form),
         )
 
@@ -427,7 +530,9 @@ def banner_text(comp: ComparisonView) -> Text:
     primary = result.primary
     line = Text().append(" COMPARABLE ", style="bold reverse")
     line.append(f" {result.verdict}" if result.verdict else " no verdict", style="bold")
-    line.append_text(safe(f"  {(primary.title or primary.metric) if primary else ''}: {primary.text if primary else ''}"))
+    line.append_text(
+        safe(f"  {(primary.title or primary.metric) if primary else ''}: {primary.text if primary else ''}")
+    )
     accepted = [a.dimension for a in result.accepted]
     line.append(f"\n{cite}")
     if accepted:
@@ -444,4 +549,6 @@ def blocking_dimensions(comp: ComparisonView | None) -> list[str]:
     result = comp.comparison()
     if result.comparable:
         return []
-    return [r.name for r in result.comparability.rows if r.blocks] or [result.refusal.dimension if result.refusal else ""]
+    return [r.name for r in result.comparability.rows if r.blocks] or [
+        result.refusal.dimension if result.refusal else ""
+    ]

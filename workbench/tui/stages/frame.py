@@ -15,13 +15,17 @@ from workbench.tui import services
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import ChoiceScreen, Field, FormScreen
 
-LENSES = (("inference", "inference: latency of a serving engine (TTFT p95)"),
-          ("training", "training: step time of a training job"),
-          ("fleet", "fleet: queue waits in a GPU pool"))
+LENSES = (
+    ("inference", "inference: latency of a serving engine (TTFT p95)"),
+    ("training", "training: step time of a training job"),
+    ("fleet", "fleet: queue waits in a GPU pool"),
+)
 # A decision question of the lens's own kind, as the placeholder of a new investigation's.
-QUESTIONS = {"inference": "Did the engine upgrade raise p95 TTFT?",
-             "training": "Did the PyTorch upgrade slow the training step?",
-             "fleet": "Did queue waits in the pool grow, and is capacity the limit?"}
+QUESTIONS = {
+    "inference": "Did the engine upgrade raise p95 TTFT?",
+    "training": "Did the PyTorch upgrade slow the training step?",
+    "fleet": "Did queue waits in the pool grow, and is capacity the limit?",
+}
 
 
 class FrameStage(Stage):
@@ -52,7 +56,11 @@ class FrameStage(Stage):
             ("lens", inv.lens),
             ("question", inv.question),
             ("guardrails", ", ".join(inv.guardrails) or "the lens defaults"),
-            ("intended change", ", ".join(f"{k}: {' -> '.join(map(str, v))}" for k, v in inv.intended_change.items()) or "none declared"),
+            (
+                "intended change",
+                ", ".join(f"{k}: {' -> '.join(map(str, v))}" for k, v in inv.intended_change.items())
+                or "none declared",
+            ),
             ("baseline runs", ", ".join(map(str, inv.baseline_runs)) or "not chosen yet"),
             ("candidate runs", ", ".join(map(str, inv.candidate_runs)) or "not chosen yet"),
             ("comparisons", str(len(inv.comparisons))),
@@ -64,17 +72,33 @@ class FrameStage(Stage):
         table.add_column(ratio=1)  # long values wrap under themselves: a hanging indent
         for name, value in rows:
             table.add_row(name, Text(clean(value)))
-        body.update(Group(t, table, Text("\nGuardrails (METRIC RULE LIMIT) are checked at Compare, and at Verify in plans that carry them. Next: 2 Compare.")))
+        body.update(
+            Group(
+                t,
+                table,
+                Text(
+                    "\nGuardrails (METRIC RULE LIMIT) are checked at Compare, and at Verify in plans that carry them. "
+                    "Next: 2 Compare."
+                ),
+            )
+        )
 
     def action_new(self) -> None:
         def chosen(lens: str | None) -> None:
             if lens is None:
                 return
             self.app.push_screen(
-                FormScreen(f"New {lens} investigation", [
-                    Field("question", "Decision question", placeholder=QUESTIONS[lens]),
-                    Field("guardrails", "Guardrails: METRIC RULE LIMIT, comma separated (e.g. eval_loss within 0.02; empty: the lens defaults)"),
-                ]),
+                FormScreen(
+                    f"New {lens} investigation",
+                    [
+                        Field("question", "Decision question", placeholder=QUESTIONS[lens]),
+                        Field(
+                            "guardrails",
+                            "Guardrails: METRIC RULE LIMIT, comma separated (e.g. eval_loss within 0.02; empty: the "
+                            "lens defaults)",
+                        ),
+                    ],
+                ),
                 lambda form: self._create(lens, form),
             )
 
@@ -84,5 +108,11 @@ class FrameStage(Stage):
         if not form:
             return
         guardrails = [g.strip() for g in form["guardrails"].split(",") if g.strip()]
-        self.wb.background(services.new_investigation, lens, form["question"], guardrails,
-                           done=lambda inv: self.wb.open_investigation(inv.id), what="creating the investigation")
+        self.wb.background(
+            services.new_investigation,
+            lens,
+            form["question"],
+            guardrails,
+            done=lambda inv: self.wb.open_investigation(inv.id),
+            what="creating the investigation",
+        )

@@ -16,11 +16,25 @@ from workbench.investigations.views import HypothesisView, InvestigationView, Ob
 from workbench.tui import actions_pane, services
 from workbench.tui.fit import wrap_lines
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import ChoiceScreen, Field, FormScreen, PaneList, fill_options, highlighted_id, one_line, required_fields, safe
+from workbench.tui.widgets import (
+    ChoiceScreen,
+    Field,
+    FormScreen,
+    PaneList,
+    fill_options,
+    highlighted_id,
+    one_line,
+    required_fields,
+    safe,
+)
 
 DETAIL_LINES = 6  # the lines under the lists for the highlighted item (#hyp-detail's max-height)
-STATUSES = (("supported", "supported: the deciding test supports it"), ("refuted", "refuted: the test contradicts it"),
-            ("undetermined", "undetermined: the test could not decide"), ("open", "open: not tested yet"))
+STATUSES = (
+    ("supported", "supported: the deciding test supports it"),
+    ("refuted", "refuted: the test contradicts it"),
+    ("undetermined", "undetermined: the test could not decide"),
+    ("open", "open: not tested yet"),
+)
 
 
 class HypothesizeStage(Stage):
@@ -65,7 +79,9 @@ class HypothesizeStage(Stage):
         fill_options(obs_list, observations, obs_list.highlighted)
         fill_options(hyp_list, hypotheses, hyp_list.highlighted)
         self._detail()
-        self.wb.background(actions_pane.actions_of, inv.id, done=self._got_actions, what="loading actions", group="hyp-actions")
+        self.wb.background(
+            actions_pane.actions_of, inv.id, done=self._got_actions, what="loading actions", group="hyp-actions"
+        )
 
     def _got_actions(self, actions: list) -> None:
         self.actions = actions
@@ -128,7 +144,15 @@ class HypothesizeStage(Stage):
         last = h.history[-1] if h.history else None
         if last is not None and (last.note or last.evidence):
             t.append("\ndecided by: ", style="bold")
-            t.append_text(safe("; ".join(p for p in (evidence_text(last.evidence, limit=2000) if last.evidence else "", last.note or "") if p)))
+            t.append_text(
+                safe(
+                    "; ".join(
+                        p
+                        for p in (evidence_text(last.evidence, limit=2000) if last.evidence else "", last.note or "")
+                        if p
+                    )
+                )
+            )
         t.append_text(actions_pane.citing_text(self.actions, h.id))
         return t
 
@@ -148,19 +172,35 @@ class HypothesizeStage(Stage):
         if not self.needs_investigation():
             return
         self.app.push_screen(
-            FormScreen("New hypothesis", [
-                Field("statement", "Statement (falsifiable)", placeholder="A straggling rank delays the all-reduce"),
-                Field("test", "The test that would decide it", placeholder="Rerun with rank 5 replaced; 10 interleaved rounds"),
-            ], note="A hypothesis is a claim to test, never an observation.",
-               check=required_fields(("statement", "The statement"), ("test", "The test that would decide it"))),
+            FormScreen(
+                "New hypothesis",
+                [
+                    Field(
+                        "statement", "Statement (falsifiable)", placeholder="A straggling rank delays the all-reduce"
+                    ),
+                    Field(
+                        "test",
+                        "The test that would decide it",
+                        placeholder="Rerun with rank 5 replaced; 10 interleaved rounds",
+                    ),
+                ],
+                note="A hypothesis is a claim to test, never an observation.",
+                check=required_fields(("statement", "The statement"), ("test", "The test that would decide it")),
+            ),
             self._add,
         )
 
     def _add(self, form: dict[str, str] | None) -> None:
         if not form:
             return
-        self.wb.background(services.add_hypothesis, self.inv.id, form["statement"], form["test"],
-                           done=lambda _h: self.wb.reload_investigation(), what="adding the hypothesis")
+        self.wb.background(
+            services.add_hypothesis,
+            self.inv.id,
+            form["statement"],
+            form["test"],
+            done=lambda _h: self.wb.reload_investigation(),
+            what="adding the hypothesis",
+        )
 
     def action_status(self) -> None:
         if not self.needs_investigation():
@@ -174,10 +214,14 @@ class HypothesizeStage(Stage):
             if status is None:
                 return
             self.app.push_screen(
-                FormScreen(f"Hypothesis {h.id}: {status}", [
-                    Field("evidence", "Evidence that decided it (e.g. rerun_plan=3, comparison=2)"),
-                    Field("note", "Note"),
-                ], check=lambda form: services.check_evidence(form["evidence"])),
+                FormScreen(
+                    f"Hypothesis {h.id}: {status}",
+                    [
+                        Field("evidence", "Evidence that decided it (e.g. rerun_plan=3, comparison=2)"),
+                        Field("note", "Note"),
+                    ],
+                    check=lambda form: services.check_evidence(form["evidence"]),
+                ),
                 lambda form: self._set(h.id, status, form),
             )
 
@@ -187,8 +231,15 @@ class HypothesizeStage(Stage):
         if form is None:
             return
         evidence = [e.strip() for e in form["evidence"].split(",") if e.strip()]
-        self.wb.background(services.set_status, hid, status, evidence, form["note"],
-                           done=lambda _h: self.wb.reload_investigation(), what="setting the status")
+        self.wb.background(
+            services.set_status,
+            hid,
+            status,
+            evidence,
+            form["note"],
+            done=lambda _h: self.wb.reload_investigation(),
+            what="setting the status",
+        )
 
     def action_retract(self) -> None:
         if not self.needs_investigation():
@@ -198,11 +249,15 @@ class HypothesizeStage(Stage):
             self.wb.notify("Select an observation first", severity="warning")
             return
         self.app.push_screen(
-            FormScreen(f"Retract observation {o.id}", [Field("reason", "Why (the original is kept beside the retraction)")]),
+            FormScreen(
+                f"Retract observation {o.id}", [Field("reason", "Why (the original is kept beside the retraction)")]
+            ),
             lambda form: self._retract(o.id, form),
         )
 
     def _retract(self, oid: int, form: dict[str, str] | None) -> None:
         if not form or not form["reason"].strip():
             return
-        self.wb.background(services.retract, oid, form["reason"], done=lambda _o: self.wb.reload_investigation(), what="retracting")
+        self.wb.background(
+            services.retract, oid, form["reason"], done=lambda _o: self.wb.reload_investigation(), what="retracting"
+        )

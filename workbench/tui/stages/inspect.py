@@ -53,8 +53,14 @@ class InspectStage(Stage):
             return
         observations = services.derived_texts(comp)
         pinned = {o.text for o in inv.observations if o.kind == "observation" and not o.retracted_by}
-        fill_options(derived, [Option(one_line(safe(("✓ pinned  " if text in pinned else "") + text)), id=str(i))
-                               for i, text in enumerate(observations)], derived.highlighted)
+        fill_options(
+            derived,
+            [
+                Option(one_line(safe(("✓ pinned  " if text in pinned else "") + text)), id=str(i))
+                for i, text in enumerate(observations)
+            ],
+            derived.highlighted,
+        )
         key = (inv.id, comp.id)
         if key != self._for:
             self._for = key
@@ -64,8 +70,13 @@ class InspectStage(Stage):
         if self.inv is None:
             return
         self.query_one("#inspect-report", Report).show(Text("inspecting…"))
-        self.wb.background(services.inspect_text, self.inv, done=lambda text: self.query_one("#inspect-report", Report).show(text),
-                           what="inspecting", group="inspect")
+        self.wb.background(
+            services.inspect_text,
+            self.inv,
+            done=lambda text: self.query_one("#inspect-report", Report).show(text),
+            what="inspecting",
+            group="inspect",
+        )
 
     def action_pin(self) -> None:
         if not self.needs_investigation():

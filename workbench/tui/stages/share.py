@@ -71,19 +71,33 @@ class ShareStage(Stage):
             self.wb.notify("Pick an investigation first (i)", severity="warning")
             return
         inv_id = self.inv.id
-        self.wb.background(services.bundle_sizes, inv_id, done=lambda sizes: self._export_dialog(inv_id, sizes),
-                           what="measuring the bundle")
+        self.wb.background(
+            services.bundle_sizes,
+            inv_id,
+            done=lambda sizes: self._export_dialog(inv_id, sizes),
+            what="measuring the bundle",
+        )
 
     def _export_dialog(self, inv_id: int, sizes: services.BundleSizes) -> None:
         default = self.last_path or str(services.default_bundle_path(inv_id))
-        note = (f"With the samples embedded the bundle is {_size(sizes.with_samples)} "
-                f"({_size(sizes.without_samples)} without): anyone can then re-derive its results with "
-                "wb evidence verify --recompute. Proposed: wb's data directory; type another path "
-                "(e.g. ./bundle.json for the working directory) to write elsewhere.")
-        self.app.push_screen(FormScreen("Export evidence bundle", [
-            Field("path", "Write to", value=default),
-            Field("embed", "Embed samples (yes/no)", value="yes" if sizes.embed_by_default else "no"),
-        ], note=note, check=_export_check), lambda form: self._export(inv_id, form))
+        note = (
+            f"With the samples embedded the bundle is {_size(sizes.with_samples)} "
+            f"({_size(sizes.without_samples)} without): anyone can then re-derive its results with "
+            "wb evidence verify --recompute. Proposed: wb's data directory; type another path "
+            "(e.g. ./bundle.json for the working directory) to write elsewhere."
+        )
+        self.app.push_screen(
+            FormScreen(
+                "Export evidence bundle",
+                [
+                    Field("path", "Write to", value=default),
+                    Field("embed", "Embed samples (yes/no)", value="yes" if sizes.embed_by_default else "no"),
+                ],
+                note=note,
+                check=_export_check,
+            ),
+            lambda form: self._export(inv_id, form),
+        )
 
     def _export(self, inv_id: int, form: dict[str, str] | None) -> None:
         if not form:
@@ -95,9 +109,12 @@ class ShareStage(Stage):
             t = Text().append("Exported ", style="bold")
             t.append_text(safe(result.path))
             t.append(f"\nchecksum sha256:{result.checksum}\n")
-            t.append("samples embedded" if result.embedded else "samples not embedded (--recompute cannot re-derive it)")
-            t.append("\n\nRecheck of the written file (wb evidence verify"
-                     f"{' --recompute' if result.embedded else ''}): ")
+            t.append(
+                "samples embedded" if result.embedded else "samples not embedded (--recompute cannot re-derive it)"
+            )
+            t.append(
+                f"\n\nRecheck of the written file (wb evidence verify{' --recompute' if result.embedded else ''}): "
+            )
             t.append("VALID" if result.valid else "MISMATCH", style="bold reverse")
             t.append("\n")
             t.append_text(wrapping(result.report))
@@ -107,11 +124,14 @@ class ShareStage(Stage):
         self.wb.background(services.export_bundle, inv_id, path, embed, done=done, what="exporting and rechecking")
 
     def action_verify(self) -> None:
-        self.app.push_screen(FormScreen("Verify a bundle file", [Field("path", "Bundle", value=self.last_path)]), self._verify)
+        self.app.push_screen(
+            FormScreen("Verify a bundle file", [Field("path", "Bundle", value=self.last_path)]), self._verify
+        )
 
     def _verify(self, form: dict[str, str] | None) -> None:
         if not form or not form["path"].strip():
             return
+
         def done(result: tuple[bool, str]) -> None:
             ok, text = result
             t = Text().append("VALID" if ok else "MISMATCH", style="bold reverse")
@@ -119,4 +139,9 @@ class ShareStage(Stage):
             t.append_text(wrapping(text))
             self.query_one("#share-result", Static).update(t)
 
-        self.wb.background(lambda _store, p: services.verify_bundle_text(p), Path(form["path"].strip()).expanduser(), done=done, what="verifying")
+        self.wb.background(
+            lambda _store, p: services.verify_bundle_text(p),
+            Path(form["path"].strip()).expanduser(),
+            done=done,
+            what="verifying",
+        )

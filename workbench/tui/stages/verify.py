@@ -64,7 +64,9 @@ class VerifyStage(Stage):
 
     def _got_plans(self, plans: list[services.PlanHistory]) -> None:
         self.plans = plans
-        self.wb.background(services.bisections, done=self._got_bisections, what="loading bisections", group="bisections")
+        self.wb.background(
+            services.bisections, done=self._got_bisections, what="loading bisections", group="bisections"
+        )
 
     def _got_bisections(self, bisections: list[services.BisectionRow]) -> None:
         plans = self.plans
@@ -75,21 +77,33 @@ class VerifyStage(Stage):
         # A new plan is highlighted (r runs it); otherwise the highlight stays, or starts on the first.
         keep = ids.index(self._select_after_load) if self._select_after_load in ids else widget.highlighted
         self._select_after_load = None
-        options = [Option(one_line(safe(f"{p.id:>3}  {p.name}  [{p.lens}, {p.last_status}]")), id=str(p.id)) for p in plans]
-        options += [Option(one_line(safe(f"bisect {b.name}  [{b.status}, {b.steps} steps, {b.open} open]")), id=f"b{b.id}")
-                    for b in bisections]
+        options = [
+            Option(one_line(safe(f"{p.id:>3}  {p.name}  [{p.lens}, {p.last_status}]")), id=str(p.id)) for p in plans
+        ]
+        options += [
+            Option(one_line(safe(f"bisect {b.name}  [{b.status}, {b.steps} steps, {b.open} open]")), id=f"b{b.id}")
+            for b in bisections
+        ]
         fill_options(widget, options, keep)
         if self.inv is not None:
-            self.wb.background(actions_pane.actions_of, self.inv.id, done=self._got_actions, what="loading actions", group="actions")
+            self.wb.background(
+                actions_pane.actions_of, self.inv.id, done=self._got_actions, what="loading actions", group="actions"
+            )
         if not plans and not bisections and not self.actions:
-            self.query_one("#plan-detail", Report).show(Text("No rerun plans yet. Press n to make one with the bundled CPU workload,\n"
-                                                               "or see docs/verify.md to wrap your own benchmark (wb rerun plan)."))
+            self.query_one("#plan-detail", Report).show(
+                Text(
+                    "No rerun plans yet. Press n to make one with the bundled CPU workload,\n"
+                    "or see docs/verify.md to wrap your own benchmark (wb rerun plan)."
+                )
+            )
 
     def _got_actions(self, actions: list[Any]) -> None:
         self.actions = actions
         widget = self.query_one("#plans", OptionList)
         listed = {widget.get_option_at_index(i).id for i in range(widget.option_count)}
-        widget.add_options([Option(one_line(actions_pane.option_label(a)), id=f"a{a.id}") for a in actions if f"a{a.id}" not in listed])
+        widget.add_options(
+            [Option(one_line(actions_pane.option_label(a)), id=f"a{a.id}") for a in actions if f"a{a.id}" not in listed]
+        )
         option = self._highlighted()
         shown = next((a for a in actions if f"a{a.id}" == option), None)
         if shown is not None:  # its status may have changed since it was drawn
@@ -113,8 +127,15 @@ class VerifyStage(Stage):
 
         def submitted(form: dict[str, str] | None) -> None:
             if form:
-                self.wb.background(actions_pane.decide, a.id, decision, form["by"].strip(), form["why"], done=self._action_done,
-                                   what=f"recording the {decision[:-1]}al" if decision == "approved" else "recording the rejection")
+                self.wb.background(
+                    actions_pane.decide,
+                    a.id,
+                    decision,
+                    form["by"].strip(),
+                    form["why"],
+                    done=self._action_done,
+                    what=f"recording the {decision[:-1]}al" if decision == "approved" else "recording the rejection",
+                )
 
         self.app.push_screen(*actions_pane.decision_dialog(a, decision, submitted))
 
@@ -131,7 +152,9 @@ class VerifyStage(Stage):
 
         def submitted(form: dict[str, str] | None) -> None:
             if form:
-                self.wb.background(actions_pane.attach_plan, a.id, form["plan"], done=self._action_done, what="attaching the plan")
+                self.wb.background(
+                    actions_pane.attach_plan, a.id, form["plan"], done=self._action_done, what="attaching the plan"
+                )
 
         self.app.push_screen(*actions_pane.plan_dialog(a, submitted))
 
@@ -164,9 +187,13 @@ class VerifyStage(Stage):
                 self.query_one("#plan-detail", Report).show(actions_pane.detail_text(action))
             return
         if option.startswith("b"):  # a bisection: its report (ranges, steps, result)
-            self.wb.background(services.bisection_text, int(option[1:]), what="loading the bisection", group="plan-detail", done=drawn)
+            self.wb.background(
+                services.bisection_text, int(option[1:]), what="loading the bisection", group="plan-detail", done=drawn
+            )
         else:
-            self.wb.background(services.plan_text, int(option), what="loading the plan", group="plan-detail", done=drawn)
+            self.wb.background(
+                services.plan_text, int(option), what="loading the plan", group="plan-detail", done=drawn
+            )
 
     def _lens(self) -> str | None:
         return self.inv.lens if self.inv else None
@@ -174,15 +201,21 @@ class VerifyStage(Stage):
     def action_new_plan(self) -> None:
         """The one-key plan: the bundled CPU workload in the investigation's lens, candidate +5 %."""
         lens = self._lens()
-        self._make_plan(f"cpu-{lens or 'training'}-{len(self.plans) + 1}", services.DEFAULT_SLOWDOWN_PCT, services.DEFAULT_ROUNDS)
+        self._make_plan(
+            f"cpu-{lens or 'training'}-{len(self.plans) + 1}", services.DEFAULT_SLOWDOWN_PCT, services.DEFAULT_ROUNDS
+        )
 
     def action_custom_plan(self) -> None:
         self.app.push_screen(
-            FormScreen("New rerun plan (bundled CPU workload)", [
-                Field("name", "Name", value=f"cpu-{self._lens() or 'training'}-{len(self.plans) + 1}"),
-                Field("slowdown", "Candidate slowdown, %", value=f"{services.DEFAULT_SLOWDOWN_PCT:g}"),
-                Field("rounds", "Rounds (A, B, A′ each)", value=str(services.DEFAULT_ROUNDS)),
-            ], note="Your own benchmark: wb rerun plan NAME --baseline ... --candidate ... (docs/verify.md)."),
+            FormScreen(
+                "New rerun plan (bundled CPU workload)",
+                [
+                    Field("name", "Name", value=f"cpu-{self._lens() or 'training'}-{len(self.plans) + 1}"),
+                    Field("slowdown", "Candidate slowdown, %", value=f"{services.DEFAULT_SLOWDOWN_PCT:g}"),
+                    Field("rounds", "Rounds (A, B, A′ each)", value=str(services.DEFAULT_ROUNDS)),
+                ],
+                note="Your own benchmark: wb rerun plan NAME --baseline ... --candidate ... (docs/verify.md).",
+            ),
             self._create_plan,
         )
 
@@ -206,8 +239,17 @@ class VerifyStage(Stage):
             self.show(self.inv)
 
         owner = self.inv.id if self.inv is not None and not self.inv.imported else None  # the open investigation's plan
-        self.wb.background(services.new_cpu_plan, name, slowdown, rounds, self._lens(), owner, done=made, what="making the plan",
-                           on_error=lambda error: status.show(safe(f"no plan made: {getattr(error, 'message', None) or error}")))
+        self.wb.background(
+            services.new_cpu_plan,
+            name,
+            slowdown,
+            rounds,
+            self._lens(),
+            owner,
+            done=made,
+            what="making the plan",
+            on_error=lambda error: status.show(safe(f"no plan made: {getattr(error, 'message', None) or error}")),
+        )
 
     def action_run(self) -> None:
         plan_id = self._plan_id()
@@ -241,8 +283,15 @@ class VerifyStage(Stage):
             self._estimate = f"plan {plan_id}: {text}"
             self._status("preflight, then the runs (escape stops after the current one)…")
             self._started = time.monotonic()
-            self.wb.background(services.run_plan, plan_id, observer, done=finished, what="running the plan", group="rerun",
-                               on_error=failed)
+            self.wb.background(
+                services.run_plan,
+                plan_id,
+                observer,
+                done=finished,
+                what="running the plan",
+                group="rerun",
+                on_error=failed,
+            )
 
         self.wb.background(services.plan_estimate, plan_id, done=estimated, what="estimating the plan", on_error=failed)
 
@@ -273,7 +322,10 @@ class VerifyStage(Stage):
             left = (time.monotonic() - self._started) / ran * max(self._runs_total - self._runs_done, 0)
             text += f"; about {left:.0f} s left"
         if live.get("rounds"):
-            text += f"; after {live['rounds']} complete rounds B/A = {live['b_over_a']:.3f}, A′/A = {live['aprime_over_a']:.3f} (live, not a verdict)"
+            text += (
+                f"; after {live['rounds']} complete rounds B/A = {live['b_over_a']:.3f}, A′/A = "
+                f"{live['aprime_over_a']:.3f} (live, not a verdict)"
+            )
         self._status(text)
 
     def on_run_ended(self, event: RunEnded) -> None:

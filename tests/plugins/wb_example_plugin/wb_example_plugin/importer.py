@@ -20,7 +20,11 @@ class ToyImporter(Importer):
     name = "toy-latency"
     version = "1"
     description = "toy latency files (the example plug-in)"
-    options = (ImporterOption("toy_scale", "--toy-scale", "Multiply every toy latency by this factor.", float, metavar="FACTOR"),)
+    options = (
+        ImporterOption(
+            "toy_scale", "--toy-scale", "Multiply every toy latency by this factor.", float, metavar="FACTOR"
+        ),
+    )
 
     def sniff(self, probe: Probe) -> bool:
         return probe.stripped.startswith(MARKER)
@@ -41,7 +45,9 @@ class ToyImporter(Importer):
                     try:
                         latencies.append(float(value) * scale)
                     except ValueError:
-                        raise BadInput(path, f"latency_ms {value.strip()!r} is not a number", where=f"line {n}") from None
+                        raise BadInput(
+                            path, f"latency_ms {value.strip()!r} is not a number", where=f"line {n}"
+                        ) from None
                 else:
                     fields[key.strip()] = value.strip()
             if not latencies or not all(math.isfinite(v) for v in latencies):
