@@ -7,9 +7,9 @@ import pytest
 from textual import events
 from textual.widgets import Input
 
-from tests.tui.pilot import settle, text_of
+from tests.tui.pilot import screen_text, settle, text_of
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.widgets import FormScreen
+from workbench.tui.widgets import Field, FormScreen
 
 
 def burst(app, keys: list[str]) -> None:
@@ -63,3 +63,21 @@ async def test_a_validation_error_keeps_the_dialog_and_what_was_typed(demo_url):
         assert app.focused is app.screen.query_one("#field-test", Input), "the cursor is on the field at fault"
         assert "must not be empty" in text_of(app.screen.query_one("#form-error"))
         assert len(app.inv.hypotheses) == before
+
+
+@pytest.mark.asyncio
+async def test_a_long_prefilled_value_is_on_screen(demo_url):
+    """A path longer than its field scrolls sideways: the field's one line shows the value's end
+    at the cursor (a horizontal scrollbar once took that line and left only the cursor)."""
+    path = "/tmp/" + "/".join(f"folder-{i}" for i in range(12)) + "/investigation-1.bundle.json"
+    app = WorkbenchApp(demo_url)
+    app.animation_level = "none"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(
+            FormScreen("Export", [Field("path", "Write to", value=path), Field("embed", "Embed", value="yes")])
+        )
+        await settle(app, pilot)
+        field = app.screen.query(Input).first()
+        assert field.scroll_offset.x > 0  # the value is longer than the field
+        assert "investigation-1.bundle.json" in screen_text(app)[field.region.y]

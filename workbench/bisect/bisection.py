@@ -379,6 +379,7 @@ def _make_plan(
 
 def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | None") -> tuple["RerunReport", int]:
     """Run (or resume) the plan's execution, then build and store its comparison."""
+    # SQLModel, heavy
     from store.rerun import (
         COMPLETE,
         INTERRUPTED,
@@ -387,7 +388,7 @@ def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | N
         executions_of,
         find_plan,
         runs_of,
-    )  # SQLModel, heavy
+    )
 
     executor = Executor(store, plan_name, observer=observer, workdir=root / "runs", confirmed=True)
     with store.session() as s:

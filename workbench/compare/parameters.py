@@ -70,9 +70,8 @@ class ComparisonParameters(msgspec.Struct, frozen=True, omit_defaults=True):
             "accepts": dict(self.accepts),
         }
         if self.guardrails:
-            from lenses.extensions import (
-                parse_guardrail,
-            )  # lenses.base: numpy, only for comparisons with frame guardrails
+            # lenses.base: numpy, only for comparisons with frame guardrails
+            from lenses.extensions import parse_guardrail
 
             lens = get_lens(self.lens or "")
             out["guardrails"] = tuple(parse_guardrail(g, lens) for g in self.guardrails)

@@ -226,11 +226,12 @@ def _actions(
     Their status is not here: the bundle derives it (``workbench.bundle.action_status``)."""
     from sqlmodel import col, select  # SQLAlchemy: loaded with the store, not at import
 
+    # SQLAlchemy: loaded with the store, not at import
     from store.actions import (
         Action,
         ActionDecision,
         ActionVerification,
-    )  # SQLAlchemy: loaded with the store, not at import
+    )
 
     refs = {h.id: h.ref for h in hypotheses}
     out, plan_ids = [], []

@@ -87,12 +87,13 @@ def investigation_summaries(store: "Store") -> list[InvestigationSummary]:
     from sqlalchemy import func  # SQLAlchemy: loaded with the store, not at import
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
+    # SQLAlchemy: loaded with the store, not at import
     from store.investigations import (
         Hypothesis,
         Investigation,
         InvestigationComparison,
         Observation,
-    )  # SQLAlchemy: loaded with the store, not at import
+    )
 
     with store.session() as s:
         rows = s.exec(select(Investigation).order_by(Investigation.id)).all()
@@ -114,12 +115,13 @@ def investigation_view(store: "Store", inv: str | int) -> InvestigationView:
     """The frame with its comparisons, observations (retractions kept) and hypotheses."""
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
+    # SQLAlchemy: loaded with the store, not at import
     from store.investigations import (
         Hypothesis,
         HypothesisStatus,
         InvestigationComparison,
         Observation,
-    )  # SQLAlchemy: loaded with the store, not at import
+    )
 
     with store.session() as s:
         row = investigation_row(s, inv)

@@ -84,11 +84,13 @@ def _evidence_problem(s: Any, ev: dict[str, Any], investigation_id: int, decidin
         InvestigationComparison,
         Observation,
     )  # SQLAlchemy: loaded with the store, not at import
+
+    # SQLAlchemy: loaded with the store, not at import
     from store.rerun import (
         RerunComparison,
         RerunExecution,
         RerunPlan,
-    )  # SQLAlchemy: loaded with the store, not at import
+    )
 
     kind = ev["kind"]
     if kind == "comparison":

@@ -66,9 +66,8 @@ def toolkit_probe(timeout_s: float = 10.0) -> Reading:
 
 
 def software_versions() -> dict[str, str]:
-    from importlib import (
-        metadata,
-    )  # loads email and zipfile: read when a preflight runs, not when its records are decoded
+    # loads email and zipfile: read when a preflight runs, not when its records are decoded
+    from importlib import metadata
 
     versions = {"python": platform.python_version(), "python_implementation": platform.python_implementation()}
     for name in KEY_PACKAGES:

@@ -371,13 +371,14 @@ class _Display:
         self.effect = ""
 
     def begin(self, plan: Any, execution_id: int, total: int, done: int) -> None:
+        # Rich: only to draw
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
             Progress,
             TextColumn,
             TimeElapsedColumn,
-        )  # Rich: only to draw
+        )
 
         self.total, self.rounds = total, plan.rounds
         self.console.print(

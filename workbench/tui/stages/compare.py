@@ -56,6 +56,9 @@ class CompareStage(Stage):
         self.runs: list[RunSummary] = []  # the runs of the shown investigation's lens
         self._runs_lens = ""
         self.plan_runs = False  # Verify's runs listed one by one (t), not folded under their plan
+        # What m just declared, said on the line under the lists (a toast would cover the report
+        # it explains) until the selection changes.
+        self._declared_note: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter runs by id or label (f)", id="run-filter", compact=True)
@@ -137,12 +140,16 @@ class CompareStage(Stage):
             if state.filter:
                 t.append(f" (filter {state.filter!r} hides the rest)")
             run_id = highlighted_id(picker)
-            if run_id is not None and run_id >= 0:
+            if self._declared_note:
+                t.append(" · ")
+                t.append_text(safe(self._declared_note))
+            elif run_id is not None and run_id >= 0:
                 t.append(" · ")
                 t.append_text(safe(f"{run_id}: {picker.label_of(run_id)}"))
         self.query_one("#run-detail", Line).show(t)
 
     def on_run_picker_toggled(self, event: RunPicker.Toggled) -> None:
+        self._declared_note = None
         self._detail(self.app.focused if isinstance(self.app.focused, RunPicker) else None)
         self._draw_sparks()
 
@@ -461,7 +468,8 @@ class CompareStage(Stage):
             return ("why", "a declaration needs its reason") if not form["why"].strip() else None
 
         def declared(said: list[str]) -> None:
-            self.wb.notify("declared " + "; ".join(said) + " (wb show RUN has the history)", markup=False)
+            self._declared_note = "✓ declared " + "; ".join(said) + " (wb show RUN has the history)"
+            self._detail()
             if state is self.state:
                 self.action_compare()
 
