@@ -67,3 +67,20 @@ def screen_text(app) -> list[str]:
         "".join(seg.text for strip in line for seg in strip)
         for line in app.screen._compositor.render_full_update().strips
     ]
+
+
+# Every dialog: (pane key, keys that open it), for the layout and fitting checks.
+DIALOGS = [
+    ("1", ("n",)),
+    ("1", ("n", "enter")),
+    ("2", ("d",)),
+    ("2", ("a",)),
+    ("4", ("h",)),
+    ("4", ("x",)),
+    ("4", ("tab", "s")),
+    ("4", ("tab", "s", "enter")),
+    ("5", ("N",)),
+    ("6", ("e",)),
+    ("6", ("v",)),
+    ("1", ("question_mark",)),
+]

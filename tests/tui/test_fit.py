@@ -11,6 +11,7 @@ import pytest
 
 from tests.foundation.helpers import inference_capture, write_json
 from tests.tui.fitting import cut_values, under_scrollbars, visible
+from tests.tui.pilot import DIALOGS as LAYOUT_DIALOGS
 from tests.tui.pilot import settle
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.fit import ELLIPSIS, elide_end, elide_middle, widest, wrap_lines
@@ -23,18 +24,7 @@ TRACE_DIFF = [
 DIGEST = "sha256:4f1c9a0de2b7713c5e80f0b1a9d6c2e47a3b5f8e9d0c1b2a3f4e5"  # the demo's weights digest
 LONG_LABEL = f"vLLM 0.6.3 sweep, random order, seed 2689448468, weights {DIGEST}"
 DIALOGS = [
-    ("1", ("n",)),
-    ("1", ("n", "enter")),
-    ("2", ("d",)),
-    ("2", ("a",)),
-    ("4", ("h",)),
-    ("4", ("x",)),
-    ("4", ("tab", "s")),
-    ("4", ("tab", "s", "enter")),
-    ("5", ("N",)),
-    ("6", ("e",)),
-    ("6", ("v",)),
-    ("1", ("question_mark",)),
+    *LAYOUT_DIALOGS,  # and the dialogs that show a value in full (v)
     ("2", ("v",)),
     ("2", ("tab", "tab", "tab", "v")),
     ("4", ("v",)),

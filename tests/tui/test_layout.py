@@ -5,26 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tui.pilot import screen_text, settle, text_of
+from tests.tui.pilot import DIALOGS, screen_text, settle, text_of
 from workbench.tui.app import WorkbenchApp
 
 pytestmark = pytest.mark.asyncio
-
-# (pane key, keys that open the dialog)
-DIALOGS = [
-    ("1", ("n",)),
-    ("1", ("n", "enter")),
-    ("2", ("d",)),
-    ("2", ("a",)),
-    ("4", ("h",)),
-    ("4", ("x",)),
-    ("4", ("tab", "s")),
-    ("4", ("tab", "s", "enter")),
-    ("5", ("N",)),
-    ("6", ("e",)),
-    ("6", ("v",)),
-    ("1", ("question_mark",)),
-]
 
 
 def _inside(widget, app) -> bool:
