@@ -290,9 +290,8 @@ def test_extra_keys_typed_from_a_guess_read_as_the_stream_reader_reads(name, tmp
     assert (
         decoders[-1]["slot"] == decoders[-1]["flag"] == decoders[-1]["label"] == "any"
     )  # missed once: untyped from then on
-    # A column of numbers in some runs and text in others is joined per chunk (numbers as their
-    # float repr), so it depends on where chunks fall in either reader (the stream reader's are
-    # 16,384 samples): the guess must change nothing against the same path untyped.
+    # A column of numbers in some runs and text in others reads the same however the chunks fall.
+    _assert_same(path, monkeypatch)
     guessed = native.read_capture(path).tables["samples"]
     monkeypatch.setattr(native, "_fit", lambda key, values: "any")
     untyped = native.read_capture(path).tables["samples"]
@@ -300,6 +299,46 @@ def test_extra_keys_typed_from_a_guess_read_as_the_stream_reader_reads(name, tmp
     for key in guessed:
         assert guessed[key].dtype == untyped[key].dtype, key
         assert np.array_equal(guessed[key], untyped[key], equal_nan=guessed[key].dtype.kind == "f"), key
+
+
+def _mixed_kinds(n: int) -> dict:
+    """Extra keys whose values change kind, within a chunk and across chunks."""
+    doc = inference_capture(n)
+    for i, sample in enumerate(doc["samples"]):
+        sample["tag"] = f"t{i}" if i % 5 else i  # text and numbers in every stretch
+        sample["phase"] = 3 if i < n // 2 else "late"  # numbers, then text: joined where the chunks fall
+        sample["hit"] = i % 2 == 0 if i % 3 else 2.5  # booleans among numbers: a numeric column
+        sample["shape"] = [i, 1] if i % 4 == 0 else ("none" if i % 4 == 1 else None)  # lists, text, unknown
+    return doc
+
+
+@pytest.mark.parametrize("run_bytes, chunk", [(2048, 100), (1 << 20, 16_384), (4096, 7)])
+def test_extra_keys_of_mixed_kinds_read_the_same_wherever_the_chunks_fall(run_bytes, chunk, tmp_path, monkeypatch):
+    monkeypatch.setattr(native, "RUN_BYTES", run_bytes)
+    monkeypatch.setattr(native, "_CHUNK", chunk)
+    n = 600
+    path = write_json(tmp_path / "mixed.json", _mixed_kinds(n))
+    _assert_same(path, monkeypatch)
+    samples = native.read_capture(path).tables["samples"]
+    # The rule, stated once: several kinds make text, a number as its float repr, a string as
+    # it is, a list as JSON, an unknown as ""; booleans among numbers count 1 and 0.
+    assert list(samples["tag"][:6]) == ["0.0", "t1", "t2", "t3", "t4", "5.0"]
+    assert samples["phase"][0] == "3.0" and samples["phase"][-1] == "late"
+    assert samples["hit"].dtype == np.float64 and list(samples["hit"][:4]) == [2.5, 0.0, 1.0, 2.5]
+    assert list(samples["shape"][:4]) == ["[0, 1]", "none", "", ""]
+
+
+def test_an_extra_number_past_a_doubles_range_is_refused_with_its_place(tmp_path, monkeypatch):
+    for name in ("huge", "mixed"):
+        doc = inference_capture(20)
+        doc["samples"][7]["far"] = 10**400
+        if name == "mixed":
+            doc["samples"][3]["far"] = "text"  # the same number in a column of text
+        path = write_json(tmp_path / f"{name}.json", doc)
+        for fast in (True, False):
+            with pytest.raises(BadInput) as err:
+                _read(path, fast, monkeypatch)
+            assert "samples[7].far" in str(err.value) and "out of range" in str(err.value), str(err.value)
 
 
 def test_a_missed_guess_on_a_duration_gets_the_stream_readers_message(tmp_path, monkeypatch):

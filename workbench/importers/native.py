@@ -698,9 +698,7 @@ class _ColumnBuilder:
                 chunks = [self._convert(key, [None] * missing_before, 0), *chunks]
             if len({c.dtype.kind for c in chunks}) > 1:  # an extra key: numbers in one chunk, text in another
                 chunks = [
-                    c
-                    if c.dtype.kind == "U"
-                    else np.array(["" if np.isnan(x) else repr(float(x)) for x in c], dtype=str)
+                    c if c.dtype.kind == "U" else np.array([_number_text(x) for x in c.tolist()], dtype=str)
                     for c in chunks
                 ]
             if chunks[0].dtype.kind == "U" and len(chunks) > 1:
@@ -801,24 +799,35 @@ class _ColumnBuilder:
         return arr
 
     def _extra_column(self, key: str, values: list[Any], types: set[type], start: int) -> np.ndarray:
-        """An unknown sample key: kept as numbers, strings, or (mixed) JSON text."""
-        if types and types <= _NUMERIC_TYPES:
-            arr = np.array(values, dtype=np.float64)
+        """An unknown sample key: kept as numbers (booleans among them as 1 and 0), strings, or text.
+        Values of several kinds make a text column, each value written as a chunk of its kind
+        alone would give it once joined to text (``finish``): a number as its float repr, a string
+        as it is, an object or list as JSON. So where chunks fall (1 MiB runs on the fast path,
+        16,384 samples in the stream reader) changes nothing."""
+        if types <= _NUMERIC_TYPES | {bool}:  # (nulls only: a column of unknown numbers)
+            try:
+                arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown), a boolean -> 1 or 0
+            except OverflowError:  # an integer past a double's range
+                arr = np.full(len(values), math.inf)
             if not np.isfinite(arr[~np.isnan(arr)]).all():
-                raise self._fault(
-                    key, values, start, lambda v: v is None or math.isfinite(v), "number {value} is out of range"
-                )
+                raise self._fault(key, values, start, _finite_or_null, "number {value} is out of range")
             return arr
-        if types <= {bool}:
-            return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
         if types <= {str}:
             # A list of strings only (the common case: request ids) is taken as it is: no copy.
             return self._text(key, ["" if v is None else v for v in values] if None in values else values, start)
         texts = []
         for i, v in enumerate(values):
-            if isinstance(v, (dict, list)):
+            if v is None:
+                texts.append("")
+            elif type(v) is str:
+                texts.append(v)
+            elif isinstance(v, (dict, list)):
                 _check_json_value(v, self.path, f"samples[{start + i}].{key}")
-            texts.append("" if v is None else json.dumps(v, sort_keys=True))
+                texts.append(json.dumps(v, sort_keys=True))
+            elif not _finite_or_null(v):
+                raise BadInput(self.path, f"number {_short(v)} is out of range", where=f"samples[{start + i}].{key}")
+            else:
+                texts.append(_number_text(v))
         return self._text(key, texts, start)
 
     def _text(self, key: str, texts: list[str], start: int) -> np.ndarray:
@@ -883,6 +892,20 @@ def _encodes(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _finite_or_null(value: Any) -> bool:
+    try:
+        return value is None or math.isfinite(value)
+    except OverflowError:  # an integer past a double's range
+        return False
+
+
+def _number_text(value: float | int | bool) -> str:
+    """A number in a text column of mixed kinds: its float repr ("" for NaN, unknown), the
+    text a column of numbers gives once joined to text, whichever chunk it came in."""
+    x = float(value)
+    return "" if math.isnan(x) else repr(x)
 
 
 def _fit(key: str, values: list[Any]) -> str:
