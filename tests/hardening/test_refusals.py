@@ -194,6 +194,7 @@ def test_diagnose_refuses_a_fifo(tmp_path):
     "value, words",
     [
         ('{"doubleValue":"1e999"}', "not a finite number"),
+        ('{"doubleValue":1' + "0" * 400 + "}", "not a finite number"),  # an integer past a double's range
         ('{"doubleValue":"fast"}', "must be a number"),
         ('{"stringValue":"fast"}', "a latency must be a number, got a string"),
         ('{"intValue":"nope"}', "must be a decimal integer"),

@@ -98,6 +98,8 @@ def _double(raw: Any) -> float:
         f = float(raw)  # proto3 JSON may write a double as a string
     except ValueError:
         raise _WrongType(f"doubleValue must be a number, got {_brief(raw)}") from None
+    except OverflowError:  # an integer past a double's range
+        raise _WrongType(f"doubleValue {_brief(raw)} is not a finite number") from None
     if not math.isfinite(f):
         raise _WrongType(f"doubleValue {_brief(raw)} is not a finite number")
     return f
