@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from store import columns
 from store.engine import (
@@ -320,7 +320,7 @@ class Store:
         """The run with its columns (all tables, or only ``tables``)."""
         with self._read_run(run_id) as (row, q):
             sql = "SELECT table_name, name, data FROM run_column WHERE run_id = :run"
-            params: dict[str, Any] = {"run": run_id}
+            params: dict[str, int | str] = {"run": run_id}  # the run, and the tables asked for
             if tables is not None:
                 names = list(tables)
                 params.update({f"t{i}": t for i, t in enumerate(names)})
@@ -389,12 +389,22 @@ def _first(result: Any) -> Any:
     return row[0] if row else None
 
 
-# Stores one column: its row (run, table, name, dtype, length), its blob's pieces and their total size.
-ColumnWriter = Callable[[dict[str, Any], Iterator[bytes | memoryview], int], None]
+class ColumnRow(TypedDict):
+    """A column's ``run_column`` row but its blob."""
+
+    run_id: int
+    table_name: str
+    name: str
+    dtype: str  # informational: "str" for a dictionary-coded text column
+    length: int
+
+
+# Stores one column: its row, its blob's pieces and their total size.
+ColumnWriter = Callable[[ColumnRow, Iterator[bytes | memoryview], int], None]
 
 
 def _write_import(
-    execute: Callable[[str, dict[str, Any]], Any],
+    execute: Callable[[str, Mapping[str, object]], Any],  # named parameters, as the driver binds them
     json_param: str,
     captures: Sequence[CaptureInfo],
     runs: Sequence[RunRecord],
@@ -481,7 +491,7 @@ def _write_import(
                     dtype, length = ("str" if columns.is_text(arr) else str(arr.dtype)), len(arr)
                     parts = columns.parts(arr)
                     pieces, size = iter(parts), columns.size(parts)
-                row = {"run_id": run_id, "table_name": table, "name": name, "dtype": dtype, "length": length}
+                row: ColumnRow = {"run_id": run_id, "table_name": table, "name": name, "dtype": dtype, "length": length}
                 if write_column is not None:
                     write_column(row, pieces, size)
                 else:
@@ -496,7 +506,7 @@ def _sqlite_column_writer(conn: Any) -> ColumnWriter:
     size, then the ``.npy`` header and the array's bytes are written into it in chunks
     (incremental blob I/O), so no copy of a whole column is ever made, by us or by SQLite."""
 
-    def write(row: dict[str, Any], pieces: Iterator[bytes | memoryview], size: int) -> None:
+    def write(row: ColumnRow, pieces: Iterator[bytes | memoryview], size: int) -> None:
         rowid = _first(conn.execute(_INSERT_ZERO_COLUMN, {**row, "size": size}))
         written = 0
         with conn.blobopen("run_column", "data", rowid) as blob:

@@ -78,8 +78,8 @@ class Dimension:
     # The id of the ``wb declare`` history row that set it (None: it came with the import).
     declaration: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out = {"value": self.value, "source": self.source}
+    def to_json(self) -> dict[str, object]:  # store sits below workbench.vocabulary's JSONDoc
+        out: dict[str, object] = {"value": self.value, "source": self.source}
         if self.declaration is not None:
             out["declaration"] = self.declaration
         return out

@@ -74,7 +74,7 @@ class Sweep(msgspec.Struct, frozen=True, kw_only=True):
     axis: SweepAxis | None = None
     level: int = 0  # index in load order
     levels: int | None = None
-    summary: dict[str, Any] | None = None
+    summary: dict[str, object] | None = None
 
 
 class Pool(msgspec.Struct, frozen=True, kw_only=True):

@@ -11,7 +11,7 @@ keys cascade), and the captures no other run uses, so the file can be imported a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from sqlalchemy import delete, func
 from sqlmodel import select
@@ -81,7 +81,14 @@ def references(session: "Session", run_id: int) -> list[str]:
     return found
 
 
-def remove_runs(store: "Store", run_ids: Sequence[int]) -> dict[str, Any]:
+class Removed(TypedDict):
+    """What ``remove_runs`` removed (``wb remove --json``): the runs, and the captures no run is left from."""
+
+    runs: list[int]
+    captures: list[str]
+
+
+def remove_runs(store: "Store", run_ids: Sequence[int]) -> Removed:
     """Remove the runs (all or nothing); refused with the reason when anything refers to one."""
     removed_captures: list[str] = []
     with store.session() as s:

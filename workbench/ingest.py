@@ -22,7 +22,7 @@ from workbench.declare import contradiction, declare_dimensions
 from workbench.dims_file import FolderDimensions
 from workbench.errors import BadInput, UsageError
 from workbench.importers import detect, expand_paths
-from workbench.importers.base import READ_ERRORS, ImportOptions
+from workbench.importers.base import READ_ERRORS, Importer, ImportOptions
 from workbench.inputs import FileIdentity, check_unchanged, digest_file
 from workbench.limits import MAX_STRING_CHARS, exceeded
 
@@ -187,7 +187,7 @@ def read_files(
     report = result.report
     seen: dict[str, Path] = {}
     groups: dict[str, list[tuple[Path, Any]]] = {}
-    importers: dict[str, Any] = {}
+    importers: dict[str, Importer] = {}
     known: dict[Path, tuple[int, str]] = {}
     files = expand_paths(paths, report.skipped)
     # A cluster import hashes in threads and holds the digests its workers' rank tasks must match

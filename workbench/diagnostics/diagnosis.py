@@ -329,7 +329,7 @@ def _observations(d: Diagnosis) -> list[Observation]:
         )
     kills = [e for e in d.events if e.kind in ("host_oom_kill", "slurm_oom", "k8s_oomkilled")]
     if kills:
-        pids = sorted({e.values["pid"] for e in kills if isinstance(e.values.get("pid"), int)})
+        pids = sorted({pid for e in kills if isinstance(pid := e.values.get("pid"), int)})
         add(
             f"{len(kills)} host memory kill lines (kernel / cgroup / Slurm / Kubernetes)"
             + (f" naming pids {_ranks(pids)}" if pids else "")

@@ -13,11 +13,99 @@ a wall clock.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
-from workbench.diagnostics.report import EventRecord, Evidence, TimelineRow
+from workbench.diagnostics.report import EventRecord, EventRole, Evidence, TimelineRow
 
 ROLES = ("failure", "follower", "outcome", "info")
+
+# What a parser read from a line, by key (every key an event of some kind can carry; each kind
+# sets its own few). Untrusted text from logs, read into numbers and flags where the signature
+# says so. Two keys hold either of two types by source: ``signal`` (a number from an exit code,
+# a name such as SIGTERM from a teardown line) and ``error_file`` (True: the event was read from a
+# torchelastic error file; a path: a torchrun report names that rank's file).
+EventValues = TypedDict(
+    "EventValues",
+    {
+        "code": int,
+        "pci": str,
+        "detail": str,
+        "mig_gpu_instance": int,
+        "pid": int | None,  # None: the Xid line says pid=<unknown>
+        "process": str,
+        "library": str,
+        "inferred": bool,
+        "fatal": bool,
+        "requested": str,
+        "gpu": int,
+        "signature": str,
+        "cgroup": bool,
+        "constraint": str,
+        "events": int,
+        "step": str,
+        "node": str,
+        "tasks": str,
+        "seq": int | None,  # None: a collective wait whose group has no stuck seq
+        "op": str,
+        "timeout_ms": int,
+        "ran_ms": int,
+        "rank": int,
+        "numel_in": int,
+        "numel_out": int,
+        "pg_id": str,
+        "pg_desc": str,
+        "work": int,
+        "last_enqueued": int,
+        "last_completed": int,
+        "from_rank": int | str,  # "self": this local rank
+        "host": str,
+        "cuda_dev": int,
+        "where": str,
+        "message": str,
+        "signal": int | str,
+        "name": str,
+        "signal_name": str,
+        "exitcode": int,
+        "local_rank": int,
+        "how": str,
+        "job": str,
+        "at": str,
+        "reason": str,
+        "remote": bool,
+        "exception": str,
+        "error_file": bool | str,
+        "error_code": object,  # the error file's own errorCode, as it stands there
+        "root_cause": bool,
+        "traceback": str,
+        "catalog": dict[str, object] | None,  # the Xid's catalog entry (None: not in the catalog)
+        "class": str,
+        "meaning": str,
+        "printk_level": int,
+        "dropped": int,
+        "same_failure_as": str,  # file:line of the stamped line this one restates
+        "group": str,
+        "never_entered": list[int],
+    },
+    total=False,
+)
+
+
+class _Fields(TypedDict):
+    """An event's fields as its record (and a timeline row) takes them."""
+
+    kind: str
+    role: EventRole
+    file: str
+    line: int | None
+    text: str
+    time: float | None
+    resolution_s: float
+    host: str | None
+    rank: int | None
+    values: dict[str, object]  # the record's own copy
+    notes: tuple[str, ...]
+    since_boot_s: float | None
+    time_zone_assumed: bool
 
 
 @dataclass
@@ -34,7 +122,7 @@ class PartialTime:
 @dataclass
 class Event:
     kind: str
-    role: str
+    role: EventRole
     file: str
     line: int | None
     text: str
@@ -42,7 +130,7 @@ class Event:
     resolution: float = 0.0  # precision of the stamp, seconds
     host: str | None = None
     rank: int | None = None
-    values: dict[str, Any] = field(default_factory=dict)
+    values: EventValues = field(default_factory=lambda: EventValues())
     notes: list[str] = field(default_factory=list)
     since_boot: float | None = None  # boot-relative stamps (dmesg, /dev/kmsg)
     partial: PartialTime | None = None
@@ -77,7 +165,7 @@ class Event:
         """The event as a timeline row, labelled by how it relates to the first failure."""
         return TimelineRow(**self._fields(), label=label)
 
-    def _fields(self) -> dict[str, Any]:
+    def _fields(self) -> _Fields:
         return {
             "kind": self.kind,
             "role": self.role,
@@ -88,7 +176,7 @@ class Event:
             "resolution_s": self.resolution,
             "host": self.host,
             "rank": self.rank,
-            "values": self.values,
+            "values": dict(self.values),
             "notes": tuple(self.notes),
             "since_boot_s": self.since_boot,
             "time_zone_assumed": self.naive,

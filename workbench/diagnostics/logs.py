@@ -15,13 +15,14 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import IO, TypedDict
 
 from workbench.diagnostics import xid_catalog
-from workbench.diagnostics.events import Event, PartialTime
+from workbench.diagnostics.events import Event, EventValues, PartialTime
+from workbench.diagnostics.report import EventRole
 from workbench.errors import BadInput
 from workbench.inputs import READ_ERRORS, open_binary
 
@@ -124,7 +125,7 @@ class KernelSignature:
 
     kind: str
     klass: str
-    role: str
+    role: EventRole
     meaning: str
     pattern: re.Pattern[str]
 
@@ -319,7 +320,19 @@ def _stamp(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: float, tz: ti
     return dt.timestamp() + frac, tz is None
 
 
-def _take_time(line: str, ev: dict[str, Any]) -> str:
+class _Stamp(TypedDict, total=False):
+    """What a line's prefix says of its time (and, for syslog, its host)."""
+
+    printk_level: int
+    since_boot: float
+    resolution: float
+    time: float
+    naive: bool
+    partial: PartialTime
+    host: str
+
+
+def _take_time(line: str, ev: _Stamp) -> str:
     """Strip a time prefix from ``line``, recording it in ``ev``; return the rest."""
     m = _PRINTK_LEVEL.match(line)
     if m:
@@ -380,12 +393,12 @@ def _take_time(line: str, ev: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- per-line matching
 
 
-def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
+def _match(msg: str) -> tuple[str, EventRole, EventValues] | None:
     """(kind, role, values) for a message with prefixes removed, or None."""
     m = _XID.search(msg)
     if m:
         code = int(m.group(3))
-        values: dict[str, Any] = {"code": code, "pci": _pci(m.group(1)), "detail": m.group(4)[:200]}
+        values: EventValues = {"code": code, "pci": _pci(m.group(1)), "detail": m.group(4)[:200]}
         if m.group(2):
             values["mig_gpu_instance"] = int(m.group(2))
         pid = _XID_PID.search(m.group(4))
@@ -437,7 +450,7 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
     if m:
         values = {"constraint": m.group(1)}
         if m.group(3):
-            values.update(process=m.group(2), pid=int(m.group(3)))
+            values["process"], values["pid"] = m.group(2), int(m.group(3))
         return "host_oom_kill", "failure", values
     m = _OOM_INVOKED.search(msg)
     if m:
@@ -477,7 +490,7 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
         if m.group(1):
             values["rank"] = int(m.group(1))
         if m.group(4):
-            values.update(numel_in=int(m.group(4)), numel_out=int(m.group(5)))
+            values["numel_in"], values["numel_out"] = int(m.group(4)), int(m.group(5))
         return "watchdog_timeout", "follower", values
     m = _WATCHDOG_COUNTERS.search(msg)
     if m:
@@ -532,7 +545,7 @@ def _match(msg: str) -> tuple[str, str, dict[str, Any]] | None:
     m = _SLURM_CANCEL.search(msg)
     if m:
         reason = (m.group(4) or "").strip()
-        role = "failure" if reason == "NODE FAILURE" else "outcome"
+        role: EventRole = "failure" if reason == "NODE FAILURE" else "outcome"
         return "slurm_cancel", role, {"job": m.group(1), "node": m.group(2), "at": m.group(3), "reason": reason}
     m = _SHELL_DEATH.match(msg.strip())
     if m:
@@ -553,7 +566,7 @@ def _pci(bus_id: str) -> str:
     return bus_id[:-2] if re.search(r"\.\d$", bus_id) else bus_id
 
 
-def _xid_role(code: int) -> str:
+def _xid_role(code: int) -> EventRole:
     info = xid_catalog.lookup(code)
     if info is None:
         return "failure"  # unknown codes are not waved through as harmless
@@ -564,14 +577,14 @@ def _xid_role(code: int) -> str:
     return "failure"
 
 
-def _signal_of(code: int, *, negative: bool = True) -> dict[str, Any]:
+def _signal_of(code: int, *, negative: bool = True) -> EventValues:
     sig = -code if negative else code
     if sig > 0:
         return {"signal": sig, "signal_name": SIGNALS.get(sig, f"signal {sig}")}
     return {}
 
 
-def _exception(msg: str) -> tuple[str, str, dict[str, Any]] | None:
+def _exception(msg: str) -> tuple[str, EventRole, EventValues] | None:
     m = _EXCEPTION.match(msg.strip())
     if not m:
         return None
@@ -609,7 +622,7 @@ def parse_file(
         raise BadInput(path, f"cannot be read ({exc})") from None
 
 
-def _scan(fh: Any, first: bytes = b"") -> Iterator[tuple[int, str]]:
+def _scan(fh: IO[bytes], first: bytes = b"") -> Iterator[tuple[int, str]]:
     """(line number, line) of the lines that may carry a signature.
 
     Blocks are searched with ``str.find`` per keyword (C speed) instead of running every
@@ -700,14 +713,14 @@ def _error_file(data: bytes, name: str, host: str | None, rank: int | None) -> l
     message = doc["message"]
     if not ((isinstance(message, dict) and "extraInfo" in message) or "errorCode" in doc):
         return None  # some other JSON with a "message": read it as text
-    extra: dict[str, Any] = {}
+    extra: object = {}  # the file's extraInfo: untrusted JSON, read only if it is an object
     if isinstance(message, dict):
         extra = message.get("extraInfo") or {}
         message = message.get("message", "")
     message = str(message)
     first = message.strip().splitlines()[-1] if message.strip() else ""
-    matched = _match(message) or _exception(first) or ("exception", "failure", {"message": first[:200]})
-    kind, role, values = matched
+    fallback: tuple[str, EventRole, EventValues] = ("exception", "failure", {"message": first[:200]})
+    kind, role, values = _match(message) or _exception(first) or fallback
     values = {**values, "error_file": True}
     if "errorCode" in doc:
         values["error_code"] = doc["errorCode"]
@@ -736,12 +749,12 @@ def _short(text: str) -> str:
 def _parse_lines(lines: Iterator[tuple[int, str]], name: str, host: str | None, rank: int | None) -> Iterator[Event]:
     after_traceback = False
     in_report, section_root = False, False
-    record: dict[str, Any] | None = None
+    record: _ChildReport | None = None
     record_line = 0
     for number, line in lines:
         if len(line) > 65536:
             line = line[:65536]
-        stamp: dict[str, Any] = {}
+        stamp: _Stamp = {}
         body = line
         m = _RANK_PREFIX.match(body)
         line_rank = rank
@@ -766,13 +779,13 @@ def _parse_lines(lines: Iterator[tuple[int, str]], name: str, host: str | None, 
             f = _CHILD_FIELD.match(body)
             if f:
                 if record is None:
-                    record, record_line = {"root_cause": section_root}, number
-                record[f.group(1)] = f.group(2).strip()
+                    record, record_line = _ChildReport(section_root), number
+                record.fields[f.group(1)] = f.group(2).strip()
                 continue
             if _CHILD_INDEX.match(body):
                 if record:
                     yield _child_event(record, name, record_line, host)
-                record, record_line = {"root_cause": section_root}, number
+                record, record_line = _ChildReport(section_root), number
                 continue
             if (
                 not stripped
@@ -834,8 +847,17 @@ _CHILD_RANK = re.compile(r"(-?\d+)(?: \(local_rank: (\d+)\))?")
 _CHILD_EXIT = re.compile(r"(-?\d+)(?: \(pid: (\d+)\))?")
 
 
-def _child_event(block: dict[str, Any], name: str, line: int, host: str | None) -> Event:
-    values: dict[str, Any] = {"root_cause": bool(block.get("root_cause"))}
+@dataclass
+class _ChildReport:
+    """One failure of a torchrun report: its section (Root Cause or not) and its field lines."""
+
+    root_cause: bool
+    fields: dict[str, str] = field(default_factory=dict)  # time, host, rank, exitcode, error_file, traceback
+
+
+def _child_event(report: _ChildReport, name: str, line: int, host: str | None) -> Event:
+    block = report.fields
+    values: EventValues = {"root_cause": report.root_cause}
     rank = None
     m = _CHILD_RANK.match(block.get("rank", ""))
     if m:
@@ -856,7 +878,8 @@ def _child_event(block: dict[str, Any], name: str, line: int, host: str | None) 
     ev = Event("child_failed", "outcome", name, line, text, host=block.get("host") or host, rank=rank, values=values)
     m = re.match(r"(\d{4})-(\d\d)-(\d\d)_(\d\d):(\d\d):(\d\d)", block.get("time", ""))
     if m:
-        ev.time, ev.naive = _stamp(*(int(g) for g in m.groups()), 0.0, None)
+        y, mo, d, h, mi, sec = (int(g) for g in m.groups())
+        ev.time, ev.naive = _stamp(y, mo, d, h, mi, sec, 0.0, None)
         ev.resolution = 1.0
         ev.notes.append("torchrun time: when the agent observed the exit (second resolution)")
     return ev

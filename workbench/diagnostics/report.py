@@ -25,7 +25,9 @@ FirstFailureStatus = Literal["named", "undecided", "none"]
 GroupStatus = Literal["missing", "all-entered", "undecided", "idle"]
 CollectivesVerdict = Literal["missing-ranks", "undecided", "mismatch", "no-missing-rank"]
 
-# One evidence item: at least where it was read ("file", and "line" for a log line).
+# One evidence item: at least where it was read ("file", and "line" for a log line). Any, not
+# ``object``: msgspec.json.schema has no schema for ``object`` (docs/schema/diagnosis.json says
+# ``{"type": "object"}``, which only an Any value gives), nor for the recursive ``JSON`` alias.
 Evidence = dict[str, Any]
 
 
@@ -41,7 +43,7 @@ class EventRecord(Record, frozen=True, kw_only=True):
     resolution_s: float
     host: str | None
     rank: int | None
-    values: dict[str, Any]  # what the parser read from the line (untrusted)
+    values: dict[str, Any]  # what the parser read from the line (untrusted; events.EventValues): Any as Evidence
     notes: tuple[str, ...]
     since_boot_s: float | None
     time_zone_assumed: bool

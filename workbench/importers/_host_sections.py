@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from workbench.errors import BadInput
 from workbench.limits import MAX_ROWS, MAX_STRING_CHARS, exceeded
+from workbench.vocabulary import JSON, JSONDoc
 
 KEY = "host"
 # Tables a run gets from its host section (workbench.compare.host_activity reads them).
@@ -33,20 +33,18 @@ GC_ROW = ("start", "duration_ms", "generation", "collected", "uncollectable")
 MAX_FIELDS = 64
 
 
-def take_host(top: dict[str, Any], path: Path) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]] | None:
+def take_host(top: JSONDoc, path: Path) -> tuple[dict[str, dict[str, np.ndarray]], JSONDoc] | None:
     """Pop ``host`` from the capture's top level; its tables and the rest for ``meta``."""
     if KEY not in top:
         return None
-    host = top.pop(KEY)
-    _object(host, path, KEY)
+    host = _object(top.pop(KEY), path, KEY)
     tables: dict[str, dict[str, np.ndarray]] = {}
-    meta: dict[str, Any] = {}
-    threads = host.get("threads", [])
-    _list(threads, path, "host.threads")
+    meta: JSONDoc = {}
+    threads = _list(host.get("threads", []), path, "host.threads")
     ids, names, native = [], [], []
-    for i, t in enumerate(threads):
+    for i, item in enumerate(threads):
         where = f"host.threads[{i}]"
-        _object(t, path, where)
+        t = _object(item, path, where)
         if not isinstance(t.get("id"), int) or isinstance(t.get("id"), bool) or t["id"] != i:
             raise BadInput(path, f"expected id {i} (threads are numbered in order)", where=f"{where}.id")
         names.append(_text(t.get("name", ""), path, f"{where}.name"))
@@ -61,14 +59,14 @@ def take_host(top: dict[str, Any], path: Path) -> tuple[dict[str, dict[str, np.n
 
     stacks = host.get("stacks")
     if stacks is not None:
-        _object(stacks, path, "host.stacks")
+        stacks = _object(stacks, path, "host.stacks")
         tables.update(_stacks(stacks, path, len(threads)))
         meta["stacks"] = {k: v for k, v in stacks.items() if k not in ("frames", "stacks", "rows", "fields")}
     for name, table, expected in (("cpu", CPU, None), ("gc", GC, GC_ROW)):
         section = host.get(name)
         if section is None:
             continue
-        _object(section, path, f"host.{name}")
+        section = _object(section, path, f"host.{name}")
         fields = section.get("fields", [])
         rows = section.get("rows", [])
         if rows or fields:
@@ -77,9 +75,8 @@ def take_host(top: dict[str, Any], path: Path) -> tuple[dict[str, dict[str, np.n
     return tables, meta
 
 
-def _stacks(stacks: dict[str, Any], path: Path, n_threads: int) -> dict[str, dict[str, np.ndarray]]:
-    frames = stacks.get("frames", [])
-    _list(frames, path, "host.stacks.frames")
+def _stacks(stacks: JSONDoc, path: Path, n_threads: int) -> dict[str, dict[str, np.ndarray]]:
+    frames = _list(stacks.get("frames", []), path, "host.stacks.frames")
     functions, files, lines = [], [], []
     for i, f in enumerate(frames):
         where = f"host.stacks.frames[{i}]"
@@ -88,12 +85,11 @@ def _stacks(stacks: dict[str, Any], path: Path, n_threads: int) -> dict[str, dic
         functions.append(_text(f[0], path, f"{where}[0]"))
         files.append(_text(f[1], path, f"{where}[1]"))
         lines.append(_number(f[2], path, f"{where}[2]"))
-    table = stacks.get("stacks", [])
-    _list(table, path, "host.stacks.stacks")
+    table = _list(stacks.get("stacks", []), path, "host.stacks.stacks")
     stack_col, depth_col, frame_col = [], [], []
-    for s, frame_ids in enumerate(table):
+    for s, item in enumerate(table):
         where = f"host.stacks.stacks[{s}]"
-        _list(frame_ids, path, where)
+        frame_ids = _list(item, path, where)
         for depth, fid in enumerate(frame_ids):
             if isinstance(fid, bool) or not isinstance(fid, int) or not 0 <= fid < len(frames):
                 raise BadInput(path, f"expected a frame id below {len(frames)}", where=f"{where}[{depth}]")
@@ -125,9 +121,11 @@ def _stacks(stacks: dict[str, Any], path: Path, n_threads: int) -> dict[str, dic
     }
 
 
-def _columns(fields: Any, rows: Any, path: Path, where: str, expected: tuple[str, ...] | None) -> dict[str, np.ndarray]:
+def _columns(
+    fields: JSON, rows: JSON, path: Path, where: str, expected: tuple[str, ...] | None
+) -> dict[str, np.ndarray]:
     """Rows of numbers (null: unknown) under ``fields`` as float64 columns."""
-    _list(fields, path, f"{where}.fields")
+    fields = _list(fields, path, f"{where}.fields")
     if (
         not fields
         or len(fields) > MAX_FIELDS
@@ -135,39 +133,44 @@ def _columns(fields: Any, rows: Any, path: Path, where: str, expected: tuple[str
         or not all(isinstance(f, str) and f.isidentifier() for f in fields)
     ):
         raise BadInput(path, f"expected 1 to {MAX_FIELDS} distinct field names", where=f"{where}.fields")
-    if expected is not None and tuple(fields[: len(expected)]) != expected:
+    names = [f for f in fields if isinstance(f, str)]  # every one, as just checked
+    if expected is not None and tuple(names[: len(expected)]) != expected:
         raise BadInput(path, f"expected the fields {list(expected)}", where=f"{where}.fields")
-    _list(rows, path, f"{where}.rows")
+    rows = _list(rows, path, f"{where}.rows")
     if len(rows) > MAX_ROWS:
         raise exceeded(path, "more rows than", f"{MAX_ROWS:,}", where=f"{where}.rows")
     width = len(fields)
+    checked: list[list[JSON]] = []
     for i, row in enumerate(rows):
         if not isinstance(row, list) or len(row) != width:
             raise BadInput(path, f"expected an array of {width} values", where=f"{where}.rows[{i}]")
+        checked.append(row)
     try:
         values = np.array(rows, dtype=np.float64).reshape(len(rows), width)  # null -> NaN (unknown)
     except (TypeError, ValueError):
-        for i, row in enumerate(rows):
+        for i, row in enumerate(checked):
             for j, v in enumerate(row):
                 if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
                     raise BadInput(path, "expected a number or null", where=f"{where}.rows[{i}][{j}]") from None
         raise BadInput(path, "expected numbers", where=f"{where}.rows") from None
     if np.isinf(values).any() or (np.abs(np.nan_to_num(values)) >= 2**53).any():
         raise BadInput(path, "a number out of range", where=f"{where}.rows")
-    return {name: np.ascontiguousarray(values[:, j]) for j, name in enumerate(fields)}
+    return {name: np.ascontiguousarray(values[:, j]) for j, name in enumerate(names)}
 
 
-def _object(value: Any, path: Path, where: str) -> None:
+def _object(value: JSON, path: Path, where: str) -> JSONDoc:
     if not isinstance(value, dict):
         raise BadInput(path, "expected an object", where=where)
+    return value
 
 
-def _list(value: Any, path: Path, where: str) -> None:
+def _list(value: JSON, path: Path, where: str) -> list[JSON]:
     if not isinstance(value, list):
         raise BadInput(path, "expected an array", where=where)
+    return value
 
 
-def _text(value: Any, path: Path, where: str) -> str:
+def _text(value: JSON, path: Path, where: str) -> str:
     if not isinstance(value, str):
         raise BadInput(path, "expected a string", where=where)
     if len(value) > MAX_STRING_CHARS:
@@ -179,7 +182,7 @@ def _text(value: Any, path: Path, where: str) -> str:
     return value
 
 
-def _number(value: Any, path: Path, where: str) -> float:
+def _number(value: JSON, path: Path, where: str) -> float:
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))

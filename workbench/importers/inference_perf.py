@@ -29,7 +29,6 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import msgspec
 from msgspec import UNSET
@@ -232,7 +231,8 @@ def _run(
     summary_only: bool = False,
 ) -> RunRecord:
     summary: Summary = {}
-    meta: dict[str, Any] = {"source_format": "inference-perf report", "warnings": []}
+    warnings: list[str] = []  # meta["warnings"], dropped at the end when empty
+    meta: dict[str, object] = {"source_format": "inference-perf report", "warnings": warnings}
     sources: list[Path] = []
     if "lifecycle" in files:
         life = _load_json(files["lifecycle"])
@@ -243,7 +243,7 @@ def _run(
         sources.append(files["prometheus"])
         meta["server_summary"], unknown = server_summary(prom, files["prometheus"])
         if unknown:
-            meta["warnings"].extend(unknown)
+            warnings.extend(unknown)
     if stage is not None:
         meta["stage"] = int(stage)
     if not summary_only:
@@ -282,7 +282,7 @@ def _run(
         dims.update(engine_config.dimensions(config, "declared", gpus=gpus))
         meta["engine_config_sources"] = msgspec.to_builtins(manifest.sources)
         if manifest.also:
-            meta["warnings"].append(
+            warnings.append(
                 f"the deployment file runs more engines than the one read ({manifest.where or 'first'}): "
                 + ", ".join(manifest.also)
             )
@@ -315,11 +315,10 @@ def _run(
             )
         client_model = _section(load_cfg, "server", config_file).get("model_name")
         if client_model and "model" in dims and client_model != dims["model"].value:
-            meta["warnings"].append(
-                f"load config names model {client_model!r}; the manifest serves {dims['model'].value!r}"
-            )
-        meta["load_config"] = {k: load_cfg.get(k) for k in ("api", "data", "load", "server") if k in load_cfg}
-        server = meta["load_config"].get("server")
+            warnings.append(f"load config names model {client_model!r}; the manifest serves {dims['model'].value!r}")
+        load_config = {k: load_cfg.get(k) for k in ("api", "data", "load", "server") if k in load_cfg}
+        meta["load_config"] = load_config
+        server = load_config.get("server")
         if isinstance(server, dict):
             server.pop("token", None)
     measured = summary.pop("_lengths", None)
@@ -329,7 +328,7 @@ def _run(
             mix = request_mix(measured.get("prompt_median", math.nan), measured.get("output_median", math.nan))
             if mix:
                 dims["request_mix"] = Dimension(mix, "derived")
-    if not meta["warnings"]:
+    if not warnings:
         del meta["warnings"]
     window = (
         {"kind": "mixed", "policy": "inference-perf summary over all stages"}

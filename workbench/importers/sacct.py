@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 import numpy as np
 
@@ -714,7 +714,7 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         warnings.append("pool capacity unknown (import an sinfo file beside the sacct output)")
     gpu_seconds = _gpu_seconds(samples, ws, we)
     label = options.label or f"sacct {folder.name or folder}"
-    meta: dict[str, Any] = {
+    meta: dict[str, object] = {  # JSON once json_safe has taken out the non-finite numbers
         "source_format": "slurm sacct",
         "pool": pool,
         "tz": tz,
@@ -770,7 +770,17 @@ def _gpu_seconds(s: dict[str, np.ndarray], ws: float, we: float) -> float:
     )  # NaN (unknown work) when a gang size is unknown
 
 
-def _capacity(paths: list[Path]) -> tuple[float, dict[str, Any]]:
+class Capacity(TypedDict, total=False):
+    """``meta["capacity"]``: what the sinfo files say of the pool (empty: no sinfo file)."""
+
+    nodes: int
+    gpus_total: int
+    gpus_unavailable: int
+    device_types: list[str]
+    files: list[str]
+
+
+def _capacity(paths: list[Path]) -> tuple[float, Capacity]:
     """GPUs on usable nodes from sinfo tables; each node counted once."""
     if not paths:
         return NAN, {}

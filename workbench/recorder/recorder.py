@@ -52,6 +52,7 @@ from workbench.recorder.records import Detail, GpuSection, RecorderInfo
 from workbench.recorder.ring import SegmentRing
 from workbench.recorder.trigger import IncidentBudget, LatencyTrigger
 from workbench.recorder.upload import upload_snapshot
+from workbench.vocabulary import JSONDoc
 
 log = logging.getLogger("workbench.recorder")
 
@@ -206,7 +207,7 @@ def _bound(cls: type, rec: Recorder) -> type:
     else:
         enter, exit_, rebind = _phase_hooks(rec)
     rec._rebinders.append(rebind)
-    attrs: dict[str, Any] = {"__slots__": (), "_rec": rec}
+    attrs: dict[str, object] = {"__slots__": (), "_rec": rec}  # the class namespace: what type() takes
     if cls is _CudaPhase:  # its own __enter__/__exit__ wrap the host timing
         attrs.update(_host_enter=staticmethod(enter), _host_exit=staticmethod(exit_))
     else:
@@ -908,7 +909,7 @@ class Recorder:
 
     # -- reporting and lifetime ------------------------------------------------------------
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> JSONDoc:
         """Counters: retention and evictions per stream, faults, incidents, snapshots
         (a plain dict: what a user's script prints or logs)."""
         out = self._report().to_json()

@@ -16,6 +16,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from workbench.vocabulary import JSONDoc
+
 DIMENSION = "measurement_boundary"
 TITLE = "Measurement boundary"
 _LABELS = {
@@ -39,10 +41,10 @@ def boundary(
     warmup_excluded: int,
     optimizer_steps: np.ndarray,
     backward_passes: np.ndarray,
-) -> dict[str, Any]:
+) -> JSONDoc:
     """One run's boundary: the marker, the cadence and the work inside one step (medians over kept steps)."""
     nums = np.array(sorted(float(n) for n in numbers), dtype=np.float64)
-    out: dict[str, Any] = {"marker": marker, "warmup_excluded": int(warmup_excluded)}
+    out: JSONDoc = {"marker": marker, "warmup_excluded": int(warmup_excluded)}
     stride = _median(np.diff(nums)) if len(nums) >= 2 else None
     if stride is not None:
         out["step_stride"] = stride
@@ -63,13 +65,13 @@ def boundary(
 
 @dataclass(frozen=True)
 class BoundaryCheck:
-    baseline: dict[str, Any]
-    candidate: dict[str, Any]
+    baseline: JSONDoc
+    candidate: JSONDoc
     differs: bool
     note: str
 
 
-def _side(runs: Sequence[Any]) -> tuple[dict[str, Any] | None, str]:
+def _side(runs: Sequence[Any]) -> tuple[JSONDoc | None, str]:
     found = [r.window.get("boundary") for r in runs]
     if not found or any(not isinstance(b, Mapping) for b in found):
         return None, ""

@@ -22,6 +22,7 @@ from workbench.training import boundaries, clocks, diagnostics, window_kind
 from workbench.training import breakdown as bd
 from workbench.training.model import RankTrace
 from workbench.training.rank_summary import RankSummary, summarize
+from workbench.vocabulary import JSONDoc
 
 DEFAULT_WARMUP_STEPS = 1
 WARMUP_STEPS = ImporterOption(
@@ -142,7 +143,7 @@ def build_job(
 
     directory = ranks[0].source.parent
     label = options.label or f"{directory.name or directory} ({len(ranks)} rank{'s' if len(ranks) != 1 else ''})"
-    window: dict[str, Any] = {
+    window: JSONDoc = {
         "kind": "steady" if has_steps and warm_excluded else "mixed",
         "warmup_excluded": warm_excluded,
         "policy": (
@@ -167,11 +168,12 @@ def build_job(
         )
     )
     if has_steps:
-        window["boundary"] = boundaries.boundary(
+        boundary = boundaries.boundary(
             _marker(format_name, options), kept, warm_excluded, facts["optimizer_steps"], facts["backward_passes"]
         )
         if forward_only is not None:
-            window["boundary"]["step_is"] = "forward pass" if forward_only.status == "found" else "training step"
+            boundary["step_is"] = "forward pass" if forward_only.status == "found" else "training step"
+        window["boundary"] = boundary
     if forward_only is not None and forward_only.status == "found":
         window["step_is"] = "a forward pass (no backward or optimizer activity in the trace)"
     record = RunRecord(lens="training", label=label, window=window, sources=[t.source for t in ranks])

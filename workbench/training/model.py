@@ -126,7 +126,7 @@ class RankTrace:
     framework: str | None = None
     # "epoch" when times are Unix-epoch ns, "session" when on the capture's own timebase.
     clock: str = "epoch"
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)  # the trace's own metadata, as the importer kept it
     # Whether the format can carry these at all (False: the column is unknown, not zero).
     has_host_api: bool = True
     has_loader_annotations: bool = False

@@ -38,6 +38,7 @@ from workbench.errors import BadInput
 from workbench.inputs import FileIdentity, ImporterOption, ImportOptions, check_unchanged, digest_file
 from workbench.training.model import RankTrace
 from workbench.training.rank_summary import RankSummary, share_labels, summarize
+from workbench.vocabulary import JSONDoc
 
 ReadOne = Callable[[Path, ImportOptions], RankTrace]
 Digest = Callable[[Path], tuple[str, int, FileIdentity]]
@@ -128,7 +129,7 @@ class Transfer:
         if returned.digest is not None:
             self.worker_digest_bytes += returned.digest[1]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONDoc:
         return {
             "ranks": self.ranks,
             "read_bytes": self.read_bytes,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -30,7 +29,7 @@ class RankSummary:
     world_size: int | None
     devices: list[str]
     framework: str | None
-    meta: dict[str, Any]
+    meta: dict[str, object]  # RankTrace.meta
     span: tuple[int, int] | None
     windows: bd.Windows
     unmatched: np.ndarray  # kernel launches with no kernel in the trace, per window

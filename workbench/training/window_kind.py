@@ -22,11 +22,13 @@ non-checkpoint steps (the part least affected by a start-up trend).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from store.records import RunRecord
+from workbench.vocabulary import JSON, JSONDoc
 
 MIN_TREND_STEPS = 4
 STARTUP_EXCESS = 0.10
@@ -43,20 +45,20 @@ def _ref(values: np.ndarray) -> tuple[float, float]:
 
 def classify(
     numbers: Sequence[float],
-    step_ms: Sequence[float],
-    checkpoint_ms: Sequence[float],
-    copy_ms: Sequence[float],
+    step_ms: npt.ArrayLike,
+    checkpoint_ms: npt.ArrayLike,
+    copy_ms: npt.ArrayLike,
     *,
     warmup_excluded: int,
-) -> dict[str, Any]:
+) -> JSONDoc:
     """The window entries: ``kind``, ``step_kinds`` (non-steady steps by number) and ``kind_evidence``."""
     nums = [float(x) for x in numbers]
     t = np.asarray(step_ms, dtype=np.float64)
     ck = np.asarray(checkpoint_ms, dtype=np.float64)
     cp = np.asarray(copy_ms, dtype=np.float64)
     kinds = [STEADY] * len(nums)
-    why: dict[str, str] = {}
-    notes: list[str] = []
+    why: JSONDoc = {}  # step number -> why it is not steady (a part of the document, as the notes)
+    notes: list[JSON] = []
     for i, value in enumerate(ck):
         if np.isfinite(value) and value > 0:
             kinds[i] = CHECKPOINT
@@ -114,7 +116,7 @@ def classify(
         kind, reason = "checkpointing", "checkpoint steps among the kept steps"
     else:
         kind, reason = "mixed", "both start-up and checkpoint steps among the kept steps"
-    evidence: dict[str, Any] = {"reason": reason, "steps": why, "reference_step_ms": ref, "spread_ms": sigma}
+    evidence: JSONDoc = {"reason": reason, "steps": why, "reference_step_ms": ref, "spread_ms": sigma}
     if notes:
         evidence["notes"] = notes
     return {
