@@ -195,3 +195,11 @@ def content(bundle: JSONDoc, name: str) -> Mapping[str, object]:
     if not isinstance(part, dict):
         raise TypeError(f"{name} is not an object")
     return obj(part["content"])
+
+
+def listed(doc: Mapping[str, object], key: str) -> list[object]:
+    """``doc.get(key, [])`` as a JSON array (no ``or []``: a null is an unexpected shape too)."""
+    value = doc.get(key, [])
+    if isinstance(value, list):
+        return value
+    raise TypeError(f"{key} is a {type(value).__name__}, not a JSON array")

@@ -20,7 +20,7 @@ from workbench import __version__
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import decode_tables
 from workbench.bundle.format import Check
-from workbench.bundle.reader import array, content, obj
+from workbench.bundle.reader import array, content, listed, obj
 from workbench.bundle.recheck import Rederived, primary_verdict, recheck_outputs
 from workbench.compare import compare
 from workbench.compare.parameters import ComparisonParameters
@@ -174,14 +174,6 @@ def recompute_reruns(bundle: JSONDoc, rerun_engine: RerunEngine | None) -> tuple
     return out, fresh_by_ref
 
 
-def _listed(doc: Mapping[str, object], key: str) -> list[object]:
-    """``doc.get(key, [])`` as a JSON array (no ``or []``: a null is the unexpected shape too)."""
-    value = doc.get(key, [])
-    if isinstance(value, list):
-        return value
-    raise TypeError(f"{key} is a {type(value).__name__}, not a JSON array")
-
-
 def _shown(diffs: list[str]) -> str:
     return "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
 
@@ -192,8 +184,8 @@ def _recompute_comparisons(bundle: JSONDoc, engine: Callable[..., Any]) -> tuple
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         return [Check("recompute", False, f"cannot rebuild runs from the bundle: {exc}")], {}
     try:
-        recorded = {c.get("ref"): c.get("result") for c in map(obj, _listed(content(bundle, "results"), "comparisons"))}
-        specs = [dict(obj(spec)) for spec in _listed(content(bundle, "recipe"), "comparisons")]
+        recorded = {c.get("ref"): c.get("result") for c in map(obj, listed(content(bundle, "results"), "comparisons"))}
+        specs = [dict(obj(spec)) for spec in listed(content(bundle, "recipe"), "comparisons")]
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         return [
             Check("recompute", False, f"the recipe or results have an unexpected shape ({type(exc).__name__}: {exc})")
@@ -265,14 +257,14 @@ def _recompute_comparisons(bundle: JSONDoc, engine: Callable[..., Any]) -> tuple
     return out, fresh_by_ref
 
 
-def _refs(runs: Mapping[str, RunRecord], listed: object) -> list[str]:
+def _refs(runs: Mapping[str, RunRecord], given: object) -> list[str]:
     """The run refs a side of a comparison lists (``KeyError`` names one with no rebuilt run)."""
-    if not isinstance(listed, list):
-        raise TypeError(f"{type(listed).__name__!r} object is not a list of run refs")
-    for ref in listed:
+    if not isinstance(given, list):
+        raise TypeError(f"{type(given).__name__!r} object is not a list of run refs")
+    for ref in given:
         if not isinstance(ref, str) or ref not in runs:
             raise KeyError(ref)
-    return listed
+    return given
 
 
 def declarations_in_force(bundle: JSONDoc, listed: object) -> dict[str, list[tuple[str, object, int]]]:
