@@ -89,7 +89,7 @@ def decode_column(column: Mapping[str, object], *, where: str = "column") -> np.
 
 
 def _base64(data: object) -> bytes:
-    if not isinstance(data, str):  # the TypeError b64decode raises (JSON has no bytes)
+    if not isinstance(data, str | bytes):  # the TypeError b64decode itself raises
         raise TypeError(f"argument should be a bytes-like object or ASCII string, not {type(data).__name__!r}")
     return base64.b64decode(data, validate=True)
 

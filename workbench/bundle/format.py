@@ -93,6 +93,6 @@ def checksum_member(parts: CanonicalParts) -> JSONDoc:
         "canonicalization": CANONICALIZATION,
         "covers": CHECKSUM_COVERS,
         "value": parts.checksum,
-        "parts": {**parts.part_digests},  # a JSON object (the dict[str, str] itself is not one to mypy)
+        "parts": {**parts.part_digests},  # a copy typed as JSON: dicts are invariant, a dict[str, str] is not one
         "signed": False,
     }
