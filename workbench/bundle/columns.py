@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from workbench.bundle.canonical import nfc
-from workbench.bundle.reader import parse_strict
+from workbench.bundle.reader import obj, parse_strict
 from workbench.errors import WbError
+from workbench.vocabulary import JSONDoc
+
+if TYPE_CHECKING:
+    import numpy as np
 
 NUMERIC_DTYPES = {"float64": "<f8", "float32": "<f4", "int64": "<i8", "int32": "<i4", "uint8": "|u1", "bool": "|b1"}
 
 
-def encode_column(values: Any) -> dict[str, Any]:
+def encode_column(values: object) -> JSONDoc:
     import numpy as np  # heavy for `wb evidence verify`: only when a column is encoded or decoded
 
     arr = np.asarray(values)
@@ -51,13 +56,13 @@ def encode_column(values: Any) -> dict[str, Any]:
     }
 
 
-def decode_column(column: dict[str, Any], *, where: str = "column") -> Any:
+def decode_column(column: Mapping[str, object], *, where: str = "column") -> np.ndarray:
     import numpy as np  # heavy for `wb evidence verify`: only when a column is encoded or decoded
 
     dtype = column.get("dtype")
     if dtype == "str" and column.get("encoding") == "json-base64":
         try:
-            values = parse_strict(base64.b64decode(column.get("data", ""), validate=True), source=where, max_depth=1)
+            values = parse_strict(_base64(column.get("data", "")), source=where, max_depth=1)
         except (ValueError, TypeError, WbError) as exc:
             raise ValueError(f"{where}: {exc}") from None
         if (
@@ -71,10 +76,10 @@ def decode_column(column: dict[str, Any], *, where: str = "column") -> Any:
         out = np.empty(len(values), dtype=object)
         out[:] = values
         return out
-    if dtype not in NUMERIC_DTYPES or column.get("encoding") != "base64":
+    if not isinstance(dtype, str) or dtype not in NUMERIC_DTYPES or column.get("encoding") != "base64":
         raise ValueError(f"{where}: unknown column dtype/encoding {dtype!r}/{column.get('encoding')!r}")
     try:
-        raw = base64.b64decode(column.get("data", ""), validate=True)
+        raw = _base64(column.get("data", ""))
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{where}: data is not base64 ({exc})") from None
     arr = np.frombuffer(raw, dtype=NUMERIC_DTYPES[dtype])
@@ -83,11 +88,18 @@ def decode_column(column: dict[str, Any], *, where: str = "column") -> Any:
     return arr.astype(dtype if dtype != "bool" else np.bool_)
 
 
-def encode_tables(tables: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _base64(data: object) -> bytes:
+    if not isinstance(data, str | bytes):  # the TypeError b64decode itself raises
+        raise TypeError(f"argument should be a bytes-like object or ASCII string, not {type(data).__name__!r}")
+    return base64.b64decode(data, validate=True)
+
+
+def encode_tables(tables: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str, JSONDoc]]:
     return {nfc(t): {nfc(c): encode_column(v) for c, v in cols.items()} for t, cols in tables.items()}
 
 
-def decode_tables(tables: dict[str, Any], *, where: str = "samples") -> dict[str, dict[str, Any]]:
+def decode_tables(tables: Mapping[str, object], *, where: str = "samples") -> dict[str, dict[str, np.ndarray]]:
     return {
-        t: {c: decode_column(col, where=f"{where}.{t}.{c}") for c, col in cols.items()} for t, cols in tables.items()
+        t: {c: decode_column(obj(col), where=f"{where}.{t}.{c}") for c, col in obj(cols).items()}
+        for t, cols in tables.items()
     }

@@ -12,9 +12,9 @@ byte-for-byte ``rfc8785.dumps(bundle_without_checksum)`` (tested), at half the c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.bundle.canonical import canonical_bytes, sha256_hex
+from workbench.vocabulary import JSONDoc
 
 FORMAT = "wb.evidence-bundle"
 FORMAT_VERSION = "1.0"
@@ -41,7 +41,7 @@ class Check:
     ok: bool
     detail: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONDoc:
         return {"part": self.part, "ok": self.ok, "detail": self.detail}
 
 
@@ -59,7 +59,7 @@ def assemble_object(members: dict[str, bytes]) -> bytes:
 class CanonicalParts:
     """Each top-level member's canonical bytes and digest, computed once."""
 
-    def __init__(self, bundle: dict[str, Any], *, fill_digests: bool = False) -> None:
+    def __init__(self, bundle: JSONDoc, *, fill_digests: bool = False) -> None:
         """With ``fill_digests`` (export), each digested part's ``digest`` is set from its
         content first; without (verify), the recorded digest is taken as it is."""
         self.content_digests: dict[str, str] = {}
@@ -87,12 +87,12 @@ class CanonicalParts:
         return sha256_hex(assemble_object(self.member_bytes))
 
 
-def checksum_member(parts: CanonicalParts) -> dict[str, Any]:
+def checksum_member(parts: CanonicalParts) -> JSONDoc:
     return {
         "alg": DIGEST_ALG,
         "canonicalization": CANONICALIZATION,
         "covers": CHECKSUM_COVERS,
         "value": parts.checksum,
-        "parts": parts.part_digests,
+        "parts": {**parts.part_digests},  # a copy typed as JSON: dicts are invariant, a dict[str, str] is not one
         "signed": False,
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from workbench.errors import BadInput
 from workbench.inputs import open_regular
 from workbench.limits import MAX_OBJECTS, exceeded
 from workbench.textsafe import clean
+from workbench.vocabulary import JSON, JSONDoc
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 64
@@ -27,8 +29,8 @@ class _Refused(ValueError):
     pass
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _no_duplicates(pairs: list[tuple[str, JSON]]) -> JSONDoc:
+    out: JSONDoc = {}
     for key, value in pairs:
         if key in out:
             raise _Refused(f"duplicate key {key!r} in one object")
@@ -58,7 +60,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def parse_strict(data: bytes | str, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+def parse_strict(data: bytes | str, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> JSON:
     """Parse JSON text refusing duplicate keys, NaN/Infinity, unsafe integers,
     lone surrogates, text that is not NFC, and nesting deeper than ``max_depth``."""
     try:
@@ -124,14 +126,12 @@ def _short(where: str, limit: int = 120) -> str:
 
 def read_bundle_file(
     path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH
-) -> dict[str, Any]:
+) -> JSONDoc:
     """Read and strictly parse the bundle at ``path``; :class:`BadInput` on any fault."""
     return parse_bundle(read_bundle_bytes(path, max_bytes=max_bytes), source=path, max_depth=max_depth)
 
 
-def parse_bundle(
-    data: bytes, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH
-) -> dict[str, Any]:
+def parse_bundle(data: bytes, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> JSONDoc:
     doc = parse_strict(data, source=source, max_depth=max_depth)
     if not isinstance(doc, dict):
         raise BadInput(source, "a bundle is a JSON object")
@@ -167,3 +167,39 @@ def read_bundle_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -
     if len(data) > max_bytes:  # grew while we read, or not a regular file
         raise BadInput(path, f"over the {_limit(max_bytes)} limit for bundles")
     return data
+
+
+# A bundle is read as it came (``JSONDoc``): its readers narrow each nested value where they read
+# it (``obj``, ``array``, ``content``), and any other shape raises what a plain ``.get``, index or
+# iteration would have raised (``AttributeError``, ``TypeError``, ``KeyError``), so that a
+# forged bundle's odd record is reported as its unexpected shape, never crashes the check.
+def obj(value: object) -> Mapping[str, object]:
+    """``value`` as a JSON object."""
+    if isinstance(value, dict):
+        return value
+    raise AttributeError(f"{type(value).__name__!r} object has no attribute 'get'")
+
+
+def array(value: object) -> list[object]:
+    """``value or []`` as a JSON array."""
+    if not value:
+        return []
+    if isinstance(value, list):
+        return value
+    raise TypeError(f"{type(value).__name__!r} is not a JSON array")
+
+
+def content(bundle: JSONDoc, name: str) -> Mapping[str, object]:
+    """``bundle[name]["content"]``: a digested part's content."""
+    part = bundle[name]
+    if not isinstance(part, dict):
+        raise TypeError(f"{name} is not an object")
+    return obj(part["content"])
+
+
+def listed(doc: Mapping[str, object], key: str) -> list[object]:
+    """``doc.get(key, [])`` as a JSON array (no ``or []``: a null is an unexpected shape too)."""
+    value = doc.get(key, [])
+    if isinstance(value, list):
+        return value
+    raise TypeError(f"{key} is a {type(value).__name__}, not a JSON array")

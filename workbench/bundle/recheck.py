@@ -14,9 +14,8 @@ values (``workbench.bundle.recompute``), never read as an input.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from workbench.bundle.action_status import status_in_bundle
 from workbench.bundle.decisive import (
@@ -26,6 +25,8 @@ from workbench.bundle.decisive import (
     rerun_cannot_decide,
 )
 from workbench.bundle.format import Check
+from workbench.bundle.reader import array, content, obj
+from workbench.vocabulary import JSONDoc
 
 DECIDED = ("supported", "refuted")
 # evidence kind -> the hypothesis's ``links`` key (as ``investigations.views`` derives them)
@@ -48,17 +49,17 @@ class Rederived:
     verdict: str | None
     rounds: int | None = None
     status: str | None = None  # a rerun comparison's execution status
-    result: dict[str, Any] = field(default_factory=dict)
+    result: JSONDoc = field(default_factory=dict)
 
 
-def primary_verdict(result: Mapping[str, Any]) -> str | None:
+def primary_verdict(result: Mapping[str, object]) -> str | None:
     from workbench.compare.model import verdict_of  # numpy: only --recompute loads the compare engine
 
     return verdict_of(result)
 
 
 def recheck_outputs(
-    bundle: dict[str, Any], comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived]
+    bundle: JSONDoc, comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived]
 ) -> list[Check]:
     try:
         out = _verdicts(bundle, comparisons)
@@ -70,9 +71,9 @@ def recheck_outputs(
     return out
 
 
-def _verdicts(bundle: dict[str, Any], comparisons: Mapping[str, Rederived]) -> list[Check]:
-    stated = bundle["results"]["content"].get("verdicts") or []
-    specs = bundle["recipe"]["content"].get("comparisons") or []
+def _verdicts(bundle: JSONDoc, comparisons: Mapping[str, Rederived]) -> list[Check]:
+    stated = array(content(bundle, "results").get("verdicts"))
+    specs = array(content(bundle, "recipe").get("comparisons"))
     out = []
     if len(stated) != len(specs):
         out.append(
@@ -80,10 +81,11 @@ def _verdicts(bundle: dict[str, Any], comparisons: Mapping[str, Rederived]) -> l
                 "results.verdicts", False, f"{len(stated)} verdicts stated for {len(specs)} comparisons in the recipe"
             )
         )
-    for i, entry in enumerate(stated):
-        ref = entry.get("comparison") if isinstance(entry, dict) else None
+    for i, item in enumerate(stated):
+        entry = item if isinstance(item, dict) else {}
+        ref = entry.get("comparison")
         part = f"results.verdicts[{i}] {ref}"
-        expected = specs[i].get("ref") if i < len(specs) else None
+        expected = obj(specs[i]).get("ref") if i < len(specs) else None
         fresh = comparisons.get(str(ref))
         if ref != expected:
             out.append(Check(part, False, f"stated for {ref}, but the recipe's comparison {i} is {expected}"))
@@ -103,11 +105,13 @@ def _verdicts(bundle: dict[str, Any], comparisons: Mapping[str, Rederived]) -> l
     return out
 
 
-def _bisections(bundle: dict[str, Any], reruns: Mapping[str, Rederived]) -> list[Check]:
+def _bisections(bundle: JSONDoc, reruns: Mapping[str, Rederived]) -> list[Check]:
     out = []
-    for i, bisection in enumerate(bundle["recipe"]["content"].get("bisections") or []):
+    for i, item in enumerate(array(content(bundle, "recipe").get("bisections"))):
+        bisection = obj(item)
         part = f"recipe.bisections[{i}] {bisection.get('ref')}"
-        steps = (bisection.get("state") or {}).get("steps") or []
+        state = obj(bisection.get("state") or {})
+        steps = [obj(step) for step in array(state.get("steps"))]
         wrong = []
         for step in steps:
             cited = step.get("comparison_id")
@@ -125,8 +129,7 @@ def _bisections(bundle: dict[str, Any], reruns: Mapping[str, Rederived]) -> list
                 wrong.append(
                     f"step {step.get('step')} states {step.get('rounds_used')} rounds, recomputed {fresh.rounds}"
                 )
-        result = (bisection.get("state") or {}).get("result")
-        if result and not any(s.get("comparison_id") is not None for s in steps):
+        if state.get("result") and not any(s.get("comparison_id") is not None for s in steps):
             wrong.append("it states a result but no step cites a rerun comparison to re-derive it from")
         if wrong:
             out.append(Check(part, False, "; ".join(wrong)))
@@ -135,18 +138,18 @@ def _bisections(bundle: dict[str, Any], reruns: Mapping[str, Rederived]) -> list
     return out
 
 
-def _hypotheses(
-    bundle: dict[str, Any], comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived]
-) -> list[Check]:
+def _hypotheses(bundle: JSONDoc, comparisons: Mapping[str, Rederived], reruns: Mapping[str, Rederived]) -> list[Check]:
     carried = _carried_refs(bundle)
     plans_reruns: dict[str, list[str]] = {}
-    for entry in bundle["results"]["content"].get("rerun_comparisons") or []:
-        plan_id = (entry.get("record") or {}).get("plan_id")
+    for item in array(content(bundle, "results").get("rerun_comparisons")):
+        entry = obj(item)
+        plan_id = obj(entry.get("record") or {}).get("plan_id")
         plans_reruns.setdefault(f"rerun-plan/{plan_id}", []).append(str(entry.get("ref")))
     # A plan decides only in the investigation it belongs to (the record carries the link).
-    own = str((bundle.get("investigation") or {}).get("ref"))
-    for plan in bundle["recipe"]["content"].get("rerun_plans") or []:
-        owner = (plan.get("record") or {}).get("investigation_id")
+    own = str(obj(bundle.get("investigation") or {}).get("ref"))
+    for item in array(content(bundle, "recipe").get("rerun_plans")):
+        plan = obj(item)
+        owner = obj(plan.get("record") or {}).get("investigation_id")
         if f"investigation/{owner}" != own:
             foreign = (
                 f"{plan.get('ref')} belongs to "
@@ -157,26 +160,28 @@ def _hypotheses(
             }
             plans_reruns[str(plan.get("ref"))] = [foreign]
     out = []
-    for i, hyp in enumerate(bundle.get("hypotheses") or []):
+    for i, item in enumerate(array(bundle.get("hypotheses"))):
+        hyp = obj(item)
         part = f"hypotheses[{i}] {hyp.get('ref')}"
-        history = hyp.get("history") or []
+        history = [obj(step) for step in array(hyp.get("history"))]
         wrong = []
         last = history[-1].get("status") if history else "open"
         if hyp.get("status") != last:
             wrong.append(f"states status {hyp.get('status')}, but its last decision is {last}")
-        links: dict[str, list[Any]] = {key: [] for key in LINK_KEYS.values()}
+        links: dict[str, list[object]] = {key: [] for key in LINK_KEYS.values()}
         for step in history:
-            for ev in step.get("evidence") or []:
-                key = LINK_KEYS.get(ev.get("kind"))
+            for ev in map(obj, array(step.get("evidence"))):
+                kind = ev.get("kind")
+                key = LINK_KEYS.get(kind) if isinstance(kind, str) else None
                 if key and ev.get("id") not in links[key]:
                     links[key].append(ev.get("id"))
-        stated_links = hyp.get("links") or {}
-        if any(list(stated_links.get(k) or []) != v for k, v in links.items()) or set(stated_links) - set(links):
+        stated_links = obj(hyp.get("links") or {})
+        if any(_listed(stated_links.get(k) or []) != v for k, v in links.items()) or set(stated_links) - set(links):
             wrong.append(f"states links {stated_links}, but its history cites {links}")
         for n, step in enumerate(history):
             if step.get("status") not in DECIDED:
                 continue
-            evidence = step.get("evidence") or []
+            evidence = array(step.get("evidence"))
             if not evidence:
                 wrong.append(f"decision {n} ({step.get('status')}) cites no evidence")
             reasons = [_cannot_decide(ev, carried, comparisons, reruns, plans_reruns) for ev in evidence]
@@ -188,19 +193,22 @@ def _hypotheses(
     return out
 
 
-def _actions(bundle: dict[str, Any], reruns: Mapping[str, Rederived]) -> list[Check]:
+def _actions(bundle: JSONDoc, reruns: Mapping[str, Rederived]) -> list[Check]:
     """Each action's stated status against the one derived again from the carried records,
     with the rerun comparisons' recomputed verdicts (``workbench.bundle.action_status``)."""
-    actions = bundle["recipe"]["content"].get("actions") or []
-    stated = {str(a.get("action")): a for a in bundle["results"]["content"].get("actions") or []}
-    plans = bundle["recipe"]["content"].get("rerun_plans") or []
-    carried = bundle["results"]["content"].get("rerun_comparisons") or []
+    recipe, results = content(bundle, "recipe"), content(bundle, "results")
+    actions = array(recipe.get("actions"))
+    stated = {str(a.get("action")): a for a in map(obj, array(results.get("actions")))}
+    # Read only when there is an action to derive a status for (as before they were typed).
+    plans = [obj(plan) for plan in array(recipe.get("rerun_plans"))] if actions else []
+    carried = [obj(entry) for entry in array(results.get("rerun_comparisons"))] if actions else []
     out = []
-    for i, action in enumerate(actions):
+    for i, item in enumerate(actions):
+        action = obj(item)
         ref = str(action.get("ref"))
         part = f"recipe.actions[{i}] {ref}"
         fresh = status_in_bundle(action, plans, carried, reruns)
-        said = {k: (stated.get(ref) or {}).get(k) for k in ("status", "reason", "why")}
+        said = {k: obj(stated.get(ref) or {}).get(k) for k in ("status", "reason", "why")}
         if ref not in stated:
             out.append(Check(part, False, "the results state no status for it"))
         elif said != fresh:
@@ -219,27 +227,35 @@ def _actions(bundle: dict[str, Any], reruns: Mapping[str, Rederived]) -> list[Ch
     return out
 
 
-def _carried_refs(bundle: dict[str, Any]) -> set[str]:
+def _listed(value: object) -> list[object]:
+    """``list(value)``: stated links are listed as they are, whatever iterable they are."""
+    if isinstance(value, Iterable):
+        return list(value)
+    raise TypeError(f"{type(value).__name__!r} object is not iterable")
+
+
+def _carried_refs(bundle: JSONDoc) -> set[str]:
     refs = {
         str(b.get("ref"))
-        for b in bundle["recipe"]["content"].get("bisections") or []
-        if (b.get("state") or {}).get("result")
+        for b in map(obj, array(content(bundle, "recipe").get("bisections")))
+        if obj(b.get("state") or {}).get("result")
     }
-    refs |= {str(o.get("ref")) for o in bundle.get("observations") or [] if o.get("source") == "diagnose"}
+    refs |= {str(o.get("ref")) for o in map(obj, array(bundle.get("observations"))) if o.get("source") == "diagnose"}
     return refs
 
 
 def _cannot_decide(
-    ev: Any,
+    ev: object,
     carried: set[str],
     comparisons: Mapping[str, Rederived],
     reruns: Mapping[str, Rederived],
     plans_reruns: Mapping[str, list[str]],
 ) -> str | None:
-    kind = ev.get("kind") if isinstance(ev, dict) else None
+    evidence = ev if isinstance(ev, dict) else {}
+    kind = evidence.get("kind")
     if kind not in REF_PREFIX:
         return f"evidence {ev!r} is not of a kind that can decide a hypothesis"
-    ref = f"{REF_PREFIX[kind]}/{ev.get('id')}"
+    ref = f"{REF_PREFIX[kind]}/{evidence.get('id')}"
     if kind == "comparison":
         fresh = comparisons.get(ref)
         return (

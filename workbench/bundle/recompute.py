@@ -11,8 +11,8 @@ else exactly; the report says "within tolerance", never "identical".
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 import msgspec
 
@@ -20,9 +20,19 @@ from workbench import __version__
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import decode_tables
 from workbench.bundle.format import Check
+from workbench.bundle.reader import array, content, listed, obj
 from workbench.bundle.recheck import Rederived, primary_verdict, recheck_outputs
 from workbench.compare import compare
 from workbench.compare.parameters import ComparisonParameters
+from workbench.vocabulary import JSONDoc
+
+if TYPE_CHECKING:
+    from store.records import DimensionSource, RunRecord
+
+# The rerun harness's ``reanalyze``: a rerun comparison's body -> its verdict-bearing parts, again.
+RerunEngine = Callable[[JSONDoc], JSONDoc]
+T = TypeVar("T")
+_SOURCES: dict[str, DimensionSource] = {"declared": "declared", "measured": "measured", "derived": "derived"}
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
@@ -33,37 +43,63 @@ def default_engine() -> Callable[..., Any]:
     return compare
 
 
-def rebuild_runs(bundle: dict[str, Any]) -> dict[str, Any]:
-    """RunRecords keyed by ref, from ``runs`` and the embedded ``samples``."""
+def rebuild_runs(bundle: JSONDoc) -> dict[str, RunRecord]:
+    """RunRecords keyed by ref, from ``runs`` and the embedded ``samples``. A value of
+    another type than the run's field raises (``TypeError``, ``KeyError``): not rebuilt."""
     from store.records import Dimension, RunRecord, Work  # verify without --recompute never loads the store package
 
-    tables_by_ref = ((bundle.get("samples") or {}).get("content") or {}).get("runs") or {}
+    tables_by_ref = obj(obj(obj(bundle.get("samples") or {}).get("content") or {}).get("runs") or {})
     runs = {}
-    for entry in bundle.get("runs") or []:
-        ref = entry["ref"]
+    for item in array(bundle.get("runs")):
+        entry = obj(item)
+        ref = _typed(entry["ref"], str, "ref")
         work = entry.get("work")
+        amount = work.get("amount") if isinstance(work, dict) else None
         runs[ref] = RunRecord(
-            lens=entry.get("lens", ""),
-            label=entry.get("label", ""),
+            lens=_typed(entry.get("lens", ""), str, "lens"),
+            label=_typed(entry.get("label", ""), str, "label"),
             dimensions={
-                k: Dimension(d.get("value"), d.get("source", "declared"), d.get("declaration"))
-                for k, d in (entry.get("dimensions") or {}).items()
+                k: Dimension(
+                    d.get("value"),
+                    _SOURCES[_typed(d.get("source", "declared"), str, "source")],
+                    _optional(d.get("declaration"), int, "declaration"),
+                )
+                for k, d in ((k, obj(d)) for k, d in obj(entry.get("dimensions") or {}).items())
             },
-            window=dict(entry.get("window") or {"kind": "steady"}),
-            work=Work(work.get("unit", ""), work.get("amount")) if isinstance(work, dict) else None,
-            quality={k: (math.nan if v is None else v) for k, v in (entry.get("quality") or {}).items()},
-            meta=dict(entry.get("meta") or {}),
-            tables=decode_tables(tables_by_ref.get(ref) or {}, where=f"samples.{ref}"),
-            id=entry.get("id"),
+            window=dict(obj(entry.get("window") or {"kind": "steady"})),
+            work=Work(_typed(work.get("unit", ""), str, "work.unit"), None if amount is None else _float(amount))
+            if isinstance(work, dict)
+            else None,
+            quality={k: (math.nan if v is None else _float(v)) for k, v in obj(entry.get("quality") or {}).items()},
+            meta=dict(obj(entry.get("meta") or {})),
+            tables=decode_tables(obj(tables_by_ref.get(ref) or {}), where=f"samples.{ref}"),
+            id=_optional(entry.get("id"), int, "id"),
         )
     return runs
 
 
+def _typed(value: object, kind: type[T], name: str) -> T:
+    """``value`` as the ``kind`` a run's field holds; a forged bundle's other value is refused."""
+    if isinstance(value, kind):
+        return value
+    raise TypeError(f"{name} is a {type(value).__name__}, not a {kind.__name__}")
+
+
+def _optional(value: object, kind: type[T], name: str) -> T | None:
+    return None if value is None else _typed(value, kind, name)
+
+
+def _float(value: object) -> float:
+    if isinstance(value, int | float):
+        return value
+    raise TypeError(f"{value!r} is not a number")
+
+
 def recompute_results(
-    bundle: dict[str, Any],
+    bundle: JSONDoc,
     *,
     engine: Callable[..., Any] | None = None,
-    rerun_engine: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    rerun_engine: RerunEngine | None = None,
 ) -> list[Check]:
     """Re-derive the stored comparisons from the embedded samples (``engine``: the compare
     engine) and the rerun comparisons from their per-run values (``rerun_engine``: the
@@ -79,14 +115,12 @@ def recompute_results(
     return out
 
 
-def recompute_reruns(
-    bundle: dict[str, Any], rerun_engine: Callable[[dict[str, Any]], dict[str, Any]] | None
-) -> tuple[list[Check], dict[str, Rederived]]:
+def recompute_reruns(bundle: JSONDoc, rerun_engine: RerunEngine | None) -> tuple[list[Check], dict[str, Rederived]]:
     """Each carried rerun comparison's analysis, verdict and sequential decision, again, and
     what was re-derived of each (by ref). A record with nothing to re-derive it from fails
     with its name."""
     try:
-        carried = (bundle["results"]["content"] or {}).get("rerun_comparisons") or []
+        carried = array(content(bundle, "results").get("rerun_comparisons"))
     except (KeyError, TypeError, AttributeError):
         return [Check("recompute", False, "the results have an unexpected shape")], {}
     out, fresh_by_ref = [], {}
@@ -111,10 +145,15 @@ def recompute_reruns(
         except Exception as exc:  # noqa: BLE001 - a record the engine cannot digest is a failed check
             out.append(Check(part, False, f"the rerun analysis failed: {type(exc).__name__}: {exc}"))
             continue
-        rounds = len((body.get("rounds") or {}).get("used") or [])
-        execution = body.get("execution") if isinstance(body.get("execution"), dict) else {}
+        rounds = len(array(obj(body.get("rounds") or {}).get("used")))
+        execution = obj(body.get("execution")) if isinstance(body.get("execution"), dict) else {}
+        status = execution.get("status")  # said as it is: "its execution is {status}, not complete"
         fresh_by_ref[str(ref)] = Rederived(
-            comparable=True, verdict=fresh.get("verdict"), rounds=rounds, status=execution.get("status"), result=fresh
+            comparable=True,
+            verdict=fresh.get("verdict"),
+            rounds=rounds,
+            status=None if status is None else str(status),
+            result=fresh,
         )
         diffs = [d for key in fresh for d in differences(body.get(key), fresh[key], f"body.{key}")]
         # The record's own columns restate the body: outputs too.
@@ -139,37 +178,40 @@ def _shown(diffs: list[str]) -> str:
     return "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
 
 
-def _recompute_comparisons(
-    bundle: dict[str, Any], engine: Callable[..., Any]
-) -> tuple[list[Check], dict[str, Rederived]]:
+def _recompute_comparisons(bundle: JSONDoc, engine: Callable[..., Any]) -> tuple[list[Check], dict[str, Rederived]]:
     try:
         runs = rebuild_runs(bundle)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         return [Check("recompute", False, f"cannot rebuild runs from the bundle: {exc}")], {}
     try:
-        recorded = {c.get("ref"): c.get("result") for c in bundle["results"]["content"].get("comparisons", [])}
-        specs = [dict(spec) for spec in bundle["recipe"]["content"].get("comparisons", [])]
+        recorded = {c.get("ref"): c.get("result") for c in map(obj, listed(content(bundle, "results"), "comparisons"))}
+        specs = [dict(obj(spec)) for spec in listed(content(bundle, "recipe"), "comparisons")]
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         return [
             Check("recompute", False, f"the recipe or results have an unexpected shape ({type(exc).__name__}: {exc})")
         ], {}
     out, fresh_by_ref = [], {}
-    for ref in sorted(set(map(str, recorded)) - {str(spec.get("ref")) for spec in specs}):
+    for unmade in sorted(set(map(str, recorded)) - {str(spec.get("ref")) for spec in specs}):
         out.append(
-            Check(f"results.comparisons {ref}", False, "cannot be re-derived: the recipe does not say how it was made")
+            Check(
+                f"results.comparisons {unmade}", False, "cannot be re-derived: the recipe does not say how it was made"
+            )
         )
     for i, spec in enumerate(specs):
         ref = spec.get("ref")
         part = f"results.comparisons[{i}] {ref}"
         try:
-            params = ComparisonParameters.from_json(spec.get("parameters"))
+            doc = spec.get("parameters")
+            if doc and not isinstance(doc, dict):
+                raise TypeError(f"expected an object, not {type(doc).__name__}")
+            params = ComparisonParameters.from_json(doc if isinstance(doc, dict) else None)
         except (msgspec.ValidationError, TypeError, ValueError) as exc:
             out.append(Check(part, False, f"the recorded parameters cannot be read: {exc}"))
             continue
         try:
-            base = [runs[r] for r in spec.get("baseline", [])]
-            cand = [runs[r] for r in spec.get("candidate", [])]
-            control = [runs[r] for r in spec.get("control") or []]
+            base_refs, cand_refs = _refs(runs, spec.get("baseline", [])), _refs(runs, spec.get("candidate", []))
+            base, cand = [runs[r] for r in base_refs], [runs[r] for r in cand_refs]
+            control = [runs[r] for r in _refs(runs, spec.get("control") or [])]
         except (KeyError, TypeError) as exc:
             out.append(Check(part, False, f"run {exc} has no embedded samples"))
             continue
@@ -181,8 +223,8 @@ def _recompute_comparisons(
             except ValueError as exc:
                 out.append(Check(part, False, f"the recipe's declarations cannot be used: {exc}"))
                 continue
-            base = [contract.as_declared(runs[ref], in_force.get(ref, ())) for ref in spec.get("baseline", [])]
-            cand = [contract.as_declared(runs[ref], in_force.get(ref, ())) for ref in spec.get("candidate", [])]
+            base = [contract.as_declared(runs[ref], in_force.get(ref, ())) for ref in base_refs]
+            cand = [contract.as_declared(runs[ref], in_force.get(ref, ())) for ref in cand_refs]
         try:
             result = engine(
                 base,
@@ -215,21 +257,31 @@ def _recompute_comparisons(
     return out, fresh_by_ref
 
 
-def declarations_in_force(bundle: dict[str, Any], listed: Any) -> dict[str, list[tuple[str, Any, int]]]:
+def _refs(runs: Mapping[str, RunRecord], given: object) -> list[str]:
+    """The run refs a side of a comparison lists (``KeyError`` names one with no rebuilt run)."""
+    if not isinstance(given, list):
+        raise TypeError(f"{type(given).__name__!r} object is not a list of run refs")
+    for ref in given:
+        if not isinstance(ref, str) or ref not in runs:
+            raise KeyError(ref)
+    return given
+
+
+def declarations_in_force(bundle: JSONDoc, listed: object) -> dict[str, list[tuple[str, object, int]]]:
     """A comparison's recipe ``declarations`` by run ref, each checked against that run's own
     declaration history in the bundle (``ValueError`` names the first that is not in it)."""
     history = {
         entry.get("ref"): {
             (d.get("id"), d.get("name"), str(d.get("value")))
-            for d in entry.get("declarations") or []
+            for d in _tolerant(entry.get("declarations"))
             if isinstance(d, dict) and d.get("action") == "set"
         }
-        for entry in bundle.get("runs") or []
+        for entry in _tolerant(bundle.get("runs"))
         if isinstance(entry, dict)
     }
     if not isinstance(listed, list):
         raise ValueError("not a list")
-    out: dict[str, list[tuple[str, Any, int]]] = {}
+    out: dict[str, list[tuple[str, object, int]]] = {}
     for d in listed:
         if (
             not isinstance(d, dict)
@@ -246,16 +298,22 @@ def declarations_in_force(bundle: dict[str, Any], listed: Any) -> dict[str, list
     return out
 
 
-def _engine_note(spec: dict[str, Any]) -> str:
-    recorded = (spec.get("engine") or {}).get("version") if isinstance(spec.get("engine"), dict) else None
+def _tolerant(value: object) -> list[object]:
+    """A list, or none: only its objects are read (any other iterable held none)."""
+    return value if isinstance(value, list) else []
+
+
+def _engine_note(spec: Mapping[str, object]) -> str:
+    engine = spec.get("engine")
+    recorded = engine.get("version") if isinstance(engine, dict) else None
     return "" if recorded in (None, __version__) else f"; recorded with wb {recorded}, recomputed with wb {__version__}"
 
 
-def _number(x: Any) -> bool:
+def _number(x: object) -> TypeGuard[int | float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def differences(recorded: Any, fresh: Any, where: str):
+def differences(recorded: object, fresh: object, where: str) -> Iterator[str]:
     """Yield ``where: recorded X, recomputed Y`` for each leaf that differs."""
     if _number(recorded) and _number(fresh):
         if not math.isclose(recorded, fresh, rel_tol=REL_TOL, abs_tol=ABS_TOL):

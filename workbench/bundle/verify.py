@@ -27,11 +27,12 @@ from workbench.bundle.format import (
     CanonicalParts,
     Check,
 )
-from workbench.bundle.recompute import recompute_results
+from workbench.bundle.recompute import RerunEngine, recompute_results
 from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import BadInput, UsageError
 from workbench.inputs import open_regular
 from workbench.textsafe import clean
+from workbench.vocabulary import JSONDoc
 
 REQUIRED_MEMBERS = ("format", "format_version", "tool", "investigation", "recipe", "results", "checksum")
 
@@ -40,7 +41,7 @@ REQUIRED_MEMBERS = ("format", "format_version", "tool", "investigation", "recipe
 class VerifyReport:
     source: str
     format_version: str
-    tool: dict[str, Any]
+    tool: JSONDoc
     checks: list[Check] = field(default_factory=list)
     recompute: list[Check] | None = None
 
@@ -69,7 +70,7 @@ class VerifyReport:
         }
 
 
-def check_format(bundle: dict[str, object], *, source: str | Path | None = None) -> str:
+def check_format(bundle: JSONDoc, *, source: str | Path | None = None) -> str:
     """Fail closed on anything that is not a bundle version we understand."""
     if bundle.get("format") != FORMAT:
         raise BadInput(
@@ -77,7 +78,7 @@ def check_format(bundle: dict[str, object], *, source: str | Path | None = None)
         )
     version = bundle.get("format_version")
     major = str(version).split(".")[0] if isinstance(version, str) else ""
-    if not major.isdigit() or int(major) != SUPPORTED_MAJOR:
+    if not isinstance(version, str) or not major.isdigit() or int(major) != SUPPORTED_MAJOR:
         raise BadInput(
             source, f"unsupported bundle format version {str(version)[:20]!r} (this wb reads {SUPPORTED_MAJOR}.x)"
         )
@@ -85,17 +86,17 @@ def check_format(bundle: dict[str, object], *, source: str | Path | None = None)
 
 
 def verify_bundle(
-    bundle: dict[str, object],
+    bundle: JSONDoc,
     *,
     source: str | Path = "bundle",
     captures_dir: str | Path | None = None,
     recompute: bool = False,
     engine: Callable[..., Any] | None = None,
-    rerun_engine: Callable[[dict[str, object]], dict[str, object]] | None = None,
+    rerun_engine: RerunEngine | None = None,
 ) -> VerifyReport:
     """Recheck the checksum, every part's digest, optionally the capture files and the results."""
     version = check_format(bundle, source=source)
-    tool = bundle.get("tool") if isinstance(bundle.get("tool"), dict) else {}
+    tool = found if isinstance(found := bundle.get("tool"), dict) else {}
     report = VerifyReport(source=str(source), format_version=version, tool=tool)
     checks = report.checks
     missing = [m for m in REQUIRED_MEMBERS if m not in bundle]
@@ -119,7 +120,7 @@ def verify_bundle(
     return report
 
 
-def _parameter_checks(recipe: Any) -> list[Check]:
+def _parameter_checks(recipe: object) -> list[Check]:
     """Each comparison's parameters have the shape readers decode (a sealed bundle whose
     ``changes`` is a string would import, then fail every ``wb investigate show``)."""
     content = recipe.get("content") if isinstance(recipe, dict) else None
@@ -140,7 +141,7 @@ def _parameter_checks(recipe: Any) -> list[Check]:
     return out
 
 
-def _checksum_checks(member: Any, parts: CanonicalParts) -> list[Check]:
+def _checksum_checks(member: object, parts: CanonicalParts) -> list[Check]:
     if not isinstance(member, dict):
         return [Check("checksum", False, "checksum member missing or not an object")]
     expected = {"alg": DIGEST_ALG, "canonicalization": CANONICALIZATION, "covers": CHECKSUM_COVERS, "signed": False}
@@ -150,7 +151,7 @@ def _checksum_checks(member: Any, parts: CanonicalParts) -> list[Check]:
     out = []
     computed = parts.checksum
     recorded = member.get("value")
-    recorded_parts = member.get("parts") if isinstance(member.get("parts"), dict) else {}
+    recorded_parts = listed if isinstance(listed := member.get("parts"), dict) else {}
     computed_parts = parts.part_digests
     changed = sorted(
         name
@@ -177,8 +178,8 @@ def _checksum_checks(member: Any, parts: CanonicalParts) -> list[Check]:
     return out
 
 
-def _digest_check(name: str, member: Any, parts: CanonicalParts) -> Check:
-    if name not in parts.content_digests:
+def _digest_check(name: str, member: object, parts: CanonicalParts) -> Check:
+    if name not in parts.content_digests or not isinstance(member, dict):  # content digests: such objects only
         return Check(name, False, "expected an object with exactly 'digest' and 'content'")
     digest = member.get("digest")
     recorded = digest.get("sha256") if isinstance(digest, dict) and set(digest) == {"sha256"} else None
@@ -196,7 +197,7 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def check_captures(subject: Any, directory: Path) -> list[Check]:
+def check_captures(subject: object, directory: Path) -> list[Check]:
     """Match each recorded capture to a file under ``directory`` by content digest.
 
     Files are matched by digest, so a renamed copy still counts; a file with the

@@ -9,12 +9,12 @@ rerun plans stay inside the stored bundle text and are not made into plans.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from workbench.bundle.export import build_bundle
-from workbench.bundle.reader import DEFAULT_MAX_BYTES, parse_bundle, read_bundle_bytes
+from workbench.bundle.reader import DEFAULT_MAX_BYTES, array, content, listed, obj, parse_bundle, read_bundle_bytes
 from workbench.bundle.verify import verify_bundle
 from workbench.compare.model import verdict_of
 from workbench.errors import BadInput, WbError
@@ -22,16 +22,28 @@ from workbench.investigations.bundle_refs import Remap
 from workbench.investigations.hypotheses import rerun_table
 from workbench.investigations.views import ComparisonView, HypothesisView, ObservationView
 from workbench.investigations.workflow import current_user, investigation_view
+from workbench.vocabulary import JSONDoc
 
 if TYPE_CHECKING:
     from store.api import Store
 
 
-def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+class ImportedInvestigation(TypedDict):
+    """What ``wb bundle import`` did (its ``--json``): the stored bundle and investigation."""
+
+    bundle: int | None
+    investigation: int | None
+    already_imported: bool
+    checksum: str
+
+
+# The run's descriptor is a dict[str, object]: its declarations are ``Declared.to_json()``
+# documents, typed so (store.declarations), not as JSON values.
+def _run_descriptor(store: "Store", run_id: int) -> tuple[dict[str, object], list[JSONDoc]]:
     from store.declarations import history  # SQLModel: loaded with the store, not at import
 
     record = store.load_run(run_id, tables=[])
-    captures = [
+    captures: list[JSONDoc] = [
         {
             "sha256": c.sha256,
             "size": c.size,
@@ -70,7 +82,7 @@ def _rerun_records(
     hypotheses: Sequence[HypothesisView],
     observations: Sequence[ObservationView] = (),
     action_plans: Sequence[int] = (),
-) -> tuple[list[Any], list[Any]]:
+) -> tuple[list[JSONDoc], list[JSONDoc]]:
     """Rerun plans and comparisons linked to hypotheses, cited by observations (a
     bisection's steps) or verifying actions, as stored by the rerun harness."""
     plan_ids = sorted({i for h in hypotheses for i in h.links["rerun_plans"]} | set(action_plans))
@@ -96,7 +108,8 @@ def _rerun_records(
         with store.session() as s:
             rows = s.exec(select(comparison_table.plan_id).where(comparison_table.id.in_(sorted(comparison_ids)))).all()
         plan_ids = sorted(set(plan_ids) | {int(i) for i in rows})
-    plans, comparisons = [], []
+    plans: list[JSONDoc] = []
+    comparisons: list[JSONDoc] = []
     for kind, table, ids, sink in (
         ("rerun-plan", plan_table, plan_ids, plans),
         ("rerun-comparison", comparison_table, sorted(comparison_ids), comparisons),
@@ -136,7 +149,7 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
         "baseline": [f"run/{i}" for i in view.baseline_runs],
         "candidate": [f"run/{i}" for i in view.candidate_runs],
     }
-    declared_runs = {int(r["id"]) for r in runs if r.get("declarations")}
+    declared_runs = {run_id for run_id, r in zip(run_ids, runs) if r.get("declarations")}
     comparisons = [
         {
             "ref": c.ref,
@@ -180,7 +193,7 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
         raise WbError(f"cannot export investigation {view.id}: {exc}") from None
 
 
-def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
+def _bisections(store: "Store", investigation_id: int) -> list[JSONDoc]:
     """The investigation's bisections (specification and every step), for the recipe."""
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
@@ -203,7 +216,7 @@ def _bisections(store: "Store", investigation_id: int) -> list[dict[str, Any]]:
         ]
 
 
-def _declarations_in_force(comparison: ComparisonView, declared_runs: set[int]) -> dict[str, Any]:
+def _declarations_in_force(comparison: ComparisonView, declared_runs: set[int]) -> JSONDoc:
     """The ``wb declare`` values the comparison relied on, as its engine recorded them when it
     ran: an input of the recipe, since a run's declarations may have changed since (a
     comparison refused for a missing value, then the value declared). Only where one of its
@@ -220,7 +233,7 @@ def _control_ids(comparison: ComparisonView) -> list[int]:
 
 def _actions(
     store: "Store", investigation_id: int, hypotheses: Sequence[HypothesisView]
-) -> tuple[list[dict[str, Any]], list[int]]:
+) -> tuple[list[JSONDoc], list[int]]:
     """The investigation's actions for the recipe (decisions and verifications with them;
     hypotheses cited by the bundle's hypothesis ref, plans by theirs) and the plans they cite.
     Their status is not here: the bundle derives it (``workbench.bundle.action_status``)."""
@@ -234,7 +247,8 @@ def _actions(
     )
 
     refs = {h.id: h.ref for h in hypotheses}
-    out, plan_ids = [], []
+    out: list[JSONDoc] = []
+    plan_ids: list[int] = []
     with store.session() as s:
         for row in s.exec(
             select(Action).where(Action.investigation_id == investigation_id).order_by(col(Action.id))
@@ -287,7 +301,7 @@ def _build(
     samples,
     bisections=(),
     actions=(),
-) -> dict[str, Any]:
+) -> JSONDoc:
     return build_bundle(
         investigation=frame,
         runs=runs,
@@ -305,7 +319,7 @@ def _build(
 
 def import_bundle(
     store: "Store", path: str | Path, *, by: str | None = None, max_bytes: int | None = None
-) -> dict[str, Any]:
+) -> ImportedInvestigation:
     """Verify the bundle at ``path`` and keep it as a read-only, imported investigation.
 
     Returns ``{"investigation": id, "bundle": id, "already_imported": bool, "checks": ...}``.
@@ -321,7 +335,7 @@ def import_bundle(
             f"details",
             exit_code=3,
         )
-    checksum = bundle["checksum"]["value"]
+    checksum = str(obj(bundle["checksum"])["value"])  # verified: the checksum's hex text
     by = by or current_user()
     from sqlalchemy.exc import IntegrityError  # SQLAlchemy: loaded with the store, not at import
 
@@ -340,8 +354,8 @@ def import_bundle(
 
 
 def _copy_into_store(
-    store: "Store", path: Path, text: str, bundle: dict[str, Any], checksum: str, by: str
-) -> dict[str, Any]:
+    store: "Store", path: Path, text: str, bundle: JSONDoc, checksum: str, by: str
+) -> ImportedInvestigation:
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
     from store.investigations import (  # SQLAlchemy: loaded with the store, not at import
@@ -365,8 +379,8 @@ def _copy_into_store(
             }
         kept = ImportedBundle(
             checksum=checksum,
-            format_version=bundle["format_version"],
-            tool=bundle.get("tool") or {},
+            format_version=str(bundle["format_version"]),  # verified: a "MAJOR.MINOR" text
+            tool=tool if isinstance(tool := bundle.get("tool"), dict) else {},
             source_name=path.name,
             content=text,  # the bytes that were verified, not a second read
             verified=True,
@@ -374,15 +388,15 @@ def _copy_into_store(
         )
         s.add(kept)
         s.flush()
-        frame = bundle.get("investigation") or {}
+        frame = obj(bundle.get("investigation") or {})
         inv = Investigation(
             title=str(frame.get("title") or ""),
             lens=str(frame.get("lens") or ""),
             question=str(frame.get("question") or ""),
-            guardrails=list(frame.get("guardrails") or []),
-            intended_change=dict(frame.get("intended_change") or {}),
-            baseline_runs=list(frame.get("baseline") or []),
-            candidate_runs=list(frame.get("candidate") or []),
+            guardrails=_listed(frame.get("guardrails") or []),
+            intended_change=dict(obj(frame.get("intended_change") or {})),
+            baseline_runs=_listed(frame.get("baseline") or []),
+            candidate_runs=_listed(frame.get("candidate") or []),
             created_by=str(frame.get("created_by") or ""),
             created_at=str(frame.get("created_at") or ""),
             imported_bundle_id=kept.id,
@@ -390,36 +404,36 @@ def _copy_into_store(
         s.add(inv)
         s.flush()
         remap = Remap()  # every citation of the exporting store's ids goes through it
-        results = {c.get("ref"): c.get("result") for c in bundle["results"]["content"].get("comparisons", [])}
-        for spec in bundle["recipe"]["content"].get("comparisons", []):
+        results = {c.get("ref"): c.get("result") for c in map(obj, listed(content(bundle, "results"), "comparisons"))}
+        for spec in map(obj, listed(content(bundle, "recipe"), "comparisons")):
             result = remap.document(results.get(spec.get("ref")) or {})
-            row = InvestigationComparison(
+            comparison = InvestigationComparison(
                 investigation_id=inv.id,
-                baseline_runs=list(spec.get("baseline") or []),
-                candidate_runs=list(spec.get("candidate") or []),
+                baseline_runs=_listed(spec.get("baseline") or []),
+                candidate_runs=_listed(spec.get("candidate") or []),
                 # Run sets are the bundle's refs ("run/6"), the control's too.
                 parameters={
-                    **dict(spec.get("parameters") or {}),
-                    **({"control": list(spec["control"])} if spec.get("control") else {}),
+                    **dict(obj(spec.get("parameters") or {})),
+                    **({"control": _listed(spec["control"])} if spec.get("control") else {}),
                 },
-                engine=dict(spec.get("engine") or {}),
+                engine=dict(obj(spec.get("engine") or {})),
                 result=result,
                 comparable=bool(result.get("comparable")),
                 verdict=verdict_of(result),
-                origin_ref=spec.get("ref"),
+                origin_ref=_origin(spec),
                 created_by=str(frame.get("created_by") or ""),
             )
-            s.add(row)
+            s.add(comparison)
             s.flush()
-            remap.copied[str(spec.get("ref"))] = int(row.id)
-        observations = list(bundle.get("observations") or [])
+            remap.copied[str(spec.get("ref"))] = int(comparison.id)
+        observations = [obj(o) for o in array(bundle.get("observations"))]
         for obs in observations:
             row = Observation(
                 investigation_id=inv.id,
                 text=str(obs.get("text") or ""),
                 evidence=remap.evidence(obs.get("evidence") or []),
                 source=remap.source(str(obs.get("source") or "manual")),
-                origin_ref=obs.get("ref"),
+                origin_ref=_origin(obs),
                 pinned_by=str(obs.get("pinned_by") or ""),
                 pinned_at=str(obs.get("pinned_at") or ""),
             )
@@ -428,25 +442,25 @@ def _copy_into_store(
             remap.copied[str(obs.get("ref"))] = int(row.id)
         for obs in observations:  # a retraction may be listed before or after what it retracts
             if obs.get("retracts"):
-                row = s.get(Observation, remap.copied[str(obs.get("ref"))])
-                row.retracts_id = remap.copied.get(str(obs.get("retracts")))
-                s.add(row)
+                retraction = s.get(Observation, remap.copied[str(obs.get("ref"))])
+                retraction.retracts_id = remap.copied.get(str(obs.get("retracts")))
+                s.add(retraction)
         s.flush()
-        for hyp in bundle.get("hypotheses") or []:
-            row = Hypothesis(
+        for hyp in map(obj, array(bundle.get("hypotheses"))):
+            hypothesis = Hypothesis(
                 investigation_id=inv.id,
                 statement=str(hyp.get("statement") or ""),
                 test=str(hyp.get("test") or ""),
-                origin_ref=hyp.get("ref"),
+                origin_ref=_origin(hyp),
                 created_by=str(hyp.get("created_by") or ""),
                 created_at=str(hyp.get("created_at") or ""),
             )
-            s.add(row)
+            s.add(hypothesis)
             s.flush()
-            for step in hyp.get("history") or [{"status": hyp.get("status", "open")}]:
+            for step in map(obj, array(hyp.get("history")) or [{"status": hyp.get("status", "open")}]):
                 s.add(
                     HypothesisStatus(
-                        hypothesis_id=row.id,
+                        hypothesis_id=hypothesis.id,
                         status=str(step.get("status") or "open"),
                         evidence=remap.evidence(step.get("evidence") or []),
                         note=str(step.get("note") or ""),
@@ -455,3 +469,16 @@ def _copy_into_store(
                     )
                 )
         return {"bundle": kept.id, "investigation": inv.id, "already_imported": False, "checksum": checksum}
+
+
+def _listed(value: object) -> list[object]:
+    """``list(value)`` of a bundle's array (another iterable is listed as ``list`` would)."""
+    if isinstance(value, Iterable):
+        return list(value)
+    raise TypeError(f"{type(value).__name__!r} object is not iterable")
+
+
+def _origin(record: Mapping[str, object]) -> str | None:
+    """The record's ref in the bundle it came from (``comparison/3``), kept as its origin."""
+    ref = record.get("ref")
+    return None if ref is None else str(ref)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from workbench.investigations import workflow as wf
 
@@ -21,7 +21,20 @@ if TYPE_CHECKING:
 
 DEMO_BY = "wb demo"
 
-DEMOS: list[dict[str, Any]] = [
+
+class Demo(TypedDict):
+    """A seed investigation: its frame, the change under test and the hypothesis to open."""
+
+    lens: str
+    title: str
+    question: str
+    guardrails: list[str]
+    change: dict[str, list[str]]
+    hypothesis: str
+    test: str
+
+
+DEMOS: list[Demo] = [
     {
         "lens": "inference",
         "title": "demo: engine upgrade v0.8.2 -> v0.8.3",
@@ -76,7 +89,7 @@ def create_demo_investigations(store: "Store", *, engine: Callable[..., Any] | N
     Returns the investigation ids, new or existing; a lens whose demo runs are not in
     the store is skipped.
     """
-    existing = {inv["title"]: inv["id"] for inv in wf.list_investigations(store) if inv["created_by"] == DEMO_BY}
+    existing = {inv.title: inv.id for inv in wf.investigation_summaries(store) if inv.created_by == DEMO_BY}
     ids = []
     for demo in DEMOS:
         if demo["title"] in existing:

@@ -10,6 +10,7 @@ import msgspec
 from lenses import get_lens
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.errors import UsageError
+from workbench.vocabulary import JSONDoc
 from workbench.investigations.common import LENSES, current_user, investigation_row, required_text, resolve_runs
 from workbench.investigations.views import (
     InvestigationSummary,
@@ -78,7 +79,7 @@ def new_investigation(
     return investigation_view(store, inv_id)
 
 
-def list_investigations(store: "Store") -> list[dict[str, Any]]:
+def list_investigations(store: "Store") -> list[JSONDoc]:
     """``wb investigate list --json``: :func:`investigation_summaries` as JSON."""
     return [i.to_json() for i in investigation_summaries(store)]
 

@@ -50,20 +50,20 @@ def new_hypothesis(
         return hypothesis_of(row, [first])
 
 
-def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, Any]]:
+def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, object]]:
     """``plan=3`` / ``plan=NAME`` (a rerun plan), ``comparison=5``, ``rerun_comparison=2``;
     see ``workbench.investigations.evidence``."""
     return parse_decision_evidence(items)
 
 
 def check_links(
-    store: "Store", evidence: Sequence[Mapping[str, Any]], investigation_id: int, status: str | None = None
+    store: "Store", evidence: Sequence[dict[str, object]], investigation_id: int, status: str | None = None
 ) -> None:
     """Every cited record must exist and belong to the hypothesis's investigation; when the
     status is supported or refuted, each must also be able to decide it
     (``workbench.bundle.decisive``: a comparable comparison with a verdict, a completed
     rerun execution with a verdict, a bisection with a result, a diagnosis). A plan named
-    by its name gets its id filled in."""
+    by its name gets its id filled in (the evidence is changed in place)."""
     deciding = status in DECIDED
     with store.session() as s:
         for ev in evidence:
@@ -76,7 +76,7 @@ def check_links(
                 )
 
 
-def _evidence_problem(s: Any, ev: dict[str, Any], investigation_id: int, deciding: bool) -> str | None:
+def _evidence_problem(s: Any, ev: dict[str, object], investigation_id: int, deciding: bool) -> str | None:
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
     from store.bisect import BisectionNotFound, find_bisection  # SQLAlchemy: loaded with the store, not at import
@@ -116,7 +116,8 @@ def _evidence_problem(s: Any, ev: dict[str, Any], investigation_id: int, decidin
         )
     if kind == "bisection":
         try:
-            row = find_bisection(s, ev.get("id", ev.get("name")))
+            ref = ev.get("id", ev.get("name"))
+            row = find_bisection(s, None if ref is None else str(ref))  # it reads an id or a name as their text
         except BisectionNotFound as exc:
             raise NotFound(str(exc)) from None
         ev["id"] = int(row.id)
@@ -201,7 +202,7 @@ def decide_hypothesis(
     hypothesis: str | int,
     status: str,
     *,
-    evidence: Sequence[Mapping[str, Any]] = (),
+    evidence: Sequence[Mapping[str, object]] = (),
     note: str = "",
     by: str | None = None,
 ) -> HypothesisView:
@@ -224,14 +225,14 @@ def decide_hypothesis(
         if row is None:
             raise NotFound(f"no hypothesis {hid}")
         investigation_row(s, row.investigation_id, writable=True)
-    evidence = [dict(ev) for ev in evidence]
-    check_links(store, evidence, row.investigation_id, status)
+    cited = [dict(ev) for ev in evidence]  # check_links fills in the ids of plans named by their name
+    check_links(store, cited, row.investigation_id, status)
     with store.session() as s:
         s.add(
             HypothesisStatus(
                 hypothesis_id=hid,
                 status=status,
-                evidence=bundle_value(list(evidence)),
+                evidence=bundle_value(cited),
                 note=nfc(note),
                 decided_by=by or current_user(),
             )

@@ -210,7 +210,8 @@ def hypothesis_of(row: Any, history: Sequence[Any]) -> HypothesisView:
     links: dict[str, list[Any]] = {key: [] for key in LINK_KEYS.values()}
     for step in steps:
         for ev in step.evidence:
-            key = LINK_KEYS.get(ev.get("kind"))
+            kind = ev.get("kind")
+            key = LINK_KEYS.get(kind) if isinstance(kind, str) else None
             if key and ev.get("id") not in links[key]:
                 links[key].append(ev.get("id"))
     return HypothesisView(
