@@ -99,9 +99,9 @@ class Guardrail(PlanRecord, frozen=True, kw_only=True):
     """A metric the candidate must not worsen, in the lens vocabulary (``lenses.base``):
     ``rule`` is max, min, max_increase, max_increase_pct, within or within_pct, with
     ``limit``. ``metric`` is a lens guardrail metric, a quality key or a sample column.
-    The name comes first in JSON; one not given is the metric."""
+    In JSON the name comes first (the metric when it has none)."""
 
-    name: str = ""
+    name: str = ""  # first: the stored form's order; one not given is the metric (__post_init__)
     metric: str
     rule: str
     limit: float
@@ -176,9 +176,9 @@ class Environment(PlanRecord, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class Plan(PlanRecord, frozen=True, kw_only=True):
-    """A rerun plan (``to_json()`` is the stored form, and what its digest is taken over): its
-    fields in the order of that form."""
+    """A rerun plan (``to_json()`` is the stored form, and what its digest is taken over)."""
 
+    # The fields in the stored form's order (its keys are the fields).
     name: str
     description: str = ""
     lens: str
