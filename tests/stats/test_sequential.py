@@ -122,8 +122,8 @@ def test_a_sequential_plan_stops_once_decided(tmp_path, store_url, candidate, ve
 def test_fixed_plans_keep_their_digest():
     from workbench.rerun.plan import Command, Plan
 
-    plan = Plan("p", "training", Command(("a",)), Command(("b",)))
+    plan = Plan(name="p", lens="training", baseline=Command(("a",)), candidate=Command(("b",)))
     assert "stopping" not in plan.to_json()
     assert Plan.from_json(plan.to_json()).digest() == plan.digest()
-    seq = Plan("p", "training", Command(("a",)), Command(("b",)), stopping="sequential")
+    seq = Plan(name="p", lens="training", baseline=Command(("a",)), candidate=Command(("b",)), stopping="sequential")
     assert seq.to_json()["stopping"] == "sequential" and seq.digest() != plan.digest()

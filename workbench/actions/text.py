@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from workbench.actions.records import ActionView
 from workbench.investigations.evidence_text import evidence_text
@@ -47,7 +47,8 @@ def action_lines(a: ActionView) -> list[str]:
     return out
 
 
-def _conditions(retry: dict[str, Any]) -> str:
-    return "; ".join(
-        f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in (retry.get("conditions") or {}).items()
-    )
+def _conditions(retry: Mapping[str, object]) -> str:
+    conditions = retry.get("conditions")  # condition -> value or values (actions.conditions.Conditions)
+    if not isinstance(conditions, Mapping):
+        return ""
+    return "; ".join(f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in conditions.items())

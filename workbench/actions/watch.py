@@ -11,12 +11,11 @@ reported as possible drift, not as drift.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.actions.records import WatchResult, WatchRun
 from workbench.actions.workflow import verified_candidate
 from workbench.compare import compare
-from workbench.compare.model import verdict_of
 from workbench.errors import UsageError
 from workbench.investigations.common import investigation_row, resolve_runs
 from workbench.investigations.frame import frame_guardrails
@@ -35,25 +34,26 @@ def watch_action(store: "Store", action: str | int, against: Sequence[str | int]
     later = resolve_runs(store, list(against))
     with store.session() as s:
         frame = frame_of(investigation_row(s, view.investigation_id))
-    result: dict[str, Any] = compare(
+    plan_lens = plan.get("lens")  # a stored plan's lens: its body's word
+    result = compare(
         store.load_runs(candidate),
         store.load_runs(later),
-        lens=plan.get("lens") or frame.lens,
+        lens=plan_lens if isinstance(plan_lens, str) and plan_lens else frame.lens,
         guardrails=frame_guardrails(frame.lens, frame.guardrails, f"investigation {frame.id}'s guardrail"),
-    ).to_json()
-    comparable = bool(result.get("comparable"))
-    primary = result.get("primary") or {}
-    effect = primary.get("effect") or {}
-    verdict = verdict_of(result) if comparable else None
-    flags = [str(f) for f in effect.get("flags") or []]
+    )
+    comparable = result.comparable
+    metric = result.primary.metric if result.primary is not None else None
+    verdict = result.verdict if comparable else None
+    effect = result.effect
+    flags = [str(f) for f in effect.flags] if effect is not None and isinstance(effect.flags, tuple) else []
     if not comparable:
-        why = f"not comparable with the verified candidate: {(result.get('refusal') or {}).get('reason')}"
+        why = f"not comparable with the verified candidate: {result.refusal.reason if result.refusal else None}"
     elif verdict == "REGRESSION":
-        why = f"drift: {primary.get('metric')} regressed against the verified candidate beyond the band"
+        why = f"drift: {metric} regressed against the verified candidate beyond the band"
     elif verdict == "SLOWER_UNRESOLVED":
-        why = f"possible drift: {primary.get('metric')} slower, not resolved beyond the band"
+        why = f"possible drift: {metric} slower, not resolved beyond the band"
     else:
-        why = f"no drift: {primary.get('metric')} {verdict} against the verified candidate"
+        why = f"no drift: {metric} {verdict} against the verified candidate"
     labels = {r.id: r.label for r in store.list_runs()}
     return WatchResult(
         action_id=view.id,

@@ -29,8 +29,9 @@ from workbench.vocabulary import JSONDoc
 if TYPE_CHECKING:
     from store.records import DimensionSource, RunRecord
 
-# The rerun harness's ``reanalyze``: a rerun comparison's body -> its verdict-bearing parts, again.
-RerunEngine = Callable[[JSONDoc], JSONDoc]
+# The rerun harness's ``reanalyze``: a rerun comparison's body -> its verdict-bearing parts, again
+# (records' to_json documents: bundle_value makes them the bundle's JSON before they are compared).
+RerunEngine = Callable[[JSONDoc], Mapping[str, object]]
 T = TypeVar("T")
 _SOURCES: dict[str, DimensionSource] = {"declared": "declared", "measured": "measured", "derived": "derived"}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from workbench.compare.model import Comparison
 from workbench.compare.render import render_comparison, render_inspect
 from workbench.compare.way_out import WayOut, render_way_out
 from workbench.errors import UsageError
+from workbench.vocabulary import JSONDoc
 
 
 def compare(
@@ -109,10 +110,13 @@ def inspect(
         sys.exit(refused_exit)
 
 
-def inspect_result_of(doc: dict[str, Any]) -> InspectResult:
+def inspect_result_of(doc: Mapping[str, object]) -> InspectResult:
     """``wb inspect --json``'s document typed again (the inverse of ``InspectResult.to_json``)."""
+    comparison = doc["comparison"]
+    if not isinstance(comparison, Mapping):
+        raise msgspec.ValidationError("Expected `object` - at `$.comparison`")
     return InspectResult(
-        comparison=Comparison.from_json(doc["comparison"]),
+        comparison=Comparison.from_json(comparison),
         distributions=msgspec.convert(doc.get("distributions", []), tuple[Distribution, ...]),
         over_time=msgspec.convert(doc["over_time"], OverTime) if doc.get("over_time") else None,
         operations=None if doc.get("operations") is None else msgspec.convert(doc["operations"], tuple[Operation, ...]),
@@ -144,9 +148,9 @@ def compare_body(
     whys: Sequence[str],
     metric: str | None = None,
     investigation: str | None = None,
-) -> dict[str, Any]:
+) -> JSONDoc:
     """``POST /compare``'s body from ``wb compare``'s words."""
-    body: dict[str, Any] = {
+    body: JSONDoc = {
         "baseline": list(baseline),
         "candidate": list(candidate),
         "control": list(control),

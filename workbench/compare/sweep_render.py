@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from msgspec import UNSET
@@ -29,7 +30,7 @@ def _pct(p: float | None) -> str:
     return "" if p is None or not math.isfinite(p) else f"{p:+.1f} %".replace("-", "−")
 
 
-def _dimension_lines(rows: list[dict[str, Any]]) -> list[str]:
+def _dimension_lines(rows: Sequence[Mapping[str, object]]) -> list[str]:
     """The comparability table from its JSON rows, as ``render.dimensions_table`` draws it
     (a mapping's differing keys one per line, never cut)."""
     from workbench.compare import dict_diff
@@ -38,25 +39,25 @@ def _dimension_lines(rows: list[dict[str, Any]]) -> list[str]:
     order = sorted(
         rows,
         key=lambda r: (
-            4 if r["state"] == "unknown" and not r.get("must_match") else rank.get(r["state"], 3),
+            4 if r["state"] == "unknown" and not r.get("must_match") else rank.get(str(r["state"]), 3),
             not r.get("must_match"),
         ),
     )
     lines = [f"  {'dimension':<18} {'state':<9} {'baseline':<19} {'candidate':<19} source"]
     for r in order:
+        name, state = str(r["name"]), str(r["state"])  # a comparability row's words
         mark = "*" if r.get("must_match") else " "
         b, v = (dict_diff.cell(x) or x for x in (r.get("baseline"), r.get("candidate")))
         lines.append(
-            f"{mark} {_cut(r['name'], 18):<18} {r['state']:<9} {_cut(b, 19):<19} {_cut(v, 19):<19} "
-            f"{_cut(r.get('source'), 8)}"
+            f"{mark} {_cut(name, 18):<18} {state:<9} {_cut(b, 19):<19} {_cut(v, 19):<19} {_cut(r.get('source'), 8)}"
         )
-        lines += dict_diff.table_lines(r["name"], r["state"], r.get("baseline"), r.get("candidate"), WIDTH)
-        if r.get("note") and not (
-            r["state"] == "unknown" and dict_diff.unread_note(r.get("baseline"), r.get("candidate"))
-        ):
+        lines += dict_diff.table_lines(name, state, r.get("baseline"), r.get("candidate"), WIDTH)
+        if r.get("note") and not (state == "unknown" and dict_diff.unread_note(r.get("baseline"), r.get("candidate"))):
             lines.append(f"    note: {_cut(r['note'], WIDTH - 10)}")
-        if r.get("accepted"):
-            lines.append(f"    accepted: {_cut(r['accepted'].get('why'), WIDTH - 14)}")
+        accepted = r.get("accepted")
+        if accepted:
+            why = accepted.get("why") if isinstance(accepted, Mapping) else None
+            lines.append(f"    accepted: {_cut(why, WIDTH - 14)}")
     lines.append("  (* must match)")
     return lines
 

@@ -14,7 +14,7 @@ import secrets
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import msgspec
 import rfc8785
@@ -25,6 +25,7 @@ from store.records import LENSES
 from workbench.errors import BadInput, UsageError
 from workbench.inputs import open_regular, read_regular
 from workbench.limits import MAX_ROUNDS, MAX_SEED, MAX_TIMEOUT_S, MAX_WARMUP_RUNS
+from workbench.vocabulary import JSONDoc, NonFinite, Record
 
 MAX_PLAN_BYTES = 1 << 20  # a plan file is a page of TOML
 
@@ -66,22 +67,26 @@ STOPPINGS = ("fixed", "sequential")  # sequential: look after every round from 3
 SPENDINGS = ("obrien-fleming", "pocock")
 
 
-class Command(msgspec.Struct, frozen=True):
+class PlanRecord(Record, frozen=True):
+    """A plan's part: its JSON is its fields, numbers as they are (the digest's RFC 8785 form refuses nan
+    and infinity, as it always has; nothing here writes them as null)."""
+
+    json_nonfinite: ClassVar[NonFinite] = "keep"
+
+
+class Command(PlanRecord, frozen=True):
     """One arm's command: argv (never run through a shell), working directory, extra env."""
 
     argv: tuple[str, ...]
     cwd: str | None = None
     env: dict[str, str] = {}
 
-    def to_json(self) -> dict[str, Any]:
-        return {"argv": list(self.argv), "cwd": self.cwd, "env": dict(sorted(self.env.items()))}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Command":
-        return msgspec.convert(dict(data), cls)
+    def __post_init__(self) -> None:
+        # Sorted, so that the stored form (and so the digest) does not depend on the order a file gave.
+        msgspec.structs.force_setattr(self, "env", dict(sorted(self.env.items())))
 
 
-class Artifact(msgspec.Struct, frozen=True):
+class Artifact(PlanRecord, frozen=True):
     """A file the experiment depends on, pinned by SHA-256 when the plan was made."""
 
     path: str
@@ -89,38 +94,22 @@ class Artifact(msgspec.Struct, frozen=True):
     size: int
     role: str = "input"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "sha256": self.sha256, "size": self.size, "role": self.role}
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Artifact":
-        return msgspec.convert(dict(data), cls)
-
-
-class Guardrail(msgspec.Struct, frozen=True):
+class Guardrail(PlanRecord, frozen=True, kw_only=True):
     """A metric the candidate must not worsen, in the lens vocabulary (``lenses.base``):
     ``rule`` is max, min, max_increase, max_increase_pct, within or within_pct, with
     ``limit``. ``metric`` is a lens guardrail metric, a quality key or a sample column.
     In JSON the name comes first (the metric when it has none)."""
 
+    name: str = ""  # first: the stored form's order; one not given is the metric (__post_init__)
     metric: str
     rule: str
     limit: float
-    name: str = ""
     source: str = "plan"  # "plan" or "lens:<name>"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name or self.metric,
-            "metric": self.metric,
-            "rule": self.rule,
-            "limit": self.limit,
-            "source": self.source,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Guardrail":
-        return msgspec.convert(dict(data), cls)
+    def __post_init__(self) -> None:
+        if not self.name:
+            msgspec.structs.force_setattr(self, "name", self.metric)
 
 
 def lens_guardrails(lens: str) -> tuple[Guardrail, ...]:
@@ -129,20 +118,25 @@ def lens_guardrails(lens: str) -> tuple[Guardrail, ...]:
         specs = builtin_lens(lens).guardrails
     except KeyError:
         return ()
-    return tuple(Guardrail(g.metric, g.rule, float(g.limit), g.name, f"lens:{lens}") for g in specs)
+    return tuple(
+        Guardrail(name=g.name, metric=g.metric, rule=g.rule, limit=float(g.limit), source=f"lens:{lens}") for g in specs
+    )
 
 
 def with_frame_guardrails(plan: "Plan", investigation: int, specs: "tuple[GuardrailSpec, ...]") -> "Plan":
     """``plan`` carrying an investigation's frame guardrails (``investigations.frame.frame_guardrails``),
     source ``frame:ID``; a frame guardrail replaces a plan or lens one of the same name.
     Judged at Verify like every plan guardrail; one that cannot be judged withholds IMPROVEMENT."""
-    frame = [Guardrail(g.metric, g.rule, float(g.limit), g.name, f"frame:{investigation}") for g in specs]
+    frame = [
+        Guardrail(name=g.name, metric=g.metric, rule=g.rule, limit=float(g.limit), source=f"frame:{investigation}")
+        for g in specs
+    ]
     names = {g.name for g in frame}
-    kept = tuple(g for g in plan.guardrails if (g.name or g.metric) not in names)
+    kept = tuple(g for g in plan.guardrails if g.name not in names)
     return msgspec.structs.replace(plan, guardrails=kept + tuple(frame))
 
 
-class Warmup(msgspec.Struct, frozen=True):
+class Warmup(PlanRecord, frozen=True):
     """Warm-up policy: untimed runs of each arm before round 1, and steps dropped per run.
 
     ``steps``: ``"capture"`` trusts the capture (its samples already exclude warm-up,
@@ -153,9 +147,6 @@ class Warmup(msgspec.Struct, frozen=True):
     runs: int = 0
     steps: int | str = "capture"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"runs": self.runs, "steps": self.steps}
-
     def steps_to_drop(self, n: int) -> int:
         if self.steps == "capture":
             return 0
@@ -164,7 +155,7 @@ class Warmup(msgspec.Struct, frozen=True):
         return min(n, int(self.steps))
 
 
-class Environment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Environment(PlanRecord, frozen=True, kw_only=True, omit_defaults=True):
     """The machine a plan is for: preflight's comparable fields (``environment_of``), ``unknown``
     where not known. A plan made before preflight recorded one has none (``{}``)."""
 
@@ -178,24 +169,23 @@ class Environment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     def recorded(self) -> bool:
         return self != Environment()
 
-    def to_json(self) -> dict[str, Any]:
-        out = msgspec.to_builtins(self)
-        if "devices" in out:
-            out["devices"] = [dict(d) for d in out["devices"]]
-        return out
-
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any] | None) -> "Environment":
-        return msgspec.convert(dict(doc or {}), cls)
+    def from_json(cls, doc: Mapping[str, object] | None, *, nonfinite: NonFinite | None = None) -> Self:
+        """A stored environment, or none (``{}``: a plan made before preflight recorded one)."""
+        return super().from_json(doc or {}, nonfinite=nonfinite)
 
 
-class Plan(msgspec.Struct, frozen=True):
+class Plan(PlanRecord, frozen=True, kw_only=True):
     """A rerun plan (``to_json()`` is the stored form, and what its digest is taken over)."""
 
+    # The fields in the stored form's order (its keys are the fields).
     name: str
+    description: str = ""
     lens: str
     baseline: Command
     candidate: Command
+    # A′ runs the baseline command unless an independent build of it is given.
+    control: Command | None = None
     artifacts: tuple[Artifact, ...] = ()
     rounds: int = DEFAULT_ROUNDS
     order: str = "random"
@@ -207,9 +197,6 @@ class Plan(msgspec.Struct, frozen=True):
     delta: float = 0.02
     warmup: Warmup = Warmup()
     guardrails: tuple[Guardrail, ...] = ()
-    # A′ runs the baseline command unless an independent build of it is given.
-    control: Command | None = None
-    description: str = ""
     # The machine the plan was made for (see preflight).
     environment: Environment = Environment()
     # "user" (options or the user's own file) or "bundle:<sha256>" (needs confirmation).
@@ -236,43 +223,31 @@ class Plan(msgspec.Struct, frozen=True):
             return self.control
         return self.baseline
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "lens": self.lens,
-            "baseline": self.baseline.to_json(),
-            "candidate": self.candidate.to_json(),
-            "control": self.control.to_json() if self.control else None,
-            "artifacts": [a.to_json() for a in self.artifacts],
-            "rounds": self.rounds,
-            "order": self.order,
-            "seed": self.seed,
-            "timeout_s": self.timeout_s,
-            "metric": self.metric,
-            "statistic": self.statistic,
-            "higher_is_better": self.higher_is_better,
-            "delta": self.delta,
-            "warmup": self.warmup.to_json(),
-            "guardrails": [g.to_json() for g in self.guardrails],
-            "environment": self.environment.to_json(),
-            "origin": self.origin,
-            # Only sequential plans carry these, so a fixed plan keeps the digest it always had.
-            **({"stopping": self.stopping, "spending": self.spending} if self.stopping != "fixed" else {}),
-            # Likewise: a plan that declares no change keeps its digest.
-            **({"change": {k: list(v) for k, v in sorted(self.change.items())}} if self.change else {}),
-            **({"accept": dict(sorted(self.accept.items()))} if self.accept else {}),
-        }
+    def __post_init__(self) -> None:
+        # Sorted, so that the stored form (and so the digest) does not depend on the order a file gave.
+        msgspec.structs.force_setattr(self, "change", dict(sorted(self.change.items())))
+        msgspec.structs.force_setattr(self, "accept", dict(sorted(self.accept.items())))
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Plan":
-        """Decode a stored plan (keys added since, like ``stopping``, take their defaults);
-        ``msgspec.ValidationError`` names the place when the document has another shape."""
-        return msgspec.convert(dict(data), cls)
+    def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, object]:
+        """The stored form: ``from_json`` decodes it (keys added since, like ``stopping``, take their defaults;
+        ``msgspec.ValidationError`` names the place when the document has another shape). As the store's
+        ``save_plan`` takes it; ``digest`` reads the same document as JSON."""
+        return dict(self._document(nonfinite))
+
+    def _document(self, nonfinite: NonFinite | None = None) -> JSONDoc:
+        doc: JSONDoc = super().to_json(nonfinite=nonfinite)
+        # Only sequential plans carry these, so a fixed plan keeps the digest it always had.
+        if self.stopping == "fixed":
+            del doc["stopping"], doc["spending"]
+        # Likewise: a plan that declares no change (or accepts no difference) keeps its digest.
+        for key in ("change", "accept"):
+            if not doc[key]:
+                del doc[key]
+        return doc
 
     def digest(self) -> str:
         """SHA-256 of the plan's RFC 8785 canonical JSON: the plan's identity."""
-        return hashlib.sha256(rfc8785.dumps(self.to_json())).hexdigest()
+        return hashlib.sha256(rfc8785.dumps(self._document())).hexdigest()
 
     def with_environment(self, environment: Environment) -> "Plan":
         return msgspec.structs.replace(self, environment=environment)
@@ -478,10 +453,13 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
         if g["rule"] not in GUARDRAIL_RULES:
             raise BadInput(where, f"{what}.rule: expected one of {', '.join(GUARDRAIL_RULES)}, got {g['rule']!r}")
         guard = Guardrail(
-            str(g["metric"]), g["rule"], _num(g["limit"], f"{what}.limit", where), str(g.get("name") or g["metric"])
+            name=str(g.get("name") or g["metric"]),
+            metric=str(g["metric"]),
+            rule=g["rule"],
+            limit=_num(g["limit"], f"{what}.limit", where),
         )
         # A plan guardrail of the same name replaces the lens's.
-        guardrails = [x for x in guardrails if (x.name or x.metric) != (guard.name or guard.metric)] + [guard]
+        guardrails = [x for x in guardrails if x.name != guard.name] + [guard]
 
     change = data.get("change") or {}
     if not isinstance(change, Mapping) or not all(

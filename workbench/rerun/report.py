@@ -26,7 +26,7 @@ import statistics
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 import msgspec
@@ -58,6 +58,7 @@ from workbench.stats import MIN_ROUNDS, Analysis, analyze, reduce_run, rounds_ne
 from workbench.stats.sequential import CONTINUE, SequentialDesign, look
 from workbench.stats.verdicts import DECIDED, Flag, Verdict
 from workbench.textsafe import clean
+from workbench.vocabulary import JSONDoc
 
 if TYPE_CHECKING:
     from store.api import Store
@@ -181,13 +182,13 @@ def _analysis(plan: PlanInfo, rounds: list[int], by_round: ByRound) -> Analysis 
     a = [_value(by_round, k, "A") for k in rounds]
     b = [_value(by_round, k, "B") for k in rounds]
     ap = [_value(by_round, k, "A'") for k in rounds]
-    slots = {arm: [by_round[k][arm].slot for k in rounds] for arm in ARMS}
+    slots: dict[str, Sequence[float]] = {arm: [by_round[k][arm].slot for k in rounds] for arm in ARMS}
     return analyze(
         a, b, ap, paired=True, delta=plan.delta, lower_is_better=not plan.higher_is_better, seed=plan.seed, slots=slots
     )
 
 
-def reanalyze(body: Mapping[str, Any]) -> dict[str, Any]:
+def reanalyze(body: Mapping[str, object]) -> dict[str, object]:
     """A stored comparison's verdict-bearing parts derived again from its per-run values
     (what ``wb evidence verify --recompute`` checks): analysis, verdict, flags, sequential.
     ``body`` is a bundle's JSON: it is decoded first (a bad shape raises, naming the place)."""
@@ -198,18 +199,22 @@ def reanalyze(body: Mapping[str, Any]) -> dict[str, Any]:
     runs = _judged_runs(report.runs, report.basis)
     rounds, by_round = paired_rounds(runs)
     analysis = _analysis(p, rounds, by_round)
-    verdict, flags = (analysis.verdict, list(analysis.flags)) if analysis else (None, [])
-    out: dict[str, Any] = {"analysis": analysis.to_json() if analysis else None, "verdict": verdict, "flags": flags}
+    verdict, flags = _words(analysis)
+    sequential: JSONDoc | None = None
     if p.stopping == "sequential" and len(rounds) >= 2:
         assert p.spending is not None
         seq = look_over(runs, rounds=p.rounds, delta=p.delta, higher_is_better=p.higher_is_better, spending=p.spending)
         section = _sequential_section(p, seq, report.execution.status)
-        out["sequential"] = section.to_json()
-        out["verdict"] = section.verdict
-    out["verdict"], out["flags"], _ = _kept(
-        out["verdict"], tuple(out["flags"]), "", report.control_mismatch, report.guardrails
-    )
-    out["flags"] = list(out["flags"])
+        sequential = section.to_json()
+        verdict = section.verdict
+    verdict, flags, _ = _kept(verdict, flags, "", report.control_mismatch, report.guardrails)
+    out: dict[str, object] = {
+        "analysis": analysis.to_json() if analysis else None,
+        "verdict": verdict,
+        "flags": list(flags),
+    }
+    if sequential is not None:
+        out["sequential"] = sequential
     return out
 
 
@@ -226,6 +231,13 @@ def _judged_runs(runs: Sequence[RunRow], basis: Basis | None) -> tuple[RunRow, .
     if basis is None:
         return tuple(runs)
     return tuple(msgspec.structs.replace(r, statistic=r.throughput) for r in runs)
+
+
+def _words(analysis: Analysis | None) -> tuple[Verdict | None, tuple[Flag, ...]]:
+    """The analysis's verdict and flags (its fields say str: they hold these words), none without one."""
+    if analysis is None:
+        return None, ()
+    return Verdict(analysis.verdict), tuple(Flag(f) for f in analysis.flags)
 
 
 def _kept(
@@ -518,12 +530,12 @@ def build_comparison(
     analysis = (
         _analysis(_judged_plan(info, kept.basis), judged_rounds, judged_by_round) if kept.refusal is None else None
     )
+    verdict, flags = _words(analysis)
     if kept.refusal is not None:
-        verdict, flags, reason = None, (), f"REFUSED: {kept.refusal.reason}"
+        reason = f"REFUSED: {kept.refusal.reason}"
     elif analysis is not None:
-        verdict, flags, reason = analysis.verdict, tuple(analysis.flags), analysis.reason
+        reason = analysis.reason
     else:
-        verdict, flags = None, ()
         reason = (
             f"no comparison: {len(judged_rounds)} round(s) with A, B and A′ all measured (a verdict needs at "
             f"least {MIN_ROUNDS})"

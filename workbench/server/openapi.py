@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
 from workbench import __version__
+from workbench.vocabulary import JSONDoc
 
 CHECKED_IN = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 
-_ERROR = {"$ref": "#/components/schemas/Error"}
+_ERROR: JSONDoc = {"$ref": "#/components/schemas/Error"}
 
 
-def _errors(*codes: int) -> dict[str, Any]:
+def _errors(*codes: int) -> JSONDoc:
     words = {
         400: "malformed request",
         401: "missing, malformed, unknown or revoked token",
@@ -34,43 +33,45 @@ def _errors(*codes: int) -> dict[str, Any]:
     return {str(c): {"description": words[c], "content": {"application/json": {"schema": _ERROR}}} for c in codes}
 
 
-def _json_body(description: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+def _json_body(description: str, schema: JSONDoc | None = None) -> JSONDoc:
     return {"description": description, "content": {"application/json": {"schema": schema or {"type": "object"}}}}
 
 
-def _path_param(name: str, description: str) -> dict[str, Any]:
+def _path_param(name: str, description: str) -> JSONDoc:
     return {"name": name, "in": "path", "required": True, "description": description, "schema": {"type": "string"}}
 
 
-def document() -> dict[str, Any]:
-    runs_list = {"type": "array", "items": {"type": "object"}}
-    refs = {"type": "array", "items": {"type": ["string", "integer"]}}
-    compare_request: dict[str, Any] = {
+def document() -> JSONDoc:
+    runs_list: JSONDoc = {"type": "array", "items": {"type": "object"}}
+    refs: JSONDoc = {"type": "array", "items": {"type": ["string", "integer"]}}
+    # Apart, so that InspectRequest can extend them (a JSON value is not known to be an object).
+    compare_properties: JSONDoc = {
+        "baseline": refs,
+        "candidate": refs,
+        "control": refs,
+        "lens": {"type": ["string", "null"]},
+        "change": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "DIM, DIM=FROM:TO or DIM=FROM->TO, as --change",
+        },
+        "accept": {"type": "array", "items": {"type": "string"}, "description": "DIM[,DIM...], as --accept"},
+        "why": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "one per accept, or one for all, as --why",
+        },
+        "metric": {"type": ["string", "null"], "description": "inference: the primary metric, as --metric"},
+        "investigation": {
+            "type": ["string", "integer", "null"],
+            "description": "store the comparison there (role upload)",
+        },
+    }
+    compare_request: JSONDoc = {
         "type": "object",
         "required": ["baseline", "candidate"],
         "additionalProperties": False,
-        "properties": {
-            "baseline": refs,
-            "candidate": refs,
-            "control": refs,
-            "lens": {"type": ["string", "null"]},
-            "change": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "DIM, DIM=FROM:TO or DIM=FROM->TO, as --change",
-            },
-            "accept": {"type": "array", "items": {"type": "string"}, "description": "DIM[,DIM...], as --accept"},
-            "why": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "one per accept, or one for all, as --why",
-            },
-            "metric": {"type": ["string", "null"], "description": "inference: the primary metric, as --metric"},
-            "investigation": {
-                "type": ["string", "integer", "null"],
-                "description": "store the comparison there (role upload)",
-            },
-        },
+        "properties": compare_properties,
     }
     return {
         "openapi": "3.1.0",
@@ -106,7 +107,7 @@ def document() -> dict[str, Any]:
                 "InspectRequest": {
                     **compare_request,
                     "properties": {
-                        **compare_request["properties"],
+                        **compare_properties,
                         "windows": {"type": "integer", "minimum": 2, "maximum": 50},
                         "top": {"type": "integer", "minimum": 1, "maximum": 200},
                     },

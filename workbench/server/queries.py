@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict, TypeVar
 
 import msgspec
 
@@ -27,6 +27,12 @@ from workbench.investigations.bundling import export_investigation
 from workbench.investigations.comparisons import store_comparison
 from workbench.run_documents import runs_json, show_document
 from workbench.server.errors import ApiError
+from workbench.vocabulary import JSONDoc
+
+if TYPE_CHECKING:
+    from lenses.base import Lens
+    from store.records import RunRecord
+    from workbench.compare.model import Comparison
 
 
 class CompareRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -51,7 +57,10 @@ class DeclareRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     why: str = ""
 
 
-def decode(kind: type, body: bytes) -> Any:
+T = TypeVar("T")
+
+
+def decode(kind: type[T], body: bytes) -> T:
     """A JSON body as ``kind``; 422 naming the place of a wrong one."""
     try:
         return msgspec.json.decode(body or b"{}", type=kind)
@@ -61,15 +70,15 @@ def decode(kind: type, body: bytes) -> Any:
         raise ApiError(422, f"request body is not JSON: {exc}") from None
 
 
-def list_runs(store: Store, lens: str | None) -> list[dict[str, Any]]:
+def list_runs(store: Store, lens: str | None) -> list[dict[str, object]]:
     return runs_json(store.list_runs(lens))
 
 
-def show_run(store: Store, ref: str) -> dict[str, Any]:
+def show_run(store: Store, ref: str) -> dict[str, object]:
     return show_document(store, store.resolve_run(ref))
 
 
-def declare(store: Store, ref: str, req: DeclareRequest, caller: Caller) -> dict[str, Any]:
+def declare(store: Store, ref: str, req: DeclareRequest, caller: Caller) -> dict[str, object]:
     """As ``wb declare --json``; who declared is the token's name."""
     done = declare_dimensions(
         store, [store.resolve_run(ref)], req.values, req.unset, why=req.why, who=f"token:{caller.name}"
@@ -112,11 +121,25 @@ def _ids(store: Store, req: CompareRequest) -> tuple[list[int], list[int], list[
     return base_ids, cand_ids, control_ids
 
 
-def _engine_arguments(store: Store, req: CompareRequest, base_ids, cand_ids, control_ids) -> dict[str, Any]:
+class EngineArguments(TypedDict):
+    """The keyword arguments ``compare`` and ``inspect`` share, as a request gives them."""
+
+    lens: str | Lens | None
+    baseline: list[RunRecord]
+    candidate: list[RunRecord]
+    changes: dict[str, tuple[str | None, str | None] | None]
+    accepts: dict[str, str]
+    extensions: list[str]
+    control: NotRequired[list[RunRecord]]  # only when the request names A' runs
+
+
+def _engine_arguments(
+    store: Store, req: CompareRequest, base_ids: list[int], cand_ids: list[int], control_ids: list[int]
+) -> EngineArguments:
     """The runs and declarations as the engines' keyword arguments (``load_selection``'s)."""
     base, cand = store.load_runs(base_ids), store.load_runs(cand_ids)
     extensions = _extensions()
-    lens: Any = req.lens
+    lens: str | Lens | None = req.lens
     if req.metric:
         the_lens = resolve_lens([*base, *cand], req.lens, extensions)
         if not hasattr(the_lens, "with_metric"):
@@ -125,18 +148,20 @@ def _engine_arguments(store: Store, req: CompareRequest, base_ids, cand_ids, con
             lens = the_lens.with_metric(req.metric)
         except ValueError as exc:
             raise UsageError(f"--metric: {exc}") from None
-    return {
-        "lens": lens,
-        "baseline": base,
-        "candidate": cand,
-        "changes": dict(parse_change(c) for c in req.change),
-        "accepts": parse_accepts(tuple(req.accept), tuple(req.why)),
-        "extensions": extensions,
-        **({"control": store.load_runs(control_ids)} if control_ids else {}),
-    }
+    args = EngineArguments(
+        lens=lens,
+        baseline=base,
+        candidate=cand,
+        changes=dict(parse_change(c) for c in req.change),
+        accepts=parse_accepts(tuple(req.accept), tuple(req.why)),
+        extensions=extensions,
+    )
+    if control_ids:
+        args["control"] = store.load_runs(control_ids)
+    return args
 
 
-def _way_out(name: str, result: Any, req: CompareRequest, args: dict[str, Any]) -> dict[str, Any] | None:
+def _way_out(name: str, result: Comparison, req: CompareRequest, args: EngineArguments) -> JSONDoc | None:
     base, cand = [r.id for r in args["baseline"]], [r.id for r in args["candidate"]]
     words = rerun_words(
         name,
@@ -152,14 +177,16 @@ def _way_out(name: str, result: Any, req: CompareRequest, args: dict[str, Any]) 
     return None if ways is None else ways.to_json()
 
 
-def compare_runs(store: Store, req: CompareRequest, caller: Caller) -> dict[str, Any]:
+def compare_runs(store: Store, req: CompareRequest, caller: Caller) -> dict[str, object]:
     """``wb compare --json`` for the request (with ``way_out`` for a refusal); stored in
     ``req.investigation`` when one is named (then also ``stored``: where)."""
     base_ids, cand_ids, control_ids = _ids(store, req)
     if req.investigation is not None:
         changes = dict(parse_change(c) for c in req.change)
         accepts = parse_accepts(tuple(req.accept), tuple(req.why))
-        return _store_in_investigation(store, req, caller, base_ids, cand_ids, control_ids, changes, accepts)
+        return _store_in_investigation(
+            store, req, req.investigation, caller, base_ids, cand_ids, control_ids, changes, accepts
+        )
     args = _engine_arguments(store, req, base_ids, cand_ids, control_ids)
     result = compare(**args)
     doc = result.to_json()
@@ -169,7 +196,7 @@ def compare_runs(store: Store, req: CompareRequest, caller: Caller) -> dict[str,
     return doc
 
 
-def inspect_runs(store: Store, req: InspectRequest) -> dict[str, Any]:
+def inspect_runs(store: Store, req: InspectRequest) -> dict[str, object]:
     """``wb inspect --json`` for the request (with ``way_out`` for a refusal)."""
     if not 2 <= req.windows <= 50 or not 1 <= req.top <= 200:
         raise UsageError("windows: 2 to 50; top: 1 to 200 (as wb inspect)")
@@ -181,7 +208,17 @@ def inspect_runs(store: Store, req: InspectRequest) -> dict[str, Any]:
     return {**result.to_json(), **({"way_out": ways} if ways else {})}
 
 
-def _store_in_investigation(store, req, caller, base_ids, cand_ids, control_ids, changes, accepts) -> dict[str, Any]:
+def _store_in_investigation(
+    store: Store,
+    req: CompareRequest,
+    investigation: str | int,
+    caller: Caller,
+    base_ids: list[int],
+    cand_ids: list[int],
+    control_ids: list[int],
+    changes: dict[str, tuple[str | None, str | None] | None],
+    accepts: dict[str, str],
+) -> dict[str, object]:
     if req.metric:
         raise UsageError("--metric is not stored with an investigation's comparison; compare without --investigation")
     bare = [name for name, values in changes.items() if values is None]
@@ -189,17 +226,19 @@ def _store_in_investigation(store, req, caller, base_ids, cand_ids, control_ids,
         raise UsageError(f"--change {bare[0]!r}: an investigation's comparison needs DIM=FROM:TO")
     view = store_comparison(
         store,
-        req.investigation,
+        investigation,
         base_ids,
         cand_ids,
         lens=req.lens,
-        changes={k: list(v) for k, v in changes.items()} if req.change else None,
+        changes={k: list(v) for k, v in changes.items() if v is not None} if req.change else None,  # none is bare
         accepts=accepts,
         control=control_ids,
         by=f"token:{caller.name}",
     )
-    doc = dict(view.result)
-    doc["stored"] = {"investigation": req.investigation, "comparison": view.id}
+    if isinstance(view.result, msgspec.UnsetType):  # store_comparison's view holds the result it stored
+        raise ValueError(f"{view.ref} came back without its result")
+    doc: dict[str, object] = dict(view.result)
+    doc["stored"] = {"investigation": investigation, "comparison": view.id}
     return doc
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import click
 
@@ -46,9 +46,9 @@ def run_sweep_compare(
     metric: str | None,
     slo: str | None,
     rate_tolerance: float,
-    changes: Any,
-    accepts: Any,
-    whys: Any,
+    changes: Sequence[str],
+    accepts: Sequence[str],
+    whys: Sequence[str],
     as_json: bool,
     fail_on: str | None = None,
     plot: bool = False,
@@ -82,17 +82,27 @@ def run_sweep_compare(
         sys.exit(code)
 
 
-def sweep_exit_code(doc: dict[str, Any], fail_on: str | None) -> int:
+def sweep_exit_code(doc: Mapping[str, object], fail_on: str | None) -> int:
     """As for runs: 3 when a matched level was refused (or none matched), 4 when a level's
     primary verdict is REGRESSION or a guardrail broke (needs two or more runs a level)."""
-    matched = doc["matched"]
+    matched = _objects(doc["matched"])
     if fail_on in ("refused", "any") and (not matched or any(not m["comparable"] for m in matched)):
         return EXIT_REFUSED
     regression = any(
-        ((m.get("primary") or {}).get("effect") or {}).get("verdict") == "REGRESSION"
-        or any(g["state"] == "broken" for g in m.get("guardrails") or [])
+        _get(_get(m.get("primary"), "effect"), "verdict") == "REGRESSION"
+        or any(g["state"] == "broken" for g in _objects(m.get("guardrails")))
         for m in matched
     )
     if fail_on in ("regression", "any") and regression:
         return EXIT_REGRESSION
     return EXIT_OK
+
+
+def _objects(value: object) -> list[Mapping[str, object]]:
+    """The JSON objects of a list (none of anything else)."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _get(value: object, key: str) -> object:
+    """``value[key]`` of a JSON object (None when absent, or when ``value`` is no object)."""
+    return value.get(key) if isinstance(value, Mapping) else None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import click
 
@@ -16,6 +18,9 @@ from workbench.ingest import parse_dim_options
 from workbench.limits import size_text
 from workbench.server.client import Client
 from workbench.textsafe import clean, markup_safe
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 PROGRESS_MIN_BYTES = 8 << 20  # as wb import: a bar only for what is worth waiting for
 
@@ -68,7 +73,7 @@ def command(
     skipped: list[tuple[Path, str]] = []
     files = expand_paths(paths, skipped)
     err = stderr_console()
-    combined: dict[str, Any] = {
+    combined: Pushed = {
         "imported": [],
         "linked": [],
         "skipped": [{"file": str(p), "reason": why} for p, why in skipped],
@@ -99,22 +104,46 @@ def command(
         err.print("nothing new imported")
 
 
-def _merge(combined: dict[str, Any], report: dict[str, Any], path: Path) -> None:
+class Pushed(TypedDict):
+    """``wb push --json``: the import reports of every file together (each entry with its file)."""
+
+    imported: list[dict[str, object]]
+    linked: list[dict[str, object]]
+    skipped: list[dict[str, object]]
+    runs: list[object]
+    declared: list[dict[str, object]]
+    server: NotRequired[str]
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _entries(report: Mapping[str, object], key: str) -> list[Mapping[str, object]]:
+    """The report's entries under ``key`` (each a JSON object: the server's import report)."""
+    return [e for e in _list(report.get(key)) if isinstance(e, Mapping)]
+
+
+def _merge(combined: Pushed, report: Mapping[str, object], path: Path) -> None:
     for key in ("imported", "linked", "skipped", "declared"):
-        combined[key] += [{**entry, "file": str(path)} for entry in report.get(key, [])]
-    combined["runs"] += report.get("runs", [])
+        combined[key] += [{**entry, "file": str(path)} for entry in _entries(report, key)]
+    combined["runs"] += _list(report.get("runs"))
 
 
-def _print(err, report: dict[str, Any], path: Path) -> None:
+def _print(err, report: Mapping[str, object], path: Path) -> None:
     """One file's lines, as 'wb import' prints them (stdout: what was imported)."""
-    for entry in report.get("skipped", []):
+    for entry in _entries(report, "skipped"):
         err.print(f"skipped {markup_safe(path)}: {markup_safe(entry['reason'])}")
-    for entry in report.get("imported", []):
-        runs = ", ".join(map(str, entry["runs"])) if entry["runs"] else "no runs"
+    for entry in _entries(report, "imported"):
+        runs = ", ".join(map(str, _list(entry["runs"]))) if entry["runs"] else "no runs"
         click.echo(f"imported {clean(path)} -> run {runs}")
-    for entry in report.get("declared", []):
+    for entry in _entries(report, "declared"):
         what = (
-            ", ".join(f"run {d['run']} {d['name']}={d['value']}" for d in entry["declarations"])
+            ", ".join(
+                f"run {d['run']} {d['name']}={d['value']}"
+                for d in _list(entry["declarations"])
+                if isinstance(d, Mapping)
+            )
             or "nothing new (the runs already say so)"
         )
         click.echo(f"already stored {clean(path)}: declared {clean(what)}")
@@ -124,7 +153,9 @@ class _Progress:
     """Bytes sent, on stderr, when the push is big enough to wait for."""
 
     def __init__(self, console, total: int) -> None:
-        self.console, self.total, self.bar, self.sent = console, total, None, 0
+        self.console, self.total, self.sent = console, total, 0
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> "_Progress":
         if self.total >= PROGRESS_MIN_BYTES:
@@ -148,11 +179,11 @@ class _Progress:
         self.sent += size
 
         def update(done: int) -> None:
-            if self.bar is not None:
+            if self.bar is not None and self.task is not None:
                 self.bar.update(self.task, completed=base + done, description=markup_safe(path.name))
 
         return update
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self.bar is not None:
-            self.bar.__exit__(*exc)
+            self.bar.__exit__(kind, exc, tb)
