@@ -197,3 +197,26 @@ def test_declarable_is_what_the_way_out_declares(tmp_path, capsys):
     ]
     comparable = compare([records[0]], [records[1]], accepts={"model": "x", "topology": "x"})
     assert declarable(comparable, [1], [2], records) == ()
+
+
+def test_a_refusal_under_metric_says_the_metric_in_its_way_out(tmp_path, capsys):
+    """``--metric`` makes a lens from the name; the way out repeats the words the user gave
+    (a lens object among them was an internal error), in the CLI and in the server."""
+    from store import open_store
+    from store.tokens import Caller
+    from workbench.server.queries import CompareRequest, compare_runs
+
+    url = f"sqlite:///{tmp_path / 'wb.sqlite'}"
+    store = ("--store", url)
+    wb(capsys, *store, "import", *map(str, inference_pair(tmp_path, drop=("model",))))
+    _c, out, err = wb(capsys, *store, "compare", "1", "--vs", "2", "--metric", "ttft_p50")
+    assert "REFUSED" in out and "internal error" not in err
+    doc = wbj(capsys, *store, "compare", "1", "--vs", "2", "--metric", "ttft_p50", "--lens", "inference")
+    accept = doc["way_out"]["accept"]
+    assert accept.startswith("wb compare 1 --vs 2 --lens inference --metric ttft_p50 --accept model"), accept
+    served = compare_runs(
+        open_store(url),
+        CompareRequest(baseline=["1"], candidate=["2"], lens="inference", metric="ttft_p50"),
+        Caller("ci", "read"),
+    )
+    assert served["way_out"] == doc["way_out"]

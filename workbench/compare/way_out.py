@@ -195,13 +195,18 @@ def rerun_words(
     accepts: dict[str, str],
     extensions: Sequence[str],
     control: Sequence[Any] = (),
+    *,
+    metric: str | None = None,
 ) -> list[str]:
-    """The words of the command that was run, to be extended with a way out."""
+    """The words of the command that was run, to be extended with a way out: ``lens`` and
+    ``metric`` as the user gave them (the names, not the lens they made)."""
     words = ["wb", name, *map(_q, baseline), "--vs", *map(_q, candidate)]
     if control:
         words += ["--control", *map(_q, control)]
     if lens:
         words += ["--lens", lens]
+    if metric:
+        words += ["--metric", _q(metric)]
     for ch in changes:
         words += ["--change", _q(ch)]
     for dim, why in accepts.items():

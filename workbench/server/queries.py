@@ -167,11 +167,12 @@ def _way_out(name: str, result: Comparison, req: CompareRequest, args: EngineArg
         name,
         base,
         cand,
-        args["lens"],
+        req.lens,
         req.change,
         args["accepts"],
         args["extensions"],
         [r.id for r in args.get("control", [])],
+        metric=req.metric,
     )
     ways = way_out(result, base, cand, words, [*args["baseline"], *args["candidate"]])
     return None if ways is None else ways.to_json()

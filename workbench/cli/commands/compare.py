@@ -93,14 +93,20 @@ def load_selection(
 
 
 def print_way_out(
-    result, name: str, selection: dict[str, Any], lens: str | None, changes, extensions, as_json: bool
+    result,
+    name: str,
+    selection: dict[str, Any],
+    lens: str | None,
+    changes,
+    extensions,
+    as_json: bool,
+    metric: str | None = None,
 ) -> dict | None:
     """The commands that resolve a refusal (stderr with --json, else stdout); returned for the JSON."""
     base = [r.id for r in selection["baseline"]]
     cand = [r.id for r in selection["candidate"]]
-    words = rerun_words(
-        name, base, cand, lens, changes, selection["accepts"], extensions, [r.id for r in selection.get("control", [])]
-    )
+    control = [r.id for r in selection.get("control", [])]
+    words = rerun_words(name, base, cand, lens, changes, selection["accepts"], extensions, control, metric=metric)
     ways = way_out(result, base, cand, words, [*selection["baseline"], *selection["candidate"]])
     if ways is not None and not as_json:
         click.echo("\n".join(render_way_out(ways)))
@@ -221,24 +227,25 @@ def command(
     if plot:
         raise UsageError("--plot draws a load sweep's curve: name one sweep on each side (its id sw-... or label)")
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
+    engine_lens = lens  # the name given; with --metric, the lens made from it (the way out says the words)
     if metric:
         the_lens = resolve_lens([*selection["baseline"], *selection["candidate"]], lens, selection["extensions"])
         if not hasattr(the_lens, "with_metric"):
             raise UsageError(f"--metric applies to the inference lens, not {the_lens.name}")
         try:
-            lens = the_lens.with_metric(metric)
+            engine_lens = the_lens.with_metric(metric)
         except ValueError as exc:
             raise UsageError(f"--metric: {exc}") from None
-    result = compare(lens=lens, **selection)
+    result = compare(lens=engine_lens, **selection)
     if as_json:
         doc = result.to_json()
-        ways = print_way_out(result, "compare", selection, lens, changes, extensions, as_json)
+        ways = print_way_out(result, "compare", selection, lens, changes, extensions, as_json, metric)
         if ways is not None:
             doc["way_out"] = ways
         emit_json(doc)
     else:
         click.echo(render_comparison(result))
-        print_way_out(result, "compare", selection, lens, changes, extensions, as_json)
+        print_way_out(result, "compare", selection, lens, changes, extensions, as_json, metric)
     if fail_on in ("regression", "any") and result.comparable and result.verdict is None:
         click.echo(
             "wb: note: no verdict on the primary metric (needs two or more runs a side): --fail-on regression cannot "
