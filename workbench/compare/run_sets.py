@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from workbench.errors import UsageError
+
+if TYPE_CHECKING:
+    from store.records import RunRecord
 
 SIDES = ("baseline", "candidate", "control")
 SHAPE = "BASE... --vs CAND... [--control APRIME...]"
@@ -24,6 +28,18 @@ class RunSets:
     baseline: tuple[int, ...]
     candidate: tuple[int, ...]
     control: tuple[int, ...] = ()
+
+
+class Selection(TypedDict):
+    """The runs of each side and the parsed declarations: ``compare``'s and ``inspect``'s
+    keyword arguments but the lens, as the CLI and the server load them."""
+
+    baseline: list[RunRecord]
+    candidate: list[RunRecord]
+    changes: dict[str, tuple[str | None, str | None] | None]
+    accepts: dict[str, str]
+    extensions: list[str]
+    control: NotRequired[list[RunRecord]]  # only when A' runs are named
 
 
 def check_run_sets(baseline: Sequence[int], candidate: Sequence[int], control: Sequence[int] = ()) -> RunSets:

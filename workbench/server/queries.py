@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, NotRequired, TypedDict, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
@@ -20,6 +20,7 @@ from store.errors import StoreError
 from store.tokens import Caller
 from workbench.bundle.export import dumps
 from workbench.compare import compare, inspect, parse_accepts, parse_change, resolve_lens
+from workbench.compare.run_sets import Selection
 from workbench.compare.way_out import rerun_words, way_out
 from workbench.declare import declare_dimensions
 from workbench.errors import NotFound, UsageError
@@ -31,7 +32,6 @@ from workbench.vocabulary import JSONDoc
 
 if TYPE_CHECKING:
     from lenses.base import Lens
-    from store.records import RunRecord
     from workbench.compare.model import Comparison
 
 
@@ -121,16 +121,10 @@ def _ids(store: Store, req: CompareRequest) -> tuple[list[int], list[int], list[
     return base_ids, cand_ids, control_ids
 
 
-class EngineArguments(TypedDict):
+class EngineArguments(Selection):
     """The keyword arguments ``compare`` and ``inspect`` share, as a request gives them."""
 
     lens: str | Lens | None
-    baseline: list[RunRecord]
-    candidate: list[RunRecord]
-    changes: dict[str, tuple[str | None, str | None] | None]
-    accepts: dict[str, str]
-    extensions: list[str]
-    control: NotRequired[list[RunRecord]]  # only when the request names A' runs
 
 
 def _engine_arguments(

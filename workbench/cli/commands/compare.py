@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 import click
 
@@ -20,7 +19,7 @@ from workbench.cli.context import LENS, emit_json, open_store_from
 from workbench.cli.run_sets import RunSetCommand, run_set_arguments
 from workbench.compare import compare, parse_accepts, parse_change, resolve_lens
 from workbench.compare.render import render_comparison
-from workbench.compare.run_sets import SHAPE, check_run_sets
+from workbench.compare.run_sets import SHAPE, Selection, check_run_sets
 from workbench.compare.way_out import render_way_out, rerun_words, way_out
 from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION, NotFound, UsageError
 
@@ -68,7 +67,7 @@ def run_selection_options(f):
 
 def load_selection(
     ctx: click.Context, baseline, candidate, changes, accepts, whys, extensions, control=()
-) -> dict[str, Any]:
+) -> Selection:
     """Runs from the store and the parsed declarations, as keyword arguments for
     ``workbench.compare.compare``/``inspect``."""
     if not candidate:
@@ -82,20 +81,22 @@ def load_selection(
         base, cand, aprime = (store.load_runs(list(ids)) for ids in (sides.baseline, sides.candidate, sides.control))
     except StoreError as exc:
         raise NotFound(str(exc)) from None
-    return {
-        **({"control": aprime} if control else {}),
-        "baseline": base,
-        "candidate": cand,
-        "changes": parsed_changes,
-        "accepts": parsed_accepts,
-        "extensions": [*env_ext, *extensions],
-    }
+    selection = Selection(
+        baseline=base,
+        candidate=cand,
+        changes=parsed_changes,
+        accepts=parsed_accepts,
+        extensions=[*env_ext, *extensions],
+    )
+    if control:
+        selection["control"] = aprime
+    return selection
 
 
 def print_way_out(
     result,
     name: str,
-    selection: dict[str, Any],
+    selection: Selection,
     lens: str | None,
     changes,
     extensions,

@@ -20,6 +20,7 @@ from workbench.training.window_kind import steady_steps
 
 if TYPE_CHECKING:
     from lenses.base import Lens
+    from workbench.compare.run_sets import Selection
 
 
 @click.command("inspect", cls=RunSetCommand)
@@ -134,7 +135,7 @@ def command(
         sys.exit(EXIT_REFUSED)
 
 
-def plots_text(lens: "Lens", selection: dict, steps: str, phase: str | None) -> str:
+def plots_text(lens: "Lens", selection: "Selection", steps: str, phase: str | None) -> str:
     """The plots of ``--plot`` on the runs the report read (their steady steps with ``--steps steady``)."""
     from workbench.compare.plots import inspect_plots  # numpy and, when drawn, plotext: only with --plot
 
