@@ -90,3 +90,24 @@ def test_show_prints_the_summary_figures(wb_env, tmp_path):
     assert "ttft_ms" in out and "p99" in out
     doc = json.loads(run_wb("show", "1", "--json", env=env).stdout)
     assert doc["meta"]["summary"]["ttft_ms"]["p99"] > 0
+
+
+def test_inspect_takes_the_metric_compare_takes(wb_env, tmp_path):
+    """``--metric`` is read once (``compare.lens_with_metric``) for ``wb compare``, ``wb inspect``
+    and the server: the same primary, the same refusals."""
+    demo = Path(__file__).resolve().parents[2] / "captures" / "demo"
+    env = {"WB_STORE": f"sqlite:///{tmp_path / 's.sqlite'}"}
+    files = [demo / "inference" / f"{side}-{i}.json" for side in ("baseline", "candidate") for i in (1, 2)]
+    assert run_wb("import", *map(str, files), env=env).returncode == 0
+    words = ("1", "2", "--vs", "3", "4", "--change", "engine_revision=v0.8.2:v0.8.3", "--metric", "e2e_p99", "--json")
+    inspected = json.loads(run_wb("inspect", *words, env=env).stdout)
+    compared = json.loads(run_wb("compare", *words, env=env).stdout)
+    assert inspected["comparison"]["primary"]["metric"] == compared["primary"]["metric"] == "e2e_p99"
+    assert inspected["comparison"]["primary"]["baseline"] == compared["primary"]["baseline"]
+    for command in ("inspect", "compare"):
+        bad = run_wb(command, "1", "--vs", "3", "--metric", "ttft_p42", env=env)
+        assert bad.returncode == 2 and "--metric:" in bad.stderr and "internal error" not in bad.stderr, bad.stderr
+    training = [demo / "training" / f"{side}-1.json" for side in ("baseline", "candidate")]
+    assert run_wb("import", *map(str, training), env=env).returncode == 0
+    refused = run_wb("inspect", "5", "--vs", "6", "--metric", "e2e_p99", env=env)
+    assert refused.returncode == 2 and "--metric applies to the inference lens, not training" in refused.stderr

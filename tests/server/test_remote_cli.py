@@ -80,6 +80,7 @@ def test_push_then_the_remote_commands_print_what_the_local_ones_print(serve, st
             "3",
             "--json",
         ),
+        ("inspect", *BASE, "--vs", *CAND, "--change", "engine_revision=v0.8.2:v0.8.3", "--metric", "e2e_p99", "--json"),
     ]
     for args in cases:
         local, remote = _both(served, read, *args)
@@ -108,6 +109,9 @@ def test_a_refused_comparison_prints_the_same_way_out_and_exit_code(serve, sqlit
     assert remote.stdout == local.stdout and "wb compare 1 2 3 4 5 --vs 16" in local.stdout
     local, remote = _both(served, upload, "inspect", *BASE, "--vs", "16")
     assert local.returncode == remote.returncode == 3 and remote.stdout == local.stdout and "wb inspect" in local.stdout
+    local, remote = _both(served, upload, "inspect", *BASE, "--vs", "16", "--metric", "ttft_p99")
+    assert local.returncode == remote.returncode == 3 and remote.stdout == local.stdout, (local.stderr, remote.stderr)
+    assert "wb inspect 1 2 3 4 5 --vs 16 --metric ttft_p99" in local.stdout
 
 
 def test_bundle_export_from_the_server_verifies_offline(serve, sqlite_url, tmp_path):

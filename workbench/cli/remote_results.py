@@ -89,6 +89,7 @@ def inspect(
     top: int,
     as_json: bool,
     refused_exit: int,
+    metric: str | None = None,
 ) -> None:
     """``wb --server URL inspect``: the served document drawn by ``render_inspect``."""
     if extensions:
@@ -96,7 +97,11 @@ def inspect(
             "--extension names a file here; with --server the server's lens extensions apply (WB_LENS_EXTENSIONS where "
             "it runs)"
         )
-    body = {**compare_body(baseline, candidate, control, lens, changes, accepts, whys), "windows": windows, "top": top}
+    body = {
+        **compare_body(baseline, candidate, control, lens, changes, accepts, whys, metric),
+        "windows": windows,
+        "top": top,
+    }
     with client(ctx) as c:
         doc = c.post_json("/inspect", body, idempotent=True)
     result = inspect_result_of(doc)

@@ -59,6 +59,26 @@ def resolve_lens(
         raise BadInput(exc.file, exc.detail, where=exc.where) from None
 
 
+def lens_with_metric(
+    runs: Sequence["RunRecord"], lens: "str | Lens | None", extensions: Iterable[str | Path], metric: str | None
+) -> "str | Lens | None":
+    """The lens a comparison reads: ``lens`` as named or, with ``metric`` (``--metric``), the
+    runs' lens made with that primary (the inference lens's statistics: ``ttft_p99``,
+    ``tpot_mean`` ...). The one reading of ``--metric`` for ``wb compare``, ``wb inspect`` and
+    the server."""
+    if not metric:
+        return lens
+    the_lens = resolve_lens(runs, lens, extensions)
+    with_metric = getattr(the_lens, "with_metric", None)
+    if with_metric is None:
+        raise UsageError(f"--metric applies to the inference lens, not {the_lens.name}")
+    try:
+        made: Lens = with_metric(metric)
+    except ValueError as exc:
+        raise UsageError(f"--metric: {exc}") from None
+    return made
+
+
 def compare(
     baseline: Sequence["RunRecord"],
     candidate: Sequence["RunRecord"],

@@ -19,7 +19,7 @@ from store.api import Store
 from store.errors import StoreError
 from store.tokens import Caller
 from workbench.bundle.export import dumps
-from workbench.compare import compare, inspect, parse_accepts, parse_change, resolve_lens
+from workbench.compare import compare, inspect, lens_with_metric, parse_accepts, parse_change
 from workbench.compare.run_sets import Selection
 from workbench.compare.way_out import rerun_words, way_out
 from workbench.declare import declare_dimensions
@@ -133,15 +133,7 @@ def _engine_arguments(
     """The runs and declarations as the engines' keyword arguments (``load_selection``'s)."""
     base, cand = store.load_runs(base_ids), store.load_runs(cand_ids)
     extensions = _extensions()
-    lens: str | Lens | None = req.lens
-    if req.metric:
-        the_lens = resolve_lens([*base, *cand], req.lens, extensions)
-        if not hasattr(the_lens, "with_metric"):
-            raise UsageError(f"--metric applies to the inference lens, not {the_lens.name}")
-        try:
-            lens = the_lens.with_metric(req.metric)
-        except ValueError as exc:
-            raise UsageError(f"--metric: {exc}") from None
+    lens = lens_with_metric([*base, *cand], req.lens, extensions, req.metric)
     args = EngineArguments(
         lens=lens,
         baseline=base,

@@ -17,7 +17,7 @@ from workbench.cli import remote, remote_results
 from workbench.cli.commands._sweep_compare import run_sweep_compare, sweep_sides
 from workbench.cli.context import LENS, emit_json, open_store_from
 from workbench.cli.run_sets import RunSetCommand, run_set_arguments
-from workbench.compare import compare, parse_accepts, parse_change, resolve_lens
+from workbench.compare import compare, lens_with_metric, parse_accepts, parse_change
 from workbench.compare.render import render_comparison
 from workbench.compare.run_sets import SHAPE, Selection, check_run_sets
 from workbench.compare.way_out import render_way_out, rerun_words, way_out
@@ -228,15 +228,10 @@ def command(
     if plot:
         raise UsageError("--plot draws a load sweep's curve: name one sweep on each side (its id sw-... or label)")
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
-    engine_lens = lens  # the name given; with --metric, the lens made from it (the way out says the words)
-    if metric:
-        the_lens = resolve_lens([*selection["baseline"], *selection["candidate"]], lens, selection["extensions"])
-        if not hasattr(the_lens, "with_metric"):
-            raise UsageError(f"--metric applies to the inference lens, not {the_lens.name}")
-        try:
-            engine_lens = the_lens.with_metric(metric)
-        except ValueError as exc:
-            raise UsageError(f"--metric: {exc}") from None
+    # The name given, or with --metric the lens made from it (the way out says the words given).
+    engine_lens = lens_with_metric(
+        [*selection["baseline"], *selection["candidate"]], lens, selection["extensions"], metric
+    )
     result = compare(lens=engine_lens, **selection)
     if as_json:
         doc = result.to_json()

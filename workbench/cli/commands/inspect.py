@@ -12,7 +12,7 @@ from workbench.cli import remote, remote_results
 from workbench.cli.commands.compare import load_selection, print_way_out, run_selection_options
 from workbench.cli.context import emit_json
 from workbench.cli.run_sets import RunSetCommand
-from workbench.compare import inspect
+from workbench.compare import inspect, lens_with_metric
 from workbench.compare.host_activity import between, render_host
 from workbench.compare.render import render_inspect
 from workbench.errors import EXIT_REFUSED, UsageError
@@ -50,6 +50,11 @@ if TYPE_CHECKING:
     help="steady: restrict both sides to their steady steps (training), listing the startup and checkpoint steps left "
     "out.",
 )
+@click.option(
+    "--metric",
+    metavar="NAME",
+    help="Inference: the primary metric instead of ttft_p95 (tpot_p95, itl_p95, e2e_p95, ttft_p99, ...).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option(
     "--plot",
@@ -76,6 +81,7 @@ def command(
     top,
     top_ranks,
     steps,
+    metric,
     as_json,
     plot=False,
     phase=None,
@@ -104,12 +110,16 @@ def command(
             extensions=extensions,
             windows=windows,
             top=top,
+            metric=metric,
             as_json=as_json,
             refused_exit=EXIT_REFUSED,
         )
     selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
-    result = inspect(lens=lens, windows=windows, top=top, steps=steps, top_ranks=top_ranks, **selection)
-    ways = print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, True)
+    engine_lens = lens_with_metric(
+        [*selection["baseline"], *selection["candidate"]], lens, selection["extensions"], metric
+    )
+    result = inspect(lens=engine_lens, windows=windows, top=top, steps=steps, top_ranks=top_ranks, **selection)
+    ways = print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, True, metric)
     # A flight recorder's host side (stacks, CPU, GC), for a comparable pair like the rest.
     host = between(selection["baseline"], selection["candidate"]) if result.comparison.comparable else None
     if as_json:
@@ -130,7 +140,7 @@ def command(
         click.echo(render_inspect(result) + ("\n\n" + "\n".join(render_host(host)) if host else ""))
         if drawn is not None:  # a refused pair gets no detail, so no plot
             click.echo("\n" + drawn)
-        print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, as_json)
+        print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, as_json, metric)
     if not result.comparison.comparable:
         sys.exit(EXIT_REFUSED)
 
