@@ -807,9 +807,10 @@ class _ColumnBuilder:
         if types <= _NUMERIC_TYPES | {bool}:  # (nulls only: a column of unknown numbers)
             try:
                 arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown), a boolean -> 1 or 0
+                finite = bool(np.isfinite(arr[~np.isnan(arr)]).all())
             except OverflowError:  # an integer past a double's range
-                arr = np.full(len(values), math.inf)
-            if not np.isfinite(arr[~np.isnan(arr)]).all():
+                finite = False
+            if not finite:
                 raise self._fault(key, values, start, _finite_or_null, "number {value} is out of range")
             return arr
         if types <= {str}:
