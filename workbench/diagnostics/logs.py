@@ -284,6 +284,7 @@ _REPORT_START = re.compile(r"ChildFailedError|Root Cause \(first observed failur
 CHUNK_BYTES = 4 << 20
 REPORT_LINES = 400  # lines after a torchrun report header that are read whole
 MAX_ERROR_FILE = 16 << 20  # a '{' file larger than this is read as a log, not an error file
+_LAST_EPOCH_S = 253_402_300_799  # 9999-12-31 23:59:59 UTC: the last second a date can show
 
 
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
@@ -736,9 +737,16 @@ def _error_file(data: bytes, name: str, host: str | None, rank: int | None) -> l
     )
     ts = extra.get("timestamp") if isinstance(extra, dict) else None
     try:
-        ev.time, ev.resolution = float(int(str(ts))), 1.0
+        seconds = int(str(ts))
     except (TypeError, ValueError):
         ev.notes.append("error file has no timestamp")
+    else:
+        if not 0 <= seconds <= _LAST_EPOCH_S:  # 17 digits is the year 352 million; 401 no float holds
+            shown = str(ts) if len(str(ts)) <= 24 else f"{str(ts)[:20]}… ({len(str(ts))} characters)"
+            raise BadInput(
+                name, f"timestamp {shown} is not epoch seconds of a year 1970-9999", where="message.extraInfo.timestamp"
+            )
+        ev.time, ev.resolution = float(seconds), 1.0
     return [ev]
 
 

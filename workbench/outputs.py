@@ -1,0 +1,45 @@
+"""Files wb writes for the user (a bundle, an export): whole or not at all.
+
+The data goes into a temporary file beside the target, is flushed to the disk, and only
+then renamed over the target, so a full disk, a quota or a kill mid-write leaves the target
+as it was (absent, or the old file) and no partial file behind. A failure is one
+:class:`~workbench.errors.WriteFailed` naming the file and the cause.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from workbench.errors import EXIT_USAGE, WriteFailed
+
+
+def write_atomically(path: str | Path, data: bytes) -> Path:
+    """``data`` into ``path`` (mode 0666 less the umask), all of it or nothing."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise WriteFailed(path, f"cannot be written: the directory {parent} does not exist", exit_code=EXIT_USAGE)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:  # one line about the target's path, not the temporary file's
+        raise WriteFailed(path, f"cannot be written ({exc.strerror or type(exc).__name__})") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())  # a full disk can surface only here (delayed allocation)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; what wb writes is for sharing
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise WriteFailed(
+            path, f"cannot be written ({exc.strerror or type(exc).__name__}); nothing was written"
+        ) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
