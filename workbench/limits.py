@@ -42,6 +42,7 @@ MAX_PICKLE_TEXT = 256 * MiB
 MAX_ALIKE_KEYS = 64
 # Option bounds (docs/limits.md): what a user may ask for, checked where the value enters.
 MAX_ROUNDS = 10_000  # rounds of a rerun (or of one bisection step): 30,000 runs
+MAX_ARM_VALUES = MAX_ROUNDS  # per-run values of one arm `wb stats` reads: what a rerun can make
 MAX_WARMUP_RUNS = 1_000
 MAX_SEED = (1 << 53) - 1  # seeds are stored in JSON (integers below 2^53 are exact there)
 MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week per run
