@@ -301,9 +301,9 @@ class Store:
         """The run a user's word names: one rule for every command and the server.
 
         The word is a label exactly as typed (spaces and all), and it is an id only when it
-        is ASCII decimal digits with nothing around them (``12``, or ``run/12``). When the
-        two name different runs, or the label several, the word is refused with the
-        candidates: no word acts on a run it does not name. An ``int`` is an id.
+        is ASCII decimal digits with nothing around them (``12``). When the two name
+        different runs, or the label several, the word is refused with the candidates: no
+        word acts on a run it does not name. An ``int`` is an id.
         """
         if isinstance(ref, int) and not isinstance(ref, bool):
             word, as_id = str(ref), decimal_id(ref)
@@ -320,10 +320,14 @@ class Store:
         ids = ", ".join(str(run_id) for run_id, _ in list(found)[:_SHOWN_CANDIDATES])
         ids += ", ..." if len(found) > _SHOWN_CANDIDATES else ""  # the label query stops one past what is shown
         if by_id and by_label:
-            how = f"run {by_id[0][0]} by its id (label {by_id[0][1]!r}), the others by their label"
+            labelled = by_label[0][0]
+            how = (
+                f"run {as_id} by its id, run {labelled} by its label; name run {labelled} by its id, or rename it "
+                f"('wb rename {labelled} LABEL') and {word!r} names run {as_id}"
+            )
         else:
-            how = "each by its label"
-        raise RunNotFound(f"{word!r} matches runs {ids} ({how}); name one as run/ID (see 'wb runs')")
+            how = "each by its label; name one by its id (see 'wb runs')"
+        raise RunNotFound(f"{word!r} matches runs {ids} ({how})")
 
     def _runs_where(self, condition: str, params: dict[str, object]) -> list[tuple[int, str]]:
         """(id, label) of the runs matching ``condition``, by id (at most a few more than shown)."""
@@ -653,10 +657,9 @@ _SHOWN_CANDIDATES = 10  # runs an ambiguous word lists by name
 
 
 def run_word_id(word: str) -> int | None:
-    """The id a user's word states: ASCII digits with nothing around them (``12``), or the
-    explicit ``run/12``; ``None`` for anything else (`` 3``, ``3 ``, ``٣``, ``²`` are labels)."""
-    digits = word.removeprefix("run/")
-    return decimal_id(digits) if digits.isascii() and digits.isdigit() else None
+    """The id a user's word states: ASCII digits with nothing around them (``12``); ``None``
+    for anything else (`` 3``, ``3 ``, ``٣``, ``²`` and ``run/3``, a bundle's ref, are labels)."""
+    return decimal_id(word) if word.isascii() and word.isdigit() else None
 
 
 def _no_run(word: str, as_id: int | None, typed_id: bool) -> str:
