@@ -74,13 +74,14 @@ _KILLED = re.compile(
     r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (\d{1,10}),? (?:UID \d{1,10}, "
     r")?\(([^)]{0,64})\)"
 )
-_OOM_KILL_LINE = re.compile(r"oom-kill:constraint=(\w+)(?:.*?,task=([^,]+),pid=(\d+))?")
-_OOM_INVOKED = re.compile(r"(\S{1,64}) invoked oom-killer:")
+# The task is looked for in a window: ".*?" scanned to the line's end from every "oom-kill:" (quadratic).
+_OOM_KILL_LINE = re.compile(r"oom-kill:constraint=(\w+)(?:.{0,1024}?,task=([^,]{1,256}),pid=(\d{1,10}))?")
+_OOM_INVOKED = re.compile(r"(?<!\S)(\S{1,64}) invoked oom-killer:")  # a name starts a word: one try a word
 _OOM_REAPER = re.compile(r"oom_reaper: reaped process (\d{1,10}) \(([^)]{0,64})\)")
 _SLURM_OOM = re.compile(r"Detected (\d+) oom[-_]kill event\S* in (?:StepId=|step )?(\S+?)\.?(?: |$)")
 _SRUN_OOM = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): Out Of Memory")
 _K8S_OOM = re.compile(r"(?:[Rr]eason\"?:?\s*\"?)OOMKilled")
-_SEGFAULT = re.compile(r"(\S{1,64})\[(\d{1,10})\]: segfault at \S{1,32} .{0,128}? in (\S{1,256}?)\[")
+_SEGFAULT = re.compile(r"(?<!\S)(\S{1,64})\[(\d{1,10})\]: segfault at \S{1,32} .{0,128}? in (\S{1,256}?)\[")
 _NCCL_WARN = re.compile(r"^(\S{1,256}?):(\d+):(\d+) \[(\d+)\] (\S{1,256}) NCCL WARN (.*)")
 _NCCL_WARN_ANY = re.compile(r"NCCL WARN (.*)")
 _NCCL_ERROR = re.compile(
