@@ -199,9 +199,9 @@ def _pickle_int(n: int) -> bytes:
     return b"\x8a" + bytes([len(data)]) + data  # LONG1
 
 
-def _dump_pickle(path: Path, tail: bytes) -> Path:
-    """A gzipped dump pickle: the usual header keys, then ``tail`` (opcodes that leave
-    one more key and value on the stack above the dict), SETITEM, STOP."""
+def _dump_pickle(path: Path, tail: bytes, *, gz: bool = True) -> Path:
+    """A dump pickle (gzipped unless ``gz`` is false): the usual header keys, then ``tail``
+    (opcodes that leave one more key and value on the stack above the dict), SETITEM, STOP."""
     head = b"\x80\x02}"  # PROTO 2, EMPTY_DICT
     for key, value in _DUMP_HEAD.items():
         head += (
@@ -209,7 +209,8 @@ def _dump_pickle(path: Path, tail: bytes) -> Path:
             + (_pickle_str(value) if isinstance(value, str) else b"K\x00" if value == 0 else b"}")
             + b"s"
         )
-    path.write_bytes(gzip.compress(head + tail + b"s.", compresslevel=9))
+    data = head + tail + b"s."
+    path.write_bytes(gzip.compress(data, compresslevel=9) if gz else data)
     return path
 
 
@@ -233,6 +234,37 @@ def pickle_string_backrefs(path: Path, refs: int, chars: int = 1 << 20) -> Path:
     """Item 5: a dump whose entries are ``refs`` back-references to one string of ``chars`` characters."""
     body = _pickle_str("entries") + b"]" + _pickle_str("x" * chars) + b"q\x01a(" + b"h\x01" * (refs - 1) + b"e"
     return _dump_pickle(path, body)
+
+
+# -- issue 45 ------------------------------------------------------------------------------
+
+
+def pickle_rehashed_tuple_key(path: Path, elements: int, uses: int) -> Path:
+    """Item 2: a plain dump pickle whose pg_status uses one key, a tuple holding a tuple of
+    ``elements`` values, ``uses`` times (by back-reference): a tuple keeps no hash, so each
+    insert hashes every element again (1M x 60,000: a 1.2 MB file, 6e10 steps)."""
+    body = _pickle_str("pg_status") + b"}" + b"(" + b"N" * elements + b"t\x85q\x01Ns" + b"h\x01Ns" * (uses - 1)
+    return _dump_pickle(path, body, gz=False)
+
+
+def pickle_plain(path: Path, size: int) -> Path:
+    """The anchor for the pickle cases: a dump of about ``size`` bytes of ordinary entries."""
+    entry = {
+        "process_group": ("0", "default"),
+        "collective_seq_id": 1,
+        "profiling_name": "nccl:all_reduce",
+        "input_sizes": [[4096, 1, 5120]],
+        "output_sizes": [[4096, 1, 5120]],
+        "input_dtypes": ["BFloat16"],
+        "output_dtypes": ["BFloat16"],
+        "state": "completed",
+        "time_created_ns": 1,
+    }
+    one = len(pickle.dumps(entry, protocol=2))
+    entries = [{**entry, "collective_seq_id": i} for i in range(max(1, size // one))]
+    doc = {**_DUMP_HEAD, "pg_config": {"0": {"desc": "default", "ranks": "[0, 1]"}}, "entries": entries}
+    path.write_bytes(pickle.dumps(doc, protocol=2))
+    return path
 
 
 def yaml_alike_keys(path: Path, keys: int) -> Path:

@@ -1,7 +1,7 @@
 """Per-run values of a rerun's arms from a CSV (``round,arm,value``), for ``wb stats --csv``.
 
 Read under the importers' budgets (docs/limits.md): the file through the one door for files
-(regular only, sized first), standard input counted as it is read, lines decoded and parsed
+(regular only, sized first), standard input read to the same size, lines decoded and parsed
 one at a time with each line and cell bounded (a 16 MiB line of commas would otherwise be
 a list of 16 million cells), and no more values per arm than an analysis takes
 (:data:`~workbench.limits.MAX_ARM_VALUES`). Memory stays a small multiple of the values
@@ -26,7 +26,7 @@ from workbench.limits import MAX_ARM_VALUES, exceeded, size_text
 from workbench.textsafe import clean
 
 MAX_CSV_BYTES = 16 << 20  # 3 arms x 10,000 runs is ~1 MB of round,arm,value lines
-MAX_LINE_CHARS = 64 << 10  # one line; a quoted cell over several lines stops at csv's 128 KiB
+MAX_LINE_BYTES = 64 << 10  # one line; a quoted cell over several lines stops at csv's 128 Ki characters
 ARMS = ("A", "B", "A'")
 
 ARM_NAMES = {
@@ -56,20 +56,18 @@ class ArmValues:
 
 def read_arm_values(path: str, paired: bool) -> ArmValues:
     """The arms of the CSV at ``path`` (``-``: standard input); bad input names the line."""
-    with _text(path) as text:
-        lines = _Lines(text, path)
+    with _binary(path) as binary:
+        lines = _Lines(binary, path)
         try:
             return _read(csv.reader(lines), lines, path, paired)
         except csv.Error as exc:
             raise BadInput(path, f"not a CSV of values ({exc})", where=f"line {lines.number}") from None
-        except UnicodeDecodeError as exc:
-            raise BadInput(path, f"not UTF-8 text ({exc.reason})", where=f"line {lines.number + 1}") from None
         except OSError as exc:
             raise BadInput(path, f"cannot be read ({exc.strerror or exc})") from None
 
 
 @contextmanager
-def _text(path: str) -> Iterator[IO[str]]:
+def _binary(path: str) -> Iterator[IO[bytes]]:
     too_big = f"is over the {size_text(MAX_CSV_BYTES)} limit for a CSV of values (docs/limits.md)"
     if path == "-":
         data = sys.stdin.buffer.read(MAX_CSV_BYTES + 1)
@@ -78,15 +76,16 @@ def _text(path: str) -> Iterator[IO[str]]:
         binary: IO[bytes] = io.BytesIO(data)
     else:
         binary = open_regular(Path(path), max_bytes=MAX_CSV_BYTES, too_big=too_big)
-    with io.TextIOWrapper(binary, encoding="utf-8", errors="strict", newline="") as text:
-        yield text
+    with binary:
+        yield binary
 
 
 class _Lines:
-    """The text's lines for ``csv.reader``, each refused past :data:`MAX_LINE_CHARS`."""
+    """The file's lines as text for ``csv.reader``, decoded one by one (a fault names its line),
+    each refused past :data:`MAX_LINE_BYTES`."""
 
-    def __init__(self, text: IO[str], path: str) -> None:
-        self._text = text
+    def __init__(self, binary: IO[bytes], path: str) -> None:
+        self._binary = binary
         self._path = path
         self.number = 0
 
@@ -94,15 +93,17 @@ class _Lines:
         return self
 
     def __next__(self) -> str:
-        line = self._text.readline(MAX_LINE_CHARS + 1)
-        if not line:
+        raw = self._binary.readline(MAX_LINE_BYTES + 1)
+        if not raw:
             raise StopIteration
         self.number += 1
-        if len(line) > MAX_LINE_CHARS:
-            raise exceeded(
-                self._path, "has a line longer than", f"{MAX_LINE_CHARS:,} characters", where=f"line {self.number}"
-            )
-        return line
+        where = f"line {self.number}"
+        if len(raw) > MAX_LINE_BYTES:
+            raise exceeded(self._path, "has a line longer than", f"{MAX_LINE_BYTES:,} bytes", where=where)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadInput(self._path, f"not UTF-8 text ({exc.reason})", where=where) from None
 
 
 def _read(reader: Iterator[list[str]], lines: _Lines, path: str, paired: bool) -> ArmValues:
