@@ -1,4 +1,5 @@
-"""Files wb writes for the user (a bundle, an export): whole or not at all.
+"""Files wb writes for the user (a bundle, an export): whole or not at all; and names for
+the folders it makes (a bisection's workspaces) that no two revisions share.
 
 The data goes into a temporary file beside the target, is flushed to the disk, and only
 then renamed over the target, so a full disk, a quota or a kill mid-write leaves the target
@@ -8,6 +9,7 @@ as it was (absent, or the old file) and no partial file behind. A failure is one
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -43,3 +45,12 @@ def write_atomically(path: str | Path, data: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def identity_name(text: str, readable: int = 40) -> str:
+    """A file or folder name for ``text`` (a revision, a version, a plan's name): its first
+    ``readable`` characters made safe for a path, then a digest of the exact text, so two
+    texts that read alike once made safe (``1.0+x`` and ``1.0_x``) never share a name."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in text[:readable])
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{safe.strip('.') or 'x'}-{digest}"
