@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -23,6 +24,12 @@ def write_atomically(path: str | Path, data: bytes) -> Path:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise WriteFailed(path, f"cannot be written: the directory {parent} does not exist", exit_code=EXIT_USAGE)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None  # a new file (or a dangling link, replaced as one)
+    if mode is not None and not stat.S_ISREG(mode):  # a rename would replace a device (/dev/full) or a FIFO
+        raise WriteFailed(path, "is not a regular file; wb writes only regular files", exit_code=EXIT_USAGE)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     except OSError as exc:  # one line about the target's path, not the temporary file's

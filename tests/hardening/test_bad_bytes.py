@@ -196,3 +196,20 @@ def test_standard_output_onto_a_full_disk_is_one_line(tmp_path, store, json_flag
         proc = subprocess.run([*wb_cmd, "runs", *json_flag], env=env, stdout=full, stderr=subprocess.PIPE, text=True)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr == "wb: error: standard output: cannot be written (No space left on device)\n"
+
+
+@pytest.mark.parametrize("target", ["/dev/full", "/dev/null"])
+def test_bundle_export_onto_a_device_is_refused_and_replaces_nothing(tmp_path, target):
+    import stat
+
+    from workbench import outputs
+    from workbench.errors import WriteFailed
+
+    if not Path(target).exists():
+        pytest.skip(f"no {target}")
+    before = os.stat(target)
+    with pytest.raises(WriteFailed, match="is not a regular file"):
+        outputs.write_atomically(Path(target), b"{}")
+    after = os.stat(target)
+    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+    assert not list(Path(target).parent.glob(f".{Path(target).name}.*.tmp"))
