@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +25,7 @@ def test_names_are_the_exact_revision():
     assert len(set(names)) == len(texts)
     assert names[0].startswith("1.0_x-") and names[1].startswith("1.0_x-")  # readable, then the digest
     assert all(n.isascii() and "/" not in n and not n.startswith(".") for n in names)
-    root = __import__("pathlib").Path("/w")
+    root = Path("/w")
     assert cand.workspace_of(cand.Candidate("1.0+x", ""), root) != cand.workspace_of(cand.Candidate("1.0_x", ""), root)
 
 
@@ -72,7 +73,7 @@ def test_keep_workspaces_keeps_and_lists_them(tmp_path, store_url):
     doc = _list_bisection(tmp_path, store_url, "--keep-workspaces")
     kept = doc["workspaces"]
     assert sorted(kept) == sorted(str(p) for p in (tmp_path / "w").glob("ws-*")) and len(kept) == 4
-    assert {open(f"{k}/built-version.txt").read().strip() for k in kept} == {"1.0", "1.0_x", "1.0+x", "1.1"}
+    assert {Path(k, "built-version.txt").read_text().strip() for k in kept} == {"1.0", "1.0_x", "1.0+x", "1.1"}
     code, text, _err = wb("bisect", "report", store=store_url)
     assert code == 0 and "workspaces kept (--keep-workspaces):" in text
 
