@@ -319,14 +319,16 @@ class Store:
             raise RunNotFound(_no_run(word, as_id, isinstance(ref, int)))
         ids = ", ".join(str(run_id) for run_id, _ in list(found)[:_SHOWN_CANDIDATES])
         ids += ", ..." if len(found) > _SHOWN_CANDIDATES else ""  # the label query stops one past what is shown
-        if by_id and by_label:
-            labelled = by_label[0][0]
+        labelled = [run_id for run_id, _ in by_label]
+        if not by_id:
+            how = "each by its label; name one by its id (see 'wb runs')"
+        elif len(labelled) == 1:  # a label that is another run's id
             how = (
-                f"run {as_id} by its id, run {labelled} by its label; name run {labelled} by its id, or rename it "
-                f"('wb rename {labelled} LABEL') and {word!r} names run {as_id}"
+                f"run {as_id} by its id, run {labelled[0]} by its label; name run {labelled[0]} by its id, or rename "
+                f"it ('wb rename {labelled[0]} LABEL') and {word!r} names run {as_id}"
             )
         else:
-            how = "each by its label; name one by its id (see 'wb runs')"
+            how = f"run {as_id} by its id, the others by their label; name one by its id (see 'wb runs')"
         raise RunNotFound(f"{word!r} matches runs {ids} ({how})")
 
     def _runs_where(self, condition: str, params: dict[str, object]) -> list[tuple[int, str]]:

@@ -100,3 +100,10 @@ def test_a_bundle_ref_is_a_label_not_a_store_id(capsys, tmp_path, store):
     _import(capsys, tmp_path, store, "a")
     line = refused(capsys, "--store", store, "show", "run/1")  # an imported bundle's ref names the bundle's run
     assert "no run with id or label 'run/1'" in line
+
+
+def test_a_label_shared_by_runs_and_an_id_lists_them_all(capsys, tmp_path, store):
+    _import(capsys, tmp_path, store, "a", "b", "c", "3", "3")  # runs 4 and 5 are labelled "3"
+    line = refused(capsys, "--store", store, "remove", "3")
+    assert "'3' matches runs 4, 5, 3 (run 3 by its id, the others by their label" in line
+    assert len(_labels(capsys, store)) == 5
