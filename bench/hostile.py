@@ -1,6 +1,6 @@
 """Issues 16 and 28's hostile inputs at full size: each `wb` run's time and peak RSS beside the input size.
 
-    .venv/bin/python bench/hostile.py [--only NAME] [--postgres URL] [--keep DIR]
+    .venv/bin/python bench/hostile.py [--only NAME] [--item 45] [--postgres URL] [--keep DIR]
 
 Every input is written (streamed, sparse where it can be) into a scratch directory,
 then `wb` runs on it in a subprocess whose address space is capped (``--cap``, 8 GiB by
@@ -85,9 +85,11 @@ def _human(n: float) -> str:
 
 
 Case = tuple[str, str, Callable[[], Path], Callable[[Path], list[str]]]
+# A case with its anchor: a plain input of the same size (or the same store, without the fault).
+Anchored = tuple[str, str, Callable[[], Path], Callable[[Path], list[str]], Callable[[], Path]]
 
 
-def cases(d: Path, postgres: str | None) -> list[Case]:
+def cases(d: Path, postgres: str | None) -> list[Case | Anchored]:
     """(item, name, write the input, wb arguments for it); inputs are written only when run."""
     store = f"sqlite:///{d / 'wb.sqlite'}"
 
@@ -109,7 +111,7 @@ def cases(d: Path, postgres: str | None) -> list[Case]:
         return d / "folder"
 
     ro = f"sqlite:///file:{d / 'ro.sqlite'}?mode=ro&uri=true"
-    out: list[Case] = [
+    out: list[Case | Anchored] = [
         ("1", "native: 20,000 distinct sample keys", lambda: inputs.distinct_keys(d / "uk.json", 20_000), imp),
         ("2", "kineto: arrays nested 40,000 deep (80 KB)", lambda: inputs.kineto_deep(d / "deep80k.json", 40_000), imp),
         (
@@ -190,6 +192,7 @@ def cases(d: Path, postgres: str | None) -> list[Case]:
             lambda p: ["--store", store, "import", str(p)],
         ),
         *issue_28(d),
+        *issue_45(d),
     ]
     if postgres:
         pg_ro = postgres + ("&" if "?" in postgres else "?") + "options=-c%20default_transaction_read_only%3Don"
@@ -432,14 +435,187 @@ def issue_28(d: Path) -> list[Case]:
     ]
 
 
+def issue_45(d: Path) -> list[Anchored]:
+    """Issue 45's cases, each beside an anchor: a plain input of the same size through the
+    same command, so time and peak RSS read as ratios (hostile / plain)."""
+    seq = iter(range(1_000_000))
+
+    def fresh(*labels: str) -> Path:
+        """A new SQLite store holding one run per label (the run-word cases change their store)."""
+        db = d / f"r45-{next(seq)}.sqlite"
+        url = f"sqlite:///{db}"
+        for i, label in enumerate(labels):
+            capture = inputs.native_capture(d / f"r45-{label.strip() or 'x'}-{i}.json", label=label, ttft=1.0 + i)
+            subprocess.run(
+                [sys.executable, "-m", "workbench", "--store", url, "import", str(capture), "--label", label],
+                capture_output=True,
+                env={**os.environ, "PYTHONPATH": str(REPO)},
+                check=False,
+            )
+        return db
+
+    def investigation(db: Path) -> Path:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "workbench",
+                *on(db, "investigate", "new", "--lens", "inference", "--question", "q?"),
+            ],
+            capture_output=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            check=False,
+        )
+        return db
+
+    def on(db: Path, *args: str) -> list[str]:
+        return ["--store", f"sqlite:///{db}", *args]
+
+    def folder(name: str) -> Path:
+        path = d / f"{name}-{next(seq)}"
+        path.mkdir()
+        return path
+
+    def diagnose(p: Path) -> list[str]:
+        return ["diagnose", str(p)]
+
+    def imp(p: Path) -> list[str]:
+        return ["--store", f"sqlite:///{d / f'i45-{next(seq)}.sqlite'}", "import", str(p)]
+
+    def stats(p: Path) -> list[str]:
+        return ["stats", "--csv", str(p)]
+
+    csv_size = 1_200_000
+    big = 1_000_000
+    return [
+        (
+            "45.1",
+            "remove ' 3' (run 4 is labelled ' 3')",
+            lambda: fresh("a", "b", "c", " 3"),
+            lambda db: on(db, "remove", " 3"),
+            lambda: fresh("a", "b", "c", "d"),
+        ),
+        (
+            "45.1",
+            "rename 3 X (run 5 is labelled '3')",
+            lambda: fresh("a", "b", "c", "d", "3"),
+            lambda db: on(db, "rename", "3", "X"),
+            lambda: fresh("a", "b", "c", "d", "e"),
+        ),
+        (
+            "45.2",
+            "dump (pickle): 1M-element tuple key x 60,000 (1.2 MB)",
+            lambda: inputs.pickle_rehashed_tuple_key(folder("rehash") / "_dump_0", 1_000_000, 60_000).parent,
+            diagnose,
+            lambda: inputs.pickle_plain(folder("plain") / "_dump_0", 1_240_000).parent,
+        ),
+        (
+            "45.2",
+            "inference-perf: manifests.yaml argument '-a' x 25,000",
+            lambda: inputs.manifest_long_argument(folder("manifest"), "-a" * 25_000),
+            imp,
+            lambda: inputs.manifest_long_argument(folder("manifest"), "a" * 50_000),
+        ),
+        (
+            "45.2",
+            "stats --csv: 40,000 rounds of A and B (1.2 MB)",
+            lambda: inputs.stats_csv(d / "v45.csv", 40_000),
+            stats,
+            lambda: inputs.stats_csv(d / "v45-plain.csv", 2_000, size=csv_size),
+        ),
+        (
+            "45.2",
+            "stats --csv: one line of 1.2 M commas",
+            lambda: _write(d / "commas45.csv", "round,arm,value\n" + "," * csv_size),
+            stats,
+            lambda: inputs.stats_csv(d / "v45-plain2.csv", 2_000, size=csv_size),
+        ),
+        (
+            "45.2",
+            "secret hiding: a 1 MB argument '-a-a-a...'",
+            lambda: _write(d / "arg45.txt", "-a" * (big // 2)),
+            lambda p: ["@py", REDACT, str(p)],
+            lambda: _write(d / "arg45-plain.txt", "a" * big),
+        ),
+        (
+            "45.6",
+            "import 'cand\\u00ad' beside 'cand'",
+            lambda: inputs.native_capture(fresh("cand").with_suffix(".json"), label="cand\u00ad"),
+            lambda capture: on(capture.with_suffix(".sqlite"), "import", str(capture)),
+            lambda: inputs.native_capture(fresh("cand").with_suffix(".json"), label="cand2"),
+        ),
+        (
+            "45.7",
+            "native: invalid UTF-8 in the label",
+            lambda: inputs.native_label_bytes(d / "utf45.json", b"ab\xff\xfe"),
+            imp,
+            lambda: inputs.native_label_bytes(d / "utf45-plain.json", b"abcd"),
+        ),
+        (
+            "45.7",
+            "dump: input_sizes 1.5",
+            lambda: inputs.dump_pair(folder("sizes"), input_sizes=1.5),
+            diagnose,
+            lambda: inputs.dump_pair(folder("sizes-plain")),
+        ),
+        (
+            "45.7",
+            "dump: input_dtypes [{}]",
+            lambda: inputs.dump_pair(folder("dtypes"), input_dtypes=[{"a": 1}]),
+            diagnose,
+            lambda: inputs.dump_pair(folder("dtypes-plain")),
+        ),
+        (
+            "45.7",
+            "torchrun error.json: a 401-digit timestamp",
+            lambda: inputs.torchrun_error_file(folder("ts"), "1" * 401),
+            diagnose,
+            lambda: inputs.torchrun_error_file(folder("ts-plain"), "1772452802"),
+        ),
+        (
+            "45.7",
+            "bundle export -o /dev/full",
+            lambda: investigation(fresh("a", "b")),
+            lambda db: on(db, "bundle", "export", "1", "-o", "/dev/full"),
+            lambda: investigation(fresh("a", "b")),
+        ),
+    ]
+
+
+REDACT = (
+    "import sys\nfrom pathlib import Path\nfrom workbench.formats.engine_flags import redact\n"
+    "redact(Path(sys.argv[1]).read_text())"
+)
+
+
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
 
 
+def _measure(wb_args: list[str], cap_gib: float) -> tuple[str, str, str, str]:
+    """(exit code, peak RSS bytes, seconds, message) of one wb run, in a helper process of its own."""
+    helper = subprocess.run(
+        [sys.executable, __file__, "--cap", str(cap_gib), "--one", json.dumps(wb_args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    rc_s, peak_s, secs, message = (helper.stdout.rstrip("\n").split("\t", 3) + ["", "", "", ""])[:4]
+    return rc_s, peak_s, secs, message
+
+
+def _ratio(value: str, anchor: str) -> str:
+    try:
+        return f"{float(value) / float(anchor):.1f}"
+    except (ValueError, ZeroDivisionError):
+        return "?"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="run only cases whose name contains this text")
+    ap.add_argument("--item", help="run only cases of this issue item or issue (a prefix: 45, 45.2, 28.5)")
     ap.add_argument("--cap", type=float, default=8.0, help="address-space cap per run, GiB (default 8)")
     ap.add_argument("--postgres", help="a PostgreSQL URL for the read-only case (a database wb may create tables in)")
     ap.add_argument("--keep", help="write inputs here and keep them (default: a temporary directory)")
@@ -465,24 +641,29 @@ def main() -> int:
                 env={**os.environ, "PYTHONPATH": str(REPO)},
                 check=False,
             )
-        rows = []
-        print(f"{'item':<5} {'input':<52} {'size':>18} {'peak RSS':>9} {'exit':>4} {'time':>6}  message", flush=True)
-        for item, name, make, wb_args in cases(directory, args.postgres):
-            if args.only and args.only not in name:
+        print(
+            f"{'item':<5} {'input':<52} {'size':>18} {'peak RSS':>9} {'exit':>4} {'time':>6} {'t x':>5} {'RSS x':>5}"
+            "  message",
+            flush=True,
+        )
+        for case in cases(directory, args.postgres):
+            item, name, make, wb_args = case[:4]
+            if (args.only and args.only not in name) or (args.item and not item.startswith(args.item)):
                 continue
             path = make()
             size = _size(path)
-            helper = subprocess.run(
-                [sys.executable, __file__, "--cap", str(args.cap), "--one", json.dumps(wb_args(path))],
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            rc_s, peak_s, secs, message = (helper.stdout.rstrip("\n").split("\t", 3) + ["", "", "", ""])[:4]
+            rc_s, peak_s, secs, message = _measure(wb_args(path), args.cap)
+            ratios = ("", "")
+            if len(case) == 5:  # beside its anchor: the same command on a plain input
+                _rc, anchor_peak, anchor_secs, _m = _measure(wb_args(case[4]()), args.cap)  # type: ignore[misc]
+                ratios = (_ratio(secs, anchor_secs), _ratio(peak_s, anchor_peak))
             peak = _human(int(peak_s)) if peak_s.isdigit() else "?"
-            row = (item, name, size, peak, rc_s, secs, message.replace(str(directory) + "/", ""))
-            rows.append(row)
-            print(f"{item:<5} {name:<52} {size:>18} {peak:>9} {rc_s:>4} {secs:>5}s  {row[6][:200]}", flush=True)
+            shown = message.replace(str(directory) + "/", "")
+            print(
+                f"{item:<5} {name:<52} {size:>18} {peak:>9} {rc_s:>4} {secs:>5}s {ratios[0]:>5} {ratios[1]:>5}  "
+                f"{shown[:200]}",
+                flush=True,
+            )
     finally:
         if not args.keep:
             shutil.rmtree(directory, ignore_errors=True)

@@ -35,8 +35,9 @@ from store.records import Dimension, RunRecord
 # within this relative tolerance (benchmarks draw lengths at random around a target).
 MIX_TOLERANCE = 0.10
 
-_PROMPT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:prompt|input|in)\b", re.I)
-_OUTPUT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:output|completion|out|gen\w*)\b", re.I)
+# A number starts after a non-digit: from inside a run of digits every start would rescan it (quadratic).
+_PROMPT = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s*(?:prompt|input|in)\b", re.I)
+_OUTPUT = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s*(?:output|completion|out|gen\w*)\b", re.I)
 _PAIR = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[/x:,]\s*(\d+(?:\.\d+)?)\b")
 
 

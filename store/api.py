@@ -298,20 +298,46 @@ class Store:
             return _summary(row)
 
     def resolve_run(self, ref: str | int) -> int:
-        """A run id from an id or a label; a label that matches several runs is an error."""
-        text_ref = str(ref).strip()
-        as_id = decimal_id(ref)  # ASCII digits only: "٣" and "²" are labels
-        ids: list[int] = []
-        if not self._absent:
-            with self._read() as q:
-                if as_id is not None and q("SELECT id FROM run WHERE id = :id", {"id": as_id}):
-                    return as_id
-                ids = [int(r[0]) for r in q("SELECT id FROM run WHERE label = :label ORDER BY id", {"label": text_ref})]
-        if len(ids) == 1:
-            return ids[0]
-        if not ids:
-            raise RunNotFound(f"no run with id or label {text_ref!r} (see 'wb runs')")
-        raise RunNotFound(f"label {text_ref!r} matches runs {', '.join(map(str, ids))}; name one by id")
+        """The run a user's word names: one rule for every command and the server.
+
+        The word is a label exactly as typed (spaces and all), and it is an id only when it
+        is ASCII decimal digits with nothing around them (``12``). When the two name
+        different runs, or the label several, the word is refused with the candidates: no
+        word acts on a run it does not name. An ``int`` is an id.
+        """
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            word, as_id = str(ref), decimal_id(ref)
+            by_label: list[tuple[int, str]] = []
+        else:
+            word, as_id = str(ref), run_word_id(str(ref))
+            by_label = self._runs_where("label = :label", {"label": word})
+        by_id = self._runs_where("id = :id", {"id": as_id}) if as_id is not None else []
+        found = dict.fromkeys([*by_label, *by_id])
+        if len(found) == 1:
+            return next(iter(found))[0]
+        if not found:
+            raise RunNotFound(_no_run(word, as_id, isinstance(ref, int)))
+        ids = ", ".join(str(run_id) for run_id, _ in list(found)[:_SHOWN_CANDIDATES])
+        ids += ", ..." if len(found) > _SHOWN_CANDIDATES else ""  # the label query stops one past what is shown
+        labelled = [run_id for run_id, _ in by_label]
+        if not by_id:
+            how = "each by its label; name one by its id (see 'wb runs')"
+        elif len(labelled) == 1:  # a label that is another run's id
+            how = (
+                f"run {as_id} by its id, run {labelled[0]} by its label; name run {labelled[0]} by its id, or rename "
+                f"it ('wb rename {labelled[0]} LABEL') and {word!r} names run {as_id}"
+            )
+        else:
+            how = f"run {as_id} by its id, the others by their label; name one by its id (see 'wb runs')"
+        raise RunNotFound(f"{word!r} matches runs {ids} ({how})")
+
+    def _runs_where(self, condition: str, params: dict[str, object]) -> list[tuple[int, str]]:
+        """(id, label) of the runs matching ``condition``, by id (at most a few more than shown)."""
+        if self._absent:
+            return []
+        with self._read() as q:
+            rows = q(f"SELECT id, label FROM run WHERE {condition} ORDER BY id LIMIT {_SHOWN_CANDIDATES + 1}", params)
+        return [(int(r[0]), str(r[1])) for r in rows]
 
     def resolve_runs(self, refs: Sequence[str | int]) -> list[int]:
         return [self.resolve_run(r) for r in refs]
@@ -627,6 +653,23 @@ def _record(row: "_RunRow") -> RunRecord:
         quality=dict(row.quality or {}),
         meta=dict(row.meta or {}),
     )
+
+
+_SHOWN_CANDIDATES = 10  # runs an ambiguous word lists by name
+
+
+def run_word_id(word: str) -> int | None:
+    """The id a user's word states: ASCII digits with nothing around them (``12``); ``None``
+    for anything else (`` 3``, ``3 ``, ``٣``, ``²`` and ``run/3``, a bundle's ref, are labels)."""
+    return decimal_id(word) if word.isascii() and word.isdigit() else None
+
+
+def _no_run(word: str, as_id: int | None, typed_id: bool) -> str:
+    if typed_id:
+        return f"no run with id {word}"
+    hint = run_word_id(word.strip()) if as_id is None else None
+    also = f"; an id is its digits alone, {hint}" if hint is not None else ""
+    return f"no run with id or label {word!r}{also} (see 'wb runs')"
 
 
 def open_store(url: str | None = None, *, create: bool = True) -> Store:

@@ -10,7 +10,7 @@ keys cascade), and the captures no other run uses, so the file can be imported a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from sqlalchemy import delete, func
@@ -29,15 +29,29 @@ class RunInUse(StoreError):
     """A run that evidence refers to and that therefore cannot be removed."""
 
 
-def rename_run(store: "Store", run_id: int, label: str) -> str:
-    """Give the run a new label; returns the old one."""
+class LabelLooksAlike(StoreRefusal):
+    """A new label that differs from another run's but would look the same on screen."""
+
+
+def rename_run(store: "Store", run_id: int, label: str, *, look_alike_form: Callable[[str], str]) -> str:
+    """Give the run a new label; returns the old one. A label that differs from another run's
+    but has its ``look_alike_form`` (the application's: NFKC, invisibles removed) is refused
+    naming both, in the same transaction as the write."""
     label = label.strip()
     if not label:
         raise StoreRefusal("a run's label cannot be empty")
+    form = look_alike_form(label)
     with store.session() as s:
         row = s.get(Run, run_id)
         if row is None:
             raise RunNotFound(f"no run with id {run_id}")
+        others = s.exec(select(Run.id, Run.label).where(Run.id != run_id).order_by(Run.id)).all()  # type: ignore[arg-type]
+        for other_id, other in others:
+            if other != label and look_alike_form(other) == form:
+                raise LabelLooksAlike(
+                    f"label {label!r} looks like the label {other!r} of run {other_id} (they differ only by "
+                    f"invisible characters, spacing or compatibility forms); run {run_id} is not renamed"
+                )
         old, row.label = row.label, label
         s.add(row)
     return old

@@ -59,3 +59,13 @@ class BadInput(WbError):
 
 class NotFound(WbError):
     exit_code = EXIT_USAGE
+
+
+class WriteFailed(WbError):
+    """A file wb writes for the user could not be written (a full disk, a quota, no such
+    directory): names the file; nothing of it is left behind (``workbench.outputs``)."""
+
+    def __init__(self, file: str | Path, message: str, *, exit_code: int | None = None) -> None:
+        self.file = str(file)
+        self.where: str | None = None
+        super().__init__(f"{file}: {message}", exit_code=exit_code)

@@ -25,6 +25,7 @@ from workbench.importers import detect, expand_paths
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions
 from workbench.inputs import FileIdentity, check_unchanged, digest_file
 from workbench.limits import MAX_STRING_CHARS, exceeded
+from workbench.textsafe import look_alike_form
 
 
 @dataclass
@@ -305,8 +306,11 @@ def import_files(
         read = read_files([Path(p) for p in paths], options, known_capture=known, dims=folder)
         report = read.report
         declare_on_stored(store, read, folder)
-        if not (options and options.label) and read.runs:
-            distinguish_labels(read.runs, {r.label for r in store.list_runs()})
+        if read.runs:
+            stored = {r.label: r.id for r in store.list_runs()}
+            if not (options and options.label):
+                distinguish_labels(read.runs, set(stored))
+            refuse_look_alike_labels(read.runs, stored)
         if not read.runs and not read.captures:
             return report
         try:
@@ -341,6 +345,28 @@ def declare_on_stored(store: "Store", read: ReadResult, folder: FolderDimensions
         done = declare_dimensions(store, run_ids, dims, why=f"declared at a new import of {path.name} ({origins})")
         report.declared.append((path, done))
         report.skipped = [(p, why) for p, why in report.skipped if p != path]
+
+
+def refuse_look_alike_labels(runs: Sequence[RunRecord], stored: dict[str, int]) -> None:
+    """Bad input when a new run's label differs from a stored or another new label but looks
+    the same (``cand`` and ``cand\\u00ad``, ``ｃａｎｄ``, ``cand ``: :func:`look_alike_form`): a
+    reviewer could not tell the runs apart. The same label again is allowed (a word naming
+    both is refused, with their ids)."""
+    by_form: dict[str, dict[str, str]] = {}  # form -> label -> who has it
+    for label, run_id in stored.items():
+        by_form.setdefault(look_alike_form(label), {}).setdefault(label, f"run {run_id}")
+    for run in runs:
+        source = run.sources[0] if run.sources else None
+        alike = by_form.setdefault(look_alike_form(run.label), {})
+        other = next((label for label in alike if label != run.label), None)
+        if other is not None:
+            raise BadInput(
+                source,
+                f"label {run.label!r} looks like the label {other!r} of {alike[other]} (they differ only by "
+                "invisible characters, spacing or compatibility forms); give another with --label",
+                where="label",
+            )
+        alike.setdefault(run.label, f"the run from {source.name}" if source else "another run of this import")
 
 
 def distinguish_labels(runs: Sequence[RunRecord], taken: set[str]) -> None:

@@ -40,8 +40,12 @@ MAX_PICKLE_TEXT = 256 * MiB
 # one or two (-1 and -2 hash alike); a flood of them makes every insert scan the others
 # (150,000 ints that hash alike: quadratic, minutes), so past this the input is refused.
 MAX_ALIKE_KEYS = 64
+# Values hashed for dict keys and set items, summed over every insert: a tuple keeps no hash,
+# so a key of a million elements costs a million steps each time it is used (pickles).
+MAX_KEY_HASH_VALUES = 5_000_000
 # Option bounds (docs/limits.md): what a user may ask for, checked where the value enters.
 MAX_ROUNDS = 10_000  # rounds of a rerun (or of one bisection step): 30,000 runs
+MAX_ARM_VALUES = MAX_ROUNDS  # per-run values of one arm `wb stats` reads: what a rerun can make
 MAX_WARMUP_RUNS = 1_000
 MAX_SEED = (1 << 53) - 1  # seeds are stored in JSON (integers below 2^53 are exact there)
 MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week per run

@@ -199,9 +199,9 @@ def _pickle_int(n: int) -> bytes:
     return b"\x8a" + bytes([len(data)]) + data  # LONG1
 
 
-def _dump_pickle(path: Path, tail: bytes) -> Path:
-    """A gzipped dump pickle: the usual header keys, then ``tail`` (opcodes that leave
-    one more key and value on the stack above the dict), SETITEM, STOP."""
+def _dump_pickle(path: Path, tail: bytes, *, gz: bool = True) -> Path:
+    """A dump pickle (gzipped unless ``gz`` is false): the usual header keys, then ``tail``
+    (opcodes that leave one more key and value on the stack above the dict), SETITEM, STOP."""
     head = b"\x80\x02}"  # PROTO 2, EMPTY_DICT
     for key, value in _DUMP_HEAD.items():
         head += (
@@ -209,7 +209,8 @@ def _dump_pickle(path: Path, tail: bytes) -> Path:
             + (_pickle_str(value) if isinstance(value, str) else b"K\x00" if value == 0 else b"}")
             + b"s"
         )
-    path.write_bytes(gzip.compress(head + tail + b"s.", compresslevel=9))
+    data = head + tail + b"s."
+    path.write_bytes(gzip.compress(data, compresslevel=9) if gz else data)
     return path
 
 
@@ -233,6 +234,101 @@ def pickle_string_backrefs(path: Path, refs: int, chars: int = 1 << 20) -> Path:
     """Item 5: a dump whose entries are ``refs`` back-references to one string of ``chars`` characters."""
     body = _pickle_str("entries") + b"]" + _pickle_str("x" * chars) + b"q\x01a(" + b"h\x01" * (refs - 1) + b"e"
     return _dump_pickle(path, body)
+
+
+# -- issue 45 ------------------------------------------------------------------------------
+
+
+def pickle_rehashed_tuple_key(path: Path, elements: int, uses: int) -> Path:
+    """Item 2: a plain dump pickle whose pg_status uses one key, a tuple holding a tuple of
+    ``elements`` values, ``uses`` times (by back-reference): a tuple keeps no hash, so each
+    insert hashes every element again (1M x 60,000: a 1.2 MB file, 6e10 steps)."""
+    body = _pickle_str("pg_status") + b"}" + b"(" + b"N" * elements + b"t\x85q\x01Ns" + b"h\x01Ns" * (uses - 1)
+    return _dump_pickle(path, body, gz=False)
+
+
+def pickle_plain(path: Path, size: int) -> Path:
+    """The anchor for the pickle cases: a dump of about ``size`` bytes of ordinary entries."""
+    entry = {
+        "process_group": ("0", "default"),
+        "collective_seq_id": 1,
+        "profiling_name": "nccl:all_reduce",
+        "input_sizes": [[4096, 1, 5120]],
+        "output_sizes": [[4096, 1, 5120]],
+        "input_dtypes": ["BFloat16"],
+        "output_dtypes": ["BFloat16"],
+        "state": "completed",
+        "time_created_ns": 1,
+    }
+    one = len(pickle.dumps(entry, protocol=2))
+    entries = [{**entry, "collective_seq_id": i} for i in range(max(1, size // one))]
+    doc = {**_DUMP_HEAD, "pg_config": {"0": {"desc": "default", "ranks": "[0, 1]"}}, "entries": entries}
+    path.write_bytes(pickle.dumps(doc, protocol=2))
+    return path
+
+
+def stats_csv(path: Path, rounds: int, *, arms: tuple[str, ...] = ("A", "B"), size: int = 0) -> Path:
+    """Item 2: a `wb stats` CSV of ``rounds`` rounds of ``arms``; with ``size``, a note column pads
+    it to about that many bytes (the anchor: a valid file as large as the hostile one)."""
+    lines = [f"{r},{arm},{1 + (r % 97) / 100:.4f}" for r in range(rounds) for arm in arms]
+    pad = max(0, (size - 20 - sum(len(line) + 2 for line in lines)) // max(len(lines), 1)) if size else 0
+    with open(path, "w") as f:
+        f.write("round,arm,value" + (",note\n" if size else "\n"))
+        for line in lines:
+            f.write(line + ("," + "n" * pad if size else "") + "\n")
+    return path
+
+
+REAL_INFERENCE_PERF = (
+    Path(__file__).resolve().parents[1] / "data" / "inference" / "real" / "inference-perf-kubecon-na-2025"
+)
+
+
+def manifest_long_argument(folder: Path, argument: str) -> Path:
+    """Item 2: inference-perf results beside a manifests.yaml whose engine has one more
+    positional argument, ``argument`` (``-a-a-a...``: the secret-hiding pattern was quadratic)."""
+    import shutil
+
+    shutil.copytree(REAL_INFERENCE_PERF / "vllm" / "results", folder / "results")
+    text = (REAL_INFERENCE_PERF / "vllm" / "manifests.yaml").read_text()
+    anchor = '        - "--no-enable-chunked-prefill"\n'
+    (folder / "manifests.yaml").write_text(text.replace(anchor, anchor + f'        - "{argument}"\n', 1))
+    return folder / "results"
+
+
+def native_label_bytes(path: Path, label: bytes) -> Path:
+    """Item 7: a native capture whose label is these bytes (invalid UTF-8, or the anchor's valid ones)."""
+    path.write_bytes(NATIVE_HEAD.encode() + b'"label":"' + label + b'","samples":[{"id":"r1","ttft_ms":1.0}]}')
+    return path
+
+
+def dump_pair(folder: Path, **entry: object) -> Path:
+    """Item 7: two ranks' flight-recorder dumps; rank 0's entry has ``entry``'s fields."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for rank in (0, 1):
+        e = {
+            "process_group": ["0", "default"],
+            "collective_seq_id": 1,
+            "profiling_name": "nccl:all_reduce",
+            "input_sizes": [[4]],
+            "output_sizes": [[4]],
+            "input_dtypes": ["Float"],
+            "output_dtypes": ["Float"],
+            "state": "scheduled",
+            "time_created_ns": 1,
+            **(entry if rank == 0 else {}),
+        }
+        doc = {**_DUMP_HEAD, "rank": rank, "pg_config": {"0": {"desc": "default", "ranks": "[0, 1]"}}, "entries": [e]}
+        (folder / f"_dump_{rank}").write_bytes(pickle.dumps(doc, protocol=2))
+    return folder
+
+
+def torchrun_error_file(folder: Path, timestamp: str) -> Path:
+    """Item 7: a torchelastic error.json whose extraInfo.timestamp is ``timestamp``."""
+    (folder / "attempt_0" / "3").mkdir(parents=True, exist_ok=True)
+    doc = {"message": {"message": "RuntimeError: boom", "extraInfo": {"py_callstack": "x", "timestamp": timestamp}}}
+    (folder / "attempt_0" / "3" / "error.json").write_text(json.dumps(doc))
+    return folder
 
 
 def yaml_alike_keys(path: Path, keys: int) -> Path:

@@ -67,4 +67,4 @@ def test_the_store_refuses_an_empty_label_as_a_refusal_not_a_fault(tmp_path):
     db = open_store(f"sqlite:///{tmp_path / 's.sqlite'}")
     (run_id,) = import_files(db, [inputs.native_capture(tmp_path / "c.json")]).run_ids
     with pytest.raises(StoreRefusal, match="label cannot be empty"):
-        rename_run(db, run_id, " ")
+        rename_run(db, run_id, " ", look_alike_form=str)

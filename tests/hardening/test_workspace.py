@@ -9,13 +9,15 @@ import pytest
 
 from workbench.bisect import candidates as cand
 from workbench.errors import UsageError
+from workbench.outputs import identity_name
 
 C = cand.Candidate("0123456789abcdef0123", "a commit")
+KEY = identity_name(C.rev)  # the candidate's names in the work directory: readable, then a digest
 
 
 def _workspace(tmp_path):
     root = tmp_path / "work"
-    ws = root / "ws-0123456789ab"
+    ws = cand.workspace_of(C, root)
     ws.mkdir(parents=True)
     return root, ws
 
@@ -27,7 +29,7 @@ def test_a_committed_marker_symlink_is_not_written_through(tmp_path):
     assert cand.build(["sh", "-c", "echo built > out.txt"], C, ws, 30) == ""
     assert not target.exists() and not target.is_symlink()
     assert (ws / "out.txt").read_text() == "built\n"  # the build ran
-    assert (root / "built-0123456789ab").read_text().strip() == C.rev
+    assert (root / f"built-{KEY}").read_text().strip() == C.rev
     assert os.readlink(ws / ".wb-built") == str(target)  # the tree under test is untouched
 
 
@@ -45,7 +47,7 @@ def test_a_built_candidate_is_not_built_again(tmp_path):
     assert (ws / "count.txt").read_text() == "x\n"
 
 
-@pytest.mark.parametrize("name", ["built-0123456789ab", "build-0123456789ab.log"])
+@pytest.mark.parametrize("name", [f"built-{KEY}", f"build-{KEY}.log"])
 def test_a_symlink_planted_in_the_work_directory_is_refused(tmp_path, name):
     root, ws = _workspace(tmp_path)
     target = tmp_path / "outside.txt"

@@ -72,6 +72,7 @@ class Search:
     splits: list[Split] = field(default_factory=list)
     result: Result | None = None
     stopped: str | None = None
+    workspaces: tuple[str, ...] | None = None  # kept at the end
 
     @classmethod
     def of(cls, state: BisectionState) -> "Search":
@@ -86,6 +87,7 @@ class Search:
             list(state.splits),
             state.result,
             state.stopped or None,
+            state.workspaces or None,
         )
 
     def state(self) -> BisectionState:
@@ -100,6 +102,7 @@ class Search:
             splits=tuple(self.splits),
             result=self.result,
             stopped=self.stopped if self.stopped is not None else UNSET,
+            workspaces=self.workspaces if self.workspaces is not None else UNSET,
         )
 
     def name(self, index: int) -> str:
@@ -199,6 +202,7 @@ def _run(store: "Store", bisection_id: int, spec: Spec, search: Search, observer
                         )
                     ),
                 )
+                _finish_workspaces(spec, search, repo, root)
                 _save(store, bisection_id, search, NO_REGRESSION if first else DONE)
                 return report(store, bisection_id)
             search.endpoint = Endpoint(ratio=step.ratio, ci95=step.ci95, step=len(search.steps) - 1)
@@ -234,10 +238,20 @@ def _run(store: "Store", bisection_id: int, spec: Spec, search: Search, observer
         _mark(search, mid, kind if isinstance(kind, str) else UNDECIDED, step)
         _save(store, bisection_id, search, BISECTING)
     search.result = _result(search)
+    _finish_workspaces(spec, search, repo, root)
     _save(store, bisection_id, search, DONE)
     if spec.investigation is not None:
         _pin(store, spec, search)
     return report(store, bisection_id)
+
+
+def _finish_workspaces(spec: Spec, search: Search, repo: Path | None, root: Path) -> None:
+    """A finished bisection's workspaces (worktrees and builds) are removed, or kept and
+    listed in its report with ``--keep-workspaces``; a stopped one keeps them for resume."""
+    if spec.keep_workspaces:
+        search.workspaces = tuple(str(ws) for ws in cand.workspaces(root))
+    else:
+        cand.remove_workspaces(repo, root)
 
 
 def _theta(ratio: float | None) -> str:

@@ -12,6 +12,7 @@ makes its candidate a ``skip``, with the reason.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from workbench.errors import BadInput, UsageError
 from workbench.inputs import read_regular
+from workbench.outputs import identity_name
 from workbench.rerun.execute import stop_group
 
 MAX_LIST_BYTES = 16 << 20  # a candidate list: one version a line
@@ -92,9 +94,15 @@ def substitute(argv: Sequence[str], candidate: Candidate, workspace: Path) -> li
     return out
 
 
+def workspace_of(candidate: Candidate, root: Path) -> Path:
+    """The candidate's workspace: named by the exact revision (a readable part and a digest),
+    so ``1.0+x`` and ``1.0_x`` never share a checkout or a build."""
+    return root / f"ws-{identity_name(candidate.rev)}"
+
+
 def prepare(candidate: Candidate, *, repo: Path | None, root: Path) -> Path:
     """A clean workspace for ``candidate`` under ``root`` (made once, kept for resume)."""
-    workspace = root / f"ws-{_safe(candidate.short)}"
+    workspace = workspace_of(candidate, root)
     if workspace.exists():
         return workspace
     root.mkdir(parents=True, exist_ok=True)
@@ -105,11 +113,23 @@ def prepare(candidate: Candidate, *, repo: Path | None, root: Path) -> Path:
     return workspace
 
 
-def remove_workspaces(repo: Path | None, root: Path) -> None:
-    """Drop the worktrees a bisection made (its records stay in the store)."""
-    for ws in sorted(root.glob("ws-*")):
+def workspaces(root: Path) -> list[Path]:
+    """The workspaces a bisection made under ``root``."""
+    return sorted(p for p in root.glob("ws-*") if p.is_dir() and not p.is_symlink())
+
+
+def remove_workspaces(repo: Path | None, root: Path) -> list[Path]:
+    """Drop the workspaces a bisection made (git worktrees are unregistered from the repository
+    too); its records, builds' logs and captures stay. Returns what was removed."""
+    removed = []
+    for ws in workspaces(root):
         if repo is not None:
             subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(ws)], capture_output=True)
+        shutil.rmtree(ws, ignore_errors=True)  # a list mode's folder, or what git left
+        removed.append(ws)
+    if repo is not None and removed:
+        subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True)
+    return removed
 
 
 def build(argv: Sequence[str] | None, candidate: Candidate, workspace: Path, timeout_s: float) -> str:
@@ -120,11 +140,11 @@ def build(argv: Sequence[str] | None, candidate: Candidate, workspace: Path, tim
     # tree under test: a ".wb-built" committed there (a file, or a symlink leading out)
     # neither counts as built nor is written through.
     root = workspace.parent
-    marker = root / f"built-{_safe(candidate.short)}"
+    marker = root / f"built-{identity_name(candidate.rev)}"
     if _is_own_file(marker):
         return ""
     cmd = substitute(argv, candidate, workspace)
-    log = root / f"build-{_safe(candidate.short)}.log"
+    log = root / f"build-{identity_name(candidate.rev)}.log"
     t0 = time.monotonic()
     with os.fdopen(_create_own(log), "wb") as out:
         try:
@@ -169,7 +189,3 @@ def _is_own_file(path: Path) -> bool:
         return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
         return False
-
-
-def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)[:64]

@@ -52,4 +52,6 @@ def render_bisection(doc: BisectionReport, width: int = 80) -> str:
         lines += wrap(result.text)
         if result.skipped:
             lines += wrap("skipped (undecided or did not build): " + ", ".join(r[:12] for r in result.skipped))
+    if doc.workspaces:
+        lines += wrap("workspaces kept (--keep-workspaces): " + ", ".join(doc.workspaces))
     return "\n".join(lines)

@@ -43,6 +43,7 @@ class Spec(Record, frozen=True, kw_only=True):
     timeout_s: float = 600.0
     spending: str = "obrien-fleming"
     investigation: int | None = None
+    keep_workspaces: bool = False  # a finished bisection removes its workspaces unless asked to keep them
 
 
 Interval = tuple[float, float]
@@ -133,6 +134,7 @@ class BisectionState(Record, frozen=True, kw_only=True):
     splits: tuple[Split, ...] = ()
     result: Result | None = None
     stopped: str | UnsetType = UNSET  # why the last run stopped (resume tries again)
+    workspaces: tuple[str, ...] | UnsetType = UNSET  # kept at the end (--keep-workspaces); else removed
 
 
 class BisectionReport(Record, frozen=True, kw_only=True):
@@ -152,6 +154,7 @@ class BisectionReport(Record, frozen=True, kw_only=True):
     splits: tuple[Split, ...]
     result: Result | None
     stopped: str | UnsetType = UNSET  # why the last run stopped (resume tries again)
+    workspaces: tuple[str, ...] | UnsetType = UNSET  # kept at the end (--keep-workspaces); else removed
     steps_done: int
 
     @classmethod

@@ -9,8 +9,6 @@ recipe / results / samples digests and the checksum.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +28,7 @@ from workbench.bundle.format import (
 )
 from workbench.compare.model import verdict_of
 from workbench.compare.parameters import ComparisonParameters
-from workbench.errors import BadInput
+from workbench.outputs import write_atomically
 from workbench.vocabulary import JSONDoc
 
 
@@ -179,24 +177,5 @@ def dumps(bundle: Mapping[str, Any]) -> str:
 
 
 def write_bundle(bundle: Mapping[str, Any], path: str | Path) -> Path:
-    """Write atomically: a failed write leaves no partial bundle behind."""
-    path = Path(path)
-    text = dumps(bundle).encode("utf-8")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise BadInput(path, f"cannot be written: the directory {parent} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    except OSError as exc:  # one line about the bundle's path, not the temporary file's
-        raise BadInput(path, f"cannot be written ({exc.strerror or type(exc).__name__})") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a bundle is for sharing
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write atomically: a failed write (a full disk) leaves no partial bundle behind."""
+    return write_atomically(path, dumps(bundle).encode("utf-8"))

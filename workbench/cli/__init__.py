@@ -13,8 +13,10 @@ tests/foundation/test_cli_light.py names (numpy it may: most commands need it).
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
+import stat
 import sys
 
 import click
@@ -228,5 +230,28 @@ def main(argv: list[str] | None = None) -> None:
             "set WB_DEBUG=1 for a traceback)",
             EXIT_USAGE,
         )
+    except OSError as exc:
+        if os.environ.get("WB_DEBUG") or exc.errno not in _WRITE_FAULTS:
+            _internal(exc)
+        where = _failed_output(exc)
+        _fail("error", f"wb: error: {where}: cannot be written ({exc.strerror})", EXIT_FAILURE, exc=exc)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
         _internal(exc)
+
+
+# A write the disk refused: full, over quota, a file too large, an I/O error, read-only.
+_WRITE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
+
+
+def _failed_output(exc: OSError) -> str:
+    """The file a refused write was for: its name, or standard output when that is what
+    cannot take more (what wb writes as a file goes through ``workbench.outputs``, which names it)."""
+    if exc.filename:
+        return clean(str(exc.filename))
+    try:
+        fd = sys.stdout.fileno()
+        os.write(fd, b"")  # /dev/full refuses even nothing
+        full = stat.S_ISREG(os.fstat(fd).st_mode) and os.fstatvfs(fd).f_bavail == 0  # a file on a full disk
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both of the first two
+        return "standard output"
+    return "standard output" if full else "a file being written"

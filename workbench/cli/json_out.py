@@ -66,6 +66,6 @@ def write_error(document: dict[str, object]) -> None:
     try:
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
         sys.stdout.flush()
-    except (BrokenPipeError, ValueError):  # stdout closed: the exit code still says it
+    except (OSError, ValueError):  # stdout closed or full: the exit code still says it
         pass
     mark_written()

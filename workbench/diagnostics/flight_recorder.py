@@ -30,6 +30,7 @@ from workbench.errors import BadInput
 from workbench.inputs import read_bounded
 from workbench.limits import check_expanded_size, exceeded
 
+_MAX_NS = 1 << 63  # a creation time is an int64 of nanoseconds
 _TRAILING_DIGITS = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?(?:\.gz)?$")
 # Ops whose per-rank sizes legitimately differ (or pair up) and so are not size-compared.
 _UNEVEN_OPS = {
@@ -192,16 +193,37 @@ def _counter(v: Any) -> int | None:
     """pg_status counters: ints in pickles, strings in JSON, -1 when not tracked."""
     try:
         n = int(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(float("inf"))
         return None
     return None if n < 0 else n
+
+
+def _shapes(value: Any, path: Path, where: str) -> list[list[int]]:
+    """A tensor list's shapes (``[[4096, 1, 5120]]``); absent is none. Anything else is bad input:
+    the sizes are compared across ranks and printed, so a float or a string there is no shape."""
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(shape, (list, tuple)) and all(type(n) is int for n in shape) for shape in value
+    ):
+        raise BadInput(path, "sizes are not a list of shapes (lists of integers)", where=where)
+    return [list(shape) for shape in value]
+
+
+def _names(value: Any, path: Path, where: str) -> list[str]:
+    """A tensor list's dtypes (``["BFloat16"]``); absent is none, anything but a list of strings is bad input."""
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)) or not all(isinstance(name, str) for name in value):
+        raise BadInput(path, "dtypes are not a list of names (strings)", where=where)
+    return list(value)
 
 
 def _parse_ranks(value: Any, path: Path, where: str) -> tuple[int, ...]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a 4,300-digit integer, or absurd nesting
             raise BadInput(path, f"member ranks are not a list: {value[:60]!r}", where=where) from None
     if not isinstance(value, list) or not all(isinstance(r, int) for r in value):
         raise BadInput(path, "member ranks are not a list of integers", where=where)
@@ -216,11 +238,13 @@ def _parse_entry(e: Any, i: int, rank: int, path: Path) -> Entry:
     if not isinstance(pg, (list, tuple)) or len(pg) < 1:
         raise BadInput(path, "entry has no process_group (name, desc)", where=where)
     seq = e.get("collective_seq_id", e.get("seq_id"))
-    if not isinstance(seq, int):
+    if not isinstance(seq, int) or isinstance(seq, bool):
         raise BadInput(path, "entry has no integer collective_seq_id", where=where)
     profiling = str(e.get("profiling_name", ""))
     op = profiling.split(":", 1)[-1].split(" ", 1)[0]
     created = e.get("time_created_ns")
+    if not isinstance(created, int) or isinstance(created, bool) or not 0 < created < _MAX_NS:
+        created = None  # absent, or no time an int64 nanosecond clock can hold: unknown
     return Entry(
         rank=rank,
         index=i,
@@ -230,13 +254,13 @@ def _parse_entry(e: Any, i: int, rank: int, path: Path) -> Entry:
         seq=seq,
         op=op,
         profiling_name=profiling,
-        input_sizes=list(e.get("input_sizes") or []),
-        output_sizes=list(e.get("output_sizes") or []),
-        input_dtypes=list(e.get("input_dtypes") or []),
-        output_dtypes=list(e.get("output_dtypes") or []),
+        input_sizes=_shapes(e.get("input_sizes"), path, f"{where}.input_sizes"),
+        output_sizes=_shapes(e.get("output_sizes"), path, f"{where}.output_sizes"),
+        input_dtypes=_names(e.get("input_dtypes"), path, f"{where}.input_dtypes"),
+        output_dtypes=_names(e.get("output_dtypes"), path, f"{where}.output_dtypes"),
         state=str(e.get("state", "")),
         is_p2p=bool(e.get("is_p2p", False)) or op in ("send", "recv"),
-        time_created_ns=created if isinstance(created, int) and created > 0 else None,
+        time_created_ns=created,
         path=str(path),
     )
 

@@ -74,13 +74,14 @@ _KILLED = re.compile(
     r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (\d{1,10}),? (?:UID \d{1,10}, "
     r")?\(([^)]{0,64})\)"
 )
-_OOM_KILL_LINE = re.compile(r"oom-kill:constraint=(\w+)(?:.*?,task=([^,]+),pid=(\d+))?")
-_OOM_INVOKED = re.compile(r"(\S{1,64}) invoked oom-killer:")
+# The task is looked for in a window: ".*?" scanned to the line's end from every "oom-kill:" (quadratic).
+_OOM_KILL_LINE = re.compile(r"oom-kill:constraint=(\w+)(?:.{0,1024}?,task=([^,]{1,256}),pid=(\d{1,10}))?")
+_OOM_INVOKED = re.compile(r"(?<!\S)(\S{1,64}) invoked oom-killer:")  # a name starts a word: one try a word
 _OOM_REAPER = re.compile(r"oom_reaper: reaped process (\d{1,10}) \(([^)]{0,64})\)")
 _SLURM_OOM = re.compile(r"Detected (\d+) oom[-_]kill event\S* in (?:StepId=|step )?(\S+?)\.?(?: |$)")
 _SRUN_OOM = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): Out Of Memory")
 _K8S_OOM = re.compile(r"(?:[Rr]eason\"?:?\s*\"?)OOMKilled")
-_SEGFAULT = re.compile(r"(\S{1,64})\[(\d{1,10})\]: segfault at \S{1,32} .{0,128}? in (\S{1,256}?)\[")
+_SEGFAULT = re.compile(r"(?<!\S)(\S{1,64})\[(\d{1,10})\]: segfault at \S{1,32} .{0,128}? in (\S{1,256}?)\[")
 _NCCL_WARN = re.compile(r"^(\S{1,256}?):(\d+):(\d+) \[(\d+)\] (\S{1,256}) NCCL WARN (.*)")
 _NCCL_WARN_ANY = re.compile(r"NCCL WARN (.*)")
 _NCCL_ERROR = re.compile(
@@ -284,6 +285,7 @@ _REPORT_START = re.compile(r"ChildFailedError|Root Cause \(first observed failur
 CHUNK_BYTES = 4 << 20
 REPORT_LINES = 400  # lines after a torchrun report header that are read whole
 MAX_ERROR_FILE = 16 << 20  # a '{' file larger than this is read as a log, not an error file
+_LAST_EPOCH_S = 253_402_300_799  # 9999-12-31 23:59:59 UTC: the last second a date can show
 
 
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
@@ -736,9 +738,16 @@ def _error_file(data: bytes, name: str, host: str | None, rank: int | None) -> l
     )
     ts = extra.get("timestamp") if isinstance(extra, dict) else None
     try:
-        ev.time, ev.resolution = float(int(str(ts))), 1.0
+        seconds = int(str(ts))
     except (TypeError, ValueError):
         ev.notes.append("error file has no timestamp")
+    else:
+        if not 0 <= seconds <= _LAST_EPOCH_S:  # 17 digits is the year 352 million; 401 no float holds
+            shown = str(ts) if len(str(ts)) <= 24 else f"{str(ts)[:20]}… ({len(str(ts))} characters)"
+            raise BadInput(
+                name, f"timestamp {shown} is not epoch seconds of a year 1970-9999", where="message.extraInfo.timestamp"
+            )
+        ev.time, ev.resolution = float(seconds), 1.0
     return [ev]
 
 

@@ -20,7 +20,14 @@ from typing import Any, BinaryIO
 
 from workbench.errors import BadInput
 from workbench.inputs import open_regular
-from workbench.limits import MAX_DEPTH, MAX_PICKLE_OBJECTS, KeyGuard, check_expanded_size, exceeded
+from workbench.limits import (
+    MAX_DEPTH,
+    MAX_KEY_HASH_VALUES,
+    MAX_PICKLE_OBJECTS,
+    KeyGuard,
+    check_expanded_size,
+    exceeded,
+)
 
 #: Default cap on the size of a pickle we are willing to read (dumps are kilobytes to megabytes).
 MAX_BYTES = 256 * 1024 * 1024
@@ -143,8 +150,8 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
     """Interpret the opcode stream in ``stream``; refuse anything but plain data."""
     stack: list[Any] = []
     memo: dict[int, Any] = {}
-    keys = KeyGuard(source)  # no hash flood in a dict or set
     nesting = _Nesting(source)  # a tuple key 2M deep would overflow the C stack when hashed
+    keys = _KeyWork(source, nesting)  # no hash flood in a dict or set, and bounded hashing work
     try:
         # Values so far, a back-reference to a container counting its items: a lower bound
         # of the final count (check_expanded_size), so a flood of references stops early.
@@ -263,37 +270,75 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
 
 
 class _Nesting:
-    """The depth of each tuple and frozenset built (the containers that can be keys, and
-    whose contents never change), refused past ``MAX_DEPTH`` as each one is built: before
-    anything hashes it (hashing recurses in C; 2M levels is a segfault, not an error)."""
+    """The depth and size of each tuple and frozenset built (the containers that can be keys,
+    and whose contents never change). Depth is refused past ``MAX_DEPTH`` as each one is
+    built, before anything hashes it (hashing recurses in C; 2M levels is a segfault, not an
+    error); size is what hashing it costs, every time (a tuple does not keep its hash)."""
 
     def __init__(self, source: str | Path | None) -> None:
         self.source = source
-        self._depth: dict[int, tuple[Any, int]] = {}  # id -> (the object, kept alive; its depth)
+        # id -> (the object, kept alive so the id stays its own; its depth; values in it, itself included)
+        self._shape: dict[int, tuple[Any, int, int]] = {}
+
+    def _of(self, item: Any) -> tuple[int, int]:
+        entry = self._shape.get(id(item))
+        return (entry[1], entry[2]) if entry is not None and entry[0] is item else (0, 1)
 
     def depth(self, item: Any) -> int:
-        entry = self._depth.get(id(item))
-        return entry[1] if entry is not None and entry[0] is item else 0
+        return self._of(item)[0]
 
-    def check(self, items: Any, where: str | None) -> int:
-        depth = 1 + max((self.depth(i) for i in items if isinstance(i, (tuple, frozenset))), default=0)
-        if depth > MAX_DEPTH:
+    def size(self, item: Any) -> int:
+        """The values hashing ``item`` visits: 1 for a scalar, the whole tree for a tuple."""
+        return self._of(item)[1]
+
+    def check(self, items: Any, where: str | None) -> tuple[int, int]:
+        depth, size = 0, 1
+        for i in items:
+            if isinstance(i, (tuple, frozenset)):
+                d, n = self._of(i)
+                depth, size = max(depth, d), size + n
+            else:
+                size += 1
+        if depth + 1 > MAX_DEPTH:
             raise exceeded(self.source, "nests tuples deeper than", f"{MAX_DEPTH} levels", where=where)
-        return depth
+        return depth + 1, size
 
     def built(self, value: Any, where: str | None) -> Any:
-        self._depth[id(value)] = (value, self.check(value, where))
+        self._shape[id(value)] = (value, *self.check(value, where))
         return value
 
 
-def _fill(target: dict, items: list[Any], keys: KeyGuard, where: str | None) -> dict:
+class _KeyWork:
+    """Every dict key and set item, before it is inserted: no hash flood (``KeyGuard``), and
+    the values hashing visits, summed over every insert, within ``MAX_KEY_HASH_VALUES``. One
+    million-element tuple used as a key 60,000 times is a 1 MB pickle and 6e10 hash steps."""
+
+    def __init__(self, source: str | Path | None, nesting: _Nesting) -> None:
+        self.source = source
+        self._guard = KeyGuard(source)
+        self._nesting = nesting
+        self._spent = 0
+
+    def admit(self, container: dict | set, key: Any, where: str | None) -> None:
+        self._spent += self._nesting.size(key)
+        if self._spent > MAX_KEY_HASH_VALUES:
+            raise exceeded(
+                self.source,
+                "hashes more values as keys (a tuple key counts its every element at each use) than",
+                f"{MAX_KEY_HASH_VALUES:,}",
+                where=where,
+            )
+        self._guard.admit(container, key, where)
+
+
+def _fill(target: dict, items: list[Any], keys: _KeyWork, where: str | None) -> dict:
     for key, value in zip(items[::2], items[1::2], strict=True):
         keys.admit(target, key, where)
         target[key] = value
     return target
 
 
-def _add(target: set, items: list[Any], keys: KeyGuard, where: str | None) -> set:
+def _add(target: set, items: list[Any], keys: _KeyWork, where: str | None) -> set:
     for item in items:
         keys.admit(target, item, where)
         target.add(item)

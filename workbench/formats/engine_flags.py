@@ -219,9 +219,8 @@ ENGINE_MODULES = {
 
 
 _SECRET_PARTS = {"token", "key", "secret", "password", "passwd", "credential", "credentials", "apikey"}
-_SECRET_ARG = re.compile(
-    r"(?i)(--?[\w.-]*?(?:token|key|secret|passw(?:or)?d|credentials?)(?![a-z])[\w.-]*)(=|\s+)(\S+)"
-)
+_WORDS_AND_BLANKS = re.compile(r"\S+|\s+")  # each character is read once: linear on any text
+_FLAG_NAME = re.compile(r"--?[\w.-]+")
 
 
 def is_secret(name: str) -> bool:
@@ -230,8 +229,26 @@ def is_secret(name: str) -> bool:
 
 
 def redact(text: str) -> str:
-    """``--api-key sk-123`` -> ``--api-key <hidden>``: unread text is shown and stored."""
-    return _SECRET_ARG.sub(lambda m: f"{m.group(1)}{m.group(2)}<hidden>" if is_secret(m.group(1)) else m.group(0), text)
+    """``--api-key sk-123`` -> ``--api-key <hidden>``, ``--hf-token=x`` -> ``--hf-token=<hidden>``:
+    unread text is shown and stored. Word by word, so its work is linear in the text (a
+    backtracking pattern took minutes over one long argument)."""
+    out: list[str] = []
+    hide_next = False
+    for part in _WORDS_AND_BLANKS.findall(text):
+        if part.isspace():
+            out.append(part)
+            continue
+        if hide_next:  # the value after a secret flag and a blank
+            out.append("<hidden>")
+            hide_next = False
+            continue
+        name, eq, _value = part.partition("=")
+        if _FLAG_NAME.fullmatch(name) and is_secret(name):
+            out.append(f"{name}=<hidden>" if eq else part)
+            hide_next = not eq
+            continue
+        out.append(part)
+    return "".join(out)
 
 
 @dataclass

@@ -57,6 +57,7 @@ class ObjectStream:
         self._binary = binary
         self._file = file
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._bytes_read = 0
         self._buf = ""
         self._pos = 0
         self._eof = False
@@ -72,10 +73,13 @@ class ObjectStream:
         if self._eof:
             return False
         raw = self._binary.read(self._chunk)
+        pending = len(self._decoder.getstate()[0])  # bytes of a character begun in the last chunk
         try:
             text = self._decoder.decode(raw, final=not raw)
         except UnicodeDecodeError as exc:
-            raise BadInput(self._file, f"is not UTF-8 text ({exc.reason})", where=self._location(self._pos)) from None
+            byte = self._bytes_read - pending + exc.start  # the offending byte's offset in the file
+            raise BadInput(self._file, f"is not UTF-8 text ({exc.reason})", where=f"byte {byte}") from None
+        self._bytes_read += len(raw)
         if not raw:
             self._eof = True
         dropped = self._buf[: self._pos]

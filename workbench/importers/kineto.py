@@ -171,8 +171,8 @@ def _read_typed(path: Path, on_progress: Any) -> m.RankTrace | None:
     try:
         for run in splitter.chunks():
             sink.consume_structs(decoder.decode(run))
-    except (ScanError, msgspec.DecodeError, msgspec.ValidationError):
-        return None  # the stream reader says what and where
+    except (ScanError, msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+        return None  # the stream reader says what and where (msgspec raises UnicodeDecodeError for bad UTF-8)
     except READ_ERRORS as exc:
         raise BadInput(
             path, f"corrupt or truncated file ({_short(exc) or type(exc).__name__})", where=f"traceEvents[{sink.index}]"

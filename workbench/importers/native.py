@@ -299,7 +299,8 @@ def _read_fast(path: Path, options: ImportOptions, on_bytes: Any) -> RunRecord |
         top = splitter.header + b'"samples": []' + splitter.trailer
         record = _parse(ObjectStream(io.BytesIO(top), str(path)), path, options)
         record.tables[SAMPLES] = columns.finish()
-    except (ScanError, msgspec.DecodeError, msgspec.ValidationError, BadInput, *READ_ERRORS):
+    except (ScanError, msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, BadInput, *READ_ERRORS):
+        # msgspec raises UnicodeDecodeError (not DecodeError) for invalid UTF-8 in a string.
         return None  # the stream reader says what and where (or accepts what this path would not)
     finally:
         binary.close()

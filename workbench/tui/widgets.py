@@ -486,9 +486,10 @@ class RunPicker(PaneList):
 
     def _option(self, index: int, row: Row) -> Option:
         if row.run_id is None:  # a heading: the plan's name may be elided, never its count
-            text = row.text
+            text = clean(row.text)  # escaped before it is cut: the cut never hides an escape
             if self._width:
-                text = elide_middle(text, max(self._width - cell_len(row.shown()) + cell_len(text), 1))
+                shown = Row(text, folded=row.folded).shown()
+                text = elide_middle(text, max(self._width - cell_len(shown) + cell_len(text), 1))
             return Option(one_line(safe(Row(text, folded=row.folded).shown(), "italic")), id=f"-{index}", disabled=True)
         return Option(self._prompt(row.run_id), id=str(row.run_id))
 

@@ -91,6 +91,11 @@ def command() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Workspaces, builds and captures (default: under the wb data directory).",
 )
+@click.option(
+    "--keep-workspaces",
+    is_flag=True,
+    help="Keep each candidate's workspace (worktree and build) when the bisection ends; listed in the report.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Write the report as one JSON document to stdout.")
 @click.pass_context
 def start_cmd(
@@ -112,6 +117,7 @@ def start_cmd(
     name: str | None,
     investigation: int | None,
     workdir: Path | None,
+    keep_workspaces: bool,
     as_json: bool,
 ) -> None:
     """Check the endpoints, then bisect to the first bad change."""
@@ -144,6 +150,7 @@ def start_cmd(
         timeout_s=timeout_s,
         spending=spending,
         investigation=investigation,
+        keep_workspaces=keep_workspaces,
     )
     with bisect_errors():
         store = open_store_from(ctx)

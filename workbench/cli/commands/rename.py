@@ -7,7 +7,7 @@ import click
 from workbench.bundle.canonical import nfc
 from workbench.cli.context import emit_json, open_store_from
 from workbench.errors import UsageError
-from workbench.textsafe import clean
+from workbench.textsafe import clean, look_alike_form, meaningful
 
 
 @click.command("rename")
@@ -22,9 +22,9 @@ def command(ctx: click.Context, run: str, label: str, as_json: bool) -> None:
     store = open_store_from(ctx, create=False)
     run_id = store.resolve_run(run)
     label = nfc(label).strip()
-    if not label:
-        raise UsageError("the new label is empty")
-    old = rename_run(store, run_id, label)
+    if not meaningful(label):
+        raise UsageError("the new label is empty (or only invisible characters)")
+    old = rename_run(store, run_id, label, look_alike_form=look_alike_form)
     if as_json:
         emit_json({"id": run_id, "old_label": old, "label": label})
     else:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from workbench.cli import remote
 from workbench.cli.context import LENS, emit_json, open_store_from, stdout_console
 from workbench.run_documents import runs_json
-from workbench.textsafe import markup_safe
+from workbench.textsafe import clean, markup_safe
 
 
 @click.command("runs")
@@ -36,14 +38,16 @@ def print_runs(runs: list[dict], lens: str | None) -> None:
         return
     from rich.table import Table  # Rich (~40 ms): only to draw, never for --json
 
+    # Escaped before anything is measured or cut: an invisible character is shown as its
+    # escape (\u00ad), and an ellipsis never hides the escape that tells two labels apart.
     rows = [
         (
             str(r["id"]),
-            r["lens"],
-            r["label"],
-            str(r["window"].get("kind", "unknown")),
+            clean(r["lens"]),
+            clean(r["label"]),
+            clean(str(r["window"].get("kind", "unknown"))),
             str(r["samples"]),
-            ", ".join(f"{k}={_short(v)}" for k, v in list(r["dimensions"].items())[:3]),
+            ", ".join(f"{clean(k)}={_short(v)}" for k, v in list(r["dimensions"].items())[:3]),
         )
         for r in runs
     ]
@@ -71,7 +75,7 @@ def print_runs(runs: list[dict], lens: str | None) -> None:
 
 
 def _short(value, width: int = 20) -> str:
-    text = value if isinstance(value, str) else __import__("json").dumps(value)
+    text = clean(value if isinstance(value, str) else json.dumps(value))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

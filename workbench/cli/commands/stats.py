@@ -2,37 +2,16 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
-import sys
-from pathlib import Path
 
 import click
 
 from workbench.cli.context import emit_json
 from workbench.cli.run_sets import RunSetCommand
-from workbench.errors import EXIT_REGRESSION, BadInput, UsageError, WbError
+from workbench.errors import EXIT_REGRESSION, UsageError, WbError
 from workbench.stats import analyze
+from workbench.formats.arm_values import read_arm_values
 from workbench.stats.verdicts import Gate, Verdict
-from workbench.inputs import read_regular
-from workbench.textsafe import clean
-
-MAX_CSV_BYTES = 256 << 20  # round,arm,value lines
-
-_ARM_NAMES = {
-    "a": "A",
-    "baseline": "A",
-    "b": "B",
-    "candidate": "B",
-    "a'": "A'",
-    "a′": "A'",
-    "aprime": "A'",
-    "a_prime": "A'",
-    "a-prime": "A'",
-    "a2": "A'",
-    "aa": "A'",
-}
 
 
 def _parse_values(option: str, texts: tuple[str, ...]) -> list[float] | None:
@@ -52,71 +31,6 @@ def _parse_values(option: str, texts: tuple[str, ...]) -> list[float] | None:
     if not values:
         raise UsageError(f"{option}: no values given")
     return values
-
-
-def _read_csv(path: str, paired: bool) -> tuple[dict[str, list[float]], list[str], dict[str, list[int]]]:
-    """Arms from a CSV with columns round,arm,value. Returns (values per arm, notes, slots)."""
-    try:
-        text = (
-            sys.stdin.read()
-            if path == "-"
-            else read_regular(Path(path), MAX_CSV_BYTES, "a CSV of values").decode("utf-8")
-        )
-    except OSError as exc:
-        raise BadInput(path, f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise BadInput(path, "not UTF-8 text") from None
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
-    if header is None:
-        raise BadInput(path, "empty file (expected a header round,arm,value)")
-    cols = [h.strip().lower() for h in header]
-    missing = [c for c in ("round", "arm", "value") if c not in cols]
-    if missing:
-        raise BadInput(path, f"missing column(s) {', '.join(missing)} (expected round,arm,value)", where="line 1")
-    ir, ia, iv = cols.index("round"), cols.index("arm"), cols.index("value")
-    cells: dict[tuple[str, str], float] = {}
-    order: list[str] = []
-    for line_no, row in enumerate(reader, start=2):
-        if not row or all(not c.strip() for c in row):
-            continue
-        if len(row) <= max(ir, ia, iv):
-            raise BadInput(path, f"expected {len(cols)} columns, found {len(row)}", where=f"line {line_no}")
-        rnd, arm_text, value_text = row[ir].strip(), row[ia].strip(), row[iv].strip()
-        arm = _ARM_NAMES.get(arm_text.lower())
-        if arm is None:
-            raise BadInput(path, f"unknown arm {clean(arm_text)!r} (use A, B or A')", where=f"line {line_no}")
-        if not rnd:
-            raise BadInput(path, "empty round", where=f"line {line_no}")
-        try:
-            value = float(value_text)
-        except ValueError:
-            raise BadInput(path, f"value is not a number: {clean(value_text)!r}", where=f"line {line_no}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise BadInput(
-                path, f"value must be a positive finite number, got {clean(value_text)!r}", where=f"line {line_no}"
-            )
-        if (rnd, arm) in cells:
-            raise BadInput(path, f"round {clean(rnd)!r} has two values for arm {arm}", where=f"line {line_no}")
-        cells[(rnd, arm)] = value
-        if rnd not in order:
-            order.append(rnd)
-    arms_present = sorted({arm for _, arm in cells}, key=["A", "B", "A'"].index)
-    if "A" not in arms_present or "B" not in arms_present:
-        raise BadInput(path, "needs values for both arms A and B")
-    notes: list[str] = []
-    rounds = order
-    if paired:
-        complete = [r for r in order if all((r, arm) in cells for arm in arms_present)]
-        dropped = [r for r in order if r not in complete]
-        if dropped:
-            notes.append(
-                f"rounds without every arm were left out of the paired analysis: {', '.join(clean(r) for r in dropped)}"
-            )
-        rounds = complete
-    values = {arm: [cells[(r, arm)] for r in rounds if (r, arm) in cells] for arm in arms_present}
-    slots = {arm: [i for i, r in enumerate(rounds) if (r, arm) in cells] for arm in arms_present}
-    return values, notes, slots
 
 
 def _fmt(x: float | None, digits: int = 6) -> str:
@@ -306,7 +220,8 @@ def command(
     if csv_path:
         if baseline or candidate or a_prime:
             raise UsageError("give values either with --csv or with -a/-b/--a-prime, not both")
-        values, notes, slots = _read_csv(csv_path, paired)
+        read = read_arm_values(csv_path, paired)
+        values, notes, slots = read.values, read.notes, read.slots
         a, b, ap = values["A"], values["B"], values.get("A'")
     else:
         a, b = _parse_values("--baseline", baseline), _parse_values("--candidate", candidate)
