@@ -16,7 +16,9 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
+from lenses.bounds import PLAUSIBLE, screen
 from store.records import SAMPLES, Dimension, RunRecord
+from store.run_meta import SampleFinding
 
 NAN = float("nan")
 
@@ -345,6 +347,19 @@ class Lens:
     def valid_mask(self, run: RunRecord, n: int) -> np.ndarray:
         """Which samples count (all, unless the lens knows better: failed requests don't)."""
         return np.ones(n, dtype=bool)
+
+    # -- what a sample means (DESIGN section 9): one check, after every importer
+    def check_samples(self, run: RunRecord) -> list[SampleFinding]:
+        """Decide, in place, which of ``run``'s samples are valid, the same way whatever
+        format they came from, and say what was found. The base check keeps every value
+        outside its plausible range (``lenses.bounds.PLAUSIBLE``) as unknown; a lens adds
+        its own rules (a failed request, a step without a boundary, a job without times)."""
+        return screen(run, PLAUSIBLE.get(self.name, {}))
+
+    def population(self, run: RunRecord) -> tuple[int, int] | None:
+        """``(items, valid items)`` a guardrail of this run stands on (requests, and those
+        that did not fail); ``None`` when the lens has no such notion or the run cannot say."""
+        return None
 
     def observed_dimensions(self, run: RunRecord) -> dict[str, Dimension]:
         """Dimension values the data itself shows (source ``derived`` or ``measured``)."""

@@ -29,7 +29,9 @@ from lenses.base import (
     observed_window,
     quantile_of,
 )
+from lenses.request_check import check_requests
 from store.records import Dimension, RunRecord
+from store.run_meta import SampleFinding
 
 # Two request mixes are the same when their median prompt and output lengths agree
 # within this relative tolerance (benchmarks draw lengths at random around a target).
@@ -64,8 +66,10 @@ def parse_mix(value: Any) -> tuple[float, float] | None:
     return None
 
 
-def mix_text(prompt: float, output: float) -> str:
-    return f"{round(prompt)} prompt / {round(output)} output tokens"
+def mix_text(prompt: float, output: float, statistic: str = "median") -> str:
+    """A request mix in words, saying which statistic of the lengths it gives (``median``,
+    ``mean``, ``configured``): medians of one file and means of another are not the same figure."""
+    return f"{round(prompt)} prompt / {round(output)} output tokens" + (f" ({statistic})" if statistic else "")
 
 
 def mix_equal(a: Any, b: Any) -> bool | None:
@@ -267,6 +271,30 @@ class InferenceLens(Lens):
             return None
         return summary_bounds(run, m.summary, m.statistic)
 
+    def check_samples(self, run: RunRecord) -> list[SampleFinding]:
+        """Bounds, then what a request means (``lenses.request_check``); a request mix the
+        importer derived is derived again from the requests that count."""
+        found = super().check_samples(run)
+        found.extend(check_requests(run))
+        mix = run.dimensions.get("request_mix")
+        if run.sample_count and (mix is None or mix.source == "derived"):
+            medians = self.token_medians(run)
+            if medians is not None:
+                run.dimensions["request_mix"] = Dimension(mix_text(*medians), "derived")
+        return found
+
+    def population(self, run: RunRecord) -> tuple[int, int] | None:
+        ok = column(run, "ok")
+        if ok is not None and finite(ok).size:
+            return int(finite(ok).size), int((finite(ok) != 0).sum())
+        completed = run.typed_meta.summary_scalar("requests_completed")
+        failed = run.typed_meta.summary_scalar("requests_failed")
+        planned = run.typed_meta.summary_scalar("requests_planned")
+        total = completed + failed if completed is not None and failed is not None else planned
+        if completed is None or total is None or not total > 0:
+            return None
+        return int(total), int(completed)
+
     def valid_mask(self, run: RunRecord, n: int) -> np.ndarray:
         ok = column(run, "ok")
         if ok is None or len(ok) != n:
@@ -306,7 +334,10 @@ class InferenceLens(Lens):
         return super().guardrail_value(run, metric)
 
     def token_medians(self, run: RunRecord) -> tuple[float, float] | None:
-        p, o = finite(column(run, "prompt_tokens")), finite(column(run, "output_tokens"))
+        """Median prompt and output lengths of the requests that count (failed ones are not the mix)."""
+        p, o = column(run, "prompt_tokens"), column(run, "output_tokens")
+        p = finite(p[self.valid_mask(run, len(p))]) if p is not None else finite(p)
+        o = finite(o[self.valid_mask(run, len(o))]) if o is not None else finite(o)
         if not p.size or not o.size:
             sp, so = summary_stat(run, "prompt_tokens", "median"), summary_stat(run, "output_tokens", "median")
             return (sp, so) if math.isfinite(sp) and math.isfinite(so) else None

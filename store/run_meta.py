@@ -105,6 +105,16 @@ class ConfigSource(msgspec.Struct, frozen=True, kw_only=True):
     read: str
 
 
+class SampleFinding(msgspec.Struct, frozen=True, kw_only=True):
+    """One entry of ``meta["sample_check"]``: what the lens check found in a run's samples
+    (``lenses.base.Lens.check_samples``): ``count`` items of ``of`` (0: not a count)."""
+
+    code: str
+    text: str
+    count: int = 0
+    of: int = 0
+
+
 class RunMeta(_View, frozen=True, kw_only=True):
     """The keys of ``RunRecord.meta`` that wb writes (absent: the run has none)."""
 
@@ -115,6 +125,7 @@ class RunMeta(_View, frozen=True, kw_only=True):
     distributed: Distributed | None = None
     engine_config_sources: tuple[ConfigSource, ...] = ()
     warnings: tuple[str, ...] = ()
+    sample_check: tuple[SampleFinding, ...] = ()
     duration_s: float | None = None
     recorded_at: float | str | None = None  # as the capture states it: epoch seconds or an ISO 8601 time
 

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
+from lenses import builtin_lens
 from store.api import CaptureInfo, Store
 from store.errors import DuplicateCapture
 from store.records import Dimension, RunRecord
@@ -156,6 +158,26 @@ def check_text(record: RunRecord) -> None:
                         )
 
 
+def check_samples(record: RunRecord) -> None:
+    """The lens's check of what a sample means (DESIGN section 9), on what any importer read
+    (built in, a plug-in, ``--map``): invalid samples are marked in place (a failed request,
+    a value outside its plausible range kept as unknown) and the findings kept in
+    ``meta["sample_check"]``, which ``wb import``, ``wb show`` and ``wb compare`` print."""
+    try:
+        lens = builtin_lens(record.lens)
+    except KeyError:
+        return  # a lens nothing here provides: no comparison can read the run either
+    where = record.sources[0] if record.sources else None
+    try:
+        found = lens.check_samples(record)
+    except Exception as exc:  # noqa: BLE001 - a plug-in lens's check failing is one line, never a traceback
+        raise BadInput(where, f"the {record.lens} lens's sample check failed: {type(exc).__name__}: {exc}") from None
+    if found:
+        record.meta["sample_check"] = [msgspec.to_builtins(f) for f in found]
+    else:
+        record.meta.pop("sample_check", None)
+
+
 @dataclass
 class ReadResult:
     """What was read, before anything is written."""
@@ -247,6 +269,7 @@ def read_files(
                 record.sources = list(group_paths)
             if all(src in known for src in record.sources):
                 continue  # this run was imported before
+            check_samples(record)
             declared = folder.for_source(record.sources[0])
             if declared:
                 apply_declared_dimensions(

@@ -84,7 +84,7 @@ def _run(obj: Mapping[str, object], path: Path, line: int, index: int | None, op
         dims["engine_revision"] = Dimension(f"sglang {info['version']}", "measured")
     if obj.get("dataset_name") == "random" and obj.get("random_range_ratio") == 1.0:
         # Fixed lengths only when range ratio is 1 (SGLang's 0 means uniform [1, len]).
-        mix = request_mix(number(obj.get("random_input_len")), number(obj.get("random_output_len")))
+        mix = request_mix(number(obj.get("random_input_len")), number(obj.get("random_output_len")), "configured")
         if mix:
             dims["request_mix"] = Dimension(mix, "declared")
     workload = {
@@ -148,7 +148,9 @@ def _run(obj: Mapping[str, object], path: Path, line: int, index: int | None, op
     )
     if "request_mix" not in run.dimensions and number(summary.get("requests_completed")) > 0:
         c = summary["requests_completed"]
-        mix = request_mix(number(summary.get("total_input_tokens")) / c, number(summary.get("total_output_tokens")) / c)
+        mix = request_mix(
+            number(summary.get("total_input_tokens")) / c, number(summary.get("total_output_tokens")) / c, "mean"
+        )
         if mix:
             run.dimensions["request_mix"] = Dimension(mix, "derived")
     itl = bench_json.itl_table(obj, path, where)

@@ -168,7 +168,7 @@ def result_run(
     dims.update(engine_dimensions(config, "declared"))
     in_len = number(metadata.get("input_len", metadata.get("random_input_len")))
     out_len = number(metadata.get("output_len", metadata.get("random_output_len")))
-    mix = request_mix(in_len, out_len)
+    mix = request_mix(in_len, out_len, "configured")
     if mix:
         dims["request_mix"] = Dimension(mix, "declared")
     rate = obj.get("request_rate")
@@ -253,7 +253,7 @@ def result_run(
             number(summary.get(k)) for k in ("requests_completed", "total_input_tokens", "total_output_tokens")
         )
         if completed > 0:
-            mix = request_mix(tin / completed, tout / completed)
+            mix = request_mix(tin / completed, tout / completed, "mean")
             if mix:
                 run.dimensions["request_mix"] = Dimension(mix, "derived")
     run.tables.update(tables)
