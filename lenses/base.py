@@ -289,6 +289,8 @@ class Lens:
     # what a line over time shows) and what orders the items in time.
     item_measure: MetricSpec | None = None
     item_order: str = "item order"
+    # What one sample is, in sentences ("requests", "steps", "jobs").
+    item_name: str = "items"
 
     # -- contract views
     @property

@@ -307,4 +307,5 @@ LENS = FleetLens(
     primary_censored=True,
     item_measure=MetricSpec("queue_wait", "queue wait by job start", "s"),
     item_order="job start time",
+    item_name="jobs",
 )

@@ -398,6 +398,7 @@ LENS = InferenceLens(
     phase_sentences="each",
     item_measure=MetricSpec("ttft", "TTFT by request", "ms"),
     item_order="request order",
+    item_name="requests",
     locates_by_stage=True,
     guardrails=(
         # A candidate must not fail more requests: at most one percentage point more.

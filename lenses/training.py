@@ -174,6 +174,7 @@ LENS = TrainingLens(
     throughput_from_primary=True,
     item_measure=MetricSpec("step_time", "step time by step", "ms"),
     item_order="step",
+    item_name="steps",
     guardrails=(
         # Evaluation loss may not get worse by more than 1 % of the baseline's.
         GuardrailSpec("eval_loss", "Evaluation loss", "eval_loss", "max_increase_pct", 1.0),

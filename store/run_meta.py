@@ -129,6 +129,12 @@ class RunMeta(_View, frozen=True, kw_only=True):
     duration_s: float | None = None
     recorded_at: float | str | None = None  # as the capture states it: epoch seconds or an ISO 8601 time
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What a person reading the run must be told: the lens check's findings, then the
+        importer's warnings (``wb import``, ``wb show`` print them, not only ``--json``)."""
+        return (*(f.text for f in self.sample_check), *self.warnings)
+
     def summary_block(self, metric: str) -> dict[str, SummaryValue] | None:
         """``summary[metric]`` when it is a block of statistics."""
         block = (self.summary or {}).get(metric)

@@ -37,6 +37,8 @@ class ImportReport:
     run_ids: list[int] = field(default_factory=list)
     # a file already stored, imported again with declarations -> what was declared
     declared: list[tuple[Path, list[Any]]] = field(default_factory=list)
+    # new run id -> what the lens check found and the importer warned (RunMeta.notes)
+    notes: list[tuple[int, list[str]]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +49,7 @@ class ImportReport:
             "declared": [
                 {"file": str(p), "declarations": [d.to_json() for d in ds if d.changed]} for p, ds in self.declared
             ],
+            "notes": [{"run": run, "notes": notes} for run, notes in self.notes],
         }
 
 
@@ -346,6 +349,7 @@ def import_files(
         return [r.id for r in read.runs if path in r.sources]  # type: ignore[misc]
 
     report.imported = [(info.path, runs_of(info.path)) for info in read.captures]
+    report.notes = [(r.id, list(r.typed_meta.notes)) for r in read.runs if r.id is not None and r.typed_meta.notes]
     report.linked = [(path, runs_of(path)) for path in read.existing]
     return report
 

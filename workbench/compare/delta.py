@@ -18,6 +18,7 @@ from store.records import RunRecord
 from workbench.compare.effects import run_effect
 from workbench.compare.fmt import bucketed_change, change
 from workbench.compare.results import (
+    MISSING_NOTE,
     Bucketed,
     Censored,
     CensoredSides,
@@ -234,7 +235,7 @@ def guardrails(
             control_state = g.judge(b, a)
             if control_state == "broken":
                 control_note = "the A/A control breaks it too: the guardrail is within these runs' noise"
-        note = "a value is missing on a side: the guardrail cannot be judged" if state == "unknown" else UNSET
+        note = MISSING_NOTE if state == "unknown" else UNSET
         out.append(
             Guardrail(
                 name=g.name,

@@ -257,6 +257,10 @@ class Metric(Result, frozen=True, kw_only=True):
     effect: Effect
 
 
+# Why a guardrail is unknown when a side has no value (``contract.guardrails`` may say another reason).
+MISSING_NOTE = "a value is missing on a side: the guardrail cannot be judged"
+
+
 class Guardrail(Result, frozen=True, kw_only=True):
     """A guardrail judged on each side's mean (``held``, ``broken`` or ``unknown``)."""
 

@@ -17,7 +17,7 @@ from store.records import Dimension, RunRecord
 from workbench.formats import bench_json, engine_config
 from workbench.formats.key_sets import KeySet, matching
 from workbench.formats.inference_records import as_object, inference_run, number, request_mix, strict_number
-from workbench.formats.load_sweep import group_levels, load_meta
+from workbench.formats.load_sweep import ALL_AT_ONCE, group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
 
 
@@ -132,7 +132,7 @@ def _run(obj: Mapping[str, object], path: Path, line: int, index: int | None, op
     meta["load"] = load_meta(
         requested_rate=rate_value,
         concurrency=concurrency,
-        strategy=(str(rate) if isinstance(rate, str) else "poisson") if rate is not None else None,
+        strategy=_strategy(rate),
         achieved_rate=summary.get("request_throughput"),
     )
     setup = {k: v for k, v in workload.items() if k not in ("request_rate", "max_concurrency")}
@@ -157,3 +157,12 @@ def _run(obj: Mapping[str, object], path: Path, line: int, index: int | None, op
     if itl:
         run.tables["itl"] = itl
     return run
+
+
+def _strategy(rate: object) -> str | None:
+    """How requests were sent: Poisson at a rate, every one at once (``"inf"``), or the tool's word."""
+    if rate is None:
+        return None
+    if not isinstance(rate, str):
+        return "poisson"
+    return ALL_AT_ONCE if rate.strip().lower() in ("inf", "infinity") else rate

@@ -24,7 +24,7 @@ from workbench.formats import bench_json
 from workbench.formats.engine_config import dimensions as engine_dimensions
 from workbench.formats.key_sets import KeySet, matching
 from workbench.formats.inference_records import inference_run, number, request_mix, strict_number
-from workbench.formats.load_sweep import group_levels, load_meta
+from workbench.formats.load_sweep import ALL_AT_ONCE, group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ def result_run(
         concurrency=None if math.isnan(concurrency) else concurrency,
         strategy=None
         if rate is None
-        else "inf rate"
+        else ALL_AT_ONCE
         if rate_value is None
         else "poisson"
         if burstiness == 1.0
