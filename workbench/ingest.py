@@ -20,6 +20,7 @@ from store.api import CaptureInfo, Store
 from store.errors import DuplicateCapture
 from store.records import Dimension, RunRecord
 from store.spooled import SpooledTable
+from workbench.archives import Unpacked
 from workbench.declare import contradiction, declare_dimensions
 from workbench.dims_file import FolderDimensions
 from workbench.errors import BadInput, UsageError
@@ -208,13 +209,27 @@ def read_files(
     """
     options = options or ImportOptions()
     folder = dims if isinstance(dims, FolderDimensions) else FolderDimensions(dims)
+    with Unpacked() as unpacked:  # the members of archives, read as files, named ARCHIVE/MEMBER
+        try:
+            return _read_files(paths, options, known_capture, folder, unpacked)
+        except BadInput as exc:
+            raise unpacked.rename(exc) from None
+
+
+def _read_files(
+    paths: Sequence[Path],
+    options: ImportOptions,
+    known_capture: Callable[[str], tuple[int, str] | None],
+    folder: FolderDimensions,
+    unpacked: Unpacked,
+) -> ReadResult:
     result = ReadResult()
     report = result.report
     seen: dict[str, Path] = {}
     groups: dict[str, list[tuple[Path, Any]]] = {}
     importers: dict[str, Importer] = {}
     known: dict[Path, tuple[int, str]] = {}
-    files = expand_paths(paths, report.skipped)
+    files = unpacked.expand(expand_paths(paths, report.skipped), report.skipped)
     # A cluster import hashes in threads and holds the digests its workers' rank tasks must match
     # (``training.cluster``).
     digests = options.rank_executor.digests(files, digest_file) if options.rank_executor is not None else {}
@@ -222,7 +237,7 @@ def read_files(
     for path in files:
         sha, size, identities[path] = digests[path] if path in digests else digest_file(path)
         if sha in seen:
-            report.skipped.append((path, f"same content as {seen[sha]}"))
+            report.skipped.append((path, f"same content as {unpacked.shown(seen[sha])}"))
             continue
         seen[sha] = path
         hit = known_capture(sha)
@@ -252,7 +267,9 @@ def read_files(
         try:
             records = [
                 r
-                for part, part_options in _by_folder_params(importers[name], group_paths, options, folder)
+                for part, part_options in _by_folder_params(
+                    importers[name], group_paths, options, folder, lambda p: unpacked.archive_of.get(p, p)
+                )
                 for r in importers[name].read(part, part_options)
             ]
         except BadInput:
@@ -273,11 +290,10 @@ def read_files(
             if all(src in known for src in record.sources):
                 continue  # this run was imported before
             check_samples(record)
-            declared = folder.for_source(record.sources[0])
+            beside = unpacked.archive_of.get(record.sources[0], record.sources[0])  # a wb.toml beside an archive
+            declared = folder.for_source(beside)
             if declared:
-                apply_declared_dimensions(
-                    record, declared, lambda name, src=record.sources[0]: folder.origin(src, name)
-                )
+                apply_declared_dimensions(record, declared, lambda name, src=beside: folder.origin(src, name))
             check_text(record)
             used.update(record.sources)
             result.runs.append(record)
@@ -289,18 +305,36 @@ def read_files(
             else:
                 report.skipped.append((path, known[path][1]))
                 result.stored[path] = known[path][0]
+    return _shown(result, unpacked) if unpacked.shown_as else result
+
+
+def _shown(result: ReadResult, unpacked: Unpacked) -> ReadResult:
+    """Every unpacked copy named as the user knows it (``ARCHIVE/MEMBER``): captures, sources, reports."""
+    shown = unpacked.shown
+    result.captures = [replace(info, path=shown(info.path)) for info in result.captures]
+    for run in result.runs:
+        run.sources = [shown(p) for p in run.sources]
+    result.existing = {shown(p): v for p, v in result.existing.items()}
+    result.stored = {shown(p): v for p, v in result.stored.items()}
+    result.report.skipped = [(shown(p), why) for p, why in result.report.skipped]
     return result
 
 
 def _by_folder_params(
-    importer: Any, paths: list[Path], options: ImportOptions, folder: FolderDimensions
+    importer: Any,
+    paths: list[Path],
+    options: ImportOptions,
+    folder: FolderDimensions,
+    beside: Callable[[Path], Path] = lambda p: p,
 ) -> list[tuple[list[Path], ImportOptions]]:
     """``paths`` split by the import parameters their ``wb.toml`` gives this importer
     (``[sacct] fields``), each part with its options; the command line wins over a file."""
     declared = {option.param for option in getattr(importer, "options", ())}
     parts: dict[tuple[tuple[str, Any], ...], list[Path]] = {}
     for path in paths:
-        given = {k: v for k, v in folder.params_for(path).items() if k in declared and options.params.get(k) is None}
+        given = {
+            k: v for k, v in folder.params_for(beside(path)).items() if k in declared and options.params.get(k) is None
+        }
         parts.setdefault(tuple(sorted(given.items())), []).append(path)
     return [
         (part, replace(options, params={**options.params, **dict(given)}) if given else options)

@@ -100,6 +100,13 @@ class VllmBenchImporter(Importer):
             origin="minimal, derived from vllm/benchmarks/benchmark_serving.py",
         ),
         KeySet(
+            "latency statistics only (no throughput, no duration)",
+            ("model_id",),
+            any_of=("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "mean_itl_ms"),
+            sample="shapes/vllm_statistics_only.json",
+            origin="minimal, a vllm bench serve result kept to its TTFT/TPOT/ITL statistics (tests/data/shapes)",
+        ),
+        KeySet(
             "throughput only (no TTFT statistics)",
             ("model_id", "request_throughput"),
             sample="inference/vllm_bench_summaries.jsonl",
@@ -187,6 +194,9 @@ def result_run(
     if isinstance(rate, str) and rate.strip().lower() not in ("inf", "infinity"):
         strict_number(rate, path, f"{where}: request_rate")
     summary = bench_json.flat_summary(obj, path, where)
+    planned = strict_number(obj.get("num_prompts"), path, f"{where}: num_prompts")
+    if planned > 0:  # every prompt is sent: completed against planned is the error rate of a summary
+        summary["requests_planned"] = planned
     samples = None
     tables: dict[str, dict[str, np.ndarray]] = {}
     if bench_json.has_arrays(obj, path, where):
