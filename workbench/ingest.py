@@ -24,7 +24,8 @@ from workbench.archives import Unpacked
 from workbench.declare import contradiction, declare_dimensions
 from workbench.dims_file import FolderDimensions
 from workbench.errors import BadInput, UsageError
-from workbench.importers import detect, expand_paths
+from workbench.importers import UnknownFormat, detect, expand_paths
+from workbench.importers.mapped import IMPORTER as MAPPED
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions
 from workbench.inputs import FileIdentity, check_unchanged, digest_file
 from workbench.limits import MAX_STRING_CHARS, exceeded
@@ -243,7 +244,7 @@ def _read_files(
         hit = known_capture(sha)
         if hit:
             known[path] = hit
-        importer, _probe = detect(path)
+        importer = _importer_for(path, options, folder.params_for(unpacked.archive_of.get(path, path)))
         importers[importer.name] = importer
         groups.setdefault(importer.name, []).append(
             (
@@ -318,6 +319,19 @@ def _shown(result: ReadResult, unpacked: Unpacked) -> ReadResult:
     result.stored = {shown(p): v for p, v in result.stored.items()}
     result.report.skipped = [(shown(p), why) for p, why in result.report.skipped]
     return result
+
+
+def _importer_for(path: Path, options: ImportOptions, folder_params: dict[str, object]) -> Importer:
+    """The importer of ``path``: ``--map`` reads every file named; else detection by content, and
+    a folder's ``[map]`` (its ``wb.toml``) for a file no importer takes."""
+    if options.params.get("map"):
+        return MAPPED
+    try:
+        return detect(path)[0]
+    except UnknownFormat:
+        if folder_params.get("map"):
+            return MAPPED
+        raise
 
 
 def _by_folder_params(

@@ -104,7 +104,7 @@ class VllmBenchImporter(Importer):
             ("model_id",),
             any_of=("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "mean_itl_ms"),
             sample="shapes/vllm_statistics_only.json",
-            origin="minimal, a vllm bench serve result kept to its TTFT/TPOT/ITL statistics (tests/data/shapes)",
+            origin="minimal, derived from vllm/benchmarks/serve.py, kept to its TTFT/TPOT/ITL statistics",
         ),
         KeySet(
             "throughput only (no TTFT statistics)",
