@@ -404,3 +404,9 @@ class Lens:
         """Per-item values in time order: the primary's per-item measure first (when the
         lens has one), then the phases."""
         return self.phase_values(run)
+
+    def stated_statistics(self, run: RunRecord, measure: str) -> dict[str, float]:
+        """The statistics of ``measure`` (an ``item_series`` name) the run's file states where it
+        has no items (a summary-only benchmark result): ``p50``, ``p95``, ``mean``... as stated,
+        none derived; empty when the file states none."""
+        return {}

@@ -353,6 +353,12 @@ class InferenceLens(Lens):
     def item_series(self, run: RunRecord) -> dict[str, np.ndarray]:
         return {"ttft": self.ttft_values(run), **self.phase_values(run)}
 
+    def stated_statistics(self, run: RunRecord, measure: str) -> dict[str, float]:
+        block = run.typed_meta.summary_block(f"{measure}_ms") or {}
+        stated = {("p50" if k == "median" else k): v for k, v in block.items() if isinstance(v, float)}
+        wanted = ("mean", "p5", "p25", "p50", "p75", "p95", "p99")
+        return {k: v for k, v in stated.items() if k in wanted and math.isfinite(v)}
+
     def work_per_item(self, run: RunRecord) -> WorkPerItem | None:
         p, o = column(run, "prompt_tokens"), column(run, "output_tokens")
         if p is None or o is None:
