@@ -149,6 +149,20 @@ def _serving_metrics() -> dict[str, ServingMetric]:
 
 
 SERVING_METRICS: dict[str, ServingMetric] = _serving_metrics()
+# The phases each latency is made of, and what the comparison says of them.
+METRIC_PARTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "ttft": (
+        ("frontend", "queue", "prefill"),
+        "TTFT = frontend + queue + prefill; decode comes after the first token and is shown beside TTFT, never summed "
+        "into it.",
+    ),
+    "tpot": (("decode",), "TPOT is decode time per output token after the first; queue and prefill come before it."),
+    "itl": (("decode",), "ITL is the gap between tokens during decode; queue and prefill come before it."),
+    "e2e": (
+        ("frontend", "queue", "prefill", "decode"),
+        "E2E latency spans the request: frontend, queue, prefill and decode (exposed, not additive).",
+    ),
+}
 _QUANTILE = {"median": 0.5, "p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 # When TTFT p95 (the primary) is unknown on a side: the closest statistic, in this order.
 PRIMARY_FALLBACKS = ("ttft_p99", "ttft_p90", "ttft_median")
@@ -173,11 +187,18 @@ def _duration(run: RunRecord) -> float:
 
 class InferenceLens(Lens):
     def with_metric(self, name: str) -> "InferenceLens":
-        """This lens with ``name`` (a serving metric) as the primary metric."""
+        """This lens with ``name`` (a serving metric) as the primary metric, and the phases that
+        are parts of it marked so (TTFT: frontend, queue, prefill; TPOT and ITL: decode; E2E:
+        all of them), so that findings speak of the parts of that metric."""
         m = SERVING_METRICS.get(name)
         if m is None:
             raise ValueError(f"unknown metric {name!r} (one of {', '.join(SERVING_METRICS)})")
-        return replace(self, primary=MetricSpec(m.name, m.title, m.unit, m.lower_is_better))
+        family = name.split("_", 1)[0]
+        parts, note = METRIC_PARTS.get(family, ((), "this metric has no phases of its own: they are shown beside it."))
+        phases = tuple(replace(p, in_primary=p.name in parts) for p in self.phases)
+        return replace(
+            self, primary=MetricSpec(m.name, m.title, m.unit, m.lower_is_better), phases=phases, phase_note=note
+        )
 
     def metric_value(self, run: RunRecord, name: str) -> tuple[float, str]:
         """``(value, source)``: source is ``requests`` (computed from per-request rows),

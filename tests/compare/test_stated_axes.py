@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from store.records import Dimension
-from workbench.compare import inspect
+from workbench.compare import compare, inspect, lens_with_metric
 from workbench.compare.charts import distribution_chart, paired_bars
 from workbench.compare.render import render_inspect
 from workbench.ingest import read_files
@@ -46,3 +46,15 @@ def test_no_axis_for_a_measure_without_values():
     assert bars == "queue: not recorded on either side"
     one = dict(empty, p5=0.0, p25=0.0, p50=0.0, p75=0.0, p95=0.0)  # all zero: a real axis, not ±1e-9
     assert "1e-09" not in distribution_chart([("queue", one, empty)], "ms")
+
+
+def test_tpot_and_itl_findings_speak_of_decode_not_of_ttft_parts():
+    base, cand = _runs()
+    for family in ("tpot_ms", "itl_ms"):  # the candidate decodes 50 % slower
+        cand.meta["summary"][family] = {k: v * 1.5 for k, v in cand.meta["summary"][family].items()}
+    for metric in ("tpot_p99", "itl_mean"):
+        lens = lens_with_metric([base, cand], "inference", (), metric)
+        result = compare([base], [cand], lens=lens, accepts={"request_mix": "t", "model": "t"})
+        texts = " ".join(o.text for o in result.observations)
+        assert "Decode was not recorded" in texts, texts
+        assert "Frontend, queue and prefill" not in texts and result.lens.phase_note.startswith(("TPOT", "ITL"))
