@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 from datetime import datetime, timezone
 
 import numpy as np
@@ -22,7 +23,7 @@ from store.run_meta import SampleFinding
 TIME_COLUMNS = ("submit", "eligible", "start", "end")
 
 
-def check_jobs(run: RunRecord, epoch: Callable[[object], float]) -> list[SampleFinding]:
+def check_jobs(run: RunRecord, epoch: Callable[[Any], float]) -> list[SampleFinding]:
     """The fleet rules over ``run`` in place (``epoch`` reads a pool figure as a number)."""
     table = run.tables.get(SAMPLES)
     if not isinstance(table, dict) or not table:
@@ -117,7 +118,7 @@ def _when(t: float) -> str:
     return f"at {t:g} s"
 
 
-def _capacity(run: RunRecord, table: dict[str, np.ndarray], epoch: Callable[[object], float]) -> list[SampleFinding]:
+def _capacity(run: RunRecord, table: dict[str, np.ndarray], epoch: Callable[[Any], float]) -> list[SampleFinding]:
     pool = run.meta.get("pool")
     if not isinstance(pool, dict):
         return []

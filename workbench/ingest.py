@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -291,10 +292,10 @@ def _read_files(
             if all(src in known for src in record.sources):
                 continue  # this run was imported before
             check_samples(record)
-            beside = unpacked.archive_of.get(record.sources[0], record.sources[0])  # a wb.toml beside an archive
+            beside: Path = unpacked.archive_of.get(record.sources[0], record.sources[0])  # a wb.toml beside an archive
             declared = folder.for_source(beside)
             if declared:
-                apply_declared_dimensions(record, declared, lambda name, src=beside: folder.origin(src, name))
+                apply_declared_dimensions(record, declared, partial(_origin, folder, beside))
             check_text(record)
             used.update(record.sources)
             result.runs.append(record)
@@ -319,6 +320,10 @@ def _shown(result: ReadResult, unpacked: Unpacked) -> ReadResult:
     result.stored = {shown(p): v for p, v in result.stored.items()}
     result.report.skipped = [(shown(p), why) for p, why in result.report.skipped]
     return result
+
+
+def _origin(folder: FolderDimensions, source: Path, name: str) -> str:
+    return folder.origin(source, name)
 
 
 def _importer_for(path: Path, options: ImportOptions, folder_params: dict[str, object]) -> Importer:

@@ -66,7 +66,7 @@ def censored_change(baseline: float | None, candidate: float | None, unit: str, 
     """A mean wait whose side has no finished wait (no job started) given as its lower bound,
     with the jobs still waiting: ``"11.8 s → ≥ 5,400 s (6 jobs still waiting, none started)"``,
     and the change as a bound when the other side is known; never "→ unknown"."""
-    bounds = []
+    bounds: list[tuple[str, float | None, bool]] = []
     for value, side in ((baseline, censored.baseline), (candidate, censored.candidate)):
         low = side.mean_at_least_s if isinstance(side.mean_at_least_s, float) else None
         if value is not None and math.isfinite(value):

@@ -150,9 +150,11 @@ class InspectResult(msgspec.Struct, frozen=True, kw_only=True):
 def describe(values: np.ndarray) -> Summary:
     v = finite(values)
     if not v.size:
-        return Summary(n=0, mean=math.nan, **{k: math.nan for k in QUANTILES})
+        return msgspec.convert({"n": 0, "mean": math.nan, **{k: math.nan for k in QUANTILES}}, Summary)
     qs = np.quantile(v, list(QUANTILES.values()))
-    return Summary(n=int(v.size), mean=float(v.mean()), **{k: float(q) for k, q in zip(QUANTILES, qs)})
+    return msgspec.convert(
+        {"n": int(v.size), "mean": float(v.mean()), **{k: float(q) for k, q in zip(QUANTILES, qs)}}, Summary
+    )
 
 
 def series(lens: Lens, run: RunRecord) -> dict[str, np.ndarray]:
@@ -192,7 +194,8 @@ def _or_stated(lens: Lens, runs: Sequence[RunRecord], name: str, pooled: Summary
     def figure(k: str) -> float:
         return float(np.mean([s[k] for s in stated])) if all(k in s for s in stated) else math.nan
 
-    return Summary(n=0, mean=figure("mean"), **{k: figure(k) for k in QUANTILES}, source="file")
+    figures: dict[str, object] = {"n": 0, "mean": figure("mean"), **{k: figure(k) for k in QUANTILES}, "source": "file"}
+    return msgspec.convert(figures, Summary)
 
 
 def _window_means(values: np.ndarray, k: int) -> list[float]:

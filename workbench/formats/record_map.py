@@ -149,7 +149,7 @@ def parse_map(doc: object, source: str | Path, where: str = "[map]") -> RecordMa
     if not isinstance(columns, dict) or not columns:
         raise _bad(source, "[map.columns] must map at least one sample column to a field", f"{where}.columns")
     cols = tuple(_column(n, s, lens, source, f"{where}.columns.{n}") for n, s in columns.items())
-    dims = []
+    dims: list[tuple[str, tuple[str, ...] | None, str | None]] = []
     for name, spec in (doc.get("dimensions") or {}).items():
         at = f"{where}.dimensions.{name}"
         spec = {"field": spec} if isinstance(spec, str) else spec
