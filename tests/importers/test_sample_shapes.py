@@ -186,3 +186,52 @@ def test_a_capture_in_an_archive_says_its_faults_by_member(tmp_path, store, caps
     archive = _tar(tmp_path / "bad.tar", {"r/bad.json": b'{"model_id": "m", "ttfts": "nope", "output_lens": []}'})
     _code, _out, err = wb(capsys, *store, "import", str(archive), expect=2)
     assert f"{archive}/r/bad.json" in err and "wb-archive-" not in err
+
+
+def test_a_native_training_step_of_1e300_ms_is_unknown_with_the_reason(tmp_path, store, capsys):
+    doc = {
+        "format": "workbench.capture/1",
+        "lens": "training",
+        "label": "steps",
+        "window": {"kind": "steady"},
+        "samples": [{"step": s, "rank": 0, "step_ms": ms} for s, ms in ((1, 101.0), (2, 1e300), (3, 99.0))],
+    }
+    path = tmp_path / "steps.json"
+    path.write_text(json.dumps(doc))
+    _code, _out, err = wb(capsys, *store, "import", str(path))
+    assert "samples.step_ms: 1 value(s) outside (0, 1e+09] ms kept as unknown (first 1e+300" in " ".join(err.split())
+    (run,) = read_files([path]).runs
+    assert builtin_lens("training").primary_value(run) == pytest.approx(100.0)  # (101 + 99) / 2, never 1e300
+
+
+def test_a_single_scrape_says_in_words_that_it_covers_everything_since_start(store, capsys):
+    _code, _out, err = wb(capsys, *store, "import", str(SHAPES / "prom_two_servers" / "after.prom"))
+    assert "single scrape: figures cover everything since the server started" in " ".join(err.split())
+    _code, out, _err = wb(capsys, *store, "show", "1")
+    assert "note: single scrape: figures cover everything since the server started" in " ".join(out.split())
+
+
+def test_a_pair_of_scrapes_of_two_server_launches_is_refused(store, capsys):
+    two = SHAPES / "prom_two_servers"
+    args = ("import", str(two / "before.prom"), str(two / "after.prom"), "--scrape-pair")
+    _code, _out, err = wb(capsys, *store, *args, expect=2)
+    assert "not the same server as before.prom: process_start_time_seconds" in err
+
+
+def test_a_fleet_window_where_no_job_started_headlines_its_lower_bound(store, capsys):
+    window = ("--tz", "UTC", "--dim", "scheduler_policy=fifo", "--dim", "pool=lab")
+    wb(capsys, *store, "import", str(SHAPES / "sacct_tilde"), *window)
+    nothing = SHAPES / "sacct_nothing_started"
+    wb(capsys, *store, "import", str(nothing), *window, "--from", "2026-11-09T10:00:00", "--to", "2026-11-09T11:30:00")
+    eligible = [line.split("|")[3] for line in (nothing / "sacct.txt").read_text().splitlines()[1:]]
+    waited = [
+        (np.datetime64("2026-11-09T11:30:00") - np.datetime64(t)).astype("timedelta64[s]").astype(float)
+        for t in eligible
+    ]
+    by_hand = sum(waited) / len(waited)  # each job has waited at least this long: a lower bound of the mean
+    accept = ("--accept", "capacity_gpus,device_types,eligibility_history", "--why", "a test of the headline")
+    result = wbj(capsys, *store, "compare", "1", "--vs", "2", *accept)
+    assert result["primary"]["candidate"] is None
+    assert result["primary"]["censored"]["candidate"]["mean_at_least_s"] == pytest.approx(by_hand)
+    _code, out, _err = wb(capsys, *store, "compare", "1", "--vs", "2", *accept)
+    assert f"≥ {by_hand:.0f} s (6 jobs still waiting, none started)" in " ".join(out.split())

@@ -339,10 +339,10 @@ def sacct_no_times() -> str:
     return "\n".join(rows) + "\n"
 
 
-def sinfo(nodes: int = 8) -> str:
-    """``sinfo -N -o "%N|%P|%t|%G"`` style table: ``nodes`` nodes of 8 H100."""
-    rows = ["NODELIST|PARTITION|STATE|GRES"]
-    rows += [f"gpu-node{i}|gpu|mixed|gpu:h100:8(S:0-1)" for i in range(nodes)]
+def sinfo(stamp: str, nodes: int = 8) -> str:
+    """``sinfo -N -o "%N|%P|%t|%G|%T"`` style table taken at ``stamp``: ``nodes`` nodes of 8 H100."""
+    rows = ["NODELIST|PARTITION|STATE|GRES|TIMESTAMP"]
+    rows += [f"gpu-node{i}|gpu|mixed|gpu:h100:8(S:0-1)|{stamp}" for i in range(nodes)]
     return "\n".join(rows) + "\n"
 
 
@@ -417,8 +417,8 @@ def main() -> None:
         "sacct_fixed_width": {"sacct.txt": sacct_fixed_width()},
         "sacct_tilde": {"sacct.txt": sacct_tilde()},
         "sacct_no_times": {"sacct.txt": sacct_no_times()},
-        "sacct_over_capacity": {"sacct.txt": sacct_over_capacity(), "sinfo.txt": sinfo()},
-        "sacct_nothing_started": {"sacct.txt": sacct_nothing_started(), "sinfo.txt": sinfo()},
+        "sacct_over_capacity": {"sacct.txt": sacct_over_capacity(), "sinfo.txt": sinfo("2026-11-09T10:50:00")},
+        "sacct_nothing_started": {"sacct.txt": sacct_nothing_started(), "sinfo.txt": sinfo("2026-11-09T11:30:00")},
     }.items():
         (HERE / folder).mkdir(exist_ok=True)
         for name, text in files.items():
