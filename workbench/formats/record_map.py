@@ -36,6 +36,7 @@ import io
 import json
 import math
 import re
+import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -186,8 +187,6 @@ def parse_map(doc: object, source: str | Path, where: str = "[map]") -> RecordMa
 
 def load_map(path: Path) -> RecordMap:
     """The ``[map]`` table of a TOML file (a map file, or a ``wb.toml``)."""
-    import tomllib
-
     data = read_bounded(path, 1 << 20, "larger than 1 MiB; not a map")
     try:
         doc = tomllib.loads(data.decode("utf-8"))
