@@ -235,3 +235,30 @@ def test_a_fleet_window_where_no_job_started_headlines_its_lower_bound(store, ca
     assert result["primary"]["censored"]["candidate"]["mean_at_least_s"] == pytest.approx(by_hand)
     _code, out, _err = wb(capsys, *store, "compare", "1", "--vs", "2", *accept)
     assert f"≥ {by_hand:.0f} s (6 jobs still waiting, none started)" in " ".join(out.split())
+
+
+def test_the_lens_check_applies_to_what_a_plug_in_importer_reads(tmp_path, monkeypatch):
+    """Importers map fields; the lens decides validity after every importer, a plug-in's too."""
+    from store.records import RunRecord
+    from workbench import importers
+    from workbench.importers.base import Importer
+
+    class Plugin(Importer):
+        name, version = "plugin-bench", "1"
+
+        def sniff(self, probe):
+            return probe.stripped.startswith("#plugin-bench")
+
+        def read(self, paths, options):
+            ttft, out = np.array([0.0, 80.0, 90.0]), np.array([0.0, 16.0, 16.0])  # one empty response
+            samples = {"id": np.array(["a", "b", "c"]), "ttft_ms": ttft, "output_tokens": out, "ok": np.ones(3)}
+            yield RunRecord(lens="inference", label="p", tables={"samples": samples}, sources=list(paths))
+
+    builtins = importers.all_importers()
+    monkeypatch.setattr(importers, "all_importers", lambda: (*builtins, Plugin()))
+    path = tmp_path / "p.txt"
+    path.write_text("#plugin-bench\n")
+    (run,) = read_files([path]).runs
+    assert [f["code"] for f in run.meta["sample_check"]] == ["failed_requests"]
+    assert run.quality["error_rate"] == pytest.approx(1 / 3)
+    assert builtin_lens("inference").primary_value(run) == pytest.approx(np.percentile([80.0, 90.0], 95))
