@@ -89,6 +89,10 @@ def test_json_lines_and_csv_through_a_map(tmp_path, store, capsys):
     lines.write_text('{"ttft_us": 120000, "out": 8}\n{"ttft_us": 80000, "out": 8}\n')
     table = tmp_path / "r.csv"
     table.write_text("ttft_us,out\n120000,8\n,8\n")
+    one = tmp_path / "one.jsonl"  # a JSON Lines file of one line: one record
+    one.write_text('{"ttft_us": 90000, "out": 8}\n')
+    (run,) = read_files([one], ImportOptions(params={"map": str(spec)})).runs
+    assert list(run.samples["ttft_ms"]) == [90.0]
     wb(capsys, *store, "import", str(lines), str(table), "--map", str(spec))
     runs = read_files([lines, table], ImportOptions(params={"map": str(spec)})).runs
     by_name = {r.sources[0].name: r for r in runs}
@@ -148,3 +152,14 @@ def test_a_wb_toml_map_reads_the_folder_files_no_importer_takes(tmp_path, store,
     assert shown["lens"] == "fleet" and shown["dimensions"]["pool"]["value"] == "lab"
     (run,) = read_files([folder]).runs
     assert builtin_lens("fleet").primary_value(run) == pytest.approx((30 + 90) / 2)  # mean of the two waits, s
+
+
+def test_csv_success_values_match_numbers_written_as_text(tmp_path):
+    spec, table = tmp_path / "map.toml", tmp_path / "r.csv"
+    spec.write_text(
+        '[map]\nlens = "inference"\n[map.columns]\nttft_ms = "t"\noutput_tokens = "n"\n'
+        'ok = { field = "code", success = [200] }\n'
+    )
+    table.write_text("t,n,code\n100,8,200\n120,8,503\n")
+    (run,) = read_files([table], ImportOptions(params={"map": str(spec)})).runs
+    assert list(run.samples["ok"]) == [1.0, 0.0] and run.quality["error_rate"] == 0.5

@@ -226,6 +226,8 @@ def records(path: Path, spec: RecordMap) -> tuple[Iterator[tuple[str, Mapping[st
         except RecursionError:
             raise BadInput(path, "JSON nested too deep") from None
         rows = _get(doc, spec.records) if spec.records else doc
+        if isinstance(rows, dict) and not spec.records:
+            rows = [rows]  # one object and no records path: one record (a JSON Lines file of one line)
         where = ".".join(spec.records) or "the top level"
         if not isinstance(rows, list):
             raise BadInput(path, f"[map] records = {where!r}: not a list of records in this file")
@@ -263,8 +265,8 @@ def _number(value: object, column: Column, path: Path, where: str) -> float:
         if stamp.tzinfo is None:
             raise BadInput(path, f"{column.name}: {value!r:.40} has no time zone (not guessed)", where=where)
         return stamp.timestamp()
-    if column.success is not None:
-        return 1.0 if value in column.success else 0.0
+    if column.success is not None:  # CSV holds text: "200" is the success 200
+        return 1.0 if value in column.success or str(value) in {str(s) for s in column.success} else 0.0
     if isinstance(value, bool):
         if column.name == "ok":
             return 1.0 if value else 0.0
