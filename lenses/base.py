@@ -16,7 +16,9 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
+from lenses.bounds import PLAUSIBLE, screen
 from store.records import SAMPLES, Dimension, RunRecord
+from store.run_meta import SampleFinding
 
 NAN = float("nan")
 
@@ -287,6 +289,8 @@ class Lens:
     # what a line over time shows) and what orders the items in time.
     item_measure: MetricSpec | None = None
     item_order: str = "item order"
+    # What one sample is, in sentences ("requests", "steps", "jobs").
+    item_name: str = "items"
 
     # -- contract views
     @property
@@ -346,6 +350,19 @@ class Lens:
         """Which samples count (all, unless the lens knows better: failed requests don't)."""
         return np.ones(n, dtype=bool)
 
+    # -- what a sample means (DESIGN section 9): one check, after every importer
+    def check_samples(self, run: RunRecord) -> list[SampleFinding]:
+        """Decide, in place, which of ``run``'s samples are valid, the same way whatever
+        format they came from, and say what was found. The base check keeps every value
+        outside its plausible range (``lenses.bounds.PLAUSIBLE``) as unknown; a lens adds
+        its own rules (a failed request, a step without a boundary, a job without times)."""
+        return screen(run, PLAUSIBLE.get(self.name, {}))
+
+    def population(self, run: RunRecord) -> tuple[int, int] | None:
+        """``(items, valid items)`` a guardrail of this run stands on (requests, and those
+        that did not fail); ``None`` when the lens has no such notion or the run cannot say."""
+        return None
+
     def observed_dimensions(self, run: RunRecord) -> dict[str, Dimension]:
         """Dimension values the data itself shows (source ``derived`` or ``measured``)."""
         return {}
@@ -387,3 +404,9 @@ class Lens:
         """Per-item values in time order: the primary's per-item measure first (when the
         lens has one), then the phases."""
         return self.phase_values(run)
+
+    def stated_statistics(self, run: RunRecord, measure: str) -> dict[str, float]:
+        """The statistics of ``measure`` (an ``item_series`` name) the run's file states where it
+        has no items (a summary-only benchmark result): ``p50``, ``p95``, ``mean``... as stated,
+        none derived; empty when the file states none."""
+        return {}

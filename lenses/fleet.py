@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from lenses.base import NAN, WINDOW_DIMENSION, DimensionSpec, Lens, MetricSpec, column, finite, observed_window
+from lenses.job_check import check_jobs
 from store.records import Dimension, RunRecord
-from store.run_meta import Pool
+from store.run_meta import Pool, SampleFinding
 
 _RECORDED_WORDS = {"recorded", "yes", "true", "1", "complete", "present", "available"}
 
@@ -208,6 +209,9 @@ def km_median(waits: np.ndarray, censored: np.ndarray) -> tuple[float, float]:
 
 
 class FleetLens(Lens):
+    def check_samples(self, run: RunRecord) -> list[SampleFinding]:
+        return [*super().check_samples(run), *check_jobs(run, _epoch)]
+
     def primary_value(self, run: RunRecord) -> float:
         waits = read_window(run).waits
         return float(waits.mean()) if waits.size else NAN
@@ -303,4 +307,5 @@ LENS = FleetLens(
     primary_censored=True,
     item_measure=MetricSpec("queue_wait", "queue wait by job start", "s"),
     item_order="job start time",
+    item_name="jobs",
 )

@@ -29,7 +29,9 @@ from lenses.base import (
     observed_window,
     quantile_of,
 )
+from lenses.request_check import check_requests
 from store.records import Dimension, RunRecord
+from store.run_meta import SampleFinding
 
 # Two request mixes are the same when their median prompt and output lengths agree
 # within this relative tolerance (benchmarks draw lengths at random around a target).
@@ -65,8 +67,10 @@ def parse_mix(value: Any) -> tuple[float, float] | None:
     return None
 
 
-def mix_text(prompt: float, output: float) -> str:
-    return f"{round(prompt)} prompt / {round(output)} output tokens"
+def mix_text(prompt: float, output: float, statistic: str = "median") -> str:
+    """A request mix in words, saying which statistic of the lengths it gives (``median``,
+    ``mean``, ``configured``): medians of one file and means of another are not the same figure."""
+    return f"{round(prompt)} prompt / {round(output)} output tokens" + (f" ({statistic})" if statistic else "")
 
 
 def mix_equal(a: Any, b: Any) -> bool | None:
@@ -146,6 +150,20 @@ def _serving_metrics() -> dict[str, ServingMetric]:
 
 
 SERVING_METRICS: dict[str, ServingMetric] = _serving_metrics()
+# The phases each latency is made of, and what the comparison says of them.
+METRIC_PARTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "ttft": (
+        ("frontend", "queue", "prefill"),
+        "TTFT = frontend + queue + prefill; decode comes after the first token and is shown beside TTFT, never summed "
+        "into it.",
+    ),
+    "tpot": (("decode",), "TPOT is decode time per output token after the first; queue and prefill come before it."),
+    "itl": (("decode",), "ITL is the gap between tokens during decode; queue and prefill come before it."),
+    "e2e": (
+        ("frontend", "queue", "prefill", "decode"),
+        "E2E latency spans the request: frontend, queue, prefill and decode (exposed, not additive).",
+    ),
+}
 _QUANTILE = {"median": 0.5, "p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 # When TTFT p95 (the primary) is unknown on a side: the closest statistic, in this order.
 PRIMARY_FALLBACKS = ("ttft_p99", "ttft_p90", "ttft_median")
@@ -170,11 +188,18 @@ def _duration(run: RunRecord) -> float:
 
 class InferenceLens(Lens):
     def with_metric(self, name: str) -> "InferenceLens":
-        """This lens with ``name`` (a serving metric) as the primary metric."""
+        """This lens with ``name`` (a serving metric) as the primary metric, and the phases that
+        are parts of it marked so (TTFT: frontend, queue, prefill; TPOT and ITL: decode; E2E:
+        all of them), so that findings speak of the parts of that metric."""
         m = SERVING_METRICS.get(name)
         if m is None:
             raise ValueError(f"unknown metric {name!r} (one of {', '.join(SERVING_METRICS)})")
-        return replace(self, primary=MetricSpec(m.name, m.title, m.unit, m.lower_is_better))
+        family = name.split("_", 1)[0]
+        parts, note = METRIC_PARTS.get(family, ((), "this metric has no phases of its own: they are shown beside it."))
+        phases = tuple(replace(p, in_primary=p.name in parts) for p in self.phases)
+        return replace(
+            self, primary=MetricSpec(m.name, m.title, m.unit, m.lower_is_better), phases=phases, phase_note=note
+        )
 
     def metric_value(self, run: RunRecord, name: str) -> tuple[float, str]:
         """``(value, source)``: source is ``requests`` (computed from per-request rows),
@@ -268,6 +293,30 @@ class InferenceLens(Lens):
             return None
         return summary_bounds(run, m.summary, m.statistic)
 
+    def check_samples(self, run: RunRecord) -> list[SampleFinding]:
+        """Bounds, then what a request means (``lenses.request_check``); a request mix the
+        importer derived is derived again from the requests that count."""
+        found = super().check_samples(run)
+        found.extend(check_requests(run))
+        mix = run.dimensions.get("request_mix")
+        if run.sample_count and (mix is None or mix.source == "derived"):
+            medians = self.token_medians(run)
+            if medians is not None:
+                run.dimensions["request_mix"] = Dimension(mix_text(*medians), "derived")
+        return found
+
+    def population(self, run: RunRecord) -> tuple[int, int] | None:
+        ok = column(run, "ok")
+        if ok is not None and finite(ok).size:
+            return int(finite(ok).size), int((finite(ok) != 0).sum())
+        completed = run.typed_meta.summary_scalar("requests_completed")
+        failed = run.typed_meta.summary_scalar("requests_failed")
+        planned = run.typed_meta.summary_scalar("requests_planned")
+        total = completed + failed if completed is not None and failed is not None else planned
+        if completed is None or total is None or not total > 0:
+            return None
+        return int(total), int(completed)
+
     def valid_mask(self, run: RunRecord, n: int) -> np.ndarray:
         ok = column(run, "ok")
         if ok is None or len(ok) != n:
@@ -307,7 +356,10 @@ class InferenceLens(Lens):
         return super().guardrail_value(run, metric)
 
     def token_medians(self, run: RunRecord) -> tuple[float, float] | None:
-        p, o = finite(column(run, "prompt_tokens")), finite(column(run, "output_tokens"))
+        """Median prompt and output lengths of the requests that count (failed ones are not the mix)."""
+        p, o = column(run, "prompt_tokens"), column(run, "output_tokens")
+        p = finite(p[self.valid_mask(run, len(p))]) if p is not None else finite(p)
+        o = finite(o[self.valid_mask(run, len(o))]) if o is not None else finite(o)
         if not p.size or not o.size:
             sp, so = summary_stat(run, "prompt_tokens", "median"), summary_stat(run, "output_tokens", "median")
             return (sp, so) if math.isfinite(sp) and math.isfinite(so) else None
@@ -322,6 +374,12 @@ class InferenceLens(Lens):
 
     def item_series(self, run: RunRecord) -> dict[str, np.ndarray]:
         return {"ttft": self.ttft_values(run), **self.phase_values(run)}
+
+    def stated_statistics(self, run: RunRecord, measure: str) -> dict[str, float]:
+        block = run.typed_meta.summary_block(f"{measure}_ms") or {}
+        stated = {("p50" if k == "median" else k): v for k, v in block.items() if isinstance(v, float)}
+        wanted = ("mean", "p5", "p25", "p50", "p75", "p95", "p99")
+        return {k: v for k, v in stated.items() if k in wanted and math.isfinite(v)}
 
     def work_per_item(self, run: RunRecord) -> WorkPerItem | None:
         p, o = column(run, "prompt_tokens"), column(run, "output_tokens")
@@ -368,6 +426,7 @@ LENS = InferenceLens(
     phase_sentences="each",
     item_measure=MetricSpec("ttft", "TTFT by request", "ms"),
     item_order="request order",
+    item_name="requests",
     locates_by_stage=True,
     guardrails=(
         # A candidate must not fail more requests: at most one percentage point more.

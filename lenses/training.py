@@ -28,7 +28,8 @@ from lenses.base import (
     finite,
     observed_window,
 )
-from store.records import Dimension, RunRecord
+from store.records import SAMPLES, Dimension, RunRecord
+from store.run_meta import SampleFinding
 
 EVAL_LOSS_KEYS = ("eval_loss", "evaluation_loss", "eval/loss", "val_loss")
 
@@ -65,7 +66,36 @@ def per_step(run: RunRecord, name: str, reduce: str) -> np.ndarray | None:
     return out
 
 
+def check_steps(run: RunRecord) -> list[SampleFinding]:
+    """A step has a boundary and a positive duration: a sample without a step number (a
+    trace with no step annotations read as one window) is not a step, so its ``step_ms`` is
+    unknown, never a "per step" figure. (A duration of 0 or less is screened by the bounds.)"""
+    table = run.tables.get(SAMPLES)
+    if not isinstance(table, dict) or "step" not in table or "step_ms" not in table:
+        return []
+    steps = np.asarray(table["step"], dtype=np.float64)
+    step_ms = np.asarray(table["step_ms"], dtype=np.float64)
+    loose = np.isnan(steps) & ~np.isnan(step_ms)
+    if not loose.any():
+        return []
+    step_ms = table["step_ms"] = step_ms.copy()
+    step_ms[loose] = np.nan
+    count, n = int(loose.sum()), len(steps)
+    return [
+        SampleFinding(
+            code="no_step_boundary",
+            text=f"{count:,} of {n:,} samples have no step boundary (no step number: a window over the whole trace, "
+            f"not a step): their step time is unknown, and no per-step figure is drawn from them",
+            count=count,
+            of=n,
+        )
+    ]
+
+
 class TrainingLens(Lens):
+    def check_samples(self, run: RunRecord) -> list[SampleFinding]:
+        return [*super().check_samples(run), *check_steps(run)]
+
     def step_times(self, run: RunRecord) -> np.ndarray:
         v = per_step(run, "step_ms", "mean")
         return finite(v)
@@ -144,6 +174,7 @@ LENS = TrainingLens(
     throughput_from_primary=True,
     item_measure=MetricSpec("step_time", "step time by step", "ms"),
     item_order="step",
+    item_name="steps",
     guardrails=(
         # Evaluation loss may not get worse by more than 1 % of the baseline's.
         GuardrailSpec("eval_loss", "Evaluation loss", "eval_loss", "max_increase_pct", 1.0),

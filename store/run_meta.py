@@ -105,6 +105,16 @@ class ConfigSource(msgspec.Struct, frozen=True, kw_only=True):
     read: str
 
 
+class SampleFinding(msgspec.Struct, frozen=True, kw_only=True):
+    """One entry of ``meta["sample_check"]``: what the lens check found in a run's samples
+    (``lenses.base.Lens.check_samples``): ``count`` items of ``of`` (0: not a count)."""
+
+    code: str
+    text: str
+    count: int = 0
+    of: int = 0
+
+
 class RunMeta(_View, frozen=True, kw_only=True):
     """The keys of ``RunRecord.meta`` that wb writes (absent: the run has none)."""
 
@@ -115,8 +125,15 @@ class RunMeta(_View, frozen=True, kw_only=True):
     distributed: Distributed | None = None
     engine_config_sources: tuple[ConfigSource, ...] = ()
     warnings: tuple[str, ...] = ()
+    sample_check: tuple[SampleFinding, ...] = ()
     duration_s: float | None = None
     recorded_at: float | str | None = None  # as the capture states it: epoch seconds or an ISO 8601 time
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What a person reading the run must be told: the lens check's findings, then the
+        importer's warnings (``wb import``, ``wb show`` print them, not only ``--json``)."""
+        return (*(f.text for f in self.sample_check), *self.warnings)
 
     def summary_block(self, metric: str) -> dict[str, SummaryValue] | None:
         """``summary[metric]`` when it is a block of statistics."""

@@ -16,7 +16,9 @@ refused::
 
 It may also say how to read the folder's files where a format cannot say it itself
 (``IMPORT_TABLES``): ``[sacct] fields`` is ``--sacct-fields`` for headerless ``sacct``
-output. The command line wins over it, and the nearer file wins as for dimensions::
+output, and a ``[map]`` table maps the files no importer takes onto a lens, as
+``--map`` does (``workbench.formats.record_map``). The command line wins over it, and the
+nearer file wins as for dimensions::
 
     [sacct]
     fields = "JobID,State,Submit,Eligible,Start,End,AllocTRES"   # or a list of names
@@ -72,7 +74,7 @@ def load_folder_file(path: Path) -> FolderFile:
         raise BadInput(path, "is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(path, f"is not valid TOML ({exc})") from None
-    known = ["dimensions", *IMPORT_TABLES]
+    known = ["dimensions", *IMPORT_TABLES, "map"]
     extra = sorted(set(doc) - set(known))
     if extra:
         raise BadInput(
@@ -99,6 +101,11 @@ def load_folder_file(path: Path) -> FolderFile:
 
 def _import_params(doc: dict[str, object], path: Path) -> dict[str, object]:
     params: dict[str, object] = {}
+    if "map" in doc:  # a declarative map for the folder's files no importer takes: checked now, read by `mapped`
+        from workbench.formats.record_map import parse_map  # the map's own rules
+
+        parse_map(doc["map"], path)
+        params["map"] = str(path)
     for name, keys in IMPORT_TABLES.items():
         if name not in doc:
             continue

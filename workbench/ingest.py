@@ -9,19 +9,24 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
+from lenses import builtin_lens
 from store.api import CaptureInfo, Store
 from store.errors import DuplicateCapture
 from store.records import Dimension, RunRecord
 from store.spooled import SpooledTable
+from workbench.archives import Unpacked
 from workbench.declare import contradiction, declare_dimensions
 from workbench.dims_file import FolderDimensions
 from workbench.errors import BadInput, UsageError
-from workbench.importers import detect, expand_paths
+from workbench.importers import UnknownFormat, detect, expand_paths
+from workbench.importers.mapped import IMPORTER as MAPPED
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions
 from workbench.inputs import FileIdentity, check_unchanged, digest_file
 from workbench.limits import MAX_STRING_CHARS, exceeded
@@ -36,6 +41,8 @@ class ImportReport:
     run_ids: list[int] = field(default_factory=list)
     # a file already stored, imported again with declarations -> what was declared
     declared: list[tuple[Path, list[Any]]] = field(default_factory=list)
+    # new run id -> what the lens check found and the importer warned (RunMeta.notes)
+    notes: list[tuple[int, list[str]]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +53,7 @@ class ImportReport:
             "declared": [
                 {"file": str(p), "declarations": [d.to_json() for d in ds if d.changed]} for p, ds in self.declared
             ],
+            "notes": [{"run": run, "notes": notes} for run, notes in self.notes],
         }
 
 
@@ -157,6 +165,26 @@ def check_text(record: RunRecord) -> None:
                         )
 
 
+def check_samples(record: RunRecord) -> None:
+    """The lens's check of what a sample means (DESIGN section 9), on what any importer read
+    (built in, a plug-in, ``--map``): invalid samples are marked in place (a failed request,
+    a value outside its plausible range kept as unknown) and the findings kept in
+    ``meta["sample_check"]``, which ``wb import``, ``wb show`` and ``wb compare`` print."""
+    try:
+        lens = builtin_lens(record.lens)
+    except KeyError:
+        return  # a lens nothing here provides: no comparison can read the run either
+    where = record.sources[0] if record.sources else None
+    try:
+        found = lens.check_samples(record)
+    except Exception as exc:  # noqa: BLE001 - a plug-in lens's check failing is one line, never a traceback
+        raise BadInput(where, f"the {record.lens} lens's sample check failed: {type(exc).__name__}: {exc}") from None
+    if found:
+        record.meta["sample_check"] = [msgspec.to_builtins(f) for f in found]
+    else:
+        record.meta.pop("sample_check", None)
+
+
 @dataclass
 class ReadResult:
     """What was read, before anything is written."""
@@ -184,13 +212,27 @@ def read_files(
     """
     options = options or ImportOptions()
     folder = dims if isinstance(dims, FolderDimensions) else FolderDimensions(dims)
+    with Unpacked() as unpacked:  # the members of archives, read as files, named ARCHIVE/MEMBER
+        try:
+            return _read_files(paths, options, known_capture, folder, unpacked)
+        except BadInput as exc:
+            raise unpacked.rename(exc) from None
+
+
+def _read_files(
+    paths: Sequence[Path],
+    options: ImportOptions,
+    known_capture: Callable[[str], tuple[int, str] | None],
+    folder: FolderDimensions,
+    unpacked: Unpacked,
+) -> ReadResult:
     result = ReadResult()
     report = result.report
     seen: dict[str, Path] = {}
     groups: dict[str, list[tuple[Path, Any]]] = {}
     importers: dict[str, Importer] = {}
     known: dict[Path, tuple[int, str]] = {}
-    files = expand_paths(paths, report.skipped)
+    files = unpacked.expand(expand_paths(paths, report.skipped), report.skipped)
     # A cluster import hashes in threads and holds the digests its workers' rank tasks must match
     # (``training.cluster``).
     digests = options.rank_executor.digests(files, digest_file) if options.rank_executor is not None else {}
@@ -198,13 +240,13 @@ def read_files(
     for path in files:
         sha, size, identities[path] = digests[path] if path in digests else digest_file(path)
         if sha in seen:
-            report.skipped.append((path, f"same content as {seen[sha]}"))
+            report.skipped.append((path, f"same content as {unpacked.shown(seen[sha])}"))
             continue
         seen[sha] = path
         hit = known_capture(sha)
         if hit:
             known[path] = hit
-        importer, _probe = detect(path)
+        importer = _importer_for(path, options, folder.params_for(unpacked.archive_of.get(path, path)))
         importers[importer.name] = importer
         groups.setdefault(importer.name, []).append(
             (
@@ -228,7 +270,9 @@ def read_files(
         try:
             records = [
                 r
-                for part, part_options in _by_folder_params(importers[name], group_paths, options, folder)
+                for part, part_options in _by_folder_params(
+                    importers[name], group_paths, options, folder, lambda p: unpacked.archive_of.get(p, p)
+                )
                 for r in importers[name].read(part, part_options)
             ]
         except BadInput:
@@ -248,11 +292,11 @@ def read_files(
                 record.sources = list(group_paths)
             if all(src in known for src in record.sources):
                 continue  # this run was imported before
-            declared = folder.for_source(record.sources[0])
+            check_samples(record)
+            beside: Path = unpacked.archive_of.get(record.sources[0], record.sources[0])  # a wb.toml beside an archive
+            declared = folder.for_source(beside)
             if declared:
-                apply_declared_dimensions(
-                    record, declared, lambda name, src=record.sources[0]: folder.origin(src, name)
-                )
+                apply_declared_dimensions(record, declared, partial(_origin, folder, beside))
             check_text(record)
             used.update(record.sources)
             result.runs.append(record)
@@ -264,18 +308,53 @@ def read_files(
             else:
                 report.skipped.append((path, known[path][1]))
                 result.stored[path] = known[path][0]
+    return _shown(result, unpacked) if unpacked.shown_as else result
+
+
+def _shown(result: ReadResult, unpacked: Unpacked) -> ReadResult:
+    """Every unpacked copy named as the user knows it (``ARCHIVE/MEMBER``): captures, sources, reports."""
+    shown = unpacked.shown
+    result.captures = [replace(info, path=shown(info.path)) for info in result.captures]
+    for run in result.runs:
+        run.sources = [shown(p) for p in run.sources]
+    result.existing = {shown(p): v for p, v in result.existing.items()}
+    result.stored = {shown(p): v for p, v in result.stored.items()}
+    result.report.skipped = [(shown(p), why) for p, why in result.report.skipped]
     return result
 
 
+def _origin(folder: FolderDimensions, source: Path, name: str) -> str:
+    return folder.origin(source, name)
+
+
+def _importer_for(path: Path, options: ImportOptions, folder_params: dict[str, object]) -> Importer:
+    """The importer of ``path``: ``--map`` reads every file named; else detection by content, and
+    a folder's ``[map]`` (its ``wb.toml``) for a file no importer takes."""
+    if options.params.get("map"):
+        return MAPPED
+    try:
+        return detect(path)[0]
+    except UnknownFormat:
+        if folder_params.get("map"):
+            return MAPPED
+        raise
+
+
 def _by_folder_params(
-    importer: Any, paths: list[Path], options: ImportOptions, folder: FolderDimensions
+    importer: Any,
+    paths: list[Path],
+    options: ImportOptions,
+    folder: FolderDimensions,
+    beside: Callable[[Path], Path] = lambda p: p,
 ) -> list[tuple[list[Path], ImportOptions]]:
     """``paths`` split by the import parameters their ``wb.toml`` gives this importer
     (``[sacct] fields``), each part with its options; the command line wins over a file."""
     declared = {option.param for option in getattr(importer, "options", ())}
     parts: dict[tuple[tuple[str, Any], ...], list[Path]] = {}
     for path in paths:
-        given = {k: v for k, v in folder.params_for(path).items() if k in declared and options.params.get(k) is None}
+        given = {
+            k: v for k, v in folder.params_for(beside(path)).items() if k in declared and options.params.get(k) is None
+        }
         parts.setdefault(tuple(sorted(given.items())), []).append(path)
     return [
         (part, replace(options, params={**options.params, **dict(given)}) if given else options)
@@ -327,6 +406,7 @@ def import_files(
         return [r.id for r in read.runs if path in r.sources]  # type: ignore[misc]
 
     report.imported = [(info.path, runs_of(info.path)) for info in read.captures]
+    report.notes = [(r.id, list(r.typed_meta.notes)) for r in read.runs if r.id is not None and r.typed_meta.notes]
     report.linked = [(path, runs_of(path)) for path in read.existing]
     return report
 

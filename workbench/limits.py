@@ -29,6 +29,7 @@ MAX_SPARSITY = 16
 SPARSE_FLOOR_CELLS = 16_000_000  # numbers: 128 MB of float64 before sparsity matters
 TEXT_FLOOR_CHARS = 64_000_000  # text: 256 MB of UCS-4 before a long string among short ones matters
 MAX_ROWS = 100_000_000  # rows in one table (samples, events, strings of an export)
+MAX_ARCHIVE_MEMBERS = 10_000  # members of one .tar/.tar.gz/.zip of captures (each is read as a file)
 MAX_OBJECTS = 2_000_000  # arrays and objects in one bundle (JSON: counted before parsing)
 MAX_UPLOAD_BYTES = 1 * GiB  # one capture uploaded to wb serve (POST /captures; wb serve --max-upload)
 # Values a pickle (or a dump read as JSON) may hold, counting each shared reference as the

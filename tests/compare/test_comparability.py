@@ -123,7 +123,7 @@ def test_label_that_disagrees_with_the_data_is_different():
     row = state_of(result, "request_mix")
     assert row["state"] == "different"
     assert (
-        "the label says '512 prompt / 128 output tokens' but the data show '1024 prompt / 128 output tokens'"
+        "the label says '512 prompt / 128 output tokens' but the data show '1024 prompt / 128 output tokens (median)'"
         in row["note"]
     )
     assert not result.comparable and result.refusal.dimension == "request_mix"

@@ -28,7 +28,7 @@ def test_a_window_where_nobody_started_still_has_a_headline():
     assert not any("unknown to unknown" in t or "None" in t or "nan" in t for t in texts)
     assert doc["primary"]["censored"] == {
         "baseline": {"jobs": 0, "min_elapsed_s": None, "max_elapsed_s": None},
-        "candidate": {"jobs": 6, "min_elapsed_s": 200.0, "max_elapsed_s": 200.0},
+        "candidate": {"jobs": 6, "min_elapsed_s": 200.0, "max_elapsed_s": 200.0, "mean_at_least_s": 200.0},
     }
     from workbench.compare.render import render_comparison
 
@@ -37,6 +37,8 @@ def test_a_window_where_nobody_started_still_has_a_headline():
         "still waiting at the end (right-censored, not in this mean): baseline none; candidate 6 jobs, waiting 200 s "
         "so far" in text
     )
+    # the headline gives the lower bound, never "14 s → unknown" (issue 44)
+    assert "mean queue wait: 14 s → ≥ 200 s (6 jobs still waiting, none started), at least +186 s" in text
 
 
 def test_pending_jobs_give_attainment_bounds():

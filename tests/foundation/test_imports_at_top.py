@@ -60,6 +60,7 @@ OWN_LAZY = {
     ("workbench/cli/tui_launch.py", "workbench.tui.app"): ("heavy", "textual"),
     ("workbench/cli/commands/evidence.py", "workbench.rerun.report"): ("heavy", "numpy"),  # only for --recompute
     ("workbench/dims_file.py", "workbench.importers.sacct"): NUMPY,  # only for a wb.toml with [sacct] fields
+    ("workbench/dims_file.py", "workbench.formats.record_map"): NUMPY,  # only for a wb.toml with a [map]
     ("workbench/cli/commands/remove.py", "store.tidy"): SQLALCHEMY,
     ("workbench/cli/commands/rename.py", "store.tidy"): SQLALCHEMY,
     ("workbench/run_documents.py", "store.declarations"): SQLALCHEMY,
@@ -79,6 +80,7 @@ OWN_LAZY = {
         "its engine modules (comparability, delta, ...) load numpy",
     ),
     ("workbench/compare/__init__.py", "workbench.compare.control"): NUMPY,
+    ("workbench/compare/__init__.py", "workbench.compare.observations"): NUMPY,
     ("workbench/compare/__init__.py", "workbench.compare.model"): NUMPY,
     ("workbench/compare/__init__.py", "workbench.compare.results"): NUMPY,
     ("workbench/compare/__init__.py", "workbench.compare.inspect_data"): NUMPY,

@@ -35,7 +35,7 @@ def test_vllm_concatenated_summaries_keep_every_quirk() -> None:
         ttft = run.meta["summary"]["ttft_ms"]
         assert "p99" in ttft and "p95" not in ttft  # never derived from the p99
         assert run.dimensions["hardware"].value == "4xNVIDIA_L40S"
-        assert run.dimensions["request_mix"].value == "1000 prompt / 500 output tokens"
+        assert run.dimensions["request_mix"].value == "1000 prompt / 500 output tokens (configured)"
         assert any("request_goodput:" in q for q in run.meta["quirks"])
     assert runs[2].meta["workload"]["request_rate"] == "inf"
     assert "rate=inf" in runs[2].dimensions["load"].value
@@ -54,7 +54,7 @@ def test_vllm_detailed_arrays_become_samples_failures_unknown() -> None:
     ok = ~failed
     assert (s["ttft_ms"][ok] > 80).all() and (s["e2e_ms"][ok] > s["ttft_ms"][ok]).all()
     assert np.isnan(s["queue_ms"]).all()  # the client cannot see server queue time
-    assert run.dimensions["request_mix"].value == "512 prompt / 128 output tokens"
+    assert run.dimensions["request_mix"].value == "512 prompt / 128 output tokens (median)"
     assert run.dimensions["request_mix"].source == "derived"
     assert run.dimensions["engine_revision"].value == "v0.11.0"
     assert run.work.amount == 38 * 128

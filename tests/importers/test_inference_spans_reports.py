@@ -41,7 +41,7 @@ def test_guidellm_real_report_is_summary_only_with_its_sampled_request() -> None
     # One record kept of 47: never a p95 from it.
     assert run.sample_count == 0 and run.tables["sampled_requests"]["ttft_ms"].size == 1
     assert run.tables["sampled_requests"]["client_queue_ms"][0] > 0
-    assert run.dimensions["request_mix"].value == "256 prompt / 128 output tokens"
+    assert run.dimensions["request_mix"].value == "256 prompt / 128 output tokens (configured)"
     assert run.dimensions["model"].value == "example_model"
 
 

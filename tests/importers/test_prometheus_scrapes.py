@@ -89,21 +89,36 @@ def test_bucket_edge_mismatch_keeps_mean_drops_quantiles(tmp_path: Path) -> None
     assert any("bucket edges differ" in p for p in run.meta["scrape"]["problems"])
 
 
-def test_counter_reset_is_detected(tmp_path: Path) -> None:
+def test_a_counter_going_backwards_refuses_the_pair(tmp_path: Path) -> None:
     (tmp_path / "a.prom").write_text("# TYPE vllm:generation_tokens counter\nvllm:generation_tokens_total 500\n")
     (tmp_path / "b.prom").write_text("# TYPE vllm:generation_tokens counter\nvllm:generation_tokens_total 20\n")
-    run = pair_run(tmp_path / "a.prom", tmp_path / "b.prom")
-    assert "total_output_tokens" not in run.meta["summary"]
-    assert any("reset" in p for p in run.meta["scrape"]["problems"])
-    assert run.work is None
+    with pytest.raises(
+        BadInput,
+        match=r"not the same server as a\.prom: 1 counter\(s\) went backwards "
+        r"\(vllm:generation_tokens 500 -> 20\)",
+    ):
+        pair_run(tmp_path / "a.prom", tmp_path / "b.prom")
 
 
-def test_histogram_reset_is_detected(tmp_path: Path) -> None:
+def test_a_histogram_going_backwards_refuses_the_pair(tmp_path: Path) -> None:
     (tmp_path / "a.prom").write_text(_ttft([5, 9, 9], total_sum=3.0))
     (tmp_path / "b.prom").write_text(_ttft([1, 2, 2], total_sum=0.5))
-    run = pair_run(tmp_path / "a.prom", tmp_path / "b.prom")
-    assert "ttft_ms" not in run.meta["summary"]
-    assert any("reset" in p for p in run.meta["scrape"]["problems"])
+    with pytest.raises(BadInput, match=r"vllm:time_to_first_token_seconds count 9 -> 2"):
+        pair_run(tmp_path / "a.prom", tmp_path / "b.prom")
+
+
+def test_scrapes_of_two_server_launches_are_refused_naming_what_differs(tmp_path: Path) -> None:
+    """tests/data/shapes/prom_two_servers: another process start time and another cache configuration."""
+    two = DATA.parent / "shapes" / "prom_two_servers"
+    with pytest.raises(BadInput, match="process_start_time_seconds is 1762675200 before and 1762678800 after"):
+        pair_run(two / "before.prom", two / "after.prom")
+    after = tmp_path / "after.prom"  # the same start time: the cache configuration still tells them apart
+    after.write_text((two / "after.prom").read_text().replace("1762678800.0", "1762675200.0"))
+    with pytest.raises(BadInput, match=r"vllm:cache_config_info differs \(cache_dtype auto -> fp8, num_gpu_blocks"):
+        pair_run(two / "before.prom", after)
+    # each alone is a run of its totals since start, and says so
+    (run,) = list(IMPORTER.read([after], ImportOptions()))
+    assert any("since the server started" in w for w in run.typed_meta.notes)
 
 
 def test_missing_metric_is_unknown_not_zero(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ HISTORICAL = {
     "--warmup-steps": ("warmup_steps", {"kineto", "nsys"}),
     "--step-pattern": ("step_pattern", {"nsys"}),
     "--jobs": ("jobs", {"kineto", "nsys"}),
+    "--map": ("map", {"mapped"}),
 }
 
 

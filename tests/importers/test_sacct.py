@@ -12,6 +12,7 @@ import pytest
 from workbench.errors import BadInput
 from workbench.importers.base import ImportOptions, probe_file
 from workbench.importers.sacct import IMPORTER, gang_size
+from workbench.ingest import check_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 GCM = ROOT / "tests" / "data" / "fleet" / "gcm"
@@ -38,8 +39,11 @@ def test_every_real_sacct_file_imports_or_fails_with_a_reason(name: str) -> None
         assert "malformed" in str(err) or "job-step rows" in str(err)
         return
     assert run.lens == "fleet" and run.sample_count > 0
-    assert set(run.samples) == {"job", "gpus", "submit", "eligible", "start", "end", "state"}
-    for col in ("gpus", "submit", "eligible", "start", "end"):
+    # The time columns the file has, and only those (a column it lacks is unknown, not blank).
+    header = path.read_text(errors="replace").splitlines()[0]
+    times = {c.lower() for c in ("Submit", "Eligible", "Start", "End") if c in header}
+    assert set(run.samples) == {"job", "gpus", "state", *times}
+    for col in ("gpus", *times):
         assert run.samples[col].dtype == np.float64
 
 
@@ -175,11 +179,17 @@ def test_window_filter_and_bad_window() -> None:
         )
 
 
-def test_no_eligible_column_means_no_eligibility_dimension() -> None:
+def test_no_eligible_column_means_no_eligibility_dimension(tmp_path: Path) -> None:
     (run,) = read(GCM / "sample-sacct-output-midnight-edge-case-small.txt", **UTC)
     assert "eligibility_history" not in run.dimensions
-    assert np.isnan(run.samples["eligible"]).all()
-    assert any("no Eligible column" in w for w in run.meta["warnings"])
+    assert "eligible" not in run.samples and "start" not in run.samples  # absent, never a column of blanks
+    check_samples(run)  # the fleet lens's check says what the missing columns cost
+    assert [f["code"] for f in run.meta["sample_check"]] == ["no_start"]
+    path = tmp_path / "s.txt"
+    path.write_text("JobID|State|Submit|Start|End\n1|COMPLETED|1790000000|1790000010|1790000100\n")
+    (run,) = read(path)
+    check_samples(run)
+    assert any("no job has an Eligible time" in f["text"] for f in run.meta["sample_check"])
 
 
 def test_sinfo_capacity_excludes_drained_nodes(tmp_path: Path) -> None:

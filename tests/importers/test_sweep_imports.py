@@ -60,7 +60,7 @@ def test_vllm_single_result_is_no_sweep() -> None:
     assert run.meta["load"] == {
         "requested_rate": None,
         "concurrency": 8.0,
-        "strategy": "inf rate",
+        "strategy": "all at once",
         "achieved_rate": 3.04,
     }
 

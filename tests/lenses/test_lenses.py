@@ -91,7 +91,9 @@ def test_ttft_from_phases_needs_the_frontend_too():
 def test_request_mix_is_read_from_the_token_lengths():
     lens = builtin_lens("inference")
     r = run("inference", {"prompt_tokens": [1020, 1024, 1030], "output_tokens": [128, 128, 127]})
-    assert lens.observed_dimensions(r)["request_mix"] == Dimension("1024 prompt / 128 output tokens", "derived")
+    assert lens.observed_dimensions(r)["request_mix"] == Dimension(
+        "1024 prompt / 128 output tokens (median)", "derived"
+    )
     assert parse_mix("512 prompt / 128 output tokens") == (512, 128)
     assert parse_mix("512/128") == (512, 128)
     assert parse_mix({"prompt_tokens": 512, "output_tokens": 128}) == (512, 128)
@@ -267,7 +269,7 @@ def test_summary_only_inference_run_uses_reported_figures():
         },
     )
     assert lens.primary_value(r) == 123.0
-    assert lens.observed_dimensions(r)["request_mix"].value == "512 prompt / 128 output tokens"
+    assert lens.observed_dimensions(r)["request_mix"].value == "512 prompt / 128 output tokens (median)"
     assert math.isnan(
         lens.primary_value(RunRecord(lens="inference", label="empty", meta={"summary": {"ttft_ms": {"mean": 80.0}}}))
     )

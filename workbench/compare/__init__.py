@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from store.records import RunRecord
     from workbench.compare.inspect_data import InspectResult
     from workbench.compare.model import Comparison
-    from workbench.compare.results import Primary
+    from workbench.compare.results import Observation, Primary, Runs
 
 
 def resolve_lens(
@@ -155,7 +155,7 @@ def compare(
                 evidence=observations._evidence(baseline, candidate, "host time per step", dict(lead.evidence)),
             ),
         )
-    first: list[Observation] = []
+    first: list[Observation] = _sample_findings(baseline, candidate, runs)
     if chosen is not None:
         first.append(
             Observation(
@@ -193,6 +193,23 @@ def compare(
         metrics=tuple(delta.extra_metrics(the_lens, baseline, candidate, control)),
         declarations=declarations,
     )
+
+
+def _sample_findings(
+    baseline: Sequence["RunRecord"], candidate: Sequence["RunRecord"], runs: "Runs"
+) -> list["Observation"]:
+    """What the lens check found in each compared run (failed requests, values kept as unknown,
+    steps without a boundary, jobs without times), said before any figure that stands on them."""
+    from workbench.compare.observations import NOT_CAUSE  # numpy: see compare()
+    from workbench.compare.results import Evidence, Observation  # numpy: see compare()
+
+    out = []
+    for side, side_runs in (("Baseline", baseline), ("Candidate", candidate)):
+        for run in side_runs:
+            for finding in run.typed_meta.sample_check:
+                text = f"{side} run {_ref(run)}: {finding.text[:1].upper()}{finding.text[1:]}."
+                out.append(Observation(text=text, evidence=Evidence(runs=runs), kind=NOT_CAUSE))
+    return out
 
 
 def _withhold(primary: "Primary", unknown: list[str]) -> "Primary":

@@ -38,7 +38,9 @@ def paired_bars(rows: Sequence[tuple[str, float, float]], unit: str, width: int 
     value_w = max(len(qty(v, unit)) for r in rows for v in r[1:]) + 1
     bar_w = max(width - label_w - value_w - 6, 10)
     finite = [v for r in rows for v in r[1:] if math.isfinite(v)]
-    scale = max(finite) if finite else 0.0
+    if not finite:  # nothing to draw: no bars, and no "scale 0 to 0"
+        return "\n".join(f"{clean(label)}: not recorded on either side" for label, _b, _c in rows)
+    scale = max(finite)
     lines = []
     for label, b, c in rows:
         name = clean(label)[:label_w].ljust(label_w)
@@ -50,14 +52,28 @@ def paired_bars(rows: Sequence[tuple[str, float, float]], unit: str, width: int 
     return "\n".join(lines)
 
 
+BOX = ("p5", "p25", "p50", "p75", "p95")
+# Where a side's figures are a file's stated statistics (no items): only the marks it states.
+MARKS = (("p5", "|"), ("p25", "["), ("p75", "]"), ("p95", "|"), ("p99", ">"), ("mean", "+"), ("p50", "M"))
+
+
 def box_line(stats: dict[str, float], lo: float, hi: float, width: int) -> str:
-    """A one-line box plot: ``|`` at p5 and p95, ``[`` ``]`` at p25/p75, ``M`` at the median."""
+    """A one-line box plot: ``|`` at p5 and p95, ``[`` ``]`` at p25/p75, ``M`` at the median;
+    with only some figures (a file's stated statistics), a mark at each (``>`` p99, ``+`` mean)."""
     cells = [" "] * width
-    if not all(math.isfinite(stats.get(k, math.nan)) for k in ("p5", "p25", "p50", "p75", "p95")) or hi <= lo:
+    if hi <= lo:
         return "?".ljust(width)
 
     def pos(v: float) -> int:
         return min(width - 1, max(0, int(round((v - lo) / (hi - lo) * (width - 1)))))
+
+    if not all(math.isfinite(stats.get(k, math.nan)) for k in BOX):
+        known = [(k, mark) for k, mark in MARKS if math.isfinite(stats.get(k, math.nan))]
+        if not known:
+            return "?".ljust(width)
+        for k, mark in known:
+            cells[pos(stats[k])] = mark
+        return "".join(cells)
 
     a, q1, m, q3, b = (pos(stats[k]) for k in ("p5", "p25", "p50", "p75", "p95"))
     for i in range(a, b + 1):
@@ -77,17 +93,27 @@ def distribution_chart(rows: Sequence[tuple[str, dict, dict]], unit: str, width:
         return ""
     label_w = min(max(len(clean(r[0])) for r in rows), 14)
     lines = []
+    stated = False
     for label, b, c in rows:
         values = [s[k] for s in (b, c) for k in ("p5", "p95") if math.isfinite(s.get(k, math.nan))]
-        lo, hi = (min(values), max(values)) if values else (0.0, 0.0)
+        if not values:  # a file's stated statistics: its axis from what it states
+            values = [s[k] for s in (b, c) for k, _ in MARKS if math.isfinite(s.get(k, math.nan))]
+            stated = stated or bool(values)
+        if not values:  # no value on either side: no axis at all
+            lines.append(f"{clean(label)[:label_w].ljust(label_w)}   not recorded on either side: nothing to draw")
+            continue
+        lo, hi = min(values), max(values)
         if hi == lo:
-            lo, hi = lo - max(abs(lo) * 0.05, 1e-9), hi + max(abs(hi) * 0.05, 1e-9)
+            pad = abs(lo) * 0.05 or 1.0
+            lo, hi = max(lo - pad, 0.0) if lo >= 0 else lo - pad, hi + pad
         axis = f"{qty(lo, unit)} .. {qty(hi, unit)}"
         box_w = max(width - label_w - 4 - len(axis), 10)
         name = clean(label)[:label_w].ljust(label_w)
         lines.append(f"{name} B {box_line(b, lo, hi, box_w)}")
         lines.append(f"{' ' * label_w} C {box_line(c, lo, hi, box_w)} {axis}")
     lines.append(f"{' ' * (label_w + 3)}|-- p5..p95, [==] p25..p75, M median; own axis per measure")
+    if stated:
+        lines.append(f"{' ' * (label_w + 3)}a file's stated figures (no items): only those it states; > p99, + mean")
     return "\n".join(lines)
 
 

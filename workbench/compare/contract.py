@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
+import msgspec
+
 from lenses import builtin_lens
 from lenses.base import GuardrailSpec, Lens
 from store.records import Dimension, RunRecord
@@ -132,8 +134,29 @@ def guardrails(
     control: Sequence[RunRecord] | None = None,
 ) -> list[Guardrail]:
     """Every guardrail of the lens (its own, a team's extension file's, the investigation's
-    frame), judged on each side's mean."""
-    return delta.guardrails(lens, baseline, candidate, control)
+    frame), judged on each side's mean. A guardrail is never "held" over a population that
+    failed: a side with a run whose every request failed (``Lens.population``) leaves it
+    unknown, with the run named (0 % vs 0 % errors of nothing is not a held guardrail)."""
+    judged = delta.guardrails(lens, baseline, candidate, control)
+    empty = failed_population(lens, baseline, candidate)
+    if empty is None:
+        return judged
+    note = f"{empty}: there is no population to hold a guardrail over"
+    return [msgspec.structs.replace(g, state="unknown", note=note) if g.state == "held" else g for g in judged]
+
+
+def failed_population(lens: Lens, baseline: Sequence[RunRecord], candidate: Sequence[RunRecord]) -> str | None:
+    """Why a side has no valid population (a run whose every item failed), or ``None``."""
+    for side, runs in (("baseline", baseline), ("candidate", candidate)):
+        for run in runs:
+            population = lens.population(run)
+            if population is not None and population[0] > 0 and population[1] == 0:
+                ref = run.id if run.id is not None else repr(run.label)
+                return (
+                    f"every one of the {population[0]:,} {lens.item_name} of {side} run {ref} failed or returned "
+                    f"nothing"
+                )
+    return None
 
 
 def stated_guardrails(lens: Lens) -> set[str]:

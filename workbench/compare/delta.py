@@ -16,8 +16,9 @@ from msgspec import UNSET, UnsetType
 from lenses.base import Lens
 from store.records import RunRecord
 from workbench.compare.effects import run_effect
-from workbench.compare.fmt import bucketed_change, change
+from workbench.compare.fmt import bucketed_change, censored_change, change
 from workbench.compare.results import (
+    MISSING_NOTE,
     Bucketed,
     Censored,
     CensoredSides,
@@ -76,12 +77,14 @@ def primary(
     delta, pct = _delta(b, c)
     per_run = PerRun(baseline=tuple(per_b), candidate=tuple(per_c), **({"control": tuple(per_a)} if control else {}))
     censored = (
-        CensoredSides(baseline=_censored(lens, base), candidate=_censored(lens, cand))
+        CensoredSides(baseline=_censored(lens, base, b), candidate=_censored(lens, cand, c))
         if lens.primary_censored
         else UNSET
     )
     bucketed = _bucketed(lens, base, cand, per_b, per_c)
     text = change(b, c, spec.unit)
+    if censored is not UNSET and any(s.mean_at_least_s is not UNSET for s in (censored.baseline, censored.candidate)):
+        text = censored_change(b, c, spec.unit, censored)
     if bucketed is not UNSET:
         text = bucketed_change(b, c, spec.unit, bucketed)
         if bucketed.within_resolution and effect.verdict in MOVED:  # the interpolation moved, the buckets do not say so
@@ -132,14 +135,19 @@ def _bucketed(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], 
     )
 
 
-def _censored(lens: Lens, runs: Sequence[RunRecord]) -> Censored:
+def _censored(lens: Lens, runs: Sequence[RunRecord], mean: float) -> Censored:
     """Fleet: jobs still waiting at their window's end, not in the mean of started waits;
-    their elapsed waits are lower bounds (right-censored)."""
+    their elapsed waits are lower bounds (right-censored). A side whose mean is unknown because
+    no job started has the mean of those waits so far as the lower bound of its mean."""
     elapsed = np.concatenate([lens.censored_values(r) for r in runs]) if runs else np.array([])
+    at_least: float | None | UnsetType = UNSET
+    if not math.isfinite(mean) and elapsed.size:
+        at_least = side_mean([float(v.mean()) for v in (lens.censored_values(r) for r in runs) if v.size])
     return Censored(
         jobs=int(elapsed.size),
         min_elapsed_s=float(elapsed.min()) if elapsed.size else None,
         max_elapsed_s=float(elapsed.max()) if elapsed.size else None,
+        **({} if at_least is UNSET else {"mean_at_least_s": at_least}),
     )
 
 
@@ -234,7 +242,7 @@ def guardrails(
             control_state = g.judge(b, a)
             if control_state == "broken":
                 control_note = "the A/A control breaks it too: the guardrail is within these runs' noise"
-        note = "a value is missing on a side: the guardrail cannot be judged" if state == "unknown" else UNSET
+        note = MISSING_NOTE if state == "unknown" else UNSET
         out.append(
             Guardrail(
                 name=g.name,

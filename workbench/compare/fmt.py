@@ -62,6 +62,29 @@ def change(baseline: float | None, candidate: float | None, unit: str) -> str:
     return text
 
 
+def censored_change(baseline: float | None, candidate: float | None, unit: str, censored: Any) -> str:
+    """A mean wait whose side has no finished wait (no job started) given as its lower bound,
+    with the jobs still waiting: ``"11.8 s → ≥ 5,400 s (6 jobs still waiting, none started)"``,
+    and the change as a bound when the other side is known; never "→ unknown"."""
+    bounds: list[tuple[str, float | None, bool]] = []
+    for value, side in ((baseline, censored.baseline), (candidate, censored.candidate)):
+        low = side.mean_at_least_s if isinstance(side.mean_at_least_s, float) else None
+        if value is not None and math.isfinite(value):
+            bounds.append((qty(value, unit), value, False))
+        elif low is not None:
+            jobs = f"{side.jobs} job{'s' if side.jobs != 1 else ''} still waiting, none started"
+            bounds.append((f"≥ {qty(low, unit)} ({jobs})", low, True))
+        else:
+            bounds.append((qty(value, unit), None, False))
+    (b_text, b, b_low), (c_text, c, c_low) = bounds
+    head = f"{b_text} → {c_text}"
+    if b is None or c is None or b_low == c_low:
+        return head  # both bounds, or one unknown: no bound on the change
+    if c_low:  # candidate at least c: the change at least c − b
+        return f"{head}, at least {signed(c - b, unit)}"
+    return f"{head}, at most {signed(c - b, unit)}"
+
+
 def bucket(low: float | None, high: float | None, unit: str) -> str:
     """Where histogram buckets place a figure: "[60, 80] ms", or "at least 80 ms" (+Inf bucket)."""
     if high is None or not math.isfinite(high):

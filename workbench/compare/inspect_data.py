@@ -44,6 +44,9 @@ class Summary(Result, frozen=True, kw_only=True):
     p75: float | None
     p95: float | None
     p99: float | None
+    # "file": no items on this side; the figures are those the runs' files state (the mean of
+    # their stated figures over runs), never derived one from another.
+    source: str | UnsetType = UNSET
 
 
 class Distribution(Result, frozen=True, kw_only=True):
@@ -147,9 +150,11 @@ class InspectResult(msgspec.Struct, frozen=True, kw_only=True):
 def describe(values: np.ndarray) -> Summary:
     v = finite(values)
     if not v.size:
-        return Summary(n=0, mean=math.nan, **{k: math.nan for k in QUANTILES})
+        return msgspec.convert({"n": 0, "mean": math.nan, **{k: math.nan for k in QUANTILES}}, Summary)
     qs = np.quantile(v, list(QUANTILES.values()))
-    return Summary(n=int(v.size), mean=float(v.mean()), **{k: float(q) for k, q in zip(QUANTILES, qs)})
+    return msgspec.convert(
+        {"n": int(v.size), "mean": float(v.mean()), **{k: float(q) for k, q in zip(QUANTILES, qs)}}, Summary
+    )
 
 
 def series(lens: Lens, run: RunRecord) -> dict[str, np.ndarray]:
@@ -172,12 +177,25 @@ def distributions(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecor
     for name in names:
         pool_b = np.concatenate([s[name] for s in sb if name in s] or [np.empty(0)])
         pool_c = np.concatenate([s[name] for s in sc if name in s] or [np.empty(0)])
-        out.append(
-            Distribution(
-                name=name, unit=units.get(name, ""), pooled=True, baseline=describe(pool_b), candidate=describe(pool_c)
-            )
-        )
+        b, c = (_or_stated(lens, runs, name, describe(pool)) for runs, pool in ((base, pool_b), (cand, pool_c)))
+        out.append(Distribution(name=name, unit=units.get(name, ""), pooled=True, baseline=b, candidate=c))
     return out
+
+
+def _or_stated(lens: Lens, runs: Sequence[RunRecord], name: str, pooled: Summary) -> Summary:
+    """The pooled items, or, where a side has none, the statistics its files state (each the mean
+    of the runs' stated figure; one no run states stays unknown)."""
+    if pooled.n or not runs:
+        return pooled
+    stated = [lens.stated_statistics(r, name) for r in runs]
+    if not all(stated):
+        return pooled
+
+    def figure(k: str) -> float:
+        return float(np.mean([s[k] for s in stated])) if all(k in s for s in stated) else math.nan
+
+    figures: dict[str, object] = {"n": 0, "mean": figure("mean"), **{k: figure(k) for k in QUANTILES}, "source": "file"}
+    return msgspec.convert(figures, Summary)
 
 
 def _window_means(values: np.ndarray, k: int) -> list[float]:

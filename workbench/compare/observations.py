@@ -21,7 +21,7 @@ from lenses.fleet import read_window
 from store.records import RunRecord
 from workbench.compare.effects import DESCRIPTIVE_BAND, movement, single_run
 from workbench.compare.fmt import bucket, bucketed_change, num, qty
-from workbench.compare.results import Effect, Evidence, Guardrail, Observation, Phase, Primary, Runs
+from workbench.compare.results import MISSING_NOTE, Effect, Evidence, Guardrail, Observation, Phase, Primary, Runs
 from workbench.stats.verdicts import Flag
 from workbench.vocabulary import RunRef
 
@@ -314,6 +314,10 @@ def guardrail_observations(base, cand, guardrails: Sequence[Guardrail]) -> list[
             text = f"{g.title} held ({vals})."
         elif g.state == "broken":
             text = f"{g.title} broke its guardrail ({vals}; rule {g.rule} {num(g.limit)})."
+        elif isinstance(g.note, str) and g.note != MISSING_NOTE:  # why it cannot be judged, said by the contract
+            text = f"{g.title} cannot be judged ({vals}): {g.note}."
+            out.append(_obs(text, _evidence(base, cand, g.metric, {"state": g.state, "note": g.note})))
+            continue
         else:
             text = (
                 f"{g.title} was not recorded {_missing_sides(base, cand, g.baseline, g.candidate)}: the guardrail "

@@ -272,7 +272,7 @@ def render_inspect(r: InspectResult) -> str:
         for d in r.distributions:
             for side, s in (("baseline", d.baseline), ("candidate", d.candidate)):
                 out.append(
-                    f"  {_cut(d.name, 14):<14} {side[0].upper():<4} {s.n:>7} "
+                    f"  {_cut(d.name, 14):<14} {side[0].upper():<4} {'file' if s.source == 'file' else s.n:>7} "
                     + " ".join(f"{num(v):>8}" for v in (s.p5, s.p50, s.p95, s.p99, s.mean))
                 )
         for unit in dict.fromkeys(d.unit for d in r.distributions):

@@ -181,6 +181,9 @@ class Censored(Result, frozen=True, kw_only=True):
     jobs: int
     min_elapsed_s: float | None
     max_elapsed_s: float | None
+    # When no job of the side started (its mean wait unknown): the mean of the waits so far, a
+    # lower bound of the mean the headline gives ("≥ 5,400 s, 6 jobs still waiting").
+    mean_at_least_s: float | None | UnsetType = UNSET
 
 
 class CensoredSides(Result, frozen=True, kw_only=True):
@@ -255,6 +258,10 @@ class Metric(Result, frozen=True, kw_only=True):
     delta: float | None
     delta_pct: float | None
     effect: Effect
+
+
+# Why a guardrail is unknown when a side has no value (``contract.guardrails`` may say another reason).
+MISSING_NOTE = "a value is missing on a side: the guardrail cannot be judged"
 
 
 class Guardrail(Result, frozen=True, kw_only=True):

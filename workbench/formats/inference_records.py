@@ -241,10 +241,12 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def request_mix(prompt: float, output: float) -> str | None:
+def request_mix(prompt: float, output: float, statistic: str) -> str | None:
+    """The request mix in words, saying what the lengths are (``median``, ``mean``, ``configured``:
+    the tool's settings): a median of one file and a mean of another are not the same figure."""
     if math.isnan(prompt) or math.isnan(output):
         return None
-    return f"{round(prompt)} prompt / {round(output)} output tokens"
+    return f"{round(prompt)} prompt / {round(output)} output tokens ({statistic})"
 
 
 def request_mix_from_samples(table: dict[str, np.ndarray]) -> str | None:
@@ -255,7 +257,7 @@ def request_mix_from_samples(table: dict[str, np.ndarray]) -> str | None:
     output = table["output_tokens"][ok]
     if np.isnan(prompt).all() or np.isnan(output).all():
         return None
-    return request_mix(float(np.nanmedian(prompt)), float(np.nanmedian(output)))
+    return request_mix(float(np.nanmedian(prompt)), float(np.nanmedian(output)), "median")
 
 
 def inference_run(

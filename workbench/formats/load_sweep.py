@@ -67,6 +67,11 @@ def load_meta(
     return doc
 
 
+# The load of a benchmark told to send every request at once (vLLM's and SGLang's
+# ``request_rate: "inf"``): no requested rate, and not an unknown one either.
+ALL_AT_ONCE = "all at once"
+
+
 def load_text(load: Load) -> str:
     """``37.97 req/s``, ``concurrency 8``, ``synchronous`` ... for labels and tables."""
     parts = []
@@ -99,7 +104,7 @@ def _order_key(axis: SweepAxis, load: Load) -> tuple[float, ...]:
         return (load.concurrency or 0.0,)
     # Strategies: slowest first (synchronous), then by rate or concurrency, then maximum.
     strategy = load.strategy or ""
-    rank = 0 if strategy == "synchronous" else 2 if strategy in ("throughput", "inf rate") else 1
+    rank = 0 if strategy == "synchronous" else 2 if strategy in ("throughput", ALL_AT_ONCE) else 1
     return (rank, load.requested_rate or load.concurrency or 0.0)
 
 

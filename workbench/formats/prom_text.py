@@ -241,6 +241,7 @@ class FamilyDelta:
     delta: float | None = None  # counters
     histogram: Histogram | None = None  # histograms (window counts)
     problem: str | None = None
+    went_down: str | None = None  # "500 -> 20": a counter or count fell, so the scrapes are of two processes
 
 
 def difference(before: Scrape, after: Scrape) -> tuple[dict[str, FamilyDelta], list[str]]:
@@ -287,7 +288,7 @@ def _counter_delta(family: str, before: Scrape, after: Scrape, problems: list[st
                 f"window; unknown"
             )
             problems.append(msg)
-            return FamilyDelta(family, "counter", problem=msg)
+            return FamilyDelta(family, "counter", problem=msg, went_down=f"{b[labels]:g} -> {value:g}")
     # A series that appears only after (a new label value) started at zero.
     delta = math.fsum(a.values()) - math.fsum(v for k, v in b.items() if k in a)
     return FamilyDelta(family, "counter", delta=delta)
@@ -315,7 +316,7 @@ def _histogram_delta(family: str, before: Scrape, after: Scrape, problems: list[
     if ha.count < hb.count or any(c < 0 for c in cum):
         msg = f"{family}: counts went down between scrapes: reset (server restart) inside the window; unknown"
         problems.append(msg)
-        return FamilyDelta(family, "histogram", problem=msg)
+        return FamilyDelta(family, "histogram", problem=msg, went_down=f"count {hb.count:g} -> {ha.count:g}")
     return FamilyDelta(family, "histogram", histogram=Histogram(ha.edges, cum, ha.sum - hb.sum, ha.count - hb.count))
 
 

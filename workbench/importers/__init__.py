@@ -133,6 +133,7 @@ class _Guarded(Importer):
         self.inner, self.what = inner, what
         self.name, self.version, self.description = inner.name, inner.version, inner.description
         self.priority, self.options = inner.priority, tuple(inner.options)
+        self.by_content = bool(getattr(inner, "by_content", True))
 
     def sniff(self, probe: Probe) -> bool:
         try:
@@ -167,11 +168,15 @@ def detect(path: Path) -> tuple[Importer, Probe]:
     for importer in all_importers():
         if importer.sniff(probe):
             return importer, probe
-    known = ", ".join(imp.name for imp in all_importers())
+    known = ", ".join(imp.name for imp in all_importers() if imp.by_content)
     near = nearest_miss(probe)
     if near is None:
-        raise UnknownFormat(path, f"unknown format (wb reads: {known}; see docs/importers.md)")
-    raise UnknownFormat(path, f"unknown format: closest is {near.text()} (see docs/importers.md)", near=near)
+        raise UnknownFormat(path, f"unknown format (wb reads: {known}); {WAY_IN} (see docs/importers.md)")
+    raise UnknownFormat(path, f"unknown format: closest is {near.text()}; {WAY_IN} (see docs/importers.md)", near=near)
+
+
+# The way in for a file no importer knows (workbench.formats.record_map), said with every refusal.
+WAY_IN = "or map its records onto a lens: wb import FILE --map MAP.toml"
 
 
 class UnknownFormat(BadInput):

@@ -286,7 +286,7 @@ def _aggregate_run(path: Path, line: int, obj: Mapping[str, object], options: Im
     if model:
         dims["model"] = Dimension(str(model), "declared")
     mix = (
-        request_mix(number(cfg.get("synthetic_input_tokens_mean")), number(cfg.get("output_tokens_mean")))
+        request_mix(number(cfg.get("synthetic_input_tokens_mean")), number(cfg.get("output_tokens_mean")), "configured")
         if isinstance(cfg, dict)
         else None
     )

@@ -46,6 +46,8 @@ class Importer(ABC):
     options: tuple[ImporterOption, ...] = ()
     # The versions of the format's keys it reads (workbench.formats.key_sets), as data.
     key_sets: tuple[KeySet, ...] = ()
+    # Detected from content (``sniff``); False for a reader chosen otherwise (``--map``).
+    by_content: bool = True
 
     @abstractmethod
     def sniff(self, probe: Probe) -> bool:

@@ -205,7 +205,9 @@ def _run(bench: Mapping[str, object], path: Path, index: int, count: int, option
     data = str(loader.get("data") or "")
     m_in, m_out = re.search(r"prompt_tokens=(\d+)", data), re.search(r"output_tokens=(\d+)", data)
     if m_in and m_out:
-        dims["request_mix"] = Dimension(request_mix(float(m_in.group(1)), float(m_out.group(1))), "declared")
+        dims["request_mix"] = Dimension(
+            request_mix(float(m_in.group(1)), float(m_out.group(1)), "configured"), "declared"
+        )
     strategy = str(strategy_obj.get("type_") or "?")
     rate = strategy_obj.get("rate")
     rate_value = strict_number(rate, path, f"{where}.args.strategy.rate")

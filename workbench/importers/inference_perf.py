@@ -293,10 +293,12 @@ def _run(
         sp = _section(data, "data.shared_prefix", config_file)
         if sp:
             mix = request_mix(
-                number(sp.get("system_prompt_len")) + number(sp.get("question_len")), number(sp.get("output_len"))
+                number(sp.get("system_prompt_len")) + number(sp.get("question_len")),
+                number(sp.get("output_len")),
+                f"configured, shared prefix {sp.get('system_prompt_len')}",
             )
             if mix:
-                dims["request_mix"] = Dimension(f"{mix} (shared prefix {sp.get('system_prompt_len')})", "declared")
+                dims["request_mix"] = Dimension(mix, "declared")
         load = _section(load_cfg, "load", config_file)
         sweep = _section(load, "load.sweep", config_file)
         if stage is not None and "requested_rate" in summary:
@@ -325,7 +327,9 @@ def _run(
     if measured:
         meta["measured_lengths"] = measured
         if "request_mix" not in dims:
-            mix = request_mix(measured.get("prompt_median", math.nan), measured.get("output_median", math.nan))
+            mix = request_mix(
+                measured.get("prompt_median", math.nan), measured.get("output_median", math.nan), "median"
+            )
             if mix:
                 dims["request_mix"] = Dimension(mix, "derived")
     if not warnings:

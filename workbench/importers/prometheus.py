@@ -167,8 +167,40 @@ def _engine_name(scrape: prom_text.Scrape) -> str | None:
     return None
 
 
+def two_processes(before: prom_text.Scrape, after: prom_text.Scrape, deltas: dict[str, prom_text.FamilyDelta]) -> str:
+    """Why the two scrapes cannot be one server's window (``""`` when nothing says so): another
+    process start time, another cache configuration, or a counter that went backwards."""
+    started_b = sorted(v for _, v in before.gauge_values("process_start_time_seconds"))
+    started_a = sorted(v for _, v in after.gauge_values("process_start_time_seconds"))
+    if started_b and started_a and started_b != started_a:
+        return (
+            f"process_start_time_seconds is {started_b[0]:.0f} before and {started_a[0]:.0f} after: the server was "
+            f"started again between the scrapes"
+        )
+    config_b = {labels for labels, _ in before.values("vllm:cache_config_info")}
+    config_a = {labels for labels, _ in after.values("vllm:cache_config_info")}
+    if config_b and config_a and config_b != config_a:
+        b, a = dict(next(iter(config_b))), dict(next(iter(config_a)))
+        changed = [f"{k} {b.get(k)} -> {a.get(k)}" for k in sorted(set(b) | set(a)) if b.get(k) != a.get(k)]
+        return f"vllm:cache_config_info differs ({', '.join(changed[:4])}): two server configurations"
+    backwards = [(name, d.went_down) for name, d in sorted(deltas.items()) if d.went_down]
+    if backwards:
+        shown = ", ".join(f"{name} {how}" for name, how in backwards[:3])
+        more = f" and {len(backwards) - 3} more" if len(backwards) > 3 else ""
+        return f"{len(backwards)} counter(s) went backwards ({shown}{more}): a restart or another server"
+    return ""
+
+
 def window_run(before: prom_text.Scrape, after: prom_text.Scrape, options: ImportOptions) -> RunRecord:
     deltas, problems = prom_text.difference(before, after)
+    if before.path is not None:  # a pair (a single scrape is read against zeros, the server's start)
+        why = two_processes(before, after, deltas)
+        if why:
+            raise BadInput(
+                after.path,
+                f"not the same server as {before.path.name}: {why}; a --scrape-pair is two scrapes of one running "
+                f"server (import each alone for its totals since start)",
+            )
     summary: dict[str, float | dict[str, object]] = {}  # meta["summary"]: scalars and statistics blocks
     families: dict[str, dict[str, object]] = {}
     for key, names in PHASE_HISTOGRAMS.items():

@@ -40,6 +40,7 @@ import numpy as np
 
 from store.records import SAMPLES, Dimension, RunRecord, Work
 from workbench.errors import BadInput, UsageError
+from workbench.formats import fixed_width
 from workbench.formats.inference_records import json_safe
 from workbench.importers.base import READ_ERRORS, Importer, ImporterOption, ImportOptions, Probe, open_binary
 
@@ -84,9 +85,14 @@ class SacctImporter(Importer):
     )
 
     def sniff(self, probe: Probe) -> bool:
-        first = probe.text.lstrip("\ufeff").split("\n", 1)[0]
+        first, _, rest = probe.text.lstrip("\ufeff").partition("\n")
         # A headerless record (--noheader) is taken too: read() needs --sacct-fields for it.
-        return _is_sacct_header(first) or _is_sinfo_header(first) or _looks_headerless(probe.text)
+        return (
+            _is_sacct_header(first)
+            or _is_sinfo_header(first)
+            or _is_fixed_width(first, rest.split("\n", 1)[0])
+            or _looks_headerless(probe.text)
+        )
 
     def read(self, paths: list[Path], options: ImportOptions) -> Iterator[RunRecord]:
         folders: dict[Path, dict[str, list[Path]]] = defaultdict(lambda: {"sacct": [], "sinfo": []})
@@ -114,9 +120,12 @@ def _first_line(path: Path) -> str:
 
 
 def _delimiter(header: str) -> str | None:
-    """The delimiter that splits the header into plain column names, including JobID."""
+    """The delimiter that splits the header into plain column names, including JobID: the
+    usual ones first (``|``, GCM's ``|#``...), then any other single character of the header
+    that is not part of a name (``sacct --delimiter=~``)."""
     header = header.rstrip("\r\n")
-    for delim in ("|#", "|", ";", "\t", ",", "#", ":"):
+    others = dict.fromkeys(ch for ch in header if not (ch.isalnum() or ch in "_()/"))
+    for delim in ("|#", "|", ";", "\t", ",", "#", ":", *others):
         if delim not in header:
             continue
         names = [n.strip() for n in header.split(delim)]
@@ -126,6 +135,11 @@ def _delimiter(header: str) -> str | None:
             if all(_COLUMN.match(n) for n in names):
                 return delim
     return None
+
+
+def _is_fixed_width(header: str, second: str) -> bool:
+    """sacct's default layout: a header naming JobID over a line of dashes (no ``-P``)."""
+    return fixed_width.is_dash_line(second) and bool({"JobID", "JobIDRaw"} & set(header.split()))
 
 
 def _is_sacct_header(line: str) -> bool:
@@ -289,6 +303,8 @@ class Chunk:
     lines: list[str] = field(default_factory=list)
     line_numbers: list[int] = field(default_factory=list)
     malformed: list[int] = field(default_factory=list)
+    fixed_width: bool = False  # read from sacct's fixed-width layout (no -P)
+    cut: Counter[str] = field(default_factory=Counter)  # fields the writer cut short ('+'), by column
 
 
 def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = None) -> Iterator[Chunk]:
@@ -305,8 +321,15 @@ def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = N
         if len(header_raw) > MAX_LINE:
             raise BadInput(path, f"header line longer than {MAX_LINE} bytes", where="line 1")
         header_line = header_raw.decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r\n")
+        second_raw = stream.readline(MAX_LINE + 1)  # a line of dashes: the fixed-width layout
+        second = second_raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        if fields is None and _is_fixed_width(header_line, second):
+            yield from _fixed_chunks(stream, path, header_raw.lstrip(b"\xef\xbb\xbf"), second_raw, rows)
+            return
+        if len(second_raw) > MAX_LINE:
+            raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where="line 2")
         delim = _delimiter(header_line)
-        first_record: list[list[str]] = []
+        first_record: list[list[str]] = [[second]] if second_raw else []
         if delim is None and fields is None:
             if _headerless_delimiter(header_line):
                 raise BadInput(
@@ -332,7 +355,7 @@ def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = N
                 )
             trailing = header_line.rstrip().endswith(delim) and len(header_line.split(delim)) == len(fields) + 1
             header = list(fields)
-            first_record = [[header_line]]  # no header: the first line is a record
+            first_record = [[header_line, second] if second_raw else [header_line]]  # no header: a record
             line_no = 0
         else:
             header = [n.strip() for n in header_line.split(delim)]
@@ -378,6 +401,60 @@ def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = N
         if pending:
             chunk.malformed.append(pending_start)  # the file ends inside a record
         yield chunk
+
+
+# Joins the fields of a fixed-width record: a character no sacct field holds.
+_UNIT = "\x1f"
+_STATES = (
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "RUNNING",
+    "PENDING",
+    "OUT_OF_MEMORY",
+    "NODE_FAIL",
+    "PREEMPTED",
+    "REQUEUED",
+    "SUSPENDED",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "RESIZING",
+    "REVOKED",
+)
+
+
+def _uncut(name: str, value: str) -> str:
+    """A field sacct cut short (``+``): a job id stays as printed (a name, never a figure), a
+    state is the one state it can only be the start of; anything else is unknown."""
+    if name in ("JobID", "JobIDRaw"):
+        return value
+    if name == "State":
+        stem = value.rstrip("+")
+        found = [s for s in _STATES if s.startswith(stem.split(" ", 1)[0])]
+        return found[0] if len(found) == 1 else ""
+    return ""
+
+
+def _fixed_chunks(stream: IO[bytes], path: Path, header: bytes, dashes: bytes, rows: int) -> Iterator[Chunk]:
+    """Chunks of sacct's fixed-width layout, fields joined by ``_UNIT``; every cut field counted."""
+    layout = fixed_width.Layout.of(header.rstrip(b"\r\n"), dashes.rstrip(b"\r\n"))
+    if not ({"JobID", "JobIDRaw"} & set(layout.names)):
+        raise BadInput(path, "header has no JobID column", where="line 1")
+    chunk = Chunk(list(layout.names), len(layout.names), _UNIT, fixed_width=True)
+    for number, line in fixed_width.records(stream, layout, 2, MAX_LINE):
+        if len(line) > MAX_LINE:
+            raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where=f"line {number}")
+        values, cut = layout.cut(line)
+        for i in cut:
+            chunk.cut[layout.names[i]] += 1
+            values[i] = _uncut(layout.names[i], values[i])
+        chunk.lines.append(_UNIT.join(v.replace(_UNIT, " ") for v in values))
+        chunk.line_numbers.append(number)
+        if len(chunk.lines) >= rows:
+            yield chunk
+            chunk = Chunk(list(layout.names), len(layout.names), _UNIT, fixed_width=True)
+    yield chunk
 
 
 def _blocks(stream: IO[bytes], path: Path) -> Iterator[list[str]]:
@@ -467,6 +544,9 @@ class _Collector:
         self.clusters: set[str] = set()
         self.reasons: Counter[str] = Counter()
         self.has_eligible = False
+        self.columns: set[str] = set()  # the header's column names
+        self.cut: Counter[str] = Counter()  # fields sacct cut short, by column (fixed-width layout)
+        self.fixed_width = False
         self.gang_cache: dict[tuple[str, ...], tuple[float, str]] = {}
         self.shifts: dict[float, float] = {}
 
@@ -480,6 +560,9 @@ class _Collector:
         if "JobID" not in idx and "JobIDRaw" not in idx:
             raise BadInput(self.path, "header has no JobID column", where="line 1")
         self.has_eligible = self.has_eligible or "Eligible" in idx
+        self.columns.update(idx)
+        self.cut.update(chunk.cut)
+        self.fixed_width = self.fixed_width or chunk.fixed_width
         flat = chunk.delim.join(chunk.lines).split(chunk.delim)
         n, stride = len(chunk.lines), chunk.stride
         if len(flat) != n * stride:  # cannot happen: every line was counted
@@ -657,13 +740,13 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         keep = (present_from < we) & ~(np.isfinite(end) & (end < ws))
         if not keep.any():
             raise BadInput(sacct_paths[0], "no job is present in the window given by --from/--to")
+    # Only the time columns the file has: a column it lacks is absent (unknown), never a
+    # column of blanks that reads as "no job started" (the fleet lens check says what is missing).
+    times = [name.lower() for name in TIME_COLUMNS if any(name in c.columns for c in collectors)]
     samples = {
         "job": job_col[keep],
         "gpus": arrays["gpus"][keep],
-        "submit": sub[keep],
-        "eligible": eli[keep],
-        "start": sta[keep],
-        "end": end[keep],
+        **{name: arrays[name][keep] for name in ("submit", "eligible", "start", "end") if name in times},
         "state": state_col[keep],
     }
 
@@ -685,7 +768,7 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
     kinds = set(device_types) | set(sinfo_meta.get("device_types", []))
     if kinds:
         dims["device_types"] = Dimension(",".join(sorted(kinds)), "measured")
-    known_eligible = int(np.isfinite(samples["eligible"]).sum())
+    known_eligible = int(np.isfinite(samples["eligible"]).sum()) if "eligible" in samples else 0
     if has_eligible_col and known_eligible:
         dims["eligibility_history"] = Dimension(
             "recorded"
@@ -699,11 +782,7 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
             f"{len(malformed)} malformed record(s) skipped (field count differs from the header): "
             f"{', '.join(malformed[:5])}"
         )
-    if not has_eligible_col:
-        warnings.append(
-            "no Eligible column: queue wait (Start − Eligible) is unknown; Start − Submit would count holds and "
-            "dependencies"
-        )
+    warnings.extend(_layout_notes(collectors))
     ambiguous = sum(c.ambiguous for c in clocks)
     if ambiguous:
         warnings.append(
@@ -712,7 +791,7 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         )
     if math.isnan(capacity):
         warnings.append("pool capacity unknown (import an sinfo file beside the sacct output)")
-    gpu_seconds = _gpu_seconds(samples, ws, we)
+    gpu_seconds = _gpu_seconds(samples, ws, we) if "start" in samples else NAN
     label = options.label or f"sacct {folder.name or folder}"
     meta: dict[str, object] = {  # JSON once json_safe has taken out the non-finite numbers
         "source_format": "slurm sacct",
@@ -737,12 +816,32 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
             "kind": "steady",
             "policy": "sacct window"
             + (" (--from/--to)" if params.get("window_from") or params.get("window_to") else " (span of the data)"),
-        },
+        }
+        if times
+        else {"kind": "unknown", "policy": "no Submit, Eligible, Start or End column: jobs without a window"},
         work=Work("GPU-hours", gpu_seconds / 3600.0) if math.isfinite(gpu_seconds) else Work("GPU-hours"),
         meta=json_safe(meta),
         tables={SAMPLES: samples},
         sources=[*sacct_paths, *sinfo_paths],
     )
+
+
+def _layout_notes(collectors: list[_Collector]) -> list[str]:
+    """What the layout of the files lost: sacct's fixed-width table cuts long fields short."""
+    if not any(c.fixed_width for c in collectors):
+        return []
+    cut: Counter[str] = sum((c.cut for c in collectors), Counter())
+    lost = (
+        f"; {sum(cut.values()):,} field(s) were cut short by sacct ('+'), read as unknown (a job id as printed): "
+        + ", ".join(f"{name} {count:,}" for name, count in cut.most_common())
+        if cut
+        else ""
+    )
+    return [
+        "read from sacct's fixed-width layout: fields longer than their column are cut and lose information"
+        + lost
+        + "; sacct -P (--parsable2) prints every field whole"
+    ]
 
 
 def _window_bound(value: Any, clock: LocalClock, flag: str) -> float:
@@ -763,7 +862,8 @@ def _gpu_seconds(s: dict[str, np.ndarray], ws: float, we: float) -> float:
     if not (math.isfinite(ws) and math.isfinite(we)):
         return NAN
     run_from = np.clip(s["start"], ws, we)
-    run_to = np.clip(np.where(np.isfinite(s["end"]), s["end"], we), ws, we)
+    end = s.get("end", np.full(len(s["start"]), np.nan))
+    run_to = np.clip(np.where(np.isfinite(end), end, we), ws, we)
     ran = np.isfinite(s["start"]) & (run_to > run_from)
     return float(
         (s["gpus"][ran] * (run_to[ran] - run_from[ran])).sum()

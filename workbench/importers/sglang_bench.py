@@ -17,7 +17,7 @@ from store.records import Dimension, RunRecord
 from workbench.formats import bench_json, engine_config
 from workbench.formats.key_sets import KeySet, matching
 from workbench.formats.inference_records import as_object, inference_run, number, request_mix, strict_number
-from workbench.formats.load_sweep import group_levels, load_meta
+from workbench.formats.load_sweep import ALL_AT_ONCE, group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
 
 
@@ -84,7 +84,7 @@ def _run(obj: Mapping[str, object], path: Path, line: int, index: int | None, op
         dims["engine_revision"] = Dimension(f"sglang {info['version']}", "measured")
     if obj.get("dataset_name") == "random" and obj.get("random_range_ratio") == 1.0:
         # Fixed lengths only when range ratio is 1 (SGLang's 0 means uniform [1, len]).
-        mix = request_mix(number(obj.get("random_input_len")), number(obj.get("random_output_len")))
+        mix = request_mix(number(obj.get("random_input_len")), number(obj.get("random_output_len")), "configured")
         if mix:
             dims["request_mix"] = Dimension(mix, "declared")
     workload = {
@@ -132,7 +132,7 @@ def _run(obj: Mapping[str, object], path: Path, line: int, index: int | None, op
     meta["load"] = load_meta(
         requested_rate=rate_value,
         concurrency=concurrency,
-        strategy=(str(rate) if isinstance(rate, str) else "poisson") if rate is not None else None,
+        strategy=_strategy(rate),
         achieved_rate=summary.get("request_throughput"),
     )
     setup = {k: v for k, v in workload.items() if k not in ("request_rate", "max_concurrency")}
@@ -148,10 +148,21 @@ def _run(obj: Mapping[str, object], path: Path, line: int, index: int | None, op
     )
     if "request_mix" not in run.dimensions and number(summary.get("requests_completed")) > 0:
         c = summary["requests_completed"]
-        mix = request_mix(number(summary.get("total_input_tokens")) / c, number(summary.get("total_output_tokens")) / c)
+        mix = request_mix(
+            number(summary.get("total_input_tokens")) / c, number(summary.get("total_output_tokens")) / c, "mean"
+        )
         if mix:
             run.dimensions["request_mix"] = Dimension(mix, "derived")
     itl = bench_json.itl_table(obj, path, where)
     if itl:
         run.tables["itl"] = itl
     return run
+
+
+def _strategy(rate: object) -> str | None:
+    """How requests were sent: Poisson at a rate, every one at once (``"inf"``), or the tool's word."""
+    if rate is None:
+        return None
+    if not isinstance(rate, str):
+        return "poisson"
+    return ALL_AT_ONCE if rate.strip().lower() in ("inf", "infinity") else rate

@@ -24,7 +24,7 @@ from workbench.formats import bench_json
 from workbench.formats.engine_config import dimensions as engine_dimensions
 from workbench.formats.key_sets import KeySet, matching
 from workbench.formats.inference_records import inference_run, number, request_mix, strict_number
-from workbench.formats.load_sweep import group_levels, load_meta
+from workbench.formats.load_sweep import ALL_AT_ONCE, group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
 
 if TYPE_CHECKING:
@@ -100,6 +100,13 @@ class VllmBenchImporter(Importer):
             origin="minimal, derived from vllm/benchmarks/benchmark_serving.py",
         ),
         KeySet(
+            "latency statistics only (no throughput, no duration)",
+            ("model_id",),
+            any_of=("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "mean_itl_ms"),
+            sample="shapes/vllm_statistics_only.json",
+            origin="minimal, derived from vllm/benchmarks/serve.py, kept to its TTFT/TPOT/ITL statistics",
+        ),
+        KeySet(
             "throughput only (no TTFT statistics)",
             ("model_id", "request_throughput"),
             sample="inference/vllm_bench_summaries.jsonl",
@@ -168,7 +175,7 @@ def result_run(
     dims.update(engine_dimensions(config, "declared"))
     in_len = number(metadata.get("input_len", metadata.get("random_input_len")))
     out_len = number(metadata.get("output_len", metadata.get("random_output_len")))
-    mix = request_mix(in_len, out_len)
+    mix = request_mix(in_len, out_len, "configured")
     if mix:
         dims["request_mix"] = Dimension(mix, "declared")
     rate = obj.get("request_rate")
@@ -187,6 +194,9 @@ def result_run(
     if isinstance(rate, str) and rate.strip().lower() not in ("inf", "infinity"):
         strict_number(rate, path, f"{where}: request_rate")
     summary = bench_json.flat_summary(obj, path, where)
+    planned = strict_number(obj.get("num_prompts"), path, f"{where}: num_prompts")
+    if planned > 0:  # every prompt is sent: completed against planned is the error rate of a summary
+        summary["requests_planned"] = planned
     samples = None
     tables: dict[str, dict[str, np.ndarray]] = {}
     if bench_json.has_arrays(obj, path, where):
@@ -224,7 +234,7 @@ def result_run(
         concurrency=None if math.isnan(concurrency) else concurrency,
         strategy=None
         if rate is None
-        else "inf rate"
+        else ALL_AT_ONCE
         if rate_value is None
         else "poisson"
         if burstiness == 1.0
@@ -253,7 +263,7 @@ def result_run(
             number(summary.get(k)) for k in ("requests_completed", "total_input_tokens", "total_output_tokens")
         )
         if completed > 0:
-            mix = request_mix(tin / completed, tout / completed)
+            mix = request_mix(tin / completed, tout / completed, "mean")
             if mix:
                 run.dimensions["request_mix"] = Dimension(mix, "derived")
     run.tables.update(tables)

@@ -28,7 +28,7 @@ from store.engine import work_dir
 from store.records import RunRecord
 from workbench.errors import EXIT_REFUSED, BadInput, UsageError, WbError
 from workbench.importers.native import IMPORTER, read_capture
-from workbench.ingest import sha256_file
+from workbench.ingest import check_samples, sha256_file
 from workbench.rerun import strays
 from workbench.rerun.plan import Environment, Plan, schedule, warmup_slots
 from workbench.rerun.preflight import Preflight, compare_environments, run_preflight
@@ -397,6 +397,7 @@ class Executor:
         if record.lens != self.plan.lens:
             outcome.reason = f"invalid capture: lens {record.lens!r}, the plan's lens is {self.plan.lens!r}"
             return
+        check_samples(record)  # what a sample means, as at every import
         value, why = run_statistic(record, self.plan)
         if value is None:
             outcome.reason = f"invalid capture: {why}"

@@ -137,6 +137,7 @@ def command(
         )
     for path, why in report.skipped:
         err.print(f"skipped {markup_safe(path)}: {markup_safe(why)}")
+    notes = dict(report.notes)
     for path, run_ids in report.imported:
         runs = ", ".join(map(str, run_ids)) if run_ids else "no runs"
         click.echo(f"imported {clean(path)} -> run {runs}")  # a file name found in a directory is untrusted
@@ -146,6 +147,9 @@ def command(
                     f"  run {run.id}: each step is {markup_safe(run.window['step_is'])}; compare it only with "
                     f"forward-only traces"
                 )
+        for run_id in run_ids:  # what the lens check found, and the importer's warnings (docs/lenses.md)
+            for note in notes.pop(run_id, ()):
+                err.print(f"  run {run_id}: {markup_safe(note)}", highlight=False)
     for path, run_ids in report.linked:
         err.print(
             f"read again with the new files (already stored): {markup_safe(path)} -> run {', '.join(map(str, run_ids))}"

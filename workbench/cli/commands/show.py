@@ -10,6 +10,8 @@ from workbench.cli import remote
 from workbench.cli.context import emit_json, open_store_from, stdout_console
 from workbench.compare.findings_render import findings_block, window_lines
 from workbench.compare.host_activity import HostReport, render_host
+from store.run_meta import RunMeta
+from workbench.formats.load_sweep import ALL_AT_ONCE
 from workbench.run_documents import show_document
 from workbench.textsafe import markup_safe as esc
 
@@ -65,6 +67,17 @@ def _print_summary(console, summary: object) -> None:
         console.print("summary: " + ", ".join(f"{esc(k)}={esc(_fmt(v))}" for k, v in scalars.items()))
 
 
+def load_words(load: dict, fmt) -> str:
+    """A run's load in words: every request at once is said so, never "requested unknown req/s"."""
+    rate, strategy = load.get("requested_rate"), load.get("strategy")
+    requested = (
+        "all requests at once"
+        if rate is None and strategy == ALL_AT_ONCE
+        else f"requested {fmt(rate)} req/s, strategy {fmt(strategy)}"
+    )
+    return f"{requested}, concurrency {fmt(load.get('concurrency'))}; achieved {fmt(load.get('achieved_rate'))} req/s"
+
+
 def print_run(doc: dict) -> None:
     """Draw a ``wb show --json`` document (local or served)."""
     from rich.table import Table  # Rich (~40 ms): only to draw, never for --json
@@ -84,14 +97,12 @@ def print_run(doc: dict) -> None:
     if doc["quality"]:
         console.print("quality: " + ", ".join(f"{esc(k)}={_fmt(v)}" for k, v in doc["quality"].items()))
     console.print(f"samples: {doc['samples']:,}")
+    for note in RunMeta.of(doc["meta"]).notes:  # the lens check's findings and the importer's warnings
+        console.print(f"note: {esc(note)}", highlight=False)
     _print_summary(console, doc["meta"].get("summary"))
     load, sweep = doc["meta"].get("load"), doc["meta"].get("sweep")
     if isinstance(load, dict):
-        console.print(
-            f"load: requested {esc(_fmt(load.get('requested_rate')))} req/s, concurrency "
-            f"{esc(_fmt(load.get('concurrency')))}, "
-            f"strategy {esc(_fmt(load.get('strategy')))}; achieved {esc(_fmt(load.get('achieved_rate')))} req/s"
-        )
+        console.print(f"load: {esc(load_words(load, _fmt))}")
     if isinstance(sweep, dict):
         console.print(
             f"sweep: {esc(sweep.get('id'))} {esc(sweep.get('label'))!r}, level {_fmt((sweep.get('level') or 0) + 1)} "
