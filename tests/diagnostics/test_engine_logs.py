@@ -127,7 +127,9 @@ def test_the_file_date_is_never_the_context(tmp_path):
 
 
 def test_another_input_lends_its_year_when_the_file_has_none(tmp_path):
-    (tmp_path / "serve.log").write_text("ERROR 10-21 12:31:05 [core.py:708] torch.OutOfMemoryError: CUDA out of memory.\n")
+    (tmp_path / "serve.log").write_text(
+        "ERROR 10-21 12:31:05 [core.py:708] torch.OutOfMemoryError: CUDA out of memory.\n"
+    )
     (tmp_path / "kern.log").write_text("2024-10-21T12:31:09+00:00 node kernel: NVRM: Xid (PCI:0000:3b:00): 43, pid=9\n")
     d = diagnose([tmp_path / "serve.log", tmp_path / "kern.log"])
     oom = next(e for e in d.events if e.kind == "cuda_oom")
@@ -227,7 +229,7 @@ def test_kv_cache_refusal_is_classified_with_what_vllm_states():
 )
 def test_kv_cache_refusal_variants(tmp_path, line, values):
     log = tmp_path / "serve.log"
-    log.write_text(f"Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n{line}\n")
+    log.write_text(f'Traceback (most recent call last):\n  File "x.py", line 1, in f\n{line}\n')
     (e,) = logs.parse_file(log)
     assert (e.kind, e.role) == ("kv_cache_config", "failure")
     assert e.values == values

@@ -334,7 +334,8 @@ def _observations(d: Diagnosis) -> list[Observation]:
     for e in _first_per(d.events, "cuda_oom", lambda e: (e.host, e.rank)):
         req = e.values.get("requested")
         add(
-            f"CUDA out-of-memory on {e.origin}" + (f" (tried to allocate {req})" if req else "")
+            f"CUDA out-of-memory on {e.origin}"
+            + (f" (tried to allocate {req})" if req else "")
             + f" {_when(e.time) if e.time is not None else _at(e)}.",
             [e.evidence()],
         )

@@ -7,9 +7,9 @@ Line shapes, by writer: systemd-networkd ``IFACE: Lost carrier`` / ``Gained carr
 ``Link DOWN`` / ``Link UP``; dhcpcd and others ``IFACE: carrier lost`` / ``lost carrier``;
 NIC drivers (mlx5 ``IFACE: Link down``/``Link up``, e1000e/ixgbe ``IFACE: NIC Link is Down``,
 igb ``IFACE NIC Link is Down``); not the kernel's ``ADDRCONF(NETDEV_CHANGE): IFACE: link
-becomes ready``, which every new container interface logs; PCIe AER ``AER: Corrected error received: BDF`` (newer kernels ``Correctable error
-message received from BDF``); chronyd ``System clock was stepped by S seconds`` and ntpd
-``clock_step +S s``.
+becomes ready``, which every new container interface logs; PCIe AER ``AER: Corrected error
+received: BDF`` (newer kernels ``Correctable error message received from BDF``); chronyd
+``System clock was stepped by S seconds`` and ntpd ``clock_step +S s``.
 """
 
 from __future__ import annotations

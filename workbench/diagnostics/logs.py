@@ -692,7 +692,9 @@ def parse_file(
     return events
 
 
-def _scan(fh: IO[bytes], first: bytes = b"", anchors: list[tuple[int, float]] | None = None) -> Iterator[tuple[int, str]]:
+def _scan(
+    fh: IO[bytes], first: bytes = b"", anchors: list[tuple[int, float]] | None = None
+) -> Iterator[tuple[int, str]]:
     """(line number, line) of the lines that may carry a signature.
 
     Blocks are searched with ``str.find`` per keyword (C speed) instead of running every

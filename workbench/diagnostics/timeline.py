@@ -130,8 +130,8 @@ def first_failure(events: list[Event], policy: ClockPolicy) -> FirstFailure:
                 "named",
                 earliest,
                 [earliest],
-                reason=f"is the earliest failure line (line {earliest.line}) of the only log with failures, whose lines "
-                "are in the order they were written; no failure has a placed time stamp to order by",
+                reason=f"is the earliest failure line (line {earliest.line}) of the only log with failures, whose "
+                "lines are in the order they were written; no failure has a placed time stamp to order by",
                 only_consequences=only_consequences,
             )
         return FirstFailure(
