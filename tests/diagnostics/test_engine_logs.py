@@ -282,3 +282,20 @@ def test_one_link_down_is_not_called_a_flap(tmp_path):
     (text,) = [o.text for o in diagnose([log]).observations]
     assert text.startswith("Link eno1 on n1 went down 1 time and came up 0 times at 10-21 03:12:40 (year unknown)")
     assert "flap" not in text
+
+
+def test_every_phase_and_host_event_line_is_scanned():
+    """logs.py reads only lines with a keyword: each phase text and sample line must carry one."""
+    from workbench.diagnostics import engine_logs
+
+    lines = [text for text, _ in engine_logs.STARTUP_PHASES] + [
+        "ib6: Lost carrier",
+        "mlx5_core 0000:d2:00.0 ib6: Link down",
+        "igb 0000:01:00.0 eth0: igb: eth0 NIC Link is Up 1000 Mbps",
+        "pcieport 0000:00:03.0: AER: Correctable error message received from 0000:3b:00.0",
+        "chronyd[1203]: System clock was stepped by 2.5 seconds",
+        "ValueError: No available memory for the cache blocks.",
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+    ]
+    for line in lines:
+        assert any(k in line for k in logs._KEYWORDS), line

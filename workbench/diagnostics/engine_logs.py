@@ -61,17 +61,16 @@ STARTUP_PHASES: tuple[tuple[str, str], ...] = (
     ("fired up and ready to roll", "serving"),
 )
 
-# Every line this module reads contains one of these (logs.py scans only such lines).
+# Every line this module reads contains one of these (logs.py scans only such lines; each
+# keyword is one pass over a block, so they are few and short: "aptur" is Capturing/Capture).
 KEYWORDS = (
     "KV cache",
     "cache blocks",
     "mem-fraction-static",
-    "Starting to load model",
-    "Load weight begin",
+    "aptur",
+    "load model",
+    "Load weight",
     "Memory pool end",
-    "Capturing",
-    "Capture cuda graph",
-    "Graph capturing",
     "startup complete",
     "ready to roll",
 )

@@ -39,7 +39,7 @@ _MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
 
 _RANK_PREFIX = re.compile(r"^\[(?:rank|Rank|RANK)\s*(\d+)\]:?\s?")
 _ANSI = re.compile(r"\x1b\[[0-9;]{0,16}[A-Za-z]")
-_COMPOSE_PREFIX = re.compile(r"^[\w.-]{1,64}\s+\|\s")  # docker compose: "service  | line"
+_COMPOSE_PREFIX = re.compile(r"^[\w.-]{1,64}\s{1,16}\|\s")  # docker compose: "service  | line"
 # vLLM's worker prefix "(EngineCore_DP0 pid=212) " (vllm/utils _add_prefix), also "(Engine (DP0)) ".
 _PROCESS_PREFIX = re.compile(r"\((?:[^()\n]|\([^()\n]{0,40}\)){1,80}\)\s")
 # vLLM's logger (vllm/logger.py: "%(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d] %(message)s",
@@ -729,22 +729,30 @@ def _scan(
         done += text.count("\n")
 
 
-def _dated_line(text: str, done: int, anchors: list[tuple[int, float]] | None, tries: int = 64) -> None:
-    """Add the first line of ``text`` whose own stamp has a year (not a date in a message)."""
-    pos = 0
-    while anchors is not None and tries:
-        m = _DATE_HINT.search(text, pos)
-        if m is None:
-            return
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", m.start())
-        stamp: _Stamp = {}
-        if m.start() - start <= 160:
-            _read_prefixes(text[start:end], stamp)
-        if "time" in stamp:
-            anchors.append((done + 1 + text.count("\n", 0, start), stamp["time"]))
-            return
-        pos, tries = end + 1, tries - 1
+DATE_WINDOW = 64 << 10  # characters at each end of a block searched for a dated line
+
+
+def _dated_line(text: str, done: int, anchors: list[tuple[int, float]] | None) -> None:
+    """Add the first line near each end of ``text`` whose own stamp has a year (not a date
+    in a message). Only the ends are searched: a block with no date at all would cost a
+    regex pass over megabytes, and a log that dates its lines dates them throughout."""
+    if anchors is None:
+        return
+    for lo, hi in ((0, DATE_WINDOW), (max(len(text) - DATE_WINDOW, DATE_WINDOW), len(text))):
+        pos, tries = lo, 64
+        while pos < hi and tries:
+            m = _DATE_HINT.search(text, pos, hi)
+            if m is None:
+                break
+            start = text.rfind("\n", 0, m.start()) + 1
+            end = text.find("\n", m.start())
+            stamp: _Stamp = {}
+            if m.start() - start <= 160:
+                _read_prefixes(text[start:end], stamp)
+            if "time" in stamp:
+                anchors.append((done + 1 + text.count("\n", 0, start), stamp["time"]))
+                break
+            pos, tries = end + 1, tries - 1
 
 
 def _hits(text: str, done: int, window: list[int]) -> Iterator[tuple[int, str]]:
