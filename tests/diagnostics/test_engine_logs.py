@@ -68,6 +68,7 @@ def test_year_option_places_the_stamps():
     # INFO/ERROR 10-21 12:39:28 read as UTC in 2025
     assert d.first.event.time == _utc(2025, 10, 21, 12, 39, 28)
     assert d.first.event.naive and "year 2025 given with --year" in d.first.event.notes
+    assert "1 stamp without a year read in 2025 (given with --year)" in d.clock_notes  # the ERROR line
     doc = json.loads(
         CliRunner().invoke(cli, ["diagnose", "--json", "--year", "2025", str(GRAPH_OOM)], catch_exceptions=False).stdout
     )

@@ -1,6 +1,6 @@
 """Step-less traces, under-recorded kernels and old Nsight exports (issue 44).
 
-The files are tests/data/training/{stepless,cuda-graph}/*.json.gz and nsys/schema2.sqlite,
+The files are tests/data/training/{stepless,cuda-graph}/*.json.gz and nsys-schema2/schema2.sqlite,
 written by tests/data/training/make_traces.py from PyTorch 2.5's profiler output format
 (its docstring states the figures checked here by hand)."""
 
@@ -162,7 +162,7 @@ def test_launch_coverage_counts_graph_launches():
 
 
 def test_an_nsys_export_of_schema_2_is_refused_with_its_table_and_the_way_forward():
-    path = DATA / "nsys" / "schema2.sqlite"
+    path = DATA / "nsys-schema2" / "schema2.sqlite"
     with pytest.raises(BadInput) as err:
         list(NSYS.read([path], ImportOptions()))
     text = str(err.value)

@@ -52,7 +52,7 @@ def place(events: list[Event], policy: ClockPolicy) -> list[str]:
     years = Counter(datetime.fromtimestamp(e.time, timezone.utc).year for e in events if e.time is not None)
     year = policy.year or (years.most_common(1)[0][0] if years else None)
     source = "given with --year" if policy.year else "taken from other stamps in the inputs"
-    unplaced_partial = 0
+    unplaced_partial = dated = 0
     for e in events:
         if e.time is None and e.partial is not None:
             if year is None:
@@ -63,11 +63,13 @@ def place(events: list[Event], policy: ClockPolicy) -> list[str]:
                 e.time = e.partial.at(year)
             except ValueError:
                 continue
-            e.naive = True
+            e.naive, dated = True, dated + 1
             e.notes.append(f"year {year} {source}")
         if e.time is None and e.since_boot is not None and e.host in policy.boot_times:
             e.time = policy.boot_times[e.host] + e.since_boot
             e.notes.append("boot-relative stamp placed with the stated boot time")
+    if dated:
+        notes.append(f"{dated} stamp{'s' if dated != 1 else ''} without a year read in {year} ({source})")
     if unplaced_partial:
         notes.append(
             f"{unplaced_partial} events have stamps without a year and no dated line in their file or the other "

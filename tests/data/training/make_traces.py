@@ -19,7 +19,7 @@ Figures the tests check by hand are stated here:
   (1..30) lasts ``200 + 3 * (k % 4)`` ms: it starts with the data loader's ``__next__``
   and ends where its ``Optimizer.step#SGD.step`` ends, exactly where the next begins.
 - ``stepless/no-annotations.json.gz``: the same work with neither annotation (nor steps).
-- ``nsys/schema2.sqlite``: an Nsight Systems export of schema major 2: the metadata table
+- ``nsys-schema2/schema2.sqlite``: an Nsight Systems export of schema major 2: the metadata table
   is ``EXPORT_META_DATA`` (name, value), as before the 2024 rename to ``META_DATA_EXPORT``,
   and the kernel and runtime tables carry the columns of the 2019 schema reference (nsys
   10.1 user guide, "SQLite Export Schema Reference"). The version value is chosen for the
@@ -209,4 +209,4 @@ if __name__ == "__main__":
     write(HERE / "stepless" / "optimizer-steps.json.gz", stepless(annotated=True))
     write(HERE / "stepless" / "no-annotations.json.gz", stepless(annotated=False))
     write(HERE / "cuda-graph" / "graph-replay.json.gz", graph_replay())
-    schema2(HERE / "nsys" / "schema2.sqlite")
+    schema2(HERE / "nsys-schema2" / "schema2.sqlite")
