@@ -699,8 +699,8 @@ def _scan(
 
     Blocks are searched with ``str.find`` per keyword (C speed) instead of running every
     regex on every line; a torchrun report is passed on whole (its field lines carry no
-    keyword). The first line of each block whose stamp has a year goes to ``anchors``:
-    the context that dates the file's stamps without one.
+    keyword). Near each end of a block, the first line whose stamp has a year goes to
+    ``anchors``: the context that dates the file's stamps without one.
     """
     done = 0  # lines before the current block
     carry = first
