@@ -25,6 +25,7 @@ _TITLES = {
     "shapes": "by shape",
     "memory": "memory pressure",
     "host_bound": "host time",
+    "kernel_coverage": "kernel coverage",
 }
 _STATUS = {"found": "FOUND", "not_found": "not found", "undecided": "undecided"}
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from workbench.diagnostics import xid_catalog
+from workbench.diagnostics import engine_logs, xid_catalog
 from workbench.diagnostics.events import Event
 from workbench.diagnostics.report import Evidence, FailureClassRecord, Retry, Where
 from workbench.diagnostics.timeline import FirstFailure
@@ -76,7 +76,7 @@ def event_class(e: Event) -> str | None:
         return HARDWARE
     if e.kind in ("host_oom_kill", "slurm_oom", "k8s_oomkilled"):
         return CPU_MEMORY
-    if e.kind in ("cuda_oom", "gpu_alloc_failure"):
+    if e.kind in ("cuda_oom", "gpu_alloc_failure", engine_logs.KV_CACHE_KIND):
         return GPU_MEMORY
     if e.kind in ("exception", "segfault"):
         return APPLICATION
@@ -94,12 +94,15 @@ class FailureClass:
     detail: str = ""
     candidates: list[str] = field(default_factory=list)
     xid_action: str | None = None
+    what_changes: str | None = None  # the signature's own retry advice, over the class's
 
     def record(self) -> FailureClassRecord:
         retry = None
         if self.klass in WHAT_CHANGES:
             retry = Retry(
-                rule=RETRY_RULE, what_would_change_it=WHAT_CHANGES[self.klass], xid_action=self.xid_action or None
+                rule=RETRY_RULE,
+                what_would_change_it=self.what_changes or WHAT_CHANGES[self.klass],
+                xid_action=self.xid_action or None,
             )
         return FailureClassRecord(
             klass=self.klass,
@@ -172,9 +175,24 @@ def _of(klass: str, primary: list[Event], events: list[Event], never_entered: li
                 fc.xid_action = f"Xid {info.code} ({info.name}): {info.action}"
                 fc.detail = f"Xid {info.code}: {info.description} [{info.klass}]"
     elif klass == GPU_MEMORY:
-        req = next((e.values.get("requested") for e in primary if e.values.get("requested")), None)
-        fc.detail = f"CUDA allocation failed (tried to allocate {req})" if req else "CUDA allocation failed"
+        _gpu_memory(fc, primary)
     return fc
+
+
+def _gpu_memory(fc: FailureClass, primary: list[Event]) -> None:
+    """Detail and retry advice of a GPU-memory class: a KV-cache refusal, or an allocation
+    that failed (in the start-up phase the log named before it)."""
+    kv = next((e for e in primary if e.kind == engine_logs.KV_CACHE_KIND), None)
+    if kv is not None:
+        fc.detail, fc.what_changes = engine_logs.kv_cache_detail(kv.values), engine_logs.KV_CACHE_RETRY
+        return
+    req = next((e.values.get("requested") for e in primary if e.values.get("requested")), None)
+    fc.detail = f"CUDA allocation failed (tried to allocate {req})" if req else "CUDA allocation failed"
+    phase = next((e.values["phase"] for e in primary if e.values.get("phase")), None)
+    if phase is not None:
+        fc.detail += f" during {phase}"
+        if phase == "CUDA graph capture":
+            fc.what_changes = engine_logs.GRAPH_CAPTURE_RETRY
 
 
 def communication_victims(events: list[Event], first: FirstFailure) -> list[Event]:

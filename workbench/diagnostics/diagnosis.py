@@ -14,7 +14,7 @@ from typing import Any
 
 from workbench.diagnostics import classify as cls
 from workbench.diagnostics import flight_recorder as fr
-from workbench.diagnostics import logs, timeline, xid_catalog
+from workbench.diagnostics import host_events, logs, timeline, xid_catalog
 from workbench.diagnostics.events import Event
 from workbench.diagnostics.report import (
     FORMAT,
@@ -102,9 +102,11 @@ def diagnose(
     clock_uncertainty: float = timeline.DEFAULT_CLOCK_UNCERTAINTY_S,
     host_uncertainty: dict[str, float] | None = None,
     boot_times: dict[str, float] | None = None,
+    year: int | None = None,
 ) -> Diagnosis:
-    """Diagnose an incident from files and directories of rank dumps and logs."""
-    policy = timeline.ClockPolicy(clock_uncertainty, dict(host_uncertainty or {}), dict(boot_times or {}))
+    """Diagnose an incident from files and directories of rank dumps and logs; ``year`` dates
+    the stamps without one that their own file does not (``--year``)."""
+    policy = timeline.ClockPolicy(clock_uncertainty, dict(host_uncertainty or {}), dict(boot_times or {}), year)
     skipped: list[SkippedFile] = []
     files = _discover([Path(p) for p in paths], skipped)
     dumps: list[fr.RankDump] = []
@@ -273,6 +275,14 @@ def _when(t: float | None) -> str:
     return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
+def _at(e: Event) -> str:
+    """When an event happened, for a sentence ("at ..."): a stamp without a year says so."""
+    if e.time is not None:
+        return "at " + _when(e.time)
+    stamp = e.values.get("stamp_without_year")
+    return f"at {stamp} (year unknown)" if stamp else "at an unknown time"
+
+
 def _ranks(ranks: list[int]) -> str:
     return ", ".join(str(r) for r in ranks)
 
@@ -296,7 +306,7 @@ def _observations(d: Diagnosis) -> list[Observation]:
             else ""
         )
         add(
-            f"Earliest failure signature: {_describe(e)} on {e.origin} at {_when(e.time)}; it {f.reason}{caveat}.",
+            f"Earliest failure signature: {_describe(e)} on {e.origin} {_at(e)}; it {f.reason}{caveat}.",
             [e.evidence()],
         )
     elif f.status == "undecided":
@@ -318,13 +328,15 @@ def _observations(d: Diagnosis) -> list[Observation]:
         name = f" ({info['name']}, class {info['class']})" if info else " (code not in the bundled catalog)"
         add(
             f"Xid {e.values['code']}{name} on GPU {e.values.get('pci')} of {e.host or 'an unnamed node'} "
-            f"{_when(e.time)}.",
+            f"{_when(e.time) if e.time is not None else _at(e)}.",
             [e.evidence()],
         )
     for e in _first_per(d.events, "cuda_oom", lambda e: (e.host, e.rank)):
         req = e.values.get("requested")
         add(
-            f"CUDA out-of-memory on {e.origin}" + (f" (tried to allocate {req})" if req else "") + f" {_when(e.time)}.",
+            f"CUDA out-of-memory on {e.origin}"
+            + (f" (tried to allocate {req})" if req else "")
+            + f" {_when(e.time) if e.time is not None else _at(e)}.",
             [e.evidence()],
         )
     kills = [e for e in d.events if e.kind in ("host_oom_kill", "slurm_oom", "k8s_oomkilled")]
@@ -407,6 +419,8 @@ def _observations(d: Diagnosis) -> list[Observation]:
                 f"undecided.",
                 [{"missing_dumps": c.missing_dumps}],
             )
+    for text, evidence in host_events.observations(d.events):
+        add(text, evidence)
     for w in d.watchdog:
         if w.never_enqueued:
             add(
@@ -434,10 +448,13 @@ def _describe(e: Event) -> str:
         "sxid": "NVSwitch SXid",
         "slurm_cancel": "Slurm cancel",
         "cuda_device_error": "CUDA device error",
+        "kv_cache_config": "KV-cache configuration refusal",
     }
     text = names.get(e.kind, e.kind)
     if e.kind == "exception":
         text += f" {e.values.get('exception')}"
+    if e.values.get("phase"):
+        text += f" during {e.values['phase']}"
     return text
 
 

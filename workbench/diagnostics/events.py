@@ -13,6 +13,7 @@ a wall clock.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import TypedDict
 
 from workbench.diagnostics.report import EventRecord, EventRole, Evidence, TimelineRow
@@ -85,6 +86,17 @@ EventValues = TypedDict(
         "same_failure_as": str,  # file:line of the stamped line this one restates
         "group": str,
         "never_entered": list[int],
+        "phase": str,  # the start-up phase an engine log had named before this line (engine_logs)
+        "engine": str,  # vllm | sglang: whose KV-cache refusal this is
+        "max_model_len": int,
+        "needed_gib": float,
+        "available_gib": float,
+        "estimated_max_model_len": int,
+        "kv_cache_tokens": int,
+        "interface": str,  # a network link's name (host_events)
+        "state": str,  # down | up
+        "step_s": float,  # a clock step, seconds
+        "stamp_without_year": str,  # "MM-DD HH:MM:SS" of a stamp no year could be found for
     },
     total=False,
 )
@@ -117,6 +129,16 @@ class PartialTime:
     hour: int
     minute: int
     second: float
+
+    def at(self, year: int) -> float:
+        """Epoch seconds of the stamp in ``year``, read as UTC (ValueError: no such day)."""
+        whole = int(self.second)
+        dt = datetime(year, self.month, self.day, self.hour, self.minute, whole, tzinfo=timezone.utc)
+        return dt.timestamp() + (self.second - whole)
+
+    def text(self) -> str:
+        """The stamp as the log wrote it, without a year: ``MM-DD HH:MM:SS``."""
+        return f"{self.month:02d}-{self.day:02d} {self.hour:02d}:{self.minute:02d}:{int(self.second):02d}"
 
 
 @dataclass

@@ -4,8 +4,12 @@ kernel logs (dmesg, ``dmesg -T``, ``dmesg --time-format iso``, ``journalctl -k``
 
 Each file is streamed line by line; every matching line becomes an :class:`Event` with its
 file, line number, raw text and extracted values. Time stamps are read from the line's own
-prefix; stamps without a zone are marked ``naive`` and stamps without a year or relative to
-boot are kept partial (the timeline decides whether they can be placed).
+prefix, after the prefixes that process managers add (ANSI colour, a docker compose service,
+vLLM's ``(EngineCore_DP0 pid=212)``, torchrun's ``[rank3]:``); stamps without a zone are marked
+``naive``. A stamp without a year (vLLM's ``INFO 10-21 12:39:26``, syslog, glog) takes its
+year from the nearest line of the same file whose stamp has one (``log_year``); otherwise it
+stays partial and the timeline decides (``--year``, or other inputs). Boot-relative stamps
+stay so until a boot time is given.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import IO, TypedDict
 
-from workbench.diagnostics import xid_catalog
+from workbench.diagnostics import engine_logs, host_events, log_year, xid_catalog
 from workbench.diagnostics.events import Event, EventValues, PartialTime
 from workbench.diagnostics.report import EventRole
 from workbench.errors import BadInput
@@ -34,6 +38,16 @@ _MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
 # ---------------------------------------------------------------- prefixes (rank, time, host)
 
 _RANK_PREFIX = re.compile(r"^\[(?:rank|Rank|RANK)\s*(\d+)\]:?\s?")
+_ANSI = re.compile(r"\x1b\[[0-9;]{0,16}[A-Za-z]")
+_COMPOSE_PREFIX = re.compile(r"^[\w.-]{1,64}\s{1,16}\|\s")  # docker compose: "service  | line"
+# vLLM's worker prefix "(EngineCore_DP0 pid=212) " (vllm/utils _add_prefix), also "(Engine (DP0)) ".
+_PROCESS_PREFIX = re.compile(r"\((?:[^()\n]|\([^()\n]{0,40}\)){1,80}\)\s")
+# vLLM's logger (vllm/logger.py: "%(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d] %(message)s",
+# datefmt "%m-%d %H:%M:%S"; before v0.6 without the brackets' opening "["): month and day, no year.
+_LEVEL_MONTH_DAY = re.compile(
+    r"^(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?"
+    r"(?: (?:\[[^\]\n]{1,200}\]|[^\s\]]{1,200}\]))?\s?"
+)
 # printk's console level (``<4>[ 1137.351234] ...``: dmesg -r, pstore/ERST dumps, serial consoles).
 _PRINTK_LEVEL = re.compile(r"^<(\d)>(?=\[)")
 _KMSG = re.compile(r"^(\d+),(\d+),(\d+),[^;]*;")
@@ -42,9 +56,14 @@ _DMESG_T = re.compile(r"^\[(?:\w{3}) (\w{3})\s+(\d{1,2}) (\d\d):(\d\d):(\d\d) (\
 _DMESG_ISO = re.compile(
     r"^(?:\w+\s*:\s*\w+\s*:\s*)?(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:[,.](\d+))?(Z|[+-]\d\d:?\d\d)?\s"
 )
+# Python logging's asctime ("2025-10-21 12:39:26,123"), bracketed or not; SGLang adds its ranks
+# inside the brackets ("[2025-10-21 12:39:26 DP0 TP1] ", sglang/srt/utils configure_logger).
 _ISO = re.compile(
-    r"^\[?(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[,.](\d+))?\s?(Z|UTC|[+-]\d\d:?\d\d)?\]?(?:\s|:\s|\s?-\s)"
+    r"^\[?(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[,.](\d+))?\s?(Z|UTC|[+-]\d\d:?\d\d)?"
+    r"(?:(?: [A-Z]{2,4}\d{1,5}){1,4}\]|\]?)(?:\s|:\s|\s?-\s)"
 )
+# Where a line may carry a stamp with a year (verified by reading the line's prefixes).
+_DATE_HINT = re.compile(r"\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d|\[\w{3} \w{3}\s+\d{1,2} \d\d:\d\d:\d\d \d{4}\]")
 _SYSLOG = re.compile(r"^(\w{3})\s+(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))? (\S+) (?:kernel|\S+?)(?:\[\d+\])?: ")
 # glog pads the month (E0321), c10's own logger does not (E321).
 _GLOG = re.compile(r"^\[?[IWEF](\d{1,2}?)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?\s+\S+(?:\s\S+)?\]\s?")
@@ -112,7 +131,9 @@ _SHELL_DEATH = re.compile(
 _SHELL_SIGNALS = {"Aborted": 6, "Segmentation fault": 11, "Killed": 9, "Bus error": 7, "Terminated": 15}
 _K8S_EXIT = re.compile(r"Exit Code:\s*(\d+)|\"exitCode\":\s*(\d+)")
 _TRACEBACK = "Traceback (most recent call last):"
-_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Failure))(?::\s?(.*))?$")
+# A traceback's last line; the bare names ("Exception: ...", "Error: ...") only right after a traceback.
+_EXCEPTION = re.compile(r"^((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Interrupt|Failure))(?::\s?(.*))?$")
+_BARE_EXCEPTIONS = frozenset({"Error", "Exception", "Interrupt", "Failure"})
 _CHILD_FAILED_START = re.compile(r"ChildFailedError|Root Cause \(first observed failure\):")
 _CHILD_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s?(.*)$")
 _CHILD_INDEX = re.compile(r"^\s*\[(\d+)\]:\s*$")
@@ -278,6 +299,8 @@ _KEYWORDS = (
     "Machine Check",
     "NVRM",
     "emap",
+    *engine_logs.KEYWORDS,
+    *host_events.KEYWORDS,
 )
 
 
@@ -382,14 +405,48 @@ def _take_time(line: str, ev: _Stamp) -> str:
         ev["resolution"] = 10.0 ** -len(m.group(6)) if m.group(6) else 1.0
         ev["host"] = m.group(7)
         return line[m.end() :]
-    m = _GLOG.match(line)
-    if m:
-        ev["partial"] = PartialTime(
-            int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)) + _frac(m.group(6))
-        )
-        ev["resolution"] = 10.0 ** -min(len(m.group(6)), 6) if m.group(6) else 1.0
-        return line[m.end() :]
+    for pattern in (_GLOG, _LEVEL_MONTH_DAY):
+        m = pattern.match(line)
+        if m:
+            ev["partial"] = PartialTime(
+                int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)) + _frac(m.group(6))
+            )
+            ev["resolution"] = 10.0 ** -min(len(m.group(6)), 6) if m.group(6) else 1.0
+            return line[m.end() :]
     return line
+
+
+def _strip_process_prefixes(line: str) -> tuple[str, str]:
+    """The line without what process managers put before a program's own output (ANSI
+    colour, a docker compose service name, vLLM's ``(EngineCore_DP0 pid=212)``), and that
+    prefix: the process the line is from, as far as the log says."""
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+    cut = 0
+    m = _COMPOSE_PREFIX.match(line)
+    if m:
+        cut = m.end()
+    m = _PROCESS_PREFIX.match(line, cut)
+    if m:
+        cut = m.end()
+    return line[cut:], line[:cut]
+
+
+def _read_prefixes(line: str, stamp: _Stamp) -> tuple[str, int | None, str]:
+    """The message of ``line`` with its prefixes read into ``stamp``, the rank a prefix names
+    and the process prefix."""
+    body, process = _strip_process_prefixes(line)
+    line_rank = None
+    m = _RANK_PREFIX.match(body)
+    if m:
+        line_rank = int(m.group(1))
+        body = body[m.end() :]
+    body = _take_time(body, stamp)
+    m = _RANK_PREFIX.match(body)
+    if m:
+        line_rank = int(m.group(1))
+        body = body[m.end() :]
+    return body, line_rank, process
 
 
 # ---------------------------------------------------------------- per-line matching
@@ -397,6 +454,12 @@ def _take_time(line: str, ev: _Stamp) -> str:
 
 def _match(msg: str) -> tuple[str, EventRole, EventValues] | None:
     """(kind, role, values) for a message with prefixes removed, or None."""
+    kv = engine_logs.kv_cache_refusal(msg) if "cache" in msg or "memory" in msg else None
+    if kv is not None:
+        return engine_logs.KV_CACHE_KIND, "failure", kv
+    host = host_events.match(msg)
+    if host is not None:
+        return host
     m = _XID.search(msg)
     if m:
         code = int(m.group(3))
@@ -586,12 +649,14 @@ def _signal_of(code: int, *, negative: bool = True) -> EventValues:
     return {}
 
 
-def _exception(msg: str) -> tuple[str, EventRole, EventValues] | None:
+def _exception(msg: str, *, bare_ok: bool = True) -> tuple[str, EventRole, EventValues] | None:
+    """An exception line (``Type: message``); a bare ``Exception:`` only where ``bare_ok``
+    (right after a traceback or in an error file: elsewhere it is any program's word)."""
     m = _EXCEPTION.match(msg.strip())
     if not m:
         return None
     exc_type, text = m.group(1), (m.group(2) or "")
-    if exc_type.endswith("ChildFailedError"):
+    if exc_type.endswith("ChildFailedError") or (exc_type in _BARE_EXCEPTIONS and not bare_ok):
         return None  # the block that follows carries the facts
     if "NCCL" in text or "DistBackendError" in exc_type or "nccl" in text:
         return (
@@ -599,7 +664,9 @@ def _exception(msg: str) -> tuple[str, EventRole, EventValues] | None:
             "follower",
             {"exception": exc_type, "remote": "remote process exited" in text or "ncclRemoteError" in text},
         )
-    return "exception", "failure", {"exception": exc_type, "message": text[:200]}
+    # "Engine core initialization failed. See root cause above.": it follows a failure logged elsewhere.
+    role: EventRole = "follower" if engine_logs.points_elsewhere(text) else "failure"
+    return "exception", role, {"exception": exc_type, "message": text[:200]}
 
 
 # ---------------------------------------------------------------- files
@@ -619,17 +686,23 @@ def parse_file(
                     parsed = _error_file(first, name, host, rank)
                     if parsed is not None:
                         return parsed
-            return _bounded(_parse_lines(_scan(fh, first), name, host, rank), name)
+            anchors: list[tuple[int, float]] = []  # (line, time) of lines whose stamp has a year
+            events = _bounded(_parse_lines(_scan(fh, first, anchors), name, host, rank), name)
     except READ_ERRORS as exc:
         raise BadInput(path, f"cannot be read ({exc})") from None
+    log_year.date_partials(events, anchors)
+    return events
 
 
-def _scan(fh: IO[bytes], first: bytes = b"") -> Iterator[tuple[int, str]]:
+def _scan(
+    fh: IO[bytes], first: bytes = b"", anchors: list[tuple[int, float]] | None = None
+) -> Iterator[tuple[int, str]]:
     """(line number, line) of the lines that may carry a signature.
 
     Blocks are searched with ``str.find`` per keyword (C speed) instead of running every
     regex on every line; a torchrun report is passed on whole (its field lines carry no
-    keyword).
+    keyword). Near each end of a block, the first line whose stamp has a year goes to
+    ``anchors``: the context that dates the file's stamps without one.
     """
     done = 0  # lines before the current block
     carry = first
@@ -640,7 +713,9 @@ def _scan(fh: IO[bytes], first: bytes = b"") -> Iterator[tuple[int, str]]:
         if not block:
             if data:
                 text = data.decode("utf-8", errors="replace")
-                yield from _hits(text if text.endswith("\n") else text + "\n", done, window)
+                text = text if text.endswith("\n") else text + "\n"
+                _dated_line(text, done, anchors)
+                yield from _hits(text, done, window)
             return
         cut = data.rfind(b"\n")
         if cut == -1 and len(data) < 4 * CHUNK_BYTES:
@@ -651,8 +726,35 @@ def _scan(fh: IO[bytes], first: bytes = b"") -> Iterator[tuple[int, str]]:
         text = data[: cut + 1].decode("utf-8", errors="replace")
         if not text.endswith("\n"):
             text += "\n"
+        _dated_line(text, done, anchors)
         yield from _hits(text, done, window)
         done += text.count("\n")
+
+
+DATE_WINDOW = 64 << 10  # characters at each end of a block searched for a dated line
+
+
+def _dated_line(text: str, done: int, anchors: list[tuple[int, float]] | None) -> None:
+    """Add the first line near each end of ``text`` whose own stamp has a year (not a date
+    in a message). Only the ends are searched: a block with no date at all would cost a
+    regex pass over megabytes, and a log that dates its lines dates them throughout."""
+    if anchors is None:
+        return
+    for lo, hi in ((0, DATE_WINDOW), (max(len(text) - DATE_WINDOW, DATE_WINDOW), len(text))):
+        pos, tries = lo, 64
+        while pos < hi and tries:
+            m = _DATE_HINT.search(text, pos, hi)
+            if m is None:
+                break
+            start = text.rfind("\n", 0, m.start()) + 1
+            end = text.find("\n", m.start())
+            stamp: _Stamp = {}
+            if m.start() - start <= 160:
+                _read_prefixes(text[start:end], stamp)
+            if "time" in stamp:
+                anchors.append((done + 1 + text.count("\n", 0, start), stamp["time"]))
+                break
+            pos, tries = end + 1, tries - 1
 
 
 def _hits(text: str, done: int, window: list[int]) -> Iterator[tuple[int, str]]:
@@ -760,21 +862,16 @@ def _parse_lines(lines: Iterator[tuple[int, str]], name: str, host: str | None, 
     in_report, section_root = False, False
     record: _ChildReport | None = None
     record_line = 0
+    phases: dict[str, str] = {}  # process prefix -> the engine start-up phase its lines last named
     for number, line in lines:
         if len(line) > 65536:
             line = line[:65536]
         stamp: _Stamp = {}
-        body = line
-        m = _RANK_PREFIX.match(body)
-        line_rank = rank
-        if m:
-            line_rank = int(m.group(1))
-            body = body[m.end() :]
-        body = _take_time(body, stamp)
-        m = _RANK_PREFIX.match(body)
-        if m:
-            line_rank = int(m.group(1))
-            body = body[m.end() :]
+        body, prefix_rank, process = _read_prefixes(line, stamp)
+        line_rank = rank if prefix_rank is None else prefix_rank
+        opened = engine_logs.phase_of(body)
+        if opened is not None:
+            phases[process] = opened
 
         # torchrun's ChildFailedError report: "field : value" lines, one record per "[N]:".
         stripped = body.strip()
@@ -812,12 +909,14 @@ def _parse_lines(lines: Iterator[tuple[int, str]], name: str, host: str | None, 
             continue
         matched = _match(body)
         if matched is None and (after_traceback or _EXCEPTION.match(body.strip())):
-            matched = _exception(body)
+            matched = _exception(body, bare_ok=after_traceback)
             if matched is not None:
                 after_traceback = False
         if matched is None:
             continue
         kind, role, values = matched
+        if process in phases and role == "failure":
+            values["phase"] = phases[process]
         ev = Event(
             kind,
             role,
@@ -909,6 +1008,7 @@ LOG_FORMATS = (  # (name, test on a raw line): the first that most sample lines 
     ("ISO-stamped log", lambda ln: bool(_ISO.match(ln))),
     ("syslog / journalctl short (no year)", lambda ln: bool(_SYSLOG.match(ln))),
     ("glog / c10 log", lambda ln: bool(_GLOG.match(ln))),
+    ("vLLM / Python logging LEVEL MM-DD HH:MM:SS (no year)", lambda ln: bool(_LEVEL_MONTH_DAY.match(ln))),
 )
 
 
@@ -929,7 +1029,7 @@ def log_format(path: Path, sample_lines: int = 200) -> str:
         return LOG_FORMATS[0][0]
     votes: Counter[str] = Counter()
     for ln in lines:
-        ln = _RANK_PREFIX.sub("", ln, count=1)
+        ln = _RANK_PREFIX.sub("", _strip_process_prefixes(ln)[0], count=1)
         for name, test in LOG_FORMATS[1:]:
             if test(ln):
                 votes[name] += 1

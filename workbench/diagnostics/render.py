@@ -12,10 +12,13 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def _when(t: float | None, since_boot: float | None = None) -> str:
+def _when(t: float | None, since_boot: float | None = None, stamp: object = None, no_year: str = " (no year)") -> str:
     if t is None:
         # A boot-relative stamp still orders events on its node: say it, and how to place it.
-        return f"boot+{since_boot:.6g} s (unplaced: give --boot-time)" if since_boot is not None else "unplaced"
+        if since_boot is not None:
+            return f"boot+{since_boot:.6g} s (unplaced: give --boot-time)"
+        # So does a stamp without a year, within its file.
+        return f"{esc(str(stamp))}{no_year}" if stamp else "unplaced"
     return datetime.fromtimestamp(t, timezone.utc).strftime("%m-%d %H:%M:%S.%f")[:-3]
 
 
@@ -49,13 +52,19 @@ def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = N
     con.print()
     if ff.status == "named" and ff.event is not None:
         e = ff.event
-        con.print(f"[bold]First failure:[/bold] {esc(e.kind)} on {esc(_origin(e))} at {_when(e.time, e.since_boot_s)}")
+        con.print(
+            f"[bold]First failure:[/bold] {esc(e.kind)} on {esc(_origin(e))} at "
+            f"{_when(e.time, e.since_boot_s, e.values.get('stamp_without_year'))}"
+        )
         con.print(f"  {esc(e.text)}", overflow="fold")
         con.print(f"  [dim]{esc(ff.reason)}[/dim]")
     elif ff.status == "undecided":
         con.print(f"[bold]First failure:[/bold] [yellow]undecided[/yellow] — {esc(ff.reason)}")
         for c in ff.candidates[:5]:
-            con.print(f"  candidate: {esc(c.kind)} on {esc(_origin(c))} at {_when(c.time, c.since_boot_s)}")
+            con.print(
+                f"  candidate: {esc(c.kind)} on {esc(_origin(c))} at "
+                f"{_when(c.time, c.since_boot_s, c.values.get('stamp_without_year'))}"
+            )
             con.print(f"    [dim]{esc(c.text[:150])}[/dim]", overflow="fold")
     else:
         con.print(f"[bold]First failure:[/bold] none found — {esc(ff.reason)}")
@@ -105,8 +114,12 @@ def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = N
     table.add_column("label", no_wrap=True)
     for r, repeats in _collapse(interesting)[:limit]:
         text = _event_text(r) + (f" (x{repeats})" if repeats > 1 else "")
-        table.add_row(_when(r.time), esc(_origin(r)), esc(text), esc(r.label))
+        table.add_row(
+            _when(r.time, None, r.values.get("stamp_without_year"), " ?"), esc(_origin(r)), esc(text), esc(r.label)
+        )
     con.print(table)
+    if any(r.time is None and r.values.get("stamp_without_year") for r in interesting[:limit]):
+        con.print("  [dim]?: a stamp without a year (give --year); rows of one log keep its line order[/dim]")
 
     con.print()
     con.print("[bold]Observations[/bold] (observations, not causes)")
@@ -140,4 +153,7 @@ def _event_text(r: EventRecord) -> str:
         return f"watchdog timeout {v.get('op')} seq {v.get('seq')}"
     if r.kind == "exception":
         return f"{v.get('exception')}: {v.get('message', '')}"[:60]
+    if r.kind == "kv_cache_config":
+        needed, available = v.get("needed_gib"), v.get("available_gib")
+        return "KV cache does not fit" + (f": {needed} GiB needed, {available} GiB free" if needed is not None else "")
     return r.kind.replace("_", " ")

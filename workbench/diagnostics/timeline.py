@@ -5,7 +5,9 @@ states); each stamp also has a resolution (one second for ``dmesg -T`` and torch
 events on different nodes are ordered only when they are further apart than the sum of
 their uncertainties; on the same node only the resolutions count. The first failure is
 named only when it precedes every other candidate by more than that margin, otherwise it
-is ``undecided`` and the tied candidates are listed.
+is ``undecided`` and the tied candidates are listed. Within one log of one origin the lines
+are in the order they were written: when no failure has a placed stamp but they all come
+from one such log, the first failure is its earliest failure line.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class ClockPolicy:
     default_uncertainty: float = DEFAULT_CLOCK_UNCERTAINTY_S
     per_host: dict[str, float] = field(default_factory=dict)
     boot_times: dict[str, float] = field(default_factory=dict)  # host -> epoch seconds at boot
+    year: int | None = None  # --year: for stamps without one that their own file does not date
 
     def for_host(self, host: str | None) -> float:
         if host is not None and host in self.per_host:
@@ -47,29 +50,30 @@ def place(events: list[Event], policy: ClockPolicy) -> list[str]:
     """Give partial and boot-relative stamps a wall time where the inputs allow; return notes."""
     notes: list[str] = []
     years = Counter(datetime.fromtimestamp(e.time, timezone.utc).year for e in events if e.time is not None)
-    year = years.most_common(1)[0][0] if years else None
-    unplaced_partial = 0
+    year = policy.year or (years.most_common(1)[0][0] if years else None)
+    source = "given with --year" if policy.year else "taken from other stamps in the inputs"
+    unplaced_partial = dated = 0
     for e in events:
         if e.time is None and e.partial is not None:
             if year is None:
                 unplaced_partial += 1
+                e.values["stamp_without_year"] = e.partial.text()
                 continue
-            p = e.partial
             try:
-                whole = int(p.second)
-                dt = datetime(year, p.month, p.day, p.hour, p.minute, whole, tzinfo=timezone.utc)
+                e.time = e.partial.at(year)
             except ValueError:
                 continue
-            e.time = dt.timestamp() + (p.second - whole)
-            e.naive = True
-            e.notes.append(f"year {year} taken from other stamps in the inputs")
+            e.naive, dated = True, dated + 1
+            e.notes.append(f"year {year} {source}")
         if e.time is None and e.since_boot is not None and e.host in policy.boot_times:
             e.time = policy.boot_times[e.host] + e.since_boot
             e.notes.append("boot-relative stamp placed with the stated boot time")
+    if dated:
+        notes.append(f"{dated} stamp{'s' if dated != 1 else ''} without a year read in {year} ({source})")
     if unplaced_partial:
         notes.append(
-            f"{unplaced_partial} events have stamps without a year and no dated source to borrow one from: left "
-            f"unplaced"
+            f"{unplaced_partial} events have stamps without a year and no dated line in their file or the other "
+            f"inputs to take one from: left unplaced (give --year)"
         )
     boot = sum(1 for e in events if e.time is None and e.since_boot is not None)
     if boot:
@@ -122,6 +126,16 @@ def first_failure(events: list[Event], policy: ClockPolicy) -> FirstFailure:
         return FirstFailure("none", reason="no failure signature found in the inputs")
     placed = sorted((e for e in failures if e.time is not None), key=lambda e: e.time)
     if not placed:
+        earliest = _earliest_line_of_one_log(failures)
+        if earliest is not None:
+            return FirstFailure(
+                "named",
+                earliest,
+                [earliest],
+                reason=f"is the earliest failure line (line {earliest.line}) of the only log with failures, whose "
+                "lines are in the order they were written; no failure has a placed time stamp to order by",
+                only_consequences=only_consequences,
+            )
         return FirstFailure(
             "undecided",
             candidates=failures[:10],
@@ -175,6 +189,17 @@ def first_failure(events: list[Event], policy: ClockPolicy) -> FirstFailure:
         else "is the only origin with a failure signature"
     )
     return FirstFailure("named", first, [first], reason=reason, only_consequences=only_consequences)
+
+
+def _earliest_line_of_one_log(failures: list[Event]) -> Event | None:
+    """The first failure by line when every failure is a line of one log of one origin, else None."""
+    lines = [e for e in failures if e.line is not None]
+    if not lines or len(lines) < len(failures):
+        return None
+    first = min(lines, key=lambda e: e.line or 0)
+    if all(e.file == first.file and _same_origin(e, first) for e in failures):
+        return first
+    return None
 
 
 def _one_per_origin(events: list[Event]) -> list[Event]:

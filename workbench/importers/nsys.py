@@ -2,13 +2,17 @@
 
 The export schema drifts between releases, so the export metadata is read first
 (``META_DATA_EXPORT``, or ``EXPORT_META_DATA`` before 2024) and only schema major
-version 3 is accepted; every column is checked with ``PRAGMA table_info`` before it
-is used, and tables that were not captured are simply absent (their columns are then
-unknown, not zero). Names are ids into ``StringIds``. Times are integer nanoseconds
-on the report's own session timebase, so ranks from different reports are not on
-one clock. Steps are NVTX ranges (``ProfilerStep#N``, ``step N``, ``iteration N``,
-or the ``step_pattern`` import parameter). The rank and world size come from the
-profiled process's ``RANK``/``WORLD_SIZE`` environment, when the report recorded it.
+version 3 is accepted: NVIDIA's export notes mark a major bump as breaking for a
+significant share of queries, and the ``.nsys-rep`` report, not its export, is the
+forward-compatible file, so an older export (schema 2.x) is refused with the table it
+has and the ``nsys export`` command that writes schema 3 from its report. Every column
+is checked with ``PRAGMA table_info`` before it is used, and tables that were not
+captured are simply absent (their columns are then unknown, not zero). Names are ids
+into ``StringIds``. Times are integer nanoseconds on the report's own session timebase,
+so ranks from different reports are not on one clock. Steps are NVTX ranges
+(``ProfilerStep#N``, ``step N``, ``iteration N``, or the ``step_pattern`` import
+parameter). The rank and world size come from the profiled process's
+``RANK``/``WORLD_SIZE`` environment, when the report recorded it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from store.records import RunRecord
 from workbench.errors import BadInput
 from workbench.importers.base import Importer, ImporterOption, ImportOptions, Probe, open_regular
 from workbench.limits import MAX_STRING_CHARS, SQL_STEPS_PER_BYTE, exceeded, size_text
+from workbench.textsafe import clean
 from workbench.training import model as m
 from workbench.training.job import WARMUP_STEPS, build_job
 from workbench.training.parallel import JOBS, read_each
@@ -212,10 +217,11 @@ class _Report:
             raise BadInput(self.path, f"export schema lacks column(s) {', '.join(missing)}", where=table)
         return True
 
-    def export_meta(self) -> dict[str, str]:
+    def export_meta(self) -> tuple[str, dict[str, str]]:
+        """The export metadata table's name and its rows."""
         for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
             if table in self.tables:
-                return {str(k): str(v) for k, v in self.con.execute(f'SELECT name, value FROM "{table}"')}
+                return table, {str(k): str(v) for k, v in self.con.execute(f'SELECT name, value FROM "{table}"')}
         raise BadInput(
             self.path,
             "no export metadata table (META_DATA_EXPORT or EXPORT_META_DATA): not an nsys export, or one too old to "
@@ -261,15 +267,11 @@ class _Report:
     # -- reading ---------------------------------------------------------------------------
 
     def read(self) -> m.RankTrace:
-        meta = self.export_meta()
+        table, meta = self.export_meta()
         version = meta.get("EXPORT_SCHEMA_VERSION", "")
         major = meta.get("EXPORT_SCHEMA_VERSION_MAJOR") or version.split(".")[0]
         if not major.isdigit() or int(major) != SUPPORTED_MAJOR:
-            raise BadInput(
-                self.path,
-                f"unsupported export schema version {version or '?'} (this wb reads schema {SUPPORTED_MAJOR}.x)",
-                where="META_DATA_EXPORT.EXPORT_SCHEMA_VERSION",
-            )
+            raise BadInput(self.path, _unsupported(version, major), where=f"{table}.EXPORT_SCHEMA_VERSION")
         env = self.process_env()
         rank = _env_int(env, "RANK")
         world = _env_int(env, "WORLD_SIZE")
@@ -476,6 +478,21 @@ class _Report:
         ids = {int(d) for d in np.unique(used)}
         named = sorted({by_id[d] for d in ids if d in by_id})
         return named or sorted(set(by_id.values()))
+
+
+REEXPORT = "nsys export --type sqlite --force-overwrite true --output REPORT.sqlite REPORT.nsys-rep"
+
+
+def _unsupported(version: str, major: str) -> str:
+    """Why an export of another schema is refused, and the way forward."""
+    shown = clean(version)[:40] if version else "?"
+    if major.isdigit() and int(major) < SUPPORTED_MAJOR:
+        return (
+            f"export schema {shown} is older than the {SUPPORTED_MAJOR}.x this wb reads (a major version is a breaking "
+            f"change); a current Nsight Systems re-exports the report (.nsys-rep, or .qdrep) at schema "
+            f"{SUPPORTED_MAJOR}: {REEXPORT}"
+        )
+    return f"unsupported export schema version {shown} (this wb reads schema {SUPPORTED_MAJOR}.x)"
 
 
 def _process_correlation(global_id: np.ndarray, correlation: np.ndarray) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Per-step breakdown of one rank, on one clock.
 
 A step's window is its ``ProfilerStep#N`` range on the host clock (GPU activity in
-Kineto and Nsight Systems is on that same clock). Within it the wall time is split
+Kineto and Nsight Systems is on that same clock); a trace without step markers takes
+its iterations from optimizer-step or data-loader annotations (``iterations``). Within it the wall time is split
 into exposed phases that add up to the step time, claimed in this order so that no
 instant is counted twice:
 
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.training import intervals as iv
+from workbench.training import iterations as it
 from workbench.training import model as m
 
 NS_PER_MS = 1e6
@@ -60,16 +62,22 @@ class Windows:
     numbers: np.ndarray  # float64 step numbers (NaN: the whole trace, no steps)
     starts: np.ndarray  # int64 ns
     ends: np.ndarray
+    boundary: str = it.MARKER  # what the windows come from: iterations.MARKER, OPTIMIZER, LOADER or NONE
 
 
 def step_windows(trace: m.RankTrace) -> Windows:
-    """Sorted, disjoint step windows; the whole trace as one window when there are no steps."""
+    """Sorted, disjoint step windows: the format's step markers, else the iterations that
+    optimizer-step or data-loader annotations mark, else the whole trace as one window."""
     steps = trace.steps
     if len(steps["start"]) == 0:
+        found = it.infer(trace)
+        if found is not None:
+            numbers = np.arange(1, len(found.starts) + 1, dtype=np.float64)
+            return Windows(numbers, found.starts, found.ends, found.boundary)
         span = trace.span
         if span is None:
-            return Windows(np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
-        return Windows(np.array([np.nan]), np.array([span[0]], np.int64), np.array([span[1]], np.int64))
+            return Windows(np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64), it.NONE)
+        return Windows(np.array([np.nan]), np.array([span[0]], np.int64), np.array([span[1]], np.int64), it.NONE)
     order = np.lexsort((steps["number"], steps["start"]))
     numbers, starts, ends = steps["number"][order], steps["start"][order], steps["end"][order]
     # The same step recorded twice (a CPU and an annotation copy) is one step.
@@ -201,17 +209,41 @@ def window_index(t: np.ndarray, w: Windows) -> np.ndarray:
     return np.where(inside, idx, -1)
 
 
+def _launch_calls(trace: m.RankTrace, graphs: bool = False) -> np.ndarray:
+    """Which runtime calls launch kernels (cudaLaunchKernel*, cuLaunchKernel*, ...; with
+    ``graphs`` only the CUDA-graph launches: cudaGraphLaunch, cuGraphLaunch)."""
+    words = ("GraphLaunch",) if graphs else ("LaunchKernel", "GraphLaunch")
+    ids = np.array([i for i, name in enumerate(trace.names) if any(w in name for w in words)], dtype=np.int32)
+    return np.isin(trace.runtime["name"], ids)
+
+
 def unmatched_launches(trace: m.RankTrace, w: Windows) -> np.ndarray:
-    """Per window, kernel launch calls whose kernel never appears: the trace was cut short."""
+    """Per window, kernel and CUDA-graph launch calls with no kernel in the trace: the trace
+    was cut short (the last window only), or it under-records kernels (graph replays)."""
     rt = trace.runtime
     if len(rt["start"]) == 0 or len(w.starts) == 0:
         return np.zeros(len(w.starts), dtype=np.int64)
-    launch_ids = np.array([i for i, name in enumerate(trace.names) if "LaunchKernel" in name], dtype=np.int32)
-    is_launch = np.isin(rt["name"], launch_ids) & (rt["correlation"] >= 0)
+    is_launch = _launch_calls(trace) & (rt["correlation"] >= 0)
     missing = is_launch & ~np.isin(rt["correlation"], trace.gpu["correlation"])
     idx = window_index(rt["start"][missing], w)
     idx = idx[idx >= 0]
     return np.bincount(idx, minlength=len(w.starts))
+
+
+def launch_coverage(trace: m.RankTrace) -> dict[str, float]:
+    """Launch calls against the kernels recorded: ``launches`` (kernel and graph launch
+    calls), ``graph_launches``, ``kernels`` (kernels and collectives in the trace) and
+    ``unmatched`` (launch calls whose correlation id no recorded activity carries)."""
+    rt = trace.runtime
+    launches = _launch_calls(trace)
+    kinds = trace.gpu["kind"]
+    missing = launches & (rt["correlation"] >= 0) & ~np.isin(rt["correlation"], trace.gpu["correlation"])
+    return {
+        "launches": float(np.count_nonzero(launches)),
+        "graph_launches": float(np.count_nonzero(_launch_calls(trace, graphs=True))),
+        "kernels": float(np.count_nonzero((kinds == m.KERNEL) | (kinds == m.COLLECTIVE))),
+        "unmatched": float(np.count_nonzero(missing)),
+    }
 
 
 OP_KINDS = ("kernel", "collective", "memcpy", "op")

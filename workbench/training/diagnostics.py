@@ -62,6 +62,20 @@ def _share(part: np.ndarray, whole: np.ndarray) -> float:
     return float(part[ok].sum()) / total if total > 0 else float("nan")
 
 
+def _per(samples: dict[str, np.ndarray]) -> tuple[str, str]:
+    """How a mean reads: per step, or over the whole trace when it has no steps (one
+    window, step NaN): a whole-trace total is never called a step's."""
+    if len(samples["step"]) and bool(np.all(np.isnan(samples["step"]))):
+        return "over the whole trace (no steps)", "of the trace's time"
+    return "per step", "of step time"
+
+
+def _of_worst_rank(samples: dict[str, np.ndarray], rank: int | None) -> str:
+    """ "; worst rank N" where there are ranks to tell apart, else nothing."""
+    ranks = np.unique(samples["rank"][~np.isnan(samples["rank"])])
+    return f"; worst rank {rank}" if rank is not None and len(ranks) > 1 else ""
+
+
 def _worst_rank(samples: dict[str, np.ndarray], column: str) -> tuple[int | None, float]:
     ranks = samples["rank"]
     values = samples[column]
@@ -93,11 +107,12 @@ def input_stall(samples: dict[str, np.ndarray]) -> Finding:
         "host_wait_ms_mean": float(np.nanmean(samples["input_wait_ms"])),
     }
     status = "found" if share >= SHARE_THRESHOLD else "not_found"
+    per, of = _per(samples)
     return _finding(
         "input_stall",
         status,
-        f"GPU idle while the host waited on the data loader: {evidence['input_ms_mean']:.2f} ms per step "
-        f"({100 * share:.1f} % of step time; worst rank {rank}) ({OBSERVATION})",
+        f"GPU idle while the host waited on the data loader: {evidence['input_ms_mean']:.2f} ms {per} "
+        f"({100 * share:.1f} % {of}{_of_worst_rank(samples, rank)}) ({OBSERVATION})",
         evidence,
         "exposed wait only: loader time hidden behind GPU work is in input_wait_ms, not here",
     )
@@ -122,12 +137,13 @@ def host_submission(samples: dict[str, np.ndarray]) -> Finding:
         "unresolved_idle_ms_mean": float(np.nanmean(unresolved)),
     }
     status = "found" if share >= SHARE_THRESHOLD else "not_found"
+    per, of = _per(samples)
     return _finding(
         "host_submission",
         status,
-        f"GPU idle until a late launch call: {evidence['host_submission_ms_mean']:.2f} ms per step "
-        f"({100 * share:.1f} % of step time; {evidence['unresolved_idle_ms_mean']:.2f} ms of idle per step left "
-        f"unresolved) ({OBSERVATION})",
+        f"GPU idle until a late launch call: {evidence['host_submission_ms_mean']:.2f} ms {per} "
+        f"({100 * share:.1f} % {of}; {evidence['unresolved_idle_ms_mean']:.2f} ms of idle "
+        f"{'per step' if per == 'per step' else 'in it'} left unresolved) ({OBSERVATION})",
         evidence,
         "a gap counts when the launching runtime call began after the GPU went idle; gaps whose kernel "
         "has no matching launch (no correlation id, or the call is not in the trace) are unresolved, not guessed",
@@ -152,10 +168,11 @@ def exposed_communication(samples: dict[str, np.ndarray]) -> Finding:
     hidden_text = (
         "no communication kernels" if total == 0 else f"{100 * hidden:.1f} % of communication overlapped with compute"
     )
+    per, of = _per(samples)
     return _finding(
         "exposed_communication",
         status,
-        f"exposed communication {evidence['communication_ms_mean']:.2f} ms per step ({100 * share:.1f} % of step time; "
+        f"exposed communication {evidence['communication_ms_mean']:.2f} ms {per} ({100 * share:.1f} % {of}; "
         f"{hidden_text}) ({OBSERVATION})",
         evidence,
         "exposed = a collective kernel running with no compute kernel alongside; time a collective spends waiting "

@@ -18,8 +18,9 @@ from store.records import Dimension, RunRecord
 from store.spooled import SpooledTable
 from workbench.errors import BadInput
 from workbench.inputs import ImporterOption, ImportOptions
-from workbench.training import boundaries, clocks, diagnostics, window_kind
+from workbench.training import boundaries, clocks, coverage, diagnostics, window_kind
 from workbench.training import breakdown as bd
+from workbench.training import iterations as it
 from workbench.training.model import RankTrace
 from workbench.training.rank_summary import RankSummary, summarize
 from workbench.vocabulary import JSONDoc
@@ -105,6 +106,7 @@ def build_job(
     windows = [t.windows for t in ranks]
     numbers = sorted({float(x) for w in windows for x in w.numbers if not np.isnan(x)})
     has_steps = bool(numbers)
+    steps_from = _steps_from(format_name, options, windows)
 
     # Window policy: an incomplete last step (kernel launches whose kernels never appear)
     # is dropped; then the first `warmup` steps, as long as at least two steps remain.
@@ -113,11 +115,13 @@ def build_job(
         last = numbers[-1]
         for trace, w in zip(ranks, windows):
             sel = w.numbers == last
+            # Launches with no kernel in every step (graph replays) are the trace's way, not a cut.
+            usual = int(trace.unmatched[~sel].max()) if np.any(~sel) else 0
             missing = int(trace.unmatched[sel].sum()) if np.any(sel) else 0
             zero = bool(np.any((w.ends - w.starts)[sel] <= 0))
-            if missing or zero:
+            if missing > usual or zero:
                 excluded[last] = "incomplete last step" + (
-                    f" ({missing} kernel launches with no kernel in the trace)" if missing else " (no duration)"
+                    f" ({missing} kernel launches with no kernel in the trace)" if missing > usual else " (no duration)"
                 )
                 break
         remaining = [n for n in numbers if n not in excluded]
@@ -136,7 +140,7 @@ def build_job(
     findings, skew = diagnostics.run_all(samples, collectives, clock_aligned)
     kept = [n for n in numbers if n not in excluded]
     facts = _step_facts(ranks, kept)
-    findings = _with_clock_checks(findings, ranks, kept)
+    findings = _with_coverage(_with_clock_checks(findings, ranks, kept), ranks, kept)
     forward_only = _forward_only(ranks, facts)
     if forward_only is not None:
         findings.append(forward_only)
@@ -146,13 +150,14 @@ def build_job(
     window: JSONDoc = {
         "kind": "steady" if has_steps and warm_excluded else "mixed",
         "warmup_excluded": warm_excluded,
+        "steps_from": steps_from,
         "policy": (
-            f"steps from ProfilerStep#N; the first {warmup} step(s) excluded as warm-up when at least two steps "
+            f"steps from {steps_from}; the first {warmup} step(s) excluded as warm-up when at least two steps "
             f"remain; "
             "the last step excluded when incomplete (kernel launches with no kernel in the trace)"
         )
         if has_steps
-        else "no step annotations: one window covering the whole trace",
+        else f"{NO_STEPS}: one window covering the whole trace",
         "steps_total": len(numbers),
         "steps_included": [n for n in numbers if n not in excluded],
         "excluded_steps": {str(int(n)): why for n, why in sorted(excluded.items())},
@@ -169,7 +174,7 @@ def build_job(
     )
     if has_steps:
         boundary = boundaries.boundary(
-            _marker(format_name, options), kept, warm_excluded, facts["optimizer_steps"], facts["backward_passes"]
+            steps_from, kept, warm_excluded, facts["optimizer_steps"], facts["backward_passes"]
         )
         if forward_only is not None:
             boundary["step_is"] = "forward pass" if forward_only.status == "found" else "training step"
@@ -317,11 +322,37 @@ def _forward_only(ranks: list[RankSummary], facts: dict[str, np.ndarray]) -> dia
     )
 
 
+NO_STEPS = "no steps (no step marker, optimizer-step or data-loader annotation in the trace)"
+_INFERRED = {
+    it.OPTIMIZER: "Optimizer.step# annotations (no step marker: an iteration ends where an optimizer step ends)",
+    it.LOADER: "DataLoader __next__ annotations (no step marker: an iteration begins where a batch is asked for)",
+}
+
+
 def _marker(format_name: str, options: ImportOptions) -> str:
     if format_name.startswith("Kineto"):
         return "ProfilerStep#N"
     pattern = options.params.get("step_pattern")
     return f"NVTX ranges matching {pattern}" if pattern else "NVTX step ranges (default pattern)"
+
+
+def _steps_from(format_name: str, options: ImportOptions, windows: list[bd.Windows]) -> str:
+    """What the job's steps are: the format's markers, the iterations annotations mark, or none."""
+    found = sorted({w.boundary for w in windows if w.boundary != it.NONE and len(w.numbers)})
+    if not found:
+        return NO_STEPS
+    names = [_marker(format_name, options) if b == it.MARKER else _INFERRED[b] for b in found]
+    return names[0] if len(names) == 1 else "ranks differ: " + "; ".join(names)
+
+
+def _with_coverage(
+    findings: list[diagnostics.Finding], ranks: list[RankSummary], kept: list[float]
+) -> list[diagnostics.Finding]:
+    """The kernel coverage check, and the idle-time findings it withholds when kernels are missing."""
+    check = coverage.kernel_coverage(ranks, kept)
+    if check.status == "found":
+        findings = [coverage.withheld(f, check) if f.check in coverage.WITHHELD else f for f in findings]
+    return [*findings, check]
 
 
 def _memory_table(ranks: list[RankSummary], excluded: dict[float, str]) -> dict[str, np.ndarray] | None:

@@ -46,6 +46,27 @@ def _run_mean(run: RunRecord, column: str) -> float:
     return float((np.bincount(inv, weights=values[ok]) / np.bincount(inv)).mean())
 
 
+def _stepless(run: RunRecord) -> bool:
+    """A run whose trace had no steps: one window over the whole trace, step NaN."""
+    steps = np.asarray((run.tables.get("samples") or {}).get("step", ()), dtype=np.float64)
+    return bool(len(steps)) and bool(np.all(np.isnan(steps)))
+
+
+class _Words:
+    """How a pair's figures read: per step, or over the whole trace when neither side has steps."""
+
+    def __init__(self, stepless: bool) -> None:
+        self.per = "over the whole trace" if stepless else "per step"
+        self.each = "the whole trace (no steps)" if stepless else "each step"
+        self.the_step = "the trace" if stepless else "the step"
+
+
+def _words(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> _Words | None:
+    """The pair's words; None when one side has steps and the other none (not comparable per step)."""
+    kinds = {_stepless(r) for r in [*base, *cand]}
+    return None if len(kinds) > 1 else _Words(kinds == {True})
+
+
 def _side(runs: Sequence[RunRecord], column: str) -> float:
     values = [v for v in (_run_mean(r, column) for r in runs) if math.isfinite(v)]
     return float(np.mean(values)) if len(values) == len(runs) and values else math.nan
@@ -63,6 +84,9 @@ _EXPOSED = ("host_submission_ms", "input_ms")
 
 def host_time(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding | None:
     """The headline when host time, not compute, is what the step is made of (or moved)."""
+    words = _words(base, cand)
+    if words is None:
+        return None
     cols = ("step_ms", "idle_ms", "compute_ms", *(c for c, _ in _HOST_PARTS))
     b = {c: _side(base, c) for c in cols}
     c = {k: _side(cand, k) for k in cols}
@@ -91,10 +115,10 @@ def host_time(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding |
     step_change = c["step_ms"] / b["step_ms"] - 1
     if math.isfinite(share_b) and math.isfinite(share_c) and min(share_b, share_c) >= HOST_BOUND_IDLE:
         text = (
-            f"The GPU is idle for most of each step on both sides ({100 * share_b:.0f} % and {100 * share_c:.0f} % of "
-            f"the step): "
-            f"the step ({b['step_ms']:.2f} → {c['step_ms']:.2f} ms, {100 * step_change:+.1f} %) is host time, not "
-            f"compute. "
+            f"The GPU is idle for most of {words.each} on both sides ({100 * share_b:.0f} % and "
+            f"{100 * share_c:.0f} % of {words.the_step}): "
+            f"{words.the_step} ({b['step_ms']:.2f} → {c['step_ms']:.2f} ms, {100 * step_change:+.1f} %) is host time, "
+            f"not compute. "
             f"Idle {b['idle_ms']:.2f} → {c['idle_ms']:.2f} ms"
             + (f"; {figures}" if figures else "; host submission not recorded")
             + f"; {compute} ({OBSERVATION})."
@@ -104,7 +128,7 @@ def host_time(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding |
             "found",
             text,
             evidence,
-            f"idle share at least {HOST_BOUND_IDLE:.0%} of the step on both sides",
+            f"idle share at least {HOST_BOUND_IDLE:.0%} of {words.the_step} on both sides",
         )
     dstep = c["step_ms"] - b["step_ms"]
     dcompute = (
@@ -116,9 +140,9 @@ def host_time(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding |
         same_way = (c[col] - b[col]) * dstep > 0
         if size > abs(dcompute) and same_way and size >= 0.5 * abs(dstep):
             text = (
-                f"{name[:1].upper() + name[1:]} moved most: {b[col]:.2f} → {c[col]:.2f} ms per step, against "
+                f"{name[:1].upper() + name[1:]} moved most: {b[col]:.2f} → {c[col]:.2f} ms {words.per}, against "
                 f"{compute}, "
-                f"while the step went {b['step_ms']:.2f} → {c['step_ms']:.2f} ms ({OBSERVATION})."
+                f"while {words.the_step} went {b['step_ms']:.2f} → {c['step_ms']:.2f} ms ({OBSERVATION})."
             )
             return _finding(
                 "host_bound",
@@ -154,7 +178,10 @@ def _shape_rates(runs: Sequence[RunRecord]) -> dict[tuple[str, str, str], float]
 
 def shapes(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int = 5) -> list[Finding]:
     """Per operation name, the shapes new or gone and the change at the shapes both sides share."""
+    words = _words(base, cand)
     b, c = _shape_rates(base), _shape_rates(cand)
+    if words is None:
+        return []
     if b is None or c is None:
         missing = "the baseline" if b is None else "the candidate"
         return (
@@ -205,7 +232,7 @@ def shapes(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int = 5) -
                 "shapes",
                 "not_found",
                 f"{len(rows)} operation(s) at {n_shapes} shape(s), every shape on both sides and "
-                f"unchanged within {SHAPE_UNCHANGED:.0%} ({total_b:.3f} → {total_c:.3f} ms per step in all)",
+                f"unchanged within {SHAPE_UNCHANGED:.0%} ({total_b:.3f} → {total_c:.3f} ms {words.per} in all)",
                 {
                     "operations": len(rows),
                     "shapes": n_shapes,
@@ -221,24 +248,24 @@ def shapes(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int = 5) -
             parts.append(
                 f"at {new[0]}"
                 + (f" and {len(new) - 1} more shape(s)" if len(new) > 1 else "")
-                + f": new in the candidate ({new_ms:.3f} ms per step)"
+                + f": new in the candidate ({new_ms:.3f} ms {words.per})"
             )
         if gone:
             parts.append(
                 f"at {gone[0]}"
                 + (f" and {len(gone) - 1} more" if len(gone) > 1 else "")
-                + f": only in the baseline ({gone_ms:.3f} ms per step)"
+                + f": only in the baseline ({gone_ms:.3f} ms {words.per})"
             )
         if n_shared:
             rel = shared_c / shared_b - 1 if shared_b > 0 else math.nan
             if math.isfinite(rel) and abs(rel) <= SHAPE_UNCHANGED:
                 parts.append(
                     f"at the {n_shared} shape(s) both sides share, unchanged within {SHAPE_UNCHANGED:.0%} "
-                    f"({shared_b:.3f} → {shared_c:.3f} ms per step)"
+                    f"({shared_b:.3f} → {shared_c:.3f} ms {words.per})"
                 )
             else:
                 parts.append(
-                    f"at the {n_shared} shape(s) both sides share, {shared_b:.3f} → {shared_c:.3f} ms per step"
+                    f"at the {n_shared} shape(s) both sides share, {shared_b:.3f} → {shared_c:.3f} ms {words.per}"
                 )
         else:
             parts.append("no shape in common")
@@ -281,8 +308,9 @@ def _memory_side(runs: Sequence[RunRecord]) -> dict[str, float] | None:
 
 
 def memory(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding | None:
+    words = _words(base, cand)
     b, c = _memory_side(base), _memory_side(cand)
-    if b is None and c is None:
+    if words is None or (b is None and c is None):
         return None
     if b is None or c is None:
         return _finding(
@@ -298,7 +326,7 @@ def memory(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding | No
         f"peak reserved {b.get('peak_reserved_mb', math.nan):,.0f} → {c.get('peak_reserved_mb', math.nan):,.0f} MiB, "
         f"peak allocated {b.get('peak_allocated_mb', math.nan):,.0f} → {c.get('peak_allocated_mb', math.nan):,.0f} "
         f"MiB, "
-        f"allocated per step {b.get('allocated_mb', math.nan):,.0f} → {c.get('allocated_mb', math.nan):,.0f} MiB"
+        f"allocated {words.per} {b.get('allocated_mb', math.nan):,.0f} → {c.get('allocated_mb', math.nan):,.0f} MiB"
     )
     ooms = b.get("oom_events", 0.0) + c.get("oom_events", 0.0)
     rose = [
@@ -317,8 +345,11 @@ def memory(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding | No
         return _finding(
             "memory",
             "found",
-            f"memory pressure rose with step time ({step_b:.2f} → {step_c:.2f} ms): {figures} ({OBSERVATION})",
+            f"memory pressure rose with the time of {words.the_step} ({step_b:.2f} → {step_c:.2f} ms): {figures} "
+            f"({OBSERVATION})",
             evidence,
             f"a rise of more than {MEMORY_RISE:.0%} in peak memory; allocator retries are not in Kineto traces",
         )
-    return _finding("memory", "not_found", f"memory pressure did not rise with step time: {figures}", evidence)
+    return _finding(
+        "memory", "not_found", f"memory pressure did not rise with the time of {words.the_step}: {figures}", evidence
+    )

@@ -43,6 +43,7 @@ class RankSummary:
     # Per window (``step_facts``): checkpoint host time, optimizer steps, backward operators and passes.
     facts: dict[str, np.ndarray] = field(default_factory=dict)
     host_device_clock: dict[str, float] = field(default_factory=dict)
+    launches: dict[str, float] = field(default_factory=dict)  # breakdown.launch_coverage: launch calls vs kernels
     first_collectives: dict[str, np.ndarray] = field(default_factory=dict)
     memory: dict[str, np.ndarray] | None = None  # per window; None: no allocator events in the trace
     # Operators and kernels by recorded shape (text columns coded as in ``operations``); None: no shapes.
@@ -125,6 +126,7 @@ def summarize(trace: RankTrace) -> RankSummary:
         read_bytes=size,
         facts=sf.step_facts(trace, windows),
         host_device_clock=sf.host_device_clock(trace),
+        launches=bd.launch_coverage(trace),
         first_collectives=sf.first_collectives(trace, windows),
         memory=sf.memory_steps(trace, windows),
         shape_ops=shape_ops,

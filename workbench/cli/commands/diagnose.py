@@ -64,13 +64,20 @@ def _epoch(text: str, option: str) -> float:
     metavar="HOST=TIME",
     help="Boot time of a node (ISO or epoch) to place boot-relative kernel stamps.",
 )
+@click.option(
+    "--year",
+    type=click.IntRange(1970, 9999),
+    default=None,
+    help="Year of stamps that have none (vLLM's INFO 10-21 12:39:26, syslog, glog) and that no dated line of "
+    "their own file dates.",
+)
 @click.option("--limit", default=30, show_default=True, help="Timeline rows shown (human output).")
 @click.option(
     "--pin", "pin_to", default=None, metavar="INVESTIGATION", help="Pin the observations to this investigation."
 )
 @click.option("--by", default=None, help="Who pins them (default: your login name).")
 @click.pass_context
-def command(ctx, paths, as_json, clock_uncertainty, host_clock, boot_time, limit, pin_to, by) -> None:
+def command(ctx, paths, as_json, clock_uncertainty, host_clock, boot_time, year, limit, pin_to, by) -> None:
     """Diagnose an incident from rank dumps and logs in PATHS (files or directories).
 
     Reads NCCL flight-recorder dumps (pickle, read without running code, or JSON),
@@ -84,6 +91,7 @@ def command(ctx, paths, as_json, clock_uncertainty, host_clock, boot_time, limit
         clock_uncertainty=_seconds(clock_uncertainty, "--clock-uncertainty"),
         host_uncertainty={h: _seconds(v, "--host-clock") for h, v in _pairs(host_clock, "--host-clock").items()},
         boot_times={h: _epoch(v, "--boot-time") for h, v in _pairs(boot_time, "--boot-time").items()},
+        year=year,
     )
     pinned = []
     if pin_to is not None:
