@@ -18,6 +18,7 @@ import io
 import math
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib
 from markupsafe import Markup
@@ -33,7 +34,7 @@ CANDIDATE = ("#D55E00", "s")
 CONTROL = ("#666666", "^")
 WIDTH_IN = 7.0
 
-_RC = {
+_RC: Any = {  # matplotlib types its keys as a Literal of every setting
     "svg.fonttype": "none",  # text as <text>: smaller, selectable, drawn in the page's fonts
     "text.parse_math": False,  # a label's $...$ is text, never mathtext
     "svg.image_inline": True,
@@ -60,6 +61,10 @@ def _figure(height: float, rows: int = 1) -> tuple[Figure, list[Axes]]:
         fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")
         axes = fig.subplots(rows, 1, squeeze=False)
     return fig, [a for row in axes for a in row]
+
+
+def _value(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
 
 
 def _finite(values: Sequence[float | None]) -> list[float]:
@@ -103,9 +108,17 @@ def phases_chart(section: ComparisonSection) -> Markup | None:
         return None
     fig, (ax,) = _figure(0.5 + 0.45 * len(rows))
     y = range(len(rows))
-    for shift, idx, name, (colour, _m) in ((-0.2, 1, "baseline", BASELINE), (0.2, 2, "candidate", CANDIDATE)):
-        values = [r[idx] if r[idx] is not None and math.isfinite(r[idx]) else 0.0 for r in rows]  # type: ignore[arg-type]
-        ax.barh([i + shift for i in y], values, height=0.38, color=colour, label=name, hatch=None if idx == 1 else "//")
+    for shift, side, (colour, _m) in ((-0.2, "baseline", BASELINE), (0.2, "candidate", CANDIDATE)):
+        # An unknown value draws no bar (nan), never a bar of zero.
+        values = [_value(ph.side(side, ph.statistic)) for ph, _, _ in rows]
+        ax.barh(
+            [i + shift for i in y],
+            values,
+            height=0.38,
+            color=colour,
+            label=side,
+            hatch="//" if side == "candidate" else None,
+        )
     ax.set_yticks(list(y), [clean(f"{ph.title} ({ph.statistic})") for ph, _, _ in rows])
     ax.invert_yaxis()
     unit = clean(rows[0][0].unit)

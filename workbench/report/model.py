@@ -243,7 +243,7 @@ class _Labels:
         self.by_id = {r.id: r.label for r in runs if r.id is not None}
 
     def __call__(self, ref: object) -> str:
-        label = self.by_ref.get(str(ref)) if isinstance(ref, str) else self.by_id.get(ref)  # type: ignore[arg-type]
+        label = self.by_ref.get(ref) if isinstance(ref, str) else self.by_id.get(ref) if isinstance(ref, int) else None
         return f"{ref} {label}" if label else str(ref)
 
 

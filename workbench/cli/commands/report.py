@@ -48,7 +48,7 @@ def command(ctx, source, output, fmt, captures_dir, max_size, as_json) -> None:
     shown at the top; a bundle that does not verify is refused (exit 3, nothing written).
     """
     path, chosen = output_format(Path(output), fmt)
-    from workbench.report.gather import bundle_report, investigation_report  # scipy: not for 'wb report --help'
+    from workbench.report.gather import bundle_report, investigation_report  # numpy: not for 'wb report --help'
     from workbench.report.render import write_report  # matplotlib and Jinja2: not for 'wb report --help'
 
     if _is_bundle(source):
