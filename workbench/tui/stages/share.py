@@ -22,7 +22,7 @@ INTRO = (
     "provenance, observations and hypotheses, and a checksum over its RFC 8785 canonical form. "
     "Bundles are unsigned: a valid bundle was not changed since export; it does not prove who "
     "made it, nor that the result is right.\n\n"
-    "e  export this investigation      v  verify a bundle file      r  write its report"
+    "e  export this investigation    v  verify a bundle file    r  write its report"
 )
 
 
