@@ -104,3 +104,12 @@ def test_the_tuis_first_frame_loads_no_report_renderer():
     probe = "import sys, workbench.tui.app; print([m for m in ('matplotlib', 'jinja2') if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_ids_are_unique_and_every_reference_resolves(pages):
+    """Many charts on one page: each chart's ids are its own, and every fragment points somewhere."""
+    for name, text in pages.items():
+        ids = re.findall(r'\bid="([^"]+)"', text)
+        assert len(ids) == len(set(ids)), (name, sorted({i for i in ids if ids.count(i) > 1})[:5])
+        refs = re.findall(r'url\(#([^)]+)\)|href="#([^"]+)"', text)
+        assert refs and not [r for pair in refs for r in pair if r and r not in set(ids)], name

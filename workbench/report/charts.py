@@ -45,15 +45,24 @@ _RC: Any = {  # matplotlib types its keys as a Literal of every setting
 _PROLOGUE = re.compile(r"\A.*?(?=<svg\b)", re.S)
 _NAMESPACES = re.compile(r'\s+xmlns(?::xlink)?="[^"]*"')
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+_IDS = re.compile(r'(\bid="|\bxlink:href="#)([^"]+)(")|(url\(#)([^)]+)(\))')
 
 
 def _svg(fig: Figure, salt: str) -> Markup:
     """The figure as inline SVG markup (ours: the text in it is escaped by matplotlib's XML writer)."""
     out = io.StringIO()
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": salt, "svg.id": salt}):
+    name = "chart-" + re.sub(r"[^A-Za-z0-9_-]", "-", salt)  # the svg's id: never a section's
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": salt, "svg.id": name}):
         fig.savefig(out, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     text = _METADATA.sub("", _NAMESPACES.sub("", _PROLOGUE.sub("", out.getvalue(), count=1), count=2))
+    # Every id of the chart, and every reference to one, prefixed: ids stay unique on a page of many charts.
+    text = _IDS.sub(lambda m: _prefixed(m, name), text)
     return Markup(text)  # matplotlib's own XML: its text escaped by its writer
+
+
+def _prefixed(match: re.Match[str], name: str) -> str:
+    head, ref, tail = match.group(1, 2, 3) if match.group(1) else match.group(4, 5, 6)
+    return match.group(0) if ref == name else f"{head}{name}-{ref}{tail}"
 
 
 def _figure(height: float, rows: int = 1) -> tuple[Figure, list[Axes]]:
@@ -177,8 +186,9 @@ def sweep_chart(sweep: SweepComparison) -> Markup | None:
             ax.plot(*zip(*known), color=colour, marker=marker, label=clean(f"{side} {s.label or s.sweep or ''}"))
     if not drawn:
         return None
+    unit = next((row.unit for m in sweep.matched for row in m.metrics or () if row.name == name), "")
     ax.set_xlabel("achieved requests/s")
-    ax.set_ylabel(clean(name))
+    ax.set_ylabel(clean(f"{name} ({unit})" if unit else name))
     ax.set_title(clean(f"{name} by achieved throughput, levels in load order"), loc="left")
     ax.legend(frameon=False)
     ax.grid(alpha=0.3)
