@@ -49,7 +49,7 @@ def _bundle_loader(bundle: JSONDoc, embedded: bool) -> RunLoader:
     if not embedded:
         return lambda refs: None
     rebuilt = rebuild_runs(bundle)
-    by_key: dict[RunRef, RunRecord] = dict(rebuilt)
+    by_key: dict[RunRef, RunRecord] = {ref: run for ref, run in rebuilt.items()}
     by_key.update({r.id: r for r in rebuilt.values() if r.id is not None})
 
     def load(refs: Sequence[RunRef]) -> list[RunRecord] | None:
