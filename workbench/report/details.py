@@ -78,7 +78,9 @@ def _section(section: ComparisonSection, load: RunLoader) -> ComparisonSection:
         return section
     base, cand = load(c.runs.baseline), load(c.runs.candidate)
     if base is None or cand is None:
-        return replace(section, detail_note="the bundle embeds no samples: no per-rank view")
+        return replace(
+            section, detail_note="the runs' rows are not at hand (a bundle without samples): no per-rank view"
+        )
     return replace(section, stragglers=stragglers(base, cand))
 
 

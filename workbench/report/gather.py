@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.errors import RunNotFound
 from store.records import RunRecord
 from workbench.bundle.reader import DEFAULT_MAX_BYTES, read_bundle_file
 from workbench.bundle.recompute import rebuild_runs
@@ -109,6 +110,9 @@ def investigation_report(store: "Store", investigation: str | int) -> Report:
 
     def load(refs: Sequence[RunRef]) -> list[RunRecord] | None:
         ids = [int(str(r).rsplit("/", 1)[-1]) for r in refs]  # a result names store ids; the frame, run/N
-        return store.load_runs(ids, tables=["samples"])
+        try:
+            return store.load_runs(ids, tables=["samples"])
+        except RunNotFound:  # removed since it was compared: the views that need its rows are left out
+            return None
 
     return add_details(read_report(bundle, recheck), load, _frame_refs(bundle))
