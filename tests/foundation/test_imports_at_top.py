@@ -36,6 +36,7 @@ SCOPE = [
     "workbench/bisect/**/*.py",
     "workbench/bundle/**/*.py",
     "workbench/diagnostics/**/*.py",
+    "workbench/report/**/*.py",
 ]
 OUT_OF_SCOPE = (
     "workbench/cli/commands/import_.py",
@@ -59,6 +60,10 @@ OWN_LAZY = {
     ),
     ("workbench/cli/tui_launch.py", "workbench.tui.app"): ("heavy", "textual"),
     ("workbench/cli/commands/evidence.py", "workbench.rerun.report"): ("heavy", "numpy"),  # only for --recompute
+    ("workbench/cli/commands/report.py", "workbench.report.gather"): NUMPY,  # not for `wb report --help`
+    ("workbench/cli/commands/report.py", "workbench.report.render"): ("heavy", "matplotlib"),
+    ("workbench/tui/share_jobs.py", "workbench.report.gather"): NUMPY,  # only when a report is asked for
+    ("workbench/tui/share_jobs.py", "workbench.report.render"): ("heavy", "matplotlib"),
     ("workbench/dims_file.py", "workbench.importers.sacct"): NUMPY,  # only for a wb.toml with [sacct] fields
     ("workbench/dims_file.py", "workbench.formats.record_map"): NUMPY,  # only for a wb.toml with a [map]
     ("workbench/cli/commands/remove.py", "store.tidy"): SQLALCHEMY,

@@ -51,6 +51,8 @@ from workbench.tui.share_jobs import (
     ExportResult as ExportResult,
     export_bundle as export_bundle,
     verify_bundle_text as verify_bundle_text,
+    ReportWritten as ReportWritten,
+    report_beside as report_beside,
 )
 from workbench.tui.verify_jobs import (
     plans as plans,

@@ -1,5 +1,6 @@
-"""The Share pane's jobs (worker threads): the bundle's measured sizes, export, and the offline
-recheck of the written file (as ``wb evidence verify [--recompute]``)."""
+"""The Share pane's jobs (worker threads): the bundle's measured sizes, export, the offline
+recheck of the written file (as ``wb evidence verify [--recompute]``), and the report written
+beside a bundle (as ``wb report``)."""
 
 from __future__ import annotations
 
@@ -72,3 +73,29 @@ def verify_bundle_text(path: Path, recompute: bool = False) -> tuple[bool, str]:
         read_bundle_file(path), source=path, recompute=recompute, rerun_engine=reanalyze if recompute else None
     )
     return report.ok, render_verify(report)
+
+
+@dataclass(frozen=True)
+class ReportWritten:
+    html: Path
+    markdown: Path
+    statement: str  # the report's first line: verified, and how far
+
+
+def report_paths(bundle: Path) -> tuple[Path, Path]:
+    """Beside the bundle: ``X.bundle.json`` -> ``X.report.html`` and ``X.report.md``."""
+    stem = bundle.name.removesuffix(".json").removesuffix(".bundle")
+    return bundle.with_name(f"{stem}.report.html"), bundle.with_name(f"{stem}.report.md")
+
+
+def report_beside(_store: "Store", bundle: Path) -> ReportWritten:
+    """The bundle verified (``--recompute`` when it embeds samples), then its page and its ticket
+    summary written beside it; a bundle that does not verify is refused (``NotEvidence``), nothing written."""
+    from workbench.report.gather import bundle_report  # numpy, the rank views: only when a report is asked for
+    from workbench.report.render import write_report  # matplotlib and Jinja2: only when a report is asked for
+
+    report = bundle_report(bundle)
+    html, markdown = report_paths(bundle)
+    return ReportWritten(
+        write_report(report, html, "html"), write_report(report, markdown, "md"), report.recheck.statement
+    )

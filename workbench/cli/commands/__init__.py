@@ -30,6 +30,7 @@ SUMMARIES: dict[str, str] = {
     "observe": "Pin an observation to INVESTIGATION.",
     "remove": "Remove RUNS (ids or labels) with their columns and declaration history.",
     "rename": "Rename RUN (an id or a label) to LABEL.",
+    "report": "Write a report of INVESTIGATION or BUNDLE: a self-contained HTML page or a Markdown summary.",
     "rerun": "Verify a change with interleaved reruns: A, B and an A/A control A′ in every round.",
     "runs": "List runs: id, lens, label, window, samples, key dimensions.",
     "show": "Show RUN (an id or a label).",

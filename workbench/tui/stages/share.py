@@ -1,4 +1,4 @@
-"""Share: export an evidence bundle and verify a bundle file, offline."""
+"""Share: export an evidence bundle, verify a bundle file offline, and write its report."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ INTRO = (
     "provenance, observations and hypotheses, and a checksum over its RFC 8785 canonical form. "
     "Bundles are unsigned: a valid bundle was not changed since export; it does not prove who "
     "made it, nor that the result is right.\n\n"
-    "e  export this investigation      v  verify a bundle file"
+    "e  export this investigation    v  verify a bundle file    r  write its report"
 )
 
 
@@ -53,7 +53,11 @@ def _size(n: int) -> str:
 class ShareStage(Stage):
     stage_id = "share"
     can_focus = True  # the pane scrolls itself: one container less to lay out and paint on a switch
-    BINDINGS = [Binding("e", "export", "Export bundle"), Binding("v", "verify", "Verify bundle")]
+    BINDINGS = [
+        Binding("e", "export", "Export bundle"),
+        Binding("v", "verify", "Verify bundle"),
+        Binding("r", "report", "Write report"),
+    ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -145,3 +149,43 @@ class ShareStage(Stage):
             done=done,
             what="verifying",
         )
+
+    def action_report(self) -> None:
+        """The report (HTML page and Markdown summary) of a bundle, written beside it: the last
+        exported or verified one, or the one named in the dialog."""
+        self.app.push_screen(
+            FormScreen(
+                "Write the report of a bundle",
+                [Field("path", "Bundle", value=self.last_path)],
+                note="The bundle is verified first (with --recompute when it embeds samples); a bundle that does "
+                "not verify is not reported. The page (.report.html) and the ticket summary (.report.md) are "
+                "written beside it.",
+            ),
+            self._report,
+        )
+
+    def _report(self, form: dict[str, str] | None) -> None:
+        if not form or not form["path"].strip():
+            return
+        bundle = Path(form["path"].strip()).expanduser().absolute()
+        result = self.query_one("#share-result", Static)
+        result.update(Text("Verifying the bundle and writing its report…"))
+
+        def done(written: services.ReportWritten) -> None:
+            self.last_path = str(bundle)
+            t = Text().append("Report written", style="bold")
+            t.append("\npage:    ")
+            t.append_text(safe(written.html))
+            t.append("\nsummary: ")
+            t.append_text(safe(written.markdown))
+            t.append("\n\n")
+            t.append_text(wrapping(written.statement))
+            result.update(t)
+
+        def failed(exc: BaseException) -> None:
+            t = Text().append("No report written", style="bold reverse")
+            t.append("\n")
+            t.append_text(wrapping(getattr(exc, "message", None) or str(exc)))
+            result.update(t)
+
+        self.wb.background(services.report_beside, bundle, done=done, on_error=failed, what="writing the report")
