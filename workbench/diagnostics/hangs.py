@@ -352,7 +352,7 @@ def analyze(
                 "collective its peers wait on, not this rank"
             )
     return HangsRecord(
-        verdict="named" if first is not None else "undecided",  # type: ignore[arg-type]
+        verdict="named" if first is not None else "undecided",
         first_stopped=first.record.process if first is not None else None,
         first_stopped_rank=first.record.rank if first is not None else None,
         decided_by=decision.decided_by if first is not None else None,
