@@ -166,3 +166,33 @@ def test_the_socket_is_the_processs_and_a_dead_processs_socket_is_swept(tmp_path
         conn.close()
     finally:
         server.stop()
+
+
+def test_a_forked_child_answers_on_its_own_socket_and_leaves_its_parents(tmp_path):
+    from workbench.recorder import Recorder
+
+    rec = Recorder(out_dir=tmp_path, gpu_interval_s=None, stack_hz=None, host_interval_s=None, handle_signals=False)
+    try:
+        parent_sock = control.socket_path(control.control_dir(), os.getpid())
+        assert parent_sock.exists()
+        pid = os.fork()
+        if pid == 0:  # the child: no test framework from here on, only an exit status
+            code = 1
+            try:
+                for _ in range(20):
+                    with rec.step():
+                        pass
+                rec._seal(rec.clock())  # the child's threads and socket start at its next seal
+                mine = control.socket_path(control.control_dir(), os.getpid())
+                paths = control.request_snapshot(os.getpid(), 20.0) if mine.exists() else []
+                code = 0 if len(paths) == 1 and parent_sock.exists() else 3
+                rec.close()
+                code = code or (4 if mine.exists() else 0)
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert parent_sock.exists()  # the child closed its own socket, not its parent's
+        assert control.request_snapshot(os.getpid(), 20.0)
+    finally:
+        rec.close()

@@ -113,7 +113,7 @@ class ControlServer:
         self.path: Path | None = None
         self.served = 0
         self.refused = 0
-        self._pid = os.getpid()
+        self.pid = os.getpid()
         self.uid = os.getuid()  # the only caller answered
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
@@ -188,7 +188,7 @@ class ControlServer:
             except OSError:
                 pass
             sock.close()
-        if self.path is not None and os.getpid() == self._pid:  # a forked child leaves its parent's socket
+        if self.path is not None and os.getpid() == self.pid:  # a forked child leaves its parent's socket
             try:
                 self.path.unlink()
             except FileNotFoundError:

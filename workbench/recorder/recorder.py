@@ -728,19 +728,18 @@ class Recorder:
         self._spans.seal(now)
         if self._cuda_pending:
             self._resolve_cuda()
-        if self._forked_from is not None and self._sampler is not None and self._sampler.status == "not started":
-            if self._start_threads:
-                self._sampler.start()
         if self._gc_ring is not None:
             self._gc_ring.maybe_seal(now)
-        host = self._host_sampler
-        if self._forked_from is not None and host is not None and host.status == "not started" and self._start_threads:
-            host.start()
-        dog = self._watchdog
-        if self._forked_from is not None and dog is not None and dog.status == "not started" and self._start_threads:
-            dog.start()
-            if self._control != "off":
-                self._control = _CONTROL.join(self)
+        if self._forked_from is not None and self._start_threads:
+            self._restart_threads()
+
+    def _restart_threads(self) -> None:
+        """In a forked child, at its seals: the threads and the socket its parent's recorder had."""
+        for worker in (self._sampler, self._host_sampler, self._watchdog):
+            if worker is not None and worker.status == "not started":
+                worker.start()
+        if self._control != "off" and not _CONTROL.serving():
+            self._control = _CONTROL.join(self)
 
     def _cuda_ready(self) -> bool:
         if self._cupy is None:
@@ -1194,6 +1193,11 @@ class _Control:
             if not self._members and self._server is not None:
                 self._server.stop()
                 self._server = None
+
+    def serving(self) -> bool:
+        """Whether this process (not a parent it was forked from) listens."""
+        server = self._server
+        return server is not None and server.status.startswith("listening") and server.pid == os.getpid()
 
     def _fault(self, exc: BaseException, where: str) -> None:
         for rec in list(self._members):

@@ -44,6 +44,8 @@ def install(flush: Flush, before_death: Callable[[], None] | None = None) -> str
     """Install the handlers (once per process); what a recorder's ``stats()["signals"]`` says.
     ``before_death`` runs when the signal is about to kill the process (no ``atexit`` then)."""
     global _flush, _before_death
+    if _previous and signal.getsignal(signal.SIGTERM) is _handler:
+        return "installed (by an earlier recorder): " + ", ".join(signal.Signals(s).name for s in _previous)
     if threading.current_thread() is not threading.main_thread():
         return (
             f"not installed: the recorder was created on thread {threading.current_thread().name!r}, and only the "
