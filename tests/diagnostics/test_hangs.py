@@ -258,3 +258,18 @@ def test_four_ranks_of_a_fake_ddp_loop_with_one_stuck_are_diagnosed_as_that_rank
         assert by_rank[r].phases_done == ("input", "compute")
     assert all(r.step == 12 and r.snapshot_reason == "signal SIGTERM" for r in h.ranks)  # the latest: termination
     assert d.report().failure_class.where.ranks == (2,)
+
+
+def test_snapshots_with_logs_and_their_watchdog_timeouts(tmp_path):
+    job = _write(tmp_path / "job" / "node-a", _four(stuck=2))
+    (job / "rank0.log").write_text(
+        "[rank0]:[E302 10:10:00.137000000 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=41, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600043 "
+        "milliseconds before timing out.\n"
+    )
+    d = diagnose([tmp_path / "job"])
+    report = d.report()
+    assert report.hangs.first_stopped == "rank 2" and report.hangs.waiting == ("rank 0", "rank 1", "rank 3")
+    # The log's timeout is a consequence on a waiting rank; the class is the collective's, its origin the snapshots'.
+    assert report.failure_class.klass == "communication-timeout"
+    assert any("watchdog_timeout" == r.kind and r.rank == 0 for r in report.timeline)

@@ -276,12 +276,17 @@ def request_snapshot(pid: int, wait_s: float) -> list[str]:
         who = peer(conn)
         if who is not None and (who[0] != pid or who[1] != os.getuid()):
             raise Refused(f"{path} is answered by process {who[0]} of uid {who[1]}, not by process {pid}: refused")
-        _send(conn, {"wait_s": wait_s})
+        try:
+            _send(conn, {"wait_s": wait_s})
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # a refusal comes before the request is read: it is waiting to be read
         conn.settimeout(wait_s + 10.0)
         try:
             reply = json.loads(_read_line(conn, 1 << 20) or b"{}")
         except TimeoutError:
             raise Refused(f"process {pid} did not answer within {wait_s + 10:g} s") from None
+        except ConnectionResetError:
+            raise Refused(f"process {pid} closed the connection without an answer") from None
     finally:
         conn.close()
     if not isinstance(reply, dict) or not reply.get("ok"):
