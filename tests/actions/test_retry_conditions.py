@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.diagnostics.test_hangs import _four, _write
+from tests.diagnostics.snapshot_docs import four_ranks, write_docs
 from workbench.actions.conditions import (
     RETRY_CONDITIONS,
     blamed_conditions,
@@ -104,21 +104,21 @@ def test_an_xid_blames_the_node_and_gpu_not_the_batch(tmp_path):
 
 
 def test_a_collective_hang_blames_the_rank_set_and_the_network(tmp_path):
-    docs = _four(stuck=2)
+    docs = four_ranks(stuck=2)
     for doc in docs:
         doc["at_snapshot"]["host"] = f"node-{doc['at_snapshot']['rank'] // 2}"
-    job = _write(tmp_path / "job", docs)
+    job = write_docs(tmp_path / "job", docs)
     (job / "nccl.log").write_text("NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n")
     doc = diagnose([job]).to_json()
     assert doc["failure_class"]["class"] == "communication-timeout"
     blamed = blamed_conditions(doc)
     assert blamed == {"rank_set": ["node-0", "node-1"], "network": ["NET/IB: [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>"]}
-    again = _write(tmp_path / "again", docs)  # the same nodes; its files state no network: unknown, not changed
+    again = write_docs(tmp_path / "again", docs)  # the same nodes; its files state no network: unknown, not changed
     status = _judge(blamed, again)
     assert status["status"] == "not verified" and "not known for the retry: network" in status["why"]
     for doc in docs:
         doc["at_snapshot"]["host"] = "node-9" if doc["at_snapshot"]["rank"] == 2 else doc["at_snapshot"]["host"]
-    other = _write(tmp_path / "other", docs)
+    other = write_docs(tmp_path / "other", docs)
     status = _judge(blamed, other)
     assert status["status"] == "verified" and "rank_set node-0,node-1 -> node-0,node-1,node-9" in status["why"]
 

@@ -18,90 +18,14 @@ import pytest
 from workbench.diagnostics import diagnose
 from workbench.errors import BadInput
 
+from .snapshot_docs import T0, four_ranks, snapshot_doc, write_docs
+
 FAKE_RANKS = Path(__file__).with_name("fake_ranks.py")
 REPO = Path(__file__).resolve().parents[2]
-T0 = 1_796_000_000.0
-
-
-def _frame(function, file="/job/train.py", line=10, stdlib=False):
-    out = {"function": function, "file": file, "line": line}
-    if stdlib:
-        out["stdlib"] = True
-    return out
-
-
-def _snapshot(
-    rank,
-    *,
-    step=40,
-    done=("input",),
-    phase="allreduce",
-    frame="all_reduce",
-    host="node-a",
-    at=T0 + 30,
-    opened=T0,
-    rank_count=4,
-    reason="hang",
-):
-    span = {
-        "kind": "step",
-        "seq": step,
-        "opened_at": opened,
-        "open_s": at - opened,
-        "phases_done": [[n, 5.0] for n in done],
-    }
-    state = {
-        "reason": reason,
-        "at": at,
-        "rank": rank,
-        "host": host,
-        "pid": 1000 + rank,
-        "open_span": span,
-        "last_closed_seq": step - 1,
-        "last_closed_at": opened,
-        "workload_how": "test",
-        "threads": [
-            {
-                "name": "MainThread",
-                "workload": True,
-                "frames": [_frame("wait", "/usr/lib/python3.11/threading.py", 320, stdlib=True), _frame(frame)],
-            },
-            {"name": "loader", "frames": [_frame("fetch")]},
-        ],
-    }
-    if phase is not None:
-        state["open_phase"] = {"name": phase, "opened_at": opened + 0.01 * len(done), "open_s": 29.0}
-    return {
-        "format": "workbench.capture/1",
-        "lens": "training",
-        "label": f"rank {rank}",
-        "dimensions": {"rank_count": rank_count},
-        "window": {"kind": "incident", "snapshot_reason": reason},
-        "at_snapshot": state,
-        "samples": [{"step": 1, "rank": rank, "step_ms": 5.0}],
-        "trigger": {"kind": reason},
-        "recorder": {"pid": 1000 + rank, "host": host},
-    }
-
-
-def _write(folder: Path, docs) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i, doc in enumerate(docs):
-        (folder / f"snap-{i}.json").write_text(json.dumps(doc))
-    return folder
-
-
-def _four(stuck=2, **kw):
-    return [
-        _snapshot(r, done=("input",), phase="input", frame="slow_storage_read", **kw)
-        if r == stuck
-        else _snapshot(r, done=("input", "compute"), phase="allreduce", frame="all_reduce", **kw)
-        for r in range(4)
-    ]
 
 
 def test_the_rank_behind_the_others_stopped_first_and_the_others_wait_for_it(tmp_path):
-    d = diagnose([_write(tmp_path / "job", _four(stuck=2))])
+    d = diagnose([write_docs(tmp_path / "job", four_ranks(stuck=2))])
     h = d.report().hangs
     assert h.verdict == "named" and h.first_stopped == "rank 2" and h.first_stopped_rank == 2
     assert h.decided_by == "position in the loop" and h.waiting == ("rank 0", "rank 1", "rank 3")
@@ -117,8 +41,8 @@ def test_the_rank_behind_the_others_stopped_first_and_the_others_wait_for_it(tmp
 
 
 def test_a_rank_without_a_snapshot_leaves_it_undecided(tmp_path):
-    docs = [doc for doc in _four(stuck=2) if doc["at_snapshot"]["rank"] != 3]
-    h = diagnose([_write(tmp_path / "job", docs)]).report().hangs
+    docs = [doc for doc in four_ranks(stuck=2) if doc["at_snapshot"]["rank"] != 3]
+    h = diagnose([write_docs(tmp_path / "job", docs)]).report().hangs
     assert h.verdict == "undecided" and h.first_stopped is None
     assert h.missing == ("rank 3: no hang, termination or on-request snapshot",)
     assert "no snapshot for rank 3" in h.reason
@@ -126,8 +50,8 @@ def test_a_rank_without_a_snapshot_leaves_it_undecided(tmp_path):
 
 
 def test_every_rank_at_the_same_place_is_undecided(tmp_path):
-    docs = [_snapshot(r, done=("input", "compute")) for r in range(4)]
-    h = diagnose([_write(tmp_path / "job", docs)]).report().hangs
+    docs = [snapshot_doc(r, done=("input", "compute")) for r in range(4)]
+    h = diagnose([write_docs(tmp_path / "job", docs)]).report().hangs
     assert h.verdict == "undecided" and "every rank is at the same place (step 40, phase allreduce)" in h.reason
 
 
@@ -135,26 +59,26 @@ def _tied(hosts, gaps):
     docs = []
     for r in range(4):
         if r in (1, 2):  # both behind, in the same place; told apart only by when they last progressed
-            doc = _snapshot(r, done=("input",), phase="input", frame="read", host=hosts[r], opened=T0 + gaps[r])
+            doc = snapshot_doc(r, done=("input",), phase="input", frame="read", host=hosts[r], opened=T0 + gaps[r])
         else:
-            doc = _snapshot(r, done=("input", "compute"), host=hosts[r])
+            doc = snapshot_doc(r, done=("input", "compute"), host=hosts[r])
         docs.append(doc)
     return docs
 
 
 def test_ranks_at_the_same_place_are_ordered_by_their_clocks_only_beyond_the_margin(tmp_path):
     same_host = _tied(["n"] * 4, {1: 0.5, 2: 0.2})
-    h = diagnose([_write(tmp_path / "a", same_host)]).report().hangs
+    h = diagnose([write_docs(tmp_path / "a", same_host)]).report().hangs
     assert h.verdict == "named" and h.first_stopped == "rank 2" and h.decided_by == "clocks"
     two_hosts = _tied(["a", "b", "c", "d"], {1: 0.5, 2: 0.2})  # 0.3 s apart, clocks known to 1 s each
-    h = diagnose([_write(tmp_path / "b", two_hosts)]).report().hangs
+    h = diagnose([write_docs(tmp_path / "b", two_hosts)]).report().hangs
     assert h.verdict == "undecided" and "the clocks cannot order rank 2 and rank 1" in h.reason
     h = diagnose([tmp_path / "b"], clock_uncertainty=0.1).report().hangs
     assert h.verdict == "named" and h.first_stopped == "rank 2"
 
 
 def test_one_process_is_placed_and_a_hang_that_ended_is_measured(tmp_path):
-    doc = _snapshot(0, rank_count=1)
+    doc = snapshot_doc(0, rank_count=1)
     del doc["at_snapshot"]["rank"]
     ended = {
         "format": "workbench.capture/1",
@@ -164,28 +88,28 @@ def test_one_process_is_placed_and_a_hang_that_ended_is_measured(tmp_path):
         "samples": [],
         "recorder": {"pid": 1000, "host": "node-a"},
     }
-    h = diagnose([_write(tmp_path / "one", [doc, ended])]).report().hangs
+    h = diagnose([write_docs(tmp_path / "one", [doc, ended])]).report().hangs
     assert h.verdict == "one process" and h.ranks[0].process == "pid 1000 on node-a"
     assert h.ranks[0].hang_ended_after_s == 45.0
 
 
 def test_a_capture_without_the_recorders_state_is_skipped_and_a_bad_one_refused(tmp_path):
     plain = {"format": "workbench.capture/1", "lens": "training", "samples": [{"step": 1, "step_ms": 2.0}]}
-    folder = _write(tmp_path / "plain", [plain])
+    folder = write_docs(tmp_path / "plain", [plain])
     (folder / "x.log").write_text("hello\n")
     d = diagnose([folder])
     assert d.report().hangs is None
     assert any("without a hang, termination or on-request state" in s.why for s in d.skipped)
-    bad = copy.deepcopy(_snapshot(0))
+    bad = copy.deepcopy(snapshot_doc(0))
     bad["at_snapshot"]["rank"] = "zero"
-    path = _write(tmp_path / "bad", [bad]) / "snap-0.json"
+    path = write_docs(tmp_path / "bad", [bad]) / "snap-0.json"
     with pytest.raises(BadInput) as err:
         diagnose([path])
     assert str(path) in str(err.value) and "$.at_snapshot.rank" in str(err.value)
 
 
 def test_wb_diagnose_prints_the_hung_ranks(tmp_path):
-    folder = _write(tmp_path / "job", _four(stuck=1))
+    folder = write_docs(tmp_path / "job", four_ranks(stuck=1))
     env = {k: v for k, v in os.environ.items() if k != "WB_RECORDER"}
     out = subprocess.run(
         [sys.executable, "-m", "workbench", "diagnose", str(folder)],
@@ -261,7 +185,7 @@ def test_four_ranks_of_a_fake_ddp_loop_with_one_stuck_are_diagnosed_as_that_rank
 
 
 def test_snapshots_with_logs_and_their_watchdog_timeouts(tmp_path):
-    job = _write(tmp_path / "job" / "node-a", _four(stuck=2))
+    job = write_docs(tmp_path / "job" / "node-a", four_ranks(stuck=2))
     (job / "rank0.log").write_text(
         "[rank0]:[E302 10:10:00.137000000 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation "
         "timeout: WorkNCCL(SeqNum=41, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600043 "
