@@ -27,6 +27,16 @@ as a share of the workload's wall time. Target: under 2 %. The achieved rate is 
 ticks during the workload over its wall time.
 
     .venv/bin/python bench/recorder_overhead.py [--sampler-pairs 30] [--sampler-steps 200]
+
+Then the hang watchdog (issue 46): it adds nothing to the span hot path (the span it watches
+is the one ``rec.phase()`` already needed, stored in a slot instead of its number), and its
+thread wakes every quarter of the hang threshold (at most once a second). On the same
+CPU-bound workload, paired runs of a recorder without the watchdog against one with it at a
+stress setting (a 0.08 s threshold: a check every 20 ms, 50 times its default rate); the
+watchdog thread's own CPU over the workload (its thread CPU clock) is the direct measure,
+against the host sampler's budget (2 %).
+
+    .venv/bin/python bench/recorder_overhead.py [--watchdog-pairs 20]
 """
 
 from __future__ import annotations
@@ -349,6 +359,47 @@ def sampler_overhead(pairs: int, steps_n: int, out: str) -> dict[str, float]:
     return out_
 
 
+def watchdog_overhead(pairs: int, steps_n: int, out: str) -> dict[str, float]:
+    """Paired runs (order flipped every pair): no watchdog (A) against the watchdog checking
+    every 20 ms (B); the medians of the paired ratios and the watchdog thread's CPU share."""
+    quiet = {"stack_hz": None, "host_interval_s": None, "gc_pauses": False, "handle_signals": False, "control": False}
+    ratios: dict[str, list[float]] = {"wall": [], "cpu": []}
+    shares: list[float] = []
+    checks = 0.0
+    seconds = 0.0
+
+    def one(watch: bool) -> tuple[float, float]:
+        nonlocal checks, seconds
+        rec = Recorder(out_dir=out, gpu_interval_s=None, trigger=None, watch_hangs=watch, hang_after_s=0.08, **quiet)
+        time.sleep(0.05)
+        gc.collect()
+        dog = rec._watchdog
+        thread = dog._thread if dog is not None else None
+        c_dog, k0 = _thread_cpu(thread), dog.checks if dog is not None else 0
+        w0, c0 = time.perf_counter(), time.process_time()
+        cpu_workload(steps_n, rec)
+        got = time.perf_counter() - w0, time.process_time() - c0
+        if dog is not None:
+            shares.append((_thread_cpu(thread) - c_dog) / got[0])
+            checks += dog.checks - k0
+            seconds += got[0]
+        rec.close()
+        return got
+
+    for i in range(pairs):
+        order = (False, True) if i % 2 == 0 else (True, False)
+        got = {w: one(w) for w in order}
+        ratios["wall"].append(got[True][0] / got[False][0])
+        ratios["cpu"].append(got[True][1] / got[False][1])
+    out_: dict[str, float] = {"pairs": pairs, "check_hz": checks / seconds if seconds else float("nan")}
+    for key, values in ratios.items():
+        out_[key] = statistics.median(values) - 1
+        out_[key + "_ci"] = tuple(x - 1 for x in _median_interval(values))  # type: ignore[assignment]
+    out_["share"] = statistics.median(shares)
+    out_["share_max"] = max(shares)
+    return out_
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1_000_000)
@@ -356,12 +407,14 @@ def main() -> None:
     parser.add_argument("--budget-mib", type=float, default=4.0)
     parser.add_argument("--sampler-pairs", type=int, default=30, help="paired runs (unsampled against each variant)")
     parser.add_argument("--sampler-steps", type=int, default=200, help="steps of the CPU-bound workload per run")
+    parser.add_argument("--watchdog-pairs", type=int, default=20, help="paired runs without and with the watchdog")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as out:
         t = timing(args.steps, args.rounds, out)
         m = memory(args.steps, int(args.budget_mib * (1 << 20)), out)
         h = sampler_overhead(args.sampler_pairs, args.sampler_steps, out)
+        w = watchdog_overhead(args.watchdog_pairs, args.sampler_steps, out)
     print(
         f"recorder overhead, {args.steps:,} steps per variant in {args.rounds} interleaved rounds "
         f"(medians of thread CPU time); load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "
@@ -425,6 +478,17 @@ def main() -> None:
     )
     print(f"  an unsampled recorder vs no recorder: wall {pct('bare_wall')}")
     print(f"  recorder faults {t['faults']}, incidents {t['incidents']}, records evicted {t['evicted_records']:,}")
+    lo, hi = w["wall_ci"]
+    clo, chi = w["cpu_ci"]
+    print(
+        f"  hang watchdog at a stress setting ({w['check_hz']:.0f} checks/s; the default is at most 1/s), "
+        f"{w['pairs']} pairs against no watchdog: its thread's own CPU {100 * w['share']:.3f} % of the workload's "
+        f"wall time (at most {100 * w['share_max']:.3f} %)  target < 2 % -> {'met' if w['share'] < 0.02 else 'MISSED'}"
+    )
+    print(
+        f"                                wall {100 * w['wall']:+.2f} % (95 % interval of the median {100 * lo:+.2f} "
+        f"to {100 * hi:+.2f}), process CPU {100 * w['cpu']:+.2f} % ({100 * clo:+.2f} to {100 * chi:+.2f})"
+    )
     ratio = m["peak_bytes"] / m["budget_bytes"]
     print(
         f"memory at the budget ({args.steps:,} rows; unbounded they would take {m['unbounded_bytes'] / 2**20:.1f} MiB)"

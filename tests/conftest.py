@@ -75,17 +75,19 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(scope="session", autouse=True)
 def hermetic_environment(tmp_path_factory):
-    """HOME, the XDG folders and WB_STORE inside pytest's temporary directory, for the session."""
+    """HOME, the XDG folders and WB_STORE inside pytest's temporary directory, for the session
+    (XDG_RUNTIME_DIR too: the recorders' control sockets, mode 0700 as a runtime directory is)."""
     base = tmp_path_factory.mktemp("home")
     values = {
         "HOME": base,
         "XDG_DATA_HOME": base / ".local" / "share",
         "XDG_CONFIG_HOME": base / ".config",
         "XDG_CACHE_HOME": base / ".cache",
+        "XDG_RUNTIME_DIR": base / "run",
     }
     with pytest.MonkeyPatch.context() as mp:
         for name, path in values.items():
-            path.mkdir(parents=True, exist_ok=True)
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
             mp.setenv(name, str(path))
         mp.setenv("WB_STORE", f"sqlite:///{base / 'session-store.sqlite'}")
         yield base

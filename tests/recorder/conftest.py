@@ -27,6 +27,9 @@ def make_recorder(tmp_path, clock, monkeypatch):
         # The host sampler thread is off here (tests drive its ticks by hand, test_host.py).
         fields.setdefault("stack_hz", None)
         fields.setdefault("host_interval_s", None)
+        # Process-wide hooks stay off unless a test is about them (test_hangs.py, test_termination.py).
+        fields.setdefault("handle_signals", False)
+        fields.setdefault("control", False)
         rec = Recorder(clock=clock, wall_clock=lambda: 1_796_000_000.0, **fields)
         made.append(rec)
         return rec

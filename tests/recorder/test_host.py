@@ -239,7 +239,8 @@ def test_a_bad_host_section_names_the_file_and_the_place(make_recorder, clock, w
 
 def test_off_streams_say_so_and_cost_no_thread(make_recorder):
     before = threading.active_count()
-    rec = make_recorder(stack_hz=None, host_interval_s=None, gc_pauses=False)
+    # (the hang watchdog is a thread of its own: off here, test_hangs.py)
+    rec = make_recorder(stack_hz=None, host_interval_s=None, gc_pauses=False, watch_hangs=False)
     assert threading.active_count() == before and rec._host_sampler is None
     doc = load(rec.snapshot("x"))
     assert "host" not in doc and "stacks" not in doc["recorder"]["config"]

@@ -26,6 +26,8 @@ PROPOSED, REJECTED, PENDING, VERIFIED, NOT_VERIFIED = "proposed", "rejected", "p
 STATUSES = (PROPOSED, REJECTED, PENDING, VERIFIED, NOT_VERIFIED)
 REASONS = ("refused", "underpowered", "guardrail broken", "wrong direction", "not embodied", "conditions unchanged")
 UNCHANGED = "the conditions that caused the failure have not changed"
+# Conditions a retry changes by avoiding them (a node, a GPU by serial), not by matching a set.
+AVOIDED = frozenset({"node", "gpu_serial"})
 
 
 def latest_decision(decisions: Sequence[Mapping[str, Any]]) -> str | None:
@@ -174,6 +176,14 @@ def conditions_changed(
         now = observed.get(name)
         if now is None or now == [] or now == "":
             unknown.append(name)
+        elif name in AVOIDED:
+            # A bad node or GPU is avoided when the retry ran on none of the blamed ones (it may run on more).
+            if set(_norm(now) if isinstance(now, list) else [now]) & set(
+                _norm(value) if isinstance(value, list) else [value]
+            ):
+                same.append(f"{name} {_shown(value)}")
+            else:
+                changed.append(f"{name} {_shown(value)} -> {_shown(now)}")
         elif _norm(now) != _norm(value):
             changed.append(f"{name} {_shown(value)} -> {_shown(now)}")
         else:

@@ -14,8 +14,10 @@ from typing import Any
 
 from workbench.diagnostics import classify as cls
 from workbench.diagnostics import flight_recorder as fr
+from workbench.diagnostics import hangs as hang_snapshots
 from workbench.diagnostics import host_events, logs, timeline, xid_catalog
 from workbench.diagnostics.events import Event
+from workbench.diagnostics.hang_records import HangsRecord
 from workbench.diagnostics.report import (
     FORMAT,
     VERSION,
@@ -50,6 +52,7 @@ class Diagnosis:
     watchdog: list[WatchdogCounters]
     observations: list[Observation] = field(default_factory=list)
     log_formats: dict[str, str] = field(default_factory=dict)  # file -> log format recognised
+    hangs: HangsRecord | None = None  # the recorder's hang / termination snapshots (hangs.py)
 
     def report(self) -> DiagnosisReport:
         return DiagnosisReport(
@@ -69,6 +72,7 @@ class Diagnosis:
             timeline=tuple(e.row(label) for e, label in timeline.labelled(self.events, self.first)),
             observations=tuple(self.observations),
             xid_catalog_as_of=xid_catalog.catalog_date(),
+            hangs=self.hangs,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -110,12 +114,16 @@ def diagnose(
     skipped: list[SkippedFile] = []
     files = _discover([Path(p) for p in paths], skipped)
     dumps: list[fr.RankDump] = []
+    snapshots: list[hang_snapshots.Snapshot] = []
     events: list[Event] = []
     formats: dict[str, str] = {}
     for path, root in files:
         head = _head(path)
         if fr.sniff(head):
             dumps.append(fr.load_dump(path))
+            continue
+        if hang_snapshots.sniff(head):
+            _read_snapshot(path, snapshots, skipped)
             continue
         if b"\x00" in head[:4096]:
             skipped.append(SkippedFile(file=str(path), why="binary, not a known dump"))
@@ -135,15 +143,59 @@ def diagnose(
         never_entered = sorted({r for w in watchdog for r in w.never_enqueued})
     if first.status == "none" and collectives is not None:
         first.reason = "no failure signature in the logs (flight-recorder dumps record collectives, not failure times)"
-    failure_class = cls.classify(events, first, never_entered)
+    hangs = _hangs(snapshots, policy, collectives, never_entered)
+    stuck = _stuck_first(hangs) if not never_entered else []
+    failure_class = cls.classify(events, first, never_entered or stuck)
     if not failure_class.evidence and collectives is not None:
         failure_class.evidence = [ev for g in collectives.groups if g.status == "missing" for ev in g.evidence][:12]
+    if stuck and hangs is not None and failure_class.klass == cls.COMMUNICATION and first.status == "none":
+        _hang_class(failure_class, hangs)
     d = Diagnosis(
         [str(p) for p, _ in files], skipped, policy, clock_notes, events, first, failure_class, collectives, watchdog
     )
+    d.hangs = hangs
     d.observations = _observations(d)
     d.log_formats = formats
     return d
+
+
+def _read_snapshot(path: Path, snapshots: list[hang_snapshots.Snapshot], skipped: list[SkippedFile]) -> None:
+    snap = hang_snapshots.load(path)
+    if snap.useful:
+        snapshots.append(snap)
+    else:
+        skipped.append(
+            SkippedFile(file=str(path), why="a capture without a hang, termination or on-request state (at_snapshot)")
+        )
+
+
+def _hangs(
+    snapshots: list[hang_snapshots.Snapshot],
+    policy: timeline.ClockPolicy,
+    collectives: fr.CollectiveAnalysis | None,
+    never_entered: list[int],
+) -> HangsRecord | None:
+    if not snapshots:
+        return None
+    expected = set(collectives.expected_ranks) if collectives is not None else set()
+    return hang_snapshots.analyze(snapshots, policy, expected_ranks=expected, never_entered=never_entered)
+
+
+def _hang_class(fc: cls.FailureClass, hangs: HangsRecord) -> None:
+    """A collective hang found by the recorder's snapshots: say so, with them as evidence."""
+    fc.detail = (
+        f"hang: {hangs.first_stopped} stopped making progress first; {', '.join(hangs.waiting)} are further along "
+        "and stopped too, waiting for it (recorder snapshots)"
+    )
+    fc.evidence = [{"file": r.file, "rank": r.rank, "where": hang_snapshots.where(r)} for r in hangs.ranks]
+
+
+def _stuck_first(hangs: HangsRecord | None) -> list[int]:
+    """The rank the snapshots show stopped first while others wait further along: the one that
+    never reached the collective they wait in (no dump or watchdog line says otherwise)."""
+    if hangs is None or hangs.verdict != "named" or hangs.first_stopped_rank is None or not hangs.waiting:
+        return []
+    return [hangs.first_stopped_rank]
 
 
 # ---------------------------------------------------------------- inputs
@@ -421,6 +473,7 @@ def _observations(d: Diagnosis) -> list[Observation]:
             )
     for text, evidence in host_events.observations(d.events):
         add(text, evidence)
+    _hang_observations(d.hangs, add)
     for w in d.watchdog:
         if w.never_enqueued:
             add(
@@ -429,6 +482,38 @@ def _observations(d: Diagnosis) -> list[Observation]:
                 list(w.evidence[:8]),
             )
     return obs
+
+
+def _hang_observations(h: HangsRecord | None, add: Any) -> None:
+    """What the recorder's snapshots say of hung ranks (hangs.py)."""
+    if h is None:
+        return
+    by_process = {r.process: r for r in h.ranks}
+    evidence = [{"file": r.file, "process": r.process, "snapshot": r.snapshot_reason} for r in h.ranks][:16]
+    if h.verdict == "named" and h.first_stopped is not None:
+        first = by_process[h.first_stopped]
+        text = (
+            f"{h.first_stopped[0].upper()}{h.first_stopped[1:]} stopped making progress first (by its "
+            f"{h.decided_by}): {hang_snapshots.where(first)}."
+        )
+        if h.waiting:
+            ahead = sorted({hang_snapshots.place(by_process[p]) for p in h.waiting})
+            text += (
+                f" {', '.join(h.waiting)} are further along ({'; '.join(ahead)}) and stopped too: they are waiting "
+                "for it (observation, not cause)."
+            )
+        add(text, evidence)
+    elif h.verdict == "undecided":
+        add(f"Which rank stopped first is undecided: {h.reason}.", evidence)
+    for r in h.ranks:
+        ended = f"; the hang ended after {r.hang_ended_after_s:.1f} s" if r.hang_ended_after_s is not None else ""
+        add(
+            f"{r.process[0].upper()}{r.process[1:]} ({r.host}, pid {r.pid}, {r.snapshot_reason} snapshot): "
+            f"{hang_snapshots.where(r)}{ended}.",
+            [{"file": r.file, "process": r.process}],
+        )
+    for note in h.notes:
+        add(f"Hung ranks: {note}.", evidence)
 
 
 def _describe(e: Event) -> str:

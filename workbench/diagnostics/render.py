@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from workbench.diagnostics.hang_records import HangsRecord
+from workbench.diagnostics.hangs import where
 from workbench.diagnostics.report import DiagnosisReport, EventRecord, TimelineRow
 from workbench.textsafe import markup_safe as esc
 
@@ -104,6 +106,9 @@ def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = N
         else:
             con.print("  every member entered the newest collective of each group; no rank can be singled out")
 
+    if d.hangs is not None:
+        _render_hangs(con, d.hangs)
+
     interesting = [r for r in d.timeline if r.role != "info" or r.kind == "collective_wait"]
     con.print()
     con.print(f"[bold]Timeline[/bold] ({len(interesting)} events, UTC)")
@@ -125,6 +130,25 @@ def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = N
     con.print("[bold]Observations[/bold] (observations, not causes)")
     for o in d.observations:
         con.print(f"  • {esc(o.text)}", overflow="fold")
+
+
+def _render_hangs(con: "Console", h: HangsRecord) -> None:
+    """Hung ranks (the recorder's snapshots): who stopped first, where each one is."""
+    con.print()
+    if h.verdict == "named":
+        head = f"{esc(h.first_stopped)} stopped making progress first (by its {esc(h.decided_by)})"
+    elif h.verdict == "undecided":
+        head = f"[yellow]undecided[/yellow] — {esc(h.reason)}"
+    else:
+        head = esc(h.reason)
+    con.print(f"[bold]Hung ranks[/bold] ({len(h.ranks)} snapshots): {head}", overflow="fold")
+    for r in h.ranks:
+        role = "first" if r.process == h.first_stopped else "waiting" if r.process in h.waiting else ""
+        con.print(f"  {esc(r.process)}: {esc(where(r))}" + (f" [dim]{role}[/dim]" if role else ""), overflow="fold")
+    for m in h.missing:
+        con.print(f"  [yellow]missing[/yellow] {esc(m)}", overflow="fold")
+    for note in h.notes:
+        con.print(f"  [dim]{esc(note)}[/dim]", overflow="fold")
 
 
 def _collapse(rows: list[TimelineRow]) -> list[tuple[TimelineRow, int]]:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from workbench.diagnostics.hang_records import HangsRecord
 from workbench.vocabulary import Record
 
 FORMAT = "wb.diagnosis"
@@ -179,6 +180,8 @@ class DiagnosisReport(Record, frozen=True, kw_only=True, omit_defaults=True):
     timeline: tuple[TimelineRow, ...]
     observations: tuple[Observation, ...]
     xid_catalog_as_of: str
+    # The recorder's hang / termination snapshots of several ranks (hangs.py), when given.
+    hangs: HangsRecord | None = None
     pinned: tuple[str, ...] | None = None
 
     def with_pinned(self, refs: list[str]) -> "DiagnosisReport":

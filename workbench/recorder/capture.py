@@ -27,6 +27,7 @@ from msgspec import UNSET
 from workbench.recorder.gpu import METRICS
 from workbench.recorder.host_capture import HostTaken, build_host
 from workbench.recorder.records import (
+    AtSnapshot,
     Capture,
     Detail,
     GpuSample,
@@ -98,6 +99,8 @@ class SnapshotData:
     # Keep only spans that ended at or after this time (ns since start); None: all.
     since_ns: float | None = None
     host: HostTaken | None = None
+    # A hang, termination or on-request snapshot: where the process was (moment.py).
+    at_snapshot: AtSnapshot | None = None
 
 
 def _rows(view: RingView) -> Any:
@@ -278,6 +281,7 @@ def build_capture(data: SnapshotData) -> Capture:
         recorded_at=datetime.fromtimestamp(taken_at, timezone.utc).isoformat().replace("+00:00", "Z"),
         dimensions=dims,
         window=window,
+        at_snapshot=UNSET if data.at_snapshot is None else data.at_snapshot,
         work=UNSET if work is None else work,
         quality=quality or UNSET,
         samples=samples,

@@ -10,7 +10,7 @@ from pathlib import Path
 from msgspec import UNSET
 
 from workbench.recorder.records import BudgetInfo, ConfigInfo
-from workbench.recorder.trigger import TriggerRule
+from workbench.recorder.trigger import HangRule, TriggerRule
 
 # Set to off / 0 / false / no / disabled to turn every recorder in the process into a no-op.
 DISABLE_ENV = "WB_RECORDER"
@@ -19,12 +19,20 @@ DIR_ENV = "WB_RECORDER_DIR"
 # A store URL (as for ``wb --store``): snapshots are imported there as well.
 STORE_ENV = "WB_STORE"
 DEFAULT_DIR = "wb-snapshots"
+# Seconds a step or request may stay open before the watchdog snapshots it as a hang, or
+# "off" (read when ``hang_after_s`` is not given).
+HANG_ENV = "WB_RECORDER_HANG_AFTER_S"
+# "off": no SIGTERM/SIGINT handlers (no termination snapshot on a signal).
+SIGNALS_ENV = "WB_RECORDER_SIGNALS"
+# "off": no control socket (``wb snapshot PID`` cannot reach this process).
+CONTROL_ENV = "WB_RECORDER_CONTROL"
+EXIT_SNAPSHOTS = ("on error", "always", "never")
 
 _OFF = {"0", "off", "false", "no", "disabled", "disable"}
 
 
-def disabled_by_env(environ: dict[str, str] | None = None) -> bool:
-    value = (environ if environ is not None else os.environ).get(DISABLE_ENV, "")
+def disabled_by_env(environ: dict[str, str] | None = None, name: str = DISABLE_ENV) -> bool:
+    value = (environ if environ is not None else os.environ).get(name, "")
     return value.strip().lower() in _OFF
 
 
@@ -99,6 +107,19 @@ class RecorderConfig:
     compress: bool = False
     max_names: int = 1024
     max_events: int = 1024
+    # The hang watchdog (watchdog.py): a step or request open longer than ``hang_after_s``
+    # is snapshotted while it is still open. None: WB_RECORDER_HANG_AFTER_S, else derived
+    # from the history (HangRule: 10x the recent median, at least 60 s).
+    hang_after_s: float | None = None
+    watch_hangs: bool = True
+    max_hangs: int = 5  # hangs snapshotted in the process's life (two snapshots each)
+    # SIGTERM/SIGINT write a termination snapshot, then the previous handler runs.
+    handle_signals: bool = True
+    termination_timeout_s: float = 5.0
+    # At interpreter exit: a termination snapshot "on error" (an uncaught exception), "always" or "never".
+    exit_snapshot: str = "on error"
+    # A Unix socket in the user's runtime directory answers ``wb snapshot PID`` (control.py).
+    control: bool = True
 
     def __post_init__(self) -> None:
         if self.lens not in ("training", "inference"):
@@ -121,6 +142,12 @@ class RecorderConfig:
             raise ValueError("host_interval_s must be at least 0.01 (or None for no CPU and memory sampling)")
         if not (self.max_frames >= 2 and self.max_stacks >= 2 and 1 <= self.max_depth <= 512):
             raise ValueError("need max_frames >= 2, max_stacks >= 2 and 1 <= max_depth <= 512")
+        if self.hang_after_s is not None and not 0 < self.hang_after_s < 1e9:
+            raise ValueError("hang_after_s must be a positive number of seconds (or None: derived from the history)")
+        if self.max_hangs < 0 or not 0 < self.termination_timeout_s <= 600:
+            raise ValueError("need max_hangs >= 0 and 0 < termination_timeout_s <= 600")
+        if self.exit_snapshot not in EXIT_SNAPSHOTS:
+            raise ValueError(f"exit_snapshot must be one of {', '.join(EXIT_SNAPSHOTS)}")
 
     def resolved_out_dir(self) -> Path:
         return Path(self.out_dir or os.environ.get(DIR_ENV) or DEFAULT_DIR)
@@ -134,8 +161,31 @@ class RecorderConfig:
         value = os.environ.get("RANK")
         return int(value) if value and value.isdigit() else None
 
+    def resolved_hang_after_s(self) -> float | None | bool:
+        """Seconds (fixed), ``None`` (derived from the history) or ``False`` (no watchdog).
+        A bad value of WB_RECORDER_HANG_AFTER_S is ignored (derived), never raised into the job."""
+        if not self.watch_hangs:
+            return False
+        if self.hang_after_s is not None:
+            return self.hang_after_s
+        value = os.environ.get(HANG_ENV, "").strip().lower()
+        if value in _OFF:
+            return False
+        try:
+            seconds = float(value)
+        except ValueError:
+            return None
+        return seconds if 0 < seconds < 1e9 else None
+
+    def resolved_signals(self) -> bool:
+        return self.handle_signals and not disabled_by_env(name=SIGNALS_ENV)
+
+    def resolved_control(self) -> bool:
+        return self.control and not disabled_by_env(name=CONTROL_ENV)
+
     def info(self) -> ConfigInfo:
         """What a snapshot states of this configuration (``recorder.config``)."""
+        hang = self.resolved_hang_after_s()
         return ConfigInfo(
             lens=self.lens,
             spans=self.spans.info(),
@@ -152,4 +202,7 @@ class RecorderConfig:
             gc_pauses=self.gc_pauses,
             gc=self.gc.info() if self.gc_pauses else UNSET,
             incident_window_s=UNSET if self.incident_window_s is None else self.incident_window_s,
+            hang_after_s=hang if isinstance(hang, float) else UNSET,
+            hang_rule="off" if hang is False else HangRule().describe(None) if hang is None else UNSET,
+            max_hangs=UNSET if hang is False else self.max_hangs,
         )

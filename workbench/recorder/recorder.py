@@ -18,6 +18,7 @@ import itertools
 import logging
 import os
 import queue
+import sys
 import threading
 import time
 import weakref
@@ -25,6 +26,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from msgspec import UNSET
@@ -47,10 +49,14 @@ from workbench.recorder.capture import (
 from workbench.recorder.config import RecorderConfig, disabled_by_env
 from workbench.recorder.gpu import GPU_FIELDS, GpuSampler, GpuSource
 from workbench.recorder.host import GC_FIELDS, HOST_FIELDS, STACK_FIELDS, GcWatcher, HostSampler, StackTables, gil_note
+from workbench.recorder import termination
+from workbench.recorder.control import ControlServer
 from workbench.recorder.host_capture import HostTaken
-from workbench.recorder.records import Detail, GpuSection, RecorderInfo
+from workbench.recorder.moment import Open, WorkloadThreads, state_at
+from workbench.recorder.records import AtSnapshot, Detail, GpuSection, RecorderInfo
 from workbench.recorder.ring import SegmentRing
-from workbench.recorder.trigger import IncidentBudget, LatencyTrigger
+from workbench.recorder.trigger import HangRule, IncidentBudget, LatencyTrigger
+from workbench.recorder.watchdog import Hang, Watchdog
 from workbench.recorder.upload import upload_snapshot
 from workbench.vocabulary import JSONDoc
 
@@ -61,6 +67,7 @@ _OVERFLOW_NAME = "other"
 # overshoots by at most 15 span rows (phases check on every row: they can be many).
 # Spans carry base = seq * SEQ_UNIT, so the mask is shifted the same way.
 _HOUSEKEEPING_MASK = 15 * SEQ_UNIT
+_NOTE_MASK = 1023 * SEQ_UNIT  # the loop's frame and thread are noted every 1024th span
 _INF = float("inf")
 
 
@@ -93,14 +100,25 @@ class _Span:
         self._rec._value_of(self._seq, name, value)
 
 
-class _Opened:
-    """The most recently opened span's base code (what ``rec.phase()`` attaches to): a slot,
-    the cheapest attribute to store on the hot path."""
+class _NoSpan:
+    """What ``rec._opened.span`` is before any span opened: phases attach to sequence 0."""
 
-    __slots__ = ("seq",)
+    __slots__ = ()
+    _seq = 0
+    _start = None
+    _kind = STEP
+
+
+class _Opened:
+    """The most recently opened span (what ``rec.phase()`` attaches to, and what the hang
+    watchdog watches) and the most recently entered phase: slots, the cheapest attributes
+    to store on the hot path."""
+
+    __slots__ = ("span", "phase")
 
     def __init__(self) -> None:
-        self.seq = 0
+        self.span: Any = _NoSpan()
+        self.phase: Any = None
 
 
 class _Request(_Span):
@@ -127,8 +145,8 @@ def _span_hooks(rec: Recorder, kind: int) -> tuple[Callable[..., Any], Callable[
     mask = _HOUSEKEEPING_MASK
 
     def __enter__(self: _Span) -> _Span:
-        self._seq = base = next_seq()  # seq * SEQ_UNIT: the row code of a step
-        opened.seq = base
+        self._seq = next_seq()  # seq * SEQ_UNIT: the row code of a step
+        opened.span = self  # for rec.phase() and the hang watchdog (its start is read there)
         try:
             self._start = clock()
         except Exception as exc:  # noqa: BLE001 - never into the workload
@@ -170,8 +188,10 @@ def _phase_hooks(rec: Recorder) -> tuple[Callable[..., Any], Callable[..., bool]
     """``__enter__`` and ``__exit__`` of ``rec``'s phases (host timing), and ``rebind``."""
     clock: Callable[[], int] = rec._clock
     ring = rec._spans
+    opened = rec._opened
 
     def __enter__(self: _Phase) -> _Phase:
+        opened.phase = self  # the open phase, for the hang watchdog
         try:
             self._start = clock()
         except Exception as exc:  # noqa: BLE001
@@ -336,8 +356,13 @@ class Recorder:
         self._pid = os.getpid()
         self._forked_from: int | None = None
         self._closed = False
+        self._termination_taken = False
         self._setup_state()
         _LIVE.add(self)
+        self._signals = _install_signals() if config.resolved_signals() else "off"
+        self._control = _CONTROL.join(self) if config.resolved_control() else "off"
+        if self._signals.startswith("not installed"):
+            log.warning("wb recorder: signal handlers %s", self._signals)
 
     # -- set-up -------------------------------------------------------------------------
 
@@ -404,6 +429,8 @@ class Recorder:
         self._cuda_dropped = 0
         self._cuda_lock = threading.Lock()
         self._setup_host(ring)
+        self._loops = WorkloadThreads()
+        self._setup_watchdog()
         self._sampler: GpuSampler | None = None
         if cfg.gpu_interval_s is not None:
             self._sampler = GpuSampler(
@@ -451,6 +478,32 @@ class Recorder:
             )
             if self._start_threads:
                 self._host_sampler.start()
+
+    def _setup_watchdog(self) -> None:
+        """The hang watchdog on its own thread (watchdog.py), unless turned off."""
+        hang = self.config.resolved_hang_after_s()
+        self._watchdog: Watchdog | None = None
+        if hang is False:
+            return
+        self._watchdog = Watchdog(
+            fixed_s=hang if isinstance(hang, float) else None,
+            rule=HangRule(),
+            median_ns=self._median_of,
+            opened=self._opened,
+            ring=self._spans,
+            clock_ns=self._now,
+            on_hang=self._on_hang,
+            on_end=self._on_hang_end,
+            on_fault=self._fault,
+            max_hangs=self.config.max_hangs,
+        )
+        if self._start_threads:
+            self._watchdog.start()
+
+    def _median_of(self, kind: int) -> float | None:
+        """The recent median of spans of ``kind`` (the trigger's, refreshed off the hot path)."""
+        trig = self._trigger
+        return trig.median_ns if trig is not None and kind == self._watch_kind else None
 
     def _seal_host(self, now: float) -> None:
         for ring in (self._stacks, self._host, self._gc_ring):
@@ -515,16 +568,16 @@ class Recorder:
             code = self._names.get(name)
             if code is not None and not cuda:
                 phase = self._phase_cls()
-                phase._code = self._opened.seq + code
+                phase._code = self._opened.span._seq + code
                 return phase
         except Exception as exc:  # noqa: BLE001 - e.g. an unhashable name
             self._fault(exc, "phase")
             return _NULL
-        return self._phase_of(self._opened.seq, name, cuda)
+        return self._phase_of(self._opened.span._seq, name, cuda)
 
     def value(self, name: str, value: float) -> None:
         """Attach a number (``tokens``, ``samples``, ``loss``) to the most recent step."""
-        self._value_of(self._opened.seq, name, value)
+        self._value_of(self._opened.span._seq, name, value)
 
     def record_step(
         self,
@@ -642,6 +695,11 @@ class Recorder:
             return code
 
     def _housekeeping(self, base: int, now: float) -> None:
+        if not base & _NOTE_MASK:
+            # Every 1024th span, on the thread that closed it: the loop's frame (the one
+            # holding the ``with``: two up, past __exit__) and thread, for the snapshots'
+            # stacks (every 16th cost the span 5 %: a call, a frame lookup, a thread id).
+            self._loops.note(sys._getframe(2))
         trig = self._trigger
         # Until the first median is known, refresh at every housekeeping (cheap: the
         # history is short) so the relative rule arms as soon as min_history is reached.
@@ -670,14 +728,18 @@ class Recorder:
         self._spans.seal(now)
         if self._cuda_pending:
             self._resolve_cuda()
-        if self._forked_from is not None and self._sampler is not None and self._sampler.status == "not started":
-            if self._start_threads:
-                self._sampler.start()
         if self._gc_ring is not None:
             self._gc_ring.maybe_seal(now)
-        host = self._host_sampler
-        if self._forked_from is not None and host is not None and host.status == "not started" and self._start_threads:
-            host.start()
+        if self._forked_from is not None and self._start_threads:
+            self._restart_threads()
+
+    def _restart_threads(self) -> None:
+        """In a forked child, at its seals: the threads and the socket its parent's recorder had."""
+        for worker in (self._sampler, self._host_sampler, self._watchdog):
+            if worker is not None and worker.status == "not started":
+                worker.start()
+        if self._control != "off" and not _CONTROL.serving():
+            self._control = _CONTROL.join(self)
 
     def _cuda_ready(self) -> bool:
         if self._cupy is None:
@@ -779,8 +841,108 @@ class Recorder:
         self.mark(name)
         self.snapshot(f"boundary: {name}", wait=False)
 
+    # -- hangs, termination, requests from outside (never on the workload's threads) ---------
+
+    def _state_at(self, reason: str, now: float, overrides: dict[int, FrameType] | None = None) -> AtSnapshot:
+        """Where the process is now (moment.py): the open span and phase, every thread's stack."""
+        return state_at(
+            reason=reason,
+            now_ns=now,
+            epoch=self._epoch,
+            ring=self._spans,
+            names=self._name_list,
+            opened=Open(self._opened.span, self._opened.phase),
+            rank=self.config.resolved_rank(),
+            max_depth=self.config.max_depth,
+            loops=self._loops,
+            overrides=overrides,
+        )
+
+    def _epoch(self, t_ns: float) -> float:
+        return round(self._wall0 + (t_ns - self._t0) / 1e9, 6)
+
+    def _on_hang(self, hang: Hang) -> None:
+        """The watchdog found a span open past the threshold: snapshot it while it is open."""
+        now = hang.reported_ns
+        at = self._state_at("hang", now)
+        span = at.open_span
+        detail: Detail = {
+            "kind": "hang",
+            "seq": hang.span._seq // SEQ_UNIT,
+            "span": "request" if hang.span._kind == REQUEST else "step",
+            "open_ms": round((now - hang.start_ns) / 1e6, 3),
+            "threshold_ms": round(hang.threshold_ns / 1e6, 3),
+            "rule": self._watchdog.describe(hang.span._kind) if self._watchdog is not None else "",
+        }
+        if at.open_phase is not UNSET:
+            detail["phase"] = at.open_phase.name
+            detail["phase_open_ms"] = round(at.open_phase.open_s * 1e3, 3)
+        if span is not UNSET and span.phases_done:
+            detail["phases_done"] = ",".join(str(p[0]) for p in span.phases_done)[:200]
+        self._event(now, "hang", dict(detail))
+        detail["at"] = self._epoch(now)
+        window = self.config.incident_window_s
+        since = None if window is None else hang.start_ns - window * 1e9
+        self._take("hang", trigger=detail, since_ns=since, window_kind="incident", at=at)
+
+    def _on_hang_end(self, hang: Hang, end: float) -> None:
+        """The hung span ended: a second snapshot, with the hang's length."""
+        detail: Detail = {
+            "kind": "hang ended",
+            "seq": hang.span._seq // SEQ_UNIT,
+            "span": "request" if hang.span._kind == REQUEST else "step",
+            "duration_ms": round((end - hang.start_ns) / 1e6, 3),
+            "threshold_ms": round(hang.threshold_ns / 1e6, 3),
+            "rule": self._watchdog.describe(hang.span._kind) if self._watchdog is not None else "",
+            "hang_reported_at": self._epoch(hang.reported_ns),
+        }
+        self._event(self._now(), "hang ended", dict(detail))
+        detail["at"] = self._epoch(end)
+        window = self.config.incident_window_s
+        since = None if window is None else hang.start_ns - window * 1e9
+        self._take("hang ended", trigger=detail, since_ns=since, window_kind="incident")
+
+    def _termination(self, reason: str, overrides: dict[int, FrameType] | None, timeout: float) -> Path | None:
+        """A termination snapshot (a signal, or an exit on error), waited for at most ``timeout``."""
+        if self._termination_taken or self._closed:
+            return None
+        self._termination_taken = True
+        try:
+            now = self._now()
+            at = self._state_at(reason, now, overrides)
+            self._event(now, "termination", {"why": reason})
+            job = self._take("termination", trigger={"kind": "termination", "why": reason}, at=at)
+            if job is None:
+                return None
+            job.done.wait(timeout)
+            return job.path
+        except Exception as exc:  # noqa: BLE001
+            self._fault(exc, "termination snapshot")
+            return None
+
+    def _on_request(self, wait: float) -> Path | None:
+        """``wb snapshot PID``: a snapshot now, with the process's state (on the control thread)."""
+        try:
+            now = self._now()
+            at = self._state_at("on request", now)
+            job = self._take("on request", trigger={"kind": "on request"}, at=at)
+            if job is None:
+                return None
+            job.done.wait(wait)
+            return job.path
+        except Exception as exc:  # noqa: BLE001
+            self._fault(exc, "request snapshot")
+            return None
+
     def _take(
-        self, reason: str, *, trigger: Detail | None = None, incident: bool = False, since_ns: float | None = None
+        self,
+        reason: str,
+        *,
+        trigger: Detail | None = None,
+        incident: bool = False,
+        since_ns: float | None = None,
+        window_kind: str | None = None,
+        at: AtSnapshot | None = None,
     ) -> _Job | None:
         """Seal and take references (fast, on the calling thread); queue the writing."""
         try:
@@ -806,10 +968,11 @@ class Recorder:
                 label=cfg.label,
                 dimensions=dict(cfg.dimensions),
                 # An incident's window says so: it is not a steady window of the workload.
-                window_kind="incident" if incident else cfg.window_kind,
+                window_kind=window_kind or ("incident" if incident else cfg.window_kind),
                 rank=cfg.resolved_rank(),
                 since_ns=since_ns,
                 host=self._host_taken(now),
+                at_snapshot=at,
             )
             job = _Job(data, incident)
             self._ensure_worker()
@@ -849,6 +1012,9 @@ class Recorder:
             names_dropped=self._names_dropped or UNSET,
             cuda_events_dropped=self._cuda_dropped or UNSET,
             forked_from_pid=UNSET if self._forked_from is None else self._forked_from,
+            watchdog=UNSET if self._watchdog is None else self._watchdog.counters(),
+            signals=getattr(self, "_signals", UNSET),
+            control=UNSET if getattr(self, "_control", "off") == "off" else _CONTROL.status(),
         )
 
     def _ensure_worker(self) -> None:
@@ -931,6 +1097,8 @@ class Recorder:
                 self._sampler.stop()
             if self._host_sampler is not None:
                 self._host_sampler.stop()
+            if self._watchdog is not None:
+                self._watchdog.stop()
             if self._gc_watch is not None:
                 self._gc_watch.remove()
             worker = self._worker
@@ -940,6 +1108,9 @@ class Recorder:
         except Exception as exc:  # noqa: BLE001
             self._fault(exc, "close")
         _LIVE.discard(self)
+        _CONTROL.leave(self)
+        if not any(r._signals.startswith("installed") for r in list(_LIVE)):
+            termination.uninstall()
 
     def __enter__(self) -> Recorder:
         return self
@@ -953,6 +1124,7 @@ class Recorder:
         the fork); the sampler restarts at the next seal, the writer on first use."""
         self._forked_from = self._pid
         self._pid = os.getpid()
+        self._termination_taken = False
         self._setup_state_without_threads()
 
     def _setup_state_without_threads(self) -> None:
@@ -993,7 +1165,102 @@ def _plain(detail: Mapping[str, object]) -> Detail:
 _LIVE: weakref.WeakSet[Recorder] = weakref.WeakSet()
 
 
+class _Control:
+    """The process's one control socket (control.py), shared by its recorders: started by the
+    first that wants it, stopped when the last leaves. A request snapshots each of them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._members: weakref.WeakSet[Recorder] = weakref.WeakSet()
+        self._server: ControlServer | None = None
+
+    def join(self, rec: Recorder) -> str:
+        with self._lock:
+            self._members.add(rec)
+            if self._server is None or not self._server.status.startswith("listening"):
+                self._server = ControlServer(self._answer, self._fault)
+                if rec._start_threads:
+                    try:
+                        self._server.start()
+                    except Exception as exc:  # noqa: BLE001 - no socket: counted, the job goes on
+                        rec._fault(exc, "control socket")
+                        self._server.status = f"off: {type(exc).__name__}: {exc}"[:300]
+            return self._server.status
+
+    def leave(self, rec: Recorder) -> None:
+        with self._lock:
+            self._members.discard(rec)
+            if not self._members and self._server is not None:
+                self._server.stop()
+                self._server = None
+
+    def serving(self) -> bool:
+        """Whether this process (not a parent it was forked from) listens."""
+        server = self._server
+        return server is not None and server.status.startswith("listening") and server.pid == os.getpid()
+
+    def _fault(self, exc: BaseException, where: str) -> None:
+        for rec in list(self._members):
+            rec._fault(exc, where)
+
+    def stop(self) -> None:
+        server = self._server
+        if server is not None:
+            server.stop()
+
+    def status(self) -> str:
+        server = self._server
+        return server.status if server is not None else "off"
+
+    def _answer(self, wait: float) -> list[str]:
+        paths = []
+        for rec in list(self._members):
+            path = rec._on_request(wait)
+            if path is not None:
+                paths.append(str(path))
+        return paths
+
+    def after_fork(self) -> None:
+        """The child does not serve its parent's socket; its recorders join again at their next seal."""
+        self._lock = threading.Lock()
+        if self._server is not None:
+            self._server.forget()
+        self._server = None
+
+
+_CONTROL = _Control()
+
+
+def _install_signals() -> str:
+    # Dying of the signal skips atexit: the control socket's file goes first.
+    return termination.install(_flush_for_termination, _CONTROL.stop)
+
+
+def _flush_for_termination(reason: str, frame: FrameType | None) -> None:
+    """In the signal handler: every recorder's termination snapshot, taken on a short-lived
+    thread (the interrupted main thread may hold a recorder lock), waited for at most the
+    largest ``termination_timeout_s``."""
+    recs = [r for r in list(_LIVE) if r._signals.startswith("installed") and not r._closed]
+    if not recs:
+        return
+    timeout = max(r.config.termination_timeout_s for r in recs)
+    overrides = {threading.get_ident(): frame} if frame is not None else None
+    done = threading.Event()
+
+    def flush() -> None:
+        try:
+            for rec in recs:
+                rec._termination(reason, overrides, timeout)
+        finally:
+            done.set()
+
+    threading.Thread(target=flush, name="wb-recorder-termination", daemon=True).start()
+    done.wait(timeout)
+
+
 def _after_fork_in_child() -> None:
+    _CONTROL.after_fork()
+    termination.reset_after_fork()
     for rec in list(_LIVE):
         try:
             rec._after_fork()
@@ -1001,9 +1268,23 @@ def _after_fork_in_child() -> None:
             pass
 
 
+def _exit_reason(rec: Recorder) -> str | None:
+    """Why this exit deserves a termination snapshot (``exit_snapshot``), or ``None``."""
+    mode = rec.config.exit_snapshot
+    error = getattr(sys, "last_value", None)  # set for an uncaught exception, before atexit runs
+    if mode == "always":
+        return f"exit: uncaught {type(error).__name__}" if error is not None else "exit"
+    if mode == "on error" and error is not None:
+        return f"exit: uncaught {type(error).__name__}"
+    return None
+
+
 def _close_all_at_exit() -> None:
     for rec in list(_LIVE):
         try:
+            reason = _exit_reason(rec)
+            if reason is not None:
+                rec._termination(reason, None, rec.config.termination_timeout_s)
             rec.close(timeout=2.0)
         except Exception:  # noqa: BLE001
             pass

@@ -58,6 +58,10 @@ class ConfigInfo(Record, frozen=True, kw_only=True):
     gc_pauses: bool | UnsetType = UNSET
     gc: BudgetInfo | UnsetType = UNSET
     incident_window_s: float | UnsetType = UNSET
+    # The hang watchdog (watchdog.py): a fixed threshold, or the derived rule (k x median, floor).
+    hang_after_s: float | UnsetType = UNSET
+    hang_rule: str | UnsetType = UNSET
+    max_hangs: int | UnsetType = UNSET
 
 
 class Device(Record, frozen=True, kw_only=True):
@@ -126,6 +130,10 @@ class RecorderInfo(Record, frozen=True, kw_only=True):
     names_dropped: int | UnsetType = UNSET
     cuda_events_dropped: int | UnsetType = UNSET
     forked_from_pid: int | UnsetType = UNSET
+    # The watchdog, the signal handlers and the control socket: their state (a plain dict each).
+    watchdog: dict[str, float | int | str] | UnsetType = UNSET
+    signals: str | UnsetType = UNSET
+    control: str | UnsetType = UNSET
     events: list[Detail] | UnsetType = UNSET  # {"t", "kind", **detail}
     host: str | UnsetType = UNSET
 
@@ -210,6 +218,67 @@ class HostActivity(Record, frozen=True, kw_only=True):
     gc: GcSection
 
 
+class StackFrame(Record, frozen=True, kw_only=True):
+    """One Python frame of a thread at the snapshot's moment: the line it was on.
+    ``stdlib``: the frame is in the Python standard library of the recording interpreter."""
+
+    function: str
+    file: str
+    line: int | None
+    stdlib: bool | UnsetType = UNSET
+
+
+class ThreadStack(Record, frozen=True, kw_only=True):
+    """A thread's Python stack at the snapshot's moment, innermost frame first.
+    ``workload``: the thread that runs the recorded loop (``workload_how`` says how it
+    was told apart); ``truncated``: frames past ``max_depth`` were left out."""
+
+    name: str
+    native_id: int | UnsetType = UNSET
+    daemon: bool | UnsetType = UNSET
+    workload: bool = False
+    frames: list[StackFrame] = []
+    truncated: bool | UnsetType = UNSET
+
+
+class OpenSpan(Record, frozen=True, kw_only=True):
+    """The step or request still open at the snapshot's moment; ``phases_done``: its phases
+    that had ended, in the order they began (``[name, ms]``)."""
+
+    kind: str
+    seq: int
+    opened_at: float  # epoch seconds, the recording host's clock
+    open_s: float
+    phases_done: list[list[str | float]] = []
+
+
+class OpenPhase(Record, frozen=True, kw_only=True):
+    """The phase of the open span that was still open (the most recently entered one)."""
+
+    name: str
+    opened_at: float
+    open_s: float
+
+
+class AtSnapshot(Record, frozen=True, kw_only=True):
+    """Where the process was at the snapshot's moment (a hang, a termination, a request from
+    outside): the open span and phase, the latest closed span, and every thread's stack.
+    ``rank``/``host``/``pid`` say whose state it is (``wb diagnose`` reads it across ranks)."""
+
+    reason: str
+    at: float  # epoch seconds, the recording host's clock
+    rank: int | UnsetType = UNSET
+    host: str
+    pid: int
+    open_span: OpenSpan | UnsetType = UNSET
+    open_phase: OpenPhase | UnsetType = UNSET
+    open_phase_note: str | UnsetType = UNSET
+    last_closed_seq: int | UnsetType = UNSET
+    last_closed_at: float | UnsetType = UNSET
+    workload_how: str
+    threads: list[ThreadStack] = []
+
+
 class Work(Record, frozen=True, kw_only=True):
     unit: str
     amount: int | float
@@ -225,6 +294,8 @@ class Capture(Record, frozen=True, kw_only=True):
     recorded_at: str
     dimensions: dict[str, object]  # declared as-is (plain JSON values)
     window: Window
+    # A hang, termination or on-request snapshot: the process's state at that moment.
+    at_snapshot: AtSnapshot | UnsetType = UNSET
     work: Work | UnsetType = UNSET
     quality: dict[str, float] | UnsetType = UNSET
     samples: list[Sample]

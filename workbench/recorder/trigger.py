@@ -69,6 +69,34 @@ class TriggerRule:
         return out
 
 
+@dataclass(frozen=True)
+class HangRule:
+    """When an open step or request is a hang (the watchdog's rule, unless ``hang_after_s``
+    fixes the threshold): open longer than ``k`` times the median of the recent spans of its
+    kind (the trigger's median, refreshed every ``refresh_every`` spans), and never less than
+    ``floor_s``. Before a median is known (fewer than ``min_history`` spans, or no trigger
+    watching that kind) the floor alone applies.
+
+    k = 10 and 60 s: a step ten times its usual length is not jitter, and a minute is longer
+    than a checkpoint or an evaluation pass usually keeps a step open, yet well inside the
+    NCCL watchdog's 10-minute default, so the snapshot is written while the job still lives.
+    """
+
+    k: float = 10.0
+    floor_s: float = 60.0
+
+    def threshold_s(self, median_ns: float | None) -> float:
+        if median_ns is None or not median_ns > 0:
+            return self.floor_s
+        return max(self.floor_s, self.k * median_ns / 1e9)
+
+    def describe(self, median_ns: float | None) -> str:
+        base = f"open longer than {self.k:g}x the median of the recent spans, at least {self.floor_s:g} s"
+        if median_ns is None:
+            return base
+        return f"{base} (median {median_ns / 1e6:.3g} ms)"
+
+
 # Longer than any span (292 years in ns): the int threshold of a rule that never fires.
 NEVER_NS = 1 << 63
 

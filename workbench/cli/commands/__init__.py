@@ -34,6 +34,7 @@ SUMMARIES: dict[str, str] = {
     "rerun": "Verify a change with interleaved reruns: A, B and an A/A control A′ in every round.",
     "runs": "List runs: id, lens, label, window, samples, key dimensions.",
     "show": "Show RUN (an id or a label).",
+    "snapshot": "Ask the flight recorder in a running process (yours) for a snapshot and print its path.",
     "stats": "Effect, intervals, A/A noise floor and verdict from per-run values.",
     "push": "Upload capture files or directories to a wb server (one request per file), as 'wb import' would import "
     "them.",
