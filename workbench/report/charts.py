@@ -43,9 +43,10 @@ _RC: Any = {  # matplotlib types its keys as a Literal of every setting
     "axes.spines.right": False,
 }
 _PROLOGUE = re.compile(r"\A.*?(?=<svg\b)", re.S)
-_NAMESPACES = re.compile(r'\s+xmlns(?::xlink)?="[^"]*"')
-_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
-_IDS = re.compile(r'(\bid="|\bxlink:href="#)([^"]+)(")|(url\(#)([^)]+)(\))')
+# Linear on any text (a label can repeat any of these): a run of spaces is entered once, a reference is a run
+# of name characters, and the metadata block is cut by str.find, not a lazy regex.
+_NAMESPACES = re.compile(r'(?<!\s)\s+xmlns(?::xlink)?="[^"]*"')
+_IDS = re.compile(r'(\bid="|\bxlink:href="#)([\w.:-]+)(")|(url\(#)([\w.:-]+)(\))')
 
 
 def _svg(fig: Figure, salt: str) -> Markup:
@@ -54,10 +55,19 @@ def _svg(fig: Figure, salt: str) -> Markup:
     name = "chart-" + re.sub(r"[^A-Za-z0-9_-]", "-", salt)  # the svg's id: never a section's
     with matplotlib.rc_context({**_RC, "svg.hashsalt": salt, "svg.id": name}):
         fig.savefig(out, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
-    text = _METADATA.sub("", _NAMESPACES.sub("", _PROLOGUE.sub("", out.getvalue(), count=1), count=2))
+    text = _without_metadata(_NAMESPACES.sub("", _PROLOGUE.sub("", out.getvalue(), count=1), count=2))
     # Every id of the chart, and every reference to one, prefixed: ids stay unique on a page of many charts.
     text = _IDS.sub(lambda m: _prefixed(m, name), text)
     return Markup(text)  # matplotlib's own XML: its text escaped by its writer
+
+
+def _without_metadata(svg: str) -> str:
+    """The SVG without matplotlib's one <metadata> block (and the whitespace after it)."""
+    start = svg.find("<metadata>")
+    end = svg.find("</metadata>", start)
+    if start < 0 or end < 0:
+        return svg
+    return svg[:start] + svg[end + len("</metadata>") :].lstrip()
 
 
 def _prefixed(match: re.Match[str], name: str) -> str:

@@ -26,7 +26,8 @@ UNKNOWN = "unknown"  # a missing value is unknown, never blank and never zero
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]<#!|~&$@])")
 
 # Where GitHub and markdown-it start an autolink: a scheme's ":" or "www.". An escape there breaks it.
-_AUTOLINK = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.-]*(?=://)|www(?=\.))")
+# Matched as the empty place just before the ":" or "." (lookarounds of fixed width): linear on any line.
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9+.-])(?=://)|(?<=www)(?=\.)")
 
 
 class MarkdownSafe(str):
@@ -46,7 +47,7 @@ def html_value(value: object) -> object:
 def markdown_text(value: object) -> str:
     """A value as Markdown text that renders as exactly that text (a bare URL too: renderers
     that turn ``http://`` or ``www.`` into a link see an escape there instead)."""
-    return _AUTOLINK.sub(lambda m: m.group(0) + "\\", _MARKDOWN.sub(r"\\\1", shown(value)))
+    return _AUTOLINK.sub(r"\\", _MARKDOWN.sub(r"\\\1", shown(value)))
 
 
 def markdown_value(value: object) -> str:
