@@ -35,7 +35,7 @@ def test_a_version_3_store_is_upgraded_with_empty_action_tables(tmp_path):
         assert (
             conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one()
             == str(SCHEMA_VERSION)
-            == "4"
+            == "5"
         )
         assert conn.execute(text("SELECT count(*) FROM action")).scalar_one() == 0
     assert wf.investigation_view(again, inv).question == "Raise max_num_seqs?"  # kept
