@@ -17,7 +17,7 @@ from workbench.bundle.canonical import canonical_bytes, sha256_hex
 from workbench.vocabulary import JSONDoc
 
 FORMAT = "wb.evidence-bundle"
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"
 SUPPORTED_MAJOR = 1
 CANONICALIZATION = "RFC8785"
 DIGEST_ALG = "sha256"
