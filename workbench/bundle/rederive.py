@@ -30,7 +30,7 @@ from workbench.vocabulary import JSONDoc
 if TYPE_CHECKING:
     from store.records import RunRecord
 
-MAX_SHOWN = 40  # differences reported one by one; the rest are counted
+MAX_SHOWN = 200  # differences reported one by one; the rest are counted
 
 
 @dataclass(frozen=True)
