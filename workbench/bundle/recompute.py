@@ -37,7 +37,7 @@ from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import decode_tables
 from workbench.bundle.format import Check
 from workbench.bundle.reader import array, obj
-from workbench.bundle.schema import Bundle, RecipeComparison, RerunInputs, RerunSource, read
+from workbench.bundle.schema import Bundle, RecipeComparison, RerunEngine, RerunInputs, RerunSource, read
 from workbench.bundle.whole import ABS_TOL, REL_TOL, Unrebuilt
 from workbench.compare import compare
 from workbench.compare.model import verdict_of
@@ -47,9 +47,6 @@ from workbench.vocabulary import JSONDoc
 if TYPE_CHECKING:
     from store.records import DimensionSource, RunRecord
 
-# The rerun harness's rebuilder (``workbench.rerun.report.reanalyze``): a carried rerun
-# comparison's source -> its stored document again. Passed in by the layer above.
-RerunEngine = Callable[[Any], Mapping[str, object]]
 T = TypeVar("T")
 _SOURCES: dict[str, DimensionSource] = {"declared": "declared", "measured": "measured", "derived": "derived"}
 

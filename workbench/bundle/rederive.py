@@ -78,7 +78,7 @@ def judge(bundle: JSONDoc, made: Rebuild) -> list[Check]:
         stated["recipe"] = {"bisections": recipe["bisections"]}
         fresh["recipe"] = {"bisections": bisections(evidence, array(recipe["bisections"]))}
     diffs = list(differences(stated, fresh, ""))
-    out = [*made.results.notes, *decisions]
+    out = [_noted(note, diffs) for note in made.results.notes] + decisions
     out += [Check(path, False, why) for path, why in diffs[:MAX_SHOWN]]
     if len(diffs) > MAX_SHOWN:
         out.append(Check("rebuilt", False, f"and {len(diffs) - MAX_SHOWN} more differences"))
@@ -97,6 +97,15 @@ def judge(bundle: JSONDoc, made: Rebuild) -> list[Check]:
             )
         )
     return out
+
+
+def _noted(note: Check, diffs: list[tuple[str, str]]) -> Check:
+    """A record's note (``results.comparisons[0] comparison/1``), failed when what it states differs."""
+    where = note.part.split(" ")[0]
+    differing = sum(1 for path, _ in diffs if path == where or path.startswith((where + ".", where + "[")))
+    if not differing:
+        return note
+    return Check(note.part, False, f"{note.detail}; {differing} of its stated leaves differ (below)")
 
 
 def recompute_results(

@@ -13,7 +13,7 @@ What varies by its source stays open: a run's ``meta`` and ``window``, a compare
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -329,3 +329,8 @@ class RerunSource:
     plan: PlanRecordDoc
     inputs: RerunInputs
     records: Mapping[str, "RunRecord"]
+
+
+# The rerun harness's rebuilder (``workbench.rerun.report.reanalyze``): a :class:`RerunSource`
+# -> the stored comparison document again. Passed in by the layer above.
+RerunEngine = Callable[[Any], Mapping[str, object]]

@@ -28,9 +28,7 @@ from workbench.bundle.format import (
     Check,
 )
 from workbench.bundle.decisions import history_problems
-from workbench.bundle.rederive import recompute_results
-from workbench.bundle.recompute import RerunEngine
-from workbench.bundle.schema import shape_problem
+from workbench.bundle.schema import RerunEngine, shape_problem
 from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import BadInput, UsageError
 from workbench.inputs import open_regular
@@ -119,6 +117,8 @@ def verify_bundle(
     if captures_dir is not None:
         checks.extend(check_captures(bundle.get("subject"), Path(captures_dir)))
     if recompute:
+        from workbench.bundle.rederive import recompute_results  # the compare engine (numpy): only --recompute
+
         report.recompute = (
             [Check("recompute", False, "not run: the bundle's records do not have the shape wb writes (above)")]
             if shape

@@ -27,8 +27,8 @@ from workbench.bundle.decisive import (
 def _tables() -> dict[str, tuple[Any, Any]]:
     """evidence table -> (its ORM class, the column that says when a row was written)."""
     from store.bisect import Bisection  # SQLAlchemy: loaded with the store, not at import
-    from store.investigations import InvestigationComparison, Observation
-    from store.rerun import RerunComparison
+    from store.investigations import InvestigationComparison, Observation  # SQLAlchemy: likewise
+    from store.rerun import RerunComparison  # SQLAlchemy: likewise
 
     return {
         "comparison": (InvestigationComparison, InvestigationComparison.created_at),
@@ -58,8 +58,8 @@ def origin_of(s: Any, hypothesis: Any) -> Origin:
     """The hypothesis row's :class:`Origin`, from the store."""
     from sqlmodel import col, select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.investigations import InvestigationComparison, Observation
-    from store.rerun import RerunComparison
+    from store.investigations import InvestigationComparison, Observation  # SQLAlchemy: likewise
+    from store.rerun import RerunComparison  # SQLAlchemy: likewise
 
     before = dict(hypothesis.evidence_before or {}) or evidence_before(s, hypothesis.created_at)
     rows = s.exec(
@@ -117,8 +117,8 @@ def origin_problem(s: Any, ev: dict[str, object], origin: Origin) -> str | None:
     """Why the evidence is not the hypothesis's own test (``None``: it is): its kind, its time,
     or the observations the hypothesis was derived from."""
     from store.bisect import Bisection  # SQLAlchemy: loaded with the store, not at import
-    from store.investigations import InvestigationComparison
-    from store.rerun import RerunComparison
+    from store.investigations import InvestigationComparison  # SQLAlchemy: likewise
+    from store.rerun import RerunComparison  # SQLAlchemy: likewise
 
     kind, rid = str(ev["kind"]), int(ev["id"])  # type: ignore[call-overload]
     wrong = not_its_test(origin.test_kind, kind)
@@ -150,7 +150,7 @@ def _plan_problem(s: Any, plan_id: int, origin: Origin) -> str | None:
     hypothesis's test (recorded after it, not the rerun it was derived from)."""
     from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
 
-    from store.rerun import RerunComparison, RerunExecution
+    from store.rerun import RerunComparison, RerunExecution  # SQLAlchemy: loaded with the store, not at import
 
     rows = s.exec(select(RerunComparison).where(RerunComparison.plan_id == plan_id).order_by(RerunComparison.id)).all()
     reasons = []
