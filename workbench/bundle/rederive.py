@@ -78,7 +78,9 @@ def judge(bundle: JSONDoc, made: Rebuild) -> list[Check]:
         stated["recipe"] = {"bisections": recipe["bisections"]}
         fresh["recipe"] = {"bisections": bisections(evidence, array(recipe["bisections"]))}
     diffs = list(differences(stated, fresh, ""))
-    out = [_noted(note, diffs) for note in made.results.notes] + decisions
+    notes = [*made.results.notes, *_claim_notes(results.get("actions"), "results.actions", "action", "status")]
+    notes += _claim_notes(fresh_hypotheses, "hypotheses", "ref", "status")
+    out = [_noted(note, diffs) for note in notes] + decisions
     out += [Check(path, False, why) for path, why in diffs[:MAX_SHOWN]]
     if len(diffs) > MAX_SHOWN:
         out.append(Check("rebuilt", False, f"and {len(diffs) - MAX_SHOWN} more differences"))
@@ -96,6 +98,15 @@ def judge(bundle: JSONDoc, made: Rebuild) -> list[Check]:
                 f"(rel {REL_TOL:g})",
             )
         )
+    return out
+
+
+def _claim_notes(claims: object, where: str, name: str, status: str) -> list[Check]:
+    """A note per derived claim (an action's status, a hypothesis's): what it was derived as."""
+    out = []
+    for i, claim in enumerate(claims if isinstance(claims, list) else []):
+        if isinstance(claim, dict):
+            out.append(Check(f"{where}[{i}] {claim.get(name)}", True, f"{status} {claim.get(status)}, derived again"))
     return out
 
 
