@@ -147,3 +147,25 @@ def test_a_plan_without_the_frames_guardrails_cannot_verify(store_url):
         aw.verify_action(st, a.id, plan="bare")
     assert aw.action_view(st, a.id).verifications == []
     st.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("approve", "--by", "\u200b", "--why", "looks fine"), "--by (who) says nothing"),
+        (("approve", "--by", "", "--why", "looks fine"), "--by (who) says nothing"),
+        (("reject", "--by", "dana", "--why", "\u00ad"), "--why (the reason) says nothing"),
+        (("reject", "--by", "dana", "--why", " \u2800\u3164 "), "--why (the reason) says nothing"),
+        (("approve", "--by", "\ufeff\u034f", "--why", "\u200d"), "--by (who) says nothing"),
+    ],
+)
+def test_the_door_refuses_a_decision_by_nobody_or_for_no_reason(store_url, args, message):
+    from tests.rerun.helpers import wb
+
+    st = open_store(store_url)
+    inv, hyp = _investigation(st)
+    a = aw.propose_action(st, inv, scope="pool-a", changes={"max_num_seqs": ["128", "256"]}, because=[hyp])
+    code, _, err = wb("action", args[0], str(a.id), *args[1:], store=store_url)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert aw.action_view(st, a.id).decisions == []  # nothing was written
+    st.close()

@@ -208,7 +208,11 @@ def test_captures_dir_checks_files_by_digest(tmp_path):
 def test_recompute_confirms_an_honest_bundle():
     report = verify_bundle(parse_strict(TEXT), recompute=True, engine=fake_compare)
     assert report.ok, render_verify(report)
-    assert [c.part for c in report.recompute] == ["results.comparisons[0] comparison/1", "rebuilt"]
+    assert [c.part for c in report.recompute] == [
+        "results.comparisons[0] comparison/1",
+        "hypotheses[0] hypothesis/1",
+        "rebuilt",
+    ]
     assert "leaves equal within tolerance" in report.recompute[-1].detail
 
 
@@ -224,6 +228,7 @@ def test_recompute_catches_edited_results_with_recomputed_digests():
     # Each difference is named by its path; the verdict stated for the comparison still stands on
     # the rebuilt result, so it is not among them.
     assert report.mismatched == [
+        "results.comparisons[0] comparison/1",
         "results.comparisons[0].result.primary.candidate",
         "results.comparisons[0].result.primary.effect.verdict",
         "rebuilt",

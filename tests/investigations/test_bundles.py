@@ -28,16 +28,22 @@ def investigation(store_url, tmp_path):
         candidate=cand,
         by="ana",
     ).to_json()
-    comp = wf.store_comparison(st, inv["id"], base, cand, engine=fake_compare, by="ana").to_json()
-    wf.observations_from_comparison(st, inv["id"], comp["id"], by="ana")
-    first = wf.new_observation(st, inv["id"], "Prefill grew.", [{"kind": "run", "id": base[0]}], by="ana").to_json()
-    wf.new_retraction(st, first["id"], "wrong window", by="ana").to_json()
+    # Written first, then decided by its own test: the comparison made after it.
     hyp = wf.new_hypothesis(
-        st, inv["id"], "The scheduler admits requests later.", "interleaved rerun with A/A", by="ana"
+        st,
+        inv["id"],
+        "The scheduler admits requests later.",
+        "a comparison of the runs",
+        by="ana",
+        test_kind="comparison",
     ).to_json()
+    comp = wf.store_comparison(st, inv["id"], base, cand, engine=fake_compare, by="ana").to_json()
     wf.decide_hypothesis(
         st, hyp["id"], "supported", evidence=[{"kind": "comparison", "id": comp["id"]}], by="ana"
     ).to_json()
+    wf.observations_from_comparison(st, inv["id"], comp["id"], by="ana")
+    first = wf.new_observation(st, inv["id"], "Prefill grew.", [{"kind": "run", "id": base[0]}], by="ana").to_json()
+    wf.new_retraction(st, first["id"], "wrong window", by="ana").to_json()
     return st, inv, tmp_path / "caps"
 
 

@@ -160,7 +160,8 @@ def decide_action(store: "Store", action: str | int, decision: str, *, why: str,
         raise UsageError(f"decision must be one of {', '.join(DECISIONS)}")
     with store.session() as s:
         row = _action_row(s, action, writable=True)
-        new = {"decision": decision, "by": nfc(str(by or current_user())), "why": nfc(str(why)), "at": utcnow_iso()}
+        who = current_user() if by is None else by  # an empty --by is nobody, not the default
+        new = {"decision": decision, "by": nfc(str(who)), "why": nfc(str(why)), "at": utcnow_iso()}
         _refuse_impossible(row, [*_decision_docs(s, row.id), new], [], f"decisions[{len(_decisions(s, row.id))}]")
         s.add(ActionDecision(action_id=row.id, **new))
         s.flush()
@@ -219,7 +220,7 @@ def verify_action(
         )
         if plan_row is not None and row.kind == "retry":
             observed = _preflight_observation(s, plan_row)
-        new = {"by": nfc(str(by or current_user())), "at": utcnow_iso()}
+        new = {"by": nfc(str(current_user() if by is None else by)), "at": utcnow_iso()}
         done = _verification_docs(s, row.id)
         _refuse_impossible(row, _decision_docs(s, row.id), [*done, new], f"verifications[{len(done)}]")
         s.add(

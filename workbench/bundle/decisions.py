@@ -66,10 +66,10 @@ def timestamp(text: object) -> datetime | None:
     return when if when.tzinfo is not None else None
 
 
-def _says(value: str, where: str, what: str) -> list[Problem]:
+def _says(value: str, where: str) -> list[Problem]:
     if meaningful(value):
         return []
-    return [Problem(where, f"{what} says nothing ({clean(value)!r} once blanks and invisible characters are gone)")]
+    return [Problem(where, f"says nothing ({clean(value)!r}, once blanks and invisible characters are gone)")]
 
 
 def _decoded(item: object, kind: type[msgspec.Struct], where: str) -> tuple[Any, list[Problem]]:
@@ -98,8 +98,8 @@ def history_problems(
         out += wrong
         if decision is None:
             continue
-        out += _says(decision.by, f"{where}.by", "who decided")
-        out += _says(decision.why, f"{where}.why", "the reason")
+        out += _says(decision.by, f"{where}.by")
+        out += _says(decision.why, f"{where}.why")
         when = timestamp(decision.at)
         if when is None:
             out.append(Problem(f"{where}.at", f"{clean(decision.at)[:40]!r} is not a time with a zone"))
@@ -115,7 +115,7 @@ def history_problems(
         out += wrong
         if verification is None:
             continue
-        out += _says(verification.by, f"{where}.by", "who verified")
+        out += _says(verification.by, f"{where}.by")
         when = timestamp(verification.at)
         if when is None:
             out.append(Problem(f"{where}.at", f"{clean(verification.at)[:40]!r} is not a time with a zone"))
