@@ -11,7 +11,9 @@ travels the same way: the base64 of a compact JSON array of its NFC text.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
+import re
 import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
@@ -65,7 +67,7 @@ def decode_column(column: Mapping[str, object], *, where: str = "column") -> np.
     dtype = column.get("dtype")
     if dtype == "str" and column.get("encoding") == "json-base64":
         try:
-            return _strings(_base64(column.get("data", "")), column.get("length"), where)
+            return _strings(_base64_blocks(column.get("data", "")), column.get("length"), where)
         except (ValueError, TypeError, WbError) as exc:
             raise ValueError(f"{where}: {exc}") from None
     if not isinstance(dtype, str) or dtype not in NUMERIC_DTYPES or column.get("encoding") != "base64":
@@ -80,24 +82,23 @@ def decode_column(column: Mapping[str, object], *, where: str = "column") -> np.
     return arr.astype(dtype if dtype != "bool" else np.bool_)
 
 
-PIECE = 4 << 20  # bytes of a string column's JSON read at a time
+PIECE = 1 << 20  # bytes of a string column's JSON read at a time
 
 
-def _strings(raw: bytes, length: object, where: str) -> np.ndarray:
-    """A str column's JSON array, read a piece at a time and dictionary-coded as it goes: an
-    object array whose equal values are one shared ``str`` (what the store's string columns
-    give), so decoding costs about the column's size in the bundle, however many values it
-    holds. Each piece is cut after a closing quote that a comma and an opening quote follow
-    (inside a JSON string a quote is escaped), read strictly (``msgspec``: a lone surrogate or
-    anything but strings is refused), and its text must be NFC."""
+def _strings(blocks: Iterator[bytes], length: object, where: str) -> np.ndarray:
+    """A str column's JSON array, decoded from base64 and read a piece at a time into an object
+    array whose equal values are one shared ``str`` (what the store's string columns give), so
+    decoding costs about the column's size in the bundle, however many values it holds, and
+    never a second copy of it. Each piece is read strictly
+    (``msgspec``: a lone surrogate or anything but strings is refused) and must be NFC."""
     import numpy as np  # heavy for `wb evidence verify`: only when a column is encoded or decoded
 
     if not isinstance(length, int) or isinstance(length, bool) or length < 0:
         raise ValueError(f"a str column's length is {length!r}")
-    codes = np.empty(length, dtype=np.uint32)
-    index: dict[str, int] = {}
+    out = np.empty(length, dtype=object)
+    shared: dict[str, str] = {}  # each distinct value once: equal values are one object
     filled = 0
-    for piece in _pieces(raw):
+    for piece in _pieces(blocks):
         try:
             values = msgspec.json.decode(piece, type=list[str])
         except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError) as exc:
@@ -107,44 +108,66 @@ def _strings(raw: bytes, length: object, where: str) -> np.ndarray:
         for value in values:
             if not value.isascii() and not unicodedata.is_normalized("NFC", value):
                 raise ValueError("text is not NFC-normalized (bundles carry NFC text only)")
-        codes[filled : filled + len(values)] = [index.setdefault(v, len(index)) for v in values]
+        out[filled : filled + len(values)] = [shared.setdefault(v, v) for v in values]
         filled += len(values)
+        del values
     if filled != length:
         raise ValueError(f"a str column holds a JSON array of {length} strings, not {filled}")
-    table = np.empty(len(index), dtype=object)
-    table[:] = list(index)
-    return table[codes]
+    return out
 
 
-def _pieces(raw: bytes) -> Iterator[bytes]:
-    """``raw`` (a JSON array of strings) as JSON arrays of about :data:`PIECE` bytes each."""
-    start, end = 0, len(raw)
-    while True:
-        cut = _boundary(raw, start + PIECE) if end - start > PIECE else -1
-        if cut < 0:
-            yield raw[start:] if start == 0 else b"[" + raw[start:]
-            return
-        yield (raw[start : cut + 1] if start == 0 else b"[" + raw[start : cut + 1]) + b"]"
-        start = cut + 2  # the next value's opening quote
+# Whole JSON strings, each with the comma after it (a string's quote and backslash are escaped).
+# (possessive: nothing to backtrack into, so the regex engine keeps no state per string matched)
+_STRINGS = re.compile(rb'(?:"(?:[^"\\]++|\\.)*+",)*+', re.DOTALL)
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+",', re.DOTALL)
 
 
-def _boundary(raw: bytes, at: int) -> int:
-    """The first closing quote from ``at`` that ``,"`` follows (an unescaped one: an even
-    number of backslashes before it); -1 when there is none."""
-    while (cut := raw.find(b'","', at)) >= 0:
-        before = cut - 1
-        while before >= 0 and raw[before] == 0x5C:  # a backslash
-            before -= 1
-        if (cut - 1 - before) % 2 == 0:
-            return cut
-        at = cut + 1
-    return -1
+def _pieces(blocks: Iterator[bytes]) -> Iterator[bytes]:
+    """The JSON array of strings that ``blocks`` hold, as JSON arrays of about :data:`PIECE`
+    bytes each, cut after whole strings (matched from the array's start, so an opening quote
+    is never taken for a closing one). What does not match is passed on whole, for the decoder
+    to refuse."""
+    buf, pos, opened = b"", 0, False
+    for block in blocks:
+        buf = buf[pos:] + block
+        pos = 0
+        if not opened and buf:
+            if not buf.startswith(b"["):
+                break
+            pos, opened = 1, True
+        while len(buf) - pos > PIECE:
+            cut = _STRINGS.match(buf, pos, pos + PIECE).end()  # type: ignore[union-attr]  # (matches empty)
+            if cut == pos:  # one string longer than a piece: it is a piece, once it is all here
+                one = _STRING.match(buf, pos)
+                if one is None:
+                    break
+                cut = one.end()
+            yield b"[" + buf[pos : cut - 1] + b"]"
+            pos = cut
+    rest = buf[pos:] + b"".join(blocks)  # (what a malformed column left)
+    yield b"[" + rest if opened else rest
+
+
+def _base64_blocks(data: object) -> Iterator[bytes]:
+    """Strict base64 (only its alphabet, padding at the very end) decoded a block at a time."""
+    if not isinstance(data, str) or not data.isascii():
+        raise ValueError("data is not base64 text")
+    padding = data.find("=")
+    if padding != -1 and (padding < len(data) - 2 or data[padding:] not in ("=", "==")):
+        raise ValueError("data is not base64 (padding before its end)")
+    step = PIECE // 3 * 4  # a whole number of base64 quanta
+    for start in range(0, len(data), step):
+        yield binascii.a2b_base64(data[start : start + step], strict_mode=True)
 
 
 def _base64(data: object) -> bytes:
+    """Strict base64 (only its alphabet, padding at the end), read from the bundle's ASCII text
+    as it is: no copy of the text is made first."""
     if not isinstance(data, str | bytes):  # the TypeError b64decode itself raises
         raise TypeError(f"argument should be a bytes-like object or ASCII string, not {type(data).__name__!r}")
-    return base64.b64decode(data, validate=True)
+    if isinstance(data, str) and not data.isascii():
+        raise ValueError("string argument should contain only ASCII characters")
+    return binascii.a2b_base64(data, strict_mode=True)
 
 
 def encode_tables(tables: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str, JSONDoc]]:

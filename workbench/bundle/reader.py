@@ -128,11 +128,18 @@ def _short(where: str, limit: int = 120) -> str:
 def read_bundle_file(
     path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH
 ) -> JSONDoc:
-    """Read and strictly parse the bundle at ``path``; :class:`BadInput` on any fault."""
-    return parse_bundle(read_bundle_bytes(path, max_bytes=max_bytes), source=path, max_depth=max_depth)
+    """Read and strictly parse the bundle at ``path``; :class:`BadInput` on any fault. The
+    file's bytes are let go once decoded, so the text and the parsed bundle are all it holds."""
+    raw = read_bundle_bytes(path, max_bytes=max_bytes)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(path, f"not UTF-8 text ({exc.reason})", where=f"byte {exc.start}") from None
+    del raw
+    return parse_bundle(text, source=path, max_depth=max_depth)
 
 
-def parse_bundle(data: bytes, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> JSONDoc:
+def parse_bundle(data: bytes | str, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> JSONDoc:
     doc = parse_strict(data, source=source, max_depth=max_depth)
     if not isinstance(doc, dict):
         raise BadInput(source, "a bundle is a JSON object")
