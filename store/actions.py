@@ -90,4 +90,4 @@ def _immutable(_mapper: Any, _connection: Any, target: Any) -> None:
 for _table in (Action, ActionDecision, ActionVerification):
     event.listen(_table, "before_update", _immutable)
     event.listen(_table, "before_delete", _immutable)
-    attach(_table.__table__)  # type: ignore[attr-defined]  # and the database refuses it too (store.append_only)
+    attach(_table.__table__)  # type: ignore[union-attr]  # and the database refuses it too (store.append_only)

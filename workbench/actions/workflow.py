@@ -160,10 +160,11 @@ def decide_action(store: "Store", action: str | int, decision: str, *, why: str,
         raise UsageError(f"decision must be one of {', '.join(DECISIONS)}")
     with store.session() as s:
         row = _action_row(s, action, writable=True)
-        who = current_user() if by is None else by  # an empty --by is nobody, not the default
-        new = {"decision": decision, "by": nfc(str(who)), "why": nfc(str(why)), "at": utcnow_iso()}
+        who = nfc(str(current_user() if by is None else by))  # an empty --by is nobody, not the default
+        reason, at = nfc(str(why)), utcnow_iso()
+        new: JSONDoc = {"decision": decision, "by": who, "why": reason, "at": at}
         _refuse_impossible(row, [*_decision_docs(s, row.id), new], [], f"decisions[{len(_decisions(s, row.id))}]")
-        s.add(ActionDecision(action_id=row.id, **new))
+        s.add(ActionDecision(action_id=row.id, decision=decision, by=who, why=reason, at=at))
         s.flush()
         return _view(s, row)
 
@@ -220,15 +221,18 @@ def verify_action(
         )
         if plan_row is not None and row.kind == "retry":
             observed = _preflight_observation(s, plan_row)
-        new = {"by": nfc(str(current_user() if by is None else by)), "at": utcnow_iso()}
+        who, at = nfc(str(current_user() if by is None else by)), utcnow_iso()
         done = _verification_docs(s, row.id)
-        _refuse_impossible(row, _decision_docs(s, row.id), [*done, new], f"verifications[{len(done)}]")
+        _refuse_impossible(
+            row, _decision_docs(s, row.id), [*done, {"by": who, "at": at}], f"verifications[{len(done)}]"
+        )
         s.add(
             ActionVerification(
                 action_id=row.id,
                 plan_id=None if plan_row is None else plan_row.id,
                 observed=bundle_value(observed),
-                **new,
+                by=who,
+                at=at,
             )
         )
         s.flush()

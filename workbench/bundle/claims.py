@@ -39,7 +39,6 @@ from workbench.bundle.format import Check
 from workbench.bundle.schema import Bundle, HypothesisDoc
 from workbench.bundle.whole import Unrebuilt
 from workbench.compare.model import verdict_of
-from workbench.vocabulary import JSONDoc
 
 DECIDED = ("supported", "refuted")
 # evidence kind -> the hypothesis's ``links`` key (as ``investigations.views`` derives them)
@@ -63,7 +62,7 @@ def _id(ref: object) -> int | None:
 class Evidence:
     """Everything a bundle's claims are derived from: the typed inputs and the rebuilt results."""
 
-    def __init__(self, typed: Bundle, results: JSONDoc, reruns: Mapping[str, Any]) -> None:
+    def __init__(self, typed: Bundle, results: Mapping[str, Any], reruns: Mapping[str, Any]) -> None:
         self.typed = typed
         self.own = typed.investigation.ref
         self.comparisons = {str(c["ref"]): c["result"] for c in results.get("comparisons") or [] if isinstance(c, dict)}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import IO, cast
 
 import rfc8785
 
@@ -90,13 +91,13 @@ class CanonicalParts:
             if name in DIGESTED_PARTS and isinstance(value, dict) and set(value) == {"digest", "content"}:
                 content = hashlib.sha256()
                 _Hashes(whole, part).write(b'{"content":')
-                rfc8785.dump(value["content"], _Hashes(whole, part, content))
+                rfc8785.dump(value["content"], cast("IO[bytes]", _Hashes(whole, part, content)))
                 self.content_digests[name] = content.hexdigest()
                 if fill_digests:
                     value["digest"] = {DIGEST_ALG: self.content_digests[name]}
                 _Hashes(whole, part).write(b',"digest":' + canonical_bytes(value["digest"]) + b"}")
             else:
-                rfc8785.dump(value, _Hashes(whole, part))
+                rfc8785.dump(value, cast("IO[bytes]", _Hashes(whole, part)))
             self.part_digests[name] = part.hexdigest()
         whole.update(b"}")
         self.checksum = whole.hexdigest()

@@ -113,7 +113,7 @@ def _float(value: object) -> float:
 class Rebuilt:
     """The derived document as rebuilt so far, what could not be, and notes for the report."""
 
-    results: JSONDoc = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)  # JSON, with an Unrebuilt where a part is not
     notes: list[Check] = field(default_factory=list)
     # ref -> the rebuilt rerun comparison record (``{"id", "plan_id", ..., "body"}``)
     reruns: dict[str, Any] = field(default_factory=dict)

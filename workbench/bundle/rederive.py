@@ -72,7 +72,7 @@ def judge(bundle: JSONDoc, made: Rebuild) -> list[Check]:
     recipe = obj(obj(bundle.get("recipe")).get("content"))
     stated_hypotheses = array(bundle.get("hypotheses"))
     fresh_hypotheses, decisions = hypotheses(evidence, stated_hypotheses)
-    stated: JSONDoc = {"results": stated_results, "hypotheses": stated_hypotheses}
+    stated: dict[str, Any] = {"results": stated_results, "hypotheses": stated_hypotheses}
     fresh: dict[str, object] = {"results": results, "hypotheses": fresh_hypotheses}
     if "bisections" in recipe:
         stated["recipe"] = {"bisections": recipe["bisections"]}

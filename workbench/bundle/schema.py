@@ -309,15 +309,20 @@ def read(bundle: dict[str, Any]) -> Bundle:
     return typed
 
 
-def shape_problem(bundle: dict[str, Any]) -> Problem | None:
-    """Where the bundle first differs from the shape wb writes (``recipe.comparisons[0].engine.version``)."""
+def typed_or_problem(bundle: dict[str, Any]) -> Bundle | Problem:
+    """The bundle typed, or where it first differs from the shape wb writes
+    (``recipe.comparisons[0].engine.version``)."""
     try:
-        read(bundle)
+        return read(bundle)
     except msgspec.ValidationError as exc:
-        text = str(exc)
-        why, _, where = text.partition(" - at `$")
+        why, _, where = str(exc).partition(" - at `$")
         return Problem(where.rstrip("`").lstrip(".") or "bundle", why)
-    return None
+
+
+def shape_problem(bundle: dict[str, Any]) -> Problem | None:
+    """Where the bundle first differs from the shape wb writes (``None``: nowhere)."""
+    found = typed_or_problem(bundle)
+    return found if isinstance(found, Problem) else None
 
 
 @dataclass(frozen=True)

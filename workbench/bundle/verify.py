@@ -27,8 +27,8 @@ from workbench.bundle.format import (
     CanonicalParts,
     Check,
 )
-from workbench.bundle.decisions import history_problems
-from workbench.bundle.schema import RerunEngine, shape_problem
+from workbench.bundle.decisions import Problem, history_problems
+from workbench.bundle.schema import RerunEngine, typed_or_problem
 from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import BadInput, UsageError
 from workbench.inputs import open_regular
@@ -131,14 +131,14 @@ def _shape_checks(bundle: JSONDoc) -> list[Check]:
     """The bundle read with the typed readers export writes with (``bundle.schema``): a value
     of another type is refused here, with its place, never an error in a later reader; and
     each action's decisions checked as inputs (``bundle.decisions``)."""
-    problem = shape_problem(bundle)
-    if problem is not None:
-        return [Check(problem.where, False, f"not the shape wb writes: {clean(problem.why)[:200]}")]
-    recipe = bundle["recipe"]["content"]  # the shape holds: a digested part's content
+    typed = typed_or_problem(bundle)
+    if isinstance(typed, Problem):
+        return [Check(typed.where, False, f"not the shape wb writes: {clean(typed.why)[:200]}")]
     out = []
-    for i, action in enumerate(recipe.get("actions") or []):
-        for p in history_problems(action["created_at"], action["decisions"], action["verifications"]):
-            out.append(Check(f"recipe.actions[{i}].{p.where}", False, f"{action['ref']}: {p.why}"))
+    for i, action in enumerate(typed.recipe.actions):
+        doc = msgspec.to_builtins(action)
+        for p in history_problems(action.created_at, doc["decisions"], doc["verifications"]):
+            out.append(Check(f"recipe.actions[{i}].{p.where}", False, f"{action.ref}: {p.why}"))
     return out
 
 

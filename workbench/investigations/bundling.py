@@ -469,8 +469,8 @@ def _copy_into_store(
                 investigation_id=inv.id,
                 statement=str(hyp.get("statement") or ""),
                 test=str(hyp.get("test") or ""),
-                test_kind=hyp.get("test_kind"),
-                evidence_before=hyp.get("evidence_before"),
+                test_kind=None if hyp.get("test_kind") is None else str(hyp.get("test_kind")),  # verified: a kind
+                evidence_before=dict(obj(hyp["evidence_before"])) if hyp.get("evidence_before") else None,
                 origin_ref=_origin(hyp),
                 created_by=str(hyp.get("created_by") or ""),
                 created_at=str(hyp.get("created_at") or ""),

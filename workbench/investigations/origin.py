@@ -148,11 +148,13 @@ def origin_problem(s: Any, ev: dict[str, object], origin: Origin) -> str | None:
 def _plan_problem(s: Any, plan_id: int, origin: Origin) -> str | None:
     """A plan decides through a rerun comparison of its own that can decide and is the
     hypothesis's test (recorded after it, not the rerun it was derived from)."""
-    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
+    from sqlmodel import col, select  # SQLAlchemy: loaded with the store, not at import
 
     from store.rerun import RerunComparison, RerunExecution  # SQLAlchemy: loaded with the store, not at import
 
-    rows = s.exec(select(RerunComparison).where(RerunComparison.plan_id == plan_id).order_by(RerunComparison.id)).all()
+    rows = s.exec(
+        select(RerunComparison).where(RerunComparison.plan_id == plan_id).order_by(col(RerunComparison.id))
+    ).all()
     reasons = []
     for r in rows:
         ref = f"rerun comparison {r.id}"

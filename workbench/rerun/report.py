@@ -559,9 +559,8 @@ def build_comparison(
         workdir=execution_row.workdir,
     )
     plan = Plan.from_json(plan_row.body)
-    return assemble(
-        int(plan_row.id), plan_row.digest, plan, execution, tuple(_run_row(r) for r in runs), store.load_run
-    )  # type: ignore[arg-type]
+    plan_id = int(plan_row.id)  # type: ignore[arg-type]
+    return assemble(plan_id, plan_row.digest, plan, execution, tuple(_run_row(r) for r in runs), store.load_run)
 
 
 def assemble(
