@@ -205,10 +205,7 @@ def test_hostile_strings_in_an_imported_bundle_are_shown_escaped(investigation, 
         (lambda d: d["recipe"]["content"]["comparisons"][0]["engine"].update(version=7), "engine.version"),
         (lambda d: d["recipe"]["content"]["comparisons"][0].update(ref={"a": 1}), "comparisons[0].ref"),
         (lambda d: d["hypotheses"][0].update(test_kind="a hunch"), "hypotheses[0].test_kind"),
-        (
-            lambda d: d["results"]["content"]["comparisons"][0]["result"]["primary"]["effect"].update(verdict=5),
-            "results.comparisons[0].result",
-        ),
+        (lambda d: d["results"]["content"]["verdicts"][0].update(comparable="yes"), "results.verdicts[0].comparable"),
     ],
 )
 def test_a_value_of_another_type_is_refused_at_import_with_its_place(investigation, tmp_path, forge, named):

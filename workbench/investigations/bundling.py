@@ -13,12 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-import msgspec
-
 from workbench.bundle.export import build_bundle, rerun_run_ids
 from workbench.bundle.reader import DEFAULT_MAX_BYTES, array, content, listed, obj, parse_bundle, read_bundle_bytes
 from workbench.bundle.verify import verify_bundle
-from workbench.compare.model import Comparison, verdict_of
+from workbench.compare.model import verdict_of
 from workbench.errors import BadInput, WbError
 from workbench.investigations.bundle_refs import Remap
 from workbench.investigations.hypotheses import rerun_table
@@ -339,7 +337,6 @@ def import_bundle(
             f"details",
             exit_code=3,
         )
-    _results_are_readable(path, bundle)
     checksum = str(obj(bundle["checksum"])["value"])  # verified: the checksum's hex text
     by = by or current_user()
     from sqlalchemy.exc import IntegrityError  # SQLAlchemy: loaded with the store, not at import
@@ -356,19 +353,6 @@ def import_bundle(
             path,
             f"verified, but its records have an unexpected shape ({type(exc).__name__}: {exc}); nothing was imported",
         ) from None
-
-
-def _results_are_readable(path: Path, bundle: JSONDoc) -> None:
-    """Each comparison's result decodes as the typed comparison every reader draws
-    (``Comparison.from_json``: the TUI, the renderers); one of another shape is refused here
-    with its place, never an error in a later ``investigate show``."""
-    for i, entry in enumerate(listed(content(bundle, "results"), "comparisons")):
-        try:
-            Comparison.from_json(obj(obj(entry).get("result")))
-        except (msgspec.ValidationError, ValueError, TypeError, KeyError) as exc:
-            raise BadInput(
-                path, f"not imported: results.comparisons[{i}].result is not the shape wb writes: {exc}"
-            ) from None
 
 
 def _copy_into_store(
