@@ -101,6 +101,8 @@ class CanonicalParts:
             self.part_digests[name] = part.hexdigest()
         whole.update(b"}")
         self.checksum = whole.hexdigest()
+        # listed in the bundle's own order (hashed in JCS order above)
+        self.part_digests = {name: self.part_digests[name] for name in bundle if name != "checksum"}
 
 
 def checksum_member(parts: CanonicalParts) -> JSONDoc:
