@@ -82,11 +82,13 @@ def _rerun_records(
     hypotheses: Sequence[HypothesisView],
     observations: Sequence[ObservationView] = (),
     action_plans: Sequence[int] = (),
+    steps: Sequence[int] = (),
 ) -> tuple[list[JSONDoc], list[JSONDoc]]:
-    """Rerun plans and comparisons linked to hypotheses, cited by observations (a
-    bisection's steps) or verifying actions, as stored by the rerun harness."""
+    """Rerun plans and comparisons linked to hypotheses, cited by observations or bisection
+    steps (``steps``: their comparison ids, so a bisection still running is rebuilt too) or
+    verifying actions, as stored by the rerun harness."""
     plan_ids = sorted({i for h in hypotheses for i in h.links["rerun_plans"]} | set(action_plans))
-    comparison_ids = {i for h in hypotheses for i in h.links["rerun_comparisons"]}
+    comparison_ids = {i for h in hypotheses for i in h.links["rerun_comparisons"]} | set(steps)
     comparison_ids |= {
         int(e["id"])
         for o in observations
@@ -128,7 +130,9 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     if view.imported:
         raise WbError(f"investigation {view.id} was imported; share the original bundle instead", exit_code=3)
     actions, action_plans = _actions(store, view.id, view.hypotheses)
-    plans, rerun_comparisons = _rerun_records(store, view.hypotheses, view.observations, action_plans)
+    bisections = _bisections(store, view.id)
+    steps = _cited_by_steps(bisections)
+    plans, rerun_comparisons = _rerun_records(store, view.hypotheses, view.observations, action_plans, steps)
     run_ids: list[int] = []
     for ids in [view.baseline_runs, view.candidate_runs] + [
         ids for c in view.comparisons for ids in (c.baseline_runs, c.candidate_runs, _control_ids(c))
@@ -176,7 +180,6 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     samples = None
     if embed_samples:
         samples = {f"run/{i}": store.load_run(i).tables for i in run_ids}
-    bisections = _bisections(store, view.id)
     try:
         return _build(
             frame,
@@ -216,6 +219,19 @@ def _bisections(store: "Store", investigation_id: int) -> list[JSONDoc]:
             }
             for r in rows
         ]
+
+
+def _cited_by_steps(bisections: Sequence[JSONDoc]) -> list[int]:
+    """The rerun comparisons the bisections' steps cite."""
+    out = []
+    for bisection in bisections:
+        state = bisection.get("state")
+        steps = state.get("steps") if isinstance(state, dict) else None
+        for step in steps if isinstance(steps, list) else []:
+            cited = step.get("comparison_id") if isinstance(step, dict) else None
+            if isinstance(cited, int):
+                out.append(cited)
+    return out
 
 
 def _declarations_in_force(comparison: ComparisonView, declared_runs: set[int]) -> JSONDoc:
