@@ -1,6 +1,17 @@
 """Bundle export and verify with 100,000 embedded samples (a benchmark, not a test).
 
     .venv/bin/python bench/bundle.py [--samples 100000] [--runs 10]
+    .venv/bin/python bench/bundle.py --memory
+
+``--memory``: the peak resident memory of ``wb evidence verify --recompute`` (the CLI, in a
+child process: its VmHWM) on each case below, as a ratio to the bundle's size: (peak - the
+anchor's) / (size - the anchor's), the anchor being the same case at 20 values a column (the
+interpreter and the engines it loads). The cases: the samples of the timing run (floats and
+a text column), a 48 MiB bundle of one column of 7.5 M two-character strings (issue 42: 1.7 GB
+before), 300 runs of float samples, and 300 runs of short unique strings. Issue 42 asks under
+3x the bundle's size, and under 1.5 GB in all for the string column. (A column of distinct short
+strings costs more than that: each value is its own Python ``str``, ~50 bytes of header for a
+few characters; equal values are one shared object.)
 
 Prints, in one run, side by side:
 - ours: build + write, read (strict parse), verify (checksum + part digests), verify --recompute
@@ -18,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +58,92 @@ def make_samples(total: int, runs: int, seed: int = 1) -> dict[str, dict[str, di
     return out
 
 
+def _bundle_of(samples: dict, path: Path) -> int:
+    refs = list(samples)
+    half = max(1, len(refs) // 2)
+    bundle = build_bundle(
+        investigation={"ref": "investigation/1", "lens": "inference", "question": "bench"},
+        runs=[{"ref": r, "label": r, "lens": "inference"} for r in refs],
+        captures=[],
+        comparisons=[
+            {
+                "ref": "comparison/1",
+                "baseline": refs[:half],
+                "candidate": refs[half:] or refs,
+                "parameters": {"lens": "inference"},
+                "engine": {},
+                "result": {"comparable": True},
+            }
+        ],
+        observations=[],
+        hypotheses=[],
+        samples=samples,
+        tool={"name": "wb", "version": "bench"},
+    )
+    write_bundle(bundle, path)
+    return path.stat().st_size
+
+
+# The child: wb evidence verify --recompute in-process, then its peak RSS (KiB): VmHWM, the high
+# water mark of this process image (ru_maxrss would carry the parent's across fork and exec on Linux).
+CHILD = """
+import sys
+from workbench.cli import main
+try:
+    main(["evidence", "verify", sys.argv[1], "--recompute", "--max-size", "1GB", "--json"])
+except SystemExit:
+    pass
+hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(hwm.split()[1], file=sys.stderr)
+"""
+
+
+def peak_rss(path: Path) -> int:
+    """Peak RSS in bytes of ``wb evidence verify --recompute PATH``, in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    return int(done.stderr.strip().splitlines()[-1]) * 1024
+
+
+def _two_letters(rng: np.random.Generator, n: int) -> np.ndarray:
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    return np.char.add(letters[rng.integers(0, 26, n)], letters[rng.integers(0, 26, n)])
+
+
+def memory() -> None:
+    rng = np.random.default_rng(2)
+    # name -> the case's samples at a number of values per column (the anchor: the same runs and
+    # columns with 20 values each, so the interpreter and every engine the case loads are in it)
+    cases = {
+        "floats + a text column (the timing run)": lambda n: make_samples(n * 10, 10),
+        "one column of 7.5 M two-character strings": lambda n: {"run/1": {"samples": {"tag": _two_letters(rng, n)}}},
+        "300 runs of 2,000 float samples": lambda n: {
+            f"run/{r}": {"samples": {"ttft_ms": rng.gamma(4.0, 25.0, n)}} for r in range(300)
+        },
+        "300 runs of 2,000 unique short strings": lambda n: {
+            f"run/{r}": {"samples": {"request_id": np.array([f"r{r}-{i}" for i in range(n)], dtype=object)}}
+            for r in range(300)
+        },
+    }
+    sizes = {"floats + a text column (the timing run)": 10_000, "one column of 7.5 M two-character strings": 7_500_000}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "case.json"
+        for name, make in cases.items():
+            small = _bundle_of(make(20), path)
+            anchor = peak_rss(path)
+            size = _bundle_of(make(sizes.get(name, 2000)), path)
+            peak = peak_rss(path)
+            print(
+                f"{name}: bundle {size / 2**20:.1f} MiB, peak RSS {peak / 2**20:.0f} MiB "
+                f"(anchor: {anchor / 2**20:.0f} MiB at 20 values a column); "
+                f"ratio (peak - anchor) / size {(peak - anchor) / (size - small):.2f}"
+            )
+
+
 def timed(fn):
     t0 = time.perf_counter()
     value = fn()
@@ -56,7 +154,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--samples", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--memory", action="store_true", help="peak RSS of verify --recompute, as a ratio to bundle size")
     args = ap.parse_args()
+    if args.memory:
+        memory()
+        return
     samples = make_samples(args.samples, args.runs)
     refs = list(samples)
     half = len(refs) // 2

@@ -4,7 +4,8 @@ An action is a change an engineer may make to a system (configuration, version, 
 escalation, retry), proposed inside an investigation and citing the hypotheses that
 motivate it. ``wb`` never applies it: it records who approved or rejected it and which
 executed rerun plan verifies it. Decisions and verification links are append-only (no
-row is updated or deleted here: ``ActionHistoryImmutable``); the action's status is
+row is updated or deleted: ``ActionHistoryImmutable`` in the ORM, triggers in the database,
+``store.append_only``); the action's status is
 derived from them and from the plan's stored rerun comparison, never stored.
 """
 
@@ -15,6 +16,7 @@ from typing import Any, Optional
 from sqlalchemy import JSON, Column, ForeignKey, Integer, Text, event
 from sqlmodel import Field, SQLModel
 
+from store.append_only import attach
 from store.errors import StoreError
 from store.investigations import Investigation  # noqa: F401 - the table action.investigation_id refers to
 from store.rerun import RerunPlan  # noqa: F401 - the table action_verification.plan_id refers to
@@ -88,3 +90,4 @@ def _immutable(_mapper: Any, _connection: Any, target: Any) -> None:
 for _table in (Action, ActionDecision, ActionVerification):
     event.listen(_table, "before_update", _immutable)
     event.listen(_table, "before_delete", _immutable)
+    attach(_table.__table__)  # type: ignore[union-attr]  # and the database refuses it too (store.append_only)

@@ -21,11 +21,12 @@ DIALECTS = ("sqlite", "postgresql")
 
 def generate(dialect: str) -> tuple[str, ...]:
     """What ``create_all`` issues on an empty database of ``dialect``: each table
-    (dependencies first), then its indexes."""
+    (dependencies first), then its indexes and triggers."""
     from sqlalchemy.dialects import postgresql, sqlite
     from sqlalchemy.schema import CreateIndex, CreateTable
     from sqlmodel import SQLModel
 
+    from store.append_only import statements
     from store.tables import load_all_tables
 
     load_all_tables()
@@ -35,14 +36,34 @@ def generate(dialect: str) -> tuple[str, ...]:
         out.append(str(CreateTable(table).compile(dialect=compiler_dialect)).strip())
         for index in sorted(table.indexes, key=lambda i: i.name or ""):
             out.append(str(CreateIndex(index).compile(dialect=compiler_dialect)).strip())
+        out.extend(statements(dialect, table.name))  # history tables: append-only (store.append_only)
     return tuple(out)
+
+
+def _pieces(statement: str, width: int = 110) -> list[str]:
+    """``statement`` as adjacent string literals of at most ``width`` characters each (split
+    after a space), so the generated module keeps the project's line length."""
+    out: list[str] = []
+    current = ""
+    for word in statement.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if current and len(repr(candidate + " ")) > width:
+            out.append(repr(current + " "))
+            current = word
+        else:
+            current = candidate
+    out.append(repr(current))
+    return out
 
 
 def _render() -> str:
     lines = ["STATEMENTS: dict[str, tuple[str, ...]] = {"]
     for dialect in DIALECTS:
         lines.append(f"    {dialect!r}: (")
-        lines.extend(f"        {statement!r}," for statement in generate(dialect))
+        for statement in generate(dialect):
+            pieces = _pieces(statement)
+            lines.extend(f"        {piece}" for piece in pieces[:-1])
+            lines.append(f"        {pieces[-1]},")
         lines.append("    ),")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -64,7 +85,8 @@ if __name__ == "__main__":
 STATEMENTS: dict[str, tuple[str, ...]] = {
     "sqlite": (
         "CREATE TABLE api_token (\n\tid INTEGER NOT NULL, \n\tname VARCHAR NOT NULL, \n\trole VARCHAR NOT NULL, "
-        "\n\tsha256 VARCHAR NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\trevoked_at VARCHAR, \n\tPRIMARY KEY (id)\n)",
+        "\n\tsha256 VARCHAR NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\trevoked_at VARCHAR, \n\tPRIMARY KEY "
+        "(id)\n)",
         "CREATE INDEX ix_api_token_name ON api_token (name)",
         "CREATE UNIQUE INDEX ix_api_token_sha256 ON api_token (sha256)",
         "CREATE TABLE capture (\n\tid INTEGER NOT NULL, \n\tsha256 VARCHAR NOT NULL, \n\tsize INTEGER NOT NULL, "
@@ -78,16 +100,21 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
         "CREATE UNIQUE INDEX ix_imported_bundle_checksum ON imported_bundle (checksum)",
         "CREATE TABLE run (\n\tid INTEGER NOT NULL, \n\tlens VARCHAR NOT NULL, \n\tlabel VARCHAR NOT NULL, "
         "\n\tdimensions JSON NOT NULL, \n\twindow JSON NOT NULL, \n\twork_unit VARCHAR, \n\twork_amount FLOAT, "
-        "\n\tquality JSON NOT NULL, \n\tmeta JSON NOT NULL, \n\tsample_count INTEGER NOT NULL, \n\torigin VARCHAR NOT "
-        "NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id)\n)",
+        "\n\tquality JSON NOT NULL, \n\tmeta JSON NOT NULL, \n\tsample_count INTEGER NOT NULL, \n\torigin VARCHAR "
+        "NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id)\n)",
         "CREATE INDEX ix_run_label ON run (label)",
         "CREATE INDEX ix_run_lens ON run (lens)",
         'CREATE TABLE wb_meta (\n\t"key" VARCHAR NOT NULL, \n\tvalue VARCHAR NOT NULL, \n\tPRIMARY KEY ("key")\n)',
         "CREATE TABLE dimension_declaration (\n\tid INTEGER NOT NULL, \n\trun_id INTEGER NOT NULL, \n\tname VARCHAR "
         "NOT NULL, \n\taction VARCHAR NOT NULL, \n\tvalue JSON, \n\tprevious JSON, \n\twho VARCHAR NOT NULL, \n\twhy "
-        "TEXT NOT NULL, \n\tat VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(run_id) REFERENCES run (id) ON "
-        "DELETE CASCADE\n)",
+        "TEXT NOT NULL, \n\tat VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(run_id) REFERENCES run (id) "
+        "ON DELETE CASCADE\n)",
         "CREATE INDEX ix_dimension_declaration_run_id ON dimension_declaration (run_id)",
+        "CREATE TRIGGER dimension_declaration_no_update BEFORE UPDATE ON dimension_declaration BEGIN SELECT "
+        "RAISE(ABORT, 'dimension_declaration is append-only history: a row is never changed'); END",
+        "CREATE TRIGGER dimension_declaration_no_delete BEFORE DELETE ON dimension_declaration WHEN EXISTS (SELECT 1 "
+        "FROM run WHERE id = OLD.run_id) BEGIN SELECT RAISE(ABORT, 'dimension_declaration is append-only history: a "
+        "row is never removed while its run exists'); END",
         "CREATE TABLE investigation (\n\tid INTEGER NOT NULL, \n\ttitle VARCHAR NOT NULL, \n\tlens VARCHAR NOT NULL, "
         "\n\tquestion TEXT NOT NULL, \n\tguardrails JSON NOT NULL, \n\tintended_change JSON NOT NULL, "
         "\n\tbaseline_runs JSON NOT NULL, \n\tcandidate_runs JSON NOT NULL, \n\tcreated_by VARCHAR NOT NULL, "
@@ -108,21 +135,26 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
         "VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(investigation_id) REFERENCES investigation (id) ON "
         "DELETE CASCADE\n)",
         "CREATE INDEX ix_action_investigation_id ON action (investigation_id)",
+        "CREATE TRIGGER action_no_update BEFORE UPDATE ON action BEGIN SELECT RAISE(ABORT, 'action is append-only "
+        "history: a row is never changed'); END",
+        "CREATE TRIGGER action_no_delete BEFORE DELETE ON action WHEN EXISTS (SELECT 1 FROM investigation WHERE id = "
+        "OLD.investigation_id) BEGIN SELECT RAISE(ABORT, 'action is append-only history: a row is never removed "
+        "while its investigation exists'); END",
         "CREATE TABLE bisection (\n\tid INTEGER NOT NULL, \n\tname VARCHAR NOT NULL, \n\tstatus VARCHAR NOT NULL, "
         "\n\tinvestigation_id INTEGER, \n\tspec JSON NOT NULL, \n\tstate JSON NOT NULL, \n\tcreated_at VARCHAR NOT "
         "NULL, \n\tupdated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(investigation_id) REFERENCES "
         "investigation (id) ON DELETE RESTRICT\n)",
         "CREATE UNIQUE INDEX ix_bisection_name ON bisection (name)",
         "CREATE TABLE hypothesis (\n\tid INTEGER NOT NULL, \n\tinvestigation_id INTEGER NOT NULL, \n\tstatement TEXT "
-        "NOT NULL, \n\ttest TEXT NOT NULL, \n\torigin_ref VARCHAR, \n\tcreated_by VARCHAR NOT NULL, \n\tcreated_at "
-        "VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(investigation_id) REFERENCES investigation (id) ON "
-        "DELETE CASCADE\n)",
+        "NOT NULL, \n\ttest TEXT NOT NULL, \n\ttest_kind VARCHAR, \n\tevidence_before JSON, \n\torigin_ref VARCHAR, "
+        "\n\tcreated_by VARCHAR NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN "
+        "KEY(investigation_id) REFERENCES investigation (id) ON DELETE CASCADE\n)",
         "CREATE INDEX ix_hypothesis_investigation_id ON hypothesis (investigation_id)",
         "CREATE TABLE investigation_comparison (\n\tid INTEGER NOT NULL, \n\tinvestigation_id INTEGER NOT NULL, "
         "\n\tbaseline_runs JSON NOT NULL, \n\tcandidate_runs JSON NOT NULL, \n\tparameters JSON NOT NULL, \n\tengine "
-        "JSON NOT NULL, \n\tresult JSON NOT NULL, \n\tcomparable BOOLEAN NOT NULL, \n\tverdict VARCHAR, \n\torigin_ref "
-        "VARCHAR, \n\tcreated_by VARCHAR NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN "
-        "KEY(investigation_id) REFERENCES investigation (id) ON DELETE CASCADE\n)",
+        "JSON NOT NULL, \n\tresult JSON NOT NULL, \n\tcomparable BOOLEAN NOT NULL, \n\tverdict VARCHAR, "
+        "\n\torigin_ref VARCHAR, \n\tcreated_by VARCHAR NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY "
+        "(id), \n\tFOREIGN KEY(investigation_id) REFERENCES investigation (id) ON DELETE CASCADE\n)",
         "CREATE INDEX ix_investigation_comparison_investigation_id ON investigation_comparison (investigation_id)",
         "CREATE TABLE observation (\n\tid INTEGER NOT NULL, \n\tinvestigation_id INTEGER NOT NULL, \n\ttext TEXT NOT "
         "NULL, \n\tevidence JSON NOT NULL, \n\tsource VARCHAR NOT NULL, \n\tretracts_id INTEGER, \n\torigin_ref "
@@ -131,28 +163,43 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
         "REFERENCES observation (id) ON DELETE SET NULL\n)",
         "CREATE INDEX ix_observation_investigation_id ON observation (investigation_id)",
         "CREATE TABLE rerun_plan (\n\tid INTEGER NOT NULL, \n\tname VARCHAR NOT NULL, \n\tlens VARCHAR NOT NULL, "
-        "\n\tdigest VARCHAR NOT NULL, \n\torigin VARCHAR NOT NULL, \n\tbody JSON NOT NULL, \n\tcreated_at VARCHAR NOT "
-        "NULL, \n\tinvestigation_id INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(investigation_id) REFERENCES "
+        "\n\tdigest VARCHAR NOT NULL, \n\torigin VARCHAR NOT NULL, \n\tbody JSON NOT NULL, \n\tcreated_at VARCHAR "
+        "NOT NULL, \n\tinvestigation_id INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(investigation_id) REFERENCES "
         "investigation (id) ON DELETE RESTRICT\n)",
         "CREATE UNIQUE INDEX ix_rerun_plan_name ON rerun_plan (name)",
         "CREATE TABLE action_decision (\n\tid INTEGER NOT NULL, \n\taction_id INTEGER NOT NULL, \n\tdecision VARCHAR "
         'NOT NULL, \n\t"by" VARCHAR NOT NULL, \n\twhy TEXT NOT NULL, \n\tat VARCHAR NOT NULL, \n\tPRIMARY KEY (id), '
         "\n\tFOREIGN KEY(action_id) REFERENCES action (id) ON DELETE CASCADE\n)",
         "CREATE INDEX ix_action_decision_action_id ON action_decision (action_id)",
+        "CREATE TRIGGER action_decision_no_update BEFORE UPDATE ON action_decision BEGIN SELECT RAISE(ABORT, "
+        "'action_decision is append-only history: a row is never changed'); END",
+        "CREATE TRIGGER action_decision_no_delete BEFORE DELETE ON action_decision WHEN EXISTS (SELECT 1 FROM action "
+        "WHERE id = OLD.action_id) BEGIN SELECT RAISE(ABORT, 'action_decision is append-only history: a row is never "
+        "removed while its action exists'); END",
         "CREATE TABLE action_verification (\n\tid INTEGER NOT NULL, \n\taction_id INTEGER NOT NULL, \n\tplan_id "
         'INTEGER, \n\tobserved JSON NOT NULL, \n\t"by" VARCHAR NOT NULL, \n\tat VARCHAR NOT NULL, \n\tPRIMARY KEY '
         "(id), \n\tFOREIGN KEY(action_id) REFERENCES action (id) ON DELETE CASCADE, \n\tFOREIGN KEY(plan_id) "
         "REFERENCES rerun_plan (id) ON DELETE RESTRICT\n)",
         "CREATE INDEX ix_action_verification_action_id ON action_verification (action_id)",
+        "CREATE TRIGGER action_verification_no_update BEFORE UPDATE ON action_verification BEGIN SELECT RAISE(ABORT, "
+        "'action_verification is append-only history: a row is never changed'); END",
+        "CREATE TRIGGER action_verification_no_delete BEFORE DELETE ON action_verification WHEN EXISTS (SELECT 1 "
+        "FROM action WHERE id = OLD.action_id) BEGIN SELECT RAISE(ABORT, 'action_verification is append-only "
+        "history: a row is never removed while its action exists'); END",
         "CREATE TABLE hypothesis_status (\n\tid INTEGER NOT NULL, \n\thypothesis_id INTEGER NOT NULL, \n\tstatus "
         "VARCHAR NOT NULL, \n\tevidence JSON NOT NULL, \n\tnote VARCHAR NOT NULL, \n\tdecided_by VARCHAR NOT NULL, "
         "\n\tdecided_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(hypothesis_id) REFERENCES hypothesis "
         "(id) ON DELETE CASCADE\n)",
         "CREATE INDEX ix_hypothesis_status_hypothesis_id ON hypothesis_status (hypothesis_id)",
+        "CREATE TRIGGER hypothesis_status_no_update BEFORE UPDATE ON hypothesis_status BEGIN SELECT RAISE(ABORT, "
+        "'hypothesis_status is append-only history: a row is never changed'); END",
+        "CREATE TRIGGER hypothesis_status_no_delete BEFORE DELETE ON hypothesis_status WHEN EXISTS (SELECT 1 FROM "
+        "hypothesis WHERE id = OLD.hypothesis_id) BEGIN SELECT RAISE(ABORT, 'hypothesis_status is append-only "
+        "history: a row is never removed while its hypothesis exists'); END",
         "CREATE TABLE rerun_execution (\n\tid INTEGER NOT NULL, \n\tplan_id INTEGER NOT NULL, \n\tstatus VARCHAR NOT "
-        "NULL, \n\thost VARCHAR NOT NULL, \n\tpid INTEGER NOT NULL, \n\tworkdir VARCHAR NOT NULL, \n\tpreflights JSON "
-        "NOT NULL, \n\tschedule JSON NOT NULL, \n\tstarted_at VARCHAR NOT NULL, \n\tended_at VARCHAR, \n\tPRIMARY KEY "
-        "(id), \n\tFOREIGN KEY(plan_id) REFERENCES rerun_plan (id) ON DELETE RESTRICT\n)",
+        "NULL, \n\thost VARCHAR NOT NULL, \n\tpid INTEGER NOT NULL, \n\tworkdir VARCHAR NOT NULL, \n\tpreflights "
+        "JSON NOT NULL, \n\tschedule JSON NOT NULL, \n\tstarted_at VARCHAR NOT NULL, \n\tended_at VARCHAR, "
+        "\n\tPRIMARY KEY (id), \n\tFOREIGN KEY(plan_id) REFERENCES rerun_plan (id) ON DELETE RESTRICT\n)",
         "CREATE INDEX ix_rerun_execution_plan_id ON rerun_execution (plan_id)",
         "CREATE TABLE rerun_comparison (\n\tid INTEGER NOT NULL, \n\tplan_id INTEGER NOT NULL, \n\texecution_id "
         "INTEGER NOT NULL, \n\trounds_used INTEGER NOT NULL, \n\tverdict VARCHAR, \n\tdigest VARCHAR NOT NULL, "
@@ -163,16 +210,17 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
         "CREATE INDEX ix_rerun_comparison_plan_id ON rerun_comparison (plan_id)",
         "CREATE TABLE rerun_run (\n\tid INTEGER NOT NULL, \n\texecution_id INTEGER NOT NULL, \n\tround INTEGER NOT "
         "NULL, \n\tarm VARCHAR NOT NULL, \n\tslot INTEGER NOT NULL, \n\tstatus VARCHAR NOT NULL, \n\treason VARCHAR "
-        "NOT NULL, \n\targv JSON NOT NULL, \n\tstarted_at VARCHAR NOT NULL, \n\tended_at VARCHAR NOT NULL, \n\twall_s "
-        "FLOAT, \n\texit_status INTEGER, \n\tstderr_tail VARCHAR NOT NULL, \n\tcapture_path VARCHAR NOT NULL, "
-        "\n\tcapture_sha256 VARCHAR NOT NULL, \n\trun_id INTEGER, \n\tstatistic FLOAT, \n\tPRIMARY KEY (id), "
+        "NOT NULL, \n\targv JSON NOT NULL, \n\tstarted_at VARCHAR NOT NULL, \n\tended_at VARCHAR NOT NULL, "
+        "\n\twall_s FLOAT, \n\texit_status INTEGER, \n\tstderr_tail VARCHAR NOT NULL, \n\tcapture_path VARCHAR NOT "
+        "NULL, \n\tcapture_sha256 VARCHAR NOT NULL, \n\trun_id INTEGER, \n\tstatistic FLOAT, \n\tPRIMARY KEY (id), "
         "\n\tFOREIGN KEY(execution_id) REFERENCES rerun_execution (id) ON DELETE CASCADE, \n\tFOREIGN KEY(run_id) "
         "REFERENCES run (id) ON DELETE SET NULL\n)",
         "CREATE INDEX ix_rerun_run_execution_id ON rerun_run (execution_id)",
     ),
     "postgresql": (
         "CREATE TABLE api_token (\n\tid SERIAL NOT NULL, \n\tname VARCHAR NOT NULL, \n\trole VARCHAR NOT NULL, "
-        "\n\tsha256 VARCHAR NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\trevoked_at VARCHAR, \n\tPRIMARY KEY (id)\n)",
+        "\n\tsha256 VARCHAR NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\trevoked_at VARCHAR, \n\tPRIMARY KEY "
+        "(id)\n)",
         "CREATE INDEX ix_api_token_name ON api_token (name)",
         "CREATE UNIQUE INDEX ix_api_token_sha256 ON api_token (sha256)",
         "CREATE TABLE capture (\n\tid SERIAL NOT NULL, \n\tsha256 VARCHAR NOT NULL, \n\tsize INTEGER NOT NULL, "
@@ -186,16 +234,23 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
         "CREATE UNIQUE INDEX ix_imported_bundle_checksum ON imported_bundle (checksum)",
         "CREATE TABLE run (\n\tid SERIAL NOT NULL, \n\tlens VARCHAR NOT NULL, \n\tlabel VARCHAR NOT NULL, "
         '\n\tdimensions JSON NOT NULL, \n\t"window" JSON NOT NULL, \n\twork_unit VARCHAR, \n\twork_amount FLOAT, '
-        "\n\tquality JSON NOT NULL, \n\tmeta JSON NOT NULL, \n\tsample_count INTEGER NOT NULL, \n\torigin VARCHAR NOT "
-        "NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id)\n)",
+        "\n\tquality JSON NOT NULL, \n\tmeta JSON NOT NULL, \n\tsample_count INTEGER NOT NULL, \n\torigin VARCHAR "
+        "NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id)\n)",
         "CREATE INDEX ix_run_label ON run (label)",
         "CREATE INDEX ix_run_lens ON run (lens)",
         "CREATE TABLE wb_meta (\n\tkey VARCHAR NOT NULL, \n\tvalue VARCHAR NOT NULL, \n\tPRIMARY KEY (key)\n)",
-        "CREATE TABLE dimension_declaration (\n\tid SERIAL NOT NULL, \n\trun_id INTEGER NOT NULL, \n\tname VARCHAR NOT "
-        "NULL, \n\taction VARCHAR NOT NULL, \n\tvalue JSON, \n\tprevious JSON, \n\twho VARCHAR NOT NULL, \n\twhy TEXT "
-        "NOT NULL, \n\tat VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(run_id) REFERENCES run (id) ON "
-        "DELETE CASCADE\n)",
+        "CREATE TABLE dimension_declaration (\n\tid SERIAL NOT NULL, \n\trun_id INTEGER NOT NULL, \n\tname VARCHAR "
+        "NOT NULL, \n\taction VARCHAR NOT NULL, \n\tvalue JSON, \n\tprevious JSON, \n\twho VARCHAR NOT NULL, \n\twhy "
+        "TEXT NOT NULL, \n\tat VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(run_id) REFERENCES run (id) "
+        "ON DELETE CASCADE\n)",
         "CREATE INDEX ix_dimension_declaration_run_id ON dimension_declaration (run_id)",
+        "CREATE FUNCTION dimension_declaration_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF TG_OP = "
+        "'UPDATE' THEN RAISE EXCEPTION USING MESSAGE = 'dimension_declaration is append-only history: a row is never "
+        "changed', ERRCODE = 'restrict_violation'; END IF; IF EXISTS (SELECT 1 FROM run WHERE id = OLD.run_id) THEN "
+        "RAISE EXCEPTION USING MESSAGE = 'dimension_declaration is append-only history: a row is never removed while "
+        "its run exists', ERRCODE = 'restrict_violation'; END IF; RETURN OLD; END $$",
+        "CREATE TRIGGER dimension_declaration_append_only BEFORE UPDATE OR DELETE ON dimension_declaration FOR EACH "
+        "ROW EXECUTE FUNCTION dimension_declaration_append_only()",
         "CREATE TABLE investigation (\n\tid SERIAL NOT NULL, \n\ttitle VARCHAR NOT NULL, \n\tlens VARCHAR NOT NULL, "
         "\n\tquestion TEXT NOT NULL, \n\tguardrails JSON NOT NULL, \n\tintended_change JSON NOT NULL, "
         "\n\tbaseline_runs JSON NOT NULL, \n\tcandidate_runs JSON NOT NULL, \n\tcreated_by VARCHAR NOT NULL, "
@@ -203,9 +258,9 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
         "KEY(imported_bundle_id) REFERENCES imported_bundle (id) ON DELETE SET NULL\n)",
         "CREATE INDEX ix_investigation_lens ON investigation (lens)",
         "CREATE TABLE run_column (\n\tid SERIAL NOT NULL, \n\trun_id INTEGER NOT NULL, \n\ttable_name VARCHAR NOT "
-        "NULL, \n\tname VARCHAR NOT NULL, \n\tdtype VARCHAR NOT NULL, \n\tlength INTEGER NOT NULL, \n\tdata BYTEA NOT "
-        "NULL, \n\tPRIMARY KEY (id), \n\tUNIQUE (run_id, table_name, name), \n\tFOREIGN KEY(run_id) REFERENCES run "
-        "(id) ON DELETE CASCADE\n)",
+        "NULL, \n\tname VARCHAR NOT NULL, \n\tdtype VARCHAR NOT NULL, \n\tlength INTEGER NOT NULL, \n\tdata BYTEA "
+        "NOT NULL, \n\tPRIMARY KEY (id), \n\tUNIQUE (run_id, table_name, name), \n\tFOREIGN KEY(run_id) REFERENCES "
+        "run (id) ON DELETE CASCADE\n)",
         "CREATE INDEX ix_run_column_run_id ON run_column (run_id)",
         "CREATE TABLE run_source (\n\trun_id INTEGER NOT NULL, \n\tcapture_id INTEGER NOT NULL, \n\tPRIMARY KEY "
         "(run_id, capture_id), \n\tFOREIGN KEY(run_id) REFERENCES run (id) ON DELETE CASCADE, \n\tFOREIGN "
@@ -216,21 +271,28 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
         "VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(investigation_id) REFERENCES investigation (id) ON "
         "DELETE CASCADE\n)",
         "CREATE INDEX ix_action_investigation_id ON action (investigation_id)",
+        "CREATE FUNCTION action_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF TG_OP = 'UPDATE' THEN "
+        "RAISE EXCEPTION USING MESSAGE = 'action is append-only history: a row is never changed', ERRCODE = "
+        "'restrict_violation'; END IF; IF EXISTS (SELECT 1 FROM investigation WHERE id = OLD.investigation_id) THEN "
+        "RAISE EXCEPTION USING MESSAGE = 'action is append-only history: a row is never removed while its "
+        "investigation exists', ERRCODE = 'restrict_violation'; END IF; RETURN OLD; END $$",
+        "CREATE TRIGGER action_append_only BEFORE UPDATE OR DELETE ON action FOR EACH ROW EXECUTE FUNCTION "
+        "action_append_only()",
         "CREATE TABLE bisection (\n\tid SERIAL NOT NULL, \n\tname VARCHAR NOT NULL, \n\tstatus VARCHAR NOT NULL, "
         "\n\tinvestigation_id INTEGER, \n\tspec JSON NOT NULL, \n\tstate JSON NOT NULL, \n\tcreated_at VARCHAR NOT "
         "NULL, \n\tupdated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(investigation_id) REFERENCES "
         "investigation (id) ON DELETE RESTRICT\n)",
         "CREATE UNIQUE INDEX ix_bisection_name ON bisection (name)",
         "CREATE TABLE hypothesis (\n\tid SERIAL NOT NULL, \n\tinvestigation_id INTEGER NOT NULL, \n\tstatement TEXT "
-        "NOT NULL, \n\ttest TEXT NOT NULL, \n\torigin_ref VARCHAR, \n\tcreated_by VARCHAR NOT NULL, \n\tcreated_at "
-        "VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(investigation_id) REFERENCES investigation (id) ON "
-        "DELETE CASCADE\n)",
+        "NOT NULL, \n\ttest TEXT NOT NULL, \n\ttest_kind VARCHAR, \n\tevidence_before JSON, \n\torigin_ref VARCHAR, "
+        "\n\tcreated_by VARCHAR NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN "
+        "KEY(investigation_id) REFERENCES investigation (id) ON DELETE CASCADE\n)",
         "CREATE INDEX ix_hypothesis_investigation_id ON hypothesis (investigation_id)",
         "CREATE TABLE investigation_comparison (\n\tid SERIAL NOT NULL, \n\tinvestigation_id INTEGER NOT NULL, "
         "\n\tbaseline_runs JSON NOT NULL, \n\tcandidate_runs JSON NOT NULL, \n\tparameters JSON NOT NULL, \n\tengine "
-        "JSON NOT NULL, \n\tresult JSON NOT NULL, \n\tcomparable BOOLEAN NOT NULL, \n\tverdict VARCHAR, \n\torigin_ref "
-        "VARCHAR, \n\tcreated_by VARCHAR NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN "
-        "KEY(investigation_id) REFERENCES investigation (id) ON DELETE CASCADE\n)",
+        "JSON NOT NULL, \n\tresult JSON NOT NULL, \n\tcomparable BOOLEAN NOT NULL, \n\tverdict VARCHAR, "
+        "\n\torigin_ref VARCHAR, \n\tcreated_by VARCHAR NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY "
+        "(id), \n\tFOREIGN KEY(investigation_id) REFERENCES investigation (id) ON DELETE CASCADE\n)",
         "CREATE INDEX ix_investigation_comparison_investigation_id ON investigation_comparison (investigation_id)",
         "CREATE TABLE observation (\n\tid SERIAL NOT NULL, \n\tinvestigation_id INTEGER NOT NULL, \n\ttext TEXT NOT "
         "NULL, \n\tevidence JSON NOT NULL, \n\tsource VARCHAR NOT NULL, \n\tretracts_id INTEGER, \n\torigin_ref "
@@ -239,41 +301,62 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
         "REFERENCES observation (id) ON DELETE SET NULL\n)",
         "CREATE INDEX ix_observation_investigation_id ON observation (investigation_id)",
         "CREATE TABLE rerun_plan (\n\tid SERIAL NOT NULL, \n\tname VARCHAR NOT NULL, \n\tlens VARCHAR NOT NULL, "
-        "\n\tdigest VARCHAR NOT NULL, \n\torigin VARCHAR NOT NULL, \n\tbody JSON NOT NULL, \n\tcreated_at VARCHAR NOT "
-        "NULL, \n\tinvestigation_id INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(investigation_id) REFERENCES "
+        "\n\tdigest VARCHAR NOT NULL, \n\torigin VARCHAR NOT NULL, \n\tbody JSON NOT NULL, \n\tcreated_at VARCHAR "
+        "NOT NULL, \n\tinvestigation_id INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(investigation_id) REFERENCES "
         "investigation (id) ON DELETE RESTRICT\n)",
         "CREATE UNIQUE INDEX ix_rerun_plan_name ON rerun_plan (name)",
         "CREATE TABLE action_decision (\n\tid SERIAL NOT NULL, \n\taction_id INTEGER NOT NULL, \n\tdecision VARCHAR "
         "NOT NULL, \n\tby VARCHAR NOT NULL, \n\twhy TEXT NOT NULL, \n\tat VARCHAR NOT NULL, \n\tPRIMARY KEY (id), "
         "\n\tFOREIGN KEY(action_id) REFERENCES action (id) ON DELETE CASCADE\n)",
         "CREATE INDEX ix_action_decision_action_id ON action_decision (action_id)",
+        "CREATE FUNCTION action_decision_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF TG_OP = "
+        "'UPDATE' THEN RAISE EXCEPTION USING MESSAGE = 'action_decision is append-only history: a row is never "
+        "changed', ERRCODE = 'restrict_violation'; END IF; IF EXISTS (SELECT 1 FROM action WHERE id = OLD.action_id) "
+        "THEN RAISE EXCEPTION USING MESSAGE = 'action_decision is append-only history: a row is never removed while "
+        "its action exists', ERRCODE = 'restrict_violation'; END IF; RETURN OLD; END $$",
+        "CREATE TRIGGER action_decision_append_only BEFORE UPDATE OR DELETE ON action_decision FOR EACH ROW EXECUTE "
+        "FUNCTION action_decision_append_only()",
         "CREATE TABLE action_verification (\n\tid SERIAL NOT NULL, \n\taction_id INTEGER NOT NULL, \n\tplan_id "
-        "INTEGER, \n\tobserved JSON NOT NULL, \n\tby VARCHAR NOT NULL, \n\tat VARCHAR NOT NULL, \n\tPRIMARY KEY (id), "
-        "\n\tFOREIGN KEY(action_id) REFERENCES action (id) ON DELETE CASCADE, \n\tFOREIGN KEY(plan_id) REFERENCES "
-        "rerun_plan (id) ON DELETE RESTRICT\n)",
+        "INTEGER, \n\tobserved JSON NOT NULL, \n\tby VARCHAR NOT NULL, \n\tat VARCHAR NOT NULL, \n\tPRIMARY KEY "
+        "(id), \n\tFOREIGN KEY(action_id) REFERENCES action (id) ON DELETE CASCADE, \n\tFOREIGN KEY(plan_id) "
+        "REFERENCES rerun_plan (id) ON DELETE RESTRICT\n)",
         "CREATE INDEX ix_action_verification_action_id ON action_verification (action_id)",
+        "CREATE FUNCTION action_verification_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF TG_OP = "
+        "'UPDATE' THEN RAISE EXCEPTION USING MESSAGE = 'action_verification is append-only history: a row is never "
+        "changed', ERRCODE = 'restrict_violation'; END IF; IF EXISTS (SELECT 1 FROM action WHERE id = OLD.action_id) "
+        "THEN RAISE EXCEPTION USING MESSAGE = 'action_verification is append-only history: a row is never removed "
+        "while its action exists', ERRCODE = 'restrict_violation'; END IF; RETURN OLD; END $$",
+        "CREATE TRIGGER action_verification_append_only BEFORE UPDATE OR DELETE ON action_verification FOR EACH ROW "
+        "EXECUTE FUNCTION action_verification_append_only()",
         "CREATE TABLE hypothesis_status (\n\tid SERIAL NOT NULL, \n\thypothesis_id INTEGER NOT NULL, \n\tstatus "
         "VARCHAR NOT NULL, \n\tevidence JSON NOT NULL, \n\tnote VARCHAR NOT NULL, \n\tdecided_by VARCHAR NOT NULL, "
         "\n\tdecided_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(hypothesis_id) REFERENCES hypothesis "
         "(id) ON DELETE CASCADE\n)",
         "CREATE INDEX ix_hypothesis_status_hypothesis_id ON hypothesis_status (hypothesis_id)",
+        "CREATE FUNCTION hypothesis_status_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF TG_OP = "
+        "'UPDATE' THEN RAISE EXCEPTION USING MESSAGE = 'hypothesis_status is append-only history: a row is never "
+        "changed', ERRCODE = 'restrict_violation'; END IF; IF EXISTS (SELECT 1 FROM hypothesis WHERE id = "
+        "OLD.hypothesis_id) THEN RAISE EXCEPTION USING MESSAGE = 'hypothesis_status is append-only history: a row is "
+        "never removed while its hypothesis exists', ERRCODE = 'restrict_violation'; END IF; RETURN OLD; END $$",
+        "CREATE TRIGGER hypothesis_status_append_only BEFORE UPDATE OR DELETE ON hypothesis_status FOR EACH ROW "
+        "EXECUTE FUNCTION hypothesis_status_append_only()",
         "CREATE TABLE rerun_execution (\n\tid SERIAL NOT NULL, \n\tplan_id INTEGER NOT NULL, \n\tstatus VARCHAR NOT "
-        "NULL, \n\thost VARCHAR NOT NULL, \n\tpid INTEGER NOT NULL, \n\tworkdir VARCHAR NOT NULL, \n\tpreflights JSON "
-        "NOT NULL, \n\tschedule JSON NOT NULL, \n\tstarted_at VARCHAR NOT NULL, \n\tended_at VARCHAR, \n\tPRIMARY KEY "
-        "(id), \n\tFOREIGN KEY(plan_id) REFERENCES rerun_plan (id) ON DELETE RESTRICT\n)",
+        "NULL, \n\thost VARCHAR NOT NULL, \n\tpid INTEGER NOT NULL, \n\tworkdir VARCHAR NOT NULL, \n\tpreflights "
+        "JSON NOT NULL, \n\tschedule JSON NOT NULL, \n\tstarted_at VARCHAR NOT NULL, \n\tended_at VARCHAR, "
+        "\n\tPRIMARY KEY (id), \n\tFOREIGN KEY(plan_id) REFERENCES rerun_plan (id) ON DELETE RESTRICT\n)",
         "CREATE INDEX ix_rerun_execution_plan_id ON rerun_execution (plan_id)",
-        "CREATE TABLE rerun_comparison (\n\tid SERIAL NOT NULL, \n\tplan_id INTEGER NOT NULL, \n\texecution_id INTEGER "
-        "NOT NULL, \n\trounds_used INTEGER NOT NULL, \n\tverdict VARCHAR, \n\tdigest VARCHAR NOT NULL, \n\tbody JSON "
-        "NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tUNIQUE (execution_id, digest), "
-        "\n\tFOREIGN KEY(plan_id) REFERENCES rerun_plan (id) ON DELETE RESTRICT, \n\tFOREIGN KEY(execution_id) "
-        "REFERENCES rerun_execution (id) ON DELETE CASCADE\n)",
+        "CREATE TABLE rerun_comparison (\n\tid SERIAL NOT NULL, \n\tplan_id INTEGER NOT NULL, \n\texecution_id "
+        "INTEGER NOT NULL, \n\trounds_used INTEGER NOT NULL, \n\tverdict VARCHAR, \n\tdigest VARCHAR NOT NULL, "
+        "\n\tbody JSON NOT NULL, \n\tcreated_at VARCHAR NOT NULL, \n\tPRIMARY KEY (id), \n\tUNIQUE (execution_id, "
+        "digest), \n\tFOREIGN KEY(plan_id) REFERENCES rerun_plan (id) ON DELETE RESTRICT, \n\tFOREIGN "
+        "KEY(execution_id) REFERENCES rerun_execution (id) ON DELETE CASCADE\n)",
         "CREATE INDEX ix_rerun_comparison_execution_id ON rerun_comparison (execution_id)",
         "CREATE INDEX ix_rerun_comparison_plan_id ON rerun_comparison (plan_id)",
         "CREATE TABLE rerun_run (\n\tid SERIAL NOT NULL, \n\texecution_id INTEGER NOT NULL, \n\tround INTEGER NOT "
         "NULL, \n\tarm VARCHAR NOT NULL, \n\tslot INTEGER NOT NULL, \n\tstatus VARCHAR NOT NULL, \n\treason VARCHAR "
-        "NOT NULL, \n\targv JSON NOT NULL, \n\tstarted_at VARCHAR NOT NULL, \n\tended_at VARCHAR NOT NULL, \n\twall_s "
-        "FLOAT, \n\texit_status INTEGER, \n\tstderr_tail VARCHAR NOT NULL, \n\tcapture_path VARCHAR NOT NULL, "
-        "\n\tcapture_sha256 VARCHAR NOT NULL, \n\trun_id INTEGER, \n\tstatistic FLOAT, \n\tPRIMARY KEY (id), "
+        "NOT NULL, \n\targv JSON NOT NULL, \n\tstarted_at VARCHAR NOT NULL, \n\tended_at VARCHAR NOT NULL, "
+        "\n\twall_s FLOAT, \n\texit_status INTEGER, \n\tstderr_tail VARCHAR NOT NULL, \n\tcapture_path VARCHAR NOT "
+        "NULL, \n\tcapture_sha256 VARCHAR NOT NULL, \n\trun_id INTEGER, \n\tstatistic FLOAT, \n\tPRIMARY KEY (id), "
         "\n\tFOREIGN KEY(execution_id) REFERENCES rerun_execution (id) ON DELETE CASCADE, \n\tFOREIGN KEY(run_id) "
         "REFERENCES run (id) ON DELETE SET NULL\n)",
         "CREATE INDEX ix_rerun_run_execution_id ON rerun_run (execution_id)",

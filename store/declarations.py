@@ -2,7 +2,8 @@
 
 A declaration sets (or unsets) one dimension of one stored run with source
 ``declared``. Every declaration is a new ``dimension_declaration`` row (who, when, why,
-the value before and after); rows are never updated. The run's ``dimensions`` column
+the value before and after); rows are never updated nor removed (the ORM refuses, and the
+database's triggers, ``store.append_only``; they go only with their run). The run's ``dimensions`` column
 holds the current value, with the id of the declaration that set it, so every reader
 (compare, bundles, the TUI) sees it without knowing about the history. Captures are
 never touched: the file still says what it said.
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from sqlalchemy import JSON, Column, ForeignKey, Integer, Text, event
 from sqlmodel import Field, SQLModel, select
 
+from store.append_only import attach
 from store.errors import StoreError
 from store.tables import Run, utcnow_iso
 
@@ -50,8 +52,12 @@ class DimensionDeclaration(SQLModel, table=True):
 
 
 @event.listens_for(DimensionDeclaration, "before_update")
+@event.listens_for(DimensionDeclaration, "before_delete")
 def _history_is_append_only(_mapper: Any, _connection: Any, target: DimensionDeclaration) -> None:
     raise DeclarationRefused(f"declaration {target.id} is history and cannot change; declare again instead")
+
+
+attach(DimensionDeclaration.__table__)  # type: ignore[attr-defined]  # the database refuses it too (store.append_only)
 
 
 @dataclass(frozen=True)

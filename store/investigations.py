@@ -2,7 +2,8 @@
 
 Observations are immutable: nothing updates an ``observation`` row. Retracting one is
 a new row whose ``retracts_id`` names it, and both are kept. A hypothesis's status is
-the latest of its ``hypothesis_status`` rows (history kept). Hypotheses and
+the latest of its ``hypothesis_status`` rows (history kept, append-only: the ORM and the
+database's triggers refuse a change, ``store.append_only``). Hypotheses and
 observations are separate tables; nothing converts one into the other.
 
 Run references are JSON lists of run ids (an imported investigation keeps the
@@ -14,9 +15,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Column, ForeignKey, Integer, Text
+from sqlalchemy import JSON, Column, ForeignKey, Integer, Text, event
 from sqlmodel import Field, SQLModel
 
+from store.append_only import attach
+from store.errors import StoreError
 from store.tables import utcnow_iso
 
 HYPOTHESIS_STATUSES = ("open", "supported", "refuted", "undetermined")
@@ -97,6 +100,12 @@ class Hypothesis(SQLModel, table=True):
     )
     statement: str = Field(sa_column=Column(Text, nullable=False))
     test: str = Field(sa_column=Column(Text, nullable=False))
+    # What kind of evidence the test is (rerun, comparison, bisection, diagnosis: the kinds that
+    # can decide it); NULL for a hypothesis written before it was asked (any decisive kind).
+    test_kind: Optional[str] = None
+    # {evidence table: its highest id when the hypothesis was written}: evidence at or below it
+    # was recorded before the hypothesis and cannot decide it; NULL before it was recorded.
+    evidence_before: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON, nullable=True))
     origin_ref: Optional[str] = None
     created_by: str = ""
     created_at: str = Field(default_factory=utcnow_iso)
@@ -116,6 +125,19 @@ class HypothesisStatus(SQLModel, table=True):
     note: str = ""
     decided_by: str = ""
     decided_at: str = Field(default_factory=utcnow_iso)
+
+
+class HistoryImmutable(StoreError):
+    """A hypothesis's status decisions are history: never changed nor removed."""
+
+
+@event.listens_for(HypothesisStatus, "before_update")
+@event.listens_for(HypothesisStatus, "before_delete")
+def _decisions_are_history(_mapper: Any, _connection: Any, target: HypothesisStatus) -> None:
+    raise HistoryImmutable(f"hypothesis decision {target.id} is history: it is never changed nor removed")
+
+
+attach(HypothesisStatus.__table__)  # type: ignore[attr-defined]  # the database refuses it too (store.append_only)
 
 
 class ImportedBundle(SQLModel, table=True):

@@ -30,7 +30,7 @@ from store.errors import SchemaError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def _add_api_tokens(conn: "Connection") -> None:
@@ -78,11 +78,44 @@ def _add_actions(conn: "Connection") -> None:
     SQLModel.metadata.create_all(conn, tables=tables, checkfirst=True)
 
 
+def _columns(query: Query, dialect: str, table: str) -> set[str]:
+    if dialect == "sqlite":
+        return {r[1] for r in query(f"PRAGMA table_info({table})")}
+    return {
+        r[0]
+        for r in query(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = :t",
+            {"t": table},
+        )
+    }
+
+
+def _history_is_append_only(conn: "Connection") -> None:
+    """4 -> 5: the database refuses a change to decision and declaration history (triggers,
+    ``store.append_only``); a hypothesis names the kind of its test and the evidence that
+    existed when it was written (``test_kind``, ``evidence_before``: NULL for the hypotheses
+    made before, which any decisive kind may decide, after their time)."""
+    from store.append_only import install  # plain DDL strings: no ORM
+
+    query = sqlalchemy_query(conn)
+    dialect = conn.dialect.name
+    tables = table_names(query, dialect)
+    if "hypothesis" in tables:
+        have = _columns(query, dialect, "hypothesis")
+        if "test_kind" not in have:
+            conn.exec_driver_sql("ALTER TABLE hypothesis ADD COLUMN test_kind VARCHAR")
+        if "evidence_before" not in have:
+            conn.exec_driver_sql("ALTER TABLE hypothesis ADD COLUMN evidence_before JSON")
+    install(conn, dialect, tables)
+
+
 # MIGRATIONS[n] upgrades a store at version n to n + 1. Version 1 is the first release.
 MIGRATIONS: dict[int, Callable[["Connection"], None]] = {
     1: _add_api_tokens,
     2: _plans_belong_to_investigations,
     3: _add_actions,
+    4: _history_is_append_only,
 }
 
 # What ``state`` finds.

@@ -35,7 +35,7 @@ def test_a_version_3_store_is_upgraded_with_empty_action_tables(tmp_path):
         assert (
             conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one()
             == str(SCHEMA_VERSION)
-            == "4"
+            == "5"
         )
         assert conn.execute(text("SELECT count(*) FROM action")).scalar_one() == 0
     assert wf.investigation_view(again, inv).question == "Raise max_num_seqs?"  # kept
@@ -146,4 +146,26 @@ def test_a_plan_without_the_frames_guardrails_cannot_verify(store_url):
     with pytest.raises(UsageError, match="does not carry investigation"):
         aw.verify_action(st, a.id, plan="bare")
     assert aw.action_view(st, a.id).verifications == []
+    st.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("approve", "--by", "\u200b", "--why", "looks fine"), "--by (who) says nothing"),
+        (("approve", "--by", "", "--why", "looks fine"), "--by (who) says nothing"),
+        (("reject", "--by", "dana", "--why", "\u00ad"), "--why (the reason) says nothing"),
+        (("reject", "--by", "dana", "--why", " \u2800\u3164 "), "--why (the reason) says nothing"),
+        (("approve", "--by", "\ufeff\u034f", "--why", "\u200d"), "--by (who) says nothing"),
+    ],
+)
+def test_the_door_refuses_a_decision_by_nobody_or_for_no_reason(store_url, args, message):
+    from tests.rerun.helpers import wb
+
+    st = open_store(store_url)
+    inv, hyp = _investigation(st)
+    a = aw.propose_action(st, inv, scope="pool-a", changes={"max_num_seqs": ["128", "256"]}, because=[hyp])
+    code, _, err = wb("action", args[0], str(a.id), *args[1:], store=store_url)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert aw.action_view(st, a.id).decisions == []  # nothing was written
     st.close()

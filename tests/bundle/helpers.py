@@ -86,8 +86,10 @@ def sample_bundle(embed_samples: bool = True, created_at: str = "2026-11-30T04:0
                 "ref": "hypothesis/1",
                 "statement": "The scheduler admits requests later.",
                 "test": "interleaved rerun with an A/A control",
-                "status": "supported",
-                "links": {"rerun_plans": [], "comparisons": [1], "rerun_comparisons": []},
+                "test_kind": "rerun",
+                "evidence_before": {"comparison": 1, "rerun_comparison": 0, "bisection": 0, "observation": 1},
+                "status": "open",
+                "links": {"rerun_plans": [], "comparisons": [], "rerun_comparisons": []},
                 "history": [
                     {
                         "status": "open",
@@ -96,14 +98,9 @@ def sample_bundle(embed_samples: bool = True, created_at: str = "2026-11-30T04:0
                         "decided_by": "ana",
                         "decided_at": "2026-11-30T03:11:00+00:00",
                     },
-                    {
-                        "status": "supported",
-                        "evidence": [{"kind": "comparison", "id": 1}],
-                        "note": "",
-                        "decided_by": "ana",
-                        "decided_at": "2026-11-30T03:12:00+00:00",
-                    },
                 ],
+                "created_by": "ana",
+                "created_at": "2026-11-30T03:11:00+00:00",
             }
         ],
         samples={refs[r.id]: r.tables for r in base + cand} if embed_samples else None,

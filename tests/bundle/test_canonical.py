@@ -11,7 +11,7 @@ import rfc8785
 from tests.bundle.helpers import sample_bundle
 from workbench.bundle.canonical import bundle_value, digest
 from workbench.bundle.columns import decode_column, encode_column
-from workbench.bundle.format import assemble_object
+from workbench.bundle.format import CanonicalParts, assemble_object
 
 
 def test_big_integers_become_strings_and_safe_ones_stay():
@@ -58,6 +58,12 @@ def test_assembled_object_equals_rfc8785_with_non_bmp_keys():
     obj = {"\U0001f600": 1, "\ufb01": 2, "a": [1.0, 1e21, 1e-7]}
     members = {k: rfc8785.dumps(v) for k, v in obj.items()}
     assert assemble_object(members) == rfc8785.dumps(obj)
+    # The checksum streamed member by member, in the same order, is the digest of those bytes.
+    streamed = CanonicalParts({**obj, "recipe": {"digest": {"sha256": "x"}, "content": {"\ufb01": [1]}}})
+    whole = {**obj, "recipe": {"digest": {"sha256": "x"}, "content": {"\ufb01": [1]}}}
+    assert streamed.checksum == hashlib.sha256(rfc8785.dumps(whole)).hexdigest()
+    assert streamed.part_digests["a"] == hashlib.sha256(rfc8785.dumps(obj["a"])).hexdigest()
+    assert streamed.content_digests["recipe"] == hashlib.sha256(rfc8785.dumps({"\ufb01": [1]})).hexdigest()
 
 
 def test_columns_round_trip_exactly_with_nan():

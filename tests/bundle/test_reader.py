@@ -84,3 +84,16 @@ def test_not_an_object_and_not_utf8(tmp_path):
         read_bundle_file(path)
     with pytest.raises(BadInput, match="no such file"):
         read_bundle_file(tmp_path / "missing.json")
+
+
+def test_the_size_limit_is_a_ceiling_never_an_allocation(tmp_path):
+    """``--max-size 100GB`` on a small bundle reads it (the limit used to be the read's size:
+    a MemoryError)."""
+    from tests.bundle.helpers import sample_bundle
+    from tests.rerun.helpers import wb
+    from workbench.bundle.export import write_bundle
+
+    path = write_bundle(sample_bundle(embed_samples=False), tmp_path / "b.json")
+    assert read_bundle_file(path, max_bytes=100 * 2**30)["format"] == "wb.evidence-bundle"
+    code, out, err = wb("evidence", "verify", str(path), "--max-size", "100GB", store=f"sqlite:///{tmp_path / 's'}")
+    assert code == 0 and "VALID" in out, err

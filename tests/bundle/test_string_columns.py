@@ -2,9 +2,14 @@
 ``<U`` array as wide as its longest value on every row (issue 28: one 10,000-character
 string in an 80,000-row column took 3.1 GB to ``verify --recompute``)."""
 
+import base64
 import tracemalloc
+import unicodedata
 
 import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.bundle.helpers import sample_bundle
 from tests.investigations.fakes import fake_compare
@@ -47,3 +52,34 @@ def test_recompute_of_a_bundle_with_a_wide_string_column_stays_small():
         tracemalloc.stop()
     assert report.ok, report
     assert peak < 300e6, f"peak {peak / 1e6:.0f} MB"  # a <U10000 column alone would be 3.2 GB
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from(['"', ",", "\\", "a", "é", "\n", "😀", "\u200b"]), max_size=6), max_size=60
+    )
+)
+def test_a_string_column_read_a_piece_at_a_time_is_the_column(monkeypatch, values):
+    """Cut into pieces of a few bytes (quotes, commas and backslashes inside values), the column
+    reads back exactly, equal values shared."""
+    import workbench.bundle.columns as columns
+
+    monkeypatch.setattr(columns, "PIECE", 7)  # the same for every example: nothing to reset
+    values = [unicodedata.normalize("NFC", v) for v in values]
+    back = decode_column(encode_column(np.array(values, dtype=object)))
+    assert back.tolist() == values
+    assert len({id(v) for v in back.tolist()}) == len(set(values))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['["a","b"],["c"]', '["a",1,"c"]', '["a","b"', '{"a":"b"}', '["a","\\ud800"]', '["a","e\u0301"]', '["a"]'],
+)
+def test_a_str_column_that_is_not_its_length_of_nfc_strings_is_refused(monkeypatch, text):
+    import workbench.bundle.columns as columns
+
+    monkeypatch.setattr(columns, "PIECE", 3)
+    column = {"dtype": "str", "encoding": "json-base64", "length": 3, "data": base64.b64encode(text.encode()).decode()}
+    with pytest.raises(ValueError, match="samples.run/1.x"):
+        decode_column(column, where="samples.run/1.x")

@@ -13,7 +13,7 @@ from tests.investigations.fakes import fake_compare
 from workbench.bundle.export import dumps, reseal_digests, seal, write_bundle
 from workbench.bundle.reader import parse_strict, read_bundle_file
 from workbench.bundle.verify import render_verify, verify_bundle
-from workbench.errors import BadInput, UsageError
+from workbench.errors import BadInput
 
 BUNDLE = sample_bundle()
 TEXT = dumps(BUNDLE)
@@ -208,14 +208,12 @@ def test_captures_dir_checks_files_by_digest(tmp_path):
 def test_recompute_confirms_an_honest_bundle():
     report = verify_bundle(parse_strict(TEXT), recompute=True, engine=fake_compare)
     assert report.ok, render_verify(report)
-    assert report.recompute and all(
-        "within tolerance" in c.detail for c in report.recompute if c.part.startswith("results.comparisons")
-    )
-    assert {c.part.split()[0] for c in report.recompute} == {
-        "results.comparisons[0]",
-        "results.verdicts[0]",
-        "hypotheses[0]",
-    }
+    assert [c.part for c in report.recompute] == [
+        "results.comparisons[0] comparison/1",
+        "hypotheses[0] hypothesis/1",
+        "rebuilt",
+    ]
+    assert "leaves equal within tolerance" in report.recompute[-1].detail
 
 
 def test_recompute_catches_edited_results_with_recomputed_digests():
@@ -227,14 +225,16 @@ def test_recompute_catches_edited_results_with_recomputed_digests():
     assert verify_bundle(forged).ok  # integrity alone cannot tell: it is unsigned
     report = verify_bundle(forged, recompute=True, engine=fake_compare)
     assert not report.ok
-    # The comparison differs; the verdict stated for it and the hypothesis it decides no longer stand on it.
+    # Each difference is named by its path; the verdict stated for the comparison still stands on
+    # the rebuilt result, so it is not among them.
     assert report.mismatched == [
         "results.comparisons[0] comparison/1",
-        "results.verdicts[0] comparison/1",
-        "hypotheses[0] hypothesis/1",
+        "results.comparisons[0].result.primary.candidate",
+        "results.comparisons[0].result.primary.effect.verdict",
+        "rebuilt",
     ]
-    detail = report.recompute[0].detail
-    assert "result.primary.candidate" in detail and "result.primary.effect.verdict" in detail
+    detail = {c.part: c.detail for c in report.recompute}["results.comparisons[0].result.primary.effect.verdict"]
+    assert detail == "stated 'EQUIVALENT', rebuilt 'REGRESSION'"
 
 
 def test_recompute_catches_edited_samples_with_recomputed_digests():
@@ -247,13 +247,17 @@ def test_recompute_catches_edited_samples_with_recomputed_digests():
     values = np.frombuffer(base64.b64decode(col["data"]), "<f8").copy() * 0.5
     col["data"] = base64.b64encode(values.tobytes()).decode()
     report = verify_bundle(reseal_digests(doc), recompute=True, engine=fake_compare)
-    assert not report.ok and report.recompute[0].ok is False
+    assert not report.ok and any(p.startswith("results.comparisons[0].result.primary") for p in report.mismatched)
 
 
-def test_recompute_needs_embedded_samples():
+def test_without_embedded_samples_each_result_says_it_could_not_be_rebuilt():
     doc = sample_bundle(embed_samples=False)
-    with pytest.raises(UsageError, match="--embed-samples"):
-        verify_bundle(copy.deepcopy(doc), recompute=True, engine=fake_compare)
+    report = verify_bundle(copy.deepcopy(doc), recompute=True, engine=fake_compare)
+    assert not report.ok
+    bad = {c.part: c.detail for c in report.recompute if not c.ok}
+    assert "results.comparisons[0].result" in bad and "results.verdicts[0]" in bad
+    assert "embeds no samples" in bad["results.comparisons[0].result"]
+    assert "VALID" not in render_verify(report).replace("MISMATCH", "")
 
 
 def test_recompute_on_a_malformed_but_resealed_bundle_fails_cleanly():
@@ -261,3 +265,4 @@ def test_recompute_on_a_malformed_but_resealed_bundle_fails_cleanly():
     doc["recipe"]["content"]["comparisons"] = "not a list of comparisons"
     report = verify_bundle(reseal_digests(doc), recompute=True, engine=fake_compare)
     assert not report.ok and report.recompute[0].part == "recompute"
+    assert report.mismatched[0] == "recipe.comparisons"

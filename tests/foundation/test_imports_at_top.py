@@ -106,6 +106,9 @@ OWN_LAZY = {
     ("workbench/investigations/hypotheses.py", "store.rerun"): SQLALCHEMY,
     ("workbench/investigations/hypotheses.py", "store.bisect"): SQLALCHEMY,
     ("workbench/investigations/observations.py", "store.investigations"): SQLALCHEMY,
+    ("workbench/investigations/origin.py", "store.investigations"): SQLALCHEMY,
+    ("workbench/investigations/origin.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/investigations/origin.py", "store.bisect"): SQLALCHEMY,
     ("workbench/rerun/execute.py", "store.rerun"): SQLALCHEMY,
     ("workbench/rerun/workflow.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bisect/workflow.py", "store.bisect"): SQLALCHEMY,
@@ -113,7 +116,7 @@ OWN_LAZY = {
     ("workbench/bisect/bisection.py", "store.bisect"): SQLALCHEMY,
     ("workbench/bisect/bisection.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bisect/bisection.py", "store.tables"): SQLALCHEMY,
-    ("workbench/bundle/recheck.py", "workbench.compare.model"): NUMPY,  # only --recompute
+    ("workbench/bundle/verify.py", "workbench.bundle.rederive"): NUMPY,  # only --recompute
     ("workbench/bundle/recompute.py", "workbench.compare.contract"): NUMPY,  # only --recompute
     ("workbench/bundle/recompute.py", "store.records"): (
         "why",

@@ -148,5 +148,5 @@ def test_a_version_1_store_is_upgraded_its_plans_belonging_to_no_investigation(s
         assert (
             conn.execute(text("SELECT value FROM wb_meta WHERE key = 'schema_version'")).scalar_one()
             == str(SCHEMA_VERSION)
-            == "4"
+            == "5"
         )

@@ -70,6 +70,9 @@ _PG_SCHEMA = {
     "indexes": "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()",
     "sequences": "SELECT sequence_name, data_type FROM information_schema.sequences WHERE sequence_schema = "
     "current_schema()",
+    # the append-only history's triggers (store.append_only)
+    "triggers": "SELECT event_object_table, trigger_name, event_manipulation, action_timing, action_statement "
+    "FROM information_schema.triggers WHERE trigger_schema = current_schema()",
 }
 
 
@@ -100,7 +103,7 @@ def test_a_postgresql_store_from_the_ddl_is_the_one_create_all_makes():
         open_store(ours).close()
         _create_all(orm)
         a, b = _pg_schema(ours), _pg_schema(orm)
-        assert a["columns"] and a == b
+        assert a["columns"] and a["triggers"] and a == b
     finally:
         with admin.connect() as conn:
             for name in names:

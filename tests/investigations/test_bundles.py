@@ -28,16 +28,22 @@ def investigation(store_url, tmp_path):
         candidate=cand,
         by="ana",
     ).to_json()
-    comp = wf.store_comparison(st, inv["id"], base, cand, engine=fake_compare, by="ana").to_json()
-    wf.observations_from_comparison(st, inv["id"], comp["id"], by="ana")
-    first = wf.new_observation(st, inv["id"], "Prefill grew.", [{"kind": "run", "id": base[0]}], by="ana").to_json()
-    wf.new_retraction(st, first["id"], "wrong window", by="ana").to_json()
+    # Written first, then decided by its own test: the comparison made after it.
     hyp = wf.new_hypothesis(
-        st, inv["id"], "The scheduler admits requests later.", "interleaved rerun with A/A", by="ana"
+        st,
+        inv["id"],
+        "The scheduler admits requests later.",
+        "a comparison of the runs",
+        by="ana",
+        test_kind="comparison",
     ).to_json()
+    comp = wf.store_comparison(st, inv["id"], base, cand, engine=fake_compare, by="ana").to_json()
     wf.decide_hypothesis(
         st, hyp["id"], "supported", evidence=[{"kind": "comparison", "id": comp["id"]}], by="ana"
     ).to_json()
+    wf.observations_from_comparison(st, inv["id"], comp["id"], by="ana")
+    first = wf.new_observation(st, inv["id"], "Prefill grew.", [{"kind": "run", "id": base[0]}], by="ana").to_json()
+    wf.new_retraction(st, first["id"], "wrong window", by="ana").to_json()
     return st, inv, tmp_path / "caps"
 
 
@@ -63,7 +69,7 @@ def test_embedded_samples_recompute(investigation, tmp_path):
     assert verify_bundle(bundle, recompute=True, engine=fake_compare).ok
     bundle["results"]["content"]["comparisons"][0]["result"]["primary"]["delta_pct"] = 1.0
     report = verify_bundle(reseal_digests(bundle), recompute=True, engine=fake_compare)
-    assert not report.ok and "delta_pct" in report.recompute[0].detail
+    assert not report.ok and "results.comparisons[0].result.primary.delta_pct" in report.mismatched
 
 
 @pytest.mark.store
@@ -113,7 +119,12 @@ def test_import_never_runs_a_carried_command(investigation, tmp_path, monkeypatc
     st, inv, _ = investigation
     doc = json.loads(dumps(export_investigation(st, inv["id"])))
     marker = tmp_path / "ran"
-    doc["recipe"]["content"]["rerun_plans"] = [{"ref": "rerun-plan/1", "record": {"argv": ["touch", str(marker)]}}]
+    doc["recipe"]["content"]["rerun_plans"] = [
+        {
+            "ref": "rerun-plan/1",
+            "record": {"id": 1, "name": "evil", "body": {"baseline": {"argv": ["touch", str(marker)]}}},
+        }
+    ]
     path = write_bundle(reseal_digests(doc), tmp_path / "b.json")
 
     def forbidden(*a, **k):
@@ -129,6 +140,7 @@ def test_import_never_runs_a_carried_command(investigation, tmp_path, monkeypatc
 def test_linked_rerun_plan_travels_with_its_comparisons(investigation, tmp_path):
     rerun = pytest.importorskip("store.rerun")
     st, inv, _ = investigation
+    hyp = wf.new_hypothesis(st, inv["id"], "Admission is slower.", "interleaved rerun").to_json()  # before its test
     with st.session() as s:
         # A plan of this investigation, run to completion: evidence that can decide.
         plan = rerun.RerunPlan(
@@ -154,7 +166,6 @@ def test_linked_rerun_plan_travels_with_its_comparisons(investigation, tmp_path)
             )
         )
         plan_id = plan.id
-    hyp = wf.new_hypothesis(st, inv["id"], "Admission is slower.", "interleaved rerun").to_json()
     with pytest.raises(Exception, match="no rerun plan named"):
         wf.decide_hypothesis(st, hyp["id"], "supported", evidence=wf.parse_hypothesis_evidence(["plan=nope"])).to_json()
     decided = wf.decide_hypothesis(
@@ -178,10 +189,35 @@ def test_hostile_strings_in_an_imported_bundle_are_shown_escaped(investigation, 
     doc = json.loads(dumps(export_investigation(st, inv["id"])))
     doc["investigation"]["question"] = "\x1b[2J\x1b]0;owned\x07 ship it?"
     doc["investigation"]["lens"] = "inference\x1b[31m"
-    doc["hypotheses"][0]["status"] = "supported\x1b[0m"
+    doc["hypotheses"][0]["statement"] = "supported\x1b[0m by the data"
     path = write_bundle(reseal_digests(doc), tmp_path / "hostile.json")
     imported = import_bundle(st, path)
     capsys.readouterr()
     print_investigation(wf.investigation_view(st, imported["investigation"]))
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\x1b[2J" in out and "\\x1b[31m" in out
+
+
+@pytest.mark.store
+@pytest.mark.parametrize(
+    ("forge", "named"),
+    [
+        (lambda d: d["recipe"]["content"]["comparisons"][0]["engine"].update(version=7), "engine.version"),
+        (lambda d: d["recipe"]["content"]["comparisons"][0].update(ref={"a": 1}), "comparisons[0].ref"),
+        (lambda d: d["hypotheses"][0].update(test_kind="a hunch"), "hypotheses[0].test_kind"),
+        (lambda d: d["results"]["content"]["verdicts"][0].update(comparable="yes"), "results.verdicts[0].comparable"),
+    ],
+)
+def test_a_value_of_another_type_is_refused_at_import_with_its_place(investigation, tmp_path, forge, named):
+    """Import reads with the typed readers export writes with: a sealed bundle with a value of
+    another type is refused with one line naming it (exit 2 or 3), nothing is written, and
+    nothing fails later in investigate show."""
+    st, inv, _ = investigation
+    doc = json.loads(dumps(export_investigation(st, inv["id"])))
+    forge(doc)
+    path = write_bundle(reseal_digests(doc), tmp_path / "odd.json")
+    before = len(wf.list_investigations(st))
+    with pytest.raises(WbError) as err:
+        import_bundle(st, path)
+    assert err.value.exit_code in (2, 3) and named in str(err.value) and "\n" not in str(err.value)
+    assert len(wf.list_investigations(st)) == before

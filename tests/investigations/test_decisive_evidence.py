@@ -66,11 +66,13 @@ def test_a_refused_comparison_cannot_decide(demo, lens):
         assert code == 2 and "was refused (not comparable)" in err and len(err.strip().splitlines()) == 1
     shown = json.loads(wb(demo, "investigate", "show", str(view["id"]), "--json")[1])
     assert shown["hypotheses"][0]["history"] == before  # nothing was written
-    # The investigation's own comparable comparison with a verdict decides it.
+    # The investigation's own comparable comparison with a verdict is what suggested the hypothesis
+    # (its observations rest on it): not its test, whatever its verdict (issue 42).
     good = view["comparisons"][0]
     if good["comparable"] and good["verdict"] not in (None, "INCONCLUSIVE"):
         code, _, err = wb(demo, "hypothesis", "status", str(hyp), "supported", "--evidence", f"comparison={good['id']}")
-        assert code == 0, err
+        assert code == 2 and len(err.strip().splitlines()) == 1
+        assert "its test is a rerun" in err or "recorded before the hypothesis" in err
 
 
 def test_a_record_of_another_investigation_or_of_none_cannot_decide(demo):
@@ -141,8 +143,21 @@ def test_a_record_of_another_investigation_or_of_none_cannot_decide(demo):
     assert code != 0 and "no investigation 999" in err
 
 
-def test_a_pinned_diagnosis_decides(demo):
+def test_a_pinned_diagnosis_decides_a_hypothesis_whose_test_it_is(demo):
     view = _investigation(demo, "training")
+    code, out, err = wb(
+        demo,
+        "hypothesize",
+        str(view["id"]),
+        "The job fails for want of GPU memory.",
+        "--test",
+        "diagnose the next failure",
+        "--test-kind",
+        "diagnosis",
+        "--json",
+    )
+    assert code == 0, err
+    mine = json.loads(out)["id"]
     failures = REPO / "tests" / "data" / "failures"
     case = next(p for p in sorted(failures.iterdir()) if p.is_dir())
     code, _, err = wb(demo, "diagnose", str(case), "--pin", str(view["id"]))
@@ -150,6 +165,7 @@ def test_a_pinned_diagnosis_decides(demo):
     shown = json.loads(wb(demo, "investigate", "show", str(view["id"]), "--json")[1])
     pinned = [o for o in shown["observations"] if o["source"] == "diagnose"]
     assert pinned
+    # The demo's hypothesis names a rerun: a diagnosis is not its test.
     code, _, err = wb(
         demo,
         "hypothesis",
@@ -157,6 +173,10 @@ def test_a_pinned_diagnosis_decides(demo):
         str(view["hypotheses"][0]["id"]),
         "supported",
         "--evidence",
-        f"diagnosis={pinned[0]['id']}",
+        f"diagnosis={pinned[-1]['id']}",
+    )
+    assert code == 2 and "its test is a rerun" in err
+    code, _, err = wb(
+        demo, "hypothesis", "status", str(mine), "supported", "--evidence", f"diagnosis={pinned[-1]['id']}"
     )
     assert code == 0, err

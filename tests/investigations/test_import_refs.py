@@ -38,10 +38,13 @@ def bundles(tmp_path_factory):
             store, summary.id, "A run cited by id.", [{"kind": "run", "id": run}, {"kind": "comparison", "id": comp.id}]
         )
         wf.new_retraction(store, view.observations[0].id, "pinned too early")
-        if comp.comparable and comp.verdict:
-            wf.decide_hypothesis(
-                store, view.hypotheses[0].id, "supported", evidence=[{"kind": "comparison", "id": comp.id}]
-            )
+        # A hypothesis decided by its own test: a comparison made after it, on other figures.
+        hyp = wf.new_hypothesis(
+            store, summary.id, "It holds on fewer runs.", "four runs a side", test_kind="comparison"
+        )
+        again = wf.store_comparison(store, summary.id, comp.baseline_runs[:-1], comp.candidate_runs[:-1])
+        if again.comparable and again.verdict not in (None, "INCONCLUSIVE"):
+            wf.decide_hypothesis(store, hyp.id, "supported", evidence=[{"kind": "comparison", "id": again.id}])
         assert pinned.id > 1
         path = tmp / f"{summary.lens}.json"
         assert run_wb("--store", url, "bundle", "export", str(summary.id), "-o", str(path)).returncode == 0
@@ -159,5 +162,5 @@ def test_the_demo_hypothesis_cites_the_imported_comparisons(bundles, tmp_path_fa
     path.write_text(json.dumps(bundle))
     inv = wf.investigation_view(store, import_bundle(store, path)["investigation"])
     own = {c.id for c in inv.comparisons}
-    linked = inv.hypotheses[0].links["comparisons"]
+    linked = inv.hypotheses[-1].links["comparisons"]
     assert linked and set(linked) <= own

@@ -118,9 +118,14 @@ def test_retraction_is_a_new_record_and_both_are_kept(setup):
 def test_hypothesis_lifecycle_with_links(setup):
     st, inv, base, cand, _ = setup
     hyp = wf.new_hypothesis(
-        st, inv["id"], "A straggling rank slows the collectives.", "controlled interleaved rerun"
+        st,
+        inv["id"],
+        "A straggling rank slows the collectives.",
+        "controlled interleaved rerun",
+        test_kind="comparison",
     ).to_json()
     assert hyp["status"] == "open" and hyp["test"] == "controlled interleaved rerun"
+    assert hyp["test_kind"] == "comparison" and hyp["evidence_before"]["comparison"] == 0
     with pytest.raises(UsageError, match="needs the evidence"):
         wf.decide_hypothesis(st, hyp["id"], "supported").to_json()
     with pytest.raises(UsageError, match="status must be"):
@@ -136,6 +141,9 @@ def test_hypothesis_lifecycle_with_links(setup):
         note="no rank lagged",
     ).to_json()
     assert decided["status"] == "refuted" and decided["links"]["comparisons"] == [comp["id"]]
+    rerun_test = wf.new_hypothesis(st, inv["id"], "The rank waits on I/O.", "a rerun").to_json()  # kind: rerun
+    with pytest.raises(UsageError, match="its test is a rerun: it is decided by rerun_comparison"):
+        wf.decide_hypothesis(st, rerun_test["id"], "supported", evidence=[{"kind": "comparison", "id": comp["id"]}])
     assert [h["status"] for h in decided["history"]] == ["open", "refuted"]
     undetermined = wf.decide_hypothesis(st, hyp["id"], "undetermined").to_json()
     assert undetermined["status"] == "undetermined" and len(undetermined["history"]) == 3

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from workbench.bundle.decisions import DecisionWord
 from workbench.vocabulary import Record
 
 ActionKind = Literal["configuration", "version", "restart", "escalation", "retry"]
 KINDS: tuple[ActionKind, ...] = ("configuration", "version", "restart", "escalation", "retry")
-# What an approval says (the latest decides) and what an action's evidence derives (``bundle.action_status``).
-DecisionWord = Literal["approved", "rejected"]
+# What an approval says (the latest decides; ``workbench.bundle.decisions`` checks every record) and
+# what an action's evidence derives (``bundle.action_status``).
 ActionState = Literal["proposed", "rejected", "pending", "verified", "not verified"]
 
 

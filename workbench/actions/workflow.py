@@ -21,17 +21,22 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from store.records import utcnow_iso
 from workbench.actions.conditions import blamed_conditions, observed_conditions, preflight_conditions
 from workbench.actions.records import KINDS, ActionKind, ActionView, Decision, Status, Verification
 from workbench.bundle.action_status import captured_change, derive_status, embodiment_problem, latest_decision
 from workbench.bundle.canonical import bundle_value, nfc
+from workbench.bundle.decisions import DECISION_WORDS, Problem, history_problems
 from workbench.errors import NotFound, UsageError, WbError
 from workbench.investigations.common import current_user, investigation_row, parse_id, required_text
+from workbench.vocabulary import JSONDoc
 
 if TYPE_CHECKING:
     from store.api import Store
 
-DECISIONS = ("approved", "rejected")
+DECISIONS = DECISION_WORDS
+# How a problem's place reads to whoever typed it (the CLI's options, the TUI's fields).
+_FIELD = {"by": "--by (who)", "why": "--why (the reason)", "decision": "the decision", "at": "the time"}
 
 
 def propose_action(
@@ -146,23 +151,42 @@ def _retry_record(paths: Sequence[str | Path]) -> dict[str, object]:
 
 
 def decide_action(store: "Store", action: str | int, decision: str, *, why: str, by: str | None = None) -> ActionView:
-    """Append an approval or a rejection (who, when, why); the latest one decides."""
+    """Append an approval or a rejection (who, when, why); the latest one decides. The
+    record is checked first (``workbench.bundle.decisions``: the word, a ``by`` and a ``why``
+    that say something, the time after the proposal and the decisions before it)."""
     from store.actions import ActionDecision  # SQLAlchemy: loaded with the store, not at import
 
     if decision not in DECISIONS:
         raise UsageError(f"decision must be one of {', '.join(DECISIONS)}")
     with store.session() as s:
         row = _action_row(s, action, writable=True)
-        s.add(
-            ActionDecision(
-                action_id=row.id,
-                decision=decision,
-                by=required_text(by or current_user(), "--by"),
-                why=required_text(why, "the reason (--why)"),
-            )
-        )
+        who = nfc(str(current_user() if by is None else by))  # an empty --by is nobody, not the default
+        reason, at = nfc(str(why)), utcnow_iso()
+        new: JSONDoc = {"decision": decision, "by": who, "why": reason, "at": at}
+        _refuse_impossible(row, [*_decision_docs(s, row.id), new], [], f"decisions[{len(_decisions(s, row.id))}]")
+        s.add(ActionDecision(action_id=row.id, decision=decision, by=who, why=reason, at=at))
         s.flush()
         return _view(s, row)
+
+
+def _decision_docs(s: Any, action_id: int) -> list[JSONDoc]:
+    return [{"decision": d.decision, "by": d.by, "why": d.why, "at": d.at} for d in _decisions(s, action_id)]
+
+
+def _verification_docs(s: Any, action_id: int) -> list[JSONDoc]:
+    return [{"by": v.by, "at": v.at} for v in _verifications(s, action_id)]
+
+
+def _refuse_impossible(row: Any, decisions: list[JSONDoc], verifications: list[JSONDoc], new: str) -> None:
+    """Refuse the new record (at path ``new``) when it would make the history impossible."""
+    problems = [p for p in history_problems(row.created_at, decisions, verifications) if p.where.startswith(new)]
+    if problems:
+        raise UsageError(f"action {row.id}: not recorded: " + "; ".join(_said(p, new) for p in problems))
+
+
+def _said(problem: Problem, new: str) -> str:
+    field = problem.where[len(new) :].lstrip(".")
+    return f"{_FIELD.get(field, field or 'it')} {problem.why}" if field else problem.why
 
 
 def verify_action(
@@ -197,12 +221,18 @@ def verify_action(
         )
         if plan_row is not None and row.kind == "retry":
             observed = _preflight_observation(s, plan_row)
+        who, at = nfc(str(current_user() if by is None else by)), utcnow_iso()
+        done = _verification_docs(s, row.id)
+        _refuse_impossible(
+            row, _decision_docs(s, row.id), [*done, {"by": who, "at": at}], f"verifications[{len(done)}]"
+        )
         s.add(
             ActionVerification(
                 action_id=row.id,
                 plan_id=None if plan_row is None else plan_row.id,
                 observed=bundle_value(observed),
-                by=by or current_user(),
+                by=who,
+                at=at,
             )
         )
         s.flush()

@@ -207,15 +207,11 @@ def _status(status: str, reason: str | None, why: str) -> JSONDoc:
 
 
 def status_in_bundle(
-    action: Mapping[str, Any],
-    plans: Sequence[Mapping[str, Any]],
-    comparisons: Sequence[Mapping[str, Any]],
-    rederived: Mapping[str, Any] | None = None,
+    action: Mapping[str, Any], plans: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]]
 ) -> JSONDoc:
     """The status of a bundle's action (``recipe.actions[i]``) from the rerun plans and
-    comparisons the bundle carries (``{"ref", "record"}`` each). With ``rederived`` (ref ->
-    what ``--recompute`` derived again, with ``verdict``), the comparison's verdict is the
-    recomputed one, and one that did not re-derive leaves the status pending on it."""
+    comparisons the bundle carries (``{"ref", "record"}`` each: at export, the stored records;
+    under ``--recompute``, the ones rebuilt from their run logs)."""
     verifications = action.get("verifications") or []
     verification = verifications[-1] if verifications else None
     plan = report = None
@@ -233,9 +229,4 @@ def status_in_bundle(
         latest = max(own, key=lambda c: c["record"].get("id") or 0) if own else None
         if latest is not None:
             report = dict(latest["record"]["body"])
-            if rederived is not None:
-                fresh = rederived.get(str(latest.get("ref")))
-                if fresh is None:
-                    return _status(PENDING, None, f"{latest.get('ref')} did not re-derive: its verdict is not evidence")
-                report["verdict"] = getattr(fresh, "verdict", None)
     return derive_status(action, action.get("decisions") or [], verification, plan, report)

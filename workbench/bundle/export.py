@@ -87,6 +87,8 @@ def build_bundle(
             ],
             "guardrails": frame.get("guardrails"),
             "rerun_plans": list(rerun_plans),
+            # What each carried rerun comparison was made of (its rebuild's inputs; only when any).
+            **({"rerun_comparisons": [rerun_inputs(c) for c in rerun_comparisons]} if rerun_comparisons else {}),
             # Only when there are any, so bundles without bisections keep their bytes.
             **({"bisections": [dict(b) for b in bisections]} if bisections else {}),
             # Proposed actions with their decisions and verifications (likewise only when any).
@@ -140,6 +142,46 @@ def build_bundle(
     if samples is not None:
         bundle["samples"] = _digested({"runs": {ref: encode_tables(t) for ref, t in samples.items()}})
     return seal(bundle, fill_digests=True)
+
+
+# A logged run's fields the rerun harness reads as they were (the rest of a report's row is derived).
+_LOGGED = ("round", "arm", "slot", "status", "reason", "started_at", "wall_s", "exit_status")
+
+
+def rerun_inputs(carried: Mapping[str, Any]) -> JSONDoc:
+    """What a carried rerun comparison (``{"ref", "record"}``, the stored row) was made of: its
+    plan, its execution and the run log as they were when it was taken (its body says), each
+    logged run by the bundle's ref of the run it imported. ``--recompute`` rebuilds the
+    comparison from these and the arms' runs, which the bundle carries in ``runs``."""
+    record = carried.get("record") or {}
+    body = record.get("body") if isinstance(record, Mapping) else None
+    if not isinstance(body, Mapping) or not isinstance(body.get("execution"), Mapping):
+        why = record.get("unavailable") if isinstance(record, Mapping) else None
+        return {"ref": carried.get("ref"), "unavailable": str(why or "it carries no run log")}
+    return {
+        "ref": carried.get("ref"),
+        "id": record.get("id"),
+        "plan": f"rerun-plan/{record.get('plan_id')}",
+        "execution": dict(body["execution"]),
+        "runs": [
+            {k: row.get(k) for k in _LOGGED}
+            | {"run": None if row.get("run_id") is None else f"run/{row.get('run_id')}"}
+            | ({"stderr_tail": row["stderr_tail"]} if row.get("stderr_tail") is not None else {})
+            for row in body.get("runs") or []
+        ],
+        "created_at": record.get("created_at"),
+    }
+
+
+def rerun_run_ids(rerun_comparisons: Iterable[Mapping[str, Any]]) -> list[int]:
+    """The runs the carried rerun comparisons' logs imported (the bundle carries them)."""
+    ids: list[int] = []
+    for carried in rerun_comparisons:
+        body = (carried.get("record") or {}).get("body") or {}
+        for row in body.get("runs") or []:
+            if isinstance(row.get("run_id"), int) and row["run_id"] not in ids:
+                ids.append(row["run_id"])
+    return ids
 
 
 def _action_statuses(

@@ -4,20 +4,24 @@ A bundle is a JSON object. Its checksum is SHA-256 over the RFC 8785 canonical f
 of the bundle without the ``checksum`` member. The canonical form of an object is
 ``{`` + its members sorted by the UTF-16 code units of their names, each
 ``"name":value`` in canonical form, joined by ``,`` + ``}``; so we canonicalize each
-top-level member once, take its digest (the per-part digests that let the verifier
-name what changed) and assemble the whole from the same bytes. The result is
-byte-for-byte ``rfc8785.dumps(bundle_without_checksum)`` (tested), at half the cost.
+top-level member once, streaming its bytes into its own digest (the per-part digests that
+let the verifier name what changed) and the checksum's at once, never holding them. The
+checksum is that of ``rfc8785.dumps(bundle_without_checksum)`` (tested), at half the cost.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from typing import IO, cast
 
-from workbench.bundle.canonical import canonical_bytes, sha256_hex
+import rfc8785
+
+from workbench.bundle.canonical import canonical_bytes
 from workbench.vocabulary import JSONDoc
 
 FORMAT = "wb.evidence-bundle"
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"
 SUPPORTED_MAJOR = 1
 CANONICALIZATION = "RFC8785"
 DIGEST_ALG = "sha256"
@@ -56,35 +60,49 @@ def assemble_object(members: dict[str, bytes]) -> bytes:
     return b"{" + b",".join(parts) + b"}"
 
 
+class _Hashes:
+    """A sink for ``rfc8785.dump`` that feeds every SHA-256 it holds (nothing is kept)."""
+
+    def __init__(self, *hashes: "hashlib._Hash") -> None:
+        self.hashes = hashes
+
+    def write(self, data: bytes) -> int:
+        for h in self.hashes:
+            h.update(data)
+        return len(data)
+
+
 class CanonicalParts:
-    """Each top-level member's canonical bytes and digest, computed once."""
+    """Each top-level member's digest and the checksum, in one streamed pass: each member's
+    canonical bytes go into its own SHA-256 and the checksum's as they are written (members
+    in JCS order), never held, so checking a bundle costs little more memory than the bundle."""
 
     def __init__(self, bundle: JSONDoc, *, fill_digests: bool = False) -> None:
         """With ``fill_digests`` (export), each digested part's ``digest`` is set from its
         content first; without (verify), the recorded digest is taken as it is."""
         self.content_digests: dict[str, str] = {}
-        self.member_bytes: dict[str, bytes] = {}
-        for name, value in bundle.items():
-            if name == "checksum":
-                continue
+        self.part_digests: dict[str, str] = {}
+        whole = hashlib.sha256(b"{")
+        names = sorted((name for name in bundle if name != "checksum"), key=utf16_key)
+        for i, name in enumerate(names):
+            whole.update((b"," if i else b"") + canonical_bytes(name) + b":")
+            part = hashlib.sha256()
+            value = bundle[name]
             if name in DIGESTED_PARTS and isinstance(value, dict) and set(value) == {"digest", "content"}:
-                content = canonical_bytes(value["content"])
-                self.content_digests[name] = sha256_hex(content)
+                content = hashlib.sha256()
+                _Hashes(whole, part).write(b'{"content":')
+                rfc8785.dump(value["content"], cast("IO[bytes]", _Hashes(whole, part, content)))
+                self.content_digests[name] = content.hexdigest()
                 if fill_digests:
                     value["digest"] = {DIGEST_ALG: self.content_digests[name]}
-                self.member_bytes[name] = assemble_object(
-                    {"content": content, "digest": canonical_bytes(value["digest"])}
-                )
+                _Hashes(whole, part).write(b',"digest":' + canonical_bytes(value["digest"]) + b"}")
             else:
-                self.member_bytes[name] = canonical_bytes(value)
-
-    @property
-    def part_digests(self) -> dict[str, str]:
-        return {name: sha256_hex(data) for name, data in self.member_bytes.items()}
-
-    @property
-    def checksum(self) -> str:
-        return sha256_hex(assemble_object(self.member_bytes))
+                rfc8785.dump(value, cast("IO[bytes]", _Hashes(whole, part)))
+            self.part_digests[name] = part.hexdigest()
+        whole.update(b"}")
+        self.checksum = whole.hexdigest()
+        # listed in the bundle's own order (hashed in JCS order above)
+        self.part_digests = {name: self.part_digests[name] for name in bundle if name != "checksum"}
 
 
 def checksum_member(parts: CanonicalParts) -> JSONDoc:

@@ -9,6 +9,7 @@ an error that names the place. Size is checked before reading, nesting after.
 from __future__ import annotations
 
 import json
+import os
 import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
@@ -127,11 +128,18 @@ def _short(where: str, limit: int = 120) -> str:
 def read_bundle_file(
     path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH
 ) -> JSONDoc:
-    """Read and strictly parse the bundle at ``path``; :class:`BadInput` on any fault."""
-    return parse_bundle(read_bundle_bytes(path, max_bytes=max_bytes), source=path, max_depth=max_depth)
+    """Read and strictly parse the bundle at ``path``; :class:`BadInput` on any fault. The
+    file's bytes are let go once decoded, so the text and the parsed bundle are all it holds."""
+    raw = read_bundle_bytes(path, max_bytes=max_bytes)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(path, f"not UTF-8 text ({exc.reason})", where=f"byte {exc.start}") from None
+    del raw
+    return parse_bundle(text, source=path, max_depth=max_depth)
 
 
-def parse_bundle(data: bytes, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> JSONDoc:
+def parse_bundle(data: bytes | str, *, source: str | Path | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> JSONDoc:
     doc = parse_strict(data, source=source, max_depth=max_depth)
     if not isinstance(doc, dict):
         raise BadInput(source, "a bundle is a JSON object")
@@ -161,7 +169,14 @@ def read_bundle_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -
             too_big=f"{_size_of(path) / 1e6:.1f} MB is over the {_limit(max_bytes)} limit for bundles (raise it with "
             f"--max-size)",
         ) as fh:
-            data = fh.read(max_bytes + 1)
+            # The limit is a ceiling, never an allocation: read what the file holds (its size
+            # was checked first), one more byte than the limit at most.
+            chunks = [fh.read(min(max_bytes, os.fstat(fh.fileno()).st_size) + 1)]
+            total = len(chunks[0])
+            while total <= max_bytes and (more := fh.read(min(1 << 20, max_bytes + 1 - total))):  # it grew
+                chunks.append(more)
+                total += len(more)
+            data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     except OSError as exc:
         raise BadInput(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > max_bytes:  # grew while we read, or not a regular file

@@ -1,18 +1,34 @@
-"""``verify --recompute``: re-derive every comparison from the embedded samples.
+"""``verify --recompute``: derive, don't check.
 
-Integrity (digests) and correctness are separate claims. A forger who edits the
-results and recomputes every digest passes the integrity check; recompute catches
-them by running the same compare engine on runs rebuilt from the bundle and checking
-each recorded result against the recomputed one. Floats are compared within a
-tolerance (another machine or numpy version may differ in the last bits), everything
-else exactly; the report says "within tolerance", never "identical".
+Integrity (digests) and correctness are separate claims. A forger who edits the results and
+recomputes every digest passes the integrity check; recompute catches them by rebuilding
+everything the bundle derives from the recipe and the embedded data alone, with the same
+code that made it, and comparing the rebuilt document with the stated one **as a whole**
+(``workbench.bundle.whole``): there is no list of fields to check, so a field is covered the
+day it is written.
+
+What is derived (the rest of the bundle is input):
+
+- ``results``, whole: each comparison (the compare engine on runs rebuilt from ``runs`` and
+  ``samples``, with the recipe's parameters and declarations), the verdicts stated for them,
+  each carried rerun comparison (the rerun harness's own report builder on the plan, the run
+  log and the arms' runs the recipe and bundle carry: ``recipe.rerun_comparisons``, format
+  1.1), each action's status (``workbench.bundle.claims``);
+- each hypothesis's ``status`` and ``links``, each bisection step's figures
+  (``workbench.bundle.claims``).
+
+A part that cannot be rebuilt (no embedded samples, a run log the bundle does not carry, an
+engine that fails) is named with its reason and is never valid.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -20,24 +36,21 @@ from workbench import __version__
 from workbench.bundle.canonical import bundle_value
 from workbench.bundle.columns import decode_tables
 from workbench.bundle.format import Check
-from workbench.bundle.reader import array, content, listed, obj
-from workbench.bundle.recheck import Rederived, primary_verdict, recheck_outputs
+from workbench.bundle.reader import array, obj
+from workbench.bundle.schema import Bundle, RecipeComparison, RerunEngine, RerunInputs, RerunSource, read
+from workbench.bundle.whole import ABS_TOL, REL_TOL, Unrebuilt
 from workbench.compare import compare
+from workbench.compare.model import verdict_of
 from workbench.compare.parameters import ComparisonParameters
 from workbench.vocabulary import JSONDoc
 
 if TYPE_CHECKING:
     from store.records import DimensionSource, RunRecord
 
-# The rerun harness's ``reanalyze``: a rerun comparison's body -> its verdict-bearing parts, again
-# (records' to_json documents: bundle_value makes them the bundle's JSON before they are compared).
-RerunEngine = Callable[[JSONDoc], Mapping[str, object]]
 T = TypeVar("T")
 _SOURCES: dict[str, DimensionSource] = {"declared": "declared", "measured": "measured", "derived": "derived"}
 
-REL_TOL = 1e-9
-ABS_TOL = 1e-12
-MAX_DIFFS = 5
+__all__ = ["ABS_TOL", "REL_TOL", "RerunEngine", "Rebuilt", "rebuild_results", "rebuild_runs", "with_stated_digests"]
 
 
 def default_engine() -> Callable[..., Any]:
@@ -96,176 +109,170 @@ def _float(value: object) -> float:
     raise TypeError(f"{value!r} is not a number")
 
 
-def recompute_results(
+@dataclass
+class Rebuilt:
+    """The derived document as rebuilt so far, what could not be, and notes for the report."""
+
+    results: dict[str, Any] = field(default_factory=dict)  # JSON, with an Unrebuilt where a part is not
+    notes: list[Check] = field(default_factory=list)
+    # ref -> the rebuilt rerun comparison record (``{"id", "plan_id", ..., "body"}``)
+    reruns: dict[str, Any] = field(default_factory=dict)
+    # ``results.rerun_comparisons`` rebuilt (``None``: format 1.0, no run log carried)
+    rerun_records: list[object] | None = None
+
+
+def rebuild_results(
     bundle: JSONDoc,
+    typed: Bundle,
+    runs: Mapping[str, RunRecord] | Unrebuilt,
     *,
-    engine: Callable[..., Any] | None = None,
-    rerun_engine: RerunEngine | None = None,
-) -> list[Check]:
-    """Re-derive the stored comparisons from the embedded samples (``engine``: the compare
-    engine) and the rerun comparisons from their per-run values (``rerun_engine``: the
-    rerun harness's ``reanalyze``, passed in by the layer above); then every verdict,
-    flag, status and link the bundle states is checked against what was re-derived
-    (``workbench.bundle.recheck``): they are outputs to check, never inputs."""
-    out, comparisons = _recompute_comparisons(bundle, engine or default_engine())
-    rerun_checks, reruns = recompute_reruns(bundle, rerun_engine)
-    out += rerun_checks
-    out += recheck_outputs(bundle, comparisons, reruns)
-    if not out:
-        out.append(Check("recompute", False, "the recipe lists no comparisons to recompute"))
+    engine: Callable[..., Any],
+    rerun_engine: RerunEngine | None,
+) -> Rebuilt:
+    """What ``results.content`` derives from the recipe and the embedded data alone (``runs``:
+    the bundle's runs rebuilt, or why they could not be); nothing stated in the results is
+    read here. Actions' statuses are added by ``workbench.bundle.claims``."""
+    out = Rebuilt()
+    comparisons = [
+        _comparison(bundle, spec, runs, engine, out.notes, i) for i, spec in enumerate(typed.recipe.comparisons)
+    ]
+    out.results["comparisons"] = [
+        {"ref": spec.ref, "result": result} for spec, result in zip(typed.recipe.comparisons, comparisons)
+    ]
+    out.results["verdicts"] = [
+        result
+        if isinstance(result, Unrebuilt)
+        else {"comparison": spec.ref, "comparable": bool(result.get("comparable")), "verdict": verdict_of(result)}
+        for spec, result in zip(typed.recipe.comparisons, comparisons)
+    ]
+    out.rerun_records = _reruns(typed, runs, rerun_engine, out)
     return out
 
 
-def recompute_reruns(bundle: JSONDoc, rerun_engine: RerunEngine | None) -> tuple[list[Check], dict[str, Rederived]]:
-    """Each carried rerun comparison's analysis, verdict and sequential decision, again, and
-    what was re-derived of each (by ref). A record with nothing to re-derive it from fails
-    with its name."""
+def _comparison(
+    bundle: JSONDoc,
+    spec: RecipeComparison,
+    runs: Mapping[str, RunRecord] | Unrebuilt,
+    engine: Callable[..., Any],
+    notes: list[Check],
+    i: int,
+) -> JSONDoc | Unrebuilt:
+    """One comparison's result, by the compare engine, from the recipe's parameters and the
+    runs as they were declared for it."""
+    if isinstance(runs, Unrebuilt):
+        return runs
     try:
-        carried = array(content(bundle, "results").get("rerun_comparisons"))
-    except (KeyError, TypeError, AttributeError):
-        return [Check("recompute", False, "the results have an unexpected shape")], {}
-    out, fresh_by_ref = [], {}
-    for i, entry in enumerate(carried):
-        ref = entry.get("ref") if isinstance(entry, dict) else None
-        record = (entry.get("record") if isinstance(entry, dict) else None) or {}
-        body = record.get("body") if isinstance(record, dict) else None
-        part = f"results.rerun_comparisons[{i}] {ref}"
-        if not isinstance(body, dict) or not body.get("runs"):
-            why = (
-                str(record.get("unavailable"))
-                if isinstance(record, dict) and record.get("unavailable")
-                else "it carries no per-run values"
-            )
-            out.append(Check(part, False, f"cannot be re-derived: {why}; its verdict is not evidence"))
-            continue
-        if rerun_engine is None:
-            out.append(Check(part, False, "not recomputed: this wb has no rerun engine to hand"))
-            continue
+        params = ComparisonParameters.from_json(spec.parameters)
+    except (msgspec.ValidationError, TypeError, ValueError) as exc:
+        return Unrebuilt(f"the recorded parameters cannot be read: {exc}")
+    missing = [r for r in (*spec.baseline, *spec.candidate, *spec.control) if r not in runs]
+    if missing:
+        return Unrebuilt(f"run {missing[0]} is not in the bundle's runs")
+    base, cand = [runs[r] for r in spec.baseline], [runs[r] for r in spec.candidate]
+    control = [runs[r] for r in spec.control]
+    if not isinstance(spec.declarations, msgspec.UnsetType):  # as this comparison saw them (older: as they are)
+        import workbench.compare.contract as contract  # numpy and the store's records: only --recompute loads them
+
         try:
-            fresh = bundle_value(rerun_engine(body))
-        except Exception as exc:  # noqa: BLE001 - a record the engine cannot digest is a failed check
-            out.append(Check(part, False, f"the rerun analysis failed: {type(exc).__name__}: {exc}"))
-            continue
-        rounds = len(array(obj(body.get("rounds") or {}).get("used")))
-        execution = obj(body.get("execution")) if isinstance(body.get("execution"), dict) else {}
-        status = execution.get("status")  # said as it is: "its execution is {status}, not complete"
-        fresh_by_ref[str(ref)] = Rederived(
-            comparable=True,
-            verdict=fresh.get("verdict"),
-            rounds=rounds,
-            status=None if status is None else str(status),
-            result=fresh,
-        )
-        diffs = [d for key in fresh for d in differences(body.get(key), fresh[key], f"body.{key}")]
-        # The record's own columns restate the body: outputs too.
-        diffs += differences(record.get("verdict"), fresh.get("verdict"), "record.verdict")
-        diffs += differences(record.get("rounds_used"), rounds, "record.rounds_used")
-        if diffs:
-            fresh_by_ref.pop(str(ref))
-            out.append(Check(part, False, f"recorded result differs from the recomputed one: {_shown(diffs)}"))
-        else:
-            out.append(
+            in_force = declarations_in_force(bundle, [msgspec.to_builtins(d) for d in spec.declarations])
+        except ValueError as exc:
+            return Unrebuilt(f"the recipe's declarations cannot be used: {exc}")
+        base = [contract.as_declared(runs[ref], in_force.get(ref, ())) for ref in spec.baseline]
+        cand = [contract.as_declared(runs[ref], in_force.get(ref, ())) for ref in spec.candidate]
+    try:
+        result = engine(base, cand, **params.engine_arguments(), **({"control": control} if control else {}))
+    except Exception as exc:  # noqa: BLE001 - a bundle the engine cannot digest is a result not rebuilt
+        return Unrebuilt(f"the compare engine failed: {type(exc).__name__}: {exc}")
+    used = f"{len(base)}+{len(cand)}" + (f"+{len(control)} control" if control else "")
+    notes.append(
+        Check(f"results.comparisons[{i}] {spec.ref}", True, f"rebuilt from {used} runs' samples{_engine_note(spec)}")
+    )
+    fresh: JSONDoc = bundle_value(result.to_json())
+    return fresh
+
+
+def _reruns(
+    typed: Bundle, runs: Mapping[str, RunRecord] | Unrebuilt, engine: RerunEngine | None, out: Rebuilt
+) -> list[object] | None:
+    """Each carried rerun comparison's record, rebuilt from the plan, the run log and the arms'
+    runs (format 1.1; ``None``: a bundle from before, which carries no run log to rebuild from).
+    Its ``digest`` is the stated body's (``stated_digests``): a body is rebuilt within
+    tolerance, a digest over its floats is not."""
+    if isinstance(typed.recipe.rerun_comparisons, msgspec.UnsetType):
+        return None
+    plans = {p.ref: p.plan() for p in typed.recipe.rerun_plans}
+    fresh: list[object] = []
+    for i, inputs in enumerate(typed.recipe.rerun_comparisons):
+        record = _rerun(inputs, plans.get(inputs.plan), runs, engine)
+        if not isinstance(record, Unrebuilt):
+            out.reruns[inputs.ref] = record
+            out.notes.append(
                 Check(
-                    part,
+                    f"results.rerun_comparisons[{i}] {inputs.ref}",
                     True,
-                    f"verdict {fresh.get('verdict')} recomputed from {rounds} rounds' per-run values; equal within "
-                    f"tolerance",
+                    f"rebuilt from its plan, execution and {len(inputs.runs)} logged runs",
                 )
             )
-    return out, fresh_by_ref
+        fresh.append({"ref": inputs.ref, "record": record})
+    return fresh
 
 
-def _shown(diffs: list[str]) -> str:
-    return "; ".join(diffs[:MAX_DIFFS]) + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
+def with_stated_digests(fresh: list[object] | None, stated: list[object]) -> list[object]:
+    """The rebuilt rerun records with the digest of the body each states (see ``_reruns``);
+    a bundle of format 1.0 carries no run log: each record it states is not rebuilt."""
+    if fresh is None:
+        why = "the bundle (format 1.0) carries no run log for it: export it again with this wb"
+        return [Unrebuilt(why) for _ in stated]
+    bodies = {
+        str(e.get("ref")): (e.get("record") or {}).get("body") if isinstance(e.get("record"), dict) else None
+        for e in stated
+        if isinstance(e, dict)
+    }
+    out: list[object] = []
+    for entry in fresh:
+        assert isinstance(entry, dict)
+        record = entry["record"]
+        if isinstance(record, dict):
+            record = {**record, "digest": _digest(bodies.get(str(entry["ref"])))}
+        out.append({"ref": entry["ref"], "record": record})
+    return out
 
 
-def _recompute_comparisons(bundle: JSONDoc, engine: Callable[..., Any]) -> tuple[list[Check], dict[str, Rederived]]:
+def _rerun(
+    inputs: RerunInputs, plan: Any, runs: Mapping[str, RunRecord] | Unrebuilt, engine: RerunEngine | None
+) -> JSONDoc | Unrebuilt:
+    if inputs.unavailable:
+        return Unrebuilt(f"the exporting store did not have it ({inputs.unavailable})")
+    if plan is None:
+        return Unrebuilt(f"its plan {inputs.plan} is not carried")
+    if engine is None:
+        return Unrebuilt("this wb has no rerun engine to hand")
+    if isinstance(runs, Unrebuilt):
+        return runs
     try:
-        runs = rebuild_runs(bundle)
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        return [Check("recompute", False, f"cannot rebuild runs from the bundle: {exc}")], {}
-    try:
-        recorded = {c.get("ref"): c.get("result") for c in map(obj, listed(content(bundle, "results"), "comparisons"))}
-        specs = [dict(obj(spec)) for spec in listed(content(bundle, "recipe"), "comparisons")]
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        return [
-            Check("recompute", False, f"the recipe or results have an unexpected shape ({type(exc).__name__}: {exc})")
-        ], {}
-    out, fresh_by_ref = [], {}
-    for unmade in sorted(set(map(str, recorded)) - {str(spec.get("ref")) for spec in specs}):
-        out.append(
-            Check(
-                f"results.comparisons {unmade}", False, "cannot be re-derived: the recipe does not say how it was made"
-            )
-        )
-    for i, spec in enumerate(specs):
-        ref = spec.get("ref")
-        part = f"results.comparisons[{i}] {ref}"
-        try:
-            doc = spec.get("parameters")
-            if doc and not isinstance(doc, dict):
-                raise TypeError(f"expected an object, not {type(doc).__name__}")
-            params = ComparisonParameters.from_json(doc if isinstance(doc, dict) else None)
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            out.append(Check(part, False, f"the recorded parameters cannot be read: {exc}"))
-            continue
-        try:
-            base_refs, cand_refs = _refs(runs, spec.get("baseline", [])), _refs(runs, spec.get("candidate", []))
-            base, cand = [runs[r] for r in base_refs], [runs[r] for r in cand_refs]
-            control = [runs[r] for r in _refs(runs, spec.get("control") or [])]
-        except (KeyError, TypeError) as exc:
-            out.append(Check(part, False, f"run {exc} has no embedded samples"))
-            continue
-        if "declarations" in spec:  # the runs as this comparison saw them (a bundle from before: as they are now)
-            import workbench.compare.contract as contract  # numpy and the store's records: only --recompute loads them
-
-            try:
-                in_force = declarations_in_force(bundle, spec["declarations"])
-            except ValueError as exc:
-                out.append(Check(part, False, f"the recipe's declarations cannot be used: {exc}"))
-                continue
-            base = [contract.as_declared(runs[ref], in_force.get(ref, ())) for ref in base_refs]
-            cand = [contract.as_declared(runs[ref], in_force.get(ref, ())) for ref in cand_refs]
-        try:
-            result = engine(
-                base,
-                cand,
-                **params.engine_arguments(),
-                **({"control": control} if control else {}),
-            )
-        except Exception as exc:  # noqa: BLE001 - a bundle the engine cannot digest is a failed check
-            out.append(
-                Check(part, False, f"cannot be re-derived: the compare engine failed: {type(exc).__name__}: {exc}")
-            )
-            continue
-        fresh = bundle_value(result.to_json())
-        diffs = list(differences(recorded.get(ref), fresh, "result"))
-        if diffs:
-            out.append(Check(part, False, f"recorded result differs from the recomputed one: {_shown(diffs)}"))
-        else:
-            fresh_by_ref[str(ref)] = Rederived(
-                comparable=bool(fresh.get("comparable")), verdict=primary_verdict(fresh), result=fresh
-            )
-            runs_used = f"{len(base)}+{len(cand)}" + (f"+{len(control)} control" if control else "")
-            out.append(
-                Check(
-                    part,
-                    True,
-                    f"recomputed from {runs_used} runs' samples; equal within tolerance (rel "
-                    f"{REL_TOL:g}){_engine_note(spec)}",
-                )
-            )
-    return out, fresh_by_ref
+        body = bundle_value(engine(RerunSource(plan=plan, inputs=inputs, records=runs)))
+    except KeyError as exc:
+        return Unrebuilt(f"logged run {exc} is not in the bundle's runs")
+    except Exception as exc:  # noqa: BLE001 - a record the harness cannot rebuild is not evidence
+        return Unrebuilt(f"the rerun report failed: {type(exc).__name__}: {exc}")
+    assert inputs.execution is not None
+    return {
+        "id": inputs.id,
+        "plan_id": plan.id,
+        "execution_id": inputs.execution.id,
+        "rounds_used": len(obj(body.get("rounds")).get("used") or []),  # type: ignore[arg-type]
+        "verdict": body.get("verdict"),
+        "digest": None,  # the stated body's (with_stated_digests)
+        "body": body,
+        "created_at": inputs.created_at,
+    }
 
 
-def _refs(runs: Mapping[str, RunRecord], given: object) -> list[str]:
-    """The run refs a side of a comparison lists (``KeyError`` names one with no rebuilt run)."""
-    if not isinstance(given, list):
-        raise TypeError(f"{type(given).__name__!r} object is not a list of run refs")
-    for ref in given:
-        if not isinstance(ref, str) or ref not in runs:
-            raise KeyError(ref)
-    return given
+def _digest(body: object) -> str | None:
+    """``workbench.rerun.report.digest_of`` of a stored body: SHA-256 of its sorted-key JSON."""
+    if not isinstance(body, dict):
+        return None
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def declarations_in_force(bundle: JSONDoc, listed: object) -> dict[str, list[tuple[str, object, int]]]:
@@ -304,33 +311,14 @@ def _tolerant(value: object) -> list[object]:
     return value if isinstance(value, list) else []
 
 
-def _engine_note(spec: Mapping[str, object]) -> str:
-    engine = spec.get("engine")
-    recorded = engine.get("version") if isinstance(engine, dict) else None
-    return "" if recorded in (None, __version__) else f"; recorded with wb {recorded}, recomputed with wb {__version__}"
+def _engine_note(spec: RecipeComparison) -> str:
+    recorded = spec.engine.version if isinstance(spec.engine.version, str) else None
+    return "" if recorded in (None, __version__) else f"; recorded with wb {recorded}, rebuilt with wb {__version__}"
 
 
-def _number(x: object) -> TypeGuard[int | float]:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def differences(recorded: object, fresh: object, where: str) -> Iterator[str]:
-    """Yield ``where: recorded X, recomputed Y`` for each leaf that differs."""
-    if _number(recorded) and _number(fresh):
-        if not math.isclose(recorded, fresh, rel_tol=REL_TOL, abs_tol=ABS_TOL):
-            yield f"{where}: recorded {recorded!r}, recomputed {fresh!r}"
-    elif isinstance(recorded, dict) and isinstance(fresh, dict):
-        for key in sorted(set(recorded) | set(fresh)):
-            if key not in fresh:
-                yield f"{where}.{key}: recorded but not recomputed"
-            elif key not in recorded:
-                yield f"{where}.{key}: recomputed but not recorded"
-            else:
-                yield from differences(recorded[key], fresh[key], f"{where}.{key}")
-    elif isinstance(recorded, list) and isinstance(fresh, list):
-        if len(recorded) != len(fresh):
-            yield f"{where}: {len(recorded)} items recorded, {len(fresh)} recomputed"
-        for i, (a, b) in enumerate(zip(recorded, fresh)):
-            yield from differences(a, b, f"{where}[{i}]")
-    elif recorded != fresh or type(recorded) is not type(fresh):
-        yield f"{where}: recorded {str(recorded)[:60]!r}, recomputed {str(fresh)[:60]!r}"
+def typed_bundle(bundle: JSONDoc) -> Bundle | Unrebuilt:
+    """The bundle read with the typed readers, or why it cannot be."""
+    try:
+        return read(bundle)
+    except msgspec.ValidationError as exc:
+        return Unrebuilt(f"the bundle's records do not have the shape wb writes: {exc}")

@@ -27,7 +27,8 @@ from workbench.bundle.format import (
     CanonicalParts,
     Check,
 )
-from workbench.bundle.recompute import RerunEngine, recompute_results
+from workbench.bundle.decisions import Problem, history_problems
+from workbench.bundle.schema import RerunEngine, typed_or_problem
 from workbench.compare.parameters import ComparisonParameters
 from workbench.errors import BadInput, UsageError
 from workbench.inputs import open_regular
@@ -111,13 +112,34 @@ def verify_bundle(
         if name in bundle:
             checks.append(_digest_check(name, bundle[name], parts))
     checks.extend(_parameter_checks(bundle.get("recipe")))
+    shape = _shape_checks(bundle)
+    checks.extend(shape)
     if captures_dir is not None:
         checks.extend(check_captures(bundle.get("subject"), Path(captures_dir)))
     if recompute:
-        if not isinstance(bundle.get("samples"), dict):
-            raise UsageError(f"{source}: --recompute needs a bundle exported with --embed-samples")
-        report.recompute = recompute_results(bundle, engine=engine, rerun_engine=rerun_engine)
+        from workbench.bundle.rederive import recompute_results  # the compare engine (numpy): only --recompute
+
+        report.recompute = (
+            [Check("recompute", False, "not run: the bundle's records do not have the shape wb writes (above)")]
+            if shape
+            else recompute_results(bundle, engine=engine, rerun_engine=rerun_engine)
+        )
     return report
+
+
+def _shape_checks(bundle: JSONDoc) -> list[Check]:
+    """The bundle read with the typed readers export writes with (``bundle.schema``): a value
+    of another type is refused here, with its place, never an error in a later reader; and
+    each action's decisions checked as inputs (``bundle.decisions``)."""
+    typed = typed_or_problem(bundle)
+    if isinstance(typed, Problem):
+        return [Check(typed.where, False, f"not the shape wb writes: {clean(typed.why)[:200]}")]
+    out = []
+    for i, action in enumerate(typed.recipe.actions):
+        doc = msgspec.to_builtins(action)
+        for p in history_problems(action.created_at, doc["decisions"], doc["verifications"]):
+            out.append(Check(f"recipe.actions[{i}].{p.where}", False, f"{action.ref}: {p.why}"))
+    return out
 
 
 def _parameter_checks(recipe: object) -> list[Check]:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from workbench.bundle.export import build_bundle
+from workbench.bundle.export import build_bundle, rerun_run_ids
 from workbench.bundle.reader import DEFAULT_MAX_BYTES, array, content, listed, obj, parse_bundle, read_bundle_bytes
 from workbench.bundle.verify import verify_bundle
 from workbench.compare.model import verdict_of
@@ -82,11 +82,13 @@ def _rerun_records(
     hypotheses: Sequence[HypothesisView],
     observations: Sequence[ObservationView] = (),
     action_plans: Sequence[int] = (),
+    steps: Sequence[int] = (),
 ) -> tuple[list[JSONDoc], list[JSONDoc]]:
-    """Rerun plans and comparisons linked to hypotheses, cited by observations (a
-    bisection's steps) or verifying actions, as stored by the rerun harness."""
+    """Rerun plans and comparisons linked to hypotheses, cited by observations or bisection
+    steps (``steps``: their comparison ids, so a bisection still running is rebuilt too) or
+    verifying actions, as stored by the rerun harness."""
     plan_ids = sorted({i for h in hypotheses for i in h.links["rerun_plans"]} | set(action_plans))
-    comparison_ids = {i for h in hypotheses for i in h.links["rerun_comparisons"]}
+    comparison_ids = {i for h in hypotheses for i in h.links["rerun_comparisons"]} | set(steps)
     comparison_ids |= {
         int(e["id"])
         for o in observations
@@ -127,11 +129,17 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     view = investigation_view(store, inv)
     if view.imported:
         raise WbError(f"investigation {view.id} was imported; share the original bundle instead", exit_code=3)
+    actions, action_plans = _actions(store, view.id, view.hypotheses)
+    bisections = _bisections(store, view.id)
+    steps = _cited_by_steps(bisections)
+    plans, rerun_comparisons = _rerun_records(store, view.hypotheses, view.observations, action_plans, steps)
     run_ids: list[int] = []
     for ids in [view.baseline_runs, view.candidate_runs] + [
         ids for c in view.comparisons for ids in (c.baseline_runs, c.candidate_runs, _control_ids(c))
     ]:
         run_ids.extend(int(i) for i in ids if i not in run_ids)
+    # The arms' runs of the carried rerun comparisons: --recompute rebuilds them from these.
+    run_ids.extend(i for i in rerun_run_ids(rerun_comparisons) if i not in run_ids)
     runs, captures = [], []
     for run_id in run_ids:
         desc, caps = _run_descriptor(store, run_id)
@@ -169,12 +177,9 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     # Observations and hypotheses travel as their JSON, without the store's own ids.
     observations = [{k: v for k, v in o.to_json().items() if k not in ("id", "label")} for o in view.observations]
     hypotheses = [{k: v for k, v in h.to_json().items() if k != "id"} for h in view.hypotheses]
-    actions, action_plans = _actions(store, view.id, view.hypotheses)
-    plans, rerun_comparisons = _rerun_records(store, view.hypotheses, view.observations, action_plans)
     samples = None
     if embed_samples:
         samples = {f"run/{i}": store.load_run(i).tables for i in run_ids}
-    bisections = _bisections(store, view.id)
     try:
         return _build(
             frame,
@@ -214,6 +219,19 @@ def _bisections(store: "Store", investigation_id: int) -> list[JSONDoc]:
             }
             for r in rows
         ]
+
+
+def _cited_by_steps(bisections: Sequence[JSONDoc]) -> list[int]:
+    """The rerun comparisons the bisections' steps cite."""
+    out = []
+    for bisection in bisections:
+        state = bisection.get("state")
+        steps = state.get("steps") if isinstance(state, dict) else None
+        for step in steps if isinstance(steps, list) else []:
+            cited = step.get("comparison_id") if isinstance(step, dict) else None
+            if isinstance(cited, int):
+                out.append(cited)
+    return out
 
 
 def _declarations_in_force(comparison: ComparisonView, declared_runs: set[int]) -> JSONDoc:
@@ -451,6 +469,8 @@ def _copy_into_store(
                 investigation_id=inv.id,
                 statement=str(hyp.get("statement") or ""),
                 test=str(hyp.get("test") or ""),
+                test_kind=None if hyp.get("test_kind") is None else str(hyp.get("test_kind")),  # verified: a kind
+                evidence_before=dict(obj(hyp["evidence_before"])) if hyp.get("evidence_before") else None,
                 origin_ref=_origin(hyp),
                 created_by=str(hyp.get("created_by") or ""),
                 created_at=str(hyp.get("created_at") or ""),

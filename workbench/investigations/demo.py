@@ -32,6 +32,7 @@ class Demo(TypedDict):
     change: dict[str, list[str]]
     hypothesis: str
     test: str
+    test_kind: str  # the kind of evidence the test is (workbench.bundle.decisive.DECIDED_BY)
 
 
 DEMOS: list[Demo] = [
@@ -44,6 +45,7 @@ DEMOS: list[Demo] = [
         "hypothesis": "The v0.8.3 scheduler keeps requests queued longer at the same load (admission, not model work).",
         "test": "Interleaved A/B/A′ reruns (10 rounds) at a fixed request rate, reading queue p95 per run; "
         "supported if queue time rises on B beyond the A/A noise floor while prefill and decode hold.",
+        "test_kind": "rerun",
     },
     {
         "lens": "training",
@@ -54,6 +56,7 @@ DEMOS: list[Demo] = [
         "hypothesis": "A straggling rank makes the others wait in the collectives.",
         "test": "A controlled interleaved rerun with per-rank collective timings (NCCL flight recorder) and an "
         "A/A control; supported if one rank enters the collectives late on B and not on A.",
+        "test_kind": "rerun",
     },
     {
         "lens": "fleet",
@@ -64,6 +67,7 @@ DEMOS: list[Demo] = [
         "hypothesis": "Gang blocking: the idle GPUs were too few to start any waiting 16-GPU job.",
         "test": "Replay window B's queue with the recorded eligibility history; supported if no waiting job could "
         "start on the idle GPUs at any time in the window.",
+        "test_kind": "comparison",
     },
 ]
 
@@ -114,6 +118,8 @@ def create_demo_investigations(store: "Store", *, engine: Callable[..., Any] | N
         ).to_json()
         if comp["result"].get("observations"):
             wf.observations_from_comparison(store, inv["id"], comp["id"], by=DEMO_BY)
-        wf.new_hypothesis(store, inv["id"], demo["hypothesis"], demo["test"], by=DEMO_BY).to_json()
+        wf.new_hypothesis(
+            store, inv["id"], demo["hypothesis"], demo["test"], by=DEMO_BY, test_kind=demo["test_kind"]
+        ).to_json()
         ids.append(inv["id"])
     return ids

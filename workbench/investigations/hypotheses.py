@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.bundle.decisive import (
+    TEST_KINDS,
     bisection_cannot_decide,
     comparison_cannot_decide,
     plan_cannot_decide,
@@ -22,6 +23,7 @@ from workbench.investigations.common import (
     required_text,
 )
 from workbench.investigations.evidence import parse_decision_evidence
+from workbench.investigations.origin import evidence_before, origin_of, origin_problem
 from workbench.investigations.views import HypothesisView, hypothesis_of
 
 if TYPE_CHECKING:
@@ -29,17 +31,29 @@ if TYPE_CHECKING:
 
 
 def new_hypothesis(
-    store: "Store", inv: str | int, statement: str, test: str, *, by: str | None = None
+    store: "Store",
+    inv: str | int,
+    statement: str,
+    test: str,
+    *,
+    by: str | None = None,
+    test_kind: str = "rerun",
 ) -> HypothesisView:
-    """A claim with the test that would decide it, opened (status ``open``)."""
+    """A claim with the test that would decide it, opened (status ``open``). ``test_kind``:
+    the kind of evidence the test is (rerun, comparison, bisection, diagnosis), the only kind
+    that can decide it; the evidence that exists now is recorded, and cannot decide it."""
     from store.investigations import Hypothesis, HypothesisStatus  # SQLAlchemy: loaded with the store, not at import
 
+    if test_kind not in TEST_KINDS:
+        raise UsageError(f"the test's kind must be one of {', '.join(TEST_KINDS)}, not {test_kind!r}")
     with store.session() as s:
         inv_row = investigation_row(s, inv, writable=True)
         row = Hypothesis(
             investigation_id=inv_row.id,
             statement=required_text(statement, "the hypothesis"),
             test=required_text(test, "the test that would decide it (--test)"),
+            test_kind=test_kind,
+            evidence_before=evidence_before(s),
             created_by=by or current_user(),
         )
         s.add(row)
@@ -190,6 +204,16 @@ def _owner(what: str, owner: int | None, investigation_id: int, how: str) -> str
     return f"{what} belongs to investigation {owner}, not to this hypothesis's investigation {investigation_id}"
 
 
+def _its_own_test(store: "Store", row: Any, evidence: Sequence[dict[str, object]]) -> None:
+    """Refuse evidence that is not the hypothesis's own test (``investigations.origin``)."""
+    with store.session() as s:
+        origin = origin_of(s, row)
+        for ev in evidence:
+            reason = origin_problem(s, ev, origin)
+            if reason:
+                raise UsageError(f"evidence {ev['kind']}={ev.get('id')} cannot decide hypothesis {row.id}: {reason}")
+
+
 def rerun_table(kind: str) -> Any:
     """The rerun harness's table for ``rerun_plan`` or ``rerun_comparison`` evidence."""
     from store.rerun import RerunComparison, RerunPlan  # SQLAlchemy: loaded with the store, not at import
@@ -227,6 +251,8 @@ def decide_hypothesis(
         investigation_row(s, row.investigation_id, writable=True)
     cited = [dict(ev) for ev in evidence]  # check_links fills in the ids of plans named by their name
     check_links(store, cited, row.investigation_id, status)
+    if status in DECIDED:
+        _its_own_test(store, row, cited)
     with store.session() as s:
         s.add(
             HypothesisStatus(

@@ -124,6 +124,10 @@ class HypothesisView(Record, frozen=True):
     ref: str
     statement: str
     test: str
+    # The kind of evidence its test is (``None``: written before wb asked), and the highest id of
+    # each evidence table when it was written (``workbench.bundle.decisive``: what can decide it).
+    test_kind: str | None
+    evidence_before: dict[str, int] | None
     status: str
     links: dict[str, list[Any]]
     history: list[HypothesisStep]
@@ -219,6 +223,8 @@ def hypothesis_of(row: Any, history: Sequence[Any]) -> HypothesisView:
         ref=f"hypothesis/{row.id}",
         statement=row.statement,
         test=row.test,
+        test_kind=row.test_kind,
+        evidence_before=None if row.evidence_before is None else {k: int(v) for k, v in row.evidence_before.items()},
         status=steps[-1].status if steps else "open",
         links=links,
         history=steps,

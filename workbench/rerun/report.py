@@ -24,7 +24,7 @@ import json
 import math
 import statistics
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -53,7 +53,8 @@ from workbench.rerun.comparison import (
     RunRow,
     SequentialResult,
 )
-from workbench.rerun.plan import ARM_NAMES, ARMS, DEFAULT_METRIC, Plan
+from workbench.bundle.schema import RerunSource
+from workbench.rerun.plan import ARM_NAMES, ARMS, DEFAULT_METRIC, Plan, schedule, warmup_slots
 from workbench.stats import MIN_ROUNDS, Analysis, analyze, reduce_run, rounds_needed
 from workbench.stats.sequential import CONTINUE, SequentialDesign, look
 from workbench.stats.verdicts import DECIDED, Flag, Verdict
@@ -91,6 +92,7 @@ class MeasuredRun(Protocol):
 
 
 ByRound = dict[int, dict[str, MeasuredRun]]
+LoadRun = Callable[[int], RunRecord]  # a run by its id: the store's, or a bundle's rebuilt run
 
 
 def run_statistic(record: RunRecord, plan: Plan) -> tuple[float | None, str]:
@@ -188,11 +190,16 @@ def _analysis(plan: PlanInfo, rounds: list[int], by_round: ByRound) -> Analysis 
     )
 
 
-def reanalyze(body: Mapping[str, object]) -> dict[str, object]:
-    """A stored comparison's verdict-bearing parts derived again from its per-run values
-    (what ``wb evidence verify --recompute`` checks): analysis, verdict, flags, sequential.
-    ``body`` is a bundle's JSON: it is decoded first (a bad shape raises, naming the place)."""
-    report = RerunReport.from_json(body)
+def reanalyze(source: "Mapping[str, object] | RerunSource") -> dict[str, object]:
+    """What ``wb evidence verify --recompute`` derives again of a carried rerun comparison.
+
+    A :class:`~workbench.bundle.schema.RerunSource` (a bundle of format 1.1: the plan, the run
+    log and the arms' runs): the whole stored comparison, rebuilt (:func:`rebuild`). A stored
+    body (older callers): its verdict-bearing parts from its per-run values (analysis,
+    verdict, flags, sequential); it is decoded first (a bad shape raises, naming the place)."""
+    if isinstance(source, RerunSource):
+        return rebuild(source)
+    report = RerunReport.from_json(source)
     if report.refusal is not None:  # refused by the contract: no analysis, no verdict
         return {"analysis": None, "verdict": None, "flags": []}
     p = _judged_plan(report.plan, report.basis)
@@ -216,6 +223,64 @@ def reanalyze(body: Mapping[str, object]) -> dict[str, object]:
     if sequential is not None:
         out["sequential"] = sequential
     return out
+
+
+CUT_SHORT = "cut short"  # a "complete" execution whose log ends before its schedule does
+
+
+def rebuild(source: RerunSource) -> dict[str, object]:
+    """A carried rerun comparison rebuilt whole from what made it: the plan, the execution and
+    its run log as they were, each run's statistic from the arm's run, then the same
+    :func:`assemble` that stored it. An execution stated ``complete`` whose log has not run
+    its schedule (nor reached a sequential decision) is rebuilt as :data:`CUT_SHORT`.
+    ``KeyError`` names a logged run the bundle does not carry."""
+    plan = Plan.from_json(source.plan.body)
+    by_id: dict[int, RunRecord] = {}
+    rows = []
+    for entry in source.inputs.runs:
+        record = None
+        if entry.run is not None:
+            record = source.records[entry.run]  # KeyError: the run is not in the bundle
+            if record.id is None:
+                raise KeyError(f"{entry.run} has no id")
+            by_id[record.id] = record
+        statistic = run_statistic(record, plan)[0] if record is not None and entry.status == "ok" else None
+        rows.append(
+            RunRow(
+                round=entry.round,
+                arm=entry.arm,
+                slot=entry.slot,
+                status=entry.status,
+                reason=entry.reason,
+                started_at=entry.started_at,
+                wall_s=entry.wall_s,
+                exit_status=entry.exit_status,
+                run_id=None if record is None else record.id,
+                statistic=statistic,
+                stderr_tail=entry.stderr_tail[-STDERR_SHOWN:]
+                if entry.status == "failed" and entry.stderr_tail
+                else None,
+            )
+        )
+    e = source.inputs.execution
+    if e is None:
+        raise KeyError(f"{source.inputs.ref}'s execution")
+    status = e.status if e.status != "complete" or _ran_to_the_end(plan, rows) else CUT_SHORT
+    execution = ExecutionInfo(
+        id=e.id, status=status, host=e.host, started_at=e.started_at, ended_at=e.ended_at, workdir=e.workdir
+    )
+    report = assemble(source.plan.id, source.plan.digest, plan, execution, tuple(rows), by_id.__getitem__)
+    return report.stored().to_json()
+
+
+def _ran_to_the_end(plan: Plan, rows: Sequence[RunRow]) -> bool:
+    """Whether the log can be a complete execution's: every slot of the schedule (warm-up
+    first) finished, or the sequential look decided on the runs it has."""
+    finished = {r.slot for r in rows if r.status in ("ok", "failed")}
+    if all(i in finished for i in range(len(warmup_slots(plan)) + len(schedule(plan)))):
+        return True
+    look = sequential_look(plan, rows)
+    return look is not None and look.decided
 
 
 # -- the contract of wb compare, on the arms' captures --------------------------------
@@ -287,7 +352,7 @@ def _per_second(lens: Lens, plan: Plan, record: RunRecord, statistic: float | No
     return rate[0] if rate is not None and math.isfinite(rate[0]) and rate[0] > 0 else None
 
 
-def _check_contract(store: "Store", plan: Plan, rounds: list[int], by_round: ByRound) -> _Contract:
+def _check_contract(load: LoadRun, plan: Plan, rounds: list[int], by_round: ByRound) -> _Contract:
     """Compare's rules on the runs of the rounds used: dimensions, work, throughput."""
     if not rounds:
         return _Contract()
@@ -298,7 +363,7 @@ def _check_contract(store: "Store", plan: Plan, rounds: list[int], by_round: ByR
     runs = {arm: [by_round[k][arm] for k in rounds] for arm in ARMS}
     if any(r.run_id is None for arm in ARMS for r in runs[arm]):
         return _Contract()
-    records = {arm: [store.load_run(r.run_id) for r in runs[arm]] for arm in ARMS}  # type: ignore[arg-type]
+    records = {arm: [load(r.run_id) for r in runs[arm]] for arm in ARMS}  # type: ignore[arg-type]
     check, accepts = contract.session_pair(lens, records["A"], records["B"], plan.changes, plan.accept)
     dims = tuple(
         DimensionCheck(
@@ -408,13 +473,13 @@ def _failures(runs: Sequence[RunRow]) -> dict[str, ArmFailures]:
     return out
 
 
-def _guardrail_values(store: "Store", plan: Plan, run_ids: dict[str, list[int]]) -> dict[str, dict[str, list[float]]]:
+def _guardrail_values(load: LoadRun, plan: Plan, run_ids: dict[str, list[int]]) -> dict[str, dict[str, list[float]]]:
     """metric -> arm -> per-run values (NaN where the run does not say)."""
     lens = builtin_lens(plan.lens)
     values: dict[str, dict[str, list[float]]] = {g.metric: {arm: [] for arm in ARMS} for g in plan.guardrails}
     for arm, ids in run_ids.items():
         for run_id in ids:
-            record = store.load_run(run_id)
+            record = load(run_id)
             for metric in values:
                 v = lens.guardrail_value(record, metric)
                 col = (record.tables.get(SAMPLES) or {}).get(metric)
@@ -424,11 +489,11 @@ def _guardrail_values(store: "Store", plan: Plan, run_ids: dict[str, list[int]])
     return values
 
 
-def _judge_guardrails(store: "Store", plan: Plan, rounds: list[int], by_round: ByRound) -> tuple[GuardrailResult, ...]:
+def _judge_guardrails(load: LoadRun, plan: Plan, rounds: list[int], by_round: ByRound) -> tuple[GuardrailResult, ...]:
     if not plan.guardrails:
         return ()
     run_ids = {arm: [rid for k in rounds if (rid := by_round[k][arm].run_id) is not None] for arm in ARMS}
-    values = _guardrail_values(store, plan, run_ids)
+    values = _guardrail_values(load, plan, run_ids)
     out = []
     for g in plan.guardrails:
         spec = GuardrailSpec(g.name or g.metric, g.name or g.metric, g.metric, g.rule, g.limit)
@@ -485,17 +550,33 @@ def build_comparison(
     store: "Store", plan_row: "RerunPlan", execution_row: "RerunExecution", runs: Sequence["RerunRun"]
 ) -> RerunReport:
     """The comparison of one execution (see ``docs/verify.md``)."""
+    execution = ExecutionInfo(
+        id=int(execution_row.id),  # type: ignore[arg-type]
+        status=execution_row.status,
+        host=execution_row.host,
+        started_at=execution_row.started_at,
+        ended_at=execution_row.ended_at,
+        workdir=execution_row.workdir,
+    )
     plan = Plan.from_json(plan_row.body)
-    rows = tuple(_run_row(r) for r in runs)
+    plan_id = int(plan_row.id)  # type: ignore[arg-type]
+    return assemble(plan_id, plan_row.digest, plan, execution, tuple(_run_row(r) for r in runs), store.load_run)
+
+
+def assemble(
+    plan_id: int, plan_digest: str, plan: Plan, execution: ExecutionInfo, rows: tuple[RunRow, ...], load: LoadRun
+) -> RerunReport:
+    """The comparison of an execution's logged runs, the arms' runs read with ``load`` (the
+    store's, or the runs a bundle carries for ``wb evidence verify --recompute``)."""
     rounds, by_round = paired_rounds(rows)
     failures = _failures(rows)
     finished_rounds = {r.round for r in rows if r.round >= 1 and r.status in ("ok", "failed")}
     incomplete = sorted(k for k in finished_rounds if k not in rounds)
     sequential = plan.stopping != "fixed"
     info = PlanInfo(
-        id=int(plan_row.id),  # type: ignore[arg-type]
+        id=plan_id,
         name=plan.name,
-        digest=plan_row.digest,
+        digest=plan_digest,
         lens=plan.lens,
         metric=plan.metric,
         statistic=plan.statistic,
@@ -519,7 +600,7 @@ def build_comparison(
             f"rounds {', '.join(map(str, incomplete))} left out of the paired analysis: an arm failed or has no value"
         )
 
-    kept = _check_contract(store, plan, rounds, by_round)
+    kept = _check_contract(load, plan, rounds, by_round)
     if kept.basis is not None:
         rows = tuple(
             msgspec.structs.replace(r, throughput=kept.throughput.get(r.run_id)) if r.run_id is not None else r
@@ -547,24 +628,17 @@ def build_comparison(
     if seq is not None and len(judged_rounds) >= 2:
         # The fixed analysis keeps its intervals for reading, but its nominal levels
         # do not hold after repeated looks: the verdict is the sequential design's.
-        section = _sequential_section(_judged_plan(info, kept.basis), seq, execution_row.status)
+        section = _sequential_section(_judged_plan(info, kept.basis), seq, execution.status)
         verdict, reason = section.verdict, section.why
-    guardrails = _judge_guardrails(store, plan, rounds, by_round)
+    guardrails = _judge_guardrails(load, plan, rounds, by_round)
     verdict, flags, reason = _kept(verdict, flags, reason, kept.control_mismatch, guardrails)
     if kept.basis is not None and kept.refusal is None:
         reason = f"{kept.basis.why}; {reason}"
     return RerunReport(
         format=FORMAT,
         plan=info,
-        execution=ExecutionInfo(
-            id=int(execution_row.id),  # type: ignore[arg-type]
-            status=execution_row.status,
-            host=execution_row.host,
-            started_at=execution_row.started_at,
-            ended_at=execution_row.ended_at,
-            workdir=execution_row.workdir,
-        ),
-        partial=execution_row.status != "complete",
+        execution=execution,
+        partial=execution.status != "complete",
         rounds=Rounds(planned=plan.rounds, used=tuple(rounds), left_out=tuple(incomplete)),
         runs=rows,
         failures=failures,

@@ -15,12 +15,19 @@ from workbench.textsafe import clean
 @click.option(
     "--test", "test", required=True, help="The test that would decide it (e.g. a controlled interleaved rerun)."
 )
+@click.option(
+    "--test-kind",
+    type=click.Choice(["rerun", "comparison", "bisection", "diagnosis"]),
+    default="rerun",
+    show_default=True,
+    help="The kind of evidence the test is: only that kind, recorded after the hypothesis, can decide it.",
+)
 @click.option("--by", default=None, help="Who writes it (default: your login name).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
-def command(ctx, investigation, statement, test, by, as_json) -> None:
+def command(ctx, investigation, statement, test, test_kind, by, as_json) -> None:
     """Add a hypothesis to INVESTIGATION; it starts 'open'. It is a claim, not a finding."""
-    hyp = new_hypothesis(open_store_from(ctx), investigation, statement, test, by=by).to_json()
+    hyp = new_hypothesis(open_store_from(ctx), investigation, statement, test, by=by, test_kind=test_kind).to_json()
     if as_json:
         emit_json(hyp)
     else:
