@@ -36,6 +36,8 @@ SCOPE = [
     "workbench/bisect/**/*.py",
     "workbench/bundle/**/*.py",
     "workbench/diagnostics/**/*.py",
+    "workbench/usecases/**/*.py",
+    "workbench/server/**/*.py",
 ]
 OUT_OF_SCOPE = (
     "workbench/cli/commands/import_.py",
@@ -51,24 +53,21 @@ SQLALCHEMY = (
 NUMPY = ("heavy", "numpy")  # the compare engine: `wb --help` imports the `workbench.compare` package, not the engine
 # (file, module imported inside a function) -> why
 OWN_LAZY = {
-    ("workbench/cli/commands/inspect.py", "workbench.compare.plots"): NUMPY,  # only with --plot
     ("workbench/cli/commands/_sweep_compare.py", "workbench.compare.plots"): NUMPY,  # only with --plot
-    ("workbench/cli/__init__.py", "store.errors"): (
-        "why",
-        "`wb evidence verify` runs where `store` cannot be imported",
-    ),
     ("workbench/cli/tui_launch.py", "workbench.tui.app"): ("heavy", "textual"),
     ("workbench/cli/commands/evidence.py", "workbench.rerun.report"): ("heavy", "numpy"),  # only for --recompute
     ("workbench/dims_file.py", "workbench.importers.sacct"): NUMPY,  # only for a wb.toml with [sacct] fields
     ("workbench/cli/commands/remove.py", "store.tidy"): SQLALCHEMY,
     ("workbench/cli/commands/rename.py", "store.tidy"): SQLALCHEMY,
     ("workbench/run_documents.py", "store.declarations"): SQLALCHEMY,
-    ("workbench/cli/commands/token.py", "store.tokens"): SQLALCHEMY,
+    ("workbench/cli/commands/token.py", "workbench.usecases.tokens"): SQLALCHEMY,
     (
         "workbench/cli/commands/serve.py",
         "workbench.server.app",
     ): SQLALCHEMY,  # (and Starlette): not for 'wb serve --help'
-    ("workbench/cli/remote.py", "workbench.server.client"): ("heavy", "httpx"),  # only when a server is named
+    ("workbench/cli/context.py", "workbench.usecases.remote"): ("heavy", "httpx"),  # only when a server is named
+    ("workbench/cli/commands/serve.py", "workbench.server.guard"): ("heavy", "uvicorn"),  # not for 'wb serve --help'
+    ("workbench/usecases/comparisons.py", "workbench.compare.plots"): NUMPY,  # only with --plot (plotext when drawn)
     ("workbench/declare.py", "store.declarations"): SQLALCHEMY,
     ("workbench/compare/__init__.py", "lenses.base"): NUMPY,
     ("workbench/compare/__init__.py", "lenses.extensions"): NUMPY,

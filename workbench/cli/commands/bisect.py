@@ -9,15 +9,16 @@ from typing import Any
 import click
 
 from store.engine import normalize_url, work_dir
-from workbench.bisect.bisection import report, run, start
+from workbench.bisect.bisection import run, start
 from workbench.bisect.format import render_bisection
 from workbench.bisect.result import BisectionReport, Spec
 from workbench.bisect.workflow import bisect_errors
 from workbench.cli.commands.rerun import _Display, _argv
-from workbench.cli.context import emit_json, open_store_from, stderr_console, store_url_from
+from workbench.cli.context import emit_json, open_store_from, stderr_console, store_url_from, workbench_from
 from workbench.errors import UsageError
 from workbench.textsafe import markup_safe
 from workbench.rerun.plan import check_rounds, check_timeout
+from workbench.usecases.reruns import ShowBisection
 
 
 @click.group("bisect")
@@ -183,8 +184,8 @@ def report_cmd(ctx: click.Context, name: str | None, as_json: bool) -> None:
 def _stored(ctx: click.Context, name: str | None, as_json: bool) -> None:
     """A bisection as stored (status and report read the same record; the text leads with
     the open range while it runs, and with the result once it has ended)."""
-    with bisect_errors():
-        result = report(open_store_from(ctx), name)
+    with workbench_from(ctx) as wb:
+        result = wb.call(ShowBisection(bisection=name))
     _show(result, as_json)
 
 
