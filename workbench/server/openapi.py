@@ -152,7 +152,7 @@ def document() -> JSONDoc:
             }
         },
     }
-    return {
+    doc: JSONDoc = {
         "openapi": "3.1.0",
         "info": {
             "title": "wb serve",
@@ -174,6 +174,7 @@ def document() -> JSONDoc:
         },
         "paths": paths,
     }
+    return json.loads(json.dumps(doc))  # as JSON holds it (msgspec's defaults may be tuples)
 
 
 def text() -> str:
