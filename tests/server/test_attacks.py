@@ -110,7 +110,9 @@ def test_path_like_names_are_refused_and_labels_are_only_text(serve, sqlite_url,
         label = "../../../../tmp/owned [bold red]x[/]"
         answer = _upload(http, "ok.json", body, label=label)
         assert answer.status_code == 201, answer.text
-        assert http.post("/api/v1/op/runs.list", json={}).json()["runs"][0]["label"] == label  # stored as the text it is
+        assert (
+            http.post("/api/v1/op/runs.list", json={}).json()["runs"][0]["label"] == label
+        )  # stored as the text it is
     assert not (tmp_path / "escape.json").exists() and not Path("/tmp/owned [bold red]x[/]").exists()
 
 
