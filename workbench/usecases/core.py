@@ -156,6 +156,8 @@ def decode_request(op: Operation, body: bytes) -> Request[Any]:
         raise BadInput("request", str(exc)) from None
     except msgspec.DecodeError as exc:
         raise BadInput("request", f"not JSON ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise BadInput("request", f"not valid UTF-8 text (byte 0x{exc.object[exc.start]:02x}: {exc.reason})") from None
     check_text(req)
     return req
 

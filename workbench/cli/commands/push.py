@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -14,6 +15,7 @@ from workbench.dims_file import FolderDimensions
 from workbench.errors import UsageError
 from workbench.importers import expand_paths
 from workbench.ingest import parse_dim_options
+from workbench.inputs import open_regular
 from workbench.limits import size_text
 from workbench.usecases.remote import HttpClient
 from workbench.textsafe import clean, markup_safe
@@ -80,12 +82,13 @@ def command(
     for path, why in skipped:
         if not as_json:
             err.print(f"skipped {markup_safe(path)}: {markup_safe(why)}")
+    sizes = {path: regular_size(path) for path in files}  # a FIFO, a device or /proc: refused before any request
     with HttpClient(url, token) as client:
         limit = client.health().get("max_upload_bytes")
-        total = sum(p.stat().st_size for p in files)
+        total = sum(sizes.values())
         with _Progress(err, total) as progress:
             for path in files:
-                size = path.stat().st_size
+                size = sizes[path]
                 if isinstance(limit, int) and size > limit:
                     raise UsageError(f"{path}: {size:,} bytes is over the server's upload limit of {size_text(limit)}")
                 report = client.upload(
@@ -99,6 +102,12 @@ def command(
         emit_json(combined)
     elif not combined["imported"] and not combined["declared"]:
         err.print("nothing new imported")
+
+
+def regular_size(path: Path) -> int:
+    """The size of a file wb may read (``open_regular``: the door every file goes through)."""
+    with open_regular(path) as f:
+        return os.fstat(f.fileno()).st_size
 
 
 class Pushed(TypedDict):
