@@ -8,7 +8,8 @@ then saved here; the investigation it verifies adds its frame guardrails where i
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
@@ -17,10 +18,13 @@ from workbench.bisect.result import BisectionReport
 from workbench.bisect.workflow import BisectionRow, bisect_errors, bisection_rows
 from workbench.investigations.common import writable_investigation
 from workbench.investigations.frame import frame_guardrails, investigation_view
+from workbench.limits import MAX_UPLOAD_BYTES
 from workbench.rerun import workflow as plans
+from workbench.rerun.ledger import ExecutionState, KeptCapture, KeptRun, StoreLedger
 from workbench.rerun.plan import Plan, with_frame_guardrails
 from workbench.rerun.plan_summary import PlanList, PlanSaved
 from workbench.usecases.core import Answer, Context, Request, operation
+from workbench.usecases.transport import Workbench
 
 
 class Plans(msgspec.Struct, frozen=True, kw_only=True):
@@ -153,3 +157,183 @@ class ListBisections(Request[Bisections], frozen=True, kw_only=True, forbid_unkn
 def list_bisections(ctx: Context, req: ListBisections) -> Bisections:
     """Every bisection: name, status, steps done, the open range."""
     return Bisections(items=bisection_rows(ctx.store))
+
+
+# -- an execution's records, for an executor anywhere (rerun/ledger.py) ----------------------------
+
+
+class Done(Answer, frozen=True, kw_only=True):
+    """A record kept; nothing to say."""
+
+    ok: bool = True
+
+
+class Executions(Answer, frozen=True, kw_only=True):
+    items: list[ExecutionState]
+
+
+class ListExecutions(Request[Executions], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    plan_id: int
+
+
+@operation("executions.list", "read")
+def list_executions(ctx: Context, req: ListExecutions) -> Executions:
+    """A plan's executions, oldest first (who runs each, its status)."""
+    return Executions(items=StoreLedger(ctx.store).executions(req.plan_id))
+
+
+class Begun(Answer, frozen=True, kw_only=True):
+    execution: int
+
+
+class BeginExecution(Request[Begun], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    plan_id: int
+    abandon: list[int] = []
+    preflight: dict[str, Any]
+    schedule: list[tuple[int, str]]
+    host: str
+    pid: int
+
+
+@operation("executions.begin", "upload")
+def begin_execution(ctx: Context, req: BeginExecution) -> Begun:
+    """A new execution of a plan, run by ``host`` (the unfinished ones named are abandoned)."""
+    with plans.plan_errors():
+        execution = StoreLedger(ctx.store).begin(
+            req.plan_id, abandon=req.abandon, preflight=req.preflight, schedule=req.schedule, host=req.host, pid=req.pid
+        )
+    return Begun(execution=execution)
+
+
+class SetWorkdir(Request[Done], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    execution: int
+    workdir: str  # where the runs' files are, on the machine that runs them
+
+
+@operation("executions.workdir", "upload", idempotent=True)
+def set_workdir(ctx: Context, req: SetWorkdir) -> Done:
+    """Where an execution's files are."""
+    StoreLedger(ctx.store).set_workdir(req.execution, req.workdir)
+    return Done()
+
+
+class TakeOver(Request[Done], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    execution: int
+    preflight: dict[str, Any]
+    host: str
+    pid: int
+
+
+@operation("executions.take_over", "upload")
+def take_over(ctx: Context, req: TakeOver) -> Done:
+    """An unfinished execution continues on ``host``."""
+    StoreLedger(ctx.store).take_over(req.execution, preflight=req.preflight, host=req.host, pid=req.pid)
+    return Done()
+
+
+class ExecutionRuns(Answer, frozen=True, kw_only=True):
+    state: ExecutionState
+    runs: list[KeptRun]
+
+
+class ShowExecution(Request[ExecutionRuns], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    execution: int
+
+
+@operation("executions.show", "read")
+def show_execution(ctx: Context, req: ShowExecution) -> ExecutionRuns:
+    """An execution and the runs it kept (what a resume continues from)."""
+    state, runs = StoreLedger(ctx.store).execution(req.execution)
+    return ExecutionRuns(state=state, runs=runs)
+
+
+class EndExecution(Request[Done], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    execution: int
+    status: Literal["complete", "interrupted"]
+
+
+@operation("executions.end", "upload", idempotent=True)
+def end_execution(ctx: Context, req: EndExecution) -> Done:
+    """An execution ended: complete, or interrupted (a resume continues it)."""
+    StoreLedger(ctx.store).end(req.execution, req.status)
+    return Done()
+
+
+class KeepRun(Request[Done], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    execution: int
+    run: KeptRun
+
+
+@operation("executions.keep_run", "upload")
+def keep_run(ctx: Context, req: KeepRun) -> Done:
+    """One run's outcome, kept as soon as it ends."""
+    StoreLedger(ctx.store).keep_run(req.execution, req.run)
+    return Done()
+
+
+class KeepCapture(Request[KeptCapture], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A run's capture; through a server the file travels as the body (``file_field``)."""
+
+    file_field: ClassVar[str] = "capture"
+    max_file_bytes: ClassVar[int] = MAX_UPLOAD_BYTES
+
+    execution: int
+    slot: int
+    capture: str
+    source: str  # the file where the run wrote it
+
+
+@operation("executions.keep_capture", "upload", idempotent=True)
+def keep_capture(ctx: Context, req: KeepCapture) -> KeptCapture:
+    """A run's capture kept as the run of its slot (idempotent: a capture kept twice is one run)."""
+    return StoreLedger(ctx.store).keep_capture(req.execution, req.slot, Path(req.capture), req.source)
+
+
+class WorkbenchLedger:
+    """An execution's records kept through a transport (``Ledger``): the executor runs here, and
+    each record goes to the store the workbench holds, a local one or a server's."""
+
+    def __init__(self, wb: Workbench) -> None:
+        self.wb = wb
+        self.url = wb.url
+
+    def plan(self, ref: str | int) -> tuple[int, str, Plan]:
+        stored = self.wb.call(LoadPlan(plan=str(ref)))
+        return stored.id, stored.digest, stored.plan
+
+    def executions(self, plan_id: int) -> list[ExecutionState]:
+        return self.wb.call(ListExecutions(plan_id=plan_id)).items
+
+    def begin(
+        self,
+        plan_id: int,
+        *,
+        abandon: list[int],
+        preflight: dict[str, Any],
+        schedule: list[tuple[int, str]],
+        host: str,
+        pid: int,
+    ) -> int:
+        req = BeginExecution(
+            plan_id=plan_id, abandon=abandon, preflight=preflight, schedule=schedule, host=host, pid=pid
+        )
+        return self.wb.call(req).execution
+
+    def set_workdir(self, execution_id: int, workdir: str) -> None:
+        self.wb.call(SetWorkdir(execution=execution_id, workdir=workdir))
+
+    def take_over(self, execution_id: int, *, preflight: dict[str, Any], host: str, pid: int) -> None:
+        self.wb.call(TakeOver(execution=execution_id, preflight=preflight, host=host, pid=pid))
+
+    def execution(self, execution_id: int) -> tuple[ExecutionState, list[KeptRun]]:
+        shown = self.wb.call(ShowExecution(execution=execution_id))
+        return shown.state, shown.runs
+
+    def end(self, execution_id: int, status: str) -> None:
+        self.wb.call(EndExecution(execution=execution_id, status=status))  # type: ignore[arg-type]
+
+    def keep_run(self, execution_id: int, run: KeptRun) -> None:
+        self.wb.call(KeepRun(execution=execution_id, run=run))
+
+    def keep_capture(self, execution_id: int, slot: int, capture: Path, source: str) -> KeptCapture:
+        return self.wb.call(KeepCapture(execution=execution_id, slot=slot, capture=str(capture), source=source))

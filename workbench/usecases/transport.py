@@ -20,6 +20,7 @@ class Workbench(Protocol):
     where in words (a store's display URL, a server's address)."""
 
     where: str
+    url: str  # the store's URL or the server's: an execution's files go beside it (store.engine.work_dir)
 
     def call(self, req: Request[A]) -> A: ...
 
@@ -36,6 +37,7 @@ class Local:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.where = store.display_url
+        self.url = store.url
 
     def call(self, req: Request[A]) -> A:
         check_text(req)  # what a server refuses, a local store refuses too (PostgreSQL cannot keep a NUL)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from workbench.cli.context import emit_json, open_store_from, stderr_console, workbench_from
+from workbench.cli.context import emit_json, stderr_console, workbench_from
 from workbench.compare import parse_accepts, parse_change
 from workbench.errors import EXIT_REFUSED, UsageError, WbError
 from workbench.rerun import workflow as plans
@@ -18,8 +18,8 @@ from workbench.rerun.plan_summary import DryRun
 from workbench.rerun.preflight import render_preflight, run_preflight
 from workbench.rerun.report import render_rerun_report
 from workbench.textsafe import clean, markup_safe
-from workbench.usecases.reruns import ListPlans, LoadPlan, PlanReport, SavePlan
-from workbench.usecases.transport import Local, Workbench
+from workbench.usecases.reruns import ListPlans, LoadPlan, PlanReport, SavePlan, WorkbenchLedger
+from workbench.usecases.transport import Workbench
 
 
 @click.group("rerun")
@@ -435,9 +435,16 @@ def _finish(wb: Workbench, plan_ref: str, execution_id: int | None, as_json: boo
 def _execute(
     ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes: bool, workdir: Path | None, as_json: bool
 ) -> None:
-    store = open_store_from(ctx)
+    """Run here, on this machine; every record goes where the store is (a server's, through it)."""
+    with workbench_from(ctx) as wb:
+        _execute_with(wb, plan_ref, resume=resume, new=new, yes=yes, workdir=workdir, as_json=as_json)
+
+
+def _execute_with(
+    wb: Workbench, plan_ref: str, *, resume: bool, new: bool, yes: bool, workdir: Path | None, as_json: bool
+) -> None:
     err = stderr_console()
-    plan = plans.load(store, plan_ref).plan
+    plan = wb.call(LoadPlan(plan=plan_ref)).plan
     # Always show what will be launched; a plan from elsewhere needs an explicit yes.
     for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
         cmd = plan.command(arm)
@@ -456,7 +463,7 @@ def _execute(
         if not confirmed:
             raise WbError("not confirmed; nothing was run", exit_code=EXIT_REFUSED)
     display = _Display()
-    executor = Executor(store, plan_ref, observer=display, workdir=workdir, confirmed=confirmed)
+    executor = Executor(WorkbenchLedger(wb), plan_ref, observer=display, workdir=workdir, confirmed=confirmed)
     try:
         execution_id = executor.reopen() if resume else executor.start(new=new)
     except Blocked as exc:
@@ -470,7 +477,7 @@ def _execute(
             f"[yellow]interrupted:[/] finished runs are kept; continue with: wb rerun resume {markup_safe(plan.name)}"
         )
         raise
-    _finish(Local(store), plan_ref, execution_id, as_json)
+    _finish(wb, plan_ref, execution_id, as_json)
 
 
 def _dry_run(ctx: click.Context, plan_ref: str, as_json: bool) -> None:
