@@ -102,9 +102,10 @@ OWN_LAZY = {
     ("workbench/rerun/workflow.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bisect/workflow.py", "store.bisect"): SQLALCHEMY,
     ("workbench/rerun/report.py", "store.rerun"): SQLALCHEMY,
-    ("workbench/bisect/bisection.py", "store.bisect"): SQLALCHEMY,
-    ("workbench/bisect/bisection.py", "store.rerun"): SQLALCHEMY,
-    ("workbench/bisect/bisection.py", "store.tables"): SQLALCHEMY,
+    ("workbench/bisect/records.py", "store.bisect"): SQLALCHEMY,
+    ("workbench/bisect/records.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/bisect/records.py", "store.tables"): SQLALCHEMY,
+    ("workbench/rerun/ledger.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bundle/recheck.py", "workbench.compare.model"): NUMPY,  # only --recompute
     ("workbench/bundle/recompute.py", "workbench.compare.contract"): NUMPY,  # only --recompute
     ("workbench/bundle/recompute.py", "store.records"): (

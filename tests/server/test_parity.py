@@ -220,7 +220,7 @@ def test_wb_server_behaves_as_the_option(served, monkeypatch):
         (("import", "x.json"), "wb push FILE"),
         (("demo",), "its own local store"),
         (("serve",), "serves its local store"),
-        (("bisect", "start", "--candidates", "x", "--bench", "b"), "works on a local store only"),
+        (("rename", "1", "new-label"), "works on a local store only"),
         (("remove", "1"), "works on a local store only"),
     ],
 )

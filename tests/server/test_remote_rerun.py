@@ -111,3 +111,18 @@ def test_a_read_token_cannot_record_an_execution(server, tmp_path, monkeypatch):
     code, _out, err = wb_here("--server", server.url, "rerun", "run", "p", "--workdir", str(tmp_path / "w"))
     assert code == 2 and "needs role 'upload'" in err and len(err.strip().splitlines()) <= 4
     assert not list((tmp_path / "w").rglob("*.capture.json"))  # refused before anything ran
+
+
+def test_a_bisection_typed_on_a_node_records_on_the_server(server, store_url, tmp_path):
+    from tests.bisect.test_bisect import history
+
+    repo, ids = history(tmp_path, {9: 1.3}, commits=16)
+    args = ["bisect", "start", "--repo", str(repo), "--good", ids[0], "--bad", ids[-1]]
+    args += ["--build", "cp bench.sh built.sh", "--bench", "sh built.sh", "--max-rounds", "12"]
+    found = json.loads(_ok("--server", server.url, *args, "--workdir", str(tmp_path / "node"), "--json"))
+    assert found["status"] == "done" and found["result"]["first_bad"] == ids[9]
+    stored = json.loads(_ok("--store", store_url, "bisect", "report", "--json"))  # in the server's store
+    assert stored["result"] == found["result"] and stored["steps_done"] == found["steps_done"]
+    plans = json.loads(_ok("--store", store_url, "rerun", "plan", "--list", "--json"))["plans"]
+    assert len(plans) == found["steps_done"]  # each step's plan, execution and comparison are there too
+    assert _ok("--server", server.url, "bisect", "report") == _ok("--store", store_url, "bisect", "report")

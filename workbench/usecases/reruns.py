@@ -14,7 +14,8 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from workbench.bisect.bisection import report as bisection_report
-from workbench.bisect.result import BisectionReport
+from workbench.bisect.records import Stored, StoreRecords
+from workbench.bisect.result import BisectionReport, BisectionState, Spec
 from workbench.bisect.workflow import BisectionRow, bisect_errors, bisection_rows
 from workbench.investigations.common import writable_investigation
 from workbench.investigations.frame import frame_guardrails, investigation_view
@@ -69,6 +70,7 @@ class Saved(msgspec.Struct, frozen=True, kw_only=True):
 class SavePlan(Request[Saved], frozen=True, kw_only=True, forbid_unknown_fields=True):
     plan: Plan
     investigation: str | None = None
+    frame: bool = True  # the investigation's frame guardrails join the plan's (a bisection's steps: not)
 
 
 @operation("plans.save", "upload")
@@ -77,7 +79,7 @@ def save_plan(ctx: Context, req: SavePlan) -> Saved:
     with plans.plan_errors():
         plan = req.plan
         investigation_id = None if req.investigation is None else writable_investigation(ctx.store, req.investigation)
-        if investigation_id is not None:  # the investigation's frame guardrails are judged at Verify too
+        if investigation_id is not None and req.frame:  # the frame guardrails are judged at Verify too
             frame = investigation_view(ctx.store, investigation_id)
             plan = with_frame_guardrails(plan, investigation_id, frame_guardrails(frame.lens, frame.guardrails))
         return Saved(saved=plans.save(ctx.store, plan, investigation_id))
@@ -337,3 +339,92 @@ class WorkbenchLedger:
 
     def keep_capture(self, execution_id: int, slot: int, capture: Path, source: str) -> KeptCapture:
         return self.wb.call(KeepCapture(execution=execution_id, slot=slot, capture=str(capture), source=source))
+
+
+# -- a bisection's records, for a search anywhere (bisect/records.py) ------------------------------
+
+
+class BisectionBegun(Answer, frozen=True, kw_only=True):
+    bisection: int
+
+
+class BeginBisection(Request[BisectionBegun], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    spec: Spec
+    state: BisectionState
+
+
+@operation("bisections.begin", "upload")
+def begin_bisection(ctx: Context, req: BeginBisection) -> BisectionBegun:
+    """Record a new bisection (its candidates read where it runs)."""
+    with bisect_errors():
+        return BisectionBegun(bisection=StoreRecords(ctx.store).begin(req.spec, req.state))
+
+
+class LoadBisection(Request[Stored], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    bisection: str | None = None  # a name or id; None: the latest
+
+
+@operation("bisections.load", "read")
+def load_bisection(ctx: Context, req: LoadBisection) -> Stored:
+    """A bisection's spec, state and status (what a resume continues from)."""
+    with bisect_errors():
+        return StoreRecords(ctx.store).load(req.bisection)
+
+
+class SaveBisection(Request[Done], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    bisection: int
+    state: BisectionState
+    status: str
+
+
+@operation("bisections.save", "upload", idempotent=True)
+def save_bisection(ctx: Context, req: SaveBisection) -> Done:
+    """A bisection's state after a step."""
+    with bisect_errors():
+        StoreRecords(ctx.store).save(req.bisection, req.state, req.status)
+    return Done()
+
+
+class PinBisection(Request[Done], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    investigation: int
+    text: str
+    evidence: list[dict[str, Any]]
+
+
+@operation("bisections.pin", "upload")
+def pin_bisection(ctx: Context, req: PinBisection) -> Done:
+    """A bisection's result pinned to its investigation (an observation, not a cause)."""
+    StoreRecords(ctx.store).pin(req.investigation, req.text, req.evidence)
+    return Done()
+
+
+class WorkbenchBisectRecords:
+    """A bisection's records kept through a transport (``BisectRecords``): the builds and the
+    benchmarks run here, each record goes to the store the workbench holds."""
+
+    def __init__(self, wb: Workbench) -> None:
+        self.wb = wb
+
+    def begin(self, spec: Spec, state: BisectionState) -> int:
+        return self.wb.call(BeginBisection(spec=spec, state=state)).bisection
+
+    def load(self, ref: str | int | None) -> Stored:
+        return self.wb.call(LoadBisection(bisection=None if ref is None else str(ref)))
+
+    def save(self, bisection_id: int, state: BisectionState, status: str) -> None:
+        self.wb.call(SaveBisection(bisection=bisection_id, state=state, status=status))
+
+    def save_plan(self, plan: Plan, investigation: int | None) -> None:
+        self.wb.call(
+            SavePlan(plan=plan, investigation=None if investigation is None else str(investigation), frame=False)
+        )
+
+    def ledger(self) -> WorkbenchLedger:
+        return WorkbenchLedger(self.wb)
+
+    def finish(self, plan: str, execution_id: int) -> tuple[Any, int]:
+        done = self.wb.call(PlanReport(plan=plan, execution=execution_id))
+        return done.report, done.comparison_id
+
+    def pin(self, investigation: int, text: str, evidence: list[dict[str, Any]]) -> None:
+        self.wb.call(PinBisection(investigation=investigation, text=text, evidence=evidence))
