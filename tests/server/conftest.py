@@ -134,6 +134,18 @@ def wait_for_log(served: Served, pattern: str, timeout_s: float = 10.0) -> str:
     raise AssertionError(f"no log line matches {pattern!r}:\n" + "\n".join(served.log[-10:]))
 
 
+def _slow(app, delay_s: float):
+    """The application answering every request ``delay_s`` late (a slow server)."""
+    import asyncio
+
+    async def slow(scope, receive, send):
+        if scope["type"] == "http":
+            await asyncio.sleep(delay_s)
+        await app(scope, receive, send)
+
+    return slow
+
+
 class InProcess:
     """``wb serve``'s application under uvicorn in a thread of this process, on a loopback port
     (for tests where the process boundary is not the point: many commands, in-process ``wb``)."""
@@ -145,6 +157,7 @@ class InProcess:
         from workbench.server.config import ServerConfig
         from workbench.server.guard import ConnectionGuard
 
+        delay_s = config.pop("delay_s", 0.0)
         settings = ServerConfig(store_url=store_url, max_connections=config.pop("max_connections", 128), **config)
         guard = ConnectionGuard(
             max_connections=settings.max_connections,
@@ -153,7 +166,7 @@ class InProcess:
         )
         self.server = uvicorn.Server(
             uvicorn.Config(
-                create_app(settings),
+                _slow(create_app(settings), delay_s) if delay_s else create_app(settings),
                 host="127.0.0.1",
                 port=0,
                 http=guard.protocol(),

@@ -25,6 +25,7 @@ from workbench.compare.render import render_inspect
 from workbench.importers.base import ImportOptions
 from workbench.importers.kineto import IMPORTER
 from workbench.training import pair_findings, window_kind
+from workbench.usecases.transport import Local
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "training"
 REAL = REAL_CAPTURES / "training"
@@ -434,5 +435,5 @@ def test_tui_inspect_pane_shows_the_findings(tmp_path, sqlite_url):
         lens="training",
         comparisons=[SimpleNamespace(parameters=params, baseline_runs=[ids[0]], candidate_runs=[ids[1]])],
     )
-    text = " ".join(services.inspect_text(store, inv).split())
+    text = " ".join(services.inspect_text(Local(store), inv).split())
     assert "Trace findings (observations, not causes)" in text and "clocks, across ranks: FOUND" in text

@@ -215,6 +215,14 @@ class Executor:
         self.ledger.take_over(e.id, preflight=pf.to_json(), host=socket.gethostname(), pid=os.getpid())
         return e.id
 
+    def resume_or_start(self) -> int:
+        """The plan's unfinished execution taken over (``reopen``), or else a new one (``start``)."""
+        from store.rerun import INTERRUPTED, RUNNING  # SQLModel, heavy
+
+        if any(e.status in (RUNNING, INTERRUPTED) for e in self.ledger.executions(self.plan_id)):
+            return self.reopen()
+        return self.start()
+
     # -- running ----------------------------------------------------------------------
 
     def run(self, execution_id: int) -> str:

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from workbench.bundle.export import dumps
 from workbench.investigations.bundling import export_investigation, import_bundle
 from workbench.limits import MiB
 from workbench.usecases.core import Answer, Context, Request, operation
@@ -62,3 +63,23 @@ def import_bundle_file(ctx: Context, req: ImportBundle) -> ImportedBundle:
     """Verify a bundle and keep it, read-only, as an imported investigation."""
     done = import_bundle(ctx.store, req.path, by=ctx.by(req.by))
     return ImportedBundle.from_json(dict(done))
+
+
+class BundleSizes(Answer, frozen=True, kw_only=True):
+    """A bundle's size in bytes with and without the embedded samples (measured, not guessed)."""
+
+    with_samples: int
+    without_samples: int
+
+
+class MeasureBundle(Request[BundleSizes], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    investigation: str
+
+
+@operation("bundles.sizes", "read")
+def measure_bundle(ctx: Context, req: MeasureBundle) -> BundleSizes:
+    """How big an investigation's bundle is, with and without its samples."""
+    return BundleSizes(
+        with_samples=len(dumps(export_investigation(ctx.store, req.investigation, embed_samples=True)).encode()),
+        without_samples=len(dumps(export_investigation(ctx.store, req.investigation)).encode()),
+    )

@@ -10,24 +10,27 @@ a server reads none of a client's files).
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
 
+from lenses import builtin_lens
 from store.errors import StoreError
 from workbench.compare import compare, inspect, lens_with_metric, parse_accepts, parse_change
 from workbench.compare.host_activity import HostReport, between
-from workbench.compare.inspect_data import InspectResult
+from workbench.compare.inspect_data import InspectResult, series
 from workbench.compare.model import Comparison
 from workbench.compare.run_sets import SHAPE, Selection, check_run_sets
-from workbench.compare.sweep import compare_sweeps, find_sweep, parse_slo
+from workbench.compare.sweep import compare_sweeps, find_sweep, parse_slo, sweep_of
 from workbench.compare.sweep_result import SweepComparison
-from workbench.compare.way_out import WayOut, rerun_words, way_out
+from workbench.compare.way_out import Declarable, WayOut, declarable, rerun_words, way_out
 from workbench.errors import NotFound, UsageError
+from workbench.investigations.comparisons import comparison_in
 from workbench.training.window_kind import steady_steps
-from workbench.usecases.core import Context, Request, operation
+from workbench.usecases.core import Answer, Context, Request, operation
 
 A = TypeVar("A")
 
@@ -264,3 +267,173 @@ def _plots(lens: Any, chosen: Selection, req: Inspect) -> str:
         sides = [[steady_steps(run)[0] for run in runs] for runs in sides]
     size = {"width": req.plot_size[0], "height": req.plot_size[1]} if req.plot_size else {}
     return "Plots\n" + inspect_plots(lens, sides[0], sides[1], req.phase, **size)
+
+
+class RunSpark(Answer, frozen=True, kw_only=True):
+    """A run's primary per-item measure over time, reduced to what its sparkline needs: the mean
+    of each of at most ``cells`` slices, the extremes, the run's mean (nan: none)."""
+
+    label: str
+    slices: tuple[float, ...]
+    low: float
+    high: float
+    mean: float
+
+
+class RunSparks(Answer, frozen=True, kw_only=True):
+    sparks: dict[int, RunSpark]
+
+
+class SparkRuns(Request[RunSparks], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    lens: str
+    runs: list[int]
+    cells: int = 50
+
+
+@operation("runs.sparks", "read")
+def spark_runs(ctx: Context, req: SparkRuns) -> RunSparks:
+    """Each run's measure over time (requests, steps or job starts in order), reduced once."""
+    lens = builtin_lens(req.lens)
+    out = {}
+    for run in ctx.store.load_runs(req.runs):
+        values = [float(v) for v in next(iter(series(lens, run).values()), [])]
+        n, cells = len(values), min(req.cells, len(values))
+        slices = []
+        for i in range(cells):
+            chunk = [v for v in values[i * n // cells : (i + 1) * n // cells] if math.isfinite(v)]
+            slices.append(sum(chunk) / len(chunk) if chunk else math.nan)
+        finite = [v for v in values if math.isfinite(v)]
+        out[int(run.id)] = RunSpark(  # type: ignore[arg-type]
+            label=run.label,
+            slices=tuple(slices),
+            low=min(finite, default=math.nan),
+            high=max(finite, default=math.nan),
+            mean=sum(finite) / len(finite) if finite else math.nan,
+        )
+    return RunSparks(sparks=out)
+
+
+class StoredWayOut(Answer, frozen=True, kw_only=True):
+    """The way out of a stored refused comparison (None: it was compared), and what it would declare."""
+
+    way_out: WayOut | None
+    declarable: tuple[Declarable, ...]
+
+
+class WayOutOfStored(Request[StoredWayOut], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    comparison: int
+
+
+@operation("comparisons.way_out", "read")
+def way_out_of_stored(ctx: Context, req: WayOutOfStored) -> StoredWayOut:
+    """A stored comparison's way out of its refusal, as ``wb compare`` says it (the runs' own data
+    rule out a declaration they contradict)."""
+    view, _inv = comparison_in(ctx.store, req.comparison)
+    result = view.comparison()
+    if result.comparable:
+        return StoredWayOut(way_out=None, declarable=())
+    params = view.parameters
+    base, cand = list(view.baseline_runs), list(view.candidate_runs)
+    records = ctx.store.load_runs([int(r) for r in [*base, *cand]], tables=[])
+    changes = []
+    for name, values in params.changes.items():
+        old, new = ("" if v is None else str(v) for v in (list(values) + [None, None])[:2])
+        changes.append(
+            f"{name}={old}->{new}" if ":" in old + new else f"{name}={old}:{new}" if old or new else str(name)
+        )
+    words = rerun_words("compare", base, cand, None, changes, dict(params.accepts), (), params.control)
+    return StoredWayOut(
+        way_out=way_out(result, base, cand, words, records),
+        declarable=declarable(result, [int(r) for r in base], [int(r) for r in cand], records),
+    )
+
+
+class InspectStored(Request[Inspected], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The inspection of a stored comparison: the engine again on its parameters (without the A/A
+    control runs: the detail is descriptive), with the plots fitted to ``plot_size``."""
+
+    comparison: int
+    lens: str  # the investigation's, when the comparison names none
+    plot_size: tuple[int, int] | None = None
+
+
+@operation("inspect.stored", "read")
+def inspect_stored(ctx: Context, req: InspectStored) -> Inspected:
+    """Inspect a stored comparison's runs with its parameters."""
+    from workbench.compare.plots import inspect_plots  # plotext, when drawn
+
+    view, _inv = comparison_in(ctx.store, req.comparison)
+    arguments = {**view.parameters.engine_arguments(), "lens": view.parameters.lens or req.lens}
+    baseline = ctx.store.load_runs([int(r) for r in view.baseline_runs])
+    candidate = ctx.store.load_runs([int(r) for r in view.candidate_runs])
+    result = inspect(baseline, candidate, **arguments)
+    comparable = result.comparison.comparable
+    size = {"width": req.plot_size[0], "height": req.plot_size[1]} if req.plot_size else {}
+    return Inspected(
+        result=result,
+        host=between(baseline, candidate) if comparable else None,  # a flight recorder's stacks, CPU, GC
+        plots=inspect_plots(result.comparison.lens, baseline, candidate, **size) if comparable else None,
+    )
+
+
+class Sweep(Answer, frozen=True, kw_only=True):
+    """A load sweep in the store: one inference run a load level, sharing a sweep id."""
+
+    id: str
+    label: str
+    tool: str
+    runs: tuple[int, ...]  # in level order
+
+    @property
+    def name(self) -> str:
+        return self.label or self.id
+
+
+class Sweeps(Answer, frozen=True, kw_only=True):
+    items: list[Sweep]
+
+
+class ListSweeps(Request[Sweeps], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+@operation("sweeps.list", "read")
+def list_sweeps(ctx: Context, req: ListSweeps) -> Sweeps:
+    """Every load sweep in the store: id, label, tool and its run ids in level order."""
+    found: dict[str, tuple[str, str, list[int]]] = {}
+    store = ctx.store
+    for run in store.load_runs([r.id for r in store.list_runs("inference")], tables=[]):  # metadata only
+        sweep = sweep_of(run)
+        if sweep is not None:
+            entry = found.setdefault(sweep.id, (sweep.label or "", sweep.tool or str(run.meta.get("tool") or ""), []))
+            entry[2].append(int(run.id))  # type: ignore[arg-type]
+    return Sweeps(
+        items=[
+            Sweep(id=sweep_id, label=label, tool=tool, runs=tuple(ids))
+            for sweep_id, (label, tool, ids) in found.items()
+        ]
+    )
+
+
+class CompareSweeps(Request[Compared], frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Two load sweeps by their runs (the TUI's picks), with the change and acceptances."""
+
+    baseline: list[int]
+    candidate: list[int]
+    changes: dict[str, list[str | None]] = {}
+    accepts: dict[str, str] = {}
+
+
+@operation("sweeps.compare", "read")
+def compare_sweep_runs(ctx: Context, req: CompareSweeps) -> Compared:
+    """Two load sweeps compared at matched load (one level's rows in memory at a time)."""
+    store = ctx.store
+    meta_only = [store.load_runs(list(ids), tables=[]) for ids in (req.baseline, req.candidate)]
+    result = compare_sweeps(
+        meta_only[0],
+        meta_only[1],
+        changes={k: tuple(v) for k, v in req.changes.items()},  # type: ignore[misc]
+        accepts=dict(req.accepts),
+        load=lambda runs: store.load_runs([r.id for r in runs]),
+    )
+    return Compared(sweep=result)

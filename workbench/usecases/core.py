@@ -42,7 +42,8 @@ class Answer(Record, frozen=True, kw_only=True):
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], *, nonfinite: Any = None) -> Self:
-        return msgspec.convert(from_jsonable(dict(doc)), cls)
+        # Not strict: JSON's object keys are strings, an answer's may be numbers (run ids).
+        return msgspec.convert(from_jsonable(dict(doc)), cls, strict=False)
 
 
 class ListAnswer(msgspec.Struct, frozen=True, kw_only=True):

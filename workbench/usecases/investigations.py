@@ -95,9 +95,11 @@ class CompareInInvestigation(Request[ComparisonView], frozen=True, kw_only=True,
     control: list[str] = []
     lens: str | None = None
     change: list[str] | None = None  # None: the investigation's; [] with no_change: none
+    changes: dict[str, list[str | int | float | bool | None]] | None = None  # typed: {DIM: [FROM, TO]} (the TUI)
     no_change: bool = False
     accept: list[str] = []
     why: list[str] = []
+    accepts: dict[str, str] = {}  # the same, typed: {DIM: WHY} (the TUI's)
     by: str | None = None
 
 
@@ -112,8 +114,8 @@ def compare_in_investigation(ctx: Context, req: CompareInInvestigation) -> Compa
         list(req.baseline),
         list(req.candidate),
         lens=req.lens,
-        changes={} if req.no_change else parse_changes(req.change) if req.change else None,
-        accepts=parse_accepts(tuple(req.accept), tuple(req.why)),
+        changes={} if req.no_change else parse_changes(req.change) if req.change else req.changes,
+        accepts={**req.accepts, **parse_accepts(tuple(req.accept), tuple(req.why))},
         by=ctx.by(req.by),
         control=list(req.control),
     )
