@@ -104,7 +104,7 @@ class Search:
 
 def records_of(where: "BisectRecords | Store") -> BisectRecords:
     """Where the records go: ``BisectRecords`` as given, or a store's (``StoreRecords``)."""
-    return where if hasattr(where, "ledger") else StoreRecords(where)  # type: ignore[arg-type,return-value]
+    return where if hasattr(where, "ledger") else StoreRecords(where)  # type: ignore[return-value]
 
 
 def start(where: "BisectRecords | Store", spec: Spec) -> int:

@@ -144,9 +144,7 @@ def _input_fault(exc: BaseException) -> str | None:
     return None
 
 
-def _fail(
-    kind: str, line: str, exit_code: int, *, message: str | None = None, exc: BaseException | None = None
-) -> None:
+def _fail(kind: str, line: str, exit_code: int, *, message: str | None = None, exc: object = None) -> None:
     """One human line on stderr, with ``--json`` the error document on stdout, then exit."""
     click.echo(line, err=True)
     if json_out.wanted():

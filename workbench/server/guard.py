@@ -86,7 +86,7 @@ class ConnectionGuard:
             _wb_client: str | None = None
             _wb_head_timer: asyncio.TimerHandle | None = None
 
-            def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            def connection_made(self, transport: Any) -> None:
                 super().connection_made(transport)
                 client = (self.client or ("-", 0))[0]
                 if not guard.admit(client):

@@ -54,7 +54,7 @@ def _answer_type(op: Operation) -> Any:
 
 
 def _operation_path(op: Operation, refs: dict[Any, JSONDoc]) -> JSONDoc:
-    answer = refs.get(_answer_type(op)) or getattr(op.answer, "wire_schema", lambda: {"type": "object"})()
+    answer: JSONDoc = refs.get(_answer_type(op)) or getattr(op.answer, "wire_schema", lambda: {"type": "object"})()
     post: JSONDoc = {
         "summary": f"{op.summary} (role {op.role})",
         "operationId": op.name,

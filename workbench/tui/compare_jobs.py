@@ -110,7 +110,7 @@ def sweep_report(
         CompareSweeps(
             baseline=list(baseline),
             candidate=list(candidate),
-            changes={k: list(v) for k, v in (changes or {}).items()},  # type: ignore[misc]
+            changes={k: [None if v is None else str(v) for v in vs] for k, vs in (changes or {}).items()},
             accepts=dict(accepts or {}),
         )
     ).sweep

@@ -85,9 +85,9 @@ def _engine_lens(req: RunSetRequest[Any], chosen: Selection) -> Any:
 
 def _way_out(result: Comparison, command: str, req: RunSetRequest[Any], chosen: Selection) -> WayOut | None:
     """The commands that resolve a refusal (None: compared)."""
-    base = [r.id for r in chosen["baseline"]]
-    cand = [r.id for r in chosen["candidate"]]
-    control = [r.id for r in chosen.get("control", [])]
+    base: list[Any] = [r.id for r in chosen["baseline"]]
+    cand: list[Any] = [r.id for r in chosen["candidate"]]
+    control: list[Any] = [r.id for r in chosen.get("control", [])]
     words = rerun_words(
         command, base, cand, req.lens, req.change, chosen["accepts"], req.extensions, control, metric=req.metric
     )
@@ -183,7 +183,7 @@ def _compare_sweeps(ctx: Context, req: Compare, sides: tuple[list[int], list[int
         rate_tolerance=req.rate_tolerance,
         changes=dict(parse_change(c) for c in req.change),
         accepts=dict(zip(req.accept, req.why)),
-        load=lambda runs: store.load_runs([r.id for r in runs]),
+        load=lambda runs: store.load_runs([int(r.id) for r in runs if r.id is not None]),
     )
 
 
@@ -265,8 +265,11 @@ def _plots(lens: Any, chosen: Selection, req: Inspect) -> str:
     sides = [chosen["baseline"], chosen["candidate"]]
     if req.steps == "steady":
         sides = [[steady_steps(run)[0] for run in runs] for runs in sides]
-    size = {"width": req.plot_size[0], "height": req.plot_size[1]} if req.plot_size else {}
-    return "Plots\n" + inspect_plots(lens, sides[0], sides[1], req.phase, **size)
+    if req.plot_size is None:
+        return "Plots\n" + inspect_plots(lens, sides[0], sides[1], req.phase)
+    return "Plots\n" + inspect_plots(
+        lens, sides[0], sides[1], req.phase, width=req.plot_size[0], height=req.plot_size[1]
+    )
 
 
 class RunSpark(Answer, frozen=True, kw_only=True):
@@ -360,19 +363,21 @@ class InspectStored(Request[Inspected], frozen=True, kw_only=True, forbid_unknow
 @operation("inspect.stored", "read")
 def inspect_stored(ctx: Context, req: InspectStored) -> Inspected:
     """Inspect a stored comparison's runs with its parameters."""
-    from workbench.compare.plots import inspect_plots  # plotext, when drawn
+    from workbench.compare.plots import CLI_W, HEIGHT, inspect_plots  # plotext, when drawn
 
     view, _inv = comparison_in(ctx.store, req.comparison)
-    arguments = {**view.parameters.engine_arguments(), "lens": view.parameters.lens or req.lens}
+    arguments: dict[str, Any] = {**view.parameters.engine_arguments(), "lens": view.parameters.lens or req.lens}
     baseline = ctx.store.load_runs([int(r) for r in view.baseline_runs])
     candidate = ctx.store.load_runs([int(r) for r in view.candidate_runs])
     result = inspect(baseline, candidate, **arguments)
     comparable = result.comparison.comparable
-    size = {"width": req.plot_size[0], "height": req.plot_size[1]} if req.plot_size else {}
+    width, height = req.plot_size or (CLI_W, HEIGHT)
     return Inspected(
         result=result,
         host=between(baseline, candidate) if comparable else None,  # a flight recorder's stacks, CPU, GC
-        plots=inspect_plots(result.comparison.lens, baseline, candidate, **size) if comparable else None,
+        plots=inspect_plots(result.comparison.lens, baseline, candidate, width=width, height=height)
+        if comparable
+        else None,
     )
 
 
@@ -432,8 +437,8 @@ def compare_sweep_runs(ctx: Context, req: CompareSweeps) -> Compared:
     result = compare_sweeps(
         meta_only[0],
         meta_only[1],
-        changes={k: tuple(v) for k, v in req.changes.items()},  # type: ignore[misc]
+        changes={k: (v[0] if v else None, v[1] if len(v) > 1 else None) for k, v in req.changes.items()},
         accepts=dict(req.accepts),
-        load=lambda runs: store.load_runs([r.id for r in runs]),
+        load=lambda runs: store.load_runs([int(r.id) for r in runs if r.id is not None]),
     )
     return Compared(sweep=result)

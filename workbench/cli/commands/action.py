@@ -126,7 +126,7 @@ def _decide(decision: str):
     @click.pass_context
     def decide(ctx, action, by, why, as_json) -> None:
         with workbench_from(ctx) as wb:
-            _show(wb.call(DecideAction(action=action, decision=decision, why=why, by=by)), as_json)
+            _show(wb.call(DecideAction(action=action, decision=decision, why=why, by=by)), as_json)  # type: ignore[arg-type]
 
     decide.__doc__ = f"Record that ACTION is {decision} (who, when, why; history is kept)."
     return decide
