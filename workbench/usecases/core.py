@@ -46,19 +46,6 @@ class Answer(Record, frozen=True, kw_only=True):
         return msgspec.convert(from_jsonable(dict(doc)), cls, strict=False)
 
 
-class ListAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """An answer whose ``--json`` document is a list (``items``)."""
-
-    items: list[Any]
-
-    def to_json(self) -> list[Any]:
-        return [item.to_json() if hasattr(item, "to_json") else item for item in self.items]
-
-    @classmethod
-    def from_json(cls, doc: Any) -> Self:
-        return cls(items=list(doc))
-
-
 @dataclass(frozen=True)
 class Context:
     """Where a use case runs: the store, and who asks. ``token`` is the name of the caller's

@@ -238,7 +238,7 @@ class Remote:
 
     def __init__(self, url: str, token: str | None, **client: Any) -> None:
         self.http = HttpClient(url, token, **client)
-        self.where = self.url = self.http.url
+        self.url = self.http.url
 
     def call(self, req: Request[A]) -> A:
         op = operation_of(req)

@@ -16,10 +16,8 @@ A = TypeVar("A")
 
 
 class Workbench(Protocol):
-    """What the faces hold: ``call`` runs a use case wherever the store is; ``where`` says
-    where in words (a store's display URL, a server's address)."""
+    """What the faces hold: ``call`` runs a use case wherever the store is."""
 
-    where: str
     url: str  # the store's URL or the server's: an execution's files go beside it (store.engine.work_dir)
 
     def call(self, req: Request[A]) -> A: ...
@@ -36,7 +34,6 @@ class Local:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.where = store.display_url
         self.url = store.url
 
     def call(self, req: Request[A]) -> A:
