@@ -66,6 +66,7 @@ OWN_LAZY = {
         "workbench.server.app",
     ): SQLALCHEMY,  # (and Starlette): not for 'wb serve --help'
     ("workbench/cli/context.py", "workbench.usecases.remote"): ("heavy", "httpx"),  # only when a server is named
+    ("workbench/tui/app.py", "workbench.usecases.remote"): ("heavy", "httpx"),  # only against a server
     ("workbench/cli/commands/serve.py", "workbench.server.guard"): ("heavy", "uvicorn"),  # not for 'wb serve --help'
     ("workbench/usecases/comparisons.py", "workbench.compare.plots"): NUMPY,  # only with --plot (plotext when drawn)
     ("workbench/declare.py", "store.declarations"): SQLALCHEMY,

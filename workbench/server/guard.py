@@ -14,7 +14,8 @@ HTTP/1.1 protocol (h11) with three checks added where a connection starts and en
   connections between requests, and the body rules (``bodies.py``) bound what follows the
   head;
 - ``serve`` raises the soft open-file limit to the hard one and sizes ``max_connections``
-  below it, so the cap is reached before the process runs out of descriptors.
+  below it, less a burst of accepted connections (the listen backlog, ``ACCEPT_BURST``), so the
+  cap is reached before the process runs out of descriptors.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 # Descriptors kept for what is not a client connection: the store, spooled uploads, logs.
 RESERVED_FDS = 64
+# Connections accepted in one go before any is looked at (the listen backlog, ``uvicorn --backlog``):
+# a refused one holds its descriptor until the loop closes it, so the cap leaves room for a burst.
+ACCEPT_BURST = 64
 _BUSY_BODY = b'{"error": {"status": 503, "message": "too many connections; try again in a moment"}}\n'
 BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
@@ -49,7 +53,7 @@ def open_file_limit() -> int:
 
 def default_max_connections(requested: int | None = None) -> int:
     """The connection cap: what was asked, never more than the open files allow."""
-    room = max(16, open_file_limit() - RESERVED_FDS)
+    room = max(16, open_file_limit() - RESERVED_FDS - ACCEPT_BURST)
     return room if requested is None else min(requested, room)
 
 

@@ -94,7 +94,11 @@ def command(
     import uvicorn  # the ASGI server and Starlette: only to serve, not for 'wb serve --help'
 
     from workbench.server.app import create_app  # the store's token table (SQLAlchemy): not for --help
-    from workbench.server.guard import ConnectionGuard, default_max_connections  # uvicorn's protocol: not for --help
+    from workbench.server.guard import (  # uvicorn's protocol: not for --help
+        ACCEPT_BURST,
+        ConnectionGuard,
+        default_max_connections,
+    )
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     config = ServerConfig(
@@ -124,6 +128,7 @@ def command(
             access_log=False,
             log_level="warning",
             http=guard.protocol(),
+            backlog=ACCEPT_BURST,
             limit_concurrency=config.max_connections + 1,  # the guard refuses first; uvicorn's 503 is the net
             timeout_keep_alive=int(config.keep_alive_s),
             timeout_graceful_shutdown=10,
