@@ -345,7 +345,7 @@ def main() -> None:
             f"{name}: {len(times)}{rate}; p50 {pct(times, 0.5) * 1000:.0f} ms, p95 {pct(times, 0.95) * 1000:.0f} ms, "
             f"p99 {pct(times, 0.99) * 1000:.0f} ms"
         )
-    print(f"server peak RSS {peak:.0f} MiB (the process after the restart)")
+    print(f"server peak RSS {peak:.0f} MiB (the process serving at the end: after the restart, with --kill-at)")
     print(
         f"anchor (in-process import_files, no HTTP): {anchor_s * 1000:.0f} ms; p50 upload / anchor = "
         f"{pct(upload_s, 0.5) / anchor_s:.1f}x "
