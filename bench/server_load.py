@@ -1,25 +1,31 @@
-"""Benchmark: N clients x U uploads and comparisons against a real ``wb serve`` on loopback,
-with a ``kill -9`` of the server in the middle, and a check that nothing acknowledged was lost.
+"""Benchmark: N clients x U uploads, and R readers comparing and inspecting, against a real
+``wb serve`` on loopback, with a ``kill -9`` of the server in the middle, and a check that
+nothing acknowledged was lost or stored twice.
 
 In one run:
 
 - the anchor: ``import_files`` of the same captures in this process, one at a time, into a
   fresh store (what the server does per upload, without HTTP);
 - the load: ``--clients`` threads, each uploading ``--uploads`` distinct captures through
-  ``workbench.server.client.Client`` (retries and all) and comparing two of its runs every
-  ``--compare-every`` uploads;
+  ``workbench.usecases.remote.HttpClient`` (retries and all) and comparing two of its runs every
+  ``--compare-every`` uploads; and ``--readers`` threads, each running ``--reads`` use cases
+  through ``Remote`` (``wb --server``'s transport), a comparison and an inspection in turn, of
+  the demo's inference runs (imported first);
 - ``--kill-at F``: once a share F of the uploads is acknowledged the server gets SIGKILL
   and is started again on the same port; the clients' retries carry on (an upload in
   flight is either committed, and "already imported" on the retry, or not, and imported);
 - the check: every upload the server acknowledged (by SHA-256) is in the store, each with
-  its runs, after the restart; the store passes SQLite's integrity check.
+  its runs, after the restart; no capture or run is stored twice; the store passes SQLite's
+  integrity check.
 
-Prints throughput, p50/p95 latency of uploads and comparisons (the kill's stall is in the
-p95), the ratio of the p50 upload to the anchor, and the check. ``--big`` also sends a
+Prints throughput, p50/p95/p99 latency of uploads, comparisons and inspections (the kill's
+stall is in the tail), the server's peak RSS, the ratio of the p50 upload to the anchor, and
+the check. ``--big`` also sends a
 2 GiB body (chunked, no length: the server counts it and refuses it past the 1 GiB budget
 with 413) and one declaring 2 GiB (refused from the header), with the server's peak RSS.
 
-    .venv/bin/python bench/server_load.py [--clients 8] [--uploads 50] [--kill-at 0.5] [--big]
+    .venv/bin/python bench/server_load.py [--clients 50] [--uploads 20] [--readers 20] [--reads 10]
+        [--kill-at 0.5] [--big]
 """
 
 from __future__ import annotations
@@ -45,7 +51,11 @@ sys.path.insert(0, str(REPO))
 from store import open_store  # noqa: E402
 from store.tokens import add_token  # noqa: E402
 from workbench.ingest import import_files  # noqa: E402
-from workbench.server.client import Client, ServerError  # noqa: E402
+from workbench.usecases.comparisons import Compare, Inspect  # noqa: E402
+from workbench.usecases.failures import ServedError  # noqa: E402
+from workbench.usecases.remote import HttpClient, Remote  # noqa: E402
+
+DEMO = REPO / "captures" / "demo" / "inference"
 
 DIMS = {"model": "Llama 3.1 8B", "hardware": "1x H100 SXM5 80GB", "request_mix": "512 prompt / 128 output tokens"}
 
@@ -187,8 +197,10 @@ def big_bodies(server: Server, token: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--clients", type=int, default=8)
-    ap.add_argument("--uploads", type=int, default=50)
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--uploads", type=int, default=20)
+    ap.add_argument("--readers", type=int, default=20, help="threads running comparisons and inspections")
+    ap.add_argument("--reads", type=int, default=10, help="use cases each reader runs")
     ap.add_argument("--compare-every", type=int, default=5)
     ap.add_argument(
         "--kill-at", type=float, default=0.5, help="share of uploads acknowledged before kill -9 (0: no kill)"
@@ -212,24 +224,28 @@ def main() -> None:
     st = open_store(store_url)
     st.ensure_exists()
     token = add_token(st, "bench", "upload")
+    demo = import_files(st, sorted(DEMO.glob("*.json")))  # what the readers compare: runs 1-15
+    demo_runs = [r for entry in demo.to_json()["imported"] for r in entry["runs"]]
     st.close()
-    server = Server(store_url, env)
+    # Every client is 127.0.0.1 here: the per-address cap is raised to let them all in at once.
+    server = Server(store_url, env, 0, "--max-per-client", str(args.clients + args.readers + 8))
     total = args.clients * args.uploads
     acked: dict[str, list[int]] = {}  # sha256 -> runs, as the server acknowledged them
     upload_s: list[float] = []
     compare_s: list[float] = []
+    inspect_s: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
     killed = threading.Event()
 
     def worker(c: int) -> None:
-        with Client(server.url, token, retries=10, backoff_s=0.25) as client:
+        with HttpClient(server.url, token, retries=10, backoff_s=0.25) as client:
             mine: list[int] = []
             for i, path in enumerate(files[c]):
                 t0 = time.perf_counter()
                 try:
                     report = client.upload(path)
-                except ServerError as exc:
+                except ServedError as exc:
                     with lock:
                         errors.append(f"{path.name}: {exc}")
                     continue
@@ -244,15 +260,45 @@ def main() -> None:
                 if (i + 1) % args.compare_every == 0 and len(mine) >= 4:
                     t0 = time.perf_counter()
                     try:
-                        doc = client.post_json(
-                            "/compare", {"baseline": mine[-4:-2], "candidate": mine[-2:]}, idempotent=True
+                        body = json.dumps(
+                            {"baseline": list(map(str, mine[-4:-2])), "candidate": list(map(str, mine[-2:]))}
                         )
-                        assert "comparable" in doc
+                        doc = json.loads(
+                            client.send(
+                                "POST",
+                                "/api/v1/op/compare",
+                                idempotent=True,
+                                content=lambda body=body: body.encode(),
+                                headers={"Content-Type": "application/json"},
+                            )
+                        )
+                        assert "comparable" in doc["comparison"]
                         with lock:
                             compare_s.append(time.perf_counter() - t0)
-                    except ServerError as exc:
+                    except ServedError as exc:
                         with lock:
                             errors.append(f"compare: {exc}")
+
+    def reader(r: int) -> None:
+        """Comparisons and inspections of the demo's runs, through wb --server's transport."""
+        base, cand = [str(i) for i in demo_runs[:5]], [str(i) for i in demo_runs[10:15]]
+        change = ["engine_revision=v0.8.2:v0.8.3"]
+        with Remote(server.url, token, retries=10, backoff_s=0.25) as wb:
+            for i in range(args.reads):
+                t0 = time.perf_counter()
+                try:
+                    if (i + r) % 2 == 0:
+                        assert wb.call(Compare(baseline=base, candidate=cand, change=change)).comparison is not None
+                        kept = compare_s
+                    else:
+                        assert wb.call(Inspect(baseline=base, candidate=cand, change=change)).result is not None
+                        kept = inspect_s
+                except ServedError as exc:
+                    with lock:
+                        errors.append(f"reader: {exc}")
+                    continue
+                with lock:
+                    kept.append(time.perf_counter() - t0)
 
     def killer() -> None:
         while len(acked) < args.kill_at * total:
@@ -262,6 +308,7 @@ def main() -> None:
         server.start()  # the same port: the clients' retries find it
 
     threads = [threading.Thread(target=worker, args=(c,)) for c in range(args.clients)]
+    threads += [threading.Thread(target=reader, args=(r,)) for r in range(args.readers)]
     if args.kill_at > 0:
         threading.Thread(target=killer, daemon=True).start()
     t0 = time.perf_counter()
@@ -274,6 +321,11 @@ def main() -> None:
     missing = [sha for sha, runs in acked.items() if st.find_capture(sha) is None]
     stored_runs = {r.id for r in st.list_runs()}
     lost_runs = [r for runs in acked.values() for r in runs if r not in stored_runs]
+    captures_stored = st.counts()["capture"]
+    duplicated = captures_stored - len(acked) - len(demo_runs)  # each upload one capture (of one run), once
+    run_ids = [r for runs in acked.values() for r in runs]
+    duplicated += len(run_ids) - len(set(run_ids)) + (len(stored_runs) - len(acked) - len(demo_runs))
+    peak = server.peak_rss_mib()
     integrity = "n/a"
     if st.path is not None:
         import sqlite3
@@ -287,14 +339,13 @@ def main() -> None:
         f"kill -9 of the server after {args.kill_at:.0%} acknowledged: "
         f"{'done, restarted' if killed.is_set() else 'not done'}"
     )
-    print(
-        f"uploads: {len(upload_s)} acknowledged in {wall:.1f} s = {len(upload_s) / wall:.1f}/s; "
-        f"p50 {pct(upload_s, 0.5) * 1000:.0f} ms, p95 {pct(upload_s, 0.95) * 1000:.0f} ms"
-    )
-    print(
-        f"comparisons: {len(compare_s)}; p50 {pct(compare_s, 0.5) * 1000:.0f} ms, p95 "
-        f"{pct(compare_s, 0.95) * 1000:.0f} ms"
-    )
+    for name, times in (("uploads", upload_s), ("comparisons", compare_s), ("inspections", inspect_s)):
+        rate = f" in {wall:.1f} s = {len(times) / wall:.1f}/s" if name == "uploads" else ""
+        print(
+            f"{name}: {len(times)}{rate}; p50 {pct(times, 0.5) * 1000:.0f} ms, p95 {pct(times, 0.95) * 1000:.0f} ms, "
+            f"p99 {pct(times, 0.99) * 1000:.0f} ms"
+        )
+    print(f"server peak RSS {peak:.0f} MiB (the process serving at the end: after the restart, with --kill-at)")
     print(
         f"anchor (in-process import_files, no HTTP): {anchor_s * 1000:.0f} ms; p50 upload / anchor = "
         f"{pct(upload_s, 0.5) / anchor_s:.1f}x "
@@ -302,15 +353,22 @@ def main() -> None:
     )
     print(
         f"check: {len(acked)} acknowledged uploads, {len(missing)} missing from the store, {len(lost_runs)} "
-        f"acknowledged runs "
-        f"missing; {st.counts()['capture']} captures stored; integrity_check {integrity}; errors {len(errors)}"
+        f"acknowledged runs missing, {duplicated} stored twice; {captures_stored} captures stored; "
+        f"integrity_check {integrity}; errors {len(errors)}"
     )
     for line in errors[:5]:
         print("  error:", line)
     if args.big:
         big_bodies(server, token)
     server.stop()
-    ok = not missing and not lost_runs and len(acked) == total and not errors and integrity in ("ok", "n/a")
+    ok = (
+        not missing
+        and not lost_runs
+        and not duplicated
+        and len(acked) == total
+        and not errors
+        and integrity in ("ok", "n/a")
+    )
     print("PASS" if ok else "FAIL")
     sys.exit(0 if ok else 1)
 

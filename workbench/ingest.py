@@ -99,11 +99,21 @@ def apply_declared_dimensions(
         )
 
 
+def _unkeepable(value: str) -> str | None:
+    """Why a store cannot keep this text (None: it can): a NUL (PostgreSQL refuses it in text,
+    so SQLite does too: one rule on both backends) or a lone surrogate (the insert would fail)."""
+    if "\x00" in value:
+        return "string contains a NUL character (U+0000; not text a store can keep)"
+    if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
+        return "string contains a lone surrogate (not valid Unicode)"
+    return None
+
+
 def check_text(record: RunRecord) -> None:
-    """What every importer hands the store is text the store can keep: no lone surrogate
-    (a JSON ``\\ud800`` escape; the insert would fail) and no string over the limit, in the
-    label, dimensions, window, meta or a text column. Cheap: metadata is small and text
-    columns are checked as arrays."""
+    """What every importer hands the store is text the store can keep: no NUL and no lone
+    surrogate (a JSON ``\\u0000`` or ``\\ud800`` escape), no string over the limit, in the label,
+    dimensions, window, meta or a text column. Cheap: metadata is small and text columns are
+    checked as arrays."""
     source = record.sources[0] if record.sources else None
     stack: list[tuple[Any, str]] = [(record.label, "label"), (record.window, "window"), (record.meta, "meta")]
     stack.extend((d.value, f"dimensions.{name}") for name, d in record.dimensions.items())
@@ -122,47 +132,41 @@ def check_text(record: RunRecord) -> None:
                     f"{MAX_STRING_CHARS:,}",
                     where=where[:120],
                 )
-            if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
-                raise BadInput(source, "string contains a lone surrogate (not valid Unicode)", where=where[:120])
+            why = _unkeepable(value)
+            if why is not None:
+                raise BadInput(source, why, where=where[:120])
     for table, cols in record.tables.items():
         if isinstance(cols, SpooledTable):  # its text is its vocabulary: each distinct string once, rows untouched
             for name in cols.text:
-                odd = {
-                    v for v in cols.text_values(name) if not v.isascii() and any("\ud800" <= ch <= "\udfff" for ch in v)
-                }
+                odd = {v: why for v in cols.text_values(name) if (why := _unkeepable(v)) is not None}
                 rows = (
                     [i for i, v in enumerate(cols[name].tolist()) if v in odd] if odd else []
                 )  # (read only to say where)
                 if rows:
-                    raise BadInput(
-                        source,
-                        "string contains a lone surrogate (not valid Unicode)",
-                        where=f"{table}[{rows[0]}].{name}",
-                    )
+                    raise BadInput(source, odd[cols[name].tolist()[rows[0]]], where=f"{table}[{rows[0]}].{name}")
             continue
         for name, arr in cols.items():
             arr = np.asarray(arr)
             if arr.dtype.kind == "U" and arr.size:
-                codes = np.ascontiguousarray(arr).view(np.uint32)
+                # (a fixed-width array pads with NULs: one inside a string is a NUL before another character)
+                codes = np.ascontiguousarray(arr).view(np.uint32).reshape(arr.size, -1)
                 bad = (codes >= 0xD800) & (codes <= 0xDFFF)
-                if bad.any():
-                    row = int(np.argmax(bad)) // max(1, arr.dtype.itemsize // 4)
-                    raise BadInput(
-                        source, "string contains a lone surrogate (not valid Unicode)", where=f"{table}[{row}].{name}"
-                    )
+                nul = (codes[:, :-1] == 0) & (codes[:, 1:] != 0)
+                for found, why in (
+                    (bad, "a lone surrogate (not valid Unicode)"),
+                    (nul, "a NUL character (U+0000; not text a store can keep)"),
+                ):
+                    rows = found.any(axis=1)
+                    if rows.any():
+                        raise BadInput(
+                            source, f"string contains {why}", where=f"{table}[{int(np.argmax(rows))}].{name}"
+                        )
             elif arr.dtype.kind == "O" and arr.size:  # text as shared objects: each distinct string checked once
                 for value in set(arr.tolist()):
-                    if (
-                        isinstance(value, str)
-                        and not value.isascii()
-                        and any("\ud800" <= ch <= "\udfff" for ch in value)
-                    ):
+                    why = _unkeepable(value) if isinstance(value, str) else None
+                    if why is not None:
                         row = arr.tolist().index(value)
-                        raise BadInput(
-                            source,
-                            "string contains a lone surrogate (not valid Unicode)",
-                            where=f"{table}[{row}].{name}",
-                        )
+                        raise BadInput(source, why, where=f"{table}[{row}].{name}")
 
 
 def check_samples(record: RunRecord) -> None:
@@ -277,6 +281,11 @@ def _read_files(
             ]
         except BadInput:
             raise
+        except UnicodeDecodeError as exc:  # text that is not UTF-8: bad input, whichever reader met it
+            raise BadInput(
+                group_paths[0] if len(group_paths) == 1 else None,
+                f"not valid UTF-8 text (byte 0x{exc.object[exc.start]:02x}: {exc.reason})",
+            ) from None
         except READ_ERRORS as exc:
             raise BadInput(
                 group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})"

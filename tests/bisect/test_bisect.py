@@ -266,7 +266,7 @@ def test_resume_after_an_interruption_continues_to_the_same_answer(tmp_path, sto
     )
     store = open_store(store_url)
     bisection.start(store, spec)
-    real, calls = bisection._execute, []
+    real, calls = bisection.execute, []
 
     def interrupted_third(*args, **kwargs):
         calls.append(1)
@@ -274,12 +274,12 @@ def test_resume_after_an_interruption_continues_to_the_same_answer(tmp_path, sto
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(bisection, "_execute", interrupted_third)
+    monkeypatch.setattr(bisection, "execute", interrupted_third)
     with pytest.raises(KeyboardInterrupt):
         bisection.run(store, "resumed")
     status = bisection.report(store, "resumed")
     assert status.status == "bisecting" and status.steps_done == 2 and status.current
-    monkeypatch.setattr(bisection, "_execute", real)
+    monkeypatch.setattr(bisection, "execute", real)
     code, out, err = wb("bisect", "resume", "resumed", "--json", store=store_url)
     assert code == 0, err
     doc = json.loads(out)

@@ -264,15 +264,7 @@ def test_cli_inspect_plot(capsys, store) -> None:
     assert code == 2 and out == "" and "--phase 'nosuch'" in err  # refused before anything is printed
     code, out, err = wb(capsys, store, "inspect", *pair, "--phase", "compute")
     assert code == 2 and out == "" and "add --plot" in err
-    from workbench.cli import main
-
-    for command in ("inspect", "compare"):
-        with pytest.raises(SystemExit) as exit_:
-            main(["--server", "http://127.0.0.1:9", command, *pair, "--plot"])  # a port nothing listens on
-        captured = capsys.readouterr()
-        assert (
-            exit_.value.code == 2 and captured.out == "" and "leave out --server" in captured.err
-        )  # before any request
+    # Through a server the plots are drawn where the runs are: tests/server/test_parity.py.
 
 
 def test_plotext_is_imported_only_to_draw() -> None:

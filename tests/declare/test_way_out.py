@@ -203,8 +203,8 @@ def test_a_refusal_under_metric_says_the_metric_in_its_way_out(tmp_path, capsys)
     """``--metric`` makes a lens from the name; the way out repeats the words the user gave
     (a lens object among them was an internal error), in the CLI and in the server."""
     from store import open_store
-    from store.tokens import Caller
-    from workbench.server.queries import CompareRequest, compare_runs
+    from workbench.usecases.comparisons import Compare, compare_runs
+    from workbench.usecases.core import Context
 
     url = f"sqlite:///{tmp_path / 'wb.sqlite'}"
     store = ("--store", url)
@@ -214,9 +214,8 @@ def test_a_refusal_under_metric_says_the_metric_in_its_way_out(tmp_path, capsys)
     doc = wbj(capsys, *store, "compare", "1", "--vs", "2", "--metric", "ttft_p50", "--lens", "inference")
     accept = doc["way_out"]["accept"]
     assert accept.startswith("wb compare 1 --vs 2 --lens inference --metric ttft_p50 --accept model"), accept
-    served = compare_runs(
-        open_store(url),
-        CompareRequest(baseline=["1"], candidate=["2"], lens="inference", metric="ttft_p50"),
-        Caller("ci", "read"),
+    served = compare_runs(  # as the server runs it (the token's name in the context)
+        Context(open_store(url), token="ci"),
+        Compare(baseline=["1"], candidate=["2"], lens="inference", metric="ttft_p50"),
     )
-    assert served["way_out"] == doc["way_out"]
+    assert served.document()["way_out"] == doc["way_out"]

@@ -37,6 +37,8 @@ SCOPE = [
     "workbench/bundle/**/*.py",
     "workbench/diagnostics/**/*.py",
     "workbench/report/**/*.py",
+    "workbench/usecases/**/*.py",
+    "workbench/server/**/*.py",
 ]
 OUT_OF_SCOPE = (
     "workbench/cli/commands/import_.py",
@@ -52,12 +54,7 @@ SQLALCHEMY = (
 NUMPY = ("heavy", "numpy")  # the compare engine: `wb --help` imports the `workbench.compare` package, not the engine
 # (file, module imported inside a function) -> why
 OWN_LAZY = {
-    ("workbench/cli/commands/inspect.py", "workbench.compare.plots"): NUMPY,  # only with --plot
     ("workbench/cli/commands/_sweep_compare.py", "workbench.compare.plots"): NUMPY,  # only with --plot
-    ("workbench/cli/__init__.py", "store.errors"): (
-        "why",
-        "`wb evidence verify` runs where `store` cannot be imported",
-    ),
     ("workbench/cli/tui_launch.py", "workbench.tui.app"): ("heavy", "textual"),
     ("workbench/cli/commands/evidence.py", "workbench.rerun.report"): ("heavy", "numpy"),  # only for --recompute
     ("workbench/cli/commands/report.py", "workbench.report.gather"): NUMPY,  # not for `wb report --help`
@@ -69,12 +66,15 @@ OWN_LAZY = {
     ("workbench/cli/commands/remove.py", "store.tidy"): SQLALCHEMY,
     ("workbench/cli/commands/rename.py", "store.tidy"): SQLALCHEMY,
     ("workbench/run_documents.py", "store.declarations"): SQLALCHEMY,
-    ("workbench/cli/commands/token.py", "store.tokens"): SQLALCHEMY,
+    ("workbench/cli/commands/token.py", "workbench.usecases.tokens"): SQLALCHEMY,
     (
         "workbench/cli/commands/serve.py",
         "workbench.server.app",
     ): SQLALCHEMY,  # (and Starlette): not for 'wb serve --help'
-    ("workbench/cli/remote.py", "workbench.server.client"): ("heavy", "httpx"),  # only when a server is named
+    ("workbench/cli/context.py", "workbench.usecases.remote"): ("heavy", "httpx"),  # only when a server is named
+    ("workbench/tui/app.py", "workbench.usecases.remote"): ("heavy", "httpx"),  # only against a server
+    ("workbench/cli/commands/serve.py", "workbench.server.guard"): ("heavy", "uvicorn"),  # not for 'wb serve --help'
+    ("workbench/usecases/comparisons.py", "workbench.compare.plots"): NUMPY,  # only with --plot (plotext when drawn)
     ("workbench/declare.py", "store.declarations"): SQLALCHEMY,
     ("workbench/compare/__init__.py", "lenses.base"): NUMPY,
     ("workbench/compare/__init__.py", "lenses.extensions"): NUMPY,
@@ -117,6 +117,10 @@ OWN_LAZY = {
     ("workbench/bisect/bisection.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bisect/bisection.py", "store.tables"): SQLALCHEMY,
     ("workbench/bundle/verify.py", "workbench.bundle.rederive"): NUMPY,  # only --recompute
+    ("workbench/bisect/records.py", "store.bisect"): SQLALCHEMY,
+    ("workbench/bisect/records.py", "store.rerun"): SQLALCHEMY,
+    ("workbench/bisect/records.py", "store.tables"): SQLALCHEMY,
+    ("workbench/rerun/ledger.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bundle/recompute.py", "workbench.compare.contract"): NUMPY,  # only --recompute
     ("workbench/bundle/recompute.py", "store.records"): (
         "why",

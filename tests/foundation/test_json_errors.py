@@ -130,7 +130,7 @@ def test_internal_error_is_a_json_document(sqlite_url, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(runs, "open_store_from", boom)
+    monkeypatch.setattr(runs, "workbench_from", boom)
     code, out, err = wb("runs", "--json", store=sqlite_url)
     doc = _check_error(code, out, err)
     assert doc["error"]["kind"] == "internal" and code == 1 and "a bug" in doc["error"]["message"]

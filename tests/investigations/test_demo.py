@@ -5,6 +5,7 @@ import pytest
 from store import open_store
 from workbench.investigations import workflow as wf
 from workbench.investigations.demo import DEMOS, create_demo_investigations
+from workbench.usecases.transport import Local
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +110,7 @@ def test_the_tui_service_stores_a_comparison_with_its_control(demo_store):
 
     inv_id = create_demo_investigations(demo_store)[1]
     base, cand, control = demo_run_sets(demo_store, "training")
-    outcome = services.compare_and_store(demo_store, inv_id, base, cand, {}, control=control)
+    outcome = services.compare_and_store(Local(demo_store), inv_id, base, cand, {}, control=control)
     assert list(outcome.comparison.parameters.control) == control
     assert "A/A control: A′/A" in outcome.text and "control (A′, baseline again)" in outcome.text
 

@@ -132,3 +132,97 @@ def wait_for_log(served: Served, pattern: str, timeout_s: float = 10.0) -> str:
                 return line
         time.sleep(0.05)
     raise AssertionError(f"no log line matches {pattern!r}:\n" + "\n".join(served.log[-10:]))
+
+
+def _slow(app, delay_s: float):
+    """The application answering every request ``delay_s`` late (a slow server)."""
+    import asyncio
+
+    async def slow(scope, receive, send):
+        if scope["type"] == "http":
+            await asyncio.sleep(delay_s)
+        await app(scope, receive, send)
+
+    return slow
+
+
+class InProcess:
+    """``wb serve``'s application under uvicorn in a thread of this process, on a loopback port
+    (for tests where the process boundary is not the point: many commands, in-process ``wb``)."""
+
+    def __init__(self, store_url: str, **config) -> None:
+        import uvicorn
+
+        from workbench.server.app import create_app
+        from workbench.server.config import ServerConfig
+        from workbench.server.guard import ConnectionGuard
+
+        delay_s = config.pop("delay_s", 0.0)
+        settings = ServerConfig(store_url=store_url, max_connections=config.pop("max_connections", 128), **config)
+        guard = ConnectionGuard(
+            max_connections=settings.max_connections,
+            max_per_client=settings.max_per_client,
+            header_timeout_s=settings.header_timeout_s,
+        )
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                _slow(create_app(settings), delay_s) if delay_s else create_app(settings),
+                host="127.0.0.1",
+                port=0,
+                http=guard.protocol(),
+                log_level="warning",
+                access_log=False,
+            )
+        )
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the in-process server did not start")
+            time.sleep(0.02)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        self.store_url = store_url
+
+    def token(self, name: str, role: str) -> str:
+        st = open_store(self.store_url)
+        try:
+            return add_token(st, name, role)
+        finally:
+            st.close()
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(20)
+
+
+@pytest.fixture
+def in_process():
+    started: list[InProcess] = []
+
+    def make(store_url: str, **config) -> InProcess:
+        server = InProcess(store_url, **config)
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        server.stop()
+
+
+def wb_here(*args: str) -> tuple[int, str, str]:
+    """``wb args...`` in this process (the environment as it is): exit code, stdout, stderr."""
+    import contextlib
+    import io
+
+    from workbench.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()

@@ -1,6 +1,6 @@
 """The API through a real uvicorn server on loopback, on every store backend: uploads
-(idempotent, concurrent), runs, a run, declarations, comparisons (fresh and stored) and
-bundles give the documents the CLI's --json gives on the same store."""
+(idempotent, concurrent), and the use cases' routes (runs, a run, declarations, comparisons
+fresh and stored, bundles) answer with the documents the CLI's --json gives on the same store."""
 
 from __future__ import annotations
 
@@ -29,6 +29,10 @@ def _upload(http, path, **params):
     )
 
 
+def _op(http, name, body=None):
+    return http.post(f"/api/v1/op/{name}", json=body or {})
+
+
 def _wb_json(served, *args):
     proc = run_wb("--store", served.store_url, *args, "--json", env=served.env)
     assert proc.returncode == 0, proc.stderr
@@ -48,15 +52,15 @@ def test_upload_runs_show_compare_as_the_cli(serve, store_url):
             assert _upload(http, path).status_code == 201
         wait_for_log(served, r"POST /api/v1/captures 201 \d+ B [\d.]+ ms ci$")
 
-        assert http.get("/api/v1/runs").json() == _wb_json(served, "runs")
-        assert http.get("/api/v1/runs", params={"lens": "training"}).json() == []
-        assert http.get("/api/v1/runs/3").json() == _wb_json(served, "show", "3")
+        assert _op(http, "runs.list").json()["runs"] == _wb_json(served, "runs")
+        assert _op(http, "runs.list", {"lens": "training"}).json()["runs"] == []
+        assert _op(http, "runs.show", {"run": "3"}).json()["run"] == _wb_json(served, "show", "3")
 
-        declared = http.post("/api/v1/runs/3/declarations", json={"values": {"rack": "r7"}, "why": "from the job"})
+        declared = _op(http, "runs.declare", {"runs": ["3"], "values": {"rack": "r7"}, "why": "from the job"})
         assert declared.status_code == 200, declared.text
-        [entry] = declared.json()["declarations"]
-        assert entry["who"] == "token:ci" and entry["value"] == "r7"
-        assert http.get("/api/v1/runs/3").json()["declarations"][0]["who"] == "token:ci"
+        [entry] = declared.json()["done"]
+        assert entry["who"] == "token:ci" and entry["value"] == "r7"  # no name stated: the token's
+        assert _op(http, "runs.show", {"run": "3"}).json()["run"]["declarations"][0]["who"] == "token:ci"
 
         body = {
             "baseline": BASE,
@@ -64,7 +68,7 @@ def test_upload_runs_show_compare_as_the_cli(serve, store_url):
             "control": ["6", "7", "8", "9", "10"],
             "change": ["engine_revision=v0.8.2:v0.8.3"],
         }
-        served_doc = http.post("/api/v1/compare", json=body).json()
+        served_doc = _op(http, "compare", body).json()["comparison"]
         local = _wb_json(
             served,
             "compare",
@@ -83,8 +87,9 @@ def test_upload_runs_show_compare_as_the_cli(serve, store_url):
         assert served_doc == local
         assert served_doc["comparable"] is True
 
-        missing = http.get("/api/v1/runs/999")
+        missing = _op(http, "runs.show", {"run": "999"})
         assert missing.status_code == 404 and "999" in missing.json()["error"]["message"]
+        assert missing.json()["error"]["kind"] == "not_found" and missing.json()["error"]["exit"] == 2
 
 
 def test_a_named_investigation_stores_the_comparison_and_exports_its_bundle(serve, store_url, tmp_path):
@@ -105,17 +110,16 @@ def test_a_named_investigation_stores_the_comparison_and_exports_its_bundle(serv
         "--change",
         "engine_revision=v0.8.2:v0.8.3",
     )
-    body = {"baseline": BASE, "candidate": CAND, "investigation": inv["id"]}
+    body = {"baseline": BASE, "candidate": CAND, "investigation": str(inv["id"])}
     with served.client(reader) as http:
-        refused = http.post("/api/v1/compare", json=body)
+        refused = _op(http, "investigations.compare", body)
         assert refused.status_code == 403  # storing is a write
     with served.client(token) as http:
-        stored = http.post("/api/v1/compare", json=body)
+        stored = _op(http, "investigations.compare", body)
         assert stored.status_code == 200, stored.text
-        assert stored.json()["stored"]["investigation"] == inv["id"]
         shown = _wb_json(served, "investigate", "show", str(inv["id"]))
-        assert len(shown["comparisons"]) == 1
-        bundle = http.get(f"/api/v1/investigations/{inv['id']}/bundle")
+        assert [c["id"] for c in shown["comparisons"]] == [stored.json()["id"]]
+        bundle = _op(http, "bundles.export", {"investigation": str(inv["id"])})
         assert bundle.status_code == 200
     path = tmp_path / "inv.bundle.json"
     path.write_bytes(bundle.content)
@@ -154,5 +158,6 @@ def test_the_openapi_document_is_served_and_checked_in(serve, sqlite_url):
     from workbench.server.config import ServerConfig
 
     routes = {r.path: set(r.methods) - {"HEAD"} for r in WbApp(ServerConfig(store_url=sqlite_url)).routes()}
+    assert len(routes) > 30  # one route a use case
     described = {path: {m.upper() for m in ops} for path, ops in served_doc["paths"].items()}
     assert routes == described

@@ -65,26 +65,27 @@ def test_tokens_missing_malformed_forged_revoked_and_too_weak(serve, sqlite_url)
             {"Authorization": f"Bearer {upload[:-2]}xx"},
             {"Authorization": "Bearer " + "a" * 5000},
         ):
-            answer = http.get("/api/v1/runs", headers=headers)
+            answer = http.post("/api/v1/op/runs.list", json={}, headers=headers)
             assert answer.status_code == 401, (headers, answer.text)
             assert answer.headers["www-authenticate"].startswith("Bearer")
             assert set(answer.json()) == {"error"} and answer.json()["error"]["status"] == 401
             assert upload not in answer.text and digest(upload) not in answer.text
-        for path in ("/api/v1/openapi.json", "/api/v1/runs/1", "/api/v1/investigations/1/bundle"):
-            assert http.get(path).status_code == 401
-        assert http.post("/api/v1/compare", json={"baseline": ["1"], "candidate": ["2"]}).status_code == 401
+        assert http.get("/api/v1/openapi.json").status_code == 401
+        for op in ("runs.show", "bundles.export", "compare", "runs.declare", "tokens.add"):
+            assert http.post(f"/api/v1/op/{op}", json={"baseline": ["1"], "candidate": ["2"]}).status_code == 401
         assert _upload(http, "a.json", CAPTURE.read_bytes()).status_code == 401
     with served.client(read) as http:
         answer = _upload(http, CAPTURE.name, CAPTURE.read_bytes())
         assert answer.status_code == 403 and "role 'read'" in answer.json()["error"]["message"]
         assert read not in answer.text
-        assert http.post("/api/v1/runs/1/declarations", json={"values": {"a": "b"}}).status_code == 403
-        assert http.get("/api/v1/runs").json() == []  # nothing was written
+        assert http.post("/api/v1/op/runs.declare", json={"runs": ["1"], "values": {"a": "b"}}).status_code == 403
+        assert http.post("/api/v1/op/tokens.list", json={}).status_code == 403  # tokens are the admin's
+        assert http.post("/api/v1/op/runs.list", json={}).json()["runs"] == []  # nothing was written
     with served.client(upload) as http:
-        assert http.get("/api/v1/runs").status_code == 200
+        assert http.post("/api/v1/op/runs.list", json={}).status_code == 200
         proc = run_wb("--store", sqlite_url, "token", "revoke", "ci", env=served.env)
         assert proc.returncode == 0, proc.stderr
-        answer = http.get("/api/v1/runs")  # the next request after the revocation
+        answer = http.post("/api/v1/op/runs.list", json={})  # the next request after the revocation
         assert answer.status_code == 401 and "unknown or revoked" in answer.json()["error"]["message"]
     assert not any(upload in line or read in line for line in served.log)  # the log names tokens, never shows them
 
@@ -109,7 +110,9 @@ def test_path_like_names_are_refused_and_labels_are_only_text(serve, sqlite_url,
         label = "../../../../tmp/owned [bold red]x[/]"
         answer = _upload(http, "ok.json", body, label=label)
         assert answer.status_code == 201, answer.text
-        assert http.get("/api/v1/runs").json()[0]["label"] == label  # stored as the text it is
+        assert (
+            http.post("/api/v1/op/runs.list", json={}).json()["runs"][0]["label"] == label
+        )  # stored as the text it is
     assert not (tmp_path / "escape.json").exists() and not Path("/tmp/owned [bold red]x[/]").exists()
 
 
@@ -126,7 +129,7 @@ def test_an_oversized_body_is_refused_before_it_is_read(serve, sqlite_url):
     answer = _raw(served, _head(token, None), parts)
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
     with served.client(token) as http:
-        assert http.get("/api/v1/runs").json() == []
+        assert http.post("/api/v1/op/runs.list", json={}).json()["runs"] == []
 
 
 def test_a_slow_drip_and_a_stall_are_cut_off(serve, sqlite_url):
@@ -138,7 +141,7 @@ def test_a_slow_drip_and_a_stall_are_cut_off(serve, sqlite_url):
     stall = _raw(served, _head(token, 1000), [b"x" * 10])  # then nothing
     assert stall.startswith(b"HTTP/1.1 408") and b"no data for 0.5 s" in stall, stall[:200]
     with served.client(token) as http:
-        assert http.get("/api/v1/runs").json() == []
+        assert http.post("/api/v1/op/runs.list", json={}).json()["runs"] == []
 
 
 def test_bad_captures_get_wb_imports_line_as_json(serve, sqlite_url, tmp_path):
@@ -156,4 +159,4 @@ def test_bad_captures_get_wb_imports_line_as_json(serve, sqlite_url, tmp_path):
         assert "wb-upload-" not in message
         unknown = _upload(http, "noise.bin", b"\x00\x01 not a capture")
         assert unknown.status_code == 422 and unknown.json()["error"]["message"].startswith("noise.bin")
-        assert http.get("/api/v1/runs").json() == []
+        assert http.post("/api/v1/op/runs.list", json={}).json()["runs"] == []

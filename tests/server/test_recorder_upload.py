@@ -46,7 +46,7 @@ def test_snapshots_are_uploaded_from_the_writer_thread(serve, sqlite_url, tmp_pa
     assert path is not None and path.exists()  # the local file is kept either way
     assert rec.stats()["faults"] == 0, rec.stats()["last_fault"]
     with served.client(served.token("reader", "read")) as http:
-        [run] = http.get("/api/v1/runs").json()
+        [run] = http.post("/api/v1/op/runs.list", json={}).json()["runs"]
     assert run["label"] == "node-7: on demand" and run["origin"] == "upload" and run["samples"] == 3
 
 

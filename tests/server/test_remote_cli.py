@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import run_wb
 from tests.server.conftest import DEMO
-from workbench.server.client import Client
+from workbench.usecases.remote import HttpClient
 
 BASE = ["1", "2", "3", "4", "5"]
 CAND = ["11", "12", "13", "14", "15"]
@@ -212,7 +212,7 @@ def test_an_upload_whose_answer_was_lost_is_retried_and_imported_once(serve, sql
     token = served.token("ci", "upload")
     proxy = _DropFirstAnswer(served.port)
     try:
-        with Client(f"http://127.0.0.1:{proxy.port}", token, backoff_s=0.05) as client:
+        with HttpClient(f"http://127.0.0.1:{proxy.port}", token, backoff_s=0.05) as client:
             report = client.upload(sorted((DEMO / "inference").glob("*.json"))[0])
     finally:
         proxy.close()

@@ -25,6 +25,7 @@ from workbench.compare.render import render_inspect
 from workbench.importers.base import ImportOptions
 from workbench.importers.kineto import IMPORTER
 from workbench.training import pair_findings, window_kind
+from workbench.usecases.transport import Local
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "training"
 REAL = REAL_CAPTURES / "training"
@@ -418,10 +419,9 @@ def test_findings_print_in_inspect_and_show_and_are_typed_in_json(tmp_path, wb_e
 
 def test_tui_inspect_pane_shows_the_findings(tmp_path, sqlite_url):
     """The TUI's Inspect pane text (services.inspect_text) carries the same findings."""
-    from types import SimpleNamespace
-
     from store import open_store
     from workbench.ingest import import_files
+    from workbench.investigations import workflow as wf
     from workbench.tui import services
 
     store = open_store(sqlite_url)
@@ -431,10 +431,8 @@ def test_tui_inspect_pane_shows_the_findings(tmp_path, sqlite_url):
             synth.write(tmp_path / name / f"rank{r}.json.gz", synth.trace(r, **kw))
         report = import_files(store, [tmp_path / name], ImportOptions(label=name))
         ids.append(report.imported[0][1][0])
-    params = SimpleNamespace(lens="training", engine_arguments=lambda: {"accepts": {k: "synthetic" for k in DECLARED}})
-    inv = SimpleNamespace(
-        lens="training",
-        comparisons=[SimpleNamespace(parameters=params, baseline_runs=[ids[0]], candidate_runs=[ids[1]])],
-    )
-    text = " ".join(services.inspect_text(store, inv).split())
+    inv = wf.new_investigation(store, lens="training", question="which rank?")
+    wf.store_comparison(store, inv.id, [ids[0]], [ids[1]], accepts={k: "synthetic" for k in DECLARED})
+    inv = wf.investigation_view(store, inv.id)
+    text = " ".join(services.inspect_text(Local(store), inv).split())
     assert "Trace findings (observations, not causes)" in text and "clocks, across ranks: FOUND" in text

@@ -6,6 +6,7 @@ import pytest
 
 from tests.tui.pilot import run_labels, select_only, settle, text_of
 from workbench.tui.app import WorkbenchApp
+from workbench.usecases.transport import Local
 
 
 async def _pick(app, pilot, inv_id: int) -> None:
@@ -168,7 +169,7 @@ def test_every_stored_demo_comparison_renders_as_the_cli_prints_it(demo_url):
                 **p.engine_arguments(),
                 control=store.load_runs(list(p.control)),
             )
-            assert services.comparison_report(store, comp) == render_comparison(fresh)
+            assert services.comparison_report(Local(store), comp) == render_comparison(fresh)
             seen += 1
     assert seen >= 3
 

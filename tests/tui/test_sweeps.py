@@ -8,6 +8,7 @@ import pytest
 from tests.tui.pilot import screen_text, settle, text_of
 from workbench.tui import services
 from workbench.tui.app import WorkbenchApp
+from workbench.usecases.transport import Local
 
 
 async def _open(app, pilot, inv_id: int = 1) -> None:
@@ -26,7 +27,7 @@ async def test_two_sweeps_selected_together_and_compared_by_level(sweep_url):
     from workbench.compare.sweep_render import render_sweep_comparison
 
     store = open_store(sweep_url)
-    found = {s.label: s for s in services.sweeps(store)}
+    found = {s.label: s for s in services.sweeps(Local(store))}
     assert sorted(found) == ["vllm", "vllm+batch_size", "vllm+v0_engine"]
     assert all(len(s.runs) == 7 and s.id.startswith("sw-") for s in found.values())
     app = WorkbenchApp(sweep_url)

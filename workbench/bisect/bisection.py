@@ -42,16 +42,12 @@ from workbench.bisect.result import (
     Split,
     Step,
 )
+from workbench.bisect.records import BisectRecords, StoreRecords, execute
 from workbench.errors import UsageError, WbError
-from workbench.investigations.common import investigation_row
-from workbench.investigations.workflow import new_observation
-from workbench.rerun.execute import Executor
 from workbench.rerun.plan import build_plan
-from workbench.rerun.report import build_comparison, save_comparison
 
 if TYPE_CHECKING:
     from store.api import Store
-    from workbench.rerun.comparison import RerunReport
     from workbench.rerun.execute import Observer
 
 STARTED, BISECTING, DONE, NO_REGRESSION = "started", "bisecting", "done", "no-regression"
@@ -109,12 +105,14 @@ class Search:
         return self.candidates[index].rev[:12]
 
 
-def start(store: "Store", spec: Spec) -> int:
-    """Record a new bisection over the candidates between good and bad; returns its id."""
-    from sqlmodel import select  # SQLModel/SQLAlchemy: heavy, loaded when a bisection is recorded
+def records_of(where: "BisectRecords | Store") -> BisectRecords:
+    """Where the records go: ``BisectRecords`` as given, or a store's (``StoreRecords``)."""
+    return where if hasattr(where, "ledger") else StoreRecords(where)  # type: ignore[return-value]
 
-    from store.bisect import Bisection  # the store's tables: SQLModel, heavy
 
+def start(where: "BisectRecords | Store", spec: Spec) -> int:
+    """Record a new bisection over the candidates between good and bad; returns its id. The
+    candidates are read here (a git repository, a file); the record goes to ``where``."""
     if spec.max_rounds < 3:
         raise UsageError("--max-rounds: at least 3 (a sequential step looks from round 3)")
     if not 0 < spec.delta < 1:
@@ -125,48 +123,26 @@ def start(store: "Store", spec: Spec) -> int:
         found = cand.from_file(Path(spec.candidates_file))
     else:
         raise UsageError("wb bisect start needs --good and --bad in a git repository, or --candidates FILE")
-    if spec.investigation is not None:
-        with store.session() as s:
-            investigation_row(s, spec.investigation, writable=True)
     candidates = [
         CandidateState(rev=c.rev, title=c.title, status=GOOD if i == 0 else UNTESTED) for i, c in enumerate(found)
     ]
     search = Search(candidates, lo=0, hi=len(found) - 1, reference=0)
-    with store.session() as s:
-        if s.exec(select(Bisection).where(Bisection.name == spec.name)).first() is not None:
-            raise UsageError(
-                f"a bisection named {spec.name!r} exists; resume it with 'wb bisect resume {spec.name}' "
-                "or start a new one with another --name"
-            )
-        row = Bisection(
-            name=spec.name, spec=spec.to_json(), state=search.state().to_json(), investigation_id=spec.investigation
-        )
-        s.add(row)
-        s.flush()
-        return int(row.id)  # type: ignore[arg-type]
+    return records_of(where).begin(spec, search.state())
 
 
-def load(store: "Store", ref: str | int | None) -> tuple[int, Spec, BisectionState, str]:
+def load(store: "BisectRecords | Store", ref: str | int | None) -> tuple[int, Spec, BisectionState, str]:
     """The bisection's id, spec, stored state and status."""
-    from store.bisect import find_bisection  # the store's tables: SQLModel, heavy
-
-    with store.session() as s:
-        row = find_bisection(s, ref)
-        return int(row.id), Spec.from_json(row.spec), BisectionState.from_json(row.state), row.status  # type: ignore[arg-type]
+    stored = records_of(store).load(ref)
+    return stored.id, stored.spec, stored.state, stored.status
 
 
-def _save(store: "Store", bisection_id: int, search: Search, status: str) -> None:
-    from store.bisect import Bisection  # the store's tables: SQLModel, heavy
-    from store.tables import utcnow_iso
-
-    with store.session() as s:
-        row = s.get(Bisection, bisection_id)
-        row.state, row.status, row.updated_at = search.state().to_json(), status, utcnow_iso()  # type: ignore[union-attr]
-        s.add(row)
+def _save(store: BisectRecords, bisection_id: int, search: Search, status: str) -> None:
+    store.save(bisection_id, search.state(), status)
 
 
-def run(store: "Store", ref: str | int | None, observer: "Observer | None" = None) -> BisectionReport:
-    """Run (or resume) a bisection to its end; returns its report."""
+def run(where: "BisectRecords | Store", ref: str | int | None, observer: "Observer | None" = None) -> BisectionReport:
+    """Run (or resume) a bisection to its end, here; returns its report. Its records go to ``where``."""
+    store = records_of(where)
     bisection_id, spec, state, status = load(store, ref)
     if status in (DONE, NO_REGRESSION):
         return report(store, bisection_id)
@@ -181,7 +157,9 @@ def run(store: "Store", ref: str | int | None, observer: "Observer | None" = Non
         raise
 
 
-def _run(store: "Store", bisection_id: int, spec: Spec, search: Search, observer: "Observer | None") -> BisectionReport:
+def _run(
+    store: BisectRecords, bisection_id: int, spec: Spec, search: Search, observer: "Observer | None"
+) -> BisectionReport:
     repo = Path(spec.repo) if spec.repo else None
     root = Path(spec.workdir)
     while True:
@@ -287,7 +265,7 @@ def _finite(x: float | None) -> float | None:
 
 
 def _step(
-    store: "Store",
+    store: BisectRecords,
     spec: Spec,
     search: Search,
     bisection_id: int,
@@ -334,7 +312,7 @@ def _step(
         plan_name = _make_plan(store, spec, number, ref_c, new_c, workspaces[ref_i], workspaces[cand_i])
         search.current = Current(plan=plan_name, reference=ref_i, candidate=cand_i, endpoint=endpoint)
         _save(store, bisection_id, search, BISECTING)
-    result, comparison_id = _execute(store, plan_name, root, observer)
+    result, comparison_id = execute(store, plan_name, root, observer)
     seq = result.sequential
     lo, hi = seq.repeated_ci95 if seq else (None, None)
     ci: Interval | None = (lo, hi) if _finite(lo) is not None and _finite(hi) is not None else None  # type: ignore[assignment]
@@ -359,10 +337,14 @@ def _step(
 
 
 def _make_plan(
-    store: "Store", spec: Spec, number: int, ref_c: cand.Candidate, new_c: cand.Candidate, ref_ws: Path, new_ws: Path
+    store: BisectRecords,
+    spec: Spec,
+    number: int,
+    ref_c: cand.Candidate,
+    new_c: cand.Candidate,
+    ref_ws: Path,
+    new_ws: Path,
 ) -> str:
-    from store.rerun import save_plan  # the store's tables: SQLModel, heavy
-
     name = f"{spec.name}-step{number}-{new_c.short}"
     # A seed drawn from the step's name: the arm orders are recorded and reproducible.
     seed = int(hashlib.sha256(name.encode()).hexdigest()[:8], 16)
@@ -383,49 +365,8 @@ def _make_plan(
     for key in ("metric", "statistic"):
         if getattr(spec, key):
             data[key] = getattr(spec, key)
-    plan = build_plan(data)
-    with store.session() as s:
-        save_plan(
-            s, plan.name, plan.lens, plan.digest(), plan.to_json(), investigation_id=spec.investigation
-        )  # its steps are its investigation's
+    store.save_plan(build_plan(data), spec.investigation)  # its steps are its investigation's
     return name
-
-
-def _execute(store: "Store", plan_name: str, root: Path, observer: "Observer | None") -> tuple["RerunReport", int]:
-    """Run (or resume) the plan's execution, then build and store its comparison."""
-    # SQLModel, heavy
-    from store.rerun import (
-        COMPLETE,
-        INTERRUPTED,
-        RUNNING,
-        RerunExecution,
-        executions_of,
-        find_plan,
-        runs_of,
-    )
-
-    executor = Executor(store, plan_name, observer=observer, workdir=root / "runs", confirmed=True)
-    with store.session() as s:
-        executions = executions_of(s, executor.plan_id)
-    latest = executions[-1] if executions else None
-    if latest is None or latest.status not in (RUNNING, INTERRUPTED, COMPLETE):
-        execution_id = executor.start()
-        executor.run(execution_id)
-    elif latest.status in (RUNNING, INTERRUPTED):
-        execution_id = executor.reopen()
-        executor.run(execution_id)
-    else:
-        execution_id = int(latest.id)  # type: ignore[arg-type]
-    with store.session() as s:
-        plan_row, execution, runs = (
-            find_plan(s, plan_name),
-            s.get(RerunExecution, execution_id),
-            runs_of(s, execution_id),
-        )
-    result = build_comparison(store, plan_row, execution, runs)
-    plan_id = int(plan_row.id)  # type: ignore[arg-type]
-    comparison_id = save_comparison(store, plan_id, execution_id, result)
-    return result, comparison_id
 
 
 def _result(search: Search) -> Result:
@@ -465,7 +406,7 @@ def _result(search: Search) -> Result:
     )
 
 
-def _pin(store: "Store", spec: Spec, search: Search) -> None:
+def _pin(store: BisectRecords, spec: Spec, search: Search) -> None:
     """The result as an observation (not a cause) with the decisive comparisons as evidence."""
     assert search.result is not None and spec.investigation is not None
     evidence = [
@@ -474,12 +415,10 @@ def _pin(store: "Store", spec: Spec, search: Search) -> None:
         if s.comparison_id is not UNSET
     ]
     if evidence:
-        new_observation(
-            store, spec.investigation, f"bisection {spec.name}: {search.result.text}", evidence, source="bisect"
-        ).to_json()
+        store.pin(spec.investigation, f"bisection {spec.name}: {search.result.text}", evidence)
 
 
-def report(store: "Store", ref: str | int | None) -> BisectionReport:
+def report(store: "BisectRecords | Store", ref: str | int | None) -> BisectionReport:
     """The bisection as stored, typed (``wb bisect status|report``)."""
     bisection_id, spec, state, status = load(store, ref)
     return BisectionReport.of(bisection_id, status, spec, state)

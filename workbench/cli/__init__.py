@@ -22,20 +22,18 @@ import sys
 import click
 
 from workbench import __version__
-from workbench.cli.commands import REMOTE_COMMANDS, SUMMARIES, module_name
+from workbench.cli.commands import LOCAL_ONLY, SUMMARIES, module_name
 from workbench.cli.tui_launch import launch_tui
 from workbench.cli import json_out
 from workbench.errors import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
-    EXIT_REFUSED,
     EXIT_USAGE,
-    BadInput,
-    NotFound,
     UsageError,
     WbError,
 )
 from workbench.textsafe import clean
+from workbench.usecases.failures import describe
 
 _COMMANDS_PACKAGE = "workbench.cli.commands"
 
@@ -107,8 +105,8 @@ class _LazyGroup(click.Group):
     "server_url",
     envvar="WB_SERVER",
     metavar="URL",
-    help="A wb serve to ask instead of a store (runs, show, compare, inspect, bundle export; token in $WB_TOKEN). "
-    "docs/server.md.",
+    help="A wb serve whose store the commands and the TUI use instead of a local one (token in $WB_TOKEN; "
+    "docs/server.md).",
 )
 @click.option("--mouse", is_flag=True, help="Enable mouse support in the workbench TUI.")
 @click.version_option(__version__, "--version", prog_name="wb", message="%(prog)s %(version)s")
@@ -116,22 +114,23 @@ class _LazyGroup(click.Group):
 def cli(ctx: click.Context, store_url: str | None, server_url: str | None, mouse: bool) -> None:
     """wb: find what changed in GPU performance, prove it, share the evidence.
 
-    With no command, opens the workbench TUI on the default store.
+    With no command, opens the workbench TUI on the default store (or the server named).
     """
     ctx.ensure_object(dict)
     ctx.obj["store_url"] = store_url
-    # An explicit --store wins over WB_SERVER from the environment; an explicit --server
-    # with a command that only works on a local store is refused, never ignored.
+    # An explicit --store wins over WB_SERVER from the environment; with a server named (--server or
+    # WB_SERVER alike) the store commands run there, and a command that works on a local store only
+    # is refused in one line, never run on a store nobody named.
     ctx.obj["server_url"] = server_url
     ctx.obj["store_given"] = ctx.get_parameter_source("store_url") is click.core.ParameterSource.COMMANDLINE
-    explicit_server = ctx.get_parameter_source("server_url") is click.core.ParameterSource.COMMANDLINE
-    if explicit_server and ctx.invoked_subcommand not in REMOTE_COMMANDS:
-        raise click.UsageError(
-            f"--server: 'wb {ctx.invoked_subcommand or ''}' works on a local store; a server answers "
-            f"{', '.join(sorted(REMOTE_COMMANDS))}"
+    server = server_url if not ctx.obj["store_given"] else None
+    way = LOCAL_ONLY.get(ctx.invoked_subcommand or "")
+    if server and way is not None:
+        raise UsageError(
+            f"'wb {ctx.invoked_subcommand}' works on a local store only, not through the server {server}: {way}"
         )
     if ctx.invoked_subcommand is None:
-        launch_tui(store_url=store_url, mouse=mouse)
+        launch_tui(store_url=store_url, server_url=server, mouse=mouse)
 
 
 def _input_fault(exc: BaseException) -> str | None:
@@ -147,9 +146,7 @@ def _input_fault(exc: BaseException) -> str | None:
     return None
 
 
-def _fail(
-    kind: str, line: str, exit_code: int, *, message: str | None = None, exc: BaseException | None = None
-) -> None:
+def _fail(kind: str, line: str, exit_code: int, *, message: str | None = None, exc: object = None) -> None:
     """One human line on stderr, with ``--json`` the error document on stdout, then exit."""
     click.echo(line, err=True)
     if json_out.wanted():
@@ -176,14 +173,6 @@ def _internal(exc: BaseException) -> None:
     )
 
 
-def _kind(exc: WbError) -> str:
-    """The error's kind in the JSON document: its class, in the CLI contract's words."""
-    for cls, kind in ((BadInput, "bad_input"), (NotFound, "not_found"), (UsageError, "usage")):
-        if isinstance(exc, cls):
-            return kind
-    return "refused" if exc.exit_code == EXIT_REFUSED else "error"
-
-
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the CLI and turns errors into one line and an exit code (and,
     with ``--json``, into one JSON error document on stdout)."""
@@ -205,18 +194,11 @@ def main(argv: list[str] | None = None) -> None:
         _fail("usage" if usage else "error", f"wb: error: {message}{hint}", exc.exit_code, message=message)
     except (click.exceptions.Abort, KeyboardInterrupt):
         _fail("interrupted", "wb: interrupted", EXIT_INTERRUPTED)
-    except WbError as exc:
-        _fail(_kind(exc), f"wb: error: {clean(exc.message)}", exc.exit_code, message=clean(exc.message), exc=exc)
-    except _store_error() as exc:
-        from store.errors import RunNotFound, StoreRefusal  # loaded already (see _store_error)
-
-        # What was asked is refused (usage, exit 2) or the store failed (exit 1): docs/cli.md's exit codes.
-        usage = isinstance(exc, StoreRefusal)
-        _fail(
-            "not_found" if isinstance(exc, RunNotFound) else "store",
-            f"wb: error: {clean(str(exc))}",
-            EXIT_USAGE if usage else EXIT_FAILURE,
-        )
+    except (WbError, _store_error()) as exc:
+        failure = describe(exc)  # wb's own errors and the store's, here or on a server: one line each
+        assert failure is not None
+        message = clean(failure.message)
+        _fail(failure.kind, f"wb: error: {message}", failure.exit_code, message=message, exc=failure)
     except BrokenPipeError:
         sys.exit(EXIT_FAILURE)
     except (RecursionError, MemoryError, UnicodeError, ValueError) as exc:

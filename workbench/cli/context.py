@@ -1,8 +1,17 @@
-"""What commands share: opening the store the user chose, and JSON output."""
+"""What commands share: where the use cases run (the store the user chose, or a server), and
+JSON output.
+
+``workbench_from(ctx)`` is what a store command holds: ``Local`` on the store of ``--store``/
+``WB_STORE`` (or the default), or ``Remote`` on the server of ``--server``/``WB_SERVER`` (token in
+``WB_TOKEN``; an explicit ``--store`` wins over ``WB_SERVER`` from the environment). A command
+that reaches for the local store itself (``open_store_from``) while a server is named is refused
+in one line: it would otherwise write to a store nobody asked for.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -14,9 +23,11 @@ from store.errors import StoreError, StoreRefusal
 from workbench.cli import json_out
 from workbench.compare.fmt import jsonable
 from workbench.errors import UsageError, WbError
+from workbench.usecases.transport import Local
 
 if TYPE_CHECKING:
     from store.api import Store
+    from workbench.usecases.transport import Workbench
 
 
 class LensName(click.ParamType):
@@ -38,13 +49,44 @@ class LensName(click.ParamType):
 LENS = LensName()
 
 
+TOKEN_ENV = "WB_TOKEN"
+
+
 def store_url_from(ctx: click.Context) -> str | None:
     root = ctx.find_root()
     return (root.obj or {}).get("store_url")
 
 
+def server_url(ctx: click.Context) -> str | None:
+    """The server named by ``--server`` or ``WB_SERVER`` (None: a local store, or an explicit ``--store``)."""
+    obj = ctx.find_root().obj or {}
+    return obj.get("server_url") if not obj.get("store_given") else None
+
+
+def refuse_with_server(ctx: click.Context) -> None:
+    """One line for a command that works on a local store only, when a server is named."""
+    url = server_url(ctx)
+    if url:
+        raise UsageError(
+            f"'{ctx.command_path}' works on a local store only, not through the server {url}: leave out --server and "
+            "WB_SERVER (or name --store)"
+        )
+
+
+def workbench_from(ctx: click.Context, *, create: bool = True) -> "Workbench":
+    """Where this command's use cases run: the server named, else the local store."""
+    url = server_url(ctx)
+    if url:
+        from workbench.usecases.remote import Remote  # httpx: only when a server is named
+
+        return Remote(url, os.environ.get(TOKEN_ENV))
+    return Local(open_store_from(ctx, create=create))
+
+
 def open_store_from(ctx: click.Context, *, create: bool = True) -> "Store":
-    """The store named by ``--store``/``WB_STORE`` (or the default), as a WbError on failure."""
+    """The store named by ``--store``/``WB_STORE`` (or the default), as a WbError on failure;
+    refused while a server is named (:func:`refuse_with_server`)."""
+    refuse_with_server(ctx)
     try:
         return open_store(store_url_from(ctx), create=create)
     except StoreRefusal as exc:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Sequence
 
 import msgspec
@@ -28,7 +29,7 @@ from workbench.compare.model import Comparison
 from workbench.compare.results import Result
 from workbench.training import pair_findings as pf
 from workbench.training import ranks as rk
-from workbench.vocabulary import FindingStatus
+from workbench.vocabulary import FindingStatus, from_jsonable
 
 QUANTILES = {"p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99}
 
@@ -145,6 +146,29 @@ class InspectResult(msgspec.Struct, frozen=True, kw_only=True):
         if self.ranks is not None:
             out["ranks"] = msgspec.to_builtins(self.ranks)
         return jsonable(out)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, object]) -> "InspectResult":
+        """``wb inspect --json``'s document typed again (what a server answered): nulls with
+        their reason beside them are the nan or ±inf they were, so it draws as the result did."""
+        raw = from_jsonable(dict(doc))
+        if not isinstance(raw.get("comparison"), Mapping):
+            raise msgspec.ValidationError("Expected `object` - at `$.comparison`")
+
+        def typed(key: str, kind: object) -> object:
+            return msgspec.convert(raw[key], kind) if raw.get(key) else None
+
+        return cls(
+            comparison=Comparison.from_json(raw["comparison"]),
+            distributions=msgspec.convert(raw.get("distributions") or [], tuple[Distribution, ...]),
+            over_time=typed("over_time", OverTime),  # type: ignore[arg-type]
+            operations=None
+            if raw.get("operations") is None
+            else msgspec.convert(raw["operations"], tuple[Operation, ...]),
+            findings=msgspec.convert(raw.get("findings") or [], tuple[Finding, ...]),
+            steps=typed("steps", StepRestriction),  # type: ignore[arg-type]
+            ranks=typed("ranks", Ranks),  # type: ignore[arg-type]
+        )
 
 
 def describe(values: np.ndarray) -> Summary:

@@ -19,17 +19,16 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from store.api import CaptureInfo
 from store.engine import work_dir
 from store.records import RunRecord
 from workbench.errors import EXIT_REFUSED, BadInput, UsageError, WbError
-from workbench.importers.native import IMPORTER, read_capture
-from workbench.ingest import check_samples, sha256_file
+from workbench.importers.native import read_capture
+from workbench.ingest import check_samples
 from workbench.rerun import strays
+from workbench.rerun.ledger import ExecutionState, KeptRun, Ledger, StoreLedger, now_iso
 from workbench.rerun.plan import Environment, Plan, schedule, warmup_slots
 from workbench.rerun.preflight import Preflight, compare_environments, run_preflight
 from workbench.rerun.report import live_effect, run_statistic, sequential_look
@@ -86,10 +85,6 @@ class Outcome:
     capture_sha256: str | None = None
 
 
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
 def default_workdir(plan: Plan, execution_id: int, store_url: str) -> Path:
     """An execution's run files, beside the store that records it (store.engine.work_dir)."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", plan.name)[:60] or "plan"
@@ -108,7 +103,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _still_running(execution: Any) -> bool:
+def _still_running(execution: ExecutionState) -> bool:
     """True when the execution's own process is alive (or cannot be checked: another host)."""
     from store.rerun import RUNNING  # the store's rerun tables: SQLModel, heavy
 
@@ -132,11 +127,12 @@ def check_preflight(plan: Plan, expected: Environment | None = None, nvml: Any =
 
 
 class Executor:
-    """Runs (or resumes) one execution of a plan that is in the store."""
+    """Runs (or resumes) one execution of a plan, here, keeping its records in ``ledger`` (a
+    store's, or a server's through the use cases: ``rerun/ledger.py``)."""
 
     def __init__(
         self,
-        store: "Store",
+        ledger: "Ledger | Store",
         plan_ref: str | int,
         *,
         observer: Observer | None = None,
@@ -144,17 +140,11 @@ class Executor:
         confirmed: bool = False,
         nvml: Any = None,
     ) -> None:
-        from store.rerun import find_plan  # SQLModel, heavy
-
-        self.store = store
+        self.ledger: Ledger = ledger if hasattr(ledger, "keep_capture") else StoreLedger(ledger)  # type: ignore[arg-type]
         self.observer = observer or Observer()
         self.workdir_root = workdir
         self.nvml = nvml
-        with store.session() as s:
-            row = find_plan(s, plan_ref)
-            self.plan_id = int(row.id)  # type: ignore[arg-type]
-            self.plan_digest = row.digest
-            self.plan = Plan.from_json(row.body)
+        self.plan_id, self.plan_digest, self.plan = self.ledger.plan(plan_ref)
         if self.plan.origin != "user" and not confirmed:
             raise WbError(
                 f"plan {self.plan.name!r} came from {self.plan.origin}; review its commands "
@@ -166,10 +156,9 @@ class Executor:
 
     def start(self, *, new: bool = False) -> int:
         """Preflight, then create a new execution; returns its id (nothing is run yet)."""
-        from store.rerun import ABANDONED, INTERRUPTED, RUNNING, RerunExecution, executions_of  # SQLModel, heavy
+        from store.rerun import INTERRUPTED, RUNNING  # SQLModel, heavy
 
-        with self.store.session() as s:
-            unfinished = [e for e in executions_of(s, self.plan_id) if e.status in (RUNNING, INTERRUPTED)]
+        unfinished = [e for e in self.ledger.executions(self.plan_id) if e.status in (RUNNING, INTERRUPTED)]
         for e in unfinished:
             if _still_running(e):
                 raise WbError(
@@ -183,38 +172,27 @@ class Executor:
                     f"'wb rerun resume {self.plan.name}', or start over with 'wb rerun run {self.plan.name} --new'"
                 )
         pf = check_preflight(self.plan, nvml=self.nvml)
-        with self.store.session() as s:
-            for e in unfinished:
-                e.status = ABANDONED
-                e.ended_at = now_iso()
-                s.add(e)
-            slots = warmup_slots(self.plan) + schedule(self.plan)
-            row = RerunExecution(
-                plan_id=self.plan_id,
-                status=RUNNING,
-                host=socket.gethostname(),
-                pid=os.getpid(),
-                preflights=[pf.to_json()],
-                schedule=[[r, arm] for r, arm in slots],
-            )
-            s.add(row)
-            s.flush()
-            execution_id = int(row.id)  # type: ignore[arg-type]
-            workdir = (
-                (self.workdir_root / f"e{execution_id}")
-                if self.workdir_root
-                else default_workdir(self.plan, execution_id, self.store.url)
-            )
-            row.workdir = str(workdir)
-            s.add(row)
+        execution_id = self.ledger.begin(
+            self.plan_id,
+            abandon=[e.id for e in unfinished],
+            preflight=pf.to_json(),
+            schedule=warmup_slots(self.plan) + schedule(self.plan),
+            host=socket.gethostname(),
+            pid=os.getpid(),
+        )
+        workdir = (
+            (self.workdir_root / f"e{execution_id}")
+            if self.workdir_root
+            else default_workdir(self.plan, execution_id, self.ledger.url)
+        )
+        self.ledger.set_workdir(execution_id, str(workdir))
         return execution_id
 
     def reopen(self) -> int:
         """Preflight again and take over the latest unfinished execution; returns its id."""
-        from store.rerun import INTERRUPTED, RUNNING, executions_of  # SQLModel, heavy
+        from store.rerun import INTERRUPTED, RUNNING  # SQLModel, heavy
 
-        with self.store.session() as s:
-            unfinished = [e for e in executions_of(s, self.plan_id) if e.status in (RUNNING, INTERRUPTED)]
+        unfinished = [e for e in self.ledger.executions(self.plan_id) if e.status in (RUNNING, INTERRUPTED)]
         if not unfinished:
             raise UsageError(
                 f"plan {self.plan.name!r} has no unfinished execution to resume (start one with 'wb rerun run "
@@ -229,35 +207,34 @@ class Executor:
             )
         # Against the plan, and against the machine this execution started on.
         pf = check_preflight(self.plan, nvml=self.nvml)
-        first_env = Environment.from_json((e.preflights or [{}])[0].get("environment"))
+        first_env = Environment.from_json(e.first_environment)
         if first_env.recorded:
             changes, _ = compare_environments(first_env, pf.environment)
             if changes:
                 pf.environment_changes += [f"since execution {e.id} started: {c}" for c in changes]
                 raise Blocked(f"execution {e.id} cannot resume here: {'; '.join(changes)}", pf)
-        with self.store.session() as s:
-            from store.rerun import RerunExecution  # SQLModel, heavy
+        self.ledger.take_over(e.id, preflight=pf.to_json(), host=socket.gethostname(), pid=os.getpid())
+        return e.id
 
-            row = s.get(RerunExecution, e.id)
-            row.status = RUNNING  # type: ignore[union-attr]
-            row.pid = os.getpid()  # type: ignore[union-attr]
-            row.host = socket.gethostname()  # type: ignore[union-attr]
-            row.preflights = [*row.preflights, pf.to_json()]  # type: ignore[union-attr]
-            s.add(row)
-        return int(e.id)  # type: ignore[arg-type]
+    def resume_or_start(self) -> int:
+        """The plan's unfinished execution taken over (``reopen``), or else a new one (``start``)."""
+        from store.rerun import INTERRUPTED, RUNNING  # SQLModel, heavy
+
+        if any(e.status in (RUNNING, INTERRUPTED) for e in self.ledger.executions(self.plan_id)):
+            return self.reopen()
+        return self.start()
 
     # -- running ----------------------------------------------------------------------
 
     def run(self, execution_id: int) -> str:
         """Run every slot not yet finished; returns the final status. Ctrl-C: status
         ``interrupted`` is recorded and KeyboardInterrupt propagates."""
-        from store.rerun import COMPLETE, INTERRUPTED, RUN_FAILED, RUN_OK, RerunExecution, runs_of  # SQLModel, heavy
+        from store.rerun import COMPLETE, INTERRUPTED, RUN_FAILED, RUN_OK  # SQLModel, heavy
 
-        with self.store.session() as s:
-            execution = s.get(RerunExecution, execution_id)
-            slots = [(int(r), str(a)) for r, a in execution.schedule]  # type: ignore[union-attr]
-            workdir = Path(execution.workdir)  # type: ignore[union-attr]
-            finished = {r.slot: r for r in runs_of(s, execution_id) if r.status in (RUN_OK, RUN_FAILED)}
+        state, kept = self.ledger.execution(execution_id)
+        slots = state.schedule
+        workdir = Path(state.workdir)
+        finished = {r.slot: r for r in kept if r.status in (RUN_OK, RUN_FAILED)}
         workdir.mkdir(parents=True, exist_ok=True)
         history: list[Outcome] = [
             Outcome(r.round, r.arm, r.slot, r.status, statistic=r.statistic, run_id=r.run_id) for r in finished.values()
@@ -290,11 +267,7 @@ class Executor:
             else:
                 status = COMPLETE
         finally:
-            with self.store.session() as s:
-                row = s.get(RerunExecution, execution_id)
-                row.status = status  # type: ignore[union-attr]
-                row.ended_at = now_iso()  # type: ignore[union-attr]
-                s.add(row)
+            self.ledger.end(execution_id, status)
             if main_thread:
                 signal.signal(signal.SIGTERM, previous)
             self.observer.end(status)
@@ -407,69 +380,41 @@ class Executor:
         outcome.record = record
 
     def _import(self, execution_id: int, outcome: Outcome, capture: Path) -> int:
-        """Write the run's capture into the store; returns the run id."""
-        record, outcome.record = outcome.record, None
-        assert record is not None  # _check read it
-        sha, size = sha256_file(capture)
-        known = self.store.find_capture(sha)
-        if known is not None:  # byte-identical capture already stored: link its run
-            ids = self.store.capture_runs(int(known.id))
-            if ids:
-                return ids[0]
-        record.meta["capture_label"] = record.label
-        record.meta["rerun"] = {
-            "plan": self.plan.name,
-            "plan_digest": self.plan_digest,
-            "execution": execution_id,
-            "round": outcome.round,
-            "arm": outcome.arm,
-            "slot": outcome.slot,
-        }
-        record.label = f"{self.plan.name} e{execution_id} r{outcome.round} {outcome.arm}"
-        record.sources = [capture]
-        info = CaptureInfo(
-            path=capture,
-            sha256=sha,
-            size=size,
-            format=IMPORTER.name,
-            importer=IMPORTER.name,
-            importer_version=IMPORTER.version,
-        )
-        outcome.capture_sha256 = sha
-        return self.store.add_import([info], [record], origin="rerun")[0]
+        """Keep the run's capture (in the ledger's store); returns the run id."""
+        outcome.record = None  # read again where it is kept (a server reads its own copy)
+        kept = self.ledger.keep_capture(execution_id, outcome.slot, capture, str(capture))
+        outcome.capture_sha256 = kept.sha256
+        return kept.run_id
 
     def _record(
         self, execution_id: int, outcome: Outcome, started: str, argv: tuple[str, ...], stderr_path: Path, capture: Path
     ) -> None:
-        from store.rerun import RerunRun  # SQLModel, heavy
-
         try:
             with open(stderr_path, "rb") as f:
                 f.seek(max(0, os.path.getsize(stderr_path) - STDERR_TAIL_CHARS))
                 tail = f.read().decode("utf-8", errors="replace")
         except OSError:
             tail = ""
-        with self.store.session() as s:
-            s.add(
-                RerunRun(
-                    execution_id=execution_id,
-                    round=outcome.round,
-                    arm=outcome.arm,
-                    slot=outcome.slot,
-                    status=outcome.status,
-                    reason=outcome.reason,
-                    argv=list(argv),
-                    started_at=started,
-                    ended_at=now_iso(),
-                    wall_s=outcome.wall_s,
-                    exit_status=outcome.exit_status,
-                    stderr_tail=tail,
-                    capture_path=str(capture) if capture.is_file() else "",
-                    capture_sha256=outcome.capture_sha256 or "",
-                    run_id=outcome.run_id,
-                    statistic=outcome.statistic,
-                )
-            )
+        self.ledger.keep_run(
+            execution_id,
+            KeptRun(
+                round=outcome.round,
+                arm=outcome.arm,
+                slot=outcome.slot,
+                status=outcome.status,
+                reason=outcome.reason,
+                argv=list(argv),
+                started_at=started,
+                ended_at=now_iso(),
+                wall_s=outcome.wall_s,
+                exit_status=outcome.exit_status,
+                stderr_tail=tail,
+                capture_path=str(capture) if capture.is_file() else "",
+                capture_sha256=outcome.capture_sha256 or "",
+                run_id=outcome.run_id,
+                statistic=outcome.statistic,
+            ),
+        )
 
 
 class _CappedOutput:

@@ -1,9 +1,12 @@
-"""The Starlette application: routes under ``/api/v1``, JSON errors, one log line a request.
+"""The Starlette application: one route per use case (``POST /api/v1/op/NAME``), the capture
+upload, the API's description and a health check; JSON errors; one log line a request.
 
-Endpoints that touch the store are plain functions, which Starlette runs in its thread
-pool (the store's reads and writes block); the upload is a coroutine only while it
-streams the body to disk, then imports in the pool too. The store is opened once, at
-start, and shared: every read opens its own connection, every import is one transaction.
+Every route checks the caller's token and role from the headers first, before a byte of the
+body is read; then the body is read by the body rules (``bodies.py``: a size limit, a stall and
+a drip cut off), decoded strictly into the use case's request type, and the use case runs in
+Starlette's thread pool (the store's reads and writes block). The store is opened once, at start
+(and created, so that tokens added after the start work at once), and shared: every read opens
+its own connection, every write is one transaction.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ import json
 import logging
 import time
 import traceback
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -28,15 +33,18 @@ from store.errors import StoreError
 from store.tokens import Caller
 from workbench import __version__
 from workbench.errors import WbError
-from workbench.server import queries
 from workbench.server.auth import caller_of, require
+from workbench.server.bodies import declared_length, read_body
 from workbench.server.config import API, ServerConfig
-from workbench.server.errors import ApiError, error_body, message_of, status_of
+from workbench.server.errors import ApiError, ErrorAnswer, Scrubber, error_body, failure_answer
 from workbench.server.openapi import document as openapi_document
 from workbench.server.uploads import Spool, import_upload, spool, upload_name
 from workbench.textsafe import clean
+from workbench.usecases.catalog import operations
+from workbench.usecases.core import Context, Operation, Request as UseCaseRequest, decode_request, run
 
 log = logging.getLogger("wb.server")
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 def _json(doc: Any, status: int = 200) -> Response:
@@ -52,8 +60,13 @@ class WbApp:
     def __init__(self, config: ServerConfig, store: Store | None = None) -> None:
         self.config = config
         self.store = store or open_store(config.store_url)
+        if not self.store.read_only and not self.store.in_memory:
+            self.store.ensure_exists()  # a store made now: its tokens are seen as soon as they are added
+        self.scrubber = Scrubber(self.store, config)
         # wb's errors are answers (ExceptionMiddleware: no traceback); anything else is a 500, logged.
-        known: dict[Any, Any] = {kind: self.on_error for kind in (ApiError, WbError, StoreError, HTTPException)}
+        known: dict[Any, Any] = {
+            kind: self.on_error for kind in (ApiError, ErrorAnswer, WbError, StoreError, HTTPException)
+        }
         self.asgi = _RequestLog(Starlette(routes=self.routes(), exception_handlers={**known, Exception: self.on_error}))
 
     def routes(self) -> list[Route]:
@@ -61,12 +74,7 @@ class WbApp:
             Route("/healthz", self.healthz, methods=["GET"]),
             Route(f"{API}/openapi.json", self.openapi, methods=["GET"]),
             Route(f"{API}/captures", self.upload, methods=["POST"]),
-            Route(f"{API}/runs", self.runs, methods=["GET"]),
-            Route(f"{API}/runs/{{run}}", self.run, methods=["GET"]),
-            Route(f"{API}/runs/{{run}}/declarations", self.declare, methods=["POST"]),
-            Route(f"{API}/compare", self.compare, methods=["POST"]),
-            Route(f"{API}/inspect", self.inspect, methods=["POST"]),
-            Route(f"{API}/investigations/{{investigation}}/bundle", self.bundle, methods=["GET"]),
+            *(Route(f"{API}/op/{op.name}", self.endpoint(op), methods=["POST"]) for op in operations()),
         ]
 
     def caller(self, request: Request, role: str, what: str) -> Caller:
@@ -77,27 +85,61 @@ class WbApp:
 
     # -- endpoints ----------------------------------------------------------------
 
-    def healthz(self, request: Request) -> Response:
+    async def healthz(self, request: Request) -> Response:
         return _json(
             {"status": "ok", "version": __version__, "api": API, "max_upload_bytes": self.config.max_upload_bytes}
         )
 
-    def openapi(self, request: Request) -> Response:
-        self.caller(request, "read", "the API description")
+    async def openapi(self, request: Request) -> Response:
+        await run_in_threadpool(self.caller, request, "read", "the API description")
         return _json(openapi_document())
+
+    def endpoint(self, op: Operation) -> Endpoint:
+        """The route of one use case: the token first, then the body, then the use case."""
+
+        async def serve(request: Request) -> Response:
+            caller = await run_in_threadpool(self.caller, request, op.role, f"'{op.name}'")
+            if getattr(op.request, "file_field", None) is not None:
+                return await self.with_file(request, op, caller)
+            body = await read_body(
+                request.stream(), request.headers, self.config, limit=self.config.max_request_bytes, what="request"
+            )
+            req = decode_request(op, body)
+            answer = await run_in_threadpool(run, Context(self.store, token=caller.name), req)
+            return _json(answer.to_json())
+
+        serve.__name__ = op.name
+        return serve
+
+    async def with_file(self, request: Request, op: Operation, caller: Caller) -> Response:
+        """A use case that reads a file (a bundle): the body is the file, spooled under the body
+        rules; the request is the ``request`` query field, naming the file as the client knows it."""
+        field = op.request.file_field  # type: ignore[attr-defined]
+        req = decode_request(op, (request.query_params.get("request") or "{}").encode())
+        given = str(getattr(req, field))
+        with Spool(self.config) as folder:
+            target = folder.dir / "body"
+            limit = getattr(op.request, "max_file_bytes", self.config.max_upload_bytes)
+            await spool(
+                request.stream(), target, self.config, declared_length(request.headers), limit=limit, name=given
+            )
+            local: UseCaseRequest[Any] = msgspec.structs.replace(req, **{field: str(target)})
+            try:
+                answer = await run_in_threadpool(run, Context(self.store, token=caller.name), local)
+            except Exception as exc:  # wb's own errors name the file as the client gave it
+                failure = failure_answer(exc, self.scrubber.with_file(str(target), given))
+                if failure is None:
+                    raise
+                raise failure from None
+        return _json(answer.to_json())
 
     async def upload(self, request: Request) -> Response:
         await run_in_threadpool(self.caller, request, "upload", "uploading a capture")
         name = upload_name(request.query_params.get("name"))
-        length = request.headers.get("content-length")
-        try:
-            declared = int(length) if length is not None else None
-        except ValueError:
-            raise ApiError(400, "Content-Length is not a number") from None
         with Spool(self.config) as folder:
             target = folder.dir / name
             try:
-                await spool(request.stream(), target, self.config, declared)
+                await spool(request.stream(), target, self.config, declared_length(request.headers))
             except ClientDisconnect:
                 raise ApiError(
                     400, f"{name}: the client went away before the end of the body; nothing imported"
@@ -112,60 +154,21 @@ class WbApp:
                     request.query_params.getlist("dim"),
                 )
             except Exception as exc:  # wb's own errors become their status; the rest is 500
-                status = status_of(exc)
-                if status is None:
+                failure = failure_answer(exc, self.scrubber.with_file(f"{folder.dir}/", ""))
+                if failure is None:
                     raise
-                raise ApiError(status, folder.scrub(message_of(exc))) from None
+                raise failure from None
         return _json(report, 201 if report["imported"] else 200)
-
-    def runs(self, request: Request) -> Response:
-        self.caller(request, "read", "listing runs")
-        return _json(queries.list_runs(self.store, queries.lens_of(request.query_params)))
-
-    def run(self, request: Request) -> Response:
-        self.caller(request, "read", "reading a run")
-        return _json(queries.show_run(self.store, request.path_params["run"]))
-
-    async def declare(self, request: Request) -> Response:
-        body = await request.body()  # small: bounded by uvicorn's h11 limits and our own check
-        if len(body) > 1 << 20:
-            raise ApiError(413, "a declaration body of more than 1 MiB")
-        caller = await run_in_threadpool(self.caller, request, "upload", "declaring dimensions")
-        req = queries.decode(queries.DeclareRequest, body)
-        return _json(await run_in_threadpool(queries.declare, self.store, request.path_params["run"], req, caller))
-
-    async def compare(self, request: Request) -> Response:
-        body = await request.body()
-        if len(body) > 1 << 20:
-            raise ApiError(413, "a comparison request of more than 1 MiB")
-        req = queries.decode(queries.CompareRequest, body)
-        role = "upload" if req.investigation is not None else "read"
-        caller = await run_in_threadpool(
-            self.caller, request, role, "storing a comparison" if role == "upload" else "comparing"
-        )
-        return _json(await run_in_threadpool(queries.compare_runs, self.store, req, caller))
-
-    async def inspect(self, request: Request) -> Response:
-        body = await request.body()
-        if len(body) > 1 << 20:
-            raise ApiError(413, "an inspection request of more than 1 MiB")
-        req = queries.decode(queries.InspectRequest, body)
-        await run_in_threadpool(self.caller, request, "read", "inspecting")
-        return _json(await run_in_threadpool(queries.inspect_runs, self.store, req))
-
-    def bundle(self, request: Request) -> Response:
-        self.caller(request, "read", "exporting a bundle")
-        embed = request.query_params.get("embed_samples", "").lower() in ("1", "true", "yes")
-        text = queries.bundle_text(self.store, request.path_params["investigation"], embed)
-        return Response(text, media_type="application/json")
 
     # -- errors -------------------------------------------------------------------
 
     async def on_error(self, request: Request, exc: Exception) -> Response:
         if isinstance(exc, HTTPException):  # Starlette's own: unknown route, wrong method
             return JSONResponse(error_body(exc.status_code, str(exc.detail)), status_code=exc.status_code)
-        status = status_of(exc)
-        if status is None:
+        if isinstance(exc, ClientDisconnect):
+            exc = ApiError(400, "the client went away before the end of the body")
+        answer = failure_answer(exc, self.scrubber)
+        if answer is None:
             log.error(
                 "internal error on %s %s: %s",
                 request.method,
@@ -175,12 +178,12 @@ class WbApp:
             return JSONResponse(
                 error_body(500, f"internal error ({type(exc).__name__}); see the server's log"), status_code=500
             )
-        headers = dict(exc.headers) if isinstance(exc, ApiError) else {}
-        if status in (400, 408, 413):
-            headers["Connection"] = (
-                "close"  # the body was not read to its end: this connection is done (a drip holds nothing)
-            )
-        return JSONResponse(error_body(status, message_of(exc)), status_code=status, headers=headers)
+        if answer.logged is not None:  # the store failed: the detail is for the log, not the client
+            log.error("%s %s: %s", request.method, clean(request.url.path), answer.logged)
+        headers = dict(answer.headers)
+        if answer.status in (400, 401, 403, 408, 413):
+            headers["Connection"] = "close"  # the body was not read to its end: this connection is done
+        return JSONResponse(answer.body(), status_code=answer.status, headers=headers)
 
 
 class _RequestLog:

@@ -13,10 +13,8 @@ folder is removed whatever happens; only what the import committed stays.
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import tempfile
-import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -24,7 +22,7 @@ from store.api import Store
 from workbench.dims_file import FolderDimensions
 from workbench.ingest import import_files, parse_dim_options
 from workbench.inputs import ImportOptions
-from workbench.limits import size_text
+from workbench.server.bodies import bounded
 from workbench.server.config import ServerConfig
 from workbench.server.errors import ApiError
 
@@ -47,46 +45,31 @@ def upload_name(name: str | None) -> str:
     return name
 
 
-async def spool(chunks: AsyncIterator[bytes], target: Path, config: ServerConfig, declared_length: int | None) -> int:
-    """Write the body to ``target``; its size. 413 past the budget, 408 for a body that
-    stalls or drips."""
-    limit = config.max_upload_bytes
-    if declared_length is not None and declared_length > limit:
-        raise ApiError(
-            413,
-            f"{target.name}: {declared_length:,} bytes is over the upload limit of {size_text(limit)} "
-            "(wb serve --max-upload; see docs/limits.md)",
-        )
-    started = time.monotonic()
+async def spool(
+    chunks: AsyncIterator[bytes],
+    target: Path,
+    config: ServerConfig,
+    declared_length: int | None,
+    *,
+    limit: int | None = None,
+    name: str | None = None,
+) -> int:
+    """Write the body to ``target`` under the body rules (``bodies.py``); its size. ``limit``:
+    another limit than the upload limit (a bundle's), ``name``: the file as the client names it."""
     size = 0
     with open(target, "wb") as out:
-        iterator = chunks.__aiter__()
-        while True:
-            try:
-                chunk = await asyncio.wait_for(iterator.__anext__(), timeout=config.idle_timeout_s)
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
-                raise ApiError(
-                    408, f"{target.name}: no data for {config.idle_timeout_s:g} s after {size:,} bytes; upload cut off"
-                ) from None
-            size += len(chunk)
-            if size > limit:
-                raise ApiError(
-                    413,
-                    f"{target.name}: more than the upload limit of {size_text(limit)} "
-                    "(wb serve --max-upload; see docs/limits.md)",
-                )
+        async for chunk in bounded(
+            chunks,
+            config,
+            limit=config.max_upload_bytes if limit is None else limit,
+            declared=declared_length,
+            what=name or target.name,
+            limit_name="the upload limit (wb serve --max-upload; see docs/limits.md)"
+            if limit is None
+            else "the limit for this file",
+        ):
             out.write(chunk)
-            elapsed = time.monotonic() - started
-            if elapsed > config.grace_s and size < config.min_rate * elapsed:
-                raise ApiError(
-                    408,
-                    f"{target.name}: {size:,} bytes in {elapsed:.0f} s is slower than "
-                    f"{config.min_rate:,} bytes/s; upload cut off",
-                )
-    if declared_length is not None and size != declared_length:
-        raise ApiError(400, f"{target.name}: the body ended after {size:,} of {declared_length:,} bytes")
+            size += len(chunk)
     return size
 
 
@@ -102,7 +85,8 @@ def import_upload(store: Store, path: Path, name: str, label: str | None, dims: 
 
 
 class Spool:
-    """A private temporary folder for one upload, removed on exit."""
+    """A private temporary folder for one upload, removed on exit (its path never leaves the
+    server: ``errors.Scrubber``)."""
 
     def __init__(self, config: ServerConfig) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="wb-upload-", dir=config.spool_dir))
@@ -112,7 +96,3 @@ class Spool:
 
     def __exit__(self, *exc: object) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
-
-    def scrub(self, message: str) -> str:
-        """An import error's line without the temporary folder (it names the upload)."""
-        return message.replace(f"{self.dir}/", "").replace(str(self.dir), "upload")

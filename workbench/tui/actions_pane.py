@@ -1,37 +1,36 @@
 """Actions in the TUI: what Hypothesize and Verify show of them, and the dialogs that
-approve, reject or attach a plan. The work goes through the door
-(``workbench.actions.workflow``) in the app's workers; nothing here applies a change."""
+approve, reject or attach a plan. The work goes through the use cases (``usecases.actions``:
+the action door, on the store the workbench holds or a server's) in the app's workers; nothing
+here applies a change."""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 
 from workbench.actions.records import ActionView
 from workbench.actions.text import action_lines, change_text
-from workbench.actions.workflow import decide_action, list_actions, verify_action
 from workbench.investigations.common import current_user
 from workbench.tui.widgets import Field, FormScreen, required_fields, safe
-
-if TYPE_CHECKING:
-    from store.api import Store
+from workbench.usecases.actions import DecideAction, ListActions, VerifyAction
+from workbench.usecases.transport import Workbench
 
 KEYS = "a approve · j reject · t attach an executed plan (its candidate embodies the change)"
 
 
-def actions_of(store: "Store", inv_id: int) -> list[ActionView]:
-    return list_actions(store, inv_id)
+def actions_of(wb: Workbench, inv_id: int) -> list[ActionView]:
+    return wb.call(ListActions(investigation=str(inv_id))).items
 
 
-def decide(store: "Store", action_id: int, decision: str, by: str, why: str) -> ActionView:
-    return decide_action(store, action_id, decision, by=by, why=why)
+def decide(wb: Workbench, action_id: int, decision: str, by: str, why: str) -> ActionView:
+    return wb.call(DecideAction(action=str(action_id), decision=decision, why=why, by=by))  # type: ignore[arg-type]
 
 
-def attach_plan(store: "Store", action_id: int, plan: str) -> ActionView:
-    return verify_action(store, action_id, plan=plan.strip())
+def attach_plan(wb: Workbench, action_id: int, plan: str) -> ActionView:
+    return wb.call(VerifyAction(action=str(action_id), plan=plan.strip(), by=current_user()))
 
 
 def option_label(a: ActionView) -> Text:

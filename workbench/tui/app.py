@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
@@ -32,9 +33,13 @@ from workbench.tui.stages.share import ShareStage
 from workbench.tui.stages.verify import VerifyStage
 from workbench.tui.state import InvestigationState
 from workbench.tui.widgets import FormScreen, HelpScreen, KeyFooter, Line, TooSmallScreen, safe
+from workbench.usecases.transport import Local, Workbench
 
 if TYPE_CHECKING:
-    from store.api import RunSummary, Store
+    from store.api import RunSummary
+
+TOKEN_ENV = "WB_TOKEN"
+WAITING_AFTER_S = 0.3  # a server slower than this gets a "waiting for the server" line
 
 STAGES: list[tuple[str, str, type[Stage]]] = [
     ("frame", "1 Frame", FrameStage),
@@ -47,7 +52,7 @@ STAGES: list[tuple[str, str, type[Stage]]] = [
 MINIMUM_SIZE = (60, 20)
 
 
-# What a background job takes after the store, and what it returns.
+# What a background job takes after the workbench, and what it returns.
 Args = TypeVarTuple("Args")
 R = TypeVar("R")
 
@@ -70,13 +75,18 @@ class WorkbenchApp(App[None]):
     ]
     ALLOW_IN_MAXIMIZED_VIEW = "#footer"
 
-    def __init__(self, store_url: str | None = None, *, demo: bool = False) -> None:
+    def __init__(self, store_url: str | None = None, *, server_url: str | None = None, demo: bool = False) -> None:
         super().__init__()
         if self.no_color:  # NO_COLOR means no colour: Textual's Monochrome filter still draws greys (38;5;N)
             self._filters = [NoColor() if isinstance(f, Monochrome) else f for f in self._filters]
         self.store_url = store_url
+        self.server_url = server_url  # a wb serve whose store the panes use (wb --server URL, WB_SERVER)
+        self.server_label = server_url  # how the title bar names it
         self.demo = demo
-        self.store: Store | None = None
+        self.workbench: Workbench | None = None
+        self._waiting: dict[int, str] = {}  # the jobs waiting for the server, by a number: what each does
+        self._job_ids = itertools.count()
+        self._refused: str | None = None  # the server's last 401/403, one line in the title bar
         self.inv: InvestigationView | None = None
         self.states: dict[int, InvestigationState] = {}  # per investigation, kept while the app runs
         self.runs_cache: dict[str, list[RunSummary]] = {}  # runs by lens
@@ -157,14 +167,20 @@ class WorkbenchApp(App[None]):
         self._stage_bar()
         self._title()
         self._check_size()
-        self.background(lambda store: store, done=self._opened, what="opening the store", needs_store=False)
+        what = "reaching the server" if self.server_url else "opening the store"
+        self.background(lambda wb: wb, done=self._opened, what=what)
 
-    def _opened(self, store: Store) -> None:
-        self.store = store
+    def _opened(self, wb: Workbench) -> None:
         self.action_pick()
 
     def _title(self) -> None:
         t = Text().append("wb", style="bold")
+        if self.server_label:
+            t.append(f"  server {clean(self.server_label)}")
+        if self._refused:
+            t.append("  ").append_text(safe(self._refused))
+        elif self._waiting:
+            t.append(f"  waiting for the server ({clean(next(iter(self._waiting.values())))})…")
         if self.demo:
             t.append(f"  demo: {SYNTHETIC_NOTICE}")
         if self.inv is None:
@@ -202,17 +218,18 @@ class WorkbenchApp(App[None]):
 
     def background(
         self,
-        fn: Callable[[Store, *Args], R],
+        fn: Callable[[Workbench, *Args], R],
         *args: *Args,
         done: Callable[[R], None] | None = None,
         what: str = "working",
         group: str | None = None,
-        needs_store: bool = True,
         on_error: Callable[[BaseException], None] | None = None,
     ) -> Worker[R]:
-        """Run ``fn(store, *args)`` in a thread; ``done(result)`` on the UI thread, or
-        ``on_error(exception)`` when it fails (either way, whatever waits on it is resolved).
-        Typed: ``args`` are what ``fn`` takes after the store, ``done`` takes what it returns."""
+        """Run ``fn(workbench, *args)`` in a thread (the store's or the server's: the screen never
+        waits for either; a server slower than a moment shows "waiting for the server" in the title
+        bar until it answers); ``done(result)`` on the UI thread, or ``on_error(exception)`` when it
+        fails (either way, whatever waits on it is resolved). Typed: ``args`` are what ``fn`` takes
+        after the workbench, ``done`` takes what it returns."""
 
         def deliver(result: R) -> None:
             try:
@@ -223,8 +240,15 @@ class WorkbenchApp(App[None]):
                     on_error(exc)
 
         def job() -> R:
-            store = self._ensure_store() if needs_store else self._open_store()
-            result = fn(store, *args)
+            if self.server_url is None:
+                result = fn(self._ensure_workbench(), *args)
+            else:  # said in the title bar while the server takes its time
+                number = next(self._job_ids)
+                timer = self.call_from_thread(self.set_timer, WAITING_AFTER_S, lambda: self._wait(number, what))
+                try:
+                    result = fn(self._ensure_workbench(), *args)
+                finally:
+                    self.call_from_thread(self._answered, number, timer)
             if done is not None:
                 self.call_from_thread(deliver, result)
             return result
@@ -240,18 +264,39 @@ class WorkbenchApp(App[None]):
         worker._wb_on_error = on_error  # type: ignore[attr-defined]
         return worker
 
-    def _open_store(self) -> Store:
-        return open_store(self.store_url)  # SQLAlchemy loads here, in the worker, after the first frame
+    def _open_workbench(self) -> Workbench:
+        if self.server_url:
+            from workbench.usecases.remote import Remote  # httpx: only against a server
 
-    def _ensure_store(self) -> Store:
-        if self.store is None:
-            self.store = self._open_store()
-        return self.store
+            return Remote(self.server_url, os.environ.get(TOKEN_ENV))
+        return Local(open_store(self.store_url))  # SQLAlchemy loads here, in the worker, after the first frame
+
+    def _ensure_workbench(self) -> Workbench:
+        if self.workbench is None:
+            self.workbench = self._open_workbench()
+        return self.workbench
+
+    def _wait(self, number: int, what: str) -> None:
+        """A job still waiting for the server after a moment: said in the title bar while it lasts."""
+        self._waiting[number] = what
+        self._title()
+
+    def _answered(self, number: int, timer: Any) -> None:
+        timer.stop()
+        if self._waiting.pop(number, None) is not None:
+            self._title()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.SUCCESS and self._refused:
+            self._refused = None  # the server answers again
+            self._title()
         if event.state == WorkerState.ERROR:
             error = event.worker.error
             message = getattr(error, "message", None) or str(error) or type(error).__name__
+            status = getattr(error, "status", None)
+            if status in (401, 403):  # the token: one line in the title bar
+                self._refused = f"server refused ({status}): {message}"
+                self._title()
             self.notify(clean(f"{event.worker.description}: {message}"), severity="error", timeout=8, markup=False)
             callback = getattr(event.worker, "_wb_on_error", None)
             if callback:
@@ -351,5 +396,7 @@ def _settle_memory() -> None:
     gc.freeze()
 
 
-def run_app(store_url: str | None = None, *, mouse: bool = False, demo: bool = False) -> None:
-    WorkbenchApp(store_url, demo=demo).run(mouse=mouse)
+def run_app(
+    store_url: str | None = None, *, server_url: str | None = None, mouse: bool = False, demo: bool = False
+) -> None:
+    WorkbenchApp(store_url, server_url=server_url, demo=demo).run(mouse=mouse)

@@ -1,27 +1,26 @@
 """The Compare pane's jobs (worker threads): compare and store in the investigation, the stored
-comparison's report with its way out of a refusal, and the store's load sweeps compared."""
+comparison's report with its way out of a refusal, and the store's load sweeps compared; each
+through the use cases (``workbench.usecases``), on the store the workbench holds or a server's."""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from workbench.compare.model import Comparison
 from workbench.compare.parameters import Value
 from workbench.compare.plots import TUI_H, TUI_W, sweep_curve
 from workbench.compare.render import render_comparison
-from workbench.compare.sweep import compare_sweeps, sweep_of
 from workbench.compare.sweep_render import render_sweep_comparison
-from workbench.compare.way_out import render_way_out, rerun_words, way_out
-from workbench.investigations import workflow as wf
+from workbench.compare.way_out import WayOut, render_way_out
+from workbench.investigations.common import current_user
 from workbench.investigations.views import ComparisonView
-
-if TYPE_CHECKING:
-    from store.api import Store
-    from store.records import RunRecord
 from workbench.tui.shell_text import shell_lines
+from workbench.usecases.comparisons import CompareSweeps, ListSweeps, Sweep, WayOutOfStored
+from workbench.usecases.investigations import CompareInInvestigation
+from workbench.usecases.transport import Workbench
+
+__all__ = ["Sweep"]
 
 
 Changes = dict[str, list[Value]]  # the intended change, {dimension: [from, to]}
@@ -34,7 +33,7 @@ class CompareOutcome:
 
 
 def compare_and_store(
-    store: "Store",
+    wb: Workbench,
     inv_id: int,
     baseline: list[int],
     candidate: list[int],
@@ -45,18 +44,26 @@ def compare_and_store(
     """Run the compare engine, store the comparison in the investigation, render it (the
     stored result, decoded: what is shown is what was stored). ``control``: A/A control
     runs (baseline again), stored with the comparison."""
-    view = wf.store_comparison(
-        store, inv_id, baseline, candidate, accepts=accepts, changes=changes, control=control or ()
+    view = wb.call(
+        CompareInInvestigation(
+            investigation=str(inv_id),
+            baseline=[str(r) for r in baseline],
+            candidate=[str(r) for r in candidate],
+            control=[str(r) for r in control or ()],
+            changes=None if changes is None else {k: list(v) for k, v in changes.items()},
+            accepts=dict(accepts),
+            by=current_user(),
+        )
     )
-    return CompareOutcome(view, comparison_report(store, view))
+    return CompareOutcome(view, comparison_report(wb, view))
 
 
-def comparison_report(store: "Store", comparison: ComparisonView) -> str:
+def comparison_report(wb: Workbench, comparison: ComparisonView) -> str:
     """A stored comparison's report: the same renderer as ``wb compare``, on the same typed
     object, with the same way out of a refusal."""
     result = comparison.comparison()
-    records = [] if result.comparable else store.load_runs([*comparison.baseline_runs, *comparison.candidate_runs])
-    return render_comparison(result) + way_out_text(result, comparison, records)
+    ways = None if result.comparable else wb.call(WayOutOfStored(comparison=comparison.id)).way_out
+    return render_comparison(result) + way_out_text(ways)
 
 
 WAY_OUT_KEYS = (
@@ -65,20 +72,10 @@ WAY_OUT_KEYS = (
 )
 
 
-def way_out_text(result: Comparison, comparison: ComparisonView, records: Sequence["RunRecord"]) -> str:
+def way_out_text(ways: WayOut | None) -> str:
     """What ``wb compare`` prints after a refusal (the ``wb declare`` lines, ``--change``,
     ``--accept a,b --why``), its sentences wrapped to 80 columns (commands stay whole, to
     be copied), then the keys that do the same here. Empty when the runs were compared."""
-    params = comparison.parameters
-    base, cand = list(comparison.baseline_runs), list(comparison.candidate_runs)
-    changes = []
-    for name, values in params.changes.items():
-        old, new = ("" if v is None else str(v) for v in (list(values) + [None, None])[:2])
-        changes.append(
-            f"{name}={old}->{new}" if ":" in old + new else f"{name}={old}:{new}" if old or new else str(name)
-        )
-    words = rerun_words("compare", base, cand, None, changes, dict(params.accepts), (), params.control)
-    ways = way_out(result, base, cand, words, records)
     if ways is None:
         return ""
     lines = [""]
@@ -94,33 +91,13 @@ def way_out_text(result: Comparison, comparison: ComparisonView, records: Sequen
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class Sweep:
-    """A load sweep in the store: one inference run a load level, sharing a sweep id."""
-
-    id: str
-    label: str
-    tool: str
-    runs: tuple[int, ...]  # in level order
-
-    @property
-    def name(self) -> str:
-        return self.label or self.id
-
-
-def sweeps(store: "Store") -> list[Sweep]:
+def sweeps(wb: Workbench) -> list[Sweep]:
     """Every load sweep in the store: id, label, tool and its run ids in level order."""
-    found: dict[str, tuple[str, str, list[int]]] = {}
-    for run in store.load_runs([r.id for r in store.list_runs("inference")], tables=[]):  # metadata only
-        sweep = sweep_of(run)
-        if sweep is not None:
-            entry = found.setdefault(sweep.id, (sweep.label or "", sweep.tool or str(run.meta.get("tool") or ""), []))
-            entry[2].append(int(run.id))
-    return [Sweep(sweep_id, label, tool, tuple(ids)) for sweep_id, (label, tool, ids) in found.items()]
+    return wb.call(ListSweeps()).items
 
 
 def sweep_report(
-    store: "Store",
+    wb: Workbench,
     baseline: Sequence[int],
     candidate: Sequence[int],
     changes: Changes | None = None,
@@ -129,12 +106,13 @@ def sweep_report(
     """What ``wb compare SWEEP --vs SWEEP --plot`` prints: levels matched by load,
     saturation, the curve as a line plot fitted to the report region, each matched
     level's metrics (one level's rows in memory at a time)."""
-    meta_only = [store.load_runs(list(ids), tables=[]) for ids in (baseline, candidate)]
-    doc = compare_sweeps(
-        meta_only[0],
-        meta_only[1],
-        changes={k: tuple(v) for k, v in (changes or {}).items()},
-        accepts=dict(accepts or {}),
-        load=lambda runs: store.load_runs([r.id for r in runs]),
-    )
+    doc = wb.call(
+        CompareSweeps(
+            baseline=list(baseline),
+            candidate=list(candidate),
+            changes={k: [None if v is None else str(v) for v in vs] for k, vs in (changes or {}).items()},
+            accepts=dict(accepts or {}),
+        )
+    ).sweep
+    assert doc is not None
     return render_sweep_comparison(doc, sweep_curve(doc, width=TUI_W, height=TUI_H))

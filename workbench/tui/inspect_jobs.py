@@ -1,64 +1,34 @@
 """The Inspect pane's jobs (worker threads): the inspect report of the latest comparison, each run's
-measure over time reduced once to a sparkline, and pinning a derived observation."""
+measure over time reduced once to a sparkline, and pinning a derived observation; each through the
+use cases (``workbench.usecases``), on the store the workbench holds or a server's."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lenses import builtin_lens
-from workbench.compare import inspect
 from workbench.compare.charts import sparkline
 from workbench.compare.fmt import qty
-from workbench.compare.host_activity import between, render_host
-from workbench.compare.inspect_data import series
-from workbench.compare.plots import TUI_H, TUI_W, inspect_plots
+from workbench.compare.host_activity import render_host
+from workbench.compare.plots import TUI_H, TUI_W
 from workbench.compare.render import render_inspect
 from workbench.investigations import workflow as wf
+from workbench.investigations.common import current_user
 from workbench.investigations.views import ComparisonView, InvestigationView, ObservationView
 from workbench.textsafe import clean
+from workbench.usecases.comparisons import InspectStored, RunSpark, SparkRuns
+from workbench.usecases.investigations import PinDerived
+from workbench.usecases.transport import Workbench
 
-if TYPE_CHECKING:
-    from store.api import Store
-
+__all__ = ["RunSpark"]
 
 SPARK_W = 50  # the sparkline's cells: 80 columns less the side, id, mean and label
 
 
-@dataclass(frozen=True)
-class RunSpark:
-    """A run's primary per-item measure over time, reduced to what its sparkline needs:
-    the mean of each of at most ``SPARK_W`` slices, the extremes, the run's mean."""
-
-    label: str
-    slices: tuple[float, ...]
-    low: float
-    high: float
-    mean: float
-
-
-def run_sparks(store: "Store", lens_name: str, run_ids: list[int]) -> dict[int, RunSpark]:
+def run_sparks(wb: Workbench, lens_name: str, run_ids: list[int]) -> dict[int, RunSpark]:
     """Each run's measure over time (requests, steps or job starts in order), reduced once:
     the pane keeps them, so selecting a run again never reads it again."""
-    lens = builtin_lens(lens_name)
-    out = {}
-    for run in store.load_runs(run_ids):
-        values = [float(v) for v in next(iter(series(lens, run).values()), [])]
-        n, cells = len(values), min(SPARK_W, len(values))
-        slices = []
-        for i in range(cells):
-            chunk = [v for v in values[i * n // cells : (i + 1) * n // cells] if math.isfinite(v)]
-            slices.append(sum(chunk) / len(chunk) if chunk else math.nan)
-        finite = [v for v in values if math.isfinite(v)]
-        out[int(run.id)] = RunSpark(
-            run.label,
-            tuple(slices),
-            min(finite, default=math.nan),
-            max(finite, default=math.nan),
-            sum(finite) / len(finite) if finite else math.nan,
-        )
-    return out
+    return wb.call(SparkRuns(lens=lens_name, runs=list(run_ids), cells=SPARK_W)).sparks
 
 
 def sparklines(lens_name: str, rows: list[tuple[str, int, RunSpark]]) -> str:
@@ -86,7 +56,7 @@ def latest_comparison(inv: InvestigationView) -> ComparisonView | None:
     return inv.comparisons[-1] if inv.comparisons else None
 
 
-def inspect_text(store: "Store", inv: InvestigationView) -> str:
+def inspect_text(wb: Workbench, inv: InvestigationView) -> str:
     """The Inspect report for the investigation's latest comparison: the engine again on
     the stored parameters, with the per-phase detail (as before, without the A/A control
     runs: the detail is descriptive, and the Compare stage shows the control), then the
@@ -94,13 +64,11 @@ def inspect_text(store: "Store", inv: InvestigationView) -> str:
     comp = latest_comparison(inv)
     if comp is None:
         return "No comparison yet: pick runs in Compare (2) and press c."
-    arguments = {**comp.parameters.engine_arguments(), "lens": comp.parameters.lens or inv.lens}
-    baseline, candidate = store.load_runs(list(comp.baseline_runs)), store.load_runs(list(comp.candidate_runs))
-    result = inspect(baseline, candidate, **arguments)
-    host = between(baseline, candidate) if result.comparison.comparable else None  # a flight recorder's stacks, CPU, GC
-    text = render_inspect(result) + ("\n\n" + "\n".join(render_host(host)) if host else "")
-    if result.comparison.comparable:  # a refused pair gets no detail, so no plot
-        text += "\n\nPlots\n" + inspect_plots(result.comparison.lens, baseline, candidate, width=TUI_W, height=TUI_H)
+    answer = wb.call(InspectStored(comparison=comp.id, lens=inv.lens, plot_size=(TUI_W, TUI_H)))
+    host = answer.host  # a flight recorder's stacks, CPU, GC
+    text = render_inspect(answer.result) + ("\n\n" + "\n".join(render_host(host)) if host else "")
+    if answer.plots is not None:  # a refused pair gets no detail, so no plot
+        text += "\n\nPlots\n" + answer.plots
     return text
 
 
@@ -109,6 +77,6 @@ def derived_texts(comparison: ComparisonView) -> list[str]:
     return [str(o.get("text", "")) for o in wf.derived_observations(comparison)]
 
 
-def pin_from_comparison(store: "Store", inv_id: int, comparison: ComparisonView, index: int) -> ObservationView:
+def pin_from_comparison(wb: Workbench, inv_id: int, comparison: ComparisonView, index: int) -> ObservationView:
     """Pin one of the observations the compare engine derived, citing the comparison."""
-    return wf.pin_derived(store, inv_id, comparison, wf.derived_observations(comparison)[index])
+    return wb.call(PinDerived(investigation=inv_id, comparison=comparison.id, index=index, by=current_user()))

@@ -1,18 +1,20 @@
 """What the TUI asks of the headless core, in plain values (called from worker threads).
 
-Each function takes the store and returns typed records (the investigation views of
-``workbench.investigations.views``, the doors' records) or strings, never ORM rows, so
-nothing crosses threads that should not. The jobs of each pane live in their own module
+Each function takes the app's :class:`~workbench.usecases.transport.Workbench` (a local store's,
+or a server's: ``wb --server URL``) and runs the use cases (``workbench.usecases``) the command
+line runs, returning their typed records (the investigation views of
+``workbench.investigations.views``, the doors' records) or strings, never ORM rows, so nothing
+crosses threads that should not. The jobs of each pane live in their own module
 (``compare_jobs``, ``inspect_jobs``, ``share_jobs``, ``verify_jobs``); the stages reach them
 through this one namespace (so a test can stand in for one), the investigation's own steps are here.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from store.api import RunSummary
+from store.records import Dimension
 from workbench.errors import UsageError
-from workbench.investigations import workflow as wf
+from workbench.investigations.common import current_user
 from workbench.investigations.evidence import parse_decision_evidence, split_items
 from workbench.bisect.workflow import BisectionRow as BisectionRow  # the Verify list's rows
 from workbench.investigations.views import HypothesisView, InvestigationSummary, InvestigationView, ObservationView
@@ -73,29 +75,49 @@ from workbench.tui.verify_jobs import (
     RunObserver as RunObserver,
     run_plan as run_plan,
 )
-
-if TYPE_CHECKING:
-    from store.api import RunSummary, Store
-
-
-def investigations(store: "Store") -> list[InvestigationSummary]:
-    return wf.investigation_summaries(store)
-
-
-def investigation(store: "Store", inv_id: int) -> InvestigationView:
-    return wf.investigation_view(store, inv_id)
-
-
-def new_investigation(store: "Store", lens: str, question: str, guardrails: list[str]) -> InvestigationView:
-    return wf.new_investigation(store, lens=lens, question=question, guardrails=guardrails)
+from workbench.usecases.investigations import (
+    DecideHypothesis,
+    Hypothesize,
+    ListInvestigations,
+    NewInvestigation,
+    Observe,
+    ShowInvestigation,
+)
+from workbench.usecases.runs import ListRuns
+from workbench.usecases.transport import Workbench
 
 
-def runs(store: "Store", lens: str) -> list["RunSummary"]:
-    return store.list_runs(lens)
+def investigations(wb: Workbench) -> list[InvestigationSummary]:
+    return wb.call(ListInvestigations()).items
 
 
-def add_hypothesis(store: "Store", inv_id: int, statement: str, test: str) -> HypothesisView:
-    return wf.new_hypothesis(store, inv_id, statement, test)
+def investigation(wb: Workbench, inv_id: int) -> InvestigationView:
+    return wb.call(ShowInvestigation(investigation=str(inv_id)))
+
+
+def new_investigation(wb: Workbench, lens: str, question: str, guardrails: list[str]) -> InvestigationView:
+    return wb.call(NewInvestigation(lens=lens, question=question, guardrails=guardrails, by=current_user()))
+
+
+def runs(wb: Workbench, lens: str) -> list[RunSummary]:
+    """The lens's runs (``wb runs --lens``), as the run list holds them."""
+    return [
+        RunSummary(
+            id=r["id"],
+            lens=r["lens"],
+            label=r["label"],
+            dimensions={k: Dimension(v, r["dimension_sources"][k]) for k, v in r["dimensions"].items()},
+            window=r["window"],
+            sample_count=r["samples"],
+            origin=r["origin"],
+            created_at=r["created_at"],
+        )
+        for r in wb.call(ListRuns(lens=lens)).runs
+    ]
+
+
+def add_hypothesis(wb: Workbench, inv_id: int, statement: str, test: str) -> HypothesisView:
+    return wb.call(Hypothesize(investigation=str(inv_id), statement=statement, test=test, by=current_user()))
 
 
 def check_evidence(text: str) -> str | None:
@@ -108,11 +130,18 @@ def check_evidence(text: str) -> str | None:
     return None
 
 
-def set_status(store: "Store", hypothesis_id: int, status: str, evidence: list[str] | str, note: str) -> HypothesisView:
+def set_status(wb: Workbench, hypothesis_id: int, status: str, evidence: list[str] | str, note: str) -> HypothesisView:
     """``evidence``: ``KIND=VALUE`` items, or the dialog's one line ("plan=3, comparison=2")."""
-    items = split_items(evidence) if isinstance(evidence, str) else evidence
-    return wf.decide_hypothesis(store, hypothesis_id, status, evidence=wf.parse_hypothesis_evidence(items), note=note)
+    req = DecideHypothesis(
+        hypothesis=str(hypothesis_id),
+        status=status,  # type: ignore[arg-type]
+        evidence=evidence,
+        note=note,
+        by=current_user(),
+    )
+    return wb.call(req)
 
 
-def retract(store: "Store", observation_id: int, reason: str) -> ObservationView:
-    return wf.new_retraction(store, observation_id, reason)
+def retract(wb: Workbench, observation_id: int, reason: str) -> ObservationView:
+    pinned = wb.call(Observe(investigation="", retract=str(observation_id), text=reason, by=current_user()))
+    return ObservationView.from_json(pinned.items[0])

@@ -1,22 +1,19 @@
-"""The Share pane's jobs (worker threads): the bundle's measured sizes, export, the offline
-recheck of the written file (as ``wb evidence verify [--recompute]``), and the report written
-beside a bundle (as ``wb report``)."""
+"""The Share pane's jobs (worker threads): the bundle's measured sizes and its export (through the
+use cases, from the store the workbench holds or a server's), the offline recheck of the written
+file (as ``wb evidence verify [--recompute]``), and the report written beside a bundle (as ``wb report``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from store.engine import default_data_dir
-from workbench.bundle.export import dumps, write_bundle
+from workbench.bundle.export import write_bundle
 from workbench.bundle.reader import read_bundle_file
 from workbench.bundle.verify import render_verify, verify_bundle
-from workbench.investigations.bundling import export_investigation
 from workbench.rerun.report import reanalyze
-
-if TYPE_CHECKING:
-    from store.api import Store
+from workbench.usecases.bundles import ExportBundle, MeasureBundle
+from workbench.usecases.transport import Workbench
 
 
 # Samples are embedded by default up to this size: a bundle that big still mails and diffs.
@@ -39,12 +36,10 @@ class BundleSizes:
         return self.with_samples <= EMBED_BY_DEFAULT_BYTES
 
 
-def bundle_sizes(store: "Store", inv_id: int) -> BundleSizes:
+def bundle_sizes(wb: Workbench, inv_id: int) -> BundleSizes:
     """The bundle's size in bytes with and without the embedded samples (measured, not guessed)."""
-    return BundleSizes(
-        len(dumps(export_investigation(store, inv_id, embed_samples=True)).encode("utf-8")),
-        len(dumps(export_investigation(store, inv_id)).encode("utf-8")),
-    )
+    sizes = wb.call(MeasureBundle(investigation=str(inv_id)))
+    return BundleSizes(sizes.with_samples, sizes.without_samples)
 
 
 @dataclass(frozen=True)
@@ -56,11 +51,11 @@ class ExportResult:
     report: str  # `wb evidence verify` (with --recompute when samples are embedded) on the written file
 
 
-def export_bundle(store: "Store", inv_id: int, path: Path, embed_samples: bool = True) -> ExportResult:
+def export_bundle(wb: Workbench, inv_id: int, path: Path, embed_samples: bool = True) -> ExportResult:
     """Export, then recheck the written file as `wb evidence verify [--recompute]` would."""
     if path.parent == default_bundle_path(inv_id).parent:
         path.parent.mkdir(parents=True, exist_ok=True)  # the proposed place; elsewhere the folder must exist
-    bundle = export_investigation(store, inv_id, embed_samples=embed_samples)
+    bundle = wb.call(ExportBundle(investigation=str(inv_id), embed_samples=embed_samples)).bundle
     written = write_bundle(bundle, path)
     valid, report = verify_bundle_text(written, recompute=embed_samples)
     return ExportResult(written, str(bundle["checksum"]["value"]), embed_samples, valid, report)
@@ -88,7 +83,7 @@ def report_paths(bundle: Path) -> tuple[Path, Path]:
     return bundle.with_name(f"{stem}.report.html"), bundle.with_name(f"{stem}.report.md")
 
 
-def report_beside(_store: "Store", bundle: Path) -> ReportWritten:
+def report_beside(_wb: Workbench, bundle: Path) -> ReportWritten:
     """The bundle verified (``--recompute`` when it embeds samples), then its page and its ticket
     summary written beside it; a bundle that does not verify is refused (``NotEvidence``), nothing written."""
     from workbench.report.gather import bundle_report  # numpy, the rank views: only when a report is asked for

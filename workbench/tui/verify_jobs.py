@@ -1,6 +1,7 @@
-"""The Verify pane's jobs (worker threads): rerun plans and bisections through their doors
-(``workbench.rerun.workflow``, ``workbench.bisect.workflow``), the plan's text, the one-key CPU plan
-with its calibration run, and the executor's progress as events for the pane."""
+"""The Verify pane's jobs (worker threads): rerun plans and bisections through the use cases
+(``usecases.reruns``: their doors, on the store the workbench holds or a server's), the plan's
+text, the one-key CPU plan with its calibration run, and the executor's progress as events for
+the pane (the runs run here; their records go where the store is)."""
 
 from __future__ import annotations
 
@@ -19,39 +20,46 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 import captures
-from workbench.bisect.bisection import report
 from workbench.bisect.format import render_bisection
-from workbench.bisect.workflow import BisectionRow, bisection_rows
+from workbench.bisect.workflow import BisectionRow
 from workbench.errors import UsageError
-from workbench.investigations.frame import frame_guardrails, investigation_view
-from workbench.rerun import workflow as rerun_door
 from workbench.rerun.command_diff import diff_commands, wrap_words
-from workbench.rerun.execute import Observer
-from workbench.rerun.plan import Plan, build_plan, schedule, warmup_slots, with_frame_guardrails
+from workbench.rerun.execute import Executor, Observer
+from workbench.rerun.plan import Plan, build_plan, schedule, warmup_slots
 from workbench.rerun.preflight import run_preflight
 from workbench.rerun.report import render_rerun_report
 from workbench.rerun.workflow import PlanHistory
 from workbench.textsafe import clean
 from workbench.tui.messages import RunBegan, RunEnded, RunFinished, RunStarted
+from workbench.usecases.reruns import (
+    ListBisections,
+    ListPlanHistories,
+    LoadPlan,
+    PlanReport,
+    SavePlan,
+    ShowBisection,
+    ShowPlanDetail,
+    WorkbenchLedger,
+)
+from workbench.usecases.transport import Workbench
 
 if TYPE_CHECKING:
-    from store.api import Store
     from workbench.rerun.execute import Outcome
 
 
-def plans(store: Store) -> list[PlanHistory]:
+def plans(wb: Workbench) -> list[PlanHistory]:
     """Every rerun plan with its executions, for the Verify list."""
-    return rerun_door.plan_histories(store)
+    return wb.call(ListPlanHistories()).items
 
 
-def bisections(store: Store) -> list[BisectionRow]:
+def bisections(wb: Workbench) -> list[BisectionRow]:
     """Every bisection, for the Verify list: name, status, steps done, the open range."""
-    return bisection_rows(store)
+    return wb.call(ListBisections()).items
 
 
-def bisection_text(store: "Store", bisection_id: int) -> str:
+def bisection_text(wb: Workbench, bisection_id: int) -> str:
     """The bisection's report (``wb bisect status``), and how to carry it on from a shell."""
-    doc = report(store, bisection_id)
+    doc = wb.call(ShowBisection(bisection=str(bisection_id)))
     hint = (
         ""
         if doc.status in ("done", "no-regression")
@@ -60,9 +68,9 @@ def bisection_text(store: "Store", bisection_id: int) -> str:
     return render_bisection(doc) + hint
 
 
-def plan_text(store: "Store", plan_id: int) -> str:
+def plan_text(wb: Workbench, plan_id: int) -> str:
     """The plan's commands and schedule, its last preflight and its latest comparison."""
-    detail = rerun_door.detail(store, plan_id)
+    detail = wb.call(ShowPlanDetail(plan=str(plan_id)))
     plan, last, pf = detail.stored.plan, detail.last, detail.preflight
     lines = [
         f"plan {detail.stored.id} {clean(plan.name)} ({plan.lens}, origin {clean(plan.origin)}): {plan.rounds} rounds, "
@@ -144,7 +152,7 @@ def estimated_seconds(plan: Plan, run_s: float) -> float:
 
 
 def new_cpu_plan(
-    store: "Store",
+    wb: Workbench,
     name: str,
     slowdown_pct: float = DEFAULT_SLOWDOWN_PCT,
     rounds: int = DEFAULT_ROUNDS,
@@ -172,17 +180,15 @@ def new_cpu_plan(
         f"bundled CPU workload, {CPU_STEPS[lens]} CPU-clocked steps of 5 ms per run; candidate +{slowdown_pct:g} %; "
         f"calibrated: {run_s:.1f} s a run here, estimated {estimated_seconds(plan, run_s):.0f} s in all"
     )
-    plan = build_plan(data)
-    if investigation is not None:  # the investigation's frame guardrails are judged at Verify, as in wb rerun plan
-        frame = investigation_view(store, investigation)
-        plan = with_frame_guardrails(plan, investigation, frame_guardrails(frame.lens, frame.guardrails))
-    plan = plan.with_environment(run_preflight().environment)
-    return rerun_door.save(store, plan, investigation).id
+    # Made for this machine; saved with the investigation's frame guardrails (judged at Verify, as in wb rerun plan).
+    plan = build_plan(data).with_environment(run_preflight().environment)
+    saved = wb.call(SavePlan(plan=plan, investigation=None if investigation is None else str(investigation)))
+    return saved.saved.id
 
 
-def plan_estimate(store: "Store", plan_id: int) -> str:
+def plan_estimate(wb: Workbench, plan_id: int) -> str:
     """What the plan's description says of its duration, or what its schedule implies."""
-    plan = rerun_door.load(store, plan_id).plan
+    plan = wb.call(LoadPlan(plan=str(plan_id))).plan
     runs = len(warmup_slots(plan)) + len(schedule(plan))
     calibrated = plan.description.split("calibrated: ", 1)[1] if "calibrated: " in plan.description else ""
     return f"{runs} runs; {calibrated}" if calibrated else f"{runs} runs; duration unknown until the first run finishes"
@@ -211,8 +217,12 @@ class RunObserver(Observer):
         return self._stop.is_set()
 
 
-def run_plan(store: "Store", plan_id: int, observer: RunObserver) -> str:
-    """Preflight, run (or resume) the plan's execution, and store its comparison."""
-    status, done = rerun_door.run(store, plan_id, observer)
+def run_plan(wb: Workbench, plan_id: int, observer: RunObserver) -> str:
+    """Preflight, run (or resume) the plan's execution here, and store its comparison where the
+    store is."""
+    executor = Executor(WorkbenchLedger(wb), plan_id, observer=observer)
+    execution_id = executor.resume_or_start()
+    status = executor.run(execution_id)
+    done = wb.call(PlanReport(plan=str(plan_id), execution=execution_id))
     head = f"execution {done.report.execution.id}: {status}"
     return "\n".join([head, render_rerun_report(done.report)])

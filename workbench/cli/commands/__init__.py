@@ -42,9 +42,16 @@ SUMMARIES: dict[str, str] = {
     "token": "API tokens for 'wb serve': add (shown once), list, revoke.",
 }
 
-# The commands a server (``wb --server URL``) answers; the others work on a local store,
-# and an explicit --server with them is refused rather than ignored.
-REMOTE_COMMANDS = frozenset({"runs", "show", "compare", "inspect", "bundle", "push"})
+# With a server named (``--server``, ``WB_SERVER``) the store commands run on the server's store
+# (``workbench.usecases``). These work on a local store only and are refused in one line, with the
+# way to do it instead; any other command that reaches for the local store is refused the same way
+# (``cli.context.open_store_from``), and the store-free ones (``stats``, ``evidence verify``...) run as
+# they always do.
+LOCAL_ONLY: dict[str, str] = {
+    "import": "to send files to the server's store: wb push FILE...",
+    "demo": "the demo loads its own local store (wb --store PATH demo)",
+    "serve": "a server serves its local store (wb --store URL serve)",
+}
 
 
 def module_name(command: str) -> str:

@@ -1,75 +1,22 @@
 """``wb compare SWEEP --vs SWEEP``: when each side is one name that is a sweep (its id
-``sw-…`` or its label) rather than a run, compare the sweeps at matched load."""
+``sw-…`` or its label) rather than a run, the sweeps compared at matched load
+(``usecases/comparisons.py``), drawn here."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import click
 
-from store.errors import StoreError
-from workbench.cli.context import emit_json, open_store_from
-from workbench.compare import parse_change
-from workbench.compare.sweep import compare_sweeps, find_sweep, parse_slo
+from workbench.cli.context import emit_json
 from workbench.compare.sweep_render import render_sweep_comparison
-from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION, UsageError
+from workbench.compare.sweep_result import SweepComparison
+from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION
 
 
-def sweep_sides(
-    ctx: click.Context, baseline: tuple[str, ...], candidate: tuple[str, ...]
-) -> tuple[list[int], list[int]] | None:
-    """The two sweeps' run ids, or ``None`` when the names are runs (the usual compare)."""
-    if len(baseline) != 1 or len(candidate) != 1:
-        return None
-
-    store = open_store_from(ctx)
-    sides = []
-    for ref in (baseline[0], candidate[0]):
-        if not ref.startswith("sw-"):
-            try:
-                store.resolve_run(ref)
-                return None  # a run by that id or label: an ordinary comparison
-            except StoreError:
-                pass
-        ids = find_sweep(store, ref)
-        if ids is None:
-            return None
-        sides.append(ids)
-    return sides[0], sides[1]
-
-
-def run_sweep_compare(
-    ctx: click.Context,
-    sides: tuple[list[int], list[int]],
-    *,
-    metric: str | None,
-    slo: str | None,
-    rate_tolerance: float,
-    changes: Sequence[str],
-    accepts: Sequence[str],
-    whys: Sequence[str],
-    as_json: bool,
-    fail_on: str | None = None,
-    plot: bool = False,
-) -> None:
-    if len(accepts) != len(whys):
-        raise UsageError(f"every --accept needs its own --why TEXT ({len(accepts)} --accept, {len(whys)} --why)")
-    if set(sides[0]) & set(sides[1]):
-        raise UsageError("the same sweep is on both sides")
-    store = open_store_from(ctx)
-    # Metadata first; each level's rows are loaded when it is compared (bounded memory).
-    meta_only = [store.load_runs(ids, tables=[]) for ids in sides]
-    result = compare_sweeps(
-        meta_only[0],
-        meta_only[1],
-        metric=metric,
-        slo=parse_slo(slo),
-        rate_tolerance=rate_tolerance,
-        changes=dict(parse_change(c) for c in changes),
-        accepts=dict(zip(accepts, whys)),
-        load=lambda runs: store.load_runs([r.id for r in runs]),
-    )
+def print_sweep_comparison(result: SweepComparison, *, as_json: bool, fail_on: str | None, plot: bool) -> None:
+    """Two sweeps compared at matched load, printed (``--plot``: with the curve) or as JSON."""
     doc = result.to_json()
     if as_json:
         emit_json(doc)

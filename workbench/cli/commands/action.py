@@ -11,24 +11,18 @@ import sys
 
 import click
 
-from workbench.actions.watch import watch_action
 from workbench.actions.text import action_lines, change_text
-from workbench.actions.workflow import action_view, decide_action, list_actions, propose_action, verify_action
-from workbench.cli.context import emit_json, open_store_from
-from workbench.errors import UsageError
-from workbench.investigations.workflow import parse_evidence
+from workbench.cli.context import emit_json, workbench_from
+from workbench.investigations.common import current_user
 from workbench.textsafe import clean
-
-
-def _parse_changes(items: tuple[str, ...]) -> dict[str, list[str]]:
-    out = {}
-    for item in items:
-        dim, sep, rest = item.partition("=")
-        before, sep2, after = rest.partition(":")
-        if not sep or not sep2 or not dim.strip():
-            raise UsageError(f"--change {item!r}: expected DIM=FROM:TO (e.g. max_num_seqs=128:256)")
-        out[dim.strip()] = [before, after]
-    return out
+from workbench.usecases.actions import (
+    DecideAction,
+    ListActions,
+    ProposeAction,
+    ShowAction,
+    VerifyAction,
+    WatchAction,
+)
 
 
 def _show(a, as_json: bool) -> None:
@@ -80,19 +74,20 @@ def command() -> None:
 @click.pass_context
 def propose(ctx, investigation, changes, scope, because, evidence, kind, expect, retry_of, by, as_json) -> None:
     """Record a proposed change in INVESTIGATION (nothing is applied)."""
-    store = open_store_from(ctx)
-    a = propose_action(
-        store,
-        investigation,
-        scope=scope,
-        changes=_parse_changes(changes),
-        because=because,
-        evidence=parse_evidence(evidence, store),
-        kind=kind or ("retry" if retry_of else None),
-        expect=tuple(expect) if expect else None,
-        retry_of=retry_of,
-        by=by,
-    )
+    with workbench_from(ctx) as wb:
+        a = wb.call(
+            ProposeAction(
+                investigation=investigation,
+                scope=scope,
+                change=list(changes),
+                because=list(because),
+                evidence=list(evidence),
+                kind=kind,
+                expect=tuple(expect) if expect else None,
+                retry_of=[str(p) for p in retry_of],
+                by=by or current_user(),
+            )
+        )
     _show(a, as_json)
 
 
@@ -102,7 +97,8 @@ def propose(ctx, investigation, changes, scope, because, evidence, kind, expect,
 @click.pass_context
 def show(ctx, action, as_json) -> None:
     """Show ACTION: change, scope, motivation, decisions, verifications, derived status."""
-    _show(action_view(open_store_from(ctx), action), as_json)
+    with workbench_from(ctx) as wb:
+        _show(wb.call(ShowAction(action=action)), as_json)
 
 
 @command.command("list")
@@ -111,7 +107,8 @@ def show(ctx, action, as_json) -> None:
 @click.pass_context
 def list_(ctx, investigation, as_json) -> None:
     """List actions with their derived status."""
-    rows = list_actions(open_store_from(ctx), investigation)
+    with workbench_from(ctx) as wb:
+        rows = wb.call(ListActions(investigation=investigation)).items
     if as_json:
         emit_json([a.to_json() for a in rows])
         return
@@ -128,7 +125,8 @@ def _decide(decision: str):
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
     @click.pass_context
     def decide(ctx, action, by, why, as_json) -> None:
-        _show(decide_action(open_store_from(ctx), action, decision, why=why, by=by), as_json)
+        with workbench_from(ctx) as wb:
+            _show(wb.call(DecideAction(action=action, decision=decision, why=why, by=by)), as_json)  # type: ignore[arg-type]
 
     decide.__doc__ = f"Record that ACTION is {decision} (who, when, why; history is kept)."
     return decide
@@ -149,7 +147,11 @@ command.command("reject")(_decide("rejected"))
 @click.pass_context
 def verify(ctx, action, plan, job, by, as_json) -> None:
     """Tie a verification to an approved ACTION; its status follows from the data."""
-    _show(verify_action(open_store_from(ctx), action, plan=plan, job=job, by=by), as_json)
+    with workbench_from(ctx) as wb:
+        _show(
+            wb.call(VerifyAction(action=action, plan=plan, job=[str(p) for p in job], by=by or current_user())),
+            as_json,
+        )
 
 
 @command.command("watch")
@@ -167,7 +169,8 @@ def verify(ctx, action, plan, job, by, as_json) -> None:
 @click.pass_context
 def watch(ctx, action, against, fail_on, as_json) -> None:
     """Compare later runs with ACTION's verified candidate; report drift."""
-    w = watch_action(open_store_from(ctx), action, against)
+    with workbench_from(ctx) as wb:
+        w = wb.call(WatchAction(action=action, against=list(against)))
     if as_json:
         emit_json(w.to_json())
     else:

@@ -8,16 +8,17 @@ from typing import Any
 
 import click
 
-from store.engine import normalize_url, work_dir
-from workbench.bisect.bisection import report, run, start
+from store.engine import work_dir
+from workbench.bisect.bisection import run, start
 from workbench.bisect.format import render_bisection
 from workbench.bisect.result import BisectionReport, Spec
 from workbench.bisect.workflow import bisect_errors
 from workbench.cli.commands.rerun import _Display, _argv
-from workbench.cli.context import emit_json, open_store_from, stderr_console, store_url_from
+from workbench.cli.context import emit_json, stderr_console, workbench_from
 from workbench.errors import UsageError
 from workbench.textsafe import markup_safe
 from workbench.rerun.plan import check_rounds, check_timeout
+from workbench.usecases.reruns import ShowBisection, WorkbenchBisectRecords
 
 
 @click.group("bisect")
@@ -131,32 +132,34 @@ def start_cmd(
     check_timeout(timeout_s, "--timeout")
     default = f"bisect-{good}..{bad}" if candidates_file is None else f"bisect-{candidates_file.stem}"
     name = name or re.sub(r"[^A-Za-z0-9_.-]+", "_", default)[:60]
-    root = (workdir or work_dir(normalize_url(store_url_from(ctx))) / "bisect" / name).resolve()  # beside its store
-    spec = Spec(
-        name=name,
-        bench=tuple(_argv(bench, "--bench") or ()),
-        build=_tuple(_argv(build, "--build")),
-        workdir=str(root),
-        repo=str(repo) if repo else None,
-        good=good or "",
-        bad=bad or "",
-        candidates_file=str(candidates_file.resolve()) if candidates_file else None,
-        lens=lens,
-        metric=metric,
-        statistic=statistic,
-        higher_is_better=higher_is_better,
-        delta=delta,
-        max_rounds=max_rounds,
-        timeout_s=timeout_s,
-        spending=spending,
-        investigation=investigation,
-        keep_workspaces=keep_workspaces,
-    )
-    with bisect_errors():
-        store = open_store_from(ctx)
-        bisection_id = start(store, spec)
-        click.echo(f"bisection {bisection_id} ({name}): workspaces under {root}", err=True)
-        _run(store, bisection_id, as_json)
+    with workbench_from(ctx) as wb:
+        # Built and benchmarked here; its records go where the store is (a server's, through it).
+        records = WorkbenchBisectRecords(wb)
+        root = (workdir or work_dir(wb.url) / "bisect" / name).resolve()  # beside its store
+        spec = Spec(
+            name=name,
+            bench=tuple(_argv(bench, "--bench") or ()),
+            build=_tuple(_argv(build, "--build")),
+            workdir=str(root),
+            repo=str(repo) if repo else None,
+            good=good or "",
+            bad=bad or "",
+            candidates_file=str(candidates_file.resolve()) if candidates_file else None,
+            lens=lens,
+            metric=metric,
+            statistic=statistic,
+            higher_is_better=higher_is_better,
+            delta=delta,
+            max_rounds=max_rounds,
+            timeout_s=timeout_s,
+            spending=spending,
+            investigation=investigation,
+            keep_workspaces=keep_workspaces,
+        )
+        with bisect_errors():
+            bisection_id = start(records, spec)
+            click.echo(f"bisection {bisection_id} ({name}): workspaces under {root}", err=True)
+            _run(records, bisection_id, as_json)
 
 
 @command.command("resume")
@@ -165,8 +168,8 @@ def start_cmd(
 @click.pass_context
 def resume_cmd(ctx: click.Context, name: str | None, as_json: bool) -> None:
     """Continue a bisection (the latest by default) where it stopped."""
-    with bisect_errors():
-        _run(open_store_from(ctx), name, as_json)
+    with bisect_errors(), workbench_from(ctx) as wb:
+        _run(WorkbenchBisectRecords(wb), name, as_json)
 
 
 @command.command("status")
@@ -190,8 +193,8 @@ def report_cmd(ctx: click.Context, name: str | None, as_json: bool) -> None:
 def _stored(ctx: click.Context, name: str | None, as_json: bool) -> None:
     """A bisection as stored (status and report read the same record; the text leads with
     the open range while it runs, and with the result once it has ended)."""
-    with bisect_errors():
-        result = report(open_store_from(ctx), name)
+    with workbench_from(ctx) as wb:
+        result = wb.call(ShowBisection(bisection=name))
     _show(result, as_json)
 
 

@@ -8,9 +8,9 @@ import click
 
 from workbench.bundle.export import write_bundle
 from workbench.bundle.format import UNSIGNED_NOTE
-from workbench.cli import remote, remote_results
-from workbench.cli.context import emit_json, open_store_from
-from workbench.investigations.bundling import export_investigation, import_bundle
+from workbench.cli.context import emit_json, workbench_from
+from workbench.investigations.common import current_user
+from workbench.usecases.bundles import ExportBundle, ImportBundle
 
 
 @click.group("bundle")
@@ -37,14 +37,12 @@ def command() -> None:
 @click.pass_context
 def export(ctx, investigation, output, embed_samples, as_json) -> None:
     """Export INVESTIGATION to a bundle file."""
-    if remote.wanted(ctx):  # wb --server URL bundle export: the served bundle, written here
-        bundle, path = remote_results.bundle_export(ctx, investigation, output, embed_samples)
-    else:
-        bundle = export_investigation(open_store_from(ctx), investigation, embed_samples=embed_samples)
-        if output is None:  # the working directory, as the TUI's Share stage proposes
-            ref = str(bundle["investigation"].get("ref") or investigation).rsplit("/", 1)[-1]
-            output = Path.cwd() / f"investigation-{ref}.bundle.json"
-        path = write_bundle(bundle, output)
+    with workbench_from(ctx) as wb:
+        bundle = wb.call(ExportBundle(investigation=investigation, embed_samples=embed_samples)).bundle
+    if output is None:  # the working directory, as the TUI's Share stage proposes
+        ref = str(bundle["investigation"].get("ref") or investigation).rsplit("/", 1)[-1]
+        output = Path.cwd() / f"investigation-{ref}.bundle.json"
+    path = write_bundle(bundle, output)
     summary = {
         "path": str(path.resolve()),
         "size": path.stat().st_size,
@@ -79,7 +77,8 @@ def import_(ctx, bundle, by, as_json) -> None:
 
     Nothing the bundle carries is run (its rerun plans are kept as text only).
     """
-    result = import_bundle(open_store_from(ctx), bundle, by=by)
+    with workbench_from(ctx) as wb:
+        result = wb.call(ImportBundle(path=bundle, by=by or current_user())).to_json()
     if as_json:
         emit_json(result)
         return

@@ -7,21 +7,17 @@ primary verdict is REGRESSION or a guardrail broke.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
-from store.errors import StoreError
-from workbench.cli import remote, remote_results
-from workbench.cli.commands._sweep_compare import run_sweep_compare, sweep_sides
-from workbench.cli.context import LENS, emit_json, open_store_from
+from workbench.cli.commands._sweep_compare import print_sweep_comparison
+from workbench.cli.context import LENS, emit_json, workbench_from
 from workbench.cli.run_sets import RunSetCommand, run_set_arguments
-from workbench.compare import compare, lens_with_metric, parse_accepts, parse_change
 from workbench.compare.render import render_comparison
-from workbench.compare.run_sets import SHAPE, Selection, check_run_sets
-from workbench.compare.way_out import render_way_out, rerun_words, way_out
-from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION, NotFound, UsageError
+from workbench.compare.way_out import render_way_out
+from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION, UsageError
+from workbench.usecases.comparisons import Compare
 
 FAIL_ON = ("regression", "refused", "any")
 
@@ -63,55 +59,6 @@ def run_selection_options(f):
     for option in reversed(options):
         f = option(f)
     return f
-
-
-def load_selection(
-    ctx: click.Context, baseline, candidate, changes, accepts, whys, extensions, control=()
-) -> Selection:
-    """Runs from the store and the parsed declarations, as keyword arguments for
-    ``workbench.compare.compare``/``inspect``."""
-    if not candidate:
-        raise UsageError(f"name the candidate runs: wb {ctx.info_name} {SHAPE}")
-    parsed_changes = dict(parse_change(c) for c in changes)
-    parsed_accepts = parse_accepts(accepts, whys)
-    env_ext = [p for p in os.environ.get("WB_LENS_EXTENSIONS", "").split(os.pathsep) if p]
-    store = open_store_from(ctx)
-    try:
-        sides = check_run_sets(*(store.resolve_runs(list(refs)) for refs in (baseline, candidate, control)))
-        base, cand, aprime = (store.load_runs(list(ids)) for ids in (sides.baseline, sides.candidate, sides.control))
-    except StoreError as exc:
-        raise NotFound(str(exc)) from None
-    selection = Selection(
-        baseline=base,
-        candidate=cand,
-        changes=parsed_changes,
-        accepts=parsed_accepts,
-        extensions=[*env_ext, *extensions],
-    )
-    if control:
-        selection["control"] = aprime
-    return selection
-
-
-def print_way_out(
-    result,
-    name: str,
-    selection: Selection,
-    lens: str | None,
-    changes,
-    extensions,
-    as_json: bool,
-    metric: str | None = None,
-) -> dict | None:
-    """The commands that resolve a refusal (stderr with --json, else stdout); returned for the JSON."""
-    base = [r.id for r in selection["baseline"]]
-    cand = [r.id for r in selection["candidate"]]
-    control = [r.id for r in selection.get("control", [])]
-    words = rerun_words(name, base, cand, lens, changes, selection["accepts"], extensions, control, metric=metric)
-    ways = way_out(result, base, cand, words, [*selection["baseline"], *selection["candidate"]])
-    if ways is not None and not as_json:
-        click.echo("\n".join(render_way_out(ways)))
-    return None if ways is None else ways.to_json()
 
 
 def exit_code(result, fail_on: str | None) -> int:
@@ -192,56 +139,33 @@ def command(
     """
     if plot and as_json:
         raise UsageError("--plot draws text: leave out --json (the JSON has the curve's points in each side's levels)")
-    if plot and remote.wanted(ctx):
-        raise UsageError("--plot draws from the local store: leave out --server")
-    if remote.wanted(ctx):  # wb --server URL compare: the served document, drawn here
-        return remote_results.compare(
-            ctx,
-            baseline=baseline,
-            candidate=candidate,
-            control=control,
-            lens=lens,
-            changes=changes,
-            accepts=accepts,
-            whys=whys,
-            extensions=extensions,
-            metric=metric,
-            as_json=as_json,
-            fail_on=fail_on,
-            exit_code=exit_code,
+    with workbench_from(ctx) as wb:
+        answer = wb.call(
+            Compare(
+                baseline=list(baseline),
+                candidate=list(candidate),
+                control=list(control),
+                lens=lens,
+                change=list(changes),
+                accept=list(accepts),
+                why=list(whys),
+                metric=metric,
+                extensions=list(extensions),
+                slo=slo,
+                rate_tolerance=rate_tolerance,
+                plot=plot,
+            )
         )
-    sides = sweep_sides(ctx, baseline, candidate) if not control else None
-    if sides is not None:  # SWEEP --vs SWEEP: levels matched by load
-        return run_sweep_compare(
-            ctx,
-            sides,
-            metric=metric,
-            slo=slo,
-            rate_tolerance=rate_tolerance,
-            changes=changes,
-            accepts=accepts,
-            whys=whys,
-            as_json=as_json,
-            fail_on=fail_on,
-            plot=plot,
-        )
-    if plot:
-        raise UsageError("--plot draws a load sweep's curve: name one sweep on each side (its id sw-... or label)")
-    selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
-    # The name given, or with --metric the lens made from it (the way out says the words given).
-    engine_lens = lens_with_metric(
-        [*selection["baseline"], *selection["candidate"]], lens, selection["extensions"], metric
-    )
-    result = compare(lens=engine_lens, **selection)
+    if answer.sweep is not None:  # SWEEP --vs SWEEP: levels matched by load
+        return print_sweep_comparison(answer.sweep, as_json=as_json, fail_on=fail_on, plot=plot)
+    result = answer.comparison
+    assert result is not None
     if as_json:
-        doc = result.to_json()
-        ways = print_way_out(result, "compare", selection, lens, changes, extensions, as_json, metric)
-        if ways is not None:
-            doc["way_out"] = ways
-        emit_json(doc)
+        emit_json(answer.document())
     else:
         click.echo(render_comparison(result))
-        print_way_out(result, "compare", selection, lens, changes, extensions, as_json, metric)
+        if answer.way_out is not None:
+            click.echo("\n".join(render_way_out(answer.way_out)))
     if fail_on in ("regression", "any") and result.comparable and result.verdict is None:
         click.echo(
             "wb: note: no verdict on the primary metric (needs two or more runs a side): --fail-on regression cannot "

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from lenses import get_lens
-from workbench.cli.context import emit_json, open_store_from
-from workbench.declare import declare_dimensions
+from workbench.cli.context import emit_json, workbench_from
 from workbench.errors import UsageError
 from workbench.ingest import parse_dim_options
+from workbench.investigations.common import current_user
 from workbench.textsafe import clean
+from workbench.usecases.runs import Declare
 
 
 @click.command("declare")
@@ -28,45 +28,19 @@ def command(ctx: click.Context, items: tuple[str, ...], unset: tuple[str, ...], 
     data show (a measured dimension) is refused with both values.
     """
     refs, values = split_arguments(items)
-    store = open_store_from(ctx, create=False)
-    run_ids = store.resolve_runs(refs)
-    done = declare_dimensions(store, run_ids, values, list(unset), why=why)
-    _note_unchecked(store, run_ids, values)
+    with workbench_from(ctx, create=False) as wb:
+        answer = wb.call(Declare(runs=refs, values=values, unset=list(unset), why=why, by=current_user()))
+    for note in answer.notes:
+        click.echo(clean(note), err=True)
     if as_json:
-        emit_json(
-            {
-                "declarations": [d.to_json() for d in done if d.changed],
-                "unchanged": [{"run": d.run_id, "name": d.name} for d in done if not d.changed],
-            }
-        )
+        emit_json(answer.document())
         return
-    for d in done:
+    for d in answer.done:
         what = f"{d.name}={d.value}" if d.action == "set" else f"{d.name} unset"
         if d.changed:
-            click.echo(f"run {d.run_id}: {clean(what)} (declaration {d.id})")
+            click.echo(f"run {d.run}: {clean(what)} (declaration {d.id})")
         else:
-            click.echo(f"run {d.run_id}: {clean(what)} (already so; nothing recorded)", err=True)
-
-
-def _note_unchecked(store, run_ids, values) -> None:
-    """A name no lens of these runs compares (a typo such as 'modle') is recorded, but
-    no comparison will ever require it: say so, with the names that are checked."""
-    lenses = sorted({store.get_run(run_id).lens for run_id in run_ids})
-    known: list[str] = []
-    for name in lenses:
-        try:
-            known += [d.name for d in get_lens(name).dimensions if d.name not in known]
-        except Exception:  # noqa: BLE001 - a lens this wb does not know: nothing to say
-            return
-    for name in values:
-        if name not in known:
-            click.echo(
-                clean(
-                    f"note: {name} is not a dimension the {'/'.join(lenses)} lens compares "
-                    f"({', '.join(known)}): recorded, but no comparison checks it"
-                ),
-                err=True,
-            )
+            click.echo(f"run {d.run}: {clean(what)} (already so; nothing recorded)", err=True)
 
 
 def split_arguments(items: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:

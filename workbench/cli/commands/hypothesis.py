@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.context import emit_json, open_store_from
-from workbench.investigations.workflow import parse_hypothesis_evidence, decide_hypothesis
+from workbench.cli.context import emit_json, workbench_from
+from workbench.investigations.common import current_user
+from workbench.usecases.investigations import DecideHypothesis
 from workbench.textsafe import clean
 
 
@@ -29,9 +30,12 @@ def command() -> None:
 @click.pass_context
 def status(ctx, hypothesis, status, evidence, note, by, as_json) -> None:
     """Set HYPOTHESIS's STATUS; supported and refuted need --evidence. History is kept."""
-    hyp = decide_hypothesis(
-        open_store_from(ctx), hypothesis, status, evidence=parse_hypothesis_evidence(evidence), note=note, by=by
-    ).to_json()
+    with workbench_from(ctx) as wb:
+        hyp = wb.call(
+            DecideHypothesis(
+                hypothesis=hypothesis, status=status, evidence=list(evidence), note=note, by=by or current_user()
+            )
+        ).to_json()
     if as_json:
         emit_json(hyp)
     else:

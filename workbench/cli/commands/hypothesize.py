@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.context import emit_json, open_store_from
-from workbench.investigations.workflow import new_hypothesis
+from workbench.cli.context import emit_json, workbench_from
+from workbench.investigations.common import current_user
+from workbench.usecases.investigations import Hypothesize
 from workbench.textsafe import clean
 
 
@@ -27,7 +28,16 @@ from workbench.textsafe import clean
 @click.pass_context
 def command(ctx, investigation, statement, test, test_kind, by, as_json) -> None:
     """Add a hypothesis to INVESTIGATION; it starts 'open'. It is a claim, not a finding."""
-    hyp = new_hypothesis(open_store_from(ctx), investigation, statement, test, by=by, test_kind=test_kind).to_json()
+    with workbench_from(ctx) as wb:
+        hyp = wb.call(
+            Hypothesize(
+                investigation=investigation,
+                statement=statement,
+                test=test,
+                test_kind=test_kind,
+                by=by or current_user(),
+            )
+        ).to_json()
     if as_json:
         emit_json(hyp)
     else:

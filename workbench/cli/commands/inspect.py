@@ -4,23 +4,17 @@ over time and the operations that moved most, with ASCII charts (80 columns)."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 import click
 
-from workbench.cli import remote, remote_results
-from workbench.cli.commands.compare import load_selection, print_way_out, run_selection_options
-from workbench.cli.context import emit_json
+from workbench.cli.commands.compare import run_selection_options
+from workbench.cli.context import emit_json, workbench_from
 from workbench.cli.run_sets import RunSetCommand
-from workbench.compare import inspect, lens_with_metric
-from workbench.compare.host_activity import between, render_host
+from workbench.compare.host_activity import render_host
 from workbench.compare.render import render_inspect
+from workbench.compare.way_out import render_way_out
 from workbench.errors import EXIT_REFUSED, UsageError
-from workbench.training.window_kind import steady_steps
-
-if TYPE_CHECKING:
-    from lenses.base import Lens
-    from workbench.compare.run_sets import Selection
+from workbench.usecases.comparisons import Inspect
 
 
 @click.command("inspect", cls=RunSetCommand)
@@ -95,61 +89,34 @@ def command(
         raise UsageError("--phase names what --plot draws: add --plot")
     if plot and as_json:
         raise UsageError("--plot draws text: leave out --json (the JSON has the windows over time and the ranks)")
-    if plot and remote.wanted(ctx):
-        raise UsageError("--plot draws from the local store: leave out --server")
-    if remote.wanted(ctx):  # wb --server URL inspect: the served document, drawn here
-        return remote_results.inspect(
-            ctx,
-            baseline=baseline,
-            candidate=candidate,
-            control=control,
-            lens=lens,
-            changes=changes,
-            accepts=accepts,
-            whys=whys,
-            extensions=extensions,
-            windows=windows,
-            top=top,
-            metric=metric,
-            as_json=as_json,
-            refused_exit=EXIT_REFUSED,
+    with workbench_from(ctx) as wb:
+        answer = wb.call(
+            Inspect(
+                baseline=list(baseline),
+                candidate=list(candidate),
+                control=list(control),
+                lens=lens,
+                change=list(changes),
+                accept=list(accepts),
+                why=list(whys),
+                metric=metric,
+                extensions=list(extensions),
+                windows=windows,
+                top=top,
+                top_ranks=top_ranks,
+                steps=steps,
+                plot=plot,
+                phase=phase,
+            )
         )
-    selection = load_selection(ctx, baseline, candidate, changes, accepts, whys, extensions, control)
-    engine_lens = lens_with_metric(
-        [*selection["baseline"], *selection["candidate"]], lens, selection["extensions"], metric
-    )
-    result = inspect(lens=engine_lens, windows=windows, top=top, steps=steps, top_ranks=top_ranks, **selection)
-    ways = print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, True, metric)
-    # A flight recorder's host side (stacks, CPU, GC), for a comparable pair like the rest.
-    host = between(selection["baseline"], selection["candidate"]) if result.comparison.comparable else None
+    result, host = answer.result, answer.host
     if as_json:
-        emit_json(
-            {
-                **result.to_json(),
-                **({"host_activity": host.to_json()} if host else {}),
-                **({"way_out": ways} if ways else {}),
-            }
-        )
+        emit_json(answer.document())
     else:
-        # Drawn first: a --phase these runs lack is refused before anything is printed.
-        drawn = (
-            plots_text(result.comparison.lens, selection, steps, phase)
-            if plot and result.comparison.comparable
-            else None
-        )
         click.echo(render_inspect(result) + ("\n\n" + "\n".join(render_host(host)) if host else ""))
-        if drawn is not None:  # a refused pair gets no detail, so no plot
-            click.echo("\n" + drawn)
-        print_way_out(result.comparison, "inspect", selection, lens, changes, extensions, as_json, metric)
+        if answer.plots is not None:  # a refused pair gets no detail, so no plot
+            click.echo("\n" + answer.plots)
+        if answer.way_out is not None:
+            click.echo("\n".join(render_way_out(answer.way_out)))
     if not result.comparison.comparable:
         sys.exit(EXIT_REFUSED)
-
-
-def plots_text(lens: "Lens", selection: "Selection", steps: str, phase: str | None) -> str:
-    """The plots of ``--plot`` on the runs the report read (their steady steps with ``--steps steady``)."""
-    from workbench.compare.plots import inspect_plots  # numpy and, when drawn, plotext: only with --plot
-
-    sides = [selection["baseline"], selection["candidate"]]
-    if steps == "steady":
-        sides = [[steady_steps(run)[0] for run in runs] for runs in sides]
-    return "Plots\n" + inspect_plots(lens, sides[0], sides[1], phase)

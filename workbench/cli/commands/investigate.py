@@ -4,34 +4,19 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.commands.compare import parse_accepts
-from workbench.cli.context import LENS, emit_json, open_store_from
+from workbench.cli.context import LENS, emit_json, workbench_from
 from workbench.cli.run_sets import RunSetCommand, run_set_arguments
 from workbench.compare.run_sets import SHAPE
 from workbench.errors import UsageError
+from workbench.investigations.common import current_user
 from workbench.investigations.text import print_investigation
-from workbench.investigations.workflow import (
-    investigation_view,
-    list_investigations,
-    new_investigation,
-    store_comparison,
-)
 from workbench.textsafe import clean
-
-
-def _parse_changes(items: tuple[str, ...]) -> dict[str, list[str]]:
-    out = {}
-    for item in items:
-        dim, sep, rest = item.partition("=")
-        before, sep2, after = rest.partition(":")
-        if not sep or not sep2 or not dim.strip():
-            raise UsageError(f"--change {item!r}: expected DIM=FROM:TO (e.g. engine_revision=v0.8.2:v0.8.3)")
-        out[dim.strip()] = [before, after]
-    return out
-
-
-def _parse_accepts(accepts: tuple[str, ...], whys: tuple[str, ...]) -> dict[str, str]:
-    return parse_accepts(accepts, whys)
+from workbench.usecases.investigations import (
+    CompareInInvestigation,
+    ListInvestigations,
+    NewInvestigation,
+    ShowInvestigation,
+)
 
 
 def _num(value, signed: bool = False) -> str:
@@ -64,17 +49,19 @@ def command() -> None:
 @click.pass_context
 def new(ctx, lens, question, title, guardrails, changes, baseline, candidate, by, as_json) -> None:
     """Frame a new investigation."""
-    inv = new_investigation(
-        open_store_from(ctx),
-        lens=lens,
-        question=question,
-        title=title,
-        guardrails=guardrails,
-        intended_change=_parse_changes(changes),
-        baseline=baseline,
-        candidate=candidate,
-        by=by,
-    )
+    with workbench_from(ctx) as wb:
+        inv = wb.call(
+            NewInvestigation(
+                lens=lens,
+                question=question,
+                title=title,
+                guardrails=list(guardrails),
+                change=list(changes),
+                baseline=list(baseline),
+                candidate=list(candidate),
+                by=by or current_user(),
+            )
+        )
     if as_json:
         emit_json(inv.to_json())
     else:
@@ -87,7 +74,8 @@ def new(ctx, lens, question, title, guardrails, changes, baseline, candidate, by
 @click.pass_context
 def list_(ctx, as_json) -> None:
     """List investigations."""
-    rows = list_investigations(open_store_from(ctx))
+    with workbench_from(ctx) as wb:
+        rows = [i.to_json() for i in wb.call(ListInvestigations()).items]
     if as_json:
         emit_json(rows)
         return
@@ -108,7 +96,8 @@ def list_(ctx, as_json) -> None:
 @click.pass_context
 def show(ctx, investigation, as_json) -> None:
     """Show an investigation: frame, comparisons, observations, hypotheses."""
-    inv = investigation_view(open_store_from(ctx), investigation)
+    with workbench_from(ctx) as wb:
+        inv = wb.call(ShowInvestigation(investigation=investigation))
     if as_json:
         emit_json(inv.to_json())
     else:
@@ -144,19 +133,21 @@ def compare(
     """
     if not candidate:
         raise UsageError(f"name the candidate runs: wb investigate compare INVESTIGATION {SHAPE}")
-    if no_change and changes:
-        raise UsageError("--no-change and --change exclude each other")
-    comp = store_comparison(
-        open_store_from(ctx),
-        investigation,
-        list(baseline),
-        list(candidate),
-        lens=lens,
-        changes={} if no_change else _parse_changes(changes) if changes else None,
-        accepts=_parse_accepts(accepts, whys),
-        by=by,
-        control=list(control),
-    ).to_json()
+    with workbench_from(ctx) as wb:
+        comp = wb.call(
+            CompareInInvestigation(
+                investigation=investigation,
+                baseline=list(baseline),
+                candidate=list(candidate),
+                control=list(control),
+                lens=lens,
+                change=list(changes) if changes else None,
+                no_change=no_change,
+                accept=list(accepts),
+                why=list(whys),
+                by=by or current_user(),
+            )
+        ).to_json()
     if as_json:
         emit_json(comp)
         return

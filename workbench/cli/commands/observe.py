@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.context import emit_json, open_store_from
-from workbench.errors import UsageError
-from workbench.investigations import workflow as wf
+from workbench.cli.context import emit_json, workbench_from
+from workbench.investigations.common import current_user
 from workbench.textsafe import clean
+from workbench.usecases.investigations import Observe
 
 
 @click.command("observe")
@@ -34,18 +34,17 @@ from workbench.textsafe import clean
 @click.pass_context
 def command(ctx, investigation, from_compare, text, evidence, retract, by, as_json) -> None:
     """Pin an observation to INVESTIGATION. Observations are never edited: retract and pin anew."""
-    modes = sum(x is not None for x in (from_compare, retract)) + (text is not None and retract is None)
-    if modes != 1:
-        raise UsageError("give one of --from-compare N, --text TEXT --evidence ..., or --retract OBS --text REASON")
-    store = open_store_from(ctx)
-    if from_compare is not None:
-        pinned = wf.observations_from_comparison(store, investigation, from_compare, by=by)
-    elif retract is not None:
-        if not text:
-            raise UsageError("--retract needs --text REASON")
-        pinned = [wf.new_retraction(store, retract, text, by=by).to_json()]
-    else:
-        pinned = [wf.new_observation(store, investigation, text, wf.parse_evidence(evidence, store), by=by).to_json()]
+    with workbench_from(ctx) as wb:
+        pinned = wb.call(
+            Observe(
+                investigation=investigation,
+                from_compare=from_compare,
+                text=text,
+                evidence=list(evidence),
+                retract=retract,
+                by=by or current_user(),
+            )
+        ).items
     if as_json:
         emit_json(pinned)
         return

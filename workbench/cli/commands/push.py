@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -9,14 +10,14 @@ from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import click
 
-from workbench.cli import remote
-from workbench.cli.context import emit_json, stderr_console
+from workbench.cli.context import TOKEN_ENV, emit_json, server_url, stderr_console
 from workbench.dims_file import FolderDimensions
 from workbench.errors import UsageError
 from workbench.importers import expand_paths
 from workbench.ingest import parse_dim_options
+from workbench.inputs import open_regular
 from workbench.limits import size_text
-from workbench.server.client import Client
+from workbench.usecases.remote import HttpClient
 from workbench.textsafe import clean, markup_safe
 
 if TYPE_CHECKING:
@@ -30,9 +31,7 @@ PROGRESS_MIN_BYTES = 8 << 20  # as wb import: a bar only for what is worth waiti
 @click.option(
     "--server", "server", envvar="WB_SERVER", metavar="URL", help="The server (default: $WB_SERVER, or wb --server)."
 )
-@click.option(
-    "--token", "token", envvar=remote.TOKEN_ENV, metavar="TOKEN", help="An upload token (default: $WB_TOKEN)."
-)
+@click.option("--token", "token", envvar=TOKEN_ENV, metavar="TOKEN", help="An upload token (default: $WB_TOKEN).")
 @click.option("--label", help="Label for the uploaded run(s) instead of the file's own.")
 @click.option(
     "--dim",
@@ -66,7 +65,7 @@ def command(
     "already imported"). A lost connection is retried; the first file refused stops the
     push (the ones before it stay imported). The lines are 'wb import''s.
     """
-    url = server or remote.server_url(ctx)
+    url = server or server_url(ctx)
     if not url:
         raise UsageError("name the server: wb push --server URL (or WB_SERVER)")
     declared = FolderDimensions(parse_dim_options(dims), dims_file, roots=paths)
@@ -83,12 +82,13 @@ def command(
     for path, why in skipped:
         if not as_json:
             err.print(f"skipped {markup_safe(path)}: {markup_safe(why)}")
-    with Client(url, token) as client:
+    sizes = {path: regular_size(path) for path in files}  # a FIFO, a device or /proc: refused before any request
+    with HttpClient(url, token) as client:
         limit = client.health().get("max_upload_bytes")
-        total = sum(p.stat().st_size for p in files)
+        total = sum(sizes.values())
         with _Progress(err, total) as progress:
             for path in files:
-                size = path.stat().st_size
+                size = sizes[path]
                 if isinstance(limit, int) and size > limit:
                     raise UsageError(f"{path}: {size:,} bytes is over the server's upload limit of {size_text(limit)}")
                 report = client.upload(
@@ -102,6 +102,12 @@ def command(
         emit_json(combined)
     elif not combined["imported"] and not combined["declared"]:
         err.print("nothing new imported")
+
+
+def regular_size(path: Path) -> int:
+    """The size of a file wb may read (``open_regular``: the door every file goes through)."""
+    with open_regular(path) as f:
+        return os.fstat(f.fileno()).st_size
 
 
 class Pushed(TypedDict):

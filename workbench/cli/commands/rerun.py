@@ -8,19 +8,18 @@ from typing import Any
 
 import click
 
-from workbench.cli.commands.compare import parse_accepts
-from workbench.cli.context import emit_json, open_store_from, stderr_console
-from workbench.compare import parse_change
+from workbench.cli.context import emit_json, stderr_console, workbench_from
+from workbench.compare import parse_accepts, parse_change
 from workbench.errors import EXIT_REFUSED, UsageError, WbError
-from workbench.investigations.common import writable_investigation
-from workbench.investigations.frame import frame_guardrails, investigation_view
 from workbench.rerun import workflow as plans
 from workbench.rerun.execute import Blocked, Executor
-from workbench.rerun.plan import ARTIFACT_ROLES, build_plan, load_plan_file, with_frame_guardrails
+from workbench.rerun.plan import ARTIFACT_ROLES, build_plan, load_plan_file
 from workbench.rerun.plan_summary import DryRun
 from workbench.rerun.preflight import render_preflight, run_preflight
 from workbench.rerun.report import render_rerun_report
 from workbench.textsafe import clean, markup_safe
+from workbench.usecases.reruns import ListPlans, LoadPlan, PlanReport, SavePlan, WorkbenchLedger
+from workbench.usecases.transport import Workbench
 
 
 @click.group("rerun")
@@ -264,10 +263,9 @@ def _plan(
     whys: tuple[str, ...] = (),
     investigation: str | None = None,
 ) -> None:
-    store = open_store_from(ctx)
-    investigation_id = None if investigation is None else writable_investigation(store, investigation)
     if list_:
-        listing = plans.plan_list(store)
+        with workbench_from(ctx) as wb:
+            listing = wb.call(ListPlans(investigation=investigation)).listing
         if as_json:
             emit_json(listing.to_json())
         else:
@@ -319,12 +317,12 @@ def _plan(
         if not name:
             raise UsageError("wb rerun plan needs a NAME (or --from-file, or --list)")
         plan = build_plan({k: v for k, v in options.items() if v is not None})
-    if investigation_id is not None:  # the investigation's frame guardrails are judged at Verify too
-        frame = investigation_view(store, investigation_id)
-        plan = with_frame_guardrails(plan, investigation_id, frame_guardrails(frame.lens, frame.guardrails))
-    # The machine the plan is for: later executions must find the same one.
+    # The machine the plan is for: later executions must find the same one. Saved where the store is,
+    # with the investigation's frame guardrails (judged at Verify too).
     plan = plan.with_environment(run_preflight().environment)
-    summary = plans.save(store, plan, investigation_id)
+    with workbench_from(ctx) as wb:
+        summary = wb.call(SavePlan(plan=plan, investigation=investigation)).saved
+    plan = summary.plan
     err = stderr_console()
     for w in summary.warnings:
         err.print(f"[yellow]warning:[/] {markup_safe(w)}")
@@ -426,8 +424,8 @@ class _Display:
             self.progress.stop()
 
 
-def _finish(store: Any, plan_ref: str, execution_id: int, as_json: bool) -> None:
-    done = plans.finish(store, plan_ref, execution_id)
+def _finish(wb: Workbench, plan_ref: str, execution_id: int | None, as_json: bool) -> None:
+    done = wb.call(PlanReport(plan=str(plan_ref), execution=execution_id))
     if as_json:
         emit_json(done.report.with_id(done.comparison_id).to_json())
     else:
@@ -437,9 +435,16 @@ def _finish(store: Any, plan_ref: str, execution_id: int, as_json: bool) -> None
 def _execute(
     ctx: click.Context, plan_ref: str, *, resume: bool, new: bool, yes: bool, workdir: Path | None, as_json: bool
 ) -> None:
-    store = open_store_from(ctx)
+    """Run here, on this machine; every record goes where the store is (a server's, through it)."""
+    with workbench_from(ctx) as wb:
+        _execute_with(wb, plan_ref, resume=resume, new=new, yes=yes, workdir=workdir, as_json=as_json)
+
+
+def _execute_with(
+    wb: Workbench, plan_ref: str, *, resume: bool, new: bool, yes: bool, workdir: Path | None, as_json: bool
+) -> None:
     err = stderr_console()
-    plan = plans.load(store, plan_ref).plan
+    plan = wb.call(LoadPlan(plan=plan_ref)).plan
     # Always show what will be launched; a plan from elsewhere needs an explicit yes.
     for label, arm in (("A ", "A"), ("B ", "B"), ("A′", "A'")):
         cmd = plan.command(arm)
@@ -458,7 +463,7 @@ def _execute(
         if not confirmed:
             raise WbError("not confirmed; nothing was run", exit_code=EXIT_REFUSED)
     display = _Display()
-    executor = Executor(store, plan_ref, observer=display, workdir=workdir, confirmed=confirmed)
+    executor = Executor(WorkbenchLedger(wb), plan_ref, observer=display, workdir=workdir, confirmed=confirmed)
     try:
         execution_id = executor.reopen() if resume else executor.start(new=new)
     except Blocked as exc:
@@ -472,12 +477,12 @@ def _execute(
             f"[yellow]interrupted:[/] finished runs are kept; continue with: wb rerun resume {markup_safe(plan.name)}"
         )
         raise
-    _finish(store, plan_ref, execution_id, as_json)
+    _finish(wb, plan_ref, execution_id, as_json)
 
 
 def _dry_run(ctx: click.Context, plan_ref: str, as_json: bool) -> None:
-    store = open_store_from(ctx)
-    stored = plans.load(store, plan_ref)
+    with workbench_from(ctx) as wb:
+        stored = wb.call(LoadPlan(plan=plan_ref))
     plan, digest = stored.plan, stored.digest
     pf = run_preflight(plan)
     dry = DryRun.of(plan, digest, pf)
@@ -541,8 +546,5 @@ def resume_cmd(ctx: click.Context, plan: str, yes: bool, as_json: bool) -> None:
 @click.pass_context
 def report_cmd(ctx: click.Context, plan: str, execution_id: int | None, as_json: bool) -> None:
     """The comparison of PLAN's latest execution (or --execution N), even while it runs."""
-    with plans.plan_errors():
-        store = open_store_from(ctx)
-        if execution_id is None:
-            execution_id = plans.latest_execution(store, plan)
-        _finish(store, plan, execution_id, as_json)
+    with workbench_from(ctx) as wb:
+        _finish(wb, plan, execution_id, as_json)

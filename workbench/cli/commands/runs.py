@@ -6,10 +6,9 @@ import json
 
 import click
 
-from workbench.cli import remote
-from workbench.cli.context import LENS, emit_json, open_store_from, stdout_console
-from workbench.run_documents import runs_json
+from workbench.cli.context import LENS, emit_json, stdout_console, workbench_from
 from workbench.textsafe import clean, markup_safe
+from workbench.usecases.runs import ListRuns
 
 
 @click.command("runs")
@@ -18,9 +17,8 @@ from workbench.textsafe import clean, markup_safe
 @click.pass_context
 def command(ctx: click.Context, lens: str | None, as_json: bool) -> None:
     """List runs: id, lens, label, window, samples, key dimensions."""
-    if remote.wanted(ctx):
-        return remote.runs(ctx, lens, as_json, print_runs)
-    docs = runs_json(open_store_from(ctx).list_runs(lens))
+    with workbench_from(ctx) as wb:
+        docs = wb.call(ListRuns(lens=lens)).runs
     if as_json:
         emit_json(docs)
         return

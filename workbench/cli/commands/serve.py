@@ -50,9 +50,40 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
     help="After --grace seconds an upload slower than this on average is cut off (408).",
 )
 @click.option("--grace", default=30.0, show_default=True, type=click.FloatRange(0), metavar="S", help="See --min-rate.")
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1),
+    metavar="N",
+    help="Connections held at once (default: what the open-file limit allows, raised to its hard limit).",
+)
+@click.option(
+    "--max-per-client",
+    default=64,
+    show_default=True,
+    type=click.IntRange(1),
+    metavar="N",
+    help="Connections held at once from one client address; more get 503.",
+)
+@click.option(
+    "--header-timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(0.1),
+    metavar="S",
+    help="A connection that sends no whole request head for this long is closed.",
+)
 @click.pass_context
 def command(
-    ctx: click.Context, host: str, port: int, max_upload: int, idle_timeout: float, min_rate: int, grace: float
+    ctx: click.Context,
+    host: str,
+    port: int,
+    max_upload: int,
+    idle_timeout: float,
+    min_rate: int,
+    grace: float,
+    max_connections: int | None,
+    max_per_client: int,
+    header_timeout: float,
 ) -> None:
     """Serve the store over HTTP for GPU nodes, CI jobs and colleagues (docs/server.md).
 
@@ -63,6 +94,11 @@ def command(
     import uvicorn  # the ASGI server and Starlette: only to serve, not for 'wb serve --help'
 
     from workbench.server.app import create_app  # the store's token table (SQLAlchemy): not for --help
+    from workbench.server.guard import (  # uvicorn's protocol: not for --help
+        ACCEPT_BURST,
+        ConnectionGuard,
+        default_max_connections,
+    )
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     config = ServerConfig(
@@ -71,8 +107,17 @@ def command(
         idle_timeout_s=idle_timeout,
         min_rate=min_rate,
         grace_s=grace,
+        max_connections=default_max_connections(max_connections),
+        max_per_client=max_per_client,
+        header_timeout_s=header_timeout,
     )
     app = create_app(config)
+    assert config.max_connections is not None
+    guard = ConnectionGuard(
+        max_connections=config.max_connections,
+        max_per_client=config.max_per_client,
+        header_timeout_s=config.header_timeout_s,
+    )
     if host not in LOOPBACK:
         click.echo(f"wb serve: listening on {host}, not loopback: put TLS in front of it (docs/server.md)", err=True)
     server = uvicorn.Server(
@@ -82,7 +127,10 @@ def command(
             port=port,
             access_log=False,
             log_level="warning",
-            timeout_keep_alive=5,
+            http=guard.protocol(),
+            backlog=ACCEPT_BURST,
+            limit_concurrency=config.max_connections + 1,  # the guard refuses first; uvicorn's 503 is the net
+            timeout_keep_alive=int(config.keep_alive_s),
             timeout_graceful_shutdown=10,
             server_header=False,
         )

@@ -6,14 +6,13 @@ import json
 
 import click
 
-from workbench.cli import remote
-from workbench.cli.context import emit_json, open_store_from, stdout_console
+from workbench.cli.context import emit_json, stdout_console, workbench_from
 from workbench.compare.findings_render import findings_block, window_lines
 from workbench.compare.host_activity import HostReport, render_host
 from store.run_meta import RunMeta
 from workbench.formats.load_sweep import ALL_AT_ONCE
-from workbench.run_documents import show_document
 from workbench.textsafe import markup_safe as esc
+from workbench.usecases.runs import ShowRun
 
 
 @click.command("show")
@@ -22,10 +21,8 @@ from workbench.textsafe import markup_safe as esc
 @click.pass_context
 def command(ctx: click.Context, run: str, as_json: bool) -> None:
     """Show RUN (an id or a label)."""
-    if remote.wanted(ctx):
-        return remote.show(ctx, run, as_json, print_run)
-    store = open_store_from(ctx)
-    doc = show_document(store, store.resolve_run(run))
+    with workbench_from(ctx) as wb:
+        doc = wb.call(ShowRun(run=run)).run
     if as_json:
         emit_json(doc)
     else:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.context import emit_json, open_store_from
-from workbench.errors import UsageError
+from workbench.cli.context import emit_json, workbench_from
 from workbench.textsafe import clean
 
 ROLES = ("read", "upload", "admin")
@@ -21,10 +20,10 @@ def command() -> None:
     """
 
 
-def _tokens():
-    import store.tokens  # the token table (SQLAlchemy): not for 'wb token --help'
+def _usecases():
+    import workbench.usecases.tokens  # the token table (SQLAlchemy): not for 'wb token --help'
 
-    return store.tokens
+    return workbench.usecases.tokens
 
 
 @command.command("add")
@@ -34,11 +33,8 @@ def _tokens():
 @click.pass_context
 def add(ctx: click.Context, name: str, role: str, as_json: bool) -> None:
     """Make a token for NAME (a node, a CI job) and print it, once."""
-    tokens = _tokens()
-    try:
-        token = tokens.add_token(open_store_from(ctx), name, role)
-    except tokens.TokenError as exc:
-        raise UsageError(str(exc)) from None
+    with workbench_from(ctx) as wb:
+        token = wb.call(_usecases().AddToken(name=name, role=role)).token
     if as_json:
         emit_json({"name": name, "role": role, "token": token})
         return
@@ -51,7 +47,8 @@ def add(ctx: click.Context, name: str, role: str, as_json: bool) -> None:
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool) -> None:
     """List tokens: name, role, created, revoked (never the token)."""
-    found = _tokens().list_tokens(open_store_from(ctx))
+    with workbench_from(ctx) as wb:
+        found = wb.call(_usecases().ListTokens()).items
     if as_json:
         emit_json([t.to_json() for t in found])
         return
@@ -69,11 +66,8 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def revoke(ctx: click.Context, name: str, as_json: bool) -> None:
     """Revoke NAME's token: the next request with it is refused (401)."""
-    tokens = _tokens()
-    try:
-        count = tokens.revoke_token(open_store_from(ctx), name)
-    except tokens.TokenError as exc:
-        raise UsageError(str(exc)) from None
+    with workbench_from(ctx) as wb:
+        count = wb.call(_usecases().RevokeToken(name=name)).revoked
     if as_json:
         emit_json({"name": name, "revoked": count})
         return

@@ -144,7 +144,7 @@ class ShareStage(Stage):
             self.query_one("#share-result", Static).update(t)
 
         self.wb.background(
-            lambda _store, p: services.verify_bundle_text(p),
+            lambda _wb, p: services.verify_bundle_text(p),
             Path(form["path"].strip()).expanduser(),
             done=done,
             what="verifying",
