@@ -4,10 +4,8 @@ In one run (the machine is shared: compare within a run, with its load average),
 its own process so peak RSS is its own:
 
 - ``json.load``: the floor, the whole file into Python objects;
-- ``parse``: the native importer reading it into columns (the msgspec fast path), and
-  ``parse (stream)``: the same with the stream reader only (the path before issue 19);
-- ``wb import``: ``import_files`` into a fresh SQLite store (store creation excluded), and
-  ``wb import (stream)`` the same through the stream reader;
+- ``parse``: the native importer reading it into columns (its one reader: msgspec runs);
+- ``wb import``: ``import_files`` into a fresh SQLite store (store creation excluded);
 - ``wb CLI``: the ``wb import`` process end to end (interpreter start and store creation included);
 - the same requests with ``--extra-keys K,...`` extra keys on every sample (default 1, 5 and 20:
   a request id, a start time, custom metrics; the capture format allows up to 1,024):
@@ -43,10 +41,7 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 mode, path, store = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
-mode = mode.split(" (")[0] + (" (stream)" if mode.endswith("(stream)") else "")  # "parse (5 extra keys)" -> "parse"
-if mode.endswith("(stream)"):
-    import workbench.importers.native as native
-    native.FAST = False
+mode = mode.split(" (")[0]  # "parse (5 extra keys)" -> "parse"
 t0, c0 = time.perf_counter(), time.process_time()
 if mode == "json.load":
     with open(path, "rb") as f:
@@ -100,9 +95,7 @@ def _extra(k: int, i: int, q: float) -> str:
 MODES = (
     "json.load",
     "parse",
-    "parse (stream)",
     "wb import",
-    "wb import (stream)",
     "wb CLI",
 )
 EXTRA_MODES = ("json.load", "parse", "wb import")
