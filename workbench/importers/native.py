@@ -310,6 +310,8 @@ class _Samples:
                 value = _UNTYPED.decode(run.data)[item].get(rest[1:])
             except msgspec.ValidationError as untyped:
                 message = str(untyped)  # "Integer value out of range": more digits than Python reads
+            except msgspec.DecodeError:
+                pass  # the run breaks after this sample: the number is the first fault
             else:
                 if type(value) is int:
                     return BadInput(self.path, f"number {_short(value)} is out of range", where=where)
