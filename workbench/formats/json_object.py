@@ -45,7 +45,7 @@ _RAW = msgspec.json.Decoder(msgspec.Raw)  # checks the syntax of a value without
 _RAW_ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
 # What a decoder raises on a run it refuses: its syntax, its types, its bytes, its depth.
 REFUSALS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError)
-_NOT_FINITE = ("NaN", "Infinity", "-Infinity")
+_NOT_FINITE = ("-Infinity", "Infinity", "NaN")
 _BOM = b"\xef\xbb\xbf"
 
 T = TypeVar("T", bound=Sized)
@@ -81,6 +81,7 @@ class JsonObject:
         self._lines = 0  # newlines before _buf[0]
         self._chars = 0  # characters before _buf[0]
         self._member = ""  # the member being decoded, for messages
+        self._key_at = 0  # where the last member name began in the buffer
 
     # -- the buffer ------------------------------------------------------------------
 
@@ -170,7 +171,7 @@ class JsonObject:
                     self._expect(b'"', "a member name")
                 key = self._key()
                 if key in seen:
-                    raise self.error(f"duplicate key {key!r}")
+                    raise self.error(f"duplicate key {key!r}", self._key_at)
                 seen.add(key)
                 self._expect(b":", "':'")
                 if key == self.streamed and self._peek() == OPEN_ARRAY:
@@ -191,6 +192,7 @@ class JsonObject:
         while True:
             end = _string_end(self._buf, self._pos)
             if end is not None:
+                self._key_at = self._pos  # (reading on moves the buffer: where the key began, now)
                 key = self._decode(end, "")
                 assert isinstance(key, str)  # (it began with a quote and ended at the next real one)
                 return key
@@ -381,7 +383,8 @@ class Items:
 
     def _run(self, start: int, end: int) -> Run:
         doc = self._doc
-        return Run(b"[" + doc._buf[start:end] + b"]", self._next, doc._base + start, start, doc._epoch)
+        data = b"".join((b"[", memoryview(doc._buf)[start:end], b"]"))  # one copy
+        return Run(data, self._next, doc._base + start, start, doc._epoch)
 
     def _scanned(self, start: int) -> Run:
         """The run from the buffer position ``start`` (an item's start) cut by a scan: to the
