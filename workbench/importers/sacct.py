@@ -449,9 +449,7 @@ def _fixed_chunks(stream: IO[bytes], path: Path, header: bytes, dashes: bytes, r
     yield chunk
 
 
-def _continued(
-    chunk: Chunk, pending: list[str], start: int, text: str, delim: str, need: int
-) -> tuple[list[str], int]:
+def _continued(chunk: Chunk, pending: list[str], start: int, text: str, delim: str, need: int) -> tuple[list[str], int]:
     """One more physical line of a record whose fields run over several (free text with
     newlines): the record is whole once it holds ``need`` delimiters, malformed past them."""
     pending = [*pending, text]
@@ -807,11 +805,16 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
     # Only the time columns the file has: a column it lacks is absent (unknown), never a
     # column of blanks that reads as "no job started" (the fleet lens check says what is missing).
     times = [name.lower() for name in TIME_COLUMNS if any(name in c.columns for c in collectors)]
+    every = bool(keep.all())  # (no window given: every job, no copy of each column)
     samples = {
-        "job": job_col[keep],
-        "gpus": arrays["gpus"][keep],
-        **{name: arrays[name][keep] for name in ("submit", "eligible", "start", "end") if name in times},
-        "state": state_col[keep],
+        "job": job_col if every else job_col[keep],
+        "gpus": arrays["gpus"] if every else arrays["gpus"][keep],
+        **{
+            name: arrays[name] if every else arrays[name][keep]
+            for name in ("submit", "eligible", "start", "end")
+            if name in times
+        },
+        "state": state_col if every else state_col[keep],
     }
 
     capacity, sinfo_meta = _capacity(sinfo_paths)
@@ -866,7 +869,7 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         "skipped_step_rows": skipped_steps,
         "duplicate_rows_dropped": duplicates,
         "malformed_records": malformed[:50],
-        "states": _state_counts(state_codes[keep], list(collectors[0].vocabulary)),
+        "states": _state_counts(state_codes if every else state_codes[keep], list(collectors[0].vocabulary)),
         "reasons": dict(reasons.most_common(20)),
         "capacity": sinfo_meta,
     }
