@@ -32,7 +32,7 @@ from workbench.errors import BadInput, UsageError
 from workbench.importers import UnknownFormat, detect, expand_paths
 from workbench.importers.mapped import IMPORTER as MAPPED
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions
-from workbench.inputs import Digest, FileIdentity, check_unchanged, digest_file, file_size, watching
+from workbench.inputs import Digest, check_unchanged, digest_file, file_size, watching
 from workbench.limits import MAX_STRING_CHARS, exceeded
 from workbench.textsafe import look_alike_form
 
@@ -242,11 +242,10 @@ def _read_files(
     known: dict[Path, tuple[int, str]] = {}
     files = unpacked.expand(expand_paths(paths, report.skipped), report.skipped)
     digests = _digests_first(files, options, known_size)
-    identities: dict[Path, FileIdentity] = {}
     for path in files:
         sha = ""  # taken while the file is read (its size is new)
         if path in digests:
-            sha, _size, identities[path] = digests[path]
+            sha = digests[path][0]
             if sha in seen:
                 report.skipped.append((path, f"same content as {unpacked.shown(seen[sha])}"))
                 continue
@@ -290,12 +289,7 @@ def _read_files(
             raise BadInput(
                 group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})"
             ) from None
-        for path in group_paths:
-            if path not in digests:  # hashed as it was read; a reader that did not stream it whole: hashed now
-                digests[path] = watch.found.get(path) or digest_file(path)
-                identities[path] = digests[path][2]
-            check_unchanged(path, identities[path])  # the bytes parsed are the bytes hashed
-        items = [(path, replace(info, sha256=digests[path][0], size=digests[path][1])) for path, info in items]
+        items = _digested(items, digests, watch.found)
         used: set[Path] = set()
         for record in records:
             if not record.sources:
@@ -321,6 +315,20 @@ def _read_files(
                 report.skipped.append((path, known[path][1]))
                 result.stored[path] = known[path][0]
     return _shown(result, unpacked) if unpacked.shown_as else result
+
+
+def _digested(
+    items: list[tuple[Path, Any]], first: dict[Path, Digest], read: dict[Path, Digest]
+) -> list[tuple[Path, Any]]:
+    """The captures of a group once read, with their digests: taken before the read, while
+    reading, or now (a reader that did not stream a file whole); each file still the one
+    hashed (the bytes parsed are the bytes hashed)."""
+    done = []
+    for path, info in items:
+        sha, size, identity = first.get(path) or read.get(path) or digest_file(path)
+        check_unchanged(path, identity)
+        done.append((path, replace(info, sha256=sha, size=size)))
+    return done
 
 
 def _digests_first(files: list[Path], options: ImportOptions, known_size: Callable[[int], bool]) -> dict[Path, Digest]:

@@ -350,11 +350,7 @@ class _Samples:
         converted: dict[str, np.ndarray] = {}
         fresh: set[str] = set()
         seen: dict[str, str] = {}
-        columns = [(key, kind, key) for key, kind in self.fields.items()]
-        for i, (key, typed) in enumerate(extras):
-            kind = {"text": "str", "bool": "bool", "number": _kind_by_name(key), "any": "any"}[typed]
-            columns.append((key, kind, _extra_attr(i)))
-        for key, kind, attr in columns:
+        for key, kind, attr in self._columns(extras):
             if kind == "any":
                 column, present = _untyped(rows, attr)
                 if key in fit:
@@ -369,21 +365,33 @@ class _Samples:
                 self._present += present
                 if key not in self._keys:
                     fresh.add(key)
-        if fresh:  # new columns, in the order they first appear in the samples
-            for raw in msgspec.json.decode(run.data, type=list[msgspec.Raw]):
-                for key in msgspec.json.decode(raw):
-                    if key in fresh:
-                        fresh.discard(key)
-                        self._keys[key] = None
-                        self._chunks[key] = []
-                        self._first_chunk[key] = len(self._chunk_sizes)
-                if not fresh:
-                    break
+        if fresh:
+            self._new_columns(fresh, run)
         self._check_sparsity()
         for key in self._keys:
             self._chunks[key].append(converted[key])
         self._chunk_sizes.append(n)
         return seen
+
+    def _columns(self, extras: tuple[tuple[str, str], ...]) -> list[tuple[str, str, str]]:
+        """Each column of a decoded run: (key, kind, struct attribute); a typed extra by its guess."""
+        columns = [(key, kind, key) for key, kind in self.fields.items()]
+        for i, (key, typed) in enumerate(extras):
+            kind = {"text": "str", "bool": "bool", "number": _kind_by_name(key), "any": "any"}[typed]
+            columns.append((key, kind, _extra_attr(i)))
+        return columns
+
+    def _new_columns(self, fresh: set[str], run: Run) -> None:
+        """Keys first met in this run become columns, in the order they first appear in the samples."""
+        for raw in msgspec.json.decode(run.data, type=list[msgspec.Raw]):
+            for key in msgspec.json.decode(raw):
+                if key in fresh:
+                    fresh.discard(key)
+                    self._keys[key] = None
+                    self._chunks[key] = []
+                    self._first_chunk[key] = len(self._chunk_sizes)
+            if not fresh:
+                break
 
     def _typed_column(
         self, key: str, kind: str, rows: list[Any], start: int, run: Run, attr: str
