@@ -118,7 +118,8 @@ class JsonObject:
             raise self.error(
                 str(exceeded(None, "one JSON value is larger than", size_text(MAX_VALUE_BYTES))), path=path
             )
-        if not self._fill(max(2 * held, READ)):
+        # Doubling, but never reading far past the limit (each read is copied into the buffer).
+        if not self._fill(min(max(2 * held, READ), MAX_VALUE_BYTES + 1)):
             raise self.error("truncated JSON: the input ends inside a value", len(self._buf), path)
 
     def _peek(self) -> int:
