@@ -1,8 +1,13 @@
 """Correctness anchor: our GPU busy and idle time per rank against HTA's temporal breakdown.
 
 HTA (HolisticTraceAnalysis, now published as ``traceinsight``) is a benchmark-only
-dependency: this script installs it into the running venv when it is missing (without
-jupyterlab, which HTA lists but never imports) and wb never imports it.
+dependency that wb never imports, and is never installed into wb's environment: it runs
+in a child process with an interpreter of its own (``--hta-python``, or
+``$WB_HTA_PYTHON``), made once with
+
+    python -m venv /tmp/hta-venv
+    /tmp/hta-venv/bin/pip install "pandas>=1.5.2" "plotly>=5.11" "networkx>=3.1" "pydot>=1.3" pyyaml psutil
+    /tmp/hta-venv/bin/pip install --no-deps traceinsight==0.6.1   # (it lists jupyterlab, which it never imports)
 
 For each real trace in ``../shared/real-captures/training`` it prints, per rank:
 
@@ -13,15 +18,16 @@ For each real trace in ``../shared/real-captures/training`` it prints, per rank:
 * ours as wb reports it (the sum over the kept steps of gpu_busy_ms and idle_ms),
   which differs by definition; docs/training.md explains each difference.
 
-Run: ``.venv/bin/python bench/hta_compare.py [trace dir ...]``
+Run: ``.venv/bin/python bench/hta_compare.py --hta-python /tmp/hta-venv/bin/python [trace dir ...]``
 """
 
 from __future__ import annotations
 
-import importlib.util
+import argparse
+import json
+import os
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -29,34 +35,31 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 REAL = REPO.parent / "shared" / "real-captures" / "training"
-HTA_PACKAGES = ["traceinsight==0.6.1"]
-HTA_DEPS = ["pandas>=1.5.2", "plotly>=5.11", "networkx>=3.1", "pydot>=1.3", "pyyaml", "psutil"]
+HTA_BREAKDOWN = r"""
+import json, logging, sys, warnings
+warnings.simplefilter("ignore")
+logging.disable(logging.WARNING)
+from hta.trace_analysis import TraceAnalysis
+df = TraceAnalysis(trace_dir=sys.argv[1]).get_temporal_breakdown(visualize=False)
+print(json.dumps({int(r["rank"]): [float(r["kernel_time(us)"] - r["idle_time(us)"]), float(r["idle_time(us)"])]
+                  for _, r in df.iterrows()}))
+"""
 
 
-def ensure_hta() -> None:
-    """Install HTA into this interpreter's environment if it is not there (benchmark use only)."""
-    if importlib.util.find_spec("hta") is not None:
-        return
-    print("installing HTA (traceinsight) for the benchmark ...", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", *HTA_DEPS], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *HTA_PACKAGES], check=True)
+def hta_python(given: str | None) -> str:
+    """The interpreter HTA is installed in (never wb's own environment)."""
+    python = given or os.environ.get("WB_HTA_PYTHON")
+    if not python:
+        raise SystemExit("HTA runs in an environment of its own: give --hta-python PATH (see this script's docstring)")
+    return python
 
 
-def hta_breakdown(trace_dir: Path) -> dict[int, tuple[float, float]]:
-    """rank -> (busy us, idle us) from HTA's get_temporal_breakdown."""
-    import logging
-
-    logging.disable(logging.WARNING)
-    from hta.trace_analysis import TraceAnalysis
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        analysis = TraceAnalysis(trace_dir=str(trace_dir))
-        df = analysis.get_temporal_breakdown(visualize=False)
-    out = {}
-    for _, row in df.iterrows():
-        out[int(row["rank"])] = (float(row["kernel_time(us)"] - row["idle_time(us)"]), float(row["idle_time(us)"]))
-    return out
+def hta_breakdown(trace_dir: Path, python: str) -> dict[int, tuple[float, float]]:
+    """rank -> (busy us, idle us) from HTA's get_temporal_breakdown, in a child process."""
+    out = subprocess.run([python, "-c", HTA_BREAKDOWN, str(trace_dir)], capture_output=True, text=True, cwd="/")
+    if out.returncode:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}")
+    return {int(k): (v[0], v[1]) for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
 
 
 def ours_hta_definition(trace, whole_us: bool = False) -> tuple[float, float]:
@@ -112,7 +115,11 @@ def cases(args: list[str]) -> list[Path]:
 
 
 def main() -> int:
-    ensure_hta()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hta-python", help="the interpreter HTA is installed in (default: $WB_HTA_PYTHON)")
+    ap.add_argument("traces", nargs="*", help="trace directories (default: the real captures)")
+    args = ap.parse_args()
+    python = hta_python(args.hta_python)
     from workbench.importers.base import ImportOptions
     from workbench.importers.kineto import read_rank
     from workbench.training.job import build_job
@@ -123,10 +130,10 @@ def main() -> int:
         f" | {'whole-us busy':>13} {'diff %':>7} {'idle':>9} {'diff %':>7} | {'wb busy ms':>10} {'wb idle ms':>10}"
     )
     worst, worst_at, exact, compared = 0.0, "", 0, 0
-    for trace_dir in cases(sys.argv[1:]):
+    for trace_dir in cases(args.traces):
         files = sorted(trace_dir.glob("*.json*"))
         try:
-            hta = hta_breakdown(trace_dir)
+            hta = hta_breakdown(trace_dir, python)
         except Exception as exc:  # noqa: BLE001 - HTA fails on some real traces; say so and go on
             print(f"{trace_dir.name:34} HTA failed: {type(exc).__name__}: {str(exc)[:80]}")
             hta = {}

@@ -184,6 +184,14 @@ class Store:
             rows = q(f"SELECT {_CAPTURE_COLUMNS} FROM capture c WHERE c.sha256 = :sha", {"sha": sha256})
         return CaptureRow(*rows[0]) if rows else None
 
+    def has_capture_of_size(self, size: int) -> bool:
+        """Whether a stored capture has this many bytes: a file of another size cannot be one
+        already imported, so its digest may be taken while it is read (``workbench.ingest``)."""
+        if self._absent:
+            return False
+        with self._read() as q:
+            return bool(q("SELECT 1 FROM capture c WHERE c.size = :size LIMIT 1", {"size": int(size)}))
+
     def capture_runs(self, capture_id: int) -> list[int]:
         if self._absent:
             return []

@@ -1,16 +1,20 @@
 """Columns as ``.npy`` bytes: compact, typed, and never pickled.
 
-Numeric columns are one ``.npy`` array (float64, NaN = unknown). String columns are
-dictionary-encoded: integer codes plus the column's table of distinct strings, so a
-name repeated on every row of a 1,024-rank operations table is stored once (a numpy
-``<U`` array is as wide as its longest value on every row: 836 characters × 4 bytes
-for a kernel name). The blob is ``STRINGS_MAGIC`` then three ``.npy`` arrays: the
-codes, the table's end offsets (int64) and its UTF-8 bytes (uint8). Reading gives an
-object array of ``str`` whose equal values are one shared object.
+Numeric columns are one ``.npy`` array (float64, NaN = unknown). A string column is
+stored one of two ways, chosen by a sample of its values (docs/store.md):
 
-Stores written before dictionary encoding hold string columns as one ``<U`` array:
-the blob says which encoding it is (a plain column starts with numpy's own magic), so
-both read, and no migration rewrites old runs.
+- dictionary-encoded (``STRINGS_MAGIC``, then three ``.npy`` arrays: integer codes, the
+  table's end offsets (int64) and its UTF-8 bytes (uint8)) when values repeat: a name on
+  every row of a 1,024-rank operations table is stored once (a numpy ``<U`` array is as
+  wide as its longest value on every row: 836 characters x 4 bytes for a kernel name);
+- plain (``TEXT_MAGIC``, then the end offsets and the UTF-8 bytes, one entry per row) when
+  (nearly) all values are distinct, such as request ids: a dictionary would hold every
+  value once anyway, and building it costs a hash of each.
+
+Reading gives an object array of ``str`` (equal values of a dictionary-encoded column are
+one shared object). Stores written before either encoding hold string columns as one
+``<U`` array: the blob says which encoding it is (a plain ``.npy`` starts with numpy's own
+magic), so every one reads, and no migration rewrites old runs.
 
 Object arrays are accepted only when every value is a ``str`` and are never pickled:
 a stored blob can never run code.
@@ -25,7 +29,10 @@ if TYPE_CHECKING:  # numpy loads with the first column: listing runs needs none
     import numpy as np
 
 # Not a numpy magic (b"\x93NUMPY"), so an old blob can never be taken for a coded one.
-STRINGS_MAGIC = b"\x93WBSTR1\n"
+STRINGS_MAGIC = b"\x93WBSTR1\n"  # dictionary-encoded text
+TEXT_MAGIC = b"\x93WBTXT1\n"  # plain text: offsets and bytes, one entry per row
+DISTINCT_SAMPLE = 1024  # values sampled (evenly spaced) to choose a string column's encoding
+PLAIN_SHARE = 0.9  # sampled values distinct at least this share: stored plain
 
 
 def encode(array: "np.ndarray") -> bytes:
@@ -39,6 +46,9 @@ def parts(array: "np.ndarray") -> list[bytes | memoryview]:
 
     array = np.asarray(array)
     if is_text(array):
+        if mostly_distinct(array):
+            offsets, utf8 = plain_text(array)
+            return [TEXT_MAGIC, *_npy(offsets), *_npy(utf8)]
         codes, table = dictionary(array)
         offsets, utf8 = string_table(table)
         return [STRINGS_MAGIC, *_npy(codes), *_npy(offsets), *_npy(utf8)]
@@ -62,6 +72,40 @@ def is_text(array: "np.ndarray") -> bool:
     if kind in "UT":
         return True
     return kind == "O" and all(type(v) is str for v in array.reshape(-1).tolist())
+
+
+def mostly_distinct(array: "np.ndarray") -> bool:
+    """Whether (nearly) every value differs, judged on an evenly spaced sample of the column."""
+    import numpy as np
+
+    flat = array.reshape(-1)
+    if not flat.size:
+        return False
+    sample = flat[np.linspace(0, flat.size - 1, min(flat.size, DISTINCT_SAMPLE)).astype(np.int64)].tolist()
+    return len(set(sample)) >= PLAIN_SHARE * len(sample)
+
+
+def plain_text(array: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+    """A text column row by row: each value's end offset in the UTF-8 bytes (int64), and the
+    bytes (uint8). An ASCII fixed-width numpy column is converted without a Python loop."""
+    import numpy as np
+
+    flat = array.reshape(-1)
+    if flat.dtype.kind == "U" and flat.dtype.itemsize:
+        width = flat.dtype.itemsize // 4
+        points = np.ascontiguousarray(flat).view(np.uint32).reshape(len(flat), width)
+        if not points.size or int(points.max()) < 0x80:
+            lengths = np.char.str_len(flat).astype(np.int64)  # (up to the last non-NUL, as numpy reads it)
+            full = bool(points[:, -1].all())  # every value as wide as the column (ids): no mask to apply
+            kept = points if full else points[np.arange(width) < lengths[:, None]]
+            return np.cumsum(lengths, dtype=np.int64), kept.astype(np.uint8).reshape(-1)
+    values = flat.tolist() if flat.dtype.kind != "T" else [str(v) for v in flat.tolist()]
+    joined = "".join(values)
+    if joined.isascii():
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+        return np.cumsum(lengths, dtype=np.int64), np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    # surrogatepass: a lone surrogate (refused at import, but an old store may hold one) survives the round trip.
+    return string_table([str(v).encode("utf-8", "surrogatepass") for v in values])
 
 
 def dictionary(array: "np.ndarray") -> tuple["np.ndarray", list[bytes]]:
@@ -113,24 +157,34 @@ def npy_header(dtype: "np.dtype", length: int) -> bytes:
 def decode(blob: bytes) -> "np.ndarray":
     import numpy as np
 
-    if not blob.startswith(STRINGS_MAGIC):
+    plain = blob.startswith(TEXT_MAGIC)
+    if not plain and not blob.startswith(STRINGS_MAGIC):
         return np.load(io.BytesIO(blob), allow_pickle=False)
     stream = io.BytesIO(blob)
     stream.seek(len(STRINGS_MAGIC))
-    codes, offsets, utf8 = (np.load(stream, allow_pickle=False) for _ in range(3))
+    codes = None if plain else np.load(stream, allow_pickle=False)
+    offsets, utf8 = (np.load(stream, allow_pickle=False) for _ in range(2))
     if stream.read(1):
         raise ValueError("bytes after a string column's table")
-    if codes.dtype.kind not in "ui" or offsets.dtype != np.int64 or utf8.dtype != np.uint8 or codes.ndim != 1:
-        raise ValueError("a string column's codes or table have the wrong type")
-    ends = offsets.tolist()
-    if any(b < a for a, b in zip([0, *ends], ends)) or (ends[-1] if ends else 0) != utf8.size:
+    if offsets.dtype != np.int64 or utf8.dtype != np.uint8 or offsets.ndim != 1:
+        raise ValueError("a string column's table has the wrong type")
+    if codes is not None and (codes.dtype.kind not in "ui" or codes.ndim != 1):
+        raise ValueError("a string column's codes have the wrong type")
+    starts = np.concatenate([np.zeros(1, dtype=np.int64), offsets[:-1]])
+    if bool((offsets < starts).any()) or (int(offsets[-1]) if offsets.size else 0) != utf8.size:
         raise ValueError("a string column's table offsets do not fit its bytes")
-    if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= len(ends)):
+    if codes is not None and codes.size and (int(codes.min()) < 0 or int(codes.max()) >= offsets.size):
         raise ValueError("a string column's codes point outside its table")
-    raw = utf8.tobytes()
-    table = np.empty(len(ends), dtype=object)
-    table[:] = [raw[a:b].decode("utf-8", "surrogatepass") for a, b in zip([0, *ends[:-1]], ends)]
-    return table[codes]
+    table = np.empty(offsets.size, dtype=object)
+    table[:] = _texts(utf8.tobytes(), starts.tolist(), offsets.tolist())
+    return table if codes is None else table[codes]
+
+
+def _texts(raw: bytes, starts: list[int], ends: list[int]) -> list[str]:
+    if raw.isascii():  # one decode, then slices (the usual case)
+        text = raw.decode("ascii")
+        return [text[a:b] for a, b in zip(starts, ends)]
+    return [raw[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts, ends)]
 
 
 def _npy(array: "np.ndarray") -> tuple[bytes, memoryview]:

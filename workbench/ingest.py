@@ -1,7 +1,11 @@
-"""Import files into the store: digest, detect, read, then write everything in one transaction.
+"""Import files into the store: detect, read (hashing as it reads), then write everything in one transaction.
 
 A file whose SHA-256 is already in the store is skipped (and reported), so a second
-import of the same file adds nothing. Any fault in any file leaves the store as it was.
+import of the same file adds nothing. Only a file that may be one already stored (a
+stored capture or another file of this import has its size) is hashed before it is
+read; any other is new whatever its digest, which is taken while the importer reads
+it (``inputs.watching``): one pass over the file, not two. Any fault in any file leaves
+the store as it was.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from workbench.errors import BadInput, UsageError
 from workbench.importers import UnknownFormat, detect, expand_paths
 from workbench.importers.mapped import IMPORTER as MAPPED
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions
-from workbench.inputs import FileIdentity, check_unchanged, digest_file
+from workbench.inputs import Digest, check_unchanged, digest_file, file_size, watching
 from workbench.limits import MAX_STRING_CHARS, exceeded
 from workbench.textsafe import look_alike_form
 
@@ -205,11 +209,14 @@ def read_files(
     options: ImportOptions | None = None,
     *,
     known_capture: Callable[[str], tuple[int, str] | None] = lambda _d: None,
+    known_size: Callable[[int], bool] = lambda _size: True,
     dims: "dict[str, str] | FolderDimensions | None" = None,
 ) -> ReadResult:
     """Read everything (no store writes).
 
-    ``known_capture(sha256)`` gives (capture id, why) for a file already in the store.
+    ``known_capture(sha256)`` gives (capture id, why) for a file already in the store;
+    ``known_size(size)`` whether a stored file has that size (by default: assume one may,
+    and hash every file before reading it).
     A group of files whose importer reads them together (rank traces, a sacct file and
     its sinfo) is read whole when any of its files is new, so a companion imported
     before still informs the new run; runs made only of known files are dropped.
@@ -218,7 +225,7 @@ def read_files(
     folder = dims if isinstance(dims, FolderDimensions) else FolderDimensions(dims)
     with Unpacked() as unpacked:  # the members of archives, read as files, named ARCHIVE/MEMBER
         try:
-            return _read_files(paths, options, known_capture, folder, unpacked)
+            return _read_files(paths, options, known_capture, known_size, folder, unpacked)
         except BadInput as exc:
             raise unpacked.rename(exc) from None
 
@@ -227,6 +234,7 @@ def _read_files(
     paths: Sequence[Path],
     options: ImportOptions,
     known_capture: Callable[[str], tuple[int, str] | None],
+    known_size: Callable[[int], bool],
     folder: FolderDimensions,
     unpacked: Unpacked,
 ) -> ReadResult:
@@ -237,19 +245,18 @@ def _read_files(
     importers: dict[str, Importer] = {}
     known: dict[Path, tuple[int, str]] = {}
     files = unpacked.expand(expand_paths(paths, report.skipped), report.skipped)
-    # A cluster import hashes in threads and holds the digests its workers' rank tasks must match
-    # (``training.cluster``).
-    digests = options.rank_executor.digests(files, digest_file) if options.rank_executor is not None else {}
-    identities: dict[Path, FileIdentity] = {}
+    digests = _digests_first(files, options, known_size)
     for path in files:
-        sha, size, identities[path] = digests[path] if path in digests else digest_file(path)
-        if sha in seen:
-            report.skipped.append((path, f"same content as {unpacked.shown(seen[sha])}"))
-            continue
-        seen[sha] = path
-        hit = known_capture(sha)
-        if hit:
-            known[path] = hit
+        sha = ""  # taken while the file is read (its size is new)
+        if path in digests:
+            sha = digests[path][0]
+            if sha in seen:
+                report.skipped.append((path, f"same content as {unpacked.shown(seen[sha])}"))
+                continue
+            seen[sha] = path
+            hit = known_capture(sha)
+            if hit:
+                known[path] = hit
         importer = _importer_for(path, options, folder.params_for(unpacked.archive_of.get(path, path)))
         importers[importer.name] = importer
         groups.setdefault(importer.name, []).append(
@@ -258,7 +265,7 @@ def _read_files(
                 CaptureInfo(
                     path=path,
                     sha256=sha,
-                    size=size,
+                    size=digests[path][1] if path in digests else 0,
                     format=importer.name,
                     importer=importer.name,
                     importer_version=importer.version,
@@ -272,13 +279,14 @@ def _read_files(
             result.stored.update((p, known[p][0]) for p in group_paths)
             continue
         try:
-            records = [
-                r
-                for part, part_options in _by_folder_params(
-                    importers[name], group_paths, options, folder, lambda p: unpacked.archive_of.get(p, p)
-                )
-                for r in importers[name].read(part, part_options)
-            ]
+            with watching([p for p in group_paths if p not in digests]) as watch:
+                records = [
+                    r
+                    for part, part_options in _by_folder_params(
+                        importers[name], group_paths, options, folder, lambda p: unpacked.archive_of.get(p, p)
+                    )
+                    for r in importers[name].read(part, part_options)
+                ]
         except BadInput:
             raise
         except UnicodeDecodeError as exc:  # text that is not UTF-8: bad input, whichever reader met it
@@ -290,9 +298,7 @@ def _read_files(
             raise BadInput(
                 group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})"
             ) from None
-        for path in group_paths:  # the bytes parsed are the bytes hashed
-            if path in identities:
-                check_unchanged(path, identities[path])
+        items = _digested(items, digests, watch.found)
         used: set[Path] = set()
         for record in records:
             if not record.sources:
@@ -318,6 +324,31 @@ def _read_files(
                 report.skipped.append((path, known[path][1]))
                 result.stored[path] = known[path][0]
     return _shown(result, unpacked) if unpacked.shown_as else result
+
+
+def _digested(
+    items: list[tuple[Path, Any]], first: dict[Path, Digest], read: dict[Path, Digest]
+) -> list[tuple[Path, Any]]:
+    """The captures of a group once read, with their digests: taken before the read, while
+    reading, or now (a reader that did not stream a file whole); each file still the one
+    hashed (the bytes parsed are the bytes hashed)."""
+    done = []
+    for path, info in items:
+        sha, size, identity = first.get(path) or read.get(path) or digest_file(path)
+        check_unchanged(path, identity)
+        done.append((path, replace(info, sha256=sha, size=size)))
+    return done
+
+
+def _digests_first(files: list[Path], options: ImportOptions, known_size: Callable[[int], bool]) -> dict[Path, Digest]:
+    """The files to hash before they are read: one that may be a stored capture (a stored one
+    has its size) or the same content as another of this import (they share a size), and every
+    rank file of a cluster import (``training.cluster``: its workers' digests must match)."""
+    if options.rank_executor is not None:
+        return options.rank_executor.digests(files, digest_file)
+    sizes = {path: file_size(path) for path in files}
+    shared = Counter(sizes.values())
+    return {path: digest_file(path) for path in files if shared[sizes[path]] > 1 or known_size(sizes[path])}
 
 
 def _shown(result: ReadResult, unpacked: Unpacked) -> ReadResult:
@@ -391,7 +422,9 @@ def import_files(
 
     folder = dims if isinstance(dims, FolderDimensions) else FolderDimensions(dims)
     for attempt in range(2):
-        read = read_files([Path(p) for p in paths], options, known_capture=known, dims=folder)
+        read = read_files(
+            [Path(p) for p in paths], options, known_capture=known, known_size=store.has_capture_of_size, dims=folder
+        )
         report = read.report
         declare_on_stored(store, read, folder)
         if read.runs:

@@ -14,7 +14,9 @@ import io
 import os
 import stat
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -262,6 +264,61 @@ def digest_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int, FileIdentit
     return digest.hexdigest(), size, identity
 
 
+def file_size(path: Path) -> int:
+    """The size of a capture, through the one door (regular files only, holes bounded), unread."""
+    with open_regular(path) as f:
+        check_not_sparse(f.fileno(), path)
+        return os.fstat(f.fileno()).st_size
+
+
+Digest = tuple[str, int, FileIdentity]  # (SHA-256, size, identity) of a file as it was read
+
+
+class DigestWatch:
+    """Digests of files taken while an importer reads them (``watching``): each read of a
+    watched file through ``open_binary`` hashes its bytes, and one that reads the whole
+    file from its first byte to its end leaves the file's digest here. So a capture is
+    read once, not hashed in a pass of its own (docs/store.md)."""
+
+    def __init__(self, paths: Iterable[Path]) -> None:
+        self.wanted = {Path(p) for p in paths}
+        self.found: dict[Path, Digest] = {}
+
+    def hashing(self, path: Path, st: os.stat_result) -> "_Hashing | None":
+        return _Hashing(self, Path(path), st) if Path(path) in self.wanted else None
+
+
+class _Hashing:
+    """One read of a watched file: its bytes hashed in order, the digest kept at its end."""
+
+    def __init__(self, watch: DigestWatch, path: Path, st: os.stat_result) -> None:
+        self._watch, self._path = watch, path
+        self._identity = FileIdentity.of(st)
+        self._digest = hashlib.sha256()
+        self._size = 0
+
+    def add(self, data: memoryview) -> None:
+        if data.nbytes:
+            self._digest.update(data)
+            self._size += data.nbytes
+        elif self._size == self._identity.size:  # the end, every byte of the file seen once
+            self._watch.found[self._path] = (self._digest.hexdigest(), self._size, self._identity)
+
+
+_WATCHING: ContextVar[DigestWatch | None] = ContextVar("wb_digest_watch", default=None)
+
+
+@contextmanager
+def watching(paths: Iterable[Path]) -> Iterator[DigestWatch]:
+    """Hash ``paths`` as they are read (in this thread, through ``open_binary``)."""
+    watch = DigestWatch(paths)
+    token = _WATCHING.set(watch)
+    try:
+        yield watch
+    finally:
+        _WATCHING.reset(token)
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISFIFO(mode):
         return "a FIFO"
@@ -296,11 +353,15 @@ def probe_file(path: Path) -> Probe:
 
 
 class CountingReader(io.RawIOBase):
-    """A raw file wrapper that reports how many on-disk bytes were consumed."""
+    """A raw file wrapper that reports how many on-disk bytes were consumed (and, for a
+    file ``watching`` asked for, hashes them on the way: ``_Hashing``)."""
 
-    def __init__(self, raw: IO[bytes], on_progress: Callable[[int], None] | None) -> None:
+    def __init__(
+        self, raw: IO[bytes], on_progress: Callable[[int], None] | None, hashing: "_Hashing | None" = None
+    ) -> None:
         self._raw = raw
         self._on_progress = on_progress
+        self._hashing = hashing
         self.consumed = 0
 
     def readable(self) -> bool:
@@ -308,6 +369,8 @@ class CountingReader(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         n = self._raw.readinto(buffer)
+        if self._hashing is not None:
+            self._hashing.add(memoryview(buffer)[: n or 0])
         if n:
             self.consumed += n
             if self._on_progress is not None:
@@ -361,8 +424,11 @@ def open_binary(path: Path, on_progress: Callable[[int], None] | None = None) ->
     ``zlib.error``; use :data:`READ_ERRORS` to turn them into :class:`BadInput`.
     """
     raw = open_regular(path)
-    compressed = os.fstat(raw.fileno()).st_size
-    counted = io.BufferedReader(CountingReader(raw, on_progress), buffer_size=1 << 20)
+    st = os.fstat(raw.fileno())
+    compressed = st.st_size
+    watch = _WATCHING.get()
+    hashing = watch.hashing(path, st) if watch is not None else None
+    counted = io.BufferedReader(CountingReader(raw, on_progress, hashing), buffer_size=1 << 20)
     if counted.peek(2)[:2] == GZIP_MAGIC:
         gz = gzip.GzipFile(fileobj=counted, mode="rb")
         bounded = BoundedReader(gz, decompressed_cap(compressed), path, compressed)  # type: ignore[arg-type]

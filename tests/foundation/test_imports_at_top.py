@@ -5,8 +5,8 @@ Rich, Textual, Dask) that a light path must not load, or the store-free path of
 
 Scope: the modules cleared of function-level imports so far (issue 14 item 4): the CLI
 (``wb import``'s module aside, which the importer-options work owns), the top-level
-``workbench/*.py`` modules, ``workbench/training`` and ``workbench/formats`` (the fast
-readers ``training/json_chunks.py`` and ``formats/sacct*`` aside), the TUI, ``compare``
+``workbench/*.py`` modules, ``workbench/training`` and ``workbench/formats`` (``formats/sacct*``
+aside), the TUI, ``compare``
 (the load sweep modules aside, for now), ``investigations``, ``rerun``, ``bisect``,
 ``bundle`` and ``diagnostics``. Widen ``SCOPE`` as other packages are cleared.
 
@@ -42,7 +42,6 @@ SCOPE = [
 ]
 OUT_OF_SCOPE = (
     "workbench/cli/commands/import_.py",
-    "workbench/training/json_chunks.py",
     "workbench/formats/sacct",
     "workbench/compare/sweep",
 )

@@ -58,7 +58,7 @@ def test_unknown_keys_are_kept(sqlite_url, tmp_path):
 def test_samples_before_header_and_key_changes_across_chunks(sqlite_url, tmp_path, monkeypatch):
     import workbench.importers.native as native
 
-    monkeypatch.setattr(native, "_CHUNK", 4)
+    monkeypatch.setattr(native, "RUN_BYTES", 256)  # runs of a few samples: keys change across them
     doc = inference_capture(10)
     for i in range(6, 10):
         doc["samples"][i]["late_key_ms"] = float(i)

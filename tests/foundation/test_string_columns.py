@@ -100,9 +100,14 @@ def _capture(name: str) -> CaptureInfo:
 def test_a_store_round_trips_string_columns(store_url):
     st = open_store(store_url)
     record = RunRecord(lens="training", label="ranks", sources=[Path("/x/ranks")])
-    record.tables["operations"] = {"name": np.array(VALUES * 3, dtype=str), "total_ms": np.arange(27.0)}
+    record.tables["operations"] = {
+        "name": np.array(VALUES * 3, dtype=str),  # dictionary-encoded
+        "key": np.array([f"op-{i}-ü" for i in range(27)]),  # all distinct: plain
+        "total_ms": np.arange(27.0),
+    }
     (run_id,) = st.add_import([_capture("ranks")], [record])
     back = open_store(store_url).load_run(run_id)
+    assert back.tables["operations"]["key"].tolist() == [f"op-{i}-ü" for i in range(27)]
     assert back.tables["operations"]["name"].dtype == object
     assert back.tables["operations"]["name"].tolist() == VALUES * 3
     np.testing.assert_array_equal(back.tables["operations"]["total_ms"], np.arange(27.0))
@@ -150,3 +155,86 @@ def test_a_damaged_string_column_in_a_store_is_one_line(tmp_path):
         )
     with pytest.raises(StoreDamaged, match="operations.name"):
         open_store(url).load_run(run_id)
+
+
+DISTINCT = [
+    np.array([f"r-{i:07d}" for i in range(5000)]),  # request ids: equal width, ASCII
+    np.array([f"req-{i}" for i in range(3000)]),  # ragged ASCII
+    np.array([f"{i}-ünï-😀" + "x" * (i % 7) for i in range(500)]),  # not ASCII
+    np.array(["a\x00b", "", "tail", "x" * 300, "é"] + [f"v{i}" for i in range(50)]),  # NULs inside, empty, long
+    np.array([f"id{i}" for i in range(800)], dtype=object),
+    np.array([f"id{i}" for i in range(800)], dtype=np.dtypes.StringDType()),
+]
+
+
+@pytest.mark.parametrize("array", DISTINCT, ids=lambda a: f"{a.dtype}-{len(a)}")
+def test_a_column_of_distinct_values_is_stored_plain_and_reads_the_same(array):
+    """Nearly all values distinct (judged on a sample): no dictionary to build, one entry per row."""
+    blob = columns.encode(array)
+    assert blob.startswith(columns.TEXT_MAGIC)
+    back = columns.decode(blob)
+    assert back.dtype == object and back.tolist() == [str(v) for v in array.tolist()]
+    assert columns.decode(columns.encode(back)).tolist() == back.tolist()
+    assert len(blob) < sum(len(str(v).encode()) for v in array.tolist()) + 8 * len(array) + 512
+
+
+def test_the_encoding_is_chosen_by_a_sample_of_the_values():
+    repeated = np.array([f"k{i % 50}" for i in range(10_000)])  # 50 distinct
+    mostly = np.array([f"k{i}" if i % 20 else "same" for i in range(10_000)])  # 95 % distinct
+    assert columns.encode(repeated).startswith(columns.STRINGS_MAGIC)
+    assert columns.encode(mostly).startswith(columns.TEXT_MAGIC)
+    for array in (repeated, mostly):
+        assert columns.decode(columns.encode(array)).tolist() == array.tolist()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "trailing", "offsets_past_end", "offsets_backwards", "pickled"])
+def test_a_damaged_plain_blob_is_refused(damage):
+    good = columns.encode(np.array(["a", "bb", "ccc"]))
+    assert good.startswith(columns.TEXT_MAGIC)
+
+    def npy(a: np.ndarray, pickle: bool = False) -> bytes:
+        out = io.BytesIO()
+        np.save(out, a, allow_pickle=pickle)
+        return out.getvalue()
+
+    magic = columns.TEXT_MAGIC
+    blob = {
+        "truncated": good[:-2],
+        "trailing": good + b"\x00",
+        "offsets_past_end": magic + npy(np.array([1, 9], dtype=np.int64)) + npy(np.frombuffer(b"abb", np.uint8)),
+        "offsets_backwards": magic + npy(np.array([2, 1, 3], dtype=np.int64)) + npy(np.frombuffer(b"abb", np.uint8)),
+        "pickled": magic + npy(np.array(["a"], dtype=object), pickle=True) + npy(np.zeros(0, np.uint8)),
+    }[damage]
+    with pytest.raises((ValueError, EOFError, OSError)):
+        columns.decode(blob)
+
+
+def test_a_store_whose_distinct_column_is_dictionary_encoded_still_reads(tmp_path):
+    """Before plain text columns every string column was dictionary-encoded, request ids too:
+    such a blob (written here the old way) reads back the same beside a new plain one."""
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    ids = np.array([f"r-{i:04d}" for i in range(2000)])
+    old = RunRecord(lens="inference", label="old", sources=[Path("/x/old")])
+    old.tables["samples"] = {"id": ids, "ttft_ms": np.arange(2000.0)}
+    (old_id,) = open_store(url).add_import([_capture("old")], [old])
+    codes, table = columns.dictionary(ids)  # the writer before plain columns
+    offsets, utf8 = columns.string_table(table)
+    legacy = b"".join(
+        bytes(p)
+        for p in (
+            columns.STRINGS_MAGIC,
+            *columns.npy_parts(codes),
+            *columns.npy_parts(offsets),
+            *columns.npy_parts(utf8),
+        )
+    )
+    with sqlite3.connect(tmp_path / "old.sqlite") as conn:
+        (blob,) = conn.execute("SELECT data FROM run_column WHERE run_id = ? AND name = 'id'", (old_id,)).fetchone()
+        assert bytes(blob).startswith(columns.TEXT_MAGIC)  # written plain now
+        conn.execute("UPDATE run_column SET data = ? WHERE run_id = ? AND name = 'id'", (legacy, old_id))
+    new = RunRecord(lens="inference", label="new", sources=[Path("/x/new")])
+    new.tables["samples"] = {"id": ids[:10], "ttft_ms": np.arange(10.0)}
+    (new_id,) = open_store(url).add_import([_capture("new")], [new])
+    st = open_store(url)
+    assert st.load_run(old_id).samples["id"].tolist() == ids.tolist()
+    assert st.load_run(new_id).samples["id"].tolist() == ids[:10].tolist()

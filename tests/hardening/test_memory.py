@@ -114,13 +114,18 @@ def test_one_json_value_is_capped(tmp_path, monkeypatch):
     import io
 
     from workbench.errors import BadInput
-    from workbench.formats import json_stream
+    from workbench.formats import json_object
 
-    monkeypatch.setattr(json_stream, "MAX_VALUE_BYTES", 1 << 20)
-    monkeypatch.setattr(json_stream, "CHUNK_CHARS", 1 << 16)
+    monkeypatch.setattr(json_object, "MAX_VALUE_BYTES", 1 << 20)
+    monkeypatch.setattr(json_object, "READ", 1 << 16)
     data = b'{"a":"' + b"x" * (4 << 20) + b'"}'
+    reads = []
+    stream = io.BytesIO(data)
+    read = stream.read
+    stream.read = lambda n=-1: reads.append(n) or read(n)  # type: ignore[method-assign]
     with pytest.raises(BadInput, match="one JSON value is larger than 1 MiB"):
-        list(json_stream.ObjectStream(io.BytesIO(data), "big.json").items())
+        list(json_object.JsonObject(stream, "big.json", streamed="samples").members())
+    assert sum(reads) < 3 << 20  # refused near the limit, not at the end of the value
 
 
 def test_pickle_back_references_bounded(tmp_path):

@@ -136,11 +136,17 @@ def test_a_sparse_capture_is_refused_before_hashing(capsys, tmp_path, store):
 
 
 def test_a_file_replaced_during_the_import_is_not_stored_under_the_old_digest(capsys, monkeypatch, tmp_path, store):
+    """Hashed before it is read (a stored capture has its size, so it may be that one): replaced
+    between the digest and the parse."""
     from workbench import ingest
 
     folder = tmp_path / "job"
     folder.mkdir()
     target = inputs.native_capture(folder / "c.json", label="old")
+    same_size = inputs.native_capture(tmp_path / "twin.json", label="odl")  # stored first: its size is known
+    assert same_size.stat().st_size == target.stat().st_size
+    rc, _out, err = wb(capsys, "--store", store, "import", str(same_size))
+    assert rc == 0, err
     real = ingest.digest_file
 
     def then_replace(path, *args):
@@ -154,6 +160,25 @@ def test_a_file_replaced_during_the_import_is_not_stored_under_the_old_digest(ca
     line = refused(capsys, "--store", store, "import", str(folder))
     assert "changed while it was being imported" in line
     monkeypatch.setattr(ingest, "digest_file", real)
+    rc, out, err = wb(capsys, "--store", store, "runs", "--json")
+    assert rc == 0 and '"old"' not in out and '"new"' not in out  # nothing stored
+
+
+def test_a_file_replaced_while_it_is_hashed_as_it_is_read_is_not_stored(capsys, monkeypatch, tmp_path, store):
+    """Hashed while it is read (no stored capture has its size): replaced once it was parsed."""
+    from workbench.importers import native
+
+    target = inputs.native_capture(tmp_path / "c.json", label="old")
+    real = native.read_capture
+
+    def then_replace(path, *args, **kwargs):
+        record = real(path, *args, **kwargs)
+        os.replace(inputs.native_capture(tmp_path / "new.json", label="new", ttft=9), target)
+        return record
+
+    monkeypatch.setattr(native, "read_capture", then_replace)
+    line = refused(capsys, "--store", store, "import", str(target))
+    assert "changed while it was being imported" in line
     rc, out, err = wb(capsys, "--store", store, "runs", "--json")
     assert rc == 0 and '"label"' not in out  # nothing stored
 

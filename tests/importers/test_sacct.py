@@ -420,3 +420,45 @@ def test_a_wb_toml_sacct_table_is_validated_naming_the_file(tmp_path: Path, tabl
     rc, _out, err = _wb("--store", f"sqlite:///{store}", "import", str(folder), "--tz", "UTC")
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1 and said in lines[0] and str(folder / "wb.toml") in lines[0], err
+
+
+def test_records_read_the_same_however_the_file_is_cut_into_blocks(tmp_path: Path, monkeypatch) -> None:
+    """Issue 47: records are taken in bulk between odd lines (a job name with newlines, a
+    blank line, a malformed record, CRLF, step rows, duplicates); cut into blocks of a few
+    hundred bytes, the same run as read whole: every column, and what the meta says."""
+    from workbench.importers import sacct
+
+    header = "JobID|JobName|Partition|State|Submit|Eligible|Start|End|AllocTRES|ReqTRES|NNodes|Reason|Cluster"
+    rows = []
+    for i in range(1, 400):
+        name = "two\nlines" if i % 37 == 0 else ("" if i % 11 == 0 else f"train{i}")
+        state = ["COMPLETED", "FAILED", "CANCELLED by 12", "PENDING"][i % 4]
+        start = "Unknown" if state == "PENDING" else f"2026-03-02T{8 + i % 10:02d}:{i % 60:02d}:00"
+        tres = "" if state == "PENDING" else f"billing=8,gres/gpu:h100={i % 8 + 1},gres/gpu={i % 8 + 1}"
+        rows.append(
+            f"{i}|{name}|gpu{i % 3}|{state}|2026-03-02T07:{i % 60:02d}:00|2026-03-02T07:{i % 60:02d}:30|{start}|"
+            f"{start}|{tres}|gres/gpu={i % 4 + 1}|{i % 2 + 1}|{'Resources' if i % 5 else 'None'}|c1"
+        )
+        if i % 50 == 0:
+            rows.append(f"{i}.batch|batch|gpu0|COMPLETED|x|x|x|x|||1|None|c1")  # a step row
+            rows.append(rows[-2])  # a byte-identical duplicate (sacct -D)
+        if i % 97 == 0:
+            rows.append("")  # a blank line
+            rows.append(f"{i}x|too|many|fields|" + "|" * 12)  # malformed: skipped, reported
+    path = tmp_path / "sacct.txt"
+    path.write_text(header + "\n" + "\r\n".join(rows[:150]) + "\r\n" + "\n".join(rows[150:]) + "\n")
+    options = ImportOptions(params={"tz": "Europe/Paris"})
+    (whole,) = IMPORTER.read([path], options)
+    monkeypatch.setattr(sacct, "BLOCK", 301)
+    monkeypatch.setattr(sacct, "CHUNK_ROWS", 7)
+    (cut,) = IMPORTER.read([path], options)
+    assert list(whole.samples) == list(cut.samples)
+    for key, values in whole.samples.items():
+        assert values.dtype == cut.samples[key].dtype, key
+        assert np.array_equal(values, cut.samples[key], equal_nan=values.dtype.kind == "f"), key
+    assert whole.meta == cut.meta and whole.dimensions == cut.dimensions
+    assert whole.meta["skipped_step_rows"] == 7 and whole.meta["duplicate_rows_dropped"] == 7
+    assert len(whole.meta["malformed_records"]) == 4
+    assert set(whole.meta["states"]) == {"COMPLETED", "FAILED", "CANCELLED", "PENDING"}
+    assert whole.dimensions["device_types"].value == "h100"
+    assert whole.samples["job"].tolist()[36] == "37"  # the job whose name runs over two lines

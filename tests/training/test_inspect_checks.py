@@ -239,12 +239,12 @@ def test_new_shape_in_the_candidate_by_hand():
     )
 
 
-def test_shapes_from_a_synthetic_trace_both_readers(tmp_path, monkeypatch):
+def test_shapes_from_a_synthetic_trace_wherever_the_runs_are_cut(tmp_path, monkeypatch):
     from workbench.importers import kineto
 
-    for typed in (True, False):
-        monkeypatch.setattr(kineto, "TYPED", typed)
-        record = job(tmp_path, f"s{typed}", mm_dims=[[4096, 5120], [5120, 1024], []])
+    for run_bytes in (4 << 20, 1024):
+        monkeypatch.setattr(kineto, "RUN_BYTES", run_bytes)
+        record = job(tmp_path, f"s{run_bytes}", mm_dims=[[4096, 5120], [5120, 1024], []])
         t = record.tables["op_shapes"]
         mm = t["name"] == "aten::mm"
         assert set(t["shape"][mm]) == {"[[4096,5120],[5120,1024]]"}  # the scalar's empty entry left out

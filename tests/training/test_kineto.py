@@ -17,12 +17,10 @@ from workbench.importers.kineto import IMPORTER
 from tests.training import synth
 
 
-@pytest.fixture(params=["typed", "typed-small-runs", "streamed"])
+@pytest.fixture(params=["runs", "small-runs"])
 def reader(request, monkeypatch):
-    """Both readers: runs of events decoded by msgspec (also cut into 1 KiB runs), and the ijson stream."""
-    if request.param == "streamed":
-        monkeypatch.setattr(kineto, "TYPED", False)
-    if request.param == "typed-small-runs":
+    """The one reader, with runs of events as it cuts them and cut into 1 KiB runs (cut at many places)."""
+    if request.param == "small-runs":
         monkeypatch.setattr(kineto, "RUN_BYTES", 1024)
     return request.param
 
@@ -309,7 +307,7 @@ def test_a_step_whose_collectives_differ_across_ranks_is_not_compared(tmp_path):
     assert strag["evidence"]["steps_compared"] == 2
 
 
-def test_a_field_the_typed_decoder_refuses_falls_back_to_the_stream(tmp_path):
+def test_a_field_the_typed_decoder_refuses_is_read_untyped(tmp_path):
     doc = synth.trace(0)
     for ev in doc["traceEvents"]:
         if ev.get("cat") == "kernel":

@@ -1,35 +1,42 @@
 """The native capture format ``workbench.capture/1`` (docs/capture-format.md).
 
-Reads the ``samples`` array into typed columns, so a capture of a million requests
-imports with memory bounded by its columns, not its JSON. The fast path cuts the
-array into runs of whole samples a few MiB at a time (``workbench.training.json_chunks``)
-and decodes each run with msgspec into structs of the lens's known keys, checked a
-column at a time with numpy, plus the extra keys the capture carries (each added to the
-struct when first met, converted by the stream reader's own rules, and typed from then on
-when its first run held only numbers, booleans or strings). Anything it does not
-take as it is (a wrong type, a refusal, samples before the lens, more keys than the
-limit) is read again by the stream reader, which holds every rule and names the fault
-and its place.
+One reader (``workbench.formats.json_object``): the top-level members one at a time,
+the ``samples`` array in runs of whole samples about a MiB each, each run decoded by
+msgspec into structs of the lens's known keys plus the extra keys the capture carries
+(each added to the struct when first met, and typed from then on when its first run
+held only numbers, booleans or strings), then stored a column at a time with numpy. A
+fault is one line naming the file and the place: msgspec's path in the run, or the
+sample whose column check failed. Memory is bounded by the columns, not the JSON.
 """
 
 from __future__ import annotations
 
 import ctypes
-import io
 import json
 import math
 from collections.abc import Iterator
 from functools import cache, lru_cache
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from store.records import LENSES, SAMPLES, UNKNOWN_WINDOW, WINDOW_KINDS, Dimension, RunRecord, Work
 from workbench.errors import BadInput
 from workbench.formats.inference_records import LATENCY_BOUND_MS, LATENCY_COLUMNS
-from workbench.formats.json_stream import ObjectStream
+from workbench.formats.json_object import (
+    REFUSALS,
+    Items,
+    JsonObject,
+    Run,
+    got,
+    head,
+    item_path,
+    out_of_range,
+    raw_items,
+)
 from workbench.formats.timestamps import parse_timestamp
 from workbench.importers.base import READ_ERRORS, Importer, ImportOptions, Probe, open_binary
 from workbench.importers._host_sections import take_host
@@ -43,7 +50,6 @@ from workbench.limits import (
     TEXT_FLOOR_CHARS,
     exceeded,
 )
-from workbench.training.json_chunks import ArrayChunks, ScanError, structure
 
 FORMAT = "workbench.capture/1"
 FORMAT_PREFIX = "workbench.capture/"
@@ -112,18 +118,15 @@ DIMENSION_KEYS: dict[str, tuple[str, ...]] = {
     "fleet": ("pool", "device_types", "scheduler_policy", "eligibility_history", "workload_mix"),
 }
 
-_CHUNK = 16_384
 _NUMERIC_TYPES = frozenset({int, float})
 _NUMERIC_KINDS = frozenset({"duration", "count", "number"})
 
-FAST = True  # decode runs of samples with msgspec (False: the stream reader only)
 RUN_BYTES = 1 << 20  # bytes of samples per msgspec run (1 MiB: no slower than 4, less held)
-FAST_EXTRA_KEYS = 256  # extra sample keys the fast path decodes; more go to the stream reader
-HEAD_CAP = 8 << 20  # header bytes before the samples the fast path reads (more: the stream reader)
-TAIL_CAP = 1 << 20  # and after them
 # A key a sample lacks, told from an explicit null by identity: a NaN, which JSON cannot
 # produce (msgspec refuses NaN), so a list's count() matches it by identity alone.
 _ABSENT = float("nan")
+_SAMPLE_KEYS = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])  # a run's keys, its values left undecoded
+_UNTYPED = msgspec.json.Decoder(list[Any])
 
 
 class NativeImporter(Importer):
@@ -153,184 +156,58 @@ def read_capture(path: Path, options: ImportOptions | None = None) -> RunRecord:
     progress = options.progress
     total = path.stat().st_size if progress else 0
     on_bytes = (lambda n: progress(path, n, total)) if progress else None
-    if FAST:
-        try:
-            record = _read_fast(path, options, on_bytes)
-        except RecursionError:  # msgspec on absurd nesting: the stream reader names the place and the limit
-            record = None
-        if record is not None:
-            return record
     try:
         with open_binary(path, on_bytes) as binary:
-            return _parse(ObjectStream(binary, str(path)), path, options)
+            return _read(JsonObject(binary, str(path), streamed="samples", run_bytes=RUN_BYTES), path, options)
     except BadInput:
         raise
     except READ_ERRORS as exc:
         raise BadInput(path, f"corrupt or truncated file ({exc or type(exc).__name__})") from None
 
 
-class _SampleRuns(ArrayChunks):
-    """Runs of whole samples, cut without scanning their bytes: at the last ``}`` that a
-    ``,`` follows. A cut is only trusted because the run is then decoded by a strict JSON
-    decoder: a cut inside a string or a nested value leaves ``[`` + run + ``]`` unbalanced,
-    one past the array's end leaves data after it, and either fails the fast path. Only
-    the last buffer (where the array ends) is scanned for its structure."""
-
-    def chunks(self) -> Iterator[bytes]:
-        runs, self.chunk = self.chunk, 256 << 10  # the header is small: scan little of the samples for it
-        carry = self._find_array()
-        self.chunk = runs
-        while True:
-            more = self._read()
-            buf = carry + more if carry else more
-            if not more:
-                yield from self._last(buf)
-                return
-            cut = _last_item_end(buf)
-            if cut < 0:
-                carry = buf  # no sample ends in this buffer: read on (the guard bounds it)
-                continue
-            yield b"[" + buf[:cut] + b"]"
-            carry = buf[cut:].lstrip(b" \t\r\n")[1:]  # past the comma
-
-    def _last(self, buf: bytes) -> Iterator[bytes]:
-        st = structure(buf, 2)
-        closing = np.flatnonzero(st.depth_after == 1)
-        if not len(closing):
-            raise ScanError("the input ends inside the array (truncated)")
-        end = int(st.positions[closing[0]])
-        if buf[end] != ord("]") or np.any(st.depth_after[: closing[0]] < 2):
-            raise ScanError("unbalanced nesting in the array")
-        body = buf[:end].strip(b" \t\r\n")
-        if body:
-            yield b"[" + body + b"]"
-        self.trailer = buf[end + 1 :]
-
-
-def _last_item_end(buf: bytes, tries: int = 8) -> int:
-    """Just past the last ``}`` followed (after blanks) by ``,`` in ``buf``, or -1."""
-    pos = len(buf)
-    for _ in range(tries):
-        pos = buf.rfind(b"}", 0, pos)
-        if pos < 0:
-            return -1
-        after = buf[pos + 1 : pos + 65].lstrip(b" \t\r\n")
-        if after[:1] == b",":
-            return pos + 1
-    return -1
-
-
-class _Guard:
-    """A stream that refuses to be read far past the runs handed out: the splitter keeps
-    reading while one sample has no end, and such a value is the stream reader's to refuse."""
-
-    def __init__(self, binary: Any) -> None:
-        self._binary = binary
-        self.read_bytes = 0
-        self.used_bytes = 0
-
-    def read(self, n: int) -> bytes:
-        if self.read_bytes - self.used_bytes > HEAD_CAP + 2 * RUN_BYTES:
-            raise ScanError("one sample larger than the limit")
-        data = self._binary.read(n)
-        self.read_bytes += len(data)
-        return data
-
-
-def _read_fast(path: Path, options: ImportOptions, on_bytes: Any) -> RunRecord | None:
-    """The capture through the fast path, or None where the stream reader must read it."""
-    try:
-        import msgspec
-    except ImportError:  # pragma: no cover - a declared dependency; the stream still works without it
-        return None
-    try:
-        binary = open_binary(path, on_bytes)
-    except BadInput:
-        raise
-    except READ_ERRORS:
-        return None
-    guard = _Guard(binary)
-    splitter = _SampleRuns(guard, b"samples", chunk=RUN_BYTES, head_cap=HEAD_CAP, tail_cap=TAIL_CAP)  # type: ignore[arg-type]
-    try:
-        runs = splitter.chunks()
-        first = next(runs, None)  # the header is known once the array opened
-        lens = _lens_in(splitter.header)
-        if lens is None:
-            return None
-        extras: dict[
-            str, str
-        ] = {}  # extra key -> its type in the decoder: "any", or a guess ("number", "bool", "text")
-        guessed: set[str] = set()  # extras typed once (a guess is made once per key; a miss stays "any")
-        columns = _ColumnBuilder(path, SAMPLE_FIELDS[lens])
-        run = first
-        while run is not None:
-            guard.used_bytes += len(run)
-            typed = tuple(extras.items())
+def _read(doc: JsonObject, path: Path, options: ImportOptions) -> RunRecord:
+    top: dict[str, Any] = {}
+    samples: _Samples | None = None
+    held: tuple[Items, list[Run]] | None = None  # samples before the lens: checked as JSON, decoded once it is known
+    for key, value in doc.members():
+        if key != "samples":
+            top[key] = value
+            continue
+        if not isinstance(value, Items):
+            raise BadInput(path, f"expected an array, got {_type_name(value)}", where="samples")
+        lens = top.get("lens")
+        if isinstance(lens, str) and lens in SAMPLE_FIELDS:
+            samples = _Samples(path, lens)
+            for rows, run in value.runs(samples.decode, samples.invalid):
+                samples.add(rows, run)
+        else:
+            held = value, [run for _items, run in value.runs(raw_items)]
+    record = _header(top, path, options)
+    if samples is None:
+        if held is None:
+            raise BadInput(path, "missing required key 'samples'", where="samples")
+        samples = _Samples(path, record.lens)
+        items, runs = held
+        for run in runs:
             try:
-                rows = _samples_decoder(lens, typed).decode(run)
-            except msgspec.ValidationError as exc:
-                if _unknown_field(exc) is not None:
-                    # New extra keys: learn every key of this run in one pass, then decode it again.
-                    known = {*SAMPLE_FIELDS[lens], *extras}
-                    new = {
-                        key: "any"
-                        for sample in msgspec.json.decode(run, type=list[dict[str, msgspec.Raw]])
-                        for key in sample
-                        if key not in known
-                    }
-                    if not new or len(extras) + len(new) > FAST_EXTRA_KEYS:
-                        return None  # hundreds of keys: the stream reader bounds and refuses what the limits say
-                    extras.update(new)
-                elif all(kind == "any" for kind in extras.values()):
-                    return None  # a wrong type in a known key: the stream reader says what and where
-                typed = tuple((key, "any") for key in extras)  # new keys, or a guess missed: the run again, untyped
-                rows = _samples_decoder(lens, typed).decode(run)
-            # What the untyped values fit: for a guess still to make, or one this run missed.
-            to_fit = {key for key, kind in typed if kind == "any" and (key not in guessed or extras[key] != "any")}
-            for key, fit in columns.add_structs(rows, run, typed, to_fit).items():
-                if fit == "unseen":
-                    continue
-                if key not in guessed:  # typed from the next run on
-                    guessed.add(key)
-                    extras[key] = fit
-                elif extras[key] != fit:  # the guess missed: untyped from now on
-                    extras[key] = "any"
-            run = next(runs, None)
-        top = splitter.header + b'"samples": []' + splitter.trailer
-        record = _parse(ObjectStream(io.BytesIO(top), str(path)), path, options)
-        record.tables[SAMPLES] = columns.finish()
-    except (ScanError, msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, BadInput, *READ_ERRORS):
-        # msgspec raises UnicodeDecodeError (not DecodeError) for invalid UTF-8 in a string.
-        return None  # the stream reader says what and where (or accepts what this path would not)
-    finally:
-        binary.close()
+                rows = samples.decode(run)
+            except REFUSALS as exc:
+                raise items.fault(exc, run, samples.invalid) from None
+            samples.add(rows, run)
+    record.tables[SAMPLES] = samples.finish()
     return record
-
-
-def _lens_in(header: bytes) -> str | None:
-    """The lens named before the samples, if the header reads as JSON on its own."""
-    import msgspec
-
-    try:
-        top = msgspec.json.decode(header + b'"samples": []}')
-    except msgspec.DecodeError:
-        return None
-    lens = top.get("lens") if isinstance(top, dict) else None
-    return lens if isinstance(lens, str) and lens in SAMPLE_FIELDS else None
 
 
 @lru_cache(maxsize=32)
 def _samples_decoder(lens: str, extras: tuple[tuple[str, str], ...] = ()) -> Any:
     """A msgspec decoder for a run of one lens's samples: its known keys, each typed as the
-    stream reader accepts it, plus the ``extras`` seen so far, each ``(key, type)``: "any"
-    (any JSON value, checked by the stream reader's own conversion) or a type guessed from
-    an earlier run ("number", "bool": decoded straight to floats, "text": to strings, and
-    taken a column at a time like a known key; a value of another type fails the run, which
-    is then decoded untyped). _ABSENT when missing. A key not among them fails the run
-    (``_unknown_field``), so the caller adds the run's new keys and decodes again. Extras
-    are struct fields ``extra_0_``, ``extra_1_``... renamed to their key (any text is a key)."""
-    import msgspec
-
+    format says, plus the ``extras`` seen so far, each ``(key, type)``: "any" (any JSON
+    value, converted by the rules of extra keys) or a type guessed from an earlier run
+    ("number", "bool": decoded straight to floats, "text": to strings, and taken a column
+    at a time like a known key; a value of another type fails the run, which is then
+    decoded with that key untyped). _ABSENT when missing. A key not among them fails the
+    run, so the reader adds the run's new keys and decodes again. Extras are struct
+    fields ``extra_0_``, ``extra_1_``... renamed to their key (any text is a key)."""
     types = {
         "duration": float | None,
         "count": float | None,
@@ -354,44 +231,403 @@ def _extra_attr(i: int) -> str:
     return f"extra_{i}_"  # never a known key (SAMPLE_FIELDS names end in a letter)
 
 
-def _unknown_field(exc: Exception) -> str | None:
-    """The key msgspec's ``Object contains unknown field `KEY` - at `$[i]``` names, or None."""
-    text = str(exc)
-    head, sep, rest = text.partition("Object contains unknown field `")
-    if not sep or head:
-        return None
-    key, sep, tail = rest.rpartition("` - at `")
-    return key if sep and "`" not in key else None
+class _Samples:
+    """A lens's samples to typed columns: each run decoded into structs (``decode``), then
+    converted and checked a column at a time with numpy (``add``)."""
+
+    def __init__(self, path: Path, lens: str) -> None:
+        self.path = path
+        self.lens = lens
+        self.fields = SAMPLE_FIELDS[lens]
+        # Request latencies have a physical bound (docs/capture-format.md): past it a value is refused.
+        self.bounded = frozenset(k for k, kind in self.fields.items() if kind == "duration" and k in LATENCY_COLUMNS)
+        self.extras: dict[str, str] = {}  # extra key -> its type in the decoder: "any", or a guess
+        self.guessed: set[str] = set()  # extras typed once (a guess is made once per key; a miss stays "any")
+        self.n = 0
+        self._typed: tuple[tuple[str, str], ...] = ()  # the extras' types of the last decode
+        self._keys: dict[str, None] = {}  # every key seen so far, in order
+        self._chunks: dict[str, list[np.ndarray]] = {}
+        self._chunk_sizes: list[int] = []
+        self._first_chunk: dict[str, int] = {}  # the run in which a key first appeared
+        self._present = 0  # values present in all samples so far (the data a sparse table must be worth)
+
+    # -- decoding ----------------------------------------------------------------------
+
+    def decode(self, run: Run) -> list[Any]:
+        """The run's samples as structs: new keys are learned and a missed guess untyped,
+        each then decoded again; any other refusal is the run's fault."""
+        while True:
+            typed = tuple(self.extras.items())
+            try:
+                rows = _samples_decoder(self.lens, typed).decode(run.data)
+            except msgspec.ValidationError as exc:
+                message = str(exc)
+                if head(message).startswith("Object contains unknown field"):
+                    self._learn(run)
+                    continue
+                _item, rest = item_path(message)
+                key = rest[1:] if rest.startswith(".") else None
+                if key is not None and self.extras.get(key, "any") != "any":
+                    self.extras[key] = "any"  # this run breaks the guess: the key is untyped from now on
+                    continue
+                raise
+            self._typed = typed
+            return rows
+
+    def _learn(self, run: Run) -> None:
+        """Every key of the run the decoder does not know yet, in one pass."""
+        samples = _SAMPLE_KEYS.decode(run.data)
+        known = self.fields.keys() | self.extras.keys()
+        new = {key: "any" for sample in samples for key in sample if key not in known}
+        if not new:  # pragma: no cover - msgspec named an unknown field
+            raise BadInput(self.path, "a sample key the reader cannot name", where=f"samples[{run.first}]")
+        if len(self._keys.keys() | self.fields.keys() | self.extras.keys() | new.keys()) > MAX_COLUMNS:
+            counted = set(self._keys)
+            for i, sample in enumerate(samples):
+                for key in sample:
+                    if key not in counted:
+                        if len(counted) >= MAX_COLUMNS:
+                            raise exceeded(
+                                self.path,
+                                f"sample key {_short(key)} would be column {len(counted) + 1}: more distinct keys than",
+                                f"{MAX_COLUMNS:,}",
+                                where=f"samples[{run.first + i}]",
+                            )
+                        counted.add(key)
+        self.extras.update(new)
+
+    def invalid(self, exc: msgspec.ValidationError, run: Run) -> BadInput | None:
+        """msgspec's refusal of a sample, in the words of the format: the sample and key."""
+        message = str(exc)
+        item, rest = item_path(message)
+        if item is None:
+            return None
+        where = f"samples[{run.first + item}]{rest}"
+        if not rest:
+            return BadInput(self.path, f"expected an object, got {got(message)}", where=where)
+        if head(message).startswith("Number out of range"):  # an integer of too many digits, or 1e400
+            try:
+                value = _UNTYPED.decode(run.data)[item].get(rest[1:])
+            except msgspec.ValidationError as untyped:
+                message = str(untyped)  # "Integer value out of range": more digits than Python reads
+            except msgspec.DecodeError:
+                pass  # the run breaks after this sample: the number is the first fault
+            else:
+                if type(value) is int:
+                    return BadInput(self.path, f"number {_short(value)} is out of range", where=where)
+        found = out_of_range(str(self.path), message, where)
+        if found is not None:
+            return found
+        kind = self.fields.get(rest[1:])
+        if kind is None or not head(message).startswith("Expected"):
+            return None
+        expected = {"bool": "true or false", "str": "a string"}.get(kind, "a number")
+        return BadInput(self.path, f"expected {expected}, got {got(message)}", where=where)
+
+    # -- columns -------------------------------------------------------------------------
+
+    def add(self, rows: list[Any], run: Run) -> None:
+        """A decoded run, a column at a time; an untyped extra whose values in this run all
+        fit one type ("number", "bool", "text") is decoded as that type from the next run on."""
+        typed = self._typed
+        fit = {key for key, kind in typed if kind == "any" and key not in self.guessed}
+        for key, kind in self._add_structs(rows, run, typed, fit).items():
+            if kind != "unseen":
+                self.guessed.add(key)
+                self.extras[key] = kind
+
+    def _add_structs(
+        self, rows: list[Any], run: Run, extras: tuple[tuple[str, str], ...], fit: set[str]
+    ) -> dict[str, str]:
+        """Returns, for each untyped extra in ``fit``, the type its values in this run fit."""
+        n = len(rows)
+        if not n:
+            return {}
+        start = self.n
+        self.n += n
+        if self.n > MAX_ROWS:
+            raise exceeded(self.path, "more samples than", f"{MAX_ROWS:,}", where=f"samples[{MAX_ROWS}]")
+        converted: dict[str, np.ndarray] = {}
+        fresh: set[str] = set()
+        seen: dict[str, str] = {}
+        for key, kind, attr in self._columns(extras):
+            if kind == "any":
+                column, present = _untyped(rows, attr)
+                if key in fit:
+                    seen[key] = _fit(key, column) if present else "unseen"
+                if not present and key not in self._keys:
+                    continue
+                column = self._convert(key, column, start)
+            else:
+                column, present = self._typed_column(key, kind, rows, start, run, attr)
+            if present or key in self._keys:
+                converted[key] = column
+                self._present += present
+                if key not in self._keys:
+                    fresh.add(key)
+        if fresh:
+            self._new_columns(fresh, run)
+        self._check_sparsity()
+        for key in self._keys:
+            self._chunks[key].append(converted[key])
+        self._chunk_sizes.append(n)
+        return seen
+
+    def _columns(self, extras: tuple[tuple[str, str], ...]) -> list[tuple[str, str, str]]:
+        """Each column of a decoded run: (key, kind, struct attribute); a typed extra by its guess."""
+        columns = [(key, kind, key) for key, kind in self.fields.items()]
+        for i, (key, typed) in enumerate(extras):
+            kind = {"text": "str", "bool": "bool", "number": _kind_by_name(key), "any": "any"}[typed]
+            columns.append((key, kind, _extra_attr(i)))
+        return columns
+
+    def _new_columns(self, fresh: set[str], run: Run) -> None:
+        """Keys first met in this run become columns, in the order they first appear in the samples."""
+        for raw in msgspec.json.decode(run.data, type=list[msgspec.Raw]):
+            for key in msgspec.json.decode(raw):
+                if key in fresh:
+                    fresh.discard(key)
+                    self._keys[key] = None
+                    self._chunks[key] = []
+                    self._first_chunk[key] = len(self._chunk_sizes)
+            if not fresh:
+                break
+
+    def _typed_column(
+        self, key: str, kind: str, rows: list[Any], start: int, run: Run, attr: str
+    ) -> tuple[np.ndarray, int]:
+        """One column of a decoded run as its kind says, and how many samples hold its key."""
+        n = len(rows)
+        get = attrgetter(attr)
+        if kind in _NUMERIC_KINDS or kind in ("bool", "extra"):
+            values: list[Any] | None = None
+            try:
+                arr = np.fromiter(map(get, rows), dtype=np.float64, count=n)  # _ABSENT is a NaN already
+            except TypeError:  # a null
+                values = list(map(get, rows))
+                arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown)
+            absent = (values or list(map(get, rows))).count(_ABSENT) if np.isnan(arr).any() else 0
+            if kind in _NUMERIC_KINDS:
+                self._check_numbers(key, kind, arr, start, run)
+            return arr, n - absent
+        values = list(map(get, rows))
+        if kind == "str":
+            types = set(map(type, values))
+            if types == {str}:
+                return self._text(key, values, start), n
+            absent = values.count(_ABSENT) if float in types else 0
+            return self._text(key, ["" if v is None or v is _ABSENT else str(v) for v in values], start), n - absent
+        absent = values.count(_ABSENT)  # timestamps: any JSON value, parsed one by one
+        if absent:
+            values = [None if v is _ABSENT else v for v in values]
+        return self._convert(key, values, start), n - absent
+
+    def _check_numbers(self, key: str, kind: str, arr: np.ndarray, start: int, run: Run) -> None:
+        """A column's numbers as its kind allows: an integer of 2^53 or more (a float as large
+        is fine: the run's JSON says which), a negative duration or count, a latency past its
+        bound; the first fault names its sample."""
+        big = np.flatnonzero(np.abs(arr) >= MAX_SAFE_INT)
+        if len(big):
+            samples = _UNTYPED.decode(run.data)  # rare: the numbers as written, to tell an integer from a float
+            for i in big.tolist():
+                value = samples[i].get(key)
+                if type(value) is int:
+                    raise BadInput(
+                        self.path,
+                        f"integer {_short(value)} is too large (2^53 or more; write such integers as strings)",
+                        where=f"samples[{start + i}].{key}",
+                    )
+        if kind in ("duration", "count"):
+            negative = np.flatnonzero(arr < 0)
+            if len(negative):
+                i = int(negative[0])
+                what = f"negative {kind} {_short(float(arr[i]))}"
+                raise BadInput(self.path, what, where=f"samples[{start + i}].{key}")
+        if key in self.bounded:
+            past = np.flatnonzero(arr > LATENCY_BOUND_MS)
+            if len(past):
+                i = int(past[0])
+                raise BadInput(
+                    self.path,
+                    f"latency {_short(float(arr[i]))} ms is beyond {LATENCY_BOUND_MS:g} ms (about 11.6 days): "
+                    "not a measurement",
+                    where=f"samples[{start + i}].{key}",
+                )
+
+    def _check_sparsity(self) -> None:
+        """Every key is a column as long as the table: refuse a table mostly made of holes
+        (memory would grow with keys x samples, the square of the input)."""
+        cells = self.n * len(self._keys)
+        if cells > max(SPARSE_FLOOR_CELLS, MAX_SPARSITY * self._present):
+            raise exceeded(
+                self.path,
+                f"{len(self._keys):,} sample keys over {self.n:,} samples hold only {self._present:,} values: "
+                "a table more sparse than",
+                f"1 value in {MAX_SPARSITY} cells",
+                where=f"samples[{self.n - 1}]",
+            )
+
+    def finish(self) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for key in list(self._chunks):
+            chunks = self._chunks.pop(key)  # each column's chunks freed as it is joined
+            missing_before = sum(self._chunk_sizes[: self._first_chunk[key]])
+            if missing_before:
+                chunks = [self._convert(key, [None] * missing_before, 0), *chunks]
+            if len({c.dtype.kind for c in chunks}) > 1:  # an extra key: numbers in one run, text in another
+                chunks = [
+                    c if c.dtype.kind == "U" else np.array([_number_text(x) for x in c.tolist()], dtype=str)
+                    for c in chunks
+                ]
+            if chunks[0].dtype.kind == "U" and len(chunks) > 1:
+                self._check_width(
+                    key,
+                    sum(map(len, chunks)),
+                    max(c.dtype.itemsize // 4 for c in chunks),
+                    sum(int(np.char.str_len(c).sum()) for c in chunks),
+                )
+            out[key] = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+            del chunks
+            _release_freed_heap()
+        return out
+
+    # -- the rules of untyped values ----------------------------------------------------------
+
+    def _fault(self, key: str, values: list[Any], start: int, ok: Any, message: str) -> BadInput:
+        for i, value in enumerate(values):
+            if not ok(value):
+                return BadInput(
+                    self.path,
+                    message.format(value=_short(value), type=_type_name(value)),
+                    where=f"samples[{start + i}].{key}",
+                )
+        return BadInput(self.path, message.format(value="?", type="?"), where=f"samples.{key}")
+
+    def _convert(self, key: str, values: list[Any], start: int) -> np.ndarray:
+        """Untyped values (None: unknown) of a key: a timestamp, a key named as a duration,
+        or an extra key (``_extra_column``)."""
+        kind = self.fields.get(key) or _kind_by_name(key)
+        types = set(map(type, values))
+        types.discard(type(None))
+        if kind == "str":
+            return self._text(key, ["" if v is None else str(v) for v in values], start)
+        if kind == "bool":
+            return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
+        if kind == "timestamp":
+            out = np.empty(len(values), dtype=np.float64)
+            for i, value in enumerate(values):
+                if value is None:
+                    out[i] = math.nan
+                    continue
+                try:
+                    out[i] = parse_timestamp(value)
+                except ValueError as exc:
+                    raise BadInput(self.path, str(exc), where=f"samples[{start + i}].{key}") from None
+            return out
+        if kind == "extra":
+            return self._extra_column(key, values, types, start)
+        # an extra key named as a duration (``_ms``, ``_s``): numbers only, checked as one
+        if not types <= _NUMERIC_TYPES:
+            raise self._fault(
+                key, values, start, lambda v: v is None or type(v) in _NUMERIC_TYPES, "expected a number, got {type}"
+            )
+        try:
+            arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown)
+        except OverflowError:
+            raise self._fault(
+                key, values, start, lambda v: v is None or abs(v) < 1e308, "number {value} is out of range"
+            ) from None
+        if int in types:
+            big = np.abs(arr) >= MAX_SAFE_INT
+            if big.any():
+                i = int(np.argmax(big & np.array([type(v) is int for v in values])))
+                if type(values[i]) is int:
+                    raise BadInput(
+                        self.path,
+                        f"integer {_short(values[i])} is too large (2^53 or more; write such integers as strings)",
+                        where=f"samples[{start + i}].{key}",
+                    )
+        negative = arr < 0
+        if negative.any():
+            i = int(np.argmax(negative))
+            raise BadInput(self.path, f"negative duration {_short(values[i])}", where=f"samples[{start + i}].{key}")
+        return arr
+
+    def _extra_column(self, key: str, values: list[Any], types: set[type], start: int) -> np.ndarray:
+        """An unknown sample key: kept as numbers (booleans among them as 1 and 0), strings, or text.
+        Values of several kinds make a text column, each value written as a run of its kind
+        alone would give it once joined to text (``finish``): a number as its float repr, a
+        string as it is, an object or list as JSON. So where the runs are cut changes nothing."""
+        if types <= _NUMERIC_TYPES | {bool}:  # (nulls only: a column of unknown numbers)
+            try:
+                arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown), a boolean -> 1 or 0
+                finite = bool(np.isfinite(arr[~np.isnan(arr)]).all())
+            except OverflowError:  # an integer past a double's range
+                finite = False
+            if not finite:
+                raise self._fault(key, values, start, _finite_or_null, "number {value} is out of range")
+            return arr
+        if types <= {str}:
+            # A list of strings only (the common case: request ids) is taken as it is: no copy.
+            return self._text(key, ["" if v is None else v for v in values] if None in values else values, start)
+        texts = []
+        for i, v in enumerate(values):
+            if v is None:
+                texts.append("")
+            elif type(v) is str:
+                texts.append(v)
+            elif isinstance(v, (dict, list)):
+                _check_json_value(v, self.path, f"samples[{start + i}].{key}")
+                texts.append(json.dumps(v, sort_keys=True))
+            elif not _finite_or_null(v):
+                raise BadInput(self.path, f"number {_short(v)} is out of range", where=f"samples[{start + i}].{key}")
+            else:
+                texts.append(_number_text(v))
+        return self._text(key, texts, start)
+
+    def _text(self, key: str, texts: list[str], start: int) -> np.ndarray:
+        """A text column: each string within the limit, valid Unicode, and a fixed width
+        (numpy keeps the longest string's width for every row) worth its data."""
+        lengths = list(map(len, texts))
+        longest = max(lengths, default=0)
+        if longest > MAX_STRING_CHARS:
+            i = lengths.index(longest)
+            raise exceeded(
+                self.path,
+                f"a string of {longest:,} characters is longer than",
+                f"{MAX_STRING_CHARS:,}",
+                where=f"samples[{start + i}].{key}",
+            )
+        joined = "".join(texts)
+        if not joined.isascii():
+            try:
+                joined.encode("utf-8")
+            except UnicodeEncodeError:
+                i = next(i for i, t in enumerate(texts) if not _encodes(t))
+                _check_text(texts[i], self.path, f"samples[{start + i}].{key}")
+        self._check_width(key, len(texts), longest, len(joined))
+        if longest and len(joined) == longest * len(texts):  # every string as long (ids, UUIDs): one copy
+            return np.frombuffer(bytearray(joined.encode("utf-32-le")), dtype=f"<U{longest}")
+        return np.array(texts, dtype=str)
+
+    def _check_width(self, key: str, rows: int, width: int, chars: int) -> None:
+        if rows * width > max(TEXT_FLOOR_CHARS, MAX_SPARSITY * chars):
+            raise exceeded(
+                self.path,
+                f"column {_short(key)} has a string of {width:,} characters among {rows:,} rows holding {chars:,} "
+                "in all: fixed-width storage would be more sparse than",
+                f"1 character in {MAX_SPARSITY}",
+                where=f"samples.{key}",
+            )
 
 
-def _parse(stream: ObjectStream, path: Path, options: ImportOptions) -> RunRecord:
-    top: dict[str, Any] = {}
-    columns: _ColumnBuilder | None = None
-    pending_samples: list[Any] | None = None
-    for key, value in stream.items(frozenset({"samples"})):
-        if key == "samples":
-            if not isinstance(value, Iterator):
-                raise BadInput(path, f"expected an array, got {_type_name(value)}", where="samples")
-            lens = top.get("lens")
-            if isinstance(lens, str) and lens in SAMPLE_FIELDS:
-                columns = _ColumnBuilder(path, SAMPLE_FIELDS[lens])
-                stream.where = lambda: f"samples[{columns.n}]"  # type: ignore[union-attr]  # noqa: B023 - the builder now reading
-                for sample in value:
-                    columns.add(sample)
-                stream.where = lambda: ""
-            else:  # lens not seen yet (or bad): keep the samples and type them afterwards
-                pending_samples = list(value)
-        else:
-            top[key] = value
-    record = _header(top, path, options)
-    if columns is None:
-        if pending_samples is None:
-            raise BadInput(path, "missing required key 'samples'", where="samples")
-        columns = _ColumnBuilder(path, SAMPLE_FIELDS[record.lens])
-        for sample in pending_samples:
-            columns.add(sample)
-    record.tables[SAMPLES] = columns.finish()
-    return record
+def _untyped(rows: list[Any], attr: str) -> tuple[list[Any], int]:
+    """An untyped extra's values (None where a sample lacks it) and how many samples hold it."""
+    values = list(map(attrgetter(attr), rows))
+    present = len(values) - values.count(_ABSENT)  # _ABSENT is matched by identity (a NaN equals nothing)
+    if present < len(values):
+        values = [None if v is _ABSENT else v for v in values]
+    return values, present
 
 
 def _header(top: dict[str, Any], path: Path, options: ImportOptions) -> RunRecord:
@@ -504,370 +740,6 @@ def _header(top: dict[str, Any], path: Path, options: ImportOptions) -> RunRecor
         meta["extra"] = extra
     record.meta = meta
     return record
-
-
-class _ColumnBuilder:
-    """Samples to typed columns, checked a chunk at a time (vectorized, not per value)."""
-
-    def __init__(self, path: Path, fields: dict[str, str]) -> None:
-        self.path = path
-        self.fields = fields
-        # Request latencies have a physical bound (docs/capture-format.md): past it a value is refused.
-        self.bounded = frozenset(k for k, kind in fields.items() if kind == "duration" and k in LATENCY_COLUMNS)
-        self.n = 0
-        self._pending: list[dict[str, Any]] = []  # samples of the current chunk, as decoded
-        self._keys: dict[str, None] = {}  # every key seen so far, in order
-        self._chunks: dict[str, list[np.ndarray]] = {}
-        self._chunk_sizes: list[int] = []
-        self._first_chunk: dict[str, int] = {}  # the chunk in which a key first appeared
-        self._chunk_start = 0
-        self._present = 0  # values present in all samples so far (the data a sparse table must be worth)
-
-    def add(self, sample: Any) -> None:
-        if type(sample) is not dict:
-            raise BadInput(self.path, f"expected an object, got {_type_name(sample)}", where=f"samples[{self.n}]")
-        self._pending.append(sample)
-        self.n += 1
-        if self.n > MAX_ROWS:
-            raise exceeded(self.path, "more samples than", f"{MAX_ROWS:,}", where=f"samples[{self.n - 1}]")
-        if len(self._pending) >= _CHUNK:
-            self._flush()
-
-    def add_structs(
-        self,
-        rows: list[Any],
-        run: bytes,
-        extras: tuple[tuple[str, str], ...] = (),
-        fit: set[str] | frozenset[str] = frozenset(),
-    ) -> dict[str, str]:
-        """A run of samples decoded into structs (``_samples_decoder``), a column at a time;
-        ``extras`` are the extra keys the structs carry (as ``extra_<i>_``) with their
-        decoded type. Returns, for each untyped extra in ``fit``, the type its values in this
-        run fit (``_fit``), so the decoder can type it from the next run on."""
-        n = len(rows)
-        if not n:
-            return {}
-        start = self.n
-        self.n += n
-        if self.n > MAX_ROWS:
-            raise exceeded(self.path, "more samples than", f"{MAX_ROWS:,}", where=f"samples[{MAX_ROWS}]")
-        converted: dict[str, np.ndarray] = {}
-        fresh: set[str] = set()
-        seen: dict[str, str] = {}
-        for key, kind in self.fields.items():
-            column, present = self._fast_column(key, kind, rows, start)
-            if present or key in self._keys:
-                converted[key] = column
-                self._present += present
-                if key not in self._keys:
-                    fresh.add(key)
-        for i, (key, typed) in enumerate(extras):
-            attr = _extra_attr(i)
-            if typed != "any":  # floats or strings already: checked as a known key of that kind is
-                kind = {"text": "str", "bool": "bool"}.get(typed) or (
-                    "number" if _kind_by_name(key) == "extra" else "duration"
-                )
-                column, present = self._fast_column(key, kind, rows, start, attr)
-            else:
-                values = list(map(attrgetter(attr), rows))
-                present = n - values.count(_ABSENT)  # _ABSENT is matched by identity (a NaN equals nothing)
-                if present < n:
-                    values = [None if v is _ABSENT else v for v in values]
-                if key in fit:
-                    seen[key] = _fit(key, values) if present else "unseen"
-                if not present and key not in self._keys:
-                    continue
-                column = self._convert(key, values, start)
-            if present or key in self._keys:
-                converted[key] = column
-                self._present += present
-                if key not in self._keys:
-                    fresh.add(key)
-        if fresh:  # new columns, in the order they first appear (as the stream reader orders them)
-            import msgspec
-
-            for raw in msgspec.json.decode(run, type=list[msgspec.Raw]):
-                for key in msgspec.json.decode(raw):
-                    if key in fresh:
-                        fresh.discard(key)
-                        self._keys[key] = None
-                        self._chunks[key] = []
-                        self._first_chunk[key] = len(self._chunk_sizes)
-                if not fresh:
-                    break
-        self._check_sparsity()
-        for key in self._keys:
-            self._chunks[key].append(converted[key])
-        self._chunk_sizes.append(n)
-        self._chunk_start = self.n
-        return seen
-
-    def _fast_column(
-        self, key: str, kind: str, rows: list[Any], start: int, attr: str | None = None
-    ) -> tuple[np.ndarray, int]:
-        """One column of a decoded run (field ``attr``, by default the key) and how many
-        samples hold its key. Any value the stream reader would refuse raises (so that
-        reader names the first one); so does, for an extra number, one it would keep but
-        this path cannot tell from a refused one (2^53 or more)."""
-        n = len(rows)
-        get = attrgetter(attr or key)
-        if kind in _NUMERIC_KINDS or kind == "bool":
-            values: list[Any] | None = None
-            try:
-                arr = np.fromiter(map(get, rows), dtype=np.float64, count=n)  # _ABSENT is a NaN already
-            except TypeError:  # a null
-                values = list(map(get, rows))
-                arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown)
-            absent = 0
-            if np.isnan(arr).any():
-                absent = (values or list(map(get, rows))).count(_ABSENT)
-            if kind != "bool":
-                # Out of range, infinite, an integer past 2^53 (or a float as large: the stream
-                # reader tells them apart), a negative duration or count.
-                low = -MAX_SAFE_INT if kind == "number" else 0.0
-                if ((arr >= MAX_SAFE_INT) | (arr <= low if kind == "number" else arr < low)).any():
-                    raise BadInput(self.path, "a number out of range", where=f"samples.{key}")
-                if key in self.bounded and (arr > LATENCY_BOUND_MS).any():
-                    raise BadInput(self.path, "a latency past the bound", where=f"samples.{key}")
-            return arr, n - absent
-        values = list(map(get, rows))
-        if kind == "str":
-            types = set(map(type, values))
-            if types == {str}:
-                return self._text(key, values, start), n
-            absent = values.count(_ABSENT) if float in types else 0
-            return self._text(key, ["" if v is None or v is _ABSENT else str(v) for v in values], start), n - absent
-        absent = values.count(_ABSENT)
-        if absent:
-            values = [None if v is _ABSENT else v for v in values]
-        return self._convert(key, values, start), n - absent
-
-    def _flush(self) -> None:
-        pending = self._pending
-        if not pending:
-            return
-        keys = self._keys
-        first = pending[0].keys()
-        uniform = all(map(first.__eq__, map(dict.keys, pending)))  # the same keys in every sample
-        if not uniform or first != keys.keys():
-            for i, d in enumerate(pending):
-                for key in d:
-                    if key not in keys:
-                        if len(keys) >= MAX_COLUMNS:
-                            raise exceeded(
-                                self.path,
-                                f"sample key {_short(key)} would be column {len(keys) + 1}: more distinct keys than",
-                                f"{MAX_COLUMNS:,}",
-                                where=f"samples[{self._chunk_start + i}]",
-                            )
-                        keys[key] = None
-                        self._chunks[key] = []
-                        self._first_chunk[key] = len(self._chunk_sizes)
-        self._present += len(first) * len(pending) if uniform else sum(map(len, pending))
-        self._check_sparsity()
-        names = list(keys)
-        if uniform and first == keys.keys():
-            columns = {key: list(map(itemgetter(key), pending)) for key in names}  # C-level, no Python loop
-        else:
-            columns = {key: [d.get(key) for d in pending] for key in names}  # missing -> None -> unknown
-        for key in names:
-            self._chunks[key].append(self._convert(key, columns[key], self._chunk_start))
-        self._chunk_sizes.append(len(pending))
-        self._chunk_start = self.n
-        self._pending = []
-
-    def _check_sparsity(self) -> None:
-        """Every key is a column as long as the table: refuse a table mostly made of holes
-        (memory would grow with keys x samples, the square of the input)."""
-        cells = self.n * len(self._keys)
-        if cells > max(SPARSE_FLOOR_CELLS, MAX_SPARSITY * self._present):
-            raise exceeded(
-                self.path,
-                f"{len(self._keys):,} sample keys over {self.n:,} samples hold only {self._present:,} values: "
-                "a table more sparse than",
-                f"1 value in {MAX_SPARSITY} cells",
-                where=f"samples[{self.n - 1}]",
-            )
-
-    def finish(self) -> dict[str, np.ndarray]:
-        self._flush()
-        out: dict[str, np.ndarray] = {}
-        for key in list(self._chunks):
-            chunks = self._chunks.pop(key)  # each column's chunks freed as it is joined
-            missing_before = sum(self._chunk_sizes[: self._first_chunk[key]])
-            if missing_before:
-                chunks = [self._convert(key, [None] * missing_before, 0), *chunks]
-            if len({c.dtype.kind for c in chunks}) > 1:  # an extra key: numbers in one chunk, text in another
-                chunks = [
-                    c if c.dtype.kind == "U" else np.array([_number_text(x) for x in c.tolist()], dtype=str)
-                    for c in chunks
-                ]
-            if chunks[0].dtype.kind == "U" and len(chunks) > 1:
-                self._check_width(
-                    key,
-                    sum(map(len, chunks)),
-                    max(c.dtype.itemsize // 4 for c in chunks),
-                    sum(int(np.char.str_len(c).sum()) for c in chunks),
-                )
-            out[key] = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
-            del chunks
-            _release_freed_heap()
-        return out
-
-    def _fault(self, key: str, values: list[Any], start: int, ok: Any, message: str) -> BadInput:
-        for i, value in enumerate(values):
-            if not ok(value):
-                return BadInput(
-                    self.path,
-                    message.format(value=_short(value), type=_type_name(value)),
-                    where=f"samples[{start + i}].{key}",
-                )
-        return BadInput(self.path, message.format(value="?", type="?"), where=f"samples.{key}")
-
-    def _convert(self, key: str, values: list[Any], start: int) -> np.ndarray:
-        kind = self.fields.get(key) or _kind_by_name(key)
-        types = set(map(type, values))
-        types.discard(type(None))
-        if kind == "str":
-            if not types <= {str, int}:
-                raise self._fault(
-                    key, values, start, lambda v: v is None or type(v) in (str, int), "expected a string, got {type}"
-                )
-            return self._text(key, ["" if v is None else str(v) for v in values], start)
-        if kind == "bool":
-            if not types <= {bool}:
-                raise self._fault(
-                    key, values, start, lambda v: v is None or type(v) is bool, "expected true or false, got {type}"
-                )
-            return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
-        if kind == "timestamp":
-            out = np.empty(len(values), dtype=np.float64)
-            for i, value in enumerate(values):
-                if value is None:
-                    out[i] = math.nan
-                    continue
-                try:
-                    out[i] = parse_timestamp(value)
-                except ValueError as exc:
-                    raise BadInput(self.path, str(exc), where=f"samples[{start + i}].{key}") from None
-            return out
-        if kind == "extra":
-            return self._extra_column(key, values, types, start)
-        # numeric kinds
-        if not types <= _NUMERIC_TYPES:
-            raise self._fault(
-                key, values, start, lambda v: v is None or type(v) in _NUMERIC_TYPES, "expected a number, got {type}"
-            )
-        try:
-            arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown)
-        except OverflowError:
-            raise self._fault(
-                key, values, start, lambda v: v is None or abs(v) < 1e308, "number {value} is out of range"
-            ) from None
-        infinite = np.isinf(arr)
-        if infinite.any():  # 1e400 decodes to inf: a number out of range, not a value
-            i = int(np.argmax(infinite))
-            raise BadInput(
-                self.path,
-                "number out of range (it reads as infinity; a value must be finite)",
-                where=f"samples[{start + i}].{key}",
-            )
-        if int in types:
-            big = np.abs(arr) >= MAX_SAFE_INT
-            if big.any():
-                i = int(np.argmax(big))
-                raise BadInput(
-                    self.path,
-                    f"integer {_short(values[i])} is too large (2^53 or more; write such integers as strings)",
-                    where=f"samples[{start + i}].{key}",
-                )
-        if kind in ("duration", "count"):
-            negative = arr < 0
-            if negative.any():
-                i = int(np.argmax(negative))
-                what = "duration" if kind == "duration" else "count"
-                raise BadInput(self.path, f"negative {what} {_short(values[i])}", where=f"samples[{start + i}].{key}")
-        if key in self.bounded:
-            past = arr > LATENCY_BOUND_MS
-            if past.any():
-                i = int(np.argmax(past))
-                raise BadInput(
-                    self.path,
-                    f"latency {_short(values[i])} ms is beyond {LATENCY_BOUND_MS:g} ms (about 11.6 days): "
-                    "not a measurement",
-                    where=f"samples[{start + i}].{key}",
-                )
-        return arr
-
-    def _extra_column(self, key: str, values: list[Any], types: set[type], start: int) -> np.ndarray:
-        """An unknown sample key: kept as numbers (booleans among them as 1 and 0), strings, or text.
-        Values of several kinds make a text column, each value written as a chunk of its kind
-        alone would give it once joined to text (``finish``): a number as its float repr, a string
-        as it is, an object or list as JSON. So where chunks fall (1 MiB runs on the fast path,
-        16,384 samples in the stream reader) changes nothing."""
-        if types <= _NUMERIC_TYPES | {bool}:  # (nulls only: a column of unknown numbers)
-            try:
-                arr = np.array(values, dtype=np.float64)  # None -> NaN (unknown), a boolean -> 1 or 0
-                finite = bool(np.isfinite(arr[~np.isnan(arr)]).all())
-            except OverflowError:  # an integer past a double's range
-                finite = False
-            if not finite:
-                raise self._fault(key, values, start, _finite_or_null, "number {value} is out of range")
-            return arr
-        if types <= {str}:
-            # A list of strings only (the common case: request ids) is taken as it is: no copy.
-            return self._text(key, ["" if v is None else v for v in values] if None in values else values, start)
-        texts = []
-        for i, v in enumerate(values):
-            if v is None:
-                texts.append("")
-            elif type(v) is str:
-                texts.append(v)
-            elif isinstance(v, (dict, list)):
-                _check_json_value(v, self.path, f"samples[{start + i}].{key}")
-                texts.append(json.dumps(v, sort_keys=True))
-            elif not _finite_or_null(v):
-                raise BadInput(self.path, f"number {_short(v)} is out of range", where=f"samples[{start + i}].{key}")
-            else:
-                texts.append(_number_text(v))
-        return self._text(key, texts, start)
-
-    def _text(self, key: str, texts: list[str], start: int) -> np.ndarray:
-        """A text column: each string within the limit, valid Unicode, and a fixed width
-        (numpy keeps the longest string's width for every row) worth its data."""
-        lengths = list(map(len, texts))
-        longest = max(lengths, default=0)
-        if longest > MAX_STRING_CHARS:
-            i = lengths.index(longest)
-            raise exceeded(
-                self.path,
-                f"a string of {longest:,} characters is longer than",
-                f"{MAX_STRING_CHARS:,}",
-                where=f"samples[{start + i}].{key}",
-            )
-        joined = "".join(texts)
-        if not joined.isascii():
-            try:
-                joined.encode("utf-8")
-            except UnicodeEncodeError:
-                i = next(i for i, t in enumerate(texts) if not _encodes(t))
-                _check_text(texts[i], self.path, f"samples[{start + i}].{key}")
-        self._check_width(key, len(texts), longest, len(joined))
-        if longest and len(joined) == longest * len(
-            texts
-        ):  # every string as long (ids, UUIDs): one copy of the joined text
-            return np.frombuffer(bytearray(joined.encode("utf-32-le")), dtype=f"<U{longest}")
-        return np.array(texts, dtype=str)
-
-    def _check_width(self, key: str, rows: int, width: int, chars: int) -> None:
-        if rows * width > max(TEXT_FLOOR_CHARS, MAX_SPARSITY * chars):
-            raise exceeded(
-                self.path,
-                f"column {_short(key)} has a string of {width:,} characters among {rows:,} rows holding {chars:,} "
-                "in all: fixed-width storage would be more sparse than",
-                f"1 character in {MAX_SPARSITY}",
-                where=f"samples.{key}",
-            )
 
 
 @cache

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -371,30 +372,21 @@ def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = N
         for lines in itertools.chain(first_record, _blocks(stream, path)):
             first = line_no + 1
             line_no += len(lines)
-            counts = [text.count(delim) for text in lines]
-            if not pending and counts.count(need) == len(lines):
-                chunk.lines.extend(lines)  # the usual case: every line is one whole record
-                chunk.line_numbers.extend(range(first, line_no + 1))
-            else:
-                for number, text, count in zip(range(first, line_no + 1), lines, counts):
-                    if not pending:
-                        if count == need:
-                            chunk.lines.append(text)
-                            chunk.line_numbers.append(number)
-                            continue
-                        if not text.strip():
-                            continue
-                        pending_start = number
-                    pending.append(text)
-                    joined = "\n".join(pending)
-                    count = joined.count(delim)
-                    if count == need:
-                        chunk.lines.append(joined)
-                        chunk.line_numbers.append(pending_start)
-                        pending = []
-                    elif count > need or len(pending) > MAX_RECORD_LINES:
-                        chunk.malformed.append(pending_start)
-                        pending = []
+            counts = list(map(str.count, lines, itertools.repeat(delim)))  # (C-level: no Python loop per line)
+            odd = [] if counts.count(need) == len(counts) else np.flatnonzero(np.array(counts) != need).tolist()
+            done = 0
+            for at in [*odd, len(lines)]:  # lines between two odd ones are whole records, taken in bulk
+                while pending and done < at:  # unless a record is pending: they continue it first
+                    pending, pending_start = _continued(chunk, pending, pending_start, lines[done], delim, need)
+                    done += 1
+                if done < at:
+                    chunk.lines.extend(lines[done:at])
+                    chunk.line_numbers.extend(range(first + done, first + at))
+                if at < len(lines):
+                    if pending or lines[at].strip():  # (a blank line between records is no record)
+                        pending_start = pending_start if pending else first + at
+                        pending, pending_start = _continued(chunk, pending, pending_start, lines[at], delim, need)
+                    done = at + 1
             if len(chunk.lines) >= rows:
                 yield chunk
                 chunk = Chunk(header, stride, delim)
@@ -457,6 +449,22 @@ def _fixed_chunks(stream: IO[bytes], path: Path, header: bytes, dashes: bytes, r
     yield chunk
 
 
+def _continued(chunk: Chunk, pending: list[str], start: int, text: str, delim: str, need: int) -> tuple[list[str], int]:
+    """One more physical line of a record whose fields run over several (free text with
+    newlines): the record is whole once it holds ``need`` delimiters, malformed past them."""
+    pending = [*pending, text]
+    joined = "\n".join(pending)
+    count = joined.count(delim)
+    if count == need:
+        chunk.lines.append(joined)
+        chunk.line_numbers.append(start)
+        return [], start
+    if count > need or len(pending) > MAX_RECORD_LINES:
+        chunk.malformed.append(start)
+        return [], start
+    return pending, start
+
+
 def _blocks(stream: IO[bytes], path: Path) -> Iterator[list[str]]:
     """Decoded lines, a 4 MiB block at a time (bounded memory even for one endless line)."""
     carry = b""
@@ -466,7 +474,7 @@ def _blocks(stream: IO[bytes], path: Path) -> Iterator[list[str]]:
         if lines and max(map(len, lines)) > MAX_LINE:
             at = line_no + 1 + next(i for i, text in enumerate(lines) if len(text) > MAX_LINE)
             raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where=f"line {at}")
-        return [text.rstrip("\r") for text in lines] if any(text.endswith("\r") for text in lines) else lines
+        return lines
 
     while True:
         try:
@@ -485,11 +493,13 @@ def _blocks(stream: IO[bytes], path: Path) -> Iterator[list[str]]:
             carry = block
             continue
         carry = block[cut + 1 :]
-        lines = checked(block[:cut].decode("utf-8", errors="replace").split("\n"))
+        text = block[:cut].decode("utf-8", errors="replace")
+        split = text.split("\n")
+        lines = checked([t.rstrip("\r") for t in split] if "\r" in text else split)  # CRLF: one test per block
         yield lines
         line_no += len(lines)
     if carry:
-        yield checked([carry.decode("utf-8", errors="replace")])
+        yield checked([carry.decode("utf-8", errors="replace").rstrip("\r")])
 
 
 def gang_size(alloc_tres: str, req_tres: str, alloc_gres: str, req_gres: str, nnodes: str) -> tuple[float, str]:
@@ -549,6 +559,7 @@ class _Collector:
         self.fixed_width = False
         self.gang_cache: dict[tuple[str, ...], tuple[float, str]] = {}
         self.shifts: dict[float, float] = {}
+        self.vocabulary: dict[str, int] = {}  # job states: code -> text (``parts["state"]`` holds codes)
 
     def add(self, chunk: Chunk) -> None:
         self.malformed.extend(chunk.malformed)
@@ -599,24 +610,12 @@ class _Collector:
         every = len(keep) == n
         pick = (lambda values: values) if every else (lambda values: [values[i] for i in keep])
         lines_kept = pick(chunk.line_numbers)
-        gangs = zip(*(pick(col(c)) for c in GANG_COLUMNS))
-        cache = self.gang_cache
-        gpus = []
-        for key in gangs:
-            found = cache.get(key)
-            if found is None:
-                found = gang_size(*(x.strip() for x in key))
-                if len(cache) < 100_000:
-                    cache[key] = found
-            gpus.append(found[0])
-            if found[1]:
-                self.device_types[found[1]] += 1
+        self.parts["gpus"].append(self._gangs([pick(col(c)) for c in GANG_COLUMNS]))
         states = pick(col("State"))
         if _padded(states):  # "CANCELLED by 123" -> "CANCELLED"
             states = [s.strip().split(" ", 1)[0] for s in states]
         self.parts["job"].append(np.array(pick(jobs), dtype=str))
-        self.parts["gpus"].append(np.array(gpus, dtype=np.float64))
-        self.parts["state"].append(np.array(states, dtype=str))
+        self.parts["state"].append(self._codes(states))
         for name in TIME_COLUMNS:
             self.parts[name].append(self._epochs(pick(col(name)), lines_kept))
         for counter, name in ((self.partitions, "Partition"), (self.reasons, "Reason")):
@@ -625,6 +624,44 @@ class _Collector:
                 if value and value not in _SENTINELS:
                     counter[value] += count
         self.clusters.update(c.strip() for c in set(pick(col("Cluster"))) if c.strip())
+
+    def _gangs(self, columns: list[list[str]]) -> np.ndarray:
+        """GPUs of each job, read once per distinct value (no Python loop per row), and the
+        device types those jobs name. ``AllocTRES`` decides alone when it is stated (the usual
+        case); the other rows are keyed by all the gang fields."""
+        alloc = columns[0]
+        gpus: dict[Any, float] = {}
+        decided: dict[str, bool] = {}
+        for value, count in Counter(alloc).items():
+            stated = value.strip()
+            decided[value] = bool(stated) and stated not in _SENTINELS
+            if decided[value]:
+                gpus[value] = self._gang(count, stated, "", "", "", "")
+        out = np.fromiter(map(gpus.get, alloc, itertools.repeat(NAN)), dtype=np.float64, count=len(alloc))
+        rest = np.flatnonzero(~np.fromiter(map(decided.__getitem__, alloc), dtype=bool, count=len(alloc)))
+        if len(rest):  # (pending jobs: ReqTRES, or GRES per node times nodes)
+            keys = list(zip(*(_take(column, rest) for column in columns)))
+            for key, count in Counter(keys).items():
+                gpus[key] = self._gang(count, *(x.strip() for x in key))
+            out[rest] = np.fromiter(map(gpus.__getitem__, keys), dtype=np.float64, count=len(keys))
+        return out
+
+    def _gang(self, jobs: int, *fields: str) -> float:
+        found = self.gang_cache.get(fields)
+        if found is None:
+            found = gang_size(*fields)
+            if len(self.gang_cache) < 100_000:
+                self.gang_cache[fields] = found
+        if found[1]:
+            self.device_types[found[1]] += jobs
+        return found[0]
+
+    def _codes(self, values: list[str]) -> np.ndarray:
+        """Text of few distinct values (job states) as codes into ``self.vocabulary``."""
+        vocabulary = self.vocabulary
+        for value in dict.fromkeys(values):
+            vocabulary.setdefault(value, len(vocabulary))
+        return np.fromiter(map(vocabulary.__getitem__, values), dtype=np.int32, count=len(values))
 
     def _epochs(self, texts: list[str], lines: list[int]) -> np.ndarray:
         lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
@@ -654,12 +691,28 @@ class _Collector:
                 self.clock.epoch(
                     texts[int(np.argmax(finite))], f"line {lines[int(np.argmax(finite))]}"
                 )  # raises: --tz needed
-            hours, inverse = np.unique(np.floor(out[finite] / 3600.0), return_inverse=True)
-            shifts = np.array([self._shift(h) for h in hours], dtype=np.float64)
-            out[finite] += shifts[inverse]
+            out[finite] += self._shifts(np.floor(out[finite] / 3600.0))
         for i, value in overrides:
             out[i] = value
         return out
+
+    def _shifts(self, hours: np.ndarray) -> np.ndarray | float:
+        """What turns each naive local stamp into epoch seconds, by its hour: one shift for a
+        fixed offset (UTC, +02:00); else one per distinct hour, found without sorting the stamps."""
+        if isinstance(self.clock.zone, timezone):
+            return self._shift(float(hours[0]))
+        low = float(hours.min())
+        span = int(hours.max() - low) + 1
+        if span > 4 * len(hours) + 1024:  # hours spread thin over years: distinct ones by sorting
+            distinct, inverse = np.unique(hours, return_inverse=True)
+            return np.array([self._shift(h) for h in distinct.tolist()], dtype=np.float64)[inverse]
+        slot = (hours - low).astype(np.int64)
+        seen = np.zeros(span, dtype=bool)
+        seen[slot] = True
+        table = np.zeros(span, dtype=np.float64)
+        for k in np.flatnonzero(seen).tolist():
+            table[k] = self._shift(low + k)
+        return table[slot]
 
     def _shift(self, hour: float) -> float:
         """Seconds to add to a naive local stamp in this hour to get epoch seconds."""
@@ -668,6 +721,13 @@ class _Collector:
             local = datetime(1970, 1, 1) + timedelta(hours=hour)
             shift = self.shifts[hour] = self.clock._local(local, "") - hour * 3600.0
         return shift
+
+
+def _take(values: list[str], index: np.ndarray) -> list[str]:
+    """``values`` at ``index`` (a C-level gather)."""
+    if len(index) == 1:
+        return [values[int(index[0])]]
+    return list(operator.itemgetter(*index.tolist())(values)) if len(index) else []
 
 
 def _padded(values: list[str]) -> bool:
@@ -691,6 +751,7 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         collector = _Collector(clock, path)
         if collectors:
             collector.seen = collectors[0].seen  # duplicates across files of one window too
+            collector.vocabulary = collectors[0].vocabulary  # one set of state codes
         collectors.append(collector)
         for chunk in iter_chunks(path, fields=sacct_fields(options, path)):
             collector.add(chunk)
@@ -716,7 +777,8 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         name.lower(): _concat([a for c in collectors for a in c.parts[name]], np.float64) for name in TIME_COLUMNS
     }
     arrays["gpus"] = _concat([a for c in collectors for a in c.parts["gpus"]], np.float64)
-    state_col = _concat([a for c in collectors for a in c.parts["state"]], str)
+    state_codes = _concat([a for c in collectors for a in c.parts["state"]], np.int32)
+    state_col = np.array(list(collectors[0].vocabulary), dtype=str)[state_codes]
 
     clock = clocks[0]
     ws = _window_bound(params.get("window_from"), clock, "--from")
@@ -743,11 +805,16 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
     # Only the time columns the file has: a column it lacks is absent (unknown), never a
     # column of blanks that reads as "no job started" (the fleet lens check says what is missing).
     times = [name.lower() for name in TIME_COLUMNS if any(name in c.columns for c in collectors)]
+    every = bool(keep.all())  # (no window given: every job, no copy of each column)
     samples = {
-        "job": job_col[keep],
-        "gpus": arrays["gpus"][keep],
-        **{name: arrays[name][keep] for name in ("submit", "eligible", "start", "end") if name in times},
-        "state": state_col[keep],
+        "job": job_col if every else job_col[keep],
+        "gpus": arrays["gpus"] if every else arrays["gpus"][keep],
+        **{
+            name: arrays[name] if every else arrays[name][keep]
+            for name in ("submit", "eligible", "start", "end")
+            if name in times
+        },
+        "state": state_col if every else state_col[keep],
     }
 
     capacity, sinfo_meta = _capacity(sinfo_paths)
@@ -802,7 +869,7 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         "skipped_step_rows": skipped_steps,
         "duplicate_rows_dropped": duplicates,
         "malformed_records": malformed[:50],
-        "states": dict(Counter(samples["state"].tolist())),
+        "states": _state_counts(state_codes if every else state_codes[keep], list(collectors[0].vocabulary)),
         "reasons": dict(reasons.most_common(20)),
         "capacity": sinfo_meta,
     }
@@ -824,6 +891,13 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         tables={SAMPLES: samples},
         sources=[*sacct_paths, *sinfo_paths],
     )
+
+
+def _state_counts(codes: np.ndarray, vocabulary: list[str]) -> dict[str, int]:
+    """How many jobs are in each state, in the order the states first appear."""
+    present, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    return {vocabulary[int(present[i])]: int(counts[i]) for i in order}
 
 
 def _layout_notes(collectors: list[_Collector]) -> list[str]:
