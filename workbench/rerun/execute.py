@@ -18,6 +18,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -84,6 +85,20 @@ class Outcome:
     run_id: int | None = None
     record: RunRecord | None = None  # the capture as read, until it is stored
     capture_sha256: str | None = None
+
+
+def split_round(slots: list[tuple[int, str]], finished: Collection[int]) -> list[int]:
+    """The finished slots of a round an interruption split (some of its runs finished, some
+    not): resume runs them again, so every round's runs come from one stretch of time. A
+    round's three runs are a block (docs/methods.md section 1); a round half before and
+    half after a pause (minutes, a reboot) would pair runs of two machine states."""
+    pending = [i for i in range(len(slots)) if i not in finished]
+    if not pending or not finished:
+        return []
+    resume_round = slots[pending[0]][0]
+    if resume_round == 0:  # warm-up runs are not analysed
+        return []
+    return [i for i in finished if slots[i][0] == resume_round]
 
 
 def now_iso() -> str:
@@ -258,6 +273,8 @@ class Executor:
             slots = [(int(r), str(a)) for r, a in execution.schedule]  # type: ignore[union-attr]
             workdir = Path(execution.workdir)  # type: ignore[union-attr]
             finished = {r.slot: r for r in runs_of(s, execution_id) if r.status in (RUN_OK, RUN_FAILED)}
+        for index in split_round(slots, finished):
+            del finished[index]  # run again: the round is measured whole after the resume
         workdir.mkdir(parents=True, exist_ok=True)
         history: list[Outcome] = [
             Outcome(r.round, r.arm, r.slot, r.status, statistic=r.statistic, run_id=r.run_id) for r in finished.values()

@@ -447,16 +447,13 @@ def analyze(
     if paired and n_boot > 0 and len(av) >= 2:
         # One draw of round indices serves B/A and A′/A (the same draw each would make);
         # every arm's resampled means are computed once.
-        idx = (
-            boot_indices
-            if boot_indices is not None
-            else (np.random.Generator(np.random.PCG64(seed)).integers(0, len(av), size=(n_boot, len(av))))
-        )
-        boot_a = av[idx].mean(axis=1)
-        for name, arm in (("B", bv), ("A'", apv)):
-            if arm is not None:
-                boot_x = arm[idx].mean(axis=1)
-                boot_ratios[name] = boot_x / boot_a if lower_is_better else boot_a / boot_x
+        if boot_indices is None:
+            iv.check_bootstrap_size(n_boot, len(av))
+        others = {name: arm for name, arm in (("B", bv), ("A'", apv)) if arm is not None}
+        rng = np.random.Generator(np.random.PCG64(seed)) if boot_indices is None else None
+        boot_a, *boot_others = iv.resampled_means([av, *others.values()], n_boot=n_boot, rng=rng, indices=boot_indices)
+        for name, boot_x in zip(others, boot_others):
+            boot_ratios[name] = boot_x / boot_a if lower_is_better else boot_a / boot_x
     eff = effect(
         num, den, paired=paired, seed=seed, n_boot=n_boot, boot_indices=boot_indices, boot_ratios=boot_ratios["B"]
     )

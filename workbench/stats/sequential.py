@@ -49,6 +49,10 @@ CONTINUE = "CONTINUE"
 SPENDING = ("obrien-fleming", "pocock")
 STOPPINGS = ("fixed", "sequential")
 FIRST_LOOK = MIN_ROUNDS  # no interval is worth a look before round 3
+# Looks of one design at most: each costs a pass of the boundary integration, and a look
+# after every one of 10,000 rounds buys nothing over one every 100 (the spending holds
+# for any schedule fixed before the data).
+MAX_LOOKS = 100
 
 _GRID_HALF_WIDTH = 10.0  # the B-value grid spans ±10 (B = Z·√t, t ≤ 1)
 _GRID_STEP = 0.0025
@@ -112,11 +116,9 @@ def boundaries(
     return tuple(out)
 
 
-def _tail(grid: np.ndarray, mass: np.ndarray, b: float, sides: int) -> float:
+def _tail(edges: np.ndarray, cdf: np.ndarray, b: float, sides: int) -> float:
     """Mass at or beyond ``b`` (and ``-b`` when two-sided), each cell's mass spread evenly
     over its width so the tail is continuous in ``b``."""
-    edges = np.concatenate(([grid[0] - _GRID_STEP / 2], grid + _GRID_STEP / 2))
-    cdf = np.concatenate(([0.0], np.cumsum(mass)))
     upper = cdf[-1] - float(np.interp(b, edges, cdf))
     return upper if sides == 1 else upper + float(np.interp(-b, edges, cdf))
 
@@ -125,10 +127,12 @@ def _solve(grid: np.ndarray, mass: np.ndarray, target: float, sqrt_t: float, sid
     """The z whose tail mass at this look equals ``target`` (bisection on the B scale)."""
     if target <= 1e-15:
         return math.inf
+    edges = np.concatenate(([grid[0] - _GRID_STEP / 2], grid + _GRID_STEP / 2))
+    cdf = np.concatenate(([0.0], np.cumsum(mass)))  # once per look: the bisection only reads it
     lo, hi = 0.0, _GRID_HALF_WIDTH
     for _ in range(60):
         mid = (lo + hi) / 2
-        if _tail(grid, mass, mid, sides) > target:
+        if _tail(edges, cdf, mid, sides) > target:
             lo = mid
         else:
             hi = mid
@@ -152,7 +156,17 @@ class SequentialDesign:
 
     @property
     def looks(self) -> tuple[int, ...]:
-        return tuple(range(self.first_look, self.max_rounds + 1))
+        """After every round from ``first_look``; beyond :data:`MAX_LOOKS` looks, spread evenly
+        over the same span (the last round always one of them)."""
+        span = self.max_rounds - self.first_look
+        if span < MAX_LOOKS:
+            return tuple(range(self.first_look, self.max_rounds + 1))
+        return tuple(sorted({self.first_look + round(i * span / (MAX_LOOKS - 1)) for i in range(MAX_LOOKS)}))
+
+    def last_look(self, rounds: int) -> int | None:
+        """The latest look after ``rounds`` complete rounds (None before the first)."""
+        done = [n for n in self.looks if n <= rounds]
+        return done[-1] if done else None
 
     def z(self, level_alpha: float) -> dict[int, float]:
         """Two-sided z boundary per look (round number) for a 1 − ``level_alpha`` interval."""
@@ -250,10 +264,11 @@ def look(
 ) -> Look:
     """The look after the rounds so far (one per-round log ratio each, time-like)."""
     x = np.asarray(log_ratios, dtype=float)
-    n = len(x)
-    if n < design.first_look:
+    last = design.last_look(len(x))
+    if last is None:
+        n = len(x)
         return Look(n, math.exp(float(x.mean())) if n else math.nan, math.nan, math.nan, CONTINUE, None)
-    n = min(n, design.max_rounds)
+    n = last  # between looks, the latest look stands
     x = x[:n]
     mean, sd = np.array([x.mean()]), np.array([x.std(ddof=1)])
     unstable = None
