@@ -54,7 +54,7 @@ from workbench.rerun.comparison import (
     SequentialResult,
 )
 from workbench.rerun.plan import ARM_NAMES, ARMS, DEFAULT_METRIC, Plan
-from workbench.stats import MIN_ROUNDS, Analysis, analyze, reduce_run, rounds_needed
+from workbench.stats import MIN_ROUNDS, Analysis, analyze, control, reduce_run, rounds_needed
 from workbench.stats.sequential import CONTINUE, SequentialDesign, look
 from workbench.stats.verdicts import DECIDED, Flag, Verdict
 from workbench.textsafe import clean
@@ -395,6 +395,8 @@ def _sequential_section(plan: PlanInfo, seq: SequentialLook, status: str) -> Seq
         )
     else:
         why = f"ran all {rounds} rounds: repeated 95 % interval {interval} against the band {band}"
+    if lk.widened is not None:
+        why += f"; {control.explain(seq.design.alpha / control.STRICTER, lk.widened)}"
     fixed = rounds_needed(seq.sd_log, delta, paired=True) if math.isfinite(seq.sd_log) else None
     d = seq.design
     return SequentialResult(
