@@ -159,15 +159,15 @@ def _arms(rounds: np.ndarray, effect: float) -> Session:
     return Session(r[:, 0], r[:, 1] * (1 + effect), r[:, 2])
 
 
-def fixed_verdicts(s: Session) -> tuple[str, str]:
-    """(wb's verdict, the model-only verdict) of a fixed analysis."""
+def fixed_verdicts(s: Session) -> tuple[str, str, bool]:
+    """(wb's verdict, the model-only verdict, whether an arm drifts) of a fixed analysis."""
     if len(s.a) < MIN_ROUNDS:
-        return INCONCLUSIVE, INCONCLUSIVE
+        return INCONCLUSIVE, INCONCLUSIVE, False
     result = analyze(s.a, s.b, s.ap, paired=True, delta=DELTA, n_boot=0, rank_test=False)
     eff, aa = result.effect, result.aa
     assert eff.primary95 is not None and eff.primary90 is not None and aa is not None
     model = INCONCLUSIVE if aa.unstable else decide(eff.primary95, eff.primary90, DELTA)[0]
-    return str(result.verdict), str(model)
+    return str(result.verdict), str(model), "DRIFT" in result.flags
 
 
 def sequential_verdicts(s: Session, design: SequentialDesign) -> tuple[tuple[str, int], tuple[str, int]]:
@@ -204,11 +204,16 @@ class Tally:
     sessions: int = 0
     false_alarms: int = 0  # REGRESSION or IMPROVEMENT (A/A), REGRESSION (with an effect: hits)
     rounds: int = 0
+    drifting: int = 0  # sessions with DRIFT flagged (fixed analyses), and their false alarms
+    drifting_alarms: int = 0
 
-    def add(self, verdict: str, rounds: int, effect: float) -> None:
+    def add(self, verdict: str, rounds: int, effect: float, drifting: bool = False) -> None:
         self.sessions += 1
         self.rounds += rounds
-        self.false_alarms += verdict in FALSE if effect == 0 else verdict == "REGRESSION"
+        hit = verdict in FALSE if effect == 0 else verdict == "REGRESSION"
+        self.false_alarms += hit
+        self.drifting += drifting
+        self.drifting_alarms += drifting and hit
 
     @property
     def rate(self) -> float:
@@ -241,9 +246,9 @@ def replay(
                 for _ in range(sessions):
                     s = _arms(draw(cell, rng), effect)
                     if design is None:
-                        v, m = fixed_verdicts(s)
-                        ours.add(v, len(s.a), effect)
-                        model.add(m, len(s.a), effect)
+                        v, m, drifting = fixed_verdicts(s)
+                        ours.add(v, len(s.a), effect, drifting)
+                        model.add(m, len(s.a), effect, drifting)
                     else:
                         (v, n), (m, nm) = sequential_verdicts(s, design)
                         ours.add(v, n, effect)
@@ -301,6 +306,19 @@ def main() -> None:
             f"{per[0.08][0].rounds / per[0.08][0].sessions:.1f}",
         )
         print("| " + " | ".join(cells_text) + " |" if args.markdown else "  ".join(cells_text))
+    aa = [per[0.0] for per in rows.values()]
+    drifting = sum(t.drifting for t, _ in aa)
+    print(
+        f"\nA/A sessions with an arm flagged DRIFT (fixed analyses): {drifting}; REGRESSION or IMPROVEMENT: "
+        f"{sum(t.drifting_alarms for t, _ in aa)} (model only: {sum(m.drifting_alarms for _, m in aa)})"
+    )
+    ours_all, model_all = sum(t.false_alarms for t, _ in aa), sum(m.false_alarms for _, m in aa)
+    sessions = sum(t.sessions for t, _ in aa)
+    lo, hi = clopper_pearson(ours_all, sessions)
+    print(
+        f"All A/A sessions: {ours_all} of {sessions} false alarms, {100 * ours_all / sessions:.2f} % "
+        f"[{100 * lo:.2f}, {100 * hi:.2f}]; model only {model_all} ({100 * model_all / sessions:.2f} %)"
+    )
     print(
         f"\n{args.sessions} replayed sessions per row and effect (seed {args.seed}); runs recorded on "
         f"{doc['machine']['cpu']} ({doc['machine']['cores']} cores), {sum(c.runs for c in cells)} runs; "

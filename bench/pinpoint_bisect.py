@@ -227,7 +227,8 @@ def main() -> None:
                 cell, effect, histories=args.histories, commits=args.commits, seed=args.seed, max_rounds=args.max_rounds
             )
             row = (
-                f"{workload}, load ≤ {max_load} ({len(cell.chunks)} chunks, noise {100 * noise:.1f} %)",
+                f"{workload}, load ≤ {max_load} ({len(cell.chunks)} chunk{'s' * (len(cell.chunks) != 1)}, "
+                f"noise {100 * noise:.1f} %)",
                 f"{100 * effect:g} %",
                 t["wb"].text(),
                 t["pinpoint 2024"].text(),

@@ -15,7 +15,7 @@ import pytest
 
 from store import open_store
 from store.rerun import RerunExecution, RerunRun, find_plan
-from workbench.limits import MAX_ROUNDS, MAX_SEED, MAX_TIMEOUT_S, MAX_WARMUP_RUNS
+from workbench.limits import MAX_ROUNDS, MAX_ROWS, MAX_SEED, MAX_TIMEOUT_S, MAX_WARMUP_RUNS
 from workbench.rerun.plan import Plan, schedule, warmup_slots
 
 from .helpers import wb
@@ -42,6 +42,8 @@ def _plan(store: str, name: str, *extra: str) -> Plan:
         str(int(MAX_TIMEOUT_S)),
         "--warmup-runs",
         str(MAX_WARMUP_RUNS),
+        "--warmup-steps",
+        str(MAX_ROWS),
         *extra,
         store=store,
     )
@@ -78,11 +80,12 @@ def _executed(store: str, name: str, plan: Plan, slowdown: float) -> None:
 
 def test_a_plan_at_every_maximum_is_scheduled_and_reported(sqlite_url):
     plan = _plan(sqlite_url, "big", "--delta", "0.02")
-    assert (plan.rounds, plan.seed, plan.timeout_s, plan.warmup.runs) == (
+    assert (plan.rounds, plan.seed, plan.timeout_s, plan.warmup.runs, plan.warmup.steps) == (
         MAX_ROUNDS,
         MAX_SEED,
         MAX_TIMEOUT_S,
         MAX_WARMUP_RUNS,
+        MAX_ROWS,
     )
     _executed(sqlite_url, "big", plan, slowdown=0.05)
     for _ in range(2):  # and again: a stored comparison of this size reads back
@@ -103,3 +106,18 @@ def test_a_sequential_plan_of_the_most_rounds_is_reported(sqlite_url):
     doc = json.loads(out)
     assert doc["sequential"]["design"]["max_rounds"] == MAX_ROUNDS
     assert doc["verdict"] == "EQUIVALENT" and doc["sequential"]["stopped_at_round"] == MAX_ROUNDS
+
+
+def test_one_past_each_maximum_is_one_line(sqlite_url):
+    """Past its bound an option is refused, naming it (a warm-up of more steps than 2^53 was an
+    internal error: the plan's canonical JSON has no such number)."""
+    base = ["rerun", "plan", "over", "--lens", "training", "--baseline", "./a", "--candidate", "./b"]
+    for option, value in (
+        ("--rounds", MAX_ROUNDS + 1),
+        ("--seed", MAX_SEED + 1),
+        ("--timeout", int(MAX_TIMEOUT_S) + 1),
+        ("--warmup-runs", MAX_WARMUP_RUNS + 1),
+        ("--warmup-steps", 10**23),
+    ):
+        code, out, err = wb(*base, option, str(value), store=sqlite_url)
+        assert code == 2 and err.count("\n") == 1 and "internal error" not in err, (option, err)

@@ -97,7 +97,7 @@ def test_drifting_aa_sessions_of_real_run_times_are_never_a_regression(bench):
         if "DRIFT" not in r.flags:
             continue
         drifting += 1
-        v, m = bench.fixed_verdicts(s)
+        v, m, _ = bench.fixed_verdicts(s)
         ours += v in bench.FALSE
         model += m in bench.FALSE
     assert drifting >= 200

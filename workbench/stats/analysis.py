@@ -238,7 +238,9 @@ def _aa(eff: Effect, *, delta: float, alpha: float, power: float, paired: bool) 
     )
 
 
-def decide(ci95: iv.Interval, ci90: iv.Interval, delta: float, strict: iv.Interval | None = None) -> tuple[str, bool]:
+def decide(
+    ci95: iv.Interval, ci90: iv.Interval, delta: float, strict: iv.Interval | None = None
+) -> tuple[Verdict, bool]:
     """Rules 2-5 of section 8.6 on a time-like ratio: (verdict, significant_below_threshold).
     ``strict``: under the control rule, the α/5 interval a change must also exclude 1 by."""
     hi_band, lo_band = 1 + delta, 1 / (1 + delta)
@@ -255,7 +257,7 @@ def decide(ci95: iv.Interval, ci90: iv.Interval, delta: float, strict: iv.Interv
     return INCONCLUSIVE, False
 
 
-def gate_for(ci95: iv.Interval, ci90: iv.Interval, delta: float, strict: iv.Interval | None = None) -> str:
+def gate_for(ci95: iv.Interval, ci90: iv.Interval, delta: float, strict: iv.Interval | None = None) -> Gate:
     """The CI gate on one metric: FAIL iff L95 > 1+δ (and, under the control rule, the α/5
     interval excludes 1); PASS iff U90 ≤ 1+δ (non-inferiority); else RERUN."""
     if ci95.low > 1 + delta and (strict is None or strict.low > 1):
@@ -606,7 +608,7 @@ def _widening(
     primary = iv.paired_fieller if paired else iv.welch_fieller
     factor = float(control.scale(aa.effect.sd_unit_log, eff.sd_unit_log))
     wide = [control.widen(i, eff.ratio, factor) for i in (eff.primary95, eff.primary90, primary(num, den, 1 - strict))]
-    return control.Widening(strict, factor, *wide)
+    return control.Widening(strict, factor, wide[0], wide[1], wide[2])
 
 
 _REASONS = {
