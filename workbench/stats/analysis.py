@@ -335,7 +335,7 @@ class Analysis:
     means: dict[str, float]
     reason: str
     effect: Effect = field(repr=False)
-    widening: control.Widening | None = None  # the control rule applied: the intervals the verdict read
+    widening: control.Widening | None = None  # where the control rule changed the verdict or gate: what it read
 
     @property
     def ci95(self) -> iv.Interval | None:
@@ -601,7 +601,7 @@ def _widening(
     num: np.ndarray, den: np.ndarray, eff: Effect, aa: AAResult, *, paired: bool, alpha: float
 ) -> control.Widening | None:
     """The control rule (``workbench.stats.control``): where the A/A control's noise floor is above
-    the band, the primary CI95 and CI90 and the α/5 interval, scaled by the control's scatter over B/A's."""
+    the band, the primary CI95 and CI90 and the α/5 interval, widened by ``control.scale``."""
     if not aa.underpowered or eff.primary95 is None or eff.primary90 is None or aa.effect.n < 2:
         return None
     strict = alpha / control.STRICTER

@@ -11,7 +11,9 @@ before, with no effect, is exactly that increment. From the boundaries come *rep
 confidence intervals* (Jennison & Turnbull 1989): intervals for the mean per-round log
 ratio that cover the true value at every look at once with probability 1 − α. A look
 stops when its interval clears the practical band, exactly as the fixed design's rules
-decide (``analysis.decide``), so the false REGRESSION rate across all looks stays ≤ α/2.
+decide (``analysis.decide``), so the false REGRESSION rate across all looks stays ≤ α/2;
+where the A/A control's noise floor is above the band, the control rule of the fixed
+analysis applies at each look too (``aa_control``, ``workbench.stats.control``).
 
 Why not an always-valid confidence sequence: a plan has a known maximum N, and a
 spending design spends all of α by N, so at the last round it is nearly as narrow as the
