@@ -231,7 +231,9 @@ def test_executor_api_stops_between_runs_when_asked(tmp_path, store):
     resumed = Executor(st, "p", workdir=tmp_path / "w")
     assert resumed.reopen() == execution_id and resumed.run(execution_id) == "complete"
     doc = comparison(store, "p")
-    assert doc["rounds"]["used"] == [1, 2, 3] and len(doc["runs"]) == 9
+    # Stopped inside round 1: the round is run again whole after the resume (its two earlier runs are kept).
+    assert doc["rounds"]["used"] == [1, 2, 3] and len(doc["runs"]) == 11
+    assert any("round(s) 1 split by an interruption" in note for note in doc["notes"])
 
 
 def test_drift_and_outlier_runs_are_flagged_and_kept(tmp_path, store):

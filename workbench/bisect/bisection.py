@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -162,10 +163,34 @@ def _run(
 ) -> BisectionReport:
     repo = Path(spec.repo) if spec.repo else None
     root = Path(spec.workdir)
+
+    def measure(ref_i: int, cand_i: int, endpoint: bool) -> Step:
+        return _step(store, spec, search, bisection_id, ref_i, cand_i, repo, root, observer, endpoint=endpoint)
+
+    def save(status: str) -> None:
+        if status != BISECTING:  # it ended: workspaces removed (or kept and listed) before the state is kept
+            _finish_workspaces(spec, search, repo, root)
+        _save(store, bisection_id, search, status)
+
+    closed = walk(spec, search, measure, save)
+    if closed and spec.investigation is not None:
+        _pin(store, spec, search)
+    return report(store, bisection_id)
+
+
+Measure = Callable[[int, int, bool], Step]
+
+
+def walk(spec: Spec, search: Search, measure: Measure, save: Callable[[str], None]) -> bool:
+    """The search itself, step by step until it ends: ``measure(reference, candidate, endpoint)``
+    gives each step (a rerun in the store; a simulation in bench/pinpoint_bisect.py), ``save``
+    keeps the state after each with its status. True when the range closed (a result to pin),
+    False when it ended at an endpoint check that did not reproduce."""
     while True:
         if search.endpoint is None:
             ref_i, cand_i = search.reference, search.hi
-            step = _step(store, spec, search, bisection_id, ref_i, cand_i, repo, root, observer, endpoint=True)
+            step = measure(ref_i, cand_i, True)
+            search.steps.append(step)
             if step.verdict != "REGRESSION":
                 first = search.reference == 0 and search.hi == len(search.candidates) - 1
                 search.result = Result(
@@ -180,17 +205,17 @@ def _run(
                         )
                     ),
                 )
-                _finish_workspaces(spec, search, repo, root)
-                _save(store, bisection_id, search, NO_REGRESSION if first else DONE)
-                return report(store, bisection_id)
+                save(NO_REGRESSION if first else DONE)
+                return False
             search.endpoint = Endpoint(ratio=step.ratio, ci95=step.ci95, step=len(search.steps) - 1)
             _mark(search, cand_i, BAD, step)
-            _save(store, bisection_id, search, BISECTING)
+            save(BISECTING)
             continue
         mid = _next_candidate(search)
         if mid is None:
             break
-        step = _step(store, spec, search, bisection_id, search.reference, mid, repo, root, observer, endpoint=False)
+        step = measure(search.reference, mid, False)
+        search.steps.append(step)
         kind = step.klass
         if kind == GOOD:
             search.lo = mid
@@ -214,13 +239,10 @@ def _run(
                 search.lo = search.reference = mid
                 search.endpoint = None
         _mark(search, mid, kind if isinstance(kind, str) else UNDECIDED, step)
-        _save(store, bisection_id, search, BISECTING)
+        save(BISECTING)
     search.result = _result(search)
-    _finish_workspaces(spec, search, repo, root)
-    _save(store, bisection_id, search, DONE)
-    if spec.investigation is not None:
-        _pin(store, spec, search)
-    return report(store, bisection_id)
+    save(DONE)
+    return True
 
 
 def _finish_workspaces(spec: Spec, search: Search, repo: Path | None, root: Path) -> None:
@@ -300,9 +322,7 @@ def _step(
         if why and (i == ref_i or endpoint):
             raise WbError(f"{'the reference' if i == ref_i else 'the bad endpoint'} {c.short} does not build: {why}")
         if why:  # a candidate that does not build is skipped, like git bisect skip
-            skipped = step_of(verdict=None, ratio=None, ci95=None, klass=UNDECIDED, reason=why)
-            search.steps.append(skipped)
-            return skipped
+            return step_of(verdict=None, ratio=None, ci95=None, klass=UNDECIDED, reason=why)
         workspaces[i] = ws
     current = search.current
     plan_name = (
@@ -331,7 +351,6 @@ def _step(
         why=result.reason,
         klass=klass,
     )
-    search.steps.append(step)
     search.current = None
     return step
 

@@ -65,6 +65,18 @@ class AAControl(Result, frozen=True, kw_only=True):
         return next((i for i in self.intervals if i.level == level and i.role == "primary"), None)
 
 
+class Widened(Result, frozen=True, kw_only=True):
+    """The control rule applied (``stats.control``): the level and scale of the intervals the verdict read."""
+
+    rule: str
+    alpha: float
+    scale: float | None  # None: infinite (B/A's rounds agree exactly, the control's do not)
+    intervals: tuple[Interval, ...]
+    model_verdict: Verdict  # what the model alone said: the rule is reported where it changed the verdict or gate
+    model_gate: Gate
+    why: str
+
+
 class RankTest(Result, frozen=True, kw_only=True):
     test: str
     statistic: float | None
@@ -131,6 +143,7 @@ class Effect(Result, frozen=True, kw_only=True):
     gate: Gate | UnsetType = UNSET
     significant_below_threshold: bool | UnsetType = UNSET
     reason: str | UnsetType = UNSET
+    widened: Widened | UnsetType = UNSET
     ratio_definition: str | UnsetType = UNSET
     paired: bool | UnsetType = UNSET
     unit: str | UnsetType = UNSET

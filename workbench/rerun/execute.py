@@ -18,6 +18,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,6 +84,20 @@ class Outcome:
     run_id: int | None = None
     record: RunRecord | None = None  # the capture as read, until it is stored
     capture_sha256: str | None = None
+
+
+def split_round(slots: list[tuple[int, str]], finished: Collection[int]) -> list[int]:
+    """The finished slots of a round an interruption split (some of its runs finished, some
+    not): resume runs them again, so every round's runs come from one stretch of time. A
+    round's three runs are a block (docs/methods.md section 1); a round half before and
+    half after a pause (minutes, a reboot) would pair runs of two machine states."""
+    pending = [i for i in range(len(slots)) if i not in finished]
+    if not pending or not finished:
+        return []
+    resume_round = slots[pending[0]][0]
+    if resume_round == 0:  # warm-up runs are not analysed
+        return []
+    return [i for i in finished if slots[i][0] == resume_round]
 
 
 def default_workdir(plan: Plan, execution_id: int, store_url: str) -> Path:
@@ -235,6 +250,8 @@ class Executor:
         slots = state.schedule
         workdir = Path(state.workdir)
         finished = {r.slot: r for r in kept if r.status in (RUN_OK, RUN_FAILED)}
+        for index in split_round(slots, finished):
+            del finished[index]  # run again: the round is measured whole after the resume
         workdir.mkdir(parents=True, exist_ok=True)
         history: list[Outcome] = [
             Outcome(r.round, r.arm, r.slot, r.status, statistic=r.statistic, run_id=r.run_id) for r in finished.values()

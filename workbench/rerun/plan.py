@@ -24,7 +24,7 @@ from lenses.base import GUARDRAIL_RULES, GuardrailSpec
 from store.records import LENSES
 from workbench.errors import BadInput, UsageError
 from workbench.inputs import open_regular, read_regular
-from workbench.limits import MAX_ROUNDS, MAX_SEED, MAX_TIMEOUT_S, MAX_WARMUP_RUNS
+from workbench.limits import MAX_ROUNDS, MAX_ROWS, MAX_SEED, MAX_TIMEOUT_S, MAX_WARMUP_RUNS
 from workbench.vocabulary import JSONDoc, NonFinite, Record
 
 MAX_PLAN_BYTES = 1 << 20  # a plan file is a page of TOML
@@ -422,6 +422,12 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
     steps = warm.get("steps", "capture")
     if not (steps in ("capture", "auto") or (isinstance(steps, int) and not isinstance(steps, bool) and steps >= 0)):
         raise BadInput(where, 'warmup.steps: "capture", "auto" or a number of leading samples to drop')
+    if isinstance(steps, int) and steps > MAX_ROWS:  # past 2^53 the plan's canonical JSON has no such number
+        raise BadInput(
+            where,
+            f"warmup.steps: {_shown(steps)} is more than {MAX_ROWS:,}, the most samples a capture holds "
+            "(see docs/limits.md)",
+        )
     warmup = Warmup(_int(warm.get("runs", 0), "warmup.runs", where), steps)
     if not 0 <= warmup.runs <= MAX_WARMUP_RUNS:
         raise BadInput(

@@ -55,7 +55,7 @@ from workbench.rerun.comparison import (
 )
 from workbench.bundle.schema import RerunSource
 from workbench.rerun.plan import ARM_NAMES, ARMS, DEFAULT_METRIC, Plan, schedule, warmup_slots
-from workbench.stats import MIN_ROUNDS, Analysis, analyze, reduce_run, rounds_needed
+from workbench.stats import MIN_ROUNDS, Analysis, analyze, control, reduce_run, rounds_needed
 from workbench.stats.sequential import CONTINUE, SequentialDesign, look
 from workbench.stats.verdicts import DECIDED, Flag, Verdict
 from workbench.textsafe import clean
@@ -114,13 +114,35 @@ def run_statistic(record: RunRecord, plan: Plan) -> tuple[float | None, str]:
 
 
 def paired_rounds(runs: Sequence[MeasuredRun]) -> tuple[list[int], ByRound]:
-    """Rounds where every arm has an ``ok`` run with a value (the last such run counts)."""
-    by_round: ByRound = {}
+    """Rounds where every arm's last finished run (in the order run) is ``ok`` with a value.
+
+    A round an interruption split is run again whole after the resume (``execute.split_round``):
+    its later runs replace the earlier ones, and a later run that failed leaves the round
+    out rather than falling back on a run from before the interruption."""
+    last: dict[int, dict[str, MeasuredRun]] = {}
     for r in runs:
-        if r.round >= 1 and r.status == "ok" and r.statistic is not None:
-            by_round.setdefault(r.round, {})[r.arm] = r
+        if r.round >= 1 and r.status in ("ok", "failed"):
+            last.setdefault(r.round, {})[r.arm] = r
+    by_round: ByRound = {
+        k: {arm: r for arm, r in arms.items() if r.status == "ok" and r.statistic is not None}
+        for k, arms in last.items()
+    }
     complete = sorted(k for k, arms in by_round.items() if all(a in arms for a in ARMS))
     return complete, by_round
+
+
+def rerun_rounds(runs: Sequence[MeasuredRun]) -> dict[int, int]:
+    """Rounds with runs that were run again (a round split by an interruption), and how many
+    finished runs of each were superseded."""
+    seen: dict[tuple[int, str], int] = {}
+    for r in runs:
+        if r.round >= 1 and r.status in ("ok", "failed"):
+            seen[(r.round, r.arm)] = seen.get((r.round, r.arm), 0) + 1
+    out: dict[int, int] = {}
+    for (k, _), n in seen.items():
+        if n > 1:
+            out[k] = out.get(k, 0) + n - 1
+    return dict(sorted(out.items()))
 
 
 def _value(by_round: ByRound, k: int, arm: str) -> float:
@@ -438,6 +460,8 @@ def _sequential_section(plan: PlanInfo, seq: SequentialLook, status: str) -> Seq
         )
     else:
         why = f"ran all {rounds} rounds: repeated 95 % interval {interval} against the band {band}"
+    if lk.widened is not None:
+        why += f"; {control.explain(seq.design.alpha / control.STRICTER, lk.widened)}"
     fixed = rounds_needed(seq.sd_log, delta, paired=True) if math.isfinite(seq.sd_log) else None
     d = seq.design
     return SequentialResult(
@@ -571,7 +595,7 @@ def assemble(
     rounds, by_round = paired_rounds(rows)
     failures = _failures(rows)
     finished_rounds = {r.round for r in rows if r.round >= 1 and r.status in ("ok", "failed")}
-    incomplete = sorted(k for k in finished_rounds if k not in rounds)
+    incomplete = sorted(finished_rounds - set(rounds))  # a set: 10,000 rounds are not 10^8 list scans
     sequential = plan.stopping != "fixed"
     info = PlanInfo(
         id=plan_id,
@@ -598,6 +622,12 @@ def assemble(
     if incomplete:
         notes.append(
             f"rounds {', '.join(map(str, incomplete))} left out of the paired analysis: an arm failed or has no value"
+        )
+    split = rerun_rounds(rows)
+    if split:
+        notes.append(
+            f"round(s) {', '.join(map(str, split))} split by an interruption: run again whole after the resume "
+            f"({sum(split.values())} earlier run(s) kept in the record, not analysed)"
         )
 
     kept = _check_contract(load, plan, rounds, by_round)
@@ -814,12 +844,14 @@ def _num_g(x: float | None) -> str:
 
 
 def _mean_stat(r: RerunReport, arm: str) -> str:
-    values = [x.statistic for x in r.runs if x.arm == arm and x.round in r.rounds.used and x.statistic is not None]
+    used = set(r.rounds.used)
+    values = [x.statistic for x in r.runs if x.arm == arm and x.round in used and x.statistic is not None]
     return _num_g(sum(values) / len(values)) if values else "unknown"
 
 
 def _mean_throughput(r: RerunReport, arm: str) -> float | None:
-    values = [x.throughput for x in r.runs if x.arm == arm and x.round in r.rounds.used and x.throughput is not None]
+    used = set(r.rounds.used)
+    values = [x.throughput for x in r.runs if x.arm == arm and x.round in used and x.throughput is not None]
     return sum(values) / len(values) if values else None
 
 

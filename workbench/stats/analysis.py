@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
-from workbench.stats import diagnostics, intervals as iv, power as pw, rank_tests
+from workbench.stats import control, diagnostics, intervals as iv, power as pw, rank_tests
 from workbench.stats._tdist import t_cdf, t_quantile, t_sf, t_two_sided_p
 from workbench.stats.multiplicity import holm
 from workbench.stats.verdicts import Flag, Gate, Verdict
@@ -37,11 +37,12 @@ UNSTABLE, UNDERPOWERED, TOO_FEW_ROUNDS, FEW_ROUNDS = (
     Flag.FEW_ROUNDS,
 )
 NO_AA_CONTROL, SIGNIFICANT_BELOW_THRESHOLD = Flag.NO_AA_CONTROL, Flag.SIGNIFICANT_BELOW_THRESHOLD
-UNBOUNDED_INTERVAL, METHODS_DISAGREE, DRIFT, OUTLIER_RUNS = (
+UNBOUNDED_INTERVAL, METHODS_DISAGREE, DRIFT, OUTLIER_RUNS, WIDENED = (
     Flag.UNBOUNDED_INTERVAL,
     Flag.METHODS_DISAGREE,
     Flag.DRIFT,
     Flag.OUTLIER_RUNS,
+    Flag.WIDENED,
 )
 
 MIN_ROUNDS = 3
@@ -237,12 +238,15 @@ def _aa(eff: Effect, *, delta: float, alpha: float, power: float, paired: bool) 
     )
 
 
-def decide(ci95: iv.Interval, ci90: iv.Interval, delta: float) -> tuple[str, bool]:
-    """Rules 2-5 of section 8.6 on a time-like ratio: (verdict, significant_below_threshold)."""
+def decide(
+    ci95: iv.Interval, ci90: iv.Interval, delta: float, strict: iv.Interval | None = None
+) -> tuple[Verdict, bool]:
+    """Rules 2-5 of section 8.6 on a time-like ratio: (verdict, significant_below_threshold).
+    ``strict``: under the control rule, the α/5 interval a change must also exclude 1 by."""
     hi_band, lo_band = 1 + delta, 1 / (1 + delta)
-    if ci95.low > hi_band:
+    if ci95.low > hi_band and (strict is None or strict.low > 1):
         return REGRESSION, False
-    if ci95.high < lo_band:
+    if ci95.high < lo_band and (strict is None or strict.high < 1):
         return IMPROVEMENT, False
     if ci90.low >= lo_band and ci90.high <= hi_band:
         return EQUIVALENT, not ci95.contains(1.0)
@@ -253,9 +257,10 @@ def decide(ci95: iv.Interval, ci90: iv.Interval, delta: float) -> tuple[str, boo
     return INCONCLUSIVE, False
 
 
-def gate_for(ci95: iv.Interval, ci90: iv.Interval, delta: float) -> str:
-    """The CI gate on one metric: FAIL iff L95 > 1+δ; PASS iff U90 ≤ 1+δ (non-inferiority); else RERUN."""
-    if ci95.low > 1 + delta:
+def gate_for(ci95: iv.Interval, ci90: iv.Interval, delta: float, strict: iv.Interval | None = None) -> Gate:
+    """The CI gate on one metric: FAIL iff L95 > 1+δ (and, under the control rule, the α/5
+    interval excludes 1); PASS iff U90 ≤ 1+δ (non-inferiority); else RERUN."""
+    if ci95.low > 1 + delta and (strict is None or strict.low > 1):
         return FAIL
     if ci90.high <= 1 + delta:
         return PASS
@@ -330,6 +335,7 @@ class Analysis:
     means: dict[str, float]
     reason: str
     effect: Effect = field(repr=False)
+    widening: control.Widening | None = None  # where the control rule changed the verdict or gate: what it read
 
     @property
     def ci95(self) -> iv.Interval | None:
@@ -358,6 +364,7 @@ class Analysis:
                 "gate": self.gate,
                 "significant_below_threshold": self.significant_below_threshold,
                 "reason": self.reason,
+                **({"widened": self.widening.to_json()} if self.widening is not None else {}),
                 "ratio_definition": (
                     "time-like: mean(B)/mean(A) of per-run values"
                     if self.lower_is_better
@@ -447,16 +454,13 @@ def analyze(
     if paired and n_boot > 0 and len(av) >= 2:
         # One draw of round indices serves B/A and A′/A (the same draw each would make);
         # every arm's resampled means are computed once.
-        idx = (
-            boot_indices
-            if boot_indices is not None
-            else (np.random.Generator(np.random.PCG64(seed)).integers(0, len(av), size=(n_boot, len(av))))
-        )
-        boot_a = av[idx].mean(axis=1)
-        for name, arm in (("B", bv), ("A'", apv)):
-            if arm is not None:
-                boot_x = arm[idx].mean(axis=1)
-                boot_ratios[name] = boot_x / boot_a if lower_is_better else boot_a / boot_x
+        if boot_indices is None:
+            iv.check_bootstrap_size(n_boot, len(av))
+        others = {name: arm for name, arm in (("B", bv), ("A'", apv)) if arm is not None}
+        rng = np.random.Generator(np.random.PCG64(seed)) if boot_indices is None else None
+        boot_a, *boot_others = iv.resampled_means([av, *others.values()], n_boot=n_boot, rng=rng, indices=boot_indices)
+        for name, boot_x in zip(others, boot_others):
+            boot_ratios[name] = boot_x / boot_a if lower_is_better else boot_a / boot_x
     eff = effect(
         num, den, paired=paired, seed=seed, n_boot=n_boot, boot_indices=boot_indices, boot_ratios=boot_ratios["B"]
     )
@@ -513,6 +517,7 @@ def analyze(
 
     # Verdict and gate (section 8.6): guards first, never a verdict from too few runs.
     significant_below = False
+    widening = _widening(num, den, eff, aa, paired=paired, alpha=alpha) if aa is not None else None
     if TOO_FEW_ROUNDS in flags or eff.primary95 is None or eff.primary90 is None:
         verdict, gate = INCONCLUSIVE, RERUN
         reason = f"too few {'rounds' if paired else 'runs per arm'} ({n_units} < {MIN_ROUNDS}): no verdict"
@@ -523,6 +528,14 @@ def analyze(
         verdict, significant_below = decide(eff.primary95, eff.primary90, delta)
         gate = gate_for(eff.primary95, eff.primary90, delta)
         reason = _REASONS[verdict]
+        if widening is not None:  # the control rule: what the verdict reads where the control's noise is too big
+            ruled = decide(widening.ci95, widening.ci90, delta, widening.strict)
+            ruled_gate = gate_for(widening.ci95, widening.ci90, delta, widening.strict)
+            if (ruled[0], ruled_gate) != (verdict, gate):  # said where it changes the answer, silent where not
+                widening = replace(widening, model_verdict=verdict, model_gate=gate)
+                (verdict, significant_below), gate = ruled, ruled_gate
+                reason = f"{_REASONS[verdict]} ({widening.why}; the model alone: {widening.model_verdict})"
+                flags.append(WIDENED)
     if significant_below:
         flags.append(SIGNIFICANT_BELOW_THRESHOLD)
 
@@ -580,7 +593,22 @@ def analyze(
         means={k: float(v.mean()) for k, v in arms.items()},
         reason=reason,
         effect=eff,
+        widening=widening if WIDENED in flags else None,
     )
+
+
+def _widening(
+    num: np.ndarray, den: np.ndarray, eff: Effect, aa: AAResult, *, paired: bool, alpha: float
+) -> control.Widening | None:
+    """The control rule (``workbench.stats.control``): where the A/A control's noise floor is above
+    the band, the primary CI95 and CI90 and the α/5 interval, widened by ``control.scale``."""
+    if not aa.underpowered or eff.primary95 is None or eff.primary90 is None or aa.effect.n < 2:
+        return None
+    strict = alpha / control.STRICTER
+    primary = iv.paired_fieller if paired else iv.welch_fieller
+    factor = float(control.scale(aa.effect.sd_unit_log, eff.sd_unit_log))
+    wide = [control.widen(i, eff.ratio, factor) for i in (eff.primary95, eff.primary90, primary(num, den, 1 - strict))]
+    return control.Widening(strict, factor, wide[0], wide[1], wide[2])
 
 
 _REASONS = {
@@ -608,7 +636,11 @@ def gate_metrics(analyses: Sequence[Analysis], alpha: float = 0.05) -> GateSumma
     ps = [x.p_regression for x in analyses]
     usable = [p if math.isfinite(p) else 1.0 for p in ps]
     adjusted = holm(usable) if usable else []
-    trusted = [TOO_FEW_ROUNDS not in x.flags and UNSTABLE not in x.flags for x in analyses]
+    # Where the control rule applies (the A/A noise floor above the band), the model p-value at α
+    # is not a verdict: such a metric fails on its own gate only.
+    trusted = [
+        not {TOO_FEW_ROUNDS, UNSTABLE} & set(x.flags) and not (x.aa is not None and x.aa.underpowered) for x in analyses
+    ]
     if any(g == FAIL for g in per) or any(q < alpha and ok for q, ok in zip(adjusted, trusted)):
         overall = FAIL
     elif per and all(g == PASS for g in per):

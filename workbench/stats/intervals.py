@@ -177,6 +177,47 @@ def delta_log_welch(num: Any, den: Any, level: float = 0.95) -> Interval:
 # --- bootstrap ---------------------------------------------------------------------------
 
 
+# Resampled values drawn and averaged at a time: a chunk of rows of the index matrix, so that
+# memory stays flat however many rounds and resamples (10,000 x 10,000 is 800 MB as one matrix).
+CHUNK_VALUES = 1 << 20
+# The most resampled values one bootstrap may draw (resamples x units): 10,000 resamples of
+# 10,000 rounds, a few seconds. Beyond it the cross-check is refused, never silently cut.
+MAX_RESAMPLED_VALUES = 10**8
+
+
+def check_bootstrap_size(n_boot: int, units: int) -> None:
+    """Refuse a bootstrap beyond :data:`MAX_RESAMPLED_VALUES` (ValueError, one line)."""
+    if n_boot * units > MAX_RESAMPLED_VALUES:
+        raise ValueError(
+            f"bootstrap of {n_boot:,} resamples of {units:,} values draws {n_boot * units:,} values, over the "
+            f"limit of {MAX_RESAMPLED_VALUES:,}: give fewer resamples (n_boot at most "
+            f"{MAX_RESAMPLED_VALUES // max(units, 1):,} here)"
+        )
+
+
+def resampled_means(
+    arms: list[np.ndarray], *, n_boot: int, rng: np.random.Generator | None = None, indices: Any = None
+) -> list[np.ndarray]:
+    """The mean of each arm under each of ``n_boot`` resamples of its indices, one index row
+    shared by every arm (rounds). Rows are drawn from ``rng`` a chunk at a time: the same
+    stream, row for row, as one ``rng.integers(0, m, size=(n_boot, m))``
+    (tests/stats/test_limits.py holds them equal), in bounded memory. ``indices``: the
+    whole index matrix, given (tests)."""
+    m = len(arms[0])
+    if indices is not None:
+        idx = np.asarray(indices)
+        return [arm[idx].mean(axis=1) for arm in arms]
+    assert rng is not None
+    out = [np.empty(n_boot) for _ in arms]
+    rows = max(1, CHUNK_VALUES // max(m, 1))
+    for start in range(0, n_boot, rows):
+        stop = min(n_boot, start + rows)
+        idx = rng.integers(0, m, size=(stop - start, m))
+        for arm, means in zip(arms, out):
+            means[start:stop] = arm[idx].mean(axis=1)
+    return out
+
+
 def bootstrap_ratios(
     a: Any,
     b: Any,
@@ -193,20 +234,18 @@ def bootstrap_ratios(
     index matrix (paired) or the pair ``(iA, iB)`` (unpaired) instead of drawing.
     """
     av, bv = _as_values(a), _as_values(b)
+    if paired and len(av) != len(bv):
+        raise ValueError("paired arrays must have the same length")
     if indices is None:
-        rng = np.random.Generator(np.random.PCG64(seed))
-        if paired:
-            if len(av) != len(bv):
-                raise ValueError("paired arrays must have the same length")
-            ia = ib = rng.integers(0, len(av), size=(n_boot, len(av)))
-        else:
-            ia = rng.integers(0, len(av), size=(n_boot, len(av)))
-            ib = rng.integers(0, len(bv), size=(n_boot, len(bv)))
-    elif paired:
-        ia = ib = np.asarray(indices)
+        check_bootstrap_size(n_boot, max(len(av), len(bv)))
+    rng = np.random.Generator(np.random.PCG64(seed)) if indices is None else None
+    if paired:
+        mean_a, mean_b = resampled_means([av, bv], n_boot=n_boot, rng=rng, indices=indices)
     else:
-        ia, ib = (np.asarray(i) for i in indices)
-    return bv[ib].mean(axis=1) / av[ia].mean(axis=1)
+        ia, ib = (None, None) if indices is None else indices
+        (mean_a,) = resampled_means([av], n_boot=n_boot, rng=rng, indices=ia)
+        (mean_b,) = resampled_means([bv], n_boot=n_boot, rng=rng, indices=ib)
+    return mean_b / mean_a
 
 
 def expanded_alpha(level: float, m: int) -> float:

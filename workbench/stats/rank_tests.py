@@ -40,13 +40,16 @@ class RankTest:
 
 
 def mwu_min_p(n_a: int, n_b: int) -> float:
-    """Smallest exact two-sided Mann–Whitney p: 2/C(n_a + n_b, n_a), capped at 1."""
-    return min(1.0, 2.0 / math.comb(n_a + n_b, n_a))
+    """Smallest exact two-sided Mann–Whitney p: 2/C(n_a + n_b, n_a), capped at 1 (0.0 where
+    it is below the smallest double: int / int divides exactly, where a float of the
+    binomial coefficient would overflow from 515 runs per arm)."""
+    return min(1.0, 2 / math.comb(n_a + n_b, n_a))
 
 
 def wilcoxon_min_p(n: int) -> float:
-    """Smallest exact two-sided signed-rank p with n non-zero differences: 2/2^n."""
-    return min(1.0, 2.0 / 2**n)
+    """Smallest exact two-sided signed-rank p with n non-zero differences: 2/2^n (0.0
+    beyond the doubles: 2.0 / 2**n overflowed from n = 1024)."""
+    return min(1.0, 2 / 2**n)
 
 
 def mann_whitney(a: Any, b: Any, *, alpha: float = 0.05, method: str = "auto") -> RankTest:

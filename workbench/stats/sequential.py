@@ -11,7 +11,9 @@ before, with no effect, is exactly that increment. From the boundaries come *rep
 confidence intervals* (Jennison & Turnbull 1989): intervals for the mean per-round log
 ratio that cover the true value at every look at once with probability 1 − α. A look
 stops when its interval clears the practical band, exactly as the fixed design's rules
-decide (``analysis.decide``), so the false REGRESSION rate across all looks stays ≤ α/2.
+decide (``analysis.decide``), so the false REGRESSION rate across all looks stays ≤ α/2;
+where the A/A control's noise floor is above the band, the control rule of the fixed
+analysis applies at each look too (``aa_control``, ``workbench.stats.control``).
 
 Why not an always-valid confidence sequence: a plan has a known maximum N, and a
 spending design spends all of α by N, so at the last round it is nearly as narrow as the
@@ -33,6 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from workbench.stats import control
 from workbench.stats._special import special
 
 from workbench.stats.analysis import (
@@ -49,6 +52,10 @@ CONTINUE = "CONTINUE"
 SPENDING = ("obrien-fleming", "pocock")
 STOPPINGS = ("fixed", "sequential")
 FIRST_LOOK = MIN_ROUNDS  # no interval is worth a look before round 3
+# Looks of one design at most: each costs a pass of the boundary integration, and a look
+# after every one of 10,000 rounds buys nothing over one every 100 (the spending holds
+# for any schedule fixed before the data).
+MAX_LOOKS = 100
 
 _GRID_HALF_WIDTH = 10.0  # the B-value grid spans ±10 (B = Z·√t, t ≤ 1)
 _GRID_STEP = 0.0025
@@ -112,11 +119,9 @@ def boundaries(
     return tuple(out)
 
 
-def _tail(grid: np.ndarray, mass: np.ndarray, b: float, sides: int) -> float:
+def _tail(edges: np.ndarray, cdf: np.ndarray, b: float, sides: int) -> float:
     """Mass at or beyond ``b`` (and ``-b`` when two-sided), each cell's mass spread evenly
     over its width so the tail is continuous in ``b``."""
-    edges = np.concatenate(([grid[0] - _GRID_STEP / 2], grid + _GRID_STEP / 2))
-    cdf = np.concatenate(([0.0], np.cumsum(mass)))
     upper = cdf[-1] - float(np.interp(b, edges, cdf))
     return upper if sides == 1 else upper + float(np.interp(-b, edges, cdf))
 
@@ -125,10 +130,12 @@ def _solve(grid: np.ndarray, mass: np.ndarray, target: float, sqrt_t: float, sid
     """The z whose tail mass at this look equals ``target`` (bisection on the B scale)."""
     if target <= 1e-15:
         return math.inf
+    edges = np.concatenate(([grid[0] - _GRID_STEP / 2], grid + _GRID_STEP / 2))
+    cdf = np.concatenate(([0.0], np.cumsum(mass)))  # once per look: the bisection only reads it
     lo, hi = 0.0, _GRID_HALF_WIDTH
     for _ in range(60):
         mid = (lo + hi) / 2
-        if _tail(grid, mass, mid, sides) > target:
+        if _tail(edges, cdf, mid, sides) > target:
             lo = mid
         else:
             hi = mid
@@ -152,7 +159,17 @@ class SequentialDesign:
 
     @property
     def looks(self) -> tuple[int, ...]:
-        return tuple(range(self.first_look, self.max_rounds + 1))
+        """After every round from ``first_look``; beyond :data:`MAX_LOOKS` looks, spread evenly
+        over the same span (the last round always one of them)."""
+        span = self.max_rounds - self.first_look
+        if span < MAX_LOOKS:
+            return tuple(range(self.first_look, self.max_rounds + 1))
+        return tuple(sorted({self.first_look + round(i * span / (MAX_LOOKS - 1)) for i in range(MAX_LOOKS)}))
+
+    def last_look(self, rounds: int) -> int | None:
+        """The latest look after ``rounds`` complete rounds (None before the first)."""
+        done = [n for n in self.looks if n <= rounds]
+        return done[-1] if done else None
 
     def z(self, level_alpha: float) -> dict[int, float]:
         """Two-sided z boundary per look (round number) for a 1 − ``level_alpha`` interval."""
@@ -193,20 +210,29 @@ def decide_at(
     delta: float,
     *,
     unstable: np.ndarray | None = None,
+    widen: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """The decision of the look after round ``n`` for each session (arrays of equal shape).
 
     ``mean``/``sd``: mean and standard deviation of the per-round log ratios (time-like,
     > 0 is slower). ``unstable``: the A/A control's guard at this look; an unstable
-    session never stops early, and ends INCONCLUSIVE at the last round.
+    session never stops early, and ends INCONCLUSIVE at the last round. ``widen``: the
+    control rule (``aa_control``): where its mask is set, the spread scaled by its factor
+    and a change also needs the α/5 repeated interval to exclude 0.
     """
     band = math.log1p(delta)
-    low95, high95 = repeated_interval(mean, sd, n, design.z(design.alpha)[n])
-    low90, high90 = repeated_interval(mean, sd, n, design.z(2 * design.alpha)[n])
+    low95, high95, low90, high90 = verdict_intervals(design, n, mean, sd, widen)
+    beyond_up, beyond_down = low95 > band, high95 < -band
+    if widen is not None and np.any(widen[0]):
+        mask, factor = widen
+        strict = design.alpha / control.STRICTER
+        low, high = repeated_interval(mean, sd * np.where(mask, factor, 1.0), n, design.z(strict)[n])
+        beyond_up &= ~mask | (low > 0)
+        beyond_down &= ~mask | (high < 0)
     out = np.full(np.shape(mean), CONTINUE, dtype=object)
     out[(low90 >= -band) & (high90 <= band)] = EQUIVALENT
-    out[high95 < -band] = IMPROVEMENT
-    out[low95 > band] = REGRESSION
+    out[beyond_down] = IMPROVEMENT
+    out[beyond_up] = REGRESSION
     if n >= design.max_rounds:
         undecided = out == CONTINUE
         out[undecided] = INCONCLUSIVE
@@ -217,11 +243,36 @@ def decide_at(
     return out
 
 
+def verdict_intervals(
+    design: SequentialDesign, n: int, mean: np.ndarray, sd: np.ndarray, widen: tuple[np.ndarray, np.ndarray] | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The repeated 95 % and 90 % intervals a look decides on; where the control rule's mask
+    is set, with the spread scaled by its factor."""
+    if widen is not None:
+        sd = sd * np.where(widen[0], widen[1], 1.0)
+    low95, high95 = repeated_interval(mean, sd, n, design.z(design.alpha)[n])
+    low90, high90 = repeated_interval(mean, sd, n, design.z(2 * design.alpha)[n])
+    return low95, high95, low90, high90
+
+
 def aa_unstable(design: SequentialDesign, n: int, mean: np.ndarray, sd: np.ndarray, delta: float) -> np.ndarray:
     """The A/A stability guard on the repeated interval: A′ differs from A by more than
     half the band, and the difference is real (its interval excludes 0)."""
     low, high = repeated_interval(mean, sd, n, design.z(design.alpha)[n])
     return ((low > 0) | (high < 0)) & (np.abs(mean) > math.log1p(delta) / 2)
+
+
+def aa_control(
+    design: SequentialDesign, n: int, mean: np.ndarray, sd: np.ndarray, delta: float, effect_sd: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The control rule at this look (``workbench.stats.control``): where the A/A CI90 of the
+    rounds so far is not inside the band (its noise floor is above it: UNDERPOWERED, as a fixed
+    analysis of these rounds says), the mask; and the factor on the effect's spread."""
+    band = math.log1p(delta)
+    one_look = float(special().ndtri(1 - design.alpha))  # the fixed design's CI90, not the repeated one
+    low90, high90 = repeated_interval(mean, sd, n, one_look)
+    mask = ~((low90 >= -band) & (high90 <= band))
+    return mask, control.scale(sd, effect_sd)
 
 
 @dataclass(frozen=True)
@@ -230,10 +281,11 @@ class Look:
 
     round: int
     ratio: float
-    low95: float
+    low95: float  # the repeated 95 % interval (widened where the control rule changed the decision)
     high95: float
     decision: str
     aa_unstable: bool | None
+    widened: float | None = None  # the control rule changed the decision: the factor on the spread (1: level only)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -242,34 +294,53 @@ class Look:
             "ci95": [self.low95, self.high95],
             "decision": self.decision,
             "aa_unstable": self.aa_unstable,
+            "widened": self.widened,
         }
 
 
 def look(
-    design: SequentialDesign, log_ratios: Sequence[float], delta: float, aa_log_ratios: Sequence[float] | None = None
+    design: SequentialDesign,
+    log_ratios: Sequence[float],
+    delta: float,
+    aa_log_ratios: Sequence[float] | None = None,
+    *,
+    widen: bool = True,
 ) -> Look:
-    """The look after the rounds so far (one per-round log ratio each, time-like)."""
+    """The look after the rounds so far (one per-round log ratio each, time-like).
+    ``widen=False``: without the control rule (the model alone, for the bench's comparison)."""
     x = np.asarray(log_ratios, dtype=float)
-    n = len(x)
-    if n < design.first_look:
+    last = design.last_look(len(x))
+    if last is None:
+        n = len(x)
         return Look(n, math.exp(float(x.mean())) if n else math.nan, math.nan, math.nan, CONTINUE, None)
-    n = min(n, design.max_rounds)
+    n = last  # between looks, the latest look stands
     x = x[:n]
     mean, sd = np.array([x.mean()]), np.array([x.std(ddof=1)])
-    unstable = None
+    unstable = rule = None
     if aa_log_ratios is not None:
         y = np.asarray(aa_log_ratios, dtype=float)[:n]
-        unstable = aa_unstable(design, n, np.array([y.mean()]), np.array([y.std(ddof=1)]), delta)
-    decision = decide_at(design, n, mean, sd, delta, unstable=unstable)[0]
-    low, high = repeated_interval(mean, sd, n, design.z(design.alpha)[n])
+        aa_mean, aa_sd = np.array([y.mean()]), np.array([y.std(ddof=1)])
+        unstable = aa_unstable(design, n, aa_mean, aa_sd, delta)
+        if widen:
+            rule = aa_control(design, n, aa_mean, aa_sd, delta, sd)
+    decision = decide_at(design, n, mean, sd, delta, unstable=unstable, widen=rule)[0]
+    if rule is not None and decision == decide_at(design, n, mean, sd, delta, unstable=unstable)[0]:
+        rule = None  # the rule is said where it changes the decision, as in a fixed analysis
+    low, high, _, _ = verdict_intervals(design, n, mean, sd, rule)
     return Look(
         n,
-        math.exp(float(mean[0])),
-        math.exp(float(low[0])),
-        math.exp(float(high[0])),
+        _exp(float(mean[0])),
+        _exp(float(low[0])),
+        _exp(float(high[0])),
         str(decision),
         None if unstable is None else bool(unstable[0]),
+        float(rule[1][0]) if rule is not None and bool(rule[0][0]) else None,
     )
+
+
+def _exp(x: float) -> float:
+    """exp, infinite past the largest double (an interval widened without bound)."""
+    return math.exp(x) if x < 709.0 else math.inf
 
 
 def simulate(
@@ -281,10 +352,11 @@ def simulate(
     sessions: int,
     seed: int = 12345,
     aa_effect: float = 0.0,
+    widen: bool = True,
 ) -> dict[str, float]:
     """Simulated A/B/A′ sessions: run values lognormal with coefficient of variation ``cv``,
     B slower by ``effect`` (0.05 = 5 %). Returns the rate of each final decision and the
-    mean rounds used (what bench/sequential.py tabulates)."""
+    mean rounds used (what bench/sequential.py tabulates). ``widen``: with the control rule."""
     rng = np.random.default_rng(seed)
     s = math.sqrt(math.log1p(cv * cv))
     shape = (sessions, design.max_rounds)
@@ -305,7 +377,8 @@ def simulate(
         sd = np.sqrt(np.maximum(sq[:, n - 1] - n * m * m, 0.0) / (n - 1))
         sd_aa = np.sqrt(np.maximum(sq_aa[:, n - 1] - n * m_aa * m_aa, 0.0) / (n - 1))
         unstable = aa_unstable(design, n, m_aa, sd_aa, delta)
-        decision = decide_at(design, n, m, sd, delta, unstable=unstable)
+        rule = aa_control(design, n, m_aa, sd_aa, delta, sd) if widen else None
+        decision = decide_at(design, n, m, sd, delta, unstable=unstable, widen=rule)
         stop = open_ & (decision != CONTINUE)
         decided[stop] = decision[stop]
         used[stop] = n
@@ -318,7 +391,15 @@ def simulate(
 
 
 def fixed_rates(
-    rounds: int, *, effect: float, cv: float, delta: float, sessions: int, seed: int = 12345, alpha: float = 0.05
+    rounds: int,
+    *,
+    effect: float,
+    cv: float,
+    delta: float,
+    sessions: int,
+    seed: int = 12345,
+    alpha: float = 0.05,
+    widen: bool = True,
 ) -> dict[str, float]:
     """The fixed design of ``rounds`` rounds, one look at the end, on the same simulated data
     model (a single look spends all of α: its boundary is the ordinary t quantile)."""
@@ -329,4 +410,5 @@ def fixed_rates(
         delta=delta,
         sessions=sessions,
         seed=seed,
+        widen=widen,
     )

@@ -42,6 +42,7 @@ class Flag(StrEnum):
     METHODS_DISAGREE = "METHODS_DISAGREE"  # primary and cross-check intervals differ: skew or outliers
     DRIFT = "DRIFT"  # an arm's log run values trend across the session
     OUTLIER_RUNS = "OUTLIER_RUNS"  # runs with |modified z| > 3.5 (flagged, never dropped)
+    WIDENED = "WIDENED"  # the control rule: the A/A noise floor is above the band, the verdict read a wider interval
 
 
 VERDICTS = tuple(Verdict)

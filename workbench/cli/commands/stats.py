@@ -112,6 +112,12 @@ def _print_human(doc: dict, notes: list[str]) -> None:
         )
     else:
         out("A/A control: none (give --a-prime to check stability and measure the noise floor)")
+    widened = doc.get("widened")
+    if widened:
+        scale = _fmt(widened["scale"], 3)
+        out(f"intervals the verdict read (the control rule: α {widened['alpha']:g}, scale {scale}):")
+        for i in widened["intervals"]:
+            out(_interval_line(i))
     out(f"verdict: {doc['verdict']} — {doc['reason']}")
     out(f"flags: {', '.join(doc['flags']) if doc['flags'] else 'none'}")
     out(f"gate: {doc['gate']}")
