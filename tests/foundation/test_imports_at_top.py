@@ -112,9 +112,6 @@ OWN_LAZY = {
     ("workbench/rerun/workflow.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bisect/workflow.py", "store.bisect"): SQLALCHEMY,
     ("workbench/rerun/report.py", "store.rerun"): SQLALCHEMY,
-    ("workbench/bisect/bisection.py", "store.bisect"): SQLALCHEMY,
-    ("workbench/bisect/bisection.py", "store.rerun"): SQLALCHEMY,
-    ("workbench/bisect/bisection.py", "store.tables"): SQLALCHEMY,
     ("workbench/bundle/verify.py", "workbench.bundle.rederive"): NUMPY,  # only --recompute
     ("workbench/bisect/records.py", "store.bisect"): SQLALCHEMY,
     ("workbench/bisect/records.py", "store.rerun"): SQLALCHEMY,

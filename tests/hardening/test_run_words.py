@@ -82,18 +82,20 @@ def test_a_shared_label_lists_its_runs(capsys, tmp_path, store):
 
 
 def test_the_server_resolves_with_the_same_rule(capsys, tmp_path, store):
+    """The server answers through the use cases (workbench.usecases): the same rule as the store."""
     from store import open_store
     from store.errors import RunNotFound
-    from workbench.server import queries
+    from workbench.usecases.runs import ShowRun
+    from workbench.usecases.transport import Local
 
     _import(capsys, tmp_path, store, "a", "b", "c", " 3", "2")  # run 4 " 3", run 5 "2"
-    st = open_store(store)
-    assert queries.show_run(st, " 3")["id"] == 4
-    assert queries.show_run(st, "3")["id"] == 3
+    wb = Local(open_store(store))
+    assert wb.call(ShowRun(run=" 3")).run["id"] == 4
+    assert wb.call(ShowRun(run="3")).run["id"] == 3
     with pytest.raises(RunNotFound, match="'2' matches runs 5, 2"):
-        queries.show_run(st, "2")
+        wb.call(ShowRun(run="2"))
     with pytest.raises(RunNotFound, match="no run with id or label '3 '"):
-        queries.show_run(st, "3 ")
+        wb.call(ShowRun(run="3 "))
 
 
 def test_a_bundle_ref_is_a_label_not_a_store_id(capsys, tmp_path, store):

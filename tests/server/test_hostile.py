@@ -365,3 +365,15 @@ def test_push_reads_no_fifo_device_or_proc_file(tmp_path):
         assert proc.returncode == 2, (path, proc.stdout, proc.stderr)
         assert "regular file" in proc.stderr or "kernel interface" in proc.stderr, proc.stderr
         assert "internal error" not in proc.stderr
+
+
+def test_an_error_names_no_url_however_long_its_scheme():
+    """The scrubber hides every address (a store URL with its password, a link in a capture's
+    text); the scheme is looked for a bounded way back, so a long run of scheme characters keeps its
+    head and still loses the address."""
+    from workbench.server.errors import _URL
+
+    assert _URL.sub("(a URL)", "cannot reach postgresql+psycopg://u:secret@db/wb now") == "cannot reach (a URL) now"
+    long_scheme = "a" * 200 + "://u:secret@host"
+    assert "secret" not in _URL.sub("(a URL)", long_scheme)
+    assert _URL.sub("(a URL)", "+a" * 1000) == "+a" * 1000

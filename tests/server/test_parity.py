@@ -77,9 +77,10 @@ def populate(store: str, bench: Path, tmp_path: Path) -> None:
     summary_runs = [str(r["id"]) for r in json.loads(_ok(*s, "runs", "--json")) if r["samples"] == 0][:4]
     _ok(*s, "declare", *summary_runs, "weights=hub", "topology=tp=4", "--why", "the job script")
     _ok(*s, "investigate", "new", "--lens", "inference", "--question", "ship v0.8.3?", *CHANGE, "--title", "ttft")
+    # The hypothesis first: evidence recorded before it cannot decide it.
+    _ok(*s, "hypothesize", "1", "the queue grew", "--test", "a controlled comparison", "--test-kind", "comparison")
     _ok(*s, "investigate", "compare", "1", *BASE, "--vs", *CAND, "--control", *CONTROL)
     _ok(*s, "observe", "1", "--from-compare", "1", "--by", "alice")
-    _ok(*s, "hypothesize", "1", "the queue grew", "--test", "an interleaved rerun", "--by", "alice")
     _ok(*s, "hypothesis", "status", "1", "supported", "--evidence", "comparison=1", "--by", "alice")
     _ok(*s, "action", "propose", "1", "--change", "max_num_seqs=128:256", "--scope", "pool-a", "--because", "1")
     _ok(*s, "action", "approve", "1", "--by", "bob", "--why", "cheap to try")

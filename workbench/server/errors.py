@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from store.api import Store
     from workbench.server.config import ServerConfig
 
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"]+", re.IGNORECASE)
+# A scheme is looked for at most 64 characters back from its "://" (linear on any message; a longer
+# run of scheme characters keeps its head, never the address after it).
+_URL = re.compile(r"[a-z][a-z0-9+.-]{0,63}://[^\s'\"]+", re.IGNORECASE)
 
 
 class ApiError(Exception):
