@@ -72,7 +72,7 @@ def test_every_former_base_is_the_one_record():
     from workbench.investigations.views import InvestigationView
     from workbench.recorder.records import Record as CaptureRecord
     from workbench.rerun.comparison import RerunReport
-    from workbench.training.diagnostics import Finding
+    from workbench.training.step_findings import Finding
 
     for cls in (
         BisectionReport,

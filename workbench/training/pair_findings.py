@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from store.records import RunRecord
-from workbench.training.diagnostics import OBSERVATION, Figures, Finding, _finding
+from workbench.training.step_findings import OBSERVATION, Figures, Finding, _finding
 
 HOST_BOUND_IDLE = 0.5  # share of the step the GPU is idle: "most of the step"
 SHAPE_UNCHANGED = 0.05  # relative change per step within which a shared shape is "unchanged"

@@ -1,4 +1,4 @@
-"""Training diagnostics from the per-step, per-rank samples: each says what is known and what is not.
+"""Training findings from the per-step, per-rank samples: each says what is known and what is not.
 
 Every finding is an observation about where time went, never a cause: a data-loader
 wait that coincides with GPU idle time shows the GPU waited, not why the loader was
