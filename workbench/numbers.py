@@ -156,6 +156,11 @@ def percent_change(baseline: float, candidate: float) -> str:
     return signed_percent(100.0 * (candidate - baseline) / abs(baseline), 0, minus=MINUS) if baseline else "n/a"
 
 
+def percent(fraction: float, digits: int, *, sign: bool = False) -> str:
+    """A fraction as a percentage in a sentence: "12.5 %", with ``sign`` "+1.2 %"."""
+    return f"{100 * fraction:{'+' if sign else ''}.{digits}f} %"
+
+
 def share(fraction: float | None, *, digits: int = 0) -> str:
     """A fraction as a compact whole percentage, "45%" (host activity's shares)."""
     return "unknown" if fraction is None else f"{100 * fraction:.{digits}f}%"

@@ -23,6 +23,9 @@ def test_the_formats():
     assert n.fixed(0.1234567, 4) == "0.1235" and n.fixed(None, 6, missing="n/a") == "n/a"
     assert n.signed_percent(1.2345, 2) == "+1.23 %" and n.signed_percent(-1.25, 1, minus=n.MINUS) == "−1.2 %"
     assert n.signed_percent(math.nan, 1, missing="") == ""
+    assert (
+        n.percent(0.125, 1) == "12.5 %" and n.percent(-0.0123, 1, sign=True) == "-1.2 %" and n.percent(0.5, 0) == "50 %"
+    )
     assert n.percent_change(80.0, 92.0) == "+15 %" and n.percent_change(92.0, 80.0) == "−13 %"
     assert n.percent_change(0.0, 1.0) == "n/a"
     assert n.significant(12345.678) == "1.235e+04" and n.significant(0.5, sign=True) == "+0.5"

@@ -18,7 +18,7 @@ from workbench.diagnostics import hangs as hang_snapshots
 from workbench.diagnostics import host_events, logs, timeline, xid_catalog
 from workbench.diagnostics.events import Event
 from workbench.diagnostics.hang_records import HangsRecord
-from workbench.diagnostics.report import (
+from workbench.diagnostics.result import (
     FORMAT,
     VERSION,
     DiagnosisReport,

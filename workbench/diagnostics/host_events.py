@@ -19,7 +19,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 
 from workbench.diagnostics.events import Event, EventValues
-from workbench.diagnostics.report import Evidence, EventRole
+from workbench.diagnostics.result import Evidence, EventRole
 
 LINK_KIND = "link_state"
 PCIE_CORRECTED_KIND = "pcie_corrected"

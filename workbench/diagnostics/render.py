@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from workbench.diagnostics.hang_records import HangsRecord
 from workbench.diagnostics.hangs import where
-from workbench.diagnostics.report import DiagnosisReport, EventRecord, TimelineRow
+from workbench.diagnostics.result import DiagnosisReport, EventRecord, TimelineRow
 from workbench.textsafe import markup_safe as esc
 
 if TYPE_CHECKING:

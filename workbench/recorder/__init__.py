@@ -18,7 +18,7 @@ need them. ``WB_RECORDER=off`` turns every recorder into a no-op. See docs/recor
 Modules: ``handoff.py`` the one door to a store (the writer thread loads it); ``host.py``
 samples stacks, CPU, memory and GC pauses and ``host_capture.py`` writes them into a snapshot;
 ``watchdog.py`` snapshots a step that never ends, ``termination.py`` on SIGTERM/SIGINT;
-``control.py`` answers ``wb snapshot PID``; ``moment.py`` and ``rowsearch.py`` the open span and
+``snapshot_socket.py`` answers ``wb snapshot PID``; ``moment.py`` and ``rowsearch.py`` the open span and
 phase and every thread's stack.
 """
 
