@@ -9,6 +9,7 @@ never 0. A unit may come from a capture, so it goes through ``clean``.
 from __future__ import annotations
 
 import math
+from datetime import datetime, timezone
 from typing import Any
 
 from workbench.textsafe import clean
@@ -184,3 +185,11 @@ def mib(n: float | None) -> str:
 def count(n: float | None) -> str:
     """A count, thousands grouped: "12,345"."""
     return "unknown" if n is None else f"{n:,.0f}"
+
+
+def utc_time(t: float, *, year: bool = True, ms: bool = True, zone: bool = True) -> str:
+    """Epoch seconds as a UTC stamp, "2026-12-03 22:16:39.123 UTC"; a narrow column leaves out
+    the year, the milliseconds or the zone."""
+    pattern = ("%Y-" if year else "") + "%m-%d %H:%M:%S" + (".%f" if ms else "")
+    text = datetime.fromtimestamp(t, timezone.utc).strftime(pattern)
+    return (text[:-3] if ms else text) + (" UTC" if zone else "")

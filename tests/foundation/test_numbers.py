@@ -34,6 +34,9 @@ def test_the_formats():
     assert n.share(0.456) == "46%" and n.share(None) == "unknown"
     assert n.size(3 * 2**20 // 2) == "1.5 MiB" and n.size(12 * 2**10) == "12.0 KiB" and n.size(512) == "512 bytes"
     assert n.figure(1234.5) == "1,234" and n.figure(3) == "3" and n.figure(None) == "unknown"
+    t = 1764800199.1234  # 2025-12-03 22:16:39.123 UTC
+    assert n.utc_time(t) == "2025-12-03 22:16:39.123 UTC" and n.utc_time(t, ms=False) == "2025-12-03 22:16:39 UTC"
+    assert n.utc_time(t, year=False, zone=False) == "12-03 22:16:39.123"
     assert n.mib(2**30) == "1,024.0 MiB" and n.count(12345) == "12,345" and n.count(None) == "unknown"
 
 
