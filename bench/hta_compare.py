@@ -69,7 +69,7 @@ def ours_hta_definition(trace, whole_us: bool = False) -> tuple[float, float]:
     HTA does (``round_down_time_stamps``: ts = ceil(ts), end = floor(ts + dur)), so a
     short kernel can shrink to nothing.
     """
-    from workbench.training import intervals as iv
+    from workbench.training import span_sets as iv
 
     gpu, rt = dict(trace.gpu), trace.runtime
     if whole_us:

@@ -291,6 +291,14 @@ class Lens:
     item_order: str = "item order"
     # What one sample is, in sentences ("requests", "steps", "jobs").
     item_name: str = "items"
+    # The samples' column (ms) that times one item from its ``started_at``: what a flight
+    # recorder's slow span is (a step, a request); None where items are not timed spans.
+    span_column: str | None = None
+
+    def with_metric(self, name: str) -> "Lens | None":
+        """This lens with the statistic ``name`` as its primary (``--metric``); None for a
+        lens whose primary is fixed (only the inference lens offers several)."""
+        return None
 
     # -- contract views
     @property

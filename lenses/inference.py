@@ -427,6 +427,7 @@ LENS = InferenceLens(
     item_measure=MetricSpec("ttft", "TTFT by request", "ms"),
     item_order="request order",
     item_name="requests",
+    span_column="e2e_ms",
     locates_by_stage=True,
     guardrails=(
         # A candidate must not fail more requests: at most one percentage point more.

@@ -175,6 +175,7 @@ LENS = TrainingLens(
     item_measure=MetricSpec("step_time", "step time by step", "ms"),
     item_order="step",
     item_name="steps",
+    span_column="step_ms",
     guardrails=(
         # Evaluation loss may not get worse by more than 1 % of the baseline's.
         GuardrailSpec("eval_loss", "Evaluation loss", "eval_loss", "max_increase_pct", 1.0),

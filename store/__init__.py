@@ -4,6 +4,14 @@ schema versions, and the queries the rest of wb uses.
 ``store`` never imports ``workbench`` or ``lenses``. ``store.records`` is pure data
 (no database imports) and is the vocabulary every layer shares. sqlmodel loads only
 when a store is opened.
+
+Modules: ``records.py`` the shared vocabulary; ``run_meta.py`` a run's ``meta`` and ``window``
+typed at their edge; ``api.py`` the ``Store`` (runs and imports in plain SQL); ``engine.py``,
+``schema.py``, ``columns.py`` URLs and engines, schema versions, ``.npy`` columns; ``spooled.py`` a
+table whose rows wait in a temporary file until the import writes them; ``ddl.py`` the checked-in
+CREATE statements; one module per record family (``tables``, ``investigations``, ``rerun``,
+``bisect``, ``actions``, ``declarations``, ``tidy``, ``tokens``) with its typed functions;
+``evidence.py`` what a hypothesis cites; ``append_only.py`` the triggers that keep history.
 """
 
 from __future__ import annotations

@@ -11,16 +11,31 @@ derived from them and from the plan's stored rerun comparison, never stored.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Optional
 
 from sqlalchemy import JSON, Column, ForeignKey, Integer, Text, event
-from sqlmodel import Field, SQLModel
+from sqlmodel import Field, SQLModel, col, select
 
 from store.append_only import attach
 from store.errors import StoreError
-from store.investigations import Investigation  # noqa: F401 - the table action.investigation_id refers to
-from store.rerun import RerunPlan  # noqa: F401 - the table action_verification.plan_id refers to
+from store.investigations import Hypothesis, Investigation, InvestigationComparison
+from store.rerun import (
+    RerunComparison,
+    RerunExecution,
+    RerunPlan,
+    RerunRun,
+    executions_of,
+    find_plan,
+    runs_of,
+)
 from store.tables import utcnow_iso
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from store.api import Store
 
 
 class ActionHistoryImmutable(StoreError):
@@ -91,3 +106,79 @@ for _table in (Action, ActionDecision, ActionVerification):
     event.listen(_table, "before_update", _immutable)
     event.listen(_table, "before_delete", _immutable)
     attach(_table.__table__)  # type: ignore[union-attr]  # and the database refuses it too (store.append_only)
+
+
+# -- the store's doors: each opens its own session (nothing outside store/ does) ---------------
+
+
+class ActionRecords:
+    """An action's records and what it cites, read and appended in one transaction
+    (:func:`action_records`): the door's checks run between the reads and the write."""
+
+    def __init__(self, session: "Session") -> None:
+        self._s = session
+
+    def add(self, row: Any) -> Any:
+        """Append an action, a decision or a verification; the row with its id."""
+        self._s.add(row)
+        self._s.flush()
+        return row
+
+    def action(self, action_id: int) -> Action | None:
+        return self._s.get(Action, action_id)
+
+    def actions(self, investigation_id: int | None = None) -> list[Action]:
+        """Every action (of the investigation), oldest first."""
+        stmt = select(Action).order_by(col(Action.id))
+        if investigation_id is not None:
+            stmt = stmt.where(Action.investigation_id == investigation_id)
+        return list(self._s.exec(stmt).all())
+
+    def decisions(self, action_id: int) -> list[ActionDecision]:
+        stmt = select(ActionDecision).where(ActionDecision.action_id == action_id).order_by(col(ActionDecision.id))
+        return list(self._s.exec(stmt).all())
+
+    def verifications(self, action_id: int) -> list[ActionVerification]:
+        stmt = (
+            select(ActionVerification)
+            .where(ActionVerification.action_id == action_id)
+            .order_by(col(ActionVerification.id))
+        )
+        return list(self._s.exec(stmt).all())
+
+    def investigation(self, investigation_id: int) -> Investigation | None:
+        return self._s.get(Investigation, investigation_id)
+
+    def hypothesis(self, hypothesis_id: int) -> Hypothesis | None:
+        return self._s.get(Hypothesis, hypothesis_id)
+
+    def comparison(self, comparison_id: Any) -> InvestigationComparison | None:
+        return self._s.get(InvestigationComparison, comparison_id)
+
+    def plan(self, plan_id: int) -> RerunPlan | None:
+        return self._s.get(RerunPlan, plan_id)
+
+    def find_plan(self, ref: str | int) -> RerunPlan:
+        """A plan by id or name (``PlanNotFound``)."""
+        return find_plan(self._s, ref)
+
+    def executions(self, plan_id: int) -> list[RerunExecution]:
+        return executions_of(self._s, plan_id)
+
+    def execution(self, execution_id: int) -> RerunExecution | None:
+        return self._s.get(RerunExecution, execution_id)
+
+    def runs(self, execution_id: int) -> list[RerunRun]:
+        return runs_of(self._s, execution_id)
+
+    def latest_comparison(self, plan_id: int) -> RerunComparison | None:
+        """The plan's newest rerun comparison."""
+        stmt = select(RerunComparison).where(RerunComparison.plan_id == plan_id)
+        return self._s.exec(stmt.order_by(col(RerunComparison.id).desc())).first()
+
+
+@contextmanager
+def action_records(store: "Store") -> Iterator[ActionRecords]:
+    """:class:`ActionRecords` over one transaction of ``store`` (committed when the block ends)."""
+    with store.session() as s:
+        yield ActionRecords(s)

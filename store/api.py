@@ -301,6 +301,15 @@ class Store:
             )
         return [_summary(_RunRow(*r)) for r in rows]
 
+    def run_metas(self, lens: str) -> list[tuple[int, dict[str, Any]]]:
+        """(id, meta document) of every run of ``lens``, by id (a sweep's runs are found by
+        their ``meta["sweep"]``)."""
+        if self._absent:
+            return []
+        with self._read() as q:
+            rows = q("SELECT id, meta FROM run WHERE lens = :lens ORDER BY id", {"lens": lens})
+        return [(int(r[0]), _json_document(r[1])) for r in rows]
+
     def get_run(self, run_id: int) -> RunSummary:
         with self._read_run(run_id) as (row, _q):
             return _summary(row)
@@ -627,6 +636,13 @@ class _RunRow:
             value = getattr(self, name)
             if isinstance(value, (str, bytes)):
                 setattr(self, name, json.loads(value))
+
+
+def _json_document(value: Any) -> dict[str, Any]:
+    """A JSON column as a dict: SQLite returns text, psycopg a decoded value; null is {}."""
+    if isinstance(value, (str, bytes)):
+        value = json.loads(value)
+    return dict(value or {})
 
 
 def _summary(row: "_RunRow") -> RunSummary:

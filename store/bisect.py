@@ -21,9 +21,15 @@ from store.tables import utcnow_iso
 if TYPE_CHECKING:
     from sqlmodel import Session
 
+    from store.api import Store
+
 
 class BisectionNotFound(StoreError):
     """No bisection by that id or name."""
+
+
+class BisectionExists(StoreError):
+    """A bisection by that name is already recorded."""
 
 
 class Bisection(SQLModel, table=True):
@@ -55,3 +61,45 @@ def find_bisection(session: "Session", ref: str | int | None) -> Bisection:
     if row is None:
         raise BisectionNotFound(f"no bisection {text!r} (see 'wb bisect status')")
     return row
+
+
+def bisections(store: "Store") -> list[Bisection]:
+    """Every bisection, oldest first."""
+    with store.session() as s:
+        return list(s.exec(select(Bisection).order_by(Bisection.id)).all())  # type: ignore[arg-type]
+
+
+def load_bisection(store: "Store", ref: str | int | None) -> Bisection:
+    """By id, by name, or (``None``) the latest (``BisectionNotFound`` when none)."""
+    with store.session() as s:
+        return find_bisection(s, ref)
+
+
+def add_bisection(
+    store: "Store", name: str, spec: dict[str, Any], state: dict[str, Any], investigation_id: int | None
+) -> int:
+    """Record a new bisection and return its id; a name already taken is ``BisectionExists``."""
+    with store.session() as s:
+        if s.exec(select(Bisection).where(Bisection.name == name)).first() is not None:
+            raise BisectionExists(name)
+        row = Bisection(name=name, spec=spec, state=state, investigation_id=investigation_id)
+        s.add(row)
+        s.flush()
+        return int(row.id)  # type: ignore[arg-type]
+
+
+def save_bisection_state(store: "Store", bisection_id: int, state: dict[str, Any], status: str) -> None:
+    """Rewrite a bisection's state and status (after each step)."""
+    with store.session() as s:
+        row = s.get(Bisection, bisection_id)
+        if row is None:
+            raise BisectionNotFound(f"no bisection {bisection_id}")
+        row.state, row.status, row.updated_at = state, status, utcnow_iso()
+        s.add(row)
+
+
+def bisections_of(store: "Store", investigation_id: int) -> list[Bisection]:
+    """The investigation's bisections, oldest first."""
+    with store.session() as s:
+        stmt = select(Bisection).where(Bisection.investigation_id == investigation_id).order_by(Bisection.id)  # type: ignore[arg-type]
+        return list(s.exec(stmt).all())

@@ -13,14 +13,23 @@ JSON columns hold plain JSON only (the workbench layer removes NaN before writin
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
 
-from sqlalchemy import JSON, Column, ForeignKey, Integer, Text, event
-from sqlmodel import Field, SQLModel
+from sqlalchemy import JSON, Column, ForeignKey, Integer, Text, event, func
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Field, SQLModel, col, select
 
 from store.append_only import attach
 from store.errors import StoreError
 from store.tables import utcnow_iso
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from store.api import Store
 
 HYPOTHESIS_STATUSES = ("open", "supported", "refuted", "undetermined")
 
@@ -154,3 +163,198 @@ class ImportedBundle(SQLModel, table=True):
     verified: bool = False
     imported_by: str = ""
     imported_at: str = Field(default_factory=utcnow_iso)
+
+
+def get_investigation(store: "Store", investigation_id: int) -> Investigation | None:
+    """The investigation with this id, or ``None``."""
+    with store.session() as s:
+        return s.get(Investigation, investigation_id)
+
+
+# -- the store's doors: each opens its own session (nothing outside store/ does) ---------------
+
+
+class InvestigationNotFound(StoreError):
+    """No investigation by that id."""
+
+
+class InvestigationReadOnly(StoreError):
+    """An investigation imported from a bundle takes no new records."""
+
+
+def _writable(s: "Session", investigation_id: int) -> Investigation:
+    row = s.get(Investigation, investigation_id)
+    if row is None:
+        raise InvestigationNotFound(f"no investigation {investigation_id} (see 'wb investigate list')")
+    if row.imported_bundle_id is not None:
+        raise InvestigationReadOnly(f"investigation {investigation_id} was imported from a bundle and is read-only")
+    return row
+
+
+def add_comparison(store: "Store", row: InvestigationComparison) -> InvestigationComparison:
+    """Store a comparison of its investigation (refused when the investigation is read-only);
+    the first one names the run sets the frame left open."""
+    with store.session() as s:
+        inv = _writable(s, row.investigation_id)
+        s.add(row)
+        s.flush()
+        if not inv.baseline_runs and not inv.candidate_runs:
+            inv.baseline_runs, inv.candidate_runs = list(row.baseline_runs), list(row.candidate_runs)
+            s.add(inv)
+        return row
+
+
+def add_observation(store: "Store", row: Observation) -> Observation:
+    """Pin an observation (or a retraction) of its investigation (refused when read-only)."""
+    with store.session() as s:
+        _writable(s, row.investigation_id)
+        s.add(row)
+        s.flush()
+        return row
+
+
+def get_comparison(store: "Store", comparison_id: int) -> InvestigationComparison | None:
+    """A stored comparison by id, or ``None``."""
+    with store.session() as s:
+        return s.get(InvestigationComparison, comparison_id)
+
+
+def get_observation(store: "Store", observation_id: int) -> Observation | None:
+    """An observation by id, or ``None``."""
+    with store.session() as s:
+        return s.get(Observation, observation_id)
+
+
+def observation_ids_from(store: "Store", investigation_id: int, source: str) -> list[int]:
+    """The ids of the investigation's observations pinned from ``source`` (``comparison:ID``)."""
+    with store.session() as s:
+        stmt = select(Observation.id).where(
+            Observation.investigation_id == investigation_id, Observation.source == source
+        )
+        return [int(i) for i in s.exec(stmt).all() if i is not None]
+
+
+def add_investigation(store: "Store", row: Investigation) -> int:
+    """Frame a new investigation; its id."""
+    with store.session() as s:
+        s.add(row)
+        s.flush()
+        return int(row.id)  # type: ignore[arg-type]
+
+
+def investigations_with_counts(store: "Store") -> list[tuple[Investigation, dict[str, int]]]:
+    """Every investigation, oldest first, with its counts of comparisons, observations and
+    hypotheses, read in one transaction."""
+    counted = (("comparisons", InvestigationComparison), ("observations", Observation), ("hypotheses", Hypothesis))
+    with store.session() as s:
+        rows = s.exec(select(Investigation).order_by(Investigation.id)).all()  # type: ignore[arg-type]
+        return [
+            (
+                row,
+                {
+                    name: int(s.exec(select(func.count()).select_from(t).where(t.investigation_id == row.id)).one())
+                    for name, t in counted
+                },
+            )
+            for row in rows
+        ]
+
+
+@dataclass(frozen=True)
+class InvestigationRecords:
+    """An investigation with every record of it, oldest first; ``decisions``: each hypothesis's
+    status rows by hypothesis id."""
+
+    investigation: Investigation
+    comparisons: list[InvestigationComparison]
+    observations: list[Observation]
+    hypotheses: list[Hypothesis]
+    decisions: dict[int, list[HypothesisStatus]]
+
+
+def investigation_records(store: "Store", investigation_id: int) -> InvestigationRecords:
+    """The investigation and its records, read in one transaction (``InvestigationNotFound``)."""
+    with store.session() as s:
+        row = s.get(Investigation, investigation_id)
+        if row is None:
+            raise InvestigationNotFound(f"no investigation {investigation_id} (see 'wb investigate list')")
+
+        def of(table: Any) -> list[Any]:
+            return list(s.exec(select(table).where(table.investigation_id == row.id).order_by(table.id)).all())
+
+        hypotheses = of(Hypothesis)
+        decisions: dict[int, list[HypothesisStatus]] = {int(h.id): [] for h in hypotheses}
+        if decisions:
+            stmt = (
+                select(HypothesisStatus)
+                .where(HypothesisStatus.hypothesis_id.in_(list(decisions)))  # type: ignore[attr-defined]
+                .order_by(HypothesisStatus.id)
+            )
+            for st in s.exec(stmt).all():
+                decisions[st.hypothesis_id].append(st)
+        return InvestigationRecords(row, of(InvestigationComparison), of(Observation), hypotheses, decisions)
+
+
+def get_hypothesis(store: "Store", hypothesis_id: int) -> Hypothesis | None:
+    """A hypothesis by id, or ``None``."""
+    with store.session() as s:
+        return s.get(Hypothesis, hypothesis_id)
+
+
+def add_hypothesis_status(store: "Store", status: HypothesisStatus) -> list[HypothesisStatus]:
+    """Append a status decision to a hypothesis's history; the whole history, oldest first."""
+    with store.session() as s:
+        s.add(status)
+        s.flush()
+        stmt = (
+            select(HypothesisStatus)
+            .where(HypothesisStatus.hypothesis_id == status.hypothesis_id)
+            .order_by(col(HypothesisStatus.id))
+        )
+        return list(s.exec(stmt).all())
+
+
+class BundleKeptMeanwhile(StoreError):
+    """A concurrent import kept this bundle between the check and the insert (the unique
+    checksum decided; this import rolled back)."""
+
+
+class BundleCopy:
+    """A verified bundle's records copied into the store in one transaction
+    (:func:`copying_bundle`): each ``add`` gets its id, which later records cite."""
+
+    def __init__(self, session: "Session") -> None:
+        self._s = session
+
+    def kept(self, checksum: str) -> tuple[int, int | None] | None:
+        """(bundle id, its investigation's id) when a bundle with this checksum is kept already."""
+        existing = self._s.exec(select(ImportedBundle).where(ImportedBundle.checksum == checksum)).first()
+        if existing is None:
+            return None
+        inv = self._s.exec(select(Investigation).where(Investigation.imported_bundle_id == existing.id)).first()
+        return int(existing.id), (int(inv.id) if inv is not None and inv.id is not None else None)  # type: ignore[arg-type]
+
+    def add(self, row: Any) -> int:
+        """Add a record; its id."""
+        self._s.add(row)
+        self._s.flush()
+        return int(row.id)
+
+    def retracts(self, observation_id: int, retracted_id: int | None) -> None:
+        """Mark a copied observation as the retraction of another (copied in any order)."""
+        row = self._s.get(Observation, observation_id)
+        assert row is not None, "copied in this transaction"
+        row.retracts_id = retracted_id
+        self._s.add(row)
+        self._s.flush()
+
+
+@contextmanager
+def copying_bundle(store: "Store") -> Iterator[BundleCopy]:
+    """A :class:`BundleCopy` over one transaction (``BundleKeptMeanwhile`` when a concurrent
+    import kept the same bundle first)."""
+    try:
+        with store.session() as s:
+            yield BundleCopy(s)
+    except IntegrityError:
+        raise BundleKeptMeanwhile("a concurrent import kept this bundle first") from None

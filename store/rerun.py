@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from sqlalchemy import JSON, Column, ForeignKey, Integer, UniqueConstraint, event, func
 from sqlalchemy import select as sa_select
-from sqlmodel import Field, SQLModel, select
+from sqlmodel import Field, SQLModel, col, select
 
 from store.errors import StoreError
 from store.investigations import Investigation  # noqa: F401 - the table rerun_plan.investigation_id refers to
@@ -21,6 +21,8 @@ from store.tables import utcnow_iso
 
 if TYPE_CHECKING:
     from sqlmodel import Session
+
+    from store.api import Store
 
 # Execution states. "running" with a process that is gone means it crashed.
 RUNNING, INTERRUPTED, COMPLETE, ABANDONED = "running", "interrupted", "complete", "abandoned"
@@ -203,3 +205,204 @@ def runs_of(session: "Session", execution_id: int) -> list[RerunRun]:
 def comparisons_of(session: "Session", execution_id: int) -> list[RerunComparison]:
     stmt = select(RerunComparison).where(RerunComparison.execution_id == execution_id).order_by(RerunComparison.id)
     return list(session.exec(stmt).all())
+
+
+def add_comparison(
+    store: "Store",
+    *,
+    plan_id: int,
+    execution_id: int,
+    rounds_used: int,
+    verdict: str | None,
+    digest: str,
+    body: dict[str, Any],
+) -> int:
+    """Store an execution's comparison once per distinct result (``digest``) and return its id."""
+    with store.session() as s:
+        existing = s.exec(
+            select(RerunComparison).where(
+                RerunComparison.execution_id == execution_id, RerunComparison.digest == digest
+            )
+        ).first()
+        if existing is not None:
+            return int(existing.id)  # type: ignore[arg-type]
+        row = RerunComparison(
+            plan_id=plan_id,
+            execution_id=execution_id,
+            rounds_used=rounds_used,
+            verdict=verdict,
+            digest=digest,
+            body=body,
+        )
+        s.add(row)
+        s.flush()
+        return int(row.id)  # type: ignore[arg-type]
+
+
+# -- the store's doors: each opens its own session (nothing outside store/ does) ---------------
+
+
+class ExecutionNotFound(StoreError):
+    """No rerun execution by that id."""
+
+
+def plans(store: "Store") -> list[RerunPlan]:
+    """Every plan, oldest first."""
+    with store.session() as s:
+        return list_plans(s)
+
+
+def plans_with_executions(store: "Store") -> list[tuple[RerunPlan, list[RerunExecution]]]:
+    """Every plan (oldest first) with its executions (oldest first)."""
+    with store.session() as s:
+        return [(p, executions_of(s, int(p.id))) for p in list_plans(s)]  # type: ignore[arg-type]
+
+
+def keep_plan(
+    store: "Store",
+    name: str,
+    lens: str,
+    digest: str,
+    body: dict[str, object],
+    origin: str = "user",
+    investigation_id: int | None = None,
+) -> tuple[RerunPlan, Literal["added", "unchanged", "replaced"]]:
+    """:func:`save_plan` in its own transaction."""
+    with store.session() as s:
+        return save_plan(s, name, lens, digest, body, origin, investigation_id)
+
+
+def load_plan(store: "Store", ref: str | int) -> RerunPlan:
+    """A plan by id or name (``PlanNotFound``)."""
+    with store.session() as s:
+        return find_plan(s, ref)
+
+
+def plan_executions(store: "Store", ref: str | int) -> tuple[RerunPlan, list[RerunExecution]]:
+    """A plan by id or name, with its executions, oldest first."""
+    with store.session() as s:
+        row = find_plan(s, ref)
+        return row, executions_of(s, int(row.id))  # type: ignore[arg-type]
+
+
+def executions(store: "Store", plan_id: int) -> list[RerunExecution]:
+    """The plan's executions, oldest first."""
+    with store.session() as s:
+        return executions_of(s, plan_id)
+
+
+def execution_comparisons(store: "Store", execution_id: int) -> list[RerunComparison]:
+    """The comparisons of an execution, oldest first."""
+    with store.session() as s:
+        return comparisons_of(s, execution_id)
+
+
+def execution_of_plan(
+    store: "Store", ref: str | int, execution_id: int
+) -> tuple[RerunPlan, RerunExecution | None, list[RerunRun]]:
+    """The plan, its execution ``execution_id`` (``None`` when it is another plan's or none)
+    and that execution's runs."""
+    with store.session() as s:
+        plan = find_plan(s, ref)
+        execution = s.get(RerunExecution, execution_id)
+        if execution is None or execution.plan_id != plan.id:
+            return plan, None, []
+        return plan, execution, runs_of(s, execution_id)
+
+
+def begin_execution(
+    store: "Store",
+    plan_id: int,
+    *,
+    abandon: list[int],
+    preflight: dict[str, Any],
+    schedule: list[list[Any]],
+    host: str,
+    pid: int,
+    now: str,
+) -> int:
+    """A new running execution of the plan (its unfinished executions in ``abandon`` are
+    marked abandoned at ``now``); its id."""
+    with store.session() as s:
+        for old_id in abandon:
+            old = s.get(RerunExecution, old_id)
+            if old is not None and old.plan_id == plan_id:
+                old.status, old.ended_at = ABANDONED, now
+                s.add(old)
+        row = RerunExecution(
+            plan_id=plan_id, status=RUNNING, host=host, pid=pid, preflights=[preflight], schedule=schedule
+        )
+        s.add(row)
+        s.flush()
+        return int(row.id)  # type: ignore[arg-type]
+
+
+def _execution(s: "Session", execution_id: int) -> RerunExecution:
+    row = s.get(RerunExecution, execution_id)
+    if row is None:
+        raise ExecutionNotFound(f"no rerun execution {execution_id}")
+    return row
+
+
+def execution_runs(store: "Store", execution_id: int) -> tuple[RerunExecution, list[RerunRun]]:
+    """An execution (``ExecutionNotFound``) and its runs, oldest first."""
+    with store.session() as s:
+        return _execution(s, execution_id), runs_of(s, execution_id)
+
+
+def get_execution(store: "Store", execution_id: int) -> RerunExecution:
+    """An execution by id (``ExecutionNotFound``)."""
+    with store.session() as s:
+        return _execution(s, execution_id)
+
+
+def update_execution(
+    store: "Store",
+    execution_id: int,
+    *,
+    status: str | None = None,
+    ended_at: str | None = None,
+    workdir: str | None = None,
+    host: str | None = None,
+    pid: int | None = None,
+    add_preflight: dict[str, Any] | None = None,
+) -> None:
+    """Change what is given of an execution: its status (and end), workdir, who runs it, a
+    preflight kept after the others (``ExecutionNotFound``)."""
+    with store.session() as s:
+        row = _execution(s, execution_id)
+        changes = {"status": status, "ended_at": ended_at, "workdir": workdir, "host": host, "pid": pid}
+        for name, value in changes.items():
+            if value is not None:
+                setattr(row, name, value)
+        if add_preflight is not None:
+            row.preflights = [*row.preflights, add_preflight]
+        s.add(row)
+
+
+def add_run(store: "Store", execution_id: int, run: dict[str, Any]) -> None:
+    """Keep one run of an execution (``run``: the ``rerun_run`` columns but its execution)."""
+    with store.session() as s:
+        _execution(s, execution_id)
+        s.add(RerunRun(execution_id=execution_id, **run))
+
+
+def comparison_ids_of_plans(store: "Store", plan_ids: list[int]) -> list[int]:
+    """The ids of every rerun comparison made of these plans' executions."""
+    with store.session() as s:
+        stmt = select(RerunComparison.id).where(col(RerunComparison.plan_id).in_(plan_ids))
+        return [int(i) for i in s.exec(stmt).all() if i is not None]
+
+
+def plan_ids_of_comparisons(store: "Store", comparison_ids: list[int]) -> list[int]:
+    """The ids of the plans these rerun comparisons analysed."""
+    with store.session() as s:
+        stmt = select(RerunComparison.plan_id).where(col(RerunComparison.id).in_(comparison_ids))
+        return [int(i) for i in s.exec(stmt).all()]
+
+
+def records_by_id(store: "Store", table: Literal["plan", "comparison"], ids: list[int]) -> list[dict[str, Any] | None]:
+    """Each plan's or rerun comparison's row as a plain record, ``None`` where the store has none."""
+    model: Any = RerunPlan if table == "plan" else RerunComparison
+    with store.session() as s:
+        return [row.model_dump() if (row := s.get(model, i)) is not None else None for i in ids]

@@ -10,7 +10,7 @@ import pytest
 
 from factories import fleet_run, inference_run, training_run
 from workbench.compare import compare
-from workbench.compare.fmt import change, num
+from workbench.numbers import change, num
 
 CONTRACT = {"lens", "comparable", "refusal", "dimensions", "primary", "phases", "observations", "guardrails", "work"}
 

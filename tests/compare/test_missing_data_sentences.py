@@ -263,7 +263,7 @@ def test_every_subset_of_missing_phases_on_either_side():
 
 
 def test_the_headline_never_reads_unknown_to_unknown():
-    from workbench.compare.fmt import change
+    from workbench.numbers import change
 
     assert change(None, float("nan"), "ms") == "not recorded on either side"
     assert change(None, 230.0, "ms") == "unknown → 230 ms"

@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import REAL_CAPTURES, REPO
 from tests.rerun.helpers import fake_bench, wb, write_plan
-from workbench.compare.fmt import NULL_REASON, jsonable
+from workbench.vocabulary import NULL_REASON, jsonable
 
 DATA = REPO / "tests" / "data"
 ROOTS = (DATA, REAL_CAPTURES)
@@ -230,7 +230,7 @@ def test_the_encoder_puts_the_reason_beside_a_null():
 
 def test_decoding_restores_what_the_reason_says():
     """A document decoded and encoded again is the same document (stored and bundled comparisons)."""
-    from workbench.compare.fmt import from_jsonable
+    from workbench.vocabulary import from_jsonable
 
     doc = jsonable({"a": math.nan, "b": [1.0, math.inf, None], "c": {"d": -math.inf}, "n": None})
     back = from_jsonable(doc)

@@ -83,10 +83,9 @@ def test_curve_is_80_columns_with_both_sides(demo) -> None:
     from workbench.compare.sweep_render import render_sweep_comparison
 
     result = compare_sweeps(demo["vllm"], demo["vllm+batch_size"], accepts=UNPINNED)
-    chart = result.chart
-    assert all(len(line) <= 80 for line in chart.splitlines())
-    assert "o" in chart and "x" in chart and "log scale" in chart
     text = render_sweep_comparison(result)
+    chart = text[text.index("Curve") :]
+    assert "o baseline" in chart and "x candidate" in chart and "(log)" in chart  # plotext's, drawn now
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "Saturation" in text and "Curve" in text
 
@@ -402,12 +401,32 @@ def test_sweep_json_decodes_into_its_type(demo, synthetic) -> None:
         assert decoded.baseline.saturation.state == result.baseline.saturation.state
 
 
-def test_curve_is_the_one_xy_chart(monkeypatch) -> None:
-    from lenses import get_lens
-    from workbench.compare import charts, sweep
+def test_the_curve_is_drawn_at_render_time_by_the_one_plot_library(demo, monkeypatch) -> None:
+    """The result keeps the curve's points (each side's levels), never a picture: the report
+    draws it with ``plots.sweep_curve`` (plotext) when it is printed."""
+    from workbench.compare import plots
+    from workbench.compare.sweep import compare_sweeps
+    from workbench.compare.sweep_render import render_sweep_comparison
+    from workbench.compare.sweep_result import SweepComparison
 
-    monkeypatch.setattr(charts, "xy_chart", lambda *args, **kwargs: "the one xy chart")
-    assert sweep.curve_chart([], [], get_lens("inference")) == "the one xy chart"
+    result = compare_sweeps(demo["vllm"], demo["vllm+batch_size"], accepts=UNPINNED)
+    assert "chart" not in result.to_json() and "chart" not in SweepComparison.__struct_fields__
+    monkeypatch.setattr(plots, "sweep_curve", lambda comparison, *args, **kwargs: "the one plot library")
+    assert "Curve\nthe one plot library\n" in render_sweep_comparison(result)
+
+
+def test_a_sweep_document_with_the_old_chart_still_decodes(demo) -> None:
+    """Documents written before the curve left the result (``--json``, a server's answer) carry
+    a ``chart`` string: it is read past, and the report draws the curve from the levels."""
+    from workbench.compare.sweep import compare_sweeps
+    from workbench.compare.sweep_render import render_sweep_comparison
+    from workbench.compare.sweep_result import SweepComparison
+
+    doc = compare_sweeps(demo["vllm"], demo["vllm+batch_size"], accepts=UNPINNED).to_json()
+    old = {**doc, "chart": "ttft_p95 (ms) (log scale)\n  5000 |  x\n       +-----"}
+    decoded = SweepComparison.from_json(json.loads(json.dumps(old)))
+    assert decoded.to_json() == doc
+    assert "5000 |  x" not in render_sweep_comparison(decoded)
 
 
 def test_a_sweep_is_known_by_the_content_of_its_files_not_their_folder(tmp_path):

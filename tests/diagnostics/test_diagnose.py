@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from workbench.cli import cli
 from workbench.diagnostics import diagnose
-from workbench.diagnostics.report import DiagnosisReport
+from workbench.diagnostics.result import DiagnosisReport
 from workbench.errors import BadInput
 
 DATA = Path(__file__).parent.parent / "data" / "failures"
@@ -383,7 +383,7 @@ def test_dumps_and_watchdog_logs_together_name_the_ranks_that_never_entered(tmp_
 def test_evidence_items_for_investigations():
     from workbench.diagnostics.diagnosis import evidence_items
 
-    from workbench.diagnostics.report import Observation
+    from workbench.diagnostics.result import Observation
 
     items = evidence_items(
         Observation(

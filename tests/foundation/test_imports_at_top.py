@@ -53,7 +53,6 @@ SQLALCHEMY = (
 NUMPY = ("heavy", "numpy")  # the compare engine: `wb --help` imports the `workbench.compare` package, not the engine
 # (file, module imported inside a function) -> why
 OWN_LAZY = {
-    ("workbench/cli/commands/_sweep_compare.py", "workbench.compare.plots"): NUMPY,  # only with --plot
     ("workbench/cli/tui_launch.py", "workbench.tui.app"): ("heavy", "textual"),
     ("workbench/cli/commands/evidence.py", "workbench.rerun.report"): ("heavy", "numpy"),  # only for --recompute
     ("workbench/cli/commands/report.py", "workbench.report.gather"): NUMPY,  # not for `wb report --help`
@@ -94,6 +93,7 @@ OWN_LAZY = {
     ("workbench/investigations/bundling.py", "store.bisect"): SQLALCHEMY,
     ("workbench/investigations/bundling.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/bundling.py", "store.actions"): SQLALCHEMY,
+    ("workbench/investigations/bundling.py", "store.rerun"): SQLALCHEMY,
     (
         "workbench/bundle/action_status.py",
         "workbench.compare.contract",
@@ -102,12 +102,9 @@ OWN_LAZY = {
     ("workbench/investigations/comparisons.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/frame.py", "store.investigations"): SQLALCHEMY,
     ("workbench/investigations/hypotheses.py", "store.investigations"): SQLALCHEMY,
-    ("workbench/investigations/hypotheses.py", "store.rerun"): SQLALCHEMY,
     ("workbench/investigations/hypotheses.py", "store.bisect"): SQLALCHEMY,
+    ("workbench/investigations/hypotheses.py", "store.evidence"): SQLALCHEMY,
     ("workbench/investigations/observations.py", "store.investigations"): SQLALCHEMY,
-    ("workbench/investigations/origin.py", "store.investigations"): SQLALCHEMY,
-    ("workbench/investigations/origin.py", "store.rerun"): SQLALCHEMY,
-    ("workbench/investigations/origin.py", "store.bisect"): SQLALCHEMY,
     ("workbench/rerun/execute.py", "store.rerun"): SQLALCHEMY,
     ("workbench/rerun/workflow.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bisect/workflow.py", "store.bisect"): SQLALCHEMY,
@@ -115,7 +112,6 @@ OWN_LAZY = {
     ("workbench/bundle/verify.py", "workbench.bundle.rederive"): NUMPY,  # only --recompute
     ("workbench/bisect/records.py", "store.bisect"): SQLALCHEMY,
     ("workbench/bisect/records.py", "store.rerun"): SQLALCHEMY,
-    ("workbench/bisect/records.py", "store.tables"): SQLALCHEMY,
     ("workbench/rerun/ledger.py", "store.rerun"): SQLALCHEMY,
     ("workbench/bundle/recompute.py", "workbench.compare.contract"): NUMPY,  # only --recompute
     ("workbench/bundle/recompute.py", "store.records"): (

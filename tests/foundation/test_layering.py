@@ -59,13 +59,28 @@ def test_the_vocabulary_is_the_bottom_layer():
     assert {n.split(".")[0] for n in names} <= allowed, names
 
 
-def test_the_faces_open_no_store_session():
-    """cli/ and tui/ call doors (the import-linter contract forbids the ORM there); a store session
-    opened in them would be the ORM by another way in."""
-    opened = []
-    for folder in ("workbench/cli", "workbench/tui"):
+def _orm_uses(path: Path) -> list[str]:
+    """Where a module opens a session (``x.session``, ``Session``) or builds ORM queries
+    (imports sqlmodel or sqlalchemy)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr == "session" and isinstance(node.ctx, ast.Load):
+            found.append(f"{node.lineno}: .session")
+        elif isinstance(node, ast.Name) and node.id == "Session":
+            found.append(f"{node.lineno}: Session")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [f"{node.lineno}: import {n}" for n in names if n.split(".")[0] in ("sqlmodel", "sqlalchemy")]
+    return found
+
+
+def test_only_the_store_opens_sessions():
+    """Every read and write of a table is a typed function in store/ (``store.rerun.load_plan``,
+    ``store.bisect.add_bisection``, ``store.actions.action_records`` ...): a session or an ORM query
+    outside it is the store's insides leaking."""
+    opened = {}
+    for folder in ("workbench", "lenses"):
         for path in sorted((REPO / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Attribute) and node.attr == "session" and isinstance(node.ctx, ast.Load):
-                    opened.append(f"{path.relative_to(REPO)}:{node.lineno}")
-    assert opened == []
+            if uses := _orm_uses(path):
+                opened[path.relative_to(REPO).as_posix()] = uses
+    assert opened == {}, "open sessions and build queries in a typed function in store/"

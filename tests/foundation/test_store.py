@@ -51,6 +51,18 @@ def test_round_trip_keeps_everything(store_url):
 
 
 @pytest.mark.store
+def test_run_metas_are_one_lens_documents_by_id(store_url):
+    """What a sweep is found by (``meta["sweep"]``), read without the ORM on either backend."""
+    st = open_store(store_url)
+    assert st.run_metas("training") == []  # nothing yet: an empty answer, not an error
+    ids = st.add_import(
+        [_capture(), _capture(Path("/x/b"), "b" * 64)], [_record("a", Path("/x/a.json")), _record("b", Path("/x/b"))]
+    )
+    assert st.run_metas("training") == [(ids[0], {"note": "x"}), (ids[1], {"note": "x"})]
+    assert st.run_metas("inference") == []
+
+
+@pytest.mark.store
 def test_resolve_run_by_id_and_label(store_url):
     st = open_store(store_url)
     ids = st.add_import(

@@ -68,11 +68,11 @@ def test_every_former_base_is_the_one_record():
     from workbench.bisect.result import BisectionReport
     from workbench.compare.results import Result
     from workbench.compare.sweep_result import SweepComparison
-    from workbench.diagnostics.report import DiagnosisReport
+    from workbench.diagnostics.result import DiagnosisReport
     from workbench.investigations.views import InvestigationView
     from workbench.recorder.records import Record as CaptureRecord
     from workbench.rerun.comparison import RerunReport
-    from workbench.training.diagnostics import Finding
+    from workbench.training.step_findings import Finding
 
     for cls in (
         BisectionReport,

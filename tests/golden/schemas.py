@@ -22,7 +22,7 @@ def schemas() -> dict[str, str]:
     from workbench.compare.parameters import ComparisonParameters
     from workbench.compare.results import Effect
     from workbench.compare.sweep_result import SweepComparison
-    from workbench.diagnostics.report import DiagnosisReport
+    from workbench.diagnostics.result import DiagnosisReport
     from workbench.investigations.views import InvestigationSummary, InvestigationView
     from workbench.rerun.comparison import RerunReport
     from workbench.rerun.plan import Plan

@@ -56,7 +56,7 @@ def test_rerun_report_golden_round_trips_through_its_type(case):
 def test_diagnosis_golden_round_trips_through_its_type(case):
     """The golden `wb diagnose --json` decodes into DiagnosisReport and encodes back key for key, in order."""
     from tests.golden.cases import golden_path
-    from workbench.diagnostics.report import DiagnosisReport
+    from workbench.diagnostics.result import DiagnosisReport
 
     doc = json.loads(golden_path(case).read_text(encoding="utf-8"))["document"]
     assert json.dumps(DiagnosisReport.from_json(doc).to_json()) == json.dumps(doc)

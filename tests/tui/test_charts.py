@@ -1,24 +1,19 @@
-"""Charts where people look: Inspect's phase chart for each lens (the fleet view too), the
-sweep curve and the sparklines all come from ``workbench.compare.charts`` and fit 80
-columns in the pane."""
+"""Charts where people look: Inspect's phase chart for each lens (the fleet view too) and the
+sparklines come from ``workbench.compare.charts`` (the sweep curve from ``compare/plots.py``)
+and fit 80 columns in the pane."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.tui.pilot import settle, text_of
-from workbench.compare import charts, render, sweep
+from workbench.compare import charts, render
 from workbench.tui.app import WorkbenchApp
 
 
-def test_one_chart_module(monkeypatch):
-    from lenses import builtin_lens
-
+def test_one_chart_module():
     assert render.paired_bars is charts.paired_bars and render.distribution_chart is charts.distribution_chart
-    monkeypatch.setattr(charts, "xy_chart", lambda *args, **kwargs: "the one xy chart")
-    assert (
-        sweep.curve_chart([], [], builtin_lens("inference")) == "the one xy chart"
-    )  # the sweep curve (both sides' levels)
+    assert not hasattr(charts, "xy_chart")  # the sweep curve is plotext's (compare/plots.py), drawn at render time
 
 
 @pytest.mark.asyncio

@@ -17,7 +17,7 @@ from workbench.actions.records import WatchResult, WatchRun
 from workbench.actions.workflow import verified_candidate
 from workbench.compare import compare
 from workbench.errors import UsageError
-from workbench.investigations.common import investigation_row, resolve_runs
+from workbench.investigations.common import investigation_of, resolve_runs
 from workbench.investigations.frame import frame_guardrails
 from workbench.investigations.views import frame_of
 
@@ -32,8 +32,7 @@ def watch_action(store: "Store", action: str | int, against: Sequence[str | int]
     if not candidate:
         raise UsageError(f"plan {plan.get('name')!r} kept no candidate runs in the store to compare with")
     later = resolve_runs(store, list(against))
-    with store.session() as s:
-        frame = frame_of(investigation_row(s, view.investigation_id))
+    frame = frame_of(investigation_of(store, view.investigation_id))
     plan_lens = plan.get("lens")  # a stored plan's lens: its body's word
     result = compare(
         store.load_runs(candidate),

@@ -1,6 +1,7 @@
 """The door of actions: propose, approve or reject, verify, show, list, watch.
 
-Every function takes an open ``Store``, opens its own sessions and returns the typed
+Every function takes an open ``Store``, reads and appends through ``store.actions.action_records``
+(one transaction each: the checks below run between its reads and its write) and returns the typed
 records of ``workbench.actions.records`` (the CLI and the TUI hold those, never a row).
 Rules kept here so every face gets them:
 
@@ -28,10 +29,11 @@ from workbench.bundle.action_status import captured_change, derive_status, embod
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.bundle.decisions import DECISION_WORDS, Problem, history_problems
 from workbench.errors import NotFound, UsageError, WbError
-from workbench.investigations.common import current_user, investigation_row, parse_id, required_text
+from workbench.investigations.common import checked_investigation, current_user, parse_id, required_text
 from workbench.vocabulary import JSONDoc
 
 if TYPE_CHECKING:
+    from store.actions import ActionRecords
     from store.api import Store
 
 DECISIONS = DECISION_WORDS
@@ -55,8 +57,7 @@ def propose_action(
     """Record a proposed change (``kind`` configuration, version, restart, escalation), or
     with ``retry_of`` (the failed job's files) a retry with the conditions ``wb diagnose``
     blames for the failure. ``expect``: (metric, decrease | increase | recovery)."""
-    from store.actions import Action  # SQLAlchemy: loaded with the store, not at import
-    from store.investigations import Hypothesis, InvestigationComparison
+    from store.actions import Action, action_records  # SQLAlchemy: loaded with the store, not at import
 
     from workbench.compare.contract import (
         DIRECTIONS,
@@ -80,18 +81,18 @@ def propose_action(
         expected = {"metric": metric, "direction": direction}
     retry = _retry_record(retry_of) if retry_of else {}
     hyp_ids = [parse_id(h, "hypothesis") for h in because]
-    with store.session() as s:
-        inv_row = investigation_row(s, inv, writable=True)
+    with action_records(store) as s:
+        inv_row = _investigation(s, inv, writable=True)
         changes = {_dimension(inv_row.lens, k): v for k, v in changes.items()}
         for hid in hyp_ids:
-            hyp = s.get(Hypothesis, hid)
+            hyp = s.hypothesis(hid)
             if hyp is None:
                 raise NotFound(f"no hypothesis {hid}")
             if hyp.investigation_id != inv_row.id:
                 raise UsageError(f"hypothesis {hid} belongs to investigation {hyp.investigation_id}, not {inv_row.id}")
         for ev in evidence:
             if ev.get("kind") == "comparison":
-                cmp = s.get(InvestigationComparison, ev.get("id"))
+                cmp = s.comparison(ev.get("id"))
                 if cmp is None or cmp.investigation_id != inv_row.id:
                     raise UsageError(
                         f"evidence comparison={ev.get('id')}: no stored comparison of investigation {inv_row.id} by "
@@ -108,9 +109,7 @@ def propose_action(
             retry=bundle_value(retry),
             created_by=by or current_user(),
         )
-        s.add(row)
-        s.flush()
-        return _view(s, row)
+        return _view(s, s.add(row))
 
 
 # An object dimension whose keys are settings (``max_num_seqs`` is ``engine_config.max_num_seqs``).
@@ -154,27 +153,26 @@ def decide_action(store: "Store", action: str | int, decision: str, *, why: str,
     """Append an approval or a rejection (who, when, why); the latest one decides. The
     record is checked first (``workbench.bundle.decisions``: the word, a ``by`` and a ``why``
     that say something, the time after the proposal and the decisions before it)."""
-    from store.actions import ActionDecision  # SQLAlchemy: loaded with the store, not at import
+    from store.actions import ActionDecision, action_records  # SQLAlchemy: loaded with the store, not at import
 
     if decision not in DECISIONS:
         raise UsageError(f"decision must be one of {', '.join(DECISIONS)}")
-    with store.session() as s:
+    with action_records(store) as s:
         row = _action_row(s, action, writable=True)
         who = nfc(str(current_user() if by is None else by))  # an empty --by is nobody, not the default
         reason, at = nfc(str(why)), utcnow_iso()
         new: JSONDoc = {"decision": decision, "by": who, "why": reason, "at": at}
-        _refuse_impossible(row, [*_decision_docs(s, row.id), new], [], f"decisions[{len(_decisions(s, row.id))}]")
+        _refuse_impossible(row, [*_decision_docs(s, row.id), new], [], f"decisions[{len(s.decisions(row.id))}]")
         s.add(ActionDecision(action_id=row.id, decision=decision, by=who, why=reason, at=at))
-        s.flush()
         return _view(s, row)
 
 
 def _decision_docs(s: Any, action_id: int) -> list[JSONDoc]:
-    return [{"decision": d.decision, "by": d.by, "why": d.why, "at": d.at} for d in _decisions(s, action_id)]
+    return [{"decision": d.decision, "by": d.by, "why": d.why, "at": d.at} for d in s.decisions(action_id)]
 
 
 def _verification_docs(s: Any, action_id: int) -> list[JSONDoc]:
-    return [{"by": v.by, "at": v.at} for v in _verifications(s, action_id)]
+    return [{"by": v.by, "at": v.at} for v in s.verifications(action_id)]
 
 
 def _refuse_impossible(row: Any, decisions: list[JSONDoc], verifications: list[JSONDoc], new: str) -> None:
@@ -200,15 +198,15 @@ def verify_action(
     """Tie a verification to an approved action: a rerun plan of its investigation whose
     candidate embodies the change, or for a retry the new job's files (``job``) or a rerun
     plan's preflight. The status that follows is derived from the data."""
-    from store.actions import ActionVerification  # SQLAlchemy: loaded with the store, not at import
+    from store.actions import ActionVerification, action_records  # SQLAlchemy: loaded with the store
 
     if (plan is None) == (not job):
         raise UsageError(
             "verify with --plan PLAN (an executed rerun plan) or, for a retry, --job PATH... (the new job's files)"
         )
-    with store.session() as s:
+    with action_records(store) as s:
         row = _action_row(s, action, writable=True)
-        decision = latest_decision([{"decision": d.decision} for d in _decisions(s, row.id)])
+        decision = latest_decision([{"decision": d.decision} for d in s.decisions(row.id)])
         if decision != "approved":
             state = "was rejected" if decision == "rejected" else "has not been approved"
             raise WbError(
@@ -235,7 +233,6 @@ def verify_action(
                 at=at,
             )
         )
-        s.flush()
         return _view(s, row)
 
 
@@ -243,10 +240,10 @@ def _verifying_plan(s: Any, row: Any, plan: str | int) -> Any:
     """The plan, once it can verify the action: of the action's investigation and, for a
     change, declaring it, measuring the expected metric, under the frame's guardrails, and
     (once run) with captures that do not contradict it."""
-    from store.rerun import PlanNotFound, find_plan  # SQLAlchemy: loaded with the store, not at import
+    from store.rerun import PlanNotFound  # SQLAlchemy: loaded with the store, not at import
 
     try:
-        plan_row = find_plan(s, plan)
+        plan_row = s.find_plan(plan)
     except PlanNotFound as exc:
         raise NotFound(str(exc)) from None
     if plan_row.investigation_id != row.investigation_id:
@@ -270,9 +267,7 @@ def _verifying_plan(s: Any, row: Any, plan: str | int) -> Any:
 
 def _preflight_observation(s: Any, plan_row: Any) -> dict[str, object]:
     """What a retry ran on, from the plan's latest preflight."""
-    from store.rerun import executions_of  # SQLAlchemy: loaded with the store, not at import
-
-    executions = [e for e in executions_of(s, int(plan_row.id)) if e.preflights]
+    executions = [e for e in s.executions(int(plan_row.id)) if e.preflights]
     if not executions:
         raise UsageError(f"plan {plan_row.name!r} has not run: no preflight says what the retry ran on")
     return {"conditions": preflight_conditions(executions[-1].preflights[-1]), "inputs": [f"rerun-plan/{plan_row.id}"]}
@@ -295,7 +290,7 @@ def _job_observation(row: Any, job: Sequence[str | Path]) -> dict[str, object]:
 def _frame_guardrails_missing(s: Any, investigation_id: int, plan_row: Any) -> str | None:
     """Why the plan is not judged under the investigation's frame guardrails (a plan made
     with ``--investigation`` carries them, source ``frame:ID``), or ``None``."""
-    frame = list(investigation_row(s, investigation_id).guardrails or [])
+    frame = list(_investigation(s, investigation_id).guardrails or [])
     carried = [
         g for g in (plan_row.body or {}).get("guardrails") or [] if g.get("source") == f"frame:{investigation_id}"
     ]
@@ -309,28 +304,27 @@ def _frame_guardrails_missing(s: Any, investigation_id: int, plan_row: Any) -> s
 
 
 def action_view(store: "Store", action: str | int) -> ActionView:
-    with store.session() as s:
+    from store.actions import action_records  # SQLAlchemy: loaded with the store, not at import
+
+    with action_records(store) as s:
         return _view(s, _action_row(s, action))
 
 
 def list_actions(store: "Store", inv: str | int | None = None, *, hypothesis: int | None = None) -> list[ActionView]:
     """Every action (of ``inv``; citing ``hypothesis``), oldest first."""
-    from sqlmodel import col, select  # SQLAlchemy: loaded with the store, not at import
+    from store.actions import action_records  # SQLAlchemy: loaded with the store, not at import
 
-    from store.actions import Action
-
-    with store.session() as s:
-        stmt = select(Action).order_by(col(Action.id))
-        if inv is not None:
-            stmt = stmt.where(Action.investigation_id == investigation_row(s, inv).id)
-        views = [_view(s, r) for r in s.exec(stmt).all()]
+    with action_records(store) as s:
+        inv_id = None if inv is None else int(_investigation(s, inv).id)  # type: ignore[arg-type]
+        views = [_view(s, r) for r in s.actions(inv_id)]
     return [v for v in views if hypothesis is None or hypothesis in v.because]
 
 
 def verified_candidate(store: "Store", action: str | int) -> tuple[ActionView, dict[str, object], list[int]]:
     """A verified change action, its plan's body and the candidate (B) runs of the plan's
     latest completed execution (what ``watch`` compares later runs with)."""
-    from store.rerun import RUN_OK, RerunPlan, executions_of, runs_of
+    from store.actions import action_records  # SQLAlchemy: loaded with the store, not at import
+    from store.rerun import RUN_OK
 
     view = action_view(store, action)
     if view.status.status != "verified" or view.kind == "retry":
@@ -339,12 +333,12 @@ def verified_candidate(store: "Store", action: str | int) -> tuple[ActionView, d
             f"({view.status.why})"
         )
     plan_id = view.verifications[-1].plan_id
-    with store.session() as s:
-        plan_row = s.get(RerunPlan, plan_id)
-        done = [e for e in executions_of(s, int(plan_id)) if e.status == "complete"]  # type: ignore[arg-type]
+    with action_records(store) as s:
+        plan_row = s.plan(plan_id)  # type: ignore[arg-type]
+        done = [e for e in s.executions(int(plan_id)) if e.status == "complete"]  # type: ignore[arg-type]
         runs = [
             int(r.run_id)
-            for r in runs_of(s, int(done[-1].id))
+            for r in s.runs(int(done[-1].id))  # type: ignore[arg-type]
             if r.arm == "B" and r.status == RUN_OK and r.run_id is not None and r.round > 0
         ]
         return view, dict(plan_row.body), runs  # type: ignore[union-attr]
@@ -354,74 +348,44 @@ def verified_candidate(store: "Store", action: str | int) -> tuple[ActionView, d
 
 
 def _action_row(s: Any, action: str | int, *, writable: bool = False) -> Any:
-    from store.actions import Action
-
     aid = parse_id(action, "action")
-    row = s.get(Action, aid)
+    row = s.action(aid)
     if row is None:
         raise NotFound(f"no action {aid} (see 'wb action list')")
     if writable:
-        investigation_row(s, row.investigation_id, writable=True)
+        _investigation(s, row.investigation_id, writable=True)
     return row
 
 
-def _decisions(s: Any, action_id: int) -> list[Any]:
-    from sqlmodel import col, select
-
-    from store.actions import ActionDecision
-
-    return list(
-        s.exec(
-            select(ActionDecision).where(ActionDecision.action_id == action_id).order_by(col(ActionDecision.id))
-        ).all()
-    )
-
-
-def _verifications(s: Any, action_id: int) -> list[Any]:
-    from sqlmodel import col, select
-
-    from store.actions import ActionVerification
-
-    return list(
-        s.exec(
-            select(ActionVerification)
-            .where(ActionVerification.action_id == action_id)
-            .order_by(col(ActionVerification.id))
-        ).all()
-    )
+def _investigation(s: "ActionRecords", inv: str | int, *, writable: bool = False) -> Any:
+    inv_id = parse_id(inv, "investigation")
+    return checked_investigation(s.investigation(inv_id), inv_id, writable)
 
 
 def plan_evidence(s: Any, plan_id: int) -> tuple[dict[str, object] | None, dict[str, object] | None]:
     """A plan's body and its latest rerun comparison's body, the execution status as it is
     now (a comparison is taken while its execution may still be running)."""
-    from sqlmodel import select
-
-    from store.rerun import RerunComparison, RerunExecution, RerunPlan
-
-    plan_row = s.get(RerunPlan, plan_id)
+    plan_row = s.plan(plan_id)
     if plan_row is None:
         return None, None
-    newest_first = RerunComparison.id.desc()  # type: ignore[union-attr]
-    latest = s.exec(select(RerunComparison).where(RerunComparison.plan_id == plan_id).order_by(newest_first)).first()
+    latest = s.latest_comparison(plan_id)
     if latest is None:
         return dict(plan_row.body), None
     report = dict(latest.body)
-    execution = s.get(RerunExecution, latest.execution_id)
+    execution = s.execution(latest.execution_id)
     report["execution"] = {**(report.get("execution") or {}), "status": getattr(execution, "status", None)}
     return {**dict(plan_row.body), "id": plan_row.id}, report
 
 
 def _view(s: Any, row: Any) -> ActionView:
-    from store.rerun import RerunPlan
-
     # Decoded, not constructed: the stored words are checked against the records' Literals.
     decisions = [
         Decision.from_json({"decision": d.decision, "by": d.by, "why": d.why, "at": d.at})
-        for d in _decisions(s, int(row.id))
+        for d in s.decisions(int(row.id))
     ]
     verifications = []
-    for v in _verifications(s, int(row.id)):
-        plan_row = s.get(RerunPlan, v.plan_id) if v.plan_id is not None else None
+    for v in s.verifications(int(row.id)):
+        plan_row = s.plan(v.plan_id) if v.plan_id is not None else None
         verifications.append(
             Verification(
                 plan_id=v.plan_id,

@@ -6,4 +6,7 @@
   in between, undecided), a pure function;
 - ``bisection``: the search itself, stored after every step so it can be resumed, and
   its result as an observation with evidence.
+
+Doors: ``workflow.py`` the list and the store's refusals for the faces; ``records.py`` what a
+bisection keeps (``StoreRecords``, through ``store.bisect``'s functions).
 """

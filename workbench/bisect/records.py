@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.bisect.result import BisectionState, Spec
 from workbench.errors import UsageError
-from workbench.investigations.common import investigation_row
+from workbench.investigations.common import investigation_of
 from workbench.investigations.workflow import new_observation
 from workbench.rerun import workflow as plans
 from workbench.rerun.comparison import RerunReport
@@ -82,48 +82,36 @@ class StoreRecords:
 
     def begin(self, spec: Spec, state: BisectionState) -> int:
         """Record a new bisection; its id (a name already taken is refused)."""
-        from sqlmodel import select  # SQLModel/SQLAlchemy: heavy, loaded when a bisection is recorded
-
-        from store.bisect import Bisection  # the store's tables: SQLModel, heavy
+        from store.bisect import BisectionExists, add_bisection  # the store's tables: SQLModel, heavy
 
         if spec.investigation is not None:
-            with self.store.session() as s:
-                investigation_row(s, spec.investigation, writable=True)
-        with self.store.session() as s:
-            if s.exec(select(Bisection).where(Bisection.name == spec.name)).first() is not None:
-                raise UsageError(
-                    f"a bisection named {spec.name!r} exists; resume it with 'wb bisect resume {spec.name}' "
-                    "or start a new one with another --name"
-                )
-            row = Bisection(
-                name=spec.name, spec=spec.to_json(), state=state.to_json(), investigation_id=spec.investigation
-            )
-            s.add(row)
-            s.flush()
-            return int(row.id)  # type: ignore[arg-type]
+            investigation_of(self.store, spec.investigation, writable=True)
+        try:
+            return add_bisection(self.store, spec.name, spec.to_json(), state.to_json(), spec.investigation)
+        except BisectionExists:
+            raise UsageError(
+                f"a bisection named {spec.name!r} exists; resume it with 'wb bisect resume {spec.name}' "
+                "or start a new one with another --name"
+            ) from None
 
     def load(self, ref: str | int | None) -> Stored:
-        from store.bisect import find_bisection  # the store's tables: SQLModel, heavy
+        from store.bisect import load_bisection  # the store's tables: SQLModel, heavy
 
-        with self.store.session() as s:
-            row = find_bisection(s, ref)
-            return Stored(
-                id=int(row.id),  # type: ignore[arg-type]
-                spec=Spec.from_json(row.spec),
-                state=BisectionState.from_json(row.state),
-                status=row.status,
-            )
+        row = load_bisection(self.store, ref)
+        return Stored(
+            id=int(row.id),  # type: ignore[arg-type]
+            spec=Spec.from_json(row.spec),
+            state=BisectionState.from_json(row.state),
+            status=row.status,
+        )
 
     def save(self, bisection_id: int, state: BisectionState, status: str) -> None:
-        from store.bisect import Bisection  # the store's tables: SQLModel, heavy
-        from store.tables import utcnow_iso
+        from store.bisect import BisectionNotFound, save_bisection_state  # the store's tables: SQLModel, heavy
 
-        with self.store.session() as s:
-            row = s.get(Bisection, bisection_id)
-            if row is None:
-                raise UsageError(f"no bisection {bisection_id}")
-            row.state, row.status, row.updated_at = state.to_json(), status, utcnow_iso()
-            s.add(row)
+        try:
+            save_bisection_state(self.store, bisection_id, state.to_json(), status)
+        except BisectionNotFound:
+            raise UsageError(f"no bisection {bisection_id}") from None
 
     def save_plan(self, plan: Plan, investigation: int | None) -> None:
         plans.save(self.store, plan, investigation)  # its steps are its investigation's

@@ -45,22 +45,20 @@ def bisect_errors() -> Iterator[None]:
 
 def bisection_rows(store: Store) -> list[BisectionRow]:
     """Every bisection, oldest first: name, status, steps done, the open range."""
-    from sqlmodel import select  # SQLAlchemy: not for --help nor the TUI's first frame
+    from store.bisect import bisections  # SQLAlchemy tables: not for --help nor the TUI's first frame
 
-    from store.bisect import Bisection  # SQLAlchemy tables: not for --help nor the TUI's first frame
-
-    with bisect_errors(), store.session() as s:
-        rows = s.exec(select(Bisection).order_by(Bisection.id)).all()  # type: ignore[arg-type]
-        out = []
-        for r in rows:
-            state = BisectionState.from_json(r.state)
-            out.append(
-                BisectionRow(
-                    id=stored_id(r.id),
-                    name=r.name,
-                    status=msgspec.convert(r.status, BisectionStatus),
-                    steps=len(state.steps),
-                    open=max(state.hi - state.lo - 1, 0),
-                )
+    with bisect_errors():
+        rows = bisections(store)
+    out = []
+    for r in rows:
+        state = BisectionState.from_json(r.state)
+        out.append(
+            BisectionRow(
+                id=stored_id(r.id),
+                name=r.name,
+                status=msgspec.convert(r.status, BisectionStatus),
+                steps=len(state.steps),
+                open=max(state.hi - state.lo - 1, 0),
             )
-        return out
+        )
+    return out

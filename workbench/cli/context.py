@@ -21,7 +21,7 @@ from lenses import LENS_NAMES, lens_names
 from store import open_store
 from store.errors import StoreError, StoreRefusal
 from workbench.cli import json_out
-from workbench.compare.fmt import jsonable
+from workbench.vocabulary import jsonable
 from workbench.errors import UsageError, WbError
 from workbench.usecases.transport import Local
 
@@ -97,7 +97,7 @@ def open_store_from(ctx: click.Context, *, create: bool = True) -> "Store":
 
 def emit_json(document: Any) -> None:
     """Write exactly one strict JSON document to stdout: nan and ±inf are null with the
-    reason beside them (compare/fmt.jsonable, the one encoder), never NaN/Infinity."""
+    reason beside them (vocabulary.jsonable, the one encoder), never NaN/Infinity."""
     sys.stdout.write(json.dumps(jsonable(document), indent=2, allow_nan=False, default=_default) + "\n")
     sys.stdout.flush()
     json_out.mark_written()

@@ -7,6 +7,13 @@ bundles alike::
                      changes={"engine_revision": ("v0.8.2", "v0.8.3")},
                      accepts={"power_policy": "set by the site, not by us"})
     result.to_json()   # the `wb compare --json` contract
+
+Modules: ``contract.py`` the one comparability, work and guardrail contract every stage
+calls; ``results.py`` and ``model.py`` the typed comparison; ``render.py`` and
+``findings_render.py`` its text; ``charts.py`` bars, box lines and sparklines; ``plots.py``
+plotext line and scatter plots (``--plot``, the TUI, the sweep curve); ``sweep.py``,
+``sweep_result.py``, ``sweep_render.py`` load sweeps at matched load; ``host_activity.py`` a
+recorder's stacks, CPU and GC in a slow window against a normal one.
 """
 
 from __future__ import annotations
@@ -69,13 +76,12 @@ def lens_with_metric(
     if not metric:
         return lens
     the_lens = resolve_lens(runs, lens, extensions)
-    with_metric = getattr(the_lens, "with_metric", None)
-    if with_metric is None:
-        raise UsageError(f"--metric applies to the inference lens, not {the_lens.name}")
     try:
-        made: Lens = with_metric(metric)
+        made = the_lens.with_metric(metric)
     except ValueError as exc:
         raise UsageError(f"--metric: {exc}") from None
+    if made is None:
+        raise UsageError(f"--metric applies to the inference lens, not {the_lens.name}")
     return made
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from workbench.compare.fmt import qty
+from workbench.numbers import qty
 from workbench.textsafe import clean
 
 BASE_MARK, CAND_MARK = "#", "="
@@ -114,57 +114,6 @@ def distribution_chart(rows: Sequence[tuple[str, dict, dict]], unit: str, width:
     lines.append(f"{' ' * (label_w + 3)}|-- p5..p95, [==] p25..p75, M median; own axis per measure")
     if stated:
         lines.append(f"{' ' * (label_w + 3)}a file's stated figures (no items): only those it states; > p99, + mean")
-    return "\n".join(lines)
-
-
-def xy_chart(
-    series: Sequence[tuple[str, str, Sequence[tuple[float, float]]]],
-    *,
-    x_title: str,
-    y_title: str,
-    width: int = 80,
-    height: int = 14,
-) -> str:
-    """A scatter of several series (name, one-character mark, points) on shared axes,
-    ``*`` where marks of different series share a cell. The y axis turns logarithmic
-    when the values span more than 20×, and says so."""
-    points = [(x, y) for _, _, pts in series for x, y in pts if math.isfinite(x) and math.isfinite(y)]
-    if not points:
-        return "(no level states both values: no curve)"
-    ys = [y for _, y in points]
-    log = min(ys) > 0 and max(ys) / min(ys) > 20
-    fy = (lambda v: math.log10(v)) if log else (lambda v: v)
-    x_lo, x_hi = 0.0, max(x for x, _ in points)
-    y_lo, y_hi = (fy(min(ys)), fy(max(ys))) if log else (0.0, max(ys))
-    if x_hi <= x_lo:
-        x_hi = x_lo + 1.0
-    if y_hi <= y_lo:
-        y_hi = y_lo + 1.0
-    label_w = max(len(qty(max(ys), "")), len(qty(min(ys), ""))) + 1
-    plot_w = max(width - label_w - 2, 10)
-    grid = [[" "] * plot_w for _ in range(height)]
-    for _, mark, pts in series:
-        for x, y in pts:
-            if not (math.isfinite(x) and math.isfinite(y)) or (log and y <= 0):
-                continue
-            col = min(plot_w - 1, max(0, int(round((x - x_lo) / (x_hi - x_lo) * (plot_w - 1)))))
-            row = height - 1 - min(height - 1, max(0, int(round((fy(y) - y_lo) / (y_hi - y_lo) * (height - 1)))))
-            cell = grid[row][col]
-            grid[row][col] = mark if cell in (" ", mark) else "*"
-    lines = [clean(y_title) + (" (log scale)" if log else "")]
-    for i, row in enumerate(grid):
-        if i in (0, height - 1) or i == height // 2:
-            frac = (height - 1 - i) / (height - 1)
-            value = y_lo + frac * (y_hi - y_lo)
-            tick = qty(10**value if log else value, "")
-        else:
-            tick = ""
-        lines.append(f"{tick.rjust(label_w)} |{''.join(row).rstrip()}")
-    lines.append(f"{' ' * label_w} +{'-' * plot_w}")
-    left, right = qty(x_lo, ""), qty(x_hi, "")
-    lines.append(f"{' ' * label_w}  {left}{right.rjust(plot_w - len(left))}")
-    legend = ", ".join(f"{mark} {clean(name)}" for name, mark, _ in series)
-    lines.append(f"{' ' * label_w}  {clean(x_title)}; {legend}; * both")
     return "\n".join(lines)
 
 

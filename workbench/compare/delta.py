@@ -16,7 +16,7 @@ from msgspec import UNSET, UnsetType
 from lenses.base import Lens
 from store.records import RunRecord
 from workbench.compare.effects import run_effect
-from workbench.compare.fmt import bucketed_change, censored_change, change
+from workbench.numbers import bucketed_change, censored_change, change
 from workbench.compare.results import (
     MISSING_NOTE,
     Bucketed,

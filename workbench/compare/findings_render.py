@@ -9,7 +9,7 @@ import math
 import textwrap
 from typing import Any, Iterable, Mapping
 
-from workbench.compare.fmt import num
+from workbench.numbers import num
 from workbench.textsafe import clean
 
 WIDTH = 80

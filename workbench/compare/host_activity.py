@@ -24,7 +24,9 @@ from typing import Sequence
 import numpy as np
 from msgspec import UNSET, UnsetType
 
+from lenses import builtin_lens
 from store.records import SAMPLES, RunRecord
+from workbench.numbers import count, mib, share
 from workbench.compare.results import Result
 from workbench.textsafe import clean
 
@@ -144,7 +146,8 @@ def slow_spans(run: RunRecord) -> tuple[np.ndarray, np.ndarray, float | None]:
     """(starts, ends) in epoch seconds of every span and the trigger's threshold (ms)."""
     samples = run.tables.get(SAMPLES, {})
     start = samples.get("started_at")
-    dur = samples.get("step_ms") if run.lens == "training" else samples.get("e2e_ms")
+    column = builtin_lens(run.lens).span_column  # a step's or a request's time: the lens says which
+    dur = samples.get(column) if column else None
     threshold = run.window.get("threshold_ms")
     if threshold is None:
         trig = (run.meta.get("extra") or {}).get("trigger")
@@ -412,18 +415,6 @@ def _sampler_notes(runs: Sequence[RunRecord]) -> list[str]:
 # --------------------------------------------------------------------------- text
 
 
-def _pct(x: float | None) -> str:
-    return "unknown" if x is None else f"{100 * x:.0f}%"
-
-
-def _mib(x: float | None) -> str:
-    return "unknown" if x is None else f"{x / 2**20:,.1f} MiB"
-
-
-def _n(x: float | None) -> str:
-    return "unknown" if x is None else f"{x:,.0f}"
-
-
 def _fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -445,7 +436,11 @@ def render_host(report: HostReport, *, width: int = WIDTH, top: int = 5) -> list
         lines.append(_fit(header, width))
         for m in report.moved[:top]:
             where = f"{clean(m.function)} ({clean(m.file).rsplit('/', 1)[-1]}:{m.line})"
-            tail = f" {_pct(m.slow_self):>4}/{_pct(m.normal_self):<4} {_pct(m.slow_total):>4}/{_pct(m.normal_total):<4}"
+            self_, total = (
+                f"{share(m.slow_self):>4}/{share(m.normal_self):<4}",
+                f"{share(m.slow_total):>4}/{share(m.normal_total):<4}",
+            )
+            tail = f" {self_} {total}"
             lines.append(_fit(f"    {where}", width - len(tail)).ljust(width - len(tail)) + tail)
     elif report.slow_samples == 0:
         lines.append("  no stack samples in the slow window")
@@ -454,14 +449,14 @@ def render_host(report: HostReport, *, width: int = WIDTH, top: int = 5) -> list
             _fit(
                 f"  cpu {c.name} ({c.seconds:.2f} s): {('unknown' if c.cpu_cores is None else f'{c.cpu_cores:.2f}')} "
                 f"cores, "
-                f"rss {_mib(c.rss_start_bytes)} -> {_mib(c.rss_end_bytes)}",
+                f"rss {mib(c.rss_start_bytes)} -> {mib(c.rss_end_bytes)}",
                 width,
             )
         )
         lines.append(
             _fit(
-                f"    faults {_n(c.minor_faults)} minor, {_n(c.major_faults)} major; switches "
-                f"{_n(c.voluntary_switches)} voluntary, {_n(c.involuntary_switches)} involuntary",
+                f"    faults {count(c.minor_faults)} minor, {count(c.major_faults)} major; switches "
+                f"{count(c.voluntary_switches)} voluntary, {count(c.involuntary_switches)} involuntary",
                 width,
             )
         )
@@ -477,17 +472,17 @@ def render_host(report: HostReport, *, width: int = WIDTH, top: int = 5) -> list
             )
     if report.gc is not UNSET:
         g = report.gc
-        share = g.pause_ms / g.slow_ms if g.slow_ms else None
+        paused = g.pause_ms / g.slow_ms if g.slow_ms else None
         line = (
             f"  gc: {g.pauses} pause(s) overlap the slow spans, {g.pause_ms:,.1f} ms of {g.slow_ms:,.1f} ms "
-            f"({_pct(share)})"
+            f"({share(paused)})"
         )
         lines.append(_fit(line, width))
         if g.normal_ms:
             lines.append(
                 _fit(
                     f"    normal spans: {g.normal_pause_ms or 0:,.1f} ms of {g.normal_ms:,.1f} ms "
-                    f"({_pct((g.normal_pause_ms or 0) / g.normal_ms)})",
+                    f"({share((g.normal_pause_ms or 0) / g.normal_ms)})",
                     width,
                 )
             )

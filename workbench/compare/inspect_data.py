@@ -24,7 +24,7 @@ from msgspec import UNSET, UnsetType
 
 from lenses.base import Lens, column, finite
 from store.records import RunRecord
-from workbench.compare.fmt import jsonable
+from workbench.vocabulary import jsonable
 from workbench.compare.model import Comparison
 from workbench.compare.results import Result
 from workbench.training import pair_findings as pf

@@ -19,7 +19,7 @@ import msgspec
 from lenses import builtin_lens
 from lenses.base import Lens
 from workbench.compare.comparability import Comparability, DimensionRow, SideValue
-from workbench.compare.fmt import from_jsonable, jsonable
+from workbench.vocabulary import from_jsonable, jsonable
 from workbench.compare.results import (
     Acceptance,
     Declaration,

@@ -20,7 +20,7 @@ from lenses.base import Lens, column, finite
 from lenses.fleet import read_window
 from store.records import RunRecord
 from workbench.compare.effects import DESCRIPTIVE_BAND, movement, single_run
-from workbench.compare.fmt import bucket, bucketed_change, num, qty
+from workbench.numbers import bucket, bucketed_change, num, qty
 from workbench.compare.results import MISSING_NOTE, Effect, Evidence, Guardrail, Observation, Phase, Primary, Runs
 from workbench.stats.verdicts import Flag
 from workbench.vocabulary import RunRef

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NotRequired, TypedDict
 import msgspec
 
 from lenses import get_lens
-from workbench.compare.fmt import record_json
+from workbench.vocabulary import record_json
 
 if TYPE_CHECKING:
     from lenses.base import GuardrailSpec

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from workbench.compare.fmt import num, qty
+from workbench.numbers import num, qty
 from workbench.errors import UsageError
 from workbench.textsafe import clean
 

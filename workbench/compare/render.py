@@ -15,7 +15,7 @@ from msgspec import UNSET
 from workbench.compare import dict_diff
 from workbench.compare.charts import distribution_chart, paired_bars
 from workbench.compare.findings_render import findings_block, steps_block
-from workbench.compare.fmt import change, num, qty
+from workbench.numbers import change, num, qty
 from workbench.compare.inspect_data import InspectResult
 from workbench.compare.model import Comparison
 from workbench.compare.results import Censored, Effect, Work

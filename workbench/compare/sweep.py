@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import msgspec
 from msgspec import UNSET
@@ -35,9 +35,9 @@ from lenses.inference import SERVING_METRICS, InferenceLens
 from lenses.inference import _duration as inference_duration
 from store.records import RunRecord
 from store.run_meta import Load, Sweep
-from workbench.compare import charts, compare
+from workbench.compare import compare
 from workbench.compare.effects import run_effect
-from workbench.compare.fmt import num, qty
+from workbench.numbers import num, percent_change, qty
 from workbench.compare.sweep_result import (
     Goodput,
     LevelFigures,
@@ -106,20 +106,16 @@ def sweep_of(run: RunRecord) -> Sweep | None:
     return sweep if sweep is not None and sweep.id else None
 
 
-def find_sweep(store: Any, ref: str) -> list[int] | None:
-    """Run ids of the sweep named by id (``sw-…``) or label; ``None`` when no sweep has
-    that name. A label shared by several sweeps is an error naming their ids."""
-    from sqlmodel import select  # SQLAlchemy: not on `wb compare --help`
-
-    from store.tables import Run  # SQLModel tables
-
+def find_sweep(run_metas: Iterable[tuple[int, Mapping[str, Any]]], ref: str) -> list[int] | None:
+    """Run ids of the sweep named by id (``sw-…``) or label among ``run_metas`` ((id, meta)
+    of the inference runs, ``Store.run_metas``); ``None`` when no sweep has that name. A
+    label shared by several sweeps is an error naming their ids."""
     ref = str(ref).strip()
     found: dict[str, list[int]] = {}
-    with store.session() as s:
-        for run_id, meta in s.exec(select(Run.id, Run.meta).where(Run.lens == "inference").order_by(Run.id)).all():
-            sweep = (meta or {}).get("sweep")
-            if isinstance(sweep, dict) and ref in (sweep.get("id"), sweep.get("label")):
-                found.setdefault(str(sweep["id"]), []).append(int(run_id))
+    for run_id, meta in run_metas:
+        sweep = meta.get("sweep")
+        if isinstance(sweep, dict) and ref in (sweep.get("id"), sweep.get("label")):
+            found.setdefault(str(sweep["id"]), []).append(run_id)
     if not found:
         return None
     if len(found) > 1:
@@ -424,7 +420,6 @@ def compare_sweeps(
         unmatched=unmatched,
         uncertainty=_uncertainty_note(pairs),
         observations=observations(sides["baseline"], sides["candidate"], matched, unmatched, matching),
-        chart=curve_chart(sides["baseline"].levels, sides["candidate"].levels, lens),
     )
 
 
@@ -496,10 +491,6 @@ def _metric_row(name: str, fb: Figure, fc: Figure) -> MetricRow:
 # ----------------------------------------------------------------------------- words and chart
 
 
-def _pct(b: float, c: float) -> str:
-    return f"{100.0 * (c - b) / abs(b):+.0f} %".replace("-", "−") if b else "n/a"
-
-
 def observations(
     baseline: Side, candidate: Side, matched: list[MatchedLevel], unmatched: Unmatched, matching: Matching
 ) -> list[SweepObservation]:
@@ -512,7 +503,8 @@ def observations(
         rule = None if sc.rule is UNSET else sc.rule
         out.append(
             SweepObservation(
-                text=f"Candidate {verb} {num(vc)} req/s against {num(vb)} ({_pct(vb, vc)}){bound}; rule: {rule}.",
+                text=f"Candidate {verb} {num(vc)} req/s against {num(vb)} ({percent_change(vb, vc)}){bound}; "
+                f"rule: {rule}.",
                 evidence=SweepEvidence(baseline=sb, candidate=sc),
                 kind=NOT_CAUSE,
             )
@@ -580,26 +572,3 @@ def observations(
             )
         )
     return out
-
-
-def curve_chart(
-    baseline: Sequence[LevelFigures],
-    candidate: Sequence[LevelFigures],
-    lens: InferenceLens,
-    width: int = 80,
-    height: int = 14,
-) -> str:
-    """Primary metric against achieved throughput, both sides' levels on one scale (the
-    one xy chart of ``compare/charts.py``)."""
-    name = lens.primary.name
-    series = []
-    for side, mark, levels in (("baseline", "o", baseline), ("candidate", "x", candidate)):
-        points = [(lv.achieved_rate, lv.metrics.get(name)) for lv in levels]
-        series.append((side, mark, [(x, y) for x, y in points if x is not None and y is not None]))
-    return charts.xy_chart(
-        series,
-        x_title="achieved req/s",
-        y_title=f"{lens.primary.title} ({lens.primary.unit})",
-        width=width,
-        height=height,
-    )

@@ -10,7 +10,7 @@ from typing import Any
 
 from msgspec import UNSET
 
-from workbench.compare.fmt import num, qty
+from workbench.numbers import MINUS, num, qty, signed_percent
 from workbench.compare.sweep_result import Side, SweepComparison
 from workbench.textsafe import clean
 
@@ -24,10 +24,6 @@ def _cut(value: Any, width: int) -> str:
 
 def _wrap(text: str, indent: str = "  ") -> list[str]:
     return textwrap.wrap(clean(text), WIDTH, initial_indent=indent, subsequent_indent=indent + "  ")
-
-
-def _pct(p: float | None) -> str:
-    return "" if p is None or not math.isfinite(p) else f"{p:+.1f} %".replace("-", "−")
 
 
 def _dimension_lines(rows: Sequence[Mapping[str, object]]) -> list[str]:
@@ -63,8 +59,13 @@ def _dimension_lines(rows: Sequence[Mapping[str, object]]) -> list[str]:
 
 
 def render_sweep_comparison(comparison: SweepComparison, curve: str | None = None) -> str:
-    """The report; ``curve``: a drawing of the curve in place of the result's own chart
-    (``workbench.compare.plots.sweep_curve``: ``wb compare --plot`` and the TUI)."""
+    """The report, with the latency–throughput curve drawn now from the levels (the result
+    keeps the points, never a picture): ``curve`` when given (the TUI's, fitted to its
+    region), else ``workbench.compare.plots.sweep_curve`` at 80 columns."""
+    if curve is None:
+        from workbench.compare.plots import sweep_curve  # numpy and plotext: drawn when a report is
+
+        curve = sweep_curve(comparison)
     doc = comparison
     b, c = doc.baseline, doc.candidate
     out = [f"lens: {doc.lens} (sweep comparison; primary {doc.primary_metric})"]
@@ -109,7 +110,7 @@ def render_sweep_comparison(comparison: SweepComparison, curve: str | None = Non
         )
     out.append("")
     out.append("Curve")
-    out.append(doc.chart if curve is None else curve)
+    out.append(curve)
     out.append("")
     for m in doc.matched:
         head = (
@@ -126,7 +127,7 @@ def render_sweep_comparison(comparison: SweepComparison, curve: str | None = Non
             source = src.baseline if src.baseline == src.candidate else f"{src.baseline}/{src.candidate}"
             out.append(
                 f"  {_cut(row.title, 24):<24} {qty(row.baseline, row.unit):>12} {qty(row.candidate, row.unit):>12} "
-                f"{_pct(row.delta_pct):>9}  {_cut(source, 14)}"
+                f"{signed_percent(row.delta_pct, 1, missing='', minus=MINUS):>9}  {_cut(source, 14)}"
             )
         broken = [g.title for g in m.guardrails or [] if g.state == "broken"]
         if broken:

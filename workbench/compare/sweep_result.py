@@ -181,7 +181,6 @@ class SweepComparison(Record, frozen=True, kw_only=True):
     unmatched: Unmatched
     uncertainty: str
     observations: list[SweepObservation]
-    chart: str  # the latency-throughput curve, 80 columns
 
     def to_json(self, *, nonfinite: NonFinite | None = None) -> dict[str, object]:
         """The ``--json`` document (nan and ±inf as null)."""

@@ -13,7 +13,7 @@ import msgspec
 
 from workbench.diagnostics import engine_logs, xid_catalog
 from workbench.diagnostics.events import Event
-from workbench.diagnostics.report import Evidence, FailureClassRecord, Retry, Where
+from workbench.diagnostics.result import Evidence, FailureClassRecord, Retry, Where
 from workbench.diagnostics.timeline import FirstFailure
 
 APPLICATION = "application-error"

@@ -8,17 +8,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from workbench.numbers import utc_time
 from workbench.diagnostics import classify as cls
 from workbench.diagnostics import flight_recorder as fr
 from workbench.diagnostics import hangs as hang_snapshots
 from workbench.diagnostics import host_events, logs, timeline, xid_catalog
 from workbench.diagnostics.events import Event
 from workbench.diagnostics.hang_records import HangsRecord
-from workbench.diagnostics.report import (
+from workbench.diagnostics.result import (
     FORMAT,
     VERSION,
     DiagnosisReport,
@@ -324,7 +324,7 @@ def _watchdog_counters(events: list[Event]) -> list[WatchdogCounters]:
 def _when(t: float | None) -> str:
     if t is None:
         return "at an unknown time"
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    return utc_time(t)
 
 
 def _at(e: Event) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TypedDict
 
-from workbench.diagnostics.report import EventRecord, EventRole, Evidence, TimelineRow
+from workbench.diagnostics.result import EventRecord, EventRole, Evidence, TimelineRow
 
 ROLES = ("failure", "follower", "outcome", "info")
 

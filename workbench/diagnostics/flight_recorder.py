@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.diagnostics import safe_pickle
-from workbench.diagnostics.report import CollectivesRecord, CollectivesVerdict, Evidence, GroupRecord, GroupStatus
+from workbench.diagnostics.result import CollectivesRecord, CollectivesVerdict, Evidence, GroupRecord, GroupStatus
 from workbench.errors import BadInput
 from workbench.inputs import read_bounded
 from workbench.limits import check_expanded_size, exceeded

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from datetime import datetime, timezone
 
+from workbench.numbers import utc_time
 from workbench.diagnostics.events import Event, EventValues
-from workbench.diagnostics.report import Evidence, EventRole
+from workbench.diagnostics.result import Evidence, EventRole
 
 LINK_KIND = "link_state"
 PCIE_CORRECTED_KIND = "pcie_corrected"
@@ -66,7 +66,7 @@ def match(msg: str) -> tuple[str, EventRole, EventValues] | None:
 
 def _when(e: Event) -> str:
     if e.time is not None:
-        return datetime.fromtimestamp(e.time, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return utc_time(e.time, ms=False)
     stamp = e.values.get("stamp_without_year")
     return f"{stamp} (year unknown)" if stamp else "an unknown time"
 

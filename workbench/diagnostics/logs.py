@@ -26,7 +26,7 @@ from typing import IO, TypedDict
 
 from workbench.diagnostics import engine_logs, host_events, log_year, xid_catalog
 from workbench.diagnostics.events import Event, EventValues, PartialTime
-from workbench.diagnostics.report import EventRole
+from workbench.diagnostics.result import EventRole
 from workbench.errors import BadInput
 from workbench.inputs import READ_ERRORS, open_binary
 

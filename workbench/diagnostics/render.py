@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from workbench.numbers import utc_time
 from workbench.diagnostics.hang_records import HangsRecord
 from workbench.diagnostics.hangs import where
-from workbench.diagnostics.report import DiagnosisReport, EventRecord, TimelineRow
+from workbench.diagnostics.result import DiagnosisReport, EventRecord, TimelineRow
 from workbench.textsafe import markup_safe as esc
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ def _when(t: float | None, since_boot: float | None = None, stamp: object = None
             return f"boot+{since_boot:.6g} s (unplaced: give --boot-time)"
         # So does a stamp without a year, within its file.
         return f"{esc(str(stamp))}{no_year}" if stamp else "unplaced"
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%m-%d %H:%M:%S.%f")[:-3]
+    return utc_time(t, year=False, zone=False)
 
 
 def _origin(e: EventRecord) -> str:

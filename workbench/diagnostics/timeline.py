@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from workbench.diagnostics.events import Event
-from workbench.diagnostics.report import Clock, FirstFailureRecord, FirstFailureStatus
+from workbench.diagnostics.result import Clock, FirstFailureRecord, FirstFailureStatus
 
 DEFAULT_CLOCK_UNCERTAINTY_S = 1.0
 # Consequences that mean a failure was already under way elsewhere (an init-time NCCL WARN

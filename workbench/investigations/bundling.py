@@ -19,7 +19,6 @@ from workbench.bundle.verify import verify_bundle
 from workbench.compare.model import verdict_of
 from workbench.errors import BadInput, WbError
 from workbench.investigations.bundle_refs import Remap
-from workbench.investigations.hypotheses import rerun_table
 from workbench.investigations.views import ComparisonView, HypothesisView, ObservationView
 from workbench.investigations.workflow import current_user, investigation_view
 from workbench.vocabulary import JSONDoc
@@ -95,32 +94,20 @@ def _rerun_records(
         for e in o.evidence
         if isinstance(e, dict) and e.get("kind") == "rerun_comparison" and isinstance(e.get("id"), int)
     }
-    plan_table, comparison_table = rerun_table("rerun_plan"), rerun_table("rerun_comparison")
-    if plan_ids:
-        # A linked plan brings every comparison made of its executions.
-        from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
+    from store.rerun import comparison_ids_of_plans, plan_ids_of_comparisons, records_by_id  # SQLAlchemy
 
-        with store.session() as s:
-            rows = s.exec(select(comparison_table.id).where(comparison_table.plan_id.in_(plan_ids))).all()
-            comparison_ids.update(int(i) for i in rows)
-    if comparison_ids:
-        # A carried comparison brings the plan it analysed.
-        from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
-
-        with store.session() as s:
-            rows = s.exec(select(comparison_table.plan_id).where(comparison_table.id.in_(sorted(comparison_ids)))).all()
-        plan_ids = sorted(set(plan_ids) | {int(i) for i in rows})
+    if plan_ids:  # a linked plan brings every comparison made of its executions
+        comparison_ids.update(comparison_ids_of_plans(store, plan_ids))
+    if comparison_ids:  # a carried comparison brings the plan it analysed
+        plan_ids = sorted(set(plan_ids) | set(plan_ids_of_comparisons(store, sorted(comparison_ids))))
     plans: list[JSONDoc] = []
     comparisons: list[JSONDoc] = []
     for kind, table, ids, sink in (
-        ("rerun-plan", plan_table, plan_ids, plans),
-        ("rerun-comparison", comparison_table, sorted(comparison_ids), comparisons),
+        ("rerun-plan", "plan", plan_ids, plans),
+        ("rerun-comparison", "comparison", sorted(comparison_ids), comparisons),
     ):
-        with store.session() as s:
-            for i in ids:
-                row = s.get(table, i)
-                record = row.model_dump() if row is not None else {"unavailable": "not found in this store"}
-                sink.append({"ref": f"{kind}/{i}", "record": record})
+        for i, record in zip(ids, records_by_id(store, table, ids)):  # type: ignore[arg-type]
+            sink.append({"ref": f"{kind}/{i}", "record": record or {"unavailable": "not found in this store"}})
     return plans, comparisons
 
 
@@ -200,25 +187,19 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
 
 def _bisections(store: "Store", investigation_id: int) -> list[JSONDoc]:
     """The investigation's bisections (specification and every step), for the recipe."""
-    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
+    from store.bisect import bisections_of  # SQLAlchemy: loaded with the store, not at import
 
-    from store.bisect import Bisection  # SQLAlchemy: loaded with the store, not at import
-
-    with store.session() as s:
-        rows = s.exec(
-            select(Bisection).where(Bisection.investigation_id == investigation_id).order_by(Bisection.id)
-        ).all()
-        return [
-            {
-                "ref": f"bisection/{r.id}",
-                "investigation": f"investigation/{investigation_id}",
-                "name": r.name,
-                "status": r.status,
-                "spec": r.spec,
-                "state": r.state,
-            }
-            for r in rows
-        ]
+    return [
+        {
+            "ref": f"bisection/{r.id}",
+            "investigation": f"investigation/{investigation_id}",
+            "name": r.name,
+            "status": r.status,
+            "spec": r.spec,
+            "state": r.state,
+        }
+        for r in bisections_of(store, investigation_id)
+    ]
 
 
 def _cited_by_steps(bisections: Sequence[JSONDoc]) -> list[int]:
@@ -255,30 +236,15 @@ def _actions(
     """The investigation's actions for the recipe (decisions and verifications with them;
     hypotheses cited by the bundle's hypothesis ref, plans by theirs) and the plans they cite.
     Their status is not here: the bundle derives it (``workbench.bundle.action_status``)."""
-    from sqlmodel import col, select  # SQLAlchemy: loaded with the store, not at import
-
-    # SQLAlchemy: loaded with the store, not at import
-    from store.actions import (
-        Action,
-        ActionDecision,
-        ActionVerification,
-    )
+    from store.actions import action_records  # SQLAlchemy: loaded with the store, not at import
 
     refs = {h.id: h.ref for h in hypotheses}
     out: list[JSONDoc] = []
     plan_ids: list[int] = []
-    with store.session() as s:
-        for row in s.exec(
-            select(Action).where(Action.investigation_id == investigation_id).order_by(col(Action.id))
-        ).all():
-            decisions = s.exec(
-                select(ActionDecision).where(ActionDecision.action_id == row.id).order_by(col(ActionDecision.id))
-            ).all()
-            checks = s.exec(
-                select(ActionVerification)
-                .where(ActionVerification.action_id == row.id)
-                .order_by(col(ActionVerification.id))
-            ).all()
+    with action_records(store) as s:
+        for row in s.actions(investigation_id):
+            decisions = s.decisions(int(row.id))  # type: ignore[arg-type]
+            checks = s.verifications(int(row.id))  # type: ignore[arg-type]
             plan_ids += [int(v.plan_id) for v in checks if v.plan_id is not None]
             out.append(
                 {
@@ -355,12 +321,12 @@ def import_bundle(
         )
     checksum = str(obj(bundle["checksum"])["value"])  # verified: the checksum's hex text
     by = by or current_user()
-    from sqlalchemy.exc import IntegrityError  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import BundleKeptMeanwhile  # SQLAlchemy: loaded with the store, not at import
 
     try:
         try:
             return _copy_into_store(store, path, raw.decode("utf-8"), bundle, checksum, by)
-        except IntegrityError:
+        except BundleKeptMeanwhile:
             # A concurrent import kept this bundle between our check and our insert (the
             # unique checksum decides; ours rolled back): the second look finds it.
             return _copy_into_store(store, path, raw.decode("utf-8"), bundle, checksum, by)
@@ -374,8 +340,6 @@ def import_bundle(
 def _copy_into_store(
     store: "Store", path: Path, text: str, bundle: JSONDoc, checksum: str, by: str
 ) -> ImportedInvestigation:
-    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
-
     from store.investigations import (  # SQLAlchemy: loaded with the store, not at import
         Hypothesis,
         HypothesisStatus,
@@ -383,18 +347,13 @@ def _copy_into_store(
         Investigation,
         InvestigationComparison,
         Observation,
+        copying_bundle,
     )
 
-    with store.session() as s:
-        existing = s.exec(select(ImportedBundle).where(ImportedBundle.checksum == checksum)).first()
+    with copying_bundle(store) as s:
+        existing = s.kept(checksum)
         if existing is not None:
-            inv = s.exec(select(Investigation).where(Investigation.imported_bundle_id == existing.id)).first()
-            return {
-                "bundle": existing.id,
-                "investigation": inv.id if inv else None,
-                "already_imported": True,
-                "checksum": checksum,
-            }
+            return {"bundle": existing[0], "investigation": existing[1], "already_imported": True, "checksum": checksum}
         kept = ImportedBundle(
             checksum=checksum,
             format_version=str(bundle["format_version"]),  # verified: a "MAJOR.MINOR" text
@@ -404,8 +363,7 @@ def _copy_into_store(
             verified=True,
             imported_by=by,
         )
-        s.add(kept)
-        s.flush()
+        kept_id = s.add(kept)
         frame = obj(bundle.get("investigation") or {})
         inv = Investigation(
             title=str(frame.get("title") or ""),
@@ -417,16 +375,15 @@ def _copy_into_store(
             candidate_runs=_listed(frame.get("candidate") or []),
             created_by=str(frame.get("created_by") or ""),
             created_at=str(frame.get("created_at") or ""),
-            imported_bundle_id=kept.id,
+            imported_bundle_id=kept_id,
         )
-        s.add(inv)
-        s.flush()
+        inv_id = s.add(inv)
         remap = Remap()  # every citation of the exporting store's ids goes through it
         results = {c.get("ref"): c.get("result") for c in map(obj, listed(content(bundle, "results"), "comparisons"))}
         for spec in map(obj, listed(content(bundle, "recipe"), "comparisons")):
             result = remap.document(results.get(spec.get("ref")) or {})
             comparison = InvestigationComparison(
-                investigation_id=inv.id,
+                investigation_id=inv_id,
                 baseline_runs=_listed(spec.get("baseline") or []),
                 candidate_runs=_listed(spec.get("candidate") or []),
                 # Run sets are the bundle's refs ("run/6"), the control's too.
@@ -441,13 +398,11 @@ def _copy_into_store(
                 origin_ref=_origin(spec),
                 created_by=str(frame.get("created_by") or ""),
             )
-            s.add(comparison)
-            s.flush()
-            remap.copied[str(spec.get("ref"))] = int(comparison.id)
+            remap.copied[str(spec.get("ref"))] = s.add(comparison)
         observations = [obj(o) for o in array(bundle.get("observations"))]
         for obs in observations:
             row = Observation(
-                investigation_id=inv.id,
+                investigation_id=inv_id,
                 text=str(obs.get("text") or ""),
                 evidence=remap.evidence(obs.get("evidence") or []),
                 source=remap.source(str(obs.get("source") or "manual")),
@@ -455,18 +410,13 @@ def _copy_into_store(
                 pinned_by=str(obs.get("pinned_by") or ""),
                 pinned_at=str(obs.get("pinned_at") or ""),
             )
-            s.add(row)
-            s.flush()
-            remap.copied[str(obs.get("ref"))] = int(row.id)
+            remap.copied[str(obs.get("ref"))] = s.add(row)
         for obs in observations:  # a retraction may be listed before or after what it retracts
             if obs.get("retracts"):
-                retraction = s.get(Observation, remap.copied[str(obs.get("ref"))])
-                retraction.retracts_id = remap.copied.get(str(obs.get("retracts")))
-                s.add(retraction)
-        s.flush()
+                s.retracts(remap.copied[str(obs.get("ref"))], remap.copied.get(str(obs.get("retracts"))))
         for hyp in map(obj, array(bundle.get("hypotheses"))):
             hypothesis = Hypothesis(
-                investigation_id=inv.id,
+                investigation_id=inv_id,
                 statement=str(hyp.get("statement") or ""),
                 test=str(hyp.get("test") or ""),
                 test_kind=None if hyp.get("test_kind") is None else str(hyp.get("test_kind")),  # verified: a kind
@@ -475,12 +425,11 @@ def _copy_into_store(
                 created_by=str(hyp.get("created_by") or ""),
                 created_at=str(hyp.get("created_at") or ""),
             )
-            s.add(hypothesis)
-            s.flush()
+            hypothesis_id = s.add(hypothesis)
             for step in map(obj, array(hyp.get("history")) or [{"status": hyp.get("status", "open")}]):
                 s.add(
                     HypothesisStatus(
-                        hypothesis_id=hypothesis.id,
+                        hypothesis_id=hypothesis_id,
                         status=str(step.get("status") or "open"),
                         evidence=remap.evidence(step.get("evidence") or []),
                         note=str(step.get("note") or ""),
@@ -488,7 +437,7 @@ def _copy_into_store(
                         decided_at=str(step.get("decided_at") or ""),
                     )
                 )
-        return {"bundle": kept.id, "investigation": inv.id, "already_imported": False, "checksum": checksum}
+        return {"bundle": kept_id, "investigation": inv_id, "already_imported": False, "checksum": checksum}
 
 
 def _listed(value: object) -> list[object]:

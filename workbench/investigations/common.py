@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import getpass
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from store.errors import StoreError
 from store.records import LENSES, decimal_id
@@ -14,6 +15,7 @@ from workbench.errors import NotFound, UsageError, WbError
 
 if TYPE_CHECKING:
     from store.api import Store
+    from store.investigations import Investigation
 
 HYPOTHESIS_STATUSES = ("open", "supported", "refuted", "undetermined")
 DECIDED = ("supported", "refuted")
@@ -56,11 +58,17 @@ def resolve_runs(store: "Store", refs: Sequence[str | int]) -> list[int]:
         raise NotFound(str(exc)) from None
 
 
-def investigation_row(session: Any, inv: str | int, *, writable: bool = False) -> Any:
-    from store.investigations import Investigation  # SQLAlchemy: loaded with the store, not at import
+def investigation_of(store: "Store", inv: str | int, *, writable: bool = False) -> "Investigation":
+    """The investigation ``inv`` names, or the one-line error that says why not (none by
+    that id, or, when ``writable``, imported and read-only)."""
+    from store.investigations import get_investigation  # SQLAlchemy: loaded with the store, not at import
 
     inv_id = parse_id(inv, "investigation")
-    row = session.get(Investigation, inv_id)
+    return checked_investigation(get_investigation(store, inv_id), inv_id, writable)
+
+
+def checked_investigation(row: "Investigation | None", inv_id: int, writable: bool = False) -> "Investigation":
+    """``row``, the investigation ``inv_id`` as read, or the one-line error that says why not."""
     if row is None:
         raise NotFound(f"no investigation {inv_id} (see 'wb investigate list')")
     if writable and row.imported_bundle_id is not None:
@@ -68,8 +76,21 @@ def investigation_row(session: Any, inv: str | int, *, writable: bool = False) -
     return row
 
 
+@contextmanager
+def investigation_errors() -> Iterator[None]:
+    """The store's refusals of an investigation's new record as the CLI's errors: none by that
+    id is not found, an imported (read-only) one is refused (exit 3)."""
+    from store.investigations import InvestigationNotFound, InvestigationReadOnly  # SQLAlchemy: with the store
+
+    try:
+        yield
+    except InvestigationNotFound as exc:
+        raise NotFound(str(exc)) from None
+    except InvestigationReadOnly as exc:
+        raise WbError(str(exc), exit_code=3) from None
+
+
 def writable_investigation(store: "Store", inv: str | int) -> int:
     """The id of an investigation that can take new records (a plan, a bisection), or the
     one-line error that says why not (none by that id, or imported and read-only)."""
-    with store.session() as s:
-        return int(investigation_row(s, inv, writable=True).id)
+    return int(investigation_of(store, inv, writable=True).id)  # type: ignore[arg-type]

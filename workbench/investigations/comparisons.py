@@ -12,7 +12,14 @@ from workbench.compare.model import verdict_of
 from workbench.compare.parameters import ComparisonParameters
 from workbench.compare.run_sets import check_run_sets
 from workbench.errors import NotFound, UsageError
-from workbench.investigations.common import current_user, investigation_row, parse_id, required_text, resolve_runs
+from workbench.investigations.common import (
+    current_user,
+    investigation_errors,
+    investigation_of,
+    parse_id,
+    required_text,
+    resolve_runs,
+)
 from workbench.investigations.frame import frame_guardrails
 from workbench.investigations.views import ComparisonView, comparison_of, frame_of
 
@@ -57,10 +64,9 @@ def store_comparison(
     is stored too: a refusal is a result. ``control``: baseline-again (A′) runs, the
     A/A noise floor; their ids are stored in the parameters (``control``).
     """
-    from store.investigations import InvestigationComparison  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import InvestigationComparison, add_comparison  # SQLAlchemy: with the store
 
-    with store.session() as s:
-        frame = frame_of(investigation_row(s, inv, writable=True))
+    frame = frame_of(investigation_of(store, inv, writable=True))
     if not baseline or not candidate:
         raise UsageError("name at least one baseline and one candidate run")
     sides = check_run_sets(
@@ -97,15 +103,8 @@ def store_comparison(
         verdict=verdict_of(doc),
         created_by=by or current_user(),
     )
-    with store.session() as s:
-        s.add(row)
-        s.flush()
-        inv_row = investigation_row(s, frame.id, writable=True)
-        if not inv_row.baseline_runs and not inv_row.candidate_runs:
-            # The first comparison names the run sets the frame left open.
-            inv_row.baseline_runs, inv_row.candidate_runs = base_ids, cand_ids
-            s.add(inv_row)
-        return comparison_of(row)
+    with investigation_errors():
+        return comparison_of(add_comparison(store, row))  # the first names the run sets the frame left open
 
 
 def get_comparison(store: "Store", comparison: str | int) -> dict[str, object]:
@@ -116,11 +115,10 @@ def get_comparison(store: "Store", comparison: str | int) -> dict[str, object]:
 
 def comparison_in(store: "Store", comparison: str | int) -> tuple[ComparisonView, int]:
     """A stored comparison and the id of the investigation it belongs to."""
-    from store.investigations import InvestigationComparison  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import get_comparison  # SQLAlchemy: loaded with the store, not at import
 
     cid = parse_id(comparison, "comparison")
-    with store.session() as s:
-        row = s.get(InvestigationComparison, cid)
-        if row is None:
-            raise NotFound(f"no stored comparison {cid}")
-        return comparison_of(row), int(row.investigation_id)
+    row = get_comparison(store, cid)
+    if row is None:
+        raise NotFound(f"no stored comparison {cid}")
+    return comparison_of(row), int(row.investigation_id)

@@ -11,7 +11,14 @@ from lenses import get_lens
 from workbench.bundle.canonical import bundle_value, nfc
 from workbench.errors import UsageError
 from workbench.vocabulary import JSONDoc
-from workbench.investigations.common import LENSES, current_user, investigation_row, required_text, resolve_runs
+from workbench.investigations.common import (
+    LENSES,
+    current_user,
+    investigation_errors,
+    parse_id,
+    required_text,
+    resolve_runs,
+)
 from workbench.investigations.views import (
     InvestigationSummary,
     InvestigationView,
@@ -56,7 +63,7 @@ def new_investigation(
     by: str | None = None,
 ) -> InvestigationView:
     """Frame a new investigation: lens, decision question, guardrails, intended change."""
-    from store.investigations import Investigation  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import Investigation, add_investigation  # SQLAlchemy: loaded with the store
 
     if lens not in LENSES:
         raise UsageError(f"unknown lens {lens!r} (choose {', '.join(LENSES)})")
@@ -72,11 +79,7 @@ def new_investigation(
         candidate_runs=resolve_runs(store, candidate),
         created_by=by or current_user(),
     )
-    with store.session() as s:
-        s.add(row)
-        s.flush()
-        inv_id = int(row.id)  # type: ignore[arg-type]
-    return investigation_view(store, inv_id)
+    return investigation_view(store, add_investigation(store, row))
 
 
 def list_investigations(store: "Store") -> list[JSONDoc]:
@@ -85,69 +88,23 @@ def list_investigations(store: "Store") -> list[JSONDoc]:
 
 
 def investigation_summaries(store: "Store") -> list[InvestigationSummary]:
-    from sqlalchemy import func  # SQLAlchemy: loaded with the store, not at import
-    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import investigations_with_counts  # SQLAlchemy: loaded with the store
 
-    # SQLAlchemy: loaded with the store, not at import
-    from store.investigations import (
-        Hypothesis,
-        Investigation,
-        InvestigationComparison,
-        Observation,
-    )
-
-    with store.session() as s:
-        rows = s.exec(select(Investigation).order_by(Investigation.id)).all()
-        out = []
-        for row in rows:
-            counts = {
-                name: int(s.exec(select(func.count()).select_from(t).where(t.investigation_id == row.id)).one())
-                for name, t in (
-                    ("comparisons", InvestigationComparison),
-                    ("observations", Observation),
-                    ("hypotheses", Hypothesis),
-                )
-            }
-            out.append(InvestigationSummary(**msgspec.structs.asdict(frame_of(row)), **counts))
-    return out
+    return [
+        InvestigationSummary(**msgspec.structs.asdict(frame_of(row)), **counts)
+        for row, counts in investigations_with_counts(store)
+    ]
 
 
 def investigation_view(store: "Store", inv: str | int) -> InvestigationView:
     """The frame with its comparisons, observations (retractions kept) and hypotheses."""
-    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import investigation_records  # SQLAlchemy: loaded with the store, not at import
 
-    # SQLAlchemy: loaded with the store, not at import
-    from store.investigations import (
-        Hypothesis,
-        HypothesisStatus,
-        InvestigationComparison,
-        Observation,
+    with investigation_errors():
+        found = investigation_records(store, parse_id(inv, "investigation"))
+    return InvestigationView(
+        **msgspec.structs.asdict(frame_of(found.investigation)),
+        comparisons=[comparison_of(c) for c in found.comparisons],
+        observations=observations_of(found.observations),
+        hypotheses=[hypothesis_of(h, found.decisions[int(h.id)]) for h in found.hypotheses],  # type: ignore[arg-type]
     )
-
-    with store.session() as s:
-        row = investigation_row(s, inv)
-        comparisons = s.exec(
-            select(InvestigationComparison)
-            .where(InvestigationComparison.investigation_id == row.id)
-            .order_by(InvestigationComparison.id)
-        ).all()
-        observations = s.exec(
-            select(Observation).where(Observation.investigation_id == row.id).order_by(Observation.id)
-        ).all()
-        hypotheses = s.exec(
-            select(Hypothesis).where(Hypothesis.investigation_id == row.id).order_by(Hypothesis.id)
-        ).all()
-        history: dict[int, list[Any]] = {h.id: [] for h in hypotheses}
-        if hypotheses:
-            for st in s.exec(
-                select(HypothesisStatus)
-                .where(HypothesisStatus.hypothesis_id.in_(list(history)))  # type: ignore[attr-defined]
-                .order_by(HypothesisStatus.id)
-            ).all():
-                history[st.hypothesis_id].append(st)
-        return InvestigationView(
-            **msgspec.structs.asdict(frame_of(row)),
-            comparisons=[comparison_of(c) for c in comparisons],
-            observations=observations_of(observations),
-            hypotheses=[hypothesis_of(h, history[h.id]) for h in hypotheses],
-        )

@@ -18,16 +18,18 @@ from workbench.investigations.common import (
     DECIDED,
     HYPOTHESIS_STATUSES,
     current_user,
-    investigation_row,
+    investigation_errors,
+    investigation_of,
     parse_id,
     required_text,
 )
 from workbench.investigations.evidence import parse_decision_evidence
-from workbench.investigations.origin import evidence_before, origin_of, origin_problem
+from workbench.investigations.origin import origin_of, origin_problem
 from workbench.investigations.views import HypothesisView, hypothesis_of
 
 if TYPE_CHECKING:
     from store.api import Store
+    from store.evidence import EvidenceReader
 
 
 def new_hypothesis(
@@ -42,26 +44,22 @@ def new_hypothesis(
     """A claim with the test that would decide it, opened (status ``open``). ``test_kind``:
     the kind of evidence the test is (rerun, comparison, bisection, diagnosis), the only kind
     that can decide it; the evidence that exists now is recorded, and cannot decide it."""
-    from store.investigations import Hypothesis, HypothesisStatus  # SQLAlchemy: loaded with the store, not at import
+    from store.evidence import add_hypothesis  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import Hypothesis  # SQLAlchemy: loaded with the store, not at import
 
     if test_kind not in TEST_KINDS:
         raise UsageError(f"the test's kind must be one of {', '.join(TEST_KINDS)}, not {test_kind!r}")
-    with store.session() as s:
-        inv_row = investigation_row(s, inv, writable=True)
-        row = Hypothesis(
-            investigation_id=inv_row.id,
-            statement=required_text(statement, "the hypothesis"),
-            test=required_text(test, "the test that would decide it (--test)"),
-            test_kind=test_kind,
-            evidence_before=evidence_before(s),
-            created_by=by or current_user(),
-        )
-        s.add(row)
-        s.flush()
-        first = HypothesisStatus(hypothesis_id=row.id, status="open", decided_by=row.created_by)
-        s.add(first)
-        s.flush()
-        return hypothesis_of(row, [first])
+    inv_id = int(investigation_of(store, inv, writable=True).id)  # type: ignore[arg-type]  # its refusals first
+    row = Hypothesis(
+        investigation_id=inv_id,
+        statement=required_text(statement, "the hypothesis"),
+        test=required_text(test, "the test that would decide it (--test)"),
+        test_kind=test_kind,
+        created_by=by or current_user(),
+    )
+    with investigation_errors():
+        opened, first = add_hypothesis(store, row)
+    return hypothesis_of(opened, [first])
 
 
 def parse_hypothesis_evidence(items: Iterable[str]) -> list[dict[str, object]]:
@@ -78,10 +76,12 @@ def check_links(
     (``workbench.bundle.decisive``: a comparable comparison with a verdict, a completed
     rerun execution with a verdict, a bisection with a result, a diagnosis). A plan named
     by its name gets its id filled in (the evidence is changed in place)."""
+    from store.evidence import reading_evidence  # SQLAlchemy: loaded with the store, not at import
+
     deciding = status in DECIDED
-    with store.session() as s:
+    with reading_evidence(store) as read:
         for ev in evidence:
-            reason = _evidence_problem(s, ev, investigation_id, deciding)
+            reason = _evidence_problem(read, ev, investigation_id, deciding)
             if reason:
                 shown = ev.get("id", ev.get("name"))
                 raise UsageError(
@@ -90,25 +90,14 @@ def check_links(
                 )
 
 
-def _evidence_problem(s: Any, ev: dict[str, object], investigation_id: int, deciding: bool) -> str | None:
-    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
-
-    from store.bisect import BisectionNotFound, find_bisection  # SQLAlchemy: loaded with the store, not at import
-    from store.investigations import (
-        InvestigationComparison,
-        Observation,
-    )  # SQLAlchemy: loaded with the store, not at import
-
-    # SQLAlchemy: loaded with the store, not at import
-    from store.rerun import (
-        RerunComparison,
-        RerunExecution,
-        RerunPlan,
-    )
+def _evidence_problem(
+    read: "EvidenceReader", ev: dict[str, object], investigation_id: int, deciding: bool
+) -> str | None:
+    from store.bisect import BisectionNotFound  # SQLAlchemy: loaded with the store, not at import
 
     kind = ev["kind"]
     if kind == "comparison":
-        row = s.get(InvestigationComparison, ev["id"])
+        row = read.comparison(ev["id"])
         if row is None:
             raise NotFound(f"no stored comparison {ev['id']}")
         if row.investigation_id != investigation_id:
@@ -118,39 +107,39 @@ def _evidence_problem(s: Any, ev: dict[str, object], investigation_id: int, deci
             )
         return comparison_cannot_decide(f"comparison {ev['id']}", row.comparable, row.verdict) if deciding else None
     if kind == "diagnosis":
-        row = s.get(Observation, ev["id"])
-        if row is None:
+        observation = read.observation(ev["id"])
+        if observation is None:
             raise NotFound(f"no observation {ev['id']}")
-        if row.investigation_id != investigation_id:
-            return f"observation {ev['id']} belongs to investigation {row.investigation_id}, not {investigation_id}"
+        if observation.investigation_id != investigation_id:
+            owner = observation.investigation_id
+            return f"observation {ev['id']} belongs to investigation {owner}, not {investigation_id}"
         return (
             None
-            if row.source == "diagnose"
+            if observation.source == "diagnose"
             else f"observation {ev['id']} is not a diagnosis (pin one with wb diagnose PATHS --pin {investigation_id})"
         )
     if kind == "bisection":
         try:
             ref = ev.get("id", ev.get("name"))
-            row = find_bisection(s, None if ref is None else str(ref))  # it reads an id or a name as their text
+            bisection = read.bisection(None if ref is None else str(ref))  # it reads an id or a name as their text
         except BisectionNotFound as exc:
             raise NotFound(str(exc)) from None
-        ev["id"] = int(row.id)
+        ev["id"] = int(bisection.id)  # type: ignore[arg-type]
         ev.pop("name", None)
-        if row.investigation_id != investigation_id:
+        if bisection.investigation_id != investigation_id:
             return _owner(
-                f"bisection {row.name!r}", row.investigation_id, investigation_id, "wb bisect start --investigation"
+                f"bisection {bisection.name!r}",
+                bisection.investigation_id,
+                investigation_id,
+                "wb bisect start --investigation",
             )
         return (
-            bisection_cannot_decide(f"bisection {row.name!r}", bool((row.state or {}).get("result")))
+            bisection_cannot_decide(f"bisection {bisection.name!r}", bool((bisection.state or {}).get("result")))
             if deciding
             else None
         )
     if kind == "rerun_plan":
-        plan = (
-            s.get(RerunPlan, ev["id"])
-            if "id" in ev
-            else s.exec(select(RerunPlan).where(RerunPlan.name == ev["name"])).first()
-        )
+        plan = read.plan(ev["id"]) if "id" in ev else read.plan_named(ev["name"])
         if plan is None:
             raise NotFound(
                 f"no rerun plan {'named ' if 'name' in ev else ''}{ev.get('id', ev.get('name'))!r} (see 'wb rerun plan "
@@ -164,25 +153,23 @@ def _evidence_problem(s: Any, ev: dict[str, object], investigation_id: int, deci
             )
         if not deciding:
             return None
-        rows = s.exec(
-            select(RerunComparison).where(RerunComparison.plan_id == plan.id).order_by(RerunComparison.id)
-        ).all()
+        rows = read.plan_comparisons(plan.id)
         return plan_cannot_decide(
             f"plan {plan.name!r}",
             [
                 rerun_cannot_decide(
                     f"rerun comparison {r.id}",
                     r.verdict,
-                    getattr(s.get(RerunExecution, r.execution_id), "status", None),
+                    getattr(read.execution(r.execution_id), "status", None),
                 )
                 for r in rows
             ],
         )
     if kind == "rerun_comparison":
-        row = s.get(RerunComparison, ev["id"])
-        if row is None:
+        rerun = read.rerun_comparison(ev["id"])
+        if rerun is None:
             raise NotFound(f"no rerun comparison {ev['id']} (see 'wb rerun')")
-        plan = s.get(RerunPlan, row.plan_id)
+        plan = read.plan(rerun.plan_id)
         owner = plan.investigation_id if plan is not None else None
         if owner != investigation_id:
             return _owner(
@@ -193,8 +180,8 @@ def _evidence_problem(s: Any, ev: dict[str, object], investigation_id: int, deci
             )
         if not deciding:
             return None
-        execution = s.get(RerunExecution, row.execution_id)
-        return rerun_cannot_decide(f"rerun comparison {ev['id']}", row.verdict, getattr(execution, "status", None))
+        execution = read.execution(rerun.execution_id)
+        return rerun_cannot_decide(f"rerun comparison {ev['id']}", rerun.verdict, getattr(execution, "status", None))
     return f"{kind!r} is not evidence that decides a hypothesis"
 
 
@@ -206,19 +193,14 @@ def _owner(what: str, owner: int | None, investigation_id: int, how: str) -> str
 
 def _its_own_test(store: "Store", row: Any, evidence: Sequence[dict[str, object]]) -> None:
     """Refuse evidence that is not the hypothesis's own test (``investigations.origin``)."""
-    with store.session() as s:
-        origin = origin_of(s, row)
+    from store.evidence import reading_evidence  # SQLAlchemy: loaded with the store, not at import
+
+    with reading_evidence(store) as read:
+        origin = origin_of(read, row)
         for ev in evidence:
-            reason = origin_problem(s, ev, origin)
+            reason = origin_problem(read, ev, origin)
             if reason:
                 raise UsageError(f"evidence {ev['kind']}={ev.get('id')} cannot decide hypothesis {row.id}: {reason}")
-
-
-def rerun_table(kind: str) -> Any:
-    """The rerun harness's table for ``rerun_plan`` or ``rerun_comparison`` evidence."""
-    from store.rerun import RerunComparison, RerunPlan  # SQLAlchemy: loaded with the store, not at import
-
-    return {"rerun_plan": RerunPlan, "rerun_comparison": RerunComparison}[kind]
 
 
 def decide_hypothesis(
@@ -231,9 +213,7 @@ def decide_hypothesis(
     by: str | None = None,
 ) -> HypothesisView:
     """A new status for a hypothesis, with the evidence that decided it (its history kept)."""
-    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
-
-    from store.investigations import Hypothesis, HypothesisStatus  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import HypothesisStatus, add_hypothesis_status, get_hypothesis  # SQLAlchemy: store
 
     if status not in HYPOTHESIS_STATUSES:
         raise UsageError(f"status must be one of {', '.join(HYPOTHESIS_STATUSES)}")
@@ -244,27 +224,15 @@ def decide_hypothesis(
             "bisection=ID|NAME or diagnosis=OBSERVATION)"
         )
     hid = parse_id(hypothesis, "hypothesis")
-    with store.session() as s:
-        row = s.get(Hypothesis, hid)
-        if row is None:
-            raise NotFound(f"no hypothesis {hid}")
-        investigation_row(s, row.investigation_id, writable=True)
+    row = get_hypothesis(store, hid)
+    if row is None:
+        raise NotFound(f"no hypothesis {hid}")
+    investigation_of(store, row.investigation_id, writable=True)
     cited = [dict(ev) for ev in evidence]  # check_links fills in the ids of plans named by their name
     check_links(store, cited, row.investigation_id, status)
     if status in DECIDED:
         _its_own_test(store, row, cited)
-    with store.session() as s:
-        s.add(
-            HypothesisStatus(
-                hypothesis_id=hid,
-                status=status,
-                evidence=bundle_value(cited),
-                note=nfc(note),
-                decided_by=by or current_user(),
-            )
-        )
-        s.flush()
-        history = s.exec(
-            select(HypothesisStatus).where(HypothesisStatus.hypothesis_id == hid).order_by(HypothesisStatus.id)
-        ).all()
-        return hypothesis_of(row, history)
+    decision = HypothesisStatus(
+        hypothesis_id=hid, status=status, evidence=bundle_value(cited), note=nfc(note), decided_by=by or current_user()
+    )
+    return hypothesis_of(row, add_hypothesis_status(store, decision))

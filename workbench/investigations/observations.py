@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.bundle.canonical import bundle_value
 from workbench.errors import NotFound, UsageError, WbError
-from workbench.investigations.common import current_user, investigation_row, parse_id, required_text
+from workbench.investigations.common import (
+    current_user,
+    investigation_errors,
+    investigation_of,
+    parse_id,
+    required_text,
+)
 from workbench.investigations.comparisons import comparison_in
 from workbench.investigations.evidence import parse_observation_evidence
 from workbench.investigations.views import ComparisonView, ObservationView, observations_of
@@ -33,23 +39,22 @@ def new_observation(
     retracts: int | None = None,
 ) -> ObservationView:
     """Pin an observation (or, with ``retracts``, the retraction of one)."""
-    from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import Observation, add_observation  # SQLAlchemy: loaded with the store
 
     if not evidence and retracts is None:
         raise UsageError("an observation cites its evidence (--evidence run=ID, metric=..., window=..., value=...)")
-    with store.session() as s:
-        inv_row = investigation_row(s, inv, writable=True)
+    inv_id = parse_id(inv, "investigation")
+    with investigation_errors():
+        investigation_of(store, inv_id, writable=True)  # these refusals first, as the record's own below
         row = Observation(
-            investigation_id=inv_row.id,
+            investigation_id=inv_id,
             text=required_text(text, "the observation text"),
             evidence=bundle_value(list(evidence)),
             source=source,
             retracts_id=retracts,
             pinned_by=by or current_user(),
         )
-        s.add(row)
-        s.flush()
-        return observations_of([row])[0]
+        return observations_of([add_observation(store, row)])[0]
 
 
 def derived_observations(comparison: ComparisonView) -> list[Mapping[str, Any]]:
@@ -74,20 +79,13 @@ def observations_from_comparison(
     store: "Store", inv: str | int, comparison: str | int, *, by: str | None = None
 ) -> list[dict[str, object]]:
     """Pin each observation the compare engine derived, citing the stored comparison."""
-    from sqlmodel import select  # SQLAlchemy: loaded with the store, not at import
-
-    from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import observation_ids_from  # SQLAlchemy: loaded with the store, not at import
 
     comp, owner = comparison_in(store, comparison)
     inv_id = parse_id(inv, "investigation")
     if owner != inv_id:
         raise UsageError(f"comparison {comp.id} belongs to investigation {owner}, not {inv_id}")
-    with store.session() as s:
-        already = s.exec(
-            select(Observation.id).where(
-                Observation.investigation_id == inv_id, Observation.source == f"comparison:{comp.id}"
-            )
-        ).all()
+    already = observation_ids_from(store, inv_id, f"comparison:{comp.id}")
     if already:
         raise WbError(
             f"the observations of comparison {comp.id} are already pinned (observations {', '.join(map(str, already))})"
@@ -101,16 +99,15 @@ def observations_from_comparison(
 
 def new_retraction(store: "Store", observation: str | int, reason: str, *, by: str | None = None) -> ObservationView:
     """Pin a retraction of ``observation``; the original stays as it was."""
-    from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
+    from store.investigations import get_observation  # SQLAlchemy: loaded with the store, not at import
 
     oid = parse_id(observation, "observation")
-    with store.session() as s:
-        row = s.get(Observation, oid)
-        if row is None:
-            raise NotFound(f"no observation {oid}")
-        if row.retracts_id is not None:
-            raise UsageError(f"observation {oid} is itself a retraction")
-        inv_id = row.investigation_id
+    row = get_observation(store, oid)
+    if row is None:
+        raise NotFound(f"no observation {oid}")
+    if row.retracts_id is not None:
+        raise UsageError(f"observation {oid} is itself a retraction")
+    inv_id = row.investigation_id
     return new_observation(
         store, inv_id, f"Retracted: {required_text(reason, 'the reason')}", [], source="retraction", by=by, retracts=oid
     )

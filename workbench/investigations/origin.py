@@ -11,7 +11,7 @@ written before wb recorded this is placed by time: what was recorded no later th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.bundle.decisive import (
     TABLES,
@@ -23,51 +23,22 @@ from workbench.bundle.decisive import (
     same_as_origin,
 )
 
-
-def _tables() -> dict[str, tuple[Any, Any]]:
-    """evidence table -> (its ORM class, the column that says when a row was written)."""
-    from store.bisect import Bisection  # SQLAlchemy: loaded with the store, not at import
-    from store.investigations import InvestigationComparison, Observation  # SQLAlchemy: likewise
-    from store.rerun import RerunComparison  # SQLAlchemy: likewise
-
-    return {
-        "comparison": (InvestigationComparison, InvestigationComparison.created_at),
-        "rerun_comparison": (RerunComparison, RerunComparison.created_at),
-        "bisection": (Bisection, Bisection.created_at),
-        "observation": (Observation, Observation.pinned_at),
-    }
+if TYPE_CHECKING:
+    from store.evidence import EvidenceReader
 
 
-def evidence_before(s: Any, written_at: str | None = None) -> dict[str, int]:
+def latest_ids(read: "EvidenceReader", written_at: str | None = None) -> dict[str, int]:
     """The highest id of each evidence table now (or, with ``written_at``, among the rows
-    written no later than it)."""
-    from sqlalchemy import func  # SQLAlchemy: loaded with the store, not at import
-    from sqlmodel import select
-
-    out = {}
-    for table, (model, stamp) in _tables().items():
-        query = select(func.max(model.id))
-        if written_at is not None:
-            query = query.where(stamp <= written_at)
-        out[table] = int(s.exec(query).one() or 0)
+    written no later than it): the tables ``bundle.decisive`` names, every one."""
+    out = read.latest_ids(written_at)
     assert set(out) == set(TABLES)
     return out
 
 
-def origin_of(s: Any, hypothesis: Any) -> Origin:
+def origin_of(read: "EvidenceReader", hypothesis: Any) -> Origin:
     """The hypothesis row's :class:`Origin`, from the store."""
-    from sqlmodel import col, select  # SQLAlchemy: loaded with the store, not at import
-
-    from store.investigations import InvestigationComparison, Observation  # SQLAlchemy: likewise
-    from store.rerun import RerunComparison  # SQLAlchemy: likewise
-
-    before = dict(hypothesis.evidence_before or {}) or evidence_before(s, hypothesis.created_at)
-    rows = s.exec(
-        select(Observation).where(
-            Observation.investigation_id == hypothesis.investigation_id,
-            col(Observation.id) <= before.get("observation", 0),
-        )
-    ).all()
+    before = dict(hypothesis.evidence_before or {}) or latest_ids(read, hypothesis.created_at)
+    rows = read.observations_up_to(hypothesis.investigation_id, before.get("observation", 0))
     comparisons, reruns, figures = set(), set(), set()
     for row in rows:
         cited, rerun_ids, runs = _rested_on(row.evidence or [], row.source or "")
@@ -75,10 +46,10 @@ def origin_of(s: Any, hypothesis: Any) -> Origin:
         reruns |= rerun_ids
         figures |= runs
     for cid in comparisons:
-        found = s.get(InvestigationComparison, cid)
+        found = read.comparison(cid)
         if found is not None:
             figures.add(figures_of(found.baseline_runs or [], found.candidate_runs or []))
-    executions = {r.execution_id for rid in reruns if (r := s.get(RerunComparison, rid)) is not None}
+    executions = {r.execution_id for rid in reruns if (r := read.rerun_comparison(rid)) is not None}
     return Origin(
         test_kind=hypothesis.test_kind,
         before=before,
@@ -113,56 +84,51 @@ def _rested_on(evidence: list[Any], source: str) -> tuple[set[int], set[int], se
     return comparisons, reruns, figures
 
 
-def origin_problem(s: Any, ev: dict[str, object], origin: Origin) -> str | None:
+def origin_problem(read: "EvidenceReader", ev: dict[str, object], origin: Origin) -> str | None:
     """Why the evidence is not the hypothesis's own test (``None``: it is): its kind, its time,
     or the observations the hypothesis was derived from."""
-    from store.bisect import Bisection  # SQLAlchemy: loaded with the store, not at import
-    from store.investigations import InvestigationComparison  # SQLAlchemy: likewise
-    from store.rerun import RerunComparison  # SQLAlchemy: likewise
-
     kind, rid = str(ev["kind"]), int(ev["id"])  # type: ignore[call-overload]
     wrong = not_its_test(origin.test_kind, kind)
     if wrong:
         return wrong
     ref = f"{kind.replace('_', ' ')} {rid}"
     if kind == "comparison":
-        row = s.get(InvestigationComparison, rid)
-        figures = figures_of(row.baseline_runs or [], row.candidate_runs or [])
+        row = read.comparison(rid)
+        figures = figures_of(row.baseline_runs or [], row.candidate_runs or [])  # type: ignore[union-attr]
         return recorded_before(origin, kind, ref, rid) or same_as_origin(origin, kind, ref, rid, figures=figures)
     if kind == "rerun_comparison":
-        row = s.get(RerunComparison, rid)
+        rerun = read.rerun_comparison(rid)
         return recorded_before(origin, kind, ref, rid) or same_as_origin(
-            origin, kind, ref, rid, execution=row.execution_id
+            origin,
+            kind,
+            ref,
+            rid,
+            execution=rerun.execution_id,  # type: ignore[union-attr]
         )
     if kind == "rerun_plan":
-        return _plan_problem(s, rid, origin)
+        return _plan_problem(read, rid, origin)
     if kind == "bisection":
-        row = s.get(Bisection, rid)
-        steps = {st.get("comparison_id") for st in (row.state or {}).get("steps") or [] if isinstance(st, dict)}
+        bisection = read.bisection_by_id(rid)
+        state = bisection.state if bisection is not None else {}
+        steps = {st.get("comparison_id") for st in (state or {}).get("steps") or [] if isinstance(st, dict)}
         if steps & origin.reruns:
             return f"{ref}'s steps are what the observation it was derived from rests on, not its test"
         return recorded_before(origin, kind, ref, rid)
     return recorded_before(origin, kind, ref, rid)
 
 
-def _plan_problem(s: Any, plan_id: int, origin: Origin) -> str | None:
+def _plan_problem(read: "EvidenceReader", plan_id: int, origin: Origin) -> str | None:
     """A plan decides through a rerun comparison of its own that can decide and is the
     hypothesis's test (recorded after it, not the rerun it was derived from)."""
-    from sqlmodel import col, select  # SQLAlchemy: loaded with the store, not at import
-
-    from store.rerun import RerunComparison, RerunExecution  # SQLAlchemy: loaded with the store, not at import
-
-    rows = s.exec(
-        select(RerunComparison).where(RerunComparison.plan_id == plan_id).order_by(col(RerunComparison.id))
-    ).all()
+    rows = read.plan_comparisons(plan_id)
     reasons = []
     for r in rows:
         ref = f"rerun comparison {r.id}"
-        execution = s.get(RerunExecution, r.execution_id)
+        execution = read.execution(r.execution_id)
         reason = (
             rerun_cannot_decide(ref, r.verdict, getattr(execution, "status", None))
-            or recorded_before(origin, "rerun_comparison", ref, int(r.id))
-            or same_as_origin(origin, "rerun_comparison", ref, int(r.id), execution=r.execution_id)
+            or recorded_before(origin, "rerun_comparison", ref, int(r.id))  # type: ignore[arg-type]
+            or same_as_origin(origin, "rerun_comparison", ref, int(r.id), execution=r.execution_id)  # type: ignore[arg-type]
         )
         if reason is None:
             return None

@@ -39,7 +39,6 @@ from workbench.investigations.hypotheses import (  # noqa: F401
     decide_hypothesis,
     new_hypothesis,
     parse_hypothesis_evidence,
-    rerun_table,
 )
 from workbench.investigations.observations import (  # noqa: F401
     derived_observations,

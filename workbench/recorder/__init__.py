@@ -14,6 +14,12 @@ step is slower than a threshold or k times the recent median::
 Importing this package loads only the standard library (no Textual, no store, no
 scipy, no pynvml); numpy, pynvml, cupy and the store load lazily on the threads that
 need them. ``WB_RECORDER=off`` turns every recorder into a no-op. See docs/recorder.md.
+
+Modules: ``handoff.py`` the one door to a store (the writer thread loads it); ``host.py``
+samples stacks, CPU, memory and GC pauses and ``host_capture.py`` writes them into a snapshot;
+``watchdog.py`` snapshots a step that never ends, ``termination.py`` on SIGTERM/SIGINT;
+``snapshot_socket.py`` answers ``wb snapshot PID``; ``moment.py`` and ``rowsearch.py`` the open span and
+phase and every thread's stack.
 """
 
 from workbench.recorder.config import DISABLE_ENV, Budget, RecorderConfig

@@ -118,7 +118,7 @@ class RecorderConfig:
     termination_timeout_s: float = 5.0
     # At interpreter exit: a termination snapshot "on error" (an uncaught exception), "always" or "never".
     exit_snapshot: str = "on error"
-    # A Unix socket in the user's runtime directory answers ``wb snapshot PID`` (control.py).
+    # A Unix socket in the user's runtime directory answers ``wb snapshot PID`` (snapshot_socket.py).
     control: bool = True
 
     def __post_init__(self) -> None:

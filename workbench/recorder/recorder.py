@@ -50,7 +50,7 @@ from workbench.recorder.config import RecorderConfig, disabled_by_env
 from workbench.recorder.gpu import GPU_FIELDS, GpuSampler, GpuSource
 from workbench.recorder.host import GC_FIELDS, HOST_FIELDS, STACK_FIELDS, GcWatcher, HostSampler, StackTables, gil_note
 from workbench.recorder import termination
-from workbench.recorder.control import ControlServer
+from workbench.recorder.snapshot_socket import ControlServer
 from workbench.recorder.host_capture import HostTaken
 from workbench.recorder.moment import Open, WorkloadThreads, state_at
 from workbench.recorder.records import AtSnapshot, Detail, GpuSection, RecorderInfo
@@ -1166,7 +1166,7 @@ _LIVE: weakref.WeakSet[Recorder] = weakref.WeakSet()
 
 
 class _Control:
-    """The process's one control socket (control.py), shared by its recorders: started by the
+    """The process's one control socket (snapshot_socket.py), shared by its recorders: started by the
     first that wants it, stopped when the last leaves. A request snapshots each of them."""
 
     def __init__(self) -> None:

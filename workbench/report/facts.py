@@ -8,7 +8,7 @@ import math
 
 from msgspec import UNSET
 
-from workbench.compare.fmt import num
+from workbench.numbers import num
 from workbench.compare.results import Effect, Interval
 from workbench.rerun.comparison import RerunReport
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import jinja2
 
 from workbench.compare import dict_diff
-from workbench.compare.fmt import change, num, qty, signed
+from workbench.numbers import change, num, qty, signed, size
 from workbench.investigations.evidence_text import brief
 from workbench.report import charts, facts
 from workbench.report.escape import MarkdownSafe, html_value, markdown_code, markdown_value, shown
@@ -27,26 +27,9 @@ from workbench.report.model import Report
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
 
-def _pct(value: float | None) -> str:
-    return "unknown" if value is None else signed(value, "%")
-
-
-def _delta(value: float | None, unit: str) -> str:
-    return "unknown" if value is None else signed(value, unit)
-
-
 def _cell(value: object) -> str:
     """A dimension's value in a table cell: a mapping as its count of settings, anything else in brief."""
     return dict_diff.cell(value) or brief(value)
-
-
-def _size(n: int | None) -> str:
-    if n is None:
-        return "unknown"
-    for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} bytes"
 
 
 def _environment(autoescape: bool) -> jinja2.Environment:
@@ -59,7 +42,9 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(num=num, qty=qty, change=change, pct=_pct, delta=_delta, cell=_cell, size=_size)
+    env.filters.update(
+        num=num, qty=qty, change=change, pct=lambda value: signed(value, "%"), delta=signed, cell=_cell, size=size
+    )
     env.globals["facts"] = facts
     if not autoescape:
         env.filters.update(code=markdown_code, code_block=lambda v: MarkdownSafe(shown(v)))  # in a ~~~ fence: as is

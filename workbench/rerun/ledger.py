@@ -2,8 +2,8 @@
 state, each finished run and its capture), kept in a store.
 
 The executor (``execute.py``) runs the arms where it is, on the machine with the GPU; every
-record it keeps goes through a :class:`Ledger`. :class:`StoreLedger` keeps them in a store (the
-one module of Verify's execution that opens its sessions); the use cases expose each of its
+record it keeps goes through a :class:`Ledger`. :class:`StoreLedger` keeps them in a store
+(through ``store.rerun``'s functions); the use cases expose each of its
 methods (``usecases/reruns.py``), and ``usecases.reruns.WorkbenchLedger`` is the ledger over
 any transport, so an execution typed on a GPU node records on the team's server exactly as it
 would on a local store, and resumes from the server's record.
@@ -11,6 +11,8 @@ would on a local store, and resumes from the server's record.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -128,17 +130,15 @@ class StoreLedger:
         self.url = store.url
 
     def plan(self, ref: str | int) -> tuple[int, str, Plan]:
-        from store.rerun import find_plan  # SQLModel, heavy
+        from store.rerun import load_plan  # SQLModel, heavy
 
-        with self.store.session() as s:
-            row = find_plan(s, ref)
-            return int(row.id), row.digest, Plan.from_json(row.body)  # type: ignore[arg-type]
+        row = load_plan(self.store, ref)
+        return int(row.id), row.digest, Plan.from_json(row.body)  # type: ignore[arg-type]
 
     def executions(self, plan_id: int) -> list[ExecutionState]:
-        from store.rerun import executions_of  # SQLModel, heavy
+        from store.rerun import executions  # SQLModel, heavy
 
-        with self.store.session() as s:
-            return [_state(e) for e in executions_of(s, plan_id)]
+        return [_state(e) for e in executions(self.store, plan_id)]
 
     def begin(
         self,
@@ -151,81 +151,64 @@ class StoreLedger:
         pid: int,
     ) -> int:
         """A new execution of the plan (the unfinished ones named are abandoned); its id."""
-        from store.rerun import ABANDONED, RUNNING, RerunExecution  # SQLModel, heavy
+        from store.rerun import begin_execution  # SQLModel, heavy
 
-        with self.store.session() as s:
-            for execution_id in abandon:
-                e = s.get(RerunExecution, execution_id)
-                if e is not None and e.plan_id == plan_id:
-                    e.status, e.ended_at = ABANDONED, now_iso()
-                    s.add(e)
-            row = RerunExecution(
-                plan_id=plan_id,
-                status=RUNNING,
-                host=host,
-                pid=pid,
-                preflights=[preflight],
-                schedule=[[r, arm] for r, arm in schedule],
-            )
-            s.add(row)
-            s.flush()
-            return int(row.id)  # type: ignore[arg-type]
-
-    def _row(self, s: Any, execution_id: int) -> Any:
-        from store.rerun import RerunExecution  # SQLModel, heavy
-
-        row = s.get(RerunExecution, execution_id)
-        if row is None:
-            raise UsageError(f"no rerun execution {execution_id}")
-        return row
+        return begin_execution(
+            self.store,
+            plan_id,
+            abandon=abandon,
+            preflight=preflight,
+            schedule=[[r, arm] for r, arm in schedule],
+            host=host,
+            pid=pid,
+            now=now_iso(),
+        )
 
     def set_workdir(self, execution_id: int, workdir: str) -> None:
-        with self.store.session() as s:
-            row = self._row(s, execution_id)
-            row.workdir = workdir
-            s.add(row)
+        from store.rerun import update_execution  # SQLModel, heavy
+
+        with _known_execution():
+            update_execution(self.store, execution_id, workdir=workdir)
 
     def take_over(self, execution_id: int, *, preflight: dict[str, Any], host: str, pid: int) -> None:
         """The unfinished execution continues on ``host`` (its preflight kept with the others)."""
-        from store.rerun import RUNNING  # SQLModel, heavy
+        from store.rerun import RUNNING, update_execution  # SQLModel, heavy
 
-        with self.store.session() as s:
-            row = self._row(s, execution_id)
-            row.status, row.pid, row.host = RUNNING, pid, host
-            row.preflights = [*row.preflights, preflight]
-            s.add(row)
+        with _known_execution():
+            update_execution(self.store, execution_id, status=RUNNING, pid=pid, host=host, add_preflight=preflight)
 
     def execution(self, execution_id: int) -> tuple[ExecutionState, list[KeptRun]]:
-        from store.rerun import runs_of  # SQLModel, heavy
+        from store.rerun import execution_runs  # SQLModel, heavy
 
-        with self.store.session() as s:
-            row = self._row(s, execution_id)
-            runs = [
-                KeptRun(round=r.round, arm=r.arm, slot=r.slot, status=r.status, statistic=r.statistic, run_id=r.run_id)
-                for r in runs_of(s, execution_id)
-            ]
-            return _state(row), runs
+        with _known_execution():
+            row, kept = execution_runs(self.store, execution_id)
+        runs = [
+            KeptRun(round=r.round, arm=r.arm, slot=r.slot, status=r.status, statistic=r.statistic, run_id=r.run_id)
+            for r in kept
+        ]
+        return _state(row), runs
 
     def end(self, execution_id: int, status: str) -> None:
-        with self.store.session() as s:
-            row = self._row(s, execution_id)
-            row.status, row.ended_at = status, now_iso()
-            s.add(row)
+        from store.rerun import update_execution  # SQLModel, heavy
+
+        with _known_execution():
+            update_execution(self.store, execution_id, status=status, ended_at=now_iso())
 
     def keep_run(self, execution_id: int, run: KeptRun) -> None:
-        from store.rerun import RerunRun  # SQLModel, heavy
+        from store.rerun import add_run  # SQLModel, heavy
 
-        with self.store.session() as s:
-            self._row(s, execution_id)
-            s.add(RerunRun(execution_id=execution_id, **run.to_json()))
+        with _known_execution():
+            add_run(self.store, execution_id, run.to_json())
 
     def keep_capture(self, execution_id: int, slot: int, capture: Path, source: str) -> KeptCapture:
         """Read the run's capture (the native format: a run's ``WB_CAPTURE_OUT``) and keep it, as
         the run of this slot; a byte-identical capture already stored is that run. ``source``: the
         file's path where the run wrote it (``capture`` may be a server's copy of it)."""
-        with self.store.session() as s:
-            row = self._row(s, execution_id)
-            plan_id, slots = int(row.plan_id), [(int(r), str(a)) for r, a in row.schedule]
+        from store.rerun import get_execution  # SQLModel, heavy
+
+        with _known_execution():
+            row = get_execution(self.store, execution_id)
+        plan_id, slots = int(row.plan_id), [(int(r), str(a)) for r, a in row.schedule]
         _plan_id, digest, plan = self.plan(plan_id)
         if not 0 <= slot < len(slots):
             raise BadInput(source, f"execution {execution_id} has no slot {slot}")
@@ -261,3 +244,14 @@ class StoreLedger:
             importer_version=IMPORTER.version,
         )
         return KeptCapture(run_id=self.store.add_import([info], [record], origin="rerun")[0], sha256=sha)
+
+
+@contextmanager
+def _known_execution() -> Iterator[None]:
+    """An execution id the store does not hold is the caller's mistake: a usage error."""
+    from store.rerun import ExecutionNotFound  # SQLModel, heavy
+
+    try:
+        yield
+    except ExecutionNotFound as exc:
+        raise UsageError(str(exc)) from None

@@ -35,6 +35,7 @@ from msgspec import UNSET, UnsetType
 from lenses import builtin_lens
 from lenses.base import GuardrailSpec, Lens
 from store.records import SAMPLES, RunRecord
+from workbench.numbers import fixed, signed_percent, significant
 from workbench.compare import contract
 from workbench.compare.results import Effect, Refusal, Work
 from workbench.rerun.comparison import (
@@ -462,7 +463,7 @@ def _sequential_section(plan: PlanInfo, seq: SequentialLook, status: str) -> Seq
         why = f"ran all {rounds} rounds: repeated 95 % interval {interval} against the band {band}"
     if lk.widened is not None:
         why += f"; {control.explain(seq.design.alpha / control.STRICTER, lk.widened)}"
-    fixed = rounds_needed(seq.sd_log, delta, paired=True) if math.isfinite(seq.sd_log) else None
+    design_rounds = rounds_needed(seq.sd_log, delta, paired=True) if math.isfinite(seq.sd_log) else None
     d = seq.design
     return SequentialResult(
         design=DesignInfo(
@@ -475,7 +476,7 @@ def _sequential_section(plan: PlanInfo, seq: SequentialLook, status: str) -> Seq
         ratio=_finite(lk.ratio),
         repeated_ci95=(_finite(lk.low95), _finite(lk.high95)),
         aa_unstable=lk.aa_unstable,
-        fixed_design_rounds=fixed,
+        fixed_design_rounds=design_rounds,
         method="group-sequential, Lan–DeMets spending; repeated confidence intervals on the mean per-round log ratio "
         "(docs/methods.md)",
     )
@@ -695,38 +696,20 @@ def digest_of(report: RerunReport) -> str:
 
 def save_comparison(store: "Store", plan_id: int, execution_id: int, report: RerunReport) -> int:
     """Store the comparison (once per distinct result) and return its id."""
-    from sqlmodel import select  # SQLModel/SQLAlchemy: heavy, loaded when a comparison is stored
+    from store.rerun import add_comparison  # SQLModel tables: heavy, loaded when a comparison is stored
 
-    from store.rerun import RerunComparison  # SQLModel tables: heavy, loaded when a comparison is stored
-
-    body = report.stored().to_json()
-    digest = digest_of(report)
-    with store.session() as s:
-        existing = s.exec(
-            select(RerunComparison).where(
-                RerunComparison.execution_id == execution_id, RerunComparison.digest == digest
-            )
-        ).first()
-        if existing is not None:
-            return int(existing.id)  # type: ignore[arg-type]
-        row = RerunComparison(
-            plan_id=plan_id,
-            execution_id=execution_id,
-            rounds_used=len(report.rounds.used),
-            verdict=report.verdict,
-            digest=digest,
-            body=body,
-        )
-        s.add(row)
-        s.flush()
-        return int(row.id)  # type: ignore[arg-type]
+    return add_comparison(
+        store,
+        plan_id=plan_id,
+        execution_id=execution_id,
+        rounds_used=len(report.rounds.used),
+        verdict=report.verdict,
+        digest=digest_of(report),
+        body=report.stored().to_json(),
+    )
 
 
 # -- text ---------------------------------------------------------------------------
-
-
-def _pct(x: float | None) -> str:
-    return "unknown" if x is None else f"{x:+.2f} %"
 
 
 def _known(x: float | None | UnsetType) -> float | None:
@@ -755,16 +738,16 @@ def render_rerun_report(r: RerunReport, width: int = 80) -> str:
         if r.basis is None:
             lines.append(f"  means per run: A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}")
             lines.append(
-                f"  B/A effect θ {a.ratio:.4f}: time {_pct(_known(a.time_change_pct))}, "
-                f"throughput {_pct(_known(a.throughput_change_pct))}"
+                f"  B/A effect θ {a.ratio:.4f}: time {signed_percent(_known(a.time_change_pct), 2)}, "
+                f"throughput {signed_percent(_known(a.throughput_change_pct), 2)}"
             )
         else:  # judged on throughput: θ is the time per unit of work
             lines.append(
                 f"  throughput per run ({clean(r.basis.unit)}): A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}"
             )
             lines.append(
-                f"  B/A effect θ {a.ratio:.4f}: throughput {_pct(_known(a.throughput_change_pct))}, "
-                f"time per unit of work {_pct(_known(a.time_change_pct))}"
+                f"  B/A effect θ {a.ratio:.4f}: throughput {signed_percent(_known(a.throughput_change_pct), 2)}, "
+                f"time per unit of work {signed_percent(_known(a.time_change_pct), 2)}"
             )
         for iv in a.intervals or ():
             lo, hi = iv.low, iv.high
@@ -792,24 +775,24 @@ def render_rerun_report(r: RerunReport, width: int = 80) -> str:
             )
     seq = r.sequential
     if seq is not None:
-        fixed = seq.fixed_design_rounds
+        design_rounds = seq.fixed_design_rounds
         lo95, hi95 = seq.repeated_ci95
         lines += wrap(
             f"sequential stopping ({seq.design.spending} spending, α {seq.design.alpha:g} over every look): "
-            f"θ {_num(seq.ratio)}, repeated 95 % interval [{_num(lo95)}, {_num(hi95)}]"
-            + (f"; a fixed design would need about {fixed} rounds at this noise" if fixed else "")
+            f"θ {fixed(seq.ratio, 4)}, repeated 95 % interval [{fixed(lo95, 4)}, {fixed(hi95, 4)}]"
+            + (f"; a fixed design would need about {design_rounds} rounds at this noise" if design_rounds else "")
         )
     w = r.work
     if w is not None and w.per_item is not UNSET and w.per_item is not None:
         item = w.per_item
         lines += wrap(
-            f"work: {clean(item.name)}: {_num_g(item.baseline)} vs {_num_g(item.candidate)} "
+            f"work: {clean(item.name)}: {significant(item.baseline)} vs {significant(item.candidate)} "
             f"({'same' if w.same else 'DIFFERENT'}); time per run: A {_mean_stat(r, 'A')}  B {_mean_stat(r, 'B')} "
             f"({p.statistic} of {p.metric})"
         )
     if r.basis is not None:
         tb, tc = _mean_throughput(r, "A"), _mean_throughput(r, "B")
-        lines += wrap(f"judged on {r.basis.metric} ({clean(r.basis.unit)}): A {_num_g(tb)}  B {_num_g(tc)}")
+        lines += wrap(f"judged on {r.basis.metric} ({clean(r.basis.unit)}): A {significant(tb)}  B {significant(tc)}")
     for d in r.dimensions:  # what the verdict rests on: the change, and what is not the same
         if d.accepted == contract.IN_SESSION:
             continue
@@ -839,21 +822,13 @@ def render_rerun_report(r: RerunReport, width: int = 80) -> str:
     return "\n".join(lines)
 
 
-def _num_g(x: float | None) -> str:
-    return "unknown" if x is None or not math.isfinite(x) else f"{x:.4g}"
-
-
 def _mean_stat(r: RerunReport, arm: str) -> str:
     used = set(r.rounds.used)
     values = [x.statistic for x in r.runs if x.arm == arm and x.round in used and x.statistic is not None]
-    return _num_g(sum(values) / len(values)) if values else "unknown"
+    return significant(sum(values) / len(values)) if values else "unknown"
 
 
 def _mean_throughput(r: RerunReport, arm: str) -> float | None:
     used = set(r.rounds.used)
     values = [x.throughput for x in r.runs if x.arm == arm and x.round in used and x.throughput is not None]
     return sum(values) / len(values) if values else None
-
-
-def _num(x: float | None) -> str:
-    return "unknown" if x is None or not math.isfinite(x) else f"{x:.4f}"

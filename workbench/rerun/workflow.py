@@ -1,5 +1,5 @@
-"""The door to stored rerun plans and executions: the one module that opens store sessions for
-Verify and returns the package's typed records. ``wb rerun`` and the TUI's Verify pane call it
+"""The door to stored rerun plans and executions for Verify (through ``store.rerun``'s
+functions): it returns the package's typed records. ``wb rerun`` and the TUI's Verify pane call it
 (neither imports the ORM); the store's refusals come out as the CLI's errors (an unknown plan is a
 usage error, a change to an executed plan is refused).
 
@@ -100,105 +100,95 @@ def _row(p: Any, row: type[PlanRow] = PlanRow, **more: Any) -> Any:
 
 def plan_list(store: Store) -> PlanList:
     """Every plan (``wb rerun plan --list``), oldest first."""
-    from store.rerun import list_plans  # SQLAlchemy tables: not for --help nor the TUI's first frame
+    from store.rerun import plans  # SQLAlchemy tables: not for --help nor the TUI's first frame
 
-    with plan_errors(), store.session() as s:
-        return PlanList(plans=tuple(_row(p) for p in list_plans(s)))
+    with plan_errors():
+        return PlanList(plans=tuple(_row(p) for p in plans(store)))
 
 
 def plan_histories(store: Store) -> list[PlanHistory]:
     """Every plan with its executions, for the Verify list."""
-    from store.rerun import executions_of, list_plans  # SQLAlchemy tables: not for --help nor the TUI's first frame
+    from store.rerun import plans_with_executions  # SQLAlchemy tables: not for --help nor the TUI's first frame
 
-    with plan_errors(), store.session() as s:
-        return [
-            _row(
-                p,
-                PlanHistory,
-                executions=tuple(
-                    ExecutionState(id=stored_id(e.id), status=e.status) for e in executions_of(s, stored_id(p.id))
-                ),
-            )
-            for p in list_plans(s)
-        ]
+    with plan_errors():
+        stored = plans_with_executions(store)
+    return [
+        _row(p, PlanHistory, executions=tuple(ExecutionState(id=stored_id(e.id), status=e.status) for e in executions))
+        for p, executions in stored
+    ]
 
 
 def save(store: Store, plan: Plan, investigation_id: int | None = None) -> PlanSaved:
     """Save ``plan`` (added, unchanged when identical, replaced while it has not run)."""
-    from store.rerun import save_plan  # SQLAlchemy tables: not for --help nor the TUI's first frame
+    from store.rerun import keep_plan  # SQLAlchemy tables: not for --help nor the TUI's first frame
 
-    with plan_errors(), store.session() as s:
-        row, how = save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin, investigation_id)
-        return PlanSaved(
-            id=stored_id(row.id),
-            name=plan.name,
-            digest=row.digest,
-            status=how,
-            plan=plan,
-            warnings=tuple(plan.warnings()),
-        )
+    with plan_errors():
+        row, how = keep_plan(store, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin, investigation_id)
+    return PlanSaved(
+        id=stored_id(row.id),
+        name=plan.name,
+        digest=row.digest,
+        status=how,
+        plan=plan,
+        warnings=tuple(plan.warnings()),
+    )
 
 
 def load(store: Store, ref: str | int) -> StoredPlan:
     """A plan by id or name."""
-    from store.rerun import find_plan  # SQLAlchemy tables: not for --help nor the TUI's first frame
+    from store.rerun import load_plan  # SQLAlchemy tables: not for --help nor the TUI's first frame
 
-    with plan_errors(), store.session() as s:
-        row = find_plan(s, ref)
-        return StoredPlan(id=stored_id(row.id), digest=row.digest, plan=Plan.from_json(row.body))
+    with plan_errors():
+        row = load_plan(store, ref)
+    return StoredPlan(id=stored_id(row.id), digest=row.digest, plan=Plan.from_json(row.body))
 
 
 def detail(store: Store, ref: str | int) -> PlanDetail:
     """The plan, its latest execution with that execution's last preflight and latest comparison."""
-    from store.rerun import comparisons_of, executions_of, find_plan  # SQLAlchemy tables: not for the first frame
+    from store.rerun import execution_comparisons, plan_executions  # SQLAlchemy tables: not for the first frame
 
-    with plan_errors(), store.session() as s:
-        row = find_plan(s, ref)
-        stored = StoredPlan(id=stored_id(row.id), digest=row.digest, plan=Plan.from_json(row.body))
-        executions = executions_of(s, stored.id)
+    with plan_errors():
+        row, executions = plan_executions(store, ref)
         last = executions[-1] if executions else None
-        preflights = list(last.preflights or []) if last is not None else []
-        comparisons = comparisons_of(s, stored_id(last.id)) if last is not None else []
-        return PlanDetail(
-            stored=stored,
-            last=ExecutionState(id=stored_id(last.id), status=last.status) if last is not None else None,
-            preflight=PreflightReport.from_json(preflights[-1]) if preflights else None,
-            comparison=RerunReport.from_json(comparisons[-1].body) if comparisons else None,
-        )
+        comparisons = execution_comparisons(store, stored_id(last.id)) if last is not None else []
+    stored = StoredPlan(id=stored_id(row.id), digest=row.digest, plan=Plan.from_json(row.body))
+    preflights = list(last.preflights or []) if last is not None else []
+    return PlanDetail(
+        stored=stored,
+        last=ExecutionState(id=stored_id(last.id), status=last.status) if last is not None else None,
+        preflight=PreflightReport.from_json(preflights[-1]) if preflights else None,
+        comparison=RerunReport.from_json(comparisons[-1].body) if comparisons else None,
+    )
 
 
 def latest_execution(store: Store, ref: str | int) -> int:
     """The id of the plan's latest execution; a usage error when it has not run."""
-    from store.rerun import executions_of, find_plan  # SQLAlchemy tables: not for --help nor the TUI's first frame
+    from store.rerun import plan_executions  # SQLAlchemy tables: not for --help nor the TUI's first frame
 
-    with plan_errors(), store.session() as s:
-        row = find_plan(s, ref)
-        executions = executions_of(s, stored_id(row.id))
-        if not executions:
-            raise UsageError(f"plan {row.name!r} has not run yet (wb rerun run {row.name})")
-        return stored_id(executions[-1].id)
+    with plan_errors():
+        row, executions = plan_executions(store, ref)
+    if not executions:
+        raise UsageError(f"plan {row.name!r} has not run yet (wb rerun run {row.name})")
+    return stored_id(executions[-1].id)
 
 
 def has_unfinished(store: Store, plan_id: int) -> bool:
     """Whether an execution of the plan is running or was interrupted (a run resumes it)."""
-    from store.rerun import INTERRUPTED, RUNNING, executions_of  # SQLAlchemy tables: not for the first frame
+    from store.rerun import INTERRUPTED, RUNNING, executions  # SQLAlchemy tables: not for the first frame
 
-    with plan_errors(), store.session() as s:
-        return any(e.status in (RUNNING, INTERRUPTED) for e in executions_of(s, plan_id))
+    with plan_errors():
+        return any(e.status in (RUNNING, INTERRUPTED) for e in executions(store, plan_id))
 
 
 def finish(store: Store, ref: str | int, execution_id: int) -> Finished:
     """The comparison of one execution of the plan, built from its stored runs and stored (once
     per distinct result)."""
-    from store.rerun import RerunExecution, find_plan, runs_of  # SQLAlchemy tables: not for the first frame
+    from store.rerun import execution_of_plan  # SQLAlchemy tables: not for the first frame
 
     with plan_errors():
-        with store.session() as s:
-            plan_row = find_plan(s, ref)
-            execution = s.get(RerunExecution, execution_id)
-            if execution is None or execution.plan_id != plan_row.id:
-                raise UsageError(f"plan {plan_row.name!r} has no execution {execution_id}")
-            runs = runs_of(s, execution_id)
+        plan_row, execution, runs = execution_of_plan(store, ref, execution_id)
+        if execution is None:
+            raise UsageError(f"plan {plan_row.name!r} has no execution {execution_id}")
         report = build_comparison(store, plan_row, execution, runs)
         return Finished(
             report=report, comparison_id=save_comparison(store, stored_id(plan_row.id), execution_id, report)

@@ -73,7 +73,7 @@ from workbench.stats.analysis import (
     gate_metrics,
 )
 from workbench.stats.bounds import FASTER_CERTAIN, SLOWER_CERTAIN, UNDETERMINED, BoundsResult, bounds
-from workbench.stats.diagnostics import (
+from workbench.stats.stability import (
     Drift,
     drift,
     hierarchical_bootstrap_ratio,

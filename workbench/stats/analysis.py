@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.stats import control, diagnostics, intervals as iv, power as pw, rank_tests
+from workbench.stats import control, intervals as iv, stability, power as pw, rank_tests
 from workbench.stats._tdist import t_cdf, t_quantile, t_sf, t_two_sided_p
 from workbench.stats.multiplicity import holm
 from workbench.stats.verdicts import Flag, Gate, Verdict
@@ -325,7 +325,7 @@ class Analysis:
     significant_below_threshold: bool
     tests: TestResults
     planning: Planning
-    drift: dict[str, diagnostics.Drift | None]  # per arm; None below three runs
+    drift: dict[str, stability.Drift | None]  # per arm; None below three runs
     outliers: dict[str, list[int]]
     paired: bool
     delta: float
@@ -499,15 +499,15 @@ def analyze(
 
     # Drift and outliers, per arm, on the values as given.
     arms = {"A": av, "B": bv} | ({"A'": apv} if apv is not None else {})
-    drifts: dict[str, diagnostics.Drift | None] = {}
+    drifts: dict[str, stability.Drift | None] = {}
     outliers: dict[str, list[int]] = {}
     drifting = False
     for name, values in arms.items():
-        d = diagnostics.drift(values, (slots or {}).get(name))
+        d = stability.drift(values, (slots or {}).get(name))
         drifts[name] = d
         if d and d.p < alpha and abs(d.change_log) > math.log1p(delta) / 2:
             drifting = True
-        out = diagnostics.outlier_runs(values)
+        out = stability.outlier_runs(values)
         if out:
             outliers[name] = out
     if drifting:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.training import intervals as iv
+from workbench.training import span_sets as iv
 from workbench.training import iterations as it
 from workbench.training import model as m
 

@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from workbench.training.diagnostics import Figures, Finding, _finding
+from workbench.training.step_findings import Figures, Finding, _finding
 from workbench.training.rank_summary import RankSummary
 from workbench.training.step_facts import LAUNCH_TOLERANCE_NS
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from workbench.training.diagnostics import Figures, Finding, _finding
+from workbench.training.step_findings import Figures, Finding, _finding
 from workbench.training.rank_summary import RankSummary
 
 CHECK = "kernel_coverage"

@@ -18,7 +18,7 @@ from store.records import Dimension, RunRecord
 from store.spooled import SpooledTable
 from workbench.errors import BadInput
 from workbench.inputs import ImporterOption, ImportOptions
-from workbench.training import boundaries, clocks, coverage, diagnostics, window_kind
+from workbench.training import boundaries, clocks, coverage, step_findings, window_kind
 from workbench.training import breakdown as bd
 from workbench.training import iterations as it
 from workbench.training.model import RankTrace
@@ -137,7 +137,7 @@ def build_job(
         sample_parts.append({k: v[keep] for k, v in samples.items()})
     samples = _concat(sample_parts, bd.SAMPLE_COLUMNS)
     operations, shapes, collectives = tables.finish(excluded)
-    findings, skew = diagnostics.run_all(samples, collectives, clock_aligned)
+    findings, skew = step_findings.run_all(samples, collectives, clock_aligned)
     kept = [n for n in numbers if n not in excluded]
     facts = _step_facts(ranks, kept)
     findings = _with_coverage(_with_clock_checks(findings, ranks, kept), ranks, kept)
@@ -283,8 +283,8 @@ def _step_facts(ranks: list[RankSummary], steps: list[float]) -> dict[str, np.nd
 
 
 def _with_clock_checks(
-    findings: list[diagnostics.Finding], ranks: list[RankSummary], kept: list[float]
-) -> list[diagnostics.Finding]:
+    findings: list[step_findings.Finding], ranks: list[RankSummary], kept: list[float]
+) -> list[step_findings.Finding]:
     """The clock checks, and the attributions they leave unresolved when the clocks disagree."""
     host_device = clocks.host_device(ranks)
     across = clocks.across_ranks(ranks, kept)
@@ -298,19 +298,19 @@ def _with_clock_checks(
     return out + [host_device, across]
 
 
-def _forward_only(ranks: list[RankSummary], facts: dict[str, np.ndarray]) -> diagnostics.Finding | None:
+def _forward_only(ranks: list[RankSummary], facts: dict[str, np.ndarray]) -> step_findings.Finding | None:
     """A trace with operators but no backward or optimizer activity: forward passes only (inference-style)."""
     backward, optimizer = facts["backward_ops"], facts["optimizer_steps"]
     if not np.isfinite(backward).any() and not np.isfinite(optimizer).any():
         return None  # no CPU operators (an nsys export, say): the trace cannot tell
     if np.nansum(backward) > 0 or np.nansum(optimizer) > 0:
-        return diagnostics._finding(
+        return step_findings._finding(
             "profile_kind",
             "not_found",
             "backward or optimizer activity present: training steps",
             {"backward_ops": float(np.nansum(backward)), "optimizer_steps": float(np.nansum(optimizer))},
         )
-    return diagnostics._finding(
+    return step_findings._finding(
         "profile_kind",
         "found",
         "the trace looks like forward passes only (no backward operator, no optimizer step): each step is a forward "
@@ -346,8 +346,8 @@ def _steps_from(format_name: str, options: ImportOptions, windows: list[bd.Windo
 
 
 def _with_coverage(
-    findings: list[diagnostics.Finding], ranks: list[RankSummary], kept: list[float]
-) -> list[diagnostics.Finding]:
+    findings: list[step_findings.Finding], ranks: list[RankSummary], kept: list[float]
+) -> list[step_findings.Finding]:
     """The kernel coverage check, and the idle-time findings it withholds when kernels are missing."""
     check = coverage.kernel_coverage(ranks, kept)
     if check.status == "found":

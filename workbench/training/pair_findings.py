@@ -24,7 +24,8 @@ from typing import Sequence
 import numpy as np
 
 from store.records import RunRecord
-from workbench.training.diagnostics import OBSERVATION, Figures, Finding, _finding
+from workbench.numbers import percent
+from workbench.training.step_findings import OBSERVATION, Figures, Finding, _finding
 
 HOST_BOUND_IDLE = 0.5  # share of the step the GPU is idle: "most of the step"
 SHAPE_UNCHANGED = 0.05  # relative change per step within which a shared shape is "unchanged"
@@ -115,10 +116,10 @@ def host_time(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding |
     step_change = c["step_ms"] / b["step_ms"] - 1
     if math.isfinite(share_b) and math.isfinite(share_c) and min(share_b, share_c) >= HOST_BOUND_IDLE:
         text = (
-            f"The GPU is idle for most of {words.each} on both sides ({100 * share_b:.0f} % and "
-            f"{100 * share_c:.0f} % of {words.the_step}): "
-            f"{words.the_step} ({b['step_ms']:.2f} → {c['step_ms']:.2f} ms, {100 * step_change:+.1f} %) is host time, "
-            f"not compute. "
+            f"The GPU is idle for most of {words.each} on both sides ({percent(share_b, 0)} and "
+            f"{percent(share_c, 0)} of {words.the_step}): "
+            f"{words.the_step} ({b['step_ms']:.2f} → {c['step_ms']:.2f} ms, {percent(step_change, 1, sign=True)}) "
+            f"is host time, not compute. "
             f"Idle {b['idle_ms']:.2f} → {c['idle_ms']:.2f} ms"
             + (f"; {figures}" if figures else "; host submission not recorded")
             + f"; {compute} ({OBSERVATION})."

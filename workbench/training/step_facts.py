@@ -22,7 +22,7 @@ import re
 import numpy as np
 
 from workbench.training import breakdown as bd
-from workbench.training import intervals as iv
+from workbench.training import span_sets as iv
 from workbench.training import model as m
 
 _OPTIMIZER = re.compile(r"^Optimizer\.step#")

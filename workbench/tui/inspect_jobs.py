@@ -8,7 +8,7 @@ import math
 
 from lenses import builtin_lens
 from workbench.compare.charts import sparkline
-from workbench.compare.fmt import qty
+from workbench.numbers import qty
 from workbench.compare.host_activity import render_host
 from workbench.compare.plots import TUI_H, TUI_W
 from workbench.compare.render import render_inspect

@@ -160,7 +160,7 @@ def _sweep_sides(ctx: Context, req: Compare) -> tuple[list[int], list[int]] | No
                 return None  # a run by that id or label: an ordinary comparison
             except StoreError:
                 pass
-        ids = find_sweep(ctx.store, ref)
+        ids = find_sweep(ctx.store.run_metas("inference"), ref)
         if ids is None:
             return None
         sides.append(ids)

@@ -15,15 +15,14 @@ from workbench.compare.sweep_result import SweepComparison
 from workbench.errors import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION
 
 
-def print_sweep_comparison(result: SweepComparison, *, as_json: bool, fail_on: str | None, plot: bool) -> None:
-    """Two sweeps compared at matched load, printed (``--plot``: with the curve) or as JSON."""
+def print_sweep_comparison(result: SweepComparison, *, as_json: bool, fail_on: str | None) -> None:
+    """Two sweeps compared at matched load, printed (with the curve, drawn by plotext) or as JSON
+    (the curve's points are each side's levels)."""
     doc = result.to_json()
     if as_json:
         emit_json(doc)
     else:
-        from workbench.compare.plots import sweep_curve  # numpy and, when drawn, plotext: only with --plot
-
-        click.echo(render_sweep_comparison(result, sweep_curve(result) if plot else None))
+        click.echo(render_sweep_comparison(result))
     code = sweep_exit_code(doc, fail_on)
     if code:
         sys.exit(code)

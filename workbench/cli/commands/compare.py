@@ -97,7 +97,7 @@ def exit_code(result, fail_on: str | None) -> int:
 @click.option(
     "--plot",
     is_flag=True,
-    help="Sweeps: draw the latency-throughput curve as a line plot (plotext), a curve per sweep.",
+    help="Sweeps: the latency-throughput curve (plotext, a curve per sweep); every sweep report draws it now.",
 )
 @click.pass_context
 def command(
@@ -157,7 +157,7 @@ def command(
             )
         )
     if answer.sweep is not None:  # SWEEP --vs SWEEP: levels matched by load
-        return print_sweep_comparison(answer.sweep, as_json=as_json, fail_on=fail_on, plot=plot)
+        return print_sweep_comparison(answer.sweep, as_json=as_json, fail_on=fail_on)
     result = answer.comparison
     assert result is not None
     if as_json:

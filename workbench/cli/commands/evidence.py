@@ -13,7 +13,7 @@ import click
 from workbench.bundle.reader import read_bundle_file
 from workbench.bundle.verify import render_verify, verify_bundle
 from workbench.cli import json_out
-from workbench.compare.fmt import jsonable
+from workbench.vocabulary import jsonable
 from workbench.errors import EXIT_REFUSED, UsageError
 
 

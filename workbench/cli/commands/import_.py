@@ -6,7 +6,6 @@ import logging
 from pathlib import Path
 
 import click
-from rich.filesize import decimal
 
 from workbench.cli.cluster_progress import ClusterBar
 from workbench.cli.import_progress import ImportBar
@@ -16,6 +15,7 @@ from workbench.errors import UsageError
 from workbench.importers import all_importers, import_options
 from workbench.inputs import ImportOptions
 from workbench.ingest import import_files, parse_dim_options
+from workbench.numbers import size
 from workbench.textsafe import clean, markup_safe
 
 
@@ -131,9 +131,9 @@ def command(
         return
     if remote:
         err.print(
-            f"cluster: {remote['ranks']} rank files, {_size(remote['read_bytes'])} read on {remote['workers']} "
+            f"cluster: {remote['ranks']} rank files, {size(remote['read_bytes'])} read on {remote['workers']} "
             f"workers, "
-            f"{_size(remote['returned_bytes'])} returned"
+            f"{size(remote['returned_bytes'])} returned"
         )
     for path, why in report.skipped:
         err.print(f"skipped {markup_safe(path)}: {markup_safe(why)}")
@@ -177,7 +177,3 @@ def _import_on_cluster(spec, err, store, paths, options, declared):
     finally:
         bar.close()
     return report, {"address": spec, "workers": workers, **remote.transfer.to_json()}
-
-
-def _size(nbytes: int) -> str:
-    return decimal(nbytes)

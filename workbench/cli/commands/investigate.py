@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from workbench.numbers import significant
 from workbench.cli.context import LENS, emit_json, workbench_from
 from workbench.cli.run_sets import RunSetCommand, run_set_arguments
 from workbench.compare.run_sets import SHAPE
@@ -17,12 +18,6 @@ from workbench.usecases.investigations import (
     NewInvestigation,
     ShowInvestigation,
 )
-
-
-def _num(value, signed: bool = False) -> str:
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return "unknown"
-    return f"{value:+.4g}" if signed else f"{value:.4g}"
 
 
 @click.group("investigate")
@@ -159,8 +154,9 @@ def compare(
     else:
         primary = result.get("primary") or {}
         click.echo(
-            f"{clean(primary.get('metric'))}: {_num(primary.get('baseline'))} -> {_num(primary.get('candidate'))} "
-            f"{clean(primary.get('unit') or '')} ({_num(primary.get('delta_pct'), signed=True)} %), "
+            f"{clean(primary.get('metric'))}: {significant(primary.get('baseline'))} -> "
+            f"{significant(primary.get('candidate'))} "
+            f"{clean(primary.get('unit') or '')} ({significant(primary.get('delta_pct'), sign=True)} %), "
             f"verdict {comp['verdict'] or 'none (one run a side gives no uncertainty)'}"
         )
         flags = ((primary.get("effect") or {}).get("flags")) or []

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from workbench.numbers import figure
 from workbench.cli.context import emit_json, stdout_console, workbench_from
 from workbench.compare.findings_render import findings_block, window_lines
 from workbench.compare.host_activity import HostReport, render_host
@@ -29,14 +30,6 @@ def command(ctx: click.Context, run: str, as_json: bool) -> None:
         print_run(doc)
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return "unknown"
-    if isinstance(value, float):
-        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
-    return str(value)
-
-
 _STATS = ("mean", "median", "p90", "p95", "p99", "p99.9", "std", "min", "max")
 
 
@@ -57,11 +50,11 @@ def _print_summary(console, summary: object) -> None:
             table.add_column(col, overflow="fold", justify="left" if col == "metric" else "right")
         for name, block in blocks.items():
             table.add_row(
-                esc(name), *(esc(_fmt(block[s])) if isinstance(block.get(s), (int, float)) else "" for s in shown)
+                esc(name), *(esc(figure(block[s])) if isinstance(block.get(s), (int, float)) else "" for s in shown)
             )
         console.print(table)
     if scalars:
-        console.print("summary: " + ", ".join(f"{esc(k)}={esc(_fmt(v))}" for k, v in scalars.items()))
+        console.print("summary: " + ", ".join(f"{esc(k)}={esc(figure(v))}" for k, v in scalars.items()))
 
 
 def load_words(load: dict, fmt) -> str:
@@ -90,21 +83,21 @@ def print_run(doc: dict) -> None:
     for line in window_lines(window):
         console.print(esc(line), highlight=False)
     work = doc["work"]
-    console.print(f"work: {esc(_fmt(work['amount']))} {esc(work['unit'])}" if work else "work: unknown")
+    console.print(f"work: {esc(figure(work['amount']))} {esc(work['unit'])}" if work else "work: unknown")
     if doc["quality"]:
-        console.print("quality: " + ", ".join(f"{esc(k)}={_fmt(v)}" for k, v in doc["quality"].items()))
+        console.print("quality: " + ", ".join(f"{esc(k)}={figure(v)}" for k, v in doc["quality"].items()))
     console.print(f"samples: {doc['samples']:,}")
     for note in RunMeta.of(doc["meta"]).notes:  # the lens check's findings and the importer's warnings
         console.print(f"note: {esc(note)}", highlight=False)
     _print_summary(console, doc["meta"].get("summary"))
     load, sweep = doc["meta"].get("load"), doc["meta"].get("sweep")
     if isinstance(load, dict):
-        console.print(f"load: {esc(load_words(load, _fmt))}")
+        console.print(f"load: {esc(load_words(load, figure))}")
     if isinstance(sweep, dict):
         console.print(
-            f"sweep: {esc(sweep.get('id'))} {esc(sweep.get('label'))!r}, level {_fmt((sweep.get('level') or 0) + 1)} "
+            f"sweep: {esc(sweep.get('id'))} {esc(sweep.get('label'))!r}, level {figure((sweep.get('level') or 0) + 1)} "
             f"of "
-            f"{_fmt(sweep.get('levels'))} ({esc(sweep.get('axis'))}): wb compare {esc(sweep.get('id'))} --vs SWEEP"
+            f"{figure(sweep.get('levels'))} ({esc(sweep.get('axis'))}): wb compare {esc(sweep.get('id'))} --vs SWEEP"
         )
     dims = Table(title="dimensions", title_justify="left", box=None, header_style="bold")
     for col in ("name", "value", "source"):
@@ -122,7 +115,7 @@ def print_run(doc: dict) -> None:
             phases.add_column(col, justify="left" if col == "column" else "right")
         for name, s in doc["phases"].items():
             phases.add_row(
-                esc(name), str(s["count"]), str(s["missing"]), _fmt(s["mean"]), _fmt(s["p50"]), _fmt(s["p95"])
+                esc(name), str(s["count"]), str(s["missing"]), figure(s["mean"]), figure(s["p50"]), figure(s["p95"])
             )
         console.print(phases)
     if doc.get("declarations"):

@@ -8,7 +8,7 @@ import click
 
 from workbench.cli.context import emit_json
 from workbench.errors import EXIT_REFUSED, NotFound, UsageError, WbError
-from workbench.recorder.control import NoRecorder, Refused, request_snapshot
+from workbench.recorder.snapshot_socket import NoRecorder, Refused, request_snapshot
 from workbench.textsafe import clean
 
 

@@ -6,6 +6,7 @@ import math
 
 import click
 
+from workbench.numbers import fixed, signed_percent
 from workbench.cli.context import emit_json
 from workbench.cli.run_sets import RunSetCommand
 from workbench.errors import EXIT_REGRESSION, UsageError, WbError
@@ -33,23 +34,22 @@ def _parse_values(option: str, texts: tuple[str, ...]) -> list[float] | None:
     return values
 
 
-def _fmt(x: float | None, digits: int = 6) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
+NA = "n/a"  # this command's word for a figure the analysis did not give
 
 
-def _pct(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None else f"{x:+.{digits}f} %"
+def _change(ratio_minus_one: float) -> str:
+    """A ratio's change in percent, as the rest of this report prints it: "+1.234 %"."""
+    return signed_percent(100 * ratio_minus_one, 3, missing=NA)
 
 
 def _interval_line(i: dict) -> str:
     if not i["bounded"]:
         span = "unbounded (the denominator mean is not distinguishable from 0)"
     else:
-        span = (
-            f"[{_fmt(i['low'])}, {_fmt(i['high'])}]  time {_pct(100 * (i['low'] - 1))} .. {_pct(100 * (i['high'] - 1))}"
-        )
+        low, high = fixed(i["low"], 6, missing=NA), fixed(i["high"], 6, missing=NA)
+        span = f"[{low}, {high}]  time {_change(i['low'] - 1)} .. {_change(i['high'] - 1)}"
         if i["low"] > 0:  # throughput: reciprocals, ends swapped
-            span += f", throughput {_pct(100 * (1 / i['high'] - 1))} .. {_pct(100 * (1 / i['low'] - 1))}"
+            span += f", throughput {_change(1 / i['high'] - 1)} .. {_change(1 / i['low'] - 1)}"
     extra = []
     if "df" in i:
         df = i["df"]
@@ -72,8 +72,13 @@ def _print_human(doc: dict, notes: list[str]) -> None:
         f"effect: candidate B vs baseline A ({'paired by round' if doc['paired'] else 'unpaired runs'}; {arms} {unit}; "
         f"{direction})"
     )
-    out(f"  ratio (time-like)  {doc['ratio']:.6f}   time change {_pct(doc['time_change_pct'])}")
-    out(f"  throughput ratio   {doc['throughput_ratio']:.6f}   throughput change {_pct(doc['throughput_change_pct'])}")
+    out(
+        f"  ratio (time-like)  {doc['ratio']:.6f}   time change {signed_percent(doc['time_change_pct'], 3, missing=NA)}"
+    )
+    out(
+        f"  throughput ratio   {doc['throughput_ratio']:.6f}   throughput change "
+        f"{signed_percent(doc['throughput_change_pct'], 3, missing=NA)}"
+    )
     out("intervals for the time-like ratio (run-level; steps are never treated as independent):")
     for i in doc["intervals"]:
         out(_interval_line(i))
@@ -98,12 +103,17 @@ def _print_human(doc: dict, notes: list[str]) -> None:
     aa = doc["aa"]
     if aa:
         f95 = next(i for i in aa["intervals"] if i.get("role") == "primary" and i["level"] == 0.95)
-        span = f"[{_fmt(f95['low'])}, {_fmt(f95['high'])}]" if f95["bounded"] else "unbounded"
+        span = (
+            f"[{fixed(f95['low'], 6, missing=NA)}, {fixed(f95['high'], 6, missing=NA)}]"
+            if f95["bounded"]
+            else "unbounded"
+        )
         out(f"A/A control (A' vs A): ratio {aa['ratio']:.6f}, CI95 {span}")
         out(
-            f"  noise floor sd(log ratio) {_fmt(aa['noise_floor_sd_log'])}; resolution "
-            f"±{_fmt(aa['resolution_pct'], 3)} %; "
-            f"MDE {_fmt(aa['mde_pct'], 3)} % (exact {_fmt(aa['mde_pct_exact'], 3)} %) at {aa['n']} {unit}, power "
+            f"  noise floor sd(log ratio) {fixed(aa['noise_floor_sd_log'], 6, missing=NA)}; resolution "
+            f"±{fixed(aa['resolution_pct'], 3, missing=NA)} %; "
+            f"MDE {fixed(aa['mde_pct'], 3, missing=NA)} % (exact {fixed(aa['mde_pct_exact'], 3, missing=NA)} %) "
+            f"at {aa['n']} {unit}, power "
             f"{aa['power']:g}"
         )
         out(
@@ -114,7 +124,7 @@ def _print_human(doc: dict, notes: list[str]) -> None:
         out("A/A control: none (give --a-prime to check stability and measure the noise floor)")
     widened = doc.get("widened")
     if widened:
-        scale = _fmt(widened["scale"], 3)
+        scale = fixed(widened["scale"], 3, missing=NA)
         out(f"intervals the verdict read (the control rule: α {widened['alpha']:g}, scale {scale}):")
         for i in widened["intervals"]:
             out(_interval_line(i))

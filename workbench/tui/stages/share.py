@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
+from workbench.numbers import size
 from workbench.investigations.views import InvestigationView
 from workbench.textsafe import clean
 from workbench.tui import services
@@ -41,13 +42,6 @@ def _export_check(form: dict[str, str]) -> tuple[str, str] | None:
     if form["embed"].strip().lower() not in YES + NO:
         return "embed", "embed samples: answer yes or no"
     return None
-
-
-def _size(n: int) -> str:
-    for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} bytes"
 
 
 class ShareStage(Stage):
@@ -85,8 +79,8 @@ class ShareStage(Stage):
     def _export_dialog(self, inv_id: int, sizes: services.BundleSizes) -> None:
         default = self.last_path or str(services.default_bundle_path(inv_id))
         note = (
-            f"With the samples embedded the bundle is {_size(sizes.with_samples)} "
-            f"({_size(sizes.without_samples)} without): anyone can then re-derive its results with "
+            f"With the samples embedded the bundle is {size(sizes.with_samples)} "
+            f"({size(sizes.without_samples)} without): anyone can then re-derive its results with "
             "wb evidence verify --recompute. Proposed: wb's data directory; type another path "
             "(e.g. ./bundle.json for the working directory) to write elsewhere."
         )

@@ -1,4 +1,4 @@
-"""Training diagnostics from the per-step, per-rank samples: each says what is known and what is not.
+"""Training findings from the per-step, per-rank samples: each says what is known and what is not.
 
 Every finding is an observation about where time went, never a cause: a data-loader
 wait that coincides with GPU idle time shows the GPU waited, not why the loader was
@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from workbench.numbers import percent
 from workbench.training import ranks as rk
 from workbench.vocabulary import FindingStatus, NonFinite, Record
 
@@ -112,7 +113,7 @@ def input_stall(samples: dict[str, np.ndarray]) -> Finding:
         "input_stall",
         status,
         f"GPU idle while the host waited on the data loader: {evidence['input_ms_mean']:.2f} ms {per} "
-        f"({100 * share:.1f} % {of}{_of_worst_rank(samples, rank)}) ({OBSERVATION})",
+        f"({percent(share, 1)} {of}{_of_worst_rank(samples, rank)}) ({OBSERVATION})",
         evidence,
         "exposed wait only: loader time hidden behind GPU work is in input_wait_ms, not here",
     )
@@ -142,7 +143,7 @@ def host_submission(samples: dict[str, np.ndarray]) -> Finding:
         "host_submission",
         status,
         f"GPU idle until a late launch call: {evidence['host_submission_ms_mean']:.2f} ms {per} "
-        f"({100 * share:.1f} % {of}; {evidence['unresolved_idle_ms_mean']:.2f} ms of idle "
+        f"({percent(share, 1)} {of}; {evidence['unresolved_idle_ms_mean']:.2f} ms of idle "
         f"{'per step' if per == 'per step' else 'in it'} left unresolved) ({OBSERVATION})",
         evidence,
         "a gap counts when the launching runtime call began after the GPU went idle; gaps whose kernel "
@@ -166,13 +167,13 @@ def exposed_communication(samples: dict[str, np.ndarray]) -> Finding:
     }
     status = "found" if share >= SHARE_THRESHOLD else "not_found"
     hidden_text = (
-        "no communication kernels" if total == 0 else f"{100 * hidden:.1f} % of communication overlapped with compute"
+        "no communication kernels" if total == 0 else f"{percent(hidden, 1)} of communication overlapped with compute"
     )
     per, of = _per(samples)
     return _finding(
         "exposed_communication",
         status,
-        f"exposed communication {evidence['communication_ms_mean']:.2f} ms {per} ({100 * share:.1f} % {of}; "
+        f"exposed communication {evidence['communication_ms_mean']:.2f} ms {per} ({percent(share, 1)} {of}; "
         f"{hidden_text}) ({OBSERVATION})",
         evidence,
         "exposed = a collective kernel running with no compute kernel alongside; time a collective spends waiting "
@@ -304,7 +305,7 @@ def slowest_rank(samples: dict[str, np.ndarray]) -> Finding:
             "slowest_rank",
             "found",
             f"rank {slow.rank} has the longest step in {slow.steps_slowest} of {slow.steps_compared} steps (steps "
-            f"{_steps_text(list(slow.steps))}), a median {slow.margin_ms_median:.2f} ms ({100 * margin_share:.1f} %) "
+            f"{_steps_text(list(slow.steps))}), a median {slow.margin_ms_median:.2f} ms ({percent(margin_share, 1)}) "
             f"over the median rank ({OBSERVATION})",
             evidence,
             caveat,

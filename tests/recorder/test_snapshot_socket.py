@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.recorder import control
+from workbench.recorder import snapshot_socket
 
 from .helpers import load
 from .test_termination import _ready, _start
@@ -48,7 +48,7 @@ def test_wb_snapshot_asks_a_running_loop_for_a_snapshot(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=60)
-    sock = control.socket_path(control.control_dir(), proc.pid)
+    sock = snapshot_socket.socket_path(snapshot_socket.control_dir(), proc.pid)
     assert proc.returncode == -15 and not sock.exists()  # removed on the way out, even by a default SIGTERM
 
 
@@ -81,19 +81,19 @@ def test_refused_for_another_users_process():
 
 def test_the_server_refuses_a_caller_of_another_uid(tmp_path):
     asked = []
-    server = control.ControlServer(lambda wait: asked.append(wait) or ["/x"], lambda exc, where: None)
+    server = snapshot_socket.ControlServer(lambda wait: asked.append(wait) or ["/x"], lambda exc, where: None)
     server.start()
     try:
         assert server.status.startswith("listening")
         server.uid = os.getuid() + 1  # as if this process were another user's: the kernel's peer uid decides
-        with pytest.raises(control.Refused, match="refused: uid"):
-            control.request_snapshot(os.getpid(), 1.0)
+        with pytest.raises(snapshot_socket.Refused, match="refused: uid"):
+            snapshot_socket.request_snapshot(os.getpid(), 1.0)
         assert asked == [] and server.refused == 1
         server.uid = os.getuid()
-        assert control.request_snapshot(os.getpid(), 1.0) == ["/x"] and asked == [1.0]
+        assert snapshot_socket.request_snapshot(os.getpid(), 1.0) == ["/x"] and asked == [1.0]
     finally:
         server.stop()
-    assert not control.socket_path(control.control_dir(), os.getpid()).exists()
+    assert not snapshot_socket.socket_path(snapshot_socket.control_dir(), os.getpid()).exists()
 
 
 @pytest.mark.skipif(
@@ -104,7 +104,7 @@ def test_another_user_cannot_reach_the_socket(tmp_path, monkeypatch):
     runtime.mkdir(mode=0o755)
     try:
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-        server = control.ControlServer(lambda wait: ["/x"], lambda exc, where: None)
+        server = snapshot_socket.ControlServer(lambda wait: ["/x"], lambda exc, where: None)
         server.start()
         try:
             assert server.path is not None and oct(server.path.parent.stat().st_mode & 0o777) == "0o700"
@@ -131,38 +131,38 @@ def test_an_unsafe_directory_is_refused_by_server_and_client(tmp_path, monkeypat
     shared = runtime / "wb-recorder"
     shared.mkdir(mode=0o700)
     os.chmod(shared, 0o755)
-    assert "group or others may enter it" in control.unsafe(shared, create=False)
-    server = control.ControlServer(lambda wait: [], lambda exc, where: None)
+    assert "group or others may enter it" in snapshot_socket.unsafe(shared, create=False)
+    server = snapshot_socket.ControlServer(lambda wait: [], lambda exc, where: None)
     server.start()
     assert server.status.startswith("off:") and "0755" in server.status and not list(shared.iterdir())
-    with pytest.raises(control.Refused, match="refusing to use it"):
-        control.request_snapshot(os.getpid(), 1.0)
+    with pytest.raises(snapshot_socket.Refused, match="refusing to use it"):
+        snapshot_socket.request_snapshot(os.getpid(), 1.0)
     shared.rmdir()
     shared.symlink_to(tmp_path)
-    assert "symlink" in control.unsafe(shared, create=False)
+    assert "symlink" in snapshot_socket.unsafe(shared, create=False)
     if os.getuid() == 0:
         shared.unlink()
         shared.mkdir(mode=0o700)
         os.chown(shared, 65534, 65534)
-        assert "belongs to uid 65534" in control.unsafe(shared, create=False)
+        assert "belongs to uid 65534" in snapshot_socket.unsafe(shared, create=False)
 
 
 def test_the_socket_is_the_processs_and_a_dead_processs_socket_is_swept(tmp_path, monkeypatch):
     runtime = tmp_path / "run"
     runtime.mkdir()
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    directory = control.control_dir()
+    directory = snapshot_socket.control_dir()
     directory.mkdir(mode=0o700)
     dead = subprocess.run(["true"]).returncode  # a pid that has exited
     stale = directory / "999999999.sock"
     stale.write_text("")
-    server = control.ControlServer(lambda wait: [], lambda exc, where: None)
+    server = snapshot_socket.ControlServer(lambda wait: [], lambda exc, where: None)
     server.start()
     try:
         assert not stale.exists() and dead == 0
         conn = socket.socket(socket.AF_UNIX)
         conn.connect(str(server.path))
-        assert control.peer(conn) == (os.getpid(), os.getuid())
+        assert snapshot_socket.peer(conn) == (os.getpid(), os.getuid())
         conn.close()
     finally:
         server.stop()
@@ -173,7 +173,7 @@ def test_a_forked_child_answers_on_its_own_socket_and_leaves_its_parents(tmp_pat
 
     rec = Recorder(out_dir=tmp_path, gpu_interval_s=None, stack_hz=None, host_interval_s=None, handle_signals=False)
     try:
-        parent_sock = control.socket_path(control.control_dir(), os.getpid())
+        parent_sock = snapshot_socket.socket_path(snapshot_socket.control_dir(), os.getpid())
         assert parent_sock.exists()
         pid = os.fork()
         if pid == 0:  # the child: no test framework from here on, only an exit status
@@ -183,8 +183,8 @@ def test_a_forked_child_answers_on_its_own_socket_and_leaves_its_parents(tmp_pat
                     with rec.step():
                         pass
                 rec._seal(rec.clock())  # the child's threads and socket start at its next seal
-                mine = control.socket_path(control.control_dir(), os.getpid())
-                paths = control.request_snapshot(os.getpid(), 20.0) if mine.exists() else []
+                mine = snapshot_socket.socket_path(snapshot_socket.control_dir(), os.getpid())
+                paths = snapshot_socket.request_snapshot(os.getpid(), 20.0) if mine.exists() else []
                 code = 0 if len(paths) == 1 and parent_sock.exists() else 3
                 rec.close()
                 code = code or (4 if mine.exists() else 0)
@@ -193,6 +193,6 @@ def test_a_forked_child_answers_on_its_own_socket_and_leaves_its_parents(tmp_pat
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
         assert parent_sock.exists()  # the child closed its own socket, not its parent's
-        assert control.request_snapshot(os.getpid(), 20.0)
+        assert snapshot_socket.request_snapshot(os.getpid(), 20.0)
     finally:
         rec.close()

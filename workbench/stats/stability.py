@@ -1,4 +1,4 @@
-"""Session diagnostics: drift across slots, outlier runs, and Kalibera–Jones variance components.
+"""Session stability: drift across slots, outlier runs, and Kalibera–Jones variance components.
 
 Outliers and drift are flagged for a person to look at; no run is ever dropped here.
 """

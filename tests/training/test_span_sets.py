@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.training import intervals as iv
+from workbench.training import span_sets as iv
 
 
 def test_union_merges_overlapping_and_touching_and_remembers_the_opener():

@@ -1,15 +1,20 @@
-"""Numbers as people read them: "110 ms → 230 ms, +120 ms (+109 %)"."""
+"""Numbers as people read them, every format wb prints in one place: a figure with about three
+significant digits (``num``), a quantity with its unit (``qty``), a change between two sides
+("110 ms → 230 ms, +120 ms (+109 %)"), percentages, fixed decimals and byte sizes.
+
+A missing figure is "unknown" unless the caller's report has its own word for it (``missing``):
+never 0. A unit may come from a capture, so it goes through ``clean``.
+"""
 
 from __future__ import annotations
 
 import math
+from datetime import datetime, timezone
 from typing import Any
 
 from workbench.textsafe import clean
 
-# The strict-JSON helpers live in the vocabulary; these names stay for the callers that read them here.
-from workbench.vocabulary import NULL_REASON as NULL_REASON, from_jsonable as from_jsonable, jsonable as jsonable
-from workbench.vocabulary import record_json as record_json
+MINUS = "\u2212"  # the typographic minus of num/qty/signed, which a few tables use for percentages too
 
 
 def num(value: float | None) -> str:
@@ -40,7 +45,10 @@ def qty(value: float | None, unit: str) -> str:
     return f"{num(value)} {clean(unit)}".rstrip()  # a unit may come from a capture
 
 
-def signed(value: float, unit: str = "") -> str:
+def signed(value: float | None, unit: str = "") -> str:
+    """A change with its sign, "+120 ms", "−3 %", "±0 ms"; "unknown" when it is."""
+    if value is None or not math.isfinite(value):
+        return "unknown"
     text = qty(abs(value), unit)
     return ("+" if value > 0 else "−" if value < 0 else "±") + text
 
@@ -112,3 +120,76 @@ def bucketed_change(baseline: float | None, candidate: float | None, unit: str, 
         else f"of at most {signed(hi, unit)}"
     )
     return f"{head}: a change {allowed}"
+
+
+def fixed(value: float | None, digits: int, *, missing: str = "unknown") -> str:
+    """``value`` with ``digits`` decimals (statistics whose precision is the point: "0.123457")."""
+    return missing if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def significant(value: object, digits: int = 4, *, sign: bool = False, grouped: bool = False) -> str:
+    """A number with ``digits`` significant digits ("1.235e+04" past them), "unknown" for
+    anything that is not one; ``grouped``: thousands separated, and a million or more whole."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return "unknown"
+    if grouped:
+        return f"{value:,.{digits}g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    return f"{value:+.{digits}g}" if sign else f"{value:.{digits}g}"
+
+
+def figure(value: object) -> str:
+    """Any stored value as a table shows it: a float with four significant digits, thousands
+    grouped; "unknown" for none; anything else as its text."""
+    if value is None:
+        return "unknown"
+    return significant(value, grouped=True) if isinstance(value, float) else str(value)
+
+
+def signed_percent(value: float | None, digits: int, *, missing: str = "unknown", minus: str = "-") -> str:
+    """A percentage already in percent, always signed: "+1.23 %" (``minus``: "-" or ``MINUS``)."""
+    if value is None or not math.isfinite(value):
+        return missing
+    return f"{value:+.{digits}f} %".replace("-", minus)
+
+
+def percent_change(baseline: float, candidate: float) -> str:
+    """Candidate against baseline in whole percent, "+12 %" / "−8 %"; "n/a" from a zero baseline."""
+    return signed_percent(100.0 * (candidate - baseline) / abs(baseline), 0, minus=MINUS) if baseline else "n/a"
+
+
+def percent(fraction: float, digits: int, *, sign: bool = False) -> str:
+    """A fraction as a percentage in a sentence: "12.5 %", with ``sign`` "+1.2 %"."""
+    return f"{100 * fraction:{'+' if sign else ''}.{digits}f} %"
+
+
+def share(fraction: float | None, *, digits: int = 0) -> str:
+    """A fraction as a compact whole percentage, "45%" (host activity's shares)."""
+    return "unknown" if fraction is None else f"{100 * fraction:.{digits}f}%"
+
+
+def size(n: int | None) -> str:
+    """Bytes as people read them: "1.5 MiB", "12.0 KiB", "512 bytes"."""
+    if n is None:
+        return "unknown"
+    for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def mib(n: float | None) -> str:
+    """Bytes in MiB with one decimal and thousands grouped: "1,024.0 MiB"."""
+    return "unknown" if n is None else f"{n / 2**20:,.1f} MiB"
+
+
+def count(n: float | None) -> str:
+    """A count, thousands grouped: "12,345"."""
+    return "unknown" if n is None else f"{n:,.0f}"
+
+
+def utc_time(t: float, *, year: bool = True, ms: bool = True, zone: bool = True) -> str:
+    """Epoch seconds as a UTC stamp, "2026-12-03 22:16:39.123 UTC"; a narrow column leaves out
+    the year, the milliseconds or the zone."""
+    pattern = ("%Y-" if year else "") + "%m-%d %H:%M:%S" + (".%f" if ms else "")
+    text = datetime.fromtimestamp(t, timezone.utc).strftime(pattern)
+    return (text[:-3] if ms else text) + (" UTC" if zone else "")
