@@ -16,7 +16,8 @@ from workbench.compare import inspect
 from workbench.importers.base import ImportOptions
 from workbench.ingest import import_files
 from workbench.training import op_rates
-from workbench.usecases.comparisons import Inspect
+from workbench.investigations import workflow as wf
+from workbench.usecases.comparisons import Inspect, InspectStored
 from workbench.usecases.transport import Local
 
 ACCEPT = ["model,objective,topology,effective_batch"]
@@ -139,3 +140,12 @@ def test_the_reductions_are_the_old_ones_to_the_bit(pair, monkeypatch, chunk):
         new = op_rates.reduce_stored(store, run_id)
         assert new.operations == _old_operations(whole)  # same sums, same kinds
         assert list(new.shapes.items()) == list(_old_shapes(whole).items())  # and in the same order
+
+
+def test_the_tuis_inspect_of_a_stored_comparison_is_inspect_of_the_whole_runs(pair):
+    store, ids = pair
+    accepts = {name: WHY[0] for name in ACCEPT[0].split(",")}
+    inv = wf.new_investigation(store, lens="training", question="lean?", baseline=[ids[0]], candidate=[ids[1]])
+    view = wf.store_comparison(store, inv.id, [ids[0]], [ids[1]], accepts=accepts)
+    stored = Local(store).call(InspectStored(comparison=int(view.id), lens="training")).result
+    assert stored.operations and json.loads(json.dumps(stored.to_json(), sort_keys=True)) == _whole(store, ids)

@@ -19,6 +19,7 @@ import msgspec
 
 from lenses import builtin_lens
 from store.errors import StoreError
+from store.records import RunRecord
 from workbench.compare import compare, inspect, lens_with_metric, parse_accepts, parse_change
 from workbench.compare.host_activity import HostReport, between
 from workbench.compare.inspect_data import InspectResult, series
@@ -29,7 +30,7 @@ from workbench.compare.sweep_result import SweepComparison
 from workbench.compare.way_out import Declarable, WayOut, declarable, rerun_words, way_out
 from workbench.errors import NotFound, UsageError
 from workbench.investigations.comparisons import comparison_in
-from workbench.training.op_rates import RANK_TABLES, reduce_stored
+from workbench.training.op_rates import RANK_TABLES, Reduced, reduce_stored
 from workbench.training.window_kind import steady_steps
 from workbench.usecases.core import Answer, Context, Request, operation
 
@@ -244,14 +245,7 @@ def inspect_runs(ctx: Context, req: Inspect) -> Inspected:
     # held whole (issue 47); --steps steady restricts them step by step, from the runs in memory.
     lean = req.steps == "all"
     chosen = selection(ctx, req, "inspect", leave_out=RANK_TABLES if lean else ())
-    reduced = (
-        (
-            [reduce_stored(ctx.store, int(r.id or 0)) for r in chosen["baseline"]],
-            [reduce_stored(ctx.store, int(r.id or 0)) for r in chosen["candidate"]],
-        )
-        if lean
-        else None
-    )
+    reduced = _reduced(ctx, chosen["baseline"], chosen["candidate"]) if lean else None
     result = inspect(
         lens=_engine_lens(req, chosen),
         windows=req.windows,
@@ -271,6 +265,12 @@ def inspect_runs(ctx: Context, req: Inspect) -> Inspected:
         way_out=_way_out(result.comparison, "inspect", req, chosen),
         plots=plots,
     )
+
+
+def _reduced(ctx: Context, base: list[RunRecord], cand: list[RunRecord]) -> tuple[list[Reduced], list[Reduced]]:
+    """Each run's rank tables reduced from the store (the runs were read without them)."""
+    b, c = ([reduce_stored(ctx.store, int(r.id or 0)) for r in runs] for runs in (base, cand))
+    return b, c
 
 
 def _plots(lens: Any, chosen: Selection, req: Inspect) -> str:
@@ -382,9 +382,11 @@ def inspect_stored(ctx: Context, req: InspectStored) -> Inspected:
 
     view, _inv = comparison_in(ctx.store, req.comparison)
     arguments: dict[str, Any] = {**view.parameters.engine_arguments(), "lens": view.parameters.lens or req.lens}
-    baseline = ctx.store.load_runs([int(r) for r in view.baseline_runs])
-    candidate = ctx.store.load_runs([int(r) for r in view.candidate_runs])
-    result = inspect(baseline, candidate, **arguments)
+    baseline, candidate = (  # the rank tables reduced from the store, as wb inspect reads them
+        ctx.store.load_runs([int(r) for r in ids], leave_out=RANK_TABLES)
+        for ids in (view.baseline_runs, view.candidate_runs)
+    )
+    result = inspect(baseline, candidate, reduced=_reduced(ctx, baseline, candidate), **arguments)
     comparable = result.comparison.comparable
     width, height = req.plot_size or (CLI_W, HEIGHT)
     return Inspected(
