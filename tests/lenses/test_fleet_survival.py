@@ -80,3 +80,19 @@ def test_the_fleet_lens_does_not_import_scipy_stats():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_a_fleet_compare_and_inspect_import_no_scipy_stats():
+    """The fleet lens's whole path (window metrics, censored waits, effects) in a fresh process."""
+    code = (
+        "import sys\n"
+        "from tests.lenses.test_fleet_censoring import example\n"
+        "from workbench.compare import compare, inspect\n"
+        "base, cand = [example(15.0), example(15.0)], [example(30.0), example(30.0)]\n"
+        "accepts = dict.fromkeys(('pool', 'device_types', 'scheduler_policy', 'window'), 'test')\n"
+        "result = compare(base, cand, 'fleet', accepts=accepts)\n"
+        "inspect(base, cand, 'fleet', accepts=accepts)\n"
+        "print(result.comparable, 'km_median_wait' in str(result.to_json()), 'scipy.stats' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "True", "False"]
