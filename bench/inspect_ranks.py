@@ -30,11 +30,11 @@ from _cached import load_average
 
 def store_of(ranks: int) -> str:
     """The N-rank store with jobs A and B, imported once."""
-    a, b, _straggler = sr.prepare(ranks, 60.0)
     path = sr.WORK / f"ranks{ranks}" / "inspect.sqlite"
     done = path.with_suffix(".done")
     url = f"sqlite:///{path}"
     if not done.exists():
+        a, b, _straggler = sr.prepare(ranks, 60.0)
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
         for label, d in ((f"A{ranks}", a), (f"B{ranks}", b)):
