@@ -359,8 +359,8 @@ class Store:
     def resolve_runs(self, refs: Sequence[str | int]) -> list[int]:
         return [self.resolve_run(r) for r in refs]
 
-    def load_run(self, run_id: int, tables: Sequence[str] | None = None) -> RunRecord:
-        """The run with its columns (all tables, or only ``tables``)."""
+    def load_run(self, run_id: int, tables: Sequence[str] | None = None, leave_out: Sequence[str] = ()) -> RunRecord:
+        """The run with its columns (all tables, or only ``tables``; never those of ``leave_out``)."""
         with self._read_run(run_id) as (row, q):
             sql = "SELECT table_name, name, data FROM run_column WHERE run_id = :run"
             params: dict[str, int | str] = {"run": run_id}  # the run, and the tables asked for
@@ -372,6 +372,9 @@ class Store:
                     if names
                     else " AND 1 = 0"
                 )
+            if leave_out:
+                params.update({f"x{i}": t for i, t in enumerate(leave_out)})
+                sql += " AND table_name NOT IN (" + ", ".join(f":x{i}" for i in range(len(leave_out))) + ")"
             col_rows = q(sql + " ORDER BY id", params)
             sources = [Path(r[4]) for r in q(_CAPTURES_OF_RUN, {"run": run_id})]
         record = _record(row)
@@ -388,8 +391,23 @@ class Store:
         record.tables.setdefault(SAMPLES, {})
         return record
 
-    def load_runs(self, run_ids: Sequence[int], tables: Sequence[str] | None = None) -> list[RunRecord]:
-        return [self.load_run(i, tables) for i in run_ids]
+    def load_runs(
+        self, run_ids: Sequence[int], tables: Sequence[str] | None = None, leave_out: Sequence[str] = ()
+    ) -> list[RunRecord]:
+        return [self.load_run(i, tables, leave_out) for i in run_ids]
+
+    def column_blobs(self, run_id: int, table: str, names: Sequence[str]) -> dict[str, bytes]:
+        """Some columns of one of a run's tables as stored (``store.columns``): a reader that
+        reduces a large table takes the columns it needs, one table at a time."""
+        params: dict[str, int | str] = {"run": run_id, "table": table}
+        params.update({f"c{i}": n for i, n in enumerate(names)})
+        wanted = ", ".join(f":c{i}" for i in range(len(names))) or "NULL"
+        with self._read_run(run_id) as (_row, q):
+            rows = q(
+                f"SELECT name, data FROM run_column WHERE run_id = :run AND table_name = :table AND name IN ({wanted})",
+                params,
+            )
+        return {str(name): bytes(data) for name, data in rows}
 
     @contextmanager
     def _read_run(self, run_id: int) -> Iterator[tuple["_RunRow", Callable[..., list[tuple[Any, ...]]]]]:

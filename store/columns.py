@@ -155,11 +155,19 @@ def npy_header(dtype: "np.dtype", length: int) -> bytes:
 
 
 def decode(blob: bytes) -> "np.ndarray":
+    codes, table = decode_coded(blob)
+    return table if codes is None else table[codes]
+
+
+def decode_coded(blob: bytes, *, view: bool = False) -> tuple["np.ndarray | None", "np.ndarray"]:
+    """(codes, table) of a dictionary-encoded column, the row ``i`` being ``table[codes[i]]``
+    (a reader that groups by the column never builds its rows); ``(None, rows)`` otherwise.
+    ``view``: a numeric column as a read-only view of ``blob``, not a copy."""
     import numpy as np
 
     plain = blob.startswith(TEXT_MAGIC)
     if not plain and not blob.startswith(STRINGS_MAGIC):
-        return np.load(io.BytesIO(blob), allow_pickle=False)
+        return None, _npy_view(blob) if view else np.load(io.BytesIO(blob), allow_pickle=False)
     stream = io.BytesIO(blob)
     stream.seek(len(STRINGS_MAGIC))
     codes = None if plain else np.load(stream, allow_pickle=False)
@@ -177,7 +185,19 @@ def decode(blob: bytes) -> "np.ndarray":
         raise ValueError("a string column's codes point outside its table")
     table = np.empty(offsets.size, dtype=object)
     table[:] = _texts(utf8.tobytes(), starts.tolist(), offsets.tolist())
-    return table if codes is None else table[codes]
+    return codes, table
+
+
+def _npy_view(blob: bytes) -> "np.ndarray":
+    import numpy as np
+
+    stream = io.BytesIO(blob)  # shares the bytes until written to
+    version = np.lib.format.read_magic(stream)
+    header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, fortran, dtype = header(stream)
+    if dtype.hasobject or fortran or len(shape) != 1:
+        return np.load(io.BytesIO(blob), allow_pickle=False)
+    return np.frombuffer(blob, dtype=dtype, count=shape[0], offset=stream.tell())
 
 
 def _texts(raw: bytes, starts: list[int], ends: list[int]) -> list[str]:

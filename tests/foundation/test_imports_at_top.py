@@ -71,6 +71,7 @@ OWN_LAZY = {
     ): SQLALCHEMY,  # (and Starlette): not for 'wb serve --help'
     ("workbench/cli/context.py", "workbench.usecases.remote"): ("heavy", "httpx"),  # only when a server is named
     ("workbench/tui/app.py", "workbench.usecases.remote"): ("heavy", "httpx"),  # only against a server
+    ("workbench/tui/app.py", "workbench.tui.panes"): NUMPY,  # the panes: loaded behind the first frame
     ("workbench/cli/commands/serve.py", "workbench.server.guard"): ("heavy", "uvicorn"),  # not for 'wb serve --help'
     ("workbench/usecases/comparisons.py", "workbench.compare.plots"): NUMPY,  # only with --plot (plotext when drawn)
     ("workbench/declare.py", "store.declarations"): SQLALCHEMY,
@@ -168,9 +169,12 @@ def test_the_scope_is_what_it_says():
     assert not [n for n in names if n.startswith(OUT_OF_SCOPE)]
 
 
-def test_the_tuis_first_frame_loads_no_sqlalchemy():
-    """The TUI's modules load without SQLAlchemy (its tables are imported by the workers that need them)."""
-    probe = "import sys, workbench.tui.app; print(sorted(m for m in ('sqlalchemy', 'sqlmodel') if m in sys.modules))"
+def test_the_tuis_first_frame_loads_no_orm_numpy_or_lenses():
+    """The TUI's first frame loads without the ORM, numpy, the lenses or the compare engine: the
+    start-up worker imports the panes (workbench/tui/panes.py) behind it (issue 47)."""
+    heavy = ("sqlalchemy", "sqlmodel", "pydantic", "numpy", "scipy", "lenses", "workbench.compare")
+    heavy += ("workbench.tui.panes",)
+    probe = f"import sys, workbench.tui.app; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 

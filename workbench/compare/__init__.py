@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from workbench.compare.inspect_data import InspectResult
     from workbench.compare.model import Comparison
     from workbench.compare.results import Observation, Primary, Runs
+    from workbench.training.op_rates import Reduced
 
 
 def resolve_lens(
@@ -251,10 +252,13 @@ def inspect(
     guardrails: Sequence["GuardrailSpec"] = (),
     steps: str = "all",
     top_ranks: int = 8,
+    reduced: "tuple[Sequence[Reduced], Sequence[Reduced]] | None" = None,
 ) -> "InspectResult":
     """Per-phase distributions, the change over time inside the runs, and the operations
     that moved most; refused pairs (see ``compare``) get no detail. ``steps="steady"``
-    restricts both sides to their steady steps (training), listing what was left out."""
+    restricts both sides to their steady steps (training), listing what was left out.
+    ``reduced``: runs loaded without their operations tables, those reduced already
+    (``workbench.training.op_rates``; with ``steps="all"`` only: they are not restricted)."""
     from workbench.compare.inspect_data import StepRestriction, build_inspect  # numpy
     from workbench.training.window_kind import steady_steps  # numpy
 
@@ -279,11 +283,20 @@ def inspect(
         restriction = StepRestriction(kept="steady", excluded=tuple(excluded))
     elif steps != "all":
         raise UsageError(f"--steps {steps!r}: expected all or steady")
+    if reduced is not None and restriction is not None:
+        raise ValueError("reduced operations tables cannot be restricted to steady steps")
     comparison = compare(
         baseline, candidate, lens, changes, accepts, extensions, control=control, guardrails=guardrails
     )
     return build_inspect(
-        comparison, baseline, candidate, windows=windows, top=top, steps=restriction, top_ranks=top_ranks
+        comparison,
+        baseline,
+        candidate,
+        windows=windows,
+        top=top,
+        steps=restriction,
+        top_ranks=top_ranks,
+        reduced=reduced,
     )
 
 

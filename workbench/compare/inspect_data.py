@@ -29,6 +29,7 @@ from workbench.compare.model import Comparison
 from workbench.compare.results import Result
 from workbench.training import pair_findings as pf
 from workbench.training import ranks as rk
+from workbench.training.op_rates import Reduced, reduce_loaded
 from workbench.vocabulary import FindingStatus, from_jsonable
 
 QUANTILES = {"p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99}
@@ -263,30 +264,17 @@ def over_time(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], 
     return OverTime(windows=windows, by=order, metrics=tuple(metrics), note=note)
 
 
-def operations(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int) -> list[Operation] | None:
-    def per_step(run: RunRecord) -> dict[str, tuple[str, float]] | None:
-        ops = run.tables.get("operations")
-        if not ops or "name" not in ops:
-            return None
-        names = np.asarray(ops["name"]).astype(
-            object
-        )  # shared strings: a fixed-width copy is as wide as the longest name on every row
-        total = column(run, "total_ms", "operations")
-        if total is None:
-            return None
-        kinds = np.asarray(ops["kind"]).astype(object) if "kind" in ops else np.full(len(names), "", dtype=object)
-        steps = column(run, "step", "operations")
-        n_steps = len(np.unique(finite(steps))) if steps is not None and finite(steps).size else 1
-        keep = np.isfinite(total)
-        if not keep.any():
-            return {}
-        uniq, first, inverse = np.unique(names[keep], return_index=True, return_inverse=True)
-        sums = np.bincount(inverse, weights=total[keep], minlength=len(uniq))
-        kinds = kinds[keep][first]
-        return {str(n): (str(k), float(t) / n_steps) for n, k, t in zip(uniq, kinds, sums)}
-
-    ob = [o for o in (per_step(r) for r in base) if o is not None]
-    oc = [o for o in (per_step(r) for r in cand) if o is not None]
+def operations(
+    base: Sequence[RunRecord],
+    cand: Sequence[RunRecord],
+    top: int,
+    reduced: tuple[Sequence[Reduced], Sequence[Reduced]] | None = None,
+) -> list[Operation] | None:
+    """The operations that moved most, per step (``reduced``: each run's operations table reduced
+    already, ``workbench.training.op_rates``)."""
+    rb, rc = reduced or ([reduce_loaded(r) for r in base], [reduce_loaded(r) for r in cand])
+    ob = [r.operations for r in rb if r.operations is not None]
+    oc = [r.operations for r in rc if r.operations is not None]
     if not ob or not oc:
         return None
     names = set().union(*ob, *oc)
@@ -325,9 +313,13 @@ def run_findings(side: str, runs: Sequence[RunRecord]) -> list[Finding]:
     return out
 
 
-def pair_findings(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> list[Finding]:
+def pair_findings(
+    base: Sequence[RunRecord],
+    cand: Sequence[RunRecord],
+    reduced: tuple[Sequence[Reduced], Sequence[Reduced]] | None = None,
+) -> list[Finding]:
     """Training pair findings: operations by shape and memory pressure."""
-    found = [*pf.shapes(base, cand), pf.memory(base, cand)]
+    found = [*pf.shapes(base, cand, reduced=reduced), pf.memory(base, cand)]
     return [
         Finding(
             check=f.check,
@@ -378,13 +370,17 @@ def build_inspect(
     top: int = 10,
     steps: StepRestriction | None = None,
     top_ranks: int = 8,
+    reduced: tuple[Sequence[Reduced], Sequence[Reduced]] | None = None,
 ) -> InspectResult:
+    """``reduced``: the runs' operations and op_shapes tables reduced already (runs loaded without
+    them, ``workbench.training.op_rates.reduce_stored``); by default, reduced from the runs."""
     own = (*run_findings("baseline", base), *run_findings("candidate", cand))
     if not comparison.comparable:
         return InspectResult(comparison=comparison, findings=own, steps=steps)
     lens = comparison.lens
-    found = operations(base, cand, top)
-    pair = pair_findings(base, cand)  # from op_shapes and memory tables, where the runs carry them
+    reduced = reduced or ([reduce_loaded(r) for r in base], [reduce_loaded(r) for r in cand])
+    found = operations(base, cand, top, reduced)
+    pair = pair_findings(base, cand, reduced)  # from op_shapes and memory tables, where the runs carry them
     return InspectResult(
         comparison=comparison,
         distributions=tuple(distributions(lens, base, cand)),

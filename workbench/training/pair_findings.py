@@ -25,6 +25,7 @@ import numpy as np
 
 from store.records import RunRecord
 from workbench.numbers import percent
+from workbench.training.op_rates import Reduced, ShapeRates, reduce_loaded
 from workbench.training.step_findings import OBSERVATION, Figures, Finding, _finding
 
 HOST_BOUND_IDLE = 0.5  # share of the step the GPU is idle: "most of the step"
@@ -155,32 +156,28 @@ def host_time(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding |
     return None
 
 
-def _shape_rates(runs: Sequence[RunRecord]) -> dict[tuple[str, str, str], float] | None:
+def _shape_rates(per_run: Sequence[ShapeRates | None]) -> dict[tuple[str, str, str], float] | None:
     """(name, kind, shape) -> ms per step, averaged over a side's runs (None: a run has no shapes)."""
     out: dict[tuple[str, str, str], list[float]] = {}
-    for run in runs:
-        t = run.tables.get("op_shapes")
-        if not t or not len(t.get("name", ())):
+    for per in per_run:
+        if per is None:
             return None
-        steps = np.asarray(t["step"], dtype=np.float64)
-        n_steps = max(len(np.unique(steps[np.isfinite(steps)])), 1)
-        per: dict[tuple[str, str, str], float] = {}
-        for name, kind, shape, total in zip(
-            np.asarray(t["name"]).tolist(),
-            np.asarray(t["kind"]).tolist(),
-            np.asarray(t["shape"]).tolist(),
-            np.asarray(t["total_ms"], dtype=np.float64),
-        ):
-            per[(name, kind, shape)] = per.get((name, kind, shape), 0.0) + float(total) / n_steps
         for key, value in per.items():
             out.setdefault(key, []).append(value)
-    return {k: float(np.sum(v)) / len(runs) for k, v in out.items()}
+    return {k: float(np.sum(v)) / len(per_run) for k, v in out.items()}
 
 
-def shapes(base: Sequence[RunRecord], cand: Sequence[RunRecord], top: int = 5) -> list[Finding]:
-    """Per operation name, the shapes new or gone and the change at the shapes both sides share."""
+def shapes(
+    base: Sequence[RunRecord],
+    cand: Sequence[RunRecord],
+    top: int = 5,
+    reduced: tuple[Sequence[Reduced], Sequence[Reduced]] | None = None,
+) -> list[Finding]:
+    """Per operation name, the shapes new or gone and the change at the shapes both sides share
+    (``reduced``: each run's op_shapes table reduced already, ``workbench.training.op_rates``)."""
     words = _words(base, cand)
-    b, c = _shape_rates(base), _shape_rates(cand)
+    rb, rc = reduced or ([reduce_loaded(r) for r in base], [reduce_loaded(r) for r in cand])
+    b, c = _shape_rates([r.shapes for r in rb]), _shape_rates([r.shapes for r in rc])
     if words is None:
         return []
     if b is None or c is None:

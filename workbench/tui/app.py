@@ -18,36 +18,32 @@ from textual.worker import Worker, WorkerState
 
 from captures import SYNTHETIC_NOTICE
 from store import open_store
-from workbench.investigations.views import InvestigationView
 from workbench.textsafe import clean
-from workbench.tui import services
 from workbench.tui.commands import WorkbenchCommands
 from workbench.tui.detail import DetailScreen, detail_of
 from workbench.tui.picker import InvestigationPicker
-from workbench.tui.stages import Stage
-from workbench.tui.stages.compare import CompareStage
-from workbench.tui.stages.frame import FrameStage
-from workbench.tui.stages.hypothesize import HypothesizeStage
-from workbench.tui.stages.inspect import InspectStage
-from workbench.tui.stages.share import ShareStage
-from workbench.tui.stages.verify import VerifyStage
-from workbench.tui.state import InvestigationState
 from workbench.tui.widgets import FormScreen, HelpScreen, KeyFooter, Line, TooSmallScreen, safe
 from workbench.usecases.transport import Local, Workbench
 
+# The first frame (the title, the stage bar and the picker) draws with Textual alone; the
+# panes, and the ORM, numpy and the lenses they need, load in a worker behind it (_load).
 if TYPE_CHECKING:
     from store.api import RunSummary
+    from workbench.investigations.views import InvestigationSummary, InvestigationView
+    from workbench.tui.services import RunSpark
+    from workbench.tui.stages import Stage
+    from workbench.tui.state import InvestigationState
 
 TOKEN_ENV = "WB_TOKEN"
 WAITING_AFTER_S = 0.3  # a server slower than this gets a "waiting for the server" line
 
-STAGES: list[tuple[str, str, type[Stage]]] = [
-    ("frame", "1 Frame", FrameStage),
-    ("compare", "2 Compare", CompareStage),
-    ("inspect", "3 Inspect", InspectStage),
-    ("hypothesize", "4 Hypothesize", HypothesizeStage),
-    ("verify", "5 Verify", VerifyStage),
-    ("share", "6 Share", ShareStage),
+STAGES: list[tuple[str, str]] = [  # the panes themselves: workbench/tui/panes.py
+    ("frame", "1 Frame"),
+    ("compare", "2 Compare"),
+    ("inspect", "3 Inspect"),
+    ("hypothesize", "4 Hypothesize"),
+    ("verify", "5 Verify"),
+    ("share", "6 Share"),
 ]
 MINIMUM_SIZE = (60, 20)
 
@@ -62,10 +58,7 @@ class WorkbenchApp(App[None]):
     TITLE = "wb"
     COMMANDS = App.COMMANDS | {WorkbenchCommands}
     BINDINGS = [
-        *[
-            Binding(str(i), f"stage('{sid}')", label, show=False)
-            for i, (sid, label, _cls) in enumerate(STAGES, start=1)
-        ],
+        *[Binding(str(i), f"stage('{sid}')", label, show=False) for i, (sid, label) in enumerate(STAGES, start=1)],
         Binding("question_mark", "help", "Help"),
         Binding("i", "pick", "Investigations"),
         Binding("q", "quit", "Quit"),
@@ -90,9 +83,10 @@ class WorkbenchApp(App[None]):
         self.inv: InvestigationView | None = None
         self.states: dict[int, InvestigationState] = {}  # per investigation, kept while the app runs
         self.runs_cache: dict[str, list[RunSummary]] = {}  # runs by lens
-        self.sparks_cache: dict[int, services.RunSpark] = {}  # each run's measure over time (runs never change)
+        self.sparks_cache: dict[int, RunSpark] = {}  # each run's measure over time (runs never change)
         self._too_small: TooSmallScreen | None = None
         self._current = "frame"  # the stage shown
+        self._panes: list[Stage] = []  # mounted once the start-up worker has loaded them
         self._settled = False  # whether the widgets were moved out of the collector's reach
         self._key_seq = itertools.count()  # keys in the order typed (see on_event)
         self._key_in_hand: int | None = None
@@ -141,14 +135,7 @@ class WorkbenchApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Line(id="titlebar")
         yield Line(id="stage-bar")
-        # Every pane is mounted once; a stage key only switches which one is displayed. They sit
-        # on the screen itself, not in a ContentSwitcher: one full-size container less to lay
-        # out and paint on every switch (bench/tui.py: ~13 % fewer calls a switch).
-        for sid, _label, cls in STAGES:
-            stage = cls(id=f"stage-{sid}")
-            stage.display = sid == "frame"
-            yield stage
-        yield KeyFooter(id="footer")
+        yield KeyFooter(id="footer")  # the panes go above it once loaded (_loaded)
 
     @property
     def stage(self) -> str:
@@ -158,7 +145,7 @@ class WorkbenchApp(App[None]):
     def _stage_bar(self) -> None:
         """The stages as one line; the active one in brackets and reverse, readable without colour."""
         bar, current = Text(), self.stage
-        for sid, label, _cls in STAGES:
+        for sid, label in STAGES:
             bar.append(f"[{label}]" if sid == current else f" {label} ", style="bold reverse" if sid == current else "")
             bar.append(" ")
         self.query_one("#stage-bar", Line).show(bar)
@@ -168,10 +155,27 @@ class WorkbenchApp(App[None]):
         self._title()
         self._check_size()
         what = "reaching the server" if self.server_url else "opening the store"
-        self.background(lambda wb: wb, done=self._opened, what=what)
+        picker = self._picker()
+        # After the first frame is out: the worker's imports would hold the GIL while it is drawn.
+        self.call_after_refresh(self.background, _load_panes, done=lambda panes: self._loaded(picker, panes), what=what)
 
-    def _opened(self, wb: Workbench) -> None:
-        self.action_pick()
+    def _loaded(self, picker: InvestigationPicker, panes: dict[str, type[Stage]]) -> None:
+        """Every pane is mounted once; a stage key only switches which one is displayed. They sit
+        on the screen itself, not in a ContentSwitcher: one full-size container less to lay out
+        and paint on every switch (bench/tui.py: ~13 % fewer calls a switch)."""
+        footer = self.query_one("#footer", KeyFooter)
+        self._panes = [cls(id=f"stage-{sid}") for sid, cls in panes.items()]
+        for stage in self._panes:
+            stage.display = stage.id == f"stage-{self._current}"
+        mounted = footer.screen.mount(*self._panes, before=footer)
+
+        async def focus() -> None:  # what the screen's auto-focus did when the panes came with it
+            await mounted
+            if footer.screen.focused is None:
+                footer.screen.focus_next()
+
+        self.call_next(focus)
+        self._list_into(picker)
 
     def _title(self) -> None:
         t = Text().append("wb", style="bold")
@@ -212,7 +216,10 @@ class WorkbenchApp(App[None]):
                 self.refresh(layout=True)
 
     def stages(self) -> list[Stage]:
-        return list(self.query(Stage))
+        return list(self._panes)
+
+    def _pane(self, stage_id: str) -> Stage:
+        return next(stage for stage in self._panes if stage.id == f"stage-{stage_id}")
 
     # -- background work --------------------------------------------------------
 
@@ -305,9 +312,8 @@ class WorkbenchApp(App[None]):
     # -- investigations ---------------------------------------------------------
 
     def open_investigation(self, inv_id: int) -> None:
-        self.background(
-            services.investigation, inv_id, done=self._show_investigation, what="loading the investigation", group="inv"
-        )
+        what = "loading the investigation"
+        self.background(_investigation, inv_id, done=self._show_investigation, what=what, group="inv")
 
     def reload_investigation(self, inv_id: int | None = None) -> None:
         """Reload the open investigation (only if it is still ``inv_id``, when given)."""
@@ -315,6 +321,8 @@ class WorkbenchApp(App[None]):
             self.open_investigation(self.inv.id)
 
     def _show_investigation(self, inv: InvestigationView) -> None:
+        from workbench.tui.panes import InvestigationState  # loaded by the start-up worker
+
         self.inv = inv
         if inv.id not in self.states:
             self.states[inv.id] = InvestigationState.of(inv)
@@ -328,6 +336,10 @@ class WorkbenchApp(App[None]):
     # -- actions ----------------------------------------------------------------
 
     def action_stage(self, stage_id: str) -> None:
+        if not self._panes:  # a key typed before the panes load: the bar says where they will open
+            self._current = stage_id
+            self._stage_bar()
+            return
         if self.screen.maximized is not None:
             self.screen.minimize()  # another pane: the maximized region is not in it
         if stage_id != self._current:
@@ -335,7 +347,7 @@ class WorkbenchApp(App[None]):
             self.query_one(f"#stage-{stage_id}").display = True
             self._current = stage_id
         self._stage_bar()
-        self.query_one(f"#stage-{stage_id}", Stage).focus_first()
+        self._pane(stage_id).focus_first()
         self.query_one("#footer", KeyFooter).redraw()
 
     def action_help(self) -> None:
@@ -358,7 +370,14 @@ class WorkbenchApp(App[None]):
             screen.maximize(self.focused)
 
     def action_pick(self) -> None:
+        self._list_into(self._picker())
+
+    def _picker(self) -> InvestigationPicker:
+        """The picker, on screen at once; its rows come from a worker (``_fill``)."""
+
         def picked(choice: int | str | None) -> None:
+            from workbench.tui.panes import FrameStage  # loaded by the start-up worker
+
             if choice == "new":
                 self.action_stage("frame")
                 self.query_one("#stage-frame", FrameStage).action_new()
@@ -366,21 +385,46 @@ class WorkbenchApp(App[None]):
                 self.open_investigation(choice)
                 self.action_stage("frame")
 
-        current = self.inv.id if self.inv else None
-        self.background(
-            services.investigations,
-            done=lambda invs: self.push_screen(InvestigationPicker(invs, current), picked),
-            what="listing investigations",
-            group="picker",
-        )
+        picker = InvestigationPicker(None, self.inv.id if self.inv else None)
+        self.push_screen(picker, picked)
+        return picker
+
+    def _list_into(self, picker: InvestigationPicker) -> None:
+        def fill(invs: list[InvestigationSummary]) -> None:
+            if picker in self.screen_stack:  # not closed meanwhile
+                picker.fill(invs)
+
+        self.background(_investigations, done=fill, what="listing investigations", group="picker")
 
     def run_palette_command(self, stage: str | None, action: str | None) -> None:
+        if not self._panes:
+            self.notify("The panes are still loading", markup=False)
+            return
         if stage is not None:
             self.action_stage(stage)
         if action is None:
             return
-        target: Any = self.query_one(f"#stage-{stage}", Stage) if stage is not None else self
+        target: Any = self._pane(stage) if stage is not None else self
         getattr(target, f"action_{action}")()
+
+
+def _load_panes(wb: Workbench) -> dict[str, type[Stage]]:
+    """In the start-up worker, once the store is open (the ORM) or the server named: the panes."""
+    from workbench.tui.panes import PANES  # heavy (numpy, the lenses): behind the first frame
+
+    return PANES
+
+
+def _investigations(wb: Workbench) -> list[InvestigationSummary]:
+    from workbench.tui.panes import services  # loaded by the start-up worker
+
+    return services.investigations(wb)
+
+
+def _investigation(wb: Workbench, inv_id: int) -> InvestigationView:
+    from workbench.tui.panes import services  # loaded by the start-up worker
+
+    return services.investigation(wb, inv_id)
 
 
 def _settle_memory() -> None:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
 
 from lenses import builtin_lens
 from store.errors import StoreError
+from store.records import RunRecord
 from workbench.compare import compare, inspect, lens_with_metric, parse_accepts, parse_change
 from workbench.compare.host_activity import HostReport, between
 from workbench.compare.inspect_data import InspectResult, series
@@ -29,6 +30,7 @@ from workbench.compare.sweep_result import SweepComparison
 from workbench.compare.way_out import Declarable, WayOut, declarable, rerun_words, way_out
 from workbench.errors import NotFound, UsageError
 from workbench.investigations.comparisons import comparison_in
+from workbench.training.op_rates import RANK_TABLES, Reduced, reduce_stored
 from workbench.training.window_kind import steady_steps
 from workbench.usecases.core import Answer, Context, Request, operation
 
@@ -58,9 +60,9 @@ def _extensions(ctx: Context, given: list[str]) -> list[str]:
     return [*(p for p in os.environ.get("WB_LENS_EXTENSIONS", "").split(os.pathsep) if p), *given]
 
 
-def selection(ctx: Context, req: RunSetRequest[Any], command: str) -> Selection:
+def selection(ctx: Context, req: RunSetRequest[Any], command: str, leave_out: Sequence[str] = ()) -> Selection:
     """The runs of each side and the parsed declarations (``compare``'s and ``inspect``'s keyword
-    arguments but the lens)."""
+    arguments but the lens); the runs without the tables of ``leave_out``."""
     if not req.candidate:
         raise UsageError(f"name the candidate runs: wb {command} {SHAPE}")
     changes = dict(parse_change(c) for c in req.change)
@@ -69,7 +71,9 @@ def selection(ctx: Context, req: RunSetRequest[Any], command: str) -> Selection:
     store = ctx.store
     try:
         sides = check_run_sets(*(store.resolve_runs(list(refs)) for refs in (req.baseline, req.candidate, req.control)))
-        base, cand, aprime = (store.load_runs(list(ids)) for ids in (sides.baseline, sides.candidate, sides.control))
+        base, cand, aprime = (
+            store.load_runs(list(ids), leave_out=leave_out) for ids in (sides.baseline, sides.candidate, sides.control)
+        )
     except StoreError as exc:
         raise NotFound(str(exc)) from None
     chosen = Selection(baseline=base, candidate=cand, changes=changes, accepts=accepts, extensions=extensions)
@@ -237,13 +241,18 @@ class Inspect(RunSetRequest[Inspected], frozen=True, kw_only=True, forbid_unknow
 @operation("inspect", "read")
 def inspect_runs(ctx: Context, req: Inspect) -> Inspected:
     """Follow a comparable pair's delta into phase distributions, windows over time and operations."""
-    chosen = selection(ctx, req, "inspect")
+    # The tables that grow with a job's ranks are reduced from the store a run at a time, never
+    # held whole (issue 47); --steps steady restricts them step by step, from the runs in memory.
+    lean = req.steps == "all"
+    chosen = selection(ctx, req, "inspect", leave_out=RANK_TABLES if lean else ())
+    reduced = _reduced(ctx, chosen["baseline"], chosen["candidate"]) if lean else None
     result = inspect(
         lens=_engine_lens(req, chosen),
         windows=req.windows,
         top=req.top,
         steps=req.steps,
         top_ranks=req.top_ranks,
+        reduced=reduced,
         **chosen,
     )
     comparable = result.comparison.comparable
@@ -256,6 +265,12 @@ def inspect_runs(ctx: Context, req: Inspect) -> Inspected:
         way_out=_way_out(result.comparison, "inspect", req, chosen),
         plots=plots,
     )
+
+
+def _reduced(ctx: Context, base: list[RunRecord], cand: list[RunRecord]) -> tuple[list[Reduced], list[Reduced]]:
+    """Each run's rank tables reduced from the store (the runs were read without them)."""
+    b, c = ([reduce_stored(ctx.store, int(r.id or 0)) for r in runs] for runs in (base, cand))
+    return b, c
 
 
 def _plots(lens: Any, chosen: Selection, req: Inspect) -> str:
@@ -367,9 +382,11 @@ def inspect_stored(ctx: Context, req: InspectStored) -> Inspected:
 
     view, _inv = comparison_in(ctx.store, req.comparison)
     arguments: dict[str, Any] = {**view.parameters.engine_arguments(), "lens": view.parameters.lens or req.lens}
-    baseline = ctx.store.load_runs([int(r) for r in view.baseline_runs])
-    candidate = ctx.store.load_runs([int(r) for r in view.candidate_runs])
-    result = inspect(baseline, candidate, **arguments)
+    baseline, candidate = (  # the rank tables reduced from the store, as wb inspect reads them
+        ctx.store.load_runs([int(r) for r in ids], leave_out=RANK_TABLES)
+        for ids in (view.baseline_runs, view.candidate_runs)
+    )
+    result = inspect(baseline, candidate, reduced=_reduced(ctx, baseline, candidate), **arguments)
     comparable = result.comparison.comparable
     width, height = req.plot_size or (CLI_W, HEIGHT)
     return Inspected(
