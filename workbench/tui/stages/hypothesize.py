@@ -13,7 +13,7 @@ from textual.widgets.option_list import Option
 
 from workbench.investigations.evidence_text import evidence_text
 from workbench.investigations.views import HypothesisView, InvestigationView, ObservationView
-from workbench.tui import actions_pane, services
+from workbench.tui import actions_pane, offers, services
 from workbench.tui.fit import wrap_lines
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import (
@@ -169,20 +169,15 @@ class HypothesizeStage(Stage):
         return next((o for o in self.inv.observations if o.id == oid), None)
 
     def action_hypothesis(self) -> None:
-        if not self.needs_investigation():
+        if not self.needs_investigation() or self.inv is None:
             return
+        example = offers.words(self.inv.lens)  # an inference investigation is shown an inference example
         self.app.push_screen(
             FormScreen(
                 "New hypothesis",
                 [
-                    Field(
-                        "statement", "Statement (falsifiable)", placeholder="A straggling rank delays the all-reduce"
-                    ),
-                    Field(
-                        "test",
-                        "The test that would decide it",
-                        placeholder="Rerun with rank 5 replaced; 10 interleaved rounds",
-                    ),
+                    Field("statement", "Statement (falsifiable)", placeholder=example.hypothesis),
+                    Field("test", "The test that would decide it", placeholder=example.test),
                 ],
                 note="A hypothesis is a claim to test, never an observation.",
                 check=required_fields(("statement", "The statement"), ("test", "The test that would decide it")),
