@@ -115,6 +115,10 @@ class HypothesizeStage(Stage):
     def on_resize(self, event: Any) -> None:
         self._detail()
 
+    def say(self, text: str) -> None:
+        """Why a key did nothing: in the lines under the lists, until the highlight moves."""
+        self.query_one("#hyp-detail", Static).update(Text(text, style="bold"))
+
     def detail(self) -> tuple[str, Text] | None:
         """``v``: the highlighted observation or hypothesis, whole."""
         text = self._detail_text()
@@ -202,7 +206,7 @@ class HypothesizeStage(Stage):
             return
         h = self._selected_hypothesis()
         if h is None:
-            self.wb.notify("Select a hypothesis first (tab to the list)", severity="warning")
+            self.say("Select a hypothesis first (tab to the list; h writes one)")
             return
 
         def chosen(status: str | None) -> None:
@@ -241,7 +245,7 @@ class HypothesizeStage(Stage):
             return
         o = self._selected_observation()
         if o is None or o.kind != "observation":
-            self.wb.notify("Select an observation first", severity="warning")
+            self.say("Select an observation first (3 Inspect pins them)")
             return
         self.app.push_screen(
             FormScreen(

@@ -70,9 +70,13 @@ class ShareStage(Stage):
     def show(self, inv: InvestigationView | None) -> None:
         pass
 
+    def say(self, text: str) -> None:
+        """Why a key did nothing: where the pane shows what its keys did."""
+        self.query_one("#share-result", Report).show(Text(text, style="bold"))
+
     def action_export(self) -> None:
         if self.inv is None:
-            self.wb.notify("Pick an investigation first (i)", severity="warning")
+            self.say("Pick an investigation first (i)")
             return
         inv_id = self.inv.id
         self.wb.background(
