@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from textual.color import Color
+from textual.geometry import Region
 from textual.widgets import Button, Input
 
 from tests.tui.pilot import DIALOGS, settle
@@ -69,3 +70,26 @@ async def test_every_dialogs_focused_button_differs_under_no_color(demo_url, mon
                 await pilot.press("escape")
                 await settle(app, pilot)
         assert checked >= 9  # every form dialog of the list
+
+
+@pytest.mark.asyncio
+async def test_the_focused_list_is_the_one_in_reverse_under_no_color(demo_url, monkeypatch):
+    """Compare's three run lists each keep a highlighted row: only the focused list's is in
+    reverse video, so Tab's effect is seen without colour."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = WorkbenchApp(demo_url)
+    app.animation_level = "none"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter", "2")
+        await settle(app, pilot)
+        lists = [app.query_one(f"#{name}-list") for name in ("baseline", "candidate", "control")]
+        for focused in lists:
+            focused.focus()
+            await pilot.pause()
+            for runs in lists:
+                row = runs.region
+                y = row.y + 1 + runs.highlighted - runs.scroll_offset.y  # inside the border
+                highlighted = Region(row.x + 1, y, row.width - 2, 1)
+                reversed_ = {reverse for _b, reverse, *_ in drawn_styles(app, highlighted)}
+                assert reversed_ == {runs is focused}, (focused.id, runs.id, reversed_)

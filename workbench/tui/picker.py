@@ -10,7 +10,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.investigations.views import InvestigationSummary
-from workbench.tui.widgets import Dialog, fill_options, one_line, safe
+from workbench.tui.widgets import Dialog, FocusList, fill_options, one_line, safe
 
 
 class InvestigationPicker(Dialog):
@@ -25,7 +25,7 @@ class InvestigationPicker(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog picker"):
-            yield OptionList(id="picker-list")
+            yield FocusList(id="picker-list")
             yield Static(id="picker-detail", classes="detail")
             yield Static(Text("enter opens · n new · escape closes · q quits"), classes="hint")
 

@@ -16,6 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
+from textual.style import Style as VisualStyle
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -232,7 +233,7 @@ class ChoiceScreen(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield OptionList(*[Option(one_line(safe(label)), id=key) for key, label in self.choices])
+            yield FocusList(*[Option(one_line(safe(label)), id=key) for key, label in self.choices])
             yield Static(Text("enter chooses · escape cancels"), classes="hint")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -448,7 +449,22 @@ class KeyFooter(Line):
         self._draw()
 
 
-class PaneList(OptionList):
+class FocusList(OptionList):
+    """An OptionList whose highlighted row is in reverse video while the list has focus, the
+    focus mark used everywhere (NO_COLOR keeps the attribute and drops the colours). Textual's
+    ``get_visual_style`` drops ``text-style: reverse``, so it is added here; the stylesheet gives
+    that row's colours the other way round, so it reads the same in colour."""
+
+    HIGHLIGHTED = "option-list--option-highlighted"
+
+    def get_visual_style(self, *component_classes: str, partial: bool = False) -> VisualStyle:
+        style = super().get_visual_style(*component_classes, partial=partial)
+        if self.HIGHLIGHTED in component_classes and self.has_focus:
+            return style + VisualStyle(reverse=True)
+        return style
+
+
+class PaneList(FocusList):
     """An OptionList that keeps its measured options when its pane is shown again.
 
     Textual sends every widget that is shown a Resize, and OptionList answers each one by
