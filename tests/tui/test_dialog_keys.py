@@ -4,11 +4,14 @@ dialog that only shows text (help, a value in full)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from textual.widgets import Input
 
 from tests.tui.fitting import visible
-from tests.tui.pilot import DIALOGS, settle
+from tests.tui.pilot import DIALOGS, settle, text_of
+from workbench.tui import services
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets import ChoiceScreen, FormScreen
 
@@ -137,3 +140,33 @@ async def test_tab_reaches_the_buttons_and_enter_presses_them(demo_url):
         await pilot.press("enter")  # on OK: submits
         await settle(app, pilot)
         assert len(app.inv.hypotheses) == 2 and app.inv.hypotheses[-1].statement == "Prefill is slower"
+
+
+@pytest.mark.asyncio
+async def test_enter_in_the_export_dialog_is_answered_at_once(demo_url, tmp_path, monkeypatch):
+    """The export and its recheck take a while on a real store: Enter's effect is on the pane
+    at once (the dialog gone, "Exporting …"), not only when the recheck is done."""
+    release = threading.Event()
+    real = services.export_bundle
+
+    def slow_export(*args, **kwargs):
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(services, "export_bundle", slow_export)
+    app = WorkbenchApp(demo_url)
+    app.animation_level = "none"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await _open(app, pilot, "6", ("e",))
+        app.screen.query_one("#field-path").value = str(tmp_path / "inv.bundle.json")
+        await pilot.press("tab", "enter")  # the last field
+        for _ in range(5):
+            await pilot.pause()
+        assert not isinstance(app.screen, FormScreen)
+        assert "Exporting to" in text_of(app.query_one("#share-result"))  # while the export still runs
+        release.set()
+        await settle(app, pilot)
+        assert "Recheck of the written file" in text_of(app.query_one("#share-result"))
