@@ -85,7 +85,8 @@ def change_offer(comp: ComparisonView | None, declared: Mapping[str, Sequence[Va
     """The change the Change dialog offers: the one declared, else the refused dimension
     whose two sides are known and differ (the refusal's own first, then the next that
     blocks), with both values in full; None when there is nothing to offer."""
-    for name, values in declared.items():
+    if declared:
+        name, values = next(iter(declared.items()))
         return ChangeOffer(name, _text(values[0] if values else None), _text(values[1] if len(values) > 1 else None))
     if comp is None:
         return None
