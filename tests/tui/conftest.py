@@ -60,3 +60,28 @@ def sweep_url(_sweep_store_master, tmp_path):
     target = tmp_path / "sweeps.sqlite"
     shutil.copy(_sweep_store_master, target)
     return f"sqlite:///{target}"
+
+
+TRACES = Path(__file__).resolve().parents[1] / "data" / "training" / "trace_diff"
+
+
+@pytest.fixture(scope="session")
+def _own_store_master(tmp_path_factory):
+    """A store with a user's own two traces (the HTA trace-diff pair) and nothing else (no demo)."""
+    from store import open_store
+    from workbench.ingest import import_files
+
+    path = tmp_path_factory.mktemp("own") / "own.sqlite"
+    store = open_store(f"sqlite:///{path}")
+    import_files(store, [TRACES / "control" / "control.json.gz", TRACES / "test" / "test.json.gz"])
+    with store.engine.connect() as conn:  # fold the WAL into the file before copying it
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    return path
+
+
+@pytest.fixture
+def own_url(_own_store_master, tmp_path):
+    target = tmp_path / "own.sqlite"
+    shutil.copy(_own_store_master, target)
+    return f"sqlite:///{target}"

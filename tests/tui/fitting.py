@@ -136,6 +136,17 @@ def cut_values(app, values) -> list[str]:
     return problems
 
 
+def outside(app, widget) -> list[str]:
+    """What is drawn on screen outside ``widget``'s region, as 'x,y: character' (blank: nothing)."""
+    region = widget.region
+    return [
+        f"{x},{y}: {ch!r}"
+        for y, row in enumerate(screen_text(app))
+        for x, ch in enumerate(row)
+        if ch.strip() and not region.contains(x, y)
+    ]
+
+
 def visible(app, value: str) -> bool:
     """Whether the whole value is on screen (rows and borders joined)."""
     return _squeezed(value) in _squeezed("".join(screen_text(app)))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.foundation.helpers import inference_capture, write_json
-from tests.tui.fitting import cut_values, under_scrollbars, visible
+from tests.tui.fitting import cut_values, outside, under_scrollbars, visible
 from tests.tui.pilot import DIALOGS as LAYOUT_DIALOGS
 from tests.tui.pilot import settle
 from workbench.tui.app import WorkbenchApp
@@ -136,6 +136,11 @@ async def test_every_dialog_fits_at_80x24(real_url):
             await settle(app, pilot)
             assert app.screen is not app.screen_stack[0], keys
             _fits(app, keys)
+            for label in app.screen.query(".field-label"):  # a long label wraps, never cut at the edge
+                assert visible(app, str(label.render())), (keys, str(label.render()))
+            if keys == ("question_mark",):  # the help box: nothing of the pane behind beside it (no "╯…")
+                beside = outside(app, app.screen.query_one(".dialog"))
+                assert beside == [], beside
             while app.screen is not app.screen_stack[0]:
                 await pilot.press("escape")
                 await settle(app, pilot)
@@ -225,6 +230,33 @@ async def test_a_plans_commands_and_seed_fit_at_80x24(real_url):
             await pilot.press("pagedown")
             await settle(app, pilot, rounds=1)
             _fits(app, "plan detail")
+
+
+@pytest.mark.asyncio
+async def test_the_share_recheck_wraps_under_its_indents_at_80x24(real_url, tmp_path, monkeypatch):
+    """The recheck after an export (wb evidence verify --recompute's report): a line too long
+    goes on under its own indent, a digest folds there, never at column 0; read to its end."""
+    monkeypatch.chdir(tmp_path)
+    app = WorkbenchApp(real_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(app, pilot)
+        await pilot.press("6", "e")
+        await settle(app, pilot)
+        await pilot.press("enter", "enter")
+        await settle(app, pilot, rounds=4)
+        result = app.query_one("#share-result")
+        source = result.source.plain
+        assert "VALID" in source and "sha256" in source, source
+        lines = [line.strip() for line in source.split("\n") if line.strip()]
+        drawn = result.render().plain.split("\n")
+        assert len(drawn) > len(source.split("\n"))  # some lines were wrapped at 80 columns ...
+        for line in drawn:  # ... and each goes on under its indent: column 0 starts a line of its own
+            assert not line.strip() or line.startswith(" ") or any(s.startswith(line.strip()) for s in lines), line
+        _fits(app, "share")
+        for _ in range(8):
+            await pilot.press("pagedown")
+            await settle(app, pilot, rounds=1)
+            _fits(app, "share recheck")
 
 
 # -- the checks themselves fail on what the issue saw ---------------------------------

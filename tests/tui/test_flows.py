@@ -186,6 +186,6 @@ async def test_a_run_on_two_sides_is_refused_by_the_one_run_set_check(demo_url):
         await select_only(pilot, app.query_one("#candidate-list"), {both})
         await pilot.press("c")
         await settle(app, pilot)
-        messages = [n.message for n in app._notifications]
-        assert any(f"run {both} is named in the baseline and in the candidate" in m for m in messages), messages
+        said = text_of(app.query_one("#run-detail"))  # on the status line, not a toast over the report
+        assert f"run {both} is named in the baseline and in the candidate" in said, said
         assert len(app.inv.comparisons) == before

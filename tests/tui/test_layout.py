@@ -52,6 +52,11 @@ async def test_footer_keeps_quit_help_and_palette_in_every_stage(demo_url, size)
             footer = screen_text(app)[-1]
             assert footer.startswith(" q  Quit  ?  Help  ^p  Palette "), (key, footer)
             assert len(footer) == size[0]
+            # the keys that fit, each whole ("d  Ch…" is no key), then "…" when some do not (? has them)
+            shown = footer.rstrip().removesuffix("…").rstrip()
+            whats = {b.description for _ns, b, _on, _tip in app.screen.active_bindings.values() if b.show}
+            assert shown.endswith(tuple(whats | {"Palette"})), (key, footer)
+            assert "…" not in shown, (key, footer)
 
 
 async def test_q_quits_from_the_picker(demo_url):

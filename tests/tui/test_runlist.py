@@ -112,7 +112,8 @@ async def test_end_lands_on_a_run_and_t_lists_the_plans_runs(plan_runs_url):
         assert max(imported) == 46 and len(imported) == 16  # the demo's runs; the plan's are folded
         assert option_texts(runs)[-1].startswith("▸ cpu-in") and option_texts(runs)[-1].endswith(": 6 runs")
         assert option_texts(runs)[0] == "engine v0.8.2 run …"  # a heading ...
-        assert runs.highlighted == 1 and option_texts(runs)[1].split()[1:] == ["1", "1"]  # ... then id and what differs
+        # ... then the id, and what differs after as many shared words as fit: never a bare "1 1"
+        assert runs.highlighted == 1 and option_texts(runs)[1].split()[1:] == ["1", "…v0.8.2", "run", "1"]
         await pilot.press("end")
         await settle(app, pilot)
         assert runs.get_option_at_index(runs.highlighted).id == "46"  # not the folded plan, not a heading
@@ -148,3 +149,13 @@ async def test_slash_filters_and_the_selection_survives_folding(plan_runs_url):
         assert sorted(runs.run_ids()) == [11, 12, 13, 14, 15, 46]
         assert all(runs.label_of(i).startswith("engine v0.8.3") for i in runs.run_ids())
         assert app.focused is runs
+
+
+def test_a_row_names_its_run_when_its_heading_is_out_of_sight():
+    from workbench.tui.widgets import row_text
+
+    label = "engine v0.8.2 run 1"
+    assert row_text(label, "1", 30) == label  # room enough: the whole label
+    assert row_text(label, "1", 16) == "…v0.8.2 run 1"  # the rest after whole shared words, "…" first
+    assert row_text(label, "1", 8) == "…run 1"
+    assert row_text("vLLM sweep seed 2689448468", "2689448468", 8) == "2689…468"  # a long rest: elided in its middle

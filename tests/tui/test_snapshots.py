@@ -74,10 +74,22 @@ def test_dialog(snap_compare, demo_url, name, monkeypatch):
     assert snap_compare(app, run_before=_opened(app, pane, *keys), terminal_size=(80, 24))
 
 
-def test_accept_dialog_no_color(snap_compare, demo_url, monkeypatch):
+@pytest.mark.parametrize("name", sorted(DIALOGS))
+def test_dialog_no_color(snap_compare, demo_url, name, monkeypatch):
+    """Every dialog without colour, a form's focus on OK: drawn in reverse, Cancel not
+    (tests/tui/test_focus.py checks the attributes; here is the picture)."""
     monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("XDG_DATA_HOME", "/home/user/.local/share")
+    pane, keys = DIALOGS[name]
     app = _still(WorkbenchApp(demo_url))
-    assert snap_compare(app, run_before=_opened(app, "2", "a"), terminal_size=(80, 24))
+
+    async def run_before(pilot):
+        await _opened(app, pane, *keys)(pilot)
+        for ok in app.screen.query("#ok"):
+            ok.focus()
+        await settle(app, pilot)
+
+    assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))
 
 
 def test_picker(snap_compare, demo_url):

@@ -67,12 +67,12 @@ async def test_sweeps_need_an_inference_investigation_and_two_sweeps(sweep_url, 
         await _open(app, pilot, 2)  # training
         await pilot.press("w")
         await settle(app, pilot)
-        assert not any("sweep" in line.lower() for line in screen_text(app)[:12])  # no dialog
-        assert any("Load sweeps are inference runs" in str(n.message) for n in app._notifications)
+        assert app.screen is app.screen_stack[0]  # no dialog
+        assert "Load sweeps are inference runs" in text_of(app.query_one("#run-detail"))
     app = WorkbenchApp(demo_url)  # no sweeps in the demo store
     async with app.run_test(size=(80, 24)) as pilot:
         await _open(app, pilot, 1)
         await pilot.press("w")
         await settle(app, pilot)
-        assert any("needs two load sweeps" in str(n.message) for n in app._notifications)
+        assert "needs two load sweeps" in text_of(app.query_one("#run-detail"))
         assert app.state.banner != "sweep"

@@ -4,8 +4,9 @@ traces, by keys only, at 80×24, in three terminal settings.
 The store holds nothing but the HTA trace-diff pair of ``tests/data`` (a control trace on
 an A100, a test trace on a V100), imported as a user would. The walk: open the workbench,
 frame an investigation, compare (refused: the traces do not say the model, objective,
-topology or batch), declare what is missing from the refusal (``m``), compare again and
-accept the GPU difference with a reason, inspect, pin an observation, write a hypothesis,
+topology or batch), declare what is missing from the refusal (``m``), compare again,
+declare the GPU as the change under test (``d``, its values as offered) and accept the rank
+count that comes with it (``a``, as offered, with a reason), inspect, pin an observation, write a hypothesis,
 make and run a Verify plan, mark the hypothesis from its result, export, and recheck the
 bundle (``--recompute`` re-derives every comparison, including the one made before the
 declarations). Every stage's screen is an SVG snapshot in ``__snapshots__/test_walk/``
@@ -27,6 +28,7 @@ import pytest
 from pytest_textual_snapshot import SVGImageExtension
 
 from tests.tui.pilot import screen_text, settle, text_of
+from tests.tui.test_focus import drawn_styles
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.stages.hypothesize import STATUSES
 
@@ -38,7 +40,6 @@ pytestmark = [
     ),
 ]
 
-TRACES = Path(__file__).resolve().parents[1] / "data" / "training" / "trace_diff"
 TERMINALS = {
     "xterm-256color": {"TERM": "xterm-256color"},
     "screen": {"TERM": "screen"},
@@ -49,21 +50,6 @@ TERMINALS = {
 # A busy machine can blur the rerun's +5 % (INCONCLUSIVE): the status follows the verdict.
 VOLATILE = {"plan", "ran", "evidence-dialog", "marked", "export-dialog", "exported", "rechecked"}
 STATUS_OF = {"REGRESSION": "supported", "INCONCLUSIVE": "undetermined"}  # else refuted: the step was not slower
-
-
-@pytest.fixture(scope="session")
-def _own_store_master(tmp_path_factory):
-    """A store with the user's own two traces and nothing else (no demo)."""
-    from store import open_store
-    from workbench.ingest import import_files
-
-    path = tmp_path_factory.mktemp("own") / "own.sqlite"
-    store = open_store(f"sqlite:///{path}")
-    import_files(store, [TRACES / "control" / "control.json.gz", TRACES / "test" / "test.json.gz"])
-    with store.engine.connect() as conn:  # fold the WAL into the file before copying it
-        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-    store.close()
-    return path
 
 
 class Walk:
@@ -94,6 +80,20 @@ class Walk:
         return text
 
 
+async def focus_is_seen(w: Walk) -> None:
+    """Tab to a dialog's OK: it is drawn apart from Cancel, in reverse video, whatever the
+    terminal (under NO_COLOR the attribute is all there is); then back to where it was."""
+    ok, cancel = w.app.screen.query_one("#ok"), w.app.screen.query_one("#cancel")
+    tabs = 0
+    while w.app.focused is not ok and tabs < 6:
+        await w.keys("tab")
+        tabs += 1
+    assert w.app.focused is ok
+    mine, theirs = drawn_styles(w.app, ok.region), drawn_styles(w.app, cancel.region)
+    assert mine != theirs and all(reverse for _b, reverse, *_ in mine), (mine, theirs)
+    await w.keys(*["shift+tab"] * tabs)
+
+
 async def walk(w: Walk) -> None:
     app = w.app
     await settle(app, w.pilot)
@@ -104,6 +104,7 @@ async def walk(w: Walk) -> None:
     await w.keys("down", "enter")
     await w.type("Why is the test trace slower?")
     assert "New training investigation" in w.stage("new-investigation")
+    await focus_is_seen(w)  # on OK: it looks focused, Cancel does not (NO_COLOR too)
     await w.keys("enter", "enter")
     assert app.inv is not None and app.inv.lens == "training" and "Why is the test trace slower?" in w.stage("frame")
 
@@ -131,10 +132,23 @@ async def walk(w: Walk) -> None:
         line.split()[:5] == ["*", "model", "same", "llama-7b", "llama-7b"] and "declared" in line for line in report
     )
 
-    # the GPU differs on purpose: accept it (and the rank count it brings) with a reason
+    # the GPU differs on purpose: it is the change under test. d offers it from the refusal, both
+    # values in full (the report cuts them), so the offered values are taken as they are
+    gpu = next(r for r in app.state.comparison.comparison().comparability.rows if r.name == "hardware")
+    await w.keys("d")
+    assert "Declare the intended change" in w.stage("change-dialog")
+    offered = [app.screen.query_one(f"#field-{name}").value for name in ("dimension", "from", "to")]
+    assert offered == ["hardware", gpu.baseline.value, gpu.candidate.value], offered
+    await w.keys("enter", "enter", "enter")
+    changed = w.stage("changed")
+    assert "✓ intended change: hardware" in changed and "Rank count (rank_count) must match" in changed, changed
+
+    # the rank count came with the GPU: a offers what still refuses, not the declared change
     await w.keys("a")
-    assert "hardware, rank_count" in w.stage("accept-dialog")
-    await w.type("the test trace ran on a V100 on purpose")
+    assert "Accept refused dimensions" in w.stage("accept-dialog")
+    assert app.screen.query_one("#field-dimension").value == "rank_count"
+    await focus_is_seen(w)
+    await w.type("the test trace ran on one V100 on purpose")
     await w.keys("enter")
     compared = w.stage("compared")
     assert "COMPARABLE" in compared and "mean step time: 75.5 ms → 100 ms" in compared, compared
@@ -196,7 +210,8 @@ async def walk(w: Walk) -> None:
 
     await w.keys("1")  # the end: the investigation's frame, with what the walk made of it
     end = w.stage("end")
-    assert "comparisons  3" in end and "observations  1" in end and "hypotheses  1" in end, end
+    assert "intended change  hardware: NVIDIA A100" in end and "accepted  rank_count" in end, end
+    assert "comparisons  4" in end and "observations  1" in end and "hypotheses  1" in end, end
 
 
 @pytest.mark.parametrize("terminal", sorted(TERMINALS))
@@ -271,4 +286,4 @@ async def test_declare_missing_waits_for_every_value_and_nothing_else(_own_store
         await pilot.press("m")
         await settle(app, pilot)
         assert type(app.screen).__name__ != "FormScreen"
-        assert any("Nothing is missing" in n.message for n in app._notifications)
+        assert "Nothing is missing" in text_of(app.query_one("#run-detail"))  # on the status line, not a toast

@@ -21,10 +21,18 @@ def brief(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, dict):
-        return " ".join(f"{k}={brief(v)}" for k, v in value.items() if v is not None)
+        return " ".join(f"{k}={brief(v)}" for k, v in value.items() if not _empty(v))
     if isinstance(value, list):
         return "[" + ", ".join(brief(v) for v in value) + "]"
     return str(value)
+
+
+def _empty(value: Any) -> bool:
+    """Nothing to say: a null, an empty string or list, or a mapping of such (``recorded={queue: {}}``
+    is left out whole, never shown as ``recorded=queue=``)."""
+    if isinstance(value, dict):
+        return all(_empty(v) for v in value.values())
+    return value is None or value == "" or value == []
 
 
 def item_text(item: Any) -> str:
@@ -33,9 +41,7 @@ def item_text(item: Any) -> str:
         return brief(item)
     kind = item.get("kind")
     head = " ".join(str(p) for p in (kind, item.get("id")) if p is not None)
-    rest = {
-        k: v for k, v in item.items() if k not in ("kind", "id") and v is not None and v != "" and v != [] and v != {}
-    }
+    rest = {k: v for k, v in item.items() if k not in ("kind", "id") and not _empty(v)}
     tail = brief(rest)
     return " ".join(p for p in (head, tail) if p) or "-"
 

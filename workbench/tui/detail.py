@@ -25,7 +25,7 @@ Detail = tuple[str, Text]
 class DetailScreen(Dialog):
     """A value in full: every line wrapped with a hanging indent (a long token folded), scrolled with the arrows."""
 
-    BINDINGS = [Binding("escape,v,q", "cancel", "Close")]
+    BINDINGS = [Binding("escape,v,q,enter", "cancel", "Close")]
 
     def __init__(self, title: str, text: Text) -> None:
         super().__init__(title)
@@ -35,7 +35,7 @@ class DetailScreen(Dialog):
         with Vertical(classes="dialog detail-dialog"):
             with VerticalScroll(classes="dialog-body", can_focus=True):
                 yield Report(id="detail-text")
-            yield Static(Text("arrows scroll · escape closes"), classes="hint")
+            yield Static(Text("arrows scroll · enter or escape closes"), classes="hint")
 
     def on_mount(self) -> None:
         super().on_mount()

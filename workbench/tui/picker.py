@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from workbench.tui.widgets import Dialog, fill_options, one_line, safe
+from workbench.tui.widgets import Dialog, FocusList, fill_options, one_line, safe
 
 if TYPE_CHECKING:  # the views load the compare engine (numpy): not before the first frame
     from workbench.investigations.views import InvestigationSummary
@@ -33,7 +33,7 @@ class InvestigationPicker(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog picker"):
-            yield OptionList(id="picker-list")
+            yield FocusList(id="picker-list")
             yield Static(id="picker-detail", classes="detail")
             yield Static(classes="hint")
 

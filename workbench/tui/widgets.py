@@ -16,11 +16,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
+from textual.style import Style as VisualStyle
+from textual.widget import Widget
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.textsafe import clean
-from workbench.tui.fit import elide_middle, wrap_lines
+from workbench.tui.fit import ELLIPSIS, elide_middle, wrap_lines
 from workbench.tui.runlist import Row
 
 
@@ -125,49 +127,65 @@ class FormScreen(Dialog):
 
     def on_mount(self) -> None:
         super().on_mount()
-        inputs = list(self.query(Input))
+        chain = self._chain()
         # The first empty field takes the cursor (a prefilled dimension needs only its reason).
-        first = next((i for i in inputs if not i.value), inputs[0])
+        first = next((w for w in chain if isinstance(w, Input) and not w.value), chain[0])
         self.mounted = True
         keys, self.early_keys = self.early_keys, []
         keys.sort(key=lambda k: getattr(k, "_wb_seq", 0))  # as typed, whichever path each took
-        self.replay(inputs, inputs.index(first), keys)
+        self.replay(chain, chain.index(first), keys)
+
+    def _chain(self) -> list[Widget]:
+        """What Tab moves through, in order: the fields, then OK and Cancel."""
+        return [*self.query(Input), *self.query(Button)]
 
     def take_key(self, key: events.Key) -> None:
         """A key typed for this dialog that reached the app on another path (WorkbenchApp.on_event)."""
         if not self.mounted:
             self.early_keys.append(key)
             return
-        inputs = list(self.query(Input))
+        chain = self._chain()
         focused = self.app.focused
-        at = self._cursor if self._cursor is not None else (inputs.index(focused) if focused in inputs else 0)
-        self.replay(inputs, at, [key])
+        at = self._cursor if self._cursor is not None else (chain.index(focused) if focused in chain else 0)
+        self.replay(chain, at, [key])
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        inputs = list(self.query(Input))
-        if self._cursor is not None and self._cursor < len(inputs) and event.widget is inputs[self._cursor]:
+        chain = self._chain()
+        if self._cursor is not None and self._cursor < len(chain) and event.widget is chain[self._cursor]:
             self._cursor = None  # the focus asked for by a replay has landed: the app's focus is true again
 
-    def replay(self, inputs: list[Input], at: int, keys: list[events.Key]) -> None:
-        """Apply keys typed before the dialog could take them, as the fields would have."""
+    def replay(self, chain: list[Widget], at: int, keys: list[events.Key]) -> None:
+        """Apply keys typed before the dialog could take them, as its fields and buttons would have:
+        Tab moves through the fields and the buttons, Enter goes to the next field, submits from
+        the last one and presses a button."""
+        last_field = max(i for i, w in enumerate(chain) if isinstance(w, Input))
         for key in keys:
+            target = chain[at]
             if key.key == "escape":
                 self.dismiss(None)
                 return
             if key.key in ("tab", "shift+tab"):
-                at = (at + (1 if key.key == "tab" else -1)) % len(inputs)
+                at = (at + (1 if key.key == "tab" else -1)) % len(chain)
+            elif key.key == "enter" and (isinstance(target, Button) or at == last_field):
+                self._cursor = None
+                target.focus()
+                self._press(target)
+                return
             elif key.key == "enter":
-                if at == len(inputs) - 1:
-                    inputs[at].focus()
-                    self._submit()
-                    return
                 at += 1
-            elif key.key == "backspace":
-                inputs[at].action_delete_left()
-            elif key.is_printable and key.character:
-                inputs[at].insert_text_at_cursor(key.character)
+            elif isinstance(target, Input) and key.key == "backspace":
+                target.action_delete_left()
+            elif isinstance(target, Input) and key.is_printable and key.character:
+                target.insert_text_at_cursor(key.character)
         self._cursor = at  # focus() lands later: keys replayed before then go to this field
-        inputs[at].focus()
+        chain[at].focus()
+
+    def _press(self, target: Widget) -> None:
+        """Enter on the last field or OK submits; on Cancel, cancels."""
+        if isinstance(target, Button) and target.id == "cancel":
+            self.dismiss(None)
+        else:
+            self._submit()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         inputs = list(self.query(Input))
@@ -177,10 +195,7 @@ class FormScreen(Dialog):
             inputs[inputs.index(event.input) + 1].focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "ok":
-            self._submit()
-        else:
-            self.dismiss(None)
+        self._press(event.button)
 
     def _submit(self) -> None:
         form = {f.name: self.query_one(f"#field-{f.name}", Input).value for f in self.fields}
@@ -218,7 +233,7 @@ class ChoiceScreen(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield OptionList(*[Option(one_line(safe(label)), id=key) for key, label in self.choices])
+            yield FocusList(*[Option(one_line(safe(label)), id=key) for key, label in self.choices])
             yield Static(Text("enter chooses · escape cancels"), classes="hint")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -310,7 +325,7 @@ def help_table() -> Table:
 
 
 class HelpScreen(Dialog):
-    BINDINGS = [Binding("escape,question_mark,q", "cancel", "Close")]
+    BINDINGS = [Binding("escape,question_mark,q,enter", "cancel", "Close")]
 
     def __init__(self) -> None:
         super().__init__("Keys (the footer shows those of the pane you are in)")
@@ -319,7 +334,7 @@ class HelpScreen(Dialog):
         with Vertical(classes="dialog help"):
             with VerticalScroll(classes="dialog-body", can_focus=True):
                 yield Static(help_table())
-            yield Static(Text("arrows scroll · escape closes"), classes="hint")
+            yield Static(Text("arrows scroll · enter or escape closes"), classes="hint")
 
 
 class TooSmallScreen(Screen[None]):
@@ -386,9 +401,22 @@ class Report(Static):
         self.update(content)
 
 
+def key_line(keys: list[tuple[str, str]], width: int) -> Text:
+    """``(key, what it does)`` pairs in one line of ``width`` cells: each whole or not at all;
+    when some do not fit, the line ends in "…" (``?`` lists every key)."""
+    line = Text()
+    for i, (key, what) in enumerate(keys):
+        entry = Text().append(f" {key} ", style="reverse bold").append(f" {what} ")
+        more = i < len(keys) - 1  # room is kept for the "…" unless this is the last key
+        if cell_len(line.plain) + entry.cell_len + (2 if more else 0) > width:
+            return line.append(" …")
+        line.append_text(entry)
+    return line
+
+
 class KeyFooter(Line):
     """One line of keys: the global ones (q, ?, palette) first so they never drop off,
-    then those of the focused pane, cut with an ellipsis when the line is full."""
+    then those of the focused pane that fit whole, "…" when some do not (``?`` has them all)."""
 
     FIRST = ("quit", "help", "command_palette", "pick")
 
@@ -414,15 +442,29 @@ class KeyFooter(Line):
                 shown[binding.action] = (self.app.get_key_display(binding), binding.description)
         shown.setdefault("command_palette", ("^p", "Palette"))
         order = [a for a in self.FIRST if a in shown] + [a for a in shown if a not in self.FIRST]
-        line = Text()
-        for action in order:
-            key, what = shown[action]
-            line.append(f" {key} ", style="reverse bold")
-            line.append(f" {what} ")
-        self.show(line)  # the same keys again (a stage switch draws them first): nothing to draw
+        self.show(key_line([shown[a] for a in order], self.size.width or self.app.size.width))
+        # the same keys again (a stage switch draws them first): nothing to draw
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._draw()
 
 
-class PaneList(OptionList):
+class FocusList(OptionList):
+    """An OptionList whose highlighted row is in reverse video while the list has focus, the
+    focus mark used everywhere (NO_COLOR keeps the attribute and drops the colours). Textual's
+    ``get_visual_style`` drops ``text-style: reverse``, so it is added here; the stylesheet gives
+    that row's colours the other way round, so it reads the same in colour."""
+
+    HIGHLIGHTED = "option-list--option-highlighted"
+
+    def get_visual_style(self, *component_classes: str, partial: bool = False) -> VisualStyle:
+        style = super().get_visual_style(*component_classes, partial=partial)
+        if self.HIGHLIGHTED in component_classes and self.has_focus:
+            return style + VisualStyle(reverse=True)
+        return style
+
+
+class PaneList(FocusList):
     """An OptionList that keeps its measured options when its pane is shown again.
 
     Textual sends every widget that is shown a Resize, and OptionList answers each one by
@@ -440,6 +482,21 @@ class PaneList(OptionList):
         if event.size == self._measured_at:
             event.prevent_default()  # skips OptionList._on_resize (clears every cached option)
         self._measured_at = event.size
+
+
+def row_text(label: str, rest: str, room: int) -> str:
+    """A run's row in ``room`` cells: its whole label when it fits; else the part that tells it
+    from its neighbours (``rest``, the label's end), after as many whole shared words as fit,
+    "…" first: a row read alone (its heading scrolled away or cut) still names its run
+    ("…v0.8.2 run 1", never "1"); a rest longer than the room is elided in its middle."""
+    if cell_len(label) <= room or not label.endswith(rest):
+        return elide_middle(label if cell_len(label) <= room else rest, room)
+    shared = label[: len(label) - len(rest)].rstrip(" ").split(" ")
+    for start in range(1, len(shared) + 1):
+        shown = ELLIPSIS + " ".join([*shared[start:], rest]).lstrip(" ")
+        if cell_len(shown) <= room:
+            return shown
+    return elide_middle(rest, room)
 
 
 class RunPicker(PaneList):
@@ -510,10 +567,11 @@ class RunPicker(PaneList):
     def _prompt(self, run_id: int) -> Text:
         mark = "[x]" if run_id in self.selected else "[ ]"
         index = self.index_of(run_id)
-        text = self._rows[index].text if index is not None else self._labels.get(run_id, "")
+        label = self._labels.get(run_id, "")
+        text = self._rows[index].text if index is not None else label
         head = f"{mark} {run_id:>{self._id_width}} "
         if self._width:
-            text = elide_middle(clean(text), max(self._width - cell_len(head), 1))
+            text = row_text(clean(label), clean(text), max(self._width - cell_len(head), 1))
         return one_line(safe(head + text))
 
     def on_resize(self, event: events.Resize) -> None:  # before PaneList._on_resize (Textual walks the classes)

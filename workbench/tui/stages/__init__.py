@@ -34,11 +34,15 @@ class Stage(Vertical):
         # Now, not a message later (Widget.focus): the footer and the pane then share a frame.
         self.screen.set_focus(self if self.can_focus else self.query_one(self.focus_target), scroll_visible=False)
 
+    def say(self, text: str) -> None:
+        """What a key did, or why it did nothing; a pane with a status line says it there."""
+        self.wb.notify(text, severity="warning", markup=False)
+
     def needs_investigation(self) -> bool:
         if self.inv is None:
-            self.wb.notify("Pick or create an investigation first (i)", severity="warning")
+            self.say("Pick or create an investigation first (i)")
             return False
         if self.inv.imported:
-            self.wb.notify("This investigation was imported from a bundle: read-only", severity="warning")
+            self.say("This investigation was imported from a bundle: read-only")
             return False
         return True

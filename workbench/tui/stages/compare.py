@@ -17,9 +17,10 @@ from textual.widgets import Input
 from workbench.compare.run_sets import check_run_sets
 from workbench.errors import UsageError
 from workbench.investigations.views import ComparisonView, InvestigationView
-from workbench.tui import declaring, services
+from workbench.tui import declaring, offers, services
 from workbench.tui.runlist import run_rows
 from workbench.tui.stages import Stage
+from workbench.tui.stages.frame import FrameStage
 from workbench.tui.state import InvestigationState
 from workbench.tui.widgets import (
     ChoiceScreen,
@@ -30,6 +31,7 @@ from workbench.tui.widgets import (
     RunPicker,
     highlighted_id,
     one_line,
+    required_fields,
     safe,
 )
 
@@ -56,9 +58,11 @@ class CompareStage(Stage):
         self.runs: list[RunSummary] = []  # the runs of the shown investigation's lens
         self._runs_lens = ""
         self.plan_runs = False  # Verify's runs listed one by one (t), not folded under their plan
-        # What m just declared, said on the line under the lists (a toast would cover the report
-        # it explains) until the selection changes.
-        self._declared_note: str | None = None
+        # What a key just did (d, m, a), or why it did nothing, said on the line under the lists
+        # (a toast would cover the report it explains): what was done, until the selection
+        # changes; why nothing was, until a comparison starts.
+        self._said: str | None = None
+        self._said_done = False
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter runs by id or label (f)", id="run-filter", compact=True)
@@ -140,16 +144,22 @@ class CompareStage(Stage):
             if state.filter:
                 t.append(f" (filter {state.filter!r} hides the rest)")
             run_id = highlighted_id(picker)
-            if self._declared_note:
+            if self._said:
                 t.append(" · ")
-                t.append_text(safe(self._declared_note))
+                t.append_text(safe(self._said))
             elif run_id is not None and run_id >= 0:
                 t.append(" · ")
                 t.append_text(safe(f"{run_id}: {picker.label_of(run_id)}"))
         self.query_one("#run-detail", Line).show(t)
 
+    def say(self, text: str, done: bool = False) -> None:
+        """What a key did (``done``), or why it did nothing, on the line under the lists: never
+        over the report."""
+        self._said, self._said_done = text, done
+        self._detail(self.app.focused if isinstance(self.app.focused, RunPicker) else None)
+
     def on_run_picker_toggled(self, event: RunPicker.Toggled) -> None:
-        self._declared_note = None
+        self._said = None
         self._detail(self.app.focused if isinstance(self.app.focused, RunPicker) else None)
         self._draw_sparks()
 
@@ -272,19 +282,22 @@ class CompareStage(Stage):
             return
         state = self.state
         if state.banner == "comparing":
-            self.wb.notify("A comparison is already running", severity="warning")
+            self.say("A comparison is already running")
             return
         base, cand, control = state.runs_to_compare({r.id for r in self.runs})
         if not base or not cand:
-            self.wb.notify("Select at least one baseline and one candidate run (space)", severity="warning")
+            self.say("Select at least one baseline and one candidate run (space), then c")
             return
         try:
             check_run_sets(base, cand, control)  # the rules of wb compare's run sets
         except UsageError as exc:
-            self.wb.notify(exc.message, severity="warning")
+            self.say(exc.message)
             return
+        if not self._said_done:
+            self._said = None  # why an earlier c did nothing is stale now
         state.banner = "comparing"
         self._draw()
+        self._detail()
 
         def compared(outcome: services.CompareOutcome) -> None:
             state.comparison, state.report, state.banner = outcome.comparison, outcome.text, "shown"
@@ -316,7 +329,7 @@ class CompareStage(Stage):
             return
         state = self.state
         if state.lens != "inference":
-            self.wb.notify(f"Load sweeps are inference runs: this is a {state.lens} investigation", severity="warning")
+            self.say(f"Load sweeps are inference runs: this is a {state.lens} investigation")
             return
         self.wb.background(
             services.sweeps, done=lambda found: self._pick_sweeps(state, found), what="listing load sweeps"
@@ -324,11 +337,7 @@ class CompareStage(Stage):
 
     def _pick_sweeps(self, state: InvestigationState, found: list[services.Sweep]) -> None:
         if len(found) < 2:
-            self.wb.notify(
-                "A sweep comparison needs two load sweeps in the store (wb import a sweep's files: docs/importers.md)",
-                severity="warning",
-                markup=False,
-            )
+            self.say("A sweep comparison needs two load sweeps in the store (wb import their files: docs/importers.md)")
             return
         by_id = {s.id: s for s in found}
 
@@ -385,32 +394,33 @@ class CompareStage(Stage):
             what="comparing the sweeps",
         )
 
+    def _in_force(self, state: InvestigationState) -> None:
+        """The declared change or the acceptances changed: Frame shows those in force."""
+        if state is self.state:
+            self.screen.query_one(FrameStage).show(self.inv)
+
     def _redraw_if_current(self, state: InvestigationState) -> None:
         if state is self.state:
             self._draw()
 
     def action_declare(self) -> None:
+        """The intended change: from a refusal, its refused dimension with both values in
+        full (editable); then compared again when a comparison is shown."""
         if not self.needs_investigation() or self.state is None:
             return
         state = self.state
-        dim, values = next(iter(state.changes.items()), ("", ["", ""]))
+        offer = offers.change_offer(state.comparison if state.banner == "shown" else None, state.changes)
+        example = offers.words(state.lens).change
         self.app.push_screen(
             FormScreen(
                 "Declare the intended change",
                 [
-                    Field("dimension", "Dimension", value=str(dim), placeholder="engine_revision"),
-                    Field(
-                        "from",
-                        "From (baseline value)",
-                        value=str(values[0] if values and values[0] is not None else ""),
-                    ),
-                    Field(
-                        "to",
-                        "To (candidate value)",
-                        value=str(values[1] if len(values) > 1 and values[1] is not None else ""),
-                    ),
+                    Field("dimension", "Dimension", offer.dimension if offer else "", placeholder=example[0]),
+                    Field("from", "From (baseline value)", offer.before if offer else "", placeholder=example[1]),
+                    Field("to", "To (candidate value)", offer.after if offer else "", placeholder=example[2]),
                 ],
                 note="A declared change that did not happen is reported; an undeclared difference is 'different'.",
+                check=required_fields(("dimension", "The dimension")),
             ),
             lambda form: self._declared(state, form),
         )
@@ -418,8 +428,15 @@ class CompareStage(Stage):
     def _declared(self, state: InvestigationState, form: dict[str, str] | None) -> None:
         if not form or not form["dimension"].strip():
             return
-        state.changes = {form["dimension"].strip(): [form["from"].strip() or None, form["to"].strip() or None]}
-        self.wb.notify(f"Intended change: {form['dimension'].strip()} (used by the next compare, c)", markup=False)
+        name = form["dimension"].strip()
+        state.changes = {name: [form["from"].strip() or None, form["to"].strip() or None]}
+        self._in_force(state)
+        if state is not self.state:
+            return
+        compare = state.banner in ("shown", "failed")  # a comparison is shown: compared again with it
+        self.say(f"✓ intended change: {name}" + ("" if compare else " (the next compare, c, uses it)"), done=True)
+        if compare:
+            self.action_compare()
 
     def action_declare_missing(self) -> None:
         """Declare what the refusal says the files do not carry: the way out's own ``wb
@@ -429,10 +446,7 @@ class CompareStage(Stage):
         state = self.state
         comp = state.comparison if state.banner == "shown" else None
         if comp is None or comp.comparison().comparable:
-            self.wb.notify(
-                "Nothing is missing: m declares what a refused comparison's files do not say (c compares)",
-                severity="warning",
-            )
+            self.say("Nothing is missing: m declares what a refused comparison's files do not say (c compares)")
             return
         self.wb.background(
             services.missing_declarations,
@@ -443,10 +457,9 @@ class CompareStage(Stage):
 
     def _ask_missing(self, state: InvestigationState, proposals: tuple[services.Declarable, ...]) -> None:
         if not proposals:
-            self.wb.notify(
+            self.say(
                 "The refusal misses nothing a declaration can say: d declares the change under test, "
-                "a accepts a difference with a reason",
-                severity="warning",
+                "a accepts a difference with a reason"
             )
             return
         fields = [
@@ -468,8 +481,7 @@ class CompareStage(Stage):
             return ("why", "a declaration needs its reason") if not form["why"].strip() else None
 
         def declared(said: list[str]) -> None:
-            self._declared_note = "✓ declared " + "; ".join(said) + " (wb show RUN has the history)"
-            self._detail()
+            self.say("✓ declared " + "; ".join(said) + " (wb show RUN has the history)", done=True)
             if state is self.state:
                 self.action_compare()
 
@@ -491,9 +503,11 @@ class CompareStage(Stage):
         )
 
     def action_accept(self) -> None:
+        """Accept what still refuses the comparison (never the declared change), with one reason."""
         if not self.needs_investigation() or self.state is None:
             return
         state = self.state
+        offered = offers.accept_offer(state.comparison if state.banner == "shown" else None, state.changes)
         self.app.push_screen(
             FormScreen(
                 "Accept refused dimensions",
@@ -501,26 +515,27 @@ class CompareStage(Stage):
                     Field(
                         "dimension",
                         "Dimensions (comma separated)",
-                        value=", ".join(blocking_dimensions(state.comparison)),
+                        ", ".join(offered),
+                        placeholder=offers.words(state.lens).accept,
                     ),
                     Field("why", "Why is this pair still worth comparing? (recorded for each dimension)"),
                 ],
                 note="An acceptance overrides a refusal (declaring a missing value, wb declare, resolves it instead); "
                 "it travels in the bundle.",
+                check=required_fields(("dimension", "The dimensions"), ("why", "The reason")),
             ),
             lambda form: self._accepted(state, form),
         )
 
     def _accepted(self, state: InvestigationState, form: dict[str, str] | None) -> None:
-        if not form or not form["dimension"].strip():
+        if not form:
             return
-        if not form["why"].strip():
-            self.wb.notify("An acceptance needs a reason", severity="warning")
-            return
-        for name in (n.strip() for n in form["dimension"].split(",")):
-            if name:
-                state.accepts[name] = form["why"].strip()
+        names = [n.strip() for n in form["dimension"].split(",") if n.strip()]
+        for name in names:
+            state.accepts[name] = form["why"].strip()
+        self._in_force(state)
         if state is self.state:
+            self.say(f"✓ accepted {', '.join(names)}", done=True)
             self.action_compare()
 
 
@@ -548,15 +563,3 @@ def banner_text(comp: ComparisonView) -> Text:
     else:
         line.append(f"cite it as evidence: comparison={comp.id}")
     return one_line(line)
-
-
-def blocking_dimensions(comp: ComparisonView | None) -> list[str]:
-    """The dimensions that blocked a stored comparison (the refusal names only the first)."""
-    if comp is None:
-        return []
-    result = comp.comparison()
-    if result.comparable:
-        return []
-    return [r.name for r in result.comparability.rows if r.blocks] or [
-        result.refusal.dimension if result.refusal else ""
-    ]

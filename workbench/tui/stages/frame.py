@@ -11,8 +11,9 @@ from textual.widgets import Static
 
 from workbench.investigations.views import InvestigationView
 from workbench.textsafe import clean
-from workbench.tui import services
+from workbench.tui import offers, services
 from workbench.tui.stages import Stage
+from workbench.tui.state import InvestigationState
 from workbench.tui.widgets import ChoiceScreen, Field, FormScreen
 
 LENSES = (
@@ -20,12 +21,19 @@ LENSES = (
     ("training", "training: step time of a training job"),
     ("fleet", "fleet: queue waits in a GPU pool"),
 )
-# A decision question of the lens's own kind, as the placeholder of a new investigation's.
-QUESTIONS = {
-    "inference": "Did the engine upgrade raise p95 TTFT?",
-    "training": "Did the PyTorch upgrade slow the training step?",
-    "fleet": "Did queue waits in the pool grow, and is capacity the limit?",
-}
+
+
+def in_force(state: InvestigationState | None, inv: InvestigationView) -> list[tuple[str, str]]:
+    """The intended change and the accepted differences the next comparison uses: Compare's
+    own record (``InvestigationState``: declared with d and a, or restored from the latest
+    comparison), so Frame never says "none declared" while Compare uses one."""
+    changes = state.changes if state is not None else inv.intended_change
+    accepts = state.accepts if state is not None else {}
+    change = ", ".join(f"{k}: {' -> '.join('unknown' if x is None else str(x) for x in v)}" for k, v in changes.items())
+    return [
+        ("intended change", change or "none declared (d in 2 Compare)"),
+        ("accepted", "; ".join(f"{k} ({why})" for k, why in accepts.items()) or "none"),
+    ]
 
 
 class FrameStage(Stage):
@@ -56,11 +64,7 @@ class FrameStage(Stage):
             ("lens", inv.lens),
             ("question", inv.question),
             ("guardrails", ", ".join(inv.guardrails) or "the lens defaults"),
-            (
-                "intended change",
-                ", ".join(f"{k}: {' -> '.join(map(str, v))}" for k, v in inv.intended_change.items())
-                or "none declared",
-            ),
+            *in_force(self.wb.state, inv),
             ("baseline runs", ", ".join(map(str, inv.baseline_runs)) or "not chosen yet"),
             ("candidate runs", ", ".join(map(str, inv.candidate_runs)) or "not chosen yet"),
             ("comparisons", str(len(inv.comparisons))),
@@ -87,15 +91,16 @@ class FrameStage(Stage):
         def chosen(lens: str | None) -> None:
             if lens is None:
                 return
+            example = offers.words(lens)  # placeholders in the lens's own words
             self.app.push_screen(
                 FormScreen(
                     f"New {lens} investigation",
                     [
-                        Field("question", "Decision question", placeholder=QUESTIONS[lens]),
+                        Field("question", "Decision question", placeholder=example.question),
                         Field(
                             "guardrails",
-                            "Guardrails: METRIC RULE LIMIT, comma separated (e.g. eval_loss within 0.02; empty: the "
-                            "lens defaults)",
+                            "Guardrails: METRIC RULE LIMIT, comma separated (empty: the lens defaults)",
+                            placeholder=f"e.g. {example.guardrail}" if example.guardrail else "",
                         ),
                     ],
                 ),

@@ -13,7 +13,7 @@ from textual.widgets.option_list import Option
 
 from workbench.investigations.evidence_text import evidence_text
 from workbench.investigations.views import HypothesisView, InvestigationView, ObservationView
-from workbench.tui import actions_pane, services
+from workbench.tui import actions_pane, offers, services
 from workbench.tui.fit import wrap_lines
 from workbench.tui.stages import Stage
 from workbench.tui.widgets import (
@@ -115,6 +115,10 @@ class HypothesizeStage(Stage):
     def on_resize(self, event: Any) -> None:
         self._detail()
 
+    def say(self, text: str) -> None:
+        """Why a key did nothing: in the lines under the lists, until the highlight moves."""
+        self.query_one("#hyp-detail", Static).update(Text(text, style="bold"))
+
     def detail(self) -> tuple[str, Text] | None:
         """``v``: the highlighted observation or hypothesis, whole."""
         text = self._detail_text()
@@ -169,20 +173,15 @@ class HypothesizeStage(Stage):
         return next((o for o in self.inv.observations if o.id == oid), None)
 
     def action_hypothesis(self) -> None:
-        if not self.needs_investigation():
+        if not self.needs_investigation() or self.inv is None:
             return
+        example = offers.words(self.inv.lens)  # an inference investigation is shown an inference example
         self.app.push_screen(
             FormScreen(
                 "New hypothesis",
                 [
-                    Field(
-                        "statement", "Statement (falsifiable)", placeholder="A straggling rank delays the all-reduce"
-                    ),
-                    Field(
-                        "test",
-                        "The test that would decide it",
-                        placeholder="Rerun with rank 5 replaced; 10 interleaved rounds",
-                    ),
+                    Field("statement", "Statement (falsifiable)", placeholder=example.hypothesis),
+                    Field("test", "The test that would decide it", placeholder=example.test),
                 ],
                 note="A hypothesis is a claim to test, never an observation.",
                 check=required_fields(("statement", "The statement"), ("test", "The test that would decide it")),
@@ -207,7 +206,7 @@ class HypothesizeStage(Stage):
             return
         h = self._selected_hypothesis()
         if h is None:
-            self.wb.notify("Select a hypothesis first (tab to the list)", severity="warning")
+            self.say("Select a hypothesis first (tab to the list; h writes one)")
             return
 
         def chosen(status: str | None) -> None:
@@ -246,7 +245,7 @@ class HypothesizeStage(Stage):
             return
         o = self._selected_observation()
         if o is None or o.kind != "observation":
-            self.wb.notify("Select an observation first", severity="warning")
+            self.say("Select an observation first (3 Inspect pins them)")
             return
         self.app.push_screen(
             FormScreen(

@@ -42,6 +42,10 @@ class InspectStage(Stage):
             t = Text(pinned, style="bold").append("  (observation, not cause; p pins another)", style="")
         self.query_one("#derived-label", Line).show(t)
 
+    def say(self, text: str) -> None:
+        """Why a key did nothing: on the list's heading, like what a pin did."""
+        self.query_one("#derived-label", Line).show(Text(text, style="bold"))
+
     def show(self, inv: InvestigationView | None) -> None:
         report = self.query_one("#inspect-report", Report)
         derived = self.query_one("#derived", OptionList)
@@ -84,7 +88,7 @@ class InspectStage(Stage):
         comp = services.latest_comparison(self.inv)
         index = highlighted_id(self.query_one("#derived", OptionList))
         if comp is None or index is None:
-            self.wb.notify("Select a derived observation first", severity="warning")
+            self.say("Select a derived observation first (a comparison in 2 Compare derives them)")
             return
 
         def pinned(obs: ObservationView) -> None:

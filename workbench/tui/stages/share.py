@@ -15,7 +15,7 @@ from workbench.investigations.views import InvestigationView
 from workbench.textsafe import clean
 from workbench.tui import services
 from workbench.tui.stages import Stage
-from workbench.tui.widgets import Field, FormScreen, safe
+from workbench.tui.widgets import Field, FormScreen, Report, safe
 
 # Sentences without line breaks of their own: the pane wraps them at its width.
 INTRO = (
@@ -59,14 +59,18 @@ class ShareStage(Stage):
 
     def compose(self) -> ComposeResult:
         yield Static(Text(INTRO), id="share-intro")
-        yield Static(id="share-result")
+        yield Report(id="share-result")  # wrapped under each line's own indent, a digest folded there
 
     def show(self, inv: InvestigationView | None) -> None:
         pass
 
+    def say(self, text: str) -> None:
+        """Why a key did nothing: where the pane shows what its keys did."""
+        self.query_one("#share-result", Report).show(Text(text, style="bold"))
+
     def action_export(self) -> None:
         if self.inv is None:
-            self.wb.notify("Pick an investigation first (i)", severity="warning")
+            self.say("Pick an investigation first (i)")
             return
         inv_id = self.inv.id
         self.wb.background(
@@ -116,9 +120,12 @@ class ShareStage(Stage):
             t.append("VALID" if result.valid else "MISMATCH", style="bold reverse")
             t.append("\n")
             t.append_text(wrapping(result.report))
-            self.query_one("#share-result", Static).update(t)
+            self.query_one("#share-result", Report).show(t)
 
         embed = form["embed"].strip().lower() in YES
+        self.query_one("#share-result", Report).show(  # Enter's effect, at once: the recheck takes a while
+            Text("Exporting to ").append_text(safe(path)).append(" and rechecking the written file…")
+        )
         self.wb.background(services.export_bundle, inv_id, path, embed, done=done, what="exporting and rechecking")
 
     def action_verify(self) -> None:
@@ -135,8 +142,10 @@ class ShareStage(Stage):
             t = Text().append("VALID" if ok else "MISMATCH", style="bold reverse")
             t.append("\n")
             t.append_text(wrapping(text))
-            self.query_one("#share-result", Static).update(t)
+            self.query_one("#share-result", Report).show(t)
 
+        verifying = Text("Verifying ").append_text(safe(form["path"].strip())).append("…")
+        self.query_one("#share-result", Report).show(verifying)
         self.wb.background(
             lambda _wb, p: services.verify_bundle_text(p),
             Path(form["path"].strip()).expanduser(),
@@ -162,8 +171,8 @@ class ShareStage(Stage):
         if not form or not form["path"].strip():
             return
         bundle = Path(form["path"].strip()).expanduser().absolute()
-        result = self.query_one("#share-result", Static)
-        result.update(Text("Verifying the bundle and writing its report…"))
+        result = self.query_one("#share-result", Report)
+        result.show(Text("Verifying the bundle and writing its report…"))
 
         def done(written: services.ReportWritten) -> None:
             self.last_path = str(bundle)
@@ -174,12 +183,12 @@ class ShareStage(Stage):
             t.append_text(safe(written.markdown))
             t.append("\n\n")
             t.append_text(wrapping(written.statement))
-            result.update(t)
+            result.show(t)
 
         def failed(exc: BaseException) -> None:
             t = Text().append("No report written", style="bold reverse")
             t.append("\n")
             t.append_text(wrapping(getattr(exc, "message", None) or str(exc)))
-            result.update(t)
+            result.show(t)
 
         self.wb.background(services.report_beside, bundle, done=done, on_error=failed, what="writing the report")

@@ -20,6 +20,22 @@ from workbench.tui.stages import Stage
 from workbench.tui.widgets import PaneList, Field, FormScreen, Line, Report, fill_options, one_line, safe
 
 
+def _plan_check(form: dict[str, str]) -> tuple[str, str] | None:
+    """The custom plan's numbers, checked in the dialog (it stays open on the field at fault)."""
+    if not form["name"].strip():
+        return "name", "the plan needs a name"
+    numbers: list[tuple[str, type[float] | type[int], str]] = [
+        ("slowdown", float, "the slowdown must be a number of %"),
+        ("rounds", int, "rounds must be a whole number"),
+    ]
+    for name, kind, reason in numbers:
+        try:
+            kind(form[name])
+        except ValueError:
+            return name, reason
+    return None
+
+
 class VerifyStage(Stage):
     stage_id = "verify"
     focus_target = "#plans"
@@ -109,10 +125,14 @@ class VerifyStage(Stage):
         if shown is not None:  # its status may have changed since it was drawn
             self.query_one("#plan-detail", Report).show(actions_pane.detail_text(shown))
 
+    def say(self, text: str) -> None:
+        """What a key did, or why it did nothing: on the status line under the plans."""
+        self.query_one("#rerun-status", Line).show(Text(text, style="bold"))
+
     def _action(self) -> Any:
         option = self._highlighted()
         if not option or not option.startswith("a"):
-            self.wb.notify("Highlight an action first (listed after the plans)", severity="warning")
+            self.say("Highlight an action first (listed after the plans)")
             return None
         return next((a for a in self.actions if a.id == int(option[1:])), None)
 
@@ -215,6 +235,7 @@ class VerifyStage(Stage):
                     Field("rounds", "Rounds (A, B, A′ each)", value=str(services.DEFAULT_ROUNDS)),
                 ],
                 note="Your own benchmark: wb rerun plan NAME --baseline ... --candidate ... (docs/verify.md).",
+                check=_plan_check,
             ),
             self._create_plan,
         )
@@ -222,12 +243,7 @@ class VerifyStage(Stage):
     def _create_plan(self, form: dict[str, str] | None) -> None:
         if not form:
             return
-        try:
-            slowdown, rounds = float(form["slowdown"]), int(form["rounds"])
-        except ValueError:
-            self.wb.notify("Slowdown and rounds must be numbers", severity="error")
-            return
-        self._make_plan(form["name"], slowdown, rounds)
+        self._make_plan(form["name"], float(form["slowdown"]), int(form["rounds"]))
 
     def _make_plan(self, name: str, slowdown: float, rounds: int) -> None:
         status = self.query_one("#rerun-status", Line)
@@ -254,10 +270,10 @@ class VerifyStage(Stage):
     def action_run(self) -> None:
         plan_id = self._plan_id()
         if plan_id is None:
-            self.wb.notify("Pick a plan first (or n for a new one)", severity="warning")
+            self.say("Pick a plan first (or n for a new one)")
             return
         if self.running:
-            self.wb.notify("A rerun is already running; escape cancels it after the current run", severity="warning")
+            self.say("A rerun is already running; escape cancels it after the current run")
             return
         self.stop.clear()
         self.running = True
