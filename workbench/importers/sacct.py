@@ -741,144 +741,39 @@ def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
 
 
 def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: ImportOptions, folder: Path) -> RunRecord:
+    """The fleet run of one window: the sacct files' jobs (those present in ``--from``/``--to`` when given),
+    the pool's capacity from sinfo, and what the files could not say as warnings."""
     params = options.params
-    tz = params.get("tz")
-    clocks: list[LocalClock] = []
-    collectors: list[_Collector] = []
-    for path in sacct_paths:
-        clock = LocalClock(tz, path)
-        clocks.append(clock)
-        collector = _Collector(clock, path)
-        if collectors:
-            collector.seen = collectors[0].seen  # duplicates across files of one window too
-            collector.vocabulary = collectors[0].vocabulary  # one set of state codes
-        collectors.append(collector)
-        for chunk in iter_chunks(path, fields=sacct_fields(options, path)):
-            collector.add(chunk)
-    skipped_steps = sum(c.steps for c in collectors)
-    duplicates = sum(c.duplicates for c in collectors)
-    malformed = [f"{c.path.name}: line {n}" for c in collectors for n in c.malformed]
-    has_eligible_col = any(c.has_eligible for c in collectors)
-    device_types: Counter[str] = sum((c.device_types for c in collectors), Counter())
-    partitions: Counter[str] = sum((c.partitions for c in collectors), Counter())
-    reasons: Counter[str] = sum((c.reasons for c in collectors), Counter())
-    clusters = set().union(*(c.clusters for c in collectors))
-    job_col = _concat([a for c in collectors for a in c.parts["job"]], str)
-    if not len(job_col):
-        why = []
-        if skipped_steps:
-            why.append(f"{skipped_steps} job-step rows skipped (JobID with '.'; run sacct with -X for allocations)")
-        if malformed:
-            why.append(
-                f"{len(malformed)} malformed records ({', '.join(malformed[:3])}: field count differs from the header)"
-            )
-        raise BadInput(sacct_paths[0], "no job records" + (": " + "; ".join(why) if why else ""))
-    arrays = {
-        name.lower(): _concat([a for c in collectors for a in c.parts[name]], np.float64) for name in TIME_COLUMNS
-    }
-    arrays["gpus"] = _concat([a for c in collectors for a in c.parts["gpus"]], np.float64)
-    state_codes = _concat([a for c in collectors for a in c.parts["state"]], np.int32)
-    state_col = np.array(list(collectors[0].vocabulary), dtype=str)[state_codes]
-
-    clock = clocks[0]
-    ws = _window_bound(params.get("window_from"), clock, "--from")
-    we = _window_bound(params.get("window_to"), clock, "--to")
-    sub, eli, sta, end = arrays["submit"], arrays["eligible"], arrays["start"], arrays["end"]
-    first_seen = np.fmin(np.fmin(sub, eli), sta)
-    if math.isnan(ws):
-        ws = float(np.nanmin(first_seen)) if np.isfinite(first_seen).any() else NAN
-    if math.isnan(we):
-        last = np.fmax(np.fmax(end, sta), sub)
-        we = float(np.nanmax(last)) if np.isfinite(last).any() else NAN
-    if params.get("window_from") is not None and params.get("window_to") is not None and we <= ws:
-        raise BadInput(
-            sacct_paths[0],
-            f"the window ends before it starts (--from {params.get('window_from')!r}, --to "
-            f"{params.get('window_to')!r})",
-        )
-    keep = np.ones(len(job_col), dtype=bool)
-    if params.get("window_from") is not None or params.get("window_to") is not None:
-        present_from = np.where(np.isfinite(first_seen), first_seen, -np.inf)
-        keep = (present_from < we) & ~(np.isfinite(end) & (end < ws))
-        if not keep.any():
-            raise BadInput(sacct_paths[0], "no job is present in the window given by --from/--to")
+    clocks, collectors = _read_sacct(sacct_paths, options)
+    jobs = _Jobs.of(collectors, sacct_paths[0])
+    ws, we, keep = _window(jobs, params, clocks[0], sacct_paths[0])
     # Only the time columns the file has: a column it lacks is absent (unknown), never a
     # column of blanks that reads as "no job started" (the fleet lens check says what is missing).
     times = [name.lower() for name in TIME_COLUMNS if any(name in c.columns for c in collectors)]
-    every = bool(keep.all())  # (no window given: every job, no copy of each column)
-    samples = {
-        "job": job_col if every else job_col[keep],
-        "gpus": arrays["gpus"] if every else arrays["gpus"][keep],
-        **{
-            name: arrays[name] if every else arrays[name][keep]
-            for name in ("submit", "eligible", "start", "end")
-            if name in times
-        },
-        "state": state_col if every else state_col[keep],
-    }
-
+    samples = jobs.samples(keep, times)
     capacity, sinfo_meta = _capacity(sinfo_paths)
-    target = params.get("wait_target_s")
-    if target is not None and not (math.isfinite(float(target)) and float(target) > 0):
-        # A target of 0 or less makes every job miss it: a figure that says nothing, stored as if it did.
-        raise UsageError(f"--wait-target: a queue-wait target is a positive number of seconds, not {target:g}")
-    pool = {
-        "capacity_gpus": capacity,
-        "window_start": ws,
-        "window_end": we,
-        "wait_target_s": float(target) if target is not None else None,
-    }
-    dims: dict[str, Dimension] = {}
-    pool_name = "/".join(x for x in (",".join(sorted(clusters)), ",".join(sorted(partitions))) if x)
-    if pool_name:
-        dims["pool"] = Dimension(pool_name, "measured")
-    kinds = set(device_types) | set(sinfo_meta.get("device_types", []))
-    if kinds:
-        dims["device_types"] = Dimension(",".join(sorted(kinds)), "measured")
-    known_eligible = int(np.isfinite(samples["eligible"]).sum()) if "eligible" in samples else 0
-    if has_eligible_col and known_eligible:
-        dims["eligibility_history"] = Dimension(
-            "recorded"
-            if known_eligible == len(samples["job"])
-            else f"partial ({known_eligible} of {len(samples['job'])} jobs)",
-            "measured",
-        )
-    warnings = []
-    if malformed:
-        warnings.append(
-            f"{len(malformed)} malformed record(s) skipped (field count differs from the header): "
-            f"{', '.join(malformed[:5])}"
-        )
-    warnings.extend(_layout_notes(collectors))
-    ambiguous = sum(c.ambiguous for c in clocks)
-    if ambiguous:
-        warnings.append(
-            f"times fall in {ambiguous} daylight-saving hour(s) of {tz} that local time names twice (or not at all): "
-            f"read as the first occurrence"
-        )
-    if math.isnan(capacity):
-        warnings.append("pool capacity unknown (import an sinfo file beside the sacct output)")
+    pool = {"capacity_gpus": capacity, "window_start": ws, "window_end": we, "wait_target_s": _wait_target(params)}
     gpu_seconds = _gpu_seconds(samples, ws, we) if "start" in samples else NAN
-    label = options.label or f"sacct {folder.name or folder}"
     meta: dict[str, object] = {  # JSON once json_safe has taken out the non-finite numbers
         "source_format": "slurm sacct",
         "pool": pool,
-        "tz": tz,
-        "jobs_read": int(len(job_col)),
+        "tz": params.get("tz"),
+        "jobs_read": int(len(jobs.job)),
         "jobs_in_window": int(keep.sum()),
-        "skipped_step_rows": skipped_steps,
-        "duplicate_rows_dropped": duplicates,
-        "malformed_records": malformed[:50],
-        "states": _state_counts(state_codes if every else state_codes[keep], list(collectors[0].vocabulary)),
-        "reasons": dict(reasons.most_common(20)),
+        "skipped_step_rows": jobs.skipped_steps,
+        "duplicate_rows_dropped": sum(c.duplicates for c in collectors),
+        "malformed_records": jobs.malformed[:50],
+        "states": _state_counts(jobs.state_codes[keep], jobs.vocabulary),
+        "reasons": dict(sum((c.reasons for c in collectors), Counter()).most_common(20)),
         "capacity": sinfo_meta,
     }
+    warnings = _warnings(jobs, collectors, clocks, params.get("tz"), capacity)
     if warnings:
         meta["warnings"] = warnings
     return RunRecord(
         lens="fleet",
-        label=label,
-        dimensions=dims,
+        label=options.label or f"sacct {folder.name or folder}",
+        dimensions=_fleet_dimensions(collectors, sinfo_meta, samples),
         window={
             "kind": "steady",
             "policy": "sacct window"
@@ -891,6 +786,149 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         tables={SAMPLES: samples},
         sources=[*sacct_paths, *sinfo_paths],
     )
+
+
+def _read_sacct(paths: list[Path], options: ImportOptions) -> tuple[list[LocalClock], list[_Collector]]:
+    """Each file's records through its own clock, into collectors that share what makes one window: the
+    rows already seen (duplicates across files) and the state codes."""
+    clocks: list[LocalClock] = []
+    collectors: list[_Collector] = []
+    for path in paths:
+        clock = LocalClock(options.params.get("tz"), path)
+        clocks.append(clock)
+        collector = _Collector(clock, path)
+        if collectors:
+            collector.seen = collectors[0].seen  # duplicates across files of one window too
+            collector.vocabulary = collectors[0].vocabulary  # one set of state codes
+        collectors.append(collector)
+        for chunk in iter_chunks(path, fields=sacct_fields(options, path)):
+            collector.add(chunk)
+    return clocks, collectors
+
+
+@dataclass
+class _Jobs:
+    """The allocation rows of every file of a window, as columns (times in epoch seconds)."""
+
+    job: np.ndarray
+    times: dict[str, np.ndarray]  # submit, eligible, start, end
+    gpus: np.ndarray
+    state_codes: np.ndarray
+    vocabulary: list[str]
+    skipped_steps: int
+    malformed: list[str]
+
+    @classmethod
+    def of(cls, collectors: list[_Collector], path: Path) -> "_Jobs":
+        """The columns, or the reason there are no job records at all (``BadInput``)."""
+        skipped_steps = sum(c.steps for c in collectors)
+        malformed = [f"{c.path.name}: line {n}" for c in collectors for n in c.malformed]
+        job = _concat([a for c in collectors for a in c.parts["job"]], str)
+        if not len(job):
+            why = []
+            if skipped_steps:
+                why.append(f"{skipped_steps} job-step rows skipped (JobID with '.'; run sacct with -X for allocations)")
+            if malformed:
+                why.append(
+                    f"{len(malformed)} malformed records ({', '.join(malformed[:3])}: field count differs from the "
+                    "header)"
+                )
+            raise BadInput(path, "no job records" + (": " + "; ".join(why) if why else ""))
+        times = {
+            name.lower(): _concat([a for c in collectors for a in c.parts[name]], np.float64) for name in TIME_COLUMNS
+        }
+        gpus = _concat([a for c in collectors for a in c.parts["gpus"]], np.float64)
+        codes = _concat([a for c in collectors for a in c.parts["state"]], np.int32)
+        return cls(job, times, gpus, codes, list(collectors[0].vocabulary), skipped_steps, malformed)
+
+    def samples(self, keep: np.ndarray, times: list[str]) -> dict[str, np.ndarray]:
+        """The sample columns of the jobs ``keep`` selects (every one: no copy), the time columns in ``times``."""
+        every = bool(keep.all())
+        state = np.array(self.vocabulary, dtype=str)[self.state_codes]
+        columns: dict[str, np.ndarray] = {
+            "job": self.job,
+            "gpus": self.gpus,
+            **{name: self.times[name] for name in ("submit", "eligible", "start", "end") if name in times},
+            "state": state,
+        }
+        return columns if every else {name: values[keep] for name, values in columns.items()}
+
+
+def _window(jobs: _Jobs, params: dict[str, Any], clock: LocalClock, path: Path) -> tuple[float, float, np.ndarray]:
+    """The window's start and end (``--from``/``--to``, else the span of the data) and the jobs present in it."""
+    given_from, given_to = params.get("window_from"), params.get("window_to")
+    ws = _window_bound(given_from, clock, "--from")
+    we = _window_bound(given_to, clock, "--to")
+    sub, eli, sta, end = jobs.times["submit"], jobs.times["eligible"], jobs.times["start"], jobs.times["end"]
+    first_seen = np.fmin(np.fmin(sub, eli), sta)
+    if math.isnan(ws):
+        ws = float(np.nanmin(first_seen)) if np.isfinite(first_seen).any() else NAN
+    if math.isnan(we):
+        last = np.fmax(np.fmax(end, sta), sub)
+        we = float(np.nanmax(last)) if np.isfinite(last).any() else NAN
+    if given_from is not None and given_to is not None and we <= ws:
+        raise BadInput(path, f"the window ends before it starts (--from {given_from!r}, --to {given_to!r})")
+    keep = np.ones(len(jobs.job), dtype=bool)
+    if given_from is not None or given_to is not None:
+        present_from = np.where(np.isfinite(first_seen), first_seen, -np.inf)
+        keep = (present_from < we) & ~(np.isfinite(end) & (end < ws))
+        if not keep.any():
+            raise BadInput(path, "no job is present in the window given by --from/--to")
+    return ws, we, keep
+
+
+def _wait_target(params: dict[str, Any]) -> float | None:
+    target = params.get("wait_target_s")
+    if target is not None and not (math.isfinite(float(target)) and float(target) > 0):
+        # A target of 0 or less makes every job miss it: a figure that says nothing, stored as if it did.
+        raise UsageError(f"--wait-target: a queue-wait target is a positive number of seconds, not {target:g}")
+    return float(target) if target is not None else None
+
+
+def _fleet_dimensions(
+    collectors: list[_Collector], sinfo_meta: Capacity, samples: dict[str, np.ndarray]
+) -> dict[str, Dimension]:
+    """The pool (clusters/partitions), the device types and whether eligibility was recorded: as measured."""
+    dims: dict[str, Dimension] = {}
+    clusters = set().union(*(c.clusters for c in collectors))
+    partitions: Counter[str] = sum((c.partitions for c in collectors), Counter())
+    pool_name = "/".join(x for x in (",".join(sorted(clusters)), ",".join(sorted(partitions))) if x)
+    if pool_name:
+        dims["pool"] = Dimension(pool_name, "measured")
+    device_types: Counter[str] = sum((c.device_types for c in collectors), Counter())
+    kinds = set(device_types) | set(sinfo_meta.get("device_types", []))
+    if kinds:
+        dims["device_types"] = Dimension(",".join(sorted(kinds)), "measured")
+    known_eligible = int(np.isfinite(samples["eligible"]).sum()) if "eligible" in samples else 0
+    if any(c.has_eligible for c in collectors) and known_eligible:
+        dims["eligibility_history"] = Dimension(
+            "recorded"
+            if known_eligible == len(samples["job"])
+            else f"partial ({known_eligible} of {len(samples['job'])} jobs)",
+            "measured",
+        )
+    return dims
+
+
+def _warnings(
+    jobs: _Jobs, collectors: list[_Collector], clocks: list[LocalClock], tz: Any, capacity: float
+) -> list[str]:
+    warnings = []
+    if jobs.malformed:
+        warnings.append(
+            f"{len(jobs.malformed)} malformed record(s) skipped (field count differs from the header): "
+            f"{', '.join(jobs.malformed[:5])}"
+        )
+    warnings.extend(_layout_notes(collectors))
+    ambiguous = sum(c.ambiguous for c in clocks)
+    if ambiguous:
+        warnings.append(
+            f"times fall in {ambiguous} daylight-saving hour(s) of {tz} that local time names twice (or not at all): "
+            f"read as the first occurrence"
+        )
+    if math.isnan(capacity):
+        warnings.append("pool capacity unknown (import an sinfo file beside the sacct output)")
+    return warnings
 
 
 def _state_counts(codes: np.ndarray, vocabulary: list[str]) -> dict[str, int]:
