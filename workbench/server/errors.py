@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from store.api import Store
     from workbench.server.config import ServerConfig
 
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"]+", re.IGNORECASE)
+# A scheme is short (RFC 3986 sets no bound; 32 keeps the search linear on a long run of letters and dashes).
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]{0,31}://[^\s'\"]+", re.IGNORECASE)
 
 
 class ApiError(Exception):
