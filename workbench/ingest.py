@@ -61,11 +61,6 @@ class ImportReport:
         }
 
 
-def sha256_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int]:
-    sha, size, _identity = digest_file(path, chunk)
-    return sha, size
-
-
 def parse_dim_options(values: Sequence[str]) -> dict[str, str]:
     """``--dim NAME=VALUE`` options to a mapping (usage error on a malformed one)."""
     dims: dict[str, str] = {}

@@ -229,9 +229,6 @@ class Plan(PlanRecord, frozen=True, kw_only=True):
     def with_environment(self, environment: Environment) -> "Plan":
         return msgspec.structs.replace(self, environment=environment)
 
-    def with_origin(self, origin: str) -> "Plan":
-        return msgspec.structs.replace(self, origin=origin)
-
     def warnings(self) -> list[str]:
         out = []
         if self.rounds < WARN_ROUNDS:
