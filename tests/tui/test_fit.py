@@ -123,6 +123,7 @@ async def test_every_pane_fits_at_80x24(real_url):
         _fits(app, "long label")
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_every_dialog_fits_at_80x24(real_url):
     app = WorkbenchApp(real_url)
