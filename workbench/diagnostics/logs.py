@@ -922,51 +922,20 @@ def _short(text: str) -> str:
 
 def _parse_lines(lines: Iterator[tuple[int, str]], name: str, host: str | None, rank: int | None) -> Iterator[Event]:
     after_traceback = False
-    in_report, section_root = False, False
-    record: _ChildReport | None = None
-    record_line = 0
+    report = _TorchrunReport(name, host)
     phases: dict[str, str] = {}  # process prefix -> the engine start-up phase its lines last named
     for number, line in lines:
         if len(line) > 65536:
             line = line[:65536]
         stamp: _Stamp = {}
         body, prefix_rank, process = _read_prefixes(line, stamp)
-        line_rank = rank if prefix_rank is None else prefix_rank
         opened = engine_logs.phase_of(body)
         if opened is not None:
             phases[process] = opened
-
-        # torchrun's ChildFailedError report: "field : value" lines, one record per "[N]:".
-        stripped = body.strip()
-        if _CHILD_FAILED_START.search(body) or (in_report and stripped == "Failures:"):
-            if record:
-                yield _child_event(record, name, record_line, host)
-            in_report, record = True, None
-            section_root = "Root Cause" in body
+        consumed, closed = report.feed(number, body)
+        yield from closed
+        if consumed:
             continue
-        if in_report:
-            f = _CHILD_FIELD.match(body)
-            if f:
-                if record is None:
-                    record, record_line = _ChildReport(section_root), number
-                record.fields[f.group(1)] = f.group(2).strip()
-                continue
-            if _CHILD_INDEX.match(body):
-                if record:
-                    yield _child_event(record, name, record_line, host)
-                record, record_line = _ChildReport(section_root), number
-                continue
-            if (
-                not stripped
-                or set(stripped) <= {"=", "-"}
-                or stripped == "<NO_OTHER_FAILURES>"
-                or stripped.endswith(" FAILED")
-            ):
-                continue
-            if record:
-                yield _child_event(record, name, record_line, host)
-            in_report, record = False, None
-
         if body.strip() == _TRACEBACK:
             after_traceback = True
             continue
@@ -975,43 +944,102 @@ def _parse_lines(lines: Iterator[tuple[int, str]], name: str, host: str | None, 
             matched = _exception(body, bare_ok=after_traceback)
             if matched is not None:
                 after_traceback = False
-        if matched is None:
-            continue
-        kind, role, values = matched
-        if process in phases and role == "failure":
-            values["phase"] = phases[process]
-        ev = Event(
-            kind,
-            role,
-            name,
-            number,
-            _short(line.strip()),
-            host=stamp.get("host") or host,
-            rank=line_rank,
-            values=values,
-        )
-        if kind == "nccl_warn" and "host" in values:
-            ev.host = values["host"]
-        if kind == "watchdog_timeout" and "rank" in values and ev.rank is None:
-            ev.rank = values["rank"]
-        if kind == "watchdog_counters" and ev.rank is None:
-            ev.rank = values["rank"]
-        if kind == "xid":
-            info = xid_catalog.lookup(values["code"])
-            values["catalog"] = info.to_json() if info else None
-        elif kind in _KERNEL_KINDS:
-            values["class"] = SIGNATURE_CLASS[kind]
-            values["meaning"] = SIGNATURE_MEANING[kind]
-        if "printk_level" in stamp:
-            values["printk_level"] = stamp["printk_level"]
-        ev.time = stamp.get("time")
-        ev.resolution = stamp.get("resolution", 0.0)
-        ev.since_boot = stamp.get("since_boot")
-        ev.partial = stamp.get("partial")
-        ev.naive = stamp.get("naive", False)
-        yield ev
-    if record:
-        yield _child_event(record, name, record_line, host)
+        if matched is not None:
+            where = _Where(name, number, line, host, rank if prefix_rank is None else prefix_rank)
+            yield _event(matched, where, stamp, phases.get(process))
+    yield from report.finish()
+
+
+@dataclass(frozen=True)
+class _Where:
+    """The line an event is read from: file, number, text, and the host and rank its prefixes (or the file) name."""
+
+    name: str
+    number: int
+    line: str
+    host: str | None
+    rank: int | None
+
+
+def _event(matched: tuple[str, EventRole, EventValues], where: _Where, stamp: _Stamp, phase: str | None) -> Event:
+    """The event of a matched line: its values completed (engine phase, catalog, class), its time from the stamp."""
+    kind, role, values = matched
+    if phase is not None and role == "failure":
+        values["phase"] = phase
+    ev = Event(
+        kind,
+        role,
+        where.name,
+        where.number,
+        _short(where.line.strip()),
+        host=stamp.get("host") or where.host,
+        rank=where.rank,
+        values=values,
+    )
+    if kind == "nccl_warn" and "host" in values:
+        ev.host = values["host"]
+    if kind == "watchdog_timeout" and "rank" in values and ev.rank is None:
+        ev.rank = values["rank"]
+    if kind == "watchdog_counters" and ev.rank is None:
+        ev.rank = values["rank"]
+    if kind == "xid":
+        info = xid_catalog.lookup(values["code"])
+        values["catalog"] = info.to_json() if info else None
+    elif kind in _KERNEL_KINDS:
+        values["class"] = SIGNATURE_CLASS[kind]
+        values["meaning"] = SIGNATURE_MEANING[kind]
+    if "printk_level" in stamp:
+        values["printk_level"] = stamp["printk_level"]
+    ev.time = stamp.get("time")
+    ev.resolution = stamp.get("resolution", 0.0)
+    ev.since_boot = stamp.get("since_boot")
+    ev.partial = stamp.get("partial")
+    ev.naive = stamp.get("naive", False)
+    return ev
+
+
+class _TorchrunReport:
+    """torchrun's ChildFailedError report: "field : value" lines, one record per "[N]:", read as the lines come."""
+
+    def __init__(self, name: str, host: str | None) -> None:
+        self.name, self.host = name, host
+        self.open, self.root_cause = False, False
+        self.record: _ChildReport | None = None
+        self.record_line = 0
+
+    def feed(self, number: int, body: str) -> tuple[bool, list[Event]]:
+        """Whether the line is the report's (then no signature is looked for in it), and the records it closed."""
+        stripped = body.strip()
+        if _CHILD_FAILED_START.search(body) or (self.open and stripped == "Failures:"):
+            closed = self.finish()
+            self.open, self.root_cause = True, "Root Cause" in body
+            return True, closed
+        if not self.open:
+            return False, []
+        field_line = _CHILD_FIELD.match(body)
+        if field_line:
+            if self.record is None:
+                self.record, self.record_line = _ChildReport(self.root_cause), number
+            self.record.fields[field_line.group(1)] = field_line.group(2).strip()
+            return True, []
+        if _CHILD_INDEX.match(body):
+            closed = self.finish()
+            self.record, self.record_line = _ChildReport(self.root_cause), number
+            return True, closed
+        if (
+            not stripped
+            or set(stripped) <= {"=", "-"}
+            or stripped == "<NO_OTHER_FAILURES>"
+            or stripped.endswith(" FAILED")
+        ):
+            return True, []
+        self.open = False
+        return False, self.finish()
+
+    def finish(self) -> list[Event]:
+        """The record still open, as an event (none when there is none)."""
+        record, self.record = self.record, None
+        return [_child_event(record, self.name, self.record_line, self.host)] if record else []
 
 
 _CHILD_RANK = re.compile(r"(-?\d+)(?: \(local_rank: (\d+)\))?")
