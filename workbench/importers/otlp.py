@@ -162,42 +162,27 @@ def spans_run(path: Path, options: ImportOptions) -> RunRecord:
     skipped = 0
     negative = 0
     for line, obj in bench_json.read_objects(path):
-        resource_spans = obj.get("resourceSpans")
-        if not isinstance(resource_spans, list):
-            raise BadInput(path, "no 'resourceSpans' list", where=f"line {line}")
-        for r, rs in enumerate(resource_spans):
-            at = f"line {line}, resourceSpans[{r}]"
-            try:
-                resource = rs.get("resource") if isinstance(rs, dict) else None
-                res = attributes(resource.get("attributes")) if isinstance(resource, dict) else {}
-                service = attribute_value(res.get("service.name"))
-            except ValueError as exc:
-                raise BadInput(path, str(exc), where=f"{at}.resource") from None
-            for s_i, ss in enumerate(_members(rs, "scopeSpans", at, path)):
-                for p_i, span in enumerate(_members(ss, "spans", f"{at}.scopeSpans[{s_i}]", path)):
-                    where = f"{at}.scopeSpans[{s_i}].spans[{p_i}]"
-                    if not isinstance(span, dict):
-                        raise BadInput(path, "span is not an object", where=where)
-                    facts = _span_facts(span, path, where)
-                    if facts is None:
-                        skipped += 1
-                        continue
-                    negative += facts.negative
-                    values, counts, request_id, model = facts.values, facts.counts, facts.request_id, facts.model
-                    status = span.get("status")
-                    code = status.get("code") if isinstance(status, dict) else None
-                    failed = code in (STATUS_ERROR, "STATUS_CODE_ERROR")
-                    builder.add(
-                        id=str(request_id or span.get("spanId") or ""),
-                        prompt_tokens=counts[0],
-                        output_tokens=counts[1],
-                        ok=0.0 if failed else 1.0,
-                        **values,
-                    )
-                    if model:
-                        models[str(model)] += 1
-                    if service:
-                        services[str(service)] += 1
+        for where, span, service in _spans(obj, line, path):
+            facts = _span_facts(span, path, where)
+            if facts is None:
+                skipped += 1
+                continue
+            negative += facts.negative
+            values, counts, request_id, model = facts.values, facts.counts, facts.request_id, facts.model
+            status = span.get("status")
+            code = status.get("code") if isinstance(status, dict) else None
+            failed = code in (STATUS_ERROR, "STATUS_CODE_ERROR")
+            builder.add(
+                id=str(request_id or span.get("spanId") or ""),
+                prompt_tokens=counts[0],
+                output_tokens=counts[1],
+                ok=0.0 if failed else 1.0,
+                **values,
+            )
+            if model:
+                models[str(model)] += 1
+            if service:
+                services[str(service)] += 1
     if not len(builder):
         raise BadInput(path, f"no request spans with gen_ai.latency.* attributes ({skipped} other spans)")
     dims: dict[str, Dimension] = {}
@@ -221,6 +206,27 @@ def spans_run(path: Path, options: ImportOptions) -> RunRecord:
         sources=[path],
         window={"kind": "steady", "policy": "every request span in the export"},
     )
+
+
+def _spans(obj: dict[str, Any], line: int, path: Path) -> Iterator[tuple[str, dict[str, Any], Any]]:
+    """(place, span, its resource's service.name) for every span of one line of the export."""
+    resource_spans = obj.get("resourceSpans")
+    if not isinstance(resource_spans, list):
+        raise BadInput(path, "no 'resourceSpans' list", where=f"line {line}")
+    for r, rs in enumerate(resource_spans):
+        at = f"line {line}, resourceSpans[{r}]"
+        try:
+            resource = rs.get("resource") if isinstance(rs, dict) else None
+            res = attributes(resource.get("attributes")) if isinstance(resource, dict) else {}
+            service = attribute_value(res.get("service.name"))
+        except ValueError as exc:
+            raise BadInput(path, str(exc), where=f"{at}.resource") from None
+        for s_i, ss in enumerate(_members(rs, "scopeSpans", at, path)):
+            for p_i, span in enumerate(_members(ss, "spans", f"{at}.scopeSpans[{s_i}]", path)):
+                where = f"{at}.scopeSpans[{s_i}].spans[{p_i}]"
+                if not isinstance(span, dict):
+                    raise BadInput(path, "span is not an object", where=where)
+                yield where, span, service
 
 
 @dataclass
