@@ -193,15 +193,9 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], opti
         err = rec.get("error")
         failed = bool(err) or bool(meta.get("was_cancelled"))
         if err:
-            kind = (
-                str((err or {}).get("type") or (err or {}).get("code") or "error") if isinstance(err, dict) else "error"
-            )
+            kind = _error_kind(err)
             errors[kind] = errors.get(kind, 0) + 1
-        start_key = "request_start_ns" if "request_start_ns" in meta else "timestamp_ns"
-        start = strict_number(meta.get(start_key), path, f"{where}: metadata.{start_key}")
-        end = strict_number(meta.get("request_end_ns"), path, f"{where}: metadata.request_end_ns")
-        if math.isnan(end) and not math.isnan(values["e2e_ms"]):
-            end = start + values["e2e_ms"] * 1e6
+        start, end = _request_span(meta, values["e2e_ms"], path, where)
         if not math.isnan(start):
             first_start = min(first_start, start)
         if not math.isnan(end):
@@ -245,53 +239,11 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], opti
 
 
 def _aggregate_run(path: Path, line: int, obj: Mapping[str, object], options: ImportOptions) -> RunRecord:
-    blocks = obj.get("records") if isinstance(obj.get("records"), dict) else obj
-    summary: Summary = {}
-    for name, target in AGGREGATE.items():
-        block = as_object(blocks.get(name), path, f"line {line}: {name}")
-        if not block or target in summary:
-            continue
-        unit = str(block.get("unit") or "").strip()
-        at = f"line {line}: {name}"
-        if target.endswith("_ms"):
-            if unit not in UNIT_MS:
-                raise BadInput(
-                    path, f"metric {name!r} has unit {unit!r} (expected ns, us, ms or s)", where=f"line {line}"
-                )
-            summary[target] = stats_block(
-                {k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, UNIT_MS[unit], path, at
-            )
-        else:
-            summary[target] = stats_block(
-                {k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, 1.0, path, at
-            )
-    for name, target in (
-        ("request_throughput", "request_throughput"),
-        ("output_token_throughput", "output_throughput"),
-        ("request_count", "requests_completed"),
-    ):
-        block = as_object(blocks.get(name), path, f"line {line}: {name}")
-        if block:
-            key = "avg" if "avg" in block else "value"
-            v = strict_number(block.get(key), path, f"line {line}: {name}.{key}")
-            if not math.isnan(v):
-                summary[target] = v
+    summary = _aggregate_summary(obj, path, line)
     if not summary:
         raise BadInput(path, "no latency metrics in the aggregate export", where=f"line {line}")
     cfg = obj.get("input_config") or {}
-    dims: dict[str, Dimension] = {}
-    model = cfg.get("model") or (cfg.get("endpoint") or {}).get("model_names") if isinstance(cfg, dict) else None
-    if isinstance(model, list):
-        model = model[0] if len(model) == 1 else None
-    if model:
-        dims["model"] = Dimension(str(model), "declared")
-    mix = (
-        request_mix(number(cfg.get("synthetic_input_tokens_mean")), number(cfg.get("output_tokens_mean")), "configured")
-        if isinstance(cfg, dict)
-        else None
-    )
-    if mix:
-        dims["request_mix"] = Dimension(mix, "declared")
+    dims = _configured(cfg)
     loadgen = (
         cfg.get("loadgen")
         if isinstance(cfg, dict) and isinstance(cfg.get("loadgen"), dict)
@@ -329,6 +281,74 @@ def _aggregate_run(path: Path, line: int, obj: Mapping[str, object], options: Im
     return inference_run(
         label, samples=None, summary=summary, dimensions=dims, meta=meta, sources=[path], window={"kind": "steady"}
     )
+
+
+def _error_kind(err: object) -> str:
+    return str(err.get("type") or err.get("code") or "error") if isinstance(err, dict) else "error"
+
+
+def _request_span(meta: Mapping[str, object], e2e_ms: float, path: Path, where: str) -> tuple[float, float]:
+    """When a request was sent and answered (ns); its end from its latency when the record has none."""
+    start_key = "request_start_ns" if "request_start_ns" in meta else "timestamp_ns"
+    start = strict_number(meta.get(start_key), path, f"{where}: metadata.{start_key}")
+    end = strict_number(meta.get("request_end_ns"), path, f"{where}: metadata.request_end_ns")
+    if math.isnan(end) and not math.isnan(e2e_ms):
+        end = start + e2e_ms * 1e6
+    return start, end
+
+
+def _aggregate_summary(obj: Mapping[str, object], path: Path, line: int) -> Summary:
+    """The aggregate export's statistics blocks (latencies in ms, counts as given) and its throughputs."""
+    blocks = obj.get("records") if isinstance(obj.get("records"), dict) else obj
+    summary: Summary = {}
+    for name, target in AGGREGATE.items():
+        block = as_object(blocks.get(name), path, f"line {line}: {name}")
+        if not block or target in summary:
+            continue
+        unit = str(block.get("unit") or "").strip()
+        at = f"line {line}: {name}"
+        if target.endswith("_ms"):
+            if unit not in UNIT_MS:
+                raise BadInput(
+                    path, f"metric {name!r} has unit {unit!r} (expected ns, us, ms or s)", where=f"line {line}"
+                )
+            summary[target] = stats_block(
+                {k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, UNIT_MS[unit], path, at
+            )
+        else:
+            summary[target] = stats_block(
+                {k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, 1.0, path, at
+            )
+    for name, target in (
+        ("request_throughput", "request_throughput"),
+        ("output_token_throughput", "output_throughput"),
+        ("request_count", "requests_completed"),
+    ):
+        block = as_object(blocks.get(name), path, f"line {line}: {name}")
+        if block:
+            key = "avg" if "avg" in block else "value"
+            v = strict_number(block.get(key), path, f"line {line}: {name}.{key}")
+            if not math.isnan(v):
+                summary[target] = v
+    return summary
+
+
+def _configured(cfg: object) -> dict[str, Dimension]:
+    """The model and the request mix the export's input config names."""
+    dims: dict[str, Dimension] = {}
+    model = cfg.get("model") or (cfg.get("endpoint") or {}).get("model_names") if isinstance(cfg, dict) else None
+    if isinstance(model, list):
+        model = model[0] if len(model) == 1 else None
+    if model:
+        dims["model"] = Dimension(str(model), "declared")
+    mix = (
+        request_mix(number(cfg.get("synthetic_input_tokens_mean")), number(cfg.get("output_tokens_mean")), "configured")
+        if isinstance(cfg, dict)
+        else None
+    )
+    if mix:
+        dims["request_mix"] = Dimension(mix, "declared")
+    return dims
 
 
 def _raw_runs(path: Path, obj: Mapping[str, object], options: ImportOptions) -> Iterator[RunRecord]:
