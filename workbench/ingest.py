@@ -114,6 +114,16 @@ def check_text(record: RunRecord) -> None:
     dimensions, window, meta or a text column. Cheap: metadata is small and text columns are
     checked as arrays."""
     source = record.sources[0] if record.sources else None
+    _check_fields(record, source)
+    for table, cols in record.tables.items():
+        if isinstance(cols, SpooledTable):  # its text is its vocabulary: each distinct string once, rows untouched
+            _check_spooled(table, cols, source)
+        else:
+            _check_columns(table, cols, source)
+
+
+def _check_fields(record: RunRecord, source: Path | None) -> None:
+    """The label, window, meta and dimensions: every string (keys too) keepable and within the limit."""
     stack: list[tuple[Any, str]] = [(record.label, "label"), (record.window, "window"), (record.meta, "meta")]
     stack.extend((d.value, f"dimensions.{name}") for name, d in record.dimensions.items())
     while stack:
@@ -134,38 +144,37 @@ def check_text(record: RunRecord) -> None:
             why = _unkeepable(value)
             if why is not None:
                 raise BadInput(source, why, where=where[:120])
-    for table, cols in record.tables.items():
-        if isinstance(cols, SpooledTable):  # its text is its vocabulary: each distinct string once, rows untouched
-            for name in cols.text:
-                odd = {v: why for v in cols.text_values(name) if (why := _unkeepable(v)) is not None}
-                rows = (
-                    [i for i, v in enumerate(cols[name].tolist()) if v in odd] if odd else []
-                )  # (read only to say where)
-                if rows:
-                    raise BadInput(source, odd[cols[name].tolist()[rows[0]]], where=f"{table}[{rows[0]}].{name}")
-            continue
-        for name, arr in cols.items():
-            arr = np.asarray(arr)
-            if arr.dtype.kind == "U" and arr.size:
-                # (a fixed-width array pads with NULs: one inside a string is a NUL before another character)
-                codes = np.ascontiguousarray(arr).view(np.uint32).reshape(arr.size, -1)
-                bad = (codes >= 0xD800) & (codes <= 0xDFFF)
-                nul = (codes[:, :-1] == 0) & (codes[:, 1:] != 0)
-                for found, why in (
-                    (bad, "a lone surrogate (not valid Unicode)"),
-                    (nul, "a NUL character (U+0000; not text a store can keep)"),
-                ):
-                    rows = found.any(axis=1)
-                    if rows.any():
-                        raise BadInput(
-                            source, f"string contains {why}", where=f"{table}[{int(np.argmax(rows))}].{name}"
-                        )
-            elif arr.dtype.kind == "O" and arr.size:  # text as shared objects: each distinct string checked once
-                for value in set(arr.tolist()):
-                    why = _unkeepable(value) if isinstance(value, str) else None
-                    if why is not None:
-                        row = arr.tolist().index(value)
-                        raise BadInput(source, why, where=f"{table}[{row}].{name}")
+
+
+def _check_spooled(table: str, cols: SpooledTable, source: Path | None) -> None:
+    for name in cols.text:
+        odd = {v: why for v in cols.text_values(name) if (why := _unkeepable(v)) is not None}
+        rows = [i for i, v in enumerate(cols[name].tolist()) if v in odd] if odd else []  # (read only to say where)
+        if rows:
+            raise BadInput(source, odd[cols[name].tolist()[rows[0]]], where=f"{table}[{rows[0]}].{name}")
+
+
+def _check_columns(table: str, cols: Any, source: Path | None) -> None:
+    for name, arr in cols.items():
+        arr = np.asarray(arr)
+        if arr.dtype.kind == "U" and arr.size:
+            # (a fixed-width array pads with NULs: one inside a string is a NUL before another character)
+            codes = np.ascontiguousarray(arr).view(np.uint32).reshape(arr.size, -1)
+            bad = (codes >= 0xD800) & (codes <= 0xDFFF)
+            nul = (codes[:, :-1] == 0) & (codes[:, 1:] != 0)
+            for found, why in (
+                (bad, "a lone surrogate (not valid Unicode)"),
+                (nul, "a NUL character (U+0000; not text a store can keep)"),
+            ):
+                rows = found.any(axis=1)
+                if rows.any():
+                    raise BadInput(source, f"string contains {why}", where=f"{table}[{int(np.argmax(rows))}].{name}")
+        elif arr.dtype.kind == "O" and arr.size:  # text as shared objects: each distinct string checked once
+            for value in set(arr.tolist()):
+                why = _unkeepable(value) if isinstance(value, str) else None
+                if why is not None:
+                    row = arr.tolist().index(value)
+                    raise BadInput(source, why, where=f"{table}[{row}].{name}")
 
 
 def check_samples(record: RunRecord) -> None:
