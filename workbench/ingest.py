@@ -282,27 +282,8 @@ def _read_files(
             report.skipped.extend((p, known[p][1]) for p in group_paths)
             result.stored.update((p, known[p][0]) for p in group_paths)
             continue
-        try:
-            with watching([p for p in group_paths if p not in digests]) as watch:
-                records = [
-                    r
-                    for part, part_options in _by_folder_params(
-                        importers[name], group_paths, options, folder, lambda p: unpacked.archive_of.get(p, p)
-                    )
-                    for r in importers[name].read(part, part_options)
-                ]
-        except BadInput:
-            raise
-        except UnicodeDecodeError as exc:  # text that is not UTF-8: bad input, whichever reader met it
-            raise BadInput(
-                group_paths[0] if len(group_paths) == 1 else None,
-                f"not valid UTF-8 text (byte 0x{exc.object[exc.start]:02x}: {exc.reason})",
-            ) from None
-        except READ_ERRORS as exc:
-            raise BadInput(
-                group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})"
-            ) from None
-        items = _digested(items, digests, watch.found)
+        records, found = _read_group(importers[name], group_paths, digests, options, folder, unpacked)
+        items = _digested(items, digests, found)
         used: set[Path] = set()
         for record in records:
             if not record.sources:
@@ -328,6 +309,39 @@ def _read_files(
                 report.skipped.append((path, known[path][1]))
                 result.stored[path] = known[path][0]
     return _shown(result, unpacked) if unpacked.shown_as else result
+
+
+def _read_group(
+    importer: Importer,
+    group_paths: list[Path],
+    digests: dict[Path, Digest],
+    options: ImportOptions,
+    folder: FolderDimensions,
+    unpacked: Unpacked,
+) -> tuple[list[RunRecord], dict[Path, Digest]]:
+    """The runs of one importer's files (by the folder parameters each one's folder states), and the digests
+    taken while reading those not hashed before; a reader's error is bad input naming the file."""
+    try:
+        with watching([p for p in group_paths if p not in digests]) as watch:
+            records = [
+                r
+                for part, part_options in _by_folder_params(
+                    importer, group_paths, options, folder, lambda p: unpacked.archive_of.get(p, p)
+                )
+                for r in importer.read(part, part_options)
+            ]
+    except BadInput:
+        raise
+    except UnicodeDecodeError as exc:  # text that is not UTF-8: bad input, whichever reader met it
+        raise BadInput(
+            group_paths[0] if len(group_paths) == 1 else None,
+            f"not valid UTF-8 text (byte 0x{exc.object[exc.start]:02x}: {exc.reason})",
+        ) from None
+    except READ_ERRORS as exc:
+        raise BadInput(
+            group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})"
+        ) from None
+    return records, watch.found
 
 
 def _digested(
