@@ -329,41 +329,7 @@ def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = N
             return
         if len(second_raw) > MAX_LINE:
             raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where="line 2")
-        delim = _delimiter(header_line)
-        first_record: list[list[str]] = [[second]] if second_raw else []
-        if delim is None and fields is None:
-            if _headerless_delimiter(header_line):
-                raise BadInput(
-                    path,
-                    "sacct output without a header line (--noheader): give the fields in the order of "
-                    "sacct --format with --sacct-fields, e.g. --sacct-fields JobID,State,Submit,Start,End,AllocTRES "
-                    '(or [sacct] fields = "..." in a wb.toml beside it)',
-                    where="line 1",
-                )
-            raise BadInput(
-                path, "no sacct header (expected column names such as JobID|State|Submit ...)", where="line 1"
-            )
-        if delim is None:
-            assert fields is not None
-            delim = _headerless_delimiter(header_line, len(fields))
-            if delim is None:
-                raise BadInput(
-                    path,
-                    f"the first record does not split into the {len(fields)} fields --sacct-fields (or [sacct] fields) "
-                    f"names "
-                    "with any delimiter wb knows (| |# ; tab , #)",
-                    where="line 1",
-                )
-            trailing = header_line.rstrip().endswith(delim) and len(header_line.split(delim)) == len(fields) + 1
-            header = list(fields)
-            first_record = [[header_line, second] if second_raw else [header_line]]  # no header: a record
-            line_no = 0
-        else:
-            header = [n.strip() for n in header_line.split(delim)]
-            trailing = header[-1] == ""
-            if trailing:
-                header = header[:-1]
-            line_no = 1
+        header, delim, trailing, first_record, line_no = _layout(path, header_line, second, bool(second_raw), fields)
         stride = len(header) + (1 if trailing else 0)
         need = stride - 1  # delimiters per complete record
         chunk = Chunk(header, stride, delim)
@@ -414,6 +380,47 @@ _STATES = (
     "RESIZING",
     "REVOKED",
 )
+
+
+def _layout(
+    path: Path, header_line: str, second: str, has_second: bool, fields: list[str] | None
+) -> tuple[list[str], str, bool, list[list[str]], int]:
+    """How a delimited file is laid out: its columns (the header's, or ``fields`` for headerless output), the
+    delimiter, whether records end in one, the first lines to read as records, and the line they follow."""
+    delim = _delimiter(header_line)
+    first_record: list[list[str]] = [[second]] if has_second else []
+    if delim is None and fields is None:
+        if _headerless_delimiter(header_line):
+            raise BadInput(
+                path,
+                "sacct output without a header line (--noheader): give the fields in the order of "
+                "sacct --format with --sacct-fields, e.g. --sacct-fields JobID,State,Submit,Start,End,AllocTRES "
+                '(or [sacct] fields = "..." in a wb.toml beside it)',
+                where="line 1",
+            )
+        raise BadInput(path, "no sacct header (expected column names such as JobID|State|Submit ...)", where="line 1")
+    if delim is None:
+        assert fields is not None
+        delim = _headerless_delimiter(header_line, len(fields))
+        if delim is None:
+            raise BadInput(
+                path,
+                f"the first record does not split into the {len(fields)} fields --sacct-fields (or [sacct] fields) "
+                f"names "
+                "with any delimiter wb knows (| |# ; tab , #)",
+                where="line 1",
+            )
+        trailing = header_line.rstrip().endswith(delim) and len(header_line.split(delim)) == len(fields) + 1
+        header = list(fields)
+        first_record = [[header_line, second] if has_second else [header_line]]  # no header: a record
+        line_no = 0
+    else:
+        header = [n.strip() for n in header_line.split(delim)]
+        trailing = header[-1] == ""
+        if trailing:
+            header = header[:-1]
+        line_no = 1
+    return header, delim, trailing, first_record, line_no
 
 
 def _uncut(name: str, value: str) -> str:
