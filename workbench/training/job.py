@@ -104,12 +104,7 @@ def build_job(
     excluded = _excluded_steps(ranks, windows, numbers, warmup) if has_steps else {}
     warm_excluded = sum(1 for why in excluded.values() if why == "warm-up")
 
-    sample_parts: list[dict[str, np.ndarray]] = []
-    for trace, w in zip(ranks, windows):
-        samples = {**trace.samples, "step_start_ms": (w.starts - origin).astype(np.float64) / bd.NS_PER_MS}
-        keep = ~np.isin(samples["step"], list(excluded))
-        sample_parts.append({k: v[keep] for k, v in samples.items()})
-    samples = _concat(sample_parts, bd.SAMPLE_COLUMNS)
+    samples = _kept_samples(ranks, windows, excluded, origin)
     operations, shapes, collectives = tables.finish(excluded)
     findings, skew = diagnostics.run_all(samples, collectives, clock_aligned)
     kept = [n for n in numbers if n not in excluded]
@@ -132,12 +127,7 @@ def build_job(
         )
     )
     if has_steps:
-        boundary = boundaries.boundary(
-            steps_from, kept, warm_excluded, facts["optimizer_steps"], facts["backward_passes"]
-        )
-        if forward_only is not None:
-            boundary["step_is"] = "forward pass" if forward_only.status == "found" else "training step"
-        window["boundary"] = boundary
+        window["boundary"] = _boundary(steps_from, kept, warm_excluded, facts, forward_only)
     if forward_only is not None and forward_only.status == "found":
         window["step_is"] = "a forward pass (no backward or optimizer activity in the trace)"
     record = RunRecord(lens="training", label=label, window=window, sources=[t.source for t in ranks])
@@ -161,6 +151,33 @@ def build_job(
         }
     )
     return record
+
+
+def _kept_samples(
+    ranks: list[RankSummary], windows: list[bd.Windows], excluded: dict[float, str], origin: int
+) -> dict[str, np.ndarray]:
+    """Every rank's step samples but the excluded steps', each step's start on the job's clock (ms from origin)."""
+    parts: list[dict[str, np.ndarray]] = []
+    for trace, w in zip(ranks, windows):
+        samples = {**trace.samples, "step_start_ms": (w.starts - origin).astype(np.float64) / bd.NS_PER_MS}
+        keep = ~np.isin(samples["step"], list(excluded))
+        parts.append({k: v[keep] for k, v in samples.items()})
+    return _concat(parts, bd.SAMPLE_COLUMNS)
+
+
+def _boundary(
+    steps_from: str,
+    kept: list[float],
+    warm_excluded: int,
+    facts: dict[str, np.ndarray],
+    forward_only: diagnostics.Finding | None,
+) -> JSONDoc:
+    """What ends a step in the window (``boundaries.boundary``), and what a step is when the trace may be
+    forward passes only."""
+    boundary = boundaries.boundary(steps_from, kept, warm_excluded, facts["optimizer_steps"], facts["backward_passes"])
+    if forward_only is not None:
+        boundary["step_is"] = "forward pass" if forward_only.status == "found" else "training step"
+    return boundary
 
 
 def _take_all(arriving: Iterable[RankSummary | RankTrace], tables: _JobTables) -> list[RankSummary]:
