@@ -24,7 +24,7 @@ from workbench.formats import bench_json
 from workbench.formats.engine_config import dimensions as engine_dimensions
 from workbench.formats.key_sets import KeySet, matching
 from workbench.formats.inference_records import inference_run, number, request_mix, strict_number
-from workbench.formats.load_sweep import ALL_AT_ONCE, group_levels, load_meta
+from workbench.formats.load_sweep import ALL_AT_ONCE, LoadDoc, group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
 
 if TYPE_CHECKING:
@@ -189,17 +189,7 @@ def result_run(
     }
     if not math.isnan(in_len) or not math.isnan(out_len):
         meta["declared_lengths"] = {"input_len": in_len, "output_len": out_len}
-    rate_value = None if isinstance(rate, str) else strict_number(rate, path, f"{where}: request_rate")
-    concurrency = strict_number(obj.get("max_concurrency"), path, f"{where}: max_concurrency")
-    burstiness = strict_number(obj.get("burstiness"), path, f"{where}: burstiness")
-    if rate_value is not None and math.isnan(rate_value):
-        rate_value = None
-    meta["load"] = load_meta(
-        requested_rate=rate_value,
-        concurrency=None if math.isnan(concurrency) else concurrency,
-        strategy=_arrival(rate, rate_value, burstiness),
-        achieved_rate=summary.get("request_throughput"),
-    )
+    meta["load"] = _load(obj, rate, summary, path, where)
     if "duration_s" in summary:
         meta["duration_s"] = summary["duration_s"]
     setup = {k: v for k, v in metadata.items() if k not in ("date",)}
@@ -219,6 +209,21 @@ def result_run(
         _derive_mix(run, summary)
     run.tables.update(tables)
     return run
+
+
+def _load(obj: Mapping[str, object], rate: object, summary: Mapping[str, object], path: Path, where: str) -> LoadDoc:
+    """The load the benchmark asked for (rate, concurrency, arrival) and the rate it achieved."""
+    rate_value = None if isinstance(rate, str) else strict_number(rate, path, f"{where}: request_rate")
+    concurrency = strict_number(obj.get("max_concurrency"), path, f"{where}: max_concurrency")
+    burstiness = strict_number(obj.get("burstiness"), path, f"{where}: burstiness")
+    if rate_value is not None and math.isnan(rate_value):
+        rate_value = None
+    return load_meta(
+        requested_rate=rate_value,
+        concurrency=None if math.isnan(concurrency) else concurrency,
+        strategy=_arrival(rate, rate_value, burstiness),
+        achieved_rate=summary.get("request_throughput"),
+    )
 
 
 def _declared_dimensions(obj: Mapping[str, object], metadata: Mapping[str, object]) -> dict[str, Dimension]:
