@@ -472,27 +472,7 @@ def _censored_waits(base, cand) -> list[Observation]:
         )
         known = sum(w.known_misses for w in windows)
         pending = sum(w.pending for w in windows)
-        targets = sorted({w.wait_target_s for w in windows if math.isfinite(w.wait_target_s)})
-        target = f"the {qty(targets[0], 's')} target" if len(targets) == 1 else "the wait target"
-        if targets and known:
-            text += (
-                f"; {'all' if known == n else known} {'of them ' if known != n else ''}already past {target}: "
-                f"known misses in the service attainment"
-            )
-        if targets and pending:
-            bounds = [w.attainment_bounds for w in windows if w.pending]
-            low = min(b[0] for b in bounds)
-            high = max(b[1] for b in bounds)
-            text += (
-                f"; {pending} still within {target}: pending, so attainment lies between "
-                f"{qty(100 * low, '%')} and {qty(100 * high, '%')}"
-            )
-        unreached = [bound for _, bound in map(lambda w: w.km_median(), windows) if math.isfinite(bound)]
-        if unreached:
-            text += (
-                f"; more than half may still be waiting: the median wait (Kaplan–Meier) exceeds "
-                f"{qty(min(unreached), 's')}"
-            )
+        text += _censored_clauses(windows, n, known, pending)
         values = {
             "censored_jobs": n,
             "min_elapsed_s": lo,
@@ -511,6 +491,32 @@ def _censored_waits(base, cand) -> list[Observation]:
         )
         out.append(_obs(text[0].upper() + text[1:] + ".", ev))
     return out
+
+
+def _censored_clauses(windows: list, n: int, known: int, pending: int) -> str:
+    """What the censored waits say of the target (known misses, pending: attainment bounds) and of the median."""
+    text = ""
+    targets = sorted({w.wait_target_s for w in windows if math.isfinite(w.wait_target_s)})
+    target = f"the {qty(targets[0], 's')} target" if len(targets) == 1 else "the wait target"
+    if targets and known:
+        text += (
+            f"; {'all' if known == n else known} {'of them ' if known != n else ''}already past {target}: "
+            f"known misses in the service attainment"
+        )
+    if targets and pending:
+        bounds = [w.attainment_bounds for w in windows if w.pending]
+        low = min(b[0] for b in bounds)
+        high = max(b[1] for b in bounds)
+        text += (
+            f"; {pending} still within {target}: pending, so attainment lies between "
+            f"{qty(100 * low, '%')} and {qty(100 * high, '%')}"
+        )
+    unreached = [bound for _, bound in map(lambda w: w.km_median(), windows) if math.isfinite(bound)]
+    if unreached:
+        text += (
+            f"; more than half may still be waiting: the median wait (Kaplan–Meier) exceeds {qty(min(unreached), 's')}"
+        )
+    return text
 
 
 def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[tuple[str, str, Observation]]:
