@@ -594,24 +594,7 @@ class _Collector:
         jobs = col("JobID" if "JobID" in idx else "JobIDRaw")
         if _padded(jobs):
             jobs = [j.strip() for j in jobs]
-        # Allocation rows only; byte-identical duplicates (sacct -D copies) once.
-        hashes = list(map(hash, chunk.lines))
-        fresh = set(hashes)
-        if "." not in "".join(jobs) and len(fresh) == n and self.seen.isdisjoint(fresh):
-            self.seen |= fresh  # the usual case: no step rows, no duplicates
-            keep = list(range(n))
-        else:
-            keep = []
-            seen = self.seen
-            for i, (job, h) in enumerate(zip(jobs, hashes)):
-                if "." in job:
-                    self.steps += 1
-                    continue
-                if h in seen:
-                    self.duplicates += 1
-                    continue
-                seen.add(h)
-                keep.append(i)
+        keep = self._allocations(jobs, chunk.lines)
         if not keep:
             return
         every = len(keep) == n
@@ -626,11 +609,29 @@ class _Collector:
         for name in TIME_COLUMNS:
             self.parts[name].append(self._epochs(pick(col(name)), lines_kept))
         for counter, name in ((self.partitions, "Partition"), (self.reasons, "Reason")):
-            for value, count in Counter(pick(col(name))).items():
-                value = value.strip()
-                if value and value not in _SENTINELS:
-                    counter[value] += count
+            _count_stated(counter, pick(col(name)))
         self.clusters.update(c.strip() for c in set(pick(col("Cluster"))) if c.strip())
+
+    def _allocations(self, jobs: list[str], lines: list[str]) -> list[int]:
+        """The chunk's allocation rows (no job step, ``JobID`` with "."), byte-identical duplicates (sacct -D
+        copies) once, across the files of the window too."""
+        hashes = list(map(hash, lines))
+        fresh = set(hashes)
+        if "." not in "".join(jobs) and len(fresh) == len(lines) and self.seen.isdisjoint(fresh):
+            self.seen |= fresh  # the usual case: no step rows, no duplicates
+            return list(range(len(lines)))
+        keep = []
+        seen = self.seen
+        for i, (job, h) in enumerate(zip(jobs, hashes)):
+            if "." in job:
+                self.steps += 1
+                continue
+            if h in seen:
+                self.duplicates += 1
+                continue
+            seen.add(h)
+            keep.append(i)
+        return keep
 
     def _gangs(self, columns: list[list[str]]) -> np.ndarray:
         """GPUs of each job, read once per distinct value (no Python loop per row), and the
@@ -728,6 +729,14 @@ class _Collector:
             local = datetime(1970, 1, 1) + timedelta(hours=hour)
             shift = self.shifts[hour] = self.clock._local(local, "") - hour * 3600.0
         return shift
+
+
+def _count_stated(counter: Counter[str], values: list[str]) -> None:
+    """Count each stated value (blank and sentinel values are not statements)."""
+    for value, count in Counter(values).items():
+        value = value.strip()
+        if value and value not in _SENTINELS:
+            counter[value] += count
 
 
 def _take(values: list[str], index: np.ndarray) -> list[str]:
