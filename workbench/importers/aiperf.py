@@ -172,6 +172,21 @@ def _folder_load(path: Path) -> dict[str, float | None]:
     return {"concurrency": float(c.group(1)) if c else None, "requested_rate": float(r.group(1)) if r else None}
 
 
+def _folder_load_meta(path: Path, summary: Summary) -> dict[str, object]:
+    """The load the artifact folder's name states (concurrency or rate), beside the rate achieved."""
+    folder = _folder_load(path)
+    out: dict[str, object] = {
+        "load": load_meta(
+            requested_rate=folder["requested_rate"],
+            concurrency=folder["concurrency"],
+            achieved_rate=summary.get("request_throughput"),
+        )
+    }
+    if folder["concurrency"] is not None or folder["requested_rate"] is not None:
+        out["load_source"] = "artifact folder name"
+    return out
+
+
 def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], options: ImportOptions) -> RunRecord:
     builder = SampleBuilder()
     warmup = 0
@@ -217,19 +232,12 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], opti
     }
     window: dict[str, object] = {"kind": "steady", "warmup_excluded": warmup, "policy": "benchmark_phase != warmup"}
     summary: Summary = {}
-    completed = sum(1 for ok in builder.cols["ok"] if ok == 1.0)
     if last_end > first_start:
         # First send to last response of the profiling records: the measured window.
+        completed = sum(1 for ok in builder.cols["ok"] if ok == 1.0)
         window["duration_s"] = summary["duration_s"] = (last_end - first_start) / 1e9
-        summary["request_throughput"] = completed / window["duration_s"]
-    folder = _folder_load(path)
-    meta_out["load"] = load_meta(
-        requested_rate=folder["requested_rate"],
-        concurrency=folder["concurrency"],
-        achieved_rate=summary.get("request_throughput"),
-    )
-    if folder["concurrency"] is not None or folder["requested_rate"] is not None:
-        meta_out["load_source"] = "artifact folder name"
+        summary["request_throughput"] = completed / summary["duration_s"]
+    meta_out.update(_folder_load_meta(path, summary))
     meta_out["_setup"] = json.dumps(["per-request", str(path.parent.parent.resolve())])
     meta_out["_sweep_label"] = f"aiperf {path.parent.parent.name or path.stem}"
     label = options.label or f"aiperf {path.parent.name or path.stem}"
