@@ -113,23 +113,10 @@ def diagnose(
     policy = timeline.ClockPolicy(clock_uncertainty, dict(host_uncertainty or {}), dict(boot_times or {}), year)
     skipped: list[SkippedFile] = []
     files = _discover([Path(p) for p in paths], skipped)
-    dumps: list[fr.RankDump] = []
-    snapshots: list[hang_snapshots.Snapshot] = []
-    events: list[Event] = []
-    formats: dict[str, str] = {}
+    read = _Inputs()
     for path, root in files:
-        head = _head(path)
-        if fr.sniff(head):
-            dumps.append(fr.load_dump(path))
-            continue
-        if hang_snapshots.sniff(head):
-            _read_snapshot(path, snapshots, skipped)
-            continue
-        if b"\x00" in head[:4096]:
-            skipped.append(SkippedFile(file=str(path), why="binary, not a known dump"))
-            continue
-        formats[str(path)] = logs.log_format(path)
-        events.extend(logs.parse_file(path, host=_host_hint(path, root), rank=logs.rank_from_path(path)))
+        read.add(path, root, skipped)
+    dumps, snapshots, events, formats = read.dumps, read.snapshots, read.events, read.formats
     _link_error_files(events)
     collectives = fr.analyze(dumps) if dumps else None
     if collectives is not None:
@@ -157,6 +144,29 @@ def diagnose(
     d.observations = _observations(d)
     d.log_formats = formats
     return d
+
+
+@dataclass
+class _Inputs:
+    """What the incident's files hold, each file read by what its head says it is: a flight-recorder dump, a
+    recorder snapshot, a binary file (skipped) or a log."""
+
+    dumps: list[fr.RankDump] = field(default_factory=list)
+    snapshots: list[hang_snapshots.Snapshot] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    formats: dict[str, str] = field(default_factory=dict)
+
+    def add(self, path: Path, root: Path | None, skipped: list[SkippedFile]) -> None:
+        head = _head(path)
+        if fr.sniff(head):
+            self.dumps.append(fr.load_dump(path))
+        elif hang_snapshots.sniff(head):
+            _read_snapshot(path, self.snapshots, skipped)
+        elif b"\x00" in head[:4096]:
+            skipped.append(SkippedFile(file=str(path), why="binary, not a known dump"))
+        else:
+            self.formats[str(path)] = logs.log_format(path)
+            self.events.extend(logs.parse_file(path, host=_host_hint(path, root), rank=logs.rank_from_path(path)))
 
 
 def _read_snapshot(path: Path, snapshots: list[hang_snapshots.Snapshot], skipped: list[SkippedFile]) -> None:
