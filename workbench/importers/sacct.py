@@ -1014,29 +1014,7 @@ def _capacity(paths: list[Path]) -> tuple[float, Capacity]:
         return NAN, {}
     nodes: dict[str, tuple[int, str, str]] = {}
     for path in paths:
-        try:
-            with open_binary(path) as f:
-                lines = f.read(64 << 20).decode("utf-8", errors="replace").splitlines()
-        except READ_ERRORS as exc:
-            raise BadInput(path, f"cannot be read ({exc})") from None
-        header = [h.strip() for h in lines[0].lstrip("\ufeff").split("|")]
-        idx: dict[str, int] = {}
-        for i, h in enumerate(header):
-            idx.setdefault(h, i)
-        node_col = idx.get("NODELIST", idx.get("HOSTNAMES"))
-        for no, line in enumerate(lines[1:], 2):
-            if not line.strip():
-                continue
-            fields = [x.strip() for x in line.split("|")]
-            if len(fields) < len(header) - 1 or node_col is None:
-                raise BadInput(path, f"{len(fields)} fields where the header has {len(header)}", where=f"line {no}")
-            gres = fields[idx["GRES"]]
-            total, kind = 0, ""
-            for m in re.finditer(r"gpu(?::([A-Za-z][^:,(]*))?:(\d+)", gres):
-                total += int(m.group(2))
-                kind = kind or (m.group(1) or "")
-            state = fields[idx["STATE"]].lower()
-            nodes[fields[node_col]] = (total, state, kind)
+        nodes.update(_sinfo_nodes(path))
     usable = sum(g for g, st, _ in nodes.values() if not any(st.startswith(d) for d in _DOWN))
     unavailable = sum(g for g, st, _ in nodes.values() if any(st.startswith(d) for d in _DOWN))
     kinds = sorted({k for _, _, k in nodes.values() if k})
@@ -1047,3 +1025,36 @@ def _capacity(paths: list[Path]) -> tuple[float, Capacity]:
         "device_types": kinds,
         "files": [str(p) for p in paths],
     }
+
+
+def _sinfo_nodes(path: Path) -> dict[str, tuple[int, str, str]]:
+    """An sinfo table's nodes: node -> (GPUs its GRES states, state, the first device type named)."""
+    try:
+        with open_binary(path) as f:
+            lines = f.read(64 << 20).decode("utf-8", errors="replace").splitlines()
+    except READ_ERRORS as exc:
+        raise BadInput(path, f"cannot be read ({exc})") from None
+    header = [h.strip() for h in lines[0].lstrip("\ufeff").split("|")]
+    idx: dict[str, int] = {}
+    for i, h in enumerate(header):
+        idx.setdefault(h, i)
+    node_col = idx.get("NODELIST", idx.get("HOSTNAMES"))
+    nodes: dict[str, tuple[int, str, str]] = {}
+    for no, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        fields = [x.strip() for x in line.split("|")]
+        if len(fields) < len(header) - 1 or node_col is None:
+            raise BadInput(path, f"{len(fields)} fields where the header has {len(header)}", where=f"line {no}")
+        total, kind = _gres_gpus(fields[idx["GRES"]])
+        nodes[fields[node_col]] = (total, fields[idx["STATE"]].lower(), kind)
+    return nodes
+
+
+def _gres_gpus(gres: str) -> tuple[int, str]:
+    """GPUs a GRES field states (``gpu:a100:4,gpu:2``) and the first device type it names."""
+    total, kind = 0, ""
+    for m in re.finditer(r"gpu(?::([A-Za-z][^:,(]*))?:(\d+)", gres):
+        total += int(m.group(2))
+        kind = kind or (m.group(1) or "")
+    return total, kind
