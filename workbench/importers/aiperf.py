@@ -368,34 +368,7 @@ def _raw_runs(path: Path, obj: Mapping[str, object], options: ImportOptions) -> 
         where = f"experiments[{e}]"
         if not isinstance(exp, dict) or not isinstance(exp.get("requests"), list):
             raise BadInput(path, "experiment without a requests list", where=where)
-        builder = SampleBuilder()
-        first, last, completed = math.inf, -math.inf, 0
-        for r, req in enumerate(exp["requests"]):
-            if not isinstance(req, dict):
-                raise BadInput(path, "request is not an object", where=f"{where}.requests[{r}]")
-            at = f"{where}.requests[{r}]"
-            sent = strict_number(req.get("timestamp"), path, f"{at}.timestamp")
-            responses = [
-                strict_number(t, path, f"{at}.response_timestamps")
-                for t in as_list(req.get("response_timestamps"), path, f"{at}.response_timestamps")
-            ]
-            responses = [t for t in responses if not math.isnan(t)]
-            if math.isnan(sent) or not responses:
-                builder.add(id=str(req.get("sequence_id", r)), ok=0.0)
-                continue
-            if any(t < sent for t in responses):
-                raise BadInput(
-                    path, "a response precedes its request", where=f"{where}.requests[{r}].response_timestamps"
-                )
-            gaps = [b - a for a, b in zip(responses, responses[1:])]
-            first, last, completed = min(first, sent), max(last, responses[-1]), completed + 1
-            builder.add(
-                id=str(req.get("sequence_id", r)),
-                ok=1.0,
-                ttft_ms=(responses[0] - sent) / 1e6,
-                e2e_ms=(responses[-1] - sent) / 1e6,
-                itl_ms=(sum(gaps) / len(gaps) / 1e6) if gaps else None,
-            )
+        builder, first, last, completed = _experiment_requests(exp["requests"], path, where)
         if not len(builder):
             raise BadInput(path, "experiment has no requests", where=where)
         setting = as_object(exp.get("experiment"), path, f"{where}.experiment")
@@ -434,3 +407,35 @@ def _raw_runs(path: Path, obj: Mapping[str, object], options: ImportOptions) -> 
         parts=[str(path.resolve())],
         relabel=False,
     )
+
+
+def _experiment_requests(requests: list[object], path: Path, where: str) -> tuple[SampleBuilder, float, float, int]:
+    """An experiment's requests as samples (TTFT, end to end, mean ITL from the response times; a request
+    without a response failed), the first send, the last response and how many completed."""
+    builder = SampleBuilder()
+    first, last, completed = math.inf, -math.inf, 0
+    for r, req in enumerate(requests):
+        if not isinstance(req, dict):
+            raise BadInput(path, "request is not an object", where=f"{where}.requests[{r}]")
+        at = f"{where}.requests[{r}]"
+        sent = strict_number(req.get("timestamp"), path, f"{at}.timestamp")
+        responses = [
+            strict_number(t, path, f"{at}.response_timestamps")
+            for t in as_list(req.get("response_timestamps"), path, f"{at}.response_timestamps")
+        ]
+        responses = [t for t in responses if not math.isnan(t)]
+        if math.isnan(sent) or not responses:
+            builder.add(id=str(req.get("sequence_id", r)), ok=0.0)
+            continue
+        if any(t < sent for t in responses):
+            raise BadInput(path, "a response precedes its request", where=f"{where}.requests[{r}].response_timestamps")
+        gaps = [b - a for a, b in zip(responses, responses[1:])]
+        first, last, completed = min(first, sent), max(last, responses[-1]), completed + 1
+        builder.add(
+            id=str(req.get("sequence_id", r)),
+            ok=1.0,
+            ttft_ms=(responses[0] - sent) / 1e6,
+            e2e_ms=(responses[-1] - sent) / 1e6,
+            itl_ms=(sum(gaps) / len(gaps) / 1e6) if gaps else None,
+        )
+    return builder, first, last, completed
