@@ -430,21 +430,7 @@ def server_summary(
             k: (strict_number(v, path, f"{where}.{k}") if path is not None else number(v)) for k, v in value.items()
         }
         block = {k: v for k, v in block.items() if not math.isnan(v)}
-        stats = {k: v for k, v in block.items() if k != "rate"}
-        if (
-            served
-            and key
-            in (
-                "kv_cache_usage_percentage",
-                "prompt_len",
-                "output_len",
-                "queue_len",
-                "time_to_first_token",
-                "request_latency",
-            )
-            and stats
-            and all(v == 0.0 for v in stats.values())
-        ):
+        if served and _silent_zero(key, block):
             why = SILENT_RENAMES.get(key, "a metric missing under this engine version's name?")
             unknown.append(
                 f"server {key}: every statistic is 0 while the server served requests ({why}); recorded as unknown"
@@ -453,6 +439,23 @@ def server_summary(
             block["unknown"] = True
         out[key] = block
     return out, unknown
+
+
+# Blocks a server under load cannot have at zero: all zero means the engine named the metric otherwise.
+_NEVER_ZERO_UNDER_LOAD = (
+    "kv_cache_usage_percentage",
+    "prompt_len",
+    "output_len",
+    "queue_len",
+    "time_to_first_token",
+    "request_latency",
+)
+
+
+def _silent_zero(key: str, block: Mapping[str, float]) -> bool:
+    """Whether every statistic (its rate aside) of a block the served load cannot leave at zero is zero."""
+    stats = [v for k, v in block.items() if k != "rate"]
+    return key in _NEVER_ZERO_UNDER_LOAD and bool(stats) and all(v == 0.0 for v in stats)
 
 
 def _section(config: Mapping[str, object], where: str, file: str | None) -> Mapping[str, object]:
