@@ -234,10 +234,6 @@ class InferenceLens(Lens):
                 return float(out[ok == 1].sum()) / duration, "requests/duration"
         return NAN, "unknown"
 
-    def available_metrics(self, run: RunRecord) -> list[str]:
-        """The serving metrics known for ``run`` (from its requests or its file)."""
-        return [name for name in SERVING_METRICS if math.isfinite(self.metric_value(run, name)[0])]
-
     def fallback_primary(
         self, baseline: list[RunRecord], candidate: list[RunRecord]
     ) -> tuple["InferenceLens", str] | None:

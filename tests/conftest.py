@@ -137,6 +137,26 @@ def wb_env(tmp_path, monkeypatch):
     return tmp_path
 
 
+def run_wb_here(*args: str):
+    """``wb args...`` in this process, through ``main`` (its exit code and one-line errors, as a shell gets
+    them), where a test checks what wb says and does rather than the process boundary: no interpreter start
+    per call (``run_wb`` is the subprocess). Returns a CompletedProcess (text) like ``run_wb``."""
+    import contextlib
+    import io
+    import subprocess
+
+    from workbench.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    return subprocess.CompletedProcess(["wb", *args], code, out.getvalue(), err.getvalue())
+
+
 def run_wb(*args: str, env: dict | None = None, input: str | None = None, cwd: Path | None = None):
     """Run ``python -m workbench`` in a subprocess; returns CompletedProcess (text)."""
     import subprocess

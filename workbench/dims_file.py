@@ -60,11 +60,6 @@ class FolderFile:
     params: dict[str, object] = field(default_factory=dict)
 
 
-def load_dims_file(path: Path) -> dict[str, str]:
-    """The ``[dimensions]`` table of ``path`` as NAME -> text; an unknown table is refused."""
-    return load_folder_file(path).dimensions
-
-
 def load_folder_file(path: Path) -> FolderFile:
     """``path``'s ``[dimensions]`` and import tables (``IMPORT_TABLES``); anything else is refused."""
     data = read_regular(path, MAX_BYTES, "a dimensions file (a few lines)")  # no FIFO, device or /proc file

@@ -61,11 +61,6 @@ class ImportReport:
         }
 
 
-def sha256_file(path: Path, chunk: int = 1 << 20) -> tuple[str, int]:
-    sha, size, _identity = digest_file(path, chunk)
-    return sha, size
-
-
 def parse_dim_options(values: Sequence[str]) -> dict[str, str]:
     """``--dim NAME=VALUE`` options to a mapping (usage error on a malformed one)."""
     dims: dict[str, str] = {}
@@ -119,6 +114,16 @@ def check_text(record: RunRecord) -> None:
     dimensions, window, meta or a text column. Cheap: metadata is small and text columns are
     checked as arrays."""
     source = record.sources[0] if record.sources else None
+    _check_fields(record, source)
+    for table, cols in record.tables.items():
+        if isinstance(cols, SpooledTable):  # its text is its vocabulary: each distinct string once, rows untouched
+            _check_spooled(table, cols, source)
+        else:
+            _check_columns(table, cols, source)
+
+
+def _check_fields(record: RunRecord, source: Path | None) -> None:
+    """The label, window, meta and dimensions: every string (keys too) keepable and within the limit."""
     stack: list[tuple[Any, str]] = [(record.label, "label"), (record.window, "window"), (record.meta, "meta")]
     stack.extend((d.value, f"dimensions.{name}") for name, d in record.dimensions.items())
     while stack:
@@ -139,38 +144,37 @@ def check_text(record: RunRecord) -> None:
             why = _unkeepable(value)
             if why is not None:
                 raise BadInput(source, why, where=where[:120])
-    for table, cols in record.tables.items():
-        if isinstance(cols, SpooledTable):  # its text is its vocabulary: each distinct string once, rows untouched
-            for name in cols.text:
-                odd = {v: why for v in cols.text_values(name) if (why := _unkeepable(v)) is not None}
-                rows = (
-                    [i for i, v in enumerate(cols[name].tolist()) if v in odd] if odd else []
-                )  # (read only to say where)
-                if rows:
-                    raise BadInput(source, odd[cols[name].tolist()[rows[0]]], where=f"{table}[{rows[0]}].{name}")
-            continue
-        for name, arr in cols.items():
-            arr = np.asarray(arr)
-            if arr.dtype.kind == "U" and arr.size:
-                # (a fixed-width array pads with NULs: one inside a string is a NUL before another character)
-                codes = np.ascontiguousarray(arr).view(np.uint32).reshape(arr.size, -1)
-                bad = (codes >= 0xD800) & (codes <= 0xDFFF)
-                nul = (codes[:, :-1] == 0) & (codes[:, 1:] != 0)
-                for found, why in (
-                    (bad, "a lone surrogate (not valid Unicode)"),
-                    (nul, "a NUL character (U+0000; not text a store can keep)"),
-                ):
-                    rows = found.any(axis=1)
-                    if rows.any():
-                        raise BadInput(
-                            source, f"string contains {why}", where=f"{table}[{int(np.argmax(rows))}].{name}"
-                        )
-            elif arr.dtype.kind == "O" and arr.size:  # text as shared objects: each distinct string checked once
-                for value in set(arr.tolist()):
-                    why = _unkeepable(value) if isinstance(value, str) else None
-                    if why is not None:
-                        row = arr.tolist().index(value)
-                        raise BadInput(source, why, where=f"{table}[{row}].{name}")
+
+
+def _check_spooled(table: str, cols: SpooledTable, source: Path | None) -> None:
+    for name in cols.text:
+        odd = {v: why for v in cols.text_values(name) if (why := _unkeepable(v)) is not None}
+        rows = [i for i, v in enumerate(cols[name].tolist()) if v in odd] if odd else []  # (read only to say where)
+        if rows:
+            raise BadInput(source, odd[cols[name].tolist()[rows[0]]], where=f"{table}[{rows[0]}].{name}")
+
+
+def _check_columns(table: str, cols: Any, source: Path | None) -> None:
+    for name, arr in cols.items():
+        arr = np.asarray(arr)
+        if arr.dtype.kind == "U" and arr.size:
+            # (a fixed-width array pads with NULs: one inside a string is a NUL before another character)
+            codes = np.ascontiguousarray(arr).view(np.uint32).reshape(arr.size, -1)
+            bad = (codes >= 0xD800) & (codes <= 0xDFFF)
+            nul = (codes[:, :-1] == 0) & (codes[:, 1:] != 0)
+            for found, why in (
+                (bad, "a lone surrogate (not valid Unicode)"),
+                (nul, "a NUL character (U+0000; not text a store can keep)"),
+            ):
+                rows = found.any(axis=1)
+                if rows.any():
+                    raise BadInput(source, f"string contains {why}", where=f"{table}[{int(np.argmax(rows))}].{name}")
+        elif arr.dtype.kind == "O" and arr.size:  # text as shared objects: each distinct string checked once
+            for value in set(arr.tolist()):
+                why = _unkeepable(value) if isinstance(value, str) else None
+                if why is not None:
+                    row = arr.tolist().index(value)
+                    raise BadInput(source, why, where=f"{table}[{row}].{name}")
 
 
 def check_samples(record: RunRecord) -> None:
@@ -278,27 +282,8 @@ def _read_files(
             report.skipped.extend((p, known[p][1]) for p in group_paths)
             result.stored.update((p, known[p][0]) for p in group_paths)
             continue
-        try:
-            with watching([p for p in group_paths if p not in digests]) as watch:
-                records = [
-                    r
-                    for part, part_options in _by_folder_params(
-                        importers[name], group_paths, options, folder, lambda p: unpacked.archive_of.get(p, p)
-                    )
-                    for r in importers[name].read(part, part_options)
-                ]
-        except BadInput:
-            raise
-        except UnicodeDecodeError as exc:  # text that is not UTF-8: bad input, whichever reader met it
-            raise BadInput(
-                group_paths[0] if len(group_paths) == 1 else None,
-                f"not valid UTF-8 text (byte 0x{exc.object[exc.start]:02x}: {exc.reason})",
-            ) from None
-        except READ_ERRORS as exc:
-            raise BadInput(
-                group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})"
-            ) from None
-        items = _digested(items, digests, watch.found)
+        records, found = _read_group(importers[name], group_paths, digests, options, folder, unpacked)
+        items = _digested(items, digests, found)
         used: set[Path] = set()
         for record in records:
             if not record.sources:
@@ -324,6 +309,39 @@ def _read_files(
                 report.skipped.append((path, known[path][1]))
                 result.stored[path] = known[path][0]
     return _shown(result, unpacked) if unpacked.shown_as else result
+
+
+def _read_group(
+    importer: Importer,
+    group_paths: list[Path],
+    digests: dict[Path, Digest],
+    options: ImportOptions,
+    folder: FolderDimensions,
+    unpacked: Unpacked,
+) -> tuple[list[RunRecord], dict[Path, Digest]]:
+    """The runs of one importer's files (by the folder parameters each one's folder states), and the digests
+    taken while reading those not hashed before; a reader's error is bad input naming the file."""
+    try:
+        with watching([p for p in group_paths if p not in digests]) as watch:
+            records = [
+                r
+                for part, part_options in _by_folder_params(
+                    importer, group_paths, options, folder, lambda p: unpacked.archive_of.get(p, p)
+                )
+                for r in importer.read(part, part_options)
+            ]
+    except BadInput:
+        raise
+    except UnicodeDecodeError as exc:  # text that is not UTF-8: bad input, whichever reader met it
+        raise BadInput(
+            group_paths[0] if len(group_paths) == 1 else None,
+            f"not valid UTF-8 text (byte 0x{exc.object[exc.start]:02x}: {exc.reason})",
+        ) from None
+    except READ_ERRORS as exc:
+        raise BadInput(
+            group_paths[0] if len(group_paths) == 1 else None, f"corrupt or truncated input ({exc})"
+        ) from None
+    return records, watch.found
 
 
 def _digested(

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 
 _INVISIBLE = (
     "\u00a0\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
@@ -85,20 +84,8 @@ def meaningful(text: str) -> str:
     return kept
 
 
-def has_invisible(text: str) -> bool:
-    """Whether ``text`` holds a character :func:`clean` would show escaped (but tab/newline)."""
-    return _CONTROL.search(text) is not None
-
-
 def look_alike_form(text: str) -> str:
     """The form two names share when a reader cannot tell them apart: NFKC, invisible
     characters and controls removed, whitespace collapsed to single spaces and trimmed (a
     trailing space draws nothing either). Two labels with one form are one label to a reviewer."""
     return " ".join(_CONTROL.sub("", unicodedata.normalize("NFKC", _CONTROL.sub("", text))).split())
-
-
-def look_alike(name: str, others: Iterable[str]) -> str | None:
-    """The first of ``others`` that differs from ``name`` yet has its :func:`look_alike_form`
-    (``None`` when there is none): a name nobody could tell from one already in use."""
-    form = look_alike_form(name)
-    return next((o for o in others if o != name and look_alike_form(o) == form), None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 
 from .helpers import comparison, fake_bench, wb, write_plan
@@ -189,7 +190,7 @@ def test_plan_from_a_bundle_needs_confirmation(tmp_path, store):
             "rounds": 3,
         }
     )
-    plan = plan.with_origin("bundle:" + "ab" * 32)
+    plan = msgspec.structs.replace(plan, origin="bundle:" + "ab" * 32)
     st = open_store(store)
     with st.session() as s:
         save_plan(s, plan.name, plan.lens, plan.digest(), plan.to_json(), plan.origin)

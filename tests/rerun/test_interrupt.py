@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from .helpers import fake_bench, wb, write_plan
 
 
@@ -51,6 +53,7 @@ def _rows(db):
     return runs, [s for (s,) in status]
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_round_3_keeps_rounds_1_and_2_and_resume_completes(tmp_path):
     proc, db, store = _start(tmp_path)
     _wait_for_runs(db, proc, 6)  # rounds 1 and 2 are done; round 3's first run is starting
@@ -81,6 +84,7 @@ def test_ctrl_c_in_round_3_keeps_rounds_1_and_2_and_resume_completes(tmp_path):
     assert code == 2 and "no unfinished execution" in err
 
 
+@pytest.mark.slow
 def test_a_crash_keeps_finished_runs_and_resume_continues(tmp_path):
     proc, db, store = _start(tmp_path, rounds=3)
     _wait_for_runs(db, proc, 4)

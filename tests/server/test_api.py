@@ -39,6 +39,7 @@ def _wb_json(served, *args):
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_upload_runs_show_compare_as_the_cli(serve, store_url):
     served = serve(store_url)
     token = served.token("ci", "upload")
@@ -92,6 +93,7 @@ def test_upload_runs_show_compare_as_the_cli(serve, store_url):
         assert missing.json()["error"]["kind"] == "not_found" and missing.json()["error"]["exit"] == 2
 
 
+@pytest.mark.slow
 def test_a_named_investigation_stores_the_comparison_and_exports_its_bundle(serve, store_url, tmp_path):
     served = serve(store_url)
     token = served.token("ci", "upload")

@@ -84,6 +84,7 @@ def _flood(port: int, head: bytes, total: int, *, chunked: bool = False, source:
         return _answer(sock)
 
 
+@pytest.mark.slow
 def test_unauthenticated_gigabytes_are_never_read(serve, sqlite_url):
     served = serve(sqlite_url)
     gigabytes = 2 * 1024**3

@@ -25,6 +25,7 @@ def _both(served, token, *args):
     return local, remote
 
 
+@pytest.mark.slow
 @pytest.mark.store
 def test_push_then_the_remote_commands_print_what_the_local_ones_print(serve, store_url, tmp_path):
     served = serve(store_url)
@@ -91,6 +92,7 @@ def test_push_then_the_remote_commands_print_what_the_local_ones_print(serve, st
     assert local.returncode == remote.returncode == 2 and "nope" in remote.stderr
 
 
+@pytest.mark.slow
 def test_a_refused_comparison_prints_the_same_way_out_and_exit_code(serve, sqlite_url):
     served = serve(sqlite_url)
     upload = served.token("ci", "upload")
@@ -114,6 +116,7 @@ def test_a_refused_comparison_prints_the_same_way_out_and_exit_code(serve, sqlit
     assert "wb inspect 1 2 3 4 5 --vs 16 --metric ttft_p99" in local.stdout
 
 
+@pytest.mark.slow
 def test_bundle_export_from_the_server_verifies_offline(serve, sqlite_url, tmp_path):
     served = serve(sqlite_url)
     upload = served.token("ci", "upload")
@@ -207,6 +210,7 @@ class _DropFirstAnswer:
         self.listener.close()
 
 
+@pytest.mark.slow
 def test_an_upload_whose_answer_was_lost_is_retried_and_imported_once(serve, sqlite_url):
     served = serve(sqlite_url)
     token = served.token("ci", "upload")

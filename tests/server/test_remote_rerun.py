@@ -115,6 +115,7 @@ def test_a_read_token_cannot_record_an_execution(server, tmp_path, monkeypatch):
     assert not list((tmp_path / "w").rglob("*.capture.json"))  # refused before anything ran
 
 
+@pytest.mark.slow
 def test_a_bisection_typed_on_a_node_records_on_the_server(server, store_url, tmp_path):
     from tests.bisect.test_bisect import history
 

@@ -12,13 +12,13 @@ from sqlalchemy import text
 from store import open_store
 from store.schema import SCHEMA_VERSION
 from store.tokens import ROLES, Caller, add_token, authenticate, digest, revoke_token
-from tests.conftest import run_wb
+from tests.conftest import run_wb_here
 from workbench.cli.commands.token import ROLES as CLI_ROLES
 
 
 def test_add_list_revoke_through_the_cli(wb_env, tmp_path):
     path = tmp_path / "wb.sqlite"
-    added = run_wb("--store", str(path), "token", "add", "ci-node-7", "--role", "upload")
+    added = run_wb_here("--store", str(path), "token", "add", "ci-node-7", "--role", "upload")
     assert added.returncode == 0, added.stderr
     token = added.stdout.strip()
     assert token.startswith("wb_") and len(token) > 40 and "shown once" in added.stderr
@@ -27,18 +27,18 @@ def test_add_list_revoke_through_the_cli(wb_env, tmp_path):
     )
     [(stored,)] = sqlite3.connect(path).execute("SELECT sha256 FROM api_token").fetchall()
     assert stored == digest(token)
-    listed = run_wb("--store", str(path), "token", "list", "--json")
+    listed = run_wb_here("--store", str(path), "token", "list", "--json")
     [entry] = json.loads(listed.stdout)
     assert entry["name"] == "ci-node-7" and entry["role"] == "upload" and entry["active"] is True
     assert token not in listed.stdout and stored not in listed.stdout
-    twice = run_wb("--store", str(path), "token", "add", "ci-node-7", "--role", "read")
+    twice = run_wb_here("--store", str(path), "token", "add", "ci-node-7", "--role", "read")
     assert twice.returncode == 2 and "revoke it first" in twice.stderr
-    revoked = run_wb("--store", str(path), "token", "revoke", "ci-node-7")
+    revoked = run_wb_here("--store", str(path), "token", "revoke", "ci-node-7")
     assert revoked.returncode == 0 and authenticate(open_store(str(path)), token) is None
-    assert json.loads(run_wb("--store", str(path), "token", "list", "--json").stdout)[0]["revoked_at"]
-    assert run_wb("--store", str(path), "token", "add", "ci-node-7", "--role", "read").returncode == 0  # a new one
-    assert run_wb("--store", str(path), "token", "revoke", "nobody").returncode == 2
-    assert run_wb("--store", str(path), "token", "add", "../x", "--role", "read").returncode == 2
+    assert json.loads(run_wb_here("--store", str(path), "token", "list", "--json").stdout)[0]["revoked_at"]
+    assert run_wb_here("--store", str(path), "token", "add", "ci-node-7", "--role", "read").returncode == 0  # a new one
+    assert run_wb_here("--store", str(path), "token", "revoke", "nobody").returncode == 2
+    assert run_wb_here("--store", str(path), "token", "add", "../x", "--role", "read").returncode == 2
 
 
 @pytest.mark.store

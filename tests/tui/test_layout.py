@@ -16,6 +16,7 @@ def _inside(widget, app) -> bool:
     return r.width > 0 and r.height > 0 and screen.contains_region(r)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)])
 async def test_every_dialog_fits_with_its_buttons(demo_url, size):
     app = WorkbenchApp(demo_url)

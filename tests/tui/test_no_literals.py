@@ -29,6 +29,7 @@ def test_evidence_text_leaves_unknown_out():
     assert not LITERALS.search(evidence_text([{"kind": "x", "id": 2, "ok": True, "v": [], "w": {}}]))
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_no_python_literal_on_any_screen(demo_url):
     app = WorkbenchApp(demo_url)

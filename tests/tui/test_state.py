@@ -21,6 +21,7 @@ async def _pick(app, pilot, inv_id: int) -> None:
     assert app.inv.id == inv_id
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_state_per_investigation_across_all_three_and_back(demo_url):
     from store import open_store

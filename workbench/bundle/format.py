@@ -54,12 +54,6 @@ def utf16_key(name: str) -> bytes:
     return name.encode("utf-16-be", "surrogatepass")
 
 
-def assemble_object(members: dict[str, bytes]) -> bytes:
-    """The canonical form of an object whose members' canonical forms are given."""
-    parts = [canonical_bytes(name) + b":" + members[name] for name in sorted(members, key=utf16_key)]
-    return b"{" + b",".join(parts) + b"}"
-
-
 class _Hashes:
     """A sink for ``rfc8785.dump`` that feeds every SHA-256 it holds (nothing is kept)."""
 

@@ -319,12 +319,6 @@ def typed_or_problem(bundle: dict[str, Any]) -> Bundle | Problem:
         return Problem(where.rstrip("`").lstrip(".") or "bundle", why)
 
 
-def shape_problem(bundle: dict[str, Any]) -> Problem | None:
-    """Where the bundle first differs from the shape wb writes (``None``: nowhere)."""
-    found = typed_or_problem(bundle)
-    return found if isinstance(found, Problem) else None
-
-
 @dataclass(frozen=True)
 class RerunSource:
     """What ``--recompute`` hands the rerun harness to rebuild one carried rerun comparison:

@@ -25,7 +25,7 @@ from dataclasses import replace
 import msgspec
 
 from lenses import builtin_lens
-from lenses.base import GuardrailSpec, Lens
+from lenses.base import Lens
 from store.records import Dimension, RunRecord
 from workbench.compare import comparability, delta
 from workbench.compare.comparability import Change, Comparability, SideValue, dimension_values, run_value, unpinned
@@ -186,11 +186,6 @@ def unknown_stated(lens: Lens, judged: Sequence[Guardrail]) -> list[str]:
     """The stated guardrails (``stated_guardrails``) whose value is unknown."""
     stated = stated_guardrails(lens)
     return [g.name for g in judged if g.state == "unknown" and g.name in stated]
-
-
-def guardrail_spec(name: str, metric: str, rule: str, limit: float, unit: str = "") -> GuardrailSpec:
-    """A guardrail in the lens vocabulary (the plan's and the frame's guardrails become these)."""
-    return GuardrailSpec(name, name, metric, rule, float(limit), unit)
 
 
 def _show(value: object) -> str:

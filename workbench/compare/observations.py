@@ -160,53 +160,76 @@ def phase_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
     values = {p.name: {"baseline": _b(p), "candidate": _c(p)} for p in phases}
     one = ONE_RUN if single_run(primary.effect) else ""
     if lens.phase_sentences == "each":
-        for p in groups["moved"]:
-            text = _moved_text(f"{p.title} time", _b(p), _c(p), p.unit) + "."
-            out.append(
-                _obs(
-                    text + one if one else text,
-                    _evidence(base, cand, f"{p.name} {p.statistic}", values[p.name], p.effect),
-                )
-            )
-        judged = [p for p in groups["stayed"] if not _descriptive(p.effect)]
-        described = [p for p in groups["stayed"] if _descriptive(p.effect)]
-        stat = groups["stayed"][0].statistic if groups["stayed"] else ""
-        if judged:
-            names = _join([p.title.lower() for p in judged]).capitalize()
-            text = f"{names} took the same time {_both(base, cand)} (no change beyond noise)."
-            out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p.name: values[p.name] for p in judged})))
-        if described:  # no interval: say what these runs show, and that noise is not known
-            figures = _join([f"{p.title.lower()} ({qty(_b(p), p.unit)} → {qty(_c(p), p.unit)})" for p in described])
-            text = (
-                f"{figures[0].upper() + figures[1:]} changed by less than {num(100 * DESCRIPTIVE_BAND)} % "
-                f"between {_these(base, cand)}{NO_NOISE if one else ' (no interval: a value is zero)'}."
-            )
-            out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p.name: values[p.name] for p in described})))
+        out.extend(_each_phase(base, cand, groups, values, one))
     else:
-        stayed = sorted(groups["stayed"], key=lambda p: -(_b(p) if math.isfinite(_b(p)) else 0))
-        parts = []
-        if stayed:
-            first, rest = stayed[0], stayed[1:]
-            parts.append(
-                f"{first.title} stayed at {qty(_b(first), first.unit)}"
-                + "".join(f", {p.title.lower()} at {qty(_b(p), p.unit)}" for p in rest)
-            )
-        moved = [
-            _moved_text(p.title if not parts and i == 0 else p.title.lower(), _b(p), _c(p), p.unit)
-            for i, p in enumerate(groups["moved"])
-        ]
-        if moved:
-            parts.append(_join(moved))
-        if parts:
-            text = "; ".join(parts) + "."
-            phase_vals = {p.name: values[p.name] for p in groups["stayed"] + groups["moved"]}
-            caveat = (ONE_RUN if groups["moved"] else NO_NOISE) if one else ""  # nothing moved: no "change" to caveat
-            out.append(_obs(text + caveat, _evidence(base, cand, "phase means (exposed time)", phase_vals)))
+        out.extend(_phases_in_one(base, cand, groups, values, one))
     for p in groups["unresolved"]:
         text = _unresolved_text(p.title, _b(p), _c(p), p.unit, p.effect)
         out.append(_obs(text, _evidence(base, cand, f"{p.name} {p.statistic}", values[p.name], p.effect)))
     out.extend(_not_recorded(base, cand, missing))
     out.extend(_location(lens, base, cand, primary, groups))
+    out.extend(_unlocated(lens, base, cand, primary, phases, groups, one))
+    return out
+
+
+def _each_phase(base, cand, groups: dict[str, list[Phase]], values: dict, one: str) -> list[Observation]:
+    """A sentence per phase that moved, one for those that stayed (judged), one for those only described."""
+    out: list[Observation] = []
+    for p in groups["moved"]:
+        text = _moved_text(f"{p.title} time", _b(p), _c(p), p.unit) + "."
+        out.append(
+            _obs(
+                text + one if one else text,
+                _evidence(base, cand, f"{p.name} {p.statistic}", values[p.name], p.effect),
+            )
+        )
+    judged = [p for p in groups["stayed"] if not _descriptive(p.effect)]
+    described = [p for p in groups["stayed"] if _descriptive(p.effect)]
+    stat = groups["stayed"][0].statistic if groups["stayed"] else ""
+    if judged:
+        names = _join([p.title.lower() for p in judged]).capitalize()
+        text = f"{names} took the same time {_both(base, cand)} (no change beyond noise)."
+        out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p.name: values[p.name] for p in judged})))
+    if described:  # no interval: say what these runs show, and that noise is not known
+        figures = _join([f"{p.title.lower()} ({qty(_b(p), p.unit)} → {qty(_c(p), p.unit)})" for p in described])
+        text = (
+            f"{figures[0].upper() + figures[1:]} changed by less than {num(100 * DESCRIPTIVE_BAND)} % "
+            f"between {_these(base, cand)}{NO_NOISE if one else ' (no interval: a value is zero)'}."
+        )
+        out.append(_obs(text, _evidence(base, cand, f"phase {stat}s", {p.name: values[p.name] for p in described})))
+    return out
+
+
+def _phases_in_one(base, cand, groups: dict[str, list[Phase]], values: dict, one: str) -> list[Observation]:
+    """Every phase in one sentence: those that stayed (largest first), then those that moved."""
+    out: list[Observation] = []
+    stayed = sorted(groups["stayed"], key=lambda p: -(_b(p) if math.isfinite(_b(p)) else 0))
+    parts = []
+    if stayed:
+        first, rest = stayed[0], stayed[1:]
+        parts.append(
+            f"{first.title} stayed at {qty(_b(first), first.unit)}"
+            + "".join(f", {p.title.lower()} at {qty(_b(p), p.unit)}" for p in rest)
+        )
+    moved = [
+        _moved_text(p.title if not parts and i == 0 else p.title.lower(), _b(p), _c(p), p.unit)
+        for i, p in enumerate(groups["moved"])
+    ]
+    if moved:
+        parts.append(_join(moved))
+    if parts:
+        text = "; ".join(parts) + "."
+        phase_vals = {p.name: values[p.name] for p in groups["stayed"] + groups["moved"]}
+        caveat = (ONE_RUN if groups["moved"] else NO_NOISE) if one else ""  # nothing moved: no "change" to caveat
+        out.append(_obs(text + caveat, _evidence(base, cand, "phase means (exposed time)", phase_vals)))
+    return out
+
+
+def _unlocated(
+    lens: Lens, base, cand, primary: Primary, phases: Sequence[Phase], groups: dict[str, list[Phase]], one: str
+) -> list[Observation]:
+    """The primary moved but none of its recorded phases did: say so, and which of its phases are not recorded."""
+    out: list[Observation] = []
     b, c = primary.baseline, primary.candidate
     if (
         lens.phases
@@ -449,27 +472,7 @@ def _censored_waits(base, cand) -> list[Observation]:
         )
         known = sum(w.known_misses for w in windows)
         pending = sum(w.pending for w in windows)
-        targets = sorted({w.wait_target_s for w in windows if math.isfinite(w.wait_target_s)})
-        target = f"the {qty(targets[0], 's')} target" if len(targets) == 1 else "the wait target"
-        if targets and known:
-            text += (
-                f"; {'all' if known == n else known} {'of them ' if known != n else ''}already past {target}: "
-                f"known misses in the service attainment"
-            )
-        if targets and pending:
-            bounds = [w.attainment_bounds for w in windows if w.pending]
-            low = min(b[0] for b in bounds)
-            high = max(b[1] for b in bounds)
-            text += (
-                f"; {pending} still within {target}: pending, so attainment lies between "
-                f"{qty(100 * low, '%')} and {qty(100 * high, '%')}"
-            )
-        unreached = [bound for _, bound in map(lambda w: w.km_median(), windows) if math.isfinite(bound)]
-        if unreached:
-            text += (
-                f"; more than half may still be waiting: the median wait (Kaplan–Meier) exceeds "
-                f"{qty(min(unreached), 's')}"
-            )
+        text += _censored_clauses(windows, n, known, pending)
         values = {
             "censored_jobs": n,
             "min_elapsed_s": lo,
@@ -488,6 +491,32 @@ def _censored_waits(base, cand) -> list[Observation]:
         )
         out.append(_obs(text[0].upper() + text[1:] + ".", ev))
     return out
+
+
+def _censored_clauses(windows: list, n: int, known: int, pending: int) -> str:
+    """What the censored waits say of the target (known misses, pending: attainment bounds) and of the median."""
+    text = ""
+    targets = sorted({w.wait_target_s for w in windows if math.isfinite(w.wait_target_s)})
+    target = f"the {qty(targets[0], 's')} target" if len(targets) == 1 else "the wait target"
+    if targets and known:
+        text += (
+            f"; {'all' if known == n else known} {'of them ' if known != n else ''}already past {target}: "
+            f"known misses in the service attainment"
+        )
+    if targets and pending:
+        bounds = [w.attainment_bounds for w in windows if w.pending]
+        low = min(b[0] for b in bounds)
+        high = max(b[1] for b in bounds)
+        text += (
+            f"; {pending} still within {target}: pending, so attainment lies between "
+            f"{qty(100 * low, '%')} and {qty(100 * high, '%')}"
+        )
+    unreached = [bound for _, bound in map(lambda w: w.km_median(), windows) if math.isfinite(bound)]
+    if unreached:
+        text += (
+            f"; more than half may still be waiting: the median wait (Kaplan–Meier) exceeds {qty(min(unreached), 's')}"
+        )
+    return text
 
 
 def _gang_blocking(side: str, run: RunRecord, w, base, cand) -> list[tuple[str, str, Observation]]:

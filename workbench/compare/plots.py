@@ -202,11 +202,6 @@ def sweep_curve(comparison: "SweepComparison", width: int = CLI_W, height: int =
 # ----------------------------------------------------------------------------- a phase over time
 
 
-def phase_names(lens: "Lens", runs: Sequence["RunRecord"]) -> list[str]:
-    """What ``phase_over_time`` can draw for these runs: the primary's per-item measure first."""
-    return list(dict.fromkeys(k for run in runs for k in lens.item_series(run)))
-
-
 def _binned(rows: Sequence[np.ndarray], bins: int) -> tuple[tuple[float, float], ...]:
     """A side's runs' values in item order, each cut into at most ``bins`` equal slices
     (as ``np.array_split`` cuts), each slice's mean averaged over the runs, at the

@@ -58,6 +58,36 @@ def _dimension_lines(rows: Sequence[Mapping[str, object]]) -> list[str]:
     return lines
 
 
+def _saturation_lines(doc: SweepComparison) -> list[str]:
+    """Saturation and goodput of each side (observations, not causes)."""
+    b, c = doc.baseline, doc.candidate
+    out: list[str] = []
+    out.append("Saturation (observation, not cause)")
+    for side, s in (("baseline", b), ("candidate", c)):
+        sat = s.saturation
+        value = qty(sat.value, "req/s")
+        more = f", first unsustained at {sat.first_unsustained}" if sat.first_unsustained else ""
+        out += _wrap(f"{side}: {value} ({sat.state}){more}; peak achieved {qty(sat.peak_achieved, 'req/s')}")
+        if sat.note:
+            out += _wrap(sat.note, "    ")
+    rule = b.saturation.rule
+    if rule:
+        out += _wrap(f"rule: {rule}")
+    if doc.slo:
+
+        def best(s: Side) -> str:
+            value = s.max_goodput
+            if value is not None and math.isfinite(value):
+                return qty(value, "req/s")
+            notes = {lv.goodput.note for lv in s.levels if lv.goodput.note}
+            return "unknown" + (f" ({'; '.join(sorted(notes))})" if notes else "")
+
+        out += _wrap(
+            f"goodput (DistServe: requests/s meeting every target), best level: baseline {best(b)}; candidate {best(c)}"
+        )
+    return out
+
+
 def render_sweep_comparison(comparison: SweepComparison, curve: str | None = None) -> str:
     """The report, with the latency–throughput curve drawn now from the levels (the result
     keeps the points, never a picture): ``curve`` when given (the TUI's, fitted to its
@@ -85,29 +115,7 @@ def render_sweep_comparison(comparison: SweepComparison, curve: str | None = Non
         out.append("Comparability (first matched level; every level is checked)")
         out += _dimension_lines(doc.dimensions)
         out.append("")
-    out.append("Saturation (observation, not cause)")
-    for side, s in (("baseline", b), ("candidate", c)):
-        sat = s.saturation
-        value = qty(sat.value, "req/s")
-        more = f", first unsustained at {sat.first_unsustained}" if sat.first_unsustained else ""
-        out += _wrap(f"{side}: {value} ({sat.state}){more}; peak achieved {qty(sat.peak_achieved, 'req/s')}")
-        if sat.note:
-            out += _wrap(sat.note, "    ")
-    rule = b.saturation.rule
-    if rule:
-        out += _wrap(f"rule: {rule}")
-    if doc.slo:
-
-        def best(s: Side) -> str:
-            value = s.max_goodput
-            if value is not None and math.isfinite(value):
-                return qty(value, "req/s")
-            notes = {lv.goodput.note for lv in s.levels if lv.goodput.note}
-            return "unknown" + (f" ({'; '.join(sorted(notes))})" if notes else "")
-
-        out += _wrap(
-            f"goodput (DistServe: requests/s meeting every target), best level: baseline {best(b)}; candidate {best(c)}"
-        )
+    out += _saturation_lines(doc)
     out.append("")
     out.append("Curve")
     out.append(curve)

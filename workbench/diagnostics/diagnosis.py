@@ -6,7 +6,7 @@ observations with evidence.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,23 +113,10 @@ def diagnose(
     policy = timeline.ClockPolicy(clock_uncertainty, dict(host_uncertainty or {}), dict(boot_times or {}), year)
     skipped: list[SkippedFile] = []
     files = _discover([Path(p) for p in paths], skipped)
-    dumps: list[fr.RankDump] = []
-    snapshots: list[hang_snapshots.Snapshot] = []
-    events: list[Event] = []
-    formats: dict[str, str] = {}
+    read = _Inputs()
     for path, root in files:
-        head = _head(path)
-        if fr.sniff(head):
-            dumps.append(fr.load_dump(path))
-            continue
-        if hang_snapshots.sniff(head):
-            _read_snapshot(path, snapshots, skipped)
-            continue
-        if b"\x00" in head[:4096]:
-            skipped.append(SkippedFile(file=str(path), why="binary, not a known dump"))
-            continue
-        formats[str(path)] = logs.log_format(path)
-        events.extend(logs.parse_file(path, host=_host_hint(path, root), rank=logs.rank_from_path(path)))
+        read.add(path, root, skipped)
+    dumps, snapshots, events, formats = read.dumps, read.snapshots, read.events, read.formats
     _link_error_files(events)
     collectives = fr.analyze(dumps) if dumps else None
     if collectives is not None:
@@ -157,6 +144,29 @@ def diagnose(
     d.observations = _observations(d)
     d.log_formats = formats
     return d
+
+
+@dataclass
+class _Inputs:
+    """What the incident's files hold, each file read by what its head says it is: a flight-recorder dump, a
+    recorder snapshot, a binary file (skipped) or a log."""
+
+    dumps: list[fr.RankDump] = field(default_factory=list)
+    snapshots: list[hang_snapshots.Snapshot] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    formats: dict[str, str] = field(default_factory=dict)
+
+    def add(self, path: Path, root: Path | None, skipped: list[SkippedFile]) -> None:
+        head = _head(path)
+        if fr.sniff(head):
+            self.dumps.append(fr.load_dump(path))
+        elif hang_snapshots.sniff(head):
+            _read_snapshot(path, self.snapshots, skipped)
+        elif b"\x00" in head[:4096]:
+            skipped.append(SkippedFile(file=str(path), why="binary, not a known dump"))
+        else:
+            self.formats[str(path)] = logs.log_format(path)
+            self.events.extend(logs.parse_file(path, host=_host_hint(path, root), rank=logs.rank_from_path(path)))
 
 
 def _read_snapshot(path: Path, snapshots: list[hang_snapshots.Snapshot], skipped: list[SkippedFile]) -> None:
@@ -343,12 +353,33 @@ def _Ranks(ranks: list[int]) -> str:
     return ("Rank " if len(ranks) == 1 else "Ranks ") + _ranks(ranks)
 
 
+_Add = Callable[[str, list[Evidence]], None]
+
+
 def _observations(d: Diagnosis) -> list[Observation]:
+    """The report's observations, in its order: the first failure, what followed it, each signature's first
+    line, torchrun's report, the collectives, the host's events, the hung ranks and the watchdog counters."""
     obs: list[Observation] = []
 
     def add(text: str, evidence: list[Evidence]) -> None:
         obs.append(Observation(text=text, evidence=tuple(evidence)))
 
+    _first_failure_observations(d, add)
+    _victim_observations(d, add)
+    _signature_observations(d, add)
+    _child_failed_observations(d, add)
+    if d.collectives is not None:
+        for g in d.collectives.groups:
+            _group_observations(g, add)
+        _missing_dump_observations(d.collectives, add)
+    for text, evidence in host_events.observations(d.events):
+        add(text, evidence)
+    _hang_observations(d.hangs, add)
+    _watchdog_observations(d, add)
+    return obs
+
+
+def _first_failure_observations(d: Diagnosis, add: _Add) -> None:
     f = d.first
     if f.status == "named" and f.event is not None:
         e = f.event
@@ -364,7 +395,9 @@ def _observations(d: Diagnosis) -> list[Observation]:
     elif f.status == "undecided":
         add(f"First failure undecided: {f.reason}.", [c.evidence() for c in f.candidates[:8]])
 
-    victims = cls.communication_victims(d.events, f)
+
+def _victim_observations(d: Diagnosis, add: _Add) -> None:
+    victims = cls.communication_victims(d.events, d.first)
     if victims:
         ranks = sorted({v.rank for v in victims if v.rank is not None})
         hosts = sorted({v.host for v in victims if v.host})
@@ -375,6 +408,9 @@ def _observations(d: Diagnosis) -> list[Observation]:
             [v.evidence() for v in victims[:8]],
         )
 
+
+def _signature_observations(d: Diagnosis, add: _Add) -> None:
+    """The first Xid per GPU and code, CUDA OOM per rank, the host's memory kills, the first segfault per process."""
     for e in _first_per(d.events, "xid", lambda e: (e.host, e.values.get("pci"), e.values.get("code"))):
         info = e.values.get("catalog")
         name = f" ({info['name']}, class {info['class']})" if info else " (code not in the bundled catalog)"
@@ -407,6 +443,8 @@ def _observations(d: Diagnosis) -> list[Observation]:
             [e.evidence()],
         )
 
+
+def _child_failed_observations(d: Diagnosis, add: _Add) -> None:
     for e in d.events:
         if e.kind == "child_failed" and e.values.get("root_cause"):
             how = e.values.get("signal_name") or f"exit code {e.values.get('exitcode')}"
@@ -416,64 +454,64 @@ def _observations(d: Diagnosis) -> list[Observation]:
                 [e.evidence()],
             )
 
-    if d.collectives is not None:
-        c = d.collectives
-        for g in c.groups:
-            if g.status == "missing":
-                inferred = " (judged from the absence of an active entry in an active-only dump)" if g.inferred else ""
-                if g.waiting_since is not None:
-                    inferred += f"; a member first enqueued it at {_when(g.waiting_since)} (its own clock)"
-                if g.last_completed_by_all is not None:
-                    inferred += f"; the last seq every member completed is {g.last_completed_by_all}"
-                elif g.last_completed_by_all_between is not None:
-                    lo, hi = g.last_completed_by_all_between
-                    inferred += (
-                        f"; the last seq every member completed is undecided between {lo} and {hi} (stale counters)"
-                    )
-                add(
-                    f"{_Ranks(g.never_entered)} never entered collective seq {g.seq} ({g.op}, "
-                    f"{g.size or 'size unknown'} {g.dtype or ''}) of group {g.group.name} ({g.desc}, ranks "
-                    f"{_ranks(list(g.group.ranks))}), which {_Ranks(g.entered).lower()} entered{inferred}.",
-                    g.evidence[:8] or [{"file": "", "group": g.group.name, "seq": g.seq}],
-                )
-            elif g.status == "undecided":
-                who = g.no_dump or g.unknown
-                add(
-                    f"Group {g.group.name} ({g.desc}) at seq {g.seq}: undecided — no dump or no readable position for "
-                    f"ranks {_ranks(who)}.",
-                    g.evidence[:8] or [{"group": g.group.name}],
-                )
-            if g.stale:
-                add(
-                    f"{_Ranks(g.stale)} still {'lists' if len(g.stale) == 1 else 'list'} collectives of group "
-                    f"{g.group.name} ({g.desc}) as not completed although a peer's counter shows the group completed "
-                    f"up to seq {g.peer_completed}: {'its' if len(g.stale) == 1 else 'their'} completion counters look "
-                    f"stale.",
-                    [
-                        {
-                            "group": g.group.name,
-                            "ranks": g.stale,
-                            "peer_completed": g.peer_completed,
-                            "last_completed_by_all_undecided_between": g.last_completed_by_all_between,
-                            "files": sorted({ev["file"] for ev in g.evidence}),
-                        }
-                    ],
-                )
-            for m in g.mismatches[:3]:
-                add(
-                    f"{m['kind']} mismatch in group {m['group']} seq {m.get('seq')} between ranks "
-                    f"{_ranks(m.get('ranks', []))}.",
-                    [m],
-                )
-        if c.missing_dumps:
-            add(
-                f"No flight-recorder dump for ranks {_ranks(c.missing_dumps)}; collectives involving them are "
-                f"undecided.",
-                [{"missing_dumps": c.missing_dumps}],
-            )
-    for text, evidence in host_events.observations(d.events):
-        add(text, evidence)
-    _hang_observations(d.hangs, add)
+
+def _group_observations(g: fr.GroupFinding, add: _Add) -> None:
+    """One process group: a collective some ranks never entered (or undecided), stale counters, mismatches."""
+    if g.status == "missing":
+        inferred = " (judged from the absence of an active entry in an active-only dump)" if g.inferred else ""
+        if g.waiting_since is not None:
+            inferred += f"; a member first enqueued it at {_when(g.waiting_since)} (its own clock)"
+        if g.last_completed_by_all is not None:
+            inferred += f"; the last seq every member completed is {g.last_completed_by_all}"
+        elif g.last_completed_by_all_between is not None:
+            lo, hi = g.last_completed_by_all_between
+            inferred += f"; the last seq every member completed is undecided between {lo} and {hi} (stale counters)"
+        add(
+            f"{_Ranks(g.never_entered)} never entered collective seq {g.seq} ({g.op}, "
+            f"{g.size or 'size unknown'} {g.dtype or ''}) of group {g.group.name} ({g.desc}, ranks "
+            f"{_ranks(list(g.group.ranks))}), which {_Ranks(g.entered).lower()} entered{inferred}.",
+            g.evidence[:8] or [{"file": "", "group": g.group.name, "seq": g.seq}],
+        )
+    elif g.status == "undecided":
+        who = g.no_dump or g.unknown
+        add(
+            f"Group {g.group.name} ({g.desc}) at seq {g.seq}: undecided — no dump or no readable position for "
+            f"ranks {_ranks(who)}.",
+            g.evidence[:8] or [{"group": g.group.name}],
+        )
+    if g.stale:
+        add(
+            f"{_Ranks(g.stale)} still {'lists' if len(g.stale) == 1 else 'list'} collectives of group "
+            f"{g.group.name} ({g.desc}) as not completed although a peer's counter shows the group completed "
+            f"up to seq {g.peer_completed}: {'its' if len(g.stale) == 1 else 'their'} completion counters look "
+            f"stale.",
+            [
+                {
+                    "group": g.group.name,
+                    "ranks": g.stale,
+                    "peer_completed": g.peer_completed,
+                    "last_completed_by_all_undecided_between": g.last_completed_by_all_between,
+                    "files": sorted({ev["file"] for ev in g.evidence}),
+                }
+            ],
+        )
+    for m in g.mismatches[:3]:
+        add(
+            f"{m['kind']} mismatch in group {m['group']} seq {m.get('seq')} between ranks "
+            f"{_ranks(m.get('ranks', []))}.",
+            [m],
+        )
+
+
+def _missing_dump_observations(c: fr.CollectiveAnalysis, add: _Add) -> None:
+    if c.missing_dumps:
+        add(
+            f"No flight-recorder dump for ranks {_ranks(c.missing_dumps)}; collectives involving them are undecided.",
+            [{"missing_dumps": c.missing_dumps}],
+        )
+
+
+def _watchdog_observations(d: Diagnosis, add: _Add) -> None:
     for w in d.watchdog:
         if w.never_enqueued:
             add(
@@ -481,7 +519,6 @@ def _observations(d: Diagnosis) -> list[Observation]:
                 f"work {w.stuck_seq}, which other ranks timed out on.",
                 list(w.evidence[:8]),
             )
-    return obs
 
 
 def _hang_observations(h: HangsRecord | None, add: Any) -> None:

@@ -429,66 +429,94 @@ def _analyze_group(
         )
         return finding
 
+    completed, enqueued = _read_counters(finding, key, entries, by_rank)
+    _first_gap(finding, key, entries, _Positions(by_rank, entries, enqueued, completed), completed)
+    finding.mismatches.extend(_mismatches(key, entries, by_rank))
+    return finding
+
+
+def _read_counters(
+    finding: GroupFinding, key: GroupKey, entries: dict[int, dict[int, Entry]], by_rank: dict[int, RankDump]
+) -> tuple[dict[int, int | None], dict[int, int | None]]:
+    """Each member's last completed and last enqueued seq; the finding's peak, stale members and the last seq
+    every member completed (unknown when a counter is, undecided between its value and the peak when stale)."""
     counters = {r: by_rank[r].counters(key.name) for r in key.ranks if r in by_rank}
     completed = {r: (c or {}).get("last_completed_collective") for r, c in counters.items()}
     enqueued = {r: (c or {}).get("last_enqueued_collective") for r, c in counters.items()}
     known_completed = [v for v in completed.values() if v is not None]
     peak_completed = max(known_completed, default=None)
     finding.peer_completed = peak_completed
-
     # Stale completion counters: a peer completed seq s (so every member entered it), yet this
     # rank still lists s as not completed.
     for r, seqs in entries.items():
         if peak_completed is not None and any(e.state != "completed" and s <= peak_completed for s, e in seqs.items()):
             finding.stale.append(r)
     finding.stale.sort()
-
-    # The last collective every member completed: from each member's own counter, unless a
-    # counter is unknown (then unknown) or stale (then undecided between its value and the peak).
     if len(known_completed) == len(key.ranks):
         if finding.stale:
             finding.last_completed_by_all_between = (min(known_completed), peak_completed)
         else:
             finding.last_completed_by_all = min(known_completed)
+    return completed, enqueued
 
-    def position(r: int, seq: int) -> str:
-        if r not in by_rank:
+
+class _Positions:
+    """Where a member stands against a seq of the group: entered, never entered, inferred (an active-only
+    dump without it), no dump, or unknown."""
+
+    def __init__(
+        self,
+        by_rank: dict[int, RankDump],
+        entries: dict[int, dict[int, Entry]],
+        enqueued: dict[int, int | None],
+        completed: dict[int, int | None],
+    ) -> None:
+        self.by_rank, self.entries, self.enqueued, self.completed = by_rank, entries, enqueued, completed
+
+    def of(self, r: int, seq: int) -> str:
+        if r not in self.by_rank:
             return "no_dump"
-        if seq in entries.get(r, {}):
+        if seq in self.entries.get(r, {}):
             return "entered"
-        enq, comp = enqueued.get(r), completed.get(r)
+        enq, comp = self.enqueued.get(r), self.completed.get(r)
         if enq is not None:
             return "entered" if enq >= seq else "never_entered"
         if comp is not None and comp >= seq:
             return "entered"
-        own = entries.get(r)
+        own = self.entries.get(r)
         if own:
             # A group's sequence numbers are enqueued in order: a later one recorded means
             # `seq` was enqueued; a newest one below `seq` means it never was.
             return "never_entered" if max(own) < seq else "entered"
-        if by_rank[r].active_only:
+        if self.by_rank[r].active_only:
             return "inferred"  # no active entry for this group in an active-only dump
         return "unknown"
 
+
+def _first_gap(
+    finding: GroupFinding,
+    key: GroupKey,
+    entries: dict[int, dict[int, Entry]],
+    positions: _Positions,
+    completed: dict[int, int | None],
+) -> None:
+    """The first seq some member never entered (missing), or could not be placed (undecided); else the last
+    seq, entered by all or undecided."""
     all_seqs = sorted({s for seqs in entries.values() for s in seqs})
     for seq in all_seqs:
-        pos = {r: position(r, seq) for r in key.ranks}
+        pos = {r: positions.of(r, seq) for r in key.ranks}
         if any(p in ("never_entered", "inferred") for p in pos.values()):
             _describe(finding, seq, pos, entries)
             finding.status = "missing"
-            break
+            return
         if any(p in ("no_dump", "unknown") for p in pos.values()) and not _completed_somewhere(seq, completed):
             _describe(finding, seq, pos, entries)
             finding.status = "undecided"
-            break
-    else:
-        last = all_seqs[-1]
-        pos = {r: position(r, last) for r in key.ranks}
-        _describe(finding, last, pos, entries)
-        finding.status = "all-entered" if all(p == "entered" for p in pos.values()) else "undecided"
-
-    finding.mismatches.extend(_mismatches(key, entries, by_rank))
-    return finding
+            return
+    last = all_seqs[-1]
+    pos = {r: positions.of(r, last) for r in key.ranks}
+    _describe(finding, last, pos, entries)
+    finding.status = "all-entered" if all(p == "entered" for p in pos.values()) else "undecided"
 
 
 def _completed_somewhere(seq: int, completed: dict[int, int | None]) -> bool:

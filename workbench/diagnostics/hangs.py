@@ -344,23 +344,32 @@ def analyze(
         )
     first = decision.first
     if first is not None and never_entered:
-        if first.record.rank in never_entered:
-            notes.append("the flight-recorder dumps agree: it never entered the collective its peers wait on")
-        else:
-            notes.append(
-                f"the flight-recorder dumps name rank(s) {', '.join(map(str, never_entered))} as never entering the "
-                "collective its peers wait on, not this rank"
-            )
+        notes.append(_dumps_agree(first.record.rank, never_entered))
+    ranks, notes_out = tuple(e.record for e in entries), tuple(notes)
+    if first is None:
+        return HangsRecord(
+            verdict="undecided", missing=missing_text, reason=decision.reason, ranks=ranks, notes=notes_out
+        )
     return HangsRecord(
-        verdict="named" if first is not None else "undecided",
-        first_stopped=first.record.process if first is not None else None,
-        first_stopped_rank=first.record.rank if first is not None else None,
-        decided_by=decision.decided_by if first is not None else None,
-        waiting=tuple(e.record.process for e in decision.waiting) if first is not None else (),
+        verdict="named",
+        first_stopped=first.record.process,
+        first_stopped_rank=first.record.rank,
+        decided_by=decision.decided_by,
+        waiting=tuple(e.record.process for e in decision.waiting),
         missing=missing_text,
         reason=decision.reason,
-        ranks=tuple(e.record for e in entries),
-        notes=tuple(notes),
+        ranks=ranks,
+        notes=notes_out,
+    )
+
+
+def _dumps_agree(rank: int | None, never_entered: list[int]) -> str:
+    """Whether the flight-recorder dumps name the same rank as the one the snapshots show stopped first."""
+    if rank in never_entered:
+        return "the flight-recorder dumps agree: it never entered the collective its peers wait on"
+    return (
+        f"the flight-recorder dumps name rank(s) {', '.join(map(str, never_entered))} as never entering the "
+        "collective its peers wait on, not this rank"
     )
 
 

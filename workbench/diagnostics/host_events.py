@@ -101,6 +101,11 @@ def _place(e: Event) -> str:
 
 def observations(events: list[Event]) -> list[tuple[str, list[Evidence]]]:
     """Host events worded as observations (text and evidence), one per link, host or step."""
+    return [*_link_observations(events), *_pcie_observations(events), *_clock_step_observations(events)]
+
+
+def _link_observations(events: list[Event]) -> list[tuple[str, list[Evidence]]]:
+    """One per link that went down: how often it went down and came up, and when."""
     out: list[tuple[str, list[Evidence]]] = []
     links: dict[tuple[str | None, str, str], list[Event]] = defaultdict(list)
     for e in events:
@@ -122,6 +127,12 @@ def observations(events: list[Event]) -> list[tuple[str, list[Evidence]]]:
                 [e.evidence() for e in seen[:8]],
             )
         )
+    return out
+
+
+def _pcie_observations(events: list[Event]) -> list[tuple[str, list[Evidence]]]:
+    """One per host with corrected PCIe errors: how many, from which devices, when."""
+    out: list[tuple[str, list[Evidence]]] = []
     pcie: dict[str | None, list[Event]] = defaultdict(list)
     for e in events:
         if e.kind == PCIE_CORRECTED_KIND:
@@ -138,13 +149,17 @@ def observations(events: list[Event]) -> list[tuple[str, list[Evidence]]]:
                 [e.evidence() for e in seen[:8]],
             )
         )
-    for e in events:
-        if e.kind == CLOCK_STEP_KIND:
-            out.append(
-                (
-                    f"The clock of {_place(e)} was stepped by {e.values.get('step_s')} s at {_when(e)}: on that "
-                    "host, the time between a stamp before it and a stamp after it reads off by that step.",
-                    [e.evidence()],
-                )
-            )
     return out
+
+
+def _clock_step_observations(events: list[Event]) -> list[tuple[str, list[Evidence]]]:
+    """One per clock step: the host's times on either side of it are off by the step."""
+    return [
+        (
+            f"The clock of {_place(e)} was stepped by {e.values.get('step_s')} s at {_when(e)}: on that "
+            "host, the time between a stamp before it and a stamp after it reads off by that step.",
+            [e.evidence()],
+        )
+        for e in events
+        if e.kind == CLOCK_STEP_KIND
+    ]

@@ -18,7 +18,7 @@ import calendar
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -453,176 +453,239 @@ def _read_prefixes(line: str, stamp: _Stamp) -> tuple[str, int | None, str]:
 
 
 def _match(msg: str) -> tuple[str, EventRole, EventValues] | None:
-    """(kind, role, values) for a message with prefixes removed, or None."""
+    """(kind, role, values) for a message with prefixes removed, or None: the first signature that matches,
+    in the order of the tables (the engine's KV-cache refusal and the host's events first)."""
     kv = engine_logs.kv_cache_refusal(msg) if "cache" in msg or "memory" in msg else None
     if kv is not None:
         return engine_logs.KV_CACHE_KIND, "failure", kv
     host = host_events.match(msg)
     if host is not None:
         return host
-    m = _XID.search(msg)
-    if m:
-        code = int(m.group(3))
-        values: EventValues = {"code": code, "pci": _pci(m.group(1)), "detail": m.group(4)[:200]}
-        if m.group(2):
-            values["mig_gpu_instance"] = int(m.group(2))
-        pid = _XID_PID.search(m.group(4))
-        if pid:
-            values["pid"] = int(pid.group(1)) if pid.group(1) else None
-        name = _XID_NAME.search(m.group(4))
-        if name:
-            values["process"] = name.group(1)
-        return "xid", _xid_role(code), values
-    m = _FELL_OFF.search(msg)
-    if m:
-        return (
-            "xid",
-            "failure",
-            {
-                "code": 79,
-                "pci": _pci(m.group(1)),
-                "detail": "GPU has fallen off the bus (no Xid line)",
-                "inferred": True,
-            },
-        )
-    m = _SXID.search(msg)
-    if m:
-        fatal = m.group(3).lower() == "fatal"
-        return "sxid", "failure" if fatal else "info", {"code": int(m.group(2)), "pci": m.group(1), "fatal": fatal}
-    m = _CUDA_OOM.search(msg)
-    if m:
-        values = {}
-        if m.group(1):
-            values["requested"] = m.group(1)
-        g = _OOM_GPU.search(msg)
-        if g:
-            values["gpu"] = int(g.group(1) or g.group(2))
-        return "cuda_oom", "failure", values
-    m = _CUDA_HW.search(msg)
-    if m:
-        return "cuda_device_error", "failure", {"signature": m.group(0)}
-    m = _GPU_ALLOC.search(msg)
-    if m:
-        return "gpu_alloc_failure", "failure", {"signature": m.group(0)}
-    m = _KILLED.search(msg)
-    if m:
-        return (
-            "host_oom_kill",
-            "failure",
-            {"pid": int(m.group(1)), "process": m.group(2), "cgroup": msg.lstrip().startswith("Memory cgroup")},
-        )
-    m = _OOM_KILL_LINE.search(msg)
-    if m:
-        values = {"constraint": m.group(1)}
-        if m.group(3):
-            values["process"], values["pid"] = m.group(2), int(m.group(3))
-        return "host_oom_kill", "failure", values
-    m = _OOM_INVOKED.search(msg)
-    if m:
-        return "oom_invoked", "info", {"process": m.group(1)}
-    m = _OOM_REAPER.search(msg)
-    if m:
-        return "oom_reaper", "info", {"pid": int(m.group(1)), "process": m.group(2)}
-    m = _SLURM_OOM.search(msg)
-    if m:
-        return "slurm_oom", "failure", {"events": int(m.group(1)), "step": m.group(2)}
-    m = _SRUN_OOM.search(msg)
-    if m:
-        return "slurm_oom", "failure", {"node": m.group(1), "tasks": m.group(2)}
-    if _K8S_OOM.search(msg):
-        return "k8s_oomkilled", "failure", {}
-    m = _SEGFAULT.search(msg)
-    if m:
-        return "segfault", "failure", {"process": m.group(1), "pid": int(m.group(2)), "library": m.group(3)}
-    if (
-        "NVRM" in msg
-        or "BUG" in msg
-        or "panic" in msg
-        or "Oops" in msg
-        or "LOCKUP" in msg
-        or "blocked for" in msg
-        or "Hardware Error" in msg
-        or "achine" in msg
-    ):
-        for sig in KERNEL_SIGNATURES:
-            m = sig.pattern.search(msg)
-            if m:
-                detail = next((g for g in m.groups() if g), "")
-                return sig.kind, sig.role, {"detail": detail.strip()[:200]} if detail else {}
-    m = _WATCHDOG.search(msg)
-    if m:
-        values = {"seq": int(m.group(2)), "op": m.group(3), "timeout_ms": int(m.group(6)), "ran_ms": int(m.group(7))}
-        if m.group(1):
-            values["rank"] = int(m.group(1))
-        if m.group(4):
-            values["numel_in"], values["numel_out"] = int(m.group(4)), int(m.group(5))
-        return "watchdog_timeout", "follower", values
-    m = _WATCHDOG_COUNTERS.search(msg)
-    if m:
-        return (
-            "watchdog_counters",
-            "follower",
-            {
-                "pg_id": m.group(1),
-                "pg_desc": m.group(3) or "",
-                "rank": int(m.group(4)),
-                "work": int(m.group(5)),
-                "last_enqueued": int(m.group(6)),
-                "last_completed": int(m.group(7)),
-            },
-        )
-    m = _DUMP_SIGNAL.search(msg)
-    if m:
-        return "dump_signal", "follower", {"from_rank": int(m.group(1)) if m.group(1) else "self"}
-    m = _NCCL_WARN.search(msg)
-    if m:
-        return (
-            "nccl_warn",
-            "follower",
-            {
-                "host": m.group(1),
-                "pid": int(m.group(2)),
-                "cuda_dev": int(m.group(4)),
-                "where": m.group(5),
-                "message": m.group(6)[:200],
-            },
-        )
-    m = _NCCL_WARN_ANY.search(msg)
-    if m:
-        return "nccl_warn", "follower", {"message": m.group(1)[:200]}
-    m = _SIGNAL_PID.search(msg)
-    if m:
-        return "signal", "outcome", {"signal": int(m.group(1)), "name": m.group(2), "pid": int(m.group(3))}
-    m = _AGENT_FAILED.search(msg)
-    if m:
-        code = int(m.group(1))
-        return (
-            "exit",
-            "outcome",
-            {"exitcode": code, "local_rank": int(m.group(2)), "pid": int(m.group(3)), **_signal_of(code)},
-        )
-    m = _CLOSING.search(msg)
-    if m:
-        return "teardown_signal", "follower", {"pid": int(m.group(1)), "signal": m.group(2)}
-    m = _SRUN_EXIT.search(msg)
-    if m:
-        return "exit", "outcome", {"node": m.group(1), "tasks": m.group(2), "how": m.group(3)}
-    m = _SLURM_CANCEL.search(msg)
-    if m:
-        reason = (m.group(4) or "").strip()
-        role: EventRole = "failure" if reason == "NODE FAILURE" else "outcome"
-        return "slurm_cancel", role, {"job": m.group(1), "node": m.group(2), "at": m.group(3), "reason": reason}
-    m = _SHELL_DEATH.match(msg.strip())
-    if m:
-        return "exit", "outcome", {"how": m.group(1), **_signal_of(_SHELL_SIGNALS[m.group(1)], negative=False)}
-    if _NCCL_ERROR.search(msg):
-        return "nccl_error", "follower", {"remote": "ncclRemoteError" in msg or "remote process exited" in msg}
-    m = _K8S_EXIT.search(msg)
-    if m:
-        code = int(m.group(1) or m.group(2))
-        if code:
-            return "exit", "outcome", {"exitcode": code, **_signal_of(code - 128 if code > 128 else 0, negative=False)}
+    return _first(_SIGNATURES_BEFORE_KERNEL, msg) or _kernel(msg) or _first(_SIGNATURES_AFTER_KERNEL, msg)
+
+
+@dataclass(frozen=True)
+class LineSignature:
+    """A signature with values of its own: the pattern, the event's kind, its role (or the rule that reads
+    the role from the values) and what the match says (``extract``: None when the line is no event after all)."""
+
+    pattern: re.Pattern[str]
+    kind: str
+    role: EventRole | Callable[[EventValues], EventRole]
+    extract: Callable[[re.Match[str], str], EventValues | None]
+    stripped: bool = False  # matched at the start of the stripped message, not searched for
+
+    def find(self, msg: str) -> tuple[str, EventRole, EventValues] | None:
+        m = self.pattern.match(msg.strip()) if self.stripped else self.pattern.search(msg)
+        values = self.extract(m, msg) if m else None
+        if values is None:
+            return None
+        return self.kind, self.role(values) if callable(self.role) else self.role, values
+
+
+def _first(signatures: tuple[LineSignature, ...], msg: str) -> tuple[str, EventRole, EventValues] | None:
+    for sig in signatures:
+        found = sig.find(msg)
+        if found is not None:
+            return found
     return None
+
+
+# Words one of the kernel signatures needs: most lines skip their nine searches.
+_KERNEL_WORDS = ("NVRM", "BUG", "panic", "Oops", "LOCKUP", "blocked for", "Hardware Error", "achine")
+
+
+def _kernel(msg: str) -> tuple[str, EventRole, EventValues] | None:
+    if not any(word in msg for word in _KERNEL_WORDS):
+        return None
+    for sig in KERNEL_SIGNATURES:
+        m = sig.pattern.search(msg)
+        if m:
+            detail = next((g for g in m.groups() if g), "")
+            return sig.kind, sig.role, {"detail": detail.strip()[:200]} if detail else {}
+    return None
+
+
+def _xid(m: re.Match[str], _msg: str) -> EventValues:
+    values: EventValues = {"code": int(m.group(3)), "pci": _pci(m.group(1)), "detail": m.group(4)[:200]}
+    if m.group(2):
+        values["mig_gpu_instance"] = int(m.group(2))
+    pid = _XID_PID.search(m.group(4))
+    if pid:
+        values["pid"] = int(pid.group(1)) if pid.group(1) else None
+    name = _XID_NAME.search(m.group(4))
+    if name:
+        values["process"] = name.group(1)
+    return values
+
+
+def _cuda_oom(m: re.Match[str], msg: str) -> EventValues:
+    values: EventValues = {}
+    if m.group(1):
+        values["requested"] = m.group(1)
+    g = _OOM_GPU.search(msg)
+    if g:
+        values["gpu"] = int(g.group(1) or g.group(2))
+    return values
+
+
+def _oom_kill_line(m: re.Match[str], _msg: str) -> EventValues:
+    values: EventValues = {"constraint": m.group(1)}
+    if m.group(3):
+        values["process"], values["pid"] = m.group(2), int(m.group(3))
+    return values
+
+
+def _watchdog(m: re.Match[str], _msg: str) -> EventValues:
+    values: EventValues = {
+        "seq": int(m.group(2)),
+        "op": m.group(3),
+        "timeout_ms": int(m.group(6)),
+        "ran_ms": int(m.group(7)),
+    }
+    if m.group(1):
+        values["rank"] = int(m.group(1))
+    if m.group(4):
+        values["numel_in"], values["numel_out"] = int(m.group(4)), int(m.group(5))
+    return values
+
+
+def _k8s_exit(m: re.Match[str], _msg: str) -> EventValues | None:
+    code = int(m.group(1) or m.group(2))
+    if not code:
+        return None
+    return {"exitcode": code, **_signal_of(code - 128 if code > 128 else 0, negative=False)}
+
+
+def _slurm_cancel(m: re.Match[str], _msg: str) -> EventValues:
+    return {"job": m.group(1), "node": m.group(2), "at": m.group(3), "reason": (m.group(4) or "").strip()}
+
+
+_SIGNATURES_BEFORE_KERNEL: tuple[LineSignature, ...] = (
+    LineSignature(_XID, "xid", lambda v: _xid_role(int(v["code"])), _xid),
+    LineSignature(
+        _FELL_OFF,
+        "xid",
+        "failure",
+        lambda m, _: {
+            "code": 79,
+            "pci": _pci(m.group(1)),
+            "detail": "GPU has fallen off the bus (no Xid line)",
+            "inferred": True,
+        },
+    ),
+    LineSignature(
+        _SXID,
+        "sxid",
+        lambda v: "failure" if v["fatal"] else "info",
+        lambda m, _: {"code": int(m.group(2)), "pci": m.group(1), "fatal": m.group(3).lower() == "fatal"},
+    ),
+    LineSignature(_CUDA_OOM, "cuda_oom", "failure", _cuda_oom),
+    LineSignature(_CUDA_HW, "cuda_device_error", "failure", lambda m, _: {"signature": m.group(0)}),
+    LineSignature(_GPU_ALLOC, "gpu_alloc_failure", "failure", lambda m, _: {"signature": m.group(0)}),
+    LineSignature(
+        _KILLED,
+        "host_oom_kill",
+        "failure",
+        lambda m, msg: {
+            "pid": int(m.group(1)),
+            "process": m.group(2),
+            "cgroup": msg.lstrip().startswith("Memory cgroup"),
+        },
+    ),
+    LineSignature(_OOM_KILL_LINE, "host_oom_kill", "failure", _oom_kill_line),
+    LineSignature(_OOM_INVOKED, "oom_invoked", "info", lambda m, _: {"process": m.group(1)}),
+    LineSignature(_OOM_REAPER, "oom_reaper", "info", lambda m, _: {"pid": int(m.group(1)), "process": m.group(2)}),
+    LineSignature(_SLURM_OOM, "slurm_oom", "failure", lambda m, _: {"events": int(m.group(1)), "step": m.group(2)}),
+    LineSignature(_SRUN_OOM, "slurm_oom", "failure", lambda m, _: {"node": m.group(1), "tasks": m.group(2)}),
+    LineSignature(_K8S_OOM, "k8s_oomkilled", "failure", lambda m, _: {}),
+    LineSignature(
+        _SEGFAULT,
+        "segfault",
+        "failure",
+        lambda m, _: {"process": m.group(1), "pid": int(m.group(2)), "library": m.group(3)},
+    ),
+)
+
+_SIGNATURES_AFTER_KERNEL: tuple[LineSignature, ...] = (
+    LineSignature(_WATCHDOG, "watchdog_timeout", "follower", _watchdog),
+    LineSignature(
+        _WATCHDOG_COUNTERS,
+        "watchdog_counters",
+        "follower",
+        lambda m, _: {
+            "pg_id": m.group(1),
+            "pg_desc": m.group(3) or "",
+            "rank": int(m.group(4)),
+            "work": int(m.group(5)),
+            "last_enqueued": int(m.group(6)),
+            "last_completed": int(m.group(7)),
+        },
+    ),
+    LineSignature(
+        _DUMP_SIGNAL,
+        "dump_signal",
+        "follower",
+        lambda m, _: {"from_rank": int(m.group(1)) if m.group(1) else "self"},
+    ),
+    LineSignature(
+        _NCCL_WARN,
+        "nccl_warn",
+        "follower",
+        lambda m, _: {
+            "host": m.group(1),
+            "pid": int(m.group(2)),
+            "cuda_dev": int(m.group(4)),
+            "where": m.group(5),
+            "message": m.group(6)[:200],
+        },
+    ),
+    LineSignature(_NCCL_WARN_ANY, "nccl_warn", "follower", lambda m, _: {"message": m.group(1)[:200]}),
+    LineSignature(
+        _SIGNAL_PID,
+        "signal",
+        "outcome",
+        lambda m, _: {"signal": int(m.group(1)), "name": m.group(2), "pid": int(m.group(3))},
+    ),
+    LineSignature(
+        _AGENT_FAILED,
+        "exit",
+        "outcome",
+        lambda m, _: {
+            "exitcode": int(m.group(1)),
+            "local_rank": int(m.group(2)),
+            "pid": int(m.group(3)),
+            **_signal_of(int(m.group(1))),
+        },
+    ),
+    LineSignature(_CLOSING, "teardown_signal", "follower", lambda m, _: {"pid": int(m.group(1)), "signal": m.group(2)}),
+    LineSignature(
+        _SRUN_EXIT,
+        "exit",
+        "outcome",
+        lambda m, _: {"node": m.group(1), "tasks": m.group(2), "how": m.group(3)},
+    ),
+    LineSignature(
+        _SLURM_CANCEL,
+        "slurm_cancel",
+        lambda v: "failure" if v["reason"] == "NODE FAILURE" else "outcome",
+        _slurm_cancel,
+    ),
+    LineSignature(
+        _SHELL_DEATH,
+        "exit",
+        "outcome",
+        lambda m, _: {"how": m.group(1), **_signal_of(_SHELL_SIGNALS[m.group(1)], negative=False)},
+        stripped=True,
+    ),
+    LineSignature(
+        _NCCL_ERROR,
+        "nccl_error",
+        "follower",
+        lambda m, msg: {"remote": "ncclRemoteError" in msg or "remote process exited" in msg},
+    ),
+    LineSignature(_K8S_EXIT, "exit", "outcome", _k8s_exit),
+)
 
 
 def _pci(bus_id: str) -> str:
@@ -859,51 +922,20 @@ def _short(text: str) -> str:
 
 def _parse_lines(lines: Iterator[tuple[int, str]], name: str, host: str | None, rank: int | None) -> Iterator[Event]:
     after_traceback = False
-    in_report, section_root = False, False
-    record: _ChildReport | None = None
-    record_line = 0
+    report = _TorchrunReport(name, host)
     phases: dict[str, str] = {}  # process prefix -> the engine start-up phase its lines last named
     for number, line in lines:
         if len(line) > 65536:
             line = line[:65536]
         stamp: _Stamp = {}
         body, prefix_rank, process = _read_prefixes(line, stamp)
-        line_rank = rank if prefix_rank is None else prefix_rank
         opened = engine_logs.phase_of(body)
         if opened is not None:
             phases[process] = opened
-
-        # torchrun's ChildFailedError report: "field : value" lines, one record per "[N]:".
-        stripped = body.strip()
-        if _CHILD_FAILED_START.search(body) or (in_report and stripped == "Failures:"):
-            if record:
-                yield _child_event(record, name, record_line, host)
-            in_report, record = True, None
-            section_root = "Root Cause" in body
+        consumed, closed = report.feed(number, body)
+        yield from closed
+        if consumed:
             continue
-        if in_report:
-            f = _CHILD_FIELD.match(body)
-            if f:
-                if record is None:
-                    record, record_line = _ChildReport(section_root), number
-                record.fields[f.group(1)] = f.group(2).strip()
-                continue
-            if _CHILD_INDEX.match(body):
-                if record:
-                    yield _child_event(record, name, record_line, host)
-                record, record_line = _ChildReport(section_root), number
-                continue
-            if (
-                not stripped
-                or set(stripped) <= {"=", "-"}
-                or stripped == "<NO_OTHER_FAILURES>"
-                or stripped.endswith(" FAILED")
-            ):
-                continue
-            if record:
-                yield _child_event(record, name, record_line, host)
-            in_report, record = False, None
-
         if body.strip() == _TRACEBACK:
             after_traceback = True
             continue
@@ -912,43 +944,102 @@ def _parse_lines(lines: Iterator[tuple[int, str]], name: str, host: str | None, 
             matched = _exception(body, bare_ok=after_traceback)
             if matched is not None:
                 after_traceback = False
-        if matched is None:
-            continue
-        kind, role, values = matched
-        if process in phases and role == "failure":
-            values["phase"] = phases[process]
-        ev = Event(
-            kind,
-            role,
-            name,
-            number,
-            _short(line.strip()),
-            host=stamp.get("host") or host,
-            rank=line_rank,
-            values=values,
-        )
-        if kind == "nccl_warn" and "host" in values:
-            ev.host = values["host"]
-        if kind == "watchdog_timeout" and "rank" in values and ev.rank is None:
-            ev.rank = values["rank"]
-        if kind == "watchdog_counters" and ev.rank is None:
-            ev.rank = values["rank"]
-        if kind == "xid":
-            info = xid_catalog.lookup(values["code"])
-            values["catalog"] = info.to_json() if info else None
-        elif kind in _KERNEL_KINDS:
-            values["class"] = SIGNATURE_CLASS[kind]
-            values["meaning"] = SIGNATURE_MEANING[kind]
-        if "printk_level" in stamp:
-            values["printk_level"] = stamp["printk_level"]
-        ev.time = stamp.get("time")
-        ev.resolution = stamp.get("resolution", 0.0)
-        ev.since_boot = stamp.get("since_boot")
-        ev.partial = stamp.get("partial")
-        ev.naive = stamp.get("naive", False)
-        yield ev
-    if record:
-        yield _child_event(record, name, record_line, host)
+        if matched is not None:
+            where = _Where(name, number, line, host, rank if prefix_rank is None else prefix_rank)
+            yield _event(matched, where, stamp, phases.get(process))
+    yield from report.finish()
+
+
+@dataclass(frozen=True)
+class _Where:
+    """The line an event is read from: file, number, text, and the host and rank its prefixes (or the file) name."""
+
+    name: str
+    number: int
+    line: str
+    host: str | None
+    rank: int | None
+
+
+def _event(matched: tuple[str, EventRole, EventValues], where: _Where, stamp: _Stamp, phase: str | None) -> Event:
+    """The event of a matched line: its values completed (engine phase, catalog, class), its time from the stamp."""
+    kind, role, values = matched
+    if phase is not None and role == "failure":
+        values["phase"] = phase
+    ev = Event(
+        kind,
+        role,
+        where.name,
+        where.number,
+        _short(where.line.strip()),
+        host=stamp.get("host") or where.host,
+        rank=where.rank,
+        values=values,
+    )
+    if kind == "nccl_warn" and "host" in values:
+        ev.host = values["host"]
+    if kind == "watchdog_timeout" and "rank" in values and ev.rank is None:
+        ev.rank = values["rank"]
+    if kind == "watchdog_counters" and ev.rank is None:
+        ev.rank = values["rank"]
+    if kind == "xid":
+        info = xid_catalog.lookup(values["code"])
+        values["catalog"] = info.to_json() if info else None
+    elif kind in _KERNEL_KINDS:
+        values["class"] = SIGNATURE_CLASS[kind]
+        values["meaning"] = SIGNATURE_MEANING[kind]
+    if "printk_level" in stamp:
+        values["printk_level"] = stamp["printk_level"]
+    ev.time = stamp.get("time")
+    ev.resolution = stamp.get("resolution", 0.0)
+    ev.since_boot = stamp.get("since_boot")
+    ev.partial = stamp.get("partial")
+    ev.naive = stamp.get("naive", False)
+    return ev
+
+
+class _TorchrunReport:
+    """torchrun's ChildFailedError report: "field : value" lines, one record per "[N]:", read as the lines come."""
+
+    def __init__(self, name: str, host: str | None) -> None:
+        self.name, self.host = name, host
+        self.open, self.root_cause = False, False
+        self.record: _ChildReport | None = None
+        self.record_line = 0
+
+    def feed(self, number: int, body: str) -> tuple[bool, list[Event]]:
+        """Whether the line is the report's (then no signature is looked for in it), and the records it closed."""
+        stripped = body.strip()
+        if _CHILD_FAILED_START.search(body) or (self.open and stripped == "Failures:"):
+            closed = self.finish()
+            self.open, self.root_cause = True, "Root Cause" in body
+            return True, closed
+        if not self.open:
+            return False, []
+        field_line = _CHILD_FIELD.match(body)
+        if field_line:
+            if self.record is None:
+                self.record, self.record_line = _ChildReport(self.root_cause), number
+            self.record.fields[field_line.group(1)] = field_line.group(2).strip()
+            return True, []
+        if _CHILD_INDEX.match(body):
+            closed = self.finish()
+            self.record, self.record_line = _ChildReport(self.root_cause), number
+            return True, closed
+        if (
+            not stripped
+            or set(stripped) <= {"=", "-"}
+            or stripped == "<NO_OTHER_FAILURES>"
+            or stripped.endswith(" FAILED")
+        ):
+            return True, []
+        self.open = False
+        return False, self.finish()
+
+    def finish(self) -> list[Event]:
+        """The record still open, as an event (none when there is none)."""
+        record, self.record = self.record, None
+        return [_child_event(record, self.name, self.record_line, self.host)] if record else []
 
 
 _CHILD_RANK = re.compile(r"(-?\d+)(?: \(local_rank: (\d+)\))?")

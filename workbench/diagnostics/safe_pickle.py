@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import pickletools
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from workbench.errors import BadInput
@@ -78,41 +79,6 @@ _SCALARS = frozenset(
         "BINBYTES8",
     }
 )
-_ALLOWED = _SCALARS | {
-    "PROTO",
-    "FRAME",
-    "STOP",
-    "MARK",
-    "POP",
-    "POP_MARK",
-    "DUP",
-    "NONE",
-    "NEWTRUE",
-    "NEWFALSE",
-    "EMPTY_DICT",
-    "DICT",
-    "SETITEM",
-    "SETITEMS",
-    "EMPTY_LIST",
-    "LIST",
-    "APPEND",
-    "APPENDS",
-    "EMPTY_TUPLE",
-    "TUPLE",
-    "TUPLE1",
-    "TUPLE2",
-    "TUPLE3",
-    "EMPTY_SET",
-    "ADDITEMS",
-    "FROZENSET",
-    "PUT",
-    "BINPUT",
-    "LONG_BINPUT",
-    "MEMOIZE",
-    "GET",
-    "BINGET",
-    "LONG_BINGET",
-}
 
 
 class UnsafePickle(BadInput):
@@ -148,24 +114,11 @@ def load_path(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Any:
 
 def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
     """Interpret the opcode stream in ``stream``; refuse anything but plain data."""
-    stack: list[Any] = []
-    memo: dict[int, Any] = {}
-    nesting = _Nesting(source)  # a tuple key 2M deep would overflow the C stack when hashed
-    keys = _KeyWork(source, nesting)  # no hash flood in a dict or set, and bounded hashing work
+    machine = _Machine(source)
     try:
-        # Values so far, a back-reference to a container counting its items: a lower bound
-        # of the final count (check_expanded_size), so a flood of references stops early.
-        seen = 0
         for opcode, arg, pos in pickletools.genops(stream):
             name = opcode.name
-            seen += 1
-            if seen > MAX_PICKLE_OBJECTS:
-                raise exceeded(
-                    source,
-                    "holds more values (counting each shared reference) than",
-                    f"{MAX_PICKLE_OBJECTS:,}",
-                    where=f"byte {pos}",
-                )
+            machine.count(pos)
             where = f"byte {pos}" if pos is not None else None
             if name not in _ALLOWED:
                 raise UnsafePickle(
@@ -174,99 +127,167 @@ def load_plain(stream: BinaryIO, *, source: str | Path | None = None) -> Any:
                     "(only plain dicts, lists, tuples, strings and numbers are read)",
                     where=where,
                 )
-            if name in _SCALARS:
-                if type(arg) is int and arg.bit_length() > 14_000:  # str() refuses more than 4,300 digits
-                    raise BadInput(
-                        source,
-                        f"an integer of {arg.bit_length():,} bits (more than 4,300 digits) cannot be read",
-                        where=where,
-                    )
-                stack.append(arg)
-            elif name == "STOP":
-                if len(stack) != 1:
-                    raise ValueError("STOP with a malformed stack")
-                result = stack.pop()
-                # Back-references (GET) make sharing cheap in the pickle but not for the
-                # readers, who see every reference as a copy: count the tree.
-                check_expanded_size(result, source)
-                return result
-            elif name in ("PROTO", "FRAME"):
-                continue
-            elif name == "MARK":
-                stack.append(_MARK)
-            elif name == "POP":
-                stack.pop()
-            elif name == "POP_MARK":
-                _pop_to_mark(stack)
-            elif name == "DUP":
-                stack.append(stack[-1])
-            elif name == "NONE":
-                stack.append(None)
-            elif name == "NEWTRUE":
-                stack.append(True)
-            elif name == "NEWFALSE":
-                stack.append(False)
-            elif name == "EMPTY_DICT":
-                stack.append({})
-            elif name == "DICT":
-                items = _pop_to_mark(stack)
-                if len(items) % 2:
-                    raise ValueError("DICT with an odd number of items")
-                stack.append(_fill({}, items, keys, where))
-            elif name == "SETITEM":
-                value, key = stack.pop(), stack.pop()
-                _fill(_as(stack[-1], dict), [key, value], keys, where)
-            elif name == "SETITEMS":
-                items = _pop_to_mark(stack)
-                if len(items) % 2:
-                    raise ValueError("SETITEMS with an odd number of items")
-                _fill(_as(stack[-1], dict), items, keys, where)
-            elif name == "EMPTY_LIST":
-                stack.append([])
-            elif name == "LIST":
-                stack.append(_pop_to_mark(stack))
-            elif name == "APPEND":
-                value = stack.pop()
-                _as(stack[-1], list).append(value)
-            elif name == "APPENDS":
-                items = _pop_to_mark(stack)
-                _as(stack[-1], list).extend(items)
-            elif name == "EMPTY_TUPLE":
-                stack.append(())
-            elif name == "TUPLE":
-                stack.append(nesting.built(tuple(_pop_to_mark(stack)), where))
-            elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
-                n = int(name[-1])
-                if len(stack) < n:
-                    raise ValueError(f"{name} on a short stack")
-                items = stack[-n:]
-                del stack[-n:]
-                stack.append(nesting.built(tuple(items), where))
-            elif name == "EMPTY_SET":
-                stack.append(set())
-            elif name == "ADDITEMS":
-                items = _pop_to_mark(stack)
-                _add(_as(stack[-1], set), items, keys, where)
-            elif name == "FROZENSET":
-                items = _pop_to_mark(stack)
-                nesting.check(items, where)
-                stack.append(nesting.built(frozenset(_add(set(), items, keys, where)), where))
-            elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
-                memo[int(arg)] = stack[-1]
-            elif name == "MEMOIZE":
-                memo[len(memo)] = stack[-1]
-            elif name in ("GET", "BINGET", "LONG_BINGET"):
-                value = memo[int(arg)]
-                if isinstance(value, (dict, list, tuple, set, frozenset)):
-                    seen += len(value)
-                stack.append(value)
-            else:  # pragma: no cover - _ALLOWED and the branches above are kept in step
-                raise UnsafePickle(source, f"pickle opcode {name} is not handled", where=where)
+            if name == "STOP":
+                return machine.stop()
+            _STEPS[name](machine, name, arg, where)
     except UnsafePickle:
         raise
     except (ValueError, KeyError, IndexError, TypeError, EOFError, UnicodeDecodeError) as exc:
         raise BadInput(source, f"not a readable pickle ({type(exc).__name__}: {exc})") from None
     raise BadInput(source, "pickle ended without STOP (truncated?)")
+
+
+class _Machine:
+    """The pickle machine's state (its stack and memo) and one method per kind of plain-data opcode
+    (``_STEPS`` maps each allowed opcode to its method: nothing else is ever interpreted)."""
+
+    def __init__(self, source: str | Path | None) -> None:
+        self.source = source
+        self.stack: list[Any] = []
+        self.memo: dict[int, Any] = {}
+        self.nesting = _Nesting(source)  # a tuple key 2M deep would overflow the C stack when hashed
+        self.keys = _KeyWork(source, self.nesting)  # no hash flood in a dict or set, and bounded hashing work
+        # Values so far, a back-reference to a container counting its items: a lower bound
+        # of the final count (check_expanded_size), so a flood of references stops early.
+        self.seen = 0
+
+    def count(self, pos: int | None) -> None:
+        self.seen += 1
+        if self.seen > MAX_PICKLE_OBJECTS:
+            raise exceeded(
+                self.source,
+                "holds more values (counting each shared reference) than",
+                f"{MAX_PICKLE_OBJECTS:,}",
+                where=f"byte {pos}",
+            )
+
+    def stop(self) -> Any:
+        if len(self.stack) != 1:
+            raise ValueError("STOP with a malformed stack")
+        result = self.stack.pop()
+        # Back-references (GET) make sharing cheap in the pickle but not for the
+        # readers, who see every reference as a copy: count the tree.
+        check_expanded_size(result, self.source)
+        return result
+
+    def scalar(self, _name: str, arg: Any, where: str | None) -> None:
+        if type(arg) is int and arg.bit_length() > 14_000:  # str() refuses more than 4,300 digits
+            raise BadInput(
+                self.source,
+                f"an integer of {arg.bit_length():,} bits (more than 4,300 digits) cannot be read",
+                where=where,
+            )
+        self.stack.append(arg)
+
+    def skip(self, _name: str, _arg: Any, _where: str | None) -> None:
+        pass
+
+    def mark(self, _name: str, _arg: Any, _where: str | None) -> None:
+        self.stack.append(_MARK)
+
+    def pop(self, _name: str, _arg: Any, _where: str | None) -> None:
+        self.stack.pop()
+
+    def pop_mark(self, _name: str, _arg: Any, _where: str | None) -> None:
+        _pop_to_mark(self.stack)
+
+    def dup(self, _name: str, _arg: Any, _where: str | None) -> None:
+        self.stack.append(self.stack[-1])
+
+    def constant(self, name: str, _arg: Any, _where: str | None) -> None:
+        self.stack.append(_CONSTANTS[name])
+
+    def empty(self, name: str, _arg: Any, _where: str | None) -> None:
+        self.stack.append(_EMPTY[name]())
+
+    def dict_(self, _name: str, _arg: Any, where: str | None) -> None:
+        items = _pop_to_mark(self.stack)
+        if len(items) % 2:
+            raise ValueError("DICT with an odd number of items")
+        self.stack.append(_fill({}, items, self.keys, where))
+
+    def setitem(self, _name: str, _arg: Any, where: str | None) -> None:
+        value, key = self.stack.pop(), self.stack.pop()
+        _fill(_as(self.stack[-1], dict), [key, value], self.keys, where)
+
+    def setitems(self, _name: str, _arg: Any, where: str | None) -> None:
+        items = _pop_to_mark(self.stack)
+        if len(items) % 2:
+            raise ValueError("SETITEMS with an odd number of items")
+        _fill(_as(self.stack[-1], dict), items, self.keys, where)
+
+    def list_(self, _name: str, _arg: Any, _where: str | None) -> None:
+        self.stack.append(_pop_to_mark(self.stack))
+
+    def append(self, _name: str, _arg: Any, _where: str | None) -> None:
+        value = self.stack.pop()
+        _as(self.stack[-1], list).append(value)
+
+    def appends(self, _name: str, _arg: Any, _where: str | None) -> None:
+        items = _pop_to_mark(self.stack)
+        _as(self.stack[-1], list).extend(items)
+
+    def tuple_(self, _name: str, _arg: Any, where: str | None) -> None:
+        self.stack.append(self.nesting.built(tuple(_pop_to_mark(self.stack)), where))
+
+    def tuple_n(self, name: str, _arg: Any, where: str | None) -> None:
+        n = int(name[-1])
+        if len(self.stack) < n:
+            raise ValueError(f"{name} on a short stack")
+        items = self.stack[-n:]
+        del self.stack[-n:]
+        self.stack.append(self.nesting.built(tuple(items), where))
+
+    def additems(self, _name: str, _arg: Any, where: str | None) -> None:
+        items = _pop_to_mark(self.stack)
+        _add(_as(self.stack[-1], set), items, self.keys, where)
+
+    def frozenset_(self, _name: str, _arg: Any, where: str | None) -> None:
+        items = _pop_to_mark(self.stack)
+        self.nesting.check(items, where)
+        self.stack.append(self.nesting.built(frozenset(_add(set(), items, self.keys, where)), where))
+
+    def put(self, _name: str, arg: Any, _where: str | None) -> None:
+        self.memo[int(arg)] = self.stack[-1]
+
+    def memoize(self, _name: str, _arg: Any, _where: str | None) -> None:
+        self.memo[len(self.memo)] = self.stack[-1]
+
+    def get(self, _name: str, arg: Any, _where: str | None) -> None:
+        value = self.memo[int(arg)]
+        if isinstance(value, (dict, list, tuple, set, frozenset)):
+            self.seen += len(value)
+        self.stack.append(value)
+
+
+_CONSTANTS = {"NONE": None, "NEWTRUE": True, "NEWFALSE": False}
+_EMPTY: dict[str, Callable[[], Any]] = {"EMPTY_DICT": dict, "EMPTY_LIST": list, "EMPTY_TUPLE": tuple, "EMPTY_SET": set}
+# Every opcode that is read, and how; STOP ends the loop. Anything else is refused (REFUSED names the dangerous).
+_STEPS: dict[str, Callable[[_Machine, str, Any, str | None], None]] = {
+    **dict.fromkeys(_SCALARS, _Machine.scalar),
+    **dict.fromkeys(("PROTO", "FRAME"), _Machine.skip),
+    "MARK": _Machine.mark,
+    "POP": _Machine.pop,
+    "POP_MARK": _Machine.pop_mark,
+    "DUP": _Machine.dup,
+    **dict.fromkeys(_CONSTANTS, _Machine.constant),
+    **dict.fromkeys(_EMPTY, _Machine.empty),
+    "DICT": _Machine.dict_,
+    "SETITEM": _Machine.setitem,
+    "SETITEMS": _Machine.setitems,
+    "LIST": _Machine.list_,
+    "APPEND": _Machine.append,
+    "APPENDS": _Machine.appends,
+    "TUPLE": _Machine.tuple_,
+    **dict.fromkeys(("TUPLE1", "TUPLE2", "TUPLE3"), _Machine.tuple_n),
+    "ADDITEMS": _Machine.additems,
+    "FROZENSET": _Machine.frozenset_,
+    **dict.fromkeys(("PUT", "BINPUT", "LONG_BINPUT"), _Machine.put),
+    "MEMOIZE": _Machine.memoize,
+    **dict.fromkeys(("GET", "BINGET", "LONG_BINGET"), _Machine.get),
+}
+_ALLOWED = frozenset(_STEPS) | {"STOP"}
+assert not _ALLOWED & REFUSED
 
 
 class _Nesting:

@@ -126,22 +126,7 @@ def first_failure(events: list[Event], policy: ClockPolicy) -> FirstFailure:
         return FirstFailure("none", reason="no failure signature found in the inputs")
     placed = sorted((e for e in failures if e.time is not None), key=lambda e: e.time)
     if not placed:
-        earliest = _earliest_line_of_one_log(failures)
-        if earliest is not None:
-            return FirstFailure(
-                "named",
-                earliest,
-                [earliest],
-                reason=f"is the earliest failure line (line {earliest.line}) of the only log with failures, whose "
-                "lines are in the order they were written; no failure has a placed time stamp to order by",
-                only_consequences=only_consequences,
-            )
-        return FirstFailure(
-            "undecided",
-            candidates=failures[:10],
-            reason="no failure event has a usable time stamp",
-            only_consequences=only_consequences,
-        )
+        return _by_line(failures, only_consequences)
     first = placed[0]
     ties = [e for e in placed[1:] if not _same_origin(e, first) and e.time - first.time <= margin(first, e, policy)]
     earlier = [
@@ -155,6 +140,48 @@ def first_failure(events: list[Event], policy: ClockPolicy) -> FirstFailure:
     unplaced = [
         e for e in failures if e.time is None and not _same_origin(e, first) and "same_failure_as" not in e.values
     ]
+    doubt = _doubt(first, ties, earlier, unplaced, policy, only_consequences)
+    if doubt is not None:
+        return doubt
+    later = [e for e in placed if not _same_origin(e, first)]
+    reason = (
+        f"precedes the next failure elsewhere ({later[0].origin}) by {later[0].time - first.time:.3f} s, more than the "
+        f"clock uncertainty ({margin(first, later[0], policy):.3f} s)"
+        if later
+        else "is the only origin with a failure signature"
+    )
+    return FirstFailure("named", first, [first], reason=reason, only_consequences=only_consequences)
+
+
+def _by_line(failures: list[Event], only_consequences: bool) -> FirstFailure:
+    """No failure has a placed time: the earliest line of the only log with failures, else undecided."""
+    earliest = _earliest_line_of_one_log(failures)
+    if earliest is not None:
+        return FirstFailure(
+            "named",
+            earliest,
+            [earliest],
+            reason=f"is the earliest failure line (line {earliest.line}) of the only log with failures, whose "
+            "lines are in the order they were written; no failure has a placed time stamp to order by",
+            only_consequences=only_consequences,
+        )
+    return FirstFailure(
+        "undecided",
+        candidates=failures[:10],
+        reason="no failure event has a usable time stamp",
+        only_consequences=only_consequences,
+    )
+
+
+def _doubt(
+    first: Event,
+    ties: list[Event],
+    earlier: list[Event],
+    unplaced: list[Event],
+    policy: ClockPolicy,
+    only_consequences: bool,
+) -> FirstFailure | None:
+    """Undecided, and why, when another origin ties with the first failure, precedes it, or cannot be placed."""
     if ties:
         gap = ties[0].time - first.time
         return FirstFailure(
@@ -181,14 +208,7 @@ def first_failure(events: list[Event], policy: ClockPolicy) -> FirstFailure:
             reason=f"{len(unplaced)} failure events elsewhere have no time stamp and cannot be ordered",
             only_consequences=only_consequences,
         )
-    later = [e for e in placed if not _same_origin(e, first)]
-    reason = (
-        f"precedes the next failure elsewhere ({later[0].origin}) by {later[0].time - first.time:.3f} s, more than the "
-        f"clock uncertainty ({margin(first, later[0], policy):.3f} s)"
-        if later
-        else "is the only origin with a failure signature"
-    )
-    return FirstFailure("named", first, [first], reason=reason, only_consequences=only_consequences)
+    return None
 
 
 def _earliest_line_of_one_log(failures: list[Event]) -> Event | None:

@@ -107,14 +107,7 @@ class _Lines:
 
 
 def _read(reader: Iterator[list[str]], lines: _Lines, path: str, paired: bool) -> ArmValues:
-    header = next(reader, None)
-    if header is None:
-        raise BadInput(path, "empty file (expected a header round,arm,value)")
-    cols = [h.strip().lower() for h in header]
-    missing = [c for c in ("round", "arm", "value") if c not in cols]
-    if missing:
-        raise BadInput(path, f"missing column(s) {', '.join(missing)} (expected round,arm,value)", where="line 1")
-    ir, ia, iv = cols.index("round"), cols.index("arm"), cols.index("value")
+    ir, ia, iv, width = _header(next(reader, None), path)
     cells: dict[tuple[str, str], float] = {}
     rounds: dict[str, None] = {}  # in the order they first appear (a dict: membership in O(1))
     counts = dict.fromkeys(ARMS, 0)
@@ -123,14 +116,8 @@ def _read(reader: Iterator[list[str]], lines: _Lines, path: str, paired: bool) -
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) <= max(ir, ia, iv):
-            raise BadInput(path, f"expected {len(cols)} columns, found {len(row)}", where=where)
-        rnd, arm_text, value_text = row[ir].strip(), row[ia].strip(), row[iv].strip()
-        arm = ARM_NAMES.get(arm_text.lower())
-        if arm is None:
-            raise BadInput(path, f"unknown arm {_shown(arm_text)!r} (use A, B or A')", where=where)
-        if not rnd:
-            raise BadInput(path, "empty round", where=where)
-        value = _value(value_text, path, where)
+            raise BadInput(path, f"expected {width} columns, found {len(row)}", where=where)
+        rnd, arm, value = _cell(row[ir].strip(), row[ia].strip(), row[iv].strip(), path, where)
         if (rnd, arm) in cells:
             raise BadInput(path, f"round {_shown(rnd)!r} has two values for arm {arm}", where=where)
         counts[arm] += 1
@@ -146,17 +133,41 @@ def _read(reader: Iterator[list[str]], lines: _Lines, path: str, paired: bool) -
     present = [arm for arm in ARMS if counts[arm]]
     if "A" not in present or "B" not in present:
         raise BadInput(path, "needs values for both arms A and B")
-    order, notes = list(rounds), []
-    if paired:
-        dropped = [r for r in order if not all((r, arm) in cells for arm in present)]
-        if dropped:
-            more = f" and {len(dropped) - 20} more" if len(dropped) > 20 else ""
-            shown = ", ".join(_shown(r) for r in dropped[:20]) + more
-            notes.append(f"rounds without every arm were left out of the paired analysis: {shown}")
-        order = [r for r in order if all((r, arm) in cells for arm in present)]
+    order, notes = _rounds(list(rounds), cells, present) if paired else (list(rounds), [])
     values = {arm: [cells[(r, arm)] for r in order if (r, arm) in cells] for arm in present}
     slots = {arm: [i for i, r in enumerate(order) if (r, arm) in cells] for arm in present}
     return ArmValues(values, notes, slots)
+
+
+def _header(header: list[str] | None, path: str) -> tuple[int, int, int, int]:
+    """The columns of round, arm and value, and how many the header names."""
+    if header is None:
+        raise BadInput(path, "empty file (expected a header round,arm,value)")
+    cols = [h.strip().lower() for h in header]
+    missing = [c for c in ("round", "arm", "value") if c not in cols]
+    if missing:
+        raise BadInput(path, f"missing column(s) {', '.join(missing)} (expected round,arm,value)", where="line 1")
+    return cols.index("round"), cols.index("arm"), cols.index("value"), len(cols)
+
+
+def _cell(rnd: str, arm_text: str, value_text: str, path: str, where: str) -> tuple[str, str, float]:
+    arm = ARM_NAMES.get(arm_text.lower())
+    if arm is None:
+        raise BadInput(path, f"unknown arm {_shown(arm_text)!r} (use A, B or A')", where=where)
+    if not rnd:
+        raise BadInput(path, "empty round", where=where)
+    return rnd, arm, _value(value_text, path, where)
+
+
+def _rounds(order: list[str], cells: dict[tuple[str, str], float], present: list[str]) -> tuple[list[str], list[str]]:
+    """Paired: only the rounds with every arm present, and a note naming those left out."""
+    notes = []
+    dropped = [r for r in order if not all((r, arm) in cells for arm in present)]
+    if dropped:
+        more = f" and {len(dropped) - 20} more" if len(dropped) > 20 else ""
+        shown = ", ".join(_shown(r) for r in dropped[:20]) + more
+        notes.append(f"rounds without every arm were left out of the paired analysis: {shown}")
+    return [r for r in order if all((r, arm) in cells for arm in present)], notes
 
 
 def _value(text: str, path: str, where: str) -> float:

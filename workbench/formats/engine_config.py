@@ -211,7 +211,14 @@ def read_site(site: deployments.Site, file: Path | str) -> EngineSite | None:
     if engine == "kserve-huggingface" and settings.get("backend"):
         engine = "vllm" if settings["backend"] == "vllm" else f"kserve-huggingface ({settings['backend']})"
     config = _finish(settings, unparsed, env, site.env_unread)
-    stated: dict[str, object] = {}  # the optional fields the file states
+    stated = _stated(site, config, env)
+    return EngineSite(engine=engine, config=config, shape=site.shape, sources=sources, where=site.where, **stated)  # type: ignore[arg-type]
+
+
+def _stated(site: deployments.Site, config: dict[str, object], env: dict[str, str]) -> dict[str, object]:
+    """The optional fields the deployment states: engine revision (from the image), GPUs, accelerator,
+    model and weights (the model id at a pinned revision, or said to be unpinned)."""
+    stated: dict[str, object] = {}
     revision = image_revision(site.image) if site.image else None
     if revision:
         stated["engine_revision"] = revision
@@ -222,10 +229,9 @@ def read_site(site: deployments.Site, file: Path | str) -> EngineSite | None:
     model = config.get("model") or site.model or env.get("MODEL_ID") or env.get("MODEL_NAME")
     if model:
         stated["model"] = model
-        # Weights as deployed: the model id at a pinned revision, or said to be unpinned.
         pinned = config.get("revision")
         stated["weights"] = f"{model}@{pinned}" if pinned else f"{model} (hub, revision not pinned)"
-    return EngineSite(engine=engine, config=config, shape=site.shape, sources=sources, where=site.where, **stated)  # type: ignore[arg-type]
+    return stated
 
 
 def looks_like_deployment(head: str) -> bool:

@@ -333,102 +333,144 @@ def parse_flags(
 ) -> Parsed:
     """The settings an engine's own argument list states (after the launcher)."""
     env = env or {}
-    table = TABLES.get(engine, VLLM)
-    out = Parsed()
-    args = [expand(str(a), env) for a in argv]
-    i = 0
-    while i < len(args):
-        raw = str(argv[i])
-        arg = args[i]
-        i += 1
-        if not arg.startswith("-") or re.fullmatch(r"-\d+(\.\d+)?", arg):
-            if positional_model and "model" not in out.settings and not _unset(arg) and not arg.startswith(("'", '"')):
-                out.settings["model"] = arg
-            else:
-                out.unparsed.append(raw)
-            continue
-        if re.match(r"^-[^-=\s]*\s", arg) or re.match(r"^--[^=\s]+\s", arg):
-            out.unparsed.append(raw)  # "--max-num-seqs 256": a flag and its value in one element
-            continue
-        name, eq, value = arg.partition("=")
-        short_o = re.fullmatch(r"-O(\d+)", name)
-        if short_o:
-            out.settings["compilation_config"] = {"level": int(short_o.group(1))}
-            continue
-        norm = flag_name(name)
-        base, _, dotted = norm.partition(".")
-        flag = table.get(base)
-        negated = False
-        if flag is None and base.startswith("no_") and table.get(base[3:], Flag("", "")).kind == "bool":
-            flag, negated = table[base[3:]], True
-        if flag is None:
-            # Unknown to the table: readable only when it cannot take the next token.
-            if is_secret(base):
-                i += 0 if eq or i >= len(args) or args[i].startswith("-") else 1  # never recorded
-            elif eq and _unset(value):
-                out.unparsed.append(raw)
-            elif eq:
-                out.settings[norm] = scalar(value)
-            elif i >= len(args) or (args[i].startswith("-") and not re.fullmatch(r"-\d+(\.\d+)?", args[i])):
-                out.settings[norm] = True
-            else:
-                out.unparsed.append(f"{raw} {argv[i]}")
-                i += 1
-            continue
-        if dotted and flag.kind == "json":
-            if not eq and i < len(args):
-                value, eq = args[i], "="
-                i += 1
-            try:
-                _set_dotted(out.settings, flag.key, dotted.split("."), value)
-            except ValueError:
-                out.unparsed.append(raw)
-            continue
-        if flag.kind == "bool":
-            state = not negated
-            if eq:
-                try:
-                    state = _typed("bool", value) != negated
-                except ValueError:
-                    out.unparsed.append(raw)
-                    continue
-            elif i < len(args) and args[i].strip().lower() in _TRUE | _FALSE:
-                state = (args[i].strip().lower() in _TRUE) != negated  # --enable-chunked-prefill false
-                i += 1
-            out.settings[flag.key] = state != flag.negate
-            continue
-        if flag.kind == "list":
-            values = [value] if eq else []
-            while not eq and i < len(args) and not args[i].startswith("-"):
-                values.append(args[i])
-                i += 1
-            if not values or any(_unset(v) for v in values):
-                out.unparsed.append(raw)
-                continue
-            items = [scalar(v) for v in values]
-            previous = out.settings.get(flag.key)
-            out.settings[flag.key] = (previous if isinstance(previous, list) and base == "middleware" else []) + items
-            continue
-        if not eq:
-            if i >= len(args) or args[i].startswith("--"):
-                out.unparsed.append(raw)  # a flag that needs a value, without one
-                continue
-            value, raw = args[i], f"{raw} {argv[i]}"
-            i += 1
-        if flag.kind == "secret":
-            continue  # never recorded
-        if _unset(value):
-            if flag.key not in NOT_ENGINE:
-                out.unparsed.append(raw)  # a variable the file does not set
-            continue
-        try:
-            out.settings[flag.key] = _typed(flag.kind, value)
-        except ValueError:
-            out.unparsed.append(raw)
+    reader = _FlagReader(
+        TABLES.get(engine, VLLM), [str(a) for a in argv], [expand(str(a), env) for a in argv], positional_model
+    )
+    out = reader.read()
     if engine == "sglang" and isinstance(tokens := out.settings.get("max_num_batched_tokens"), int):
         out.settings["chunked_prefill"] = tokens > 0
     out.unparsed = [redact(u) for u in out.unparsed]
     return out
+
+
+def _is_number(arg: str) -> bool:
+    return re.fullmatch(r"-\d+(\.\d+)?", arg) is not None
+
+
+class _FlagReader:
+    """One pass over an argument list: each element is decided once (a positional, one element holding a flag
+    and its value, ``-O3``, a flag the table does not know, or one of a kind: dotted JSON, bool, list, valued),
+    and the decision takes the next element when it is the flag's value."""
+
+    def __init__(self, table: dict[str, Flag], raw: list[str], args: list[str], positional_model: bool) -> None:
+        self.table, self.raw, self.args, self.positional_model = table, raw, args, positional_model
+        self.i = 0
+        self.out = Parsed()
+
+    def read(self) -> Parsed:
+        while self.i < len(self.args):
+            raw, arg = self.raw[self.i], self.args[self.i]
+            self.i += 1
+            self._element(arg, raw)
+        return self.out
+
+    def _next(self) -> str | None:
+        return self.args[self.i] if self.i < len(self.args) else None
+
+    def _element(self, arg: str, raw: str) -> None:
+        if not arg.startswith("-") or _is_number(arg):
+            self._positional(arg, raw)
+            return
+        if re.match(r"^-[^-=\s]*\s", arg) or re.match(r"^--[^=\s]+\s", arg):
+            self.out.unparsed.append(raw)  # "--max-num-seqs 256": a flag and its value in one element
+            return
+        name, eq, value = arg.partition("=")
+        short_o = re.fullmatch(r"-O(\d+)", name)
+        if short_o:
+            self.out.settings["compilation_config"] = {"level": int(short_o.group(1))}
+            return
+        norm = flag_name(name)
+        base, _, dotted = norm.partition(".")
+        flag, negated = self.table.get(base), False
+        if flag is None and base.startswith("no_") and self.table.get(base[3:], Flag("", "")).kind == "bool":
+            flag, negated = self.table[base[3:]], True
+        if flag is None:
+            self._unknown(norm, base, eq, value, raw)
+        elif dotted and flag.kind == "json":
+            self._dotted(flag, dotted, eq, value, raw)
+        elif flag.kind == "bool":
+            self._bool(flag, negated, eq, value, raw)
+        elif flag.kind == "list":
+            self._list(flag, base, eq, value, raw)
+        else:
+            self._valued(flag, eq, value, raw)
+
+    def _positional(self, arg: str, raw: str) -> None:
+        settings = self.out.settings
+        if self.positional_model and "model" not in settings and not _unset(arg) and not arg.startswith(("'", '"')):
+            settings["model"] = arg
+        else:
+            self.out.unparsed.append(raw)
+
+    def _unknown(self, norm: str, base: str, eq: str, value: str, raw: str) -> None:
+        """A flag the table does not know: readable only when it cannot take the next token."""
+        following = self._next()
+        if is_secret(base):
+            self.i += 0 if eq or following is None or following.startswith("-") else 1  # never recorded
+        elif eq and _unset(value):
+            self.out.unparsed.append(raw)
+        elif eq:
+            self.out.settings[norm] = scalar(value)
+        elif following is None or (following.startswith("-") and not _is_number(following)):
+            self.out.settings[norm] = True
+        else:
+            self.out.unparsed.append(f"{raw} {self.raw[self.i]}")
+            self.i += 1
+
+    def _dotted(self, flag: Flag, dotted: str, eq: str, value: str, raw: str) -> None:
+        following = self._next()
+        if not eq and following is not None:
+            value = following
+            self.i += 1
+        try:
+            _set_dotted(self.out.settings, flag.key, dotted.split("."), value)
+        except ValueError:
+            self.out.unparsed.append(raw)
+
+    def _bool(self, flag: Flag, negated: bool, eq: str, value: str, raw: str) -> None:
+        state = not negated
+        following = self._next()
+        if eq:
+            try:
+                state = _typed("bool", value) != negated
+            except ValueError:
+                self.out.unparsed.append(raw)
+                return
+        elif following is not None and following.strip().lower() in _TRUE | _FALSE:
+            state = (following.strip().lower() in _TRUE) != negated  # --enable-chunked-prefill false
+            self.i += 1
+        self.out.settings[flag.key] = state != flag.negate
+
+    def _list(self, flag: Flag, base: str, eq: str, value: str, raw: str) -> None:
+        values = [value] if eq else []
+        while not eq and (following := self._next()) is not None and not following.startswith("-"):
+            values.append(following)
+            self.i += 1
+        if not values or any(_unset(v) for v in values):
+            self.out.unparsed.append(raw)
+            return
+        items = [scalar(v) for v in values]
+        previous = self.out.settings.get(flag.key)
+        self.out.settings[flag.key] = (previous if isinstance(previous, list) and base == "middleware" else []) + items
+
+    def _valued(self, flag: Flag, eq: str, value: str, raw: str) -> None:
+        if not eq:
+            following = self._next()
+            if following is None or following.startswith("--"):
+                self.out.unparsed.append(raw)  # a flag that needs a value, without one
+                return
+            value, raw = following, f"{raw} {self.raw[self.i]}"
+            self.i += 1
+        if flag.kind == "secret":
+            return  # never recorded
+        if _unset(value):
+            if flag.key not in NOT_ENGINE:
+                self.out.unparsed.append(raw)  # a variable the file does not set
+            return
+        try:
+            self.out.settings[flag.key] = _typed(flag.kind, value)
+        except ValueError:
+            self.out.unparsed.append(raw)
 
 
 def settings_from_mapping(values: dict[str, object], engine: str = "vllm") -> Parsed:

@@ -150,28 +150,14 @@ def parse_map(doc: object, source: str | Path, where: str = "[map]") -> RecordMa
     if not isinstance(columns, dict) or not columns:
         raise _bad(source, "[map.columns] must map at least one sample column to a field", f"{where}.columns")
     cols = tuple(_column(n, s, lens, source, f"{where}.columns.{n}") for n, s in columns.items())
-    dims: list[tuple[str, tuple[str, ...] | None, str | None]] = []
-    for name, spec in (doc.get("dimensions") or {}).items():
-        at = f"{where}.dimensions.{name}"
-        spec = {"field": spec} if isinstance(spec, str) else spec
-        if not isinstance(spec, dict) or len(spec) != 1 or not ({"field", "value"} & set(spec)):
-            raise _bad(source, "expected a field name, { field = ... } or { value = ... }", at)
-        if "value" in spec:
-            value = spec["value"]
-            if isinstance(value, (dict, list)) or not str(value).strip():
-                raise _bad(source, "a dimension's value is one non-empty text or number", at)
-            dims.append((str(name), None, str(value)))
-        else:
-            dims.append((str(name), _path(spec["field"], source, at), None))
+    dims = [
+        _dimension(name, spec, source, f"{where}.dimensions.{name}")
+        for name, spec in (doc.get("dimensions") or {}).items()
+    ]
     window = doc.get("window", "unknown")
     if window not in WINDOW_KINDS:
         raise _bad(source, f"window {window!r:.40} is not one of {', '.join(WINDOW_KINDS)}", f"{where}.window")
-    pool = doc.get("pool") or {}
-    if not isinstance(pool, dict) or sorted(set(pool) - set(POOL_KEYS)):
-        raise _bad(source, f"[map.pool] holds numbers for {', '.join(POOL_KEYS)}", f"{where}.pool")
-    for key, value in pool.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise _bad(source, f"{key} must be a number", f"{where}.pool.{key}")
+    pool = _pool(doc.get("pool") or {}, source, f"{where}.pool")
     label = doc.get("label")
     return RecordMap(
         source=str(source),
@@ -183,6 +169,31 @@ def parse_map(doc: object, source: str | Path, where: str = "[map]") -> RecordMa
         window=str(window),
         pool=tuple((k, float(v)) for k, v in pool.items()),
     )
+
+
+def _dimension(
+    name: object, spec: object, source: str | Path, at: str
+) -> tuple[str, tuple[str, ...] | None, str | None]:
+    """One ``[map.dimensions]`` entry: (name, the field it is read from, or the value it states)."""
+    spec = {"field": spec} if isinstance(spec, str) else spec
+    if not isinstance(spec, dict) or len(spec) != 1 or not ({"field", "value"} & set(spec)):
+        raise _bad(source, "expected a field name, { field = ... } or { value = ... }", at)
+    if "value" in spec:
+        value = spec["value"]
+        if isinstance(value, (dict, list)) or not str(value).strip():
+            raise _bad(source, "a dimension's value is one non-empty text or number", at)
+        return (str(name), None, str(value))
+    return (str(name), _path(spec["field"], source, at), None)
+
+
+def _pool(pool: object, source: str | Path, at: str) -> dict[str, float]:
+    """``[map.pool]``: finite numbers for the pool's keys."""
+    if not isinstance(pool, dict) or sorted(set(pool) - set(POOL_KEYS)):
+        raise _bad(source, f"[map.pool] holds numbers for {', '.join(POOL_KEYS)}", at)
+    for key, value in pool.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise _bad(source, f"{key} must be a number", f"{at}.{key}")
+    return pool
 
 
 def load_map(path: Path) -> RecordMap:

@@ -125,21 +125,11 @@ def _columns(
     fields: JSON, rows: JSON, path: Path, where: str, expected: tuple[str, ...] | None
 ) -> dict[str, np.ndarray]:
     """Rows of numbers (null: unknown) under ``fields`` as float64 columns."""
-    fields = _list(fields, path, f"{where}.fields")
-    if (
-        not fields
-        or len(fields) > MAX_FIELDS
-        or len(set(fields)) != len(fields)
-        or not all(isinstance(f, str) and f.isidentifier() for f in fields)
-    ):
-        raise BadInput(path, f"expected 1 to {MAX_FIELDS} distinct field names", where=f"{where}.fields")
-    names = [f for f in fields if isinstance(f, str)]  # every one, as just checked
-    if expected is not None and tuple(names[: len(expected)]) != expected:
-        raise BadInput(path, f"expected the fields {list(expected)}", where=f"{where}.fields")
+    names = _field_names(fields, path, f"{where}.fields", expected)
     rows = _list(rows, path, f"{where}.rows")
     if len(rows) > MAX_ROWS:
         raise exceeded(path, "more rows than", f"{MAX_ROWS:,}", where=f"{where}.rows")
-    width = len(fields)
+    width = len(names)
     checked: list[list[JSON]] = []
     for i, row in enumerate(rows):
         if not isinstance(row, list) or len(row) != width:
@@ -148,14 +138,35 @@ def _columns(
     try:
         values = np.array(rows, dtype=np.float64).reshape(len(rows), width)  # null -> NaN (unknown)
     except (TypeError, ValueError):
-        for i, row in enumerate(checked):
-            for j, v in enumerate(row):
-                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                    raise BadInput(path, "expected a number or null", where=f"{where}.rows[{i}][{j}]") from None
-        raise BadInput(path, "expected numbers", where=f"{where}.rows") from None
+        raise _not_numbers(checked, path, where) from None
     if np.isinf(values).any() or (np.abs(np.nan_to_num(values)) >= 2**53).any():
         raise BadInput(path, "a number out of range", where=f"{where}.rows")
     return {name: np.ascontiguousarray(values[:, j]) for j, name in enumerate(names)}
+
+
+def _field_names(fields: JSON, path: Path, where: str, expected: tuple[str, ...] | None) -> list[str]:
+    """1 to MAX_FIELDS distinct identifiers, starting with ``expected`` when given."""
+    fields = _list(fields, path, where)
+    if (
+        not fields
+        or len(fields) > MAX_FIELDS
+        or len(set(fields)) != len(fields)
+        or not all(isinstance(f, str) and f.isidentifier() for f in fields)
+    ):
+        raise BadInput(path, f"expected 1 to {MAX_FIELDS} distinct field names", where=where)
+    names = [f for f in fields if isinstance(f, str)]  # every one, as just checked
+    if expected is not None and tuple(names[: len(expected)]) != expected:
+        raise BadInput(path, f"expected the fields {list(expected)}", where=where)
+    return names
+
+
+def _not_numbers(rows: list[list[JSON]], path: Path, where: str) -> BadInput:
+    """The first value of ``rows`` that is neither a number nor null, as bad input at its place."""
+    for i, row in enumerate(rows):
+        for j, v in enumerate(row):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                return BadInput(path, "expected a number or null", where=f"{where}.rows[{i}][{j}]")
+    return BadInput(path, "expected numbers", where=f"{where}.rows")
 
 
 def _object(value: JSON, path: Path, where: str) -> JSONDoc:

@@ -172,6 +172,21 @@ def _folder_load(path: Path) -> dict[str, float | None]:
     return {"concurrency": float(c.group(1)) if c else None, "requested_rate": float(r.group(1)) if r else None}
 
 
+def _folder_load_meta(path: Path, summary: Summary) -> dict[str, object]:
+    """The load the artifact folder's name states (concurrency or rate), beside the rate achieved."""
+    folder = _folder_load(path)
+    out: dict[str, object] = {
+        "load": load_meta(
+            requested_rate=folder["requested_rate"],
+            concurrency=folder["concurrency"],
+            achieved_rate=summary.get("request_throughput"),
+        )
+    }
+    if folder["concurrency"] is not None or folder["requested_rate"] is not None:
+        out["load_source"] = "artifact folder name"
+    return out
+
+
 def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], options: ImportOptions) -> RunRecord:
     builder = SampleBuilder()
     warmup = 0
@@ -193,15 +208,9 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], opti
         err = rec.get("error")
         failed = bool(err) or bool(meta.get("was_cancelled"))
         if err:
-            kind = (
-                str((err or {}).get("type") or (err or {}).get("code") or "error") if isinstance(err, dict) else "error"
-            )
+            kind = _error_kind(err)
             errors[kind] = errors.get(kind, 0) + 1
-        start_key = "request_start_ns" if "request_start_ns" in meta else "timestamp_ns"
-        start = strict_number(meta.get(start_key), path, f"{where}: metadata.{start_key}")
-        end = strict_number(meta.get("request_end_ns"), path, f"{where}: metadata.request_end_ns")
-        if math.isnan(end) and not math.isnan(values["e2e_ms"]):
-            end = start + values["e2e_ms"] * 1e6
+        start, end = _request_span(meta, values["e2e_ms"], path, where)
         if not math.isnan(start):
             first_start = min(first_start, start)
         if not math.isnan(end):
@@ -223,19 +232,12 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], opti
     }
     window: dict[str, object] = {"kind": "steady", "warmup_excluded": warmup, "policy": "benchmark_phase != warmup"}
     summary: Summary = {}
-    completed = sum(1 for ok in builder.cols["ok"] if ok == 1.0)
     if last_end > first_start:
         # First send to last response of the profiling records: the measured window.
+        completed = sum(1 for ok in builder.cols["ok"] if ok == 1.0)
         window["duration_s"] = summary["duration_s"] = (last_end - first_start) / 1e9
-        summary["request_throughput"] = completed / window["duration_s"]
-    folder = _folder_load(path)
-    meta_out["load"] = load_meta(
-        requested_rate=folder["requested_rate"],
-        concurrency=folder["concurrency"],
-        achieved_rate=summary.get("request_throughput"),
-    )
-    if folder["concurrency"] is not None or folder["requested_rate"] is not None:
-        meta_out["load_source"] = "artifact folder name"
+        summary["request_throughput"] = completed / summary["duration_s"]
+    meta_out.update(_folder_load_meta(path, summary))
     meta_out["_setup"] = json.dumps(["per-request", str(path.parent.parent.resolve())])
     meta_out["_sweep_label"] = f"aiperf {path.parent.parent.name or path.stem}"
     label = options.label or f"aiperf {path.parent.name or path.stem}"
@@ -245,53 +247,11 @@ def _per_request_run(path: Path, objs: list[tuple[int, dict[str, object]]], opti
 
 
 def _aggregate_run(path: Path, line: int, obj: Mapping[str, object], options: ImportOptions) -> RunRecord:
-    blocks = obj.get("records") if isinstance(obj.get("records"), dict) else obj
-    summary: Summary = {}
-    for name, target in AGGREGATE.items():
-        block = as_object(blocks.get(name), path, f"line {line}: {name}")
-        if not block or target in summary:
-            continue
-        unit = str(block.get("unit") or "").strip()
-        at = f"line {line}: {name}"
-        if target.endswith("_ms"):
-            if unit not in UNIT_MS:
-                raise BadInput(
-                    path, f"metric {name!r} has unit {unit!r} (expected ns, us, ms or s)", where=f"line {line}"
-                )
-            summary[target] = stats_block(
-                {k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, UNIT_MS[unit], path, at
-            )
-        else:
-            summary[target] = stats_block(
-                {k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, 1.0, path, at
-            )
-    for name, target in (
-        ("request_throughput", "request_throughput"),
-        ("output_token_throughput", "output_throughput"),
-        ("request_count", "requests_completed"),
-    ):
-        block = as_object(blocks.get(name), path, f"line {line}: {name}")
-        if block:
-            key = "avg" if "avg" in block else "value"
-            v = strict_number(block.get(key), path, f"line {line}: {name}.{key}")
-            if not math.isnan(v):
-                summary[target] = v
+    summary = _aggregate_summary(obj, path, line)
     if not summary:
         raise BadInput(path, "no latency metrics in the aggregate export", where=f"line {line}")
     cfg = obj.get("input_config") or {}
-    dims: dict[str, Dimension] = {}
-    model = cfg.get("model") or (cfg.get("endpoint") or {}).get("model_names") if isinstance(cfg, dict) else None
-    if isinstance(model, list):
-        model = model[0] if len(model) == 1 else None
-    if model:
-        dims["model"] = Dimension(str(model), "declared")
-    mix = (
-        request_mix(number(cfg.get("synthetic_input_tokens_mean")), number(cfg.get("output_tokens_mean")), "configured")
-        if isinstance(cfg, dict)
-        else None
-    )
-    if mix:
-        dims["request_mix"] = Dimension(mix, "declared")
+    dims = _configured(cfg)
     loadgen = (
         cfg.get("loadgen")
         if isinstance(cfg, dict) and isinstance(cfg.get("loadgen"), dict)
@@ -331,6 +291,74 @@ def _aggregate_run(path: Path, line: int, obj: Mapping[str, object], options: Im
     )
 
 
+def _error_kind(err: object) -> str:
+    return str(err.get("type") or err.get("code") or "error") if isinstance(err, dict) else "error"
+
+
+def _request_span(meta: Mapping[str, object], e2e_ms: float, path: Path, where: str) -> tuple[float, float]:
+    """When a request was sent and answered (ns); its end from its latency when the record has none."""
+    start_key = "request_start_ns" if "request_start_ns" in meta else "timestamp_ns"
+    start = strict_number(meta.get(start_key), path, f"{where}: metadata.{start_key}")
+    end = strict_number(meta.get("request_end_ns"), path, f"{where}: metadata.request_end_ns")
+    if math.isnan(end) and not math.isnan(e2e_ms):
+        end = start + e2e_ms * 1e6
+    return start, end
+
+
+def _aggregate_summary(obj: Mapping[str, object], path: Path, line: int) -> Summary:
+    """The aggregate export's statistics blocks (latencies in ms, counts as given) and its throughputs."""
+    blocks = obj.get("records") if isinstance(obj.get("records"), dict) else obj
+    summary: Summary = {}
+    for name, target in AGGREGATE.items():
+        block = as_object(blocks.get(name), path, f"line {line}: {name}")
+        if not block or target in summary:
+            continue
+        unit = str(block.get("unit") or "").strip()
+        at = f"line {line}: {name}"
+        if target.endswith("_ms"):
+            if unit not in UNIT_MS:
+                raise BadInput(
+                    path, f"metric {name!r} has unit {unit!r} (expected ns, us, ms or s)", where=f"line {line}"
+                )
+            summary[target] = stats_block(
+                {k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, UNIT_MS[unit], path, at
+            )
+        else:
+            summary[target] = stats_block(
+                {k: v for k, v in block.items() if k not in ("unit", "tag", "header")}, 1.0, path, at
+            )
+    for name, target in (
+        ("request_throughput", "request_throughput"),
+        ("output_token_throughput", "output_throughput"),
+        ("request_count", "requests_completed"),
+    ):
+        block = as_object(blocks.get(name), path, f"line {line}: {name}")
+        if block:
+            key = "avg" if "avg" in block else "value"
+            v = strict_number(block.get(key), path, f"line {line}: {name}.{key}")
+            if not math.isnan(v):
+                summary[target] = v
+    return summary
+
+
+def _configured(cfg: object) -> dict[str, Dimension]:
+    """The model and the request mix the export's input config names."""
+    dims: dict[str, Dimension] = {}
+    model = cfg.get("model") or (cfg.get("endpoint") or {}).get("model_names") if isinstance(cfg, dict) else None
+    if isinstance(model, list):
+        model = model[0] if len(model) == 1 else None
+    if model:
+        dims["model"] = Dimension(str(model), "declared")
+    mix = (
+        request_mix(number(cfg.get("synthetic_input_tokens_mean")), number(cfg.get("output_tokens_mean")), "configured")
+        if isinstance(cfg, dict)
+        else None
+    )
+    if mix:
+        dims["request_mix"] = Dimension(mix, "declared")
+    return dims
+
+
 def _raw_runs(path: Path, obj: Mapping[str, object], options: ImportOptions) -> Iterator[RunRecord]:
     experiments = obj["experiments"]
     if not experiments:
@@ -340,34 +368,7 @@ def _raw_runs(path: Path, obj: Mapping[str, object], options: ImportOptions) -> 
         where = f"experiments[{e}]"
         if not isinstance(exp, dict) or not isinstance(exp.get("requests"), list):
             raise BadInput(path, "experiment without a requests list", where=where)
-        builder = SampleBuilder()
-        first, last, completed = math.inf, -math.inf, 0
-        for r, req in enumerate(exp["requests"]):
-            if not isinstance(req, dict):
-                raise BadInput(path, "request is not an object", where=f"{where}.requests[{r}]")
-            at = f"{where}.requests[{r}]"
-            sent = strict_number(req.get("timestamp"), path, f"{at}.timestamp")
-            responses = [
-                strict_number(t, path, f"{at}.response_timestamps")
-                for t in as_list(req.get("response_timestamps"), path, f"{at}.response_timestamps")
-            ]
-            responses = [t for t in responses if not math.isnan(t)]
-            if math.isnan(sent) or not responses:
-                builder.add(id=str(req.get("sequence_id", r)), ok=0.0)
-                continue
-            if any(t < sent for t in responses):
-                raise BadInput(
-                    path, "a response precedes its request", where=f"{where}.requests[{r}].response_timestamps"
-                )
-            gaps = [b - a for a, b in zip(responses, responses[1:])]
-            first, last, completed = min(first, sent), max(last, responses[-1]), completed + 1
-            builder.add(
-                id=str(req.get("sequence_id", r)),
-                ok=1.0,
-                ttft_ms=(responses[0] - sent) / 1e6,
-                e2e_ms=(responses[-1] - sent) / 1e6,
-                itl_ms=(sum(gaps) / len(gaps) / 1e6) if gaps else None,
-            )
+        builder, first, last, completed = _experiment_requests(exp["requests"], path, where)
         if not len(builder):
             raise BadInput(path, "experiment has no requests", where=where)
         setting = as_object(exp.get("experiment"), path, f"{where}.experiment")
@@ -406,3 +407,35 @@ def _raw_runs(path: Path, obj: Mapping[str, object], options: ImportOptions) -> 
         parts=[str(path.resolve())],
         relabel=False,
     )
+
+
+def _experiment_requests(requests: list[object], path: Path, where: str) -> tuple[SampleBuilder, float, float, int]:
+    """An experiment's requests as samples (TTFT, end to end, mean ITL from the response times; a request
+    without a response failed), the first send, the last response and how many completed."""
+    builder = SampleBuilder()
+    first, last, completed = math.inf, -math.inf, 0
+    for r, req in enumerate(requests):
+        if not isinstance(req, dict):
+            raise BadInput(path, "request is not an object", where=f"{where}.requests[{r}]")
+        at = f"{where}.requests[{r}]"
+        sent = strict_number(req.get("timestamp"), path, f"{at}.timestamp")
+        responses = [
+            strict_number(t, path, f"{at}.response_timestamps")
+            for t in as_list(req.get("response_timestamps"), path, f"{at}.response_timestamps")
+        ]
+        responses = [t for t in responses if not math.isnan(t)]
+        if math.isnan(sent) or not responses:
+            builder.add(id=str(req.get("sequence_id", r)), ok=0.0)
+            continue
+        if any(t < sent for t in responses):
+            raise BadInput(path, "a response precedes its request", where=f"{where}.requests[{r}].response_timestamps")
+        gaps = [b - a for a, b in zip(responses, responses[1:])]
+        first, last, completed = min(first, sent), max(last, responses[-1]), completed + 1
+        builder.add(
+            id=str(req.get("sequence_id", r)),
+            ok=1.0,
+            ttft_ms=(responses[0] - sent) / 1e6,
+            e2e_ms=(responses[-1] - sent) / 1e6,
+            itl_ms=(sum(gaps) / len(gaps) / 1e6) if gaps else None,
+        )
+    return builder, first, last, completed

@@ -119,27 +119,7 @@ def _load(path: Path) -> dict[str, object]:
 
 def _run(bench: Mapping[str, object], path: Path, index: int, count: int, options: ImportOptions) -> RunRecord:
     where = f"benchmarks[{index}]"
-    metrics = as_object(bench.get("metrics"), path, f"{where}.metrics")
-    summary: Summary = {}
-    for key, (target, scale) in METRICS.items():
-        split = as_object(metrics.get(key), path, f"{where}.metrics.{key}")
-        stats = stats_block(split.get("successful"), scale, path, f"{where}.metrics.{key}.successful")
-        if stats:
-            summary[target] = stats
-    totals = as_object(bench.get("request_totals"), path, f"{where}.request_totals")
-    for key, target in (
-        ("successful", "requests_completed"),
-        ("errored", "requests_failed"),
-        ("incomplete", "requests_incomplete"),
-    ):
-        v = strict_number(totals.get(key), path, f"{where}.request_totals.{key}")
-        if not math.isnan(v):
-            summary[target] = v
-    duration = strict_number(bench.get("duration"), path, f"{where}.duration")
-    if not math.isnan(duration):
-        summary["duration_s"] = duration
-    if "output_tokens" in summary and "requests_completed" in summary and "mean" in summary["output_tokens"]:
-        summary["total_output_tokens"] = round(summary["output_tokens"]["mean"] * summary["requests_completed"])
+    summary, totals, duration = _summary(bench, path, where)
 
     requests = as_object(bench.get("requests"), path, f"{where}.requests")
     records: list[tuple[dict[str, object], float, str]] = []
@@ -153,61 +133,9 @@ def _run(bench: Mapping[str, object], path: Path, index: int, count: int, option
         and bench.get("request_samples") is None
         and all(len(requests.get(k) or []) == number(totals.get(k)) for k in ("successful", "errored", "incomplete"))
     )
-    builder = SampleBuilder()
-    client_queue: list[float] = []
-    for rec, ok, at in records:
-        sched = as_object(rec.get("scheduler_info"), path, f"{at}.scheduler_info")
-        field = {
-            k: strict_number(rec.get(k), path, f"{at}.{k}")
-            for k in (
-                "prompt_tokens",
-                "output_tokens",
-                "time_to_first_token_ms",
-                "request_latency",
-                "time_per_output_token_ms",
-                "inter_token_latency_ms",
-            )
-        }
-        builder.add(
-            id=str(rec.get("request_id", "")),
-            prompt_tokens=field["prompt_tokens"],
-            output_tokens=field["output_tokens"],
-            ttft_ms=field["time_to_first_token_ms"],
-            e2e_ms=field["request_latency"] * 1000.0,
-            tpot_ms=field["time_per_output_token_ms"],
-            itl_ms=field["inter_token_latency_ms"],
-            ok=ok,
-        )
-        client_queue.append(
-            (
-                strict_number(sched.get("dequeued_time"), path, f"{at}.scheduler_info.dequeued_time")
-                - strict_number(sched.get("queued_time"), path, f"{at}.scheduler_info.queued_time")
-            )
-            * 1000.0
-        )
-
-    worker = as_object(bench.get("worker"), path, f"{where}.worker")
-    loader = as_object(bench.get("request_loader"), path, f"{where}.request_loader")
-    args = as_object(bench.get("args"), path, f"{where}.args")
-    strategy_obj = as_object(args.get("strategy"), path, f"{where}.args.strategy")
-    # The scheduler-refactor layout: the strategy under "scheduler", backend and requests under "benchmarker".
-    benchmarker = as_object(bench.get("benchmarker"), path, f"{where}.benchmarker")
-    if not strategy_obj:
-        scheduler = as_object(bench.get("scheduler"), path, f"{where}.scheduler")
-        strategy_obj = as_object(scheduler.get("strategy"), path, f"{where}.scheduler.strategy")
-    backend = as_object(benchmarker.get("backend"), path, f"{where}.benchmarker.backend")
-    if not loader:
-        loader = as_object(benchmarker.get("requests"), path, f"{where}.benchmarker.requests")
-    dims: dict[str, Dimension] = {}
-    model = worker.get("backend_model") or backend.get("model")
-    if model:
-        dims["model"] = Dimension(str(model), "declared")
-    data = str(loader.get("data") or "")
-    m_in, m_out = re.search(r"prompt_tokens=(\d+)", data), re.search(r"output_tokens=(\d+)", data)
-    if m_in and m_out:
-        dims["request_mix"] = Dimension(
-            request_mix(float(m_in.group(1)), float(m_out.group(1)), "configured"), "declared"
-        )
+    builder, client_queue = _samples(records, path)
+    worker, loader, strategy_obj, backend = _sections(bench, path, where)
+    dims = _declared(worker, backend, loader)
     strategy = str(strategy_obj.get("type_") or "?")
     rate = strategy_obj.get("rate")
     rate_value = strict_number(rate, path, f"{where}.args.strategy.rate")
@@ -259,3 +187,102 @@ def _run(bench: Mapping[str, object], path: Path, index: int, count: int, option
     elif kept_all:
         run.tables["client_queue"] = {"client_queue_ms": np.array(client_queue, dtype=np.float64)}
     return run
+
+
+def _summary(bench: Mapping[str, object], path: Path, where: str) -> tuple[Summary, Mapping[str, object], float]:
+    """The report's own figures (successful requests' metrics, request totals, duration), its totals and duration."""
+    metrics = as_object(bench.get("metrics"), path, f"{where}.metrics")
+    summary: Summary = {}
+    for key, (target, scale) in METRICS.items():
+        split = as_object(metrics.get(key), path, f"{where}.metrics.{key}")
+        stats = stats_block(split.get("successful"), scale, path, f"{where}.metrics.{key}.successful")
+        if stats:
+            summary[target] = stats
+    totals = as_object(bench.get("request_totals"), path, f"{where}.request_totals")
+    for key, target in (
+        ("successful", "requests_completed"),
+        ("errored", "requests_failed"),
+        ("incomplete", "requests_incomplete"),
+    ):
+        v = strict_number(totals.get(key), path, f"{where}.request_totals.{key}")
+        if not math.isnan(v):
+            summary[target] = v
+    duration = strict_number(bench.get("duration"), path, f"{where}.duration")
+    if not math.isnan(duration):
+        summary["duration_s"] = duration
+    if "output_tokens" in summary and "requests_completed" in summary and "mean" in summary["output_tokens"]:
+        summary["total_output_tokens"] = round(summary["output_tokens"]["mean"] * summary["requests_completed"])
+    return summary, totals, duration
+
+
+def _samples(records: list[tuple[dict[str, object], float, str]], path: Path) -> tuple[SampleBuilder, list[float]]:
+    """The requests the report kept, as samples, and each one's time in the client's scheduler queue."""
+    builder = SampleBuilder()
+    client_queue: list[float] = []
+    for rec, ok, at in records:
+        sched = as_object(rec.get("scheduler_info"), path, f"{at}.scheduler_info")
+        field = {
+            k: strict_number(rec.get(k), path, f"{at}.{k}")
+            for k in (
+                "prompt_tokens",
+                "output_tokens",
+                "time_to_first_token_ms",
+                "request_latency",
+                "time_per_output_token_ms",
+                "inter_token_latency_ms",
+            )
+        }
+        builder.add(
+            id=str(rec.get("request_id", "")),
+            prompt_tokens=field["prompt_tokens"],
+            output_tokens=field["output_tokens"],
+            ttft_ms=field["time_to_first_token_ms"],
+            e2e_ms=field["request_latency"] * 1000.0,
+            tpot_ms=field["time_per_output_token_ms"],
+            itl_ms=field["inter_token_latency_ms"],
+            ok=ok,
+        )
+        client_queue.append(
+            (
+                strict_number(sched.get("dequeued_time"), path, f"{at}.scheduler_info.dequeued_time")
+                - strict_number(sched.get("queued_time"), path, f"{at}.scheduler_info.queued_time")
+            )
+            * 1000.0
+        )
+    return builder, client_queue
+
+
+def _sections(
+    bench: Mapping[str, object], path: Path, where: str
+) -> tuple[Mapping[str, object], Mapping[str, object], Mapping[str, object], Mapping[str, object]]:
+    """(worker, request loader, strategy, backend), from either layout of the report."""
+    worker = as_object(bench.get("worker"), path, f"{where}.worker")
+    loader = as_object(bench.get("request_loader"), path, f"{where}.request_loader")
+    args = as_object(bench.get("args"), path, f"{where}.args")
+    strategy_obj = as_object(args.get("strategy"), path, f"{where}.args.strategy")
+    # The scheduler-refactor layout: the strategy under "scheduler", backend and requests under "benchmarker".
+    benchmarker = as_object(bench.get("benchmarker"), path, f"{where}.benchmarker")
+    if not strategy_obj:
+        scheduler = as_object(bench.get("scheduler"), path, f"{where}.scheduler")
+        strategy_obj = as_object(scheduler.get("strategy"), path, f"{where}.scheduler.strategy")
+    backend = as_object(benchmarker.get("backend"), path, f"{where}.benchmarker.backend")
+    if not loader:
+        loader = as_object(benchmarker.get("requests"), path, f"{where}.benchmarker.requests")
+    return worker, loader, strategy_obj, backend
+
+
+def _declared(
+    worker: Mapping[str, object], backend: Mapping[str, object], loader: Mapping[str, object]
+) -> dict[str, Dimension]:
+    """The model and the request mix the report's configuration states."""
+    dims: dict[str, Dimension] = {}
+    model = worker.get("backend_model") or backend.get("model")
+    if model:
+        dims["model"] = Dimension(str(model), "declared")
+    data = str(loader.get("data") or "")
+    m_in, m_out = re.search(r"prompt_tokens=(\d+)", data), re.search(r"output_tokens=(\d+)", data)
+    if m_in and m_out:
+        dims["request_mix"] = Dimension(
+            request_mix(float(m_in.group(1)), float(m_out.group(1)), "configured"), "declared"
+        )
+    return dims

@@ -262,67 +262,10 @@ def _run(
     comp = _companions(folder, extras)
     meta["companions"] = comp.paths
     sources.extend(p for p in (Path(x) for x in comp.paths.values()) if p in extras)
-    manifest = comp.manifest
-    if manifest:
-        config = dict(manifest.config)
-        generation = config.pop("engine_generation", None)
-        gpus = manifest.gpus if manifest.gpus is not UNSET else None
-        if manifest.model:
-            dims["model"] = Dimension(str(manifest.model), "declared")
-            dims["weights"] = Dimension(str(manifest.weights), "declared")
-        if manifest.engine_revision:
-            revision = f"{manifest.engine} {manifest.engine_revision}"
-            if generation == "V0":
-                revision += " (V0 engine)"
-            dims["engine_revision"] = Dimension(revision, "declared")
-        if manifest.accelerator:
-            dims["hardware"] = Dimension(
-                f"{gpus}x {manifest.accelerator}" if gpus else str(manifest.accelerator), "declared"
-            )
-        dims.update(engine_config.dimensions(config, "declared", gpus=gpus))
-        meta["engine_config_sources"] = msgspec.to_builtins(manifest.sources)
-        if manifest.also:
-            warnings.append(
-                f"the deployment file runs more engines than the one read ({manifest.where or 'first'}): "
-                + ", ".join(manifest.also)
-            )
-    load_cfg = comp.load_config
-    if load_cfg:
-        config_file = comp.paths.get("load_config")
-        data = _section(load_cfg, "data", config_file)
-        sp = _section(data, "data.shared_prefix", config_file)
-        if sp:
-            mix = request_mix(
-                number(sp.get("system_prompt_len")) + number(sp.get("question_len")),
-                number(sp.get("output_len")),
-                f"configured, shared prefix {sp.get('system_prompt_len')}",
-            )
-            if mix:
-                dims["request_mix"] = Dimension(mix, "declared")
-        load = _section(load_cfg, "load", config_file)
-        sweep = _section(load, "load.sweep", config_file)
-        if stage is not None and "requested_rate" in summary:
-            dims["load"] = Dimension(
-                f"{load.get('type')} load at {summary['requested_rate']:g} req/s (stage {stage} of a "
-                f"{sweep.get('type', '?')} sweep)",
-                "declared",
-            )
-        else:
-            dims["load"] = Dimension(
-                f"{load.get('type')} load, {sweep.get('type', 'no')} sweep of {sweep.get('num_stages', '?')} x "
-                f"{sweep.get('stage_duration', '?')} s"
-                if sweep
-                else f"{load.get('type')} load",
-                "declared",
-            )
-        client_model = _section(load_cfg, "server", config_file).get("model_name")
-        if client_model and "model" in dims and client_model != dims["model"].value:
-            warnings.append(f"load config names model {client_model!r}; the manifest serves {dims['model'].value!r}")
-        load_config = {k: load_cfg.get(k) for k in ("api", "data", "load", "server") if k in load_cfg}
-        meta["load_config"] = load_config
-        server = load_config.get("server")
-        if isinstance(server, dict):
-            server.pop("token", None)
+    if comp.manifest:
+        _manifest_facts(comp.manifest, dims, meta, warnings)
+    if comp.load_config:
+        _load_config_facts(comp.load_config, comp.paths.get("load_config"), stage, summary, dims, meta, warnings)
     measured = summary.pop("_lengths", None)
     if measured:
         meta["measured_lengths"] = measured
@@ -344,6 +287,80 @@ def _run(
     return inference_run(
         label, samples=None, summary=summary, dimensions=dims, meta=meta, sources=sources, window=window
     )
+
+
+def _manifest_facts(
+    manifest: EngineSite, dims: dict[str, Dimension], meta: dict[str, object], warnings: list[str]
+) -> None:
+    """What the deployment manifest declares: model and weights, engine revision, hardware, engine config."""
+    config = dict(manifest.config)
+    generation = config.pop("engine_generation", None)
+    gpus = manifest.gpus if manifest.gpus is not UNSET else None
+    if manifest.model:
+        dims["model"] = Dimension(str(manifest.model), "declared")
+        dims["weights"] = Dimension(str(manifest.weights), "declared")
+    if manifest.engine_revision:
+        revision = f"{manifest.engine} {manifest.engine_revision}"
+        if generation == "V0":
+            revision += " (V0 engine)"
+        dims["engine_revision"] = Dimension(revision, "declared")
+    if manifest.accelerator:
+        dims["hardware"] = Dimension(
+            f"{gpus}x {manifest.accelerator}" if gpus else str(manifest.accelerator), "declared"
+        )
+    dims.update(engine_config.dimensions(config, "declared", gpus=gpus))
+    meta["engine_config_sources"] = msgspec.to_builtins(manifest.sources)
+    if manifest.also:
+        warnings.append(
+            f"the deployment file runs more engines than the one read ({manifest.where or 'first'}): "
+            + ", ".join(manifest.also)
+        )
+
+
+def _load_config_facts(
+    load_cfg: Mapping[str, object],
+    config_file: str | None,
+    stage: str | None,
+    summary: Summary,
+    dims: dict[str, Dimension],
+    meta: dict[str, object],
+    warnings: list[str],
+) -> None:
+    """What the load config declares: the request mix (shared prefix), the load and its sweep, the client's model."""
+    data = _section(load_cfg, "data", config_file)
+    sp = _section(data, "data.shared_prefix", config_file)
+    if sp:
+        mix = request_mix(
+            number(sp.get("system_prompt_len")) + number(sp.get("question_len")),
+            number(sp.get("output_len")),
+            f"configured, shared prefix {sp.get('system_prompt_len')}",
+        )
+        if mix:
+            dims["request_mix"] = Dimension(mix, "declared")
+    load = _section(load_cfg, "load", config_file)
+    sweep = _section(load, "load.sweep", config_file)
+    if stage is not None and "requested_rate" in summary:
+        dims["load"] = Dimension(
+            f"{load.get('type')} load at {summary['requested_rate']:g} req/s (stage {stage} of a "
+            f"{sweep.get('type', '?')} sweep)",
+            "declared",
+        )
+    else:
+        dims["load"] = Dimension(
+            f"{load.get('type')} load, {sweep.get('type', 'no')} sweep of {sweep.get('num_stages', '?')} x "
+            f"{sweep.get('stage_duration', '?')} s"
+            if sweep
+            else f"{load.get('type')} load",
+            "declared",
+        )
+    client_model = _section(load_cfg, "server", config_file).get("model_name")
+    if client_model and "model" in dims and client_model != dims["model"].value:
+        warnings.append(f"load config names model {client_model!r}; the manifest serves {dims['model'].value!r}")
+    load_config = {k: load_cfg.get(k) for k in ("api", "data", "load", "server") if k in load_cfg}
+    meta["load_config"] = load_config
+    server = load_config.get("server")
+    if isinstance(server, dict):
+        server.pop("token", None)
 
 
 def lifecycle_summary(obj: Mapping[str, object], path: Path) -> Summary:
@@ -413,21 +430,7 @@ def server_summary(
             k: (strict_number(v, path, f"{where}.{k}") if path is not None else number(v)) for k, v in value.items()
         }
         block = {k: v for k, v in block.items() if not math.isnan(v)}
-        stats = {k: v for k, v in block.items() if k != "rate"}
-        if (
-            served
-            and key
-            in (
-                "kv_cache_usage_percentage",
-                "prompt_len",
-                "output_len",
-                "queue_len",
-                "time_to_first_token",
-                "request_latency",
-            )
-            and stats
-            and all(v == 0.0 for v in stats.values())
-        ):
+        if served and _silent_zero(key, block):
             why = SILENT_RENAMES.get(key, "a metric missing under this engine version's name?")
             unknown.append(
                 f"server {key}: every statistic is 0 while the server served requests ({why}); recorded as unknown"
@@ -436,6 +439,23 @@ def server_summary(
             block["unknown"] = True
         out[key] = block
     return out, unknown
+
+
+# Blocks a server under load cannot have at zero: all zero means the engine named the metric otherwise.
+_NEVER_ZERO_UNDER_LOAD = (
+    "kv_cache_usage_percentage",
+    "prompt_len",
+    "output_len",
+    "queue_len",
+    "time_to_first_token",
+    "request_latency",
+)
+
+
+def _silent_zero(key: str, block: Mapping[str, float]) -> bool:
+    """Whether every statistic (its rate aside) of a block the served load cannot leave at zero is zero."""
+    stats = [v for k, v in block.items() if k != "rate"]
+    return key in _NEVER_ZERO_UNDER_LOAD and bool(stats) and all(v == 0.0 for v in stats)
 
 
 def _section(config: Mapping[str, object], where: str, file: str | None) -> Mapping[str, object]:

@@ -631,19 +631,13 @@ def _untyped(rows: list[Any], attr: str) -> tuple[list[Any], int]:
 
 
 def _header(top: dict[str, Any], path: Path, options: ImportOptions) -> RunRecord:
-    fmt = top.get("format")
-    if fmt is None:
-        raise BadInput(path, "missing required key 'format'", where="format")
-    if not isinstance(fmt, str) or not fmt.startswith(FORMAT_PREFIX):
-        raise BadInput(path, f"wrong format {fmt!r} (expected {FORMAT!r})", where="format")
-    if fmt != FORMAT:
-        raise BadInput(path, f"unsupported version {fmt!r} (this wb reads {FORMAT!r})", where="format")
+    """The run a capture's header describes, each section checked in the order the format lists them."""
+    fmt = _format(top, path)
     lens = top.get("lens")
     if lens is None:
         raise BadInput(path, "missing required key 'lens'", where="lens")
     if lens not in LENSES:
         raise BadInput(path, f"unknown lens {lens!r} (known: {', '.join(LENSES)})", where="lens")
-
     label = top.get("label", path.name.split(".")[0])
     if not isinstance(label, str):
         raise BadInput(path, f"expected a string, got {_type_name(label)}", where="label")
@@ -656,83 +650,18 @@ def _header(top: dict[str, Any], path: Path, options: ImportOptions) -> RunRecor
         except ValueError as exc:
             raise BadInput(path, str(exc), where="recorded_at") from None
         meta["recorded_at"] = top["recorded_at"]
-
-    dims = top.get("dimensions", {})
-    if not isinstance(dims, dict):
-        raise BadInput(path, f"expected an object, got {_type_name(dims)}", where="dimensions")
-    for name, value in dims.items():
-        if value is None:
-            continue  # null is unknown: the same as absent
-        _check_json_value(value, path, f"dimensions.{name}")
-        record.dimensions[name] = Dimension(value, "declared")
-
-    window = top.get("window")
-    if window is None:
-        record.window = {"kind": UNKNOWN_WINDOW}
-    else:
-        if not isinstance(window, dict):
-            raise BadInput(path, f"expected an object, got {_type_name(window)}", where="window")
-        kind = window.get("kind", UNKNOWN_WINDOW)
-        if kind != UNKNOWN_WINDOW and kind not in WINDOW_KINDS:
-            raise BadInput(
-                path, f"unknown window kind {kind!r} (known: {', '.join(WINDOW_KINDS)})", where="window.kind"
-            )
-        warmup = window.get("warmup_excluded")
-        if warmup is not None and (
-            isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0 or warmup >= MAX_SAFE_INT
-        ):
-            raise BadInput(path, "expected a non-negative integer", where="window.warmup_excluded")
-        _check_json_value(window, path, "window")
-        record.window = {**window, "kind": kind}
-
-    work = top.get("work")
-    if work is not None:
-        if not isinstance(work, dict) or not isinstance(work.get("unit"), str):
-            raise BadInput(path, "expected an object with a string 'unit'", where="work")
-        amount = work.get("amount")
-        if amount is not None:
-            _check_number(amount, path, "work.amount", minimum=0.0)
-        record.work = Work(work["unit"], None if amount is None else float(amount))
-
-    quality = top.get("quality", {})
-    if not isinstance(quality, dict):
-        raise BadInput(path, f"expected an object, got {_type_name(quality)}", where="quality")
-    for name, value in quality.items():
-        if value is None:
-            continue
-        _check_number(value, path, f"quality.{name}")
-        record.quality[name] = float(value)
-
+    record.dimensions.update(_dimensions(top.get("dimensions", {}), path))
+    record.window = _window(top.get("window"), path)
+    if top.get("work") is not None:
+        record.work = _work(top["work"], path)
+    record.quality.update(_quality(top.get("quality", {}), path))
     if "pool" in top:
-        pool = top["pool"]
-        if not isinstance(pool, dict):
-            raise BadInput(path, f"expected an object, got {_type_name(pool)}", where="pool")
-        if "capacity_gpus" in pool:
-            _check_number(pool["capacity_gpus"], path, "pool.capacity_gpus", minimum=0.0)
-        for key in ("window_start", "window_end"):
-            if key in pool:
-                try:
-                    pool = {**pool, key: parse_timestamp(pool[key])}
-                except ValueError as exc:
-                    raise BadInput(path, str(exc), where=f"pool.{key}") from None
-        if "wait_target_s" in pool:
-            _check_number(pool["wait_target_s"], path, "pool.wait_target_s")
-            if pool["wait_target_s"] <= 0:
-                # As --wait-target: a target of 0 makes every job miss it, a figure that says nothing.
-                raise BadInput(
-                    path,
-                    f"a queue-wait target is a positive number of seconds, got {pool['wait_target_s']}",
-                    where="pool.wait_target_s",
-                )
-        _check_json_value(pool, path, "pool")
-        meta["pool"] = pool
-
+        meta["pool"] = _pool(top["pool"], path)
     host = take_host(top, path)  # a recorder's host section: its bulk into tables, the rest into meta
     if host is not None:
         record.tables.update(host[0])
         _check_json_value(host[1], path, "host")
         meta["host"] = host[1]
-
     known = {"format", "lens", "label", "recorded_at", "dimensions", "window", "work", "quality", "samples", "pool"}
     extra = {k: v for k, v in top.items() if k not in known}
     if extra:
@@ -740,6 +669,92 @@ def _header(top: dict[str, Any], path: Path, options: ImportOptions) -> RunRecor
         meta["extra"] = extra
     record.meta = meta
     return record
+
+
+def _format(top: dict[str, Any], path: Path) -> str:
+    fmt = top.get("format")
+    if fmt is None:
+        raise BadInput(path, "missing required key 'format'", where="format")
+    if not isinstance(fmt, str) or not fmt.startswith(FORMAT_PREFIX):
+        raise BadInput(path, f"wrong format {fmt!r} (expected {FORMAT!r})", where="format")
+    if fmt != FORMAT:
+        raise BadInput(path, f"unsupported version {fmt!r} (this wb reads {FORMAT!r})", where="format")
+    return fmt
+
+
+def _dimensions(dims: Any, path: Path) -> dict[str, Dimension]:
+    if not isinstance(dims, dict):
+        raise BadInput(path, f"expected an object, got {_type_name(dims)}", where="dimensions")
+    out: dict[str, Dimension] = {}
+    for name, value in dims.items():
+        if value is None:
+            continue  # null is unknown: the same as absent
+        _check_json_value(value, path, f"dimensions.{name}")
+        out[name] = Dimension(value, "declared")
+    return out
+
+
+def _window(window: Any, path: Path) -> dict[str, Any]:
+    if window is None:
+        return {"kind": UNKNOWN_WINDOW}
+    if not isinstance(window, dict):
+        raise BadInput(path, f"expected an object, got {_type_name(window)}", where="window")
+    kind = window.get("kind", UNKNOWN_WINDOW)
+    if kind != UNKNOWN_WINDOW and kind not in WINDOW_KINDS:
+        raise BadInput(path, f"unknown window kind {kind!r} (known: {', '.join(WINDOW_KINDS)})", where="window.kind")
+    warmup = window.get("warmup_excluded")
+    if warmup is not None and (
+        isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0 or warmup >= MAX_SAFE_INT
+    ):
+        raise BadInput(path, "expected a non-negative integer", where="window.warmup_excluded")
+    _check_json_value(window, path, "window")
+    return {**window, "kind": kind}
+
+
+def _work(work: Any, path: Path) -> Work:
+    if not isinstance(work, dict) or not isinstance(work.get("unit"), str):
+        raise BadInput(path, "expected an object with a string 'unit'", where="work")
+    amount = work.get("amount")
+    if amount is not None:
+        _check_number(amount, path, "work.amount", minimum=0.0)
+    return Work(work["unit"], None if amount is None else float(amount))
+
+
+def _quality(quality: Any, path: Path) -> dict[str, float]:
+    if not isinstance(quality, dict):
+        raise BadInput(path, f"expected an object, got {_type_name(quality)}", where="quality")
+    out: dict[str, float] = {}
+    for name, value in quality.items():
+        if value is None:
+            continue
+        _check_number(value, path, f"quality.{name}")
+        out[name] = float(value)
+    return out
+
+
+def _pool(pool: Any, path: Path) -> dict[str, Any]:
+    """A fleet capture's pool: capacity, the window's bounds as epoch seconds, the wait target."""
+    if not isinstance(pool, dict):
+        raise BadInput(path, f"expected an object, got {_type_name(pool)}", where="pool")
+    if "capacity_gpus" in pool:
+        _check_number(pool["capacity_gpus"], path, "pool.capacity_gpus", minimum=0.0)
+    for key in ("window_start", "window_end"):
+        if key in pool:
+            try:
+                pool = {**pool, key: parse_timestamp(pool[key])}
+            except ValueError as exc:
+                raise BadInput(path, str(exc), where=f"pool.{key}") from None
+    if "wait_target_s" in pool:
+        _check_number(pool["wait_target_s"], path, "pool.wait_target_s")
+        if pool["wait_target_s"] <= 0:
+            # As --wait-target: a target of 0 makes every job miss it, a figure that says nothing.
+            raise BadInput(
+                path,
+                f"a queue-wait target is a positive number of seconds, got {pool['wait_target_s']}",
+                where="pool.wait_target_s",
+            )
+    _check_json_value(pool, path, "pool")
+    return pool
 
 
 @cache

@@ -393,6 +393,29 @@ class _Report:
             "name": names,
         }
 
+    def _nvtx_class(self, name: str, pattern: re.Pattern[str]) -> tuple[int, int | None, int]:
+        """A range name's id, the step number it names (``--step-pattern``) and its class: 1 a loader wait,
+        2 a checkpoint, 0 any other operation."""
+        found = pattern.match(name)
+        number = found.group(1) if found and found.groups() else None
+        if number is not None and not (number.isascii() and number.isdigit() and len(number) <= 18):
+            raise BadInput(
+                self.path, f"step number in {_shown(name)} is not a decimal of at most 18 digits", where="NVTX_EVENTS"
+            )
+        return (
+            self.names.id(name),
+            int(number) if number is not None else None,
+            1 if m.is_loader_wait(name) else 2 if m.is_checkpoint(name) else 0,
+        )
+
+    def _bad_range_time(self, start: object, end: object, name: str) -> BadInput:
+        bad = start if type(start) is not int or not 0 <= start <= MAX_TIMESTAMP else end
+        return BadInput(
+            self.path,
+            f"an NVTX range's time must be integer ns from 0 to 2^62, not {_shown(bad)} ({_shown(name)})",
+            where="NVTX_EVENTS",
+        )
+
     def nvtx(self, trace: m.RankTrace) -> None:
         cols = self.columns("NVTX_EVENTS")
         if not cols:
@@ -420,19 +443,7 @@ class _Report:
                 name = "" if name is None else str(name)
                 got = classes.get(name)
                 if got is None:
-                    found = pattern.match(name)
-                    number = found.group(1) if found and found.groups() else None
-                    if number is not None and not (number.isascii() and number.isdigit() and len(number) <= 18):
-                        raise BadInput(
-                            self.path,
-                            f"step number in {_shown(name)} is not a decimal of at most 18 digits",
-                            where="NVTX_EVENTS",
-                        )
-                    got = classes[name] = (
-                        self.names.id(name),
-                        int(number) if number is not None else None,
-                        1 if m.is_loader_wait(name) else 2 if m.is_checkpoint(name) else 0,
-                    )
+                    got = classes[name] = self._nvtx_class(name, pattern)
                 name_id, step, cls = got
                 if (
                     type(start) is not int
@@ -440,12 +451,7 @@ class _Report:
                     or not 0 <= start <= MAX_TIMESTAMP
                     or not 0 <= end <= MAX_TIMESTAMP
                 ):
-                    bad = start if type(start) is not int or not 0 <= start <= MAX_TIMESTAMP else end
-                    raise BadInput(
-                        self.path,
-                        f"an NVTX range's time must be integer ns from 0 to 2^62, not {_shown(bad)} ({_shown(name)})",
-                        where="NVTX_EVENTS",
-                    )
+                    raise self._bad_range_time(start, end, name)
                 if end < start:
                     raise BadInput(self.path, f"an NVTX range ends before it starts ({name!r})", where="NVTX_EVENTS")
                 if step is not None:

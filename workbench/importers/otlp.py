@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -161,65 +162,27 @@ def spans_run(path: Path, options: ImportOptions) -> RunRecord:
     skipped = 0
     negative = 0
     for line, obj in bench_json.read_objects(path):
-        resource_spans = obj.get("resourceSpans")
-        if not isinstance(resource_spans, list):
-            raise BadInput(path, "no 'resourceSpans' list", where=f"line {line}")
-        for r, rs in enumerate(resource_spans):
-            at = f"line {line}, resourceSpans[{r}]"
-            try:
-                resource = rs.get("resource") if isinstance(rs, dict) else None
-                res = attributes(resource.get("attributes")) if isinstance(resource, dict) else {}
-                service = attribute_value(res.get("service.name"))
-            except ValueError as exc:
-                raise BadInput(path, str(exc), where=f"{at}.resource") from None
-            for s_i, ss in enumerate(_members(rs, "scopeSpans", at, path)):
-                for p_i, span in enumerate(_members(ss, "spans", f"{at}.scopeSpans[{s_i}]", path)):
-                    where = f"{at}.scopeSpans[{s_i}].spans[{p_i}]"
-                    if not isinstance(span, dict):
-                        raise BadInput(path, "span is not an object", where=where)
-                    key = ""
-                    try:
-                        attrs = attributes(span.get("attributes"))
-                        if not any(k in attrs for k in LATENCY):
-                            skipped += 1
-                            continue
-                        values: dict[str, float] = {}
-                        for key, col in LATENCY.items():
-                            v = attribute_value(attrs.get(key))
-                            if isinstance(v, (str, bool)):
-                                raise _WrongType(f"a latency must be a number, got {_kind(v)}")
-                            v = math.nan if v is None else float(v) * 1000.0
-                            if v < 0:
-                                negative += 1
-                                v = math.nan  # clocks from different processes: unknown, not negative
-                            values[col] = v
-                        counts = []
-                        for names in (PROMPT, OUTPUT):
-                            key = next((k for k in names if k in attrs), names[0])
-                            count = attribute_value(attrs.get(key))
-                            if isinstance(count, (str, bool)):
-                                raise _WrongType(f"a token count must be a number, got {_kind(count)}")
-                            counts.append(count)
-                        key = "gen_ai.request.id"
-                        request_id = attribute_value(attrs.get(key))
-                        key = "gen_ai.response.model"
-                        model = attribute_value(attrs.get(key))
-                    except ValueError as exc:
-                        raise BadInput(path, str(exc), where=f"{where}.attributes[{key!r}]" if key else where) from None
-                    status = span.get("status")
-                    code = status.get("code") if isinstance(status, dict) else None
-                    failed = code in (STATUS_ERROR, "STATUS_CODE_ERROR")
-                    builder.add(
-                        id=str(request_id or span.get("spanId") or ""),
-                        prompt_tokens=counts[0],
-                        output_tokens=counts[1],
-                        ok=0.0 if failed else 1.0,
-                        **values,
-                    )
-                    if model:
-                        models[str(model)] += 1
-                    if service:
-                        services[str(service)] += 1
+        for where, span, service in _spans(obj, line, path):
+            facts = _span_facts(span, path, where)
+            if facts is None:
+                skipped += 1
+                continue
+            negative += facts.negative
+            values, counts, request_id, model = facts.values, facts.counts, facts.request_id, facts.model
+            status = span.get("status")
+            code = status.get("code") if isinstance(status, dict) else None
+            failed = code in (STATUS_ERROR, "STATUS_CODE_ERROR")
+            builder.add(
+                id=str(request_id or span.get("spanId") or ""),
+                prompt_tokens=counts[0],
+                output_tokens=counts[1],
+                ok=0.0 if failed else 1.0,
+                **values,
+            )
+            if model:
+                models[str(model)] += 1
+            if service:
+                services[str(service)] += 1
     if not len(builder):
         raise BadInput(path, f"no request spans with gen_ai.latency.* attributes ({skipped} other spans)")
     dims: dict[str, Dimension] = {}
@@ -243,3 +206,69 @@ def spans_run(path: Path, options: ImportOptions) -> RunRecord:
         sources=[path],
         window={"kind": "steady", "policy": "every request span in the export"},
     )
+
+
+def _spans(obj: dict[str, Any], line: int, path: Path) -> Iterator[tuple[str, dict[str, Any], Any]]:
+    """(place, span, its resource's service.name) for every span of one line of the export."""
+    resource_spans = obj.get("resourceSpans")
+    if not isinstance(resource_spans, list):
+        raise BadInput(path, "no 'resourceSpans' list", where=f"line {line}")
+    for r, rs in enumerate(resource_spans):
+        at = f"line {line}, resourceSpans[{r}]"
+        try:
+            resource = rs.get("resource") if isinstance(rs, dict) else None
+            res = attributes(resource.get("attributes")) if isinstance(resource, dict) else {}
+            service = attribute_value(res.get("service.name"))
+        except ValueError as exc:
+            raise BadInput(path, str(exc), where=f"{at}.resource") from None
+        for s_i, ss in enumerate(_members(rs, "scopeSpans", at, path)):
+            for p_i, span in enumerate(_members(ss, "spans", f"{at}.scopeSpans[{s_i}]", path)):
+                where = f"{at}.scopeSpans[{s_i}].spans[{p_i}]"
+                if not isinstance(span, dict):
+                    raise BadInput(path, "span is not an object", where=where)
+                yield where, span, service
+
+
+@dataclass
+class _SpanFacts:
+    """What one request span's attributes say: latencies (ms), token counts, request id, model."""
+
+    values: dict[str, float]
+    counts: list[Any]
+    request_id: Any
+    model: Any
+    negative: int  # negative latencies read as unknown
+
+
+def _span_facts(span: dict[str, Any], path: Path, where: str) -> _SpanFacts | None:
+    """The span's request facts; None for a span with no gen_ai.latency.* attribute (not a request)."""
+    key = ""
+    negative = 0
+    try:
+        attrs = attributes(span.get("attributes"))
+        if not any(k in attrs for k in LATENCY):
+            return None
+        values: dict[str, float] = {}
+        for key, col in LATENCY.items():
+            v = attribute_value(attrs.get(key))
+            if isinstance(v, (str, bool)):
+                raise _WrongType(f"a latency must be a number, got {_kind(v)}")
+            v = math.nan if v is None else float(v) * 1000.0
+            if v < 0:
+                negative += 1
+                v = math.nan  # clocks from different processes: unknown, not negative
+            values[col] = v
+        counts = []
+        for names in (PROMPT, OUTPUT):
+            key = next((k for k in names if k in attrs), names[0])
+            count = attribute_value(attrs.get(key))
+            if isinstance(count, (str, bool)):
+                raise _WrongType(f"a token count must be a number, got {_kind(count)}")
+            counts.append(count)
+        key = "gen_ai.request.id"
+        request_id = attribute_value(attrs.get(key))
+        key = "gen_ai.response.model"
+        model = attribute_value(attrs.get(key))
+    except ValueError as exc:
+        raise BadInput(path, str(exc), where=f"{where}.attributes[{key!r}]" if key else where) from None
+    return _SpanFacts(values, counts, request_id, model, negative)

@@ -201,23 +201,8 @@ def window_run(before: prom_text.Scrape, after: prom_text.Scrape, options: Impor
                 f"not the same server as {before.path.name}: {why}; a --scrape-pair is two scrapes of one running "
                 f"server (import each alone for its totals since start)",
             )
-    summary: dict[str, float | dict[str, object]] = {}  # meta["summary"]: scalars and statistics blocks
-    families: dict[str, dict[str, object]] = {}
-    for key, names in PHASE_HISTOGRAMS.items():
-        for name in names:
-            d = deltas.get(name)
-            if d is None or d.histogram is None:
-                continue
-            summary[key] = _histogram_summary(d.histogram) | {"source": name}
-            families[name] = summary[key]
-            break
-    counters: dict[str, float] = {}
-    for key, names in COUNTERS.items():
-        for name in names:
-            d = deltas.get(name)
-            if d is not None and d.delta is not None:
-                counters[key] = d.delta
-                break
+    summary: dict[str, float | dict[str, object]] = _phase_histograms(deltas)  # scalars and statistics blocks
+    counters = _counters(deltas)
     served = counters.get("requests_completed", 0.0) > 0 or counters.get("generation_tokens", 0.0) > 0
     missing = silent_zeros(before, after, deltas, served)
     for key, names in COUNTERS.items():
@@ -226,20 +211,7 @@ def window_run(before: prom_text.Scrape, after: prom_text.Scrape, options: Impor
     gauges = gauge_snapshots(before, after, {m["metric"] for m in missing})
     if gauges:
         summary.update(gauges)
-    if "requests_completed" in counters:
-        summary["requests_completed"] = counters["requests_completed"]
-    if "generation_tokens" in counters:
-        summary["total_output_tokens"] = counters["generation_tokens"]
-    if "prompt_tokens" in counters:
-        summary["total_input_tokens"] = counters["prompt_tokens"]
-    for prefix in ("", "gpu_"):
-        q, h = counters.get(f"{prefix}prefix_cache_queries"), counters.get(f"{prefix}prefix_cache_hits")
-        if q and h is not None:
-            summary["prefix_cache_hit_rate"] = h / q
-    ttft, queue, prefill = (summary.get(k, {}).get("mean") for k in ("ttft_ms", "queue_ms", "prefill_ms"))
-    if None not in (ttft, queue, prefill):
-        # Exact in the mean only; TTFT also counts requests unfinished at the second scrape.
-        summary["frontend_residual_mean_ms"] = ttft - queue - prefill  # type: ignore[operator]
+    _counted_figures(summary, counters)
     dims = _engine_dimensions(after)
     engine = _engine_name(after)
     if engine and "engine_config" in dims:
@@ -273,6 +245,50 @@ def window_run(before: prom_text.Scrape, after: prom_text.Scrape, options: Impor
     if warnings:
         run.meta["warnings"] = warnings
     return run
+
+
+def _phase_histograms(deltas: dict[str, prom_text.FamilyDelta]) -> dict[str, float | dict[str, object]]:
+    """Each phase's statistics from the first of its histogram families the scrapes hold (its name as source)."""
+    summary: dict[str, float | dict[str, object]] = {}
+    for key, names in PHASE_HISTOGRAMS.items():
+        for name in names:
+            d = deltas.get(name)
+            if d is not None and d.histogram is not None:
+                summary[key] = _histogram_summary(d.histogram) | {"source": name}
+                break
+    return summary
+
+
+def _counters(deltas: dict[str, prom_text.FamilyDelta]) -> dict[str, float]:
+    """Each counter's increase, from the first of its family names the scrapes hold."""
+    counters: dict[str, float] = {}
+    for key, names in COUNTERS.items():
+        for name in names:
+            d = deltas.get(name)
+            if d is not None and d.delta is not None:
+                counters[key] = d.delta
+                break
+    return counters
+
+
+def _counted_figures(summary: dict[str, float | dict[str, object]], counters: dict[str, float]) -> None:
+    """The summary's figures from the counters (requests, tokens, prefix-cache hit rate) and TTFT's frontend
+    residual in the mean."""
+    for key, target in (
+        ("requests_completed", "requests_completed"),
+        ("generation_tokens", "total_output_tokens"),
+        ("prompt_tokens", "total_input_tokens"),
+    ):
+        if key in counters:
+            summary[target] = counters[key]
+    for prefix in ("", "gpu_"):
+        q, h = counters.get(f"{prefix}prefix_cache_queries"), counters.get(f"{prefix}prefix_cache_hits")
+        if q and h is not None:
+            summary["prefix_cache_hit_rate"] = h / q
+    ttft, queue, prefill = (summary.get(k, {}).get("mean") for k in ("ttft_ms", "queue_ms", "prefill_ms"))  # type: ignore[union-attr]
+    if None not in (ttft, queue, prefill):
+        # Exact in the mean only; TTFT also counts requests unfinished at the second scrape.
+        summary["frontend_residual_mean_ms"] = ttft - queue - prefill  # type: ignore[operator]
 
 
 def _family_total(scrape: prom_text.Scrape, family: str) -> float | None:

@@ -329,41 +329,7 @@ def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = N
             return
         if len(second_raw) > MAX_LINE:
             raise BadInput(path, f"line longer than {MAX_LINE} bytes (not sacct output?)", where="line 2")
-        delim = _delimiter(header_line)
-        first_record: list[list[str]] = [[second]] if second_raw else []
-        if delim is None and fields is None:
-            if _headerless_delimiter(header_line):
-                raise BadInput(
-                    path,
-                    "sacct output without a header line (--noheader): give the fields in the order of "
-                    "sacct --format with --sacct-fields, e.g. --sacct-fields JobID,State,Submit,Start,End,AllocTRES "
-                    '(or [sacct] fields = "..." in a wb.toml beside it)',
-                    where="line 1",
-                )
-            raise BadInput(
-                path, "no sacct header (expected column names such as JobID|State|Submit ...)", where="line 1"
-            )
-        if delim is None:
-            assert fields is not None
-            delim = _headerless_delimiter(header_line, len(fields))
-            if delim is None:
-                raise BadInput(
-                    path,
-                    f"the first record does not split into the {len(fields)} fields --sacct-fields (or [sacct] fields) "
-                    f"names "
-                    "with any delimiter wb knows (| |# ; tab , #)",
-                    where="line 1",
-                )
-            trailing = header_line.rstrip().endswith(delim) and len(header_line.split(delim)) == len(fields) + 1
-            header = list(fields)
-            first_record = [[header_line, second] if second_raw else [header_line]]  # no header: a record
-            line_no = 0
-        else:
-            header = [n.strip() for n in header_line.split(delim)]
-            trailing = header[-1] == ""
-            if trailing:
-                header = header[:-1]
-            line_no = 1
+        header, delim, trailing, first_record, line_no = _layout(path, header_line, second, bool(second_raw), fields)
         stride = len(header) + (1 if trailing else 0)
         need = stride - 1  # delimiters per complete record
         chunk = Chunk(header, stride, delim)
@@ -414,6 +380,47 @@ _STATES = (
     "RESIZING",
     "REVOKED",
 )
+
+
+def _layout(
+    path: Path, header_line: str, second: str, has_second: bool, fields: list[str] | None
+) -> tuple[list[str], str, bool, list[list[str]], int]:
+    """How a delimited file is laid out: its columns (the header's, or ``fields`` for headerless output), the
+    delimiter, whether records end in one, the first lines to read as records, and the line they follow."""
+    delim = _delimiter(header_line)
+    first_record: list[list[str]] = [[second]] if has_second else []
+    if delim is None and fields is None:
+        if _headerless_delimiter(header_line):
+            raise BadInput(
+                path,
+                "sacct output without a header line (--noheader): give the fields in the order of "
+                "sacct --format with --sacct-fields, e.g. --sacct-fields JobID,State,Submit,Start,End,AllocTRES "
+                '(or [sacct] fields = "..." in a wb.toml beside it)',
+                where="line 1",
+            )
+        raise BadInput(path, "no sacct header (expected column names such as JobID|State|Submit ...)", where="line 1")
+    if delim is None:
+        assert fields is not None
+        delim = _headerless_delimiter(header_line, len(fields))
+        if delim is None:
+            raise BadInput(
+                path,
+                f"the first record does not split into the {len(fields)} fields --sacct-fields (or [sacct] fields) "
+                f"names "
+                "with any delimiter wb knows (| |# ; tab , #)",
+                where="line 1",
+            )
+        trailing = header_line.rstrip().endswith(delim) and len(header_line.split(delim)) == len(fields) + 1
+        header = list(fields)
+        first_record = [[header_line, second] if has_second else [header_line]]  # no header: a record
+        line_no = 0
+    else:
+        header = [n.strip() for n in header_line.split(delim)]
+        trailing = header[-1] == ""
+        if trailing:
+            header = header[:-1]
+        line_no = 1
+    return header, delim, trailing, first_record, line_no
 
 
 def _uncut(name: str, value: str) -> str:
@@ -587,24 +594,7 @@ class _Collector:
         jobs = col("JobID" if "JobID" in idx else "JobIDRaw")
         if _padded(jobs):
             jobs = [j.strip() for j in jobs]
-        # Allocation rows only; byte-identical duplicates (sacct -D copies) once.
-        hashes = list(map(hash, chunk.lines))
-        fresh = set(hashes)
-        if "." not in "".join(jobs) and len(fresh) == n and self.seen.isdisjoint(fresh):
-            self.seen |= fresh  # the usual case: no step rows, no duplicates
-            keep = list(range(n))
-        else:
-            keep = []
-            seen = self.seen
-            for i, (job, h) in enumerate(zip(jobs, hashes)):
-                if "." in job:
-                    self.steps += 1
-                    continue
-                if h in seen:
-                    self.duplicates += 1
-                    continue
-                seen.add(h)
-                keep.append(i)
+        keep = self._allocations(jobs, chunk.lines)
         if not keep:
             return
         every = len(keep) == n
@@ -619,11 +609,29 @@ class _Collector:
         for name in TIME_COLUMNS:
             self.parts[name].append(self._epochs(pick(col(name)), lines_kept))
         for counter, name in ((self.partitions, "Partition"), (self.reasons, "Reason")):
-            for value, count in Counter(pick(col(name))).items():
-                value = value.strip()
-                if value and value not in _SENTINELS:
-                    counter[value] += count
+            _count_stated(counter, pick(col(name)))
         self.clusters.update(c.strip() for c in set(pick(col("Cluster"))) if c.strip())
+
+    def _allocations(self, jobs: list[str], lines: list[str]) -> list[int]:
+        """The chunk's allocation rows (no job step, ``JobID`` with "."), byte-identical duplicates (sacct -D
+        copies) once, across the files of the window too."""
+        hashes = list(map(hash, lines))
+        fresh = set(hashes)
+        if "." not in "".join(jobs) and len(fresh) == len(lines) and self.seen.isdisjoint(fresh):
+            self.seen |= fresh  # the usual case: no step rows, no duplicates
+            return list(range(len(lines)))
+        keep = []
+        seen = self.seen
+        for i, (job, h) in enumerate(zip(jobs, hashes)):
+            if "." in job:
+                self.steps += 1
+                continue
+            if h in seen:
+                self.duplicates += 1
+                continue
+            seen.add(h)
+            keep.append(i)
+        return keep
 
     def _gangs(self, columns: list[list[str]]) -> np.ndarray:
         """GPUs of each job, read once per distinct value (no Python loop per row), and the
@@ -723,6 +731,14 @@ class _Collector:
         return shift
 
 
+def _count_stated(counter: Counter[str], values: list[str]) -> None:
+    """Count each stated value (blank and sentinel values are not statements)."""
+    for value, count in Counter(values).items():
+        value = value.strip()
+        if value and value not in _SENTINELS:
+            counter[value] += count
+
+
 def _take(values: list[str], index: np.ndarray) -> list[str]:
     """``values`` at ``index`` (a C-level gather)."""
     if len(index) == 1:
@@ -741,144 +757,39 @@ def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
 
 
 def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: ImportOptions, folder: Path) -> RunRecord:
+    """The fleet run of one window: the sacct files' jobs (those present in ``--from``/``--to`` when given),
+    the pool's capacity from sinfo, and what the files could not say as warnings."""
     params = options.params
-    tz = params.get("tz")
-    clocks: list[LocalClock] = []
-    collectors: list[_Collector] = []
-    for path in sacct_paths:
-        clock = LocalClock(tz, path)
-        clocks.append(clock)
-        collector = _Collector(clock, path)
-        if collectors:
-            collector.seen = collectors[0].seen  # duplicates across files of one window too
-            collector.vocabulary = collectors[0].vocabulary  # one set of state codes
-        collectors.append(collector)
-        for chunk in iter_chunks(path, fields=sacct_fields(options, path)):
-            collector.add(chunk)
-    skipped_steps = sum(c.steps for c in collectors)
-    duplicates = sum(c.duplicates for c in collectors)
-    malformed = [f"{c.path.name}: line {n}" for c in collectors for n in c.malformed]
-    has_eligible_col = any(c.has_eligible for c in collectors)
-    device_types: Counter[str] = sum((c.device_types for c in collectors), Counter())
-    partitions: Counter[str] = sum((c.partitions for c in collectors), Counter())
-    reasons: Counter[str] = sum((c.reasons for c in collectors), Counter())
-    clusters = set().union(*(c.clusters for c in collectors))
-    job_col = _concat([a for c in collectors for a in c.parts["job"]], str)
-    if not len(job_col):
-        why = []
-        if skipped_steps:
-            why.append(f"{skipped_steps} job-step rows skipped (JobID with '.'; run sacct with -X for allocations)")
-        if malformed:
-            why.append(
-                f"{len(malformed)} malformed records ({', '.join(malformed[:3])}: field count differs from the header)"
-            )
-        raise BadInput(sacct_paths[0], "no job records" + (": " + "; ".join(why) if why else ""))
-    arrays = {
-        name.lower(): _concat([a for c in collectors for a in c.parts[name]], np.float64) for name in TIME_COLUMNS
-    }
-    arrays["gpus"] = _concat([a for c in collectors for a in c.parts["gpus"]], np.float64)
-    state_codes = _concat([a for c in collectors for a in c.parts["state"]], np.int32)
-    state_col = np.array(list(collectors[0].vocabulary), dtype=str)[state_codes]
-
-    clock = clocks[0]
-    ws = _window_bound(params.get("window_from"), clock, "--from")
-    we = _window_bound(params.get("window_to"), clock, "--to")
-    sub, eli, sta, end = arrays["submit"], arrays["eligible"], arrays["start"], arrays["end"]
-    first_seen = np.fmin(np.fmin(sub, eli), sta)
-    if math.isnan(ws):
-        ws = float(np.nanmin(first_seen)) if np.isfinite(first_seen).any() else NAN
-    if math.isnan(we):
-        last = np.fmax(np.fmax(end, sta), sub)
-        we = float(np.nanmax(last)) if np.isfinite(last).any() else NAN
-    if params.get("window_from") is not None and params.get("window_to") is not None and we <= ws:
-        raise BadInput(
-            sacct_paths[0],
-            f"the window ends before it starts (--from {params.get('window_from')!r}, --to "
-            f"{params.get('window_to')!r})",
-        )
-    keep = np.ones(len(job_col), dtype=bool)
-    if params.get("window_from") is not None or params.get("window_to") is not None:
-        present_from = np.where(np.isfinite(first_seen), first_seen, -np.inf)
-        keep = (present_from < we) & ~(np.isfinite(end) & (end < ws))
-        if not keep.any():
-            raise BadInput(sacct_paths[0], "no job is present in the window given by --from/--to")
+    clocks, collectors = _read_sacct(sacct_paths, options)
+    jobs = _Jobs.of(collectors, sacct_paths[0])
+    ws, we, keep = _window(jobs, params, clocks[0], sacct_paths[0])
     # Only the time columns the file has: a column it lacks is absent (unknown), never a
     # column of blanks that reads as "no job started" (the fleet lens check says what is missing).
     times = [name.lower() for name in TIME_COLUMNS if any(name in c.columns for c in collectors)]
-    every = bool(keep.all())  # (no window given: every job, no copy of each column)
-    samples = {
-        "job": job_col if every else job_col[keep],
-        "gpus": arrays["gpus"] if every else arrays["gpus"][keep],
-        **{
-            name: arrays[name] if every else arrays[name][keep]
-            for name in ("submit", "eligible", "start", "end")
-            if name in times
-        },
-        "state": state_col if every else state_col[keep],
-    }
-
+    samples = jobs.samples(keep, times)
     capacity, sinfo_meta = _capacity(sinfo_paths)
-    target = params.get("wait_target_s")
-    if target is not None and not (math.isfinite(float(target)) and float(target) > 0):
-        # A target of 0 or less makes every job miss it: a figure that says nothing, stored as if it did.
-        raise UsageError(f"--wait-target: a queue-wait target is a positive number of seconds, not {target:g}")
-    pool = {
-        "capacity_gpus": capacity,
-        "window_start": ws,
-        "window_end": we,
-        "wait_target_s": float(target) if target is not None else None,
-    }
-    dims: dict[str, Dimension] = {}
-    pool_name = "/".join(x for x in (",".join(sorted(clusters)), ",".join(sorted(partitions))) if x)
-    if pool_name:
-        dims["pool"] = Dimension(pool_name, "measured")
-    kinds = set(device_types) | set(sinfo_meta.get("device_types", []))
-    if kinds:
-        dims["device_types"] = Dimension(",".join(sorted(kinds)), "measured")
-    known_eligible = int(np.isfinite(samples["eligible"]).sum()) if "eligible" in samples else 0
-    if has_eligible_col and known_eligible:
-        dims["eligibility_history"] = Dimension(
-            "recorded"
-            if known_eligible == len(samples["job"])
-            else f"partial ({known_eligible} of {len(samples['job'])} jobs)",
-            "measured",
-        )
-    warnings = []
-    if malformed:
-        warnings.append(
-            f"{len(malformed)} malformed record(s) skipped (field count differs from the header): "
-            f"{', '.join(malformed[:5])}"
-        )
-    warnings.extend(_layout_notes(collectors))
-    ambiguous = sum(c.ambiguous for c in clocks)
-    if ambiguous:
-        warnings.append(
-            f"times fall in {ambiguous} daylight-saving hour(s) of {tz} that local time names twice (or not at all): "
-            f"read as the first occurrence"
-        )
-    if math.isnan(capacity):
-        warnings.append("pool capacity unknown (import an sinfo file beside the sacct output)")
+    pool = {"capacity_gpus": capacity, "window_start": ws, "window_end": we, "wait_target_s": _wait_target(params)}
     gpu_seconds = _gpu_seconds(samples, ws, we) if "start" in samples else NAN
-    label = options.label or f"sacct {folder.name or folder}"
     meta: dict[str, object] = {  # JSON once json_safe has taken out the non-finite numbers
         "source_format": "slurm sacct",
         "pool": pool,
-        "tz": tz,
-        "jobs_read": int(len(job_col)),
+        "tz": params.get("tz"),
+        "jobs_read": int(len(jobs.job)),
         "jobs_in_window": int(keep.sum()),
-        "skipped_step_rows": skipped_steps,
-        "duplicate_rows_dropped": duplicates,
-        "malformed_records": malformed[:50],
-        "states": _state_counts(state_codes if every else state_codes[keep], list(collectors[0].vocabulary)),
-        "reasons": dict(reasons.most_common(20)),
+        "skipped_step_rows": jobs.skipped_steps,
+        "duplicate_rows_dropped": sum(c.duplicates for c in collectors),
+        "malformed_records": jobs.malformed[:50],
+        "states": _state_counts(jobs.state_codes[keep], jobs.vocabulary),
+        "reasons": dict(sum((c.reasons for c in collectors), Counter()).most_common(20)),
         "capacity": sinfo_meta,
     }
+    warnings = _warnings(jobs, collectors, clocks, params.get("tz"), capacity)
     if warnings:
         meta["warnings"] = warnings
     return RunRecord(
         lens="fleet",
-        label=label,
-        dimensions=dims,
+        label=options.label or f"sacct {folder.name or folder}",
+        dimensions=_fleet_dimensions(collectors, sinfo_meta, samples),
         window={
             "kind": "steady",
             "policy": "sacct window"
@@ -891,6 +802,149 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         tables={SAMPLES: samples},
         sources=[*sacct_paths, *sinfo_paths],
     )
+
+
+def _read_sacct(paths: list[Path], options: ImportOptions) -> tuple[list[LocalClock], list[_Collector]]:
+    """Each file's records through its own clock, into collectors that share what makes one window: the
+    rows already seen (duplicates across files) and the state codes."""
+    clocks: list[LocalClock] = []
+    collectors: list[_Collector] = []
+    for path in paths:
+        clock = LocalClock(options.params.get("tz"), path)
+        clocks.append(clock)
+        collector = _Collector(clock, path)
+        if collectors:
+            collector.seen = collectors[0].seen  # duplicates across files of one window too
+            collector.vocabulary = collectors[0].vocabulary  # one set of state codes
+        collectors.append(collector)
+        for chunk in iter_chunks(path, fields=sacct_fields(options, path)):
+            collector.add(chunk)
+    return clocks, collectors
+
+
+@dataclass
+class _Jobs:
+    """The allocation rows of every file of a window, as columns (times in epoch seconds)."""
+
+    job: np.ndarray
+    times: dict[str, np.ndarray]  # submit, eligible, start, end
+    gpus: np.ndarray
+    state_codes: np.ndarray
+    vocabulary: list[str]
+    skipped_steps: int
+    malformed: list[str]
+
+    @classmethod
+    def of(cls, collectors: list[_Collector], path: Path) -> "_Jobs":
+        """The columns, or the reason there are no job records at all (``BadInput``)."""
+        skipped_steps = sum(c.steps for c in collectors)
+        malformed = [f"{c.path.name}: line {n}" for c in collectors for n in c.malformed]
+        job = _concat([a for c in collectors for a in c.parts["job"]], str)
+        if not len(job):
+            why = []
+            if skipped_steps:
+                why.append(f"{skipped_steps} job-step rows skipped (JobID with '.'; run sacct with -X for allocations)")
+            if malformed:
+                why.append(
+                    f"{len(malformed)} malformed records ({', '.join(malformed[:3])}: field count differs from the "
+                    "header)"
+                )
+            raise BadInput(path, "no job records" + (": " + "; ".join(why) if why else ""))
+        times = {
+            name.lower(): _concat([a for c in collectors for a in c.parts[name]], np.float64) for name in TIME_COLUMNS
+        }
+        gpus = _concat([a for c in collectors for a in c.parts["gpus"]], np.float64)
+        codes = _concat([a for c in collectors for a in c.parts["state"]], np.int32)
+        return cls(job, times, gpus, codes, list(collectors[0].vocabulary), skipped_steps, malformed)
+
+    def samples(self, keep: np.ndarray, times: list[str]) -> dict[str, np.ndarray]:
+        """The sample columns of the jobs ``keep`` selects (every one: no copy), the time columns in ``times``."""
+        every = bool(keep.all())
+        state = np.array(self.vocabulary, dtype=str)[self.state_codes]
+        columns: dict[str, np.ndarray] = {
+            "job": self.job,
+            "gpus": self.gpus,
+            **{name: self.times[name] for name in ("submit", "eligible", "start", "end") if name in times},
+            "state": state,
+        }
+        return columns if every else {name: values[keep] for name, values in columns.items()}
+
+
+def _window(jobs: _Jobs, params: dict[str, Any], clock: LocalClock, path: Path) -> tuple[float, float, np.ndarray]:
+    """The window's start and end (``--from``/``--to``, else the span of the data) and the jobs present in it."""
+    given_from, given_to = params.get("window_from"), params.get("window_to")
+    ws = _window_bound(given_from, clock, "--from")
+    we = _window_bound(given_to, clock, "--to")
+    sub, eli, sta, end = jobs.times["submit"], jobs.times["eligible"], jobs.times["start"], jobs.times["end"]
+    first_seen = np.fmin(np.fmin(sub, eli), sta)
+    if math.isnan(ws):
+        ws = float(np.nanmin(first_seen)) if np.isfinite(first_seen).any() else NAN
+    if math.isnan(we):
+        last = np.fmax(np.fmax(end, sta), sub)
+        we = float(np.nanmax(last)) if np.isfinite(last).any() else NAN
+    if given_from is not None and given_to is not None and we <= ws:
+        raise BadInput(path, f"the window ends before it starts (--from {given_from!r}, --to {given_to!r})")
+    keep = np.ones(len(jobs.job), dtype=bool)
+    if given_from is not None or given_to is not None:
+        present_from = np.where(np.isfinite(first_seen), first_seen, -np.inf)
+        keep = (present_from < we) & ~(np.isfinite(end) & (end < ws))
+        if not keep.any():
+            raise BadInput(path, "no job is present in the window given by --from/--to")
+    return ws, we, keep
+
+
+def _wait_target(params: dict[str, Any]) -> float | None:
+    target = params.get("wait_target_s")
+    if target is not None and not (math.isfinite(float(target)) and float(target) > 0):
+        # A target of 0 or less makes every job miss it: a figure that says nothing, stored as if it did.
+        raise UsageError(f"--wait-target: a queue-wait target is a positive number of seconds, not {target:g}")
+    return float(target) if target is not None else None
+
+
+def _fleet_dimensions(
+    collectors: list[_Collector], sinfo_meta: Capacity, samples: dict[str, np.ndarray]
+) -> dict[str, Dimension]:
+    """The pool (clusters/partitions), the device types and whether eligibility was recorded: as measured."""
+    dims: dict[str, Dimension] = {}
+    clusters = set().union(*(c.clusters for c in collectors))
+    partitions: Counter[str] = sum((c.partitions for c in collectors), Counter())
+    pool_name = "/".join(x for x in (",".join(sorted(clusters)), ",".join(sorted(partitions))) if x)
+    if pool_name:
+        dims["pool"] = Dimension(pool_name, "measured")
+    device_types: Counter[str] = sum((c.device_types for c in collectors), Counter())
+    kinds = set(device_types) | set(sinfo_meta.get("device_types", []))
+    if kinds:
+        dims["device_types"] = Dimension(",".join(sorted(kinds)), "measured")
+    known_eligible = int(np.isfinite(samples["eligible"]).sum()) if "eligible" in samples else 0
+    if any(c.has_eligible for c in collectors) and known_eligible:
+        dims["eligibility_history"] = Dimension(
+            "recorded"
+            if known_eligible == len(samples["job"])
+            else f"partial ({known_eligible} of {len(samples['job'])} jobs)",
+            "measured",
+        )
+    return dims
+
+
+def _warnings(
+    jobs: _Jobs, collectors: list[_Collector], clocks: list[LocalClock], tz: Any, capacity: float
+) -> list[str]:
+    warnings = []
+    if jobs.malformed:
+        warnings.append(
+            f"{len(jobs.malformed)} malformed record(s) skipped (field count differs from the header): "
+            f"{', '.join(jobs.malformed[:5])}"
+        )
+    warnings.extend(_layout_notes(collectors))
+    ambiguous = sum(c.ambiguous for c in clocks)
+    if ambiguous:
+        warnings.append(
+            f"times fall in {ambiguous} daylight-saving hour(s) of {tz} that local time names twice (or not at all): "
+            f"read as the first occurrence"
+        )
+    if math.isnan(capacity):
+        warnings.append("pool capacity unknown (import an sinfo file beside the sacct output)")
+    return warnings
 
 
 def _state_counts(codes: np.ndarray, vocabulary: list[str]) -> dict[str, int]:
@@ -960,29 +1014,7 @@ def _capacity(paths: list[Path]) -> tuple[float, Capacity]:
         return NAN, {}
     nodes: dict[str, tuple[int, str, str]] = {}
     for path in paths:
-        try:
-            with open_binary(path) as f:
-                lines = f.read(64 << 20).decode("utf-8", errors="replace").splitlines()
-        except READ_ERRORS as exc:
-            raise BadInput(path, f"cannot be read ({exc})") from None
-        header = [h.strip() for h in lines[0].lstrip("\ufeff").split("|")]
-        idx: dict[str, int] = {}
-        for i, h in enumerate(header):
-            idx.setdefault(h, i)
-        node_col = idx.get("NODELIST", idx.get("HOSTNAMES"))
-        for no, line in enumerate(lines[1:], 2):
-            if not line.strip():
-                continue
-            fields = [x.strip() for x in line.split("|")]
-            if len(fields) < len(header) - 1 or node_col is None:
-                raise BadInput(path, f"{len(fields)} fields where the header has {len(header)}", where=f"line {no}")
-            gres = fields[idx["GRES"]]
-            total, kind = 0, ""
-            for m in re.finditer(r"gpu(?::([A-Za-z][^:,(]*))?:(\d+)", gres):
-                total += int(m.group(2))
-                kind = kind or (m.group(1) or "")
-            state = fields[idx["STATE"]].lower()
-            nodes[fields[node_col]] = (total, state, kind)
+        nodes.update(_sinfo_nodes(path))
     usable = sum(g for g, st, _ in nodes.values() if not any(st.startswith(d) for d in _DOWN))
     unavailable = sum(g for g, st, _ in nodes.values() if any(st.startswith(d) for d in _DOWN))
     kinds = sorted({k for _, _, k in nodes.values() if k})
@@ -993,3 +1025,36 @@ def _capacity(paths: list[Path]) -> tuple[float, Capacity]:
         "device_types": kinds,
         "files": [str(p) for p in paths],
     }
+
+
+def _sinfo_nodes(path: Path) -> dict[str, tuple[int, str, str]]:
+    """An sinfo table's nodes: node -> (GPUs its GRES states, state, the first device type named)."""
+    try:
+        with open_binary(path) as f:
+            lines = f.read(64 << 20).decode("utf-8", errors="replace").splitlines()
+    except READ_ERRORS as exc:
+        raise BadInput(path, f"cannot be read ({exc})") from None
+    header = [h.strip() for h in lines[0].lstrip("\ufeff").split("|")]
+    idx: dict[str, int] = {}
+    for i, h in enumerate(header):
+        idx.setdefault(h, i)
+    node_col = idx.get("NODELIST", idx.get("HOSTNAMES"))
+    nodes: dict[str, tuple[int, str, str]] = {}
+    for no, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        fields = [x.strip() for x in line.split("|")]
+        if len(fields) < len(header) - 1 or node_col is None:
+            raise BadInput(path, f"{len(fields)} fields where the header has {len(header)}", where=f"line {no}")
+        total, kind = _gres_gpus(fields[idx["GRES"]])
+        nodes[fields[node_col]] = (total, fields[idx["STATE"]].lower(), kind)
+    return nodes
+
+
+def _gres_gpus(gres: str) -> tuple[int, str]:
+    """GPUs a GRES field states (``gpu:a100:4,gpu:2``) and the first device type it names."""
+    total, kind = 0, ""
+    for m in re.finditer(r"gpu(?::([A-Za-z][^:,(]*))?:(\d+)", gres):
+        total += int(m.group(2))
+        kind = kind or (m.group(1) or "")
+    return total, kind

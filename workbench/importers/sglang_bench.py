@@ -76,17 +76,7 @@ IMPORTER = SglangBenchImporter()
 def _run(obj: Mapping[str, object], path: Path, line: int, index: int | None, options: ImportOptions) -> RunRecord:
     info = as_object(obj.get("server_info"), path, f"line {line}: server_info")
     config = engine_config.from_sglang_server_info(info)
-    dims: dict[str, Dimension] = {}
-    if config.get("model"):
-        dims["model"] = Dimension(str(config["model"]), "measured")
-    dims.update(engine_config.dimensions(config, "measured"))
-    if info.get("version"):
-        dims["engine_revision"] = Dimension(f"sglang {info['version']}", "measured")
-    if obj.get("dataset_name") == "random" and obj.get("random_range_ratio") == 1.0:
-        # Fixed lengths only when range ratio is 1 (SGLang's 0 means uniform [1, len]).
-        mix = request_mix(number(obj.get("random_input_len")), number(obj.get("random_output_len")), "configured")
-        if mix:
-            dims["request_mix"] = Dimension(mix, "declared")
+    dims = _server_dimensions(obj, info, config)
     workload = {
         k: obj.get(k)
         for k in (
@@ -146,17 +136,42 @@ def _run(obj: Mapping[str, object], path: Path, line: int, index: int | None, op
     run = inference_run(
         label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window
     )
-    if "request_mix" not in run.dimensions and number(summary.get("requests_completed")) > 0:
-        c = summary["requests_completed"]
-        mix = request_mix(
-            number(summary.get("total_input_tokens")) / c, number(summary.get("total_output_tokens")) / c, "mean"
-        )
-        if mix:
-            run.dimensions["request_mix"] = Dimension(mix, "derived")
+    if "request_mix" not in run.dimensions:
+        _derive_mix(run, summary)
     itl = bench_json.itl_table(obj, path, where)
     if itl:
         run.tables["itl"] = itl
     return run
+
+
+def _server_dimensions(
+    obj: Mapping[str, object], info: Mapping[str, object], config: dict[str, object]
+) -> dict[str, Dimension]:
+    """What the server reported (model, engine configuration, version) and the request mix the run configured."""
+    dims: dict[str, Dimension] = {}
+    if config.get("model"):
+        dims["model"] = Dimension(str(config["model"]), "measured")
+    dims.update(engine_config.dimensions(config, "measured"))
+    if info.get("version"):
+        dims["engine_revision"] = Dimension(f"sglang {info['version']}", "measured")
+    if obj.get("dataset_name") == "random" and obj.get("random_range_ratio") == 1.0:
+        # Fixed lengths only when range ratio is 1 (SGLang's 0 means uniform [1, len]).
+        mix = request_mix(number(obj.get("random_input_len")), number(obj.get("random_output_len")), "configured")
+        if mix:
+            dims["request_mix"] = Dimension(mix, "declared")
+    return dims
+
+
+def _derive_mix(run: RunRecord, summary: Mapping[str, object]) -> None:
+    """The request mix from the summary's token totals (mean lengths), when the run configured none."""
+    if number(summary.get("requests_completed")) <= 0:
+        return
+    c = summary["requests_completed"]
+    mix = request_mix(
+        number(summary.get("total_input_tokens")) / c, number(summary.get("total_output_tokens")) / c, "mean"
+    )
+    if mix:
+        run.dimensions["request_mix"] = Dimension(mix, "derived")
 
 
 def _strategy(rate: object) -> str | None:

@@ -24,7 +24,7 @@ from workbench.formats import bench_json
 from workbench.formats.engine_config import dimensions as engine_dimensions
 from workbench.formats.key_sets import KeySet, matching
 from workbench.formats.inference_records import inference_run, number, request_mix, strict_number
-from workbench.formats.load_sweep import ALL_AT_ONCE, group_levels, load_meta
+from workbench.formats.load_sweep import ALL_AT_ONCE, LoadDoc, group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
 
 if TYPE_CHECKING:
@@ -143,36 +143,7 @@ def result_run(
         for k, v in obj.items()
         if k not in KNOWN and not _STAT.match(k) and not k.startswith(("probe_", "spec_decode_", "diffusion_"))
     }
-    dims: dict[str, Dimension] = {}
-    if obj.get("model_id"):
-        dims["model"] = Dimension(str(obj["model_id"]), "declared")
-    for key in HARDWARE_KEYS:
-        if metadata.get(key):
-            dims["hardware"] = Dimension(str(metadata[key]), "declared")
-            break
-    for key in REVISION_KEYS:
-        if metadata.get(key):
-            dims["engine_revision"] = Dimension(str(metadata[key]), "declared")
-            break
-    config: dict[str, object] = {}  # the engine_config object (formats/engine_config.py)
-    for key, kind in ENGINE_KNOBS.items():
-        if key in metadata:
-            canon = {
-                "enable_chunked_prefill": "chunked_prefill",
-                "enable_prefix_caching": "prefix_caching",
-                "tensor_parallel_size": "tp",
-                "pipeline_parallel_size": "pp",
-            }.get(key, key)
-            value = metadata[key]
-            if kind is int:
-                value = int(number(value)) if not math.isnan(number(value)) else value
-            elif canon in ("chunked_prefill", "prefix_caching"):
-                value = _bool(value)
-            elif key == "enforce_eager":
-                canon, value = "cuda_graphs", (None if _bool(value) is None else not _bool(value))
-            if value is not None:
-                config[canon] = value
-    dims.update(engine_dimensions(config, "declared"))
+    dims = _declared_dimensions(obj, metadata)
     in_len = number(metadata.get("input_len", metadata.get("random_input_len")))
     out_len = number(metadata.get("output_len", metadata.get("random_output_len")))
     mix = request_mix(in_len, out_len, "configured")
@@ -204,13 +175,7 @@ def result_run(
         itl = bench_json.itl_table(obj, path, where)
         if itl:
             tables["itl"] = itl
-    quirks = []
-    if "request_goodput:" in obj:
-        quirks.append("'request_goodput:' key (stray colon, older vLLM)")
-    if isinstance(rate, str):
-        quirks.append(f"request_rate given as the string {rate!r}")
-    if samples is None:
-        quirks.append("no per-request arrays: summary only (sample-level figures unknown)")
+    quirks = _quirks(obj, rate, samples)
     label = options.label or str(obj.get("label") or "") or _default_label(obj, metadata)
     if index is not None:
         label = f"{label} #{index + 1}" if options.label else f"{label} (line {line})"
@@ -224,25 +189,7 @@ def result_run(
     }
     if not math.isnan(in_len) or not math.isnan(out_len):
         meta["declared_lengths"] = {"input_len": in_len, "output_len": out_len}
-    rate_value = None if isinstance(rate, str) else strict_number(rate, path, f"{where}: request_rate")
-    concurrency = strict_number(obj.get("max_concurrency"), path, f"{where}: max_concurrency")
-    burstiness = strict_number(obj.get("burstiness"), path, f"{where}: burstiness")
-    if rate_value is not None and math.isnan(rate_value):
-        rate_value = None
-    meta["load"] = load_meta(
-        requested_rate=rate_value,
-        concurrency=None if math.isnan(concurrency) else concurrency,
-        strategy=None
-        if rate is None
-        else ALL_AT_ONCE
-        if rate_value is None
-        else "poisson"
-        if burstiness == 1.0
-        else f"gamma (burstiness {burstiness:g})"
-        if not math.isnan(burstiness)
-        else None,
-        achieved_rate=summary.get("request_throughput"),
-    )
+    meta["load"] = _load(obj, rate, summary, path, where)
     if "duration_s" in summary:
         meta["duration_s"] = summary["duration_s"]
     setup = {k: v for k, v in metadata.items() if k not in ("date",)}
@@ -259,15 +206,96 @@ def result_run(
         label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window
     )
     if "request_mix" not in run.dimensions:
-        completed, tin, tout = (
-            number(summary.get(k)) for k in ("requests_completed", "total_input_tokens", "total_output_tokens")
-        )
-        if completed > 0:
-            mix = request_mix(tin / completed, tout / completed, "mean")
-            if mix:
-                run.dimensions["request_mix"] = Dimension(mix, "derived")
+        _derive_mix(run, summary)
     run.tables.update(tables)
     return run
+
+
+def _load(obj: Mapping[str, object], rate: object, summary: Mapping[str, object], path: Path, where: str) -> LoadDoc:
+    """The load the benchmark asked for (rate, concurrency, arrival) and the rate it achieved."""
+    rate_value = None if isinstance(rate, str) else strict_number(rate, path, f"{where}: request_rate")
+    concurrency = strict_number(obj.get("max_concurrency"), path, f"{where}: max_concurrency")
+    burstiness = strict_number(obj.get("burstiness"), path, f"{where}: burstiness")
+    if rate_value is not None and math.isnan(rate_value):
+        rate_value = None
+    return load_meta(
+        requested_rate=rate_value,
+        concurrency=None if math.isnan(concurrency) else concurrency,
+        strategy=_arrival(rate, rate_value, burstiness),
+        achieved_rate=summary.get("request_throughput"),
+    )
+
+
+def _declared_dimensions(obj: Mapping[str, object], metadata: Mapping[str, object]) -> dict[str, Dimension]:
+    """The model, the hardware, the engine's revision and its configuration, as the file declares them."""
+    dims: dict[str, Dimension] = {}
+    if obj.get("model_id"):
+        dims["model"] = Dimension(str(obj["model_id"]), "declared")
+    for name, keys in (("hardware", HARDWARE_KEYS), ("engine_revision", REVISION_KEYS)):
+        stated = next((metadata[key] for key in keys if metadata.get(key)), None)
+        if stated is not None:
+            dims[name] = Dimension(str(stated), "declared")
+    dims.update(engine_dimensions(_engine_config(metadata), "declared"))
+    return dims
+
+
+_KNOB_KEYS = {
+    "enable_chunked_prefill": "chunked_prefill",
+    "enable_prefix_caching": "prefix_caching",
+    "tensor_parallel_size": "tp",
+    "pipeline_parallel_size": "pp",
+}
+
+
+def _engine_config(metadata: Mapping[str, object]) -> dict[str, object]:
+    """The engine_config object (formats/engine_config.py) of the knobs the metadata states."""
+    config: dict[str, object] = {}
+    for key, kind in ENGINE_KNOBS.items():
+        if key not in metadata:
+            continue
+        canon, value = _KNOB_KEYS.get(key, key), metadata[key]
+        if kind is int:
+            value = int(number(value)) if not math.isnan(number(value)) else value
+        elif canon in ("chunked_prefill", "prefix_caching"):
+            value = _bool(value)
+        elif key == "enforce_eager":
+            canon, value = "cuda_graphs", (None if _bool(value) is None else not _bool(value))
+        if value is not None:
+            config[canon] = value
+    return config
+
+
+def _quirks(obj: Mapping[str, object], rate: object, samples: object) -> list[str]:
+    quirks = []
+    if "request_goodput:" in obj:
+        quirks.append("'request_goodput:' key (stray colon, older vLLM)")
+    if isinstance(rate, str):
+        quirks.append(f"request_rate given as the string {rate!r}")
+    if samples is None:
+        quirks.append("no per-request arrays: summary only (sample-level figures unknown)")
+    return quirks
+
+
+def _arrival(rate: object, rate_value: float | None, burstiness: float) -> str | None:
+    """How requests arrived: all at once (rate inf), Poisson (burstiness 1) or gamma; None when not stated."""
+    if rate is None:
+        return None
+    if rate_value is None:
+        return ALL_AT_ONCE
+    if burstiness == 1.0:
+        return "poisson"
+    return f"gamma (burstiness {burstiness:g})" if not math.isnan(burstiness) else None
+
+
+def _derive_mix(run: RunRecord, summary: Mapping[str, object]) -> None:
+    """The request mix from the summary's token totals (mean lengths), when the file declared none."""
+    completed, tin, tout = (
+        number(summary.get(k)) for k in ("requests_completed", "total_input_tokens", "total_output_tokens")
+    )
+    if completed > 0:
+        mix = request_mix(tin / completed, tout / completed, "mean")
+        if mix:
+            run.dimensions["request_mix"] = Dimension(mix, "derived")
 
 
 def _default_label(obj: Mapping[str, object], metadata: Mapping[str, object], with_load: bool = True) -> str:

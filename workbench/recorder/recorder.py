@@ -707,7 +707,7 @@ class Recorder:
             trig.refresh()
         if base >= SEQ_LIMIT:  # keep row codes exact in float64 (after 2**39 spans)
             self._restart_seq(0)
-        spans = self._spans  # _maybe_seal, inlined (every 16th span comes here)
+        spans = self._spans  # every 16th span comes here: the seal check, inlined
         if len(spans.active) >= spans.segment_values or now - spans.opened_at_ns > spans.seal_every_ns:
             self._seal(now)
 
@@ -717,11 +717,6 @@ class Recorder:
         self._seq = itertools.count(base, SEQ_UNIT)
         for rebind in self._rebinders:
             rebind(next_fn=self._seq.__next__)
-
-    def _maybe_seal(self, now: float) -> None:
-        spans = self._spans
-        if len(spans.active) >= spans.segment_values or now - spans.opened_at_ns > spans.seal_every_ns:
-            self._seal(now)
 
     def _seal(self, now: float) -> None:
         """Rare path: seal the span ring; do the housekeeping that must not be hot."""

@@ -157,11 +157,6 @@ class SegmentRing:
         """Bytes the ring holds now: sealed segments plus the active one's allocation."""
         return self._sealed_bytes + sys.getsizeof(self.active)
 
-    @property
-    def reserved_bytes(self) -> int:
-        """What the ring accounts for: sealed segments plus the active segment's reserve."""
-        return self._sealed_bytes + self._active_reserve
-
     def counters(self) -> dict[str, int]:
         return {
             "max_bytes": self.max_bytes,

@@ -211,10 +211,6 @@ class Report:
     def title(self) -> str:
         return self.frame.title or self.frame.question or self.frame.ref
 
-    @property
-    def run_labels(self) -> dict[str, str]:
-        return {r.ref: r.label for r in self.runs}
-
     def with_details(self, **changes: object) -> "Report":
         return replace(self, **changes)  # type: ignore[arg-type]
 

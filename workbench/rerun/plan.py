@@ -40,29 +40,6 @@ WARN_ROUNDS = 5
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_METRIC = {"training": "step_ms", "inference": "ttft_ms"}
 DEFAULT_STATISTIC = {"training": "mean", "inference": "p95"}
-PLAN_KEYS = {
-    "name",
-    "description",
-    "lens",
-    "baseline",
-    "candidate",
-    "control",
-    "artifacts",
-    "rounds",
-    "order",
-    "seed",
-    "timeout_s",
-    "metric",
-    "statistic",
-    "higher_is_better",
-    "delta",
-    "warmup",
-    "guardrails",
-    "stopping",
-    "spending",
-    "change",
-    "accept",
-}
 STOPPINGS = ("fixed", "sequential")  # sequential: look after every round from 3, stop once decided
 SPENDINGS = ("obrien-fleming", "pocock")
 
@@ -252,9 +229,6 @@ class Plan(PlanRecord, frozen=True, kw_only=True):
     def with_environment(self, environment: Environment) -> "Plan":
         return msgspec.structs.replace(self, environment=environment)
 
-    def with_origin(self, origin: str) -> "Plan":
-        return msgspec.structs.replace(self, origin=origin)
-
     def warnings(self) -> list[str]:
         out = []
         if self.rounds < WARN_ROUNDS:
@@ -362,11 +336,37 @@ def _command(data: Any, what: str, base: Path | None, where: str | None) -> Comm
     return Command(tuple(argv), cwd, dict(env))
 
 
-def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str | None = None) -> Plan:
-    """Validate plan data (from TOML or options) and pin its artifacts by digest.
+class PlanDocument(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A plan as given (TOML or options), before its checks: each key with the default a missing one takes.
+    Values stay as given (``Any``): the checks below name the field and the rule in their own words."""
 
-    ``base`` resolves relative paths; ``where`` names the source in errors.
-    """
+    name: Any = None
+    description: Any = ""
+    lens: Any = None
+    baseline: Any = None
+    candidate: Any = None
+    control: Any = None
+    artifacts: Any = None
+    rounds: Any = DEFAULT_ROUNDS
+    order: Any = "random"
+    seed: Any = None
+    timeout_s: Any = DEFAULT_TIMEOUT_S
+    metric: Any = None
+    statistic: Any = None
+    higher_is_better: Any = False
+    delta: Any = 0.02
+    warmup: Any = None
+    guardrails: Any = None
+    stopping: Any = "fixed"
+    spending: Any = "obrien-fleming"
+    change: Any = None
+    accept: Any = None
+
+
+PLAN_KEYS = frozenset(PlanDocument.__struct_fields__)
+
+
+def _document(data: Mapping[str, Any], where: str | None) -> PlanDocument:
     if not isinstance(data, Mapping):
         raise BadInput(where, "a plan must be a table")
     unknown = set(data) - PLAN_KEYS
@@ -374,49 +374,57 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
         raise BadInput(
             where, f"unknown plan key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(PLAN_KEYS))})"
         )
-    name = data.get("name")
-    if not isinstance(name, str) or not name.strip() or name.strip().isdigit():
-        raise BadInput(where, "name: a plan needs a name (not just digits: those are plan ids)")
-    lens = data.get("lens")
-    if lens not in LENSES:
-        raise BadInput(where, f"lens: expected one of {', '.join(LENSES)}, got {lens!r}")
     for key in ("baseline", "candidate"):
         if key not in data:
             raise BadInput(where, f"{key}: missing (a table with argv, and optionally cwd and env)")
-    baseline = _command(data["baseline"], "baseline", base, where)
-    candidate = _command(data["candidate"], "candidate", base, where)
-    control = _command(data["control"], "control", base, where) if data.get("control") else None
+    return PlanDocument(**data)
 
-    rounds = _int(data.get("rounds", DEFAULT_ROUNDS), "rounds", where)
+
+def _one_of(value: Any, allowed: tuple[str, ...], what: str, where: str | None) -> str:
+    if value not in allowed:
+        raise BadInput(where, f"{what}: expected one of {', '.join(allowed)}, got {value!r}")
+    return str(value)
+
+
+def _name(doc: PlanDocument, where: str | None) -> str:
+    name = doc.name
+    if not isinstance(name, str) or not name.strip() or name.strip().isdigit():
+        raise BadInput(where, "name: a plan needs a name (not just digits: those are plan ids)")
+    return name.strip()
+
+
+def _rounds(doc: PlanDocument, where: str | None) -> int:
+    rounds = _int(doc.rounds, "rounds", where)
     if rounds < MIN_ROUNDS:
         raise UsageError(
             f"rounds: {rounds} is too few to say anything; at least {MIN_ROUNDS} (default {DEFAULT_ROUNDS})"
         )
-    check_rounds(rounds, "rounds", where)
-    stopping = data.get("stopping", "fixed")
-    if stopping not in STOPPINGS:
-        raise BadInput(where, f"stopping: expected one of {', '.join(STOPPINGS)}, got {stopping!r}")
-    spending = data.get("spending", "obrien-fleming")
-    if spending not in SPENDINGS:
-        raise BadInput(where, f"spending: expected one of {', '.join(SPENDINGS)}, got {spending!r}")
-    order = data.get("order", "random")
-    if order not in ORDERS:
-        raise BadInput(where, f"order: expected one of {', '.join(ORDERS)}, got {order!r}")
-    seed = data.get("seed")
-    seed = secrets.randbits(32) if seed is None else _int(seed, "seed", where)
+    return check_rounds(rounds, "rounds", where)
+
+
+def _seed(doc: PlanDocument, where: str | None) -> int:
+    seed = secrets.randbits(32) if doc.seed is None else _int(doc.seed, "seed", where)
     if not 0 <= seed <= MAX_SEED:
         raise BadInput(where, f"seed: {_shown(seed)} is outside 0 .. 2^53-1 (see docs/limits.md)")
-    timeout_s = check_timeout(_num(data.get("timeout_s", DEFAULT_TIMEOUT_S), "timeout_s", where), "timeout_s", where)
-    metric = data.get("metric") or DEFAULT_METRIC.get(lens)
+    return seed
+
+
+def _metric(doc: PlanDocument, lens: str, where: str | None) -> str:
+    metric = doc.metric or DEFAULT_METRIC.get(lens)
     if not metric or not isinstance(metric, str):
         raise BadInput(where, f"metric: the {lens} lens has no default rerun metric; name a sample column")
-    statistic = data.get("statistic") or DEFAULT_STATISTIC.get(lens, "mean")
-    if statistic not in STATISTICS:
-        raise BadInput(where, f"statistic: expected one of {', '.join(STATISTICS)}, got {statistic!r}")
-    delta = _num(data.get("delta", 0.02), "delta", where)
+    return metric
+
+
+def _delta(doc: PlanDocument, where: str | None) -> float:
+    delta = _num(doc.delta, "delta", where)
     if not 0 < delta < 1:
         raise BadInput(where, "delta: the equivalence band, a fraction between 0 and 1 (0.02 = 2 %)")
-    warm = data.get("warmup") or {}
+    return delta
+
+
+def _warmup(doc: PlanDocument, where: str | None) -> Warmup:
+    warm = doc.warmup or {}
     if not isinstance(warm, dict) or set(warm) - {"runs", "steps"}:
         raise BadInput(where, "warmup: expected a table with runs and steps")
     steps = warm.get("steps", "capture")
@@ -433,9 +441,12 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
         raise BadInput(
             where, f"warmup.runs: {_shown(warmup.runs)} is outside 0 .. {MAX_WARMUP_RUNS:,} (see docs/limits.md)"
         )
+    return warmup
 
+
+def _artifacts(doc: PlanDocument, base: Path | None, where: str | None) -> tuple[Artifact, ...]:
     artifacts = []
-    for i, item in enumerate(data.get("artifacts") or []):
+    for i, item in enumerate(doc.artifacts or []):
         if isinstance(item, str):
             item = {"path": item}
         if not isinstance(item, dict) or "path" not in item or set(item) - {"path", "role", "sha256"}:
@@ -446,33 +457,42 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
     paths = [a.path for a in artifacts]
     if len(set(paths)) != len(paths):
         raise BadInput(where, "artifacts: the same file is listed twice")
+    return tuple(artifacts)
 
+
+def _guardrail(g: Any, what: str, where: str | None) -> Guardrail:
+    if (
+        not isinstance(g, dict)
+        or not {"metric", "rule", "limit"} <= set(g)
+        or set(g) - {"metric", "rule", "limit", "name"}
+    ):
+        raise BadInput(where, f"{what}: expected a table with metric, rule and limit (and optionally name)")
+    return Guardrail(
+        name=str(g.get("name") or g["metric"]),
+        metric=str(g["metric"]),
+        rule=_one_of(g["rule"], GUARDRAIL_RULES, f"{what}.rule", where),
+        limit=_num(g["limit"], f"{what}.limit", where),
+    )
+
+
+def _guardrails(doc: PlanDocument, lens: str, where: str | None) -> tuple[Guardrail, ...]:
     guardrails = list(lens_guardrails(lens))
-    for i, g in enumerate(data.get("guardrails") or []):
-        what = f"guardrails[{i}]"
-        if (
-            not isinstance(g, dict)
-            or not {"metric", "rule", "limit"} <= set(g)
-            or set(g) - {"metric", "rule", "limit", "name"}
-        ):
-            raise BadInput(where, f"{what}: expected a table with metric, rule and limit (and optionally name)")
-        if g["rule"] not in GUARDRAIL_RULES:
-            raise BadInput(where, f"{what}.rule: expected one of {', '.join(GUARDRAIL_RULES)}, got {g['rule']!r}")
-        guard = Guardrail(
-            name=str(g.get("name") or g["metric"]),
-            metric=str(g["metric"]),
-            rule=g["rule"],
-            limit=_num(g["limit"], f"{what}.limit", where),
-        )
+    for i, g in enumerate(doc.guardrails or []):
+        guard = _guardrail(g, f"guardrails[{i}]", where)
         # A plan guardrail of the same name replaces the lens's.
         guardrails = [x for x in guardrails if x.name != guard.name] + [guard]
+    return tuple(guardrails)
 
-    change = data.get("change") or {}
+
+def _change_and_accept(
+    doc: PlanDocument, lens: str, where: str | None
+) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
+    change = doc.change or {}
     if not isinstance(change, Mapping) or not all(
         isinstance(v, list | tuple) and len(v) in (0, 2) and all(isinstance(x, str) for x in v) for v in change.values()
     ):
         raise BadInput(where, 'change: a table of dimension = ["FROM", "TO"] (or [] to declare it without values)')
-    accept = data.get("accept") or {}
+    accept = doc.accept or {}
     if not isinstance(accept, Mapping) or not all(isinstance(v, str) and v.strip() for v in accept.values()):
         raise BadInput(where, 'accept: a table of dimension = "why it may differ" (a reason is required)')
     known = {d.name for d in builtin_lens(lens).dimensions}
@@ -482,29 +502,58 @@ def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str 
                 raise BadInput(
                     where, f"{key}.{dim}: no such dimension in the {lens} lens (known: {', '.join(sorted(known))})"
                 )
+    return {str(k): tuple(v) for k, v in change.items()}, {str(k): str(v).strip() for k, v in accept.items()}
 
+
+def build_plan(data: Mapping[str, Any], *, base: Path | None = None, where: str | None = None) -> Plan:
+    """Validate plan data (from TOML or options) and pin its artifacts by digest: the document's keys, then
+    each field's check, in the order a reader of the plan meets them.
+
+    ``base`` resolves relative paths; ``where`` names the source in errors.
+    """
+    doc = _document(data, where)
+    name = _name(doc, where)
+    lens = doc.lens
+    if lens not in LENSES:
+        raise BadInput(where, f"lens: expected one of {', '.join(LENSES)}, got {lens!r}")
+    baseline = _command(doc.baseline, "baseline", base, where)
+    candidate = _command(doc.candidate, "candidate", base, where)
+    control = _command(doc.control, "control", base, where) if doc.control else None
+    rounds = _rounds(doc, where)
+    stopping = _one_of(doc.stopping, STOPPINGS, "stopping", where)
+    spending = _one_of(doc.spending, SPENDINGS, "spending", where)
+    order = _one_of(doc.order, ORDERS, "order", where)
+    seed = _seed(doc, where)
+    timeout_s = check_timeout(_num(doc.timeout_s, "timeout_s", where), "timeout_s", where)
+    metric = _metric(doc, lens, where)
+    statistic = _one_of(doc.statistic or DEFAULT_STATISTIC.get(lens, "mean"), STATISTICS, "statistic", where)
+    delta = _delta(doc, where)
+    warmup = _warmup(doc, where)
+    artifacts = _artifacts(doc, base, where)
+    guardrails = _guardrails(doc, lens, where)
+    change, accept = _change_and_accept(doc, lens, where)
     return Plan(
-        name=name.strip(),
-        description=str(data.get("description", "")),
+        name=name,
+        description=str(doc.description),
         lens=lens,
         baseline=baseline,
         candidate=candidate,
         control=control,
-        artifacts=tuple(artifacts),
+        artifacts=artifacts,
         rounds=rounds,
         order=order,
         seed=seed,
         timeout_s=timeout_s,
         metric=metric,
         statistic=statistic,
-        higher_is_better=bool(data.get("higher_is_better", False)),
+        higher_is_better=bool(doc.higher_is_better),
         delta=delta,
         warmup=warmup,
-        guardrails=tuple(guardrails),
+        guardrails=guardrails,
         stopping=stopping,
         spending=spending,
-        change={str(k): tuple(v) for k, v in change.items()},
-        accept={str(k): str(v).strip() for k, v in accept.items()},
+        change=change,
+        accept=accept,
     )
 
 

@@ -433,34 +433,13 @@ def analyze(
     check; position in the list otherwise. ``boot_indices``: inject the bootstrap
     index matrix (tests). Raises ValueError on invalid input.
     """
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
-    if not 0 < alpha < 0.5:
-        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
-    av, bv = _values("A", a), _values("B", b)
-    apv = _values("A'", a_prime) if a_prime is not None else None
-    if paired:
-        lengths = {len(av), len(bv)} | ({len(apv)} if apv is not None else set())
-        if len(lengths) != 1:
-            raise ValueError(
-                "paired analysis needs one value per round in every arm (equal lengths); use unpaired otherwise"
-            )
+    av, bv, apv = _arms(a, b, a_prime, paired=paired, delta=delta, alpha=alpha)
 
     def orient(x: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return (x, base) if lower_is_better else (base, x)
 
     num, den = orient(bv, av)
-    boot_ratios: dict[str, np.ndarray | None] = {"B": None, "A'": None}
-    if paired and n_boot > 0 and len(av) >= 2:
-        # One draw of round indices serves B/A and A′/A (the same draw each would make);
-        # every arm's resampled means are computed once.
-        if boot_indices is None:
-            iv.check_bootstrap_size(n_boot, len(av))
-        others = {name: arm for name, arm in (("B", bv), ("A'", apv)) if arm is not None}
-        rng = np.random.Generator(np.random.PCG64(seed)) if boot_indices is None else None
-        boot_a, *boot_others = iv.resampled_means([av, *others.values()], n_boot=n_boot, rng=rng, indices=boot_indices)
-        for name, boot_x in zip(others, boot_others):
-            boot_ratios[name] = boot_x / boot_a if lower_is_better else boot_a / boot_x
+    boot_ratios = _shared_boot_ratios(av, bv, apv, paired, n_boot, seed, boot_indices, lower_is_better)
     eff = effect(
         num, den, paired=paired, seed=seed, n_boot=n_boot, boot_indices=boot_indices, boot_ratios=boot_ratios["B"]
     )
@@ -478,64 +457,19 @@ def analyze(
         )
         aa = _aa(aa_eff, delta=delta, alpha=alpha, power=power, paired=paired)
 
-    flags: list[str] = []
-    n_units = eff.n if apv is None else min(eff.n, aa.effect.n)  # type: ignore[union-attr]
-    if n_units < MIN_ROUNDS:
-        flags.append(TOO_FEW_ROUNDS)
-    elif n_units < WARN_ROUNDS:
-        flags.append(FEW_ROUNDS)
-    if aa is None:
-        flags.append(NO_AA_CONTROL)
-    else:
-        if aa.unstable:
-            flags.append(UNSTABLE)
-        if aa.underpowered:
-            flags.append(UNDERPOWERED)
-    if eff.primary95 is not None and not eff.primary95.bounded:
-        flags.append(UNBOUNDED_INTERVAL)
-    cross95 = next((i for i in eff.intervals if i.params.get("role") == "cross-check" and i.level == 0.95), None)
-    if _disagree(eff.primary95, cross95):
-        flags.append(METHODS_DISAGREE)
-
+    n_units = eff.n if aa is None else min(eff.n, aa.effect.n)
+    flags = _design_flags(eff, aa, n_units)
     # Drift and outliers, per arm, on the values as given.
     arms = {"A": av, "B": bv} | ({"A'": apv} if apv is not None else {})
-    drifts: dict[str, stability.Drift | None] = {}
-    outliers: dict[str, list[int]] = {}
-    drifting = False
-    for name, values in arms.items():
-        d = stability.drift(values, (slots or {}).get(name))
-        drifts[name] = d
-        if d and d.p < alpha and abs(d.change_log) > math.log1p(delta) / 2:
-            drifting = True
-        out = stability.outlier_runs(values)
-        if out:
-            outliers[name] = out
+    drifts, outliers, drifting = _drift_and_outliers(arms, slots, alpha, delta)
     if drifting:
         flags.append(DRIFT)
     if outliers:
         flags.append(OUTLIER_RUNS)
 
     # Verdict and gate (section 8.6): guards first, never a verdict from too few runs.
-    significant_below = False
     widening = _widening(num, den, eff, aa, paired=paired, alpha=alpha) if aa is not None else None
-    if TOO_FEW_ROUNDS in flags or eff.primary95 is None or eff.primary90 is None:
-        verdict, gate = INCONCLUSIVE, RERUN
-        reason = f"too few {'rounds' if paired else 'runs per arm'} ({n_units} < {MIN_ROUNDS}): no verdict"
-    elif UNSTABLE in flags:
-        verdict, gate = INCONCLUSIVE, RERUN
-        reason = "the A/A control differs from 1 beyond δ/2: the session is unstable, verdict withheld"
-    else:
-        verdict, significant_below = decide(eff.primary95, eff.primary90, delta)
-        gate = gate_for(eff.primary95, eff.primary90, delta)
-        reason = _REASONS[verdict]
-        if widening is not None:  # the control rule: what the verdict reads where the control's noise is too big
-            ruled = decide(widening.ci95, widening.ci90, delta, widening.strict)
-            ruled_gate = gate_for(widening.ci95, widening.ci90, delta, widening.strict)
-            if (ruled[0], ruled_gate) != (verdict, gate):  # said where it changes the answer, silent where not
-                widening = replace(widening, model_verdict=verdict, model_gate=gate)
-                (verdict, significant_below), gate = ruled, ruled_gate
-                reason = f"{_REASONS[verdict]} ({widening.why}; the model alone: {widening.model_verdict})"
-                flags.append(WIDENED)
+    verdict, gate, reason, significant_below, widening = _verdict(eff, widening, flags, delta, paired, n_units)
     if significant_below:
         flags.append(SIGNIFICANT_BELOW_THRESHOLD)
 
@@ -551,23 +485,7 @@ def analyze(
         **eff.p_values(delta),
         rank_test=rank,
     )
-
-    # What would resolve it: from the A/A noise floor when there is one, else from B/A scatter.
-    source = aa.effect if aa is not None else eff
-    sd = source.sd_unit_log
-    planning = Planning(
-        noise_source="A/A (A' vs A)" if aa is not None else "B vs A residual scatter (no A/A control)",
-        sd_unit_log=sd,
-        n=eff.n,
-        alpha=alpha,
-        power=power,
-        mde_pct=pw.pct(pw.mde_log(sd, eff.n, alpha=alpha, power=power, paired=paired)),
-        rounds_needed=pw.rounds_needed(sd, delta, alpha=alpha, power=power, paired=paired, minimum=MIN_ROUNDS),
-        rounds_needed_equivalence=pw.rounds_needed(
-            sd, delta, alpha=alpha, power=power, paired=paired, goal="equivalence", minimum=MIN_ROUNDS
-        ),
-        counts="rounds" if paired else "runs per arm",
-    )
+    planning = _planning(eff, aa, delta=delta, alpha=alpha, power=power, paired=paired)
 
     ratio = eff.ratio
     return Analysis(
@@ -594,6 +512,137 @@ def analyze(
         reason=reason,
         effect=eff,
         widening=widening if WIDENED in flags else None,
+    )
+
+
+def _arms(
+    a: Sequence[float], b: Sequence[float], a_prime: Sequence[float] | None, *, paired: bool, delta: float, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The arms' values, checked (``ValueError`` on invalid input): positive, and one per round when paired."""
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
+    av, bv = _values("A", a), _values("B", b)
+    apv = _values("A'", a_prime) if a_prime is not None else None
+    if paired:
+        lengths = {len(av), len(bv)} | ({len(apv)} if apv is not None else set())
+        if len(lengths) != 1:
+            raise ValueError(
+                "paired analysis needs one value per round in every arm (equal lengths); use unpaired otherwise"
+            )
+    return av, bv, apv
+
+
+def _shared_boot_ratios(
+    av: np.ndarray,
+    bv: np.ndarray,
+    apv: np.ndarray | None,
+    paired: bool,
+    n_boot: int,
+    seed: int,
+    boot_indices: Any,
+    lower_is_better: bool,
+) -> dict[str, np.ndarray | None]:
+    """Paired: one draw of round indices serves B/A and A′/A (the same draw each would make); every arm's
+    resampled means are computed once. None where there is no shared draw."""
+    boot_ratios: dict[str, np.ndarray | None] = {"B": None, "A'": None}
+    if not (paired and n_boot > 0 and len(av) >= 2):
+        return boot_ratios
+    if boot_indices is None:
+        iv.check_bootstrap_size(n_boot, len(av))
+    others = {name: arm for name, arm in (("B", bv), ("A'", apv)) if arm is not None}
+    rng = np.random.Generator(np.random.PCG64(seed)) if boot_indices is None else None
+    boot_a, *boot_others = iv.resampled_means([av, *others.values()], n_boot=n_boot, rng=rng, indices=boot_indices)
+    for name, boot_x in zip(others, boot_others):
+        boot_ratios[name] = boot_x / boot_a if lower_is_better else boot_a / boot_x
+    return boot_ratios
+
+
+def _design_flags(eff: Effect, aa: AAResult | None, n_units: int) -> list[str]:
+    """What the design and the intervals say before any verdict: rounds, the A/A control, unbounded or
+    disagreeing intervals."""
+    flags: list[str] = []
+    if n_units < MIN_ROUNDS:
+        flags.append(TOO_FEW_ROUNDS)
+    elif n_units < WARN_ROUNDS:
+        flags.append(FEW_ROUNDS)
+    if aa is None:
+        flags.append(NO_AA_CONTROL)
+    else:
+        if aa.unstable:
+            flags.append(UNSTABLE)
+        if aa.underpowered:
+            flags.append(UNDERPOWERED)
+    if eff.primary95 is not None and not eff.primary95.bounded:
+        flags.append(UNBOUNDED_INTERVAL)
+    cross95 = next((i for i in eff.intervals if i.params.get("role") == "cross-check" and i.level == 0.95), None)
+    if _disagree(eff.primary95, cross95):
+        flags.append(METHODS_DISAGREE)
+    return flags
+
+
+def _drift_and_outliers(
+    arms: dict[str, np.ndarray], slots: dict[str, Sequence[float]] | None, alpha: float, delta: float
+) -> tuple[dict[str, stability.Drift | None], dict[str, list[int]], bool]:
+    """Each arm's drift and outlier runs (flagged, never dropped), and whether any arm drifts beyond δ/2."""
+    drifts: dict[str, stability.Drift | None] = {}
+    outliers: dict[str, list[int]] = {}
+    drifting = False
+    for name, values in arms.items():
+        d = stability.drift(values, (slots or {}).get(name))
+        drifts[name] = d
+        if d and d.p < alpha and abs(d.change_log) > math.log1p(delta) / 2:
+            drifting = True
+        out = stability.outlier_runs(values)
+        if out:
+            outliers[name] = out
+    return drifts, outliers, drifting
+
+
+def _verdict(
+    eff: Effect, widening: control.Widening | None, flags: list[str], delta: float, paired: bool, n_units: int
+) -> tuple[str, str, str, bool, control.Widening | None]:
+    """(verdict, gate, reason, significant below δ, the widening when it changed the answer): guards first,
+    then the CI95/CI90 against the band, then the control rule (``WIDENED`` is added to ``flags``)."""
+    if TOO_FEW_ROUNDS in flags or eff.primary95 is None or eff.primary90 is None:
+        reason = f"too few {'rounds' if paired else 'runs per arm'} ({n_units} < {MIN_ROUNDS}): no verdict"
+        return INCONCLUSIVE, RERUN, reason, False, None
+    if UNSTABLE in flags:
+        reason = "the A/A control differs from 1 beyond δ/2: the session is unstable, verdict withheld"
+        return INCONCLUSIVE, RERUN, reason, False, None
+    verdict, significant_below = decide(eff.primary95, eff.primary90, delta)
+    gate = gate_for(eff.primary95, eff.primary90, delta)
+    if widening is None:
+        return verdict, gate, _REASONS[verdict], significant_below, None
+    # The control rule: what the verdict reads where the control's noise is too big.
+    ruled = decide(widening.ci95, widening.ci90, delta, widening.strict)
+    ruled_gate = gate_for(widening.ci95, widening.ci90, delta, widening.strict)
+    if (ruled[0], ruled_gate) == (verdict, gate):  # said where it changes the answer, silent where not
+        return verdict, gate, _REASONS[verdict], significant_below, None
+    widening = replace(widening, model_verdict=verdict, model_gate=gate)
+    (verdict, significant_below), gate = ruled, ruled_gate
+    flags.append(WIDENED)
+    reason = f"{_REASONS[verdict]} ({widening.why}; the model alone: {widening.model_verdict})"
+    return verdict, gate, reason, significant_below, widening
+
+
+def _planning(eff: Effect, aa: AAResult | None, *, delta: float, alpha: float, power: float, paired: bool) -> Planning:
+    """What would resolve it: from the A/A noise floor when there is one, else from B/A scatter."""
+    source = aa.effect if aa is not None else eff
+    sd = source.sd_unit_log
+    return Planning(
+        noise_source="A/A (A' vs A)" if aa is not None else "B vs A residual scatter (no A/A control)",
+        sd_unit_log=sd,
+        n=eff.n,
+        alpha=alpha,
+        power=power,
+        mde_pct=pw.pct(pw.mde_log(sd, eff.n, alpha=alpha, power=power, paired=paired)),
+        rounds_needed=pw.rounds_needed(sd, delta, alpha=alpha, power=power, paired=paired, minimum=MIN_ROUNDS),
+        rounds_needed_equivalence=pw.rounds_needed(
+            sd, delta, alpha=alpha, power=power, paired=paired, goal="equivalence", minimum=MIN_ROUNDS
+        ),
+        counts="rounds" if paired else "runs per arm",
     )
 
 

@@ -89,14 +89,7 @@ def build_job(
     window policy needs every rank, so it is decided after the last one, on those small
     parts, and applied to the spooled rows as they are written (``store.spooled``)."""
     tables = _JobTables()
-    try:
-        ranks = [tables.take(r if isinstance(r, RankSummary) else summarize(r)) for r in arriving]
-    finally:
-        # A failure here (or Ctrl-C) between two ranks: close the reader now, so it cancels
-        # the rank tasks not yet started instead of reading them when it is collected.
-        close = getattr(arriving, "close", None)
-        if callable(close):
-            close()
+    ranks = _take_all(arriving, tables)
     check_ranks(ranks)
     ranks = sorted(ranks, key=lambda t: (-1 if t.rank is None else t.rank, str(t.source)))
     warmup = _param_int(options, "warmup_steps", DEFAULT_WARMUP_STEPS)
@@ -108,34 +101,10 @@ def build_job(
     has_steps = bool(numbers)
     steps_from = _steps_from(format_name, options, windows)
 
-    # Window policy: an incomplete last step (kernel launches whose kernels never appear)
-    # is dropped; then the first `warmup` steps, as long as at least two steps remain.
-    excluded: dict[float, str] = {}
-    if has_steps:
-        last = numbers[-1]
-        for trace, w in zip(ranks, windows):
-            sel = w.numbers == last
-            # Launches with no kernel in every step (graph replays) are the trace's way, not a cut.
-            usual = int(trace.unmatched[~sel].max()) if np.any(~sel) else 0
-            missing = int(trace.unmatched[sel].sum()) if np.any(sel) else 0
-            zero = bool(np.any((w.ends - w.starts)[sel] <= 0))
-            if missing > usual or zero:
-                excluded[last] = "incomplete last step" + (
-                    f" ({missing} kernel launches with no kernel in the trace)" if missing > usual else " (no duration)"
-                )
-                break
-        remaining = [n for n in numbers if n not in excluded]
-        n_warm = min(warmup, max(len(remaining) - 2, 0))
-        for n in remaining[:n_warm]:
-            excluded[n] = "warm-up"
+    excluded = _excluded_steps(ranks, windows, numbers, warmup) if has_steps else {}
     warm_excluded = sum(1 for why in excluded.values() if why == "warm-up")
 
-    sample_parts: list[dict[str, np.ndarray]] = []
-    for trace, w in zip(ranks, windows):
-        samples = {**trace.samples, "step_start_ms": (w.starts - origin).astype(np.float64) / bd.NS_PER_MS}
-        keep = ~np.isin(samples["step"], list(excluded))
-        sample_parts.append({k: v[keep] for k, v in samples.items()})
-    samples = _concat(sample_parts, bd.SAMPLE_COLUMNS)
+    samples = _kept_samples(ranks, windows, excluded, origin)
     operations, shapes, collectives = tables.finish(excluded)
     findings, skew = step_findings.run_all(samples, collectives, clock_aligned)
     kept = [n for n in numbers if n not in excluded]
@@ -147,22 +116,7 @@ def build_job(
 
     directory = ranks[0].source.parent
     label = options.label or f"{directory.name or directory} ({len(ranks)} rank{'s' if len(ranks) != 1 else ''})"
-    window: JSONDoc = {
-        "kind": "steady" if has_steps and warm_excluded else "mixed",
-        "warmup_excluded": warm_excluded,
-        "steps_from": steps_from,
-        "policy": (
-            f"steps from {steps_from}; the first {warmup} step(s) excluded as warm-up when at least two steps "
-            f"remain; "
-            "the last step excluded when incomplete (kernel launches with no kernel in the trace)"
-        )
-        if has_steps
-        else f"{NO_STEPS}: one window covering the whole trace",
-        "steps_total": len(numbers),
-        "steps_included": [n for n in numbers if n not in excluded],
-        "excluded_steps": {str(int(n)): why for n, why in sorted(excluded.items())},
-        "last_step_excluded": bool(has_steps and numbers[-1] in excluded and excluded[numbers[-1]] != "warm-up"),
-    }
+    window = _window(numbers, excluded, warmup, steps_from)
     window.update(
         window_kind.classify(
             kept,
@@ -173,12 +127,7 @@ def build_job(
         )
     )
     if has_steps:
-        boundary = boundaries.boundary(
-            steps_from, kept, warm_excluded, facts["optimizer_steps"], facts["backward_passes"]
-        )
-        if forward_only is not None:
-            boundary["step_is"] = "forward pass" if forward_only.status == "found" else "training step"
-        window["boundary"] = boundary
+        window["boundary"] = _boundary(steps_from, kept, warm_excluded, facts, forward_only)
     if forward_only is not None and forward_only.status == "found":
         window["step_is"] = "a forward pass (no backward or optimizer activity in the trace)"
     record = RunRecord(lens="training", label=label, window=window, sources=[t.source for t in ranks])
@@ -202,6 +151,92 @@ def build_job(
         }
     )
     return record
+
+
+def _kept_samples(
+    ranks: list[RankSummary], windows: list[bd.Windows], excluded: dict[float, str], origin: int
+) -> dict[str, np.ndarray]:
+    """Every rank's step samples but the excluded steps', each step's start on the job's clock (ms from origin)."""
+    parts: list[dict[str, np.ndarray]] = []
+    for trace, w in zip(ranks, windows):
+        samples = {**trace.samples, "step_start_ms": (w.starts - origin).astype(np.float64) / bd.NS_PER_MS}
+        keep = ~np.isin(samples["step"], list(excluded))
+        parts.append({k: v[keep] for k, v in samples.items()})
+    return _concat(parts, bd.SAMPLE_COLUMNS)
+
+
+def _boundary(
+    steps_from: str,
+    kept: list[float],
+    warm_excluded: int,
+    facts: dict[str, np.ndarray],
+    forward_only: step_findings.Finding | None,
+) -> JSONDoc:
+    """What ends a step in the window (``boundaries.boundary``), and what a step is when the trace may be
+    forward passes only."""
+    boundary = boundaries.boundary(steps_from, kept, warm_excluded, facts["optimizer_steps"], facts["backward_passes"])
+    if forward_only is not None:
+        boundary["step_is"] = "forward pass" if forward_only.status == "found" else "training step"
+    return boundary
+
+
+def _take_all(arriving: Iterable[RankSummary | RankTrace], tables: _JobTables) -> list[RankSummary]:
+    """Every rank's summary, its rows spooled into ``tables`` as it arrives."""
+    try:
+        return [tables.take(r if isinstance(r, RankSummary) else summarize(r)) for r in arriving]
+    finally:
+        # A failure here (or Ctrl-C) between two ranks: close the reader now, so it cancels
+        # the rank tasks not yet started instead of reading them when it is collected.
+        close = getattr(arriving, "close", None)
+        if callable(close):
+            close()
+
+
+def _excluded_steps(
+    ranks: list[RankSummary], windows: list[bd.Windows], numbers: list[float], warmup: int
+) -> dict[float, str]:
+    """Window policy: an incomplete last step (kernel launches whose kernels never appear) is dropped; then
+    the first ``warmup`` steps, as long as at least two steps remain. Step number -> why."""
+    excluded: dict[float, str] = {}
+    last = numbers[-1]
+    for trace, w in zip(ranks, windows):
+        sel = w.numbers == last
+        # Launches with no kernel in every step (graph replays) are the trace's way, not a cut.
+        usual = int(trace.unmatched[~sel].max()) if np.any(~sel) else 0
+        missing = int(trace.unmatched[sel].sum()) if np.any(sel) else 0
+        zero = bool(np.any((w.ends - w.starts)[sel] <= 0))
+        if missing > usual or zero:
+            excluded[last] = "incomplete last step" + (
+                f" ({missing} kernel launches with no kernel in the trace)" if missing > usual else " (no duration)"
+            )
+            break
+    remaining = [n for n in numbers if n not in excluded]
+    n_warm = min(warmup, max(len(remaining) - 2, 0))
+    for n in remaining[:n_warm]:
+        excluded[n] = "warm-up"
+    return excluded
+
+
+def _window(numbers: list[float], excluded: dict[float, str], warmup: int, steps_from: str) -> JSONDoc:
+    """The run's window: its policy and the steps it kept and left out (and why)."""
+    has_steps = bool(numbers)
+    warm_excluded = sum(1 for why in excluded.values() if why == "warm-up")
+    return {
+        "kind": "steady" if has_steps and warm_excluded else "mixed",
+        "warmup_excluded": warm_excluded,
+        "steps_from": steps_from,
+        "policy": (
+            f"steps from {steps_from}; the first {warmup} step(s) excluded as warm-up when at least two steps "
+            f"remain; "
+            "the last step excluded when incomplete (kernel launches with no kernel in the trace)"
+        )
+        if has_steps
+        else f"{NO_STEPS}: one window covering the whole trace",
+        "steps_total": len(numbers),
+        "steps_included": [n for n in numbers if n not in excluded],
+        "excluded_steps": {str(int(n)): why for n, why in sorted(excluded.items())},
+        "last_step_excluded": bool(has_steps and numbers[-1] in excluded and excluded[numbers[-1]] != "warm-up"),
+    }
 
 
 OPERATION_COLUMNS = ("name", "kind", "step", "rank", "count", "total_ms")

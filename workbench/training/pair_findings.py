@@ -19,7 +19,7 @@ a cause; the compare layer renders them and decides nothing from them.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -194,6 +194,54 @@ def shapes(
             if (b is not None or c is not None)
             else []
         )
+    rows = _shape_rows(b, c)
+    rows.sort(key=lambda r: (-r[0], r[1]))
+    moved = [r for r in rows if r[3] or r[4] or not r[9] or abs(r[8] - r[7]) > SHAPE_UNCHANGED * max(r[7], 1e-12)]
+    if not moved:
+        n_shapes = sum(r[9] for r in rows)
+        total_b, total_c = sum(r[7] for r in rows), sum(r[8] for r in rows)
+        return [
+            _finding(
+                "shapes",
+                "not_found",
+                f"{len(rows)} operation(s) at {n_shapes} shape(s), every shape on both sides and "
+                f"unchanged within {SHAPE_UNCHANGED:.0%} ({total_b:.3f} → {total_c:.3f} ms {words.per} in all)",
+                {
+                    "operations": len(rows),
+                    "shapes": n_shapes,
+                    "ms_per_step_baseline": total_b,
+                    "ms_per_step_candidate": total_c,
+                },
+            )
+        ]
+    out = []
+    for _weight, name, kind, new, gone, new_ms, gone_ms, shared_b, shared_c, n_shared in moved[:top]:
+        parts = _shape_parts(new, gone, new_ms, gone_ms, shared_b, shared_c, n_shared, words.per)
+        evidence: Figures = {
+            "new_shapes": len(new),
+            "gone_shapes": len(gone),
+            "shared_shapes": n_shared,
+            "new_ms_per_step": new_ms,
+            "gone_ms_per_step": gone_ms,
+            "shared_ms_per_step_baseline": shared_b,
+            "shared_ms_per_step_candidate": shared_c,
+        }
+        out.append(
+            _finding(
+                "shapes",
+                "found",
+                f"{name} ({kind}) " + "; ".join(parts) + f" ({OBSERVATION})",
+                evidence,
+                "shapes are the tensor inputs' dims (operators) or grid and block (kernels); the costliest names per "
+                "rank are kept",
+            )
+        )
+    return out
+
+
+def _shape_rows(b: dict[tuple[str, str, str], float], c: dict[tuple[str, str, str], float]) -> list[tuple[Any, ...]]:
+    """Per (name, kind): weight, name, kind, new shapes, gone shapes (costliest first), their ms, the shared
+    shapes' ms on each side and how many are shared."""
     by_name: dict[tuple[str, str], dict[str, set[str]]] = {}
     for side, rates in (("b", b), ("c", c)):
         for name, kind, shape in rates:
@@ -220,73 +268,45 @@ def shapes(
                 len(shared),
             )
         )
-    rows.sort(key=lambda r: (-r[0], r[1]))
-    moved = [r for r in rows if r[3] or r[4] or not r[9] or abs(r[8] - r[7]) > SHAPE_UNCHANGED * max(r[7], 1e-12)]
-    if not moved:
-        n_shapes = sum(r[9] for r in rows)
-        total_b, total_c = sum(r[7] for r in rows), sum(r[8] for r in rows)
-        return [
-            _finding(
-                "shapes",
-                "not_found",
-                f"{len(rows)} operation(s) at {n_shapes} shape(s), every shape on both sides and "
-                f"unchanged within {SHAPE_UNCHANGED:.0%} ({total_b:.3f} → {total_c:.3f} ms {words.per} in all)",
-                {
-                    "operations": len(rows),
-                    "shapes": n_shapes,
-                    "ms_per_step_baseline": total_b,
-                    "ms_per_step_candidate": total_c,
-                },
-            )
-        ]
-    out = []
-    for _weight, name, kind, new, gone, new_ms, gone_ms, shared_b, shared_c, n_shared in moved[:top]:
-        parts = []
-        if new:
-            parts.append(
-                f"at {new[0]}"
-                + (f" and {len(new) - 1} more shape(s)" if len(new) > 1 else "")
-                + f": new in the candidate ({new_ms:.3f} ms {words.per})"
-            )
-        if gone:
-            parts.append(
-                f"at {gone[0]}"
-                + (f" and {len(gone) - 1} more" if len(gone) > 1 else "")
-                + f": only in the baseline ({gone_ms:.3f} ms {words.per})"
-            )
-        if n_shared:
-            rel = shared_c / shared_b - 1 if shared_b > 0 else math.nan
-            if math.isfinite(rel) and abs(rel) <= SHAPE_UNCHANGED:
-                parts.append(
-                    f"at the {n_shared} shape(s) both sides share, unchanged within {SHAPE_UNCHANGED:.0%} "
-                    f"({shared_b:.3f} → {shared_c:.3f} ms {words.per})"
-                )
-            else:
-                parts.append(
-                    f"at the {n_shared} shape(s) both sides share, {shared_b:.3f} → {shared_c:.3f} ms {words.per}"
-                )
-        else:
-            parts.append("no shape in common")
-        evidence: Figures = {
-            "new_shapes": len(new),
-            "gone_shapes": len(gone),
-            "shared_shapes": n_shared,
-            "new_ms_per_step": new_ms,
-            "gone_ms_per_step": gone_ms,
-            "shared_ms_per_step_baseline": shared_b,
-            "shared_ms_per_step_candidate": shared_c,
-        }
-        out.append(
-            _finding(
-                "shapes",
-                "found",
-                f"{name} ({kind}) " + "; ".join(parts) + f" ({OBSERVATION})",
-                evidence,
-                "shapes are the tensor inputs' dims (operators) or grid and block (kernels); the costliest names per "
-                "rank are kept",
-            )
+    return rows
+
+
+def _shape_parts(
+    new: list[str],
+    gone: list[str],
+    new_ms: float,
+    gone_ms: float,
+    shared_b: float,
+    shared_c: float,
+    n_shared: int,
+    per: str,
+) -> list[str]:
+    """The clauses of one operation's shape sentence: new shapes, gone shapes, the shared ones' change."""
+    parts = []
+    if new:
+        parts.append(
+            f"at {new[0]}"
+            + (f" and {len(new) - 1} more shape(s)" if len(new) > 1 else "")
+            + f": new in the candidate ({new_ms:.3f} ms {per})"
         )
-    return out
+    if gone:
+        parts.append(
+            f"at {gone[0]}"
+            + (f" and {len(gone) - 1} more" if len(gone) > 1 else "")
+            + f": only in the baseline ({gone_ms:.3f} ms {per})"
+        )
+    if n_shared:
+        rel = shared_c / shared_b - 1 if shared_b > 0 else math.nan
+        if math.isfinite(rel) and abs(rel) <= SHAPE_UNCHANGED:
+            parts.append(
+                f"at the {n_shared} shape(s) both sides share, unchanged within {SHAPE_UNCHANGED:.0%} "
+                f"({shared_b:.3f} → {shared_c:.3f} ms {per})"
+            )
+        else:
+            parts.append(f"at the {n_shared} shape(s) both sides share, {shared_b:.3f} → {shared_c:.3f} ms {per}")
+    else:
+        parts.append("no shape in common")
+    return parts
 
 
 def _memory_side(runs: Sequence[RunRecord]) -> dict[str, float] | None:

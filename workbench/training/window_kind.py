@@ -67,23 +67,7 @@ def classify(
     ref = sigma = float("nan")
     if len(plain):
         ref, sigma = _ref(t[plain])
-        copy_ref = float(np.nanmedian(cp[plain])) if np.isfinite(cp[plain]).any() else float("nan")
-        outlier = ref + max(5 * sigma, OUTLIER_EXCESS * ref)
-        for i in plain:
-            if t[i] > outlier:
-                extra_copy = cp[i] - copy_ref
-                if np.isfinite(extra_copy) and extra_copy >= COPY_SHARE_OF_EXCESS * (t[i] - ref):
-                    kinds[i] = CHECKPOINT
-                    why[_key(nums[i])] = (
-                        f"step-time outlier ({t[i]:.2f} ms against {ref:.2f} ms) with {extra_copy:.2f} ms more copy "
-                        "time (checkpoint-like I/O, no save annotation)"
-                    )
-                else:
-                    notes.append(
-                        f"step {_key(nums[i])} is a step-time outlier ({t[i]:.2f} ms against {ref:.2f} ms) with no "
-                        f"checkpoint "
-                        "or copy activity: kept as steady"
-                    )
+        _copy_outliers(plain, nums, t, cp, ref, sigma, kinds, why, notes)
         if len(plain) >= MIN_TREND_STEPS:
             slow = ref + max(3 * sigma, STARTUP_EXCESS * ref)
             for i in range(len(nums)):
@@ -98,24 +82,7 @@ def classify(
                 f"{len(plain)} step(s) outside checkpoints: too few (under {MIN_TREND_STEPS}) to test for a start-up "
                 f"trend"
             )
-    present = set(kinds)
-    if not nums:
-        kind, reason = "mixed", "no steps: the whole trace is one window of unknown kind"
-    elif present == {STEADY}:
-        if warmup_excluded or len(plain) >= MIN_TREND_STEPS:
-            kind, reason = (
-                "steady",
-                "every kept step is steady"
-                + (f" ({warmup_excluded} warm-up step(s) excluded)" if warmup_excluded else ""),
-            )
-        else:
-            kind, reason = "mixed", "no warm-up excluded and too few steps to show there is no start-up trend"
-    elif present <= {STEADY, STARTUP}:
-        kind, reason = "startup", "a start-up trend in the kept steps"
-    elif present <= {STEADY, CHECKPOINT}:
-        kind, reason = "checkpointing", "checkpoint steps among the kept steps"
-    else:
-        kind, reason = "mixed", "both start-up and checkpoint steps among the kept steps"
+    kind, reason = _window_kind(bool(nums), set(kinds), warmup_excluded, len(plain))
     evidence: JSONDoc = {"reason": reason, "steps": why, "reference_step_ms": ref, "spread_ms": sigma}
     if notes:
         evidence["notes"] = notes
@@ -124,6 +91,57 @@ def classify(
         "step_kinds": {_key(n): k for n, k in zip(nums, kinds) if k != STEADY},
         "kind_evidence": evidence,
     }
+
+
+def _copy_outliers(
+    plain: np.ndarray,
+    nums: list[float],
+    t: np.ndarray,
+    cp: np.ndarray,
+    ref: float,
+    sigma: float,
+    kinds: list[str],
+    why: JSONDoc,
+    notes: list[JSON],
+) -> None:
+    """Step-time outliers: a checkpoint where the extra time is copy time (checkpoint-like I/O), else a note."""
+    copy_ref = float(np.nanmedian(cp[plain])) if np.isfinite(cp[plain]).any() else float("nan")
+    outlier = ref + max(5 * sigma, OUTLIER_EXCESS * ref)
+    for i in plain:
+        if t[i] <= outlier:
+            continue
+        extra_copy = cp[i] - copy_ref
+        if np.isfinite(extra_copy) and extra_copy >= COPY_SHARE_OF_EXCESS * (t[i] - ref):
+            kinds[i] = CHECKPOINT
+            why[_key(nums[i])] = (
+                f"step-time outlier ({t[i]:.2f} ms against {ref:.2f} ms) with {extra_copy:.2f} ms more copy "
+                "time (checkpoint-like I/O, no save annotation)"
+            )
+        else:
+            notes.append(
+                f"step {_key(nums[i])} is a step-time outlier ({t[i]:.2f} ms against {ref:.2f} ms) with no "
+                f"checkpoint "
+                "or copy activity: kept as steady"
+            )
+
+
+def _window_kind(has_steps: bool, present: set[str], warmup_excluded: int, plain: int) -> tuple[str, str]:
+    """The window's kind from the kinds of its steps, and why."""
+    if not has_steps:
+        return "mixed", "no steps: the whole trace is one window of unknown kind"
+    if present == {STEADY}:
+        if warmup_excluded or plain >= MIN_TREND_STEPS:
+            return (
+                "steady",
+                "every kept step is steady"
+                + (f" ({warmup_excluded} warm-up step(s) excluded)" if warmup_excluded else ""),
+            )
+        return "mixed", "no warm-up excluded and too few steps to show there is no start-up trend"
+    if present <= {STEADY, STARTUP}:
+        return "startup", "a start-up trend in the kept steps"
+    if present <= {STEADY, CHECKPOINT}:
+        return "checkpointing", "checkpoint steps among the kept steps"
+    return "mixed", "both start-up and checkpoint steps among the kept steps"
 
 
 def _key(number: float) -> str:

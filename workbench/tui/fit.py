@@ -29,13 +29,6 @@ def elide_middle(value: str, width: int) -> str:
     return f"{head}{ELLIPSIS}{tail}"
 
 
-def elide_end(value: str, width: int) -> str:
-    """``value`` in at most ``width`` cells, ending in "…" when it was cut."""
-    if cell_len(value) <= width:
-        return value
-    return _take(value, max(width - 1, 0)) + ELLIPSIS if width > 0 else ""
-
-
 def _take(value: str, cells: int) -> str:
     """The longest start of ``value`` that fits in ``cells``."""
     used = 0
