@@ -41,8 +41,8 @@ async def test_a_burst_of_keys_fills_the_dialog_in_order(demo_url):
         burst(app, ["h", *"rank", "space", "5", "space", *"lags", "tab", *"swap", "space", *"it", "backspace", "t"])
         await settle(app, pilot)
         assert isinstance(app.screen, FormScreen)
-        assert fields(app) == {"statement": "rank 5 lags", "test": "swap it"}
-        burst(app, ["enter"])
+        assert fields(app) == {"statement": "rank 5 lags", "test": "swap it", "test_kind": "rerun"}
+        burst(app, ["tab", "enter"])  # Enter submits from the last field (the test's kind, "rerun" given)
         await settle(app, pilot)
         assert not isinstance(app.screen, FormScreen)
         assert len(app.inv.hypotheses) == before + 1
@@ -56,13 +56,31 @@ async def test_a_validation_error_keeps_the_dialog_and_what_was_typed(demo_url):
     async with app.run_test(size=(80, 24)) as pilot:
         await _open_hypothesize(app, pilot)
         before = len(app.inv.hypotheses)
-        burst(app, ["h", *"a claim", "tab", "enter"])  # the test left empty, then submitted
+        burst(app, ["h", *"a claim", "tab", "tab", "enter"])  # the test left empty, then submitted
         await settle(app, pilot)
         assert isinstance(app.screen, FormScreen), "the dialog stays open"
-        assert fields(app) == {"statement": "a claim", "test": ""}
+        assert fields(app) == {"statement": "a claim", "test": "", "test_kind": "rerun"}
         assert app.focused is app.screen.query_one("#field-test", Input), "the cursor is on the field at fault"
         assert "must not be empty" in text_of(app.screen.query_one("#form-error"))
         assert len(app.inv.hypotheses) == before
+
+
+@pytest.mark.asyncio
+async def test_the_hypothesis_records_its_tests_kind_and_refuses_an_unknown_one(demo_url):
+    """Issue 42's own-test rule from the TUI: the kind is asked (rerun by default), checked in the
+    dialog, and stored with the hypothesis."""
+    app = WorkbenchApp(demo_url)
+    app.animation_level = "none"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open_hypothesize(app, pilot)
+        burst(app, ["h", *"a claim", "tab", *"a compare", "tab", "ctrl+a", "ctrl+k", *"yes", "enter"])
+        await settle(app, pilot)
+        assert isinstance(app.screen, FormScreen), "an unknown kind keeps the dialog open"
+        assert "must be one of" in text_of(app.screen.query_one("#form-error"))
+        burst(app, ["ctrl+a", "ctrl+k", *"comparison", "enter"])
+        await settle(app, pilot)
+        assert not isinstance(app.screen, FormScreen)
+        assert app.inv.hypotheses[-1].test_kind == "comparison"
 
 
 @pytest.mark.asyncio

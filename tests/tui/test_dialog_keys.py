@@ -125,16 +125,16 @@ async def test_tab_reaches_the_buttons_and_enter_presses_them(demo_url):
         await _open(app, pilot, "4", ("h",))
         dialog = app.screen
         order = []
-        for _ in range(4):
+        for _ in range(5):
             order.append(app.focused.id)
             await pilot.press("tab")
             await settle(app, pilot)
-        assert order == ["field-statement", "field-test", "ok", "cancel"], order
+        assert order == ["field-statement", "field-test", "field-test_kind", "ok", "cancel"], order
         await pilot.press("shift+tab", "enter")  # back on Cancel: Enter cancels
         await settle(app, pilot)
         assert app.screen is not dialog and len(app.inv.hypotheses) == 1
         await _open(app, pilot, "4", ("h",))
-        await pilot.press(*"Prefill is slower", "tab", *"a rerun", "tab")
+        await pilot.press(*"Prefill is slower", "tab", *"a rerun", "tab", "tab")  # its kind: rerun, as given
         await settle(app, pilot)
         assert app.focused.id == "ok"
         await pilot.press("enter")  # on OK: submits

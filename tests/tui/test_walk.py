@@ -165,6 +165,7 @@ async def walk(w: Walk) -> None:
     await w.type("A step that does 5 % more host work is slower")
     await w.pilot.press("tab")
     await w.type("interleaved A/B/A′ rerun of the bundled CPU workload")
+    await w.pilot.press("tab")  # its kind: rerun, as the dialog gives it
     assert "New hypothesis" in w.stage("hypothesis-dialog")
     await w.keys("enter")
     assert "[OPEN] A step that does 5 % more host work is slower" in w.stage("hypothesis")

@@ -116,8 +116,10 @@ def runs(wb: Workbench, lens: str) -> list[RunSummary]:
     ]
 
 
-def add_hypothesis(wb: Workbench, inv_id: int, statement: str, test: str) -> HypothesisView:
-    return wb.call(Hypothesize(investigation=str(inv_id), statement=statement, test=test, by=current_user()))
+def add_hypothesis(wb: Workbench, inv_id: int, statement: str, test: str, test_kind: str = "rerun") -> HypothesisView:
+    return wb.call(
+        Hypothesize(investigation=str(inv_id), statement=statement, test=test, test_kind=test_kind, by=current_user())
+    )
 
 
 def check_evidence(text: str) -> str | None:

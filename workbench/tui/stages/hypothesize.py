@@ -12,6 +12,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.investigations.evidence_text import evidence_text
+from workbench.investigations.hypotheses import TEST_KINDS
 from workbench.investigations.views import HypothesisView, InvestigationView, ObservationView
 from workbench.tui import actions_pane, offers, services
 from workbench.tui.fit import wrap_lines
@@ -182,9 +183,11 @@ class HypothesizeStage(Stage):
                 [
                     Field("statement", "Statement (falsifiable)", placeholder=example.hypothesis),
                     Field("test", "The test that would decide it", placeholder=example.test),
+                    Field("test_kind", f"Its kind ({' | '.join(TEST_KINDS)})", value="rerun"),
                 ],
-                note="A hypothesis is a claim to test, never an observation.",
-                check=required_fields(("statement", "The statement"), ("test", "The test that would decide it")),
+                note="A hypothesis is a claim to test, never an observation. Only evidence of its test's kind, "
+                "recorded after it, decides it.",
+                check=_hypothesis_check,
             ),
             self._add,
         )
@@ -197,6 +200,7 @@ class HypothesizeStage(Stage):
             self.inv.id,
             form["statement"],
             form["test"],
+            form["test_kind"].strip(),
             done=lambda _h: self.wb.reload_investigation(),
             what="adding the hypothesis",
         )
@@ -260,3 +264,15 @@ class HypothesizeStage(Stage):
         self.wb.background(
             services.retract, oid, form["reason"], done=lambda _o: self.wb.reload_investigation(), what="retracting"
         )
+
+
+_REQUIRED = required_fields(("statement", "The statement"), ("test", "The test that would decide it"))
+
+
+def _hypothesis_check(form: dict[str, str]) -> tuple[str, str] | None:
+    """Statement and test required; the test's kind one of the kinds evidence comes in."""
+    if (missing := _REQUIRED(form)) is not None:
+        return missing
+    if form.get("test_kind", "").strip() not in TEST_KINDS:
+        return "test_kind", f"The kind must be one of {', '.join(TEST_KINDS)}"
+    return None
