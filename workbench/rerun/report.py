@@ -716,110 +716,161 @@ def _known(x: float | None | UnsetType) -> float | None:
     return None if x is UNSET else x
 
 
+def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
+    return textwrap.wrap(clean(text), width, initial_indent=indent, subsequent_indent=indent + "  ")
+
+
 def render_rerun_report(r: RerunReport, width: int = 80) -> str:
     """The comparison as plain lines for an 80-column terminal (untrusted text cleaned):
     the one renderer of a rerun comparison, fresh or stored (a stored body: ``RerunReport.from_json`` first)."""
-
-    def wrap(text: str, indent: str = "  ") -> list[str]:
-        return textwrap.wrap(clean(text), width, initial_indent=indent, subsequent_indent=indent + "  ")
-
     p, e = r.plan, r.execution
     lines = [f"Plan {p.id} {clean(p.name)} · execution {e.id} ({e.status}) · {p.lens} lens"]
-    lines += wrap(
+    lines += _wrap(
         f"metric: per-run {p.statistic} of {p.metric} ({'higher' if p.higher_is_better else 'lower'} is better); "
-        f"rounds used {len(r.rounds.used)} of {p.rounds} planned; order {p.order}, seed {p.seed}"
+        f"rounds used {len(r.rounds.used)} of {p.rounds} planned; order {p.order}, seed {p.seed}",
+        width,
     )
     if r.partial:
-        lines += wrap("PARTIAL: the execution is not complete; this is the result so far.")
+        lines += _wrap("PARTIAL: the execution is not complete; this is the result so far.", width)
+    lines += _analysis_lines(r, width)
+    lines += _sequential_lines(r, width)
+    lines += _work_lines(r, width)
+    lines += _dimension_lines(r, width)
+    lines += _verdict_lines(r, width)
+    lines += _failed_stderr_lines(r, width)
+    lines += _wrap(r.scope, width)
+    return "\n".join(lines)
+
+
+def _analysis_lines(r: RerunReport, width: int) -> list[str]:
     a = r.analysis
-    if a is not None:
-        m = a.means or {}
-        a_prime = m["A'"]
-        if r.basis is None:
-            lines.append(f"  means per run: A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}")
-            lines.append(
-                f"  B/A effect θ {a.ratio:.4f}: time {signed_percent(_known(a.time_change_pct), 2)}, "
-                f"throughput {signed_percent(_known(a.throughput_change_pct), 2)}"
-            )
-        else:  # judged on throughput: θ is the time per unit of work
-            lines.append(
-                f"  throughput per run ({clean(r.basis.unit)}): A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}"
-            )
-            lines.append(
-                f"  B/A effect θ {a.ratio:.4f}: throughput {signed_percent(_known(a.throughput_change_pct), 2)}, "
-                f"time per unit of work {signed_percent(_known(a.time_change_pct), 2)}"
-            )
-        for iv in a.intervals or ():
-            lo, hi = iv.low, iv.high
-            rng = f"[{lo:.4f}, {hi:.4f}]" if lo is not None and hi is not None else "unbounded"
-            lines.append(f"    {int(round(iv.level * 100))} % {clean(iv.method)}: {rng}"[:width])
-        aa = a.aa
-        if aa:
-            lines.append(
-                f"  A/A control A′/A {aa.ratio:.4f}; noise floor (SD of log ratios) {aa.noise_floor_sd_log:.4f}"
-            )
-            lines.append(f"    resolution ±{aa.resolution_pct:.2f} %, MDE {aa.mde_pct:.2f} %")
-        plan_info = a.planning or None
-        if plan_info and plan_info.rounds_needed:
-            lines += wrap(
-                f"rounds that would resolve δ = {p.delta * 100:g} %: {plan_info.rounds_needed} "
-                f"(equivalence: {plan_info.rounds_needed_equivalence})"
-            )
-        for arm, d in (a.drift or {}).items():
-            if d and d.p is not None and d.p < 0.05:
-                lines += wrap(f"drift in {arm}: {d.pct_per_slot or 0:+.3f} % per slot (p {d.p:.3g})")
-        for arm, idx in (a.outliers or {}).items():
-            lines += wrap(
-                f"outlier runs in {arm} (modified z > 3.5, kept): rounds "
-                f"{', '.join(str(r.rounds.used[i]) for i in idx)}"
-            )
-    seq = r.sequential
-    if seq is not None:
-        design_rounds = seq.fixed_design_rounds
-        lo95, hi95 = seq.repeated_ci95
-        lines += wrap(
-            f"sequential stopping ({seq.design.spending} spending, α {seq.design.alpha:g} over every look): "
-            f"θ {fixed(seq.ratio, 4)}, repeated 95 % interval [{fixed(lo95, 4)}, {fixed(hi95, 4)}]"
-            + (f"; a fixed design would need about {design_rounds} rounds at this noise" if design_rounds else "")
+    if a is None:
+        return []
+    lines = _effect_lines(r, a)
+    for iv in a.intervals or ():
+        lo, hi = iv.low, iv.high
+        rng = f"[{lo:.4f}, {hi:.4f}]" if lo is not None and hi is not None else "unbounded"
+        lines.append(f"    {int(round(iv.level * 100))} % {clean(iv.method)}: {rng}"[:width])
+    aa = a.aa
+    if aa:
+        lines.append(f"  A/A control A′/A {aa.ratio:.4f}; noise floor (SD of log ratios) {aa.noise_floor_sd_log:.4f}")
+        lines.append(f"    resolution ±{aa.resolution_pct:.2f} %, MDE {aa.mde_pct:.2f} %")
+    return lines + _analysis_notes(r, a, width)
+
+
+def _analysis_notes(r: RerunReport, a: Effect, width: int) -> list[str]:
+    """Rounds that would resolve δ, drift and outliers: what the reader should weigh beside the effect."""
+    lines: list[str] = []
+    plan_info = a.planning or None
+    if plan_info and plan_info.rounds_needed:
+        lines += _wrap(
+            f"rounds that would resolve δ = {r.plan.delta * 100:g} %: {plan_info.rounds_needed} "
+            f"(equivalence: {plan_info.rounds_needed_equivalence})",
+            width,
         )
-    w = r.work
+    for arm, d in (a.drift or {}).items():
+        if d and d.p is not None and d.p < 0.05:
+            lines += _wrap(f"drift in {arm}: {d.pct_per_slot or 0:+.3f} % per slot (p {d.p:.3g})", width)
+    for arm, idx in (a.outliers or {}).items():
+        lines += _wrap(
+            f"outlier runs in {arm} (modified z > 3.5, kept): rounds {', '.join(str(r.rounds.used[i]) for i in idx)}",
+            width,
+        )
+    return lines
+
+
+def _effect_lines(r: RerunReport, a: Effect) -> list[str]:
+    m = a.means or {}
+    time_pct = signed_percent(_known(a.time_change_pct), 2)
+    throughput_pct = signed_percent(_known(a.throughput_change_pct), 2)
+    a_prime = m["A'"]
+    if r.basis is None:
+        return [
+            f"  means per run: A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}",
+            f"  B/A effect θ {a.ratio:.4f}: time {time_pct}, throughput {throughput_pct}",
+        ]
+    # judged on throughput: θ is the time per unit of work
+    return [
+        f"  throughput per run ({clean(r.basis.unit)}): A {m['A']:.4g}  B {m['B']:.4g}  A′ {a_prime:.4g}",
+        f"  B/A effect θ {a.ratio:.4f}: throughput {throughput_pct}, time per unit of work {time_pct}",
+    ]
+
+
+def _sequential_lines(r: RerunReport, width: int) -> list[str]:
+    seq = r.sequential
+    if seq is None:
+        return []
+    design_rounds = seq.fixed_design_rounds
+    lo95, hi95 = seq.repeated_ci95
+    return _wrap(
+        f"sequential stopping ({seq.design.spending} spending, α {seq.design.alpha:g} over every look): "
+        f"θ {fixed(seq.ratio, 4)}, repeated 95 % interval [{fixed(lo95, 4)}, {fixed(hi95, 4)}]"
+        + (f"; a fixed design would need about {design_rounds} rounds at this noise" if design_rounds else ""),
+        width,
+    )
+
+
+def _work_lines(r: RerunReport, width: int) -> list[str]:
+    lines: list[str] = []
+    w, p = r.work, r.plan
     if w is not None and w.per_item is not UNSET and w.per_item is not None:
         item = w.per_item
-        lines += wrap(
+        lines += _wrap(
             f"work: {clean(item.name)}: {significant(item.baseline)} vs {significant(item.candidate)} "
             f"({'same' if w.same else 'DIFFERENT'}); time per run: A {_mean_stat(r, 'A')}  B {_mean_stat(r, 'B')} "
-            f"({p.statistic} of {p.metric})"
+            f"({p.statistic} of {p.metric})",
+            width,
         )
     if r.basis is not None:
         tb, tc = _mean_throughput(r, "A"), _mean_throughput(r, "B")
-        lines += wrap(f"judged on {r.basis.metric} ({clean(r.basis.unit)}): A {significant(tb)}  B {significant(tc)}")
-    for d in r.dimensions:  # what the verdict rests on: the change, and what is not the same
-        if d.accepted == contract.IN_SESSION:
-            continue
-        if d.declared_change or (d.state != "same" and (d.must_match or d.state in ("different", "mixed"))):
-            lines += wrap(
-                f"{'*' if d.must_match else ' '} {clean(d.name)}: {d.state} ({clean(str(d.baseline))} → "
-                f"{clean(str(d.candidate))})" + (f"; {clean(d.note)}" if d.note else ""),
-                "  ",
-            )
+        lines += _wrap(
+            f"judged on {r.basis.metric} ({clean(r.basis.unit)}): A {significant(tb)}  B {significant(tc)}", width
+        )
+    return lines
+
+
+def _shown_dimension(d: DimensionCheck) -> bool:
+    """What the verdict rests on: the change, and what is not the same (in-session facts are not shown)."""
+    if d.accepted == contract.IN_SESSION:
+        return False
+    return bool(d.declared_change or (d.state != "same" and (d.must_match or d.state in ("different", "mixed"))))
+
+
+def _dimension_lines(r: RerunReport, width: int) -> list[str]:
+    lines: list[str] = []
+    for d in filter(_shown_dimension, r.dimensions):
+        lines += _wrap(
+            f"{'*' if d.must_match else ' '} {clean(d.name)}: {d.state} ({clean(str(d.baseline))} → "
+            f"{clean(str(d.candidate))})" + (f"; {clean(d.note)}" if d.note else ""),
+            width,
+        )
+    return lines
+
+
+def _verdict_lines(r: RerunReport, width: int) -> list[str]:
     verdict = "REFUSED" if r.refusal is not None else r.verdict or "NO VERDICT"
     flags = f"  [{', '.join(r.flags)}]" if r.flags else ""
-    lines.append(f"Verdict: {verdict}{flags}")
-    lines += wrap(r.reason)
+    lines = [f"Verdict: {verdict}{flags}", *_wrap(r.reason, width)]
     for g in r.guardrails:
-        lines += wrap(
-            f"guardrail {g.name} ({g.rule} {g.limit:g}, {g.source}): {g.status}" + (f" — {g.why}" if g.why else "")
+        lines += _wrap(
+            f"guardrail {g.name} ({g.rule} {g.limit:g}, {g.source}): {g.status}" + (f" — {g.why}" if g.why else ""),
+            width,
         )
     for note in r.notes:
-        lines += wrap(note)
+        lines += _wrap(note, width)
+    return lines
+
+
+def _failed_stderr_lines(r: RerunReport, width: int) -> list[str]:
+    """The last stderr line of the first failed run of each arm."""
+    lines: list[str] = []
     shown: set[str] = set()
-    for run in r.runs:  # the last stderr line of the first failed run of each arm
+    for run in r.runs:
         if run.status == "failed" and run.stderr_tail and run.arm not in shown:
             shown.add(run.arm)
             last = [x for x in run.stderr_tail.splitlines() if x.strip()][-1:] or [""]
-            lines += wrap(f"{run.arm} round {run.round} stderr: {last[0]}", "    ")
-    lines += wrap(r.scope)
-    return "\n".join(lines)
+            lines += _wrap(f"{run.arm} round {run.round} stderr: {last[0]}", width, "    ")
+    return lines
 
 
 def _mean_stat(r: RerunReport, arm: str) -> str:
