@@ -25,6 +25,7 @@ from workbench.vocabulary import JSONDoc
 
 if TYPE_CHECKING:
     from store.api import Store
+    from store.investigations import BundleCopy, ImportedBundle, Investigation
 
 
 class ImportedInvestigation(TypedDict):
@@ -340,104 +341,124 @@ def import_bundle(
 def _copy_into_store(
     store: "Store", path: Path, text: str, bundle: JSONDoc, checksum: str, by: str
 ) -> ImportedInvestigation:
-    from store.investigations import (  # SQLAlchemy: loaded with the store, not at import
-        Hypothesis,
-        HypothesisStatus,
-        ImportedBundle,
-        Investigation,
-        InvestigationComparison,
-        Observation,
-        copying_bundle,
-    )
+    from store.investigations import copying_bundle  # SQLAlchemy: loaded with the store, not at import
 
     with copying_bundle(store) as s:
         existing = s.kept(checksum)
         if existing is not None:
             return {"bundle": existing[0], "investigation": existing[1], "already_imported": True, "checksum": checksum}
-        kept = ImportedBundle(
-            checksum=checksum,
-            format_version=str(bundle["format_version"]),  # verified: a "MAJOR.MINOR" text
-            tool=tool if isinstance(tool := bundle.get("tool"), dict) else {},
-            source_name=path.name,
-            content=text,  # the bytes that were verified, not a second read
-            verified=True,
-            imported_by=by,
-        )
-        kept_id = s.add(kept)
+        kept_id = s.add(_kept_bundle(path, text, bundle, checksum, by))
         frame = obj(bundle.get("investigation") or {})
-        inv = Investigation(
-            title=str(frame.get("title") or ""),
-            lens=str(frame.get("lens") or ""),
-            question=str(frame.get("question") or ""),
-            guardrails=_listed(frame.get("guardrails") or []),
-            intended_change=dict(obj(frame.get("intended_change") or {})),
-            baseline_runs=_listed(frame.get("baseline") or []),
-            candidate_runs=_listed(frame.get("candidate") or []),
-            created_by=str(frame.get("created_by") or ""),
-            created_at=str(frame.get("created_at") or ""),
-            imported_bundle_id=kept_id,
-        )
-        inv_id = s.add(inv)
+        inv_id = s.add(_investigation_row(frame, kept_id))
         remap = Remap()  # every citation of the exporting store's ids goes through it
-        results = {c.get("ref"): c.get("result") for c in map(obj, listed(content(bundle, "results"), "comparisons"))}
-        for spec in map(obj, listed(content(bundle, "recipe"), "comparisons")):
-            result = remap.document(results.get(spec.get("ref")) or {})
-            comparison = InvestigationComparison(
-                investigation_id=inv_id,
-                baseline_runs=_listed(spec.get("baseline") or []),
-                candidate_runs=_listed(spec.get("candidate") or []),
-                # Run sets are the bundle's refs ("run/6"), the control's too.
-                parameters={
-                    **dict(obj(spec.get("parameters") or {})),
-                    **({"control": _listed(spec["control"])} if spec.get("control") else {}),
-                },
-                engine=dict(obj(spec.get("engine") or {})),
-                result=result,
-                comparable=bool(result.get("comparable")),
-                verdict=verdict_of(result),
-                origin_ref=_origin(spec),
-                created_by=str(frame.get("created_by") or ""),
-            )
-            remap.copied[str(spec.get("ref"))] = s.add(comparison)
-        observations = [obj(o) for o in array(bundle.get("observations"))]
-        for obs in observations:
-            row = Observation(
-                investigation_id=inv_id,
-                text=str(obs.get("text") or ""),
-                evidence=remap.evidence(obs.get("evidence") or []),
-                source=remap.source(str(obs.get("source") or "manual")),
-                origin_ref=_origin(obs),
-                pinned_by=str(obs.get("pinned_by") or ""),
-                pinned_at=str(obs.get("pinned_at") or ""),
-            )
-            remap.copied[str(obs.get("ref"))] = s.add(row)
-        for obs in observations:  # a retraction may be listed before or after what it retracts
-            if obs.get("retracts"):
-                s.retracts(remap.copied[str(obs.get("ref"))], remap.copied.get(str(obs.get("retracts"))))
-        for hyp in map(obj, array(bundle.get("hypotheses"))):
-            hypothesis = Hypothesis(
-                investigation_id=inv_id,
-                statement=str(hyp.get("statement") or ""),
-                test=str(hyp.get("test") or ""),
-                test_kind=None if hyp.get("test_kind") is None else str(hyp.get("test_kind")),  # verified: a kind
-                evidence_before=dict(obj(hyp["evidence_before"])) if hyp.get("evidence_before") else None,
-                origin_ref=_origin(hyp),
-                created_by=str(hyp.get("created_by") or ""),
-                created_at=str(hyp.get("created_at") or ""),
-            )
-            hypothesis_id = s.add(hypothesis)
-            for step in map(obj, array(hyp.get("history")) or [{"status": hyp.get("status", "open")}]):
-                s.add(
-                    HypothesisStatus(
-                        hypothesis_id=hypothesis_id,
-                        status=str(step.get("status") or "open"),
-                        evidence=remap.evidence(step.get("evidence") or []),
-                        note=str(step.get("note") or ""),
-                        decided_by=str(step.get("decided_by") or ""),
-                        decided_at=str(step.get("decided_at") or ""),
-                    )
-                )
+        _copy_comparisons(s, bundle, inv_id, str(frame.get("created_by") or ""), remap)
+        _copy_observations(s, bundle, inv_id, remap)
+        _copy_hypotheses(s, bundle, inv_id, remap)
         return {"bundle": kept_id, "investigation": inv_id, "already_imported": False, "checksum": checksum}
+
+
+def _kept_bundle(path: Path, text: str, bundle: JSONDoc, checksum: str, by: str) -> "ImportedBundle":
+    from store.investigations import ImportedBundle  # SQLAlchemy: loaded with the store, not at import
+
+    return ImportedBundle(
+        checksum=checksum,
+        format_version=str(bundle["format_version"]),  # verified: a "MAJOR.MINOR" text
+        tool=tool if isinstance(tool := bundle.get("tool"), dict) else {},
+        source_name=path.name,
+        content=text,  # the bytes that were verified, not a second read
+        verified=True,
+        imported_by=by,
+    )
+
+
+def _investigation_row(frame: Mapping[str, object], kept_id: int) -> "Investigation":
+    from store.investigations import Investigation  # SQLAlchemy: loaded with the store, not at import
+
+    return Investigation(
+        title=str(frame.get("title") or ""),
+        lens=str(frame.get("lens") or ""),
+        question=str(frame.get("question") or ""),
+        guardrails=_listed(frame.get("guardrails") or []),
+        intended_change=dict(obj(frame.get("intended_change") or {})),
+        baseline_runs=_listed(frame.get("baseline") or []),
+        candidate_runs=_listed(frame.get("candidate") or []),
+        created_by=str(frame.get("created_by") or ""),
+        created_at=str(frame.get("created_at") or ""),
+        imported_bundle_id=kept_id,
+    )
+
+
+def _copy_comparisons(s: "BundleCopy", bundle: JSONDoc, inv_id: int, created_by: str, remap: Remap) -> None:
+    from store.investigations import InvestigationComparison  # SQLAlchemy: loaded with the store, not at import
+
+    results = {c.get("ref"): c.get("result") for c in map(obj, listed(content(bundle, "results"), "comparisons"))}
+    for spec in map(obj, listed(content(bundle, "recipe"), "comparisons")):
+        result = remap.document(results.get(spec.get("ref")) or {})
+        comparison = InvestigationComparison(
+            investigation_id=inv_id,
+            baseline_runs=_listed(spec.get("baseline") or []),
+            candidate_runs=_listed(spec.get("candidate") or []),
+            # Run sets are the bundle's refs ("run/6"), the control's too.
+            parameters={
+                **dict(obj(spec.get("parameters") or {})),
+                **({"control": _listed(spec["control"])} if spec.get("control") else {}),
+            },
+            engine=dict(obj(spec.get("engine") or {})),
+            result=result,
+            comparable=bool(result.get("comparable")),
+            verdict=verdict_of(result),
+            origin_ref=_origin(spec),
+            created_by=created_by,
+        )
+        remap.copied[str(spec.get("ref"))] = s.add(comparison)
+
+
+def _copy_observations(s: "BundleCopy", bundle: JSONDoc, inv_id: int, remap: Remap) -> None:
+    from store.investigations import Observation  # SQLAlchemy: loaded with the store, not at import
+
+    observations = [obj(o) for o in array(bundle.get("observations"))]
+    for obs in observations:
+        row = Observation(
+            investigation_id=inv_id,
+            text=str(obs.get("text") or ""),
+            evidence=remap.evidence(obs.get("evidence") or []),
+            source=remap.source(str(obs.get("source") or "manual")),
+            origin_ref=_origin(obs),
+            pinned_by=str(obs.get("pinned_by") or ""),
+            pinned_at=str(obs.get("pinned_at") or ""),
+        )
+        remap.copied[str(obs.get("ref"))] = s.add(row)
+    for obs in observations:  # a retraction may be listed before or after what it retracts
+        if obs.get("retracts"):
+            s.retracts(remap.copied[str(obs.get("ref"))], remap.copied.get(str(obs.get("retracts"))))
+
+
+def _copy_hypotheses(s: "BundleCopy", bundle: JSONDoc, inv_id: int, remap: Remap) -> None:
+    from store.investigations import Hypothesis, HypothesisStatus  # SQLAlchemy: loaded with the store
+
+    for hyp in map(obj, array(bundle.get("hypotheses"))):
+        hypothesis = Hypothesis(
+            investigation_id=inv_id,
+            statement=str(hyp.get("statement") or ""),
+            test=str(hyp.get("test") or ""),
+            test_kind=None if hyp.get("test_kind") is None else str(hyp.get("test_kind")),  # verified: a kind
+            evidence_before=dict(obj(hyp["evidence_before"])) if hyp.get("evidence_before") else None,
+            origin_ref=_origin(hyp),
+            created_by=str(hyp.get("created_by") or ""),
+            created_at=str(hyp.get("created_at") or ""),
+        )
+        hypothesis_id = s.add(hypothesis)
+        for step in map(obj, array(hyp.get("history")) or [{"status": hyp.get("status", "open")}]):
+            s.add(
+                HypothesisStatus(
+                    hypothesis_id=hypothesis_id,
+                    status=str(step.get("status") or "open"),
+                    evidence=remap.evidence(step.get("evidence") or []),
+                    note=str(step.get("note") or ""),
+                    decided_by=str(step.get("decided_by") or ""),
+                    decided_at=str(step.get("decided_at") or ""),
+                )
+            )
 
 
 def _listed(value: object) -> list[object]:
