@@ -251,45 +251,77 @@ def render_inspect(r: InspectResult) -> str:
     out += steps_block(msgspec.to_builtins(r.steps) if r.steps is not None else None)
     p = c.primary
     out += [*textwrap.wrap(f"{p.title if p else ''}: {p.text if p else ''}", WIDTH, subsequent_indent="  "), ""]
-    if c.phases and not c.lens.runs_are_windows:
-        stat = c.phases[0].statistic
-        out.append(f"Phase {stat} (each run's, averaged over runs), baseline against candidate")
-        unit = c.phases[0].unit
-        out.append(
-            paired_bars(
-                [(ph.title, ph.side("baseline", stat), ph.side("candidate", stat)) for ph in c.phases], unit, WIDTH
+    out += _inspect_phases(r)
+    out += _inspect_distributions(r)
+    out += _inspect_over_time(r)
+    out += _inspect_operations(r)
+    if r.ranks is not None:
+        out += ["", *ranks_block(r.ranks)]
+    if r.findings:
+        out += [""] + findings_block(msgspec.to_builtins(f) for f in r.findings)
+    return "\n".join(line.rstrip() for line in "\n".join(out).splitlines())
+
+
+def _inspect_phases(r: InspectResult) -> list[str]:
+    """Phases as paired bars of one statistic; a windowed lens's runs are windows: one chart per metric."""
+    c = r.comparison
+    if not c.phases:
+        return []
+    if c.lens.runs_are_windows:
+        return [
+            "Window metrics",
+            *(paired_bars([(ph.title, ph.baseline_mean, ph.candidate_mean)], ph.unit, WIDTH) for ph in c.phases),
+            "",
+        ]
+    stat = c.phases[0].statistic
+    return [
+        f"Phase {stat} (each run's, averaged over runs), baseline against candidate",
+        paired_bars(
+            [(ph.title, ph.side("baseline", stat), ph.side("candidate", stat)) for ph in c.phases],
+            c.phases[0].unit,
+            WIDTH,
+        ),
+        "",
+    ]
+
+
+def _inspect_distributions(r: InspectResult) -> list[str]:
+    if not r.distributions:
+        return []
+    out = [
+        "Distributions (items pooled over a side's runs; descriptive, not an interval)",
+        f"  {'measure':<14} {'side':<4} {'n':>7} {'p5':>8} {'p50':>8} {'p95':>8} {'p99':>8} {'mean':>8}",
+    ]
+    for d in r.distributions:
+        for side, s in (("baseline", d.baseline), ("candidate", d.candidate)):
+            out.append(
+                f"  {_cut(d.name, 14):<14} {side[0].upper():<4} {'file' if s.source == 'file' else s.n:>7} "
+                + " ".join(f"{num(v):>8}" for v in (s.p5, s.p50, s.p95, s.p99, s.mean))
             )
-        )
-        out.append("")
-    elif c.phases:
-        out.append("Window metrics")
-        for ph in c.phases:
-            out.append(paired_bars([(ph.title, ph.baseline_mean, ph.candidate_mean)], ph.unit, WIDTH))
-        out.append("")
-    if r.distributions:
-        out.append("Distributions (items pooled over a side's runs; descriptive, not an interval)")
-        out.append(f"  {'measure':<14} {'side':<4} {'n':>7} {'p5':>8} {'p50':>8} {'p95':>8} {'p99':>8} {'mean':>8}")
-        for d in r.distributions:
-            for side, s in (("baseline", d.baseline), ("candidate", d.candidate)):
-                out.append(
-                    f"  {_cut(d.name, 14):<14} {side[0].upper():<4} {'file' if s.source == 'file' else s.n:>7} "
-                    + " ".join(f"{num(v):>8}" for v in (s.p5, s.p50, s.p95, s.p99, s.mean))
-                )
-        for unit in dict.fromkeys(d.unit for d in r.distributions):
-            # the chart reads each side's figures by name (nan: unknown)
-            rows = [
-                (d.name, msgspec.to_builtins(d.baseline), msgspec.to_builtins(d.candidate))
-                for d in r.distributions
-                if d.unit == unit
-            ]
-            out.append(distribution_chart(rows, unit, WIDTH))
-        out.append("")
+    for unit in dict.fromkeys(d.unit for d in r.distributions):
+        # the chart reads each side's figures by name (nan: unknown)
+        rows = [
+            (d.name, msgspec.to_builtins(d.baseline), msgspec.to_builtins(d.candidate))
+            for d in r.distributions
+            if d.unit == unit
+        ]
+        out.append(distribution_chart(rows, unit, WIDTH))
+    return out + [""]
+
+
+def _inspect_over_time(r: InspectResult) -> list[str]:
     t = r.over_time
-    if t is not None and t.metrics:
+    if t is None:
+        return []
+    out: list[str] = []
+    if t.metrics:
         k = t.windows
         first, rest = t.metrics[0], t.metrics[1:]
         out.append(f"Over time: {k} equal windows by {t.by} (window means over runs)")
-        rows = [(f"{first.name} {i + 1}/{k}", b, v) for i, (b, v) in enumerate(zip(first.baseline, first.candidate))]
+        # typed as before the split (paired_bars is typed float, a window mean float | None: left as found)
+        rows: list[tuple[str, Any, Any]] = [
+            (f"{first.name} {i + 1}/{k}", b, v) for i, (b, v) in enumerate(zip(first.baseline, first.candidate))
+        ]
         out.append(paired_bars(rows, first.unit, WIDTH))
         if rest:
             out.append("")
@@ -299,23 +331,26 @@ def render_inspect(r: InspectResult) -> str:
                 cells = [_ratio(b, v) for b, v in zip(m.baseline, m.candidate)][:9]
                 out.append(f"  {_cut(m.name, 14):<14}" + "".join(f"{c:>7}" for c in cells))
         out.append("")
-    if t is not None and t.note:
+    if t.note:
         out += [f"Over time: {clean(t.note)}", ""]
-    if r.operations:
-        out.append("Operations that moved most (ms per step, mean over runs)")
-        out.append(f"  {'operation':<36} {'kind':<10} {'baseline':>9} {'candidate':>9} {'delta':>9}")
-        for o in r.operations:
-            out.append(
-                f"  {_cut(o.name, 36):<36} {_cut(o.kind, 10):<10} {num(o.baseline_ms_per_step):>9} "
-                f"{num(o.candidate_ms_per_step):>9} {('+' if o.delta_ms > 0 else '') + num(o.delta_ms):>9}"
-            )
-    elif r.operations is None:
-        out.append("Operations: the runs carry no operations table.")
-    if r.ranks is not None:
-        out += ["", *ranks_block(r.ranks)]
-    if r.findings:
-        out += [""] + findings_block(msgspec.to_builtins(f) for f in r.findings)
-    return "\n".join(line.rstrip() for line in "\n".join(out).splitlines())
+    return out
+
+
+def _inspect_operations(r: InspectResult) -> list[str]:
+    if r.operations is None:
+        return ["Operations: the runs carry no operations table."]
+    if not r.operations:
+        return []
+    out = [
+        "Operations that moved most (ms per step, mean over runs)",
+        f"  {'operation':<36} {'kind':<10} {'baseline':>9} {'candidate':>9} {'delta':>9}",
+    ]
+    for o in r.operations:
+        out.append(
+            f"  {_cut(o.name, 36):<36} {_cut(o.kind, 10):<10} {num(o.baseline_ms_per_step):>9} "
+            f"{num(o.candidate_ms_per_step):>9} {('+' if o.delta_ms > 0 else '') + num(o.delta_ms):>9}"
+        )
+    return out
 
 
 def _ratio(b: Any, c: Any) -> str:
