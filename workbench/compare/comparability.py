@@ -224,53 +224,73 @@ def disagreement(b: SideValue, c: SideValue) -> str:
     return "; ".join(f"{side} {v.disagree}" for side, v in (("baseline", b), ("candidate", c)) if v.disagree)
 
 
+_CANNOT_CHECK = "; the declared change cannot be checked"
+
+
 def _state(
     spec: DimensionSpec, b: SideValue, c: SideValue, change: Change, declared: bool
 ) -> tuple[DimensionState, str]:
+    """The first that applies: the sides contradict themselves, what ran is unknown, or the values decide."""
     problems = [f"baseline {p}" if p.startswith("unknown") else p for p in b.problems]
     problems += [f"candidate {p}" if p.startswith("unknown") else p for p in c.problems]
     conflict = [p for p in problems if not p.startswith(("baseline unknown", "candidate unknown"))]
+    return (
+        _disagreeing_state(spec, b, c, conflict, declared)
+        or _unknown_state(b, c, [p for p in problems if p not in conflict], declared)
+        or _value_state(spec, b.value, c.value, change, declared)
+    )
+
+
+def _disagreeing_state(
+    spec: DimensionSpec, b: SideValue, c: SideValue, conflict: list[str], declared: bool
+) -> tuple[DimensionState, str] | None:
+    """Different when the records conflict, or when a side disagrees with itself where it matters; else mixed."""
     mixed = disagreement(b, c)
     if conflict or (mixed and (spec.must_match or declared)):
         return DIFFERENT, "; ".join([*conflict, *([mixed] if mixed else [])])
     if mixed:
         return MIXED, mixed
+    return None
+
+
+def _unknown_state(b: SideValue, c: SideValue, partial: list[str], declared: bool) -> tuple[DimensionState, str] | None:
+    """Unknown when a side is not pinned, a value is missing, or the values cannot be read."""
+    cannot_check = _CANNOT_CHECK if declared else ""
     if b.unpinned or c.unpinned:
         shown = "; ".join(
             f"{side} {', '.join(dict.fromkeys(v.unpinned))}"
             for side, v in (("baseline", b), ("candidate", c))
             if v.unpinned
         )
-        return UNKNOWN, f"not pinned, so what ran is unknown: {shown}" + (
-            "; the declared change cannot be checked" if declared else ""
-        )
+        return UNKNOWN, f"not pinned, so what ran is unknown: {shown}" + cannot_check
     if b.value is None or c.value is None:
-        side = (
-            "both sides"
-            if b.value is None and c.value is None
-            else "the baseline"
-            if b.value is None
-            else "the candidate"
-        )
-        note = f"missing on {side}"
-        partial = [p for p in problems if p not in conflict]
-        if partial:
-            note += f" ({'; '.join(partial)})"
-        if declared:
-            note += "; the declared change cannot be checked"
-        return UNKNOWN, note
+        side = {(True, True): "both sides", (True, False): "the baseline", (False, True): "the candidate"}[
+            (b.value is None, c.value is None)
+        ]
+        note = f"missing on {side}" + (f" ({'; '.join(partial)})" if partial else "")
+        return UNKNOWN, note + cannot_check
     unread = dict_diff.unread_note(b.value, c.value)
     if unread:
-        return UNKNOWN, unread + ("; the declared change cannot be checked" if declared else "")
-    if _equal(spec, b.value, c.value):
+        return UNKNOWN, unread + cannot_check
+    return None
+
+
+def _value_state(
+    spec: DimensionSpec, baseline: Any, candidate: Any, change: Change, declared: bool
+) -> tuple[DimensionState, str]:
+    """Both values known: same, different, or the declared change as it was declared."""
+    if _equal(spec, baseline, candidate):
         return SAME, "declared as the change, but it did not happen: both sides are the same" if declared else ""
     if not declared:
         return DIFFERENT, ""
     if not spec.changeable:
         return DIFFERENT, f"{spec.title.lower()} cannot be the change under test: the windows cannot isolate a change"
     frm, to = change if change else (None, None)
-    if not (_matches(spec, frm, b.value) and _matches(spec, to, c.value)):
-        return DIFFERENT, f"declared {_show(frm)} → {_show(to)}, but the runs show {_show(b.value)} → {_show(c.value)}"
+    if not (_matches(spec, frm, baseline) and _matches(spec, to, candidate)):
+        return (
+            DIFFERENT,
+            f"declared {_show(frm)} → {_show(to)}, but the runs show {_show(baseline)} → {_show(candidate)}",
+        )
     return CHANGED, ""
 
 
