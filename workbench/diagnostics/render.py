@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workbench.numbers import utc_time
 from workbench.diagnostics.hang_records import HangsRecord
 from workbench.diagnostics.hangs import where
-from workbench.diagnostics.result import DiagnosisReport, EventRecord, TimelineRow
+from workbench.diagnostics.result import (
+    CollectivesRecord,
+    DiagnosisReport,
+    EventRecord,
+    FailureClassRecord,
+    FirstFailureRecord,
+    TimelineRow,
+)
 from workbench.textsafe import markup_safe as esc
 
 if TYPE_CHECKING:
@@ -37,7 +45,6 @@ def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = N
     """Print the diagnosis: the one renderer of a diagnosis (a printed document:
     ``DiagnosisReport.from_json`` first)."""
     from rich.console import Console  # Rich (~40 ms): only to draw, never for --json
-    from rich.table import Table
 
     con = console or Console(width=80, highlight=False)
 
@@ -50,8 +57,22 @@ def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = N
     for note in d.clock.notes:
         con.print(f"  [dim]{esc(note)}[/dim]")
 
-    ff = d.first_failure
     con.print()
+    _render_first_failure(con, d.first_failure)
+    _render_class(con, d.failure_class)
+    if d.collectives:
+        _render_collectives(con, d.collectives)
+    if d.hangs is not None:
+        _render_hangs(con, d.hangs)
+    _render_timeline(con, d.timeline, limit)
+
+    con.print()
+    con.print("[bold]Observations[/bold] (observations, not causes)")
+    for o in d.observations:
+        con.print(f"  • {esc(o.text)}", overflow="fold")
+
+
+def _render_first_failure(con: "Console", ff: FirstFailureRecord) -> None:
     if ff.status == "named" and ff.event is not None:
         e = ff.event
         con.print(
@@ -71,7 +92,8 @@ def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = N
     else:
         con.print(f"[bold]First failure:[/bold] none found — {esc(ff.reason)}")
 
-    fc = d.failure_class
+
+def _render_class(con: "Console", fc: FailureClassRecord) -> None:
     role = f" ({fc.role})" if fc.role else ""
     con.print(f"[bold]Class:[/bold] {esc(fc.klass)}{esc(role)}" + (f" — {esc(fc.detail)}" if fc.detail else ""))
     if fc.candidate_classes:
@@ -81,35 +103,40 @@ def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = N
         if fc.retry.xid_action:
             con.print(f"  {esc(fc.retry.xid_action)}")
 
-    coll = d.collectives
-    if coll:
-        con.print()
-        con.print(f"[bold]Collectives[/bold] ({len(coll.ranks_with_dumps)} dumps): verdict {esc(coll.verdict)}")
-        if coll.missing_dumps:
-            con.print(f"  no dump for ranks {esc(str(list(coll.missing_dumps)))}: undecided for them")
-        table = Table(show_edge=False, pad_edge=False, width=80)
-        for col in ("group", "desc", "seq", "op", "size", "missing", "status"):
-            table.add_column(col, overflow="fold")
-        for g in coll.groups:
-            if g.status in ("missing", "undecided") or g.mismatches:
-                table.add_row(
-                    esc(g.group),
-                    esc(g.desc[:22]),
-                    str(g.seq),
-                    esc((g.op or "").replace("nccl:", "")),
-                    esc(g.size or ""),
-                    esc(",".join(map(str, g.never_entered or g.no_dump or g.unknown))),
-                    esc(g.status),
-                )
-        if table.row_count:
-            con.print(table)
-        else:
-            con.print("  every member entered the newest collective of each group; no rank can be singled out")
 
-    if d.hangs is not None:
-        _render_hangs(con, d.hangs)
+def _render_collectives(con: "Console", coll: CollectivesRecord) -> None:
+    """The groups where a rank is missing or the members disagree; none: say so."""
+    from rich.table import Table  # Rich: only to draw
 
-    interesting = [r for r in d.timeline if r.role != "info" or r.kind == "collective_wait"]
+    con.print()
+    con.print(f"[bold]Collectives[/bold] ({len(coll.ranks_with_dumps)} dumps): verdict {esc(coll.verdict)}")
+    if coll.missing_dumps:
+        con.print(f"  no dump for ranks {esc(str(list(coll.missing_dumps)))}: undecided for them")
+    table = Table(show_edge=False, pad_edge=False, width=80)
+    for col in ("group", "desc", "seq", "op", "size", "missing", "status"):
+        table.add_column(col, overflow="fold")
+    for g in coll.groups:
+        if g.status in ("missing", "undecided") or g.mismatches:
+            table.add_row(
+                esc(g.group),
+                esc(g.desc[:22]),
+                str(g.seq),
+                esc((g.op or "").replace("nccl:", "")),
+                esc(g.size or ""),
+                esc(",".join(map(str, g.never_entered or g.no_dump or g.unknown))),
+                esc(g.status),
+            )
+    if table.row_count:
+        con.print(table)
+    else:
+        con.print("  every member entered the newest collective of each group; no rank can be singled out")
+
+
+def _render_timeline(con: "Console", timeline: Sequence[TimelineRow], limit: int) -> None:
+    """The events that matter (not plain info, but collective waits), repeats collapsed, the first ``limit``."""
+    from rich.table import Table  # Rich: only to draw
+
+    interesting = [r for r in timeline if r.role != "info" or r.kind == "collective_wait"]
     con.print()
     con.print(f"[bold]Timeline[/bold] ({len(interesting)} events, UTC)")
     table = Table(show_edge=False, pad_edge=False, width=80)
@@ -125,11 +152,6 @@ def render(d: DiagnosisReport, *, limit: int = 30, console: "Console | None" = N
     con.print(table)
     if any(r.time is None and r.values.get("stamp_without_year") for r in interesting[:limit]):
         con.print("  [dim]?: a stamp without a year (give --year); rows of one log keep its line order[/dim]")
-
-    con.print()
-    con.print("[bold]Observations[/bold] (observations, not causes)")
-    for o in d.observations:
-        con.print(f"  • {esc(o.text)}", overflow="fold")
 
 
 def _render_hangs(con: "Console", h: HangsRecord) -> None:
