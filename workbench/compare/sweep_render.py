@@ -11,7 +11,7 @@ from typing import Any
 from msgspec import UNSET
 
 from workbench.numbers import MINUS, num, qty, signed_percent
-from workbench.compare.sweep_result import Side, SweepComparison
+from workbench.compare.sweep_result import MatchedLevel, Side, SweepComparison
 from workbench.textsafe import clean
 
 WIDTH = 80
@@ -121,25 +121,7 @@ def render_sweep_comparison(comparison: SweepComparison, curve: str | None = Non
     out.append(curve)
     out.append("")
     for m in doc.matched:
-        head = (
-            f"Level {m.baseline.load} vs {m.candidate.load}: achieved {num(m.baseline.achieved_rate)} vs "
-            f"{num(m.candidate.achieved_rate)} req/s"
-        )
-        out.append(_cut(head, WIDTH))
-        if not m.comparable:
-            out += _wrap(f"REFUSED: {m.refusal.reason if m.refusal else ''}")
-            continue
-        out.append(f"  {'metric':<24} {'baseline':>12} {'candidate':>12} {'change':>9}  source")
-        for row in m.metrics or []:
-            src = row.source
-            source = src.baseline if src.baseline == src.candidate else f"{src.baseline}/{src.candidate}"
-            out.append(
-                f"  {_cut(row.title, 24):<24} {qty(row.baseline, row.unit):>12} {qty(row.candidate, row.unit):>12} "
-                f"{signed_percent(row.delta_pct, 1, missing='', minus=MINUS):>9}  {_cut(source, 14)}"
-            )
-        broken = [g.title for g in m.guardrails or [] if g.state == "broken"]
-        if broken:
-            out.append(f"  guardrail broken: {', '.join(broken)}")
+        out += _level_lines(m)
     if doc.matched:
         out += _wrap(doc.uncertainty, "")
         out.append("")
@@ -149,20 +131,50 @@ def render_sweep_comparison(comparison: SweepComparison, curve: str | None = Non
             f"Unmatched: baseline {', '.join(un.baseline) or 'none'}; candidate {', '.join(un.candidate) or 'none'}", ""
         )
         out.append("")
-    if doc.slo and any(lv.goodput.attainment is not UNSET for s in (b, c) for lv in s.levels):
-        out.append("Goodput per level (requests/s meeting every target; attainment)")
-        for side, s in (("baseline", b), ("candidate", c)):
-            for lv in s.levels:
-                g = lv.goodput
-                text = (
-                    f"{qty(g.value, 'req/s')} ({num(100 * g.attainment)} % met)"
-                    if g.attainment is not UNSET
-                    else f"unknown: {g.note or ''}"
-                )
-                out.append(_cut(f"  {side[0].upper()} {lv.load:<16} {text}", WIDTH))
-        out.append("")
+    out += _goodput_lines(doc)
     if doc.observations:
         out.append("Observations (observation, not cause)")
         for o in doc.observations:
             out += textwrap.wrap(clean(o.text), WIDTH, initial_indent="  - ", subsequent_indent="    ")
     return "\n".join(line.rstrip() for line in out)
+
+
+def _level_lines(m: MatchedLevel) -> list[str]:
+    """One matched level: its metrics side by side (or why it was refused) and any broken guardrail."""
+    head = (
+        f"Level {m.baseline.load} vs {m.candidate.load}: achieved {num(m.baseline.achieved_rate)} vs "
+        f"{num(m.candidate.achieved_rate)} req/s"
+    )
+    out = [_cut(head, WIDTH)]
+    if not m.comparable:
+        return out + _wrap(f"REFUSED: {m.refusal.reason if m.refusal else ''}")
+    out.append(f"  {'metric':<24} {'baseline':>12} {'candidate':>12} {'change':>9}  source")
+    for row in m.metrics or []:
+        src = row.source
+        source = src.baseline if src.baseline == src.candidate else f"{src.baseline}/{src.candidate}"
+        out.append(
+            f"  {_cut(row.title, 24):<24} {qty(row.baseline, row.unit):>12} {qty(row.candidate, row.unit):>12} "
+            f"{signed_percent(row.delta_pct, 1, missing='', minus=MINUS):>9}  {_cut(source, 14)}"
+        )
+    broken = [g.title for g in m.guardrails or [] if g.state == "broken"]
+    if broken:
+        out.append(f"  guardrail broken: {', '.join(broken)}")
+    return out
+
+
+def _goodput_lines(doc: SweepComparison) -> list[str]:
+    """Goodput level by level, when SLO targets were given and some level's attainment is known."""
+    sides = (("baseline", doc.baseline), ("candidate", doc.candidate))
+    if not (doc.slo and any(lv.goodput.attainment is not UNSET for _side, s in sides for lv in s.levels)):
+        return []
+    out = ["Goodput per level (requests/s meeting every target; attainment)"]
+    for side, s in sides:
+        for lv in s.levels:
+            g = lv.goodput
+            text = (
+                f"{qty(g.value, 'req/s')} ({num(100 * g.attainment)} % met)"
+                if g.attainment is not UNSET
+                else f"unknown: {g.note or ''}"
+            )
+            out.append(_cut(f"  {side[0].upper()} {lv.load:<16} {text}", WIDTH))
+    return out + [""]
