@@ -126,73 +126,95 @@ def render_comparison(c: Comparison) -> str:
         "",
     ]
     if not c.comparable:
-        out += textwrap.wrap(f"REFUSED: {clean(c.refusal.reason)}", WIDTH, subsequent_indent="  ")
-        if c.refusal.also:
-            out.append(f"also blocking: {', '.join(c.refusal.also)}")
-        out.append("No delta is computed for a pair that is not comparable.")
-        return "\n".join(out)
+        return "\n".join(out + _refusal_lines(c))
     for a in c.accepted:
         out.append(f"accepted {a.dimension}: {clean(a.why)}")
     if c.declarations:  # what `wb declare` said, beyond the files ('wb show RUN' has who and why)
         relied = ", ".join(f"run {d.run} {d.dimension} (#{d.declaration})" for d in c.declarations)
         out += textwrap.wrap(clean(f"relies on declarations: {relied}"), WIDTH, subsequent_indent="  ")
     p = c.primary
-    effect = c.effect
     out += textwrap.wrap(f"{p.title if p else ''}: {p.text if p else ''}", WIDTH, subsequent_indent="  ")
-    out.append(f"  effect: {_effect_text(effect)}")
-    if effect is not None and effect.verdict is not None:
-        runs = effect.runs
-        detail = f"{runs.baseline if runs else '?'} vs {runs.candidate if runs else '?'} runs, unpaired"
-        if runs and runs.control is not UNSET:
-            detail += f", {runs.control} A′ control runs"
-        if effect.flags:
-            detail += "; flags: " + ", ".join(effect.flags)
-        out += textwrap.wrap(detail, WIDTH, initial_indent="  ", subsequent_indent="  ")
-        if effect.reason:
-            out += textwrap.wrap(clean(effect.reason), WIDTH, initial_indent="  ", subsequent_indent="  ")
-    out += control_lines(effect)
-    censored = p.censored if p else None
-    if censored and (censored.baseline.jobs or censored.candidate.jobs):
-
-        def said(side: Censored) -> str:
-            if not side.jobs:
-                return "none"
-            lo, hi = qty(side.min_elapsed_s, "s"), qty(side.max_elapsed_s, "s")
-            return (
-                f"{side.jobs} job{'s' if side.jobs > 1 else ''}, waiting {lo if lo == hi else f'{lo} to {hi}'} so far"
-            )
-
-        text = (
-            f"still waiting at the end (right-censored, not in this mean): baseline {said(censored.baseline)}; "
-            f"candidate {said(censored.candidate)}"
-        )
-        out += textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="    ")
+    out.append(f"  effect: {_effect_text(c.effect)}")
+    out += _effect_detail(c.effect)
+    out += control_lines(c.effect)
+    out += _censored_lines(c)
     out.append("")
     if c.phases:
         out += phases_table(c)
-    if c.metrics:
-        out.append("Extra metrics")
-        for m in c.metrics:
-            out.append(f"  {_cut(m.title, 28):<28} {change(m.baseline, m.candidate, m.unit)}  {_effect_text(m.effect)}")
-        out.append("")
-    if c.guardrails:
-        out.append("Guardrails")
-        for g in c.guardrails:
-            out.append(
-                f"  {_cut(g.title, 28):<28} {g.state:<8} {qty(g.baseline, g.unit)} vs {qty(g.candidate, g.unit)}"
-            )
-            if g.control_state is not UNSET:
-                out.append(
-                    f"  {'':<28} A/A control: {g.control_state} "
-                    f"({qty(None if g.control is UNSET else g.control, g.unit)})"
-                )
-        out.append("")
+    out += _extra_metric_lines(c)
+    out += _guardrail_lines(c)
     out += work_lines(c.work)
     if c.observations:
         out.append("Observations (observation, not cause)")
         for o in c.observations:
             out += textwrap.wrap(clean(o.text), WIDTH, initial_indent="  - ", subsequent_indent="    ")
     return "\n".join(out)
+
+
+def _refusal_lines(c: Comparison) -> list[str]:
+    refusal = c.refusal
+    out = textwrap.wrap(f"REFUSED: {clean(refusal.reason)}", WIDTH, subsequent_indent="  ")
+    if refusal.also:
+        out.append(f"also blocking: {', '.join(refusal.also)}")
+    out.append("No delta is computed for a pair that is not comparable.")
+    return out
+
+
+def _effect_detail(effect: Effect | None) -> list[str]:
+    """How many runs a verdict rests on, its flags and its reason (nothing without a verdict)."""
+    if effect is None or effect.verdict is None:
+        return []
+    runs = effect.runs
+    detail = f"{runs.baseline if runs else '?'} vs {runs.candidate if runs else '?'} runs, unpaired"
+    if runs and runs.control is not UNSET:
+        detail += f", {runs.control} A′ control runs"
+    if effect.flags:
+        detail += "; flags: " + ", ".join(effect.flags)
+    out = textwrap.wrap(detail, WIDTH, initial_indent="  ", subsequent_indent="  ")
+    if effect.reason:
+        out += textwrap.wrap(clean(effect.reason), WIDTH, initial_indent="  ", subsequent_indent="  ")
+    return out
+
+
+def _censored_said(side: Censored) -> str:
+    if not side.jobs:
+        return "none"
+    lo, hi = qty(side.min_elapsed_s, "s"), qty(side.max_elapsed_s, "s")
+    return f"{side.jobs} job{'s' if side.jobs > 1 else ''}, waiting {lo if lo == hi else f'{lo} to {hi}'} so far"
+
+
+def _censored_lines(c: Comparison) -> list[str]:
+    """Jobs still waiting at the end: right-censored, so outside the mean, and said."""
+    censored = c.primary.censored if c.primary else None
+    if not (censored and (censored.baseline.jobs or censored.candidate.jobs)):
+        return []
+    text = (
+        f"still waiting at the end (right-censored, not in this mean): baseline {_censored_said(censored.baseline)}; "
+        f"candidate {_censored_said(censored.candidate)}"
+    )
+    return textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="    ")
+
+
+def _extra_metric_lines(c: Comparison) -> list[str]:
+    if not c.metrics:
+        return []
+    out = ["Extra metrics"]
+    for m in c.metrics:
+        out.append(f"  {_cut(m.title, 28):<28} {change(m.baseline, m.candidate, m.unit)}  {_effect_text(m.effect)}")
+    return out + [""]
+
+
+def _guardrail_lines(c: Comparison) -> list[str]:
+    if not c.guardrails:
+        return []
+    out = ["Guardrails"]
+    for g in c.guardrails:
+        out.append(f"  {_cut(g.title, 28):<28} {g.state:<8} {qty(g.baseline, g.unit)} vs {qty(g.candidate, g.unit)}")
+        if g.control_state is not UNSET:
+            out.append(
+                f"  {'':<28} A/A control: {g.control_state} ({qty(None if g.control is UNSET else g.control, g.unit)})"
+            )
+    return out + [""]
 
 
 def phases_table(c: Comparison) -> list[str]:
