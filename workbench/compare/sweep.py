@@ -339,19 +339,7 @@ def compare_sweeps(
     hold metadata only (the CLI), so at most two levels' rows are in memory at once."""
     slo = slo or {}
     load = load or (lambda runs: list(runs))
-    for side, runs in (("baseline", baseline), ("candidate", candidate)):
-        if not runs:
-            raise UsageError(f"the {side} sweep has no runs")
-        others = [r for r in runs if r.lens != "inference"]
-        if others:
-            raise UsageError(f"run {others[0].id} is not an inference run: sweeps are compared in the inference lens")
-    lens = get_lens("inference")
-    assert isinstance(lens, InferenceLens)  # the registry's inference lens; narrows the type for what follows
-    if metric:
-        try:
-            lens = lens.with_metric(metric)
-        except ValueError as exc:
-            raise UsageError(f"--metric: {exc}") from None
+    lens = _sweep_lens(baseline, candidate, metric)
     axis = _common_axis(baseline, candidate)
     base_levels, cand_levels = levels_of(baseline), levels_of(candidate)
     pairs, only_b, only_c = match_levels(base_levels, cand_levels, axis, rate_tolerance)
@@ -359,52 +347,17 @@ def compare_sweeps(
     matched = []
     table = None
     for b, c in pairs:
-        full_b, full_c = Level(b.load, load(b.runs)), Level(c.load, load(c.runs))
-        metrics_b, metrics_c = level_metrics(lens, full_b), level_metrics(lens, full_c)
-        figures[id(b)], figures[id(c)] = (
-            _level_figures(lens, full_b, slo, metrics_b),
-            _level_figures(lens, full_c, slo, metrics_c),
-        )
-        result = compare(full_b.runs, full_c.runs, lens, changes, accepts)
+        level, rows = _compare_level(lens, b, c, load, slo, figures, changes, accepts)
+        matched.append(level)
         if table is None:
-            table = [row.to_json() for row in result.comparability.rows]
-        refs = {
-            side: LevelRef(load=lv.text(), runs=[r.id for r in lv.runs], achieved_rate=figures[id(lv)].achieved_rate)
-            for side, lv in (("baseline", b), ("candidate", c))
-        }
-        if result.comparable:
-            matched.append(
-                MatchedLevel(
-                    **refs,
-                    comparable=True,
-                    refusal=result.refusal,
-                    primary=result.primary,
-                    guardrails=list(result.guardrails),
-                    metrics=[_metric_row(name, metrics_b[name], metrics_c[name]) for name in LEVEL_METRICS],
-                )
-            )
-        else:
-            matched.append(MatchedLevel(**refs, comparable=False, refusal=result.refusal))
-        del full_b, full_c, result
+            table = rows
     for lv in [*only_b, *only_c]:
         full = Level(lv.load, load(lv.runs))
         figures[id(lv)] = _level_figures(lens, full, slo, level_metrics(lens, full))
-    sides = {}
-    for side, runs, levels in (("baseline", baseline, base_levels), ("candidate", candidate, cand_levels)):
-        sweep = sweep_of(runs[0]) or Sweep(id="")
-        side_levels = [figures[id(lv)] for lv in levels]
-        good = [lv.goodput.value for lv in side_levels if math.isfinite(lv.goodput.value)]
-        sides[side] = Side(
-            sweep=sweep.id or None,
-            label=sweep.label,
-            tool=sweep.tool,
-            axis=sweep.axis,
-            runs=[r.id if r.id is not None else r.label for r in runs],
-            levels=side_levels,
-            saturation=saturation(side_levels, axis, slo),
-            max_goodput=max(good) if good else math.nan,
-            summary_not_compared=bool(sweep.summary),
-        )
+    sides = {
+        side: _side(runs, [figures[id(lv)] for lv in levels], axis, slo)
+        for side, runs, levels in (("baseline", baseline, base_levels), ("candidate", candidate, cand_levels))
+    }
     matching = _matching(axis, rate_tolerance)
     unmatched = Unmatched(baseline=[lv.text() for lv in only_b], candidate=[lv.text() for lv in only_c])
     return SweepComparison(
@@ -420,6 +373,78 @@ def compare_sweeps(
         unmatched=unmatched,
         uncertainty=_uncertainty_note(pairs),
         observations=observations(sides["baseline"], sides["candidate"], matched, unmatched, matching),
+    )
+
+
+def _sweep_lens(baseline: Sequence[RunRecord], candidate: Sequence[RunRecord], metric: str | None) -> InferenceLens:
+    """The inference lens (judged on ``metric`` when given); refused when a side is empty or not inference runs."""
+    for side, runs in (("baseline", baseline), ("candidate", candidate)):
+        if not runs:
+            raise UsageError(f"the {side} sweep has no runs")
+        others = [r for r in runs if r.lens != "inference"]
+        if others:
+            raise UsageError(f"run {others[0].id} is not an inference run: sweeps are compared in the inference lens")
+    lens = get_lens("inference")
+    assert isinstance(lens, InferenceLens)  # the registry's inference lens; narrows the type for what follows
+    if not metric:
+        return lens
+    try:
+        return lens.with_metric(metric)
+    except ValueError as exc:
+        raise UsageError(f"--metric: {exc}") from None
+
+
+def _compare_level(
+    lens: InferenceLens,
+    b: Level,
+    c: Level,
+    load: Callable[[list[RunRecord]], list[RunRecord]],
+    slo: dict[str, float],
+    figures: dict[int, LevelFigures],
+    changes: dict | None,
+    accepts: dict | None,
+) -> tuple[MatchedLevel, list]:
+    """One matched pair of levels compared (their figures kept in ``figures``), with its comparability rows;
+    only this pair's rows are in memory while it runs."""
+    full_b, full_c = Level(b.load, load(b.runs)), Level(c.load, load(c.runs))
+    metrics_b, metrics_c = level_metrics(lens, full_b), level_metrics(lens, full_c)
+    figures[id(b)], figures[id(c)] = (
+        _level_figures(lens, full_b, slo, metrics_b),
+        _level_figures(lens, full_c, slo, metrics_c),
+    )
+    result = compare(full_b.runs, full_c.runs, lens, changes, accepts)
+    rows = [row.to_json() for row in result.comparability.rows]
+    refs = {
+        side: LevelRef(load=lv.text(), runs=[r.id for r in lv.runs], achieved_rate=figures[id(lv)].achieved_rate)
+        for side, lv in (("baseline", b), ("candidate", c))
+    }
+    if not result.comparable:
+        return MatchedLevel(**refs, comparable=False, refusal=result.refusal), rows
+    level = MatchedLevel(
+        **refs,
+        comparable=True,
+        refusal=result.refusal,
+        primary=result.primary,
+        guardrails=list(result.guardrails),
+        metrics=[_metric_row(name, metrics_b[name], metrics_c[name]) for name in LEVEL_METRICS],
+    )
+    return level, rows
+
+
+def _side(runs: Sequence[RunRecord], side_levels: list[LevelFigures], axis: str, slo: dict[str, float]) -> Side:
+    """One sweep as the comparison shows it: its levels' figures, saturation and best goodput."""
+    sweep = sweep_of(runs[0]) or Sweep(id="")
+    good = [lv.goodput.value for lv in side_levels if math.isfinite(lv.goodput.value)]
+    return Side(
+        sweep=sweep.id or None,
+        label=sweep.label,
+        tool=sweep.tool,
+        axis=sweep.axis,
+        runs=[r.id if r.id is not None else r.label for r in runs],
+        levels=side_levels,
+        saturation=saturation(side_levels, axis, slo),
+        max_goodput=max(good) if good else math.nan,
+        summary_not_compared=bool(sweep.summary),
     )
 
 
