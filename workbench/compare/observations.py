@@ -373,10 +373,20 @@ def guardrail_observations(base, cand, guardrails: Sequence[Guardrail]) -> list[
 
 
 def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequence[Phase]) -> list[Observation]:
+    censored = _censored_waits(base, cand)
+    return [
+        *_fleet_moves(base, cand, primary, phases),
+        *_unknown_waits(base, cand, primary, censored),
+        *censored,
+        *_gang_blocking_findings(base, cand),
+    ]
+
+
+def _fleet_moves(base, cand, primary: Primary, phases: Sequence[Phase]) -> list[Observation]:
+    """The mean queue wait and the service attainment, where they moved."""
     out = []
     b, c = primary.baseline, primary.candidate
-    state = movement(primary.effect, b, c)
-    if state != "stayed" and _known(b, c):
+    if movement(primary.effect, b, c) != "stayed" and _known(b, c):
         out.append(
             _obs(
                 _window_change("Mean queue wait", b, c, "s", primary.effect),
@@ -392,7 +402,13 @@ def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
                     _evidence(base, cand, p.name, {"baseline": pb, "candidate": pc}, p.effect),
                 )
             )
-    censored = _censored_waits(base, cand)
+    return out
+
+
+def _unknown_waits(base, cand, primary: Primary, censored: list[Observation]) -> list[Observation]:
+    """A side whose mean queue wait is unknown, unless its censored waits already say why (no job started)."""
+    out = []
+    b, c = primary.baseline, primary.candidate
     explained = {
         o.evidence.side
         for o in censored
@@ -412,8 +428,12 @@ def fleet_observations(lens: Lens, base, cand, primary: Primary, phases: Sequenc
                 {"missing": side, **{k: v for k, v in (("baseline", b), ("candidate", c)) if _known(v)}},
             )
             out.append(_obs(text, ev))
-    out.extend(censored)
-    # One observation per distinct finding, citing every window where it holds.
+    return out
+
+
+def _gang_blocking_findings(base, cand) -> list[Observation]:
+    """One observation per distinct finding, citing every window where it holds."""
+    out = []
     found: dict[tuple[str, str], list[Observation]] = {}  # (fact, caveat) -> the windows' observations of it
     for side, runs in (("baseline", base), ("candidate", cand)):
         for run in runs:
