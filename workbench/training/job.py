@@ -98,11 +98,9 @@ def build_job(
 
     windows = [t.windows for t in ranks]
     numbers = sorted({float(x) for w in windows for x in w.numbers if not np.isnan(x)})
-    has_steps = bool(numbers)
     steps_from = _steps_from(format_name, options, windows)
 
-    excluded = _excluded_steps(ranks, windows, numbers, warmup) if has_steps else {}
-    warm_excluded = sum(1 for why in excluded.values() if why == "warm-up")
+    excluded = _excluded_steps(ranks, windows, numbers, warmup) if numbers else {}
 
     samples = _kept_samples(ranks, windows, excluded, origin)
     operations, shapes, collectives = tables.finish(excluded)
@@ -114,8 +112,35 @@ def build_job(
     if forward_only is not None:
         findings.append(forward_only)
 
-    directory = ranks[0].source.parent
-    label = options.label or f"{directory.name or directory} ({len(ranks)} rank{'s' if len(ranks) != 1 else ''})"
+    window = _job_window(numbers, excluded, warmup, steps_from, samples, facts, forward_only)
+    record = RunRecord(
+        lens="training", label=_job_label(options, ranks), window=window, sources=[t.source for t in ranks]
+    )
+    record.dimensions.update(_dimensions(ranks))
+    record.tables["samples"] = samples
+    record.tables["operations"] = operations  # type: ignore[assignment]  # (as op_shapes, below)
+    record.tables["skew"] = skew
+    memory = _memory_table(ranks, excluded)
+    if memory is not None:
+        record.tables["memory"] = memory
+    if shapes is not None:
+        record.tables["op_shapes"] = shapes  # type: ignore[assignment]  # a Mapping of columns, read from its spool
+    record.meta.update(_job_meta(ranks, format_name, clock_aligned, findings))
+    return record
+
+
+def _job_window(
+    numbers: list[float],
+    excluded: dict[float, str],
+    warmup: int,
+    steps_from: str,
+    samples: dict[str, np.ndarray],
+    facts: dict[str, np.ndarray],
+    forward_only: step_findings.Finding | None,
+) -> JSONDoc:
+    """The window: the steps kept and why the others are not, its kind, what ends a step, what a step is."""
+    kept = [n for n in numbers if n not in excluded]
+    warm_excluded = sum(1 for why in excluded.values() if why == "warm-up")
     window = _window(numbers, excluded, warmup, steps_from)
     window.update(
         window_kind.classify(
@@ -126,31 +151,32 @@ def build_job(
             warmup_excluded=warm_excluded,
         )
     )
-    if has_steps:
+    if numbers:  # has steps
         window["boundary"] = _boundary(steps_from, kept, warm_excluded, facts, forward_only)
     if forward_only is not None and forward_only.status == "found":
         window["step_is"] = "a forward pass (no backward or optimizer activity in the trace)"
-    record = RunRecord(lens="training", label=label, window=window, sources=[t.source for t in ranks])
-    record.dimensions.update(_dimensions(ranks))
-    record.tables["samples"] = samples
-    record.tables["operations"] = operations  # type: ignore[assignment]  # (as op_shapes, below)
-    record.tables["skew"] = skew
-    memory = _memory_table(ranks, excluded)
-    if memory is not None:
-        record.tables["memory"] = memory
-    if shapes is not None:
-        record.tables["op_shapes"] = shapes  # type: ignore[assignment]  # a Mapping of columns, read from its spool
-    record.meta.update(
-        {
-            "format": format_name,
-            "ranks_present": [t.rank for t in ranks],
-            "clock": "host clocks per rank, not aligned across hosts" if not clock_aligned else "aligned",
-            "diagnostics": [f.to_json() for f in findings],
-            "rank_meta": {str(t.rank): t.meta for t in ranks},
-            "definitions": "docs/training.md",
-        }
-    )
-    return record
+    return window
+
+
+def _job_label(options: ImportOptions, ranks: list[RankSummary]) -> str:
+    """The label given, else the directory and how many ranks: ``traces (8 ranks)``."""
+    if options.label:
+        return options.label
+    directory = ranks[0].source.parent
+    return f"{directory.name or directory} ({len(ranks)} rank{'s' if len(ranks) != 1 else ''})"
+
+
+def _job_meta(
+    ranks: list[RankSummary], format_name: str, clock_aligned: bool, findings: list[step_findings.Finding]
+) -> dict[str, object]:
+    return {
+        "format": format_name,
+        "ranks_present": [t.rank for t in ranks],
+        "clock": "host clocks per rank, not aligned across hosts" if not clock_aligned else "aligned",
+        "diagnostics": [f.to_json() for f in findings],
+        "rank_meta": {str(t.rank): t.meta for t in ranks},
+        "definitions": "docs/training.md",
+    }
 
 
 def _kept_samples(
