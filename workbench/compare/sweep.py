@@ -519,65 +519,62 @@ def _metric_row(name: str, fb: Figure, fc: Figure) -> MetricRow:
 def observations(
     baseline: Side, candidate: Side, matched: list[MatchedLevel], unmatched: Unmatched, matching: Matching
 ) -> list[SweepObservation]:
-    out: list[SweepObservation] = []
+    found = [_saturation_observation(baseline, candidate), *(_metric_trend(name, matched) for name in LEVEL_METRICS)]
+    return [o for o in found if o is not None] + _matching_observations(matched, unmatched, matching)
+
+
+def _saturation_observation(baseline: Side, candidate: Side) -> SweepObservation | None:
+    """Where the candidate saturates against the baseline, when both are known."""
     sb, sc = baseline.saturation, candidate.saturation
     vb, vc = sb.value, sc.value
-    if math.isfinite(vb) and math.isfinite(vc):
-        bound = " (a lower bound: not reached in the sweep)" if "not reached" in (sb.state, sc.state) else ""
-        verb = "saturates at" if sc.state == "reached" else "sustains at least"
-        rule = None if sc.rule is UNSET else sc.rule
-        out.append(
-            SweepObservation(
-                text=f"Candidate {verb} {num(vc)} req/s against {num(vb)} ({percent_change(vb, vc)}){bound}; "
-                f"rule: {rule}.",
-                evidence=SweepEvidence(baseline=sb, candidate=sc),
-                kind=NOT_CAUSE,
-            )
-        )
-    for name in LEVEL_METRICS:
-        rows = [
-            (m.baseline.load, row)
-            for m in matched
-            if m.metrics
-            for row in m.metrics
-            if row.name == name and row.delta is not None and math.isfinite(row.delta)
-        ]
-        if len(rows) < 2:
-            continue
-        spec_title, unit = rows[0][1].title, rows[0][1].unit
-        scale = [max(abs(r.baseline), abs(r.candidate)) for _, r in rows]
-        up = [load for (load, r), s in zip(rows, scale) if r.delta > 0.02 * s]
-        down = [load for (load, r), s in zip(rows, scale) if r.delta < -0.02 * s]
-        lowest = rows[0][0]
-        evidence = SweepEvidence(
-            metric=name, levels={load: ValuePair(baseline=r.baseline, candidate=r.candidate) for load, r in rows}
-        )
-        if len(up) == len(rows):
-            out.append(
-                SweepObservation(
-                    text=f"{spec_title} is higher at every matched load, also at {lowest} "
-                    f"({qty(rows[0][1].baseline, unit)} → {qty(rows[0][1].candidate, unit)}).",
-                    evidence=evidence,
-                    kind=NOT_CAUSE,
-                )
-            )
-        elif len(down) == len(rows):
-            out.append(
-                SweepObservation(
-                    text=f"{spec_title} is lower at every matched load, also at {lowest} "
-                    f"({qty(rows[0][1].baseline, unit)} → {qty(rows[0][1].candidate, unit)}).",
-                    evidence=evidence,
-                    kind=NOT_CAUSE,
-                )
-            )
-        elif up and down:
-            out.append(
-                SweepObservation(
-                    text=f"{spec_title} is higher at {len(up)} and lower at {len(down)} of {len(rows)} matched loads.",
-                    evidence=evidence,
-                    kind=NOT_CAUSE,
-                )
-            )
+    if not (math.isfinite(vb) and math.isfinite(vc)):
+        return None
+    bound = " (a lower bound: not reached in the sweep)" if "not reached" in (sb.state, sc.state) else ""
+    verb = "saturates at" if sc.state == "reached" else "sustains at least"
+    rule = None if sc.rule is UNSET else sc.rule
+    return SweepObservation(
+        text=f"Candidate {verb} {num(vc)} req/s against {num(vb)} ({percent_change(vb, vc)}){bound}; rule: {rule}.",
+        evidence=SweepEvidence(baseline=sb, candidate=sc),
+        kind=NOT_CAUSE,
+    )
+
+
+def _metric_trend(name: str, matched: list[MatchedLevel]) -> SweepObservation | None:
+    """A metric higher (or lower) at every matched load, or higher at some and lower at others
+    (a move under 2 % of the larger side is none); fewer than two known levels say nothing."""
+    rows = [
+        (m.baseline.load, row)
+        for m in matched
+        if m.metrics
+        for row in m.metrics
+        if row.name == name and row.delta is not None and math.isfinite(row.delta)
+    ]
+    if len(rows) < 2:
+        return None
+    spec_title, unit = rows[0][1].title, rows[0][1].unit
+    scale = [max(abs(r.baseline), abs(r.candidate)) for _, r in rows]
+    up = [load for (load, r), s in zip(rows, scale) if r.delta > 0.02 * s]
+    down = [load for (load, r), s in zip(rows, scale) if r.delta < -0.02 * s]
+    first = f"also at {rows[0][0]} ({qty(rows[0][1].baseline, unit)} → {qty(rows[0][1].candidate, unit)})"
+    if len(up) == len(rows):
+        text = f"{spec_title} is higher at every matched load, {first}."
+    elif len(down) == len(rows):
+        text = f"{spec_title} is lower at every matched load, {first}."
+    elif up and down:
+        text = f"{spec_title} is higher at {len(up)} and lower at {len(down)} of {len(rows)} matched loads."
+    else:
+        return None
+    evidence = SweepEvidence(
+        metric=name, levels={load: ValuePair(baseline=r.baseline, candidate=r.candidate) for load, r in rows}
+    )
+    return SweepObservation(text=text, evidence=evidence, kind=NOT_CAUSE)
+
+
+def _matching_observations(
+    matched: list[MatchedLevel], unmatched: Unmatched, matching: Matching
+) -> list[SweepObservation]:
+    """The levels left unmatched, and that none matched when so."""
+    out: list[SweepObservation] = []
     un = unmatched
     if un.baseline or un.candidate:
         out.append(
