@@ -94,17 +94,20 @@ def host_time(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding |
     c = {k: _side(cand, k) for k in cols}
     if not all(math.isfinite(x) and x > 0 for x in (b["step_ms"], c["step_ms"])):
         return None
-    share_b, share_c = b["idle_ms"] / b["step_ms"], c["idle_ms"] / c["step_ms"]
     known = [(col, name) for col, name in _HOST_PARTS if math.isfinite(b[col]) and math.isfinite(c[col])]
-    figures = "; ".join(f"{name} {b[col]:.2f} → {c[col]:.2f} ms" for col, name in known)
     compute = (
         f"compute {b['compute_ms']:.2f} → {c['compute_ms']:.2f} ms"
         if math.isfinite(b["compute_ms"]) and math.isfinite(c["compute_ms"])
         else "compute unknown"
     )
+    evidence = _host_evidence(b, c, known)
+    return _host_bound(words, b, c, known, compute, evidence) or _host_part_moved(words, b, c, known, compute, evidence)
+
+
+def _host_evidence(b: dict[str, float], c: dict[str, float], known: list[tuple[str, str]]) -> Figures:
     evidence: Figures = {
-        "idle_share_baseline": share_b,
-        "idle_share_candidate": share_c,
+        "idle_share_baseline": b["idle_ms"] / b["step_ms"],
+        "idle_share_candidate": c["idle_ms"] / c["step_ms"],
         "step_ms_baseline": b["step_ms"],
         "step_ms_candidate": c["step_ms"],
         "idle_ms_baseline": b["idle_ms"],
@@ -114,46 +117,73 @@ def host_time(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> Finding |
     }
     for col, _ in known:
         evidence[f"{col[:-3]}_ms_baseline"], evidence[f"{col[:-3]}_ms_candidate"] = b[col], c[col]
+    return evidence
+
+
+def _host_bound(
+    words: _Words,
+    b: dict[str, float],
+    c: dict[str, float],
+    known: list[tuple[str, str]],
+    compute: str,
+    evidence: Figures,
+) -> Finding | None:
+    """The GPU idle for most of the step on both sides: the step is host time."""
+    share_b, share_c = b["idle_ms"] / b["step_ms"], c["idle_ms"] / c["step_ms"]
+    if not (math.isfinite(share_b) and math.isfinite(share_c) and min(share_b, share_c) >= HOST_BOUND_IDLE):
+        return None
+    figures = "; ".join(f"{name} {b[col]:.2f} → {c[col]:.2f} ms" for col, name in known)
     step_change = c["step_ms"] / b["step_ms"] - 1
-    if math.isfinite(share_b) and math.isfinite(share_c) and min(share_b, share_c) >= HOST_BOUND_IDLE:
-        text = (
-            f"The GPU is idle for most of {words.each} on both sides ({percent(share_b, 0)} and "
-            f"{percent(share_c, 0)} of {words.the_step}): "
-            f"{words.the_step} ({b['step_ms']:.2f} → {c['step_ms']:.2f} ms, {percent(step_change, 1, sign=True)}) "
-            f"is host time, not compute. "
-            f"Idle {b['idle_ms']:.2f} → {c['idle_ms']:.2f} ms"
-            + (f"; {figures}" if figures else "; host submission not recorded")
-            + f"; {compute} ({OBSERVATION})."
-        )
-        return _finding(
-            "host_bound",
-            "found",
-            text,
-            evidence,
-            f"idle share at least {HOST_BOUND_IDLE:.0%} of {words.the_step} on both sides",
-        )
+    text = (
+        f"The GPU is idle for most of {words.each} on both sides ({percent(share_b, 0)} and "
+        f"{percent(share_c, 0)} of {words.the_step}): "
+        f"{words.the_step} ({b['step_ms']:.2f} → {c['step_ms']:.2f} ms, {percent(step_change, 1, sign=True)}) "
+        f"is host time, not compute. "
+        f"Idle {b['idle_ms']:.2f} → {c['idle_ms']:.2f} ms"
+        + (f"; {figures}" if figures else "; host submission not recorded")
+        + f"; {compute} ({OBSERVATION})."
+    )
+    return _finding(
+        "host_bound",
+        "found",
+        text,
+        evidence,
+        f"idle share at least {HOST_BOUND_IDLE:.0%} of {words.the_step} on both sides",
+    )
+
+
+def _host_part_moved(
+    words: _Words,
+    b: dict[str, float],
+    c: dict[str, float],
+    known: list[tuple[str, str]],
+    compute: str,
+    evidence: Figures,
+) -> Finding | None:
+    """An exposed host part moved more than compute, the step's way, by at least half the step's change."""
     dstep = c["step_ms"] - b["step_ms"]
     dcompute = (
         c["compute_ms"] - b["compute_ms"] if math.isfinite(b["compute_ms"]) and math.isfinite(c["compute_ms"]) else 0.0
     )
     movers = sorted(((abs(c[col] - b[col]), col, name) for col, name in known if col in _EXPOSED), reverse=True)
-    if movers and dstep != 0:
-        size, col, name = movers[0]
-        same_way = (c[col] - b[col]) * dstep > 0
-        if size > abs(dcompute) and same_way and size >= 0.5 * abs(dstep):
-            text = (
-                f"{name[:1].upper() + name[1:]} moved most: {b[col]:.2f} → {c[col]:.2f} ms {words.per}, against "
-                f"{compute}, "
-                f"while {words.the_step} went {b['step_ms']:.2f} → {c['step_ms']:.2f} ms ({OBSERVATION})."
-            )
-            return _finding(
-                "host_bound",
-                "found",
-                text,
-                evidence,
-                "the host-side figure moved more than compute and by at least half the step's change",
-            )
-    return None
+    if not movers or dstep == 0:
+        return None
+    size, col, name = movers[0]
+    same_way = (c[col] - b[col]) * dstep > 0
+    if not (size > abs(dcompute) and same_way and size >= 0.5 * abs(dstep)):
+        return None
+    text = (
+        f"{name[:1].upper() + name[1:]} moved most: {b[col]:.2f} → {c[col]:.2f} ms {words.per}, against "
+        f"{compute}, "
+        f"while {words.the_step} went {b['step_ms']:.2f} → {c['step_ms']:.2f} ms ({OBSERVATION})."
+    )
+    return _finding(
+        "host_bound",
+        "found",
+        text,
+        evidence,
+        "the host-side figure moved more than compute and by at least half the step's change",
+    )
 
 
 def _shape_rates(per_run: Sequence[ShapeRates | None]) -> dict[tuple[str, str, str], float] | None:
