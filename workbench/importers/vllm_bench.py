@@ -23,7 +23,7 @@ from store.records import Dimension, RunRecord
 from workbench.formats import bench_json
 from workbench.formats.engine_config import dimensions as engine_dimensions
 from workbench.formats.key_sets import KeySet, matching
-from workbench.formats.inference_records import inference_run, number, request_mix, strict_number
+from workbench.formats.inference_records import RequestColumns, inference_run, number, request_mix, strict_number
 from workbench.formats.load_sweep import ALL_AT_ONCE, LoadDoc, group_levels, load_meta
 from workbench.importers.base import Importer, ImportOptions, Probe
 
@@ -150,14 +150,7 @@ def result_run(
     if mix:
         dims["request_mix"] = Dimension(mix, "declared")
     rate = obj.get("request_rate")
-    workload = {
-        "tool": "vllm bench serve" if "endpoint_type" in obj else "benchmark_serving.py",
-        "backend": obj.get("backend"),
-        "request_rate": rate if isinstance(rate, str) else number(rate) if rate is not None else None,
-        "burstiness": obj.get("burstiness"),
-        "max_concurrency": obj.get("max_concurrency"),
-        "num_prompts": obj.get("num_prompts"),
-    }
+    workload = _workload(obj, rate)
     dims["load"] = Dimension(
         ", ".join(f"{k}={workload[k]}" for k in ("request_rate", "burstiness", "max_concurrency", "num_prompts")),
         "declared",
@@ -168,17 +161,8 @@ def result_run(
     planned = strict_number(obj.get("num_prompts"), path, f"{where}: num_prompts")
     if planned > 0:  # every prompt is sent: completed against planned is the error rate of a summary
         summary["requests_planned"] = planned
-    samples = None
-    tables: dict[str, dict[str, np.ndarray]] = {}
-    if bench_json.has_arrays(obj, path, where):
-        samples = bench_json.samples_from_arrays(obj, path, where)
-        itl = bench_json.itl_table(obj, path, where)
-        if itl:
-            tables["itl"] = itl
+    samples, tables = _per_request(obj, path, where)
     quirks = _quirks(obj, rate, samples)
-    label = options.label or str(obj.get("label") or "") or _default_label(obj, metadata)
-    if index is not None:
-        label = f"{label} #{index + 1}" if options.label else f"{label} (line {line})"
     meta = {
         "source_format": "vllm bench result",
         "date": obj.get("date"),
@@ -203,12 +187,51 @@ def result_run(
     if isinstance(obj.get("num_warmups"), int):
         window["warmup_excluded"] = obj["num_warmups"]  # only when the file says
     run = inference_run(
-        label, samples=samples, summary=summary, dimensions=dims, meta=meta, sources=[path], window=window
+        _label(obj, metadata, options, index, line),
+        samples=samples,
+        summary=summary,
+        dimensions=dims,
+        meta=meta,
+        sources=[path],
+        window=window,
     )
     if "request_mix" not in run.dimensions:
         _derive_mix(run, summary)
     run.tables.update(tables)
     return run
+
+
+def _workload(obj: Mapping[str, object], rate: object) -> dict[str, object]:
+    """The benchmark as the file states it: the tool, the backend and the load it was asked to make."""
+    return {
+        "tool": "vllm bench serve" if "endpoint_type" in obj else "benchmark_serving.py",
+        "backend": obj.get("backend"),
+        "request_rate": rate if isinstance(rate, str) else number(rate) if rate is not None else None,
+        "burstiness": obj.get("burstiness"),
+        "max_concurrency": obj.get("max_concurrency"),
+        "num_prompts": obj.get("num_prompts"),
+    }
+
+
+def _per_request(
+    obj: Mapping[str, object], path: Path, where: str
+) -> tuple[RequestColumns | None, dict[str, dict[str, np.ndarray]]]:
+    """The per-request samples and the inter-token table, when the file saved them (--save-detailed)."""
+    if not bench_json.has_arrays(obj, path, where):
+        return None, {}
+    samples = bench_json.samples_from_arrays(obj, path, where)
+    itl = bench_json.itl_table(obj, path, where)
+    return samples, ({"itl": itl} if itl else {})
+
+
+def _label(
+    obj: Mapping[str, object], metadata: Mapping[str, object], options: ImportOptions, index: int | None, line: int
+) -> str:
+    """The label given, the file's, or one made from the setup; a file of many results tells them apart."""
+    label = options.label or str(obj.get("label") or "") or _default_label(obj, metadata)
+    if index is None:
+        return label
+    return f"{label} #{index + 1}" if options.label else f"{label} (line {line})"
 
 
 def _load(obj: Mapping[str, object], rate: object, summary: Mapping[str, object], path: Path, where: str) -> LoadDoc:
