@@ -19,7 +19,7 @@ from workbench.bundle.verify import verify_bundle
 from workbench.compare.model import verdict_of
 from workbench.errors import BadInput, WbError
 from workbench.investigations.bundle_refs import Remap
-from workbench.investigations.views import ComparisonView, HypothesisView, ObservationView
+from workbench.investigations.views import ComparisonView, HypothesisView, InvestigationView, ObservationView
 from workbench.investigations.workflow import current_user, investigation_view
 from workbench.vocabulary import JSONDoc
 
@@ -121,47 +121,15 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
     bisections = _bisections(store, view.id)
     steps = _cited_by_steps(bisections)
     plans, rerun_comparisons = _rerun_records(store, view.hypotheses, view.observations, action_plans, steps)
-    run_ids: list[int] = []
-    for ids in [view.baseline_runs, view.candidate_runs] + [
-        ids for c in view.comparisons for ids in (c.baseline_runs, c.candidate_runs, _control_ids(c))
-    ]:
-        run_ids.extend(int(i) for i in ids if i not in run_ids)
-    # The arms' runs of the carried rerun comparisons: --recompute rebuilds them from these.
-    run_ids.extend(i for i in rerun_run_ids(rerun_comparisons) if i not in run_ids)
+    run_ids = _cited_run_ids(view, rerun_comparisons)
     runs, captures = [], []
     for run_id in run_ids:
         desc, caps = _run_descriptor(store, run_id)
         runs.append(desc)
         captures.extend(caps)
-    frame = {
-        "ref": view.ref,
-        "title": view.title,
-        "lens": view.lens,
-        "question": view.question,
-        "guardrails": list(view.guardrails),
-        "intended_change": view.intended_change,
-        "created_by": view.created_by,
-        "created_at": view.created_at,
-        "baseline": [f"run/{i}" for i in view.baseline_runs],
-        "candidate": [f"run/{i}" for i in view.candidate_runs],
-    }
     declared_runs = {run_id for run_id, r in zip(run_ids, runs) if r.get("declarations")}
-    comparisons = [
-        {
-            "ref": c.ref,
-            "baseline": [f"run/{i}" for i in c.baseline_runs],
-            "candidate": [f"run/{i}" for i in c.candidate_runs],
-            # The A/A control runs (baseline again), when the comparison had them.
-            **({"control": [f"run/{i}" for i in _control_ids(c)]} if _control_ids(c) else {}),
-            "parameters": c.parameters.to_json(),
-            "engine": c.engine.to_json(),
-            **_declarations_in_force(c, declared_runs),
-            "result": c.result,
-            "created_by": c.created_by,
-            "created_at": c.created_at,
-        }
-        for c in view.comparisons
-    ]
+    frame = _frame_doc(view)
+    comparisons = [_comparison_doc(c, declared_runs) for c in view.comparisons]
     # Observations and hypotheses travel as their JSON, without the store's own ids.
     observations = [{k: v for k, v in o.to_json().items() if k not in ("id", "label")} for o in view.observations]
     hypotheses = [{k: v for k, v in h.to_json().items() if k != "id"} for h in view.hypotheses]
@@ -184,6 +152,50 @@ def export_investigation(store: "Store", inv: str | int, *, embed_samples: bool 
         )
     except (ValueError, TypeError) as exc:  # text that cannot be canonicalized (e.g. a lone surrogate)
         raise WbError(f"cannot export investigation {view.id}: {exc}") from None
+
+
+def _cited_run_ids(view: InvestigationView, rerun_comparisons: list[JSONDoc]) -> list[int]:
+    """Every run the investigation cites, once, in the order first cited: the frame's, each comparison's
+    (its control's too), then the arms' runs of the carried rerun comparisons (--recompute rebuilds them)."""
+    run_ids: list[int] = []
+    for ids in [view.baseline_runs, view.candidate_runs] + [
+        ids for c in view.comparisons for ids in (c.baseline_runs, c.candidate_runs, _control_ids(c))
+    ]:
+        run_ids.extend(int(i) for i in ids if i not in run_ids)
+    run_ids.extend(i for i in rerun_run_ids(rerun_comparisons) if i not in run_ids)
+    return run_ids
+
+
+def _frame_doc(view: InvestigationView) -> dict[str, Any]:
+    return {
+        "ref": view.ref,
+        "title": view.title,
+        "lens": view.lens,
+        "question": view.question,
+        "guardrails": list(view.guardrails),
+        "intended_change": view.intended_change,
+        "created_by": view.created_by,
+        "created_at": view.created_at,
+        "baseline": [f"run/{i}" for i in view.baseline_runs],
+        "candidate": [f"run/{i}" for i in view.candidate_runs],
+    }
+
+
+def _comparison_doc(c: ComparisonView, declared_runs: set[int]) -> dict[str, Any]:
+    control = _control_ids(c)
+    return {
+        "ref": c.ref,
+        "baseline": [f"run/{i}" for i in c.baseline_runs],
+        "candidate": [f"run/{i}" for i in c.candidate_runs],
+        # The A/A control runs (baseline again), when the comparison had them.
+        **({"control": [f"run/{i}" for i in control]} if control else {}),
+        "parameters": c.parameters.to_json(),
+        "engine": c.engine.to_json(),
+        **_declarations_in_force(c, declared_runs),
+        "result": c.result,
+        "created_by": c.created_by,
+        "created_at": c.created_at,
+    }
 
 
 def _bisections(store: "Store", investigation_id: int) -> list[JSONDoc]:
