@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.bundle.canonical import bundle_value, nfc
@@ -93,96 +93,127 @@ def check_links(
 def _evidence_problem(
     read: "EvidenceReader", ev: dict[str, object], investigation_id: int, deciding: bool
 ) -> str | None:
+    """Why ``ev`` cannot be cited by (or decide) a hypothesis of the investigation; None when it can."""
+    kind = ev["kind"]
+    check = _EVIDENCE_CHECKS.get(str(kind))
+    if check is None:
+        return f"{kind!r} is not evidence that decides a hypothesis"
+    return check(read, ev, investigation_id, deciding)
+
+
+def _comparison_problem(
+    read: "EvidenceReader", ev: dict[str, object], investigation_id: int, deciding: bool
+) -> str | None:
+    row = read.comparison(ev["id"])
+    if row is None:
+        raise NotFound(f"no stored comparison {ev['id']}")
+    if row.investigation_id != investigation_id:
+        return (
+            f"comparison {ev['id']} belongs to investigation {row.investigation_id}, not to this hypothesis's "
+            f"investigation {investigation_id}"
+        )
+    return comparison_cannot_decide(f"comparison {ev['id']}", row.comparable, row.verdict) if deciding else None
+
+
+def _diagnosis_problem(
+    read: "EvidenceReader", ev: dict[str, object], investigation_id: int, deciding: bool
+) -> str | None:
+    observation = read.observation(ev["id"])
+    if observation is None:
+        raise NotFound(f"no observation {ev['id']}")
+    if observation.investigation_id != investigation_id:
+        owner = observation.investigation_id
+        return f"observation {ev['id']} belongs to investigation {owner}, not {investigation_id}"
+    return (
+        None
+        if observation.source == "diagnose"
+        else f"observation {ev['id']} is not a diagnosis (pin one with wb diagnose PATHS --pin {investigation_id})"
+    )
+
+
+def _bisection_problem(
+    read: "EvidenceReader", ev: dict[str, object], investigation_id: int, deciding: bool
+) -> str | None:
     from store.bisect import BisectionNotFound  # SQLAlchemy: loaded with the store, not at import
 
-    kind = ev["kind"]
-    if kind == "comparison":
-        row = read.comparison(ev["id"])
-        if row is None:
-            raise NotFound(f"no stored comparison {ev['id']}")
-        if row.investigation_id != investigation_id:
-            return (
-                f"comparison {ev['id']} belongs to investigation {row.investigation_id}, not to this hypothesis's "
-                f"investigation {investigation_id}"
-            )
-        return comparison_cannot_decide(f"comparison {ev['id']}", row.comparable, row.verdict) if deciding else None
-    if kind == "diagnosis":
-        observation = read.observation(ev["id"])
-        if observation is None:
-            raise NotFound(f"no observation {ev['id']}")
-        if observation.investigation_id != investigation_id:
-            owner = observation.investigation_id
-            return f"observation {ev['id']} belongs to investigation {owner}, not {investigation_id}"
-        return (
-            None
-            if observation.source == "diagnose"
-            else f"observation {ev['id']} is not a diagnosis (pin one with wb diagnose PATHS --pin {investigation_id})"
+    try:
+        ref = ev.get("id", ev.get("name"))
+        bisection = read.bisection(None if ref is None else str(ref))  # it reads an id or a name as their text
+    except BisectionNotFound as exc:
+        raise NotFound(str(exc)) from None
+    ev["id"] = int(bisection.id)  # type: ignore[arg-type]
+    ev.pop("name", None)
+    if bisection.investigation_id != investigation_id:
+        return _owner(
+            f"bisection {bisection.name!r}",
+            bisection.investigation_id,
+            investigation_id,
+            "wb bisect start --investigation",
         )
-    if kind == "bisection":
-        try:
-            ref = ev.get("id", ev.get("name"))
-            bisection = read.bisection(None if ref is None else str(ref))  # it reads an id or a name as their text
-        except BisectionNotFound as exc:
-            raise NotFound(str(exc)) from None
-        ev["id"] = int(bisection.id)  # type: ignore[arg-type]
-        ev.pop("name", None)
-        if bisection.investigation_id != investigation_id:
-            return _owner(
-                f"bisection {bisection.name!r}",
-                bisection.investigation_id,
-                investigation_id,
-                "wb bisect start --investigation",
-            )
-        return (
-            bisection_cannot_decide(f"bisection {bisection.name!r}", bool((bisection.state or {}).get("result")))
-            if deciding
-            else None
+    return (
+        bisection_cannot_decide(f"bisection {bisection.name!r}", bool((bisection.state or {}).get("result")))
+        if deciding
+        else None
+    )
+
+
+def _rerun_plan_problem(
+    read: "EvidenceReader", ev: dict[str, object], investigation_id: int, deciding: bool
+) -> str | None:
+    plan = read.plan(ev["id"]) if "id" in ev else read.plan_named(ev["name"])
+    if plan is None:
+        raise NotFound(
+            f"no rerun plan {'named ' if 'name' in ev else ''}{ev.get('id', ev.get('name'))!r} (see 'wb rerun plan "
+            f"--list')"
         )
-    if kind == "rerun_plan":
-        plan = read.plan(ev["id"]) if "id" in ev else read.plan_named(ev["name"])
-        if plan is None:
-            raise NotFound(
-                f"no rerun plan {'named ' if 'name' in ev else ''}{ev.get('id', ev.get('name'))!r} (see 'wb rerun plan "
-                f"--list')"
+    ev["id"] = int(plan.id)
+    ev.pop("name", None)
+    if plan.investigation_id != investigation_id:
+        return _owner(f"plan {plan.name!r}", plan.investigation_id, investigation_id, "wb rerun plan --investigation")
+    if not deciding:
+        return None
+    rows = read.plan_comparisons(plan.id)
+    return plan_cannot_decide(
+        f"plan {plan.name!r}",
+        [
+            rerun_cannot_decide(
+                f"rerun comparison {r.id}",
+                r.verdict,
+                getattr(read.execution(r.execution_id), "status", None),
             )
-        ev["id"] = int(plan.id)
-        ev.pop("name", None)
-        if plan.investigation_id != investigation_id:
-            return _owner(
-                f"plan {plan.name!r}", plan.investigation_id, investigation_id, "wb rerun plan --investigation"
-            )
-        if not deciding:
-            return None
-        rows = read.plan_comparisons(plan.id)
-        return plan_cannot_decide(
-            f"plan {plan.name!r}",
-            [
-                rerun_cannot_decide(
-                    f"rerun comparison {r.id}",
-                    r.verdict,
-                    getattr(read.execution(r.execution_id), "status", None),
-                )
-                for r in rows
-            ],
+            for r in rows
+        ],
+    )
+
+
+def _rerun_comparison_problem(
+    read: "EvidenceReader", ev: dict[str, object], investigation_id: int, deciding: bool
+) -> str | None:
+    rerun = read.rerun_comparison(ev["id"])
+    if rerun is None:
+        raise NotFound(f"no rerun comparison {ev['id']} (see 'wb rerun')")
+    plan = read.plan(rerun.plan_id)
+    owner = plan.investigation_id if plan is not None else None
+    if owner != investigation_id:
+        return _owner(
+            f"rerun comparison {ev['id']} (plan {getattr(plan, 'name', '?')!r})",
+            owner,
+            investigation_id,
+            "wb rerun plan --investigation",
         )
-    if kind == "rerun_comparison":
-        rerun = read.rerun_comparison(ev["id"])
-        if rerun is None:
-            raise NotFound(f"no rerun comparison {ev['id']} (see 'wb rerun')")
-        plan = read.plan(rerun.plan_id)
-        owner = plan.investigation_id if plan is not None else None
-        if owner != investigation_id:
-            return _owner(
-                f"rerun comparison {ev['id']} (plan {getattr(plan, 'name', '?')!r})",
-                owner,
-                investigation_id,
-                "wb rerun plan --investigation",
-            )
-        if not deciding:
-            return None
-        execution = read.execution(rerun.execution_id)
-        return rerun_cannot_decide(f"rerun comparison {ev['id']}", rerun.verdict, getattr(execution, "status", None))
-    return f"{kind!r} is not evidence that decides a hypothesis"
+    if not deciding:
+        return None
+    execution = read.execution(rerun.execution_id)
+    return rerun_cannot_decide(f"rerun comparison {ev['id']}", rerun.verdict, getattr(execution, "status", None))
+
+
+_EVIDENCE_CHECKS: dict[str, Callable[["EvidenceReader", dict[str, object], int, bool], str | None]] = {
+    "comparison": _comparison_problem,
+    "diagnosis": _diagnosis_problem,
+    "bisection": _bisection_problem,
+    "rerun_plan": _rerun_plan_problem,
+    "rerun_comparison": _rerun_comparison_problem,
+}
 
 
 def _owner(what: str, owner: int | None, investigation_id: int, how: str) -> str:
