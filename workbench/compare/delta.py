@@ -296,11 +296,6 @@ WORK_TOLERANCE = 0.02
 def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], primary: Primary | None) -> Work:
     """Work of each side, whether the valid work per item is the same, and the throughput
     conversion (throughput change = 1/θ − 1 for a time ratio θ) where it holds."""
-
-    def amount(runs: Sequence[RunRecord]) -> float:
-        values = [r.work.amount for r in runs if r.work is not None and r.work.amount is not None]
-        return float(np.sum(values)) if len(values) == len(runs) and values else NAN
-
     units = {r.work.unit for r in [*base, *cand] if r.work is not None}
     unit = units.pop() if len(units) == 1 else lens.work_unit
     items_b = [lens.work_per_item(r) for r in base]
@@ -313,7 +308,7 @@ def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], prima
             same=None,
             note=lens.work_note,
         )
-    sides = {"unit": unit, "baseline": amount(base), "candidate": amount(cand)}
+    sides = {"unit": unit, "baseline": _work_amount(base), "candidate": _work_amount(cand)}
     if any(i is None for i in items_b + items_c):
         return Work(
             **sides, same=None, note="the data do not say the work per item on every run: work equivalence is unknown"
@@ -330,9 +325,8 @@ def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], prima
             note=f"the valid work differs ({name}: {b:g} vs {c:g}): work and time are reported separately, never a "
             f"timing-only effect",
         )
-    tb = [lens.throughput(r) for r in base]
-    tc = [lens.throughput(r) for r in cand]
-    if not (all(t is not None for t in tb + tc) and primary is not None):
+    throughput = _throughput(lens, base, cand, primary)
+    if throughput is None:
         return Work(
             **sides,
             per_item=per_item,
@@ -340,19 +334,35 @@ def work(lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], prima
             throughput=None,
             note="no completed duration recorded for every run: no throughput conversion",
         )
+    return Work(**sides, per_item=per_item, same=same, throughput=throughput)
+
+
+def _work_amount(runs: Sequence[RunRecord]) -> float:
+    """A side's work: the sum over its runs, unknown when a run does not say its own."""
+    values = [r.work.amount for r in runs if r.work is not None and r.work.amount is not None]
+    return float(np.sum(values)) if len(values) == len(runs) and values else NAN
+
+
+def _throughput(
+    lens: Lens, base: Sequence[RunRecord], cand: Sequence[RunRecord], primary: Primary | None
+) -> Throughput | None:
+    """Each side's throughput and its change (and, for a time-like primary over fixed work, the change
+    1/θ − 1 from the primary); None unless every run recorded a completed duration."""
+    tb = [lens.throughput(r) for r in base]
+    tc = [lens.throughput(r) for r in cand]
+    if not (all(t is not None for t in tb + tc) and primary is not None):
+        return None
     vb, vc = side_mean([t[0] for t in tb]), side_mean([t[0] for t in tc])
-    # For a time-like primary over fixed work: throughput change = 1/θ − 1.
     pb, pc = primary.baseline, primary.candidate
     from_time = (
         100.0 * (pb / pc - 1.0)
         if lens.throughput_from_primary and pb and pc and math.isfinite(pb) and math.isfinite(pc)
         else UNSET
     )
-    throughput = Throughput(
+    return Throughput(
         unit=tb[0][1],
         baseline=vb,
         candidate=vc,
         change_pct=100.0 * (vc / vb - 1.0) if vb else NAN,
         from_time_pct=from_time,
     )
-    return Work(**sides, per_item=per_item, same=same, throughput=throughput)
