@@ -402,19 +402,8 @@ def _check_contract(load: LoadRun, plan: Plan, rounds: list[int], by_round: ByRo
         for r in check.rows
     )
     mismatch = contract.control_mismatch(lens, records["A"], records["A'"], accepts)
-    control_refusal = None
-    if (
-        mismatch is not None
-        and lens.dimension(mismatch[0]) is not None
-        and mismatch[1].startswith(f"{mismatch[0]}: runs disagree")
-    ):
-        # Runs of the A′ arm that disagree with each other: the arm is not one arm.
-        if lens.dimension(mismatch[0]).must_match:  # type: ignore[union-attr]
-            control_refusal = Refusal(
-                dimension=mismatch[0], reason=f"the A′ arm disagrees with itself on {mismatch[1]}"
-            )
     work = contract.work(lens, records["A"], records["B"])
-    refusal = check.refusal or control_refusal
+    refusal = check.refusal or _control_refusal(lens, mismatch)
     if refusal is not None:
         return _Contract(dimensions=dims, refusal=_plan_refusal(refusal), work=work)
     why_control = mismatch[1] if mismatch else None
@@ -425,16 +414,31 @@ def _check_contract(load: LoadRun, plan: Plan, rounds: list[int], by_round: ByRo
         for arm in ARMS
         for r, rec in zip(runs[arm], records[arm])
     }
-    units = {rate[1] for rec in records["A"] + records["B"] if (rate := lens.throughput(rec)) is not None}
+    basis = _throughput_basis(lens, work, records["A"] + records["B"])
+    return _Contract(dimensions=dims, control_mismatch=why_control, work=work, basis=basis, throughput=rates)
+
+
+def _control_refusal(lens: Lens, mismatch: tuple[str, str] | None) -> Refusal | None:
+    """Runs of the A′ arm that disagree with each other on a must-match dimension: the arm is not one arm."""
+    if mismatch is None or not mismatch[1].startswith(f"{mismatch[0]}: runs disagree"):
+        return None
+    dimension = lens.dimension(mismatch[0])
+    if dimension is None or not dimension.must_match:
+        return None
+    return Refusal(dimension=mismatch[0], reason=f"the A′ arm disagrees with itself on {mismatch[1]}")
+
+
+def _throughput_basis(lens: Lens, work: Work, records: list[RunRecord]) -> Basis:
+    """The verdict on throughput (work per second) when the valid work per item differs."""
+    units = {rate[1] for rec in records if (rate := lens.throughput(rec)) is not None}
     unit = units.pop() if len(units) == 1 else f"{work.unit or lens.work_unit}/s"
     name = work.per_item.name if work.per_item is not UNSET else "work per item"
-    basis = Basis(
+    return Basis(
         metric="throughput",
         unit=unit,
         why=f"the valid work per item differs ({name}): the verdict is on throughput (work per second), never the time "
         f"alone",
     )
-    return _Contract(dimensions=dims, control_mismatch=why_control, work=work, basis=basis, throughput=rates)
 
 
 def _sequential_section(plan: PlanInfo, seq: SequentialLook, status: str) -> SequentialResult:
