@@ -69,6 +69,23 @@ def test_multiline_records_joined_and_duplicates_dropped() -> None:
         assert sorted(run.samples["gpus"].tolist()) == [256.0, 1024.0]
 
 
+def test_duplicates_across_files_are_dropped_once(tmp_path: Path) -> None:
+    """Two overlapping dumps of one window: a row both hold is one job, its reason counted once;
+    a requeued attempt (same JobID, other times) stays; the first copy keeps its place."""
+    header = "JobID|Partition|State|Submit|Start|End|AllocTRES|Reason"
+    row = "{job}|gpu|COMPLETED|2026-03-02T08:00:{s:02d}|2026-03-02T08:10:00|2026-03-02T09:00:00|gres/gpu=8|{why}"
+    first = [row.format(job=j, s=j, why="Resources") for j in range(1, 6)]
+    requeue = row.format(job=3, s=30, why="Priority")  # job 3 again, a later attempt
+    folder = tmp_path / "window"
+    folder.mkdir()
+    (folder / "a.sacct").write_text(header + "\n" + "\n".join(first) + "\n")
+    (folder / "b.sacct").write_text(header + "\n" + "\n".join([first[3], requeue, first[4], first[4]]) + "\n")
+    (run,) = read(folder / "a.sacct", folder / "b.sacct", **UTC)
+    assert run.samples["job"].tolist() == ["1", "2", "3", "4", "5", "3"]
+    assert run.meta["duplicate_rows_dropped"] == 3
+    assert run.meta["reasons"] == {"Resources": 5, "Priority": 1}
+
+
 def test_invalid_utf8_and_cancelled_by_uid() -> None:
     (run,) = read(GCM / "sample-sacct-output-invalid-utf8.txt", **UTC)
     assert run.sample_count == 2 and set(run.samples["gpus"].tolist()) == {8.0, 1.0}

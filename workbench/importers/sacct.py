@@ -308,11 +308,12 @@ class Chunk:
     cut: Counter[str] = field(default_factory=Counter)  # fields the writer cut short ('+'), by column
 
 
-def iter_chunks(path: Path, rows: int = CHUNK_ROWS, fields: list[str] | None = None) -> Iterator[Chunk]:
-    """Logical records in chunks (``fields``: the names of headerless output's columns). A record
-    with too few fields continues on the next physical line; one with too many, or cut off by the
-    end of the file, is listed in ``malformed`` (by line) instead of being shifted into the wrong
-    columns."""
+def iter_chunks(path: Path, rows: int | None = None, fields: list[str] | None = None) -> Iterator[Chunk]:
+    """Logical records in chunks of about ``rows`` (default ``CHUNK_ROWS``; ``fields``: the names of
+    headerless output's columns). A record with too few fields continues on the next physical line;
+    one with too many, or cut off by the end of the file, is listed in ``malformed`` (by line)
+    instead of being shifted into the wrong columns."""
+    rows = rows or CHUNK_ROWS  # (read when called: a test sets small chunks)
     try:
         stream = open_binary(path)
     except READ_ERRORS as exc:
@@ -548,25 +549,28 @@ GANG_COLUMNS = ("AllocTRES", "ReqTRES", "AllocGRES", "ReqGRES", "NNodes")
 class _Collector:
     """Turns chunks of records into columns. Fields are cut column-wise: the chunk's
     records are joined with the delimiter and split once, so column ``j`` is the slice
-    ``flat[j::stride]``; times are parsed by numpy per chunk, the zone per distinct hour."""
+    ``flat[j::stride]``; times are parsed by numpy per chunk, the zone per distinct hour.
+    Text of few distinct values (states, reasons) is kept as codes, and each row's hash is
+    kept: byte-identical duplicates are found once the window's rows are all read (``_Jobs.of``)."""
 
     def __init__(self, clock: LocalClock, path: Path) -> None:
         self.clock, self.path = clock, path
-        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in ("job", "gpus", "state", *TIME_COLUMNS)}
-        self.seen: set[int] = set()
-        self.steps = self.duplicates = 0
+        self.parts: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("job", "gpus", "state", "reason", "hash", *TIME_COLUMNS)
+        }
+        self.steps = 0
         self.malformed: list[int] = []
-        self.device_types: Counter[str] = Counter()
-        self.partitions: Counter[str] = Counter()
+        self.device_types: set[str] = set()
+        self.partitions: set[str] = set()
         self.clusters: set[str] = set()
-        self.reasons: Counter[str] = Counter()
         self.has_eligible = False
         self.columns: set[str] = set()  # the header's column names
         self.cut: Counter[str] = Counter()  # fields sacct cut short, by column (fixed-width layout)
         self.fixed_width = False
         self.gang_cache: dict[tuple[str, ...], tuple[float, str]] = {}
         self.shifts: dict[float, float] = {}
-        self.vocabulary: dict[str, int] = {}  # job states: code -> text (``parts["state"]`` holds codes)
+        self.vocabulary: dict[str, int] = {}  # job states: text -> code (``parts["state"]`` holds codes)
+        self.reasons: dict[str, int] = {}  # Reason as written -> code (``parts["reason"]``)
 
     def add(self, chunk: Chunk) -> None:
         self.malformed.extend(chunk.malformed)
@@ -594,43 +598,30 @@ class _Collector:
         jobs = col("JobID" if "JobID" in idx else "JobIDRaw")
         if _padded(jobs):
             jobs = [j.strip() for j in jobs]
-        keep = self._allocations(jobs, chunk.lines)
-        if not keep:
+        keep = self._allocations(jobs)
+        if keep is not None and not keep:
             return
-        every = len(keep) == n
-        pick = (lambda values: values) if every else (lambda values: [values[i] for i in keep])
+        pick = (lambda values: values) if keep is None else (lambda values: [values[i] for i in keep])
         lines_kept = pick(chunk.line_numbers)
+        self.parts["hash"].append(np.fromiter(map(hash, pick(chunk.lines)), dtype=np.int64, count=len(lines_kept)))
         self.parts["gpus"].append(self._gangs([pick(col(c)) for c in GANG_COLUMNS]))
         states = pick(col("State"))
         if _padded(states):  # "CANCELLED by 123" -> "CANCELLED"
             states = [s.strip().split(" ", 1)[0] for s in states]
         self.parts["job"].append(np.array(pick(jobs), dtype=str))
-        self.parts["state"].append(self._codes(states))
+        self.parts["state"].append(_encode(states, self.vocabulary))
+        self.parts["reason"].append(_encode(pick(col("Reason")), self.reasons))
         for name in TIME_COLUMNS:
             self.parts[name].append(self._epochs(pick(col(name)), lines_kept))
-        for counter, name in ((self.partitions, "Partition"), (self.reasons, "Reason")):
-            _count_stated(counter, pick(col(name)))
+        self.partitions.update(_stated(set(pick(col("Partition")))))
         self.clusters.update(c.strip() for c in set(pick(col("Cluster"))) if c.strip())
 
-    def _allocations(self, jobs: list[str], lines: list[str]) -> list[int]:
-        """The chunk's allocation rows (no job step, ``JobID`` with "."), byte-identical duplicates (sacct -D
-        copies) once, across the files of the window too."""
-        hashes = list(map(hash, lines))
-        fresh = set(hashes)
-        if "." not in "".join(jobs) and len(fresh) == len(lines) and self.seen.isdisjoint(fresh):
-            self.seen |= fresh  # the usual case: no step rows, no duplicates
-            return list(range(len(lines)))
-        keep = []
-        seen = self.seen
-        for i, (job, h) in enumerate(zip(jobs, hashes)):
-            if "." in job:
-                self.steps += 1
-                continue
-            if h in seen:
-                self.duplicates += 1
-                continue
-            seen.add(h)
-            keep.append(i)
+    def _allocations(self, jobs: list[str]) -> list[int] | None:
+        """The chunk's allocation rows (no job step, ``JobID`` with "."); None: every row."""
+        if "." not in "".join(jobs):
+            return None  # the usual case: no step rows
+        keep = [i for i, job in enumerate(jobs) if "." not in job]
+        self.steps += len(jobs) - len(keep)
         return keep
 
     def _gangs(self, columns: list[list[str]]) -> np.ndarray:
@@ -638,52 +629,46 @@ class _Collector:
         device types those jobs name. ``AllocTRES`` decides alone when it is stated (the usual
         case); the other rows are keyed by all the gang fields."""
         alloc = columns[0]
-        gpus: dict[Any, float] = {}
-        decided: dict[str, bool] = {}
-        for value, count in Counter(alloc).items():
+        distinct: dict[str, int] = {}
+        codes = _encode(alloc, distinct)
+        gpus = np.full(len(distinct), NAN)
+        decided = np.zeros(len(distinct), dtype=bool)
+        for value, code in distinct.items():
             stated = value.strip()
-            decided[value] = bool(stated) and stated not in _SENTINELS
-            if decided[value]:
-                gpus[value] = self._gang(count, stated, "", "", "", "")
-        out = np.fromiter(map(gpus.get, alloc, itertools.repeat(NAN)), dtype=np.float64, count=len(alloc))
-        rest = np.flatnonzero(~np.fromiter(map(decided.__getitem__, alloc), dtype=bool, count=len(alloc)))
+            if stated and stated not in _SENTINELS:
+                decided[code] = True
+                gpus[code] = self._gang(stated, "", "", "", "")
+        out = gpus[codes]
+        rest = np.flatnonzero(~decided[codes])
         if len(rest):  # (pending jobs: ReqTRES, or GRES per node times nodes)
             keys = list(zip(*(_take(column, rest) for column in columns)))
-            for key, count in Counter(keys).items():
-                gpus[key] = self._gang(count, *(x.strip() for x in key))
-            out[rest] = np.fromiter(map(gpus.__getitem__, keys), dtype=np.float64, count=len(keys))
+            found = {key: self._gang(*(x.strip() for x in key)) for key in dict.fromkeys(keys)}
+            out[rest] = np.fromiter(map(found.__getitem__, keys), dtype=np.float64, count=len(keys))
         return out
 
-    def _gang(self, jobs: int, *fields: str) -> float:
+    def _gang(self, *fields: str) -> float:
         found = self.gang_cache.get(fields)
         if found is None:
             found = gang_size(*fields)
             if len(self.gang_cache) < 100_000:
                 self.gang_cache[fields] = found
         if found[1]:
-            self.device_types[found[1]] += jobs
+            self.device_types.add(found[1])
         return found[0]
 
-    def _codes(self, values: list[str]) -> np.ndarray:
-        """Text of few distinct values (job states) as codes into ``self.vocabulary``."""
-        vocabulary = self.vocabulary
-        for value in dict.fromkeys(values):
-            vocabulary.setdefault(value, len(vocabulary))
-        return np.fromiter(map(vocabulary.__getitem__, values), dtype=np.int32, count=len(values))
-
     def _epochs(self, texts: list[str], lines: list[int]) -> np.ndarray:
+        """Times as epoch seconds (NaN when unknown): local ``YYYY-MM-DDTHH:MM:SS`` parsed by numpy
+        per chunk, other shapes (epoch seconds, a stated offset) one by one, the zone per hour."""
         lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         odd = np.flatnonzero(lengths != 19).tolist()
+        overrides = []
         if odd:
             texts = list(texts)
-            overrides = []
             for i in odd:
                 t = texts[i].strip()
                 texts[i] = "NaT"
                 if t not in _SENTINELS:
                     overrides.append((i, self.clock.epoch(t, f"line {lines[i]}")))  # epoch or offset stamps
-        else:
-            overrides = []
         try:
             parsed = np.array(texts, dtype="datetime64[s]")
         except ValueError:
@@ -692,23 +677,23 @@ class _Collector:
                     self.clock.epoch(t, f"line {line}")  # names the bad stamp and its line
             raise BadInput(self.path, f"unreadable time between lines {lines[0]} and {lines[-1]}") from None
         out = parsed.astype(np.int64).astype(np.float64)
-        out[np.isnat(parsed)] = np.nan
+        out[np.isnat(parsed)] = NAN
         finite = np.isfinite(out)
         if finite.any():
+            first = int(np.argmax(finite))
             if self.clock.zone is None:
-                self.clock.epoch(
-                    texts[int(np.argmax(finite))], f"line {lines[int(np.argmax(finite))]}"
-                )  # raises: --tz needed
-            out[finite] += self._shifts(np.floor(out[finite] / 3600.0))
+                self.clock.epoch(texts[first], f"line {lines[first]}")  # raises: --tz needed
+            if isinstance(self.clock.zone, timezone):  # a fixed offset (UTC, +02:00): one shift
+                out += self._shift(math.floor(out[first] / 3600.0))
+            else:
+                out[finite] += self._shifts(np.floor(out[finite] / 3600.0))
         for i, value in overrides:
             out[i] = value
         return out
 
-    def _shifts(self, hours: np.ndarray) -> np.ndarray | float:
-        """What turns each naive local stamp into epoch seconds, by its hour: one shift for a
-        fixed offset (UTC, +02:00); else one per distinct hour, found without sorting the stamps."""
-        if isinstance(self.clock.zone, timezone):
-            return self._shift(float(hours[0]))
+    def _shifts(self, hours: np.ndarray) -> np.ndarray:
+        """What turns each naive local stamp into epoch seconds, by its hour: one per distinct
+        hour, found without sorting the stamps."""
         low = float(hours.min())
         span = int(hours.max() - low) + 1
         if span > 4 * len(hours) + 1024:  # hours spread thin over years: distinct ones by sorting
@@ -731,12 +716,16 @@ class _Collector:
         return shift
 
 
-def _count_stated(counter: Counter[str], values: list[str]) -> None:
-    """Count each stated value (blank and sentinel values are not statements)."""
-    for value, count in Counter(values).items():
-        value = value.strip()
-        if value and value not in _SENTINELS:
-            counter[value] += count
+def _encode(values: list[str], vocabulary: dict[str, int]) -> np.ndarray:
+    """``values`` as codes into ``vocabulary`` (a value not in it yet gets the next code)."""
+    for value in dict.fromkeys(values):
+        vocabulary.setdefault(value, len(vocabulary))
+    return np.fromiter(map(vocabulary.__getitem__, values), dtype=np.int32, count=len(values))
+
+
+def _stated(values: set[str]) -> set[str]:
+    """The values that state something, stripped (blank and sentinel values do not)."""
+    return {v for v in map(str.strip, values) if v and v not in _SENTINELS}
 
 
 def _take(values: list[str], index: np.ndarray) -> list[str]:
@@ -777,10 +766,10 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
         "jobs_read": int(len(jobs.job)),
         "jobs_in_window": int(keep.sum()),
         "skipped_step_rows": jobs.skipped_steps,
-        "duplicate_rows_dropped": sum(c.duplicates for c in collectors),
+        "duplicate_rows_dropped": jobs.duplicates,
         "malformed_records": jobs.malformed[:50],
         "states": _state_counts(jobs.state_codes[keep], jobs.vocabulary),
-        "reasons": dict(sum((c.reasons for c in collectors), Counter()).most_common(20)),
+        "reasons": dict(jobs.reasons.most_common(20)),
         "capacity": sinfo_meta,
     }
     warnings = _warnings(jobs, collectors, clocks, params.get("tz"), capacity)
@@ -805,8 +794,8 @@ def window_run(sacct_paths: list[Path], sinfo_paths: list[Path], options: Import
 
 
 def _read_sacct(paths: list[Path], options: ImportOptions) -> tuple[list[LocalClock], list[_Collector]]:
-    """Each file's records through its own clock, into collectors that share what makes one window: the
-    rows already seen (duplicates across files) and the state codes."""
+    """Each file's records through its own clock, into collectors that share the codes of one
+    window (states, reasons)."""
     clocks: list[LocalClock] = []
     collectors: list[_Collector] = []
     for path in paths:
@@ -814,8 +803,8 @@ def _read_sacct(paths: list[Path], options: ImportOptions) -> tuple[list[LocalCl
         clocks.append(clock)
         collector = _Collector(clock, path)
         if collectors:
-            collector.seen = collectors[0].seen  # duplicates across files of one window too
             collector.vocabulary = collectors[0].vocabulary  # one set of state codes
+            collector.reasons = collectors[0].reasons
         collectors.append(collector)
         for chunk in iter_chunks(path, fields=sacct_fields(options, path)):
             collector.add(chunk)
@@ -831,15 +820,22 @@ class _Jobs:
     gpus: np.ndarray
     state_codes: np.ndarray
     vocabulary: list[str]
+    reasons: Counter[str]  # Reason of the jobs, as stated
     skipped_steps: int
+    duplicates: int  # byte-identical rows dropped
     malformed: list[str]
 
     @classmethod
     def of(cls, collectors: list[_Collector], path: Path) -> "_Jobs":
-        """The columns, or the reason there are no job records at all (``BadInput``)."""
+        """The columns, byte-identical duplicate rows (sacct -D copies, files that overlap) once,
+        or the reason there are no job records at all (``BadInput``)."""
         skipped_steps = sum(c.steps for c in collectors)
         malformed = [f"{c.path.name}: line {n}" for c in collectors for n in c.malformed]
-        job = _concat([a for c in collectors for a in c.parts["job"]], str)
+
+        def column(name: str, dtype: Any) -> np.ndarray:
+            return _concat([a for c in collectors for a in c.parts[name]], dtype)
+
+        job = column("job", str)
         if not len(job):
             why = []
             if skipped_steps:
@@ -850,12 +846,18 @@ class _Jobs:
                     "header)"
                 )
             raise BadInput(path, "no job records" + (": " + "; ".join(why) if why else ""))
-        times = {
-            name.lower(): _concat([a for c in collectors for a in c.parts[name]], np.float64) for name in TIME_COLUMNS
-        }
-        gpus = _concat([a for c in collectors for a in c.parts["gpus"]], np.float64)
-        codes = _concat([a for c in collectors for a in c.parts["state"]], np.int32)
-        return cls(job, times, gpus, codes, list(collectors[0].vocabulary), skipped_steps, malformed)
+        once, duplicates = _first_copies(column("hash", np.int64))
+        return cls(
+            job=job[once],
+            times={name.lower(): column(name, np.float64)[once] for name in TIME_COLUMNS},
+            gpus=column("gpus", np.float64)[once],
+            state_codes=column("state", np.int32)[once],
+            vocabulary=list(collectors[0].vocabulary),
+            reasons=_reason_counts(column("reason", np.int32)[once], list(collectors[0].reasons)),
+            skipped_steps=skipped_steps,
+            duplicates=duplicates,
+            malformed=malformed,
+        )
 
     def samples(self, keep: np.ndarray, times: list[str]) -> dict[str, np.ndarray]:
         """The sample columns of the jobs ``keep`` selects (every one: no copy), the time columns in ``times``."""
@@ -907,12 +909,11 @@ def _fleet_dimensions(
     """The pool (clusters/partitions), the device types and whether eligibility was recorded: as measured."""
     dims: dict[str, Dimension] = {}
     clusters = set().union(*(c.clusters for c in collectors))
-    partitions: Counter[str] = sum((c.partitions for c in collectors), Counter())
+    partitions = set().union(*(c.partitions for c in collectors))
     pool_name = "/".join(x for x in (",".join(sorted(clusters)), ",".join(sorted(partitions))) if x)
     if pool_name:
         dims["pool"] = Dimension(pool_name, "measured")
-    device_types: Counter[str] = sum((c.device_types for c in collectors), Counter())
-    kinds = set(device_types) | set(sinfo_meta.get("device_types", []))
+    kinds = set().union(*(c.device_types for c in collectors), sinfo_meta.get("device_types", []))
     if kinds:
         dims["device_types"] = Dimension(",".join(sorted(kinds)), "measured")
     known_eligible = int(np.isfinite(samples["eligible"]).sum()) if "eligible" in samples else 0
@@ -945,6 +946,26 @@ def _warnings(
     if math.isnan(capacity):
         warnings.append("pool capacity unknown (import an sinfo file beside the sacct output)")
     return warnings
+
+
+def _first_copies(hashes: np.ndarray) -> tuple[slice | np.ndarray, int]:
+    """The rows to keep, each row's first copy in order (every row when no two hashes are
+    equal: one sort), and how many copies are dropped."""
+    ordered = np.sort(hashes)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return slice(None), 0
+    first = np.sort(np.unique(hashes, return_index=True)[1])
+    return first, len(hashes) - len(first)
+
+
+def _reason_counts(codes: np.ndarray, vocabulary: list[str]) -> Counter[str]:
+    """How many jobs give each stated reason, in the order the reasons first appear."""
+    counts: Counter[str] = Counter()
+    for value, count in zip(vocabulary, np.bincount(codes, minlength=len(vocabulary)).tolist()):
+        value = value.strip()
+        if count and value and value not in _SENTINELS:
+            counts[value] += count
+    return counts
 
 
 def _state_counts(codes: np.ndarray, vocabulary: list[str]) -> dict[str, int]:
