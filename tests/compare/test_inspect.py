@@ -76,6 +76,22 @@ def test_paired_bars_share_one_scale_and_show_unknown():
     assert "?" in lines[3] and lines[3].endswith("unknown")
 
 
+def test_a_window_with_no_mean_reads_unknown_not_a_crash():
+    """A window mean is ``float | None`` (None: how JSON carries an unknown one); the chart and the
+    report say unknown, never 0 and never a TypeError."""
+    import msgspec
+
+    text = paired_bars([("queue 1/2", 3.0, None), ("queue 2/2", None, 4.0)], "ms", width=60)
+    assert text.count("unknown") == 2 and "?" in text
+    assert "not recorded on either side" in paired_bars([("q", None, None)], "ms")
+    result = inspect([inference_run("b", run_id=1, n=400)], [inference_run("c", run_id=2, n=400)], windows=4)
+    first = result.over_time.metrics[0]
+    holed = msgspec.structs.replace(first, baseline=(None, *first.baseline[1:]))
+    over_time = msgspec.structs.replace(result.over_time, metrics=(holed, *result.over_time.metrics[1:]))
+    report = render_inspect(msgspec.structs.replace(result, over_time=over_time))
+    assert f"{first.name} 1/4" in report and "unknown" in report
+
+
 def test_box_line_marks_quantiles():
     stats = {"p5": 0.0, "p25": 2.5, "p50": 5.0, "p75": 7.5, "p95": 10.0}
     line = box_line(stats, 0.0, 10.0, 11)

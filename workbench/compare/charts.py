@@ -12,8 +12,8 @@ from workbench.textsafe import clean
 BASE_MARK, CAND_MARK = "#", "="
 
 
-def _bar(value: float, scale: float, width: int, mark: str) -> str:
-    if not math.isfinite(value) or scale <= 0:
+def _bar(value: float | None, scale: float, width: int, mark: str) -> str:
+    if value is None or not math.isfinite(value) or scale <= 0:  # (None: how JSON carries an unknown)
         return "?"
     n = int(round(max(value, 0.0) / scale * width))
     return mark * n if n else ("." if value > 0 else "")
@@ -22,7 +22,7 @@ def _bar(value: float, scale: float, width: int, mark: str) -> str:
 LABEL_W = 18  # the label column of paired_bars
 
 
-def paired_bars(rows: Sequence[tuple[str, float, float]], unit: str, width: int = 80) -> str:
+def paired_bars(rows: Sequence[tuple[str, float | None, float | None]], unit: str, width: int = 80) -> str:
     """Two bars per row (baseline ``#``, candidate ``=``), labels on the left, values on
     the right; an unknown value shows ``?`` and "unknown", never an empty bar. A label
     longer than the label column gets a line of its own above its bars, never cut."""
@@ -37,7 +37,7 @@ def paired_bars(rows: Sequence[tuple[str, float, float]], unit: str, width: int 
     label_w = max(len(clean(r[0])) for r in rows)
     value_w = max(len(qty(v, unit)) for r in rows for v in r[1:]) + 1
     bar_w = max(width - label_w - value_w - 6, 10)
-    finite = [v for r in rows for v in r[1:] if math.isfinite(v)]
+    finite = [v for r in rows for v in r[1:] if v is not None and math.isfinite(v)]
     if not finite:  # nothing to draw: no bars, and no "scale 0 to 0"
         return "\n".join(f"{clean(label)}: not recorded on either side" for label, _b, _c in rows)
     scale = max(finite)

@@ -340,8 +340,7 @@ def _inspect_over_time(r: InspectResult) -> list[str]:
         k = t.windows
         first, rest = t.metrics[0], t.metrics[1:]
         out.append(f"Over time: {k} equal windows by {t.by} (window means over runs)")
-        # typed as before the split (paired_bars is typed float, a window mean float | None: left as found)
-        rows: list[tuple[str, Any, Any]] = [
+        rows: list[tuple[str, float | None, float | None]] = [
             (f"{first.name} {i + 1}/{k}", b, v) for i, (b, v) in enumerate(zip(first.baseline, first.candidate))
         ]
         out.append(paired_bars(rows, first.unit, WIDTH))
