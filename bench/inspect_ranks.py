@@ -10,7 +10,8 @@ checkout reads its own copy of the store: a store records a fingerprint of the `
 package's source, and a process whose code differs from it creates the tables again
 (SQLAlchemy imported), once, which alternating checkouts on one file would measure.
 
-    .venv/bin/python bench/inspect_ranks.py [--ranks 64 256 1024] [--rounds 3] [--against /path/to/old/checkout]
+    .venv/bin/python bench/inspect_ranks.py [--ranks 64 256 1024] [--rounds 3] [--steps all|steady]
+        [--against /path/to/old/checkout]
 """
 
 from __future__ import annotations
@@ -52,11 +53,14 @@ def copy_for(url: str, i: int) -> str:
     return f"sqlite:///{copy}"
 
 
+STEPS = "all"
+
+
 def inspect(url: str, ranks: int, code: str) -> dict:
     os.environ.update({k: v for k, v in cached_env().items() if k != "PYTHONPATH"})
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sr.REPO = Path(code)  # measure() runs `wb` with PYTHONPATH=REPO
-    args = ["--store", url, "inspect", f"A{ranks}", "--vs", f"B{ranks}", "--json", *sr.ACCEPT]
+    args = ["--store", url, "inspect", f"A{ranks}", "--vs", f"B{ranks}", "--steps", STEPS, "--json", *sr.ACCEPT]
     return sr._checked(sr.measure(args), f"inspect at {ranks} ranks ({code})", (0, 3))
 
 
@@ -64,8 +68,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, nargs="+", default=[64, 256, 1024])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", choices=("all", "steady"), default="all", help="wb inspect --steps")
     ap.add_argument("--against", help="another checkout (the code before a change), run beside this one")
     args = ap.parse_args()
+    global STEPS
+    STEPS = args.steps
     codes = {"this checkout": str(sr.REPO)}
     if args.against:
         codes = {"before (--against)": args.against, **codes}
@@ -74,7 +81,8 @@ def main() -> None:
         for ranks, url in stores.items():
             inspect(copy_for(url, i), ranks, code)
     print(
-        f"wb inspect A --vs B --json, peak client RSS (MB) and wall (s), median of {args.rounds}; load {load_average()}"
+        f"wb inspect A --vs B --steps {STEPS} --json, peak client RSS (MB) and wall (s), median of {args.rounds}; "
+        f"load {load_average()}"
     )
     print(f"{'ranks':>6} " + " ".join(f"{name:>28}" for name in codes))
     for ranks, url in stores.items():

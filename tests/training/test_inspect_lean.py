@@ -15,7 +15,7 @@ from tests.training import synth
 from workbench.compare import inspect
 from workbench.importers.base import ImportOptions
 from workbench.ingest import import_files
-from workbench.training import op_rates
+from workbench.training import op_rates, window_kind
 from workbench.investigations import workflow as wf
 from workbench.usecases.comparisons import Inspect, InspectStored
 from workbench.usecases.transport import Local
@@ -82,9 +82,36 @@ def test_each_runs_reduction_is_the_same_from_the_store_and_from_memory(pair, mo
         assert op_rates.reduce_stored(store, run_id) == op_rates.reduce_loaded(store.load_run(run_id))
 
 
-def test_steady_steps_read_the_runs_whole(pair):
+def test_steady_steps_are_reduced_from_the_store_too(pair, monkeypatch):
+    """``--steps steady`` leaves the checkpoint step out of the rank tables as it does of a run in
+    memory (``steady_steps``), reading them from the store a column at a time as well."""
     store, ids = pair
-    assert _lean(store, ids, steps="steady")["steps"]["kept"] == "steady"
+    monkeypatch.setattr(op_rates, "CHUNK", 5)
+    read = []
+    blobs = store.column_blobs
+    monkeypatch.setattr(store, "column_blobs", lambda *a: read.append(a[1]) or blobs(*a))
+    lean = _lean(store, ids, steps="steady")
+    assert set(read) == set(op_rates.RANK_TABLES)
+    base, cand = (store.load_runs([i]) for i in ids)
+    accepts = {name: WHY[0] for name in ACCEPT[0].split(",")}
+    whole = inspect(base, cand, "training", accepts=accepts, steps="steady").to_json()
+    assert lean == json.loads(json.dumps(whole, sort_keys=True))
+    assert lean["steps"]["kept"] == "steady" and lean["steps"]["excluded"][0]["steps"] == {"3": "checkpoint"}
+    assert lean != _lean(store, ids)  # (the checkpoint step's operations are out)
+    for run_id in ids:
+        run = store.load_run(run_id)
+        restricted = op_rates.reduce_stored(store, run_id, window_kind.unsteady_steps(run))
+        assert restricted.steps == "steady"
+        loaded = op_rates.reduce_loaded(window_kind.steady_steps(run)[0])
+        assert (restricted.operations, restricted.shapes) == (loaded.operations, loaded.shapes)
+
+
+def test_operations_reduced_over_other_steps_are_refused(pair):
+    store, ids = pair
+    base, cand = (store.load_runs([i]) for i in ids)
+    reduced = ([op_rates.reduce_stored(store, ids[0])], [op_rates.reduce_stored(store, ids[1])])
+    with pytest.raises(ValueError, match="reduced over other steps"):
+        inspect(base, cand, "training", steps="steady", reduced=reduced)
 
 
 def test_a_run_without_rank_tables_reduces_to_none(pair):

@@ -257,8 +257,8 @@ def inspect(
     """Per-phase distributions, the change over time inside the runs, and the operations
     that moved most; refused pairs (see ``compare``) get no detail. ``steps="steady"``
     restricts both sides to their steady steps (training), listing what was left out.
-    ``reduced``: runs loaded without their operations tables, those reduced already
-    (``workbench.training.op_rates``; with ``steps="all"`` only: they are not restricted)."""
+    ``reduced``: runs loaded without their operations tables, those reduced already over the
+    same steps (``workbench.training.op_rates``)."""
     from workbench.compare.inspect_data import StepRestriction, build_inspect  # numpy
     from workbench.training.window_kind import steady_steps  # numpy
 
@@ -283,8 +283,8 @@ def inspect(
         restriction = StepRestriction(kept="steady", excluded=tuple(excluded))
     elif steps != "all":
         raise UsageError(f"--steps {steps!r}: expected all or steady")
-    if reduced is not None and restriction is not None:
-        raise ValueError("reduced operations tables cannot be restricted to steady steps")
+    if reduced is not None and any(r.steps != steps for side in reduced for r in side):
+        raise ValueError(f"operations tables reduced over other steps than {steps!r}")
     comparison = compare(
         baseline, candidate, lens, changes, accepts, extensions, control=control, guardrails=guardrails
     )

@@ -17,6 +17,7 @@ import numpy as np
 
 from store.columns import decode_coded
 from store.records import RunRecord
+from workbench.training.window_kind import steady_rows
 
 if TYPE_CHECKING:
     from store.api import Store
@@ -36,6 +37,7 @@ Read = Callable[[str], "Column | None"]  # a column of the table by name (None: 
 class Reduced:
     operations: OpRates | None  # None: the run has no operations table
     shapes: ShapeRates | None  # None: the run has no recorded shapes
+    steps: str = "all"  # "steady": reduced over the run's steady steps only
 
 
 def reduce_loaded(run: RunRecord) -> Reduced:
@@ -46,17 +48,41 @@ def reduce_loaded(run: RunRecord) -> Reduced:
     return Reduced(operations=_op_rates(reader("operations")), shapes=_shape_rates(reader("op_shapes")))
 
 
-def reduce_stored(store: Store, run_id: int) -> Reduced:
-    """One column in memory at a time (and what is kept of the ones before: codes, a count)."""
+def reduce_stored(store: Store, run_id: int, unsteady: dict[str, str] | None = None) -> Reduced:
+    """One column in memory at a time (and what is kept of the ones before: codes, a count).
+    ``unsteady`` (``window_kind.unsteady_steps``): reduced over the other steps only, the rows
+    ``steady_steps`` keeps of a run in memory."""
 
     def reader(table: str) -> Read:
         def read(name: str) -> Column | None:
             blob = store.column_blobs(run_id, table, [name]).get(name)
             return None if blob is None else decode_coded(blob, view=True)
 
-        return read
+        return read if unsteady is None else _steady(read, unsteady)
 
-    return Reduced(operations=_op_rates(reader("operations")), shapes=_shape_rates(reader("op_shapes")))
+    return Reduced(
+        operations=_op_rates(reader("operations")),
+        shapes=_shape_rates(reader("op_shapes")),
+        steps="all" if unsteady is None else "steady",
+    )
+
+
+def _steady(read: Read, unsteady: dict[str, str]) -> Read:
+    """``read`` restricted to the rows of steady steps (a table without steps: every row)."""
+    step = read("step")
+    if step is None or not unsteady:
+        return read
+    codes, values = step
+    keep = steady_rows(values if codes is None else values[codes], unsteady)
+
+    def restricted(name: str) -> Column | None:
+        column = read(name)
+        if column is None:
+            return None
+        codes, values = column
+        return (None, values[keep]) if codes is None else (codes[keep], values)
+
+    return restricted
 
 
 def _coded(column: Column) -> Coded:

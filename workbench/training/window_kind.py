@@ -148,24 +148,34 @@ def _key(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else str(number)
 
 
+def unsteady_steps(run: RunRecord) -> dict[str, str]:
+    """The steps the classification found not steady, by number, with their kind (none when the
+    run was not classified). Read from the run's window: the run's tables are not needed."""
+    kinds = run.window.get("step_kinds")
+    if not isinstance(kinds, dict) or "kind_evidence" not in run.window:
+        return {}
+    return {str(k): str(v) for k, v in kinds.items()}
+
+
+def steady_rows(steps: npt.ArrayLike, unsteady: dict[str, str]) -> np.ndarray:
+    """Which rows of a table with this ``step`` column belong to steady steps."""
+    return ~np.isin(np.asarray(steps, dtype=np.float64), [float(k) for k in unsteady])
+
+
 def steady_steps(run: RunRecord) -> tuple[RunRecord, dict[str, str]]:
     """The run restricted to its steady steps (tables filtered, window kind ``steady``),
     and the steps taken out with their kind. A run the classification has not seen is
     returned as it is, with nothing taken out."""
-    kinds = run.window.get("step_kinds")
-    if not isinstance(kinds, dict) or "kind_evidence" not in run.window:
-        return run, {}
-    out = {str(k): str(v) for k, v in kinds.items()}
+    out = unsteady_steps(run)
     if not out:
         return run, {}
-    drop = [float(k) for k in out]
     tables = {}
     for name, cols in run.tables.items():
         steps = cols.get("step")
         if steps is None:
             tables[name] = cols
             continue
-        keep = ~np.isin(np.asarray(steps, dtype=np.float64), drop)
+        keep = steady_rows(steps, out)
         tables[name] = {k: np.asarray(v)[keep] for k, v in cols.items()}
     window = {**run.window, "kind": "steady", "restricted_to": "steady steps", "excluded_by_restriction": out}
     return dataclasses.replace(run, window=window, tables=tables), out

@@ -31,7 +31,7 @@ from workbench.compare.way_out import Declarable, WayOut, declarable, rerun_word
 from workbench.errors import NotFound, UsageError
 from workbench.investigations.comparisons import comparison_in
 from workbench.training.op_rates import RANK_TABLES, Reduced, reduce_stored
-from workbench.training.window_kind import steady_steps
+from workbench.training.window_kind import steady_steps, unsteady_steps
 from workbench.usecases.core import Answer, Context, Request, operation
 
 A = TypeVar("A")
@@ -242,10 +242,9 @@ class Inspect(RunSetRequest[Inspected], frozen=True, kw_only=True, forbid_unknow
 def inspect_runs(ctx: Context, req: Inspect) -> Inspected:
     """Follow a comparable pair's delta into phase distributions, windows over time and operations."""
     # The tables that grow with a job's ranks are reduced from the store a run at a time, never
-    # held whole (issue 47); --steps steady restricts them step by step, from the runs in memory.
-    lean = req.steps == "all"
-    chosen = selection(ctx, req, "inspect", leave_out=RANK_TABLES if lean else ())
-    reduced = _reduced(ctx, chosen["baseline"], chosen["candidate"]) if lean else None
+    # held whole (issue 47); with --steps steady, over each run's steady steps.
+    chosen = selection(ctx, req, "inspect", leave_out=RANK_TABLES)
+    reduced = _reduced(ctx, chosen["baseline"], chosen["candidate"], steady=req.steps == "steady")
     result = inspect(
         lens=_engine_lens(req, chosen),
         windows=req.windows,
@@ -267,10 +266,15 @@ def inspect_runs(ctx: Context, req: Inspect) -> Inspected:
     )
 
 
-def _reduced(ctx: Context, base: list[RunRecord], cand: list[RunRecord]) -> tuple[list[Reduced], list[Reduced]]:
+def _reduced(
+    ctx: Context, base: list[RunRecord], cand: list[RunRecord], *, steady: bool
+) -> tuple[list[Reduced], list[Reduced]]:
     """Each run's rank tables reduced from the store (the runs were read without them)."""
-    b, c = ([reduce_stored(ctx.store, int(r.id or 0)) for r in runs] for runs in (base, cand))
-    return b, c
+
+    def reduced(run: RunRecord) -> Reduced:
+        return reduce_stored(ctx.store, int(run.id or 0), unsteady_steps(run) if steady else None)
+
+    return [reduced(r) for r in base], [reduced(r) for r in cand]
 
 
 def _plots(lens: Any, chosen: Selection, req: Inspect) -> str:
@@ -386,7 +390,7 @@ def inspect_stored(ctx: Context, req: InspectStored) -> Inspected:
         ctx.store.load_runs([int(r) for r in ids], leave_out=RANK_TABLES)
         for ids in (view.baseline_runs, view.candidate_runs)
     )
-    result = inspect(baseline, candidate, reduced=_reduced(ctx, baseline, candidate), **arguments)
+    result = inspect(baseline, candidate, reduced=_reduced(ctx, baseline, candidate, steady=False), **arguments)
     comparable = result.comparison.comparable
     width, height = req.plot_size or (CLI_W, HEIGHT)
     return Inspected(
