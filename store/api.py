@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +92,7 @@ class Store:
         self._absent = absent
         self._engine = engine
         self.in_memory = in_memory(url)  # every write is refused: it would vanish with the process
+        self._reading = threading.local()  # this thread's open read (``reading``), shared by reads inside it
 
     def __repr__(self) -> str:
         return f"Store({display_url(self.url)!r})"
@@ -150,9 +152,29 @@ class Store:
                 raise
 
     @contextmanager
+    def reading(self) -> Iterator[None]:
+        """The reads made inside share one snapshot and one connection (a command that
+        resolves and loads fifteen runs opens the store once, not forty-five times)."""
+        with self._read():
+            yield
+
+    @contextmanager
     def _read(self) -> Iterator[Callable[..., list[tuple[Any, ...]]]]:
-        """``query(sql, params)`` in one read snapshot: sqlite3 for a SQLite file (no
-        SQLAlchemy), the engine otherwise."""
+        """``query(sql, params)`` in one read snapshot: the one ``reading`` holds, else a new one."""
+        held = getattr(self._reading, "query", None)
+        if held is not None:
+            yield held
+            return
+        with self._open_read() as query:
+            self._reading.query = query
+            try:
+                yield query
+            finally:
+                self._reading.query = None
+
+    @contextmanager
+    def _open_read(self) -> Iterator[Callable[..., list[tuple[Any, ...]]]]:
+        """A read snapshot: sqlite3 for a SQLite file (no SQLAlchemy), the engine otherwise."""
         try:
             if self.path is not None and (self._engine is None or self.read_only):
                 conn = connect_sqlite(self.path, read_only=self.read_only)
@@ -357,7 +379,8 @@ class Store:
         return [(int(r[0]), str(r[1])) for r in rows]
 
     def resolve_runs(self, refs: Sequence[str | int]) -> list[int]:
-        return [self.resolve_run(r) for r in refs]
+        with self.reading():
+            return [self.resolve_run(r) for r in refs]
 
     def load_run(self, run_id: int, tables: Sequence[str] | None = None, leave_out: Sequence[str] = ()) -> RunRecord:
         """The run with its columns (all tables, or only ``tables``; never those of ``leave_out``)."""
@@ -394,7 +417,8 @@ class Store:
     def load_runs(
         self, run_ids: Sequence[int], tables: Sequence[str] | None = None, leave_out: Sequence[str] = ()
     ) -> list[RunRecord]:
-        return [self.load_run(i, tables, leave_out) for i in run_ids]
+        with self.reading():
+            return [self.load_run(i, tables, leave_out) for i in run_ids]
 
     def column_blobs(self, run_id: int, table: str, names: Sequence[str]) -> dict[str, bytes]:
         """Some columns of one of a run's tables as stored (``store.columns``): a reader that

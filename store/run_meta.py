@@ -14,6 +14,7 @@ Bottom layer (``store``): msgspec and the standard library only, so the lenses c
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, Literal, Self
 
@@ -42,8 +43,7 @@ class _View(msgspec.Struct, frozen=True, kw_only=True):
     def of(cls, doc: Mapping[str, Any] | None) -> Self:
         known: dict[str, object] = {}
         unread: list[str] = []
-        fields = msgspec.structs.fields(cls)
-        for f in fields:
+        for f in _fields(cls):
             if f.name == "unread" or f.encode_name not in (doc or {}):
                 continue
             assert doc is not None
@@ -52,6 +52,12 @@ class _View(msgspec.Struct, frozen=True, kw_only=True):
             except msgspec.ValidationError:
                 unread.append(f.encode_name)
         return cls(**known, unread=tuple(unread))
+
+
+@functools.cache
+def _fields(cls: type[msgspec.Struct]) -> tuple[msgspec.structs.FieldInfo, ...]:
+    """A view's fields, their types resolved once (msgspec resolves the annotations at every call)."""
+    return msgspec.structs.fields(cls)
 
 
 class Load(msgspec.Struct, frozen=True, kw_only=True):

@@ -77,6 +77,36 @@ def test_resolve_run_by_id_and_label(store_url):
 
 
 @pytest.mark.store
+def test_reads_inside_reading_share_one_snapshot(store_url, monkeypatch):
+    """``reading()``: the resolutions and loads of a command open the store once; a read that
+    fails inside leaves the next read a fresh one; another thread's reads are its own."""
+    import threading
+
+    from store import api
+
+    st = open_store(store_url)
+    ids = st.add_import(
+        [_capture(), _capture(Path("/x/b"), "b" * 64)], [_record("a", Path("/x/a.json")), _record("b", Path("/x/b"))]
+    )
+    opened = []
+    open_read = api.Store._open_read
+    monkeypatch.setattr(api.Store, "_open_read", lambda self: opened.append(1) or open_read(self))
+    with st.reading():
+        assert st.resolve_runs(["a", str(ids[1])]) == ids
+        runs = st.load_runs(ids)
+        other: list[object] = []
+        worker = threading.Thread(target=lambda: other.append(st.load_run(ids[0]).label))
+        worker.start()
+        worker.join()
+    assert [r.label for r in runs] == ["a", "b"] and other == ["a"]
+    assert len(opened) == 2  # this thread's snapshot, and the other thread's own
+    with pytest.raises(RunNotFound):
+        with st.reading():
+            st.resolve_run("nope")
+    assert st.load_runs(ids)[1].label == "b" and len(opened) == 4  # a fresh read after the failed one
+
+
+@pytest.mark.store
 def test_failed_write_leaves_nothing(store_url):
     st = open_store(store_url)
     bad = _record("bad", Path("/not/imported"))

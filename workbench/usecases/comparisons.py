@@ -70,10 +70,14 @@ def selection(ctx: Context, req: RunSetRequest[Any], command: str, leave_out: Se
     extensions = _extensions(ctx, req.extensions)
     store = ctx.store
     try:
-        sides = check_run_sets(*(store.resolve_runs(list(refs)) for refs in (req.baseline, req.candidate, req.control)))
-        base, cand, aprime = (
-            store.load_runs(list(ids), leave_out=leave_out) for ids in (sides.baseline, sides.candidate, sides.control)
-        )
+        with store.reading():  # one snapshot of the store for every side
+            sides = check_run_sets(
+                *(store.resolve_runs(list(refs)) for refs in (req.baseline, req.candidate, req.control))
+            )
+            base, cand, aprime = (
+                store.load_runs(list(ids), leave_out=leave_out)
+                for ids in (sides.baseline, sides.candidate, sides.control)
+            )
     except StoreError as exc:
         raise NotFound(str(exc)) from None
     chosen = Selection(baseline=base, candidate=cand, changes=changes, accepts=accepts, extensions=extensions)
@@ -274,7 +278,8 @@ def _reduced(
     def reduced(run: RunRecord) -> Reduced:
         return reduce_stored(ctx.store, int(run.id or 0), unsteady_steps(run) if steady else None)
 
-    return [reduced(r) for r in base], [reduced(r) for r in cand]
+    with ctx.store.reading():
+        return [reduced(r) for r in base], [reduced(r) for r in cand]
 
 
 def _plots(lens: Any, chosen: Selection, req: Inspect) -> str:
