@@ -321,7 +321,11 @@ def test_finds_a_real_cpu_clocked_slowdown(tmp_path, store_url):
     assert code == 0, err
     doc = json.loads(out)
     assert doc["result"]["first_bad"] == ids[9], doc["steps"]
-    assert doc["steps_done"] <= 5  # the endpoint check and four halvings of 15
+    # The endpoint check and four halvings of 15; on a busy machine a step can come out
+    # undecided (skipped: its neighbour is tried) or read as part of the whole (a split: the
+    # rest gets an endpoint check of its own), each one step more.
+    undecided = sum(1 for step in doc["steps"] if step.get("class") == "undecided")
+    assert doc["steps_done"] <= 5 + undecided + len(doc["splits"]), doc["steps"]
 
 
 def test_status_before_any_step_says_the_endpoints_come_first():
