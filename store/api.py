@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 import threading
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -92,7 +92,7 @@ class Store:
         self._absent = absent
         self._engine = engine
         self.in_memory = in_memory(url)  # every write is refused: it would vanish with the process
-        self._reading = threading.local()  # this thread's open read (``reading``), shared by reads inside it
+        self._reading = threading.local()  # this thread's ``reading()``: its stack, and its query once opened
 
     def __repr__(self) -> str:
         return f"Store({display_url(self.url)!r})"
@@ -153,24 +153,31 @@ class Store:
 
     @contextmanager
     def reading(self) -> Iterator[None]:
-        """The reads made inside share one snapshot and one connection (a command that
-        resolves and loads fifteen runs opens the store once, not forty-five times)."""
-        with self._read():
-            yield
+        """The reads made inside share one snapshot and one connection, opened by the first of
+        them (a command that resolves and loads fifteen runs opens the store once, not forty-five
+        times; one that reads nothing opens nothing)."""
+        if getattr(self._reading, "stack", None) is not None:
+            yield  # inside another reading(): its snapshot
+            return
+        with ExitStack() as stack:
+            self._reading.stack = stack
+            try:
+                yield
+            finally:
+                self._reading.stack = self._reading.query = None
 
     @contextmanager
     def _read(self) -> Iterator[Callable[..., list[tuple[Any, ...]]]]:
         """``query(sql, params)`` in one read snapshot: the one ``reading`` holds, else a new one."""
         held = getattr(self._reading, "query", None)
+        stack = getattr(self._reading, "stack", None)
+        if held is None and stack is not None:  # the first read inside reading(): kept until it ends
+            held = self._reading.query = stack.enter_context(self._open_read())
         if held is not None:
             yield held
             return
         with self._open_read() as query:
-            self._reading.query = query
-            try:
-                yield query
-            finally:
-                self._reading.query = None
+            yield query
 
     @contextmanager
     def _open_read(self) -> Iterator[Callable[..., list[tuple[Any, ...]]]]:

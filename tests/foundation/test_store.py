@@ -106,6 +106,14 @@ def test_reads_inside_reading_share_one_snapshot(store_url, monkeypatch):
     assert st.load_runs(ids)[1].label == "b" and len(opened) == 4  # a fresh read after the failed one
 
 
+def test_reading_that_reads_nothing_opens_nothing(tmp_path):
+    """A store not created yet (no file) is fine to hold ``reading()`` over when nothing is read:
+    a new investigation resolves its empty sides there."""
+    st = open_store(f"sqlite:///{tmp_path / 'wb.sqlite'}")
+    with st.reading():
+        assert st.resolve_runs([]) == [] and st.load_runs([]) == []
+
+
 @pytest.mark.store
 def test_failed_write_leaves_nothing(store_url):
     st = open_store(store_url)
