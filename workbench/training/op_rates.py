@@ -69,8 +69,8 @@ def reduce_stored(store: Store, run_id: int, unsteady: dict[str, str] | None = N
 
 def _steady(read: Read, unsteady: dict[str, str]) -> Read:
     """``read`` restricted to the rows of steady steps (a table without steps: every row)."""
-    step = read("step")
-    if step is None or not unsteady:
+    step = read("step") if unsteady else None
+    if step is None:
         return read
     codes, values = step
     keep = steady_rows(values if codes is None else values[codes], unsteady)
