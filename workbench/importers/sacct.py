@@ -52,6 +52,7 @@ MAX_RECORD_LINES = 64  # a record spanning more physical lines is corrupt
 # were 15 % slower, with 5x the page faults).
 BLOCK = 256 << 10
 CHUNK_ROWS = 1024
+MAX_EXPECTED_ROWS = 1 << 26  # what a column is first sized for at most (it grows past that)
 NAN = math.nan
 _SENTINELS = {"", "Unknown", "None", "N/A", "NONE", "unknown"}
 _COLUMN = re.compile(r"^[A-Za-z][A-Za-z0-9_()/:]*$")
@@ -635,7 +636,7 @@ class _Collector:
             size = self.path.stat().st_size
         except OSError:
             size = 0
-        return int(size / per_record * 1.05) + len(chunk.lines)
+        return min(int(size / per_record * 1.05), MAX_EXPECTED_ROWS) + len(chunk.lines)
 
     def _allocations(self, jobs: list[str]) -> list[int] | None:
         """The chunk's allocation rows (no job step, ``JobID`` with "."); None: every row."""
