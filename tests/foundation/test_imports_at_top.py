@@ -74,6 +74,10 @@ OWN_LAZY = {
     ("workbench/tui/app.py", "workbench.tui.panes"): NUMPY,  # the panes: loaded behind the first frame
     ("workbench/cli/commands/serve.py", "workbench.server.guard"): ("heavy", "uvicorn"),  # not for 'wb serve --help'
     ("workbench/usecases/comparisons.py", "workbench.compare.plots"): NUMPY,  # only with --plot (plotext when drawn)
+    ("workbench/usecases/comparisons.py", "workbench.compare.sweep"): (
+        "why",
+        "the load sweep readers (lenses.inference, formats.load_sweep) are for sweeps: not every compare",
+    ),
     ("workbench/declare.py", "store.declarations"): SQLALCHEMY,
     ("workbench/compare/__init__.py", "lenses.base"): NUMPY,
     ("workbench/compare/__init__.py", "lenses.extensions"): NUMPY,

@@ -25,7 +25,6 @@ from workbench.compare.host_activity import HostReport, between
 from workbench.compare.inspect_data import InspectResult, series
 from workbench.compare.model import Comparison
 from workbench.compare.run_sets import SHAPE, Selection, check_run_sets
-from workbench.compare.sweep import compare_sweeps, find_sweep, parse_slo, sweep_of
 from workbench.compare.sweep_result import SweepComparison
 from workbench.compare.way_out import Declarable, WayOut, declarable, rerun_words, way_out
 from workbench.errors import NotFound, UsageError
@@ -168,6 +167,8 @@ def _sweep_sides(ctx: Context, req: Compare) -> tuple[list[int], list[int]] | No
                 return None  # a run by that id or label: an ordinary comparison
             except StoreError:
                 pass
+        from workbench.compare.sweep import find_sweep  # load sweeps only (see OWN_LAZY)
+
         ids = find_sweep(ctx.store.run_metas("inference"), ref)
         if ids is None:
             return None
@@ -176,6 +177,8 @@ def _sweep_sides(ctx: Context, req: Compare) -> tuple[list[int], list[int]] | No
 
 
 def _compare_sweeps(ctx: Context, req: Compare, sides: tuple[list[int], list[int]]) -> SweepComparison:
+    from workbench.compare.sweep import compare_sweeps, parse_slo  # load sweeps only (see OWN_LAZY)
+
     if len(req.accept) != len(req.why):
         raise UsageError(f"every --accept needs its own --why TEXT ({len(req.accept)} --accept, {len(req.why)} --why)")
     if set(sides[0]) & set(sides[1]):
@@ -431,6 +434,8 @@ class ListSweeps(Request[Sweeps], frozen=True, kw_only=True, forbid_unknown_fiel
 @operation("sweeps.list", "read")
 def list_sweeps(ctx: Context, req: ListSweeps) -> Sweeps:
     """Every load sweep in the store: id, label, tool and its run ids in level order."""
+    from workbench.compare.sweep import sweep_of  # load sweeps only (see OWN_LAZY)
+
     found: dict[str, tuple[str, str, list[int]]] = {}
     store = ctx.store
     for run in store.load_runs([r.id for r in store.list_runs("inference")], tables=[]):  # metadata only
@@ -458,6 +463,8 @@ class CompareSweeps(Request[Compared], frozen=True, kw_only=True, forbid_unknown
 @operation("sweeps.compare", "read")
 def compare_sweep_runs(ctx: Context, req: CompareSweeps) -> Compared:
     """Two load sweeps compared at matched load (one level's rows in memory at a time)."""
+    from workbench.compare.sweep import compare_sweeps  # load sweeps only (see OWN_LAZY)
+
     store = ctx.store
     meta_only = [store.load_runs(list(ids), tables=[]) for ids in (req.baseline, req.candidate)]
     result = compare_sweeps(
