@@ -287,6 +287,7 @@ def test_resume_after_an_interruption_continues_to_the_same_answer(tmp_path, sto
 
 
 @pytest.mark.slow
+@pytest.mark.cpu_clocked
 def test_finds_a_real_cpu_clocked_slowdown(tmp_path, store_url):
     """The same search with a real workload: each commit's bench runs the bundled CPU
     workload, CPU-clocked (stable on a busy machine), 5 % slower from commit 9 on."""

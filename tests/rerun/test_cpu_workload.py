@@ -51,6 +51,7 @@ def test_workload_writes_a_valid_native_capture(tmp_path):
     assert r.returncode == 1 and not (tmp_path / "x.json").exists()
 
 
+@pytest.mark.cpu_clocked
 def test_five_percent_slowdown_over_ten_rounds_is_regression(tmp_path):
     doc = _run_plan(tmp_path, 10, cpu_command(), cpu_command("--slowdown", "5"))
     assert doc["verdict"] == "REGRESSION", doc["reason"]
@@ -58,11 +59,13 @@ def test_five_percent_slowdown_over_ten_rounds_is_regression(tmp_path):
     assert doc["analysis"]["aa"]["underpowered"] is False
 
 
+@pytest.mark.cpu_clocked
 def test_no_slowdown_is_never_a_regression(tmp_path):
     doc = _run_plan(tmp_path, 5, cpu_command(), cpu_command())
     assert doc["verdict"] in ("EQUIVALENT", "INCONCLUSIVE"), doc["reason"]
 
 
+@pytest.mark.cpu_clocked
 def test_noisy_baseline_is_flagged(tmp_path):
     # Random per-run delays of up to 60 % in A and A′: the A/A control must catch it.
     doc = _run_plan(tmp_path, 5, cpu_command("--noise", "60"), cpu_command())
