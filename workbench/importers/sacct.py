@@ -567,6 +567,7 @@ class _Collector:
         self.clock, self.path = clock, path
         self.jobs: list[np.ndarray] = []  # job ids, a part per chunk (their width grows with them)
         self.numbers: dict[str, _Filling] = {}  # gpus, state and reason codes, row hashes, times
+        self.expected = 0  # the rows the file is expected to hold (set by its first chunk)
         self.steps = 0
         self.malformed: list[int] = []
         self.device_types: set[str] = set()
@@ -625,7 +626,8 @@ class _Collector:
     def _fill(self, name: str, values: np.ndarray, chunk: Chunk) -> None:
         column = self.numbers.get(name)
         if column is None:  # sized once for the whole file, from its first chunk
-            column = self.numbers[name] = _Filling(values.dtype, self._expected_rows(chunk))
+            self.expected = self.expected or self._expected_rows(chunk)
+            column = self.numbers[name] = _Filling(values.dtype, self.expected)
         column.add(values)
 
     def _expected_rows(self, chunk: Chunk) -> int:
